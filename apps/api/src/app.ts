@@ -1,0 +1,129 @@
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import fastifyStatic from "@fastify/static";
+import fastifySwagger from "@fastify/swagger";
+import fastifySwaggerUi from "@fastify/swagger-ui";
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
+import {
+  jsonSchemaTransform,
+  jsonSchemaTransformObject,
+  serializerCompiler,
+  validatorCompiler,
+  type ZodTypeProvider,
+} from "fastify-type-provider-zod";
+import type { Config } from "./config.ts";
+import { type DatabaseHandle, openDatabase } from "./db/client.ts";
+import { identityRoutes } from "./identity/identity.routes.ts";
+import { createOidcProvider } from "./identity/oidc-provider.ts";
+import { loadSigningKeys, toPublicJwks } from "./identity/signing-keys.ts";
+import { installErrorHandler } from "./lib/error-handler.ts";
+import { installMetrics } from "./lib/metrics.ts";
+import { authRoutes } from "./modules/auth/auth.routes.ts";
+import { createAuthGuards } from "./modules/auth/authenticate.ts";
+import { createTokenVerifier } from "./modules/auth/token-verifier.ts";
+import { runtimeConfigRoutes, systemRoutes } from "./modules/system/system.routes.ts";
+
+const webDist = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../web/dist");
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+export interface BuildAppOptions {
+  config: Config;
+  /** An already-open database (tests); otherwise one is opened from the config. */
+  database?: DatabaseHandle;
+  logger?: FastifyServerOptions["logger"];
+  /** Serve the built SPA from apps/web/dist when it exists (default true). */
+  serveWeb?: boolean;
+}
+
+/** The whole server: every module is listed here, in the order requests meet them. */
+export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
+  const { config } = options;
+  const database =
+    options.database ??
+    (await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir: path.join(config.dataDir, "pgdata") }));
+  const { db } = database;
+
+  const app = Fastify({
+    logger: options.logger ?? {
+      level: config.logLevel,
+      redact: ["req.headers.authorization", "req.headers.cookie", "res.headers['set-cookie']"],
+    },
+    bodyLimit: BODY_LIMIT_BYTES,
+    trustProxy: true,
+    routerOptions: { ignoreTrailingSlash: false },
+  }).withTypeProvider<ZodTypeProvider>();
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.decorateRequest("token", null);
+  app.decorateRequest("user", null);
+  if (!options.database) app.addHook("onClose", () => database.close());
+
+  installErrorHandler(app);
+  const registry = installMetrics(app);
+
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: { title: "Promptmint API", version: "1.0.0", description: "Management and gateway API of Promptmint." },
+      servers: [{ url: config.publicUrl }],
+      components: { securitySchemes: { bearerAuth: { type: "http", scheme: "bearer", bearerFormat: "JWT or pm_ API key" } } },
+    },
+    transform: jsonSchemaTransform,
+    transformObject: jsonSchemaTransformObject,
+  });
+  await app.register(fastifySwaggerUi, { routePrefix: "/api/docs" });
+  app.get("/api/openapi.json", { schema: { hide: true } }, async () => app.swagger());
+
+  // Identity: the embedded issuer, or an external one named by OIDC_ISSUER.
+  let verifyToken: ReturnType<typeof createTokenVerifier>;
+  if (config.oidc.embedded && config.oidc.issuer) {
+    const provider = await createOidcProvider(config, db);
+    await app.register(identityRoutes, { provider, db, publicUrl: config.publicUrl });
+    const keys = await loadSigningKeys(db);
+    verifyToken = createTokenVerifier({ issuer: config.oidc.issuer, audience: config.oidc.audience, localJwks: toPublicJwks(keys) });
+  } else {
+    verifyToken = createTokenVerifier({ issuer: config.oidc.issuer ?? "", audience: config.oidc.audience });
+  }
+  const guards = createAuthGuards({ verifyToken, db });
+
+  await app.register(systemRoutes, { db, registry });
+
+  // The product API, under /api and again under the versioned root /api/v1.
+  const api = async (scope: FastifyInstance) => {
+    await scope.register(runtimeConfigRoutes, { config });
+    await scope.register(authRoutes, { db, guards });
+  };
+  await app.register(api, { prefix: "/api" });
+  await app.register(
+    async (v1) => {
+      v1.addHook("onRoute", (route) => {
+        route.schema = { ...route.schema, hide: true };
+      });
+      await api(v1);
+    },
+    { prefix: "/api/v1" },
+  );
+
+  if (options.serveWeb !== false && existsSync(path.join(webDist, "index.html"))) {
+    await registerWeb(app);
+  }
+  return app;
+}
+
+/** The built SPA, with history fallback for every non-API GET that asks for HTML. */
+async function registerWeb(app: FastifyInstance) {
+  await app.register(fastifyStatic, { root: webDist, wildcard: false, index: false, maxAge: "1h" });
+  const indexHtml = path.join(webDist, "index.html");
+  app.get("/", (_request, reply) => reply.header("cache-control", "no-cache").sendFile("index.html", path.dirname(indexHtml)));
+  app.get("/*", (request, reply) => {
+    const url = request.url.split("?")[0] ?? "";
+    if (url.startsWith("/api/") || url.startsWith("/oidc/")) {
+      return reply.status(404).send({ code: "not_found", message: `Route GET ${url} not found`, status: 404 });
+    }
+    if (/^\/assets\//.test(url) || path.extname(url)) {
+      return reply.sendFile(url.slice(1), { maxAge: "365d", immutable: url.startsWith("/assets/") });
+    }
+    return reply.header("cache-control", "no-cache").sendFile("index.html");
+  });
+}

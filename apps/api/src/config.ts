@@ -1,0 +1,147 @@
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { z } from "zod";
+
+/** The one place the environment is read. Everything else receives a typed `Config`. */
+
+const bool = z
+  .enum(["true", "false", "1", "0", ""])
+  .optional()
+  .transform((v) => v === "true" || v === "1");
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v && v.trim() !== "" ? v.trim() : undefined));
+const optionalUrl = optionalString.pipe(z.url({ message: "must be a URL" }).optional());
+
+const EnvSchema = z.object({
+  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().default("0.0.0.0"),
+  PUBLIC_URL: optionalUrl,
+  DATA_DIR: z.string().default("./.data"),
+  DATABASE_URL: optionalString.pipe(
+    z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL")
+      .optional(),
+  ),
+  SECRET_KEY: optionalString.pipe(z.string().min(32, "must be at least 32 characters").optional()),
+  OIDC_ISSUER: optionalUrl,
+  OIDC_CLIENT_ID: optionalString,
+  OIDC_AUDIENCE: optionalString,
+  OPENAI_API_KEY: optionalString,
+  OPENAI_BASE_URL: optionalUrl,
+  ANTHROPIC_API_KEY: optionalString,
+  GOOGLE_GENERATIVE_AI_API_KEY: optionalString,
+  MISTRAL_API_KEY: optionalString,
+  STRIPE_SECRET_KEY: optionalString,
+  STRIPE_PUBLISHABLE_KEY: optionalString,
+  STRIPE_WEBHOOK_SECRET: optionalString,
+  PLATFORM_FEE_PERCENT: z.coerce.number().min(0).max(100).default(10),
+  ALLOW_PRIVATE_UPSTREAMS: bool,
+  REDIS_URL: optionalString.pipe(z.string().regex(/^rediss?:\/\//, "must be a redis:// URL").optional()),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+});
+
+export type Env = z.infer<typeof EnvSchema>;
+
+export interface Config {
+  env: Env["NODE_ENV"];
+  isProduction: boolean;
+  port: number;
+  host: string;
+  publicUrl: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  secretKey: string;
+  oidc: {
+    /** True when the embedded issuer at /oidc is the identity provider. */
+    embedded: boolean;
+    issuer: string | undefined;
+    clientId: string | undefined;
+    audience: string;
+  };
+  platformFeePercent: number;
+  allowPrivateUpstreams: boolean;
+  redisUrl: string | undefined;
+  logLevel: Env["LOG_LEVEL"];
+  providerKeys: {
+    openai: string | undefined;
+    openaiBaseUrl: string | undefined;
+    anthropic: string | undefined;
+    google: string | undefined;
+    mistral: string | undefined;
+  };
+  stripe: { secretKey: string | undefined; publishableKey: string | undefined; webhookSecret: string | undefined };
+}
+
+export class ConfigError extends Error {}
+
+/** Parses the environment; throws a ConfigError naming every bad variable. */
+export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = EnvSchema.safeParse(source);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `  ${issue.path.join(".")}: ${issue.message}`);
+    throw new ConfigError(`Invalid environment configuration:\n${lines.join("\n")}`);
+  }
+  const env = parsed.data;
+  const isProduction = env.NODE_ENV === "production";
+  const publicUrl = (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, "");
+  const dataDir = path.resolve(env.DATA_DIR);
+
+  if (env.OIDC_ISSUER && !env.OIDC_CLIENT_ID) {
+    throw new ConfigError("Invalid environment configuration:\n  OIDC_CLIENT_ID: required when OIDC_ISSUER is set");
+  }
+  const embedded = !env.OIDC_ISSUER;
+  const secretKey = env.SECRET_KEY ?? readOrCreateSecretKey(dataDir, isProduction);
+
+  return {
+    env: env.NODE_ENV,
+    isProduction,
+    port: env.PORT,
+    host: env.HOST,
+    publicUrl,
+    dataDir,
+    databaseUrl: env.DATABASE_URL,
+    secretKey,
+    oidc: {
+      embedded,
+      issuer: embedded ? `${publicUrl}/oidc` : env.OIDC_ISSUER,
+      clientId: embedded ? EMBEDDED_SPA_CLIENT_ID : env.OIDC_CLIENT_ID,
+      audience: env.OIDC_AUDIENCE ?? `${publicUrl}/api`,
+    },
+    platformFeePercent: env.PLATFORM_FEE_PERCENT,
+    allowPrivateUpstreams: env.ALLOW_PRIVATE_UPSTREAMS,
+    redisUrl: env.REDIS_URL,
+    logLevel: env.LOG_LEVEL,
+    providerKeys: {
+      openai: env.OPENAI_API_KEY,
+      openaiBaseUrl: env.OPENAI_BASE_URL,
+      anthropic: env.ANTHROPIC_API_KEY,
+      google: env.GOOGLE_GENERATIVE_AI_API_KEY,
+      mistral: env.MISTRAL_API_KEY,
+    },
+    stripe: {
+      secretKey: env.STRIPE_SECRET_KEY,
+      publishableKey: env.STRIPE_PUBLISHABLE_KEY,
+      webhookSecret: env.STRIPE_WEBHOOK_SECRET,
+    },
+  };
+}
+
+export const EMBEDDED_SPA_CLIENT_ID = "promptmint-web";
+
+/** Outside production a missing SECRET_KEY is generated once and kept in DATA_DIR. */
+function readOrCreateSecretKey(dataDir: string, isProduction: boolean): string {
+  if (isProduction) {
+    throw new ConfigError("Invalid environment configuration:\n  SECRET_KEY: required when NODE_ENV=production");
+  }
+  const file = path.join(dataDir, "secret-key");
+  if (existsSync(file)) return readFileSync(file, "utf8").trim();
+  mkdirSync(dataDir, { recursive: true });
+  const key = randomBytes(32).toString("base64url");
+  writeFileSync(file, `${key}\n`, { mode: 0o600 });
+  return key;
+}

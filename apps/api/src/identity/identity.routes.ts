@@ -1,0 +1,126 @@
+import { readFileSync } from "node:fs";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type Provider from "oidc-provider";
+import type { Database } from "../db/client.ts";
+import { createAccount, signIn } from "./accounts.ts";
+import { renderErrorPage, renderSignInPage, renderSignUpPage } from "./pages.ts";
+
+const assetsDir = path.join(path.dirname(fileURLToPath(import.meta.url)), "assets");
+const assets = new Map([
+  ["identity.css", { type: "text/css; charset=utf-8", body: readFileSync(path.join(assetsDir, "identity.css")) }],
+  ["sign-out.js", { type: "text/javascript; charset=utf-8", body: readFileSync(path.join(assetsDir, "sign-out.js")) }],
+]);
+
+type FormBody = Record<string, string | undefined>;
+type UidParams = { uid: string };
+
+/** Mounts the embedded issuer at /oidc: our sign-in/sign-up pages plus oidc-provider's endpoints. */
+export async function identityRoutes(app: FastifyInstance, options: { provider: Provider; db: Database; publicUrl: string }) {
+  const { provider, db, publicUrl } = options;
+
+  // Our interaction pages, with their own form parser.
+  await app.register(async (pages) => {
+    pages.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string", bodyLimit: 16 * 1024 }, (_req, body, done) =>
+      done(null, Object.fromEntries(new URLSearchParams(body as string))),
+    );
+
+    pages.get<{ Params: { name: string } }>("/oidc/assets/:name", async (request, reply) => {
+      const asset = assets.get(request.params.name);
+      if (!asset) return reply.status(404).type("text/plain").send("Not found");
+      return reply.type(asset.type).header("cache-control", "public, max-age=3600").send(asset.body);
+    });
+
+    pages.get<{ Params: UidParams; Querystring: { screen?: string } }>("/oidc/interaction/:uid", async (request, reply) => {
+      const details = await loadInteraction(provider, request, reply);
+      if (!details) return;
+      const wantsSignUp =
+        request.query.screen === "signup" || (request.query.screen !== "signin" && details.params.screen_hint === "signup");
+      return sendPage(reply, 200, wantsSignUp ? renderSignUpPage({ uid: details.uid }) : renderSignInPage({ uid: details.uid }));
+    });
+
+    pages.post<{ Params: UidParams; Body: FormBody }>("/oidc/interaction/:uid/login", async (request, reply) => {
+      const details = await loadInteraction(provider, request, reply);
+      if (!details) return;
+      const email = String(request.body?.email ?? "");
+      const password = String(request.body?.password ?? "");
+      if (!email.trim() || !password) {
+        return sendPage(reply, 400, renderSignInPage({ uid: details.uid, email, error: "Enter your email and password." }));
+      }
+      const result = await signIn(db, { email, password, ip: request.ip });
+      if (!result.ok) {
+        const status = result.reason === "throttled" ? 429 : 401;
+        if (result.reason === "throttled") reply.header("retry-after", String(15 * 60));
+        return sendPage(reply, status, renderSignInPage({ uid: details.uid, email, error: result.message }));
+      }
+      return finishLogin(provider, request, reply, result.account.id);
+    });
+
+    pages.post<{ Params: UidParams; Body: FormBody }>("/oidc/interaction/:uid/register", async (request, reply) => {
+      const details = await loadInteraction(provider, request, reply);
+      if (!details) return;
+      const values = { email: String(request.body?.email ?? ""), display_name: String(request.body?.display_name ?? "") };
+      const result = await createAccount(db, {
+        email: values.email,
+        displayName: values.display_name,
+        password: String(request.body?.password ?? ""),
+      });
+      if (!result.ok) {
+        const taken = result.problems.email?.startsWith("An account with this email");
+        return sendPage(reply, taken ? 409 : 400, renderSignUpPage({ uid: details.uid, values, problems: result.problems }));
+      }
+      return finishLogin(provider, request, reply, result.account.id);
+    });
+  });
+
+  // Everything else under /oidc is oidc-provider (a Koa app); it reads the untouched request stream.
+  await app.register(async (issuer) => {
+    issuer.removeAllContentTypeParsers();
+    issuer.addContentTypeParser("*", (_req, _payload, done) => done(null));
+    const callback = provider.callback();
+    const forward = (request: FastifyRequest, reply: FastifyReply) => {
+      reply.hijack();
+      const raw = request.raw as IncomingMessage & { originalUrl?: string };
+      raw.originalUrl = raw.url;
+      raw.url = raw.url?.slice("/oidc".length) || "/";
+      callback(raw, reply.raw as ServerResponse);
+    };
+    issuer.all("/oidc", forward);
+    issuer.all("/oidc/*", forward);
+  });
+
+  async function loadInteraction(p: Provider, request: FastifyRequest<{ Params: UidParams }>, reply: FastifyReply) {
+    try {
+      const details = await p.interactionDetails(request.raw, reply.raw);
+      if (details.uid !== request.params.uid) throw new Error("interaction mismatch");
+      return details;
+    } catch {
+      sendPage(
+        reply,
+        400,
+        renderErrorPage({
+          title: "Your sign-in session expired",
+          message: "This sign-in page is no longer valid. Go back to Promptmint and start signing in again.",
+          homeUrl: publicUrl,
+        }),
+      );
+      return undefined;
+    }
+  }
+}
+
+async function finishLogin(provider: Provider, request: FastifyRequest, reply: FastifyReply, accountId: string) {
+  reply.hijack();
+  await provider.interactionFinished(request.raw, reply.raw, { login: { accountId, remember: true } }, { mergeWithLastSubmission: false });
+}
+
+function sendPage(reply: FastifyReply, status: number, html: string) {
+  return reply
+    .status(status)
+    .header("cache-control", "no-store")
+    .header("content-security-policy", "default-src 'self'; frame-ancestors 'none'")
+    .type("text/html; charset=utf-8")
+    .send(html);
+}

@@ -1,0 +1,144 @@
+import { decodeJwt } from "jose";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EMBEDDED_SPA_CLIENT_ID } from "../config.ts";
+import { createTestDatabase, type TestDatabase } from "../test/database.ts";
+import { signIn, signUp, startSignIn, uniqueEmail } from "../test/oidc-client.ts";
+import { startTestServer, type TestServer } from "../test/server.ts";
+
+let testDb: TestDatabase;
+let server: TestServer;
+
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+  server = await startTestServer(testDb);
+});
+afterAll(async () => {
+  await server?.stop();
+  await testDb?.destroy();
+});
+
+describe("embedded OIDC issuer", () => {
+  it("publishes discovery with S256 PKCE, revocation and end-session", async () => {
+    const response = await fetch(`${server.baseUrl}/oidc/.well-known/openid-configuration`);
+    expect(response.status).toBe(200);
+    const discovery = await response.json();
+    expect(discovery.issuer).toBe(`${server.baseUrl}/oidc`);
+    expect(discovery.code_challenge_methods_supported).toEqual(["S256"]);
+    expect(discovery.revocation_endpoint).toBe(`${server.baseUrl}/oidc/token/revocation`);
+    expect(discovery.end_session_endpoint).toBe(`${server.baseUrl}/oidc/session/end`);
+    const jwks = await (await fetch(discovery.jwks_uri)).json();
+    expect(jwks.keys).toHaveLength(1);
+    expect(jwks.keys[0].d).toBeUndefined();
+  });
+
+  it("signs a new person up and issues a JWT access token for the API audience with a refresh token", async () => {
+    const email = uniqueEmail("signup");
+    const tokens = await signUp(server.baseUrl, { email, displayName: "Grace Hopper" });
+    const access = decodeJwt(tokens.access_token);
+    expect(access.aud).toBe(server.config.oidc.audience);
+    expect(access.iss).toBe(`${server.baseUrl}/oidc`);
+    expect(access.email).toBe(email);
+    expect(access.name).toBe("Grace Hopper");
+    expect(tokens.refresh_token).toBeTruthy();
+    const idToken = decodeJwt(tokens.id_token);
+    expect(idToken.email).toBe(email);
+    expect(idToken.aud).toBe(EMBEDDED_SPA_CLIENT_ID);
+  });
+
+  it("opens the sign-up page directly when the SPA asks for it, the sign-in page otherwise", async () => {
+    const signUpJourney = await startSignIn(server.baseUrl, { signUp: true });
+    expect(signUpJourney.page.html).toContain("Create your Promptmint account");
+    const signInJourney = await startSignIn(server.baseUrl);
+    expect(signInJourney.page.html).toContain("Sign in to Promptmint");
+  });
+
+  it("refuses a code request without PKCE", async () => {
+    const url = new URL(`${server.baseUrl}/oidc/auth`);
+    url.search = new URLSearchParams({
+      client_id: EMBEDDED_SPA_CLIENT_ID,
+      response_type: "code",
+      redirect_uri: `${server.baseUrl}/auth/callback`,
+      scope: "openid",
+      state: "abc",
+    }).toString();
+    const response = await fetch(url, { redirect: "manual" });
+    const location = response.headers.get("location") ?? "";
+    const params = new URL(location).searchParams;
+    expect(params.get("error")).toBe("invalid_request");
+    expect(params.get("error_description")).toMatch(/requires PKCE/);
+  });
+
+  it("says which problem a sign-up form has: taken email, weak password, missing name", async () => {
+    const email = uniqueEmail("taken");
+    await signUp(server.baseUrl, { email });
+
+    const taken = await (await startSignIn(server.baseUrl, { signUp: true })).submit("register", {
+      email,
+      password: "another-pass-9",
+      display_name: "Someone",
+    });
+    expect(taken.status).toBe(409);
+    expect(taken.html).toContain("An account with this email already exists");
+
+    const weak = await (await startSignIn(server.baseUrl, { signUp: true })).submit("register", {
+      email: uniqueEmail(),
+      password: "short",
+      display_name: "Someone",
+    });
+    expect(weak.status).toBe(400);
+    expect(weak.html).toContain("Password is too weak");
+
+    const unnamed = await (await startSignIn(server.baseUrl, { signUp: true })).submit("register", {
+      email: uniqueEmail(),
+      password: "good-password-1",
+      display_name: "  ",
+    });
+    expect(unnamed.status).toBe(400);
+    expect(unnamed.html).toContain("Enter a display name.");
+  });
+
+  it("rejects a wrong password and throttles repeated failures for that email", async () => {
+    const { email, password } = await signUp(server.baseUrl);
+    const wrong = await (await startSignIn(server.baseUrl)).submit("login", { email, password: "wrong-password-1" });
+    expect(wrong.status).toBe(401);
+    expect(wrong.html).toContain("Incorrect email or password.");
+    expect(wrong.html).toContain(`value="${email}"`);
+
+    for (let i = 0; i < 4; i++) {
+      await (await startSignIn(server.baseUrl)).submit("login", { email, password: `wrong-${i}-password` });
+    }
+    const throttled = await (await startSignIn(server.baseUrl)).submit("login", { email, password });
+    expect(throttled.status).toBe(429);
+    expect(throttled.html).toContain("Too many failed sign-in attempts");
+  });
+
+  it("signs an existing person in, refreshes and revokes their tokens", async () => {
+    const { email, password } = await signUp(server.baseUrl);
+    const tokens = await signIn(server.baseUrl, email, password);
+    const form = (body: Record<string, string>) => ({
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams(body).toString(),
+    });
+
+    const refreshed = await fetch(
+      `${server.baseUrl}/oidc/token`,
+      form({ grant_type: "refresh_token", refresh_token: tokens.refresh_token ?? "", client_id: EMBEDDED_SPA_CLIENT_ID }),
+    );
+    expect(refreshed.status).toBe(200);
+    const next = await refreshed.json();
+    expect(decodeJwt(next.access_token).aud).toBe(server.config.oidc.audience);
+
+    const revoked = await fetch(
+      `${server.baseUrl}/oidc/token/revocation`,
+      form({ token: next.refresh_token, token_type_hint: "refresh_token", client_id: EMBEDDED_SPA_CLIENT_ID }),
+    );
+    expect(revoked.status).toBe(200);
+    const afterRevoke = await fetch(
+      `${server.baseUrl}/oidc/token`,
+      form({ grant_type: "refresh_token", refresh_token: next.refresh_token, client_id: EMBEDDED_SPA_CLIENT_ID }),
+    );
+    expect(afterRevoke.status).toBe(400);
+    expect((await afterRevoke.json()).error).toBe("invalid_grant");
+  });
+});

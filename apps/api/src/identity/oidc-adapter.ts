@@ -1,0 +1,84 @@
+import { and, eq, gt, isNull, or, sql } from "drizzle-orm";
+import type { Adapter, AdapterPayload } from "oidc-provider";
+import type { Database } from "../db/client.ts";
+import { oidcPayloads } from "../db/schema/index.ts";
+
+/** oidc-provider storage in PostgreSQL: one row per (model, id), expired rows are never returned. */
+export function createOidcAdapterFactory(db: Database) {
+  return class PostgresOidcAdapter implements Adapter {
+    readonly model: string;
+
+    constructor(model: string) {
+      this.model = model;
+    }
+
+    async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
+      const expiresAt = expiresIn ? new Date(Date.now() + expiresIn * 1000) : null;
+      const row = {
+        model: this.model,
+        id,
+        payload,
+        grantId: payload.grantId ?? null,
+        userCode: payload.userCode ?? null,
+        uid: payload.uid ?? null,
+        expiresAt,
+      };
+      await db
+        .insert(oidcPayloads)
+        .values(row)
+        .onConflictDoUpdate({
+          target: [oidcPayloads.model, oidcPayloads.id],
+          set: { payload, grantId: row.grantId, userCode: row.userCode, uid: row.uid, expiresAt },
+        });
+    }
+
+    find(id: string) {
+      return this.findWhere(eq(oidcPayloads.id, id));
+    }
+
+    findByUserCode(userCode: string) {
+      return this.findWhere(eq(oidcPayloads.userCode, userCode));
+    }
+
+    findByUid(uid: string) {
+      return this.findWhere(eq(oidcPayloads.uid, uid));
+    }
+
+    async consume(id: string): Promise<void> {
+      await db
+        .update(oidcPayloads)
+        .set({ consumedAt: new Date() })
+        .where(and(eq(oidcPayloads.model, this.model), eq(oidcPayloads.id, id)));
+    }
+
+    async destroy(id: string): Promise<void> {
+      await db.delete(oidcPayloads).where(and(eq(oidcPayloads.model, this.model), eq(oidcPayloads.id, id)));
+    }
+
+    async revokeByGrantId(grantId: string): Promise<void> {
+      await db.delete(oidcPayloads).where(eq(oidcPayloads.grantId, grantId));
+    }
+
+    private async findWhere(condition: ReturnType<typeof eq>): Promise<AdapterPayload | undefined> {
+      const [row] = await db
+        .select()
+        .from(oidcPayloads)
+        .where(
+          and(
+            eq(oidcPayloads.model, this.model),
+            condition,
+            or(isNull(oidcPayloads.expiresAt), gt(oidcPayloads.expiresAt, sql`now()`)),
+          ),
+        )
+        .limit(1);
+      if (!row) return undefined;
+      const payload = row.payload as AdapterPayload;
+      return row.consumedAt ? { ...payload, consumed: Math.floor(row.consumedAt.getTime() / 1000) } : payload;
+    }
+  };
+}
+
+/** Removes expired rows; called periodically so the table does not grow without bound. */
+export async function deleteExpiredOidcPayloads(db: Database): Promise<void> {
+  await db.delete(oidcPayloads).where(sql`${oidcPayloads.expiresAt} < now()`);
+}

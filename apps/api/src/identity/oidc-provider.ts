@@ -1,0 +1,150 @@
+import { createHash } from "node:crypto";
+import Provider, { type Configuration, errors, type KoaContextWithOIDC } from "oidc-provider";
+import { type Config, EMBEDDED_SPA_CLIENT_ID } from "../config.ts";
+import type { Database } from "../db/client.ts";
+import { findAccountById } from "./accounts.ts";
+import { createOidcAdapterFactory } from "./oidc-adapter.ts";
+import { renderErrorPage, renderSignOutPage } from "./pages.ts";
+import { loadSigningKeys } from "./signing-keys.ts";
+
+export const API_SCOPE = "api";
+const DAY = 24 * 60 * 60;
+
+/** Where the SPA may be served from: the public URL, plus Vite's dev server outside production. */
+export function spaOrigins(config: Config): string[] {
+  const origins = [new URL(config.publicUrl).origin];
+  if (!config.isProduction) origins.push("http://localhost:5173", "http://127.0.0.1:5173");
+  return [...new Set(origins)];
+}
+
+/**
+ * The embedded issuer at /oidc: authorization code + PKCE S256 for the SPA, JWT access tokens for
+ * the API audience (resource indicators), refresh tokens, revocation and end-session. Storage and
+ * signing keys are in PostgreSQL.
+ */
+export async function createOidcProvider(config: Config, db: Database): Promise<Provider> {
+  const issuer = config.oidc.issuer;
+  if (!issuer) throw new Error("embedded issuer needs an issuer URL");
+  const audience = config.oidc.audience;
+  const origins = spaOrigins(config);
+  const cookieKey = createHash("sha256").update(`oidc-cookies:${config.secretKey}`).digest("base64url");
+
+  const configuration: Configuration = {
+    adapter: createOidcAdapterFactory(db),
+    clients: [
+      {
+        client_id: EMBEDDED_SPA_CLIENT_ID,
+        client_name: "Promptmint",
+        application_type: "web",
+        token_endpoint_auth_method: "none",
+        grant_types: ["authorization_code", "refresh_token"],
+        response_types: ["code"],
+        redirect_uris: origins.map((origin) => `${origin}/auth/callback`),
+        post_logout_redirect_uris: origins.map((origin) => `${origin}/`),
+      },
+    ],
+    jwks: { keys: (await loadSigningKeys(db)) as NonNullable<Configuration["jwks"]>["keys"] },
+    cookies: { keys: [cookieKey] },
+    scopes: ["openid", "offline_access", "profile", "email", API_SCOPE],
+    claims: {
+      openid: ["sub"],
+      email: ["email", "email_verified"],
+      profile: ["name", "preferred_username"],
+    },
+    conformIdTokenClaims: false,
+    async findAccount(_ctx, id) {
+      const account = await findAccountById(db, id);
+      if (!account) return undefined;
+      return {
+        accountId: account.id,
+        async claims() {
+          return {
+            sub: account.id,
+            email: account.email,
+            email_verified: false,
+            name: account.displayName,
+            preferred_username: account.email,
+          };
+        },
+      };
+    },
+    interactions: { url: (_ctx, interaction) => `/oidc/interaction/${interaction.uid}` },
+    extraParams: ["screen_hint"],
+    pkce: { required: () => true },
+    features: {
+      devInteractions: { enabled: false },
+      revocation: { enabled: true },
+      userinfo: { enabled: true },
+      rpInitiatedLogout: {
+        enabled: true,
+        logoutSource: async (ctx, form) => {
+          ctx.type = "html";
+          ctx.body = renderSignOutPage(form);
+        },
+      },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: async () => audience,
+        useGrantedResource: async () => true,
+        getResourceServerInfo: async (_ctx, resource) => {
+          if (resource !== audience) throw new errors.InvalidTarget();
+          return {
+            scope: API_SCOPE,
+            audience,
+            accessTokenFormat: "jwt",
+            accessTokenTTL: 60 * 60,
+            jwt: { sign: { alg: "RS256" } },
+          };
+        },
+      },
+    },
+    // The SPA is first-party and public: it gets refresh tokens without a separate consent step.
+    issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed("refresh_token"),
+    // API tokens carry the profile claims so the API can create the local user from the token alone.
+    async extraTokenClaims(_ctx, token) {
+      if (token.kind !== "AccessToken" || !token.accountId) return undefined;
+      const account = await findAccountById(db, token.accountId);
+      return account ? { email: account.email, name: account.displayName } : undefined;
+    },
+    // Our own SPA needs no consent screen: its grant is created on first sign-in.
+    async loadExistingGrant(ctx: KoaContextWithOIDC) {
+      const client = ctx.oidc.client;
+      const session = ctx.oidc.session;
+      if (!client || !session?.accountId) return undefined;
+      const grantId = ctx.oidc.result?.consent?.grantId ?? session.grantIdFor(client.clientId);
+      if (grantId) {
+        const grant = await ctx.oidc.provider.Grant.find(grantId);
+        if (grant) return grant;
+      }
+      if (client.clientId !== EMBEDDED_SPA_CLIENT_ID) return undefined;
+      const grant = new ctx.oidc.provider.Grant({ clientId: client.clientId, accountId: session.accountId });
+      grant.addOIDCScope("openid profile email offline_access");
+      grant.addResourceScope(audience, API_SCOPE);
+      await grant.save();
+      session.grantIdFor(client.clientId, grant.jti);
+      return grant;
+    },
+    clientBasedCORS: (_ctx, origin) => origins.includes(origin),
+    renderError: async (ctx, out) => {
+      ctx.type = "html";
+      ctx.body = renderErrorPage({
+        title: "Sign-in could not continue",
+        message: String(out.error_description ?? out.error ?? "Unknown error"),
+        homeUrl: config.publicUrl,
+      });
+    },
+    ttl: {
+      AccessToken: 60 * 60,
+      AuthorizationCode: 60,
+      IdToken: 60 * 60,
+      Interaction: 60 * 60,
+      Grant: 30 * DAY,
+      Session: 30 * DAY,
+      RefreshToken: 30 * DAY,
+    },
+  };
+
+  const provider = new Provider(issuer, configuration);
+  provider.proxy = true;
+  return provider;
+}

@@ -1,0 +1,75 @@
+import type { FastifyError, FastifyInstance } from "fastify";
+import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from "fastify-type-provider-zod";
+import { AppError, type ErrorCode, errorStatus, invalidFields } from "./errors.ts";
+
+interface ValidationIssue {
+  keyword: string;
+  instancePath: string;
+  message: string;
+  params: { keys?: string[] };
+}
+
+/** Turns zod issues into `{ "user.email": "must be a string" }`, with unknown keys named one by one. */
+export function fieldsFromValidation(issues: ValidationIssue[], context: string | undefined): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (const issue of issues) {
+    const base = issue.instancePath.split("/").filter(Boolean).join(".");
+    if (issue.keyword === "unrecognized_keys" && issue.params.keys) {
+      for (const key of issue.params.keys) fields[base ? `${base}.${key}` : key] = "is not an allowed field";
+      continue;
+    }
+    const name = base || (context === "body" ? "body" : (context ?? "request"));
+    fields[name] ??= issue.message.replace(/^Invalid input: /, "");
+  }
+  return fields;
+}
+
+const statusToCode = Object.fromEntries(Object.entries(errorStatus).map(([code, status]) => [status, code])) as Record<
+  number,
+  ErrorCode
+>;
+
+export function installErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
+    let appError: AppError;
+    if (error instanceof AppError) {
+      appError = error;
+    } else if (hasZodFastifySchemaValidationErrors(error)) {
+      appError = invalidFields(fieldsFromValidation(error.validation as ValidationIssue[], error.validationContext));
+    } else if (isResponseSerializationError(error)) {
+      request.log.error({ err: error, issues: error.cause.issues }, "response did not match its schema");
+      appError = new AppError("internal_error", "Internal server error");
+    } else if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+      appError = new AppError(statusToCode[error.statusCode] ?? "bad_request", describeClientError(error));
+    } else {
+      request.log.error({ err: error }, "unhandled error");
+      appError = new AppError("internal_error", "Internal server error");
+    }
+    if (appError.status >= 500 && error instanceof AppError) request.log.warn({ code: appError.code }, appError.message);
+    if (appError.headers) reply.headers(appError.headers);
+    return reply.status(appError.status).send({
+      code: appError.code,
+      message: appError.message,
+      status: appError.status,
+      ...(appError.fields ? { fields: appError.fields } : {}),
+    });
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    reply.status(404).send({ code: "not_found", message: `Route ${request.method} ${request.url.split("?")[0]} not found`, status: 404 });
+  });
+}
+
+function describeClientError(error: FastifyError): string {
+  switch (error.code) {
+    case "FST_ERR_CTP_INVALID_JSON_BODY":
+    case "FST_ERR_CTP_EMPTY_JSON_BODY":
+      return error.code === "FST_ERR_CTP_EMPTY_JSON_BODY" ? "Request body is empty but Content-Type is application/json" : "Request body is not valid JSON";
+    case "FST_ERR_CTP_BODY_TOO_LARGE":
+      return "Request body is too large";
+    case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
+      return "Unsupported Content-Type; send application/json";
+    default:
+      return error.message;
+  }
+}

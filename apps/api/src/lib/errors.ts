@@ -1,0 +1,51 @@
+/** The handful of error codes the API answers with, and their HTTP status (DESIGN.md §4). */
+export const errorStatus = {
+  bad_request: 400,
+  unauthorized: 401,
+  payment_required: 402,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  unprocessable: 422,
+  rate_limited: 429,
+  internal_error: 500,
+  upstream_failed: 502,
+  unavailable: 503,
+  upstream_timeout: 504,
+} as const;
+
+export type ErrorCode = keyof typeof errorStatus;
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly fields: Record<string, string> | undefined;
+  readonly headers: Record<string, string> | undefined;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    extra: { fields?: Record<string, string>; headers?: Record<string, string> } = {},
+  ) {
+    super(message);
+    this.name = "AppError";
+    this.code = code;
+    this.fields = extra.fields;
+    this.headers = extra.headers;
+  }
+
+  get status(): number {
+    return errorStatus[this.code];
+  }
+}
+
+export const notFound = (what: string) => new AppError("not_found", `${what} not found`);
+
+/** 400 naming each bad field: `invalidFields({"user.email": "cannot be changed"})`. */
+export function invalidFields(fields: Record<string, string>): AppError {
+  const summary = Object.entries(fields)
+    .map(([field, problem]) => `${field} ${problem}`)
+    .join("; ");
+  return new AppError("bad_request", `Invalid request: ${summary}`, { fields });
+}

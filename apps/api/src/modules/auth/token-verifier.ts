@@ -1,0 +1,78 @@
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  errors as joseErrors,
+  type JWK,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+  jwtVerify,
+} from "jose";
+import { AppError } from "../../lib/errors.ts";
+
+/** SPEC §9: 300 s clock tolerance; key-set fetch timeout 5 s, cool-down 30 s, cache 10 minutes. */
+const CLOCK_TOLERANCE_S = 300;
+const JWKS_OPTIONS = { timeoutDuration: 5_000, cooldownDuration: 30_000, cacheMaxAge: 600_000 };
+
+export interface VerifiedToken {
+  issuer: string;
+  subject: string;
+  claims: JWTPayload & { email?: string; name?: string; preferred_username?: string; given_name?: string; family_name?: string };
+  raw: string;
+}
+
+export type TokenVerifier = (token: string) => Promise<VerifiedToken>;
+
+/**
+ * Verifies bearer JWTs: signature against the issuer's key set, issuer, audience, expiry.
+ * The embedded issuer's keys are read locally; an external issuer's come from its jwks_uri.
+ */
+export function createTokenVerifier(options: {
+  issuer: string;
+  audience: string;
+  localJwks?: { keys: JWK[] };
+  fetchImpl?: typeof fetch;
+}): TokenVerifier {
+  let keySet: JWTVerifyGetKey | undefined = options.localJwks ? createLocalJWKSet(options.localJwks) : undefined;
+
+  async function getKeySet(): Promise<JWTVerifyGetKey> {
+    if (keySet) return keySet;
+    const discoveryUrl = `${options.issuer.replace(/\/+$/, "")}/.well-known/openid-configuration`;
+    const response = await (options.fetchImpl ?? fetch)(discoveryUrl, { signal: AbortSignal.timeout(5_000) });
+    if (!response.ok) throw new AppError("unavailable", "Identity provider discovery failed");
+    const discovery = (await response.json()) as { jwks_uri?: string };
+    if (!discovery.jwks_uri) throw new AppError("unavailable", "Identity provider publishes no jwks_uri");
+    keySet = createRemoteJWKSet(new URL(discovery.jwks_uri), JWKS_OPTIONS);
+    return keySet;
+  }
+
+  return async (token) => {
+    const jwks = await getKeySet();
+    try {
+      const { payload } = await jwtVerify(token, jwks, {
+        issuer: options.issuer,
+        audience: options.audience,
+        clockTolerance: CLOCK_TOLERANCE_S,
+        algorithms: ["RS256", "RS384", "RS512", "PS256", "ES256", "ES384", "EdDSA"],
+        requiredClaims: ["sub", "exp", "iat"],
+      });
+      if (!payload.sub || !payload.iss) throw new AppError("unauthorized", "Access token has no subject");
+      return { issuer: payload.iss, subject: payload.sub, claims: payload as VerifiedToken["claims"], raw: token };
+    } catch (error) {
+      if (error instanceof AppError) throw error;
+      throw new AppError("unauthorized", describeTokenError(error));
+    }
+  };
+}
+
+function describeTokenError(error: unknown): string {
+  if (error instanceof joseErrors.JWTExpired) return "Access token has expired";
+  if (error instanceof joseErrors.JWTClaimValidationFailed) {
+    if (error.claim === "aud") return "Access token is not meant for this API";
+    if (error.claim === "iss") return "Access token was issued by an unknown issuer";
+    return `Access token claim '${error.claim}' is invalid`;
+  }
+  if (error instanceof joseErrors.JWSSignatureVerificationFailed || error instanceof joseErrors.JWKSNoMatchingKey) {
+    return "Access token signature is invalid";
+  }
+  return "Access token is invalid";
+}

@@ -1,0 +1,62 @@
+import { mkdtempSync } from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import type { FastifyInstance } from "fastify";
+import { buildApp } from "../app.ts";
+import { type Config, loadConfig } from "../config.ts";
+import type { DatabaseHandle } from "../db/client.ts";
+import type { TestDatabase } from "./database.ts";
+
+export interface TestServer {
+  app: FastifyInstance;
+  config: Config;
+  baseUrl: string;
+  database: DatabaseHandle;
+  /** Stops the server and closes its database connection (the data stays). */
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * The real server on a real port (the OIDC flow needs redirects and cookies), on the given
+ * test database. Pass the same `port` and `secretKey` again to simulate a restart.
+ */
+export async function startTestServer(
+  testDb: TestDatabase,
+  options: { port?: number; secretKey?: string; env?: Record<string, string> } = {},
+): Promise<TestServer> {
+  const port = options.port ?? (await freePort());
+  const config = loadConfig({
+    NODE_ENV: "test",
+    PORT: String(port),
+    PUBLIC_URL: `http://127.0.0.1:${port}`,
+    DATA_DIR: mkdtempSync(path.join(os.tmpdir(), "pm-data-")),
+    SECRET_KEY: options.secretKey ?? "test-secret-key-that-is-long-enough-0123456789",
+    LOG_LEVEL: "silent",
+    ...options.env,
+  });
+  const database = await testDb.open();
+  const app = await buildApp({ config, database, serveWeb: false });
+  await app.listen({ port, host: "127.0.0.1" });
+  return {
+    app,
+    config,
+    baseUrl: config.publicUrl,
+    database,
+    async stop() {
+      await app.close();
+      await database.close();
+    },
+  };
+}
