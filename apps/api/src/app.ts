@@ -15,6 +15,8 @@ import {
 import type { Config } from "./config.ts";
 import { type DatabaseHandle, openDatabase } from "./db/client.ts";
 import { identityRoutes } from "./identity/identity.routes.ts";
+import { deleteStaleSignInFailures } from "./identity/accounts.ts";
+import { deleteExpiredOidcPayloads } from "./identity/oidc-adapter.ts";
 import { createOidcProvider } from "./identity/oidc-provider.ts";
 import { loadSigningKeys, toPublicJwks } from "./identity/signing-keys.ts";
 import { installErrorHandler } from "./lib/error-handler.ts";
@@ -79,6 +81,13 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   let verifyToken: ReturnType<typeof createTokenVerifier>;
   if (config.oidc.embedded && config.oidc.issuer) {
     const provider = await createOidcProvider(config, db);
+    // Expired issuer rows and old sign-in failures are swept every 10 minutes.
+    const sweeper = setInterval(() => {
+      deleteExpiredOidcPayloads(db).catch((err) => app.log.warn({ err }, "oidc sweep failed"));
+      deleteStaleSignInFailures(db).catch((err) => app.log.warn({ err }, "sign-in failure sweep failed"));
+    }, 10 * 60_000);
+    sweeper.unref();
+    app.addHook("onClose", async () => clearInterval(sweeper));
     await app.register(identityRoutes, { provider, db, publicUrl: config.publicUrl });
     const keys = await loadSigningKeys(db);
     verifyToken = createTokenVerifier({ issuer: config.oidc.issuer, audience: config.oidc.audience, localJwks: toPublicJwks(keys) });

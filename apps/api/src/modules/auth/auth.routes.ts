@@ -16,7 +16,6 @@ import {
   getRoles,
   listCreators,
   updateProfile,
-  upsertUserFromToken,
 } from "./auth.service.ts";
 import { type AuthGuards, currentUser } from "./authenticate.ts";
 import type { VerifiedToken } from "./token-verifier.ts";
@@ -35,7 +34,7 @@ export const authRoutes: FastifyPluginAsyncZod<{ db: Database; guards: AuthGuard
         onRequest: guards.requireToken,
       },
       async (request) => {
-        const user = await upsertUserFromToken(db, request.token as VerifiedToken, { creator, refreshEmail: true });
+        const user = await guards.signInUser(request.token as VerifiedToken, { creator });
         return getProfile(db, user);
       },
     );

@@ -8,6 +8,15 @@ import type { VerifiedToken } from "./token-verifier.ts";
 export type LocalUser = typeof users.$inferSelect;
 type CreatorRow = typeof creators.$inferSelect;
 
+export async function findUserByToken(db: Database, token: VerifiedToken): Promise<LocalUser | undefined> {
+  const [user] = await db
+    .select()
+    .from(users)
+    .where(and(eq(users.issuer, token.issuer), eq(users.subject, token.subject)))
+    .limit(1);
+  return user;
+}
+
 /**
  * Finds the user a verified token belongs to, creating it from the token's claims on first
  * sight. `creator` also gives the user a creator record; `refreshEmail` takes the issuer's
@@ -20,11 +29,7 @@ export async function upsertUserFromToken(
 ): Promise<LocalUser> {
   const claims = token.claims;
   const email = typeof claims.email === "string" ? claims.email.toLowerCase() : "";
-  let [user] = await db
-    .select()
-    .from(users)
-    .where(and(eq(users.issuer, token.issuer), eq(users.subject, token.subject)))
-    .limit(1);
+  let user = await findUserByToken(db, token);
 
   if (!user) {
     const displayName = typeof claims.name === "string" ? claims.name.trim().slice(0, 150) : "";
@@ -46,11 +51,7 @@ export async function upsertUserFromToken(
         .returning();
       if (!user) {
         // Either the username was taken or a concurrent request created this user: look again.
-        [user] = await db
-          .select()
-          .from(users)
-          .where(and(eq(users.issuer, token.issuer), eq(users.subject, token.subject)))
-          .limit(1);
+        user = await findUserByToken(db, token);
       }
     }
     if (!user) throw new AppError("conflict", "Could not create a unique username; try again");

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from "fastify";
 import type { Database } from "../../db/client.ts";
 import { AppError } from "../../lib/errors.ts";
-import { type LocalUser, upsertUserFromToken } from "./auth.service.ts";
+import { findUserByToken, type LocalUser, upsertUserFromToken } from "./auth.service.ts";
 import type { TokenVerifier, VerifiedToken } from "./token-verifier.ts";
 
 declare module "fastify" {
@@ -16,6 +16,8 @@ export interface AuthGuards {
   requireToken(request: FastifyRequest): Promise<void>;
   /** A valid token and the local, active user it belongs to (created on first sight). */
   requireUser(request: FastifyRequest): Promise<void>;
+  /** Creates or updates the local user from the token (login/register). */
+  signInUser(token: VerifiedToken, options: { creator: boolean }): Promise<LocalUser>;
 }
 
 export function createAuthGuards(options: { verifyToken: TokenVerifier; db: Database }): AuthGuards {
@@ -34,13 +36,29 @@ export function createAuthGuards(options: { verifyToken: TokenVerifier; db: Data
     }
   }
 
+  /** Some issuers (Auth0, Logto) put no email in access tokens; their userinfo endpoint has it. */
+  async function withProfileClaims(token: VerifiedToken): Promise<VerifiedToken> {
+    if (typeof token.claims.email === "string") return token;
+    const info = await options.verifyToken.fetchUserInfo(token.raw);
+    if (info?.sub !== token.subject) return token;
+    return { ...token, claims: { ...token.claims, ...info, sub: token.subject } };
+  }
+
   return {
     requireToken,
     async requireUser(request) {
       await requireToken(request);
-      const user = await upsertUserFromToken(options.db, request.token as VerifiedToken, { creator: false, refreshEmail: false });
+      const token = request.token as VerifiedToken;
+      const user =
+        (await findUserByToken(options.db, token)) ??
+        (await upsertUserFromToken(options.db, await withProfileClaims(token), { creator: false, refreshEmail: false }));
       if (!user.isActive) throw new AppError("forbidden", "This account is deactivated");
       request.user = user;
+    },
+    async signInUser(token, { creator }) {
+      const user = await upsertUserFromToken(options.db, await withProfileClaims(token), { creator, refreshEmail: true });
+      if (!user.isActive) throw new AppError("forbidden", "This account is deactivated");
+      return user;
     },
   };
 }

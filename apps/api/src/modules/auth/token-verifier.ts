@@ -20,7 +20,10 @@ export interface VerifiedToken {
   raw: string;
 }
 
-export type TokenVerifier = (token: string) => Promise<VerifiedToken>;
+export type TokenVerifier = ((token: string) => Promise<VerifiedToken>) & {
+  /** Profile claims from the issuer's userinfo endpoint, for issuers whose access tokens carry no email. */
+  fetchUserInfo(token: string): Promise<Record<string, unknown> | undefined>;
+};
 
 /**
  * Verifies bearer JWTs: signature against the issuer's key set, issuer, audience, expiry.
@@ -32,20 +35,32 @@ export function createTokenVerifier(options: {
   localJwks?: { keys: JWK[] };
   fetchImpl?: typeof fetch;
 }): TokenVerifier {
+  const fetchImpl = options.fetchImpl ?? fetch;
   let keySet: JWTVerifyGetKey | undefined = options.localJwks ? createLocalJWKSet(options.localJwks) : undefined;
+  let discovery: Promise<{ jwks_uri?: string; userinfo_endpoint?: string }> | undefined;
+
+  function discover() {
+    discovery ??= (async () => {
+      const url = `${options.issuer.replace(/\/+$/, "")}/.well-known/openid-configuration`;
+      const response = await fetchImpl(url, { signal: AbortSignal.timeout(5_000) }).catch(() => undefined);
+      if (!response?.ok) {
+        discovery = undefined;
+        throw new AppError("unavailable", "Identity provider discovery failed; try again shortly");
+      }
+      return (await response.json()) as { jwks_uri?: string; userinfo_endpoint?: string };
+    })();
+    return discovery;
+  }
 
   async function getKeySet(): Promise<JWTVerifyGetKey> {
     if (keySet) return keySet;
-    const discoveryUrl = `${options.issuer.replace(/\/+$/, "")}/.well-known/openid-configuration`;
-    const response = await (options.fetchImpl ?? fetch)(discoveryUrl, { signal: AbortSignal.timeout(5_000) });
-    if (!response.ok) throw new AppError("unavailable", "Identity provider discovery failed");
-    const discovery = (await response.json()) as { jwks_uri?: string };
-    if (!discovery.jwks_uri) throw new AppError("unavailable", "Identity provider publishes no jwks_uri");
-    keySet = createRemoteJWKSet(new URL(discovery.jwks_uri), JWKS_OPTIONS);
+    const { jwks_uri } = await discover();
+    if (!jwks_uri) throw new AppError("unavailable", "Identity provider publishes no jwks_uri");
+    keySet = createRemoteJWKSet(new URL(jwks_uri), JWKS_OPTIONS);
     return keySet;
   }
 
-  return async (token) => {
+  const verify = async (token: string): Promise<VerifiedToken> => {
     const jwks = await getKeySet();
     try {
       const { payload } = await jwtVerify(token, jwks, {
@@ -62,6 +77,19 @@ export function createTokenVerifier(options: {
       throw new AppError("unauthorized", describeTokenError(error));
     }
   };
+
+  return Object.assign(verify, {
+    async fetchUserInfo(token: string) {
+      if (options.localJwks) return undefined;
+      const { userinfo_endpoint } = await discover().catch(() => ({ userinfo_endpoint: undefined }));
+      if (!userinfo_endpoint) return undefined;
+      const response = await fetchImpl(userinfo_endpoint, {
+        headers: { authorization: `Bearer ${token}` },
+        signal: AbortSignal.timeout(5_000),
+      }).catch(() => undefined);
+      return response?.ok ? ((await response.json()) as Record<string, unknown>) : undefined;
+    },
+  });
 }
 
 function describeTokenError(error: unknown): string {

@@ -1,0 +1,63 @@
+import { mkdtempSync, readFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "./config.ts";
+
+const dataDir = () => mkdtempSync(path.join(os.tmpdir(), "pm-config-"));
+
+describe("loadConfig", () => {
+  it("uses the embedded defaults on a fresh machine", () => {
+    const dir = dataDir();
+    const config = loadConfig({ DATA_DIR: dir });
+    expect(config.port).toBe(3000);
+    expect(config.publicUrl).toBe("http://localhost:3000");
+    expect(config.databaseUrl).toBeUndefined();
+    expect(config.oidc).toEqual({
+      embedded: true,
+      issuer: "http://localhost:3000/oidc",
+      clientId: "promptmint-web",
+      audience: "http://localhost:3000/api",
+    });
+    expect(config.platformFeePercent).toBe(10);
+    expect(config.allowPrivateUpstreams).toBe(false);
+    // A generated SECRET_KEY is kept in DATA_DIR so restarts reuse it.
+    expect(readFileSync(path.join(dir, "secret-key"), "utf8").trim()).toBe(config.secretKey);
+    expect(loadConfig({ DATA_DIR: dir }).secretKey).toBe(config.secretKey);
+  });
+
+  it("names every bad variable", () => {
+    const attempt = () => loadConfig({ DATA_DIR: dataDir(), PORT: "eighty", DATABASE_URL: "mysql://x", PLATFORM_FEE_PERCENT: "150" });
+    expect(attempt).toThrow(ConfigError);
+    expect(attempt).toThrow(/PORT/);
+    expect(attempt).toThrow(/DATABASE_URL: must be a postgres/);
+    expect(attempt).toThrow(/PLATFORM_FEE_PERCENT/);
+  });
+
+  it("requires OIDC_CLIENT_ID with an external OIDC_ISSUER and uses the external issuer", () => {
+    expect(() => loadConfig({ DATA_DIR: dataDir(), OIDC_ISSUER: "https://id.example.com" })).toThrow(/OIDC_CLIENT_ID/);
+    const config = loadConfig({
+      DATA_DIR: dataDir(),
+      OIDC_ISSUER: "https://id.example.com/oidc",
+      OIDC_CLIENT_ID: "spa",
+      OIDC_AUDIENCE: "https://api.promptmint.example",
+    });
+    expect(config.oidc).toEqual({
+      embedded: false,
+      issuer: "https://id.example.com/oidc",
+      clientId: "spa",
+      audience: "https://api.promptmint.example",
+    });
+  });
+
+  it("refuses to start in production without a SECRET_KEY, and rejects a short one", () => {
+    expect(() => loadConfig({ DATA_DIR: dataDir(), NODE_ENV: "production" })).toThrow(/SECRET_KEY: required/);
+    expect(() => loadConfig({ DATA_DIR: dataDir(), SECRET_KEY: "short" })).toThrow(/SECRET_KEY: must be at least 32/);
+  });
+
+  it("derives the issuer and audience from PUBLIC_URL", () => {
+    const config = loadConfig({ DATA_DIR: dataDir(), PUBLIC_URL: "https://promptmint.example/", PORT: "8080" });
+    expect(config.publicUrl).toBe("https://promptmint.example");
+    expect(config.oidc.issuer).toBe("https://promptmint.example/oidc");
+  });
+});

@@ -1,0 +1,41 @@
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { defineConfig, devices } from "@playwright/test";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const port = Number(process.env.E2E_PORT ?? 3199);
+const baseURL = `http://localhost:${port}`;
+const dataDir = path.join(root, ".tmp/e2e-data");
+
+/** The real server (built SPA + API + embedded issuer on a fresh PGlite) driven by Debian's Chromium. */
+export default defineConfig({
+  testDir: ".",
+  testMatch: "*.spec.ts",
+  outputDir: path.join(root, ".tmp/e2e-results"),
+  timeout: 60_000,
+  expect: { timeout: 10_000 },
+  retries: 0,
+  workers: 1,
+  reporter: [["list"], ["json"]],
+  use: {
+    baseURL,
+    screenshot: "only-on-failure",
+    trace: "retain-on-failure",
+    launchOptions: {
+      executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-dev-shm-usage"],
+    },
+  },
+  projects: [
+    { name: "desktop", use: { ...devices["Desktop Chrome"], viewport: { width: 1280, height: 800 } }, testIgnore: /mobile/ },
+    { name: "phone", use: { ...devices["Pixel 7"] }, testMatch: /mobile\.spec\.ts/ },
+  ],
+  webServer: {
+    command: `rm -rf "${dataDir}" && node apps/api/src/main.ts`,
+    cwd: root,
+    url: `${baseURL}/readyz`,
+    timeout: 120_000,
+    reuseExistingServer: false,
+    env: { PORT: String(port), PUBLIC_URL: baseURL, DATA_DIR: dataDir, LOG_LEVEL: "warn", NODE_ENV: "test" },
+  },
+});

@@ -1,0 +1,52 @@
+// `npm test`: typecheck, lint, unit + integration (PGlite; PostgreSQL too with TEST_DATABASE_URL),
+// then the end-to-end journeys in Chromium against the built app. Ends with one summary line.
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+
+const out = ".tmp/test-results";
+rmSync(out, { recursive: true, force: true });
+mkdirSync(out, { recursive: true });
+
+const steps = [];
+function run(name, command, args, env = {}) {
+  console.log(`\n▶ ${name}: ${command} ${args.join(" ")}`);
+  const started = Date.now();
+  const result = spawnSync(command, args, { stdio: "inherit", env: { ...process.env, ...env } });
+  const ok = result.status === 0;
+  steps.push({ name, ok, seconds: ((Date.now() - started) / 1000).toFixed(1) });
+  return ok;
+}
+
+const npx = "npx";
+run("typecheck", "npm", ["run", "typecheck"]);
+run("lint", "npm", ["run", "lint"]);
+run("unit + integration", npx, ["vitest", "run", "--reporter=default", "--reporter=json", `--outputFile=${out}/vitest.json`]);
+run("build web", "npm", ["run", "build"]);
+run("end-to-end", npx, ["playwright", "test", "-c", "e2e/playwright.config.ts"], {
+  PLAYWRIGHT_JSON_OUTPUT_NAME: `${out}/playwright.json`,
+});
+
+let passed = 0;
+let failed = 0;
+if (existsSync(`${out}/vitest.json`)) {
+  const report = JSON.parse(readFileSync(`${out}/vitest.json`, "utf8"));
+  passed += report.numPassedTests;
+  failed += report.numFailedTests;
+  console.log(`\nvitest: ${report.numPassedTests} passed, ${report.numFailedTests} failed (${report.numTotalTests} total)`);
+}
+if (existsSync(`${out}/playwright.json`)) {
+  const { stats } = JSON.parse(readFileSync(`${out}/playwright.json`, "utf8"));
+  passed += stats.expected + stats.flaky;
+  failed += stats.unexpected;
+  console.log(`e2e: ${stats.expected + stats.flaky} passed, ${stats.unexpected} failed`);
+}
+
+console.log("\nsteps:");
+for (const step of steps) console.log(`  ${step.ok ? "ok  " : "FAIL"} ${step.name} (${step.seconds}s)`);
+const allOk = steps.every((step) => step.ok);
+if (passed === 0) {
+  console.log("no test was executed");
+  process.exit(1);
+}
+console.log(`\n${passed} passed, ${failed} failed`);
+process.exit(allOk && failed === 0 ? 0 : 1);
