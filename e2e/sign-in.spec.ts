@@ -1,7 +1,9 @@
 import { expect, test } from "@playwright/test";
 import { newPerson, signOut, signUp, submitSignIn } from "./fixtures.ts";
 
-test("a new person signs up, edits their profile, signs out and is sent back to the page they asked for", async ({ page }) => {
+test("a new person signs up, edits their profile, signs out and is sent back to the page they asked for", async ({
+  page,
+}) => {
   const person = newPerson();
 
   await signUp(page, person);

@@ -3,10 +3,14 @@
 import { spawn } from "node:child_process";
 
 const children = [
-  spawn("node", ["--watch-path=apps/api/src", "--watch-path=packages/contracts/src", "apps/api/src/main.ts"], {
-    stdio: "inherit",
-    env: { ...process.env, PORT: process.env.PORT ?? "3000" },
-  }),
+  spawn(
+    "node",
+    ["--watch-path=apps/api/src", "--watch-path=packages/contracts/src", "apps/api/src/main.ts"],
+    {
+      stdio: "inherit",
+      env: { ...process.env, PORT: process.env.PORT ?? "3000" },
+    },
+  ),
   spawn("npm", ["run", "dev", "-w", "@promptmint/web"], { stdio: "inherit" }),
 ];
 const stop = () => {

@@ -2,6 +2,7 @@
 // then the end-to-end journeys in Chromium against the built app. Ends with one summary line.
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import path from "node:path";
 
 const out = ".tmp/test-results";
 rmSync(out, { recursive: true, force: true });
@@ -20,10 +21,16 @@ function run(name, command, args, env = {}) {
 const npx = "npx";
 run("typecheck", "npm", ["run", "typecheck"]);
 run("lint", "npm", ["run", "lint"]);
-run("unit + integration", npx, ["vitest", "run", "--reporter=default", "--reporter=json", `--outputFile=${out}/vitest.json`]);
+run("unit + integration", npx, [
+  "vitest",
+  "run",
+  "--reporter=default",
+  "--reporter=json",
+  `--outputFile=${out}/vitest.json`,
+]);
 run("build web", "npm", ["run", "build"]);
 run("end-to-end", npx, ["playwright", "test", "-c", "e2e/playwright.config.ts"], {
-  PLAYWRIGHT_JSON_OUTPUT_NAME: `${out}/playwright.json`,
+  PLAYWRIGHT_JSON_OUTPUT_NAME: path.resolve(out, "playwright.json"),
 });
 
 let passed = 0;
@@ -32,10 +39,12 @@ if (existsSync(`${out}/vitest.json`)) {
   const report = JSON.parse(readFileSync(`${out}/vitest.json`, "utf8"));
   passed += report.numPassedTests;
   failed += report.numFailedTests;
-  console.log(`\nvitest: ${report.numPassedTests} passed, ${report.numFailedTests} failed (${report.numTotalTests} total)`);
+  console.log(
+    `\nvitest: ${report.numPassedTests} passed, ${report.numFailedTests} failed (${report.numTotalTests} total)`,
+  );
 }
-if (existsSync(`${out}/playwright.json`)) {
-  const { stats } = JSON.parse(readFileSync(`${out}/playwright.json`, "utf8"));
+if (existsSync(path.resolve(out, "playwright.json"))) {
+  const { stats } = JSON.parse(readFileSync(path.resolve(out, "playwright.json"), "utf8"));
   passed += stats.expected + stats.flaky;
   failed += stats.unexpected;
   console.log(`e2e: ${stats.expected + stats.flaky} passed, ${stats.unexpected} failed`);

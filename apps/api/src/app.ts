@@ -14,8 +14,8 @@ import {
 } from "fastify-type-provider-zod";
 import type { Config } from "./config.ts";
 import { type DatabaseHandle, openDatabase } from "./db/client.ts";
-import { identityRoutes } from "./identity/identity.routes.ts";
 import { deleteStaleSignInFailures } from "./identity/accounts.ts";
+import { identityRoutes } from "./identity/identity.routes.ts";
 import { deleteExpiredOidcPayloads } from "./identity/oidc-adapter.ts";
 import { createOidcProvider } from "./identity/oidc-provider.ts";
 import { loadSigningKeys, toPublicJwks } from "./identity/signing-keys.ts";
@@ -67,9 +67,17 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(fastifySwagger, {
     openapi: {
       openapi: "3.1.0",
-      info: { title: "Promptmint API", version: "1.0.0", description: "Management and gateway API of Promptmint." },
+      info: {
+        title: "Promptmint API",
+        version: "1.0.0",
+        description: "Management and gateway API of Promptmint.",
+      },
       servers: [{ url: config.publicUrl }],
-      components: { securitySchemes: { bearerAuth: { type: "http", scheme: "bearer", bearerFormat: "JWT or pm_ API key" } } },
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: "http", scheme: "bearer", bearerFormat: "JWT or pm_ API key" },
+        },
+      },
     },
     transform: jsonSchemaTransform,
     transformObject: jsonSchemaTransformObject,
@@ -90,7 +98,11 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     app.addHook("onClose", async () => clearInterval(sweeper));
     await app.register(identityRoutes, { provider, db, publicUrl: config.publicUrl });
     const keys = await loadSigningKeys(db);
-    verifyToken = createTokenVerifier({ issuer: config.oidc.issuer, audience: config.oidc.audience, localJwks: toPublicJwks(keys) });
+    verifyToken = createTokenVerifier({
+      issuer: config.oidc.issuer,
+      audience: config.oidc.audience,
+      localJwks: toPublicJwks(keys),
+    });
   } else {
     verifyToken = createTokenVerifier({ issuer: config.oidc.issuer ?? "", audience: config.oidc.audience });
   }
@@ -124,11 +136,15 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
 async function registerWeb(app: FastifyInstance) {
   await app.register(fastifyStatic, { root: webDist, wildcard: false, index: false, maxAge: "1h" });
   const indexHtml = path.join(webDist, "index.html");
-  app.get("/", (_request, reply) => reply.header("cache-control", "no-cache").sendFile("index.html", path.dirname(indexHtml)));
+  app.get("/", (_request, reply) =>
+    reply.header("cache-control", "no-cache").sendFile("index.html", path.dirname(indexHtml)),
+  );
   app.get("/*", (request, reply) => {
     const url = request.url.split("?")[0] ?? "";
     if (url.startsWith("/api/") || url.startsWith("/oidc/")) {
-      return reply.status(404).send({ code: "not_found", message: `Route GET ${url} not found`, status: 404 });
+      return reply
+        .status(404)
+        .send({ code: "not_found", message: `Route GET ${url} not found`, status: 404 });
     }
     if (/^\/assets\//.test(url) || path.extname(url)) {
       return reply.sendFile(url.slice(1), { maxAge: "365d", immutable: url.startsWith("/assets/") });

@@ -27,7 +27,13 @@ describe("loadConfig", () => {
   });
 
   it("names every bad variable", () => {
-    const attempt = () => loadConfig({ DATA_DIR: dataDir(), PORT: "eighty", DATABASE_URL: "mysql://x", PLATFORM_FEE_PERCENT: "150" });
+    const attempt = () =>
+      loadConfig({
+        DATA_DIR: dataDir(),
+        PORT: "eighty",
+        DATABASE_URL: "mysql://x",
+        PLATFORM_FEE_PERCENT: "150",
+      });
     expect(attempt).toThrow(ConfigError);
     expect(attempt).toThrow(/PORT/);
     expect(attempt).toThrow(/DATABASE_URL: must be a postgres/);
@@ -35,7 +41,9 @@ describe("loadConfig", () => {
   });
 
   it("requires OIDC_CLIENT_ID with an external OIDC_ISSUER and uses the external issuer", () => {
-    expect(() => loadConfig({ DATA_DIR: dataDir(), OIDC_ISSUER: "https://id.example.com" })).toThrow(/OIDC_CLIENT_ID/);
+    expect(() => loadConfig({ DATA_DIR: dataDir(), OIDC_ISSUER: "https://id.example.com" })).toThrow(
+      /OIDC_CLIENT_ID/,
+    );
     const config = loadConfig({
       DATA_DIR: dataDir(),
       OIDC_ISSUER: "https://id.example.com/oidc",
@@ -52,11 +60,17 @@ describe("loadConfig", () => {
 
   it("refuses to start in production without a SECRET_KEY, and rejects a short one", () => {
     expect(() => loadConfig({ DATA_DIR: dataDir(), NODE_ENV: "production" })).toThrow(/SECRET_KEY: required/);
-    expect(() => loadConfig({ DATA_DIR: dataDir(), SECRET_KEY: "short" })).toThrow(/SECRET_KEY: must be at least 32/);
+    expect(() => loadConfig({ DATA_DIR: dataDir(), SECRET_KEY: "short" })).toThrow(
+      /SECRET_KEY: must be at least 32/,
+    );
   });
 
   it("derives the issuer and audience from PUBLIC_URL", () => {
-    const config = loadConfig({ DATA_DIR: dataDir(), PUBLIC_URL: "https://promptmint.example/", PORT: "8080" });
+    const config = loadConfig({
+      DATA_DIR: dataDir(),
+      PUBLIC_URL: "https://promptmint.example/",
+      PORT: "8080",
+    });
     expect(config.publicUrl).toBe("https://promptmint.example");
     expect(config.oidc.issuer).toBe("https://promptmint.example/oidc");
   });

@@ -41,7 +41,12 @@ const EnvSchema = z.object({
   STRIPE_WEBHOOK_SECRET: optionalString,
   PLATFORM_FEE_PERCENT: z.coerce.number().min(0).max(100).default(10),
   ALLOW_PRIVATE_UPSTREAMS: bool,
-  REDIS_URL: optionalString.pipe(z.string().regex(/^rediss?:\/\//, "must be a redis:// URL").optional()),
+  REDIS_URL: optionalString.pipe(
+    z
+      .string()
+      .regex(/^rediss?:\/\//, "must be a redis:// URL")
+      .optional(),
+  ),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -74,7 +79,11 @@ export interface Config {
     google: string | undefined;
     mistral: string | undefined;
   };
-  stripe: { secretKey: string | undefined; publishableKey: string | undefined; webhookSecret: string | undefined };
+  stripe: {
+    secretKey: string | undefined;
+    publishableKey: string | undefined;
+    webhookSecret: string | undefined;
+  };
 }
 
 export class ConfigError extends Error {}
@@ -92,7 +101,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = path.resolve(env.DATA_DIR);
 
   if (env.OIDC_ISSUER && !env.OIDC_CLIENT_ID) {
-    throw new ConfigError("Invalid environment configuration:\n  OIDC_CLIENT_ID: required when OIDC_ISSUER is set");
+    throw new ConfigError(
+      "Invalid environment configuration:\n  OIDC_CLIENT_ID: required when OIDC_ISSUER is set",
+    );
   }
   const embedded = !env.OIDC_ISSUER;
   const secretKey = env.SECRET_KEY ?? readOrCreateSecretKey(dataDir, isProduction);
@@ -136,7 +147,9 @@ export const EMBEDDED_SPA_CLIENT_ID = "promptmint-web";
 /** Outside production a missing SECRET_KEY is generated once and kept in DATA_DIR. */
 function readOrCreateSecretKey(dataDir: string, isProduction: boolean): string {
   if (isProduction) {
-    throw new ConfigError("Invalid environment configuration:\n  SECRET_KEY: required when NODE_ENV=production");
+    throw new ConfigError(
+      "Invalid environment configuration:\n  SECRET_KEY: required when NODE_ENV=production",
+    );
   }
   const file = path.join(dataDir, "secret-key");
   if (existsSync(file)) return readFileSync(file, "utf8").trim();

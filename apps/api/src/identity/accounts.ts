@@ -38,11 +38,16 @@ export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 /** Problems with a sign-up form, keyed by field; empty when the form is acceptable. */
-export function validateSignUp(input: { email: string; password: string; displayName: string }): Record<string, string> {
+export function validateSignUp(input: {
+  email: string;
+  password: string;
+  displayName: string;
+}): Record<string, string> {
   const problems: Record<string, string> = {};
   const email = normalizeEmail(input.email);
   if (!input.displayName.trim()) problems.display_name = "Enter a display name.";
-  else if (input.displayName.trim().length > 100) problems.display_name = "Display name must be at most 100 characters.";
+  else if (input.displayName.trim().length > 100)
+    problems.display_name = "Display name must be at most 100 characters.";
   if (!EMAIL_PATTERN.test(email) || email.length > 254) problems.email = "Enter a valid email address.";
   const passwordProblem = describeWeakPassword(input.password, email);
   if (passwordProblem) problems.password = passwordProblem;
@@ -76,7 +81,8 @@ export async function createAccount(
     .values({ email, passwordHash, displayName: input.displayName.trim() })
     .onConflictDoNothing()
     .returning();
-  if (!row) return { ok: false, problems: { email: "An account with this email already exists. Sign in instead." } };
+  if (!row)
+    return { ok: false, problems: { email: "An account with this email already exists. Sign in instead." } };
   return { ok: true, account: { id: row.id, email: row.email, displayName: row.displayName } };
 }
 

@@ -10,21 +10,32 @@ import { renderErrorPage, renderSignInPage, renderSignUpPage } from "./pages.ts"
 
 const assetsDir = path.join(path.dirname(fileURLToPath(import.meta.url)), "assets");
 const assets = new Map([
-  ["identity.css", { type: "text/css; charset=utf-8", body: readFileSync(path.join(assetsDir, "identity.css")) }],
-  ["sign-out.js", { type: "text/javascript; charset=utf-8", body: readFileSync(path.join(assetsDir, "sign-out.js")) }],
+  [
+    "identity.css",
+    { type: "text/css; charset=utf-8", body: readFileSync(path.join(assetsDir, "identity.css")) },
+  ],
+  [
+    "sign-out.js",
+    { type: "text/javascript; charset=utf-8", body: readFileSync(path.join(assetsDir, "sign-out.js")) },
+  ],
 ]);
 
 type FormBody = Record<string, string | undefined>;
 type UidParams = { uid: string };
 
 /** Mounts the embedded issuer at /oidc: our sign-in/sign-up pages plus oidc-provider's endpoints. */
-export async function identityRoutes(app: FastifyInstance, options: { provider: Provider; db: Database; publicUrl: string }) {
+export async function identityRoutes(
+  app: FastifyInstance,
+  options: { provider: Provider; db: Database; publicUrl: string },
+) {
   const { provider, db, publicUrl } = options;
 
   // Our interaction pages, with their own form parser.
   await app.register(async (pages) => {
-    pages.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string", bodyLimit: 16 * 1024 }, (_req, body, done) =>
-      done(null, Object.fromEntries(new URLSearchParams(body as string))),
+    pages.addContentTypeParser(
+      "application/x-www-form-urlencoded",
+      { parseAs: "string", bodyLimit: 16 * 1024 },
+      (_req, body, done) => done(null, Object.fromEntries(new URLSearchParams(body as string))),
     );
 
     pages.get<{ Params: { name: string } }>("/oidc/assets/:name", async (request, reply) => {
@@ -33,46 +44,75 @@ export async function identityRoutes(app: FastifyInstance, options: { provider: 
       return reply.type(asset.type).header("cache-control", "public, max-age=3600").send(asset.body);
     });
 
-    pages.get<{ Params: UidParams; Querystring: { screen?: string } }>("/oidc/interaction/:uid", async (request, reply) => {
-      const details = await loadInteraction(provider, request, reply);
-      if (!details) return;
-      const wantsSignUp =
-        request.query.screen === "signup" || (request.query.screen !== "signin" && details.params.screen_hint === "signup");
-      return sendPage(reply, 200, wantsSignUp ? renderSignUpPage({ uid: details.uid }) : renderSignInPage({ uid: details.uid }));
-    });
+    pages.get<{ Params: UidParams; Querystring: { screen?: string } }>(
+      "/oidc/interaction/:uid",
+      async (request, reply) => {
+        const details = await loadInteraction(provider, request, reply);
+        if (!details) return;
+        const wantsSignUp =
+          request.query.screen === "signup" ||
+          (request.query.screen !== "signin" && details.params.screen_hint === "signup");
+        return sendPage(
+          reply,
+          200,
+          wantsSignUp ? renderSignUpPage({ uid: details.uid }) : renderSignInPage({ uid: details.uid }),
+        );
+      },
+    );
 
-    pages.post<{ Params: UidParams; Body: FormBody }>("/oidc/interaction/:uid/login", async (request, reply) => {
-      const details = await loadInteraction(provider, request, reply);
-      if (!details) return;
-      const email = String(request.body?.email ?? "");
-      const password = String(request.body?.password ?? "");
-      if (!email.trim() || !password) {
-        return sendPage(reply, 400, renderSignInPage({ uid: details.uid, email, error: "Enter your email and password." }));
-      }
-      const result = await signIn(db, { email, password, ip: request.ip });
-      if (!result.ok) {
-        const status = result.reason === "throttled" ? 429 : 401;
-        if (result.reason === "throttled") reply.header("retry-after", String(15 * 60));
-        return sendPage(reply, status, renderSignInPage({ uid: details.uid, email, error: result.message }));
-      }
-      return finishLogin(provider, request, reply, result.account.id);
-    });
+    pages.post<{ Params: UidParams; Body: FormBody }>(
+      "/oidc/interaction/:uid/login",
+      async (request, reply) => {
+        const details = await loadInteraction(provider, request, reply);
+        if (!details) return;
+        const email = String(request.body?.email ?? "");
+        const password = String(request.body?.password ?? "");
+        if (!email.trim() || !password) {
+          return sendPage(
+            reply,
+            400,
+            renderSignInPage({ uid: details.uid, email, error: "Enter your email and password." }),
+          );
+        }
+        const result = await signIn(db, { email, password, ip: request.ip });
+        if (!result.ok) {
+          const status = result.reason === "throttled" ? 429 : 401;
+          if (result.reason === "throttled") reply.header("retry-after", String(15 * 60));
+          return sendPage(
+            reply,
+            status,
+            renderSignInPage({ uid: details.uid, email, error: result.message }),
+          );
+        }
+        return finishLogin(provider, request, reply, result.account.id);
+      },
+    );
 
-    pages.post<{ Params: UidParams; Body: FormBody }>("/oidc/interaction/:uid/register", async (request, reply) => {
-      const details = await loadInteraction(provider, request, reply);
-      if (!details) return;
-      const values = { email: String(request.body?.email ?? ""), display_name: String(request.body?.display_name ?? "") };
-      const result = await createAccount(db, {
-        email: values.email,
-        displayName: values.display_name,
-        password: String(request.body?.password ?? ""),
-      });
-      if (!result.ok) {
-        const taken = result.problems.email?.startsWith("An account with this email");
-        return sendPage(reply, taken ? 409 : 400, renderSignUpPage({ uid: details.uid, values, problems: result.problems }));
-      }
-      return finishLogin(provider, request, reply, result.account.id);
-    });
+    pages.post<{ Params: UidParams; Body: FormBody }>(
+      "/oidc/interaction/:uid/register",
+      async (request, reply) => {
+        const details = await loadInteraction(provider, request, reply);
+        if (!details) return;
+        const values = {
+          email: String(request.body?.email ?? ""),
+          display_name: String(request.body?.display_name ?? ""),
+        };
+        const result = await createAccount(db, {
+          email: values.email,
+          displayName: values.display_name,
+          password: String(request.body?.password ?? ""),
+        });
+        if (!result.ok) {
+          const taken = result.problems.email?.startsWith("An account with this email");
+          return sendPage(
+            reply,
+            taken ? 409 : 400,
+            renderSignUpPage({ uid: details.uid, values, problems: result.problems }),
+          );
+        }
+        return finishLogin(provider, request, reply, result.account.id);
+      },
+    );
   });
 
   // Everything else under /oidc is oidc-provider (a Koa app); it reads the untouched request stream.
@@ -91,7 +131,11 @@ export async function identityRoutes(app: FastifyInstance, options: { provider: 
     issuer.all("/oidc/*", forward);
   });
 
-  async function loadInteraction(p: Provider, request: FastifyRequest<{ Params: UidParams }>, reply: FastifyReply) {
+  async function loadInteraction(
+    p: Provider,
+    request: FastifyRequest<{ Params: UidParams }>,
+    reply: FastifyReply,
+  ) {
     try {
       const details = await p.interactionDetails(request.raw, reply.raw);
       if (details.uid !== request.params.uid) throw new Error("interaction mismatch");
@@ -111,9 +155,19 @@ export async function identityRoutes(app: FastifyInstance, options: { provider: 
   }
 }
 
-async function finishLogin(provider: Provider, request: FastifyRequest, reply: FastifyReply, accountId: string) {
+async function finishLogin(
+  provider: Provider,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  accountId: string,
+) {
   reply.hijack();
-  await provider.interactionFinished(request.raw, reply.raw, { login: { accountId, remember: true } }, { mergeWithLastSubmission: false });
+  await provider.interactionFinished(
+    request.raw,
+    reply.raw,
+    { login: { accountId, remember: true } },
+    { mergeWithLastSubmission: false },
+  );
 }
 
 function sendPage(reply: FastifyReply, status: number, html: string) {

@@ -99,7 +99,10 @@ describe("embedded OIDC issuer", () => {
 
   it("rejects a wrong password and throttles repeated failures for that email", async () => {
     const { email, password } = await signUp(server.baseUrl);
-    const wrong = await (await startSignIn(server.baseUrl)).submit("login", { email, password: "wrong-password-1" });
+    const wrong = await (await startSignIn(server.baseUrl)).submit("login", {
+      email,
+      password: "wrong-password-1",
+    });
     expect(wrong.status).toBe(401);
     expect(wrong.html).toContain("Incorrect email or password.");
     expect(wrong.html).toContain(`value="${email}"`);
@@ -123,7 +126,11 @@ describe("embedded OIDC issuer", () => {
 
     const refreshed = await fetch(
       `${server.baseUrl}/oidc/token`,
-      form({ grant_type: "refresh_token", refresh_token: tokens.refresh_token ?? "", client_id: EMBEDDED_SPA_CLIENT_ID }),
+      form({
+        grant_type: "refresh_token",
+        refresh_token: tokens.refresh_token ?? "",
+        client_id: EMBEDDED_SPA_CLIENT_ID,
+      }),
     );
     expect(refreshed.status).toBe(200);
     const next = await refreshed.json();
@@ -131,12 +138,20 @@ describe("embedded OIDC issuer", () => {
 
     const revoked = await fetch(
       `${server.baseUrl}/oidc/token/revocation`,
-      form({ token: next.refresh_token, token_type_hint: "refresh_token", client_id: EMBEDDED_SPA_CLIENT_ID }),
+      form({
+        token: next.refresh_token,
+        token_type_hint: "refresh_token",
+        client_id: EMBEDDED_SPA_CLIENT_ID,
+      }),
     );
     expect(revoked.status).toBe(200);
     const afterRevoke = await fetch(
       `${server.baseUrl}/oidc/token`,
-      form({ grant_type: "refresh_token", refresh_token: next.refresh_token, client_id: EMBEDDED_SPA_CLIENT_ID }),
+      form({
+        grant_type: "refresh_token",
+        refresh_token: next.refresh_token,
+        client_id: EMBEDDED_SPA_CLIENT_ID,
+      }),
     );
     expect(afterRevoke.status).toBe(400);
     expect((await afterRevoke.json()).error).toBe("invalid_grant");

@@ -1,7 +1,10 @@
 /** Server-rendered pages of the embedded issuer. No inline script or style, so a strict CSP holds. */
 
 const escapeHtml = (value: string) =>
-  value.replace(/[&<>"']/g, (ch) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[ch] ?? ch);
+  value.replace(
+    /[&<>"']/g,
+    (ch) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[ch] ?? ch,
+  );
 
 function layout(title: string, body: string, scripts: string[] = []): string {
   return `<!doctype html>
@@ -34,7 +37,9 @@ function field(options: {
   autofocus?: boolean;
 }): string {
   const id = `field-${options.name}`;
-  const describedBy = [options.error ? `${id}-error` : "", options.hint ? `${id}-hint` : ""].filter(Boolean).join(" ");
+  const describedBy = [options.error ? `${id}-error` : "", options.hint ? `${id}-hint` : ""]
+    .filter(Boolean)
+    .join(" ");
   return `<div class="field">
   <label for="${id}">${escapeHtml(options.label)}</label>
   <input id="${id}" name="${options.name}" type="${options.type}" autocomplete="${options.autocomplete}" required

@@ -29,7 +29,10 @@ it("keeps users, sessions and signing keys across a restart", async () => {
       headers: { authorization: `Bearer ${person.access_token}` },
     });
     expect(profile.status).toBe(200);
-    expect((await profile.json()).user).toMatchObject({ email: person.email, display_name: "Before Restart" });
+    expect((await profile.json()).user).toMatchObject({
+      email: person.email,
+      display_name: "Before Restart",
+    });
 
     // The refresh token (stored in the database) still works: the session survived.
     const refreshed = await fetch(`${second.baseUrl}/oidc/token`, {

@@ -27,7 +27,9 @@ async function readKeys(db: Database): Promise<JWK[]> {
 export function toPublicJwks(keys: JWK[]): { keys: JWK[] } {
   return {
     keys: keys.map(({ kty, n, e, crv, x, y, kid, alg, use }) =>
-      Object.fromEntries(Object.entries({ kty, n, e, crv, x, y, kid, alg, use }).filter(([, v]) => v !== undefined)),
+      Object.fromEntries(
+        Object.entries({ kty, n, e, crv, x, y, kid, alg, use }).filter(([, v]) => v !== undefined),
+      ),
     ),
   };
 }

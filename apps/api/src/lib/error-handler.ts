@@ -10,7 +10,10 @@ interface ValidationIssue {
 }
 
 /** Turns zod issues into `{ "user.email": "must be a string" }`, with unknown keys named one by one. */
-export function fieldsFromValidation(issues: ValidationIssue[], context: string | undefined): Record<string, string> {
+export function fieldsFromValidation(
+  issues: ValidationIssue[],
+  context: string | undefined,
+): Record<string, string> {
   const fields: Record<string, string> = {};
   for (const issue of issues) {
     const base = issue.instancePath.split("/").filter(Boolean).join(".");
@@ -24,10 +27,9 @@ export function fieldsFromValidation(issues: ValidationIssue[], context: string 
   return fields;
 }
 
-const statusToCode = Object.fromEntries(Object.entries(errorStatus).map(([code, status]) => [status, code])) as Record<
-  number,
-  ErrorCode
->;
+const statusToCode = Object.fromEntries(
+  Object.entries(errorStatus).map(([code, status]) => [status, code]),
+) as Record<number, ErrorCode>;
 
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
@@ -35,7 +37,9 @@ export function installErrorHandler(app: FastifyInstance): void {
     if (error instanceof AppError) {
       appError = error;
     } else if (hasZodFastifySchemaValidationErrors(error)) {
-      appError = invalidFields(fieldsFromValidation(error.validation as ValidationIssue[], error.validationContext));
+      appError = invalidFields(
+        fieldsFromValidation(error.validation as ValidationIssue[], error.validationContext),
+      );
     } else if (isResponseSerializationError(error)) {
       request.log.error({ err: error, issues: error.cause.issues }, "response did not match its schema");
       appError = new AppError("internal_error", "Internal server error");
@@ -45,7 +49,8 @@ export function installErrorHandler(app: FastifyInstance): void {
       request.log.error({ err: error }, "unhandled error");
       appError = new AppError("internal_error", "Internal server error");
     }
-    if (appError.status >= 500 && error instanceof AppError) request.log.warn({ code: appError.code }, appError.message);
+    if (appError.status >= 500 && error instanceof AppError)
+      request.log.warn({ code: appError.code }, appError.message);
     if (appError.headers) reply.headers(appError.headers);
     return reply.status(appError.status).send({
       code: appError.code,
@@ -56,7 +61,11 @@ export function installErrorHandler(app: FastifyInstance): void {
   });
 
   app.setNotFoundHandler((request, reply) => {
-    reply.status(404).send({ code: "not_found", message: `Route ${request.method} ${request.url.split("?")[0]} not found`, status: 404 });
+    reply.status(404).send({
+      code: "not_found",
+      message: `Route ${request.method} ${request.url.split("?")[0]} not found`,
+      status: 404,
+    });
   });
 }
 
@@ -64,7 +73,9 @@ function describeClientError(error: FastifyError): string {
   switch (error.code) {
     case "FST_ERR_CTP_INVALID_JSON_BODY":
     case "FST_ERR_CTP_EMPTY_JSON_BODY":
-      return error.code === "FST_ERR_CTP_EMPTY_JSON_BODY" ? "Request body is empty but Content-Type is application/json" : "Request body is not valid JSON";
+      return error.code === "FST_ERR_CTP_EMPTY_JSON_BODY"
+        ? "Request body is empty but Content-Type is application/json"
+        : "Request body is not valid JSON";
     case "FST_ERR_CTP_BODY_TOO_LARGE":
       return "Request body is too large";
     case "FST_ERR_CTP_INVALID_MEDIA_TYPE":

@@ -7,7 +7,8 @@ class Browser {
 
   async request(url: string, init: RequestInit = {}): Promise<Response> {
     const headers = new Headers(init.headers);
-    if (this.cookies.size > 0) headers.set("cookie", [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; "));
+    if (this.cookies.size > 0)
+      headers.set("cookie", [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; "));
     const response = await fetch(url, { ...init, headers, redirect: "manual" });
     for (const cookie of response.headers.getSetCookie()) {
       const [pair] = cookie.split(";");
@@ -23,7 +24,11 @@ class Browser {
   }
 
   /** Follows redirects until one leaves `origin` or a page is answered. */
-  async follow(response: Response, from: string, stopAt: (url: string) => boolean): Promise<{ response: Response; url: string }> {
+  async follow(
+    response: Response,
+    from: string,
+    stopAt: (url: string) => boolean,
+  ): Promise<{ response: Response; url: string }> {
     let current = response;
     let url = from;
     for (let hops = 0; hops < 10 && current.status >= 300 && current.status < 400; hops++) {
@@ -49,7 +54,10 @@ export interface OidcJourney {
   browser: Browser;
   /** The interaction page's URL and HTML. */
   page: { url: string; html: string; status: number };
-  submit(path: "login" | "register", form: Record<string, string>): Promise<{ status: number; html: string; tokens?: Tokens }>;
+  submit(
+    path: "login" | "register",
+    form: Record<string, string>,
+  ): Promise<{ status: number; html: string; tokens?: Tokens }>;
 }
 
 /** Starts the authorization-code + PKCE flow of the SPA client and stops on our sign-in page. */
@@ -73,8 +81,11 @@ export async function startSignIn(baseUrl: string, options: { signUp?: boolean }
   }).toString();
 
   const first = await browser.request(authorize.toString());
-  const { url: interactionUrl } = await browser.follow(first, authorize.toString(), (u) => u.includes("/oidc/interaction/"));
-  if (!interactionUrl.includes("/oidc/interaction/")) throw new Error(`expected a redirect to the interaction page, got ${first.status}`);
+  const { url: interactionUrl } = await browser.follow(first, authorize.toString(), (u) =>
+    u.includes("/oidc/interaction/"),
+  );
+  if (!interactionUrl.includes("/oidc/interaction/"))
+    throw new Error(`expected a redirect to the interaction page, got ${first.status}`);
   const pageResponse = await browser.request(interactionUrl);
   const page = { url: interactionUrl, html: await pageResponse.text(), status: pageResponse.status };
 
@@ -88,7 +99,9 @@ export async function startSignIn(baseUrl: string, options: { signUp?: boolean }
         body: new URLSearchParams(form).toString(),
       });
       if (response.status !== 303) return { status: response.status, html: await response.text() };
-      const { url } = await browser.follow(response, `${interactionUrl}/${path}`, (u) => u.startsWith(redirectUri));
+      const { url } = await browser.follow(response, `${interactionUrl}/${path}`, (u) =>
+        u.startsWith(redirectUri),
+      );
       const callback = new URL(url);
       if (callback.searchParams.get("state") !== state) throw new Error(`state mismatch at ${url}`);
       const code = callback.searchParams.get("code");
@@ -104,7 +117,8 @@ export async function startSignIn(baseUrl: string, options: { signUp?: boolean }
           code_verifier: verifier,
         }).toString(),
       });
-      if (!tokenResponse.ok) throw new Error(`token exchange failed: ${tokenResponse.status} ${await tokenResponse.text()}`);
+      if (!tokenResponse.ok)
+        throw new Error(`token exchange failed: ${tokenResponse.status} ${await tokenResponse.text()}`);
       return { status: 303, html: "", tokens: (await tokenResponse.json()) as Tokens };
     },
   };
@@ -124,7 +138,11 @@ export async function signUp(
   const email = person.email ?? uniqueEmail();
   const password = person.password ?? "correct-horse-7";
   const journey = await startSignIn(baseUrl, { signUp: true });
-  const result = await journey.submit("register", { email, password, display_name: person.displayName ?? "Ada Lovelace" });
+  const result = await journey.submit("register", {
+    email,
+    password,
+    display_name: person.displayName ?? "Ada Lovelace",
+  });
   if (!result.tokens) throw new Error(`sign-up failed with ${result.status}: ${result.html.slice(0, 400)}`);
   return { ...result.tokens, email, password };
 }

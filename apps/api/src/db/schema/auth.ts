@@ -36,5 +36,8 @@ export const creators = pgTable(
     credits: integer("credits").notNull().default(0),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [uniqueIndex("creators_user_id_key").on(t.userId), check("creators_credits_nonnegative", sql`${t.credits} >= 0`)],
+  (t) => [
+    uniqueIndex("creators_user_id_key").on(t.userId),
+    check("creators_credits_nonnegative", sql`${t.credits} >= 0`),
+  ],
 );

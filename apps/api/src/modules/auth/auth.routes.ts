@@ -10,27 +10,36 @@ import {
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import type { Database } from "../../db/client.ts";
-import {
-  getOwnCreator,
-  getProfile,
-  getRoles,
-  listCreators,
-  updateProfile,
-} from "./auth.service.ts";
+import { getOwnCreator, getProfile, getRoles, listCreators, updateProfile } from "./auth.service.ts";
 import { type AuthGuards, currentUser } from "./authenticate.ts";
 import type { VerifiedToken } from "./token-verifier.ts";
 
-const errors = { 400: ApiErrorSchema, 401: ApiErrorSchema, 403: ApiErrorSchema, 404: ApiErrorSchema, 409: ApiErrorSchema };
+const errors = {
+  400: ApiErrorSchema,
+  401: ApiErrorSchema,
+  403: ApiErrorSchema,
+  404: ApiErrorSchema,
+  409: ApiErrorSchema,
+};
 const EmptyBodySchema = z.strictObject({}).nullish();
 const security = [{ bearerAuth: [] }];
 
 /** SPEC §7 "Creators, auth, profile". */
-export const authRoutes: FastifyPluginAsyncZod<{ db: Database; guards: AuthGuards }> = async (app, { db, guards }) => {
+export const authRoutes: FastifyPluginAsyncZod<{ db: Database; guards: AuthGuards }> = async (
+  app,
+  { db, guards },
+) => {
   const signInRoute = (path: string, creator: boolean, summary: string) =>
     app.post(
       path,
       {
-        schema: { tags: ["auth"], summary, security, body: EmptyBodySchema, response: { 200: ProfileSchema, ...errors } },
+        schema: {
+          tags: ["auth"],
+          summary,
+          security,
+          body: EmptyBodySchema,
+          response: { 200: ProfileSchema, ...errors },
+        },
         onRequest: guards.requireToken,
       },
       async (request) => {
@@ -38,13 +47,23 @@ export const authRoutes: FastifyPluginAsyncZod<{ db: Database; guards: AuthGuard
         return getProfile(db, user);
       },
     );
-  signInRoute("/auth/login/", false, "Create or update the local user from the verified token; returns the profile");
+  signInRoute(
+    "/auth/login/",
+    false,
+    "Create or update the local user from the verified token; returns the profile",
+  );
   signInRoute("/auth/register/", true, "Like login, and also makes the user a creator");
 
   app.post(
     "/auth/logout/",
     {
-      schema: { tags: ["auth"], summary: "Acknowledge sign-out", security, body: EmptyBodySchema, response: { 200: LogoutResponseSchema, ...errors } },
+      schema: {
+        tags: ["auth"],
+        summary: "Acknowledge sign-out",
+        security,
+        body: EmptyBodySchema,
+        response: { 200: LogoutResponseSchema, ...errors },
+      },
       onRequest: guards.requireToken,
     },
     async () => ({ success: true as const }),
@@ -52,7 +71,15 @@ export const authRoutes: FastifyPluginAsyncZod<{ db: Database; guards: AuthGuard
 
   app.get(
     "/auth/profile/",
-    { schema: { tags: ["auth"], summary: "The signed-in user's profile", security, response: { 200: ProfileSchema, ...errors } }, onRequest: guards.requireUser },
+    {
+      schema: {
+        tags: ["auth"],
+        summary: "The signed-in user's profile",
+        security,
+        response: { 200: ProfileSchema, ...errors },
+      },
+      onRequest: guards.requireUser,
+    },
     async (request) => getProfile(db, currentUser(request)),
   );
 
@@ -73,20 +100,41 @@ export const authRoutes: FastifyPluginAsyncZod<{ db: Database; guards: AuthGuard
 
   app.get(
     "/auth/roles/",
-    { schema: { tags: ["auth"], summary: "The signed-in user's roles", security, response: { 200: RolesSchema, ...errors } }, onRequest: guards.requireUser },
+    {
+      schema: {
+        tags: ["auth"],
+        summary: "The signed-in user's roles",
+        security,
+        response: { 200: RolesSchema, ...errors },
+      },
+      onRequest: guards.requireUser,
+    },
     async (request) => getRoles(db, currentUser(request)),
   );
 
   app.get(
     "/creators/",
-    { schema: { tags: ["creators"], summary: "Creators on the platform", security, response: { 200: CreatorListSchema, ...errors } }, onRequest: guards.requireUser },
+    {
+      schema: {
+        tags: ["creators"],
+        summary: "Creators on the platform",
+        security,
+        response: { 200: CreatorListSchema, ...errors },
+      },
+      onRequest: guards.requireUser,
+    },
     async () => listCreators(db),
   );
 
   app.get(
     "/creators/me/",
     {
-      schema: { tags: ["creators"], summary: "The signed-in user's creator record (404 when not a creator)", security, response: { 200: CreatorSchema, ...errors } },
+      schema: {
+        tags: ["creators"],
+        summary: "The signed-in user's creator record (404 when not a creator)",
+        security,
+        response: { 200: CreatorSchema, ...errors },
+      },
       onRequest: guards.requireUser,
     },
     async (request) => getOwnCreator(db, currentUser(request)),

@@ -35,7 +35,8 @@ export async function upsertUserFromToken(
     const displayName = typeof claims.name === "string" ? claims.name.trim().slice(0, 150) : "";
     const base = usernameBase(claims.preferred_username, email, token.subject);
     for (let attempt = 0; attempt < 5 && !user; attempt++) {
-      const username = attempt === 0 ? base : `${base.slice(0, 140)}${Math.floor(Math.random() * 9000 + 1000)}`;
+      const username =
+        attempt === 0 ? base : `${base.slice(0, 140)}${Math.floor(Math.random() * 9000 + 1000)}`;
       [user] = await db
         .insert(users)
         .values({
@@ -56,7 +57,11 @@ export async function upsertUserFromToken(
     }
     if (!user) throw new AppError("conflict", "Could not create a unique username; try again");
   } else if (options.refreshEmail && email && email !== user.email) {
-    [user] = await db.update(users).set({ email, updatedAt: new Date() }).where(eq(users.id, user.id)).returning();
+    [user] = await db
+      .update(users)
+      .set({ email, updatedAt: new Date() })
+      .where(eq(users.id, user.id))
+      .returning();
   }
   if (!user) throw new AppError("internal_error", "User vanished during sign-in");
 
@@ -70,7 +75,8 @@ export async function upsertUserFromToken(
 }
 
 function usernameBase(preferred: unknown, email: string, subject: string): string {
-  const source = typeof preferred === "string" && preferred && !preferred.includes("@") ? preferred : email.split("@")[0];
+  const source =
+    typeof preferred === "string" && preferred && !preferred.includes("@") ? preferred : email.split("@")[0];
   const cleaned = (source ?? "").replace(/[^\w.+-]+/g, "").slice(0, 150);
   return cleaned || `user-${subject.replace(/\W+/g, "").slice(0, 12)}`;
 }
@@ -109,17 +115,31 @@ export async function getProfile(db: Database, user: LocalUser): Promise<Profile
 export async function updateProfile(db: Database, user: LocalUser, update: ProfileUpdate): Promise<Profile> {
   const current = await getProfile(db, user);
   const refused: Record<string, string> = {};
-  const readOnlyUser = { id: current.user.id, email: current.user.email, is_active: current.user.is_active, date_joined: current.user.date_joined };
+  const readOnlyUser = {
+    id: current.user.id,
+    email: current.user.email,
+    is_active: current.user.is_active,
+    date_joined: current.user.date_joined,
+  };
   for (const [field, value] of Object.entries(readOnlyUser)) {
     const sent = update.user[field as keyof typeof readOnlyUser];
     if (sent === undefined) continue;
-    const same = field === "email" ? String(sent).toLowerCase() === value : field === "date_joined" ? sameInstant(String(sent), String(value)) : sent === value;
+    const same =
+      field === "email"
+        ? String(sent).toLowerCase() === value
+        : field === "date_joined"
+          ? sameInstant(String(sent), String(value))
+          : sent === value;
     if (!same) refused[`user.${field}`] = field === "email" ? "cannot be changed" : "is read-only";
   }
   if (update.creator) {
     if (!current.creator) refused.creator = "you have no creator profile";
     else {
-      const readOnlyCreator = { id: current.creator.id, plan: current.creator.plan, credits: current.creator.credits };
+      const readOnlyCreator = {
+        id: current.creator.id,
+        plan: current.creator.plan,
+        credits: current.creator.credits,
+      };
       for (const [field, value] of Object.entries(readOnlyCreator)) {
         const sent = update.creator[field as keyof typeof readOnlyCreator];
         if (sent !== undefined && sent !== value) refused[`creator.${field}`] = "is read-only";
@@ -145,13 +165,23 @@ export async function updateProfile(db: Database, user: LocalUser, update: Profi
           .from(users)
           .where(sql`lower(${users.username}) = ${username.toLowerCase()}`)
           .limit(1);
-        if (taken) throw new AppError("conflict", "That username is already taken", { fields: { "user.username": "is already taken" } });
+        if (taken)
+          throw new AppError("conflict", "That username is already taken", {
+            fields: { "user.username": "is already taken" },
+          });
       }
-      const [row] = await tx.update(users).set({ ...changes, updatedAt: new Date() }).where(eq(users.id, user.id)).returning();
+      const [row] = await tx
+        .update(users)
+        .set({ ...changes, updatedAt: new Date() })
+        .where(eq(users.id, user.id))
+        .returning();
       if (row) updated = row;
     }
     if (update.creator?.display_name !== undefined) {
-      await tx.update(creators).set({ displayName: update.creator.display_name }).where(eq(creators.userId, user.id));
+      await tx
+        .update(creators)
+        .set({ displayName: update.creator.display_name })
+        .where(eq(creators.userId, user.id));
     }
     return getProfile(tx as unknown as Database, updated);
   });
@@ -169,13 +199,21 @@ export async function getRoles(db: Database, user: LocalUser): Promise<Roles> {
 
 export async function listCreators(db: Database): Promise<{ id: string; display_name: string }[]> {
   const rows = await db
-    .select({ id: creators.id, displayName: creators.displayName, userDisplayName: users.displayName, username: users.username })
+    .select({
+      id: creators.id,
+      displayName: creators.displayName,
+      userDisplayName: users.displayName,
+      username: users.username,
+    })
     .from(creators)
     .innerJoin(users, eq(users.id, creators.userId))
     .where(eq(users.isActive, true))
     .orderBy(asc(creators.createdAt))
     .limit(500);
-  return rows.map((row) => ({ id: row.id, display_name: row.displayName || row.userDisplayName || row.username }));
+  return rows.map((row) => ({
+    id: row.id,
+    display_name: row.displayName || row.userDisplayName || row.username,
+  }));
 }
 
 export async function getOwnCreator(db: Database, user: LocalUser): Promise<Creator> {

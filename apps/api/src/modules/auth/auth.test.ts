@@ -19,10 +19,15 @@ afterAll(async () => {
   await testDb?.destroy();
 });
 
-async function api(method: string, path: string, options: { token?: string; body?: unknown; rawBody?: string } = {}) {
+async function api(
+  method: string,
+  path: string,
+  options: { token?: string; body?: unknown; rawBody?: string } = {},
+) {
   const headers: Record<string, string> = {};
   if (options.token) headers.authorization = `Bearer ${options.token}`;
-  if (options.body !== undefined || options.rawBody !== undefined) headers["content-type"] = "application/json";
+  if (options.body !== undefined || options.rawBody !== undefined)
+    headers["content-type"] = "application/json";
   const response = await fetch(`${server.baseUrl}${path}`, {
     method,
     headers,
@@ -44,15 +49,27 @@ describe("every protected route refuses bad credentials", () => {
     );
     expect(protectedRoutes.length).toBeGreaterThanOrEqual(8);
 
-    const { iss, sub } = JSON.parse(Buffer.from(creator.access_token.split(".")[1] ?? "", "base64url").toString());
+    const { iss, sub } = JSON.parse(
+      Buffer.from(creator.access_token.split(".")[1] ?? "", "base64url").toString(),
+    );
     const aud = server.config.oidc.audience;
     const now = Math.floor(Date.now() / 1000);
     const badTokens: Record<string, string | undefined> = {
       none: undefined,
       expired: await forgeToken(server.database.db, { iss, aud, sub, exp: now - 301 }),
-      otherAudience: await forgeToken(server.database.db, { iss, aud: "https://other.example/api", sub, exp: now + 600 }),
+      otherAudience: await forgeToken(server.database.db, {
+        iss,
+        aud: "https://other.example/api",
+        sub,
+        exp: now + 600,
+      }),
       otherKey: await forgeToken(server.database.db, { iss, aud, sub, exp: now + 600 }, { foreignKey: true }),
-      otherIssuer: await forgeToken(server.database.db, { iss: "https://evil.example", aud, sub, exp: now + 600 }),
+      otherIssuer: await forgeToken(server.database.db, {
+        iss: "https://evil.example",
+        aud,
+        sub,
+        exp: now + 600,
+      }),
       algNone: unsignedToken({ iss, aud, sub, exp: now + 600, iat: now }),
       garbage: "not-a-jwt",
     };
@@ -71,18 +88,32 @@ describe("every protected route refuses bad credentials", () => {
   });
 
   it("tells the caller why a token was refused", async () => {
-    const { iss, sub } = JSON.parse(Buffer.from(creator.access_token.split(".")[1] ?? "", "base64url").toString());
+    const { iss, sub } = JSON.parse(
+      Buffer.from(creator.access_token.split(".")[1] ?? "", "base64url").toString(),
+    );
     const now = Math.floor(Date.now() / 1000);
-    const expired = await forgeToken(server.database.db, { iss, aud: server.config.oidc.audience, sub, exp: now - 400 });
+    const expired = await forgeToken(server.database.db, {
+      iss,
+      aud: server.config.oidc.audience,
+      sub,
+      exp: now - 400,
+    });
     const response = await api("GET", "/api/auth/profile/", { token: expired });
     expect(response.body.message).toBe("Access token has expired");
     expect(response.headers.get("www-authenticate")).toContain("invalid_token");
   });
 
   it("accepts a token that expired within the 300 s clock tolerance", async () => {
-    const { iss, sub } = JSON.parse(Buffer.from(creator.access_token.split(".")[1] ?? "", "base64url").toString());
+    const { iss, sub } = JSON.parse(
+      Buffer.from(creator.access_token.split(".")[1] ?? "", "base64url").toString(),
+    );
     const now = Math.floor(Date.now() / 1000);
-    const justExpired = await forgeToken(server.database.db, { iss, aud: server.config.oidc.audience, sub, exp: now - 60 });
+    const justExpired = await forgeToken(server.database.db, {
+      iss,
+      aud: server.config.oidc.audience,
+      sub,
+      exp: now - 60,
+    });
     expect((await api("GET", "/api/auth/profile/", { token: justExpired })).status).toBe(200);
   });
 });
@@ -91,7 +122,11 @@ describe("sign-in and profile", () => {
   it("register creates the user and their creator record from the token's claims", async () => {
     const response = await api("GET", "/api/auth/profile/", { token: creator.access_token });
     expect(response.status).toBe(200);
-    expect(response.body.user).toMatchObject({ email: creator.email, display_name: "Ada Lovelace", is_active: true });
+    expect(response.body.user).toMatchObject({
+      email: creator.email,
+      display_name: "Ada Lovelace",
+      is_active: true,
+    });
     expect(response.body.user.username).toBe(creator.email.split("@")[0]);
     expect(response.body.creator).toMatchObject({ plan: "free", credits: 0, display_name: "Ada Lovelace" });
     expect((await api("GET", "/api/auth/roles/", { token: creator.access_token })).body).toEqual({
@@ -106,7 +141,9 @@ describe("sign-in and profile", () => {
     expect(login.status).toBe(200);
     expect(login.body.creator).toBeNull();
     expect((await api("GET", "/api/creators/me/", { token: person.access_token })).status).toBe(404);
-    expect((await api("GET", "/api/auth/roles/", { token: person.access_token })).body.roles).toEqual(["user"]);
+    expect((await api("GET", "/api/auth/roles/", { token: person.access_token })).body.roles).toEqual([
+      "user",
+    ]);
   });
 
   it("logging in twice keeps one user", async () => {
@@ -128,7 +165,12 @@ describe("sign-in and profile", () => {
       },
     });
     expect(response.status).toBe(200);
-    expect(response.body.user).toMatchObject({ first_name: "Ada", last_name: "Byron", display_name: "Countess", username });
+    expect(response.body.user).toMatchObject({
+      first_name: "Ada",
+      last_name: "Byron",
+      display_name: "Countess",
+      username,
+    });
     expect(response.body.creator.display_name).toBe("Ada's Prompts");
     const reread = await api("GET", "/api/auth/profile/", { token: creator.access_token });
     expect(reread.body).toEqual(response.body);
@@ -142,7 +184,9 @@ describe("sign-in and profile", () => {
     });
     expect(response.status).toBe(400);
     expect(response.body.fields).toEqual({ "user.email": "cannot be changed" });
-    expect((await api("GET", "/api/auth/profile/", { token: creator.access_token })).body.user.email).toBe(creator.email);
+    expect((await api("GET", "/api/auth/profile/", { token: creator.access_token })).body.user.email).toBe(
+      creator.email,
+    );
   });
 
   it("refuses changes to plan, credits, is_active and id", async () => {
@@ -155,7 +199,12 @@ describe("sign-in and profile", () => {
       },
     });
     expect(response.status).toBe(400);
-    expect(Object.keys(response.body.fields).sort()).toEqual(["creator.credits", "creator.plan", "user.id", "user.is_active"]);
+    expect(Object.keys(response.body.fields).sort()).toEqual([
+      "creator.credits",
+      "creator.plan",
+      "user.id",
+      "user.is_active",
+    ]);
     const after = await api("GET", "/api/auth/profile/", { token: creator.access_token });
     expect(after.body.creator).toMatchObject({ plan: "free", credits: 0 });
   });
@@ -175,12 +224,16 @@ describe("sign-in and profile", () => {
   it("lists creators publicly known by display name", async () => {
     const response = await api("GET", "/api/creators/", { token: creator.access_token });
     expect(response.status).toBe(200);
-    expect(response.body.some((c: { display_name: string }) => c.display_name === "Ada's Prompts")).toBe(true);
+    expect(response.body.some((c: { display_name: string }) => c.display_name === "Ada's Prompts")).toBe(
+      true,
+    );
     expect(Object.keys(response.body[0]).sort()).toEqual(["display_name", "id"]);
   });
 
   it("acknowledges logout", async () => {
-    expect((await api("POST", "/api/auth/logout/", { token: creator.access_token })).body).toEqual({ success: true });
+    expect((await api("POST", "/api/auth/logout/", { token: creator.access_token })).body).toEqual({
+      success: true,
+    });
   });
 });
 
@@ -237,7 +290,11 @@ describe("service endpoints", () => {
     const metrics = await fetch(`${server.baseUrl}/metrics`);
     expect(await metrics.text()).toContain("http_request_duration_seconds");
     const config = await api("GET", "/api/config");
-    expect(config.body.oidc).toMatchObject({ issuer: `${server.baseUrl}/oidc`, client_id: "promptmint-web", embedded: true });
+    expect(config.body.oidc).toMatchObject({
+      issuer: `${server.baseUrl}/oidc`,
+      client_id: "promptmint-web",
+      embedded: true,
+    });
     expect((await api("GET", "/api/v1/config")).body).toEqual(config.body);
     const doc = (await api("GET", "/api/openapi.json")).body;
     expect(doc.openapi).toBe("3.1.0");

@@ -23,9 +23,15 @@ export interface AuthGuards {
 export function createAuthGuards(options: { verifyToken: TokenVerifier; db: Database }): AuthGuards {
   async function requireToken(request: FastifyRequest) {
     const header = request.headers.authorization;
-    if (!header) throw new AppError("unauthorized", "Authentication required: send an Authorization: Bearer token", bearerChallenge());
+    if (!header)
+      throw new AppError(
+        "unauthorized",
+        "Authentication required: send an Authorization: Bearer token",
+        bearerChallenge(),
+      );
     const match = /^Bearer\s+(\S+)$/i.exec(header);
-    if (!match?.[1]) throw new AppError("unauthorized", "Authorization header must be 'Bearer <token>'", bearerChallenge());
+    if (!match?.[1])
+      throw new AppError("unauthorized", "Authorization header must be 'Bearer <token>'", bearerChallenge());
     try {
       request.token = await options.verifyToken(match[1]);
     } catch (error) {
@@ -51,12 +57,18 @@ export function createAuthGuards(options: { verifyToken: TokenVerifier; db: Data
       const token = request.token as VerifiedToken;
       const user =
         (await findUserByToken(options.db, token)) ??
-        (await upsertUserFromToken(options.db, await withProfileClaims(token), { creator: false, refreshEmail: false }));
+        (await upsertUserFromToken(options.db, await withProfileClaims(token), {
+          creator: false,
+          refreshEmail: false,
+        }));
       if (!user.isActive) throw new AppError("forbidden", "This account is deactivated");
       request.user = user;
     },
     async signInUser(token, { creator }) {
-      const user = await upsertUserFromToken(options.db, await withProfileClaims(token), { creator, refreshEmail: true });
+      const user = await upsertUserFromToken(options.db, await withProfileClaims(token), {
+        creator,
+        refreshEmail: true,
+      });
       if (!user.isActive) throw new AppError("forbidden", "This account is deactivated");
       return user;
     },

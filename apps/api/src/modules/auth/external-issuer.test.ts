@@ -30,7 +30,11 @@ afterAll(async () => {
 
 it("accepts tokens of an external issuer set by OIDC_ISSUER, verified through its published key set", async () => {
   const config = await (await fetch(`${api.baseUrl}/api/config`)).json();
-  expect(config.oidc).toMatchObject({ issuer: issuer.config.oidc.issuer, client_id: "promptmint-web", embedded: false });
+  expect(config.oidc).toMatchObject({
+    issuer: issuer.config.oidc.issuer,
+    client_id: "promptmint-web",
+    embedded: false,
+  });
   expect((await fetch(`${api.baseUrl}/oidc/.well-known/openid-configuration`)).status).toBe(404);
 
   const person = await signUp(issuer.baseUrl, { displayName: "External Person" });
@@ -47,7 +51,11 @@ it("accepts tokens of an external issuer set by OIDC_ISSUER, verified through it
 it("refuses tokens whose audience is not OIDC_AUDIENCE", async () => {
   const otherDb = await createTestDatabase();
   const other = await startTestServer(otherDb, {
-    env: { OIDC_ISSUER: issuer.config.oidc.issuer ?? "", OIDC_CLIENT_ID: "promptmint-web", OIDC_AUDIENCE: "https://another-api.example" },
+    env: {
+      OIDC_ISSUER: issuer.config.oidc.issuer ?? "",
+      OIDC_CLIENT_ID: "promptmint-web",
+      OIDC_AUDIENCE: "https://another-api.example",
+    },
   });
   try {
     const person = await signUp(issuer.baseUrl);

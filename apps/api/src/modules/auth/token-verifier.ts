@@ -1,10 +1,10 @@
 import {
   createLocalJWKSet,
   createRemoteJWKSet,
-  errors as joseErrors,
   type JWK,
   type JWTPayload,
   type JWTVerifyGetKey,
+  errors as joseErrors,
   jwtVerify,
 } from "jose";
 import { AppError } from "../../lib/errors.ts";
@@ -16,7 +16,13 @@ const JWKS_OPTIONS = { timeoutDuration: 5_000, cooldownDuration: 30_000, cacheMa
 export interface VerifiedToken {
   issuer: string;
   subject: string;
-  claims: JWTPayload & { email?: string; name?: string; preferred_username?: string; given_name?: string; family_name?: string };
+  claims: JWTPayload & {
+    email?: string;
+    name?: string;
+    preferred_username?: string;
+    given_name?: string;
+    family_name?: string;
+  };
   raw: string;
 }
 
@@ -36,7 +42,9 @@ export function createTokenVerifier(options: {
   fetchImpl?: typeof fetch;
 }): TokenVerifier {
   const fetchImpl = options.fetchImpl ?? fetch;
-  let keySet: JWTVerifyGetKey | undefined = options.localJwks ? createLocalJWKSet(options.localJwks) : undefined;
+  let keySet: JWTVerifyGetKey | undefined = options.localJwks
+    ? createLocalJWKSet(options.localJwks)
+    : undefined;
   let discovery: Promise<{ jwks_uri?: string; userinfo_endpoint?: string }> | undefined;
 
   function discover() {
@@ -71,7 +79,12 @@ export function createTokenVerifier(options: {
         requiredClaims: ["sub", "exp", "iat"],
       });
       if (!payload.sub || !payload.iss) throw new AppError("unauthorized", "Access token has no subject");
-      return { issuer: payload.iss, subject: payload.sub, claims: payload as VerifiedToken["claims"], raw: token };
+      return {
+        issuer: payload.iss,
+        subject: payload.sub,
+        claims: payload as VerifiedToken["claims"],
+        raw: token,
+      };
     } catch (error) {
       if (error instanceof AppError) throw error;
       throw new AppError("unauthorized", describeTokenError(error));
@@ -99,7 +112,10 @@ function describeTokenError(error: unknown): string {
     if (error.claim === "iss") return "Access token was issued by an unknown issuer";
     return `Access token claim '${error.claim}' is invalid`;
   }
-  if (error instanceof joseErrors.JWSSignatureVerificationFailed || error instanceof joseErrors.JWKSNoMatchingKey) {
+  if (
+    error instanceof joseErrors.JWSSignatureVerificationFailed ||
+    error instanceof joseErrors.JWKSNoMatchingKey
+  ) {
     return "Access token signature is invalid";
   }
   return "Access token is invalid";

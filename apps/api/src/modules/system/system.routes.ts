@@ -18,21 +18,31 @@ export function runtimeConfigFor(config: Config): RuntimeConfig {
       embedded: config.oidc.embedded,
     },
     sandbox: {
-      llm: !(config.providerKeys.openai || config.providerKeys.anthropic || config.providerKeys.google || config.providerKeys.mistral),
+      llm: !(
+        config.providerKeys.openai ||
+        config.providerKeys.anthropic ||
+        config.providerKeys.google ||
+        config.providerKeys.mistral
+      ),
       payments: !(config.stripe.secretKey && config.stripe.publishableKey),
     },
   };
 }
 
 /** Health, readiness, Prometheus metrics (root level). */
-export const systemRoutes: FastifyPluginAsyncZod<{ db: Database; registry: Registry }> = async (app, { db, registry }) => {
+export const systemRoutes: FastifyPluginAsyncZod<{ db: Database; registry: Registry }> = async (
+  app,
+  { db, registry },
+) => {
   app.get("/healthz", { schema: { hide: true } }, async () => ({ status: "ok" }));
   app.get("/readyz", { schema: { hide: true } }, async (_request, reply) => {
     try {
       await pingDatabase(db);
       return { status: "ready" };
     } catch {
-      return reply.status(503).send({ code: "unavailable", message: "Database is not reachable", status: 503 });
+      return reply
+        .status(503)
+        .send({ code: "unavailable", message: "Database is not reachable", status: 503 });
     }
   });
   app.get("/metrics", { schema: { hide: true } }, async (_request, reply) =>
@@ -45,8 +55,18 @@ export const runtimeConfigRoutes: FastifyPluginAsyncZod<{ config: Config }> = as
   const body = runtimeConfigFor(config);
   app.get(
     "/config",
-    { schema: { tags: ["system"], summary: "Runtime settings for the web app", response: { 200: RuntimeConfigSchema } } },
+    {
+      schema: {
+        tags: ["system"],
+        summary: "Runtime settings for the web app",
+        response: { 200: RuntimeConfigSchema },
+      },
+    },
     async () => body,
   );
-  app.get("/health", { schema: { hide: true, response: { 200: z.object({ status: z.string() }) } } }, async () => ({ status: "ok" }));
+  app.get(
+    "/health",
+    { schema: { hide: true, response: { 200: z.object({ status: z.string() }) } } },
+    async () => ({ status: "ok" }),
+  );
 };

@@ -1,0 +1,17 @@
+import { BarChart3, FlaskConical, LayoutDashboard, type LucideIcon, Package } from "lucide-react";
+
+export interface NavItem {
+  to: string;
+  label: string;
+  icon: LucideIcon;
+  /** Active only on this exact path, not on the paths below it. */
+  end?: boolean;
+}
+
+/** The signed-in navigation of SPEC §2, shared by the bar and the mobile menu. */
+export const NAV_ITEMS: readonly NavItem[] = [
+  { to: "/dashboard", label: "Dashboard", icon: LayoutDashboard, end: true },
+  { to: "/applications", label: "Applications", icon: Package },
+  { to: "/analytics", label: "Analytics", icon: BarChart3 },
+  { to: "/api-test", label: "API Test", icon: FlaskConical },
+];

@@ -1,0 +1,100 @@
+import { Menu, X } from "lucide-react";
+import { useState } from "react";
+import { useAuth } from "react-oidc-context";
+import { NavLink } from "react-router";
+import { ButtonLink } from "../../components/ui/button";
+import { BrandLink } from "../../components/ui/logo";
+import { Spinner } from "../../components/ui/spinner";
+import { useSignOut } from "../../features/auth/use-sign-out";
+import { cn } from "../../lib/cn";
+import { describeSession, useProfile } from "../../lib/profile-query";
+import { MobileMenu } from "./mobile-menu";
+import { NAV_ITEMS } from "./nav-items";
+import { UserMenu } from "./user-menu";
+
+const MOBILE_MENU_ID = "mobile-menu";
+
+const linkClasses = ({ isActive }: { isActive: boolean }) =>
+  cn(
+    "rounded-md px-3 py-2 text-sm font-medium transition-colors",
+    isActive ? "bg-brand-50 text-brand-700" : "text-slate-600 hover:bg-slate-100 hover:text-slate-900",
+  );
+
+export function Navbar() {
+  const auth = useAuth();
+  const profile = useProfile();
+  const signOut = useSignOut();
+  const [mobileOpen, setMobileOpen] = useState(false);
+  const signedIn = auth.isAuthenticated;
+  const identity = describeSession(profile.data, auth.user);
+  const startSignOut = () => void signOut();
+
+  return (
+    <header className="sticky top-0 z-40 border-b border-slate-200 bg-white/85 backdrop-blur supports-[backdrop-filter]:bg-white/70">
+      <nav aria-label="Main" className="mx-auto max-w-7xl">
+        <div className="flex h-16 items-center gap-6 px-4 sm:px-6 lg:px-8">
+          <BrandLink />
+
+          {signedIn && (
+            <ul className="hidden items-center gap-1 md:flex">
+              {NAV_ITEMS.map(({ to, label, end }) => (
+                <li key={to}>
+                  <NavLink to={to} end={end} className={linkClasses}>
+                    {label}
+                  </NavLink>
+                </li>
+              ))}
+            </ul>
+          )}
+
+          <div className="ml-auto flex items-center gap-2">
+            {signedIn ? (
+              <>
+                <div className="hidden md:block">
+                  <UserMenu identity={identity} onSignOut={startSignOut} />
+                </div>
+                <button
+                  type="button"
+                  className="inline-flex size-10 items-center justify-center rounded-lg text-slate-600 hover:bg-slate-100 hover:text-slate-900 md:hidden"
+                  aria-label={mobileOpen ? "Close menu" : "Open menu"}
+                  aria-expanded={mobileOpen}
+                  aria-controls={MOBILE_MENU_ID}
+                  onClick={() => setMobileOpen((open) => !open)}
+                >
+                  {mobileOpen ? (
+                    <X className="size-5" aria-hidden="true" />
+                  ) : (
+                    <Menu className="size-5" aria-hidden="true" />
+                  )}
+                </button>
+              </>
+            ) : auth.isLoading ? (
+              <span role="status" className="flex items-center text-slate-400">
+                <Spinner />
+                <span className="sr-only">Loading</span>
+              </span>
+            ) : (
+              <>
+                <ButtonLink to="/login" variant="ghost" size="sm">
+                  Sign in
+                </ButtonLink>
+                <ButtonLink to="/register" size="sm">
+                  Get Started
+                </ButtonLink>
+              </>
+            )}
+          </div>
+        </div>
+
+        {signedIn && mobileOpen && (
+          <MobileMenu
+            id={MOBILE_MENU_ID}
+            identity={identity}
+            onNavigate={() => setMobileOpen(false)}
+            onSignOut={startSignOut}
+          />
+        )}
+      </nav>
+    </header>
+  );
+}

@@ -1,0 +1,62 @@
+import { screen } from "@testing-library/react";
+import { describe, expect, it } from "vitest";
+import { stubSignedInApi } from "../test/api-stubs";
+import { createTestAuth } from "../test/auth-state";
+import { stubFetch } from "../test/fetch-stub";
+import { renderRoute } from "../test/render-route";
+
+describe("route table", () => {
+  it.each([
+    ["/dashboard", "Dashboard"],
+    ["/applications", "Dashboard"],
+    ["/applications/create", "Create Application"],
+    ["/applications/new", "Create Application"],
+    ["/applications/my-app", "my-app"],
+    ["/applications/my-app/edit", "Edit Prompt"],
+    ["/applications/my-app/billing", "Billing & Subscriptions"],
+    ["/applications/my-app/analytics", "my-app Analytics"],
+    ["/analytics", "Global Analytics"],
+    ["/profile", "Profile Settings"],
+    ["/prompt-builder", "Prompt Builder"],
+    ["/prompts", "Prompt Applications"],
+    ["/prompts/my-prompt", "my-prompt"],
+    ["/workflows", "Workflow Applications"],
+    ["/workflows/my-flow", "my-flow"],
+    ["/api-test", "API Test Console"],
+    ["/billing/success", "Payment Complete"],
+  ])("shows %s to a signed-in user as '%s'", async (path, title) => {
+    stubSignedInApi();
+    renderRoute(path, { auth: createTestAuth("signed-in") });
+
+    expect(await screen.findByRole("heading", { name: title, level: 1 })).toBeDefined();
+  });
+
+  it.each([
+    ["/applications/create", "prompt application"],
+    ["/applications/new?type=workflow", "workflow application"],
+    ["/applications/create?type=unknown", "prompt application"],
+  ])("reads the application type of %s", async (path, type) => {
+    stubSignedInApi();
+    renderRoute(path, { auth: createTestAuth("signed-in") });
+
+    expect(await screen.findByText(type)).toBeDefined();
+  });
+
+  it("warns a signed-out visitor of the API test console", () => {
+    stubFetch({});
+    renderRoute("/api-test?app=my-app");
+
+    expect(screen.getByRole("heading", { name: "API Test Console" })).toBeDefined();
+    expect(
+      screen.getByText("Authentication Required: Please log in to access your applications and test APIs."),
+    ).toBeDefined();
+  });
+
+  it("does not warn a signed-in user of the API test console", async () => {
+    stubSignedInApi();
+    renderRoute("/api-test", { auth: createTestAuth("signed-in") });
+
+    expect(await screen.findByRole("heading", { name: "API Test Console" })).toBeDefined();
+    expect(screen.queryByText(/Authentication Required/)).toBeNull();
+  });
+});

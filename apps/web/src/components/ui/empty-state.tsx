@@ -1,0 +1,33 @@
+import type { LucideIcon } from "lucide-react";
+import type { ReactNode } from "react";
+import { cn } from "../../lib/cn";
+
+export function EmptyState({
+  icon: Icon,
+  title,
+  description,
+  action,
+  className,
+}: {
+  icon: LucideIcon;
+  title: string;
+  description?: ReactNode;
+  action?: ReactNode;
+  className?: string;
+}) {
+  return (
+    <div
+      className={cn(
+        "flex flex-col items-center rounded-xl border border-dashed border-slate-300 bg-white px-6 py-14 text-center",
+        className,
+      )}
+    >
+      <div className="flex size-12 items-center justify-center rounded-full bg-brand-50 text-brand-600">
+        <Icon className="size-6" aria-hidden="true" />
+      </div>
+      <h2 className="mt-4 text-base font-semibold text-slate-900">{title}</h2>
+      {description && <p className="mt-1 max-w-sm text-sm text-slate-500">{description}</p>}
+      {action && <div className="mt-6">{action}</div>}
+    </div>
+  );
+}

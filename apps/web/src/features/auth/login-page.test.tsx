@@ -1,0 +1,69 @@
+import { screen } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { describe, expect, it, vi } from "vitest";
+import { createTestAuth } from "../../test/auth-state";
+import { stubFetch } from "../../test/fetch-stub";
+import { currentPath, renderRoute } from "../../test/render-route";
+
+describe("login screen", () => {
+  it.each(["/login", "/auth/login"])("offers sign-in at %s", async (path) => {
+    stubFetch({});
+    renderRoute(path);
+
+    expect(await screen.findByRole("heading", { name: "Sign in to your account" })).toBeDefined();
+    expect(screen.getByRole("link", { name: "Promptmint" }).getAttribute("href")).toBe("/");
+    expect(screen.getByRole("link", { name: "Create new account" }).getAttribute("href")).toBe("/register");
+    expect(screen.queryByRole("alert")).toBeNull();
+  });
+
+  it("starts the identity provider's sign-in and shows 'Signing in...'", async () => {
+    stubFetch({});
+    const auth = createTestAuth("signed-out");
+    vi.mocked(auth.signinRedirect).mockReturnValue(new Promise(() => undefined));
+    renderRoute("/login", { auth });
+
+    await userEvent.click(await screen.findByRole("button", { name: "Sign In" }));
+
+    expect(auth.signinRedirect).toHaveBeenCalledWith({ state: { intent: "login" } });
+    const busy = screen.getByRole("button", { name: "Signing in..." }) as HTMLButtonElement;
+    expect(busy.disabled).toBe(true);
+  });
+
+  it("shows 'Failed to sign in' when the redirect cannot start", async () => {
+    stubFetch({});
+    const auth = createTestAuth("signed-out");
+    vi.mocked(auth.signinRedirect).mockRejectedValue(new Error("network down"));
+    renderRoute("/login", { auth });
+
+    await userEvent.click(await screen.findByRole("button", { name: "Sign In" }));
+
+    expect((await screen.findByRole("alert")).textContent).toContain("Failed to sign in");
+    expect(screen.getByRole("button", { name: "Sign In" })).toBeDefined();
+  });
+
+  it("shows the error banner passed by the callback", async () => {
+    stubFetch({});
+    renderRoute("/login", { state: { authError: "Failed to sign in" } });
+
+    expect((await screen.findByRole("alert")).textContent).toContain("Failed to sign in");
+  });
+
+  it("sends a signed-in user back to where they came from", async () => {
+    stubFetch({ "GET /api/auth/profile/": () => new Response("{}", { status: 500 }) });
+    const { router } = renderRoute("/login", {
+      auth: createTestAuth("signed-in"),
+      state: { from: { pathname: "/workflows", search: "?status=live", hash: "" } },
+    });
+
+    expect(await screen.findByRole("heading", { name: "Workflow Applications" })).toBeDefined();
+    expect(currentPath(router)).toBe("/workflows?status=live");
+  });
+
+  it("sends a signed-in user without a destination to /", async () => {
+    stubFetch({ "GET /api/auth/profile/": () => new Response("{}", { status: 500 }) });
+    const { router } = renderRoute("/login", { auth: createTestAuth("signed-in") });
+
+    expect(await screen.findByRole("link", { name: /Go to Dashboard/ })).toBeDefined();
+    expect(currentPath(router)).toBe("/");
+  });
+});

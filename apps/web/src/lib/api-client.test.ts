@@ -1,0 +1,120 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { jsonResponse, stubFetch } from "../test/fetch-stub";
+import {
+  ApiClientError,
+  apiRequest,
+  FALLBACK_ERROR_MESSAGE,
+  getErrorMessage,
+  messageFromBody,
+  setAccessTokenProvider,
+} from "./api-client";
+
+async function failureOf(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected the request to fail");
+}
+
+describe("api client", () => {
+  afterEach(() => setAccessTokenProvider(null));
+
+  it("sends JSON to /api with the bearer token and returns the parsed answer", async () => {
+    window.localStorage.setItem("token", "stored-token");
+    const api = stubFetch({ "PATCH /api/things/1/": () => jsonResponse({ ok: true }) });
+
+    await expect(apiRequest("/things/1/", { method: "PATCH", body: { name: "x" } })).resolves.toEqual({
+      ok: true,
+    });
+
+    const [request] = api.callsTo("PATCH /api/things/1/");
+    expect(request?.headers.get("Authorization")).toBe("Bearer stored-token");
+    expect(request?.headers.get("Content-Type")).toBe("application/json");
+    expect(request?.body).toEqual({ name: "x" });
+  });
+
+  it("prefers the registered token provider, and sends no token when told to", async () => {
+    setAccessTokenProvider(async () => "fresh-token");
+    const api = stubFetch({ "GET /api/a": () => jsonResponse({}), "GET /api/b": () => jsonResponse({}) });
+
+    await apiRequest("/a");
+    await apiRequest("/b", { token: null });
+
+    expect(api.callsTo("GET /api/a")[0]?.headers.get("Authorization")).toBe("Bearer fresh-token");
+    expect(api.callsTo("GET /api/b")[0]?.headers.has("Authorization")).toBe(false);
+  });
+
+  it("takes the message from detail, then message, then error", () => {
+    expect(messageFromBody({ detail: "d", message: "m", error: "e" })).toBe("d");
+    expect(messageFromBody({ message: "m", error: "e" })).toBe("m");
+    expect(messageFromBody({ error: "e" })).toBe("e");
+    expect(messageFromBody({ detail: "", message: "m" })).toBe("m");
+    expect(messageFromBody("plain text")).toBeUndefined();
+  });
+
+  it("raises the server's message with its code, status and field errors", async () => {
+    stubFetch({
+      "PATCH /api/auth/profile/": () =>
+        jsonResponse(
+          {
+            code: "validation",
+            message: "Invalid profile",
+            status: 400,
+            fields: { "user.username": "taken" },
+          },
+          400,
+        ),
+    });
+
+    const error = await failureOf(apiRequest("/auth/profile/", { method: "PATCH", body: {} }));
+
+    expect(error).toBeInstanceOf(ApiClientError);
+    const apiError = error as ApiClientError;
+    expect(apiError.message).toBe("Invalid profile");
+    expect(apiError.status).toBe(400);
+    expect(apiError.code).toBe("validation");
+    expect(apiError.fields).toEqual({ "user.username": "taken" });
+    expect(getErrorMessage(error)).toBe("Invalid profile");
+  });
+
+  it("falls back to the client's own message, then to the generic one", async () => {
+    stubFetch({ "GET /api/broken": () => new Response("", { status: 502 }) });
+
+    const error = await failureOf(apiRequest("/broken"));
+
+    expect(getErrorMessage(error)).toBe("Request failed with status code 502");
+    expect(getErrorMessage(new TypeError("Failed to fetch"))).toBe("Failed to fetch");
+    expect(getErrorMessage(new Error(""))).toBe(FALLBACK_ERROR_MESSAGE);
+    expect(getErrorMessage("weird")).toBe("An unexpected error occurred");
+  });
+
+  it("only logs a 401 and passes the error on", async () => {
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => undefined);
+    stubFetch({
+      "GET /api/auth/profile/": () => jsonResponse({ code: "unauthorized", message: "No token" }, 401),
+    });
+
+    const error = await failureOf(apiRequest("/auth/profile/"));
+
+    expect(error).toBeInstanceOf(ApiClientError);
+    expect((error as ApiClientError).status).toBe(401);
+    expect(warn).toHaveBeenCalledTimes(1);
+    expect(String(warn.mock.calls[0]?.[0])).toContain("401");
+    warn.mockRestore();
+  });
+
+  it("validates the answer with the given schema", async () => {
+    stubFetch({ "GET /api/n": () => jsonResponse({ n: "1" }) });
+    const schema = {
+      parse(data: unknown) {
+        const value = (data as { n: unknown }).n;
+        if (typeof value !== "number") throw new Error("n must be a number");
+        return value;
+      },
+    };
+
+    await expect(apiRequest("/n", { schema })).rejects.toThrow("n must be a number");
+  });
+});

@@ -1,0 +1,115 @@
+import type { ApiError } from "@promptmint/contracts";
+
+/** Every product API path is relative to this base (SPEC §7). */
+export const API_BASE = "/api";
+
+/** SPEC §9: the access token is kept in local storage under this key. */
+export const ACCESS_TOKEN_STORAGE_KEY = "token";
+
+/** SPEC §8: the last resort when neither the server nor the client gave a message. */
+export const FALLBACK_ERROR_MESSAGE = "An unexpected error occurred";
+
+type MaybeToken = string | null | undefined;
+export type AccessTokenProvider = () => MaybeToken | Promise<MaybeToken>;
+
+const readStoredToken: AccessTokenProvider = () => window.localStorage.getItem(ACCESS_TOKEN_STORAGE_KEY);
+let accessTokenProvider: AccessTokenProvider = readStoredToken;
+
+/**
+ * The auth provider registers where the current access token comes from (the OIDC user
+ * store), so a request never goes out with a token older than the last silent renew.
+ * Without a provider the token kept in local storage is used.
+ */
+export function setAccessTokenProvider(provider: AccessTokenProvider | null): void {
+  accessTokenProvider = provider ?? readStoredToken;
+}
+
+/** A non-2xx answer from the API, carrying the server's error shape when it sent one. */
+export class ApiClientError extends Error {
+  readonly status: number;
+  readonly code: string | undefined;
+  readonly fields: Record<string, string> | undefined;
+  readonly body: unknown;
+
+  constructor(status: number, body: unknown) {
+    super(messageFromBody(body) ?? `Request failed with status code ${status}`);
+    this.name = "ApiClientError";
+    this.status = status;
+    this.body = body;
+    const error = isRecord(body) ? (body as Partial<ApiError>) : {};
+    this.code = typeof error.code === "string" ? error.code : undefined;
+    this.fields = isStringRecord(error.fields) ? error.fields : undefined;
+  }
+}
+
+/** SPEC §8: a failed call's message comes from the body's detail, then message, then error. */
+export function messageFromBody(body: unknown): string | undefined {
+  if (!isRecord(body)) return undefined;
+  for (const key of ["detail", "message", "error"]) {
+    const value = body[key];
+    if (typeof value === "string" && value.trim() !== "") return value;
+  }
+  return undefined;
+}
+
+/** The user-visible text for any error: server message, client message, then the fallback. */
+export function getErrorMessage(error: unknown): string {
+  if (error instanceof Error && error.message.trim() !== "") return error.message;
+  return FALLBACK_ERROR_MESSAGE;
+}
+
+interface Parser<T> {
+  parse(data: unknown): T;
+}
+
+export interface RequestOptions<T> {
+  method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+  body?: unknown;
+  /** Validates and types the answer; without it the JSON is returned as is. */
+  schema?: Parser<T>;
+  /** Overrides the current user's token; `null` sends the request without one. */
+  token?: string | null;
+  signal?: AbortSignal;
+}
+
+export async function apiRequest<T = unknown>(path: string, options: RequestOptions<T> = {}): Promise<T> {
+  const method = options.method ?? "GET";
+  const headers = new Headers({ Accept: "application/json" });
+  const token = options.token !== undefined ? options.token : await accessTokenProvider();
+  if (token) headers.set("Authorization", `Bearer ${token}`);
+
+  let body: string | undefined;
+  if (options.body !== undefined) {
+    headers.set("Content-Type", "application/json");
+    body = JSON.stringify(options.body);
+  }
+
+  const response = await fetch(`${API_BASE}${path}`, { method, headers, body, signal: options.signal });
+  const payload = await readPayload(response);
+
+  if (!response.ok) {
+    if (response.status === 401) {
+      console.warn(`[api] ${method} ${path} answered 401 Unauthorized`);
+    }
+    throw new ApiClientError(response.status, payload);
+  }
+  return options.schema ? options.schema.parse(payload) : (payload as T);
+}
+
+async function readPayload(response: Response): Promise<unknown> {
+  const text = await response.text();
+  if (text === "") return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function isStringRecord(value: unknown): value is Record<string, string> {
+  return isRecord(value) && Object.values(value).every((entry) => typeof entry === "string");
+}

@@ -1,0 +1,50 @@
+import { describe, expect, it } from "vitest";
+import {
+  formatCents,
+  formatDate,
+  formatDateTime,
+  formatDollars,
+  formatNumber,
+  formatPercent,
+  formatSeconds,
+} from "./format";
+
+describe("format", () => {
+  it("shows cents as dollars with 2 decimals", () => {
+    expect(formatCents(100)).toBe("$1.00");
+    expect(formatCents(1)).toBe("$0.01");
+    expect(formatCents(123456)).toBe("$1,234.56");
+    expect(formatCents(0)).toBe("$0.00");
+  });
+
+  it("shows dollar amounts with 2 decimals, rounding half up", () => {
+    expect(formatDollars(12.5)).toBe("$12.50");
+    expect(formatDollars(0.125)).toBe("$0.13");
+    expect(formatDollars(-3)).toBe("-$3.00");
+  });
+
+  it("shows percentages with one decimal", () => {
+    expect(formatPercent(97.54)).toBe("97.5%");
+    expect(formatPercent(100)).toBe("100.0%");
+    expect(formatPercent(0)).toBe("0.0%");
+  });
+
+  it("separates thousands in counts", () => {
+    expect(formatNumber(1234567)).toBe("1,234,567");
+    expect(formatNumber(12)).toBe("12");
+  });
+
+  it("shows seconds with the requested decimals and an s suffix", () => {
+    expect(formatSeconds(1.23456, 3)).toBe("1.235s");
+    expect(formatSeconds(0.5)).toBe("0.50s");
+  });
+
+  it("shows a local date, or the fallback for a missing or invalid one", () => {
+    const iso = "2024-03-15T10:00:00.000Z";
+    expect(formatDate(iso)).toBe(new Date(iso).toLocaleDateString());
+    expect(formatDateTime(iso)).toBe(new Date(iso).toLocaleString());
+    expect(formatDate("")).toBe("N/A");
+    expect(formatDate(null)).toBe("N/A");
+    expect(formatDate("not a date", "Never")).toBe("Never");
+  });
+});

@@ -1,0 +1,84 @@
+import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
+import { act, render } from "@testing-library/react";
+import { type ReactNode, useState } from "react";
+import { AuthContext, type AuthContextProps } from "react-oidc-context";
+import { createMemoryRouter, parsePath, type RouteObject } from "react-router";
+import { RouterProvider } from "react-router/dom";
+import { vi } from "vitest";
+import { appRoutes } from "../app/router";
+import { RuntimeConfigProvider } from "../lib/runtime-config";
+import { createTestAuth } from "./auth-state";
+import { runtimeConfigFixture } from "./fixtures";
+
+export function createTestQueryClient(): QueryClient {
+  return new QueryClient({
+    defaultOptions: {
+      queries: { retry: false, gcTime: Number.POSITIVE_INFINITY },
+      mutations: { retry: false },
+    },
+  });
+}
+
+interface AuthHost {
+  set: (next: AuthContextProps) => void;
+}
+
+/** Holds the auth value in state so a test (or removeUser) can change it after rendering. */
+function TestAuthProvider({
+  initial,
+  host,
+  children,
+}: {
+  initial: AuthContextProps;
+  host: AuthHost;
+  children: ReactNode;
+}) {
+  const [current, setCurrent] = useState(initial);
+  host.set = setCurrent;
+  return <AuthContext value={current}>{children}</AuthContext>;
+}
+
+export interface RenderRouteOptions {
+  /** The auth state the app sees; signed out by default. See createTestAuth. */
+  auth?: AuthContextProps;
+  queryClient?: QueryClient;
+  /** Router state of the first entry, e.g. `{ from: { pathname: "/profile" } }`. */
+  state?: unknown;
+  routes?: RouteObject[];
+}
+
+/**
+ * Renders the app's real route list at `path` in memory, with a fresh query client and the
+ * given auth state. Like the real provider, the auth's `removeUser` signs the user out, and
+ * `setAuth` changes the state later. Stub `fetch` before calling it.
+ */
+export function renderRoute(path: string, options: RenderRouteOptions = {}) {
+  const auth = options.auth ?? createTestAuth("signed-out");
+  const queryClient = options.queryClient ?? createTestQueryClient();
+  const router = createMemoryRouter(options.routes ?? appRoutes, {
+    initialEntries: [{ ...parsePath(path), state: options.state }],
+  });
+
+  const authHost: AuthHost = { set: () => undefined };
+  const setAuth = (next: AuthContextProps) => act(() => authHost.set(next));
+  vi.mocked(auth.removeUser).mockImplementation(async () => {
+    authHost.set({ ...auth, user: null, isAuthenticated: false, isLoading: false });
+  });
+
+  const view = render(
+    <QueryClientProvider client={queryClient}>
+      <RuntimeConfigProvider config={runtimeConfigFixture()}>
+        <TestAuthProvider initial={auth} host={authHost}>
+          <RouterProvider router={router} />
+        </TestAuthProvider>
+      </RuntimeConfigProvider>
+    </QueryClientProvider>,
+  );
+  return { ...view, router, auth, setAuth, queryClient };
+}
+
+/** The router's current path with its search. */
+export function currentPath(router: ReturnType<typeof createMemoryRouter>): string {
+  const { pathname, search } = router.state.location;
+  return `${pathname}${search}`;
+}
