@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import fastifyMultipart from "@fastify/multipart";
 import fastifyStatic from "@fastify/static";
 import fastifySwagger from "@fastify/swagger";
 import fastifySwaggerUi from "@fastify/swagger-ui";
@@ -21,9 +22,16 @@ import { createOidcProvider } from "./identity/oidc-provider.ts";
 import { loadSigningKeys, toPublicJwks } from "./identity/signing-keys.ts";
 import { installErrorHandler } from "./lib/error-handler.ts";
 import { installMetrics } from "./lib/metrics.ts";
+import { createSecretBox } from "./lib/secrets.ts";
+import { applicationsRoutes } from "./modules/applications/applications.routes.ts";
 import { authRoutes } from "./modules/auth/auth.routes.ts";
 import { createAuthGuards } from "./modules/auth/authenticate.ts";
 import { createTokenVerifier } from "./modules/auth/token-verifier.ts";
+import { gatewayRoutes } from "./modules/gateway/gateway.routes.ts";
+import { createMemoryRateLimiter } from "./modules/gateway/rate-limit.ts";
+import { keysRoutes } from "./modules/keys/keys.routes.ts";
+import { createLlmClient } from "./modules/models/llm.ts";
+import { promptsRoutes } from "./modules/prompts/prompts.routes.ts";
 import { runtimeConfigRoutes, systemRoutes } from "./modules/system/system.routes.ts";
 
 const webDist = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../web/dist");
@@ -59,6 +67,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   app.setSerializerCompiler(serializerCompiler);
   app.decorateRequest("token", null);
   app.decorateRequest("user", null);
+  app.decorateRequest("apiKeyId", null);
   if (!options.database) app.addHook("onClose", () => database.close());
 
   installErrorHandler(app);
@@ -107,6 +116,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     verifyToken = createTokenVerifier({ issuer: config.oidc.issuer ?? "", audience: config.oidc.audience });
   }
   const guards = createAuthGuards({ verifyToken, db });
+  const secrets = createSecretBox(config.secretKey);
+  const llm = createLlmClient(config);
+  const rateLimiter = createMemoryRateLimiter(config.gatewayRateLimitPerMinute);
+  await app.register(fastifyMultipart, { limits: { fileSize: config.maxUploadBytes, files: 1, fields: 10 } });
 
   await app.register(systemRoutes, { db, registry });
 
@@ -114,6 +127,16 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const api = async (scope: FastifyInstance) => {
     await scope.register(runtimeConfigRoutes, { config });
     await scope.register(authRoutes, { db, guards });
+    await scope.register(keysRoutes, { db, guards });
+    await scope.register(applicationsRoutes, {
+      db,
+      guards,
+      secrets,
+      dataDir: config.dataDir,
+      maxUploadBytes: config.maxUploadBytes,
+    });
+    await scope.register(promptsRoutes, { db, guards, llm });
+    await scope.register(gatewayRoutes, { db, guards, llm, rateLimiter });
   };
   await app.register(api, { prefix: "/api" });
   await app.register(

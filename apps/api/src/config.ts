@@ -47,6 +47,14 @@ const EnvSchema = z.object({
       .regex(/^rediss?:\/\//, "must be a redis:// URL")
       .optional(),
   ),
+  LLM_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(600).default(60),
+  GATEWAY_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(60),
+  MAX_UPLOAD_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(100 * 1024 * 1024)
+    .default(15 * 1024 * 1024),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -69,6 +77,9 @@ export interface Config {
     audience: string;
   };
   platformFeePercent: number;
+  llmTimeoutSeconds: number;
+  gatewayRateLimitPerMinute: number;
+  maxUploadBytes: number;
   allowPrivateUpstreams: boolean;
   redisUrl: string | undefined;
   logLevel: Env["LOG_LEVEL"];
@@ -124,6 +135,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       audience: env.OIDC_AUDIENCE ?? `${publicUrl}/api`,
     },
     platformFeePercent: env.PLATFORM_FEE_PERCENT,
+    llmTimeoutSeconds: env.LLM_TIMEOUT_SECONDS,
+    gatewayRateLimitPerMinute: env.GATEWAY_RATE_LIMIT_PER_MINUTE,
+    maxUploadBytes: env.MAX_UPLOAD_BYTES,
     allowPrivateUpstreams: env.ALLOW_PRIVATE_UPSTREAMS,
     redisUrl: env.REDIS_URL,
     logLevel: env.LOG_LEVEL,

@@ -1,2 +1,3 @@
+export * from "./applications.ts";
 export * from "./auth.ts";
 export * from "./identity.ts";

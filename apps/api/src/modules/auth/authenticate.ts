@@ -1,6 +1,7 @@
 import type { FastifyRequest } from "fastify";
 import type { Database } from "../../db/client.ts";
 import { AppError } from "../../lib/errors.ts";
+import { findUserByApiKey } from "../keys/keys.service.ts";
 import { findUserByToken, type LocalUser, upsertUserFromToken } from "./auth.service.ts";
 import type { TokenVerifier, VerifiedToken } from "./token-verifier.ts";
 
@@ -8,6 +9,8 @@ declare module "fastify" {
   interface FastifyRequest {
     token: VerifiedToken | null;
     user: LocalUser | null;
+    /** Set when the caller authenticated with an API key rather than a token. */
+    apiKeyId: string | null;
   }
 }
 
@@ -16,6 +19,8 @@ export interface AuthGuards {
   requireToken(request: FastifyRequest): Promise<void>;
   /** A valid token and the local, active user it belongs to (created on first sight). */
   requireUser(request: FastifyRequest): Promise<void>;
+  /** A user by API key (`Bearer pm_…`) or by token: for the gateway, which both may call. */
+  requireCaller(request: FastifyRequest): Promise<void>;
   /** Creates or updates the local user from the token (login/register). */
   signInUser(token: VerifiedToken, options: { creator: boolean }): Promise<LocalUser>;
 }
@@ -50,19 +55,35 @@ export function createAuthGuards(options: { verifyToken: TokenVerifier; db: Data
     return { ...token, claims: { ...token.claims, ...info, sub: token.subject } };
   }
 
+  async function requireUser(request: FastifyRequest) {
+    await requireToken(request);
+    const token = request.token as VerifiedToken;
+    const user =
+      (await findUserByToken(options.db, token)) ??
+      (await upsertUserFromToken(options.db, await withProfileClaims(token), {
+        creator: false,
+        refreshEmail: false,
+      }));
+    if (!user.isActive) throw new AppError("forbidden", "This account is deactivated");
+    request.user = user;
+  }
+
   return {
     requireToken,
-    async requireUser(request) {
-      await requireToken(request);
-      const token = request.token as VerifiedToken;
-      const user =
-        (await findUserByToken(options.db, token)) ??
-        (await upsertUserFromToken(options.db, await withProfileClaims(token), {
-          creator: false,
-          refreshEmail: false,
-        }));
-      if (!user.isActive) throw new AppError("forbidden", "This account is deactivated");
-      request.user = user;
+    requireUser,
+    async requireCaller(request) {
+      const match = /^Bearer\s+(pm_\S+)$/i.exec(request.headers.authorization ?? "");
+      if (!match?.[1]) return requireUser(request);
+      const found = await findUserByApiKey(options.db, match[1]);
+      if (!found)
+        throw new AppError(
+          "unauthorized",
+          "API key is invalid or has been revoked",
+          bearerChallenge("invalid_token"),
+        );
+      if (!found.user.isActive) throw new AppError("forbidden", "This account is deactivated");
+      request.user = found.user;
+      request.apiKeyId = found.keyId;
     },
     async signInUser(token, { creator }) {
       const user = await upsertUserFromToken(options.db, await withProfileClaims(token), {

@@ -1,0 +1,191 @@
+import { sql } from "drizzle-orm";
+import {
+  bigint,
+  check,
+  doublePrecision,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from "drizzle-orm/pg-core";
+import { users } from "./auth.ts";
+
+export const applications = pgTable(
+  "applications",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    ownerId: uuid("owner_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    slug: text("slug").notNull(),
+    description: text("description").notNull().default(""),
+    type: text("type", { enum: ["prompt", "workflow"] }).notNull(),
+    interactionMode: text("interaction_mode", { enum: ["completion", "chat"] })
+      .notNull()
+      .default("completion"),
+    visibility: text("visibility", { enum: ["private", "public", "embed"] })
+      .notNull()
+      .default("private"),
+    status: text("status", { enum: ["draft", "live", "archived"] })
+      .notNull()
+      .default("draft"),
+    priceCents: integer("price_cents").notNull().default(100),
+    providerAppId: text("provider_app_id"),
+    /** AES-256-GCM ciphertext of the workflow provider's API key (lib/secrets.ts). */
+    providerApiKeyEncrypted: text("provider_api_key_encrypted"),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex("applications_slug_key").on(t.slug),
+    index("applications_owner_idx").on(t.ownerId, t.createdAt),
+    check("applications_price_positive", sql`${t.priceCents} >= 1`),
+  ],
+);
+
+/** A prompt app's model settings; its template and schemas live in immutable versions. */
+export const prompts = pgTable("prompts", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  applicationId: uuid("application_id")
+    .notNull()
+    .unique()
+    .references(() => applications.id, { onDelete: "cascade" }),
+  model: text("model").notNull().default("gpt-4-turbo"),
+  temperature: doublePrecision("temperature").notNull().default(0.7),
+  maxTokens: integer("max_tokens").notNull().default(2048),
+  topP: doublePrecision("top_p").notNull().default(1),
+  frequencyPenalty: doublePrecision("frequency_penalty").notNull().default(0),
+  presencePenalty: doublePrecision("presence_penalty").notNull().default(0),
+  activeVersionId: uuid("active_version_id"),
+  updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+});
+
+export const promptVersions = pgTable(
+  "prompt_versions",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    promptId: uuid("prompt_id")
+      .notNull()
+      .references(() => prompts.id, { onDelete: "cascade" }),
+    version: integer("version").notNull(),
+    systemPrompt: text("system_prompt").notNull().default(""),
+    promptTemplate: text("prompt_template").notNull().default(""),
+    inputSchema: jsonb("input_schema").notNull(),
+    outputSchema: jsonb("output_schema"),
+    changelog: text("changelog").notNull().default(""),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex("prompt_versions_prompt_version_key").on(t.promptId, t.version)],
+);
+
+export const uploadedFiles = pgTable("uploaded_files", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  applicationId: uuid("application_id")
+    .notNull()
+    .references(() => applications.id, { onDelete: "cascade" }),
+  uploaderId: uuid("uploader_id").references(() => users.id, { onDelete: "set null" }),
+  name: text("name").notNull(),
+  size: integer("size").notNull(),
+  mimeType: text("mime_type").notNull(),
+  extension: text("extension").notNull(),
+  storagePath: text("storage_path").notNull(),
+  createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+});
+
+export const apiKeys = pgTable(
+  "api_keys",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    prefix: text("prefix").notNull(),
+    /** SHA-256 of the whole key; the key itself is never stored. */
+    keyHash: text("key_hash").notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    lastUsedAt: timestamp("last_used_at", { withTimezone: true }),
+    revokedAt: timestamp("revoked_at", { withTimezone: true }),
+  },
+  (t) => [uniqueIndex("api_keys_hash_key").on(t.keyHash), index("api_keys_user_idx").on(t.userId)],
+);
+
+/** One row per gateway call, successful or not: the source of analytics and billing. */
+export const invocations = pgTable(
+  "invocations",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    applicationId: uuid("application_id")
+      .notNull()
+      .references(() => applications.id, { onDelete: "cascade" }),
+    callerUserId: uuid("caller_user_id").references(() => users.id, { onDelete: "set null" }),
+    apiKeyId: uuid("api_key_id").references(() => apiKeys.id, { onDelete: "set null" }),
+    endUser: text("end_user"),
+    conversationId: uuid("conversation_id"),
+    mode: text("mode", { enum: ["completion", "chat"] }).notNull(),
+    status: text("status", { enum: ["success", "error"] }).notNull(),
+    errorType: text("error_type"),
+    errorMessage: text("error_message"),
+    model: text("model"),
+    latencyMs: integer("latency_ms").notNull(),
+    inputTokens: integer("input_tokens").notNull().default(0),
+    outputTokens: integer("output_tokens").notNull().default(0),
+    chargedCents: bigint("charged_cents", { mode: "number" }).notNull().default(0),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index("invocations_app_created_idx").on(t.applicationId, t.createdAt)],
+);
+
+export const conversations = pgTable(
+  "conversations",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    applicationId: uuid("application_id")
+      .notNull()
+      .references(() => applications.id, { onDelete: "cascade" }),
+    /** Who the conversation belongs to: the calling account plus the Dify `user` it passed. */
+    callerUserId: uuid("caller_user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    endUser: text("end_user").notNull().default(""),
+    name: text("name").notNull().default(""),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index("conversations_owner_idx").on(t.applicationId, t.callerUserId, t.endUser)],
+);
+
+export const conversationMessages = pgTable(
+  "conversation_messages",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    conversationId: uuid("conversation_id")
+      .notNull()
+      .references(() => conversations.id, { onDelete: "cascade" }),
+    query: text("query").notNull(),
+    answer: text("answer").notNull(),
+    inputs: jsonb("inputs").notNull().default({}),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index("conversation_messages_conversation_idx").on(t.conversationId, t.createdAt)],
+);
+
+/** First answer to a paid call per (caller, Idempotency-Key), replayed for 24 h. */
+export const idempotencyRecords = pgTable(
+  "idempotency_records",
+  {
+    callerKey: text("caller_key").notNull(),
+    key: text("key").notNull(),
+    requestHash: text("request_hash").notNull(),
+    state: text("state", { enum: ["in_progress", "done"] }).notNull(),
+    responseStatus: integer("response_status"),
+    responseBody: jsonb("response_body"),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex("idempotency_records_key").on(t.callerKey, t.key)],
+);

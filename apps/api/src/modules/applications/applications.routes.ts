@@ -1,0 +1,242 @@
+import {
+  ApiErrorSchema,
+  ApplicationListSchema,
+  ApplicationSchema,
+  AppUsageSchema,
+  CreateApplicationSchema,
+  UpdateApplicationSchema,
+  UpdateStatusSchema,
+  UploadedFileSchema,
+} from "@promptmint/contracts";
+import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
+import { z } from "zod";
+import type { Database } from "../../db/client.ts";
+import type { SecretBox } from "../../lib/secrets.ts";
+import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
+import {
+  createApplication,
+  creatorNameFor,
+  deleteApplication,
+  duplicateApplication,
+  getOwnApplication,
+  listOwnApplications,
+  toApplication,
+  updateApplication,
+} from "./applications.service.ts";
+import { saveUpload } from "./uploads.service.ts";
+import { getUsage } from "./usage.service.ts";
+
+const errors = {
+  400: ApiErrorSchema,
+  401: ApiErrorSchema,
+  404: ApiErrorSchema,
+  409: ApiErrorSchema,
+  413: ApiErrorSchema,
+  415: ApiErrorSchema,
+};
+const security = [{ bearerAuth: [] }];
+const SlugParams = z.object({ slug: z.string().max(100) });
+
+/** SPEC §7 "Applications": every call is limited to the app's owner; others get 404. */
+export const applicationsRoutes: FastifyPluginAsyncZod<{
+  db: Database;
+  guards: AuthGuards;
+  secrets: SecretBox;
+  dataDir: string;
+  maxUploadBytes: number;
+}> = async (app, { db, guards, secrets, dataDir, maxUploadBytes }) => {
+  const present = async (userId: string, row: Parameters<typeof toApplication>[0]) =>
+    toApplication(row, await creatorNameFor(db, userId), secrets);
+  const tags = ["applications"];
+
+  app.get(
+    "/app/",
+    {
+      schema: {
+        tags,
+        summary: "Your applications",
+        security,
+        response: { 200: ApplicationListSchema, ...errors },
+      },
+      onRequest: guards.requireUser,
+    },
+    async (request) => {
+      const user = currentUser(request);
+      const [rows, creatorName] = await Promise.all([
+        listOwnApplications(db, user),
+        creatorNameFor(db, user.id),
+      ]);
+      return rows.map((row) => toApplication(row, creatorName, secrets));
+    },
+  );
+
+  app.post(
+    "/app/",
+    {
+      schema: {
+        tags,
+        summary: "Create an application (the slug is derived from the name)",
+        security,
+        body: CreateApplicationSchema,
+        response: { 201: ApplicationSchema, ...errors },
+      },
+      onRequest: guards.requireUser,
+    },
+    async (request, reply) => {
+      const user = currentUser(request);
+      const row = await createApplication(db, secrets, user, request.body);
+      return reply.status(201).send(await present(user.id, row));
+    },
+  );
+
+  app.get(
+    "/app/:slug/",
+    {
+      schema: {
+        tags,
+        summary: "One of your applications",
+        security,
+        params: SlugParams,
+        response: { 200: ApplicationSchema, ...errors },
+      },
+      onRequest: guards.requireUser,
+    },
+    async (request) => {
+      const user = currentUser(request);
+      return present(user.id, await getOwnApplication(db, user, request.params.slug));
+    },
+  );
+
+  app.patch(
+    "/app/:slug/",
+    {
+      schema: {
+        tags,
+        summary: "Update an application",
+        security,
+        params: SlugParams,
+        body: UpdateApplicationSchema,
+        response: { 200: ApplicationSchema, ...errors },
+      },
+      onRequest: guards.requireUser,
+    },
+    async (request) => {
+      const user = currentUser(request);
+      const row = await getOwnApplication(db, user, request.params.slug);
+      return present(user.id, await updateApplication(db, row, request.body));
+    },
+  );
+
+  app.delete(
+    "/app/:slug/",
+    {
+      schema: {
+        tags,
+        summary: "Delete an application",
+        security,
+        params: SlugParams,
+        response: { 204: z.null(), ...errors },
+      },
+      onRequest: guards.requireUser,
+    },
+    async (request, reply) => {
+      const row = await getOwnApplication(db, currentUser(request), request.params.slug);
+      await deleteApplication(db, row);
+      return reply.status(204).send(null);
+    },
+  );
+
+  app.post(
+    "/app/:slug/duplicate/",
+    {
+      schema: {
+        tags,
+        summary: "Duplicate an application as a draft",
+        security,
+        params: SlugParams,
+        body: z.strictObject({}).nullish(),
+        response: { 201: ApplicationSchema, ...errors },
+      },
+      onRequest: guards.requireUser,
+    },
+    async (request, reply) => {
+      const user = currentUser(request);
+      const copy = await duplicateApplication(db, await getOwnApplication(db, user, request.params.slug));
+      return reply.status(201).send(await present(user.id, copy));
+    },
+  );
+
+  app.patch(
+    "/app/:slug/update_status/",
+    {
+      schema: {
+        tags,
+        summary: "Set an application's status",
+        security,
+        params: SlugParams,
+        body: UpdateStatusSchema,
+        response: { 200: ApplicationSchema, ...errors },
+      },
+      onRequest: guards.requireUser,
+    },
+    async (request) => {
+      const user = currentUser(request);
+      const row = await getOwnApplication(db, user, request.params.slug);
+      return present(user.id, await updateApplication(db, row, { status: request.body.status }));
+    },
+  );
+
+  app.get(
+    "/app/:slug/analytics/usage/",
+    {
+      schema: {
+        tags: ["analytics"],
+        summary: "Total invocations and revenue of an application",
+        security,
+        params: SlugParams,
+        querystring: z.strictObject({
+          days: z.coerce
+            .number()
+            .int()
+            .refine((d) => [7, 30, 90].includes(d), "must be 7, 30 or 90")
+            .optional(),
+        }),
+        response: { 200: AppUsageSchema, ...errors },
+      },
+      onRequest: guards.requireUser,
+    },
+    async (request) =>
+      getUsage(
+        db,
+        await getOwnApplication(db, currentUser(request), request.params.slug),
+        request.query.days,
+      ),
+  );
+
+  app.post(
+    "/app/:slug/file-upload/",
+    {
+      schema: {
+        tags,
+        summary: "Upload a file for an application (multipart, field 'file')",
+        security,
+        params: SlugParams,
+        response: { 201: UploadedFileSchema, ...errors },
+      },
+      onRequest: guards.requireUser,
+    },
+    async (request, reply) => {
+      const user = currentUser(request);
+      const row = await getOwnApplication(db, user, request.params.slug);
+      return reply.status(201).send(
+        await saveUpload(db, {
+          request,
+          application: row,
+          uploader: user,
+          dataDir,
+          maxBytes: maxUploadBytes,
+        }),
+      );
+    },
+  );
+};

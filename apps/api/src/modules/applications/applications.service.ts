@@ -1,0 +1,227 @@
+import type {
+  Application,
+  CreateApplication,
+  CreateApplicationSchema,
+  UpdateApplication,
+} from "@promptmint/contracts";
+import { and, desc, eq, sql } from "drizzle-orm";
+import type { z } from "zod";
+import type { Database } from "../../db/client.ts";
+import { applications, creators, prompts, promptVersions, users } from "../../db/schema/index.ts";
+import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
+import { maskSecret, type SecretBox } from "../../lib/secrets.ts";
+import type { LocalUser } from "../auth/auth.service.ts";
+import { createInitialPrompt } from "../prompts/prompts.service.ts";
+
+export type ApplicationRow = typeof applications.$inferSelect;
+
+/** lowercase; runs of non-alphanumerics become one hyphen; no leading/trailing hyphen. */
+export function slugify(name: string): string {
+  const slug = name
+    .normalize("NFKD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 50)
+    .replace(/-+$/g, "");
+  return slug || "app";
+}
+
+export function toApplication(row: ApplicationRow, creatorName: string, secrets: SecretBox): Application {
+  let providerConfig: Application["provider_config"] = null;
+  if (row.type === "workflow") {
+    let masked = "";
+    if (row.providerApiKeyEncrypted) {
+      try {
+        masked = maskSecret(secrets.decrypt(row.providerApiKeyEncrypted));
+      } catch {
+        masked = "••••";
+      }
+    }
+    providerConfig = { app_id: row.providerAppId ?? "", api_key: masked };
+  }
+  return {
+    id: row.id,
+    name: row.name,
+    slug: row.slug,
+    description: row.description,
+    type: row.type,
+    interaction_mode: row.interactionMode,
+    visibility: row.visibility,
+    status: row.status,
+    price_cents: row.priceCents,
+    provider_config: providerConfig,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+    creator_name: creatorName,
+  };
+}
+
+/** The name shown as an app's creator: the creator profile's display name, else the user's. */
+export async function creatorNameFor(db: Database, userId: string): Promise<string> {
+  const [row] = await db
+    .select({ creator: creators.displayName, display: users.displayName, username: users.username })
+    .from(users)
+    .leftJoin(creators, eq(creators.userId, users.id))
+    .where(eq(users.id, userId))
+    .limit(1);
+  return row?.creator || row?.display || row?.username || "";
+}
+
+export async function listOwnApplications(db: Database, owner: LocalUser): Promise<ApplicationRow[]> {
+  return db
+    .select()
+    .from(applications)
+    .where(eq(applications.ownerId, owner.id))
+    .orderBy(desc(applications.createdAt));
+}
+
+/** The owner's app by slug; anyone else gets the same 404 as for a missing app. */
+export async function getOwnApplication(
+  db: Database,
+  owner: LocalUser,
+  slug: string,
+): Promise<ApplicationRow> {
+  const [row] = await db
+    .select()
+    .from(applications)
+    .where(and(eq(applications.slug, slug), eq(applications.ownerId, owner.id)))
+    .limit(1);
+  if (!row) throw notFound("Application");
+  return row;
+}
+
+export async function findApplicationBySlug(db: Database, slug: string): Promise<ApplicationRow | undefined> {
+  const [row] = await db.select().from(applications).where(eq(applications.slug, slug)).limit(1);
+  return row;
+}
+
+export async function createApplication(
+  db: Database,
+  secrets: SecretBox,
+  owner: LocalUser,
+  input: z.output<typeof CreateApplicationSchema>,
+): Promise<ApplicationRow> {
+  if (input.type === "workflow") {
+    const missing: Record<string, string> = {};
+    if (!input.provider_config?.app_id)
+      missing["provider_config.app_id"] = "is required for workflow applications";
+    if (!input.provider_config?.api_key)
+      missing["provider_config.api_key"] = "is required for workflow applications";
+    if (Object.keys(missing).length > 0) throw invalidFields(missing);
+  } else if (input.provider_config) {
+    throw invalidFields({ provider_config: "is only allowed for workflow applications" });
+  }
+  const values = {
+    ownerId: owner.id,
+    name: input.name,
+    description: input.description,
+    type: input.type,
+    interactionMode: input.interaction_mode,
+    visibility: input.visibility,
+    priceCents: input.price_cents,
+    providerAppId: input.type === "workflow" ? (input.provider_config?.app_id ?? null) : null,
+    providerApiKeyEncrypted:
+      input.type === "workflow" && input.provider_config
+        ? secrets.encrypt(input.provider_config.api_key)
+        : null,
+  };
+  return db.transaction(async (tx) => {
+    const row = await insertWithUniqueSlug(tx as unknown as Database, values, input.slug);
+    if (row.type === "prompt") await createInitialPrompt(tx as unknown as Database, row.id);
+    return row;
+  });
+}
+
+type NewApplication = Omit<typeof applications.$inferInsert, "slug">;
+
+/** An explicit slug must be free (409); a derived one gets -2, -3, … on collision. */
+async function insertWithUniqueSlug(
+  db: Database,
+  values: NewApplication,
+  explicitSlug?: string,
+): Promise<ApplicationRow> {
+  if (explicitSlug) {
+    const [row] = await db
+      .insert(applications)
+      .values({ ...values, slug: explicitSlug })
+      .onConflictDoNothing()
+      .returning();
+    if (!row)
+      throw new AppError("conflict", `The slug '${explicitSlug}' is already taken`, {
+        fields: { slug: "is already taken" },
+      });
+    return row;
+  }
+  const base = slugify(values.name);
+  const taken = await db
+    .select({ slug: applications.slug })
+    .from(applications)
+    .where(sql`${applications.slug} = ${base} or ${applications.slug} ~ ${`^${base}-[0-9]+$`}`);
+  const used = new Set(taken.map((row) => row.slug));
+  for (let n = 1; n < 1000; n++) {
+    const candidate = n === 1 ? base : `${base}-${n}`;
+    if (used.has(candidate)) continue;
+    const [row] = await db
+      .insert(applications)
+      .values({ ...values, slug: candidate })
+      .onConflictDoNothing()
+      .returning();
+    if (row) return row;
+  }
+  throw new AppError("conflict", "Could not find a free slug for this name");
+}
+
+export async function updateApplication(
+  db: Database,
+  app: ApplicationRow,
+  input: UpdateApplication,
+): Promise<ApplicationRow> {
+  if (input.interaction_mode && app.type !== "prompt") {
+    throw invalidFields({ interaction_mode: "can only be changed on prompt applications" });
+  }
+  const changes = {
+    ...(input.name !== undefined ? { name: input.name } : {}),
+    ...(input.description !== undefined ? { description: input.description } : {}),
+    ...(input.visibility !== undefined ? { visibility: input.visibility } : {}),
+    ...(input.status !== undefined ? { status: input.status } : {}),
+    ...(input.price_cents !== undefined ? { priceCents: input.price_cents } : {}),
+    ...(input.interaction_mode !== undefined ? { interactionMode: input.interaction_mode } : {}),
+  };
+  if (Object.keys(changes).length === 0) return app;
+  const [row] = await db
+    .update(applications)
+    .set({ ...changes, updatedAt: new Date() })
+    .where(eq(applications.id, app.id))
+    .returning();
+  if (!row) throw notFound("Application");
+  return row;
+}
+
+export async function deleteApplication(db: Database, app: ApplicationRow): Promise<void> {
+  await db.delete(applications).where(eq(applications.id, app.id));
+}
+
+/** A draft copy named '… (copy)' with its own slug and, for prompt apps, the active prompt version. */
+export async function duplicateApplication(db: Database, app: ApplicationRow): Promise<ApplicationRow> {
+  return db.transaction(async (tx) => {
+    const t = tx as unknown as Database;
+    const { id: _id, slug: _slug, createdAt: _c, updatedAt: _u, ...rest } = app;
+    const copy = await insertWithUniqueSlug(t, {
+      ...rest,
+      name: `${app.name} (copy)`.slice(0, 100),
+      status: "draft",
+    });
+    if (app.type === "prompt") {
+      const [prompt] = await t.select().from(prompts).where(eq(prompts.applicationId, app.id)).limit(1);
+      const [active] = prompt?.activeVersionId
+        ? await t.select().from(promptVersions).where(eq(promptVersions.id, prompt.activeVersionId)).limit(1)
+        : [];
+      await createInitialPrompt(t, copy.id, prompt, active, `Duplicated from ${app.slug}`);
+    }
+    return copy;
+  });
+}
+
+export type { CreateApplication };

@@ -1,0 +1,20 @@
+import type { Database } from "../../db/client.ts";
+import { notFound } from "../../lib/errors.ts";
+import { type ApplicationRow, findApplicationBySlug } from "../applications/applications.service.ts";
+import type { LocalUser } from "../auth/auth.service.ts";
+
+/**
+ * DESIGN.md §5: the owner may call any of their apps; others only live apps that are public or
+ * embed. Everything else answers exactly like a missing app, so existence never leaks.
+ */
+export async function findCallableApp(
+  db: Database,
+  slug: string,
+  caller: LocalUser,
+): Promise<ApplicationRow> {
+  const app = await findApplicationBySlug(db, slug);
+  if (!app) throw notFound("Application");
+  if (app.ownerId === caller.id) return app;
+  if (app.status !== "live" || app.visibility === "private") throw notFound("Application");
+  return app;
+}

@@ -1,0 +1,77 @@
+import { eq } from "drizzle-orm";
+import type { Database } from "../../db/client.ts";
+import { conversationMessages, conversations, invocations } from "../../db/schema/index.ts";
+
+export interface InvocationRecord {
+  id: string;
+  applicationId: string;
+  callerUserId: string;
+  apiKeyId: string | null;
+  endUser: string | null;
+  mode: "completion" | "chat";
+  model: string | null;
+  status: "success" | "error";
+  errorType?: string;
+  errorMessage?: string;
+  latencyMs: number;
+  inputTokens: number;
+  outputTokens: number;
+  chargedCents?: number;
+  conversation?: {
+    id: string;
+    isNew: boolean;
+    query: string;
+    answer: string;
+    inputs: Record<string, unknown>;
+  } | null;
+}
+
+/**
+ * Records one gateway call, and for a successful chat turn the conversation and its message,
+ * in one transaction: analytics and billing read invocations, so none may be lost.
+ */
+export async function recordInvocation(db: Database, record: InvocationRecord): Promise<void> {
+  await db.transaction(async (tx) => {
+    const conversation = record.status === "success" ? record.conversation : null;
+    if (conversation?.isNew) {
+      await tx.insert(conversations).values({
+        id: conversation.id,
+        applicationId: record.applicationId,
+        callerUserId: record.callerUserId,
+        endUser: record.endUser ?? "",
+        name: conversation.query.slice(0, 60),
+      });
+    } else if (conversation) {
+      await tx
+        .update(conversations)
+        .set({ updatedAt: new Date() })
+        .where(eq(conversations.id, conversation.id));
+    }
+    if (conversation) {
+      await tx.insert(conversationMessages).values({
+        id: record.id,
+        conversationId: conversation.id,
+        query: conversation.query,
+        answer: conversation.answer,
+        inputs: conversation.inputs,
+      });
+    }
+    await tx.insert(invocations).values({
+      id: record.id,
+      applicationId: record.applicationId,
+      callerUserId: record.callerUserId,
+      apiKeyId: record.apiKeyId,
+      endUser: record.endUser,
+      conversationId: conversation?.id ?? null,
+      mode: record.mode,
+      status: record.status,
+      errorType: record.errorType ?? null,
+      errorMessage: record.errorMessage?.slice(0, 500) ?? null,
+      model: record.model,
+      latencyMs: record.latencyMs,
+      inputTokens: record.inputTokens,
+      outputTokens: record.outputTokens,
+      chargedCents: record.chargedCents ?? 0,
+    });
+  });
+}

@@ -1,0 +1,88 @@
+import { createHash, randomBytes } from "node:crypto";
+import type { ApiKey, CreatedApiKey } from "@promptmint/contracts";
+import { and, desc, eq, isNull, lt, or, sql } from "drizzle-orm";
+import type { Database } from "../../db/client.ts";
+import { apiKeys, users } from "../../db/schema/index.ts";
+import { notFound } from "../../lib/errors.ts";
+import type { LocalUser } from "../auth/auth.service.ts";
+
+const KEY_PREFIX = "pm_";
+const MAX_KEYS_PER_USER = 50;
+
+export const hashApiKey = (key: string) => createHash("sha256").update(key).digest("hex");
+export const looksLikeApiKey = (token: string) => token.startsWith(KEY_PREFIX);
+
+type ApiKeyRow = typeof apiKeys.$inferSelect;
+
+function toApiKey(row: ApiKeyRow): ApiKey {
+  return {
+    id: row.id,
+    name: row.name,
+    prefix: row.prefix,
+    created_at: row.createdAt.toISOString(),
+    last_used_at: row.lastUsedAt?.toISOString() ?? null,
+  };
+}
+
+export async function listApiKeys(db: Database, user: LocalUser): Promise<ApiKey[]> {
+  const rows = await db
+    .select()
+    .from(apiKeys)
+    .where(and(eq(apiKeys.userId, user.id), isNull(apiKeys.revokedAt)))
+    .orderBy(desc(apiKeys.createdAt));
+  return rows.map(toApiKey);
+}
+
+/** The full key exists only in this response; the database keeps its SHA-256. */
+export async function createApiKey(db: Database, user: LocalUser, name: string): Promise<CreatedApiKey> {
+  const [{ n } = { n: 0 }] = await db
+    .select({ n: sql<number>`count(*)::int` })
+    .from(apiKeys)
+    .where(and(eq(apiKeys.userId, user.id), isNull(apiKeys.revokedAt)));
+  if (n >= MAX_KEYS_PER_USER) {
+    const { AppError } = await import("../../lib/errors.ts");
+    throw new AppError("conflict", `You already have ${MAX_KEYS_PER_USER} active keys; revoke one first`);
+  }
+  const key = `${KEY_PREFIX}${randomBytes(24).toString("base64url")}`;
+  const [row] = await db
+    .insert(apiKeys)
+    .values({ userId: user.id, name, prefix: key.slice(0, 10), keyHash: hashApiKey(key) })
+    .returning();
+  if (!row) throw new Error("api key insert returned nothing");
+  return { ...toApiKey(row), key };
+}
+
+export async function revokeApiKey(db: Database, user: LocalUser, id: string): Promise<void> {
+  if (!/^[0-9a-f-]{36}$/i.test(id)) throw notFound("API key");
+  const [row] = await db
+    .update(apiKeys)
+    .set({ revokedAt: new Date() })
+    .where(and(eq(apiKeys.id, id), eq(apiKeys.userId, user.id), isNull(apiKeys.revokedAt)))
+    .returning({ id: apiKeys.id });
+  if (!row) throw notFound("API key");
+}
+
+/** The active user behind a key, or undefined for an unknown or revoked key. */
+export async function findUserByApiKey(
+  db: Database,
+  key: string,
+): Promise<{ user: LocalUser; keyId: string } | undefined> {
+  const [row] = await db
+    .select({ user: users, keyId: apiKeys.id, lastUsedAt: apiKeys.lastUsedAt })
+    .from(apiKeys)
+    .innerJoin(users, eq(users.id, apiKeys.userId))
+    .where(and(eq(apiKeys.keyHash, hashApiKey(key)), isNull(apiKeys.revokedAt)))
+    .limit(1);
+  if (!row) return undefined;
+  // last_used_at is informational: written at most once a minute per key, off the request's path.
+  const staleBefore = new Date(Date.now() - 60_000);
+  if (!row.lastUsedAt || row.lastUsedAt < staleBefore) {
+    db.update(apiKeys)
+      .set({ lastUsedAt: new Date() })
+      .where(
+        and(eq(apiKeys.id, row.keyId), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, staleBefore))),
+      )
+      .catch(() => {});
+  }
+  return { user: row.user, keyId: row.keyId };
+}

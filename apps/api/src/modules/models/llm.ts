@@ -1,0 +1,262 @@
+import { createAnthropic } from "@ai-sdk/anthropic";
+import { createGoogleGenerativeAI } from "@ai-sdk/google";
+import { createMistral } from "@ai-sdk/mistral";
+import { createOpenAI } from "@ai-sdk/openai";
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import { APICallError } from "@ai-sdk/provider";
+import type { IoSchema } from "@promptmint/contracts";
+import { generateText, type LanguageModel, streamText } from "ai";
+import type { Config } from "../../config.ts";
+import { AppError } from "../../lib/errors.ts";
+import { type CatalogModel, ENV_VAR_FOR_PROVIDER, findModel, type ProviderName } from "./model-catalog.ts";
+import { countTokens } from "./token-count.ts";
+
+export interface ChatMessage {
+  role: "user" | "assistant";
+  content: string;
+}
+
+export interface LlmRequest {
+  model: string;
+  system?: string;
+  messages: ChatMessage[];
+  temperature: number;
+  maxTokens: number;
+  topP: number;
+  frequencyPenalty: number;
+  presencePenalty: number;
+  /** When set, the sandbox answers with a JSON object that fits it. */
+  outputSchema?: IoSchema;
+}
+
+export interface LlmResult {
+  text: string;
+  inputTokens: number;
+  outputTokens: number;
+  /** The model that really answered: the requested one, or "sandbox". */
+  answeredBy: string;
+}
+
+export interface LlmStream {
+  chunks: AsyncIterable<string>;
+  /** Resolves after the stream ends; rejects with an AppError if the model failed. */
+  result: Promise<LlmResult>;
+}
+
+export interface LlmClient {
+  generate(request: LlmRequest): Promise<LlmResult>;
+  stream(request: LlmRequest): LlmStream;
+  isConfigured(provider: ProviderName): boolean;
+  sandboxFallback: boolean;
+  openaiCompatible: boolean;
+}
+
+/**
+ * Calls models through the Vercel AI SDK with the operator's keys. A model whose provider has no
+ * key is answered by the sandbox model outside production, and is a 503 naming the variable in it.
+ */
+export function createLlmClient(config: Config): LlmClient {
+  const keys = config.providerKeys;
+  const timeoutMs = config.llmTimeoutSeconds * 1000;
+  const providers: Partial<Record<ProviderName, (model: string) => LanguageModel>> = {};
+  if (keys.openai && keys.openaiBaseUrl) {
+    const compatible = createOpenAICompatible({
+      name: "openai-compatible",
+      baseURL: keys.openaiBaseUrl,
+      apiKey: keys.openai,
+      includeUsage: true,
+    });
+    providers.openai = (model) => compatible.chatModel(model);
+  } else if (keys.openai) {
+    const openai = createOpenAI({ apiKey: keys.openai });
+    providers.openai = (model) => openai.chat(model);
+  }
+  if (keys.anthropic) providers.anthropic = createAnthropic({ apiKey: keys.anthropic });
+  if (keys.google) providers.google = createGoogleGenerativeAI({ apiKey: keys.google });
+  if (keys.mistral) providers.mistral = createMistral({ apiKey: keys.mistral });
+
+  function resolve(modelId: string): { model: CatalogModel; language?: LanguageModel } {
+    const model = findModel(modelId);
+    if (!model) throw new AppError("bad_request", `Unknown model '${modelId}'`);
+    if (model.provider === "sandbox") return { model };
+    const factory = providers[model.provider];
+    if (factory) return { model, language: factory(model.vendorModel) };
+    if (config.isProduction) {
+      throw new AppError(
+        "unavailable",
+        `Model '${modelId}' needs ${ENV_VAR_FOR_PROVIDER[model.provider]}, which is not configured on this server`,
+      );
+    }
+    return { model };
+  }
+
+  function settings(request: LlmRequest) {
+    return {
+      system: request.system || undefined,
+      messages: request.messages,
+      temperature: request.temperature,
+      maxOutputTokens: request.maxTokens,
+      topP: request.topP,
+      frequencyPenalty: request.frequencyPenalty,
+      presencePenalty: request.presencePenalty,
+      maxRetries: 0,
+    };
+  }
+
+  return {
+    sandboxFallback: !config.isProduction,
+    openaiCompatible: Boolean(keys.openai && keys.openaiBaseUrl),
+    isConfigured: (provider) => Boolean(providers[provider]),
+
+    async generate(request) {
+      const { model, language } = resolve(request.model);
+      if (!language) return sandboxAnswer(request);
+      try {
+        const result = await generateText({
+          model: language,
+          ...settings(request),
+          abortSignal: AbortSignal.timeout(timeoutMs),
+        });
+        return {
+          text: result.text,
+          inputTokens: result.usage.inputTokens ?? 0,
+          outputTokens: result.usage.outputTokens ?? 0,
+          answeredBy: model.id,
+        };
+      } catch (error) {
+        throw toUpstreamError(error, config.llmTimeoutSeconds);
+      }
+    },
+
+    stream(request) {
+      const { model, language } = resolve(request.model);
+      if (!language) return sandboxStream(request);
+      const controller = new AbortController();
+      const timer = setTimeout(
+        () => controller.abort(new DOMException("timed out", "TimeoutError")),
+        timeoutMs,
+      );
+      const streamed = streamText({ model: language, ...settings(request), abortSignal: controller.signal });
+      let text = "";
+      let failure: unknown;
+      let usage: { inputTokens?: number; outputTokens?: number } = {};
+      async function* chunks() {
+        try {
+          for await (const part of streamed.fullStream) {
+            if (part.type === "text-delta") {
+              text += part.text;
+              yield part.text;
+            } else if (part.type === "error") {
+              failure = part.error;
+              break;
+            } else if (part.type === "abort") {
+              failure = controller.signal.reason ?? new DOMException("aborted", "AbortError");
+              break;
+            } else if (part.type === "finish") {
+              usage = part.totalUsage ?? {};
+            }
+          }
+        } catch (error) {
+          failure = error;
+        } finally {
+          clearTimeout(timer);
+        }
+      }
+      const iterator = chunks();
+      let settle!: (value: LlmResult) => void;
+      let fail!: (reason: unknown) => void;
+      const result = new Promise<LlmResult>((res, rej) => {
+        settle = res;
+        fail = rej;
+      });
+      result.catch(() => {});
+      return {
+        chunks: {
+          async *[Symbol.asyncIterator]() {
+            yield* iterator;
+            if (failure) fail(toUpstreamError(failure, config.llmTimeoutSeconds));
+            else
+              settle({
+                text,
+                inputTokens: usage.inputTokens ?? 0,
+                outputTokens: usage.outputTokens ?? 0,
+                answeredBy: model.id,
+              });
+          },
+        },
+        result,
+      };
+    },
+  };
+}
+
+/** The offline model: echoes the rendered prompt and counts tokens with a real tokenizer. */
+function sandboxAnswer(request: LlmRequest): LlmResult {
+  const last = request.messages.at(-1)?.content ?? "";
+  const text = request.outputSchema
+    ? JSON.stringify(sampleObject(request.outputSchema, last))
+    : `[sandbox ${request.model}] ${last}`;
+  const input = [request.system ?? "", ...request.messages.map((m) => m.content)].join("\n");
+  return { text, inputTokens: countTokens(input), outputTokens: countTokens(text), answeredBy: "sandbox" };
+}
+
+/** A value for each property: its default, its first allowed value, or an echo of the prompt. */
+function sampleObject(schema: IoSchema, prompt: string): Record<string, unknown> {
+  const sample: Record<string, unknown> = {};
+  for (const [name, property] of Object.entries(schema.properties)) {
+    if (property.default !== undefined) sample[name] = property.default;
+    else if (property.enum?.length) sample[name] = property.enum[0];
+    else if (property.type === "number" || property.type === "integer") sample[name] = property.minimum ?? 0;
+    else if (property.type === "boolean") sample[name] = false;
+    else if (property.type === "array") sample[name] = [];
+    else if (property.type === "object") sample[name] = {};
+    else sample[name] = `[sandbox] ${prompt}`.slice(0, property.maxLength ?? 10_000);
+  }
+  return sample;
+}
+
+function sandboxStream(request: LlmRequest): LlmStream {
+  const answer = sandboxAnswer(request);
+  const pieces = answer.text.match(/\S+\s*/g) ?? [answer.text];
+  return {
+    chunks: (async function* () {
+      for (const piece of pieces) yield piece;
+    })(),
+    result: Promise.resolve(answer),
+  };
+}
+
+export function toUpstreamError(error: unknown, timeoutSeconds: number): AppError {
+  if (error instanceof AppError) return error;
+  const name = error instanceof Error ? error.name : "";
+  const causeName = error instanceof Error && error.cause instanceof Error ? error.cause.name : "";
+  if (name === "TimeoutError" || name === "AbortError" || causeName === "TimeoutError") {
+    return new AppError(
+      "upstream_timeout",
+      `The model provider did not answer within ${timeoutSeconds} seconds`,
+    );
+  }
+  if (APICallError.isInstance(error)) {
+    const status = error.statusCode;
+    if (status === 429)
+      return new AppError(
+        "upstream_failed",
+        "The model provider is rate limiting requests (HTTP 429); try again shortly",
+      );
+    if (status === 401 || status === 403) {
+      return new AppError(
+        "upstream_failed",
+        `The model provider rejected this server's API key (HTTP ${status})`,
+      );
+    }
+    if (status && status >= 500)
+      return new AppError("upstream_failed", `The model provider failed (HTTP ${status})`);
+    if (status)
+      return new AppError(
+        "upstream_failed",
+        `The model provider refused the request (HTTP ${status}): ${error.message.slice(0, 300)}`,
+      );
+    return new AppError("upstream_failed", "Could not reach the model provider");
+  }
+  return new AppError("upstream_failed", "The model provider failed to answer");
+}

@@ -1,0 +1,116 @@
+import type { IoSchema, SchemaProperty } from "@promptmint/contracts";
+
+/**
+ * Validates values against the JSON-schema subset apps declare (SPEC §3 "Schema").
+ * Returns problems keyed by `<prefix>.<field>`; empty when valid. Defaults are applied in place
+ * of missing values so templates see them.
+ */
+export function validateAgainstSchema(
+  schema: IoSchema,
+  values: Record<string, unknown>,
+  prefix: string,
+): { problems: Record<string, string>; values: Record<string, unknown> } {
+  const problems: Record<string, string> = {};
+  const result: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(values)) {
+    if (!(name in schema.properties)) problems[`${prefix}.${name}`] = "is not a declared input";
+    else result[name] = value;
+  }
+  for (const [name, property] of Object.entries(schema.properties)) {
+    const key = `${prefix}.${name}`;
+    let value = result[name];
+    if (value === undefined || value === null || value === "") {
+      if (property.default !== undefined) {
+        result[name] = property.default;
+        continue;
+      }
+      if (schema.required.includes(name)) problems[key] = "is required";
+      continue;
+    }
+    if (
+      (property.type === "number" || property.type === "integer") &&
+      typeof value === "string" &&
+      value.trim() !== ""
+    ) {
+      const parsed = Number(value);
+      if (!Number.isNaN(parsed)) value = result[name] = parsed;
+    }
+    const problem = checkValue(property, value);
+    if (problem) problems[key] = problem;
+  }
+  return { problems, values: result };
+}
+
+function checkValue(property: SchemaProperty, value: unknown): string | undefined {
+  switch (property.type) {
+    case "string": {
+      if (typeof value !== "string") return "must be a string";
+      if (property.minLength !== undefined && value.length < property.minLength)
+        return `must be at least ${property.minLength} characters`;
+      if (property.maxLength !== undefined && value.length > property.maxLength)
+        return `must be at most ${property.maxLength} characters`;
+      if (property.pattern !== undefined && !safePattern(property.pattern).test(value))
+        return `must match the pattern ${property.pattern}`;
+      break;
+    }
+    case "number":
+    case "integer": {
+      if (typeof value !== "number" || !Number.isFinite(value)) return "must be a number";
+      if (property.type === "integer" && !Number.isInteger(value)) return "must be a whole number";
+      if (property.minimum !== undefined && value < property.minimum)
+        return `must be at least ${property.minimum}`;
+      if (property.maximum !== undefined && value > property.maximum)
+        return `must be at most ${property.maximum}`;
+      break;
+    }
+    case "boolean":
+      if (typeof value !== "boolean") return "must be true or false";
+      break;
+    case "array": {
+      if (!Array.isArray(value)) return "must be an array";
+      const itemType = property.items?.type;
+      if (itemType && value.some((item) => checkValue({ type: itemType }, item)))
+        return `must contain only ${itemType} items`;
+      break;
+    }
+    case "object":
+      if (typeof value !== "object" || value === null || Array.isArray(value)) return "must be an object";
+      break;
+  }
+  if (property.enum && !property.enum.some((allowed) => allowed === value)) {
+    return `must be one of: ${property.enum.join(", ")}`;
+  }
+  return undefined;
+}
+
+const patternCache = new Map<string, RegExp>();
+function safePattern(pattern: string): RegExp {
+  let compiled = patternCache.get(pattern);
+  if (!compiled) {
+    try {
+      compiled = new RegExp(pattern, "u");
+    } catch {
+      compiled = /$^/;
+    }
+    patternCache.set(pattern, compiled);
+  }
+  return compiled;
+}
+
+/** Whether a regular expression in a schema compiles (checked when the schema is saved). */
+export function invalidPatterns(schema: IoSchema, prefix: string): Record<string, string> {
+  const problems: Record<string, string> = {};
+  for (const [name, property] of Object.entries(schema.properties)) {
+    if (property.pattern === undefined) continue;
+    try {
+      new RegExp(property.pattern, "u");
+    } catch {
+      problems[`${prefix}.properties.${name}.pattern`] = "is not a valid regular expression";
+    }
+  }
+  for (const name of schema.required) {
+    if (!(name in schema.properties))
+      problems[`${prefix}.required`] = `names '${name}', which is not a property`;
+  }
+  return problems;
+}

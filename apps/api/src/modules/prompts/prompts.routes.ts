@@ -1,0 +1,161 @@
+import {
+  ApiErrorSchema,
+  ModelCatalogSchema,
+  PromptConfigSchema,
+  PromptVersionListSchema,
+  RestoreVersionSchema,
+  TestConfigRequestSchema,
+  TestConfigResponseSchema,
+  UpdatePromptConfigSchema,
+} from "@promptmint/contracts";
+import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
+import { z } from "zod";
+import type { Database } from "../../db/client.ts";
+import { getOwnApplication } from "../applications/applications.service.ts";
+import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
+import type { LlmClient } from "../models/llm.ts";
+import { describeModels, KNOWN_MODEL_IDS } from "../models/model-catalog.ts";
+import {
+  listVersions,
+  loadPrompt,
+  restoreVersion,
+  testPromptConfig,
+  toPromptConfig,
+  updatePromptConfig,
+} from "./prompts.service.ts";
+
+const errors = { 400: ApiErrorSchema, 401: ApiErrorSchema, 404: ApiErrorSchema, 409: ApiErrorSchema };
+const security = [{ bearerAuth: [] }];
+const SlugParams = z.object({ slug: z.string().max(100) });
+const IdParams = z.object({ id: z.string().max(100) });
+const tags = ["prompts"];
+
+/** SPEC §7 "Prompts": prompt config, immutable versions, template test; the model catalog. */
+export const promptsRoutes: FastifyPluginAsyncZod<{
+  db: Database;
+  guards: AuthGuards;
+  llm: LlmClient;
+}> = async (app, { db, guards, llm }) => {
+  app.get(
+    "/models/",
+    {
+      schema: {
+        tags,
+        summary: "Models an app may use, and whether this server has their keys",
+        security,
+        response: { 200: ModelCatalogSchema, ...errors },
+      },
+      onRequest: guards.requireUser,
+    },
+    async () => ({
+      models: describeModels(llm.isConfigured, llm.openaiCompatible),
+      sandbox_fallback: llm.sandboxFallback,
+    }),
+  );
+
+  app.get(
+    "/app/:slug/prompt/",
+    {
+      schema: {
+        tags,
+        summary: "A prompt app's model settings and active version",
+        security,
+        params: SlugParams,
+        response: { 200: PromptConfigSchema, ...errors },
+      },
+      onRequest: guards.requireUser,
+    },
+    async (request) => {
+      const application = await getOwnApplication(db, currentUser(request), request.params.slug);
+      return toPromptConfig(application, await loadPrompt(db, application));
+    },
+  );
+
+  app.patch(
+    "/app/:slug/prompt/",
+    {
+      schema: {
+        tags,
+        summary: "Update model settings; a changed template or schema becomes a new version",
+        security,
+        params: SlugParams,
+        body: UpdatePromptConfigSchema,
+        response: { 200: PromptConfigSchema, ...errors },
+      },
+      onRequest: guards.requireUser,
+    },
+    async (request) => {
+      const application = await getOwnApplication(db, currentUser(request), request.params.slug);
+      return toPromptConfig(
+        application,
+        await updatePromptConfig(db, application, request.body, KNOWN_MODEL_IDS),
+      );
+    },
+  );
+
+  const testConfigSchema = {
+    tags,
+    security,
+    body: TestConfigRequestSchema,
+    response: { 200: TestConfigResponseSchema, ...errors },
+  };
+  app.post(
+    "/app/:slug/prompt/test-config/",
+    {
+      schema: { ...testConfigSchema, summary: "Render a template with test inputs", params: SlugParams },
+      onRequest: guards.requireUser,
+    },
+    async (request) => {
+      await getOwnApplication(db, currentUser(request), request.params.slug);
+      return testPromptConfig(request.body);
+    },
+  );
+  app.post(
+    "/prompts/test-config/",
+    {
+      schema: { ...testConfigSchema, summary: "Render a template with test inputs, before the app exists" },
+      onRequest: guards.requireUser,
+    },
+    async (request) => testPromptConfig(request.body),
+  );
+
+  app.get(
+    "/prompts/:id/versions/",
+    {
+      schema: {
+        tags,
+        summary: "A prompt's versions, newest first",
+        security,
+        params: IdParams,
+        response: { 200: PromptVersionListSchema, ...errors },
+      },
+      onRequest: guards.requireUser,
+    },
+    async (request) => listVersions(db, currentUser(request), request.params.id),
+  );
+
+  app.post(
+    "/prompts/:id/versions/",
+    {
+      schema: {
+        tags,
+        summary: "Restore a version (as a new latest version)",
+        security,
+        params: IdParams,
+        body: RestoreVersionSchema,
+        response: { 200: PromptConfigSchema, ...errors },
+      },
+      onRequest: guards.requireUser,
+    },
+    async (request) => {
+      const { app: application, loaded } = await restoreVersion(
+        db,
+        currentUser(request),
+        request.params.id,
+        request.body.version_id,
+        request.body.changelog,
+      );
+      return toPromptConfig(application, loaded);
+    },
+  );
+};

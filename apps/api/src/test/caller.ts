@@ -1,0 +1,47 @@
+import { signUp } from "./oidc-client.ts";
+
+export interface ApiAnswer<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+export interface Caller {
+  email: string;
+  token: string;
+  /** Calls the API with this person's token, or with `auth` (an API key, or "" for none). */
+  api<T = any>(
+    method: string,
+    path: string,
+    options?: { body?: unknown; auth?: string; headers?: Record<string, string> },
+  ): Promise<ApiAnswer<T>>;
+}
+
+/** A person signed up through the real issuer and registered as a creator. */
+export async function createCaller(baseUrl: string, displayName = "Test Creator"): Promise<Caller> {
+  const tokens = await signUp(baseUrl, { displayName });
+  const caller: Caller = {
+    email: tokens.email,
+    token: tokens.access_token,
+    async api(method, path, options = {}) {
+      const headers: Record<string, string> = { ...options.headers };
+      const auth = options.auth ?? tokens.access_token;
+      if (auth) headers.authorization = `Bearer ${auth}`;
+      if (options.body !== undefined) headers["content-type"] = "application/json";
+      const response = await fetch(`${baseUrl}${path}`, {
+        method,
+        headers,
+        body: options.body !== undefined ? JSON.stringify(options.body) : undefined,
+      });
+      const text = await response.text();
+      let body: unknown = text;
+      try {
+        body = text ? JSON.parse(text) : undefined;
+      } catch {}
+      return { status: response.status, body: body as never, headers: response.headers };
+    },
+  };
+  const registered = await caller.api("POST", "/api/auth/register/");
+  if (registered.status !== 200) throw new Error(`register failed: ${registered.status}`);
+  return caller;
+}

@@ -1,0 +1,107 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+
+export type VendorBehaviour =
+  | { kind: "echo" }
+  | { kind: "reply"; text: string }
+  | { kind: "status"; status: number; message: string }
+  | { kind: "hang" };
+
+export interface RecordedRequest {
+  model: string;
+  stream: boolean;
+  messages: { role: string; content: string }[];
+  authorization: string | undefined;
+}
+
+/**
+ * A loopback stand-in for an OpenAI-compatible vendor (/v1/chat/completions, blocking and
+ * streaming with usage). Only the vendor is replaced: our server reaches it through the real
+ * AI SDK provider.
+ */
+export async function startFakeOpenAi() {
+  let behaviour: VendorBehaviour = { kind: "echo" };
+  const requests: RecordedRequest[] = [];
+  const sockets = new Set<import("node:net").Socket>();
+
+  const server = http.createServer((req, res) => {
+    let raw = "";
+    req.on("data", (chunk) => {
+      raw += chunk;
+    });
+    req.on("end", () => {
+      if (req.url !== "/v1/chat/completions") {
+        res.writeHead(404).end();
+        return;
+      }
+      const body = JSON.parse(raw) as {
+        model: string;
+        stream?: boolean;
+        messages: { role: string; content: string }[];
+      };
+      requests.push({
+        model: body.model,
+        stream: Boolean(body.stream),
+        messages: body.messages,
+        authorization: req.headers.authorization,
+      });
+      if (behaviour.kind === "hang") return;
+      if (behaviour.kind === "status") {
+        res.writeHead(behaviour.status, { "content-type": "application/json" });
+        res.end(JSON.stringify({ error: { message: behaviour.message, type: "server_error" } }));
+        return;
+      }
+      const last = body.messages.at(-1)?.content ?? "";
+      const text = behaviour.kind === "reply" ? behaviour.text : `echo: ${last}`;
+      const promptTokens = body.messages.reduce((n, m) => n + m.content.split(/\s+/).length, 0);
+      const completionTokens = text.split(/\s+/).length;
+      const usage = {
+        prompt_tokens: promptTokens,
+        completion_tokens: completionTokens,
+        total_tokens: promptTokens + completionTokens,
+      };
+      if (!body.stream) {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(
+          JSON.stringify({
+            id: "chatcmpl-1",
+            object: "chat.completion",
+            created: Math.floor(Date.now() / 1000),
+            model: body.model,
+            choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: "stop" }],
+            usage,
+          }),
+        );
+        return;
+      }
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      const chunk = (delta: object, finish: string | null, extra: object = {}) =>
+        `data: ${JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 0, model: body.model, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`;
+      res.write(chunk({ role: "assistant", content: "" }, null));
+      for (const word of text.match(/\S+\s*/g) ?? []) res.write(chunk({ content: word }, null));
+      res.write(chunk({}, "stop"));
+      res.write(
+        `data: ${JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 0, model: body.model, choices: [], usage })}\n\n`,
+      );
+      res.end("data: [DONE]\n\n");
+    });
+  });
+  server.on("connection", (socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    requests,
+    set(next: VendorBehaviour) {
+      behaviour = next;
+    },
+    async stop() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
