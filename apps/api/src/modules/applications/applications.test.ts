@@ -1,0 +1,254 @@
+import { eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { applications } from "../../db/schema/index.ts";
+import { type Caller, createCaller } from "../../test/caller.ts";
+import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
+import { startTestServer, type TestServer } from "../../test/server.ts";
+import { slugify } from "./applications.service.ts";
+
+let testDb: TestDatabase;
+let server: TestServer;
+let owner: Caller;
+let stranger: Caller;
+
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+  server = await startTestServer(testDb);
+  owner = await createCaller(server.baseUrl, "Owner");
+  stranger = await createCaller(server.baseUrl, "Stranger");
+});
+afterAll(async () => {
+  await server?.stop();
+  await testDb?.destroy();
+});
+
+describe("slugify", () => {
+  it("lowercases, turns runs of other characters into one hyphen and trims hyphens", () => {
+    expect(slugify("  My   Great App!! ")).toBe("my-great-app");
+    expect(slugify("Café — Résumé Writer")).toBe("cafe-resume-writer");
+    expect(slugify("!!!")).toBe("app");
+  });
+});
+
+describe("creating and managing applications", () => {
+  it("creates a prompt app with SPEC's defaults and a slug derived from the name", async () => {
+    const response = await owner.api("POST", "/api/app/", { body: { name: "Blog Post Writer" } });
+    expect(response.status).toBe(201);
+    expect(response.body).toMatchObject({
+      name: "Blog Post Writer",
+      slug: "blog-post-writer",
+      type: "prompt",
+      interaction_mode: "completion",
+      visibility: "private",
+      status: "draft",
+      price_cents: 100,
+      provider_config: null,
+      creator_name: "Owner",
+    });
+  });
+
+  it("suffixes the slug on collision and refuses a taken explicit slug", async () => {
+    const a = await owner.api("POST", "/api/app/", { body: { name: "Twin" } });
+    const b = await stranger.api("POST", "/api/app/", { body: { name: "Twin" } });
+    const c = await owner.api("POST", "/api/app/", { body: { name: "twin!" } });
+    expect([a.body.slug, b.body.slug, c.body.slug]).toEqual(["twin", "twin-2", "twin-3"]);
+    const explicit = await owner.api("POST", "/api/app/", { body: { name: "Other", slug: "twin" } });
+    expect(explicit.status).toBe(409);
+    expect(explicit.body.fields).toEqual({ slug: "is already taken" });
+    const custom = await owner.api("POST", "/api/app/", { body: { name: "Other", slug: "my-custom-slug" } });
+    expect(custom.body.slug).toBe("my-custom-slug");
+  });
+
+  it("refuses bad bodies with 400 naming the field", async () => {
+    const cases: [object, string][] = [
+      [{}, "name"],
+      [{ name: "  " }, "name"],
+      [{ name: "x", price_cents: 0 }, "price_cents"],
+      [{ name: "x", price_cents: 1.5 }, "price_cents"],
+      [{ name: "x", price_cents: "100" }, "price_cents"],
+      [{ name: "x", visibility: "secret" }, "visibility"],
+      [{ name: "x", owner_id: "someone" }, "owner_id"],
+      [{ name: "x", slug: "Bad Slug" }, "slug"],
+      [{ name: "x", type: "workflow" }, "provider_config.app_id"],
+      [{ name: "x", provider_config: { app_id: "a", api_key: "k" } }, "provider_config"],
+    ];
+    for (const [body, field] of cases) {
+      const response = await owner.api("POST", "/api/app/", { body });
+      expect(response.status, JSON.stringify(body)).toBe(400);
+      expect(Object.keys(response.body.fields), JSON.stringify(body)).toContain(field);
+    }
+  });
+
+  it("encrypts a workflow app's provider key at rest and only ever returns it masked", async () => {
+    const secret = "app-SUPERSECRET-1234";
+    const created = await owner.api("POST", "/api/app/", {
+      body: {
+        name: "Dify Flow",
+        type: "workflow",
+        provider_config: { app_id: "dify-app-1", api_key: secret },
+      },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.provider_config).toEqual({ app_id: "dify-app-1", api_key: "••••1234" });
+    const [row] = await server.database.db
+      .select()
+      .from(applications)
+      .where(eq(applications.slug, created.body.slug));
+    expect(JSON.stringify(row)).not.toContain("SUPERSECRET");
+    expect(row?.providerApiKeyEncrypted).toMatch(/^v1\./);
+    const listed = await owner.api("GET", "/api/app/");
+    expect(JSON.stringify(listed.body)).not.toContain("SUPERSECRET");
+  });
+
+  it("patches, changes status, duplicates as a draft and deletes", async () => {
+    const { body: app } = await owner.api("POST", "/api/app/", {
+      body: { name: "Lifecycle", interaction_mode: "chat" },
+    });
+    const patched = await owner.api("PATCH", `/api/app/${app.slug}/`, {
+      body: { name: "Lifecycle 2", description: "Now better", visibility: "public", price_cents: 250 },
+    });
+    expect(patched.body).toMatchObject({
+      name: "Lifecycle 2",
+      slug: app.slug,
+      description: "Now better",
+      visibility: "public",
+      price_cents: 250,
+    });
+    const slugChange = await owner.api("PATCH", `/api/app/${app.slug}/`, { body: { slug: "new-slug" } });
+    expect(slugChange.status).toBe(400);
+    expect(slugChange.body.fields).toEqual({ slug: "is not an allowed field" });
+
+    const live = await owner.api("PATCH", `/api/app/${app.slug}/update_status/`, {
+      body: { status: "live" },
+    });
+    expect(live.body.status).toBe("live");
+    await owner.api("PATCH", `/api/app/${app.slug}/prompt/`, {
+      body: { prompt_template: "Chat about {{query}}" },
+    });
+
+    const copy = await owner.api("POST", `/api/app/${app.slug}/duplicate/`);
+    expect(copy.status).toBe(201);
+    expect(copy.body).toMatchObject({
+      name: "Lifecycle 2 (copy)",
+      status: "draft",
+      interaction_mode: "chat",
+      price_cents: 250,
+    });
+    expect(copy.body.slug).not.toBe(app.slug);
+    const copiedPrompt = await owner.api("GET", `/api/app/${copy.body.slug}/prompt/`);
+    expect(copiedPrompt.body.active_version.prompt_template).toBe("Chat about {{query}}");
+
+    expect((await owner.api("DELETE", `/api/app/${app.slug}/`)).status).toBe(204);
+    expect((await owner.api("GET", `/api/app/${app.slug}/`)).status).toBe(404);
+    expect((await owner.api("GET", `/api/app/${copy.body.slug}/`)).status).toBe(200);
+  });
+
+  it("lists only the caller's own applications", async () => {
+    const mine = await owner.api("GET", "/api/app/");
+    const theirs = await stranger.api("GET", "/api/app/");
+    const mySlugs = new Set(mine.body.map((a: { slug: string }) => a.slug));
+    expect(theirs.body.length).toBeGreaterThan(0);
+    expect(theirs.body.every((a: { slug: string }) => !mySlugs.has(a.slug))).toBe(true);
+  });
+});
+
+describe("ownership", () => {
+  it("answers 404 to another user on every management route of an application", async () => {
+    const { body: app } = await owner.api("POST", "/api/app/", {
+      body: { name: "Private Matters", visibility: "public" },
+    });
+    await owner.api("PATCH", `/api/app/${app.slug}/update_status/`, { body: { status: "live" } });
+    const doc = (await owner.api("GET", "/api/openapi.json")).body as {
+      paths: Record<string, Record<string, { tags?: string[] }>>;
+    };
+    const routes = Object.entries(doc.paths)
+      .filter(([path]) => path.startsWith("/api/app/{slug}"))
+      .flatMap(([path, ops]) =>
+        Object.entries(ops)
+          .filter(([, op]) => !op.tags?.includes("gateway"))
+          .map(([method]) => ({ method: method.toUpperCase(), path: path.replace("{slug}", app.slug) })),
+      );
+    expect(routes.length).toBeGreaterThanOrEqual(9);
+    const bodies: Record<string, unknown> = {
+      [`PATCH /api/app/${app.slug}/`]: { name: "Hijacked" },
+      [`PATCH /api/app/${app.slug}/update_status/`]: { status: "archived" },
+      [`PATCH /api/app/${app.slug}/prompt/`]: { prompt_template: "pwned" },
+      [`POST /api/app/${app.slug}/prompt/test-config/`]: { prompt_template: "x" },
+    };
+    const leaks: string[] = [];
+    for (const route of routes) {
+      const key = `${route.method} ${route.path}`;
+      const response = await stranger.api(route.method, route.path, { body: bodies[key] });
+      if (response.status !== 404) leaks.push(`${key}: ${response.status}`);
+    }
+    expect(leaks).toEqual([]);
+    const after = await owner.api("GET", `/api/app/${app.slug}/`);
+    expect(after.body).toMatchObject({ name: "Private Matters", status: "live" });
+  });
+});
+
+describe("file upload", () => {
+  const upload = async (caller: Caller, slug: string, file: Blob, name: string, field = "file") => {
+    const form = new FormData();
+    form.append(field, file, name);
+    const response = await fetch(`${server.baseUrl}/api/app/${slug}/file-upload/`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${caller.token}` },
+      body: form,
+    });
+    return { status: response.status, body: await response.json() };
+  };
+
+  it("stores an accepted file and refuses wrong types, fake content, empty files and other users", async () => {
+    const { body: app } = await owner.api("POST", "/api/app/", { body: { name: "Uploads" } });
+    const ok = await upload(owner, app.slug, new Blob(["hello"], { type: "text/plain" }), "notes.txt");
+    expect(ok.status).toBe(201);
+    expect(ok.body).toMatchObject({ name: "notes.txt", size: 5, mime_type: "text/plain", extension: "txt" });
+
+    const exe = await upload(owner, app.slug, new Blob(["MZ..."]), "tool.exe");
+    expect(exe.status).toBe(415);
+    const fakePng = await upload(
+      owner,
+      app.slug,
+      new Blob(["not really a png"], { type: "image/png" }),
+      "pic.png",
+    );
+    expect(fakePng.status).toBe(415);
+    expect(fakePng.body.message).toContain("not a .png file");
+    const empty = await upload(owner, app.slug, new Blob([]), "empty.txt");
+    expect(empty.status).toBe(400);
+    const wrongField = await upload(owner, app.slug, new Blob(["x"]), "a.txt", "document");
+    expect(wrongField.status).toBe(400);
+    expect((await upload(stranger, app.slug, new Blob(["x"]), "a.txt")).status).toBe(404);
+  });
+
+  it("refuses a file over the size limit with 413", async () => {
+    const limitedDb = await createTestDatabase();
+    const limited = await startTestServer(limitedDb, { env: { MAX_UPLOAD_BYTES: "2048" } });
+    try {
+      const person = await createCaller(limited.baseUrl);
+      const { body: app } = await person.api("POST", "/api/app/", { body: { name: "Small" } });
+      const form = new FormData();
+      form.append("file", new Blob(["x".repeat(5000)]), "big.txt");
+      const response = await fetch(`${limited.baseUrl}/api/app/${app.slug}/file-upload/`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${person.token}` },
+        body: form,
+      });
+      expect(response.status).toBe(413);
+      expect((await response.json()).fields).toEqual({ file: "is too large" });
+    } finally {
+      await limited.stop();
+      await limitedDb.destroy();
+    }
+  });
+});
+
+it("reports usage from recorded invocations", async () => {
+  const { body: app } = await owner.api("POST", "/api/app/", { body: { name: "Counted" } });
+  for (const query of ["a", "b"])
+    await owner.api("POST", `/api/app/${app.slug}/completion-messages`, { body: { inputs: { query } } });
+  const usage = await owner.api("GET", `/api/app/${app.slug}/analytics/usage/?days=30`);
+  expect(usage.body).toEqual({ total_invocations: 2, total_revenue: 0 });
+  expect((await owner.api("GET", `/api/app/${app.slug}/analytics/usage/?days=12`)).status).toBe(400);
+});

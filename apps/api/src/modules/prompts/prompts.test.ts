@@ -1,0 +1,199 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Caller, createCaller } from "../../test/caller.ts";
+import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
+import { startTestServer, type TestServer } from "../../test/server.ts";
+import { detectVariables, renderTemplate } from "./template.ts";
+
+let testDb: TestDatabase;
+let server: TestServer;
+let owner: Caller;
+let stranger: Caller;
+
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+  server = await startTestServer(testDb);
+  owner = await createCaller(server.baseUrl, "Prompt Owner");
+  stranger = await createCaller(server.baseUrl, "Stranger");
+});
+afterAll(async () => {
+  await server?.stop();
+  await testDb?.destroy();
+});
+
+describe("templates", () => {
+  it("detects variables in order, once each, and renders them", () => {
+    expect(detectVariables("Hi {{ name }}, about {{topic}} and {{name}}")).toEqual(["name", "topic"]);
+    expect(renderTemplate("{{a}}+{{ b }}", { a: 1, b: "two" })).toBe("1+two");
+  });
+  it("names a missing variable and a malformed placeholder", () => {
+    expect(() => renderTemplate("{{a}} {{b}}", { a: 1 })).toThrow("Missing value for variable: b");
+    expect(() => detectVariables("{{ two words }}")).toThrow("Malformed placeholder '{{ two words }}'");
+    expect(() => detectVariables("Hello {{name")).toThrow(/Unclosed or unopened placeholder/);
+  });
+});
+
+const schema = {
+  type: "object",
+  properties: {
+    topic: { type: "string", minLength: 2 },
+    words: { type: "integer", minimum: 10, default: 50 },
+  },
+  required: ["topic"],
+  additionalProperties: false,
+};
+
+describe("prompt config", () => {
+  it("starts with one version, and a new version only when the template or schemas change", async () => {
+    const { body: app } = await owner.api("POST", "/api/app/", { body: { name: "Versioned" } });
+    const initial = await owner.api("GET", `/api/app/${app.slug}/prompt/`);
+    expect(initial.body).toMatchObject({
+      model: "gpt-4-turbo",
+      temperature: 0.7,
+      max_tokens: 2048,
+      top_p: 1,
+      frequency_penalty: 0,
+      presence_penalty: 0,
+      current_version: 1,
+      active_version: { version: 1, prompt_template: "{{query}}", is_active: true },
+    });
+
+    const settingsOnly = await owner.api("PATCH", `/api/app/${app.slug}/prompt/`, {
+      body: { temperature: 0.2, model: "claude-3-haiku" },
+    });
+    expect(settingsOnly.body).toMatchObject({
+      temperature: 0.2,
+      model: "claude-3-haiku",
+      current_version: 1,
+    });
+
+    const v2 = await owner.api("PATCH", `/api/app/${app.slug}/prompt/`, {
+      body: {
+        prompt_template: "Write {{words}} words on {{topic}}",
+        input_schema: schema,
+        changelog: "Updated via UI",
+      },
+    });
+    expect(v2.body.current_version).toBe(2);
+    expect(v2.body.active_version).toMatchObject({
+      version: 2,
+      changelog: "Updated via UI",
+      input_schema: schema,
+    });
+
+    const same = await owner.api("PATCH", `/api/app/${app.slug}/prompt/`, {
+      body: { prompt_template: "Write {{words}} words on {{topic}}" },
+    });
+    expect(same.body.current_version).toBe(2);
+
+    const versions = await owner.api("GET", `/api/prompts/${v2.body.id}/versions/`);
+    expect(
+      versions.body.map((v: { version: number; is_active: boolean }) => [v.version, v.is_active]),
+    ).toEqual([
+      [2, true],
+      [1, false],
+    ]);
+
+    const restored = await owner.api("POST", `/api/prompts/${v2.body.id}/versions/`, {
+      body: { version_id: versions.body[1].id },
+    });
+    expect(restored.body).toMatchObject({
+      current_version: 3,
+      active_version: { prompt_template: "{{query}}", changelog: "Restored version 1" },
+    });
+    // Versions are immutable: version 2 is still there, unchanged.
+    const after = await owner.api("GET", `/api/prompts/${v2.body.id}/versions/`);
+    expect(after.body.map((v: { version: number }) => v.version)).toEqual([3, 2, 1]);
+    expect(after.body[1].prompt_template).toBe("Write {{words}} words on {{topic}}");
+  });
+
+  it("refuses unknown models, out-of-range settings, malformed templates and bad schema patterns", async () => {
+    const { body: app } = await owner.api("POST", "/api/app/", { body: { name: "Strict" } });
+    const cases: [object, string][] = [
+      [{ model: "gpt-99" }, "model"],
+      [{ temperature: 3 }, "temperature"],
+      [{ max_tokens: 0 }, "max_tokens"],
+      [{ top_p: 1.5 }, "top_p"],
+      [{ prompt_template: "Hi {{ not valid }}" }, "prompt_template"],
+      [
+        {
+          input_schema: { type: "object", properties: { a: { type: "string", pattern: "(" } }, required: [] },
+        },
+        "input_schema.properties.a.pattern",
+      ],
+      [
+        { input_schema: { type: "object", properties: { "bad name": { type: "string" } }, required: [] } },
+        "input_schema.properties.bad name",
+      ],
+    ];
+    for (const [body, field] of cases) {
+      const response = await owner.api("PATCH", `/api/app/${app.slug}/prompt/`, { body });
+      expect(response.status, JSON.stringify(body)).toBe(400);
+      expect(Object.keys(response.body.fields).join(","), JSON.stringify(body)).toContain(field);
+    }
+    expect((await owner.api("GET", `/api/app/${app.slug}/prompt/`)).body.current_version).toBe(1);
+  });
+
+  it("answers 'Prompt not found' for a workflow app and 404 for someone else's prompt versions", async () => {
+    const { body: flow } = await owner.api("POST", "/api/app/", {
+      body: { name: "Flow", type: "workflow", provider_config: { app_id: "x", api_key: "y" } },
+    });
+    const response = await owner.api("GET", `/api/app/${flow.slug}/prompt/`);
+    expect(response.status).toBe(404);
+    expect(response.body.message).toBe("Prompt not found");
+    const { body: app } = await owner.api("POST", "/api/app/", { body: { name: "Mine" } });
+    const { body: config } = await owner.api("GET", `/api/app/${app.slug}/prompt/`);
+    expect((await stranger.api("GET", `/api/prompts/${config.id}/versions/`)).status).toBe(404);
+    expect(
+      (
+        await stranger.api("POST", `/api/prompts/${config.id}/versions/`, {
+          body: { version_id: config.active_version.id },
+        })
+      ).status,
+    ).toBe(404);
+  });
+});
+
+describe("test-config", () => {
+  it("renders with test inputs and reports detected variables", async () => {
+    const { body: app } = await owner.api("POST", "/api/app/", { body: { name: "Tester" } });
+    const response = await owner.api("POST", `/api/app/${app.slug}/prompt/test-config/`, {
+      body: {
+        prompt_template: "Write {{words}} words on {{topic}}",
+        input_schema: schema,
+        test_inputs: { topic: "bees" },
+      },
+    });
+    expect(response.body).toEqual({
+      success: true,
+      message: "Template is valid: 2 variables filled",
+      error: null,
+      rendered_template: "Write 50 words on bees",
+      detected_variables: ["words", "topic"],
+    });
+  });
+
+  it("reports a missing variable, a malformed placeholder and inputs that break the schema", async () => {
+    const test = (body: object) => owner.api("POST", "/api/prompts/test-config/", { body });
+    const missing = await test({
+      prompt_template: "About {{topic}} for {{audience}}",
+      test_inputs: { topic: "x" },
+    });
+    expect(missing.body).toMatchObject({
+      success: false,
+      error: "Missing value for variable: audience",
+      detected_variables: ["topic", "audience"],
+    });
+    const malformed = await test({ prompt_template: "About {{topic", test_inputs: {} });
+    expect(malformed.body.success).toBe(false);
+    expect(malformed.body.error).toMatch(/Unclosed/);
+    const broken = await test({
+      prompt_template: "{{topic}}",
+      input_schema: schema,
+      test_inputs: { topic: "x" },
+    });
+    expect(broken.body).toMatchObject({
+      success: false,
+      error: "test_inputs.topic must be at least 2 characters",
+    });
+  });
+});
