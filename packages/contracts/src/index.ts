@@ -5,3 +5,4 @@ export * from "./errors.ts";
 export * from "./gateway.ts";
 export * from "./keys.ts";
 export * from "./prompts.ts";
+export * from "./workflows.ts";
