@@ -345,7 +345,7 @@ describe("idempotency and rate limits", () => {
       const owner = await createCaller(limited.baseUrl);
       const { body: app } = await owner.api("POST", "/api/app/", { body: { name: "Limited" } });
       const statuses: number[] = [];
-      let last: Awaited<ReturnType<Caller["api"]>> | undefined;
+      let last: { status: number; body: any; headers: Headers } | undefined;
       for (let i = 0; i < 5; i++) {
         last = await owner.api("POST", `/api/app/${app.slug}/completion-messages`, {
           body: { inputs: { query: `n${i}` } },
