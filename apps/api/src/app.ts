@@ -22,6 +22,7 @@ import { createOidcProvider } from "./identity/oidc-provider.ts";
 import { loadSigningKeys, toPublicJwks } from "./identity/signing-keys.ts";
 import { installErrorHandler } from "./lib/error-handler.ts";
 import { installMetrics } from "./lib/metrics.ts";
+import { createSafeFetch } from "./lib/safe-fetch.ts";
 import { createSecretBox } from "./lib/secrets.ts";
 import { applicationsRoutes } from "./modules/applications/applications.routes.ts";
 import { authRoutes } from "./modules/auth/auth.routes.ts";
@@ -33,6 +34,8 @@ import { keysRoutes } from "./modules/keys/keys.routes.ts";
 import { createLlmClient } from "./modules/models/llm.ts";
 import { promptsRoutes } from "./modules/prompts/prompts.routes.ts";
 import { runtimeConfigRoutes, systemRoutes } from "./modules/system/system.routes.ts";
+import { workflowsRoutes } from "./modules/workflows/workflows.routes.ts";
+import { seedWorkflowProviders } from "./modules/workflows/workflows.service.ts";
 
 const webDist = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../web/dist");
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -119,6 +122,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const secrets = createSecretBox(config.secretKey);
   const llm = createLlmClient(config);
   const rateLimiter = createMemoryRateLimiter(config.gatewayRateLimitPerMinute);
+  const safeFetch = createSafeFetch({ allowPrivate: config.allowPrivateUpstreams, timeoutMs: 30_000 });
+  await seedWorkflowProviders(db);
   await app.register(fastifyMultipart, { limits: { fileSize: config.maxUploadBytes, files: 1, fields: 10 } });
 
   await app.register(systemRoutes, { db, registry });
@@ -136,7 +141,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       maxUploadBytes: config.maxUploadBytes,
     });
     await scope.register(promptsRoutes, { db, guards, llm });
-    await scope.register(gatewayRoutes, { db, guards, llm, rateLimiter });
+    await scope.register(workflowsRoutes, { db, guards, secrets, safeFetch });
+    await scope.register(gatewayRoutes, { db, guards, llm, rateLimiter, secrets, safeFetch });
   };
   await app.register(api, { prefix: "/api" });
   await app.register(

@@ -38,7 +38,9 @@ async function expectRefused(url: string, fetcher = guarded) {
   const error = await fetcher(url).catch((e: unknown) => e);
   expect(error, url).toBeInstanceOf(AppError);
   expect((error as AppError).status, url).toBe(400);
-  expect((error as AppError).message, url).toMatch(/private or reserved address|Only http and https|not a valid URL/);
+  expect((error as AppError).message, url).toMatch(
+    /private or reserved address|Only http and https|not a valid URL/,
+  );
   expect(connections, url).toBe(before);
 }
 
@@ -72,15 +74,22 @@ describe("the SSRF guard", () => {
     const rebinding = createSafeFetch({
       allowPrivate: false,
       timeoutMs: 3000,
-      lookup: ((_host: string, options: unknown, callback: (e: null, a: { address: string; family: number }[]) => void) =>
-        callback(null, [{ address: "127.0.0.1", family: 4 }])) as never,
+      lookup: ((
+        _host: string,
+        options: unknown,
+        callback: (e: null, a: { address: string; family: number }[]) => void,
+      ) => callback(null, [{ address: "127.0.0.1", family: 4 }])) as never,
     });
     await expectRefused(`http://totally-public.example:${port}/`, rebinding);
   });
 
   it("refuses a redirect to a private address", async () => {
     // Only 127.0.0.2 counts as private here, so the redirector itself is reachable.
-    const fetcher = createSafeFetch({ allowPrivate: false, timeoutMs: 3000, isBlocked: (ip) => ip === "127.0.0.2" });
+    const fetcher = createSafeFetch({
+      allowPrivate: false,
+      timeoutMs: 3000,
+      isBlocked: (ip) => ip === "127.0.0.2",
+    });
     const before = connections;
     const error = await fetcher(`http://127.0.0.1:${redirectorPort}/`).catch((e: unknown) => e);
     expect((error as AppError).message).toMatch(/private or reserved address/);

@@ -82,6 +82,17 @@ export interface SafeFetchOptions {
   isBlocked?: (address: string) => boolean;
 }
 
+export interface SafeFetchInit {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  signal?: AbortSignal;
+  /** Overrides the default deadline for this request (the whole exchange, body included). */
+  timeoutMs?: number;
+}
+
+export type SafeFetch = (url: string, init?: SafeFetchInit) => Promise<SafeResponse>;
+
 export interface SafeResponse {
   status: number;
   headers: Headers;
@@ -93,27 +104,45 @@ export interface SafeResponse {
 }
 
 const blockedError = (host: string) =>
-  new AppError("bad_request", `The URL's host '${host}' resolves to a private or reserved address, which providers may not use`);
+  new AppError(
+    "bad_request",
+    `The URL's host '${host}' resolves to a private or reserved address, which providers may not use`,
+  );
 
-export function createSafeFetch(options: SafeFetchOptions) {
+export function createSafeFetch(options: SafeFetchOptions): SafeFetch {
   const isBlocked = options.isBlocked ?? isPrivateAddress;
   const resolve = options.lookup ?? dnsLookup;
   const maxBytes = options.maxResponseBytes ?? 5 * 1024 * 1024;
 
-  const guardedLookup = ((hostname: string, lookupOptions: object, callback: (...args: unknown[]) => void) => {
-    resolve(hostname, { ...lookupOptions, all: true }, (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => {
-      if (error) return callback(error);
-      const list = Array.isArray(addresses) ? addresses : [addresses as unknown as LookupAddress];
-      if (!options.allowPrivate && list.some((entry) => isBlocked(entry.address))) {
-        return callback(Object.assign(new Error(`blocked private address for ${hostname}`), { code: "EPRIVATE" }));
-      }
-      if ((lookupOptions as { all?: boolean }).all) return callback(null, list);
-      const first = list[0];
-      return callback(null, first?.address, first?.family);
-    });
+  const guardedLookup = ((
+    hostname: string,
+    lookupOptions: object,
+    callback: (...args: unknown[]) => void,
+  ) => {
+    resolve(
+      hostname,
+      { ...lookupOptions, all: true },
+      (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => {
+        if (error) return callback(error);
+        const list = Array.isArray(addresses) ? addresses : [addresses as unknown as LookupAddress];
+        if (!options.allowPrivate && list.some((entry) => isBlocked(entry.address))) {
+          return callback(
+            Object.assign(new Error(`blocked private address for ${hostname}`), { code: "EPRIVATE" }),
+          );
+        }
+        if ((lookupOptions as { all?: boolean }).all) return callback(null, list);
+        const first = list[0];
+        return callback(null, first?.address, first?.family);
+      },
+    );
   }) as unknown as typeof dnsLookup;
 
-  const dispatcher: Dispatcher = new Agent({ connect: { lookup: guardedLookup }, headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs });
+  // One pool for every provider call; each request brings its own deadline.
+  const dispatcher: Dispatcher = new Agent({
+    connect: { lookup: guardedLookup },
+    headersTimeout: 0,
+    bodyTimeout: 0,
+  });
 
   function checkUrl(raw: string): URL {
     let url: URL;
@@ -125,31 +154,45 @@ export function createSafeFetch(options: SafeFetchOptions) {
     if (url.protocol !== "http:" && url.protocol !== "https:") {
       throw new AppError("bad_request", `Only http and https URLs are allowed, not '${url.protocol}'`);
     }
-    if (url.username || url.password) throw new AppError("bad_request", "URLs with embedded credentials are not allowed");
+    if (url.username || url.password)
+      throw new AppError("bad_request", "URLs with embedded credentials are not allowed");
     const host = url.hostname.replace(/^\[|\]$/g, "");
     if (!options.allowPrivate && net.isIP(host) && isBlocked(host)) throw blockedError(url.hostname);
-    if (!options.allowPrivate && /^(localhost|.*\.localhost|.*\.local|.*\.internal)$/i.test(host)) throw blockedError(url.hostname);
+    if (!options.allowPrivate && /^(localhost|.*\.localhost|.*\.local|.*\.internal)$/i.test(host))
+      throw blockedError(url.hostname);
     return url;
   }
 
-  return async function safeFetch(raw: string, init: { method?: string; headers?: Record<string, string>; body?: string; signal?: AbortSignal } = {}): Promise<SafeResponse> {
-    const signal = init.signal ? AbortSignal.any([init.signal, AbortSignal.timeout(options.timeoutMs)]) : AbortSignal.timeout(options.timeoutMs);
+  return async function safeFetch(raw: string, init: SafeFetchInit = {}): Promise<SafeResponse> {
+    const deadline = AbortSignal.timeout(init.timeoutMs ?? options.timeoutMs);
+    const signal = init.signal ? AbortSignal.any([init.signal, deadline]) : deadline;
     let url = checkUrl(raw);
     let method = init.method ?? "GET";
     let body = init.body;
     for (let hop = 0; ; hop++) {
       let response: Awaited<ReturnType<typeof undiciFetch>>;
       try {
-        response = await undiciFetch(url, { method, headers: init.headers, body, redirect: "manual", signal, dispatcher });
+        response = await undiciFetch(url, {
+          method,
+          headers: init.headers,
+          body,
+          redirect: "manual",
+          signal,
+          dispatcher,
+        });
       } catch (error) {
         throw describeFetchError(error, url);
       }
       const location = response.headers.get("location");
       if (response.status >= 300 && response.status < 400 && location) {
         await response.body?.cancel().catch(() => {});
-        if (hop >= (options.maxRedirects ?? 3)) throw new AppError("upstream_failed", "The provider redirected too many times");
+        if (hop >= (options.maxRedirects ?? 3))
+          throw new AppError("upstream_failed", "The provider redirected too many times");
         url = checkUrl(new URL(location, url).toString());
-        if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === "POST")) {
+        if (
+          response.status === 303 ||
+          ((response.status === 301 || response.status === 302) && method === "POST")
+        ) {
           method = "GET";
           body = undefined;
         }
@@ -160,7 +203,12 @@ export function createSafeFetch(options: SafeFetchOptions) {
   };
 }
 
-function wrapResponse(response: Awaited<ReturnType<typeof undiciFetch>>, url: URL, maxBytes: number, signal: AbortSignal): SafeResponse {
+function wrapResponse(
+  response: Awaited<ReturnType<typeof undiciFetch>>,
+  url: URL,
+  maxBytes: number,
+  signal: AbortSignal,
+): SafeResponse {
   async function* chunks() {
     if (!response.body) return;
     const decoder = new TextDecoder();
@@ -170,7 +218,10 @@ function wrapResponse(response: Awaited<ReturnType<typeof undiciFetch>>, url: UR
         received += chunk.byteLength;
         if (received > maxBytes) {
           await response.body.cancel().catch(() => {});
-          throw new AppError("upstream_failed", `The provider's response exceeded ${Math.round(maxBytes / 1024 / 1024)} MiB`);
+          throw new AppError(
+            "upstream_failed",
+            `The provider's response exceeded ${Math.round(maxBytes / 1024 / 1024)} MiB`,
+          );
         }
         yield decoder.decode(chunk, { stream: true });
       }
@@ -194,13 +245,25 @@ function wrapResponse(response: Awaited<ReturnType<typeof undiciFetch>>, url: UR
 
 function describeFetchError(error: unknown, url: URL): AppError {
   if (error instanceof AppError) return error;
-  const err = error as { name?: string; code?: string; cause?: { code?: string; name?: string; message?: string } };
+  const err = error as {
+    name?: string;
+    code?: string;
+    cause?: { code?: string; name?: string; message?: string };
+  };
   const code = err.cause?.code ?? err.code;
-  if (err.name === "TimeoutError" || err.cause?.name === "TimeoutError" || code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_BODY_TIMEOUT") {
+  if (
+    err.name === "TimeoutError" ||
+    err.cause?.name === "TimeoutError" ||
+    code === "UND_ERR_HEADERS_TIMEOUT" ||
+    code === "UND_ERR_BODY_TIMEOUT"
+  ) {
     return new AppError("upstream_timeout", `The provider at ${url.host} did not answer in time`);
   }
-  if (code === "EPRIVATE" || err.cause?.message?.includes("blocked private address")) return blockedError(url.hostname);
-  if (code === "ENOTFOUND") return new AppError("upstream_failed", `The provider's host '${url.hostname}' could not be found`);
-  if (code === "ECONNREFUSED") return new AppError("upstream_failed", `The provider at ${url.host} refused the connection`);
+  if (code === "EPRIVATE" || err.cause?.message?.includes("blocked private address"))
+    return blockedError(url.hostname);
+  if (code === "ENOTFOUND")
+    return new AppError("upstream_failed", `The provider's host '${url.hostname}' could not be found`);
+  if (code === "ECONNREFUSED")
+    return new AppError("upstream_failed", `The provider at ${url.host} refused the connection`);
   return new AppError("upstream_failed", `Could not reach the provider at ${url.host}`);
 }

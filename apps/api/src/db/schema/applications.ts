@@ -154,6 +154,8 @@ export const conversations = pgTable(
       .references(() => users.id, { onDelete: "cascade" }),
     endUser: text("end_user").notNull().default(""),
     name: text("name").notNull().default(""),
+    /** A workflow provider's own conversation id (Dify conversation_id, Flowise sessionId). */
+    providerConversationId: text("provider_conversation_id"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },

@@ -1,3 +1,4 @@
 export * from "./applications.ts";
 export * from "./auth.ts";
 export * from "./identity.ts";
+export * from "./workflows.ts";

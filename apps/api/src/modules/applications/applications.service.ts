@@ -12,6 +12,7 @@ import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
 import { maskSecret, type SecretBox } from "../../lib/secrets.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { createInitialPrompt } from "../prompts/prompts.service.ts";
+import { createInitialWorkflow, duplicateWorkflow } from "../workflows/workflows.service.ts";
 
 export type ApplicationRow = typeof applications.$inferSelect;
 
@@ -130,6 +131,12 @@ export async function createApplication(
   return db.transaction(async (tx) => {
     const row = await insertWithUniqueSlug(tx as unknown as Database, values, input.slug);
     if (row.type === "prompt") await createInitialPrompt(tx as unknown as Database, row.id);
+    else if (input.provider_config) {
+      await createInitialWorkflow(tx as unknown as Database, secrets, row.id, {
+        appId: input.provider_config.app_id,
+        apiKey: input.provider_config.api_key,
+      });
+    }
     return row;
   });
 }
@@ -219,6 +226,8 @@ export async function duplicateApplication(db: Database, app: ApplicationRow): P
         ? await t.select().from(promptVersions).where(eq(promptVersions.id, prompt.activeVersionId)).limit(1)
         : [];
       await createInitialPrompt(t, copy.id, prompt, active, `Duplicated from ${app.slug}`);
+    } else {
+      await duplicateWorkflow(t, app.id, copy.id, `Duplicated from ${app.slug}`);
     }
     return copy;
   });

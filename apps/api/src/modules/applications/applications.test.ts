@@ -153,38 +153,52 @@ describe("creating and managing applications", () => {
 });
 
 describe("ownership", () => {
-  it("answers 404 to another user on every management route of an application", async () => {
-    const { body: app } = await owner.api("POST", "/api/app/", {
-      body: { name: "Private Matters", visibility: "public" },
-    });
-    await owner.api("PATCH", `/api/app/${app.slug}/update_status/`, { body: { status: "live" } });
-    const doc = (await owner.api("GET", "/api/openapi.json")).body as {
-      paths: Record<string, Record<string, { tags?: string[] }>>;
-    };
-    const routes = Object.entries(doc.paths)
-      .filter(([path]) => path.startsWith("/api/app/{slug}"))
-      .flatMap(([path, ops]) =>
-        Object.entries(ops)
-          .filter(([, op]) => !op.tags?.includes("gateway"))
-          .map(([method]) => ({ method: method.toUpperCase(), path: path.replace("{slug}", app.slug) })),
-      );
-    expect(routes.length).toBeGreaterThanOrEqual(9);
-    const bodies: Record<string, unknown> = {
-      [`PATCH /api/app/${app.slug}/`]: { name: "Hijacked" },
-      [`PATCH /api/app/${app.slug}/update_status/`]: { status: "archived" },
-      [`PATCH /api/app/${app.slug}/prompt/`]: { prompt_template: "pwned" },
-      [`POST /api/app/${app.slug}/prompt/test-config/`]: { prompt_template: "x" },
-    };
-    const leaks: string[] = [];
-    for (const route of routes) {
-      const key = `${route.method} ${route.path}`;
-      const response = await stranger.api(route.method, route.path, { body: bodies[key] });
-      if (response.status !== 404) leaks.push(`${key}: ${response.status}`);
-    }
-    expect(leaks).toEqual([]);
-    const after = await owner.api("GET", `/api/app/${app.slug}/`);
-    expect(after.body).toMatchObject({ name: "Private Matters", status: "live" });
-  });
+  it.each([
+    ["prompt", { name: "Private Matters", visibility: "public" }],
+    [
+      "workflow",
+      {
+        name: "Private Flow",
+        visibility: "public",
+        type: "workflow",
+        provider_config: { app_id: "a", api_key: "k-123456" },
+      },
+    ],
+  ])(
+    "answers 404 to another user on every management route of a %s application",
+    async (_type, createBody) => {
+      const { body: app } = await owner.api("POST", "/api/app/", { body: createBody });
+      await owner.api("PATCH", `/api/app/${app.slug}/update_status/`, { body: { status: "live" } });
+      const doc = (await owner.api("GET", "/api/openapi.json")).body as {
+        paths: Record<string, Record<string, { tags?: string[] }>>;
+      };
+      const routes = Object.entries(doc.paths)
+        .filter(([path]) => path.startsWith("/api/app/{slug}"))
+        .flatMap(([path, ops]) =>
+          Object.entries(ops)
+            .filter(([, op]) => !op.tags?.includes("gateway"))
+            .map(([method]) => ({ method: method.toUpperCase(), path: path.replace("{slug}", app.slug) })),
+        );
+      expect(routes.length).toBeGreaterThanOrEqual(9);
+      const bodies: Record<string, unknown> = {
+        [`PATCH /api/app/${app.slug}/`]: { name: "Hijacked" },
+        [`PATCH /api/app/${app.slug}/update_status/`]: { status: "archived" },
+        [`PATCH /api/app/${app.slug}/prompt/`]: { prompt_template: "pwned" },
+        [`POST /api/app/${app.slug}/prompt/test-config/`]: { prompt_template: "x" },
+        [`PATCH /api/app/${app.slug}/workflow/`]: { timeout_seconds: 5 },
+        [`POST /api/app/${app.slug}/workflow/test-config/`]: { provider_config: {} },
+      };
+      const leaks: string[] = [];
+      for (const route of routes) {
+        const key = `${route.method} ${route.path}`;
+        const response = await stranger.api(route.method, route.path, { body: bodies[key] });
+        if (response.status !== 404) leaks.push(`${key}: ${response.status}`);
+      }
+      expect(leaks).toEqual([]);
+      const after = await owner.api("GET", `/api/app/${app.slug}/`);
+      expect(after.body).toMatchObject({ name: createBody.name, status: "live" });
+    },
+  );
 });
 
 describe("file upload", () => {

@@ -15,14 +15,18 @@ import { z } from "zod";
 import type { Database } from "../../db/client.ts";
 import { conversationMessages, conversations } from "../../db/schema/index.ts";
 import { AppError, notFound } from "../../lib/errors.ts";
+import type { SafeFetch } from "../../lib/safe-fetch.ts";
+import type { SecretBox } from "../../lib/secrets.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
-import type { LlmClient, LlmResult } from "../models/llm.ts";
+import type { LlmClient } from "../models/llm.ts";
 import { loadPrompt } from "../prompts/prompts.service.ts";
 import { findCallableApp } from "./access.ts";
+import type { ExecutionResult, GatewayInput } from "./execution.ts";
 import { claimIdempotencyKey, type IdempotencyClaim } from "./idempotency.ts";
 import { recordInvocation } from "./invocations.service.ts";
-import { checkStructuredAnswer, type GatewayInput, prepareCall } from "./prompt-call.ts";
+import { preparePromptExecution } from "./prompt-call.ts";
 import { type RateLimiter, rateLimitHeaders } from "./rate-limit.ts";
+import { prepareWorkflowExecution } from "./workflow-call.ts";
 
 const errors = {
   400: ApiErrorSchema,
@@ -48,7 +52,9 @@ export const gatewayRoutes: FastifyPluginAsyncZod<{
   guards: AuthGuards;
   llm: LlmClient;
   rateLimiter: RateLimiter;
-}> = async (app, { db, guards, llm, rateLimiter }) => {
+  secrets: SecretBox;
+  safeFetch: SafeFetch;
+}> = async (app, { db, guards, llm, rateLimiter, secrets, safeFetch }) => {
   const limit = async (request: FastifyRequest, reply: FastifyReply) => {
     const caller = currentUser(request);
     reply.headers(
@@ -90,12 +96,6 @@ export const gatewayRoutes: FastifyPluginAsyncZod<{
   ) {
     const caller = currentUser(request);
     const application = await findCallableApp(db, slug, caller);
-    if (application.type !== "prompt") {
-      throw new AppError(
-        "unavailable",
-        "Workflow applications cannot be called yet: their providers are not connected on this server",
-      );
-    }
 
     let claim: IdempotencyClaim | undefined;
     const idempotencyKey = request.headers["idempotency-key"];
@@ -115,16 +115,22 @@ export const gatewayRoutes: FastifyPluginAsyncZod<{
     const fresh = claim?.kind === "new" ? claim : undefined;
 
     try {
-      const prepared = await prepareCall(db, { app: application, caller, input, mode });
+      const execution =
+        application.type === "prompt"
+          ? await preparePromptExecution(db, llm, { app: application, caller, input, mode })
+          : await prepareWorkflowExecution(db, {
+              app: application,
+              caller,
+              input,
+              mode,
+              secrets,
+              fetch: safeFetch,
+            });
       const messageId = randomUUID();
       const createdAt = Math.floor(Date.now() / 1000);
       const started = performance.now();
-      const conversationId = prepared.conversation?.id;
-      const record = (
-        status: "success" | "error",
-        result?: LlmResult & { answer: string },
-        error?: AppError,
-      ) =>
+      const conversationId = execution.conversation?.id;
+      const record = (status: "success" | "error", result?: ExecutionResult, error?: AppError) =>
         recordInvocation(db, {
           id: messageId,
           applicationId: application.id,
@@ -132,7 +138,7 @@ export const gatewayRoutes: FastifyPluginAsyncZod<{
           apiKeyId: request.apiKeyId,
           endUser: input.user ?? null,
           mode,
-          model: result?.answeredBy ?? prepared.model,
+          model: result?.answeredBy ?? execution.model,
           status,
           errorType: error?.code,
           errorMessage: error?.message,
@@ -140,43 +146,42 @@ export const gatewayRoutes: FastifyPluginAsyncZod<{
           inputTokens: result?.inputTokens ?? 0,
           outputTokens: result?.outputTokens ?? 0,
           conversation:
-            prepared.conversation && result
+            execution.conversation && result
               ? {
-                  ...prepared.conversation,
-                  query: input.query ?? "",
-                  answer: result.answer,
-                  inputs: prepared.inputs,
+                  ...execution.conversation,
+                  providerConversationId: result.providerConversationId,
+                  query: execution.storeContent ? (input.query ?? "") : "",
+                  answer: execution.storeContent ? result.answer : "",
+                  inputs: execution.storeContent ? execution.inputs : {},
                 }
               : null,
         });
-      const responseBody = (result: LlmResult, answer: string): GatewayResponse => ({
+      const responseBody = (result: ExecutionResult): GatewayResponse => ({
         event: "message",
         id: messageId,
         message_id: messageId,
         task_id: messageId,
         mode,
-        answer,
+        answer: result.answer,
         ...(conversationId ? { conversation_id: conversationId } : {}),
         metadata: { usage: usageOf(result, performance.now() - started) },
         created_at: createdAt,
       });
 
       if (input.response_mode === "blocking") {
-        let result: LlmResult & { answer: string };
+        let result: ExecutionResult;
         try {
-          const generated = await llm.generate(prepared.llmRequest);
-          const answer = prepared.outputSchema
-            ? checkStructuredAnswer(generated.text, prepared.outputSchema)
-            : generated.text;
-          result = { ...generated, answer };
+          result = await execution.generate();
         } catch (error) {
           const appError =
-            error instanceof AppError ? error : new AppError("upstream_failed", "The model failed to answer");
-          await record("error", undefined, appError);
+            error instanceof AppError
+              ? error
+              : new AppError("upstream_failed", "The upstream failed to answer");
+          if (appError.status >= 500) await record("error", undefined, appError);
           throw appError;
         }
         await record("success", result);
-        const body = responseBody(result, result.answer);
+        const body = responseBody(result);
         await fresh?.complete(200, body);
         return body;
       }
@@ -205,10 +210,10 @@ export const gatewayRoutes: FastifyPluginAsyncZod<{
         created_at: createdAt,
       };
       try {
-        const stream = llm.stream(prepared.llmRequest);
+        const stream = execution.stream();
         for await (const chunk of stream.chunks) {
           if (clientGone) break;
-          if (!prepared.outputSchema) send({ event: "message", ...base, answer: chunk });
+          send({ event: "message", ...base, answer: chunk });
         }
         if (clientGone) {
           await record(
@@ -219,22 +224,19 @@ export const gatewayRoutes: FastifyPluginAsyncZod<{
           await fresh?.abandon();
           return;
         }
-        const streamed = await stream.result;
-        const answer = prepared.outputSchema
-          ? checkStructuredAnswer(streamed.text, prepared.outputSchema)
-          : streamed.text;
-        if (prepared.outputSchema) send({ event: "message", ...base, answer });
-        const result = { ...streamed, answer };
+        const result = await stream.result;
         await record("success", result);
         send({
           event: "message_end",
           ...base,
           metadata: { usage: usageOf(result, performance.now() - started) },
         });
-        await fresh?.complete(200, responseBody(result, answer));
+        await fresh?.complete(200, responseBody(result));
       } catch (error) {
         const appError =
-          error instanceof AppError ? error : new AppError("upstream_failed", "The model failed to answer");
+          error instanceof AppError
+            ? error
+            : new AppError("upstream_failed", "The upstream failed to answer");
         await record("error", undefined, appError).catch((err) =>
           request.log.error({ err }, "could not record a failed invocation"),
         );
@@ -482,7 +484,7 @@ export const gatewayRoutes: FastifyPluginAsyncZod<{
   );
 };
 
-function usageOf(result: LlmResult, latencyMs: number) {
+function usageOf(result: ExecutionResult, latencyMs: number) {
   return {
     prompt_tokens: result.inputTokens,
     completion_tokens: result.outputTokens,

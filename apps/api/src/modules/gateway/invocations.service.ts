@@ -20,6 +20,7 @@ export interface InvocationRecord {
   conversation?: {
     id: string;
     isNew: boolean;
+    providerConversationId?: string;
     query: string;
     answer: string;
     inputs: Record<string, unknown>;
@@ -40,11 +41,15 @@ export async function recordInvocation(db: Database, record: InvocationRecord): 
         callerUserId: record.callerUserId,
         endUser: record.endUser ?? "",
         name: conversation.query.slice(0, 60),
+        providerConversationId: conversation.providerConversationId ?? null,
       });
     } else if (conversation) {
+      const providerId = conversation.providerConversationId
+        ? { providerConversationId: conversation.providerConversationId }
+        : {};
       await tx
         .update(conversations)
-        .set({ updatedAt: new Date() })
+        .set({ updatedAt: new Date(), ...providerId })
         .where(eq(conversations.id, conversation.id));
     }
     if (conversation) {

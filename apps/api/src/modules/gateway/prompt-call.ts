@@ -1,38 +1,36 @@
 import type { GatewayRequestSchema } from "@promptmint/contracts";
 import { type IoSchema, IoSchemaSchema } from "@promptmint/contracts";
-import { and, asc, desc, eq } from "drizzle-orm";
+import { asc, eq } from "drizzle-orm";
 import type { z } from "zod";
 import type { Database } from "../../db/client.ts";
-import { conversationMessages, conversations } from "../../db/schema/index.ts";
-import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
+import { conversationMessages } from "../../db/schema/index.ts";
+import { AppError, invalidFields } from "../../lib/errors.ts";
 import type { ApplicationRow } from "../applications/applications.service.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
-import type { ChatMessage, LlmRequest } from "../models/llm.ts";
+import type { ChatMessage, LlmClient, LlmRequest } from "../models/llm.ts";
 import { validateAgainstSchema } from "../prompts/input-schema.ts";
 import { loadPrompt } from "../prompts/prompts.service.ts";
 import { detectVariables, renderTemplate, TemplateError } from "../prompts/template.ts";
+import {
+  type Execution,
+  type ExecutionResult,
+  type GatewayInput,
+  resolveConversation,
+  streamOnce,
+} from "./execution.ts";
 
-export type GatewayInput = z.output<typeof GatewayRequestSchema>;
 const HISTORY_TURNS = 20;
-
-export interface PreparedCall {
-  llmRequest: LlmRequest;
-  outputSchema: IoSchema | null;
-  /** For chat: the conversation to continue, or the id a new one will get. */
-  conversation: { id: string; isNew: boolean } | null;
-  inputs: Record<string, unknown>;
-  model: string;
-}
 
 /**
  * Turns a Dify-style call into a model request: inputs checked against the input schema (400
  * naming the field), `query` offered to templates that declare it, the template rendered as the
  * user message and the system prompt as system, and for chat the conversation's earlier turns.
  */
-export async function prepareCall(
+export async function preparePromptExecution(
   db: Database,
+  llm: LlmClient,
   options: { app: ApplicationRow; caller: LocalUser; input: GatewayInput; mode: "completion" | "chat" },
-): Promise<PreparedCall> {
+): Promise<Execution> {
   const { app, caller, input, mode } = options;
   const { prompt, active } = await loadPrompt(db, app);
   const inputSchema = IoSchemaSchema.parse(active.inputSchema);
@@ -67,59 +65,59 @@ export async function prepareCall(
   }
 
   let history: ChatMessage[] = [];
-  let conversation: PreparedCall["conversation"] = null;
+  let conversation: Execution["conversation"] = null;
   if (mode === "chat") {
-    if (input.conversation_id) {
-      const [existing] = /^[0-9a-f-]{36}$/i.test(input.conversation_id)
-        ? await db
-            .select({ id: conversations.id })
-            .from(conversations)
-            .where(
-              and(
-                eq(conversations.id, input.conversation_id),
-                eq(conversations.applicationId, app.id),
-                eq(conversations.callerUserId, caller.id),
-                eq(conversations.endUser, input.user ?? ""),
-              ),
-            )
-            .limit(1)
-        : [];
-      if (!existing) throw notFound("Conversation");
-      const turns = await db
-        .select({ query: conversationMessages.query, answer: conversationMessages.answer })
-        .from(conversationMessages)
-        .where(eq(conversationMessages.conversationId, existing.id))
-        .orderBy(desc(conversationMessages.createdAt))
-        .limit(HISTORY_TURNS);
-      history = turns.reverse().flatMap((turn) => [
-        { role: "user" as const, content: turn.query },
-        { role: "assistant" as const, content: turn.answer },
-      ]);
-      conversation = { id: existing.id, isNew: false };
-    } else {
-      conversation = { id: crypto.randomUUID(), isNew: true };
-    }
+    const state = await resolveConversation(db, { app, caller, input, historyTurns: HISTORY_TURNS });
+    history = state.history.flatMap((turn) => [
+      { role: "user" as const, content: turn.query },
+      { role: "assistant" as const, content: turn.answer },
+    ]);
+    conversation = { id: state.id, isNew: state.isNew };
   }
 
+  const llmRequest: LlmRequest = {
+    model: prompt.model,
+    system,
+    messages: [...history, { role: "user", content: userMessage }],
+    temperature: prompt.temperature,
+    maxTokens: prompt.maxTokens,
+    topP: prompt.topP,
+    frequencyPenalty: prompt.frequencyPenalty,
+    presencePenalty: prompt.presencePenalty,
+    outputSchema: outputSchema ?? undefined,
+  };
+  const generate = async (): Promise<ExecutionResult> => {
+    const generated = await llm.generate(llmRequest);
+    const answer = outputSchema ? checkStructuredAnswer(generated.text, outputSchema) : generated.text;
+    return {
+      answer,
+      inputTokens: generated.inputTokens,
+      outputTokens: generated.outputTokens,
+      answeredBy: generated.answeredBy,
+    };
+  };
   return {
-    llmRequest: {
-      model: prompt.model,
-      system,
-      messages: [...history, { role: "user", content: userMessage }],
-      temperature: prompt.temperature,
-      maxTokens: prompt.maxTokens,
-      topP: prompt.topP,
-      frequencyPenalty: prompt.frequencyPenalty,
-      presencePenalty: prompt.presencePenalty,
-      outputSchema: outputSchema ?? undefined,
-    },
-    outputSchema,
+    model: prompt.model,
     conversation,
     inputs: checked.values,
-    model: prompt.model,
+    storeContent: true,
+    generate,
+    stream() {
+      // A structured answer is only valid once complete, so it is checked and sent whole.
+      if (outputSchema) return streamOnce(generate);
+      const streamed = llm.stream(llmRequest);
+      return {
+        chunks: streamed.chunks,
+        result: streamed.result.then((r) => ({
+          answer: r.text,
+          inputTokens: r.inputTokens,
+          outputTokens: r.outputTokens,
+          answeredBy: r.answeredBy,
+        })),
+      };
+    },
   };
 }
-
 /** Structured output: the answer must be a JSON object valid against the output schema. */
 export function checkStructuredAnswer(answer: string, schema: IoSchema): string {
   const trimmed = answer.trim().replace(/^```(?:json)?\s*|\s*```$/g, "");

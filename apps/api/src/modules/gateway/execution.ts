@@ -1,0 +1,88 @@
+import type { GatewayRequestSchema } from "@promptmint/contracts";
+import { and, desc, eq } from "drizzle-orm";
+import type { z } from "zod";
+import type { Database } from "../../db/client.ts";
+import { conversationMessages, conversations } from "../../db/schema/index.ts";
+import { notFound } from "../../lib/errors.ts";
+import type { ApplicationRow } from "../applications/applications.service.ts";
+import type { LocalUser } from "../auth/auth.service.ts";
+
+export type GatewayInput = z.output<typeof GatewayRequestSchema>;
+
+export interface ExecutionResult {
+  answer: string;
+  inputTokens: number;
+  outputTokens: number;
+  /** The model or provider that answered (recorded on the invocation). */
+  answeredBy: string | null;
+  providerConversationId?: string;
+}
+
+/** One prepared gateway call, whatever backs the app: the route runs it blocking or streaming. */
+export interface Execution {
+  model: string | null;
+  conversation: { id: string; isNew: boolean } | null;
+  inputs: Record<string, unknown>;
+  /** False when the creator turned logging off: conversation content is not kept. */
+  storeContent: boolean;
+  generate(): Promise<ExecutionResult>;
+  stream(): { chunks: AsyncIterable<string>; result: Promise<ExecutionResult> };
+}
+
+export interface ConversationState {
+  id: string;
+  isNew: boolean;
+  providerConversationId?: string;
+  history: { query: string; answer: string }[];
+}
+
+/** The caller's conversation to continue (404 if it is not theirs), or a new one's id. */
+export async function resolveConversation(
+  db: Database,
+  options: { app: ApplicationRow; caller: LocalUser; input: GatewayInput; historyTurns: number },
+): Promise<ConversationState> {
+  const { app, caller, input } = options;
+  if (!input.conversation_id) return { id: crypto.randomUUID(), isNew: true, history: [] };
+  const [existing] = /^[0-9a-f-]{36}$/i.test(input.conversation_id)
+    ? await db
+        .select({ id: conversations.id, providerConversationId: conversations.providerConversationId })
+        .from(conversations)
+        .where(
+          and(
+            eq(conversations.id, input.conversation_id),
+            eq(conversations.applicationId, app.id),
+            eq(conversations.callerUserId, caller.id),
+            eq(conversations.endUser, input.user ?? ""),
+          ),
+        )
+        .limit(1)
+    : [];
+  if (!existing) throw notFound("Conversation");
+  const turns =
+    options.historyTurns > 0
+      ? await db
+          .select({ query: conversationMessages.query, answer: conversationMessages.answer })
+          .from(conversationMessages)
+          .where(eq(conversationMessages.conversationId, existing.id))
+          .orderBy(desc(conversationMessages.createdAt))
+          .limit(options.historyTurns)
+      : [];
+  return {
+    id: existing.id,
+    isNew: false,
+    providerConversationId: existing.providerConversationId ?? undefined,
+    history: turns.reverse(),
+  };
+}
+
+/** A blocking result delivered as a one-chunk stream (providers or modes that cannot stream). */
+export function streamOnce(generate: () => Promise<ExecutionResult>): ReturnType<Execution["stream"]> {
+  const result = generate();
+  result.catch(() => {});
+  return {
+    result,
+    chunks: (async function* () {
+      yield (await result).answer;
+    })(),
+  };
+}

@@ -1,0 +1,65 @@
+import type { Database } from "../../db/client.ts";
+import { invalidFields } from "../../lib/errors.ts";
+import type { SafeFetch } from "../../lib/safe-fetch.ts";
+import type { SecretBox } from "../../lib/secrets.ts";
+import type { ApplicationRow } from "../applications/applications.service.ts";
+import type { LocalUser } from "../auth/auth.service.ts";
+import type { WorkflowAnswer, WorkflowCall } from "../workflows/providers/provider.ts";
+import { loadWorkflow, resolveProvider } from "../workflows/workflows.service.ts";
+import {
+  type Execution,
+  type ExecutionResult,
+  type GatewayInput,
+  resolveConversation,
+  streamOnce,
+} from "./execution.ts";
+
+/**
+ * A workflow app's call: inputs and query go to its provider as they are (the provider validates
+ * them), within the app's timeout. Chat turns carry the provider's own conversation id.
+ */
+export async function prepareWorkflowExecution(
+  db: Database,
+  options: {
+    app: ApplicationRow;
+    caller: LocalUser;
+    input: GatewayInput;
+    mode: "completion" | "chat";
+    secrets: SecretBox;
+    fetch: SafeFetch;
+  },
+): Promise<Execution> {
+  const { app, caller, input, mode } = options;
+  const workflow = await loadWorkflow(db, app);
+  const { provider, config } = resolveProvider(workflow, options.secrets);
+  if (mode === "chat" && !input.query?.trim())
+    throw invalidFields({ query: "is required for chat messages" });
+  const conversation =
+    mode === "chat" ? await resolveConversation(db, { app, caller, input, historyTurns: 0 }) : null;
+
+  const call: WorkflowCall = {
+    mode,
+    inputs: input.inputs,
+    query: input.query,
+    user: input.user ?? `promptmint-${caller.id}`,
+    providerConversationId: conversation?.providerConversationId,
+    conversationId: conversation?.id,
+    maxIterations: workflow.maxIterations,
+  };
+  const context = { config, fetch: options.fetch, timeoutMs: workflow.timeoutSeconds * 1000 };
+  const toResult = (answer: WorkflowAnswer): ExecutionResult => ({ ...answer, answeredBy: provider.slug });
+  const generate = async () => toResult(await provider.invoke(context, call));
+
+  return {
+    model: provider.slug,
+    conversation: conversation ? { id: conversation.id, isNew: conversation.isNew } : null,
+    inputs: input.inputs,
+    storeContent: workflow.enableLogging,
+    generate,
+    stream() {
+      if (!provider.stream) return streamOnce(generate);
+      const streamed = provider.stream(context, call);
+      return { chunks: streamed.chunks, result: streamed.result.then(toResult) };
+    },
+  };
+}

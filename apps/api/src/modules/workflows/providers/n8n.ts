@@ -1,0 +1,122 @@
+import { AppError } from "../../../lib/errors.ts";
+import {
+  type ConfigValues,
+  ensureOk,
+  str,
+  type WorkflowCall,
+  type WorkflowProviderAdapter,
+} from "./provider.ts";
+
+function headers(config: ConfigValues): Record<string, string> {
+  const result: Record<string, string> = { "content-type": "application/json" };
+  const name = str(config, "header_name");
+  if (name) {
+    if (!/^[A-Za-z0-9-]+$/.test(name))
+      throw new AppError("bad_request", "The n8n header name may contain only letters, digits and hyphens");
+    result[name.toLowerCase()] = str(config, "header_value");
+  }
+  return result;
+}
+
+/** What our call sends to the webhook; n8n's Chat Trigger and AI Agent read chatInput and sessionId. */
+const payload = (call: WorkflowCall) => ({
+  mode: call.mode,
+  query: call.query ?? "",
+  chatInput: call.query ?? "",
+  inputs: call.inputs,
+  user: call.user,
+  sessionId: call.conversationId ?? call.user,
+  max_iterations: call.maxIterations,
+});
+
+/** "Respond to Webhook" answers vary: an item, a list of items, or text. Take the likely answer field. */
+export function answerFromN8n(text: string): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return text;
+  }
+  const item = Array.isArray(parsed) ? parsed[0] : parsed;
+  if (item && typeof item === "object") {
+    const record =
+      (item as { json?: unknown }).json && typeof (item as { json?: unknown }).json === "object"
+        ? ((item as { json: object }).json as Record<string, unknown>)
+        : (item as Record<string, unknown>);
+    for (const key of ["output", "answer", "text", "response", "message"]) {
+      if (typeof record[key] === "string") return record[key] as string;
+    }
+  }
+  return typeof parsed === "string" ? parsed : JSON.stringify(parsed);
+}
+
+export const n8nProvider: WorkflowProviderAdapter = {
+  slug: "n8n",
+  name: "n8n",
+  description:
+    "An n8n workflow started by its Webhook (or Chat Trigger) node; it answers with Respond to Webhook.",
+  supportsStreaming: false,
+  configSchema: {
+    type: "object",
+    properties: {
+      webhook_url: {
+        title: "Webhook URL",
+        description: "The production URL of the workflow's Webhook node",
+        type: "string",
+        format: "uri",
+      },
+      header_name: {
+        title: "Auth Header Name",
+        description: "Header auth: the header's name (optional)",
+        type: "string",
+      },
+      header_value: {
+        title: "Auth Header Value",
+        description: "Header auth: the header's value (optional)",
+        type: "string",
+        secret: true,
+      },
+    },
+    required: ["webhook_url"],
+  },
+
+  async invoke(context, call) {
+    const response = await context.fetch(str(context.config, "webhook_url"), {
+      method: "POST",
+      headers: headers(context.config),
+      body: JSON.stringify(payload(call)),
+      timeoutMs: context.timeoutMs,
+    });
+    await ensureOk(response, "n8n");
+    return {
+      answer: answerFromN8n(await response.text()),
+      inputTokens: 0,
+      outputTokens: 0,
+      providerConversationId: call.conversationId,
+    };
+  },
+
+  async test(context) {
+    const response = await context.fetch(str(context.config, "webhook_url"), {
+      method: "POST",
+      headers: headers(context.config),
+      body: JSON.stringify({
+        ...payload({
+          mode: "completion",
+          inputs: {},
+          query: "ping",
+          user: "promptmint-test",
+          maxIterations: 1,
+        }),
+        test: true,
+      }),
+      timeoutMs: context.timeoutMs,
+    });
+    await ensureOk(response, "n8n");
+    const answer = answerFromN8n(await response.text());
+    return {
+      message: "The n8n webhook answered",
+      appInfo: { status: response.status, answer_preview: answer.slice(0, 120) },
+    };
+  },
+};

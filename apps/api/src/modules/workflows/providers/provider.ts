@@ -1,0 +1,130 @@
+import type { ConfigSchema } from "@promptmint/contracts";
+import { AppError } from "../../../lib/errors.ts";
+import type { SafeFetch, SafeResponse } from "../../../lib/safe-fetch.ts";
+
+export type ConfigValues = Record<string, string | number | boolean>;
+
+export interface WorkflowCall {
+  mode: "completion" | "chat";
+  inputs: Record<string, unknown>;
+  query?: string;
+  user: string;
+  /** The provider's own conversation id from the previous turn, if any. */
+  providerConversationId?: string;
+  /** Our conversation id (providers keyed by a session id of our choosing use it). */
+  conversationId?: string;
+  maxIterations: number;
+}
+
+export interface WorkflowAnswer {
+  answer: string;
+  inputTokens: number;
+  outputTokens: number;
+  providerConversationId?: string;
+}
+
+export interface ProviderContext {
+  config: ConfigValues;
+  fetch: SafeFetch;
+  timeoutMs: number;
+}
+
+export interface WorkflowStream {
+  chunks: AsyncIterable<string>;
+  result: Promise<WorkflowAnswer>;
+}
+
+/** One workflow provider. Adding a provider means adding one module that implements this. */
+export interface WorkflowProviderAdapter {
+  slug: "dify" | "n8n" | "flowise" | "webhook";
+  name: string;
+  description: string;
+  configSchema: ConfigSchema;
+  supportsStreaming: boolean;
+  invoke(context: ProviderContext, call: WorkflowCall): Promise<WorkflowAnswer>;
+  stream?(context: ProviderContext, call: WorkflowCall): WorkflowStream;
+  /** Calls the provider for real to check the configuration; throws an AppError when it is wrong. */
+  test(context: ProviderContext): Promise<{ message: string; appInfo: Record<string, unknown> | null }>;
+}
+
+export const str = (config: ConfigValues, key: string) => String(config[key] ?? "").trim();
+
+/** A provider's error answer becomes a 502 carrying its status and message. */
+export async function ensureOk(response: SafeResponse, providerName: string): Promise<void> {
+  if (response.status >= 200 && response.status < 300) return;
+  const text = await response.text().catch(() => "");
+  let message = text.slice(0, 300);
+  try {
+    const parsed = JSON.parse(text) as { message?: string; error?: string | { message?: string } };
+    const error = typeof parsed.error === "string" ? parsed.error : parsed.error?.message;
+    message = parsed.message ?? error ?? message;
+  } catch {}
+  throw new AppError(
+    "upstream_failed",
+    `${providerName} answered HTTP ${response.status}${message ? `: ${message}` : ""}`,
+  );
+}
+
+export async function readJson<T>(response: SafeResponse, providerName: string): Promise<T> {
+  const text = await response.text();
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    throw new AppError("upstream_failed", `${providerName} answered with something that is not JSON`);
+  }
+}
+
+/** Parses a server-sent-event stream into the JSON of each `data:` line. */
+export async function* readSseJson(chunks: AsyncIterable<string>): AsyncGenerator<Record<string, unknown>> {
+  let buffer = "";
+  for await (const chunk of chunks) {
+    buffer += chunk;
+    let boundary = buffer.indexOf("\n\n");
+    while (boundary >= 0) {
+      const block = buffer.slice(0, boundary);
+      buffer = buffer.slice(boundary + 2);
+      for (const line of block.split("\n")) {
+        if (!line.startsWith("data:")) continue;
+        const data = line.slice(5).trim();
+        if (!data || data === "[DONE]") continue;
+        try {
+          yield JSON.parse(data) as Record<string, unknown>;
+        } catch {
+          // A malformed event is skipped, like Dify's own clients do.
+        }
+      }
+      boundary = buffer.indexOf("\n\n");
+    }
+  }
+}
+
+/** Turns a stream generator that returns the final answer into the chunks + result pair. */
+export function toWorkflowStream(run: () => AsyncGenerator<string, WorkflowAnswer>): WorkflowStream {
+  let settle!: (answer: WorkflowAnswer) => void;
+  let fail!: (error: unknown) => void;
+  const result = new Promise<WorkflowAnswer>((resolve, reject) => {
+    settle = resolve;
+    fail = reject;
+  });
+  result.catch(() => {});
+  return {
+    result,
+    chunks: {
+      async *[Symbol.asyncIterator]() {
+        const iterator = run();
+        try {
+          while (true) {
+            const step = await iterator.next();
+            if (step.done) {
+              settle(step.value);
+              return;
+            }
+            yield step.value;
+          }
+        } catch (error) {
+          fail(error);
+        }
+      },
+    },
+  };
+}

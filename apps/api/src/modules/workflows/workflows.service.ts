@@ -1,0 +1,355 @@
+import type {
+  UpdateWorkflowConfig,
+  WorkflowConfig,
+  WorkflowProvider,
+  WorkflowTestResponse,
+} from "@promptmint/contracts";
+import { WORKFLOW_DEFAULTS } from "@promptmint/contracts";
+import { and, desc, eq, max } from "drizzle-orm";
+import type { Database } from "../../db/client.ts";
+import { applications, workflowProviders, workflows, workflowVersions } from "../../db/schema/index.ts";
+import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
+import type { SafeFetch } from "../../lib/safe-fetch.ts";
+import type { SecretBox } from "../../lib/secrets.ts";
+import type { ApplicationRow } from "../applications/applications.service.ts";
+import type { LocalUser } from "../auth/auth.service.ts";
+import { maskConfig, type SealedConfig, sealConfig, unsealConfig } from "./provider-config.ts";
+import { DIFY_CLOUD_URL } from "./providers/dify.ts";
+import type { ConfigValues, WorkflowProviderAdapter } from "./providers/provider.ts";
+import { findProvider, WORKFLOW_PROVIDERS } from "./providers/registry.ts";
+
+type WorkflowRow = typeof workflows.$inferSelect;
+type VersionRow = typeof workflowVersions.$inferSelect;
+
+/** Mirrors the provider registry into the database (stable ids for the API). */
+export async function seedWorkflowProviders(db: Database): Promise<void> {
+  for (const provider of WORKFLOW_PROVIDERS) {
+    const values = {
+      name: provider.name,
+      description: provider.description,
+      configSchema: provider.configSchema,
+      supportsStreaming: provider.supportsStreaming,
+    };
+    await db
+      .insert(workflowProviders)
+      .values({ slug: provider.slug, ...values })
+      .onConflictDoUpdate({ target: workflowProviders.slug, set: values });
+  }
+}
+
+export async function listProviders(db: Database): Promise<WorkflowProvider[]> {
+  const rows = await db.select().from(workflowProviders);
+  const ids = new Map(rows.map((row) => [row.slug, row.id]));
+  return WORKFLOW_PROVIDERS.filter((p) => ids.has(p.slug)).map((p) => toProvider(p, ids.get(p.slug) ?? ""));
+}
+
+function toProvider(provider: WorkflowProviderAdapter, id: string): WorkflowProvider {
+  return {
+    id,
+    slug: provider.slug,
+    name: provider.name,
+    description: provider.description,
+    config_schema: provider.configSchema,
+    supports_streaming: provider.supportsStreaming,
+  };
+}
+
+/** A new workflow app starts on Dify with the App ID and API key given at creation. */
+export async function createInitialWorkflow(
+  db: Database,
+  secrets: SecretBox,
+  applicationId: string,
+  seed: { appId: string; apiKey: string },
+) {
+  const dify = findProvider("dify") as WorkflowProviderAdapter;
+  const config = sealConfig(
+    dify,
+    { base_url: DIFY_CLOUD_URL, api_key: seed.apiKey, app_type: "chat", app_id: seed.appId },
+    null,
+    secrets,
+    { requireAll: true },
+  );
+  const [workflow] = await db
+    .insert(workflows)
+    .values({ applicationId, providerSlug: "dify", providerConfig: config, ...defaultsRow() })
+    .returning();
+  if (!workflow) throw new Error("workflow insert returned nothing");
+  await db
+    .insert(workflowVersions)
+    .values({ workflowId: workflow.id, version: 1, ...snapshot(workflow), changelog: "Initial version" });
+}
+
+const defaultsRow = () => ({
+  timeoutSeconds: WORKFLOW_DEFAULTS.timeout_seconds,
+  maxIterations: WORKFLOW_DEFAULTS.max_iterations,
+  enableLogging: WORKFLOW_DEFAULTS.enable_logging,
+});
+const snapshot = (
+  row: Pick<
+    WorkflowRow,
+    "providerSlug" | "providerConfig" | "timeoutSeconds" | "maxIterations" | "enableLogging"
+  >,
+) => ({
+  providerSlug: row.providerSlug,
+  providerConfig: row.providerConfig,
+  timeoutSeconds: row.timeoutSeconds,
+  maxIterations: row.maxIterations,
+  enableLogging: row.enableLogging,
+});
+
+export async function loadWorkflow(db: Database, app: ApplicationRow): Promise<WorkflowRow> {
+  if (app.type !== "workflow") throw notFound("Workflow");
+  const [row] = await db.select().from(workflows).where(eq(workflows.applicationId, app.id)).limit(1);
+  if (!row) throw notFound("Workflow");
+  return row;
+}
+
+export async function toWorkflowConfig(
+  db: Database,
+  app: ApplicationRow,
+  row: WorkflowRow,
+): Promise<WorkflowConfig> {
+  const provider = row.providerSlug ? findProvider(row.providerSlug) : undefined;
+  const [providerRow] = provider
+    ? await db
+        .select({ id: workflowProviders.id })
+        .from(workflowProviders)
+        .where(eq(workflowProviders.slug, provider.slug))
+    : [];
+  return {
+    id: row.id,
+    application_slug: app.slug,
+    provider: provider ? toProvider(provider, providerRow?.id ?? "") : null,
+    provider_config: maskConfig(row.providerConfig as SealedConfig),
+    timeout_seconds: row.timeoutSeconds,
+    max_iterations: row.maxIterations,
+    enable_logging: row.enableLogging,
+    current_version: row.activeVersion,
+  };
+}
+
+/** Saves the config; any change becomes a new immutable version. Secrets sent as their mask are kept. */
+export async function updateWorkflowConfig(
+  db: Database,
+  secrets: SecretBox,
+  app: ApplicationRow,
+  input: UpdateWorkflowConfig,
+): Promise<WorkflowRow> {
+  return db.transaction(async (tx) => {
+    const t = tx as unknown as Database;
+    const current = await loadWorkflow(t, app);
+    const providerSlug = input.provider ?? current.providerSlug;
+    const provider = providerSlug ? findProvider(providerSlug) : undefined;
+    let providerConfig = current.providerConfig as SealedConfig;
+    if (input.provider_config !== undefined || input.provider !== undefined) {
+      if (!provider) throw invalidFields({ provider: "choose a provider first" });
+      const switching = providerSlug !== current.providerSlug;
+      const submitted = input.provider_config ?? (switching ? {} : maskConfig(providerConfig));
+      providerConfig = sealConfig(provider, submitted, switching ? null : providerConfig, secrets, {
+        requireAll: true,
+      });
+    }
+    const next = {
+      providerSlug: providerSlug ?? null,
+      providerConfig,
+      timeoutSeconds: input.timeout_seconds ?? current.timeoutSeconds,
+      maxIterations: input.max_iterations ?? current.maxIterations,
+      enableLogging: input.enable_logging ?? current.enableLogging,
+    };
+    if (JSON.stringify(snapshot(next)) === JSON.stringify(snapshot(current))) return current;
+    const [latest] = await t
+      .select({ n: max(workflowVersions.version) })
+      .from(workflowVersions)
+      .where(eq(workflowVersions.workflowId, current.id));
+    const version = (latest?.n ?? 0) + 1;
+    await t
+      .insert(workflowVersions)
+      .values({ workflowId: current.id, version, ...next, changelog: input.changelog ?? "" });
+    const [row] = await t
+      .update(workflows)
+      .set({ ...next, activeVersion: version, updatedAt: new Date() })
+      .where(eq(workflows.id, current.id))
+      .returning();
+    await syncApplicationProviderFields(t, app, provider, providerConfig);
+    if (!row) throw notFound("Workflow");
+    return row;
+  });
+}
+
+/** The app's own provider_config (SPEC's App ID + masked key) follows the workflow's settings. */
+async function syncApplicationProviderFields(
+  db: Database,
+  app: ApplicationRow,
+  provider: WorkflowProviderAdapter | undefined,
+  config: SealedConfig,
+) {
+  if (!provider) return;
+  const secretKey = Object.keys(config).find((key) => typeof config[key] === "object");
+  const secret = secretKey ? (config[secretKey] as { $secret: string }).$secret : null;
+  const appId = String(config.app_id ?? config.chatflow_id ?? config.webhook_url ?? config.url ?? "");
+  await db
+    .update(applications)
+    .set({ providerAppId: appId, providerApiKeyEncrypted: secret, updatedAt: new Date() })
+    .where(eq(applications.id, app.id));
+}
+
+/** The adapter and its decrypted settings, for a call. */
+export function resolveProvider(
+  row: WorkflowRow,
+  secrets: SecretBox,
+): { provider: WorkflowProviderAdapter; config: ConfigValues } {
+  const provider = row.providerSlug ? findProvider(row.providerSlug) : undefined;
+  if (!provider)
+    throw new AppError("unavailable", "This workflow application has no provider configured yet");
+  return { provider, config: unsealConfig(row.providerConfig as SealedConfig, secrets) };
+}
+
+/** Test Config: calls the provider for real with the submitted settings (masks resolve to stored secrets). */
+export async function testWorkflowConfig(
+  db: Database,
+  options: {
+    secrets: SecretBox;
+    fetch: SafeFetch;
+    app: ApplicationRow;
+    provider?: string;
+    providerConfig: ConfigValues;
+  },
+): Promise<WorkflowTestResponse> {
+  const current = await loadWorkflow(db, options.app);
+  const slug = options.provider ?? current.providerSlug;
+  const provider = slug ? findProvider(slug) : undefined;
+  if (!provider)
+    return {
+      success: false,
+      message: "Choose a provider first",
+      error: "No provider selected",
+      app_info: null,
+    };
+  try {
+    const previous = slug === current.providerSlug ? (current.providerConfig as SealedConfig) : null;
+    const submitted =
+      Object.keys(options.providerConfig).length > 0
+        ? options.providerConfig
+        : previous
+          ? maskConfig(previous)
+          : {};
+    const sealed = sealConfig(provider, submitted, previous, options.secrets, { requireAll: true });
+    const result = await provider.test({
+      config: unsealConfig(sealed, options.secrets),
+      fetch: options.fetch,
+      timeoutMs: Math.min(current.timeoutSeconds, 30) * 1000,
+    });
+    return { success: true, message: result.message, error: null, app_info: result.appInfo };
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    const detail = error.fields
+      ? Object.entries(error.fields)
+          .map(([field, problem]) => `${field} ${problem}`)
+          .join("; ")
+      : error.message;
+    return { success: false, message: detail, error: detail, app_info: null };
+  }
+}
+
+async function getOwnWorkflowById(db: Database, owner: LocalUser, workflowId: string) {
+  if (!/^[0-9a-f-]{36}$/i.test(workflowId)) throw notFound("Workflow");
+  const [row] = await db
+    .select({ app: applications, workflow: workflows })
+    .from(workflows)
+    .innerJoin(applications, eq(applications.id, workflows.applicationId))
+    .where(and(eq(workflows.id, workflowId), eq(applications.ownerId, owner.id)))
+    .limit(1);
+  if (!row) throw notFound("Workflow");
+  return row;
+}
+
+function toVersion(row: VersionRow, active: number) {
+  return {
+    id: row.id,
+    version: row.version,
+    provider: row.providerSlug,
+    provider_config: maskConfig(row.providerConfig as SealedConfig),
+    timeout_seconds: row.timeoutSeconds,
+    max_iterations: row.maxIterations,
+    enable_logging: row.enableLogging,
+    changelog: row.changelog,
+    created_at: row.createdAt.toISOString(),
+    is_active: row.version === active,
+  };
+}
+
+export async function listWorkflowVersions(db: Database, owner: LocalUser, workflowId: string) {
+  const { workflow } = await getOwnWorkflowById(db, owner, workflowId);
+  const rows = await db
+    .select()
+    .from(workflowVersions)
+    .where(eq(workflowVersions.workflowId, workflow.id))
+    .orderBy(desc(workflowVersions.version));
+  return rows.map((row) => toVersion(row, workflow.activeVersion));
+}
+
+export async function restoreWorkflowVersion(
+  db: Database,
+  owner: LocalUser,
+  workflowId: string,
+  versionId: string,
+  changelog?: string,
+) {
+  const { app, workflow } = await getOwnWorkflowById(db, owner, workflowId);
+  const [source] = /^[0-9a-f-]{36}$/i.test(versionId)
+    ? await db
+        .select()
+        .from(workflowVersions)
+        .where(and(eq(workflowVersions.id, versionId), eq(workflowVersions.workflowId, workflow.id)))
+    : [];
+  if (!source) throw notFound("Workflow version");
+  const row = await db.transaction(async (tx) => {
+    const t = tx as unknown as Database;
+    const [latest] = await t
+      .select({ n: max(workflowVersions.version) })
+      .from(workflowVersions)
+      .where(eq(workflowVersions.workflowId, workflow.id));
+    const version = (latest?.n ?? 0) + 1;
+    await t.insert(workflowVersions).values({
+      workflowId: workflow.id,
+      version,
+      ...snapshot(source),
+      changelog: changelog ?? `Restored version ${source.version}`,
+    });
+    const [updated] = await t
+      .update(workflows)
+      .set({ ...snapshot(source), activeVersion: version, updatedAt: new Date() })
+      .where(eq(workflows.id, workflow.id))
+      .returning();
+    await syncApplicationProviderFields(
+      t,
+      app,
+      source.providerSlug ? findProvider(source.providerSlug) : undefined,
+      source.providerConfig as SealedConfig,
+    );
+    return updated as WorkflowRow;
+  });
+  return { app, row };
+}
+
+export async function duplicateWorkflow(
+  db: Database,
+  fromApplicationId: string,
+  toApplicationId: string,
+  changelog: string,
+): Promise<void> {
+  const [source] = await db
+    .select()
+    .from(workflows)
+    .where(eq(workflows.applicationId, fromApplicationId))
+    .limit(1);
+  if (!source) return;
+  const [copy] = await db
+    .insert(workflows)
+    .values({ applicationId: toApplicationId, ...snapshot(source), activeVersion: 1 })
+    .returning();
+  if (copy)
+    await db
+      .insert(workflowVersions)
+      .values({ workflowId: copy.id, version: 1, ...snapshot(source), changelog });
+}
