@@ -76,7 +76,7 @@ describe("the SSRF guard", () => {
       timeoutMs: 3000,
       lookup: ((
         _host: string,
-        options: unknown,
+        _options: unknown,
         callback: (e: null, a: { address: string; family: number }[]) => void,
       ) => callback(null, [{ address: "127.0.0.1", family: 4 }])) as never,
     });

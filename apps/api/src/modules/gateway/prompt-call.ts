@@ -1,7 +1,5 @@
-import type { GatewayRequestSchema } from "@promptmint/contracts";
 import { type IoSchema, IoSchemaSchema } from "@promptmint/contracts";
 import { asc, eq } from "drizzle-orm";
-import type { z } from "zod";
 import type { Database } from "../../db/client.ts";
 import { conversationMessages } from "../../db/schema/index.ts";
 import { AppError, invalidFields } from "../../lib/errors.ts";

@@ -2,7 +2,6 @@ import { AppError } from "../../../lib/errors.ts";
 import {
   type ConfigValues,
   ensureOk,
-  type ProviderContext,
   readJson,
   readSseJson,
   str,
