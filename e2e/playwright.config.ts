@@ -5,7 +5,7 @@ import { defineConfig, devices } from "@playwright/test";
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const port = Number(process.env.E2E_PORT ?? 3199);
 const baseURL = `http://localhost:${port}`;
-const dataDir = path.join(root, ".tmp/e2e-data");
+const dataDir = path.join(root, `.tmp/e2e-data-${port}`);
 
 /** The real server (built SPA + API + embedded issuer on a fresh PGlite) driven by Debian's Chromium. */
 export default defineConfig({

@@ -28,6 +28,8 @@ import { applicationsRoutes } from "./modules/applications/applications.routes.t
 import { authRoutes } from "./modules/auth/auth.routes.ts";
 import { createAuthGuards } from "./modules/auth/authenticate.ts";
 import { createTokenVerifier } from "./modules/auth/token-verifier.ts";
+import { billingRoutes } from "./modules/billing/billing.routes.ts";
+import { sweepExpiredHolds } from "./modules/billing/ledger.service.ts";
 import { gatewayRoutes } from "./modules/gateway/gateway.routes.ts";
 import { createMemoryRateLimiter } from "./modules/gateway/rate-limit.ts";
 import { keysRoutes } from "./modules/keys/keys.routes.ts";
@@ -124,6 +126,14 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const rateLimiter = createMemoryRateLimiter(config.gatewayRateLimitPerMinute);
   const safeFetch = createSafeFetch({ allowPrivate: config.allowPrivateUpstreams, timeoutMs: 30_000 });
   await seedWorkflowProviders(db);
+  // Holds left by a crashed process are released once they expire.
+  const holdSweeper = setInterval(() => {
+    sweepExpiredHolds(db)
+      .then((released) => released > 0 && app.log.warn({ released }, "released expired holds"))
+      .catch((err) => app.log.warn({ err }, "hold sweep failed"));
+  }, 30_000);
+  holdSweeper.unref();
+  app.addHook("onClose", async () => clearInterval(holdSweeper));
   await app.register(fastifyMultipart, { limits: { fileSize: config.maxUploadBytes, files: 1, fields: 10 } });
 
   await app.register(systemRoutes, { db, registry });
@@ -142,7 +152,17 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     });
     await scope.register(promptsRoutes, { db, guards, llm });
     await scope.register(workflowsRoutes, { db, guards, secrets, safeFetch });
-    await scope.register(gatewayRoutes, { db, guards, llm, rateLimiter, secrets, safeFetch });
+    await scope.register(billingRoutes, { db, guards, config });
+    await scope.register(gatewayRoutes, {
+      db,
+      guards,
+      llm,
+      rateLimiter,
+      secrets,
+      safeFetch,
+      feePercent: config.platformFeePercent,
+      publicUrl: config.publicUrl,
+    });
   };
   await app.register(api, { prefix: "/api" });
   await app.register(

@@ -1,5 +1,6 @@
 export * from "./applications.ts";
 export * from "./auth.ts";
+export * from "./billing.ts";
 export * from "./config.ts";
 export * from "./errors.ts";
 export * from "./gateway.ts";

@@ -45,3 +45,21 @@ export async function createCaller(baseUrl: string, displayName = "Test Creator"
   if (registered.status !== 200) throw new Error(`register failed: ${registered.status}`);
   return caller;
 }
+
+/** Tops up a wallet through the real payment flow (sandbox gateway, test card 4242…). */
+export async function fundWallet(caller: Caller, cents: number): Promise<number> {
+  const intent = await caller.api("POST", "/api/wallet/payment-intents/", {
+    body: { amount: cents, currency: "usd" },
+  });
+  if (intent.status !== 200)
+    throw new Error(`payment intent failed: ${intent.status} ${JSON.stringify(intent.body)}`);
+  const confirmed = await caller.api("POST", "/api/billing/sandbox/confirm/", {
+    body: {
+      client_secret: intent.body.client_secret,
+      card: { number: "4242 4242 4242 4242", exp_month: 12, exp_year: 2099, cvc: "123" },
+    },
+  });
+  if (confirmed.body?.status !== "succeeded")
+    throw new Error(`top-up failed: ${JSON.stringify(confirmed.body)}`);
+  return confirmed.body.balance_cents as number;
+}

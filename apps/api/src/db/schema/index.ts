@@ -1,4 +1,5 @@
 export * from "./applications.ts";
 export * from "./auth.ts";
+export * from "./billing.ts";
 export * from "./identity.ts";
 export * from "./workflows.ts";

@@ -25,6 +25,8 @@ export interface Execution {
   inputs: Record<string, unknown>;
   /** False when the creator turned logging off: conversation content is not kept. */
   storeContent: boolean;
+  /** The longest the call may take: a hold for it expires (and is swept) well after this. */
+  deadlineSeconds: number;
   generate(): Promise<ExecutionResult>;
   stream(): { chunks: AsyncIterable<string>; result: Promise<ExecutionResult> };
 }

@@ -18,6 +18,7 @@ import { AppError, notFound } from "../../lib/errors.ts";
 import type { SafeFetch } from "../../lib/safe-fetch.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
+import { placeHold, releaseHold, settleHold } from "../billing/ledger.service.ts";
 import type { LlmClient } from "../models/llm.ts";
 import { loadPrompt } from "../prompts/prompts.service.ts";
 import { findCallableApp } from "./access.ts";
@@ -43,6 +44,8 @@ const security = [{ bearerAuth: [] }];
 const SlugParams = z.object({ slug: z.string().max(100) });
 const tags = ["gateway"];
 const PING_INTERVAL_MS = 10_000;
+/** A hold outlives its call's deadline by this much before the sweeper may release it. */
+const HOLD_MARGIN_SECONDS = 120;
 
 type Mode = "completion" | "chat";
 
@@ -54,7 +57,9 @@ export const gatewayRoutes: FastifyPluginAsyncZod<{
   rateLimiter: RateLimiter;
   secrets: SecretBox;
   safeFetch: SafeFetch;
-}> = async (app, { db, guards, llm, rateLimiter, secrets, safeFetch }) => {
+  feePercent: number;
+  publicUrl: string;
+}> = async (app, { db, guards, llm, rateLimiter, secrets, safeFetch, feePercent, publicUrl }) => {
   const limit = async (request: FastifyRequest, reply: FastifyReply) => {
     const caller = currentUser(request);
     reply.headers(
@@ -128,8 +133,27 @@ export const gatewayRoutes: FastifyPluginAsyncZod<{
             });
       const messageId = randomUUID();
       const createdAt = Math.floor(Date.now() / 1000);
-      const started = performance.now();
       const conversationId = execution.conversation?.id;
+      // The owner's own calls are free; anyone else's price is held before the upstream call.
+      const price = application.ownerId === caller.id ? 0 : application.priceCents;
+      const holdId =
+        price > 0
+          ? await placeHold(db, {
+              payerId: caller.id,
+              applicationId: application.id,
+              creatorId: application.ownerId,
+              amountCents: price,
+              ttlSeconds: execution.deadlineSeconds + HOLD_MARGIN_SECONDS,
+              topUpUrl: `${publicUrl}/wallet`,
+            })
+          : undefined;
+      const release = async () => {
+        if (holdId)
+          await releaseHold(db, holdId).catch((err) =>
+            request.log.error({ err, holdId }, "could not release a hold; the sweeper will"),
+          );
+      };
+      const started = performance.now();
       const record = (status: "success" | "error", result?: ExecutionResult, error?: AppError) =>
         recordInvocation(db, {
           id: messageId,
@@ -145,6 +169,11 @@ export const gatewayRoutes: FastifyPluginAsyncZod<{
           latencyMs: Math.round(performance.now() - started),
           inputTokens: result?.inputTokens ?? 0,
           outputTokens: result?.outputTokens ?? 0,
+          chargedCents: status === "success" ? price : 0,
+          settle:
+            status === "success" && holdId
+              ? (tx) => settleHold(tx, holdId, messageId, feePercent)
+              : undefined,
           conversation:
             execution.conversation && result
               ? {
@@ -177,6 +206,7 @@ export const gatewayRoutes: FastifyPluginAsyncZod<{
             error instanceof AppError
               ? error
               : new AppError("upstream_failed", "The upstream failed to answer");
+          await release();
           if (appError.status >= 500) await record("error", undefined, appError);
           throw appError;
         }
@@ -216,6 +246,7 @@ export const gatewayRoutes: FastifyPluginAsyncZod<{
           send({ event: "message", ...base, answer: chunk });
         }
         if (clientGone) {
+          await release();
           await record(
             "error",
             undefined,
@@ -237,6 +268,7 @@ export const gatewayRoutes: FastifyPluginAsyncZod<{
           error instanceof AppError
             ? error
             : new AppError("upstream_failed", "The upstream failed to answer");
+        await release();
         await record("error", undefined, appError).catch((err) =>
           request.log.error({ err }, "could not record a failed invocation"),
         );

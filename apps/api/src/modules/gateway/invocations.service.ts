@@ -17,6 +17,8 @@ export interface InvocationRecord {
   inputTokens: number;
   outputTokens: number;
   chargedCents?: number;
+  /** Runs in the same transaction after the invocation row exists; false means nothing was charged. */
+  settle?: (tx: Database) => Promise<boolean>;
   conversation?: {
     id: string;
     isNew: boolean;
@@ -78,5 +80,8 @@ export async function recordInvocation(db: Database, record: InvocationRecord): 
       outputTokens: record.outputTokens,
       chargedCents: record.chargedCents ?? 0,
     });
+    if (record.settle && !(await record.settle(tx as unknown as Database))) {
+      await tx.update(invocations).set({ chargedCents: 0 }).where(eq(invocations.id, record.id));
+    }
   });
 }

@@ -99,6 +99,7 @@ export async function preparePromptExecution(
     conversation,
     inputs: checked.values,
     storeContent: true,
+    deadlineSeconds: llm.timeoutSeconds,
     generate,
     stream() {
       // A structured answer is only valid once complete, so it is checked and sent whole.

@@ -55,6 +55,7 @@ export async function prepareWorkflowExecution(
     conversation: conversation ? { id: conversation.id, isNew: conversation.isNew } : null,
     inputs: input.inputs,
     storeContent: workflow.enableLogging,
+    deadlineSeconds: workflow.timeoutSeconds,
     generate,
     stream() {
       if (!provider.stream) return streamOnce(generate);

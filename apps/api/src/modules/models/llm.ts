@@ -49,6 +49,7 @@ export interface LlmClient {
   isConfigured(provider: ProviderName): boolean;
   sandboxFallback: boolean;
   openaiCompatible: boolean;
+  timeoutSeconds: number;
 }
 
 /**
@@ -105,6 +106,7 @@ export function createLlmClient(config: Config): LlmClient {
 
   return {
     sandboxFallback: !config.isProduction,
+    timeoutSeconds: config.llmTimeoutSeconds,
     openaiCompatible: Boolean(keys.openai && keys.openaiBaseUrl),
     isConfigured: (provider) => Boolean(providers[provider]),
 

@@ -2,7 +2,7 @@ import { ChatClient, CompletionClient } from "dify-client";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { workflows } from "../../db/schema/index.ts";
-import { type Caller, createCaller } from "../../test/caller.ts";
+import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startFakeProviders } from "../../test/fake-providers.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
@@ -21,6 +21,7 @@ beforeAll(async () => {
   creator = await createCaller(server.baseUrl, "Flow Creator");
   consumer = await createCaller(server.baseUrl, "Flow Consumer");
   consumerKey = (await consumer.api("POST", "/api/keys/", { body: { name: "flows" } })).body.key;
+  await fundWallet(consumer, 100_000);
 });
 afterAll(async () => {
   await server?.stop();

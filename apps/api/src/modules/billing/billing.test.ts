@@ -1,0 +1,241 @@
+import { eq, sql } from "drizzle-orm";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { holds, invocations, ledgerEntries } from "../../db/schema/index.ts";
+import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
+import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
+import { startFakeOpenAi } from "../../test/fake-openai.ts";
+import { startTestServer, type TestServer } from "../../test/server.ts";
+import { balancesOf, placeHold, reconcile, sweepExpiredHolds } from "./ledger.service.ts";
+
+let testDb: TestDatabase;
+let server: TestServer;
+let vendor: Awaited<ReturnType<typeof startFakeOpenAi>>;
+let creator: Caller;
+
+beforeAll(async () => {
+  vendor = await startFakeOpenAi();
+  testDb = await createTestDatabase();
+  server = await startTestServer(testDb, {
+    env: {
+      OPENAI_API_KEY: "sk-test",
+      OPENAI_BASE_URL: vendor.baseUrl,
+      GATEWAY_RATE_LIMIT_PER_MINUTE: "100000",
+      PLATFORM_FEE_PERCENT: "10",
+    },
+  });
+  creator = await createCaller(server.baseUrl, "Seller");
+});
+afterEach(async () => {
+  vendor.set({ kind: "echo" });
+  const report = await reconcile(server.database.db);
+  expect(report.mismatches).toEqual([]);
+  expect(report.unbalancedTransactions).toEqual([]);
+  expect(report.ledgerTotal).toBe(0);
+  expect(report.ok).toBe(true);
+});
+afterAll(async () => {
+  await server?.stop();
+  await vendor?.stop();
+  await testDb?.destroy();
+});
+
+async function paidApp(priceCents: number) {
+  const { body: app } = await creator.api("POST", "/api/app/", {
+    body: { name: `Paid ${priceCents}`, visibility: "public", price_cents: priceCents },
+  });
+  await creator.api("PATCH", `/api/app/${app.slug}/prompt/`, { body: { model: "gpt-4-turbo" } });
+  await creator.api("PATCH", `/api/app/${app.slug}/update_status/`, { body: { status: "live" } });
+  return app as { slug: string; id: string };
+}
+const call = (caller: Caller, slug: string, headers: Record<string, string> = {}) =>
+  caller.api("POST", `/api/app/${slug}/completion-messages`, { body: { inputs: { query: "hi" } }, headers });
+const userIdOf = async (caller: Caller) =>
+  (await caller.api("GET", "/api/auth/profile/")).body.user.id as string;
+
+describe("wallet top-ups through the sandbox gateway", () => {
+  const confirm = async (caller: Caller, number: string, amount = 500) => {
+    const intent = await caller.api("POST", "/api/wallet/payment-intents/", {
+      body: { amount, currency: "usd" },
+    });
+    return caller.api("POST", "/api/billing/sandbox/confirm/", {
+      body: {
+        client_secret: intent.body.client_secret,
+        card: { number, exp_month: 1, exp_year: 2099, cvc: "123" },
+      },
+    });
+  };
+
+  it("credits a successful payment once, and never a declined or unauthenticated one", async () => {
+    const buyer = await createCaller(server.baseUrl, "Buyer");
+    const ok = await confirm(buyer, "4242424242424242", 1500);
+    expect(ok.body).toMatchObject({ status: "succeeded", amount: 1500, balance_cents: 1500 });
+    expect((await confirm(buyer, "4000000000000002")).body).toMatchObject({
+      status: "failed",
+      message: "Your card was declined.",
+      balance_cents: 1500,
+    });
+    expect((await confirm(buyer, "4000002500003155")).body).toMatchObject({
+      status: "requires_action",
+      message: "Payment was not completed successfully",
+      balance_cents: 1500,
+    });
+    expect((await confirm(buyer, "4242424242424241")).body.message).toBe("Your card number is invalid.");
+
+    const intent = await buyer.api("POST", "/api/wallet/payment-intents/", { body: { amount: 700 } });
+    const card = { number: "4242424242424242", exp_month: 1, exp_year: 2099, cvc: "123" };
+    const replays = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        buyer.api("POST", "/api/billing/sandbox/confirm/", {
+          body: { client_secret: intent.body.client_secret, card },
+        }),
+      ),
+    );
+    expect(replays.every((r) => r.body.status === "succeeded")).toBe(true);
+    const wallet = await buyer.api("GET", "/api/wallet/");
+    expect(wallet.body).toMatchObject({ balance_cents: 2200, held_cents: 0, gateway: "sandbox" });
+    expect(wallet.body.transactions.filter((t: { kind: string }) => t.kind === "top_up")).toHaveLength(2);
+  });
+
+  it("refuses amounts out of range and someone else's payment", async () => {
+    const buyer = await createCaller(server.baseUrl);
+    expect(
+      (await buyer.api("POST", "/api/wallet/payment-intents/", { body: { amount: 50 } })).body.fields,
+    ).toEqual({ amount: "must be at least 100 cents ($1.00)" });
+    expect(
+      (await buyer.api("POST", "/api/wallet/payment-intents/", { body: { amount: 10_000_000 } })).status,
+    ).toBe(400);
+    expect(
+      (await buyer.api("POST", "/api/wallet/payment-intents/", { body: { amount: 500, currency: "eur" } }))
+        .body.fields,
+    ).toEqual({ currency: "only usd is supported" });
+    const intent = await buyer.api("POST", "/api/wallet/payment-intents/", { body: { amount: 500 } });
+    const thief = await createCaller(server.baseUrl);
+    const stolen = await thief.api("POST", "/api/billing/sandbox/confirm/", {
+      body: {
+        client_secret: intent.body.client_secret,
+        card: { number: "4242424242424242", exp_month: 1, exp_year: 2099, cvc: "123" },
+      },
+    });
+    expect(stolen.status).toBe(404);
+  });
+});
+
+describe("paid calls", () => {
+  it("charges the price, pays the creator minus the 10% fee, and leaves the owner's calls free", async () => {
+    const app = await paidApp(250);
+    const buyer = await createCaller(server.baseUrl, "Payer");
+    await fundWallet(buyer, 1000);
+    const before = await balancesOf(server.database.db, await userIdOf(creator));
+    expect((await call(buyer, app.slug)).status).toBe(200);
+    expect((await call(creator, app.slug)).status).toBe(200);
+    expect((await buyer.api("GET", "/api/wallet/")).body).toMatchObject({
+      balance_cents: 750,
+      held_cents: 0,
+    });
+    const after = await balancesOf(server.database.db, await userIdOf(creator));
+    expect(after.earnings - before.earnings).toBe(225);
+    const usage = await creator.api("GET", `/api/app/${app.slug}/analytics/usage/`);
+    expect(usage.body).toEqual({ total_invocations: 2, total_revenue: 2.5 });
+    const creatorWallet = await creator.api("GET", "/api/wallet/");
+    expect(creatorWallet.body.transactions[0]).toMatchObject({
+      kind: "earning",
+      amount_cents: 225,
+      account: "earnings",
+    });
+  });
+
+  it("answers 402 with the price, the balance and where to top up, without calling the model", async () => {
+    const app = await paidApp(300);
+    const buyer = await createCaller(server.baseUrl);
+    await fundWallet(buyer, 200);
+    const before = vendor.requests.length;
+    const refused = await call(buyer, app.slug);
+    expect(refused.status).toBe(402);
+    expect(refused.body.message).toBe(
+      `Insufficient balance: this call costs $3.00 and your wallet has $2.00 available. Top up at ${server.baseUrl}/wallet`,
+    );
+    expect(vendor.requests.length).toBe(before);
+  });
+
+  it("never charges a failed upstream call", async () => {
+    const app = await paidApp(100);
+    const buyer = await createCaller(server.baseUrl);
+    await fundWallet(buyer, 500);
+    vendor.set({ kind: "status", status: 500, message: "down" });
+    expect((await call(buyer, app.slug)).status).toBe(502);
+    const wallet = await buyer.api("GET", "/api/wallet/");
+    expect(wallet.body).toMatchObject({ balance_cents: 500, held_cents: 0 });
+    const [hold] = await server.database.db
+      .select()
+      .from(holds)
+      .where(eq(holds.payerId, await userIdOf(buyer)));
+    expect(hold?.status).toBe("released");
+    const [row] = await server.database.db
+      .select()
+      .from(invocations)
+      .where(eq(invocations.callerUserId, await userIdOf(buyer)));
+    expect(row).toMatchObject({ status: "error", chargedCents: 0 });
+  });
+
+  it("charges once for 100 retries with one Idempotency-Key", async () => {
+    const app = await paidApp(100);
+    const buyer = await createCaller(server.baseUrl);
+    await fundWallet(buyer, 1000);
+    const first = await call(buyer, app.slug, { "idempotency-key": "order-77" });
+    const retries = await Promise.all(
+      Array.from({ length: 100 }, () => call(buyer, app.slug, { "idempotency-key": "order-77" })),
+    );
+    expect(retries.every((r) => r.status === 200 && r.body.id === first.body.id)).toBe(true);
+    expect((await buyer.api("GET", "/api/wallet/")).body.balance_cents).toBe(900);
+  });
+
+  it("lets exactly k of N concurrent calls through when the wallet covers k", async () => {
+    const n = process.env.TEST_DB === "postgres" ? 500 : 120;
+    const k = 37;
+    const price = 40;
+    const app = await paidApp(price);
+    const buyer = await createCaller(server.baseUrl, "Crowd");
+    await fundWallet(buyer, k * price);
+    const creatorBefore = (await balancesOf(server.database.db, await userIdOf(creator))).earnings;
+    const results = await Promise.all(Array.from({ length: n }, () => call(buyer, app.slug)));
+    const statuses = results.map((r) => r.status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(k);
+    expect(statuses.filter((s) => s === 402)).toHaveLength(n - k);
+    expect(await balancesOf(server.database.db, await userIdOf(buyer))).toMatchObject({ wallet: 0, held: 0 });
+    const creatorAfter = (await balancesOf(server.database.db, await userIdOf(creator))).earnings;
+    expect(creatorAfter - creatorBefore).toBe(k * (price - 4));
+    const charged = await server.database.db
+      .select({ n: sql<number>`count(*)::int` })
+      .from(invocations)
+      .where(
+        sql`${invocations.callerUserId} = ${await userIdOf(buyer)} and ${invocations.chargedCents} = ${price}`,
+      );
+    expect(charged[0]?.n).toBe(k);
+  }, 120_000);
+});
+
+describe("the ledger", () => {
+  it("releases holds a crash left behind once they expire", async () => {
+    const app = await paidApp(100);
+    const buyer = await createCaller(server.baseUrl);
+    await fundWallet(buyer, 300);
+    const buyerId = await userIdOf(buyer);
+    await placeHold(server.database.db, {
+      payerId: buyerId,
+      applicationId: app.id,
+      creatorId: await userIdOf(creator),
+      amountCents: 100,
+      ttlSeconds: 60,
+      topUpUrl: "",
+    });
+    expect(await balancesOf(server.database.db, buyerId)).toMatchObject({ wallet: 200, held: 100 });
+    expect(await sweepExpiredHolds(server.database.db)).toBe(0);
+    expect(await sweepExpiredHolds(server.database.db, new Date(Date.now() + 61_000))).toBe(1);
+    expect(await balancesOf(server.database.db, buyerId)).toMatchObject({ wallet: 300, held: 0 });
+  });
+
+  it("refuses to change or delete a posted entry", async () => {
+    await expect(server.database.db.update(ledgerEntries).set({ amountCents: 1 })).rejects.toThrow();
+    await expect(server.database.db.delete(ledgerEntries)).rejects.toThrow();
+  });
+});

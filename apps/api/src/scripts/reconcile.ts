@@ -1,0 +1,24 @@
+import path from "node:path";
+import { loadConfig } from "../config.ts";
+import { openDatabase } from "../db/client.ts";
+import { reconcile } from "../modules/billing/ledger.service.ts";
+
+/** `npm run reconcile`: every balance equals the sum of its entries, every transaction sums to zero. */
+const config = loadConfig();
+const database = await openDatabase({
+  databaseUrl: config.databaseUrl,
+  pgliteDir: path.join(config.dataDir, "pgdata"),
+});
+try {
+  const report = await reconcile(database.db);
+  console.log(
+    `Ledger: ${report.accounts} accounts, ${report.transactions} transactions, entries sum to ${report.ledgerTotal} cents`,
+  );
+  for (const m of report.mismatches)
+    console.log(`  MISMATCH ${m.kind} account ${m.accountId}: balance ${m.balance} ≠ entries ${m.entries}`);
+  for (const id of report.unbalancedTransactions) console.log(`  UNBALANCED transaction ${id}`);
+  console.log(report.ok ? "Reconciled: zero difference." : "NOT reconciled: see the lines above.");
+  process.exitCode = report.ok ? 0 : 1;
+} finally {
+  await database.close();
+}
