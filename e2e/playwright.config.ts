@@ -46,6 +46,13 @@ export default defineConfig({
     url: `${baseURL}/readyz`,
     timeout: 120_000,
     reuseExistingServer: false,
-    env: { PORT: String(port), PUBLIC_URL: baseURL, DATA_DIR: dataDir, LOG_LEVEL: "warn", NODE_ENV: "test", ALLOW_PRIVATE_UPSTREAMS: "true" },
+    env: {
+      PORT: String(port),
+      PUBLIC_URL: baseURL,
+      DATA_DIR: dataDir,
+      LOG_LEVEL: "warn",
+      NODE_ENV: "test",
+      ALLOW_PRIVATE_UPSTREAMS: "true",
+    },
   },
 });

@@ -185,6 +185,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
 async function registerWeb(app: FastifyInstance) {
   await app.register(fastifyStatic, { root: webDist, wildcard: false, index: false, maxAge: "1h" });
   const indexHtml = path.join(webDist, "index.html");
+  app.get("/favicon.ico", (_request, reply) => reply.redirect("/favicon.svg", 301));
   app.get("/", (_request, reply) =>
     reply.header("cache-control", "no-cache").sendFile("index.html", path.dirname(indexHtml)),
   );

@@ -50,3 +50,4 @@ export const AppInfoSchema = z.object({
   tags: z.array(z.string()),
   mode: z.enum(["completion", "chat", "workflow"]),
 });
+export type AppParameters = z.infer<typeof AppParametersSchema>;

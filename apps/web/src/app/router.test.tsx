@@ -2,7 +2,8 @@ import { screen } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import { stubSignedInApi } from "../test/api-stubs";
 import { createTestAuth } from "../test/auth-state";
-import { stubFetch } from "../test/fetch-stub";
+import { jsonResponse, stubFetch } from "../test/fetch-stub";
+import { applicationFixture, promptConfigFixture } from "../test/fixtures";
 import { renderRoute } from "../test/render-route";
 
 describe("route table", () => {
@@ -11,7 +12,7 @@ describe("route table", () => {
     ["/applications", "Dashboard"],
     ["/applications/create", "Create Application"],
     ["/applications/new", "Create Application"],
-    ["/applications/my-app", "my-app"],
+    ["/applications/my-app", "Blog Writer"],
     ["/applications/my-app/edit", "Edit Prompt"],
     ["/applications/my-app/billing", "Billing & Subscriptions"],
     ["/applications/my-app/analytics", "my-app Analytics"],
@@ -19,13 +20,18 @@ describe("route table", () => {
     ["/profile", "Profile Settings"],
     ["/prompt-builder", "Prompt Builder"],
     ["/prompts", "Prompt Applications"],
-    ["/prompts/my-prompt", "my-prompt"],
+    ["/prompts/my-prompt", "Blog Writer"],
     ["/workflows", "Workflow Applications"],
     ["/workflows/my-flow", "my-flow"],
     ["/api-test", "API Test Console"],
     ["/billing/success", "Payment Complete"],
+    ["/api-keys", "API Keys"],
   ])("shows %s to a signed-in user as '%s'", async (path, title) => {
-    stubSignedInApi();
+    stubSignedInApi({
+      "GET /api/app/my-app/": () => jsonResponse(applicationFixture({ slug: "my-app" })),
+      "GET /api/app/my-prompt/": () => jsonResponse(applicationFixture({ slug: "my-prompt" })),
+      "GET /api/app/my-prompt/prompt/": () => jsonResponse(promptConfigFixture()),
+    });
     renderRoute(path, { auth: createTestAuth("signed-in") });
 
     expect(await screen.findByRole("heading", { name: title, level: 1 })).toBeDefined();

@@ -1,6 +1,7 @@
 import { createBrowserRouter, type RouteObject } from "react-router";
 import { ApplicationAnalyticsPage } from "../features/analytics/application-analytics-page";
 import { GlobalAnalyticsPage } from "../features/analytics/global-analytics-page";
+import { ApiKeysPage } from "../features/api-keys/api-keys-page";
 import { ApiTestPage } from "../features/api-test/api-test-page";
 import { ApplicationDetailPage } from "../features/applications/application-detail-page";
 import { CreateApplicationPage } from "../features/applications/create-application-page";
@@ -23,7 +24,7 @@ import { NotFoundPage } from "./not-found-page";
 import { ProtectedRoute } from "./protected-route";
 import { RouteErrorPage } from "./route-error-page";
 
-/** Every route of SPEC §2, in the order of its table. */
+/** Every route of SPEC §2, in the order of its table, plus /api-keys. */
 export const appRoutes: RouteObject[] = [
   {
     errorElement: <RouteErrorPage />,
@@ -60,6 +61,8 @@ export const appRoutes: RouteObject[] = [
               { path: "/prompts/:slug", element: <PromptEditorPage /> },
               { path: "/workflows", element: <WorkflowListPage /> },
               { path: "/workflows/:slug", element: <WorkflowEditorPage /> },
+              // Beyond SPEC's table (DESIGN §4): API keys shown once, for code and the test console.
+              { path: "/api-keys", element: <ApiKeysPage /> },
             ],
           },
           { path: "/api-test", element: <ApiTestPage /> },

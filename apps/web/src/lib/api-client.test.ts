@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { jsonResponse, stubFetch } from "../test/fetch-stub";
 import {
   ApiClientError,
+  apiDownload,
   apiRequest,
   FALLBACK_ERROR_MESSAGE,
   getErrorMessage,
@@ -116,5 +117,22 @@ describe("api client", () => {
     };
 
     await expect(apiRequest("/n", { schema })).rejects.toThrow("n must be a number");
+  });
+
+  it("downloads a binary answer with the bearer token, and fails with the server's message", async () => {
+    window.localStorage.setItem("token", "stored-token");
+    const api = stubFetch({
+      "GET /api/app/a/download-frontend?type=chat": () => new Response("PK zip", { status: 200 }),
+      "GET /api/app/b/download-frontend?type=completion": () =>
+        jsonResponse({ code: "not_found", message: "Application not found", status: 404 }, 404),
+    });
+
+    const blob = await apiDownload("/app/a/download-frontend?type=chat");
+    expect(await blob.text()).toBe("PK zip");
+    expect(api.requests[0]?.headers.get("Authorization")).toBe("Bearer stored-token");
+
+    const error = await failureOf(apiDownload("/app/b/download-frontend?type=completion"));
+    expect(error).toBeInstanceOf(ApiClientError);
+    expect((error as ApiClientError).message).toBe("Application not found");
   });
 });

@@ -72,11 +72,16 @@ export interface RequestOptions<T> {
   signal?: AbortSignal;
 }
 
+async function headersFor(accept: string, tokenOverride: string | null | undefined): Promise<Headers> {
+  const headers = new Headers({ Accept: accept });
+  const token = tokenOverride !== undefined ? tokenOverride : await accessTokenProvider();
+  if (token) headers.set("Authorization", `Bearer ${token}`);
+  return headers;
+}
+
 export async function apiRequest<T = unknown>(path: string, options: RequestOptions<T> = {}): Promise<T> {
   const method = options.method ?? "GET";
-  const headers = new Headers({ Accept: "application/json" });
-  const token = options.token !== undefined ? options.token : await accessTokenProvider();
-  if (token) headers.set("Authorization", `Bearer ${token}`);
+  const headers = await headersFor("application/json", options.token);
 
   let body: string | undefined;
   if (options.body !== undefined) {
@@ -94,6 +99,20 @@ export async function apiRequest<T = unknown>(path: string, options: RequestOpti
     throw new ApiClientError(response.status, payload);
   }
   return options.schema ? options.schema.parse(payload) : (payload as T);
+}
+
+/** A binary answer (e.g. a zip) from a GET; failures throw like `apiRequest`. */
+export async function apiDownload(
+  path: string,
+  options: Pick<RequestOptions<never>, "token" | "signal"> = {},
+): Promise<Blob> {
+  const headers = await headersFor(
+    "application/zip, application/octet-stream, application/json",
+    options.token,
+  );
+  const response = await fetch(`${API_BASE}${path}`, { method: "GET", headers, signal: options.signal });
+  if (!response.ok) throw new ApiClientError(response.status, await readPayload(response));
+  return response.blob();
 }
 
 async function readPayload(response: Response): Promise<unknown> {

@@ -1,4 +1,12 @@
-import type { Profile, RuntimeConfig } from "@promptmint/contracts";
+import type {
+  ApiKey,
+  Application,
+  GatewayResponse,
+  Profile,
+  PromptConfig,
+  RuntimeConfig,
+  TestConfigResponse,
+} from "@promptmint/contracts";
 
 export function profileFixture(overrides: { creator?: Profile["creator"] } = {}): Profile {
   return {
@@ -31,5 +39,101 @@ export function runtimeConfigFixture(oidc: Partial<RuntimeConfig["oidc"]> = {}):
       ...oidc,
     },
     sandbox: { llm: true, payments: true },
+  };
+}
+
+export function applicationFixture(overrides: Partial<Application> = {}): Application {
+  const slug = overrides.slug ?? "blog-writer";
+  return {
+    id: `app-${slug}`,
+    name: "Blog Writer",
+    slug,
+    description: "Writes blog posts about any topic.",
+    type: "prompt",
+    interaction_mode: "completion",
+    visibility: "private",
+    status: "draft",
+    price_cents: 150,
+    provider_config: null,
+    created_at: "2024-05-01T10:00:00.000Z",
+    updated_at: "2024-05-02T10:00:00.000Z",
+    creator_name: "Ada L.",
+    ...overrides,
+  };
+}
+
+export function promptConfigFixture(overrides: Partial<PromptConfig> = {}): PromptConfig {
+  return {
+    id: "prompt-1",
+    application_slug: "blog-writer",
+    model: "gpt-4-turbo",
+    temperature: 0.7,
+    max_tokens: 2048,
+    top_p: 1,
+    frequency_penalty: 0,
+    presence_penalty: 0,
+    current_version: 2,
+    active_version: {
+      id: "version-2",
+      version: 2,
+      system_prompt: "You are a helpful writer.",
+      prompt_template: "Write about {{topic}}.",
+      input_schema: {
+        type: "object",
+        properties: { topic: { type: "string", description: "What to write about" } },
+        required: ["topic"],
+        additionalProperties: false,
+      },
+      output_schema: null,
+      changelog: "Updated via UI",
+      created_at: "2024-05-02T10:00:00.000Z",
+      is_active: true,
+    },
+    ...overrides,
+  };
+}
+
+export function testConfigResultFixture(overrides: Partial<TestConfigResponse> = {}): TestConfigResponse {
+  return {
+    success: true,
+    message: "Template rendered successfully",
+    error: null,
+    rendered_template: "Write about Sample topic.",
+    detected_variables: ["topic"],
+    ...overrides,
+  };
+}
+
+export function apiKeyFixture(overrides: Partial<ApiKey> = {}): ApiKey {
+  return {
+    id: "key-1",
+    name: "Production server",
+    prefix: "pm_a1b2c3",
+    created_at: "2024-05-01T10:00:00.000Z",
+    last_used_at: null,
+    ...overrides,
+  };
+}
+
+export function gatewayResponseFixture(overrides: Partial<GatewayResponse> = {}): GatewayResponse {
+  return {
+    event: "message",
+    id: "msg-1",
+    message_id: "msg-1",
+    task_id: "task-1",
+    mode: "completion",
+    answer: "Here is a post about tea.",
+    metadata: {
+      usage: {
+        prompt_tokens: 12,
+        completion_tokens: 30,
+        total_tokens: 42,
+        input_tokens: 12,
+        output_tokens: 30,
+        latency: 0.5,
+      },
+    },
+    created_at: 1714557600,
+    ...overrides,
   };
 }

@@ -4,6 +4,7 @@ import { type ReactNode, useState } from "react";
 import { AuthContext, type AuthContextProps } from "react-oidc-context";
 import { createMemoryRouter, parsePath, type RouteObject } from "react-router";
 import { RouterProvider } from "react-router/dom";
+import { Toaster } from "sonner";
 import { vi } from "vitest";
 import { appRoutes } from "../app/router";
 import { RuntimeConfigProvider } from "../lib/runtime-config";
@@ -71,6 +72,7 @@ export function renderRoute(path: string, options: RenderRouteOptions = {}) {
         <TestAuthProvider initial={auth} host={authHost}>
           <RouterProvider router={router} />
         </TestAuthProvider>
+        <Toaster />
       </RuntimeConfigProvider>
     </QueryClientProvider>,
   );

@@ -1,4 +1,4 @@
-import { LogOut, UserRound } from "lucide-react";
+import { KeyRound, LogOut, UserRound } from "lucide-react";
 import { NavLink } from "react-router";
 import { cn } from "../../lib/cn";
 import type { SessionIdentity } from "../../lib/profile-query";
@@ -48,6 +48,12 @@ export function MobileMenu({
             <NavLink to="/profile" className={linkClasses} onClick={onNavigate}>
               <UserRound className="size-4" aria-hidden="true" />
               Profile
+            </NavLink>
+          </li>
+          <li>
+            <NavLink to="/api-keys" className={linkClasses} onClick={onNavigate}>
+              <KeyRound className="size-4" aria-hidden="true" />
+              API Keys
             </NavLink>
           </li>
           <li>

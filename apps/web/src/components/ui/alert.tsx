@@ -25,7 +25,7 @@ export function Alert({
   tone: AlertTone;
   title?: ReactNode;
   children?: ReactNode;
-  role?: "alert" | "status";
+  role?: "alert" | "status" | "note";
   className?: string;
 }) {
   const { box, icon: Icon } = tones[tone];

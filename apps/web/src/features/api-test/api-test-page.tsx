@@ -1,40 +1,47 @@
-import { FlaskConical } from "lucide-react";
+import { useState } from "react";
 import { useAuth } from "react-oidc-context";
 import { useSearchParams } from "react-router";
 import { Alert } from "../../components/ui/alert";
-import { ComingSoon } from "../../components/ui/coming-soon";
 import { PageContainer } from "../../components/ui/page-container";
 import { PageHeader } from "../../components/ui/page-header";
+import { SandboxModelNotice } from "../../components/ui/sandbox-model-notice";
+import { ChatPanel } from "./chat-panel";
+import { CompletionPanel } from "./completion-panel";
+import { TestTargetCard } from "./test-target-card";
 
 /** /api-test, public; `?app={slug}` preselects an application. */
 export function ApiTestPage() {
   const { isAuthenticated } = useAuth();
   const [searchParams] = useSearchParams();
-  const app = searchParams.get("app");
+  const [slug, setSlug] = useState(() => searchParams.get("app") ?? "");
+  const [apiKey, setApiKey] = useState("");
 
   return (
-    <PageContainer className="max-w-5xl">
+    <PageContainer className="max-w-6xl">
       <PageHeader
         title="API Test Console"
         description="Call the completion and chat endpoints of an application and inspect the answer."
       />
-      {!isAuthenticated && (
-        <Alert tone="warning" role="status" className="mb-6">
-          Authentication Required: Please log in to access your applications and test APIs.
-        </Alert>
-      )}
-      <ComingSoon
-        icon={FlaskConical}
-        description={
-          app ? (
-            <>
-              Testing <span className="font-mono">{app}</span> is on its way.
-            </>
-          ) : (
-            "The completion and chat test panels are on their way."
-          )
-        }
+      <div className="mb-6 space-y-3">
+        {!isAuthenticated && (
+          <Alert tone="warning" role="status">
+            Authentication Required: Please log in to access your applications and test APIs.
+          </Alert>
+        )}
+        <SandboxModelNotice />
+      </div>
+      <TestTargetCard
+        signedIn={isAuthenticated}
+        slug={slug}
+        onSlugChange={setSlug}
+        apiKey={apiKey}
+        onApiKeyChange={setApiKey}
       />
+      <div className="mt-6 grid gap-6 lg:grid-cols-2">
+        <CompletionPanel slug={slug} apiKey={apiKey} />
+        {/* A conversation belongs to one app and one caller: changing either starts a new one. */}
+        <ChatPanel key={`${slug.trim()}\n${apiKey.trim()}`} slug={slug} apiKey={apiKey} />
+      </div>
     </PageContainer>
   );
 }

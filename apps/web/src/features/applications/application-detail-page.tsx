@@ -1,42 +1,114 @@
-import { BarChart3, CreditCard, FlaskConical, Package, Pencil } from "lucide-react";
-import { useParams } from "react-router";
-import { ButtonLink } from "../../components/ui/button";
-import { ComingSoon } from "../../components/ui/coming-soon";
+import type { Application } from "@promptmint/contracts";
+import { Copy, Pencil, X } from "lucide-react";
+import { useState } from "react";
+import { useNavigate, useParams } from "react-router";
+import { toast } from "sonner";
+import { Badge } from "../../components/ui/badge";
+import { Button } from "../../components/ui/button";
+import { DownloadAppButton } from "../../components/ui/download-app-button";
+import { ErrorBox } from "../../components/ui/error-box";
 import { PageContainer } from "../../components/ui/page-container";
-import { PageHeader } from "../../components/ui/page-header";
+import { LoadingState } from "../../components/ui/spinner";
+import { StatusBadge } from "../../components/ui/status-badge";
+import { getErrorMessage } from "../../lib/api-client";
+import { useApplication } from "../../lib/applications-query";
+import { useDownloadApp } from "../../lib/download-app";
+import { useDuplicateApplication } from "./api/duplicate-application";
+import { ApiEndpointCard } from "./api-endpoint-card";
+import { ApplicationDangerZone } from "./application-danger-zone";
+import { ApplicationEditForm } from "./application-edit-form";
+import { ApplicationSidePanel } from "./application-side-panel";
+import { ApplicationStatusCard } from "./application-status-card";
 
 /** /applications/:slug */
 export function ApplicationDetailPage() {
   const { slug = "" } = useParams();
+  const application = useApplication(slug);
 
   return (
     <PageContainer>
-      <PageHeader
-        eyebrow="Application"
-        title={slug}
-        description={<span className="font-mono">/{slug}</span>}
-        actions={
-          <>
-            <ButtonLink to={`/applications/${slug}/edit`} variant="secondary" size="sm">
-              <Pencil className="size-4" aria-hidden="true" />
-              Edit
-            </ButtonLink>
-            <ButtonLink to={`/applications/${slug}/analytics`} variant="secondary" size="sm">
-              <BarChart3 className="size-4" aria-hidden="true" />
-              Analytics
-            </ButtonLink>
-            <ButtonLink to={`/applications/${slug}/billing`} variant="secondary" size="sm">
-              <CreditCard className="size-4" aria-hidden="true" />
-              Billing
-            </ButtonLink>
-            <ButtonLink to={`/api-test?app=${encodeURIComponent(slug)}`} size="sm">
-              <FlaskConical className="size-4" aria-hidden="true" />
-              Test API
-            </ButtonLink>
-          </>
-        }
-      />
-      <ComingSoon icon={Package} description="Endpoint, status management and usage of this application." />
+      {application.isPending ? (
+        <LoadingState label="Loading application..." />
+      ) : application.isError ? (
+        <ErrorBox message={getErrorMessage(application.error)} />
+      ) : application.data ? (
+        // Keyed by slug: after Duplicate the copy starts in view mode with its own state.
+        <ApplicationDetail key={application.data.slug} application={application.data} />
+      ) : (
+        <ErrorBox message="Application not found" />
+      )}
     </PageContainer>
+  );
+}
+
+function ApplicationDetail({ application }: { application: Application }) {
+  const navigate = useNavigate();
+  const [editing, setEditing] = useState(false);
+  const { download, downloadingSlug } = useDownloadApp();
+  const duplicate = useDuplicateApplication();
+
+  const startDuplicate = () =>
+    duplicate.mutate(application.slug, {
+      onSuccess: (copy) => {
+        toast.success(`Created ${copy.name}`);
+        void navigate(`/applications/${copy.slug}`);
+      },
+      onError: (error) => toast.error(getErrorMessage(error)),
+    });
+
+  return (
+    <>
+      <header className="mb-8 flex flex-col gap-4 lg:flex-row lg:items-start lg:justify-between">
+        <div className="min-w-0">
+          <h1 className="text-2xl font-semibold tracking-tight break-words text-slate-900 sm:text-3xl">
+            {application.name}
+          </h1>
+          <p className="mt-1 font-mono text-sm text-slate-500">/{application.slug}</p>
+          {application.description && (
+            <p className="mt-2 max-w-2xl text-sm text-slate-600 sm:text-base">{application.description}</p>
+          )}
+          <div className="mt-3 flex flex-wrap gap-2">
+            <Badge tone={application.type === "workflow" ? "blue" : "brand"} className="capitalize">
+              {application.type}
+            </Badge>
+            <StatusBadge status={application.status} />
+            <Badge className="capitalize">{application.visibility}</Badge>
+          </div>
+        </div>
+        <div className="flex flex-wrap gap-2">
+          <Button variant="secondary" size="sm" onClick={() => setEditing((on) => !on)}>
+            {editing ? (
+              <X className="size-4" aria-hidden="true" />
+            ) : (
+              <Pencil className="size-4" aria-hidden="true" />
+            )}
+            {editing ? "Cancel" : "Edit"}
+          </Button>
+          <DownloadAppButton
+            busy={downloadingSlug === application.slug}
+            onClick={() => void download(application)}
+          />
+          <Button variant="secondary" size="sm" busy={duplicate.isPending} onClick={startDuplicate}>
+            {!duplicate.isPending && <Copy className="size-4" aria-hidden="true" />}
+            {duplicate.isPending ? "Duplicating..." : "Duplicate"}
+          </Button>
+        </div>
+      </header>
+
+      <div className="grid gap-6 lg:grid-cols-3">
+        <div className="space-y-6 lg:col-span-2">
+          {editing ? (
+            <ApplicationEditForm application={application} onDone={() => setEditing(false)} />
+          ) : (
+            <>
+              <ApiEndpointCard application={application} />
+              <ApplicationStatusCard application={application} />
+              <ApplicationDangerZone application={application} />
+            </>
+          )}
+        </div>
+        <ApplicationSidePanel application={application} />
+      </div>
+    </>
   );
 }

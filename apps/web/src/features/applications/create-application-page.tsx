@@ -1,15 +1,13 @@
-import { PlusCircle } from "lucide-react";
+import type { AppType } from "@promptmint/contracts";
 import { useSearchParams } from "react-router";
 import { Badge } from "../../components/ui/badge";
-import { ButtonLink } from "../../components/ui/button";
-import { ComingSoon } from "../../components/ui/coming-soon";
+import { Card, CardBody } from "../../components/ui/card";
 import { PageContainer } from "../../components/ui/page-container";
 import { PageHeader } from "../../components/ui/page-header";
-
-export type ApplicationType = "prompt" | "workflow";
+import { CreateApplicationForm } from "./create-application-form";
 
 /** SPEC §2: `?type=prompt|workflow`, prompt by default. */
-export function applicationTypeOf(value: string | null): ApplicationType {
+export function applicationTypeOf(value: string | null): AppType {
   return value === "workflow" ? "workflow" : "prompt";
 }
 
@@ -25,15 +23,12 @@ export function CreateApplicationPage() {
         description="Turn a prompt or a workflow into a paid API endpoint."
         eyebrow={<Badge tone={type === "workflow" ? "blue" : "green"}>{type} application</Badge>}
       />
-      <ComingSoon
-        icon={PlusCircle}
-        description="The application form is on its way."
-        action={
-          <ButtonLink to="/applications" variant="secondary">
-            Cancel
-          </ButtonLink>
-        }
-      />
+      <Card>
+        <CardBody>
+          {/* A new ?type starts a fresh form. */}
+          <CreateApplicationForm key={type} initialType={type} />
+        </CardBody>
+      </Card>
     </PageContainer>
   );
 }

@@ -1,11 +1,34 @@
-import { BarChart3, FileText, LayoutDashboard, Plus, Workflow } from "lucide-react";
+import type { AppUsage } from "@promptmint/contracts";
+import { BarChart3, DollarSign, FileText, Package, Plus, Workflow, Zap } from "lucide-react";
 import { ButtonLink } from "../../components/ui/button";
-import { ComingSoon } from "../../components/ui/coming-soon";
+import { EmptyState } from "../../components/ui/empty-state";
+import { ErrorBox } from "../../components/ui/error-box";
 import { PageContainer } from "../../components/ui/page-container";
 import { PageHeader } from "../../components/ui/page-header";
+import { LoadingState } from "../../components/ui/spinner";
+import { StatCard } from "../../components/ui/stat-card";
+import { useApplications } from "../../lib/applications-query";
+import { formatDollars, formatNumber } from "../../lib/format";
+import { useApplicationsUsage } from "./api/get-application-usage";
+import { ApplicationsTable } from "./applications-table";
+
+function totalsOf(usage: Map<string, AppUsage>) {
+  let invocations = 0;
+  let revenue = 0;
+  for (const figures of usage.values()) {
+    invocations += figures.total_invocations;
+    revenue += figures.total_revenue;
+  }
+  return { invocations, revenue };
+}
 
 /** /dashboard and /applications. */
 export function DashboardPage() {
+  const applications = useApplications();
+  const apps = applications.data ?? [];
+  const usage = useApplicationsUsage(apps.map((app) => app.slug));
+  const totals = totalsOf(usage);
+
   return (
     <PageContainer>
       <PageHeader
@@ -32,10 +55,35 @@ export function DashboardPage() {
           Manage Workflows
         </ButtonLink>
       </div>
-      <ComingSoon
-        icon={LayoutDashboard}
-        description="Your applications, their invocations and revenue will be listed here."
-      />
+
+      {applications.isPending ? (
+        <LoadingState label="Loading applications..." />
+      ) : applications.isError ? (
+        <ErrorBox message="Failed to load dashboard data" />
+      ) : (
+        <>
+          <section aria-label="Summary" className="mb-8 grid gap-4 sm:grid-cols-3">
+            <StatCard icon={Package} label="Total Applications" value={formatNumber(apps.length)} />
+            <StatCard icon={Zap} label="Total Invocations" value={formatNumber(totals.invocations)} />
+            <StatCard icon={DollarSign} label="Total Revenue" value={formatDollars(totals.revenue)} />
+          </section>
+          {apps.length === 0 ? (
+            <EmptyState
+              icon={Package}
+              title="No applications"
+              description="Get started by creating a new application."
+              action={
+                <ButtonLink to="/applications/create">
+                  <Plus className="size-4" aria-hidden="true" />
+                  Create Application
+                </ButtonLink>
+              }
+            />
+          ) : (
+            <ApplicationsTable applications={apps} usage={usage} />
+          )}
+        </>
+      )}
     </PageContainer>
   );
 }

@@ -1,35 +1,51 @@
-import { Sparkles } from "lucide-react";
 import { useParams } from "react-router";
 import { ButtonLink } from "../../components/ui/button";
-import { ComingSoon } from "../../components/ui/coming-soon";
+import { ErrorBox } from "../../components/ui/error-box";
 import { PageContainer } from "../../components/ui/page-container";
 import { PageHeader } from "../../components/ui/page-header";
+import { LoadingState } from "../../components/ui/spinner";
+import { useApplication } from "../../lib/applications-query";
+import { usePromptConfig } from "./api/get-prompt-config";
+import { PromptBuilderForm } from "./prompt-builder-form";
+import { builderValuesOf, newPromptBuilderValues } from "./prompt-builder-values";
 
 /** /prompt-builder (create) and /applications/:slug/edit (edit). */
 export function PromptBuilderPage() {
   const { slug } = useParams();
+  if (!slug) return <PromptBuilderForm key="new" initialValues={newPromptBuilderValues()} />;
+  return <EditPromptBuilder key={slug} slug={slug} />;
+}
 
+function EditPromptBuilder({ slug }: { slug: string }) {
+  const application = useApplication(slug);
+  const config = usePromptConfig(slug);
+
+  if (application.isSuccess && config.isSuccess) {
+    return (
+      <PromptBuilderForm
+        slug={slug}
+        savedStatus={application.data.status}
+        initialValues={builderValuesOf(application.data, config.data)}
+      />
+    );
+  }
+  const failed = application.isError || config.isError;
   return (
     <PageContainer>
       <PageHeader
-        title={slug ? "Edit Prompt" : "Prompt Builder"}
-        description={
-          slug ? (
-            <span className="font-mono">/{slug}</span>
-          ) : (
-            "Design a prompt, its schema and model settings."
-          )
-        }
+        title="Edit Prompt"
+        description={<span className="font-mono">/{slug}</span>}
         actions={
           <ButtonLink to="/applications" variant="secondary">
             Cancel
           </ButtonLink>
         }
       />
-      <ComingSoon
-        icon={Sparkles}
-        description="Basic Info, Input/Output Schema, Model Settings and Preview & Test tabs."
-      />
+      {failed ? (
+        <ErrorBox message="Failed to load prompt data" />
+      ) : (
+        <LoadingState label="Loading prompt..." />
+      )}
     </PageContainer>
   );
 }

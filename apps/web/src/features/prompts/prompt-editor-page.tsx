@@ -1,31 +1,180 @@
-import { ArrowLeft, FileText } from "lucide-react";
+import type { Application, PromptConfig } from "@promptmint/contracts";
+import { ArrowLeft, FileText, Save } from "lucide-react";
+import { type ReactNode, useState } from "react";
 import { useParams } from "react-router";
-import { ButtonLink } from "../../components/ui/button";
-import { ComingSoon } from "../../components/ui/coming-soon";
+import { toast } from "sonner";
+import { Alert } from "../../components/ui/alert";
+import { Badge } from "../../components/ui/badge";
+import { Button, ButtonLink } from "../../components/ui/button";
+import { DownloadAppButton } from "../../components/ui/download-app-button";
+import { EmptyState } from "../../components/ui/empty-state";
+import { ErrorBox } from "../../components/ui/error-box";
 import { PageContainer } from "../../components/ui/page-container";
-import { PageHeader } from "../../components/ui/page-header";
+import { SandboxModelNotice } from "../../components/ui/sandbox-model-notice";
+import { LoadingState } from "../../components/ui/spinner";
+import { StatusBadge } from "../../components/ui/status-badge";
+import { Tabs, TabsContent, TabsList, TabsTrigger } from "../../components/ui/tabs";
+import { ApiClientError, getErrorMessage } from "../../lib/api-client";
+import { useApplication } from "../../lib/applications-query";
+import { useDownloadApp } from "../../lib/download-app";
+import { usePromptConfig } from "./api/get-prompt-config";
+import { useUpdatePromptApplication } from "./api/update-prompt-application";
+import { PromptEditorBasicTab } from "./prompt-editor-basic-tab";
+import { PromptEditorConfigTab } from "./prompt-editor-config-tab";
+import {
+  editorApplicationUpdateOf,
+  editorPromptUpdateOf,
+  editorValuesOf,
+  type PromptEditorErrors,
+  type PromptEditorField,
+  type PromptEditorValues,
+  validatePromptEditor,
+} from "./prompt-editor-values";
+
+const CONFIG_FIELDS = new Set<PromptEditorField>([
+  "model",
+  "max_tokens",
+  "temperature",
+  "top_p",
+  "frequency_penalty",
+  "presence_penalty",
+  "prompt_template",
+  "input_schema",
+  "output_schema",
+]);
+
+function isNotFound(error: unknown): boolean {
+  return error instanceof ApiClientError && error.status === 404;
+}
 
 /** /prompts/:slug */
 export function PromptEditorPage() {
   const { slug = "" } = useParams();
+  const application = useApplication(slug);
+  const config = usePromptConfig(slug, { enabled: application.isSuccess });
 
-  return (
-    <PageContainer>
-      <PageHeader
-        eyebrow="Prompt application"
-        title={slug}
-        description={<span className="font-mono">/{slug}</span>}
-        actions={
+  let body: ReactNode;
+  if (application.isError && !isNotFound(application.error)) {
+    body = <ErrorBox message={getErrorMessage(application.error)} />;
+  } else if (config.isError && !isNotFound(config.error)) {
+    body = <ErrorBox message={getErrorMessage(config.error)} />;
+  } else if (application.isError || config.isError || application.data?.type === "workflow") {
+    body = (
+      <EmptyState
+        icon={FileText}
+        title="Prompt not found"
+        action={
           <ButtonLink to="/prompts" variant="secondary">
             <ArrowLeft className="size-4" aria-hidden="true" />
             Back to List
           </ButtonLink>
         }
       />
-      <ComingSoon
-        icon={FileText}
-        description="Basic settings and prompt configuration of this application."
-      />
-    </PageContainer>
+    );
+  } else if (application.data && config.data) {
+    body = <PromptEditor key={slug} application={application.data} config={config.data} />;
+  } else {
+    body = <LoadingState label="Loading prompt..." />;
+  }
+  return <PageContainer>{body}</PageContainer>;
+}
+
+function PromptEditor({ application, config }: { application: Application; config: PromptConfig }) {
+  const [values, setValues] = useState<PromptEditorValues>(() => editorValuesOf(application, config));
+  const [errors, setErrors] = useState<PromptEditorErrors>({});
+  const [tab, setTab] = useState("basic");
+  const save = useUpdatePromptApplication(application.slug);
+  const { download, downloadingSlug } = useDownloadApp();
+  const change = (changes: Partial<PromptEditorValues>) =>
+    setValues((current) => ({ ...current, ...changes }));
+
+  const showErrors = (next: PromptEditorErrors) => {
+    setErrors(next);
+    const first = Object.keys(next)[0] as PromptEditorField | undefined;
+    if (first) setTab(CONFIG_FIELDS.has(first) ? "config" : "basic");
+  };
+
+  const saveChanges = () => {
+    save.reset();
+    const problems = validatePromptEditor(values);
+    if (Object.keys(problems).length > 0) return showErrors(problems);
+    setErrors({});
+    save.mutate(
+      { application: editorApplicationUpdateOf(values), prompt: editorPromptUpdateOf(values) },
+      {
+        onSuccess: () => toast.success("Changes saved"),
+        onError: (error) => {
+          if (!(error instanceof ApiClientError) || !error.fields) return;
+          const fields: PromptEditorErrors = {};
+          for (const [path, message] of Object.entries(error.fields)) {
+            const field = (Object.keys(values) as PromptEditorField[]).find((name) => path.startsWith(name));
+            if (field) fields[field] = message;
+          }
+          showErrors(fields);
+        },
+      },
+    );
+  };
+
+  return (
+    <>
+      <header className="mb-6 flex flex-col gap-4 lg:flex-row lg:items-start lg:justify-between">
+        <div className="min-w-0">
+          <h1 className="text-2xl font-semibold tracking-tight break-words text-slate-900 sm:text-3xl">
+            {application.name}
+          </h1>
+          <p className="mt-1 font-mono text-sm text-slate-500">/{application.slug}</p>
+          {application.description && (
+            <p className="mt-2 max-w-2xl text-sm text-slate-600">{application.description}</p>
+          )}
+          <div className="mt-3 flex flex-wrap gap-2">
+            <Badge tone="brand">{application.interaction_mode === "chat" ? "Chat" : "Completion"}</Badge>
+            <Badge className="capitalize">{application.visibility}</Badge>
+            <StatusBadge status={application.status} />
+          </div>
+        </div>
+        <div className="flex flex-wrap gap-2">
+          <ButtonLink to="/prompts" variant="secondary" size="sm">
+            <ArrowLeft className="size-4" aria-hidden="true" />
+            Back to List
+          </ButtonLink>
+          <DownloadAppButton
+            busy={downloadingSlug === application.slug}
+            onClick={() => void download(application)}
+          />
+          <Button size="sm" busy={save.isPending} onClick={saveChanges}>
+            {!save.isPending && <Save className="size-4" aria-hidden="true" />}
+            {save.isPending ? "Saving..." : "Save Changes"}
+          </Button>
+        </div>
+      </header>
+
+      <div className="mb-6 space-y-3">
+        <SandboxModelNotice />
+        {save.isError && <Alert tone="error">{getErrorMessage(save.error)}</Alert>}
+        {!save.isError && Object.keys(errors).length > 0 && (
+          <Alert tone="error">Some settings are out of range; see the highlighted fields.</Alert>
+        )}
+      </div>
+
+      <Tabs value={tab} onValueChange={setTab}>
+        <TabsList aria-label="Prompt editor sections">
+          <TabsTrigger value="basic">Basic Settings</TabsTrigger>
+          <TabsTrigger value="config">Prompt Config</TabsTrigger>
+        </TabsList>
+        <TabsContent value="basic">
+          <PromptEditorBasicTab values={values} errors={errors} onChange={change} />
+        </TabsContent>
+        <TabsContent value="config">
+          <PromptEditorConfigTab
+            slug={application.slug}
+            promptId={config.id}
+            values={values}
+            errors={errors}
+            onChange={change}
+          />
+        </TabsContent>
+      </Tabs>
+    </>
   );
 }

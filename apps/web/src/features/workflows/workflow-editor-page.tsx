@@ -1,28 +1,188 @@
-import { ArrowLeft, Workflow } from "lucide-react";
+import type { Application, WorkflowConfig } from "@promptmint/contracts";
+import { Workflow } from "lucide-react";
+import { useState } from "react";
 import { useParams } from "react-router";
-import { ButtonLink } from "../../components/ui/button";
-import { ComingSoon } from "../../components/ui/coming-soon";
+import { toast } from "sonner";
+import { Alert } from "../../components/ui/alert";
+import { EmptyState } from "../../components/ui/empty-state";
+import { ErrorBox } from "../../components/ui/error-box";
 import { PageContainer } from "../../components/ui/page-container";
-import { PageHeader } from "../../components/ui/page-header";
+import { LoadingState } from "../../components/ui/spinner";
+import { Tabs, TabsContent, TabsList, TabsTrigger } from "../../components/ui/tabs";
+import { ApiClientError, getErrorMessage } from "../../lib/api-client";
+import { useApplication } from "../../lib/applications-query";
+import { useWorkflowConfig } from "./api/get-workflow-config";
+import { useWorkflowProviders } from "./api/list-workflow-providers";
+import { useTestWorkflowConfig } from "./api/test-workflow-config";
+import { useUpdateWorkflowApplication } from "./api/update-workflow-application";
+import { useDownloadWorkflowApp } from "./use-download-workflow-app";
+import { WorkflowBasicTab } from "./workflow-basic-tab";
+import { WorkflowEditorHeader, WorkflowFallbackHeader } from "./workflow-editor-header";
+import {
+  applicationUpdateOf,
+  BASIC_FIELDS,
+  editorValuesOf,
+  type ProviderSlug,
+  providerFieldValuesOf,
+  testRequestOf,
+  validateWorkflowEditor,
+  type WorkflowEditorErrors,
+  type WorkflowEditorValues,
+  workflowUpdateOf,
+} from "./workflow-editor-values";
+import { WorkflowProviderTab } from "./workflow-provider-tab";
+
+function isNotFound(error: unknown): boolean {
+  return error instanceof ApiClientError && error.status === 404;
+}
 
 /** /workflows/:slug */
 export function WorkflowEditorPage() {
   const { slug = "" } = useParams();
+  const application = useApplication(slug);
+  const isWorkflow = application.data?.type === "workflow";
+  const config = useWorkflowConfig(slug, { enabled: isWorkflow });
 
+  if (application.data && isWorkflow && config.data) {
+    return (
+      <PageContainer>
+        <WorkflowEditor key={slug} application={application.data} config={config.data} />
+      </PageContainer>
+    );
+  }
+  const failure = [application.error, config.error].find((error) => error && !isNotFound(error));
+  const missing = application.isError || config.isError || (application.isSuccess && !isWorkflow);
+  if (!failure && !missing) {
+    return (
+      <PageContainer>
+        <LoadingState label="Loading workflow..." />
+      </PageContainer>
+    );
+  }
   return (
     <PageContainer>
-      <PageHeader
-        eyebrow="Workflow application"
-        title={slug}
-        description={<span className="font-mono">/{slug}</span>}
-        actions={
-          <ButtonLink to="/workflows" variant="secondary">
-            <ArrowLeft className="size-4" aria-hidden="true" />
-            Back to List
-          </ButtonLink>
-        }
-      />
-      <ComingSoon icon={Workflow} description="Basic settings and provider configuration of this workflow." />
+      <WorkflowFallbackHeader slug={slug} />
+      {failure ? (
+        <ErrorBox message={getErrorMessage(failure)} />
+      ) : (
+        <EmptyState
+          icon={Workflow}
+          title="Workflow not found"
+          description="It may have been deleted, or it is not a workflow application of yours."
+        />
+      )}
     </PageContainer>
+  );
+}
+
+function WorkflowEditor({ application, config }: { application: Application; config: WorkflowConfig }) {
+  const providers = useWorkflowProviders();
+  const [saved, setSaved] = useState(config);
+  const [values, setValues] = useState<WorkflowEditorValues>(() => editorValuesOf(application, config));
+  const [errors, setErrors] = useState<WorkflowEditorErrors>({});
+  const [tab, setTab] = useState("basic");
+  const save = useUpdateWorkflowApplication(application.slug);
+  const test = useTestWorkflowConfig(application.slug);
+  const { download, downloading } = useDownloadWorkflowApp(application.slug);
+
+  // The saved provider stays selectable even if the list failed to load.
+  const choices = [...(providers.data ?? [])];
+  if (saved.provider && !choices.some((provider) => provider.slug === saved.provider?.slug)) {
+    choices.push(saved.provider);
+  }
+  const selected = choices.find((provider) => provider.slug === values.provider);
+  const schema = selected?.config_schema;
+
+  const change = (changes: Partial<WorkflowEditorValues>) =>
+    setValues((current) => ({ ...current, ...changes }));
+
+  const changeProvider = (slug: ProviderSlug | "") => {
+    const provider = choices.find((candidate) => candidate.slug === slug);
+    // Back to the saved provider: its saved settings; a new one: its defaults.
+    const stored = slug === saved.provider?.slug ? saved.provider_config : undefined;
+    change({ provider: slug, provider_config: providerFieldValuesOf(provider, stored) });
+    setErrors((current) =>
+      Object.fromEntries(Object.entries(current).filter(([field]) => !field.startsWith("provider"))),
+    );
+    test.reset();
+  };
+
+  const showErrors = (next: WorkflowEditorErrors) => {
+    setErrors(next);
+    const first = Object.keys(next)[0];
+    if (first) setTab(BASIC_FIELDS.has(first) ? "basic" : "provider");
+  };
+
+  const saveChanges = () => {
+    save.reset();
+    const problems = validateWorkflowEditor(values, schema);
+    if (Object.keys(problems).length > 0) return showErrors(problems);
+    setErrors({});
+    save.mutate(
+      { application: applicationUpdateOf(values), workflow: workflowUpdateOf(values, schema) },
+      {
+        onSuccess: (result) => {
+          // Secrets typed in come back masked: the form shows what the server now holds.
+          setSaved(result.workflow);
+          setValues(editorValuesOf(result.application, result.workflow));
+          toast.success("Changes saved");
+        },
+        onError: (error) => {
+          if (error instanceof ApiClientError && error.fields) showErrors(error.fields);
+        },
+      },
+    );
+  };
+
+  return (
+    <>
+      <WorkflowEditorHeader
+        application={application}
+        providerName={saved.provider?.name}
+        saving={save.isPending}
+        onSave={saveChanges}
+        downloading={downloading}
+        onDownload={() => void download()}
+      />
+
+      {(save.isError || Object.keys(errors).length > 0) && (
+        <div className="mb-6">
+          {save.isError ? (
+            <Alert tone="error" title="Changes not saved">
+              {getErrorMessage(save.error)}
+            </Alert>
+          ) : (
+            <Alert tone="error">Some settings need attention; see the highlighted fields.</Alert>
+          )}
+        </div>
+      )}
+
+      <Tabs value={tab} onValueChange={setTab}>
+        <TabsList aria-label="Workflow editor sections">
+          <TabsTrigger value="basic">Basic Settings</TabsTrigger>
+          <TabsTrigger value="provider">Provider Config</TabsTrigger>
+        </TabsList>
+        <TabsContent value="basic">
+          <WorkflowBasicTab values={values} errors={errors} onChange={change} />
+        </TabsContent>
+        <TabsContent value="provider">
+          <WorkflowProviderTab
+            values={values}
+            errors={errors}
+            providers={providers}
+            choices={choices}
+            selected={selected}
+            onChange={change}
+            onProviderChange={changeProvider}
+            test={{
+              pending: test.isPending,
+              result: test.data,
+              error: test.error ?? undefined,
+              run: () => test.mutate(testRequestOf(values, schema)),
+            }}
+          />
+        </TabsContent>
+      </Tabs>
+    </>
   );
 }

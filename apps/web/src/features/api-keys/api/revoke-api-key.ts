@@ -1,0 +1,16 @@
+import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { apiRequest } from "../../../lib/api-client";
+import { apiKeysQueryKey } from "./list-api-keys";
+
+/** `DELETE /keys/{id}/`: answers 204; calls with the key fail from then on. */
+export async function revokeApiKey(id: string): Promise<void> {
+  await apiRequest(`/keys/${encodeURIComponent(id)}/`, { method: "DELETE" });
+}
+
+export function useRevokeApiKey() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: revokeApiKey,
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: apiKeysQueryKey }),
+  });
+}

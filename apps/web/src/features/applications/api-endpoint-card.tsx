@@ -1,0 +1,47 @@
+import type { Application } from "@promptmint/contracts";
+import { FlaskConical, Settings2 } from "lucide-react";
+import { ButtonLink } from "../../components/ui/button";
+import { Card, CardBody, CardHeader } from "../../components/ui/card";
+import { CopyButton } from "../../components/ui/copy-button";
+
+/** SPEC §2: prompt apps are called through completion-messages, every other app through chat-messages. */
+export function endpointPathOf(application: Pick<Application, "type" | "slug">): string {
+  const kind = application.type === "prompt" ? "completion-messages" : "chat-messages";
+  return `/api/app/${application.slug}/${kind}`;
+}
+
+export function ApiEndpointCard({ application }: { application: Application }) {
+  const path = endpointPathOf(application);
+  const configureTo =
+    application.type === "prompt"
+      ? `/applications/${application.slug}/edit`
+      : `/workflows/${application.slug}`;
+
+  return (
+    <Card>
+      <CardHeader
+        title="API Endpoint"
+        description="Call this endpoint with an API key; each call is charged at the price below."
+      />
+      <CardBody className="space-y-4">
+        <div className="flex flex-col gap-2 rounded-lg bg-slate-900 px-4 py-3 sm:flex-row sm:items-center sm:justify-between">
+          <code className="min-w-0 font-mono text-sm break-all text-slate-100">
+            <span className="mr-2 font-semibold text-green-400">POST</span>
+            {path}
+          </code>
+          <CopyButton text={path} label="Copy endpoint" className="shrink-0" />
+        </div>
+        <div className="flex flex-wrap gap-2">
+          <ButtonLink to={`/api-test?app=${encodeURIComponent(application.slug)}`} size="sm">
+            <FlaskConical className="size-4" aria-hidden="true" />
+            Test API
+          </ButtonLink>
+          <ButtonLink to={configureTo} variant="secondary" size="sm">
+            <Settings2 className="size-4" aria-hidden="true" />
+            {application.type === "prompt" ? "Open Prompt Builder" : "Open Workflow Editor"}
+          </ButtonLink>
+        </div>
+      </CardBody>
+    </Card>
+  );
+}

@@ -1,0 +1,52 @@
+import { type AppUsage, AppUsageSchema } from "@promptmint/contracts";
+import { queryOptions, useQueries, useQuery } from "@tanstack/react-query";
+import { apiRequest } from "../../../lib/api-client";
+import { applicationQueryKey } from "../../../lib/applications-query";
+
+/** SPEC §9: the default day window. */
+export const USAGE_DAYS = 30;
+
+const NO_USAGE: AppUsage = { total_invocations: 0, total_revenue: 0 };
+
+/**
+ * `GET /app/{slug}/analytics/usage/?days=30`. SPEC §8: a failure is only logged and the
+ * figures show 0, so this never ends in an error state.
+ */
+export async function fetchApplicationUsage(slug: string, signal?: AbortSignal): Promise<AppUsage> {
+  try {
+    return await apiRequest(`/app/${encodeURIComponent(slug)}/analytics/usage/?days=${USAGE_DAYS}`, {
+      schema: AppUsageSchema,
+      signal,
+    });
+  } catch (error) {
+    if (signal?.aborted) throw error;
+    console.warn(`[analytics] usage of ${slug} failed to load`, error);
+    return NO_USAGE;
+  }
+}
+
+export function applicationUsageQueryOptions(slug: string) {
+  return queryOptions({
+    queryKey: [...applicationQueryKey(slug), "usage", USAGE_DAYS] as const,
+    queryFn: ({ signal }) => fetchApplicationUsage(slug, signal),
+  });
+}
+
+export function useApplicationUsage(slug: string) {
+  return useQuery(applicationUsageQueryOptions(slug));
+}
+
+/** The usage of every listed application, keyed by slug (missing until loaded). */
+export function useApplicationsUsage(slugs: readonly string[]): Map<string, AppUsage> {
+  return useQueries({
+    queries: slugs.map((slug) => applicationUsageQueryOptions(slug)),
+    combine: (results) => {
+      const bySlug = new Map<string, AppUsage>();
+      results.forEach((result, index) => {
+        const slug = slugs[index];
+        if (slug !== undefined && result.data) bySlug.set(slug, result.data);
+      });
+      return bySlug;
+    },
+  });
+}

@@ -1,0 +1,187 @@
+import type { Application } from "@promptmint/contracts";
+import { screen, waitFor, within } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { describe, expect, it } from "vitest";
+import { stubSignedInApi } from "../../test/api-stubs";
+import { createTestAuth } from "../../test/auth-state";
+import { jsonResponse, type RecordedRequest } from "../../test/fetch-stub";
+import { applicationFixture } from "../../test/fixtures";
+import { currentPath, renderRoute } from "../../test/render-route";
+
+const DETAIL = "GET /api/app/blog-writer/";
+
+/** The app's API, remembering status changes and edits like the server. */
+function stubAppApi(initial: Application = applicationFixture(), extra = {}) {
+  let current = initial;
+  return stubSignedInApi({
+    [DETAIL]: () => jsonResponse(current),
+    "GET /api/app/blog-writer/analytics/usage/?days=30": () =>
+      jsonResponse({ total_invocations: 4321, total_revenue: 64.8 }),
+    "PATCH /api/app/blog-writer/update_status/": ({ body }: RecordedRequest) => {
+      current = { ...current, ...(body as Partial<Application>) };
+      return jsonResponse(current);
+    },
+    "PATCH /api/app/blog-writer/": ({ body }: RecordedRequest) => {
+      current = { ...current, ...(body as Partial<Application>) };
+      return jsonResponse(current);
+    },
+    ...extra,
+  });
+}
+
+function renderDetail() {
+  return renderRoute("/applications/blog-writer", { auth: createTestAuth("signed-in") });
+}
+
+function card(title: string): HTMLElement {
+  const element = screen.getByRole("heading", { name: title }).closest("div.rounded-xl");
+  if (!(element instanceof HTMLElement)) throw new Error(`no ${title} card`);
+  return element;
+}
+
+describe("application detail", () => {
+  it("shows a spinner, then the header with its badges", async () => {
+    stubAppApi();
+    renderDetail();
+
+    expect(screen.getByText("Loading application...")).toBeDefined();
+    expect(await screen.findByRole("heading", { name: "Blog Writer", level: 1 })).toBeDefined();
+    expect(screen.getByText("/blog-writer")).toBeDefined();
+    expect(screen.getByText("Writes blog posts about any topic.")).toBeDefined();
+    expect(screen.getByText("prompt")).toBeDefined();
+    expect(screen.getAllByText("draft")[0]?.className).toContain("yellow");
+    expect(screen.getByText("private")).toBeDefined();
+  });
+
+  it("shows the server's message, e.g. for another user's app", async () => {
+    stubSignedInApi({
+      [DETAIL]: () => jsonResponse({ code: "not_found", message: "Application not found", status: 404 }, 404),
+    });
+    renderDetail();
+
+    const alert = await screen.findByRole("alert");
+    expect(within(alert).getByText("Error")).toBeDefined();
+    expect(within(alert).getByText("Application not found")).toBeDefined();
+  });
+
+  it("shows the completion endpoint of a prompt app with a Test API link", async () => {
+    stubAppApi();
+    renderDetail();
+
+    const endpoint = within(await waitFor(() => card("API Endpoint")));
+    expect(endpoint.getByText("/api/app/blog-writer/completion-messages")).toBeDefined();
+    expect(endpoint.getByText("POST")).toBeDefined();
+    expect(endpoint.getByRole("link", { name: "Test API" }).getAttribute("href")).toBe(
+      "/api-test?app=blog-writer",
+    );
+  });
+
+  it("shows chat-messages for a workflow app", async () => {
+    stubAppApi(applicationFixture({ type: "workflow" }));
+    renderDetail();
+
+    expect(await screen.findByText("/api/app/blog-writer/chat-messages")).toBeDefined();
+  });
+
+  it("disables the current status and sets another one", async () => {
+    const api = stubAppApi();
+    renderDetail();
+
+    const status = within(await waitFor(() => card("Status Management")));
+    expect((status.getByRole("button", { name: "Set as Draft" }) as HTMLButtonElement).disabled).toBe(true);
+    expect((status.getByRole("button", { name: "Archive" }) as HTMLButtonElement).disabled).toBe(false);
+
+    await userEvent.click(status.getByRole("button", { name: "Set as Live" }));
+
+    await waitFor(() =>
+      expect((status.getByRole("button", { name: "Set as Live" }) as HTMLButtonElement).disabled).toBe(true),
+    );
+    expect((status.getByRole("button", { name: "Set as Draft" }) as HTMLButtonElement).disabled).toBe(false);
+    expect(api.callsTo("PATCH /api/app/blog-writer/update_status/")[0]?.body).toEqual({ status: "live" });
+  });
+
+  it("asks before deleting, then deletes and goes to /applications", async () => {
+    const api = stubAppApi(applicationFixture(), {
+      "DELETE /api/app/blog-writer/": () => new Response(null, { status: 204 }),
+      "GET /api/app/": () => jsonResponse([]),
+    });
+    const { router } = renderDetail();
+
+    await userEvent.click(await screen.findByRole("button", { name: "Delete Application" }));
+    const dialog = await screen.findByRole("dialog", { name: "Delete Application" });
+    expect(
+      within(dialog).getByText(
+        "Are you sure you want to delete this application? This action cannot be undone.",
+      ),
+    ).toBeDefined();
+
+    await userEvent.click(within(dialog).getByRole("button", { name: "Cancel" }));
+    expect(screen.queryByRole("dialog")).toBeNull();
+    expect(api.callsTo("DELETE /api/app/blog-writer/")).toHaveLength(0);
+
+    await userEvent.click(screen.getByRole("button", { name: "Delete Application" }));
+    await userEvent.click(within(await screen.findByRole("dialog")).getByRole("button", { name: "Delete" }));
+
+    await waitFor(() => expect(currentPath(router)).toBe("/applications"));
+    expect(api.callsTo("DELETE /api/app/blog-writer/")).toHaveLength(1);
+  });
+
+  it("duplicates the app and opens the copy", async () => {
+    const api = stubAppApi(applicationFixture(), {
+      "POST /api/app/blog-writer/duplicate/": () =>
+        jsonResponse(applicationFixture({ slug: "blog-writer-copy", name: "Blog Writer (copy)" }), 201),
+      "GET /api/app/blog-writer-copy/": () =>
+        jsonResponse(applicationFixture({ slug: "blog-writer-copy", name: "Blog Writer (copy)" })),
+      "GET /api/app/blog-writer-copy/analytics/usage/?days=30": () =>
+        jsonResponse({ total_invocations: 0, total_revenue: 0 }),
+    });
+    const { router } = renderDetail();
+
+    await userEvent.click(await screen.findByRole("button", { name: "Duplicate" }));
+
+    await waitFor(() => expect(currentPath(router)).toBe("/applications/blog-writer-copy"));
+    expect(await screen.findByRole("heading", { name: "Blog Writer (copy)", level: 1 })).toBeDefined();
+    expect(api.callsTo("POST /api/app/blog-writer/duplicate/")).toHaveLength(1);
+  });
+
+  it("edits name, description, visibility and price, with 'Saving...' meanwhile", async () => {
+    const api = stubAppApi();
+    renderDetail();
+
+    await userEvent.click(await screen.findByRole("button", { name: "Edit" }));
+    const form = within(await waitFor(() => card("Edit Application")));
+    const price = form.getByLabelText("Price per Call (cents)") as HTMLInputElement;
+    expect(price.min).toBe("1");
+    await userEvent.clear(form.getByLabelText("Name"));
+    await userEvent.type(form.getByLabelText("Name"), "Post Writer");
+    await userEvent.selectOptions(form.getByLabelText("Visibility"), "embed");
+    await userEvent.clear(price);
+    await userEvent.type(price, "75");
+    await userEvent.click(form.getByRole("button", { name: "Save Changes" }));
+
+    expect(await screen.findByRole("heading", { name: "Post Writer", level: 1 })).toBeDefined();
+    expect(api.callsTo("PATCH /api/app/blog-writer/")[0]?.body).toEqual({
+      name: "Post Writer",
+      description: "Writes blog posts about any topic.",
+      visibility: "embed",
+      price_cents: 75,
+    });
+    expect(screen.queryByRole("heading", { name: "Edit Application" })).toBeNull();
+  });
+
+  it("shows usage and details in the side column", async () => {
+    stubAppApi();
+    renderDetail();
+
+    const analytics = within(await waitFor(() => card("Analytics")));
+    await waitFor(() => expect(analytics.getByText("4,321")).toBeDefined());
+    expect(analytics.getByText("$64.80")).toBeDefined();
+    expect(analytics.getByRole("link", { name: "View Detailed Analytics" }).getAttribute("href")).toBe(
+      "/applications/blog-writer/analytics",
+    );
+    const details = within(card("Details"));
+    expect(details.getByText("$1.50")).toBeDefined();
+    expect(details.getByText("Ada L.")).toBeDefined();
+    expect(details.getByText(new Date("2024-05-01T10:00:00.000Z").toLocaleDateString())).toBeDefined();
+  });
+});

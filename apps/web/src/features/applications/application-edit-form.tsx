@@ -1,0 +1,101 @@
+import { type Application, MIN_PRICE_CENTS, type UpdateApplication } from "@promptmint/contracts";
+import { Save } from "lucide-react";
+import { useForm } from "react-hook-form";
+import { toast } from "sonner";
+import { Alert } from "../../components/ui/alert";
+import { Button } from "../../components/ui/button";
+import { Card, CardBody, CardHeader } from "../../components/ui/card";
+import { SelectField } from "../../components/ui/select-field";
+import { TextField } from "../../components/ui/text-field";
+import { TextareaField } from "../../components/ui/textarea-field";
+import { ApiClientError, getErrorMessage } from "../../lib/api-client";
+import { useUpdateApplication } from "./api/update-application";
+import { centsFromInput, VISIBILITY_OPTIONS } from "./application-options";
+
+// SPEC §5: the price minimum is the input's own; the server still answers field errors.
+type ApplicationEditValues = Pick<Application, "name" | "description" | "visibility" | "price_cents">;
+const FIELDS = ["name", "description", "visibility", "price_cents"] as const;
+
+export function ApplicationEditForm({
+  application,
+  onDone,
+}: {
+  application: Application;
+  onDone: () => void;
+}) {
+  const update = useUpdateApplication(application.slug);
+  const {
+    register,
+    handleSubmit,
+    setError,
+    formState: { errors },
+  } = useForm<ApplicationEditValues>({
+    defaultValues: {
+      name: application.name,
+      description: application.description,
+      visibility: application.visibility,
+      price_cents: application.price_cents,
+    },
+  });
+
+  const onSubmit = handleSubmit((values) => {
+    const body: UpdateApplication = { ...values };
+    update.mutate(body, {
+      onSuccess: () => {
+        toast.success("Application updated");
+        onDone();
+      },
+      onError: (error) => {
+        if (!(error instanceof ApiClientError) || !error.fields) return;
+        for (const [path, message] of Object.entries(error.fields)) {
+          const field = FIELDS.find((name) => name === path);
+          if (field) setError(field, { type: "server", message });
+        }
+      },
+    });
+  });
+
+  return (
+    <Card>
+      <CardHeader title="Edit Application" />
+      <CardBody>
+        <form onSubmit={onSubmit} noValidate className="space-y-5">
+          {update.isError && <Alert tone="error">{getErrorMessage(update.error)}</Alert>}
+          <TextField label="Name" error={errors.name?.message} {...register("name")} />
+          <TextareaField
+            label="Description"
+            rows={3}
+            error={errors.description?.message}
+            {...register("description")}
+          />
+          <div className="grid gap-5 sm:grid-cols-2">
+            <SelectField
+              label="Visibility"
+              options={VISIBILITY_OPTIONS}
+              error={errors.visibility?.message}
+              {...register("visibility")}
+            />
+            <TextField
+              label="Price per Call (cents)"
+              type="number"
+              inputMode="numeric"
+              min={MIN_PRICE_CENTS}
+              step={1}
+              error={errors.price_cents?.message}
+              {...register("price_cents", { setValueAs: centsFromInput })}
+            />
+          </div>
+          <div className="flex flex-col-reverse gap-3 border-t border-slate-100 pt-5 sm:flex-row sm:justify-end">
+            <Button variant="secondary" onClick={onDone} disabled={update.isPending}>
+              Cancel
+            </Button>
+            <Button type="submit" busy={update.isPending}>
+              {!update.isPending && <Save className="size-4" aria-hidden="true" />}
+              {update.isPending ? "Saving..." : "Save Changes"}
+            </Button>
+          </div>
+        </form>
+      </CardBody>
+    </Card>
+  );
+}

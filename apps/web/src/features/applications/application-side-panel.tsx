@@ -1,0 +1,55 @@
+import type { Application } from "@promptmint/contracts";
+import { BarChart3 } from "lucide-react";
+import type { ReactNode } from "react";
+import { ButtonLink } from "../../components/ui/button";
+import { Card, CardBody, CardHeader } from "../../components/ui/card";
+import { formatCents, formatDate, formatDollars, formatNumber } from "../../lib/format";
+import { useApplicationUsage } from "./api/get-application-usage";
+
+function Item({ term, children }: { term: string; children: ReactNode }) {
+  return (
+    <div className="flex items-baseline justify-between gap-4 py-2.5 first:pt-0 last:pb-0">
+      <dt className="text-sm text-slate-500">{term}</dt>
+      <dd className="text-right text-sm font-medium text-slate-900 tabular-nums">{children}</dd>
+    </div>
+  );
+}
+
+/** SPEC §2: the detail page's side column, Analytics then Details. */
+export function ApplicationSidePanel({ application }: { application: Application }) {
+  const usage = useApplicationUsage(application.slug);
+
+  return (
+    <div className="space-y-6">
+      <Card>
+        <CardHeader title="Analytics" description="Last 30 days" />
+        <CardBody className="space-y-4">
+          <dl className="divide-y divide-slate-100">
+            <Item term="Total Invocations">{formatNumber(usage.data?.total_invocations ?? 0)}</Item>
+            <Item term="Total Revenue">{formatDollars(usage.data?.total_revenue ?? 0)}</Item>
+          </dl>
+          <ButtonLink
+            to={`/applications/${application.slug}/analytics`}
+            variant="secondary"
+            size="sm"
+            className="w-full"
+          >
+            <BarChart3 className="size-4" aria-hidden="true" />
+            View Detailed Analytics
+          </ButtonLink>
+        </CardBody>
+      </Card>
+      <Card>
+        <CardHeader title="Details" />
+        <CardBody>
+          <dl className="divide-y divide-slate-100">
+            <Item term="Created">{formatDate(application.created_at)}</Item>
+            <Item term="Updated">{formatDate(application.updated_at)}</Item>
+            <Item term="Price per Call">{formatCents(application.price_cents)}</Item>
+            <Item term="Creator">{application.creator_name || "N/A"}</Item>
+          </dl>
+        </CardBody>
+      </Card>
+    </div>
+  );
+}

@@ -1,0 +1,43 @@
+import type { Application } from "@promptmint/contracts";
+import { Alert } from "../../components/ui/alert";
+import { Button } from "../../components/ui/button";
+import { Card, CardBody, CardHeader } from "../../components/ui/card";
+import { StatusBadge } from "../../components/ui/status-badge";
+import { getErrorMessage } from "../../lib/api-client";
+import { useUpdateApplicationStatus } from "./api/update-application-status";
+import { STATUS_ACTIONS } from "./application-options";
+
+/** SPEC §4: any status may be set from any other; the current one's button is disabled. */
+export function ApplicationStatusCard({ application }: { application: Application }) {
+  const update = useUpdateApplicationStatus(application.slug);
+
+  return (
+    <Card>
+      <CardHeader
+        title="Status Management"
+        description={
+          <span className="inline-flex items-center gap-2">
+            Current status: <StatusBadge status={application.status} />
+          </span>
+        }
+      />
+      <CardBody className="space-y-4">
+        {update.isError && <Alert tone="error">{getErrorMessage(update.error)}</Alert>}
+        <div className="flex flex-wrap gap-2">
+          {STATUS_ACTIONS.map(({ status, label }) => (
+            <Button
+              key={status}
+              variant={status === "live" ? "primary" : "secondary"}
+              size="sm"
+              disabled={application.status === status || update.isPending}
+              busy={update.isPending && update.variables === status}
+              onClick={() => update.mutate(status)}
+            >
+              {label}
+            </Button>
+          ))}
+        </div>
+      </CardBody>
+    </Card>
+  );
+}

@@ -1,0 +1,124 @@
+import type { Application, AppUsage } from "@promptmint/contracts";
+import { BarChart3, Pencil, Settings2 } from "lucide-react";
+import { Link } from "react-router";
+import { Badge } from "../../components/ui/badge";
+import { ButtonLink } from "../../components/ui/button";
+import { Card } from "../../components/ui/card";
+import { DownloadAppButton } from "../../components/ui/download-app-button";
+import { StatusBadge } from "../../components/ui/status-badge";
+import { useDownloadApp } from "../../lib/download-app";
+import { formatDollars, formatNumber } from "../../lib/format";
+
+/** SPEC §2: prompt apps are managed in the prompt editor, workflows in theirs, others on detail. */
+export function manageLinkOf(app: Pick<Application, "type" | "slug">): { label: string; to: string } {
+  if (app.type === "prompt") return { label: "Manage", to: `/prompts/${app.slug}` };
+  if (app.type === "workflow") return { label: "Manage", to: `/workflows/${app.slug}` };
+  return { label: "Edit", to: `/applications/${app.slug}` };
+}
+
+const headerCell = "px-4 py-3 text-left text-xs font-semibold uppercase tracking-wide text-slate-500";
+const cell = "px-4 py-3 text-sm whitespace-nowrap";
+
+export function ApplicationsTable({
+  applications,
+  usage,
+}: {
+  applications: readonly Application[];
+  usage: Map<string, AppUsage>;
+}) {
+  const { download, downloadingSlug } = useDownloadApp();
+
+  return (
+    <Card className="overflow-hidden">
+      {/* On narrow screens the table scrolls sideways inside its card. */}
+      <div className="overflow-x-auto">
+        <table className="min-w-full divide-y divide-slate-200">
+          <caption className="sr-only">Your applications</caption>
+          <thead className="bg-slate-50">
+            <tr>
+              <th scope="col" className={headerCell}>
+                Name
+              </th>
+              <th scope="col" className={headerCell}>
+                Slug
+              </th>
+              <th scope="col" className={headerCell}>
+                Type
+              </th>
+              <th scope="col" className={headerCell}>
+                Status
+              </th>
+              <th scope="col" className={`${headerCell} text-right`}>
+                Invocations
+              </th>
+              <th scope="col" className={`${headerCell} text-right`}>
+                Revenue
+              </th>
+              <th scope="col" className={`${headerCell} text-right`}>
+                Actions
+              </th>
+            </tr>
+          </thead>
+          <tbody className="divide-y divide-slate-100 bg-white">
+            {applications.map((app) => {
+              const figures = usage.get(app.slug);
+              const manage = manageLinkOf(app);
+              const ManageIcon = manage.label === "Edit" ? Pencil : Settings2;
+              return (
+                <tr key={app.id} className="hover:bg-slate-50/70">
+                  <th scope="row" className={`${cell} text-left font-medium text-slate-900`}>
+                    <Link to={`/applications/${app.slug}`} className="hover:text-brand-700 hover:underline">
+                      {app.name}
+                    </Link>
+                  </th>
+                  <td className={`${cell} font-mono text-xs text-slate-500`}>{app.slug}</td>
+                  <td className={cell}>
+                    <Badge tone={app.type === "workflow" ? "blue" : "brand"} className="capitalize">
+                      {app.type}
+                    </Badge>
+                  </td>
+                  <td className={cell}>
+                    <StatusBadge status={app.status} />
+                  </td>
+                  <td className={`${cell} text-right tabular-nums`}>
+                    {formatNumber(figures?.total_invocations ?? 0)}
+                  </td>
+                  <td className={`${cell} text-right tabular-nums`}>
+                    {formatDollars(figures?.total_revenue ?? 0)}
+                  </td>
+                  <td className={`${cell} text-right`}>
+                    <div className="flex justify-end gap-2">
+                      <ButtonLink
+                        to={manage.to}
+                        variant="secondary"
+                        size="sm"
+                        aria-label={`${manage.label} ${app.name}`}
+                      >
+                        <ManageIcon className="size-4" aria-hidden="true" />
+                        {manage.label}
+                      </ButtonLink>
+                      <DownloadAppButton
+                        label="Download"
+                        busy={downloadingSlug === app.slug}
+                        onClick={() => void download(app)}
+                      />
+                      <ButtonLink
+                        to={`/applications/${app.slug}/analytics`}
+                        variant="ghost"
+                        size="sm"
+                        aria-label={`Analytics of ${app.name}`}
+                      >
+                        <BarChart3 className="size-4" aria-hidden="true" />
+                        Analytics
+                      </ButtonLink>
+                    </div>
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </div>
+    </Card>
+  );
+}

@@ -1,0 +1,214 @@
+import {
+  type AppType,
+  type CreateApplication,
+  type InteractionMode,
+  MIN_PRICE_CENTS,
+  type Visibility,
+} from "@promptmint/contracts";
+import { type FieldErrors, type Resolver, useForm } from "react-hook-form";
+import { useNavigate } from "react-router";
+import { Alert } from "../../components/ui/alert";
+import { Button, ButtonLink } from "../../components/ui/button";
+import { SelectField } from "../../components/ui/select-field";
+import { TextField } from "../../components/ui/text-field";
+import { TextareaField } from "../../components/ui/textarea-field";
+import { ApiClientError, getErrorMessage } from "../../lib/api-client";
+import { formatCents } from "../../lib/format";
+import { useCreateApplication } from "./api/create-application";
+import {
+  APP_TYPE_OPTIONS,
+  centsFromInput,
+  INTERACTION_MODE_OPTIONS,
+  VISIBILITY_OPTIONS,
+} from "./application-options";
+
+interface CreateApplicationFormValues {
+  name: string;
+  description: string;
+  type: AppType;
+  interaction_mode: InteractionMode;
+  visibility: Visibility;
+  price_cents: number;
+  app_id: string;
+  api_key: string;
+}
+type FormField = keyof CreateApplicationFormValues;
+
+/** SPEC §5: name, price of at least 1 cent, and a workflow's provider credentials. */
+const validateCreateApplication: Resolver<CreateApplicationFormValues> = (values) => {
+  const errors: FieldErrors<CreateApplicationFormValues> = {};
+  const fail = (field: FormField, message: string) => {
+    errors[field] = { type: "validate", message };
+  };
+  if (values.name.trim() === "") fail("name", "Application name is required");
+  if (!Number.isInteger(values.price_cents) || values.price_cents < MIN_PRICE_CENTS) {
+    fail("price_cents", "Price must be at least 1 cent");
+  }
+  if (values.type === "workflow") {
+    if (values.app_id.trim() === "") fail("app_id", "App ID is required");
+    if (values.api_key.trim() === "") fail("api_key", "API Key is required");
+  }
+  return Object.keys(errors).length > 0 ? { values: {}, errors } : { values, errors: {} };
+};
+
+/** SPEC §9 defaults. */
+function defaultValuesFor(type: AppType): CreateApplicationFormValues {
+  return {
+    name: "",
+    description: "",
+    type,
+    interaction_mode: "completion",
+    visibility: "private",
+    price_cents: 100,
+    app_id: "",
+    api_key: "",
+  };
+}
+
+/** SPEC §7: interaction mode only for prompt apps, the provider's credentials only for workflows. */
+export function createRequestOf(values: CreateApplicationFormValues): CreateApplication {
+  const common = {
+    name: values.name.trim(),
+    description: values.description,
+    type: values.type,
+    visibility: values.visibility,
+    price_cents: values.price_cents,
+  };
+  if (values.type === "workflow") {
+    return { ...common, provider_config: { app_id: values.app_id.trim(), api_key: values.api_key.trim() } };
+  }
+  return { ...common, interaction_mode: values.interaction_mode };
+}
+
+const SERVER_FIELDS: Record<string, FormField> = {
+  name: "name",
+  description: "description",
+  type: "type",
+  interaction_mode: "interaction_mode",
+  visibility: "visibility",
+  price_cents: "price_cents",
+  "provider_config.app_id": "app_id",
+  "provider_config.api_key": "api_key",
+};
+
+export function CreateApplicationForm({ initialType }: { initialType: AppType }) {
+  const navigate = useNavigate();
+  const create = useCreateApplication();
+  const {
+    register,
+    handleSubmit,
+    setError,
+    watch,
+    formState: { errors },
+  } = useForm<CreateApplicationFormValues>({
+    resolver: validateCreateApplication,
+    defaultValues: defaultValuesFor(initialType),
+  });
+  const type = watch("type");
+  const priceCents = watch("price_cents");
+
+  const onSubmit = handleSubmit((values) => {
+    create.mutate(createRequestOf(values), {
+      onSuccess: (application) => navigate(`/applications/${application.slug}`),
+      onError: (error) => {
+        if (!(error instanceof ApiClientError) || !error.fields) return;
+        for (const [path, message] of Object.entries(error.fields)) {
+          const field = SERVER_FIELDS[path];
+          if (field) setError(field, { type: "server", message });
+        }
+      },
+    });
+  });
+
+  return (
+    <form onSubmit={onSubmit} noValidate className="space-y-6">
+      {create.isError && <Alert tone="error">{getErrorMessage(create.error)}</Alert>}
+
+      <TextField
+        label="Application Name"
+        required
+        placeholder="My AI Assistant"
+        hint="This name is used to generate your API endpoint URL."
+        error={errors.name?.message}
+        {...register("name")}
+      />
+      <TextareaField
+        label="Description"
+        rows={3}
+        placeholder="Describe what your application does..."
+        error={errors.description?.message}
+        {...register("description")}
+      />
+      <div className="grid gap-5 sm:grid-cols-2">
+        <SelectField
+          label="Application Type"
+          required
+          options={APP_TYPE_OPTIONS}
+          error={errors.type?.message}
+          {...register("type")}
+        />
+        {type === "prompt" && (
+          <SelectField
+            label="Interaction Mode"
+            required
+            options={INTERACTION_MODE_OPTIONS}
+            error={errors.interaction_mode?.message}
+            {...register("interaction_mode")}
+          />
+        )}
+        <SelectField
+          label="Visibility"
+          required
+          options={VISIBILITY_OPTIONS}
+          error={errors.visibility?.message}
+          {...register("visibility")}
+        />
+      </div>
+
+      {type === "workflow" && (
+        <fieldset className="space-y-5 rounded-lg border border-slate-200 bg-slate-50/60 p-4">
+          <legend className="px-1 text-sm font-semibold text-slate-900">Workflow Provider</legend>
+          <TextField
+            label="App ID"
+            required
+            autoComplete="off"
+            placeholder="The workflow's app id at the provider"
+            error={errors.app_id?.message}
+            {...register("app_id")}
+          />
+          <TextField
+            label="API Key"
+            type="password"
+            required
+            autoComplete="new-password"
+            placeholder="The provider's API key"
+            hint="Stored encrypted; only its last 4 characters are ever shown."
+            error={errors.api_key?.message}
+            {...register("api_key")}
+          />
+        </fieldset>
+      )}
+
+      <TextField
+        label="Price per API Call (cents)"
+        type="number"
+        inputMode="numeric"
+        min={MIN_PRICE_CENTS}
+        step={1}
+        required
+        hint={`${formatCents(Number.isFinite(priceCents) ? priceCents : 0)} per call`}
+        error={errors.price_cents?.message}
+        {...register("price_cents", { setValueAs: centsFromInput })}
+      />
+
+      <div className="flex flex-col-reverse gap-3 border-t border-slate-100 pt-5 sm:flex-row sm:justify-end">
+        <ButtonLink to="/applications" variant="secondary">
+          Cancel
+        </ButtonLink>
+        <Button type="submit" busy={create.isPending}>
+          {create.isPending ? "Creating..." : "Create Application"}
+        </Button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,151 @@
+import { screen, waitFor } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { describe, expect, it } from "vitest";
+import { stubSignedInApi } from "../../test/api-stubs";
+import { createTestAuth } from "../../test/auth-state";
+import { jsonResponse } from "../../test/fetch-stub";
+import { applicationFixture } from "../../test/fixtures";
+import { currentPath, renderRoute } from "../../test/render-route";
+
+function field(label: string) {
+  return screen.getByLabelText(label) as HTMLInputElement & HTMLSelectElement;
+}
+
+function hintOf(element: HTMLElement): string {
+  const ids = element.getAttribute("aria-describedby")?.split(" ") ?? [];
+  return ids.map((id) => document.getElementById(id)?.textContent ?? "").join(" | ");
+}
+
+function renderCreate(path = "/applications/create") {
+  return renderRoute(path, { auth: createTestAuth("signed-in") });
+}
+
+describe("create application", () => {
+  it("starts from SPEC's defaults for a prompt application", async () => {
+    stubSignedInApi();
+    renderCreate();
+
+    expect(await screen.findByRole("heading", { name: "Create Application" })).toBeDefined();
+    expect(field("Application Name").value).toBe("");
+    expect(hintOf(field("Application Name"))).toContain("API endpoint URL");
+    expect(field("Application Type").value).toBe("prompt");
+    expect(field("Interaction Mode").value).toBe("completion");
+    expect(screen.getByRole("option", { name: "Text Completion" })).toBeDefined();
+    expect(screen.getByRole("option", { name: "Chat Conversation" })).toBeDefined();
+    expect(field("Visibility").value).toBe("private");
+    expect(field("Price per API Call (cents)").value).toBe("100");
+    expect(hintOf(field("Price per API Call (cents)"))).toBe("$1.00 per call");
+    expect(screen.queryByLabelText("App ID")).toBeNull();
+    expect(screen.getByRole("link", { name: "Cancel" }).getAttribute("href")).toBe("/applications");
+  });
+
+  it("shows the dollar equivalent as the price changes", async () => {
+    stubSignedInApi();
+    renderCreate();
+
+    const price = await screen.findByLabelText("Price per API Call (cents)");
+    await userEvent.clear(price);
+    await userEvent.type(price, "250");
+
+    expect(hintOf(price)).toBe("$2.50 per call");
+  });
+
+  it("posts a prompt app and opens its detail page", async () => {
+    let answer: (response: Response) => void = () => undefined;
+    const api = stubSignedInApi({
+      "POST /api/app/": () =>
+        new Promise<Response>((resolve) => {
+          answer = resolve;
+        }),
+    });
+    const { router } = renderCreate();
+
+    await userEvent.type(await screen.findByLabelText("Application Name"), "Blog Writer");
+    await userEvent.type(field("Description"), "Writes posts");
+    await userEvent.selectOptions(field("Interaction Mode"), "chat");
+    await userEvent.selectOptions(field("Visibility"), "public");
+    await userEvent.clear(field("Price per API Call (cents)"));
+    await userEvent.type(field("Price per API Call (cents)"), "25");
+    await userEvent.click(screen.getByRole("button", { name: "Create Application" }));
+
+    expect(await screen.findByRole("button", { name: "Creating..." })).toBeDefined();
+    expect(api.callsTo("POST /api/app/")[0]?.body).toEqual({
+      name: "Blog Writer",
+      description: "Writes posts",
+      type: "prompt",
+      interaction_mode: "chat",
+      visibility: "public",
+      price_cents: 25,
+    });
+    answer(jsonResponse(applicationFixture({ slug: "blog-writer-2" }), 201));
+    await waitFor(() => expect(currentPath(router)).toBe("/applications/blog-writer-2"));
+  });
+
+  it("asks a workflow for its provider's App ID and masked API Key", async () => {
+    const api = stubSignedInApi({
+      "POST /api/app/": () => jsonResponse(applicationFixture({ slug: "flow", type: "workflow" }), 201),
+    });
+    const { router } = renderCreate("/applications/new?type=workflow");
+
+    await userEvent.type(await screen.findByLabelText("Application Name"), "Flow");
+    expect(screen.queryByLabelText("Interaction Mode")).toBeNull();
+    expect(field("API Key").type).toBe("password");
+    await userEvent.click(screen.getByRole("button", { name: "Create Application" }));
+
+    expect(await screen.findByText("App ID is required")).toBeDefined();
+    expect(screen.getByText("API Key is required")).toBeDefined();
+    expect(api.callsTo("POST /api/app/")).toHaveLength(0);
+
+    await userEvent.type(field("App ID"), "dify-app-1");
+    await userEvent.type(field("API Key"), "app-secret-key");
+    await userEvent.click(screen.getByRole("button", { name: "Create Application" }));
+
+    await waitFor(() => expect(currentPath(router)).toBe("/applications/flow"));
+    expect(api.callsTo("POST /api/app/")[0]?.body).toEqual({
+      name: "Flow",
+      description: "",
+      type: "workflow",
+      visibility: "private",
+      price_cents: 100,
+      provider_config: { app_id: "dify-app-1", api_key: "app-secret-key" },
+    });
+  });
+
+  it("requires a name and refuses a price below 1 cent, a non-number counting as 0", async () => {
+    const api = stubSignedInApi();
+    renderCreate();
+
+    const price = await screen.findByLabelText("Price per API Call (cents)");
+    await userEvent.clear(price);
+    await userEvent.type(price, "abc");
+    await userEvent.click(screen.getByRole("button", { name: "Create Application" }));
+
+    expect(await screen.findByText("Application name is required")).toBeDefined();
+    expect(screen.getByText("Price must be at least 1 cent")).toBeDefined();
+    expect(hintOf(price)).toContain("$0.00 per call");
+    expect(api.callsTo("POST /api/app/")).toHaveLength(0);
+  });
+
+  it("shows the server's field errors beside the fields", async () => {
+    stubSignedInApi({
+      "POST /api/app/": () =>
+        jsonResponse(
+          {
+            code: "bad_request",
+            message: "Invalid input",
+            status: 400,
+            fields: { name: "must be at most 100 characters" },
+          },
+          400,
+        ),
+    });
+    renderCreate();
+
+    await userEvent.type(await screen.findByLabelText("Application Name"), "Too long");
+    await userEvent.click(screen.getByRole("button", { name: "Create Application" }));
+
+    expect(await screen.findByText("must be at most 100 characters")).toBeDefined();
+    expect(field("Application Name").getAttribute("aria-invalid")).toBe("true");
+    expect(screen.getByRole("alert").textContent).toContain("Invalid input");
+  });
+});

@@ -1,0 +1,160 @@
+import { screen, waitFor, within } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { stubSignedInApi } from "../../test/api-stubs";
+import { createTestAuth } from "../../test/auth-state";
+import { jsonResponse } from "../../test/fetch-stub";
+import { applicationFixture } from "../../test/fixtures";
+import { renderRoute } from "../../test/render-route";
+
+const apps = [
+  applicationFixture({ slug: "blog-writer", name: "Blog Writer", status: "live" }),
+  applicationFixture({
+    slug: "support-bot",
+    name: "Support Bot",
+    type: "workflow",
+    status: "draft",
+    interaction_mode: "chat",
+  }),
+  applicationFixture({ slug: "old-thing", name: "Old Thing", status: "archived", interaction_mode: "chat" }),
+];
+
+function usage(total_invocations: number, total_revenue: number) {
+  return () => jsonResponse({ total_invocations, total_revenue });
+}
+
+function stubDashboardApi(extra = {}) {
+  return stubSignedInApi({
+    "GET /api/app/": () => jsonResponse(apps),
+    "GET /api/app/blog-writer/analytics/usage/?days=30": usage(1200, 18.5),
+    "GET /api/app/support-bot/analytics/usage/?days=30": usage(34, 0.51),
+    "GET /api/app/old-thing/analytics/usage/?days=30": () => jsonResponse({ message: "boom" }, 500),
+    ...extra,
+  });
+}
+
+function rowOf(name: string): HTMLElement {
+  const row = screen.getByRole("rowheader", { name }).closest("tr");
+  if (!row) throw new Error(`no row for ${name}`);
+  return row;
+}
+
+describe("dashboard", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it("sums applications, invocations and revenue, showing 0 for usage that failed to load", async () => {
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => undefined);
+    stubDashboardApi();
+    renderRoute("/dashboard", { auth: createTestAuth("signed-in") });
+
+    const summary = await screen.findByRole("region", { name: "Summary" });
+    await waitFor(() => expect(within(summary).getByText("1,234")).toBeDefined());
+    expect(within(summary).getByText("Total Applications").nextSibling?.textContent).toBe("3");
+    expect(within(summary).getByText("Total Revenue").nextSibling?.textContent).toBe("$19.01");
+
+    const blog = within(rowOf("Blog Writer"));
+    expect(blog.getByText("blog-writer")).toBeDefined();
+    expect(blog.getByText("1,200")).toBeDefined();
+    expect(blog.getByText("$18.50")).toBeDefined();
+    const old = within(rowOf("Old Thing"));
+    expect(old.getByText("0")).toBeDefined();
+    expect(old.getByText("$0.00")).toBeDefined();
+    expect(warn).toHaveBeenCalled();
+  });
+
+  it("colours live green, draft yellow and any other status grey", async () => {
+    stubDashboardApi({ "GET /api/app/old-thing/analytics/usage/?days=30": usage(0, 0) });
+    renderRoute("/applications", { auth: createTestAuth("signed-in") });
+
+    await screen.findByRole("rowheader", { name: "Blog Writer" });
+    expect(within(rowOf("Blog Writer")).getByText("live").className).toContain("green");
+    expect(within(rowOf("Support Bot")).getByText("draft").className).toContain("yellow");
+    expect(within(rowOf("Old Thing")).getByText("archived").className).toContain("slate");
+  });
+
+  it("links each type's row actions as SPEC says", async () => {
+    stubDashboardApi({ "GET /api/app/old-thing/analytics/usage/?days=30": usage(0, 0) });
+    renderRoute("/dashboard", { auth: createTestAuth("signed-in") });
+
+    await screen.findByRole("rowheader", { name: "Blog Writer" });
+    const blog = within(rowOf("Blog Writer"));
+    expect(blog.getByRole("link", { name: "Manage Blog Writer" }).getAttribute("href")).toBe(
+      "/prompts/blog-writer",
+    );
+    expect(blog.getByRole("link", { name: "Analytics of Blog Writer" }).getAttribute("href")).toBe(
+      "/applications/blog-writer/analytics",
+    );
+    expect(blog.getByRole("button", { name: "Download" })).toBeDefined();
+    expect(
+      within(rowOf("Support Bot")).getByRole("link", { name: "Manage Support Bot" }).getAttribute("href"),
+    ).toBe("/workflows/support-bot");
+
+    for (const [name, href] of [
+      ["Global Analytics", "/analytics"],
+      ["Manage Prompts", "/prompts"],
+      ["Manage Workflows", "/workflows"],
+    ]) {
+      expect(screen.getByRole("link", { name }).getAttribute("href")).toBe(href);
+    }
+    expect(screen.getAllByRole("link", { name: "Create Application" })[0]?.getAttribute("href")).toBe(
+      "/applications/create",
+    );
+  });
+
+  it("downloads a chat-mode prompt app as '{slug}-chat-app.zip' and shows 'Downloading...' meanwhile", async () => {
+    let finish: (response: Response) => void = () => undefined;
+    const api = stubDashboardApi({
+      "GET /api/app/old-thing/analytics/usage/?days=30": usage(0, 0),
+      "GET /api/app/old-thing/download-frontend?type=chat": () =>
+        new Promise<Response>((resolve) => {
+          finish = resolve;
+        }),
+    });
+    const createObjectURL = vi.fn(() => "blob:zip");
+    vi.stubGlobal("URL", Object.assign(URL, { createObjectURL, revokeObjectURL: vi.fn() }));
+    const click = vi.spyOn(HTMLAnchorElement.prototype, "click").mockImplementation(() => undefined);
+    renderRoute("/dashboard", { auth: createTestAuth("signed-in") });
+
+    await screen.findByRole("rowheader", { name: "Old Thing" });
+    await userEvent.click(within(rowOf("Old Thing")).getByRole("button", { name: "Download" }));
+    expect(within(rowOf("Old Thing")).getByRole("button", { name: "Downloading..." })).toBeDefined();
+
+    finish(new Response(new Blob(["zip"]), { status: 200 }));
+    await waitFor(() => expect(click).toHaveBeenCalled());
+    const link = click.mock.contexts[0] as HTMLAnchorElement;
+    expect(link.download).toBe("old-thing-chat-app.zip");
+    expect(api.callsTo("GET /api/app/old-thing/download-frontend?type=chat")).toHaveLength(1);
+    expect(await within(rowOf("Old Thing")).findByRole("button", { name: "Download" })).toBeDefined();
+  });
+
+  it("says so when a download fails", async () => {
+    vi.spyOn(console, "warn").mockImplementation(() => undefined);
+    stubDashboardApi({
+      "GET /api/app/old-thing/analytics/usage/?days=30": usage(0, 0),
+      "GET /api/app/support-bot/download-frontend?type=completion": () =>
+        jsonResponse({ code: "not_found", message: "Not found", status: 404 }, 404),
+    });
+    renderRoute("/dashboard", { auth: createTestAuth("signed-in") });
+
+    await screen.findByRole("rowheader", { name: "Support Bot" });
+    await userEvent.click(within(rowOf("Support Bot")).getByRole("button", { name: "Download" }));
+
+    expect(await screen.findByText("Failed to download app. Please try again.")).toBeDefined();
+  });
+
+  it("invites to create the first application", async () => {
+    stubSignedInApi({ "GET /api/app/": () => jsonResponse([]) });
+    renderRoute("/dashboard", { auth: createTestAuth("signed-in") });
+
+    expect(await screen.findByRole("heading", { name: "No applications" })).toBeDefined();
+    expect(screen.getByText("Get started by creating a new application.")).toBeDefined();
+  });
+
+  it("shows 'Failed to load dashboard data' when the list fails", async () => {
+    stubSignedInApi({ "GET /api/app/": () => jsonResponse({ message: "down" }, 500) });
+    renderRoute("/dashboard", { auth: createTestAuth("signed-in") });
+
+    const alert = await screen.findByRole("alert");
+    expect(alert.textContent).toContain("Failed to load dashboard data");
+  });
+});

@@ -1,0 +1,154 @@
+import { screen, waitFor, within } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { describe, expect, it } from "vitest";
+import { stubSignedInApi } from "../../test/api-stubs";
+import { createTestAuth } from "../../test/auth-state";
+import { setEditorText } from "../../test/code-editor";
+import { jsonResponse, type RecordedRequest } from "../../test/fetch-stub";
+import { applicationFixture, promptConfigFixture, testConfigResultFixture } from "../../test/fixtures";
+import { renderRoute } from "../../test/render-route";
+
+function input(label: string) {
+  return screen.getByLabelText(label) as HTMLInputElement & HTMLSelectElement;
+}
+
+function describedBy(element: HTMLElement): string {
+  const ids = element.getAttribute("aria-describedby")?.split(" ") ?? [];
+  return ids.map((id) => document.getElementById(id)?.textContent ?? "").join(" | ");
+}
+
+function renderBuilder(path = "/prompt-builder") {
+  return renderRoute(path, { auth: createTestAuth("signed-in") });
+}
+
+const created = applicationFixture({ slug: "blog-writer" });
+
+describe("prompt builder (edit)", () => {
+  function stubEditApi(extra = {}) {
+    return stubSignedInApi({
+      "GET /api/app/blog-writer/": () => jsonResponse(created),
+      "GET /api/app/blog-writer/prompt/": () => jsonResponse(promptConfigFixture()),
+      ...extra,
+    });
+  }
+
+  it("loads the app and its active version, with the slug locked", async () => {
+    stubEditApi();
+    renderBuilder("/applications/blog-writer/edit");
+
+    expect(await screen.findByDisplayValue("Blog Writer")).toBeDefined();
+    const slug = input("URL Slug");
+    expect(slug.disabled).toBe(true);
+    expect(describedBy(slug)).toContain("Cannot be changed after creation");
+    expect(input("Price per Call (USD)").value).toBe("1.50");
+    expect(screen.getByRole("textbox", { name: "User Prompt Template" }).textContent).toBe(
+      "Write about {{topic}}.",
+    );
+    expect(screen.getByRole("button", { name: "Update Prompt" })).toBeDefined();
+    expect(screen.getAllByText("draft")[0]?.className).toContain("yellow");
+
+    await userEvent.click(screen.getByRole("tab", { name: "Input/Output Schema" }));
+    const inputSchema = within(screen.getByRole("region", { name: "Input Schema" }));
+    expect((inputSchema.getByLabelText("Field Name") as HTMLInputElement).value).toBe("topic");
+    expect((inputSchema.getByLabelText("Required") as HTMLInputElement).checked).toBe(true);
+    expect(
+      within(screen.getByRole("region", { name: "Output Schema" })).getByText(/No fields defined yet/),
+    ).toBeDefined();
+  });
+
+  it("saves the app and the prompt with the 'Updated via UI' changelog", async () => {
+    const api = stubEditApi({
+      "PATCH /api/app/blog-writer/": ({ body }: RecordedRequest) =>
+        jsonResponse({ ...created, ...(body as object) }),
+      "PATCH /api/app/blog-writer/prompt/": () => jsonResponse(promptConfigFixture()),
+    });
+    renderBuilder("/applications/blog-writer/edit");
+
+    await screen.findByDisplayValue("Blog Writer");
+    setEditorText("User Prompt Template", "Write a haiku about {{topic}}.");
+    await userEvent.click(screen.getByRole("button", { name: "Update Prompt" }));
+
+    await waitFor(() => expect(api.callsTo("PATCH /api/app/blog-writer/prompt/")).toHaveLength(1));
+    expect(api.callsTo("PATCH /api/app/blog-writer/")[0]?.body).toEqual({
+      name: "Blog Writer",
+      description: "Writes blog posts about any topic.",
+      status: "draft",
+      visibility: "private",
+      price_cents: 150,
+    });
+    expect(api.callsTo("PATCH /api/app/blog-writer/prompt/")[0]?.body).toMatchObject({
+      model: "gpt-4-turbo",
+      system_prompt: "You are a helpful writer.",
+      prompt_template: "Write a haiku about {{topic}}.",
+      input_schema: promptConfigFixture().active_version.input_schema,
+      output_schema: null,
+      changelog: "Updated via UI",
+    });
+  });
+
+  it("publishes a draft with Save & Publish, which then disappears", async () => {
+    const api = stubEditApi({
+      "PATCH /api/app/blog-writer/": ({ body }: RecordedRequest) =>
+        jsonResponse({ ...created, ...(body as object) }),
+      "PATCH /api/app/blog-writer/prompt/": () => jsonResponse(promptConfigFixture()),
+    });
+    renderBuilder("/applications/blog-writer/edit");
+
+    await userEvent.click(await screen.findByRole("button", { name: "Save & Publish" }));
+
+    await waitFor(() => expect(api.callsTo("PATCH /api/app/blog-writer/prompt/")).toHaveLength(1));
+    expect(api.callsTo("PATCH /api/app/blog-writer/")[0]?.body).toMatchObject({ status: "live" });
+    expect(input("Status").value).toBe("live");
+    expect(screen.queryByRole("button", { name: "Save & Publish" })).toBeNull();
+  });
+
+  it("tests a saved prompt through its own test-config endpoint and shows a template error", async () => {
+    const api = stubEditApi({
+      "POST /api/app/blog-writer/prompt/test-config/": () =>
+        jsonResponse(
+          testConfigResultFixture({
+            success: false,
+            message: "Template test failed",
+            error: "Missing value for variable: tone",
+            rendered_template: null,
+            detected_variables: ["topic", "tone"],
+          }),
+        ),
+    });
+    renderBuilder("/applications/blog-writer/edit");
+
+    await screen.findByDisplayValue("Blog Writer");
+    await userEvent.click(screen.getByRole("tab", { name: "Preview & Test" }));
+    await userEvent.click(screen.getByRole("button", { name: "Test Prompt" }));
+
+    expect(await screen.findByText("Template Error")).toBeDefined();
+    expect(screen.getByText("Missing value for variable: tone")).toBeDefined();
+    expect(api.callsTo("POST /api/app/blog-writer/prompt/test-config/")[0]?.body).toMatchObject({
+      test_inputs: { topic: "Sample topic" },
+    });
+  });
+
+  it("says 'Failed to load prompt data' when loading fails", async () => {
+    stubSignedInApi({
+      "GET /api/app/blog-writer/": () => jsonResponse(created),
+      "GET /api/app/blog-writer/prompt/": () =>
+        jsonResponse({ code: "not_found", message: "Prompt not found", status: 404 }, 404),
+    });
+    renderBuilder("/applications/blog-writer/edit");
+
+    expect((await screen.findByRole("alert")).textContent).toContain("Failed to load prompt data");
+  });
+
+  it("says 'An error occurred while saving the prompt' when saving fails", async () => {
+    stubEditApi({
+      "PATCH /api/app/blog-writer/": () => jsonResponse({ message: "Database unavailable" }, 503),
+    });
+    renderBuilder("/applications/blog-writer/edit");
+
+    await userEvent.click(await screen.findByRole("button", { name: "Update Prompt" }));
+
+    const alert = await screen.findByRole("alert");
+    expect(alert.textContent).toContain("An error occurred while saving the prompt");
+    expect(alert.textContent).toContain("Database unavailable");
+  });
+});

@@ -1,0 +1,178 @@
+import type {
+  Application,
+  AppStatus,
+  CreateApplication,
+  PromptConfig,
+  UpdateApplication,
+  UpdatePromptConfig,
+  Visibility,
+} from "@promptmint/contracts";
+import { SLUG_PATTERN } from "@promptmint/contracts";
+import { UI_CHANGELOG } from "./api/update-prompt-application";
+import { fieldsOf, hasFieldProblems, type SchemaField, schemaOf } from "./schema-fields";
+
+/** Everything the prompt builder edits; numbers stay text while typed and are read on save. */
+export interface PromptBuilderValues {
+  name: string;
+  slug: string;
+  description: string;
+  status: AppStatus;
+  visibility: Visibility;
+  /** Dollars, e.g. "1.00". */
+  price: string;
+  system_prompt: string;
+  prompt_template: string;
+  input_fields: SchemaField[];
+  output_fields: SchemaField[];
+  model: string;
+  temperature: string;
+  max_tokens: string;
+  top_p: string;
+  frequency_penalty: string;
+  /** Not on the builder's Model tab (SPEC), kept as loaded. */
+  presence_penalty: number;
+}
+
+export type PromptBuilderField =
+  | Exclude<keyof PromptBuilderValues, "input_fields" | "output_fields">
+  | "schema";
+export type PromptBuilderErrors = Partial<Record<PromptBuilderField, string>>;
+
+/** SPEC §9: a new builder prompt. */
+export function newPromptBuilderValues(): PromptBuilderValues {
+  return {
+    name: "",
+    slug: "",
+    description: "",
+    status: "draft",
+    visibility: "private",
+    price: "1.00",
+    system_prompt: "",
+    prompt_template: "",
+    input_fields: [],
+    output_fields: [],
+    model: "gpt-4-turbo",
+    temperature: "0.7",
+    max_tokens: "2048",
+    top_p: "1",
+    frequency_penalty: "0",
+    presence_penalty: 0,
+  };
+}
+
+export function builderValuesOf(application: Application, config: PromptConfig): PromptBuilderValues {
+  const version = config.active_version;
+  return {
+    name: application.name,
+    slug: application.slug,
+    description: application.description,
+    status: application.status,
+    visibility: application.visibility,
+    price: (application.price_cents / 100).toFixed(2),
+    system_prompt: version.system_prompt,
+    prompt_template: version.prompt_template,
+    input_fields: fieldsOf(version.input_schema),
+    output_fields: fieldsOf(version.output_schema),
+    model: config.model,
+    temperature: String(config.temperature),
+    max_tokens: String(config.max_tokens),
+    top_p: String(config.top_p),
+    frequency_penalty: String(config.frequency_penalty),
+    presence_penalty: config.presence_penalty,
+  };
+}
+
+/** SPEC §5: the price is typed in dollars and stored in cents, rounded. */
+export function centsOfDollars(text: string): number {
+  const dollars = Number(text);
+  return Number.isFinite(dollars) && text.trim() !== "" ? Math.round(dollars * 100) : Number.NaN;
+}
+
+function rangeProblem(text: string, min: number, max: number, integer = false): string | undefined {
+  const value = Number(text);
+  if (text.trim() === "" || !Number.isFinite(value) || value < min || value > max) {
+    return `Must be between ${min} and ${max}`;
+  }
+  if (integer && !Number.isInteger(value)) return "Must be a whole number";
+  return undefined;
+}
+
+/**
+ * SPEC §5's save checks (whitespace-only counts as empty), then what the API would refuse.
+ * The three SPEC messages come first, in SPEC's order.
+ */
+export function validatePromptBuilder(values: PromptBuilderValues, creating: boolean): PromptBuilderErrors {
+  const errors: PromptBuilderErrors = {};
+  if (values.name.trim() === "") errors.name = "Prompt name is required";
+  if (values.system_prompt.trim() === "") errors.system_prompt = "System prompt is required";
+  if (values.prompt_template.trim() === "") errors.prompt_template = "User prompt template is required";
+  if (creating) {
+    if (values.slug.trim() === "") errors.slug = "URL slug is required";
+    else if (!SLUG_PATTERN.test(values.slug)) {
+      errors.slug = "Use lowercase letters, digits and single hyphens";
+    }
+  }
+  const cents = centsOfDollars(values.price);
+  if (Number.isNaN(cents) || cents < 1) errors.price = "Price must be at least $0.01";
+  errors.temperature = rangeProblem(values.temperature, 0, 2);
+  errors.max_tokens = rangeProblem(values.max_tokens, 1, 8192, true);
+  errors.top_p = rangeProblem(values.top_p, 0, 1);
+  errors.frequency_penalty = rangeProblem(values.frequency_penalty, -2, 2);
+  if (hasFieldProblems(values.input_fields) || hasFieldProblems(values.output_fields)) {
+    errors.schema = "Fix the schema field names before saving";
+  }
+  for (const key of Object.keys(errors) as PromptBuilderField[]) {
+    if (errors[key] === undefined) delete errors[key];
+  }
+  return errors;
+}
+
+/** `POST /app/` for a new builder prompt: a prompt app with the builder's slug. */
+export function createRequestOf(values: PromptBuilderValues): CreateApplication {
+  return {
+    name: values.name.trim(),
+    slug: values.slug,
+    description: values.description,
+    type: "prompt",
+    interaction_mode: "completion",
+    visibility: values.visibility,
+    price_cents: centsOfDollars(values.price),
+  };
+}
+
+export function applicationUpdateOf(values: PromptBuilderValues): UpdateApplication {
+  return {
+    name: values.name.trim(),
+    description: values.description,
+    status: values.status,
+    visibility: values.visibility,
+    price_cents: centsOfDollars(values.price),
+  };
+}
+
+/** `PATCH /app/{slug}/prompt/`: the prompts, schemas and current model settings. */
+export function promptUpdateOf(values: PromptBuilderValues): UpdatePromptConfig {
+  const output = schemaOf(values.output_fields);
+  return {
+    model: values.model,
+    temperature: Number(values.temperature),
+    max_tokens: Number(values.max_tokens),
+    top_p: Number(values.top_p),
+    frequency_penalty: Number(values.frequency_penalty),
+    presence_penalty: values.presence_penalty,
+    system_prompt: values.system_prompt,
+    prompt_template: values.prompt_template,
+    input_schema: schemaOf(values.input_fields),
+    output_schema: Object.keys(output.properties).length > 0 ? output : null,
+    changelog: UI_CHANGELOG,
+  };
+}
+
+/** Which tab shows a field, so a failed save can open it. */
+export function tabOfField(field: PromptBuilderField): PromptBuilderTab {
+  if (field === "schema") return "schema";
+  if (["model", "temperature", "max_tokens", "top_p", "frequency_penalty"].includes(field)) return "model";
+  return "basic";
+}
+
+export type PromptBuilderTab = "basic" | "schema" | "model" | "preview";

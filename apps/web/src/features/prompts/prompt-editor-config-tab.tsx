@@ -1,0 +1,147 @@
+import type { PromptConfig } from "@promptmint/contracts";
+import { Play } from "lucide-react";
+import { type ChangeEvent, useState } from "react";
+import { Button } from "../../components/ui/button";
+import { Card, CardBody, CardHeader } from "../../components/ui/card";
+import { SelectField } from "../../components/ui/select-field";
+import { TextField } from "../../components/ui/text-field";
+import { useModelCatalog } from "./api/list-models";
+import { useTestPromptConfig } from "./api/test-prompt-config";
+import { JsonEditor } from "./json-editor";
+import { EDITOR_MODELS, modelOptionsOf } from "./model-options";
+import {
+  editorTestRequestOf,
+  type PromptEditorErrors,
+  type PromptEditorValues,
+  promptValuesOf,
+  schemaFromText,
+  schemaText,
+} from "./prompt-editor-values";
+import { PromptVersionHistory } from "./prompt-version-history";
+import { TemplateEditor } from "./template-editor";
+import { TestResultPanel } from "./test-result-panel";
+
+const IGNORED_EDITS_HINT = "Edits are applied while the text is a valid schema; invalid JSON is ignored.";
+
+export function PromptEditorConfigTab({
+  slug,
+  promptId,
+  values,
+  errors,
+  onChange,
+}: {
+  slug: string;
+  promptId: string;
+  values: PromptEditorValues;
+  errors: PromptEditorErrors;
+  onChange: (changes: Partial<PromptEditorValues>) => void;
+}) {
+  const catalog = useModelCatalog();
+  const test = useTestPromptConfig(slug);
+  // The editors keep what is typed; the values only take text that is a valid schema.
+  const [inputText, setInputText] = useState(() => schemaText(values.input_schema));
+  const [outputText, setOutputText] = useState(() => schemaText(values.output_schema));
+
+  const restore = (config: PromptConfig) => {
+    const restored = promptValuesOf(config);
+    onChange(restored);
+    setInputText(schemaText(restored.input_schema));
+    setOutputText(schemaText(restored.output_schema));
+  };
+
+  const number = (
+    field: "max_tokens" | "temperature" | "top_p" | "frequency_penalty" | "presence_penalty",
+  ) => ({
+    value: values[field],
+    error: errors[field],
+    type: "number",
+    inputMode: "decimal" as const,
+    onChange: (event: ChangeEvent<HTMLInputElement>) => onChange({ [field]: event.target.value }),
+  });
+
+  return (
+    <div className="space-y-6">
+      <Card>
+        <CardHeader
+          title="Model & Template"
+          description="Settings every call of this app uses."
+          actions={
+            <Button
+              size="sm"
+              variant="secondary"
+              busy={test.isPending}
+              onClick={() => test.mutate(editorTestRequestOf(values))}
+            >
+              {!test.isPending && <Play className="size-4" aria-hidden="true" />}
+              {test.isPending ? "Testing..." : "Test Prompt"}
+            </Button>
+          }
+        />
+        <CardBody className="space-y-6">
+          <TestResultPanel result={test.data} error={test.error ?? undefined} />
+          <div className="grid gap-5 sm:grid-cols-2 lg:grid-cols-3">
+            <SelectField
+              label="Model"
+              options={modelOptionsOf(EDITOR_MODELS, catalog.data, values.model)}
+              value={values.model}
+              error={errors.model}
+              onChange={(event) => onChange({ model: event.target.value })}
+            />
+            <TextField
+              label="Max Tokens"
+              min={1}
+              max={8192}
+              step={1}
+              {...number("max_tokens")}
+              inputMode="numeric"
+            />
+            <TextField label="Temperature" min={0} max={2} step={0.1} {...number("temperature")} />
+            <TextField label="Top P" min={0} max={1} step={0.05} {...number("top_p")} />
+            <TextField
+              label="Frequency Penalty"
+              min={0}
+              max={1}
+              step={0.05}
+              {...number("frequency_penalty")}
+            />
+            <TextField label="Presence Penalty" min={0} max={1} step={0.05} {...number("presence_penalty")} />
+          </div>
+          <TemplateEditor
+            label="Prompt Template"
+            value={values.prompt_template}
+            onChange={(prompt_template) => onChange({ prompt_template })}
+            inputSchema={values.input_schema}
+            error={errors.prompt_template}
+            placeholder="Write a blog post about {{topic}}."
+            hint="Type {{ to insert a variable from the input schema; hover a variable for its details."
+            minHeight="10rem"
+          />
+          <div className="grid gap-5 lg:grid-cols-2">
+            <JsonEditor
+              label="Input Schema"
+              value={inputText}
+              hint={errors.input_schema ?? IGNORED_EDITS_HINT}
+              onChange={(text) => {
+                setInputText(text);
+                const schema = schemaFromText(text, false);
+                if (schema) onChange({ input_schema: schema });
+              }}
+            />
+            <JsonEditor
+              label="Output Schema"
+              value={outputText}
+              placeholder="Optional: a JSON schema the answer must match"
+              hint={errors.output_schema ?? IGNORED_EDITS_HINT}
+              onChange={(text) => {
+                setOutputText(text);
+                const schema = schemaFromText(text, true);
+                if (schema !== undefined) onChange({ output_schema: schema });
+              }}
+            />
+          </div>
+        </CardBody>
+      </Card>
+      <PromptVersionHistory slug={slug} promptId={promptId} onRestored={restore} />
+    </div>
+  );
+}

@@ -1,0 +1,234 @@
+import { screen, waitFor, within } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { describe, expect, it } from "vitest";
+import { stubSignedInApi } from "../../test/api-stubs";
+import { createTestAuth } from "../../test/auth-state";
+import { codeEditor, setEditorText } from "../../test/code-editor";
+import { jsonResponse, type RecordedRequest } from "../../test/fetch-stub";
+import { applicationFixture, promptConfigFixture, testConfigResultFixture } from "../../test/fixtures";
+import { renderRoute } from "../../test/render-route";
+
+const app = applicationFixture({ status: "live", visibility: "public", interaction_mode: "chat" });
+
+function stubEditorApi(extra = {}) {
+  return stubSignedInApi({
+    "GET /api/app/blog-writer/": () => jsonResponse(app),
+    "GET /api/app/blog-writer/prompt/": () => jsonResponse(promptConfigFixture()),
+    "GET /api/prompts/prompt-1/versions/": () =>
+      jsonResponse([
+        promptConfigFixture().active_version,
+        {
+          ...promptConfigFixture().active_version,
+          id: "version-1",
+          version: 1,
+          is_active: false,
+          changelog: "First",
+        },
+      ]),
+    ...extra,
+  });
+}
+
+function input(label: string) {
+  return screen.getByLabelText(label) as HTMLInputElement & HTMLSelectElement;
+}
+
+function renderEditor() {
+  return renderRoute("/prompts/blog-writer", { auth: createTestAuth("signed-in") });
+}
+
+describe("prompt editor", () => {
+  it("shows the header and the Basic Settings of the app", async () => {
+    stubEditorApi();
+    renderEditor();
+
+    expect(await screen.findByRole("heading", { name: "Blog Writer", level: 1 })).toBeDefined();
+    expect(screen.getByText("/blog-writer")).toBeDefined();
+    expect(screen.getByText("Chat")).toBeDefined();
+    expect(screen.getByRole("link", { name: "Back to List" }).getAttribute("href")).toBe("/prompts");
+    expect(screen.getByRole("button", { name: "Download App" })).toBeDefined();
+    expect(screen.getByRole("button", { name: "Save Changes" })).toBeDefined();
+    expect(screen.getAllByRole("tab").map((tab) => tab.textContent)).toEqual([
+      "Basic Settings",
+      "Prompt Config",
+    ]);
+
+    expect(input("Application Name").value).toBe("Blog Writer");
+    expect(input("Status").value).toBe("live");
+    expect(input("Interaction Mode").value).toBe("chat");
+    expect(screen.getByRole("option", { name: "Text Completion - Single input/output" })).toBeDefined();
+    expect(screen.getByRole("option", { name: "Chat Conversation - Multi-turn dialogue" })).toBeDefined();
+    expect(
+      screen.getByText("This setting affects the frontend app template and API interface."),
+    ).toBeDefined();
+    const price = input("Price per Call (cents)");
+    expect([price.value, price.min]).toEqual(["150", "0"]);
+  });
+
+  it("turns a non-numeric price into 0", async () => {
+    stubEditorApi();
+    renderEditor();
+
+    const price = await screen.findByLabelText("Price per Call (cents)");
+    await userEvent.clear(price);
+    await userEvent.type(price, "x");
+
+    expect((price as HTMLInputElement).value).toBe("0");
+  });
+
+  it("shows the prompt config with SPEC's limits and models", async () => {
+    stubEditorApi();
+    renderEditor();
+
+    await userEvent.click(await screen.findByRole("tab", { name: "Prompt Config" }));
+    expect(
+      Array.from(input("Model").options)
+        .map((option) => option.value)
+        .slice(0, 4),
+    ).toEqual(["gpt4", "claude3", "gemini", "mixtral"]);
+    expect(input("Model").value).toBe("gpt-4-turbo");
+    const limits = (label: string) => [input(label).min, input(label).max, input(label).step];
+    expect(limits("Max Tokens")).toEqual(["1", "8192", "1"]);
+    expect(limits("Temperature")).toEqual(["0", "2", "0.1"]);
+    expect(limits("Top P")).toEqual(["0", "1", "0.05"]);
+    expect(limits("Frequency Penalty")).toEqual(["0", "1", "0.05"]);
+    expect(limits("Presence Penalty")).toEqual(["0", "1", "0.05"]);
+    expect(codeEditor("Prompt Template").state.doc.toString()).toBe("Write about {{topic}}.");
+    expect(JSON.parse(codeEditor("Input Schema").state.doc.toString())).toEqual(
+      promptConfigFixture().active_version.input_schema,
+    );
+    expect(codeEditor("Output Schema").state.doc.toString()).toBe("");
+  });
+
+  it("saves the app and the prompt, ignoring invalid JSON edits", async () => {
+    const api = stubEditorApi({
+      "PATCH /api/app/blog-writer/": ({ body }: RecordedRequest) =>
+        jsonResponse({ ...app, ...(body as object) }),
+      "PATCH /api/app/blog-writer/prompt/": () => jsonResponse(promptConfigFixture()),
+    });
+    renderEditor();
+
+    await userEvent.selectOptions(await screen.findByLabelText("Status"), "archived");
+    await userEvent.click(screen.getByRole("tab", { name: "Prompt Config" }));
+    await userEvent.selectOptions(input("Model"), "mixtral");
+    await userEvent.clear(input("Max Tokens"));
+    await userEvent.type(input("Max Tokens"), "1000");
+    setEditorText("Prompt Template", "Summarise {{topic}} in {{words}} words.");
+    const words = {
+      type: "object",
+      properties: { topic: { type: "string" }, words: { type: "integer" } },
+      required: ["topic"],
+      additionalProperties: false,
+    };
+    setEditorText("Input Schema", JSON.stringify(words));
+    setEditorText("Input Schema", '{"type": "object", "properties": {'); // invalid: ignored
+    setEditorText("Output Schema", "not json"); // invalid: ignored
+    await userEvent.click(screen.getByRole("button", { name: "Save Changes" }));
+
+    await waitFor(() => expect(api.callsTo("PATCH /api/app/blog-writer/prompt/")).toHaveLength(1));
+    expect(api.callsTo("PATCH /api/app/blog-writer/")[0]?.body).toEqual({
+      name: "Blog Writer",
+      description: "Writes blog posts about any topic.",
+      status: "archived",
+      visibility: "public",
+      price_cents: 150,
+      interaction_mode: "chat",
+    });
+    expect(api.callsTo("PATCH /api/app/blog-writer/prompt/")[0]?.body).toEqual({
+      model: "mixtral",
+      temperature: 0.7,
+      max_tokens: 1000,
+      top_p: 1,
+      frequency_penalty: 0,
+      presence_penalty: 0,
+      prompt_template: "Summarise {{topic}} in {{words}} words.",
+      input_schema: words,
+      output_schema: null,
+      changelog: "Updated via UI",
+    });
+    expect(await screen.findByText("Changes saved")).toBeDefined();
+  });
+
+  it("refuses settings outside SPEC's limits", async () => {
+    const api = stubEditorApi();
+    renderEditor();
+
+    await userEvent.click(await screen.findByRole("tab", { name: "Prompt Config" }));
+    await userEvent.clear(input("Top P"));
+    await userEvent.type(input("Top P"), "1.5");
+    await userEvent.click(screen.getByRole("button", { name: "Save Changes" }));
+
+    expect(await screen.findByText("Must be between 0 and 1")).toBeDefined();
+    expect(input("Top P").getAttribute("aria-invalid")).toBe("true");
+    expect(api.callsTo("PATCH /api/app/blog-writer/")).toHaveLength(0);
+  });
+
+  it("tests the template and shows 'Template Valid' with the rendered text and variables", async () => {
+    const api = stubEditorApi({
+      "POST /api/app/blog-writer/prompt/test-config/": () => jsonResponse(testConfigResultFixture()),
+    });
+    renderEditor();
+
+    await userEvent.click(await screen.findByRole("tab", { name: "Prompt Config" }));
+    await userEvent.click(screen.getByRole("button", { name: "Test Prompt" }));
+
+    const result = await screen.findByRole("status", { name: "Test result" });
+    expect(within(result).getByText("Template Valid")).toBeDefined();
+    expect(within(result).getByText("Template rendered successfully")).toBeDefined();
+    expect(within(result).getByText("Write about Sample topic.")).toBeDefined();
+    expect(within(result).getByText("topic")).toBeDefined();
+    expect(api.callsTo("POST /api/app/blog-writer/prompt/test-config/")[0]?.body).toEqual({
+      prompt_template: "Write about {{topic}}.",
+      model: "gpt-4-turbo",
+      temperature: 0.7,
+      max_tokens: 2048,
+      top_p: 1,
+      frequency_penalty: 0,
+      presence_penalty: 0,
+      input_schema: promptConfigFixture().active_version.input_schema,
+      test_inputs: { topic: "Sample topic" },
+    });
+  });
+
+  it("reads 'Test failed: ...' when the test request fails", async () => {
+    stubEditorApi({
+      "POST /api/app/blog-writer/prompt/test-config/": () => jsonResponse({ message: "Bad model" }, 400),
+    });
+    renderEditor();
+
+    await userEvent.click(await screen.findByRole("tab", { name: "Prompt Config" }));
+    await userEvent.click(screen.getByRole("button", { name: "Test Prompt" }));
+
+    expect((await screen.findByRole("alert")).textContent).toBe("Test failed: Bad model");
+  });
+
+  it("restores an older version into the editor", async () => {
+    const restored = promptConfigFixture({
+      current_version: 3,
+      active_version: {
+        ...promptConfigFixture().active_version,
+        id: "version-3",
+        version: 3,
+        prompt_template: "Old {{topic}}",
+      },
+    });
+    const api = stubEditorApi({ "POST /api/prompts/prompt-1/versions/": () => jsonResponse(restored) });
+    renderEditor();
+
+    await userEvent.click(await screen.findByRole("tab", { name: "Prompt Config" }));
+    await userEvent.click(await screen.findByRole("button", { name: "Restore version 1" }));
+
+    await waitFor(() => expect(codeEditor("Prompt Template").state.doc.toString()).toBe("Old {{topic}}"));
+    expect(api.callsTo("POST /api/prompts/prompt-1/versions/")[0]?.body).toEqual({ version_id: "version-1" });
+  });
+
+  it("says 'Prompt not found' for a missing app or a workflow", async () => {
+    stubSignedInApi({
+      "GET /api/app/blog-writer/": () =>
+        jsonResponse({ code: "not_found", message: "Application not found", status: 404 }, 404),
+    });
+    renderEditor();
+
+    expect(await screen.findByRole("heading", { name: "Prompt not found" })).toBeDefined();
+  });
+});

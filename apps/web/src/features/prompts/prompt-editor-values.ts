@@ -1,0 +1,153 @@
+import type {
+  Application,
+  AppStatus,
+  InteractionMode,
+  IoSchema,
+  PromptConfig,
+  TestConfigRequest,
+  UpdateApplication,
+  UpdatePromptConfig,
+  Visibility,
+} from "@promptmint/contracts";
+import { IoSchemaSchema } from "@promptmint/contracts";
+import { UI_CHANGELOG } from "./api/update-prompt-application";
+import { sampleInputsOf } from "./template-variables";
+
+/** What the prompt editor edits; model numbers stay text while typed. */
+export interface PromptEditorValues {
+  name: string;
+  status: AppStatus;
+  description: string;
+  interaction_mode: InteractionMode;
+  visibility: Visibility;
+  price_cents: number;
+  model: string;
+  max_tokens: string;
+  temperature: string;
+  top_p: string;
+  frequency_penalty: string;
+  presence_penalty: string;
+  prompt_template: string;
+  /** The last valid schemas; the editors' text may be mid-edit and invalid. */
+  input_schema: IoSchema;
+  output_schema: IoSchema | null;
+}
+
+export type PromptEditorField = keyof PromptEditorValues;
+export type PromptEditorErrors = Partial<Record<PromptEditorField, string>>;
+
+export function editorValuesOf(application: Application, config: PromptConfig): PromptEditorValues {
+  return {
+    name: application.name,
+    status: application.status,
+    description: application.description,
+    interaction_mode: application.interaction_mode,
+    visibility: application.visibility,
+    price_cents: application.price_cents,
+    ...promptValuesOf(config),
+  };
+}
+
+/** The prompt half of the values, e.g. after restoring a version. */
+export function promptValuesOf(config: PromptConfig) {
+  return {
+    model: config.model,
+    max_tokens: String(config.max_tokens),
+    temperature: String(config.temperature),
+    top_p: String(config.top_p),
+    frequency_penalty: String(config.frequency_penalty),
+    presence_penalty: String(config.presence_penalty),
+    prompt_template: config.active_version.prompt_template,
+    input_schema: config.active_version.input_schema,
+    output_schema: config.active_version.output_schema,
+  };
+}
+
+/** SPEC §5: a price entry that is not a number becomes 0. */
+export function centsOrZero(text: string): number {
+  const cents = Number.parseInt(text, 10);
+  return Number.isNaN(cents) ? 0 : cents;
+}
+
+export function schemaText(schema: IoSchema | null): string {
+  return schema ? JSON.stringify(schema, null, 2) : "";
+}
+
+/**
+ * SPEC §2: invalid JSON edits are silently ignored. Text that is a valid schema (or empty, for
+ * the optional output schema) is the new value; anything else is `undefined`, i.e. ignored.
+ */
+export function schemaFromText(text: string, optional: boolean): IoSchema | null | undefined {
+  if (text.trim() === "" || text.trim() === "null") return optional ? null : undefined;
+  try {
+    const parsed = IoSchemaSchema.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function rangeProblem(text: string, min: number, max: number, integer = false): string | undefined {
+  const value = Number(text);
+  if (text.trim() === "" || !Number.isFinite(value) || value < min || value > max) {
+    return `Must be between ${min} and ${max}`;
+  }
+  if (integer && !Number.isInteger(value)) return "Must be a whole number";
+  return undefined;
+}
+
+/** SPEC §5: the editor's limits. */
+export function validatePromptEditor(values: PromptEditorValues): PromptEditorErrors {
+  const checks: PromptEditorErrors = {
+    price_cents: values.price_cents < 0 ? "Must be at least 0" : undefined,
+    max_tokens: rangeProblem(values.max_tokens, 1, 8192, true),
+    temperature: rangeProblem(values.temperature, 0, 2),
+    top_p: rangeProblem(values.top_p, 0, 1),
+    frequency_penalty: rangeProblem(values.frequency_penalty, 0, 1),
+    presence_penalty: rangeProblem(values.presence_penalty, 0, 1),
+  };
+  return Object.fromEntries(Object.entries(checks).filter(([, message]) => message !== undefined));
+}
+
+export function editorApplicationUpdateOf(values: PromptEditorValues): UpdateApplication {
+  return {
+    name: values.name,
+    description: values.description,
+    status: values.status,
+    visibility: values.visibility,
+    price_cents: values.price_cents,
+    interaction_mode: values.interaction_mode,
+  };
+}
+
+function modelSettingsOf(values: PromptEditorValues) {
+  return {
+    model: values.model,
+    temperature: Number(values.temperature),
+    max_tokens: Number(values.max_tokens),
+    top_p: Number(values.top_p),
+    frequency_penalty: Number(values.frequency_penalty),
+    presence_penalty: Number(values.presence_penalty),
+  };
+}
+
+/** SPEC §7: the model settings with the template, both schemas and the changelog. */
+export function editorPromptUpdateOf(values: PromptEditorValues): UpdatePromptConfig {
+  return {
+    ...modelSettingsOf(values),
+    prompt_template: values.prompt_template,
+    input_schema: values.input_schema,
+    output_schema: values.output_schema,
+    changelog: UI_CHANGELOG,
+  };
+}
+
+/** SPEC §7: the template and model settings, with sample values for the schema's inputs. */
+export function editorTestRequestOf(values: PromptEditorValues): TestConfigRequest {
+  return {
+    prompt_template: values.prompt_template,
+    ...modelSettingsOf(values),
+    input_schema: values.input_schema,
+    test_inputs: sampleInputsOf(values.input_schema),
+  };
+}
