@@ -60,3 +60,101 @@ export const PaymentResultSchema = z.object({
   balance_cents: z.number().int(),
 });
 export type PaymentResult = z.infer<typeof PaymentResultSchema>;
+
+// Plans ("packages" in SPEC's paths) and subscriptions.
+
+const features = z
+  .record(z.string().max(100), z.string().max(200))
+  .refine((f) => Object.keys(f).length <= 20, "at most 20 features");
+
+export const PackageSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  /** Dollars, as SPEC's plan cards show it. */
+  price: z.number(),
+  price_cents: z.number().int(),
+  currency: z.string(),
+  description: z.string(),
+  features: z.record(z.string(), z.string()),
+  /** Calls per 30-day period covered by the plan; calls beyond it are paid from the wallet. */
+  included_calls: z.number().int(),
+  is_active: z.boolean(),
+});
+export type Package = z.infer<typeof PackageSchema>;
+export const PackageListSchema = z.array(PackageSchema);
+
+export const CreatePackageSchema = z.strictObject({
+  name: z.string().trim().min(1, "is required").max(100),
+  price_cents: z
+    .number()
+    .int("must be a whole number of cents")
+    .min(100, "must be at least 100 cents ($1.00)")
+    .max(100_000),
+  currency: z.literal("usd", { error: "only usd is supported" }).default("usd"),
+  description: z.string().max(1000).default(""),
+  features: features.default({}),
+  included_calls: z.number().int().min(1, "must be at least 1").max(10_000_000),
+  is_active: z.boolean().default(true),
+});
+export const UpdatePackageSchema = CreatePackageSchema.partial().strict();
+
+export const SubscriptionSchema = z.object({
+  id: z.string(),
+  package_id: z.string(),
+  package_name: z.string(),
+  application_slug: z.string(),
+  status: z.enum(["active", "canceled", "past_due"]),
+  cancel_at_period_end: z.boolean(),
+  current_period_start: z.string(),
+  current_period_end: z.string(),
+  days_remaining: z.number().int(),
+  calls_used: z.number().int(),
+  calls_included: z.number().int(),
+});
+export type Subscription = z.infer<typeof SubscriptionSchema>;
+export const SubscriptionListSchema = z.array(SubscriptionSchema);
+
+export const CreateSubscriptionSchema = z.strictObject({
+  package_id: z.string(),
+  /** A succeeded payment intent created for this plan; without it the first period is paid from the wallet. */
+  payment_intent_id: z.string().optional(),
+});
+export const UpdateSubscriptionSchema = z.strictObject({ cancel_at_period_end: z.boolean() });
+
+export const BILLING_COUNTRIES = ["US", "CA", "GB", "AU", "DE", "FR", "ES", "IT", "NL"] as const;
+export const BillingAddressSchema = z.strictObject({
+  name: z.string().trim().min(1, "is required").max(200),
+  line1: z.string().trim().min(1, "is required").max(200),
+  line2: z.string().max(200).optional(),
+  city: z.string().trim().min(1, "is required").max(100),
+  state: z.string().max(100).optional(),
+  postal_code: z.string().trim().min(1, "is required").max(20),
+  country: z.enum(BILLING_COUNTRIES, { error: "must be one of US, CA, GB, AU, DE, FR, ES, IT, NL" }),
+});
+
+export const PaymentMethodSchema = z.object({
+  id: z.string(),
+  card_brand: z.string(),
+  card_last4: z.string(),
+  card_exp_month: z.number().int(),
+  card_exp_year: z.number().int(),
+  is_default: z.boolean(),
+});
+export type PaymentMethod = z.infer<typeof PaymentMethodSchema>;
+export const PaymentMethodListSchema = z.array(PaymentMethodSchema);
+
+/** Sandbox: the card itself (the server keeps brand, last 4 and expiry only). Stripe: the PaymentMethod id from Elements. */
+export const CreatePaymentMethodSchema = z.strictObject({
+  billing_address: BillingAddressSchema,
+  card: z
+    .strictObject({
+      number: z.string().regex(/^[0-9 ]{12,23}$/, "must be a card number"),
+      exp_month: z.number().int().min(1, "must be 1 to 12").max(12, "must be 1 to 12"),
+      exp_year: z.number().int().min(2000).max(2100),
+      cvc: z.string().regex(/^[0-9]{3,4}$/, "must be 3 or 4 digits"),
+    })
+    .optional(),
+  stripe_payment_method_id: z.string().max(200).optional(),
+  set_default: z.boolean().default(false),
+});
+export const UpdatePaymentMethodSchema = z.strictObject({ is_default: z.literal(true) });
