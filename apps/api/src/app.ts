@@ -30,6 +30,8 @@ import { createAuthGuards } from "./modules/auth/authenticate.ts";
 import { createTokenVerifier } from "./modules/auth/token-verifier.ts";
 import { billingRoutes } from "./modules/billing/billing.routes.ts";
 import { sweepExpiredHolds } from "./modules/billing/ledger.service.ts";
+import { plansRoutes } from "./modules/billing/plans.routes.ts";
+import { renewDueSubscriptions } from "./modules/billing/plans.service.ts";
 import { gatewayRoutes } from "./modules/gateway/gateway.routes.ts";
 import { createMemoryRateLimiter } from "./modules/gateway/rate-limit.ts";
 import { keysRoutes } from "./modules/keys/keys.routes.ts";
@@ -131,6 +133,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     sweepExpiredHolds(db)
       .then((released) => released > 0 && app.log.warn({ released }, "released expired holds"))
       .catch((err) => app.log.warn({ err }, "hold sweep failed"));
+    renewDueSubscriptions(db, config.platformFeePercent).catch((err) =>
+      app.log.warn({ err }, "subscription renewal failed"),
+    );
   }, 30_000);
   holdSweeper.unref();
   app.addHook("onClose", async () => clearInterval(holdSweeper));
@@ -153,6 +158,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     await scope.register(promptsRoutes, { db, guards, llm });
     await scope.register(workflowsRoutes, { db, guards, secrets, safeFetch });
     await scope.register(billingRoutes, { db, guards, config });
+    await scope.register(plansRoutes, {
+      db,
+      guards,
+      feePercent: config.platformFeePercent,
+      publicUrl: config.publicUrl,
+    });
     await scope.register(gatewayRoutes, {
       db,
       guards,

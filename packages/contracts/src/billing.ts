@@ -2,7 +2,7 @@ import { z } from "zod";
 
 export const WalletTransactionSchema = z.object({
   id: z.string(),
-  kind: z.enum(["top_up", "hold", "settle", "release", "reversal", "earning"]),
+  kind: z.enum(["top_up", "hold", "settle", "release", "reversal", "subscription", "earning"]),
   /** Signed change to the account the row is about (wallet or earnings), in cents. */
   amount_cents: z.number().int(),
   account: z.enum(["wallet", "earnings"]),
@@ -32,6 +32,8 @@ export const CreatePaymentIntentSchema = z.strictObject({
     .min(0)
     .max(MAX_TOP_UP_CENTS, "must be at most 100000 cents ($1,000)"),
   currency: z.literal("usd", { error: "only usd is supported" }).default("usd"),
+  /** Set when the payment is a plan's first period (the amount must equal the plan's price). */
+  package_id: z.string().max(100).optional(),
 });
 
 export const PaymentIntentSchema = z.object({

@@ -2,8 +2,10 @@ import { sql } from "drizzle-orm";
 import {
   bigint,
   bigserial,
+  boolean,
   check,
   index,
+  integer,
   jsonb,
   pgTable,
   text,
@@ -41,7 +43,9 @@ export const ledgerTransactions = pgTable(
   "ledger_transactions",
   {
     id: uuid("id").primaryKey().defaultRandom(),
-    kind: text("kind", { enum: ["top_up", "hold", "settle", "release", "reversal"] }).notNull(),
+    kind: text("kind", {
+      enum: ["top_up", "hold", "settle", "release", "reversal", "subscription"],
+    }).notNull(),
     /** What caused it (payment intent id, hold id); unique per kind so a cause is applied once. */
     reference: text("reference").notNull(),
     description: text("description").notNull().default(""),
@@ -113,8 +117,92 @@ export const payments = pgTable(
     status: text("status", {
       enum: ["requires_payment_method", "succeeded", "failed", "requires_action"],
     }).notNull(),
+    /** What the money is for: the wallet, a plan's first period, or saving a card (amount 0). */
+    purpose: text("purpose", { enum: ["top_up", "subscription", "setup"] })
+      .notNull()
+      .default("top_up"),
+    packageId: uuid("package_id"),
+    /** Set when a subscription used this payment, so one payment pays for one period only. */
+    consumedAt: timestamp("consumed_at", { withTimezone: true }),
     metadata: jsonb("metadata").notNull().default({}),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [uniqueIndex("payments_external_key").on(t.gateway, t.externalId)],
+);
+
+/** A creator's plan for one app ("package" in SPEC's paths). */
+export const packages = pgTable(
+  "packages",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    applicationId: uuid("application_id")
+      .notNull()
+      .references(() => applications.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    priceCents: integer("price_cents").notNull(),
+    currency: text("currency").notNull().default("usd"),
+    description: text("description").notNull().default(""),
+    features: jsonb("features").notNull().default({}),
+    includedCalls: integer("included_calls").notNull(),
+    isActive: boolean("is_active").notNull().default(true),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    index("packages_application_idx").on(t.applicationId),
+    check("packages_price_positive", sql`${t.priceCents} > 0`),
+  ],
+);
+
+export const subscriptions = pgTable(
+  "subscriptions",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    packageId: uuid("package_id")
+      .notNull()
+      .references(() => packages.id, { onDelete: "restrict" }),
+    applicationId: uuid("application_id")
+      .notNull()
+      .references(() => applications.id, { onDelete: "cascade" }),
+    subscriberId: uuid("subscriber_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    status: text("status", { enum: ["active", "canceled", "past_due"] })
+      .notNull()
+      .default("active"),
+    cancelAtPeriodEnd: boolean("cancel_at_period_end").notNull().default(false),
+    currentPeriodStart: timestamp("current_period_start", { withTimezone: true }).notNull(),
+    currentPeriodEnd: timestamp("current_period_end", { withTimezone: true }).notNull(),
+    callsUsed: integer("calls_used").notNull().default(0),
+    callsIncluded: integer("calls_included").notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    index("subscriptions_lookup_idx").on(t.applicationId, t.subscriberId, t.status),
+    check(
+      "subscriptions_calls_used_range",
+      sql`${t.callsUsed} >= 0 and ${t.callsUsed} <= ${t.callsIncluded}`,
+    ),
+  ],
+);
+
+/** Saved cards: brand, last 4 and expiry only (Stripe keeps the card itself). */
+export const paymentMethods = pgTable(
+  "payment_methods",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    gateway: text("gateway", { enum: ["sandbox", "stripe"] }).notNull(),
+    externalId: text("external_id"),
+    brand: text("brand").notNull(),
+    last4: text("last4").notNull(),
+    expMonth: integer("exp_month").notNull(),
+    expYear: integer("exp_year").notNull(),
+    billingAddress: jsonb("billing_address").notNull(),
+    isDefault: boolean("is_default").notNull().default(false),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    deletedAt: timestamp("deleted_at", { withTimezone: true }),
+  },
+  (t) => [index("payment_methods_user_idx").on(t.userId)],
 );

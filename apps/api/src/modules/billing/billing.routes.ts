@@ -7,10 +7,12 @@ import {
   SandboxConfirmSchema,
   WalletSchema,
 } from "@promptmint/contracts";
+import { eq } from "drizzle-orm";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import type { Config } from "../../config.ts";
 import type { Database } from "../../db/client.ts";
+import { packages } from "../../db/schema/index.ts";
 import { AppError, invalidFields } from "../../lib/errors.ts";
 import { findApplicationBySlug } from "../applications/applications.service.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
@@ -53,11 +55,25 @@ export const billingRoutes: FastifyPluginAsyncZod<{
     async (request) => getWallet(db, currentUser(request).id, gateway),
   );
 
-  const createIntent = async (userId: string, body: z.output<typeof CreatePaymentIntentSchema>) => {
-    if (body.amount !== 0 && body.amount < MIN_TOP_UP_CENTS)
+  const createIntent = async (
+    userId: string,
+    body: z.output<typeof CreatePaymentIntentSchema>,
+    appId?: string,
+  ) => {
+    if (body.package_id) {
+      const [plan] = /^[0-9a-f-]{36}$/i.test(body.package_id)
+        ? await db.select().from(packages).where(eq(packages.id, body.package_id)).limit(1)
+        : [];
+      if (!plan || (appId && plan.applicationId !== appId) || !plan.isActive) {
+        throw invalidFields({ package_id: "is not an available plan of this app" });
+      }
+      if (plan.priceCents !== body.amount)
+        throw invalidFields({ amount: `must equal the plan's price, ${plan.priceCents} cents` });
+    } else if (body.amount !== 0 && body.amount < MIN_TOP_UP_CENTS) {
       throw invalidFields({ amount: `must be at least ${MIN_TOP_UP_CENTS} cents ($1.00)` });
+    }
     requireSandbox();
-    return createSandboxPaymentIntent(db, userId, body.amount, body.currency);
+    return createSandboxPaymentIntent(db, userId, body.amount, body.currency, body.package_id);
   };
 
   app.post(
@@ -98,7 +114,7 @@ export const billingRoutes: FastifyPluginAsyncZod<{
       ) {
         throw new AppError("not_found", "Application not found");
       }
-      return createIntent(caller.id, request.body);
+      return createIntent(caller.id, request.body, application.id);
     },
   );
 

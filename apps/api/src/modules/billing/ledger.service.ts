@@ -4,7 +4,7 @@ import { holds, ledgerAccounts, ledgerEntries, ledgerTransactions } from "../../
 import { AppError } from "../../lib/errors.ts";
 
 export type AccountKind = "wallet" | "held" | "earnings" | "platform_fee" | "clearing";
-type TransactionKind = "top_up" | "hold" | "settle" | "release" | "reversal";
+type TransactionKind = "top_up" | "hold" | "settle" | "release" | "reversal" | "subscription";
 
 export class InsufficientFunds extends Error {}
 

@@ -26,11 +26,29 @@ function luhnValid(number: string): boolean {
   return sum % 10 === 0;
 }
 
+/** What Stripe test mode would answer for this card, or undefined when it would succeed. */
+export function checkTestCard(
+  number: string,
+  expMonth: number,
+  expYear: number,
+): { status: "failed" | "requires_action"; message: string } | undefined {
+  const now = new Date();
+  const expired =
+    expYear < now.getUTCFullYear() || (expYear === now.getUTCFullYear() && expMonth < now.getUTCMonth() + 1);
+  if (!luhnValid(number)) return { status: "failed", message: "Your card number is invalid." };
+  if (expired) return { status: "failed", message: "Your card has expired." };
+  if (number === "4000000000000002") return { status: "failed", message: "Your card was declined." };
+  if (number === "4000002500003155")
+    return { status: "requires_action", message: "Payment was not completed successfully" };
+  return undefined;
+}
+
 export async function createSandboxPaymentIntent(
   db: Database,
   userId: string,
   amount: number,
   currency: string,
+  packageId?: string,
 ): Promise<PaymentIntent> {
   const id = `pi_sbx_${randomBytes(12).toString("hex")}`;
   const clientSecret = `${id}_secret_${randomBytes(16).toString("hex")}`;
@@ -41,7 +59,9 @@ export async function createSandboxPaymentIntent(
     amountCents: amount,
     currency,
     status: "requires_payment_method",
-    metadata: { secret_sha256: hashSecret(clientSecret), setup: amount === 0 },
+    purpose: packageId ? "subscription" : amount === 0 ? "setup" : "top_up",
+    packageId: packageId ?? null,
+    metadata: { secret_sha256: hashSecret(clientSecret) },
   });
   return { id, client_secret: clientSecret, amount, currency, gateway: "sandbox" };
 }
@@ -99,7 +119,8 @@ export async function confirmSandboxPayment(
       .set({ status: "succeeded" })
       .where(and(eq(payments.id, payment.id), eq(payments.status, payment.status)))
       .returning({ id: payments.id });
-    if (!marked || payment.amountCents === 0) return;
+    // Only top-ups go to the wallet; a plan's payment is used by the subscription it was made for.
+    if (!marked || payment.purpose !== "top_up") return;
     const [wallet, clearing] = await Promise.all([
       accountFor(t, "wallet", userId),
       accountFor(t, "clearing", null),

@@ -19,6 +19,7 @@ import type { SafeFetch } from "../../lib/safe-fetch.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
 import { placeHold, releaseHold, settleHold } from "../billing/ledger.service.ts";
+import { refundIncludedCall, useIncludedCall } from "../billing/plans.service.ts";
 import type { LlmClient } from "../models/llm.ts";
 import { loadPrompt } from "../prompts/prompts.service.ts";
 import { findCallableApp } from "./access.ts";
@@ -134,8 +135,11 @@ export const gatewayRoutes: FastifyPluginAsyncZod<{
       const messageId = randomUUID();
       const createdAt = Math.floor(Date.now() / 1000);
       const conversationId = execution.conversation?.id;
-      // The owner's own calls are free; anyone else's price is held before the upstream call.
-      const price = application.ownerId === caller.id ? 0 : application.priceCents;
+      // The owner's own calls are free; a plan's included calls are covered; otherwise the price
+      // is held from the wallet before the upstream call.
+      const isOwner = application.ownerId === caller.id;
+      const coveredBy = isOwner ? undefined : await useIncludedCall(db, application.id, caller.id);
+      const price = isOwner || coveredBy ? 0 : application.priceCents;
       const holdId =
         price > 0
           ? await placeHold(db, {
@@ -148,6 +152,10 @@ export const gatewayRoutes: FastifyPluginAsyncZod<{
             })
           : undefined;
       const release = async () => {
+        if (coveredBy)
+          await refundIncludedCall(db, coveredBy).catch((err) =>
+            request.log.error({ err }, "could not refund an included call"),
+          );
         if (holdId)
           await releaseHold(db, holdId).catch((err) =>
             request.log.error({ err, holdId }, "could not release a hold; the sweeper will"),

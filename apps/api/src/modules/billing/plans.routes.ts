@@ -1,0 +1,308 @@
+import {
+  ApiErrorSchema,
+  CreatePackageSchema,
+  CreatePaymentMethodSchema,
+  CreateSubscriptionSchema,
+  PackageListSchema,
+  PackageSchema,
+  PaymentMethodListSchema,
+  PaymentMethodSchema,
+  SubscriptionListSchema,
+  SubscriptionSchema,
+  UpdatePackageSchema,
+  UpdatePaymentMethodSchema,
+  UpdateSubscriptionSchema,
+} from "@promptmint/contracts";
+import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
+import { z } from "zod";
+import type { Database } from "../../db/client.ts";
+import { getOwnApplication } from "../applications/applications.service.ts";
+import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
+import { findCallableApp } from "../gateway/access.ts";
+import {
+  addPaymentMethod,
+  listPaymentMethods,
+  makeDefault,
+  removePaymentMethod,
+} from "./payment-methods.service.ts";
+import {
+  createPackage,
+  deactivatePackage,
+  getSubscription,
+  listPackages,
+  listSubscriptions,
+  setCancelAtPeriodEnd,
+  subscribe,
+  updatePackage,
+} from "./plans.service.ts";
+
+const errors = {
+  400: ApiErrorSchema,
+  401: ApiErrorSchema,
+  402: ApiErrorSchema,
+  404: ApiErrorSchema,
+  409: ApiErrorSchema,
+};
+const security = [{ bearerAuth: [] }];
+const tags = ["billing"];
+const AppParams = z.object({ app: z.string().max(100) });
+const ItemParams = AppParams.extend({ id: z.string().max(100) });
+
+/**
+ * SPEC §7 Billing: plans of an app (its owner manages them), the caller's subscriptions to it,
+ * and the caller's saved cards. The app must be one the caller may call (owner, or live and not
+ * private); anything else is a 404.
+ */
+export const plansRoutes: FastifyPluginAsyncZod<{
+  db: Database;
+  guards: AuthGuards;
+  feePercent: number;
+  publicUrl: string;
+}> = async (app, { db, guards, feePercent, publicUrl }) => {
+  const visible = (request: Parameters<typeof currentUser>[0], slug: string) =>
+    findCallableApp(db, slug, currentUser(request));
+  const owned = (request: Parameters<typeof currentUser>[0], slug: string) =>
+    getOwnApplication(db, currentUser(request), slug);
+  const onRequest = guards.requireUser;
+
+  app.get(
+    "/app/:app/packages/",
+    {
+      schema: {
+        tags,
+        summary: "An app's plans",
+        security,
+        params: AppParams,
+        response: { 200: PackageListSchema, ...errors },
+      },
+      onRequest,
+    },
+    async (request) => listPackages(db, await visible(request, request.params.app)),
+  );
+  app.post(
+    "/app/:app/packages/",
+    {
+      schema: {
+        tags,
+        summary: "Create a plan (app owner)",
+        security,
+        params: AppParams,
+        body: CreatePackageSchema,
+        response: { 201: PackageSchema, ...errors },
+      },
+      onRequest,
+    },
+    async (request, reply) =>
+      reply.status(201).send(await createPackage(db, await owned(request, request.params.app), request.body)),
+  );
+  app.patch(
+    "/app/:app/packages/:id/",
+    {
+      schema: {
+        tags,
+        summary: "Change a plan (app owner)",
+        security,
+        params: ItemParams,
+        body: UpdatePackageSchema,
+        response: { 200: PackageSchema, ...errors },
+      },
+      onRequest,
+    },
+    async (request) =>
+      updatePackage(db, await owned(request, request.params.app), request.params.id, request.body),
+  );
+  app.delete(
+    "/app/:app/packages/:id/",
+    {
+      schema: {
+        tags,
+        summary: "Withdraw a plan from sale (app owner)",
+        security,
+        params: ItemParams,
+        response: { 204: z.null(), ...errors },
+      },
+      onRequest,
+    },
+    async (request, reply) => {
+      await deactivatePackage(db, await owned(request, request.params.app), request.params.id);
+      return reply.status(204).send(null);
+    },
+  );
+
+  app.get(
+    "/app/:app/subscriptions/",
+    {
+      schema: {
+        tags,
+        summary: "Your subscriptions to an app",
+        security,
+        params: AppParams,
+        response: { 200: SubscriptionListSchema, ...errors },
+      },
+      onRequest,
+    },
+    async (request) =>
+      listSubscriptions(db, await visible(request, request.params.app), currentUser(request).id),
+  );
+  app.post(
+    "/app/:app/subscriptions/",
+    {
+      schema: {
+        tags,
+        summary: "Subscribe to a plan: paid by a completed card payment for it, or from your wallet",
+        security,
+        params: AppParams,
+        body: CreateSubscriptionSchema,
+        response: { 201: SubscriptionSchema, ...errors },
+      },
+      onRequest,
+    },
+    async (request, reply) => {
+      const subscription = await subscribe(db, {
+        app: await visible(request, request.params.app),
+        subscriberId: currentUser(request).id,
+        packageId: request.body.package_id,
+        paymentIntentId: request.body.payment_intent_id,
+        feePercent,
+        topUpUrl: `${publicUrl}/wallet`,
+      });
+      return reply.status(201).send(subscription);
+    },
+  );
+  app.get(
+    "/app/:app/subscriptions/:id/",
+    {
+      schema: {
+        tags,
+        summary: "One of your subscriptions",
+        security,
+        params: ItemParams,
+        response: { 200: SubscriptionSchema, ...errors },
+      },
+      onRequest,
+    },
+    async (request) =>
+      getSubscription(
+        db,
+        await visible(request, request.params.app),
+        currentUser(request).id,
+        request.params.id,
+      ),
+  );
+  app.patch(
+    "/app/:app/subscriptions/:id/",
+    {
+      schema: {
+        tags,
+        summary: "Cancel at period end, or keep it",
+        security,
+        params: ItemParams,
+        body: UpdateSubscriptionSchema,
+        response: { 200: SubscriptionSchema, ...errors },
+      },
+      onRequest,
+    },
+    async (request) =>
+      setCancelAtPeriodEnd(
+        db,
+        await visible(request, request.params.app),
+        currentUser(request).id,
+        request.params.id,
+        request.body.cancel_at_period_end,
+      ),
+  );
+  app.post(
+    "/app/:app/subscriptions/:id/cancel/",
+    {
+      schema: {
+        tags,
+        summary: "Cancel at the end of the current period",
+        security,
+        params: ItemParams,
+        body: z.strictObject({}).nullish(),
+        response: { 200: SubscriptionSchema, ...errors },
+      },
+      onRequest,
+    },
+    async (request) =>
+      setCancelAtPeriodEnd(
+        db,
+        await visible(request, request.params.app),
+        currentUser(request).id,
+        request.params.id,
+        true,
+      ),
+  );
+
+  app.get(
+    "/app/:app/payment-methods/",
+    {
+      schema: {
+        tags,
+        summary: "Your saved cards",
+        security,
+        params: AppParams,
+        response: { 200: PaymentMethodListSchema, ...errors },
+      },
+      onRequest,
+    },
+    async (request) => {
+      await visible(request, request.params.app);
+      return listPaymentMethods(db, currentUser(request).id);
+    },
+  );
+  app.post(
+    "/app/:app/payment-methods/",
+    {
+      schema: {
+        tags,
+        summary: "Save a card (billing address required)",
+        security,
+        params: AppParams,
+        body: CreatePaymentMethodSchema,
+        response: { 201: PaymentMethodSchema, ...errors },
+      },
+      onRequest,
+    },
+    async (request, reply) => {
+      await visible(request, request.params.app);
+      return reply.status(201).send(await addPaymentMethod(db, currentUser(request).id, request.body));
+    },
+  );
+  app.patch(
+    "/app/:app/payment-methods/:id/",
+    {
+      schema: {
+        tags,
+        summary: "Make a card the default",
+        security,
+        params: ItemParams,
+        body: UpdatePaymentMethodSchema,
+        response: { 200: PaymentMethodSchema, ...errors },
+      },
+      onRequest,
+    },
+    async (request) => {
+      await visible(request, request.params.app);
+      return makeDefault(db, currentUser(request).id, request.params.id);
+    },
+  );
+  app.delete(
+    "/app/:app/payment-methods/:id/",
+    {
+      schema: {
+        tags,
+        summary: "Remove a saved card",
+        security,
+        params: ItemParams,
+        response: { 204: z.null(), ...errors },
+      },
+      onRequest,
+    },
+    async (request, reply) => {
+      await visible(request, request.params.app);
+      await removePaymentMethod(db, currentUser(request).id, request.params.id);
+      return reply.status(204).send(null);
+    },
+  );
+};

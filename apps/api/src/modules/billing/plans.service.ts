@@ -1,0 +1,390 @@
+import type { CreatePackageSchema, Package, Subscription, UpdatePackageSchema } from "@promptmint/contracts";
+import { and, asc, desc, eq, gt, isNull, lte, sql } from "drizzle-orm";
+import type { z } from "zod";
+import type { Database } from "../../db/client.ts";
+import { applications, packages, payments, subscriptions } from "../../db/schema/index.ts";
+import { AppError, notFound } from "../../lib/errors.ts";
+import type { ApplicationRow } from "../applications/applications.service.ts";
+import {
+  accountFor,
+  dollars,
+  InsufficientFunds,
+  postTransaction,
+  splitFee,
+  walletBalance,
+} from "./ledger.service.ts";
+
+const PERIOD_DAYS = 30;
+const DAY_MS = 86_400_000;
+type PackageRow = typeof packages.$inferSelect;
+type SubscriptionRow = typeof subscriptions.$inferSelect;
+
+export function toPackage(row: PackageRow): Package {
+  return {
+    id: row.id,
+    name: row.name,
+    price: row.priceCents / 100,
+    price_cents: row.priceCents,
+    currency: row.currency,
+    description: row.description,
+    features: row.features as Record<string, string>,
+    included_calls: row.includedCalls,
+    is_active: row.isActive,
+  };
+}
+
+export function toSubscription(
+  row: SubscriptionRow,
+  packageName: string,
+  appSlug: string,
+  now = new Date(),
+): Subscription {
+  return {
+    id: row.id,
+    package_id: row.packageId,
+    package_name: packageName,
+    application_slug: appSlug,
+    status: row.status,
+    cancel_at_period_end: row.cancelAtPeriodEnd,
+    current_period_start: row.currentPeriodStart.toISOString(),
+    current_period_end: row.currentPeriodEnd.toISOString(),
+    days_remaining:
+      row.status === "active"
+        ? Math.max(0, Math.ceil((row.currentPeriodEnd.getTime() - now.getTime()) / DAY_MS))
+        : 0,
+    calls_used: row.callsUsed,
+    calls_included: row.callsIncluded,
+  };
+}
+
+export async function listPackages(db: Database, app: ApplicationRow): Promise<Package[]> {
+  const rows = await db
+    .select()
+    .from(packages)
+    .where(eq(packages.applicationId, app.id))
+    .orderBy(asc(packages.priceCents), asc(packages.createdAt));
+  return rows.map(toPackage);
+}
+
+export async function createPackage(
+  db: Database,
+  app: ApplicationRow,
+  input: z.output<typeof CreatePackageSchema>,
+): Promise<Package> {
+  const [row] = await db
+    .insert(packages)
+    .values({
+      applicationId: app.id,
+      name: input.name,
+      priceCents: input.price_cents,
+      currency: input.currency,
+      description: input.description,
+      features: input.features,
+      includedCalls: input.included_calls,
+      isActive: input.is_active,
+    })
+    .returning();
+  if (!row) throw new Error("package insert returned nothing");
+  return toPackage(row);
+}
+
+async function findPackage(db: Database, app: ApplicationRow, id: string): Promise<PackageRow> {
+  const [row] = /^[0-9a-f-]{36}$/i.test(id)
+    ? await db
+        .select()
+        .from(packages)
+        .where(and(eq(packages.id, id), eq(packages.applicationId, app.id)))
+        .limit(1)
+    : [];
+  if (!row) throw notFound("Plan");
+  return row;
+}
+
+/** A plan's price may change for future subscribers; current periods keep what they paid for. */
+export async function updatePackage(
+  db: Database,
+  app: ApplicationRow,
+  id: string,
+  input: z.output<typeof UpdatePackageSchema>,
+): Promise<Package> {
+  await findPackage(db, app, id);
+  const changes = {
+    ...(input.name !== undefined ? { name: input.name } : {}),
+    ...(input.price_cents !== undefined ? { priceCents: input.price_cents } : {}),
+    ...(input.currency !== undefined ? { currency: input.currency } : {}),
+    ...(input.description !== undefined ? { description: input.description } : {}),
+    ...(input.features !== undefined ? { features: input.features } : {}),
+    ...(input.included_calls !== undefined ? { includedCalls: input.included_calls } : {}),
+    ...(input.is_active !== undefined ? { isActive: input.is_active } : {}),
+  };
+  const [row] = Object.keys(changes).length
+    ? await db.update(packages).set(changes).where(eq(packages.id, id)).returning()
+    : await db.select().from(packages).where(eq(packages.id, id));
+  if (!row) throw notFound("Plan");
+  return toPackage(row);
+}
+
+/** Plans with subscribers are never deleted, only withdrawn from sale. */
+export async function deactivatePackage(db: Database, app: ApplicationRow, id: string): Promise<void> {
+  await findPackage(db, app, id);
+  await db.update(packages).set({ isActive: false }).where(eq(packages.id, id));
+}
+
+export async function listSubscriptions(
+  db: Database,
+  app: ApplicationRow,
+  subscriberId: string,
+): Promise<Subscription[]> {
+  const rows = await db
+    .select({ subscription: subscriptions, name: packages.name })
+    .from(subscriptions)
+    .innerJoin(packages, eq(packages.id, subscriptions.packageId))
+    .where(and(eq(subscriptions.applicationId, app.id), eq(subscriptions.subscriberId, subscriberId)))
+    .orderBy(desc(subscriptions.createdAt));
+  return rows.map((row) => toSubscription(row.subscription, row.name, app.slug));
+}
+
+export async function getSubscription(
+  db: Database,
+  app: ApplicationRow,
+  subscriberId: string,
+  id: string,
+): Promise<Subscription> {
+  const [row] = /^[0-9a-f-]{36}$/i.test(id)
+    ? await db
+        .select({ subscription: subscriptions, name: packages.name })
+        .from(subscriptions)
+        .innerJoin(packages, eq(packages.id, subscriptions.packageId))
+        .where(
+          and(
+            eq(subscriptions.id, id),
+            eq(subscriptions.applicationId, app.id),
+            eq(subscriptions.subscriberId, subscriberId),
+          ),
+        )
+        .limit(1)
+    : [];
+  if (!row) throw notFound("Subscription");
+  return toSubscription(row.subscription, row.name, app.slug);
+}
+
+/**
+ * Subscribes the caller: the first period is paid by a succeeded card payment made for this plan,
+ * or from the wallet. Either way the money goes to the creator (minus the fee) in the same
+ * transaction that creates the subscription.
+ */
+export async function subscribe(
+  db: Database,
+  options: {
+    app: ApplicationRow;
+    subscriberId: string;
+    packageId: string;
+    paymentIntentId?: string;
+    feePercent: number;
+    topUpUrl: string;
+  },
+): Promise<Subscription> {
+  const { app, subscriberId } = options;
+  const plan = await findPackage(db, app, options.packageId);
+  if (!plan.isActive) throw new AppError("conflict", "This plan is not available");
+  if (app.ownerId === subscriberId)
+    throw new AppError("conflict", "You own this app: your own calls are already free");
+  const now = new Date();
+  try {
+    const row = await db.transaction(async (tx) => {
+      const t = tx as unknown as Database;
+      const [existing] = await t
+        .select({ id: subscriptions.id })
+        .from(subscriptions)
+        .where(
+          and(
+            eq(subscriptions.packageId, plan.id),
+            eq(subscriptions.subscriberId, subscriberId),
+            eq(subscriptions.status, "active"),
+            gt(subscriptions.currentPeriodEnd, now),
+          ),
+        )
+        .limit(1);
+      if (existing) throw new AppError("conflict", "You already have an active subscription to this plan");
+      const [earnings, platform] = await Promise.all([
+        accountFor(t, "earnings", app.ownerId),
+        accountFor(t, "platform_fee", null),
+      ]);
+      let source: string;
+      let reference: string;
+      if (options.paymentIntentId) {
+        const [payment] = await t
+          .update(payments)
+          .set({ consumedAt: now })
+          .where(
+            and(
+              eq(payments.externalId, options.paymentIntentId),
+              eq(payments.userId, subscriberId),
+              eq(payments.status, "succeeded"),
+              eq(payments.purpose, "subscription"),
+              eq(payments.packageId, plan.id),
+              eq(payments.amountCents, plan.priceCents),
+              isNull(payments.consumedAt),
+            ),
+          )
+          .returning({ id: payments.id });
+        if (!payment)
+          throw new AppError("bad_request", "That payment is not a completed, unused payment for this plan", {
+            fields: { payment_intent_id: "is not a completed payment for this plan" },
+          });
+        source = await accountFor(t, "clearing", null);
+        reference = payment.id;
+      } else {
+        source = await accountFor(t, "wallet", subscriberId);
+        reference = crypto.randomUUID();
+      }
+      const { fee, net } = splitFee(plan.priceCents, options.feePercent);
+      await postTransaction(t, {
+        kind: "subscription",
+        reference,
+        description: `Plan '${plan.name}' for ${app.name}`,
+        entries: [
+          { accountId: source, amountCents: -plan.priceCents },
+          { accountId: earnings, amountCents: net },
+          ...(fee > 0 ? [{ accountId: platform, amountCents: fee }] : []),
+        ],
+      });
+      const [created] = await t
+        .insert(subscriptions)
+        .values({
+          packageId: plan.id,
+          applicationId: app.id,
+          subscriberId,
+          currentPeriodStart: now,
+          currentPeriodEnd: new Date(now.getTime() + PERIOD_DAYS * DAY_MS),
+          callsIncluded: plan.includedCalls,
+        })
+        .returning();
+      return created as SubscriptionRow;
+    });
+    return toSubscription(row, plan.name, app.slug);
+  } catch (error) {
+    if (!(error instanceof InsufficientFunds)) throw error;
+    throw new AppError(
+      "payment_required",
+      `Insufficient balance: the plan costs ${dollars(plan.priceCents)} and your wallet has ${dollars(await walletBalance(db, subscriberId))} available. Top up at ${options.topUpUrl}`,
+    );
+  }
+}
+
+export async function setCancelAtPeriodEnd(
+  db: Database,
+  app: ApplicationRow,
+  subscriberId: string,
+  id: string,
+  cancel: boolean,
+): Promise<Subscription> {
+  const current = await getSubscription(db, app, subscriberId, id);
+  if (current.status !== "active")
+    throw new AppError("conflict", "Only an active subscription can be changed");
+  await db.update(subscriptions).set({ cancelAtPeriodEnd: cancel }).where(eq(subscriptions.id, id));
+  return getSubscription(db, app, subscriberId, id);
+}
+
+/**
+ * Counts a call against the caller's active plan if it has quota left (one conditional update, so
+ * concurrent calls cannot exceed it). Returns the subscription id to refund if the call fails.
+ */
+export async function useIncludedCall(
+  db: Database,
+  applicationId: string,
+  subscriberId: string,
+): Promise<string | undefined> {
+  const [row] = await db
+    .update(subscriptions)
+    .set({ callsUsed: sql`${subscriptions.callsUsed} + 1` })
+    .where(
+      sql`${subscriptions.id} = (
+        select id from subscriptions
+        where application_id = ${applicationId} and subscriber_id = ${subscriberId} and status = 'active'
+          and current_period_end > now() and calls_used < calls_included
+        order by current_period_end limit 1
+        for update skip locked)
+      and ${subscriptions.callsUsed} < ${subscriptions.callsIncluded}`,
+    )
+    .returning({ id: subscriptions.id });
+  return row?.id;
+}
+
+export async function refundIncludedCall(db: Database, subscriptionId: string): Promise<void> {
+  await db
+    .update(subscriptions)
+    .set({ callsUsed: sql`${subscriptions.callsUsed} - 1` })
+    .where(and(eq(subscriptions.id, subscriptionId), gt(subscriptions.callsUsed, 0)));
+}
+
+/**
+ * At period end: canceling subscriptions end; others renew from the wallet (the plan's current
+ * price), or become past_due when the wallet cannot pay.
+ */
+export async function renewDueSubscriptions(
+  db: Database,
+  feePercent: number,
+  now = new Date(),
+): Promise<number> {
+  const due = await db
+    .select({ subscription: subscriptions, plan: packages, ownerId: applications.ownerId })
+    .from(subscriptions)
+    .innerJoin(packages, eq(packages.id, subscriptions.packageId))
+    .innerJoin(applications, eq(applications.id, subscriptions.applicationId))
+    .where(and(eq(subscriptions.status, "active"), lte(subscriptions.currentPeriodEnd, now)))
+    .limit(200);
+  for (const { subscription, plan, ownerId } of due) {
+    if (subscription.cancelAtPeriodEnd || !plan.isActive) {
+      await db
+        .update(subscriptions)
+        .set({ status: "canceled" })
+        .where(and(eq(subscriptions.id, subscription.id), eq(subscriptions.status, "active")));
+      continue;
+    }
+    await db
+      .transaction(async (tx) => {
+        const t = tx as unknown as Database;
+        const [claimed] = await t
+          .update(subscriptions)
+          .set({
+            currentPeriodStart: subscription.currentPeriodEnd,
+            currentPeriodEnd: new Date(subscription.currentPeriodEnd.getTime() + PERIOD_DAYS * DAY_MS),
+            callsUsed: 0,
+            callsIncluded: plan.includedCalls,
+          })
+          .where(
+            and(
+              eq(subscriptions.id, subscription.id),
+              eq(subscriptions.currentPeriodEnd, subscription.currentPeriodEnd),
+            ),
+          )
+          .returning({ id: subscriptions.id });
+        if (!claimed) return;
+        const [wallet, earnings, platform] = await Promise.all([
+          accountFor(t, "wallet", subscription.subscriberId),
+          accountFor(t, "earnings", ownerId),
+          accountFor(t, "platform_fee", null),
+        ]);
+        const { fee, net } = splitFee(plan.priceCents, feePercent);
+        await postTransaction(t, {
+          kind: "subscription",
+          reference: `${subscription.id}:${subscription.currentPeriodEnd.toISOString()}`,
+          description: `Plan '${plan.name}' renewed`,
+          entries: [
+            { accountId: wallet, amountCents: -plan.priceCents },
+            { accountId: earnings, amountCents: net },
+            ...(fee > 0 ? [{ accountId: platform, amountCents: fee }] : []),
+          ],
+        });
+      })
+      .catch(async (error) => {
+        if (!(error instanceof InsufficientFunds)) throw error;
+        await db
+          .update(subscriptions)
+          .set({ status: "past_due" })
+          .where(eq(subscriptions.id, subscription.id));
+      });
+  }
+  return due.length;
+}
