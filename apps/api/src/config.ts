@@ -39,6 +39,8 @@ const EnvSchema = z.object({
   STRIPE_SECRET_KEY: optionalString,
   STRIPE_PUBLISHABLE_KEY: optionalString,
   STRIPE_WEBHOOK_SECRET: optionalString,
+  /** Stripe's API root; only for stripe-mock or tests (default https://api.stripe.com). */
+  STRIPE_API_URL: optionalUrl,
   PLATFORM_FEE_PERCENT: z.coerce.number().min(0).max(100).default(10),
   ALLOW_PRIVATE_UPSTREAMS: bool,
   REDIS_URL: optionalString.pipe(
@@ -94,6 +96,7 @@ export interface Config {
     secretKey: string | undefined;
     publishableKey: string | undefined;
     webhookSecret: string | undefined;
+    apiUrl: string | undefined;
   };
 }
 
@@ -152,6 +155,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       secretKey: env.STRIPE_SECRET_KEY,
       publishableKey: env.STRIPE_PUBLISHABLE_KEY,
       webhookSecret: env.STRIPE_WEBHOOK_SECRET,
+      apiUrl: env.STRIPE_API_URL,
     },
   };
 }

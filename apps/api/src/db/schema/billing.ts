@@ -206,3 +206,19 @@ export const paymentMethods = pgTable(
   },
   (t) => [index("payment_methods_user_idx").on(t.userId)],
 );
+
+/** A user's Stripe customer, created on their first Stripe payment. */
+export const stripeCustomers = pgTable("stripe_customers", {
+  userId: uuid("user_id")
+    .primaryKey()
+    .references(() => users.id, { onDelete: "cascade" }),
+  customerId: text("customer_id").notNull().unique(),
+  createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+});
+
+/** Every Stripe webhook event applied, so a redelivered event is applied once. */
+export const stripeEvents = pgTable("stripe_events", {
+  id: text("id").primaryKey(),
+  type: text("type").notNull(),
+  receivedAt: timestamp("received_at", { withTimezone: true }).notNull().defaultNow(),
+});

@@ -15,8 +15,10 @@ import type { Database } from "../../db/client.ts";
 import { packages } from "../../db/schema/index.ts";
 import { AppError, invalidFields } from "../../lib/errors.ts";
 import { findApplicationBySlug } from "../applications/applications.service.ts";
+import type { LocalUser } from "../auth/auth.service.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
 import { confirmSandboxPayment, createSandboxPaymentIntent } from "./sandbox-gateway.ts";
+import { createStripeGateway } from "./stripe-gateway.ts";
 import { getWallet } from "./wallet.service.ts";
 
 const errors = { 400: ApiErrorSchema, 401: ApiErrorSchema, 404: ApiErrorSchema, 503: ApiErrorSchema };
@@ -29,8 +31,8 @@ export const billingRoutes: FastifyPluginAsyncZod<{
   guards: AuthGuards;
   config: Config;
 }> = async (app, { db, guards, config }) => {
-  const gateway =
-    config.stripe.secretKey && config.stripe.publishableKey ? ("stripe" as const) : ("sandbox" as const);
+  const stripe = createStripeGateway(config);
+  const gateway = stripe ? ("stripe" as const) : ("sandbox" as const);
   const requireSandbox = () => {
     if (gateway !== "sandbox")
       throw new AppError("bad_request", "This server takes real payments through Stripe");
@@ -56,7 +58,7 @@ export const billingRoutes: FastifyPluginAsyncZod<{
   );
 
   const createIntent = async (
-    userId: string,
+    user: LocalUser,
     body: z.output<typeof CreatePaymentIntentSchema>,
     appId?: string,
   ) => {
@@ -72,9 +74,44 @@ export const billingRoutes: FastifyPluginAsyncZod<{
     } else if (body.amount !== 0 && body.amount < MIN_TOP_UP_CENTS) {
       throw invalidFields({ amount: `must be at least ${MIN_TOP_UP_CENTS} cents ($1.00)` });
     }
+    if (stripe)
+      return stripe.createPaymentIntent(db, user, {
+        amount: body.amount,
+        currency: body.currency,
+        packageId: body.package_id,
+      });
     requireSandbox();
-    return createSandboxPaymentIntent(db, userId, body.amount, body.currency, body.package_id);
+    return createSandboxPaymentIntent(db, user.id, body.amount, body.currency, body.package_id);
   };
+
+  // Stripe's webhooks are the source of truth for card payments; the signature covers the raw body.
+  await app.register(async (webhooks) => {
+    webhooks.addContentTypeParser(
+      "application/json",
+      { parseAs: "buffer", bodyLimit: 512 * 1024 },
+      (_request, body, done) => done(null, body),
+    );
+    webhooks.post(
+      "/billing/stripe/webhook",
+      {
+        schema: {
+          tags,
+          summary: "Stripe webhook endpoint (signed)",
+          response: { 200: z.object({ received: z.literal(true), duplicate: z.boolean() }), ...errors },
+        },
+      },
+      async (request) => {
+        if (!stripe) throw new AppError("not_found", "Stripe is not configured on this server");
+        const signature = request.headers["stripe-signature"];
+        const result = await stripe.handleWebhook(
+          db,
+          request.body as Buffer,
+          typeof signature === "string" ? signature : undefined,
+        );
+        return { received: true as const, duplicate: result.duplicate };
+      },
+    );
+  });
 
   app.post(
     "/wallet/payment-intents/",
@@ -88,7 +125,7 @@ export const billingRoutes: FastifyPluginAsyncZod<{
       },
       onRequest: guards.requireUser,
     },
-    async (request) => createIntent(currentUser(request).id, request.body),
+    async (request) => createIntent(currentUser(request), request.body),
   );
 
   app.post(
@@ -114,7 +151,7 @@ export const billingRoutes: FastifyPluginAsyncZod<{
       ) {
         throw new AppError("not_found", "Application not found");
       }
-      return createIntent(caller.id, request.body, application.id);
+      return createIntent(caller, request.body, application.id);
     },
   );
 

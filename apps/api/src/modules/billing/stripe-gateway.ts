@@ -1,0 +1,183 @@
+import type { PaymentIntent } from "@promptmint/contracts";
+import { and, eq, ne } from "drizzle-orm";
+import Stripe from "stripe";
+import type { Config } from "../../config.ts";
+import type { Database } from "../../db/client.ts";
+import { payments, stripeCustomers, stripeEvents } from "../../db/schema/index.ts";
+import { AppError } from "../../lib/errors.ts";
+import type { LocalUser } from "../auth/auth.service.ts";
+import { accountFor, postTransaction } from "./ledger.service.ts";
+
+/** Stripe's documented tolerance for a webhook's timestamp. */
+const WEBHOOK_TOLERANCE_SECONDS = 300;
+
+export interface StripeGateway {
+  createPaymentIntent(
+    db: Database,
+    user: LocalUser,
+    options: { amount: number; currency: string; packageId?: string },
+  ): Promise<PaymentIntent>;
+  /** Verifies and applies one webhook delivery; a redelivered event id is acknowledged without effect. */
+  handleWebhook(
+    db: Database,
+    rawBody: Buffer,
+    signature: string | undefined,
+  ): Promise<{ type: string; duplicate: boolean }>;
+}
+
+export function createStripeGateway(config: Config): StripeGateway | undefined {
+  const { secretKey, publishableKey, webhookSecret, apiUrl } = config.stripe;
+  if (!secretKey || !publishableKey) return undefined;
+  const endpoint = apiUrl ? new URL(apiUrl) : undefined;
+  const stripe = new Stripe(secretKey, {
+    maxNetworkRetries: 2,
+    timeout: 20_000,
+    telemetry: false,
+    ...(endpoint
+      ? {
+          host: endpoint.hostname,
+          port: endpoint.port || undefined,
+          protocol: endpoint.protocol.replace(":", "") as "http" | "https",
+        }
+      : {}),
+  });
+
+  async function customerFor(db: Database, user: LocalUser): Promise<string> {
+    const [existing] = await db
+      .select()
+      .from(stripeCustomers)
+      .where(eq(stripeCustomers.userId, user.id))
+      .limit(1);
+    if (existing) return existing.customerId;
+    const customer = await stripe.customers.create(
+      {
+        email: user.email || undefined,
+        name: user.displayName || undefined,
+        metadata: { promptmint_user_id: user.id },
+      },
+      { idempotencyKey: `customer-${user.id}` },
+    );
+    await db
+      .insert(stripeCustomers)
+      .values({ userId: user.id, customerId: customer.id })
+      .onConflictDoNothing();
+    const [stored] = await db
+      .select()
+      .from(stripeCustomers)
+      .where(eq(stripeCustomers.userId, user.id))
+      .limit(1);
+    return stored?.customerId ?? customer.id;
+  }
+
+  return {
+    async createPaymentIntent(db, user, { amount, currency, packageId }) {
+      const customer = await customerFor(db, user);
+      const purpose = packageId ? "subscription" : amount === 0 ? "setup" : "top_up";
+      const metadata = {
+        promptmint_user_id: user.id,
+        purpose,
+        ...(packageId ? { package_id: packageId } : {}),
+      };
+      const intent =
+        amount === 0
+          ? await stripe.setupIntents.create({ customer, usage: "off_session", metadata })
+          : await stripe.paymentIntents.create({
+              amount,
+              currency,
+              customer,
+              automatic_payment_methods: { enabled: true },
+              metadata,
+            });
+      if (!intent.client_secret) throw new AppError("upstream_failed", "Stripe returned no client secret");
+      await db.insert(payments).values({
+        userId: user.id,
+        gateway: "stripe",
+        externalId: intent.id,
+        amountCents: amount,
+        currency,
+        status: "requires_payment_method",
+        purpose,
+        packageId: packageId ?? null,
+      });
+      return { id: intent.id, client_secret: intent.client_secret, amount, currency, gateway: "stripe" };
+    },
+
+    async handleWebhook(db, rawBody, signature) {
+      if (!webhookSecret)
+        throw new AppError("unavailable", "STRIPE_WEBHOOK_SECRET is not configured on this server");
+      if (!signature) throw new AppError("bad_request", "Missing Stripe-Signature header");
+      let event: Stripe.Event;
+      try {
+        event = stripe.webhooks.constructEvent(rawBody, signature, webhookSecret, WEBHOOK_TOLERANCE_SECONDS);
+      } catch {
+        throw new AppError(
+          "bad_request",
+          "Invalid Stripe signature or a timestamp outside the 300 s tolerance",
+        );
+      }
+      // Recording the event and applying it share one transaction: a failure leaves Stripe to retry.
+      const duplicate = await db.transaction(async (tx) => {
+        const t = tx as unknown as Database;
+        const [fresh] = await t
+          .insert(stripeEvents)
+          .values({ id: event.id, type: event.type })
+          .onConflictDoNothing()
+          .returning({ id: stripeEvents.id });
+        if (!fresh) return true;
+        if (event.type === "payment_intent.succeeded")
+          await applySucceeded(t, event.data.object as Stripe.PaymentIntent);
+        if (event.type === "payment_intent.payment_failed") {
+          const intent = event.data.object as Stripe.PaymentIntent;
+          await t
+            .update(payments)
+            .set({ status: "failed" })
+            .where(
+              and(
+                eq(payments.gateway, "stripe"),
+                eq(payments.externalId, intent.id),
+                ne(payments.status, "succeeded"),
+              ),
+            );
+        }
+        return false;
+      });
+      return { type: event.type, duplicate };
+    },
+  };
+}
+
+/** The source of truth for a Stripe payment: the webhook. A top-up reaches the wallet here, once. */
+async function applySucceeded(db: Database, intent: Stripe.PaymentIntent): Promise<void> {
+  const [payment] = await db
+    .update(payments)
+    .set({ status: "succeeded" })
+    .where(
+      and(
+        eq(payments.gateway, "stripe"),
+        eq(payments.externalId, intent.id),
+        ne(payments.status, "succeeded"),
+      ),
+    )
+    .returning();
+  if (!payment) return;
+  if (intent.amount_received !== payment.amountCents) {
+    throw new AppError(
+      "conflict",
+      `Stripe reported ${intent.amount_received} cents received for a ${payment.amountCents} cent payment`,
+    );
+  }
+  if (payment.purpose !== "top_up") return;
+  const [wallet, clearing] = await Promise.all([
+    accountFor(db, "wallet", payment.userId),
+    accountFor(db, "clearing", null),
+  ]);
+  await postTransaction(db, {
+    kind: "top_up",
+    reference: payment.id,
+    description: "Wallet top-up (Stripe)",
+    entries: [
+      { accountId: clearing, amountCents: -payment.amountCents },
+      { accountId: wallet, amountCents: payment.amountCents },
+    ],
+  });
+}

@@ -1,0 +1,220 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import Stripe from "stripe";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type Caller, createCaller } from "../../test/caller.ts";
+import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
+import { startTestServer, type TestServer } from "../../test/server.ts";
+import { reconcile } from "./ledger.service.ts";
+
+const WEBHOOK_SECRET = "whsec_test_secret_0123456789";
+const SECRET_KEY = "sk_test_promptmint_123";
+
+/** A loopback Stripe: checks what the official SDK sends and answers with Stripe's documented objects. */
+interface SeenRequest {
+  method: string;
+  path: string;
+  form: URLSearchParams;
+  headers: http.IncomingHttpHeaders;
+}
+const seen: SeenRequest[] = [];
+let counter = 0;
+const fakeStripe = http.createServer((req, res) => {
+  let raw = "";
+  req.on("data", (chunk) => {
+    raw += chunk;
+  });
+  req.on("end", () => {
+    const form = new URLSearchParams(raw);
+    seen.push({ method: req.method ?? "", path: req.url ?? "", form, headers: req.headers });
+    const json = (status: number, body: object) => {
+      res.writeHead(status, { "content-type": "application/json", "request-id": `req_${++counter}` });
+      res.end(JSON.stringify(body));
+    };
+    if (req.headers.authorization !== `Bearer ${SECRET_KEY}`)
+      return json(401, { error: { type: "invalid_request_error", message: "Invalid API Key provided" } });
+    if (req.method === "POST" && req.url === "/v1/customers") {
+      return json(200, {
+        id: `cus_${++counter}`,
+        object: "customer",
+        email: form.get("email"),
+        metadata: {},
+      });
+    }
+    if (req.method === "POST" && req.url === "/v1/payment_intents") {
+      const id = `pi_${++counter}`;
+      return json(200, {
+        id,
+        object: "payment_intent",
+        amount: Number(form.get("amount")),
+        currency: form.get("currency"),
+        customer: form.get("customer"),
+        client_secret: `${id}_secret_abc`,
+        status: "requires_payment_method",
+        metadata: {},
+      });
+    }
+    if (req.method === "POST" && req.url === "/v1/setup_intents") {
+      const id = `seti_${++counter}`;
+      return json(200, {
+        id,
+        object: "setup_intent",
+        client_secret: `${id}_secret_abc`,
+        status: "requires_payment_method",
+        customer: form.get("customer"),
+      });
+    }
+    json(404, {
+      error: {
+        type: "invalid_request_error",
+        message: `Unrecognized request URL (${req.method}: ${req.url})`,
+      },
+    });
+  });
+});
+
+let testDb: TestDatabase;
+let server: TestServer;
+let buyer: Caller;
+const signer = new Stripe("sk_test_unused");
+
+beforeAll(async () => {
+  await new Promise<void>((resolve) => fakeStripe.listen(0, "127.0.0.1", resolve));
+  const { port } = fakeStripe.address() as AddressInfo;
+  testDb = await createTestDatabase();
+  server = await startTestServer(testDb, {
+    env: {
+      STRIPE_SECRET_KEY: SECRET_KEY,
+      STRIPE_PUBLISHABLE_KEY: "pk_test_promptmint",
+      STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
+      STRIPE_API_URL: `http://127.0.0.1:${port}`,
+    },
+  });
+  buyer = await createCaller(server.baseUrl, "Card Holder");
+});
+afterEach(async () => expect((await reconcile(server.database.db)).ok).toBe(true));
+afterAll(async () => {
+  await server?.stop();
+  await testDb?.destroy();
+  await new Promise((resolve) => fakeStripe.close(resolve));
+});
+
+async function deliver(event: object, options: { secret?: string; timestamp?: number } = {}) {
+  const payload = JSON.stringify(event);
+  const header = signer.webhooks.generateTestHeaderString({
+    payload,
+    secret: options.secret ?? WEBHOOK_SECRET,
+    timestamp: options.timestamp,
+  });
+  const response = await fetch(`${server.baseUrl}/api/billing/stripe/webhook`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "stripe-signature": header },
+    body: payload,
+  });
+  return { status: response.status, body: await response.json() };
+}
+const succeeded = (id: string, piId: string, amount: number) => ({
+  id,
+  object: "event",
+  type: "payment_intent.succeeded",
+  data: {
+    object: { id: piId, object: "payment_intent", amount, amount_received: amount, status: "succeeded" },
+  },
+});
+
+describe("the Stripe gateway", () => {
+  it("creates the customer once and a payment intent with our metadata through the official SDK", async () => {
+    const first = await buyer.api("POST", "/api/wallet/payment-intents/", {
+      body: { amount: 2500, currency: "usd" },
+    });
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({ gateway: "stripe", amount: 2500, currency: "usd" });
+    expect(first.body.client_secret).toMatch(/^pi_\d+_secret_abc$/);
+    await buyer.api("POST", "/api/wallet/payment-intents/", { body: { amount: 1000, currency: "usd" } });
+    const customers = seen.filter((r) => r.path === "/v1/customers");
+    expect(customers).toHaveLength(1);
+    expect(customers[0]?.headers["idempotency-key"]).toMatch(/^customer-/);
+    const intent = seen.find((r) => r.path === "/v1/payment_intents");
+    expect(intent?.form.get("amount")).toBe("2500");
+    expect(intent?.form.get("automatic_payment_methods[enabled]")).toBe("true");
+    expect(intent?.form.get("metadata[purpose]")).toBe("top_up");
+    expect(intent?.form.get("customer")).toMatch(/^cus_/);
+    expect((await buyer.api("GET", "/api/wallet/")).body).toMatchObject({
+      gateway: "stripe",
+      balance_cents: 0,
+    });
+    const setup = await buyer.api("POST", "/api/wallet/payment-intents/", {
+      body: { amount: 0, currency: "usd" },
+    });
+    expect(setup.body.client_secret).toMatch(/^seti_/);
+    expect(
+      (
+        await buyer.api("POST", "/api/billing/sandbox/confirm/", {
+          body: {
+            client_secret: first.body.client_secret,
+            card: { number: "4242424242424242", exp_month: 1, exp_year: 2099, cvc: "123" },
+          },
+        })
+      ).status,
+    ).toBe(400);
+  });
+
+  it("credits the wallet from the signed webhook, once, however often Stripe delivers it", async () => {
+    const intent = await buyer.api("POST", "/api/wallet/payment-intents/", {
+      body: { amount: 1800, currency: "usd" },
+    });
+    const before = (await buyer.api("GET", "/api/wallet/")).body.balance_cents;
+    const event = succeeded("evt_credit_1", intent.body.id, 1800);
+    expect(await deliver(event)).toEqual({ status: 200, body: { received: true, duplicate: false } });
+    expect(await deliver(event)).toEqual({ status: 200, body: { received: true, duplicate: true } });
+    expect((await deliver({ ...event, id: "evt_credit_2" })).body.duplicate).toBe(false);
+    expect((await buyer.api("GET", "/api/wallet/")).body.balance_cents).toBe(before + 1800);
+  });
+
+  it("rejects a bad signature and a stale timestamp without applying anything", async () => {
+    const intent = await buyer.api("POST", "/api/wallet/payment-intents/", {
+      body: { amount: 700, currency: "usd" },
+    });
+    const before = (await buyer.api("GET", "/api/wallet/")).body.balance_cents;
+    const forged = await deliver(succeeded("evt_forged", intent.body.id, 700), { secret: "whsec_attacker" });
+    expect(forged.status).toBe(400);
+    expect(forged.body.message).toMatch(/Invalid Stripe signature/);
+    const stale = await deliver(succeeded("evt_stale", intent.body.id, 700), {
+      timestamp: Math.floor(Date.now() / 1000) - 301,
+    });
+    expect(stale.status).toBe(400);
+    const unsigned = await fetch(`${server.baseUrl}/api/billing/stripe/webhook`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
+    expect(unsigned.status).toBe(400);
+    expect((await buyer.api("GET", "/api/wallet/")).body.balance_cents).toBe(before);
+    // The same event, properly signed later, is still applied: a rejected delivery was not recorded.
+    expect((await deliver(succeeded("evt_forged", intent.body.id, 700))).body.duplicate).toBe(false);
+    expect((await buyer.api("GET", "/api/wallet/")).body.balance_cents).toBe(before + 700);
+  });
+
+  it("marks a failed payment without moving money", async () => {
+    const intent = await buyer.api("POST", "/api/wallet/payment-intents/", {
+      body: { amount: 900, currency: "usd" },
+    });
+    const before = (await buyer.api("GET", "/api/wallet/")).body.balance_cents;
+    const failed = await deliver({
+      id: "evt_failed_1",
+      object: "event",
+      type: "payment_intent.payment_failed",
+      data: {
+        object: {
+          id: intent.body.id,
+          object: "payment_intent",
+          amount: 900,
+          amount_received: 0,
+          status: "requires_payment_method",
+        },
+      },
+    });
+    expect(failed.status).toBe(200);
+    expect((await buyer.api("GET", "/api/wallet/")).body.balance_cents).toBe(before);
+  });
+});
