@@ -32,6 +32,7 @@ import { billingRoutes } from "./modules/billing/billing.routes.ts";
 import { sweepExpiredHolds } from "./modules/billing/ledger.service.ts";
 import { plansRoutes } from "./modules/billing/plans.routes.ts";
 import { renewDueSubscriptions } from "./modules/billing/plans.service.ts";
+import { createStripeGateway } from "./modules/billing/stripe-gateway.ts";
 import { gatewayRoutes } from "./modules/gateway/gateway.routes.ts";
 import { createMemoryRateLimiter } from "./modules/gateway/rate-limit.ts";
 import { keysRoutes } from "./modules/keys/keys.routes.ts";
@@ -126,6 +127,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const secrets = createSecretBox(config.secretKey);
   const llm = createLlmClient(config);
   const rateLimiter = createMemoryRateLimiter(config.gatewayRateLimitPerMinute);
+  const stripe = createStripeGateway(config);
   const safeFetch = createSafeFetch({ allowPrivate: config.allowPrivateUpstreams, timeoutMs: 30_000 });
   await seedWorkflowProviders(db);
   // Holds left by a crashed process are released once they expire.
@@ -157,12 +159,13 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     });
     await scope.register(promptsRoutes, { db, guards, llm });
     await scope.register(workflowsRoutes, { db, guards, secrets, safeFetch });
-    await scope.register(billingRoutes, { db, guards, config });
+    await scope.register(billingRoutes, { db, guards, config, stripe });
     await scope.register(plansRoutes, {
       db,
       guards,
       feePercent: config.platformFeePercent,
       publicUrl: config.publicUrl,
+      stripe,
     });
     await scope.register(gatewayRoutes, {
       db,

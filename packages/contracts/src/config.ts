@@ -14,5 +14,7 @@ export const RuntimeConfigSchema = z.object({
     embedded: z.boolean(),
   }),
   sandbox: z.object({ llm: z.boolean(), payments: z.boolean() }),
+  /** Stripe's publishable key (public by design) when card payments go through Stripe. */
+  stripe_publishable_key: z.string().nullable(),
 });
 export type RuntimeConfig = z.infer<typeof RuntimeConfigSchema>;

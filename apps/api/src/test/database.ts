@@ -9,6 +9,11 @@ export interface TestDatabase {
   kind: "pglite" | "postgres";
   /** Opens (and migrates) a connection; call again to simulate a restart on the same data. */
   open(): Promise<DatabaseHandle>;
+  /**
+   * How a separate server process (`node src/main.ts`) reaches the same data: DATABASE_URL on
+   * PostgreSQL, DATA_DIR on PGlite (which only one process at a time may open).
+   */
+  serverEnv: Record<string, string>;
   /** Drops the database / removes the directory. */
   destroy(): Promise<void>;
 }
@@ -30,6 +35,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     url.pathname = `/${name}`;
     return {
       kind: "postgres",
+      serverEnv: { DATABASE_URL: url.toString() },
       open: () => openDatabase({ databaseUrl: url.toString(), pgliteDir: "" }),
       async destroy() {
         const client = new pg.Client({ connectionString: adminUrl });
@@ -42,6 +48,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "pm-test-"));
   return {
     kind: "pglite",
+    serverEnv: { DATA_DIR: dir },
     open: () => openDatabase({ pgliteDir: path.join(dir, "pgdata") }),
     async destroy() {
       rmSync(dir, { recursive: true, force: true });

@@ -2,8 +2,8 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 
 export type VendorBehaviour =
-  | { kind: "echo" }
-  | { kind: "reply"; text: string }
+  | { kind: "echo"; delayMs?: number }
+  | { kind: "reply"; text: string; delayMs?: number }
   | { kind: "status"; status: number; message: string }
   | { kind: "hang" };
 
@@ -23,6 +23,7 @@ export async function startFakeOpenAi() {
   let behaviour: VendorBehaviour = { kind: "echo" };
   const requests: RecordedRequest[] = [];
   const sockets = new Set<import("node:net").Socket>();
+  const timers = new Set<NodeJS.Timeout>();
 
   const server = http.createServer((req, res) => {
     let raw = "";
@@ -53,39 +54,54 @@ export async function startFakeOpenAi() {
       }
       const last = body.messages.at(-1)?.content ?? "";
       const text = behaviour.kind === "reply" ? behaviour.text : `echo: ${last}`;
-      const promptTokens = body.messages.reduce((n, m) => n + m.content.split(/\s+/).length, 0);
-      const completionTokens = text.split(/\s+/).length;
-      const usage = {
-        prompt_tokens: promptTokens,
-        completion_tokens: completionTokens,
-        total_tokens: promptTokens + completionTokens,
-      };
-      if (!body.stream) {
-        res.writeHead(200, { "content-type": "application/json" });
-        res.end(
-          JSON.stringify({
-            id: "chatcmpl-1",
-            object: "chat.completion",
-            created: Math.floor(Date.now() / 1000),
-            model: body.model,
-            choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: "stop" }],
-            usage,
-          }),
-        );
-        return;
-      }
-      res.writeHead(200, { "content-type": "text/event-stream" });
-      const chunk = (delta: object, finish: string | null, extra: object = {}) =>
-        `data: ${JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 0, model: body.model, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`;
-      res.write(chunk({ role: "assistant", content: "" }, null));
-      for (const word of text.match(/\S+\s*/g) ?? []) res.write(chunk({ content: word }, null));
-      res.write(chunk({}, "stop"));
-      res.write(
-        `data: ${JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 0, model: body.model, choices: [], usage })}\n\n`,
-      );
-      res.end("data: [DONE]\n\n");
+      // An optional delay keeps the call in flight; the answer is dropped if the caller went away.
+      const delayMs = behaviour.delayMs ?? 0;
+      if (delayMs <= 0) return answer(body, text, res);
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        if (!res.destroyed) answer(body, text, res);
+      }, delayMs);
+      timers.add(timer);
     });
   });
+
+  function answer(
+    body: { model: string; stream?: boolean; messages: { role: string; content: string }[] },
+    text: string,
+    res: http.ServerResponse,
+  ) {
+    const promptTokens = body.messages.reduce((n, m) => n + m.content.split(/\s+/).length, 0);
+    const completionTokens = text.split(/\s+/).length;
+    const usage = {
+      prompt_tokens: promptTokens,
+      completion_tokens: completionTokens,
+      total_tokens: promptTokens + completionTokens,
+    };
+    if (!body.stream) {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(
+        JSON.stringify({
+          id: "chatcmpl-1",
+          object: "chat.completion",
+          created: Math.floor(Date.now() / 1000),
+          model: body.model,
+          choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: "stop" }],
+          usage,
+        }),
+      );
+      return;
+    }
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    const chunk = (delta: object, finish: string | null, extra: object = {}) =>
+      `data: ${JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 0, model: body.model, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`;
+    res.write(chunk({ role: "assistant", content: "" }, null));
+    for (const word of text.match(/\S+\s*/g) ?? []) res.write(chunk({ content: word }, null));
+    res.write(chunk({}, "stop"));
+    res.write(
+      `data: ${JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 0, model: body.model, choices: [], usage })}\n\n`,
+    );
+    res.end("data: [DONE]\n\n");
+  }
   server.on("connection", (socket) => {
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
@@ -100,6 +116,7 @@ export async function startFakeOpenAi() {
       behaviour = next;
     },
     async stop() {
+      for (const timer of timers) clearTimeout(timer);
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

@@ -18,7 +18,7 @@ import { findApplicationBySlug } from "../applications/applications.service.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
 import { confirmSandboxPayment, createSandboxPaymentIntent } from "./sandbox-gateway.ts";
-import { createStripeGateway } from "./stripe-gateway.ts";
+import type { StripeGateway } from "./stripe-gateway.ts";
 import { getWallet } from "./wallet.service.ts";
 
 const errors = { 400: ApiErrorSchema, 401: ApiErrorSchema, 404: ApiErrorSchema, 503: ApiErrorSchema };
@@ -30,8 +30,8 @@ export const billingRoutes: FastifyPluginAsyncZod<{
   db: Database;
   guards: AuthGuards;
   config: Config;
-}> = async (app, { db, guards, config }) => {
-  const stripe = createStripeGateway(config);
+  stripe: StripeGateway | undefined;
+}> = async (app, { db, guards, config, stripe }) => {
   const gateway = stripe ? ("stripe" as const) : ("sandbox" as const);
   const requireSandbox = () => {
     if (gateway !== "sandbox")

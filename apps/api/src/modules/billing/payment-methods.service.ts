@@ -4,7 +4,9 @@ import type { z } from "zod";
 import type { Database } from "../../db/client.ts";
 import { paymentMethods } from "../../db/schema/index.ts";
 import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
+import type { LocalUser } from "../auth/auth.service.ts";
 import { checkTestCard } from "./sandbox-gateway.ts";
+import type { StripeGateway } from "./stripe-gateway.ts";
 
 type Row = typeof paymentMethods.$inferSelect;
 
@@ -34,31 +36,53 @@ export async function listPaymentMethods(db: Database, userId: string): Promise<
   return rows.map(toPaymentMethod);
 }
 
-/** Sandbox: the card is checked like Stripe test mode, and only brand, last 4 and expiry are kept. */
+/**
+ * Sandbox: the card is checked like Stripe test mode. Stripe: the PaymentMethod the browser set up
+ * is fetched and must belong to the user's customer. Either way only brand, last 4 and expiry are kept.
+ */
 export async function addPaymentMethod(
   db: Database,
-  userId: string,
+  user: LocalUser,
   input: z.output<typeof CreatePaymentMethodSchema>,
+  stripe: StripeGateway | undefined,
 ): Promise<PaymentMethod> {
-  if (!input.card) throw invalidFields({ card: "is required" });
-  const number = input.card.number.replace(/\s+/g, "");
-  const problem = checkTestCard(number, input.card.exp_month, input.card.exp_year);
-  if (problem) throw new AppError("bad_request", problem.message, { fields: { card: problem.message } });
+  let card: { brand: string; last4: string; expMonth: number; expYear: number; externalId: string | null };
+  if (stripe) {
+    if (!input.stripe_payment_method_id)
+      throw invalidFields({ stripe_payment_method_id: "is required when payments go through Stripe" });
+    card = {
+      ...(await stripe.retrieveCard(db, user, input.stripe_payment_method_id)),
+      externalId: input.stripe_payment_method_id,
+    };
+  } else {
+    if (!input.card) throw invalidFields({ card: "is required" });
+    const number = input.card.number.replace(/\s+/g, "");
+    const problem = checkTestCard(number, input.card.exp_month, input.card.exp_year);
+    if (problem) throw new AppError("bad_request", problem.message, { fields: { card: problem.message } });
+    card = {
+      brand: cardBrand(number),
+      last4: number.slice(-4),
+      expMonth: input.card.exp_month,
+      expYear: input.card.exp_year,
+      externalId: null,
+    };
+  }
   return db.transaction(async (tx) => {
     const t = tx as unknown as Database;
-    const existing = await listPaymentMethods(t, userId);
+    const existing = await listPaymentMethods(t, user.id);
     const isDefault = input.set_default || existing.length === 0;
     if (isDefault)
-      await t.update(paymentMethods).set({ isDefault: false }).where(eq(paymentMethods.userId, userId));
+      await t.update(paymentMethods).set({ isDefault: false }).where(eq(paymentMethods.userId, user.id));
     const [row] = await t
       .insert(paymentMethods)
       .values({
-        userId,
-        gateway: "sandbox",
-        brand: cardBrand(number),
-        last4: number.slice(-4),
-        expMonth: input.card?.exp_month ?? 1,
-        expYear: input.card?.exp_year ?? 2000,
+        userId: user.id,
+        gateway: stripe ? "stripe" : "sandbox",
+        externalId: card.externalId,
+        brand: card.brand,
+        last4: card.last4,
+        expMonth: card.expMonth,
+        expYear: card.expYear,
         billingAddress: input.billing_address,
         isDefault,
       })

@@ -35,6 +35,7 @@ import {
   subscribe,
   updatePackage,
 } from "./plans.service.ts";
+import type { StripeGateway } from "./stripe-gateway.ts";
 
 const errors = {
   400: ApiErrorSchema,
@@ -58,7 +59,8 @@ export const plansRoutes: FastifyPluginAsyncZod<{
   guards: AuthGuards;
   feePercent: number;
   publicUrl: string;
-}> = async (app, { db, guards, feePercent, publicUrl }) => {
+  stripe: StripeGateway | undefined;
+}> = async (app, { db, guards, feePercent, publicUrl, stripe }) => {
   const visible = (request: Parameters<typeof currentUser>[0], slug: string) =>
     findCallableApp(db, slug, currentUser(request));
   const owned = (request: Parameters<typeof currentUser>[0], slug: string) =>
@@ -266,7 +268,7 @@ export const plansRoutes: FastifyPluginAsyncZod<{
     },
     async (request, reply) => {
       await visible(request, request.params.app);
-      return reply.status(201).send(await addPaymentMethod(db, currentUser(request).id, request.body));
+      return reply.status(201).send(await addPaymentMethod(db, currentUser(request), request.body, stripe));
     },
   );
   app.patch(

@@ -25,30 +25,65 @@ afterAll(async () => {
 });
 
 const card = { number: "4242 4242 4242 4242", exp_month: 12, exp_year: 2099, cvc: "123" };
-const address = { name: "Ada Lovelace", line1: "1 Analytical Way", city: "London", postal_code: "N1 9GU", country: "GB" };
-const userIdOf = async (caller: Caller) => (await caller.api("GET", "/api/auth/profile/")).body.user.id as string;
+const address = {
+  name: "Ada Lovelace",
+  line1: "1 Analytical Way",
+  city: "London",
+  postal_code: "N1 9GU",
+  country: "GB",
+};
+const userIdOf = async (caller: Caller) =>
+  (await caller.api("GET", "/api/auth/profile/")).body.user.id as string;
 
 async function appWithPlan(priceCents = 20, plan: Record<string, unknown> = {}) {
-  const { body: app } = await creator.api("POST", "/api/app/", { body: { name: "Planned", visibility: "public", price_cents: priceCents } });
+  const { body: app } = await creator.api("POST", "/api/app/", {
+    body: { name: "Planned", visibility: "public", price_cents: priceCents },
+  });
   await creator.api("PATCH", `/api/app/${app.slug}/update_status/`, { body: { status: "live" } });
   const created = await creator.api("POST", `/api/app/${app.slug}/packages/`, {
-    body: { name: "Pro", price_cents: 500, description: "For regulars", features: { support: "Email", calls: "2 per month" }, included_calls: 2, ...plan },
+    body: {
+      name: "Pro",
+      price_cents: 500,
+      description: "For regulars",
+      features: { support: "Email", calls: "2 per month" },
+      included_calls: 2,
+      ...plan,
+    },
   });
   expect(created.status).toBe(201);
   return { slug: app.slug as string, plan: created.body };
 }
-const callApp = (caller: Caller, slug: string) => caller.api("POST", `/api/app/${slug}/completion-messages`, { body: { inputs: { query: "hi" } } });
+const callApp = (caller: Caller, slug: string) =>
+  caller.api("POST", `/api/app/${slug}/completion-messages`, { body: { inputs: { query: "hi" } } });
 
 describe("plans", () => {
   it("lets the owner create, change and withdraw plans, and anyone who may call the app list them", async () => {
     const { slug, plan } = await appWithPlan();
-    expect(plan).toMatchObject({ name: "Pro", price: 5, price_cents: 500, currency: "usd", included_calls: 2, is_active: true, features: { support: "Email" } });
+    expect(plan).toMatchObject({
+      name: "Pro",
+      price: 5,
+      price_cents: 500,
+      currency: "usd",
+      included_calls: 2,
+      is_active: true,
+      features: { support: "Email" },
+    });
     const consumer = await createCaller(server.baseUrl);
     expect((await consumer.api("GET", `/api/app/${slug}/packages/`)).body).toHaveLength(1);
-    expect((await consumer.api("POST", `/api/app/${slug}/packages/`, { body: { name: "Mine", price_cents: 100, included_calls: 1 } })).status).toBe(404);
-    const cheap = await creator.api("POST", `/api/app/${slug}/packages/`, { body: { name: "Cheap", price_cents: 50, included_calls: 1 } });
+    expect(
+      (
+        await consumer.api("POST", `/api/app/${slug}/packages/`, {
+          body: { name: "Mine", price_cents: 100, included_calls: 1 },
+        })
+      ).status,
+    ).toBe(404);
+    const cheap = await creator.api("POST", `/api/app/${slug}/packages/`, {
+      body: { name: "Cheap", price_cents: 50, included_calls: 1 },
+    });
     expect(cheap.body.fields).toEqual({ price_cents: "must be at least 100 cents ($1.00)" });
-    const renamed = await creator.api("PATCH", `/api/app/${slug}/packages/${plan.id}/`, { body: { name: "Pro Plus" } });
+    const renamed = await creator.api("PATCH", `/api/app/${slug}/packages/${plan.id}/`, {
+      body: { name: "Pro Plus" },
+    });
     expect(renamed.body.name).toBe("Pro Plus");
     expect((await creator.api("DELETE", `/api/app/${slug}/packages/${plan.id}/`)).status).toBe(204);
     expect((await consumer.api("GET", `/api/app/${slug}/packages/`)).body[0].is_active).toBe(false);
@@ -62,9 +97,18 @@ describe("subscriptions", () => {
     await fundWallet(consumer, 1000);
     const creatorBefore = (await balancesOf(server.database.db, await userIdOf(creator))).earnings;
 
-    const subscribed = await consumer.api("POST", `/api/app/${slug}/subscriptions/`, { body: { package_id: plan.id } });
+    const subscribed = await consumer.api("POST", `/api/app/${slug}/subscriptions/`, {
+      body: { package_id: plan.id },
+    });
     expect(subscribed.status).toBe(201);
-    expect(subscribed.body).toMatchObject({ package_name: "Pro", status: "active", cancel_at_period_end: false, calls_used: 0, calls_included: 2, days_remaining: 30 });
+    expect(subscribed.body).toMatchObject({
+      package_name: "Pro",
+      status: "active",
+      cancel_at_period_end: false,
+      calls_used: 0,
+      calls_included: 2,
+      days_remaining: 30,
+    });
     expect((await consumer.api("GET", "/api/wallet/")).body.balance_cents).toBe(500);
 
     for (let i = 0; i < 3; i++) expect((await callApp(consumer, slug)).status).toBe(200);
@@ -74,7 +118,9 @@ describe("subscriptions", () => {
     const creatorAfter = (await balancesOf(server.database.db, await userIdOf(creator))).earnings;
     expect(creatorAfter - creatorBefore).toBe(450 + 18);
 
-    const again = await consumer.api("POST", `/api/app/${slug}/subscriptions/`, { body: { package_id: plan.id } });
+    const again = await consumer.api("POST", `/api/app/${slug}/subscriptions/`, {
+      body: { package_id: plan.id },
+    });
     expect(again.status).toBe(409);
   });
 
@@ -90,7 +136,9 @@ describe("subscriptions", () => {
     const covered = await server.database.db
       .select({ n: sql<number>`count(*)::int` })
       .from(invocations)
-      .where(sql`${invocations.callerUserId} = ${consumerId} and ${invocations.status} = 'success' and ${invocations.chargedCents} = 0`);
+      .where(
+        sql`${invocations.callerUserId} = ${consumerId} and ${invocations.status} = 'success' and ${invocations.chargedCents} = 0`,
+      );
     expect(covered[0]?.n).toBe(5);
     expect(await balancesOf(server.database.db, consumerId)).toMatchObject({ wallet: 0, held: 0 });
   });
@@ -98,16 +146,26 @@ describe("subscriptions", () => {
   it("is paid by a card payment made for the plan, which cannot be used twice or top up the wallet", async () => {
     const { slug, plan } = await appWithPlan();
     const consumer = await createCaller(server.baseUrl);
-    const wrongAmount = await consumer.api("POST", `/api/app/${slug}/create-payment-intent/`, { body: { amount: 499, currency: "usd", package_id: plan.id } });
+    const wrongAmount = await consumer.api("POST", `/api/app/${slug}/create-payment-intent/`, {
+      body: { amount: 499, currency: "usd", package_id: plan.id },
+    });
     expect(wrongAmount.body.fields).toEqual({ amount: "must equal the plan's price, 500 cents" });
-    const intent = await consumer.api("POST", `/api/app/${slug}/create-payment-intent/`, { body: { amount: 500, currency: "usd", package_id: plan.id } });
-    const confirmed = await consumer.api("POST", "/api/billing/sandbox/confirm/", { body: { client_secret: intent.body.client_secret, card } });
+    const intent = await consumer.api("POST", `/api/app/${slug}/create-payment-intent/`, {
+      body: { amount: 500, currency: "usd", package_id: plan.id },
+    });
+    const confirmed = await consumer.api("POST", "/api/billing/sandbox/confirm/", {
+      body: { client_secret: intent.body.client_secret, card },
+    });
     expect(confirmed.body).toMatchObject({ status: "succeeded", balance_cents: 0 });
-    const subscribed = await consumer.api("POST", `/api/app/${slug}/subscriptions/`, { body: { package_id: plan.id, payment_intent_id: intent.body.id } });
+    const subscribed = await consumer.api("POST", `/api/app/${slug}/subscriptions/`, {
+      body: { package_id: plan.id, payment_intent_id: intent.body.id },
+    });
     expect(subscribed.status).toBe(201);
     await consumer.api("POST", `/api/app/${slug}/subscriptions/${subscribed.body.id}/cancel/`);
     await renewDueSubscriptions(server.database.db, 10, new Date(Date.now() + 31 * 86_400_000));
-    const reuse = await consumer.api("POST", `/api/app/${slug}/subscriptions/`, { body: { package_id: plan.id, payment_intent_id: intent.body.id } });
+    const reuse = await consumer.api("POST", `/api/app/${slug}/subscriptions/`, {
+      body: { package_id: plan.id, payment_intent_id: intent.body.id },
+    });
     expect(reuse.status).toBe(400);
     expect(reuse.body.fields).toEqual({ payment_intent_id: "is not a completed payment for this plan" });
   });
@@ -116,22 +174,31 @@ describe("subscriptions", () => {
     const { slug, plan } = await appWithPlan();
     const canceling = await createCaller(server.baseUrl);
     await fundWallet(canceling, 500);
-    const sub = (await canceling.api("POST", `/api/app/${slug}/subscriptions/`, { body: { package_id: plan.id } })).body;
+    const sub = (
+      await canceling.api("POST", `/api/app/${slug}/subscriptions/`, { body: { package_id: plan.id } })
+    ).body;
     const canceled = await canceling.api("POST", `/api/app/${slug}/subscriptions/${sub.id}/cancel/`);
     expect(canceled.body).toMatchObject({ status: "active", cancel_at_period_end: true });
-    const kept = await canceling.api("PATCH", `/api/app/${slug}/subscriptions/${sub.id}/`, { body: { cancel_at_period_end: false } });
+    const kept = await canceling.api("PATCH", `/api/app/${slug}/subscriptions/${sub.id}/`, {
+      body: { cancel_at_period_end: false },
+    });
     expect(kept.body.cancel_at_period_end).toBe(false);
     await canceling.api("POST", `/api/app/${slug}/subscriptions/${sub.id}/cancel/`);
 
     const renewing = await createCaller(server.baseUrl);
     await fundWallet(renewing, 1000);
-    const renewingSub = (await renewing.api("POST", `/api/app/${slug}/subscriptions/`, { body: { package_id: plan.id } })).body;
+    const renewingSub = (
+      await renewing.api("POST", `/api/app/${slug}/subscriptions/`, { body: { package_id: plan.id } })
+    ).body;
     const broke = await createCaller(server.baseUrl);
     await fundWallet(broke, 500);
-    const brokeSub = (await broke.api("POST", `/api/app/${slug}/subscriptions/`, { body: { package_id: plan.id } })).body;
+    const brokeSub = (
+      await broke.api("POST", `/api/app/${slug}/subscriptions/`, { body: { package_id: plan.id } })
+    ).body;
 
     await renewDueSubscriptions(server.database.db, 10, new Date(Date.now() + 31 * 86_400_000));
-    const status = async (id: string) => (await server.database.db.select().from(subscriptions).where(eq(subscriptions.id, id)))[0]?.status;
+    const status = async (id: string) =>
+      (await server.database.db.select().from(subscriptions).where(eq(subscriptions.id, id)))[0]?.status;
     expect(await status(sub.id)).toBe("canceled");
     expect(await status(renewingSub.id)).toBe("active");
     expect(await status(brokeSub.id)).toBe("past_due");
@@ -142,7 +209,9 @@ describe("subscriptions", () => {
   it("answers 402 when the wallet cannot pay for the plan", async () => {
     const { slug, plan } = await appWithPlan();
     const consumer = await createCaller(server.baseUrl);
-    const response = await consumer.api("POST", `/api/app/${slug}/subscriptions/`, { body: { package_id: plan.id } });
+    const response = await consumer.api("POST", `/api/app/${slug}/subscriptions/`, {
+      body: { package_id: plan.id },
+    });
     expect(response.status).toBe(402);
     expect(response.body.message).toContain("the plan costs $5.00 and your wallet has $0.00 available");
   });
@@ -154,21 +223,42 @@ describe("payment methods", () => {
     const consumer = await createCaller(server.baseUrl);
     const add = (body: object) => consumer.api("POST", `/api/app/${slug}/payment-methods/`, { body });
     const first = await add({ billing_address: address, card });
-    expect(first.body).toMatchObject({ card_brand: "visa", card_last4: "4242", card_exp_month: 12, card_exp_year: 2099, is_default: true });
+    expect(first.body).toMatchObject({
+      card_brand: "visa",
+      card_last4: "4242",
+      card_exp_month: 12,
+      card_exp_year: 2099,
+      is_default: true,
+    });
     const second = await add({ billing_address: address, card: { ...card, number: "5555 5555 5555 4444" } });
     expect(second.body).toMatchObject({ card_brand: "mastercard", is_default: false });
-    expect((await add({ billing_address: address, card: { ...card, number: "4000 0000 0000 0002" } })).body.message).toBe("Your card was declined.");
+    expect(
+      (await add({ billing_address: address, card: { ...card, number: "4000 0000 0000 0002" } })).body
+        .message,
+    ).toBe("Your card was declined.");
     expect(Object.keys((await add({ card })).body.fields)).toEqual(["billing_address"]);
-    expect((await add({ billing_address: { ...address, country: "BR" } as object, card })).body.fields).toEqual({
+    expect(
+      (await add({ billing_address: { ...address, country: "BR" } as object, card })).body.fields,
+    ).toEqual({
       "billing_address.country": "must be one of US, CA, GB, AU, DE, FR, ES, IT, NL",
     });
 
-    expect((await consumer.api("PATCH", `/api/app/${slug}/payment-methods/${second.body.id}/`, { body: { is_default: true } })).body.is_default).toBe(true);
-    expect((await consumer.api("DELETE", `/api/app/${slug}/payment-methods/${second.body.id}/`)).status).toBe(204);
+    expect(
+      (
+        await consumer.api("PATCH", `/api/app/${slug}/payment-methods/${second.body.id}/`, {
+          body: { is_default: true },
+        })
+      ).body.is_default,
+    ).toBe(true);
+    expect((await consumer.api("DELETE", `/api/app/${slug}/payment-methods/${second.body.id}/`)).status).toBe(
+      204,
+    );
     const left = (await consumer.api("GET", `/api/app/${slug}/payment-methods/`)).body;
     expect(left).toEqual([expect.objectContaining({ id: first.body.id, is_default: true })]);
     const stranger = await createCaller(server.baseUrl);
     expect((await stranger.api("GET", `/api/app/${slug}/payment-methods/`)).body).toEqual([]);
-    expect((await stranger.api("DELETE", `/api/app/${slug}/payment-methods/${first.body.id}/`)).status).toBe(404);
+    expect((await stranger.api("DELETE", `/api/app/${slug}/payment-methods/${first.body.id}/`)).status).toBe(
+      404,
+    );
   });
 });

@@ -17,6 +17,12 @@ export interface StripeGateway {
     user: LocalUser,
     options: { amount: number; currency: string; packageId?: string },
   ): Promise<PaymentIntent>;
+  /** A card the browser set up with Stripe Elements: checked to belong to the user's customer. */
+  retrieveCard(
+    db: Database,
+    user: LocalUser,
+    paymentMethodId: string,
+  ): Promise<{ brand: string; last4: string; expMonth: number; expYear: number }>;
   /** Verifies and applies one webhook delivery; a redelivered event id is acknowledged without effect. */
   handleWebhook(
     db: Database,
@@ -100,6 +106,19 @@ export function createStripeGateway(config: Config): StripeGateway | undefined {
         packageId: packageId ?? null,
       });
       return { id: intent.id, client_secret: intent.client_secret, amount, currency, gateway: "stripe" };
+    },
+
+    async retrieveCard(db, user, paymentMethodId) {
+      const customer = await customerFor(db, user);
+      const method = await stripe.paymentMethods.retrieve(paymentMethodId);
+      const owner = typeof method.customer === "string" ? method.customer : method.customer?.id;
+      if (owner !== customer || !method.card) throw new AppError("not_found", "Payment method not found");
+      return {
+        brand: method.card.brand,
+        last4: method.card.last4,
+        expMonth: method.card.exp_month,
+        expYear: method.card.exp_year,
+      };
     },
 
     async handleWebhook(db, rawBody, signature) {

@@ -19,6 +19,7 @@ interface SeenRequest {
 }
 const seen: SeenRequest[] = [];
 let counter = 0;
+let firstCustomer: string | undefined;
 const fakeStripe = http.createServer((req, res) => {
   let raw = "";
   req.on("data", (chunk) => {
@@ -34,8 +35,10 @@ const fakeStripe = http.createServer((req, res) => {
     if (req.headers.authorization !== `Bearer ${SECRET_KEY}`)
       return json(401, { error: { type: "invalid_request_error", message: "Invalid API Key provided" } });
     if (req.method === "POST" && req.url === "/v1/customers") {
+      const customerId = `cus_${++counter}`;
+      firstCustomer ??= customerId;
       return json(200, {
-        id: `cus_${++counter}`,
+        id: customerId,
         object: "customer",
         email: form.get("email"),
         metadata: {},
@@ -62,6 +65,16 @@ const fakeStripe = http.createServer((req, res) => {
         client_secret: `${id}_secret_abc`,
         status: "requires_payment_method",
         customer: form.get("customer"),
+      });
+    }
+    const method = /^\/v1\/payment_methods\/(pm_[a-z]+)$/.exec(req.url ?? "");
+    if (req.method === "GET" && method) {
+      const customer = method[1] === "pm_mine" ? firstCustomer : "cus_someone_else";
+      return json(200, {
+        id: method[1],
+        object: "payment_method",
+        customer,
+        card: { brand: "visa", last4: "4242", exp_month: 8, exp_year: 2031 },
       });
     }
     json(404, {
@@ -193,6 +206,37 @@ describe("the Stripe gateway", () => {
     // The same event, properly signed later, is still applied: a rejected delivery was not recorded.
     expect((await deliver(succeeded("evt_forged", intent.body.id, 700))).body.duplicate).toBe(false);
     expect((await buyer.api("GET", "/api/wallet/")).body.balance_cents).toBe(before + 700);
+  });
+
+  it("saves a card set up with Stripe Elements only when it belongs to the caller's customer", async () => {
+    const { body: app } = await buyer.api("POST", "/api/app/", { body: { name: "Own app" } });
+    const address = {
+      name: "Card Holder",
+      line1: "1 Main St",
+      city: "Austin",
+      postal_code: "78701",
+      country: "US",
+    };
+    const add = (body: object) =>
+      buyer.api("POST", `/api/app/${app.slug}/payment-methods/`, {
+        body: { billing_address: address, ...body },
+      });
+    const saved = await add({ stripe_payment_method_id: "pm_mine" });
+    expect(saved.status).toBe(201);
+    expect(saved.body).toMatchObject({
+      card_brand: "visa",
+      card_last4: "4242",
+      card_exp_month: 8,
+      card_exp_year: 2031,
+      is_default: true,
+    });
+    expect((await add({ stripe_payment_method_id: "pm_theirs" })).status).toBe(404);
+    const rawCard = await add({
+      card: { number: "4242424242424242", exp_month: 1, exp_year: 2099, cvc: "123" },
+    });
+    expect(rawCard.body.fields).toEqual({
+      stripe_payment_method_id: "is required when payments go through Stripe",
+    });
   });
 
   it("marks a failed payment without moving money", async () => {

@@ -17,6 +17,8 @@ export function runtimeConfigFor(config: Config): RuntimeConfig {
       scope: OIDC_SCOPE,
       embedded: config.oidc.embedded,
     },
+    stripe_publishable_key:
+      config.stripe.secretKey && config.stripe.publishableKey ? config.stripe.publishableKey : null,
     sandbox: {
       llm: !(
         config.providerKeys.openai ||

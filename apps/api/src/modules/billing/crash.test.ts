@@ -1,0 +1,405 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { and, eq, isNull, sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type DatabaseHandle, queryRows } from "../../db/client.ts";
+import { holds, invocations, ledgerAccounts } from "../../db/schema/index.ts";
+import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
+import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
+import { startFakeOpenAi } from "../../test/fake-openai.ts";
+import { freePort } from "../../test/server.ts";
+import { balancesOf, reconcile, sweepExpiredHolds } from "./ledger.service.ts";
+
+/**
+ * Crash safety of the money path with real server processes (`node src/main.ts`): calls are in
+ * flight (hold placed, slow vendor) when a process is SIGKILLed. After the sweeper has released
+ * the expired holds, no money may be lost or created and every settled hold has one invocation.
+ * PostgreSQL: two processes on one database, one killed. PGlite (one process per data
+ * directory): one process killed, its data then opened in-process, as a restart would.
+ */
+
+const onPostgres = process.env.TEST_DB === "postgres";
+const PRICE = 30;
+const FEE = 3; // PLATFORM_FEE_PERCENT=10
+const K = 40; // the wallet covers K calls
+const N = onPostgres ? 150 : 60;
+const VENDOR_DELAY_MS = 300;
+/** Calls start in waves: at any moment some place holds, some wait for the vendor, some settle. */
+const WAVE = 5;
+const WAVE_SPACING_MS = 25;
+/** The victim is killed once it has answered this many paid calls. */
+const KILL_AFTER_SUCCESSES = 3;
+const SECRET_KEY = "crash-test-secret-key-that-is-long-enough-0123456789";
+const VICTIM_APP_NAME = "pm-crash-victim";
+const repoRoot = fileURLToPath(new URL("../../../../../", import.meta.url));
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+interface ServerProcess {
+  name: string;
+  baseUrl: string;
+  child: ChildProcess;
+  exited: Promise<void>;
+  isAlive(): boolean;
+  output(): string;
+}
+
+let vendor: Awaited<ReturnType<typeof startFakeOpenAi>>;
+let testDb: TestDatabase;
+let database: DatabaseHandle | undefined;
+const processes: ServerProcess[] = [];
+const scratchDirs: string[] = [];
+
+/** Starts `node apps/api/src/main.ts` with a clean environment and waits for /readyz. */
+async function startServerProcess(name: string, env: Record<string, string>): Promise<ServerProcess> {
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const inherited: Record<string, string> = {};
+  for (const key of ["PATH", "HOME", "TMPDIR"]) {
+    const value = process.env[key];
+    if (value) inherited[key] = value;
+  }
+  const child = spawn(process.execPath, ["apps/api/src/main.ts"], {
+    cwd: repoRoot,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: {
+      ...inherited,
+      NODE_ENV: "test",
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      PUBLIC_URL: baseUrl,
+      SECRET_KEY,
+      LOG_LEVEL: "warn",
+      OPENAI_API_KEY: "x",
+      OPENAI_BASE_URL: vendor.baseUrl,
+      GATEWAY_RATE_LIMIT_PER_MINUTE: "100000",
+      PLATFORM_FEE_PERCENT: "10",
+      ...env,
+    },
+  });
+  let output = "";
+  const collect = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-20_000);
+  };
+  child.stdout?.on("data", collect);
+  child.stderr?.on("data", collect);
+  let alive = true;
+  const exited = new Promise<void>((resolve) => {
+    child.once("exit", () => {
+      alive = false;
+      resolve();
+    });
+    child.once("error", (error) => {
+      output += `\nspawn error: ${error.message}`;
+      alive = false;
+      resolve();
+    });
+  });
+  const server: ServerProcess = {
+    name,
+    baseUrl,
+    child,
+    exited,
+    isAlive: () => alive,
+    output: () => output,
+  };
+  processes.push(server);
+
+  const deadline = Date.now() + 45_000;
+  while (Date.now() < deadline) {
+    if (!alive) throw new Error(`server ${name} exited while starting:\n${output}`);
+    const ready = await fetch(`${baseUrl}/readyz`, { signal: AbortSignal.timeout(2_000) }).then(
+      (response) => response.status === 200,
+      () => false,
+    );
+    if (ready) return server;
+    await sleep(100);
+  }
+  throw new Error(`server ${name} not ready after 45 s:\n${output}`);
+}
+
+/** SIGKILL (no shutdown hooks run) and wait, bounded, for the process to be gone. */
+async function killProcess(server: ServerProcess): Promise<void> {
+  if (server.isAlive()) server.child.kill("SIGKILL");
+  await Promise.race([server.exited, sleep(10_000)]);
+  if (server.isAlive()) throw new Error(`server ${server.name} survived SIGKILL`);
+}
+
+interface CallOutcome {
+  server: string;
+  status: number; // 0: no HTTP answer (the connection died with the process)
+  id?: string;
+  error?: string;
+}
+
+async function paidCall(server: ServerProcess, key: string, slug: string): Promise<CallOutcome> {
+  try {
+    const response = await fetch(`${server.baseUrl}/api/app/${slug}/completion-messages`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ inputs: { query: "hi" } }),
+      signal: AbortSignal.timeout(60_000),
+    });
+    const body = (await response.json().catch(() => undefined)) as { id?: string } | undefined;
+    return { server: server.name, status: response.status, id: body?.id };
+  } catch (error) {
+    return { server: server.name, status: 0, error: String(error) };
+  }
+}
+
+beforeAll(async () => {
+  vendor = await startFakeOpenAi();
+  testDb = await createTestDatabase();
+  // Sequential start: the first one migrates and creates the issuer's signing keys.
+  if (onPostgres) {
+    const url = testDb.serverEnv.DATABASE_URL ?? "";
+    await startServerProcess("a", { DATABASE_URL: url, DATA_DIR: scratch() });
+    // The killed process's backends are recognisable in pg_stat_activity by their application name.
+    await startServerProcess("b", {
+      DATABASE_URL: `${url}?application_name=${VICTIM_APP_NAME}`,
+      DATA_DIR: scratch(),
+    });
+  } else await startServerProcess("a", testDb.serverEnv);
+});
+
+afterAll(async () => {
+  for (const server of processes) await killProcess(server).catch(() => {});
+  await database?.close().catch(() => {});
+  await vendor?.stop();
+  await testDb?.destroy();
+  for (const dir of scratchDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+function scratch(): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "pm-crash-"));
+  scratchDirs.push(dir);
+  return dir;
+}
+
+describe("a server process killed with SIGKILL mid-run", () => {
+  const title = onPostgres
+    ? `two processes on one PostgreSQL, one killed during ${N} concurrent paid calls: after the sweep no money is lost or created`
+    : `one process on PGlite killed during ${N} concurrent paid calls: after a restart and the sweep no money is lost or created`;
+  it(title, async () => {
+    const [first, second] = processes;
+    if (!first) throw new Error("no server process");
+    const victim = onPostgres ? second : first;
+    const survivor = onPostgres ? first : undefined;
+    if (!victim) throw new Error("no victim process");
+    const targets = survivor ? [survivor, victim] : [victim];
+
+    // Setup through the first process: people, a paid app, a funded wallet, an API key (keys
+    // live in the database, so unlike sign-in tokens they work on every process).
+    const creator: Caller = await createCaller(first.baseUrl, "Seller");
+    const consumer: Caller = await createCaller(first.baseUrl, "Buyer");
+    const created = await creator.api("POST", "/api/app/", {
+      body: { name: "Crash-tested", visibility: "public", price_cents: PRICE },
+    });
+    expect(created.status).toBe(201);
+    const app = created.body as { slug: string; id: string };
+    expect(
+      (await creator.api("PATCH", `/api/app/${app.slug}/prompt/`, { body: { model: "gpt-4-turbo" } })).status,
+    ).toBe(200);
+    expect(
+      (await creator.api("PATCH", `/api/app/${app.slug}/update_status/`, { body: { status: "live" } }))
+        .status,
+    ).toBe(200);
+    expect(await fundWallet(consumer, K * PRICE)).toBe(K * PRICE);
+    const keyAnswer = await consumer.api("POST", "/api/keys/", { body: { name: "crash" } });
+    expect(keyAnswer.status).toBe(201);
+    const key = keyAnswer.body.key as string;
+    const consumerId = (await consumer.api("GET", "/api/auth/profile/")).body.user.id as string;
+    const creatorId = (await creator.api("GET", "/api/auth/profile/")).body.user.id as string;
+
+    // Warm-up: the creator's own calls are free; they load the model path in every process so
+    // that the timing below is not dominated by a cold start.
+    const ownerKey = (await creator.api("POST", "/api/keys/", { body: { name: "warm-up" } })).body.key;
+    for (const server of targets) {
+      const warmUp = await Promise.all(Array.from({ length: 3 }, () => paidCall(server, ownerKey, app.slug)));
+      expect(warmUp.map((o) => o.status)).toEqual([200, 200, 200]);
+    }
+
+    // N concurrent calls spread over the processes, started in waves; the victim is killed once
+    // it has answered a few paid calls, while its later ones are still at the (slow) vendor.
+    vendor.set({ kind: "echo", delayMs: VENDOR_DELAY_MS });
+    const t0 = performance.now();
+    let victimSuccesses = 0;
+    let killTrigger: () => void = () => {};
+    const victimAnswered = new Promise<void>((resolve) => {
+      killTrigger = resolve;
+    });
+    const calls: Promise<CallOutcome>[] = [];
+    const launch = (async () => {
+      for (let i = 0; i < N; i++) {
+        if (i > 0 && i % WAVE === 0) await sleep(WAVE_SPACING_MS);
+        const server = targets[i % targets.length] as ServerProcess;
+        calls.push(
+          paidCall(server, key, app.slug).then((outcome) => {
+            if (server === victim && outcome.status === 200 && ++victimSuccesses >= KILL_AFTER_SUCCESSES)
+              killTrigger();
+            return outcome;
+          }),
+        );
+      }
+    })();
+    const triggered = await Promise.race([victimAnswered.then(() => true), sleep(15_000).then(() => false)]);
+    const killedAt = performance.now() - t0;
+    const victimSuccessesAtKill = victimSuccesses;
+    await killProcess(victim);
+    await launch;
+    const outcomes = await Promise.all(calls);
+    const callsDone = performance.now() - t0;
+    expect(
+      triggered,
+      `${victim.name} answered fewer than ${KILL_AFTER_SUCCESSES} paid calls within 15 s:\n${victim.output()}`,
+    ).toBe(true);
+
+    // A killed client's last COMMIT may still be executing on the server: wait until its
+    // backends are gone before reading.
+    if (onPostgres) {
+      database = await testDb.open();
+      const deadline = Date.now() + 15_000;
+      for (;;) {
+        const [row] = await queryRows<{ n: number }>(
+          database.db,
+          sql`select count(*)::int as n from pg_stat_activity where application_name = ${VICTIM_APP_NAME}`,
+        );
+        if (row?.n === 0) break;
+        if (Date.now() > deadline) throw new Error(`${row?.n} backends of the killed process remain`);
+        await sleep(50);
+      }
+    } else {
+      // PGlite: the restart, opening the killed process's data directory in this process.
+      database = await testDb.open();
+    }
+    const { db } = database;
+
+    const holdCounts = async () => {
+      const rows = await db
+        .select({ status: holds.status, n: sql<number>`count(*)::int` })
+        .from(holds)
+        .where(eq(holds.applicationId, app.id))
+        .groupBy(holds.status);
+      const counts = { held: 0, settled: 0, released: 0 };
+      for (const row of rows) counts[row.status] = row.n;
+      return counts;
+    };
+    const beforeSweep = await holdCounts();
+    const consumerBeforeSweep = await balancesOf(db, consumerId);
+    // The holds the killed process left behind, released once their expiry has passed.
+    const swept = await sweepExpiredHolds(db, new Date(Date.now() + 60 * 60_000));
+    const sweptAt = performance.now() - t0;
+    const afterSweep = await holdCounts();
+
+    const byStatus = (server: ServerProcess | undefined, status: number) =>
+      outcomes.filter((o) => o.server === server?.name && o.status === status).length;
+    const figures = {
+      db: testDb.kind,
+      n: N,
+      k: K,
+      price: PRICE,
+      killedAtMs: Math.round(killedAt),
+      victimSuccessesAtKill,
+      callsDoneMs: Math.round(callsDone),
+      sweptAtMs: Math.round(sweptAt),
+      victim: { ok: byStatus(victim, 200), paymentRequired: byStatus(victim, 402), cut: byStatus(victim, 0) },
+      survivor: survivor
+        ? {
+            ok: byStatus(survivor, 200),
+            paymentRequired: byStatus(survivor, 402),
+            cut: byStatus(survivor, 0),
+          }
+        : null,
+      holdsBeforeSweep: beforeSweep,
+      consumerBeforeSweep,
+      swept,
+      holdsAfterSweep: afterSweep,
+    };
+    const context = JSON.stringify(figures);
+    console.log(`crash test figures: ${context}`);
+
+    // Every call got an answer or lost its connection to the killed process, nothing else.
+    for (const outcome of outcomes) {
+      if (outcome.server === victim.name) expect([200, 402, 0], context).toContain(outcome.status);
+      else expect([200, 402], `${context} ${JSON.stringify(outcome)}`).toContain(outcome.status);
+    }
+    // The kill did hit calls in flight: it left holds behind, and the sweeper released exactly those.
+    expect(beforeSweep.held, context).toBeGreaterThan(0);
+    expect(consumerBeforeSweep.held, context).toBe(beforeSweep.held * PRICE);
+    expect(swept, context).toBe(beforeSweep.held);
+    expect(afterSweep, context).toEqual({
+      held: 0,
+      settled: beforeSweep.settled,
+      released: beforeSweep.released + beforeSweep.held,
+    });
+
+    // No money lost or created: what was topped up is in the wallet or was paid out.
+    const settled = afterSweep.settled;
+    expect(settled, context).toBeLessThanOrEqual(K);
+    const consumerBalances = await balancesOf(db, consumerId);
+    const creatorBalances = await balancesOf(db, creatorId);
+    const platformAccounts = await db
+      .select({ kind: ledgerAccounts.kind, balance: ledgerAccounts.balanceCents })
+      .from(ledgerAccounts)
+      .where(isNull(ledgerAccounts.ownerId));
+    const platform = (kind: string) => platformAccounts.find((a) => a.kind === kind)?.balance ?? 0;
+    expect(consumerBalances, context).toEqual({ wallet: (K - settled) * PRICE, held: 0, earnings: 0 });
+    expect(creatorBalances.earnings, context).toBe(settled * (PRICE - FEE));
+    expect(platform("platform_fee"), context).toBe(settled * FEE);
+    expect(platform("clearing"), context).toBe(-K * PRICE);
+    expect(
+      consumerBalances.wallet + consumerBalances.held + creatorBalances.earnings + platform("platform_fee"),
+      context,
+    ).toBe(K * PRICE);
+    const report = await reconcile(db);
+    expect(report.mismatches, context).toEqual([]);
+    expect(report.unbalancedTransactions, context).toEqual([]);
+    expect(report.ledgerTotal, context).toBe(0);
+    expect(report.ok, context).toBe(true);
+
+    // Every settled hold has exactly one successful invocation charged the price, and every
+    // charged invocation belongs to exactly one settled hold.
+    const settledHolds = await db
+      .select({
+        holdId: holds.id,
+        invocationId: holds.invocationId,
+        status: invocations.status,
+        chargedCents: invocations.chargedCents,
+        applicationId: invocations.applicationId,
+      })
+      .from(holds)
+      .leftJoin(invocations, eq(invocations.id, holds.invocationId))
+      .where(and(eq(holds.applicationId, app.id), eq(holds.status, "settled")));
+    expect(settledHolds).toHaveLength(settled);
+    for (const hold of settledHolds)
+      expect(hold, context).toMatchObject({ status: "success", chargedCents: PRICE, applicationId: app.id });
+    const settledInvocationIds = new Set(settledHolds.map((h) => h.invocationId));
+    expect(settledInvocationIds.size, context).toBe(settled);
+    const charged = await db
+      .select({ id: invocations.id, chargedCents: invocations.chargedCents })
+      .from(invocations)
+      .where(
+        and(
+          eq(invocations.applicationId, app.id),
+          eq(invocations.callerUserId, consumerId),
+          eq(invocations.status, "success"),
+        ),
+      );
+    // A success without a charge would be a free call (its hold was closed before the settle).
+    expect(
+      charged.filter((i) => i.chargedCents !== PRICE),
+      context,
+    ).toEqual([]);
+    expect(new Set(charged.map((i) => i.id)), context).toEqual(settledInvocationIds);
+
+    // A settle may commit just before the kill without its answer reaching the client, never
+    // the reverse: every 200 is a settled hold's invocation.
+    const answered = outcomes.filter((o) => o.status === 200);
+    expect(answered.length, context).toBeLessThanOrEqual(settled);
+    for (const outcome of answered) expect(settledInvocationIds.has(outcome.id ?? null), context).toBe(true);
+    expect(figures.victim.ok, context).toBeGreaterThanOrEqual(KILL_AFTER_SUCCESSES);
+  }, 120_000);
+});
