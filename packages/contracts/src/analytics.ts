@@ -1,0 +1,93 @@
+import { z } from "zod";
+
+export const ANALYTICS_WINDOWS = [7, 30, 90] as const;
+export const AnalyticsDaysQuerySchema = z.strictObject({
+  days: z.coerce
+    .number()
+    .int()
+    .refine((d) => (ANALYTICS_WINDOWS as readonly number[]).includes(d), "must be 7, 30 or 90")
+    .default(30),
+});
+
+/** SPEC §3 "Global dashboard response". Rates are percentages (0–100), times in seconds, days in UTC. */
+export const GlobalDashboardSchema = z.object({
+  overview: z.object({
+    total_applications: z.number().int(),
+    total_invocations: z.number().int(),
+    total_users: z.number().int(),
+    success_rate: z.number(),
+  }),
+  time_series: z.object({
+    data: z.array(
+      z.object({
+        date: z.string().describe("YYYY-MM-DD (UTC)"),
+        invocations: z.number().int(),
+        success_count: z.number().int(),
+        error_count: z.number().int(),
+        avg_response_time: z.number(),
+        input_tokens: z.number().int(),
+        output_tokens: z.number().int(),
+      }),
+    ),
+  }),
+  applications: z.array(
+    z.object({
+      application_name: z.string(),
+      application_slug: z.string(),
+      application_type: z.enum(["prompt", "workflow"]),
+      invocations: z.number().int(),
+      success_rate: z.number(),
+      avg_response_time: z.number(),
+      last_used: z.string().describe("ISO date-time, or empty when never used"),
+    }),
+  ),
+  errors: z.array(z.object({ error_type: z.string().nullable(), count: z.number().int() })),
+});
+export type GlobalDashboard = z.infer<typeof GlobalDashboardSchema>;
+
+/** Usage of one app over the window: the dashboard's and detail page's totals plus SPEC's summary. */
+export const AppUsageAnalyticsSchema = z.object({
+  total_invocations: z.number().int(),
+  total_revenue: z.number().describe("Dollars"),
+  summary: z.object({
+    total_invocations: z.number().int(),
+    total_users: z.number().int(),
+    total_revenue: z.number(),
+    series: z.array(z.object({ date: z.string(), invocations: z.number().int(), revenue: z.number() })),
+  }),
+});
+export type AppUsageAnalytics = z.infer<typeof AppUsageAnalyticsSchema>;
+
+export const AppPerformanceSchema = z.object({
+  performance: z.object({
+    success_rate: z.number(),
+    average_response_time: z.number(),
+    series: z.array(
+      z.object({
+        date: z.string(),
+        success_count: z.number().int(),
+        error_count: z.number().int(),
+        response_time: z.number(),
+      }),
+    ),
+  }),
+});
+export type AppPerformance = z.infer<typeof AppPerformanceSchema>;
+
+export const RecentInvocationsQuerySchema = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+});
+export const RecentInvocationsSchema = z.object({
+  recent_invocations: z.array(
+    z.object({
+      id: z.string(),
+      end_user: z.string().nullable(),
+      status: z.enum(["success", "error"]),
+      response_time: z.number().describe("Seconds"),
+      input_tokens: z.number().int(),
+      output_tokens: z.number().int(),
+      created_at: z.string(),
+    }),
+  ),
+});
+export type RecentInvocations = z.infer<typeof RecentInvocationsSchema>;
