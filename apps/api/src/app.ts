@@ -24,6 +24,7 @@ import { installErrorHandler } from "./lib/error-handler.ts";
 import { installMetrics } from "./lib/metrics.ts";
 import { createSafeFetch } from "./lib/safe-fetch.ts";
 import { createSecretBox } from "./lib/secrets.ts";
+import { analyticsRoutes } from "./modules/analytics/analytics.routes.ts";
 import { applicationsRoutes } from "./modules/applications/applications.routes.ts";
 import { authRoutes } from "./modules/auth/auth.routes.ts";
 import { createAuthGuards } from "./modules/auth/authenticate.ts";
@@ -150,6 +151,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     await scope.register(runtimeConfigRoutes, { config });
     await scope.register(authRoutes, { db, guards });
     await scope.register(keysRoutes, { db, guards });
+    await scope.register(analyticsRoutes, { db, guards });
     await scope.register(applicationsRoutes, {
       db,
       guards,

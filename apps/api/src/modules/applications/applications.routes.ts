@@ -2,7 +2,6 @@ import {
   ApiErrorSchema,
   ApplicationListSchema,
   ApplicationSchema,
-  AppUsageSchema,
   CreateApplicationSchema,
   UpdateApplicationSchema,
   UpdateStatusSchema,
@@ -24,7 +23,6 @@ import {
   updateApplication,
 } from "./applications.service.ts";
 import { saveUpload } from "./uploads.service.ts";
-import { getUsage } from "./usage.service.ts";
 
 const errors = {
   400: ApiErrorSchema,
@@ -184,33 +182,6 @@ export const applicationsRoutes: FastifyPluginAsyncZod<{
       const row = await getOwnApplication(db, user, request.params.slug);
       return present(user.id, await updateApplication(db, row, { status: request.body.status }));
     },
-  );
-
-  app.get(
-    "/app/:slug/analytics/usage/",
-    {
-      schema: {
-        tags: ["analytics"],
-        summary: "Total invocations and revenue of an application",
-        security,
-        params: SlugParams,
-        querystring: z.strictObject({
-          days: z.coerce
-            .number()
-            .int()
-            .refine((d) => [7, 30, 90].includes(d), "must be 7, 30 or 90")
-            .optional(),
-        }),
-        response: { 200: AppUsageSchema, ...errors },
-      },
-      onRequest: guards.requireUser,
-    },
-    async (request) =>
-      getUsage(
-        db,
-        await getOwnApplication(db, currentUser(request), request.params.slug),
-        request.query.days,
-      ),
   );
 
   app.post(

@@ -1,6 +1,7 @@
 import { eq } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { conversationMessages, conversations, invocations } from "../../db/schema/index.ts";
+import { addToRollups } from "../analytics/rollups.ts";
 
 export interface InvocationRecord {
   id: string;
@@ -19,6 +20,8 @@ export interface InvocationRecord {
   chargedCents?: number;
   /** Runs in the same transaction after the invocation row exists; false means nothing was charged. */
   settle?: (tx: Database) => Promise<boolean>;
+  /** When the call happened (default now); the demo seed backdates its calls. */
+  createdAt?: Date;
   conversation?: {
     id: string;
     isNew: boolean;
@@ -34,6 +37,7 @@ export interface InvocationRecord {
  * in one transaction: analytics and billing read invocations, so none may be lost.
  */
 export async function recordInvocation(db: Database, record: InvocationRecord): Promise<void> {
+  const at = record.createdAt ?? new Date();
   await db.transaction(async (tx) => {
     const conversation = record.status === "success" ? record.conversation : null;
     if (conversation?.isNew) {
@@ -79,9 +83,23 @@ export async function recordInvocation(db: Database, record: InvocationRecord): 
       inputTokens: record.inputTokens,
       outputTokens: record.outputTokens,
       chargedCents: record.chargedCents ?? 0,
+      createdAt: at,
     });
+    let charged = record.chargedCents ?? 0;
     if (record.settle && !(await record.settle(tx as unknown as Database))) {
+      charged = 0;
       await tx.update(invocations).set({ chargedCents: 0 }).where(eq(invocations.id, record.id));
     }
+    await addToRollups(tx as unknown as Database, {
+      applicationId: record.applicationId,
+      at,
+      status: record.status,
+      errorType: record.errorType ?? null,
+      latencyMs: record.latencyMs,
+      inputTokens: record.inputTokens,
+      outputTokens: record.outputTokens,
+      revenueCents: record.status === "success" ? charged : 0,
+      userKey: record.endUser ?? `account:${record.callerUserId}`,
+    });
   });
 }

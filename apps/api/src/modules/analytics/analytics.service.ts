@@ -1,0 +1,239 @@
+import type {
+  AppPerformance,
+  AppUsageAnalytics,
+  GlobalDashboard,
+  RecentInvocations,
+} from "@promptmint/contracts";
+import { and, desc, eq, gte, inArray, sql } from "drizzle-orm";
+import type { Database } from "../../db/client.ts";
+import {
+  appDailyErrors,
+  appDailyStats,
+  appDailyUsers,
+  applications,
+  invocations,
+} from "../../db/schema/index.ts";
+import type { ApplicationRow } from "../applications/applications.service.ts";
+import { utcDay } from "./rollups.ts";
+
+const DAY_MS = 86_400_000;
+
+/** The window's UTC days, oldest first, ending today. */
+export function windowDays(days: number, now = new Date()): string[] {
+  const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+  return Array.from({ length: days }, (_, i) => utcDay(new Date(today - (days - 1 - i) * DAY_MS)));
+}
+
+const percent = (part: number, whole: number) => (whole > 0 ? (part / whole) * 100 : 0);
+const seconds = (latencyMs: number, count: number) => (count > 0 ? latencyMs / count / 1000 : 0);
+
+interface DayTotals {
+  invocations: number;
+  successes: number;
+  errors: number;
+  latencyMs: number;
+  inputTokens: number;
+  outputTokens: number;
+  revenueCents: number;
+}
+
+const totals = {
+  invocations: sql<number>`coalesce(sum(${appDailyStats.invocations}), 0)::int`,
+  successes: sql<number>`coalesce(sum(${appDailyStats.successes}), 0)::int`,
+  errors: sql<number>`coalesce(sum(${appDailyStats.errors}), 0)::int`,
+  latencyMs: sql<number>`coalesce(sum(${appDailyStats.latencyMsSum}), 0)::bigint`,
+  inputTokens: sql<number>`coalesce(sum(${appDailyStats.inputTokens}), 0)::bigint`,
+  outputTokens: sql<number>`coalesce(sum(${appDailyStats.outputTokens}), 0)::bigint`,
+  revenueCents: sql<number>`coalesce(sum(${appDailyStats.revenueCents}), 0)::bigint`,
+};
+
+function numeric(row: Record<keyof DayTotals, unknown>): DayTotals {
+  return Object.fromEntries(Object.entries(row).map(([k, v]) => [k, Number(v)])) as unknown as DayTotals;
+}
+
+async function dailyTotals(db: Database, appIds: string[], from: string): Promise<Map<string, DayTotals>> {
+  if (appIds.length === 0) return new Map();
+  const rows = await db
+    .select({ day: appDailyStats.day, ...totals })
+    .from(appDailyStats)
+    .where(and(inArray(appDailyStats.applicationId, appIds), gte(appDailyStats.day, from)))
+    .groupBy(appDailyStats.day);
+  return new Map(rows.map(({ day, ...rest }) => [String(day), numeric(rest)]));
+}
+
+async function distinctUsers(db: Database, appIds: string[], from: string): Promise<number> {
+  if (appIds.length === 0) return 0;
+  const [row] = await db
+    .select({ n: sql<number>`count(distinct ${appDailyUsers.endUser})::int` })
+    .from(appDailyUsers)
+    .where(and(inArray(appDailyUsers.applicationId, appIds), gte(appDailyUsers.day, from)));
+  return row?.n ?? 0;
+}
+
+const empty: DayTotals = {
+  invocations: 0,
+  successes: 0,
+  errors: 0,
+  latencyMs: 0,
+  inputTokens: 0,
+  outputTokens: 0,
+  revenueCents: 0,
+};
+const sum = (values: DayTotals[]) =>
+  values.reduce(
+    (acc, v) => {
+      for (const key of Object.keys(acc) as (keyof DayTotals)[]) acc[key] += v[key];
+      return acc;
+    },
+    { ...empty },
+  );
+
+export async function getDashboard(db: Database, ownerId: string, days: number): Promise<GlobalDashboard> {
+  const dates = windowDays(days);
+  const from = dates[0] as string;
+  const apps = await db.select().from(applications).where(eq(applications.ownerId, ownerId));
+  const appIds = apps.map((a) => a.id);
+  const [byDay, users, perApp, errors] = await Promise.all([
+    dailyTotals(db, appIds, from),
+    distinctUsers(db, appIds, from),
+    appIds.length
+      ? db
+          .select({
+            applicationId: appDailyStats.applicationId,
+            lastUsed: sql<string>`max(${appDailyStats.lastInvocationAt})`,
+            ...totals,
+          })
+          .from(appDailyStats)
+          .where(and(inArray(appDailyStats.applicationId, appIds), gte(appDailyStats.day, from)))
+          .groupBy(appDailyStats.applicationId)
+      : Promise.resolve([]),
+    appIds.length
+      ? db
+          .select({
+            errorType: appDailyErrors.errorType,
+            count: sql<number>`sum(${appDailyErrors.count})::int`,
+          })
+          .from(appDailyErrors)
+          .where(and(inArray(appDailyErrors.applicationId, appIds), gte(appDailyErrors.day, from)))
+          .groupBy(appDailyErrors.errorType)
+          .orderBy(desc(sql`sum(${appDailyErrors.count})`))
+      : Promise.resolve([]),
+  ]);
+  const series = dates.map((date) => ({ date, ...(byDay.get(date) ?? empty) }));
+  const all = sum(series);
+  const appStats = new Map(
+    perApp.map(({ applicationId, lastUsed, ...rest }) => [applicationId, { lastUsed, ...numeric(rest) }]),
+  );
+  return {
+    overview: {
+      total_applications: apps.length,
+      total_invocations: all.invocations,
+      total_users: users,
+      success_rate: percent(all.successes, all.invocations),
+    },
+    time_series: {
+      data: series.map((d) => ({
+        date: d.date,
+        invocations: d.invocations,
+        success_count: d.successes,
+        error_count: d.errors,
+        avg_response_time: seconds(d.latencyMs, d.invocations),
+        input_tokens: d.inputTokens,
+        output_tokens: d.outputTokens,
+      })),
+    },
+    applications: apps
+      .map((app) => {
+        const stats = appStats.get(app.id);
+        return {
+          application_name: app.name,
+          application_slug: app.slug,
+          application_type: app.type,
+          invocations: stats?.invocations ?? 0,
+          success_rate: percent(stats?.successes ?? 0, stats?.invocations ?? 0),
+          avg_response_time: seconds(stats?.latencyMs ?? 0, stats?.invocations ?? 0),
+          last_used: stats?.lastUsed ? new Date(stats.lastUsed).toISOString() : "",
+        };
+      })
+      .sort((a, b) => b.invocations - a.invocations || a.application_name.localeCompare(b.application_name)),
+    errors: errors.map((e) => ({ error_type: e.errorType || null, count: e.count })),
+  };
+}
+
+export async function getAppUsage(
+  db: Database,
+  app: ApplicationRow,
+  days: number,
+): Promise<AppUsageAnalytics> {
+  const dates = windowDays(days);
+  const from = dates[0] as string;
+  const [byDay, users] = await Promise.all([
+    dailyTotals(db, [app.id], from),
+    distinctUsers(db, [app.id], from),
+  ]);
+  const series = dates.map((date) => ({ date, ...(byDay.get(date) ?? empty) }));
+  const all = sum(series);
+  const revenue = all.revenueCents / 100;
+  return {
+    total_invocations: all.invocations,
+    total_revenue: revenue,
+    summary: {
+      total_invocations: all.invocations,
+      total_users: users,
+      total_revenue: revenue,
+      series: series.map((d) => ({
+        date: d.date,
+        invocations: d.invocations,
+        revenue: d.revenueCents / 100,
+      })),
+    },
+  };
+}
+
+export async function getAppPerformance(
+  db: Database,
+  app: ApplicationRow,
+  days: number,
+): Promise<AppPerformance> {
+  const dates = windowDays(days);
+  const byDay = await dailyTotals(db, [app.id], dates[0] as string);
+  const series = dates.map((date) => ({ date, ...(byDay.get(date) ?? empty) }));
+  const all = sum(series);
+  return {
+    performance: {
+      success_rate: percent(all.successes, all.invocations),
+      average_response_time: seconds(all.latencyMs, all.invocations),
+      series: series.map((d) => ({
+        date: d.date,
+        success_count: d.successes,
+        error_count: d.errors,
+        response_time: seconds(d.latencyMs, d.invocations),
+      })),
+    },
+  };
+}
+
+/** The latest calls (an index range read, newest first). */
+export async function getRecentInvocations(
+  db: Database,
+  app: ApplicationRow,
+  limit: number,
+): Promise<RecentInvocations> {
+  const rows = await db
+    .select()
+    .from(invocations)
+    .where(eq(invocations.applicationId, app.id))
+    .orderBy(desc(invocations.createdAt))
+    .limit(limit);
+  return {
+    recent_invocations: rows.map((row) => ({
+      id: row.id,
+      end_user: row.endUser,
+      status: row.status,
+      response_time: row.latencyMs / 1000,
+      input_tokens: row.inputTokens,
+      output_tokens: row.outputTokens,
+      created_at: row.createdAt.toISOString(),
+    })),
+  };
+}
