@@ -1,0 +1,145 @@
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { CreateApplicationSchema } from "@promptmint/contracts";
+import { eq } from "drizzle-orm";
+import { loadConfig } from "../config.ts";
+import { type Database, openDatabase } from "../db/client.ts";
+import { applications, identityAccounts } from "../db/schema/index.ts";
+import { createAccount } from "../identity/accounts.ts";
+import { createSecretBox } from "../lib/secrets.ts";
+import { createApplication } from "../modules/applications/applications.service.ts";
+import { type LocalUser, upsertUserFromToken } from "../modules/auth/auth.service.ts";
+import { creditTopUp, placeHold, settleHold } from "../modules/billing/ledger.service.ts";
+import { recordInvocation } from "../modules/gateway/invocations.service.ts";
+
+/**
+ * `npm run seed:demo [-- --days 30]`: a demo creator with three apps and N days of calls, recorded
+ * through the same code as real calls (holds, settlement, rollups), so every screen shows data.
+ */
+const { values } = parseArgs({ options: { days: { type: "string", default: "30" } } });
+const days = Math.min(365, Math.max(1, Number.parseInt(values.days ?? "30", 10) || 30));
+const config = loadConfig();
+if (!config.oidc.embedded || !config.oidc.issuer) {
+  console.error("seed:demo creates sign-in accounts on the embedded issuer; unset OIDC_ISSUER to use it.");
+  process.exit(1);
+}
+const issuer = config.oidc.issuer;
+const database = await openDatabase({
+  databaseUrl: config.databaseUrl,
+  pgliteDir: path.join(config.dataDir, "pgdata"),
+});
+const db = database.db;
+const PASSWORD = "Mint-sandbox-2026";
+
+async function person(email: string, displayName: string, creator: boolean): Promise<LocalUser> {
+  const [existing] = await db.select().from(identityAccounts).where(eq(identityAccounts.email, email));
+  const account =
+    existing ??
+    (await createAccount(db, { email, password: PASSWORD, displayName }).then((r) =>
+      r.ok ? r.account : undefined,
+    ));
+  if (!account) throw new Error(`could not create ${email}`);
+  const token = {
+    issuer,
+    subject: account.id,
+    claims: { sub: account.id, email, name: displayName },
+    raw: "",
+  };
+  return upsertUserFromToken(db, token, { creator, refreshEmail: true });
+}
+
+const random = (min: number, max: number) => min + Math.floor(Math.random() * (max - min + 1));
+const pick = <T>(items: readonly T[]): T => items[random(0, items.length - 1)] as T;
+
+try {
+  const creator = await person("demo@promptmint.dev", "Demo Creator", true);
+  const customer = await person("customer@promptmint.dev", "Demo Customer", false);
+  const existingApps = await db.select().from(applications).where(eq(applications.ownerId, creator.id));
+  if (existingApps.length > 0) {
+    console.log(`The demo creator already has ${existingApps.length} apps; nothing to do.`);
+  } else {
+    const secrets = createSecretBox(config.secretKey);
+    const specs = [
+      {
+        name: "Blog Post Writer",
+        description: "Writes SEO-friendly blog posts on any topic.",
+        visibility: "public",
+        price_cents: 25,
+      },
+      {
+        name: "Support Chatbot",
+        description: "Answers customer questions politely.",
+        interaction_mode: "chat",
+        visibility: "public",
+        price_cents: 5,
+      },
+      {
+        name: "Research Agent",
+        description: "A Dify workflow that researches a question.",
+        type: "workflow",
+        provider_config: { app_id: "demo-app", api_key: "app-demo-key-0000" },
+      },
+    ];
+    const apps = [];
+    for (const spec of specs) {
+      const app = await createApplication(db, secrets, creator, CreateApplicationSchema.parse(spec));
+      await db
+        .update(applications)
+        .set({ status: spec.type === "workflow" ? "draft" : "live" })
+        .where(eq(applications.id, app.id));
+      apps.push(app);
+    }
+    await creditTopUp(db, {
+      userId: customer.id,
+      amountCents: 100_000,
+      reference: `demo-top-up-${customer.id}`,
+      description: "Demo top-up",
+    });
+    const users = ["alice", "bob", "carol", "dave", "erin", "frank", null] as const;
+    const errorTypes = ["upstream_timeout", "upstream_failed", "upstream_failed", "unavailable"] as const;
+    let count = 0;
+    for (let daysAgo = days - 1; daysAgo >= 0; daysAgo--) {
+      for (const app of apps) {
+        const calls = app.type === "workflow" ? random(0, 6) : random(5, 30);
+        for (let i = 0; i < calls; i++) {
+          const at = new Date(Date.now() - daysAgo * 86_400_000 - random(0, 20 * 3600) * 1000);
+          const success = Math.random() < 0.93;
+          const paid = success && app.type === "prompt";
+          const holdId = paid
+            ? await placeHold(db, {
+                payerId: customer.id,
+                applicationId: app.id,
+                creatorId: creator.id,
+                amountCents: app.priceCents,
+                ttlSeconds: 300,
+                topUpUrl: "",
+              })
+            : undefined;
+          const id = crypto.randomUUID();
+          await recordInvocation(db as Database, {
+            id,
+            applicationId: app.id,
+            callerUserId: customer.id,
+            apiKeyId: null,
+            endUser: pick(users),
+            mode: app.interactionMode,
+            model: app.type === "prompt" ? "gpt-4-turbo" : "dify",
+            status: success ? "success" : "error",
+            errorType: success ? undefined : pick(errorTypes),
+            latencyMs: random(250, success ? 4000 : 30_000),
+            inputTokens: random(20, 400),
+            outputTokens: success ? random(50, 900) : 0,
+            chargedCents: paid ? app.priceCents : 0,
+            settle: holdId ? (tx) => settleHold(tx, holdId, id, config.platformFeePercent) : undefined,
+            createdAt: at,
+          });
+          count++;
+        }
+      }
+    }
+    console.log(`Seeded ${apps.length} apps and ${count} invocations over ${days} days.`);
+  }
+  console.log(`Sign in at ${config.publicUrl}/login as demo@promptmint.dev with password ${PASSWORD}`);
+} finally {
+  await database.close();
+}
