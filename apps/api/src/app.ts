@@ -35,6 +35,7 @@ import { plansRoutes } from "./modules/billing/plans.routes.ts";
 import { renewDueSubscriptions } from "./modules/billing/plans.service.ts";
 import { createStripeGateway } from "./modules/billing/stripe-gateway.ts";
 import { gatewayRoutes } from "./modules/gateway/gateway.routes.ts";
+import { openAiRoutes } from "./modules/gateway/openai.routes.ts";
 import { createMemoryRateLimiter } from "./modules/gateway/rate-limit.ts";
 import { keysRoutes } from "./modules/keys/keys.routes.ts";
 import { createLlmClient } from "./modules/models/llm.ts";
@@ -190,6 +191,19 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     },
     { prefix: "/api/v1" },
   );
+
+  // OpenAI-compatible gateway: the official SDK's baseURL is /api/v1.
+  await app.register(openAiRoutes, {
+    prefix: "/api/v1",
+    db,
+    guards,
+    llm,
+    rateLimiter,
+    secrets,
+    safeFetch,
+    feePercent: config.platformFeePercent,
+    publicUrl: config.publicUrl,
+  });
 
   if (options.serveWeb !== false && existsSync(path.join(webDist, "index.html"))) {
     await registerWeb(app);

@@ -15,7 +15,7 @@ describe("route table", () => {
     ["/applications/my-app", "Blog Writer"],
     ["/applications/my-app/edit", "Edit Prompt"],
     ["/applications/my-app/billing", "Billing & Subscriptions"],
-    ["/applications/my-app/analytics", "my-app Analytics"],
+    ["/applications/my-app/analytics", "Blog Writer Analytics"],
     ["/analytics", "Global Analytics"],
     ["/profile", "Profile Settings"],
     ["/prompt-builder", "Prompt Builder"],
@@ -24,8 +24,9 @@ describe("route table", () => {
     ["/workflows", "Workflow Applications"],
     ["/workflows/my-flow", "my-flow"],
     ["/api-test", "API Test Console"],
-    ["/billing/success", "Payment Complete"],
+    ["/billing/success?redirect_status=succeeded", "Payment Complete"],
     ["/api-keys", "API Keys"],
+    ["/wallet", "Wallet"],
   ])("shows %s to a signed-in user as '%s'", async (path, title) => {
     stubSignedInApi({
       "GET /api/app/my-app/": () => jsonResponse(applicationFixture({ slug: "my-app" })),

@@ -16,6 +16,7 @@ import { ProfileSettingsPage } from "../features/profile/profile-settings-page";
 import { PromptBuilderPage } from "../features/prompts/prompt-builder-page";
 import { PromptEditorPage } from "../features/prompts/prompt-editor-page";
 import { PromptListPage } from "../features/prompts/prompt-list-page";
+import { WalletPage } from "../features/wallet/wallet-page";
 import { WorkflowEditorPage } from "../features/workflows/workflow-editor-page";
 import { WorkflowListPage } from "../features/workflows/workflow-list-page";
 import { AppLayout } from "./layout/app-layout";
@@ -24,7 +25,7 @@ import { NotFoundPage } from "./not-found-page";
 import { ProtectedRoute } from "./protected-route";
 import { RouteErrorPage } from "./route-error-page";
 
-/** Every route of SPEC §2, in the order of its table, plus /api-keys. */
+/** Every route of SPEC §2, in the order of its table, plus /api-keys and /wallet. */
 export const appRoutes: RouteObject[] = [
   {
     errorElement: <RouteErrorPage />,
@@ -63,6 +64,8 @@ export const appRoutes: RouteObject[] = [
               { path: "/workflows/:slug", element: <WorkflowEditorPage /> },
               // Beyond SPEC's table (DESIGN §4): API keys shown once, for code and the test console.
               { path: "/api-keys", element: <ApiKeysPage /> },
+              // Beyond SPEC's table (DESIGN §6): the prepaid wallet paid calls draw from; 402s point here.
+              { path: "/wallet", element: <WalletPage /> },
             ],
           },
           { path: "/api-test", element: <ApiTestPage /> },

@@ -39,6 +39,7 @@ export function runtimeConfigFixture(oidc: Partial<RuntimeConfig["oidc"]> = {}):
       ...oidc,
     },
     sandbox: { llm: true, payments: true },
+    stripe_publishable_key: null,
   };
 }
 

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import {
   ApiErrorSchema,
   AppInfoSchema,
@@ -18,14 +17,12 @@ import { AppError, notFound } from "../../lib/errors.ts";
 import type { SafeFetch } from "../../lib/safe-fetch.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
-import { placeHold, releaseHold, settleHold } from "../billing/ledger.service.ts";
-import { refundIncludedCall, useIncludedCall } from "../billing/plans.service.ts";
 import type { LlmClient } from "../models/llm.ts";
 import { loadPrompt } from "../prompts/prompts.service.ts";
 import { findCallableApp } from "./access.ts";
 import type { ExecutionResult, GatewayInput } from "./execution.ts";
 import { claimIdempotencyKey, type IdempotencyClaim } from "./idempotency.ts";
-import { recordInvocation } from "./invocations.service.ts";
+import { openPaidCall } from "./paid-call.ts";
 import { preparePromptExecution } from "./prompt-call.ts";
 import { type RateLimiter, rateLimitHeaders } from "./rate-limit.ts";
 import { prepareWorkflowExecution } from "./workflow-call.ts";
@@ -45,8 +42,6 @@ const security = [{ bearerAuth: [] }];
 const SlugParams = z.object({ slug: z.string().max(100) });
 const tags = ["gateway"];
 const PING_INTERVAL_MS = 10_000;
-/** A hold outlives its call's deadline by this much before the sweeper may release it. */
-const HOLD_MARGIN_SECONDS = 120;
 
 type Mode = "completion" | "chat";
 
@@ -132,67 +127,18 @@ export const gatewayRoutes: FastifyPluginAsyncZod<{
               secrets,
               fetch: safeFetch,
             });
-      const messageId = randomUUID();
-      const createdAt = Math.floor(Date.now() / 1000);
       const conversationId = execution.conversation?.id;
-      // The owner's own calls are free; a plan's included calls are covered; otherwise the price
-      // is held from the wallet before the upstream call.
-      const isOwner = application.ownerId === caller.id;
-      const coveredBy = isOwner ? undefined : await useIncludedCall(db, application.id, caller.id);
-      const price = isOwner || coveredBy ? 0 : application.priceCents;
-      const holdId =
-        price > 0
-          ? await placeHold(db, {
-              payerId: caller.id,
-              applicationId: application.id,
-              creatorId: application.ownerId,
-              amountCents: price,
-              ttlSeconds: execution.deadlineSeconds + HOLD_MARGIN_SECONDS,
-              topUpUrl: `${publicUrl}/wallet`,
-            })
-          : undefined;
-      const release = async () => {
-        if (coveredBy)
-          await refundIncludedCall(db, coveredBy).catch((err) =>
-            request.log.error({ err }, "could not refund an included call"),
-          );
-        if (holdId)
-          await releaseHold(db, holdId).catch((err) =>
-            request.log.error({ err, holdId }, "could not release a hold; the sweeper will"),
-          );
-      };
-      const started = performance.now();
-      const record = (status: "success" | "error", result?: ExecutionResult, error?: AppError) =>
-        recordInvocation(db, {
-          id: messageId,
-          applicationId: application.id,
-          callerUserId: caller.id,
-          apiKeyId: request.apiKeyId,
-          endUser: input.user ?? null,
-          mode,
-          model: result?.answeredBy ?? execution.model,
-          status,
-          errorType: error?.code,
-          errorMessage: error?.message,
-          latencyMs: Math.round(performance.now() - started),
-          inputTokens: result?.inputTokens ?? 0,
-          outputTokens: result?.outputTokens ?? 0,
-          chargedCents: status === "success" ? price : 0,
-          settle:
-            status === "success" && holdId
-              ? (tx) => settleHold(tx, holdId, messageId, feePercent)
-              : undefined,
-          conversation:
-            execution.conversation && result
-              ? {
-                  ...execution.conversation,
-                  providerConversationId: result.providerConversationId,
-                  query: execution.storeContent ? (input.query ?? "") : "",
-                  answer: execution.storeContent ? result.answer : "",
-                  inputs: execution.storeContent ? execution.inputs : {},
-                }
-              : null,
-        });
+      const paid = await openPaidCall(db, {
+        request,
+        caller,
+        application,
+        execution,
+        mode,
+        input,
+        feePercent,
+        topUpUrl: `${publicUrl}/wallet`,
+      });
+      const { messageId, createdAt, started, release, record } = paid;
       const responseBody = (result: ExecutionResult): GatewayResponse => ({
         event: "message",
         id: messageId,

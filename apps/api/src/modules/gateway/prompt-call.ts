@@ -27,7 +27,14 @@ const HISTORY_TURNS = 20;
 export async function preparePromptExecution(
   db: Database,
   llm: LlmClient,
-  options: { app: ApplicationRow; caller: LocalUser; input: GatewayInput; mode: "completion" | "chat" },
+  options: {
+    app: ApplicationRow;
+    caller: LocalUser;
+    input: GatewayInput;
+    mode: "completion" | "chat";
+    /** Earlier turns sent by the client (OpenAI style) instead of a stored conversation. */
+    history?: ChatMessage[];
+  },
 ): Promise<Execution> {
   const { app, caller, input, mode } = options;
   const { prompt, active } = await loadPrompt(db, app);
@@ -62,9 +69,9 @@ export async function preparePromptExecution(
       `${system}\n\nAnswer only with one JSON object that matches this JSON schema, and nothing else:\n${JSON.stringify(outputSchema)}`.trim();
   }
 
-  let history: ChatMessage[] = [];
+  let history: ChatMessage[] = options.history ?? [];
   let conversation: Execution["conversation"] = null;
-  if (mode === "chat") {
+  if (mode === "chat" && !options.history) {
     const state = await resolveConversation(db, { app, caller, input, historyTurns: HISTORY_TURNS });
     history = state.history.flatMap((turn) => [
       { role: "user" as const, content: turn.query },

@@ -1,4 +1,4 @@
-import { KeyRound, LogOut, UserRound } from "lucide-react";
+import { KeyRound, LogOut, UserRound, Wallet } from "lucide-react";
 import { NavLink } from "react-router";
 import { cn } from "../../lib/cn";
 import type { SessionIdentity } from "../../lib/profile-query";
@@ -54,6 +54,12 @@ export function MobileMenu({
             <NavLink to="/api-keys" className={linkClasses} onClick={onNavigate}>
               <KeyRound className="size-4" aria-hidden="true" />
               API Keys
+            </NavLink>
+          </li>
+          <li>
+            <NavLink to="/wallet" className={linkClasses} onClick={onNavigate}>
+              <Wallet className="size-4" aria-hidden="true" />
+              Wallet
             </NavLink>
           </li>
           <li>

@@ -62,7 +62,7 @@ describe("navigation bar", () => {
     await waitFor(() => expect(screen.getByRole("button", { name: "User menu" }).textContent).toBe("Z"));
   });
 
-  it("opens the user menu with Profile, API Keys, Analytics and Sign out", async () => {
+  it("opens the user menu with Profile, API Keys, Wallet, Analytics and Sign out", async () => {
     stubSignedInApi();
     const { router } = renderRoute("/dashboard", { auth: createTestAuth("signed-in") });
 
@@ -72,7 +72,7 @@ describe("navigation bar", () => {
       within(menu)
         .getAllByRole("menuitem")
         .map((item) => item.textContent),
-    ).toEqual(["Profile", "API Keys", "Analytics", "Sign out"]);
+    ).toEqual(["Profile", "API Keys", "Wallet", "Analytics", "Sign out"]);
 
     await userEvent.click(within(menu).getByRole("menuitem", { name: "Profile" }));
     await waitFor(() => expect(currentPath(router)).toBe("/profile"));
@@ -137,7 +137,15 @@ describe("navigation bar", () => {
     const links = within(panel)
       .getAllByRole("link")
       .map((link) => link.textContent);
-    expect(links).toEqual(["Dashboard", "Applications", "Analytics", "API Test", "Profile", "API Keys"]);
+    expect(links).toEqual([
+      "Dashboard",
+      "Applications",
+      "Analytics",
+      "API Test",
+      "Profile",
+      "API Keys",
+      "Wallet",
+    ]);
     expect(within(panel).getByRole("button", { name: "Sign out" })).toBeDefined();
 
     await userEvent.click(within(panel).getByRole("link", { name: "Profile" }));

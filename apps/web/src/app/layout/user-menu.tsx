@@ -1,5 +1,5 @@
 import * as DropdownMenu from "@radix-ui/react-dropdown-menu";
-import { BarChart3, KeyRound, LogOut, UserRound } from "lucide-react";
+import { BarChart3, KeyRound, LogOut, UserRound, Wallet } from "lucide-react";
 import { Link } from "react-router";
 import type { SessionIdentity } from "../../lib/profile-query";
 
@@ -18,7 +18,7 @@ export function UserAvatar({ initial, className = "size-9" }: { initial: string;
   );
 }
 
-/** The avatar button with Profile, API Keys, Analytics and Sign out (keyboard: Enter/Space, arrows, Esc). */
+/** The avatar button with Profile, API Keys, Wallet, Analytics and Sign out (keyboard: Enter/Space, arrows, Esc). */
 export function UserMenu({ identity, onSignOut }: { identity: SessionIdentity; onSignOut: () => void }) {
   return (
     <DropdownMenu.Root modal={false}>
@@ -49,6 +49,12 @@ export function UserMenu({ identity, onSignOut }: { identity: SessionIdentity; o
             <Link to="/api-keys">
               <KeyRound className="size-4 text-slate-400" aria-hidden="true" />
               API Keys
+            </Link>
+          </DropdownMenu.Item>
+          <DropdownMenu.Item asChild className={itemClasses}>
+            <Link to="/wallet">
+              <Wallet className="size-4 text-slate-400" aria-hidden="true" />
+              Wallet
             </Link>
           </DropdownMenu.Item>
           <DropdownMenu.Item asChild className={itemClasses}>

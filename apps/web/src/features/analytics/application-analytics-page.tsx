@@ -1,23 +1,154 @@
-import { LineChart } from "lucide-react";
-import { useParams } from "react-router";
-import { ComingSoon } from "../../components/ui/coming-soon";
+import type { Application } from "@promptmint/contracts";
+import { Activity, ArrowLeft, CircleCheck, Timer, Users } from "lucide-react";
+import { Link, useParams } from "react-router";
+import { ErrorBox } from "../../components/ui/error-box";
 import { PageContainer } from "../../components/ui/page-container";
 import { PageHeader } from "../../components/ui/page-header";
+import { LoadingState } from "../../components/ui/spinner";
+import { StatCard } from "../../components/ui/stat-card";
+import { ApiClientError } from "../../lib/api-client";
+import { useApplication } from "../../lib/applications-query";
+import { formatDollars, formatNumber, formatPercent, formatSeconds } from "../../lib/format";
+import { AnalyticsCard } from "./analytics-card";
+import { type AnalyticsWindow, useAnalyticsWindow } from "./analytics-window";
+import { type ApplicationAnalytics, useApplicationAnalytics } from "./api/get-application-analytics";
+import { chartColors } from "./chart-theme";
+import { NoAnalyticsData } from "./no-analytics-data";
+import { PeriodSelector } from "./period-selector";
+import { RecentInvocationsTable } from "./recent-invocations-table";
+import { TimeSeriesChart } from "./time-series-chart";
 
-/** /applications/:slug/analytics */
+const LOAD_FAILED = "Failed to load analytics data";
+
+/** /applications/:slug/analytics: one application's usage, performance, revenue and latest calls. */
 export function ApplicationAnalyticsPage() {
   const { slug = "" } = useParams();
+  const [days, setDays] = useAnalyticsWindow();
+  const application = useApplication(slug);
+  const analytics = useApplicationAnalytics(slug, days, { enabled: application.isSuccess });
 
   return (
     <PageContainer>
-      <PageHeader
-        title={`${slug} Analytics`}
-        description="Usage, performance and revenue of this application."
-      />
-      <ComingSoon
-        icon={LineChart}
-        description="Usage over time, performance, revenue and recent invocations."
-      />
+      <Link
+        to={`/applications/${slug}`}
+        className="mb-4 inline-flex items-center gap-1.5 text-sm font-medium text-slate-600 hover:text-brand-700"
+      >
+        <ArrowLeft className="size-4" aria-hidden="true" />
+        Back to Application
+      </Link>
+      {application.isPending ? (
+        <LoadingState label="Loading analytics..." />
+      ) : application.isError ? (
+        <ErrorBox message={isNotFound(application.error) ? "Application not found" : LOAD_FAILED} />
+      ) : (
+        <>
+          <PageHeader
+            title={`${application.data.name} Analytics`}
+            description={`Usage, performance and revenue of ${application.data.name}, a ${application.data.type} application.`}
+            actions={<PeriodSelector value={days} onChange={setDays} />}
+          />
+          {analytics.isError ? (
+            <ErrorBox message={LOAD_FAILED} />
+          ) : !analytics.data ? (
+            <LoadingState label="Loading analytics..." />
+          ) : (
+            <ApplicationAnalyticsReport
+              application={application.data}
+              analytics={analytics.data}
+              days={days}
+            />
+          )}
+        </>
+      )}
     </PageContainer>
+  );
+}
+
+function isNotFound(error: unknown): boolean {
+  return error instanceof ApiClientError && error.status === 404;
+}
+
+function ApplicationAnalyticsReport({
+  application,
+  analytics,
+  days,
+}: {
+  application: Application;
+  analytics: ApplicationAnalytics;
+  days: AnalyticsWindow;
+}) {
+  const { usage, performance, recentInvocations } = analytics;
+  const period = `Last ${days} days`;
+
+  return (
+    <div className="space-y-6">
+      {usage.total_invocations === 0 ? (
+        <NoAnalyticsData description={`${application.name} was not called in the last ${days} days.`} />
+      ) : (
+        <>
+          <section aria-label="Summary" className="grid gap-4 sm:grid-cols-2 lg:grid-cols-4">
+            <StatCard
+              icon={Activity}
+              label="Total Invocations"
+              value={formatNumber(usage.total_invocations)}
+            />
+            <StatCard icon={Users} label="Unique Users" value={formatNumber(usage.total_users)} />
+            <StatCard
+              icon={CircleCheck}
+              label="Success Rate"
+              value={formatPercent(performance.success_rate)}
+            />
+            <StatCard
+              icon={Timer}
+              label="Avg Response Time"
+              value={formatSeconds(performance.average_response_time, 2)}
+            />
+          </section>
+
+          <div className="grid gap-6 lg:grid-cols-2">
+            <AnalyticsCard title="Usage Over Time" description={period}>
+              <TimeSeriesChart
+                kind="area"
+                data={usage.series}
+                series={[{ dataKey: "invocations", name: "Invocations", color: chartColors.primary }]}
+              />
+            </AnalyticsCard>
+            <AnalyticsCard title="Performance Metrics" description="Successful and failed calls per day">
+              <TimeSeriesChart
+                kind="bar"
+                stacked
+                data={performance.series}
+                series={[
+                  { dataKey: "success_count", name: "Success", color: chartColors.success },
+                  { dataKey: "error_count", name: "Error", color: chartColors.error },
+                ]}
+              />
+            </AnalyticsCard>
+            <AnalyticsCard title="Response Time Trend" description="Average seconds per call">
+              <TimeSeriesChart
+                kind="line"
+                data={performance.series}
+                series={[{ dataKey: "response_time", name: "Response time", color: chartColors.primary }]}
+                formatValue={(seconds) => formatSeconds(seconds, 3)}
+                formatTick={(seconds) => `${seconds}s`}
+              />
+            </AnalyticsCard>
+            <AnalyticsCard
+              title="Revenue Trend"
+              description={`${formatDollars(usage.total_revenue)} revenue in the last ${days} days`}
+            >
+              <TimeSeriesChart
+                kind="line"
+                data={usage.series}
+                series={[{ dataKey: "revenue", name: "Revenue", color: chartColors.revenue }]}
+                formatValue={formatDollars}
+                formatTick={(dollars) => `$${dollars}`}
+              />
+            </AnalyticsCard>
+          </div>
+        </>
+      )}
+      <RecentInvocationsTable invocations={recentInvocations} />
+    </div>
   );
 }

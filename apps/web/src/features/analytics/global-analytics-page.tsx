@@ -1,20 +1,108 @@
-import { BarChart3 } from "lucide-react";
-import { ComingSoon } from "../../components/ui/coming-soon";
+import type { GlobalDashboard } from "@promptmint/contracts";
+import { Activity, AppWindow, CircleCheck, Users } from "lucide-react";
+import { ErrorBox } from "../../components/ui/error-box";
 import { PageContainer } from "../../components/ui/page-container";
 import { PageHeader } from "../../components/ui/page-header";
+import { LoadingState } from "../../components/ui/spinner";
+import { StatCard } from "../../components/ui/stat-card";
+import { formatNumber, formatPercent, formatSeconds } from "../../lib/format";
+import { AnalyticsCard } from "./analytics-card";
+import { type AnalyticsWindow, useAnalyticsWindow } from "./analytics-window";
+import { useGlobalDashboard } from "./api/get-global-dashboard";
+import { ApplicationPerformanceTable } from "./application-performance-table";
+import { chartColors } from "./chart-theme";
+import { NoAnalyticsData } from "./no-analytics-data";
+import { PeriodSelector } from "./period-selector";
+import { TimeSeriesChart } from "./time-series-chart";
+import { TopErrorsCard } from "./top-errors-card";
 
-/** /analytics */
+/** /analytics: every application of the creator over 7, 30 or 90 days. */
 export function GlobalAnalyticsPage() {
+  const [days, setDays] = useAnalyticsWindow();
+  const dashboard = useGlobalDashboard(days);
+
   return (
     <PageContainer>
       <PageHeader
         title="Global Analytics"
         description="Comprehensive analytics and insights across all your applications"
+        actions={<PeriodSelector value={days} onChange={setDays} />}
       />
-      <ComingSoon
-        icon={BarChart3}
-        description="Invocations, success rates, response times and token usage."
-      />
+      {dashboard.isPending ? (
+        <LoadingState label="Loading analytics..." />
+      ) : dashboard.isError ? (
+        <ErrorBox message="Failed to load analytics data" />
+      ) : dashboard.data.overview.total_invocations === 0 ? (
+        <NoAnalyticsData
+          description={`None of your applications was called in the last ${days} days. Try a longer period, or call one from the API test console.`}
+        />
+      ) : (
+        <GlobalAnalytics dashboard={dashboard.data} days={days} />
+      )}
     </PageContainer>
+  );
+}
+
+function GlobalAnalytics({ dashboard, days }: { dashboard: GlobalDashboard; days: AnalyticsWindow }) {
+  const { overview, time_series: timeSeries, applications, errors } = dashboard;
+  const period = `Last ${days} days`;
+
+  return (
+    <div className="space-y-6">
+      <section aria-label="Summary" className="grid gap-4 sm:grid-cols-2 lg:grid-cols-4">
+        <StatCard icon={AppWindow} label="Applications" value={formatNumber(overview.total_applications)} />
+        <StatCard
+          icon={Activity}
+          label="Total Invocations"
+          value={formatNumber(overview.total_invocations)}
+        />
+        <StatCard icon={Users} label="Active Users" value={formatNumber(overview.total_users)} />
+        <StatCard icon={CircleCheck} label="Success Rate" value={formatPercent(overview.success_rate)} />
+      </section>
+
+      <div className="grid gap-6 lg:grid-cols-2">
+        <AnalyticsCard title="Invocations Over Time" description={period}>
+          <TimeSeriesChart
+            kind="area"
+            data={timeSeries.data}
+            series={[{ dataKey: "invocations", name: "Invocations", color: chartColors.primary }]}
+          />
+        </AnalyticsCard>
+        <AnalyticsCard title="Success vs Error Rate" description="Successful and failed calls per day">
+          <TimeSeriesChart
+            kind="bar"
+            stacked
+            data={timeSeries.data}
+            series={[
+              { dataKey: "success_count", name: "Success", color: chartColors.success },
+              { dataKey: "error_count", name: "Error", color: chartColors.error },
+            ]}
+          />
+        </AnalyticsCard>
+        <AnalyticsCard title="Response Time Trend" description="Average seconds per call">
+          <TimeSeriesChart
+            kind="line"
+            data={timeSeries.data}
+            series={[{ dataKey: "avg_response_time", name: "Avg response time", color: chartColors.primary }]}
+            formatValue={(seconds) => formatSeconds(seconds, 3)}
+            formatTick={(seconds) => `${seconds}s`}
+          />
+        </AnalyticsCard>
+        <AnalyticsCard title="Token Usage" description="Input and output tokens per day">
+          <TimeSeriesChart
+            kind="area"
+            stacked
+            data={timeSeries.data}
+            series={[
+              { dataKey: "input_tokens", name: "Input tokens", color: chartColors.primary },
+              { dataKey: "output_tokens", name: "Output tokens", color: chartColors.secondary },
+            ]}
+          />
+        </AnalyticsCard>
+      </div>
+
+      <ApplicationPerformanceTable applications={applications} />
+      {errors.some((error) => error.count > 0) && <TopErrorsCard errors={errors} />}
+    </div>
   );
 }

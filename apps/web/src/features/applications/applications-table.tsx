@@ -19,6 +19,47 @@ export function manageLinkOf(app: Pick<Application, "type" | "slug">): { label: 
 const headerCell = "px-4 py-3 text-left text-xs font-semibold uppercase tracking-wide text-slate-500";
 const cell = "px-4 py-3 text-sm whitespace-nowrap";
 
+function RowActions({
+  app,
+  downloading,
+  onDownload,
+  className,
+}: {
+  app: Application;
+  downloading: boolean;
+  onDownload: () => void;
+  className?: string;
+}) {
+  const manage = manageLinkOf(app);
+  const ManageIcon = manage.label === "Edit" ? Pencil : Settings2;
+  return (
+    <div className={className ?? "flex justify-end gap-2"}>
+      <ButtonLink to={manage.to} variant="secondary" size="sm" aria-label={`${manage.label} ${app.name}`}>
+        <ManageIcon className="size-4" aria-hidden="true" />
+        {manage.label}
+      </ButtonLink>
+      <DownloadAppButton label="Download" busy={downloading} onClick={onDownload} />
+      <ButtonLink
+        to={`/applications/${app.slug}/analytics`}
+        variant="ghost"
+        size="sm"
+        aria-label={`Analytics of ${app.name}`}
+      >
+        <BarChart3 className="size-4" aria-hidden="true" />
+        Analytics
+      </ButtonLink>
+    </div>
+  );
+}
+
+function TypeBadge({ type }: { type: Application["type"] }) {
+  return (
+    <Badge tone={type === "workflow" ? "blue" : "brand"} className="capitalize">
+      {type}
+    </Badge>
+  );
+}
+
 export function ApplicationsTable({
   applications,
   usage,
@@ -29,96 +70,121 @@ export function ApplicationsTable({
   const { download, downloadingSlug } = useDownloadApp();
 
   return (
-    <Card className="overflow-hidden">
-      {/* On narrow screens the table scrolls sideways inside its card. */}
-      <div className="overflow-x-auto">
-        <table className="min-w-full divide-y divide-slate-200">
-          <caption className="sr-only">Your applications</caption>
-          <thead className="bg-slate-50">
-            <tr>
-              <th scope="col" className={headerCell}>
-                Name
-              </th>
-              <th scope="col" className={headerCell}>
-                Slug
-              </th>
-              <th scope="col" className={headerCell}>
-                Type
-              </th>
-              <th scope="col" className={headerCell}>
-                Status
-              </th>
-              <th scope="col" className={`${headerCell} text-right`}>
-                Invocations
-              </th>
-              <th scope="col" className={`${headerCell} text-right`}>
-                Revenue
-              </th>
-              <th scope="col" className={`${headerCell} text-right`}>
-                Actions
-              </th>
-            </tr>
-          </thead>
-          <tbody className="divide-y divide-slate-100 bg-white">
-            {applications.map((app) => {
-              const figures = usage.get(app.slug);
-              const manage = manageLinkOf(app);
-              const ManageIcon = manage.label === "Edit" ? Pencil : Settings2;
-              return (
-                <tr key={app.id} className="hover:bg-slate-50/70">
-                  <th scope="row" className={`${cell} text-left font-medium text-slate-900`}>
-                    <Link to={`/applications/${app.slug}`} className="hover:text-brand-700 hover:underline">
-                      {app.name}
-                    </Link>
-                  </th>
-                  <td className={`${cell} font-mono text-xs text-slate-500`}>{app.slug}</td>
-                  <td className={cell}>
-                    <Badge tone={app.type === "workflow" ? "blue" : "brand"} className="capitalize">
-                      {app.type}
-                    </Badge>
-                  </td>
-                  <td className={cell}>
+    <>
+      {/* Phones: one card per application, so no column scrolls off-screen. */}
+      <ul aria-label="Applications" className="space-y-4 md:hidden">
+        {applications.map((app) => {
+          const figures = usage.get(app.slug);
+          const nameId = `app-card-${app.id}`;
+          return (
+            <li key={app.id} aria-labelledby={nameId}>
+              <Card className="p-4">
+                <div className="flex items-start justify-between gap-3">
+                  <div className="min-w-0">
+                    <h3 id={nameId} className="truncate font-medium text-slate-900">
+                      <Link to={`/applications/${app.slug}`} className="hover:text-brand-700 hover:underline">
+                        {app.name}
+                      </Link>
+                    </h3>
+                    <p className="truncate font-mono text-xs text-slate-500">{app.slug}</p>
+                  </div>
+                  <div className="flex shrink-0 gap-1.5">
+                    <TypeBadge type={app.type} />
                     <StatusBadge status={app.status} />
-                  </td>
-                  <td className={`${cell} text-right tabular-nums`}>
-                    {formatNumber(figures?.total_invocations ?? 0)}
-                  </td>
-                  <td className={`${cell} text-right tabular-nums`}>
-                    {formatDollars(figures?.total_revenue ?? 0)}
-                  </td>
-                  <td className={`${cell} text-right`}>
-                    <div className="flex justify-end gap-2">
-                      <ButtonLink
-                        to={manage.to}
-                        variant="secondary"
-                        size="sm"
-                        aria-label={`${manage.label} ${app.name}`}
-                      >
-                        <ManageIcon className="size-4" aria-hidden="true" />
-                        {manage.label}
-                      </ButtonLink>
-                      <DownloadAppButton
-                        label="Download"
-                        busy={downloadingSlug === app.slug}
-                        onClick={() => void download(app)}
+                  </div>
+                </div>
+                <dl className="mt-4 grid grid-cols-2 gap-3 rounded-lg bg-slate-50 px-3 py-2.5">
+                  <div>
+                    <dt className="text-xs text-slate-500">Invocations</dt>
+                    <dd className="text-sm font-semibold text-slate-900 tabular-nums">
+                      {formatNumber(figures?.total_invocations ?? 0)}
+                    </dd>
+                  </div>
+                  <div>
+                    <dt className="text-xs text-slate-500">Revenue</dt>
+                    <dd className="text-sm font-semibold text-slate-900 tabular-nums">
+                      {formatDollars(figures?.total_revenue ?? 0)}
+                    </dd>
+                  </div>
+                </dl>
+                <RowActions
+                  app={app}
+                  className="mt-4 flex flex-wrap gap-2"
+                  downloading={downloadingSlug === app.slug}
+                  onDownload={() => void download(app)}
+                />
+              </Card>
+            </li>
+          );
+        })}
+      </ul>
+
+      <Card className="hidden overflow-hidden md:block">
+        <div className="overflow-x-auto">
+          <table className="min-w-full divide-y divide-slate-200">
+            <caption className="sr-only">Your applications</caption>
+            <thead className="bg-slate-50">
+              <tr>
+                <th scope="col" className={headerCell}>
+                  Name
+                </th>
+                <th scope="col" className={headerCell}>
+                  Slug
+                </th>
+                <th scope="col" className={headerCell}>
+                  Type
+                </th>
+                <th scope="col" className={headerCell}>
+                  Status
+                </th>
+                <th scope="col" className={`${headerCell} text-right`}>
+                  Invocations
+                </th>
+                <th scope="col" className={`${headerCell} text-right`}>
+                  Revenue
+                </th>
+                <th scope="col" className={`${headerCell} text-right`}>
+                  Actions
+                </th>
+              </tr>
+            </thead>
+            <tbody className="divide-y divide-slate-100 bg-white">
+              {applications.map((app) => {
+                const figures = usage.get(app.slug);
+                return (
+                  <tr key={app.id} className="hover:bg-slate-50/70">
+                    <th scope="row" className={`${cell} text-left font-medium text-slate-900`}>
+                      <Link to={`/applications/${app.slug}`} className="hover:text-brand-700 hover:underline">
+                        {app.name}
+                      </Link>
+                    </th>
+                    <td className={`${cell} font-mono text-xs text-slate-500`}>{app.slug}</td>
+                    <td className={cell}>
+                      <TypeBadge type={app.type} />
+                    </td>
+                    <td className={cell}>
+                      <StatusBadge status={app.status} />
+                    </td>
+                    <td className={`${cell} text-right tabular-nums`}>
+                      {formatNumber(figures?.total_invocations ?? 0)}
+                    </td>
+                    <td className={`${cell} text-right tabular-nums`}>
+                      {formatDollars(figures?.total_revenue ?? 0)}
+                    </td>
+                    <td className={`${cell} text-right`}>
+                      <RowActions
+                        app={app}
+                        downloading={downloadingSlug === app.slug}
+                        onDownload={() => void download(app)}
                       />
-                      <ButtonLink
-                        to={`/applications/${app.slug}/analytics`}
-                        variant="ghost"
-                        size="sm"
-                        aria-label={`Analytics of ${app.name}`}
-                      >
-                        <BarChart3 className="size-4" aria-hidden="true" />
-                        Analytics
-                      </ButtonLink>
-                    </div>
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      </div>
-    </Card>
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+      </Card>
+    </>
   );
 }

@@ -142,6 +142,42 @@ describe("dashboard", () => {
     expect(await screen.findByText("Failed to download app. Please try again.")).toBeDefined();
   });
 
+  it("on a phone, shows each application as a card with its figures, badges and row actions", async () => {
+    stubDashboardApi({ "GET /api/app/old-thing/analytics/usage/?days=30": usage(0, 0) });
+    renderRoute("/dashboard", { auth: createTestAuth("signed-in") });
+
+    // Both layouts are in the DOM; CSS shows the card list below md and the table from md.
+    const cards = await screen.findByRole("list", { name: "Applications" });
+    expect(cards.className).toContain("md:hidden");
+    expect(screen.getByRole("table").closest(".md\\:block")).not.toBeNull();
+    await waitFor(() =>
+      expect(
+        within(within(cards).getByRole("listitem", { name: "Blog Writer" })).getByText("1,200"),
+      ).toBeDefined(),
+    );
+    const blog = within(within(cards).getByRole("listitem", { name: "Blog Writer" }));
+    expect(blog.getByText("blog-writer")).toBeDefined();
+    expect(blog.getByText("prompt")).toBeDefined();
+    expect(blog.getByText("live").className).toContain("green");
+    expect(blog.getByText("Invocations").nextSibling?.textContent).toBe("1,200");
+    expect(blog.getByText("Revenue").nextSibling?.textContent).toBe("$18.50");
+    expect(blog.getByRole("link", { name: "Blog Writer" }).getAttribute("href")).toBe(
+      "/applications/blog-writer",
+    );
+    expect(blog.getByRole("link", { name: "Manage Blog Writer" }).getAttribute("href")).toBe(
+      "/prompts/blog-writer",
+    );
+    expect(blog.getByRole("link", { name: "Analytics of Blog Writer" }).getAttribute("href")).toBe(
+      "/applications/blog-writer/analytics",
+    );
+    expect(blog.getByRole("button", { name: "Download" })).toBeDefined();
+    const flow = within(within(cards).getByRole("listitem", { name: "Support Bot" }));
+    expect(flow.getByText("workflow")).toBeDefined();
+    expect(flow.getByRole("link", { name: "Manage Support Bot" }).getAttribute("href")).toBe(
+      "/workflows/support-bot",
+    );
+  });
+
   it("invites to create the first application", async () => {
     stubSignedInApi({ "GET /api/app/": () => jsonResponse([]) });
     renderRoute("/dashboard", { auth: createTestAuth("signed-in") });

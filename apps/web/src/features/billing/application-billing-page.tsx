@@ -1,24 +1,76 @@
-import { CreditCard } from "lucide-react";
+import type { Package } from "@promptmint/contracts";
+import { Wallet } from "lucide-react";
+import { useState } from "react";
 import { useParams } from "react-router";
-import { ComingSoon } from "../../components/ui/coming-soon";
+import { ButtonLink } from "../../components/ui/button";
+import { ErrorBox } from "../../components/ui/error-box";
 import { PageContainer } from "../../components/ui/page-container";
 import { PageHeader } from "../../components/ui/page-header";
+import { PaymentGatewayNotice } from "../../components/ui/payment-gateway-notice";
+import { LoadingState } from "../../components/ui/spinner";
+import { useApplication } from "../../lib/applications-query";
+import { useAppInfo } from "./api/get-app-info";
+import { usePackages } from "./api/list-packages";
+import { usePaymentMethods } from "./api/list-payment-methods";
+import { useSubscriptions } from "./api/list-subscriptions";
+import { CheckoutDialog } from "./checkout-dialog";
+import { PaymentMethodList } from "./payment-method-list";
+import { PlanGrid } from "./plan-grid";
+import { PlanManagement } from "./plan-management";
+import { SubscriptionList } from "./subscription-list";
 
-/** /applications/:appSlug/billing */
+/** /applications/:appSlug/billing: plans, the caller's subscriptions and saved cards (SPEC §2). */
 export function ApplicationBillingPage() {
   const { appSlug = "" } = useParams();
+  const info = useAppInfo(appSlug);
+  // Only the owner can read the application itself: its success is what shows plan management.
+  const ownApplication = useApplication(appSlug);
+  const packages = usePackages(appSlug);
+  const subscriptions = useSubscriptions(appSlug);
+  const paymentMethods = usePaymentMethods(appSlug);
+  const [checkoutPlan, setCheckoutPlan] = useState<Package | null>(null);
+
+  const loading = packages.isPending || subscriptions.isPending || paymentMethods.isPending;
+  const failed = packages.isError || subscriptions.isError || paymentMethods.isError;
+  const name = info.data?.name ?? ownApplication.data?.name;
 
   return (
-    <PageContainer>
+    <PageContainer className="max-w-6xl">
       <PageHeader
         title="Billing & Subscriptions"
+        eyebrow={name}
         description={
           <>
             Plans, subscriptions and payment methods for <span className="font-mono">{appSlug}</span>.
           </>
         }
+        actions={
+          <ButtonLink to="/wallet" variant="secondary" size="sm">
+            <Wallet className="size-4" aria-hidden="true" />
+            Wallet
+          </ButtonLink>
+        }
       />
-      <ComingSoon icon={CreditCard} description="Subscriptions, available plans and saved payment methods." />
+
+      {loading ? (
+        <LoadingState label="Loading billing..." />
+      ) : failed ? (
+        <ErrorBox message="Failed to load billing data" />
+      ) : (
+        <div className="space-y-8">
+          <PaymentGatewayNotice />
+          {ownApplication.isSuccess && <PlanManagement appSlug={appSlug} plans={packages.data} />}
+          <SubscriptionList appSlug={appSlug} subscriptions={subscriptions.data} />
+          <PlanGrid
+            plans={packages.data}
+            subscriptions={subscriptions.data}
+            ownerPreview={ownApplication.isSuccess}
+            onSubscribe={setCheckoutPlan}
+          />
+          <PaymentMethodList appSlug={appSlug} paymentMethods={paymentMethods.data} />
+          <CheckoutDialog appSlug={appSlug} plan={checkoutPlan} onClose={() => setCheckoutPlan(null)} />
+        </div>
+      )}
     </PageContainer>
   );
 }

@@ -1,0 +1,305 @@
+import { and, eq, or } from "drizzle-orm";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
+import { z } from "zod";
+import type { Database } from "../../db/client.ts";
+import { applications } from "../../db/schema/index.ts";
+import { AppError } from "../../lib/errors.ts";
+import type { SafeFetch } from "../../lib/safe-fetch.ts";
+import type { SecretBox } from "../../lib/secrets.ts";
+import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
+import type { ChatMessage, LlmClient } from "../models/llm.ts";
+import { findCallableApp } from "./access.ts";
+import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
+import { openPaidCall } from "./paid-call.ts";
+import { preparePromptExecution } from "./prompt-call.ts";
+import type { RateLimiter } from "./rate-limit.ts";
+import { rateLimitHeaders } from "./rate-limit.ts";
+import { prepareWorkflowExecution } from "./workflow-call.ts";
+
+const ContentSchema = z.union([
+  z.string(),
+  z.array(z.object({ type: z.string(), text: z.string().optional() }).loose()),
+]);
+/** OpenAI's chat completion request; fields we do not use are accepted and ignored, as OpenAI clients send many. */
+const ChatCompletionRequestSchema = z
+  .object({
+    model: z.string().min(1).max(100),
+    messages: z
+      .array(
+        z
+          .object({
+            role: z.enum(["system", "developer", "user", "assistant", "tool"]),
+            content: ContentSchema.nullable().optional(),
+          })
+          .loose(),
+      )
+      .min(1, "must contain at least one message")
+      .max(200),
+    stream: z.boolean().optional(),
+    user: z.string().max(256).optional(),
+    /** Promptmint extension (`extra_body`): the app's declared inputs. */
+    inputs: z.record(z.string(), z.unknown()).optional(),
+  })
+  .loose();
+
+const OpenAiErrorSchema = z.object({
+  error: z.object({
+    message: z.string(),
+    type: z.string(),
+    param: z.string().nullable(),
+    code: z.string().nullable(),
+  }),
+});
+
+const text = (content: z.infer<typeof ContentSchema> | null | undefined) =>
+  typeof content === "string" ? content : (content ?? []).map((part) => part.text ?? "").join("");
+
+/**
+ * OpenAI-compatible gateway: `POST /api/v1/chat/completions` with `model` = app slug, so the
+ * official `openai` SDK works with baseURL `/api/v1`. Charged and recorded like the Dify endpoints;
+ * errors in OpenAI's shape.
+ */
+export const openAiRoutes: FastifyPluginAsyncZod<{
+  db: Database;
+  guards: AuthGuards;
+  llm: LlmClient;
+  rateLimiter: RateLimiter;
+  secrets: SecretBox;
+  safeFetch: SafeFetch;
+  feePercent: number;
+  publicUrl: string;
+}> = async (app, { db, guards, llm, rateLimiter, secrets, safeFetch, feePercent, publicUrl }) => {
+  // OpenAI's error shape on these routes, with our status codes.
+  app.setErrorHandler(
+    (error: Error & { statusCode?: number; validation?: unknown; code?: string }, _request, reply) => {
+      const status =
+        error instanceof AppError
+          ? error.status
+          : error.statusCode && error.statusCode < 500
+            ? error.statusCode
+            : 500;
+      const type =
+        status === 401
+          ? "authentication_error"
+          : status === 429
+            ? "rate_limit_exceeded"
+            : status === 402
+              ? "insufficient_quota"
+              : status >= 500
+                ? "api_error"
+                : "invalid_request_error";
+      const fields = error instanceof AppError ? error.fields : undefined;
+      if (error instanceof AppError && error.headers) reply.headers(error.headers);
+      const message =
+        status >= 500 && !(error instanceof AppError)
+          ? "Internal server error"
+          : error.validation
+            ? `Invalid request: ${error.message}`
+            : error.message;
+      return reply.status(status).send({
+        error: {
+          message,
+          type,
+          param: fields ? (Object.keys(fields)[0] ?? null) : null,
+          code: error instanceof AppError ? error.code : (error.code ?? null),
+        },
+      });
+    },
+  );
+
+  const limit = async (request: FastifyRequest, reply: FastifyReply) => {
+    const caller = currentUser(request);
+    reply.headers(
+      rateLimitHeaders(
+        rateLimiter.consume(request.apiKeyId ? `key:${request.apiKeyId}` : `user:${caller.id}`),
+      ),
+    );
+  };
+
+  app.get(
+    "/models",
+    {
+      schema: {
+        tags: ["openai"],
+        summary: "Apps you may call, as OpenAI models (id = app slug)",
+        security: [{ bearerAuth: [] }],
+        response: {
+          200: z.object({
+            object: z.literal("list"),
+            data: z.array(
+              z.object({
+                id: z.string(),
+                object: z.literal("model"),
+                created: z.number(),
+                owned_by: z.string(),
+              }),
+            ),
+          }),
+          401: OpenAiErrorSchema,
+        },
+      },
+      onRequest: guards.requireCaller,
+    },
+    async (request) => {
+      const caller = currentUser(request);
+      const rows = await db
+        .select()
+        .from(applications)
+        .where(
+          or(
+            eq(applications.ownerId, caller.id),
+            and(
+              eq(applications.status, "live"),
+              or(eq(applications.visibility, "public"), eq(applications.visibility, "embed")),
+            ),
+          ),
+        )
+        .limit(500);
+      return {
+        object: "list" as const,
+        data: rows.map((row) => ({
+          id: row.slug,
+          object: "model" as const,
+          created: Math.floor(row.createdAt.getTime() / 1000),
+          owned_by: row.ownerId === caller.id ? "you" : "promptmint",
+        })),
+      };
+    },
+  );
+
+  app.post(
+    "/chat/completions",
+    {
+      schema: {
+        tags: ["openai"],
+        summary: "OpenAI-compatible chat completion: model = app slug; stream supported",
+        security: [{ bearerAuth: [] }],
+        body: ChatCompletionRequestSchema,
+      },
+      onRequest: [guards.requireCaller, limit],
+    },
+    async (request, reply) => {
+      const caller = currentUser(request);
+      const body = request.body;
+      const application = await findCallableApp(db, body.model, caller);
+      const turns = body.messages.filter((m) => m.role === "user" || m.role === "assistant");
+      const last = turns.at(-1);
+      if (!last || last.role !== "user")
+        throw new AppError("bad_request", "The last message must come from the user", {
+          fields: { messages: "must end with a user message" },
+        });
+      const query = text(last.content);
+      const mode =
+        application.interactionMode === "chat" && application.type === "prompt" ? "chat" : "completion";
+      const history: ChatMessage[] = turns
+        .slice(0, -1)
+        .map((m) => ({ role: m.role as "user" | "assistant", content: text(m.content) }));
+      const input: GatewayInput = {
+        inputs: body.inputs ?? {},
+        query,
+        response_mode: "blocking",
+        user: body.user,
+      };
+
+      const execution: Execution =
+        application.type === "prompt"
+          ? await preparePromptExecution(db, llm, {
+              app: application,
+              caller,
+              input,
+              mode,
+              history: mode === "chat" ? history : undefined,
+            })
+          : await prepareWorkflowExecution(db, {
+              app: application,
+              caller,
+              input,
+              mode,
+              secrets,
+              fetch: safeFetch,
+            });
+      const paid = await openPaidCall(db, {
+        request,
+        caller,
+        application,
+        execution,
+        mode,
+        input,
+        feePercent,
+        topUpUrl: `${publicUrl}/wallet`,
+      });
+      const id = `chatcmpl-${paid.messageId.replace(/-/g, "")}`;
+      const usage = (r: ExecutionResult) => ({
+        prompt_tokens: r.inputTokens,
+        completion_tokens: r.outputTokens,
+        total_tokens: r.inputTokens + r.outputTokens,
+      });
+      const fail = async (error: unknown) => {
+        const appError =
+          error instanceof AppError
+            ? error
+            : new AppError("upstream_failed", "The upstream failed to answer");
+        await paid.release();
+        await paid
+          .record("error", undefined, appError)
+          .catch((err) => request.log.error({ err }, "could not record a failed invocation"));
+        return appError;
+      };
+
+      if (!body.stream) {
+        let result: ExecutionResult;
+        try {
+          result = await execution.generate();
+        } catch (error) {
+          throw await fail(error);
+        }
+        await paid.record("success", result);
+        return {
+          id,
+          object: "chat.completion",
+          created: paid.createdAt,
+          model: application.slug,
+          choices: [
+            {
+              index: 0,
+              message: { role: "assistant", content: result.answer, refusal: null },
+              finish_reason: "stop",
+              logprobs: null,
+            },
+          ],
+          usage: usage(result),
+        };
+      }
+
+      reply.hijack();
+      const raw = reply.raw;
+      raw.writeHead(200, {
+        ...(reply.getHeaders() as Record<string, string>),
+        "content-type": "text/event-stream; charset=utf-8",
+        "cache-control": "no-cache, no-transform",
+        connection: "keep-alive",
+      });
+      const chunk = (delta: object, finish: string | null, extra: object = {}) =>
+        raw.write(
+          `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: paid.createdAt, model: application.slug, choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }], ...extra })}\n\n`,
+        );
+      try {
+        chunk({ role: "assistant", content: "" }, null);
+        const stream = execution.stream();
+        for await (const piece of stream.chunks) chunk({ content: piece }, null);
+        const result = await stream.result;
+        await paid.record("success", result);
+        chunk({}, "stop", { usage: usage(result) });
+        raw.write("data: [DONE]\n\n");
+      } catch (error) {
+        const appError = await fail(error);
+        raw.write(
+          `data: ${JSON.stringify({ error: { message: appError.message, type: "api_error", param: null, code: appError.code } })}\n\n`,
+        );
+      } finally {
+        raw.end();
+      }
+    },
+  );
+};

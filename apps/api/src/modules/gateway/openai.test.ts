@@ -1,0 +1,158 @@
+import { eq, sql } from "drizzle-orm";
+import OpenAI from "openai";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { invocations } from "../../db/schema/index.ts";
+import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
+import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
+import { startFakeOpenAi } from "../../test/fake-openai.ts";
+import { startTestServer, type TestServer } from "../../test/server.ts";
+import { reconcile } from "../billing/ledger.service.ts";
+
+let testDb: TestDatabase;
+let server: TestServer;
+let vendor: Awaited<ReturnType<typeof startFakeOpenAi>>;
+let creator: Caller;
+let consumer: Caller;
+let client: OpenAI;
+const slugs: Record<string, string> = {};
+
+beforeAll(async () => {
+  vendor = await startFakeOpenAi();
+  testDb = await createTestDatabase();
+  server = await startTestServer(testDb, {
+    env: {
+      OPENAI_API_KEY: "sk-vendor",
+      OPENAI_BASE_URL: vendor.baseUrl,
+      GATEWAY_RATE_LIMIT_PER_MINUTE: "1000",
+    },
+  });
+  creator = await createCaller(server.baseUrl, "OpenAI Seller");
+  for (const mode of ["completion", "chat"] as const) {
+    const { body: app } = await creator.api("POST", "/api/app/", {
+      body: { name: `OpenAI ${mode}`, interaction_mode: mode, visibility: "public", price_cents: 30 },
+    });
+    await creator.api("PATCH", `/api/app/${app.slug}/prompt/`, { body: { model: "gpt-4-turbo" } });
+    await creator.api("PATCH", `/api/app/${app.slug}/update_status/`, { body: { status: "live" } });
+    slugs[mode] = app.slug;
+  }
+  consumer = await createCaller(server.baseUrl, "OpenAI Buyer");
+  await fundWallet(consumer, 300);
+  const key = (await consumer.api("POST", "/api/keys/", { body: { name: "openai" } })).body.key;
+  client = new OpenAI({ apiKey: key, baseURL: `${server.baseUrl}/api/v1`, maxRetries: 0 });
+});
+afterAll(async () => {
+  await server?.stop();
+  await vendor?.stop();
+  await testDb?.destroy();
+});
+
+const walletCents = async () => (await consumer.api("GET", "/api/wallet/")).body.balance_cents as number;
+
+it("answers the official openai SDK with model = app slug, blocking, and charges once", async () => {
+  const before = await walletCents();
+  const completion = await client.chat.completions.create({
+    model: slugs.completion as string,
+    messages: [{ role: "user", content: "Say hi" }],
+  });
+  expect(completion.choices[0]?.message.content).toBe("echo: Say hi");
+  expect(completion.usage).toMatchObject({ completion_tokens: 3 });
+  expect(completion.model).toBe(slugs.completion);
+  expect(await walletCents()).toBe(before - 30);
+});
+
+it("streams, with usage in the last chunk, and charges once", async () => {
+  const before = await walletCents();
+  const stream = await client.chat.completions.create({
+    model: slugs.completion as string,
+    messages: [{ role: "user", content: "Count to three" }],
+    stream: true,
+  });
+  let text = "";
+  let usage: OpenAI.CompletionUsage | undefined;
+  for await (const chunk of stream) {
+    text += chunk.choices[0]?.delta.content ?? "";
+    if (chunk.usage) usage = chunk.usage;
+  }
+  expect(text).toBe("echo: Count to three");
+  expect(usage?.completion_tokens).toBe(4);
+  expect(await walletCents()).toBe(before - 30);
+});
+
+it("passes the client's earlier turns to a chat app", async () => {
+  const reply = await client.chat.completions.create({
+    model: slugs.chat as string,
+    messages: [
+      { role: "system", content: "ignored: the app's own system prompt applies" },
+      { role: "user", content: "My name is Ada" },
+      { role: "assistant", content: "Hello Ada" },
+      { role: "user", content: [{ type: "text", text: "What is my name?" }] },
+    ],
+  });
+  expect(reply.choices[0]?.message.content).toBe("echo: What is my name?");
+  const sent = vendor.requests.at(-1)?.messages.filter((m) => m.role !== "system");
+  expect(sent).toEqual([
+    { role: "user", content: "My name is Ada" },
+    { role: "assistant", content: "Hello Ada" },
+    { role: "user", content: "What is my name?" },
+  ]);
+});
+
+it("lists callable apps as models and answers errors in OpenAI's shape", async () => {
+  const models = await client.models.list();
+  const ids = models.data.map((m) => m.id);
+  expect(ids).toEqual(expect.arrayContaining([slugs.completion, slugs.chat]));
+
+  await expect(
+    client.chat.completions.create({ model: "no-such-app", messages: [{ role: "user", content: "x" }] }),
+  ).rejects.toMatchObject({
+    status: 404,
+    error: { message: "Application not found", type: "invalid_request_error" },
+  });
+  const broke = new OpenAI({
+    apiKey: (await (await createCaller(server.baseUrl)).api("POST", "/api/keys/", { body: { name: "k" } }))
+      .body.key,
+    baseURL: `${server.baseUrl}/api/v1`,
+    maxRetries: 0,
+  });
+  await expect(
+    broke.chat.completions.create({
+      model: slugs.completion as string,
+      messages: [{ role: "user", content: "x" }],
+    }),
+  ).rejects.toMatchObject({
+    status: 402,
+    error: { type: "insufficient_quota" },
+  });
+  const unauthenticated = new OpenAI({
+    apiKey: "pm_wrong",
+    baseURL: `${server.baseUrl}/api/v1`,
+    maxRetries: 0,
+  });
+  await expect(unauthenticated.models.list()).rejects.toMatchObject({
+    status: 401,
+    error: { type: "authentication_error" },
+  });
+  await expect(
+    client.chat.completions.create({ model: slugs.completion as string, messages: [] }),
+  ).rejects.toMatchObject({ status: 400 });
+
+  vendor.set({ kind: "status", status: 500, message: "down" });
+  const before = await walletCents();
+  await expect(
+    client.chat.completions.create({
+      model: slugs.completion as string,
+      messages: [{ role: "user", content: "x" }],
+    }),
+  ).rejects.toMatchObject({
+    status: 502,
+    error: { type: "api_error", code: "upstream_failed" },
+  });
+  vendor.set({ kind: "echo" });
+  expect(await walletCents()).toBe(before);
+  const charged = await server.database.db
+    .select({ n: sql<number>`count(*)::int` })
+    .from(invocations)
+    .where(eq(invocations.chargedCents, 30));
+  expect(charged[0]?.n).toBe(3);
+  expect((await reconcile(server.database.db)).ok).toBe(true);
+});

@@ -1,0 +1,109 @@
+import { randomUUID } from "node:crypto";
+import type { FastifyRequest } from "fastify";
+import type { Database } from "../../db/client.ts";
+import type { AppError } from "../../lib/errors.ts";
+import type { ApplicationRow } from "../applications/applications.service.ts";
+import type { LocalUser } from "../auth/auth.service.ts";
+import { placeHold, releaseHold, settleHold } from "../billing/ledger.service.ts";
+import { refundIncludedCall, useIncludedCall } from "../billing/plans.service.ts";
+import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
+import { recordInvocation } from "./invocations.service.ts";
+
+/** A hold outlives its call's deadline by this much before the sweeper may release it. */
+const HOLD_MARGIN_SECONDS = 120;
+
+export interface PaidCall {
+  messageId: string;
+  createdAt: number;
+  started: number;
+  /** Gives back what was taken for the call (hold or included call). */
+  release(): Promise<void>;
+  /** Records the invocation; on success settles the hold in the same transaction. */
+  record(status: "success" | "error", result?: ExecutionResult, error?: AppError): Promise<void>;
+}
+
+/**
+ * Takes payment for a prepared call, the same way on every paid endpoint: the owner's own calls
+ * are free, a plan's included calls are covered, otherwise the price is held from the wallet
+ * (402 when it cannot be) before the upstream call.
+ */
+export async function openPaidCall(
+  db: Database,
+  options: {
+    request: FastifyRequest;
+    caller: LocalUser;
+    application: ApplicationRow;
+    execution: Execution;
+    mode: "completion" | "chat";
+    input: Pick<GatewayInput, "user" | "query">;
+    feePercent: number;
+    topUpUrl: string;
+  },
+): Promise<PaidCall> {
+  const { request, caller, application, execution, mode, input } = options;
+  const messageId = randomUUID();
+  const isOwner = application.ownerId === caller.id;
+  const coveredBy = isOwner ? undefined : await useIncludedCall(db, application.id, caller.id);
+  const price = isOwner || coveredBy ? 0 : application.priceCents;
+  const holdId =
+    price > 0
+      ? await placeHold(db, {
+          payerId: caller.id,
+          applicationId: application.id,
+          creatorId: application.ownerId,
+          amountCents: price,
+          ttlSeconds: execution.deadlineSeconds + HOLD_MARGIN_SECONDS,
+          topUpUrl: options.topUpUrl,
+        }).catch(async (error) => {
+          if (coveredBy) await refundIncludedCall(db, coveredBy);
+          throw error;
+        })
+      : undefined;
+  const started = performance.now();
+  return {
+    messageId,
+    createdAt: Math.floor(Date.now() / 1000),
+    started,
+    async release() {
+      if (coveredBy)
+        await refundIncludedCall(db, coveredBy).catch((err) =>
+          request.log.error({ err }, "could not refund an included call"),
+        );
+      if (holdId)
+        await releaseHold(db, holdId).catch((err) =>
+          request.log.error({ err, holdId }, "could not release a hold; the sweeper will"),
+        );
+    },
+    record: (status, result, error) =>
+      recordInvocation(db, {
+        id: messageId,
+        applicationId: application.id,
+        callerUserId: caller.id,
+        apiKeyId: request.apiKeyId,
+        endUser: input.user ?? null,
+        mode,
+        model: result?.answeredBy ?? execution.model,
+        status,
+        errorType: error?.code,
+        errorMessage: error?.message,
+        latencyMs: Math.round(performance.now() - started),
+        inputTokens: result?.inputTokens ?? 0,
+        outputTokens: result?.outputTokens ?? 0,
+        chargedCents: status === "success" ? price : 0,
+        settle:
+          status === "success" && holdId
+            ? (tx) => settleHold(tx, holdId, messageId, options.feePercent)
+            : undefined,
+        conversation:
+          execution.conversation && result
+            ? {
+                ...execution.conversation,
+                providerConversationId: result.providerConversationId,
+                query: execution.storeContent ? (input.query ?? "") : "",
+                answer: execution.storeContent ? result.answer : "",
+                inputs: execution.storeContent ? execution.inputs : {},
+              }
+            : null,
+      }),
+  };
+}

@@ -1,0 +1,45 @@
+import type { AppPerformance, AppUsageAnalytics, RecentInvocations } from "@promptmint/contracts";
+import { useQueries } from "@tanstack/react-query";
+import type { AnalyticsWindow } from "../analytics-window";
+import { applicationPerformanceQueryOptions } from "./get-application-performance";
+import { applicationUsageQueryOptions } from "./get-application-usage";
+import { recentInvocationsQueryOptions } from "./list-recent-invocations";
+
+export interface ApplicationAnalytics {
+  usage: AppUsageAnalytics["summary"];
+  performance: AppPerformance["performance"];
+  recentInvocations: RecentInvocations["recent_invocations"];
+}
+
+/**
+ * SPEC §7: once the application has loaded (`enabled`), its usage, performance and recent
+ * invocations load in parallel; the screen shows them together, or fails as one.
+ */
+export function useApplicationAnalytics(
+  slug: string,
+  days: AnalyticsWindow,
+  { enabled }: { enabled: boolean },
+) {
+  return useQueries({
+    queries: [
+      { ...applicationUsageQueryOptions(slug, days), enabled },
+      { ...applicationPerformanceQueryOptions(slug, days), enabled },
+      { ...recentInvocationsQueryOptions(slug), enabled },
+    ],
+    combine: ([usage, performance, invocations]) => {
+      const data: ApplicationAnalytics | undefined =
+        usage.data && performance.data && invocations.data
+          ? {
+              usage: usage.data.summary,
+              performance: performance.data.performance,
+              recentInvocations: invocations.data.recent_invocations,
+            }
+          : undefined;
+      return {
+        data,
+        isError: usage.isError || performance.isError || invocations.isError,
+        error: usage.error ?? performance.error ?? invocations.error,
+      };
+    },
+  });
+}

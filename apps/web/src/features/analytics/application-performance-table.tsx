@@ -1,0 +1,81 @@
+import type { GlobalDashboard } from "@promptmint/contracts";
+import { Link } from "react-router";
+import { Badge } from "../../components/ui/badge";
+import { formatDate, formatNumber, formatPercent, formatSeconds } from "../../lib/format";
+import { AnalyticsCard, tableCell, tableHeaderCell } from "./analytics-card";
+
+type ApplicationFigures = GlobalDashboard["applications"][number];
+
+/** Each application's share of the window: calls, success rate, speed and last use. */
+export function ApplicationPerformanceTable({
+  applications,
+}: {
+  applications: readonly ApplicationFigures[];
+}) {
+  return (
+    <AnalyticsCard title="Application Performance" flush>
+      {applications.length === 0 ? (
+        <p className="px-5 py-10 text-center text-sm text-slate-500">No applications found</p>
+      ) : (
+        <div className="overflow-x-auto">
+          <table className="min-w-full divide-y divide-slate-200">
+            <thead className="bg-slate-50">
+              <tr>
+                <th scope="col" className={tableHeaderCell}>
+                  Application
+                </th>
+                <th scope="col" className={tableHeaderCell}>
+                  Type
+                </th>
+                <th scope="col" className={`${tableHeaderCell} text-right`}>
+                  Invocations
+                </th>
+                <th scope="col" className={`${tableHeaderCell} text-right`}>
+                  Success Rate
+                </th>
+                <th scope="col" className={`${tableHeaderCell} text-right`}>
+                  Avg Response Time
+                </th>
+                <th scope="col" className={tableHeaderCell}>
+                  Last Used
+                </th>
+              </tr>
+            </thead>
+            <tbody className="divide-y divide-slate-100 bg-white">
+              {applications.map((app) => (
+                <tr key={app.application_slug}>
+                  <th scope="row" className={`${tableCell} text-left font-medium text-slate-900`}>
+                    <Link
+                      to={`/applications/${app.application_slug}/analytics`}
+                      className="hover:text-brand-700 hover:underline"
+                    >
+                      {app.application_name}
+                    </Link>
+                  </th>
+                  <td className={tableCell}>
+                    <Badge
+                      tone={app.application_type === "workflow" ? "blue" : "green"}
+                      className="capitalize"
+                    >
+                      {app.application_type}
+                    </Badge>
+                  </td>
+                  <td className={`${tableCell} text-right text-slate-700 tabular-nums`}>
+                    {formatNumber(app.invocations)}
+                  </td>
+                  <td className={`${tableCell} text-right text-slate-700 tabular-nums`}>
+                    {formatPercent(app.success_rate)}
+                  </td>
+                  <td className={`${tableCell} text-right text-slate-700 tabular-nums`}>
+                    {formatSeconds(app.avg_response_time, 3)}
+                  </td>
+                  <td className={`${tableCell} text-slate-500`}>{formatDate(app.last_used, "Never")}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </AnalyticsCard>
+  );
+}

@@ -1,0 +1,73 @@
+import type { RecentInvocations } from "@promptmint/contracts";
+import { Badge } from "../../components/ui/badge";
+import { formatDateTime, formatNumber, formatSeconds } from "../../lib/format";
+import { AnalyticsCard, tableCell, tableHeaderCell } from "./analytics-card";
+import { formatInvocationId } from "./analytics-format";
+
+type Invocation = RecentInvocations["recent_invocations"][number];
+
+function userOf(invocation: Invocation): string {
+  return invocation.end_user?.trim() ? invocation.end_user : "Anonymous";
+}
+
+/** The latest calls of one application, newest first, whatever the chosen window. */
+export function RecentInvocationsTable({ invocations }: { invocations: readonly Invocation[] }) {
+  return (
+    <AnalyticsCard title="Recent Invocations" description="The latest calls, newest first." flush>
+      {invocations.length === 0 ? (
+        <p className="px-5 py-10 text-center text-sm text-slate-500">No invocations found</p>
+      ) : (
+        <div className="overflow-x-auto">
+          <table className="min-w-full divide-y divide-slate-200">
+            <thead className="bg-slate-50">
+              <tr>
+                <th scope="col" className={tableHeaderCell}>
+                  ID
+                </th>
+                <th scope="col" className={tableHeaderCell}>
+                  User
+                </th>
+                <th scope="col" className={tableHeaderCell}>
+                  Status
+                </th>
+                <th scope="col" className={`${tableHeaderCell} text-right`}>
+                  Response Time
+                </th>
+                <th scope="col" className={`${tableHeaderCell} text-right`}>
+                  Tokens
+                </th>
+                <th scope="col" className={tableHeaderCell}>
+                  Created At
+                </th>
+              </tr>
+            </thead>
+            <tbody className="divide-y divide-slate-100 bg-white">
+              {invocations.map((invocation) => (
+                <tr key={invocation.id}>
+                  <td className={`${tableCell} font-mono text-xs text-slate-700`} title={invocation.id}>
+                    {formatInvocationId(invocation.id)}
+                  </td>
+                  <td className={`${tableCell} max-w-48 truncate text-slate-700`} title={userOf(invocation)}>
+                    {userOf(invocation)}
+                  </td>
+                  <td className={tableCell}>
+                    <Badge tone={invocation.status === "success" ? "green" : "red"} className="capitalize">
+                      {invocation.status}
+                    </Badge>
+                  </td>
+                  <td className={`${tableCell} text-right text-slate-700 tabular-nums`}>
+                    {formatSeconds(invocation.response_time, 3)}
+                  </td>
+                  <td className={`${tableCell} text-right text-slate-700 tabular-nums`}>
+                    {formatNumber(invocation.input_tokens + invocation.output_tokens)}
+                  </td>
+                  <td className={`${tableCell} text-slate-500`}>{formatDateTime(invocation.created_at)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </AnalyticsCard>
+  );
+}

@@ -1,0 +1,122 @@
+import { type FormEvent, useState } from "react";
+import { toast } from "sonner";
+import { Alert } from "../../components/ui/alert";
+import { Button } from "../../components/ui/button";
+import { CheckboxField } from "../../components/ui/checkbox-field";
+import { Modal } from "../../components/ui/modal";
+import {
+  type CardFieldErrors,
+  EMPTY_CARD,
+  PaymentCardFields,
+  parseCardFields,
+} from "../../components/ui/payment-card-fields";
+import { PaymentGatewayNotice, usePaymentsReady } from "../../components/ui/payment-gateway-notice";
+import { STRIPE_NOT_LOADED } from "../../lib/sandbox-payments";
+import { useAddPaymentMethod } from "./api/add-payment-method";
+import { BillingStepError } from "./api/billing-errors";
+import {
+  type BillingAddressErrors,
+  BillingAddressFields,
+  EMPTY_BILLING_ADDRESS,
+  parseBillingAddress,
+} from "./billing-address-fields";
+
+/** SPEC §2: the card form in a dialog; the billing address is required (SPEC §5). */
+export function AddPaymentMethodDialog({
+  appSlug,
+  open,
+  firstCard,
+  onClose,
+}: {
+  appSlug: string;
+  open: boolean;
+  firstCard: boolean;
+  onClose: () => void;
+}) {
+  const add = useAddPaymentMethod(appSlug);
+  const close = () => {
+    add.reset();
+    onClose();
+  };
+  return (
+    <Modal
+      open={open}
+      onOpenChange={(next) => !next && close()}
+      busy={add.isPending}
+      title="Add Payment Method"
+      description="Save a card to your account."
+    >
+      {open && <AddPaymentMethodForm add={add} firstCard={firstCard} onDone={close} />}
+    </Modal>
+  );
+}
+
+function AddPaymentMethodForm({
+  add,
+  firstCard,
+  onDone,
+}: {
+  add: ReturnType<typeof useAddPaymentMethod>;
+  firstCard: boolean;
+  onDone: () => void;
+}) {
+  const paymentsReady = usePaymentsReady();
+  const [card, setCard] = useState(EMPTY_CARD);
+  const [address, setAddress] = useState(EMPTY_BILLING_ADDRESS);
+  const [setDefault, setSetDefault] = useState(firstCard);
+  const [cardErrors, setCardErrors] = useState<CardFieldErrors>({});
+  const [addressErrors, setAddressErrors] = useState<BillingAddressErrors>({});
+  const [notLoaded, setNotLoaded] = useState(false);
+  const busy = add.isPending;
+
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    setNotLoaded(!paymentsReady);
+    if (!paymentsReady) return;
+    const parsedCard = parseCardFields(card);
+    const parsedAddress = parseBillingAddress(address);
+    setCardErrors(parsedCard.errors ?? {});
+    setAddressErrors(parsedAddress.errors ?? {});
+    if (!parsedCard.card || !parsedAddress.address) return;
+    add.mutate(
+      { billing_address: parsedAddress.address, card: parsedCard.card, set_default: setDefault },
+      {
+        onSuccess: (method) => {
+          toast.success(`Card ending in ${method.card_last4} saved`);
+          onDone();
+        },
+      },
+    );
+  };
+
+  return (
+    <form onSubmit={submit} noValidate className="space-y-5">
+      <PaymentGatewayNotice />
+      <fieldset className="space-y-4">
+        <legend className="mb-3 text-sm font-semibold text-slate-900">Card</legend>
+        <PaymentCardFields values={card} errors={cardErrors} disabled={busy} onChange={setCard} />
+      </fieldset>
+      <BillingAddressFields values={address} errors={addressErrors} disabled={busy} onChange={setAddress} />
+      <CheckboxField
+        label="Make this my default payment method"
+        checked={setDefault}
+        disabled={busy}
+        onChange={(event) => setSetDefault(event.target.checked)}
+      />
+      {notLoaded && <Alert tone="error">{STRIPE_NOT_LOADED}</Alert>}
+      {add.isError && (
+        <Alert tone="error" title={add.error instanceof BillingStepError ? add.error.title : undefined}>
+          {add.error.message}
+        </Alert>
+      )}
+      <div className="flex flex-col-reverse gap-2 border-t border-slate-100 pt-5 sm:flex-row sm:justify-end">
+        <Button variant="secondary" onClick={onDone} disabled={busy}>
+          Cancel
+        </Button>
+        <Button type="submit" busy={busy}>
+          {busy ? "Processing..." : "Add Payment Method"}
+        </Button>
+      </div>
+    </form>
+  );
+}

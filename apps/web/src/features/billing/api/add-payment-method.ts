@@ -1,0 +1,48 @@
+import {
+  type CreatePaymentMethodSchema,
+  type PaymentMethod,
+  PaymentMethodSchema,
+} from "@promptmint/contracts";
+import { useMutation, useQueryClient } from "@tanstack/react-query";
+import type { z } from "zod";
+import { apiRequest } from "../../../lib/api-client";
+import {
+  confirmSandboxPayment,
+  paymentFailureMessage,
+  type SandboxCard,
+} from "../../../lib/sandbox-payments";
+import { PaymentNotCompletedError, runStep } from "./billing-errors";
+import { createAppPaymentIntent } from "./create-payment-intent";
+import { paymentMethodsPath, paymentMethodsQueryKey } from "./list-payment-methods";
+
+export const SETUP_FAILED = "Failed to setup payment method";
+export const CREATE_FAILED = "Failed to create payment method";
+
+export type CreatePaymentMethodBody = z.input<typeof CreatePaymentMethodSchema> & { card: SandboxCard };
+
+/**
+ * SPEC §7: the card is set up first (a payment intent of amount 0 in usd, confirmed with the
+ * card), then saved with its billing address; the server keeps only brand, last 4 and expiry.
+ */
+export async function addPaymentMethod(
+  appSlug: string,
+  body: CreatePaymentMethodBody,
+): Promise<PaymentMethod> {
+  const setup = await runStep(SETUP_FAILED, async () => {
+    const intent = await createAppPaymentIntent(appSlug, { amount: 0, currency: "usd" });
+    return confirmSandboxPayment(intent.client_secret, body.card);
+  });
+  const failure = paymentFailureMessage(setup);
+  if (failure) throw new PaymentNotCompletedError(failure);
+  return runStep(CREATE_FAILED, () =>
+    apiRequest(paymentMethodsPath(appSlug), { method: "POST", body, schema: PaymentMethodSchema }),
+  );
+}
+
+export function useAddPaymentMethod(appSlug: string) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (body: CreatePaymentMethodBody) => addPaymentMethod(appSlug, body),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: paymentMethodsQueryKey(appSlug) }),
+  });
+}

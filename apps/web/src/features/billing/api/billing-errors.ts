@@ -1,0 +1,34 @@
+import { ApiClientError, getErrorMessage } from "../../../lib/api-client";
+
+/**
+ * A billing step that failed, with SPEC §8's title for it ('Failed to initiate subscription',
+ * 'Failed to setup payment method', ...) and the server's message as the detail.
+ */
+export class BillingStepError extends Error {
+  readonly title: string;
+  readonly status: number | undefined;
+
+  constructor(title: string, cause: unknown) {
+    super(getErrorMessage(cause), { cause });
+    this.name = "BillingStepError";
+    this.title = title;
+    this.status = cause instanceof ApiClientError ? cause.status : undefined;
+  }
+}
+
+/** The card payment was confirmed but did not succeed: declined, or left needing action. */
+export class PaymentNotCompletedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "PaymentNotCompletedError";
+  }
+}
+
+/** Runs one step of a payment flow, naming the step when it fails. */
+export async function runStep<T>(title: string, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    throw new BillingStepError(title, error);
+  }
+}

@@ -1,0 +1,262 @@
+import { screen, waitFor, within } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { describe, expect, it } from "vitest";
+import { APP, CONFIRM, renderBillingPage } from "../../test/billing-api";
+import { packageFixture, subscriptionFixture } from "../../test/billing-fixtures";
+import { jsonResponse } from "../../test/fetch-stub";
+
+function subscriptionItem(name: string): HTMLElement {
+  return within(screen.getByRole("list", { name: "Subscriptions" })).getByRole("listitem", { name });
+}
+
+function planCard(name: string): HTMLElement {
+  return within(screen.getByRole("list", { name: "Available plans" })).getByRole("listitem", { name });
+}
+
+/** Fills the checkout's card and billing address. */
+async function fillCardAndAddress(dialog: HTMLElement, number = "4242424242424242") {
+  const form = within(dialog);
+  await userEvent.type(form.getByLabelText("Card number"), number);
+  await userEvent.type(form.getByLabelText("Expiry (MM/YY)"), "12/34");
+  await userEvent.type(form.getByLabelText("CVC"), "123");
+  await userEvent.type(form.getByLabelText("Name on card"), "Ada Lovelace");
+  await userEvent.type(form.getByLabelText("Address line 1"), "12 St James's Square");
+  await userEvent.type(form.getByLabelText("City"), "London");
+  await userEvent.type(form.getByLabelText("Postal code"), "SW1Y 4LB");
+  await userEvent.selectOptions(form.getByLabelText("Country"), "GB");
+}
+
+const PLANS = [
+  packageFixture({ id: "plan-basic", name: "Basic", price_cents: 200, features: {} }),
+  packageFixture({
+    id: "plan-pro",
+    name: "Pro",
+    price_cents: 500,
+    features: { Support: "Email", SLA: "99.9%" },
+  }),
+  packageFixture({ id: "plan-old", name: "Legacy", price_cents: 900, is_active: false }),
+];
+
+describe("billing and subscriptions", () => {
+  it("shows a spinner, then 'Failed to load billing data' when a list fails", async () => {
+    renderBillingPage({ extra: { [`GET ${APP}/packages/`]: () => jsonResponse({ message: "down" }, 500) } });
+
+    expect(screen.getByRole("status").textContent).toContain("Loading billing...");
+    expect((await screen.findByRole("alert")).textContent).toContain("Failed to load billing data");
+  });
+
+  it("badges subscriptions by status and offers Cancel only on an active one that is not ending", async () => {
+    renderBillingPage({
+      subscriptions: [
+        subscriptionFixture({
+          id: "s1",
+          package_name: "Pro",
+          calls_used: 2,
+          calls_included: 2,
+          days_remaining: 12,
+        }),
+        subscriptionFixture({ id: "s2", package_name: "Team", cancel_at_period_end: true }),
+        subscriptionFixture({ id: "s3", package_name: "Old", status: "canceled" }),
+        subscriptionFixture({ id: "s4", package_name: "Late", status: "past_due" }),
+      ],
+    });
+
+    const pro = within(await screen.findByRole("listitem", { name: "Pro" }));
+    expect(pro.getByText("active").className).toContain("green");
+    expect(pro.getByText("2 / 2")).toBeDefined();
+    expect(pro.getByText(/12 days remaining/)).toBeDefined();
+    expect(pro.getByRole("button", { name: "Cancel Pro subscription" })).toBeDefined();
+
+    const team = within(subscriptionItem("Team"));
+    expect(team.getByText("Canceling")).toBeDefined();
+    expect(team.queryByRole("button", { name: /Cancel/ })).toBeNull();
+    const old = within(subscriptionItem("Old"));
+    expect(old.getByText("canceled").className).toContain("red");
+    expect(old.queryByRole("button", { name: /Cancel/ })).toBeNull();
+    const late = within(subscriptionItem("Late"));
+    expect(late.getByText("past due").className).toContain("yellow");
+    expect(late.queryByRole("button", { name: /Cancel/ })).toBeNull();
+  });
+
+  it("cancels after confirmation and reloads the list, which then shows 'Canceling'", async () => {
+    const route = `POST ${APP}/subscriptions/sub-1/cancel/`;
+    const { api } = renderBillingPage({
+      subscriptions: [subscriptionFixture()],
+      extra: {
+        [route]: () => {
+          api.state.subscriptions = [subscriptionFixture({ cancel_at_period_end: true })];
+          return jsonResponse(api.state.subscriptions[0]);
+        },
+      },
+    });
+
+    await userEvent.click(await screen.findByRole("button", { name: "Cancel Pro subscription" }));
+    const dialog = await screen.findByRole("dialog", { name: "Cancel subscription?" });
+    await userEvent.click(within(dialog).getByRole("button", { name: "Cancel Subscription" }));
+
+    expect(await within(subscriptionItem("Pro")).findByText("Canceling")).toBeDefined();
+    expect(api.callsTo(route)).toHaveLength(1);
+    expect(api.callsTo(`GET ${APP}/subscriptions/`)).toHaveLength(2);
+    expect(within(subscriptionItem("Pro")).queryByRole("button", { name: /Cancel/ })).toBeNull();
+  });
+
+  it("says 'Failed to cancel subscription' when the cancel fails", async () => {
+    renderBillingPage({
+      subscriptions: [subscriptionFixture()],
+      extra: {
+        [`POST ${APP}/subscriptions/sub-1/cancel/`]: () =>
+          jsonResponse({ code: "conflict", message: "Already canceled", status: 409 }, 409),
+      },
+    });
+
+    await userEvent.click(await screen.findByRole("button", { name: "Cancel Pro subscription" }));
+    const dialog = await screen.findByRole("dialog");
+    await userEvent.click(within(dialog).getByRole("button", { name: "Cancel Subscription" }));
+
+    const alert = await within(dialog).findByRole("alert");
+    expect(alert.textContent).toContain("Failed to cancel subscription");
+    expect(alert.textContent).toContain("Already canceled");
+  });
+
+  it("lists plans with price per currency, features, a 'Popular' ribbon for pro and 'Not Available' when inactive", async () => {
+    renderBillingPage({ packages: PLANS });
+
+    await screen.findByRole("list", { name: "Available plans" });
+    const pro = within(planCard("Pro"));
+    expect(pro.getByText("Popular")).toBeDefined();
+    expect(pro.getByText("$5.00/usd")).toBeDefined();
+    expect(pro.getByText("For teams calling every day.")).toBeDefined();
+    expect(pro.getByText("Support: Email")).toBeDefined();
+    expect(pro.getByText("SLA: 99.9%")).toBeDefined();
+    expect(pro.getByText("100 calls included per period")).toBeDefined();
+    expect(pro.getByRole("button", { name: "Subscribe to Pro" })).toBeDefined();
+
+    expect(within(planCard("Basic")).queryByText("Popular")).toBeNull();
+    expect(within(planCard("Basic")).getByText("$2.00/usd")).toBeDefined();
+    const legacy = within(planCard("Legacy")).getByRole("button", { name: "Not Available" });
+    expect(legacy.hasAttribute("disabled")).toBe(true);
+    expect(screen.getByText("Sandbox payments — no real money moves")).toBeDefined();
+  });
+
+  it("checks out with a card: payment intent for price × 100, sandbox confirm, then the subscription", async () => {
+    const { api } = renderBillingPage({
+      packages: PLANS,
+      extra: {
+        [`POST ${APP}/subscriptions/`]: ({ body }) => {
+          api.state.subscriptions = [
+            subscriptionFixture({ package_id: (body as { package_id: string }).package_id }),
+          ];
+          return jsonResponse(api.state.subscriptions[0], 201);
+        },
+      },
+    });
+
+    await userEvent.click(await screen.findByRole("button", { name: "Subscribe to Pro" }));
+    const dialog = await screen.findByRole("dialog", { name: "Subscribe to Pro" });
+    const form = within(dialog);
+    expect(form.getByText("Includes:")).toBeDefined();
+    expect(form.getByText("SLA: 99.9%")).toBeDefined();
+    expect(
+      form.getByText(
+        "By subscribing, you agree to our terms of service and privacy policy. You can cancel your subscription at any time.",
+      ),
+    ).toBeDefined();
+    const countries = within(form.getByLabelText("Country"))
+      .getAllByRole("option")
+      .map((option) => (option as HTMLOptionElement).value);
+    expect(countries).toEqual(["US", "CA", "GB", "AU", "DE", "FR", "ES", "IT", "NL"]);
+
+    await fillCardAndAddress(dialog);
+    await userEvent.click(form.getByRole("button", { name: "Subscribe for $5.00/usd" }));
+
+    await waitFor(() => expect(screen.queryByRole("dialog")).toBeNull());
+    const paths = api.requests.filter((r) => r.method === "POST").map((r) => r.path);
+    expect(paths).toEqual([
+      `${APP}/create-payment-intent/`,
+      "/api/billing/sandbox/confirm/",
+      `${APP}/subscriptions/`,
+    ]);
+    expect(api.callsTo(`POST ${APP}/create-payment-intent/`)[0]?.body).toEqual({
+      amount: 500,
+      currency: "usd",
+      package_id: "plan-pro",
+    });
+    expect(api.callsTo(CONFIRM)[0]?.body).toEqual({
+      client_secret: "pi_sbx_1_secret_abc",
+      card: { number: "4242424242424242", exp_month: 12, exp_year: 2034, cvc: "123" },
+    });
+    expect(api.callsTo(`POST ${APP}/subscriptions/`)[0]?.body).toEqual({
+      package_id: "plan-pro",
+      payment_intent_id: "pi_sbx_1",
+    });
+    expect(await screen.findByRole("list", { name: "Subscriptions" })).toBeDefined();
+    expect(within(planCard("Pro")).getByRole("button", { name: "Current Plan" })).toBeDefined();
+  });
+
+  it("says 'Payment was not completed successfully' when the card needs action, and does not subscribe", async () => {
+    const { api } = renderBillingPage({
+      packages: PLANS,
+      confirm: { status: "requires_action", message: "Needs 3DS" },
+    });
+
+    await userEvent.click(await screen.findByRole("button", { name: "Subscribe to Pro" }));
+    const dialog = await screen.findByRole("dialog");
+    await fillCardAndAddress(dialog, "4000002500003155");
+    await userEvent.click(within(dialog).getByRole("button", { name: "Subscribe for $5.00/usd" }));
+
+    expect((await within(dialog).findByRole("alert")).textContent).toBe(
+      "Payment was not completed successfully",
+    );
+    expect(api.callsTo(`POST ${APP}/subscriptions/`)).toHaveLength(0);
+  });
+
+  it("shows the decline message of a declined card", async () => {
+    renderBillingPage({ packages: PLANS, confirm: { status: "failed", message: "Your card was declined." } });
+
+    await userEvent.click(await screen.findByRole("button", { name: "Subscribe to Pro" }));
+    const dialog = await screen.findByRole("dialog");
+    await fillCardAndAddress(dialog, "4000000000000002");
+    await userEvent.click(within(dialog).getByRole("button", { name: "Subscribe for $5.00/usd" }));
+
+    expect((await within(dialog).findByRole("alert")).textContent).toBe("Your card was declined.");
+  });
+
+  it("requires the card and billing address before paying", async () => {
+    const { api } = renderBillingPage({ packages: PLANS });
+
+    await userEvent.click(await screen.findByRole("button", { name: "Subscribe to Pro" }));
+    const dialog = within(await screen.findByRole("dialog"));
+    await userEvent.click(dialog.getByRole("button", { name: "Subscribe for $5.00/usd" }));
+
+    expect(dialog.getByText("Card number is required")).toBeDefined();
+    expect(dialog.getByText("Address is required")).toBeDefined();
+    expect(dialog.getByText("City is required")).toBeDefined();
+    expect(api.callsTo(`POST ${APP}/create-payment-intent/`)).toHaveLength(0);
+  });
+
+  it("pays from the wallet without a payment intent, showing a 402's message with a way to the wallet", async () => {
+    const message = "Insufficient balance: the plan costs $5.00 and your wallet has $1.00 available.";
+    const { api } = renderBillingPage({
+      packages: PLANS,
+      extra: {
+        [`POST ${APP}/subscriptions/`]: () =>
+          jsonResponse({ code: "payment_required", message, status: 402 }, 402),
+      },
+    });
+
+    await userEvent.click(await screen.findByRole("button", { name: "Subscribe to Pro" }));
+    const dialog = within(await screen.findByRole("dialog"));
+    await userEvent.click(dialog.getByRole("radio", { name: "Pay from wallet" }));
+    expect(dialog.queryByLabelText("Card number")).toBeNull();
+    await userEvent.click(dialog.getByRole("button", { name: "Subscribe for $5.00/usd" }));
+
+    const alert = await dialog.findByRole("alert");
+    expect(alert.textContent).toContain("Failed to initiate subscription");
+    expect(alert.textContent).toContain(message);
+    expect(within(alert).getByRole("link", { name: "Go to your wallet" }).getAttribute("href")).toBe(
+      "/wallet",
+    );
+    expect(api.callsTo(`POST ${APP}/subscriptions/`)[0]?.body).toEqual({ package_id: "plan-pro" });
+    expect(api.callsTo(`POST ${APP}/create-payment-intent/`)).toHaveLength(0);
+  });
+});

@@ -1,0 +1,205 @@
+import type { Package } from "@promptmint/contracts";
+import { CreditCard, Wallet } from "lucide-react";
+import { type FormEvent, useState } from "react";
+import { Link } from "react-router";
+import { toast } from "sonner";
+import { Alert } from "../../components/ui/alert";
+import { Button } from "../../components/ui/button";
+import { Modal } from "../../components/ui/modal";
+import {
+  type CardFieldErrors,
+  EMPTY_CARD,
+  PaymentCardFields,
+  parseCardFields,
+} from "../../components/ui/payment-card-fields";
+import { PaymentGatewayNotice, usePaymentsReady } from "../../components/ui/payment-gateway-notice";
+import { formatCents } from "../../lib/format";
+import { STRIPE_NOT_LOADED } from "../../lib/sandbox-payments";
+import { useWallet } from "../../lib/wallet-query";
+import { BillingStepError } from "./api/billing-errors";
+import { useSubscribeToPlan } from "./api/subscribe-to-plan";
+import {
+  type BillingAddressErrors,
+  BillingAddressFields,
+  EMPTY_BILLING_ADDRESS,
+  parseBillingAddress,
+} from "./billing-address-fields";
+import { type PayWith, PayWithOption } from "./pay-with-option";
+import { PlanFeatureList, planPriceLabel } from "./plan-features";
+
+/** The subscription checkout card of SPEC §2, in a dialog; `plan` null closes it. */
+export function CheckoutDialog({
+  appSlug,
+  plan,
+  onClose,
+}: {
+  appSlug: string;
+  plan: Package | null;
+  onClose: () => void;
+}) {
+  const subscribe = useSubscribeToPlan(appSlug);
+  return (
+    <Modal
+      open={plan !== null}
+      onOpenChange={(open) => {
+        if (open) return;
+        subscribe.reset();
+        onClose();
+      }}
+      busy={subscribe.isPending}
+      title={plan ? `Subscribe to ${plan.name}` : "Subscribe"}
+      description="Pay for the first period now; the plan renews until you cancel it."
+    >
+      {plan && (
+        <CheckoutForm
+          key={plan.id}
+          plan={plan}
+          subscribe={subscribe}
+          onDone={() => {
+            subscribe.reset();
+            onClose();
+          }}
+        />
+      )}
+    </Modal>
+  );
+}
+
+function CheckoutForm({
+  plan,
+  subscribe,
+  onDone,
+}: {
+  plan: Package;
+  subscribe: ReturnType<typeof useSubscribeToPlan>;
+  onDone: () => void;
+}) {
+  const paymentsReady = usePaymentsReady();
+  const wallet = useWallet();
+  const [payWith, setPayWith] = useState<PayWith>("card");
+  const [card, setCard] = useState(EMPTY_CARD);
+  const [address, setAddress] = useState(EMPTY_BILLING_ADDRESS);
+  const [cardErrors, setCardErrors] = useState<CardFieldErrors>({});
+  const [addressErrors, setAddressErrors] = useState<BillingAddressErrors>({});
+  const [notLoaded, setNotLoaded] = useState(false);
+  const busy = subscribe.isPending;
+  const subscribeLabel = `Subscribe for ${planPriceLabel(plan)}`;
+
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    setNotLoaded(false);
+    const onSuccess = () => {
+      toast.success(`Subscribed to ${plan.name}`);
+      onDone();
+    };
+    if (payWith === "wallet") {
+      subscribe.mutate({ plan, payment: { method: "wallet" } }, { onSuccess });
+      return;
+    }
+    if (!paymentsReady) {
+      setNotLoaded(true);
+      return;
+    }
+    const parsedCard = parseCardFields(card);
+    const parsedAddress = parseBillingAddress(address);
+    setCardErrors(parsedCard.errors ?? {});
+    setAddressErrors(parsedAddress.errors ?? {});
+    if (!parsedCard.card || !parsedAddress.address) return;
+    subscribe.mutate({ plan, payment: { method: "card", card: parsedCard.card } }, { onSuccess });
+  };
+
+  return (
+    <form onSubmit={submit} noValidate className="space-y-5">
+      <div className="rounded-lg border border-slate-200 bg-slate-50 p-4">
+        <div className="flex items-baseline justify-between gap-3">
+          <p className="font-semibold text-slate-900">{plan.name}</p>
+          <p className="text-lg font-semibold text-slate-900 tabular-nums">{planPriceLabel(plan)}</p>
+        </div>
+        <p className="mt-3 text-sm font-medium text-slate-700">Includes:</p>
+        <PlanFeatureList plan={plan} className="mt-2 space-y-1.5 text-sm text-slate-600" />
+      </div>
+
+      <fieldset>
+        <legend className="mb-2 text-sm font-semibold text-slate-900">Pay with</legend>
+        <div className="grid gap-2 sm:grid-cols-2">
+          <PayWithOption
+            value="card"
+            current={payWith}
+            onChange={setPayWith}
+            disabled={busy}
+            icon={CreditCard}
+            label="Card"
+            detail="Pay the first period by card"
+          />
+          <PayWithOption
+            value="wallet"
+            current={payWith}
+            onChange={setPayWith}
+            disabled={busy}
+            icon={Wallet}
+            label="Pay from wallet"
+            detail={
+              wallet.data ? `Balance ${formatCents(wallet.data.balance_cents)}` : "Your prepaid balance"
+            }
+          />
+        </div>
+      </fieldset>
+
+      {payWith === "card" ? (
+        <>
+          <PaymentGatewayNotice />
+          <fieldset className="space-y-4">
+            <legend className="mb-3 text-sm font-semibold text-slate-900">Payment</legend>
+            <PaymentCardFields values={card} errors={cardErrors} disabled={busy} onChange={setCard} />
+          </fieldset>
+          <BillingAddressFields
+            values={address}
+            errors={addressErrors}
+            disabled={busy}
+            onChange={setAddress}
+          />
+        </>
+      ) : (
+        <p className="text-sm text-slate-600">
+          {formatCents(plan.price_cents)} is taken from your wallet balance now.{" "}
+          <Link to="/wallet" className="font-medium text-brand-700 hover:underline">
+            Top up your wallet
+          </Link>
+        </p>
+      )}
+
+      {notLoaded && <Alert tone="error">{STRIPE_NOT_LOADED}</Alert>}
+      {subscribe.isError && <CheckoutError error={subscribe.error} />}
+
+      <p className="text-xs text-slate-500">
+        By subscribing, you agree to our terms of service and privacy policy. You can cancel your subscription
+        at any time.
+      </p>
+      <div className="flex flex-col-reverse gap-2 border-t border-slate-100 pt-5 sm:flex-row sm:justify-end">
+        <Button variant="secondary" onClick={onDone} disabled={busy}>
+          Cancel
+        </Button>
+        <Button type="submit" busy={busy}>
+          {busy ? "Processing..." : subscribeLabel}
+        </Button>
+      </div>
+    </form>
+  );
+}
+
+function CheckoutError({ error }: { error: Error }) {
+  if (!(error instanceof BillingStepError)) return <Alert tone="error">{error.message}</Alert>;
+  return (
+    <Alert tone="error" title={error.title}>
+      {error.message}
+      {error.status === 402 && (
+        <>
+          {" "}
+          <Link to="/wallet" className="font-medium underline">
+            Go to your wallet
+          </Link>
+        </>
+      )}
+    </Alert>
+  );
+}

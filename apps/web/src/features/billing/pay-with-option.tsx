@@ -1,0 +1,57 @@
+import type { LucideIcon } from "lucide-react";
+import { useId } from "react";
+import { cn } from "../../lib/cn";
+
+export type PayWith = "card" | "wallet";
+
+/** One choice of the checkout's 'Pay with' radio group, drawn as a selectable tile. */
+export function PayWithOption({
+  value,
+  current,
+  onChange,
+  disabled,
+  icon: Icon,
+  label,
+  detail,
+}: {
+  value: PayWith;
+  current: PayWith;
+  onChange: (value: PayWith) => void;
+  disabled: boolean;
+  icon: LucideIcon;
+  label: string;
+  detail: string;
+}) {
+  const checked = value === current;
+  const detailId = useId();
+  return (
+    <label
+      className={cn(
+        "flex cursor-pointer items-start gap-3 rounded-lg border p-3 text-sm transition-colors has-[:focus-visible]:outline-2 has-[:focus-visible]:outline-brand-600",
+        checked ? "border-brand-600 bg-brand-50" : "border-slate-200 hover:bg-slate-50",
+      )}
+    >
+      <input
+        type="radio"
+        name="pay-with"
+        value={value}
+        checked={checked}
+        disabled={disabled}
+        onChange={() => onChange(value)}
+        aria-label={label}
+        aria-describedby={detailId}
+        className="sr-only"
+      />
+      <Icon
+        className={cn("mt-0.5 size-4", checked ? "text-brand-600" : "text-slate-400")}
+        aria-hidden="true"
+      />
+      <span>
+        <span className="block font-medium text-slate-900">{label}</span>
+        <span id={detailId} className="block text-xs text-slate-500">
+          {detail}
+        </span>
+      </span>
+    </label>
+  );
+}

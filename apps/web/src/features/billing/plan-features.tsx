@@ -1,0 +1,31 @@
+import type { Package } from "@promptmint/contracts";
+import { Check } from "lucide-react";
+import { formatDollars, formatNumber } from "../../lib/format";
+
+/** SPEC §2: '$' plus the price per currency, e.g. `$5.00/usd`. */
+export function planPriceLabel(plan: Pick<Package, "price" | "currency">): string {
+  return `${formatDollars(plan.price)}/${plan.currency}`;
+}
+
+/** SPEC §2: a plan whose name contains 'pro' gets the 'Popular' ribbon. */
+export function isPopularPlan(plan: Pick<Package, "name">): boolean {
+  return /pro/i.test(plan.name);
+}
+
+/** The included calls, then the plan's features as `key: value`. */
+export function PlanFeatureList({ plan, className }: { plan: Package; className?: string }) {
+  const items = [
+    `${formatNumber(plan.included_calls)} ${plan.included_calls === 1 ? "call" : "calls"} included per period`,
+    ...Object.entries(plan.features).map(([key, value]) => (value ? `${key}: ${value}` : key)),
+  ];
+  return (
+    <ul className={className ?? "space-y-2 text-sm text-slate-600"}>
+      {items.map((item) => (
+        <li key={item} className="flex gap-2">
+          <Check className="mt-0.5 size-4 shrink-0 text-green-600" aria-hidden="true" />
+          <span className="min-w-0 break-words">{item}</span>
+        </li>
+      ))}
+    </ul>
+  );
+}

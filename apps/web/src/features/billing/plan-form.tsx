@@ -1,0 +1,217 @@
+import { CreatePackageSchema, type Package } from "@promptmint/contracts";
+import { type FormEvent, useState } from "react";
+import { Alert } from "../../components/ui/alert";
+import { Button } from "../../components/ui/button";
+import { CheckboxField } from "../../components/ui/checkbox-field";
+import { TextField } from "../../components/ui/text-field";
+import { TextareaField } from "../../components/ui/textarea-field";
+import { ApiClientError, getErrorMessage } from "../../lib/api-client";
+import type { CreatePackageBody } from "./api/save-package";
+
+interface PlanFormValues {
+  name: string;
+  /** Dollars, as typed. */
+  price: string;
+  included_calls: string;
+  description: string;
+  /** One `key: value` per line. */
+  features: string;
+  is_active: boolean;
+}
+
+type PlanFormErrors = Partial<Record<keyof PlanFormValues, string>>;
+
+const NEW_PLAN: PlanFormValues = {
+  name: "",
+  price: "",
+  included_calls: "",
+  description: "",
+  features: "",
+  is_active: true,
+};
+
+function valuesOf(plan: Package | null): PlanFormValues {
+  if (!plan) return NEW_PLAN;
+  return {
+    name: plan.name,
+    price: (plan.price_cents / 100).toFixed(2),
+    included_calls: String(plan.included_calls),
+    description: plan.description,
+    features: Object.entries(plan.features)
+      .map(([key, value]) => `${key}: ${value}`)
+      .join("\n"),
+    is_active: plan.is_active,
+  };
+}
+
+/** `key: value` lines → the features map; blank lines are dropped. */
+export function parseFeatureLines(text: string): { features: Record<string, string>; error?: string } {
+  const features: Record<string, string> = {};
+  for (const raw of text.split("\n")) {
+    const line = raw.trim();
+    if (line === "") continue;
+    const colon = line.indexOf(":");
+    if (colon <= 0) return { features, error: `Write each feature as 'key: value' ("${line}")` };
+    features[line.slice(0, colon).trim()] = line.slice(colon + 1).trim();
+  }
+  return { features };
+}
+
+const FIELD_OF: Record<string, keyof PlanFormValues> = {
+  name: "name",
+  price_cents: "price",
+  included_calls: "included_calls",
+  description: "description",
+  features: "features",
+  is_active: "is_active",
+};
+
+const LABELS: Partial<Record<keyof PlanFormValues, string>> = {
+  name: "Name",
+  price: "Price",
+  included_calls: "Included calls",
+};
+
+/** The form values as the API's plan body (price in cents), or what is wrong with them. */
+function parsePlanForm(values: PlanFormValues): { body?: CreatePackageBody; errors: PlanFormErrors } {
+  const errors: PlanFormErrors = {};
+  const price = values.price.trim() === "" ? Number.NaN : Number(values.price);
+  if (Number.isNaN(price)) errors.price = "Price is required";
+  const calls = values.included_calls.trim() === "" ? Number.NaN : Number(values.included_calls);
+  if (Number.isNaN(calls)) errors.included_calls = "Included calls is required";
+  const features = parseFeatureLines(values.features);
+  if (features.error) errors.features = features.error;
+
+  const body: CreatePackageBody = {
+    name: values.name.trim(),
+    price_cents: Math.round(price * 100),
+    currency: "usd",
+    description: values.description.trim(),
+    features: features.features,
+    included_calls: calls,
+    is_active: values.is_active,
+  };
+  const result = CreatePackageSchema.safeParse(body);
+  if (!result.success) {
+    for (const issue of result.error.issues) {
+      const field = FIELD_OF[String(issue.path[0])];
+      if (field && !errors[field]) errors[field] = `${LABELS[field] ?? "This field"} ${issue.message}`;
+    }
+  }
+  return Object.keys(errors).length > 0 ? { errors } : { body, errors };
+}
+
+export function PlanForm({
+  plan,
+  busy,
+  error,
+  onSubmit,
+  onCancel,
+}: {
+  plan: Package | null;
+  busy: boolean;
+  error: Error | null;
+  onSubmit: (body: CreatePackageBody) => void;
+  onCancel: () => void;
+}) {
+  const [values, setValues] = useState(() => valuesOf(plan));
+  const [errors, setErrors] = useState<PlanFormErrors>({});
+  const set = (field: keyof PlanFormValues) => (event: { target: { value: string } }) =>
+    setValues({ ...values, [field]: event.target.value });
+
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    const parsed = parsePlanForm(values);
+    setErrors(parsed.errors);
+    if (parsed.body) onSubmit(parsed.body);
+  };
+
+  const serverFields = error instanceof ApiClientError ? (error.fields ?? {}) : {};
+  const fieldError = (field: keyof PlanFormValues) =>
+    errors[field] ??
+    Object.entries(serverFields).find(([path]) => FIELD_OF[path] === field)?.[1] ??
+    undefined;
+
+  return (
+    <form onSubmit={submit} noValidate className="space-y-5">
+      {error && (
+        <Alert tone="error" title="Failed to save plan">
+          {getErrorMessage(error)}
+        </Alert>
+      )}
+      <TextField
+        label="Plan name"
+        placeholder="Pro"
+        maxLength={100}
+        required
+        value={values.name}
+        error={fieldError("name")}
+        disabled={busy}
+        onChange={set("name")}
+      />
+      <div className="grid gap-5 sm:grid-cols-2">
+        <TextField
+          label="Price (USD per period)"
+          type="number"
+          inputMode="decimal"
+          min={1}
+          step={0.01}
+          placeholder="5.00"
+          required
+          value={values.price}
+          error={fieldError("price")}
+          hint="At least $1.00"
+          disabled={busy}
+          onChange={set("price")}
+        />
+        <TextField
+          label="Included calls"
+          type="number"
+          inputMode="numeric"
+          min={1}
+          step={1}
+          placeholder="1000"
+          required
+          value={values.included_calls}
+          error={fieldError("included_calls")}
+          hint="Per period; further calls are paid per call"
+          disabled={busy}
+          onChange={set("included_calls")}
+        />
+      </div>
+      <TextareaField
+        label="Description"
+        rows={2}
+        maxLength={1000}
+        value={values.description}
+        error={fieldError("description")}
+        disabled={busy}
+        onChange={set("description")}
+      />
+      <TextareaField
+        label="Features"
+        rows={4}
+        placeholder={"Support: Email\nSLA: 99.9%"}
+        value={values.features}
+        error={fieldError("features")}
+        hint="One per line, as 'key: value'"
+        disabled={busy}
+        onChange={set("features")}
+      />
+      <CheckboxField
+        label="Active (offered to subscribers)"
+        checked={values.is_active}
+        disabled={busy}
+        onChange={(event) => setValues({ ...values, is_active: event.target.checked })}
+      />
+      <div className="flex flex-col-reverse gap-2 border-t border-slate-100 pt-5 sm:flex-row sm:justify-end">
+        <Button variant="secondary" onClick={onCancel} disabled={busy}>
+          Cancel
+        </Button>
+        <Button type="submit" busy={busy}>
+          {busy ? "Saving..." : plan ? "Save Plan" : "Create Plan"}
+        </Button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,146 @@
+import { MAX_TOP_UP_CENTS, MIN_TOP_UP_CENTS, type PaymentResult } from "@promptmint/contracts";
+import { type FormEvent, useState } from "react";
+import { Alert } from "../../components/ui/alert";
+import { Button } from "../../components/ui/button";
+import { Card, CardBody, CardHeader } from "../../components/ui/card";
+import {
+  type CardFieldErrors,
+  EMPTY_CARD,
+  PaymentCardFields,
+  parseCardFields,
+} from "../../components/ui/payment-card-fields";
+import { PaymentGatewayNotice, usePaymentsReady } from "../../components/ui/payment-gateway-notice";
+import { TextField } from "../../components/ui/text-field";
+import { getErrorMessage } from "../../lib/api-client";
+import { cn } from "../../lib/cn";
+import { formatCents } from "../../lib/format";
+import { paymentFailureMessage, STRIPE_NOT_LOADED } from "../../lib/sandbox-payments";
+import { useTopUpWallet } from "./api/top-up-wallet";
+
+const PRESET_CENTS = [500, 1000, 2500, 5000] as const;
+
+/** A custom amount in dollars → cents, or null when it is not a usable amount. */
+function centsFromDollars(text: string): number | null {
+  if (!/^\d+(\.\d{1,2})?$/.test(text.trim())) return null;
+  return Math.round(Number(text) * 100);
+}
+
+function amountError(cents: number | null): string | undefined {
+  if (cents === null) return "Enter an amount in dollars, e.g. 20 or 12.50";
+  if (cents < MIN_TOP_UP_CENTS) return `The minimum top-up is ${formatCents(MIN_TOP_UP_CENTS)}`;
+  if (cents > MAX_TOP_UP_CENTS) return `The maximum top-up is ${formatCents(MAX_TOP_UP_CENTS)}`;
+  return undefined;
+}
+
+type Outcome = { tone: "success" | "error"; message: string };
+
+function outcomeOf(result: PaymentResult): Outcome {
+  const failure = paymentFailureMessage(result);
+  if (failure) return { tone: "error", message: failure };
+  return {
+    tone: "success",
+    message: `Added ${formatCents(result.amount)} to your wallet. New balance: ${formatCents(result.balance_cents)}.`,
+  };
+}
+
+export function TopUpCard() {
+  const topUp = useTopUpWallet();
+  const paymentsReady = usePaymentsReady();
+  const [preset, setPreset] = useState<number | null>(1000);
+  const [custom, setCustom] = useState("");
+  const [card, setCard] = useState(EMPTY_CARD);
+  const [cardErrors, setCardErrors] = useState<CardFieldErrors>({});
+  const [customError, setCustomError] = useState<string | undefined>();
+  const [outcome, setOutcome] = useState<Outcome | null>(null);
+  const busy = topUp.isPending;
+  const amountCents = preset ?? centsFromDollars(custom);
+  const validAmount = amountCents !== null && !amountError(amountCents) ? amountCents : null;
+
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    setOutcome(null);
+    if (!paymentsReady) {
+      setOutcome({ tone: "error", message: STRIPE_NOT_LOADED });
+      return;
+    }
+    const problem = preset === null ? amountError(centsFromDollars(custom)) : undefined;
+    setCustomError(problem);
+    const parsed = parseCardFields(card);
+    setCardErrors(parsed.errors ?? {});
+    if (problem || !parsed.card || validAmount === null) return;
+    topUp.mutate(
+      { amountCents: validAmount, card: parsed.card },
+      {
+        onSuccess: (result) => {
+          const next = outcomeOf(result);
+          setOutcome(next);
+          if (next.tone === "success") setCard(EMPTY_CARD);
+        },
+        onError: (error) => setOutcome({ tone: "error", message: getErrorMessage(error) }),
+      },
+    );
+  };
+
+  return (
+    <Card>
+      <CardHeader title="Top up" description="Add funds to pay for API calls beyond your plans." />
+      <CardBody>
+        <form onSubmit={submit} noValidate className="space-y-5">
+          <PaymentGatewayNotice />
+          <fieldset>
+            <legend className="mb-2 text-sm font-medium text-slate-700">Amount</legend>
+            <div className="grid grid-cols-4 gap-2">
+              {PRESET_CENTS.map((cents) => (
+                <button
+                  key={cents}
+                  type="button"
+                  aria-pressed={preset === cents}
+                  disabled={busy}
+                  onClick={() => {
+                    setPreset(cents);
+                    setCustom("");
+                    setCustomError(undefined);
+                  }}
+                  className={cn(
+                    "h-10 rounded-lg border text-sm font-semibold transition-colors focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-brand-600 disabled:opacity-60",
+                    preset === cents
+                      ? "border-brand-600 bg-brand-50 text-brand-700"
+                      : "border-slate-300 bg-white text-slate-700 hover:bg-slate-50",
+                  )}
+                >
+                  {formatCents(cents).replace(".00", "")}
+                </button>
+              ))}
+            </div>
+            <TextField
+              label="Custom amount (USD)"
+              className="mt-4"
+              inputMode="decimal"
+              placeholder="e.g. 20"
+              value={custom}
+              error={customError}
+              hint={`From ${formatCents(MIN_TOP_UP_CENTS)} to ${formatCents(MAX_TOP_UP_CENTS)}`}
+              disabled={busy}
+              onChange={(event) => {
+                setCustom(event.target.value);
+                setPreset(event.target.value.trim() === "" ? 1000 : null);
+              }}
+            />
+          </fieldset>
+          <fieldset className="space-y-4">
+            <legend className="mb-3 text-sm font-medium text-slate-700">Card</legend>
+            <PaymentCardFields values={card} errors={cardErrors} disabled={busy} onChange={setCard} />
+          </fieldset>
+          {outcome && (
+            <Alert tone={outcome.tone} role={outcome.tone === "error" ? "alert" : "status"}>
+              {outcome.message}
+            </Alert>
+          )}
+          <Button type="submit" busy={busy} className="w-full">
+            {busy ? "Processing..." : validAmount !== null ? `Top up ${formatCents(validAmount)}` : "Top up"}
+          </Button>
+        </form>
+      </CardBody>
+    </Card>
+  );
+}

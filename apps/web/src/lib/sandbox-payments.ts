@@ -1,0 +1,43 @@
+import { type PaymentResult, PaymentResultSchema, type SandboxConfirmSchema } from "@promptmint/contracts";
+import type { z } from "zod";
+import { apiRequest } from "./api-client";
+
+// Card payments on this release go through the server's sandbox processor (DESIGN §6); Stripe
+// Elements is not wired in the web client yet. Wallet top-ups and plan checkout both confirm here.
+
+export type SandboxCard = z.input<typeof SandboxConfirmSchema>["card"];
+
+/** SPEC §4: a confirmed payment that did not succeed. */
+export const PAYMENT_NOT_COMPLETED = "Payment was not completed successfully";
+/** SPEC §2: shown where payments would be taken when the card provider is not usable. */
+export const STRIPE_NOT_CONFIGURED = "Stripe is not configured. Payment functionality is not available.";
+/** SPEC §5: a payment form submitted while the card provider is not loaded. */
+export const STRIPE_NOT_LOADED = "Stripe has not loaded yet. Please try again.";
+/** DESIGN §6: the banner of the offline processor. */
+export const SANDBOX_PAYMENTS_NOTICE = "Sandbox payments — no real money moves";
+
+/** Test cards of the sandbox processor, as Stripe's test mode knows them. */
+export const SANDBOX_TEST_CARDS = [
+  { number: "4242 4242 4242 4242", outcome: "succeeds" },
+  { number: "4000 0000 0000 0002", outcome: "is declined" },
+  { number: "4000 0025 0000 3155", outcome: "is not completed" },
+] as const;
+
+/** `POST /billing/sandbox/confirm/`: pays a payment intent (or sets up a card) with a test card. */
+export function confirmSandboxPayment(clientSecret: string, card: SandboxCard): Promise<PaymentResult> {
+  return apiRequest("/billing/sandbox/confirm/", {
+    method: "POST",
+    body: { client_secret: clientSecret, card },
+    schema: PaymentResultSchema,
+  });
+}
+
+/**
+ * SPEC §4: only 'succeeded' is a success. A declined card says why; a payment left needing
+ * action reads 'Payment was not completed successfully'.
+ */
+export function paymentFailureMessage(result: PaymentResult): string | null {
+  if (result.status === "succeeded") return null;
+  if (result.status === "failed" && result.message.trim() !== "") return result.message;
+  return PAYMENT_NOT_COMPLETED;
+}
