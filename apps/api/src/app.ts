@@ -13,7 +13,7 @@ import {
   validatorCompiler,
   type ZodTypeProvider,
 } from "fastify-type-provider-zod";
-import type { Config } from "./config.ts";
+import { type Config, EMBEDDED_ISSUER_KEY } from "./config.ts";
 import { type DatabaseHandle, openDatabase } from "./db/client.ts";
 import { deleteStaleSignInFailures } from "./identity/accounts.ts";
 import { identityRoutes } from "./identity/identity.routes.ts";
@@ -121,6 +121,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       issuer: config.oidc.issuer,
       audience: config.oidc.audience,
       localJwks: toPublicJwks(keys),
+      issuerKey: EMBEDDED_ISSUER_KEY,
     });
   } else {
     verifyToken = createTokenVerifier({ issuer: config.oidc.issuer ?? "", audience: config.oidc.audience });

@@ -161,6 +161,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
 }
 
 export const EMBEDDED_SPA_CLIENT_ID = "promptmint-web";
+/** How users of the embedded issuer are keyed, whatever PUBLIC_URL the issuer is served at. */
+export const EMBEDDED_ISSUER_KEY = "promptmint:embedded";
 
 /** Outside production a missing SECRET_KEY is generated once and kept in DATA_DIR. */
 function readOrCreateSecretKey(dataDir: string, isProduction: boolean): string {

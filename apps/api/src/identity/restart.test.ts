@@ -1,7 +1,7 @@
 import { afterAll, expect, it } from "vitest";
 import { EMBEDDED_SPA_CLIENT_ID } from "../config.ts";
 import { createTestDatabase } from "../test/database.ts";
-import { signUp } from "../test/oidc-client.ts";
+import { signIn, signUp } from "../test/oidc-client.ts";
 import { freePort, startTestServer } from "../test/server.ts";
 
 const testDb = await createTestDatabase();
@@ -48,5 +48,31 @@ it("keeps users, sessions and signing keys across a restart", async () => {
     expect((await refreshed.json()).access_token).toBeTruthy();
   } finally {
     await second.stop();
+  }
+});
+
+it("keeps each person's account when PUBLIC_URL changes", async () => {
+  const first = await startTestServer(testDb);
+  const person = await signUp(first.baseUrl, { displayName: "Moving House" });
+  const before = await fetch(`${first.baseUrl}/api/auth/register/`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${person.access_token}` },
+  });
+  const { user } = await before.json();
+  await first.stop();
+
+  const moved = await startTestServer(testDb, { port: await freePort() });
+  try {
+    expect(moved.baseUrl).not.toBe(first.baseUrl);
+    const tokens = await signIn(moved.baseUrl, person.email, person.password);
+    const after = await fetch(`${moved.baseUrl}/api/auth/login/`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${tokens.access_token}` },
+    });
+    const profile = await after.json();
+    expect(profile.user.id).toBe(user.id);
+    expect(profile.creator).not.toBeNull();
+  } finally {
+    await moved.stop();
   }
 });

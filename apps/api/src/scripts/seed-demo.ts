@@ -2,7 +2,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { CreateApplicationSchema } from "@promptmint/contracts";
 import { eq } from "drizzle-orm";
-import { loadConfig } from "../config.ts";
+import { EMBEDDED_ISSUER_KEY, loadConfig } from "../config.ts";
 import { type Database, openDatabase } from "../db/client.ts";
 import { applications, identityAccounts } from "../db/schema/index.ts";
 import { createAccount } from "../identity/accounts.ts";
@@ -23,7 +23,7 @@ if (!config.oidc.embedded || !config.oidc.issuer) {
   console.error("seed:demo creates sign-in accounts on the embedded issuer; unset OIDC_ISSUER to use it.");
   process.exit(1);
 }
-const issuer = config.oidc.issuer;
+const issuer = EMBEDDED_ISSUER_KEY;
 const database = await openDatabase({
   databaseUrl: config.databaseUrl,
   pgliteDir: path.join(config.dataDir, "pgdata"),

@@ -40,6 +40,11 @@ export function createTokenVerifier(options: {
   audience: string;
   localJwks?: { keys: JWK[] };
   fetchImpl?: typeof fetch;
+  /**
+   * What users are keyed by instead of the `iss` URL. The embedded issuer's URL follows
+   * PUBLIC_URL; keying its users by a constant keeps their accounts when PUBLIC_URL changes.
+   */
+  issuerKey?: string;
 }): TokenVerifier {
   const fetchImpl = options.fetchImpl ?? fetch;
   let keySet: JWTVerifyGetKey | undefined = options.localJwks
@@ -80,7 +85,7 @@ export function createTokenVerifier(options: {
       });
       if (!payload.sub || !payload.iss) throw new AppError("unauthorized", "Access token has no subject");
       return {
-        issuer: payload.iss,
+        issuer: options.issuerKey ?? payload.iss,
         subject: payload.sub,
         claims: payload as VerifiedToken["claims"],
         raw: token,
