@@ -1,5 +1,5 @@
 import type { Application } from "@promptmint/contracts";
-import { FlaskConical, Settings2 } from "lucide-react";
+import { CreditCard, FlaskConical, Settings2 } from "lucide-react";
 import { ButtonLink } from "../../components/ui/button";
 import { Card, CardBody, CardHeader } from "../../components/ui/card";
 import { CopyButton } from "../../components/ui/copy-button";
@@ -39,6 +39,14 @@ export function ApiEndpointCard({ application }: { application: Application }) {
           <ButtonLink to={configureTo} variant="secondary" size="sm">
             <Settings2 className="size-4" aria-hidden="true" />
             {application.type === "prompt" ? "Open Prompt Builder" : "Open Workflow Editor"}
+          </ButtonLink>
+          <ButtonLink
+            to={`/applications/${encodeURIComponent(application.slug)}/billing`}
+            variant="secondary"
+            size="sm"
+          >
+            <CreditCard className="size-4" aria-hidden="true" />
+            Plans &amp; Billing
           </ButtonLink>
         </div>
       </CardBody>

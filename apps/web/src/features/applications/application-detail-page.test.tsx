@@ -74,6 +74,9 @@ describe("application detail", () => {
     expect(endpoint.getByRole("link", { name: "Test API" }).getAttribute("href")).toBe(
       "/api-test?app=blog-writer",
     );
+    expect(endpoint.getByRole("link", { name: "Plans & Billing" }).getAttribute("href")).toBe(
+      "/applications/blog-writer/billing",
+    );
   });
 
   it("shows chat-messages for a workflow app", async () => {

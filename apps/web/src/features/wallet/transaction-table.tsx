@@ -1,5 +1,7 @@
 import type { WalletTransaction } from "@promptmint/contracts";
 import { Receipt } from "lucide-react";
+import { useState } from "react";
+import { Button } from "../../components/ui/button";
 import { Card, CardHeader } from "../../components/ui/card";
 import { cn } from "../../lib/cn";
 import { formatCents, formatDateTime } from "../../lib/format";
@@ -16,7 +18,12 @@ const ACCOUNT_LABELS: Record<WalletTransaction["account"], string> = {
 
 const headerCell = "px-4 py-3 text-left text-xs font-semibold uppercase tracking-wide text-slate-500";
 
+/** Rows shown at first and added by each 'Show more': a busy creator earns on every call. */
+export const TRANSACTION_PAGE_SIZE = 15;
+
 export function TransactionTable({ transactions }: { transactions: readonly WalletTransaction[] }) {
+  const [visible, setVisible] = useState(TRANSACTION_PAGE_SIZE);
+  const shown = transactions.slice(0, visible);
   return (
     <Card className="overflow-hidden">
       <CardHeader title="Transaction History" description="Your latest wallet and earnings movements." />
@@ -51,7 +58,7 @@ export function TransactionTable({ transactions }: { transactions: readonly Wall
               </tr>
             </thead>
             <tbody className="divide-y divide-slate-100 bg-white">
-              {transactions.map((transaction) => (
+              {shown.map((transaction) => (
                 <tr key={transaction.id}>
                   <td className="hidden px-4 py-3 text-sm whitespace-nowrap text-slate-500 sm:table-cell">
                     {formatDateTime(transaction.created_at)}
@@ -80,6 +87,20 @@ export function TransactionTable({ transactions }: { transactions: readonly Wall
               ))}
             </tbody>
           </table>
+          {transactions.length > visible ? (
+            <div className="flex items-center justify-between border-t border-slate-100 px-4 py-3 text-sm text-slate-500">
+              <span>
+                Showing {shown.length} of {transactions.length}
+              </span>
+              <Button
+                variant="secondary"
+                size="sm"
+                onClick={() => setVisible((n) => n + TRANSACTION_PAGE_SIZE)}
+              >
+                Show more
+              </Button>
+            </div>
+          ) : null}
         </div>
       )}
     </Card>
