@@ -6,6 +6,9 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const port = Number(process.env.E2E_PORT ?? 3199);
 const baseURL = `http://localhost:${port}`;
 const dataDir = path.join(root, `.tmp/e2e-data-${port}`);
+/** The seeded demo server (see analytics-demo.spec.ts). */
+export const demoURL = `http://localhost:${port + 1}`;
+const demoDataDir = path.join(root, `.tmp/e2e-demo-${port + 1}`);
 
 /** The real server (built SPA + API + embedded issuer on a fresh PGlite) driven by Debian's Chromium. */
 export default defineConfig({
@@ -40,19 +43,36 @@ export default defineConfig({
     },
     { name: "phone", use: { ...devices["Pixel 7"] }, testMatch: /mobile\.spec\.ts/ },
   ],
-  webServer: {
-    command: `rm -rf "${dataDir}" && node apps/api/src/main.ts`,
-    cwd: root,
-    url: `${baseURL}/readyz`,
-    timeout: 120_000,
-    reuseExistingServer: false,
-    env: {
-      PORT: String(port),
-      PUBLIC_URL: baseURL,
-      DATA_DIR: dataDir,
-      LOG_LEVEL: "warn",
-      NODE_ENV: "test",
-      ALLOW_PRIVATE_UPSTREAMS: "true",
+  webServer: [
+    {
+      command: `rm -rf "${dataDir}" && node apps/api/src/main.ts`,
+      cwd: root,
+      url: `${baseURL}/readyz`,
+      timeout: 120_000,
+      reuseExistingServer: false,
+      env: {
+        PORT: String(port),
+        PUBLIC_URL: baseURL,
+        DATA_DIR: dataDir,
+        LOG_LEVEL: "warn",
+        NODE_ENV: "test",
+        ALLOW_PRIVATE_UPSTREAMS: "true",
+      },
     },
-  },
+    {
+      // A second server filled by `seed:demo`, for the screens that need weeks of data.
+      command: `rm -rf "${demoDataDir}" && node apps/api/src/scripts/seed-demo.ts --days 14 && node apps/api/src/main.ts`,
+      cwd: root,
+      url: `${demoURL}/readyz`,
+      timeout: 180_000,
+      reuseExistingServer: false,
+      env: {
+        PORT: String(port + 1),
+        PUBLIC_URL: demoURL,
+        DATA_DIR: demoDataDir,
+        LOG_LEVEL: "warn",
+        NODE_ENV: "test",
+      },
+    },
+  ],
 });
