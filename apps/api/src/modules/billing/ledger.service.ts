@@ -72,27 +72,32 @@ export async function postTransaction(
   return true;
 }
 
-/** Money from outside (a paid top-up) into a wallet, once per payment. */
+/** Money from outside (a paid top-up) into a wallet, inside the caller's transaction, once per reference. */
+export async function postTopUp(
+  tx: Database,
+  options: { userId: string; amountCents: number; reference: string; description: string },
+): Promise<boolean> {
+  const [wallet, clearing] = await Promise.all([
+    accountFor(tx, "wallet", options.userId),
+    accountFor(tx, "clearing", null),
+  ]);
+  return postTransaction(tx, {
+    kind: "top_up",
+    reference: options.reference,
+    description: options.description,
+    entries: [
+      { accountId: clearing, amountCents: -options.amountCents },
+      { accountId: wallet, amountCents: options.amountCents },
+    ],
+  });
+}
+
+/** A top-up in its own transaction (seed data, tests). */
 export async function creditTopUp(
   db: Database,
   options: { userId: string; amountCents: number; reference: string; description: string },
 ): Promise<boolean> {
-  return db.transaction(async (tx) => {
-    const t = tx as unknown as Database;
-    const [wallet, clearing] = await Promise.all([
-      accountFor(t, "wallet", options.userId),
-      accountFor(t, "clearing", null),
-    ]);
-    return postTransaction(t, {
-      kind: "top_up",
-      reference: options.reference,
-      description: options.description,
-      entries: [
-        { accountId: clearing, amountCents: -options.amountCents },
-        { accountId: wallet, amountCents: options.amountCents },
-      ],
-    });
-  });
+  return db.transaction((tx) => postTopUp(tx as unknown as Database, options));
 }
 
 /**

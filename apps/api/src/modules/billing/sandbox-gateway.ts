@@ -4,7 +4,7 @@ import { and, eq } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { payments } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
-import { accountFor, postTransaction, walletBalance } from "./ledger.service.ts";
+import { postTopUp, walletBalance } from "./ledger.service.ts";
 
 /**
  * The offline payment processor, behaving like Stripe test mode: 4242… succeeds,
@@ -121,18 +121,11 @@ export async function confirmSandboxPayment(
       .returning({ id: payments.id });
     // Only top-ups go to the wallet; a plan's payment is used by the subscription it was made for.
     if (!marked || payment.purpose !== "top_up") return;
-    const [wallet, clearing] = await Promise.all([
-      accountFor(t, "wallet", userId),
-      accountFor(t, "clearing", null),
-    ]);
-    await postTransaction(t, {
-      kind: "top_up",
+    await postTopUp(t, {
+      userId,
+      amountCents: payment.amountCents,
       reference: payment.id,
       description: `Wallet top-up (card •••• ${number.slice(-4)})`,
-      entries: [
-        { accountId: clearing, amountCents: -payment.amountCents },
-        { accountId: wallet, amountCents: payment.amountCents },
-      ],
     });
   });
   return { ...outcome, amount: payment.amountCents, balance_cents: await balance() };

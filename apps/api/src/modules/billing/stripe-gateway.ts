@@ -6,7 +6,7 @@ import type { Database } from "../../db/client.ts";
 import { payments, stripeCustomers, stripeEvents } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
-import { accountFor, postTransaction } from "./ledger.service.ts";
+import { postTopUp } from "./ledger.service.ts";
 
 /** Stripe's documented tolerance for a webhook's timestamp. */
 const WEBHOOK_TOLERANCE_SECONDS = 300;
@@ -186,17 +186,10 @@ async function applySucceeded(db: Database, intent: Stripe.PaymentIntent): Promi
     );
   }
   if (payment.purpose !== "top_up") return;
-  const [wallet, clearing] = await Promise.all([
-    accountFor(db, "wallet", payment.userId),
-    accountFor(db, "clearing", null),
-  ]);
-  await postTransaction(db, {
-    kind: "top_up",
+  await postTopUp(db, {
+    userId: payment.userId,
+    amountCents: payment.amountCents,
     reference: payment.id,
     description: "Wallet top-up (Stripe)",
-    entries: [
-      { accountId: clearing, amountCents: -payment.amountCents },
-      { accountId: wallet, amountCents: payment.amountCents },
-    ],
   });
 }

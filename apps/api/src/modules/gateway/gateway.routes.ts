@@ -24,7 +24,7 @@ import type { ExecutionResult, GatewayInput } from "./execution.ts";
 import { claimIdempotencyKey, type IdempotencyClaim } from "./idempotency.ts";
 import { openPaidCall } from "./paid-call.ts";
 import { preparePromptExecution } from "./prompt-call.ts";
-import { type RateLimiter, rateLimitHeaders } from "./rate-limit.ts";
+import { type RateLimiter, rateLimitHook } from "./rate-limit.ts";
 import { prepareWorkflowExecution } from "./workflow-call.ts";
 
 const errors = {
@@ -56,14 +56,7 @@ export const gatewayRoutes: FastifyPluginAsyncZod<{
   feePercent: number;
   publicUrl: string;
 }> = async (app, { db, guards, llm, rateLimiter, secrets, safeFetch, feePercent, publicUrl }) => {
-  const limit = async (request: FastifyRequest, reply: FastifyReply) => {
-    const caller = currentUser(request);
-    reply.headers(
-      rateLimitHeaders(
-        rateLimiter.consume(request.apiKeyId ? `key:${request.apiKeyId}` : `user:${caller.id}`),
-      ),
-    );
-  };
+  const limit = rateLimitHook(rateLimiter);
 
   for (const mode of ["completion", "chat"] as const) {
     app.post(

@@ -1,5 +1,4 @@
 import { and, eq, or } from "drizzle-orm";
-import type { FastifyReply, FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import type { Database } from "../../db/client.ts";
@@ -13,8 +12,7 @@ import { findCallableApp } from "./access.ts";
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
 import { openPaidCall } from "./paid-call.ts";
 import { preparePromptExecution } from "./prompt-call.ts";
-import type { RateLimiter } from "./rate-limit.ts";
-import { rateLimitHeaders } from "./rate-limit.ts";
+import { type RateLimiter, rateLimitHook } from "./rate-limit.ts";
 import { prepareWorkflowExecution } from "./workflow-call.ts";
 
 const ContentSchema = z.union([
@@ -108,14 +106,7 @@ export const openAiRoutes: FastifyPluginAsyncZod<{
     },
   );
 
-  const limit = async (request: FastifyRequest, reply: FastifyReply) => {
-    const caller = currentUser(request);
-    reply.headers(
-      rateLimitHeaders(
-        rateLimiter.consume(request.apiKeyId ? `key:${request.apiKeyId}` : `user:${caller.id}`),
-      ),
-    );
-  };
+  const limit = rateLimitHook(rateLimiter);
 
   app.get(
     "/models",
@@ -185,7 +176,7 @@ export const openAiRoutes: FastifyPluginAsyncZod<{
       const application = await findCallableApp(db, body.model, caller);
       const turns = body.messages.filter((m) => m.role === "user" || m.role === "assistant");
       const last = turns.at(-1);
-      if (!last || last.role !== "user")
+      if (last?.role !== "user")
         throw new AppError("bad_request", "The last message must come from the user", {
           fields: { messages: "must end with a user message" },
         });

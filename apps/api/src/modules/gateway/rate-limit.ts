@@ -1,3 +1,4 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
 import { AppError } from "../../lib/errors.ts";
 
 export interface RateLimitResult {
@@ -57,5 +58,14 @@ export function rateLimitHeaders(result: RateLimitResult): Record<string, string
     "ratelimit-limit": String(result.limit),
     "ratelimit-remaining": String(result.remaining),
     "ratelimit-reset": String(result.resetSeconds),
+  };
+}
+
+/** The onRequest hook both gateways use: one window per API key, or per user for token callers. */
+export function rateLimitHook(rateLimiter: RateLimiter) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const caller = request.user;
+    const key = request.apiKeyId ? `key:${request.apiKeyId}` : `user:${caller?.id ?? request.ip}`;
+    reply.headers(rateLimitHeaders(rateLimiter.consume(key)));
   };
 }
