@@ -2,8 +2,8 @@ import { type PaymentResult, PaymentResultSchema, type SandboxConfirmSchema } fr
 import type { z } from "zod";
 import { apiRequest } from "./api-client";
 
-// Card payments on this release go through the server's sandbox processor (DESIGN §6); Stripe
-// Elements is not wired in the web client yet. Wallet top-ups and plan checkout both confirm here.
+// Card payments through the server's sandbox processor (DESIGN §6), used when `GET /api/config`
+// answers `sandbox.payments: true`. When the host runs Stripe, lib/stripe.ts confirms them instead.
 
 export type SandboxCard = z.input<typeof SandboxConfirmSchema>["card"];
 

@@ -7,11 +7,12 @@ import {
 import { Alert } from "./alert";
 
 /**
- * Above every payment form: the sandbox banner with its test cards, or SPEC's warning when the
- * host runs Stripe, which this client cannot take payments through yet.
+ * Above every payment form: the sandbox banner with its test cards; nothing when the host runs
+ * Stripe; SPEC's warning when it runs neither (no publishable key).
  */
 export function PaymentGatewayNotice({ className }: { className?: string }) {
   const config = useRuntimeConfig();
+  if (!config.sandbox.payments && config.stripe_publishable_key) return null;
   if (!config.sandbox.payments) {
     return (
       <Alert tone="warning" role="alert" className={className}>
@@ -35,7 +36,8 @@ export function PaymentGatewayNotice({ className }: { className?: string }) {
   );
 }
 
-/** Payments can be taken from this client only through the sandbox processor for now. */
+/** Payments can be taken through the sandbox processor, or Stripe when its publishable key is set. */
 export function usePaymentsReady(): boolean {
-  return useRuntimeConfig().sandbox.payments;
+  const config = useRuntimeConfig();
+  return config.sandbox.payments || Boolean(config.stripe_publishable_key);
 }

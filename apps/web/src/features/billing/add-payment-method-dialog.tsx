@@ -11,8 +11,15 @@ import {
   parseCardFields,
 } from "../../components/ui/payment-card-fields";
 import { PaymentGatewayNotice, usePaymentsReady } from "../../components/ui/payment-gateway-notice";
+import {
+  PaymentElementsProvider,
+  StripeCardField,
+  useStripeCard,
+} from "../../components/ui/stripe-card-field";
 import { STRIPE_NOT_LOADED } from "../../lib/sandbox-payments";
+import { useStripePublishableKey } from "../../lib/stripe";
 import { useAddPaymentMethod } from "./api/add-payment-method";
+import { useAddPaymentMethodWithStripe } from "./api/add-payment-method-stripe";
 import { BillingStepError } from "./api/billing-errors";
 import {
   type BillingAddressErrors,
@@ -33,7 +40,10 @@ export function AddPaymentMethodDialog({
   firstCard: boolean;
   onClose: () => void;
 }) {
-  const add = useAddPaymentMethod(appSlug);
+  const sandboxAdd = useAddPaymentMethod(appSlug);
+  const stripeAdd = useAddPaymentMethodWithStripe(appSlug);
+  const usesStripe = useStripePublishableKey() !== null;
+  const add = usesStripe ? stripeAdd : sandboxAdd;
   const close = () => {
     add.reset();
     onClose();
@@ -46,20 +56,34 @@ export function AddPaymentMethodDialog({
       title="Add Payment Method"
       description="Save a card to your account."
     >
-      {open && <AddPaymentMethodForm add={add} firstCard={firstCard} onDone={close} />}
+      {open && (
+        <PaymentElementsProvider>
+          <AddPaymentMethodForm
+            add={sandboxAdd}
+            stripeAdd={usesStripe ? stripeAdd : null}
+            firstCard={firstCard}
+            onDone={close}
+          />
+        </PaymentElementsProvider>
+      )}
     </Modal>
   );
 }
 
 function AddPaymentMethodForm({
-  add,
+  add: sandboxAdd,
+  stripeAdd,
   firstCard,
   onDone,
 }: {
   add: ReturnType<typeof useAddPaymentMethod>;
+  /** Set when the host runs Stripe: the card is set up through Stripe Elements instead. */
+  stripeAdd: ReturnType<typeof useAddPaymentMethodWithStripe> | null;
   firstCard: boolean;
   onDone: () => void;
 }) {
+  const add = stripeAdd ?? sandboxAdd;
+  const getStripeCard = useStripeCard();
   const paymentsReady = usePaymentsReady();
   const [card, setCard] = useState(EMPTY_CARD);
   const [address, setAddress] = useState(EMPTY_BILLING_ADDRESS);
@@ -73,19 +97,33 @@ function AddPaymentMethodForm({
     event.preventDefault();
     setNotLoaded(!paymentsReady);
     if (!paymentsReady) return;
+    const onSuccess = (method: { card_last4: string }) => {
+      toast.success(`Card ending in ${method.card_last4} saved`);
+      onDone();
+    };
+    if (stripeAdd) {
+      const parsedAddress = parseBillingAddress(address);
+      setAddressErrors(parsedAddress.errors ?? {});
+      if (!parsedAddress.address) return;
+      const stripeCard = getStripeCard();
+      if (!stripeCard) {
+        setNotLoaded(true);
+        return;
+      }
+      stripeAdd.mutate(
+        { billing_address: parsedAddress.address, set_default: setDefault, card: stripeCard },
+        { onSuccess },
+      );
+      return;
+    }
     const parsedCard = parseCardFields(card);
     const parsedAddress = parseBillingAddress(address);
     setCardErrors(parsedCard.errors ?? {});
     setAddressErrors(parsedAddress.errors ?? {});
     if (!parsedCard.card || !parsedAddress.address) return;
-    add.mutate(
+    sandboxAdd.mutate(
       { billing_address: parsedAddress.address, card: parsedCard.card, set_default: setDefault },
-      {
-        onSuccess: (method) => {
-          toast.success(`Card ending in ${method.card_last4} saved`);
-          onDone();
-        },
-      },
+      { onSuccess },
     );
   };
 
@@ -94,7 +132,11 @@ function AddPaymentMethodForm({
       <PaymentGatewayNotice />
       <fieldset className="space-y-4">
         <legend className="mb-3 text-sm font-semibold text-slate-900">Card</legend>
-        <PaymentCardFields values={card} errors={cardErrors} disabled={busy} onChange={setCard} />
+        {stripeAdd ? (
+          <StripeCardField disabled={busy} hidePostalCode />
+        ) : (
+          <PaymentCardFields values={card} errors={cardErrors} disabled={busy} onChange={setCard} />
+        )}
       </fieldset>
       <BillingAddressFields values={address} errors={addressErrors} disabled={busy} onChange={setAddress} />
       <CheckboxField

@@ -13,11 +13,18 @@ import {
   parseCardFields,
 } from "../../components/ui/payment-card-fields";
 import { PaymentGatewayNotice, usePaymentsReady } from "../../components/ui/payment-gateway-notice";
+import {
+  PaymentElementsProvider,
+  StripeCardField,
+  useStripeCard,
+} from "../../components/ui/stripe-card-field";
 import { formatCents } from "../../lib/format";
 import { STRIPE_NOT_LOADED } from "../../lib/sandbox-payments";
+import { stripeBillingDetails, useStripePublishableKey } from "../../lib/stripe";
 import { useWallet } from "../../lib/wallet-query";
 import { BillingStepError } from "./api/billing-errors";
 import { useSubscribeToPlan } from "./api/subscribe-to-plan";
+import { useSubscribeToPlanWithStripe } from "./api/subscribe-to-plan-stripe";
 import {
   type BillingAddressErrors,
   BillingAddressFields,
@@ -38,28 +45,37 @@ export function CheckoutDialog({
   onClose: () => void;
 }) {
   const subscribe = useSubscribeToPlan(appSlug);
+  const subscribeStripe = useSubscribeToPlanWithStripe(appSlug);
+  const usesStripe = useStripePublishableKey() !== null;
+  const reset = () => {
+    subscribe.reset();
+    subscribeStripe.reset();
+  };
   return (
     <Modal
       open={plan !== null}
       onOpenChange={(open) => {
         if (open) return;
-        subscribe.reset();
+        reset();
         onClose();
       }}
-      busy={subscribe.isPending}
+      busy={subscribe.isPending || subscribeStripe.isPending}
       title={plan ? `Subscribe to ${plan.name}` : "Subscribe"}
       description="Pay for the first period now; the plan renews until you cancel it."
     >
       {plan && (
-        <CheckoutForm
-          key={plan.id}
-          plan={plan}
-          subscribe={subscribe}
-          onDone={() => {
-            subscribe.reset();
-            onClose();
-          }}
-        />
+        <PaymentElementsProvider>
+          <CheckoutForm
+            key={plan.id}
+            plan={plan}
+            subscribe={subscribe}
+            subscribeStripe={usesStripe ? subscribeStripe : null}
+            onDone={() => {
+              reset();
+              onClose();
+            }}
+          />
+        </PaymentElementsProvider>
       )}
     </Modal>
   );
@@ -68,13 +84,17 @@ export function CheckoutDialog({
 function CheckoutForm({
   plan,
   subscribe,
+  subscribeStripe,
   onDone,
 }: {
   plan: Package;
   subscribe: ReturnType<typeof useSubscribeToPlan>;
+  /** Set when the host runs Stripe: card payments are confirmed through Stripe Elements instead. */
+  subscribeStripe: ReturnType<typeof useSubscribeToPlanWithStripe> | null;
   onDone: () => void;
 }) {
   const paymentsReady = usePaymentsReady();
+  const getStripeCard = useStripeCard();
   const wallet = useWallet();
   const [payWith, setPayWith] = useState<PayWith>("card");
   const [card, setCard] = useState(EMPTY_CARD);
@@ -82,7 +102,7 @@ function CheckoutForm({
   const [cardErrors, setCardErrors] = useState<CardFieldErrors>({});
   const [addressErrors, setAddressErrors] = useState<BillingAddressErrors>({});
   const [notLoaded, setNotLoaded] = useState(false);
-  const busy = subscribe.isPending;
+  const busy = subscribe.isPending || Boolean(subscribeStripe?.isPending);
   const subscribeLabel = `Subscribe for ${planPriceLabel(plan)}`;
 
   const submit = (event: FormEvent) => {
@@ -93,11 +113,28 @@ function CheckoutForm({
       onDone();
     };
     if (payWith === "wallet") {
+      subscribeStripe?.reset();
       subscribe.mutate({ plan, payment: { method: "wallet" } }, { onSuccess });
       return;
     }
     if (!paymentsReady) {
       setNotLoaded(true);
+      return;
+    }
+    if (subscribeStripe) {
+      const parsedAddress = parseBillingAddress(address);
+      setAddressErrors(parsedAddress.errors ?? {});
+      if (!parsedAddress.address) return;
+      const stripeCard = getStripeCard();
+      if (!stripeCard) {
+        setNotLoaded(true);
+        return;
+      }
+      subscribe.reset();
+      subscribeStripe.mutate(
+        { plan, card: stripeCard, billingDetails: stripeBillingDetails(parsedAddress.address) },
+        { onSuccess },
+      );
       return;
     }
     const parsedCard = parseCardFields(card);
@@ -150,7 +187,11 @@ function CheckoutForm({
           <PaymentGatewayNotice />
           <fieldset className="space-y-4">
             <legend className="mb-3 text-sm font-semibold text-slate-900">Payment</legend>
-            <PaymentCardFields values={card} errors={cardErrors} disabled={busy} onChange={setCard} />
+            {subscribeStripe ? (
+              <StripeCardField disabled={busy} hidePostalCode />
+            ) : (
+              <PaymentCardFields values={card} errors={cardErrors} disabled={busy} onChange={setCard} />
+            )}
           </fieldset>
           <BillingAddressFields
             values={address}
@@ -170,6 +211,7 @@ function CheckoutForm({
 
       {notLoaded && <Alert tone="error">{STRIPE_NOT_LOADED}</Alert>}
       {subscribe.isError && <CheckoutError error={subscribe.error} />}
+      {subscribeStripe?.isError && <CheckoutError error={subscribeStripe.error} />}
 
       <p className="text-xs text-slate-500">
         By subscribing, you agree to our terms of service and privacy policy. You can cancel your subscription

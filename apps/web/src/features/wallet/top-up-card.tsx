@@ -10,12 +10,19 @@ import {
   parseCardFields,
 } from "../../components/ui/payment-card-fields";
 import { PaymentGatewayNotice, usePaymentsReady } from "../../components/ui/payment-gateway-notice";
+import {
+  PaymentElementsProvider,
+  StripeCardField,
+  useStripeCard,
+} from "../../components/ui/stripe-card-field";
 import { TextField } from "../../components/ui/text-field";
 import { getErrorMessage } from "../../lib/api-client";
 import { cn } from "../../lib/cn";
 import { formatCents } from "../../lib/format";
 import { paymentFailureMessage, STRIPE_NOT_LOADED } from "../../lib/sandbox-payments";
+import { PAYMENT_PENDING_CREDIT, useStripePublishableKey } from "../../lib/stripe";
 import { useTopUpWallet } from "./api/top-up-wallet";
+import { useTopUpWalletWithStripe } from "./api/top-up-wallet-stripe";
 
 const PRESET_CENTS = [500, 1000, 2500, 5000] as const;
 
@@ -44,7 +51,18 @@ function outcomeOf(result: PaymentResult): Outcome {
 }
 
 export function TopUpCard() {
+  return (
+    <PaymentElementsProvider>
+      <TopUpForm />
+    </PaymentElementsProvider>
+  );
+}
+
+function TopUpForm() {
   const topUp = useTopUpWallet();
+  const topUpStripe = useTopUpWalletWithStripe();
+  const usesStripe = useStripePublishableKey() !== null;
+  const getStripeCard = useStripeCard();
   const paymentsReady = usePaymentsReady();
   const [preset, setPreset] = useState<number | null>(1000);
   const [custom, setCustom] = useState("");
@@ -52,7 +70,7 @@ export function TopUpCard() {
   const [cardErrors, setCardErrors] = useState<CardFieldErrors>({});
   const [customError, setCustomError] = useState<string | undefined>();
   const [outcome, setOutcome] = useState<Outcome | null>(null);
-  const busy = topUp.isPending;
+  const busy = topUp.isPending || topUpStripe.isPending;
   const amountCents = preset ?? centsFromDollars(custom);
   const validAmount = amountCents !== null && !amountError(amountCents) ? amountCents : null;
 
@@ -65,6 +83,29 @@ export function TopUpCard() {
     }
     const problem = preset === null ? amountError(centsFromDollars(custom)) : undefined;
     setCustomError(problem);
+    if (usesStripe) {
+      if (problem || validAmount === null) return;
+      const stripeCard = getStripeCard();
+      if (!stripeCard) {
+        setOutcome({ tone: "error", message: STRIPE_NOT_LOADED });
+        return;
+      }
+      topUpStripe.mutate(
+        { amountCents: validAmount, card: stripeCard },
+        {
+          onSuccess: (failure) => {
+            if (failure) {
+              setOutcome({ tone: "error", message: failure });
+              return;
+            }
+            setOutcome({ tone: "success", message: PAYMENT_PENDING_CREDIT });
+            stripeCard.card.clear();
+          },
+          onError: (error) => setOutcome({ tone: "error", message: getErrorMessage(error) }),
+        },
+      );
+      return;
+    }
     const parsed = parseCardFields(card);
     setCardErrors(parsed.errors ?? {});
     if (problem || !parsed.card || validAmount === null) return;
@@ -129,7 +170,11 @@ export function TopUpCard() {
           </fieldset>
           <fieldset className="space-y-4">
             <legend className="mb-3 text-sm font-medium text-slate-700">Card</legend>
-            <PaymentCardFields values={card} errors={cardErrors} disabled={busy} onChange={setCard} />
+            {usesStripe ? (
+              <StripeCardField disabled={busy} />
+            ) : (
+              <PaymentCardFields values={card} errors={cardErrors} disabled={busy} onChange={setCard} />
+            )}
           </fieldset>
           {outcome && (
             <Alert tone={outcome.tone} role={outcome.tone === "error" ? "alert" : "status"}>

@@ -1,0 +1,45 @@
+import {
+  type CreatePaymentMethodSchema,
+  type PaymentMethod,
+  PaymentMethodSchema,
+} from "@promptmint/contracts";
+import { useMutation, useQueryClient } from "@tanstack/react-query";
+import type { z } from "zod";
+import { apiRequest } from "../../../lib/api-client";
+import { confirmStripeCardSetup, type StripeCard, stripeBillingDetails } from "../../../lib/stripe";
+import { CREATE_FAILED, SETUP_FAILED } from "./add-payment-method";
+import { PaymentNotCompletedError, runStep } from "./billing-errors";
+import { createAppPaymentIntent } from "./create-payment-intent";
+import { paymentMethodsPath, paymentMethodsQueryKey } from "./list-payment-methods";
+
+export type StripePaymentMethodBody = Pick<
+  z.input<typeof CreatePaymentMethodSchema>,
+  "billing_address" | "set_default"
+> & { card: StripeCard };
+
+/**
+ * SPEC §7 through Stripe: a payment intent of amount 0 answers a SetupIntent's client_secret,
+ * Stripe sets the card up with it, and the resulting payment method is saved with the address.
+ */
+export async function addPaymentMethodWithStripe(
+  appSlug: string,
+  { billing_address, set_default, card }: StripePaymentMethodBody,
+): Promise<PaymentMethod> {
+  const setup = await runStep(SETUP_FAILED, async () => {
+    const intent = await createAppPaymentIntent(appSlug, { amount: 0, currency: "usd" });
+    return confirmStripeCardSetup(card, intent.client_secret, stripeBillingDetails(billing_address));
+  });
+  if (setup.failure !== null) throw new PaymentNotCompletedError(setup.failure);
+  const body = { billing_address, stripe_payment_method_id: setup.paymentMethodId, set_default };
+  return runStep(CREATE_FAILED, () =>
+    apiRequest(paymentMethodsPath(appSlug), { method: "POST", body, schema: PaymentMethodSchema }),
+  );
+}
+
+export function useAddPaymentMethodWithStripe(appSlug: string) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (body: StripePaymentMethodBody) => addPaymentMethodWithStripe(appSlug, body),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: paymentMethodsQueryKey(appSlug) }),
+  });
+}
