@@ -1,9 +1,9 @@
 import type { Application } from "@promptmint/contracts";
 import { FileText, Plus } from "lucide-react";
-import { useState } from "react";
 import { useAuth } from "react-oidc-context";
 import { Link } from "react-router";
 import { Alert } from "../../components/ui/alert";
+import { ApplicationFilters, useApplicationFilters } from "../../components/ui/application-filters";
 import { Badge } from "../../components/ui/badge";
 import { ButtonLink } from "../../components/ui/button";
 import { Card } from "../../components/ui/card";
@@ -11,39 +11,19 @@ import { EmptyState } from "../../components/ui/empty-state";
 import { ErrorBox } from "../../components/ui/error-box";
 import { PageContainer } from "../../components/ui/page-container";
 import { PageHeader } from "../../components/ui/page-header";
-import { SelectField } from "../../components/ui/select-field";
 import { LoadingState } from "../../components/ui/spinner";
 import { StatusBadge } from "../../components/ui/status-badge";
 import { getErrorMessage } from "../../lib/api-client";
 import { useApplications } from "../../lib/applications-query";
 import { formatCents } from "../../lib/format";
 
-const VISIBILITY_FILTERS = [
-  { value: "all", label: "All Visibility" },
-  { value: "private", label: "Private" },
-  { value: "public", label: "Public" },
-  { value: "embed", label: "Embed" },
-];
-
-const STATUS_FILTERS = [
-  { value: "all", label: "All Status" },
-  { value: "draft", label: "Draft" },
-  { value: "live", label: "Live" },
-  { value: "archived", label: "Archived" },
-];
-
 /** /prompts */
 export function PromptListPage() {
   const { isAuthenticated } = useAuth();
   const applications = useApplications({ enabled: isAuthenticated });
-  const [visibility, setVisibility] = useState("all");
-  const [status, setStatus] = useState("all");
 
   const prompts = (applications.data ?? []).filter((app) => app.type === "prompt");
-  const shown = prompts.filter(
-    (app) =>
-      (visibility === "all" || app.visibility === visibility) && (status === "all" || app.status === status),
-  );
+  const { filters, shown } = useApplicationFilters(prompts);
 
   return (
     <PageContainer>
@@ -67,22 +47,7 @@ export function PromptListPage() {
         <ErrorBox message={getErrorMessage(applications.error)} />
       ) : (
         <>
-          <div className="mb-6 grid gap-3 sm:flex sm:flex-wrap">
-            <SelectField
-              label="Visibility"
-              className="sm:w-48"
-              options={VISIBILITY_FILTERS}
-              value={visibility}
-              onChange={(event) => setVisibility(event.target.value)}
-            />
-            <SelectField
-              label="Status"
-              className="sm:w-48"
-              options={STATUS_FILTERS}
-              value={status}
-              onChange={(event) => setStatus(event.target.value)}
-            />
-          </div>
+          <ApplicationFilters filters={filters} />
           {prompts.length > 0 && shown.length === 0 ? (
             <p className="rounded-xl border border-dashed border-slate-300 bg-white px-6 py-10 text-center text-sm text-slate-500">
               No prompt applications match these filters.

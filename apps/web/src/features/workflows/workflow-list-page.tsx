@@ -1,18 +1,16 @@
 import { Plus, Workflow } from "lucide-react";
-import { useState } from "react";
 import { useAuth } from "react-oidc-context";
 import { Alert } from "../../components/ui/alert";
+import { ApplicationFilters, useApplicationFilters } from "../../components/ui/application-filters";
 import { ButtonLink } from "../../components/ui/button";
 import { EmptyState } from "../../components/ui/empty-state";
 import { ErrorBox } from "../../components/ui/error-box";
 import { PageContainer } from "../../components/ui/page-container";
 import { PageHeader } from "../../components/ui/page-header";
-import { SelectField } from "../../components/ui/select-field";
 import { LoadingState } from "../../components/ui/spinner";
 import { getErrorMessage } from "../../lib/api-client";
 import { useApplications } from "../../lib/applications-query";
 import { WorkflowCard } from "./workflow-card";
-import { STATUS_FILTERS, VISIBILITY_FILTERS } from "./workflow-options";
 
 function CreateWorkflowLink() {
   return (
@@ -27,14 +25,9 @@ function CreateWorkflowLink() {
 export function WorkflowListPage() {
   const { isAuthenticated } = useAuth();
   const applications = useApplications({ enabled: isAuthenticated });
-  const [visibility, setVisibility] = useState("all");
-  const [status, setStatus] = useState("all");
 
   const workflows = (applications.data ?? []).filter((app) => app.type === "workflow");
-  const shown = workflows.filter(
-    (app) =>
-      (visibility === "all" || app.visibility === visibility) && (status === "all" || app.status === status),
-  );
+  const { filters, shown } = useApplicationFilters(workflows);
 
   return (
     <PageContainer>
@@ -53,22 +46,7 @@ export function WorkflowListPage() {
         <ErrorBox message={getErrorMessage(applications.error)} />
       ) : (
         <>
-          <div className="mb-6 grid gap-3 sm:flex sm:flex-wrap">
-            <SelectField
-              label="Visibility"
-              className="sm:w-48"
-              options={VISIBILITY_FILTERS}
-              value={visibility}
-              onChange={(event) => setVisibility(event.target.value)}
-            />
-            <SelectField
-              label="Status"
-              className="sm:w-48"
-              options={STATUS_FILTERS}
-              value={status}
-              onChange={(event) => setStatus(event.target.value)}
-            />
-          </div>
+          <ApplicationFilters filters={filters} />
           {workflows.length > 0 && shown.length === 0 ? (
             <p className="rounded-xl border border-dashed border-slate-300 bg-white px-6 py-10 text-center text-sm text-slate-500">
               No workflows match these filters.

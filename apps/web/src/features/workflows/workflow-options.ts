@@ -3,20 +3,6 @@ import type { SelectOption } from "../../components/ui/select-field";
 
 // The choices of SPEC §2 as the workflow screens label them.
 
-export const VISIBILITY_FILTERS: readonly SelectOption[] = [
-  { value: "all", label: "All Visibility" },
-  { value: "private", label: "Private" },
-  { value: "public", label: "Public" },
-  { value: "embed", label: "Embed" },
-];
-
-export const STATUS_FILTERS: readonly SelectOption[] = [
-  { value: "all", label: "All Status" },
-  { value: "draft", label: "Draft" },
-  { value: "live", label: "Live" },
-  { value: "archived", label: "Archived" },
-];
-
 export const STATUS_OPTIONS: readonly (SelectOption & { value: AppStatus })[] = [
   { value: "draft", label: "Draft" },
   { value: "live", label: "Live" },
