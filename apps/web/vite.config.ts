@@ -19,5 +19,7 @@ export default defineConfig({
   build: {
     outDir: "dist",
     emptyOutDir: true,
+    // bench/web reads it to measure the JS each route loads first.
+    manifest: true,
   },
 });

@@ -1,29 +1,36 @@
+import type { ComponentType } from "react";
 import { createBrowserRouter, type RouteObject } from "react-router";
-import { ApplicationAnalyticsPage } from "../features/analytics/application-analytics-page";
-import { GlobalAnalyticsPage } from "../features/analytics/global-analytics-page";
-import { ApiKeysPage } from "../features/api-keys/api-keys-page";
-import { ApiTestPage } from "../features/api-test/api-test-page";
-import { ApplicationDetailPage } from "../features/applications/application-detail-page";
-import { CreateApplicationPage } from "../features/applications/create-application-page";
-import { DashboardPage } from "../features/applications/dashboard-page";
-import { AuthCallbackPage } from "../features/auth/auth-callback-page";
 import { LoginPage } from "../features/auth/login-page";
 import { RegisterPage } from "../features/auth/register-page";
-import { ApplicationBillingPage } from "../features/billing/application-billing-page";
-import { BillingSuccessPage } from "../features/billing/billing-success-page";
 import { LandingPage } from "../features/landing/landing-page";
-import { ProfileSettingsPage } from "../features/profile/profile-settings-page";
-import { PromptBuilderPage } from "../features/prompts/prompt-builder-page";
-import { PromptEditorPage } from "../features/prompts/prompt-editor-page";
-import { PromptListPage } from "../features/prompts/prompt-list-page";
-import { WalletPage } from "../features/wallet/wallet-page";
-import { WorkflowEditorPage } from "../features/workflows/workflow-editor-page";
-import { WorkflowListPage } from "../features/workflows/workflow-list-page";
 import { AppLayout } from "./layout/app-layout";
 import { AuthLayout } from "./layout/auth-layout";
 import { NotFoundPage } from "./not-found-page";
 import { ProtectedRoute } from "./protected-route";
 import { RouteErrorPage } from "./route-error-page";
+
+/**
+ * A screen loaded on first visit: its code (charts, editors, Stripe) stays out of the first
+ * load of every other route. The landing and sign-in screens are eager (see bench/web).
+ */
+function page<M>(load: () => Promise<M>, pick: (module: M) => ComponentType): RouteObject["lazy"] {
+  return async () => ({ Component: pick(await load()) });
+}
+
+const dashboardPage = page(
+  () => import("../features/applications/dashboard-page"),
+  (m) => m.DashboardPage,
+);
+
+const createApplicationPage = page(
+  () => import("../features/applications/create-application-page"),
+  (m) => m.CreateApplicationPage,
+);
+
+const promptBuilderPage = page(
+  () => import("../features/prompts/prompt-builder-page"),
+  (m) => m.PromptBuilderPage,
+);
 
 /** Every route of SPEC §2, in the order of its table, plus /api-keys and /wallet. */
 export const appRoutes: RouteObject[] = [
@@ -37,7 +44,13 @@ export const appRoutes: RouteObject[] = [
           { path: "/auth/login", element: <LoginPage /> },
           { path: "/register", element: <RegisterPage /> },
           { path: "/auth/register", element: <RegisterPage /> },
-          { path: "/auth/callback", element: <AuthCallbackPage /> },
+          {
+            path: "/auth/callback",
+            lazy: page(
+              () => import("../features/auth/auth-callback-page"),
+              (m) => m.AuthCallbackPage,
+            ),
+          },
         ],
       },
       {
@@ -47,29 +60,107 @@ export const appRoutes: RouteObject[] = [
           {
             element: <ProtectedRoute />,
             children: [
-              { path: "/dashboard", element: <DashboardPage /> },
-              { path: "/applications", element: <DashboardPage /> },
-              { path: "/applications/create", element: <CreateApplicationPage /> },
-              { path: "/applications/new", element: <CreateApplicationPage /> },
-              { path: "/applications/:slug", element: <ApplicationDetailPage /> },
-              { path: "/applications/:slug/edit", element: <PromptBuilderPage /> },
-              { path: "/applications/:appSlug/billing", element: <ApplicationBillingPage /> },
-              { path: "/applications/:slug/analytics", element: <ApplicationAnalyticsPage /> },
-              { path: "/analytics", element: <GlobalAnalyticsPage /> },
-              { path: "/profile", element: <ProfileSettingsPage /> },
-              { path: "/prompt-builder", element: <PromptBuilderPage /> },
-              { path: "/prompts", element: <PromptListPage /> },
-              { path: "/prompts/:slug", element: <PromptEditorPage /> },
-              { path: "/workflows", element: <WorkflowListPage /> },
-              { path: "/workflows/:slug", element: <WorkflowEditorPage /> },
+              { path: "/dashboard", lazy: dashboardPage },
+              { path: "/applications", lazy: dashboardPage },
+              { path: "/applications/create", lazy: createApplicationPage },
+              { path: "/applications/new", lazy: createApplicationPage },
+              {
+                path: "/applications/:slug",
+                lazy: page(
+                  () => import("../features/applications/application-detail-page"),
+                  (m) => m.ApplicationDetailPage,
+                ),
+              },
+              { path: "/applications/:slug/edit", lazy: promptBuilderPage },
+              {
+                path: "/applications/:appSlug/billing",
+                lazy: page(
+                  () => import("../features/billing/application-billing-page"),
+                  (m) => m.ApplicationBillingPage,
+                ),
+              },
+              {
+                path: "/applications/:slug/analytics",
+                lazy: page(
+                  () => import("../features/analytics/application-analytics-page"),
+                  (m) => m.ApplicationAnalyticsPage,
+                ),
+              },
+              {
+                path: "/analytics",
+                lazy: page(
+                  () => import("../features/analytics/global-analytics-page"),
+                  (m) => m.GlobalAnalyticsPage,
+                ),
+              },
+              {
+                path: "/profile",
+                lazy: page(
+                  () => import("../features/profile/profile-settings-page"),
+                  (m) => m.ProfileSettingsPage,
+                ),
+              },
+              { path: "/prompt-builder", lazy: promptBuilderPage },
+              {
+                path: "/prompts",
+                lazy: page(
+                  () => import("../features/prompts/prompt-list-page"),
+                  (m) => m.PromptListPage,
+                ),
+              },
+              {
+                path: "/prompts/:slug",
+                lazy: page(
+                  () => import("../features/prompts/prompt-editor-page"),
+                  (m) => m.PromptEditorPage,
+                ),
+              },
+              {
+                path: "/workflows",
+                lazy: page(
+                  () => import("../features/workflows/workflow-list-page"),
+                  (m) => m.WorkflowListPage,
+                ),
+              },
+              {
+                path: "/workflows/:slug",
+                lazy: page(
+                  () => import("../features/workflows/workflow-editor-page"),
+                  (m) => m.WorkflowEditorPage,
+                ),
+              },
               // Beyond SPEC's table (DESIGN §4): API keys shown once, for code and the test console.
-              { path: "/api-keys", element: <ApiKeysPage /> },
+              {
+                path: "/api-keys",
+                lazy: page(
+                  () => import("../features/api-keys/api-keys-page"),
+                  (m) => m.ApiKeysPage,
+                ),
+              },
               // Beyond SPEC's table (DESIGN §6): the prepaid wallet paid calls draw from; 402s point here.
-              { path: "/wallet", element: <WalletPage /> },
+              {
+                path: "/wallet",
+                lazy: page(
+                  () => import("../features/wallet/wallet-page"),
+                  (m) => m.WalletPage,
+                ),
+              },
             ],
           },
-          { path: "/api-test", element: <ApiTestPage /> },
-          { path: "/billing/success", element: <BillingSuccessPage /> },
+          {
+            path: "/api-test",
+            lazy: page(
+              () => import("../features/api-test/api-test-page"),
+              (m) => m.ApiTestPage,
+            ),
+          },
+          {
+            path: "/billing/success",
+            lazy: page(
+              () => import("../features/billing/billing-success-page"),
+              (m) => m.BillingSuccessPage,
+            ),
+          },
           { path: "*", element: <NotFoundPage /> },
         ],
       },

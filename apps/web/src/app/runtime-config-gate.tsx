@@ -6,6 +6,7 @@ import {
   fetchRuntimeConfig,
   isIdentityConfigured,
   RuntimeConfigProvider,
+  readInlineRuntimeConfig,
   runtimeConfigQueryKey,
 } from "../lib/runtime-config";
 import { OidcAuthProvider } from "./oidc-auth-provider";
@@ -15,6 +16,7 @@ export function RuntimeConfigGate({ children }: { children: ReactNode }) {
   const config = useQuery({
     queryKey: runtimeConfigQueryKey,
     queryFn: ({ signal }) => fetchRuntimeConfig(signal),
+    initialData: readInlineRuntimeConfig,
     staleTime: Number.POSITIVE_INFINITY,
   });
 

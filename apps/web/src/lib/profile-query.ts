@@ -1,4 +1,4 @@
-import { type Profile, ProfileSchema } from "@promptmint/contracts";
+import type { Profile } from "@promptmint/contracts";
 import { useQuery } from "@tanstack/react-query";
 import type { User as OidcUser } from "oidc-client-ts";
 import { useAuth } from "react-oidc-context";
@@ -7,8 +7,16 @@ import { apiRequest } from "./api-client";
 /** The signed-in person's profile; the sign-in callback and profile edits write here too. */
 export const profileQueryKey = ["profile"] as const;
 
-export function fetchProfile(signal?: AbortSignal): Promise<Profile> {
-  return apiRequest("/auth/profile/", { schema: ProfileSchema, signal });
+/**
+ * The profile's schema, loaded when first needed: only signed-in people read a profile, so zod
+ * stays out of the first load of the public pages (bench/web).
+ */
+export async function loadProfileSchema() {
+  return (await import("@promptmint/contracts/auth")).ProfileSchema;
+}
+
+export async function fetchProfile(signal?: AbortSignal): Promise<Profile> {
+  return apiRequest("/auth/profile/", { schema: await loadProfileSchema(), signal });
 }
 
 /** `GET /api/auth/profile/` while signed in; reloaded by the auth provider when the user changes. */

@@ -1,12 +1,29 @@
-import { type RuntimeConfig, RuntimeConfigSchema } from "@promptmint/contracts";
+import type { RuntimeConfig } from "@promptmint/contracts";
 import { createContext, type ReactNode, useContext } from "react";
 import { apiRequest } from "./api-client";
 
 export const runtimeConfigQueryKey = ["runtime-config"] as const;
 
 /** `GET /api/config`: the settings this host runs with (identity issuer, sandbox flags). */
-export function fetchRuntimeConfig(signal?: AbortSignal): Promise<RuntimeConfig> {
+export async function fetchRuntimeConfig(signal?: AbortSignal): Promise<RuntimeConfig> {
+  const { RuntimeConfigSchema } = await import("@promptmint/contracts/config");
   return apiRequest("/config", { schema: RuntimeConfigSchema, token: null, signal });
+}
+
+/**
+ * The same settings as `GET /api/config`, written into the page by the server that served it
+ * (apps/api/src/app.ts), so the app starts without a round trip. Absent under the Vite dev
+ * server, where the request is made instead.
+ */
+export function readInlineRuntimeConfig(): RuntimeConfig | undefined {
+  const text = document.getElementById("runtime-config")?.textContent;
+  if (!text) return undefined;
+  try {
+    const config = JSON.parse(text) as RuntimeConfig;
+    return typeof config?.oidc === "object" && typeof config.sandbox === "object" ? config : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Sign-in needs both the issuer and the client id (SPEC §2, 'Authentication Not Configured'). */

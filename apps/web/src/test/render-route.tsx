@@ -11,6 +11,20 @@ import { RuntimeConfigProvider } from "../lib/runtime-config";
 import { createTestAuth } from "./auth-state";
 import { runtimeConfigFixture } from "./fixtures";
 
+// The app loads most screens on first visit (route `lazy`); tests render them synchronously, so
+// the route table is resolved once, as the browser would after loading each chunk. Here rather
+// than in setup.ts, so the modules load after the test file's `vi.mock`s.
+async function resolveLazyRoutes(routes: RouteObject[]): Promise<void> {
+  for (const route of routes) {
+    if (typeof route.lazy === "function") {
+      Object.assign(route, await route.lazy());
+      delete route.lazy;
+    }
+    if (route.children) await resolveLazyRoutes(route.children);
+  }
+}
+await resolveLazyRoutes(appRoutes);
+
 export function createTestQueryClient(): QueryClient {
   return new QueryClient({
     defaultOptions: {

@@ -3,7 +3,7 @@ import { NavLink } from "react-router";
 import { cn } from "../../lib/cn";
 import type { SessionIdentity } from "../../lib/profile-query";
 import { NAV_ITEMS } from "./nav-items";
-import { UserAvatar } from "./user-menu";
+import { UserAvatar } from "./user-avatar";
 
 const linkClasses = ({ isActive }: { isActive: boolean }) =>
   cn(

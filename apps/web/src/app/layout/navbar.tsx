@@ -1,5 +1,5 @@
 import { Menu, X } from "lucide-react";
-import { useState } from "react";
+import { lazy, Suspense, useState } from "react";
 import { useAuth } from "react-oidc-context";
 import { NavLink } from "react-router";
 import { ButtonLink } from "../../components/ui/button";
@@ -10,9 +10,12 @@ import { cn } from "../../lib/cn";
 import { describeSession, useProfile } from "../../lib/profile-query";
 import { MobileMenu } from "./mobile-menu";
 import { NAV_ITEMS } from "./nav-items";
-import { UserMenu } from "./user-menu";
+import { UserAvatar } from "./user-avatar";
 
 const MOBILE_MENU_ID = "mobile-menu";
+
+// The menu (Radix dropdown) is only for signed-in people: it stays out of the public pages' first load.
+const UserMenu = lazy(() => import("./user-menu").then((module) => ({ default: module.UserMenu })));
 
 const linkClasses = ({ isActive }: { isActive: boolean }) =>
   cn(
@@ -51,7 +54,9 @@ export function Navbar() {
             {signedIn ? (
               <>
                 <div className="hidden md:block">
-                  <UserMenu identity={identity} onSignOut={startSignOut} />
+                  <Suspense fallback={<UserAvatar initial={identity.initial} />}>
+                    <UserMenu identity={identity} onSignOut={startSignOut} />
+                  </Suspense>
                 </div>
                 <button
                   type="button"

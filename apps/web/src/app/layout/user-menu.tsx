@@ -2,21 +2,11 @@ import * as DropdownMenu from "@radix-ui/react-dropdown-menu";
 import { BarChart3, KeyRound, LogOut, UserRound, Wallet } from "lucide-react";
 import { Link } from "react-router";
 import type { SessionIdentity } from "../../lib/profile-query";
+import { UserAvatar } from "./user-avatar";
 
 const itemClasses =
   "flex cursor-pointer select-none items-center gap-2.5 rounded-md px-2.5 py-2 text-sm text-slate-700 outline-none " +
   "data-[highlighted]:bg-slate-100 data-[highlighted]:text-slate-900";
-
-export function UserAvatar({ initial, className = "size-9" }: { initial: string; className?: string }) {
-  return (
-    <span
-      aria-hidden="true"
-      className={`flex ${className} items-center justify-center rounded-full bg-brand-600 text-sm font-semibold text-white`}
-    >
-      {initial}
-    </span>
-  );
-}
 
 /** The avatar button with Profile, API Keys, Wallet, Analytics and Sign out (keyboard: Enter/Space, arrows, Esc). */
 export function UserMenu({ identity, onSignOut }: { identity: SessionIdentity; onSignOut: () => void }) {

@@ -1,5 +1,6 @@
-import { type Profile, ProfileSchema } from "@promptmint/contracts";
+import type { Profile } from "@promptmint/contracts";
 import { apiRequest } from "../../../lib/api-client";
+import { loadProfileSchema } from "../../../lib/profile-query";
 
 /** Why the person went to the identity provider; carried through it as the sign-in state. */
 export type SignInIntent = "login" | "register";
@@ -15,9 +16,9 @@ export function signInIntentOf(state: unknown): SignInIntent {
  * After the identity provider signed the person in, tells our API: `POST /auth/register/`
  * after sign-up, `POST /auth/login/` otherwise. Answers the profile.
  */
-export function openServerSession(intent: SignInIntent, accessToken: string): Promise<Profile> {
+export async function openServerSession(intent: SignInIntent, accessToken: string): Promise<Profile> {
   const path = intent === "register" ? "/auth/register/" : "/auth/login/";
-  return apiRequest(path, { method: "POST", schema: ProfileSchema, token: accessToken });
+  return apiRequest(path, { method: "POST", schema: await loadProfileSchema(), token: accessToken });
 }
 
 /** `POST /auth/logout/`. */
