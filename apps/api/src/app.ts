@@ -1,11 +1,9 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import fastifyMultipart from "@fastify/multipart";
-import fastifyStatic from "@fastify/static";
 import fastifySwagger from "@fastify/swagger";
 import fastifySwaggerUi from "@fastify/swagger-ui";
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from "fastify";
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
 import {
   jsonSchemaTransform,
   jsonSchemaTransformObject,
@@ -40,11 +38,11 @@ import { createMemoryRateLimiter } from "./modules/gateway/rate-limit.ts";
 import { keysRoutes } from "./modules/keys/keys.routes.ts";
 import { createLlmClient } from "./modules/models/llm.ts";
 import { promptsRoutes } from "./modules/prompts/prompts.routes.ts";
-import { runtimeConfigFor, runtimeConfigRoutes, systemRoutes } from "./modules/system/system.routes.ts";
+import { runtimeConfigRoutes, systemRoutes } from "./modules/system/system.routes.ts";
 import { workflowsRoutes } from "./modules/workflows/workflows.routes.ts";
 import { seedWorkflowProviders } from "./modules/workflows/workflows.service.ts";
+import { registerWeb, webDist } from "./web.ts";
 
-const webDist = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../web/dist");
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
 export interface BuildAppOptions {
@@ -210,52 +208,4 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     await registerWeb(app, config);
   }
   return app;
-}
-
-/**
- * The runtime config (`GET /api/config`) written into the page as inert JSON, so the SPA starts
- * without waiting for a request. `<` is escaped so no value can close the script element.
- */
-function indexPage(html: string, config: Config): string {
-  const json = JSON.stringify(runtimeConfigFor(config)).replaceAll("<", "\\u003c");
-  return html.replace(
-    "</head>",
-    `<script id="runtime-config" type="application/json">${json}</script></head>`,
-  );
-}
-
-/** The built SPA, with history fallback for every non-API GET that asks for HTML. */
-async function registerWeb(app: FastifyInstance, config: Config) {
-  const assetsDir = path.join(webDist, "assets");
-  // The web build writes .br/.gz beside each asset (apps/web/scripts/precompress.mjs).
-  await app.register(fastifyStatic, {
-    root: webDist,
-    wildcard: false,
-    index: false,
-    maxAge: "1h",
-    preCompressed: true,
-    // Vite names files under assets/ by content hash: they never change once published.
-    setHeaders: (reply, filePath) => {
-      if (filePath.startsWith(assetsDir)) {
-        reply.header("cache-control", "public, max-age=31536000, immutable");
-      }
-    },
-  });
-  const page = indexPage(readFileSync(path.join(webDist, "index.html"), "utf8"), config);
-  const sendPage = (reply: FastifyReply) =>
-    reply.header("cache-control", "no-cache").type("text/html; charset=utf-8").send(page);
-  app.get("/favicon.ico", (_request, reply) => reply.redirect("/favicon.svg", 301));
-  app.get("/", (_request, reply) => sendPage(reply));
-  app.get("/*", (request, reply) => {
-    const url = request.url.split("?")[0] ?? "";
-    if (url.startsWith("/api/") || url.startsWith("/oidc/")) {
-      return reply
-        .status(404)
-        .send({ code: "not_found", message: `Route GET ${url} not found`, status: 404 });
-    }
-    if (/^\/assets\//.test(url) || path.extname(url)) {
-      return reply.sendFile(url.slice(1), { maxAge: "365d", immutable: url.startsWith("/assets/") });
-    }
-    return sendPage(reply);
-  });
 }

@@ -55,4 +55,38 @@ describe("runtime configuration", () => {
     expect(await screen.findByText("signed out")).toBeDefined();
     expect(api.callsTo("GET /api/config")[0]?.headers.has("Authorization")).toBe(false);
   });
+
+  it("starts from the configuration the server wrote into the page, without a request", async () => {
+    const script = document.createElement("script");
+    script.id = "runtime-config";
+    script.type = "application/json";
+    script.textContent = JSON.stringify(runtimeConfigFixture());
+    document.head.append(script);
+    try {
+      const api = stubFetch({});
+      renderApp();
+
+      expect(await screen.findByText("signed out")).toBeDefined();
+      expect(api.callsTo("GET /api/config")).toHaveLength(0);
+    } finally {
+      script.remove();
+    }
+  });
+
+  it("asks the server when the page's configuration is not valid JSON", async () => {
+    const script = document.createElement("script");
+    script.id = "runtime-config";
+    script.type = "application/json";
+    script.textContent = "{not json";
+    document.head.append(script);
+    try {
+      const api = stubFetch({ "GET /api/config": () => jsonResponse(runtimeConfigFixture()) });
+      renderApp();
+
+      expect(await screen.findByText("signed out")).toBeDefined();
+      expect(api.callsTo("GET /api/config")).toHaveLength(1);
+    } finally {
+      script.remove();
+    }
+  });
 });

@@ -24,6 +24,8 @@ async function resolveLazyRoutes(routes: RouteObject[]): Promise<void> {
   }
 }
 await resolveLazyRoutes(appRoutes);
+// Same for the navbar's user menu (React.lazy): loaded now, it renders without a visible wait.
+await import("../app/layout/user-menu");
 
 export function createTestQueryClient(): QueryClient {
   return new QueryClient({
