@@ -23,7 +23,12 @@ export async function downloadAppPackage(
   });
   const bytes = new Uint8Array(await response.arrayBuffer());
   if (response.headers.get("content-type") !== "application/zip") {
-    return { status: response.status, headers: response.headers, files: {}, body: JSON.parse(strFromU8(bytes)) };
+    return {
+      status: response.status,
+      headers: response.headers,
+      files: {},
+      body: JSON.parse(strFromU8(bytes)),
+    };
   }
   const files = Object.fromEntries(
     Object.entries(unzipSync(bytes)).map(([name, data]) => [name, strFromU8(data)]),

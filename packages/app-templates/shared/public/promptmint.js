@@ -107,7 +107,8 @@ export function readFields(container, fields) {
     if (field.options) inputs[field.variable] = field.options[Number(control.value)];
     else if (field.type === "boolean") inputs[field.variable] = control.checked;
     else if (control.value.trim() === "") continue;
-    else if (field.type === "number" || field.type === "integer") inputs[field.variable] = Number(control.value);
+    else if (field.type === "number" || field.type === "integer")
+      inputs[field.variable] = Number(control.value);
     else if (field.type === "array" || field.type === "object") {
       try {
         inputs[field.variable] = JSON.parse(control.value);

@@ -26,7 +26,9 @@ export const downloadRoutes: FastifyPluginAsyncZod<{
         params: SlugParams,
         querystring: DownloadFrontendQuerySchema,
         response: {
-          200: z.string().meta({ format: "binary", description: "application/zip" }),
+          200: z
+            .instanceof(Buffer)
+            .meta({ type: "string", format: "binary", description: "application/zip" }),
           400: ApiErrorSchema,
           401: ApiErrorSchema,
           404: ApiErrorSchema,

@@ -125,13 +125,20 @@ export async function buildAppPackage(
   files[".gitignore"] = strToU8(".env\nnode_modules/\n");
   files["package.json"] = strToU8(
     `${JSON.stringify(
-      { name: `${app.slug}-${type}-app`, private: true, type: "module", scripts: { start: "node server.mjs" } },
+      {
+        name: `${app.slug}-${type}-app`,
+        private: true,
+        type: "module",
+        scripts: { start: "node server.mjs" },
+      },
       null,
       2,
     )}\n`,
   );
 
   const folder = fileName.replace(/\.zip$/, "");
-  const entries = Object.fromEntries(Object.entries(files).map(([name, data]) => [`${folder}/${name}`, data]));
+  const entries = Object.fromEntries(
+    Object.entries(files).map(([name, data]) => [`${folder}/${name}`, data]),
+  );
   return { fileName, zip: zipSync(entries, { level: 6 }) };
 }
