@@ -14,6 +14,7 @@ function addMessage(role, text) {
   item.textContent = text;
   messages.append(item);
   item.scrollIntoView({ block: "end" });
+  return item;
 }
 
 async function start() {
@@ -42,18 +43,26 @@ async function start() {
     if (!query) return;
     showError(null);
     submit.disabled = true;
+    let reply;
     try {
       const inputs = readFields(fieldsBox, app.inputs);
       addMessage("user", query);
       message.value = "";
-      const answer = await callApp("chat-messages", {
-        inputs,
-        query,
-        ...(conversationId ? { conversation_id: conversationId } : {}),
-      });
+      reply = addMessage("assistant", "…");
+      reply.setAttribute("aria-busy", "true");
+      const answer = await callApp(
+        "chat-messages",
+        { inputs, query, ...(conversationId ? { conversation_id: conversationId } : {}) },
+        (text) => {
+          reply.textContent = text;
+        },
+      );
+      reply.textContent = answer.answer;
+      reply.removeAttribute("aria-busy");
       conversationId = answer.conversation_id ?? conversationId;
-      addMessage("assistant", answer.answer);
     } catch (error) {
+      reply?.remove();
+      if (!message.value) message.value = query;
       showError(error.message);
     } finally {
       submit.disabled = false;

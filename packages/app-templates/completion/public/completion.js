@@ -20,8 +20,12 @@ async function start() {
       const inputs = readFields(fieldsBox, app.inputs);
       // Workflow apps get the text as Dify's `query` too; prompt apps read only their inputs.
       const body = app.app_type === "workflow" ? { inputs, query: inputs.query } : { inputs };
-      const answer = await callApp("completion-messages", body);
-      document.querySelector("[data-answer]").textContent = answer.answer;
+      const answerBox = document.querySelector("[data-answer]");
+      const answer = await callApp("completion-messages", body, (text) => {
+        answerBox.textContent = text;
+        result.hidden = false;
+      });
+      answerBox.textContent = answer.answer;
       const usage = answer.metadata?.usage;
       document.querySelector("[data-usage]").textContent = usage
         ? `${usage.total_tokens} tokens · ${Number(usage.latency).toFixed(2)} s`

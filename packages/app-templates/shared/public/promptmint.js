@@ -29,27 +29,60 @@ const HINTS = {
   402: "The account behind the API key is out of credit: top up its wallet on Promptmint.",
   404: "The app was not found: check PROMPTMINT_APP_SLUG in .env, and that the app is live.",
   429: "Too many requests: wait a moment and try again.",
-  503: "This server is not configured yet: see README.md.",
 };
 
-/** POSTs to /api/{endpoint} (forwarded to Promptmint); a failure throws with a readable message. */
-export async function callApp(endpoint, body) {
+function callError(status, payload) {
+  const message =
+    payload.detail ?? payload.message ?? payload.error ?? `Request failed with status ${status}`;
+  const hint = HINTS[status];
+  return new Error(`Error ${status}: ${message}${hint && hint !== message ? ` ${hint}` : ""}`);
+}
+
+/**
+ * POSTs to /api/{endpoint} (forwarded to Promptmint) in streaming mode: `onAnswer` gets the answer
+ * so far as it arrives; resolves with the whole answer, its conversation id and usage. A failure
+ * throws with a readable message.
+ */
+export async function callApp(endpoint, body, onAnswer = () => {}) {
   let response;
   try {
     response = await fetch(`/api/${endpoint}`, {
       method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ ...body, response_mode: "blocking", user: endUser() }),
+      headers: { "content-type": "application/json", accept: "text/event-stream" },
+      body: JSON.stringify({ ...body, response_mode: "streaming", user: endUser() }),
     });
   } catch {
     throw new Error("The app's server could not be reached. Is `node server.mjs` running?");
   }
-  const payload = await response.json().catch(() => ({}));
-  if (response.ok) return payload;
-  const message =
-    payload.detail ?? payload.message ?? payload.error ?? `Request failed with status ${response.status}`;
-  const hint = HINTS[response.status];
-  throw new Error(`Error ${response.status}: ${message}${hint && hint !== message ? ` ${hint}` : ""}`);
+  if (!response.ok) throw callError(response.status, await response.json().catch(() => ({})));
+
+  // Server-sent events as Dify sends them: `data: {json}` blocks; `event: ping` keeps the line open.
+  const result = { answer: "", conversation_id: undefined, metadata: undefined };
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += value;
+    const blocks = buffer.split("\n\n");
+    buffer = blocks.pop();
+    for (const block of blocks) {
+      const data = block
+        .split("\n")
+        .filter((line) => line.startsWith("data:"))
+        .map((line) => line.slice(5).trim())
+        .join("");
+      if (!data) continue;
+      const event = JSON.parse(data);
+      if (event.event === "error") throw callError(event.status ?? 500, event);
+      result.conversation_id = event.conversation_id ?? result.conversation_id;
+      if (event.event === "message") {
+        result.answer += event.answer;
+        onAnswer(result.answer);
+      } else if (event.event === "message_end") result.metadata = event.metadata;
+    }
+  }
+  return result;
 }
 
 /** Shows `message` in the page's alert box, or hides the box when there is none. */

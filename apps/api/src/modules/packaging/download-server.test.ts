@@ -101,6 +101,16 @@ describe("the downloaded app's server.mjs", () => {
     });
     expect((await second.json()).conversation_id).toBe(answer.conversation_id);
 
+    const streamed = await post(`${appUrl}/api/chat-messages`, {
+      query: "Stream it",
+      inputs: {},
+      response_mode: "streaming",
+    });
+    expect(streamed.headers.get("content-type")).toContain("text/event-stream");
+    const events = await streamed.text();
+    expect(events).toContain('"event":"message"');
+    expect(events).toContain('"event":"message_end"');
+
     const keys = await owner.api("GET", "/api/keys/");
     expect(keys.body.find((key: any) => key.name === "downloaded app").last_used_at).not.toBeNull();
   });
