@@ -122,11 +122,21 @@ describe("the downloaded app's server.mjs", () => {
     expect((await fetch(`${appUrl}/api/keys`)).status).toBe(404);
   });
 
-  it("lets the environment override .env: a wrong key is a 401, a missing one a 503 naming it", async () => {
+  it("lets the environment override .env: a wrong key is a 401, an unfunded one a 402, none a 503 naming it", async () => {
     const wrongKey = await startAppServer(folder, { PROMPTMINT_API_KEY: "pm_wrong" });
     const refused = await post(`${wrongKey}/api/chat-messages`, { query: "Hi", inputs: {} });
     expect(refused.status).toBe(401);
     expect(await refused.json()).toMatchObject({ status: 401 });
+
+    // A consumer's key with an empty wallet, once the app is live and public.
+    const slug = path.basename(folder).replace(/-chat-app$/, "");
+    await owner.api("PATCH", `/api/app/${slug}/`, { body: { visibility: "public", status: "live" } });
+    const consumer = await createCaller(server.baseUrl, "Consumer");
+    const { body: consumerKey } = await consumer.api("POST", "/api/keys/", { body: { name: "broke" } });
+    const broke = await startAppServer(folder, { PROMPTMINT_API_KEY: consumerKey.key });
+    const unpaid = await post(`${broke}/api/chat-messages`, { query: "Hi", inputs: {} });
+    expect(unpaid.status).toBe(402);
+    expect(await unpaid.json()).toMatchObject({ code: "payment_required", status: 402 });
 
     const noKey = await startAppServer(folder, { PROMPTMINT_API_KEY: "" });
     const unconfigured = await post(`${noKey}/api/chat-messages`, { query: "Hi", inputs: {} });
