@@ -113,7 +113,12 @@ async function forward(req, res, endpoint, search) {
 }
 
 async function serveStatic(req, res, pathname) {
-  const relative = pathname === "/" ? "index.html" : decodeURIComponent(pathname).replace(/^\/+/, "");
+  let relative;
+  try {
+    relative = pathname === "/" ? "index.html" : decodeURIComponent(pathname).replace(/^\/+/, "");
+  } catch {
+    return sendJson(res, 404, { message: "Not found" });
+  }
   // Only files under ./public (and app.json): never .env or the server itself.
   const file = relative === "app.json" ? path.join(here, "app.json") : path.resolve(publicDir, relative);
   if (file !== path.join(here, "app.json") && !file.startsWith(publicDir + path.sep))
@@ -127,17 +132,22 @@ async function serveStatic(req, res, pathname) {
   }
 }
 
-const server = http.createServer((req, res) => {
+function route(req, res) {
   const url = new URL(req.url ?? "/", "http://localhost");
   const api = /^\/api\/([a-z-]+)$/.exec(url.pathname);
-  const handled = api
-    ? FORWARDED.has(api[1])
-      ? forward(req, res, api[1], url.search)
-      : sendJson(res, 404, { code: "not_found", message: `No such endpoint: ${url.pathname}`, status: 404 })
-    : req.method === "GET" || req.method === "HEAD"
-      ? serveStatic(req, res, url.pathname)
-      : sendJson(res, 405, { message: "Method not allowed" });
-  Promise.resolve(handled).catch((error) => {
+  if (api && FORWARDED.has(api[1])) return forward(req, res, api[1], url.search);
+  if (api)
+    return sendJson(res, 404, {
+      code: "not_found",
+      message: `No such endpoint: ${url.pathname}`,
+      status: 404,
+    });
+  if (req.method === "GET" || req.method === "HEAD") return serveStatic(req, res, url.pathname);
+  return sendJson(res, 405, { message: "Method not allowed" });
+}
+
+const server = http.createServer((req, res) => {
+  Promise.resolve(route(req, res)).catch((error) => {
     console.error(error);
     if (!res.headersSent) sendJson(res, 500, { message: "Internal error" });
     else res.destroy();
