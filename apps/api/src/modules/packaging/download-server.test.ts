@@ -80,7 +80,14 @@ describe("the downloaded app's server.mjs", () => {
       name: "Proxy Chat",
       type: "chat",
     });
-    for (const probe of ["/.env", "/%2e%2e/.env", "/..%2f.env", "/server.mjs", "/%2e%2e/server.mjs", "/%E0%A4%A"]) {
+    for (const probe of [
+      "/.env",
+      "/%2e%2e/.env",
+      "/..%2f.env",
+      "/server.mjs",
+      "/%2e%2e/server.mjs",
+      "/%E0%A4%A",
+    ]) {
       const answer = await fetch(`${appUrl}${probe}`);
       expect(answer.status, probe).toBe(404);
       expect(await answer.text(), probe).not.toContain("pm_");

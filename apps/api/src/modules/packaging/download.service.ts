@@ -7,7 +7,7 @@ import {
   type AppPackageType,
   IoSchemaSchema,
 } from "@promptmint/contracts";
-import { strToU8, zipSync } from "fflate";
+import { strFromU8, strToU8, zipSync } from "fflate";
 import type { Database } from "../../db/client.ts";
 import type { ApplicationRow } from "../applications/applications.service.ts";
 import { loadPrompt } from "../prompts/prompts.service.ts";
@@ -105,9 +105,7 @@ export async function buildAppPackage(
     files[name] =
       name === "README.md"
         ? strToU8(
-            Buffer.from(content)
-              .toString("utf8")
-              .replace(/\{\{(\w+)\}\}/g, (match, key: string) => placeholders[key] ?? match),
+            strFromU8(content).replace(/\{\{(\w+)\}\}/g, (match, key: string) => placeholders[key] ?? match),
           )
         : content;
   }
