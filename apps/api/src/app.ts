@@ -37,6 +37,7 @@ import { openAiRoutes } from "./modules/gateway/openai.routes.ts";
 import { createMemoryRateLimiter } from "./modules/gateway/rate-limit.ts";
 import { keysRoutes } from "./modules/keys/keys.routes.ts";
 import { createLlmClient } from "./modules/models/llm.ts";
+import { downloadRoutes } from "./modules/packaging/download.routes.ts";
 import { promptsRoutes } from "./modules/prompts/prompts.routes.ts";
 import { runtimeConfigRoutes, systemRoutes } from "./modules/system/system.routes.ts";
 import { workflowsRoutes } from "./modules/workflows/workflows.routes.ts";
@@ -169,6 +170,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       publicUrl: config.publicUrl,
       stripe,
     });
+    await scope.register(downloadRoutes, { db, guards, publicUrl: config.publicUrl });
     await scope.register(gatewayRoutes, {
       db,
       guards,

@@ -1,4 +1,5 @@
 export * from "./analytics.ts";
+export * from "./app-package.ts";
 export * from "./applications.ts";
 export * from "./auth.ts";
 export * from "./billing.ts";

@@ -5,6 +5,7 @@ import {
   apiDownload,
   apiRequest,
   FALLBACK_ERROR_MESSAGE,
+  fileNameOf,
   getErrorMessage,
   messageFromBody,
   setAccessTokenProvider,
@@ -122,17 +123,31 @@ describe("api client", () => {
   it("downloads a binary answer with the bearer token, and fails with the server's message", async () => {
     window.localStorage.setItem("token", "stored-token");
     const api = stubFetch({
-      "GET /api/app/a/download-frontend?type=chat": () => new Response("PK zip", { status: 200 }),
+      "GET /api/app/a/download-frontend?type=chat": () =>
+        new Response("PK zip", {
+          status: 200,
+          headers: { "Content-Disposition": 'attachment; filename="a-chat-app.zip"' },
+        }),
       "GET /api/app/b/download-frontend?type=completion": () =>
         jsonResponse({ code: "not_found", message: "Application not found", status: 404 }, 404),
     });
 
-    const blob = await apiDownload("/app/a/download-frontend?type=chat");
+    const { blob, fileName } = await apiDownload("/app/a/download-frontend?type=chat");
     expect(await blob.text()).toBe("PK zip");
+    expect(fileName).toBe("a-chat-app.zip");
     expect(api.requests[0]?.headers.get("Authorization")).toBe("Bearer stored-token");
 
     const error = await failureOf(apiDownload("/app/b/download-frontend?type=completion"));
     expect(error).toBeInstanceOf(ApiClientError);
     expect((error as ApiClientError).message).toBe("Application not found");
+  });
+
+  it("reads the file name of a Content-Disposition header, quoted, plain or UTF-8 encoded, without a path", () => {
+    expect(fileNameOf('attachment; filename="tea-chat-app.zip"')).toBe("tea-chat-app.zip");
+    expect(fileNameOf("attachment; filename=tea.zip; size=3")).toBe("tea.zip");
+    expect(fileNameOf("attachment; filename*=UTF-8''t%C3%A9-app.zip")).toBe("té-app.zip");
+    expect(fileNameOf('attachment; filename="../../etc/passwd"')).toBe("passwd");
+    expect(fileNameOf("attachment")).toBeUndefined();
+    expect(fileNameOf(null)).toBeUndefined();
   });
 });

@@ -101,18 +101,37 @@ export async function apiRequest<T = unknown>(path: string, options: RequestOpti
   return options.schema ? options.schema.parse(payload) : (payload as T);
 }
 
-/** A binary answer (e.g. a zip) from a GET; failures throw like `apiRequest`. */
+/** A binary answer (e.g. a zip) from a GET, with the file name the server gave it; failures throw like `apiRequest`. */
 export async function apiDownload(
   path: string,
   options: Pick<RequestOptions<never>, "token" | "signal"> = {},
-): Promise<Blob> {
+): Promise<{ blob: Blob; fileName: string | undefined }> {
   const headers = await headersFor(
     "application/zip, application/octet-stream, application/json",
     options.token,
   );
   const response = await fetch(`${API_BASE}${path}`, { method: "GET", headers, signal: options.signal });
   if (!response.ok) throw new ApiClientError(response.status, await readPayload(response));
-  return response.blob();
+  return { blob: await response.blob(), fileName: fileNameOf(response.headers.get("Content-Disposition")) };
+}
+
+/** The `filename` of a Content-Disposition header (RFC 6266), without any path. */
+export function fileNameOf(contentDisposition: string | null): string | undefined {
+  if (!contentDisposition) return undefined;
+  const encoded = /filename\*\s*=\s*UTF-8''([^;]+)/i.exec(contentDisposition)?.[1];
+  let name = encoded
+    ? safeDecode(encoded)
+    : /filename\s*=\s*(?:"([^"]*)"|([^;]+))/i.exec(contentDisposition)?.slice(1).find(Boolean);
+  name = name?.trim().split(/[\\/]/).pop();
+  return name || undefined;
+}
+
+function safeDecode(value: string): string | undefined {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return undefined;
+  }
 }
 
 async function readPayload(response: Response): Promise<unknown> {

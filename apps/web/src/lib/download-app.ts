@@ -1,12 +1,10 @@
-import type { Application } from "@promptmint/contracts";
+import type { Application, AppPackageType } from "@promptmint/contracts";
 import { useCallback, useState } from "react";
 import { toast } from "sonner";
 import { apiDownload } from "./api-client";
 
 /** SPEC §8: what the person sees when the package could not be downloaded. */
 export const DOWNLOAD_FAILED_MESSAGE = "Failed to download app. Please try again.";
-
-export type AppPackageType = "completion" | "chat";
 
 /** SPEC §7: chat for prompt apps in chat mode, completion for everything else. */
 export function appPackageTypeOf(app: Pick<Application, "type" | "interaction_mode">): AppPackageType {
@@ -19,8 +17,14 @@ export function appPackageFileName(slug: string, type: AppPackageType): string {
 }
 
 /** `GET /app/{slug}/download-frontend?type=...`: the generated front-end app as a zip. */
-export function fetchAppPackage(slug: string, type: AppPackageType): Promise<Blob> {
-  return apiDownload(`/app/${encodeURIComponent(slug)}/download-frontend?type=${type}`);
+export async function fetchAppPackage(
+  slug: string,
+  type: AppPackageType,
+): Promise<{ blob: Blob; fileName: string }> {
+  const { blob, fileName } = await apiDownload(
+    `/app/${encodeURIComponent(slug)}/download-frontend?type=${type}`,
+  );
+  return { blob, fileName: fileName ?? appPackageFileName(slug, type) };
 }
 
 /** Saves a downloaded file under the given name. */
@@ -37,8 +41,9 @@ export function saveBlob(blob: Blob, fileName: string): void {
 }
 
 /**
- * Downloads an application's front-end package and saves it. Tracks which slug is busy, so a
- * list can show 'Downloading...' on the right row; failures are logged and shown as a toast.
+ * Downloads an application's front-end package and saves it under the server's file name. Tracks
+ * which slug is busy, so a list can show 'Downloading...' on the right row; failures are logged and
+ * shown as a toast with SPEC §8's text.
  */
 export function useDownloadApp() {
   const [downloadingSlug, setDownloadingSlug] = useState<string | null>(null);
@@ -47,8 +52,8 @@ export function useDownloadApp() {
     const type = appPackageTypeOf(app);
     setDownloadingSlug(app.slug);
     try {
-      const blob = await fetchAppPackage(app.slug, type);
-      saveBlob(blob, appPackageFileName(app.slug, type));
+      const { blob, fileName } = await fetchAppPackage(app.slug, type);
+      saveBlob(blob, fileName);
     } catch (error) {
       console.warn(`[download] ${app.slug} failed`, error);
       toast.error(DOWNLOAD_FAILED_MESSAGE);

@@ -1,7 +1,7 @@
 import type { Application } from "@promptmint/contracts";
 import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { stubSignedInApi } from "../../test/api-stubs";
 import { createTestAuth } from "../../test/auth-state";
 import { jsonResponse, type RecordedRequest } from "../../test/fetch-stub";
@@ -127,6 +127,51 @@ describe("application detail", () => {
 
     await waitFor(() => expect(currentPath(router)).toBe("/applications"));
     expect(api.callsTo("DELETE /api/app/blog-writer/")).toHaveLength(1);
+  });
+
+  it("downloads the app with the signed-in token, shows 'Downloading...' and saves the server's file name", async () => {
+    let finish: (response: Response) => void = () => undefined;
+    const api = stubAppApi(applicationFixture(), {
+      "GET /api/app/blog-writer/download-frontend?type=completion": () =>
+        new Promise<Response>((resolve) => {
+          finish = resolve;
+        }),
+    });
+    vi.stubGlobal(
+      "URL",
+      Object.assign(URL, { createObjectURL: vi.fn(() => "blob:zip"), revokeObjectURL: vi.fn() }),
+    );
+    const click = vi.spyOn(HTMLAnchorElement.prototype, "click").mockImplementation(() => undefined);
+    window.localStorage.setItem("token", "session-token");
+    renderDetail();
+
+    await userEvent.click(await screen.findByRole("button", { name: "Download App" }));
+    expect(screen.getByRole("button", { name: "Downloading..." })).toBeDefined();
+    finish(
+      new Response(new Blob(["zip"]), {
+        headers: { "Content-Disposition": 'attachment; filename="blog-writer-completion-app.zip"' },
+      }),
+    );
+
+    await waitFor(() => expect(click).toHaveBeenCalled());
+    expect((click.mock.contexts[0] as HTMLAnchorElement).download).toBe("blog-writer-completion-app.zip");
+    const [request] = api.callsTo("GET /api/app/blog-writer/download-frontend?type=completion");
+    expect(request?.headers.get("Authorization")).toBe("Bearer session-token");
+    expect(await screen.findByRole("button", { name: "Download App" })).toBeDefined();
+  });
+
+  it("says 'Failed to download app. Please try again.' when the download fails", async () => {
+    vi.spyOn(console, "warn").mockImplementation(() => undefined);
+    stubAppApi(applicationFixture(), {
+      "GET /api/app/blog-writer/download-frontend?type=completion": () =>
+        jsonResponse({ code: "not_found", message: "Application not found", status: 404 }, 404),
+    });
+    renderDetail();
+
+    await userEvent.click(await screen.findByRole("button", { name: "Download App" }));
+
+    expect(await screen.findByText("Failed to download app. Please try again.")).toBeDefined();
+    expect(screen.getByRole("button", { name: "Download App" })).toBeDefined();
   });
 
   it("duplicates the app and opens the copy", async () => {

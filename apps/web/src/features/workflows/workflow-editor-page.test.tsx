@@ -184,7 +184,7 @@ describe("workflow editor", () => {
     expect(alert.textContent).toContain("Database unavailable");
   });
 
-  it("downloads the package as {slug}-workflow-app.zip", async () => {
+  it("downloads the completion package under the file name the server gives", async () => {
     const user = userEvent.setup();
     let release: () => void = () => undefined;
     stubWorkflowApi({
@@ -192,7 +192,12 @@ describe("workflow editor", () => {
         await new Promise<void>((resolve) => {
           release = resolve;
         });
-        return new Response(new Blob(["zip"]), { headers: { "Content-Type": "application/zip" } });
+        return new Response(new Blob(["zip"]), {
+          headers: {
+            "Content-Type": "application/zip",
+            "Content-Disposition": 'attachment; filename="support-flow-completion-app.zip"',
+          },
+        });
       },
     });
     // jsdom has no object URLs; the setup file unstubs globals after each test.
@@ -212,7 +217,7 @@ describe("workflow editor", () => {
     await user.click(await screen.findByRole("button", { name: "Download App" }));
     expect(screen.getByRole("button", { name: "Downloading..." })).toBeDefined();
     release();
-    await waitFor(() => expect(saved).toEqual(["support-flow-workflow-app.zip"]));
+    await waitFor(() => expect(saved).toEqual(["support-flow-completion-app.zip"]));
     expect(await screen.findByRole("button", { name: "Download App" })).toBeDefined();
   });
 

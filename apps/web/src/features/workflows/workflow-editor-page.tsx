@@ -11,11 +11,11 @@ import { LoadingState } from "../../components/ui/spinner";
 import { Tabs, TabsContent, TabsList, TabsTrigger } from "../../components/ui/tabs";
 import { ApiClientError, getErrorMessage } from "../../lib/api-client";
 import { useApplication } from "../../lib/applications-query";
+import { useDownloadApp } from "../../lib/download-app";
 import { useWorkflowConfig } from "./api/get-workflow-config";
 import { useWorkflowProviders } from "./api/list-workflow-providers";
 import { useTestWorkflowConfig } from "./api/test-workflow-config";
 import { useUpdateWorkflowApplication } from "./api/update-workflow-application";
-import { useDownloadWorkflowApp } from "./use-download-workflow-app";
 import { WorkflowBasicTab } from "./workflow-basic-tab";
 import { WorkflowEditorHeader, WorkflowFallbackHeader } from "./workflow-editor-header";
 import {
@@ -83,7 +83,7 @@ function WorkflowEditor({ application, config }: { application: Application; con
   const [tab, setTab] = useState("basic");
   const save = useUpdateWorkflowApplication(application.slug);
   const test = useTestWorkflowConfig(application.slug);
-  const { download, downloading } = useDownloadWorkflowApp(application.slug);
+  const { download, downloadingSlug } = useDownloadApp();
 
   // The saved provider stays selectable even if the list failed to load.
   const choices = [...(providers.data ?? [])];
@@ -141,8 +141,8 @@ function WorkflowEditor({ application, config }: { application: Application; con
         providerName={saved.provider?.name}
         saving={save.isPending}
         onSave={saveChanges}
-        downloading={downloading}
-        onDownload={() => void download()}
+        downloading={downloadingSlug === application.slug}
+        onDownload={() => void download(application)}
       />
 
       {(save.isError || Object.keys(errors).length > 0) && (
