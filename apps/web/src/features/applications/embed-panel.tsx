@@ -61,9 +61,11 @@ export function EmbedPanel({ application }: { application: Application }) {
                 <h3 className="text-sm font-medium text-slate-700">Snippet</h3>
                 <CopyButton text={settings.data.snippet} label="Copy snippet" />
               </div>
-              <pre className="overflow-x-auto rounded-lg bg-slate-900 px-4 py-3 font-mono text-xs text-slate-100">
-                <code aria-label="Embed snippet">{settings.data.snippet}</code>
-              </pre>
+              <figure aria-label="Embed snippet">
+                <pre className="overflow-x-auto rounded-lg bg-slate-900 px-4 py-3 font-mono text-xs text-slate-100">
+                  <code>{settings.data.snippet}</code>
+                </pre>
+              </figure>
               <p className="text-xs text-slate-500">
                 Paste it where the widget should appear, on a page of one of the allowed sites.
               </p>
