@@ -39,20 +39,22 @@ afterAll(async () => {
 });
 beforeEach(() => vendor.set({ kind: "echo" }));
 
-async function createEmbedApp(owner: Caller, options: { origins?: string[]; visibility?: string } = {}) {
+async function createEmbedApp(
+  owner: Caller,
+  options: { origins?: string[]; visibility?: string; mode?: string; prompt?: object } = {},
+) {
   const created = await owner.api("POST", "/api/app/", {
     body: {
       name: `Embed ${Math.random().toString(36).slice(2, 8)}`,
-      interaction_mode: "chat",
+      interaction_mode: options.mode ?? "chat",
       visibility: options.visibility ?? "embed",
       price_cents: 25,
     },
   });
   expect(created.status).toBe(201);
   const slug = created.body.slug as string;
-  expect(
-    (await owner.api("PATCH", `/api/app/${slug}/prompt/`, { body: { model: "gpt-4-turbo" } })).status,
-  ).toBe(200);
+  const prompt = { model: "gpt-4-turbo", ...options.prompt };
+  expect((await owner.api("PATCH", `/api/app/${slug}/prompt/`, { body: prompt })).status).toBe(200);
   await owner.api("PATCH", `/api/app/${slug}/update_status/`, { body: { status: "live" } });
   const saved = await owner.api("PUT", `/api/app/${slug}/embed`, {
     body: { allowed_origins: options.origins ?? [SHOP] },
@@ -267,6 +269,36 @@ describe("widget calls", () => {
     expect(limited.status).toBe(429);
     expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
     expect((await sendMessage(slug, token, { ip: "10.9.9.2" })).status).toBe(200);
+  });
+
+  it("of a completion app ask for the prompt's inputs and fill them in", async () => {
+    const { slug } = await createEmbedApp(creator, {
+      mode: "completion",
+      prompt: {
+        prompt_template: "Write about {{topic}}: {{query}}",
+        input_schema: {
+          type: "object",
+          properties: {
+            topic: { type: "string", description: "Topic" },
+            query: { type: "string" },
+          },
+          required: ["topic"],
+        },
+      },
+    });
+    const { html, token } = await loadWidget(slug, `${SHOP}/`);
+    expect(html).toMatch(/<label>Topic\s*<input name="topic" data-input="text" type="text" required>/);
+    expect(html).not.toContain('name="query" data-input');
+
+    const missing = await sendMessage(slug, token, { body: { query: "in two lines" } });
+    expect(missing.status).toBe(400);
+    expect(missing.body.fields).toHaveProperty(["inputs.topic"]);
+    const answered = await sendMessage(slug, token, {
+      body: { query: "in two lines", inputs: { topic: "matcha" } },
+    });
+    expect(answered.status).toBe(200);
+    expect(answered.body.answer).toContain("Write about matcha: in two lines");
+    expect(answered.body.conversation_id).toBeUndefined();
   });
 });
 

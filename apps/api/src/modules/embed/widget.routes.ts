@@ -48,11 +48,7 @@ export const widgetRoutes: FastifyPluginAsyncZod<{ db: Database; tokens: EmbedTo
   { db, tokens },
 ) => {
   app.get("/embed.js", { schema: { hide: true } }, async (_request, reply) =>
-    reply
-      .type(loader.type)
-      .header("cache-control", "public, max-age=300")
-      .header("access-control-allow-origin", "*")
-      .send(loader.body),
+    reply.type(loader.type).header("cache-control", "public, max-age=300").send(loader.body),
   );
 
   app.get(
