@@ -32,6 +32,9 @@ import { sweepExpiredHolds } from "./modules/billing/ledger.service.ts";
 import { plansRoutes } from "./modules/billing/plans.routes.ts";
 import { renewDueSubscriptions } from "./modules/billing/plans.service.ts";
 import { createStripeGateway } from "./modules/billing/stripe-gateway.ts";
+import { embedRoutes } from "./modules/embed/embed.routes.ts";
+import { createEmbedTokens } from "./modules/embed/embed.service.ts";
+import { widgetRoutes } from "./modules/embed/widget.routes.ts";
 import { gatewayRoutes } from "./modules/gateway/gateway.routes.ts";
 import { openAiRoutes } from "./modules/gateway/openai.routes.ts";
 import { createMemoryRateLimiter } from "./modules/gateway/rate-limit.ts";
@@ -131,6 +134,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const rateLimiter = createMemoryRateLimiter(config.gatewayRateLimitPerMinute);
   const stripe = createStripeGateway(config);
   const safeFetch = createSafeFetch({ allowPrivate: config.allowPrivateUpstreams, timeoutMs: 30_000 });
+  const embedTokens = createEmbedTokens(config.secretKey);
   await seedWorkflowProviders(db);
   // Holds left by a crashed process are released once they expire.
   const holdSweeper = setInterval(() => {
@@ -181,6 +185,16 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       feePercent: config.platformFeePercent,
       publicUrl: config.publicUrl,
     });
+    await scope.register(embedRoutes, {
+      db,
+      guards,
+      llm,
+      rateLimiter,
+      secrets,
+      safeFetch,
+      tokens: embedTokens,
+      publicUrl: config.publicUrl,
+    });
   };
   await app.register(api, { prefix: "/api" });
   await app.register(
@@ -205,6 +219,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     feePercent: config.platformFeePercent,
     publicUrl: config.publicUrl,
   });
+
+  // The embed loader and widget page, framed by creators' allowed sites (their own CSP).
+  await app.register(widgetRoutes, { db, tokens: embedTokens });
 
   if (options.serveWeb !== false && existsSync(path.join(webDist, "index.html"))) {
     await registerWeb(app, config);

@@ -4,6 +4,7 @@ export * from "./applications.ts";
 export * from "./auth.ts";
 export * from "./billing.ts";
 export * from "./config.ts";
+export * from "./embed.ts";
 export * from "./errors.ts";
 export * from "./gateway.ts";
 export * from "./keys.ts";

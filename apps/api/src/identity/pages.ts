@@ -1,10 +1,6 @@
 /** Server-rendered pages of the embedded issuer. No inline script or style, so a strict CSP holds. */
 
-const escapeHtml = (value: string) =>
-  value.replace(
-    /[&<>"']/g,
-    (ch) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[ch] ?? ch,
-  );
+import { escapeHtml } from "../lib/html.ts";
 
 function layout(title: string, body: string, scripts: string[] = []): string {
   return `<!doctype html>

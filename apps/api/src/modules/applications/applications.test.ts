@@ -187,6 +187,7 @@ describe("ownership", () => {
         [`POST /api/app/${app.slug}/prompt/test-config/`]: { prompt_template: "x" },
         [`PATCH /api/app/${app.slug}/workflow/`]: { timeout_seconds: 5 },
         [`POST /api/app/${app.slug}/workflow/test-config/`]: { provider_config: {} },
+        [`PUT /api/app/${app.slug}/embed`]: { allowed_origins: ["https://evil.example"] },
       };
       const leaks: string[] = [];
       for (const route of routes) {

@@ -189,7 +189,7 @@ export async function settleHold(
     description: "Paid call",
     entries: [
       { accountId: held, amountCents: -hold.amountCents },
-      { accountId: earnings, amountCents: net },
+      ...(net > 0 ? [{ accountId: earnings, amountCents: net }] : []),
       ...(fee > 0 ? [{ accountId: platform, amountCents: fee }] : []),
     ],
   });

@@ -38,13 +38,18 @@ export async function openPaidCall(
     input: Pick<GatewayInput, "user" | "query">;
     feePercent: number;
     topUpUrl: string;
+    /**
+     * Embedded traffic (docs/decisions/008-embed.md): the owner calls on a visitor's behalf and
+     * pays the price like a consumer would; it is not the app's revenue.
+     */
+    ownerPays?: boolean;
   },
 ): Promise<PaidCall> {
-  const { request, caller, application, execution, mode, input } = options;
+  const { request, caller, application, execution, mode, input, ownerPays } = options;
   const messageId = randomUUID();
   const isOwner = application.ownerId === caller.id;
   const coveredBy = isOwner ? undefined : await useIncludedCall(db, application.id, caller.id);
-  const price = isOwner || coveredBy ? 0 : application.priceCents;
+  const price = (isOwner && !ownerPays) || coveredBy ? 0 : application.priceCents;
   const holdId =
     price > 0
       ? await placeHold(db, {
@@ -89,7 +94,7 @@ export async function openPaidCall(
         latencyMs: Math.round(performance.now() - started),
         inputTokens: result?.inputTokens ?? 0,
         outputTokens: result?.outputTokens ?? 0,
-        chargedCents: status === "success" ? price : 0,
+        chargedCents: status === "success" && !ownerPays ? price : 0,
         settle:
           status === "success" && holdId
             ? (tx) => settleHold(tx, holdId, messageId, options.feePercent)

@@ -19,6 +19,7 @@ import { ApplicationDangerZone } from "./application-danger-zone";
 import { ApplicationEditForm } from "./application-edit-form";
 import { ApplicationSidePanel } from "./application-side-panel";
 import { ApplicationStatusCard } from "./application-status-card";
+import { EmbedPanel } from "./embed-panel";
 
 /** /applications/:slug */
 export function ApplicationDetailPage() {
@@ -102,6 +103,7 @@ function ApplicationDetail({ application }: { application: Application }) {
           ) : (
             <>
               <ApiEndpointCard application={application} />
+              {application.visibility === "embed" && <EmbedPanel application={application} />}
               <ApplicationStatusCard application={application} />
               <ApplicationDangerZone application={application} />
             </>

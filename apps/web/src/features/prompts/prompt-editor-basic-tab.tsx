@@ -3,6 +3,7 @@ import { Card, CardBody } from "../../components/ui/card";
 import { SelectField } from "../../components/ui/select-field";
 import { TextField } from "../../components/ui/text-field";
 import { TextareaField } from "../../components/ui/textarea-field";
+import { embedVisibilityHint } from "../../lib/embed-hint";
 import { formatCents } from "../../lib/format";
 import { centsOrZero, type PromptEditorErrors, type PromptEditorValues } from "./prompt-editor-values";
 
@@ -71,6 +72,7 @@ export function PromptEditorBasicTab({
             options={VISIBILITY_OPTIONS}
             value={values.visibility}
             error={errors.visibility}
+            hint={embedVisibilityHint(values.visibility)}
             onChange={(event) => onChange({ visibility: event.target.value as Visibility })}
           />
           <TextField

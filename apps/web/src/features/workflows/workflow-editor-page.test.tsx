@@ -44,6 +44,17 @@ describe("workflow editor", () => {
     expect(screen.getByText("$1.50 per call")).toBeDefined();
   });
 
+  it("says under Visibility, once Embed is chosen, where embedding is set up and who pays", async () => {
+    stubWorkflowApi();
+    renderWorkflowEditor();
+    const visibility = await screen.findByLabelText("Visibility");
+    const hint = /widget calls are charged to your wallet/;
+    expect(screen.queryByText(hint)).toBeNull();
+
+    await userEvent.setup().selectOptions(visibility, "embed");
+    expect(visibility.getAttribute("aria-describedby")).toContain(screen.getByText(hint).id);
+  });
+
   it("saves the app, then the workflow with the masked secret sent back unchanged", async () => {
     const user = userEvent.setup();
     const saved = applicationFixture({ slug: "support-flow", name: "Support Desk", type: "workflow" });

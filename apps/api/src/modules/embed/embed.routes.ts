@@ -1,0 +1,170 @@
+import {
+  ApiErrorSchema,
+  EmbedMessageRequestSchema,
+  EmbedMessageResponseSchema,
+  EmbedSettingsSchema,
+  UpdateEmbedSettingsSchema,
+} from "@promptmint/contracts";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
+import { z } from "zod";
+import type { Database } from "../../db/client.ts";
+import { AppError } from "../../lib/errors.ts";
+import type { SafeFetch } from "../../lib/safe-fetch.ts";
+import type { SecretBox } from "../../lib/secrets.ts";
+import { findApplicationBySlug, getOwnApplication } from "../applications/applications.service.ts";
+import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
+import type { RateLimiter } from "../gateway/rate-limit.ts";
+import { rateLimitHeaders } from "../gateway/rate-limit.ts";
+import type { LlmClient } from "../models/llm.ts";
+import {
+  type EmbedTokens,
+  findEmbeddableApp,
+  listEmbedOrigins,
+  replaceEmbedOrigins,
+  toEmbedSettings,
+} from "./embed.service.ts";
+import { runEmbeddedCall } from "./embedded-call.ts";
+
+const errors = {
+  400: ApiErrorSchema,
+  401: ApiErrorSchema,
+  402: ApiErrorSchema,
+  403: ApiErrorSchema,
+  404: ApiErrorSchema,
+  429: ApiErrorSchema,
+  502: ApiErrorSchema,
+  503: ApiErrorSchema,
+  504: ApiErrorSchema,
+};
+const SlugParams = z.object({ slug: z.string().max(100) });
+const tags = ["embed"];
+
+/**
+ * The owner's embed settings (allowed origins, snippet) and the widget's call endpoint. Widget
+ * calls carry `Authorization: Embed <token>` and are paid by the app's owner.
+ */
+export const embedRoutes: FastifyPluginAsyncZod<{
+  db: Database;
+  guards: AuthGuards;
+  llm: LlmClient;
+  rateLimiter: RateLimiter;
+  secrets: SecretBox;
+  safeFetch: SafeFetch;
+  tokens: EmbedTokens;
+  publicUrl: string;
+}> = async (app, options) => {
+  const { db, guards, tokens, publicUrl, rateLimiter } = options;
+  const platformOrigin = new URL(publicUrl).origin;
+
+  app.get(
+    "/app/:slug/embed",
+    {
+      schema: {
+        tags,
+        summary: "Your app's allowed origins and embed snippet",
+        security: [{ bearerAuth: [] }],
+        params: SlugParams,
+        response: { 200: EmbedSettingsSchema, ...errors },
+      },
+      onRequest: guards.requireUser,
+    },
+    async (request) => {
+      const application = await getOwnApplication(db, currentUser(request), request.params.slug);
+      return toEmbedSettings(application, await listEmbedOrigins(db, application.id), publicUrl);
+    },
+  );
+
+  app.put(
+    "/app/:slug/embed",
+    {
+      schema: {
+        tags,
+        summary: "Replace the sites allowed to embed your app",
+        security: [{ bearerAuth: [] }],
+        params: SlugParams,
+        body: UpdateEmbedSettingsSchema,
+        response: { 200: EmbedSettingsSchema, ...errors },
+      },
+      onRequest: guards.requireUser,
+    },
+    async (request) => {
+      const application = await getOwnApplication(db, currentUser(request), request.params.slug);
+      await replaceEmbedOrigins(db, application.id, request.body.allowed_origins);
+      return toEmbedSettings(application, await listEmbedOrigins(db, application.id), publicUrl);
+    },
+  );
+
+  /** CORS only for the app's allowed origins; the widget itself calls same-origin. */
+  async function allowAllowedOrigin(
+    request: FastifyRequest<{ Params: { slug: string } }>,
+    reply: FastifyReply,
+  ) {
+    const origin = request.headers.origin;
+    if (!origin || origin === platformOrigin) return;
+    const application = await findApplicationBySlug(db, request.params.slug);
+    if (!application || !(await listEmbedOrigins(db, application.id)).includes(origin)) return;
+    reply.headers({
+      "access-control-allow-origin": origin,
+      "access-control-allow-methods": "POST",
+      "access-control-allow-headers": "authorization, content-type",
+      "access-control-max-age": "600",
+      vary: "Origin",
+    });
+  }
+
+  app.options(
+    "/embed/:slug/messages",
+    { schema: { hide: true, params: SlugParams }, onRequest: allowAllowedOrigin },
+    async (_request, reply) => {
+      if (!reply.hasHeader("access-control-allow-origin"))
+        throw new AppError("forbidden", "This site is not allowed to call this app");
+      return reply.status(204).send();
+    },
+  );
+
+  app.post(
+    "/embed/:slug/messages",
+    {
+      schema: {
+        tags,
+        summary: "Send a message from an embedded widget (paid by the app's owner)",
+        description:
+          "Authenticate with `Authorization: Embed <token>` (issued to the widget for one allowed site). Accepted only from the widget itself or that site; rate limited per visitor.",
+        params: SlugParams,
+        body: EmbedMessageRequestSchema,
+        response: { 200: EmbedMessageResponseSchema, ...errors },
+      },
+      onRequest: allowAllowedOrigin,
+    },
+    async (request, reply) => {
+      const token = /^Embed\s+(\S+)$/i.exec(request.headers.authorization ?? "")?.[1];
+      if (!token)
+        throw new AppError("unauthorized", "An embed token is required: Authorization: Embed <token>");
+      const claims = await tokens.verify(token);
+      const application = await findEmbeddableApp(db, request.params.slug);
+      if (claims.appId !== application.id)
+        throw new AppError("forbidden", "This embed token was issued for another app");
+      const requestOrigin = request.headers.origin;
+      if (requestOrigin !== platformOrigin && requestOrigin !== claims.origin)
+        throw new AppError(
+          "forbidden",
+          `Requests from ${requestOrigin ?? "a page without an Origin header"} may not use this embed token`,
+        );
+      if (!(await listEmbedOrigins(db, application.id)).includes(claims.origin))
+        throw new AppError("forbidden", `${claims.origin} is no longer allowed to embed this app`);
+      // Per visitor: anonymous visitors are told apart by address, which a page reload does not change.
+      reply.headers(rateLimitHeaders(await rateLimiter.consume(`embed:${application.id}:${request.ip}`)));
+      return runEmbeddedCall(db, {
+        request,
+        application,
+        claims,
+        body: request.body,
+        llm: options.llm,
+        secrets: options.secrets,
+        safeFetch: options.safeFetch,
+        publicUrl,
+      });
+    },
+  );
+};

@@ -1,0 +1,360 @@
+import { eq } from "drizzle-orm";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { invocations } from "../../db/schema/index.ts";
+import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
+import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
+import { startFakeOpenAi } from "../../test/fake-openai.ts";
+import { startTestServer, type TestServer } from "../../test/server.ts";
+import { reconcile } from "../billing/ledger.service.ts";
+import { createEmbedTokens } from "./embed.service.ts";
+
+const SHOP = "https://shop.example";
+const RATE_LIMIT = 4;
+
+let testDb: TestDatabase;
+let server: TestServer;
+let vendor: Awaited<ReturnType<typeof startFakeOpenAi>>;
+let creator: Caller;
+let stranger: Caller;
+let visitorIp = 0;
+
+beforeAll(async () => {
+  vendor = await startFakeOpenAi();
+  testDb = await createTestDatabase();
+  server = await startTestServer(testDb, {
+    env: {
+      OPENAI_API_KEY: "sk-vendor-test",
+      OPENAI_BASE_URL: vendor.baseUrl,
+      GATEWAY_RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT),
+    },
+  });
+  creator = await createCaller(server.baseUrl, "Embed Creator");
+  stranger = await createCaller(server.baseUrl, "Stranger");
+  await fundWallet(creator, 2_000);
+});
+afterAll(async () => {
+  await server?.stop();
+  await vendor?.stop();
+  await testDb?.destroy();
+});
+beforeEach(() => vendor.set({ kind: "echo" }));
+
+async function createEmbedApp(
+  owner: Caller,
+  options: { origins?: string[]; visibility?: string; mode?: string; prompt?: object } = {},
+) {
+  const created = await owner.api("POST", "/api/app/", {
+    body: {
+      name: `Embed ${Math.random().toString(36).slice(2, 8)}`,
+      interaction_mode: options.mode ?? "chat",
+      visibility: options.visibility ?? "embed",
+      price_cents: 25,
+    },
+  });
+  expect(created.status).toBe(201);
+  const slug = created.body.slug as string;
+  const prompt = { model: "gpt-4-turbo", ...options.prompt };
+  expect((await owner.api("PATCH", `/api/app/${slug}/prompt/`, { body: prompt })).status).toBe(200);
+  await owner.api("PATCH", `/api/app/${slug}/update_status/`, { body: { status: "live" } });
+  const saved = await owner.api("PUT", `/api/app/${slug}/embed`, {
+    body: { allowed_origins: options.origins ?? [SHOP] },
+  });
+  expect(saved.status).toBe(200);
+  return { slug, id: created.body.id as string };
+}
+
+/** The widget page as a browser frames it from `hostPage`; its token when it was issued one. */
+async function loadWidget(slug: string, hostPage?: string) {
+  const response = await fetch(`${server.baseUrl}/embed/${slug}`, {
+    headers: hostPage ? { referer: hostPage } : {},
+  });
+  const html = await response.text();
+  const config = /<script type="application\/json" id="promptmint-embed">(.*?)<\/script>/s.exec(html)?.[1];
+  return {
+    status: response.status,
+    csp: response.headers.get("content-security-policy") ?? "",
+    html,
+    token: config ? (JSON.parse(config).token as string) : undefined,
+  };
+}
+
+/** A widget call from `origin` (default: the widget itself), from a fresh visitor address unless `ip` is given. */
+async function sendMessage(
+  slug: string,
+  token: string | undefined,
+  options: { origin?: string | null; ip?: string; body?: object; method?: string } = {},
+) {
+  const preflight = options.method === "OPTIONS";
+  const headers: Record<string, string> = { "x-forwarded-for": options.ip ?? `10.0.0.${++visitorIp}` };
+  if (!preflight) headers["content-type"] = "application/json";
+  if (token) headers.authorization = `Embed ${token}`;
+  const origin = options.origin === undefined ? server.baseUrl : options.origin;
+  if (origin) headers.origin = origin;
+  const response = await fetch(`${server.baseUrl}/api/embed/${slug}/messages`, {
+    method: options.method ?? "POST",
+    headers,
+    body: preflight ? undefined : JSON.stringify(options.body ?? { query: "Hello there" }),
+  });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+}
+
+async function wallet(caller: Caller) {
+  return (await caller.api("GET", "/api/wallet/")).body as {
+    balance_cents: number;
+    held_cents: number;
+    earnings_cents: number;
+  };
+}
+
+describe("allowed origins", () => {
+  it("are managed by the owner, normalised, and give the snippet; other people get 404", async () => {
+    const { slug } = await createEmbedApp(creator, { origins: [] });
+    const initial = await creator.api("GET", `/api/app/${slug}/embed`);
+    expect(initial.body).toEqual({
+      allowed_origins: [],
+      snippet: `<script src="${server.baseUrl}/embed.js" data-app="${slug}" async></script>`,
+      price_cents: 25,
+    });
+    const saved = await creator.api("PUT", `/api/app/${slug}/embed`, {
+      body: { allowed_origins: ["https://Shop.example/", SHOP, "http://localhost:8080"] },
+    });
+    expect(saved.body.allowed_origins).toEqual(["http://localhost:8080", SHOP]);
+    expect((await creator.api("GET", `/api/app/${slug}/embed`)).body.allowed_origins).toEqual([
+      "http://localhost:8080",
+      SHOP,
+    ]);
+
+    expect((await stranger.api("GET", `/api/app/${slug}/embed`)).status).toBe(404);
+    const hijack = await stranger.api("PUT", `/api/app/${slug}/embed`, {
+      body: { allowed_origins: ["https://evil.example"] },
+    });
+    expect(hijack.status).toBe(404);
+    expect((await creator.api("GET", `/api/app/${slug}/embed`, { auth: "" })).status).toBe(401);
+    expect((await creator.api("GET", `/api/app/${slug}/embed`)).body.allowed_origins).not.toContain(
+      "https://evil.example",
+    );
+  });
+
+  it.each([
+    ["a path", "https://shop.example/store"],
+    ["a wildcard", "https://*.example.com"],
+    ["another scheme", "ftp://shop.example"],
+    ["no scheme", "shop.example"],
+  ])("refuses an origin with %s (400 naming the field)", async (_what, origin) => {
+    const { slug } = await createEmbedApp(creator, { origins: [] });
+    const refused = await creator.api("PUT", `/api/app/${slug}/embed`, {
+      body: { allowed_origins: [SHOP, origin] },
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.fields).toEqual({
+      "allowed_origins.1": "must be an origin like https://example.com (scheme, host and port; no path)",
+    });
+  });
+
+  it("refuses more than 20 origins", async () => {
+    const { slug } = await createEmbedApp(creator, { origins: [] });
+    const origins = Array.from({ length: 21 }, (_, i) => `https://site${i}.example`);
+    const refused = await creator.api("PUT", `/api/app/${slug}/embed`, {
+      body: { allowed_origins: origins },
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.fields).toEqual({ allowed_origins: "may list at most 20 origins" });
+  });
+});
+
+describe("the widget page", () => {
+  it("is issued a token only when framed by an allowed origin, and may only be framed by those", async () => {
+    const { slug } = await createEmbedApp(creator, { origins: [SHOP, "http://localhost:8080"] });
+    const allowed = await loadWidget(slug, `${SHOP}/products/tea`);
+    expect(allowed.status).toBe(200);
+    expect(allowed.token).toMatch(/^ey/);
+    expect(allowed.csp).toContain(`frame-ancestors http://localhost:8080 ${SHOP}`);
+    expect(allowed.html).toContain('aria-label="Conversation"');
+
+    for (const hostPage of ["https://evil.example/", undefined]) {
+      const refused = await loadWidget(slug, hostPage);
+      expect(refused.status).toBe(403);
+      expect(refused.token).toBeUndefined();
+      expect(refused.html).toContain("only be shown on the sites its creator allowed");
+    }
+  });
+
+  it("is not served for apps that are not live embed apps", async () => {
+    const { slug } = await createEmbedApp(creator, { visibility: "public" });
+    const page = await loadWidget(slug, `${SHOP}/`);
+    expect(page.status).toBe(404);
+    expect(page.token).toBeUndefined();
+    expect(page.csp).toContain("frame-ancestors 'none'");
+  });
+
+  it("is added to a page by /embed.js", async () => {
+    const response = await fetch(`${server.baseUrl}/embed.js`);
+    expect(response.headers.get("content-type")).toContain("javascript");
+    const loader = await response.text();
+    expect(loader).toContain("document.currentScript");
+    expect(loader).toContain('frame.referrerPolicy = "origin"');
+  });
+});
+
+describe("widget calls", () => {
+  it("are answered, recorded for the visitor, and charged once to the creator's wallet (all to the platform)", async () => {
+    const { slug, id } = await createEmbedApp(creator);
+    const { token } = await loadWidget(slug, `${SHOP}/`);
+    const before = await wallet(creator);
+
+    const first = await sendMessage(slug, token, { body: { query: "What is green tea?" } });
+    expect(first.status).toBe(200);
+    expect(first.body.answer).toContain("What is green tea?");
+    expect(first.headers.get("ratelimit-limit")).toBe(String(RATE_LIMIT));
+    // The host page itself may call too, and is allowed to read the answer.
+    const second = await sendMessage(slug, token, {
+      origin: SHOP,
+      body: { query: "And oolong?", conversation_id: first.body.conversation_id },
+    });
+    expect(second.status).toBe(200);
+    expect(second.body.conversation_id).toBe(first.body.conversation_id);
+    expect(second.headers.get("access-control-allow-origin")).toBe(SHOP);
+
+    const after = await wallet(creator);
+    expect(after.balance_cents).toBe(before.balance_cents - 50);
+    expect(after.held_cents).toBe(0);
+    expect(after.earnings_cents).toBe(before.earnings_cents);
+    const rows = await server.database.db.select().from(invocations).where(eq(invocations.applicationId, id));
+    expect(rows).toHaveLength(2);
+    expect(rows.every((row) => row.status === "success" && row.endUser?.startsWith("embed:"))).toBe(true);
+    expect(rows.every((row) => row.chargedCents === 0)).toBe(true);
+    expect((await reconcile(server.database.db)).ok).toBe(true);
+  });
+
+  it("are not charged when the model fails", async () => {
+    const { slug } = await createEmbedApp(creator);
+    const { token } = await loadWidget(slug, `${SHOP}/`);
+    const before = await wallet(creator);
+    vendor.set({ kind: "status", status: 500, message: "boom" });
+    const failed = await sendMessage(slug, token);
+    expect(failed.status).toBe(502);
+    const after = await wallet(creator);
+    expect(after.balance_cents).toBe(before.balance_cents);
+    expect(after.held_cents).toBe(0);
+  });
+
+  it("answer 402 without the creator's balance when the creator's wallet is empty", async () => {
+    const broke = await createCaller(server.baseUrl, "Broke Creator");
+    const { slug, id } = await createEmbedApp(broke);
+    const { token } = await loadWidget(slug, `${SHOP}/`);
+    const refused = await sendMessage(slug, token);
+    expect(refused.status).toBe(402);
+    expect(refused.body.message).toBe("This assistant is unavailable right now");
+    const rows = await server.database.db.select().from(invocations).where(eq(invocations.applicationId, id));
+    expect(rows).toHaveLength(0);
+  });
+
+  it("refuse bad input with 400 and charge nothing", async () => {
+    const { slug } = await createEmbedApp(creator);
+    const { token } = await loadWidget(slug, `${SHOP}/`);
+    const before = await wallet(creator);
+    const refused = await sendMessage(slug, token, { body: { query: "   " } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.fields).toEqual({ query: "is required" });
+    expect((await wallet(creator)).balance_cents).toBe(before.balance_cents);
+  });
+
+  it("are rate limited per visitor", async () => {
+    const { slug } = await createEmbedApp(creator);
+    const { token } = await loadWidget(slug, `${SHOP}/`);
+    for (let call = 0; call < RATE_LIMIT; call++)
+      expect((await sendMessage(slug, token, { ip: "10.9.9.1" })).status).toBe(200);
+    const limited = await sendMessage(slug, token, { ip: "10.9.9.1" });
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect((await sendMessage(slug, token, { ip: "10.9.9.2" })).status).toBe(200);
+  });
+
+  it("of a completion app ask for the prompt's inputs and fill them in", async () => {
+    const { slug } = await createEmbedApp(creator, {
+      mode: "completion",
+      prompt: {
+        prompt_template: "Write about {{topic}}: {{query}}",
+        input_schema: {
+          type: "object",
+          properties: {
+            topic: { type: "string", description: "Topic" },
+            query: { type: "string" },
+          },
+          required: ["topic"],
+        },
+      },
+    });
+    const { html, token } = await loadWidget(slug, `${SHOP}/`);
+    expect(html).toMatch(/<label>Topic\s*<input name="topic" data-input="text" type="text" required>/);
+    expect(html).not.toContain('name="query" data-input');
+
+    const missing = await sendMessage(slug, token, { body: { query: "in two lines" } });
+    expect(missing.status).toBe(400);
+    expect(missing.body.fields).toHaveProperty(["inputs.topic"]);
+    const answered = await sendMessage(slug, token, {
+      body: { query: "in two lines", inputs: { topic: "matcha" } },
+    });
+    expect(answered.status).toBe(200);
+    expect(answered.body.answer).toContain("Write about matcha: in two lines");
+    expect(answered.body.conversation_id).toBeUndefined();
+  });
+});
+
+describe("embed tokens", () => {
+  it("are refused without, forged, expired or for another app", async () => {
+    const app = await createEmbedApp(creator);
+    const other = await createEmbedApp(creator);
+    const { token } = await loadWidget(app.slug, `${SHOP}/`);
+    const otherToken = (await loadWidget(other.slug, `${SHOP}/`)).token;
+    const tokens = createEmbedTokens(server.config.secretKey, () => Date.now() - 11 * 60_000);
+    const expired = await tokens.issue(app.id, SHOP);
+    const forged = await createEmbedTokens("another-secret-key-that-is-long-enough-000").issue(app.id, SHOP);
+
+    expect(await sendMessage(app.slug, undefined)).toMatchObject({ status: 401 });
+    expect(await sendMessage(app.slug, forged)).toMatchObject({
+      status: 401,
+      body: { message: "Invalid embed token" },
+    });
+    expect(await sendMessage(app.slug, expired)).toMatchObject({
+      status: 401,
+      body: { message: "The embed token has expired; reload the widget" },
+    });
+    expect(await sendMessage(app.slug, otherToken)).toMatchObject({
+      status: 403,
+      body: { message: "This embed token was issued for another app" },
+    });
+    expect((await sendMessage(app.slug, token)).status).toBe(200);
+  });
+
+  it("are refused from any origin but the widget's and the site they were issued to", async () => {
+    const { slug } = await createEmbedApp(creator, { origins: [SHOP, "https://blog.example"] });
+    const { token } = await loadWidget(slug, `${SHOP}/`);
+    const before = await wallet(creator);
+
+    for (const origin of ["https://evil.example", "https://blog.example", null]) {
+      const refused = await sendMessage(slug, token, { origin });
+      expect(refused.status).toBe(403);
+      expect(refused.body.message).toMatch(/may not use this embed token$/);
+    }
+    const preflight = await sendMessage(slug, token, { origin: "https://evil.example", method: "OPTIONS" });
+    expect(preflight.status).toBe(403);
+    expect(preflight.headers.get("access-control-allow-origin")).toBeNull();
+    const allowedPreflight = await sendMessage(slug, token, { origin: SHOP, method: "OPTIONS" });
+    expect(allowedPreflight.status).toBe(204);
+    expect(allowedPreflight.headers.get("access-control-allow-origin")).toBe(SHOP);
+    expect((await wallet(creator)).balance_cents).toBe(before.balance_cents);
+  });
+
+  it("stop working when their site is removed from the allowed origins", async () => {
+    const { slug } = await createEmbedApp(creator);
+    const { token } = await loadWidget(slug, `${SHOP}/`);
+    await creator.api("PUT", `/api/app/${slug}/embed`, {
+      body: { allowed_origins: ["https://new.example"] },
+    });
+    const refused = await sendMessage(slug, token);
+    expect(refused.status).toBe(403);
+    expect(refused.body.message).toBe(`${SHOP} is no longer allowed to embed this app`);
+  });
+});

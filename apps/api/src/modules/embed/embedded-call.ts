@@ -1,0 +1,88 @@
+import type { EmbedMessageRequestSchema, EmbedMessageResponse } from "@promptmint/contracts";
+import type { FastifyRequest } from "fastify";
+import type { z } from "zod";
+import type { Database } from "../../db/client.ts";
+import { AppError } from "../../lib/errors.ts";
+import type { SafeFetch } from "../../lib/safe-fetch.ts";
+import type { SecretBox } from "../../lib/secrets.ts";
+import type { ApplicationRow } from "../applications/applications.service.ts";
+import type { ExecutionResult, GatewayInput } from "../gateway/execution.ts";
+import { openPaidCall } from "../gateway/paid-call.ts";
+import { preparePromptExecution } from "../gateway/prompt-call.ts";
+import { prepareWorkflowExecution } from "../gateway/workflow-call.ts";
+import type { LlmClient } from "../models/llm.ts";
+import { type EmbedClaims, findOwner } from "./embed.service.ts";
+
+/**
+ * One widget message through the gateway's path (prepare → hold → call → settle and record, or
+ * release), made in the owner's name for the visitor and paid from the owner's wallet.
+ */
+export async function runEmbeddedCall(
+  db: Database,
+  options: {
+    request: FastifyRequest;
+    application: ApplicationRow;
+    claims: EmbedClaims;
+    body: z.output<typeof EmbedMessageRequestSchema>;
+    llm: LlmClient;
+    secrets: SecretBox;
+    safeFetch: SafeFetch;
+    publicUrl: string;
+  },
+): Promise<EmbedMessageResponse> {
+  const { request, application, claims, body } = options;
+  const owner = await findOwner(db, application);
+  const mode = application.interactionMode;
+  const input: GatewayInput = {
+    inputs: body.inputs,
+    query: body.query,
+    response_mode: "blocking",
+    user: `embed:${claims.visitor}`,
+    conversation_id: mode === "chat" ? body.conversation_id : undefined,
+  };
+  const execution =
+    application.type === "prompt"
+      ? await preparePromptExecution(db, options.llm, { app: application, caller: owner, input, mode })
+      : await prepareWorkflowExecution(db, {
+          app: application,
+          caller: owner,
+          input,
+          mode,
+          secrets: options.secrets,
+          fetch: options.safeFetch,
+        });
+  const paid = await openPaidCall(db, {
+    request,
+    caller: owner,
+    application,
+    execution,
+    mode,
+    input,
+    // The whole price goes to the platform: the owner buys their visitors' calls.
+    feePercent: 100,
+    topUpUrl: `${options.publicUrl}/wallet`,
+    ownerPays: true,
+  }).catch((error) => {
+    // The visitor is not the one who can fix an empty wallet, nor should they see its balance.
+    if (error instanceof AppError && error.code === "payment_required")
+      throw new AppError("payment_required", "This assistant is unavailable right now");
+    throw error;
+  });
+
+  let result: ExecutionResult;
+  try {
+    result = await execution.generate();
+  } catch (error) {
+    const appError =
+      error instanceof AppError ? error : new AppError("upstream_failed", "The upstream failed to answer");
+    await paid.release();
+    if (appError.status >= 500) await paid.record("error", undefined, appError);
+    throw appError;
+  }
+  await paid.record("success", result);
+  return {
+    message_id: paid.messageId,
+    answer: result.answer,
+    ...(execution.conversation ? { conversation_id: execution.conversation.id } : {}),
+  };
+}

@@ -1,0 +1,105 @@
+import type { EmbedSettings } from "@promptmint/contracts";
+import { screen, waitFor, within } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { describe, expect, it } from "vitest";
+import { stubSignedInApi } from "../../test/api-stubs";
+import { createTestAuth } from "../../test/auth-state";
+import { walletFixture } from "../../test/billing-fixtures";
+import { jsonResponse, type RecordedRequest } from "../../test/fetch-stub";
+import { applicationFixture } from "../../test/fixtures";
+import { renderRoute } from "../../test/render-route";
+
+const EMBED = "/api/app/blog-writer/embed";
+const SNIPPET = '<script src="http://localhost:3000/embed.js" data-app="blog-writer" async></script>';
+
+function stubEmbedApi(visibility: "embed" | "public" = "embed") {
+  let settings: EmbedSettings = {
+    allowed_origins: ["https://blog.example"],
+    snippet: SNIPPET,
+    price_cents: 150,
+  };
+  return stubSignedInApi({
+    "GET /api/app/blog-writer/": () => jsonResponse(applicationFixture({ visibility, status: "live" })),
+    "GET /api/app/blog-writer/analytics/usage/?days=30": () =>
+      jsonResponse({ total_invocations: 0, total_revenue: 0 }),
+    "GET /api/wallet/": () => jsonResponse(walletFixture({ balance_cents: 420 })),
+    [`GET ${EMBED}`]: () => jsonResponse(settings),
+    [`PUT ${EMBED}`]: ({ body }: RecordedRequest) => {
+      const origins = (body as { allowed_origins: string[] }).allowed_origins;
+      const bad = origins.findIndex((origin) => origin.includes("/shop"));
+      if (bad >= 0)
+        return jsonResponse(
+          {
+            code: "bad_request",
+            message: "Invalid request",
+            status: 400,
+            fields: { [`allowed_origins.${bad}`]: "must be an origin like https://example.com" },
+          },
+          400,
+        );
+      settings = { ...settings, allowed_origins: origins };
+      return jsonResponse(settings);
+    },
+  });
+}
+
+function renderDetail() {
+  return renderRoute("/applications/blog-writer", { auth: createTestAuth("signed-in") });
+}
+
+async function embedCard() {
+  const heading = await screen.findByRole("heading", { name: "Embed on Your Site" });
+  const card = heading.closest("div.rounded-xl");
+  if (!(card instanceof HTMLElement)) throw new Error("no embed card");
+  return within(card);
+}
+
+describe("the embed panel", () => {
+  it("says the creator pays for widget calls, with their balance and a top-up link, and shows the snippet", async () => {
+    stubEmbedApi();
+    renderDetail();
+    const card = await embedCard();
+
+    const notice = card.getByRole("note");
+    expect(notice.textContent).toContain("Calls from the widget are charged to your wallet");
+    expect(notice.textContent).toContain("($1.50)");
+    await waitFor(() => expect(notice.textContent).toContain("Your wallet balance: $4.20"));
+    expect(card.getByRole("link", { name: "Top Up Wallet" }).getAttribute("href")).toBe("/wallet");
+    expect((await card.findByLabelText("Embed snippet")).textContent).toBe(SNIPPET);
+    expect((card.getByLabelText("Allowed origins") as HTMLTextAreaElement).value).toBe(
+      "https://blog.example",
+    );
+  });
+
+  it("saves the allowed origins one per line, and names a refused one", async () => {
+    const api = stubEmbedApi();
+    renderDetail();
+    const card = await embedCard();
+    const field = await card.findByLabelText("Allowed origins");
+    const user = userEvent.setup();
+
+    await user.clear(field);
+    await user.type(field, "https://blog.example\n\nhttps://shop.example/shop");
+    await user.click(card.getByRole("button", { name: "Save Allowed Origins" }));
+    expect(
+      await card.findByText("https://shop.example/shop must be an origin like https://example.com"),
+    ).toBeDefined();
+
+    await user.clear(field);
+    await user.type(field, "https://blog.example\nhttp://localhost:8080");
+    await user.click(card.getByRole("button", { name: "Save Allowed Origins" }));
+    await waitFor(() => expect(api.callsTo(`PUT ${EMBED}`)).toHaveLength(2));
+    expect(api.callsTo(`PUT ${EMBED}`)[1]?.body).toEqual({
+      allowed_origins: ["https://blog.example", "http://localhost:8080"],
+    });
+    await waitFor(() => expect(card.queryByText(/must be an origin/)).toBeNull());
+  });
+
+  it("is not shown for apps that are not embeddable", async () => {
+    const api = stubEmbedApi("public");
+    renderDetail();
+    expect(await screen.findByRole("heading", { name: "API Endpoint" })).toBeDefined();
+    expect(screen.queryByRole("heading", { name: "Embed on Your Site" })).toBeNull();
+    expect(api.callsTo(`GET ${EMBED}`)).toHaveLength(0);
+  });
+});

@@ -1,0 +1,57 @@
+import { z } from "zod";
+
+export const MAX_EMBED_ORIGINS = 20;
+
+/** `https://example.com` or `http://localhost:8080`: scheme, host and port only (no wildcards), as browsers send `Origin`. */
+export function isExactOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (
+      (url.protocol === "https:" || url.protocol === "http:") &&
+      url.origin === value &&
+      /^([a-z0-9-]+\.)*[a-z0-9-]+$|^\[[0-9a-f:.]+\]$/.test(url.hostname)
+    );
+  } catch {
+    return false;
+  }
+}
+
+const EmbedOriginSchema = z
+  .string()
+  .trim()
+  .max(200, "must be at most 200 characters")
+  .transform((value) => value.replace(/\/$/, "").toLowerCase())
+  .refine(isExactOrigin, "must be an origin like https://example.com (scheme, host and port; no path)");
+
+export const UpdateEmbedSettingsSchema = z.strictObject({
+  allowed_origins: z
+    .array(EmbedOriginSchema)
+    .max(MAX_EMBED_ORIGINS, `may list at most ${MAX_EMBED_ORIGINS} origins`)
+    .transform((origins) => [...new Set(origins)]),
+});
+export type UpdateEmbedSettings = z.input<typeof UpdateEmbedSettingsSchema>;
+
+/** An app's embed settings as its owner sees them. */
+export const EmbedSettingsSchema = z.object({
+  allowed_origins: z.array(z.string()),
+  /** The `<script>` tag to paste into a page on one of the allowed origins. */
+  snippet: z.string(),
+  /** What each call from the widget costs the owner's wallet. */
+  price_cents: z.number().int(),
+});
+export type EmbedSettings = z.infer<typeof EmbedSettingsSchema>;
+
+/** A visitor's message from the widget (chat) or the text to complete (completion). */
+export const EmbedMessageRequestSchema = z.strictObject({
+  query: z.string().trim().min(1, "is required").max(4000, "must be at most 4000 characters"),
+  inputs: z.record(z.string(), z.unknown()).default({}),
+  conversation_id: z.string().max(100).nullish(),
+});
+export type EmbedMessageRequest = z.input<typeof EmbedMessageRequestSchema>;
+
+export const EmbedMessageResponseSchema = z.object({
+  message_id: z.string(),
+  answer: z.string(),
+  conversation_id: z.string().optional(),
+});
+export type EmbedMessageResponse = z.infer<typeof EmbedMessageResponseSchema>;
