@@ -39,7 +39,7 @@ export async function openPaidCall(
     feePercent: number;
     topUpUrl: string;
     /**
-     * Embedded traffic (docs/decisions/008-embed.md): the owner calls on a visitor's behalf and
+     * Embedded traffic (docs/decisions/009-embed.md): the owner calls on a visitor's behalf and
      * pays the price like a consumer would; it is not the app's revenue.
      */
     ownerPays?: boolean;
