@@ -34,7 +34,9 @@ import { sweepExpiredHolds } from "./modules/billing/ledger.service.ts";
 import { plansRoutes } from "./modules/billing/plans.routes.ts";
 import { renewDueSubscriptions } from "./modules/billing/plans.service.ts";
 import { createStripeGateway } from "./modules/billing/stripe-gateway.ts";
+import { exploreRoutes } from "./modules/explore/explore.routes.ts";
 import { gatewayRoutes } from "./modules/gateway/gateway.routes.ts";
+import type { GatewayDeps } from "./modules/gateway/gateway-call.ts";
 import { openAiRoutes } from "./modules/gateway/openai.routes.ts";
 import { createMemoryRateLimiter } from "./modules/gateway/rate-limit.ts";
 import { keysRoutes } from "./modules/keys/keys.routes.ts";
@@ -147,6 +149,16 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(fastifyMultipart, { limits: { fileSize: config.maxUploadBytes, files: 1, fields: 10 } });
 
   await app.register(systemRoutes, { db, registry });
+  const gatewayDeps: GatewayDeps = {
+    db,
+    guards,
+    llm,
+    rateLimiter,
+    secrets,
+    safeFetch,
+    feePercent: config.platformFeePercent,
+    publicUrl: config.publicUrl,
+  };
 
   // The product API, under /api and again under the versioned root /api/v1.
   const api = async (scope: FastifyInstance) => {
@@ -171,16 +183,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       publicUrl: config.publicUrl,
       stripe,
     });
-    await scope.register(gatewayRoutes, {
-      db,
-      guards,
-      llm,
-      rateLimiter,
-      secrets,
-      safeFetch,
-      feePercent: config.platformFeePercent,
-      publicUrl: config.publicUrl,
-    });
+    await scope.register(gatewayRoutes, gatewayDeps);
+    await scope.register(exploreRoutes, gatewayDeps);
   };
   await app.register(api, { prefix: "/api" });
   await app.register(
@@ -194,17 +198,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   );
 
   // OpenAI-compatible gateway: the official SDK's baseURL is /api/v1.
-  await app.register(openAiRoutes, {
-    prefix: "/api/v1",
-    db,
-    guards,
-    llm,
-    rateLimiter,
-    secrets,
-    safeFetch,
-    feePercent: config.platformFeePercent,
-    publicUrl: config.publicUrl,
-  });
+  await app.register(openAiRoutes, { prefix: "/api/v1", ...gatewayDeps });
 
   if (options.serveWeb !== false && existsSync(path.join(webDist, "index.html"))) {
     await registerWeb(app);

@@ -4,6 +4,7 @@ export * from "./auth.ts";
 export * from "./billing.ts";
 export * from "./config.ts";
 export * from "./errors.ts";
+export * from "./explore.ts";
 export * from "./gateway.ts";
 export * from "./keys.ts";
 export * from "./prompts.ts";
