@@ -11,6 +11,8 @@ import { LoginPage } from "../features/auth/login-page";
 import { RegisterPage } from "../features/auth/register-page";
 import { ApplicationBillingPage } from "../features/billing/application-billing-page";
 import { BillingSuccessPage } from "../features/billing/billing-success-page";
+import { ExploreAppPage } from "../features/explore/explore-app-page";
+import { ExplorePage } from "../features/explore/explore-page";
 import { LandingPage } from "../features/landing/landing-page";
 import { ProfileSettingsPage } from "../features/profile/profile-settings-page";
 import { PromptBuilderPage } from "../features/prompts/prompt-builder-page";
@@ -69,6 +71,9 @@ export const appRoutes: RouteObject[] = [
             ],
           },
           { path: "/api-test", element: <ApiTestPage /> },
+          // Beyond SPEC's table: the public catalogue of live apps, readable signed out.
+          { path: "/explore", element: <ExplorePage /> },
+          { path: "/explore/:slug", element: <ExploreAppPage /> },
           { path: "/billing/success", element: <BillingSuccessPage /> },
           { path: "*", element: <NotFoundPage /> },
         ],
