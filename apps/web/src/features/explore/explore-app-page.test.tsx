@@ -117,6 +117,8 @@ describe("explore app page", () => {
     await userEvent.click(screen.getByRole("button", { name: "Run ($0.05)" }));
     expect(await screen.findByText("must be at most 40 characters")).toBeDefined();
     expect(screen.getByLabelText("Topic *").getAttribute("aria-invalid")).toBe("true");
+    // The field says it; no banner repeats it.
+    expect(screen.queryByRole("alert")).toBeNull();
   });
 
   it("offers copy-ready samples for five clients with the app's real inputs", async () => {

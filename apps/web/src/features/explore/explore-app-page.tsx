@@ -48,7 +48,7 @@ function ExploreAppDetails({ app }: { app: ExploreAppDetail }) {
         title={app.name}
         description={`by ${app.creator_name}`}
         actions={
-          <div className="text-right">
+          <div className="sm:text-right">
             <p className="text-2xl font-semibold text-slate-900 tabular-nums">
               {formatCents(app.price_cents)}
             </p>

@@ -46,9 +46,10 @@ export function ExplorePage() {
     window.scrollTo?.({ top: 0 });
   };
 
-  const filter = (name: string, label: string, options: readonly SelectOption[]) => (
+  const filter = (name: string, label: string, options: readonly SelectOption[], className?: string) => (
     <SelectField
       label={label}
+      className={className}
       options={options}
       value={params.get(name) ?? ""}
       onChange={(event) => setFilter(name, event.target.value)}
@@ -78,10 +79,10 @@ export function ExplorePage() {
             <Search className="size-4" aria-hidden="true" />
           </Button>
         </form>
-        <div className="grid grid-cols-3 gap-3 lg:contents">
+        <div className="grid grid-cols-2 gap-3 sm:grid-cols-3 lg:contents">
           {filter("type", "Type", TYPE_FILTERS)}
           {filter("mode", "Mode", MODE_FILTERS)}
-          {filter("price", "Price per call", PRICE_FILTERS)}
+          {filter("price", "Price per call", PRICE_FILTERS, "col-span-2 sm:col-span-1")}
         </div>
       </div>
 

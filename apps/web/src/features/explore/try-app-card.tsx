@@ -69,6 +69,16 @@ function TryAppForm({ app }: { app: ExploreAppDetail }) {
   const [problems, setProblems] = useState<Record<string, string>>({});
   const inputErrors = { ...inputErrorsOf(run.error), ...problems };
   const needsPayment = run.error instanceof ApiClientError && run.error.status === 402;
+  // Problems the form shows beside their fields need no banner as well.
+  const shownByFields =
+    run.error instanceof ApiClientError &&
+    Object.keys(run.error.fields ?? {}).length > 0 &&
+    Object.keys(run.error.fields ?? {}).every((field) =>
+      field === "query"
+        ? app.takes_query
+        : field.startsWith(INPUT_FIELD_PREFIX) &&
+          field.slice(INPUT_FIELD_PREFIX.length) in app.input_schema.properties,
+    );
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -112,7 +122,7 @@ function TryAppForm({ app }: { app: ExploreAppDetail }) {
           </ButtonLink>
         </Alert>
       ) : (
-        run.isError && <Alert tone="error">{getErrorMessage(run.error)}</Alert>
+        run.isError && !shownByFields && <Alert tone="error">{getErrorMessage(run.error)}</Alert>
       )}
 
       {run.isSuccess && (
