@@ -252,3 +252,25 @@ describe("POST /api/explore/apps/{slug}/try", () => {
     expect(answer.status).toBe(404);
   });
 });
+
+describe("the API docs", () => {
+  it("list the explore and paid endpoints with request and response examples", async () => {
+    const { paths } = (await anonymous("/api/openapi.json")).body;
+    const json = (operation: any, where: "request" | "response") =>
+      where === "request"
+        ? operation.requestBody.content["application/json"]
+        : operation.responses["200"].content["application/json"];
+    expect(json(paths["/api/explore/apps"].get, "response").example.data[0]).toHaveProperty("price_cents");
+    expect(json(paths["/api/explore/apps/{slug}"].get, "response").example).toHaveProperty("input_schema");
+    const tryIt = paths["/api/explore/apps/{slug}/try"].post;
+    expect(json(tryIt, "request").example).toEqual({ inputs: { topic: "autumn rain" } });
+    expect(tryIt.responses["402"].content["application/json"].example.code).toBe("payment_required");
+    for (const path of ["/api/app/{slug}/completion-messages", "/api/app/{slug}/chat-messages"]) {
+      expect(json(paths[path].post, "request").example.response_mode).toBe("blocking");
+      expect(json(paths[path].post, "response").example.answer).toEqual(expect.any(String));
+    }
+    const openAi = paths["/api/v1/chat/completions"].post;
+    expect(json(openAi, "request").example.model).toBe("haiku-writer");
+    expect(json(openAi, "response").example.choices[0].message.content).toEqual(expect.any(String));
+  });
+});

@@ -24,6 +24,7 @@ export const chatRequestExample = {
 };
 
 const messageId = "5ad4cb98-f0c7-4085-b384-88c403be6290";
+const conversationId = "45701982-8118-4bc5-8e9b-64562b4555f2";
 
 export function gatewayResponseExample(mode: "completion" | "chat") {
   return {
@@ -33,7 +34,7 @@ export function gatewayResponseExample(mode: "completion" | "chat") {
     task_id: messageId,
     mode,
     answer: mode === "completion" ? "Soft rain on red leaves…" : "I can summarise, translate and draft text.",
-    ...(mode === "chat" ? { conversation_id: "45701982-8118-4bc5-8e9b-64562b4555f2" } : {}),
+    ...(mode === "chat" ? { conversation_id: conversationId } : {}),
     metadata: { usage },
     created_at: 1767225600,
   };
@@ -70,4 +71,40 @@ export const insufficientBalanceExample = {
   message:
     "Insufficient balance: this call costs $0.05 and your wallet has $0.00 available. Top up at https://promptmint.example/wallet",
   status: 402,
+};
+
+export const conversationsExample = {
+  limit: 20,
+  has_more: false,
+  data: [
+    {
+      id: conversationId,
+      name: "What can you help me with?",
+      inputs: {},
+      status: "normal",
+      introduction: "",
+      created_at: 1767225600,
+      updated_at: 1767225660,
+    },
+  ],
+};
+
+export const messagesExample = {
+  limit: 20,
+  has_more: false,
+  data: [
+    {
+      id: messageId,
+      conversation_id: conversationId,
+      inputs: {},
+      query: "What can you help me with?",
+      answer: "I can summarise, translate and draft text.",
+      created_at: 1767225600,
+    },
+  ],
+};
+
+export const modelsExample = {
+  object: "list",
+  data: [{ id: "haiku-writer", object: "model", created: 1767225600, owned_by: "promptmint" }],
 };

@@ -17,8 +17,10 @@ import { findCallableApp } from "./access.ts";
 import {
   chatRequestExample,
   completionRequestExample,
+  conversationsExample,
   gatewayResponseExample,
   insufficientBalanceExample,
+  messagesExample,
 } from "./examples.ts";
 import { createGatewayCall, type GatewayDeps } from "./gateway-call.ts";
 import { rateLimitHook } from "./rate-limit.ts";
@@ -26,7 +28,6 @@ import { rateLimitHook } from "./rate-limit.ts";
 const errors = {
   400: ApiErrorSchema,
   401: ApiErrorSchema,
-  402: ApiErrorSchema,
   404: ApiErrorSchema,
   409: ApiErrorSchema,
   422: ApiErrorSchema,
@@ -197,21 +198,23 @@ export const gatewayRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, dep
         params: SlugParams,
         querystring: ListQuery,
         response: {
-          200: z.object({
-            limit: z.number(),
-            has_more: z.boolean(),
-            data: z.array(
-              z.object({
-                id: z.string(),
-                name: z.string(),
-                inputs: z.record(z.string(), z.unknown()),
-                status: z.string(),
-                introduction: z.string(),
-                created_at: z.number(),
-                updated_at: z.number(),
-              }),
-            ),
-          }),
+          200: z
+            .object({
+              limit: z.number(),
+              has_more: z.boolean(),
+              data: z.array(
+                z.object({
+                  id: z.string(),
+                  name: z.string(),
+                  inputs: z.record(z.string(), z.unknown()),
+                  status: z.string(),
+                  introduction: z.string(),
+                  created_at: z.number(),
+                  updated_at: z.number(),
+                }),
+              ),
+            })
+            .meta({ examples: [conversationsExample] }),
           ...errors,
         },
       },
@@ -258,20 +261,22 @@ export const gatewayRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, dep
         params: SlugParams,
         querystring: ListQuery,
         response: {
-          200: z.object({
-            limit: z.number(),
-            has_more: z.boolean(),
-            data: z.array(
-              z.object({
-                id: z.string(),
-                conversation_id: z.string(),
-                inputs: z.record(z.string(), z.unknown()),
-                query: z.string(),
-                answer: z.string(),
-                created_at: z.number(),
-              }),
-            ),
-          }),
+          200: z
+            .object({
+              limit: z.number(),
+              has_more: z.boolean(),
+              data: z.array(
+                z.object({
+                  id: z.string(),
+                  conversation_id: z.string(),
+                  inputs: z.record(z.string(), z.unknown()),
+                  query: z.string(),
+                  answer: z.string(),
+                  created_at: z.number(),
+                }),
+              ),
+            })
+            .meta({ examples: [messagesExample] }),
           ...errors,
         },
       },

@@ -10,6 +10,7 @@ import {
   chatCompletionRequestExample,
   chatCompletionResponseExample,
   insufficientBalanceExample,
+  modelsExample,
 } from "./examples.ts";
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
 import { type GatewayDeps, naturalModeOf } from "./gateway-call.ts";
@@ -113,17 +114,19 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (
         summary: "Apps you may call, as OpenAI models (id = app slug)",
         security: [{ bearerAuth: [] }],
         response: {
-          200: z.object({
-            object: z.literal("list"),
-            data: z.array(
-              z.object({
-                id: z.string(),
-                object: z.literal("model"),
-                created: z.number(),
-                owned_by: z.string(),
-              }),
-            ),
-          }),
+          200: z
+            .object({
+              object: z.literal("list"),
+              data: z.array(
+                z.object({
+                  id: z.string(),
+                  object: z.literal("model"),
+                  created: z.number(),
+                  owned_by: z.string(),
+                }),
+              ),
+            })
+            .meta({ examples: [modelsExample] }),
           401: OpenAiErrorSchema,
         },
       },
