@@ -11,6 +11,7 @@ import { SelectField, type SelectOption } from "../../components/ui/select-field
 import { LoadingState } from "../../components/ui/spinner";
 import { TextField } from "../../components/ui/text-field";
 import { getErrorMessage } from "../../lib/api-client";
+import { cn } from "../../lib/cn";
 import { useExploreApps } from "./api/list-explore-apps";
 import { ExploreAppCard } from "./explore-app-card";
 import { exploreQueryOf, MODE_FILTERS, PRICE_FILTERS, TYPE_FILTERS } from "./explore-filters";
@@ -112,7 +113,14 @@ export function ExplorePage() {
           <p className="mb-3 text-sm text-slate-500" aria-live="polite">
             {apps.data.total === 1 ? "1 app" : `${apps.data.total} apps`}
           </p>
-          <ul aria-label="Apps" className="grid gap-4 sm:grid-cols-2 lg:grid-cols-3">
+          <ul
+            aria-label="Apps"
+            aria-busy={apps.isPlaceholderData}
+            className={cn(
+              "grid gap-4 transition-opacity sm:grid-cols-2 lg:grid-cols-3",
+              apps.isPlaceholderData && "opacity-60",
+            )}
+          >
             {apps.data.data.map((app) => (
               <li key={app.slug}>
                 <ExploreAppCard app={app} />
