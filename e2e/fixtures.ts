@@ -14,6 +14,11 @@ export function newPerson(): Person {
 /** From /register through the issuer's sign-up page, back into the SPA. */
 export async function signUp(page: Page, person: Person): Promise<void> {
   await page.goto("/register");
+  await completeSignUp(page, person);
+}
+
+/** On the SPA's sign-up screen: on through the issuer's sign-up page, back into the SPA. */
+export async function completeSignUp(page: Page, person: Person): Promise<void> {
   await page.getByRole("button", { name: "Create Account" }).click();
   await expect(page.getByRole("heading", { name: "Create your Promptmint account" })).toBeVisible();
   await page.getByLabel("Display name").fill(person.displayName);

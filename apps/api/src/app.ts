@@ -35,7 +35,9 @@ import { createStripeGateway } from "./modules/billing/stripe-gateway.ts";
 import { embedRoutes } from "./modules/embed/embed.routes.ts";
 import { createEmbedTokens } from "./modules/embed/embed.service.ts";
 import { widgetRoutes } from "./modules/embed/widget.routes.ts";
+import { exploreRoutes } from "./modules/explore/explore.routes.ts";
 import { gatewayRoutes } from "./modules/gateway/gateway.routes.ts";
+import type { GatewayDeps } from "./modules/gateway/gateway-call.ts";
 import { openAiRoutes } from "./modules/gateway/openai.routes.ts";
 import { createMemoryRateLimiter } from "./modules/gateway/rate-limit.ts";
 import { keysRoutes } from "./modules/keys/keys.routes.ts";
@@ -150,6 +152,16 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(fastifyMultipart, { limits: { fileSize: config.maxUploadBytes, files: 1, fields: 10 } });
 
   await app.register(systemRoutes, { db, registry });
+  const gatewayDeps: GatewayDeps = {
+    db,
+    guards,
+    llm,
+    rateLimiter,
+    secrets,
+    safeFetch,
+    feePercent: config.platformFeePercent,
+    publicUrl: config.publicUrl,
+  };
 
   // The product API, under /api and again under the versioned root /api/v1.
   const api = async (scope: FastifyInstance) => {
@@ -175,26 +187,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       stripe,
     });
     await scope.register(downloadRoutes, { db, guards, publicUrl: config.publicUrl });
-    await scope.register(gatewayRoutes, {
-      db,
-      guards,
-      llm,
-      rateLimiter,
-      secrets,
-      safeFetch,
-      feePercent: config.platformFeePercent,
-      publicUrl: config.publicUrl,
-    });
-    await scope.register(embedRoutes, {
-      db,
-      guards,
-      llm,
-      rateLimiter,
-      secrets,
-      safeFetch,
-      tokens: embedTokens,
-      publicUrl: config.publicUrl,
-    });
+    await scope.register(gatewayRoutes, gatewayDeps);
+    await scope.register(exploreRoutes, gatewayDeps);
+    await scope.register(embedRoutes, { ...gatewayDeps, tokens: embedTokens });
   };
   await app.register(api, { prefix: "/api" });
   await app.register(
@@ -208,17 +203,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   );
 
   // OpenAI-compatible gateway: the official SDK's baseURL is /api/v1.
-  await app.register(openAiRoutes, {
-    prefix: "/api/v1",
-    db,
-    guards,
-    llm,
-    rateLimiter,
-    secrets,
-    safeFetch,
-    feePercent: config.platformFeePercent,
-    publicUrl: config.publicUrl,
-  });
+  await app.register(openAiRoutes, { prefix: "/api/v1", ...gatewayDeps });
 
   // The embed loader and widget page, framed by creators' allowed sites (their own CSP).
   await app.register(widgetRoutes, { db, tokens: embedTokens });

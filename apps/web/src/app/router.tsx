@@ -154,6 +154,21 @@ export const appRoutes: RouteObject[] = [
               (m) => m.ApiTestPage,
             ),
           },
+          // Beyond SPEC's table: the public catalogue of live apps, readable signed out.
+          {
+            path: "/explore",
+            lazy: page(
+              () => import("../features/explore/explore-page"),
+              (m) => m.ExplorePage,
+            ),
+          },
+          {
+            path: "/explore/:slug",
+            lazy: page(
+              () => import("../features/explore/explore-app-page"),
+              (m) => m.ExploreAppPage,
+            ),
+          },
           {
             path: "/billing/success",
             lazy: page(

@@ -1,6 +1,8 @@
 import type {
   ApiKey,
   Application,
+  ExploreApp,
+  ExploreAppDetail,
   GatewayResponse,
   Profile,
   PromptConfig,
@@ -135,6 +137,35 @@ export function gatewayResponseFixture(overrides: Partial<GatewayResponse> = {})
       },
     },
     created_at: 1714557600,
+    ...overrides,
+  };
+}
+
+export function exploreAppFixture(overrides: Partial<ExploreApp> = {}): ExploreApp {
+  return {
+    name: "Haiku Writer",
+    slug: "haiku-writer",
+    description: "A haiku about any topic.",
+    type: "prompt",
+    interaction_mode: "completion",
+    price_cents: 5,
+    creator_name: "Ada L.",
+    updated_at: "2026-01-02T10:00:00.000Z",
+    ...overrides,
+  };
+}
+
+export function exploreAppDetailFixture(overrides: Partial<ExploreAppDetail> = {}): ExploreAppDetail {
+  return {
+    ...exploreAppFixture(),
+    input_schema: {
+      type: "object",
+      properties: { topic: { type: "string", description: "Topic", maxLength: 40 } },
+      required: ["topic"],
+      additionalProperties: false,
+    },
+    takes_query: false,
+    plans: [],
     ...overrides,
   };
 }

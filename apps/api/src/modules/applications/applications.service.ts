@@ -59,15 +59,20 @@ export function toApplication(row: ApplicationRow, creatorName: string, secrets:
   };
 }
 
-/** The name shown as an app's creator: the creator profile's display name, else the user's. */
+/**
+ * The name shown as an app's creator: the creator profile's display name, else the user's, else
+ * the username. For queries joining `users` and (left) `creators`.
+ */
+export const creatorNameColumn = sql<string>`coalesce(nullif(${creators.displayName}, ''), nullif(${users.displayName}, ''), ${users.username})`;
+
 export async function creatorNameFor(db: Database, userId: string): Promise<string> {
   const [row] = await db
-    .select({ creator: creators.displayName, display: users.displayName, username: users.username })
+    .select({ name: creatorNameColumn })
     .from(users)
     .leftJoin(creators, eq(creators.userId, users.id))
     .where(eq(users.id, userId))
     .limit(1);
-  return row?.creator || row?.display || row?.username || "";
+  return row?.name ?? "";
 }
 
 export async function listOwnApplications(db: Database, owner: LocalUser): Promise<ApplicationRow[]> {

@@ -3,29 +3,27 @@ import {
   AppInfoSchema,
   AppParametersSchema,
   GatewayRequestSchema,
-  type GatewayResponse,
   GatewayResponseSchema,
   IoSchemaSchema,
 } from "@promptmint/contracts";
 import { and, desc, eq } from "drizzle-orm";
-import type { FastifyReply, FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
-import type { Database } from "../../db/client.ts";
 import { conversationMessages, conversations } from "../../db/schema/index.ts";
-import { AppError, notFound } from "../../lib/errors.ts";
-import type { SafeFetch } from "../../lib/safe-fetch.ts";
-import type { SecretBox } from "../../lib/secrets.ts";
-import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
-import type { LlmClient } from "../models/llm.ts";
+import { notFound } from "../../lib/errors.ts";
+import { currentUser } from "../auth/authenticate.ts";
 import { loadPrompt } from "../prompts/prompts.service.ts";
 import { findCallableApp } from "./access.ts";
-import type { ExecutionResult, GatewayInput } from "./execution.ts";
-import { claimIdempotencyKey, type IdempotencyClaim } from "./idempotency.ts";
-import { openPaidCall } from "./paid-call.ts";
-import { preparePromptExecution } from "./prompt-call.ts";
-import { type RateLimiter, rateLimitHook } from "./rate-limit.ts";
-import { prepareWorkflowExecution } from "./workflow-call.ts";
+import {
+  chatRequestExample,
+  completionRequestExample,
+  conversationsExample,
+  gatewayResponseExample,
+  insufficientBalanceExample,
+  messagesExample,
+} from "./examples.ts";
+import { createGatewayCall, type GatewayDeps } from "./gateway-call.ts";
+import { rateLimitHook } from "./rate-limit.ts";
 
 const errors = {
   400: ApiErrorSchema,
@@ -39,24 +37,15 @@ const errors = {
   504: ApiErrorSchema,
 };
 const security = [{ bearerAuth: [] }];
-const SlugParams = z.object({ slug: z.string().max(100) });
+const SlugParams = z.object({ slug: z.string().max(100).meta({ example: "haiku-writer" }) });
+const PaymentRequiredSchema = ApiErrorSchema.meta({ examples: [insufficientBalanceExample] });
 const tags = ["gateway"];
-const PING_INTERVAL_MS = 10_000;
-
-type Mode = "completion" | "chat";
 
 /** The paid endpoints, compatible with Dify's service API (blocking and SSE streaming). */
-export const gatewayRoutes: FastifyPluginAsyncZod<{
-  db: Database;
-  guards: AuthGuards;
-  llm: LlmClient;
-  rateLimiter: RateLimiter;
-  secrets: SecretBox;
-  safeFetch: SafeFetch;
-  feePercent: number;
-  publicUrl: string;
-}> = async (app, { db, guards, llm, rateLimiter, secrets, safeFetch, feePercent, publicUrl }) => {
-  const limit = rateLimitHook(rateLimiter);
+export const gatewayRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, deps) => {
+  const { db, guards } = deps;
+  const limit = rateLimitHook(deps.rateLimiter);
+  const runCall = createGatewayCall(deps);
 
   for (const mode of ["completion", "chat"] as const) {
     app.post(
@@ -72,183 +61,22 @@ export const gatewayRoutes: FastifyPluginAsyncZod<{
             "Authenticate with an API key (`Bearer pm_…`) or a sign-in token. `response_mode: streaming` answers with server-sent events.",
           security,
           params: SlugParams,
-          body: GatewayRequestSchema,
-          response: { 200: GatewayResponseSchema, ...errors },
+          body: GatewayRequestSchema.meta({
+            examples: [mode === "completion" ? completionRequestExample : chatRequestExample],
+          }),
+          response: {
+            200: GatewayResponseSchema.meta({ examples: [gatewayResponseExample(mode)] }),
+            ...errors,
+            402: PaymentRequiredSchema,
+          },
         },
         onRequest: [guards.requireCaller, limit],
       },
-      async (request, reply) => runCall(request, reply, mode, request.params.slug, request.body),
+      async (request, reply) => {
+        const application = await findCallableApp(db, request.params.slug, currentUser(request));
+        return runCall(request, reply, { application, mode, input: request.body });
+      },
     );
-  }
-
-  async function runCall(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    mode: Mode,
-    slug: string,
-    input: GatewayInput,
-  ) {
-    const caller = currentUser(request);
-    const application = await findCallableApp(db, slug, caller);
-
-    let claim: IdempotencyClaim | undefined;
-    const idempotencyKey = request.headers["idempotency-key"];
-    if (typeof idempotencyKey === "string") {
-      claim = await claimIdempotencyKey(db, {
-        callerKey: caller.id,
-        key: idempotencyKey,
-        fingerprint: { slug, mode, input },
-      });
-      if (claim.kind === "replay") {
-        reply.header("idempotent-replayed", "true");
-        if (input.response_mode === "streaming" && claim.status === 200)
-          return replayAsStream(reply, claim.body as GatewayResponse);
-        return reply.status(claim.status).send(claim.body);
-      }
-    }
-    const fresh = claim?.kind === "new" ? claim : undefined;
-
-    try {
-      const execution =
-        application.type === "prompt"
-          ? await preparePromptExecution(db, llm, { app: application, caller, input, mode })
-          : await prepareWorkflowExecution(db, {
-              app: application,
-              caller,
-              input,
-              mode,
-              secrets,
-              fetch: safeFetch,
-            });
-      const conversationId = execution.conversation?.id;
-      const paid = await openPaidCall(db, {
-        request,
-        caller,
-        application,
-        execution,
-        mode,
-        input,
-        feePercent,
-        topUpUrl: `${publicUrl}/wallet`,
-      });
-      const { messageId, createdAt, started, release, record } = paid;
-      const responseBody = (result: ExecutionResult): GatewayResponse => ({
-        event: "message",
-        id: messageId,
-        message_id: messageId,
-        task_id: messageId,
-        mode,
-        answer: result.answer,
-        ...(conversationId ? { conversation_id: conversationId } : {}),
-        metadata: { usage: usageOf(result, performance.now() - started) },
-        created_at: createdAt,
-      });
-
-      if (input.response_mode === "blocking") {
-        let result: ExecutionResult;
-        try {
-          result = await execution.generate();
-        } catch (error) {
-          const appError =
-            error instanceof AppError
-              ? error
-              : new AppError("upstream_failed", "The upstream failed to answer");
-          await release();
-          if (appError.status >= 500) await record("error", undefined, appError);
-          throw appError;
-        }
-        await record("success", result);
-        const body = responseBody(result);
-        await fresh?.complete(200, body);
-        return body;
-      }
-
-      // Streaming: Dify's SSE, `data: {json}` lines with the event inside, pings while waiting.
-      reply.hijack();
-      const raw = reply.raw;
-      raw.writeHead(200, {
-        ...(reply.getHeaders() as Record<string, string>),
-        "content-type": "text/event-stream; charset=utf-8",
-        "cache-control": "no-cache, no-transform",
-        connection: "keep-alive",
-        "x-accel-buffering": "no",
-      });
-      const send = (event: object) => raw.write(`data: ${JSON.stringify(event)}\n\n`);
-      let clientGone = false;
-      raw.on("close", () => {
-        clientGone = !raw.writableFinished;
-      });
-      const ping = setInterval(() => raw.write("event: ping\n\n"), PING_INTERVAL_MS);
-      const base = {
-        task_id: messageId,
-        id: messageId,
-        message_id: messageId,
-        ...(conversationId ? { conversation_id: conversationId } : {}),
-        created_at: createdAt,
-      };
-      try {
-        const stream = execution.stream();
-        for await (const chunk of stream.chunks) {
-          if (clientGone) break;
-          send({ event: "message", ...base, answer: chunk });
-        }
-        if (clientGone) {
-          await release();
-          await record(
-            "error",
-            undefined,
-            new AppError("bad_request", "The client disconnected before the answer was complete"),
-          );
-          await fresh?.abandon();
-          return;
-        }
-        const result = await stream.result;
-        await record("success", result);
-        send({
-          event: "message_end",
-          ...base,
-          metadata: { usage: usageOf(result, performance.now() - started) },
-        });
-        await fresh?.complete(200, responseBody(result));
-      } catch (error) {
-        const appError =
-          error instanceof AppError
-            ? error
-            : new AppError("upstream_failed", "The upstream failed to answer");
-        await release();
-        await record("error", undefined, appError).catch((err) =>
-          request.log.error({ err }, "could not record a failed invocation"),
-        );
-        await fresh?.abandon();
-        send({
-          event: "error",
-          ...base,
-          status: appError.status,
-          code: appError.code,
-          message: appError.message,
-        });
-      } finally {
-        clearInterval(ping);
-        raw.end();
-      }
-    } catch (error) {
-      await fresh?.abandon();
-      throw error;
-    }
-  }
-
-  function replayAsStream(reply: FastifyReply, body: GatewayResponse) {
-    reply.hijack();
-    const raw = reply.raw;
-    raw.writeHead(200, {
-      ...(reply.getHeaders() as Record<string, string>),
-      "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-cache",
-    });
-    const { metadata, ...rest } = body;
-    raw.write(`data: ${JSON.stringify(rest)}\n\n`);
-    raw.write(`data: ${JSON.stringify({ ...rest, event: "message_end", metadata })}\n\n`);
-    raw.end();
   }
 
   app.get(
@@ -260,7 +88,30 @@ export const gatewayRoutes: FastifyPluginAsyncZod<{
         security,
         params: SlugParams,
         querystring: z.object({ user: z.string().optional() }),
-        response: { 200: AppParametersSchema, ...errors },
+        response: {
+          200: AppParametersSchema.meta({
+            examples: [
+              {
+                opening_statement: "",
+                suggested_questions: [],
+                user_input_form: [
+                  {
+                    "text-input": {
+                      label: "Topic",
+                      variable: "topic",
+                      required: true,
+                      default: "",
+                      max_length: 40,
+                    },
+                  },
+                ],
+                file_upload: { image: { enabled: false } },
+                system_parameters: { file_size_limit: 15, image_file_size_limit: 10 },
+              },
+            ],
+          }),
+          ...errors,
+        },
       },
       onRequest: guards.requireCaller,
     },
@@ -307,7 +158,14 @@ export const gatewayRoutes: FastifyPluginAsyncZod<{
         summary: "The app's name, description and mode (Dify compatible)",
         security,
         params: SlugParams,
-        response: { 200: AppInfoSchema, ...errors },
+        response: {
+          200: AppInfoSchema.meta({
+            examples: [
+              { name: "Haiku Writer", description: "A haiku about any topic.", tags: [], mode: "completion" },
+            ],
+          }),
+          ...errors,
+        },
       },
       onRequest: guards.requireCaller,
     },
@@ -340,21 +198,23 @@ export const gatewayRoutes: FastifyPluginAsyncZod<{
         params: SlugParams,
         querystring: ListQuery,
         response: {
-          200: z.object({
-            limit: z.number(),
-            has_more: z.boolean(),
-            data: z.array(
-              z.object({
-                id: z.string(),
-                name: z.string(),
-                inputs: z.record(z.string(), z.unknown()),
-                status: z.string(),
-                introduction: z.string(),
-                created_at: z.number(),
-                updated_at: z.number(),
-              }),
-            ),
-          }),
+          200: z
+            .object({
+              limit: z.number(),
+              has_more: z.boolean(),
+              data: z.array(
+                z.object({
+                  id: z.string(),
+                  name: z.string(),
+                  inputs: z.record(z.string(), z.unknown()),
+                  status: z.string(),
+                  introduction: z.string(),
+                  created_at: z.number(),
+                  updated_at: z.number(),
+                }),
+              ),
+            })
+            .meta({ examples: [conversationsExample] }),
           ...errors,
         },
       },
@@ -401,20 +261,22 @@ export const gatewayRoutes: FastifyPluginAsyncZod<{
         params: SlugParams,
         querystring: ListQuery,
         response: {
-          200: z.object({
-            limit: z.number(),
-            has_more: z.boolean(),
-            data: z.array(
-              z.object({
-                id: z.string(),
-                conversation_id: z.string(),
-                inputs: z.record(z.string(), z.unknown()),
-                query: z.string(),
-                answer: z.string(),
-                created_at: z.number(),
-              }),
-            ),
-          }),
+          200: z
+            .object({
+              limit: z.number(),
+              has_more: z.boolean(),
+              data: z.array(
+                z.object({
+                  id: z.string(),
+                  conversation_id: z.string(),
+                  inputs: z.record(z.string(), z.unknown()),
+                  query: z.string(),
+                  answer: z.string(),
+                  created_at: z.number(),
+                }),
+              ),
+            })
+            .meta({ examples: [messagesExample] }),
           ...errors,
         },
       },
@@ -462,14 +324,3 @@ export const gatewayRoutes: FastifyPluginAsyncZod<{
     },
   );
 };
-
-function usageOf(result: ExecutionResult, latencyMs: number) {
-  return {
-    prompt_tokens: result.inputTokens,
-    completion_tokens: result.outputTokens,
-    total_tokens: result.inputTokens + result.outputTokens,
-    input_tokens: result.inputTokens,
-    output_tokens: result.outputTokens,
-    latency: Math.round(latencyMs) / 1000,
-  };
-}

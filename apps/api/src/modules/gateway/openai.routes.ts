@@ -1,18 +1,22 @@
 import { and, eq, or } from "drizzle-orm";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
-import type { Database } from "../../db/client.ts";
 import { applications } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
-import type { SafeFetch } from "../../lib/safe-fetch.ts";
-import type { SecretBox } from "../../lib/secrets.ts";
-import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
-import type { ChatMessage, LlmClient } from "../models/llm.ts";
+import { currentUser } from "../auth/authenticate.ts";
+import type { ChatMessage } from "../models/llm.ts";
 import { findCallableApp } from "./access.ts";
+import {
+  chatCompletionRequestExample,
+  chatCompletionResponseExample,
+  insufficientBalanceExample,
+  modelsExample,
+} from "./examples.ts";
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
+import { type GatewayDeps, naturalModeOf } from "./gateway-call.ts";
 import { openPaidCall } from "./paid-call.ts";
 import { preparePromptExecution } from "./prompt-call.ts";
-import { type RateLimiter, rateLimitHook } from "./rate-limit.ts";
+import { rateLimitHook } from "./rate-limit.ts";
 import { prepareWorkflowExecution } from "./workflow-call.ts";
 
 const ContentSchema = z.union([
@@ -58,16 +62,10 @@ const text = (content: z.infer<typeof ContentSchema> | null | undefined) =>
  * official `openai` SDK works with baseURL `/api/v1`. Charged and recorded like the Dify endpoints;
  * errors in OpenAI's shape.
  */
-export const openAiRoutes: FastifyPluginAsyncZod<{
-  db: Database;
-  guards: AuthGuards;
-  llm: LlmClient;
-  rateLimiter: RateLimiter;
-  secrets: SecretBox;
-  safeFetch: SafeFetch;
-  feePercent: number;
-  publicUrl: string;
-}> = async (app, { db, guards, llm, rateLimiter, secrets, safeFetch, feePercent, publicUrl }) => {
+export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (
+  app,
+  { db, guards, llm, rateLimiter, secrets, safeFetch, feePercent, publicUrl },
+) => {
   // OpenAI's error shape on these routes, with our status codes.
   app.setErrorHandler(
     (error: Error & { statusCode?: number; validation?: unknown; code?: string }, _request, reply) => {
@@ -116,17 +114,19 @@ export const openAiRoutes: FastifyPluginAsyncZod<{
         summary: "Apps you may call, as OpenAI models (id = app slug)",
         security: [{ bearerAuth: [] }],
         response: {
-          200: z.object({
-            object: z.literal("list"),
-            data: z.array(
-              z.object({
-                id: z.string(),
-                object: z.literal("model"),
-                created: z.number(),
-                owned_by: z.string(),
-              }),
-            ),
-          }),
+          200: z
+            .object({
+              object: z.literal("list"),
+              data: z.array(
+                z.object({
+                  id: z.string(),
+                  object: z.literal("model"),
+                  created: z.number(),
+                  owned_by: z.string(),
+                }),
+              ),
+            })
+            .meta({ examples: [modelsExample] }),
           401: OpenAiErrorSchema,
         },
       },
@@ -166,7 +166,22 @@ export const openAiRoutes: FastifyPluginAsyncZod<{
         tags: ["openai"],
         summary: "OpenAI-compatible chat completion: model = app slug; stream supported",
         security: [{ bearerAuth: [] }],
-        body: ChatCompletionRequestSchema,
+        body: ChatCompletionRequestSchema.meta({ examples: [chatCompletionRequestExample] }),
+        response: {
+          200: z.unknown().meta({ examples: [chatCompletionResponseExample] }),
+          402: OpenAiErrorSchema.meta({
+            examples: [
+              {
+                error: {
+                  message: insufficientBalanceExample.message,
+                  type: "insufficient_quota",
+                  param: null,
+                  code: "payment_required",
+                },
+              },
+            ],
+          }),
+        },
       },
       onRequest: [guards.requireCaller, limit],
     },
@@ -181,8 +196,7 @@ export const openAiRoutes: FastifyPluginAsyncZod<{
           fields: { messages: "must end with a user message" },
         });
       const query = text(last.content);
-      const mode =
-        application.interactionMode === "chat" && application.type === "prompt" ? "chat" : "completion";
+      const mode = naturalModeOf(application);
       const history: ChatMessage[] = turns
         .slice(0, -1)
         .map((m) => ({ role: m.role as "user" | "assistant", content: text(m.content) }));

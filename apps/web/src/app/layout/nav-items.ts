@@ -1,4 +1,4 @@
-import { BarChart3, FlaskConical, LayoutDashboard, type LucideIcon, Package } from "lucide-react";
+import { BarChart3, Compass, FlaskConical, LayoutDashboard, type LucideIcon, Package } from "lucide-react";
 
 export interface NavItem {
   to: string;
@@ -8,10 +8,14 @@ export interface NavItem {
   end?: boolean;
 }
 
-/** The signed-in navigation of SPEC §2, shared by the bar and the mobile menu. */
+/** The public app catalogue: in the bar signed out and signed in. */
+export const EXPLORE_NAV_ITEM: NavItem = { to: "/explore", label: "Explore", icon: Compass };
+
+/** The signed-in navigation of SPEC §2 plus Explore, shared by the bar and the mobile menu. */
 export const NAV_ITEMS: readonly NavItem[] = [
   { to: "/dashboard", label: "Dashboard", icon: LayoutDashboard, end: true },
   { to: "/applications", label: "Applications", icon: Package },
   { to: "/analytics", label: "Analytics", icon: BarChart3 },
   { to: "/api-test", label: "API Test", icon: FlaskConical },
+  EXPLORE_NAV_ITEM,
 ];

@@ -20,6 +20,7 @@ describe("navigation bar", () => {
     expect(within(nav).getByRole("link", { name: "Promptmint" }).getAttribute("href")).toBe("/");
     expect(within(nav).getByRole("link", { name: "Sign in" }).getAttribute("href")).toBe("/login");
     expect(within(nav).getByRole("link", { name: "Get Started" }).getAttribute("href")).toBe("/register");
+    expect(within(nav).getByRole("link", { name: "Explore" }).getAttribute("href")).toBe("/explore");
     expect(within(nav).queryByRole("link", { name: "Dashboard" })).toBeNull();
     expect(within(nav).queryByRole("button", { name: "User menu" })).toBeNull();
   });
@@ -42,6 +43,7 @@ describe("navigation bar", () => {
       expect(within(nav).getByRole("link", { name }).getAttribute("href")).toBe(href);
     }
     expect(within(nav).getByRole("link", { name: "API Test" }).getAttribute("href")).toBe("/api-test");
+    expect(within(nav).getByRole("link", { name: "Explore" }).getAttribute("href")).toBe("/explore");
     expect(within(nav).getByRole("link", { name: "Dashboard" }).getAttribute("aria-current")).toBe("page");
     expect(within(nav).getByRole("link", { name: "Applications" }).getAttribute("aria-current")).toBeNull();
     expect(within(nav).queryByRole("link", { name: "Sign in" })).toBeNull();
@@ -142,6 +144,7 @@ describe("navigation bar", () => {
       "Applications",
       "Analytics",
       "API Test",
+      "Explore",
       "Profile",
       "API Keys",
       "Wallet",

@@ -9,7 +9,7 @@ import { useSignOut } from "../../features/auth/use-sign-out";
 import { cn } from "../../lib/cn";
 import { describeSession, useProfile } from "../../lib/profile-query";
 import { MobileMenu } from "./mobile-menu";
-import { NAV_ITEMS } from "./nav-items";
+import { EXPLORE_NAV_ITEM, NAV_ITEMS } from "./nav-items";
 import { UserAvatar } from "./user-avatar";
 
 const MOBILE_MENU_ID = "mobile-menu";
@@ -35,10 +35,10 @@ export function Navbar() {
   return (
     <header className="sticky top-0 z-40 border-b border-slate-200 bg-white/85 backdrop-blur supports-[backdrop-filter]:bg-white/70">
       <nav aria-label="Main" className="mx-auto max-w-7xl">
-        <div className="flex h-16 items-center gap-6 px-4 sm:px-6 lg:px-8">
+        <div className="flex h-16 items-center gap-2 px-4 sm:gap-6 sm:px-6 lg:px-8">
           <BrandLink />
 
-          {signedIn && (
+          {signedIn ? (
             <ul className="hidden items-center gap-1 md:flex">
               {NAV_ITEMS.map(({ to, label, end }) => (
                 <li key={to}>
@@ -48,6 +48,11 @@ export function Navbar() {
                 </li>
               ))}
             </ul>
+          ) : (
+            // Signed out there is no mobile menu, so Explore stays in the bar at every width.
+            <NavLink to={EXPLORE_NAV_ITEM.to} className={linkClasses}>
+              {EXPLORE_NAV_ITEM.label}
+            </NavLink>
           )}
 
           <div className="ml-auto flex items-center gap-2">

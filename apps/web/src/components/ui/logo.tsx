@@ -30,7 +30,8 @@ export function BrandLink({ className }: { className?: string }) {
       )}
     >
       <LogoMark className="size-7" />
-      <span>Promptmint</span>
+      {/* On the narrowest phones the mark alone leaves room for the bar's links. */}
+      <span className="max-[420px]:sr-only">Promptmint</span>
     </Link>
   );
 }

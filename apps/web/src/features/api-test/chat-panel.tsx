@@ -5,9 +5,9 @@ import { Alert } from "../../components/ui/alert";
 import { Button } from "../../components/ui/button";
 import { Card, CardBody, CardHeader } from "../../components/ui/card";
 import { TextareaField } from "../../components/ui/textarea-field";
+import { AnswerText, UsageSummary } from "../../components/ui/usage-summary";
 import { getErrorMessage } from "../../lib/api-client";
 import { useTestChat } from "./api/send-chat-message";
-import { AnswerText, UsageSummary } from "./usage-summary";
 
 interface ChatTurn {
   id: string;

@@ -4,9 +4,9 @@ import { Alert } from "../../components/ui/alert";
 import { Button } from "../../components/ui/button";
 import { Card, CardBody, CardHeader } from "../../components/ui/card";
 import { TextareaField } from "../../components/ui/textarea-field";
+import { AnswerText, UsageSummary } from "../../components/ui/usage-summary";
 import { getErrorMessage } from "../../lib/api-client";
 import { useTestCompletion } from "./api/send-completion-message";
-import { AnswerText, UsageSummary } from "./usage-summary";
 
 export function CompletionPanel({ slug, apiKey }: { slug: string; apiKey: string }) {
   const completion = useTestCompletion();

@@ -14,6 +14,9 @@ describe("landing page", () => {
     expect(screen.getByRole("link", { name: "Get Started Free" }).getAttribute("href")).toBe("/register");
     expect(screen.getByRole("link", { name: "Sign In" }).getAttribute("href")).toBe("/login");
     expect(screen.getByRole("link", { name: "Learn more" }).getAttribute("href")).toBe("#features");
+    expect(
+      screen.getByRole("link", { name: "Explore the apps creators have published" }).getAttribute("href"),
+    ).toBe("/explore");
     expect(screen.queryByRole("link", { name: /Go to Dashboard/ })).toBeNull();
     expect(screen.queryByText(/Welcome back/)).toBeNull();
   });

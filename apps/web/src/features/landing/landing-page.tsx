@@ -1,5 +1,6 @@
 import { ArrowRight, BarChart3, CreditCard, Rocket, Workflow } from "lucide-react";
 import { useAuth } from "react-oidc-context";
+import { Link } from "react-router";
 import { Alert } from "../../components/ui/alert";
 import { ButtonLink, buttonClasses } from "../../components/ui/button";
 import { describeSession, useProfile } from "../../lib/profile-query";
@@ -83,6 +84,12 @@ export function LandingPage() {
               Learn more
             </a>
           </div>
+          <p className="mt-6 text-sm text-slate-500">
+            Looking for an AI API to use?{" "}
+            <Link to="/explore" className="font-medium text-brand-600 hover:text-brand-700">
+              Explore the apps creators have published
+            </Link>
+          </p>
         </div>
       </section>
 

@@ -1,18 +1,18 @@
 import type { IoSchema } from "@promptmint/contracts";
 import { CopyButton } from "../../components/ui/copy-button";
+import { curlSampleOf, placeholderInputsOf } from "../../lib/code-samples";
 import { useRuntimeConfig } from "../../lib/runtime-config";
 
 /** A curl call of the app's completion endpoint, with the input fields as placeholders. */
 export function apiUsageExampleOf(baseUrl: string, slug: string, schema: IoSchema): string {
-  const inputs = Object.fromEntries(Object.keys(schema.properties).map((name) => [name, `<${name}>`]));
-  const body = JSON.stringify({ inputs, response_mode: "blocking" }, null, 2);
-  const url = `${baseUrl.replace(/\/+$/, "")}/api/app/${slug || "your-app-slug"}/completion-messages`;
-  return [
-    `curl -X POST ${url} \\`,
-    `  -H "Authorization: Bearer YOUR_API_KEY" \\`,
-    `  -H "Content-Type: application/json" \\`,
-    `  -d '${body.replaceAll("'", "'\\''")}'`,
-  ].join("\n");
+  const target = {
+    origin: baseUrl,
+    slug,
+    mode: "completion" as const,
+    inputNames: Object.keys(schema.properties),
+    takesQuery: false,
+  };
+  return curlSampleOf(target, { inputs: placeholderInputsOf(target.inputNames), response_mode: "blocking" });
 }
 
 export function ApiUsageExample({ slug, schema }: { slug: string; schema: IoSchema }) {

@@ -1,0 +1,110 @@
+// Request and response examples for the API docs (/api/docs), one per paid endpoint.
+
+const usage = {
+  prompt_tokens: 18,
+  completion_tokens: 42,
+  total_tokens: 60,
+  input_tokens: 18,
+  output_tokens: 42,
+  latency: 1.284,
+};
+
+export const completionRequestExample = {
+  inputs: { topic: "autumn rain" },
+  response_mode: "blocking",
+  user: "customer-42",
+};
+
+export const chatRequestExample = {
+  inputs: {},
+  query: "What can you help me with?",
+  response_mode: "blocking",
+  user: "customer-42",
+  conversation_id: null,
+};
+
+const messageId = "5ad4cb98-f0c7-4085-b384-88c403be6290";
+const conversationId = "45701982-8118-4bc5-8e9b-64562b4555f2";
+
+export function gatewayResponseExample(mode: "completion" | "chat") {
+  return {
+    event: "message",
+    id: messageId,
+    message_id: messageId,
+    task_id: messageId,
+    mode,
+    answer: mode === "completion" ? "Soft rain on red leaves…" : "I can summarise, translate and draft text.",
+    ...(mode === "chat" ? { conversation_id: conversationId } : {}),
+    metadata: { usage },
+    created_at: 1767225600,
+  };
+}
+
+export const chatCompletionRequestExample = {
+  model: "haiku-writer",
+  messages: [
+    { role: "system", content: "Answer briefly." },
+    { role: "user", content: "Write a haiku about autumn rain." },
+  ],
+  user: "customer-42",
+  inputs: { topic: "autumn rain" },
+};
+
+export const chatCompletionResponseExample = {
+  id: "chatcmpl-5ad4cb98f0c74085b38488c403be6290",
+  object: "chat.completion",
+  created: 1767225600,
+  model: "haiku-writer",
+  choices: [
+    {
+      index: 0,
+      message: { role: "assistant", content: "Soft rain on red leaves…", refusal: null },
+      finish_reason: "stop",
+      logprobs: null,
+    },
+  ],
+  usage: { prompt_tokens: 18, completion_tokens: 42, total_tokens: 60 },
+};
+
+export const insufficientBalanceExample = {
+  code: "payment_required",
+  message:
+    "Insufficient balance: this call costs $0.05 and your wallet has $0.00 available. Top up at https://promptmint.example/wallet",
+  status: 402,
+};
+
+export const conversationsExample = {
+  limit: 20,
+  has_more: false,
+  data: [
+    {
+      id: conversationId,
+      name: "What can you help me with?",
+      inputs: {},
+      status: "normal",
+      introduction: "",
+      created_at: 1767225600,
+      updated_at: 1767225660,
+    },
+  ],
+};
+
+export const messagesExample = {
+  limit: 20,
+  has_more: false,
+  data: [
+    {
+      id: messageId,
+      conversation_id: conversationId,
+      inputs: {},
+      query: "What can you help me with?",
+      answer: "I can summarise, translate and draft text.",
+      created_at: 1767225600,
+    },
+  ],
+};
+
+export const modelsExample = {
+  object: "list",
+  data: [{ id: "haiku-writer", object: "model", created: 1767225600, owned_by: "promptmint" }],
+};

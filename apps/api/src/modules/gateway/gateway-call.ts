@@ -1,0 +1,223 @@
+import type { GatewayResponse } from "@promptmint/contracts";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { Database } from "../../db/client.ts";
+import { AppError } from "../../lib/errors.ts";
+import type { SafeFetch } from "../../lib/safe-fetch.ts";
+import type { SecretBox } from "../../lib/secrets.ts";
+import type { ApplicationRow } from "../applications/applications.service.ts";
+import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
+import type { LlmClient } from "../models/llm.ts";
+import type { ExecutionResult, GatewayInput } from "./execution.ts";
+import { claimIdempotencyKey, type IdempotencyClaim } from "./idempotency.ts";
+import { openPaidCall } from "./paid-call.ts";
+import { preparePromptExecution } from "./prompt-call.ts";
+import type { RateLimiter } from "./rate-limit.ts";
+import { prepareWorkflowExecution } from "./workflow-call.ts";
+
+const PING_INTERVAL_MS = 10_000;
+
+export type Mode = "completion" | "chat";
+
+/** What every paid endpoint needs (Dify-style, OpenAI-style and the Explore page's 'Try it'). */
+export interface GatewayDeps {
+  db: Database;
+  guards: AuthGuards;
+  llm: LlmClient;
+  rateLimiter: RateLimiter;
+  secrets: SecretBox;
+  safeFetch: SafeFetch;
+  feePercent: number;
+  publicUrl: string;
+}
+
+/** The mode an app is called in when the caller does not choose: chat only for chat prompt apps. */
+export function naturalModeOf(application: ApplicationRow): Mode {
+  return application.type === "prompt" && application.interactionMode === "chat" ? "chat" : "completion";
+}
+
+/**
+ * One Dify-style call of an app the caller may call: idempotency, execution, payment, blocking
+ * or SSE answer and the invocation record (docs/decisions/004). Returns the blocking answer.
+ */
+export function createGatewayCall({ db, llm, secrets, safeFetch, feePercent, publicUrl }: GatewayDeps) {
+  async function runCall(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    { application, mode, input }: { application: ApplicationRow; mode: Mode; input: GatewayInput },
+  ) {
+    const caller = currentUser(request);
+    const slug = application.slug;
+
+    let claim: IdempotencyClaim | undefined;
+    const idempotencyKey = request.headers["idempotency-key"];
+    if (typeof idempotencyKey === "string") {
+      claim = await claimIdempotencyKey(db, {
+        callerKey: caller.id,
+        key: idempotencyKey,
+        fingerprint: { slug, mode, input },
+      });
+      if (claim.kind === "replay") {
+        reply.header("idempotent-replayed", "true");
+        if (input.response_mode === "streaming" && claim.status === 200)
+          return replayAsStream(reply, claim.body as GatewayResponse);
+        return reply.status(claim.status).send(claim.body);
+      }
+    }
+    const fresh = claim?.kind === "new" ? claim : undefined;
+
+    try {
+      const execution =
+        application.type === "prompt"
+          ? await preparePromptExecution(db, llm, { app: application, caller, input, mode })
+          : await prepareWorkflowExecution(db, {
+              app: application,
+              caller,
+              input,
+              mode,
+              secrets,
+              fetch: safeFetch,
+            });
+      const conversationId = execution.conversation?.id;
+      const paid = await openPaidCall(db, {
+        request,
+        caller,
+        application,
+        execution,
+        mode,
+        input,
+        feePercent,
+        topUpUrl: `${publicUrl}/wallet`,
+      });
+      const { messageId, createdAt, started, release, record } = paid;
+      const responseBody = (result: ExecutionResult): GatewayResponse => ({
+        event: "message",
+        id: messageId,
+        message_id: messageId,
+        task_id: messageId,
+        mode,
+        answer: result.answer,
+        ...(conversationId ? { conversation_id: conversationId } : {}),
+        metadata: { usage: usageOf(result, performance.now() - started) },
+        created_at: createdAt,
+      });
+
+      if (input.response_mode === "blocking") {
+        let result: ExecutionResult;
+        try {
+          result = await execution.generate();
+        } catch (error) {
+          const appError =
+            error instanceof AppError
+              ? error
+              : new AppError("upstream_failed", "The upstream failed to answer");
+          await release();
+          if (appError.status >= 500) await record("error", undefined, appError);
+          throw appError;
+        }
+        await record("success", result);
+        const body = responseBody(result);
+        await fresh?.complete(200, body);
+        return body;
+      }
+
+      // Streaming: Dify's SSE, `data: {json}` lines with the event inside, pings while waiting.
+      reply.hijack();
+      const raw = reply.raw;
+      raw.writeHead(200, {
+        ...(reply.getHeaders() as Record<string, string>),
+        "content-type": "text/event-stream; charset=utf-8",
+        "cache-control": "no-cache, no-transform",
+        connection: "keep-alive",
+        "x-accel-buffering": "no",
+      });
+      const send = (event: object) => raw.write(`data: ${JSON.stringify(event)}\n\n`);
+      let clientGone = false;
+      raw.on("close", () => {
+        clientGone = !raw.writableFinished;
+      });
+      const ping = setInterval(() => raw.write("event: ping\n\n"), PING_INTERVAL_MS);
+      const base = {
+        task_id: messageId,
+        id: messageId,
+        message_id: messageId,
+        ...(conversationId ? { conversation_id: conversationId } : {}),
+        created_at: createdAt,
+      };
+      try {
+        const stream = execution.stream();
+        for await (const chunk of stream.chunks) {
+          if (clientGone) break;
+          send({ event: "message", ...base, answer: chunk });
+        }
+        if (clientGone) {
+          await release();
+          await record(
+            "error",
+            undefined,
+            new AppError("bad_request", "The client disconnected before the answer was complete"),
+          );
+          await fresh?.abandon();
+          return;
+        }
+        const result = await stream.result;
+        await record("success", result);
+        send({
+          event: "message_end",
+          ...base,
+          metadata: { usage: usageOf(result, performance.now() - started) },
+        });
+        await fresh?.complete(200, responseBody(result));
+      } catch (error) {
+        const appError =
+          error instanceof AppError
+            ? error
+            : new AppError("upstream_failed", "The upstream failed to answer");
+        await release();
+        await record("error", undefined, appError).catch((err) =>
+          request.log.error({ err }, "could not record a failed invocation"),
+        );
+        await fresh?.abandon();
+        send({
+          event: "error",
+          ...base,
+          status: appError.status,
+          code: appError.code,
+          message: appError.message,
+        });
+      } finally {
+        clearInterval(ping);
+        raw.end();
+      }
+    } catch (error) {
+      await fresh?.abandon();
+      throw error;
+    }
+  }
+
+  function replayAsStream(reply: FastifyReply, body: GatewayResponse) {
+    reply.hijack();
+    const raw = reply.raw;
+    raw.writeHead(200, {
+      ...(reply.getHeaders() as Record<string, string>),
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache",
+    });
+    const { metadata, ...rest } = body;
+    raw.write(`data: ${JSON.stringify(rest)}\n\n`);
+    raw.write(`data: ${JSON.stringify({ ...rest, event: "message_end", metadata })}\n\n`);
+    raw.end();
+  }
+
+  return runCall;
+}
+
+function usageOf(result: ExecutionResult, latencyMs: number) {
+  return {
+    prompt_tokens: result.inputTokens,
+    completion_tokens: result.outputTokens,
+    total_tokens: result.inputTokens + result.outputTokens,
+    input_tokens: result.inputTokens,
+    output_tokens: result.outputTokens,
+    latency: Math.round(latencyMs) / 1000,
+  };
+}

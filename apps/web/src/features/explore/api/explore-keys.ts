@@ -1,0 +1,2 @@
+/** Every Explore query starts with this key. */
+export const exploreQueryKey = ["explore"] as const;

@@ -1,0 +1,161 @@
+import { screen, waitFor, within } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { describe, expect, it, vi } from "vitest";
+import { INTENDED_PATH_STORAGE_KEY } from "../../lib/intended-path";
+import { stubSignedInApi } from "../../test/api-stubs";
+import { createTestAuth } from "../../test/auth-state";
+import { jsonResponse, stubFetch } from "../../test/fetch-stub";
+import { exploreAppDetailFixture, gatewayResponseFixture } from "../../test/fixtures";
+import { currentPath, renderRoute } from "../../test/render-route";
+
+const DETAIL = "GET /api/explore/apps/haiku-writer";
+const TRY = "POST /api/explore/apps/haiku-writer/try";
+const plan = {
+  id: "plan-1",
+  name: "Pro",
+  price: 9,
+  price_cents: 900,
+  currency: "usd",
+  description: "For daily writers",
+  features: {},
+  included_calls: 1000,
+  is_active: true,
+};
+
+describe("explore app page", () => {
+  it("describes the app and invites a signed-out visitor to sign in, coming back here", async () => {
+    stubFetch({ [DETAIL]: () => jsonResponse(exploreAppDetailFixture({ plans: [plan] })) });
+    const { router, auth } = renderRoute("/explore/haiku-writer");
+
+    expect(await screen.findByRole("heading", { level: 1, name: "Haiku Writer" })).toBeDefined();
+    expect(screen.getAllByText("by Ada L.")).toHaveLength(1);
+    expect(screen.getByText("A haiku about any topic.")).toBeDefined();
+    expect(screen.getByText("$0.05")).toBeDefined();
+    const plans = within(screen.getByRole("list", { name: "Plans" }));
+    expect(plans.getByText("Pro")).toBeDefined();
+    expect(plans.getByText("1,000 calls included")).toBeDefined();
+    expect(screen.queryByRole("button", { name: /Run/ })).toBeNull();
+    expect(screen.getByRole("link", { name: "Sign up" }).getAttribute("href")).toBe("/register");
+
+    await userEvent.click(screen.getByRole("link", { name: "Sign in to try" }));
+    await waitFor(() => expect(currentPath(router)).toBe("/login"));
+    await userEvent.click(screen.getByRole("button", { name: "Sign In" }));
+    expect(auth.signinRedirect).toHaveBeenCalled();
+    expect(window.sessionStorage.getItem(INTENDED_PATH_STORAGE_KEY)).toBe("/explore/haiku-writer");
+  });
+
+  it("runs the app with the typed inputs and shows the answer", async () => {
+    const api = stubSignedInApi({
+      [DETAIL]: () => jsonResponse(exploreAppDetailFixture()),
+      [TRY]: () => jsonResponse(gatewayResponseFixture({ answer: "Rain on the roof" })),
+    });
+    renderRoute("/explore/haiku-writer", { auth: createTestAuth("signed-in") });
+
+    await userEvent.type(await screen.findByLabelText("Topic *"), "rain");
+    await userEvent.click(screen.getByRole("button", { name: "Run ($0.05)" }));
+
+    const answer = await screen.findByRole("region", { name: "Answer" });
+    expect(within(answer).getByText("Rain on the roof")).toBeDefined();
+    expect(within(answer).getByText("42")).toBeDefined();
+    expect(api.callsTo(TRY)[0]?.body).toEqual({ inputs: { topic: "rain" } });
+  });
+
+  it("sends a chat app's message as the query and numbers as numbers", async () => {
+    const api = stubSignedInApi({
+      [DETAIL]: () =>
+        jsonResponse(
+          exploreAppDetailFixture({
+            interaction_mode: "chat",
+            takes_query: true,
+            input_schema: {
+              type: "object",
+              properties: { tone: { type: "string", enum: ["calm", "bold"] }, lines: { type: "integer" } },
+              required: [],
+              additionalProperties: false,
+            },
+          }),
+        ),
+      [TRY]: () => jsonResponse(gatewayResponseFixture({ mode: "chat" })),
+    });
+    renderRoute("/explore/haiku-writer", { auth: createTestAuth("signed-in") });
+
+    await userEvent.selectOptions(await screen.findByLabelText("tone"), "bold");
+    await userEvent.type(screen.getByLabelText("lines"), "3");
+    await userEvent.type(screen.getByLabelText("Message"), "Hello");
+    await userEvent.click(screen.getByRole("button", { name: "Run ($0.05)" }));
+
+    await screen.findByRole("region", { name: "Answer" });
+    expect(api.callsTo(TRY)[0]?.body).toEqual({ inputs: { tone: "bold", lines: 3 }, query: "Hello" });
+  });
+
+  it("asks for a top-up when the wallet cannot pay, and shows input problems by field", async () => {
+    let answer = 402;
+    stubSignedInApi({
+      [DETAIL]: () => jsonResponse(exploreAppDetailFixture()),
+      [TRY]: () =>
+        answer === 402
+          ? jsonResponse({ code: "payment_required", message: "Insufficient balance", status: 402 }, 402)
+          : jsonResponse(
+              {
+                code: "bad_request",
+                message: "Invalid request: inputs.topic must be at most 40 characters",
+                status: 400,
+                fields: { "inputs.topic": "must be at most 40 characters" },
+              },
+              400,
+            ),
+    });
+    renderRoute("/explore/haiku-writer", { auth: createTestAuth("signed-in") });
+
+    await userEvent.type(await screen.findByLabelText("Topic *"), "rain");
+    await userEvent.click(screen.getByRole("button", { name: "Run ($0.05)" }));
+    const alert = await screen.findByRole("alert");
+    expect(alert.textContent).toContain("Your wallet needs a top-up");
+    expect(within(alert).getByRole("link", { name: "Top up wallet" }).getAttribute("href")).toBe("/wallet");
+
+    answer = 400;
+    await userEvent.click(screen.getByRole("button", { name: "Run ($0.05)" }));
+    expect(await screen.findByText("must be at most 40 characters")).toBeDefined();
+    expect(screen.getByLabelText("Topic *").getAttribute("aria-invalid")).toBe("true");
+    // The field says it; no banner repeats it.
+    expect(screen.queryByRole("alert")).toBeNull();
+  });
+
+  it("offers copy-ready samples for five clients with the app's real inputs", async () => {
+    stubFetch({ [DETAIL]: () => jsonResponse(exploreAppDetailFixture()) });
+    const writeText = vi.fn(async () => undefined);
+    Object.defineProperty(navigator, "clipboard", { value: { writeText }, configurable: true });
+    renderRoute("/explore/haiku-writer");
+
+    const tabs = await screen.findByRole("tablist", { name: "Code samples" });
+    expect(
+      within(tabs)
+        .getAllByRole("tab")
+        .map((tab) => tab.textContent),
+    ).toEqual(["curl", "JavaScript", "Python", "Dify SDK", "OpenAI SDK"]);
+    const curl = screen.getByRole("tabpanel").textContent ?? "";
+    expect(curl).toContain("curl -X POST http://localhost:3000/api/app/haiku-writer/completion-messages");
+    expect(curl).toContain('"topic": "<topic>"');
+
+    await userEvent.click(within(tabs).getByRole("tab", { name: "OpenAI SDK" }));
+    const openai = screen.getByRole("tabpanel");
+    expect(openai.textContent).toContain('baseURL: "http://localhost:3000/api/v1"');
+    expect(openai.textContent).toContain('model: "haiku-writer"');
+    await userEvent.click(within(openai).getByRole("button", { name: "Copy OpenAI SDK" }));
+    expect(writeText).toHaveBeenCalledWith(expect.stringContaining('import OpenAI from "openai";'));
+    expect(await within(openai).findByText("Copied")).toBeDefined();
+  });
+
+  it("says the app was not found for a slug that is not listed", async () => {
+    stubFetch({
+      "GET /api/explore/apps/gone": () =>
+        jsonResponse({ code: "not_found", message: "Application not found", status: 404 }, 404),
+    });
+    renderRoute("/explore/gone");
+
+    expect((await screen.findByRole("alert")).textContent).toContain("Application not found");
+    expect(within(screen.getByRole("main")).getByRole("link", { name: "Explore" }).getAttribute("href")).toBe(
+      "/explore",
+    );
+  });
+});

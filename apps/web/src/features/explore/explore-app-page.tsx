@@ -1,0 +1,128 @@
+import type { ExploreAppDetail, Package } from "@promptmint/contracts";
+import { ArrowLeft } from "lucide-react";
+import { Link, useParams } from "react-router";
+import { Card, CardBody, CardHeader } from "../../components/ui/card";
+import { ErrorBox } from "../../components/ui/error-box";
+import { PageContainer } from "../../components/ui/page-container";
+import { PageHeader } from "../../components/ui/page-header";
+import { LoadingState } from "../../components/ui/spinner";
+import { getErrorMessage } from "../../lib/api-client";
+import { formatCents, formatNumber } from "../../lib/format";
+import { useRuntimeConfig } from "../../lib/runtime-config";
+import { useExploreApp } from "./api/get-explore-app";
+import { CodeSamplesCard } from "./code-samples-card";
+import { AppKindBadges } from "./explore-app-card";
+import { TryAppCard } from "./try-app-card";
+
+/** /explore/{slug}: a public app, to try and to call. */
+export function ExploreAppPage() {
+  const { slug = "" } = useParams();
+  const app = useExploreApp(slug);
+
+  return (
+    <PageContainer>
+      <Link
+        to="/explore"
+        className="mb-6 inline-flex items-center gap-1.5 text-sm font-medium text-slate-600 hover:text-slate-900"
+      >
+        <ArrowLeft className="size-4" aria-hidden="true" />
+        Explore
+      </Link>
+      {app.isPending ? (
+        <LoadingState label="Loading app..." />
+      ) : app.isError ? (
+        <ErrorBox message={getErrorMessage(app.error)} />
+      ) : (
+        <ExploreAppDetails app={app.data} />
+      )}
+    </PageContainer>
+  );
+}
+
+function ExploreAppDetails({ app }: { app: ExploreAppDetail }) {
+  const { public_url } = useRuntimeConfig();
+  const mode = app.type === "prompt" && app.interaction_mode === "chat" ? "chat" : "completion";
+  return (
+    <>
+      <PageHeader
+        title={app.name}
+        description={`by ${app.creator_name}`}
+        actions={
+          <div className="sm:text-right">
+            <p className="text-2xl font-semibold text-slate-900 tabular-nums">
+              {formatCents(app.price_cents)}
+            </p>
+            <p className="text-sm text-slate-500">per call</p>
+          </div>
+        }
+      />
+      <div className="grid gap-6 lg:grid-cols-3">
+        <div className="min-w-0 space-y-6 lg:col-span-2">
+          <TryAppCard app={app} />
+          <CodeSamplesCard
+            target={{
+              origin: public_url,
+              slug: app.slug,
+              mode,
+              inputNames: Object.keys(app.input_schema.properties),
+              takesQuery: app.takes_query,
+            }}
+          />
+        </div>
+        <div className="space-y-6">
+          <Card>
+            <CardHeader title="About" />
+            <CardBody className="space-y-4">
+              <p className="text-sm whitespace-pre-line text-slate-700">
+                {app.description || <span className="text-slate-400">No description</span>}
+              </p>
+              <div className="flex flex-wrap gap-2">
+                <AppKindBadges app={app} />
+              </div>
+              <dl className="grid grid-cols-2 gap-3 text-sm">
+                <div>
+                  <dt className="text-slate-500">Creator</dt>
+                  <dd className="font-medium text-slate-900">{app.creator_name}</dd>
+                </div>
+                <div>
+                  <dt className="text-slate-500">Endpoint</dt>
+                  <dd className="font-mono text-xs break-all text-slate-900">/{app.slug}</dd>
+                </div>
+              </dl>
+            </CardBody>
+          </Card>
+          <Card>
+            <CardHeader title="Plans" description="Subscribe for included calls at a fixed monthly price." />
+            <CardBody>
+              {app.plans.length === 0 ? (
+                <p className="text-sm text-slate-500">No plans: pay per call from your wallet.</p>
+              ) : (
+                <ul aria-label="Plans" className="space-y-3">
+                  {app.plans.map((plan) => (
+                    <PlanSummary key={plan.id} plan={plan} />
+                  ))}
+                </ul>
+              )}
+            </CardBody>
+          </Card>
+        </div>
+      </div>
+    </>
+  );
+}
+
+function PlanSummary({ plan }: { plan: Package }) {
+  return (
+    <li className="rounded-lg border border-slate-200 p-3">
+      <div className="flex items-baseline justify-between gap-3">
+        <p className="font-medium text-slate-900">{plan.name}</p>
+        <p className="text-sm font-semibold text-slate-900 tabular-nums">
+          {formatCents(plan.price_cents)}
+          <span className="font-normal text-slate-500"> / 30 days</span>
+        </p>
+      </div>
+      <p className="mt-1 text-sm text-slate-600">{formatNumber(plan.included_calls)} calls included</p>
+      {plan.description && <p className="mt-1 text-sm text-slate-500">{plan.description}</p>}
+    </li>
+  );
+}

@@ -1,0 +1,74 @@
+import { expect, test } from "@playwright/test";
+import { completeSignUp, newPerson, signUp } from "./fixtures.ts";
+
+test("a visitor finds a public app in Explore, signs up from its page, tops up and tries it", async ({
+  page,
+  browser,
+}) => {
+  // A creator publishes a public prompt app (the starter template, answered by the sandbox model).
+  const creator = newPerson();
+  await signUp(page, creator);
+  await expect(page).toHaveURL(/\/dashboard$/);
+  const name = `Echo Explorer ${Date.now().toString(36)}`;
+  await page.goto("/applications/create");
+  await page.getByLabel("Application Name").fill(name);
+  await page.getByLabel("Description").fill("Answers whatever you ask, in the sandbox.");
+  await page.getByLabel("Visibility").selectOption("public");
+  await page.getByLabel("Price per API Call").fill("5");
+  await page.getByRole("button", { name: "Create Application" }).click();
+  await expect(page.getByRole("heading", { name, level: 1 })).toBeVisible();
+  const slug = new URL(page.url()).pathname.split("/").pop() ?? "";
+  await page.getByRole("button", { name: "Set as Live" }).click();
+  await expect(page.getByRole("button", { name: "Set as Live" })).toBeDisabled();
+
+  // A signed-out visitor, in a browser of their own, browses Explore.
+  const visitorContext = await browser.newContext({ baseURL: test.info().project.use.baseURL });
+  const visitor = await visitorContext.newPage();
+  await visitor.goto("/");
+  await visitor.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Explore" }).click();
+  await expect(visitor.getByRole("heading", { name: "Explore apps" })).toBeVisible();
+  const search = visitor.getByRole("searchbox", { name: "Search" });
+  await search.fill(name);
+  await search.press("Enter");
+  const card = visitor.getByRole("list", { name: "Apps" }).getByRole("listitem");
+  await expect(card).toHaveCount(1);
+  await expect(card).toContainText(`by ${creator.displayName}`);
+  await expect(card).toContainText("$0.05 / call");
+  await card.getByRole("link", { name }).click();
+
+  // The app page: samples to copy, and an invitation to sign up that comes back here.
+  await expect(visitor).toHaveURL(new RegExp(`/explore/${slug}$`));
+  await expect(visitor.getByRole("heading", { name, level: 1 })).toBeVisible();
+  await expect(visitor.getByRole("tabpanel")).toContainText(`/api/app/${slug}/completion-messages`);
+  await visitor.getByRole("link", { name: "Sign up" }).click();
+  await completeSignUp(visitor, newPerson());
+  await expect(visitor).toHaveURL(new RegExp(`/explore/${slug}$`));
+
+  // Trying it with an empty wallet asks for a top-up.
+  await visitor.getByLabel("What to ask *").fill("How do I brew oolong?");
+  await visitor.getByRole("button", { name: "Run ($0.05)" }).click();
+  const topUpNotice = visitor.getByRole("alert").filter({ hasText: "Your wallet needs a top-up" });
+  await expect(topUpNotice).toBeVisible();
+  await topUpNotice.getByRole("link", { name: "Top up wallet" }).click();
+
+  // The sandbox top-up with the good test card.
+  await expect(visitor).toHaveURL(/\/wallet$/);
+  await visitor.getByRole("button", { name: "$10", exact: true }).click();
+  await visitor.getByLabel("Card number").fill("4242 4242 4242 4242");
+  await visitor.getByLabel("Expiry (MM/YY)").fill("12/34");
+  await visitor.getByLabel("CVC").fill("123");
+  await visitor.getByRole("button", { name: "Top up $10.00" }).click();
+  await expect(visitor.getByText("Added $10.00 to your wallet. New balance: $10.00.")).toBeVisible();
+
+  // Back on the app page the call runs, is answered and is paid from the wallet.
+  await visitor.goBack();
+  await expect(visitor).toHaveURL(new RegExp(`/explore/${slug}$`));
+  await visitor.getByLabel("What to ask *").fill("How do I brew oolong?");
+  await visitor.getByRole("button", { name: "Run ($0.05)" }).click();
+  const answer = visitor.getByRole("region", { name: "Answer" });
+  await expect(answer).toContainText("How do I brew oolong?");
+  await expect(answer.getByLabel("Token usage")).toContainText("Total Tokens");
+  await visitor.goto("/wallet");
+  await expect(visitor.getByRole("region", { name: "Balances" })).toContainText("$9.95");
+  await visitorContext.close();
+});

@@ -1,0 +1,67 @@
+import { z } from "zod";
+import { AppTypeSchema, InteractionModeSchema, MAX_PRICE_CENTS } from "./applications.ts";
+import { PackageSchema } from "./billing.ts";
+import { IoSchemaSchema } from "./prompts.ts";
+
+export const EXPLORE_PAGE_SIZE = 24;
+
+const priceBound = z.coerce
+  .number({ error: "must be a whole number of cents" })
+  .int("must be a whole number of cents")
+  .min(0, "must be at least 0")
+  .max(MAX_PRICE_CENTS, `must be at most ${MAX_PRICE_CENTS}`);
+
+/** `GET /explore/apps`: search and filters of the public catalogue. Unknown parameters are refused. */
+export const ExploreQuerySchema = z.strictObject({
+  q: z.string().trim().max(100, "must be at most 100 characters").optional(),
+  type: AppTypeSchema.optional(),
+  mode: InteractionModeSchema.optional(),
+  min_price_cents: priceBound.optional(),
+  max_price_cents: priceBound.optional(),
+  page: z.coerce
+    .number({ error: "must be a whole number" })
+    .int("must be a whole number")
+    .min(1, "must be at least 1")
+    .max(10_000, "must be at most 10000")
+    .default(1),
+});
+export type ExploreQuery = z.input<typeof ExploreQuerySchema>;
+
+/** A live public or embeddable app as anyone may see it: no owner id, no provider settings. */
+export const ExploreAppSchema = z.object({
+  name: z.string(),
+  slug: z.string(),
+  description: z.string(),
+  type: AppTypeSchema,
+  interaction_mode: InteractionModeSchema,
+  price_cents: z.number().int(),
+  creator_name: z.string(),
+  updated_at: z.string(),
+});
+export type ExploreApp = z.infer<typeof ExploreAppSchema>;
+
+export const ExploreAppListSchema = z.object({
+  data: z.array(ExploreAppSchema),
+  page: z.number().int(),
+  page_size: z.number().int(),
+  total: z.number().int(),
+  has_more: z.boolean(),
+});
+export type ExploreAppList = z.infer<typeof ExploreAppListSchema>;
+
+export const ExploreAppDetailSchema = ExploreAppSchema.extend({
+  /** The inputs a call sends (`inputs`); workflow apps declare none and take a `query`. */
+  input_schema: IoSchemaSchema,
+  /** Whether a call needs `query` (chat apps and workflows) besides the inputs. */
+  takes_query: z.boolean(),
+  /** The app's plans that can be subscribed to now. */
+  plans: z.array(PackageSchema),
+});
+export type ExploreAppDetail = z.infer<typeof ExploreAppDetailSchema>;
+
+/** `POST /explore/apps/{slug}/try`: one blocking call as the signed-in user, charged like any call. */
+export const TryAppRequestSchema = z.strictObject({
+  inputs: z.record(z.string(), z.unknown()).default({}),
+  query: z.string().max(100_000).optional(),
+});
+export type TryAppRequest = z.input<typeof TryAppRequestSchema>;
