@@ -74,11 +74,12 @@ export async function subscribeWithCard(
       .set({ stripeSubscriptionId })
       .where(and(eq(subscriptions.id, row.id), isNull(subscriptions.stripeSubscriptionId)));
   } catch (error) {
-    // Should Stripe have billed it after all, its invoice.paid still activates the row and pays.
-    await db
-      .update(subscriptions)
-      .set({ status: "canceled" })
-      .where(and(eq(subscriptions.id, row.id), eq(subscriptions.status, "incomplete")));
+    const declined = error instanceof AppError && error.code === "payment_required";
+    const unsettled = and(eq(subscriptions.id, row.id), eq(subscriptions.status, "incomplete"));
+    // A decline created nothing on Stripe. After any other failure Stripe may have billed it after
+    // all: the row stays, ended, and a later invoice.paid still activates it and pays the creator.
+    if (declined) await db.delete(subscriptions).where(unsettled);
+    else await db.update(subscriptions).set({ status: "canceled" }).where(unsettled);
     throw error;
   }
   return getSubscription(db, app, user.id, row.id);
