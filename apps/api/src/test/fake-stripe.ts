@@ -18,6 +18,11 @@ export interface FakeStripe {
   seen: SeenRequest[];
   /** Stands in for Stripe.js confirming a SetupIntent: the card is then attached to its customer. */
   confirmSetup(clientSecret: string, paymentMethodId: string): void;
+  /** Runs before a created subscription is answered, as Stripe's webhooks can outrun its answer. */
+  beforeSubscriptionAnswer?: (subscription: {
+    id: string;
+    metadata: Record<string, string>;
+  }) => Promise<void>;
   close(): Promise<void>;
 }
 
@@ -33,6 +38,16 @@ export async function startFakeStripe(secretKey: string): Promise<FakeStripe> {
   const seen: SeenRequest[] = [];
   const setupCustomers = new Map<string, string>();
   const cardOwners = new Map<string, string>();
+  const fake: FakeStripe = {
+    url: "",
+    seen,
+    confirmSetup(clientSecret, paymentMethodId) {
+      const customer = setupCustomers.get(clientSecret.split("_secret_")[0] ?? "");
+      if (!customer) throw new Error(`no setup intent for ${clientSecret}`);
+      cardOwners.set(paymentMethodId, customer);
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
   let counter = 0;
   let firstCustomer: string | undefined;
   const server = http.createServer((req, res) => {
@@ -105,7 +120,7 @@ export async function startFakeStripe(secretKey: string): Promise<FakeStripe> {
           return json(402, {
             error: { type: "card_error", code: "card_declined", message: "Your card was declined." },
           });
-        return json(200, {
+        const created = {
           id: `sub_${++counter}`,
           object: "subscription",
           customer: form.get("customer"),
@@ -116,7 +131,9 @@ export async function startFakeStripe(secretKey: string): Promise<FakeStripe> {
               .filter(([key]) => key.startsWith("metadata["))
               .map(([key, value]) => [key.slice(9, -1), value]),
           ),
-        });
+        };
+        void (fake.beforeSubscriptionAnswer?.(created) ?? Promise.resolve()).then(() => json(200, created));
+        return;
       }
       const subscription = /^\/v1\/subscriptions\/(sub_\d+)$/.exec(path);
       if (post && subscription)
@@ -136,16 +153,8 @@ export async function startFakeStripe(secretKey: string): Promise<FakeStripe> {
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    seen,
-    confirmSetup(clientSecret, paymentMethodId) {
-      const customer = setupCustomers.get(clientSecret.split("_secret_")[0] ?? "");
-      if (!customer) throw new Error(`no setup intent for ${clientSecret}`);
-      cardOwners.set(paymentMethodId, customer);
-    },
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
+  fake.url = `http://127.0.0.1:${port}`;
+  return fake;
 }
 
 const signer = new Stripe("sk_test_unused");

@@ -313,6 +313,27 @@ describe("card subscriptions through Stripe Billing", () => {
     expect(retried.status).toBe(201);
   });
 
+  it("activates a subscription whose paid invoice arrives before Stripe's answer to its creation", async () => {
+    const { slug, plan } = await appWithPlan();
+    const consumer = await createCaller(server.baseUrl);
+    const cardId = await saveCard(consumer, slug);
+    const deliveries: { status: number }[] = [];
+    stripe.fake.beforeSubscriptionAnswer = async (created) => {
+      deliveries.push(
+        await stripe.deliver(firstInvoicePaid(created.id, created.metadata.promptmint_subscription_id)),
+      );
+    };
+    try {
+      const subscribed = await consumer.api("POST", `/api/app/${slug}/subscriptions/`, {
+        body: { package_id: plan.id, payment_method_id: cardId },
+      });
+      expect(deliveries).toEqual([expect.objectContaining({ status: 200 })]);
+      expect(subscribed.body).toMatchObject({ status: "active", renews_from: "card", days_remaining: 30 });
+    } finally {
+      stripe.fake.beforeSubscriptionAnswer = undefined;
+    }
+  });
+
   it("refuses a forged webhook, another app's plan and another person's card", async () => {
     const { slug, plan } = await appWithPlan();
     const { consumer, cardId, subscription, stripeId } = await subscribedWithCard(slug, plan.id);
