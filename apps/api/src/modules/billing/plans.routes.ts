@@ -120,7 +120,7 @@ export const plansRoutes: FastifyPluginAsyncZod<{
     {
       schema: {
         tags,
-        summary: "Withdraw a plan from sale (app owner)",
+        summary: "Withdraw a plan from sale (app owner); its subscriptions end at period end",
         security,
         params: ItemParams,
         response: { 204: z.null(), ...errors },
@@ -128,7 +128,7 @@ export const plansRoutes: FastifyPluginAsyncZod<{
       onRequest,
     },
     async (request, reply) => {
-      await deactivatePackage(db, await owned(request, request.params.app), request.params.id);
+      await deactivatePackage(db, await owned(request, request.params.app), request.params.id, stripe);
       return reply.status(204).send(null);
     },
   );

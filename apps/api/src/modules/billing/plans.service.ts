@@ -1,5 +1,5 @@
 import type { CreatePackageSchema, Package, Subscription, UpdatePackageSchema } from "@promptmint/contracts";
-import { and, asc, desc, eq, gt, inArray, isNull, lte, sql } from "drizzle-orm";
+import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, lte, sql } from "drizzle-orm";
 import type { z } from "zod";
 import type { Database } from "../../db/client.ts";
 import { applications, packages, payments, subscriptions } from "../../db/schema/index.ts";
@@ -126,10 +126,43 @@ export async function updatePackage(
   return toPackage(row);
 }
 
-/** Plans with subscribers are never deleted, only withdrawn from sale. */
-export async function deactivatePackage(db: Database, app: ApplicationRow, id: string): Promise<void> {
+/**
+ * Plans with subscribers are never deleted, only withdrawn from sale. Their subscriptions end at
+ * period end: wallet ones at our renewal, card ones because Stripe is told to cancel them then.
+ */
+export async function deactivatePackage(
+  db: Database,
+  app: ApplicationRow,
+  id: string,
+  stripe: StripeGateway | undefined,
+): Promise<void> {
   await findPackage(db, app, id);
   await db.update(packages).set({ isActive: false }).where(eq(packages.id, id));
+  const billedByStripe = await db
+    .select({ id: subscriptions.id, stripeSubscriptionId: subscriptions.stripeSubscriptionId })
+    .from(subscriptions)
+    .where(
+      and(
+        eq(subscriptions.packageId, id),
+        inArray(subscriptions.status, ["active", "past_due", "incomplete"]),
+        eq(subscriptions.cancelAtPeriodEnd, false),
+        isNotNull(subscriptions.stripeSubscriptionId),
+      ),
+    );
+  for (const row of billedByStripe) await setCancelOnStripe(db, stripe, row, true);
+}
+
+/** Changes a card subscription's cancel_at_period_end on Stripe and keeps what Stripe answers. */
+async function setCancelOnStripe(
+  db: Database,
+  stripe: StripeGateway | undefined,
+  row: { id: string; stripeSubscriptionId: string | null },
+  cancel: boolean,
+): Promise<void> {
+  if (!stripe || !row.stripeSubscriptionId)
+    throw new AppError("unavailable", "This subscription is billed by Stripe, which is not configured");
+  const cancelAtPeriodEnd = await stripe.setCancelAtPeriodEnd(row.stripeSubscriptionId, cancel);
+  await db.update(subscriptions).set({ cancelAtPeriodEnd }).where(eq(subscriptions.id, row.id));
 }
 
 export async function listSubscriptions(
@@ -346,17 +379,12 @@ export async function setCancelAtPeriodEnd(
   const current = await getSubscription(db, app, subscriberId, id);
   if (current.status !== "active")
     throw new AppError("conflict", "Only an active subscription can be changed");
-  let cancelAtPeriodEnd = cancel;
-  if (current.renews_from === "card") {
-    const [row] = await db
-      .select({ stripeSubscriptionId: subscriptions.stripeSubscriptionId })
-      .from(subscriptions)
-      .where(eq(subscriptions.id, id));
-    if (!options.stripe || !row?.stripeSubscriptionId)
-      throw new AppError("unavailable", "This subscription is billed by Stripe, which is not configured");
-    cancelAtPeriodEnd = await options.stripe.setCancelAtPeriodEnd(row.stripeSubscriptionId, cancel);
-  }
-  await db.update(subscriptions).set({ cancelAtPeriodEnd }).where(eq(subscriptions.id, id));
+  const [row] = await db
+    .select({ id: subscriptions.id, stripeSubscriptionId: subscriptions.stripeSubscriptionId })
+    .from(subscriptions)
+    .where(eq(subscriptions.id, id));
+  if (row?.stripeSubscriptionId) await setCancelOnStripe(db, options.stripe, row, cancel);
+  else await db.update(subscriptions).set({ cancelAtPeriodEnd: cancel }).where(eq(subscriptions.id, id));
   return getSubscription(db, app, subscriberId, id);
 }
 

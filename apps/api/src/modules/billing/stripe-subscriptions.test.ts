@@ -73,6 +73,19 @@ async function subscribedWithCard(slug: string, planId: string) {
   return { consumer, cardId, subscription: subscribed.body, stripeId: row?.stripeSubscriptionId ?? "" };
 }
 
+/** A Stripe top-up, credited by its signed webhook. */
+async function topUpWallet(consumer: Caller, cents: number) {
+  const intent = await consumer.api("POST", "/api/wallet/payment-intents/", {
+    body: { amount: cents, currency: "usd" },
+  });
+  const { id } = intent.body;
+  await stripe.deliver({
+    id: `evt_topup_${id}`,
+    object: "event",
+    type: "payment_intent.succeeded",
+    data: { object: { id, object: "payment_intent", amount: cents, amount_received: cents } },
+  });
+}
 const subscriptionOf = async (consumer: Caller, slug: string) =>
   (await consumer.api("GET", `/api/app/${slug}/subscriptions/`)).body[0];
 const callApp = (caller: Caller, slug: string) =>
@@ -93,6 +106,7 @@ function invoiceEvent(
   stripeSubscriptionId: string,
   invoice: { id: string; amountPaid: number; start: number; end: number; rowId?: string },
 ) {
+  const line = { id: `il_${invoice.id}`, period: { start: invoice.start, end: invoice.end } };
   return {
     id: `evt_${type}_${++eventCounter}`,
     object: "event",
@@ -109,10 +123,7 @@ function invoiceEvent(
             metadata: invoice.rowId ? { promptmint_subscription_id: invoice.rowId } : {},
           },
         },
-        lines: {
-          object: "list",
-          data: [{ id: `il_${invoice.id}`, period: { start: invoice.start, end: invoice.end } }],
-        },
+        lines: { object: "list", data: [line] as [typeof line] },
       },
     },
   };
@@ -179,7 +190,7 @@ describe("card subscriptions through Stripe Billing", () => {
     expect(await subscriptionOf(consumer, slug)).toMatchObject({
       status: "active",
       days_remaining: 30,
-      current_period_end: new Date(paid.data.object.lines.data[0]!.period.end * 1000).toISOString(),
+      current_period_end: new Date(paid.data.object.lines.data[0].period.end * 1000).toISOString(),
     });
     for (let i = 0; i < 2; i++) expect((await callApp(consumer, slug)).status).toBe(200);
     expect((await subscriptionOf(consumer, slug)).calls_used).toBe(2);
@@ -192,16 +203,8 @@ describe("card subscriptions through Stripe Billing", () => {
     const first = firstInvoicePaid(stripeId, subscription.id);
     await stripe.deliver(first);
     await callApp(consumer, slug);
-    const topUp = await consumer.api("POST", "/api/wallet/payment-intents/", {
-      body: { amount: 1000, currency: "usd" },
-    });
-    await stripe.deliver({
-      id: `evt_topup_${topUp.body.id}`,
-      object: "event",
-      type: "payment_intent.succeeded",
-      data: { object: { id: topUp.body.id, object: "payment_intent", amount: 1000, amount_received: 1000 } },
-    });
-    const periodEnd = first.data.object.lines.data[0]!.period.end;
+    await topUpWallet(consumer, 1000);
+    const periodEnd = first.data.object.lines.data[0].period.end;
     // Our own renewal runs past the period end and leaves the card subscription to Stripe.
     await renewDueSubscriptions(server.database.db, 10, new Date((periodEnd + DAY_S) * 1000));
     expect(await walletOf(consumer)).toBe(1000);
@@ -235,16 +238,8 @@ describe("card subscriptions through Stripe Billing", () => {
     const { consumer, subscription, stripeId } = await subscribedWithCard(slug, plan.id);
     const first = firstInvoicePaid(stripeId, subscription.id);
     await stripe.deliver(first);
-    const topUp = await consumer.api("POST", "/api/wallet/payment-intents/", {
-      body: { amount: 100, currency: "usd" },
-    });
-    await stripe.deliver({
-      id: `evt_topup_${topUp.body.id}`,
-      object: "event",
-      type: "payment_intent.succeeded",
-      data: { object: { id: topUp.body.id, object: "payment_intent", amount: 100, amount_received: 100 } },
-    });
-    const { start, end } = first.data.object.lines.data[0]!.period;
+    await topUpWallet(consumer, 100);
+    const { start, end } = first.data.object.lines.data[0].period;
     const failed = invoiceEvent("invoice.payment_failed", stripeId, {
       id: `in_retry_${stripeId}`,
       amountPaid: 0,
@@ -293,6 +288,19 @@ describe("card subscriptions through Stripe Billing", () => {
     expect((await callApp(consumer, slug)).status).toBe(402);
     const again = await consumer.api("POST", `/api/app/${slug}/subscriptions/${subscription.id}/cancel/`);
     expect(again.status).toBe(409);
+  });
+
+  it("has Stripe cancel its card subscriptions at period end when the creator withdraws the plan", async () => {
+    const { slug, plan } = await appWithPlan();
+    const { consumer, subscription, stripeId } = await subscribedWithCard(slug, plan.id);
+    await stripe.deliver(firstInvoicePaid(stripeId, subscription.id));
+    expect((await creator.api("DELETE", `/api/app/${slug}/packages/${plan.id}/`)).status).toBe(204);
+    const update = stripe.fake.seen.findLast((r) => r.path === `/v1/subscriptions/${stripeId}`);
+    expect(update?.form.get("cancel_at_period_end")).toBe("true");
+    expect(await subscriptionOf(consumer, slug)).toMatchObject({
+      status: "active",
+      cancel_at_period_end: true,
+    });
   });
 
   it("charges nothing and keeps nothing when Stripe declines the card", async () => {
