@@ -18,11 +18,14 @@ export interface FakeStripe {
   seen: SeenRequest[];
   /** Stands in for Stripe.js confirming a SetupIntent: the card is then attached to its customer. */
   confirmSetup(clientSecret: string, paymentMethodId: string): void;
-  /** Runs before a created subscription is answered, as Stripe's webhooks can outrun its answer. */
+  /**
+   * Runs before a created subscription is answered, as Stripe's webhooks can outrun its answer;
+   * `lose-answer` then answers a 500 instead, as if the connection failed after Stripe acted.
+   */
   beforeSubscriptionAnswer?: (subscription: {
     id: string;
     metadata: Record<string, string>;
-  }) => Promise<void>;
+  }) => Promise<void | "lose-answer">;
   close(): Promise<void>;
 }
 
@@ -132,7 +135,11 @@ export async function startFakeStripe(secretKey: string): Promise<FakeStripe> {
               .map(([key, value]) => [key.slice(9, -1), value]),
           ),
         };
-        void (fake.beforeSubscriptionAnswer?.(created) ?? Promise.resolve()).then(() => json(200, created));
+        void (fake.beforeSubscriptionAnswer?.(created) ?? Promise.resolve()).then((outcome) => {
+          if (outcome !== "lose-answer") return json(200, created);
+          res.writeHead(500, { "content-type": "application/json", "stripe-should-retry": "false" });
+          res.end(JSON.stringify({ error: { type: "api_error", message: "An unknown error occurred" } }));
+        });
         return;
       }
       const subscription = /^\/v1\/subscriptions\/(sub_\d+)$/.exec(path);

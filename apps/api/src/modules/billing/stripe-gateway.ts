@@ -185,7 +185,7 @@ export function createStripeGateway(config: Config): StripeGateway | undefined {
       } catch (error) {
         if (error instanceof Stripe.errors.StripeCardError)
           throw new AppError("payment_required", error.message);
-        throw new AppError("upstream_failed", "Stripe could not start the subscription; nothing was charged");
+        throw new AppError("upstream_failed", "Stripe could not start the subscription");
       }
     },
 

@@ -342,6 +342,30 @@ describe("card subscriptions through Stripe Billing", () => {
     }
   });
 
+  it("never loses a charge whose answer was lost: Stripe's paid invoice still activates the subscription", async () => {
+    const { slug, plan } = await appWithPlan();
+    const consumer = await createCaller(server.baseUrl);
+    const cardId = await saveCard(consumer, slug);
+    let created: { id: string; metadata: Record<string, string> } | undefined;
+    stripe.fake.beforeSubscriptionAnswer = async (subscription) => {
+      created = subscription;
+      return "lose-answer";
+    };
+    try {
+      const failed = await consumer.api("POST", `/api/app/${slug}/subscriptions/`, {
+        body: { package_id: plan.id, payment_method_id: cardId },
+      });
+      expect(failed.status).toBe(502);
+    } finally {
+      stripe.fake.beforeSubscriptionAnswer = undefined;
+    }
+    expect((await subscriptionOf(consumer, slug)).status).toBe("canceled");
+    const earningsBefore = await earningsOf(creator);
+    await stripe.deliver(firstInvoicePaid(created?.id ?? "", created?.metadata.promptmint_subscription_id));
+    expect(await subscriptionOf(consumer, slug)).toMatchObject({ status: "active", renews_from: "card" });
+    expect((await earningsOf(creator)) - earningsBefore).toBe(450);
+  });
+
   it("refuses a forged webhook, another app's plan and another person's card", async () => {
     const { slug, plan } = await appWithPlan();
     const { consumer, cardId, subscription, stripeId } = await subscribedWithCard(slug, plan.id);

@@ -139,7 +139,8 @@ export async function applyInvoicePaid(db: Database, invoice: Stripe.Invoice, fe
   if (!period) return;
   const start = new Date(period.start * 1000);
   const end = new Date(period.end * 1000);
-  const newPeriod = row.status === "incomplete" || end > row.currentPeriodEnd;
+  // A row that never learned its Stripe id holds a placeholder period: Stripe's replaces it.
+  const newPeriod = row.status === "incomplete" || !row.stripeSubscriptionId || end > row.currentPeriodEnd;
   // An invoice for a period that is already over (a late delivery) pays, but does not revive the row.
   if (!newPeriod && end <= new Date()) return;
   await db
