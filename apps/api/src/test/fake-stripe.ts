@@ -25,7 +25,7 @@ export interface FakeStripe {
   beforeSubscriptionAnswer?: (subscription: {
     id: string;
     metadata: Record<string, string>;
-  }) => Promise<void | "lose-answer">;
+  }) => Promise<"answer" | "lose-answer">;
   close(): Promise<void>;
 }
 

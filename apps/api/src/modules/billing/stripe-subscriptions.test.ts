@@ -330,6 +330,7 @@ describe("card subscriptions through Stripe Billing", () => {
       deliveries.push(
         await stripe.deliver(firstInvoicePaid(created.id, created.metadata.promptmint_subscription_id)),
       );
+      return "answer";
     };
     try {
       const subscribed = await consumer.api("POST", `/api/app/${slug}/subscriptions/`, {
