@@ -105,8 +105,11 @@ export const SubscriptionSchema = z.object({
   package_id: z.string(),
   package_name: z.string(),
   application_slug: z.string(),
-  status: z.enum(["active", "canceled", "past_due"]),
+  /** `incomplete`: paid by card through Stripe, waiting for Stripe to report the first invoice paid. */
+  status: z.enum(["active", "canceled", "past_due", "incomplete"]),
   cancel_at_period_end: z.boolean(),
+  /** What pays the next period: the saved card, through Stripe Billing, or the wallet. */
+  renews_from: z.enum(["card", "wallet"]),
   current_period_start: z.string(),
   current_period_end: z.string(),
   days_remaining: z.number().int(),
@@ -120,6 +123,8 @@ export const CreateSubscriptionSchema = z.strictObject({
   package_id: z.string(),
   /** A succeeded payment intent created for this plan; without it the first period is paid from the wallet. */
   payment_intent_id: z.string().optional(),
+  /** A saved card (Stripe only): it pays this and every following period through Stripe Billing. */
+  payment_method_id: z.string().max(100).optional(),
 });
 export const UpdateSubscriptionSchema = z.strictObject({ cancel_at_period_end: z.boolean() });
 

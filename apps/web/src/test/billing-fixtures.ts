@@ -24,6 +24,7 @@ export function subscriptionFixture(overrides: Partial<Subscription> = {}): Subs
     application_slug: "my-app",
     status: "active",
     cancel_at_period_end: false,
+    renews_from: "wallet",
     current_period_start: "2024-05-01T10:00:00.000Z",
     current_period_end: "2024-05-31T10:00:00.000Z",
     days_remaining: 12,

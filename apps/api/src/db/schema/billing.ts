@@ -145,6 +145,8 @@ export const packages = pgTable(
     features: jsonb("features").notNull().default({}),
     includedCalls: integer("included_calls").notNull(),
     isActive: boolean("is_active").notNull().default(true),
+    /** The Stripe Product its card subscriptions are billed under, created on the first one. */
+    stripeProductId: text("stripe_product_id"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
@@ -166,9 +168,12 @@ export const subscriptions = pgTable(
     subscriberId: uuid("subscriber_id")
       .notNull()
       .references(() => users.id, { onDelete: "cascade" }),
-    status: text("status", { enum: ["active", "canceled", "past_due"] })
+    /** `incomplete`: a card subscription whose first invoice Stripe has not yet reported paid. */
+    status: text("status", { enum: ["active", "canceled", "past_due", "incomplete"] })
       .notNull()
       .default("active"),
+    /** Set when Stripe Billing renews it (card plans); then only Stripe's webhooks move it. */
+    stripeSubscriptionId: text("stripe_subscription_id").unique(),
     cancelAtPeriodEnd: boolean("cancel_at_period_end").notNull().default(false),
     currentPeriodStart: timestamp("current_period_start", { withTimezone: true }).notNull(),
     currentPeriodEnd: timestamp("current_period_end", { withTimezone: true }).notNull(),

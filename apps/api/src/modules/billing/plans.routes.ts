@@ -16,6 +16,7 @@ import {
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import type { Database } from "../../db/client.ts";
+import { invalidFields } from "../../lib/errors.ts";
 import { getOwnApplication } from "../applications/applications.service.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
 import { findCallableApp } from "../gateway/access.ts";
@@ -36,6 +37,7 @@ import {
   updatePackage,
 } from "./plans.service.ts";
 import type { StripeGateway } from "./stripe-gateway.ts";
+import { subscribeWithCard } from "./stripe-subscriptions.ts";
 
 const errors = {
   400: ApiErrorSchema,
@@ -118,7 +120,7 @@ export const plansRoutes: FastifyPluginAsyncZod<{
     {
       schema: {
         tags,
-        summary: "Withdraw a plan from sale (app owner)",
+        summary: "Withdraw a plan from sale (app owner); its subscriptions end at period end",
         security,
         params: ItemParams,
         response: { 204: z.null(), ...errors },
@@ -126,7 +128,7 @@ export const plansRoutes: FastifyPluginAsyncZod<{
       onRequest,
     },
     async (request, reply) => {
-      await deactivatePackage(db, await owned(request, request.params.app), request.params.id);
+      await deactivatePackage(db, await owned(request, request.params.app), request.params.id, stripe);
       return reply.status(204).send(null);
     },
   );
@@ -151,7 +153,8 @@ export const plansRoutes: FastifyPluginAsyncZod<{
     {
       schema: {
         tags,
-        summary: "Subscribe to a plan: paid by a completed card payment for it, or from your wallet",
+        summary:
+          "Subscribe to a plan: renewed on a saved card by Stripe, or paid by a card payment for it or from your wallet",
         security,
         params: AppParams,
         body: CreateSubscriptionSchema,
@@ -160,14 +163,26 @@ export const plansRoutes: FastifyPluginAsyncZod<{
       onRequest,
     },
     async (request, reply) => {
-      const subscription = await subscribe(db, {
-        app: await visible(request, request.params.app),
-        subscriberId: currentUser(request).id,
-        packageId: request.body.package_id,
-        paymentIntentId: request.body.payment_intent_id,
-        feePercent,
-        topUpUrl: `${publicUrl}/wallet`,
-      });
+      const { package_id: packageId, payment_intent_id, payment_method_id } = request.body;
+      const application = await visible(request, request.params.app);
+      if (payment_intent_id && payment_method_id)
+        throw invalidFields({ payment_method_id: "cannot be combined with payment_intent_id" });
+      const subscription = payment_method_id
+        ? await subscribeWithCard(db, {
+            app: application,
+            user: currentUser(request),
+            packageId,
+            paymentMethodId: payment_method_id,
+            stripe,
+          })
+        : await subscribe(db, {
+            app: application,
+            subscriberId: currentUser(request).id,
+            packageId,
+            paymentIntentId: payment_intent_id,
+            feePercent,
+            topUpUrl: `${publicUrl}/wallet`,
+          });
       return reply.status(201).send(subscription);
     },
   );
@@ -205,13 +220,13 @@ export const plansRoutes: FastifyPluginAsyncZod<{
       onRequest,
     },
     async (request) =>
-      setCancelAtPeriodEnd(
-        db,
-        await visible(request, request.params.app),
-        currentUser(request).id,
-        request.params.id,
-        request.body.cancel_at_period_end,
-      ),
+      setCancelAtPeriodEnd(db, {
+        app: await visible(request, request.params.app),
+        subscriberId: currentUser(request).id,
+        id: request.params.id,
+        cancel: request.body.cancel_at_period_end,
+        stripe,
+      }),
   );
   app.post(
     "/app/:app/subscriptions/:id/cancel/",
@@ -227,13 +242,13 @@ export const plansRoutes: FastifyPluginAsyncZod<{
       onRequest,
     },
     async (request) =>
-      setCancelAtPeriodEnd(
-        db,
-        await visible(request, request.params.app),
-        currentUser(request).id,
-        request.params.id,
-        true,
-      ),
+      setCancelAtPeriodEnd(db, {
+        app: await visible(request, request.params.app),
+        subscriberId: currentUser(request).id,
+        id: request.params.id,
+        cancel: true,
+        stripe,
+      }),
   );
 
   app.get(

@@ -1,5 +1,5 @@
 import type { CreatePackageSchema, Package, Subscription, UpdatePackageSchema } from "@promptmint/contracts";
-import { and, asc, desc, eq, gt, isNull, lte, sql } from "drizzle-orm";
+import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, lte, sql } from "drizzle-orm";
 import type { z } from "zod";
 import type { Database } from "../../db/client.ts";
 import { applications, packages, payments, subscriptions } from "../../db/schema/index.ts";
@@ -13,11 +13,12 @@ import {
   splitFee,
   walletBalance,
 } from "./ledger.service.ts";
+import type { StripeGateway } from "./stripe-gateway.ts";
 
-const PERIOD_DAYS = 30;
+export const PERIOD_DAYS = 30;
 const DAY_MS = 86_400_000;
-type PackageRow = typeof packages.$inferSelect;
-type SubscriptionRow = typeof subscriptions.$inferSelect;
+export type PackageRow = typeof packages.$inferSelect;
+export type SubscriptionRow = typeof subscriptions.$inferSelect;
 
 export function toPackage(row: PackageRow): Package {
   return {
@@ -46,6 +47,7 @@ export function toSubscription(
     application_slug: appSlug,
     status: row.status,
     cancel_at_period_end: row.cancelAtPeriodEnd,
+    renews_from: row.stripeSubscriptionId ? "card" : "wallet",
     current_period_start: row.currentPeriodStart.toISOString(),
     current_period_end: row.currentPeriodEnd.toISOString(),
     days_remaining:
@@ -88,7 +90,7 @@ export async function createPackage(
   return toPackage(row);
 }
 
-async function findPackage(db: Database, app: ApplicationRow, id: string): Promise<PackageRow> {
+export async function findPackage(db: Database, app: ApplicationRow, id: string): Promise<PackageRow> {
   const [row] = /^[0-9a-f-]{36}$/i.test(id)
     ? await db
         .select()
@@ -124,10 +126,43 @@ export async function updatePackage(
   return toPackage(row);
 }
 
-/** Plans with subscribers are never deleted, only withdrawn from sale. */
-export async function deactivatePackage(db: Database, app: ApplicationRow, id: string): Promise<void> {
+/**
+ * Plans with subscribers are never deleted, only withdrawn from sale. Their subscriptions end at
+ * period end: wallet ones at our renewal, card ones because Stripe is told to cancel them then.
+ */
+export async function deactivatePackage(
+  db: Database,
+  app: ApplicationRow,
+  id: string,
+  stripe: StripeGateway | undefined,
+): Promise<void> {
   await findPackage(db, app, id);
   await db.update(packages).set({ isActive: false }).where(eq(packages.id, id));
+  const billedByStripe = await db
+    .select({ id: subscriptions.id, stripeSubscriptionId: subscriptions.stripeSubscriptionId })
+    .from(subscriptions)
+    .where(
+      and(
+        eq(subscriptions.packageId, id),
+        inArray(subscriptions.status, ["active", "past_due", "incomplete"]),
+        eq(subscriptions.cancelAtPeriodEnd, false),
+        isNotNull(subscriptions.stripeSubscriptionId),
+      ),
+    );
+  for (const row of billedByStripe) await setCancelOnStripe(db, stripe, row, true);
+}
+
+/** Changes a card subscription's cancel_at_period_end on Stripe and keeps what Stripe answers. */
+async function setCancelOnStripe(
+  db: Database,
+  stripe: StripeGateway | undefined,
+  row: { id: string; stripeSubscriptionId: string | null },
+  cancel: boolean,
+): Promise<void> {
+  if (!stripe || !row.stripeSubscriptionId)
+    throw new AppError("unavailable", "This subscription is billed by Stripe, which is not configured");
+  const cancelAtPeriodEnd = await stripe.setCancelAtPeriodEnd(row.stripeSubscriptionId, cancel);
+  await db.update(subscriptions).set({ cancelAtPeriodEnd }).where(eq(subscriptions.id, row.id));
 }
 
 export async function listSubscriptions(
@@ -168,6 +203,96 @@ export async function getSubscription(
   return toSubscription(row.subscription, row.name, app.slug);
 }
 
+/** The plan of this app the caller may subscribe to: on sale, and not the caller's own app. */
+export async function subscribablePlan(
+  db: Database,
+  app: ApplicationRow,
+  subscriberId: string,
+  packageId: string,
+): Promise<PackageRow> {
+  const plan = await findPackage(db, app, packageId);
+  if (!plan.isActive) throw new AppError("conflict", "This plan is not available");
+  if (app.ownerId === subscriberId)
+    throw new AppError("conflict", "You own this app: your own calls are already free");
+  return plan;
+}
+
+/** One live subscription per plan and subscriber; a card subscription awaiting its first invoice counts. */
+export async function refuseSecondSubscription(
+  db: Database,
+  plan: PackageRow,
+  subscriberId: string,
+  now: Date,
+): Promise<void> {
+  const [existing] = await db
+    .select({ id: subscriptions.id })
+    .from(subscriptions)
+    .where(
+      and(
+        eq(subscriptions.packageId, plan.id),
+        eq(subscriptions.subscriberId, subscriberId),
+        inArray(subscriptions.status, ["active", "incomplete"]),
+        gt(subscriptions.currentPeriodEnd, now),
+      ),
+    )
+    .limit(1);
+  if (existing) throw new AppError("conflict", "You already have an active subscription to this plan");
+}
+
+export async function insertSubscription(
+  db: Database,
+  plan: PackageRow,
+  subscriberId: string,
+  status: "active" | "incomplete",
+  now: Date,
+): Promise<SubscriptionRow> {
+  const [created] = await db
+    .insert(subscriptions)
+    .values({
+      packageId: plan.id,
+      applicationId: plan.applicationId,
+      subscriberId,
+      status,
+      currentPeriodStart: now,
+      currentPeriodEnd: new Date(now.getTime() + PERIOD_DAYS * DAY_MS),
+      callsIncluded: plan.includedCalls,
+    })
+    .returning();
+  return created as SubscriptionRow;
+}
+
+/**
+ * A period's payment for a plan (wallet, card payment or Stripe invoice) to the creator's earnings
+ * minus the platform fee, inside the caller's transaction, once per reference.
+ */
+export async function postPlanPayment(
+  db: Database,
+  options: {
+    source: string;
+    creatorId: string;
+    amountCents: number;
+    feePercent: number;
+    reference: string;
+    description: string;
+  },
+): Promise<boolean> {
+  const [earnings, platform] = await Promise.all([
+    accountFor(db, "earnings", options.creatorId),
+    accountFor(db, "platform_fee", null),
+  ]);
+  const { fee, net } = splitFee(options.amountCents, options.feePercent);
+  return postTransaction(db, {
+    kind: "subscription",
+    reference: options.reference,
+    description: options.description,
+    entries: [
+      { accountId: options.source, amountCents: -options.amountCents },
+      { accountId: earnings, amountCents: net },
+      ...(fee > 0 ? [{ accountId: platform, amountCents: fee }] : []),
+    ],
+  });
+}
+
 /**
  * Subscribes the caller: the first period is paid by a succeeded card payment made for this plan,
  * or from the wallet. Either way the money goes to the creator (minus the fee) in the same
@@ -185,31 +310,12 @@ export async function subscribe(
   },
 ): Promise<Subscription> {
   const { app, subscriberId } = options;
-  const plan = await findPackage(db, app, options.packageId);
-  if (!plan.isActive) throw new AppError("conflict", "This plan is not available");
-  if (app.ownerId === subscriberId)
-    throw new AppError("conflict", "You own this app: your own calls are already free");
+  const plan = await subscribablePlan(db, app, subscriberId, options.packageId);
   const now = new Date();
   try {
     const row = await db.transaction(async (tx) => {
       const t = tx as unknown as Database;
-      const [existing] = await t
-        .select({ id: subscriptions.id })
-        .from(subscriptions)
-        .where(
-          and(
-            eq(subscriptions.packageId, plan.id),
-            eq(subscriptions.subscriberId, subscriberId),
-            eq(subscriptions.status, "active"),
-            gt(subscriptions.currentPeriodEnd, now),
-          ),
-        )
-        .limit(1);
-      if (existing) throw new AppError("conflict", "You already have an active subscription to this plan");
-      const [earnings, platform] = await Promise.all([
-        accountFor(t, "earnings", app.ownerId),
-        accountFor(t, "platform_fee", null),
-      ]);
+      await refuseSecondSubscription(t, plan, subscriberId, now);
       let source: string;
       let reference: string;
       if (options.paymentIntentId) {
@@ -238,29 +344,15 @@ export async function subscribe(
         source = await accountFor(t, "wallet", subscriberId);
         reference = crypto.randomUUID();
       }
-      const { fee, net } = splitFee(plan.priceCents, options.feePercent);
-      await postTransaction(t, {
-        kind: "subscription",
+      await postPlanPayment(t, {
+        source,
+        creatorId: app.ownerId,
+        amountCents: plan.priceCents,
+        feePercent: options.feePercent,
         reference,
         description: `Plan '${plan.name}' for ${app.name}`,
-        entries: [
-          { accountId: source, amountCents: -plan.priceCents },
-          { accountId: earnings, amountCents: net },
-          ...(fee > 0 ? [{ accountId: platform, amountCents: fee }] : []),
-        ],
       });
-      const [created] = await t
-        .insert(subscriptions)
-        .values({
-          packageId: plan.id,
-          applicationId: app.id,
-          subscriberId,
-          currentPeriodStart: now,
-          currentPeriodEnd: new Date(now.getTime() + PERIOD_DAYS * DAY_MS),
-          callsIncluded: plan.includedCalls,
-        })
-        .returning();
-      return created as SubscriptionRow;
+      return insertSubscription(t, plan, subscriberId, "active", now);
     });
     return toSubscription(row, plan.name, app.slug);
   } catch (error) {
@@ -272,17 +364,27 @@ export async function subscribe(
   }
 }
 
+/** A card subscription is changed on Stripe first (its webhook confirms); a wallet one here. */
 export async function setCancelAtPeriodEnd(
   db: Database,
-  app: ApplicationRow,
-  subscriberId: string,
-  id: string,
-  cancel: boolean,
+  options: {
+    app: ApplicationRow;
+    subscriberId: string;
+    id: string;
+    cancel: boolean;
+    stripe: StripeGateway | undefined;
+  },
 ): Promise<Subscription> {
+  const { app, subscriberId, id, cancel } = options;
   const current = await getSubscription(db, app, subscriberId, id);
   if (current.status !== "active")
     throw new AppError("conflict", "Only an active subscription can be changed");
-  await db.update(subscriptions).set({ cancelAtPeriodEnd: cancel }).where(eq(subscriptions.id, id));
+  const [row] = await db
+    .select({ id: subscriptions.id, stripeSubscriptionId: subscriptions.stripeSubscriptionId })
+    .from(subscriptions)
+    .where(eq(subscriptions.id, id));
+  if (row?.stripeSubscriptionId) await setCancelOnStripe(db, options.stripe, row, cancel);
+  else await db.update(subscriptions).set({ cancelAtPeriodEnd: cancel }).where(eq(subscriptions.id, id));
   return getSubscription(db, app, subscriberId, id);
 }
 
@@ -320,7 +422,8 @@ export async function refundIncludedCall(db: Database, subscriptionId: string): 
 
 /**
  * At period end: canceling subscriptions end; others renew from the wallet (the plan's current
- * price), or become past_due when the wallet cannot pay.
+ * price), or become past_due when the wallet cannot pay. Card subscriptions are left to Stripe
+ * Billing and its webhooks, so a period is never paid twice.
  */
 export async function renewDueSubscriptions(
   db: Database,
@@ -332,7 +435,13 @@ export async function renewDueSubscriptions(
     .from(subscriptions)
     .innerJoin(packages, eq(packages.id, subscriptions.packageId))
     .innerJoin(applications, eq(applications.id, subscriptions.applicationId))
-    .where(and(eq(subscriptions.status, "active"), lte(subscriptions.currentPeriodEnd, now)))
+    .where(
+      and(
+        eq(subscriptions.status, "active"),
+        lte(subscriptions.currentPeriodEnd, now),
+        isNull(subscriptions.stripeSubscriptionId),
+      ),
+    )
     .limit(200);
   for (const { subscription, plan, ownerId } of due) {
     if (subscription.cancelAtPeriodEnd || !plan.isActive) {
@@ -361,21 +470,13 @@ export async function renewDueSubscriptions(
           )
           .returning({ id: subscriptions.id });
         if (!claimed) return;
-        const [wallet, earnings, platform] = await Promise.all([
-          accountFor(t, "wallet", subscription.subscriberId),
-          accountFor(t, "earnings", ownerId),
-          accountFor(t, "platform_fee", null),
-        ]);
-        const { fee, net } = splitFee(plan.priceCents, feePercent);
-        await postTransaction(t, {
-          kind: "subscription",
+        await postPlanPayment(t, {
+          source: await accountFor(t, "wallet", subscription.subscriberId),
+          creatorId: ownerId,
+          amountCents: plan.priceCents,
+          feePercent,
           reference: `${subscription.id}:${subscription.currentPeriodEnd.toISOString()}`,
           description: `Plan '${plan.name}' renewed`,
-          entries: [
-            { accountId: wallet, amountCents: -plan.priceCents },
-            { accountId: earnings, amountCents: net },
-            ...(fee > 0 ? [{ accountId: platform, amountCents: fee }] : []),
-          ],
         });
       })
       .catch(async (error) => {

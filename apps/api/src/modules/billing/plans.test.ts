@@ -206,9 +206,19 @@ describe("subscriptions", () => {
     expect((await renewing.api("GET", `/api/app/${slug}/subscriptions/`)).body[0].calls_used).toBe(0);
   });
 
-  it("answers 402 when the wallet cannot pay for the plan", async () => {
+  it("answers 402 when the wallet cannot pay for the plan, and takes no saved card without Stripe", async () => {
     const { slug, plan } = await appWithPlan();
     const consumer = await createCaller(server.baseUrl);
+    const saved = await consumer.api("POST", `/api/app/${slug}/payment-methods/`, {
+      body: { billing_address: address, card },
+    });
+    const byCard = await consumer.api("POST", `/api/app/${slug}/subscriptions/`, {
+      body: { package_id: plan.id, payment_method_id: saved.body.id },
+    });
+    expect(byCard.status).toBe(400);
+    expect(byCard.body.fields).toEqual({
+      payment_method_id: "is only accepted when payments go through Stripe",
+    });
     const response = await consumer.api("POST", `/api/app/${slug}/subscriptions/`, {
       body: { package_id: plan.id },
     });

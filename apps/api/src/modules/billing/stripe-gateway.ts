@@ -1,12 +1,19 @@
 import type { PaymentIntent } from "@promptmint/contracts";
-import { and, eq, ne } from "drizzle-orm";
+import { and, eq, isNull, ne } from "drizzle-orm";
 import Stripe from "stripe";
 import type { Config } from "../../config.ts";
 import type { Database } from "../../db/client.ts";
-import { payments, stripeCustomers, stripeEvents } from "../../db/schema/index.ts";
+import { packages, payments, stripeCustomers, stripeEvents } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { postTopUp } from "./ledger.service.ts";
+import { type PackageRow, PERIOD_DAYS } from "./plans.service.ts";
+import {
+  applyInvoiceFailed,
+  applyInvoicePaid,
+  applySubscriptionChange,
+  SUBSCRIPTION_METADATA_KEY,
+} from "./stripe-subscriptions.ts";
 
 /** Stripe's documented tolerance for a webhook's timestamp. */
 const WEBHOOK_TOLERANCE_SECONDS = 300;
@@ -23,6 +30,17 @@ export interface StripeGateway {
     user: LocalUser,
     paymentMethodId: string,
   ): Promise<{ brand: string; last4: string; expMonth: number; expYear: number }>;
+  /**
+   * Starts Stripe Billing for a plan: the saved card pays the first period now (a decline creates
+   * nothing) and each period after; the webhooks move our subscription row.
+   */
+  createSubscription(
+    db: Database,
+    user: LocalUser,
+    options: { plan: PackageRow; paymentMethodId: string; subscriptionId: string },
+  ): Promise<string>;
+  /** Returns cancel_at_period_end as Stripe now reports it. */
+  setCancelAtPeriodEnd(stripeSubscriptionId: string, cancel: boolean): Promise<boolean>;
   /** Verifies and applies one webhook delivery; a redelivered event id is acknowledged without effect. */
   handleWebhook(
     db: Database,
@@ -32,6 +50,7 @@ export interface StripeGateway {
 }
 
 export function createStripeGateway(config: Config): StripeGateway | undefined {
+  const feePercent = config.platformFeePercent;
   const { secretKey, publishableKey, webhookSecret, apiUrl } = config.stripe;
   if (!secretKey || !publishableKey) return undefined;
   const endpoint = apiUrl ? new URL(apiUrl) : undefined;
@@ -73,6 +92,20 @@ export function createStripeGateway(config: Config): StripeGateway | undefined {
       .where(eq(stripeCustomers.userId, user.id))
       .limit(1);
     return stored?.customerId ?? customer.id;
+  }
+
+  /** The plan's Stripe Product, created on its first card subscription; prices go inline. */
+  async function productFor(db: Database, plan: PackageRow): Promise<string> {
+    if (plan.stripeProductId) return plan.stripeProductId;
+    const product = await stripe.products.create(
+      { name: plan.name, metadata: { package_id: plan.id } },
+      { idempotencyKey: `product-${plan.id}` },
+    );
+    await db
+      .update(packages)
+      .set({ stripeProductId: product.id })
+      .where(and(eq(packages.id, plan.id), isNull(packages.stripeProductId)));
+    return product.id;
   }
 
   return {
@@ -121,6 +154,48 @@ export function createStripeGateway(config: Config): StripeGateway | undefined {
       };
     },
 
+    async createSubscription(db, user, { plan, paymentMethodId, subscriptionId }) {
+      const [customer, product] = await Promise.all([customerFor(db, user), productFor(db, plan)]);
+      try {
+        const subscription = await stripe.subscriptions.create(
+          {
+            customer,
+            default_payment_method: paymentMethodId,
+            items: [
+              {
+                price_data: {
+                  currency: plan.currency,
+                  product,
+                  unit_amount: plan.priceCents,
+                  recurring: { interval: "day", interval_count: PERIOD_DAYS },
+                },
+              },
+            ],
+            payment_behavior: "error_if_incomplete",
+            off_session: true,
+            metadata: {
+              [SUBSCRIPTION_METADATA_KEY]: subscriptionId,
+              promptmint_user_id: user.id,
+              package_id: plan.id,
+            },
+          },
+          { idempotencyKey: `subscription-${subscriptionId}` },
+        );
+        return subscription.id;
+      } catch (error) {
+        if (error instanceof Stripe.errors.StripeCardError)
+          throw new AppError("payment_required", error.message);
+        throw new AppError("upstream_failed", "Stripe could not start the subscription");
+      }
+    },
+
+    async setCancelAtPeriodEnd(stripeSubscriptionId, cancel) {
+      const subscription = await stripe.subscriptions.update(stripeSubscriptionId, {
+        cancel_at_period_end: cancel,
+      });
+      return subscription.cancel_at_period_end;
+    },
+
     async handleWebhook(db, rawBody, signature) {
       if (!webhookSecret)
         throw new AppError("unavailable", "STRIPE_WEBHOOK_SECRET is not configured on this server");
@@ -143,20 +218,36 @@ export function createStripeGateway(config: Config): StripeGateway | undefined {
           .onConflictDoNothing()
           .returning({ id: stripeEvents.id });
         if (!fresh) return true;
-        if (event.type === "payment_intent.succeeded")
-          await applySucceeded(t, event.data.object as Stripe.PaymentIntent);
-        if (event.type === "payment_intent.payment_failed") {
-          const intent = event.data.object as Stripe.PaymentIntent;
-          await t
-            .update(payments)
-            .set({ status: "failed" })
-            .where(
-              and(
-                eq(payments.gateway, "stripe"),
-                eq(payments.externalId, intent.id),
-                ne(payments.status, "succeeded"),
-              ),
+        switch (event.type) {
+          case "payment_intent.succeeded":
+            await applySucceeded(t, event.data.object);
+            break;
+          case "payment_intent.payment_failed":
+            await t
+              .update(payments)
+              .set({ status: "failed" })
+              .where(
+                and(
+                  eq(payments.gateway, "stripe"),
+                  eq(payments.externalId, event.data.object.id),
+                  ne(payments.status, "succeeded"),
+                ),
+              );
+            break;
+          case "invoice.paid":
+            await applyInvoicePaid(t, event.data.object, feePercent);
+            break;
+          case "invoice.payment_failed":
+            await applyInvoiceFailed(t, event.data.object);
+            break;
+          case "customer.subscription.updated":
+          case "customer.subscription.deleted":
+            await applySubscriptionChange(
+              t,
+              event.data.object,
+              event.type === "customer.subscription.deleted",
             );
+            break;
         }
         return false;
       });

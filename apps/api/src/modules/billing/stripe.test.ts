@@ -1,131 +1,25 @@
-import http from "node:http";
-import type { AddressInfo } from "node:net";
-import Stripe from "stripe";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type Caller, createCaller } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { type SeenRequest, type StripeTestServer, startStripeTestServer } from "../../test/fake-stripe.ts";
+import type { TestServer } from "../../test/server.ts";
 import { reconcile } from "./ledger.service.ts";
 
-const WEBHOOK_SECRET = "whsec_test_secret_0123456789";
-const SECRET_KEY = "sk_test_promptmint_123";
-
-/** A loopback Stripe: checks what the official SDK sends and answers with Stripe's documented objects. */
-interface SeenRequest {
-  method: string;
-  path: string;
-  form: URLSearchParams;
-  headers: http.IncomingHttpHeaders;
-}
-const seen: SeenRequest[] = [];
-let counter = 0;
-let firstCustomer: string | undefined;
-const fakeStripe = http.createServer((req, res) => {
-  let raw = "";
-  req.on("data", (chunk) => {
-    raw += chunk;
-  });
-  req.on("end", () => {
-    const form = new URLSearchParams(raw);
-    seen.push({ method: req.method ?? "", path: req.url ?? "", form, headers: req.headers });
-    const json = (status: number, body: object) => {
-      res.writeHead(status, { "content-type": "application/json", "request-id": `req_${++counter}` });
-      res.end(JSON.stringify(body));
-    };
-    if (req.headers.authorization !== `Bearer ${SECRET_KEY}`)
-      return json(401, { error: { type: "invalid_request_error", message: "Invalid API Key provided" } });
-    if (req.method === "POST" && req.url === "/v1/customers") {
-      const customerId = `cus_${++counter}`;
-      firstCustomer ??= customerId;
-      return json(200, {
-        id: customerId,
-        object: "customer",
-        email: form.get("email"),
-        metadata: {},
-      });
-    }
-    if (req.method === "POST" && req.url === "/v1/payment_intents") {
-      const id = `pi_${++counter}`;
-      return json(200, {
-        id,
-        object: "payment_intent",
-        amount: Number(form.get("amount")),
-        currency: form.get("currency"),
-        customer: form.get("customer"),
-        client_secret: `${id}_secret_abc`,
-        status: "requires_payment_method",
-        metadata: {},
-      });
-    }
-    if (req.method === "POST" && req.url === "/v1/setup_intents") {
-      const id = `seti_${++counter}`;
-      return json(200, {
-        id,
-        object: "setup_intent",
-        client_secret: `${id}_secret_abc`,
-        status: "requires_payment_method",
-        customer: form.get("customer"),
-      });
-    }
-    const method = /^\/v1\/payment_methods\/(pm_[a-z]+)$/.exec(req.url ?? "");
-    if (req.method === "GET" && method) {
-      const customer = method[1] === "pm_mine" ? firstCustomer : "cus_someone_else";
-      return json(200, {
-        id: method[1],
-        object: "payment_method",
-        customer,
-        card: { brand: "visa", last4: "4242", exp_month: 8, exp_year: 2031 },
-      });
-    }
-    json(404, {
-      error: {
-        type: "invalid_request_error",
-        message: `Unrecognized request URL (${req.method}: ${req.url})`,
-      },
-    });
-  });
-});
-
-let testDb: TestDatabase;
+let stripe: StripeTestServer;
 let server: TestServer;
+let seen: SeenRequest[];
 let buyer: Caller;
-const signer = new Stripe("sk_test_unused");
 
 beforeAll(async () => {
-  await new Promise<void>((resolve) => fakeStripe.listen(0, "127.0.0.1", resolve));
-  const { port } = fakeStripe.address() as AddressInfo;
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb, {
-    env: {
-      STRIPE_SECRET_KEY: SECRET_KEY,
-      STRIPE_PUBLISHABLE_KEY: "pk_test_promptmint",
-      STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
-      STRIPE_API_URL: `http://127.0.0.1:${port}`,
-    },
-  });
+  stripe = await startStripeTestServer();
+  server = stripe.server;
+  seen = stripe.fake.seen;
   buyer = await createCaller(server.baseUrl, "Card Holder");
 });
 afterEach(async () => expect((await reconcile(server.database.db)).ok).toBe(true));
-afterAll(async () => {
-  await server?.stop();
-  await testDb?.destroy();
-  await new Promise((resolve) => fakeStripe.close(resolve));
-});
+afterAll(() => stripe?.stop());
 
-async function deliver(event: object, options: { secret?: string; timestamp?: number } = {}) {
-  const payload = JSON.stringify(event);
-  const header = signer.webhooks.generateTestHeaderString({
-    payload,
-    secret: options.secret ?? WEBHOOK_SECRET,
-    timestamp: options.timestamp,
-  });
-  const response = await fetch(`${server.baseUrl}/api/billing/stripe/webhook`, {
-    method: "POST",
-    headers: { "content-type": "application/json", "stripe-signature": header },
-    body: payload,
-  });
-  return { status: response.status, body: await response.json() };
-}
+const deliver = (event: object, options?: { secret?: string; timestamp?: number }) =>
+  stripe.deliver(event, options);
 const succeeded = (id: string, piId: string, amount: number) => ({
   id,
   object: "event",

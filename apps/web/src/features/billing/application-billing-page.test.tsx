@@ -58,13 +58,20 @@ describe("billing and subscriptions", () => {
         subscriptionFixture({ id: "s2", package_name: "Team", cancel_at_period_end: true }),
         subscriptionFixture({ id: "s3", package_name: "Old", status: "canceled" }),
         subscriptionFixture({ id: "s4", package_name: "Late", status: "past_due" }),
+        subscriptionFixture({ id: "s5", package_name: "Carded", renews_from: "card" }),
+        subscriptionFixture({ id: "s6", package_name: "Waiting", status: "incomplete", renews_from: "card" }),
       ],
     });
 
     const pro = within(await screen.findByRole("listitem", { name: "Pro" }));
     expect(pro.getByText("active").className).toContain("green");
     expect(pro.getByText("2 / 2")).toBeDefined();
-    expect(pro.getByText(/12 days remaining/)).toBeDefined();
+    expect(pro.getByText(/12 days remaining · from your wallet/)).toBeDefined();
+    expect(within(subscriptionItem("Carded")).getByText(/· charged to your card/)).toBeDefined();
+    const waiting = within(subscriptionItem("Waiting"));
+    expect(waiting.getByText("incomplete").className).toContain("yellow");
+    expect(waiting.getByText("Waiting for Stripe to confirm the card payment")).toBeDefined();
+    expect(waiting.queryByRole("button", { name: /Cancel/ })).toBeNull();
     expect(pro.getByRole("button", { name: "Cancel Pro subscription" })).toBeDefined();
 
     const team = within(subscriptionItem("Team"));

@@ -1,4 +1,5 @@
-import type { Package } from "@promptmint/contracts";
+import type { Package, PaymentMethod } from "@promptmint/contracts";
+import { useQuery } from "@tanstack/react-query";
 import { CreditCard, Wallet } from "lucide-react";
 import { type FormEvent, useState } from "react";
 import { Link } from "react-router";
@@ -18,11 +19,13 @@ import {
   StripeCardField,
   useStripeCard,
 } from "../../components/ui/stripe-card-field";
+import { cn } from "../../lib/cn";
 import { formatCents } from "../../lib/format";
 import { STRIPE_NOT_LOADED } from "../../lib/sandbox-payments";
-import { stripeBillingDetails, useStripePublishableKey } from "../../lib/stripe";
+import { useStripePublishableKey } from "../../lib/stripe";
 import { useWallet } from "../../lib/wallet-query";
 import { BillingStepError } from "./api/billing-errors";
+import { paymentMethodsQueryOptions } from "./api/list-payment-methods";
 import { useSubscribeToPlan } from "./api/subscribe-to-plan";
 import { useSubscribeToPlanWithStripe } from "./api/subscribe-to-plan-stripe";
 import {
@@ -47,6 +50,8 @@ export function CheckoutDialog({
   const subscribe = useSubscribeToPlan(appSlug);
   const subscribeStripe = useSubscribeToPlanWithStripe(appSlug);
   const usesStripe = useStripePublishableKey() !== null;
+  const savedCards = useQuery({ ...paymentMethodsQueryOptions(appSlug), enabled: usesStripe });
+  const savedCard = usesStripe ? savedCards.data?.find((card) => card.is_default) : undefined;
   const reset = () => {
     subscribe.reset();
     subscribeStripe.reset();
@@ -66,10 +71,12 @@ export function CheckoutDialog({
       {plan && (
         <PaymentElementsProvider>
           <CheckoutForm
-            key={plan.id}
+            // The default card may load after the dialog opens; it is then offered, and chosen, first.
+            key={`${plan.id}:${savedCard?.id ?? ""}`}
             plan={plan}
             subscribe={subscribe}
             subscribeStripe={usesStripe ? subscribeStripe : null}
+            savedCard={savedCard}
             onDone={() => {
               reset();
               onClose();
@@ -85,18 +92,21 @@ function CheckoutForm({
   plan,
   subscribe,
   subscribeStripe,
+  savedCard,
   onDone,
 }: {
   plan: Package;
   subscribe: ReturnType<typeof useSubscribeToPlan>;
-  /** Set when the host runs Stripe: card payments are confirmed through Stripe Elements instead. */
+  /** Set when the host runs Stripe: cards are set up with Stripe Elements and charged by Stripe Billing. */
   subscribeStripe: ReturnType<typeof useSubscribeToPlanWithStripe> | null;
+  /** The default saved card, offered first when the host runs Stripe. */
+  savedCard: PaymentMethod | undefined;
   onDone: () => void;
 }) {
   const paymentsReady = usePaymentsReady();
   const getStripeCard = useStripeCard();
   const wallet = useWallet();
-  const [payWith, setPayWith] = useState<PayWith>("card");
+  const [payWith, setPayWith] = useState<PayWith>(savedCard ? "saved" : "card");
   const [card, setCard] = useState(EMPTY_CARD);
   const [address, setAddress] = useState(EMPTY_BILLING_ADDRESS);
   const [cardErrors, setCardErrors] = useState<CardFieldErrors>({});
@@ -117,6 +127,14 @@ function CheckoutForm({
       subscribe.mutate({ plan, payment: { method: "wallet" } }, { onSuccess });
       return;
     }
+    if (payWith === "saved" && savedCard && subscribeStripe) {
+      subscribe.reset();
+      subscribeStripe.mutate(
+        { plan, payment: { method: "saved", paymentMethodId: savedCard.id } },
+        { onSuccess },
+      );
+      return;
+    }
     if (!paymentsReady) {
       setNotLoaded(true);
       return;
@@ -132,7 +150,7 @@ function CheckoutForm({
       }
       subscribe.reset();
       subscribeStripe.mutate(
-        { plan, card: stripeCard, billingDetails: stripeBillingDetails(parsedAddress.address) },
+        { plan, payment: { method: "new", card: stripeCard, billingAddress: parsedAddress.address } },
         { onSuccess },
       );
       return;
@@ -158,15 +176,26 @@ function CheckoutForm({
 
       <fieldset>
         <legend className="mb-2 text-sm font-semibold text-slate-900">Pay with</legend>
-        <div className="grid gap-2 sm:grid-cols-2">
+        <div className={cn("grid gap-2", savedCard ? "sm:grid-cols-3" : "sm:grid-cols-2")}>
+          {savedCard && (
+            <PayWithOption
+              value="saved"
+              current={payWith}
+              onChange={setPayWith}
+              disabled={busy}
+              icon={CreditCard}
+              label={`Card •••• ${savedCard.card_last4}`}
+              detail="Charged now and each period"
+            />
+          )}
           <PayWithOption
             value="card"
             current={payWith}
             onChange={setPayWith}
             disabled={busy}
             icon={CreditCard}
-            label="Card"
-            detail="Pay the first period by card"
+            label={savedCard ? "New card" : "Card"}
+            detail={subscribeStripe ? "Saved, then charged each period" : "Pay the first period by card"}
           />
           <PayWithOption
             value="wallet"
@@ -200,6 +229,11 @@ function CheckoutForm({
             onChange={setAddress}
           />
         </>
+      ) : payWith === "saved" ? (
+        <p className="text-sm text-slate-600">
+          {formatCents(plan.price_cents)} is charged to your card ending {savedCard?.card_last4} now and at
+          the start of each period until you cancel.
+        </p>
       ) : (
         <p className="text-sm text-slate-600">
           {formatCents(plan.price_cents)} is taken from your wallet balance now.{" "}

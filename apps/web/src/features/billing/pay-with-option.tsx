@@ -2,7 +2,8 @@ import type { LucideIcon } from "lucide-react";
 import { useId } from "react";
 import { cn } from "../../lib/cn";
 
-export type PayWith = "card" | "wallet";
+/** `saved`: the default saved card, charged each period by Stripe Billing (Stripe only). */
+export type PayWith = "saved" | "card" | "wallet";
 
 /** One choice of the checkout's 'Pay with' radio group, drawn as a selectable tile. */
 export function PayWithOption({

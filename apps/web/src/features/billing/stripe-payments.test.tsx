@@ -201,38 +201,40 @@ describe("adding a card through Stripe", () => {
 });
 
 describe("plan checkout through Stripe", () => {
-  it("confirms the plan's payment, then subscribes with its id once the webhook has marked it paid", async () => {
-    const stripe = fakeStripe();
-    stripeJs.current = stripe;
-    let subscribeCalls = 0;
-    const api = stubFetch({
+  const checkoutApi = (savedCards: object[]) =>
+    stubFetch({
       "POST /api/app/my-app/create-payment-intent/": () =>
         jsonResponse({
-          id: "pi_9",
-          client_secret: "pi_9_secret_abc",
-          amount: 500,
+          id: "seti_9",
+          client_secret: "seti_9_secret_abc",
+          amount: 0,
           currency: "usd",
           gateway: "stripe",
         }),
-      "POST /api/app/my-app/subscriptions/": () => {
-        subscribeCalls += 1;
-        if (subscribeCalls === 1)
-          return jsonResponse(
-            { code: "bad_request", message: "payment_intent_id is not a completed payment", status: 400 },
-            400,
-          );
-        return jsonResponse(subscriptionFixture(), 201);
-      },
+      "POST /api/app/my-app/payment-methods/": () =>
+        jsonResponse(paymentMethodFixture({ id: "pm-new", is_default: false }), 201),
+      "GET /api/app/my-app/payment-methods/": () => jsonResponse(savedCards),
+      "POST /api/app/my-app/subscriptions/": () =>
+        jsonResponse(subscriptionFixture({ status: "incomplete", renews_from: "card" }), 201),
       "GET /api/app/my-app/subscriptions/": () => jsonResponse([]),
       "GET /api/wallet/": () => jsonResponse({}),
     });
-    const onClose = vi.fn();
+  async function openCheckout(onClose: () => void) {
     const router = createMemoryRouter([
       { path: "/", element: <CheckoutDialog appSlug="my-app" plan={packageFixture()} onClose={onClose} /> },
     ]);
     renderWithConfig(<RouterProvider router={router} />);
-    const form = within(await screen.findByRole("dialog", { name: "Subscribe to Pro" }));
+    return within(await screen.findByRole("dialog", { name: "Subscribe to Pro" }));
+  }
+
+  it("sets a new card up with Stripe, saves it, and subscribes with it so Stripe renews on it", async () => {
+    const stripe = fakeStripe();
+    stripeJs.current = stripe;
+    const api = checkoutApi([]);
+    const onClose = vi.fn();
+    const form = await openCheckout(onClose);
     expect(form.queryByLabelText("Card number")).toBeNull();
+    expect(form.getByText("Saved, then charged each period")).toBeDefined();
     await waitFor(() => expect(stripe.card.mount).toHaveBeenCalled());
 
     await userEvent.type(form.getByLabelText("Name on card"), "Ada Lovelace");
@@ -241,13 +243,12 @@ describe("plan checkout through Stripe", () => {
     await userEvent.type(form.getByLabelText("Postal code"), "78701");
     await userEvent.click(form.getByRole("button", { name: /^Subscribe for/ }));
 
-    await waitFor(() => expect(onClose).toHaveBeenCalled(), { timeout: 4000 });
+    await waitFor(() => expect(onClose).toHaveBeenCalled());
     expect(api.callsTo("POST /api/app/my-app/create-payment-intent/")[0]?.body).toEqual({
-      amount: 500,
+      amount: 0,
       currency: "usd",
-      package_id: "plan-pro",
     });
-    expect(stripe.confirmCardPayment).toHaveBeenCalledWith("pi_9_secret_abc", {
+    expect(stripe.confirmCardSetup).toHaveBeenCalledWith("seti_9_secret_abc", {
       payment_method: {
         card: stripe.card,
         billing_details: {
@@ -256,8 +257,38 @@ describe("plan checkout through Stripe", () => {
         },
       },
     });
-    const subscribes = api.callsTo("POST /api/app/my-app/subscriptions/");
-    expect(subscribes).toHaveLength(2);
-    expect(subscribes[1]?.body).toEqual({ package_id: "plan-pro", payment_intent_id: "pi_9" });
+    expect(stripe.confirmCardPayment).not.toHaveBeenCalled();
+    expect(api.callsTo("POST /api/app/my-app/payment-methods/")[0]?.body).toMatchObject({
+      stripe_payment_method_id: "pm_stripe_123",
+      set_default: false,
+    });
+    expect(api.callsTo("POST /api/app/my-app/subscriptions/")[0]?.body).toEqual({
+      package_id: "plan-pro",
+      payment_method_id: "pm-new",
+    });
+  });
+
+  it("offers the default saved card first and subscribes with it without asking for a card", async () => {
+    const stripe = fakeStripe();
+    stripeJs.current = stripe;
+    const api = checkoutApi([paymentMethodFixture({ id: "pm-1", card_last4: "4242", is_default: true })]);
+    const onClose = vi.fn();
+    const form = await openCheckout(onClose);
+    const saved = await form.findByRole("radio", { name: "Card •••• 4242" });
+    expect((saved as HTMLInputElement).checked).toBe(true);
+    expect(form.getByRole("radio", { name: "New card" })).toBeDefined();
+    expect(
+      form.getByText(/is charged to your card ending 4242 now and at the start of each period/),
+    ).toBeDefined();
+
+    await userEvent.click(form.getByRole("button", { name: /^Subscribe for/ }));
+
+    await waitFor(() => expect(onClose).toHaveBeenCalled());
+    expect(api.callsTo("POST /api/app/my-app/subscriptions/")[0]?.body).toEqual({
+      package_id: "plan-pro",
+      payment_method_id: "pm-1",
+    });
+    expect(api.callsTo("POST /api/app/my-app/create-payment-intent/")).toHaveLength(0);
+    expect(stripe.confirmCardSetup).not.toHaveBeenCalled();
   });
 });

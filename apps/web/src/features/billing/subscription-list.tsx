@@ -115,9 +115,17 @@ function SubscriptionItem({ subscription, onCancel }: { subscription: Subscripti
           </div>
           <p className="mt-1 flex items-center gap-1.5 text-sm text-slate-500">
             <CalendarClock className="size-4" aria-hidden="true" />
-            {ending ? "Ends" : "Renews"} on {formatDate(subscription.current_period_end)} ·{" "}
-            {formatNumber(subscription.days_remaining)} {subscription.days_remaining === 1 ? "day" : "days"}{" "}
-            remaining
+            {subscription.status === "incomplete" ? (
+              "Waiting for Stripe to confirm the card payment"
+            ) : (
+              <>
+                {ending ? "Ends" : "Renews"} on {formatDate(subscription.current_period_end)} ·{" "}
+                {formatNumber(subscription.days_remaining)}{" "}
+                {subscription.days_remaining === 1 ? "day" : "days"} remaining
+                {!ending &&
+                  (subscription.renews_from === "card" ? " · charged to your card" : " · from your wallet")}
+              </>
+            )}
           </p>
         </div>
         {canCancel(subscription) && (

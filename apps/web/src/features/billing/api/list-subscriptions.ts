@@ -19,6 +19,9 @@ export function subscriptionsQueryOptions(appSlug: string) {
   return queryOptions({
     queryKey: subscriptionsQueryKey(appSlug),
     queryFn: ({ signal }) => fetchSubscriptions(appSlug, signal),
+    // A card subscription is incomplete until Stripe's webhook reports its first invoice paid.
+    refetchInterval: (query) =>
+      query.state.data?.some((subscription) => subscription.status === "incomplete") ? 2000 : false,
   });
 }
 

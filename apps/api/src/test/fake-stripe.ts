@@ -1,0 +1,225 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import Stripe from "stripe";
+import { createTestDatabase } from "./database.ts";
+import { startTestServer, type TestServer } from "./server.ts";
+
+/** What the official SDK sent to the fake. */
+export interface SeenRequest {
+  method: string;
+  path: string;
+  form: URLSearchParams;
+  headers: http.IncomingHttpHeaders;
+}
+
+export interface FakeStripe {
+  /** For STRIPE_API_URL. */
+  url: string;
+  seen: SeenRequest[];
+  /** Stands in for Stripe.js confirming a SetupIntent: the card is then attached to its customer. */
+  confirmSetup(clientSecret: string, paymentMethodId: string): void;
+  /**
+   * Runs before a created subscription is answered, as Stripe's webhooks can outrun its answer;
+   * `lose-answer` then answers a 500 instead, as if the connection failed after Stripe acted.
+   */
+  beforeSubscriptionAnswer?: (subscription: {
+    id: string;
+    metadata: Record<string, string>;
+  }) => Promise<"answer" | "lose-answer">;
+  close(): Promise<void>;
+}
+
+/** A Stripe test card whose charges Stripe declines. */
+export const DECLINED_CARD = "pm_card_chargeDeclined";
+
+/**
+ * A loopback Stripe: checks the secret key the official SDK sends and answers with Stripe's
+ * documented objects. A payment method belongs to the customer whose SetupIntent confirmed it
+ * (`pm_mine` to the first customer created).
+ */
+export async function startFakeStripe(secretKey: string): Promise<FakeStripe> {
+  const seen: SeenRequest[] = [];
+  const setupCustomers = new Map<string, string>();
+  const cardOwners = new Map<string, string>();
+  const fake: FakeStripe = {
+    url: "",
+    seen,
+    confirmSetup(clientSecret, paymentMethodId) {
+      const customer = setupCustomers.get(clientSecret.split("_secret_")[0] ?? "");
+      if (!customer) throw new Error(`no setup intent for ${clientSecret}`);
+      cardOwners.set(paymentMethodId, customer);
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+  let counter = 0;
+  let firstCustomer: string | undefined;
+  const server = http.createServer((req, res) => {
+    let raw = "";
+    req.on("data", (chunk) => {
+      raw += chunk;
+    });
+    req.on("end", () => {
+      const form = new URLSearchParams(raw);
+      const path = req.url ?? "";
+      seen.push({ method: req.method ?? "", path, form, headers: req.headers });
+      const json = (status: number, body: object) => {
+        res.writeHead(status, { "content-type": "application/json", "request-id": `req_${++counter}` });
+        res.end(JSON.stringify(body));
+      };
+      if (req.headers.authorization !== `Bearer ${secretKey}`)
+        return json(401, { error: { type: "invalid_request_error", message: "Invalid API Key provided" } });
+      const post = req.method === "POST";
+      if (post && path === "/v1/customers") {
+        const customerId = `cus_${++counter}`;
+        firstCustomer ??= customerId;
+        return json(200, { id: customerId, object: "customer", email: form.get("email"), metadata: {} });
+      }
+      if (post && path === "/v1/payment_intents") {
+        const id = `pi_${++counter}`;
+        return json(200, {
+          id,
+          object: "payment_intent",
+          amount: Number(form.get("amount")),
+          currency: form.get("currency"),
+          customer: form.get("customer"),
+          client_secret: `${id}_secret_abc`,
+          status: "requires_payment_method",
+          metadata: {},
+        });
+      }
+      if (post && path === "/v1/setup_intents") {
+        const id = `seti_${++counter}`;
+        setupCustomers.set(id, form.get("customer") ?? "");
+        return json(200, {
+          id,
+          object: "setup_intent",
+          client_secret: `${id}_secret_abc`,
+          status: "requires_payment_method",
+          customer: form.get("customer"),
+        });
+      }
+      const ownerOf = (card: string) => (card === "pm_mine" ? firstCustomer : cardOwners.get(card));
+      const method = /^\/v1\/payment_methods\/(pm_\w+)$/.exec(path);
+      if (req.method === "GET" && method?.[1]) {
+        return json(200, {
+          id: method[1],
+          object: "payment_method",
+          customer: ownerOf(method[1]) ?? "cus_someone_else",
+          card: { brand: "visa", last4: "4242", exp_month: 8, exp_year: 2031 },
+        });
+      }
+      if (post && path === "/v1/products")
+        return json(200, { id: `prod_${++counter}`, object: "product", name: form.get("name") });
+      if (post && path === "/v1/subscriptions") {
+        const card = form.get("default_payment_method") ?? "";
+        if (ownerOf(card) !== form.get("customer"))
+          return json(400, {
+            error: {
+              type: "invalid_request_error",
+              message: `The customer does not have a payment method ${card}`,
+            },
+          });
+        if (card === DECLINED_CARD)
+          return json(402, {
+            error: { type: "card_error", code: "card_declined", message: "Your card was declined." },
+          });
+        const created = {
+          id: `sub_${++counter}`,
+          object: "subscription",
+          customer: form.get("customer"),
+          status: "active",
+          cancel_at_period_end: false,
+          metadata: Object.fromEntries(
+            [...form]
+              .filter(([key]) => key.startsWith("metadata["))
+              .map(([key, value]) => [key.slice(9, -1), value]),
+          ),
+        };
+        void (fake.beforeSubscriptionAnswer?.(created) ?? Promise.resolve()).then((outcome) => {
+          if (outcome !== "lose-answer") return json(200, created);
+          res.writeHead(500, { "content-type": "application/json", "stripe-should-retry": "false" });
+          res.end(JSON.stringify({ error: { type: "api_error", message: "An unknown error occurred" } }));
+        });
+        return;
+      }
+      const subscription = /^\/v1\/subscriptions\/(sub_\d+)$/.exec(path);
+      if (post && subscription)
+        return json(200, {
+          id: subscription[1],
+          object: "subscription",
+          status: "active",
+          cancel_at_period_end: form.get("cancel_at_period_end") === "true",
+        });
+      json(404, {
+        error: {
+          type: "invalid_request_error",
+          message: `Unrecognized request URL (${req.method}: ${path})`,
+        },
+      });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  fake.url = `http://127.0.0.1:${port}`;
+  return fake;
+}
+
+const signer = new Stripe("sk_test_unused");
+export const WEBHOOK_SECRET = "whsec_test_secret_0123456789";
+const SECRET_KEY = "sk_test_promptmint_123";
+
+export interface StripeTestServer {
+  fake: FakeStripe;
+  server: TestServer;
+  /** Posts an event to the server's webhook, signed like Stripe signs it (with WEBHOOK_SECRET unless told). */
+  deliver(
+    event: object,
+    options?: { secret?: string; timestamp?: number },
+  ): Promise<{ status: number; body: Record<string, unknown> }>;
+  stop(): Promise<void>;
+}
+
+/** The real server on its own test database, with Stripe configured and pointed at a fresh fake. */
+export async function startStripeTestServer(): Promise<StripeTestServer> {
+  const fake = await startFakeStripe(SECRET_KEY);
+  const testDb = await createTestDatabase();
+  const server = await startTestServer(testDb, {
+    env: {
+      STRIPE_SECRET_KEY: SECRET_KEY,
+      STRIPE_PUBLISHABLE_KEY: "pk_test_promptmint",
+      STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
+      STRIPE_API_URL: fake.url,
+      GATEWAY_RATE_LIMIT_PER_MINUTE: "100000",
+    },
+  });
+  return {
+    fake,
+    server,
+    deliver: (event, options = {}) =>
+      deliverWebhook(server.baseUrl, event, { secret: options.secret ?? WEBHOOK_SECRET, ...options }),
+    async stop() {
+      await server.stop();
+      await testDb.destroy();
+      await fake.close();
+    },
+  };
+}
+
+async function deliverWebhook(
+  baseUrl: string,
+  event: object,
+  options: { secret: string; timestamp?: number },
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const payload = JSON.stringify(event);
+  const header = signer.webhooks.generateTestHeaderString({
+    payload,
+    secret: options.secret,
+    timestamp: options.timestamp,
+  });
+  const response = await fetch(`${baseUrl}/api/billing/stripe/webhook`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "stripe-signature": header },
+    body: payload,
+  });
+  return { status: response.status, body: await response.json() };
+}
