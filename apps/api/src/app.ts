@@ -24,6 +24,7 @@ import { installErrorHandler } from "./lib/error-handler.ts";
 import { installMetrics } from "./lib/metrics.ts";
 import { createSafeFetch } from "./lib/safe-fetch.ts";
 import { createSecretBox } from "./lib/secrets.ts";
+import { installSecurityHeaders } from "./lib/security-headers.ts";
 import { analyticsRoutes } from "./modules/analytics/analytics.routes.ts";
 import { applicationsRoutes } from "./modules/applications/applications.routes.ts";
 import { authRoutes } from "./modules/auth/auth.routes.ts";
@@ -36,7 +37,7 @@ import { renewDueSubscriptions } from "./modules/billing/plans.service.ts";
 import { createStripeGateway } from "./modules/billing/stripe-gateway.ts";
 import { gatewayRoutes } from "./modules/gateway/gateway.routes.ts";
 import { openAiRoutes } from "./modules/gateway/openai.routes.ts";
-import { createMemoryRateLimiter } from "./modules/gateway/rate-limit.ts";
+import { createMemoryRateLimiter, createRedisRateLimiter } from "./modules/gateway/rate-limit.ts";
 import { keysRoutes } from "./modules/keys/keys.routes.ts";
 import { createLlmClient } from "./modules/models/llm.ts";
 import { promptsRoutes } from "./modules/prompts/prompts.routes.ts";
@@ -70,7 +71,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       redact: ["req.headers.authorization", "req.headers.cookie", "res.headers['set-cookie']"],
     },
     bodyLimit: BODY_LIMIT_BYTES,
-    trustProxy: true,
+    trustProxy: config.trustProxy,
     routerOptions: { ignoreTrailingSlash: false },
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
@@ -81,6 +82,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   if (!options.database) app.addHook("onClose", () => database.close());
 
   installErrorHandler(app);
+  const securityHeaders = installSecurityHeaders(app, config);
   const registry = installMetrics(app);
 
   await app.register(fastifySwagger, {
@@ -129,7 +131,14 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const guards = createAuthGuards({ verifyToken, db });
   const secrets = createSecretBox(config.secretKey);
   const llm = createLlmClient(config);
-  const rateLimiter = createMemoryRateLimiter(config.gatewayRateLimitPerMinute);
+  const limits = {
+    perCallerPerMinute: config.gatewayRateLimitPerMinute,
+    perIpPerMinute: config.gatewayRateLimitPerIpPerMinute,
+  };
+  const rateLimiter = config.redisUrl
+    ? createRedisRateLimiter(limits, { url: config.redisUrl, keyPrefix: config.redisKeyPrefix, log: app.log })
+    : createMemoryRateLimiter(limits);
+  app.addHook("onClose", () => rateLimiter.close());
   const stripe = createStripeGateway(config);
   const safeFetch = createSafeFetch({ allowPrivate: config.allowPrivateUpstreams, timeoutMs: 30_000 });
   await seedWorkflowProviders(db);
@@ -147,6 +156,17 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(fastifyMultipart, { limits: { fileSize: config.maxUploadBytes, files: 1, fields: 10 } });
 
   await app.register(systemRoutes, { db, registry });
+
+  const gatewayOptions = {
+    db,
+    guards,
+    llm,
+    rateLimiter,
+    secrets,
+    safeFetch,
+    feePercent: config.platformFeePercent,
+    publicUrl: config.publicUrl,
+  };
 
   // The product API, under /api and again under the versioned root /api/v1.
   const api = async (scope: FastifyInstance) => {
@@ -171,15 +191,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       publicUrl: config.publicUrl,
       stripe,
     });
-    await scope.register(gatewayRoutes, {
-      db,
-      guards,
-      llm,
-      rateLimiter,
-      secrets,
-      safeFetch,
-      feePercent: config.platformFeePercent,
-      publicUrl: config.publicUrl,
+    // The gateway alone accepts cross-origin calls (the management API does not).
+    await scope.register(async (gateway) => {
+      gateway.addHook("onRoute", securityHeaders.allowCors);
+      await gateway.register(gatewayRoutes, gatewayOptions);
     });
   };
   await app.register(api, { prefix: "/api" });
@@ -194,16 +209,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   );
 
   // OpenAI-compatible gateway: the official SDK's baseURL is /api/v1.
-  await app.register(openAiRoutes, {
-    prefix: "/api/v1",
-    db,
-    guards,
-    llm,
-    rateLimiter,
-    secrets,
-    safeFetch,
-    feePercent: config.platformFeePercent,
-    publicUrl: config.publicUrl,
+  await app.register(async (gateway) => {
+    gateway.addHook("onRoute", securityHeaders.allowCors);
+    await gateway.register(openAiRoutes, { prefix: "/api/v1", ...gatewayOptions });
   });
 
   if (options.serveWeb !== false && existsSync(path.join(webDist, "index.html"))) {
