@@ -25,13 +25,19 @@ export async function startCountingUpstream() {
         res.writeHead(200, { "content-type": "application/json" });
         res.end(JSON.stringify({ answer: "fine", usage: { input_tokens: 1, output_tokens: 1 } }));
       };
-      if (behaviour === "hang") return;
-      if (behaviour === "malformed") {
+      // A path ending in /hang or /slow overrides the behaviour for that app alone.
+      const mode: UpstreamBehaviour = req.url?.endsWith("/hang")
+        ? "hang"
+        : req.url?.endsWith("/slow")
+          ? { delayMs: 1500 }
+          : behaviour;
+      if (mode === "hang") return;
+      if (mode === "malformed") {
         res.writeHead(200, { "content-type": "text/html" });
         res.end("<html><body>502 Bad Gateway</body></html>");
         return;
       }
-      if (behaviour === "huge") {
+      if (mode === "huge") {
         res.writeHead(200, { "content-type": "application/json" });
         res.write('{"answer":"');
         const chunk = "x".repeat(64 * 1024);
@@ -47,11 +53,11 @@ export async function startCountingUpstream() {
         pump();
         return;
       }
-      if (typeof behaviour === "object") {
+      if (typeof mode === "object") {
         const timer = setTimeout(() => {
           timers.delete(timer);
           if (!res.destroyed) answer();
-        }, behaviour.delayMs);
+        }, mode.delayMs);
         timers.add(timer);
         return;
       }
