@@ -148,6 +148,12 @@ describe("the database going away under load (PostgreSQL behind a proxy that is 
     await proxy.cut();
     const during = [];
     for (let i = 0; i < 5; i++) during.push(await call());
+    const openAiStyle = await consumer.api("POST", "/api/v1/chat/completions", {
+      auth: consumerKey,
+      body: { model: slug, messages: [{ role: "user", content: "hi" }] },
+    });
+    expect(openAiStyle.status, JSON.stringify(openAiStyle.body)).toBe(503);
+    expect(openAiStyle.headers.get("retry-after")).toBe("5");
     const flown = await Promise.all(inFlight);
     vendor.set({ kind: "echo" });
 

@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import type { Database } from "../../db/client.ts";
 import { applications } from "../../db/schema/index.ts";
+import { databaseUnavailable } from "../../lib/database-errors.ts";
 import { AppError } from "../../lib/errors.ts";
 import type { SafeFetch } from "../../lib/safe-fetch.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
@@ -70,7 +71,8 @@ export const openAiRoutes: FastifyPluginAsyncZod<{
 }> = async (app, { db, guards, llm, rateLimiter, secrets, safeFetch, feePercent, publicUrl }) => {
   // OpenAI's error shape on these routes, with our status codes.
   app.setErrorHandler(
-    (error: Error & { statusCode?: number; validation?: unknown; code?: string }, _request, reply) => {
+    (thrown: Error & { statusCode?: number; validation?: unknown; code?: string }, _request, reply) => {
+      const error = (databaseUnavailable(thrown) ?? thrown) as typeof thrown;
       const status =
         error instanceof AppError
           ? error.status
