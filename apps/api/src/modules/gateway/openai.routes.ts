@@ -71,8 +71,9 @@ export const openAiRoutes: FastifyPluginAsyncZod<{
 }> = async (app, { db, guards, llm, rateLimiter, secrets, safeFetch, feePercent, publicUrl }) => {
   // OpenAI's error shape on these routes, with our status codes.
   app.setErrorHandler(
-    (thrown: Error & { statusCode?: number; validation?: unknown; code?: string }, _request, reply) => {
-      const error = (databaseUnavailable(thrown) ?? thrown) as typeof thrown;
+    (error: Error & { statusCode?: number; validation?: unknown; code?: string }, _request, reply) => {
+      const unavailable = databaseUnavailable(error);
+      if (unavailable) error = unavailable;
       const status =
         error instanceof AppError
           ? error.status
