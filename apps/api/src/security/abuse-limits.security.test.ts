@@ -168,7 +168,10 @@ describe("rate limits across two API processes sharing Redis", () => {
 
   it("keeps limiting in memory, with a warning, when Redis cannot be reached", async () => {
     const warnings: string[] = [];
-    const log = { warn: (_o: unknown, m: string) => warnings.push(m), info: () => {} } as never;
+    const log = {
+      warn: (...args: unknown[]) => warnings.push(args.map(String).join(" ")),
+      info: () => {},
+    } as never;
     const limiter = createRedisRateLimiter(
       { perCallerPerMinute: 3, perIpPerMinute: 100 },
       { url: "redis://127.0.0.1:1", keyPrefix: "pm-unreachable:", log, commandTimeoutMs: 200 },

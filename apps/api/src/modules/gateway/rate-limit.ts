@@ -106,9 +106,10 @@ return {count, ttl}
 `;
 
 /**
- * Limits shared by every process on one Redis. When Redis cannot answer (down, or slower than
- * `commandTimeoutMs`), calls are counted in this process instead, with a warning: the limits keep
- * holding per process rather than failing open entirely or refusing every paid call.
+ * Limits shared by every process on one Redis. When Redis cannot answer (not connected, or slower
+ * than `commandTimeoutMs`), calls are counted in this process instead, with a warning: the limits
+ * keep holding per process rather than failing open entirely or refusing every paid call. The
+ * timeout is generous because a busy event loop can delay reading a reply that already arrived.
  */
 export function createRedisRateLimiter(
   limits: RateLimits,
@@ -118,7 +119,7 @@ export function createRedisRateLimiter(
     lazyConnect: false,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
-    commandTimeout: options.commandTimeoutMs ?? 500,
+    commandTimeout: options.commandTimeoutMs ?? 2000,
     retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
   });
   const fallback = createMemoryCounter(Date.now);
@@ -133,6 +134,11 @@ export function createRedisRateLimiter(
   });
 
   const count: WindowCounter = async (key) => {
+    if (redis.status !== "ready") {
+      if (!degraded) options.log.warn("Redis unreachable: rate limits are counted per process");
+      degraded = true;
+      return fallback(key);
+    }
     try {
       const [count, ttl] = (await redis.eval(HIT_SCRIPT, 1, `${options.keyPrefix}rl:${key}`, WINDOW_MS)) as [
         number,
