@@ -31,6 +31,10 @@ test("the SPA, the sign-up page and the API docs run under the strict CSP withou
   await expect(page).toHaveURL(/\/dashboard$/);
   await expect(page.getByRole("button", { name: "User menu" })).toBeVisible();
 
+  // The sign-in callback alone may be framed, by this origin only (silent renew's hidden frame).
+  const callback = await page.request.get("/auth/callback");
+  expect(callback.headers()["content-security-policy"]).toMatch(/frame-ancestors 'self'$/);
+
   await page.goto("/api/docs");
   await expect(page.getByText("Promptmint API").first()).toBeVisible();
   expect(violations).toEqual([]);

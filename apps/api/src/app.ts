@@ -24,7 +24,7 @@ import { installErrorHandler } from "./lib/error-handler.ts";
 import { installMetrics } from "./lib/metrics.ts";
 import { createSafeFetch } from "./lib/safe-fetch.ts";
 import { createSecretBox } from "./lib/secrets.ts";
-import { installSecurityHeaders } from "./lib/security-headers.ts";
+import { contentSecurityPolicy, installSecurityHeaders } from "./lib/security-headers.ts";
 import { analyticsRoutes } from "./modules/analytics/analytics.routes.ts";
 import { applicationsRoutes } from "./modules/applications/applications.routes.ts";
 import { authRoutes } from "./modules/auth/auth.routes.ts";
@@ -215,13 +215,15 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   });
 
   if (options.serveWeb !== false && existsSync(path.join(webDist, "index.html"))) {
-    await registerWeb(app);
+    await registerWeb(app, config);
   }
   return app;
 }
 
 /** The built SPA, with history fallback for every non-API GET that asks for HTML. */
-async function registerWeb(app: FastifyInstance) {
+async function registerWeb(app: FastifyInstance, config: Config) {
+  // Silent renew without a refresh token loads the sign-in callback in a hidden same-origin frame.
+  const callbackPolicy = contentSecurityPolicy(config, ["'self'"]);
   await app.register(fastifyStatic, { root: webDist, wildcard: false, index: false, maxAge: "1h" });
   const indexHtml = path.join(webDist, "index.html");
   app.get("/favicon.ico", (_request, reply) => reply.redirect("/favicon.svg", 301));
@@ -238,6 +240,7 @@ async function registerWeb(app: FastifyInstance) {
     if (/^\/assets\//.test(url) || path.extname(url)) {
       return reply.sendFile(url.slice(1), { maxAge: "365d", immutable: url.startsWith("/assets/") });
     }
+    if (url === "/auth/callback") reply.header("content-security-policy", callbackPolicy);
     return reply.header("cache-control", "no-cache").sendFile("index.html");
   });
 }

@@ -55,7 +55,8 @@ const EnvSchema = z.object({
   SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
   LLM_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(600).default(60),
   GATEWAY_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(60),
-  GATEWAY_RATE_LIMIT_PER_IP_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
+  /** Default: 10 × GATEWAY_RATE_LIMIT_PER_MINUTE (ten busy keys behind one address). */
+  GATEWAY_RATE_LIMIT_PER_IP_PER_MINUTE: z.coerce.number().int().min(1).max(100_000_000).optional(),
   MAX_UPLOAD_BYTES: z.coerce
     .number()
     .int()
@@ -150,7 +151,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     platformFeePercent: env.PLATFORM_FEE_PERCENT,
     llmTimeoutSeconds: env.LLM_TIMEOUT_SECONDS,
     gatewayRateLimitPerMinute: env.GATEWAY_RATE_LIMIT_PER_MINUTE,
-    gatewayRateLimitPerIpPerMinute: env.GATEWAY_RATE_LIMIT_PER_IP_PER_MINUTE,
+    gatewayRateLimitPerIpPerMinute:
+      env.GATEWAY_RATE_LIMIT_PER_IP_PER_MINUTE ?? 10 * env.GATEWAY_RATE_LIMIT_PER_MINUTE,
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     shutdownTimeoutSeconds: env.SHUTDOWN_TIMEOUT_SECONDS,
     redisKeyPrefix: env.REDIS_KEY_PREFIX,

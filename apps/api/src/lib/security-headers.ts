@@ -36,12 +36,17 @@ export function contentSecurityPolicy(config: Config, frameAncestors: string[] =
   const issuer = !config.oidc.embedded && config.oidc.issuer ? new URL(config.oidc.issuer).origin : undefined;
   const directives: [string, ...(string | false | undefined)[]][] = [
     ["default-src", "'self'"],
-    ["script-src", "'self'", stripe && "https://js.stripe.com"],
+    ["script-src", "'self'", stripe && "https://js.stripe.com https://*.js.stripe.com"],
     ["style-src", "'self'", "'unsafe-inline'"],
     ["img-src", "'self'", "data:", "https:"],
     ["font-src", "'self'", "data:"],
     ["connect-src", "'self'", issuer, stripe && "https://api.stripe.com"],
-    ["frame-src", "'self'", issuer, stripe && "https://js.stripe.com", stripe && "https://hooks.stripe.com"],
+    [
+      "frame-src",
+      "'self'",
+      issuer,
+      stripe && "https://js.stripe.com https://*.js.stripe.com https://hooks.stripe.com",
+    ],
     ["object-src", "'none'"],
     ["base-uri", "'self'"],
     ["form-action", "'self'"],

@@ -5,6 +5,7 @@ import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../app.ts";
 import { loadConfig } from "../config.ts";
+import { contentSecurityPolicy } from "../lib/security-headers.ts";
 import { type Caller, createCaller } from "../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../test/database.ts";
 import { startSignIn } from "../test/oidc-client.ts";
@@ -133,6 +134,33 @@ describe("security headers", () => {
       headers: { origin: "https://shop.example", "access-control-request-method": "GET" },
     });
     expect(preflight.statusCode).toBe(204);
+  });
+});
+
+describe("the Content-Security-Policy", () => {
+  it("adds Stripe.js and an external issuer only when configured, and never inline script", () => {
+    const base = {
+      NODE_ENV: "test",
+      DATA_DIR: mkdtempSync(path.join(os.tmpdir(), "pm-data-")),
+      SECRET_KEY: "test-secret-key-that-is-long-enough-0123456789",
+    };
+    const plain = contentSecurityPolicy(loadConfig(base));
+    expect(plain).toContain("script-src 'self';");
+    expect(plain).toContain("connect-src 'self';");
+    expect(plain).not.toContain("stripe");
+    const configured = contentSecurityPolicy(
+      loadConfig({
+        ...base,
+        STRIPE_SECRET_KEY: "sk_test_x",
+        STRIPE_PUBLISHABLE_KEY: "pk_test_x",
+        OIDC_ISSUER: "https://id.example.com/tenant/",
+        OIDC_CLIENT_ID: "spa",
+      }),
+    );
+    expect(configured).toMatch(/script-src 'self' https:\/\/js\.stripe\.com https:\/\/\*\.js\.stripe\.com;/);
+    expect(configured).toMatch(/connect-src 'self' https:\/\/id\.example\.com https:\/\/api\.stripe\.com;/);
+    const scriptSrc = configured.split("; ").find((directive) => directive.startsWith("script-src"));
+    expect(scriptSrc).not.toMatch(/unsafe/);
   });
 });
 
