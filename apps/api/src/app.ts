@@ -22,6 +22,7 @@ import { installErrorHandler } from "./lib/error-handler.ts";
 import { installMetrics } from "./lib/metrics.ts";
 import { createSafeFetch } from "./lib/safe-fetch.ts";
 import { createSecretBox } from "./lib/secrets.ts";
+import { installSecurityHeaders } from "./lib/security-headers.ts";
 import { analyticsRoutes } from "./modules/analytics/analytics.routes.ts";
 import { applicationsRoutes } from "./modules/applications/applications.routes.ts";
 import { authRoutes } from "./modules/auth/auth.routes.ts";
@@ -39,7 +40,7 @@ import { exploreRoutes } from "./modules/explore/explore.routes.ts";
 import { gatewayRoutes } from "./modules/gateway/gateway.routes.ts";
 import type { GatewayDeps } from "./modules/gateway/gateway-call.ts";
 import { openAiRoutes } from "./modules/gateway/openai.routes.ts";
-import { createMemoryRateLimiter } from "./modules/gateway/rate-limit.ts";
+import { createMemoryRateLimiter, createRedisRateLimiter } from "./modules/gateway/rate-limit.ts";
 import { keysRoutes } from "./modules/keys/keys.routes.ts";
 import { createLlmClient } from "./modules/models/llm.ts";
 import { downloadRoutes } from "./modules/packaging/download.routes.ts";
@@ -74,7 +75,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       redact: ["req.headers.authorization", "req.headers.cookie", "res.headers['set-cookie']"],
     },
     bodyLimit: BODY_LIMIT_BYTES,
-    trustProxy: true,
+    trustProxy: config.trustProxy,
     routerOptions: { ignoreTrailingSlash: false },
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
@@ -85,6 +86,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   if (!options.database) app.addHook("onClose", () => database.close());
 
   installErrorHandler(app);
+  const securityHeaders = installSecurityHeaders(app, config);
   const registry = installMetrics(app);
 
   await app.register(fastifySwagger, {
@@ -133,7 +135,14 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const guards = createAuthGuards({ verifyToken, db });
   const secrets = createSecretBox(config.secretKey);
   const llm = createLlmClient(config);
-  const rateLimiter = createMemoryRateLimiter(config.gatewayRateLimitPerMinute);
+  const limits = {
+    perCallerPerMinute: config.gatewayRateLimitPerMinute,
+    perIpPerMinute: config.gatewayRateLimitPerIpPerMinute,
+  };
+  const rateLimiter = config.redisUrl
+    ? createRedisRateLimiter(limits, { url: config.redisUrl, keyPrefix: config.redisKeyPrefix, log: app.log })
+    : createMemoryRateLimiter(limits);
+  app.addHook("onClose", () => rateLimiter.close());
   const stripe = createStripeGateway(config);
   const safeFetch = createSafeFetch({ allowPrivate: config.allowPrivateUpstreams, timeoutMs: 30_000 });
   const embedTokens = createEmbedTokens(config.secretKey);
@@ -187,7 +196,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       stripe,
     });
     await scope.register(downloadRoutes, { db, guards, publicUrl: config.publicUrl });
-    await scope.register(gatewayRoutes, gatewayDeps);
+    // The gateway alone accepts cross-origin calls (the management API does not); the embed
+    // routes answer CORS for each app's allowed origins themselves.
+    await scope.register(async (gateway) => {
+      gateway.addHook("onRoute", securityHeaders.allowCors);
+      await gateway.register(gatewayRoutes, gatewayDeps);
+    });
     await scope.register(exploreRoutes, gatewayDeps);
     await scope.register(embedRoutes, { ...gatewayDeps, tokens: embedTokens });
   };
@@ -203,7 +217,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   );
 
   // OpenAI-compatible gateway: the official SDK's baseURL is /api/v1.
-  await app.register(openAiRoutes, { prefix: "/api/v1", ...gatewayDeps });
+  await app.register(async (gateway) => {
+    gateway.addHook("onRoute", securityHeaders.allowCors);
+    await gateway.register(openAiRoutes, { prefix: "/api/v1", ...gatewayDeps });
+  });
 
   // The embed loader and widget page, framed by creators' allowed sites (their own CSP).
   await app.register(widgetRoutes, { db, tokens: embedTokens });

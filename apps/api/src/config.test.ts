@@ -26,6 +26,27 @@ describe("loadConfig", () => {
     expect(loadConfig({ DATA_DIR: dir }).secretKey).toBe(config.secretKey);
   });
 
+  it("reads the hardening settings: per-IP limit, trusted proxies, shutdown deadline", () => {
+    const defaults = loadConfig({ DATA_DIR: dataDir(), GATEWAY_RATE_LIMIT_PER_MINUTE: "30" });
+    expect(defaults.gatewayRateLimitPerIpPerMinute).toBe(300);
+    expect(defaults.trustProxy).toBe("loopback,linklocal,uniquelocal");
+    expect(defaults.shutdownTimeoutSeconds).toBe(30);
+    expect(defaults.redisKeyPrefix).toBe("promptmint:");
+    const set = loadConfig({
+      DATA_DIR: dataDir(),
+      GATEWAY_RATE_LIMIT_PER_IP_PER_MINUTE: "45",
+      TRUST_PROXY: "false",
+      SHUTDOWN_TIMEOUT_SECONDS: "5",
+    });
+    expect(set.gatewayRateLimitPerIpPerMinute).toBe(45);
+    expect(set.trustProxy).toBe(false);
+    expect(set.shutdownTimeoutSeconds).toBe(5);
+    expect(loadConfig({ DATA_DIR: dataDir(), TRUST_PROXY: "true" }).trustProxy).toBe(true);
+    expect(() => loadConfig({ DATA_DIR: dataDir(), SHUTDOWN_TIMEOUT_SECONDS: "0" })).toThrow(
+      /SHUTDOWN_TIMEOUT_SECONDS/,
+    );
+  });
+
   it("names every bad variable", () => {
     const attempt = () =>
       loadConfig({

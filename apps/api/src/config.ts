@@ -49,8 +49,14 @@ const EnvSchema = z.object({
       .regex(/^rediss?:\/\//, "must be a redis:// URL")
       .optional(),
   ),
+  REDIS_KEY_PREFIX: z.string().default("promptmint:"),
+  /** Which peers may set X-Forwarded-For/-Proto: true, false, or addresses/CIDRs/proxy-addr names. */
+  TRUST_PROXY: z.string().default("loopback,linklocal,uniquelocal"),
+  SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
   LLM_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(600).default(60),
   GATEWAY_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(60),
+  /** Default: 10 × GATEWAY_RATE_LIMIT_PER_MINUTE (ten busy keys behind one address). */
+  GATEWAY_RATE_LIMIT_PER_IP_PER_MINUTE: z.coerce.number().int().min(1).max(100_000_000).optional(),
   MAX_UPLOAD_BYTES: z.coerce
     .number()
     .int()
@@ -81,6 +87,11 @@ export interface Config {
   platformFeePercent: number;
   llmTimeoutSeconds: number;
   gatewayRateLimitPerMinute: number;
+  gatewayRateLimitPerIpPerMinute: number;
+  /** Fastify's trustProxy: whose X-Forwarded-* headers decide the client's IP and protocol. */
+  trustProxy: boolean | string;
+  shutdownTimeoutSeconds: number;
+  redisKeyPrefix: string;
   maxUploadBytes: number;
   allowPrivateUpstreams: boolean;
   redisUrl: string | undefined;
@@ -140,6 +151,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     platformFeePercent: env.PLATFORM_FEE_PERCENT,
     llmTimeoutSeconds: env.LLM_TIMEOUT_SECONDS,
     gatewayRateLimitPerMinute: env.GATEWAY_RATE_LIMIT_PER_MINUTE,
+    gatewayRateLimitPerIpPerMinute:
+      env.GATEWAY_RATE_LIMIT_PER_IP_PER_MINUTE ?? 10 * env.GATEWAY_RATE_LIMIT_PER_MINUTE,
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
+    shutdownTimeoutSeconds: env.SHUTDOWN_TIMEOUT_SECONDS,
+    redisKeyPrefix: env.REDIS_KEY_PREFIX,
     maxUploadBytes: env.MAX_UPLOAD_BYTES,
     allowPrivateUpstreams: env.ALLOW_PRIVATE_UPSTREAMS,
     redisUrl: env.REDIS_URL,
@@ -158,6 +174,13 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       apiUrl: env.STRIPE_API_URL,
     },
   };
+}
+
+function parseTrustProxy(value: string): boolean | string {
+  const trimmed = value.trim();
+  if (trimmed === "true") return true;
+  if (trimmed === "false" || trimmed === "") return false;
+  return trimmed;
 }
 
 export const EMBEDDED_SPA_CLIENT_ID = "promptmint-web";

@@ -13,8 +13,16 @@ async function main() {
     throw error;
   }
   const app = await buildApp({ config });
+  // On SIGTERM the listener closes at once (new connections are refused, requests arriving on
+  // kept-alive connections get a 503), calls in flight run to completion, then the database
+  // closes. Past SHUTDOWN_TIMEOUT_SECONDS the process exits anyway; holds of calls cut short
+  // are released by another node's sweeper once they expire.
   const shutdown = async (signal: string) => {
     app.log.info({ signal }, "shutting down");
+    setTimeout(() => {
+      app.log.error({ timeoutSeconds: config.shutdownTimeoutSeconds }, "calls still running; exiting anyway");
+      process.exit(1);
+    }, config.shutdownTimeoutSeconds * 1000).unref();
     await app.close();
     process.exit(0);
   };

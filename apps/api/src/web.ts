@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import fastifyStatic from "@fastify/static";
 import type { FastifyInstance, FastifyReply } from "fastify";
 import type { Config } from "./config.ts";
+import { contentSecurityPolicy } from "./lib/security-headers.ts";
 import { runtimeConfigFor } from "./modules/system/system.routes.ts";
 
 /** Where `npm run build` puts the SPA. */
@@ -23,6 +24,8 @@ export function indexPage(html: string, config: Config): string {
 
 /** The built SPA, with history fallback for every non-API GET that asks for HTML. */
 export async function registerWeb(app: FastifyInstance, config: Config) {
+  // Silent renew without a refresh token loads the sign-in callback in a hidden same-origin frame.
+  const callbackPolicy = contentSecurityPolicy(config, ["'self'"]);
   const assetsDir = path.join(webDist, "assets");
   // The web build writes .br/.gz beside each asset (apps/web/scripts/precompress.mjs).
   await app.register(fastifyStatic, {
@@ -53,6 +56,7 @@ export async function registerWeb(app: FastifyInstance, config: Config) {
     if (/^\/assets\//.test(url) || path.extname(url)) {
       return reply.sendFile(url.slice(1), { maxAge: "365d", immutable: url.startsWith("/assets/") });
     }
+    if (url === "/auth/callback") reply.header("content-security-policy", callbackPolicy);
     return sendPage(reply);
   });
 }

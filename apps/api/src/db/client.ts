@@ -29,7 +29,18 @@ export async function openDatabase(options: {
   pgliteDir: string;
 }): Promise<DatabaseHandle> {
   if (options.databaseUrl) {
-    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 20 });
+    // A bounded wait for a connection, so requests fail fast (503) while the server is away
+    // instead of hanging until the client gives up.
+    const pool = new pg.Pool({
+      connectionString: options.databaseUrl,
+      max: 20,
+      connectionTimeoutMillis: 5000,
+    });
+    // An idle connection dropped by the server (restart, failover, pg_terminate_backend) emits
+    // 'error' on the pool; unhandled, that would crash the process. The pool replaces it, and
+    // the next query that fails reports the outage.
+    pool.on("error", () => {});
+    pool.on("connect", (client) => client.on("error", () => {}));
     const db = drizzlePg(pool, { schema }) as unknown as Database;
     const client = await pool.connect();
     try {

@@ -94,7 +94,12 @@ export async function signIn(
   input: { email: string; password: string; ip: string },
 ): Promise<SignInResult> {
   const email = normalizeEmail(input.email);
+  // The attempt is counted as a failure before the password is checked, and the limit is read
+  // after: concurrent guesses cannot all pass a check made before any of them was recorded.
+  const [attempt] = await db.insert(signInFailures).values({ email, ip: input.ip }).returning();
   if (await isThrottled(db, email, input.ip)) {
+    // A refused attempt does not count on top of the failures that caused the refusal.
+    if (attempt) await db.delete(signInFailures).where(eq(signInFailures.id, attempt.id));
     return {
       ok: false,
       reason: "throttled",
@@ -105,25 +110,25 @@ export async function signIn(
   dummyHash ??= hash("not-a-real-password", ARGON2);
   const valid = await verify(row?.passwordHash ?? (await dummyHash), input.password).catch(() => false);
   if (!row || !valid) {
-    await db.insert(signInFailures).values({ email, ip: input.ip });
     return { ok: false, reason: "invalid_credentials", message: "Incorrect email or password." };
   }
   await db.delete(signInFailures).where(eq(signInFailures.email, email));
   return { ok: true, account: { id: row.id, email: row.email, displayName: row.displayName } };
 }
 
+/** True when this attempt (already recorded) is past the limit for its email or its address. */
 async function isThrottled(db: Database, email: string, ip: string): Promise<boolean> {
   const since = new Date(Date.now() - THROTTLE_WINDOW_MS);
   const [byEmail] = await db
     .select({ n: count() })
     .from(signInFailures)
     .where(and(eq(signInFailures.email, email), gt(signInFailures.failedAt, since)));
-  if ((byEmail?.n ?? 0) >= MAX_FAILURES_PER_EMAIL) return true;
+  if ((byEmail?.n ?? 0) > MAX_FAILURES_PER_EMAIL) return true;
   const [byIp] = await db
     .select({ n: count() })
     .from(signInFailures)
     .where(and(eq(signInFailures.ip, ip), gt(signInFailures.failedAt, since)));
-  return (byIp?.n ?? 0) >= MAX_FAILURES_PER_IP;
+  return (byIp?.n ?? 0) > MAX_FAILURES_PER_IP;
 }
 
 export async function findAccountById(db: Database, id: string): Promise<IdentityAccount | undefined> {

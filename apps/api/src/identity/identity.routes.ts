@@ -171,10 +171,5 @@ async function finishLogin(
 }
 
 function sendPage(reply: FastifyReply, status: number, html: string) {
-  return reply
-    .status(status)
-    .header("cache-control", "no-store")
-    .header("content-security-policy", "default-src 'self'; frame-ancestors 'none'")
-    .type("text/html; charset=utf-8")
-    .send(html);
+  return reply.status(status).header("cache-control", "no-store").type("text/html; charset=utf-8").send(html);
 }

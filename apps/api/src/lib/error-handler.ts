@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance } from "fastify";
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from "fastify-type-provider-zod";
+import { databaseUnavailable } from "./database-errors.ts";
 import { AppError, type ErrorCode, errorStatus, invalidFields } from "./errors.ts";
 
 interface ValidationIssue {
@@ -45,6 +46,9 @@ export function installErrorHandler(app: FastifyInstance): void {
       appError = new AppError("internal_error", "Internal server error");
     } else if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
       appError = new AppError(statusToCode[error.statusCode] ?? "bad_request", describeClientError(error));
+    } else if (databaseUnavailable(error)) {
+      request.log.warn({ err: error }, "database unavailable");
+      appError = databaseUnavailable(error) as AppError;
     } else {
       request.log.error({ err: error }, "unhandled error");
       appError = new AppError("internal_error", "Internal server error");

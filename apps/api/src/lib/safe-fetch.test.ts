@@ -63,6 +63,8 @@ describe("the SSRF guard", () => {
       `http://[fd00::1]:${port}/`,
       `http://[fe80::1]:${port}/`,
       `http://localhost:${port}/`,
+      `http://localhost.:${port}/`,
+      `http://[::127.0.0.1]:${port}/`,
       "file:///etc/passwd",
       "gopher://127.0.0.1:70/",
     ]) {

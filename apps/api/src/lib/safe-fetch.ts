@@ -29,7 +29,8 @@ const BLOCKED_V4: [string, number][] = [
   ["240.0.0.0", 4],
 ];
 const BLOCKED_V6: [string, number][] = [
-  ["::", 128],
+  // Unspecified, loopback and the deprecated IPv4-compatible ::a.b.c.d (written ::7f00:1 once parsed).
+  ["::", 96],
   ["::1", 128],
   ["64:ff9b::", 96],
   ["64:ff9b:1::", 48],
@@ -156,7 +157,8 @@ export function createSafeFetch(options: SafeFetchOptions): SafeFetch {
     }
     if (url.username || url.password)
       throw new AppError("bad_request", "URLs with embedded credentials are not allowed");
-    const host = url.hostname.replace(/^\[|\]$/g, "");
+    // A trailing dot ("localhost.") names the same host as without it.
+    const host = url.hostname.replace(/^\[|\]$/g, "").replace(/\.$/, "");
     if (!options.allowPrivate && net.isIP(host) && isBlocked(host)) throw blockedError(url.hostname);
     if (!options.allowPrivate && /^(localhost|.*\.localhost|.*\.local|.*\.internal)$/i.test(host))
       throw blockedError(url.hostname);

@@ -153,8 +153,12 @@ export const embedRoutes: FastifyPluginAsyncZod<{
         );
       if (!(await listEmbedOrigins(db, application.id)).includes(claims.origin))
         throw new AppError("forbidden", `${claims.origin} is no longer allowed to embed this app`);
-      // Per visitor: anonymous visitors are told apart by address, which a page reload does not change.
-      reply.headers(rateLimitHeaders(await rateLimiter.consume(`embed:${application.id}:${request.ip}`)));
+      // Per visitor: the widget load's visitor id, and the address (which a page reload does not change).
+      const limit = await rateLimiter.consume({
+        caller: `embed:${application.id}:${claims.visitor}`,
+        ip: request.ip,
+      });
+      reply.headers(rateLimitHeaders(limit));
       return runEmbeddedCall(db, {
         request,
         application,

@@ -2,6 +2,7 @@ import { and, eq, or } from "drizzle-orm";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { applications } from "../../db/schema/index.ts";
+import { databaseUnavailable } from "../../lib/database-errors.ts";
 import { AppError } from "../../lib/errors.ts";
 import { currentUser } from "../auth/authenticate.ts";
 import type { ChatMessage } from "../models/llm.ts";
@@ -69,6 +70,8 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (
   // OpenAI's error shape on these routes, with our status codes.
   app.setErrorHandler(
     (error: Error & { statusCode?: number; validation?: unknown; code?: string }, _request, reply) => {
+      const unavailable = databaseUnavailable(error);
+      if (unavailable) error = unavailable;
       const status =
         error instanceof AppError
           ? error.status

@@ -1,4 +1,5 @@
-import type { FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from "fastify";
+import { Redis } from "ioredis";
 import { AppError } from "../../lib/errors.ts";
 
 export interface RateLimitResult {
@@ -8,49 +9,151 @@ export interface RateLimitResult {
 }
 
 export interface RateLimiter {
-  /** Counts one call for `key`; throws a 429 AppError (with headers) past the limit. */
-  consume(key: string): RateLimitResult;
+  /**
+   * Counts one call for the caller (API key or user) and one for the client's IP address; throws
+   * a 429 AppError (with Retry-After and RateLimit headers) when either is past its limit.
+   */
+  consume(keys: { caller: string; ip: string }): Promise<RateLimitResult>;
+  close(): Promise<void>;
 }
 
-/**
- * A fixed one-minute window per caller, in memory (one process). Issue 9 moves it to Redis so the
- * limit holds across processes. Windows are dropped as they expire so memory stays bounded.
- */
-export function createMemoryRateLimiter(limitPerMinute: number, now: () => number = Date.now): RateLimiter {
-  const windows = new Map<string, { start: number; count: number }>();
-  let lastSweep = now();
+export interface RateLimits {
+  perCallerPerMinute: number;
+  perIpPerMinute: number;
+}
 
+/** How many calls `key` made in its current window, this one included, and when the window ends. */
+type WindowCounter = (key: string) => Promise<{ count: number; resetMs: number }>;
+
+const WINDOW_MS = 60_000;
+
+/**
+ * Fixed one-minute windows: a key's window opens at its first call and lasts 60 s. Every call,
+ * refused ones included, increments the counter, so exactly `limit` calls pass per window however
+ * many processes count into the same Redis.
+ */
+function createLimiter(limits: RateLimits, count: WindowCounter, close: () => Promise<void>): RateLimiter {
   return {
-    consume(key) {
-      const t = now();
-      if (t - lastSweep > 60_000) {
-        for (const [k, w] of windows) if (t - w.start >= 60_000) windows.delete(k);
-        lastSweep = t;
-      }
-      let window = windows.get(key);
-      if (!window || t - window.start >= 60_000) {
-        window = { start: t, count: 0 };
-        windows.set(key, window);
-      }
-      const resetSeconds = Math.max(1, Math.ceil((window.start + 60_000 - t) / 1000));
-      if (window.count >= limitPerMinute) {
+    async consume({ caller, ip }) {
+      const [byCaller, byIp] = await Promise.all([count(`caller:${caller}`), count(`ip:${ip}`)]);
+      const refusedBy =
+        byCaller.count > limits.perCallerPerMinute
+          ? { limit: limits.perCallerPerMinute, resetMs: byCaller.resetMs, what: "calls per minute" }
+          : byIp.count > limits.perIpPerMinute
+            ? {
+                limit: limits.perIpPerMinute,
+                resetMs: byIp.resetMs,
+                what: "calls per minute from one address",
+              }
+            : undefined;
+      if (refusedBy) {
+        const resetSeconds = Math.max(1, Math.ceil(refusedBy.resetMs / 1000));
         throw new AppError(
           "rate_limited",
-          `Rate limit of ${limitPerMinute} calls per minute exceeded; retry in ${resetSeconds} s`,
+          `Rate limit of ${refusedBy.limit} ${refusedBy.what} exceeded; retry in ${resetSeconds} s`,
           {
             headers: {
               "retry-after": String(resetSeconds),
-              "ratelimit-limit": String(limitPerMinute),
+              "ratelimit-limit": String(refusedBy.limit),
               "ratelimit-remaining": "0",
               "ratelimit-reset": String(resetSeconds),
             },
           },
         );
       }
-      window.count += 1;
-      return { limit: limitPerMinute, remaining: limitPerMinute - window.count, resetSeconds };
+      return {
+        limit: limits.perCallerPerMinute,
+        remaining: limits.perCallerPerMinute - byCaller.count,
+        resetSeconds: Math.max(1, Math.ceil(byCaller.resetMs / 1000)),
+      };
     },
+    close,
   };
+}
+
+function createMemoryCounter(now: () => number): WindowCounter {
+  const windows = new Map<string, { start: number; count: number }>();
+  let lastSweep = now();
+  return async (key) => {
+    const t = now();
+    // Windows are dropped as they expire so memory stays bounded.
+    if (t - lastSweep > WINDOW_MS) {
+      for (const [k, w] of windows) if (t - w.start >= WINDOW_MS) windows.delete(k);
+      lastSweep = t;
+    }
+    let window = windows.get(key);
+    if (!window || t - window.start >= WINDOW_MS) {
+      window = { start: t, count: 0 };
+      windows.set(key, window);
+    }
+    window.count += 1;
+    return { count: window.count, resetMs: window.start + WINDOW_MS - t };
+  };
+}
+
+/** Limits counted in this process only (no REDIS_URL, or one process). */
+export function createMemoryRateLimiter(limits: RateLimits, now: () => number = Date.now): RateLimiter {
+  return createLimiter(limits, createMemoryCounter(now), async () => {});
+}
+
+// INCR and the window's expiry in one atomic step: no process can see a counter without a TTL.
+const HIT_SCRIPT = `
+local count = redis.call('INCR', KEYS[1])
+if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
+return {count, ttl}
+`;
+
+/**
+ * Limits shared by every process on one Redis. When Redis cannot answer (not connected, or slower
+ * than `commandTimeoutMs`), calls are counted in this process instead, with a warning: the limits
+ * keep holding per process rather than failing open entirely or refusing every paid call. The
+ * timeout is generous because a busy event loop can delay reading a reply that already arrived.
+ */
+export function createRedisRateLimiter(
+  limits: RateLimits,
+  options: { url: string; keyPrefix: string; log: FastifyBaseLogger; commandTimeoutMs?: number },
+): RateLimiter {
+  const redis = new Redis(options.url, {
+    lazyConnect: false,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: options.commandTimeoutMs ?? 2000,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+  });
+  const fallback = createMemoryCounter(Date.now);
+  let degraded = false;
+  redis.on("error", (err) => {
+    if (!degraded) options.log.warn({ err }, "Redis unreachable: rate limits are counted per process");
+    degraded = true;
+  });
+  redis.on("ready", () => {
+    if (degraded) options.log.info("Redis reachable again: rate limits are shared across processes");
+    degraded = false;
+  });
+
+  const count: WindowCounter = async (key) => {
+    if (redis.status !== "ready") {
+      if (!degraded) options.log.warn("Redis unreachable: rate limits are counted per process");
+      degraded = true;
+      return fallback(key);
+    }
+    try {
+      const [count, ttl] = (await redis.eval(HIT_SCRIPT, 1, `${options.keyPrefix}rl:${key}`, WINDOW_MS)) as [
+        number,
+        number,
+      ];
+      return { count, resetMs: ttl };
+    } catch (err) {
+      if (!degraded) options.log.warn({ err }, "Redis unreachable: rate limits are counted per process");
+      degraded = true;
+      return fallback(key);
+    }
+  };
+  return createLimiter(limits, count, async () => {
+    redis.disconnect();
+  });
 }
 
 export function rateLimitHeaders(result: RateLimitResult): Record<string, string> {
@@ -61,11 +164,10 @@ export function rateLimitHeaders(result: RateLimitResult): Record<string, string
   };
 }
 
-/** The onRequest hook both gateways use: one window per API key, or per user for token callers. */
+/** The onRequest hook both gateways use: one window per API key (or per user), one per IP address. */
 export function rateLimitHook(rateLimiter: RateLimiter) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
-    const caller = request.user;
-    const key = request.apiKeyId ? `key:${request.apiKeyId}` : `user:${caller?.id ?? request.ip}`;
-    reply.headers(rateLimitHeaders(rateLimiter.consume(key)));
+    const caller = request.apiKeyId ? `key:${request.apiKeyId}` : `user:${request.user?.id ?? request.ip}`;
+    reply.headers(rateLimitHeaders(await rateLimiter.consume({ caller, ip: request.ip })));
   };
 }
