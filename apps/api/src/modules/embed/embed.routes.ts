@@ -153,9 +153,10 @@ export const embedRoutes: FastifyPluginAsyncZod<{
         );
       if (!(await listEmbedOrigins(db, application.id)).includes(claims.origin))
         throw new AppError("forbidden", `${claims.origin} is no longer allowed to embed this app`);
-      // Per visitor: the widget load's visitor id, and the address (which a page reload does not change).
+      // Per visitor: anonymous visitors are told apart by address, which a page reload (a new
+      // visitor id) does not change.
       const limit = await rateLimiter.consume({
-        caller: `embed:${application.id}:${claims.visitor}`,
+        caller: `embed:${application.id}:${request.ip}`,
         ip: request.ip,
       });
       reply.headers(rateLimitHeaders(limit));
