@@ -1,12 +1,13 @@
-import { eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { holds, invocations } from "../../db/schema/index.ts";
+import { appDailyStats, holds, invocations } from "../../db/schema/index.ts";
 import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startFakeOpenAi } from "../../test/fake-openai.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
 import { recordInvocation } from "../gateway/invocations.service.ts";
 import { windowDays } from "./analytics.service.ts";
+import { compactRollups, utcDay } from "./rollups.ts";
 
 let testDb: TestDatabase;
 let server: TestServer;
@@ -65,25 +66,36 @@ beforeAll(async () => {
     [89, beta.id, "success", "old-4", null],
     [120, alpha.id, "success", "ancient", null],
   ];
-  for (const [daysAgo, applicationId, status, endUser, errorType] of past) {
-    await recordInvocation(server.database.db, {
-      id: crypto.randomUUID(),
-      applicationId,
-      callerUserId: creatorId,
-      apiKeyId: null,
-      endUser,
-      mode: "completion",
-      model: "gpt-4-turbo",
-      status,
-      errorType: errorType ?? (status === "error" ? undefined : undefined),
-      latencyMs: 100 * daysAgo,
-      inputTokens: daysAgo,
-      outputTokens: 2 * daysAgo,
-      chargedCents: status === "success" ? 50 : 0,
-      createdAt: new Date(Date.now() - daysAgo * DAY),
-    });
-  }
+  for (const [daysAgo, applicationId, status, endUser, errorType] of past)
+    await recordPastCall(daysAgo, applicationId, creatorId, status, endUser, errorType);
 });
+
+/** Records a backdated call through the gateway's recording code. */
+async function recordPastCall(
+  daysAgo: number,
+  applicationId: string,
+  callerUserId: string,
+  status: "success" | "error",
+  endUser: string | null,
+  errorType: string | null = null,
+) {
+  await recordInvocation(server.database.db, {
+    id: crypto.randomUUID(),
+    applicationId,
+    callerUserId,
+    apiKeyId: null,
+    endUser,
+    mode: "completion",
+    model: "gpt-4-turbo",
+    status,
+    errorType: errorType ?? undefined,
+    latencyMs: 100 * daysAgo,
+    inputTokens: daysAgo,
+    outputTokens: 2 * daysAgo,
+    chargedCents: status === "success" ? 50 : 0,
+    createdAt: new Date(Date.now() - daysAgo * DAY),
+  });
+}
 afterAll(async () => {
   await server?.stop();
   await vendor?.stop();
@@ -213,5 +225,61 @@ describe("analytics", () => {
       success_rate: 0,
     });
     expect(theirs.time_series.data).toHaveLength(30);
+  });
+
+  it("folds the shards of finished days into one row without changing a figure", async () => {
+    const beta = apps[1] as (typeof apps)[0];
+    const creatorId = (await creator.api("GET", "/api/auth/profile/")).body.user.id;
+    for (let i = 0; i < 20; i++) await recordPastCall(5, beta.id, creatorId, "success", `busy-${i % 3}`);
+    const day = utcDay(new Date(Date.now() - 5 * DAY));
+    const shardRows = () =>
+      server.database.db
+        .select()
+        .from(appDailyStats)
+        .where(and(eq(appDailyStats.applicationId, beta.id), eq(appDailyStats.day, day)));
+    expect((await shardRows()).length).toBeGreaterThan(1);
+    const read = async () => ({
+      dashboard: (await creator.api("GET", "/api/analytics/dashboard/?days=30")).body,
+      usage: (await creator.api("GET", `/api/app/${beta.slug}/analytics/usage/?days=30`)).body,
+      performance: (await creator.api("GET", `/api/app/${beta.slug}/analytics/performance/?days=30`)).body,
+    });
+    const before = await read();
+    expect(before.usage.total_invocations).toBe((await rawInWindow(30, [beta.id])).length);
+
+    expect(await compactRollups(server.database.db)).toBeGreaterThan(0);
+    expect((await shardRows()).map((r) => [r.shard, r.invocations])).toEqual([[0, 20]]);
+    expect(await read()).toEqual(before);
+  });
+
+  it("takes a deleted app's calls, users and errors out of its owner's dashboard", async () => {
+    const owner = await createCaller(server.baseUrl, "Deleter");
+    const ownerId = (await owner.api("GET", "/api/auth/profile/")).body.user.id;
+    const created = [];
+    for (const name of ["Kept", "Dropped"])
+      created.push((await owner.api("POST", "/api/app/", { body: { name, visibility: "public" } })).body);
+    const [kept, dropped] = created as [{ id: string; slug: string }, { id: string; slug: string }];
+    await recordPastCall(2, kept.id, ownerId, "success", "shared");
+    await recordPastCall(2, kept.id, ownerId, "success", "kept-only");
+    await recordPastCall(2, dropped.id, ownerId, "success", "shared");
+    await recordPastCall(1, dropped.id, ownerId, "error", "dropped-only", "boom");
+    const overview = async () => (await owner.api("GET", "/api/analytics/dashboard/?days=7")).body;
+    const before = await overview();
+    expect(before.overview).toMatchObject({ total_invocations: 4, total_users: 3 });
+    expect(before.errors).toEqual([{ error_type: "boom", count: 1 }]);
+
+    expect((await owner.api("DELETE", `/api/app/${dropped.slug}/`)).status).toBe(204);
+    const after = await overview();
+    const raw = await rawInWindow(7, [kept.id]);
+    expect(after.overview).toEqual({
+      total_applications: 1,
+      total_invocations: raw.length,
+      total_users: new Set(raw.map(userKey)).size,
+      success_rate: 100,
+    });
+    expect(after.overview.total_users).toBe(2);
+    expect(after.errors).toEqual([]);
+    expect(
+      after.time_series.data.reduce((n: number, d: { invocations: number }) => n + d.invocations, 0),
+    ).toBe(2);
   });
 });
