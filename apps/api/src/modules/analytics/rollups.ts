@@ -1,4 +1,4 @@
-import { sql } from "drizzle-orm";
+import { type SQL, type SQLWrapper, sql } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 
 /** Today's stats of one app are spread over this many rows so concurrent calls rarely queue on one. */
@@ -10,7 +10,8 @@ export const utcDay = (at: Date) => at.toISOString().slice(0, 10);
  * Adds one invocation to its app's and its owner's rollups, inside the transaction that records it,
  * in one round trip. The stats rows are one of the day's shards, picked at random. A user's rows are written only
  * on their first call of the day (the `not exists` guard reads without locking), so a busy end user
- * does not make every call to the app wait on one row lock until commit.
+ * does not make every call to the app wait on one row lock until commit. `alongside` is another
+ * write (the invocation itself) that joins the same statement, which is then atomic on its own.
  */
 export async function addToRollups(
   db: Database,
@@ -25,6 +26,7 @@ export async function addToRollups(
     revenueCents: number;
     userKey: string;
   },
+  alongside?: SQLWrapper,
 ): Promise<void> {
   const app = call.applicationId;
   const day = utcDay(call.at);
@@ -33,8 +35,10 @@ export async function addToRollups(
   const shard = Math.floor(Math.random() * ROLLUP_SHARDS);
   const isError = call.status === "error";
   const errorType = call.errorType ?? "";
+  // Drizzle embeds a query builder in parentheses already.
+  const first: SQL = alongside ? sql`recorded as ${alongside}, ` : sql``;
   await db.execute(sql`
-    with app as (
+    with ${first}app as (
       select owner_id from applications where id = ${app}::uuid
     ), stats as (
       insert into app_daily_stats as s (application_id, day, shard, invocations, successes, errors,
