@@ -125,7 +125,15 @@ const sum = (values: DayTotals[]) =>
 export async function getDashboard(db: Database, ownerId: string, days: number): Promise<GlobalDashboard> {
   const dates = windowDays(days);
   const from = dates[0] as string;
-  const apps = await db.select().from(applications).where(eq(applications.ownerId, ownerId));
+  const apps = await db
+    .select({
+      id: applications.id,
+      name: applications.name,
+      slug: applications.slug,
+      type: applications.type,
+    })
+    .from(applications)
+    .where(eq(applications.ownerId, ownerId));
   const appIds = apps.map((a) => a.id);
   const [byDay, users, perApp, errors] = await Promise.all([
     ownerDailyTotals(db, ownerId, from),
@@ -136,7 +144,9 @@ export async function getDashboard(db: Database, ownerId: string, days: number):
           .select({
             applicationId: appDailyStats.applicationId,
             lastUsed: sql<string>`max(${appDailyStats.lastInvocationAt})`,
-            ...totals,
+            invocations: totals.invocations,
+            successes: totals.successes,
+            latencyMs: totals.latencyMs,
           })
           .from(appDailyStats)
           .where(and(inArray(appDailyStats.applicationId, appIds), gte(appDailyStats.day, from)))
@@ -156,7 +166,15 @@ export async function getDashboard(db: Database, ownerId: string, days: number):
   const series = dates.map((date) => ({ date, ...(byDay.get(date) ?? empty) }));
   const all = sum(series);
   const appStats = new Map(
-    perApp.map(({ applicationId, lastUsed, ...rest }) => [applicationId, { lastUsed, ...numeric(rest) }]),
+    perApp.map((row) => [
+      row.applicationId,
+      {
+        lastUsed: row.lastUsed,
+        invocations: Number(row.invocations),
+        successes: Number(row.successes),
+        latencyMs: Number(row.latencyMs),
+      },
+    ]),
   );
   return {
     overview: {
