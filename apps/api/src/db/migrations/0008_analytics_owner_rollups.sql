@@ -39,6 +39,8 @@ ALTER TABLE "owner_daily_errors" ADD CONSTRAINT "owner_daily_errors_owner_id_use
 ALTER TABLE "owner_daily_stats" ADD CONSTRAINT "owner_daily_stats_owner_id_users_id_fk" FOREIGN KEY ("owner_id") REFERENCES "public"."users"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "owner_users" ADD CONSTRAINT "owner_users_owner_id_users_id_fk" FOREIGN KEY ("owner_id") REFERENCES "public"."users"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "app_users_app_last_day_idx" ON "app_users" USING btree ("application_id","last_day");--> statement-breakpoint
+CREATE INDEX "owner_daily_errors_unfolded_idx" ON "owner_daily_errors" USING btree ("day") WHERE "owner_daily_errors"."shard" <> 0;--> statement-breakpoint
+CREATE INDEX "owner_daily_stats_unfolded_idx" ON "owner_daily_stats" USING btree ("day") WHERE "owner_daily_stats"."shard" <> 0;--> statement-breakpoint
 CREATE INDEX "owner_users_owner_last_day_idx" ON "owner_users" USING btree ("owner_id","last_day");--> statement-breakpoint
 CREATE INDEX "app_daily_stats_unfolded_idx" ON "app_daily_stats" USING btree ("day") WHERE "app_daily_stats"."shard" <> 0;--> statement-breakpoint
 -- Hand-written from here: fill the new rollups from the existing ones, then drop app_daily_users

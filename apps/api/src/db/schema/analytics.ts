@@ -96,7 +96,7 @@ export const appDailyErrors = pgTable(
 );
 
 /**
- * The dashboard's daily series across all of one owner's apps (≤ 90 × shards rows per window),
+ * The dashboard's daily series across all of one owner's apps (≤ 90 rows per window once folded),
  * sharded like app_daily_stats. Deleting an app subtracts its days (forgetApplication()).
  */
 export const ownerDailyStats = pgTable(
@@ -114,7 +114,10 @@ export const ownerDailyStats = pgTable(
     inputTokens: bigint("input_tokens", { mode: "number" }).notNull().default(0),
     outputTokens: bigint("output_tokens", { mode: "number" }).notNull().default(0),
   },
-  (t) => [primaryKey({ columns: [t.ownerId, t.day, t.shard] })],
+  (t) => [
+    primaryKey({ columns: [t.ownerId, t.day, t.shard] }),
+    index("owner_daily_stats_unfolded_idx").on(t.day).where(sql`${t.shard} <> 0`),
+  ],
 );
 
 /** The dashboard's error types across one owner's apps, sharded the same way. */
@@ -129,5 +132,8 @@ export const ownerDailyErrors = pgTable(
     shard: smallint("shard").notNull(),
     count: integer("count").notNull().default(0),
   },
-  (t) => [primaryKey({ columns: [t.ownerId, t.day, t.errorType, t.shard] })],
+  (t) => [
+    primaryKey({ columns: [t.ownerId, t.day, t.errorType, t.shard] }),
+    index("owner_daily_errors_unfolded_idx").on(t.day).where(sql`${t.shard} <> 0`),
+  ],
 );

@@ -1,6 +1,12 @@
-import { and, eq, sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { appDailyStats, holds, invocations } from "../../db/schema/index.ts";
+import {
+  appDailyStats,
+  holds,
+  invocations,
+  ownerDailyErrors,
+  ownerDailyStats,
+} from "../../db/schema/index.ts";
 import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startFakeOpenAi } from "../../test/fake-openai.ts";
@@ -228,26 +234,57 @@ describe("analytics", () => {
   });
 
   it("folds the shards of finished days into one row without changing a figure", async () => {
-    const beta = apps[1] as (typeof apps)[0];
-    const creatorId = (await creator.api("GET", "/api/auth/profile/")).body.user.id;
-    for (let i = 0; i < 20; i++) await recordPastCall(5, beta.id, creatorId, "success", `busy-${i % 3}`);
-    const day = utcDay(new Date(Date.now() - 5 * DAY));
-    const shardRows = () =>
-      server.database.db
-        .select()
-        .from(appDailyStats)
-        .where(and(eq(appDailyStats.applicationId, beta.id), eq(appDailyStats.day, day)));
-    expect((await shardRows()).length).toBeGreaterThan(1);
+    const owner = await createCaller(server.baseUrl, "Folder");
+    const ownerId = (await owner.api("GET", "/api/auth/profile/")).body.user.id;
+    const app = (await owner.api("POST", "/api/app/", { body: { name: "Busy", visibility: "public" } })).body;
+    // Calls from several connections leave several shard rows per day; seed them as they would be.
+    const past = utcDay(new Date(Date.now() - 5 * DAY));
+    const today = utcDay(new Date());
+    const shards: [string, number, number][] = [
+      [past, 3, 4],
+      [past, 17, 6],
+      [past, 0, 1],
+      [today, 5, 2],
+      [today, 9, 3],
+    ];
+    const db = server.database.db;
+    for (const [day, shard, n] of shards) {
+      const sums = { invocations: n, successes: n - 1, errors: 1, latencyMsSum: 100 * n };
+      const tokens = { inputTokens: n, outputTokens: 2 * n };
+      const at = new Date(`${day}T0${shard % 10}:00:00Z`);
+      await db.insert(appDailyStats).values({
+        applicationId: app.id,
+        day,
+        shard,
+        ...sums,
+        ...tokens,
+        revenueCents: 10 * n,
+        lastInvocationAt: at,
+      });
+      await db.insert(ownerDailyStats).values({ ownerId, day, shard, ...sums, ...tokens });
+      await db.insert(ownerDailyErrors).values({ ownerId, day, shard, errorType: "boom", count: 1 });
+    }
     const read = async () => ({
-      dashboard: (await creator.api("GET", "/api/analytics/dashboard/?days=30")).body,
-      usage: (await creator.api("GET", `/api/app/${beta.slug}/analytics/usage/?days=30`)).body,
-      performance: (await creator.api("GET", `/api/app/${beta.slug}/analytics/performance/?days=30`)).body,
+      dashboard: (await owner.api("GET", "/api/analytics/dashboard/?days=7")).body,
+      usage: (await owner.api("GET", `/api/app/${app.slug}/analytics/usage/?days=7`)).body,
+      performance: (await owner.api("GET", `/api/app/${app.slug}/analytics/performance/?days=7`)).body,
     });
     const before = await read();
-    expect(before.usage.total_invocations).toBe((await rawInWindow(30, [beta.id])).length);
+    expect(before.dashboard.overview.total_invocations).toBe(16);
+    expect(before.dashboard.errors).toEqual([{ error_type: "boom", count: 5 }]);
 
-    expect(await compactRollups(server.database.db)).toBeGreaterThan(0);
-    expect((await shardRows()).map((r) => [r.shard, r.invocations])).toEqual([[0, 20]]);
+    expect(await compactRollups(db)).toBeGreaterThanOrEqual(6);
+    const rows = await db.select().from(appDailyStats).where(eq(appDailyStats.applicationId, app.id));
+    expect(rows.map((r) => [r.day, r.shard, r.invocations]).sort()).toEqual([
+      [past, 0, 11],
+      [today, 5, 2],
+      [today, 9, 3],
+    ]);
+    expect(rows.find((r) => r.day === past)?.lastInvocationAt).toEqual(new Date(`${past}T07:00:00Z`));
+    const owned = await db.select().from(ownerDailyStats).where(eq(ownerDailyStats.ownerId, ownerId));
+    expect(owned.filter((r) => r.day === past).map((r) => [r.shard, r.invocations])).toEqual([[0, 11]]);
+    const errors = await db.select().from(ownerDailyErrors).where(eq(ownerDailyErrors.ownerId, ownerId));
+    expect(errors.filter((r) => r.day === past).map((r) => [r.shard, r.count])).toEqual([[0, 3]]);
     expect(await read()).toEqual(before);
   });
 

@@ -1,15 +1,28 @@
 import { type SQL, type SQLWrapper, sql } from "drizzle-orm";
-import type { Database } from "../../db/client.ts";
+import { type Database, queryRows } from "../../db/client.ts";
 
-/** Today's stats of one app are spread over this many rows so concurrent calls rarely queue on one. */
-export const ROLLUP_SHARDS = 8;
+/**
+ * Today's stats of one app (and of one owner) are spread over this many rows. The shard is the
+ * database connection's backend pid modulo this, so the calls of one process's pool (20
+ * connections) never wait on each other's shard row, whose lock lasts until the commit's WAL flush.
+ */
+export const ROLLUP_SHARDS = 32;
+const SUMMED_STATS = [
+  "invocations",
+  "successes",
+  "errors",
+  "latency_ms_sum",
+  "input_tokens",
+  "output_tokens",
+];
+const shard = sql.raw(`(pg_backend_pid() % ${ROLLUP_SHARDS})::smallint`);
 
 export const utcDay = (at: Date) => at.toISOString().slice(0, 10);
 
 /**
  * Adds one invocation to its app's and its owner's rollups, inside the transaction that records it,
- * in one round trip. The stats rows are one of the day's shards, picked at random. A user's rows are written only
- * on their first call of the day (the `not exists` guard reads without locking), so a busy end user
+ * in one round trip, into the connection's shard. A user's rows are written only on their first
+ * call of the day (the `not exists` guard reads without locking), so a busy end user
  * does not make every call to the app wait on one row lock until commit. `alongside` is another
  * write (the invocation itself) that joins the same statement, which is then atomic on its own.
  */
@@ -32,7 +45,6 @@ export async function addToRollups(
   const day = utcDay(call.at);
   const user = call.userKey;
   const success = call.status === "success" ? 1 : 0;
-  const shard = Math.floor(Math.random() * ROLLUP_SHARDS);
   const isError = call.status === "error";
   const errorType = call.errorType ?? "";
   // Drizzle embeds a query builder in parentheses already.
@@ -57,7 +69,7 @@ export async function addToRollups(
     ), owner_stats as (
       insert into owner_daily_stats as s (owner_id, day, shard, invocations, successes, errors,
         latency_ms_sum, input_tokens, output_tokens)
-      select owner_id, ${day}::date, ${shard}::smallint, 1, ${success}::int, ${1 - success}::int,
+      select owner_id, ${day}::date, ${shard}, 1, ${success}::int, ${1 - success}::int,
         ${call.latencyMs}::bigint, ${call.inputTokens}::bigint, ${call.outputTokens}::bigint
       from app
       on conflict (owner_id, day, shard) do update set
@@ -88,42 +100,58 @@ export async function addToRollups(
       on conflict (application_id, day, error_type) do update set count = e.count + 1
     ), owner_error as (
       insert into owner_daily_errors as e (owner_id, day, error_type, shard, count)
-      select owner_id, ${day}::date, ${errorType}::text, ${shard}::smallint, 1 from app
+      select owner_id, ${day}::date, ${errorType}::text, ${shard}, 1 from app
       where ${isError}::boolean
       on conflict (owner_id, day, error_type, shard) do update set count = e.count + 1
     )
     select 1`);
 }
 
+/** The sharded rollups: key columns, summed columns, and columns kept by their maximum. */
+const SHARDED = [
+  {
+    table: "app_daily_stats",
+    key: ["application_id", "day"],
+    sums: SUMMED_STATS.concat("revenue_cents"),
+    maxima: ["last_invocation_at"],
+  },
+  { table: "owner_daily_stats", key: ["owner_id", "day"], sums: SUMMED_STATS, maxima: [] },
+  { table: "owner_daily_errors", key: ["owner_id", "day", "error_type"], sums: ["count"], maxima: [] },
+];
+
 /**
- * Folds the shards of finished days into shard 0, so a 90-day window reads one stats row per app
- * and day instead of eight. Readers sum shards anyway, so the figures are the same before and
- * after; a late write to a folded day simply starts a new shard row, which the next run folds.
+ * Folds the shards of finished days into shard 0, so a 90-day window reads one row per app (or
+ * owner) and day instead of up to 32. Readers sum shards anyway, so the figures are the same
+ * before and after; a late write to a folded day simply starts a new shard row, which the next run
+ * folds. Each table is one statement (delete the shards, add them to shard 0), atomic on its own.
+ * Answers the number of shard rows folded.
  */
 export async function compactRollups(db: Database, today: string = utcDay(new Date())): Promise<number> {
-  const result = (await db.execute(sql`
-    with folded as (
-      delete from app_daily_stats where day < ${today}::date and shard <> 0
-      returning *
-    )
-    insert into app_daily_stats as s (application_id, day, shard, invocations, successes, errors,
-      latency_ms_sum, input_tokens, output_tokens, revenue_cents, last_invocation_at)
-    select application_id, day, 0, sum(invocations), sum(successes), sum(errors), sum(latency_ms_sum),
-           sum(input_tokens), sum(output_tokens), sum(revenue_cents), max(last_invocation_at)
-    from folded group by application_id, day
-    on conflict (application_id, day, shard) do update set
-      invocations = s.invocations + excluded.invocations,
-      successes = s.successes + excluded.successes,
-      errors = s.errors + excluded.errors,
-      latency_ms_sum = s.latency_ms_sum + excluded.latency_ms_sum,
-      input_tokens = s.input_tokens + excluded.input_tokens,
-      output_tokens = s.output_tokens + excluded.output_tokens,
-      revenue_cents = s.revenue_cents + excluded.revenue_cents,
-      last_invocation_at = greatest(s.last_invocation_at, excluded.last_invocation_at)`)) as unknown as {
-    rowCount?: number | null;
-    affectedRows?: number;
-  };
-  return result.rowCount ?? result.affectedRows ?? 0;
+  let folded = 0;
+  for (const { table, key, sums, maxima } of SHARDED) {
+    const keys = key.join(", ");
+    const columns = [...key, "shard", ...sums, ...maxima].join(", ");
+    const values = [...key, "0", ...sums.map((c) => `sum(${c})`), ...maxima.map((c) => `max(${c})`)].join(
+      ", ",
+    );
+    const updates = [
+      ...sums.map((c) => `${c} = t.${c} + excluded.${c}`),
+      ...maxima.map((c) => `${c} = greatest(t.${c}, excluded.${c})`),
+    ].join(", ");
+    const [row] = await queryRows<{ n: number }>(
+      db,
+      sql`with folded as (
+            delete from ${sql.raw(table)} where day < ${today}::date and shard <> 0 returning *
+          ), added as (
+            insert into ${sql.raw(table)} as t (${sql.raw(columns)})
+            select ${sql.raw(values)} from folded group by ${sql.raw(keys)}
+            on conflict (${sql.raw(keys)}, shard) do update set ${sql.raw(updates)}
+          )
+          select count(*)::int as n from folded`,
+    );
+    folded += row?.n ?? 0;
+  }
+  return folded;
 }
 
 /**
