@@ -197,7 +197,7 @@ async function load(db: Database, client: pg.Client, ownerId: string, appIds: st
   const vacuumSeconds = (now() - tv) / 1000;
   log(`vacuum analyze (${fmt(vacuumSeconds)} s)`);
 
-  // The loaded stats are spread over all 8 shards, as live traffic leaves them; the server folds
+  // The loaded stats are spread over all shards, as live traffic can leave them; the server folds
   // finished days every 10 minutes. Time that fold on the whole 90 days at once.
   const statsRowsUnfolded = await countRows(client, "app_daily_stats");
   const tc = now();
