@@ -24,6 +24,7 @@ import { createSafeFetch } from "./lib/safe-fetch.ts";
 import { createSecretBox } from "./lib/secrets.ts";
 import { installSecurityHeaders } from "./lib/security-headers.ts";
 import { analyticsRoutes } from "./modules/analytics/analytics.routes.ts";
+import { compactRollups } from "./modules/analytics/rollups.ts";
 import { applicationsRoutes } from "./modules/applications/applications.routes.ts";
 import { authRoutes } from "./modules/auth/auth.routes.ts";
 import { createAuthGuards } from "./modules/auth/authenticate.ts";
@@ -158,6 +159,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   }, 30_000);
   holdSweeper.unref();
   app.addHook("onClose", async () => clearInterval(holdSweeper));
+  // Finished days' rollup shards are folded into one row each, which keeps 90-day reads small.
+  const rollupCompactor = setInterval(() => {
+    compactRollups(db).catch((err) => app.log.warn({ err }, "rollup compaction failed"));
+  }, 10 * 60_000);
+  rollupCompactor.unref();
+  app.addHook("onClose", async () => clearInterval(rollupCompactor));
   await app.register(fastifyMultipart, { limits: { fileSize: config.maxUploadBytes, files: 1, fields: 10 } });
 
   await app.register(systemRoutes, { db, registry });

@@ -1,6 +1,8 @@
+import { sql } from "drizzle-orm";
 import {
   bigint,
   date,
+  index,
   integer,
   pgTable,
   primaryKey,
@@ -10,10 +12,12 @@ import {
   uuid,
 } from "drizzle-orm/pg-core";
 import { applications } from "./applications.ts";
+import { users } from "./auth.ts";
 
 /**
  * Daily rollups, kept in the transaction that records each invocation. Stats are split over a few
- * shards per (app, day) so concurrent calls to one busy app update different rows; reads sum them.
+ * shards per (app, day) so concurrent calls to one busy app update different rows; reads sum them,
+ * and compactRollups() folds the shards of finished days into shard 0.
  */
 export const appDailyStats = pgTable(
   "app_daily_stats",
@@ -32,20 +36,50 @@ export const appDailyStats = pgTable(
     revenueCents: bigint("revenue_cents", { mode: "number" }).notNull().default(0),
     lastInvocationAt: timestamp("last_invocation_at", { withTimezone: true }).notNull(),
   },
-  (t) => [primaryKey({ columns: [t.applicationId, t.day, t.shard] })],
+  (t) => [
+    primaryKey({ columns: [t.applicationId, t.day, t.shard] }),
+    // Finds the shards compactRollups() folds without scanning every app's history.
+    index("app_daily_stats_unfolded_idx").on(t.day).where(sql`${t.shard} <> 0`),
+  ],
 );
 
-/** Who called an app on a day (the Dify `user`, else the calling account): distinct users per window. */
-export const appDailyUsers = pgTable(
-  "app_daily_users",
+/**
+ * Each end user's latest day of calls to an app (the Dify `user`, else the calling account). Since
+ * every window ends today, an app's distinct users over a window are exactly the rows whose
+ * last_day is inside it: an index range count bounded by the users in the window.
+ */
+export const appUsers = pgTable(
+  "app_users",
   {
     applicationId: uuid("application_id")
       .notNull()
       .references(() => applications.id, { onDelete: "cascade" }),
-    day: date("day").notNull(),
     endUser: text("end_user").notNull(),
+    lastDay: date("last_day").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.applicationId, t.day, t.endUser] })],
+  (t) => [
+    primaryKey({ columns: [t.applicationId, t.endUser] }),
+    index("app_users_app_last_day_idx").on(t.applicationId, t.lastDay),
+  ],
+);
+
+/**
+ * The same across all of one owner's apps, for the dashboard's distinct users (a user of two of
+ * the owner's apps counts once). Rebuilt from app_users when one of the owner's apps is deleted.
+ */
+export const ownerUsers = pgTable(
+  "owner_users",
+  {
+    ownerId: uuid("owner_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    endUser: text("end_user").notNull(),
+    lastDay: date("last_day").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.ownerId, t.endUser] }),
+    index("owner_users_owner_last_day_idx").on(t.ownerId, t.lastDay),
+  ],
 );
 
 export const appDailyErrors = pgTable(
@@ -59,4 +93,47 @@ export const appDailyErrors = pgTable(
     count: integer("count").notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.applicationId, t.day, t.errorType] })],
+);
+
+/**
+ * The dashboard's daily series across all of one owner's apps (≤ 90 rows per window once folded),
+ * sharded like app_daily_stats. Deleting an app subtracts its days (forgetApplication()).
+ */
+export const ownerDailyStats = pgTable(
+  "owner_daily_stats",
+  {
+    ownerId: uuid("owner_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    day: date("day").notNull(),
+    shard: smallint("shard").notNull(),
+    invocations: integer("invocations").notNull().default(0),
+    successes: integer("successes").notNull().default(0),
+    errors: integer("errors").notNull().default(0),
+    latencyMsSum: bigint("latency_ms_sum", { mode: "number" }).notNull().default(0),
+    inputTokens: bigint("input_tokens", { mode: "number" }).notNull().default(0),
+    outputTokens: bigint("output_tokens", { mode: "number" }).notNull().default(0),
+  },
+  (t) => [
+    primaryKey({ columns: [t.ownerId, t.day, t.shard] }),
+    index("owner_daily_stats_unfolded_idx").on(t.day).where(sql`${t.shard} <> 0`),
+  ],
+);
+
+/** The dashboard's error types across one owner's apps, sharded the same way. */
+export const ownerDailyErrors = pgTable(
+  "owner_daily_errors",
+  {
+    ownerId: uuid("owner_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    day: date("day").notNull(),
+    errorType: text("error_type").notNull(),
+    shard: smallint("shard").notNull(),
+    count: integer("count").notNull().default(0),
+  },
+  (t) => [
+    primaryKey({ columns: [t.ownerId, t.day, t.errorType, t.shard] }),
+    index("owner_daily_errors_unfolded_idx").on(t.day).where(sql`${t.shard} <> 0`),
+  ],
 );

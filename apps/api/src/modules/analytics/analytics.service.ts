@@ -7,11 +7,13 @@ import type {
 import { and, desc, eq, gte, inArray, sql } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import {
-  appDailyErrors,
   appDailyStats,
-  appDailyUsers,
   applications,
+  appUsers,
   invocations,
+  ownerDailyErrors,
+  ownerDailyStats,
+  ownerUsers,
 } from "../../db/schema/index.ts";
 import type { ApplicationRow } from "../applications/applications.service.ts";
 import { utcDay } from "./rollups.ts";
@@ -51,6 +53,30 @@ function numeric(row: Record<keyof DayTotals, unknown>): DayTotals {
   return Object.fromEntries(Object.entries(row).map(([k, v]) => [k, Number(v)])) as unknown as DayTotals;
 }
 
+const ownerTotals = {
+  invocations: sql<number>`coalesce(sum(${ownerDailyStats.invocations}), 0)::int`,
+  successes: sql<number>`coalesce(sum(${ownerDailyStats.successes}), 0)::int`,
+  errors: sql<number>`coalesce(sum(${ownerDailyStats.errors}), 0)::int`,
+  latencyMs: sql<number>`coalesce(sum(${ownerDailyStats.latencyMsSum}), 0)::bigint`,
+  inputTokens: sql<number>`coalesce(sum(${ownerDailyStats.inputTokens}), 0)::bigint`,
+  outputTokens: sql<number>`coalesce(sum(${ownerDailyStats.outputTokens}), 0)::bigint`,
+};
+
+/** The owner's series: at most (days × shards) rows, whatever the number of apps. */
+async function ownerDailyTotals(
+  db: Database,
+  ownerId: string,
+  from: string,
+): Promise<Map<string, DayTotals>> {
+  const rows = await db
+    .select({ day: ownerDailyStats.day, ...ownerTotals })
+    .from(ownerDailyStats)
+    .where(and(eq(ownerDailyStats.ownerId, ownerId), gte(ownerDailyStats.day, from)))
+    .groupBy(ownerDailyStats.day);
+  // The dashboard shows no revenue, so the owner rollup does not keep it.
+  return new Map(rows.map(({ day, ...rest }) => [String(day), numeric({ ...rest, revenueCents: 0 })]));
+}
+
 async function dailyTotals(db: Database, appIds: string[], from: string): Promise<Map<string, DayTotals>> {
   if (appIds.length === 0) return new Map();
   const rows = await db
@@ -61,12 +87,20 @@ async function dailyTotals(db: Database, appIds: string[], from: string): Promis
   return new Map(rows.map(({ day, ...rest }) => [String(day), numeric(rest)]));
 }
 
-async function distinctUsers(db: Database, appIds: string[], from: string): Promise<number> {
-  if (appIds.length === 0) return 0;
+/** Users whose latest call is inside the window: exactly the distinct users of the window. */
+async function appDistinctUsers(db: Database, appId: string, from: string): Promise<number> {
   const [row] = await db
-    .select({ n: sql<number>`count(distinct ${appDailyUsers.endUser})::int` })
-    .from(appDailyUsers)
-    .where(and(inArray(appDailyUsers.applicationId, appIds), gte(appDailyUsers.day, from)));
+    .select({ n: sql<number>`count(*)::int` })
+    .from(appUsers)
+    .where(and(eq(appUsers.applicationId, appId), gte(appUsers.lastDay, from)));
+  return row?.n ?? 0;
+}
+
+async function ownerDistinctUsers(db: Database, ownerId: string, from: string): Promise<number> {
+  const [row] = await db
+    .select({ n: sql<number>`count(*)::int` })
+    .from(ownerUsers)
+    .where(and(eq(ownerUsers.ownerId, ownerId), gte(ownerUsers.lastDay, from)));
   return row?.n ?? 0;
 }
 
@@ -91,38 +125,56 @@ const sum = (values: DayTotals[]) =>
 export async function getDashboard(db: Database, ownerId: string, days: number): Promise<GlobalDashboard> {
   const dates = windowDays(days);
   const from = dates[0] as string;
-  const apps = await db.select().from(applications).where(eq(applications.ownerId, ownerId));
+  const apps = await db
+    .select({
+      id: applications.id,
+      name: applications.name,
+      slug: applications.slug,
+      type: applications.type,
+    })
+    .from(applications)
+    .where(eq(applications.ownerId, ownerId));
   const appIds = apps.map((a) => a.id);
   const [byDay, users, perApp, errors] = await Promise.all([
-    dailyTotals(db, appIds, from),
-    distinctUsers(db, appIds, from),
+    ownerDailyTotals(db, ownerId, from),
+    ownerDistinctUsers(db, ownerId, from),
+    // One row per app and day once compactRollups() has folded the finished days' shards.
     appIds.length
       ? db
           .select({
             applicationId: appDailyStats.applicationId,
             lastUsed: sql<string>`max(${appDailyStats.lastInvocationAt})`,
-            ...totals,
+            invocations: totals.invocations,
+            successes: totals.successes,
+            latencyMs: totals.latencyMs,
           })
           .from(appDailyStats)
           .where(and(inArray(appDailyStats.applicationId, appIds), gte(appDailyStats.day, from)))
           .groupBy(appDailyStats.applicationId)
       : Promise.resolve([]),
-    appIds.length
-      ? db
-          .select({
-            errorType: appDailyErrors.errorType,
-            count: sql<number>`sum(${appDailyErrors.count})::int`,
-          })
-          .from(appDailyErrors)
-          .where(and(inArray(appDailyErrors.applicationId, appIds), gte(appDailyErrors.day, from)))
-          .groupBy(appDailyErrors.errorType)
-          .orderBy(desc(sql`sum(${appDailyErrors.count})`))
-      : Promise.resolve([]),
+    db
+      .select({
+        errorType: ownerDailyErrors.errorType,
+        count: sql<number>`sum(${ownerDailyErrors.count})::int`,
+      })
+      .from(ownerDailyErrors)
+      .where(and(eq(ownerDailyErrors.ownerId, ownerId), gte(ownerDailyErrors.day, from)))
+      .groupBy(ownerDailyErrors.errorType)
+      .having(sql`sum(${ownerDailyErrors.count}) <> 0`)
+      .orderBy(desc(sql`sum(${ownerDailyErrors.count})`)),
   ]);
   const series = dates.map((date) => ({ date, ...(byDay.get(date) ?? empty) }));
   const all = sum(series);
   const appStats = new Map(
-    perApp.map(({ applicationId, lastUsed, ...rest }) => [applicationId, { lastUsed, ...numeric(rest) }]),
+    perApp.map((row) => [
+      row.applicationId,
+      {
+        lastUsed: row.lastUsed,
+        invocations: Number(row.invocations),
+        successes: Number(row.successes),
+        latencyMs: Number(row.latencyMs),
+      },
+    ]),
   );
   return {
     overview: {
@@ -169,7 +221,7 @@ export async function getAppUsage(
   const from = dates[0] as string;
   const [byDay, users] = await Promise.all([
     dailyTotals(db, [app.id], from),
-    distinctUsers(db, [app.id], from),
+    appDistinctUsers(db, app.id, from),
   ]);
   const series = dates.map((date) => ({ date, ...(byDay.get(date) ?? empty) }));
   const all = sum(series);

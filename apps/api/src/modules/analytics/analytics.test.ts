@@ -1,12 +1,19 @@
 import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { holds, invocations } from "../../db/schema/index.ts";
+import {
+  appDailyStats,
+  holds,
+  invocations,
+  ownerDailyErrors,
+  ownerDailyStats,
+} from "../../db/schema/index.ts";
 import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startFakeOpenAi } from "../../test/fake-openai.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
 import { recordInvocation } from "../gateway/invocations.service.ts";
 import { windowDays } from "./analytics.service.ts";
+import { compactRollups, utcDay } from "./rollups.ts";
 
 let testDb: TestDatabase;
 let server: TestServer;
@@ -65,25 +72,36 @@ beforeAll(async () => {
     [89, beta.id, "success", "old-4", null],
     [120, alpha.id, "success", "ancient", null],
   ];
-  for (const [daysAgo, applicationId, status, endUser, errorType] of past) {
-    await recordInvocation(server.database.db, {
-      id: crypto.randomUUID(),
-      applicationId,
-      callerUserId: creatorId,
-      apiKeyId: null,
-      endUser,
-      mode: "completion",
-      model: "gpt-4-turbo",
-      status,
-      errorType: errorType ?? (status === "error" ? undefined : undefined),
-      latencyMs: 100 * daysAgo,
-      inputTokens: daysAgo,
-      outputTokens: 2 * daysAgo,
-      chargedCents: status === "success" ? 50 : 0,
-      createdAt: new Date(Date.now() - daysAgo * DAY),
-    });
-  }
+  for (const [daysAgo, applicationId, status, endUser, errorType] of past)
+    await recordPastCall(daysAgo, applicationId, creatorId, status, endUser, errorType);
 });
+
+/** Records a backdated call through the gateway's recording code. */
+async function recordPastCall(
+  daysAgo: number,
+  applicationId: string,
+  callerUserId: string,
+  status: "success" | "error",
+  endUser: string | null,
+  errorType: string | null = null,
+) {
+  await recordInvocation(server.database.db, {
+    id: crypto.randomUUID(),
+    applicationId,
+    callerUserId,
+    apiKeyId: null,
+    endUser,
+    mode: "completion",
+    model: "gpt-4-turbo",
+    status,
+    errorType: errorType ?? undefined,
+    latencyMs: 100 * daysAgo,
+    inputTokens: daysAgo,
+    outputTokens: 2 * daysAgo,
+    chargedCents: status === "success" ? 50 : 0,
+    createdAt: new Date(Date.now() - daysAgo * DAY),
+  });
+}
 afterAll(async () => {
   await server?.stop();
   await vendor?.stop();
@@ -213,5 +231,92 @@ describe("analytics", () => {
       success_rate: 0,
     });
     expect(theirs.time_series.data).toHaveLength(30);
+  });
+
+  it("folds the shards of finished days into one row without changing a figure", async () => {
+    const owner = await createCaller(server.baseUrl, "Folder");
+    const ownerId = (await owner.api("GET", "/api/auth/profile/")).body.user.id;
+    const app = (await owner.api("POST", "/api/app/", { body: { name: "Busy", visibility: "public" } })).body;
+    // Calls from several connections leave several shard rows per day; seed them as they would be.
+    const past = utcDay(new Date(Date.now() - 5 * DAY));
+    const today = utcDay(new Date());
+    const shards: [string, number, number][] = [
+      [past, 3, 4],
+      [past, 17, 6],
+      [past, 0, 1],
+      [today, 5, 2],
+      [today, 9, 3],
+    ];
+    const db = server.database.db;
+    for (const [day, shard, n] of shards) {
+      const sums = { invocations: n, successes: n - 1, errors: 1, latencyMsSum: 100 * n };
+      const tokens = { inputTokens: n, outputTokens: 2 * n };
+      const at = new Date(`${day}T0${shard % 10}:00:00Z`);
+      await db.insert(appDailyStats).values({
+        applicationId: app.id,
+        day,
+        shard,
+        ...sums,
+        ...tokens,
+        revenueCents: 10 * n,
+        lastInvocationAt: at,
+      });
+      await db.insert(ownerDailyStats).values({ ownerId, day, shard, ...sums, ...tokens });
+      await db.insert(ownerDailyErrors).values({ ownerId, day, shard, errorType: "boom", count: 1 });
+    }
+    const read = async () => ({
+      dashboard: (await owner.api("GET", "/api/analytics/dashboard/?days=7")).body,
+      usage: (await owner.api("GET", `/api/app/${app.slug}/analytics/usage/?days=7`)).body,
+      performance: (await owner.api("GET", `/api/app/${app.slug}/analytics/performance/?days=7`)).body,
+    });
+    const before = await read();
+    expect(before.dashboard.overview.total_invocations).toBe(16);
+    expect(before.dashboard.errors).toEqual([{ error_type: "boom", count: 5 }]);
+
+    expect(await compactRollups(db)).toBeGreaterThanOrEqual(6);
+    const rows = await db.select().from(appDailyStats).where(eq(appDailyStats.applicationId, app.id));
+    expect(rows.map((r) => [r.day, r.shard, r.invocations]).sort()).toEqual([
+      [past, 0, 11],
+      [today, 5, 2],
+      [today, 9, 3],
+    ]);
+    expect(rows.find((r) => r.day === past)?.lastInvocationAt).toEqual(new Date(`${past}T07:00:00Z`));
+    const owned = await db.select().from(ownerDailyStats).where(eq(ownerDailyStats.ownerId, ownerId));
+    expect(owned.filter((r) => r.day === past).map((r) => [r.shard, r.invocations])).toEqual([[0, 11]]);
+    const errors = await db.select().from(ownerDailyErrors).where(eq(ownerDailyErrors.ownerId, ownerId));
+    expect(errors.filter((r) => r.day === past).map((r) => [r.shard, r.count])).toEqual([[0, 3]]);
+    expect(await read()).toEqual(before);
+  });
+
+  it("takes a deleted app's calls, users and errors out of its owner's dashboard", async () => {
+    const owner = await createCaller(server.baseUrl, "Deleter");
+    const ownerId = (await owner.api("GET", "/api/auth/profile/")).body.user.id;
+    const created = [];
+    for (const name of ["Kept", "Dropped"])
+      created.push((await owner.api("POST", "/api/app/", { body: { name, visibility: "public" } })).body);
+    const [kept, dropped] = created as [{ id: string; slug: string }, { id: string; slug: string }];
+    await recordPastCall(2, kept.id, ownerId, "success", "shared");
+    await recordPastCall(2, kept.id, ownerId, "success", "kept-only");
+    await recordPastCall(2, dropped.id, ownerId, "success", "shared");
+    await recordPastCall(1, dropped.id, ownerId, "error", "dropped-only", "boom");
+    const overview = async () => (await owner.api("GET", "/api/analytics/dashboard/?days=7")).body;
+    const before = await overview();
+    expect(before.overview).toMatchObject({ total_invocations: 4, total_users: 3 });
+    expect(before.errors).toEqual([{ error_type: "boom", count: 1 }]);
+
+    expect((await owner.api("DELETE", `/api/app/${dropped.slug}/`)).status).toBe(204);
+    const after = await overview();
+    const raw = await rawInWindow(7, [kept.id]);
+    expect(after.overview).toEqual({
+      total_applications: 1,
+      total_invocations: raw.length,
+      total_users: new Set(raw.map(userKey)).size,
+      success_rate: 100,
+    });
+    expect(after.overview.total_users).toBe(2);
+    expect(after.errors).toEqual([]);
+    expect(
+      after.time_series.data.reduce((n: number, d: { invocations: number }) => n + d.invocations, 0),
+    ).toBe(2);
   });
 });

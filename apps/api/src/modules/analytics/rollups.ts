@@ -1,12 +1,31 @@
-import { sql } from "drizzle-orm";
-import type { Database } from "../../db/client.ts";
-import { appDailyErrors, appDailyStats, appDailyUsers } from "../../db/schema/index.ts";
+import { type SQL, type SQLWrapper, sql } from "drizzle-orm";
+import { type Database, queryRows } from "../../db/client.ts";
 
-export const ROLLUP_SHARDS = 8;
+/**
+ * Today's stats of one app (and of one owner) are spread over this many rows. The shard is the
+ * database connection's backend pid modulo this, so the calls of one process's pool (20
+ * connections) never wait on each other's shard row, whose lock lasts until the commit's WAL flush.
+ */
+export const ROLLUP_SHARDS = 32;
+const SUMMED_STATS = [
+  "invocations",
+  "successes",
+  "errors",
+  "latency_ms_sum",
+  "input_tokens",
+  "output_tokens",
+];
+const shard = sql.raw(`(pg_backend_pid() % ${ROLLUP_SHARDS})::smallint`);
 
 export const utcDay = (at: Date) => at.toISOString().slice(0, 10);
 
-/** Adds one invocation to its app's daily rollups (inside the transaction that records it). */
+/**
+ * Adds one invocation to its app's and its owner's rollups, inside the transaction that records it,
+ * in one round trip, into the connection's shard. A user's rows are written only on their first
+ * call of the day (the `not exists` guard reads without locking), so a busy end user
+ * does not make every call to the app wait on one row lock until commit. `alongside` is another
+ * write (the invocation itself) that joins the same statement, which is then atomic on its own.
+ */
 export async function addToRollups(
   db: Database,
   call: {
@@ -20,49 +39,161 @@ export async function addToRollups(
     revenueCents: number;
     userKey: string;
   },
+  alongside?: SQLWrapper,
 ): Promise<void> {
+  const app = call.applicationId;
   const day = utcDay(call.at);
+  const user = call.userKey;
   const success = call.status === "success" ? 1 : 0;
-  const row = {
-    applicationId: call.applicationId,
-    day,
-    shard: Math.floor(Math.random() * ROLLUP_SHARDS),
-    invocations: 1,
-    successes: success,
-    errors: 1 - success,
-    latencyMsSum: call.latencyMs,
-    inputTokens: call.inputTokens,
-    outputTokens: call.outputTokens,
-    revenueCents: call.revenueCents,
-    lastInvocationAt: call.at,
-  };
-  await db
-    .insert(appDailyStats)
-    .values(row)
-    .onConflictDoUpdate({
-      target: [appDailyStats.applicationId, appDailyStats.day, appDailyStats.shard],
-      set: {
-        invocations: sql`${appDailyStats.invocations} + 1`,
-        successes: sql`${appDailyStats.successes} + ${success}`,
-        errors: sql`${appDailyStats.errors} + ${1 - success}`,
-        latencyMsSum: sql`${appDailyStats.latencyMsSum} + ${call.latencyMs}`,
-        inputTokens: sql`${appDailyStats.inputTokens} + ${call.inputTokens}`,
-        outputTokens: sql`${appDailyStats.outputTokens} + ${call.outputTokens}`,
-        revenueCents: sql`${appDailyStats.revenueCents} + ${call.revenueCents}`,
-        lastInvocationAt: sql`greatest(${appDailyStats.lastInvocationAt}, ${call.at.toISOString()}::timestamptz)`,
-      },
-    });
-  await db
-    .insert(appDailyUsers)
-    .values({ applicationId: call.applicationId, day, endUser: call.userKey })
-    .onConflictDoNothing();
-  if (call.status === "error") {
-    await db
-      .insert(appDailyErrors)
-      .values({ applicationId: call.applicationId, day, errorType: call.errorType ?? "", count: 1 })
-      .onConflictDoUpdate({
-        target: [appDailyErrors.applicationId, appDailyErrors.day, appDailyErrors.errorType],
-        set: { count: sql`${appDailyErrors.count} + 1` },
-      });
+  const isError = call.status === "error";
+  const errorType = call.errorType ?? "";
+  // Drizzle embeds a query builder in parentheses already.
+  const first: SQL = alongside ? sql`recorded as ${alongside}, ` : sql``;
+  await db.execute(sql`
+    with ${first}app as (
+      select owner_id from applications where id = ${app}::uuid
+    ), stats as (
+      insert into app_daily_stats as s (application_id, day, shard, invocations, successes, errors,
+        latency_ms_sum, input_tokens, output_tokens, revenue_cents, last_invocation_at)
+      values (${app}, ${day}, ${shard}, 1, ${success}, ${1 - success}, ${call.latencyMs},
+        ${call.inputTokens}, ${call.outputTokens}, ${call.revenueCents}, ${call.at.toISOString()})
+      on conflict (application_id, day, shard) do update set
+        invocations = s.invocations + 1,
+        successes = s.successes + excluded.successes,
+        errors = s.errors + excluded.errors,
+        latency_ms_sum = s.latency_ms_sum + excluded.latency_ms_sum,
+        input_tokens = s.input_tokens + excluded.input_tokens,
+        output_tokens = s.output_tokens + excluded.output_tokens,
+        revenue_cents = s.revenue_cents + excluded.revenue_cents,
+        last_invocation_at = greatest(s.last_invocation_at, excluded.last_invocation_at)
+    ), owner_stats as (
+      insert into owner_daily_stats as s (owner_id, day, shard, invocations, successes, errors,
+        latency_ms_sum, input_tokens, output_tokens)
+      select owner_id, ${day}::date, ${shard}, 1, ${success}::int, ${1 - success}::int,
+        ${call.latencyMs}::bigint, ${call.inputTokens}::bigint, ${call.outputTokens}::bigint
+      from app
+      on conflict (owner_id, day, shard) do update set
+        invocations = s.invocations + 1,
+        successes = s.successes + excluded.successes,
+        errors = s.errors + excluded.errors,
+        latency_ms_sum = s.latency_ms_sum + excluded.latency_ms_sum,
+        input_tokens = s.input_tokens + excluded.input_tokens,
+        output_tokens = s.output_tokens + excluded.output_tokens
+    ), app_user as (
+      insert into app_users as u (application_id, end_user, last_day)
+      select ${app}::uuid, ${user}::text, ${day}::date
+      where not exists (select 1 from app_users
+                        where application_id = ${app}::uuid and end_user = ${user}::text and last_day >= ${day}::date)
+      on conflict (application_id, end_user) do update set last_day = excluded.last_day
+        where u.last_day < excluded.last_day
+    ), owner_user as (
+      insert into owner_users as o (owner_id, end_user, last_day)
+      select owner_id, ${user}::text, ${day}::date from app
+      where not exists (select 1 from owner_users
+                        where owner_id = app.owner_id and end_user = ${user}::text and last_day >= ${day}::date)
+      on conflict (owner_id, end_user) do update set last_day = excluded.last_day
+        where o.last_day < excluded.last_day
+    ), app_error as (
+      insert into app_daily_errors as e (application_id, day, error_type, count)
+      select ${app}::uuid, ${day}::date, ${errorType}::text, 1
+      where ${isError}::boolean
+      on conflict (application_id, day, error_type) do update set count = e.count + 1
+    ), owner_error as (
+      insert into owner_daily_errors as e (owner_id, day, error_type, shard, count)
+      select owner_id, ${day}::date, ${errorType}::text, ${shard}, 1 from app
+      where ${isError}::boolean
+      on conflict (owner_id, day, error_type, shard) do update set count = e.count + 1
+    )
+    select 1`);
+}
+
+/** The sharded rollups: key columns, summed columns, and columns kept by their maximum. */
+const SHARDED = [
+  {
+    table: "app_daily_stats",
+    key: ["application_id", "day"],
+    sums: SUMMED_STATS.concat("revenue_cents"),
+    maxima: ["last_invocation_at"],
+  },
+  { table: "owner_daily_stats", key: ["owner_id", "day"], sums: SUMMED_STATS, maxima: [] },
+  { table: "owner_daily_errors", key: ["owner_id", "day", "error_type"], sums: ["count"], maxima: [] },
+];
+
+/**
+ * Folds the shards of finished days into shard 0, so a 90-day window reads one row per app (or
+ * owner) and day instead of up to 32. Readers sum shards anyway, so the figures are the same
+ * before and after; a late write to a folded day simply starts a new shard row, which the next run
+ * folds. Each table is one statement (delete the shards, add them to shard 0), atomic on its own.
+ * Answers the number of shard rows folded.
+ */
+export async function compactRollups(db: Database, today: string = utcDay(new Date())): Promise<number> {
+  let folded = 0;
+  for (const { table, key, sums, maxima } of SHARDED) {
+    const keys = key.join(", ");
+    const columns = [...key, "shard", ...sums, ...maxima].join(", ");
+    const values = [...key, "0", ...sums.map((c) => `sum(${c})`), ...maxima.map((c) => `max(${c})`)].join(
+      ", ",
+    );
+    const updates = [
+      ...sums.map((c) => `${c} = t.${c} + excluded.${c}`),
+      ...maxima.map((c) => `${c} = greatest(t.${c}, excluded.${c})`),
+    ].join(", ");
+    const [row] = await queryRows<{ n: number }>(
+      db,
+      sql`with folded as (
+            delete from ${sql.raw(table)} where day < ${today}::date and shard <> 0 returning *
+          ), added as (
+            insert into ${sql.raw(table)} as t (${sql.raw(columns)})
+            select ${sql.raw(values)} from folded group by ${sql.raw(keys)}
+            on conflict (${sql.raw(keys)}, shard) do update set ${sql.raw(updates)}
+          )
+          select count(*)::int as n from folded`,
+    );
+    folded += row?.n ?? 0;
   }
+  return folded;
+}
+
+/**
+ * Takes a deleted app's calls out of its owner's rollups; call it in the deleting transaction,
+ * before the delete (which cascades to the app's own rollups). Locking the app row first waits for
+ * calls being recorded into it and keeps new ones out, so what is subtracted is all there is.
+ * The differences go into shard 0 and may leave it negative; readers sum the shards.
+ */
+export async function forgetApplication(db: Database, app: { id: string; ownerId: string }): Promise<void> {
+  await db.execute(sql`select 1 from applications where id = ${app.id} for update`);
+  await db.execute(sql`
+    insert into owner_daily_stats as s (owner_id, day, shard, invocations, successes, errors,
+      latency_ms_sum, input_tokens, output_tokens)
+    select ${app.ownerId}::uuid, day, 0, -sum(invocations), -sum(successes), -sum(errors),
+           -sum(latency_ms_sum), -sum(input_tokens), -sum(output_tokens)
+    from app_daily_stats where application_id = ${app.id} group by day
+    on conflict (owner_id, day, shard) do update set
+      invocations = s.invocations + excluded.invocations,
+      successes = s.successes + excluded.successes,
+      errors = s.errors + excluded.errors,
+      latency_ms_sum = s.latency_ms_sum + excluded.latency_ms_sum,
+      input_tokens = s.input_tokens + excluded.input_tokens,
+      output_tokens = s.output_tokens + excluded.output_tokens`);
+  await db.execute(sql`
+    insert into owner_daily_errors as e (owner_id, day, error_type, shard, count)
+    select ${app.ownerId}::uuid, day, error_type, 0, -count
+    from app_daily_errors where application_id = ${app.id}
+    on conflict (owner_id, day, error_type, shard) do update set count = e.count + excluded.count`);
+}
+
+/**
+ * Recomputes an owner's distinct-user rows from their remaining apps, after one of them was
+ * deleted (its users may not have called any other of the owner's apps). A call recorded meanwhile
+ * into another of the owner's apps may have written its row already: the later day wins.
+ */
+export async function rebuildOwnerUsers(db: Database, ownerId: string): Promise<void> {
+  await db.execute(sql`delete from owner_users where owner_id = ${ownerId}`);
+  await db.execute(sql`
+    insert into owner_users (owner_id, end_user, last_day)
+    select ${ownerId}::uuid, u.end_user, max(u.last_day)
+    from app_users u join applications a on a.id = u.application_id
+    where a.owner_id = ${ownerId}::uuid
+    group by u.end_user
+    on conflict (owner_id, end_user) do update set last_day = greatest(owner_users.last_day, excluded.last_day)`);
 }

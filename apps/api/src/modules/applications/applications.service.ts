@@ -10,6 +10,7 @@ import type { Database } from "../../db/client.ts";
 import { applications, creators, prompts, promptVersions, users } from "../../db/schema/index.ts";
 import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
 import { maskSecret, type SecretBox } from "../../lib/secrets.ts";
+import { forgetApplication, rebuildOwnerUsers } from "../analytics/rollups.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { createInitialPrompt } from "../prompts/prompts.service.ts";
 import { createInitialWorkflow, duplicateWorkflow } from "../workflows/workflows.service.ts";
@@ -212,7 +213,12 @@ export async function updateApplication(
 }
 
 export async function deleteApplication(db: Database, app: ApplicationRow): Promise<void> {
-  await db.delete(applications).where(eq(applications.id, app.id));
+  // The owner's analytics rollups span all their apps: take this one's share out with it.
+  await db.transaction(async (tx) => {
+    await forgetApplication(tx as unknown as Database, app);
+    await tx.delete(applications).where(eq(applications.id, app.id));
+    await rebuildOwnerUsers(tx as unknown as Database, app.ownerId);
+  });
 }
 
 /** A draft copy named '… (copy)' with its own slug and, for prompt apps, the active prompt version. */
