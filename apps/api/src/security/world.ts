@@ -38,6 +38,7 @@ export interface World {
   packageId: string;
   sparePackageId: string;
   otherApp: { slug: string };
+  otherPackageId: string;
   subscriptionId: string;
   cardId: string;
   spareCardId: string;
@@ -151,6 +152,7 @@ export async function createWorld(testDb: TestDatabase): Promise<World> {
     packageId,
     sparePackageId,
     otherApp,
+    otherPackageId: otherPackage,
     subscriptionId: subscription.body.id,
     cardId,
     spareCardId,
