@@ -22,6 +22,7 @@ import { createOidcProvider } from "./identity/oidc-provider.ts";
 import { loadSigningKeys, toPublicJwks } from "./identity/signing-keys.ts";
 import { installErrorHandler } from "./lib/error-handler.ts";
 import { installMetrics } from "./lib/metrics.ts";
+import { installNulGuard } from "./lib/nul-guard.ts";
 import { createSafeFetch } from "./lib/safe-fetch.ts";
 import { createSecretBox } from "./lib/secrets.ts";
 import { analyticsRoutes } from "./modules/analytics/analytics.routes.ts";
@@ -81,6 +82,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   if (!options.database) app.addHook("onClose", () => database.close());
 
   installErrorHandler(app);
+  installNulGuard(app);
   const registry = installMetrics(app);
 
   await app.register(fastifySwagger, {
