@@ -50,9 +50,9 @@ function expectStatus(what: string, answer: { status: number; body: unknown }, s
     throw new Error(`${what}: expected ${status}, got ${answer.status} ${JSON.stringify(answer.body)}`);
 }
 
-export async function createWorld(testDb: TestDatabase): Promise<World> {
+export async function createWorld(testDb: TestDatabase, env: Record<string, string> = {}): Promise<World> {
   const providers = await startFakeProviders();
-  const server = await startTestServer(testDb, { env: { ALLOW_PRIVATE_UPSTREAMS: "true" } });
+  const server = await startTestServer(testDb, { env: { ALLOW_PRIVATE_UPSTREAMS: "true", ...env } });
   const owner = await createCaller(server.baseUrl, "Owner");
   const other = await createCaller(server.baseUrl, "Other");
 
