@@ -53,6 +53,8 @@ export interface BuildAppOptions {
   /** An already-open database (tests); otherwise one is opened from the config. */
   database?: DatabaseHandle;
   logger?: FastifyServerOptions["logger"];
+  /** Where the default logger writes instead of stdout (tests read it to prove nothing secret is logged). */
+  logStream?: { write(line: string): void };
   /** Serve the built SPA from apps/web/dist when it exists (default true). */
   serveWeb?: boolean;
 }
@@ -69,6 +71,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     logger: options.logger ?? {
       level: config.logLevel,
       redact: ["req.headers.authorization", "req.headers.cookie", "res.headers['set-cookie']"],
+      ...(options.logStream ? { stream: options.logStream } : {}),
     },
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: true,
