@@ -22,6 +22,8 @@ import { createWorld, type World } from "./world.ts";
  */
 const CASES_PER_ROUTE = Number(process.env.FUZZ_CASES_PER_ROUTE ?? 1_000);
 const SEED = Number(process.env.FUZZ_SEED ?? 20_261_122);
+// Tens of thousands of requests: minutes on a busy machine, well past the project's 2-minute default.
+const FUZZ_TIMEOUT_MS = 20 * 60_000;
 
 interface Operation {
   method: string;
@@ -134,45 +136,49 @@ export function fuzzRoutes(tags: string[]): void {
   }
 
   describe(`fuzzing the ${tags.join(", ")} routes of the OpenAPI document`, () => {
-    it(`answers ${CASES_PER_ROUTE} generated requests per route with 2xx or 4xx, never a 5xx`, async () => {
-      const failures: string[] = [];
-      let cases = 0;
-      let fiveHundreds = 0;
-      for (const [index, operation] of operations.entries()) {
-        const samples = fc.sample(caseFor(operation), { numRuns: CASES_PER_ROUTE, seed: SEED + index });
-        for (const sample of samples) {
-          let segment = 0;
-          const path = operation.path.replace(/\{[^}]+\}/g, () => sample.segments[segment++] as string);
-          const url = sample.query ? `${path}?${sample.query}` : path;
-          const answer = await world.server.app.inject({
-            method: operation.method as "GET",
-            url,
-            headers: {
-              authorization: `Bearer ${world.owner.token}`,
-              ...(sample.body !== undefined ? { "content-type": sample.contentType.value } : {}),
-            },
-            ...(sample.body !== undefined ? { payload: sample.body.text } : {}),
-          });
-          cases++;
-          // Bodies no route may accept: broken JSON, prototype keys, text and forms.
-          const type = sample.contentType;
-          const invalid = sample.body !== undefined && ((sample.body.invalid && type.json) || type.refused);
-          const ok =
-            (!invalid && answer.statusCode >= 200 && answer.statusCode < 300) ||
-            (answer.statusCode >= 400 && answer.statusCode < 500);
-          if (answer.statusCode >= 500) fiveHundreds++;
-          if (!ok && failures.length < 20)
-            failures.push(
-              `${operation.method} ${url.slice(0, 200)} body ${String(sample.body?.text).slice(0, 200)} → ${answer.statusCode} ${answer.body.slice(0, 200)}`,
-            );
+    it(
+      `answers ${CASES_PER_ROUTE} generated requests per route with 2xx or 4xx, never a 5xx`,
+      async () => {
+        const failures: string[] = [];
+        let cases = 0;
+        let fiveHundreds = 0;
+        for (const [index, operation] of operations.entries()) {
+          const samples = fc.sample(caseFor(operation), { numRuns: CASES_PER_ROUTE, seed: SEED + index });
+          for (const sample of samples) {
+            let segment = 0;
+            const path = operation.path.replace(/\{[^}]+\}/g, () => sample.segments[segment++] as string);
+            const url = sample.query ? `${path}?${sample.query}` : path;
+            const answer = await world.server.app.inject({
+              method: operation.method as "GET",
+              url,
+              headers: {
+                authorization: `Bearer ${world.owner.token}`,
+                ...(sample.body !== undefined ? { "content-type": sample.contentType.value } : {}),
+              },
+              ...(sample.body !== undefined ? { payload: sample.body.text } : {}),
+            });
+            cases++;
+            // Bodies no route may accept: broken JSON, prototype keys, text and forms.
+            const type = sample.contentType;
+            const invalid = sample.body !== undefined && ((sample.body.invalid && type.json) || type.refused);
+            const ok =
+              (!invalid && answer.statusCode >= 200 && answer.statusCode < 300) ||
+              (answer.statusCode >= 400 && answer.statusCode < 500);
+            if (answer.statusCode >= 500) fiveHundreds++;
+            if (!ok && failures.length < 20)
+              failures.push(
+                `${operation.method} ${url.slice(0, 200)} body ${String(sample.body?.text).slice(0, 200)} → ${answer.statusCode} ${answer.body.slice(0, 200)}`,
+              );
+          }
         }
-      }
-      recordSecurityFigure("fuzz_cases", cases);
-      recordSecurityFigure("fuzz_5xx", fiveHundreds);
-      expect(failures).toEqual([]);
-      expect(cases).toBe(operations.length * CASES_PER_ROUTE);
-      expect(operations.length).toBeGreaterThanOrEqual(10);
-    });
+        recordSecurityFigure("fuzz_cases", cases);
+        recordSecurityFigure("fuzz_5xx", fiveHundreds);
+        expect(failures).toEqual([]);
+        expect(cases).toBe(operations.length * CASES_PER_ROUTE);
+        expect(operations.length).toBeGreaterThanOrEqual(10);
+      },
+      FUZZ_TIMEOUT_MS,
+    );
 
     it("is still up and answering, and the ledger reconciles", async () => {
       expect((await world.server.app.inject({ url: "/healthz" })).statusCode).toBe(200);
