@@ -1,12 +1,17 @@
 import { defineConfig } from "vitest/config";
 
-// One test run, several projects: the web app (jsdom), and the API's integration suite on
-// PGlite always and on a real PostgreSQL when TEST_DATABASE_URL is set.
+// One test run, several projects: the web app (jsdom), the API's integration suite on PGlite
+// always and on a real PostgreSQL when TEST_DATABASE_URL is set, and the security suite
+// (authorization matrix, mass assignment, fuzzing, secrets) on PGlite, which records the
+// figures `npm run test:security` summarises.
+const securityTests = "src/security/**/*.security.test.ts";
+
 const apiProject = (name: string, env: Record<string, string>) => ({
   test: {
     name,
     root: "apps/api",
     include: ["src/**/*.test.ts"],
+    exclude: ["**/node_modules/**", securityTests],
     environment: "node",
     env,
     testTimeout: 30_000,
@@ -20,6 +25,17 @@ export default defineConfig({
       "apps/web/vitest.config.ts",
       apiProject("api-pglite", { TEST_DB: "pglite" }),
       ...(process.env.TEST_DATABASE_URL ? [apiProject("api-postgres", { TEST_DB: "postgres" })] : []),
+      {
+        test: {
+          name: "security",
+          root: "apps/api",
+          include: [securityTests],
+          environment: "node",
+          env: { TEST_DB: "pglite" },
+          testTimeout: 120_000,
+          hookTimeout: 60_000,
+        },
+      },
     ],
   },
 });

@@ -1,11 +1,14 @@
-// `npm test`: typecheck, lint, unit + integration (PGlite; PostgreSQL too with TEST_DATABASE_URL),
-// then the end-to-end journeys in Chromium against the built app. Ends with one summary line.
+// `npm test`: typecheck, lint, unit + integration (PGlite; PostgreSQL too with TEST_DATABASE_URL;
+// the security project among them), the security summary table, then the end-to-end journeys in
+// Chromium against the built app. Ends with one summary line.
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 
 const out = ".tmp/test-results";
 rmSync(out, { recursive: true, force: true });
+// The security project records its figures here during the vitest run (apps/api/src/security/report.ts).
+rmSync(".tmp/security", { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
 
 const steps = [];
@@ -28,6 +31,7 @@ run("unit + integration", npx, [
   "--reporter=json",
   `--outputFile=${out}/vitest.json`,
 ]);
+run("security summary", "node", ["scripts/security-summary.mjs"]);
 run("build web", "npm", ["run", "build"]);
 run("end-to-end", npx, ["playwright", "test", "-c", "e2e/playwright.config.ts"], {
   PLAYWRIGHT_JSON_OUTPUT_NAME: path.resolve(out, "playwright.json"),

@@ -20,6 +20,7 @@ import { createOidcProvider } from "./identity/oidc-provider.ts";
 import { loadSigningKeys, toPublicJwks } from "./identity/signing-keys.ts";
 import { installErrorHandler } from "./lib/error-handler.ts";
 import { installMetrics } from "./lib/metrics.ts";
+import { installNulGuard } from "./lib/nul-guard.ts";
 import { createSafeFetch } from "./lib/safe-fetch.ts";
 import { createSecretBox } from "./lib/secrets.ts";
 import { installSecurityHeaders } from "./lib/security-headers.ts";
@@ -58,6 +59,8 @@ export interface BuildAppOptions {
   /** An already-open database (tests); otherwise one is opened from the config. */
   database?: DatabaseHandle;
   logger?: FastifyServerOptions["logger"];
+  /** Where the default logger writes instead of stdout (tests read it to prove nothing secret is logged). */
+  logStream?: { write(line: string): void };
   /** Serve the built SPA from apps/web/dist when it exists (default true). */
   serveWeb?: boolean;
 }
@@ -74,6 +77,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     logger: options.logger ?? {
       level: config.logLevel,
       redact: ["req.headers.authorization", "req.headers.cookie", "res.headers['set-cookie']"],
+      ...(options.logStream ? { stream: options.logStream } : {}),
     },
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: config.trustProxy,
@@ -88,6 +92,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
 
   installErrorHandler(app);
   const securityHeaders = installSecurityHeaders(app, config);
+  installNulGuard(app);
   const registry = installMetrics(app);
 
   await app.register(fastifySwagger, {

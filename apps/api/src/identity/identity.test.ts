@@ -1,6 +1,7 @@
 import { decodeJwt } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EMBEDDED_SPA_CLIENT_ID } from "../config.ts";
+import { oidcPayloads } from "../db/schema/index.ts";
 import { createTestDatabase, type TestDatabase } from "../test/database.ts";
 import { signIn, signUp, startSignIn, uniqueEmail } from "../test/oidc-client.ts";
 import { startTestServer, type TestServer } from "../test/server.ts";
@@ -155,5 +156,29 @@ describe("embedded OIDC issuer", () => {
     );
     expect(afterRevoke.status).toBe(400);
     expect((await afterRevoke.json()).error).toBe("invalid_grant");
+  });
+
+  it("keeps refresh tokens and authorization codes only as hashes, and they still work", async () => {
+    const { email, password } = await signUp(server.baseUrl);
+    const tokens = await signIn(server.baseUrl, email, password);
+    const rows = await server.database.db.select().from(oidcPayloads);
+    const refreshToken = tokens.refresh_token ?? "";
+    expect(refreshToken.length).toBeGreaterThan(20);
+    expect(rows.some((row) => row.model === "RefreshToken")).toBe(true);
+    expect(JSON.stringify(rows)).not.toContain(refreshToken);
+    const refreshed = await fetch(`${server.baseUrl}/oidc/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({
+        grant_type: "refresh_token",
+        refresh_token: refreshToken,
+        client_id: EMBEDDED_SPA_CLIENT_ID,
+      }).toString(),
+    });
+    expect(refreshed.status).toBe(200);
+    const next = await refreshed.json();
+    expect(JSON.stringify(await server.database.db.select().from(oidcPayloads))).not.toContain(
+      next.refresh_token,
+    );
   });
 });

@@ -1,22 +1,46 @@
+import { createHash } from "node:crypto";
 import { and, eq, gt, isNull, or, sql } from "drizzle-orm";
 import type { Adapter, AdapterPayload } from "oidc-provider";
 import type { Database } from "../db/client.ts";
 import { oidcPayloads } from "../db/schema/index.ts";
 
+/**
+ * Models whose id is itself the credential a client presents (an opaque refresh token, an
+ * authorization code): kept under the id's SHA-256 and without the `jti` copy in the payload,
+ * so a read of the table yields nothing that can be redeemed.
+ */
+const CREDENTIAL_MODELS = new Set([
+  "AccessToken",
+  "AuthorizationCode",
+  "RefreshToken",
+  "ClientCredentials",
+  "DeviceCode",
+  "BackchannelAuthenticationRequest",
+  "RegistrationAccessToken",
+]);
+
 /** oidc-provider storage in PostgreSQL: one row per (model, id), expired rows are never returned. */
 export function createOidcAdapterFactory(db: Database) {
   return class PostgresOidcAdapter implements Adapter {
     readonly model: string;
+    private readonly hashesIds: boolean;
 
     constructor(model: string) {
       this.model = model;
+      this.hashesIds = CREDENTIAL_MODELS.has(model);
     }
 
-    async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
+    private key(id: string): string {
+      return this.hashesIds ? createHash("sha256").update(id).digest("base64url") : id;
+    }
+
+    async upsert(id: string, fullPayload: AdapterPayload, expiresIn: number): Promise<void> {
       const expiresAt = expiresIn ? new Date(Date.now() + expiresIn * 1000) : null;
+      const { jti: _jti, ...withoutJti } = fullPayload;
+      const payload = this.hashesIds ? withoutJti : fullPayload;
       const row = {
         model: this.model,
-        id,
+        id: this.key(id),
         payload,
         grantId: payload.grantId ?? null,
         userCode: payload.userCode ?? null,
@@ -32,8 +56,9 @@ export function createOidcAdapterFactory(db: Database) {
         });
     }
 
-    find(id: string) {
-      return this.findWhere(eq(oidcPayloads.id, id));
+    async find(id: string) {
+      const payload = await this.findWhere(eq(oidcPayloads.id, this.key(id)));
+      return payload && this.hashesIds ? { ...payload, jti: id } : payload;
     }
 
     findByUserCode(userCode: string) {
@@ -48,11 +73,13 @@ export function createOidcAdapterFactory(db: Database) {
       await db
         .update(oidcPayloads)
         .set({ consumedAt: new Date() })
-        .where(and(eq(oidcPayloads.model, this.model), eq(oidcPayloads.id, id)));
+        .where(and(eq(oidcPayloads.model, this.model), eq(oidcPayloads.id, this.key(id))));
     }
 
     async destroy(id: string): Promise<void> {
-      await db.delete(oidcPayloads).where(and(eq(oidcPayloads.model, this.model), eq(oidcPayloads.id, id)));
+      await db
+        .delete(oidcPayloads)
+        .where(and(eq(oidcPayloads.model, this.model), eq(oidcPayloads.id, this.key(id))));
     }
 
     async revokeByGrantId(grantId: string): Promise<void> {

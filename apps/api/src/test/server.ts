@@ -34,7 +34,12 @@ export async function freePort(): Promise<number> {
  */
 export async function startTestServer(
   testDb: TestDatabase,
-  options: { port?: number; secretKey?: string; env?: Record<string, string> } = {},
+  options: {
+    port?: number;
+    secretKey?: string;
+    env?: Record<string, string>;
+    logStream?: { write(line: string): void };
+  } = {},
 ): Promise<TestServer> {
   const port = options.port ?? (await freePort());
   const config = loadConfig({
@@ -47,7 +52,7 @@ export async function startTestServer(
     ...options.env,
   });
   const database = await testDb.open();
-  const app = await buildApp({ config, database, serveWeb: false });
+  const app = await buildApp({ config, database, serveWeb: false, logStream: options.logStream });
   await app.listen({ port, host: "127.0.0.1" });
   return {
     app,

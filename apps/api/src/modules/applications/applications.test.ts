@@ -237,6 +237,27 @@ describe("file upload", () => {
     expect((await upload(stranger, app.slug, new Blob(["x"]), "a.txt")).status).toBe(404);
   });
 
+  it("refuses a malformed multipart body with 400, not a 500 (found by fuzzing)", async () => {
+    const { body: app } = await owner.api("POST", "/api/app/", { body: { name: "Broken Uploads" } });
+    const bodies = [
+      '{"not":"multipart"}',
+      '--x\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\nhello',
+      "--x\r\nnot a header\r\n\r\n--x--",
+    ];
+    for (const body of bodies) {
+      const response = await fetch(`${server.baseUrl}/api/app/${app.slug}/file-upload/`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${owner.token}`,
+          "content-type": "multipart/form-data; boundary=x",
+        },
+        body,
+      });
+      expect(response.status, body).toBeGreaterThanOrEqual(400);
+      expect(response.status, body).toBeLessThan(500);
+    }
+  });
+
   it("refuses a file over the size limit with 413", async () => {
     const limitedDb = await createTestDatabase();
     const limited = await startTestServer(limitedDb, { env: { MAX_UPLOAD_BYTES: "2048" } });

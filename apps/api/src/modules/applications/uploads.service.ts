@@ -49,7 +49,9 @@ export async function saveUpload(
   const { request } = options;
   if (!request.isMultipart())
     throw new AppError("unsupported_media_type", "Send the file as multipart/form-data in the field 'file'");
-  const part = await request.file({ limits: { fileSize: options.maxBytes, files: 1 } });
+  const part = await request
+    .file({ limits: { fileSize: options.maxBytes, files: 1 } })
+    .catch((error: unknown) => Promise.reject(asClientError(error)));
   if (!part)
     throw new AppError("bad_request", "No file received: send it in the multipart field 'file'", {
       fields: { file: "is required" },
@@ -106,7 +108,7 @@ export async function saveUpload(
     }
   } catch (error) {
     await rm(storagePath, { force: true });
-    throw error;
+    throw asClientError(error);
   }
 
   const mimeType = allowedTypes.includes(part.mimetype)
@@ -134,4 +136,17 @@ export async function saveUpload(
     extension: row.extension,
     created_at: row.createdAt.toISOString(),
   };
+}
+
+/**
+ * A broken multipart body (no closing boundary, a malformed part header) makes the parser throw
+ * a plain error with no status: that is the client's fault, a 400, not a 500. Errors from the
+ * file system (they name a syscall) and errors that carry their own status stay as they are.
+ */
+function asClientError(error: unknown): unknown {
+  if (error instanceof AppError || !(error instanceof Error)) return error;
+  if ("syscall" in error || "statusCode" in error) return error;
+  return new AppError("bad_request", "The multipart body is malformed", {
+    fields: { file: "could not be read" },
+  });
 }

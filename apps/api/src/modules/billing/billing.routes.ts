@@ -62,7 +62,7 @@ export const billingRoutes: FastifyPluginAsyncZod<{
     body: z.output<typeof CreatePaymentIntentSchema>,
     appId?: string,
   ) => {
-    if (body.package_id) {
+    if (body.package_id !== undefined) {
       const [plan] = /^[0-9a-f-]{36}$/i.test(body.package_id)
         ? await db.select().from(packages).where(eq(packages.id, body.package_id)).limit(1)
         : [];

@@ -118,6 +118,15 @@ describe("wallet top-ups through the sandbox gateway", () => {
     });
     expect(stolen.status).toBe(404);
   });
+
+  it("refuses an empty package_id as no plan, rather than failing on it (found by fuzzing)", async () => {
+    const buyer = await createCaller(server.baseUrl);
+    const intent = await buyer.api("POST", "/api/wallet/payment-intents/", {
+      body: { amount: 500, package_id: "" },
+    });
+    expect(intent.status).toBe(400);
+    expect(intent.body.fields).toEqual({ package_id: "is not an available plan of this app" });
+  });
 });
 
 describe("paid calls", () => {

@@ -1,0 +1,272 @@
+import { billingAddress, card, type World } from "./world.ts";
+
+/**
+ * Who may call a route (DESIGN.md §5):
+ * - public: anyone, credentials or not;
+ * - issuer: the embedded OIDC issuer, which authenticates with its own cookies: a bearer
+ *   credential must change nothing;
+ * - token: any valid access token for our audience (sign-in bookkeeping);
+ * - self: any signed-in user, about their own data; API keys are not accepted;
+ * - owned: only the owner of the resource; everyone else signed in gets 404;
+ * - gateway: a paid endpoint of a private app: its owner by token or API key; others 404;
+ * - gateway-any: a gateway endpoint every valid token or API key may call.
+ */
+export type RouteClass = "public" | "issuer" | "token" | "self" | "owned" | "gateway" | "gateway-any";
+
+export interface RouteRequest {
+  class: RouteClass;
+  /** The concrete URL the matrix calls, with the world's real ids. */
+  url: string;
+  payload?: string | object;
+  headers?: Record<string, string>;
+  /** The success status for the callers the class allows (default 200). */
+  ok?: number;
+  /** Where a caller's status differs from the class rule, and why (see the comment). */
+  expect?: Partial<Record<string, number>>;
+  /** Changes state the other routes rely on (deletes): run after the rest. */
+  last?: boolean;
+}
+
+const boundary = "----promptmint-security";
+const upload = {
+  payload: `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="notes.txt"\r\nContent-Type: text/plain\r\n\r\nhello\r\n--${boundary}--\r\n`,
+  headers: { "content-type": `multipart/form-data; boundary=${boundary}` },
+};
+
+const everyMethod = ["GET", "HEAD", "TRACE", "DELETE", "OPTIONS", "PATCH", "PUT", "POST", "QUERY"];
+/** The issuer's routes, their methods and a URL to try each with. */
+const issuerRoutes: [path: string, methods: string[], url: string][] = [
+  ["/oidc/assets/{name}", ["GET"], "/oidc/assets/sign-in.css"],
+  ["/oidc/interaction/{uid}", ["GET"], "/oidc/interaction/no-such-uid"],
+  ["/oidc/interaction/{uid}/login", ["POST"], "/oidc/interaction/no-such-uid/login"],
+  ["/oidc/interaction/{uid}/register", ["POST"], "/oidc/interaction/no-such-uid/register"],
+  ["/oidc", everyMethod, "/oidc"],
+  ["/oidc/{*}", everyMethod, "/oidc/.well-known/openid-configuration"],
+];
+
+/** Every documented route ("METHOD /path" as in /api/openapi.json) with a request that succeeds for its rightful caller. */
+export function routeTable(world: World): Record<string, RouteRequest> {
+  const app = `/api/app/${world.promptApp.slug}`;
+  const flow = `/api/app/${world.workflowApp.slug}`;
+  const other = `/api/app/${world.otherApp.slug}`;
+  const table: Record<string, RouteRequest> = {
+    "GET /api/config": { class: "public", url: "/api/config" },
+    "POST /api/billing/stripe/webhook": {
+      // No Stripe on this server: 404 for everyone, and a signature would be needed anyway.
+      class: "public",
+      url: "/api/billing/stripe/webhook",
+      payload: { type: "payment_intent.succeeded" },
+      ok: 404,
+    },
+
+    "POST /api/auth/login/": { class: "token", url: "/api/auth/login/" },
+    "POST /api/auth/register/": { class: "token", url: "/api/auth/register/" },
+    "POST /api/auth/logout/": { class: "token", url: "/api/auth/logout/" },
+    "GET /api/auth/profile/": { class: "self", url: "/api/auth/profile/" },
+    "PATCH /api/auth/profile/": {
+      class: "self",
+      url: "/api/auth/profile/",
+      payload: { user: { first_name: "Same" } },
+    },
+    "GET /api/auth/roles/": { class: "self", url: "/api/auth/roles/" },
+    "GET /api/creators/": { class: "self", url: "/api/creators/" },
+    "GET /api/creators/me/": { class: "self", url: "/api/creators/me/" },
+
+    "GET /api/keys/": { class: "self", url: "/api/keys/" },
+    "POST /api/keys/": { class: "self", url: "/api/keys/", payload: { name: "matrix" }, ok: 201 },
+    "DELETE /api/keys/{id}/": {
+      class: "owned",
+      url: `/api/keys/${world.spareKey.id}/`,
+      ok: 204,
+      last: true,
+    },
+
+    "GET /api/analytics/dashboard/": { class: "self", url: "/api/analytics/dashboard/" },
+    "GET /api/app/{slug}/analytics/usage/": { class: "owned", url: `${app}/analytics/usage/?days=7` },
+    "GET /api/app/{slug}/analytics/performance/": {
+      class: "owned",
+      url: `${app}/analytics/performance/?days=7`,
+    },
+    "GET /api/app/{slug}/analytics/invocations/": {
+      class: "owned",
+      url: `${app}/analytics/invocations/?limit=5`,
+    },
+
+    "GET /api/app/": { class: "self", url: "/api/app/" },
+    "POST /api/app/": { class: "self", url: "/api/app/", payload: { name: "Matrix App" }, ok: 201 },
+    "GET /api/app/{slug}/": { class: "owned", url: `${app}/` },
+    "PATCH /api/app/{slug}/": { class: "owned", url: `${app}/`, payload: { description: "Owned" } },
+    "DELETE /api/app/{slug}/": {
+      class: "owned",
+      url: `/api/app/${world.spareApp.slug}/`,
+      ok: 204,
+      last: true,
+    },
+    "POST /api/app/{slug}/duplicate/": { class: "owned", url: `${app}/duplicate/`, ok: 201 },
+    "PATCH /api/app/{slug}/update_status/": {
+      class: "owned",
+      url: `${app}/update_status/`,
+      payload: { status: "live" },
+    },
+    "POST /api/app/{slug}/file-upload/": { class: "owned", url: `${app}/file-upload/`, ...upload, ok: 201 },
+
+    "GET /api/models/": { class: "self", url: "/api/models/" },
+    "GET /api/app/{slug}/prompt/": { class: "owned", url: `${app}/prompt/` },
+    "PATCH /api/app/{slug}/prompt/": {
+      class: "owned",
+      url: `${app}/prompt/`,
+      payload: { prompt_template: "Say {{query}}" },
+    },
+    "POST /api/app/{slug}/prompt/test-config/": {
+      class: "owned",
+      url: `${app}/prompt/test-config/`,
+      payload: { prompt_template: "Say {{query}}", test_inputs: { query: "hi" } },
+    },
+    "POST /api/prompts/test-config/": {
+      class: "self",
+      url: "/api/prompts/test-config/",
+      payload: { prompt_template: "Say {{query}}", test_inputs: { query: "hi" } },
+    },
+    "GET /api/prompts/{id}/versions/": { class: "owned", url: `/api/prompts/${world.promptId}/versions/` },
+    "POST /api/prompts/{id}/versions/": {
+      class: "owned",
+      url: `/api/prompts/${world.promptId}/versions/`,
+      payload: { version_id: world.promptVersionId },
+    },
+
+    "GET /api/workflow-providers/": { class: "self", url: "/api/workflow-providers/" },
+    "GET /api/app/{slug}/workflow/": { class: "owned", url: `${flow}/workflow/` },
+    "PATCH /api/app/{slug}/workflow/": {
+      class: "owned",
+      url: `${flow}/workflow/`,
+      payload: { timeout_seconds: 30 },
+    },
+    "POST /api/app/{slug}/workflow/test-config/": {
+      class: "owned",
+      url: `${flow}/workflow/test-config/`,
+      payload: {},
+    },
+    "GET /api/workflows/{id}/versions/": {
+      class: "owned",
+      url: `/api/workflows/${world.workflowId}/versions/`,
+    },
+    "POST /api/workflows/{id}/versions/": {
+      class: "owned",
+      url: `/api/workflows/${world.workflowId}/versions/`,
+      payload: { version_id: world.workflowVersionId },
+    },
+
+    "GET /api/wallet/": { class: "self", url: "/api/wallet/" },
+    "POST /api/wallet/payment-intents/": {
+      class: "self",
+      url: "/api/wallet/payment-intents/",
+      payload: { amount: 500 },
+    },
+    "POST /api/app/{app}/create-payment-intent/": {
+      class: "owned",
+      url: `${app}/create-payment-intent/`,
+      payload: { amount: 500 },
+    },
+    "POST /api/billing/sandbox/confirm/": {
+      // A client secret that is not the caller's: refused after authentication, never confirmed.
+      class: "self",
+      url: "/api/billing/sandbox/confirm/",
+      payload: { client_secret: "pi_sandbox_nobody_secret_x", card },
+      ok: 404,
+    },
+
+    "GET /api/app/{app}/packages/": { class: "owned", url: `${app}/packages/` },
+    "POST /api/app/{app}/packages/": {
+      class: "owned",
+      url: `${app}/packages/`,
+      payload: { name: "Matrix plan", price_cents: 900, included_calls: 10 },
+      ok: 201,
+    },
+    "PATCH /api/app/{app}/packages/{id}/": {
+      class: "owned",
+      url: `${app}/packages/${world.packageId}/`,
+      payload: { description: "Owned" },
+    },
+    "DELETE /api/app/{app}/packages/{id}/": {
+      class: "owned",
+      url: `${app}/packages/${world.sparePackageId}/`,
+      ok: 204,
+      last: true,
+    },
+
+    // The owner's subscription to the other creator's public app: the app is visible to both,
+    // the subscription only to its subscriber.
+    "GET /api/app/{app}/subscriptions/": {
+      class: "owned",
+      url: `${other}/subscriptions/`,
+      expect: { other: 200 },
+    },
+    "POST /api/app/{app}/subscriptions/": {
+      // Already subscribed (owner) and no subscribing to one's own app (other): both 409.
+      class: "owned",
+      url: `${other}/subscriptions/`,
+      payload: { package_id: "00000000-0000-0000-0000-000000000000" },
+      ok: 404,
+    },
+    "GET /api/app/{app}/subscriptions/{id}/": {
+      class: "owned",
+      url: `${other}/subscriptions/${world.subscriptionId}/`,
+    },
+    "PATCH /api/app/{app}/subscriptions/{id}/": {
+      class: "owned",
+      url: `${other}/subscriptions/${world.subscriptionId}/`,
+      payload: { cancel_at_period_end: false },
+    },
+    "POST /api/app/{app}/subscriptions/{id}/cancel/": {
+      class: "owned",
+      url: `${other}/subscriptions/${world.subscriptionId}/cancel/`,
+      last: true,
+    },
+    "GET /api/app/{app}/payment-methods/": { class: "self", url: `${other}/payment-methods/` },
+    "POST /api/app/{app}/payment-methods/": {
+      class: "self",
+      url: `${other}/payment-methods/`,
+      payload: { billing_address: billingAddress, card },
+      ok: 201,
+    },
+    "PATCH /api/app/{app}/payment-methods/{id}/": {
+      class: "owned",
+      url: `${other}/payment-methods/${world.cardId}/`,
+      payload: { is_default: true },
+    },
+    "DELETE /api/app/{app}/payment-methods/{id}/": {
+      class: "owned",
+      url: `${other}/payment-methods/${world.spareCardId}/`,
+      ok: 204,
+      last: true,
+    },
+
+    "POST /api/app/{slug}/completion-messages": {
+      class: "gateway",
+      url: `${app}/completion-messages`,
+      payload: { inputs: { query: "hi" }, user: "matrix" },
+    },
+    "POST /api/app/{slug}/chat-messages": {
+      class: "gateway",
+      url: `${app}/chat-messages`,
+      payload: { query: "hi", user: "matrix" },
+    },
+    "GET /api/app/{slug}/parameters": { class: "gateway", url: `${app}/parameters` },
+    "GET /api/app/{slug}/info": { class: "gateway", url: `${app}/info` },
+    "GET /api/app/{slug}/conversations": { class: "gateway", url: `${app}/conversations?user=matrix` },
+    "GET /api/app/{slug}/messages": {
+      class: "gateway",
+      url: `${app}/messages?user=matrix&conversation_id=${world.conversationId}`,
+    },
+    "GET /api/v1/models": { class: "gateway-any", url: "/api/v1/models" },
+    "POST /api/v1/chat/completions": {
+      class: "gateway",
+      url: "/api/v1/chat/completions",
+      payload: { model: world.promptApp.slug, messages: [{ role: "user", content: "hi" }] },
+    },
+  };
+  for (const [path, methods, url] of issuerRoutes) {
+    for (const method of methods) table[`${method} ${path}`] = { class: "issuer", url };
+  }
+  return table;
+}

@@ -1,0 +1,164 @@
+import { type Caller, createCaller, fundWallet } from "../test/caller.ts";
+import type { TestDatabase } from "../test/database.ts";
+import { startFakeProviders } from "../test/fake-providers.ts";
+import { startTestServer, type TestServer } from "../test/server.ts";
+
+export const card = { number: "4242 4242 4242 4242", exp_month: 12, exp_year: 2099, cvc: "123" };
+export const billingAddress = {
+  name: "Ada Lovelace",
+  line1: "1 Analytical Row",
+  city: "London",
+  postal_code: "N1 7AA",
+  country: "GB",
+};
+export const difyKey = "app-dify-key-9999";
+
+/**
+ * Everyone and everything the security suite needs, made through the real API: the owner
+ * (creator of a private live prompt app, a workflow app and spare resources to delete), another
+ * creator with a public app and a plan the owner subscribes to, and API keys for both.
+ */
+export interface World {
+  server: TestServer;
+  providers: Awaited<ReturnType<typeof startFakeProviders>>;
+  owner: Caller;
+  other: Caller;
+  promptApp: { id: string; slug: string };
+  workflowApp: { id: string; slug: string };
+  spareApp: { slug: string };
+  promptId: string;
+  conversationId: string;
+  promptVersionId: string;
+  workflowId: string;
+  workflowVersionId: string;
+  ownerKey: { id: string; key: string };
+  spareKey: { id: string };
+  revokedKey: string;
+  consumerKey: string;
+  packageId: string;
+  sparePackageId: string;
+  otherApp: { slug: string };
+  otherPackageId: string;
+  subscriptionId: string;
+  cardId: string;
+  spareCardId: string;
+  stop(): Promise<void>;
+}
+
+function expectStatus(what: string, answer: { status: number; body: unknown }, status: number) {
+  if (answer.status !== status)
+    throw new Error(`${what}: expected ${status}, got ${answer.status} ${JSON.stringify(answer.body)}`);
+}
+
+export async function createWorld(testDb: TestDatabase, env: Record<string, string> = {}): Promise<World> {
+  const providers = await startFakeProviders();
+  const server = await startTestServer(testDb, { env: { ALLOW_PRIVATE_UPSTREAMS: "true", ...env } });
+  const owner = await createCaller(server.baseUrl, "Owner");
+  const other = await createCaller(server.baseUrl, "Other");
+
+  const createApp = async (caller: Caller, body: Record<string, unknown>) => {
+    const created = await caller.api("POST", "/api/app/", { body });
+    expectStatus("create app", created, 201);
+    return created.body as { id: string; slug: string };
+  };
+  const goLive = async (caller: Caller, slug: string) =>
+    expectStatus(
+      "go live",
+      await caller.api("PATCH", `/api/app/${slug}/update_status/`, { body: { status: "live" } }),
+      200,
+    );
+
+  const promptApp = await createApp(owner, { name: "Private Prompt", visibility: "private" });
+  await goLive(owner, promptApp.slug);
+  const prompt = await owner.api("PATCH", `/api/app/${promptApp.slug}/prompt/`, {
+    body: { prompt_template: "Say {{query}}" },
+  });
+  expectStatus("prompt", prompt, 200);
+  const chat = await owner.api("POST", `/api/app/${promptApp.slug}/chat-messages`, {
+    body: { query: "hi", user: "matrix" },
+  });
+  expectStatus("chat", chat, 200);
+  const promptVersions = await owner.api("GET", `/api/prompts/${prompt.body.id}/versions/`);
+  const workflowApp = await createApp(owner, {
+    name: "Private Flow",
+    type: "workflow",
+    provider_config: { app_id: "app-1", api_key: difyKey },
+  });
+  const created = await owner.api("GET", `/api/app/${workflowApp.slug}/workflow/`);
+  const workflow = await owner.api("PATCH", `/api/app/${workflowApp.slug}/workflow/`, {
+    body: { provider_config: { ...created.body.provider_config, base_url: `${providers.url}/dify/v1` } },
+  });
+  expectStatus("workflow", workflow, 200);
+  const workflowVersions = await owner.api("GET", `/api/workflows/${workflow.body.id}/versions/`);
+  const spareApp = await createApp(owner, { name: "Spare" });
+
+  const createKey = async (caller: Caller, name: string) => {
+    const created = await caller.api("POST", "/api/keys/", { body: { name } });
+    expectStatus("create key", created, 201);
+    return created.body as { id: string; key: string };
+  };
+  const ownerKey = await createKey(owner, "owner");
+  const spareKey = await createKey(owner, "spare");
+  const revoked = await createKey(owner, "revoked");
+  expectStatus("revoke", await owner.api("DELETE", `/api/keys/${revoked.id}/`), 204);
+  const consumerKey = await createKey(other, "consumer");
+
+  const createPackage = async (caller: Caller, slug: string, name: string) => {
+    const created = await caller.api("POST", `/api/app/${slug}/packages/`, {
+      body: { name, price_cents: 500, included_calls: 100 },
+    });
+    expectStatus("create package", created, 201);
+    return created.body.id as string;
+  };
+  const packageId = await createPackage(owner, promptApp.slug, "Pro");
+  const sparePackageId = await createPackage(owner, promptApp.slug, "Spare");
+
+  const otherApp = await createApp(other, { name: "Public Prompt", visibility: "public" });
+  await goLive(other, otherApp.slug);
+  const otherPackage = await createPackage(other, otherApp.slug, "Basic");
+  await fundWallet(owner, 5_000);
+  const subscription = await owner.api("POST", `/api/app/${otherApp.slug}/subscriptions/`, {
+    body: { package_id: otherPackage },
+  });
+  expectStatus("subscribe", subscription, 201);
+
+  const addCard = async () => {
+    const created = await owner.api("POST", `/api/app/${otherApp.slug}/payment-methods/`, {
+      body: { billing_address: billingAddress, card },
+    });
+    expectStatus("add card", created, 201);
+    return created.body.id as string;
+  };
+  const cardId = await addCard();
+  const spareCardId = await addCard();
+
+  return {
+    server,
+    providers,
+    owner,
+    other,
+    promptApp,
+    workflowApp,
+    spareApp,
+    promptId: prompt.body.id,
+    conversationId: chat.body.conversation_id,
+    promptVersionId: promptVersions.body[promptVersions.body.length - 1].id,
+    workflowId: workflow.body.id,
+    workflowVersionId: workflowVersions.body[workflowVersions.body.length - 1].id,
+    ownerKey,
+    spareKey,
+    revokedKey: revoked.key,
+    consumerKey: consumerKey.key,
+    packageId,
+    sparePackageId,
+    otherApp,
+    otherPackageId: otherPackage,
+    subscriptionId: subscription.body.id,
+    cardId,
+    spareCardId,
+    async stop() {
+      await server.stop();
+      await providers.stop();
+    },
+  };
+}
