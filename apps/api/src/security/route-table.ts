@@ -51,6 +51,28 @@ export function routeTable(world: World): Record<string, RouteRequest> {
   const other = `/api/app/${world.otherApp.slug}`;
   const table: Record<string, RouteRequest> = {
     "GET /api/config": { class: "public", url: "/api/config" },
+    "GET /api/explore/apps": { class: "public", url: "/api/explore/apps?q=public" },
+    "GET /api/explore/apps/{slug}": { class: "public", url: `/api/explore/apps/${world.otherApp.slug}` },
+    // Try it is for signed-in people (a session token), never an API key.
+    "POST /api/explore/apps/{slug}/try": {
+      class: "self",
+      url: `/api/explore/apps/${world.otherApp.slug}/try`,
+      payload: { query: "Hello from the matrix" },
+    },
+    // Widget calls authenticate with an embed token only: a bearer credential is no credential there.
+    "POST /api/embed/{slug}/messages": {
+      class: "public",
+      url: `/api/embed/${world.otherApp.slug}/messages`,
+      payload: { query: "hi" },
+      ok: 401,
+    },
+    "GET /api/app/{slug}/embed": { class: "owned", url: `${app}/embed` },
+    "PUT /api/app/{slug}/embed": {
+      class: "owned",
+      url: `${app}/embed`,
+      payload: { allowed_origins: ["https://shop.example.com"] },
+    },
+    "GET /api/app/{slug}/download-frontend": { class: "owned", url: `${app}/download-frontend` },
     "POST /api/billing/stripe/webhook": {
       // No Stripe on this server: 404 for everyone, and a signature would be needed anyway.
       class: "public",
