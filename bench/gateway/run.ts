@@ -65,7 +65,13 @@ const benchUrl = (() => {
 
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : "—");
 const log = (msg: string) => console.log(`[bench] ${msg}`);
-const sh = (cmd: string) => execSync(cmd, { cwd: root }).toString().trim();
+const sh = (cmd: string) => {
+  try {
+    return execSync(cmd, { cwd: root, stdio: ["ignore", "pipe", "ignore"] }).toString().trim();
+  } catch {
+    return "?";
+  }
+};
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 type Target = "direct" | "promptmint" | "portkey";
