@@ -17,7 +17,7 @@
  * Env: BENCH_DATABASE_URL (admin URL, default postgres://postgres@127.0.0.1:5432/test),
  *      BENCH_CONNECTIONS (1,50,500), BENCH_REQUESTS (requests per target per round at c>1, 3000),
  *      BENCH_REQUESTS_C1 (300), BENCH_ROUNDS (2), BENCH_LATENCY_SAMPLES (300 per target),
- *      BENCH_SOAK (5000), BENCH_SLOW_MS (2000), BENCH_LOG_LEVEL (Promptmint's LOG_LEVEL, warn),
+ *      BENCH_WARMUP (500), BENCH_SOAK (5000), BENCH_SOAK_TIMEOUT_S (300), BENCH_SLOW_MS (2000), BENCH_LOG_LEVEL (Promptmint's LOG_LEVEL, warn),
  *      BENCH_ENV (extra env for Promptmint, e.g. "WEB_CONCURRENCY=2"), BENCH_KEEP_DB=1,
  *      BENCH_PROFILE_DIR (write a --cpu-prof profile of the main Promptmint process there).
  */
@@ -42,7 +42,10 @@ const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 3000);
 const REQUESTS_C1 = Number(process.env.BENCH_REQUESTS_C1 ?? 300);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const LATENCY_SAMPLES = Number(process.env.BENCH_LATENCY_SAMPLES ?? 300);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 500);
 const SOAK = Number(process.env.BENCH_SOAK ?? 5000);
+/** How long one soak call may take before autocannon counts it as an error. */
+const SOAK_TIMEOUT_S = Number(process.env.BENCH_SOAK_TIMEOUT_S ?? 300);
 const SLOW_MS = Number(process.env.BENCH_SLOW_MS ?? 2000);
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? "warn";
 const EXTRA_ENV = Object.fromEntries(
@@ -53,7 +56,17 @@ const EXTRA_ENV = Object.fromEntries(
 );
 /** Writes a CPU profile of the Promptmint process here (summarise with bench/gateway/profile.ts). */
 const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
-const PORT = { upstream: 4260, slowUpstream: 4261, portkey: 4262, promptmint: 4263, promptmintSlow: 4264 };
+/** An earlier checkout (with node_modules) run side by side as target "baseline": before/after under one load. */
+const BASELINE_DIR = process.env.BENCH_BASELINE_DIR;
+const PORT = {
+  upstream: 4260,
+  slowUpstream: 4261,
+  portkey: 4262,
+  promptmint: 4263,
+  promptmintSlow: 4264,
+  baseline: 4265,
+  baselineSlow: 4266,
+};
 const PRICE_CENTS = 1;
 
 const dbName = `pm_gwbench_${process.pid}_${Date.now()}`;
@@ -67,23 +80,30 @@ const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) :
 const log = (msg: string) => console.log(`[bench] ${msg}`);
 const sh = (cmd: string) => {
   try {
-    return execSync(cmd, { cwd: root, stdio: ["ignore", "pipe", "ignore"] }).toString().trim();
+    return execSync(cmd, { cwd: root, stdio: ["ignore", "pipe", "ignore"] })
+      .toString()
+      .trim();
   } catch {
     return "?";
   }
 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-type Target = "direct" | "promptmint" | "portkey";
-const TARGETS: Target[] = ["direct", "promptmint", "portkey"];
+type Target = "direct" | "promptmint" | "baseline" | "portkey";
+const TARGETS: Target[] = BASELINE_DIR
+  ? ["direct", "promptmint", "baseline", "portkey"]
+  : ["direct", "promptmint", "portkey"];
+const isPromptmint = (t: Target) => t === "promptmint" || t === "baseline";
+const byTarget = <T>(make: () => T) =>
+  Object.fromEntries(TARGETS.map((t) => [t, make()])) as Record<Target, T>;
 
 // ---------------------------------------------------------------- processes
 
 const children: ChildProcess[] = [];
 
-function start(name: string, args: string[], env: Record<string, string> = {}): ChildProcess {
+function start(name: string, args: string[], env: Record<string, string> = {}, cwd = root): ChildProcess {
   const child = spawn(process.execPath, args, {
-    cwd: root,
+    cwd,
     env: { ...process.env, ...env },
     stdio: ["ignore", "ignore", "pipe"],
   });
@@ -176,8 +196,16 @@ function specFor(target: Target, options: { apiKey: string; slug: string; slow?:
       },
       body: JSON.stringify({ model: "gpt-4o-mini", messages }),
     };
+  const port =
+    target === "baseline"
+      ? options.slow
+        ? PORT.baselineSlow
+        : PORT.baseline
+      : options.slow
+        ? PORT.promptmintSlow
+        : PORT.promptmint;
   return {
-    url: `http://127.0.0.1:${options.slow ? PORT.promptmintSlow : PORT.promptmint}/api/v1/chat/completions`,
+    url: `http://127.0.0.1:${port}/api/v1/chat/completions`,
     headers: { ...json, authorization: `Bearer ${options.apiKey}` },
     body: JSON.stringify({ model: options.slug, messages }),
   };
@@ -356,8 +384,17 @@ async function main() {
       [...(PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`] : []), "apps/api/src/main.ts"],
       promptmintEnv(PORT.promptmint, PORT.upstream, dataDir),
     );
+    const baseline = BASELINE_DIR
+      ? start(
+          "baseline",
+          ["apps/api/src/main.ts"],
+          promptmintEnv(PORT.baseline, PORT.upstream, dataDir),
+          BASELINE_DIR,
+        )
+      : undefined;
     for (const port of [PORT.upstream, PORT.slowUpstream, PORT.portkey, PORT.promptmint])
       await waitForPort(port);
+    if (baseline) await waitForPort(PORT.baseline);
     log("upstreams, Portkey and Promptmint are listening");
 
     const baseUrl = `http://127.0.0.1:${PORT.promptmint}`;
@@ -381,6 +418,7 @@ async function main() {
     const pids: Record<Target, number | undefined> = {
       direct: children[0]?.pid,
       promptmint: promptmint.pid,
+      baseline: baseline?.pid,
       portkey: portkey.pid,
     };
     for (const target of TARGETS) {
@@ -391,18 +429,18 @@ async function main() {
       });
       const text = await probe.text();
       if (probe.status !== 200) throw new Error(`${target} answered ${probe.status}: ${text}`);
-      if (target === "promptmint") promptmint2xx += 1;
+      if (isPromptmint(target)) promptmint2xx += 1;
     }
     log("each target answers; warming up");
     for (const target of TARGETS) {
-      const warm = await cannon(specs[target], { connections: 50, amount: 2000, pid: pids[target] });
-      if (target === "promptmint") promptmint2xx += warm.ok;
+      const warm = await cannon(specs[target], { connections: 50, amount: WARMUP, pid: pids[target] });
+      if (isPromptmint(target)) promptmint2xx += warm.ok;
     }
 
     // 1. Throughput and latency at each concurrency, targets interleaved round by round.
     const levels: LevelResult[] = [];
     for (const connections of LEVELS) {
-      const level: LevelResult = { connections, rounds: { direct: [], promptmint: [], portkey: [] } };
+      const level: LevelResult = { connections, rounds: byTarget<CannonResult[]>(() => []) };
       for (let round = 0; round < ROUNDS; round++) {
         for (const target of TARGETS) {
           const r = await cannon(specs[target], {
@@ -410,7 +448,7 @@ async function main() {
             amount: connections === 1 ? REQUESTS_C1 : REQUESTS,
             pid: pids[target],
           });
-          if (target === "promptmint") promptmint2xx += r.ok;
+          if (isPromptmint(target)) promptmint2xx += r.ok;
           level.rounds[target].push(r);
           log(
             `c=${connections} round ${round + 1} ${target}: ${fmt(r.rps, 0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, ` +
@@ -422,7 +460,7 @@ async function main() {
     }
 
     // 2. Added latency at concurrency 1: one request to each target in turn, microsecond timers.
-    const samples: Record<Target, number[]> = { direct: [], promptmint: [], portkey: [] };
+    const samples = byTarget<number[]>(() => []);
     const agents = Object.fromEntries(
       TARGETS.map((t) => [t, new http.Agent({ keepAlive: true, maxSockets: 1 })]),
     ) as Record<Target, http.Agent>;
@@ -431,7 +469,7 @@ async function main() {
       for (const target of TARGETS) {
         const [status, ms] = await timedRequest(specs[target], agents[target]);
         if (status !== 200) latencyFailures += 1;
-        else if (target === "promptmint") promptmint2xx += 1;
+        else if (isPromptmint(target)) promptmint2xx += 1;
         if (i >= 50) samples[target].push(ms);
       }
     }
@@ -452,11 +490,21 @@ async function main() {
       ["apps/api/src/main.ts"],
       promptmintEnv(PORT.promptmintSlow, PORT.slowUpstream, dataDir),
     );
+    const baselineSlow = BASELINE_DIR
+      ? start(
+          "baseline (slow upstream)",
+          ["apps/api/src/main.ts"],
+          promptmintEnv(PORT.baselineSlow, PORT.slowUpstream, dataDir),
+          BASELINE_DIR,
+        )
+      : undefined;
     await waitForPort(PORT.promptmintSlow);
+    if (baselineSlow) await waitForPort(PORT.baselineSlow);
     const soaks: SoakResult[] = [];
     const sampler = new pg.Client({ connectionString: adminUrl });
     await sampler.connect();
-    for (const target of SOAK > 0 ? (["promptmint", "portkey"] as const) : []) {
+    const soakTargets = TARGETS.filter((t) => t !== "direct");
+    for (const target of SOAK > 0 ? soakTargets : []) {
       const spec = specFor(target, { apiKey, slug, slow: true });
       let maxActive = 0;
       let maxIdleInTransaction = 0;
@@ -485,12 +533,14 @@ async function main() {
       const r = await cannon(spec, {
         connections: SOAK,
         amount: SOAK,
-        timeoutSeconds: 60,
-        pid: target === "promptmint" ? promptmintSlow.pid : portkey.pid,
+        timeoutSeconds: SOAK_TIMEOUT_S,
+        pid: { promptmint: promptmintSlow.pid, baseline: baselineSlow?.pid, portkey: portkey.pid, direct: 0 }[
+          target
+        ],
       });
       sampling = false;
       await sampleLoop;
-      if (target === "promptmint") promptmint2xx += r.ok;
+      if (isPromptmint(target)) promptmint2xx += r.ok;
       soaks.push({
         target,
         calls: SOAK,
@@ -597,9 +647,10 @@ function render(r: {
     for (const target of TARGETS) {
       const a = agg(level.rounds[target]);
       if (target === "promptmint") ratios[level.connections] = a.rps / pk.rps;
+      const vsPortkey = isPromptmint(target) ? fmt(a.rps / pk.rps, 2) : "—";
       rows.push(
         `| ${level.connections} | ${target} | ${fmt(a.rps, 0)} | ${a.p50} | ${a.p99} | ${a.errors} | ${fmt(a.rss, 0)} |` +
-          ` ${target === "direct" ? "—" : fmt(a.rps / direct.rps, 2)} | ${target === "promptmint" ? fmt(a.rps / pk.rps, 2) : "—"} |`,
+          ` ${target === "direct" ? "—" : fmt(a.rps / direct.rps, 2)} | ${vsPortkey} |`,
       );
     }
   }
@@ -609,6 +660,7 @@ function render(r: {
   });
   const pm = added("promptmint");
   const pk = added("portkey");
+  const before = BASELINE_DIR ? added("baseline") : undefined;
   const soak = r.soaks.find((s) => s.target === "promptmint");
   const ratio50 = ratios[50] ?? Number.NaN;
   const lines = [
@@ -634,7 +686,7 @@ function render(r: {
       .join(" / ")} — other sessions' work shares the two cores, so absolute figures are noisy;`,
     "  the three targets are measured interleaved, so their ratios are the figures to read.",
     `- Each row: median of ${ROUNDS} rounds of autocannon (${REQUESTS_C1} requests at c=1, ${REQUESTS} at higher`,
-    "  concurrency), one POST /v1/chat/completions per request, after a 2,000-request warm-up of each target.",
+    `  concurrency), one POST /v1/chat/completions per request, after a ${WARMUP}-request warm-up of each target.`,
     "  Promptmint's request is a paid call (API key, hold, upstream, settle + invocation record).",
     "",
     "| Concurrency | Target | Requests/s | p50 (ms) | p99 (ms) | Errors | Peak RSS (MB) | ÷ direct | ÷ Portkey |",
@@ -643,18 +695,19 @@ function render(r: {
     "",
     `Added latency at concurrency 1 (${LATENCY_SAMPLES} requests per target, one to each in turn, µs timers;` +
       ` ${r.latencyFailures} failures): direct p50 ${fmt(r.latency.direct.p50, 3)} ms / p99 ${fmt(r.latency.direct.p99, 3)} ms;` +
-      ` Promptmint adds **${fmt(pm.p50, 3)} ms p50, ${fmt(pm.p99, 3)} ms p99**; Portkey adds ${fmt(pk.p50, 3)} ms p50, ${fmt(pk.p99, 3)} ms p99.`,
+      ` Promptmint adds **${fmt(pm.p50, 3)} ms p50, ${fmt(pm.p99, 3)} ms p99**; Portkey adds ${fmt(pk.p50, 3)} ms p50, ${fmt(pk.p99, 3)} ms p99` +
+      `${before ? `; the baseline build adds ${fmt(before.p50, 3)} ms p50, ${fmt(before.p99, 3)} ms p99` : ""}.`,
     "",
     `Soak: ${SOAK.toLocaleString()} concurrent calls (one per connection) held open by a ${SLOW_MS} ms upstream;` +
-      " pg_stat_activity of the scratch database sampled every ~50 ms during the run.",
+      ` a call counts as an error after ${SOAK_TIMEOUT_S} s; pg_stat_activity of the scratch database sampled every ~50 ms.`,
     "",
     "| Target | 2xx | Errors | Non-2xx | Duration (s) | p50 (ms) | p99 (ms) | Peak RSS (MB) | Max active | Max idle in transaction | Max connections | Oldest transaction (s) |",
     "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ...r.soaks.map(
       (s) =>
         `| ${s.target} | ${s.ok} | ${s.errors} | ${s.non2xx} | ${fmt(s.seconds)} | ${s.p50} | ${s.p99} | ${fmt(s.rssMb, 0)} |` +
-        ` ${s.target === "portkey" ? "—" : s.maxActive} | ${s.target === "portkey" ? "—" : s.maxIdleInTransaction} | ${s.target === "portkey" ? "—" : s.maxConnections} |` +
-        ` ${s.target === "portkey" ? "—" : fmt(s.oldestTransaction, 3)} |`,
+        ` ${!isPromptmint(s.target) ? "—" : s.maxActive} | ${!isPromptmint(s.target) ? "—" : s.maxIdleInTransaction} | ${!isPromptmint(s.target) ? "—" : s.maxConnections} |` +
+        ` ${!isPromptmint(s.target) ? "—" : fmt(s.oldestTransaction, 3)} |`,
     ),
     "",
     `Money: reconcile ${r.report.ok ? "clean" : "NOT CLEAN"} (${r.report.accounts} accounts, ${r.report.transactions} transactions,` +
@@ -698,10 +751,11 @@ function writeResults(section: string) {
 
 // An idle pooled connection cut by `drop database ... with (force)` must not crash the run.
 process.on("uncaughtException", (err) => console.error("[bench] ignored error:", err.message));
-process.on("SIGINT", () => {
-  for (const child of children) child.kill("SIGTERM");
-  process.exit(130);
-});
+for (const signal of ["SIGINT", "SIGTERM"] as const)
+  process.on(signal, () => {
+    for (const child of children) child.kill("SIGTERM");
+    process.exit(130);
+  });
 
 main().catch((err) => {
   console.error(err);
