@@ -4,7 +4,13 @@ import type { Database } from "../../db/client.ts";
 import type { AppError } from "../../lib/errors.ts";
 import type { ApplicationRow } from "../applications/applications.service.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
-import { placeHold, releaseHold, settleHold } from "../billing/ledger.service.ts";
+import {
+  cachedAccountFor,
+  placeHold,
+  releaseHold,
+  settleHold,
+  waitForDurableCommits,
+} from "../billing/ledger.service.ts";
 import { refundIncludedCall, useIncludedCall } from "../billing/plans.service.ts";
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
 import { recordInvocation } from "./invocations.service.ts";
@@ -45,20 +51,21 @@ export async function openPaidCall(
   const isOwner = application.ownerId === caller.id;
   const coveredBy = isOwner ? undefined : await useIncludedCall(db, application.id, caller.id);
   const price = isOwner || coveredBy ? 0 : application.priceCents;
-  const holdId =
-    price > 0
-      ? await placeHold(db, {
-          payerId: caller.id,
-          applicationId: application.id,
-          creatorId: application.ownerId,
-          amountCents: price,
-          ttlSeconds: execution.deadlineSeconds + HOLD_MARGIN_SECONDS,
-          topUpUrl: options.topUpUrl,
-        }).catch(async (error) => {
-          if (coveredBy) await refundIncludedCall(db, coveredBy);
-          throw error;
-        })
-      : undefined;
+  const accounts = price > 0 ? await callAccounts(db, caller.id, application.ownerId) : undefined;
+  const holdId = accounts
+    ? await placeHold(db, {
+        payerId: caller.id,
+        applicationId: application.id,
+        creatorId: application.ownerId,
+        amountCents: price,
+        ttlSeconds: execution.deadlineSeconds + HOLD_MARGIN_SECONDS,
+        topUpUrl: options.topUpUrl,
+        accounts,
+      }).catch(async (error) => {
+        if (coveredBy) await refundIncludedCall(db, coveredBy);
+        throw error;
+      })
+    : undefined;
   const started = performance.now();
   return {
     messageId,
@@ -74,8 +81,9 @@ export async function openPaidCall(
           request.log.error({ err, holdId }, "could not release a hold; the sweeper will"),
         );
     },
-    record: (status, result, error) =>
-      recordInvocation(db, {
+    async record(status, result, error) {
+      let settled = false;
+      await recordInvocation(db, {
         id: messageId,
         applicationId: application.id,
         callerUserId: caller.id,
@@ -92,7 +100,13 @@ export async function openPaidCall(
         chargedCents: status === "success" ? price : 0,
         settle:
           status === "success" && holdId
-            ? (tx) => settleHold(tx, holdId, messageId, options.feePercent)
+            ? (tx) => {
+                settled = true;
+                return settleHold(tx, holdId, messageId, options.feePercent, {
+                  known: accounts && { amountCents: price, ...accounts },
+                  commitDurablyLater: true,
+                });
+              }
             : undefined,
         conversation:
           execution.conversation && result
@@ -104,6 +118,20 @@ export async function openPaidCall(
                 inputs: execution.storeContent ? execution.inputs : {},
               }
             : null,
-      }),
+      });
+      // The charge is on disk before the caller hears of it (see settleHold).
+      if (settled) await waitForDurableCommits(db);
+    },
   };
+}
+
+/** The ledger accounts a paid call moves money between (ids cached: they never change). */
+async function callAccounts(db: Database, payerId: string, creatorId: string) {
+  const [wallet, held, earnings, platform] = await Promise.all([
+    cachedAccountFor(db, "wallet", payerId),
+    cachedAccountFor(db, "held", payerId),
+    cachedAccountFor(db, "earnings", creatorId),
+    cachedAccountFor(db, "platform_fee", null),
+  ]);
+  return { wallet, held, earnings, platform };
 }
