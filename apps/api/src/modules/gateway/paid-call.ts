@@ -13,7 +13,7 @@ import {
 } from "../billing/ledger.service.ts";
 import { refundIncludedCall, useIncludedCall } from "../billing/plans.service.ts";
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
-import { recordInvocation } from "./invocations.service.ts";
+import { type InvocationRecord, recordInvocation } from "./invocations.service.ts";
 
 /** A hold outlives its call's deadline by this much before the sweeper may release it. */
 const HOLD_MARGIN_SECONDS = 120;
@@ -82,8 +82,7 @@ export async function openPaidCall(
         );
     },
     async record(status, result, error) {
-      let settled = false;
-      await recordInvocation(db, {
+      const invocation: InvocationRecord = {
         id: messageId,
         applicationId: application.id,
         callerUserId: caller.id,
@@ -98,16 +97,6 @@ export async function openPaidCall(
         inputTokens: result?.inputTokens ?? 0,
         outputTokens: result?.outputTokens ?? 0,
         chargedCents: status === "success" ? price : 0,
-        settle:
-          status === "success" && holdId
-            ? (tx) => {
-                settled = true;
-                return settleHold(tx, holdId, messageId, options.feePercent, {
-                  known: accounts && { amountCents: price, ...accounts },
-                  commitDurablyLater: true,
-                });
-              }
-            : undefined,
         conversation:
           execution.conversation && result
             ? {
@@ -118,12 +107,35 @@ export async function openPaidCall(
                 inputs: execution.storeContent ? execution.inputs : {},
               }
             : null,
-      });
+      };
+      if (status !== "success" || !holdId) return recordInvocation(db, invocation);
+      // The invocation (a nested transaction) first and the settle last: the settle updates the
+      // hottest rows (the creator's earnings, the platform fee), so their locks are held for one
+      // round trip and an asynchronous commit, not for the whole recording.
+      const settled = await db
+        .transaction(async (tx) => {
+          const t = tx as unknown as Database;
+          await recordInvocation(t, invocation);
+          const closed = await settleHold(t, holdId, messageId, options.feePercent, {
+            known: accounts && { amountCents: price, ...accounts },
+            commitDurablyLater: true,
+          });
+          if (!closed) throw new HoldAlreadyClosed();
+          return true;
+        })
+        .catch((err) => {
+          if (err instanceof HoldAlreadyClosed) return false;
+          throw err;
+        });
+      // The sweeper released the hold (the call outlived its deadline): recorded, not charged.
+      if (!settled) return recordInvocation(db, { ...invocation, chargedCents: 0 });
       // The charge is on disk before the caller hears of it (see settleHold).
-      if (settled) await waitForDurableCommits(db);
+      await waitForDurableCommits(db);
     },
   };
 }
+
+class HoldAlreadyClosed extends Error {}
 
 /** The ledger accounts a paid call moves money between (ids cached: they never change). */
 async function callAccounts(db: Database, payerId: string, creatorId: string) {
