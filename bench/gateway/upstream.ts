@@ -29,16 +29,32 @@ const answer = (res: http.ServerResponse) => {
   res.end(body);
 };
 
+// How many calls were waiting here at once: during the soak, far more than the API's database
+// pool means calls wait for the upstream without holding a connection or a transaction.
+let inFlight = 0;
+let maxInFlight = 0;
+
 const server = http.createServer((req, res) => {
   // The request body is read (as a real vendor would) before answering.
   req.resume();
   req.on("end", () => {
+    if (req.method === "GET" && req.url?.startsWith("/stats")) {
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ maxInFlight }));
+      if (req.url.includes("reset")) maxInFlight = inFlight;
+      return;
+    }
     if (req.method !== "POST" || !req.url?.endsWith("/chat/completions")) {
       res.writeHead(404).end();
       return;
     }
-    if (delayMs > 0) setTimeout(() => answer(res), delayMs);
-    else answer(res);
+    inFlight += 1;
+    maxInFlight = Math.max(maxInFlight, inFlight);
+    const done = () => {
+      inFlight -= 1;
+      answer(res);
+    };
+    if (delayMs > 0) setTimeout(done, delayMs);
+    else done();
   });
 });
 server.keepAliveTimeout = 65_000;
