@@ -236,14 +236,6 @@ export async function settleHold(
   options: {
     /** What the paid path already knows: the hold's amount and its accounts' ids. */
     known?: { amountCents: number; held: string; earnings: string; platform: string };
-    /**
-     * Let the enclosing transaction commit without waiting for the disk; the caller then MUST
-     * `await waitForDurableCommits(db)` before it answers. The settle updates the hottest rows
-     * (creator earnings, platform fee), and a synchronous commit holds their locks while the WAL
-     * is flushed, so concurrent calls would queue one fsync each; this way the locks go at once
-     * and the waits for the disk are shared (group commit).
-     */
-    commitDurablyLater?: boolean;
   } = {},
 ): Promise<boolean> {
   let known = options.known;
@@ -270,13 +262,10 @@ export async function settleHold(
   // Closing the hold, its settle transaction, entries and balances in one round trip.
   const [result] = await queryRows<{ settled: number; moved: number }>(
     tx,
-    sql`with async as (
-          select set_config('synchronous_commit', ${options.commitDurablyLater ? "off" : "on"}, true)),
-        hold as (
+    sql`with hold as (
           update holds set status = 'settled', closed_at = ${new Date().toISOString()}::timestamptz,
                  invocation_id = ${invocationId}
           where id = ${holdId} and status = 'held' and amount_cents = ${known.amountCents}
-            and exists (select 1 from async)
           returning id),
         posted as (
           insert into ledger_transactions (kind, reference, description)
@@ -288,14 +277,6 @@ export async function settleHold(
   if (!result?.settled) return false;
   if (result.moved < entries.length) throw new InsufficientFunds(`hold ${holdId} cannot be settled`);
   return true;
-}
-
-/**
- * Returns once every transaction committed before the call is on disk: a transaction that has an id
- * commits synchronously, and flushing the WAL up to its commit flushes everything before it.
- */
-export async function waitForDurableCommits(db: Database): Promise<void> {
-  await db.execute(sql`select txid_current()`);
 }
 
 /** Gives a hold back to the payer's wallet (failed call, or expired after a crash). */

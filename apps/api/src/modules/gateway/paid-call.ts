@@ -4,13 +4,7 @@ import type { Database } from "../../db/client.ts";
 import type { AppError } from "../../lib/errors.ts";
 import type { ApplicationRow } from "../applications/applications.service.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
-import {
-  cachedAccountFor,
-  placeHold,
-  releaseHold,
-  settleHold,
-  waitForDurableCommits,
-} from "../billing/ledger.service.ts";
+import { cachedAccountFor, placeHold, releaseHold, settleHold } from "../billing/ledger.service.ts";
 import { refundIncludedCall, useIncludedCall } from "../billing/plans.service.ts";
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
 import { type InvocationRecord, recordInvocation } from "./invocations.service.ts";
@@ -111,14 +105,14 @@ export async function openPaidCall(
       if (status !== "success" || !holdId) return recordInvocation(db, invocation);
       // The invocation (a nested transaction) first and the settle last: the settle updates the
       // hottest rows (the creator's earnings, the platform fee), so their locks are held for one
-      // round trip and an asynchronous commit, not for the whole recording.
+      // round trip and the commit, not for the whole recording. The commit is synchronous: the
+      // charge is on disk before the caller hears of it.
       const settled = await db
         .transaction(async (tx) => {
           const t = tx as unknown as Database;
           await recordInvocation(t, invocation);
           const closed = await settleHold(t, holdId, messageId, options.feePercent, {
             known: accounts && { amountCents: price, ...accounts },
-            commitDurablyLater: true,
           });
           if (!closed) throw new HoldAlreadyClosed();
           return true;
@@ -128,9 +122,7 @@ export async function openPaidCall(
           throw err;
         });
       // The sweeper released the hold (the call outlived its deadline): recorded, not charged.
-      if (!settled) return recordInvocation(db, { ...invocation, chargedCents: 0 });
-      // The charge is on disk before the caller hears of it (see settleHold).
-      await waitForDurableCommits(db);
+      if (!settled) await recordInvocation(db, { ...invocation, chargedCents: 0 });
     },
   };
 }
