@@ -9,6 +9,7 @@ import type { z } from "zod";
 import type { Database } from "../../db/client.ts";
 import { applications, creators, prompts, promptVersions, users } from "../../db/schema/index.ts";
 import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
+import { forgetLookups, lookupCache } from "../../lib/lookup-cache.ts";
 import { maskSecret, type SecretBox } from "../../lib/secrets.ts";
 import { forgetApplication, rebuildOwnerUsers } from "../analytics/rollups.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
@@ -102,6 +103,14 @@ export async function getOwnApplication(
 export async function findApplicationBySlug(db: Database, slug: string): Promise<ApplicationRow | undefined> {
   const [row] = await db.select().from(applications).where(eq(applications.slug, slug)).limit(1);
   return row;
+}
+
+/** findApplicationBySlug for the paid path: served from the lookup cache (see lib/lookup-cache.ts). */
+export async function findApplicationBySlugCached(
+  db: Database,
+  slug: string,
+): Promise<ApplicationRow | undefined> {
+  return lookupCache<ApplicationRow>(db, "applications").get(slug, () => findApplicationBySlug(db, slug));
 }
 
 export async function createApplication(
@@ -209,6 +218,7 @@ export async function updateApplication(
     .where(eq(applications.id, app.id))
     .returning();
   if (!row) throw notFound("Application");
+  forgetLookups(db, "applications");
   return row;
 }
 
@@ -219,6 +229,7 @@ export async function deleteApplication(db: Database, app: ApplicationRow): Prom
     await tx.delete(applications).where(eq(applications.id, app.id));
     await rebuildOwnerUsers(tx as unknown as Database, app.ownerId);
   });
+  forgetLookups(db, "applications", "prompts");
 }
 
 /** A draft copy named '… (copy)' with its own slug and, for prompt apps, the active prompt version. */

@@ -1,6 +1,6 @@
-import { and, asc, eq, inArray, lt, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, lt, type SQL, sql } from "drizzle-orm";
 import { type Database, queryRows } from "../../db/client.ts";
-import { holds, ledgerAccounts, ledgerEntries, ledgerTransactions } from "../../db/schema/index.ts";
+import { holds, ledgerAccounts, ledgerTransactions } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
 
 export type AccountKind = "wallet" | "held" | "earnings" | "platform_fee" | "clearing";
@@ -27,6 +27,29 @@ export async function accountFor(db: Database, kind: AccountKind, ownerId: strin
   return created.id;
 }
 
+// Account ids never change once created, so the paid path resolves each (kind, owner) once per
+// process and database (keyed by handle: tests run several databases in one process).
+const knownAccounts = new WeakMap<Database, Map<string, string>>();
+
+/** accountFor, remembered: only for the root handle, never for a transaction's. */
+export async function cachedAccountFor(
+  db: Database,
+  kind: AccountKind,
+  ownerId: string | null,
+): Promise<string> {
+  let ids = knownAccounts.get(db);
+  if (!ids) {
+    ids = new Map();
+    knownAccounts.set(db, ids);
+  }
+  const key = `${kind}:${ownerId ?? ""}`;
+  const known = ids.get(key);
+  if (known) return known;
+  const id = await accountFor(db, kind, ownerId);
+  ids.set(key, id);
+  return id;
+}
+
 /**
  * Posts one balanced transaction inside the caller's DB transaction. Balances move by conditional
  * updates (never below zero except `clearing`), in account-id order so concurrent postings cannot
@@ -41,35 +64,63 @@ export async function postTransaction(
     entries: { accountId: string; amountCents: number }[];
   },
 ): Promise<boolean> {
-  const total = posting.entries.reduce((sum, entry) => sum + entry.amountCents, 0);
-  if (total !== 0) throw new Error(`unbalanced ${posting.kind} transaction: entries sum to ${total}`);
-  if (posting.entries.some((entry) => !Number.isSafeInteger(entry.amountCents)))
-    throw new Error("amounts must be integer cents");
+  checkBalanced(posting.kind, posting.entries);
   const [transaction] = await tx
     .insert(ledgerTransactions)
     .values({ kind: posting.kind, reference: posting.reference, description: posting.description })
     .onConflictDoNothing()
     .returning({ id: ledgerTransactions.id });
   if (!transaction) return false;
-  const ordered = [...posting.entries].sort((a, b) => a.accountId.localeCompare(b.accountId));
-  for (const entry of ordered) {
-    const [moved] = await tx
-      .update(ledgerAccounts)
-      .set({ balanceCents: sql`${ledgerAccounts.balanceCents} + ${entry.amountCents}` })
-      .where(
-        and(
-          eq(ledgerAccounts.id, entry.accountId),
-          sql`(${ledgerAccounts.kind} = 'clearing' or ${ledgerAccounts.balanceCents} + ${entry.amountCents} >= 0)`,
-        ),
-      )
-      .returning({ id: ledgerAccounts.id });
-    if (!moved)
-      throw new InsufficientFunds(`account ${entry.accountId} cannot cover ${-entry.amountCents} cents`);
-  }
-  await tx
-    .insert(ledgerEntries)
-    .values(posting.entries.map((entry) => ({ transactionId: transaction.id, ...entry })));
+  await moveBalances(tx, transaction.id, posting.entries);
   return true;
+}
+
+function checkBalanced(kind: TransactionKind, entries: { amountCents: number }[]) {
+  const total = entries.reduce((sum, entry) => sum + entry.amountCents, 0);
+  if (total !== 0) throw new Error(`unbalanced ${kind} transaction: entries sum to ${total}`);
+  if (entries.some((entry) => !Number.isSafeInteger(entry.amountCents)))
+    throw new Error("amounts must be integer cents");
+}
+
+type Entry = { accountId: string; amountCents: number };
+
+/**
+ * The SQL that writes a posted transaction's entries and moves its balances, as CTEs to append to
+ * a `with` list (`posted` must name the transaction's row). The accounts are locked in id order
+ * first, so concurrent postings cannot deadlock; a balance may not go below zero except
+ * `clearing`. The statement's `moved` count below the number of entries means insufficient funds.
+ */
+function balanceMoves(entries: Entry[]): SQL {
+  const ids = sql.join(
+    entries.map((e) => sql`${e.accountId}::uuid`),
+    sql`, `,
+  );
+  const values = sql.join(
+    entries.map((e) => sql`(${e.accountId}::uuid, ${e.amountCents}::bigint)`),
+    sql`, `,
+  );
+  return sql`locked as (
+      select id from ledger_accounts where id in (${ids}) order by id for update),
+    moved as (
+      update ledger_accounts a set balance_cents = a.balance_cents + v.delta
+      from (values ${values}) v(id, delta)
+      where a.id = v.id and a.id in (select id from locked) and exists (select 1 from posted)
+        and (a.kind = 'clearing' or a.balance_cents + v.delta >= 0)
+      returning a.id),
+    entries as (
+      insert into ledger_entries (transaction_id, account_id, amount_cents)
+      select posted.id, v.id, v.delta from posted, (values ${values}) v(id, delta)
+      returning 1)`;
+}
+
+/** The entries of a posted transaction and the balances they move, in one round trip. */
+async function moveBalances(tx: Database, transactionId: string, entries: Entry[]): Promise<void> {
+  const [result] = await queryRows<{ moved: number }>(
+    tx,
+    sql`with posted as (select ${transactionId}::uuid as id), ${balanceMoves(entries)}
+        select (select count(*) from moved)::int as moved`,
+  );
+  if ((result?.moved ?? 0) < entries.length) throw new InsufficientFunds("an account cannot cover its entry");
 }
 
 /** Money from outside (a paid top-up) into a wallet, inside the caller's transaction, once per reference. */
@@ -103,6 +154,11 @@ export async function creditTopUp(
 /**
  * Sets a paid call's price aside from the payer's wallet. The conditional update is what makes
  * concurrent calls unable to overspend: a wallet that cannot cover the price is a 402.
+ *
+ * The hold commits without waiting for its WAL to reach the disk (synchronous_commit off): it is
+ * visible to other transactions at once, so overspending is still impossible, and the settle that
+ * charges the call commits synchronously, which flushes the hold's WAL with it. A crash can only
+ * lose a hold whose call was never charged, the same outcome as the sweeper releasing it.
  */
 export async function placeHold(
   db: Database,
@@ -113,36 +169,43 @@ export async function placeHold(
     amountCents: number;
     ttlSeconds: number;
     topUpUrl: string;
+    /** The payer's wallet and held account ids, when the caller already knows them. */
+    accounts?: { wallet: string; held: string };
   },
 ): Promise<string> {
   try {
     return await db.transaction(async (tx) => {
       const t = tx as unknown as Database;
-      const [wallet, held] = await Promise.all([
-        accountFor(t, "wallet", options.payerId),
-        accountFor(t, "held", options.payerId),
-      ]);
-      const [hold] = await t
-        .insert(holds)
-        .values({
-          payerId: options.payerId,
-          applicationId: options.applicationId,
-          creatorId: options.creatorId,
-          amountCents: options.amountCents,
-          expiresAt: new Date(Date.now() + options.ttlSeconds * 1000),
-        })
-        .returning({ id: holds.id });
-      if (!hold) throw new Error("hold insert returned nothing");
-      await postTransaction(t, {
-        kind: "hold",
-        reference: hold.id,
-        description: "Held for a paid call",
-        entries: [
-          { accountId: wallet, amountCents: -options.amountCents },
-          { accountId: held, amountCents: options.amountCents },
-        ],
-      });
-      return hold.id;
+      const { wallet, held } = options.accounts ?? {
+        wallet: await accountFor(t, "wallet", options.payerId),
+        held: await accountFor(t, "held", options.payerId),
+      };
+      const entries = [
+        { accountId: wallet, amountCents: -options.amountCents },
+        { accountId: held, amountCents: options.amountCents },
+      ];
+      checkBalanced("hold", entries);
+      // The hold, its ledger transaction, entries and balances in one round trip.
+      const [posted] = await queryRows<{ hold_id: string; moved: number }>(
+        t,
+        sql`with async as (select set_config('synchronous_commit', 'off', true)),
+            hold as (
+              insert into holds (payer_id, application_id, creator_id, amount_cents, expires_at)
+              select ${options.payerId}, ${options.applicationId}, ${options.creatorId}, ${options.amountCents},
+                     ${new Date(Date.now() + options.ttlSeconds * 1000).toISOString()}::timestamptz
+              from async
+              returning id),
+            posted as (
+              insert into ledger_transactions (kind, reference, description)
+              select 'hold', hold.id::text, 'Held for a paid call' from hold
+              returning id),
+            ${balanceMoves(entries)}
+            select (select id from hold) as hold_id, (select count(*) from moved)::int as moved`,
+      );
+      if (!posted?.hold_id) throw new Error("hold insert returned nothing");
+      if (posted.moved < entries.length)
+        throw new InsufficientFunds(`wallet ${wallet} cannot cover ${options.amountCents} cents`);
+      return posted.hold_id;
     });
   } catch (error) {
     if (!(error instanceof InsufficientFunds)) throw error;
@@ -170,29 +233,50 @@ export async function settleHold(
   holdId: string,
   invocationId: string,
   feePercent: number,
+  options: {
+    /** What the paid path already knows: the hold's amount and its accounts' ids. */
+    known?: { amountCents: number; held: string; earnings: string; platform: string };
+  } = {},
 ): Promise<boolean> {
-  const [hold] = await tx
-    .update(holds)
-    .set({ status: "settled", closedAt: new Date(), invocationId })
-    .where(and(eq(holds.id, holdId), eq(holds.status, "held")))
-    .returning();
-  if (!hold) return false;
-  const [held, earnings, platform] = await Promise.all([
-    accountFor(tx, "held", hold.payerId),
-    accountFor(tx, "earnings", hold.creatorId),
-    accountFor(tx, "platform_fee", null),
-  ]);
-  const { fee, net } = splitFee(hold.amountCents, feePercent);
-  await postTransaction(tx, {
-    kind: "settle",
-    reference: hold.id,
-    description: "Paid call",
-    entries: [
-      { accountId: held, amountCents: -hold.amountCents },
-      ...(net > 0 ? [{ accountId: earnings, amountCents: net }] : []),
-      ...(fee > 0 ? [{ accountId: platform, amountCents: fee }] : []),
-    ],
-  });
+  let known = options.known;
+  if (!known) {
+    const [hold] = await tx
+      .select()
+      .from(holds)
+      .where(and(eq(holds.id, holdId), eq(holds.status, "held")));
+    if (!hold) return false;
+    known = {
+      amountCents: hold.amountCents,
+      held: await accountFor(tx, "held", hold.payerId),
+      earnings: await accountFor(tx, "earnings", hold.creatorId),
+      platform: await accountFor(tx, "platform_fee", null),
+    };
+  }
+  const { fee, net } = splitFee(known.amountCents, feePercent);
+  const entries = [
+    { accountId: known.held, amountCents: -known.amountCents },
+    // Nothing for the creator when the platform takes it all (embedded traffic, decision 009).
+    ...(net > 0 ? [{ accountId: known.earnings, amountCents: net }] : []),
+    ...(fee > 0 ? [{ accountId: known.platform, amountCents: fee }] : []),
+  ];
+  checkBalanced("settle", entries);
+  // Closing the hold, its settle transaction, entries and balances in one round trip.
+  const [result] = await queryRows<{ settled: number; moved: number }>(
+    tx,
+    sql`with hold as (
+          update holds set status = 'settled', closed_at = ${new Date().toISOString()}::timestamptz,
+                 invocation_id = ${invocationId}
+          where id = ${holdId} and status = 'held' and amount_cents = ${known.amountCents}
+          returning id),
+        posted as (
+          insert into ledger_transactions (kind, reference, description)
+          select 'settle', hold.id::text, 'Paid call' from hold
+          returning id),
+        ${balanceMoves(entries)}
+        select (select count(*) from hold)::int as settled, (select count(*) from moved)::int as moved`,
+  );
+  if (!result?.settled) return false;
+  if (result.moved < entries.length) throw new InsufficientFunds(`hold ${holdId} cannot be settled`);
   return true;
 }
 

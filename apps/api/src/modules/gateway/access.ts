@@ -1,6 +1,6 @@
 import type { Database } from "../../db/client.ts";
 import { notFound } from "../../lib/errors.ts";
-import { type ApplicationRow, findApplicationBySlug } from "../applications/applications.service.ts";
+import { type ApplicationRow, findApplicationBySlugCached } from "../applications/applications.service.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 
 /**
@@ -12,7 +12,7 @@ export async function findCallableApp(
   slug: string,
   caller: LocalUser,
 ): Promise<ApplicationRow> {
-  const app = await findApplicationBySlug(db, slug);
+  const app = await findApplicationBySlugCached(db, slug);
   if (!app) throw notFound("Application");
   if (app.ownerId === caller.id) return app;
   if (app.status !== "live" || app.visibility === "private") throw notFound("Application");

@@ -4,10 +4,10 @@ import type { Database } from "../../db/client.ts";
 import type { AppError } from "../../lib/errors.ts";
 import type { ApplicationRow } from "../applications/applications.service.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
-import { placeHold, releaseHold, settleHold } from "../billing/ledger.service.ts";
+import { cachedAccountFor, placeHold, releaseHold, settleHold } from "../billing/ledger.service.ts";
 import { refundIncludedCall, useIncludedCall } from "../billing/plans.service.ts";
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
-import { recordInvocation } from "./invocations.service.ts";
+import { type InvocationRecord, recordInvocation } from "./invocations.service.ts";
 
 /** A hold outlives its call's deadline by this much before the sweeper may release it. */
 const HOLD_MARGIN_SECONDS = 120;
@@ -50,20 +50,21 @@ export async function openPaidCall(
   const isOwner = application.ownerId === caller.id;
   const coveredBy = isOwner ? undefined : await useIncludedCall(db, application.id, caller.id);
   const price = (isOwner && !ownerPays) || coveredBy ? 0 : application.priceCents;
-  const holdId =
-    price > 0
-      ? await placeHold(db, {
-          payerId: caller.id,
-          applicationId: application.id,
-          creatorId: application.ownerId,
-          amountCents: price,
-          ttlSeconds: execution.deadlineSeconds + HOLD_MARGIN_SECONDS,
-          topUpUrl: options.topUpUrl,
-        }).catch(async (error) => {
-          if (coveredBy) await refundIncludedCall(db, coveredBy);
-          throw error;
-        })
-      : undefined;
+  const accounts = price > 0 ? await callAccounts(db, caller.id, application.ownerId) : undefined;
+  const holdId = accounts
+    ? await placeHold(db, {
+        payerId: caller.id,
+        applicationId: application.id,
+        creatorId: application.ownerId,
+        amountCents: price,
+        ttlSeconds: execution.deadlineSeconds + HOLD_MARGIN_SECONDS,
+        topUpUrl: options.topUpUrl,
+        accounts,
+      }).catch(async (error) => {
+        if (coveredBy) await refundIncludedCall(db, coveredBy);
+        throw error;
+      })
+    : undefined;
   const started = performance.now();
   return {
     messageId,
@@ -79,8 +80,8 @@ export async function openPaidCall(
           request.log.error({ err, holdId }, "could not release a hold; the sweeper will"),
         );
     },
-    record: (status, result, error) =>
-      recordInvocation(db, {
+    async record(status, result, error) {
+      const invocation: InvocationRecord = {
         id: messageId,
         applicationId: application.id,
         callerUserId: caller.id,
@@ -95,10 +96,6 @@ export async function openPaidCall(
         inputTokens: result?.inputTokens ?? 0,
         outputTokens: result?.outputTokens ?? 0,
         chargedCents: status === "success" && !ownerPays ? price : 0,
-        settle:
-          status === "success" && holdId
-            ? (tx) => settleHold(tx, holdId, messageId, options.feePercent)
-            : undefined,
         conversation:
           execution.conversation && result
             ? {
@@ -109,6 +106,41 @@ export async function openPaidCall(
                 inputs: execution.storeContent ? execution.inputs : {},
               }
             : null,
-      }),
+      };
+      if (status !== "success" || !holdId) return recordInvocation(db, invocation);
+      // The invocation (a nested transaction) first and the settle last: the settle updates the
+      // hottest rows (the creator's earnings, the platform fee), so their locks are held for one
+      // round trip and the commit, not for the whole recording. The commit is synchronous: the
+      // charge is on disk before the caller hears of it.
+      const settled = await db
+        .transaction(async (tx) => {
+          const t = tx as unknown as Database;
+          await recordInvocation(t, invocation);
+          const closed = await settleHold(t, holdId, messageId, options.feePercent, {
+            known: accounts && { amountCents: price, ...accounts },
+          });
+          if (!closed) throw new HoldAlreadyClosed();
+          return true;
+        })
+        .catch((err) => {
+          if (err instanceof HoldAlreadyClosed) return false;
+          throw err;
+        });
+      // The sweeper released the hold (the call outlived its deadline): recorded, not charged.
+      if (!settled) await recordInvocation(db, { ...invocation, chargedCents: 0 });
+    },
   };
+}
+
+class HoldAlreadyClosed extends Error {}
+
+/** The ledger accounts a paid call moves money between (ids cached: they never change). */
+async function callAccounts(db: Database, payerId: string, creatorId: string) {
+  const [wallet, held, earnings, platform] = await Promise.all([
+    cachedAccountFor(db, "wallet", payerId),
+    cachedAccountFor(db, "held", payerId),
+    cachedAccountFor(db, "earnings", creatorId),
+    cachedAccountFor(db, "platform_fee", null),
+  ]);
+  return { wallet, held, earnings, platform };
 }

@@ -3,11 +3,12 @@ import { asc, eq } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { conversationMessages } from "../../db/schema/index.ts";
 import { AppError, invalidFields } from "../../lib/errors.ts";
+import { lookupCache } from "../../lib/lookup-cache.ts";
 import type { ApplicationRow } from "../applications/applications.service.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import type { ChatMessage, LlmClient, LlmRequest } from "../models/llm.ts";
 import { validateAgainstSchema } from "../prompts/input-schema.ts";
-import { loadPrompt } from "../prompts/prompts.service.ts";
+import { type LoadedPrompt, loadPrompt } from "../prompts/prompts.service.ts";
 import { detectVariables, renderTemplate, TemplateError } from "../prompts/template.ts";
 import {
   type Execution,
@@ -37,9 +38,7 @@ export async function preparePromptExecution(
   },
 ): Promise<Execution> {
   const { app, caller, input, mode } = options;
-  const { prompt, active } = await loadPrompt(db, app);
-  const inputSchema = IoSchemaSchema.parse(active.inputSchema);
-  const outputSchema = active.outputSchema ? IoSchemaSchema.parse(active.outputSchema) : null;
+  const { prompt, active, inputSchema, outputSchema, templateUsesQuery } = await loadCallablePrompt(db, app);
   const query = input.query?.trim() ? input.query : undefined;
   if (mode === "chat" && !query) throw invalidFields({ query: "is required for chat messages" });
 
@@ -54,7 +53,7 @@ export async function preparePromptExecution(
   try {
     userMessage = renderTemplate(active.promptTemplate, checked.values);
     system = renderTemplate(active.systemPrompt, checked.values);
-    if (query !== undefined && !detectVariables(active.promptTemplate).includes("query")) {
+    if (query !== undefined && !templateUsesQuery) {
       userMessage = userMessage.trim() ? `${userMessage}\n\n${query}` : query;
     }
   } catch (error) {
@@ -124,6 +123,31 @@ export async function preparePromptExecution(
     },
   };
 }
+interface CallablePrompt extends LoadedPrompt {
+  inputSchema: IoSchema;
+  outputSchema: IoSchema | null;
+  templateUsesQuery: boolean;
+}
+
+/** The app's active prompt with its schemas parsed once, from the lookup cache (lib/lookup-cache.ts). */
+function loadCallablePrompt(db: Database, app: ApplicationRow): Promise<CallablePrompt> {
+  return lookupCache<CallablePrompt>(db, "prompts")
+    .get(app.id, async () => {
+      const loaded = await loadPrompt(db, app);
+      let templateUsesQuery = false;
+      try {
+        templateUsesQuery = detectVariables(loaded.active.promptTemplate).includes("query");
+      } catch {}
+      return {
+        ...loaded,
+        inputSchema: IoSchemaSchema.parse(loaded.active.inputSchema),
+        outputSchema: loaded.active.outputSchema ? IoSchemaSchema.parse(loaded.active.outputSchema) : null,
+        templateUsesQuery,
+      };
+    })
+    .then((found) => found as CallablePrompt);
+}
+
 /** Structured output: the answer must be a JSON object valid against the output schema. */
 export function checkStructuredAnswer(answer: string, schema: IoSchema): string {
   const trimmed = answer.trim().replace(/^```(?:json)?\s*|\s*```$/g, "");

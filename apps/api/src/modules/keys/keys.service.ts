@@ -4,6 +4,7 @@ import { and, desc, eq, isNull, lt, or, sql } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { apiKeys, users } from "../../db/schema/index.ts";
 import { notFound } from "../../lib/errors.ts";
+import { forgetLookups, lookupCache } from "../../lib/lookup-cache.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 
 const KEY_PREFIX = "pm_";
@@ -60,6 +61,13 @@ export async function revokeApiKey(db: Database, user: LocalUser, id: string): P
     .where(and(eq(apiKeys.id, id), eq(apiKeys.userId, user.id), isNull(apiKeys.revokedAt)))
     .returning({ id: apiKeys.id });
   if (!row) throw notFound("API key");
+  forgetLookups(db, "apiKeys");
+}
+
+interface KeyOwner {
+  user: LocalUser;
+  keyId: string;
+  lastUsedAt: Date | null;
 }
 
 /** The active user behind a key, or undefined for an unknown or revoked key. */
@@ -67,18 +75,22 @@ export async function findUserByApiKey(
   db: Database,
   key: string,
 ): Promise<{ user: LocalUser; keyId: string } | undefined> {
-  const [row] = await db
-    .select({ user: users, keyId: apiKeys.id, lastUsedAt: apiKeys.lastUsedAt })
-    .from(apiKeys)
-    .innerJoin(users, eq(users.id, apiKeys.userId))
-    .where(and(eq(apiKeys.keyHash, hashApiKey(key)), isNull(apiKeys.revokedAt)))
-    .limit(1);
+  const row = await lookupCache<KeyOwner>(db, "apiKeys").get(hashApiKey(key), async () => {
+    const [found] = await db
+      .select({ user: users, keyId: apiKeys.id, lastUsedAt: apiKeys.lastUsedAt })
+      .from(apiKeys)
+      .innerJoin(users, eq(users.id, apiKeys.userId))
+      .where(and(eq(apiKeys.keyHash, hashApiKey(key)), isNull(apiKeys.revokedAt)))
+      .limit(1);
+    return found;
+  });
   if (!row) return undefined;
   // last_used_at is informational: written at most once a minute per key, off the request's path.
   const staleBefore = new Date(Date.now() - 60_000);
   if (!row.lastUsedAt || row.lastUsedAt < staleBefore) {
+    row.lastUsedAt = new Date();
     db.update(apiKeys)
-      .set({ lastUsedAt: new Date() })
+      .set({ lastUsedAt: row.lastUsedAt })
       .where(
         and(eq(apiKeys.id, row.keyId), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, staleBefore))),
       )

@@ -12,6 +12,7 @@ import type { z } from "zod";
 import type { Database } from "../../db/client.ts";
 import { applications, prompts, promptVersions } from "../../db/schema/index.ts";
 import { invalidFields, notFound } from "../../lib/errors.ts";
+import { forgetLookups } from "../../lib/lookup-cache.ts";
 import type { ApplicationRow } from "../applications/applications.service.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { invalidPatterns, validateAgainstSchema } from "./input-schema.ts";
@@ -137,7 +138,7 @@ export async function updatePromptConfig(
   for (const key of Object.keys(problems)) if (!problems[key]) delete problems[key];
   if (Object.keys(problems).length > 0) throw invalidFields(problems);
 
-  return db.transaction(async (tx) => {
+  const saved = await db.transaction(async (tx) => {
     const t = tx as unknown as Database;
     const current = await loadPrompt(t, app);
     const settings = {
@@ -175,6 +176,8 @@ export async function updatePromptConfig(
     await t.update(applications).set({ updatedAt: new Date() }).where(eq(applications.id, app.id));
     return loadPrompt(t, app);
   });
+  forgetLookups(db, "applications", "prompts");
+  return saved;
 }
 
 async function insertNextVersion(
@@ -267,6 +270,7 @@ export async function restoreVersion(
       .where(eq(prompts.id, prompt.id));
     return loadPrompt(t, app);
   });
+  forgetLookups(db, "prompts");
   return { app, loaded };
 }
 

@@ -9,6 +9,7 @@ import { and, desc, eq, max } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { applications, workflowProviders, workflows, workflowVersions } from "../../db/schema/index.ts";
 import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
+import { forgetLookups } from "../../lib/lookup-cache.ts";
 import type { SafeFetch } from "../../lib/safe-fetch.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
 import type { ApplicationRow } from "../applications/applications.service.ts";
@@ -135,7 +136,7 @@ export async function updateWorkflowConfig(
   app: ApplicationRow,
   input: UpdateWorkflowConfig,
 ): Promise<WorkflowRow> {
-  return db.transaction(async (tx) => {
+  const saved = await db.transaction(async (tx) => {
     const t = tx as unknown as Database;
     const current = await loadWorkflow(t, app);
     const providerSlug = input.provider ?? current.providerSlug;
@@ -174,6 +175,8 @@ export async function updateWorkflowConfig(
     if (!row) throw notFound("Workflow");
     return row;
   });
+  forgetLookups(db, "applications");
+  return saved;
 }
 
 /** The app's own provider_config (SPEC's App ID + masked key) follows the workflow's settings. */
@@ -329,6 +332,7 @@ export async function restoreWorkflowVersion(
     );
     return updated as WorkflowRow;
   });
+  forgetLookups(db, "applications");
   return { app, row };
 }
 

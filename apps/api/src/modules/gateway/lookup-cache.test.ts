@@ -1,0 +1,96 @@
+import OpenAI from "openai";
+import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
+import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
+import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
+import { startFakeOpenAi } from "../../test/fake-openai.ts";
+import { startTestServer, type TestServer } from "../../test/server.ts";
+import { reconcile } from "../billing/ledger.service.ts";
+
+// The paid path serves keys, apps and prompts from an in-process cache (lib/lookup-cache.ts) whose
+// TTL is far longer than these tests: each change below only shows up because the write invalidates it.
+
+let testDb: TestDatabase;
+let server: TestServer;
+let vendor: Awaited<ReturnType<typeof startFakeOpenAi>>;
+let creator: Caller;
+let consumer: Caller;
+let slug: string;
+let key: { id: string; key: string };
+
+beforeAll(async () => {
+  vendor = await startFakeOpenAi();
+  testDb = await createTestDatabase();
+  server = await startTestServer(testDb, {
+    env: {
+      OPENAI_API_KEY: "sk-vendor",
+      OPENAI_BASE_URL: vendor.baseUrl,
+      GATEWAY_RATE_LIMIT_PER_MINUTE: "1000",
+    },
+  });
+  creator = await createCaller(server.baseUrl, "Cache Seller");
+  consumer = await createCaller(server.baseUrl, "Cache Buyer");
+  await fundWallet(consumer, 500);
+});
+afterAll(async () => {
+  await server?.stop();
+  await vendor?.stop();
+  await testDb?.destroy();
+});
+
+beforeEach(async () => {
+  const { body: app } = await creator.api("POST", "/api/app/", {
+    body: { name: "Cached app", interaction_mode: "completion", visibility: "public", price_cents: 10 },
+  });
+  await creator.api("PATCH", `/api/app/${app.slug}/prompt/`, { body: { model: "gpt-4-turbo" } });
+  await creator.api("PATCH", `/api/app/${app.slug}/update_status/`, { body: { status: "live" } });
+  slug = app.slug;
+  key = (await consumer.api("POST", "/api/keys/", { body: { name: "cached" } })).body;
+});
+
+const client = () => new OpenAI({ apiKey: key.key, baseURL: `${server.baseUrl}/api/v1`, maxRetries: 0 });
+const call = (content = "Hi") =>
+  client().chat.completions.create({ model: slug, messages: [{ role: "user", content }] });
+const walletCents = async () => (await consumer.api("GET", "/api/wallet/")).body.balance_cents as number;
+
+it("refuses a key as soon as it is revoked, though it was just used", async () => {
+  await call();
+  await call();
+  expect((await consumer.api("DELETE", `/api/keys/${key.id}/`)).status).toBeLessThan(300);
+  await expect(call()).rejects.toMatchObject({ status: 401 });
+});
+
+it("charges a new price from the next call after the creator changes it", async () => {
+  let before = await walletCents();
+  await call();
+  expect(await walletCents()).toBe(before - 10);
+  const patched = await creator.api("PATCH", `/api/app/${slug}/`, { body: { price_cents: 25 } });
+  expect(patched.status).toBe(200);
+  before = await walletCents();
+  await call();
+  expect(await walletCents()).toBe(before - 25);
+  expect((await reconcile(server.database.db)).ok).toBe(true);
+});
+
+it("answers 404 as soon as the app is archived, and again once it is live", async () => {
+  await call();
+  await creator.api("PATCH", `/api/app/${slug}/update_status/`, { body: { status: "archived" } });
+  await expect(call()).rejects.toMatchObject({ status: 404 });
+  await creator.api("PATCH", `/api/app/${slug}/update_status/`, { body: { status: "live" } });
+  expect((await call()).choices[0]?.message.content).toBe("echo: Hi");
+});
+
+it("answers 404 to others as soon as the app is made private", async () => {
+  await call();
+  await creator.api("PATCH", `/api/app/${slug}/`, { body: { visibility: "private" } });
+  await expect(call()).rejects.toMatchObject({ status: 404 });
+});
+
+it("uses a new prompt template and model from the next call", async () => {
+  expect((await call("Hi")).choices[0]?.message.content).toBe("echo: Hi");
+  const saved = await creator.api("PATCH", `/api/app/${slug}/prompt/`, {
+    body: { prompt_template: "Translate to French: {{query}}", model: "gpt-4o" },
+  });
+  expect(saved.status).toBe(200);
+  expect((await call("Hi")).choices[0]?.message.content).toBe("echo: Translate to French: Hi");
+  expect(vendor.requests.at(-1)?.model).toBe("gpt-4o");
+});
