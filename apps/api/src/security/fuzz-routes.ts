@@ -35,8 +35,19 @@ interface Operation {
 
 /** The tags each fuzz test file takes; every documented /api route must fall in one. */
 export const fuzzShards = {
-  management: ["system", "auth", "creators", "keys", "analytics", "applications", "prompts", "workflows"],
-  billingAndGateway: ["billing", "gateway", "openai"],
+  management: [
+    "system",
+    "auth",
+    "creators",
+    "keys",
+    "analytics",
+    "applications",
+    "prompts",
+    "workflows",
+    "packaging",
+    "explore",
+  ],
+  billingAndGateway: ["billing", "gateway", "openai", "embed"],
 };
 
 export function fuzzRoutes(tags: string[]): void {
