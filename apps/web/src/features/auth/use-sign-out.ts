@@ -2,7 +2,6 @@ import { useQueryClient } from "@tanstack/react-query";
 import { useCallback } from "react";
 import { useAuth } from "react-oidc-context";
 import { useNavigate } from "react-router";
-import { toast } from "sonner";
 import { ACCESS_TOKEN_STORAGE_KEY } from "../../lib/api-client";
 import { closeServerSession } from "./api/session";
 import { SIGN_OUT_FAILED } from "./auth-messages";
@@ -28,6 +27,8 @@ export function useSignOut(): () => Promise<void> {
       await removeUser();
       await signoutRedirect({ id_token_hint: idTokenHint });
     } catch {
+      // The toast library loads with the first screen that needs it (docs/decisions/016).
+      const { toast } = await import("sonner");
       toast.error(SIGN_OUT_FAILED);
       await navigate("/", { replace: true });
     }
