@@ -29,6 +29,7 @@ import {
 } from "../../apps/api/src/modules/analytics/analytics.service.ts";
 import { compactRollups, ROLLUP_SHARDS } from "../../apps/api/src/modules/analytics/rollups.ts";
 import { recordInvocation } from "../../apps/api/src/modules/gateway/invocations.service.ts";
+import { resultsFile, sh, writeResultsSection } from "../lib/results.ts";
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const TOTAL = Number(process.env.BENCH_INVOCATIONS ?? 10_000_000);
@@ -337,14 +338,6 @@ async function record(
   };
 }
 
-function sh(cmd: string): string {
-  try {
-    return execSync(cmd, { encoding: "utf8" }).trim();
-  } catch {
-    return "(unavailable)";
-  }
-}
-
 async function main() {
   log(`creating ${dbName}`);
   await adminQuery(`create database ${dbName}`);
@@ -508,24 +501,9 @@ function renderReport(r: {
   return lines.join("\n");
 }
 
-/** Replaces only this benchmark's section, so other benchmarks can share RESULTS.md. */
 function writeResults(section: string) {
-  const file = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "RESULTS.md");
-  let text = "";
-  try {
-    text = readFileSync(file, "utf8");
-  } catch {
-    text = "# Benchmark results\n\n";
-  }
-  const heading = "## Analytics (issue 6)";
-  const start = text.indexOf(heading);
-  if (start === -1) text = `${text.trimEnd()}\n\n${section}`;
-  else {
-    const next = text.indexOf("\n## ", start + heading.length);
-    text = text.slice(0, start) + section + (next === -1 ? "" : `\n${text.slice(next + 1)}`);
-  }
-  writeFileSync(file, `${text.trimEnd()}\n`);
-  log(`wrote ${file}`);
+  writeResultsSection("## Analytics (issue 6)", section);
+  log(`wrote ${resultsFile}`);
 }
 
 // An idle pooled connection cut by `drop database ... with (force)` must not crash the run.

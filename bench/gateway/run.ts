@@ -34,6 +34,7 @@ import pg from "pg";
 import { openDatabase, queryRows } from "../../apps/api/src/db/client.ts";
 import { creditTopUp, reconcile } from "../../apps/api/src/modules/billing/ledger.service.ts";
 import { createCaller } from "../../apps/api/src/test/caller.ts";
+import { resultsFile, writeResultsSection } from "../lib/results.ts";
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const adminUrl = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -753,24 +754,9 @@ function render(r: {
   return lines.join("\n");
 }
 
-/** Replaces only this benchmark's section, so other benchmarks can share RESULTS.md. */
 function writeResults(section: string) {
-  const file = path.join(root, "bench", "RESULTS.md");
-  let text = "";
-  try {
-    text = readFileSync(file, "utf8");
-  } catch {
-    text = "# Benchmark results\n\n";
-  }
-  const heading = "## Gateway (issue 8)\n";
-  const start = text.indexOf(heading);
-  if (start === -1) text = `${text.trimEnd()}\n\n${section}`;
-  else {
-    const next = text.indexOf("\n## ", start + heading.length);
-    text = text.slice(0, start) + section + (next === -1 ? "" : `\n${text.slice(next + 1)}`);
-  }
-  writeFileSync(file, `${text.trimEnd()}\n`);
-  log(`wrote ${file}`);
+  writeResultsSection("## Gateway (issue 8)\n", section);
+  log(`wrote ${resultsFile}`);
 }
 
 // An idle pooled connection cut by `drop database ... with (force)` must not crash the run.
