@@ -29,7 +29,10 @@ export function loadAverage(): string {
     .join(" / ");
 }
 
-/** Replaces only the section under `heading`, so every benchmark shares RESULTS.md. */
+/**
+ * Replaces only the section under `heading`, up to the next `## ` or `### ` heading, so every
+ * benchmark shares RESULTS.md and hand-written `### ` notes below a section survive a rerun.
+ */
 export function writeResultsSection(heading: string, section: string): void {
   let text: string;
   try {
@@ -40,8 +43,9 @@ export function writeResultsSection(heading: string, section: string): void {
   const start = text.indexOf(heading);
   if (start === -1) text = `${text.trimEnd()}\n\n${section}`;
   else {
-    const next = text.indexOf("\n## ", start + heading.length);
-    text = text.slice(0, start) + section + (next === -1 ? "" : `\n${text.slice(next + 1)}`);
+    const rest = text.slice(start + heading.length);
+    const next = rest.search(/\n###? /);
+    text = text.slice(0, start) + section + (next === -1 ? "" : `\n${rest.slice(next + 1)}`);
   }
   writeFileSync(resultsFile, `${text.trimEnd()}\n`);
 }

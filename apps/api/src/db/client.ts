@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { PGlite } from "@electric-sql/pglite";
@@ -63,6 +64,31 @@ export async function openDatabase(options: {
 export async function queryRows<T>(db: Database, query: SQL): Promise<T[]> {
   const result = (await db.execute(query)) as unknown as { rows: T[] };
   return result.rows;
+}
+
+interface SessionInternals {
+  dialect: { sqlToQuery(query: SQL): { sql: string; params: unknown[] } };
+  session: {
+    prepareQuery(
+      query: { sql: string; params: unknown[] },
+      fields: undefined,
+      name: string,
+      isResponseInArrayMode: boolean,
+    ): { execute(): Promise<unknown> };
+  };
+}
+
+/**
+ * `db.execute(query)` as a named prepared statement: PostgreSQL parses and plans the text once
+ * per connection instead of on every call, which matters for the statements of the hot path
+ * (recording an invocation is one large statement). The name is the text's hash, so two texts
+ * never share a name. PGlite runs it as usual. Works on transactions as well as the pool.
+ */
+export async function executePrepared(db: Database, query: SQL): Promise<void> {
+  const { dialect, session } = db as unknown as SessionInternals;
+  const compiled = dialect.sqlToQuery(query);
+  const name = `pm_${createHash("sha1").update(compiled.sql).digest("hex").slice(0, 24)}`;
+  await session.prepareQuery(compiled, undefined, name, false).execute();
 }
 
 export async function pingDatabase(db: Database): Promise<void> {

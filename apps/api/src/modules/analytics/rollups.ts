@@ -1,5 +1,5 @@
 import { type SQL, type SQLWrapper, sql } from "drizzle-orm";
-import { type Database, queryRows } from "../../db/client.ts";
+import { type Database, executePrepared, queryRows } from "../../db/client.ts";
 
 /**
  * Today's stats of one app (and of one owner) are spread over this many rows. The shard is the
@@ -49,7 +49,10 @@ export async function addToRollups(
   const errorType = call.errorType ?? "";
   // Drizzle embeds a query builder in parentheses already.
   const first: SQL = alongside ? sql`recorded as ${alongside}, ` : sql``;
-  await db.execute(sql`
+  // Prepared: the same text every call, so PostgreSQL plans it once per connection.
+  await executePrepared(
+    db,
+    sql`
     with ${first}app as (
       select owner_id from applications where id = ${app}::uuid
     ), stats as (
@@ -104,7 +107,8 @@ export async function addToRollups(
       where ${isError}::boolean
       on conflict (owner_id, day, error_type, shard) do update set count = e.count + 1
     )
-    select 1`);
+    select 1`,
+  );
 }
 
 /** The sharded rollups: key columns, summed columns, and columns kept by their maximum. */
