@@ -106,6 +106,30 @@ describe("prompt config", () => {
     expect(after.body[1].prompt_template).toBe("Write {{words}} words on {{topic}}");
   });
 
+  it("keeps the schema's fields in the creator's order, and a re-sent schema is no new version", async () => {
+    const { body: app } = await owner.api("POST", "/api/app/", { body: { name: "Field Order" } });
+    // Neither alphabetical nor by length: the order a form shows its fields in.
+    const ordered = {
+      type: "object",
+      properties: { zebra: { type: "string" }, apple: { type: "string" }, mid: { type: "integer" } },
+      required: ["zebra"],
+      additionalProperties: false,
+    };
+    const v2 = await owner.api("PATCH", `/api/app/${app.slug}/prompt/`, {
+      body: { prompt_template: "{{zebra}} {{apple}} {{mid}}", input_schema: ordered },
+    });
+    expect(v2.body.current_version).toBe(2);
+
+    const read = await owner.api("GET", `/api/app/${app.slug}/prompt/`);
+    expect(Object.keys(read.body.active_version.input_schema)).toEqual(Object.keys(ordered));
+    expect(Object.keys(read.body.active_version.input_schema.properties)).toEqual(["zebra", "apple", "mid"]);
+
+    const again = await owner.api("PATCH", `/api/app/${app.slug}/prompt/`, {
+      body: { prompt_template: "{{zebra}} {{apple}} {{mid}}", input_schema: ordered },
+    });
+    expect(again.body.current_version).toBe(2);
+  });
+
   it("refuses unknown models, out-of-range settings, malformed templates and bad schema patterns", async () => {
     const { body: app } = await owner.api("POST", "/api/app/", { body: { name: "Strict" } });
     const cases: [object, string][] = [
