@@ -19,7 +19,8 @@
  *      BENCH_REQUESTS_C1 (300), BENCH_ROUNDS (2), BENCH_LATENCY_SAMPLES (300 per target),
  *      BENCH_WARMUP (500), BENCH_SOAK (5000), BENCH_SOAK_TIMEOUT_S (300), BENCH_SLOW_MS (2000), BENCH_LOG_LEVEL (Promptmint's LOG_LEVEL, warn),
  *      BENCH_ENV (extra env for Promptmint, e.g. "WEB_CONCURRENCY=2"), BENCH_KEEP_DB=1,
- *      BENCH_PROFILE_DIR (write a --cpu-prof profile of the main Promptmint process there).
+ *      BENCH_PROFILE_DIR (write a --cpu-prof profile of the main Promptmint process there),
+ *      BENCH_PORT_BASE (4260; seven ports from there), BENCH_WRITE=0 (print only, leave RESULTS.md).
  */
 import { type ChildProcess, execSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
@@ -59,14 +60,16 @@ const EXTRA_ENV = Object.fromEntries(
 const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
 /** An earlier checkout (with node_modules) run side by side as target "baseline": before/after under one load. */
 const BASELINE_DIR = process.env.BENCH_BASELINE_DIR;
+/** Seven consecutive ports from here (BENCH_PORT_BASE), so two runs on one machine do not collide. */
+const PORT_BASE = Number(process.env.BENCH_PORT_BASE ?? 4260);
 const PORT = {
-  upstream: 4260,
-  slowUpstream: 4261,
-  portkey: 4262,
-  promptmint: 4263,
-  promptmintSlow: 4264,
-  baseline: 4265,
-  baselineSlow: 4266,
+  upstream: PORT_BASE,
+  slowUpstream: PORT_BASE + 1,
+  portkey: PORT_BASE + 2,
+  promptmint: PORT_BASE + 3,
+  promptmintSlow: PORT_BASE + 4,
+  baseline: PORT_BASE + 5,
+  baselineSlow: PORT_BASE + 6,
 };
 const PRICE_CENTS = 1;
 
@@ -755,6 +758,7 @@ function render(r: {
 }
 
 function writeResults(section: string) {
+  if (process.env.BENCH_WRITE === "0") return log("BENCH_WRITE=0: bench/RESULTS.md left as it was");
   writeResultsSection("## Gateway (issue 8)\n", section);
   log(`wrote ${resultsFile}`);
 }
