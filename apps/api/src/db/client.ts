@@ -91,6 +91,22 @@ export async function executePrepared(db: Database, query: SQL): Promise<void> {
   await session.prepareQuery(compiled, undefined, name, false).execute();
 }
 
+/**
+ * A statement of fixed text, run as a named prepared statement with positional parameters and no
+ * query building per call: for the few statements every paid call runs (docs/decisions/012).
+ * PostgreSQL parses it once per connection and, after a few runs, reuses a generic plan.
+ */
+export function preparedStatement<Row>(name: string, text: string) {
+  const query = { sql: text, params: [] as unknown[] };
+  return async (db: Database, params: unknown[]): Promise<Row[]> => {
+    const { session } = db as unknown as SessionInternals;
+    const result = (await session.prepareQuery({ ...query, params }, undefined, name, false).execute()) as {
+      rows: Row[];
+    };
+    return result.rows;
+  };
+}
+
 export async function pingDatabase(db: Database): Promise<void> {
   await db.execute(sql`select 1`);
 }

@@ -1,5 +1,5 @@
 import { and, asc, eq, inArray, lt, type SQL, sql } from "drizzle-orm";
-import { type Database, queryRows } from "../../db/client.ts";
+import { type Database, preparedStatement, queryRows } from "../../db/client.ts";
 import { holds, ledgerAccounts, ledgerTransactions } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
 
@@ -215,6 +215,105 @@ export async function placeHold(
       `Insufficient balance: this call costs ${dollars(options.amountCents)} and your wallet has ${dollars(balance)} available. Top up at ${options.topUpUrl}`,
     );
   }
+}
+
+/**
+ * The one statement that pays for a paid call before the upstream is called: one of the payer's
+ * included calls when a plan covers it (`$8`), otherwise a hold of the price from the wallet. The
+ * wallet and held accounts are locked in id order and the hold is written only if the locked
+ * wallet covers it, so concurrent calls cannot overspend. Like `placeHold`, it commits without
+ * waiting for the WAL flush (the settle's synchronous commit flushes it). One round trip, parsed
+ * and planned once per connection. The guard divides by zero, aborting the whole statement, if a
+ * hold was written but its balances did not move (which the lock makes impossible).
+ */
+const takePaymentStatement = preparedStatement<{ subscription_id: string | null; hold_id: string | null }>(
+  "pm_take_payment_v1",
+  `with v as (
+     select $1::uuid as payer, $2::uuid as app, $3::uuid as creator, $4::bigint as amount,
+            $5::timestamptz as expires, $6::uuid as wallet, $7::uuid as held, $8::boolean as try_included
+   ), included as (
+     update subscriptions set calls_used = calls_used + 1
+     where id = (
+       select s.id from subscriptions s, v
+       where v.try_included and s.application_id = v.app and s.subscriber_id = v.payer
+         and s.status = 'active' and s.current_period_end > now() and s.calls_used < s.calls_included
+       order by s.current_period_end limit 1
+       for update of s skip locked)
+       and calls_used < calls_included
+     returning id
+   ), locked as (
+     select a.id, a.balance_cents from ledger_accounts a, v
+     where a.id in (v.wallet, v.held) and not exists (select 1 from included)
+     order by a.id for update of a
+   ), hold as (
+     insert into holds (payer_id, application_id, creator_id, amount_cents, expires_at)
+     select v.payer, v.app, v.creator, v.amount, v.expires from v
+     where (select count(*) from locked) = 2
+       and (select l.balance_cents from locked l where l.id = v.wallet) >= v.amount
+     returning id
+   ), posted as (
+     insert into ledger_transactions (kind, reference, description)
+     select 'hold', hold.id::text, 'Held for a paid call' from hold
+     returning id
+   ), deltas as (
+     select v.wallet as id, -v.amount as delta from v
+     union all select v.held, v.amount from v
+   ), moved as (
+     update ledger_accounts a set balance_cents = a.balance_cents + d.delta
+     from deltas d
+     where a.id = d.id and exists (select 1 from posted) and a.id in (select id from locked)
+       and a.balance_cents + d.delta >= 0
+     returning a.id
+   ), entries as (
+     insert into ledger_entries (transaction_id, account_id, amount_cents)
+     select posted.id, d.id, d.delta from posted, deltas d
+     returning 1
+   )
+   select (select id from included) as subscription_id, (select id from hold) as hold_id,
+     set_config('synchronous_commit', 'off', true) as async,
+     1 / (case when (select count(*) from hold) = 0 or (select count(*) from moved) = 2 then 1 else 0 end) as guard`,
+);
+
+export type CallPayment =
+  | { subscriptionId: string; holdId?: undefined }
+  | { holdId: string; subscriptionId?: undefined };
+
+/**
+ * Pays for a call before it is made: an included call of the payer's plan (when `tryIncluded`),
+ * else a hold of the price. A wallet that cannot cover it is a 402 naming the price and balance.
+ */
+export async function takeCallPayment(
+  db: Database,
+  options: {
+    payerId: string;
+    applicationId: string;
+    creatorId: string;
+    amountCents: number;
+    ttlSeconds: number;
+    topUpUrl: string;
+    tryIncluded: boolean;
+    accounts: { wallet: string; held: string };
+  },
+): Promise<CallPayment> {
+  if (!Number.isSafeInteger(options.amountCents) || options.amountCents <= 0)
+    throw new Error("a held price must be a positive integer of cents");
+  const [row] = await takePaymentStatement(db, [
+    options.payerId,
+    options.applicationId,
+    options.creatorId,
+    options.amountCents,
+    new Date(Date.now() + options.ttlSeconds * 1000).toISOString(),
+    options.accounts.wallet,
+    options.accounts.held,
+    options.tryIncluded,
+  ]);
+  if (row?.subscription_id) return { subscriptionId: row.subscription_id };
+  if (row?.hold_id) return { holdId: row.hold_id };
+  const balance = await walletBalance(db, options.payerId);
+  throw new AppError(
+    "payment_required",
+    `Insufficient balance: this call costs ${dollars(options.amountCents)} and your wallet has ${dollars(balance)} available. Top up at ${options.topUpUrl}`,
+  );
 }
 
 export const dollars = (cents: number) => `$${(cents / 100).toFixed(2)}`;

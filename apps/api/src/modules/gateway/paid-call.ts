@@ -4,10 +4,11 @@ import type { Database } from "../../db/client.ts";
 import type { AppError } from "../../lib/errors.ts";
 import type { ApplicationRow } from "../applications/applications.service.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
-import { cachedAccountFor, placeHold, releaseHold, settleHold } from "../billing/ledger.service.ts";
+import { cachedAccountFor, releaseHold, takeCallPayment } from "../billing/ledger.service.ts";
 import { refundIncludedCall, useIncludedCall } from "../billing/plans.service.ts";
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
-import { type InvocationRecord, recordInvocation } from "./invocations.service.ts";
+import type { InvocationRecord } from "./invocations.service.ts";
+import { recordCall, recordOne } from "./recorder.ts";
 
 /** A hold outlives its call's deadline by this much before the sweeper may release it. */
 const HOLD_MARGIN_SECONDS = 120;
@@ -48,23 +49,25 @@ export async function openPaidCall(
   const { request, caller, application, execution, mode, input, ownerPays } = options;
   const messageId = randomUUID();
   const isOwner = application.ownerId === caller.id;
-  const coveredBy = isOwner ? undefined : await useIncludedCall(db, application.id, caller.id);
-  const price = (isOwner && !ownerPays) || coveredBy ? 0 : application.priceCents;
-  const accounts = price > 0 ? await callAccounts(db, caller.id, application.ownerId) : undefined;
-  const holdId = accounts
-    ? await placeHold(db, {
+  const listPrice = isOwner && !ownerPays ? 0 : application.priceCents;
+  const accounts = listPrice > 0 ? await callAccounts(db, caller.id, application.ownerId) : undefined;
+  // One round trip: an included call of the caller's plan, or a hold of the price (402 if the
+  // wallet cannot cover it). A free app's calls still count against a plan's included calls.
+  const payment: { subscriptionId?: string; holdId?: string } = accounts
+    ? await takeCallPayment(db, {
         payerId: caller.id,
         applicationId: application.id,
         creatorId: application.ownerId,
-        amountCents: price,
+        amountCents: listPrice,
         ttlSeconds: execution.deadlineSeconds + HOLD_MARGIN_SECONDS,
         topUpUrl: options.topUpUrl,
+        tryIncluded: !isOwner,
         accounts,
-      }).catch(async (error) => {
-        if (coveredBy) await refundIncludedCall(db, coveredBy);
-        throw error;
       })
-    : undefined;
+    : { subscriptionId: isOwner ? undefined : await useIncludedCall(db, application.id, caller.id) };
+  const coveredBy = payment.subscriptionId;
+  const holdId = payment.holdId;
+  const price = coveredBy ? 0 : listPrice;
   const started = performance.now();
   return {
     messageId,
@@ -107,32 +110,20 @@ export async function openPaidCall(
               }
             : null,
       };
-      if (status !== "success" || !holdId) return recordInvocation(db, invocation);
-      // The invocation (a nested transaction) first and the settle last: the settle updates the
-      // hottest rows (the creator's earnings, the platform fee), so their locks are held for one
-      // round trip and the commit, not for the whole recording. The commit is synchronous: the
-      // charge is on disk before the caller hears of it.
-      const settled = await db
-        .transaction(async (tx) => {
-          const t = tx as unknown as Database;
-          await recordInvocation(t, invocation);
-          const closed = await settleHold(t, holdId, messageId, options.feePercent, {
-            known: accounts && { amountCents: price, ...accounts },
-          });
-          if (!closed) throw new HoldAlreadyClosed();
-          return true;
-        })
-        .catch((err) => {
-          if (err instanceof HoldAlreadyClosed) return false;
-          throw err;
-        });
-      // The sweeper released the hold (the call outlived its deadline): recorded, not charged.
-      if (!settled) await recordInvocation(db, { ...invocation, chargedCents: 0 });
+      if (status !== "success" || !holdId || !accounts) {
+        await (invocation.conversation ? recordOne(db, { record: invocation }) : recordCall(db, invocation));
+        return;
+      }
+      // The invocation and the settle of its hold commit together, synchronously: the charge is on
+      // disk before the caller hears of it. A chat turn (conversation rows) is written on its own;
+      // other calls share a batch with the calls finishing at the same time (recorder.ts).
+      const settlement = { holdId, amountCents: price, feePercent: options.feePercent, ...accounts };
+      await (invocation.conversation
+        ? recordOne(db, { record: invocation, settlement })
+        : recordCall(db, invocation, settlement));
     },
   };
 }
-
-class HoldAlreadyClosed extends Error {}
 
 /** The ledger accounts a paid call moves money between (ids cached: they never change). */
 async function callAccounts(db: Database, payerId: string, creatorId: string) {

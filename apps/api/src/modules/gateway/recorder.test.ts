@@ -1,0 +1,217 @@
+import { randomUUID } from "node:crypto";
+import { eq, inArray, sql } from "drizzle-orm";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { type Database, queryRows } from "../../db/client.ts";
+import { holds, invocations } from "../../db/schema/index.ts";
+import { createCaller, fundWallet } from "../../test/caller.ts";
+import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
+import { startTestServer, type TestServer } from "../../test/server.ts";
+import {
+  balancesOf,
+  cachedAccountFor,
+  reconcile,
+  releaseHold,
+  takeCallPayment,
+} from "../billing/ledger.service.ts";
+import type { InvocationRecord } from "./invocations.service.ts";
+import { recordCall, recorderStats } from "./recorder.ts";
+
+// The batched recorder against a real database: calls finishing together share one statement and
+// one commit, and every figure (balances, invocations, rollups) is what call-by-call writing gives.
+
+const PRICE = 10;
+const FEE_PERCENT = 10;
+const FUNDS = 2_000;
+
+let testDb: TestDatabase;
+let server: TestServer;
+let db: Database;
+let consumerId: string;
+let creatorId: string;
+let appId: string;
+let accounts: { wallet: string; held: string; earnings: string; platform: string };
+
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+  server = await startTestServer(testDb);
+  db = server.database.db;
+  const creator = await createCaller(server.baseUrl, "Batch Seller");
+  const consumer = await createCaller(server.baseUrl, "Batch Buyer");
+  await fundWallet(consumer, FUNDS);
+  const { body: app } = await creator.api("POST", "/api/app/", {
+    body: { name: "Batched", interaction_mode: "completion", visibility: "public", price_cents: PRICE },
+  });
+  appId = app.id;
+  const users = await queryRows<{ id: string; email: string }>(
+    db,
+    sql`select id, email from users where email in (${creator.email}, ${consumer.email})`,
+  );
+  creatorId = users.find((u) => u.email === creator.email)?.id ?? "";
+  consumerId = users.find((u) => u.email === consumer.email)?.id ?? "";
+  accounts = {
+    wallet: await cachedAccountFor(db, "wallet", consumerId),
+    held: await cachedAccountFor(db, "held", consumerId),
+    earnings: await cachedAccountFor(db, "earnings", creatorId),
+    platform: await cachedAccountFor(db, "platform_fee", null),
+  };
+});
+afterAll(async () => {
+  await server?.stop();
+  await testDb?.destroy();
+});
+
+const hold = async () => {
+  const payment = await takeCallPayment(db, {
+    payerId: consumerId,
+    applicationId: appId,
+    creatorId,
+    amountCents: PRICE,
+    ttlSeconds: 60,
+    topUpUrl: "http://example.test/wallet",
+    tryIncluded: true,
+    accounts,
+  });
+  if (!payment.holdId) throw new Error("expected a hold");
+  return payment.holdId;
+};
+
+const call = (overrides: Partial<InvocationRecord> = {}): InvocationRecord => ({
+  id: randomUUID(),
+  applicationId: appId,
+  callerUserId: consumerId,
+  apiKeyId: null,
+  endUser: "batch-user",
+  mode: "completion",
+  model: "gpt-4o-mini",
+  status: "success",
+  latencyMs: 12,
+  inputTokens: 3,
+  outputTokens: 5,
+  chargedCents: PRICE,
+  ...overrides,
+});
+
+const settlementOf = (holdId: string) => ({
+  holdId,
+  amountCents: PRICE,
+  feePercent: FEE_PERCENT,
+  ...accounts,
+});
+
+const appStats = async () => {
+  const [row] = await queryRows<Record<string, string>>(
+    db,
+    sql`select coalesce(sum(invocations), 0)::text as invocations, coalesce(sum(successes), 0)::text as successes,
+          coalesce(sum(errors), 0)::text as errors, coalesce(sum(revenue_cents), 0)::text as revenue,
+          coalesce(sum(input_tokens), 0)::text as input_tokens,
+          (select coalesce(sum(invocations), 0) from owner_daily_stats where owner_id = ${creatorId})::text as owner_invocations,
+          (select coalesce(sum(count), 0) from app_daily_errors where application_id = ${appId})::text as app_errors,
+          (select coalesce(sum(count), 0) from owner_daily_errors where owner_id = ${creatorId})::text as owner_errors
+        from app_daily_stats where application_id = ${appId}`,
+  );
+  return Object.fromEntries(Object.entries(row ?? {}).map(([k, v]) => [k, Number(v)]));
+};
+
+it("writes calls that finish together in one batch, each charged once, with exact balances and rollups", async () => {
+  const before = {
+    stats: recorderStats(db),
+    balances: await balancesOf(db, consumerId),
+    rollups: await appStats(),
+  };
+  const holdIds = await Promise.all(Array.from({ length: 40 }, hold));
+  const successes = holdIds.map((holdId) => ({ record: call(), holdId }));
+  const failures = Array.from({ length: 5 }, () =>
+    call({
+      status: "error",
+      errorType: "upstream_failed",
+      errorMessage: "boom",
+      chargedCents: 0,
+      outputTokens: 0,
+    }),
+  );
+  // All submitted at once: the first starts a batch on its own, the other 44 wait for it and
+  // share the next.
+  const results = await Promise.all([
+    ...successes.map(({ record, holdId }) => recordCall(db, record, settlementOf(holdId))),
+    ...failures.map((record) => recordCall(db, record)),
+  ]);
+
+  expect(results).toEqual([...Array(40).fill(true), ...Array(5).fill(false)]);
+  const stats = recorderStats(db);
+  expect(stats.batches - before.stats.batches).toBe(2);
+  expect(stats.calls - before.stats.calls).toBe(45);
+  expect(stats.fallbacks).toBe(before.stats.fallbacks);
+
+  const after = await balancesOf(db, consumerId);
+  expect(after.wallet).toBe(before.balances.wallet - 40 * PRICE);
+  expect(after.held).toBe(before.balances.held);
+  expect((await balancesOf(db, creatorId)).earnings).toBe(40 * (PRICE - 1));
+  const recorded = await db
+    .select({ charged: invocations.chargedCents, status: invocations.status })
+    .from(invocations)
+    .where(inArray(invocations.id, [...successes.map((s) => s.record.id), ...failures.map((f) => f.id)]));
+  expect(recorded.filter((r) => r.status === "success" && r.charged === PRICE)).toHaveLength(40);
+  expect(recorded.filter((r) => r.status === "error" && r.charged === 0)).toHaveLength(5);
+  const settled = await db.select().from(holds).where(inArray(holds.id, holdIds));
+  expect(settled.every((h) => h.status === "settled" && h.invocationId)).toBe(true);
+
+  const rollups = await appStats();
+  expect(rollups.invocations - (before.rollups.invocations ?? 0)).toBe(45);
+  expect(rollups.successes - (before.rollups.successes ?? 0)).toBe(40);
+  expect(rollups.errors - (before.rollups.errors ?? 0)).toBe(5);
+  expect(rollups.revenue - (before.rollups.revenue ?? 0)).toBe(40 * PRICE);
+  expect(rollups.input_tokens - (before.rollups.input_tokens ?? 0)).toBe(45 * 3);
+  expect(rollups.owner_invocations - (before.rollups.owner_invocations ?? 0)).toBe(45);
+  expect(rollups.app_errors - (before.rollups.app_errors ?? 0)).toBe(5);
+  expect(rollups.owner_errors - (before.rollups.owner_errors ?? 0)).toBe(5);
+  expect((await reconcile(db)).ok).toBe(true);
+});
+
+it("records a call whose hold was already released as not charged, and charges the rest of its batch", async () => {
+  const before = await balancesOf(db, consumerId);
+  const [first, swept, last] = await Promise.all([hold(), hold(), hold()]);
+  if (!first || !swept || !last) throw new Error("expected three holds");
+  expect(await releaseHold(db, swept)).toBe(true);
+  const records = [call(), call(), call()];
+  const results = await Promise.all(
+    [first, swept, last].map((holdId, i) =>
+      recordCall(db, records[i] as InvocationRecord, settlementOf(holdId)),
+    ),
+  );
+
+  expect(results).toEqual([true, false, true]);
+  const [uncharged] = await db
+    .select({ charged: invocations.chargedCents })
+    .from(invocations)
+    .where(eq(invocations.id, records[1]?.id ?? ""));
+  expect(uncharged?.charged).toBe(0);
+  const after = await balancesOf(db, consumerId);
+  expect(after.wallet).toBe(before.wallet - 2 * PRICE);
+  expect(after.held).toBe(before.held);
+  expect((await reconcile(db)).ok).toBe(true);
+});
+
+it("writes the others of a batch when one call cannot be recorded, and never charges that one", async () => {
+  const before = { stats: recorderStats(db), balances: await balancesOf(db, consumerId) };
+  const [good, bad, alsoGood] = await Promise.all([hold(), hold(), hold()]);
+  if (!good || !bad || !alsoGood) throw new Error("expected three holds");
+  // Occupy the recorder so the three share one batch.
+  const blocker = recordCall(db, call());
+  const outcomes = await Promise.allSettled([
+    recordCall(db, call(), settlementOf(good)),
+    // An app that no longer exists: its invocation cannot be written (foreign key).
+    recordCall(db, call({ applicationId: randomUUID() }), settlementOf(bad)),
+    recordCall(db, call(), settlementOf(alsoGood)),
+  ]);
+  await blocker;
+
+  expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+  expect(recorderStats(db).fallbacks - before.stats.fallbacks).toBe(1);
+  const [badHold] = await db.select({ status: holds.status }).from(holds).where(eq(holds.id, bad));
+  expect(badHold?.status).toBe("held");
+  const after = await balancesOf(db, consumerId);
+  expect(after.wallet).toBe(before.balances.wallet - 3 * PRICE);
+  expect(after.held).toBe(before.balances.held + PRICE);
+  expect(await releaseHold(db, bad)).toBe(true);
+  expect((await reconcile(db)).ok).toBe(true);
+});

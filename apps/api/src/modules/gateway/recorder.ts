@@ -1,0 +1,281 @@
+import { type Database, preparedStatement } from "../../db/client.ts";
+import { ROLLUP_SHARDS, utcDay } from "../analytics/rollups.ts";
+import { settleHold, splitFee } from "../billing/ledger.service.ts";
+import { type InvocationRecord, recordInvocation } from "./invocations.service.ts";
+
+/** What a successful paid call settles: its hold, the hold's amount and the accounts it moves between. */
+export interface Settlement {
+  holdId: string;
+  amountCents: number;
+  held: string;
+  earnings: string;
+  platform: string;
+  feePercent: number;
+}
+
+/** The most calls one statement records; more wait for the next. */
+const MAX_BATCH = 256;
+
+/**
+ * Records calls (without a conversation) and settles their holds in batches: one statement and one
+ * synchronous commit for every call that finished while the previous batch was being written. A
+ * call alone is written at once, so batching adds no wait; under load, N calls share one round
+ * trip and one WAL flush, and the hot ledger rows (the creator's earnings, the platform fee, the
+ * payer's held account) are updated once per batch instead of once per call. Every promise
+ * resolves only after its batch is committed: a charge is on disk before its caller hears of it.
+ * Answers whether the call was charged (false when the sweeper had released its hold).
+ * See docs/decisions/012-paid-path-latency.md.
+ */
+export function recordCall(
+  db: Database,
+  record: InvocationRecord,
+  settlement?: Settlement,
+): Promise<boolean> {
+  let recorder = recorders.get(db);
+  if (!recorder) {
+    recorder = new BatchRecorder(db);
+    recorders.set(db, recorder);
+  }
+  return recorder.submit({ record, settlement });
+}
+
+// One queue per database handle (tests open several in one process).
+const recorders = new WeakMap<Database, BatchRecorder>();
+
+/** How the recorder of a database handle has written: statements, calls, and batches that failed and were written call by call. */
+export function recorderStats(db: Database): { batches: number; calls: number; fallbacks: number } {
+  const stats = recorders.get(db)?.stats;
+  return { batches: 0, calls: 0, fallbacks: 0, ...stats };
+}
+
+interface Pending {
+  record: InvocationRecord;
+  settlement?: Settlement;
+  resolve(charged: boolean): void;
+  reject(error: unknown): void;
+}
+
+class BatchRecorder {
+  private queue: Pending[] = [];
+  private writing = false;
+  readonly stats = { batches: 0, calls: 0, fallbacks: 0 };
+  private readonly db: Database;
+
+  constructor(db: Database) {
+    this.db = db;
+  }
+
+  submit(call: Pick<Pending, "record" | "settlement">): Promise<boolean> {
+    return new Promise<boolean>((resolve, reject) => {
+      this.queue.push({ ...call, resolve, reject });
+      if (!this.writing) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.writing = true;
+    try {
+      while (this.queue.length > 0) await this.write(this.queue.splice(0, MAX_BATCH));
+    } finally {
+      this.writing = false;
+    }
+  }
+
+  private async write(batch: Pending[]): Promise<void> {
+    let charged: Set<string>;
+    this.stats.batches += 1;
+    this.stats.calls += batch.length;
+    try {
+      const [row] = await recordBatchStatement(this.db, [JSON.stringify(batch.map(toRow))]);
+      charged = new Set(row?.charged ? row.charged.split(",") : []);
+    } catch {
+      // The statement is atomic: nothing of the batch was written. One bad call (its app deleted
+      // meanwhile, say) must not fail the others, so each is written again on its own and gets
+      // its own outcome (a database outage fails them all, as it would have anyway).
+      this.stats.fallbacks += 1;
+      await Promise.all(batch.map((call) => recordOne(this.db, call).then(call.resolve, call.reject)));
+      return;
+    }
+    for (const call of batch) call.resolve(charged.has(call.record.id));
+  }
+}
+
+/** One call in its own transaction: the invocation, then the settle (false if the hold was already closed). */
+export async function recordOne(
+  db: Database,
+  call: { record: InvocationRecord; settlement?: Settlement },
+): Promise<boolean> {
+  const { record, settlement } = call;
+  if (!settlement) {
+    await recordInvocation(db, record);
+    return false;
+  }
+  const settled = await db
+    .transaction(async (tx) => {
+      const t = tx as unknown as Database;
+      await recordInvocation(t, record);
+      const closed = await settleHold(t, settlement.holdId, record.id, settlement.feePercent, {
+        known: settlement,
+      });
+      if (!closed) throw new HoldAlreadyClosed();
+      return true;
+    })
+    .catch((error) => {
+      if (error instanceof HoldAlreadyClosed) return false;
+      throw error;
+    });
+  // The sweeper released the hold (the call outlived its deadline): recorded, not charged.
+  if (!settled) await recordInvocation(db, { ...record, chargedCents: 0 });
+  return settled;
+}
+
+class HoldAlreadyClosed extends Error {}
+
+function toRow({ record, settlement }: Pending) {
+  const at = record.createdAt ?? new Date();
+  const split = settlement ? splitFee(settlement.amountCents, settlement.feePercent) : undefined;
+  return {
+    id: record.id,
+    application_id: record.applicationId,
+    caller_user_id: record.callerUserId,
+    api_key_id: record.apiKeyId,
+    end_user: record.endUser,
+    mode: record.mode,
+    status: record.status,
+    error_type: record.errorType ?? null,
+    error_message: record.errorMessage?.slice(0, 500) ?? null,
+    model: record.model,
+    latency_ms: record.latencyMs,
+    input_tokens: record.inputTokens,
+    output_tokens: record.outputTokens,
+    charged_cents: record.chargedCents ?? 0,
+    created_at: at.toISOString(),
+    day: utcDay(at),
+    user_key: record.endUser ?? `account:${record.callerUserId}`,
+    hold_id: settlement?.holdId ?? null,
+    amount: settlement?.amountCents ?? null,
+    held: settlement?.held ?? null,
+    earnings: settlement?.earnings ?? null,
+    platform: settlement?.platform ?? null,
+    net: split?.net ?? null,
+    fee: split?.fee ?? null,
+  };
+}
+
+const shard = `(pg_backend_pid() % ${ROLLUP_SHARDS})::smallint`;
+
+/**
+ * The batch in one statement: settle the holds still held; record every invocation (charged only
+ * if its hold was settled); post one settle transaction per hold with its entries, and move each
+ * account's balance once by the sum of its entries (accounts locked in id order, balances never
+ * below zero); add the calls to the app and owner rollups, one row per (app, day) and (owner,
+ * day) in this connection's shard. The guard divides by zero, aborting the statement, if a
+ * balance could not move. Answers the ids of the charged invocations.
+ */
+const recordBatchStatement = preparedStatement<{ charged: string | null; guard: number }>(
+  "pm_record_batch_v1",
+  `with v as (
+     select * from json_to_recordset($1::json) as v(
+       id uuid, application_id uuid, caller_user_id uuid, api_key_id uuid, end_user text, mode text,
+       status text, error_type text, error_message text, model text, latency_ms integer,
+       input_tokens integer, output_tokens integer, charged_cents bigint, created_at timestamptz,
+       day date, user_key text, hold_id uuid, amount bigint, held uuid, earnings uuid, platform uuid,
+       net bigint, fee bigint)
+   ), hold as (
+     update holds h set status = 'settled', closed_at = now(), invocation_id = v.id
+     from v where h.id = v.hold_id and h.status = 'held' and h.amount_cents = v.amount
+     returning h.id, v.id as invocation_id
+   ), calls as (
+     select v.*, a.owner_id,
+       case when v.hold_id is not null and hold.id is null then 0 else v.charged_cents end as charged
+     from v left join applications a on a.id = v.application_id
+     left join hold on hold.invocation_id = v.id
+   ), recorded as (
+     insert into invocations (id, application_id, caller_user_id, api_key_id, end_user, mode, status,
+       error_type, error_message, model, latency_ms, input_tokens, output_tokens, charged_cents, created_at)
+     select id, application_id, caller_user_id, api_key_id, end_user, mode, status, error_type,
+       error_message, model, latency_ms, input_tokens, output_tokens, charged, created_at from calls
+     returning 1
+   ), posted as (
+     insert into ledger_transactions (kind, reference, description)
+     select 'settle', hold.id::text, 'Paid call' from hold
+     returning id, reference
+   ), moves as (
+     select posted.id as transaction_id, m.account_id, m.delta
+     from posted join v on v.hold_id = posted.reference::uuid
+     cross join lateral (values (v.held, -v.amount), (v.earnings, v.net), (v.platform, v.fee))
+       as m(account_id, delta)
+     where m.delta <> 0
+   ), totals as (
+     select account_id, sum(delta)::bigint as delta from moves group by account_id
+   ), locked as (
+     select id from ledger_accounts where id in (select account_id from totals) order by id for update
+   ), moved as (
+     update ledger_accounts a set balance_cents = a.balance_cents + t.delta
+     from totals t
+     where a.id = t.account_id and a.id in (select id from locked)
+       and (a.kind = 'clearing' or a.balance_cents + t.delta >= 0)
+     returning a.id
+   ), entries as (
+     insert into ledger_entries (transaction_id, account_id, amount_cents)
+     select transaction_id, account_id, delta from moves
+     returning 1
+   ), stats as (
+     insert into app_daily_stats as s (application_id, day, shard, invocations, successes, errors,
+       latency_ms_sum, input_tokens, output_tokens, revenue_cents, last_invocation_at)
+     select application_id, day, ${shard}, count(*), count(*) filter (where status = 'success'),
+       count(*) filter (where status <> 'success'), sum(latency_ms), sum(input_tokens),
+       sum(output_tokens), coalesce(sum(charged) filter (where status = 'success'), 0), max(created_at)
+     from calls group by application_id, day
+     on conflict (application_id, day, shard) do update set
+       invocations = s.invocations + excluded.invocations,
+       successes = s.successes + excluded.successes,
+       errors = s.errors + excluded.errors,
+       latency_ms_sum = s.latency_ms_sum + excluded.latency_ms_sum,
+       input_tokens = s.input_tokens + excluded.input_tokens,
+       output_tokens = s.output_tokens + excluded.output_tokens,
+       revenue_cents = s.revenue_cents + excluded.revenue_cents,
+       last_invocation_at = greatest(s.last_invocation_at, excluded.last_invocation_at)
+   ), owner_stats as (
+     insert into owner_daily_stats as s (owner_id, day, shard, invocations, successes, errors,
+       latency_ms_sum, input_tokens, output_tokens)
+     select owner_id, day, ${shard}, count(*), count(*) filter (where status = 'success'),
+       count(*) filter (where status <> 'success'), sum(latency_ms), sum(input_tokens), sum(output_tokens)
+     from calls group by owner_id, day
+     on conflict (owner_id, day, shard) do update set
+       invocations = s.invocations + excluded.invocations,
+       successes = s.successes + excluded.successes,
+       errors = s.errors + excluded.errors,
+       latency_ms_sum = s.latency_ms_sum + excluded.latency_ms_sum,
+       input_tokens = s.input_tokens + excluded.input_tokens,
+       output_tokens = s.output_tokens + excluded.output_tokens
+   ), app_user as (
+     insert into app_users as u (application_id, end_user, last_day)
+     select c.application_id, c.user_key, max(c.day) from calls c
+     where not exists (select 1 from app_users x
+                       where x.application_id = c.application_id and x.end_user = c.user_key and x.last_day >= c.day)
+     group by c.application_id, c.user_key
+     on conflict (application_id, end_user) do update set last_day = excluded.last_day
+       where u.last_day < excluded.last_day
+   ), owner_user as (
+     insert into owner_users as o (owner_id, end_user, last_day)
+     select c.owner_id, c.user_key, max(c.day) from calls c
+     where not exists (select 1 from owner_users x
+                       where x.owner_id = c.owner_id and x.end_user = c.user_key and x.last_day >= c.day)
+     group by c.owner_id, c.user_key
+     on conflict (owner_id, end_user) do update set last_day = excluded.last_day
+       where o.last_day < excluded.last_day
+   ), app_error as (
+     insert into app_daily_errors as e (application_id, day, error_type, count)
+     select application_id, day, coalesce(error_type, ''), count(*) from calls where status = 'error'
+     group by application_id, day, coalesce(error_type, '')
+     on conflict (application_id, day, error_type) do update set count = e.count + excluded.count
+   ), owner_error as (
+     insert into owner_daily_errors as e (owner_id, day, error_type, shard, count)
+     select owner_id, day, coalesce(error_type, ''), ${shard}, count(*) from calls where status = 'error'
+     group by owner_id, day, coalesce(error_type, '')
+     on conflict (owner_id, day, error_type, shard) do update set count = e.count + excluded.count
+   )
+   select (select string_agg(invocation_id::text, ',') from hold) as charged,
+     1 / (case when (select count(*) from moved) = (select count(*) from totals) then 1 else 0 end) as guard`,
+);
