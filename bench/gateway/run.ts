@@ -224,6 +224,8 @@ interface CannonResult {
   non2xx: number;
   rssMb: number;
   seconds: number;
+  /** Answers other than 2xx by status, e.g. "503×12". */
+  statuses: string;
 }
 
 /** The fields of autocannon's result this benchmark reads (the package ships no types). */
@@ -235,6 +237,7 @@ interface AutocannonResult {
   errors: number;
   timeouts: number;
   duration: number;
+  statusCodeStats?: Record<string, { count: number }>;
 }
 
 function cannon(
@@ -265,6 +268,10 @@ function cannon(
           non2xx: r.non2xx,
           rssMb: rss,
           seconds: r.duration,
+          statuses: Object.entries(r.statusCodeStats ?? {})
+            .filter(([code]) => !code.startsWith("2"))
+            .map(([code, { count }]) => `${code}×${count}`)
+            .join(" "),
         });
       },
     );
@@ -466,7 +473,7 @@ async function main() {
           level.rounds[target].push(r);
           log(
             `c=${connections} round ${round + 1} ${target}: ${fmt(r.rps, 0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, ` +
-              `${r.errors} errors, ${r.non2xx} non-2xx, RSS ${fmt(r.rssMb, 0)} MB, load ${fmt(os.loadavg()[0] ?? 0, 2)}`,
+              `${r.errors} errors, ${r.non2xx} non-2xx ${r.statuses}, RSS ${fmt(r.rssMb, 0)} MB, load ${fmt(os.loadavg()[0] ?? 0, 2)}`,
           );
         }
       }
@@ -579,7 +586,7 @@ async function main() {
         upstreamMaxInFlight: maxInFlight,
       });
       log(
-        `soak ${target}: ${r.ok}/${SOAK} ok, ${r.errors} errors, ${r.non2xx} non-2xx in ${fmt(r.seconds)} s, ` +
+        `soak ${target}: ${r.ok}/${SOAK} ok, ${r.errors} errors, ${r.non2xx} non-2xx ${r.statuses} in ${fmt(r.seconds)} s, ` +
           `p50 ${r.p50} ms, p99 ${r.p99} ms, RSS ${fmt(r.rssMb, 0)} MB; pg: max active ${maxActive}, ` +
           `max idle in transaction ${maxIdleInTransaction}, max connections ${maxConnections}, ` +
           `oldest transaction ${fmt(oldestTransaction, 3)} s; at most ${maxInFlight} calls waiting upstream at once`,

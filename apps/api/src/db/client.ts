@@ -30,19 +30,12 @@ export async function openDatabase(options: {
   pgliteDir: string;
 }): Promise<DatabaseHandle> {
   if (options.databaseUrl) {
-    // A bounded wait for a connection, so requests fail fast (503) while the server is away
-    // instead of hanging until the client gives up.
-    const pool = new pg.Pool({
-      connectionString: options.databaseUrl,
-      max: 20,
-      connectionTimeoutMillis: 5000,
-    });
-    // An idle connection dropped by the server (restart, failover, pg_terminate_backend) emits
-    // 'error' on the pool; unhandled, that would crash the process. The pool replaces it, and
-    // the next query that fails reports the outage.
-    pool.on("error", () => {});
-    pool.on("connect", (client) => client.on("error", () => {}));
+    const pool = newPool(options.databaseUrl, 20);
     const db = drizzlePg(pool, { schema }) as unknown as Database;
+    // The paid path's settlements get connections of their own (modules/gateway/recorder.ts): a
+    // call that has been answered upstream must never queue for a connection behind new calls.
+    const writerPool = newPool(options.databaseUrl, 2);
+    writers.set(db, drizzlePg(writerPool, { schema }) as unknown as Database);
     const client = await pool.connect();
     try {
       // Several nodes may start together; one migrates, the others wait for it.
@@ -52,12 +45,49 @@ export async function openDatabase(options: {
       await client.query("select pg_advisory_unlock(727274)").catch(() => {});
       client.release();
     }
-    return { db, kind: "postgres", close: () => pool.end() };
+    return {
+      db,
+      kind: "postgres",
+      close: async () => {
+        await Promise.all([pool.end(), writerPool.end()]);
+      },
+    };
   }
   const client = new PGlite(options.pgliteDir);
   const pgliteDb = drizzlePglite(client, { schema });
   await migratePglite(pgliteDb, { migrationsFolder });
   return { db: pgliteDb as unknown as Database, kind: "pglite", close: () => client.close() };
+}
+
+/**
+ * A pool whose requests fail fast (503) while the server is away, but wait out a burst: a
+ * connection attempt gives up after 5 s, while waiting for a pooled connection under load may take
+ * up to 30 s (thousands of calls arriving at once queue here rather than being refused).
+ */
+function newPool(connectionString: string, max: number): pg.Pool {
+  class Client extends pg.Client {
+    constructor(config?: pg.ClientConfig) {
+      super({ ...config, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+    }
+  }
+  const pool = new pg.Pool({ connectionString, max, Client, connectionTimeoutMillis: POOL_WAIT_MS });
+  // An idle connection dropped by the server (restart, failover, pg_terminate_backend) emits
+  // 'error' on the pool; unhandled, that would crash the process. The pool replaces it, and
+  // the next query that fails reports the outage.
+  pool.on("error", () => {});
+  pool.on("connect", (client) => client.on("error", () => {}));
+  return pool;
+}
+
+const CONNECT_TIMEOUT_MS = 5_000;
+const POOL_WAIT_MS = 30_000;
+
+// Handles with a separate pool for writes that must not wait behind others (see writerFor).
+const writers = new WeakMap<Database, Database>();
+
+/** The handle for the paid path's settlement writes: its own connections on PostgreSQL, the same handle on PGlite. */
+export function writerFor(db: Database): Database {
+  return writers.get(db) ?? db;
 }
 
 /** Rows of a raw `db.execute(sql\`…\`)`: node-postgres and PGlite both answer `{ rows }`. */

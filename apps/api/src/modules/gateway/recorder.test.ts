@@ -98,7 +98,18 @@ const settlementOf = (holdId: string) => ({
   ...accounts,
 });
 
-const appStats = async () => {
+const ROLLUP_FIGURES = [
+  "invocations",
+  "successes",
+  "errors",
+  "revenue",
+  "input_tokens",
+  "owner_invocations",
+  "app_errors",
+  "owner_errors",
+] as const;
+
+const appStats = async (): Promise<Record<(typeof ROLLUP_FIGURES)[number], number>> => {
   const [row] = await queryRows<Record<string, string>>(
     db,
     sql`select coalesce(sum(invocations), 0)::text as invocations, coalesce(sum(successes), 0)::text as successes,
@@ -109,7 +120,10 @@ const appStats = async () => {
           (select coalesce(sum(count), 0) from owner_daily_errors where owner_id = ${creatorId})::text as owner_errors
         from app_daily_stats where application_id = ${appId}`,
   );
-  return Object.fromEntries(Object.entries(row ?? {}).map(([k, v]) => [k, Number(v)]));
+  return Object.fromEntries(ROLLUP_FIGURES.map((k) => [k, Number(row?.[k] ?? 0)])) as Record<
+    (typeof ROLLUP_FIGURES)[number],
+    number
+  >;
 };
 
 it("writes calls that finish together in one batch, each charged once, with exact balances and rollups", async () => {
@@ -156,14 +170,14 @@ it("writes calls that finish together in one batch, each charged once, with exac
   expect(settled.every((h) => h.status === "settled" && h.invocationId)).toBe(true);
 
   const rollups = await appStats();
-  expect(rollups.invocations - (before.rollups.invocations ?? 0)).toBe(45);
-  expect(rollups.successes - (before.rollups.successes ?? 0)).toBe(40);
-  expect(rollups.errors - (before.rollups.errors ?? 0)).toBe(5);
-  expect(rollups.revenue - (before.rollups.revenue ?? 0)).toBe(40 * PRICE);
-  expect(rollups.input_tokens - (before.rollups.input_tokens ?? 0)).toBe(45 * 3);
-  expect(rollups.owner_invocations - (before.rollups.owner_invocations ?? 0)).toBe(45);
-  expect(rollups.app_errors - (before.rollups.app_errors ?? 0)).toBe(5);
-  expect(rollups.owner_errors - (before.rollups.owner_errors ?? 0)).toBe(5);
+  expect(rollups.invocations - before.rollups.invocations).toBe(45);
+  expect(rollups.successes - before.rollups.successes).toBe(40);
+  expect(rollups.errors - before.rollups.errors).toBe(5);
+  expect(rollups.revenue - before.rollups.revenue).toBe(40 * PRICE);
+  expect(rollups.input_tokens - before.rollups.input_tokens).toBe(45 * 3);
+  expect(rollups.owner_invocations - before.rollups.owner_invocations).toBe(45);
+  expect(rollups.app_errors - before.rollups.app_errors).toBe(5);
+  expect(rollups.owner_errors - before.rollups.owner_errors).toBe(5);
   expect((await reconcile(db)).ok).toBe(true);
 });
 

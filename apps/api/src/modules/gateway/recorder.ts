@@ -1,4 +1,4 @@
-import { type Database, preparedStatement } from "../../db/client.ts";
+import { type Database, preparedStatement, writerFor } from "../../db/client.ts";
 import { ROLLUP_SHARDS, utcDay } from "../analytics/rollups.ts";
 import { settleHold, splitFee } from "../billing/ledger.service.ts";
 import { type InvocationRecord, recordInvocation } from "./invocations.service.ts";
@@ -23,7 +23,9 @@ const MAX_BATCH = 256;
  * trip and one WAL flush, and the hot ledger rows (the creator's earnings, the platform fee, the
  * payer's held account) are updated once per batch instead of once per call. Every promise
  * resolves only after its batch is committed: a charge is on disk before its caller hears of it.
- * Answers whether the call was charged (false when the sweeper had released its hold).
+ * Answers whether the call was charged (false when the sweeper had released its hold). On
+ * PostgreSQL the batches use connections of their own (`writerFor`), so an answered call never
+ * waits for a connection behind calls that have not started.
  * See docs/decisions/012-paid-path-latency.md.
  */
 export function recordCall(
@@ -33,7 +35,7 @@ export function recordCall(
 ): Promise<boolean> {
   let recorder = recorders.get(db);
   if (!recorder) {
-    recorder = new BatchRecorder(db);
+    recorder = new BatchRecorder(writerFor(db));
     recorders.set(db, recorder);
   }
   return recorder.submit({ record, settlement });
