@@ -21,5 +21,10 @@ export default defineConfig({
     emptyOutDir: true,
     // bench/web reads it to measure the JS each route loads first.
     manifest: true,
+    // No <link rel="modulepreload"> injected before each dynamic import: creating ~30 of them at
+    // once for the dashboard held the main thread for tens of milliseconds after the first paint
+    // (Lighthouse mobile TBT). The browser finds a chunk's imports itself, one level at a time;
+    // the first paint does not wait for any of it (docs/decisions/016).
+    modulePreload: false,
   },
 });

@@ -29,4 +29,12 @@ describe("the SPA's page", () => {
     expect(json).not.toContain("<");
     expect(JSON.parse(json)).toEqual(runtimeConfigFor(config));
   });
+
+  it("writes a route's prerendered shell into #root, as it is", () => {
+    const config = loadConfig({ PUBLIC_URL: "https://mint.example.com" });
+    const shell = "<main><h1>Dashboard</h1><p>$& and $1 stay</p></main>";
+
+    expect(indexPage(html, config, shell)).toContain(`<div id="root">${shell}</div>`);
+    expect(indexPage(html, config)).toContain('<div id="root"></div>');
+  });
 });

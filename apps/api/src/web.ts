@@ -1,8 +1,9 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { brotliCompressSync, constants, gzipSync } from "node:zlib";
 import fastifyStatic from "@fastify/static";
-import type { FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Config } from "./config.ts";
 import { contentSecurityPolicy } from "./lib/security-headers.ts";
 import { runtimeConfigFor } from "./modules/system/system.routes.ts";
@@ -14,12 +15,44 @@ export const webDist = path.resolve(path.dirname(fileURLToPath(import.meta.url))
  * The runtime config (`GET /api/config`) written into the page as inert JSON, so the SPA starts
  * without waiting for a request. `<` is escaped so no value can close the script element.
  */
-export function indexPage(html: string, config: Config): string {
+export function indexPage(html: string, config: Config, shell = ""): string {
   const json = JSON.stringify(runtimeConfigFor(config)).replaceAll("<", "\\u003c");
-  return html.replace(
-    "</head>",
-    `<script id="runtime-config" type="application/json">${json}</script></head>`,
-  );
+  return html
+    .replace("</head>", `<script id="runtime-config" type="application/json">${json}</script></head>`)
+    .replace('<div id="root"></div>', () => `<div id="root">${shell}</div>`);
+}
+
+/**
+ * The first paint of some routes, rendered at build time (apps/web/src/shell.tsx, written to
+ * dist/shells.json by apps/web/scripts/prerender.mjs): static markup, no user data. The app
+ * renders over it once its code has loaded.
+ */
+function readShells(): Record<string, string> {
+  const file = path.join(webDist, "shells.json");
+  return existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as Record<string, string>) : {};
+}
+
+/** The page as sent: compressed once at start-up (it carries the inlined stylesheet). */
+interface Page {
+  identity: Buffer;
+  br: Buffer;
+  gzip: Buffer;
+}
+
+function compressed(html: string): Page {
+  const identity = Buffer.from(html);
+  return {
+    identity,
+    br: brotliCompressSync(identity, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }),
+    gzip: gzipSync(identity, { level: 9 }),
+  };
+}
+
+function encodingFor(request: FastifyRequest): "br" | "gzip" | undefined {
+  const accepted = String(request.headers["accept-encoding"] ?? "");
+  if (/\bbr\b/.test(accepted)) return "br";
+  if (/\bgzip\b/.test(accepted)) return "gzip";
+  return undefined;
 }
 
 /** The built SPA, with history fallback for every non-API GET that asks for HTML. */
@@ -41,11 +74,27 @@ export async function registerWeb(app: FastifyInstance, config: Config) {
       }
     },
   });
-  const page = indexPage(readFileSync(path.join(webDist, "index.html"), "utf8"), config);
-  const sendPage = (reply: FastifyReply) =>
-    reply.header("cache-control", "no-cache").type("text/html; charset=utf-8").send(page);
+  const html = readFileSync(path.join(webDist, "index.html"), "utf8");
+  const shells = readShells();
+  const plainPage = compressed(indexPage(html, config));
+  const pages = new Map(
+    Object.entries(shells).map(([route, shell]) => [route, compressed(indexPage(html, config, shell))]),
+  );
+  // /applications shows the dashboard too (apps/web/src/app/router.tsx).
+  const dashboard = pages.get("/dashboard");
+  if (dashboard) pages.set("/applications", dashboard);
+  const sendPage = (request: FastifyRequest, reply: FastifyReply, url: string) => {
+    const page = pages.get(url) ?? plainPage;
+    const encoding = encodingFor(request);
+    reply
+      .header("cache-control", "no-cache")
+      .header("vary", "accept-encoding")
+      .type("text/html; charset=utf-8");
+    if (encoding) reply.header("content-encoding", encoding);
+    return reply.send(encoding ? page[encoding] : page.identity);
+  };
   app.get("/favicon.ico", (_request, reply) => reply.redirect("/favicon.svg", 301));
-  app.get("/", (_request, reply) => sendPage(reply));
+  app.get("/", (request, reply) => sendPage(request, reply, "/"));
   app.get("/*", (request, reply) => {
     const url = request.url.split("?")[0] ?? "";
     if (url.startsWith("/api/") || url.startsWith("/oidc/")) {
@@ -57,6 +106,6 @@ export async function registerWeb(app: FastifyInstance, config: Config) {
       return reply.sendFile(url.slice(1), { maxAge: "365d", immutable: url.startsWith("/assets/") });
     }
     if (url === "/auth/callback") reply.header("content-security-policy", callbackPolicy);
-    return sendPage(reply);
+    return sendPage(request, reply, url);
   });
 }

@@ -23,6 +23,20 @@ describe("format", () => {
     expect(formatDollars(-3)).toBe("-$3.00");
   });
 
+  it("formats money and counts exactly as Intl.NumberFormat (en-US) would", () => {
+    const money = new Intl.NumberFormat("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+    const count = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
+    const values = [
+      0, 0.005, 0.0049, 0.995, 1.005, 2.5, 2.675, 9.995, 12.345, 999.5, 99999.995, 1234567.895, 1e-7,
+      13336466856.445, 67086996448.604996, 1e20, -2.5, -1.005, -1234.5,
+    ];
+    for (const value of values) {
+      const sign = value < 0 ? "-" : "";
+      expect(formatDollars(value)).toBe(`${sign}$${money.format(Math.abs(value))}`);
+      expect(formatNumber(value)).toBe(count.format(value));
+    }
+  });
+
   it("shows percentages with one decimal", () => {
     expect(formatPercent(97.54)).toBe("97.5%");
     expect(formatPercent(100)).toBe("100.0%");

@@ -1,13 +1,29 @@
 // SPEC's display rules, kept in one place: money in dollars with 2 decimals, percentages with
 // one decimal, thousands separators, durations in seconds and local dates.
 
-const money = new Intl.NumberFormat("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
-const integer = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
+// Numbers are formatted by hand (en-US: "," every three digits) rather than with
+// Intl.NumberFormat: a page's first Intl formatter costs 15-30 ms of main thread while ICU loads,
+// inside the dashboard's start-up (docs/decisions/016). Same output: halves are rounded away from
+// zero on the number's shortest decimal form, as Intl does (1.005 → 1.01, where toFixed gives 1.00).
+
+/** A non-negative number with `decimals` decimals and thousands separators. */
+function grouped(value: number, decimals: number): string {
+  const text = String(value);
+  if (!Number.isFinite(value) || text.includes("e+")) return value.toFixed(decimals);
+  // Below 1e-6 (exponent form) the figure rounds to zero at these precisions.
+  const [whole = "0", fraction = ""] = text.includes("e-") ? ["0", ""] : text.split(".");
+  let digits = whole + fraction.slice(0, decimals).padEnd(decimals, "0");
+  if ((fraction[decimals] ?? "0") >= "5") {
+    digits = (BigInt(digits) + 1n).toString().padStart(digits.length, "0");
+  }
+  const integerPart = digits.slice(0, digits.length - decimals).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+  return decimals > 0 ? `${integerPart}.${digits.slice(digits.length - decimals)}` : integerPart;
+}
 
 /** An amount in dollars, e.g. revenue: `$1,234.50`. */
 export function formatDollars(amount: number): string {
   const sign = amount < 0 ? "-" : "";
-  return `${sign}$${money.format(Math.abs(amount))}`;
+  return `${sign}$${grouped(Math.abs(amount), 2)}`;
 }
 
 /** An integer amount in cents shown in dollars: 150 → `$1.50`. */
@@ -22,7 +38,8 @@ export function formatPercent(value: number): string {
 
 /** A count with thousands separators: 12345 → `12,345`. */
 export function formatNumber(value: number): string {
-  return integer.format(value);
+  const sign = value < 0 ? "-" : "";
+  return `${sign}${grouped(Math.abs(value), 0)}`;
 }
 
 /** A duration in seconds with the given decimals and an `s` suffix: 1.5 → `1.50s`. */

@@ -12,7 +12,9 @@ export function AppLayout() {
         Skip to content
       </a>
       <Navbar />
-      <main id="main" className="flex-1">
+      {/* At least a screen tall under the bar, so the footer starts below the fold: a screen's content
+          growing as its data arrives never moves it in view (layout shift). */}
+      <main id="main" className="min-h-[calc(100svh-4rem)] flex-1">
         <Outlet />
       </main>
       <footer className="border-t border-slate-200 bg-white">

@@ -1,5 +1,5 @@
 import { Menu, X } from "lucide-react";
-import { lazy, Suspense, useState } from "react";
+import { lazy, Suspense, useState, useSyncExternalStore } from "react";
 import { useAuth } from "react-oidc-context";
 import { NavLink } from "react-router";
 import { ButtonLink } from "../../components/ui/button";
@@ -17,6 +17,25 @@ const MOBILE_MENU_ID = "mobile-menu";
 // The menu (Radix dropdown) is only for signed-in people: it stays out of the public pages' first load.
 const UserMenu = lazy(() => import("./user-menu").then((module) => ({ default: module.UserMenu })));
 
+/** Tailwind's `md` breakpoint, where the bar shows the user menu instead of the menu button. */
+const WIDE_QUERY = "(min-width: 48rem)";
+
+function subscribeToWidth(onChange: () => void) {
+  const query = window.matchMedia?.(WIDE_QUERY);
+  query?.addEventListener("change", onChange);
+  return () => query?.removeEventListener("change", onChange);
+}
+
+/** Whether the bar is wide enough for the user menu (always, where matchMedia is missing). */
+function useWideBar(): boolean {
+  return useSyncExternalStore(
+    subscribeToWidth,
+    () => window.matchMedia?.(WIDE_QUERY).matches ?? true,
+    // The prerendered shells (src/shell.tsx) have no signed-in user, hence no menu.
+    () => false,
+  );
+}
+
 const linkClasses = ({ isActive }: { isActive: boolean }) =>
   cn(
     "rounded-md px-3 py-2 text-sm font-medium transition-colors",
@@ -28,6 +47,8 @@ export function Navbar() {
   const profile = useProfile();
   const signOut = useSignOut();
   const [mobileOpen, setMobileOpen] = useState(false);
+  // On a phone the menu is hidden (the menu button replaces it): its code is not even loaded.
+  const wide = useWideBar();
   const signedIn = auth.isAuthenticated;
   const identity = describeSession(profile.data, auth.user);
   const startSignOut = () => void signOut();
@@ -59,9 +80,11 @@ export function Navbar() {
             {signedIn ? (
               <>
                 <div className="hidden md:block">
-                  <Suspense fallback={<UserAvatar initial={identity.initial} />}>
-                    <UserMenu identity={identity} onSignOut={startSignOut} />
-                  </Suspense>
+                  {wide && (
+                    <Suspense fallback={<UserAvatar initial={identity.initial} />}>
+                      <UserMenu identity={identity} onSignOut={startSignOut} />
+                    </Suspense>
+                  )}
                 </div>
                 <button
                   type="button"

@@ -22,12 +22,24 @@ function totalsOf(usage: Map<string, AppUsage>) {
   return { invocations, revenue };
 }
 
+/** A figure, or a dash while the applications load. */
+function figure(pending: boolean, value: string) {
+  if (!pending) return value;
+  return (
+    <>
+      <span aria-hidden="true">—</span>
+      <span className="sr-only">Loading</span>
+    </>
+  );
+}
+
 /** /dashboard and /applications. */
 export function DashboardPage() {
   const applications = useApplications();
   const apps = applications.data ?? [];
   const usage = useApplicationsUsage(apps.map((app) => app.slug));
   const totals = totalsOf(usage);
+  const pending = applications.isPending;
 
   return (
     <PageContainer>
@@ -56,18 +68,31 @@ export function DashboardPage() {
         </ButtonLink>
       </div>
 
-      {applications.isPending ? (
-        <LoadingState label="Loading applications..." />
-      ) : applications.isError ? (
+      {applications.isError ? (
         <ErrorBox message="Failed to load dashboard data" />
       ) : (
         <>
+          {/* Shown while loading too (figures "—"), so the page keeps its layout when they arrive. */}
           <section aria-label="Summary" className="mb-8 grid gap-4 sm:grid-cols-3">
-            <StatCard icon={Package} label="Total Applications" value={formatNumber(apps.length)} />
-            <StatCard icon={Zap} label="Total Invocations" value={formatNumber(totals.invocations)} />
-            <StatCard icon={DollarSign} label="Total Revenue" value={formatDollars(totals.revenue)} />
+            <StatCard
+              icon={Package}
+              label="Total Applications"
+              value={figure(pending, formatNumber(apps.length))}
+            />
+            <StatCard
+              icon={Zap}
+              label="Total Invocations"
+              value={figure(pending, formatNumber(totals.invocations))}
+            />
+            <StatCard
+              icon={DollarSign}
+              label="Total Revenue"
+              value={figure(pending, formatDollars(totals.revenue))}
+            />
           </section>
-          {apps.length === 0 ? (
+          {pending ? (
+            <LoadingState label="Loading applications..." />
+          ) : apps.length === 0 ? (
             <EmptyState
               icon={Package}
               title="No applications"
