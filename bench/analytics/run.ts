@@ -1,22 +1,5 @@
-/**
- * Analytics benchmark (issue 6): "with 10 million invocations over 90 days and 200 apps in
- * PostgreSQL, the global dashboard answers in under 50 ms median and the per-application endpoints
- * in under 30 ms; recording keeps up with 2,000 invocations per second into one app."
- *
- * Not a test: it builds a throwaway database, loads it, times the real service functions and the
- * real recordInvocation(), prints a table and rewrites the "## Analytics (issue 6)" section of
- * bench/RESULTS.md. Run with `npm run bench:analytics`.
- *
- * Env: BENCH_DATABASE_URL (admin URL, default postgres://postgres@127.0.0.1:5432/test),
- *      BENCH_INVOCATIONS (default 10,000,000), BENCH_APPS (default 200),
- *      BENCH_RECORD_SECONDS (default 15), BENCH_WORKERS (default 64), BENCH_KEEP_DB=1 to keep it.
- */
-import { execSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { eq } from "drizzle-orm";
 import pg from "pg";
 import { type Database, openDatabase } from "../../apps/api/src/db/client.ts";
