@@ -8,6 +8,7 @@ import type { IoSchema } from "@promptmint/contracts";
 import { generateText, type LanguageModel, streamText } from "ai";
 import type { Config } from "../../config.ts";
 import { AppError } from "../../lib/errors.ts";
+import { createUpstreamFetch } from "../../lib/upstream-fetch.ts";
 import { type CatalogModel, ENV_VAR_FOR_PROVIDER, findModel, type ProviderName } from "./model-catalog.ts";
 import { countTokens } from "./token-count.ts";
 
@@ -59,6 +60,8 @@ export interface LlmClient {
 export function createLlmClient(config: Config): LlmClient {
   const keys = config.providerKeys;
   const timeoutMs = config.llmTimeoutSeconds * 1000;
+  // One keep-alive pool for every vendor, without the global fetch's per-call WHATWG machinery.
+  const fetch = createUpstreamFetch();
   const providers: Partial<Record<ProviderName, (model: string) => LanguageModel>> = {};
   if (keys.openai && keys.openaiBaseUrl) {
     const compatible = createOpenAICompatible({
@@ -66,15 +69,16 @@ export function createLlmClient(config: Config): LlmClient {
       baseURL: keys.openaiBaseUrl,
       apiKey: keys.openai,
       includeUsage: true,
+      fetch,
     });
     providers.openai = (model) => compatible.chatModel(model);
   } else if (keys.openai) {
-    const openai = createOpenAI({ apiKey: keys.openai });
+    const openai = createOpenAI({ apiKey: keys.openai, fetch });
     providers.openai = (model) => openai.chat(model);
   }
-  if (keys.anthropic) providers.anthropic = createAnthropic({ apiKey: keys.anthropic });
-  if (keys.google) providers.google = createGoogleGenerativeAI({ apiKey: keys.google });
-  if (keys.mistral) providers.mistral = createMistral({ apiKey: keys.mistral });
+  if (keys.anthropic) providers.anthropic = createAnthropic({ apiKey: keys.anthropic, fetch });
+  if (keys.google) providers.google = createGoogleGenerativeAI({ apiKey: keys.google, fetch });
+  if (keys.mistral) providers.mistral = createMistral({ apiKey: keys.mistral, fetch });
   const models = createModelCache(providers);
 
   function resolve(modelId: string): { model: CatalogModel; language?: LanguageModel } {
