@@ -19,7 +19,7 @@
  *      BENCH_REQUESTS_C1 (300), BENCH_ROUNDS (2), BENCH_LATENCY_SAMPLES (300 per target),
  *      BENCH_WARMUP (500), BENCH_SOAK (5000), BENCH_SOAK_TIMEOUT_S (300), BENCH_SLOW_MS (2000), BENCH_LOG_LEVEL (Promptmint's LOG_LEVEL, warn),
  *      BENCH_ENV (extra env for Promptmint, e.g. "WEB_CONCURRENCY=2"), BENCH_KEEP_DB=1,
- *      BENCH_NODE_ARGS (extra node flags for Promptmint, e.g. "--max-semi-space-size=32"),
+ *      BENCH_NODE_ARGS (node flags for Promptmint; default those of `npm start`, "" for none),
  *      BENCH_PROFILE_DIR (write a --cpu-prof profile of the main Promptmint process there),
  *      BENCH_PORT_BASE (4260; seven ports from there), BENCH_WRITE=0 (print only, leave RESULTS.md).
  */
@@ -59,8 +59,15 @@ const EXTRA_ENV = Object.fromEntries(
 );
 /** Writes a CPU profile of the Promptmint process here (summarise with bench/gateway/profile.ts). */
 const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
-/** Node flags of every Promptmint process (BENCH_NODE_ARGS, space-separated), e.g. to try V8 heap flags. */
-const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? "").split(/\s+/).filter(Boolean);
+/**
+ * Node flags of every Promptmint process: those `npm start` gives it (package.json), unless
+ * BENCH_NODE_ARGS (space-separated; "" for none) says otherwise, e.g. to try V8 heap flags.
+ */
+const START_FLAGS =
+  /node((?: --\S+)*) apps\/api\/src\/main\.ts/.exec(
+    JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")).scripts.start,
+  )?.[1] ?? "";
+const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? START_FLAGS).split(/\s+/).filter(Boolean);
 /** An earlier checkout (with node_modules) run side by side as target "baseline": before/after under one load. */
 const BASELINE_DIR = process.env.BENCH_BASELINE_DIR;
 /** Seven consecutive ports from here (BENCH_PORT_BASE), so two runs on one machine do not collide. */
