@@ -19,6 +19,7 @@
  *      BENCH_REQUESTS_C1 (300), BENCH_ROUNDS (2), BENCH_LATENCY_SAMPLES (300 per target),
  *      BENCH_WARMUP (500), BENCH_SOAK (5000), BENCH_SOAK_TIMEOUT_S (300), BENCH_SLOW_MS (2000), BENCH_LOG_LEVEL (Promptmint's LOG_LEVEL, warn),
  *      BENCH_ENV (extra env for Promptmint, e.g. "WEB_CONCURRENCY=2"), BENCH_KEEP_DB=1,
+ *      BENCH_NODE_ARGS (node flags for Promptmint; default those of `npm start`, "" for none),
  *      BENCH_PROFILE_DIR (write a --cpu-prof profile of the main Promptmint process there),
  *      BENCH_PORT_BASE (4260; seven ports from there), BENCH_WRITE=0 (print only, leave RESULTS.md).
  */
@@ -58,6 +59,15 @@ const EXTRA_ENV = Object.fromEntries(
 );
 /** Writes a CPU profile of the Promptmint process here (summarise with bench/gateway/profile.ts). */
 const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
+/**
+ * Node flags of every Promptmint process: those `npm start` gives it (package.json), unless
+ * BENCH_NODE_ARGS (space-separated; "" for none) says otherwise, e.g. to try V8 heap flags.
+ */
+const START_FLAGS =
+  /node((?: --\S+)*) apps\/api\/src\/main\.ts/.exec(
+    JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")).scripts.start,
+  )?.[1] ?? "";
+const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? START_FLAGS).split(/\s+/).filter(Boolean);
 /** An earlier checkout (with node_modules) run side by side as target "baseline": before/after under one load. */
 const BASELINE_DIR = process.env.BENCH_BASELINE_DIR;
 /** Seven consecutive ports from here (BENCH_PORT_BASE), so two runs on one machine do not collide. */
@@ -396,13 +406,17 @@ async function main() {
     ]);
     const promptmint = start(
       "promptmint",
-      [...(PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`] : []), "apps/api/src/main.ts"],
+      [
+        ...NODE_ARGS,
+        ...(PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`] : []),
+        "apps/api/src/main.ts",
+      ],
       promptmintEnv(PORT.promptmint, PORT.upstream, dataDir),
     );
     const baseline = BASELINE_DIR
       ? start(
           "baseline",
-          ["apps/api/src/main.ts"],
+          [...NODE_ARGS, "apps/api/src/main.ts"],
           promptmintEnv(PORT.baseline, PORT.upstream, dataDir),
           BASELINE_DIR,
         )
@@ -508,13 +522,13 @@ async function main() {
     // 3. Soak: SOAK concurrent calls held open by a slow upstream.
     const promptmintSlow = start(
       "promptmint (slow upstream)",
-      ["apps/api/src/main.ts"],
+      [...NODE_ARGS, "apps/api/src/main.ts"],
       promptmintEnv(PORT.promptmintSlow, PORT.slowUpstream, dataDir),
     );
     const baselineSlow = BASELINE_DIR
       ? start(
           "baseline (slow upstream)",
-          ["apps/api/src/main.ts"],
+          [...NODE_ARGS, "apps/api/src/main.ts"],
           promptmintEnv(PORT.baselineSlow, PORT.slowUpstream, dataDir),
           BASELINE_DIR,
         )
@@ -704,7 +718,7 @@ function render(r: {
     `- Machine: ${sh("nproc")} CPU cores (${os.cpus()[0]?.model ?? "?"}), ${mem} GB RAM; ${r.pgVersion} on the same`,
     "  machine (default config, synchronous_commit on). Upstream, Promptmint, Portkey, PostgreSQL and the",
     "  autocannon client all share the two cores.",
-    `- Node ${process.version}; Promptmint on PostgreSQL with LOG_LEVEL=${LOG_LEVEL}` +
+    `- Node ${process.version}${NODE_ARGS.length ? ` (${NODE_ARGS.join(" ")})` : ""}; Promptmint on PostgreSQL with LOG_LEVEL=${LOG_LEVEL}` +
       `${
         Object.keys(EXTRA_ENV).length
           ? ` and ${Object.entries(EXTRA_ENV)

@@ -8,6 +8,7 @@ import type { IoSchema } from "@promptmint/contracts";
 import { generateText, type LanguageModel, streamText } from "ai";
 import type { Config } from "../../config.ts";
 import { AppError } from "../../lib/errors.ts";
+import { createUpstreamFetch } from "../../lib/upstream-fetch.ts";
 import { type CatalogModel, ENV_VAR_FOR_PROVIDER, findModel, type ProviderName } from "./model-catalog.ts";
 import { countTokens } from "./token-count.ts";
 
@@ -59,6 +60,8 @@ export interface LlmClient {
 export function createLlmClient(config: Config): LlmClient {
   const keys = config.providerKeys;
   const timeoutMs = config.llmTimeoutSeconds * 1000;
+  // One keep-alive pool for every vendor, without the global fetch's per-call WHATWG machinery.
+  const fetch = createUpstreamFetch();
   const providers: Partial<Record<ProviderName, (model: string) => LanguageModel>> = {};
   if (keys.openai && keys.openaiBaseUrl) {
     const compatible = createOpenAICompatible({
@@ -66,22 +69,24 @@ export function createLlmClient(config: Config): LlmClient {
       baseURL: keys.openaiBaseUrl,
       apiKey: keys.openai,
       includeUsage: true,
+      fetch,
     });
     providers.openai = (model) => compatible.chatModel(model);
   } else if (keys.openai) {
-    const openai = createOpenAI({ apiKey: keys.openai });
+    const openai = createOpenAI({ apiKey: keys.openai, fetch });
     providers.openai = (model) => openai.chat(model);
   }
-  if (keys.anthropic) providers.anthropic = createAnthropic({ apiKey: keys.anthropic });
-  if (keys.google) providers.google = createGoogleGenerativeAI({ apiKey: keys.google });
-  if (keys.mistral) providers.mistral = createMistral({ apiKey: keys.mistral });
+  if (keys.anthropic) providers.anthropic = createAnthropic({ apiKey: keys.anthropic, fetch });
+  if (keys.google) providers.google = createGoogleGenerativeAI({ apiKey: keys.google, fetch });
+  if (keys.mistral) providers.mistral = createMistral({ apiKey: keys.mistral, fetch });
+  const models = createModelCache(providers);
 
   function resolve(modelId: string): { model: CatalogModel; language?: LanguageModel } {
     const model = findModel(modelId);
     if (!model) throw new AppError("bad_request", `Unknown model '${modelId}'`);
     if (model.provider === "sandbox") return { model };
-    const factory = providers[model.provider];
-    if (factory) return { model, language: factory(model.vendorModel) };
+    const language = models.get(model.provider, model.vendorModel);
+    if (language) return { model, language };
     if (config.isProduction) {
       throw new AppError(
         "unavailable",
@@ -188,6 +193,33 @@ export function createLlmClient(config: Config): LlmClient {
         },
         result,
       };
+    },
+  };
+}
+
+/**
+ * The AI SDK's model objects, made once per (provider, vendor model) and reused. Making one
+ * builds its request and chunk schemas (zod) and their compiled parsers: ~0.5 ms CPU and tens of
+ * KB per call when done per call (docs/decisions/017). A model object keeps no per-call state.
+ * The cache belongs to one LlmClient, whose providers are built from one configuration (keys,
+ * base URL): a server with another configuration builds another client, so a model object never
+ * outlives the key or base URL it was made with. Bounded by the model catalog.
+ */
+export function createModelCache(
+  providers: Partial<Record<ProviderName, (model: string) => LanguageModel>>,
+): { get(provider: ProviderName, vendorModel: string): LanguageModel | undefined } {
+  const made = new Map<string, LanguageModel>();
+  return {
+    get(provider, vendorModel) {
+      const factory = providers[provider];
+      if (!factory) return undefined;
+      const key = `${provider}\u0000${vendorModel}`;
+      let language = made.get(key);
+      if (!language) {
+        language = factory(vendorModel);
+        made.set(key, language);
+      }
+      return language;
     },
   };
 }
