@@ -18,6 +18,7 @@ import { identityRoutes } from "./identity/identity.routes.ts";
 import { deleteExpiredOidcPayloads } from "./identity/oidc-adapter.ts";
 import { createOidcProvider } from "./identity/oidc-provider.ts";
 import { loadSigningKeys, toPublicJwks } from "./identity/signing-keys.ts";
+import { createAdmissionGate } from "./lib/admission.ts";
 import { installErrorHandler } from "./lib/error-handler.ts";
 import { installMetrics } from "./lib/metrics.ts";
 import { installNulGuard } from "./lib/nul-guard.ts";
@@ -178,6 +179,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     guards,
     llm,
     rateLimiter,
+    admission: createAdmissionGate(config.gatewayAdmissionLimit),
     secrets,
     safeFetch,
     feePercent: config.platformFeePercent,

@@ -57,6 +57,8 @@ const EnvSchema = z.object({
   GATEWAY_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(60),
   /** Default: 10 × GATEWAY_RATE_LIMIT_PER_MINUTE (ten busy keys behind one address). */
   GATEWAY_RATE_LIMIT_PER_IP_PER_MINUTE: z.coerce.number().int().min(1).max(100_000_000).optional(),
+  /** Paid calls starting at once (before their upstream call); more wait unread (lib/admission.ts). */
+  GATEWAY_ADMISSION_LIMIT: z.coerce.number().int().min(1).max(100_000).default(64),
   MAX_UPLOAD_BYTES: z.coerce
     .number()
     .int()
@@ -88,6 +90,7 @@ export interface Config {
   llmTimeoutSeconds: number;
   gatewayRateLimitPerMinute: number;
   gatewayRateLimitPerIpPerMinute: number;
+  gatewayAdmissionLimit: number;
   /** Fastify's trustProxy: whose X-Forwarded-* headers decide the client's IP and protocol. */
   trustProxy: boolean | string;
   shutdownTimeoutSeconds: number;
@@ -151,6 +154,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     platformFeePercent: env.PLATFORM_FEE_PERCENT,
     llmTimeoutSeconds: env.LLM_TIMEOUT_SECONDS,
     gatewayRateLimitPerMinute: env.GATEWAY_RATE_LIMIT_PER_MINUTE,
+    gatewayAdmissionLimit: env.GATEWAY_ADMISSION_LIMIT,
     gatewayRateLimitPerIpPerMinute:
       env.GATEWAY_RATE_LIMIT_PER_IP_PER_MINUTE ?? 10 * env.GATEWAY_RATE_LIMIT_PER_MINUTE,
     trustProxy: parseTrustProxy(env.TRUST_PROXY),

@@ -29,7 +29,9 @@ async function main() {
   process.once("SIGINT", () => void shutdown("SIGINT"));
   process.once("SIGTERM", () => void shutdown("SIGTERM"));
 
-  await app.listen({ port: config.port, host: config.host });
+  // A deep accept queue (Node's default is 511; the kernel caps it at net.core.somaxconn): a burst
+  // of thousands of new connections waits to be accepted instead of being reset.
+  await app.listen({ port: config.port, host: config.host, backlog: 8192 });
   const database = config.databaseUrl ? "PostgreSQL (DATABASE_URL)" : `PGlite in ${config.dataDir}`;
   console.log(`\n  Promptmint is running: open ${config.publicUrl}\n  Data: ${database}\n`);
 }

@@ -9,6 +9,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import type { Database } from "../../db/client.ts";
+import type { AdmissionGate } from "../../lib/admission.ts";
 import { AppError } from "../../lib/errors.ts";
 import type { SafeFetch } from "../../lib/safe-fetch.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
@@ -49,6 +50,7 @@ export const embedRoutes: FastifyPluginAsyncZod<{
   guards: AuthGuards;
   llm: LlmClient;
   rateLimiter: RateLimiter;
+  admission: AdmissionGate;
   secrets: SecretBox;
   safeFetch: SafeFetch;
   tokens: EmbedTokens;
@@ -135,7 +137,7 @@ export const embedRoutes: FastifyPluginAsyncZod<{
         body: EmbedMessageRequestSchema,
         response: { 200: EmbedMessageResponseSchema, ...errors },
       },
-      onRequest: allowAllowedOrigin,
+      onRequest: [allowAllowedOrigin, options.admission.hook],
     },
     async (request, reply) => {
       const token = /^Embed\s+(\S+)$/i.exec(request.headers.authorization ?? "")?.[1];

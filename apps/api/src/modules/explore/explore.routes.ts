@@ -114,7 +114,7 @@ export const exploreRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, dep
           504: ApiErrorSchema,
         },
       },
-      onRequest: [guards.requireUser, rateLimitHook(deps.rateLimiter)],
+      onRequest: [guards.requireUser, rateLimitHook(deps.rateLimiter), deps.admission.hook],
     },
     async (request, reply) => {
       const { app: application } = await findListedApp(db, request.params.slug);

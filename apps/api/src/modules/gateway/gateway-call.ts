@@ -1,6 +1,7 @@
 import type { GatewayResponse } from "@promptmint/contracts";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Database } from "../../db/client.ts";
+import type { AdmissionGate } from "../../lib/admission.ts";
 import { AppError } from "../../lib/errors.ts";
 import type { SafeFetch } from "../../lib/safe-fetch.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
@@ -24,6 +25,7 @@ export interface GatewayDeps {
   guards: AuthGuards;
   llm: LlmClient;
   rateLimiter: RateLimiter;
+  admission: AdmissionGate;
   secrets: SecretBox;
   safeFetch: SafeFetch;
   feePercent: number;

@@ -70,7 +70,7 @@ export const gatewayRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, dep
             402: PaymentRequiredSchema,
           },
         },
-        onRequest: [guards.requireCaller, limit],
+        onRequest: [guards.requireCaller, limit, deps.admission.hook],
       },
       async (request, reply) => {
         const application = await findCallableApp(db, request.params.slug, currentUser(request));

@@ -65,7 +65,7 @@ const text = (content: z.infer<typeof ContentSchema> | null | undefined) =>
  */
 export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (
   app,
-  { db, guards, llm, rateLimiter, secrets, safeFetch, feePercent, publicUrl },
+  { db, guards, llm, rateLimiter, admission, secrets, safeFetch, feePercent, publicUrl },
 ) => {
   // OpenAI's error shape on these routes, with our status codes.
   app.setErrorHandler(
@@ -186,7 +186,7 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (
           }),
         },
       },
-      onRequest: [guards.requireCaller, limit],
+      onRequest: [guards.requireCaller, limit, admission.hook],
     },
     async (request, reply) => {
       const caller = currentUser(request);

@@ -68,6 +68,8 @@ export async function openPaidCall(
   const coveredBy = payment.subscriptionId;
   const holdId = payment.holdId;
   const price = coveredBy ? 0 : listPrice;
+  // Paid for: the call leaves its starting phase, and the next waiting call may start.
+  request.releaseAdmission?.();
   const started = performance.now();
   return {
     messageId,
