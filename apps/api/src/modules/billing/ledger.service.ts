@@ -209,12 +209,20 @@ export async function placeHold(
     });
   } catch (error) {
     if (!(error instanceof InsufficientFunds)) throw error;
-    const balance = await walletBalance(db, options.payerId);
-    throw new AppError(
-      "payment_required",
-      `Insufficient balance: this call costs ${dollars(options.amountCents)} and your wallet has ${dollars(balance)} available. Top up at ${options.topUpUrl}`,
-    );
+    throw await paymentRequired(db, options);
   }
+}
+
+/** The 402 of a call the wallet cannot cover: its price, the balance, and where to top up. */
+async function paymentRequired(
+  db: Database,
+  call: { payerId: string; amountCents: number; topUpUrl: string },
+): Promise<AppError> {
+  const balance = await walletBalance(db, call.payerId);
+  return new AppError(
+    "payment_required",
+    `Insufficient balance: this call costs ${dollars(call.amountCents)} and your wallet has ${dollars(balance)} available. Top up at ${call.topUpUrl}`,
+  );
 }
 
 /**
@@ -309,11 +317,7 @@ export async function takeCallPayment(
   ]);
   if (row?.subscription_id) return { subscriptionId: row.subscription_id };
   if (row?.hold_id) return { holdId: row.hold_id };
-  const balance = await walletBalance(db, options.payerId);
-  throw new AppError(
-    "payment_required",
-    `Insufficient balance: this call costs ${dollars(options.amountCents)} and your wallet has ${dollars(balance)} available. Top up at ${options.topUpUrl}`,
-  );
+  throw await paymentRequired(db, options);
 }
 
 export const dollars = (cents: number) => `$${(cents / 100).toFixed(2)}`;
