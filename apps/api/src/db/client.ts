@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { PGlite } from "@electric-sql/pglite";
@@ -53,6 +54,8 @@ export async function openDatabase(options: {
       },
     };
   }
+  // A fresh DATA_DIR (a new volume, say) is created rather than refused.
+  if (!options.pgliteDir.includes("://")) mkdirSync(options.pgliteDir, { recursive: true });
   const client = new PGlite(options.pgliteDir);
   const pgliteDb = drizzlePglite(client, { schema });
   await migratePglite(pgliteDb, { migrationsFolder });
