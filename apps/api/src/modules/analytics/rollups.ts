@@ -17,6 +17,13 @@ const SUMMED_STATS = [
 ];
 const shard = sql.raw(`(pg_backend_pid() % ${ROLLUP_SHARDS})::smallint`);
 
+/** The `do update set` of a rollup upsert (alias `s`): each summed column adds the new row's value. */
+const addedTogether = (columns: string[]) => columns.map((c) => `${c} = s.${c} + excluded.${c}`).join(", ");
+/** For `app_daily_stats` (one call per insert, or a batch's sums: recorder.ts). */
+export const APP_STATS_ADDED = `${addedTogether([...SUMMED_STATS, "revenue_cents"])}, last_invocation_at = greatest(s.last_invocation_at, excluded.last_invocation_at)`;
+/** For `owner_daily_stats`. */
+export const OWNER_STATS_ADDED = addedTogether(SUMMED_STATS);
+
 export const utcDay = (at: Date) => at.toISOString().slice(0, 10);
 
 /**
@@ -60,28 +67,14 @@ export async function addToRollups(
         latency_ms_sum, input_tokens, output_tokens, revenue_cents, last_invocation_at)
       values (${app}, ${day}, ${shard}, 1, ${success}, ${1 - success}, ${call.latencyMs},
         ${call.inputTokens}, ${call.outputTokens}, ${call.revenueCents}, ${call.at.toISOString()})
-      on conflict (application_id, day, shard) do update set
-        invocations = s.invocations + 1,
-        successes = s.successes + excluded.successes,
-        errors = s.errors + excluded.errors,
-        latency_ms_sum = s.latency_ms_sum + excluded.latency_ms_sum,
-        input_tokens = s.input_tokens + excluded.input_tokens,
-        output_tokens = s.output_tokens + excluded.output_tokens,
-        revenue_cents = s.revenue_cents + excluded.revenue_cents,
-        last_invocation_at = greatest(s.last_invocation_at, excluded.last_invocation_at)
+      on conflict (application_id, day, shard) do update set ${sql.raw(APP_STATS_ADDED)}
     ), owner_stats as (
       insert into owner_daily_stats as s (owner_id, day, shard, invocations, successes, errors,
         latency_ms_sum, input_tokens, output_tokens)
       select owner_id, ${day}::date, ${shard}, 1, ${success}::int, ${1 - success}::int,
         ${call.latencyMs}::bigint, ${call.inputTokens}::bigint, ${call.outputTokens}::bigint
       from app
-      on conflict (owner_id, day, shard) do update set
-        invocations = s.invocations + 1,
-        successes = s.successes + excluded.successes,
-        errors = s.errors + excluded.errors,
-        latency_ms_sum = s.latency_ms_sum + excluded.latency_ms_sum,
-        input_tokens = s.input_tokens + excluded.input_tokens,
-        output_tokens = s.output_tokens + excluded.output_tokens
+      on conflict (owner_id, day, shard) do update set ${sql.raw(OWNER_STATS_ADDED)}
     ), app_user as (
       insert into app_users as u (application_id, end_user, last_day)
       select ${app}::uuid, ${user}::text, ${day}::date

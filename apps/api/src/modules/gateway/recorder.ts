@@ -1,5 +1,5 @@
 import { type Database, preparedStatement, writerFor } from "../../db/client.ts";
-import { ROLLUP_SHARDS, utcDay } from "../analytics/rollups.ts";
+import { APP_STATS_ADDED, OWNER_STATS_ADDED, ROLLUP_SHARDS, utcDay } from "../analytics/rollups.ts";
 import { settleHold, splitFee } from "../billing/ledger.service.ts";
 import { type InvocationRecord, recordInvocation } from "./invocations.service.ts";
 
@@ -229,28 +229,14 @@ const recordBatchStatement = preparedStatement<{ charged: string | null; guard: 
        count(*) filter (where status <> 'success'), sum(latency_ms), sum(input_tokens),
        sum(output_tokens), coalesce(sum(charged) filter (where status = 'success'), 0), max(created_at)
      from calls group by application_id, day
-     on conflict (application_id, day, shard) do update set
-       invocations = s.invocations + excluded.invocations,
-       successes = s.successes + excluded.successes,
-       errors = s.errors + excluded.errors,
-       latency_ms_sum = s.latency_ms_sum + excluded.latency_ms_sum,
-       input_tokens = s.input_tokens + excluded.input_tokens,
-       output_tokens = s.output_tokens + excluded.output_tokens,
-       revenue_cents = s.revenue_cents + excluded.revenue_cents,
-       last_invocation_at = greatest(s.last_invocation_at, excluded.last_invocation_at)
+     on conflict (application_id, day, shard) do update set ${APP_STATS_ADDED}
    ), owner_stats as (
      insert into owner_daily_stats as s (owner_id, day, shard, invocations, successes, errors,
        latency_ms_sum, input_tokens, output_tokens)
      select owner_id, day, ${shard}, count(*), count(*) filter (where status = 'success'),
        count(*) filter (where status <> 'success'), sum(latency_ms), sum(input_tokens), sum(output_tokens)
      from calls group by owner_id, day
-     on conflict (owner_id, day, shard) do update set
-       invocations = s.invocations + excluded.invocations,
-       successes = s.successes + excluded.successes,
-       errors = s.errors + excluded.errors,
-       latency_ms_sum = s.latency_ms_sum + excluded.latency_ms_sum,
-       input_tokens = s.input_tokens + excluded.input_tokens,
-       output_tokens = s.output_tokens + excluded.output_tokens
+     on conflict (owner_id, day, shard) do update set ${OWNER_STATS_ADDED}
    ), app_user as (
      insert into app_users as u (application_id, end_user, last_day)
      select c.application_id, c.user_key, max(c.day) from calls c
