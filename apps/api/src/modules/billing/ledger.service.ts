@@ -151,6 +151,16 @@ export async function creditTopUp(
   return db.transaction((tx) => postTopUp(tx as unknown as Database, options));
 }
 
+/** What a hold is for: who pays which creator for which app, how much, for how long, and where to top up. */
+interface HoldRequest {
+  payerId: string;
+  applicationId: string;
+  creatorId: string;
+  amountCents: number;
+  ttlSeconds: number;
+  topUpUrl: string;
+}
+
 /**
  * Sets a paid call's price aside from the payer's wallet. The conditional update is what makes
  * concurrent calls unable to overspend: a wallet that cannot cover the price is a 402.
@@ -162,13 +172,7 @@ export async function creditTopUp(
  */
 export async function placeHold(
   db: Database,
-  options: {
-    payerId: string;
-    applicationId: string;
-    creatorId: string;
-    amountCents: number;
-    ttlSeconds: number;
-    topUpUrl: string;
+  options: HoldRequest & {
     /** The payer's wallet and held account ids, when the caller already knows them. */
     accounts?: { wallet: string; held: string };
   },
@@ -292,13 +296,7 @@ export type CallPayment =
  */
 export async function takeCallPayment(
   db: Database,
-  options: {
-    payerId: string;
-    applicationId: string;
-    creatorId: string;
-    amountCents: number;
-    ttlSeconds: number;
-    topUpUrl: string;
+  options: HoldRequest & {
     tryIncluded: boolean;
     accounts: { wallet: string; held: string };
   },
