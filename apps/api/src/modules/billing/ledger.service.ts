@@ -162,13 +162,8 @@ interface HoldRequest {
 }
 
 /**
- * Sets a paid call's price aside from the payer's wallet. The conditional update is what makes
- * concurrent calls unable to overspend: a wallet that cannot cover the price is a 402.
- *
- * The hold commits without waiting for its WAL to reach the disk (synchronous_commit off): it is
- * visible to other transactions at once, so overspending is still impossible, and the settle that
- * charges the call commits synchronously, which flushes the hold's WAL with it. A crash can only
- * lose a hold whose call was never charged, the same outcome as the sweeper releasing it.
+ * Sets a price aside from the payer's wallet outside the gateway (seed data, tests): the pay
+ * statement below without the included-call check, the payer's accounts looked up when not given.
  */
 export async function placeHold(
   db: Database,
@@ -177,44 +172,13 @@ export async function placeHold(
     accounts?: { wallet: string; held: string };
   },
 ): Promise<string> {
-  try {
-    return await db.transaction(async (tx) => {
-      const t = tx as unknown as Database;
-      const { wallet, held } = options.accounts ?? {
-        wallet: await accountFor(t, "wallet", options.payerId),
-        held: await accountFor(t, "held", options.payerId),
-      };
-      const entries = [
-        { accountId: wallet, amountCents: -options.amountCents },
-        { accountId: held, amountCents: options.amountCents },
-      ];
-      checkBalanced("hold", entries);
-      // The hold, its ledger transaction, entries and balances in one round trip.
-      const [posted] = await queryRows<{ hold_id: string; moved: number }>(
-        t,
-        sql`with async as (select set_config('synchronous_commit', 'off', true)),
-            hold as (
-              insert into holds (payer_id, application_id, creator_id, amount_cents, expires_at)
-              select ${options.payerId}, ${options.applicationId}, ${options.creatorId}, ${options.amountCents},
-                     ${new Date(Date.now() + options.ttlSeconds * 1000).toISOString()}::timestamptz
-              from async
-              returning id),
-            posted as (
-              insert into ledger_transactions (kind, reference, description)
-              select 'hold', hold.id::text, 'Held for a paid call' from hold
-              returning id),
-            ${balanceMoves(entries)}
-            select (select id from hold) as hold_id, (select count(*) from moved)::int as moved`,
-      );
-      if (!posted?.hold_id) throw new Error("hold insert returned nothing");
-      if (posted.moved < entries.length)
-        throw new InsufficientFunds(`wallet ${wallet} cannot cover ${options.amountCents} cents`);
-      return posted.hold_id;
-    });
-  } catch (error) {
-    if (!(error instanceof InsufficientFunds)) throw error;
-    throw await paymentRequired(db, options);
-  }
+  const accounts = options.accounts ?? {
+    wallet: await accountFor(db, "wallet", options.payerId),
+    held: await accountFor(db, "held", options.payerId),
+  };
+  const payment = await takeCallPayment(db, { ...options, tryIncluded: false, accounts });
+  if (!payment.holdId) throw new Error("a hold without the included-call check returned none");
+  return payment.holdId;
 }
 
 /** The 402 of a call the wallet cannot cover: its price, the balance, and where to top up. */
@@ -233,9 +197,10 @@ async function paymentRequired(
  * The one statement that pays for a paid call before the upstream is called: one of the payer's
  * included calls when a plan covers it (`$8`), otherwise a hold of the price from the wallet. The
  * wallet and held accounts are locked in id order and the hold is written only if the locked
- * wallet covers it, so concurrent calls cannot overspend. Like `placeHold`, it commits without
- * waiting for the WAL flush (the settle's synchronous commit flushes it). One round trip, parsed
- * and planned once per connection. The guard divides by zero, aborting the whole statement, if a
+ * wallet covers it, so concurrent calls cannot overspend. It commits without waiting for the WAL
+ * flush: the hold is visible at once, and the settle's synchronous commit flushes it with its own;
+ * a crash can only lose a hold whose call was never charged, as if the sweeper had released it.
+ * One round trip, parsed and planned once per connection. The guard divides by zero, aborting the whole statement, if a
  * hold was written but its balances did not move (which the lock makes impossible).
  */
 const takePaymentStatement = preparedStatement<{ subscription_id: string | null; hold_id: string | null }>(
