@@ -6,9 +6,10 @@ import { AppError } from "../../lib/errors.ts";
 import type { SafeFetch } from "../../lib/safe-fetch.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
 import type { ApplicationRow } from "../applications/applications.service.ts";
+import type { LocalUser } from "../auth/auth.service.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
-import type { LlmClient } from "../models/llm.ts";
-import type { ExecutionResult, GatewayInput } from "./execution.ts";
+import type { ChatMessage, LlmClient } from "../models/llm.ts";
+import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
 import { claimIdempotencyKey, type IdempotencyClaim } from "./idempotency.ts";
 import { openPaidCall } from "./paid-call.ts";
 import { preparePromptExecution } from "./prompt-call.ts";
@@ -41,7 +42,27 @@ export function naturalModeOf(application: ApplicationRow): Mode {
  * One Dify-style call of an app the caller may call: idempotency, execution, payment, blocking
  * or SSE answer and the invocation record (docs/decisions/004). Returns the blocking answer.
  */
-export function createGatewayCall({ db, llm, secrets, safeFetch, feePercent, publicUrl }: GatewayDeps) {
+/**
+ * A call made ready to run, whatever backs the app: a prompt (inputs checked, template rendered) or
+ * a workflow (provider and its settings). `history` is the earlier turns an OpenAI-style client sent.
+ */
+export function prepareExecution(
+  { db, llm, secrets, safeFetch }: Pick<GatewayDeps, "db" | "llm" | "secrets" | "safeFetch">,
+  options: {
+    app: ApplicationRow;
+    caller: LocalUser;
+    input: GatewayInput;
+    mode: Mode;
+    history?: ChatMessage[];
+  },
+): Promise<Execution> {
+  return options.app.type === "prompt"
+    ? preparePromptExecution(db, llm, options)
+    : prepareWorkflowExecution(db, { ...options, secrets, fetch: safeFetch });
+}
+
+export function createGatewayCall(deps: GatewayDeps) {
+  const { db, feePercent, publicUrl } = deps;
   async function runCall(
     request: FastifyRequest,
     reply: FastifyReply,
@@ -68,17 +89,7 @@ export function createGatewayCall({ db, llm, secrets, safeFetch, feePercent, pub
     const fresh = claim?.kind === "new" ? claim : undefined;
 
     try {
-      const execution =
-        application.type === "prompt"
-          ? await preparePromptExecution(db, llm, { app: application, caller, input, mode })
-          : await prepareWorkflowExecution(db, {
-              app: application,
-              caller,
-              input,
-              mode,
-              secrets,
-              fetch: safeFetch,
-            });
+      const execution = await prepareExecution(deps, { app: application, caller, input, mode });
       const conversationId = execution.conversation?.id;
       const paid = await openPaidCall(db, {
         request,

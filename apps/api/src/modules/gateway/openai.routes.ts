@@ -13,12 +13,10 @@ import {
   insufficientBalanceExample,
   modelsExample,
 } from "./examples.ts";
-import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
-import { type GatewayDeps, naturalModeOf } from "./gateway-call.ts";
+import type { ExecutionResult, GatewayInput } from "./execution.ts";
+import { type GatewayDeps, naturalModeOf, prepareExecution } from "./gateway-call.ts";
 import { openPaidCall } from "./paid-call.ts";
-import { preparePromptExecution } from "./prompt-call.ts";
 import { rateLimitHook } from "./rate-limit.ts";
-import { prepareWorkflowExecution } from "./workflow-call.ts";
 
 const ContentSchema = z.union([
   z.string(),
@@ -210,23 +208,10 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (
         user: body.user,
       };
 
-      const execution: Execution =
-        application.type === "prompt"
-          ? await preparePromptExecution(db, llm, {
-              app: application,
-              caller,
-              input,
-              mode,
-              history: mode === "chat" ? history : undefined,
-            })
-          : await prepareWorkflowExecution(db, {
-              app: application,
-              caller,
-              input,
-              mode,
-              secrets,
-              fetch: safeFetch,
-            });
+      const execution = await prepareExecution(
+        { db, llm, secrets, safeFetch },
+        { app: application, caller, input, mode, history: mode === "chat" ? history : undefined },
+      );
       const paid = await openPaidCall(db, {
         request,
         caller,
