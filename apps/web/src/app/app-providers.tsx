@@ -10,7 +10,15 @@ export function AppProviders({ queryClient, children }: { queryClient: QueryClie
     <QueryClientProvider client={queryClient}>
       <RuntimeConfigGate>{children}</RuntimeConfigGate>
       <Suspense fallback={null}>
-        <Toaster position="top-right" richColors closeButton />
+        {/* Below the sticky 64 px navbar: a toast must not cover the user menu (a pointer resting on a
+            toast also pauses it, which kept the menu covered). */}
+        <Toaster
+          position="top-right"
+          offset={{ top: 80, right: 24 }}
+          mobileOffset={{ top: 76, right: 16, left: 16 }}
+          richColors
+          closeButton
+        />
       </Suspense>
     </QueryClientProvider>
   );
