@@ -42,6 +42,7 @@ import { widgetRoutes } from "./modules/embed/widget.routes.ts";
 import { exploreRoutes } from "./modules/explore/explore.routes.ts";
 import { gatewayRoutes } from "./modules/gateway/gateway.routes.ts";
 import type { GatewayDeps } from "./modules/gateway/gateway-call.ts";
+import { closeLeases } from "./modules/gateway/leases.ts";
 import { openAiRoutes } from "./modules/gateway/openai.routes.ts";
 import { createMemoryRateLimiter, createRedisRateLimiter } from "./modules/gateway/rate-limit.ts";
 import { keysRoutes } from "./modules/keys/keys.routes.ts";
@@ -165,6 +166,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   }, 30_000);
   holdSweeper.unref();
   app.addHook("onClose", async () => clearInterval(holdSweeper));
+  // What the paid calls' leases did not spend goes back to the wallets (gateway/leases.ts).
+  app.addHook("onClose", () => closeLeases(db));
   // Finished days' rollup shards are folded into one row each, which keeps 90-day reads small.
   const rollupCompactor = setInterval(() => {
     compactRollups(db).catch((err) => app.log.warn({ err }, "rollup compaction failed"));

@@ -63,3 +63,18 @@ export async function fundWallet(caller: Caller, cents: number): Promise<number>
     throw new Error(`top-up failed: ${JSON.stringify(confirmed.body)}`);
   return confirmed.body.balance_cents as number;
 }
+
+/**
+ * The caller's wallet once nothing is held: a lease's unspent rest goes back to the wallet when
+ * its calls stop (gateway/leases.ts, within a few seconds).
+ */
+export async function settledWallet(
+  caller: Caller,
+): Promise<{ balance_cents: number; held_cents: number; earnings_cents: number }> {
+  const until = Date.now() + 10_000;
+  for (;;) {
+    const { body } = await caller.api("GET", "/api/wallet/");
+    if (body.held_cents === 0 || Date.now() > until) return body;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

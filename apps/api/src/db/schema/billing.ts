@@ -13,7 +13,7 @@ import {
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
-import { applications, invocations } from "./applications.ts";
+import { applications } from "./applications.ts";
 import { users } from "./auth.ts";
 
 /**
@@ -87,11 +87,13 @@ export const holds = pgTable(
     creatorId: uuid("creator_id")
       .notNull()
       .references(() => users.id, { onDelete: "restrict" }),
+    /** What was set aside: one call's price, or a lease covering several calls (docs/decisions/018). */
     amountCents: bigint("amount_cents", { mode: "number" }).notNull(),
+    /** How much of it paid calls so far; the rest goes back to the wallet when the hold is closed. */
+    settledCents: bigint("settled_cents", { mode: "number" }).notNull().default(0),
     status: text("status", { enum: ["held", "settled", "released"] })
       .notNull()
       .default("held"),
-    invocationId: uuid("invocation_id").references(() => invocations.id, { onDelete: "set null" }),
     expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     closedAt: timestamp("closed_at", { withTimezone: true }),
@@ -99,6 +101,10 @@ export const holds = pgTable(
   (t) => [
     index("holds_open_idx").on(t.status, t.expiresAt),
     check("holds_amount_positive", sql`${t.amountCents} > 0`),
+    check(
+      "holds_settled_within_amount",
+      sql`${t.settledCents} >= 0 and ${t.settledCents} <= ${t.amountCents}`,
+    ),
   ],
 );
 

@@ -195,19 +195,27 @@ async function paymentRequired(
 
 /**
  * The one statement that pays for a paid call before the upstream is called: one of the payer's
- * included calls when a plan covers it (`$8`), otherwise a hold of the price from the wallet. The
- * wallet and held accounts are locked in id order and the hold is written only if the locked
- * wallet covers it, so concurrent calls cannot overspend. It commits without waiting for the WAL
- * flush: the hold is visible at once, and the settle's synchronous commit flushes it with its own;
- * a crash can only lose a hold whose call was never charged, as if the sweeper had released it.
- * One round trip, parsed and planned once per connection. The guard divides by zero, aborting the whole statement, if a
- * hold was written but its balances did not move (which the lock makes impossible).
+ * included calls when a plan covers it (`$8`), otherwise a hold from the wallet. The hold is the
+ * price (`$4`), or a lease of several calls' prices (up to `$9`, and beyond the first price never
+ * more than half the wallet) that the process then spends call by call without a round trip
+ * (gateway/leases.ts, docs/decisions/018). The wallet and held accounts are locked in id order and
+ * the hold is written only if the locked wallet covers it, so concurrent calls cannot overspend.
+ * It commits without waiting for the WAL flush: the hold is visible at once, and the settle's
+ * synchronous commit flushes it with its own; a crash can only lose a hold none of whose calls
+ * was charged, as if the sweeper had released it. One round trip, parsed and planned once per
+ * connection. The guard divides by zero, aborting the whole statement, if a hold was written but
+ * its balances did not move (which the lock makes impossible).
  */
-const takePaymentStatement = preparedStatement<{ subscription_id: string | null; hold_id: string | null }>(
-  "pm_take_payment_v1",
+const takePaymentStatement = preparedStatement<{
+  subscription_id: string | null;
+  hold_id: string | null;
+  hold_cents: string | null;
+}>(
+  "pm_take_payment_v2",
   `with v as (
-     select $1::uuid as payer, $2::uuid as app, $3::uuid as creator, $4::bigint as amount,
-            $5::timestamptz as expires, $6::uuid as wallet, $7::uuid as held, $8::boolean as try_included
+     select $1::uuid as payer, $2::uuid as app, $3::uuid as creator, $4::bigint as price,
+            $5::timestamptz as expires, $6::uuid as wallet, $7::uuid as held, $8::boolean as try_included,
+            $9::bigint as most
    ), included as (
      update subscriptions set calls_used = calls_used + 1
      where id = (
@@ -222,19 +230,21 @@ const takePaymentStatement = preparedStatement<{ subscription_id: string | null;
      select a.id, a.balance_cents from ledger_accounts a, v
      where a.id in (v.wallet, v.held) and not exists (select 1 from included)
      order by a.id for update of a
+   ), sized as (
+     select least(v.most, greatest(v.price, l.balance_cents / (2 * v.price) * v.price)) as amount
+     from v, locked l
+     where l.id = v.wallet and l.balance_cents >= v.price and (select count(*) from locked) = 2
    ), hold as (
      insert into holds (payer_id, application_id, creator_id, amount_cents, expires_at)
-     select v.payer, v.app, v.creator, v.amount, v.expires from v
-     where (select count(*) from locked) = 2
-       and (select l.balance_cents from locked l where l.id = v.wallet) >= v.amount
-     returning id
+     select v.payer, v.app, v.creator, sized.amount, v.expires from v, sized
+     returning id, amount_cents
    ), posted as (
      insert into ledger_transactions (kind, reference, description)
-     select 'hold', hold.id::text, 'Held for a paid call' from hold
+     select 'hold', hold.id::text, 'Held for paid calls' from hold
      returning id
    ), deltas as (
-     select v.wallet as id, -v.amount as delta from v
-     union all select v.held, v.amount from v
+     select v.wallet as id, -hold.amount_cents as delta from v, hold
+     union all select v.held, hold.amount_cents from v, hold
    ), moved as (
      update ledger_accounts a set balance_cents = a.balance_cents + d.delta
      from deltas d
@@ -247,26 +257,31 @@ const takePaymentStatement = preparedStatement<{ subscription_id: string | null;
      returning 1
    )
    select (select id from included) as subscription_id, (select id from hold) as hold_id,
+     (select amount_cents::text from hold) as hold_cents,
      set_config('synchronous_commit', 'off', true) as async,
      1 / (case when (select count(*) from hold) = 0 or (select count(*) from moved) = 2 then 1 else 0 end) as guard`,
 );
 
 export type CallPayment =
-  | { subscriptionId: string; holdId?: undefined }
-  | { holdId: string; subscriptionId?: undefined };
+  | { subscriptionId: string; holdId?: undefined; heldCents?: undefined }
+  | { holdId: string; heldCents: number; subscriptionId?: undefined };
 
 /**
  * Pays for a call before it is made: an included call of the payer's plan (when `tryIncluded`),
- * else a hold of the price. A wallet that cannot cover it is a 402 naming the price and balance.
+ * else a hold of the price, or of up to `leaseCents` (a lease: several calls' prices). A wallet
+ * that cannot cover the price is a 402 naming the price and balance.
  */
 export async function takeCallPayment(
   db: Database,
   options: HoldRequest & {
     tryIncluded: boolean;
     accounts: { wallet: string; held: string };
+    /** The most to hold, for a lease; the price when not given. */
+    leaseCents?: number;
   },
 ): Promise<CallPayment> {
-  if (!Number.isSafeInteger(options.amountCents) || options.amountCents <= 0)
+  const most = Math.max(options.amountCents, options.leaseCents ?? 0);
+  if (!Number.isSafeInteger(options.amountCents) || options.amountCents <= 0 || !Number.isSafeInteger(most))
     throw new Error("a held price must be a positive integer of cents");
   const [row] = await takePaymentStatement(db, [
     options.payerId,
@@ -277,9 +292,10 @@ export async function takeCallPayment(
     options.accounts.wallet,
     options.accounts.held,
     options.tryIncluded,
+    most,
   ]);
   if (row?.subscription_id) return { subscriptionId: row.subscription_id };
-  if (row?.hold_id) return { holdId: row.hold_id };
+  if (row?.hold_id) return { holdId: row.hold_id, heldCents: Number(row.hold_cents) };
   throw await paymentRequired(db, options);
 }
 
@@ -291,8 +307,12 @@ export function splitFee(amountCents: number, feePercent: number): { fee: number
 }
 
 /**
- * Settles a hold inside the caller's transaction (the one recording the invocation): the held money
- * goes to the creator's earnings minus the platform fee. False if the hold was already closed.
+ * Settles one call's price from a hold inside the caller's transaction (the one recording the
+ * invocation): the money goes from the payer's held account to the creator's earnings minus the
+ * platform fee, as a settle transaction referencing the invocation. A hold of one call closes
+ * with it; a lease stays open for its next calls. False if the hold was already closed, has
+ * expired (the sweeper may release it; a plan made it expire, migration 0014) or has less left
+ * than the price. Without `known`, settles all that is left of the hold.
  */
 export async function settleHold(
   tx: Database,
@@ -300,7 +320,7 @@ export async function settleHold(
   invocationId: string,
   feePercent: number,
   options: {
-    /** What the paid path already knows: the hold's amount and its accounts' ids. */
+    /** What the paid path already knows: the call's price and the accounts' ids. */
     known?: { amountCents: number; held: string; earnings: string; platform: string };
   } = {},
 ): Promise<boolean> {
@@ -312,7 +332,7 @@ export async function settleHold(
       .where(and(eq(holds.id, holdId), eq(holds.status, "held")));
     if (!hold) return false;
     known = {
-      amountCents: hold.amountCents,
+      amountCents: hold.amountCents - hold.settledCents,
       held: await accountFor(tx, "held", hold.payerId),
       earnings: await accountFor(tx, "earnings", hold.creatorId),
       platform: await accountFor(tx, "platform_fee", null),
@@ -326,17 +346,19 @@ export async function settleHold(
     ...(fee > 0 ? [{ accountId: known.platform, amountCents: fee }] : []),
   ];
   checkBalanced("settle", entries);
-  // Closing the hold, its settle transaction, entries and balances in one round trip.
+  // The hold's spent amount, its settle transaction, entries and balances in one round trip.
   const [result] = await queryRows<{ settled: number; moved: number }>(
     tx,
-    sql`with hold as (
-          update holds set status = 'settled', closed_at = ${new Date().toISOString()}::timestamptz,
-                 invocation_id = ${invocationId}
-          where id = ${holdId} and status = 'held' and amount_cents = ${known.amountCents}
+    sql`with s as (select ${known.amountCents}::bigint as added),
+        hold as (
+          update holds set settled_cents = settled_cents + s.added, ${sql.raw(CLOSED_WHEN_SPENT)}
+          from s
+          where id = ${holdId} and status = 'held' and expires_at > now()
+            and settled_cents + s.added <= amount_cents
           returning id),
         posted as (
           insert into ledger_transactions (kind, reference, description)
-          select 'settle', hold.id::text, 'Paid call' from hold
+          select 'settle', ${invocationId}::text, 'Paid call' from hold
           returning id),
         ${balanceMoves(entries)}
         select (select count(*) from hold)::int as settled, (select count(*) from moved)::int as moved`,
@@ -346,16 +368,33 @@ export async function settleHold(
   return true;
 }
 
-/** Gives a hold back to the payer's wallet (failed call, or expired after a crash). */
+/**
+ * The rest of the `set` of a hold update adding `s.added` to `settled_cents`: the hold closes as
+ * settled once all of it is spent, so a hold of one call closes with its call, a lease with its
+ * last. (The `set` list sees the row as it was before the update.)
+ */
+export const CLOSED_WHEN_SPENT = `status = case when settled_cents + s.added = amount_cents then 'settled' else 'held' end,
+  closed_at = case when settled_cents + s.added = amount_cents then now() else null end`;
+
+/**
+ * Closes a hold: what its calls did not spend goes back to the payer's wallet (a failed call, a
+ * lease its process is done with, or one a crash left behind, once it has expired). A fully
+ * spent hold closes as settled, any other as released. False if it was already closed.
+ */
 export async function releaseHold(db: Database, holdId: string): Promise<boolean> {
   return db.transaction(async (tx) => {
     const t = tx as unknown as Database;
     const [hold] = await t
       .update(holds)
-      .set({ status: "released", closedAt: new Date() })
+      .set({
+        status: sql`case when ${holds.settledCents} = ${holds.amountCents} then 'settled' else 'released' end`,
+        closedAt: new Date(),
+      })
       .where(and(eq(holds.id, holdId), eq(holds.status, "held")))
       .returning();
     if (!hold) return false;
+    const unspent = hold.amountCents - hold.settledCents;
+    if (unspent === 0) return true;
     const [wallet, held] = await Promise.all([
       accountFor(t, "wallet", hold.payerId),
       accountFor(t, "held", hold.payerId),
@@ -363,10 +402,13 @@ export async function releaseHold(db: Database, holdId: string): Promise<boolean
     await postTransaction(t, {
       kind: "release",
       reference: hold.id,
-      description: "Released: the call was not completed",
+      description:
+        hold.settledCents > 0
+          ? "Released: what a lease's calls did not spend"
+          : "Released: the call was not completed",
       entries: [
-        { accountId: held, amountCents: -hold.amountCents },
-        { accountId: wallet, amountCents: hold.amountCents },
+        { accountId: held, amountCents: -unspent },
+        { accountId: wallet, amountCents: unspent },
       ],
     });
     return true;

@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { invocations } from "../../db/schema/index.ts";
-import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
+import { type Caller, createCaller, fundWallet, settledWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startFakeOpenAi } from "../../test/fake-openai.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
@@ -201,7 +201,7 @@ describe("widget calls", () => {
   it("are answered, recorded for the visitor, and charged once to the creator's wallet (all to the platform)", async () => {
     const { slug, id } = await createEmbedApp(creator);
     const { token } = await loadWidget(slug, `${SHOP}/`);
-    const before = await wallet(creator);
+    const before = await settledWallet(creator);
 
     const first = await sendMessage(slug, token, { body: { query: "What is green tea?" } });
     expect(first.status).toBe(200);
@@ -216,7 +216,7 @@ describe("widget calls", () => {
     expect(second.body.conversation_id).toBe(first.body.conversation_id);
     expect(second.headers.get("access-control-allow-origin")).toBe(SHOP);
 
-    const after = await wallet(creator);
+    const after = await settledWallet(creator);
     expect(after.balance_cents).toBe(before.balance_cents - 50);
     expect(after.held_cents).toBe(0);
     expect(after.earnings_cents).toBe(before.earnings_cents);
@@ -230,7 +230,7 @@ describe("widget calls", () => {
   it("are not charged when the model fails", async () => {
     const { slug } = await createEmbedApp(creator);
     const { token } = await loadWidget(slug, `${SHOP}/`);
-    const before = await wallet(creator);
+    const before = await settledWallet(creator);
     vendor.set({ kind: "status", status: 500, message: "boom" });
     const failed = await sendMessage(slug, token);
     expect(failed.status).toBe(502);

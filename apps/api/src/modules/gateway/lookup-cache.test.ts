@@ -50,7 +50,11 @@ beforeEach(async () => {
 const client = () => new OpenAI({ apiKey: key.key, baseURL: `${server.baseUrl}/api/v1`, maxRetries: 0 });
 const call = (content = "Hi") =>
   client().chat.completions.create({ model: slug, messages: [{ role: "user", content }] });
-const walletCents = async () => (await consumer.api("GET", "/api/wallet/")).body.balance_cents as number;
+/** The consumer's money: available plus held (a lease's unspent rest is held until it idles out). */
+const walletCents = async () => {
+  const { balance_cents, held_cents } = (await consumer.api("GET", "/api/wallet/")).body;
+  return (balance_cents as number) + (held_cents as number);
+};
 
 it("refuses a key as soon as it is revoked, though it was just used", async () => {
   await call();

@@ -46,7 +46,11 @@ afterAll(async () => {
   await testDb?.destroy();
 });
 
-const walletCents = async () => (await consumer.api("GET", "/api/wallet/")).body.balance_cents as number;
+/** The consumer's money: available plus held (a lease's unspent rest is held until it idles out). */
+const walletCents = async () => {
+  const { balance_cents, held_cents } = (await consumer.api("GET", "/api/wallet/")).body;
+  return (balance_cents as number) + (held_cents as number);
+};
 
 it("answers the official openai SDK with model = app slug, blocking, and charges once", async () => {
   const before = await walletCents();

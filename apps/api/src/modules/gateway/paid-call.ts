@@ -4,14 +4,12 @@ import type { Database } from "../../db/client.ts";
 import type { AppError } from "../../lib/errors.ts";
 import type { ApplicationRow } from "../applications/applications.service.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
-import { cachedAccountFor, releaseHold, takeCallPayment } from "../billing/ledger.service.ts";
+import { cachedAccountFor } from "../billing/ledger.service.ts";
 import { refundIncludedCall, useIncludedCall } from "../billing/plans.service.ts";
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
 import type { InvocationRecord } from "./invocations.service.ts";
+import { type LeasedPayment, leaseBookFor } from "./leases.ts";
 import { recordCall, recordOne } from "./recorder.ts";
-
-/** A hold outlives its call's deadline by this much before the sweeper may release it. */
-const HOLD_MARGIN_SECONDS = 120;
 
 export interface PaidCall {
   messageId: string;
@@ -25,8 +23,8 @@ export interface PaidCall {
 
 /**
  * Takes payment for a prepared call, the same way on every paid endpoint: the owner's own calls
- * are free, a plan's included calls are covered, otherwise the price is held from the wallet
- * (402 when it cannot be) before the upstream call.
+ * are free, a plan's included calls are covered, otherwise the price is taken from a lease held
+ * from the wallet (leases.ts; 402 when the wallet cannot cover it) before the upstream call.
  */
 export async function openPaidCall(
   db: Database,
@@ -51,15 +49,16 @@ export async function openPaidCall(
   const isOwner = application.ownerId === caller.id;
   const listPrice = isOwner && !ownerPays ? 0 : application.priceCents;
   const accounts = listPrice > 0 ? await callAccounts(db, caller.id, application.ownerId) : undefined;
-  // One round trip: an included call of the caller's plan, or a hold of the price (402 if the
-  // wallet cannot cover it). A free app's calls still count against a plan's included calls.
-  const payment: { subscriptionId?: string; holdId?: string } = accounts
-    ? await takeCallPayment(db, {
+  // An included call of the caller's plan, or the price from the pair's lease (a round trip only
+  // when a new lease is needed; 402 if the wallet cannot cover the price). A free app's calls
+  // still count against a plan's included calls.
+  const payment: LeasedPayment | { subscriptionId?: string; holdId?: undefined; end?: undefined } = accounts
+    ? await leaseBookFor(db, request.server.log).pay({
         payerId: caller.id,
         applicationId: application.id,
         creatorId: application.ownerId,
-        amountCents: listPrice,
-        ttlSeconds: execution.deadlineSeconds + HOLD_MARGIN_SECONDS,
+        priceCents: listPrice,
+        deadlineSeconds: execution.deadlineSeconds,
         topUpUrl: options.topUpUrl,
         tryIncluded: !isOwner,
         accounts,
@@ -80,10 +79,8 @@ export async function openPaidCall(
         await refundIncludedCall(db, coveredBy).catch((err) =>
           request.log.error({ err }, "could not refund an included call"),
         );
-      if (holdId)
-        await releaseHold(db, holdId).catch((err) =>
-          request.log.error({ err, holdId }, "could not release a hold; the sweeper will"),
-        );
+      // The price goes back to the lease; nothing is written.
+      await payment.end?.("unspent");
     },
     async record(status, result, error) {
       const invocation: InvocationRecord = {
@@ -120,9 +117,17 @@ export async function openPaidCall(
       // disk before the caller hears of it. A chat turn (conversation rows) is written on its own;
       // other calls share a batch with the calls finishing at the same time (recorder.ts).
       const settlement = { holdId, amountCents: price, feePercent: options.feePercent, ...accounts };
-      await (invocation.conversation
-        ? recordOne(db, { record: invocation, settlement })
-        : recordCall(db, invocation, settlement));
+      let charged: boolean;
+      try {
+        charged = await (invocation.conversation
+          ? recordOne(db, { record: invocation, settlement })
+          : recordCall(db, invocation, settlement));
+      } catch (error) {
+        await payment.end?.("unspent");
+        throw error;
+      }
+      // Not awaited: a release this may cause (the lease's last call) need not delay the answer.
+      void payment.end?.(charged ? "charged" : "refused");
     },
   };
 }

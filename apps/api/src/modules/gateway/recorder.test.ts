@@ -167,7 +167,7 @@ it("writes calls that finish together in one batch, each charged once, with exac
   expect(recorded.filter((r) => r.status === "success" && r.charged === PRICE)).toHaveLength(40);
   expect(recorded.filter((r) => r.status === "error" && r.charged === 0)).toHaveLength(5);
   const settled = await db.select().from(holds).where(inArray(holds.id, holdIds));
-  expect(settled.every((h) => h.status === "settled" && h.invocationId)).toBe(true);
+  expect(settled.every((h) => h.status === "settled" && h.settledCents === h.amountCents)).toBe(true);
 
   const rollups = await appStats();
   expect(rollups.invocations - before.rollups.invocations).toBe(45);

@@ -1,6 +1,6 @@
 import { type Database, preparedStatement, writerFor } from "../../db/client.ts";
 import { APP_STATS_ADDED, OWNER_STATS_ADDED, ROLLUP_SHARDS, utcDay } from "../analytics/rollups.ts";
-import { settleHold, splitFee } from "../billing/ledger.service.ts";
+import { CLOSED_WHEN_SPENT, settleHold, splitFee } from "../billing/ledger.service.ts";
 import { type InvocationRecord, recordInvocation } from "./invocations.service.ts";
 
 /** What a successful paid call settles: its hold, the hold's amount and the accounts it moves between. */
@@ -167,15 +167,16 @@ function toRow({ record, settlement }: Pending) {
 const shard = `(pg_backend_pid() % ${ROLLUP_SHARDS})::smallint`;
 
 /**
- * The batch in one statement: settle the holds still held; record every invocation (charged only
- * if its hold was settled); post one settle transaction per hold with its entries, and move each
+ * The batch in one statement: the calls of each hold still open spend their prices from it
+ * together (a lease pays for many calls); record every invocation (charged only if its hold could
+ * pay); post one settle transaction per charged call with its entries, and move each
  * account's balance once by the sum of its entries (accounts locked in id order, balances never
  * below zero); add the calls to the app and owner rollups, one row per (app, day) and (owner,
  * day) in this connection's shard. The guard divides by zero, aborting the statement, if a
  * balance could not move. Answers the ids of the charged invocations.
  */
 const recordBatchStatement = preparedStatement<{ charged: string | null; guard: number }>(
-  "pm_record_batch_v1",
+  "pm_record_batch_v2",
   `with v as (
      select * from json_to_recordset($1::json) as v(
        id uuid, application_id uuid, caller_user_id uuid, api_key_id uuid, end_user text, mode text,
@@ -183,15 +184,18 @@ const recordBatchStatement = preparedStatement<{ charged: string | null; guard: 
        input_tokens integer, output_tokens integer, charged_cents bigint, created_at timestamptz,
        day date, user_key text, hold_id uuid, amount bigint, held uuid, earnings uuid, platform uuid,
        net bigint, fee bigint)
+   ), s as (
+     select hold_id, sum(amount)::bigint as added from v where hold_id is not null group by hold_id
    ), hold as (
-     update holds h set status = 'settled', closed_at = now(), invocation_id = v.id
-     from v where h.id = v.hold_id and h.status = 'held' and h.amount_cents = v.amount
-     returning h.id, v.id as invocation_id
+     update holds set settled_cents = settled_cents + s.added, ${CLOSED_WHEN_SPENT}
+     from s where holds.id = s.hold_id and status = 'held' and expires_at > now()
+       and settled_cents + s.added <= amount_cents
+     returning holds.id
    ), calls as (
-     select v.*, a.owner_id,
+     select v.*, a.owner_id, hold.id is not null as settled,
        case when v.hold_id is not null and hold.id is null then 0 else v.charged_cents end as charged
      from v left join applications a on a.id = v.application_id
-     left join hold on hold.invocation_id = v.id
+     left join hold on hold.id = v.hold_id
    ), recorded as (
      insert into invocations (id, application_id, caller_user_id, api_key_id, end_user, mode, status,
        error_type, error_message, model, latency_ms, input_tokens, output_tokens, charged_cents, created_at)
@@ -200,11 +204,11 @@ const recordBatchStatement = preparedStatement<{ charged: string | null; guard: 
      returning 1
    ), posted as (
      insert into ledger_transactions (kind, reference, description)
-     select 'settle', hold.id::text, 'Paid call' from hold
+     select 'settle', id::text, 'Paid call' from calls where settled
      returning id, reference
    ), moves as (
      select posted.id as transaction_id, m.account_id, m.delta
-     from posted join v on v.hold_id = posted.reference::uuid
+     from posted join v on v.id = posted.reference::uuid
      cross join lateral (values (v.held, -v.amount), (v.earnings, v.net), (v.platform, v.fee))
        as m(account_id, delta)
      where m.delta <> 0
@@ -264,6 +268,6 @@ const recordBatchStatement = preparedStatement<{ charged: string | null; guard: 
      group by owner_id, day, coalesce(error_type, '')
      on conflict (owner_id, day, error_type, shard) do update set count = e.count + excluded.count
    )
-   select (select string_agg(invocation_id::text, ',') from hold) as charged,
+   select (select string_agg(id::text, ',') from calls where settled) as charged,
      1 / (case when (select count(*) from moved) = (select count(*) from totals) then 1 else 0 end) as guard`,
 );

@@ -7,10 +7,13 @@ export function StatCard({
   label,
   value,
   icon: Icon,
+  hint,
 }: {
   label: string;
   value: ReactNode;
   icon?: LucideIcon;
+  /** One short line under the value that says what it means. */
+  hint?: string;
 }) {
   return (
     <Card className="flex items-center gap-4 px-5 py-4">
@@ -22,6 +25,7 @@ export function StatCard({
       <dl className="min-w-0">
         <dt className="truncate text-sm font-medium text-slate-500">{label}</dt>
         <dd className="mt-0.5 text-2xl font-semibold tracking-tight text-slate-900 tabular-nums">{value}</dd>
+        {hint && <dd className="mt-0.5 text-xs text-slate-500">{hint}</dd>}
       </dl>
     </Card>
   );

@@ -90,6 +90,7 @@ describe("wallet", () => {
     await screen.findByRole("region", { name: "Balances" });
     expect(balances().getByText("Balance").nextSibling?.textContent).toBe("$12.34");
     expect(balances().getByText("On hold").nextSibling?.textContent).toBe("$0.50");
+    expect(balances().getByText(/Set aside for calls in progress/)).toBeDefined();
     await waitFor(() => expect(balances().getByText("Earnings").nextSibling?.textContent).toBe("$0.90"));
     expect(screen.getByText("Sandbox payments — no real money moves")).toBeDefined();
   });

@@ -32,7 +32,12 @@ export function WalletPage() {
           <section aria-label="Balances" className="grid gap-4 sm:grid-cols-3">
             <StatCard icon={Wallet} label="Balance" value={formatCents(data.balance_cents)} />
             {data.held_cents > 0 && (
-              <StatCard icon={Clock} label="On hold" value={formatCents(data.held_cents)} />
+              <StatCard
+                icon={Clock}
+                label="On hold"
+                value={formatCents(data.held_cents)}
+                hint="Set aside for calls in progress; what they do not use returns within seconds."
+              />
             )}
             {showEarnings && (
               <StatCard icon={PiggyBank} label="Earnings" value={formatCents(data.earnings_cents)} />

@@ -1,0 +1,213 @@
+import { eq, sql } from "drizzle-orm";
+import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { holds, invocations, ledgerTransactions } from "../../db/schema/index.ts";
+import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
+import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
+import { startFakeOpenAi } from "../../test/fake-openai.ts";
+import { startTestServer, type TestServer } from "../../test/server.ts";
+import { balancesOf, reconcile, sweepExpiredHolds } from "../billing/ledger.service.ts";
+import { LEASE_CALLS, LEASE_IDLE_MS } from "./leases.ts";
+
+/**
+ * Wallet leases (leases.ts, docs/decisions/018) through the real HTTP path and database: a
+ * lease's calls are each charged exactly once, the unspent rest goes back to the wallet, a plan
+ * takes over from a lease at once, and a closing server gives its leases back.
+ */
+
+const PRICE = 10;
+let testDb: TestDatabase;
+let server: TestServer;
+let vendor: Awaited<ReturnType<typeof startFakeOpenAi>>;
+let creator: Caller;
+
+const env = {
+  OPENAI_API_KEY: "sk-test",
+  GATEWAY_RATE_LIMIT_PER_MINUTE: "100000",
+  PLATFORM_FEE_PERCENT: "10",
+};
+
+beforeAll(async () => {
+  vendor = await startFakeOpenAi();
+  testDb = await createTestDatabase();
+  server = await startTestServer(testDb, { env: { ...env, OPENAI_BASE_URL: vendor.baseUrl } });
+  creator = await createCaller(server.baseUrl, "Seller");
+});
+afterEach(async () => {
+  vendor.set({ kind: "echo" });
+  const report = await reconcile(server.database.db);
+  expect(report.mismatches).toEqual([]);
+  expect(report.ok).toBe(true);
+});
+afterAll(async () => {
+  await server?.stop();
+  await vendor?.stop();
+  await testDb?.destroy();
+});
+
+async function paidApp(owner = creator, price = PRICE) {
+  const { body: app } = await owner.api("POST", "/api/app/", {
+    body: { name: "Leased", visibility: "public", price_cents: price },
+  });
+  await owner.api("PATCH", `/api/app/${app.slug}/prompt/`, { body: { model: "gpt-4-turbo" } });
+  await owner.api("PATCH", `/api/app/${app.slug}/update_status/`, { body: { status: "live" } });
+  return app as { slug: string; id: string };
+}
+const call = (caller: Caller, slug: string) =>
+  caller.api("POST", `/api/app/${slug}/completion-messages`, { body: { inputs: { query: "hi" } } });
+const userIdOf = async (caller: Caller) =>
+  (await caller.api("GET", "/api/auth/profile/")).body.user.id as string;
+
+/** Waits until no money of the user is held (leases idle out after LEASE_IDLE_MS). */
+async function heldDrained(userId: string) {
+  const until = Date.now() + LEASE_IDLE_MS * 4;
+  for (;;) {
+    const balances = await balancesOf(server.database.db, userId);
+    if (balances.held === 0 || Date.now() > until) return balances;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+const holdsOf = (applicationId: string) =>
+  server.database.db
+    .select({ amount: holds.amountCents, settled: holds.settledCents, status: holds.status })
+    .from(holds)
+    .where(eq(holds.applicationId, applicationId));
+
+it("pays a run of calls from a few growing leases, charges each call once, and gives the rest back when the calls stop", async () => {
+  const app = await paidApp();
+  const consumer = await createCaller(server.baseUrl, "Regular");
+  await fundWallet(consumer, 5_000);
+  const consumerId = await userIdOf(consumer);
+
+  const CALLS = 40;
+  for (let i = 0; i < CALLS; i++) expect((await call(consumer, app.slug)).status).toBe(200);
+  // Mid-run some money may be held by the current lease; none of it is lost.
+  const during = await balancesOf(server.database.db, consumerId);
+  expect(during.wallet + during.held).toBe(5_000 - CALLS * PRICE);
+
+  const after = await heldDrained(consumerId);
+  expect(after).toMatchObject({ wallet: 5_000 - CALLS * PRICE, held: 0 });
+  // One hold of one call, then leases of 2, 4, 8, 16… calls: far fewer holds than calls.
+  const leases = await holdsOf(app.id);
+  expect(leases.length).toBeLessThanOrEqual(Math.ceil(Math.log2(CALLS)) + 1);
+  expect(leases[0]).toMatchObject({ amount: PRICE, settled: PRICE, status: "settled" });
+  expect(Math.max(...leases.map((l) => l.amount))).toBeGreaterThan(PRICE);
+  expect(Math.max(...leases.map((l) => l.amount))).toBeLessThanOrEqual(LEASE_CALLS * PRICE);
+  expect(leases.reduce((sum, l) => sum + l.settled, 0)).toBe(CALLS * PRICE);
+  expect(leases.every((l) => l.status !== "held")).toBe(true);
+
+  // Each call is one settle transaction referencing its invocation, charged the price.
+  const settles = await server.database.db
+    .select({ charged: invocations.chargedCents })
+    .from(ledgerTransactions)
+    .innerJoin(invocations, sql`${invocations.id}::text = ${ledgerTransactions.reference}`)
+    .where(eq(invocations.applicationId, app.id));
+  expect(settles).toHaveLength(CALLS);
+  expect(settles.every((s) => s.charged === PRICE)).toBe(true);
+  expect((await balancesOf(server.database.db, await userIdOf(creator))).earnings).toBeGreaterThanOrEqual(
+    CALLS * (PRICE - 1),
+  );
+});
+
+it("never lets a lease outspend a small wallet, and answers 402 once the wallet is spent", async () => {
+  const app = await paidApp(creator, 25);
+  const consumer = await createCaller(server.baseUrl, "Thrifty");
+  await fundWallet(consumer, 180);
+  const consumerId = await userIdOf(consumer);
+
+  const statuses: number[] = [];
+  for (let i = 0; i < 10; i++) statuses.push((await call(consumer, app.slug)).status);
+  expect(statuses).toEqual([...Array(7).fill(200), 402, 402, 402]);
+  const refused = await call(consumer, app.slug);
+  expect(refused.body.message).toContain("your wallet has $0.05 available");
+  expect(await heldDrained(consumerId)).toMatchObject({ wallet: 5, held: 0 });
+});
+
+it("gives a failed call's price back, and charges nothing for it", async () => {
+  const app = await paidApp();
+  const consumer = await createCaller(server.baseUrl, "Unlucky");
+  await fundWallet(consumer, 1_000);
+  const consumerId = await userIdOf(consumer);
+  for (let i = 0; i < 5; i++) expect((await call(consumer, app.slug)).status).toBe(200);
+  vendor.set({ kind: "status", status: 500, message: "vendor down" });
+  for (let i = 0; i < 3; i++) expect((await call(consumer, app.slug)).status).toBe(502);
+  vendor.set({ kind: "echo" });
+  expect((await call(consumer, app.slug)).status).toBe(200);
+  expect(await heldDrained(consumerId)).toMatchObject({ wallet: 1_000 - 6 * PRICE, held: 0 });
+  const [row] = await server.database.db
+    .select({ charged: sql<number>`sum(${invocations.chargedCents})::int`, n: sql<number>`count(*)::int` })
+    .from(invocations)
+    .where(eq(invocations.applicationId, app.id));
+  expect(row).toEqual({ charged: 6 * PRICE, n: 9 });
+});
+
+it("switches to a new plan's included calls at once, though a lease of the wallet is open", async () => {
+  const app = await paidApp();
+  const plan = await creator.api("POST", `/api/app/${app.slug}/packages/`, {
+    body: { name: "Pro", price_cents: 100, description: "Regulars", features: {}, included_calls: 5 },
+  });
+  expect(plan.status).toBe(201);
+  const consumer = await createCaller(server.baseUrl, "Convert");
+  await fundWallet(consumer, 2_000);
+  const consumerId = await userIdOf(consumer);
+  // A run of calls leaves a lease with money unspent.
+  for (let i = 0; i < 12; i++) expect((await call(consumer, app.slug)).status).toBe(200);
+  const open = (await holdsOf(app.id)).filter((h) => h.status === "held");
+  expect(open).toHaveLength(1);
+  expect(open[0]?.amount).toBeGreaterThan(open[0]?.settled ?? 0);
+
+  const subscribed = await consumer.api("POST", `/api/app/${app.slug}/subscriptions/`, {
+    body: { package_id: plan.body.id },
+  });
+  expect(subscribed.status).toBe(201);
+  const walletAfterPlan = await balancesOf(server.database.db, consumerId);
+
+  // The next calls are the plan's, not the wallet's. A call that set off before the plan's
+  // start reached this process may still use the lease; the lease's settle then fails (the plan
+  // expired it) and that call is free, never charged twice.
+  for (let i = 0; i < 3; i++) expect((await call(consumer, app.slug)).status).toBe(200);
+  const [sub] = (await consumer.api("GET", `/api/app/${app.slug}/subscriptions/`)).body;
+  expect(sub.calls_used).toBeGreaterThanOrEqual(2);
+  const now = await balancesOf(server.database.db, consumerId);
+  expect(now.wallet + now.held).toBe(walletAfterPlan.wallet + walletAfterPlan.held);
+  const [charged] = await server.database.db
+    .select({ n: sql<number>`count(*)::int` })
+    .from(invocations)
+    .where(sql`${invocations.applicationId} = ${app.id} and ${invocations.chargedCents} > 0`);
+  expect(charged?.n).toBe(12);
+  // The lease expired with the subscription; the sweeper gives its rest back.
+  expect(await sweepExpiredHolds(server.database.db)).toBeGreaterThanOrEqual(1);
+  expect(await heldDrained(consumerId)).toMatchObject({ wallet: 2_000 - 100 - 12 * PRICE, held: 0 });
+});
+
+it("gives every lease back when the server closes", async () => {
+  // A server of its own on a database of its own, reopened after the close (as a restart would).
+  const ownDb = await createTestDatabase();
+  const own = await startTestServer(ownDb, { env: { ...env, OPENAI_BASE_URL: vendor.baseUrl } });
+  try {
+    const seller = await createCaller(own.baseUrl, "Closing Seller");
+    const app = await paidApp(seller);
+    const consumer = await createCaller(own.baseUrl, "Closing Buyer");
+    await fundWallet(consumer, 3_000);
+    const consumerId = await userIdOf(consumer);
+    const burst = await Promise.all(Array.from({ length: 20 }, () => call(consumer, app.slug)));
+    expect(burst.every((answer) => answer.status === 200)).toBe(true);
+    // The burst's last lease has money left (leases of 1, 2, 4, 8, 16 calls cover 31).
+    const before = await balancesOf(own.database.db, consumerId);
+    expect(before.held).toBeGreaterThan(0);
+    expect(before.wallet + before.held).toBe(3_000 - 20 * PRICE);
+    await own.stop();
+    const reopened = await ownDb.open();
+    try {
+      expect(await balancesOf(reopened.db, consumerId)).toMatchObject({
+        wallet: 3_000 - 20 * PRICE,
+        held: 0,
+      });
+      expect((await reconcile(reopened.db)).ok).toBe(true);
+    } finally {
+      await reopened.close();
+    }
+  } finally {
+    await own.stop().catch(() => {});
+    await ownDb.destroy();
+  }
+});

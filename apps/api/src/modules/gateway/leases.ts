@@ -1,0 +1,278 @@
+import type { FastifyBaseLogger } from "fastify";
+import type { Database } from "../../db/client.ts";
+import { releaseHold, takeCallPayment } from "../billing/ledger.service.ts";
+
+/**
+ * Wallet leases (docs/decisions/018-wallet-leases.md). A paid call must have its price set aside
+ * in the ledger before the upstream is called. Instead of one hold per call (a round trip and
+ * eight written rows before every call), the process holds several calls' prices at once for a
+ * (payer, app) pair (a lease: an ordinary hold, committed like any other) and spends it call by
+ * call in memory. Every call still settles its own price from the hold, synchronously, before it
+ * answers; a lease only moves the "set aside" step off the call's path.
+ *
+ * Invariants:
+ * - Money: the process never promises more of a lease than it holds (`promised <= amount`), and
+ *   the settle statement checks the same in the database, so a lease can never be overspent.
+ * - A failed call gives its price back to the lease in memory; nothing is written.
+ * - A lease the process is done with (idle, spent, about to expire, or the server closing) is
+ *   released once no call of it is in flight: what it did not spend goes back to the wallet.
+ * - A crash loses nothing: the hold expires and the sweeper returns what was not settled.
+ * - A plan that can cover calls again makes the pair's holds expire at once (migration 0014);
+ *   calls then in flight are recorded without a charge, and the next call uses the plan.
+ */
+
+/**
+ * A pair's first lease covers one call, exactly a per-call hold, so occasional calls hold no more
+ * than their price. Each time a lease is used up while calls keep coming, the next covers twice
+ * as many calls, up to this many (and beyond the first price, at most half the wallet).
+ */
+export const LEASE_CALLS = 100;
+/** A lease no call has used for this long goes back to the wallet. */
+export const LEASE_IDLE_MS = 2_000;
+/** How long a lease takes new calls; it expires a call's deadline and margin after that. */
+const LEASE_OPEN_SECONDS = 60;
+/** A hold outlives its last call's deadline by this much before the sweeper may release it. */
+export const HOLD_MARGIN_SECONDS = 120;
+
+interface Lease {
+  key: string;
+  /** How many calls' prices it was asked to cover. */
+  calls: number;
+  holdId: string;
+  amount: number;
+  /** Prices of the calls in flight and of the calls settled. */
+  promised: number;
+  /** Prices of the calls settled (as the database confirmed). */
+  settled: number;
+  inFlight: number;
+  /** Until when new calls may use it (ms since epoch). */
+  openUntil: number;
+  /** No later than the hold's expiry in the database: a call uses the lease only if its deadline and margin fit. */
+  expiresAt: number;
+  lastUsed: number;
+  /** No new call may use it; released when the last call in flight finishes. */
+  retired: boolean;
+  /** The database closed it under us (swept, or a plan made it expire): nothing to release. */
+  closed: boolean;
+}
+
+export interface PaymentRequest {
+  payerId: string;
+  applicationId: string;
+  creatorId: string;
+  priceCents: number;
+  /** The call's deadline: a lease is used only while the call can finish before the hold expires. */
+  deadlineSeconds: number;
+  topUpUrl: string;
+  tryIncluded: boolean;
+  accounts: { wallet: string; held: string };
+}
+
+/** How one call was paid for, and what to tell the lease when it ends. */
+export type LeasedPayment =
+  | { subscriptionId: string; holdId?: undefined; end?: undefined }
+  | {
+      subscriptionId?: undefined;
+      holdId: string;
+      /**
+       * Once per call: `charged` when its settle committed, `unspent` when the call failed or its
+       * record did, `refused` when the settle found the hold closed or expired. Resolves once a
+       * release this caused has committed.
+       */
+      end(outcome: "charged" | "unspent" | "refused"): Promise<void>;
+    };
+
+export class LeaseBook {
+  /** The open leases of each pair: usually one; more when calls took leases in parallel. */
+  private readonly open = new Map<string, Lease[]>();
+  /** How many calls the pair's next lease covers, while its calls keep coming (see LEASE_CALLS). */
+  private readonly nextCalls = new Map<string, { calls: number; at: number }>();
+  private readonly acquiring = new Map<string, Promise<unknown>>();
+  private readonly releasing = new Set<Promise<unknown>>();
+  private readonly timer: NodeJS.Timeout;
+  private readonly db: Database;
+  private readonly log?: FastifyBaseLogger;
+
+  constructor(db: Database, log?: FastifyBaseLogger) {
+    this.db = db;
+    this.log = log;
+    this.timer = setInterval(() => this.retireIdle(), Math.min(1_000, LEASE_IDLE_MS / 2));
+    this.timer.unref();
+  }
+
+  /** Pays for one call: an included call of a plan, or the price from a lease (402 when the wallet cannot cover it). */
+  async pay(request: PaymentRequest): Promise<LeasedPayment> {
+    const key = `${request.payerId}:${request.applicationId}`;
+    for (let waits = 0; ; waits++) {
+      const lease = this.withRoom(key, request);
+      if (lease) return this.take(lease, request.priceCents);
+      const pending = this.acquiring.get(key);
+      // Calls arriving while a lease is being taken wait for it rather than each taking one.
+      if (pending && waits < 3) {
+        await pending.catch(() => {});
+        continue;
+      }
+      const startedAt = Date.now();
+      const ttlSeconds = LEASE_OPEN_SECONDS + request.deadlineSeconds + HOLD_MARGIN_SECONDS;
+      const grown = this.nextCalls.get(key);
+      const calls = grown && startedAt - grown.at < LEASE_IDLE_MS ? grown.calls : 1;
+      const acquired = this.acquire(request, ttlSeconds, calls);
+      this.acquiring.set(key, acquired);
+      let payment: Awaited<typeof acquired>;
+      try {
+        payment = await acquired;
+      } catch (error) {
+        // The wallet cannot cover the price, but a lease taken meanwhile (in parallel, or given
+        // back by a failed call) may still have room for it.
+        const meanwhile = this.withRoom(key, request);
+        if (meanwhile) return this.take(meanwhile, request.priceCents);
+        throw error;
+      } finally {
+        if (this.acquiring.get(key) === acquired) this.acquiring.delete(key);
+      }
+      if (payment.holdId === undefined) return { subscriptionId: payment.subscriptionId };
+      const fresh: Lease = {
+        key,
+        calls,
+        holdId: payment.holdId,
+        amount: payment.heldCents,
+        promised: 0,
+        settled: 0,
+        inFlight: 0,
+        openUntil: startedAt + LEASE_OPEN_SECONDS * 1000,
+        expiresAt: startedAt + ttlSeconds * 1000,
+        lastUsed: startedAt,
+        retired: false,
+        closed: false,
+      };
+      const leases = this.open.get(key);
+      if (leases) leases.push(fresh);
+      else this.open.set(key, [fresh]);
+      return this.take(fresh, request.priceCents);
+    }
+  }
+
+  /** Releases every lease (the server is closing): waits for calls in flight, then returns what is unspent. */
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    for (const leases of [...this.open.values()]) for (const lease of [...leases]) this.retire(lease);
+    while (this.releasing.size > 0) await Promise.allSettled([...this.releasing]);
+  }
+
+  private withRoom(key: string, request: PaymentRequest): Lease | undefined {
+    const now = Date.now();
+    return this.open
+      .get(key)
+      ?.find(
+        (lease) =>
+          !lease.retired &&
+          lease.promised + request.priceCents <= lease.amount &&
+          now <= lease.openUntil &&
+          now + (request.deadlineSeconds + HOLD_MARGIN_SECONDS) * 1000 <= lease.expiresAt,
+      );
+  }
+
+  private acquire(request: PaymentRequest, ttlSeconds: number, calls: number) {
+    return takeCallPayment(this.db, {
+      payerId: request.payerId,
+      applicationId: request.applicationId,
+      creatorId: request.creatorId,
+      amountCents: request.priceCents,
+      leaseCents: request.priceCents * calls,
+      ttlSeconds,
+      topUpUrl: request.topUpUrl,
+      tryIncluded: request.tryIncluded,
+      accounts: request.accounts,
+    });
+  }
+
+  private take(lease: Lease, price: number): LeasedPayment {
+    lease.promised += price;
+    lease.inFlight += 1;
+    lease.lastUsed = Date.now();
+    // Used up while calls keep coming: the next lease covers twice as many.
+    if (lease.promised + price > lease.amount) {
+      this.nextCalls.set(lease.key, { calls: Math.min(LEASE_CALLS, lease.calls * 2), at: Date.now() });
+      this.retire(lease);
+    }
+    let ended = false;
+    return {
+      holdId: lease.holdId,
+      end: async (outcome) => {
+        if (ended) return;
+        ended = true;
+        lease.inFlight -= 1;
+        if (outcome === "charged") lease.settled += price;
+        else if (outcome === "unspent") {
+          lease.promised -= price;
+          // Nothing spent and nothing in flight (a lone call failed): give it back now, as a
+          // per-call hold would be, rather than when it idles out.
+          if (lease.settled === 0 && lease.inFlight === 0) {
+            lease.retired = true;
+            // Failures are not demand: the pair's next lease is one call again.
+            this.nextCalls.delete(lease.key);
+          }
+        } else {
+          // The database closed or expired the hold: no later call may use it.
+          lease.closed = true;
+          lease.retired = true;
+        }
+        if (lease.retired) await this.retire(lease);
+      },
+    };
+  }
+
+  /** No new call may use the lease; once none is in flight, what it did not spend goes back. */
+  private retire(lease: Lease): Promise<void> {
+    lease.retired = true;
+    const leases = this.open.get(lease.key);
+    const at = leases?.indexOf(lease) ?? -1;
+    if (leases && at >= 0) {
+      leases.splice(at, 1);
+      if (leases.length === 0) this.open.delete(lease.key);
+    }
+    if (lease.inFlight > 0 || lease.closed) return Promise.resolve();
+    lease.closed = true;
+    // Fully spent: its last settle closed it already.
+    if (lease.settled >= lease.amount) return Promise.resolve();
+    const released: Promise<void> = releaseHold(this.db, lease.holdId)
+      .then(() => {})
+      .catch((err) =>
+        this.log?.warn({ err, holdId: lease.holdId }, "could not release a lease; the sweeper will"),
+      )
+      .finally(() => this.releasing.delete(released));
+    this.releasing.add(released);
+    return released;
+  }
+
+  private retireIdle() {
+    const now = Date.now();
+    for (const leases of [...this.open.values()])
+      for (const lease of [...leases])
+        if (lease.inFlight === 0 && (now - lease.lastUsed >= LEASE_IDLE_MS || now >= lease.openUntil))
+          void this.retire(lease);
+    // The calls stopped: the pair's next lease starts again at one call.
+    for (const [key, grown] of this.nextCalls)
+      if (now - grown.at >= LEASE_IDLE_MS) this.nextCalls.delete(key);
+  }
+}
+
+const books = new WeakMap<Database, LeaseBook>();
+
+/** The lease book of a database handle (one per process and database; tests open several). */
+export function leaseBookFor(db: Database, log?: FastifyBaseLogger): LeaseBook {
+  let book = books.get(db);
+  if (!book) {
+    book = new LeaseBook(db, log);
+    books.set(db, book);
+  }
+  return book;
+}
+
+/** Releases the leases of a database handle (the server is closing). */
+export async function closeLeases(db: Database): Promise<void> {
+  const book = books.get(db);
+  if (!book) return;
+  books.delete(db);
+  await book.close();
+}
