@@ -340,7 +340,9 @@ describe("a server process killed with SIGKILL mid-run", () => {
     for (const outcome of outcomes) {
       if (outcome.server === victim.name) expect([200, 402, 0], context).toContain(outcome.status);
       else
-        expect([200, 402], `${context} ${JSON.stringify(outcome)}\n${survivor?.output()}`).toContain(outcome.status);
+        expect([200, 402], `${context} ${JSON.stringify(outcome)}\n${survivor?.output()}`).toContain(
+          outcome.status,
+        );
     }
     // The kill did hit calls in flight: it left a lease behind with money unspent, and the sweeper
     // closed exactly the open leases and gave back exactly what they had not spent.
