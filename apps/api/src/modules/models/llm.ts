@@ -6,9 +6,15 @@ import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { APICallError } from "@ai-sdk/provider";
 import type { IoSchema } from "@promptmint/contracts";
 import { generateText, type LanguageModel, streamText } from "ai";
+import { Agent } from "undici";
 import type { Config } from "../../config.ts";
 import { AppError } from "../../lib/errors.ts";
 import { createUpstreamFetch } from "../../lib/upstream-fetch.ts";
+import {
+  type ChatCompletion,
+  type ChatCompletionRequest,
+  createChatCompletions,
+} from "./chat-completions.ts";
 import { type CatalogModel, ENV_VAR_FOR_PROVIDER, findModel, type ProviderName } from "./model-catalog.ts";
 import { countTokens } from "./token-count.ts";
 
@@ -61,9 +67,15 @@ export function createLlmClient(config: Config): LlmClient {
   const keys = config.providerKeys;
   const timeoutMs = config.llmTimeoutSeconds * 1000;
   // One keep-alive pool for every vendor, without the global fetch's per-call WHATWG machinery.
-  const fetch = createUpstreamFetch();
+  const dispatcher = new Agent();
+  const fetch = createUpstreamFetch(dispatcher);
   const providers: Partial<Record<ProviderName, (model: string) => LanguageModel>> = {};
+  // Blocking answers from an OpenAI-compatible server skip the SDK's per-call work (chat-completions.ts).
+  let compatibleChat:
+    | ((call: ChatCompletionRequest, signal: AbortSignal) => Promise<ChatCompletion>)
+    | undefined;
   if (keys.openai && keys.openaiBaseUrl) {
+    compatibleChat = createChatCompletions({ baseURL: keys.openaiBaseUrl, apiKey: keys.openai, dispatcher });
     const compatible = createOpenAICompatible({
       name: "openai-compatible",
       baseURL: keys.openaiBaseUrl,
@@ -118,6 +130,17 @@ export function createLlmClient(config: Config): LlmClient {
     async generate(request) {
       const { model, language } = resolve(request.model);
       if (!language) return sandboxAnswer(request);
+      if (compatibleChat && model.provider === "openai") {
+        try {
+          const answer = await compatibleChat(
+            { ...request, model: model.vendorModel, system: request.system || undefined },
+            AbortSignal.timeout(timeoutMs),
+          );
+          return { ...answer, answeredBy: model.id };
+        } catch (error) {
+          throw toUpstreamError(error, config.llmTimeoutSeconds);
+        }
+      }
       try {
         const result = await generateText({
           model: language,
