@@ -608,23 +608,37 @@ async function main() {
     }
     await sampler.end();
 
-    // 4. Money: the ledger reconciles and every 2xx answer was charged exactly once.
-    await sleep(500);
+    // 4. Money: the ledger reconciles and every 2xx answer was charged exactly once. Leases
+    // (docs/decisions/018) go back to the wallet within a few seconds of the last call.
+    const moneyCounts = async () => {
+      const [row = { settled: -1, charged: -1, open_holds: -1, spent_cents: -1, charged_cents: -2 }] =
+        await queryRows<{
+          settled: number;
+          charged: number;
+          open_holds: number;
+          spent_cents: number;
+          charged_cents: number;
+        }>(
+          handle.db,
+          sql`select (select count(*) from ledger_transactions where kind = 'settle')::int as settled,
+                     (select count(*) from invocations where status = 'success' and charged_cents > 0)::int as charged,
+                     (select count(*) from holds where status = 'held')::int as open_holds,
+                     (select coalesce(sum(settled_cents), 0) from holds)::int as spent_cents,
+                     (select coalesce(sum(charged_cents), 0) from invocations)::int as charged_cents`,
+        );
+      return row;
+    };
+    let counts = await moneyCounts();
+    for (let waited = 0; counts.open_holds !== 0 && waited < 15_000; waited += 250) {
+      await sleep(250);
+      counts = await moneyCounts();
+    }
     const report = await reconcile(handle.db);
-    const [counts = { settled: -1, charged: -1, open_holds: -1 }] = await queryRows<{
-      settled: number;
-      charged: number;
-      open_holds: number;
-    }>(
-      handle.db,
-      sql`select (select count(*) from ledger_transactions where kind = 'settle')::int as settled,
-                 (select count(*) from invocations where status = 'success' and charged_cents > 0)::int as charged,
-                 (select count(*) from holds where status = 'held')::int as open_holds`,
-    );
     await handle.close();
     const moneyOk =
       report.ok &&
       counts.settled === counts.charged &&
+      counts.spent_cents === counts.charged_cents &&
       counts.settled >= promptmint2xx &&
       counts.settled <= promptmint2xx + promptmintGaveUp &&
       counts.open_holds === 0;
@@ -669,7 +683,13 @@ function render(r: {
   latencyFailures: number;
   soaks: SoakResult[];
   report: Awaited<ReturnType<typeof reconcile>>;
-  counts: { settled: number; charged: number; open_holds: number };
+  counts: {
+    settled: number;
+    charged: number;
+    open_holds: number;
+    spent_cents: number;
+    charged_cents: number;
+  };
   promptmint2xx: number;
   promptmintGaveUp: number;
   moneyOk: boolean;
@@ -761,7 +781,8 @@ function render(r: {
       ` ledger total ${r.report.ledgerTotal}); settled charges ${r.counts.settled.toLocaleString()}, charged invocations` +
       ` ${r.counts.charged.toLocaleString()}, Promptmint 2xx answers ${r.promptmint2xx.toLocaleString()}` +
       ` (+ ${r.promptmintGaveUp.toLocaleString()} calls the client timed out on, which the server may still complete and charge),` +
-      ` open holds ${r.counts.open_holds}` +
+      ` open holds ${r.counts.open_holds} once the leases idled out,` +
+      ` cents spent from holds ${r.counts.spent_cents.toLocaleString()} = cents charged to invocations ${r.counts.charged_cents.toLocaleString()}` +
       ` — ${r.moneyOk ? "every 2xx charged exactly once, no charge without an invocation" : "MISMATCH"}.`,
     "",
     "| Target | Result |",
