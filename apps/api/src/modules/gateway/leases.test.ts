@@ -86,7 +86,7 @@ it("pays a run of calls from a few growing leases, charges each call once, and g
 
   const after = await heldDrained(consumerId);
   expect(after).toMatchObject({ wallet: 5_000 - CALLS * PRICE, held: 0 });
-  // One hold of one call, then leases of 2, 4, 8, 16… calls: far fewer holds than calls.
+  // One hold of one call, then leases of 2, 4, 8, 16, 32 calls: far fewer holds than calls.
   const leases = await holdsOf(app.id);
   expect(leases.length).toBeLessThanOrEqual(Math.ceil(Math.log2(CALLS)) + 1);
   expect(leases[0]).toMatchObject({ amount: PRICE, settled: PRICE, status: "settled" });
@@ -94,6 +94,19 @@ it("pays a run of calls from a few growing leases, charges each call once, and g
   expect(Math.max(...leases.map((l) => l.amount))).toBeLessThanOrEqual(LEASE_CALLS * PRICE);
   expect(leases.reduce((sum, l) => sum + l.settled, 0)).toBe(CALLS * PRICE);
   expect(leases.every((l) => l.status !== "held")).toBe(true);
+  // A large lease's successor is taken ahead, while a quarter of it is left: the lease of 32
+  // calls existed before the calls had spent the 1 + 2 + 4 + 8 + 16 = 31 prices before it.
+  const [ahead] = await server.database.db
+    .select({ created: holds.createdAt })
+    .from(holds)
+    .where(sql`${holds.applicationId} = ${app.id} and ${holds.amountCents} = ${32 * PRICE}`);
+  if (!ahead) throw new Error("expected a lease of 32 calls");
+  const [before] = await server.database.db
+    .select({ n: sql<number>`count(*)::int` })
+    .from(invocations)
+    .where(sql`${invocations.applicationId} = ${app.id} and ${invocations.createdAt} < ${ahead.created}`);
+  expect(before?.n).toBeLessThan(31);
+  expect(before?.n).toBeGreaterThanOrEqual(24);
 
   // Each call is one settle transaction referencing its invocation, charged the price.
   const settles = await server.database.db
