@@ -11,7 +11,8 @@
  *  2. latency at concurrency 1 with microsecond timers, one request to each target in turn;
  *  3. a soak of BENCH_SOAK (5,000) concurrent calls held open by a 2-second upstream, sampling
  *     pg_stat_activity for connections active or idle in transaction while calls wait upstream;
- *  4. reconcile() on the ledger, and settled charges == 2xx answers of Promptmint.
+ *  4. reconcile() on the ledger once the leases have idled out, settled charges == 2xx answers of
+ *     Promptmint, and cents spent from holds == cents charged to invocations.
  * Prints a table and rewrites the "## Gateway (issue 8)" section of bench/RESULTS.md.
  *
  * Env: BENCH_DATABASE_URL (admin URL, default postgres://postgres@127.0.0.1:5432/test),
@@ -754,7 +755,7 @@ function render(r: {
     "  the three targets are measured interleaved, so their ratios are the figures to read.",
     `- Each row: median of ${ROUNDS} rounds of autocannon (${REQUESTS_C1} requests at c=1, ${REQUESTS} at higher`,
     `  concurrency), one POST /v1/chat/completions per request, after a ${WARMUP}-request warm-up of each target.`,
-    "  Promptmint's request is a paid call (API key, hold, upstream, settle + invocation record).",
+    "  Promptmint's request is a paid call (API key, its price from a wallet lease (decision 018), upstream, settle + invocation record).",
     "",
     "| Concurrency | Target | Requests/s | p50 (ms) | p99 (ms) | Errors | Peak RSS (MB) | ÷ direct | ÷ Portkey |",
     "|---:|---|---:|---:|---:|---:|---:|---:|---:|",
