@@ -16,7 +16,7 @@ export function StatCard({
   hint?: string;
 }) {
   return (
-    <Card className="flex items-center gap-4 px-5 py-4">
+    <Card className="flex items-start gap-4 px-5 py-4">
       {Icon && (
         <div className="flex size-10 shrink-0 items-center justify-center rounded-lg bg-brand-50 text-brand-600">
           <Icon className="size-5" aria-hidden="true" />
