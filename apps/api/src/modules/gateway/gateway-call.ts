@@ -39,10 +39,6 @@ export function naturalModeOf(application: ApplicationRow): Mode {
 }
 
 /**
- * One Dify-style call of an app the caller may call: idempotency, execution, payment, blocking
- * or SSE answer and the invocation record (docs/decisions/004). Returns the blocking answer.
- */
-/**
  * A call made ready to run, whatever backs the app: a prompt (inputs checked, template rendered) or
  * a workflow (provider and its settings). `history` is the earlier turns an OpenAI-style client sent.
  */
@@ -61,6 +57,10 @@ export function prepareExecution(
     : prepareWorkflowExecution(db, { ...options, secrets, fetch: safeFetch });
 }
 
+/**
+ * One Dify-style call of an app the caller may call: idempotency, execution, payment, blocking
+ * or SSE answer and the invocation record (docs/decisions/004). Returns the blocking answer.
+ */
 export function createGatewayCall(deps: GatewayDeps) {
   const { db, feePercent, publicUrl } = deps;
   async function runCall(

@@ -1,12 +1,12 @@
 import { eq, sql } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { holds, invocations, ledgerTransactions } from "../../db/schema/index.ts";
-import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
+import { type Caller, createCaller, fundWallet, settledWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startFakeOpenAi } from "../../test/fake-openai.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
 import { balancesOf, reconcile, sweepExpiredHolds } from "../billing/ledger.service.ts";
-import { LEASE_CALLS, LEASE_IDLE_MS } from "./leases.ts";
+import { LEASE_CALLS } from "./leases.ts";
 
 /**
  * Wallet leases (leases.ts, docs/decisions/018) through the real HTTP path and database: a
@@ -57,15 +57,6 @@ const call = (caller: Caller, slug: string) =>
 const userIdOf = async (caller: Caller) =>
   (await caller.api("GET", "/api/auth/profile/")).body.user.id as string;
 
-/** Waits until no money of the user is held (leases idle out after LEASE_IDLE_MS). */
-async function heldDrained(userId: string) {
-  const until = Date.now() + LEASE_IDLE_MS * 4;
-  for (;;) {
-    const balances = await balancesOf(server.database.db, userId);
-    if (balances.held === 0 || Date.now() > until) return balances;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 const holdsOf = (applicationId: string) =>
   server.database.db
     .select({ amount: holds.amountCents, settled: holds.settledCents, status: holds.status })
@@ -84,8 +75,10 @@ it("pays a run of calls from a few growing leases, charges each call once, and g
   const during = await balancesOf(server.database.db, consumerId);
   expect(during.wallet + during.held).toBe(5_000 - CALLS * PRICE);
 
-  const after = await heldDrained(consumerId);
-  expect(after).toMatchObject({ wallet: 5_000 - CALLS * PRICE, held: 0 });
+  expect(await settledWallet(consumer)).toMatchObject({
+    balance_cents: 5_000 - CALLS * PRICE,
+    held_cents: 0,
+  });
   // One hold of one call, then leases of 2, 4, 8, 16, 32 calls: far fewer holds than calls.
   const leases = await holdsOf(app.id);
   expect(leases.length).toBeLessThanOrEqual(Math.ceil(Math.log2(CALLS)) + 1);
@@ -125,27 +118,25 @@ it("never lets a lease outspend a small wallet, and answers 402 once the wallet 
   const app = await paidApp(creator, 25);
   const consumer = await createCaller(server.baseUrl, "Thrifty");
   await fundWallet(consumer, 180);
-  const consumerId = await userIdOf(consumer);
 
   const statuses: number[] = [];
   for (let i = 0; i < 10; i++) statuses.push((await call(consumer, app.slug)).status);
   expect(statuses).toEqual([...Array(7).fill(200), 402, 402, 402]);
   const refused = await call(consumer, app.slug);
   expect(refused.body.message).toContain("your wallet has $0.05 available");
-  expect(await heldDrained(consumerId)).toMatchObject({ wallet: 5, held: 0 });
+  expect(await settledWallet(consumer)).toMatchObject({ balance_cents: 5, held_cents: 0 });
 });
 
 it("gives a failed call's price back, and charges nothing for it", async () => {
   const app = await paidApp();
   const consumer = await createCaller(server.baseUrl, "Unlucky");
   await fundWallet(consumer, 1_000);
-  const consumerId = await userIdOf(consumer);
   for (let i = 0; i < 5; i++) expect((await call(consumer, app.slug)).status).toBe(200);
   vendor.set({ kind: "status", status: 500, message: "vendor down" });
   for (let i = 0; i < 3; i++) expect((await call(consumer, app.slug)).status).toBe(502);
   vendor.set({ kind: "echo" });
   expect((await call(consumer, app.slug)).status).toBe(200);
-  expect(await heldDrained(consumerId)).toMatchObject({ wallet: 1_000 - 6 * PRICE, held: 0 });
+  expect(await settledWallet(consumer)).toMatchObject({ balance_cents: 1_000 - 6 * PRICE, held_cents: 0 });
   const [row] = await server.database.db
     .select({ charged: sql<number>`sum(${invocations.chargedCents})::int`, n: sql<number>`count(*)::int` })
     .from(invocations)
@@ -189,7 +180,10 @@ it("switches to a new plan's included calls at once, though a lease of the walle
   expect(charged?.n).toBe(12);
   // The lease expired with the subscription; the sweeper gives its rest back.
   expect(await sweepExpiredHolds(server.database.db)).toBeGreaterThanOrEqual(1);
-  expect(await heldDrained(consumerId)).toMatchObject({ wallet: 2_000 - 100 - 12 * PRICE, held: 0 });
+  expect(await settledWallet(consumer)).toMatchObject({
+    balance_cents: 2_000 - 100 - 12 * PRICE,
+    held_cents: 0,
+  });
 });
 
 it("gives every lease back when the server closes", async () => {

@@ -31,11 +31,11 @@ export const LEASE_CALLS = 100;
 /** A lease of this many calls or more has its successor taken ahead, when a quarter of it is left. */
 const RENEW_AHEAD_FROM_CALLS = 8;
 /** A lease no call has used for this long goes back to the wallet. */
-export const LEASE_IDLE_MS = 2_000;
+const LEASE_IDLE_MS = 2_000;
 /** How long a lease takes new calls; it expires a call's deadline and margin after that. */
 const LEASE_OPEN_SECONDS = 60;
 /** A hold outlives its last call's deadline by this much before the sweeper may release it. */
-export const HOLD_MARGIN_SECONDS = 120;
+const HOLD_MARGIN_SECONDS = 120;
 
 interface Lease {
   key: string;
@@ -73,9 +73,9 @@ export interface PaymentRequest {
   accounts: { wallet: string; held: string };
 }
 
-/** How one call was paid for, and what to tell the lease when it ends. */
+/** How one call was paid for (an included call, a lease, or nothing: a free call), and what to tell the lease when it ends. */
 export type LeasedPayment =
-  | { subscriptionId: string; holdId?: undefined; end?: undefined }
+  | { subscriptionId?: string; holdId?: undefined; end?: undefined }
   | {
       subscriptionId?: undefined;
       holdId: string;

@@ -9,7 +9,7 @@ import { refundIncludedCall, useIncludedCall } from "../billing/plans.service.ts
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
 import type { InvocationRecord } from "./invocations.service.ts";
 import { type LeasedPayment, leaseBookFor } from "./leases.ts";
-import { recordCall, recordOne } from "./recorder.ts";
+import { recordCall } from "./recorder.ts";
 
 export interface PaidCall {
   messageId: string;
@@ -52,7 +52,7 @@ export async function openPaidCall(
   // An included call of the caller's plan, or the price from the pair's lease (a round trip only
   // when a new lease is needed; 402 if the wallet cannot cover the price). A free app's calls
   // still count against a plan's included calls.
-  const payment: LeasedPayment | { subscriptionId?: string; holdId?: undefined; end?: undefined } = accounts
+  const payment: LeasedPayment = accounts
     ? await leaseBookFor(db, request.server.log).pay({
         payerId: caller.id,
         applicationId: application.id,
@@ -110,18 +110,15 @@ export async function openPaidCall(
             : null,
       };
       if (status !== "success" || !holdId || !accounts) {
-        await (invocation.conversation ? recordOne(db, { record: invocation }) : recordCall(db, invocation));
+        await recordCall(db, invocation);
         return;
       }
-      // The invocation and the settle of its hold commit together, synchronously: the charge is on
-      // disk before the caller hears of it. A chat turn (conversation rows) is written on its own;
-      // other calls share a batch with the calls finishing at the same time (recorder.ts).
+      // The invocation and the settle of its price commit together, synchronously: the charge is
+      // on disk before the caller hears of it (recorder.ts).
       const settlement = { holdId, amountCents: price, feePercent: options.feePercent, ...accounts };
       let charged: boolean;
       try {
-        charged = await (invocation.conversation
-          ? recordOne(db, { record: invocation, settlement })
-          : recordCall(db, invocation, settlement));
+        charged = await recordCall(db, invocation, settlement);
       } catch (error) {
         await payment.end?.("unspent");
         throw error;

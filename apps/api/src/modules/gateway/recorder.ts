@@ -17,7 +17,8 @@ export interface Settlement {
 const MAX_BATCH = 256;
 
 /**
- * Records calls (without a conversation) and settles their holds in batches: one statement and one
+ * Records a call and settles its price from its hold. A chat turn (conversation rows) is written on
+ * its own (`recordOne`); other calls are written in batches: one statement and one
  * synchronous commit for every call that finished while the previous batch was being written. A
  * call alone is written at once, so batching adds no wait; under load, N calls share one round
  * trip and one WAL flush, and the hot ledger rows (the creator's earnings, the platform fee, the
@@ -33,6 +34,7 @@ export function recordCall(
   record: InvocationRecord,
   settlement?: Settlement,
 ): Promise<boolean> {
+  if (record.conversation) return recordOne(db, { record, settlement });
   let recorder = recorders.get(db);
   if (!recorder) {
     recorder = new BatchRecorder(writerFor(db));

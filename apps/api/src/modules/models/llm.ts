@@ -10,11 +10,7 @@ import { Agent } from "undici";
 import type { Config } from "../../config.ts";
 import { AppError } from "../../lib/errors.ts";
 import { createUpstreamFetch } from "../../lib/upstream-fetch.ts";
-import {
-  type ChatCompletion,
-  type ChatCompletionRequest,
-  createChatCompletions,
-} from "./chat-completions.ts";
+import { createChatCompletions } from "./chat-completions.ts";
 import { type CatalogModel, ENV_VAR_FOR_PROVIDER, findModel, type ProviderName } from "./model-catalog.ts";
 import { countTokens } from "./token-count.ts";
 
@@ -71,9 +67,7 @@ export function createLlmClient(config: Config): LlmClient {
   const fetch = createUpstreamFetch(dispatcher);
   const providers: Partial<Record<ProviderName, (model: string) => LanguageModel>> = {};
   // Blocking answers from an OpenAI-compatible server skip the SDK's per-call work (chat-completions.ts).
-  let compatibleChat:
-    | ((call: ChatCompletionRequest, signal: AbortSignal) => Promise<ChatCompletion>)
-    | undefined;
+  let compatibleChat: ReturnType<typeof createChatCompletions> | undefined;
   if (keys.openai && keys.openaiBaseUrl) {
     compatibleChat = createChatCompletions({ baseURL: keys.openaiBaseUrl, apiKey: keys.openai, dispatcher });
     const compatible = createOpenAICompatible({
@@ -133,7 +127,7 @@ export function createLlmClient(config: Config): LlmClient {
       if (compatibleChat && model.provider === "openai") {
         try {
           const answer = await compatibleChat(
-            { ...request, model: model.vendorModel, system: request.system || undefined },
+            { ...request, model: model.vendorModel },
             AbortSignal.timeout(timeoutMs),
           );
           return { ...answer, answeredBy: model.id };
