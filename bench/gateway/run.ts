@@ -11,8 +11,9 @@
  *  2. latency at concurrency 1 with microsecond timers, one request to each target in turn;
  *  3. a soak of BENCH_SOAK (5,000) concurrent calls held open by a 2-second upstream, sampling
  *     pg_stat_activity for connections active or idle in transaction while calls wait upstream;
- *  4. reconcile() on the ledger once the leases have idled out, settled charges == 2xx answers of
- *     Promptmint, and cents spent from holds == cents charged to invocations.
+ *  4. reconcile() on the ledger once the leases have idled out, charged invocations == 2xx answers
+ *     of Promptmint == calls posted by the leases' settle transactions, and cents spent from holds
+ *     == cents posted == cents charged to invocations.
  * Prints a table and rewrites the "## Gateway (issue 8)" section of bench/RESULTS.md.
  *
  * Env: BENCH_DATABASE_URL (admin URL, default postgres://postgres@127.0.0.1:5432/test),
@@ -612,21 +613,39 @@ async function main() {
     // 4. Money: the ledger reconciles and every 2xx answer was charged exactly once. Leases
     // (docs/decisions/018) go back to the wallet within a few seconds of the last call.
     const moneyCounts = async () => {
-      const [row = { settled: -1, charged: -1, open_holds: -1, spent_cents: -1, charged_cents: -2 }] =
-        await queryRows<{
-          settled: number;
-          charged: number;
-          open_holds: number;
-          spent_cents: number;
-          charged_cents: number;
-        }>(
-          handle.db,
-          sql`select (select count(*) from ledger_transactions where kind = 'settle')::int as settled,
-                     (select count(*) from invocations where status = 'success' and charged_cents > 0)::int as charged,
+      const [
+        row = {
+          posted: -1,
+          settles: -1,
+          posted_cents: -1,
+          charged: -1,
+          open_holds: -1,
+          spent_cents: -1,
+          charged_cents: -2,
+        },
+      ] = await queryRows<{
+        posted: number;
+        settles: number;
+        posted_cents: number;
+        charged: number;
+        open_holds: number;
+        spent_cents: number;
+        charged_cents: number;
+      }>(
+        handle.db,
+        sql`select (select coalesce(sum(h.calls), 0) from holds h join ledger_transactions t
+                        on t.kind = 'settle' and t.reference = h.id::text)::int as posted,
+                     (select count(*) from ledger_transactions where kind = 'settle')::int as settles,
+                     (select coalesce(-sum(e.amount_cents), 0) from ledger_transactions t
+                        join ledger_entries e on e.transaction_id = t.id
+                        join ledger_accounts a on a.id = e.account_id and a.kind = 'held'
+                      where t.kind = 'settle')::int as posted_cents,
+                     (select count(*) from invocations where status = 'success' and charged_cents > 0
+                        and hold_id is not null)::int as charged,
                      (select count(*) from holds where status = 'held')::int as open_holds,
                      (select coalesce(sum(settled_cents), 0) from holds)::int as spent_cents,
                      (select coalesce(sum(charged_cents), 0) from invocations)::int as charged_cents`,
-        );
+      );
       return row;
     };
     let counts = await moneyCounts();
@@ -638,14 +657,15 @@ async function main() {
     await handle.close();
     const moneyOk =
       report.ok &&
-      counts.settled === counts.charged &&
+      counts.posted === counts.charged &&
+      counts.posted_cents === counts.spent_cents &&
       counts.spent_cents === counts.charged_cents &&
-      counts.settled >= promptmint2xx &&
-      counts.settled <= promptmint2xx + promptmintGaveUp &&
+      counts.charged >= promptmint2xx &&
+      counts.charged <= promptmint2xx + promptmintGaveUp &&
       counts.open_holds === 0;
     log(
       `reconcile ${report.ok ? "clean" : "NOT CLEAN"} (${report.accounts} accounts, ${report.transactions} transactions); ` +
-        `settled charges ${counts.settled}, charged invocations ${counts.charged}, Promptmint 2xx answers ${promptmint2xx} ` +
+        `calls posted ${counts.posted} (${counts.settles} settle transactions), charged invocations ${counts.charged}, Promptmint 2xx answers ${promptmint2xx} ` +
         `(+ ${promptmintGaveUp} the client gave up on), ` +
         `open holds ${counts.open_holds} — ${moneyOk ? "OK" : "MISMATCH"}`,
     );
@@ -685,7 +705,9 @@ function render(r: {
   soaks: SoakResult[];
   report: Awaited<ReturnType<typeof reconcile>>;
   counts: {
-    settled: number;
+    posted: number;
+    settles: number;
+    posted_cents: number;
     charged: number;
     open_holds: number;
     spent_cents: number;
@@ -779,12 +801,14 @@ function render(r: {
     ),
     "",
     `Money: reconcile ${r.report.ok ? "clean" : "NOT CLEAN"} (${r.report.accounts} accounts, ${r.report.transactions} transactions,` +
-      ` ledger total ${r.report.ledgerTotal}); settled charges ${r.counts.settled.toLocaleString()}, charged invocations` +
+      ` ledger total ${r.report.ledgerTotal}, every hold's calls matched to its invocations and its posting); charged invocations` +
       ` ${r.counts.charged.toLocaleString()}, Promptmint 2xx answers ${r.promptmint2xx.toLocaleString()}` +
       ` (+ ${r.promptmintGaveUp.toLocaleString()} calls the client timed out on, which the server may still complete and charge),` +
+      ` calls posted ${r.counts.posted.toLocaleString()} in ${r.counts.settles.toLocaleString()} settle transactions (one per lease, decision 020),` +
       ` open holds ${r.counts.open_holds} once the leases idled out,` +
-      ` cents spent from holds ${r.counts.spent_cents.toLocaleString()} = cents charged to invocations ${r.counts.charged_cents.toLocaleString()}` +
-      ` — ${r.moneyOk ? "every 2xx charged exactly once, no charge without an invocation" : "MISMATCH"}.`,
+      ` cents spent from holds ${r.counts.spent_cents.toLocaleString()} = cents posted ${r.counts.posted_cents.toLocaleString()}` +
+      ` = cents charged to invocations ${r.counts.charged_cents.toLocaleString()}` +
+      ` — ${r.moneyOk ? "every 2xx charged exactly once and posted, no charge without an invocation" : "MISMATCH"}.`,
     "",
     "| Target | Result |",
     "|---|---|",

@@ -9,7 +9,7 @@ import { createAccount } from "../identity/accounts.ts";
 import { createSecretBox } from "../lib/secrets.ts";
 import { createApplication } from "../modules/applications/applications.service.ts";
 import { type LocalUser, upsertUserFromToken } from "../modules/auth/auth.service.ts";
-import { creditTopUp, placeHold, settleHold } from "../modules/billing/ledger.service.ts";
+import { closeHold, creditTopUp, placeHold, spendFromHold } from "../modules/billing/ledger.service.ts";
 import { recordInvocation } from "../modules/gateway/invocations.service.ts";
 
 /**
@@ -130,9 +130,18 @@ try {
             inputTokens: random(20, 400),
             outputTokens: success ? random(50, 900) : 0,
             chargedCents: paid ? app.priceCents : 0,
-            settle: holdId ? (tx) => settleHold(tx, holdId, id, config.platformFeePercent) : undefined,
+            holdId,
+            settle: holdId
+              ? (tx) =>
+                  spendFromHold(tx, holdId, {
+                    amountCents: app.priceCents,
+                    feePercent: config.platformFeePercent,
+                  })
+              : undefined,
             createdAt: at,
           });
+          // The hold's close posts its call to the ledger (decision 020).
+          if (holdId) await closeHold(db, holdId);
           count++;
         }
       }

@@ -138,6 +138,11 @@ export const invocations = pgTable(
     inputTokens: integer("input_tokens").notNull().default(0),
     outputTokens: integer("output_tokens").notNull().default(0),
     chargedCents: bigint("charged_cents", { mode: "number" }).notNull().default(0),
+    /**
+     * The hold (wallet lease) a charged call was paid from; the hold's close posts its calls' prices
+     * to the ledger (docs/decisions/020). No foreign key: append-only, written on the hot path.
+     */
+    holdId: uuid("hold_id"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [index("invocations_app_created_idx").on(t.applicationId, t.createdAt)],

@@ -89,8 +89,16 @@ export const holds = pgTable(
       .references(() => users.id, { onDelete: "restrict" }),
     /** What was set aside: one call's price, or a lease covering several calls (docs/decisions/018). */
     amountCents: bigint("amount_cents", { mode: "number" }).notNull(),
-    /** How much of it paid calls so far; the rest goes back to the wallet when the hold is closed. */
+    /**
+     * How much of it paid calls so far (each call adds its price when it is recorded, durably,
+     * before it answers). The ledger moves it when the hold closes: `settled_cents` to the creator
+     * and the platform, the rest back to the wallet (docs/decisions/020).
+     */
     settledCents: bigint("settled_cents", { mode: "number" }).notNull().default(0),
+    /** The platform's share of `settled_cents`: the sum of each call's fee, rounded per call. */
+    feeCents: bigint("fee_cents", { mode: "number" }).notNull().default(0),
+    /** How many calls paid from it. */
+    calls: integer("calls").notNull().default(0),
     status: text("status", { enum: ["held", "settled", "released"] })
       .notNull()
       .default("held"),
@@ -105,6 +113,7 @@ export const holds = pgTable(
       "holds_settled_within_amount",
       sql`${t.settledCents} >= 0 and ${t.settledCents} <= ${t.amountCents}`,
     ),
+    check("holds_fee_within_settled", sql`${t.feeCents} >= 0 and ${t.feeCents} <= ${t.settledCents}`),
   ],
 );
 

@@ -5,7 +5,7 @@ import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startFakeOpenAi } from "../../test/fake-openai.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
-import { balancesOf, placeHold, reconcile, sweepExpiredHolds } from "./ledger.service.ts";
+import { placeHold, reconcile, sweepExpiredHolds, walletBalances } from "./ledger.service.ts";
 
 let testDb: TestDatabase;
 let server: TestServer;
@@ -134,14 +134,14 @@ describe("paid calls", () => {
     const app = await paidApp(250);
     const buyer = await createCaller(server.baseUrl, "Payer");
     await fundWallet(buyer, 1000);
-    const before = await balancesOf(server.database.db, await userIdOf(creator));
+    const before = await walletBalances(server.database.db, await userIdOf(creator));
     expect((await call(buyer, app.slug)).status).toBe(200);
     expect((await call(creator, app.slug)).status).toBe(200);
     expect((await buyer.api("GET", "/api/wallet/")).body).toMatchObject({
       balance_cents: 750,
       held_cents: 0,
     });
-    const after = await balancesOf(server.database.db, await userIdOf(creator));
+    const after = await walletBalances(server.database.db, await userIdOf(creator));
     expect(after.earnings - before.earnings).toBe(225);
     const usage = await creator.api("GET", `/api/app/${app.slug}/analytics/usage/`);
     expect(usage.body).toMatchObject({ total_invocations: 2, total_revenue: 2.5 });
@@ -205,13 +205,16 @@ describe("paid calls", () => {
     const app = await paidApp(price);
     const buyer = await createCaller(server.baseUrl, "Crowd");
     await fundWallet(buyer, k * price);
-    const creatorBefore = (await balancesOf(server.database.db, await userIdOf(creator))).earnings;
+    const creatorBefore = (await walletBalances(server.database.db, await userIdOf(creator))).earnings;
     const results = await Promise.all(Array.from({ length: n }, () => call(buyer, app.slug)));
     const statuses = results.map((r) => r.status);
     expect(statuses.filter((s) => s === 200)).toHaveLength(k);
     expect(statuses.filter((s) => s === 402)).toHaveLength(n - k);
-    expect(await balancesOf(server.database.db, await userIdOf(buyer))).toMatchObject({ wallet: 0, held: 0 });
-    const creatorAfter = (await balancesOf(server.database.db, await userIdOf(creator))).earnings;
+    expect(await walletBalances(server.database.db, await userIdOf(buyer))).toMatchObject({
+      wallet: 0,
+      held: 0,
+    });
+    const creatorAfter = (await walletBalances(server.database.db, await userIdOf(creator))).earnings;
     expect(creatorAfter - creatorBefore).toBe(k * (price - 4));
     const charged = await server.database.db
       .select({ n: sql<number>`count(*)::int` })
@@ -237,10 +240,10 @@ describe("the ledger", () => {
       ttlSeconds: 60,
       topUpUrl: "",
     });
-    expect(await balancesOf(server.database.db, buyerId)).toMatchObject({ wallet: 200, held: 100 });
+    expect(await walletBalances(server.database.db, buyerId)).toMatchObject({ wallet: 200, held: 100 });
     expect(await sweepExpiredHolds(server.database.db)).toBe(0);
     expect(await sweepExpiredHolds(server.database.db, new Date(Date.now() + 61_000))).toBe(1);
-    expect(await balancesOf(server.database.db, buyerId)).toMatchObject({ wallet: 300, held: 0 });
+    expect(await walletBalances(server.database.db, buyerId)).toMatchObject({ wallet: 300, held: 0 });
   });
 
   it("refuses to change or delete a posted entry", async () => {

@@ -307,81 +307,40 @@ export function splitFee(amountCents: number, feePercent: number): { fee: number
 }
 
 /**
- * Settles one call's price from a hold inside the caller's transaction (the one recording the
- * invocation): the money goes from the payer's held account to the creator's earnings minus the
- * platform fee, as a settle transaction referencing the invocation. A hold of one call closes
- * with it; a lease stays open for its next calls. False if the hold was already closed, has
- * expired (the sweeper may release it; a plan made it expire, migration 0014) or has less left
- * than the price. Without `known`, settles all that is left of the hold.
+ * Spends one call's price from a hold inside the caller's transaction (the one recording the
+ * invocation): adds the price to `settled_cents`, the platform's share of it to `fee_cents`, and
+ * one to `calls`. No ledger row is written per call: the hold's close posts what its calls spent
+ * (`closeHold`, docs/decisions/020). False if the hold was already closed, has expired (the
+ * sweeper may close it; a plan made it expire, migration 0014) or has less left than the price.
  */
-export async function settleHold(
+export async function spendFromHold(
   tx: Database,
   holdId: string,
-  invocationId: string,
-  feePercent: number,
-  options: {
-    /** What the paid path already knows: the call's price and the accounts' ids. */
-    known?: { amountCents: number; held: string; earnings: string; platform: string };
-  } = {},
+  call: { amountCents: number; feePercent: number },
 ): Promise<boolean> {
-  let known = options.known;
-  if (!known) {
-    const [hold] = await tx
-      .select()
-      .from(holds)
-      .where(and(eq(holds.id, holdId), eq(holds.status, "held")));
-    if (!hold) return false;
-    known = {
-      amountCents: hold.amountCents - hold.settledCents,
-      held: await accountFor(tx, "held", hold.payerId),
-      earnings: await accountFor(tx, "earnings", hold.creatorId),
-      platform: await accountFor(tx, "platform_fee", null),
-    };
-  }
-  const { fee, net } = splitFee(known.amountCents, feePercent);
-  const entries = [
-    { accountId: known.held, amountCents: -known.amountCents },
-    // Nothing for the creator when the platform takes it all (embedded traffic, decision 009).
-    ...(net > 0 ? [{ accountId: known.earnings, amountCents: net }] : []),
-    ...(fee > 0 ? [{ accountId: known.platform, amountCents: fee }] : []),
-  ];
-  checkBalanced("settle", entries);
-  // The hold's spent amount, its settle transaction, entries and balances in one round trip.
-  const [result] = await queryRows<{ settled: number; moved: number }>(
+  const { fee } = splitFee(call.amountCents, call.feePercent);
+  const [spent] = await queryRows<{ id: string }>(
     tx,
-    sql`with s as (select ${known.amountCents}::bigint as added),
-        hold as (
-          update holds set settled_cents = settled_cents + s.added, ${sql.raw(CLOSED_WHEN_SPENT)}
-          from s
-          where id = ${holdId} and status = 'held' and expires_at > now()
-            and settled_cents + s.added <= amount_cents
-          returning id),
-        posted as (
-          insert into ledger_transactions (kind, reference, description)
-          select 'settle', ${invocationId}::text, 'Paid call' from hold
-          returning id),
-        ${balanceMoves(entries)}
-        select (select count(*) from hold)::int as settled, (select count(*) from moved)::int as moved`,
+    sql`update holds set settled_cents = settled_cents + ${call.amountCents}::bigint,
+          fee_cents = fee_cents + ${fee}::bigint, calls = calls + 1
+        where id = ${holdId} and status = 'held' and expires_at > now()
+          and settled_cents + ${call.amountCents}::bigint <= amount_cents
+        returning id`,
   );
-  if (!result?.settled) return false;
-  if (result.moved < entries.length) throw new InsufficientFunds(`hold ${holdId} cannot be settled`);
-  return true;
+  return spent !== undefined;
 }
 
 /**
- * The rest of the `set` of a hold update adding `s.added` to `settled_cents`: the hold closes as
- * settled once all of it is spent, so a hold of one call closes with its call, a lease with its
- * last. (The `set` list sees the row as it was before the update.)
+ * Closes a hold and posts what happened to it, in one transaction: what its calls spent goes from
+ * the payer's held account to the creator's earnings and the platform's fee (a `settle`
+ * transaction, "N paid calls"), and the rest back to the wallet (a `release` transaction). Called
+ * when the process is done with a lease (used up, idle, its server closing), and by the sweeper
+ * for holds a crash left open once they expire. The hold row is updated first: a call still
+ * spending from it either committed before (and is posted here) or finds it closed (and is not
+ * charged). A fully spent hold closes as settled, any other as released. False if it was
+ * already closed.
  */
-export const CLOSED_WHEN_SPENT = `status = case when settled_cents + s.added = amount_cents then 'settled' else 'held' end,
-  closed_at = case when settled_cents + s.added = amount_cents then now() else null end`;
-
-/**
- * Closes a hold: what its calls did not spend goes back to the payer's wallet (a failed call, a
- * lease its process is done with, or one a crash left behind, once it has expired). A fully
- * spent hold closes as settled, any other as released. False if it was already closed.
- */
-export async function releaseHold(db: Database, holdId: string): Promise<boolean> {
+export async function closeHold(db: Database, holdId: string): Promise<boolean> {
   return db.transaction(async (tx) => {
     const t = tx as unknown as Database;
     const [hold] = await t
@@ -393,29 +352,48 @@ export async function releaseHold(db: Database, holdId: string): Promise<boolean
       .where(and(eq(holds.id, holdId), eq(holds.status, "held")))
       .returning();
     if (!hold) return false;
+    // One after another: a transaction's queries share one connection.
+    const held = await accountFor(t, "held", hold.payerId);
+    if (hold.settledCents > 0) {
+      const earnings = await accountFor(t, "earnings", hold.creatorId);
+      const platform = await accountFor(t, "platform_fee", null);
+      const net = hold.settledCents - hold.feeCents;
+      await postTransaction(t, {
+        kind: "settle",
+        reference: hold.id,
+        description: paidCalls(hold.calls),
+        entries: [
+          { accountId: held, amountCents: -hold.settledCents },
+          // Nothing for the creator when the platform takes it all (embedded traffic, decision 009).
+          ...(net > 0 ? [{ accountId: earnings, amountCents: net }] : []),
+          ...(hold.feeCents > 0 ? [{ accountId: platform, amountCents: hold.feeCents }] : []),
+        ],
+      });
+    }
     const unspent = hold.amountCents - hold.settledCents;
-    if (unspent === 0) return true;
-    const [wallet, held] = await Promise.all([
-      accountFor(t, "wallet", hold.payerId),
-      accountFor(t, "held", hold.payerId),
-    ]);
-    await postTransaction(t, {
-      kind: "release",
-      reference: hold.id,
-      description:
-        hold.settledCents > 0
-          ? "Released: what a lease's calls did not spend"
-          : "Released: the call was not completed",
-      entries: [
-        { accountId: held, amountCents: -unspent },
-        { accountId: wallet, amountCents: unspent },
-      ],
-    });
+    if (unspent > 0) {
+      const wallet = await accountFor(t, "wallet", hold.payerId);
+      await postTransaction(t, {
+        kind: "release",
+        reference: hold.id,
+        description:
+          hold.settledCents > 0
+            ? "Released: what a lease's calls did not spend"
+            : "Released: the call was not completed",
+        entries: [
+          { accountId: held, amountCents: -unspent },
+          { accountId: wallet, amountCents: unspent },
+        ],
+      });
+    }
     return true;
   });
 }
 
-/** Releases holds a crashed process left behind; returns how many. */
+/** The description of a settle transaction: how many calls it pays for ("3 paid calls"). */
+export const paidCalls = (calls: number) => (calls === 1 ? "1 paid call" : `${calls} paid calls`);
+
+/** Closes holds a crashed process left behind once they expire (`closeHold`); returns how many. */
 export async function sweepExpiredHolds(db: Database, now: Date = new Date()): Promise<number> {
   const expired = await db
     .select({ id: holds.id })
@@ -424,7 +402,7 @@ export async function sweepExpiredHolds(db: Database, now: Date = new Date()): P
     .orderBy(asc(holds.expiresAt))
     .limit(500);
   let released = 0;
-  for (const hold of expired) if (await releaseHold(db, hold.id)) released += 1;
+  for (const hold of expired) if (await closeHold(db, hold.id)) released += 1;
   return released;
 }
 
@@ -451,6 +429,42 @@ export async function balancesOf(
   return result;
 }
 
+/**
+ * Balances as their owner reads them. Calls paid from a hold that is still open have spent their
+ * prices, durably, but the ledger posts them only when the hold closes (decision 020): here they
+ * count as paid, out of the payer's held money and into the creator's earnings, so the figures
+ * move with every call. `wallet + held` is the payer's unspent money at every moment.
+ */
+export async function walletBalances(
+  db: Database,
+  userId: string,
+): Promise<Record<"wallet" | "held" | "earnings", number>> {
+  // One statement, so the ledger and the open holds are read in one snapshot: a hold closing
+  // meanwhile is counted either as open or as posted, never as both or neither.
+  const [row] = await queryRows<{ wallet: string; held: string; earnings: string }>(
+    db,
+    sql`with balance as (
+          select kind, balance_cents from ledger_accounts
+          where owner_id = ${userId} and kind in ('wallet', 'held', 'earnings')
+        ), open as (
+          select payer_id, creator_id, settled_cents, fee_cents from holds
+          where status = 'held' and (payer_id = ${userId} or creator_id = ${userId})
+        )
+        select
+          (select coalesce(sum(balance_cents), 0) from balance where kind = 'wallet')::text as wallet,
+          ((select coalesce(sum(balance_cents), 0) from balance where kind = 'held')
+            - (select coalesce(sum(settled_cents), 0) from open where payer_id = ${userId}))::text as held,
+          ((select coalesce(sum(balance_cents), 0) from balance where kind = 'earnings')
+            + (select coalesce(sum(settled_cents - fee_cents), 0) from open where creator_id = ${userId}))::text
+            as earnings`,
+  );
+  return {
+    wallet: Number(row?.wallet ?? 0),
+    held: Number(row?.held ?? 0),
+    earnings: Number(row?.earnings ?? 0),
+  };
+}
+
 export interface ReconcileReport {
   accounts: number;
   transactions: number;
@@ -458,10 +472,19 @@ export interface ReconcileReport {
   ledgerTotal: number;
   mismatches: { accountId: string; kind: string; balance: number; entries: number }[];
   unbalancedTransactions: string[];
+  /**
+   * Holds whose count of paid calls differs from the invocations charged to them, or whose close
+   * posted something other than what they recorded as spent (an empty list when every charge is
+   * both recorded and posted).
+   */
+  mismatchedHolds: string[];
   ok: boolean;
 }
 
-/** Checks that every balance equals the sum of its entries and every transaction sums to zero. */
+/**
+ * Checks that every balance equals the sum of its entries, every transaction sums to zero, and
+ * every hold's paid calls are both recorded (invocations) and, once it is closed, posted.
+ */
 export async function reconcile(db: Database): Promise<ReconcileReport> {
   const rows = await queryRows<{ id: string; kind: string; balance: string; entries: string }>(
     db,
@@ -475,6 +498,26 @@ export async function reconcile(db: Database): Promise<ReconcileReport> {
   const [totals] = await queryRows<{ total: string; transactions: string }>(
     db,
     sql`select coalesce(sum(amount_cents), 0)::text as total, (select count(*) from ledger_transactions)::text as transactions from ledger_entries`,
+  );
+  // Every charged call names its hold, and a closed hold posted exactly what its calls spent.
+  // (Holds from before decision 020 counted no calls and were posted call by call.)
+  const mismatchedHolds = await queryRows<{ id: string }>(
+    db,
+    sql`with charged as (
+          select hold_id, count(*)::int as calls from invocations where hold_id is not null group by hold_id
+        ), posted as (
+          select t.reference, -sum(e.amount_cents) as cents
+          from ledger_transactions t
+          join ledger_entries e on e.transaction_id = t.id
+          join ledger_accounts a on a.id = e.account_id and a.kind = 'held'
+          where t.kind = 'settle' group by t.reference
+        )
+        select h.id from holds h
+        left join charged c on c.hold_id = h.id
+        left join posted p on p.reference = h.id::text
+        where h.calls <> coalesce(c.calls, 0)
+           or (h.calls > 0 and h.status <> 'held' and coalesce(p.cents, 0) <> h.settled_cents)
+           or (h.calls > 0 and h.status = 'held' and p.cents is not null)`,
   );
   const mismatches = rows
     .filter((row) => row.balance !== row.entries)
@@ -492,6 +535,11 @@ export async function reconcile(db: Database): Promise<ReconcileReport> {
     ledgerTotal,
     mismatches,
     unbalancedTransactions,
-    ok: mismatches.length === 0 && unbalancedTransactions.length === 0 && ledgerTotal === 0,
+    mismatchedHolds: mismatchedHolds.map((row) => row.id),
+    ok:
+      mismatches.length === 0 &&
+      unbalancedTransactions.length === 0 &&
+      mismatchedHolds.length === 0 &&
+      ledgerTotal === 0,
   };
 }

@@ -4,7 +4,7 @@ import { invocations, subscriptions } from "../../db/schema/index.ts";
 import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
-import { balancesOf, reconcile } from "./ledger.service.ts";
+import { reconcile, walletBalances } from "./ledger.service.ts";
 import { renewDueSubscriptions } from "./plans.service.ts";
 
 let testDb: TestDatabase;
@@ -95,7 +95,7 @@ describe("subscriptions", () => {
     const { slug, plan } = await appWithPlan(20);
     const consumer = await createCaller(server.baseUrl, "Subscriber");
     await fundWallet(consumer, 1000);
-    const creatorBefore = (await balancesOf(server.database.db, await userIdOf(creator))).earnings;
+    const creatorBefore = (await walletBalances(server.database.db, await userIdOf(creator))).earnings;
 
     const subscribed = await consumer.api("POST", `/api/app/${slug}/subscriptions/`, {
       body: { package_id: plan.id },
@@ -115,7 +115,7 @@ describe("subscriptions", () => {
     expect((await consumer.api("GET", "/api/wallet/")).body.balance_cents).toBe(480);
     const [sub] = (await consumer.api("GET", `/api/app/${slug}/subscriptions/`)).body;
     expect(sub.calls_used).toBe(2);
-    const creatorAfter = (await balancesOf(server.database.db, await userIdOf(creator))).earnings;
+    const creatorAfter = (await walletBalances(server.database.db, await userIdOf(creator))).earnings;
     expect(creatorAfter - creatorBefore).toBe(450 + 18);
 
     const again = await consumer.api("POST", `/api/app/${slug}/subscriptions/`, {
@@ -140,7 +140,7 @@ describe("subscriptions", () => {
         sql`${invocations.callerUserId} = ${consumerId} and ${invocations.status} = 'success' and ${invocations.chargedCents} = 0`,
       );
     expect(covered[0]?.n).toBe(5);
-    expect(await balancesOf(server.database.db, consumerId)).toMatchObject({ wallet: 0, held: 0 });
+    expect(await walletBalances(server.database.db, consumerId)).toMatchObject({ wallet: 0, held: 0 });
   });
 
   it("is paid by a card payment made for the plan, which cannot be used twice or top up the wallet", async () => {

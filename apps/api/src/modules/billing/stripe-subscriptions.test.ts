@@ -4,7 +4,7 @@ import { ledgerTransactions, subscriptions } from "../../db/schema/index.ts";
 import { type Caller, createCaller } from "../../test/caller.ts";
 import { DECLINED_CARD, type StripeTestServer, startStripeTestServer } from "../../test/fake-stripe.ts";
 import type { TestServer } from "../../test/server.ts";
-import { balancesOf, reconcile } from "./ledger.service.ts";
+import { reconcile, walletBalances } from "./ledger.service.ts";
 import { renewDueSubscriptions } from "./plans.service.ts";
 
 let stripe: StripeTestServer;
@@ -31,7 +31,7 @@ const address = {
 const userIdOf = async (caller: Caller) =>
   (await caller.api("GET", "/api/auth/profile/")).body.user.id as string;
 const earningsOf = async (caller: Caller) =>
-  (await balancesOf(server.database.db, await userIdOf(caller))).earnings;
+  (await walletBalances(server.database.db, await userIdOf(caller))).earnings;
 const walletOf = async (caller: Caller) =>
   (await caller.api("GET", "/api/wallet/")).body.balance_cents as number;
 

@@ -2,7 +2,7 @@ import type { Wallet } from "@promptmint/contracts";
 import { and, desc, eq, inArray } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { ledgerAccounts, ledgerEntries, ledgerTransactions } from "../../db/schema/index.ts";
-import { balancesOf } from "./ledger.service.ts";
+import { walletBalances } from "./ledger.service.ts";
 
 /** Balance, money held for calls in flight, earnings, and the latest movements of wallet and earnings. */
 export async function getWallet(
@@ -10,7 +10,7 @@ export async function getWallet(
   userId: string,
   gateway: "sandbox" | "stripe",
 ): Promise<Wallet> {
-  const balances = await balancesOf(db, userId);
+  const balances = await walletBalances(db, userId);
   const rows = await db
     .select({
       id: ledgerEntries.id,
@@ -37,8 +37,16 @@ export async function getWallet(
       kind: row.account === "earnings" ? "earning" : row.kind,
       amount_cents: row.amount,
       account: row.account as "wallet" | "earnings",
-      description: row.account === "earnings" ? "Earned from a paid call" : row.description,
+      description: row.account === "earnings" ? earnedFrom(row.description) : row.description,
       created_at: row.createdAt.toISOString(),
     })),
   };
+}
+
+/**
+ * An earnings entry as its creator reads it. A settle transaction pays for a hold's calls
+ * ("12 paid calls", decision 020); before that, for one call ("Paid call").
+ */
+function earnedFrom(settled: string): string {
+  return settled === "Paid call" ? "Earned from a paid call" : `Earned from ${settled}`;
 }

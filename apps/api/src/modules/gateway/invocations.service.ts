@@ -18,6 +18,8 @@ export interface InvocationRecord {
   inputTokens: number;
   outputTokens: number;
   chargedCents?: number;
+  /** The hold paying for it (with `settle`); kept on the row only if `settle` charged it. */
+  holdId?: string;
   /** Runs in the same transaction after the invocation row exists; false means nothing was charged. */
   settle?: (tx: Database) => Promise<boolean>;
   /** When the call happened (default now); the demo seed backdates its calls. */
@@ -55,6 +57,7 @@ export async function recordInvocation(db: Database, record: InvocationRecord): 
     inputTokens: record.inputTokens,
     outputTokens: record.outputTokens,
     chargedCents: record.chargedCents ?? 0,
+    holdId: record.settle ? (record.holdId ?? null) : null,
     createdAt: at,
   };
   const rollup = (charged: number) => ({
@@ -106,7 +109,10 @@ export async function recordInvocation(db: Database, record: InvocationRecord): 
     let charged = row.chargedCents;
     if (record.settle && !(await record.settle(tx as unknown as Database))) {
       charged = 0;
-      await tx.update(invocations).set({ chargedCents: 0 }).where(eq(invocations.id, record.id));
+      await tx
+        .update(invocations)
+        .set({ chargedCents: 0, holdId: null })
+        .where(eq(invocations.id, record.id));
     }
     // Last before commit, so the rollup rows are locked for as short a time as possible.
     await addToRollups(tx as unknown as Database, rollup(charged));

@@ -1,17 +1,24 @@
-import { eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { holds, invocations, ledgerTransactions } from "../../db/schema/index.ts";
 import { type Caller, createCaller, fundWallet, settledWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startFakeOpenAi } from "../../test/fake-openai.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
-import { balancesOf, reconcile, sweepExpiredHolds } from "../billing/ledger.service.ts";
-import { LEASE_CALLS } from "./leases.ts";
+import {
+  balancesOf,
+  cachedAccountFor,
+  paidCalls,
+  reconcile,
+  walletBalances,
+} from "../billing/ledger.service.ts";
+import { LEASE_CALLS, LeaseBook } from "./leases.ts";
 
 /**
  * Wallet leases (leases.ts, docs/decisions/018) through the real HTTP path and database: a
  * lease's calls are each charged exactly once, the unspent rest goes back to the wallet, a plan
- * takes over from a lease at once, and a closing server gives its leases back.
+ * takes over from a lease at once, and a closing server gives its leases back, even one it was
+ * still taking.
  */
 
 const PRICE = 10;
@@ -72,7 +79,7 @@ it("pays a run of calls from a few growing leases, charges each call once, and g
   const CALLS = 40;
   for (let i = 0; i < CALLS; i++) expect((await call(consumer, app.slug)).status).toBe(200);
   // Mid-run some money may be held by the current lease; none of it is lost.
-  const during = await balancesOf(server.database.db, consumerId);
+  const during = await walletBalances(server.database.db, consumerId);
   expect(during.wallet + during.held).toBe(5_000 - CALLS * PRICE);
 
   expect(await settledWallet(consumer)).toMatchObject({
@@ -101,14 +108,22 @@ it("pays a run of calls from a few growing leases, charges each call once, and g
   expect(before?.n).toBeLessThan(31);
   expect(before?.n).toBeGreaterThanOrEqual(24);
 
-  // Each call is one settle transaction referencing its invocation, charged the price.
-  const settles = await server.database.db
-    .select({ charged: invocations.chargedCents })
-    .from(ledgerTransactions)
-    .innerJoin(invocations, sql`${invocations.id}::text = ${ledgerTransactions.reference}`)
+  // Each call names the lease it was paid from; each lease's close posted one settle transaction
+  // of exactly its calls, and the creator earned them.
+  const paid = await server.database.db
+    .select({ holdId: invocations.holdId, charged: invocations.chargedCents })
+    .from(invocations)
     .where(eq(invocations.applicationId, app.id));
-  expect(settles).toHaveLength(CALLS);
-  expect(settles.every((s) => s.charged === PRICE)).toBe(true);
+  expect(paid.every((p) => p.charged === PRICE && p.holdId !== null)).toBe(true);
+  const settles = await server.database.db
+    .select({ description: ledgerTransactions.description, calls: holds.calls })
+    .from(ledgerTransactions)
+    .innerJoin(holds, sql`${holds.id}::text = ${ledgerTransactions.reference}`)
+    .where(and(eq(holds.applicationId, app.id), eq(ledgerTransactions.kind, "settle")));
+  expect(settles).toHaveLength(leases.filter((l) => l.settled > 0).length);
+  expect(settles.reduce((sum, s) => sum + s.calls, 0)).toBe(CALLS);
+  expect(settles.every((s) => s.description === paidCalls(s.calls))).toBe(true);
+  expect((await reconcile(server.database.db)).mismatchedHolds).toEqual([]);
   expect((await balancesOf(server.database.db, await userIdOf(creator))).earnings).toBeGreaterThanOrEqual(
     CALLS * (PRICE - 1),
   );
@@ -163,7 +178,7 @@ it("switches to a new plan's included calls at once, though a lease of the walle
     body: { package_id: plan.body.id },
   });
   expect(subscribed.status).toBe(201);
-  const walletAfterPlan = await balancesOf(server.database.db, consumerId);
+  const walletAfterPlan = await walletBalances(server.database.db, consumerId);
 
   // The next calls are the plan's, not the wallet's. A call that set off before the plan's
   // start reached this process may still use the lease; the lease's settle then fails (the plan
@@ -171,15 +186,15 @@ it("switches to a new plan's included calls at once, though a lease of the walle
   for (let i = 0; i < 3; i++) expect((await call(consumer, app.slug)).status).toBe(200);
   const [sub] = (await consumer.api("GET", `/api/app/${app.slug}/subscriptions/`)).body;
   expect(sub.calls_used).toBeGreaterThanOrEqual(2);
-  const now = await balancesOf(server.database.db, consumerId);
+  const now = await walletBalances(server.database.db, consumerId);
   expect(now.wallet + now.held).toBe(walletAfterPlan.wallet + walletAfterPlan.held);
   const [charged] = await server.database.db
     .select({ n: sql<number>`count(*)::int` })
     .from(invocations)
     .where(sql`${invocations.applicationId} = ${app.id} and ${invocations.chargedCents} > 0`);
   expect(charged?.n).toBe(12);
-  // The lease expired with the subscription; the sweeper gives its rest back.
-  expect(await sweepExpiredHolds(server.database.db)).toBeGreaterThanOrEqual(1);
+  // The lease expired with the subscription: the call that then used it was refused a charge,
+  // and the process closed the lease, giving its rest back (the sweeper would, after a crash).
   expect(await settledWallet(consumer)).toMatchObject({
     balance_cents: 2_000 - 100 - 12 * PRICE,
     held_cents: 0,
@@ -199,12 +214,13 @@ it("gives every lease back when the server closes", async () => {
     const burst = await Promise.all(Array.from({ length: 20 }, () => call(consumer, app.slug)));
     expect(burst.every((answer) => answer.status === 200)).toBe(true);
     // The burst's last lease has money left (leases of 1, 2, 4, 8, 16 calls cover 31).
-    const before = await balancesOf(own.database.db, consumerId);
+    const before = await walletBalances(own.database.db, consumerId);
     expect(before.held).toBeGreaterThan(0);
     expect(before.wallet + before.held).toBe(3_000 - 20 * PRICE);
     await own.stop();
     const reopened = await ownDb.open();
     try {
+      // The ledger itself: every lease closed and posted, nothing left held.
       expect(await balancesOf(reopened.db, consumerId)).toMatchObject({
         wallet: 3_000 - 20 * PRICE,
         held: 0,
@@ -217,4 +233,44 @@ it("gives every lease back when the server closes", async () => {
     await own.stop().catch(() => {});
     await ownDb.destroy();
   }
+});
+
+it("closes a lease still being taken ahead when its book closes", async () => {
+  const app = await paidApp();
+  const consumer = await createCaller(server.baseUrl, "Last Minute");
+  await fundWallet(consumer, 1_000);
+  const db = server.database.db;
+  const payerId = await userIdOf(consumer);
+  const book = new LeaseBook(db);
+  const request = {
+    payerId,
+    applicationId: app.id,
+    creatorId: await userIdOf(creator),
+    priceCents: PRICE,
+    deadlineSeconds: 60,
+    topUpUrl: "http://example.test/wallet",
+    tryIncluded: true,
+    accounts: {
+      wallet: await cachedAccountFor(db, "wallet", payerId),
+      held: await cachedAccountFor(db, "held", payerId),
+    },
+  };
+  // Leases of 1, 2 and 4 calls used up, then 6 calls from the lease of 8: a quarter of it is
+  // left, so the lease of 16 is being taken ahead when the book closes.
+  for (let i = 0; i < 1 + 2 + 4 + 5; i++) await (await book.pay(request)).end?.("charged");
+  const sixth = await book.pay(request);
+  await sixth.end?.("charged");
+  await book.close();
+
+  const open = await db
+    .select({ amount: holds.amountCents })
+    .from(holds)
+    .where(and(eq(holds.applicationId, app.id), eq(holds.status, "held")));
+  expect(open).toEqual([]);
+  expect(
+    await db.select({ amount: holds.amountCents }).from(holds).where(eq(holds.applicationId, app.id)),
+  ).toContainEqual({
+    amount: 16 * PRICE,
+  });
+  expect(await balancesOf(db, payerId)).toMatchObject({ wallet: 1_000, held: 0 });
 });

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Database } from "../../db/client.ts";
-import { releaseHold, takeCallPayment } from "../billing/ledger.service.ts";
+import { closeHold, takeCallPayment } from "../billing/ledger.service.ts";
 import { refundIncludedCall } from "../billing/plans.service.ts";
 
 /**
@@ -8,16 +8,18 @@ import { refundIncludedCall } from "../billing/plans.service.ts";
  * in the ledger before the upstream is called. Instead of one hold per call (a round trip and
  * eight written rows before every call), the process holds several calls' prices at once for a
  * (payer, app) pair (a lease: an ordinary hold, committed like any other) and spends it call by
- * call in memory. Every call still settles its own price from the hold, synchronously, before it
- * answers; a lease only moves the "set aside" step off the call's path.
+ * call in memory. Every call still records its own price as spent from the hold, synchronously,
+ * before it answers; a lease only moves the "set aside" step off the call's path. Closing the
+ * lease posts what its calls spent to the ledger in one settle transaction (decision 020).
  *
  * Invariants:
  * - Money: the process never promises more of a lease than it holds (`promised <= amount`), and
  *   the settle statement checks the same in the database, so a lease can never be overspent.
  * - A failed call gives its price back to the lease in memory; nothing is written.
  * - A lease the process is done with (idle, spent, about to expire, or the server closing) is
- *   released once no call of it is in flight: what it did not spend goes back to the wallet.
- * - A crash loses nothing: the hold expires and the sweeper returns what was not settled.
+ *   closed once no call of it is in flight: what its calls spent goes to the creator and the
+ *   platform, what they did not spend back to the wallet.
+ * - A crash loses nothing: the hold expires and the sweeper closes it the same way.
  * - A plan that can cover calls again makes the pair's holds expire at once (migration 0014);
  *   calls then in flight are recorded without a charge, and the next call uses the plan.
  */
@@ -55,7 +57,7 @@ interface Lease {
   lastUsed: number;
   /** No new call may use it; released when the last call in flight finishes. */
   retired: boolean;
-  /** The database closed it under us (swept, or a plan made it expire): nothing to release. */
+  /** Its close has been started (once: `closeHold`). */
   closed: boolean;
   /** The pair's next lease was taken ahead of this one running out. */
   renewed: boolean;
@@ -201,11 +203,17 @@ export class LeaseBook {
       });
   }
 
-  /** Releases every lease (the server is closing): waits for calls in flight, then returns what is unspent. */
+  /**
+   * Closes every lease (the server is closing), including one still being taken (a renewal
+   * ahead that set off with the last calls), and waits until each close has committed.
+   */
   async close(): Promise<void> {
     clearInterval(this.timer);
-    for (const leases of [...this.open.values()]) for (const lease of [...leases]) this.retire(lease);
-    while (this.releasing.size > 0) await Promise.allSettled([...this.releasing]);
+    do {
+      await Promise.allSettled([...this.acquiring.values()]);
+      for (const leases of [...this.open.values()]) for (const lease of [...leases]) this.retire(lease);
+      await Promise.allSettled([...this.releasing]);
+    } while (this.open.size > 0 || this.acquiring.size > 0 || this.releasing.size > 0);
   }
 
   private withRoom(key: string, request: PaymentRequest): Lease | undefined {
@@ -254,8 +262,8 @@ export class LeaseBook {
             this.nextCalls.delete(lease.key);
           }
         } else {
-          // The database closed or expired the hold: no later call may use it.
-          lease.closed = true;
+          // The database closed or expired the hold: no later call may use it. Closing it posts
+          // what its calls spent (false, harmlessly, if the sweeper closed it already).
           lease.retired = true;
         }
         if (lease.retired) await this.retire(lease);
@@ -274,9 +282,7 @@ export class LeaseBook {
     }
     if (lease.inFlight > 0 || lease.closed) return Promise.resolve();
     lease.closed = true;
-    // Fully spent: its last settle closed it already.
-    if (lease.settled >= lease.amount) return Promise.resolve();
-    const released: Promise<void> = releaseHold(this.db, lease.holdId)
+    const released: Promise<void> = closeHold(this.db, lease.holdId)
       .then(() => {})
       .catch((err) =>
         this.log?.warn({ err, holdId: lease.holdId }, "could not release a lease; the sweeper will"),

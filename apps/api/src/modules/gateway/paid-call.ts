@@ -17,7 +17,7 @@ export interface PaidCall {
   started: number;
   /** Gives back what was taken for the call (hold or included call). */
   release(): Promise<void>;
-  /** Records the invocation; on success settles the hold in the same transaction. */
+  /** Records the invocation; on success spends its price from the hold in the same transaction. */
   record(status: "success" | "error", result?: ExecutionResult, error?: AppError): Promise<void>;
 }
 
@@ -48,7 +48,7 @@ export async function openPaidCall(
   const messageId = randomUUID();
   const isOwner = application.ownerId === caller.id;
   const listPrice = isOwner && !ownerPays ? 0 : application.priceCents;
-  const accounts = listPrice > 0 ? await callAccounts(db, caller.id, application.ownerId) : undefined;
+  const accounts = listPrice > 0 ? await callAccounts(db, caller.id) : undefined;
   // An included call of the caller's plan, or the price from the pair's lease (a round trip only
   // when a new lease is needed; 402 if the wallet cannot cover the price). A free app's calls
   // still count against a plan's included calls.
@@ -113,9 +113,10 @@ export async function openPaidCall(
         await recordCall(db, invocation);
         return;
       }
-      // The invocation and the settle of its price commit together, synchronously: the charge is
-      // on disk before the caller hears of it (recorder.ts).
-      const settlement = { holdId, amountCents: price, feePercent: options.feePercent, ...accounts };
+      // The invocation and its price spent from the lease commit together, synchronously: the
+      // charge is on disk before the caller hears of it (recorder.ts). The ledger posts it when
+      // the lease closes (decision 020).
+      const settlement = { holdId, amountCents: price, feePercent: options.feePercent };
       let charged: boolean;
       try {
         charged = await recordCall(db, invocation, settlement);
@@ -129,13 +130,11 @@ export async function openPaidCall(
   };
 }
 
-/** The ledger accounts a paid call moves money between (ids cached: they never change). */
-async function callAccounts(db: Database, payerId: string, creatorId: string) {
-  const [wallet, held, earnings, platform] = await Promise.all([
+/** The payer's accounts a lease moves money between (ids cached: they never change). */
+async function callAccounts(db: Database, payerId: string) {
+  const [wallet, held] = await Promise.all([
     cachedAccountFor(db, "wallet", payerId),
     cachedAccountFor(db, "held", payerId),
-    cachedAccountFor(db, "earnings", creatorId),
-    cachedAccountFor(db, "platform_fee", null),
   ]);
-  return { wallet, held, earnings, platform };
+  return { wallet, held };
 }

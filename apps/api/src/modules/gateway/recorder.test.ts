@@ -9,8 +9,8 @@ import { startTestServer, type TestServer } from "../../test/server.ts";
 import {
   balancesOf,
   cachedAccountFor,
+  closeHold,
   reconcile,
-  releaseHold,
   takeCallPayment,
 } from "../billing/ledger.service.ts";
 import type { InvocationRecord } from "./invocations.service.ts";
@@ -29,7 +29,7 @@ let db: Database;
 let consumerId: string;
 let creatorId: string;
 let appId: string;
-let accounts: { wallet: string; held: string; earnings: string; platform: string };
+let accounts: { wallet: string; held: string };
 
 beforeAll(async () => {
   testDb = await createTestDatabase();
@@ -51,8 +51,6 @@ beforeAll(async () => {
   accounts = {
     wallet: await cachedAccountFor(db, "wallet", consumerId),
     held: await cachedAccountFor(db, "held", consumerId),
-    earnings: await cachedAccountFor(db, "earnings", creatorId),
-    platform: await cachedAccountFor(db, "platform_fee", null),
   };
 });
 afterAll(async () => {
@@ -91,12 +89,11 @@ const call = (overrides: Partial<InvocationRecord> = {}): InvocationRecord => ({
   ...overrides,
 });
 
-const settlementOf = (holdId: string) => ({
-  holdId,
-  amountCents: PRICE,
-  feePercent: FEE_PERCENT,
-  ...accounts,
-});
+const settlementOf = (holdId: string) => ({ holdId, amountCents: PRICE, feePercent: FEE_PERCENT });
+
+const closeAll = async (holdIds: string[]) => {
+  for (const holdId of holdIds) expect(await closeHold(db, holdId)).toBe(true);
+};
 
 const ROLLUP_FIGURES = [
   "invocations",
@@ -156,18 +153,33 @@ it("writes calls that finish together in one batch, each charged once, with exac
   expect(stats.calls - before.stats.calls).toBe(45);
   expect(stats.fallbacks).toBe(before.stats.fallbacks);
 
-  const after = await balancesOf(db, consumerId);
-  expect(after.wallet).toBe(before.balances.wallet - 40 * PRICE);
-  expect(after.held).toBe(before.balances.held);
-  expect((await balancesOf(db, creatorId)).earnings).toBe(40 * (PRICE - 1));
+  // Recorded: each price is spent from its hold, durably, and no ledger row moved yet.
+  const recordedBalances = await balancesOf(db, consumerId);
+  expect(recordedBalances.wallet).toBe(before.balances.wallet - 40 * PRICE);
+  expect(recordedBalances.held).toBe(before.balances.held + 40 * PRICE);
+  const earningsBefore = (await balancesOf(db, creatorId)).earnings;
   const recorded = await db
-    .select({ charged: invocations.chargedCents, status: invocations.status })
+    .select({ charged: invocations.chargedCents, status: invocations.status, holdId: invocations.holdId })
     .from(invocations)
     .where(inArray(invocations.id, [...successes.map((s) => s.record.id), ...failures.map((f) => f.id)]));
   expect(recorded.filter((r) => r.status === "success" && r.charged === PRICE)).toHaveLength(40);
-  expect(recorded.filter((r) => r.status === "error" && r.charged === 0)).toHaveLength(5);
-  const settled = await db.select().from(holds).where(inArray(holds.id, holdIds));
-  expect(settled.every((h) => h.status === "settled" && h.settledCents === h.amountCents)).toBe(true);
+  expect(new Set(recorded.map((r) => r.holdId).filter(Boolean))).toEqual(new Set(holdIds));
+  expect(recorded.filter((r) => r.status === "error" && r.charged === 0 && !r.holdId)).toHaveLength(5);
+  const spent = await db.select().from(holds).where(inArray(holds.id, holdIds));
+  expect(
+    spent.every((h) => h.status === "held" && h.settledCents === PRICE && h.feeCents === 1 && h.calls === 1),
+  ).toBe(true);
+  expect((await reconcile(db)).ok).toBe(true);
+
+  // Closed: the ledger posts what each hold's call spent.
+  await closeAll(holdIds);
+  const after = await balancesOf(db, consumerId);
+  expect(after.wallet).toBe(before.balances.wallet - 40 * PRICE);
+  expect(after.held).toBe(before.balances.held);
+  expect((await balancesOf(db, creatorId)).earnings).toBe(earningsBefore + 40 * (PRICE - 1));
+  const closed = await db.select().from(holds).where(inArray(holds.id, holdIds));
+  expect(closed.every((h) => h.status === "settled" && h.settledCents === h.amountCents)).toBe(true);
+  expect(await closeHold(db, holdIds[0] ?? "")).toBe(false);
 
   const rollups = await appStats();
   expect(rollups.invocations - before.rollups.invocations).toBe(45);
@@ -181,11 +193,11 @@ it("writes calls that finish together in one batch, each charged once, with exac
   expect((await reconcile(db)).ok).toBe(true);
 });
 
-it("records a call whose hold was already released as not charged, and charges the rest of its batch", async () => {
+it("records a call whose hold was already closed as not charged, and charges the rest of its batch", async () => {
   const before = await balancesOf(db, consumerId);
   const [first, swept, last] = await Promise.all([hold(), hold(), hold()]);
   if (!first || !swept || !last) throw new Error("expected three holds");
-  expect(await releaseHold(db, swept)).toBe(true);
+  expect(await closeHold(db, swept)).toBe(true);
   const records = [call(), call(), call()];
   const results = await Promise.all(
     [first, swept, last].map((holdId, i) =>
@@ -195,10 +207,11 @@ it("records a call whose hold was already released as not charged, and charges t
 
   expect(results).toEqual([true, false, true]);
   const [uncharged] = await db
-    .select({ charged: invocations.chargedCents })
+    .select({ charged: invocations.chargedCents, holdId: invocations.holdId })
     .from(invocations)
     .where(eq(invocations.id, records[1]?.id ?? ""));
-  expect(uncharged?.charged).toBe(0);
+  expect(uncharged).toEqual({ charged: 0, holdId: null });
+  await closeAll([first, last]);
   const after = await balancesOf(db, consumerId);
   expect(after.wallet).toBe(before.wallet - 2 * PRICE);
   expect(after.held).toBe(before.held);
@@ -223,9 +236,9 @@ it("writes the others of a batch when one call cannot be recorded, and never cha
   expect(recorderStats(db).fallbacks - before.stats.fallbacks).toBe(1);
   const [badHold] = await db.select({ status: holds.status }).from(holds).where(eq(holds.id, bad));
   expect(badHold?.status).toBe("held");
+  await closeAll([good, bad, alsoGood]);
   const after = await balancesOf(db, consumerId);
-  expect(after.wallet).toBe(before.balances.wallet - 3 * PRICE);
-  expect(after.held).toBe(before.balances.held + PRICE);
-  expect(await releaseHold(db, bad)).toBe(true);
+  expect(after.wallet).toBe(before.balances.wallet - 2 * PRICE);
+  expect(after.held).toBe(before.balances.held);
   expect((await reconcile(db)).ok).toBe(true);
 });

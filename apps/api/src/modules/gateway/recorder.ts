@@ -1,15 +1,12 @@
 import { type Database, preparedStatement, writerFor } from "../../db/client.ts";
 import { APP_STATS_ADDED, OWNER_STATS_ADDED, ROLLUP_SHARDS, utcDay } from "../analytics/rollups.ts";
-import { CLOSED_WHEN_SPENT, settleHold, splitFee } from "../billing/ledger.service.ts";
+import { spendFromHold, splitFee } from "../billing/ledger.service.ts";
 import { type InvocationRecord, recordInvocation } from "./invocations.service.ts";
 
-/** What a successful paid call settles: its hold, the hold's amount and the accounts it moves between. */
+/** What a successful paid call spends: its price from its hold, of which the platform keeps `feePercent`. */
 export interface Settlement {
   holdId: string;
   amountCents: number;
-  held: string;
-  earnings: string;
-  platform: string;
   feePercent: number;
 }
 
@@ -17,17 +14,17 @@ export interface Settlement {
 const MAX_BATCH = 256;
 
 /**
- * Records a call and settles its price from its hold. A chat turn (conversation rows) is written on
- * its own (`recordOne`); other calls are written in batches: one statement and one
- * synchronous commit for every call that finished while the previous batch was being written. A
- * call alone is written at once, so batching adds no wait; under load, N calls share one round
- * trip and one WAL flush, and the hot ledger rows (the creator's earnings, the platform fee, the
- * payer's held account) are updated once per batch instead of once per call. Every promise
- * resolves only after its batch is committed: a charge is on disk before its caller hears of it.
- * Answers whether the call was charged (false when the sweeper had released its hold). On
- * PostgreSQL the batches use connections of their own (`writerFor`), so an answered call never
- * waits for a connection behind calls that have not started.
- * See docs/decisions/012-paid-path-latency.md.
+ * Records a call and spends its price from its hold. A chat turn (conversation rows) is written on
+ * its own (`recordOne`); other calls are written in batches: one statement and one synchronous
+ * commit for every call that finished while the previous batch was being written. A call alone is
+ * written at once, so batching adds no wait; under load, N calls share one round trip and one WAL
+ * flush. Every promise resolves only after its batch is committed: a charge (the invocation and
+ * the price added to its hold's `settled_cents`) is on disk before its caller hears of it. The
+ * ledger moves the money when the hold closes (`closeHold`, decision 020), so a call writes no
+ * ledger row and takes no lock on a hot ledger account. Answers whether the call was charged
+ * (false when its hold was closed or had expired). On PostgreSQL the batches use connections of
+ * their own (`writerFor`), so an answered call never waits for a connection behind calls that have
+ * not started. See docs/decisions/012-paid-path-latency.md and 020-lease-capture.md.
  */
 export function recordCall(
   db: Database,
@@ -104,40 +101,31 @@ class BatchRecorder {
   }
 }
 
-/** One call in its own transaction: the invocation, then the settle (false if the hold was already closed). */
+/** One call in its own transaction: the invocation and, when its hold still has room, its price spent from it. */
 export async function recordOne(
   db: Database,
   call: { record: InvocationRecord; settlement?: Settlement },
 ): Promise<boolean> {
   const { record, settlement } = call;
-  if (!settlement) {
-    await recordInvocation(db, record);
-    return false;
-  }
-  const settled = await db
-    .transaction(async (tx) => {
-      const t = tx as unknown as Database;
-      await recordInvocation(t, record);
-      const closed = await settleHold(t, settlement.holdId, record.id, settlement.feePercent, {
-        known: settlement,
-      });
-      if (!closed) throw new HoldAlreadyClosed();
-      return true;
-    })
-    .catch((error) => {
-      if (error instanceof HoldAlreadyClosed) return false;
-      throw error;
-    });
-  // The sweeper released the hold (the call outlived its deadline): recorded, not charged.
-  if (!settled) await recordInvocation(db, { ...record, chargedCents: 0 });
-  return settled;
+  let charged = false;
+  await recordInvocation(
+    db,
+    settlement
+      ? {
+          ...record,
+          holdId: settlement.holdId,
+          settle: async (tx) => {
+            charged = await spendFromHold(tx, settlement.holdId, settlement);
+            return charged;
+          },
+        }
+      : record,
+  );
+  return charged;
 }
-
-class HoldAlreadyClosed extends Error {}
 
 function toRow({ record, settlement }: Pending) {
   const at = record.createdAt ?? new Date();
-  const split = settlement ? splitFee(settlement.amountCents, settlement.feePercent) : undefined;
   return {
     id: record.id,
     application_id: record.applicationId,
@@ -158,75 +146,49 @@ function toRow({ record, settlement }: Pending) {
     user_key: record.endUser ?? `account:${record.callerUserId}`,
     hold_id: settlement?.holdId ?? null,
     amount: settlement?.amountCents ?? null,
-    held: settlement?.held ?? null,
-    earnings: settlement?.earnings ?? null,
-    platform: settlement?.platform ?? null,
-    net: split?.net ?? null,
-    fee: split?.fee ?? null,
+    fee: settlement ? splitFee(settlement.amountCents, settlement.feePercent).fee : null,
   };
 }
 
 const shard = `(pg_backend_pid() % ${ROLLUP_SHARDS})::smallint`;
 
 /**
- * The batch in one statement: the calls of each hold still open spend their prices from it
- * together (a lease pays for many calls); record every invocation (charged only if its hold could
- * pay); post one settle transaction per charged call with its entries, and move each
- * account's balance once by the sum of its entries (accounts locked in id order, balances never
- * below zero); add the calls to the app and owner rollups, one row per (app, day) and (owner,
- * day) in this connection's shard. The guard divides by zero, aborting the statement, if a
- * balance could not move. Answers the ids of the charged invocations.
+ * The batch in one statement: the calls of each hold still open (and not expired) spend their
+ * prices from it together (a lease pays for many calls), each price added to `settled_cents`,
+ * its fee to `fee_cents`, the count to `calls`; record every invocation, charged (and naming its
+ * hold) only if the hold could pay; add the calls to the app and owner rollups, one row per
+ * (app, day) and (owner, day) in this connection's shard. No ledger row: the hold's close posts
+ * its calls (decision 020). Answers the ids of the charged invocations.
  */
-const recordBatchStatement = preparedStatement<{ charged: string | null; guard: number }>(
-  "pm_record_batch_v2",
+const recordBatchStatement = preparedStatement<{ charged: string | null }>(
+  "pm_record_batch_v3",
   `with v as (
      select * from json_to_recordset($1::json) as v(
        id uuid, application_id uuid, caller_user_id uuid, api_key_id uuid, end_user text, mode text,
        status text, error_type text, error_message text, model text, latency_ms integer,
        input_tokens integer, output_tokens integer, charged_cents bigint, created_at timestamptz,
-       day date, user_key text, hold_id uuid, amount bigint, held uuid, earnings uuid, platform uuid,
-       net bigint, fee bigint)
+       day date, user_key text, hold_id uuid, amount bigint, fee bigint)
    ), s as (
-     select hold_id, sum(amount)::bigint as added from v where hold_id is not null group by hold_id
+     select hold_id, sum(amount)::bigint as added, sum(fee)::bigint as fee, count(*)::int as calls
+     from v where hold_id is not null group by hold_id
    ), hold as (
-     update holds set settled_cents = settled_cents + s.added, ${CLOSED_WHEN_SPENT}
+     update holds set settled_cents = settled_cents + s.added, fee_cents = fee_cents + s.fee,
+       calls = holds.calls + s.calls
      from s where holds.id = s.hold_id and status = 'held' and expires_at > now()
        and settled_cents + s.added <= amount_cents
      returning holds.id
    ), calls as (
-     select v.*, a.owner_id, hold.id is not null as settled,
+     select v.*, a.owner_id, hold.id as paid_from,
        case when v.hold_id is not null and hold.id is null then 0 else v.charged_cents end as charged
      from v left join applications a on a.id = v.application_id
      left join hold on hold.id = v.hold_id
    ), recorded as (
      insert into invocations (id, application_id, caller_user_id, api_key_id, end_user, mode, status,
-       error_type, error_message, model, latency_ms, input_tokens, output_tokens, charged_cents, created_at)
+       error_type, error_message, model, latency_ms, input_tokens, output_tokens, charged_cents,
+       hold_id, created_at)
      select id, application_id, caller_user_id, api_key_id, end_user, mode, status, error_type,
-       error_message, model, latency_ms, input_tokens, output_tokens, charged, created_at from calls
-     returning 1
-   ), posted as (
-     insert into ledger_transactions (kind, reference, description)
-     select 'settle', id::text, 'Paid call' from calls where settled
-     returning id, reference
-   ), moves as (
-     select posted.id as transaction_id, m.account_id, m.delta
-     from posted join v on v.id = posted.reference::uuid
-     cross join lateral (values (v.held, -v.amount), (v.earnings, v.net), (v.platform, v.fee))
-       as m(account_id, delta)
-     where m.delta <> 0
-   ), totals as (
-     select account_id, sum(delta)::bigint as delta from moves group by account_id
-   ), locked as (
-     select id from ledger_accounts where id in (select account_id from totals) order by id for update
-   ), moved as (
-     update ledger_accounts a set balance_cents = a.balance_cents + t.delta
-     from totals t
-     where a.id = t.account_id and a.id in (select id from locked)
-       and (a.kind = 'clearing' or a.balance_cents + t.delta >= 0)
-     returning a.id
-   ), entries as (
-     insert into ledger_entries (transaction_id, account_id, amount_cents)
-     select transaction_id, account_id, delta from moves
+       error_message, model, latency_ms, input_tokens, output_tokens, charged, paid_from, created_at
+     from calls
      returning 1
    ), stats as (
      insert into app_daily_stats as s (application_id, day, shard, invocations, successes, errors,
@@ -270,6 +232,5 @@ const recordBatchStatement = preparedStatement<{ charged: string | null; guard: 
      group by owner_id, day, coalesce(error_type, '')
      on conflict (owner_id, day, error_type, shard) do update set count = e.count + excluded.count
    )
-   select (select string_agg(id::text, ',') from calls where settled) as charged,
-     1 / (case when (select count(*) from moved) = (select count(*) from totals) then 1 else 0 end) as guard`,
+   select (select string_agg(id::text, ',') from calls where paid_from is not null) as charged`,
 );
