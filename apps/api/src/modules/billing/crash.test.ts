@@ -11,7 +11,7 @@ import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startFakeOpenAi } from "../../test/fake-openai.ts";
 import { freePort } from "../../test/server.ts";
-import { balancesOf, paidCalls, reconcile, sweepExpiredHolds, walletBalances } from "./ledger.service.ts";
+import { balancesOf, reconcile, sweepExpiredHolds, walletBalances } from "./ledger.service.ts";
 
 /**
  * Crash safety of the money path with real server processes (`node src/main.ts`): calls are in
@@ -418,7 +418,7 @@ describe("a server process killed with SIGKILL mid-run", () => {
     for (const i of charged) callsOfHold.set(i.holdId ?? "", (callsOfHold.get(i.holdId ?? "") ?? 0) + 1);
     expect(new Set(settles.map((t) => t.reference)), context).toEqual(new Set(callsOfHold.keys()));
     for (const settle of settles)
-      expect(settle.description, context).toBe(paidCalls(callsOfHold.get(settle.reference) ?? 0));
+      expect(settle.description, context).toBe(described(callsOfHold.get(settle.reference) ?? 0));
 
     // A charge may commit just before the kill without its answer reaching the client, never
     // the reverse: every 200 is a charged invocation.
@@ -429,3 +429,8 @@ describe("a server process killed with SIGKILL mid-run", () => {
     expect(figures.victim.ok, context).toBeGreaterThanOrEqual(KILL_AFTER_SUCCESSES);
   }, 120_000);
 });
+
+/** A lease's settle transaction, as its close describes it. */
+function described(calls: number) {
+  return calls === 1 ? "1 paid call" : `${calls} paid calls`;
+}

@@ -331,67 +331,103 @@ export async function spendFromHold(
 }
 
 /**
- * Closes a hold and posts what happened to it, in one transaction: what its calls spent goes from
- * the payer's held account to the creator's earnings and the platform's fee (a `settle`
- * transaction, "N paid calls"), and the rest back to the wallet (a `release` transaction). Called
- * when the process is done with a lease (used up, idle, its server closing), and by the sweeper
- * for holds a crash left open once they expire. The hold row is updated first: a call still
- * spending from it either committed before (and is posted here) or finds it closed (and is not
- * charged). A fully spent hold closes as settled, any other as released. False if it was
- * already closed.
+ * Closes a hold and posts what happened to it: what its calls spent goes from the payer's held
+ * account to the creator's earnings and the platform's fee (a `settle` transaction, "N paid
+ * calls"), and the rest back to the wallet (a `release` transaction). Called when the process is
+ * done with a lease (used up, idle, its server closing), and by the sweeper for holds a crash
+ * left open once they expire. False if it was already closed. See `closeHoldStatement`.
  */
 export async function closeHold(db: Database, holdId: string): Promise<boolean> {
-  return db.transaction(async (tx) => {
-    const t = tx as unknown as Database;
-    const [hold] = await t
-      .update(holds)
-      .set({
-        status: sql`case when ${holds.settledCents} = ${holds.amountCents} then 'settled' else 'released' end`,
-        closedAt: new Date(),
-      })
-      .where(and(eq(holds.id, holdId), eq(holds.status, "held")))
-      .returning();
+  try {
+    const [row] = await closeHoldStatement(db, [holdId]);
+    return (row?.closed ?? 0) > 0;
+  } catch (error) {
+    // An account the posting needs does not exist yet (a creator's first earnings): create the
+    // hold's accounts and close it again. The failed statement changed nothing.
+    const [hold] = await db
+      .select({ payerId: holds.payerId, creatorId: holds.creatorId })
+      .from(holds)
+      .where(and(eq(holds.id, holdId), eq(holds.status, "held")));
     if (!hold) return false;
-    // One after another: a transaction's queries share one connection.
-    const held = await accountFor(t, "held", hold.payerId);
-    if (hold.settledCents > 0) {
-      const earnings = await accountFor(t, "earnings", hold.creatorId);
-      const platform = await accountFor(t, "platform_fee", null);
-      const net = hold.settledCents - hold.feeCents;
-      await postTransaction(t, {
-        kind: "settle",
-        reference: hold.id,
-        description: paidCalls(hold.calls),
-        entries: [
-          { accountId: held, amountCents: -hold.settledCents },
-          // Nothing for the creator when the platform takes it all (embedded traffic, decision 009).
-          ...(net > 0 ? [{ accountId: earnings, amountCents: net }] : []),
-          ...(hold.feeCents > 0 ? [{ accountId: platform, amountCents: hold.feeCents }] : []),
-        ],
-      });
-    }
-    const unspent = hold.amountCents - hold.settledCents;
-    if (unspent > 0) {
-      const wallet = await accountFor(t, "wallet", hold.payerId);
-      await postTransaction(t, {
-        kind: "release",
-        reference: hold.id,
-        description:
-          hold.settledCents > 0
-            ? "Released: what a lease's calls did not spend"
-            : "Released: the call was not completed",
-        entries: [
-          { accountId: held, amountCents: -unspent },
-          { accountId: wallet, amountCents: unspent },
-        ],
-      });
-    }
-    return true;
-  });
+    await accountFor(db, "wallet", hold.payerId);
+    await accountFor(db, "held", hold.payerId);
+    await accountFor(db, "earnings", hold.creatorId);
+    await accountFor(db, "platform_fee", null);
+    const [row] = await closeHoldStatement(db, [holdId]).catch(() => {
+      throw error;
+    });
+    return (row?.closed ?? 0) > 0;
+  }
 }
 
-/** The description of a settle transaction: how many calls it pays for ("3 paid calls"). */
-export const paidCalls = (calls: number) => (calls === 1 ? "1 paid call" : `${calls} paid calls`);
+/**
+ * The close in one statement (decision 020). The hold row is updated first, under its row lock,
+ * so a call still spending from it either committed before (and is posted here) or finds it
+ * closed (and is not charged). Then up to two transactions with their entries, the accounts
+ * locked in id order and moved once each (never below zero). A fully spent hold closes as
+ * settled, any other as released. It commits without waiting for the WAL flush, like the hold
+ * itself: everything it posts is derived from what the calls' synchronous commits made durable
+ * (`settled_cents`, `fee_cents`, `calls`), so a close lost in a crash leaves the hold open, and
+ * the sweeper closes it again. The guard divides by zero, aborting the statement, when an
+ * account is missing or a balance could not move.
+ */
+const closeHoldStatement = preparedStatement<{ closed: number; guard: number }>(
+  "pm_close_hold_v1",
+  `with h as (
+     update holds set status = case when settled_cents = amount_cents then 'settled' else 'released' end,
+       closed_at = now()
+     where id = $1::uuid and status = 'held'
+     returning id, payer_id, creator_id, amount_cents, settled_cents, fee_cents, calls
+   ), acct as (
+     select
+       (select a.id from ledger_accounts a where a.kind = 'wallet' and a.owner_id = h.payer_id) as wallet,
+       (select a.id from ledger_accounts a where a.kind = 'held' and a.owner_id = h.payer_id) as held,
+       (select a.id from ledger_accounts a where a.kind = 'earnings' and a.owner_id = h.creator_id) as earnings,
+       (select a.id from ledger_accounts a where a.kind = 'platform_fee' and a.owner_id is null) as platform
+     from h
+   ), tx as (
+     select 'settle' as kind,
+       case when h.calls = 1 then '1 paid call' else h.calls || ' paid calls' end as description
+     from h where h.settled_cents > 0
+     union all
+     select 'release',
+       case when h.settled_cents > 0 then 'Released: what a lease''s calls did not spend'
+            else 'Released: the call was not completed' end
+     from h where h.amount_cents > h.settled_cents
+   ), posted as (
+     insert into ledger_transactions (kind, reference, description)
+     select tx.kind, h.id::text, tx.description from tx, h
+     returning id, kind
+   ), moves as (
+     select posted.id as transaction_id, m.account_id, m.delta
+     from posted, h, acct
+     cross join lateral (values
+       ('settle', acct.held, -h.settled_cents),
+       ('settle', acct.earnings, h.settled_cents - h.fee_cents),
+       ('settle', acct.platform, h.fee_cents),
+       ('release', acct.held, h.settled_cents - h.amount_cents),
+       ('release', acct.wallet, h.amount_cents - h.settled_cents)) as m(kind, account_id, delta)
+     where m.kind = posted.kind and m.delta <> 0
+   ), totals as (
+     select account_id, sum(delta)::bigint as delta from moves group by account_id
+   ), locked as (
+     select id from ledger_accounts where id in (select account_id from totals) order by id for update
+   ), moved as (
+     update ledger_accounts a set balance_cents = a.balance_cents + t.delta
+     from totals t
+     where a.id = t.account_id and a.id in (select id from locked)
+       and (a.kind = 'clearing' or a.balance_cents + t.delta >= 0)
+     returning a.id
+   ), entries as (
+     insert into ledger_entries (transaction_id, account_id, amount_cents)
+     select transaction_id, account_id, delta from moves where account_id is not null
+     returning 1
+   )
+   select (select count(*) from h)::int as closed,
+     set_config('synchronous_commit', 'off', true) as async,
+     1 / (case when not exists (select 1 from moves where account_id is null)
+               and (select count(*) from moved) = (select count(*) from totals) then 1 else 0 end) as guard`,
+);
 
 /** Closes holds a crashed process left behind once they expire (`closeHold`); returns how many. */
 export async function sweepExpiredHolds(db: Database, now: Date = new Date()): Promise<number> {

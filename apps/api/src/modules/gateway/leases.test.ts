@@ -5,13 +5,7 @@ import { type Caller, createCaller, fundWallet, settledWallet } from "../../test
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startFakeOpenAi } from "../../test/fake-openai.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
-import {
-  balancesOf,
-  cachedAccountFor,
-  paidCalls,
-  reconcile,
-  walletBalances,
-} from "../billing/ledger.service.ts";
+import { balancesOf, cachedAccountFor, reconcile, walletBalances } from "../billing/ledger.service.ts";
 import { LEASE_CALLS, LeaseBook } from "./leases.ts";
 
 /**
@@ -122,7 +116,7 @@ it("pays a run of calls from a few growing leases, charges each call once, and g
     .where(and(eq(holds.applicationId, app.id), eq(ledgerTransactions.kind, "settle")));
   expect(settles).toHaveLength(leases.filter((l) => l.settled > 0).length);
   expect(settles.reduce((sum, s) => sum + s.calls, 0)).toBe(CALLS);
-  expect(settles.every((s) => s.description === paidCalls(s.calls))).toBe(true);
+  expect(settles.every((s) => s.description === described(s.calls))).toBe(true);
   expect((await reconcile(server.database.db)).mismatchedHolds).toEqual([]);
   expect((await balancesOf(server.database.db, await userIdOf(creator))).earnings).toBeGreaterThanOrEqual(
     CALLS * (PRICE - 1),
@@ -274,3 +268,8 @@ it("closes a lease still being taken ahead when its book closes", async () => {
   });
   expect(await balancesOf(db, payerId)).toMatchObject({ wallet: 1_000, held: 0 });
 });
+
+/** A lease's settle transaction, as its close describes it. */
+function described(calls: number) {
+  return calls === 1 ? "1 paid call" : `${calls} paid calls`;
+}
