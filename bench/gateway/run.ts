@@ -623,15 +623,7 @@ async function main() {
           spent_cents: -1,
           charged_cents: -2,
         },
-      ] = await queryRows<{
-        posted: number;
-        settles: number;
-        posted_cents: number;
-        charged: number;
-        open_holds: number;
-        spent_cents: number;
-        charged_cents: number;
-      }>(
+      ] = await queryRows<MoneyCounts>(
         handle.db,
         sql`select (select coalesce(sum(h.calls), 0) from holds h join ledger_transactions t
                         on t.kind = 'settle' and t.reference = h.id::text)::int as posted,
@@ -698,21 +690,28 @@ async function main() {
 
 // ---------------------------------------------------------------- report
 
+/** What the money check counts once the leases have closed (see moneyCounts). */
+interface MoneyCounts {
+  /** Calls posted by settle transactions (the sum of their holds' `calls`). */
+  posted: number;
+  settles: number;
+  /** Cents the settle transactions moved out of held accounts. */
+  posted_cents: number;
+  /** Successful invocations charged and naming their hold. */
+  charged: number;
+  open_holds: number;
+  /** Cents spent from holds (`settled_cents`). */
+  spent_cents: number;
+  charged_cents: number;
+}
+
 function render(r: {
   levels: LevelResult[];
   latency: Record<Target, { p50: number; p99: number }>;
   latencyFailures: number;
   soaks: SoakResult[];
   report: Awaited<ReturnType<typeof reconcile>>;
-  counts: {
-    posted: number;
-    settles: number;
-    posted_cents: number;
-    charged: number;
-    open_holds: number;
-    spent_cents: number;
-    charged_cents: number;
-  };
+  counts: MoneyCounts;
   promptmint2xx: number;
   promptmintGaveUp: number;
   moneyOk: boolean;
