@@ -145,4 +145,7 @@ test("a creator sells a plan; a consumer tops up, subscribes by card, uses the i
   await expect(page).toHaveURL(/\/wallet$/);
   const earnings = page.getByRole("region", { name: "Balances" }).getByText("Earnings").locator("xpath=..");
   await expect(earnings).toContainText("$4.95");
+  // The paid call's hold closed after its answer and posted it: one line for the calls it paid.
+  const history = page.getByRole("table", { name: "Transaction history" });
+  await expect(history.getByRole("row", { name: /Earned from 1 paid call/ })).toContainText("+$0.45");
 });

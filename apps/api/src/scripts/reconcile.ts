@@ -24,6 +24,8 @@ try {
     console.log(
       `  HOLD ${id}: its calls differ from the invocations charged to it, or from what its close posted`,
     );
+  for (const id of report.mismatchedHeld)
+    console.log(`  HELD account ${id}: its balance is not what its payer's open holds set aside`);
   console.log(report.ok ? "Reconciled: zero difference." : "NOT reconciled: see the lines above.");
   process.exitCode = report.ok ? 0 : 1;
 } finally {

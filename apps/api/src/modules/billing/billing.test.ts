@@ -145,12 +145,15 @@ describe("paid calls", () => {
     expect(after.earnings - before.earnings).toBe(225);
     const usage = await creator.api("GET", `/api/app/${app.slug}/analytics/usage/`);
     expect(usage.body).toMatchObject({ total_invocations: 2, total_revenue: 2.5 });
-    const creatorWallet = await creator.api("GET", "/api/wallet/");
-    expect(creatorWallet.body.transactions[0]).toMatchObject({
-      kind: "earning",
-      amount_cents: 225,
-      account: "earnings",
-    });
+    // The ledger posts the call when its hold closes, just after the answer (decision 020).
+    await expect
+      .poll(async () => (await creator.api("GET", "/api/wallet/")).body.transactions[0])
+      .toMatchObject({
+        kind: "earning",
+        amount_cents: 225,
+        account: "earnings",
+        description: "Earned from 1 paid call",
+      });
   });
 
   it("answers 402 with the price, the balance and where to top up, without calling the model", async () => {

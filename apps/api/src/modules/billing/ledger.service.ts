@@ -341,7 +341,7 @@ export async function closeHold(db: Database, holdId: string): Promise<boolean> 
   try {
     const [row] = await closeHoldStatement(db, [holdId]);
     return (row?.closed ?? 0) > 0;
-  } catch (error) {
+  } catch {
     // An account the posting needs does not exist yet (a creator's first earnings): create the
     // hold's accounts and close it again. The failed statement changed nothing.
     const [hold] = await db
@@ -353,18 +353,18 @@ export async function closeHold(db: Database, holdId: string): Promise<boolean> 
     await accountFor(db, "held", hold.payerId);
     await accountFor(db, "earnings", hold.creatorId);
     await accountFor(db, "platform_fee", null);
-    const [row] = await closeHoldStatement(db, [holdId]).catch(() => {
-      throw error;
-    });
+    const [row] = await closeHoldStatement(db, [holdId]);
     return (row?.closed ?? 0) > 0;
   }
 }
 
 /**
- * The close in one statement (decision 020). The hold row is updated first, under its row lock,
- * so a call still spending from it either committed before (and is posted here) or finds it
- * closed (and is not charged). Then up to two transactions with their entries, the accounts
- * locked in id order and moved once each (never below zero). A fully spent hold closes as
+ * The close in one statement (decision 020). The hold's accounts are locked first, in id order,
+ * like every other posting: a subscription that starts meanwhile locks the same accounts before
+ * its trigger (migration 0014) touches the pair's holds, so the two cannot deadlock. Then the hold
+ * row is updated, under its row lock, so a call still spending from it either committed before
+ * (and is posted here) or finds it closed (and is not charged). Then up to two transactions with
+ * their entries, each account moved once (never below zero). A fully spent hold closes as
  * settled, any other as released. It commits without waiting for the WAL flush, like the hold
  * itself: everything it posts is derived from what the calls' synchronous commits made durable
  * (`settled_cents`, `fee_cents`, `calls`), so a close lost in a crash leaves the hold open, and
@@ -373,18 +373,25 @@ export async function closeHold(db: Database, holdId: string): Promise<boolean> 
  */
 const closeHoldStatement = preparedStatement<{ closed: number; guard: number }>(
   "pm_close_hold_v1",
-  `with h as (
-     update holds set status = case when settled_cents = amount_cents then 'settled' else 'released' end,
-       closed_at = now()
-     where id = $1::uuid and status = 'held'
-     returning id, payer_id, creator_id, amount_cents, settled_cents, fee_cents, calls
+  `with target as (
+     select payer_id, creator_id from holds where id = $1::uuid and status = 'held'
    ), acct as (
      select
-       (select a.id from ledger_accounts a where a.kind = 'wallet' and a.owner_id = h.payer_id) as wallet,
-       (select a.id from ledger_accounts a where a.kind = 'held' and a.owner_id = h.payer_id) as held,
-       (select a.id from ledger_accounts a where a.kind = 'earnings' and a.owner_id = h.creator_id) as earnings,
+       (select a.id from ledger_accounts a where a.kind = 'wallet' and a.owner_id = t.payer_id) as wallet,
+       (select a.id from ledger_accounts a where a.kind = 'held' and a.owner_id = t.payer_id) as held,
+       (select a.id from ledger_accounts a where a.kind = 'earnings' and a.owner_id = t.creator_id) as earnings,
        (select a.id from ledger_accounts a where a.kind = 'platform_fee' and a.owner_id is null) as platform
-     from h
+     from target t
+   ), first as (
+     select id from ledger_accounts
+     where id in (select wallet from acct union all select held from acct
+                  union all select earnings from acct union all select platform from acct)
+     order by id for update
+   ), h as (
+     update holds set status = case when settled_cents = amount_cents then 'settled' else 'released' end,
+       closed_at = now()
+     where id = $1::uuid and status = 'held' and (select count(*) from first) >= 0
+     returning id, payer_id, creator_id, amount_cents, settled_cents, fee_cents, calls
    ), tx as (
      select 'settle' as kind,
        case when h.calls = 1 then '1 paid call' else h.calls || ' paid calls' end as description
@@ -438,7 +445,20 @@ export async function sweepExpiredHolds(db: Database, now: Date = new Date()): P
     .orderBy(asc(holds.expiresAt))
     .limit(500);
   let released = 0;
-  for (const hold of expired) if (await closeHold(db, hold.id)) released += 1;
+  const failures: unknown[] = [];
+  for (const hold of expired) {
+    // One hold that cannot be closed must not keep the others (and their creators' earnings)
+    // open: they are closed, and the failure is reported once the sweep is done.
+    try {
+      if (await closeHold(db, hold.id)) released += 1;
+    } catch (error) {
+      failures.push(error);
+    }
+  }
+  if (failures.length > 0)
+    throw new Error(`${failures.length} of ${expired.length} expired holds could not be closed`, {
+      cause: failures[0],
+    });
   return released;
 }
 
@@ -510,10 +530,12 @@ export interface ReconcileReport {
   unbalancedTransactions: string[];
   /**
    * Holds whose count of paid calls differs from the invocations charged to them, or whose close
-   * posted something other than what they recorded as spent (an empty list when every charge is
-   * both recorded and posted).
+   * posted something other than what they recorded as spent and left unspent (an empty list when
+   * every charge is both recorded and posted).
    */
   mismatchedHolds: string[];
+  /** Held accounts whose balance is not what their payer's open holds set aside. */
+  mismatchedHeld: string[];
   ok: boolean;
 }
 
@@ -542,18 +564,29 @@ export async function reconcile(db: Database): Promise<ReconcileReport> {
     sql`with charged as (
           select hold_id, count(*)::int as calls from invocations where hold_id is not null group by hold_id
         ), posted as (
-          select t.reference, -sum(e.amount_cents) as cents
+          select t.reference,
+            -sum(e.amount_cents) filter (where t.kind = 'settle') as settled,
+            -sum(e.amount_cents) filter (where t.kind = 'release') as released
           from ledger_transactions t
           join ledger_entries e on e.transaction_id = t.id
           join ledger_accounts a on a.id = e.account_id and a.kind = 'held'
-          where t.kind = 'settle' group by t.reference
+          where t.kind in ('settle', 'release') group by t.reference
         )
         select h.id from holds h
         left join charged c on c.hold_id = h.id
         left join posted p on p.reference = h.id::text
         where h.calls <> coalesce(c.calls, 0)
-           or (h.calls > 0 and h.status <> 'held' and coalesce(p.cents, 0) <> h.settled_cents)
-           or (h.calls > 0 and h.status = 'held' and p.cents is not null)`,
+           or (h.calls > 0 and h.status <> 'held' and coalesce(p.settled, 0) <> h.settled_cents)
+           or (h.status <> 'held' and coalesce(p.released, 0) <> h.amount_cents - h.settled_cents)
+           or (h.status = 'held' and (p.settled is not null or p.released is not null))`,
+  );
+  // Money set aside and not yet posted is exactly what the open holds hold (one snapshot).
+  const mismatchedHeld = await queryRows<{ id: string }>(
+    db,
+    sql`select a.id from ledger_accounts a
+        left join (select payer_id, sum(amount_cents) as cents from holds where status = 'held' group by payer_id) o
+          on o.payer_id = a.owner_id
+        where a.kind = 'held' and a.balance_cents <> coalesce(o.cents, 0)`,
   );
   const mismatches = rows
     .filter((row) => row.balance !== row.entries)
@@ -572,10 +605,12 @@ export async function reconcile(db: Database): Promise<ReconcileReport> {
     mismatches,
     unbalancedTransactions,
     mismatchedHolds: mismatchedHolds.map((row) => row.id),
+    mismatchedHeld: mismatchedHeld.map((row) => row.id),
     ok:
       mismatches.length === 0 &&
       unbalancedTransactions.length === 0 &&
       mismatchedHolds.length === 0 &&
+      mismatchedHeld.length === 0 &&
       ledgerTotal === 0,
   };
 }

@@ -37,7 +37,8 @@ export async function getWallet(
       kind: row.account === "earnings" ? "earning" : row.kind,
       amount_cents: row.amount,
       account: row.account as "wallet" | "earnings",
-      description: row.account === "earnings" ? earnedFrom(row.description) : row.description,
+      description:
+        row.account === "earnings" && row.kind === "settle" ? earnedFrom(row.description) : row.description,
       created_at: row.createdAt.toISOString(),
     })),
   };
