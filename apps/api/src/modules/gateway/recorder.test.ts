@@ -242,3 +242,28 @@ it("writes the others of a batch when one call cannot be recorded, and never cha
   expect(after.held).toBe(before.balances.held);
   expect((await reconcile(db)).ok).toBe(true);
 });
+
+it("answers a call whose batch committed but whose answer was lost with its recorded outcome, charged once", async () => {
+  // A batch that committed and then lost its connection fails in the recorder, which writes its
+  // calls again one by one; those find the calls already recorded. Submitting a recorded call
+  // again takes the same path.
+  const before = { stats: recorderStats(db), balances: await balancesOf(db, consumerId) };
+  const holdId = await hold();
+  const record = call();
+  expect(await recordCall(db, record, settlementOf(holdId))).toBe(true);
+  const blocker = recordCall(db, call());
+  const again = await Promise.all([
+    recordCall(db, record, settlementOf(holdId)),
+    recordCall(db, call({ status: "error", chargedCents: 0 })),
+  ]);
+  await blocker;
+
+  expect(again).toEqual([true, false]);
+  expect(recorderStats(db).fallbacks - before.stats.fallbacks).toBe(1);
+  const [spent] = await db.select().from(holds).where(eq(holds.id, holdId));
+  expect(spent).toMatchObject({ settledCents: PRICE, calls: 1 });
+  await closeAll([holdId]);
+  const after = await balancesOf(db, consumerId);
+  expect(after.wallet).toBe(before.balances.wallet - PRICE);
+  expect((await reconcile(db)).ok).toBe(true);
+});

@@ -1,4 +1,6 @@
+import { eq } from "drizzle-orm";
 import { type Database, preparedStatement, writerFor } from "../../db/client.ts";
+import { invocations } from "../../db/schema/index.ts";
 import { APP_STATS_ADDED, OWNER_STATS_ADDED, ROLLUP_SHARDS, utcDay } from "../analytics/rollups.ts";
 import { spendFromHold, splitFee } from "../billing/ledger.service.ts";
 import { type InvocationRecord, recordInvocation } from "./invocations.service.ts";
@@ -90,11 +92,23 @@ class BatchRecorder {
       const [row] = await recordBatchStatement(this.db, [JSON.stringify(batch.map(toRow))]);
       charged = new Set(row?.charged ? row.charged.split(",") : []);
     } catch {
-      // The statement is atomic: nothing of the batch was written. One bad call (its app deleted
-      // meanwhile, say) must not fail the others, so each is written again on its own and gets
-      // its own outcome (a database outage fails them all, as it would have anyway).
+      // The statement is atomic: nothing of the batch was written, unless it committed and only
+      // its answer was lost (the connection dropped after the commit). One bad call (its app
+      // deleted meanwhile, say) must not fail the others, so each is written again on its own and
+      // gets its own outcome (a database outage fails them all, as it would have anyway).
       this.stats.fallbacks += 1;
-      await Promise.all(batch.map((call) => recordOne(this.db, call).then(call.resolve, call.reject)));
+      await Promise.all(
+        batch.map((call) =>
+          recordOne(this.db, call)
+            .catch(async (error) => {
+              // Already recorded: the batch did commit. Its outcome stands, charged or not.
+              const recorded = await recordedOutcome(this.db, call.record.id).catch(() => undefined);
+              if (recorded === undefined) throw error;
+              return recorded;
+            })
+            .then(call.resolve, call.reject),
+        ),
+      );
       return;
     }
     for (const call of batch) call.resolve(charged.has(call.record.id));
@@ -122,6 +136,15 @@ export async function recordOne(
       : record,
   );
   return charged;
+}
+
+/** Whether a recorded invocation was charged (paid from a hold); undefined if it was not recorded. */
+async function recordedOutcome(db: Database, invocationId: string): Promise<boolean | undefined> {
+  const [row] = await db
+    .select({ holdId: invocations.holdId })
+    .from(invocations)
+    .where(eq(invocations.id, invocationId));
+  return row ? row.holdId !== null : undefined;
 }
 
 function toRow({ record, settlement }: Pending) {
