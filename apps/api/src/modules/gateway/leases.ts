@@ -14,7 +14,7 @@ import { refundIncludedCall } from "../billing/plans.service.ts";
  *
  * Invariants:
  * - Money: the process never promises more of a lease than it holds (`promised <= amount`), and
- *   the settle statement checks the same in the database, so a lease can never be overspent.
+ *   the record statement checks the same in the database, so a lease can never be overspent.
  * - A failed call gives its price back to the lease in memory; nothing is written.
  * - A lease the process is done with (idle, spent, about to expire, or the server closing) is
  *   closed once no call of it is in flight: what its calls spent goes to the creator and the
@@ -36,7 +36,7 @@ const RENEW_AHEAD_FROM_CALLS = 8;
 const LEASE_IDLE_MS = 2_000;
 /** How long a lease takes new calls; it expires a call's deadline and margin after that. */
 const LEASE_OPEN_SECONDS = 60;
-/** A hold outlives its last call's deadline by this much before the sweeper may release it. */
+/** A hold outlives its last call's deadline by this much before the sweeper may close it. */
 const HOLD_MARGIN_SECONDS = 120;
 
 interface Lease {
@@ -55,7 +55,7 @@ interface Lease {
   /** No later than the hold's expiry in the database: a call uses the lease only if its deadline and margin fit. */
   expiresAt: number;
   lastUsed: number;
-  /** No new call may use it; released when the last call in flight finishes. */
+  /** No new call may use it; closed when the last call in flight finishes. */
   retired: boolean;
   /** Its close has been started (once: `closeHold`). */
   closed: boolean;
@@ -82,9 +82,9 @@ export type LeasedPayment =
       subscriptionId?: undefined;
       holdId: string;
       /**
-       * Once per call: `charged` when its settle committed, `unspent` when the call failed or its
-       * record did, `refused` when the settle found the hold closed or expired. Resolves once a
-       * release this caused has committed.
+       * Once per call: `charged` when its record (the price spent from the hold) committed,
+       * `unspent` when the call failed or its record did, `refused` when the record found the
+       * hold closed or expired. Resolves once a close of the lease this caused has committed.
        */
       end(outcome: "charged" | "unspent" | "refused"): Promise<void>;
     };
@@ -95,7 +95,7 @@ export class LeaseBook {
   /** How many calls the pair's next lease covers, while its calls keep coming (see LEASE_CALLS). */
   private readonly nextCalls = new Map<string, { calls: number; at: number }>();
   private readonly acquiring = new Map<string, Promise<unknown>>();
-  private readonly releasing = new Set<Promise<unknown>>();
+  private readonly closing = new Set<Promise<unknown>>();
   private readonly timer: NodeJS.Timeout;
   private readonly db: Database;
   private readonly log?: FastifyBaseLogger;
@@ -212,8 +212,8 @@ export class LeaseBook {
     do {
       await Promise.allSettled([...this.acquiring.values()]);
       for (const leases of [...this.open.values()]) for (const lease of [...leases]) this.retire(lease);
-      await Promise.allSettled([...this.releasing]);
-    } while (this.open.size > 0 || this.acquiring.size > 0 || this.releasing.size > 0);
+      await Promise.allSettled([...this.closing]);
+    } while (this.open.size > 0 || this.acquiring.size > 0 || this.closing.size > 0);
   }
 
   private withRoom(key: string, request: PaymentRequest): Lease | undefined {
@@ -282,14 +282,14 @@ export class LeaseBook {
     }
     if (lease.inFlight > 0 || lease.closed) return Promise.resolve();
     lease.closed = true;
-    const released: Promise<void> = closeHold(this.db, lease.holdId)
+    const closed: Promise<void> = closeHold(this.db, lease.holdId)
       .then(() => {})
       .catch((err) =>
-        this.log?.warn({ err, holdId: lease.holdId }, "could not release a lease; the sweeper will"),
+        this.log?.warn({ err, holdId: lease.holdId }, "could not close a lease; the sweeper will"),
       )
-      .finally(() => this.releasing.delete(released));
-    this.releasing.add(released);
-    return released;
+      .finally(() => this.closing.delete(closed));
+    this.closing.add(closed);
+    return closed;
   }
 
   private retireIdle() {
@@ -316,7 +316,7 @@ export function leaseBookFor(db: Database, log?: FastifyBaseLogger): LeaseBook {
   return book;
 }
 
-/** Releases the leases of a database handle (the server is closing). */
+/** Closes the leases of a database handle (the server is closing). */
 export async function closeLeases(db: Database): Promise<void> {
   const book = books.get(db);
   if (!book) return;

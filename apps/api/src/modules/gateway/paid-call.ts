@@ -124,7 +124,7 @@ export async function openPaidCall(
         await payment.end?.("unspent");
         throw error;
       }
-      // Not awaited: a release this may cause (the lease's last call) need not delay the answer.
+      // Not awaited: the lease's close this may cause (its last call) need not delay the answer.
       void payment.end?.(charged ? "charged" : "refused");
     },
   };
