@@ -143,9 +143,20 @@ export const invocations = pgTable(
      * to the ledger (docs/decisions/020). No foreign key: append-only, written on the hot path.
      */
     holdId: uuid("hold_id"),
+    /**
+     * The subscription whose included call covered it, and the period it was counted in
+     * (docs/decisions/025). No foreign key, like `hold_id`.
+     */
+    subscriptionId: uuid("subscription_id"),
+    planPeriodStart: timestamp("plan_period_start", { withTimezone: true }),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [index("invocations_app_created_idx").on(t.applicationId, t.createdAt)],
+  (t) => [
+    index("invocations_app_created_idx").on(t.applicationId, t.createdAt),
+    index("invocations_subscription_idx")
+      .on(t.subscriptionId, t.planPeriodStart)
+      .where(sql`${t.subscriptionId} is not null`),
+  ],
 );
 
 export const conversations = pgTable(
