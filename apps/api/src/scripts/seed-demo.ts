@@ -132,11 +132,13 @@ try {
             chargedCents: paid ? app.priceCents : 0,
             holdId,
             settle: holdId
-              ? (tx) =>
-                  spendFromHold(tx, holdId, {
+              ? async (tx) =>
+                  (await spendFromHold(tx, holdId, {
                     amountCents: app.priceCents,
                     feePercent: config.platformFeePercent,
-                  })
+                  }))
+                    ? "charged"
+                    : "refused"
               : undefined,
             createdAt: at,
           });

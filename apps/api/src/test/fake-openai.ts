@@ -2,8 +2,8 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 
 export type VendorBehaviour =
-  | { kind: "echo"; delayMs?: number }
-  | { kind: "reply"; text: string; delayMs?: number }
+  | { kind: "echo"; delayMs?: number; chunkDelayMs?: number }
+  | { kind: "reply"; text: string; delayMs?: number; chunkDelayMs?: number }
   | { kind: "status"; status: number; message: string }
   | { kind: "hang" };
 
@@ -95,12 +95,32 @@ export async function startFakeOpenAi() {
     const chunk = (delta: object, finish: string | null, extra: object = {}) =>
       `data: ${JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 0, model: body.model, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`;
     res.write(chunk({ role: "assistant", content: "" }, null));
-    for (const word of text.match(/\S+\s*/g) ?? []) res.write(chunk({ content: word }, null));
-    res.write(chunk({}, "stop"));
-    res.write(
-      `data: ${JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 0, model: body.model, choices: [], usage })}\n\n`,
-    );
-    res.end("data: [DONE]\n\n");
+    const words = text.match(/\S+\s*/g) ?? [];
+    const finish = () => {
+      res.write(chunk({}, "stop"));
+      res.write(
+        `data: ${JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 0, model: body.model, choices: [], usage })}\n\n`,
+      );
+      res.end("data: [DONE]\n\n");
+    };
+    const chunkDelayMs = behaviour.kind === "echo" || behaviour.kind === "reply" ? behaviour.chunkDelayMs : 0;
+    if (!chunkDelayMs) {
+      for (const word of words) res.write(chunk({ content: word }, null));
+      return finish();
+    }
+    // A slow stream: one word every chunkDelayMs, stopped if the caller went away.
+    let next = 0;
+    const tick = () => {
+      if (res.destroyed) return;
+      if (next >= words.length) return finish();
+      res.write(chunk({ content: words[next++] }, null));
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        tick();
+      }, chunkDelayMs);
+      timers.add(timer);
+    };
+    tick();
   }
   server.on("connection", (socket) => {
     sockets.add(socket);

@@ -12,3 +12,7 @@ DROP FUNCTION IF EXISTS "pm_expire_holds_of_subscriber"();--> statement-breakpoi
 ALTER TABLE "invocations" ADD COLUMN "subscription_id" uuid;--> statement-breakpoint
 ALTER TABLE "invocations" ADD COLUMN "plan_period_start" timestamp with time zone;--> statement-breakpoint
 CREATE INDEX "invocations_subscription_idx" ON "invocations" USING btree ("subscription_id","plan_period_start") WHERE "subscription_id" is not null;
+--> statement-breakpoint
+-- Another process needs the money a lease holds (its payer's wallet cannot cover a price): the
+-- lease's process notices the mark, takes no new call on it and closes it (decision 025).
+ALTER TABLE "holds" ADD COLUMN "recalled_at" timestamp with time zone;

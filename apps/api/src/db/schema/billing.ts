@@ -105,6 +105,8 @@ export const holds = pgTable(
     expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     closedAt: timestamp("closed_at", { withTimezone: true }),
+    /** Another process asked for the money it holds back (decision 025): its process closes it. */
+    recalledAt: timestamp("recalled_at", { withTimezone: true }),
   },
   (t) => [
     index("holds_open_idx").on(t.status, t.expiresAt),

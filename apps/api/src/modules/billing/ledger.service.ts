@@ -2,6 +2,7 @@ import { and, asc, eq, inArray, lt, type SQL, sql } from "drizzle-orm";
 import { type Database, preparedStatement, queryRows } from "../../db/client.ts";
 import { holds, ledgerAccounts, ledgerTransactions } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
+import type { IncludedCall } from "./plans.service.ts";
 
 export type AccountKind = "wallet" | "held" | "earnings" | "platform_fee" | "clearing";
 type TransactionKind = "top_up" | "hold" | "settle" | "release" | "reversal" | "subscription";
@@ -208,10 +209,11 @@ async function paymentRequired(
  */
 const takePaymentStatement = preparedStatement<{
   subscription_id: string | null;
+  period_start: string | null;
   hold_id: string | null;
   hold_cents: string | null;
 }>(
-  "pm_take_payment_v2",
+  "pm_take_payment_v3",
   `with v as (
      select $1::uuid as payer, $2::uuid as app, $3::uuid as creator, $4::bigint as price,
             $5::timestamptz as expires, $6::uuid as wallet, $7::uuid as held, $8::boolean as try_included,
@@ -223,9 +225,9 @@ const takePaymentStatement = preparedStatement<{
        where v.try_included and s.application_id = v.app and s.subscriber_id = v.payer
          and s.status = 'active' and s.current_period_end > now() and s.calls_used < s.calls_included
        order by s.current_period_end limit 1
-       for update of s skip locked)
+       for update of s)
        and calls_used < calls_included
-     returning id
+     returning id, current_period_start::text as period_start
    ), locked as (
      select a.id, a.balance_cents from ledger_accounts a, v
      where a.id in (v.wallet, v.held) and not exists (select 1 from included)
@@ -256,15 +258,40 @@ const takePaymentStatement = preparedStatement<{
      select posted.id, d.id, d.delta from posted, deltas d
      returning 1
    )
-   select (select id from included) as subscription_id, (select id from hold) as hold_id,
+   select (select id from included) as subscription_id,
+     (select period_start from included) as period_start, (select id from hold) as hold_id,
      (select amount_cents::text from hold) as hold_cents,
      set_config('synchronous_commit', 'off', true) as async,
      1 / (case when (select count(*) from hold) = 0 or (select count(*) from moved) = 2 then 1 else 0 end) as guard`,
 );
 
+/**
+ * Runs a money statement again when its guard fired (PostgreSQL's `division_by_zero`): the
+ * statement aborted as a whole, nothing was written. Under READ COMMITTED a balance row another
+ * transaction changed while the statement waited for its lock can be re-checked by the
+ * statement's update with a newer value than the one it sized its amounts from (seen with
+ * top-ups racing calls on a nearly empty wallet: issue 16, item 3); the next attempt takes a new
+ * snapshot and sees the row as it is. Other errors, and a guard that keeps firing, are thrown.
+ */
+async function retryingGuard<T>(statement: () => Promise<T>, attempts = 5): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await statement();
+    } catch (error) {
+      if (attempt >= attempts || !isGuardFailure(error)) throw error;
+    }
+  }
+}
+
+function isGuardFailure(error: unknown): boolean {
+  for (let cause = error; cause instanceof Error; cause = cause.cause)
+    if ((cause as { code?: string }).code === "22012") return true;
+  return false;
+}
+
 export type CallPayment =
-  | { subscriptionId: string; holdId?: undefined; heldCents?: undefined }
-  | { holdId: string; heldCents: number; subscriptionId?: undefined };
+  | { coveredBy: IncludedCall; holdId?: undefined; heldCents?: undefined }
+  | { holdId: string; heldCents: number; coveredBy?: undefined };
 
 /**
  * Pays for a call before it is made: an included call of the payer's plan (when `tryIncluded`),
@@ -283,20 +310,60 @@ export async function takeCallPayment(
   const most = Math.max(options.amountCents, options.leaseCents ?? 0);
   if (!Number.isSafeInteger(options.amountCents) || options.amountCents <= 0 || !Number.isSafeInteger(most))
     throw new Error("a held price must be a positive integer of cents");
-  const [row] = await takePaymentStatement(db, [
-    options.payerId,
-    options.applicationId,
-    options.creatorId,
-    options.amountCents,
-    new Date(Date.now() + options.ttlSeconds * 1000).toISOString(),
-    options.accounts.wallet,
-    options.accounts.held,
-    options.tryIncluded,
-    most,
-  ]);
-  if (row?.subscription_id) return { subscriptionId: row.subscription_id };
+  const [row] = await retryingGuard(() =>
+    takePaymentStatement(db, [
+      options.payerId,
+      options.applicationId,
+      options.creatorId,
+      options.amountCents,
+      new Date(Date.now() + options.ttlSeconds * 1000).toISOString(),
+      options.accounts.wallet,
+      options.accounts.held,
+      options.tryIncluded,
+      most,
+    ]),
+  );
+  if (row?.subscription_id && row.period_start)
+    return { coveredBy: { subscriptionId: row.subscription_id, periodStart: row.period_start } };
   if (row?.hold_id) return { holdId: row.hold_id, heldCents: Number(row.hold_cents) };
   throw await paymentRequired(db, options);
+}
+
+/**
+ * Asks for the money the payer's open holds do not yet spend (decision 025): each is marked, and
+ * the process holding it closes it once its calls in flight end (gateway/leases.ts). Answers how
+ * many of the payer's holds still hold money unspent; none means a refusal stands.
+ */
+export async function recallHolds(db: Database, payerId: string): Promise<number> {
+  // A hold another statement has locked (a record or close in flight) is skipped rather than
+  // waited for: waiting could deadlock with a batch locking holds in another order; the caller
+  // recalls again as it retries.
+  const recalled = await queryRows<{ id: string }>(
+    db,
+    sql`update holds set recalled_at = now()
+        where id in (
+          select id from holds
+          where payer_id = ${payerId} and status = 'held' and recalled_at is null
+            and settled_cents < amount_cents
+          order by id for update skip locked)
+        returning id`,
+  );
+  const [open] = await queryRows<{ n: number }>(
+    db,
+    sql`select count(*)::int as n from holds
+        where payer_id = ${payerId} and status = 'held' and settled_cents < amount_cents`,
+  );
+  return Math.max(recalled.length, open?.n ?? 0);
+}
+
+/** Which of these holds another process has recalled. */
+export async function recalledOf(db: Database, holdIds: string[]): Promise<string[]> {
+  if (holdIds.length === 0) return [];
+  const rows = await db
+    .select({ id: holds.id })
+    .from(holds)
+    .where(and(inArray(holds.id, holdIds), sql`${holds.recalledAt} is not null`));
+  return rows.map((row) => row.id);
 }
 
 export const dollars = (cents: number) => `$${(cents / 100).toFixed(2)}`;
@@ -339,7 +406,7 @@ export async function spendFromHold(
  */
 export async function closeHold(db: Database, holdId: string): Promise<boolean> {
   try {
-    const [row] = await closeHoldStatement(db, [holdId]);
+    const [row] = await retryingGuard(() => closeHoldStatement(db, [holdId]));
     return (row?.closed ?? 0) > 0;
   } catch {
     // An account the posting needs does not exist yet (a creator's first earnings): create the
@@ -353,7 +420,7 @@ export async function closeHold(db: Database, holdId: string): Promise<boolean> 
     await accountFor(db, "held", hold.payerId);
     await accountFor(db, "earnings", hold.creatorId);
     await accountFor(db, "platform_fee", null);
-    const [row] = await closeHoldStatement(db, [holdId]);
+    const [row] = await retryingGuard(() => closeHoldStatement(db, [holdId]));
     return (row?.closed ?? 0) > 0;
   }
 }

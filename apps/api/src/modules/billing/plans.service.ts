@@ -388,15 +388,24 @@ export async function setCancelAtPeriodEnd(
   return getSubscription(db, app, subscriberId, id);
 }
 
+/** An included call taken from a plan: the subscription and the period it was counted in. */
+export interface IncludedCall {
+  subscriptionId: string;
+  /** The period's start as PostgreSQL wrote it (microseconds: a JS Date would round it). */
+  periodStart: string;
+}
+
 /**
  * Counts a call against the caller's active plan if it has quota left (one conditional update, so
- * concurrent calls cannot exceed it). Returns the subscription id to refund if the call fails.
+ * concurrent calls cannot exceed it). The subscription row is locked, never skipped: a call that
+ * skipped a row another call was updating would be charged to the wallet while the plan still had
+ * calls (decision 025). Returns what to give back if the call fails.
  */
 export async function useIncludedCall(
   db: Database,
   applicationId: string,
   subscriberId: string,
-): Promise<string | undefined> {
+): Promise<IncludedCall | undefined> {
   const [row] = await db
     .update(subscriptions)
     .set({ callsUsed: sql`${subscriptions.callsUsed} + 1` })
@@ -406,18 +415,31 @@ export async function useIncludedCall(
         where application_id = ${applicationId} and subscriber_id = ${subscriberId} and status = 'active'
           and current_period_end > now() and calls_used < calls_included
         order by current_period_end limit 1
-        for update skip locked)
+        for update)
       and ${subscriptions.callsUsed} < ${subscriptions.callsIncluded}`,
     )
-    .returning({ id: subscriptions.id });
-  return row?.id;
+    .returning({
+      subscriptionId: subscriptions.id,
+      periodStart: sql<string>`${subscriptions.currentPeriodStart}::text`,
+    });
+  return row;
 }
 
-export async function refundIncludedCall(db: Database, subscriptionId: string): Promise<void> {
+/**
+ * Gives back an included call of a call that was not answered, to the period it was taken from
+ * (a renewal since then started a new count, which it must not lower).
+ */
+export async function refundIncludedCall(db: Database, taken: IncludedCall): Promise<void> {
   await db
     .update(subscriptions)
     .set({ callsUsed: sql`${subscriptions.callsUsed} - 1` })
-    .where(and(eq(subscriptions.id, subscriptionId), gt(subscriptions.callsUsed, 0)));
+    .where(
+      and(
+        eq(subscriptions.id, taken.subscriptionId),
+        sql`${subscriptions.currentPeriodStart} = ${taken.periodStart}::timestamptz`,
+        gt(subscriptions.callsUsed, 0),
+      ),
+    );
 }
 
 /**

@@ -101,7 +101,7 @@ export function createGatewayCall(deps: GatewayDeps) {
         feePercent,
         topUpUrl: `${publicUrl}/wallet`,
       });
-      const { messageId, createdAt, started, release, record } = paid;
+      const { messageId, createdAt, started, release, record, abandon } = paid;
       const responseBody = (result: ExecutionResult): GatewayResponse => ({
         event: "message",
         id: messageId,
@@ -143,6 +143,8 @@ export function createGatewayCall(deps: GatewayDeps) {
         connection: "keep-alive",
         "x-accel-buffering": "no",
       });
+      // The caller learns at once that the call was accepted (and can hang up before any content).
+      raw.flushHeaders();
       const send = (event: object) => raw.write(`data: ${JSON.stringify(event)}\n\n`);
       let clientGone = false;
       raw.on("close", () => {
@@ -158,17 +160,15 @@ export function createGatewayCall(deps: GatewayDeps) {
       };
       try {
         const stream = execution.stream();
+        // What was written to the caller: once anything was, the call is paid for (decision 025).
+        let sent: string | null = null;
         for await (const chunk of stream.chunks) {
           if (clientGone) break;
           send({ event: "message", ...base, answer: chunk });
+          sent = (sent ?? "") + chunk;
         }
         if (clientGone) {
-          await release();
-          await record(
-            "error",
-            undefined,
-            new AppError("bad_request", "The client disconnected before the answer was complete"),
-          );
+          await abandon(sent);
           await fresh?.abandon();
           return;
         }

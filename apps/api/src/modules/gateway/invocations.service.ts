@@ -1,7 +1,8 @@
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { conversationMessages, conversations, invocations } from "../../db/schema/index.ts";
 import { addToRollups } from "../analytics/rollups.ts";
+import type { IncludedCall } from "../billing/plans.service.ts";
 
 export interface InvocationRecord {
   id: string;
@@ -20,8 +21,13 @@ export interface InvocationRecord {
   chargedCents?: number;
   /** The hold paying for it (with `settle`); kept on the row only if `settle` charged it. */
   holdId?: string;
-  /** Runs in the same transaction after the invocation row exists; false means nothing was charged. */
-  settle?: (tx: Database) => Promise<boolean>;
+  /** The plan's included call that paid for it, taken when the call started (decision 025). */
+  coveredBy?: IncludedCall;
+  /**
+   * Runs in the same transaction after the invocation row exists: `charged` (from the hold), an
+   * included call that covered it instead, or `refused` (nothing could pay: recorded as failed).
+   */
+  settle?: (tx: Database) => Promise<"charged" | "refused" | { coveredBy: IncludedCall }>;
   /** When the call happened (default now); the demo seed backdates its calls. */
   createdAt?: Date;
   conversation?: {
@@ -58,13 +64,15 @@ export async function recordInvocation(db: Database, record: InvocationRecord): 
     outputTokens: record.outputTokens,
     chargedCents: record.chargedCents ?? 0,
     holdId: record.settle ? (record.holdId ?? null) : null,
+    subscriptionId: record.coveredBy?.subscriptionId ?? null,
+    planPeriodStart: record.coveredBy ? sql`${record.coveredBy.periodStart}::timestamptz` : null,
     createdAt: at,
   };
-  const rollup = (charged: number) => ({
+  const rollup = (charged: number, refused = false) => ({
     applicationId: record.applicationId,
     at,
-    status: record.status,
-    errorType: record.errorType ?? null,
+    status: refused ? ("error" as const) : record.status,
+    errorType: refused ? "payment_failed" : (record.errorType ?? null),
     latencyMs: record.latencyMs,
     inputTokens: record.inputTokens,
     outputTokens: record.outputTokens,
@@ -107,14 +115,24 @@ export async function recordInvocation(db: Database, record: InvocationRecord): 
     }
     await tx.insert(invocations).values(row);
     let charged = row.chargedCents;
-    if (record.settle && !(await record.settle(tx as unknown as Database))) {
+    const settled = record.settle ? await record.settle(tx as unknown as Database) : "charged";
+    if (settled !== "charged") {
       charged = 0;
       await tx
         .update(invocations)
-        .set({ chargedCents: 0, holdId: null })
+        .set(
+          settled === "refused"
+            ? { chargedCents: 0, holdId: null, status: "error", errorType: "payment_failed" }
+            : {
+                chargedCents: 0,
+                holdId: null,
+                subscriptionId: settled.coveredBy.subscriptionId,
+                planPeriodStart: sql`${settled.coveredBy.periodStart}::timestamptz`,
+              },
+        )
         .where(eq(invocations.id, record.id));
     }
     // Last before commit, so the rollup rows are locked for as short a time as possible.
-    await addToRollups(tx as unknown as Database, rollup(charged));
+    await addToRollups(tx as unknown as Database, rollup(charged, settled === "refused"));
   });
 }

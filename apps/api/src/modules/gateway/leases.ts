@@ -1,7 +1,8 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Database } from "../../db/client.ts";
-import { closeHold, takeCallPayment } from "../billing/ledger.service.ts";
-import { refundIncludedCall } from "../billing/plans.service.ts";
+import { AppError } from "../../lib/errors.ts";
+import { closeHold, recalledOf, recallHolds, takeCallPayment } from "../billing/ledger.service.ts";
+import { type IncludedCall, refundIncludedCall } from "../billing/plans.service.ts";
 
 /**
  * Wallet leases (docs/decisions/018-wallet-leases.md). A paid call must have its price set aside
@@ -20,8 +21,15 @@ import { refundIncludedCall } from "../billing/plans.service.ts";
  *   closed once no call of it is in flight: what its calls spent goes to the creator and the
  *   platform, what they did not spend back to the wallet.
  * - A crash loses nothing: the hold expires and the sweeper closes it the same way.
- * - A plan that can cover calls again makes the pair's holds expire at once (migration 0014);
- *   calls then in flight are recorded without a charge, and the next call uses the plan.
+ * - Nothing but its own process closes a hold before it expires, and a call uses a lease only if
+ *   its deadline ends before the hold expires: the price a call was promised is always there when
+ *   it is recorded, so an answered call is always charged (decision 025).
+ * - A plan comes before the wallet: a call paid from a lease is counted against the pair's plan
+ *   instead when, as it is recorded, the plan has an included call left (gateway/recorder.ts);
+ *   its price then goes back to the lease.
+ * - A lease another process needs (the payer's wallet cannot cover a price while leases hold its
+ *   money) is recalled: marked in the database, noticed here within RECALL_POLL_MS, and closed
+ *   once its calls in flight end, so a caller who can pay is not refused (decision 025).
  */
 
 /**
@@ -36,6 +44,11 @@ const RENEW_AHEAD_FROM_CALLS = 8;
 const LEASE_IDLE_MS = 2_000;
 /** How long a lease takes new calls; it expires a call's deadline and margin after that. */
 const LEASE_OPEN_SECONDS = 60;
+/** How often a process with open leases looks for ones another process recalled. */
+const RECALL_POLL_MS = 250;
+/** How long a call the wallet cannot cover waits for recalled leases to give their money back. */
+const RECALL_WAIT_MS = 2_000;
+const RECALL_RETRY_MS = 100;
 /** A hold outlives its last call's deadline by this much before the sweeper may close it. */
 const HOLD_MARGIN_SECONDS = 120;
 
@@ -77,14 +90,15 @@ export interface PaymentRequest {
 
 /** How one call was paid for (an included call, a lease, or nothing: a free call), and what to tell the lease when it ends. */
 export type LeasedPayment =
-  | { subscriptionId?: string; holdId?: undefined; end?: undefined }
+  | { coveredBy?: IncludedCall; holdId?: undefined; end?: undefined }
   | {
-      subscriptionId?: undefined;
+      coveredBy?: undefined;
       holdId: string;
       /**
        * Once per call: `charged` when its record (the price spent from the hold) committed,
-       * `unspent` when the call failed or its record did, `refused` when the record found the
-       * hold closed or expired. Resolves once a close of the lease this caused has committed.
+       * `unspent` when the call failed, its record did, or a plan covered it instead, `refused`
+       * when the record found the hold closed or expired. Resolves once a close of the lease this
+       * caused has committed.
        */
       end(outcome: "charged" | "unspent" | "refused"): Promise<void>;
     };
@@ -97,6 +111,8 @@ export class LeaseBook {
   private readonly acquiring = new Map<string, Promise<unknown>>();
   private readonly closing = new Set<Promise<unknown>>();
   private readonly timer: NodeJS.Timeout;
+  private readonly recallTimer: NodeJS.Timeout;
+  private checkingRecalls = false;
   private readonly db: Database;
   private readonly log?: FastifyBaseLogger;
 
@@ -105,6 +121,16 @@ export class LeaseBook {
     this.log = log;
     this.timer = setInterval(() => this.retireIdle(), Math.min(1_000, LEASE_IDLE_MS / 2));
     this.timer.unref();
+    this.recallTimer = setInterval(() => {
+      if (this.open.size === 0 || this.checkingRecalls) return;
+      this.checkingRecalls = true;
+      this.retireRecalled()
+        .catch((err) => this.log?.warn({ err }, "could not check for recalled leases"))
+        .finally(() => {
+          this.checkingRecalls = false;
+        });
+    }, RECALL_POLL_MS);
+    this.recallTimer.unref();
   }
 
   /** Pays for one call: an included call of a plan, or the price from a lease (402 when the wallet cannot cover it). */
@@ -121,7 +147,7 @@ export class LeaseBook {
       }
       const grown = this.nextCalls.get(key);
       const calls = grown && Date.now() - grown.at < LEASE_IDLE_MS ? grown.calls : 1;
-      let opened: Lease | { subscriptionId: string };
+      let opened: Lease | { coveredBy: IncludedCall };
       try {
         opened = await this.openLease(key, request, calls);
       } catch (error) {
@@ -129,10 +155,54 @@ export class LeaseBook {
         // given back by a failed call) may still have room for it.
         const meanwhile = this.withRoom(key, request);
         if (meanwhile) return this.take(meanwhile, request);
-        throw error;
+        if (!(error instanceof AppError && error.code === "payment_required")) throw error;
+        return this.payFromRecalled(key, request, error);
       }
-      if ("subscriptionId" in opened) return { subscriptionId: opened.subscriptionId };
+      if ("coveredBy" in opened) return { coveredBy: opened.coveredBy };
       return this.take(opened, request);
+    }
+  }
+
+  /**
+   * The wallet cannot cover the price while leases (of this process or another) may hold the
+   * payer's money unspent: recall them and try again as their money comes back, for up to
+   * RECALL_WAIT_MS. A caller who can pay is not refused; one who cannot is, as before, once no
+   * recalled lease has money left to give back.
+   */
+  private async payFromRecalled(
+    key: string,
+    request: PaymentRequest,
+    refused: AppError,
+  ): Promise<LeasedPayment> {
+    if ((await recallHolds(this.db, request.payerId)) === 0) throw refused;
+    await this.retireRecalled();
+    const until = Date.now() + RECALL_WAIT_MS;
+    while (Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, RECALL_RETRY_MS));
+      const meanwhile = this.withRoom(key, request);
+      if (meanwhile) return this.take(meanwhile, request);
+      try {
+        const opened = await this.openLease(key, request, 1);
+        return "coveredBy" in opened ? { coveredBy: opened.coveredBy } : this.take(opened, request);
+      } catch (error) {
+        if (!(error instanceof AppError && error.code === "payment_required")) throw error;
+        refused = error;
+      }
+      // Still short: holds locked a moment ago may be recalled now; none left with money, no hope.
+      if ((await recallHolds(this.db, request.payerId)) === 0) break;
+      await this.retireRecalled();
+    }
+    throw refused;
+  }
+
+  /** Retires this process's leases another process recalled (their close gives the money back). */
+  private async retireRecalled(): Promise<void> {
+    const byHold = new Map<string, Lease>();
+    for (const leases of this.open.values()) for (const lease of leases) byHold.set(lease.holdId, lease);
+    if (byHold.size === 0) return;
+    for (const holdId of await recalledOf(this.db, [...byHold.keys()])) {
+      const lease = byHold.get(holdId);
+      if (lease) void this.retire(lease);
     }
   }
 
@@ -141,7 +211,7 @@ export class LeaseBook {
     key: string,
     request: PaymentRequest,
     calls: number,
-  ): Promise<Lease | { subscriptionId: string }> {
+  ): Promise<Lease | { coveredBy: IncludedCall }> {
     const startedAt = Date.now();
     const ttlSeconds = LEASE_OPEN_SECONDS + request.deadlineSeconds + HOLD_MARGIN_SECONDS;
     const acquired = takeCallPayment(this.db, {
@@ -162,7 +232,7 @@ export class LeaseBook {
     } finally {
       if (this.acquiring.get(key) === acquired) this.acquiring.delete(key);
     }
-    if (payment.holdId === undefined) return { subscriptionId: payment.subscriptionId };
+    if (payment.holdId === undefined) return { coveredBy: payment.coveredBy };
     const lease: Lease = {
       key,
       calls,
@@ -196,7 +266,7 @@ export class LeaseBook {
       .then(async (opened) => {
         // A plan covers the pair again (its included call was just taken for no call): give it
         // back; the next call takes it.
-        if ("subscriptionId" in opened) await refundIncludedCall(this.db, opened.subscriptionId);
+        if ("coveredBy" in opened) await refundIncludedCall(this.db, opened.coveredBy);
       })
       .catch(() => {
         // The wallet cannot cover another lease: the next call that needs one finds out.
@@ -209,6 +279,7 @@ export class LeaseBook {
    */
   async close(): Promise<void> {
     clearInterval(this.timer);
+    clearInterval(this.recallTimer);
     do {
       await Promise.allSettled([...this.acquiring.values()]);
       for (const leases of [...this.open.values()]) for (const lease of [...leases]) this.retire(lease);

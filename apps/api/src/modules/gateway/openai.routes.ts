@@ -277,10 +277,24 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (
         raw.write(
           `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: paid.createdAt, model: application.slug, choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }], ...extra })}\n\n`,
         );
+      let clientGone = false;
+      raw.on("close", () => {
+        clientGone = !raw.writableFinished;
+      });
       try {
         chunk({ role: "assistant", content: "" }, null);
         const stream = execution.stream();
-        for await (const piece of stream.chunks) chunk({ content: piece }, null);
+        // What was written to the caller: once anything was, the call is paid for (decision 025).
+        let sent: string | null = null;
+        for await (const piece of stream.chunks) {
+          if (clientGone) break;
+          chunk({ content: piece }, null);
+          sent = (sent ?? "") + piece;
+        }
+        if (clientGone) {
+          await paid.abandon(sent);
+          return;
+        }
         const result = await stream.result;
         await paid.record("success", result);
         chunk({}, "stop", { usage: usage(result) });

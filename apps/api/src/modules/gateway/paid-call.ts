@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { FastifyRequest } from "fastify";
 import type { Database } from "../../db/client.ts";
-import type { AppError } from "../../lib/errors.ts";
+import { AppError } from "../../lib/errors.ts";
 import type { ApplicationRow } from "../applications/applications.service.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { cachedAccountFor } from "../billing/ledger.service.ts";
@@ -17,8 +17,18 @@ export interface PaidCall {
   started: number;
   /** Gives back what was taken for the call (hold or included call). */
   release(): Promise<void>;
-  /** Records the invocation; on success spends its price from the hold in the same transaction. */
+  /**
+   * Records the invocation; on success it is paid in the same transaction (an included call, or
+   * its price from the hold). Throws `unavailable` when nothing could pay for it: the answer must
+   * then not be given (it cannot happen while holds close only as decision 025 says).
+   */
   record(status: "success" | "error", result?: ExecutionResult, error?: AppError): Promise<void>;
+  /**
+   * The caller hung up on a stream (decision 025): once any content has been written to it, the
+   * call is charged in full (the model was paid for), with what was sent as its answer; before
+   * that, it costs nothing and is recorded as failed.
+   */
+  abandon(sent: string | null): Promise<void>;
 }
 
 /**
@@ -63,14 +73,14 @@ export async function openPaidCall(
         tryIncluded: !isOwner,
         accounts,
       })
-    : { subscriptionId: isOwner ? undefined : await useIncludedCall(db, application.id, caller.id) };
-  const coveredBy = payment.subscriptionId;
+    : { coveredBy: isOwner ? undefined : await useIncludedCall(db, application.id, caller.id) };
+  const coveredBy = payment.coveredBy;
   const holdId = payment.holdId;
   const price = coveredBy ? 0 : listPrice;
   // Paid for: the call leaves its starting phase, and the next waiting call may start.
   request.releaseAdmission?.();
   const started = performance.now();
-  return {
+  const paidCall: PaidCall = {
     messageId,
     createdAt: Math.floor(Date.now() / 1000),
     started,
@@ -98,6 +108,7 @@ export async function openPaidCall(
         inputTokens: result?.inputTokens ?? 0,
         outputTokens: result?.outputTokens ?? 0,
         chargedCents: status === "success" && !ownerPays ? price : 0,
+        coveredBy: status === "success" ? coveredBy : undefined,
         conversation:
           execution.conversation && result
             ? {
@@ -117,17 +128,42 @@ export async function openPaidCall(
       // charge is on disk before the caller hears of it (recorder.ts). The ledger posts it when
       // the lease closes (decision 020).
       const settlement = { holdId, amountCents: price, feePercent: options.feePercent };
-      let charged: boolean;
+      let outcome: Awaited<ReturnType<typeof recordCall>>;
       try {
-        charged = await recordCall(db, invocation, settlement);
+        outcome = await recordCall(db, invocation, settlement);
       } catch (error) {
         await payment.end?.("unspent");
         throw error;
       }
       // Not awaited: the lease's close this may cause (its last call) need not delay the answer.
-      void payment.end?.(charged ? "charged" : "refused");
+      void payment.end?.(outcome === "hold" ? "charged" : outcome === "plan" ? "unspent" : "refused");
+      if (outcome === "refused") {
+        request.log.error({ holdId, invocationId: messageId }, "a finished call found its hold closed");
+        throw new AppError(
+          "unavailable",
+          "The payment for this call could not be completed; you were not charged. Please retry.",
+        );
+      }
+    },
+    async abandon(sent) {
+      if (sent === null) {
+        await paidCall.release();
+        await paidCall.record(
+          "error",
+          undefined,
+          new AppError("bad_request", "The client disconnected before any answer was sent"),
+        );
+        return;
+      }
+      await paidCall.record("success", {
+        answer: sent,
+        inputTokens: 0,
+        outputTokens: 0,
+        answeredBy: execution.model,
+      });
     },
   };
+  return paidCall;
 }
 
 /** The payer's accounts a lease moves money between (ids cached: they never change). */

@@ -147,7 +147,7 @@ it("writes calls that finish together in one batch, each charged once, with exac
     ...failures.map((record) => recordCall(db, record)),
   ]);
 
-  expect(results).toEqual([...Array(40).fill(true), ...Array(5).fill(false)]);
+  expect(results).toEqual([...Array(40).fill("hold"), ...Array(5).fill("none")]);
   const stats = recorderStats(db);
   expect(stats.batches - before.stats.batches).toBe(2);
   expect(stats.calls - before.stats.calls).toBe(45);
@@ -193,7 +193,7 @@ it("writes calls that finish together in one batch, each charged once, with exac
   expect((await reconcile(db)).ok).toBe(true);
 });
 
-it("records a call whose hold was already closed as not charged, and charges the rest of its batch", async () => {
+it("records a call whose hold was already closed as failed and not charged, and charges the rest of its batch", async () => {
   const before = await balancesOf(db, consumerId);
   const [first, swept, last] = await Promise.all([hold(), hold(), hold()]);
   if (!first || !swept || !last) throw new Error("expected three holds");
@@ -205,12 +205,18 @@ it("records a call whose hold was already closed as not charged, and charges the
     ),
   );
 
-  expect(results).toEqual([true, false, true]);
+  expect(results).toEqual(["hold", "refused", "hold"]);
   const [uncharged] = await db
-    .select({ charged: invocations.chargedCents, holdId: invocations.holdId })
+    .select({
+      charged: invocations.chargedCents,
+      holdId: invocations.holdId,
+      status: invocations.status,
+      errorType: invocations.errorType,
+    })
     .from(invocations)
     .where(eq(invocations.id, records[1]?.id ?? ""));
-  expect(uncharged).toEqual({ charged: 0, holdId: null });
+  // Refused: the caller is told the call failed (paid-call.ts), so it is recorded as failed.
+  expect(uncharged).toEqual({ charged: 0, holdId: null, status: "error", errorType: "payment_failed" });
   await closeAll([first, last]);
   const after = await balancesOf(db, consumerId);
   expect(after.wallet).toBe(before.wallet - 2 * PRICE);
@@ -250,7 +256,7 @@ it("answers a call whose batch committed but whose answer was lost with its reco
   const before = { stats: recorderStats(db), balances: await balancesOf(db, consumerId) };
   const holdId = await hold();
   const record = call();
-  expect(await recordCall(db, record, settlementOf(holdId))).toBe(true);
+  expect(await recordCall(db, record, settlementOf(holdId))).toBe("hold");
   const blocker = recordCall(db, call());
   const again = await Promise.all([
     recordCall(db, record, settlementOf(holdId)),
@@ -258,7 +264,7 @@ it("answers a call whose batch committed but whose answer was lost with its reco
   ]);
   await blocker;
 
-  expect(again).toEqual([true, false]);
+  expect(again).toEqual(["hold", "none"]);
   expect(recorderStats(db).fallbacks - before.stats.fallbacks).toBe(1);
   const [spent] = await db.select().from(holds).where(eq(holds.id, holdId));
   expect(spent).toMatchObject({ settledCents: PRICE, calls: 1 });

@@ -3,6 +3,7 @@ import { type Database, preparedStatement, writerFor } from "../../db/client.ts"
 import { invocations } from "../../db/schema/index.ts";
 import { APP_STATS_ADDED, OWNER_STATS_ADDED, ROLLUP_SHARDS, utcDay } from "../analytics/rollups.ts";
 import { spendFromHold, splitFee } from "../billing/ledger.service.ts";
+import { useIncludedCall } from "../billing/plans.service.ts";
 import { type InvocationRecord, recordInvocation } from "./invocations.service.ts";
 
 /** What a successful paid call spends: its price from its hold, of which the platform keeps `feePercent`. */
@@ -11,6 +12,14 @@ export interface Settlement {
   amountCents: number;
   feePercent: number;
 }
+
+/**
+ * How a recorded call was paid (decision 025): `plan` when the pair's plan had an included call
+ * left when it was recorded (a plan always comes before the wallet), `hold` when its price was
+ * spent from its hold, `refused` when the hold could not pay (closed or expired: the call is
+ * recorded as failed, and must not be answered), `none` for calls with nothing to pay.
+ */
+export type RecordOutcome = "plan" | "hold" | "refused" | "none";
 
 /** The most calls one statement records; more wait for the next. */
 const MAX_BATCH = 256;
@@ -23,8 +32,9 @@ const MAX_BATCH = 256;
  * flush. Every promise resolves only after its batch is committed: a charge (the invocation and
  * the price added to its hold's `settled_cents`) is on disk before its caller hears of it. The
  * ledger moves the money when the hold closes (`closeHold`, decision 020), so a call writes no
- * ledger row and takes no lock on a hot ledger account. Answers whether the call was charged
- * (false when its hold was closed or had expired). On PostgreSQL the batches use connections of
+ * ledger row and takes no lock on a hot ledger account. A call paid from a hold is counted against
+ * the pair's plan instead when the plan has an included call left at that moment (decision 025).
+ * Answers how the call was paid (`RecordOutcome`). On PostgreSQL the batches use connections of
  * their own (`writerFor`), so an answered call never waits for a connection behind calls that have
  * not started. See docs/decisions/012-paid-path-latency.md and 020-lease-capture.md.
  */
@@ -32,7 +42,7 @@ export function recordCall(
   db: Database,
   record: InvocationRecord,
   settlement?: Settlement,
-): Promise<boolean> {
+): Promise<RecordOutcome> {
   if (record.conversation) return recordOne(db, { record, settlement });
   let recorder = recorders.get(db);
   if (!recorder) {
@@ -54,7 +64,7 @@ export function recorderStats(db: Database): { batches: number; calls: number; f
 interface Pending {
   record: InvocationRecord;
   settlement?: Settlement;
-  resolve(charged: boolean): void;
+  resolve(outcome: RecordOutcome): void;
   reject(error: unknown): void;
 }
 
@@ -68,8 +78,8 @@ class BatchRecorder {
     this.db = db;
   }
 
-  submit(call: Pick<Pending, "record" | "settlement">): Promise<boolean> {
-    return new Promise<boolean>((resolve, reject) => {
+  submit(call: Pick<Pending, "record" | "settlement">): Promise<RecordOutcome> {
+    return new Promise<RecordOutcome>((resolve, reject) => {
       this.queue.push({ ...call, resolve, reject });
       if (!this.writing) void this.drain();
     });
@@ -86,11 +96,13 @@ class BatchRecorder {
 
   private async write(batch: Pending[]): Promise<void> {
     let charged: Set<string>;
+    let covered: Set<string>;
     this.stats.batches += 1;
     this.stats.calls += batch.length;
     try {
       const [row] = await recordBatchStatement(this.db, [JSON.stringify(batch.map(toRow))]);
       charged = new Set(row?.charged ? row.charged.split(",") : []);
+      covered = new Set(row?.covered ? row.covered.split(",") : []);
     } catch {
       // The statement is atomic: nothing of the batch was written, unless it committed and only
       // its answer was lost (the connection dropped after the commit). One bad call (its app
@@ -102,7 +114,7 @@ class BatchRecorder {
           recordOne(this.db, call)
             .catch(async (error) => {
               // Already recorded: the batch did commit. Its outcome stands, charged or not.
-              const recorded = await recordedOutcome(this.db, call.record.id).catch(() => undefined);
+              const recorded = await recordedOutcome(this.db, call).catch(() => undefined);
               if (recorded === undefined) throw error;
               return recorded;
             })
@@ -111,17 +123,29 @@ class BatchRecorder {
       );
       return;
     }
-    for (const call of batch) call.resolve(charged.has(call.record.id));
+    for (const call of batch)
+      call.resolve(
+        covered.has(call.record.id)
+          ? "plan"
+          : charged.has(call.record.id)
+            ? "hold"
+            : call.settlement
+              ? "refused"
+              : "none",
+      );
   }
 }
 
-/** One call in its own transaction: the invocation and, when its hold still has room, its price spent from it. */
+/**
+ * One call in its own transaction: the invocation and, for a call paid from a hold, an included
+ * call of the pair's plan if it has one left, else its price spent from the hold.
+ */
 export async function recordOne(
   db: Database,
   call: { record: InvocationRecord; settlement?: Settlement },
-): Promise<boolean> {
+): Promise<RecordOutcome> {
   const { record, settlement } = call;
-  let charged = false;
+  let outcome: RecordOutcome = "none";
   await recordInvocation(
     db,
     settlement
@@ -129,22 +153,32 @@ export async function recordOne(
           ...record,
           holdId: settlement.holdId,
           settle: async (tx) => {
-            charged = await spendFromHold(tx, settlement.holdId, settlement);
-            return charged;
+            const included = await useIncludedCall(tx, record.applicationId, record.callerUserId);
+            if (included) {
+              outcome = "plan";
+              return { coveredBy: included };
+            }
+            outcome = (await spendFromHold(tx, settlement.holdId, settlement)) ? "hold" : "refused";
+            return outcome === "hold" ? "charged" : "refused";
           },
         }
       : record,
   );
-  return charged;
+  return outcome;
 }
 
-/** Whether a recorded invocation was charged (paid from a hold); undefined if it was not recorded. */
-async function recordedOutcome(db: Database, invocationId: string): Promise<boolean | undefined> {
+/** How a recorded invocation was paid; undefined if it was not recorded. */
+async function recordedOutcome(
+  db: Database,
+  call: Pick<Pending, "record" | "settlement">,
+): Promise<RecordOutcome | undefined> {
   const [row] = await db
-    .select({ holdId: invocations.holdId })
+    .select({ holdId: invocations.holdId, subscriptionId: invocations.subscriptionId })
     .from(invocations)
-    .where(eq(invocations.id, invocationId));
-  return row ? row.holdId !== null : undefined;
+    .where(eq(invocations.id, call.record.id));
+  if (!row) return undefined;
+  if (!call.settlement) return "none";
+  return row.holdId ? "hold" : row.subscriptionId ? "plan" : "refused";
 }
 
 function toRow({ record, settlement }: Pending) {
@@ -168,6 +202,8 @@ function toRow({ record, settlement }: Pending) {
     day: utcDay(at),
     user_key: record.endUser ?? `account:${record.callerUserId}`,
     hold_id: settlement?.holdId ?? null,
+    subscription_id: record.coveredBy?.subscriptionId ?? null,
+    plan_period_start: record.coveredBy?.periodStart ?? null,
     amount: settlement?.amountCents ?? null,
     fee: settlement ? splitFee(settlement.amountCents, settlement.feePercent).fee : null,
   };
@@ -176,24 +212,55 @@ function toRow({ record, settlement }: Pending) {
 const shard = `(pg_backend_pid() % ${ROLLUP_SHARDS})::smallint`;
 
 /**
- * The batch in one statement: the calls of each hold still open (and not expired) spend their
- * prices from it together (a lease pays for many calls), each price added to `settled_cents`,
- * its fee to `fee_cents`, the count to `calls`; record every invocation, charged (and naming its
- * hold) only if the hold could pay; add the calls to the app and owner rollups, one row per
- * (app, day) and (owner, day) in this connection's shard. No ledger row: the hold's close posts
- * its calls (decision 020). Answers the ids of the charged invocations.
+ * The batch in one statement. First the plans: the calls paid from holds are counted against
+ * their pair's active plan while it has included calls left (the subscription rows locked in id
+ * order, never skipped: decision 025), those calls spend nothing from their holds. The other calls
+ * of each hold still open (and not expired) spend their prices from it together (a lease pays for
+ * many calls), each price added to `settled_cents`, its fee to `fee_cents`, the count to `calls`.
+ * Every invocation is recorded: paid from its hold (naming it), covered by a plan (naming the
+ * subscription and period), or, when its hold could not pay, as failed (`payment_failed`); the
+ * calls go to the app and owner rollups, one row per (app, day) and (owner, day) in this
+ * connection's shard. No ledger row: the hold's close posts its calls (decision 020). Answers the
+ * ids of the invocations charged from holds and of those covered by plans.
  */
-const recordBatchStatement = preparedStatement<{ charged: string | null }>(
-  "pm_record_batch_v3",
+const recordBatchStatement = preparedStatement<{ charged: string | null; covered: string | null }>(
+  "pm_record_batch_v4",
   `with v as (
      select * from json_to_recordset($1::json) as v(
        id uuid, application_id uuid, caller_user_id uuid, api_key_id uuid, end_user text, mode text,
        status text, error_type text, error_message text, model text, latency_ms integer,
        input_tokens integer, output_tokens integer, charged_cents bigint, created_at timestamptz,
-       day date, user_key text, hold_id uuid, amount bigint, fee bigint)
+       day date, user_key text, hold_id uuid, subscription_id uuid, plan_period_start timestamptz,
+       amount bigint, fee bigint)
+   ), pairs as (
+     select caller_user_id as payer, application_id as app, count(*)::int as n
+     from v where hold_id is not null group by caller_user_id, application_id
+   ), open_plans as (
+     select s.id, s.subscriber_id, s.application_id, s.current_period_start, s.current_period_end,
+       s.calls_included - s.calls_used as room
+     from subscriptions s join pairs p on s.subscriber_id = p.payer and s.application_id = p.app
+     where s.status = 'active' and s.current_period_end > now() and s.calls_used < s.calls_included
+     order by s.id
+     for update of s
+   ), plan as (
+     select distinct on (o.subscriber_id, o.application_id) o.id, o.subscriber_id, o.application_id,
+       o.current_period_start, least(p.n, o.room) as take
+     from open_plans o join pairs p on p.payer = o.subscriber_id and p.app = o.application_id
+     order by o.subscriber_id, o.application_id, o.current_period_end
+   ), used as (
+     update subscriptions set calls_used = subscriptions.calls_used + plan.take
+     from plan where subscriptions.id = plan.id
+     returning subscriptions.id
+   ), covered as (
+     select r.id, plan.id as subscription_id, plan.current_period_start
+     from (select id, caller_user_id, application_id,
+             row_number() over (partition by caller_user_id, application_id order by id) as rn
+           from v where hold_id is not null) r
+     join plan on plan.subscriber_id = r.caller_user_id and plan.application_id = r.application_id
+     where r.rn <= plan.take
    ), s as (
      select hold_id, sum(amount)::bigint as added, sum(fee)::bigint as fee, count(*)::int as calls
-     from v where hold_id is not null group by hold_id
+     from v where hold_id is not null and id not in (select id from covered) group by hold_id
    ), hold as (
      update holds set settled_cents = settled_cents + s.added, fee_cents = fee_cents + s.fee,
        calls = holds.calls + s.calls
@@ -201,16 +268,27 @@ const recordBatchStatement = preparedStatement<{ charged: string | null }>(
        and settled_cents + s.added <= amount_cents
      returning holds.id
    ), calls as (
-     select v.*, a.owner_id, hold.id as paid_from,
-       case when v.hold_id is not null and hold.id is null then 0 else v.charged_cents end as charged
+     select v.id, v.application_id, v.caller_user_id, v.api_key_id, v.end_user, v.mode,
+       v.error_message, v.model, v.latency_ms, v.input_tokens, v.output_tokens, v.created_at,
+       v.day, v.user_key, a.owner_id, hold.id as paid_from,
+       coalesce(c.subscription_id, v.subscription_id) as covered_by,
+       coalesce(c.current_period_start, v.plan_period_start) as period,
+       case when c.id is not null or (v.hold_id is not null and hold.id is null) then 0
+            else v.charged_cents end as charged,
+       case when v.hold_id is not null and c.id is null and hold.id is null then 'error'
+            else v.status end as status,
+       case when v.hold_id is not null and c.id is null and hold.id is null then 'payment_failed'
+            else v.error_type end as error_type
      from v left join applications a on a.id = v.application_id
-     left join hold on hold.id = v.hold_id
+     left join covered c on c.id = v.id
+     left join hold on hold.id = v.hold_id and c.id is null
    ), recorded as (
      insert into invocations (id, application_id, caller_user_id, api_key_id, end_user, mode, status,
        error_type, error_message, model, latency_ms, input_tokens, output_tokens, charged_cents,
-       hold_id, created_at)
+       hold_id, subscription_id, plan_period_start, created_at)
      select id, application_id, caller_user_id, api_key_id, end_user, mode, status, error_type,
-       error_message, model, latency_ms, input_tokens, output_tokens, charged, paid_from, created_at
+       error_message, model, latency_ms, input_tokens, output_tokens, charged, paid_from, covered_by,
+       period, created_at
      from calls
      returning 1
    ), stats as (
@@ -255,5 +333,7 @@ const recordBatchStatement = preparedStatement<{ charged: string | null }>(
      group by owner_id, day, coalesce(error_type, '')
      on conflict (owner_id, day, error_type, shard) do update set count = e.count + excluded.count
    )
-   select (select string_agg(id::text, ',') from calls where paid_from is not null) as charged`,
+   select (select string_agg(id::text, ',') from calls where paid_from is not null) as charged,
+     (select string_agg(id::text, ',') from covered) as covered,
+     (select count(*) from used) as plans`,
 );
