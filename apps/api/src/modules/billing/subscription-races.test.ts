@@ -1,19 +1,17 @@
 import { and, eq } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { payments, subscriptions } from "../../db/schema/index.ts";
-import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
+import { type Caller, callOn, createCaller, fundWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { freePort, startTestServer, type TestServer } from "../../test/server.ts";
+import { startTestServers, type TestServer } from "../../test/server.ts";
 import { reconcile, walletBalances } from "./ledger.service.ts";
 
 // Issue 16 items 4 and 6 (docs/decisions/023): concurrent subscribes take the price once, and
 // every plan payment ends in a subscription or the payer's wallet. On PostgreSQL the requests
 // are spread over two servers on one database, as two API processes would be.
 
-const onPostgres = process.env.TEST_DB === "postgres";
 let testDb: TestDatabase;
 let servers: TestServer[] = [];
-/** Where each server listens; they share one PUBLIC_URL (the issuer's), so one token works on all. */
 let urls: string[] = [];
 let creator: Caller;
 const PLAN_CENTS = 300;
@@ -21,13 +19,7 @@ const card = { number: "4242 4242 4242 4242", exp_month: 12, exp_year: 2099, cvc
 
 beforeAll(async () => {
   testDb = await createTestDatabase();
-  servers = [await startTestServer(testDb)];
-  urls = [servers[0]?.baseUrl ?? ""];
-  if (onPostgres) {
-    const port = await freePort();
-    servers.push(await startTestServer(testDb, { port, env: { PUBLIC_URL: urls[0] ?? "" } }));
-    urls.push(`http://127.0.0.1:${port}`);
-  }
+  ({ servers, urls } = await startTestServers(testDb));
   creator = await createCaller(servers[0]?.baseUrl ?? "", "Plan Seller");
 });
 afterEach(async () => {
@@ -40,14 +32,8 @@ afterAll(async () => {
 
 const db = () => (servers[0] as TestServer).database.db;
 /** The i-th of concurrent requests, sent to the servers in turn. */
-const on = (caller: Caller, i: number) => async (method: string, path: string, body?: unknown) => {
-  const response = await fetch(`${urls[i % urls.length]}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${caller.token}`, "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  return { status: response.status, body: await response.json() };
-};
+const on = (caller: Caller, i: number) => (method: string, path: string, body?: unknown) =>
+  callOn(caller, urls[i % urls.length] ?? "", method, path, body);
 const userIdOf = async (caller: Caller) =>
   (await caller.api("GET", "/api/auth/profile/")).body.user.id as string;
 
