@@ -33,6 +33,7 @@ import { createAuthGuards } from "./modules/auth/authenticate.ts";
 import { createTokenVerifier } from "./modules/auth/token-verifier.ts";
 import { billingRoutes } from "./modules/billing/billing.routes.ts";
 import { sweepExpiredHolds } from "./modules/billing/ledger.service.ts";
+import { creditAbandonedPlanPayments } from "./modules/billing/plan-payments.ts";
 import { plansRoutes } from "./modules/billing/plans.routes.ts";
 import { renewDueSubscriptions } from "./modules/billing/plans.service.ts";
 import { createStripeGateway } from "./modules/billing/stripe-gateway.ts";
@@ -163,6 +164,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     renewDueSubscriptions(db, config.platformFeePercent).catch((err) =>
       app.log.warn({ err }, "subscription renewal failed"),
     );
+    // A plan's payment whose subscribe call never came goes to the payer's wallet (decision 023).
+    creditAbandonedPlanPayments(db).catch((err) => app.log.warn({ err }, "plan payment credit failed"));
   }, 30_000);
   holdSweeper.unref();
   app.addHook("onClose", async () => clearInterval(holdSweeper));
@@ -201,6 +204,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       secrets,
       dataDir: config.dataDir,
       maxUploadBytes: config.maxUploadBytes,
+      stripe,
+      feePercent: config.platformFeePercent,
     });
     await scope.register(promptsRoutes, { db, guards, llm });
     await scope.register(workflowsRoutes, { db, guards, secrets, safeFetch });

@@ -36,3 +36,34 @@ export function databaseUnavailable(error: unknown): AppError | undefined {
   }
   return undefined;
 }
+
+/**
+ * The SQLSTATE and constraint of a database error (Drizzle wraps the driver's error in `cause`),
+ * or undefined when `error` did not come from the database.
+ */
+export function databaseErrorOf(error: unknown): { code: string; constraint?: string } | undefined {
+  for (let current = error, depth = 0; current && depth < 5; depth++) {
+    const { code, constraint, cause } = current as { code?: unknown; constraint?: unknown; cause?: unknown };
+    if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code))
+      return { code, ...(typeof constraint === "string" ? { constraint } : {}) };
+    current = cause;
+  }
+  return undefined;
+}
+
+/** True when `error` is a unique violation (23505), of `constraint` when one is named. */
+export function isUniqueViolation(error: unknown, constraint?: string): boolean {
+  const found = databaseErrorOf(error);
+  return found?.code === "23505" && (constraint === undefined || found.constraint === constraint);
+}
+
+/**
+ * A 409 for a write that lost a race the code did not foresee (a unique key taken meanwhile, a
+ * serialization failure or deadlock): the client may retry; it is never a 500.
+ */
+export function concurrentConflict(error: unknown): AppError | undefined {
+  const code = databaseErrorOf(error)?.code;
+  if (code === "23505" || code === "40001" || code === "40P01")
+    return new AppError("conflict", "This conflicts with a change made at the same time; reload and retry");
+  return undefined;
+}

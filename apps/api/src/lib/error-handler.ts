@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance } from "fastify";
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from "fastify-type-provider-zod";
-import { databaseUnavailable } from "./database-errors.ts";
+import { concurrentConflict, databaseUnavailable } from "./database-errors.ts";
 import { AppError, type ErrorCode, errorStatus, invalidFields } from "./errors.ts";
 
 interface ValidationIssue {
@@ -49,6 +49,9 @@ export function installErrorHandler(app: FastifyInstance): void {
     } else if (databaseUnavailable(error)) {
       request.log.warn({ err: error }, "database unavailable");
       appError = databaseUnavailable(error) as AppError;
+    } else if (concurrentConflict(error)) {
+      request.log.warn({ err: error }, "concurrent write conflict");
+      appError = concurrentConflict(error) as AppError;
     } else {
       request.log.error({ err: error }, "unhandled error");
       appError = new AppError("internal_error", "Internal server error");

@@ -78,3 +78,23 @@ export async function settledWallet(
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
+
+/** Calls `path` on the server at `url` with the caller's token (for requests spread over servers). */
+export async function callOn(
+  caller: Caller,
+  url: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<ApiAnswer> {
+  const response = await fetch(`${url}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${caller.token}`,
+      ...(body !== undefined ? { "content-type": "application/json" } : {}),
+    },
+    body: body !== undefined ? JSON.stringify(body) : undefined,
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined, headers: response.headers };
+}

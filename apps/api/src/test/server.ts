@@ -65,3 +65,22 @@ export async function startTestServer(
     },
   };
 }
+
+/**
+ * Servers on one database, as API processes behind a load balancer: one on PGlite (one process
+ * per data directory), two on PostgreSQL. They share the first one's PUBLIC_URL, the issuer's,
+ * so one access token is accepted by all; `urls` says where each listens.
+ */
+export async function startTestServers(
+  testDb: TestDatabase,
+): Promise<{ servers: TestServer[]; urls: string[] }> {
+  const first = await startTestServer(testDb);
+  const servers = [first];
+  const urls = [first.baseUrl];
+  if (testDb.kind === "postgres") {
+    const port = await freePort();
+    servers.push(await startTestServer(testDb, { port, env: { PUBLIC_URL: first.baseUrl } }));
+    urls.push(`http://127.0.0.1:${port}`);
+  }
+  return { servers, urls };
+}

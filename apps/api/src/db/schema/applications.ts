@@ -41,6 +41,12 @@ export const applications = pgTable(
     providerApiKeyEncrypted: text("provider_api_key_encrypted"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+    /**
+     * Set when its creator deleted an app with money history (holds, charged calls, plans paid
+     * for): the row stays for the ledger and analytics, the app is gone for everyone, and its slug
+     * stays taken so old clients never reach, and pay, a different app (docs/decisions/023).
+     */
+    archivedAt: timestamp("archived_at", { withTimezone: true }),
   },
   (t) => [
     uniqueIndex("applications_slug_key").on(t.slug),
@@ -122,9 +128,10 @@ export const invocations = pgTable(
   "invocations",
   {
     id: uuid("id").primaryKey().defaultRandom(),
+    // Restrict: charged calls are money history; a deletable app's free calls are deleted explicitly.
     applicationId: uuid("application_id")
       .notNull()
-      .references(() => applications.id, { onDelete: "cascade" }),
+      .references(() => applications.id, { onDelete: "restrict" }),
     callerUserId: uuid("caller_user_id").references(() => users.id, { onDelete: "set null" }),
     apiKeyId: uuid("api_key_id").references(() => apiKeys.id, { onDelete: "set null" }),
     endUser: text("end_user"),

@@ -139,12 +139,26 @@ export const payments = pgTable(
       .notNull()
       .default("top_up"),
     packageId: uuid("package_id"),
-    /** Set when a subscription used this payment, so one payment pays for one period only. */
+    /**
+     * What a succeeded payment ended in, set once, in the transaction that made it so: the
+     * subscription it paid (`subscription`, the subscription's id), or a credit to the payer's
+     * wallet (`wallet`, the top_up ledger transaction's id). Unique, so nothing is paid twice by
+     * one payment nor one payment used twice (docs/decisions/023).
+     */
+    consumedKind: text("consumed_kind", { enum: ["subscription", "wallet", "refund"] }),
+    consumedRef: text("consumed_ref"),
     consumedAt: timestamp("consumed_at", { withTimezone: true }),
     metadata: jsonb("metadata").notNull().default({}),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [uniqueIndex("payments_external_key").on(t.gateway, t.externalId)],
+  (t) => [
+    uniqueIndex("payments_external_key").on(t.gateway, t.externalId),
+    uniqueIndex("payments_consumed_by_key").on(t.consumedKind, t.consumedRef),
+    check(
+      "payments_consumed_once",
+      sql`(${t.consumedKind} is null) = (${t.consumedRef} is null) and (${t.consumedKind} is null) = (${t.consumedAt} is null) and (${t.consumedKind} is null or ${t.status} = 'succeeded')`,
+    ),
+  ],
 );
 
 /** A creator's plan for one app ("package" in SPEC's paths). */
@@ -181,10 +195,10 @@ export const subscriptions = pgTable(
       .references(() => packages.id, { onDelete: "restrict" }),
     applicationId: uuid("application_id")
       .notNull()
-      .references(() => applications.id, { onDelete: "cascade" }),
+      .references(() => applications.id, { onDelete: "restrict" }),
     subscriberId: uuid("subscriber_id")
       .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+      .references(() => users.id, { onDelete: "restrict" }),
     /** `incomplete`: a card subscription whose first invoice Stripe has not yet reported paid. */
     status: text("status", { enum: ["active", "canceled", "past_due", "incomplete"] })
       .notNull()
@@ -196,10 +210,22 @@ export const subscriptions = pgTable(
     currentPeriodEnd: timestamp("current_period_end", { withTimezone: true }).notNull(),
     callsUsed: integer("calls_used").notNull().default(0),
     callsIncluded: integer("calls_included").notNull(),
+    /**
+     * The ledger transaction that paid the current period (null when none is known: a card
+     * subscription awaiting its first invoice). An archived app refunds its unused part.
+     */
+    periodTransactionId: uuid("period_transaction_id").references(() => ledgerTransactions.id, {
+      onDelete: "restrict",
+    }),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
     index("subscriptions_lookup_idx").on(t.applicationId, t.subscriberId, t.status),
+    // One live subscription per consumer and app, whatever the plan: concurrent subscribes
+    // cannot both take the price (docs/decisions/023).
+    uniqueIndex("subscriptions_one_live_per_app")
+      .on(t.applicationId, t.subscriberId)
+      .where(sql`${t.status} in ('active', 'incomplete')`),
     check(
       "subscriptions_calls_used_range",
       sql`${t.callsUsed} >= 0 and ${t.callsUsed} <= ${t.callsIncluded}`,

@@ -12,6 +12,7 @@ import { z } from "zod";
 import type { Database } from "../../db/client.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
+import type { StripeGateway } from "../billing/stripe-gateway.ts";
 import {
   createApplication,
   creatorNameFor,
@@ -42,7 +43,9 @@ export const applicationsRoutes: FastifyPluginAsyncZod<{
   secrets: SecretBox;
   dataDir: string;
   maxUploadBytes: number;
-}> = async (app, { db, guards, secrets, dataDir, maxUploadBytes }) => {
+  stripe: StripeGateway | undefined;
+  feePercent: number;
+}> = async (app, { db, guards, secrets, dataDir, maxUploadBytes, stripe, feePercent }) => {
   const present = async (userId: string, row: Parameters<typeof toApplication>[0]) =>
     toApplication(row, await creatorNameFor(db, userId), secrets);
   const tags = ["applications"];
@@ -130,7 +133,8 @@ export const applicationsRoutes: FastifyPluginAsyncZod<{
     {
       schema: {
         tags,
-        summary: "Delete an application",
+        summary:
+          "Delete an application; one with money history (paid calls, plans) is archived instead, its subscribers refunded",
         security,
         params: SlugParams,
         response: { 204: z.null(), ...errors },
@@ -139,7 +143,7 @@ export const applicationsRoutes: FastifyPluginAsyncZod<{
     },
     async (request, reply) => {
       const row = await getOwnApplication(db, currentUser(request), request.params.slug);
-      await deleteApplication(db, row);
+      await deleteApplication(db, row, { stripe, feePercent });
       return reply.status(204).send(null);
     },
   );

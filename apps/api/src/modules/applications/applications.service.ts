@@ -4,15 +4,25 @@ import type {
   CreateApplicationSchema,
   UpdateApplication,
 } from "@promptmint/contracts";
-import { and, desc, eq, sql } from "drizzle-orm";
+import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import type { z } from "zod";
-import type { Database } from "../../db/client.ts";
-import { applications, creators, prompts, promptVersions, users } from "../../db/schema/index.ts";
+import { type Database, queryRows } from "../../db/client.ts";
+import {
+  applications,
+  creators,
+  invocations,
+  prompts,
+  promptVersions,
+  users,
+} from "../../db/schema/index.ts";
+import { databaseErrorOf } from "../../lib/database-errors.ts";
 import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
 import { forgetLookups, lookupCache } from "../../lib/lookup-cache.ts";
 import { maskSecret, type SecretBox } from "../../lib/secrets.ts";
 import { forgetApplication, rebuildOwnerUsers } from "../analytics/rollups.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
+import { settleSubscribersOfArchivedApp, stopCardRenewals } from "../billing/archive-refunds.ts";
+import type { StripeGateway } from "../billing/stripe-gateway.ts";
 import { createInitialPrompt } from "../prompts/prompts.service.ts";
 import { createInitialWorkflow, duplicateWorkflow } from "../workflows/workflows.service.ts";
 
@@ -81,7 +91,7 @@ export async function listOwnApplications(db: Database, owner: LocalUser): Promi
   return db
     .select()
     .from(applications)
-    .where(eq(applications.ownerId, owner.id))
+    .where(and(eq(applications.ownerId, owner.id), isNull(applications.archivedAt)))
     .orderBy(desc(applications.createdAt));
 }
 
@@ -94,14 +104,21 @@ export async function getOwnApplication(
   const [row] = await db
     .select()
     .from(applications)
-    .where(and(eq(applications.slug, slug), eq(applications.ownerId, owner.id)))
+    .where(
+      and(eq(applications.slug, slug), eq(applications.ownerId, owner.id), isNull(applications.archivedAt)),
+    )
     .limit(1);
   if (!row) throw notFound("Application");
   return row;
 }
 
+/** An app by slug, for anyone; an archived (deleted) app is not found. */
 export async function findApplicationBySlug(db: Database, slug: string): Promise<ApplicationRow | undefined> {
-  const [row] = await db.select().from(applications).where(eq(applications.slug, slug)).limit(1);
+  const [row] = await db
+    .select()
+    .from(applications)
+    .where(and(eq(applications.slug, slug), isNull(applications.archivedAt)))
+    .limit(1);
   return row;
 }
 
@@ -222,14 +239,80 @@ export async function updateApplication(
   return row;
 }
 
-export async function deleteApplication(db: Database, app: ApplicationRow): Promise<void> {
-  // The owner's analytics rollups span all their apps: take this one's share out with it.
-  await db.transaction(async (tx) => {
-    await forgetApplication(tx as unknown as Database, app);
-    await tx.delete(applications).where(eq(applications.id, app.id));
-    await rebuildOwnerUsers(tx as unknown as Database, app.ownerId);
-  });
+/**
+ * Deletes an app, or archives it when it has money history (holds, charged calls, subscriptions,
+ * plan payments): those rows and the app they name stay, and its subscribers are settled
+ * (billing/archive-refunds.ts, docs/decisions/023). Answers which of the two happened.
+ */
+export async function deleteApplication(
+  db: Database,
+  app: ApplicationRow,
+  billing: { stripe: StripeGateway | undefined; feePercent: number },
+): Promise<"deleted" | "archived"> {
+  const outcome = (await hasMoneyHistory(db, app.id))
+    ? await archiveApplication(db, app, billing)
+    : await eraseApplication(db, app).catch(async (error) => {
+        // A paid call or a subscribe committed meanwhile: its row restricts the delete.
+        if (databaseErrorOf(error)?.code !== "23503") throw error;
+        return archiveApplication(db, app, billing);
+      });
   forgetLookups(db, "applications", "prompts");
+  return outcome;
+}
+
+async function hasMoneyHistory(db: Database, applicationId: string): Promise<boolean> {
+  const [row] = await queryRows<{ found: boolean }>(
+    db,
+    sql`select exists (select 1 from holds where application_id = ${applicationId})
+          or exists (select 1 from invocations where application_id = ${applicationId} and charged_cents > 0)
+          or exists (select 1 from subscriptions where application_id = ${applicationId})
+          or exists (select 1 from payments p join packages k on k.id = p.package_id
+                     where k.application_id = ${applicationId}) as found`,
+  );
+  return row?.found === true;
+}
+
+/** An app without money history goes entirely, its free calls and its share of the rollups with it. */
+async function eraseApplication(db: Database, app: ApplicationRow): Promise<"deleted"> {
+  await db.transaction(async (tx) => {
+    const t = tx as unknown as Database;
+    await forgetApplication(t, app);
+    await t
+      .delete(invocations)
+      .where(and(eq(invocations.applicationId, app.id), eq(invocations.chargedCents, 0)));
+    await t.delete(applications).where(eq(applications.id, app.id));
+    await rebuildOwnerUsers(t, app.ownerId);
+  });
+  return "deleted";
+}
+
+/**
+ * Archives an app: gone for everyone (every lookup skips archived apps; a call to its slug is a
+ * 404), its rows kept. The row is locked against subscribes (which lock it to share) but not
+ * against the paid path's key-share checks: calls already admitted finish and are paid.
+ */
+async function archiveApplication(
+  db: Database,
+  app: ApplicationRow,
+  billing: { stripe: StripeGateway | undefined; feePercent: number },
+): Promise<"archived"> {
+  await stopCardRenewals(db, app, billing.stripe);
+  await db.transaction(async (tx) => {
+    const t = tx as unknown as Database;
+    const now = new Date();
+    const [row] = await t
+      .select({ id: applications.id })
+      .from(applications)
+      .where(and(eq(applications.id, app.id), isNull(applications.archivedAt)))
+      .for("no key update");
+    if (!row) return;
+    await t
+      .update(applications)
+      .set({ archivedAt: now, status: "archived", updatedAt: now })
+      .where(eq(applications.id, app.id));
+    await settleSubscribersOfArchivedApp(t, app, { now, feePercent: billing.feePercent });
+  });
+  return "archived";
 }
 
 /** A draft copy named '… (copy)' with its own slug and, for prompt apps, the active prompt version. */

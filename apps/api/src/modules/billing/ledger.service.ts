@@ -54,7 +54,8 @@ export async function cachedAccountFor(
 /**
  * Posts one balanced transaction inside the caller's DB transaction. Balances move by conditional
  * updates (never below zero except `clearing`), in account-id order so concurrent postings cannot
- * deadlock. Returns false when a transaction with this (kind, reference) was already posted.
+ * deadlock. Returns the transaction's id, or undefined when a transaction with this (kind,
+ * reference) was already posted.
  */
 export async function postTransaction(
   tx: Database,
@@ -64,16 +65,16 @@ export async function postTransaction(
     description: string;
     entries: { accountId: string; amountCents: number }[];
   },
-): Promise<boolean> {
+): Promise<string | undefined> {
   checkBalanced(posting.kind, posting.entries);
   const [transaction] = await tx
     .insert(ledgerTransactions)
     .values({ kind: posting.kind, reference: posting.reference, description: posting.description })
     .onConflictDoNothing()
     .returning({ id: ledgerTransactions.id });
-  if (!transaction) return false;
+  if (!transaction) return undefined;
   await moveBalances(tx, transaction.id, posting.entries);
-  return true;
+  return transaction.id;
 }
 
 function checkBalanced(kind: TransactionKind, entries: { amountCents: number }[]) {
@@ -124,11 +125,14 @@ async function moveBalances(tx: Database, transactionId: string, entries: Entry[
   if ((result?.moved ?? 0) < entries.length) throw new InsufficientFunds("an account cannot cover its entry");
 }
 
-/** Money from outside (a paid top-up) into a wallet, inside the caller's transaction, once per reference. */
+/**
+ * Money from outside (a paid top-up) into a wallet, inside the caller's transaction, once per
+ * reference; the transaction's id, or undefined when this reference was already posted.
+ */
 export async function postTopUp(
   tx: Database,
   options: { userId: string; amountCents: number; reference: string; description: string },
-): Promise<boolean> {
+): Promise<string | undefined> {
   const [wallet, clearing] = await Promise.all([
     accountFor(tx, "wallet", options.userId),
     accountFor(tx, "clearing", null),
@@ -149,7 +153,7 @@ export async function creditTopUp(
   db: Database,
   options: { userId: string; amountCents: number; reference: string; description: string },
 ): Promise<boolean> {
-  return db.transaction((tx) => postTopUp(tx as unknown as Database, options));
+  return (await db.transaction((tx) => postTopUp(tx as unknown as Database, options))) !== undefined;
 }
 
 /** What a hold is for: who pays which creator for which app, how much, for how long, and where to top up. */

@@ -2,6 +2,7 @@ import type { CreatePaymentMethodSchema, PaymentMethod } from "@promptmint/contr
 import { and, desc, eq, isNull, ne } from "drizzle-orm";
 import type { z } from "zod";
 import type { Database } from "../../db/client.ts";
+import { lockUserRow } from "../../db/row-locks.ts";
 import { paymentMethods } from "../../db/schema/index.ts";
 import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
@@ -69,6 +70,8 @@ export async function addPaymentMethod(
   }
   return db.transaction(async (tx) => {
     const t = tx as unknown as Database;
+    // One default card: concurrent adds (and default changes) of one user take turns.
+    await lockUserRow(t, user.id);
     const existing = await listPaymentMethods(t, user.id);
     const isDefault = input.set_default || existing.length === 0;
     if (isDefault)
@@ -108,6 +111,7 @@ async function findOwn(db: Database, userId: string, id: string): Promise<Row> {
 export async function makeDefault(db: Database, userId: string, id: string): Promise<PaymentMethod> {
   await findOwn(db, userId, id);
   await db.transaction(async (tx) => {
+    await lockUserRow(tx as unknown as Database, userId);
     await tx
       .update(paymentMethods)
       .set({ isDefault: false })
@@ -119,9 +123,11 @@ export async function makeDefault(db: Database, userId: string, id: string): Pro
 
 /** Removing the default card makes the newest remaining card the default. */
 export async function removePaymentMethod(db: Database, userId: string, id: string): Promise<void> {
-  const row = await findOwn(db, userId, id);
+  await findOwn(db, userId, id);
   await db.transaction(async (tx) => {
     const t = tx as unknown as Database;
+    await lockUserRow(t, userId);
+    const row = await findOwn(t, userId, id);
     await t
       .update(paymentMethods)
       .set({ deletedAt: new Date(), isDefault: false })

@@ -2,7 +2,8 @@ import type { CreatePackageSchema, Package, Subscription, UpdatePackageSchema } 
 import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, lte, sql } from "drizzle-orm";
 import type { z } from "zod";
 import type { Database } from "../../db/client.ts";
-import { applications, packages, payments, subscriptions } from "../../db/schema/index.ts";
+import { applications, packages, subscriptions } from "../../db/schema/index.ts";
+import { isUniqueViolation } from "../../lib/database-errors.ts";
 import { AppError, notFound } from "../../lib/errors.ts";
 import type { ApplicationRow } from "../applications/applications.service.ts";
 import {
@@ -13,6 +14,12 @@ import {
   splitFee,
   walletBalance,
 } from "./ledger.service.ts";
+import {
+  creditPaymentToWallet,
+  lockPaymentByExternalId,
+  markPaymentConsumed,
+  type PaymentRow,
+} from "./plan-payments.ts";
 import type { StripeGateway } from "./stripe-gateway.ts";
 
 export const PERIOD_DAYS = 30;
@@ -210,33 +217,73 @@ export async function subscribablePlan(
   subscriberId: string,
   packageId: string,
 ): Promise<PackageRow> {
+  refuseOwnApp(app, subscriberId);
   const plan = await findPackage(db, app, packageId);
   if (!plan.isActive) throw new AppError("conflict", "This plan is not available");
-  if (app.ownerId === subscriberId)
-    throw new AppError("conflict", "You own this app: your own calls are already free");
   return plan;
 }
 
-/** One live subscription per plan and subscriber; a card subscription awaiting its first invoice counts. */
+function refuseOwnApp(app: ApplicationRow, subscriberId: string): void {
+  if (app.ownerId === subscriberId)
+    throw new AppError("conflict", "You own this app: your own calls are already free");
+}
+
+/**
+ * Locks the app to share until the transaction ends, so it cannot be archived (deleted) while a
+ * subscription to it is being paid for; an app archived before is a 404.
+ */
+export async function lockAppForSubscribe(tx: Database, applicationId: string): Promise<void> {
+  const [row] = await tx
+    .select({ id: applications.id })
+    .from(applications)
+    .where(and(eq(applications.id, applicationId), isNull(applications.archivedAt)))
+    .for("share");
+  if (!row) throw notFound("Application");
+}
+
+/** The subscription that keeps a consumer from subscribing to an app again (one per app). */
+const LIVE_STATUSES = ["active", "incomplete"] as const;
+export const alreadySubscribed = (): AppError =>
+  new AppError(
+    "conflict",
+    "You already have an active subscription to this app: cancel it, or wait for it to end, before subscribing again",
+  );
+
+/**
+ * One live subscription per consumer and app (whatever the plan): a card subscription awaiting
+ * its first invoice counts. A fast, friendly refusal; the partial unique index
+ * `subscriptions_one_live_per_app` is what holds under concurrency (`isSecondSubscription`).
+ */
 export async function refuseSecondSubscription(
   db: Database,
-  plan: PackageRow,
+  applicationId: string,
   subscriberId: string,
-  now: Date,
 ): Promise<void> {
+  if (await findLiveSubscription(db, applicationId, subscriberId)) throw alreadySubscribed();
+}
+
+async function findLiveSubscription(
+  db: Database,
+  applicationId: string,
+  subscriberId: string,
+): Promise<SubscriptionRow | undefined> {
   const [existing] = await db
-    .select({ id: subscriptions.id })
+    .select()
     .from(subscriptions)
     .where(
       and(
-        eq(subscriptions.packageId, plan.id),
+        eq(subscriptions.applicationId, applicationId),
         eq(subscriptions.subscriberId, subscriberId),
-        inArray(subscriptions.status, ["active", "incomplete"]),
-        gt(subscriptions.currentPeriodEnd, now),
+        inArray(subscriptions.status, [...LIVE_STATUSES]),
       ),
     )
     .limit(1);
-  if (existing) throw new AppError("conflict", "You already have an active subscription to this plan");
+  return existing;
+}
+
+/** The error of an insert that lost the race for the consumer's one live subscription to an app. */
+export function isSecondSubscription(error: unknown): boolean {
+  return isUniqueViolation(error, "subscriptions_one_live_per_app");
 }
 
 export async function insertSubscription(
@@ -245,10 +292,12 @@ export async function insertSubscription(
   subscriberId: string,
   status: "active" | "incomplete",
   now: Date,
+  extra: { id?: string; periodTransactionId?: string } = {},
 ): Promise<SubscriptionRow> {
   const [created] = await db
     .insert(subscriptions)
     .values({
+      ...extra,
       packageId: plan.id,
       applicationId: plan.applicationId,
       subscriberId,
@@ -263,7 +312,8 @@ export async function insertSubscription(
 
 /**
  * A period's payment for a plan (wallet, card payment or Stripe invoice) to the creator's earnings
- * minus the platform fee, inside the caller's transaction, once per reference.
+ * minus the platform fee, inside the caller's transaction, once per reference. Returns the
+ * transaction's id, or undefined when this reference was already posted.
  */
 export async function postPlanPayment(
   db: Database,
@@ -275,7 +325,7 @@ export async function postPlanPayment(
     reference: string;
     description: string;
   },
-): Promise<boolean> {
+): Promise<string | undefined> {
   const [earnings, platform] = await Promise.all([
     accountFor(db, "earnings", options.creatorId),
     accountFor(db, "platform_fee", null),
@@ -293,75 +343,174 @@ export async function postPlanPayment(
   });
 }
 
+interface SubscribeOptions {
+  app: ApplicationRow;
+  subscriberId: string;
+  packageId: string;
+  paymentIntentId?: string;
+  feePercent: number;
+  topUpUrl: string;
+}
+
 /**
- * Subscribes the caller: the first period is paid by a succeeded card payment made for this plan,
- * or from the wallet. Either way the money goes to the creator (minus the fee) in the same
- * transaction that creates the subscription.
+ * Subscribes the caller: the first period is paid by a succeeded card payment made for this plan
+ * (`subscribeWithPayment`), or from the wallet. Either way the money goes to the creator (minus
+ * the fee) in the same transaction that creates the subscription, and a concurrent second
+ * subscribe to the same app is a 409 whose transaction, money included, rolls back.
  */
-export async function subscribe(
-  db: Database,
-  options: {
-    app: ApplicationRow;
-    subscriberId: string;
-    packageId: string;
-    paymentIntentId?: string;
-    feePercent: number;
-    topUpUrl: string;
-  },
-): Promise<Subscription> {
+export async function subscribe(db: Database, options: SubscribeOptions): Promise<Subscription> {
+  if (options.paymentIntentId)
+    return subscribeWithPayment(db, { ...options, paymentIntentId: options.paymentIntentId });
   const { app, subscriberId } = options;
   const plan = await subscribablePlan(db, app, subscriberId, options.packageId);
   const now = new Date();
   try {
     const row = await db.transaction(async (tx) => {
       const t = tx as unknown as Database;
-      await refuseSecondSubscription(t, plan, subscriberId, now);
-      let source: string;
-      let reference: string;
-      if (options.paymentIntentId) {
-        const [payment] = await t
-          .update(payments)
-          .set({ consumedAt: now })
-          .where(
-            and(
-              eq(payments.externalId, options.paymentIntentId),
-              eq(payments.userId, subscriberId),
-              eq(payments.status, "succeeded"),
-              eq(payments.purpose, "subscription"),
-              eq(payments.packageId, plan.id),
-              eq(payments.amountCents, plan.priceCents),
-              isNull(payments.consumedAt),
-            ),
-          )
-          .returning({ id: payments.id });
-        if (!payment)
-          throw new AppError("bad_request", "That payment is not a completed, unused payment for this plan", {
-            fields: { payment_intent_id: "is not a completed payment for this plan" },
-          });
-        source = await accountFor(t, "clearing", null);
-        reference = payment.id;
-      } else {
-        source = await accountFor(t, "wallet", subscriberId);
-        reference = crypto.randomUUID();
-      }
-      await postPlanPayment(t, {
-        source,
+      await lockAppForSubscribe(t, app.id);
+      await refuseSecondSubscription(t, app.id, subscriberId);
+      // The accounts are locked (by the posting) before the insert's trigger touches the
+      // subscriber's holds, like a hold's close does (migration 0014): no deadlock between them.
+      const id = crypto.randomUUID();
+      const periodTransactionId = await postPlanPayment(t, {
+        source: await accountFor(t, "wallet", subscriberId),
         creatorId: app.ownerId,
         amountCents: plan.priceCents,
         feePercent: options.feePercent,
-        reference,
+        reference: id,
         description: `Plan '${plan.name}' for ${app.name}`,
       });
-      return insertSubscription(t, plan, subscriberId, "active", now);
+      return insertSubscription(t, plan, subscriberId, "active", now, { id, periodTransactionId });
     });
     return toSubscription(row, plan.name, app.slug);
   } catch (error) {
+    if (isSecondSubscription(error)) throw alreadySubscribed();
     if (!(error instanceof InsufficientFunds)) throw error;
     throw new AppError(
       "payment_required",
       `Insufficient balance: the plan costs ${dollars(plan.priceCents)} and your wallet has ${dollars(await walletBalance(db, subscriberId))} available. Top up at ${options.topUpUrl}`,
     );
   }
+}
+
+const unusablePayment = () =>
+  new AppError("bad_request", "That payment is not a completed, unused payment for this plan", {
+    fields: { payment_intent_id: "is not a completed payment for this plan" },
+  });
+
+type PaymentOutcome =
+  | { kind: "subscribed"; row: SubscriptionRow; planName: string }
+  | { kind: "credited"; reason: string; amountCents: number };
+
+/**
+ * A subscribe paid by a card payment made for the plan. The payment is locked, then ends in
+ * exactly one place (docs/decisions/023): the new subscription; or, when the plan no longer
+ * matches what was paid (withdrawn, price changed) or the caller already has a live subscription
+ * to the app, the caller's wallet, with a 409 saying so. The same payment sent again (a retry, a
+ * concurrent twin) answers the subscription it paid while that is live.
+ */
+async function subscribeWithPayment(
+  db: Database,
+  options: SubscribeOptions & { paymentIntentId: string },
+): Promise<Subscription> {
+  const { app, subscriberId, paymentIntentId } = options;
+  refuseOwnApp(app, subscriberId);
+  const now = new Date();
+  let outcome: PaymentOutcome;
+  try {
+    outcome = await db.transaction(async (tx) => {
+      const t = tx as unknown as Database;
+      await lockAppForSubscribe(t, app.id);
+      const payment = await lockPaymentByExternalId(t, subscriberId, paymentIntentId);
+      if (
+        payment?.status !== "succeeded" ||
+        payment.purpose !== "subscription" ||
+        payment.packageId !== options.packageId
+      )
+        throw unusablePayment();
+      if (payment.consumedKind) return paidBefore(t, app, payment);
+      const [plan] = await t
+        .select()
+        .from(packages)
+        .where(and(eq(packages.id, payment.packageId), eq(packages.applicationId, app.id)));
+      const reason = !plan?.isActive
+        ? `The plan was withdrawn from sale after you paid`
+        : plan.priceCents !== payment.amountCents
+          ? `The plan's price changed to ${dollars(plan.priceCents)} after you paid`
+          : (await findLiveSubscription(t, app.id, subscriberId))
+            ? "You already have an active subscription to this app"
+            : undefined;
+      if (reason || !plan) {
+        await creditPaymentToWallet(t, payment, `Plan payment credited to your wallet: ${reason}`);
+        return { kind: "credited", reason: reason ?? "", amountCents: payment.amountCents };
+      }
+      const id = crypto.randomUUID();
+      const periodTransactionId = await postPlanPayment(t, {
+        source: await accountFor(t, "clearing", null),
+        creatorId: app.ownerId,
+        amountCents: plan.priceCents,
+        feePercent: options.feePercent,
+        reference: payment.id,
+        description: `Plan '${plan.name}' for ${app.name}`,
+      });
+      const row = await insertSubscription(t, plan, subscriberId, "active", now, { id, periodTransactionId });
+      if (!(await markPaymentConsumed(t, payment.id, { kind: "subscription", ref: row.id })))
+        throw new Error(`payment ${payment.id} was consumed twice`);
+      return { kind: "subscribed", row, planName: plan.name };
+    });
+  } catch (error) {
+    if (!isSecondSubscription(error)) throw error;
+    // Another subscribe (the wallet, another payment) won the race: this payment, untouched by
+    // the rolled-back transaction, goes to the wallet.
+    const amountCents = await db.transaction(async (tx) => {
+      const t = tx as unknown as Database;
+      const payment = await lockPaymentByExternalId(t, subscriberId, paymentIntentId);
+      const credited =
+        payment &&
+        (await creditPaymentToWallet(t, payment, "Plan payment credited to your wallet: already subscribed"));
+      return credited ? payment.amountCents : 0;
+    });
+    outcome = {
+      kind: "credited",
+      reason: "You already have an active subscription to this app",
+      amountCents,
+    };
+  }
+  if (outcome.kind === "subscribed") return toSubscription(outcome.row, outcome.planName, app.slug);
+  throw new AppError(
+    "conflict",
+    `${outcome.reason}: your payment${outcome.amountCents > 0 ? ` of ${dollars(outcome.amountCents)}` : ""} was added to your wallet instead`,
+  );
+}
+
+/**
+ * A payment that already ended somewhere: the live subscription it paid is answered again (the
+ * same subscribe retried); anything else (a subscription since ended, a wallet credit) is refused.
+ */
+async function paidBefore(db: Database, app: ApplicationRow, payment: PaymentRow): Promise<PaymentOutcome> {
+  if (payment.consumedKind === "wallet")
+    throw new AppError(
+      "conflict",
+      "That payment was already added to your wallet; subscribe from your wallet instead",
+    );
+  const [paid] =
+    payment.consumedKind === "subscription" &&
+    payment.consumedRef &&
+    /^[0-9a-f-]{36}$/i.test(payment.consumedRef)
+      ? await db
+          .select({ row: subscriptions, name: packages.name })
+          .from(subscriptions)
+          .innerJoin(packages, eq(packages.id, subscriptions.packageId))
+          .where(
+            and(
+              eq(subscriptions.id, payment.consumedRef),
+              eq(subscriptions.applicationId, app.id),
+              inArray(subscriptions.status, [...LIVE_STATUSES]),
+            ),
+          )
+      : [];
+  if (!paid) throw unusablePayment();
+  return { kind: "subscribed", row: paid.row, planName: paid.name };
 }
 
 /** A card subscription is changed on Stripe first (its webhook confirms); a wallet one here. */
@@ -492,7 +641,7 @@ export async function renewDueSubscriptions(
           )
           .returning({ id: subscriptions.id });
         if (!claimed) return;
-        await postPlanPayment(t, {
+        const periodTransactionId = await postPlanPayment(t, {
           source: await accountFor(t, "wallet", subscription.subscriberId),
           creatorId: ownerId,
           amountCents: plan.priceCents,
@@ -500,6 +649,11 @@ export async function renewDueSubscriptions(
           reference: `${subscription.id}:${subscription.currentPeriodEnd.toISOString()}`,
           description: `Plan '${plan.name}' renewed`,
         });
+        if (periodTransactionId)
+          await t
+            .update(subscriptions)
+            .set({ periodTransactionId })
+            .where(eq(subscriptions.id, subscription.id));
       })
       .catch(async (error) => {
         if (!(error instanceof InsufficientFunds)) throw error;

@@ -4,7 +4,8 @@ import { and, eq } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { payments } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
-import { postTopUp, walletBalance } from "./ledger.service.ts";
+import { walletBalance } from "./ledger.service.ts";
+import { creditPaymentToWallet } from "./plan-payments.ts";
 
 /**
  * The offline payment processor, behaving like Stripe test mode: 4242… succeeds,
@@ -121,12 +122,7 @@ export async function confirmSandboxPayment(
       .returning({ id: payments.id });
     // Only top-ups go to the wallet; a plan's payment is used by the subscription it was made for.
     if (!marked || payment.purpose !== "top_up") return;
-    await postTopUp(t, {
-      userId,
-      amountCents: payment.amountCents,
-      reference: payment.id,
-      description: `Wallet top-up (card •••• ${number.slice(-4)})`,
-    });
+    await creditPaymentToWallet(t, payment, `Wallet top-up (card •••• ${number.slice(-4)})`);
   });
   return { ...outcome, amount: payment.amountCents, balance_cents: await balance() };
 }

@@ -6,7 +6,7 @@ import type { Database } from "../../db/client.ts";
 import { packages, payments, stripeCustomers, stripeEvents } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
-import { postTopUp } from "./ledger.service.ts";
+import { creditPaymentToWallet } from "./plan-payments.ts";
 import { type PackageRow, PERIOD_DAYS } from "./plans.service.ts";
 import {
   applyInvoiceFailed,
@@ -277,10 +277,5 @@ async function applySucceeded(db: Database, intent: Stripe.PaymentIntent): Promi
     );
   }
   if (payment.purpose !== "top_up") return;
-  await postTopUp(db, {
-    userId: payment.userId,
-    amountCents: payment.amountCents,
-    reference: payment.id,
-    description: "Wallet top-up (Stripe)",
-  });
+  await creditPaymentToWallet(db, payment, "Wallet top-up (Stripe)");
 }

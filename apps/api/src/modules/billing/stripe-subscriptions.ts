@@ -1,15 +1,18 @@
 import type { Subscription } from "@promptmint/contracts";
-import { and, eq, isNull, or } from "drizzle-orm";
+import { and, eq, inArray, isNull, ne, or } from "drizzle-orm";
 import type Stripe from "stripe";
 import type { Database } from "../../db/client.ts";
 import { applications, packages, paymentMethods, subscriptions } from "../../db/schema/index.ts";
 import { AppError, notFound } from "../../lib/errors.ts";
 import type { ApplicationRow } from "../applications/applications.service.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
-import { accountFor } from "./ledger.service.ts";
+import { accountFor, postTopUp } from "./ledger.service.ts";
 import {
+  alreadySubscribed,
   getSubscription,
   insertSubscription,
+  isSecondSubscription,
+  lockAppForSubscribe,
   postPlanPayment,
   refuseSecondSubscription,
   type SubscriptionRow,
@@ -58,11 +61,18 @@ export async function subscribeWithCard(
     : [];
   if (!card?.externalId) throw notFound("Payment method");
   const now = new Date();
-  const row = await db.transaction(async (tx) => {
-    const t = tx as unknown as Database;
-    await refuseSecondSubscription(t, plan, user.id, now);
-    return insertSubscription(t, plan, user.id, "incomplete", now);
-  });
+  // The row comes first, before Stripe charges anything: a concurrent second subscribe to the
+  // same app loses on the one-live-subscription index here, with nothing charged.
+  const row = await db
+    .transaction(async (tx) => {
+      const t = tx as unknown as Database;
+      await lockAppForSubscribe(t, plan.applicationId);
+      await refuseSecondSubscription(t, plan.applicationId, user.id);
+      return insertSubscription(t, plan, user.id, "incomplete", now);
+    })
+    .catch((error) => {
+      throw isSecondSubscription(error) ? alreadySubscribed() : error;
+    });
   try {
     const stripeSubscriptionId = await stripe.createSubscription(db, user, {
       plan,
@@ -121,20 +131,42 @@ export async function applyInvoicePaid(db: Database, invoice: Stripe.Invoice, fe
   const row = await findDrivenRow(db, idOf(details?.subscription), details?.metadata);
   if (!row || !details) return;
   const [plan] = await db
-    .select({ name: packages.name, includedCalls: packages.includedCalls, ownerId: applications.ownerId })
+    .select({
+      name: packages.name,
+      includedCalls: packages.includedCalls,
+      ownerId: applications.ownerId,
+      archivedAt: applications.archivedAt,
+    })
     .from(packages)
     .innerJoin(applications, eq(applications.id, packages.applicationId))
     .where(eq(packages.id, row.packageId));
   if (!plan) return;
-  if (invoice.amount_paid > 0 && invoice.id)
-    await postPlanPayment(db, {
-      source: await accountFor(db, "clearing", null),
-      creatorId: plan.ownerId,
-      amountCents: invoice.amount_paid,
-      feePercent,
-      reference: invoice.id,
-      description: `Plan '${plan.name}' paid by card (Stripe)`,
-    });
+  // An ended row is not revived beside the consumer's newer subscription to the app (one live
+  // per app), nor for an app its creator deleted: what the invoice took goes to their wallet.
+  const staysEnded =
+    !["active", "incomplete"].includes(row.status) &&
+    (plan.archivedAt !== null || (await hasOtherLiveSubscription(db, row)));
+  if (staysEnded) {
+    if (invoice.amount_paid > 0 && invoice.id)
+      await postTopUp(db, {
+        userId: row.subscriberId,
+        amountCents: invoice.amount_paid,
+        reference: invoice.id,
+        description: `Plan '${plan.name}' card payment credited to your wallet: the subscription had ended`,
+      });
+    return;
+  }
+  const periodTransactionId =
+    invoice.amount_paid > 0 && invoice.id
+      ? await postPlanPayment(db, {
+          source: await accountFor(db, "clearing", null),
+          creatorId: plan.ownerId,
+          amountCents: invoice.amount_paid,
+          feePercent,
+          reference: invoice.id,
+          description: `Plan '${plan.name}' paid by card (Stripe)`,
+        })
+      : undefined;
   const period = invoice.lines.data[0]?.period;
   if (!period) return;
   const start = new Date(period.start * 1000);
@@ -154,10 +186,28 @@ export async function applyInvoicePaid(db: Database, invoice: Stripe.Invoice, fe
             currentPeriodEnd: end,
             callsUsed: 0,
             callsIncluded: plan.includedCalls,
+            ...(periodTransactionId ? { periodTransactionId } : {}),
           }
         : {}),
     })
     .where(eq(subscriptions.id, row.id));
+}
+
+/** Whether the consumer has another live subscription to the row's app. */
+async function hasOtherLiveSubscription(db: Database, row: SubscriptionRow): Promise<boolean> {
+  const [other] = await db
+    .select({ id: subscriptions.id })
+    .from(subscriptions)
+    .where(
+      and(
+        eq(subscriptions.applicationId, row.applicationId),
+        eq(subscriptions.subscriberId, row.subscriberId),
+        inArray(subscriptions.status, ["active", "incomplete"]),
+        ne(subscriptions.id, row.id),
+      ),
+    )
+    .limit(1);
+  return other !== undefined;
 }
 
 /** A renewal the card could not pay: past due, so calls fall back to the wallet until it is paid. */

@@ -1,4 +1,4 @@
-import { and, eq, or } from "drizzle-orm";
+import { and, eq, isNull, or } from "drizzle-orm";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { applications } from "../../db/schema/index.ts";
@@ -139,11 +139,14 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (
         .select()
         .from(applications)
         .where(
-          or(
-            eq(applications.ownerId, caller.id),
-            and(
-              eq(applications.status, "live"),
-              or(eq(applications.visibility, "public"), eq(applications.visibility, "embed")),
+          and(
+            isNull(applications.archivedAt),
+            or(
+              eq(applications.ownerId, caller.id),
+              and(
+                eq(applications.status, "live"),
+                or(eq(applications.visibility, "public"), eq(applications.visibility, "embed")),
+              ),
             ),
           ),
         )

@@ -2,8 +2,9 @@ import { createHash, randomBytes } from "node:crypto";
 import type { ApiKey, CreatedApiKey } from "@promptmint/contracts";
 import { and, desc, eq, isNull, lt, or, sql } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
+import { lockUserRow } from "../../db/row-locks.ts";
 import { apiKeys, users } from "../../db/schema/index.ts";
-import { notFound } from "../../lib/errors.ts";
+import { AppError, notFound } from "../../lib/errors.ts";
 import { forgetLookups, lookupCache } from "../../lib/lookup-cache.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 
@@ -34,21 +35,27 @@ export async function listApiKeys(db: Database, user: LocalUser): Promise<ApiKey
   return rows.map(toApiKey);
 }
 
-/** The full key exists only in this response; the database keeps its SHA-256. */
+/**
+ * The full key exists only in this response; the database keeps its SHA-256. The cap is checked
+ * under the user's row lock, so concurrent creations cannot pass it.
+ */
 export async function createApiKey(db: Database, user: LocalUser, name: string): Promise<CreatedApiKey> {
-  const [{ n } = { n: 0 }] = await db
-    .select({ n: sql<number>`count(*)::int` })
-    .from(apiKeys)
-    .where(and(eq(apiKeys.userId, user.id), isNull(apiKeys.revokedAt)));
-  if (n >= MAX_KEYS_PER_USER) {
-    const { AppError } = await import("../../lib/errors.ts");
-    throw new AppError("conflict", `You already have ${MAX_KEYS_PER_USER} active keys; revoke one first`);
-  }
   const key = `${KEY_PREFIX}${randomBytes(24).toString("base64url")}`;
-  const [row] = await db
-    .insert(apiKeys)
-    .values({ userId: user.id, name, prefix: key.slice(0, 10), keyHash: hashApiKey(key) })
-    .returning();
+  const row = await db.transaction(async (tx) => {
+    const t = tx as unknown as Database;
+    await lockUserRow(t, user.id);
+    const [{ n } = { n: 0 }] = await t
+      .select({ n: sql<number>`count(*)::int` })
+      .from(apiKeys)
+      .where(and(eq(apiKeys.userId, user.id), isNull(apiKeys.revokedAt)));
+    if (n >= MAX_KEYS_PER_USER)
+      throw new AppError("conflict", `You already have ${MAX_KEYS_PER_USER} active keys; revoke one first`);
+    const [created] = await t
+      .insert(apiKeys)
+      .values({ userId: user.id, name, prefix: key.slice(0, 10), keyHash: hashApiKey(key) })
+      .returning();
+    return created;
+  });
   if (!row) throw new Error("api key insert returned nothing");
   return { ...toApiKey(row), key };
 }

@@ -140,6 +140,8 @@ export async function updatePromptConfig(
 
   const saved = await db.transaction(async (tx) => {
     const t = tx as unknown as Database;
+    // Concurrent saves of one prompt take turns: each reads the one before it.
+    await t.select({ id: prompts.id }).from(prompts).where(eq(prompts.applicationId, app.id)).for("update");
     const current = await loadPrompt(t, app);
     const settings = {
       ...(input.model !== undefined ? { model: input.model } : {}),
@@ -185,7 +187,8 @@ async function insertNextVersion(
   promptId: string,
   content: Pick<VersionRow, "systemPrompt" | "promptTemplate" | "inputSchema" | "outputSchema" | "changelog">,
 ): Promise<VersionRow> {
-  // The (prompt_id, version) unique index turns a concurrent save into a clean retry-able conflict.
+  // Under the prompt's row lock, so concurrent saves get consecutive version numbers.
+  await db.select({ id: prompts.id }).from(prompts).where(eq(prompts.id, promptId)).for("update");
   const [latest] = await db
     .select({ n: max(promptVersions.version) })
     .from(promptVersions)

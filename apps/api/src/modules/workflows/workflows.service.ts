@@ -105,6 +105,21 @@ export async function loadWorkflow(db: Database, app: ApplicationRow): Promise<W
   return row;
 }
 
+/**
+ * loadWorkflow, locked until the transaction ends: concurrent saves of one workflow take turns,
+ * so each reads the one before it and gets the next version number.
+ */
+async function loadWorkflowForUpdate(tx: Database, applicationId: string): Promise<WorkflowRow> {
+  const [row] = await tx
+    .select()
+    .from(workflows)
+    .where(eq(workflows.applicationId, applicationId))
+    .limit(1)
+    .for("update");
+  if (!row) throw notFound("Workflow");
+  return row;
+}
+
 export async function toWorkflowConfig(
   db: Database,
   app: ApplicationRow,
@@ -138,7 +153,8 @@ export async function updateWorkflowConfig(
 ): Promise<WorkflowRow> {
   const saved = await db.transaction(async (tx) => {
     const t = tx as unknown as Database;
-    const current = await loadWorkflow(t, app);
+    if (app.type !== "workflow") throw notFound("Workflow");
+    const current = await loadWorkflowForUpdate(t, app.id);
     const providerSlug = input.provider ?? current.providerSlug;
     const provider = providerSlug ? findProvider(providerSlug) : undefined;
     let providerConfig = current.providerConfig as SealedConfig;
@@ -308,6 +324,7 @@ export async function restoreWorkflowVersion(
   if (!source) throw notFound("Workflow version");
   const row = await db.transaction(async (tx) => {
     const t = tx as unknown as Database;
+    await loadWorkflowForUpdate(t, app.id);
     const [latest] = await t
       .select({ n: max(workflowVersions.version) })
       .from(workflowVersions)
