@@ -201,6 +201,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       secrets,
       dataDir: config.dataDir,
       maxUploadBytes: config.maxUploadBytes,
+      priceNoticeMs: config.priceIncreaseNoticeMs,
     });
     await scope.register(promptsRoutes, { db, guards, llm });
     await scope.register(workflowsRoutes, { db, guards, secrets, safeFetch });
@@ -209,6 +210,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       db,
       guards,
       feePercent: config.platformFeePercent,
+      priceNoticeMs: config.priceIncreaseNoticeMs,
       publicUrl: config.publicUrl,
       stripe,
     });

@@ -42,7 +42,9 @@ export const applicationsRoutes: FastifyPluginAsyncZod<{
   secrets: SecretBox;
   dataDir: string;
   maxUploadBytes: number;
-}> = async (app, { db, guards, secrets, dataDir, maxUploadBytes }) => {
+  /** How long a raised price is announced before it is charged. */
+  priceNoticeMs: number;
+}> = async (app, { db, guards, secrets, dataDir, maxUploadBytes, priceNoticeMs }) => {
   const present = async (userId: string, row: Parameters<typeof toApplication>[0]) =>
     toApplication(row, await creatorNameFor(db, userId), secrets);
   const tags = ["applications"];
@@ -121,7 +123,7 @@ export const applicationsRoutes: FastifyPluginAsyncZod<{
     async (request) => {
       const user = currentUser(request);
       const row = await getOwnApplication(db, user, request.params.slug);
-      return present(user.id, await updateApplication(db, row, request.body));
+      return present(user.id, await updateApplication(db, row, request.body, { priceNoticeMs }));
     },
   );
 
@@ -180,7 +182,10 @@ export const applicationsRoutes: FastifyPluginAsyncZod<{
     async (request) => {
       const user = currentUser(request);
       const row = await getOwnApplication(db, user, request.params.slug);
-      return present(user.id, await updateApplication(db, row, { status: request.body.status }));
+      return present(
+        user.id,
+        await updateApplication(db, row, { status: request.body.status }, { priceNoticeMs }),
+      );
     },
   );
 

@@ -13,6 +13,7 @@ import { forgetLookups, lookupCache } from "../../lib/lookup-cache.ts";
 import { maskSecret, type SecretBox } from "../../lib/secrets.ts";
 import { forgetApplication, rebuildOwnerUsers } from "../analytics/rollups.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
+import { priceFields, setPrice } from "../billing/price-changes.ts";
 import { createInitialPrompt } from "../prompts/prompts.service.ts";
 import { createInitialWorkflow, duplicateWorkflow } from "../workflows/workflows.service.ts";
 
@@ -53,7 +54,7 @@ export function toApplication(row: ApplicationRow, creatorName: string, secrets:
     interaction_mode: row.interactionMode,
     visibility: row.visibility,
     status: row.status,
-    price_cents: row.priceCents,
+    ...priceFields(row),
     provider_config: providerConfig,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
@@ -195,10 +196,12 @@ async function insertWithUniqueSlug(
   throw new AppError("conflict", "Could not find a free slug for this name");
 }
 
+/** A raised `price_cents` is announced and charged only after `priceNoticeMs` (billing/price-changes.ts). */
 export async function updateApplication(
   db: Database,
   app: ApplicationRow,
   input: UpdateApplication,
+  { priceNoticeMs }: { priceNoticeMs: number },
 ): Promise<ApplicationRow> {
   if (input.interaction_mode && app.type !== "prompt") {
     throw invalidFields({ interaction_mode: "can only be changed on prompt applications" });
@@ -208,7 +211,9 @@ export async function updateApplication(
     ...(input.description !== undefined ? { description: input.description } : {}),
     ...(input.visibility !== undefined ? { visibility: input.visibility } : {}),
     ...(input.status !== undefined ? { status: input.status } : {}),
-    ...(input.price_cents !== undefined ? { priceCents: input.price_cents } : {}),
+    ...(input.price_cents !== undefined
+      ? setPrice(app, input.price_cents, { now: new Date(), noticeMs: priceNoticeMs })
+      : {}),
     ...(input.interaction_mode !== undefined ? { interactionMode: input.interaction_mode } : {}),
   };
   if (Object.keys(changes).length === 0) return app;

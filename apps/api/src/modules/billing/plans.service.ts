@@ -13,6 +13,7 @@ import {
   splitFee,
   walletBalance,
 } from "./ledger.service.ts";
+import { effectivePriceCents, effectivePriceSql, priceFields, setPrice } from "./price-changes.ts";
 import type { StripeGateway } from "./stripe-gateway.ts";
 
 export const PERIOD_DAYS = 30;
@@ -21,11 +22,12 @@ export type PackageRow = typeof packages.$inferSelect;
 export type SubscriptionRow = typeof subscriptions.$inferSelect;
 
 export function toPackage(row: PackageRow): Package {
+  const prices = priceFields(row);
   return {
     id: row.id,
     name: row.name,
-    price: row.priceCents / 100,
-    price_cents: row.priceCents,
+    price: prices.price_cents / 100,
+    ...prices,
     currency: row.currency,
     description: row.description,
     features: row.features as Record<string, string>,
@@ -64,7 +66,7 @@ export async function listPackages(db: Database, app: ApplicationRow): Promise<P
     .select()
     .from(packages)
     .where(eq(packages.applicationId, app.id))
-    .orderBy(asc(packages.priceCents), asc(packages.createdAt));
+    .orderBy(asc(effectivePriceSql(packages)), asc(packages.createdAt));
   return rows.map(toPackage);
 }
 
@@ -102,17 +104,23 @@ export async function findPackage(db: Database, app: ApplicationRow, id: string)
   return row;
 }
 
-/** A plan's price may change for future subscribers; current periods keep what they paid for. */
+/**
+ * A plan's price may change; current periods keep what they paid for. A raised price is announced
+ * and charged only for periods starting `priceNoticeMs` later (billing/price-changes.ts).
+ */
 export async function updatePackage(
   db: Database,
   app: ApplicationRow,
   id: string,
   input: z.output<typeof UpdatePackageSchema>,
+  { priceNoticeMs }: { priceNoticeMs: number },
 ): Promise<Package> {
-  await findPackage(db, app, id);
+  const plan = await findPackage(db, app, id);
   const changes = {
     ...(input.name !== undefined ? { name: input.name } : {}),
-    ...(input.price_cents !== undefined ? { priceCents: input.price_cents } : {}),
+    ...(input.price_cents !== undefined
+      ? setPrice(plan, input.price_cents, { now: new Date(), noticeMs: priceNoticeMs })
+      : {}),
     ...(input.currency !== undefined ? { currency: input.currency } : {}),
     ...(input.description !== undefined ? { description: input.description } : {}),
     ...(input.features !== undefined ? { features: input.features } : {}),
@@ -312,6 +320,7 @@ export async function subscribe(
   const { app, subscriberId } = options;
   const plan = await subscribablePlan(db, app, subscriberId, options.packageId);
   const now = new Date();
+  const priceCents = effectivePriceCents(plan, now);
   try {
     const row = await db.transaction(async (tx) => {
       const t = tx as unknown as Database;
@@ -329,7 +338,7 @@ export async function subscribe(
               eq(payments.status, "succeeded"),
               eq(payments.purpose, "subscription"),
               eq(payments.packageId, plan.id),
-              eq(payments.amountCents, plan.priceCents),
+              eq(payments.amountCents, priceCents),
               isNull(payments.consumedAt),
             ),
           )
@@ -347,7 +356,7 @@ export async function subscribe(
       await postPlanPayment(t, {
         source,
         creatorId: app.ownerId,
-        amountCents: plan.priceCents,
+        amountCents: priceCents,
         feePercent: options.feePercent,
         reference,
         description: `Plan '${plan.name}' for ${app.name}`,
@@ -359,7 +368,7 @@ export async function subscribe(
     if (!(error instanceof InsufficientFunds)) throw error;
     throw new AppError(
       "payment_required",
-      `Insufficient balance: the plan costs ${dollars(plan.priceCents)} and your wallet has ${dollars(await walletBalance(db, subscriberId))} available. Top up at ${options.topUpUrl}`,
+      `Insufficient balance: the plan costs ${dollars(priceCents)} and your wallet has ${dollars(await walletBalance(db, subscriberId))} available. Top up at ${options.topUpUrl}`,
     );
   }
 }
@@ -421,9 +430,10 @@ export async function refundIncludedCall(db: Database, subscriptionId: string): 
 }
 
 /**
- * At period end: canceling subscriptions end; others renew from the wallet (the plan's current
- * price), or become past_due when the wallet cannot pay. Card subscriptions are left to Stripe
- * Billing and its webhooks, so a period is never paid twice.
+ * At period end: canceling subscriptions end; others renew from the wallet (the plan's price at
+ * the period's end: an increase only once its notice has run), or become past_due when the wallet
+ * cannot pay. Card subscriptions are left to Stripe Billing and its webhooks, so a period is never
+ * paid twice (Stripe renews them at the price they were subscribed at, never a raised one).
  */
 export async function renewDueSubscriptions(
   db: Database,
@@ -473,7 +483,9 @@ export async function renewDueSubscriptions(
         await postPlanPayment(t, {
           source: await accountFor(t, "wallet", subscription.subscriberId),
           creatorId: ownerId,
-          amountCents: plan.priceCents,
+          // The price when the period ended, not when this runs: an increase announced for a later
+          // moment is not charged early by a late renewal (decision 021).
+          amountCents: effectivePriceCents(plan, subscription.currentPeriodEnd),
           feePercent,
           reference: `${subscription.id}:${subscription.currentPeriodEnd.toISOString()}`,
           description: `Plan '${plan.name}' renewed`,

@@ -15,6 +15,8 @@ const plan = {
   name: "Pro",
   price: 9,
   price_cents: 900,
+  pending_price_cents: null,
+  pending_price_at: null,
   currency: "usd",
   description: "For daily writers",
   features: {},
