@@ -7,7 +7,14 @@ import type {
 import { and, desc, eq, sql } from "drizzle-orm";
 import type { z } from "zod";
 import type { Database } from "../../db/client.ts";
-import { applications, creators, prompts, promptVersions, users } from "../../db/schema/index.ts";
+import {
+  applications,
+  creators,
+  invocations,
+  prompts,
+  promptVersions,
+  users,
+} from "../../db/schema/index.ts";
 import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
 import { forgetLookups, lookupCache } from "../../lib/lookup-cache.ts";
 import { maskSecret, type SecretBox } from "../../lib/secrets.ts";
@@ -196,7 +203,29 @@ async function insertWithUniqueSlug(
   throw new AppError("conflict", "Could not find a free slug for this name");
 }
 
-/** A raised `price_cents` is announced and charged only after `priceNoticeMs` (billing/price-changes.ts). */
+/**
+ * How long a raised price of this app must be announced: none while no one but its owner can call
+ * it and no one else ever has (a draft being prepared), else `priceNoticeMs`. An app that was
+ * called by others keeps the notice even while it is a draft, so taking it offline for a moment
+ * cannot skip it.
+ */
+async function noticeFor(db: Database, app: ApplicationRow, priceNoticeMs: number): Promise<number> {
+  const callableByOthers = app.status === "live" && app.visibility !== "private";
+  if (callableByOthers) return priceNoticeMs;
+  const [calledByOthers] = await db
+    .select({ id: invocations.id })
+    .from(invocations)
+    .where(
+      and(
+        eq(invocations.applicationId, app.id),
+        sql`${invocations.callerUserId} is distinct from ${app.ownerId}`,
+      ),
+    )
+    .limit(1);
+  return calledByOthers ? priceNoticeMs : 0;
+}
+
+/** A raised `price_cents` is announced and charged only after its notice (billing/price-changes.ts). */
 export async function updateApplication(
   db: Database,
   app: ApplicationRow,
@@ -212,7 +241,10 @@ export async function updateApplication(
     ...(input.visibility !== undefined ? { visibility: input.visibility } : {}),
     ...(input.status !== undefined ? { status: input.status } : {}),
     ...(input.price_cents !== undefined
-      ? setPrice(app, input.price_cents, { now: new Date(), noticeMs: priceNoticeMs })
+      ? setPrice(app, input.price_cents, {
+          now: new Date(),
+          noticeMs: await noticeFor(db, app, priceNoticeMs),
+        })
       : {}),
     ...(input.interaction_mode !== undefined ? { interactionMode: input.interaction_mode } : {}),
   };

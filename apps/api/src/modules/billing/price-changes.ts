@@ -48,7 +48,8 @@ export function scheduledPriceCents(row: PriceColumns): number {
  * - above it: announced for `now + notice`, except that an increase lowered to a price still
  *   above the current one keeps its announced moment (callers were told of a higher price then).
  * An increase already due stays where it is unless a new increase needs its columns: a renewal
- * processed late still finds the price its period ended at.
+ * processed late still finds the price its period ended at. With no notice (`noticeMs` 0: nobody
+ * can have seen the price, see `noticeFor` in applications.service.ts) any price applies at once.
  */
 export function setPrice(
   row: PriceColumns,
@@ -63,7 +64,8 @@ export function setPrice(
     pendingPriceAt: row.pendingPriceAt,
   };
   if (cents === (upcoming?.cents ?? current)) return unchanged;
-  if (cents <= current) return { priceCents: cents, pendingPriceCents: null, pendingPriceAt: null };
+  if (cents <= current || noticeMs <= 0)
+    return { priceCents: cents, pendingPriceCents: null, pendingPriceAt: null };
   const at = upcoming && cents < upcoming.cents ? upcoming.at : new Date(now.getTime() + noticeMs);
   return { priceCents: current, pendingPriceCents: cents, pendingPriceAt: at };
 }

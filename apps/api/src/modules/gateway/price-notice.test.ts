@@ -120,6 +120,23 @@ describe("a price increase", () => {
   });
 });
 
+describe("a price increase without notice", () => {
+  it("applies at once to a draft no one else has called, but not to one taken offline after paid calls", async () => {
+    const { body: draft } = await creator.api("POST", "/api/app/", { body: { name: "Draft", price_cents: 100 } });
+    const prepared = await creator.api("PATCH", `/api/app/${draft.slug}/`, { body: { price_cents: 400 } });
+    expect(prepared.body).toMatchObject({ price_cents: 400, pending_price_cents: null });
+
+    const slug = await liveApp(10);
+    expect((await call(consumer, slug)).status).toBe(200);
+    await creator.api("PATCH", `/api/app/${slug}/update_status/`, { body: { status: "draft" } });
+    const raised = await creator.api("PATCH", `/api/app/${slug}/`, { body: { price_cents: 5000 } });
+    expect(raised.body).toMatchObject({ price_cents: 10, pending_price_cents: 5000 });
+    await creator.api("PATCH", `/api/app/${slug}/update_status/`, { body: { status: "live" } });
+    expect((await call(consumer, slug)).status).toBe(200);
+    expect(await charges(slug)).toEqual([10, 10]);
+  });
+});
+
 describe("a caller's maximum price", () => {
   it("refuses a call priced above it with 412 before any payment or upstream call", async () => {
     const slug = await liveApp(10);
