@@ -87,12 +87,10 @@ export function scheduledPriceCents(price: AnnouncedPrice & { price_cents: numbe
 }
 
 /**
- * The line under a creator's price field: the announced increase and what callers pay until then,
- * or how a change applies (docs/decisions/021).
+ * What a creator reads beside their price while an increase is announced: when it applies and what
+ * callers pay until then (docs/decisions/021); null when none is announced.
  */
-export function priceChangeHint(price: AnnouncedPrice & { price_cents: number }, unit = ""): string {
+export function priceChangeHint(price: AnnouncedPrice & { price_cents: number }, unit = ""): string | null {
   const notice = formatPriceNotice(price, unit);
-  return notice
-    ? `${notice}; callers pay ${formatCents(price.price_cents)} until then.`
-    : "A lower price applies at once; a higher one is announced to callers and applies after a notice period.";
+  return notice && `${notice}; callers pay ${formatCents(price.price_cents)} until then.`;
 }

@@ -38,7 +38,8 @@ async function appWithPlan(planPriceCents: number) {
   return { slug: app.slug as string, plan };
 }
 
-const balanceOf = async (caller: Caller) => (await caller.api("GET", "/api/wallet/")).body.balance_cents as number;
+const balanceOf = async (caller: Caller) =>
+  (await caller.api("GET", "/api/wallet/")).body.balance_cents as number;
 
 describe("a plan's price increase", () => {
   it("is announced, sold at the old price until it applies, and renews at the old price for periods ending before it", async () => {
@@ -84,7 +85,11 @@ describe("a plan's price increase", () => {
     const lowered = await creator.api("PATCH", `/api/app/${slug}/packages/${plan.id}/`, {
       body: { price_cents: 300 },
     });
-    expect(lowered.body).toMatchObject({ price_cents: 300, pending_price_cents: null, pending_price_at: null });
+    expect(lowered.body).toMatchObject({
+      price_cents: 300,
+      pending_price_cents: null,
+      pending_price_at: null,
+    });
     await renewDueSubscriptions(server.database.db, 10, new Date(Date.now() + 31 * DAY_MS));
     expect(await balanceOf(subscriber)).toBe(8700);
   });

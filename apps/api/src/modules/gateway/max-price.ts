@@ -17,7 +17,8 @@ export function maxPriceOf(request: FastifyRequest, bodyMaxPriceCents?: number):
     const value = request.headers[header.toLowerCase()];
     if (value === undefined) continue;
     const text = typeof value === "string" ? value.trim() : "";
-    if (!/^\d{1,12}$/.test(text)) throw invalidFields({ [header]: "must be a whole number of cents, 0 or more" });
+    if (!/^\d{1,12}$/.test(text))
+      throw invalidFields({ [header]: "must be a whole number of cents, 0 or more" });
     limits.push(Number(text));
   }
   return limits.length > 0 ? Math.min(...limits) : undefined;

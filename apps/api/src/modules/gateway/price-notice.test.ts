@@ -39,7 +39,11 @@ afterAll(async () => {
 
 async function liveApp(priceCents: number): Promise<string> {
   const created = await creator.api("POST", "/api/app/", {
-    body: { name: `Priced ${Math.random().toString(36).slice(2, 7)}`, visibility: "public", price_cents: priceCents },
+    body: {
+      name: `Priced ${Math.random().toString(36).slice(2, 7)}`,
+      visibility: "public",
+      price_cents: priceCents,
+    },
   });
   expect(created.status).toBe(201);
   const slug = created.body.slug as string;
@@ -48,7 +52,11 @@ async function liveApp(priceCents: number): Promise<string> {
   return slug;
 }
 
-const call = (caller: Caller, slug: string, options: { body?: object; headers?: Record<string, string> } = {}) =>
+const call = (
+  caller: Caller,
+  slug: string,
+  options: { body?: object; headers?: Record<string, string> } = {},
+) =>
   caller.api("POST", `/api/app/${slug}/completion-messages`, {
     body: { inputs: { query: "hi" }, ...options.body },
     headers: options.headers,
@@ -57,7 +65,10 @@ const call = (caller: Caller, slug: string, options: { body?: object; headers?: 
 /** The prices charged for the app's calls, oldest first. */
 async function charges(slug: string): Promise<number[]> {
   const db = server.database.db;
-  const [app] = await db.select({ id: applications.id }).from(applications).where(eq(applications.slug, slug));
+  const [app] = await db
+    .select({ id: applications.id })
+    .from(applications)
+    .where(eq(applications.slug, slug));
   const rows = await db
     .select({ charged: invocations.chargedCents, at: invocations.createdAt })
     .from(invocations)
@@ -67,7 +78,10 @@ async function charges(slug: string): Promise<number[]> {
 
 /** Moves an announced increase's moment, as if the notice had been given long ago. */
 async function announceFor(slug: string, at: Date) {
-  await server.database.db.update(applications).set({ pendingPriceAt: at }).where(eq(applications.slug, slug));
+  await server.database.db
+    .update(applications)
+    .set({ pendingPriceAt: at })
+    .where(eq(applications.slug, slug));
   forgetLookups(server.database.db, "applications");
 }
 
@@ -95,16 +109,30 @@ describe("a price increase", () => {
     expect((await call(consumer, slug)).status).toBe(200);
     expect((await charges(slug)).slice(-2)).toEqual([10, 5000]);
     const shown = await creator.api("GET", `/api/app/${slug}/`);
-    expect(shown.body).toMatchObject({ price_cents: 5000, pending_price_cents: null, pending_price_at: null });
+    expect(shown.body).toMatchObject({
+      price_cents: 5000,
+      pending_price_cents: null,
+      pending_price_at: null,
+    });
   });
 
   it("is shown by /info, Explore and the creator's app until it applies; a decrease applies at once", async () => {
     const slug = await liveApp(20);
     const raised = await creator.api("PATCH", `/api/app/${slug}/`, { body: { price_cents: 90 } });
-    const notice = { price_cents: 20, pending_price_cents: 90, pending_price_at: raised.body.pending_price_at };
+    const notice = {
+      price_cents: 20,
+      pending_price_cents: 90,
+      pending_price_at: raised.body.pending_price_at,
+    };
     expect(notice.pending_price_at).toEqual(expect.any(String));
     const info = await consumer.api("GET", `/api/app/${slug}/info`);
-    expect(info.body).toEqual({ name: expect.any(String), description: "", tags: [], mode: "completion", ...notice });
+    expect(info.body).toEqual({
+      name: expect.any(String),
+      description: "",
+      tags: [],
+      mode: "completion",
+      ...notice,
+    });
     expect((await consumer.api("GET", `/api/explore/apps/${slug}`)).body).toMatchObject(notice);
     const listed = await consumer.api("GET", `/api/explore/apps?max_price_cents=20&q=${slug.slice(7)}`);
     expect(listed.body.data).toEqual([expect.objectContaining({ slug, ...notice })]);
@@ -122,7 +150,9 @@ describe("a price increase", () => {
 
 describe("a price increase without notice", () => {
   it("applies at once to a draft no one else has called, but not to one taken offline after paid calls", async () => {
-    const { body: draft } = await creator.api("POST", "/api/app/", { body: { name: "Draft", price_cents: 100 } });
+    const { body: draft } = await creator.api("POST", "/api/app/", {
+      body: { name: "Draft", price_cents: 100 },
+    });
     const prepared = await creator.api("PATCH", `/api/app/${draft.slug}/`, { body: { price_cents: 400 } });
     expect(prepared.body).toMatchObject({ price_cents: 400, pending_price_cents: null });
 
@@ -161,7 +191,8 @@ describe("a caller's maximum price", () => {
       expect(refused.body).toEqual({
         code: "price_above_maximum",
         status: 412,
-        message: "This call costs 10 cents ($0.10), above your maximum of 9 cents ($0.09); nothing was charged",
+        message:
+          "This call costs 10 cents ($0.10), above your maximum of 9 cents ($0.09); nothing was charged",
       });
     }
     const openAi = await careful.api("POST", "/api/v1/chat/completions", {

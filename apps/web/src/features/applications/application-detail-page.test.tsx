@@ -219,7 +219,9 @@ describe("application detail", () => {
 
   it("edits the announced price, shows when it applies, and keeps it when other fields are saved", async () => {
     const at = "2026-03-08T12:00:00.000Z";
-    const api = stubAppApi(applicationFixture({ price_cents: 150, pending_price_cents: 400, pending_price_at: at }));
+    const api = stubAppApi(
+      applicationFixture({ price_cents: 150, pending_price_cents: 400, pending_price_at: at }),
+    );
     renderDetail();
 
     const when = new Date(at).toLocaleString();

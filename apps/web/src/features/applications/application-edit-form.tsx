@@ -87,7 +87,10 @@ export function ApplicationEditForm({
               inputMode="numeric"
               min={MIN_PRICE_CENTS}
               step={1}
-              hint={priceChangeHint(application, " per call")}
+              hint={
+                priceChangeHint(application, " per call") ??
+                "A lower price applies at once; a higher one is announced to callers and applies after a notice period."
+              }
               error={errors.price_cents?.message}
               {...register("price_cents", { setValueAs: centsFromInput })}
             />

@@ -64,7 +64,9 @@ describe("explore app page", () => {
     const when = new Date(at).toLocaleString();
     expect(await screen.findByText(`Rises to $0.50 per call on ${when}`)).toBeDefined();
     expect(screen.getByText("$0.05")).toBeDefined();
-    expect(screen.getByText(`Rises to $19.00 / 30 days on ${when} (periods starting from then)`)).toBeDefined();
+    expect(
+      screen.getByText(`Rises to $19.00 / 30 days on ${when} (periods starting from then)`),
+    ).toBeDefined();
   });
 
   it("runs the app with the typed inputs and shows the answer", async () => {

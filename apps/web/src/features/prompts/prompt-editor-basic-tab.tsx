@@ -86,7 +86,9 @@ export function PromptEditorBasicTab({
             step={1}
             value={String(values.price_cents)}
             error={errors.price_cents}
-            hint={`${formatCents(values.price_cents)} per call. ${priceChangeHint(application, " per call")}`}
+            hint={[`${formatCents(values.price_cents)} per call`, priceChangeHint(application, " per call")]
+              .filter(Boolean)
+              .join(". ")}
             onChange={(event) => onChange({ price_cents: centsOrZero(event.target.value) })}
           />
         </div>
