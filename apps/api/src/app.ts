@@ -206,6 +206,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       maxUploadBytes: config.maxUploadBytes,
       stripe,
       feePercent: config.platformFeePercent,
+      priceNoticeMs: config.priceIncreaseNoticeMs,
     });
     await scope.register(promptsRoutes, { db, guards, llm });
     await scope.register(workflowsRoutes, { db, guards, secrets, safeFetch });
@@ -214,6 +215,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       db,
       guards,
       feePercent: config.platformFeePercent,
+      priceNoticeMs: config.priceIncreaseNoticeMs,
       publicUrl: config.publicUrl,
       stripe,
     });

@@ -61,6 +61,17 @@ describe("loadConfig", () => {
     expect(attempt).toThrow(/PLATFORM_FEE_PERCENT/);
   });
 
+  it("reads the price increase notice in days, fractions allowed, and refuses none", () => {
+    expect(loadConfig({ DATA_DIR: dataDir() }).priceIncreaseNoticeMs).toBe(7 * 86_400_000);
+    expect(loadConfig({ DATA_DIR: dataDir(), PRICE_INCREASE_NOTICE_DAYS: "0.5" }).priceIncreaseNoticeMs).toBe(
+      43_200_000,
+    );
+    for (const bad of ["0", "-1", "soon", "400"])
+      expect(() => loadConfig({ DATA_DIR: dataDir(), PRICE_INCREASE_NOTICE_DAYS: bad })).toThrow(
+        /PRICE_INCREASE_NOTICE_DAYS/,
+      );
+  });
+
   it("requires OIDC_CLIENT_ID with an external OIDC_ISSUER and uses the external issuer", () => {
     expect(() => loadConfig({ DATA_DIR: dataDir(), OIDC_ISSUER: "https://id.example.com" })).toThrow(
       /OIDC_CLIENT_ID/,

@@ -42,6 +42,12 @@ const EnvSchema = z.object({
   /** Stripe's API root; only for stripe-mock or tests (default https://api.stripe.com). */
   STRIPE_API_URL: optionalUrl,
   PLATFORM_FEE_PERCENT: z.coerce.number().min(0).max(100).default(10),
+  /** Days between announcing a price increase and charging it; fractions allowed (0.5 = 12 hours). */
+  PRICE_INCREASE_NOTICE_DAYS: z.coerce
+    .number({ error: "must be a number of days" })
+    .positive("must be more than 0 days (a consumer must see an increase before paying it)")
+    .max(365, "must be at most 365 days")
+    .default(7),
   ALLOW_PRIVATE_UPSTREAMS: bool,
   REDIS_URL: optionalString.pipe(
     z
@@ -87,6 +93,8 @@ export interface Config {
     audience: string;
   };
   platformFeePercent: number;
+  /** How long a price increase is announced before it is charged (docs/decisions/021). */
+  priceIncreaseNoticeMs: number;
   llmTimeoutSeconds: number;
   gatewayRateLimitPerMinute: number;
   gatewayRateLimitPerIpPerMinute: number;
@@ -152,6 +160,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       audience: env.OIDC_AUDIENCE ?? `${publicUrl}/api`,
     },
     platformFeePercent: env.PLATFORM_FEE_PERCENT,
+    priceIncreaseNoticeMs: Math.round(env.PRICE_INCREASE_NOTICE_DAYS * 86_400_000),
     llmTimeoutSeconds: env.LLM_TIMEOUT_SECONDS,
     gatewayRateLimitPerMinute: env.GATEWAY_RATE_LIMIT_PER_MINUTE,
     gatewayAdmissionLimit: env.GATEWAY_ADMISSION_LIMIT,

@@ -35,7 +35,14 @@ export const ApplicationSchema = z.object({
   interaction_mode: InteractionModeSchema,
   visibility: VisibilitySchema,
   status: AppStatusSchema,
+  /** What a call costs now. */
   price_cents: z.number().int(),
+  /**
+   * A raised price announced but not yet charged: the price from `pending_price_at` on (null when
+   * none). Saving `price_cents` above the current price announces it (PRICE_INCREASE_NOTICE_DAYS).
+   */
+  pending_price_cents: z.number().int().nullable(),
+  pending_price_at: z.string().nullable(),
   provider_config: ProviderConfigSchema.nullable(),
   created_at: z.string(),
   updated_at: z.string(),

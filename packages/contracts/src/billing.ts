@@ -75,6 +75,9 @@ export const PackageSchema = z.object({
   /** Dollars, as SPEC's plan cards show it. */
   price: z.number(),
   price_cents: z.number().int(),
+  /** A raised price announced for the periods that start from `pending_price_at` on (null when none). */
+  pending_price_cents: z.number().int().nullable(),
+  pending_price_at: z.string().nullable(),
   currency: z.string(),
   description: z.string(),
   features: z.record(z.string(), z.string()),

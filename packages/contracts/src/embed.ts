@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { MaxPriceCentsSchema } from "./gateway.ts";
 
 export const MAX_EMBED_ORIGINS = 20;
 
@@ -38,6 +39,9 @@ export const EmbedSettingsSchema = z.object({
   snippet: z.string(),
   /** What each call from the widget costs the owner's wallet. */
   price_cents: z.number().int(),
+  /** An announced increase of that price, from `pending_price_at` on (null when none). */
+  pending_price_cents: z.number().int().nullable(),
+  pending_price_at: z.string().nullable(),
 });
 export type EmbedSettings = z.infer<typeof EmbedSettingsSchema>;
 
@@ -46,6 +50,7 @@ export const EmbedMessageRequestSchema = z.strictObject({
   query: z.string().trim().min(1, "is required").max(4000, "must be at most 4000 characters"),
   inputs: z.record(z.string(), z.unknown()).default({}),
   conversation_id: z.string().max(100).nullish(),
+  max_price_cents: MaxPriceCentsSchema.optional(),
 });
 export type EmbedMessageRequest = z.input<typeof EmbedMessageRequestSchema>;
 

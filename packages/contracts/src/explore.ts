@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { AppTypeSchema, InteractionModeSchema, MAX_PRICE_CENTS } from "./applications.ts";
 import { PackageSchema } from "./billing.ts";
+import { MaxPriceCentsSchema } from "./gateway.ts";
 import { IoSchemaSchema } from "./prompts.ts";
 
 export const EXPLORE_PAGE_SIZE = 24;
@@ -35,6 +36,9 @@ export const ExploreAppSchema = z.object({
   type: AppTypeSchema,
   interaction_mode: InteractionModeSchema,
   price_cents: z.number().int(),
+  /** An announced increase: the price per call from `pending_price_at` on (null when none). */
+  pending_price_cents: z.number().int().nullable(),
+  pending_price_at: z.string().nullable(),
   creator_name: z.string(),
   updated_at: z.string(),
 });
@@ -63,5 +67,7 @@ export type ExploreAppDetail = z.infer<typeof ExploreAppDetailSchema>;
 export const TryAppRequestSchema = z.strictObject({
   inputs: z.record(z.string(), z.unknown()).default({}),
   query: z.string().max(100_000).optional(),
+  /** The most this call may cost (the page sends the price it showed). */
+  max_price_cents: MaxPriceCentsSchema.optional(),
 });
 export type TryAppRequest = z.input<typeof TryAppRequestSchema>;

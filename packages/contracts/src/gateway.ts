@@ -1,5 +1,15 @@
 import { z } from "zod";
 
+/**
+ * A caller's cap on what one call may cost, in cents (body `max_price_cents`, or the header
+ * `Promptmint-Max-Price-Cents`): a call priced above it is refused with 412 and costs nothing.
+ */
+export const MaxPriceCentsSchema = z
+  .number({ error: "must be a whole number of cents" })
+  .int("must be a whole number of cents")
+  .min(0, "must be at least 0")
+  .max(Number.MAX_SAFE_INTEGER, "is too large");
+
 /** Dify service API request (completion-messages and chat-messages). */
 export const GatewayRequestSchema = z.strictObject({
   inputs: z.record(z.string(), z.unknown()).default({}),
@@ -9,6 +19,7 @@ export const GatewayRequestSchema = z.strictObject({
   conversation_id: z.string().max(100).nullish(),
   files: z.array(z.unknown()).max(20).nullish(),
   auto_generate_name: z.boolean().optional(),
+  max_price_cents: MaxPriceCentsSchema.optional(),
 });
 export type GatewayRequest = z.input<typeof GatewayRequestSchema>;
 
@@ -44,10 +55,16 @@ export const AppParametersSchema = z.object({
   system_parameters: z.record(z.string(), z.unknown()),
 });
 
+/** Dify's `/info` plus the price (extra fields, which Dify's SDKs pass through untouched). */
 export const AppInfoSchema = z.object({
   name: z.string(),
   description: z.string(),
   tags: z.array(z.string()),
   mode: z.enum(["completion", "chat", "workflow"]),
+  /** What a call costs now. */
+  price_cents: z.number().int(),
+  /** An announced increase: the price from `pending_price_at` on (null when none). */
+  pending_price_cents: z.number().int().nullable(),
+  pending_price_at: z.string().nullable(),
 });
 export type AppParameters = z.infer<typeof AppParametersSchema>;

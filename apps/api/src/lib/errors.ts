@@ -6,6 +6,8 @@ export const errorStatus = {
   forbidden: 403,
   not_found: 404,
   conflict: 409,
+  /** The call's price is above the caller's maximum (`max_price_cents`): nothing was charged. */
+  price_above_maximum: 412,
   payload_too_large: 413,
   unsupported_media_type: 415,
   unprocessable: 422,

@@ -6,7 +6,9 @@ import {
   formatDollars,
   formatNumber,
   formatPercent,
+  formatPriceNotice,
   formatSeconds,
+  scheduledPriceCents,
 } from "./format";
 
 describe("format", () => {
@@ -60,5 +62,16 @@ describe("format", () => {
     expect(formatDate("")).toBe("N/A");
     expect(formatDate(null)).toBe("N/A");
     expect(formatDate("not a date", "Never")).toBe("Never");
+  });
+
+  it("announces a raised price with its moment, and nothing when none is announced", () => {
+    const at = "2026-03-08T12:00:00.000Z";
+    const raised = { price_cents: 5, pending_price_cents: 50, pending_price_at: at };
+    expect(formatPriceNotice(raised, " per call")).toBe(
+      `Rises to $0.50 per call on ${new Date(at).toLocaleString()}`,
+    );
+    expect(formatPriceNotice({ pending_price_cents: null, pending_price_at: null })).toBeNull();
+    expect(scheduledPriceCents(raised)).toBe(50);
+    expect(scheduledPriceCents({ ...raised, pending_price_cents: null, pending_price_at: null })).toBe(5);
   });
 });

@@ -64,3 +64,33 @@ export function formatDate(value: DateInput, fallback = "N/A"): string {
 export function formatDateTime(value: DateInput, fallback = "N/A"): string {
   return toDate(value)?.toLocaleString() ?? fallback;
 }
+
+/** A price with an announced increase (apps, plans): the contracts' `pending_price_*` fields. */
+interface AnnouncedPrice {
+  pending_price_cents: number | null;
+  pending_price_at: string | null;
+}
+
+/**
+ * An announced price increase, as callers and the creator read it: `Rises to $0.50 per call on
+ * <date and time>` (what is charged until then is the price shown beside it), or null when none is
+ * announced.
+ */
+export function formatPriceNotice(price: AnnouncedPrice, unit = ""): string | null {
+  if (price.pending_price_cents === null || !price.pending_price_at) return null;
+  return `Rises to ${formatCents(price.pending_price_cents)}${unit} on ${formatDateTime(price.pending_price_at)}`;
+}
+
+/** The price a creator has set: the announced one if any (what their editors show and save again). */
+export function scheduledPriceCents(price: AnnouncedPrice & { price_cents: number }): number {
+  return price.pending_price_cents ?? price.price_cents;
+}
+
+/**
+ * What a creator reads beside their price while an increase is announced: when it applies and what
+ * callers pay until then (docs/decisions/021); null when none is announced.
+ */
+export function priceChangeHint(price: AnnouncedPrice & { price_cents: number }, unit = ""): string | null {
+  const notice = formatPriceNotice(price, unit);
+  return notice && `${notice}; callers pay ${formatCents(price.price_cents)} until then.`;
+}

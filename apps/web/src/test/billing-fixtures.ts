@@ -7,6 +7,8 @@ export function packageFixture(overrides: Partial<Package> = {}): Package {
     name: "Pro",
     price: priceCents / 100,
     price_cents: priceCents,
+    pending_price_cents: null,
+    pending_price_at: null,
     currency: "usd",
     description: "For teams calling every day.",
     features: { Support: "Email" },

@@ -36,6 +36,12 @@ export const applications = pgTable(
       .notNull()
       .default("draft"),
     priceCents: integer("price_cents").notNull().default(100),
+    /**
+     * A price increase waiting out its notice period: from `pending_price_at` on it is the price
+     * (billing/price-changes.ts computes the effective price from these three columns).
+     */
+    pendingPriceCents: integer("pending_price_cents"),
+    pendingPriceAt: timestamp("pending_price_at", { withTimezone: true }),
     providerAppId: text("provider_app_id"),
     /** AES-256-GCM ciphertext of the workflow provider's API key (lib/secrets.ts). */
     providerApiKeyEncrypted: text("provider_api_key_encrypted"),
@@ -52,6 +58,10 @@ export const applications = pgTable(
     uniqueIndex("applications_slug_key").on(t.slug),
     index("applications_owner_idx").on(t.ownerId, t.createdAt),
     check("applications_price_positive", sql`${t.priceCents} >= 1`),
+    check(
+      "applications_pending_price_increase",
+      sql`(${t.pendingPriceCents} is null) = (${t.pendingPriceAt} is null) and (${t.pendingPriceCents} is null or ${t.pendingPriceCents} > ${t.priceCents})`,
+    ),
   ],
 );
 

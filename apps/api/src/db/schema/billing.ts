@@ -171,6 +171,9 @@ export const packages = pgTable(
       .references(() => applications.id, { onDelete: "cascade" }),
     name: text("name").notNull(),
     priceCents: integer("price_cents").notNull(),
+    /** A price increase waiting out its notice period, as on applications (billing/price-changes.ts). */
+    pendingPriceCents: integer("pending_price_cents"),
+    pendingPriceAt: timestamp("pending_price_at", { withTimezone: true }),
     currency: text("currency").notNull().default("usd"),
     description: text("description").notNull().default(""),
     features: jsonb("features").notNull().default({}),
@@ -183,6 +186,10 @@ export const packages = pgTable(
   (t) => [
     index("packages_application_idx").on(t.applicationId),
     check("packages_price_positive", sql`${t.priceCents} > 0`),
+    check(
+      "packages_pending_price_increase",
+      sql`(${t.pendingPriceCents} is null) = (${t.pendingPriceAt} is null) and (${t.pendingPriceCents} is null or ${t.pendingPriceCents} > ${t.priceCents})`,
+    ),
   ],
 );
 

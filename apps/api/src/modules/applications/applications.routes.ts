@@ -45,7 +45,9 @@ export const applicationsRoutes: FastifyPluginAsyncZod<{
   maxUploadBytes: number;
   stripe: StripeGateway | undefined;
   feePercent: number;
-}> = async (app, { db, guards, secrets, dataDir, maxUploadBytes, stripe, feePercent }) => {
+  /** How long a raised price is announced before it is charged. */
+  priceNoticeMs: number;
+}> = async (app, { db, guards, secrets, dataDir, maxUploadBytes, stripe, feePercent, priceNoticeMs }) => {
   const present = async (userId: string, row: Parameters<typeof toApplication>[0]) =>
     toApplication(row, await creatorNameFor(db, userId), secrets);
   const tags = ["applications"];
@@ -124,7 +126,7 @@ export const applicationsRoutes: FastifyPluginAsyncZod<{
     async (request) => {
       const user = currentUser(request);
       const row = await getOwnApplication(db, user, request.params.slug);
-      return present(user.id, await updateApplication(db, row, request.body));
+      return present(user.id, await updateApplication(db, row, request.body, { priceNoticeMs }));
     },
   );
 
@@ -184,7 +186,10 @@ export const applicationsRoutes: FastifyPluginAsyncZod<{
     async (request) => {
       const user = currentUser(request);
       const row = await getOwnApplication(db, user, request.params.slug);
-      return present(user.id, await updateApplication(db, row, { status: request.body.status }));
+      return present(
+        user.id,
+        await updateApplication(db, row, { status: request.body.status }, { priceNoticeMs }),
+      );
     },
   );
 

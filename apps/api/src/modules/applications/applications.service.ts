@@ -23,6 +23,7 @@ import { forgetApplication, rebuildOwnerUsers } from "../analytics/rollups.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { settleSubscribersOfArchivedApp, stopCardRenewals } from "../billing/archive-refunds.ts";
 import type { StripeGateway } from "../billing/stripe-gateway.ts";
+import { priceFields, setPrice } from "../billing/price-changes.ts";
 import { createInitialPrompt } from "../prompts/prompts.service.ts";
 import { createInitialWorkflow, duplicateWorkflow } from "../workflows/workflows.service.ts";
 
@@ -63,7 +64,7 @@ export function toApplication(row: ApplicationRow, creatorName: string, secrets:
     interaction_mode: row.interactionMode,
     visibility: row.visibility,
     status: row.status,
-    price_cents: row.priceCents,
+    ...priceFields(row),
     provider_config: providerConfig,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
@@ -212,10 +213,34 @@ async function insertWithUniqueSlug(
   throw new AppError("conflict", "Could not find a free slug for this name");
 }
 
+/**
+ * How long a raised price of this app must be announced: none while no one but its owner can call
+ * it and no one else ever has (a draft being prepared), else `priceNoticeMs`. An app that was
+ * called by others keeps the notice even while it is a draft, so taking it offline for a moment
+ * cannot skip it.
+ */
+async function noticeFor(db: Database, app: ApplicationRow, priceNoticeMs: number): Promise<number> {
+  const callableByOthers = app.status === "live" && app.visibility !== "private";
+  if (callableByOthers) return priceNoticeMs;
+  const [calledByOthers] = await db
+    .select({ id: invocations.id })
+    .from(invocations)
+    .where(
+      and(
+        eq(invocations.applicationId, app.id),
+        sql`${invocations.callerUserId} is distinct from ${app.ownerId}`,
+      ),
+    )
+    .limit(1);
+  return calledByOthers ? priceNoticeMs : 0;
+}
+
+/** A raised `price_cents` is announced and charged only after its notice (billing/price-changes.ts). */
 export async function updateApplication(
   db: Database,
   app: ApplicationRow,
   input: UpdateApplication,
+  { priceNoticeMs }: { priceNoticeMs: number },
 ): Promise<ApplicationRow> {
   if (input.interaction_mode && app.type !== "prompt") {
     throw invalidFields({ interaction_mode: "can only be changed on prompt applications" });
@@ -225,7 +250,12 @@ export async function updateApplication(
     ...(input.description !== undefined ? { description: input.description } : {}),
     ...(input.visibility !== undefined ? { visibility: input.visibility } : {}),
     ...(input.status !== undefined ? { status: input.status } : {}),
-    ...(input.price_cents !== undefined ? { priceCents: input.price_cents } : {}),
+    ...(input.price_cents !== undefined
+      ? setPrice(app, input.price_cents, {
+          now: new Date(),
+          noticeMs: await noticeFor(db, app, priceNoticeMs),
+        })
+      : {}),
     ...(input.interaction_mode !== undefined ? { interactionMode: input.interaction_mode } : {}),
   };
   if (Object.keys(changes).length === 0) return app;

@@ -17,6 +17,7 @@ import { AppError, invalidFields } from "../../lib/errors.ts";
 import { findApplicationBySlug } from "../applications/applications.service.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
+import { effectivePriceCents } from "./price-changes.ts";
 import { confirmSandboxPayment, createSandboxPaymentIntent } from "./sandbox-gateway.ts";
 import type { StripeGateway } from "./stripe-gateway.ts";
 import { getWallet } from "./wallet.service.ts";
@@ -69,8 +70,9 @@ export const billingRoutes: FastifyPluginAsyncZod<{
       if (!plan || (appId && plan.applicationId !== appId) || !plan.isActive) {
         throw invalidFields({ package_id: "is not an available plan of this app" });
       }
-      if (plan.priceCents !== body.amount)
-        throw invalidFields({ amount: `must equal the plan's price, ${plan.priceCents} cents` });
+      const priceCents = effectivePriceCents(plan);
+      if (priceCents !== body.amount)
+        throw invalidFields({ amount: `must equal the plan's price, ${priceCents} cents` });
     } else if (body.amount !== 0 && body.amount < MIN_TOP_UP_CENTS) {
       throw invalidFields({ amount: `must be at least ${MIN_TOP_UP_CENTS} cents ($1.00)` });
     }

@@ -60,9 +60,11 @@ export const plansRoutes: FastifyPluginAsyncZod<{
   db: Database;
   guards: AuthGuards;
   feePercent: number;
+  /** How long a raised plan price is announced before a period is charged at it. */
+  priceNoticeMs: number;
   publicUrl: string;
   stripe: StripeGateway | undefined;
-}> = async (app, { db, guards, feePercent, publicUrl, stripe }) => {
+}> = async (app, { db, guards, feePercent, priceNoticeMs, publicUrl, stripe }) => {
   const visible = (request: Parameters<typeof currentUser>[0], slug: string) =>
     findCallableApp(db, slug, currentUser(request));
   const owned = (request: Parameters<typeof currentUser>[0], slug: string) =>
@@ -113,7 +115,9 @@ export const plansRoutes: FastifyPluginAsyncZod<{
       onRequest,
     },
     async (request) =>
-      updatePackage(db, await owned(request, request.params.app), request.params.id, request.body),
+      updatePackage(db, await owned(request, request.params.app), request.params.id, request.body, {
+        priceNoticeMs,
+      }),
   );
   app.delete(
     "/app/:app/packages/:id/",

@@ -20,6 +20,7 @@ import {
   markPaymentConsumed,
   type PaymentRow,
 } from "./plan-payments.ts";
+import { effectivePriceCents, effectivePriceSql, priceFields, setPrice } from "./price-changes.ts";
 import type { StripeGateway } from "./stripe-gateway.ts";
 
 export const PERIOD_DAYS = 30;
@@ -28,11 +29,12 @@ export type PackageRow = typeof packages.$inferSelect;
 export type SubscriptionRow = typeof subscriptions.$inferSelect;
 
 export function toPackage(row: PackageRow): Package {
+  const prices = priceFields(row);
   return {
     id: row.id,
     name: row.name,
-    price: row.priceCents / 100,
-    price_cents: row.priceCents,
+    price: prices.price_cents / 100,
+    ...prices,
     currency: row.currency,
     description: row.description,
     features: row.features as Record<string, string>,
@@ -71,7 +73,7 @@ export async function listPackages(db: Database, app: ApplicationRow): Promise<P
     .select()
     .from(packages)
     .where(eq(packages.applicationId, app.id))
-    .orderBy(asc(packages.priceCents), asc(packages.createdAt));
+    .orderBy(asc(effectivePriceSql(packages)), asc(packages.createdAt));
   return rows.map(toPackage);
 }
 
@@ -109,17 +111,23 @@ export async function findPackage(db: Database, app: ApplicationRow, id: string)
   return row;
 }
 
-/** A plan's price may change for future subscribers; current periods keep what they paid for. */
+/**
+ * A plan's price may change; current periods keep what they paid for. A raised price is announced
+ * and charged only for periods starting `priceNoticeMs` later (billing/price-changes.ts).
+ */
 export async function updatePackage(
   db: Database,
   app: ApplicationRow,
   id: string,
   input: z.output<typeof UpdatePackageSchema>,
+  { priceNoticeMs }: { priceNoticeMs: number },
 ): Promise<Package> {
-  await findPackage(db, app, id);
+  const plan = await findPackage(db, app, id);
   const changes = {
     ...(input.name !== undefined ? { name: input.name } : {}),
-    ...(input.price_cents !== undefined ? { priceCents: input.price_cents } : {}),
+    ...(input.price_cents !== undefined
+      ? setPrice(plan, input.price_cents, { now: new Date(), noticeMs: priceNoticeMs })
+      : {}),
     ...(input.currency !== undefined ? { currency: input.currency } : {}),
     ...(input.description !== undefined ? { description: input.description } : {}),
     ...(input.features !== undefined ? { features: input.features } : {}),
@@ -364,6 +372,7 @@ export async function subscribe(db: Database, options: SubscribeOptions): Promis
   const { app, subscriberId } = options;
   const plan = await subscribablePlan(db, app, subscriberId, options.packageId);
   const now = new Date();
+  const priceCents = effectivePriceCents(plan, now);
   try {
     const row = await db.transaction(async (tx) => {
       const t = tx as unknown as Database;
@@ -375,7 +384,7 @@ export async function subscribe(db: Database, options: SubscribeOptions): Promis
       const periodTransactionId = await postPlanPayment(t, {
         source: await accountFor(t, "wallet", subscriberId),
         creatorId: app.ownerId,
-        amountCents: plan.priceCents,
+        amountCents: priceCents,
         feePercent: options.feePercent,
         reference: id,
         description: `Plan '${plan.name}' for ${app.name}`,
@@ -388,7 +397,7 @@ export async function subscribe(db: Database, options: SubscribeOptions): Promis
     if (!(error instanceof InsufficientFunds)) throw error;
     throw new AppError(
       "payment_required",
-      `Insufficient balance: the plan costs ${dollars(plan.priceCents)} and your wallet has ${dollars(await walletBalance(db, subscriberId))} available. Top up at ${options.topUpUrl}`,
+      `Insufficient balance: the plan costs ${dollars(priceCents)} and your wallet has ${dollars(await walletBalance(db, subscriberId))} available. Top up at ${options.topUpUrl}`,
     );
   }
 }
@@ -433,10 +442,11 @@ async function subscribeWithPayment(
         .select()
         .from(packages)
         .where(and(eq(packages.id, payment.packageId), eq(packages.applicationId, app.id)));
+      const priceCents = plan ? effectivePriceCents(plan, now) : 0;
       const reason = !plan?.isActive
         ? `The plan was withdrawn from sale after you paid`
-        : plan.priceCents !== payment.amountCents
-          ? `The plan's price changed to ${dollars(plan.priceCents)} after you paid`
+        : priceCents !== payment.amountCents
+          ? `The plan's price changed to ${dollars(priceCents)} after you paid`
           : (await findLiveSubscription(t, app.id, subscriberId))
             ? "You already have an active subscription to this app"
             : undefined;
@@ -448,7 +458,7 @@ async function subscribeWithPayment(
       const periodTransactionId = await postPlanPayment(t, {
         source: await accountFor(t, "clearing", null),
         creatorId: app.ownerId,
-        amountCents: plan.priceCents,
+        amountCents: priceCents,
         feePercent: options.feePercent,
         reference: payment.id,
         description: `Plan '${plan.name}' for ${app.name}`,
@@ -592,9 +602,10 @@ export async function refundIncludedCall(db: Database, taken: IncludedCall): Pro
 }
 
 /**
- * At period end: canceling subscriptions end; others renew from the wallet (the plan's current
- * price), or become past_due when the wallet cannot pay. Card subscriptions are left to Stripe
- * Billing and its webhooks, so a period is never paid twice.
+ * At period end: canceling subscriptions end; others renew from the wallet (the plan's price at
+ * the period's end: an increase only once its notice has run), or become past_due when the wallet
+ * cannot pay. Card subscriptions are left to Stripe Billing and its webhooks, so a period is never
+ * paid twice (Stripe renews them at the price they were subscribed at, never a raised one).
  */
 export async function renewDueSubscriptions(
   db: Database,
@@ -644,7 +655,9 @@ export async function renewDueSubscriptions(
         const periodTransactionId = await postPlanPayment(t, {
           source: await accountFor(t, "wallet", subscription.subscriberId),
           creatorId: ownerId,
-          amountCents: plan.priceCents,
+          // The price when the period ended, not when this runs: an increase announced for a later
+          // moment is not charged early by a late renewal (decision 021).
+          amountCents: effectivePriceCents(plan, subscription.currentPeriodEnd),
           feePercent,
           reference: `${subscription.id}:${subscription.currentPeriodEnd.toISOString()}`,
           description: `Plan '${plan.name}' renewed`,

@@ -8,6 +8,7 @@ import { AppError } from "../../lib/errors.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { creditPaymentToWallet } from "./plan-payments.ts";
 import { type PackageRow, PERIOD_DAYS } from "./plans.service.ts";
+import { effectivePriceCents } from "./price-changes.ts";
 import {
   applyInvoiceFailed,
   applyInvoicePaid,
@@ -166,7 +167,8 @@ export function createStripeGateway(config: Config): StripeGateway | undefined {
                 price_data: {
                   currency: plan.currency,
                   product,
-                  unit_amount: plan.priceCents,
+                  // Fixed for the subscription's life: Stripe renews at it, never at a raised price.
+                  unit_amount: effectivePriceCents(plan),
                   recurring: { interval: "day", interval_count: PERIOD_DAYS },
                 },
               },

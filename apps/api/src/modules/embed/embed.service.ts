@@ -7,6 +7,7 @@ import { embedOrigins, users } from "../../db/schema/index.ts";
 import { AppError, notFound } from "../../lib/errors.ts";
 import { type ApplicationRow, findApplicationBySlug } from "../applications/applications.service.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
+import { priceFields } from "../billing/price-changes.ts";
 
 /** How long a widget may call with one token; it asks its host page to reload it after that. */
 export const EMBED_TOKEN_TTL_SECONDS = 10 * 60;
@@ -42,7 +43,7 @@ export function toEmbedSettings(app: ApplicationRow, origins: string[], publicUr
   return {
     allowed_origins: origins,
     snippet: `<script src="${publicUrl}/embed.js" data-app="${app.slug}" async></script>`,
-    price_cents: app.priceCents,
+    ...priceFields(app),
   };
 }
 

@@ -115,6 +115,8 @@ describe("allowed origins", () => {
       allowed_origins: [],
       snippet: `<script src="${server.baseUrl}/embed.js" data-app="${slug}" async></script>`,
       price_cents: 25,
+      pending_price_cents: null,
+      pending_price_at: null,
     });
     const saved = await creator.api("PUT", `/api/app/${slug}/embed`, {
       body: { allowed_origins: ["https://Shop.example/", SHOP, "http://localhost:8080"] },

@@ -7,6 +7,7 @@ import type { SafeFetch } from "../../lib/safe-fetch.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
 import type { ApplicationRow } from "../applications/applications.service.ts";
 import type { ExecutionResult, GatewayInput } from "../gateway/execution.ts";
+import { maxPriceOf } from "../gateway/max-price.ts";
 import { openPaidCall } from "../gateway/paid-call.ts";
 import { preparePromptExecution } from "../gateway/prompt-call.ts";
 import { prepareWorkflowExecution } from "../gateway/workflow-call.ts";
@@ -62,6 +63,7 @@ export async function runEmbeddedCall(
     feePercent: 100,
     topUpUrl: `${options.publicUrl}/wallet`,
     ownerPays: true,
+    maxPriceCents: maxPriceOf(request, body.max_price_cents),
   }).catch((error) => {
     // The visitor is not the one who can fix an empty wallet, nor should they see its balance.
     if (error instanceof AppError && error.code === "payment_required")

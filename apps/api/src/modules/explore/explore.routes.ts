@@ -11,6 +11,7 @@ import { z } from "zod";
 import { invalidFields } from "../../lib/errors.ts";
 import { gatewayResponseExample, insufficientBalanceExample } from "../gateway/examples.ts";
 import { createGatewayCall, type GatewayDeps, naturalModeOf } from "../gateway/gateway-call.ts";
+import { maxPriceOf } from "../gateway/max-price.ts";
 import { rateLimitHook } from "../gateway/rate-limit.ts";
 import { findListedApp, getExploreApp, listExploreApps } from "./explore.service.ts";
 
@@ -108,6 +109,7 @@ export const exploreRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, dep
           401: ApiErrorSchema,
           402: ApiErrorSchema.meta({ examples: [insufficientBalanceExample] }),
           404: ApiErrorSchema,
+          412: ApiErrorSchema,
           429: ApiErrorSchema,
           502: ApiErrorSchema,
           503: ApiErrorSchema,
@@ -117,11 +119,14 @@ export const exploreRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, dep
       onRequest: [guards.requireUser, rateLimitHook(deps.rateLimiter), deps.admission.hook],
     },
     async (request, reply) => {
+      const { max_price_cents, ...body } = request.body;
+      const maxPriceCents = maxPriceOf(request, max_price_cents);
       const { app: application } = await findListedApp(db, request.params.slug);
       return runCall(request, reply, {
         application,
         mode: naturalModeOf(application),
-        input: { ...request.body, response_mode: "blocking" },
+        input: { ...body, response_mode: "blocking" },
+        maxPriceCents,
       });
     },
   );

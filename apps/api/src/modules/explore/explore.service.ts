@@ -14,6 +14,7 @@ import { applications, creators, users } from "../../db/schema/index.ts";
 import { notFound } from "../../lib/errors.ts";
 import { type ApplicationRow, creatorNameColumn } from "../applications/applications.service.ts";
 import { listPackages } from "../billing/plans.service.ts";
+import { effectivePriceSql, priceFields } from "../billing/price-changes.ts";
 import { loadPrompt } from "../prompts/prompts.service.ts";
 
 /** Who may find an app in Explore: live and public or embeddable (DESIGN.md §5). */
@@ -26,7 +27,7 @@ function toExploreApp(row: ApplicationRow, creatorName: string): ExploreApp {
     description: row.description,
     type: row.type,
     interaction_mode: row.interactionMode,
-    price_cents: row.priceCents,
+    ...priceFields(row),
     creator_name: creatorName,
     updated_at: row.updatedAt.toISOString(),
   };
@@ -46,10 +47,9 @@ export async function listExploreApps(
   }
   if (query.type) conditions.push(eq(applications.type, query.type));
   if (query.mode) conditions.push(eq(applications.interactionMode, query.mode));
-  if (query.min_price_cents !== undefined)
-    conditions.push(gte(applications.priceCents, query.min_price_cents));
-  if (query.max_price_cents !== undefined)
-    conditions.push(lte(applications.priceCents, query.max_price_cents));
+  const price = effectivePriceSql(applications);
+  if (query.min_price_cents !== undefined) conditions.push(gte(price, query.min_price_cents));
+  if (query.max_price_cents !== undefined) conditions.push(lte(price, query.max_price_cents));
   const where = and(...conditions);
 
   const offset = (query.page - 1) * EXPLORE_PAGE_SIZE;

@@ -104,6 +104,8 @@ describe("GET /api/explore/apps", () => {
       type: "prompt",
       interaction_mode: "completion",
       price_cents: 5,
+      pending_price_cents: null,
+      pending_price_at: null,
       creator_name: "Ada Creator",
       updated_at: expect.any(String),
     });

@@ -7,7 +7,8 @@ import { notFound } from "../../lib/errors.ts";
 import type { ApplicationRow } from "../applications/applications.service.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 
-export type GatewayInput = z.output<typeof GatewayRequestSchema>;
+/** A call's input as the upstream may see it: the caller's price cap is the gateway's alone. */
+export type GatewayInput = Omit<z.output<typeof GatewayRequestSchema>, "max_price_cents">;
 
 export interface ExecutionResult {
   answer: string;

@@ -66,7 +66,18 @@ export function createGatewayCall(deps: GatewayDeps) {
   async function runCall(
     request: FastifyRequest,
     reply: FastifyReply,
-    { application, mode, input }: { application: ApplicationRow; mode: Mode; input: GatewayInput },
+    {
+      application,
+      mode,
+      input,
+      maxPriceCents,
+    }: {
+      application: ApplicationRow;
+      mode: Mode;
+      input: GatewayInput;
+      /** The caller's cap on the price (max-price.ts); above it the call is refused unpaid. */
+      maxPriceCents?: number;
+    },
   ) {
     const caller = currentUser(request);
     const slug = application.slug;
@@ -100,6 +111,7 @@ export function createGatewayCall(deps: GatewayDeps) {
         input,
         feePercent,
         topUpUrl: `${publicUrl}/wallet`,
+        maxPriceCents,
       });
       const { messageId, createdAt, started, release, record, abandon } = paid;
       const responseBody = (result: ExecutionResult): GatewayResponse => ({

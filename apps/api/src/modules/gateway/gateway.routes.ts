@@ -12,6 +12,7 @@ import { z } from "zod";
 import { conversationMessages, conversations } from "../../db/schema/index.ts";
 import { notFound } from "../../lib/errors.ts";
 import { currentUser } from "../auth/authenticate.ts";
+import { priceFields } from "../billing/price-changes.ts";
 import { loadPrompt } from "../prompts/prompts.service.ts";
 import { findCallableApp } from "./access.ts";
 import {
@@ -23,6 +24,7 @@ import {
   messagesExample,
 } from "./examples.ts";
 import { createGatewayCall, type GatewayDeps } from "./gateway-call.ts";
+import { maxPriceOf } from "./max-price.ts";
 import { rateLimitHook } from "./rate-limit.ts";
 
 const errors = {
@@ -30,6 +32,7 @@ const errors = {
   401: ApiErrorSchema,
   404: ApiErrorSchema,
   409: ApiErrorSchema,
+  412: ApiErrorSchema,
   422: ApiErrorSchema,
   429: ApiErrorSchema,
   502: ApiErrorSchema,
@@ -73,8 +76,10 @@ export const gatewayRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, dep
         onRequest: [guards.requireCaller, limit, deps.admission.hook],
       },
       async (request, reply) => {
+        const { max_price_cents, ...input } = request.body;
+        const maxPriceCents = maxPriceOf(request, max_price_cents);
         const application = await findCallableApp(db, request.params.slug, currentUser(request));
-        return runCall(request, reply, { application, mode, input: request.body });
+        return runCall(request, reply, { application, mode, input, maxPriceCents });
       },
     );
   }
@@ -155,13 +160,21 @@ export const gatewayRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, dep
     {
       schema: {
         tags,
-        summary: "The app's name, description and mode (Dify compatible)",
+        summary: "The app's name, description, mode (Dify compatible) and price, with any announced increase",
         security,
         params: SlugParams,
         response: {
           200: AppInfoSchema.meta({
             examples: [
-              { name: "Haiku Writer", description: "A haiku about any topic.", tags: [], mode: "completion" },
+              {
+                name: "Haiku Writer",
+                description: "A haiku about any topic.",
+                tags: [],
+                mode: "completion",
+                price_cents: 5,
+                pending_price_cents: 8,
+                pending_price_at: "2026-03-01T12:00:00.000Z",
+              },
             ],
           }),
           ...errors,
@@ -176,6 +189,7 @@ export const gatewayRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, dep
         description: application.description,
         tags: [],
         mode: application.type === "workflow" ? ("workflow" as const) : application.interactionMode,
+        ...priceFields(application),
       };
     },
   );

@@ -1,3 +1,4 @@
+import { MaxPriceCentsSchema } from "@promptmint/contracts";
 import { and, eq, isNull, or } from "drizzle-orm";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
@@ -15,6 +16,7 @@ import {
 } from "./examples.ts";
 import type { ExecutionResult, GatewayInput } from "./execution.ts";
 import { type GatewayDeps, naturalModeOf, prepareExecution } from "./gateway-call.ts";
+import { maxPriceOf } from "./max-price.ts";
 import { openPaidCall } from "./paid-call.ts";
 import { rateLimitHook } from "./rate-limit.ts";
 
@@ -41,6 +43,8 @@ const ChatCompletionRequestSchema = z
     user: z.string().max(256).optional(),
     /** Promptmint extension (`extra_body`): the app's declared inputs. */
     inputs: z.record(z.string(), z.unknown()).optional(),
+    /** Promptmint extension (`extra_body`): the most this call may cost, in cents. */
+    max_price_cents: MaxPriceCentsSchema.optional(),
   })
   .loose();
 
@@ -192,6 +196,7 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (
     async (request, reply) => {
       const caller = currentUser(request);
       const body = request.body;
+      const maxPriceCents = maxPriceOf(request, body.max_price_cents);
       const application = await findCallableApp(db, body.model, caller);
       const turns = body.messages.filter((m) => m.role === "user" || m.role === "assistant");
       const last = turns.at(-1);
@@ -224,6 +229,7 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (
         input,
         feePercent,
         topUpUrl: `${publicUrl}/wallet`,
+        maxPriceCents,
       });
       const id = `chatcmpl-${paid.messageId.replace(/-/g, "")}`;
       const usage = (r: ExecutionResult) => ({

@@ -6,9 +6,11 @@ import type { ApplicationRow } from "../applications/applications.service.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { cachedAccountFor } from "../billing/ledger.service.ts";
 import { refundIncludedCall, useIncludedCall } from "../billing/plans.service.ts";
+import { effectivePriceCents } from "../billing/price-changes.ts";
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
 import type { InvocationRecord } from "./invocations.service.ts";
 import { type LeasedPayment, leaseBookFor } from "./leases.ts";
+import { refuseAboveMaximum } from "./max-price.ts";
 import { recordCall } from "./recorder.ts";
 
 export interface PaidCall {
@@ -52,12 +54,15 @@ export async function openPaidCall(
      * pays the price like a consumer would; it is not the app's revenue.
      */
     ownerPays?: boolean;
+    /** The caller's cap on the price (max-price.ts): above it the call is refused before payment. */
+    maxPriceCents?: number;
   },
 ): Promise<PaidCall> {
   const { request, caller, application, execution, mode, input, ownerPays } = options;
   const messageId = randomUUID();
   const isOwner = application.ownerId === caller.id;
-  const listPrice = isOwner && !ownerPays ? 0 : application.priceCents;
+  const listPrice = isOwner && !ownerPays ? 0 : effectivePriceCents(application);
+  refuseAboveMaximum(listPrice, options.maxPriceCents);
   const accounts = listPrice > 0 ? await callAccounts(db, caller.id) : undefined;
   // An included call of the caller's plan, or the price from the pair's lease (a round trip only
   // when a new lease is needed; 402 if the wallet cannot cover the price). A free app's calls

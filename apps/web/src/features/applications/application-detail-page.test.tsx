@@ -217,6 +217,28 @@ describe("application detail", () => {
     expect(screen.queryByRole("heading", { name: "Edit Application" })).toBeNull();
   });
 
+  it("edits the announced price, shows when it applies, and keeps it when other fields are saved", async () => {
+    const at = "2026-03-08T12:00:00.000Z";
+    const api = stubAppApi(
+      applicationFixture({ price_cents: 150, pending_price_cents: 400, pending_price_at: at }),
+    );
+    renderDetail();
+
+    const when = new Date(at).toLocaleString();
+    const details = within(await waitFor(() => card("Details")));
+    expect(details.getByText("$1.50")).toBeDefined();
+    expect(details.getByText(`Rises to $4.00 on ${when}`)).toBeDefined();
+    await userEvent.click(screen.getByRole("button", { name: "Edit" }));
+    const form = within(await waitFor(() => card("Edit Application")));
+    expect((form.getByLabelText("Price per Call (cents)") as HTMLInputElement).value).toBe("400");
+    expect(form.getByText(`Rises to $4.00 per call on ${when}; callers pay $1.50 until then.`)).toBeDefined();
+    await userEvent.type(form.getByLabelText("Name"), " 2");
+    await userEvent.click(form.getByRole("button", { name: "Save Changes" }));
+
+    await waitFor(() => expect(api.callsTo("PATCH /api/app/blog-writer/")).toHaveLength(1));
+    expect(api.callsTo("PATCH /api/app/blog-writer/")[0]?.body).toMatchObject({ price_cents: 400 });
+  });
+
   it("shows usage and details in the side column", async () => {
     stubAppApi();
     renderDetail();

@@ -9,6 +9,7 @@ import { SelectField } from "../../components/ui/select-field";
 import { TextField } from "../../components/ui/text-field";
 import { TextareaField } from "../../components/ui/textarea-field";
 import { ApiClientError, getErrorMessage } from "../../lib/api-client";
+import { formatCents, formatPriceNotice, priceChangeHint, scheduledPriceCents } from "../../lib/format";
 import { useUpdateApplication } from "./api/update-application";
 import { centsFromInput, VISIBILITY_OPTIONS } from "./application-options";
 
@@ -34,15 +35,20 @@ export function ApplicationEditForm({
       name: application.name,
       description: application.description,
       visibility: application.visibility,
-      price_cents: application.price_cents,
+      price_cents: scheduledPriceCents(application),
     },
   });
 
   const onSubmit = handleSubmit((values) => {
     const body: UpdateApplication = { ...values };
     update.mutate(body, {
-      onSuccess: () => {
-        toast.success("Application updated");
+      onSuccess: (updated) => {
+        const notice = formatPriceNotice(updated, " per call");
+        toast.success(
+          notice
+            ? `Application updated. ${notice}; callers pay ${formatCents(updated.price_cents)} until then.`
+            : "Application updated",
+        );
         onDone();
       },
       onError: (error) => {
@@ -81,6 +87,10 @@ export function ApplicationEditForm({
               inputMode="numeric"
               min={MIN_PRICE_CENTS}
               step={1}
+              hint={
+                priceChangeHint(application, " per call") ??
+                "A lower price applies at once; a higher one is announced to callers and applies after a notice period."
+              }
               error={errors.price_cents?.message}
               {...register("price_cents", { setValueAs: centsFromInput })}
             />

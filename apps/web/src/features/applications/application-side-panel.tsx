@@ -3,7 +3,7 @@ import { BarChart3 } from "lucide-react";
 import type { ReactNode } from "react";
 import { ButtonLink } from "../../components/ui/button";
 import { Card, CardBody, CardHeader } from "../../components/ui/card";
-import { formatCents, formatDate, formatDollars, formatNumber } from "../../lib/format";
+import { formatCents, formatDate, formatDollars, formatNumber, formatPriceNotice } from "../../lib/format";
 import { useApplicationUsage } from "./api/get-application-usage";
 
 function Item({ term, children }: { term: string; children: ReactNode }) {
@@ -45,7 +45,12 @@ export function ApplicationSidePanel({ application }: { application: Application
           <dl className="divide-y divide-slate-100">
             <Item term="Created">{formatDate(application.created_at)}</Item>
             <Item term="Updated">{formatDate(application.updated_at)}</Item>
-            <Item term="Price per Call">{formatCents(application.price_cents)}</Item>
+            <Item term="Price per Call">
+              {formatCents(application.price_cents)}
+              {formatPriceNotice(application) && (
+                <span className="block text-xs text-amber-700">{formatPriceNotice(application)}</span>
+              )}
+            </Item>
             <Item term="Creator">{application.creator_name || "N/A"}</Item>
           </dl>
         </CardBody>

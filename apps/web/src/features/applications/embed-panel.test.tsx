@@ -17,6 +17,8 @@ function stubEmbedApi(visibility: "embed" | "public" = "embed") {
     allowed_origins: ["https://blog.example"],
     snippet: SNIPPET,
     price_cents: 150,
+    pending_price_cents: null,
+    pending_price_at: null,
   };
   return stubSignedInApi({
     "GET /api/app/blog-writer/": () => jsonResponse(applicationFixture({ visibility, status: "live" })),

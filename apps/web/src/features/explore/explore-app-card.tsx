@@ -2,7 +2,7 @@ import type { ExploreApp } from "@promptmint/contracts";
 import { Link } from "react-router";
 import { Badge } from "../../components/ui/badge";
 import { Card } from "../../components/ui/card";
-import { formatCents } from "../../lib/format";
+import { formatCents, formatPriceNotice } from "../../lib/format";
 
 export function AppKindBadges({ app }: { app: Pick<ExploreApp, "type" | "interaction_mode"> }) {
   return (
@@ -18,6 +18,7 @@ export function AppKindBadges({ app }: { app: Pick<ExploreApp, "type" | "interac
 }
 
 export function ExploreAppCard({ app }: { app: ExploreApp }) {
+  const notice = formatPriceNotice(app, " / call");
   return (
     <Card className="relative flex h-full flex-col p-5 transition-shadow focus-within:ring-2 focus-within:ring-brand-600 hover:shadow-md">
       <h2 className="text-base font-semibold text-slate-900">
@@ -39,6 +40,7 @@ export function ExploreAppCard({ app }: { app: ExploreApp }) {
           <span className="font-normal text-slate-500"> / call</span>
         </span>
       </div>
+      {notice && <p className="mt-2 text-right text-xs text-amber-700">{notice}</p>}
     </Card>
   );
 }

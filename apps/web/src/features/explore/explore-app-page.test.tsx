@@ -15,6 +15,8 @@ const plan = {
   name: "Pro",
   price: 9,
   price_cents: 900,
+  pending_price_cents: null,
+  pending_price_at: null,
   currency: "usd",
   description: "For daily writers",
   features: {},
@@ -44,6 +46,29 @@ describe("explore app page", () => {
     expect(window.sessionStorage.getItem(INTENDED_PATH_STORAGE_KEY)).toBe("/explore/haiku-writer");
   });
 
+  it("announces a raised price beside the price charged until then, for the app and its plans", async () => {
+    const at = "2026-03-08T12:00:00.000Z";
+    stubFetch({
+      [DETAIL]: () =>
+        jsonResponse(
+          exploreAppDetailFixture({
+            price_cents: 5,
+            pending_price_cents: 50,
+            pending_price_at: at,
+            plans: [{ ...plan, pending_price_cents: 1900, pending_price_at: at }],
+          }),
+        ),
+    });
+    renderRoute("/explore/haiku-writer");
+
+    const when = new Date(at).toLocaleString();
+    expect(await screen.findByText(`Rises to $0.50 per call on ${when}`)).toBeDefined();
+    expect(screen.getByText("$0.05")).toBeDefined();
+    expect(
+      screen.getByText(`Rises to $19.00 / 30 days on ${when} (periods starting from then)`),
+    ).toBeDefined();
+  });
+
   it("runs the app with the typed inputs and shows the answer", async () => {
     const api = stubSignedInApi({
       [DETAIL]: () => jsonResponse(exploreAppDetailFixture()),
@@ -57,7 +82,8 @@ describe("explore app page", () => {
     const answer = await screen.findByRole("region", { name: "Answer" });
     expect(within(answer).getByText("Rain on the roof")).toBeDefined();
     expect(within(answer).getByText("42")).toBeDefined();
-    expect(api.callsTo(TRY)[0]?.body).toEqual({ inputs: { topic: "rain" } });
+    // Never charged more than the price the page showed.
+    expect(api.callsTo(TRY)[0]?.body).toEqual({ inputs: { topic: "rain" }, max_price_cents: 5 });
   });
 
   it("sends a chat app's message as the query and numbers as numbers", async () => {
@@ -85,7 +111,11 @@ describe("explore app page", () => {
     await userEvent.click(screen.getByRole("button", { name: "Run ($0.05)" }));
 
     await screen.findByRole("region", { name: "Answer" });
-    expect(api.callsTo(TRY)[0]?.body).toEqual({ inputs: { tone: "bold", lines: 3 }, query: "Hello" });
+    expect(api.callsTo(TRY)[0]?.body).toEqual({
+      inputs: { tone: "bold", lines: 3 },
+      query: "Hello",
+      max_price_cents: 5,
+    });
   });
 
   it("asks for a top-up when the wallet cannot pay, and shows input problems by field", async () => {

@@ -7,7 +7,7 @@ import { PageContainer } from "../../components/ui/page-container";
 import { PageHeader } from "../../components/ui/page-header";
 import { LoadingState } from "../../components/ui/spinner";
 import { getErrorMessage } from "../../lib/api-client";
-import { formatCents, formatNumber } from "../../lib/format";
+import { formatCents, formatNumber, formatPriceNotice } from "../../lib/format";
 import { useRuntimeConfig } from "../../lib/runtime-config";
 import { useExploreApp } from "./api/get-explore-app";
 import { CodeSamplesCard } from "./code-samples-card";
@@ -53,6 +53,9 @@ function ExploreAppDetails({ app }: { app: ExploreAppDetail }) {
               {formatCents(app.price_cents)}
             </p>
             <p className="text-sm text-slate-500">per call</p>
+            {formatPriceNotice(app, " per call") && (
+              <p className="text-sm text-amber-700">{formatPriceNotice(app, " per call")}</p>
+            )}
           </div>
         }
       />
@@ -121,6 +124,9 @@ function PlanSummary({ plan }: { plan: Package }) {
           <span className="font-normal text-slate-500"> / 30 days</span>
         </p>
       </div>
+      {formatPriceNotice(plan) && (
+        <p className="mt-1 text-sm text-amber-700">{`${formatPriceNotice(plan, " / 30 days")} (periods starting from then)`}</p>
+      )}
       <p className="mt-1 text-sm text-slate-600">{formatNumber(plan.included_calls)} calls included</p>
       {plan.description && <p className="mt-1 text-sm text-slate-500">{plan.description}</p>}
     </li>

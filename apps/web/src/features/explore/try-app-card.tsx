@@ -85,7 +85,12 @@ function TryAppForm({ app }: { app: ExploreAppDetail }) {
     const { values, problems: found } = inputValuesOf(app.input_schema, texts);
     setProblems(found);
     if (Object.keys(found).length > 0) return;
-    run.mutate({ inputs: values, ...(app.takes_query && query.trim() ? { query } : {}) });
+    // Never charged more than the price this page shows (a 412 if it rose since it loaded).
+    run.mutate({
+      inputs: values,
+      ...(app.takes_query && query.trim() ? { query } : {}),
+      max_price_cents: app.price_cents,
+    });
   };
 
   return (

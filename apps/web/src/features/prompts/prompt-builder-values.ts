@@ -8,6 +8,7 @@ import type {
   Visibility,
 } from "@promptmint/contracts";
 import { SLUG_PATTERN } from "@promptmint/contracts";
+import { scheduledPriceCents } from "../../lib/format";
 import { UI_CHANGELOG } from "./api/update-prompt-application";
 import { fieldsOf, hasFieldProblems, type SchemaField, schemaOf } from "./schema-fields";
 
@@ -68,7 +69,8 @@ export function builderValuesOf(application: Application, config: PromptConfig):
     description: application.description,
     status: application.status,
     visibility: application.visibility,
-    price: (application.price_cents / 100).toFixed(2),
+    // The price the creator set (an announced increase included): saving it again changes nothing.
+    price: (scheduledPriceCents(application) / 100).toFixed(2),
     system_prompt: version.system_prompt,
     prompt_template: version.prompt_template,
     input_fields: fieldsOf(version.input_schema),

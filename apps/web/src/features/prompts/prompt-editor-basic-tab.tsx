@@ -1,10 +1,10 @@
-import type { AppStatus, InteractionMode, Visibility } from "@promptmint/contracts";
+import type { Application, AppStatus, InteractionMode, Visibility } from "@promptmint/contracts";
 import { Card, CardBody } from "../../components/ui/card";
 import { SelectField } from "../../components/ui/select-field";
 import { TextField } from "../../components/ui/text-field";
 import { TextareaField } from "../../components/ui/textarea-field";
 import { embedVisibilityHint } from "../../lib/embed-hint";
-import { formatCents } from "../../lib/format";
+import { formatCents, priceChangeHint } from "../../lib/format";
 import { centsOrZero, type PromptEditorErrors, type PromptEditorValues } from "./prompt-editor-values";
 
 const STATUS_OPTIONS = [
@@ -25,10 +25,13 @@ const VISIBILITY_OPTIONS = [
 ];
 
 export function PromptEditorBasicTab({
+  application,
   values,
   errors,
   onChange,
 }: {
+  /** The saved app: its price now and any announced increase. */
+  application: Application;
   values: PromptEditorValues;
   errors: PromptEditorErrors;
   onChange: (changes: Partial<PromptEditorValues>) => void;
@@ -83,7 +86,9 @@ export function PromptEditorBasicTab({
             step={1}
             value={String(values.price_cents)}
             error={errors.price_cents}
-            hint={`${formatCents(values.price_cents)} per call`}
+            hint={[`${formatCents(values.price_cents)} per call`, priceChangeHint(application, " per call")]
+              .filter(Boolean)
+              .join(". ")}
             onChange={(event) => onChange({ price_cents: centsOrZero(event.target.value) })}
           />
         </div>

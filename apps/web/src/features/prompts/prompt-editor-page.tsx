@@ -163,7 +163,7 @@ function PromptEditor({ application, config }: { application: Application; confi
           <TabsTrigger value="config">Prompt Config</TabsTrigger>
         </TabsList>
         <TabsContent value="basic">
-          <PromptEditorBasicTab values={values} errors={errors} onChange={change} />
+          <PromptEditorBasicTab application={application} values={values} errors={errors} onChange={change} />
         </TabsContent>
         <TabsContent value="config">
           <PromptEditorConfigTab

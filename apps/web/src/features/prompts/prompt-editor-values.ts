@@ -10,6 +10,7 @@ import type {
   Visibility,
 } from "@promptmint/contracts";
 import { IoSchemaSchema } from "@promptmint/contracts";
+import { scheduledPriceCents } from "../../lib/format";
 import { UI_CHANGELOG } from "./api/update-prompt-application";
 import { sampleInputsOf } from "./template-variables";
 
@@ -43,7 +44,8 @@ export function editorValuesOf(application: Application, config: PromptConfig): 
     description: application.description,
     interaction_mode: application.interaction_mode,
     visibility: application.visibility,
-    price_cents: application.price_cents,
+    // The price the creator set (an announced increase included): saving it again changes nothing.
+    price_cents: scheduledPriceCents(application),
     ...promptValuesOf(config),
   };
 }

@@ -1,18 +1,21 @@
-import type { AppStatus, Visibility } from "@promptmint/contracts";
+import type { Application, AppStatus, Visibility } from "@promptmint/contracts";
 import { Card, CardBody } from "../../components/ui/card";
 import { SelectField } from "../../components/ui/select-field";
 import { TextField } from "../../components/ui/text-field";
 import { TextareaField } from "../../components/ui/textarea-field";
 import { embedVisibilityHint } from "../../lib/embed-hint";
-import { formatCents } from "../../lib/format";
+import { formatCents, priceChangeHint } from "../../lib/format";
 import { centsOrZero, type WorkflowEditorErrors, type WorkflowEditorValues } from "./workflow-editor-values";
 import { STATUS_OPTIONS, VISIBILITY_OPTIONS } from "./workflow-options";
 
 export function WorkflowBasicTab({
+  application,
   values,
   errors,
   onChange,
 }: {
+  /** The saved app: its price now and any announced increase. */
+  application: Application;
   values: WorkflowEditorValues;
   errors: WorkflowEditorErrors;
   onChange: (changes: Partial<WorkflowEditorValues>) => void;
@@ -61,7 +64,9 @@ export function WorkflowBasicTab({
             step={1}
             value={String(values.price_cents)}
             error={errors.price_cents}
-            hint={`${formatCents(values.price_cents)} per call`}
+            hint={[`${formatCents(values.price_cents)} per call`, priceChangeHint(application, " per call")]
+              .filter(Boolean)
+              .join(". ")}
             onChange={(event) => onChange({ price_cents: centsOrZero(event.target.value) })}
           />
         </div>

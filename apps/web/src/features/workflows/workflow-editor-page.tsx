@@ -163,7 +163,7 @@ function WorkflowEditor({ application, config }: { application: Application; con
           <TabsTrigger value="provider">Provider Config</TabsTrigger>
         </TabsList>
         <TabsContent value="basic">
-          <WorkflowBasicTab values={values} errors={errors} onChange={change} />
+          <WorkflowBasicTab application={application} values={values} errors={errors} onChange={change} />
         </TabsContent>
         <TabsContent value="provider">
           <WorkflowProviderTab

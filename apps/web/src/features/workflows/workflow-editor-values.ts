@@ -8,6 +8,7 @@ import type {
   WorkflowConfig,
   WorkflowProvider,
 } from "@promptmint/contracts";
+import { scheduledPriceCents } from "../../lib/format";
 import type { WorkflowTestRequest } from "./api/test-workflow-config";
 import { UI_CHANGELOG } from "./api/update-workflow-application";
 
@@ -78,7 +79,8 @@ export function editorValuesOf(application: Application, config: WorkflowConfig)
     status: application.status,
     description: application.description,
     visibility: application.visibility,
-    price_cents: application.price_cents,
+    // The price the creator set (an announced increase included): saving it again changes nothing.
+    price_cents: scheduledPriceCents(application),
     provider: config.provider?.slug ?? "",
     provider_config: providerFieldValuesOf(config.provider, config.provider_config),
     timeout_seconds: String(config.timeout_seconds),
