@@ -32,6 +32,7 @@ import { authRoutes } from "./modules/auth/auth.routes.ts";
 import { createAuthGuards } from "./modules/auth/authenticate.ts";
 import { createTokenVerifier } from "./modules/auth/token-verifier.ts";
 import { billingRoutes } from "./modules/billing/billing.routes.ts";
+import { HOLD_SWEEP_INTERVAL_MS } from "./modules/billing/call-checks.ts";
 import { sweepExpiredHolds } from "./modules/billing/ledger.service.ts";
 import { plansRoutes } from "./modules/billing/plans.routes.ts";
 import { renewDueSubscriptions } from "./modules/billing/plans.service.ts";
@@ -163,7 +164,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     renewDueSubscriptions(db, config.platformFeePercent).catch((err) =>
       app.log.warn({ err }, "subscription renewal failed"),
     );
-  }, 30_000);
+  }, HOLD_SWEEP_INTERVAL_MS);
   holdSweeper.unref();
   app.addHook("onClose", async () => clearInterval(holdSweeper));
   // What the paid calls' leases did not spend goes back to the wallets (gateway/leases.ts).
