@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { appendFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { freePort } from "./server.ts";
 
@@ -19,12 +20,13 @@ export interface ServerProcess {
 
 /**
  * Starts `node apps/api/src/main.ts` with a clean environment (PATH, HOME, TMPDIR and `env`) and
- * waits for /readyz. Give the `port` of a killed process to restart it where clients expect it.
+ * waits for /readyz. Give the `port` of a killed process to restart it where clients expect it;
+ * a `logFile` keeps all of its output (appended, so restarts share one file).
  */
 export async function startServerProcess(
   name: string,
   env: Record<string, string>,
-  options: { port?: number; readyTimeoutMs?: number } = {},
+  options: { port?: number; readyTimeoutMs?: number; logFile?: string } = {},
 ): Promise<ServerProcess> {
   const port = options.port ?? (await freePort());
   const baseUrl = `http://127.0.0.1:${port}`;
@@ -49,6 +51,7 @@ export async function startServerProcess(
   let output = "";
   const collect = (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-20_000);
+    if (options.logFile) appendFileSync(options.logFile, chunk);
   };
   child.stdout?.on("data", collect);
   child.stderr?.on("data", collect);

@@ -37,7 +37,12 @@ export interface Cluster {
   destroy(): Promise<void>;
 }
 
-export async function startCluster(options: { adminUrl: string; redisUrl: string }): Promise<Cluster> {
+export async function startCluster(options: {
+  adminUrl: string;
+  redisUrl: string;
+  /** Each process's output goes to `<prefix>-<node>.log`. */
+  serverLogPrefix: string;
+}): Promise<Cluster> {
   const model = await startFakeOpenAi();
   model.set({ kind: "scripted" });
   const testDb: TestDatabase = await createPostgresDatabase(options.adminUrl);
@@ -67,6 +72,7 @@ export async function startCluster(options: { adminUrl: string; redisUrl: string
   const start = async (node: Node) => {
     node.process = await startServerProcess(`attack-${node.name}`, envOf(node), {
       port: Number(new URL(node.baseUrl).port),
+      logFile: `${options.serverLogPrefix}-${node.name}.log`,
     });
   };
   // One after the other: the first migrates and creates the issuer's signing keys.

@@ -16,8 +16,8 @@ export interface CallEntry extends CallOutcome {
   plan: CallPlan;
   startedAt: number;
   endedAt: number;
-  /** For a 402: the payer's wallet + unspent held money read right after it, and whether a top-up overlapped. */
-  refusal?: { fundsCents: number; topUpOverlapped: boolean };
+  /** For a 402: the payer's wallet and unspent held money read right after it, and whether a top-up overlapped. */
+  refusal?: { walletCents: number; heldCents: number; topUpOverlapped: boolean };
 }
 
 /** Anything else that happened: top-ups, plans, prices, keys, apps removed, kills. */

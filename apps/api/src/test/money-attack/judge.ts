@@ -57,7 +57,8 @@ export function judge(input: {
   for (const call of calls) {
     const app = appOf.get(call.appId);
     if (!app) continue;
-    if (delivered(call) && !call.replayed) judgeCharge(call, app, byId.get(call.invocationId ?? ""), flag);
+    if (delivered(call) && !call.replayed)
+      judgeCharge(call, app, byId.get(call.invocationId ?? ""), input.nodes, flag);
     judgeStatus(call, app, input.nodes, flag);
   }
   for (const event of input.journal.entries)
@@ -80,10 +81,17 @@ export function delivered(call: CallEntry): boolean {
 type Flag = (kind: string, example: string) => void;
 
 /** A delivered answer: exactly one successful invocation, paid by a hold or a plan, or free. */
-function judgeCharge(call: CallEntry, app: AttackApp, row: InvocationRow | undefined, flag: Flag) {
+function judgeCharge(
+  call: CallEntry,
+  app: AttackApp,
+  row: InvocationRow | undefined,
+  nodes: Node[],
+  flag: Flag,
+) {
   const what = call.plan.streaming ? "stream" : "answer";
+  const killed = duringKill(call, nodes) ? " (its server was killed)" : "";
   if (!call.invocationId) return flag(`${what} delivered without an invocation id`, line(call));
-  if (!row) return flag(`${what} delivered, no invocation recorded`, line(call));
+  if (!row) return flag(`${what} delivered, no invocation recorded${killed}`, line(call));
   if (call.owner) {
     if (row.charged_cents !== 0 || row.hold_id || row.subscription_id)
       flag("owner's own call charged", line(call));
@@ -122,10 +130,11 @@ function judgeStatus(call: CallEntry, app: AttackApp, nodes: Node[], flag: Flag)
     flag("connection failed while its server was up", `${call.transportError} ${line(call)}`);
   if (call.status === 402 && call.refusal && !call.refusal.topUpOverlapped) {
     const price = highestVisiblePrice(app, call.startedAt);
-    if (call.refusal.fundsCents >= price)
+    const { walletCents, heldCents } = call.refusal;
+    if (walletCents + heldCents >= price)
       flag(
-        "402 to a payer who could pay",
-        `wallet+held ${call.refusal.fundsCents}¢ ≥ ${price}¢ ${line(call)}`,
+        walletCents >= price ? "402 with the price in the wallet" : "402 with the price held in leases",
+        `wallet ${walletCents}¢ + unspent held ${heldCents}¢, price ≤ ${price}¢ ${line(call)}`,
       );
   }
 }

@@ -106,6 +106,9 @@ export function formatReport(result: {
     lines.push("", `Harness errors (actions that could not run): ${f.harnessErrors.length}`);
     for (const error of f.harnessErrors.slice(0, 5)) lines.push(`  ${error}`);
   }
-  lines.push("", `Journal of every answer: ${result.journalFile}`);
+  lines.push(
+    "",
+    `Journal of every answer: ${result.journalFile} (servers' output beside it, *-a.log, *-b.log)`,
+  );
   return lines.join("\n");
 }

@@ -5,7 +5,8 @@ import { sql } from "drizzle-orm";
 import { type Database, queryRows } from "../../db/client.ts";
 import { checkCalls } from "../../modules/billing/call-checks.ts";
 import { reconcile, sweepExpiredHolds } from "../../modules/billing/ledger.service.ts";
-import { type Attack, actions, epochMs, Semaphore } from "./actions.ts";
+import { actions } from "./actions.ts";
+import { type Attack, epochMs, Semaphore } from "./attack.ts";
 import { startCluster } from "./cluster.ts";
 import { Journal } from "./journal.ts";
 import { type InvocationRow, judge, type PlanPeriod, type Violation } from "./judge.ts";
@@ -46,7 +47,13 @@ export async function runMoneyAttack(options: AttackOptions): Promise<AttackResu
   const say = options.progress ?? (() => {});
   const prng = new Prng(options.seed);
   say(`seed ${options.seed}, ${options.minutes} min: starting PostgreSQL database, model and two servers`);
-  const cluster = await startCluster({ adminUrl: options.adminUrl, redisUrl: options.redisUrl });
+  const journalFile =
+    options.journalFile ?? path.join(os.tmpdir(), `money-attack-${options.seed}-${Date.now()}.jsonl`);
+  const cluster = await startCluster({
+    adminUrl: options.adminUrl,
+    redisUrl: options.redisUrl,
+    serverLogPrefix: journalFile.replace(/\.jsonl$/, ""),
+  });
   try {
     const [first] = cluster.nodes;
     if (!first) throw new Error("no server");
@@ -86,8 +93,6 @@ export async function runMoneyAttack(options: AttackOptions): Promise<AttackResu
       reconcile: report,
     });
     const figures = summarize(attack.journal, invocations, world, harnessErrors);
-    const journalFile =
-      options.journalFile ?? path.join(os.tmpdir(), `money-attack-${options.seed}-${Date.now()}.jsonl`);
     writeFileSync(journalFile, attack.journal.entries.map((entry) => JSON.stringify(entry)).join("\n"));
     return { seed: options.seed, violations, figures, journalFile };
   } finally {

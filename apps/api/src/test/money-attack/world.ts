@@ -62,8 +62,12 @@ export async function newApiKey(caller: Caller): Promise<{ id: string; key: stri
 }
 
 /** A live public prompt app on the scripted model, with a plan of a few included calls. */
-export async function createApp(world: World, prng: Prng, mode: "completion" | "chat"): Promise<AttackApp> {
-  const { caller } = world.creator;
+export async function createApp(
+  world: World,
+  prng: Prng,
+  mode: "completion" | "chat",
+  caller: Caller = world.creator.caller,
+): Promise<AttackApp> {
   const cents = prng.int(5, 40);
   const label = `app-${world.apps.length + 1}`;
   const sentAt = Date.now();
