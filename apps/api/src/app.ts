@@ -32,6 +32,7 @@ import { authRoutes } from "./modules/auth/auth.routes.ts";
 import { createAuthGuards } from "./modules/auth/authenticate.ts";
 import { createTokenVerifier } from "./modules/auth/token-verifier.ts";
 import { billingRoutes } from "./modules/billing/billing.routes.ts";
+import { HOLD_SWEEP_INTERVAL_MS } from "./modules/billing/call-checks.ts";
 import { sweepExpiredHolds } from "./modules/billing/ledger.service.ts";
 import { creditAbandonedPlanPayments } from "./modules/billing/plan-payments.ts";
 import { plansRoutes } from "./modules/billing/plans.routes.ts";
@@ -166,7 +167,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     );
     // A plan's payment whose subscribe call never came goes to the payer's wallet (decision 023).
     creditAbandonedPlanPayments(db).catch((err) => app.log.warn({ err }, "plan payment credit failed"));
-  }, 30_000);
+  }, HOLD_SWEEP_INTERVAL_MS);
   holdSweeper.unref();
   app.addHook("onClose", async () => clearInterval(holdSweeper));
   // What the paid calls' leases did not spend goes back to the wallets (gateway/leases.ts).

@@ -5,7 +5,9 @@ import { reconcile } from "../modules/billing/ledger.service.ts";
 
 /**
  * `npm run reconcile`: every balance equals the sum of its entries, every transaction sums to zero,
- * and every hold's calls are the invocations charged to it and what its close posted.
+ * every hold's calls are the invocations charged to it and what its close posted, and every
+ * answered call was charged exactly once or was free. Names every row that differs and exits 1.
+ * The plan-period counts are exact only when no call is in flight (stop the servers first).
  */
 const config = loadConfig();
 const database = await openDatabase({
@@ -26,6 +28,20 @@ try {
     );
   for (const id of report.mismatchedHeld)
     console.log(`  HELD account ${id}: its balance is not what its payer's open holds set aside`);
+  for (const id of report.unchargedSuccesses)
+    console.log(`  UNCHARGED invocation ${id}: a successful, non-free call nothing paid for`);
+  for (const id of report.doubleCovered)
+    console.log(`  DOUBLE-COVERED invocation ${id}: paid by a hold and a plan, or its price disagrees`);
+  for (const p of report.overusedPeriods)
+    console.log(
+      `  OVERUSED subscription ${p.subscriptionId} period ${p.periodStart}: ${p.counted} included calls, ${p.expected} allowed`,
+    );
+  for (const p of report.miscountedPeriods)
+    console.log(
+      `  MISCOUNTED subscription ${p.subscriptionId} period ${p.periodStart}: ${p.counted} calls recorded, calls_used ${p.expected}`,
+    );
+  for (const id of report.overdueHolds)
+    console.log(`  OVERDUE hold ${id}: still open more than a sweep interval after it expired`);
   console.log(report.ok ? "Reconciled: zero difference." : "NOT reconciled: see the lines above.");
   process.exitCode = report.ok ? 0 : 1;
 } finally {

@@ -104,7 +104,7 @@ try {
         for (let i = 0; i < calls; i++) {
           const at = new Date(Date.now() - daysAgo * 86_400_000 - random(0, 20 * 3600) * 1000);
           const success = Math.random() < 0.93;
-          const paid = success && app.type === "prompt";
+          const paid = success;
           const holdId = paid
             ? await placeHold(db, {
                 payerId: customer.id,

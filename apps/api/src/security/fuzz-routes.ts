@@ -2,8 +2,8 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BODY_LIMIT_BYTES } from "../app.ts";
 import { openDatabase } from "../db/client.ts";
-import { reconcile } from "../modules/billing/ledger.service.ts";
 import type { TestDatabase } from "../test/database.ts";
+import { expectReconciled } from "../test/reconciled.ts";
 import {
   hostileBody,
   type JsonSchema,
@@ -195,10 +195,7 @@ export function fuzzRoutes(tags: string[]): void {
       expect((await world.server.app.inject({ url: "/healthz" })).statusCode).toBe(200);
       const profile = await world.other.api("GET", "/api/auth/profile/");
       expect(profile.status).toBe(200);
-      const report = await reconcile(world.server.database.db);
-      expect(report.mismatches).toEqual([]);
-      expect(report.unbalancedTransactions).toEqual([]);
-      expect(report.ok).toBe(true);
+      await expectReconciled(world.server.database.db);
     });
 
     it("answers 413 to a body over the limit on every route that takes one", async () => {

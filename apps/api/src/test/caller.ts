@@ -20,12 +20,19 @@ export interface Caller {
 /** A person signed up through the real issuer and registered as a creator. */
 export async function createCaller(baseUrl: string, displayName = "Test Creator"): Promise<Caller> {
   const tokens = await signUp(baseUrl, { displayName });
-  const caller: Caller = {
-    email: tokens.email,
-    token: tokens.access_token,
+  const caller = callerAt(baseUrl, { email: tokens.email, token: tokens.access_token });
+  const registered = await caller.api("POST", "/api/auth/register/");
+  if (registered.status !== 200) throw new Error(`register failed: ${registered.status}`);
+  return caller;
+}
+
+/** The same person calling another server (another process behind the same PUBLIC_URL). */
+export function callerAt(baseUrl: string, person: { email: string; token: string }): Caller {
+  return {
+    ...person,
     async api(method, path, options = {}) {
       const headers: Record<string, string> = { ...options.headers };
-      const auth = options.auth ?? tokens.access_token;
+      const auth = options.auth ?? person.token;
       if (auth) headers.authorization = `Bearer ${auth}`;
       if (options.body !== undefined) headers["content-type"] = "application/json";
       const response = await fetch(`${baseUrl}${path}`, {
@@ -41,9 +48,6 @@ export async function createCaller(baseUrl: string, displayName = "Test Creator"
       return { status: response.status, body: body as never, headers: response.headers };
     },
   };
-  const registered = await caller.api("POST", "/api/auth/register/");
-  if (registered.status !== 200) throw new Error(`register failed: ${registered.status}`);
-  return caller;
 }
 
 /** Tops up a wallet through the real payment flow (sandbox gateway, test card 4242…). */

@@ -26,24 +26,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   if (process.env.TEST_DB === "postgres") {
     const adminUrl = process.env.TEST_DATABASE_URL;
     if (!adminUrl) throw new Error("TEST_DB=postgres needs TEST_DATABASE_URL");
-    const name = `pm_test_${randomBytes(6).toString("hex")}`;
-    const admin = new pg.Client({ connectionString: adminUrl });
-    await admin.connect();
-    await admin.query(`create database ${name}`);
-    await admin.end();
-    const url = new URL(adminUrl);
-    url.pathname = `/${name}`;
-    return {
-      kind: "postgres",
-      serverEnv: { DATABASE_URL: url.toString() },
-      open: () => openDatabase({ databaseUrl: url.toString(), pgliteDir: "" }),
-      async destroy() {
-        const client = new pg.Client({ connectionString: adminUrl });
-        await client.connect();
-        await client.query(`drop database if exists ${name} with (force)`);
-        await client.end();
-      },
-    };
+    return createPostgresDatabase(adminUrl);
   }
   const dir = mkdtempSync(path.join(os.tmpdir(), "pm-test-"));
   return {
@@ -52,6 +35,28 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     open: () => openDatabase({ pgliteDir: path.join(dir, "pgdata") }),
     async destroy() {
       rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A new, empty database on the PostgreSQL server that `adminUrl` reaches. */
+export async function createPostgresDatabase(adminUrl: string): Promise<TestDatabase> {
+  const name = `pm_test_${randomBytes(6).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    kind: "postgres",
+    serverEnv: { DATABASE_URL: url.toString() },
+    open: () => openDatabase({ databaseUrl: url.toString(), pgliteDir: "" }),
+    async destroy() {
+      const client = new pg.Client({ connectionString: adminUrl });
+      await client.connect();
+      await client.query(`drop database if exists ${name} with (force)`);
+      await client.end();
     },
   };
 }

@@ -5,13 +5,64 @@ export type VendorBehaviour =
   | { kind: "echo"; delayMs?: number; chunkDelayMs?: number }
   | { kind: "reply"; text: string; delayMs?: number; chunkDelayMs?: number }
   | { kind: "status"; status: number; message: string }
-  | { kind: "hang" };
+  | { kind: "hang" }
+  /**
+   * Each call says what it wants in its last message, as `[model delay=120 gap=8 words=20 fail=500]`
+   * (any subset): wait `delay` ms, then fail with status `fail`, or answer `words` words, streamed
+   * `gap` ms apart. A harness thus decides every call's upstream from its own seeded choices.
+   */
+  | { kind: "scripted" };
+
+/** What a scripted call asked for (`[model …]` in its last message). */
+export interface ScriptedCall {
+  delayMs: number;
+  gapMs: number;
+  words: number;
+  fail?: number;
+}
+
+/** The directive a scripted vendor reads: put it anywhere in the prompt. */
+export function scriptDirective(call: ScriptedCall): string {
+  return `[model delay=${call.delayMs} gap=${call.gapMs} words=${call.words}${call.fail ? ` fail=${call.fail}` : ""}]`;
+}
+
+function readDirective(text: string): ScriptedCall {
+  const found = /\[model ([^\]]*)\]/.exec(text)?.[1] ?? "";
+  const value = (name: string) => Number(new RegExp(`${name}=(\\d+)`).exec(found)?.[1] ?? Number.NaN);
+  const fail = value("fail");
+  return {
+    delayMs: value("delay") || 0,
+    gapMs: value("gap") || 0,
+    words: value("words") || 3,
+    ...(Number.isFinite(fail) ? { fail } : {}),
+  };
+}
 
 export interface RecordedRequest {
   model: string;
   stream: boolean;
   messages: { role: string; content: string }[];
   authorization: string | undefined;
+}
+
+interface ChatBody {
+  model: string;
+  stream?: boolean;
+  messages: { role: string; content: string }[];
+}
+
+function usageOf(body: ChatBody, text: string) {
+  const promptTokens = body.messages.reduce((n, m) => n + m.content.split(/\s+/).length, 0);
+  const completionTokens = text.split(/\s+/).length;
+  return {
+    prompt_tokens: promptTokens,
+    completion_tokens: completionTokens,
+    total_tokens: promptTokens + completionTokens,
+  };
+}
+
+function streamChunk(model: string, delta: object, finish: string | null): string {
+  return `data: ${JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 0, model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
 }
 
 /**
@@ -35,11 +86,7 @@ export async function startFakeOpenAi() {
         res.writeHead(404).end();
         return;
       }
-      const body = JSON.parse(raw) as {
-        model: string;
-        stream?: boolean;
-        messages: { role: string; content: string }[];
-      };
+      const body = JSON.parse(raw) as ChatBody;
       requests.push({
         model: body.model,
         stream: Boolean(body.stream),
@@ -53,6 +100,7 @@ export async function startFakeOpenAi() {
         return;
       }
       const last = body.messages.at(-1)?.content ?? "";
+      if (behaviour.kind === "scripted") return scripted(body, readDirective(last), res);
       const text = behaviour.kind === "reply" ? behaviour.text : `echo: ${last}`;
       // An optional delay keeps the call in flight; the answer is dropped if the caller went away.
       const delayMs = behaviour.delayMs ?? 0;
@@ -65,18 +113,37 @@ export async function startFakeOpenAi() {
     });
   });
 
-  function answer(
-    body: { model: string; stream?: boolean; messages: { role: string; content: string }[] },
-    text: string,
-    res: http.ServerResponse,
-  ) {
-    const promptTokens = body.messages.reduce((n, m) => n + m.content.split(/\s+/).length, 0);
-    const completionTokens = text.split(/\s+/).length;
-    const usage = {
-      prompt_tokens: promptTokens,
-      completion_tokens: completionTokens,
-      total_tokens: promptTokens + completionTokens,
-    };
+  /** Runs after `ms` unless the vendor stops first; the callback is skipped if the caller went away. */
+  function later(ms: number, res: http.ServerResponse, run: () => void) {
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      if (!res.destroyed) run();
+    }, ms);
+    timers.add(timer);
+  }
+
+  function scripted(body: ChatBody, call: ScriptedCall, res: http.ServerResponse) {
+    const words = Array.from({ length: call.words }, (_, i) => `w${i + 1}`);
+    later(call.delayMs, res, () => {
+      if (call.fail) {
+        res.writeHead(call.fail, { "content-type": "application/json" });
+        res.end(JSON.stringify({ error: { message: "injected failure", type: "server_error" } }));
+        return;
+      }
+      if (!body.stream || call.gapMs <= 0) return answer(body, words.join(" "), res);
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(streamChunk(body.model, { role: "assistant", content: "" }, null));
+      const next = (i: number) => {
+        if (i === words.length) return finishStream(body, words.join(" "), res);
+        res.write(streamChunk(body.model, { content: i === 0 ? words[i] : ` ${words[i]}` }, null));
+        later(call.gapMs, res, () => next(i + 1));
+      };
+      next(0);
+    });
+  }
+
+  function answer(body: ChatBody, text: string, res: http.ServerResponse) {
+    const usage = usageOf(body, text);
     if (!body.stream) {
       res.writeHead(200, { "content-type": "application/json" });
       res.end(
@@ -92,35 +159,28 @@ export async function startFakeOpenAi() {
       return;
     }
     res.writeHead(200, { "content-type": "text/event-stream" });
-    const chunk = (delta: object, finish: string | null, extra: object = {}) =>
-      `data: ${JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 0, model: body.model, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`;
-    res.write(chunk({ role: "assistant", content: "" }, null));
+    res.write(streamChunk(body.model, { role: "assistant", content: "" }, null));
     const words = text.match(/\S+\s*/g) ?? [];
-    const finish = () => {
-      res.write(chunk({}, "stop"));
-      res.write(
-        `data: ${JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 0, model: body.model, choices: [], usage })}\n\n`,
-      );
-      res.end("data: [DONE]\n\n");
-    };
-    const chunkDelayMs = behaviour.kind === "echo" || behaviour.kind === "reply" ? behaviour.chunkDelayMs : 0;
-    if (!chunkDelayMs) {
-      for (const word of words) res.write(chunk({ content: word }, null));
-      return finish();
+    const gapMs = behaviour.kind === "echo" || behaviour.kind === "reply" ? (behaviour.chunkDelayMs ?? 0) : 0;
+    if (gapMs <= 0) {
+      for (const word of words) res.write(streamChunk(body.model, { content: word }, null));
+      return finishStream(body, text, res);
     }
     // A slow stream: one word every chunkDelayMs, stopped if the caller went away.
-    let next = 0;
-    const tick = () => {
-      if (res.destroyed) return;
-      if (next >= words.length) return finish();
-      res.write(chunk({ content: words[next++] }, null));
-      const timer = setTimeout(() => {
-        timers.delete(timer);
-        tick();
-      }, chunkDelayMs);
-      timers.add(timer);
+    const next = (i: number) => {
+      if (i >= words.length) return finishStream(body, text, res);
+      res.write(streamChunk(body.model, { content: words[i] }, null));
+      later(gapMs, res, () => next(i + 1));
     };
-    tick();
+    next(0);
+  }
+
+  function finishStream(body: ChatBody, text: string, res: http.ServerResponse) {
+    res.write(streamChunk(body.model, {}, "stop"));
+    res.write(
+      `data: ${JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 0, model: body.model, choices: [], usage: usageOf(body, text) })}\n\n`,
+    );
+    res.end("data: [DONE]\n\n");
   }
   server.on("connection", (socket) => {
     sockets.add(socket);

@@ -22,8 +22,8 @@ import { maskSecret, type SecretBox } from "../../lib/secrets.ts";
 import { forgetApplication, rebuildOwnerUsers } from "../analytics/rollups.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { settleSubscribersOfArchivedApp, stopCardRenewals } from "../billing/archive-refunds.ts";
-import type { StripeGateway } from "../billing/stripe-gateway.ts";
 import { priceFields, setPrice } from "../billing/price-changes.ts";
+import type { StripeGateway } from "../billing/stripe-gateway.ts";
 import { createInitialPrompt } from "../prompts/prompts.service.ts";
 import { createInitialWorkflow, duplicateWorkflow } from "../workflows/workflows.service.ts";
 

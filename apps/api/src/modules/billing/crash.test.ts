@@ -1,8 +1,6 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { and, eq, isNull, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DatabaseHandle, queryRows } from "../../db/client.ts";
@@ -10,8 +8,13 @@ import { holds, invocations, ledgerAccounts, ledgerTransactions } from "../../db
 import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startFakeOpenAi } from "../../test/fake-openai.ts";
-import { freePort } from "../../test/server.ts";
-import { balancesOf, reconcile, sweepExpiredHolds, walletBalances } from "./ledger.service.ts";
+import { expectReconciled } from "../../test/reconciled.ts";
+import {
+  killProcess,
+  type ServerProcess,
+  startServerProcess as startProcess,
+} from "../../test/server-process.ts";
+import { balancesOf, sweepExpiredHolds, walletBalances } from "./ledger.service.ts";
 
 /**
  * Crash safety of the money path with real server processes (`node src/main.ts`): calls are in
@@ -40,18 +43,8 @@ const WAVE_SPACING_MS = 25;
 const KILL_AFTER_SUCCESSES = 3;
 const SECRET_KEY = "crash-test-secret-key-that-is-long-enough-0123456789";
 const VICTIM_APP_NAME = "pm-crash-victim";
-const repoRoot = fileURLToPath(new URL("../../../../../", import.meta.url));
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-interface ServerProcess {
-  name: string;
-  baseUrl: string;
-  child: ChildProcess;
-  exited: Promise<void>;
-  isAlive(): boolean;
-  output(): string;
-}
 
 let vendor: Awaited<ReturnType<typeof startFakeOpenAi>>;
 let testDb: TestDatabase;
@@ -59,79 +52,18 @@ let database: DatabaseHandle | undefined;
 const processes: ServerProcess[] = [];
 const scratchDirs: string[] = [];
 
-/** Starts `node apps/api/src/main.ts` with a clean environment and waits for /readyz. */
+/** Starts a server process (test/server-process.ts) with this test's environment, stopped after it. */
 async function startServerProcess(name: string, env: Record<string, string>): Promise<ServerProcess> {
-  const port = await freePort();
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const inherited: Record<string, string> = {};
-  for (const key of ["PATH", "HOME", "TMPDIR"]) {
-    const value = process.env[key];
-    if (value) inherited[key] = value;
-  }
-  const child = spawn(process.execPath, ["apps/api/src/main.ts"], {
-    cwd: repoRoot,
-    stdio: ["ignore", "pipe", "pipe"],
-    env: {
-      ...inherited,
-      NODE_ENV: "test",
-      PORT: String(port),
-      HOST: "127.0.0.1",
-      PUBLIC_URL: baseUrl,
-      SECRET_KEY,
-      LOG_LEVEL: "warn",
-      OPENAI_API_KEY: "x",
-      OPENAI_BASE_URL: vendor.baseUrl,
-      GATEWAY_RATE_LIMIT_PER_MINUTE: "100000",
-      PLATFORM_FEE_PERCENT: "10",
-      ...env,
-    },
+  const server = await startProcess(name, {
+    SECRET_KEY,
+    OPENAI_API_KEY: "x",
+    OPENAI_BASE_URL: vendor.baseUrl,
+    GATEWAY_RATE_LIMIT_PER_MINUTE: "100000",
+    PLATFORM_FEE_PERCENT: "10",
+    ...env,
   });
-  let output = "";
-  const collect = (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-20_000);
-  };
-  child.stdout?.on("data", collect);
-  child.stderr?.on("data", collect);
-  let alive = true;
-  const exited = new Promise<void>((resolve) => {
-    child.once("exit", () => {
-      alive = false;
-      resolve();
-    });
-    child.once("error", (error) => {
-      output += `\nspawn error: ${error.message}`;
-      alive = false;
-      resolve();
-    });
-  });
-  const server: ServerProcess = {
-    name,
-    baseUrl,
-    child,
-    exited,
-    isAlive: () => alive,
-    output: () => output,
-  };
   processes.push(server);
-
-  const deadline = Date.now() + 45_000;
-  while (Date.now() < deadline) {
-    if (!alive) throw new Error(`server ${name} exited while starting:\n${output}`);
-    const ready = await fetch(`${baseUrl}/readyz`, { signal: AbortSignal.timeout(2_000) }).then(
-      (response) => response.status === 200,
-      () => false,
-    );
-    if (ready) return server;
-    await sleep(100);
-  }
-  throw new Error(`server ${name} not ready after 45 s:\n${output}`);
-}
-
-/** SIGKILL (no shutdown hooks run) and wait, bounded, for the process to be gone. */
-async function killProcess(server: ServerProcess): Promise<void> {
-  if (server.isAlive()) server.child.kill("SIGKILL");
-  await Promise.race([server.exited, sleep(10_000)]);
-  if (server.isAlive()) throw new Error(`server ${server.name} survived SIGKILL`);
+  return server;
 }
 
 interface CallOutcome {
@@ -384,11 +316,7 @@ describe("a server process killed with SIGKILL mid-run", () => {
       consumerBalances.wallet + consumerBalances.held + creatorBalances.earnings + platform("platform_fee"),
       context,
     ).toBe(K * PRICE);
-    const report = await reconcile(db);
-    expect(report.mismatches, context).toEqual([]);
-    expect(report.unbalancedTransactions, context).toEqual([]);
-    expect(report.ledgerTotal, context).toBe(0);
-    expect(report.ok, context).toBe(true);
+    const report = await expectReconciled(db, context);
 
     // Every charged invocation names the hold it was paid from, and each hold's settle
     // transaction posted exactly its calls: the charges recorded are the charges posted.

@@ -2,6 +2,7 @@ import { and, asc, eq, inArray, lt, type SQL, sql } from "drizzle-orm";
 import { type Database, preparedStatement, queryRows } from "../../db/client.ts";
 import { holds, ledgerAccounts, ledgerTransactions } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
+import { type CallChecks, callsReconciled, checkCalls } from "./call-checks.ts";
 import type { IncludedCall } from "./plans.service.ts";
 
 export type AccountKind = "wallet" | "held" | "earnings" | "platform_fee" | "clearing";
@@ -592,7 +593,7 @@ export async function walletBalances(
   };
 }
 
-export interface ReconcileReport {
+export interface ReconcileReport extends CallChecks {
   accounts: number;
   transactions: number;
   /** Sum of every entry ever posted: zero in a balanced ledger. */
@@ -611,8 +612,9 @@ export interface ReconcileReport {
 }
 
 /**
- * Checks that every balance equals the sum of its entries, every transaction sums to zero, and
- * every hold's paid calls are both recorded (invocations) and, once it is closed, posted.
+ * Checks that every balance equals the sum of its entries, every transaction sums to zero, every
+ * hold's paid calls are both recorded (invocations) and, once it is closed, posted, and every
+ * answered call is charged exactly once or free (`checkCalls`, call-checks.ts).
  */
 export async function reconcile(db: Database): Promise<ReconcileReport> {
   const rows = await queryRows<{ id: string; kind: string; balance: string; entries: string }>(
@@ -669,7 +671,9 @@ export async function reconcile(db: Database): Promise<ReconcileReport> {
     }));
   const ledgerTotal = Number(totals?.total ?? 0);
   const unbalancedTransactions = unbalanced.map((row) => row.transaction_id);
+  const calls = await checkCalls(db);
   return {
+    ...calls,
     accounts: rows.length,
     transactions: Number(totals?.transactions ?? 0),
     ledgerTotal,
@@ -682,6 +686,7 @@ export async function reconcile(db: Database): Promise<ReconcileReport> {
       unbalancedTransactions.length === 0 &&
       mismatchedHolds.length === 0 &&
       mismatchedHeld.length === 0 &&
-      ledgerTotal === 0,
+      ledgerTotal === 0 &&
+      callsReconciled(calls),
   };
 }

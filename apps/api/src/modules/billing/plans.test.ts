@@ -3,8 +3,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { invocations, subscriptions } from "../../db/schema/index.ts";
 import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
+import { expectReconciled } from "../../test/reconciled.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
-import { reconcile, walletBalances } from "./ledger.service.ts";
+import { walletBalances } from "./ledger.service.ts";
 import { renewDueSubscriptions } from "./plans.service.ts";
 
 let testDb: TestDatabase;
@@ -17,7 +18,7 @@ beforeAll(async () => {
   creator = await createCaller(server.baseUrl, "Plan Seller");
 });
 afterEach(async () => {
-  expect((await reconcile(server.database.db)).ok).toBe(true);
+  await expectReconciled(server.database.db);
 });
 afterAll(async () => {
   await server?.stop();

@@ -3,8 +3,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ledgerTransactions, subscriptions } from "../../db/schema/index.ts";
 import { type Caller, createCaller } from "../../test/caller.ts";
 import { DECLINED_CARD, type StripeTestServer, startStripeTestServer } from "../../test/fake-stripe.ts";
+import { expectReconciled } from "../../test/reconciled.ts";
 import type { TestServer } from "../../test/server.ts";
-import { reconcile, walletBalances } from "./ledger.service.ts";
+import { walletBalances } from "./ledger.service.ts";
 import { renewDueSubscriptions } from "./plans.service.ts";
 
 let stripe: StripeTestServer;
@@ -16,7 +17,9 @@ beforeAll(async () => {
   server = stripe.server;
   creator = await createCaller(server.baseUrl, "Plan Seller");
 });
-afterEach(async () => expect((await reconcile(server.database.db)).ok).toBe(true));
+afterEach(async () => {
+  await expectReconciled(server.database.db);
+});
 afterAll(() => stripe?.stop());
 
 const DAY_S = 86_400;

@@ -4,6 +4,7 @@ import { holds, invocations, ledgerTransactions } from "../../db/schema/index.ts
 import { type Caller, createCaller, fundWallet, settledWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startFakeOpenAi } from "../../test/fake-openai.ts";
+import { expectReconciled } from "../../test/reconciled.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
 import { balancesOf, cachedAccountFor, reconcile, walletBalances } from "../billing/ledger.service.ts";
 import { LEASE_CALLS, LeaseBook } from "./leases.ts";
@@ -35,9 +36,7 @@ beforeAll(async () => {
 });
 afterEach(async () => {
   vendor.set({ kind: "echo" });
-  const report = await reconcile(server.database.db);
-  expect(report.mismatches).toEqual([]);
-  expect(report.ok).toBe(true);
+  await expectReconciled(server.database.db);
 });
 afterAll(async () => {
   await server?.stop();
@@ -220,7 +219,7 @@ it("gives every lease back when the server closes", async () => {
         wallet: 3_000 - 20 * PRICE,
         held: 0,
       });
-      expect((await reconcile(reopened.db)).ok).toBe(true);
+      await expectReconciled(reopened.db);
     } finally {
       await reopened.close();
     }

@@ -1,0 +1,125 @@
+import { sql } from "drizzle-orm";
+import { type Database, queryRows } from "../../db/client.ts";
+
+/**
+ * How often each server closes the holds a crashed process left behind (app.ts). A hold still
+ * open longer than this past its expiry means no sweeper is closing it.
+ */
+export const HOLD_SWEEP_INTERVAL_MS = 30_000;
+
+/** A plan period and how many included calls it counted against what it allows or recorded. */
+export interface PeriodCount {
+  subscriptionId: string;
+  periodStart: string;
+  /** Successful invocations that name this subscription and period. */
+  counted: number;
+  /** `calls_included` (overused) or `calls_used` (miscounted) of the subscription. */
+  expected: number;
+}
+
+/**
+ * The reconcile's checks of calls against charges (docs/decisions/025): every answered call is
+ * charged exactly once, from a hold or as one included call of a plan's period, or is free.
+ */
+export interface CallChecks {
+  /**
+   * Successful invocations nothing paid for: neither a hold, nor a plan, nor a per-call settle
+   * (calls from before decision 020), although the call was not free. A call is free when its
+   * caller owns the app (not embedded traffic, which the owner pays, decision 009) or the app's
+   * price is 0. The price is the app's current one: an uncharged call has no price of its own.
+   */
+  unchargedSuccesses: string[];
+  /**
+   * Invocations paid twice or described inconsistently: both a hold and a plan, a hold but no
+   * price (except embedded calls, which record 0, decision 009), or a plan and a price.
+   */
+  doubleCovered: string[];
+  /** Plan periods that covered more calls than the subscription includes. */
+  overusedPeriods: PeriodCount[];
+  /**
+   * Subscriptions whose current period's `calls_used` differs from the invocations counted in it.
+   * Exact only at quiescence: a call in flight has taken its included call but is not recorded.
+   */
+  miscountedPeriods: PeriodCount[];
+  /** Holds still open more than a sweep interval after they expired. */
+  overdueHolds: string[];
+}
+
+/** Embedded traffic: the owner calls on a visitor's behalf (end user `embed:<visitor>`) and pays. */
+const embedded = sql`(i.caller_user_id = a.owner_id and i.end_user like 'embed:%')`;
+
+export async function checkCalls(db: Database): Promise<CallChecks> {
+  const [unchargedSuccesses, doubleCovered, overusedPeriods, miscountedPeriods, overdueHolds] =
+    await Promise.all([
+      queryRows<{ id: string }>(
+        db,
+        sql`select i.id from invocations i join applications a on a.id = i.application_id
+            where i.status = 'success' and i.hold_id is null and i.subscription_id is null
+              and (i.charged_cents > 0 or (a.price_cents > 0
+                   and (i.caller_user_id is distinct from a.owner_id or ${embedded})))
+              and not exists (select 1 from ledger_transactions t
+                              where t.kind = 'settle' and t.reference = i.id::text)
+            order by i.created_at`,
+      ),
+      queryRows<{ id: string }>(
+        db,
+        sql`select i.id from invocations i join applications a on a.id = i.application_id
+            where (i.hold_id is not null and i.subscription_id is not null)
+               or (i.hold_id is not null and i.charged_cents = 0 and not ${embedded})
+               or (i.subscription_id is not null and i.charged_cents > 0)
+            order by i.created_at`,
+      ),
+      periodRows(
+        db,
+        sql`select i.subscription_id, i.plan_period_start::text as period_start,
+              count(*)::int as counted, min(s.calls_included) as expected
+            from invocations i join subscriptions s on s.id = i.subscription_id
+            where i.status = 'success'
+            group by i.subscription_id, i.plan_period_start
+            having count(*) > min(s.calls_included)`,
+      ),
+      periodRows(
+        db,
+        sql`select s.id as subscription_id, s.current_period_start::text as period_start,
+              count(i.id)::int as counted, s.calls_used as expected
+            from subscriptions s
+            left join invocations i on i.subscription_id = s.id
+              and i.plan_period_start = s.current_period_start and i.status = 'success'
+            group by s.id having count(i.id) <> s.calls_used`,
+      ),
+      queryRows<{ id: string }>(
+        db,
+        sql`select id from holds
+            where status = 'held'
+              and expires_at < now() - make_interval(secs => ${HOLD_SWEEP_INTERVAL_MS / 1000})
+            order by expires_at`,
+      ),
+    ]);
+  return {
+    unchargedSuccesses: unchargedSuccesses.map((row) => row.id),
+    doubleCovered: doubleCovered.map((row) => row.id),
+    overusedPeriods,
+    miscountedPeriods,
+    overdueHolds: overdueHolds.map((row) => row.id),
+  };
+}
+
+async function periodRows(db: Database, query: ReturnType<typeof sql>): Promise<PeriodCount[]> {
+  const rows = await queryRows<{
+    subscription_id: string;
+    period_start: string | null;
+    counted: number;
+    expected: number;
+  }>(db, query);
+  return rows.map((row) => ({
+    subscriptionId: row.subscription_id,
+    periodStart: row.period_start ?? "(no period)",
+    counted: Number(row.counted),
+    expected: Number(row.expected),
+  }));
+}
+
+/** True when no check found anything. */
+export function callsReconciled(checks: CallChecks): boolean {
+  return Object.values(checks).every((list) => list.length === 0);
+}

@@ -1,0 +1,35 @@
+import { expect, it } from "vitest";
+import { formatReport } from "../../test/money-attack/report.ts";
+import { runMoneyAttack } from "../../test/money-attack/run.ts";
+
+/**
+ * The adversarial money test (`npm run test:money`, src/test/money-attack/) for a minute with a
+ * fixed seed: two real server processes on PostgreSQL, paid calls of every kind interleaved with
+ * top-ups, plans, price changes, key revocations, app removals and SIGKILLs. Every answer the
+ * clients saw must be charged exactly once, and nothing else. PostgreSQL only (two processes
+ * cannot share a PGlite directory): vitest's api-postgres project runs `*.pg.test.ts`.
+ */
+const SEED = 20_261_123;
+
+it("charges every delivered answer exactly once, and nothing else, through a minute of attack", async () => {
+  const adminUrl = process.env.TEST_DATABASE_URL;
+  if (!adminUrl) throw new Error("the money attack needs TEST_DATABASE_URL");
+  const result = await runMoneyAttack({
+    seed: SEED,
+    minutes: 1,
+    adminUrl,
+    redisUrl: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
+  });
+  const report = formatReport(result);
+  console.log(report);
+  // The attack did attack: answers of every kind, streams left early, failures, a kill.
+  const { figures } = result;
+  expect(figures.delivered, report).toBeGreaterThan(100);
+  expect(figures.streamsAborted, report).toBeGreaterThan(10);
+  expect(figures.injectedFailures, report).toBeGreaterThan(5);
+  expect(figures.kills, report).toBeGreaterThanOrEqual(1);
+  expect(figures.harnessErrors, report).toEqual([]);
+  const byKind: Record<string, number> = {};
+  for (const violation of result.violations) byKind[violation.kind] = (byKind[violation.kind] ?? 0) + 1;
+  expect(byKind, report).toEqual({});
+}, 300_000);

@@ -1,0 +1,35 @@
+import type { Attack } from "./attack.ts";
+import {
+  cancel,
+  changePrice,
+  killAServer,
+  removeApp,
+  renew,
+  revokeKey,
+  subscribe,
+  topUp,
+} from "./management.ts";
+import { burst, oneCall, replay } from "./paid-calls.ts";
+import type { Prng } from "./prng.ts";
+
+export interface Action {
+  name: string;
+  weight: number;
+  run(attack: Attack, prng: Prng, actor: number): Promise<void>;
+}
+
+/** The random interleaving: each actor picks its next action from this table. */
+export const actions: Action[] = [
+  { name: "blocking call", weight: 30, run: (a, p, actor) => oneCall(a, p, actor, "blocking call", false) },
+  { name: "streaming call", weight: 20, run: (a, p, actor) => oneCall(a, p, actor, "streaming call", true) },
+  { name: "burst", weight: 6, run: burst },
+  { name: "idempotent replay", weight: 4, run: replay },
+  { name: "top-up", weight: 5, run: topUp },
+  { name: "subscribe", weight: 5, run: subscribe },
+  { name: "cancel plan", weight: 2, run: cancel },
+  { name: "renew plan", weight: 4, run: renew },
+  { name: "change price", weight: 4, run: changePrice },
+  { name: "revoke key", weight: 2, run: revokeKey },
+  { name: "remove app", weight: 0.5, run: removeApp },
+  { name: "kill a server", weight: 1.5, run: killAServer },
+];

@@ -1,0 +1,124 @@
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { sql } from "drizzle-orm";
+import { type DatabaseHandle, queryRows } from "../../db/client.ts";
+import { createPostgresDatabase, type TestDatabase } from "../database.ts";
+import { startFakeOpenAi } from "../fake-openai.ts";
+import { freePort } from "../server.ts";
+import { killProcess, type ServerProcess, startServerProcess, stopProcess } from "../server-process.ts";
+
+const SECRET_KEY = "money-attack-secret-key-that-is-long-enough-0123";
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** One API server slot: a port the clients know, and the process answering on it (if any). */
+export interface Node {
+  name: string;
+  baseUrl: string;
+  process?: ServerProcess;
+  /** When it was killed and when it answered again (ms since epoch), for judging cut calls. */
+  downtimes: { from: number; to?: number }[];
+}
+
+/**
+ * What the attack runs against: a fresh PostgreSQL database, Redis (shared rate limits), a
+ * scripted model server on loopback, and two real server processes on one database and one
+ * PUBLIC_URL, so that sign-in tokens and API keys work on both.
+ */
+export interface Cluster {
+  nodes: Node[];
+  database: DatabaseHandle;
+  /** SIGKILL a node's process (no shutdown hooks: its leases stay held until swept). */
+  kill(node: Node): Promise<void>;
+  restart(node: Node): Promise<void>;
+  /** SIGTERM every process and wait until their database sessions are gone. */
+  stopServers(): Promise<void>;
+  destroy(): Promise<void>;
+}
+
+export async function startCluster(options: {
+  adminUrl: string;
+  redisUrl: string;
+  /** Each process's output goes to `<prefix>-<node>.log`. */
+  serverLogPrefix: string;
+}): Promise<Cluster> {
+  const model = await startFakeOpenAi();
+  model.set({ kind: "scripted" });
+  const testDb: TestDatabase = await createPostgresDatabase(options.adminUrl);
+  const databaseUrl = testDb.serverEnv.DATABASE_URL ?? "";
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), "pm-attack-"));
+  const ports = [await freePort(), await freePort()];
+  const publicUrl = `http://127.0.0.1:${ports[0]}`;
+  const nodes: Node[] = ports.map((port, i) => ({
+    name: i === 0 ? "a" : "b",
+    baseUrl: `http://127.0.0.1:${port}`,
+    downtimes: [],
+  }));
+  const envOf = (node: Node): Record<string, string> => ({
+    DATABASE_URL: `${databaseUrl}?application_name=pm-attack-${node.name}`,
+    DATA_DIR: path.join(dataDir, node.name),
+    PUBLIC_URL: publicUrl,
+    SECRET_KEY,
+    REDIS_URL: options.redisUrl,
+    REDIS_KEY_PREFIX: `pm-attack-${randomBytes(4).toString("hex")}:`,
+    OPENAI_API_KEY: "sk-attack",
+    OPENAI_BASE_URL: model.baseUrl,
+    LLM_TIMEOUT_SECONDS: "15",
+    GATEWAY_RATE_LIMIT_PER_MINUTE: "1000000",
+    GATEWAY_RATE_LIMIT_PER_IP_PER_MINUTE: "100000000",
+    PLATFORM_FEE_PERCENT: "10",
+  });
+  const start = async (node: Node) => {
+    node.process = await startServerProcess(`attack-${node.name}`, envOf(node), {
+      port: Number(new URL(node.baseUrl).port),
+      logFile: `${options.serverLogPrefix}-${node.name}.log`,
+    });
+  };
+  // One after the other: the first migrates and creates the issuer's signing keys.
+  for (const node of nodes) await start(node);
+  const database = await testDb.open();
+
+  /** A killed process's last statements may still run: wait until its sessions are gone. */
+  const waitForSessions = async (names: string[]) => {
+    const deadline = Date.now() + 15_000;
+    while (Date.now() < deadline) {
+      const [row] = await queryRows<{ n: number }>(
+        database.db,
+        sql`select count(*)::int as n from pg_stat_activity
+            where application_name in (${sql.join(
+              names.map((name) => sql`${`pm-attack-${name}`}`),
+              sql`, `,
+            )})`,
+      );
+      if (row?.n === 0) return;
+      await sleep(100);
+    }
+  };
+
+  return {
+    nodes,
+    database,
+    async kill(node) {
+      if (!node.process?.isAlive()) return;
+      node.downtimes.push({ from: Date.now() });
+      await killProcess(node.process);
+    },
+    async restart(node) {
+      await start(node);
+      const downtime = node.downtimes.at(-1);
+      if (downtime && downtime.to === undefined) downtime.to = Date.now();
+    },
+    async stopServers() {
+      await Promise.all(nodes.map((node) => (node.process ? stopProcess(node.process) : undefined)));
+      await waitForSessions(nodes.map((node) => node.name));
+    },
+    async destroy() {
+      for (const node of nodes) if (node.process) await killProcess(node.process).catch(() => {});
+      await database.close().catch(() => {});
+      await model.stop();
+      await testDb.destroy();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

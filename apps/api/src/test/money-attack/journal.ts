@@ -1,0 +1,58 @@
+import type { CallOutcome, CallPlan } from "./calls.ts";
+
+/** One paid call as its client saw it. */
+export interface CallEntry extends CallOutcome {
+  kind: "call";
+  seq: number;
+  actor: number;
+  action: string;
+  node: string;
+  payer: string;
+  payerId: string;
+  app: string;
+  appId: string;
+  /** The caller owns the app: the call is free. */
+  owner: boolean;
+  plan: CallPlan;
+  startedAt: number;
+  endedAt: number;
+  /** For a 402: the payer's wallet and unspent held money read right after it, and whether a top-up overlapped. */
+  refusal?: { walletCents: number; heldCents: number; topUpOverlapped: boolean };
+}
+
+/** Anything else that happened: top-ups, plans, prices, keys, apps removed, kills. */
+export interface EventEntry {
+  kind: "top_up" | "subscribe" | "cancel" | "renew" | "price" | "revoke_key" | "remove_app" | "kill";
+  seq: number;
+  actor: number;
+  startedAt: number;
+  endedAt: number;
+  status?: number;
+  detail: Record<string, unknown>;
+}
+
+export type Entry = CallEntry | EventEntry;
+
+/** Everything the clients saw, in the order it finished. */
+export class Journal {
+  readonly entries: Entry[] = [];
+  private seq = 0;
+
+  nextSeq(): number {
+    this.seq += 1;
+    return this.seq;
+  }
+
+  add<T extends Entry>(entry: T): T {
+    this.entries.push(entry);
+    return entry;
+  }
+
+  calls(): CallEntry[] {
+    return this.entries.filter((entry): entry is CallEntry => entry.kind === "call");
+  }
+
+  events(kind: EventEntry["kind"]): EventEntry[] {
+    return this.entries.filter((entry): entry is EventEntry => entry.kind === kind);
+  }
+}

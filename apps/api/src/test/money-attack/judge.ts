@@ -1,0 +1,237 @@
+import type { ReconcileReport } from "../../modules/billing/ledger.service.ts";
+import type { Node } from "./cluster.ts";
+import type { CallEntry, Journal } from "./journal.ts";
+import { type AttackApp, highestVisiblePrice, pricesUntil } from "./world.ts";
+
+/** An invocation as the database recorded it. */
+export interface InvocationRow {
+  id: string;
+  application_id: string;
+  caller_user_id: string | null;
+  status: "success" | "error";
+  charged_cents: number;
+  hold_id: string | null;
+  subscription_id: string | null;
+  /** When the call was paid for, about: recorded time minus latency (ms since epoch). */
+  started_ms: number;
+  recorded_ms: number;
+}
+
+/** A plan period: one the attack ended (renew) or one still running at the end. */
+export interface PlanPeriod {
+  subscriptionId: string;
+  subscriberId: string;
+  appId: string;
+  subscribedAt: number;
+  start: number;
+  end: number;
+  callsUsed: number;
+  callsIncluded: number;
+}
+
+export interface Violation {
+  kind: string;
+  /** What the example is, with the call's journal line where there is one. */
+  example: string;
+}
+
+/**
+ * The rules (issue 16): every 2xx answer is charged exactly once (or counted against a plan once),
+ * a stream from its first chunk; nothing else is charged; no 5xx the attack did not inject; no
+ * 402 to a payer who could pay; no wallet charge while the plan had included calls left.
+ */
+export function judge(input: {
+  journal: Journal;
+  apps: AttackApp[];
+  nodes: Node[];
+  invocations: InvocationRow[];
+  periods: PlanPeriod[];
+  reconcile: ReconcileReport;
+}): Violation[] {
+  const violations: Violation[] = [];
+  const flag = (kind: string, example: string) => violations.push({ kind, example });
+  const byId = new Map(input.invocations.map((row) => [row.id, row]));
+  const appOf = new Map(input.apps.map((app) => [app.id, app]));
+  const calls = input.journal.calls();
+
+  for (const call of calls) {
+    const app = appOf.get(call.appId);
+    if (!app) continue;
+    if (delivered(call) && !call.replayed)
+      judgeCharge(call, app, byId.get(call.invocationId ?? ""), input.nodes, flag);
+    judgeStatus(call, app, input.nodes, flag);
+  }
+  for (const event of input.journal.entries)
+    if (event.kind !== "call" && (event.status ?? 0) >= 500)
+      flag(`${event.status} on ${event.kind}`, `#${event.seq} ${JSON.stringify(event.detail).slice(0, 300)}`);
+  judgeUnanswered(calls, input.invocations, flag);
+  judgeIdempotency(calls, flag);
+  judgePlans(input.periods, input.invocations, flag);
+  for (const [name, rows] of Object.entries(reconcileLists(input.reconcile)))
+    for (const row of rows) flag(`reconcile: ${name}`, typeof row === "string" ? row : JSON.stringify(row));
+  return violations;
+}
+
+/** The client got the answer: a 2xx blocking body, or at least one content chunk of a stream. */
+export function delivered(call: CallEntry): boolean {
+  if (call.status < 200 || call.status >= 300) return false;
+  return call.plan.streaming ? call.chunks > 0 : call.completed;
+}
+
+type Flag = (kind: string, example: string) => void;
+
+/** A delivered answer: exactly one successful invocation, paid by a hold or a plan, or free. */
+function judgeCharge(
+  call: CallEntry,
+  app: AttackApp,
+  row: InvocationRow | undefined,
+  nodes: Node[],
+  flag: Flag,
+) {
+  const what = call.plan.streaming ? "stream" : "answer";
+  const killed = duringKill(call, nodes) ? " (its server was killed)" : "";
+  if (!call.invocationId) return flag(`${what} delivered without an invocation id`, line(call));
+  if (!row) return flag(`${what} delivered, no invocation recorded${killed}`, line(call));
+  if (call.owner) {
+    if (row.charged_cents !== 0 || row.hold_id || row.subscription_id)
+      flag("owner's own call charged", line(call));
+    return;
+  }
+  if (row.status !== "success")
+    return flag(
+      call.aborted ? "abandoned stream not charged" : `${what} delivered, recorded as failed`,
+      line(call),
+    );
+  if (row.hold_id && row.subscription_id) return flag(`${what} paid by both a hold and a plan`, line(call));
+  if (row.subscription_id) return;
+  if (!row.hold_id || row.charged_cents <= 0)
+    return flag(call.aborted ? "abandoned stream not charged" : `${what} delivered, not charged`, line(call));
+  const charged = row.charged_cents;
+  if (!pricesUntil(app, call.endedAt).includes(charged))
+    flag("charged a price the app never had", `${charged}¢ ${line(call)}`);
+  if (charged > highestVisiblePrice(app, call.startedAt))
+    flag(
+      "charged above the price the caller could see",
+      `${charged}¢ > ${highestVisiblePrice(app, call.startedAt)}¢ ${line(call)}`,
+    );
+  if (call.plan.maxPriceCents !== undefined && charged > call.plan.maxPriceCents)
+    flag(
+      "charged above the caller's maximum price",
+      `${charged}¢ > ${call.plan.maxPriceCents}¢ ${line(call)}`,
+    );
+}
+
+/** No 5xx or broken stream the attack did not inject, no dropped connection outside a kill, no unfair 402. */
+function judgeStatus(call: CallEntry, app: AttackApp, nodes: Node[], flag: Flag) {
+  const injected = call.plan.upstream.fail !== undefined;
+  if (call.status >= 500 && !injected) flag(`${call.status} without an injected failure`, line(call));
+  if (call.streamError && !injected) flag("stream error without an injected failure", line(call));
+  if (call.status === 0 && !call.aborted && !duringKill(call, nodes))
+    flag("connection failed while its server was up", `${call.transportError} ${line(call)}`);
+  if (call.status === 402 && call.refusal && !call.refusal.topUpOverlapped) {
+    const price = highestVisiblePrice(app, call.startedAt);
+    const { walletCents, heldCents } = call.refusal;
+    if (walletCents + heldCents >= price)
+      flag(
+        walletCents >= price ? "402 with the price in the wallet" : "402 with the price held in leases",
+        `wallet ${walletCents}¢ + unspent held ${heldCents}¢, price ≤ ${price}¢ ${line(call)}`,
+      );
+  }
+}
+
+function duringKill(call: CallEntry, nodes: Node[]): boolean {
+  const node = nodes.find((candidate) => candidate.name === call.node);
+  return (node?.downtimes ?? []).some(
+    (down) => down.from <= call.endedAt && (down.to ?? Number.POSITIVE_INFINITY) >= call.startedAt - 1000,
+  );
+}
+
+/**
+ * Charges no client saw an answer for: failed calls charged, and, per (payer, app), more charged
+ * invocations without a delivered answer than calls whose outcome the client never learned (a
+ * connection cut by a kill may lose the answer of a charged call, a stream left before its first
+ * chunk may be charged once; nothing else may).
+ */
+function judgeUnanswered(calls: CallEntry[], invocations: InvocationRow[], flag: Flag) {
+  const seen = new Set(calls.map((call) => call.invocationId).filter(Boolean));
+  const unknownOutcomes = new Map<string, number>();
+  for (const call of calls)
+    if (!call.invocationId && (call.status === 0 || (call.plan.streaming && call.chunks === 0)))
+      unknownOutcomes.set(
+        pair(call.payerId, call.appId),
+        (unknownOutcomes.get(pair(call.payerId, call.appId)) ?? 0) + 1,
+      );
+  const unmatched = new Map<string, string[]>();
+  for (const row of invocations) {
+    const paid = row.hold_id !== null || row.subscription_id !== null || row.charged_cents > 0;
+    if (!paid) continue;
+    if (row.status !== "success") flag("failed call charged", row.id);
+    else if (!seen.has(row.id)) {
+      const key = pair(row.caller_user_id ?? "", row.application_id);
+      unmatched.set(key, [...(unmatched.get(key) ?? []), row.id]);
+    }
+  }
+  for (const [key, ids] of unmatched) {
+    const allowed = unknownOutcomes.get(key) ?? 0;
+    for (const id of ids.slice(allowed)) flag("charged without a delivered answer", `invocation ${id}`);
+  }
+}
+
+const pair = (payerId: string, appId: string) => `${payerId}/${appId}`;
+
+/** One idempotency key, one answer: every delivered answer for a key names the same invocation. */
+function judgeIdempotency(calls: CallEntry[], flag: Flag) {
+  const answers = new Map<string, Set<string>>();
+  for (const call of calls) {
+    const key = call.plan.idempotencyKey;
+    if (!key || !delivered(call) || !call.invocationId) continue;
+    answers.set(key, (answers.get(key) ?? new Set()).add(call.invocationId));
+  }
+  for (const [key, ids] of answers)
+    if (ids.size > 1)
+      flag("one idempotency key answered by several invocations", `${key}: ${[...ids].join(", ")}`);
+}
+
+/** While a plan period had included calls left, no call of that pair started paid from the wallet. */
+function judgePlans(periods: PlanPeriod[], invocations: InvocationRow[], flag: Flag) {
+  for (const period of periods) {
+    if (period.callsUsed >= period.callsIncluded) continue;
+    const from = Math.max(period.start, period.subscribedAt);
+    const walletPaid = invocations.filter(
+      (row) =>
+        row.hold_id !== null &&
+        row.status === "success" &&
+        row.caller_user_id === period.subscriberId &&
+        row.application_id === period.appId &&
+        row.started_ms >= from &&
+        row.recorded_ms < period.end,
+    );
+    for (const row of walletPaid)
+      flag(
+        "wallet charged while the plan had included calls",
+        `invocation ${row.id}; subscription ${period.subscriptionId} used ${period.callsUsed}/${period.callsIncluded}`,
+      );
+  }
+}
+
+function reconcileLists(report: ReconcileReport): Record<string, unknown[]> {
+  return {
+    mismatches: report.mismatches,
+    unbalancedTransactions: report.unbalancedTransactions,
+    mismatchedHolds: report.mismatchedHolds,
+    mismatchedHeld: report.mismatchedHeld,
+    unchargedSuccesses: report.unchargedSuccesses,
+    doubleCovered: report.doubleCovered,
+    overusedPeriods: report.overusedPeriods,
+    miscountedPeriods: report.miscountedPeriods,
+    overdueHolds: report.overdueHolds,
+  };
+}
+
+/** A call's journal line: enough to find it in the JSONL log and to replay its story. */
+export function line(call: CallEntry): string {
+  const how = `${call.plan.style} ${call.plan.mode} ${call.plan.streaming ? "stream" : "blocking"}`;
+  const abort = call.plan.abortAfterChunks !== undefined ? ` abort@${call.plan.abortAfterChunks}` : "";
+  const fail = call.plan.upstream.fail ? ` upstream ${call.plan.upstream.fail}` : "";
+  return `#${call.seq} actor ${call.actor} ${call.action} on ${call.node}: ${call.payer} → ${call.app} (${how}${abort}${fail}) → ${call.status}${call.plan.streaming ? `, ${call.chunks} chunks` : ""}${call.invocationId ? ` id ${call.invocationId}` : ""}`;
+}

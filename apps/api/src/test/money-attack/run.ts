@@ -1,0 +1,175 @@
+import { writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { sql } from "drizzle-orm";
+import { type Database, queryRows } from "../../db/client.ts";
+import { checkCalls } from "../../modules/billing/call-checks.ts";
+import { reconcile, sweepExpiredHolds } from "../../modules/billing/ledger.service.ts";
+import { actions } from "./actions.ts";
+import { type Attack, epochMs, Semaphore } from "./attack.ts";
+import { startCluster } from "./cluster.ts";
+import { Journal } from "./journal.ts";
+import { type InvocationRow, judge, type PlanPeriod, type Violation } from "./judge.ts";
+import { Prng } from "./prng.ts";
+import { type Figures, summarize } from "./report.ts";
+import { createWorld } from "./world.ts";
+
+export interface AttackOptions {
+  seed: number;
+  minutes: number;
+  /** A PostgreSQL URL allowed to create databases (TEST_DATABASE_URL). */
+  adminUrl: string;
+  redisUrl: string;
+  /** Where the JSONL journal goes (default: the temp directory). */
+  journalFile?: string;
+  /** Progress lines (default: none). */
+  progress?: (line: string) => void;
+}
+
+export interface AttackResult {
+  seed: number;
+  violations: Violation[];
+  figures: Figures;
+  journalFile: string;
+}
+
+/** How many actors pick actions at once: with bursts, up to MAX_IN_FLIGHT calls. */
+const ACTORS = 6;
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The adversarial money test (issue 16): two real server processes on one PostgreSQL, a slow
+ * and sometimes failing model, and for `minutes` a seeded random interleaving of paid calls and
+ * everything that moves money around them. Then every answer the clients saw is compared with
+ * what was charged, and the extended reconcile runs.
+ */
+export async function runMoneyAttack(options: AttackOptions): Promise<AttackResult> {
+  const say = options.progress ?? (() => {});
+  const prng = new Prng(options.seed);
+  say(`seed ${options.seed}, ${options.minutes} min: starting PostgreSQL database, model and two servers`);
+  const journalFile =
+    options.journalFile ?? path.join(os.tmpdir(), `money-attack-${options.seed}-${Date.now()}.jsonl`);
+  const cluster = await startCluster({
+    adminUrl: options.adminUrl,
+    redisUrl: options.redisUrl,
+    serverLogPrefix: journalFile.replace(/\.jsonl$/, ""),
+  });
+  try {
+    const [first] = cluster.nodes;
+    if (!first) throw new Error("no server");
+    const world = await createWorld(first.baseUrl, prng.fork(1000));
+    const attack: Attack = {
+      cluster,
+      world,
+      journal: new Journal(),
+      endsAt: Date.now() + options.minutes * 60_000,
+      inFlight: new Semaphore(),
+      lastKillAt: Date.now(),
+      topUps: new Map(),
+      idempotent: [],
+      busyApps: new Set(),
+    };
+    say(`people, ${world.apps.length} apps and plans ready; attacking`);
+    const harnessErrors: string[] = [];
+    await Promise.all(
+      Array.from({ length: ACTORS }, (_, actor) => act(attack, prng.fork(actor), actor, harnessErrors)),
+    );
+
+    say("stopping the servers; closing the holds their kills left behind");
+    await cluster.stopServers();
+    const { db } = cluster.database;
+    // Holds the sweepers should already have closed (before the final sweep closes the rest).
+    const { overdueHolds } = await checkCalls(db);
+    while ((await sweepExpiredHolds(db, new Date(Date.now() + 24 * 3_600_000))) > 0);
+    const report = await reconcile(db);
+    report.overdueHolds = [...new Set([...overdueHolds, ...report.overdueHolds])];
+    const invocations = await loadInvocations(db);
+    const violations = judge({
+      journal: attack.journal,
+      apps: world.apps,
+      nodes: cluster.nodes,
+      invocations,
+      periods: await planPeriods(db, attack),
+      reconcile: report,
+    });
+    const figures = summarize(attack.journal, invocations, world, harnessErrors);
+    writeFileSync(journalFile, attack.journal.entries.map((entry) => JSON.stringify(entry)).join("\n"));
+    return { seed: options.seed, violations, figures, journalFile };
+  } finally {
+    await cluster.destroy();
+  }
+}
+
+/** One actor: picks an action from the table, runs it, pauses a little, until the time is up. */
+async function act(attack: Attack, prng: Prng, actor: number, errors: string[]): Promise<void> {
+  while (Date.now() < attack.endsAt) {
+    const action = prng.weighted(actions);
+    await action.run(attack, prng, actor).catch((error: unknown) => {
+      errors.push(`actor ${actor} ${action.name}: ${String(error).slice(0, 300)}`);
+    });
+    await sleep(prng.int(0, 80));
+  }
+}
+
+async function loadInvocations(db: Database): Promise<InvocationRow[]> {
+  const rows = await queryRows<
+    InvocationRow & { charged_cents: string; started_ms: string; recorded_ms: string }
+  >(
+    db,
+    sql`select id, application_id, caller_user_id, status, charged_cents::text, hold_id, subscription_id,
+          (extract(epoch from created_at) * 1000 - latency_ms)::bigint::text as started_ms,
+          ${epochMs(sql`created_at`)} as recorded_ms
+        from invocations`,
+  );
+  return rows.map((row) => ({
+    ...row,
+    charged_cents: Number(row.charged_cents),
+    started_ms: Number(row.started_ms),
+    recorded_ms: Number(row.recorded_ms),
+  }));
+}
+
+/** The periods the attack ended (renewals) and those still running at the end. */
+async function planPeriods(db: Database, attack: Attack): Promise<PlanPeriod[]> {
+  const ended = attack.journal
+    .events("renew")
+    .filter((event) => event.status === 200)
+    .map(({ detail }) => ({
+      subscriptionId: String(detail.subscription),
+      subscriberId: String(detail.subscriberId),
+      appId: String(detail.appId),
+      subscribedAt: Number(detail.subscribedAt),
+      start: Number(detail.periodStart),
+      end: Number(detail.periodEnd),
+      callsUsed: Number(detail.callsUsed),
+      callsIncluded: Number(detail.callsIncluded),
+    }));
+  const running = await queryRows<{
+    id: string;
+    subscriber_id: string;
+    application_id: string;
+    created_at: string;
+    period_start: string;
+    calls_used: number;
+    calls_included: number;
+  }>(
+    db,
+    sql`select id, subscriber_id, application_id, ${epochMs(sql`created_at`)} as created_at,
+          ${epochMs(sql`current_period_start`)} as period_start, calls_used, calls_included
+        from subscriptions where status = 'active'`,
+  );
+  const now = Date.now();
+  return [
+    ...ended,
+    ...running.map((row) => ({
+      subscriptionId: row.id,
+      subscriberId: row.subscriber_id,
+      appId: row.application_id,
+      subscribedAt: Number(row.created_at),
+      start: Number(row.period_start),
+      end: now,
+      callsUsed: row.calls_used,
+      callsIncluded: row.calls_included,
+    })),
+  ];
+}
