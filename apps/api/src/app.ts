@@ -120,8 +120,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
 
   // Identity: the embedded issuer, or an external one named by OIDC_ISSUER.
   let verifyToken: ReturnType<typeof createTokenVerifier>;
+  const secrets = createSecretBox(config.secretKey);
   if (config.oidc.embedded && config.oidc.issuer) {
-    const provider = await createOidcProvider(config, db);
+    const keys = await loadSigningKeys(db, secrets);
+    const provider = await createOidcProvider(config, db, keys);
     // Expired issuer rows and old sign-in failures are swept every 10 minutes.
     const sweeper = setInterval(() => {
       deleteExpiredOidcPayloads(db).catch((err) => app.log.warn({ err }, "oidc sweep failed"));
@@ -130,7 +132,6 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     sweeper.unref();
     app.addHook("onClose", async () => clearInterval(sweeper));
     await app.register(identityRoutes, { provider, db, publicUrl: config.publicUrl });
-    const keys = await loadSigningKeys(db);
     verifyToken = createTokenVerifier({
       issuer: config.oidc.issuer,
       audience: config.oidc.audience,
@@ -141,7 +142,6 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     verifyToken = createTokenVerifier({ issuer: config.oidc.issuer ?? "", audience: config.oidc.audience });
   }
   const guards = createAuthGuards({ verifyToken, db });
-  const secrets = createSecretBox(config.secretKey);
   const llm = createLlmClient(config);
   const limits = {
     perCallerPerMinute: config.gatewayRateLimitPerMinute,
