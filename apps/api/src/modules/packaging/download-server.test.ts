@@ -229,7 +229,7 @@ describe("server.mjs guarding the owner's key", () => {
     const appUrl = await startAppServer(folder, configured());
     const endpoint = `${appUrl}/api/completion-messages`;
     const body = JSON.stringify({ inputs: { query: "spend it" } });
-    const attempts = [
+    const attempts: Record<string, string>[] = [
       // What <form> or fetch(..., {mode: "no-cors"}) on another site sends.
       {
         "content-type": "text/plain",
