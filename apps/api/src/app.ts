@@ -38,6 +38,7 @@ import { renewDueSubscriptions } from "./modules/billing/plans.service.ts";
 import { createStripeGateway } from "./modules/billing/stripe-gateway.ts";
 import { embedRoutes } from "./modules/embed/embed.routes.ts";
 import { createEmbedTokens } from "./modules/embed/embed.service.ts";
+import { sweepEmbedVisitorCalls } from "./modules/embed/embed-limits.ts";
 import { widgetRoutes } from "./modules/embed/widget.routes.ts";
 import { exploreRoutes } from "./modules/explore/explore.routes.ts";
 import { gatewayRoutes } from "./modules/gateway/gateway.routes.ts";
@@ -168,9 +169,11 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   app.addHook("onClose", async () => clearInterval(holdSweeper));
   // What the paid calls' leases did not spend goes back to the wallets (gateway/leases.ts).
   app.addHook("onClose", () => closeLeases(db));
-  // Finished days' rollup shards are folded into one row each, which keeps 90-day reads small.
+  // Finished days' rollup shards are folded into one row each, which keeps 90-day reads small;
+  // embedded visitors' counts of finished days are dropped.
   const rollupCompactor = setInterval(() => {
     compactRollups(db).catch((err) => app.log.warn({ err }, "rollup compaction failed"));
+    sweepEmbedVisitorCalls(db).catch((err) => app.log.warn({ err }, "embed visitor sweep failed"));
   }, 10 * 60_000);
   rollupCompactor.unref();
   app.addHook("onClose", async () => clearInterval(rollupCompactor));

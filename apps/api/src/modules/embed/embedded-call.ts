@@ -12,10 +12,13 @@ import { preparePromptExecution } from "../gateway/prompt-call.ts";
 import { prepareWorkflowExecution } from "../gateway/workflow-call.ts";
 import type { LlmClient } from "../models/llm.ts";
 import { type EmbedClaims, findOwner } from "./embed.service.ts";
+import { type EmbedLimits, reserveEmbedSpend } from "./embed-limits.ts";
 
 /**
  * One widget message through the gateway's path (prepare → hold → call → settle and record, or
- * release), made in the owner's name for the visitor and paid from the owner's wallet.
+ * release), made in the owner's name for the visitor and paid from the owner's wallet, within
+ * the app's daily cap: its price is counted against the cap before it is paid for and given back
+ * when it is not charged (embed-limits.ts).
  */
 export async function runEmbeddedCall(
   db: Database,
@@ -28,6 +31,7 @@ export async function runEmbeddedCall(
     secrets: SecretBox;
     safeFetch: SafeFetch;
     publicUrl: string;
+    limits: EmbedLimits;
   },
 ): Promise<EmbedMessageResponse> {
   const { request, application, claims, body } = options;
@@ -51,6 +55,11 @@ export async function runEmbeddedCall(
           secrets: options.secrets,
           fetch: options.safeFetch,
         });
+  const spend = await reserveEmbedSpend(db, {
+    applicationId: application.id,
+    priceCents: application.priceCents,
+    capCents: options.limits.dailyCapCents,
+  });
   const paid = await openPaidCall(db, {
     request,
     caller: owner,
@@ -62,7 +71,8 @@ export async function runEmbeddedCall(
     feePercent: 100,
     topUpUrl: `${options.publicUrl}/wallet`,
     ownerPays: true,
-  }).catch((error) => {
+  }).catch(async (error) => {
+    await spend.giveBack();
     // The visitor is not the one who can fix an empty wallet, nor should they see its balance.
     if (error instanceof AppError && error.code === "payment_required")
       throw new AppError("payment_required", "This assistant is unavailable right now");
@@ -76,6 +86,7 @@ export async function runEmbeddedCall(
     const appError =
       error instanceof AppError ? error : new AppError("upstream_failed", "The upstream failed to answer");
     await paid.release();
+    await spend.giveBack();
     if (appError.status >= 500) await paid.record("error", undefined, appError);
     throw appError;
   }
