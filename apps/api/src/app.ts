@@ -40,6 +40,7 @@ import { renewDueSubscriptions } from "./modules/billing/plans.service.ts";
 import { createStripeGateway } from "./modules/billing/stripe-gateway.ts";
 import { embedRoutes } from "./modules/embed/embed.routes.ts";
 import { createEmbedTokens } from "./modules/embed/embed.service.ts";
+import { sweepEmbedVisitorCalls } from "./modules/embed/embed-limits.ts";
 import { widgetRoutes } from "./modules/embed/widget.routes.ts";
 import { exploreRoutes } from "./modules/explore/explore.routes.ts";
 import { gatewayRoutes } from "./modules/gateway/gateway.routes.ts";
@@ -122,8 +123,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
 
   // Identity: the embedded issuer, or an external one named by OIDC_ISSUER.
   let verifyToken: ReturnType<typeof createTokenVerifier>;
+  const secrets = createSecretBox(config.secretKey);
   if (config.oidc.embedded && config.oidc.issuer) {
-    const provider = await createOidcProvider(config, db);
+    const keys = await loadSigningKeys(db, secrets);
+    const provider = await createOidcProvider(config, db, keys);
     // Expired issuer rows and old sign-in failures are swept every 10 minutes.
     const sweeper = setInterval(() => {
       deleteExpiredOidcPayloads(db).catch((err) => app.log.warn({ err }, "oidc sweep failed"));
@@ -132,7 +135,6 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     sweeper.unref();
     app.addHook("onClose", async () => clearInterval(sweeper));
     await app.register(identityRoutes, { provider, db, publicUrl: config.publicUrl });
-    const keys = await loadSigningKeys(db);
     verifyToken = createTokenVerifier({
       issuer: config.oidc.issuer,
       audience: config.oidc.audience,
@@ -143,7 +145,6 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     verifyToken = createTokenVerifier({ issuer: config.oidc.issuer ?? "", audience: config.oidc.audience });
   }
   const guards = createAuthGuards({ verifyToken, db });
-  const secrets = createSecretBox(config.secretKey);
   const llm = createLlmClient(config);
   const limits = {
     perCallerPerMinute: config.gatewayRateLimitPerMinute,
@@ -172,9 +173,11 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   app.addHook("onClose", async () => clearInterval(holdSweeper));
   // What the paid calls' leases did not spend goes back to the wallets (gateway/leases.ts).
   app.addHook("onClose", () => closeLeases(db));
-  // Finished days' rollup shards are folded into one row each, which keeps 90-day reads small.
+  // Finished days' rollup shards are folded into one row each, which keeps 90-day reads small;
+  // embedded visitors' counts of finished days are dropped.
   const rollupCompactor = setInterval(() => {
     compactRollups(db).catch((err) => app.log.warn({ err }, "rollup compaction failed"));
+    sweepEmbedVisitorCalls(db).catch((err) => app.log.warn({ err }, "embed visitor sweep failed"));
   }, 10 * 60_000);
   rollupCompactor.unref();
   app.addHook("onClose", async () => clearInterval(rollupCompactor));

@@ -47,6 +47,11 @@ const baseUrl = (process.env.PROMPTMINT_BASE_URL ?? "").replace(/\/+$/, "");
 const slug = process.env.PROMPTMINT_APP_SLUG ?? "";
 const apiKey = process.env.PROMPTMINT_API_KEY ?? "";
 const port = Number(process.env.PORT ?? 8080);
+// Only this machine by default: the server spends the key's owner's money for whoever reaches it.
+const host = process.env.HOST || "127.0.0.1";
+const ratePerMinute = Math.max(1, Number(process.env.RATE_LIMIT_PER_MINUTE) || 30);
+const LOOPBACK_NAMES = new Set(["localhost", "127.0.0.1", "[::1]"]);
+const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "::1"]);
 
 function sendJson(res, status, body) {
   res.writeHead(status, { "content-type": "application/json; charset=utf-8" });
@@ -132,10 +137,68 @@ async function serveStatic(req, res, pathname) {
   }
 }
 
+/**
+ * Why a call to /api/... may not be forwarded with the key, or undefined when it may. Browsers
+ * say where a request comes from (Sec-Fetch-Site, Origin); only this server's own page may
+ * spend the key, and a `no-cors` form or `text/plain` post from another site never reaches
+ * Promptmint. On loopback the Host must be a loopback name too, so a site whose DNS name points
+ * at 127.0.0.1 (DNS rebinding) is not "same origin" either.
+ */
+function refusal(req) {
+  const hostHeader = req.headers.host ?? "";
+  if (LOOPBACK_HOSTS.has(host) && !LOOPBACK_NAMES.has(hostHeader.replace(/:\d+$/, "")))
+    return [
+      403,
+      "forbidden",
+      `This server only answers as localhost, not as ${hostHeader || "an unnamed host"}`,
+    ];
+  const site = req.headers["sec-fetch-site"];
+  const origin = req.headers.origin;
+  const ownOrigins = [`http://${hostHeader}`, `https://${hostHeader}`];
+  if ((site && site !== "same-origin" && site !== "none") || (origin && !ownOrigins.includes(origin)))
+    return [403, "forbidden", "Cross-site requests are not forwarded: call this app from its own page"];
+  if (req.method === "POST") {
+    const type = (req.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase();
+    if (type !== "application/json")
+      return [415, "unsupported_media_type", "Send the request body as application/json"];
+  }
+  return undefined;
+}
+
+/** Calls forwarded per client address and minute; a busy or hostile visitor gets 429s. */
+const windows = new Map();
+function secondsUntilAllowed(address) {
+  const now = Date.now();
+  let window = windows.get(address);
+  if (!window || window.resetAt <= now) {
+    if (windows.size >= 10_000) windows.clear();
+    window = { count: 0, resetAt: now + 60_000 };
+    windows.set(address, window);
+  }
+  window.count += 1;
+  return window.count > ratePerMinute ? Math.ceil((window.resetAt - now) / 1000) : 0;
+}
+
 function route(req, res) {
   const url = new URL(req.url ?? "/", "http://localhost");
   const api = /^\/api\/([a-z-]+)$/.exec(url.pathname);
-  if (api && FORWARDED.has(api[1])) return forward(req, res, api[1], url.search);
+  if (api && FORWARDED.has(api[1])) {
+    const refused = refusal(req);
+    if (refused) {
+      const [status, code, message] = refused;
+      return sendJson(res, status, { code, message, status });
+    }
+    const wait = secondsUntilAllowed(req.socket.remoteAddress ?? "");
+    if (wait > 0) {
+      res.setHeader("retry-after", String(wait));
+      return sendJson(res, 429, {
+        code: "rate_limited",
+        message: `Too many requests: at most ${ratePerMinute} a minute; try again in ${wait} s`,
+        status: 429,
+      });
+    }
+    return forward(req, res, api[1], url.search);
+  }
   if (api)
     return sendJson(res, 404, {
       code: "not_found",
@@ -154,8 +217,11 @@ const server = http.createServer((req, res) => {
   });
 });
 
-server.listen(port, () => {
+server.listen(port, host, () => {
   const { port: actual } = server.address();
-  console.log(`Listening on http://localhost:${actual}`);
+  const shown = LOOPBACK_HOSTS.has(host) ? "localhost" : host.includes(":") ? `[${host}]` : host;
+  console.log(`Listening on http://${shown}:${actual}`);
+  if (!LOOPBACK_HOSTS.has(host))
+    console.warn(`Listening on ${host}: anyone who can reach it spends your key, within the rate limit.`);
   if (!apiKey) console.warn("PROMPTMINT_API_KEY is empty: put your key in .env (see README.md).");
 });

@@ -3,6 +3,7 @@ import { and, eq, gt, isNull, or, sql } from "drizzle-orm";
 import type { Adapter, AdapterPayload } from "oidc-provider";
 import type { Database } from "../db/client.ts";
 import { oidcPayloads } from "../db/schema/index.ts";
+import { forgetSessionChecks } from "../modules/auth/sessions.ts";
 
 /**
  * Models whose id is itself the credential a client presents (an opaque refresh token, an
@@ -80,10 +81,13 @@ export function createOidcAdapterFactory(db: Database) {
       await db
         .delete(oidcPayloads)
         .where(and(eq(oidcPayloads.model, this.model), eq(oidcPayloads.id, this.key(id))));
+      // A revoked grant's access tokens are refused from now on (modules/auth/sessions.ts).
+      if (this.model === "Grant") forgetSessionChecks(db);
     }
 
     async revokeByGrantId(grantId: string): Promise<void> {
       await db.delete(oidcPayloads).where(eq(oidcPayloads.grantId, grantId));
+      forgetSessionChecks(db);
     }
 
     private async findWhere(condition: ReturnType<typeof eq>): Promise<AdapterPayload | undefined> {

@@ -1,14 +1,21 @@
 import { createHash } from "node:crypto";
+import type { JWK } from "jose";
 import Provider, { type Configuration, errors, type KoaContextWithOIDC } from "oidc-provider";
-import { type Config, EMBEDDED_SPA_CLIENT_ID } from "../config.ts";
+import { type Config, EMBEDDED_ISSUER_KEY, EMBEDDED_SPA_CLIENT_ID } from "../config.ts";
 import type { Database } from "../db/client.ts";
+import { endAllSessions } from "../modules/auth/sessions.ts";
 import { findAccountById } from "./accounts.ts";
 import { createOidcAdapterFactory } from "./oidc-adapter.ts";
 import { renderErrorPage, renderSignOutPage } from "./pages.ts";
-import { loadSigningKeys } from "./signing-keys.ts";
 
 export const API_SCOPE = "api";
 const DAY = 24 * 60 * 60;
+/**
+ * Short-lived API tokens: the SPA renews them with its refresh token before they expire. A
+ * revoked session's tokens are refused at once anyway (modules/auth/sessions.ts); this bounds
+ * what a token copied out of a browser is worth.
+ */
+export const ACCESS_TOKEN_TTL_SECONDS = 5 * 60;
 
 /** Where the SPA may be served from: the public URL, plus Vite's dev server outside production. */
 export function spaOrigins(config: Config): string[] {
@@ -22,7 +29,11 @@ export function spaOrigins(config: Config): string[] {
  * the API audience (resource indicators), refresh tokens, revocation and end-session. Storage and
  * signing keys are in PostgreSQL.
  */
-export async function createOidcProvider(config: Config, db: Database): Promise<Provider> {
+export async function createOidcProvider(
+  config: Config,
+  db: Database,
+  signingKeys: JWK[],
+): Promise<Provider> {
   const issuer = config.oidc.issuer;
   if (!issuer) throw new Error("embedded issuer needs an issuer URL");
   const audience = config.oidc.audience;
@@ -43,7 +54,7 @@ export async function createOidcProvider(config: Config, db: Database): Promise<
         post_logout_redirect_uris: origins.map((origin) => `${origin}/`),
       },
     ],
-    jwks: { keys: (await loadSigningKeys(db)) as NonNullable<Configuration["jwks"]>["keys"] },
+    jwks: { keys: signingKeys as NonNullable<Configuration["jwks"]>["keys"] },
     cookies: { keys: [cookieKey] },
     scopes: ["openid", "offline_access", "profile", "email", API_SCOPE],
     claims: {
@@ -92,7 +103,7 @@ export async function createOidcProvider(config: Config, db: Database): Promise<
             scope: API_SCOPE,
             audience,
             accessTokenFormat: "jwt",
-            accessTokenTTL: 60 * 60,
+            accessTokenTTL: ACCESS_TOKEN_TTL_SECONDS,
             jwt: { sign: { alg: "RS256" } },
           };
         },
@@ -100,11 +111,13 @@ export async function createOidcProvider(config: Config, db: Database): Promise<
     },
     // The SPA is first-party and public: it gets refresh tokens without a separate consent step.
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed("refresh_token"),
-    // API tokens carry the profile claims so the API can create the local user from the token alone.
+    // API tokens carry the profile claims so the API can create the local user from the token
+    // alone, and their grant, so the API refuses them once the grant is revoked.
     async extraTokenClaims(_ctx, token) {
       if (token.kind !== "AccessToken" || !token.accountId) return undefined;
       const account = await findAccountById(db, token.accountId);
-      return account ? { email: account.email, name: account.displayName } : undefined;
+      const grant = token.grantId ? { grant_id: token.grantId } : {};
+      return account ? { email: account.email, name: account.displayName, ...grant } : grant;
     },
     // Our own SPA needs no consent screen: its grant is created on first sign-in.
     async loadExistingGrant(ctx: KoaContextWithOIDC) {
@@ -134,7 +147,7 @@ export async function createOidcProvider(config: Config, db: Database): Promise<
       });
     },
     ttl: {
-      AccessToken: 60 * 60,
+      AccessToken: ACCESS_TOKEN_TTL_SECONDS,
       AuthorizationCode: 60,
       IdToken: 60 * 60,
       Interaction: 60 * 60,
@@ -146,5 +159,13 @@ export async function createOidcProvider(config: Config, db: Database): Promise<
 
   const provider = new Provider(issuer, configuration);
   provider.proxy = true;
+  // Signing out at the issuer ends the account's sessions everywhere, like the API's sign-out:
+  // oidc-provider keeps offline_access grants (the SPA's refresh tokens) through an end-session.
+  provider.use(async (ctx, next) => {
+    await next();
+    const accountId = ctx.oidc?.route === "end_session_confirm" ? ctx.oidc.session?.accountId : undefined;
+    if (accountId && ctx.status < 400)
+      await endAllSessions(db, { issuer: EMBEDDED_ISSUER_KEY, subject: accountId });
+  });
   return provider;
 }

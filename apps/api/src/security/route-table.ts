@@ -25,6 +25,8 @@ export interface RouteRequest {
   expect?: Partial<Record<string, number>>;
   /** Changes state the other routes rely on (deletes): run after the rest. */
   last?: boolean;
+  /** Ends the caller's sessions (sign-out): run after everything else, once. */
+  signsOut?: boolean;
 }
 
 const boundary = "----promptmint-security";
@@ -83,7 +85,7 @@ export function routeTable(world: World): Record<string, RouteRequest> {
 
     "POST /api/auth/login/": { class: "token", url: "/api/auth/login/" },
     "POST /api/auth/register/": { class: "token", url: "/api/auth/register/" },
-    "POST /api/auth/logout/": { class: "token", url: "/api/auth/logout/" },
+    "POST /api/auth/logout/": { class: "token", url: "/api/auth/logout/", signsOut: true },
     "GET /api/auth/profile/": { class: "self", url: "/api/auth/profile/" },
     "PATCH /api/auth/profile/": {
       class: "self",

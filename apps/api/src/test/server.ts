@@ -8,6 +8,9 @@ import { type Config, loadConfig } from "../config.ts";
 import type { DatabaseHandle } from "../db/client.ts";
 import type { TestDatabase } from "./database.ts";
 
+/** The SECRET_KEY test servers start with unless told otherwise. */
+export const TEST_SECRET_KEY = "test-secret-key-that-is-long-enough-0123456789";
+
 export interface TestServer {
   app: FastifyInstance;
   config: Config;
@@ -47,7 +50,7 @@ export async function startTestServer(
     PORT: String(port),
     PUBLIC_URL: `http://127.0.0.1:${port}`,
     DATA_DIR: mkdtempSync(path.join(os.tmpdir(), "pm-data-")),
-    SECRET_KEY: options.secretKey ?? "test-secret-key-that-is-long-enough-0123456789",
+    SECRET_KEY: options.secretKey ?? TEST_SECRET_KEY,
     LOG_LEVEL: "silent",
     ...options.env,
   });

@@ -1,11 +1,14 @@
 import { generateKeyPair, importJWK, type JWK, SignJWT } from "jose";
 import type { Database } from "../db/client.ts";
 import { oidcSigningKeys } from "../db/schema/index.ts";
+import { loadSigningKeys } from "../identity/signing-keys.ts";
+import { createSecretBox } from "../lib/secrets.ts";
+import { TEST_SECRET_KEY } from "./server.ts";
 
 /** Tokens the issuer never issued, signed with its real key, to prove the API checks each claim. */
 export async function forgeToken(
   db: Database,
-  claims: { iss: string; aud: string; sub: string; exp: number; iat?: number },
+  claims: { iss: string; aud: string; sub: string; exp: number; iat?: number; grant_id?: string },
   options: { foreignKey?: boolean } = {},
 ): Promise<string> {
   let key: CryptoKey | Uint8Array;
@@ -15,13 +18,13 @@ export async function forgeToken(
     key = pair.privateKey;
     [{ kid }] = (await db.select({ kid: oidcSigningKeys.kid }).from(oidcSigningKeys)) as [{ kid: string }];
   } else {
-    const [row] = await db.select().from(oidcSigningKeys).limit(1);
-    if (!row) throw new Error("the issuer has no signing key yet");
-    key = (await importJWK(row.privateJwk as JWK, "RS256")) as CryptoKey;
-    kid = row.kid;
+    const [jwk] = await loadSigningKeys(db, createSecretBox(TEST_SECRET_KEY));
+    if (!jwk?.kid) throw new Error("the issuer has no signing key yet");
+    key = (await importJWK(jwk as JWK, "RS256")) as CryptoKey;
+    kid = jwk.kid;
   }
-  const { iss, aud, sub, exp, iat = exp - 3600 } = claims;
-  return new SignJWT({ email: "forged@example.com" })
+  const { iss, aud, sub, exp, iat = exp - 3600, grant_id } = claims;
+  return new SignJWT({ email: "forged@example.com", ...(grant_id ? { grant_id } : {}) })
     .setProtectedHeader({ alg: "RS256", kid })
     .setIssuer(iss)
     .setAudience(aud)

@@ -1,10 +1,11 @@
 import { screen } from "@testing-library/react";
-import { describe, expect, it } from "vitest";
+import { User, UserManager } from "oidc-client-ts";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { profileQueryKey } from "../lib/profile-query";
 import { createTestAuth } from "../test/auth-state";
 import { profileFixture, runtimeConfigFixture } from "../test/fixtures";
 import { createTestQueryClient, renderRoute } from "../test/render-route";
-import { AuthSessionSync, userManagerFor } from "./oidc-auth-provider";
+import { AuthSessionSync, currentAccessToken, userManagerFor } from "./oidc-auth-provider";
 
 describe("auth session sync", () => {
   function renderSync(auth = createTestAuth("signed-in")) {
@@ -79,5 +80,41 @@ describe("identity client settings", () => {
       audience: "https://api.example",
     });
     expect(userManagerFor(embedded.oidc).settings.extraQueryParams).toEqual({});
+  });
+});
+
+describe("access tokens for requests", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  const userExpiringIn = (seconds: number, token: string) =>
+    new User({
+      access_token: token,
+      refresh_token: "refresh",
+      token_type: "Bearer",
+      profile: { sub: "user-1", iss: "http://localhost:3000/oidc", aud: "web", exp: 0, iat: 0 },
+      expires_at: Math.floor(Date.now() / 1000) + seconds,
+    });
+
+  it("sends a fresh token as it is, and renews an expired one first, once for concurrent requests", async () => {
+    const renew = vi
+      .spyOn(UserManager.prototype, "signinSilent")
+      .mockImplementation(async () => userExpiringIn(300, "renewed-token"));
+    const manager = userManagerFor(runtimeConfigFixture({ client_id: "renew-test" }).oidc);
+    const getUser = vi.spyOn(manager, "getUser").mockResolvedValue(userExpiringIn(200, "fresh-token"));
+    expect(await currentAccessToken(manager)).toBe("fresh-token");
+    expect(renew).not.toHaveBeenCalled();
+
+    getUser.mockResolvedValue(userExpiringIn(-10, "expired-token"));
+    const tokens = await Promise.all([currentAccessToken(manager), currentAccessToken(manager)]);
+    expect(tokens).toEqual(["renewed-token", "renewed-token"]);
+    expect(renew).toHaveBeenCalledTimes(1);
+  });
+
+  it("adopts a token another tab renewed instead of spending the refresh token again", async () => {
+    const renew = vi.spyOn(UserManager.prototype, "signinSilent");
+    const manager = userManagerFor(runtimeConfigFixture({ client_id: "adopt-test" }).oidc);
+    vi.spyOn(manager, "getUser").mockResolvedValue(userExpiringIn(280, "renewed-elsewhere"));
+    expect((await manager.signinSilent())?.access_token).toBe("renewed-elsewhere");
+    expect(renew).not.toHaveBeenCalled();
   });
 });

@@ -1,6 +1,6 @@
 import type { RuntimeConfig } from "@promptmint/contracts";
 import { useQueryClient } from "@tanstack/react-query";
-import { UserManager, WebStorageStateStore } from "oidc-client-ts";
+import { type User, UserManager, WebStorageStateStore } from "oidc-client-ts";
 import { type ReactNode, useEffect, useRef } from "react";
 import { AuthProvider, useAuth } from "react-oidc-context";
 import { ACCESS_TOKEN_STORAGE_KEY, setAccessTokenProvider } from "../lib/api-client";
@@ -30,9 +30,52 @@ export function userManagerFor(oidc: RuntimeConfig["oidc"]): UserManager {
     // External providers such as Auth0 issue API access tokens only for a requested audience.
     ...(oidc.audience && !oidc.embedded ? { extraQueryParams: { audience: oidc.audience } } : {}),
   });
-  setAccessTokenProvider(async () => (await userManager.getUser())?.access_token);
+  renewOneAtATime(userManager);
+  setAccessTokenProvider(() => currentAccessToken(userManager));
   userManagers.set(key, userManager);
   return userManager;
+}
+
+/** Renew this long before expiry: a token about to expire may be refused on arrival. */
+const RENEW_MARGIN_SECONDS = 30;
+
+/**
+ * The access token for the next request. API tokens live five minutes and the silent renew keeps
+ * them fresh, but a tab that slept through its timer (browsers throttle background tabs) renews
+ * first instead of sending an expired token.
+ */
+export async function currentAccessToken(userManager: UserManager): Promise<string | undefined> {
+  const user = await userManager.getUser();
+  if (!user?.refresh_token || (user.expires_in ?? 0) > RENEW_MARGIN_SECONDS) return user?.access_token;
+  const renewed = await userManager.signinSilent().catch(() => null);
+  return renewed?.access_token ?? user.access_token;
+}
+
+/**
+ * The issuer rotates refresh tokens and treats a reused one as stolen: it revokes the whole
+ * session. So renewals never overlap, in this tab (timer and requests) or across tabs sharing the
+ * stored user (Web Locks); a renewal that finds a token another tab already renewed adopts it.
+ */
+function renewOneAtATime(userManager: UserManager): void {
+  const signinSilent = userManager.signinSilent.bind(userManager);
+  let running: Promise<User | null> | undefined;
+  const renew = async (): Promise<User | null> => {
+    const stored = await userManager.getUser();
+    // Renewed meanwhile by another tab (the expiring event fires 60 s before expiry).
+    if (stored && (stored.expires_in ?? 0) > 120) {
+      await userManager.events.load(stored);
+      return stored;
+    }
+    return signinSilent();
+  };
+  userManager.signinSilent = () => {
+    running ??= (
+      navigator.locks ? navigator.locks.request("promptmint:token-renewal", renew) : renew()
+    ).finally(() => {
+      running = undefined;
+    });
+    return running;
+  };
 }
 
 /**

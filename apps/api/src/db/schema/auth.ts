@@ -16,6 +16,8 @@ export const users = pgTable(
     isActive: boolean("is_active").notNull().default(true),
     dateJoined: timestamp("date_joined", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+    /** Set at sign-out: access tokens issued before it are refused (modules/auth/sessions.ts). */
+    sessionsValidAfter: timestamp("sessions_valid_after", { withTimezone: true }),
   },
   (t) => [
     uniqueIndex("users_issuer_subject_key").on(t.issuer, t.subject),

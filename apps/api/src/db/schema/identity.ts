@@ -1,4 +1,5 @@
-import { index, jsonb, pgTable, primaryKey, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import { sql } from "drizzle-orm";
+import { check, index, jsonb, pgTable, primaryKey, text, timestamp, uuid } from "drizzle-orm/pg-core";
 
 /** Accounts of the embedded issuer (email + argon2id hash). External issuers never touch this. */
 export const identityAccounts = pgTable("identity_accounts", {
@@ -28,15 +29,26 @@ export const oidcPayloads = pgTable(
     index("oidc_payloads_uid_idx").on(t.uid),
     index("oidc_payloads_user_code_idx").on(t.userCode),
     index("oidc_payloads_expires_at_idx").on(t.expiresAt),
+    // Sign-out ends every grant and session of an account (modules/auth/sessions.ts).
+    index("oidc_payloads_account_id_idx").on(sql`(${t.payload}->>'accountId')`),
   ],
 );
 
-/** The issuer's private signing keys, shared by every node so tokens verify everywhere. */
-export const oidcSigningKeys = pgTable("oidc_signing_keys", {
-  kid: text("kid").primaryKey(),
-  privateJwk: jsonb("private_jwk").notNull(),
-  createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
-});
+/**
+ * The issuer's private signing keys, shared by every node so tokens verify everywhere. Sealed
+ * with SECRET_KEY (lib/secrets.ts); `private_jwk` holds a plaintext key only between the upgrade
+ * to 0017 and the first start, which seals it (identity/signing-keys.ts). Exactly one is set.
+ */
+export const oidcSigningKeys = pgTable(
+  "oidc_signing_keys",
+  {
+    kid: text("kid").primaryKey(),
+    privateJwk: jsonb("private_jwk"),
+    sealedJwk: text("sealed_jwk"),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [check("oidc_signing_keys_one_form", sql`(${t.privateJwk} is null) <> (${t.sealedJwk} is null)`)],
+);
 
 /** Failed sign-ins, counted per email and per IP to throttle password guessing on every node. */
 export const signInFailures = pgTable(

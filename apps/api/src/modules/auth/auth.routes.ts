@@ -12,6 +12,7 @@ import { z } from "zod";
 import type { Database } from "../../db/client.ts";
 import { getOwnCreator, getProfile, getRoles, listCreators, updateProfile } from "./auth.service.ts";
 import { type AuthGuards, currentUser } from "./authenticate.ts";
+import { endAllSessions } from "./sessions.ts";
 import type { VerifiedToken } from "./token-verifier.ts";
 
 const errors = {
@@ -59,14 +60,17 @@ export const authRoutes: FastifyPluginAsyncZod<{ db: Database; guards: AuthGuard
     {
       schema: {
         tags: ["auth"],
-        summary: "Acknowledge sign-out",
+        summary: "Sign out everywhere: this and every other access token issued until now stop working",
         security,
         body: EmptyBodySchema,
         response: { 200: LogoutResponseSchema, ...errors },
       },
       onRequest: guards.requireToken,
     },
-    async () => ({ success: true as const }),
+    async (request) => {
+      await endAllSessions(db, request.token as VerifiedToken);
+      return { success: true as const };
+    },
   );
 
   app.get(

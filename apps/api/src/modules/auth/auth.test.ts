@@ -233,10 +233,12 @@ describe("sign-in and profile", () => {
     expect(Object.keys(response.body[0]).sort()).toEqual(["display_name", "id"]);
   });
 
-  it("acknowledges logout", async () => {
-    expect((await api("POST", "/api/auth/logout/", { token: creator.access_token })).body).toEqual({
+  it("acknowledges logout, after which the token is refused (identity/sign-out.test.ts has the rest)", async () => {
+    const leaving = await signUp(server.baseUrl);
+    expect((await api("POST", "/api/auth/logout/", { token: leaving.access_token })).body).toEqual({
       success: true,
     });
+    expect((await api("GET", "/api/auth/profile/", { token: leaving.access_token })).status).toBe(401);
   });
 });
 

@@ -3,6 +3,7 @@ import type { Database } from "../../db/client.ts";
 import { AppError } from "../../lib/errors.ts";
 import { findUserByApiKey } from "../keys/keys.service.ts";
 import { findUserByToken, type LocalUser, upsertUserFromToken } from "./auth.service.ts";
+import { assertSessionLive } from "./sessions.ts";
 import type { TokenVerifier, VerifiedToken } from "./token-verifier.ts";
 
 declare module "fastify" {
@@ -15,7 +16,7 @@ declare module "fastify" {
 }
 
 export interface AuthGuards {
-  /** A valid bearer token for our API audience. */
+  /** A valid bearer token for our API audience, of a session that has not ended. */
   requireToken(request: FastifyRequest): Promise<void>;
   /** A valid token and the local, active user it belongs to (created on first sight). */
   requireUser(request: FastifyRequest): Promise<void>;
@@ -38,7 +39,9 @@ export function createAuthGuards(options: { verifyToken: TokenVerifier; db: Data
     if (!match?.[1])
       throw new AppError("unauthorized", "Authorization header must be 'Bearer <token>'", bearerChallenge());
     try {
-      request.token = await options.verifyToken(match[1]);
+      const token = await options.verifyToken(match[1]);
+      await assertSessionLive(options.db, token);
+      request.token = token;
     } catch (error) {
       if (error instanceof AppError && error.code === "unauthorized") {
         throw new AppError("unauthorized", error.message, bearerChallenge("invalid_token"));

@@ -25,6 +25,7 @@ import {
   replaceEmbedOrigins,
   toEmbedSettings,
 } from "./embed.service.ts";
+import { countVisitorCall, getEmbedLimits, spentTodayCents, updateEmbedLimits } from "./embed-limits.ts";
 import { runEmbeddedCall } from "./embedded-call.ts";
 
 const errors = {
@@ -59,22 +60,28 @@ export const embedRoutes: FastifyPluginAsyncZod<{
   const { db, guards, tokens, publicUrl, rateLimiter } = options;
   const platformOrigin = new URL(publicUrl).origin;
 
+  async function settingsOf(application: Parameters<typeof toEmbedSettings>[0]) {
+    const [origins, limits, spent] = await Promise.all([
+      listEmbedOrigins(db, application.id),
+      getEmbedLimits(db, application.id),
+      spentTodayCents(db, application.id),
+    ]);
+    return toEmbedSettings(application, origins, publicUrl, { limits, spentTodayCents: spent });
+  }
+
   app.get(
     "/app/:slug/embed",
     {
       schema: {
         tags,
-        summary: "Your app's allowed origins and embed snippet",
+        summary: "Your app's allowed origins, embed snippet, spending cap and today's embedded spend",
         security: [{ bearerAuth: [] }],
         params: SlugParams,
         response: { 200: EmbedSettingsSchema, ...errors },
       },
       onRequest: guards.requireUser,
     },
-    async (request) => {
-      const application = await getOwnApplication(db, currentUser(request), request.params.slug);
-      return toEmbedSettings(application, await listEmbedOrigins(db, application.id), publicUrl);
-    },
+    async (request) => settingsOf(await getOwnApplication(db, currentUser(request), request.params.slug)),
   );
 
   app.put(
@@ -82,7 +89,8 @@ export const embedRoutes: FastifyPluginAsyncZod<{
     {
       schema: {
         tags,
-        summary: "Replace the sites allowed to embed your app",
+        summary:
+          "Replace the sites allowed to embed your app, its daily spending cap or its per-visitor limits",
         security: [{ bearerAuth: [] }],
         params: SlugParams,
         body: UpdateEmbedSettingsSchema,
@@ -92,8 +100,11 @@ export const embedRoutes: FastifyPluginAsyncZod<{
     },
     async (request) => {
       const application = await getOwnApplication(db, currentUser(request), request.params.slug);
-      await replaceEmbedOrigins(db, application.id, request.body.allowed_origins);
-      return toEmbedSettings(application, await listEmbedOrigins(db, application.id), publicUrl);
+      const { allowed_origins: origins, ...limits } = request.body;
+      if (origins) await replaceEmbedOrigins(db, application.id, origins);
+      if (Object.values(limits).some((value) => value !== undefined))
+        await updateEmbedLimits(db, application.id, limits);
+      return settingsOf(application);
     },
   );
 
@@ -132,7 +143,7 @@ export const embedRoutes: FastifyPluginAsyncZod<{
         tags,
         summary: "Send a message from an embedded widget (paid by the app's owner)",
         description:
-          "Authenticate with `Authorization: Embed <token>` (issued to the widget for one allowed site). Accepted only from the widget itself or that site; rate limited per visitor.",
+          "Authenticate with `Authorization: Embed <token>` (issued to the widget for one allowed site). Accepted only from the widget itself or that site; rate limited per visitor (widget load and client address, per hour and per UTC day) and refused with 429 once the app's daily spending cap is reached.",
         params: SlugParams,
         body: EmbedMessageRequestSchema,
         response: { 200: EmbedMessageResponseSchema, ...errors },
@@ -162,7 +173,15 @@ export const embedRoutes: FastifyPluginAsyncZod<{
         ip: request.ip,
       });
       reply.headers(rateLimitHeaders(limit));
+      const limits = await getEmbedLimits(db, application.id);
+      await countVisitorCall(db, {
+        applicationId: application.id,
+        visitorId: claims.visitor,
+        ip: request.ip,
+        limits,
+      });
       return runEmbeddedCall(db, {
+        limits,
         request,
         application,
         claims,

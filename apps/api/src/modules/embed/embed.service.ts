@@ -8,6 +8,7 @@ import { AppError, notFound } from "../../lib/errors.ts";
 import { type ApplicationRow, findApplicationBySlug } from "../applications/applications.service.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { priceFields } from "../billing/price-changes.ts";
+import type { EmbedLimits } from "./embed-limits.ts";
 
 /** How long a widget may call with one token; it asks its host page to reload it after that. */
 export const EMBED_TOKEN_TTL_SECONDS = 10 * 60;
@@ -39,11 +40,20 @@ export async function replaceEmbedOrigins(db: Database, applicationId: string, o
   });
 }
 
-export function toEmbedSettings(app: ApplicationRow, origins: string[], publicUrl: string): EmbedSettings {
+export function toEmbedSettings(
+  app: ApplicationRow,
+  origins: string[],
+  publicUrl: string,
+  spending: { limits: EmbedLimits; spentTodayCents: number },
+): EmbedSettings {
   return {
     allowed_origins: origins,
     snippet: `<script src="${publicUrl}/embed.js" data-app="${app.slug}" async></script>`,
     ...priceFields(app),
+    daily_cap_cents: spending.limits.dailyCapCents,
+    spent_today_cents: spending.spentTodayCents,
+    visitor_calls_per_hour: spending.limits.visitorCallsPerHour,
+    visitor_calls_per_day: spending.limits.visitorCallsPerDay,
   };
 }
 

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { invocations } from "../../db/schema/index.ts";
 import { type Caller, createCaller, fundWallet, settledWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
+import { type EmbedWidget, embedWidget } from "../../test/embed-widget.ts";
 import { startFakeOpenAi } from "../../test/fake-openai.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
 import { reconcile } from "../billing/ledger.service.ts";
@@ -16,7 +17,7 @@ let server: TestServer;
 let vendor: Awaited<ReturnType<typeof startFakeOpenAi>>;
 let creator: Caller;
 let stranger: Caller;
-let visitorIp = 0;
+let widget: EmbedWidget;
 
 beforeAll(async () => {
   vendor = await startFakeOpenAi();
@@ -31,6 +32,7 @@ beforeAll(async () => {
   creator = await createCaller(server.baseUrl, "Embed Creator");
   stranger = await createCaller(server.baseUrl, "Stranger");
   await fundWallet(creator, 2_000);
+  widget = embedWidget(server.baseUrl, SHOP);
 });
 afterAll(async () => {
   await server?.stop();
@@ -39,65 +41,10 @@ afterAll(async () => {
 });
 beforeEach(() => vendor.set({ kind: "echo" }));
 
-async function createEmbedApp(
-  owner: Caller,
-  options: { origins?: string[]; visibility?: string; mode?: string; prompt?: object } = {},
-) {
-  const created = await owner.api("POST", "/api/app/", {
-    body: {
-      name: `Embed ${Math.random().toString(36).slice(2, 8)}`,
-      interaction_mode: options.mode ?? "chat",
-      visibility: options.visibility ?? "embed",
-      price_cents: 25,
-    },
-  });
-  expect(created.status).toBe(201);
-  const slug = created.body.slug as string;
-  const prompt = { model: "gpt-4-turbo", ...options.prompt };
-  expect((await owner.api("PATCH", `/api/app/${slug}/prompt/`, { body: prompt })).status).toBe(200);
-  await owner.api("PATCH", `/api/app/${slug}/update_status/`, { body: { status: "live" } });
-  const saved = await owner.api("PUT", `/api/app/${slug}/embed`, {
-    body: { allowed_origins: options.origins ?? [SHOP] },
-  });
-  expect(saved.status).toBe(200);
-  return { slug, id: created.body.id as string };
-}
-
-/** The widget page as a browser frames it from `hostPage`; its token when it was issued one. */
-async function loadWidget(slug: string, hostPage?: string) {
-  const response = await fetch(`${server.baseUrl}/embed/${slug}`, {
-    headers: hostPage ? { referer: hostPage } : {},
-  });
-  const html = await response.text();
-  const config = /<script type="application\/json" id="promptmint-embed">(.*?)<\/script>/s.exec(html)?.[1];
-  return {
-    status: response.status,
-    csp: response.headers.get("content-security-policy") ?? "",
-    html,
-    token: config ? (JSON.parse(config).token as string) : undefined,
-  };
-}
-
-/** A widget call from `origin` (default: the widget itself), from a fresh visitor address unless `ip` is given. */
-async function sendMessage(
-  slug: string,
-  token: string | undefined,
-  options: { origin?: string | null; ip?: string; body?: object; method?: string } = {},
-) {
-  const preflight = options.method === "OPTIONS";
-  const headers: Record<string, string> = { "x-forwarded-for": options.ip ?? `10.0.0.${++visitorIp}` };
-  if (!preflight) headers["content-type"] = "application/json";
-  if (token) headers.authorization = `Embed ${token}`;
-  const origin = options.origin === undefined ? server.baseUrl : options.origin;
-  if (origin) headers.origin = origin;
-  const response = await fetch(`${server.baseUrl}/api/embed/${slug}/messages`, {
-    method: options.method ?? "POST",
-    headers,
-    body: preflight ? undefined : JSON.stringify(options.body ?? { query: "Hello there" }),
-  });
-  const text = await response.text();
-  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
-}
+// The widget's calls as a browser on SHOP makes them (test/embed-widget.ts).
+const createEmbedApp: EmbedWidget["createEmbedApp"] = (...args) => widget.createEmbedApp(...args);
+const loadWidget: EmbedWidget["loadWidget"] = (...args) => widget.loadWidget(...args);
+const sendMessage: EmbedWidget["sendMessage"] = (...args) => widget.sendMessage(...args);
 
 async function wallet(caller: Caller) {
   return (await caller.api("GET", "/api/wallet/")).body as {
@@ -117,6 +64,10 @@ describe("allowed origins", () => {
       price_cents: 25,
       pending_price_cents: null,
       pending_price_at: null,
+      daily_cap_cents: 500,
+      spent_today_cents: 0,
+      visitor_calls_per_hour: 20,
+      visitor_calls_per_day: 100,
     });
     const saved = await creator.api("PUT", `/api/app/${slug}/embed`, {
       body: { allowed_origins: ["https://Shop.example/", SHOP, "http://localhost:8080"] },

@@ -6,6 +6,7 @@ import { AppError } from "../../lib/errors.ts";
 import type { SafeFetch } from "../../lib/safe-fetch.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
 import type { ApplicationRow } from "../applications/applications.service.ts";
+import { effectivePriceCents } from "../billing/price-changes.ts";
 import type { ExecutionResult, GatewayInput } from "../gateway/execution.ts";
 import { maxPriceOf } from "../gateway/max-price.ts";
 import { openPaidCall } from "../gateway/paid-call.ts";
@@ -13,10 +14,13 @@ import { preparePromptExecution } from "../gateway/prompt-call.ts";
 import { prepareWorkflowExecution } from "../gateway/workflow-call.ts";
 import type { LlmClient } from "../models/llm.ts";
 import { type EmbedClaims, findOwner } from "./embed.service.ts";
+import { type EmbedLimits, reserveEmbedSpend } from "./embed-limits.ts";
 
 /**
  * One widget message through the gateway's path (prepare → hold → call → settle and record, or
- * release), made in the owner's name for the visitor and paid from the owner's wallet.
+ * release), made in the owner's name for the visitor and paid from the owner's wallet, within
+ * the app's daily cap: its price is counted against the cap before it is paid for and given back
+ * when it is not charged (embed-limits.ts).
  */
 export async function runEmbeddedCall(
   db: Database,
@@ -29,6 +33,7 @@ export async function runEmbeddedCall(
     secrets: SecretBox;
     safeFetch: SafeFetch;
     publicUrl: string;
+    limits: EmbedLimits;
   },
 ): Promise<EmbedMessageResponse> {
   const { request, application, claims, body } = options;
@@ -52,6 +57,11 @@ export async function runEmbeddedCall(
           secrets: options.secrets,
           fetch: options.safeFetch,
         });
+  const spend = await reserveEmbedSpend(db, {
+    applicationId: application.id,
+    priceCents: effectivePriceCents(application),
+    capCents: options.limits.dailyCapCents,
+  });
   const paid = await openPaidCall(db, {
     request,
     caller: owner,
@@ -64,7 +74,8 @@ export async function runEmbeddedCall(
     topUpUrl: `${options.publicUrl}/wallet`,
     ownerPays: true,
     maxPriceCents: maxPriceOf(request, body.max_price_cents),
-  }).catch((error) => {
+  }).catch(async (error) => {
+    await spend.giveBack();
     // The visitor is not the one who can fix an empty wallet, nor should they see its balance.
     if (error instanceof AppError && error.code === "payment_required")
       throw new AppError("payment_required", "This assistant is unavailable right now");
@@ -78,6 +89,7 @@ export async function runEmbeddedCall(
     const appError =
       error instanceof AppError ? error : new AppError("upstream_failed", "The upstream failed to answer");
     await paid.release();
+    await spend.giveBack();
     if (appError.status >= 500) await paid.record("error", undefined, appError);
     throw appError;
   }

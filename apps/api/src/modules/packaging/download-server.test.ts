@@ -1,5 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -28,8 +30,12 @@ afterAll(async () => {
 });
 
 /** Starts the downloaded `server.mjs` as its own process; resolves with its URL once it listens. */
-async function startAppServer(folder: string, env: Record<string, string> = {}): Promise<string> {
-  const port = await freePort();
+async function startAppServer(
+  folder: string,
+  env: Record<string, string> = {},
+  port?: number,
+): Promise<string> {
+  port ??= await freePort();
   const child = spawn(process.execPath, ["server.mjs"], {
     cwd: folder,
     env: { PATH: process.env.PATH ?? "", ...env, PORT: String(port) },
@@ -149,5 +155,156 @@ describe("the downloaded app's server.mjs", () => {
     const unconfigured = await post(`${noKey}/api/chat-messages`, { query: "Hi", inputs: {} });
     expect(unconfigured.status).toBe(503);
     expect((await unconfigured.json()).message).toContain("PROMPTMINT_API_KEY");
+  });
+});
+
+/** A stand-in for Promptmint that counts what reaches it. */
+async function startCountingUpstream() {
+  const received: string[] = [];
+  const upstream = http.createServer((req, res) => {
+    received.push(`${req.method} ${req.url}`);
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify({ answer: "ok" }));
+  });
+  await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
+  const { port } = upstream.address() as AddressInfo;
+  return { received, url: `http://127.0.0.1:${port}`, close: () => upstream.close() };
+}
+
+/** A raw HTTP request, so tests can send what browsers send (Host, Origin, Sec-Fetch-*). */
+function rawRequest(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string; host?: string } = {},
+): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }> {
+  return new Promise((resolve, reject) => {
+    const target = new URL(url);
+    const request = http.request(
+      {
+        host: options.host ?? target.hostname,
+        port: target.port,
+        path: target.pathname,
+        method: options.method ?? "POST",
+        headers: options.headers,
+      },
+      (response) => {
+        let body = "";
+        response.on("data", (chunk) => {
+          body += chunk;
+        });
+        response.on("end", () =>
+          resolve({ status: response.statusCode ?? 0, body, headers: response.headers }),
+        );
+      },
+    );
+    request.on("error", reject);
+    request.end(options.body);
+  });
+}
+
+/** An address of this machine other than loopback, if it has one. */
+function externalAddress(): string | undefined {
+  return Object.values(os.networkInterfaces())
+    .flat()
+    .find((entry) => entry && entry.family === "IPv4" && !entry.internal)?.address;
+}
+
+describe("server.mjs guarding the owner's key", () => {
+  let folder: string;
+  let upstream: Awaited<ReturnType<typeof startCountingUpstream>>;
+  const configured = () => ({
+    PROMPTMINT_BASE_URL: upstream.url,
+    PROMPTMINT_APP_SLUG: "guarded",
+    PROMPTMINT_API_KEY: "pm_guarded_test_key",
+  });
+
+  beforeAll(async () => {
+    const { body: app } = await owner.api("POST", "/api/app/", { body: { name: "Guarded Chat" } });
+    const zip = await downloadAppPackage(server.baseUrl, owner, app.slug);
+    folder = writeAppPackage(zip.files, mkdtempSync(path.join(workDir, "guarded-")));
+    upstream = await startCountingUpstream();
+  });
+  afterAll(() => upstream?.close());
+
+  it("refuses cross-site and no-cors posts and non-JSON bodies before they reach Promptmint", async () => {
+    const appUrl = await startAppServer(folder, configured());
+    const endpoint = `${appUrl}/api/completion-messages`;
+    const body = JSON.stringify({ inputs: { query: "spend it" } });
+    const attempts: Record<string, string>[] = [
+      // What <form> or fetch(..., {mode: "no-cors"}) on another site sends.
+      {
+        "content-type": "text/plain",
+        origin: "https://evil.example",
+        "sec-fetch-site": "cross-site",
+        "sec-fetch-mode": "no-cors",
+      },
+      { "content-type": "application/json", origin: "https://evil.example" },
+      { "content-type": "application/json", "sec-fetch-site": "same-site" },
+      { "content-type": "application/json", origin: "null" },
+    ];
+    for (const headers of attempts) {
+      const answer = await rawRequest(endpoint, { headers, body });
+      expect(answer.status, JSON.stringify(headers)).toBe(403);
+      expect(JSON.parse(answer.body).message).toMatch(/Cross-site requests are not forwarded/);
+    }
+    for (const type of [
+      "text/plain",
+      "application/x-www-form-urlencoded",
+      "multipart/form-data; boundary=x",
+    ]) {
+      const answer = await rawRequest(endpoint, { headers: { "content-type": type }, body });
+      expect(answer.status, type).toBe(415);
+    }
+    // A site whose name resolves to 127.0.0.1 (DNS rebinding) is not this page either.
+    const port = new URL(appUrl).port;
+    const rebound = await rawRequest(endpoint, {
+      headers: {
+        "content-type": "application/json",
+        host: `evil.example:${port}`,
+        origin: `http://evil.example:${port}`,
+      },
+      body,
+    });
+    expect(rebound.status).toBe(403);
+    expect(upstream.received).toEqual([]);
+
+    // Its own page's call goes through.
+    const own = await rawRequest(endpoint, {
+      headers: {
+        "content-type": "application/json",
+        origin: `http://localhost:${port}`,
+        host: `localhost:${port}`,
+        "sec-fetch-site": "same-origin",
+      },
+      body,
+    });
+    expect(own.status).toBe(200);
+    expect(upstream.received).toEqual(["POST /api/app/guarded/completion-messages"]);
+  });
+
+  it("rate-limits each visitor address with 429 and Retry-After", async () => {
+    upstream.received.length = 0;
+    const appUrl = await startAppServer(folder, { ...configured(), RATE_LIMIT_PER_MINUTE: "3" });
+    const statuses: number[] = [];
+    let retryAfter: string | null = null;
+    for (let i = 0; i < 5; i++) {
+      const answer = await post(`${appUrl}/api/completion-messages`, { inputs: { query: `call ${i}` } });
+      statuses.push(answer.status);
+      if (answer.status === 429) retryAfter = answer.headers.get("retry-after");
+    }
+    expect(statuses).toEqual([200, 200, 200, 429, 429]);
+    expect(Number(retryAfter)).toBeGreaterThan(0);
+    expect(upstream.received).toHaveLength(3);
+  });
+
+  it("listens on 127.0.0.1 only unless HOST says otherwise", async () => {
+    const port = await freePort();
+    await startAppServer(folder, configured(), port);
+    expect((await fetch(`http://127.0.0.1:${port}/app.json`)).status).toBe(200);
+    const address = externalAddress();
+    expect(address, "this test needs a network interface besides loopback").toBeDefined();
+    await expect(fetch(`http://${address}:${port}/app.json`)).rejects.toThrow();
+    const everywhere = await freePort();
+    await startAppServer(folder, { ...configured(), HOST: "0.0.0.0" }, everywhere);
+    expect((await fetch(`http://${address}:${everywhere}/app.json`)).status).toBe(200);
   });
 });

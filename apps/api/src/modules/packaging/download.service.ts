@@ -117,6 +117,8 @@ export async function buildAppPackage(
       `PROMPTMINT_APP_SLUG=${app.slug}`,
       "PROMPTMINT_API_KEY=",
       "PORT=8080",
+      "# 127.0.0.1 serves this machine only; 0.0.0.0 lets anyone who reaches it spend your key (README.md)",
+      "HOST=127.0.0.1",
       "",
     ].join("\n"),
   );

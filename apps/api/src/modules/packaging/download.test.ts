@@ -70,6 +70,7 @@ describe("download-frontend", () => {
     expect(env).toContain(`PROMPTMINT_APP_SLUG=${slug}\n`);
     expect(env).toMatch(/^PROMPTMINT_API_KEY=$/m);
     expect(env).toContain("PORT=");
+    expect(env).toMatch(/^HOST=127\.0\.0\.1$/m);
     expect(Object.values(zip.files).join("\n")).not.toMatch(/pm_[A-Za-z0-9]/);
 
     const { inputs, ...app } = JSON.parse(zip.files[`${folder}/app.json`] ?? "");

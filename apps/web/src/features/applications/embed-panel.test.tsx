@@ -12,13 +12,17 @@ import { renderRoute } from "../../test/render-route";
 const EMBED = "/api/app/blog-writer/embed";
 const SNIPPET = '<script src="http://localhost:3000/embed.js" data-app="blog-writer" async></script>';
 
-function stubEmbedApi(visibility: "embed" | "public" = "embed") {
+function stubEmbedApi(visibility: "embed" | "public" = "embed", spentToday = 75) {
   let settings: EmbedSettings = {
     allowed_origins: ["https://blog.example"],
     snippet: SNIPPET,
     price_cents: 150,
     pending_price_cents: null,
     pending_price_at: null,
+    daily_cap_cents: 500,
+    spent_today_cents: spentToday,
+    visitor_calls_per_hour: 20,
+    visitor_calls_per_day: 100,
   };
   return stubSignedInApi({
     "GET /api/app/blog-writer/": () => jsonResponse(applicationFixture({ visibility, status: "live" })),
@@ -27,7 +31,22 @@ function stubEmbedApi(visibility: "embed" | "public" = "embed") {
     "GET /api/wallet/": () => jsonResponse(walletFixture({ balance_cents: 420 })),
     [`GET ${EMBED}`]: () => jsonResponse(settings),
     [`PUT ${EMBED}`]: ({ body }: RecordedRequest) => {
-      const origins = (body as { allowed_origins: string[] }).allowed_origins;
+      const update = body as Partial<EmbedSettings>;
+      if (update.allowed_origins === undefined) {
+        if ((update.visitor_calls_per_hour ?? 1) < 1)
+          return jsonResponse(
+            {
+              code: "bad_request",
+              message: "Invalid request",
+              status: 400,
+              fields: { visitor_calls_per_hour: "must be at least 1" },
+            },
+            400,
+          );
+        settings = { ...settings, ...update };
+        return jsonResponse(settings);
+      }
+      const origins = update.allowed_origins;
       const bad = origins.findIndex((origin) => origin.includes("/shop"));
       if (bad >= 0)
         return jsonResponse(
@@ -95,6 +114,48 @@ describe("the embed panel", () => {
       allowed_origins: ["https://blog.example", "http://localhost:8080"],
     });
     await waitFor(() => expect(card.queryByText(/must be an origin/)).toBeNull());
+  });
+
+  it("shows today's embedded spend against the daily cap and saves the spending limits", async () => {
+    const api = stubEmbedApi();
+    renderDetail();
+    const card = await embedCard();
+    expect((await card.findByText(/Spent today \(UTC\):/)).textContent).toBe(
+      "Spent today (UTC): $0.75 of your $5.00 daily cap",
+    );
+    expect(card.queryByText(/The daily cap is reached/)).toBeNull();
+    const user = userEvent.setup();
+    const cap = card.getByLabelText("Daily spending cap (USD)");
+    const perHour = card.getByLabelText("Calls per visitor per hour");
+
+    await user.clear(perHour);
+    await user.type(perHour, "0");
+    await user.click(card.getByRole("button", { name: "Save Spending Limits" }));
+    expect(await card.findByText("must be at least 1")).toBeDefined();
+
+    await user.clear(cap);
+    await user.type(cap, "12.345");
+    await user.clear(perHour);
+    await user.type(perHour, "5");
+    await user.click(card.getByRole("button", { name: "Save Spending Limits" }));
+    await waitFor(() => expect(api.callsTo(`PUT ${EMBED}`)).toHaveLength(2));
+    expect(api.callsTo(`PUT ${EMBED}`)[1]?.body).toEqual({
+      daily_cap_cents: 1235,
+      visitor_calls_per_hour: 5,
+      visitor_calls_per_day: 100,
+    });
+    await waitFor(() =>
+      expect(card.getByText(/Spent today \(UTC\):/).textContent).toBe(
+        "Spent today (UTC): $0.75 of your $12.35 daily cap",
+      ),
+    );
+  });
+
+  it("says when the daily cap is reached", async () => {
+    stubEmbedApi("embed", 450);
+    renderDetail();
+    const card = await embedCard();
+    expect(await card.findByText(/The daily cap is reached/)).toBeDefined();
   });
 
   it("is not shown for apps that are not embeddable", async () => {

@@ -14,6 +14,7 @@ import { formatCents } from "../../lib/format";
 import { useWallet } from "../../lib/wallet-query";
 import { useEmbedSettings } from "./api/get-embed-settings";
 import { useUpdateEmbedSettings } from "./api/update-embed-settings";
+import { EmbedSpendingForm } from "./embed-spending-form";
 
 const linesOf = (text: string) =>
   text
@@ -56,6 +57,7 @@ export function EmbedPanel({ application }: { application: Application }) {
         ) : (
           <>
             <AllowedOriginsForm slug={application.slug} saved={settings.data.allowed_origins} />
+            <EmbedSpendingForm slug={application.slug} settings={settings.data} />
             <div className="space-y-2">
               <div className="flex flex-wrap items-center justify-between gap-2">
                 <h3 className="text-sm font-medium text-slate-700">Snippet</h3>
@@ -83,8 +85,8 @@ function CreatorPaysNotice({ priceCents }: { priceCents: number }) {
     <Alert tone="warning" role="note" title="You pay for your embedded traffic">
       <p>
         Calls from the widget are charged to your wallet at the app's price per call (
-        {formatCents(priceCents)}). Visitors don't pay; when your wallet is empty the widget tells them it is
-        unavailable.
+        {formatCents(priceCents)}), up to the daily cap you set below. Visitors don't pay; when your wallet is
+        empty the widget tells them it is unavailable.
       </p>
       <div className="flex flex-wrap items-center gap-3 pt-1">
         <span>

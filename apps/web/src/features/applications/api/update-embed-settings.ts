@@ -3,7 +3,7 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { apiRequest } from "../../../lib/api-client";
 import { embedSettingsQueryKey } from "./get-embed-settings";
 
-/** `PUT /app/{slug}/embed`: replaces the allowed origins. */
+/** `PUT /app/{slug}/embed`: replaces the allowed origins and/or the spending limits it names. */
 export function updateEmbedSettings(slug: string, body: UpdateEmbedSettings): Promise<EmbedSettings> {
   return apiRequest(`/app/${encodeURIComponent(slug)}/embed`, {
     method: "PUT",
