@@ -22,7 +22,7 @@ import {
   toApplication,
   updateApplication,
 } from "./applications.service.ts";
-import { saveUpload } from "./uploads.service.ts";
+import { removeUploads, saveUpload } from "./uploads.service.ts";
 
 const errors = {
   400: ApiErrorSchema,
@@ -42,7 +42,8 @@ export const applicationsRoutes: FastifyPluginAsyncZod<{
   secrets: SecretBox;
   dataDir: string;
   maxUploadBytes: number;
-}> = async (app, { db, guards, secrets, dataDir, maxUploadBytes }) => {
+  uploadQuotaBytes: number;
+}> = async (app, { db, guards, secrets, dataDir, maxUploadBytes, uploadQuotaBytes }) => {
   const present = async (userId: string, row: Parameters<typeof toApplication>[0]) =>
     toApplication(row, await creatorNameFor(db, userId), secrets);
   const tags = ["applications"];
@@ -140,6 +141,7 @@ export const applicationsRoutes: FastifyPluginAsyncZod<{
     async (request, reply) => {
       const row = await getOwnApplication(db, currentUser(request), request.params.slug);
       await deleteApplication(db, row);
+      await removeUploads(dataDir, row.id);
       return reply.status(204).send(null);
     },
   );
@@ -206,6 +208,7 @@ export const applicationsRoutes: FastifyPluginAsyncZod<{
           uploader: user,
           dataDir,
           maxBytes: maxUploadBytes,
+          quotaBytes: uploadQuotaBytes,
         }),
       );
     },

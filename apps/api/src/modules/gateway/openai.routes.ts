@@ -1,8 +1,10 @@
 import { and, eq, or } from "drizzle-orm";
+import type { FastifyError } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { applications } from "../../db/schema/index.ts";
 import { databaseUnavailable } from "../../lib/database-errors.ts";
+import { describeClientError } from "../../lib/error-handler.ts";
 import { AppError } from "../../lib/errors.ts";
 import { currentUser } from "../auth/authenticate.ts";
 import type { ChatMessage } from "../models/llm.ts";
@@ -17,6 +19,7 @@ import type { ExecutionResult, GatewayInput } from "./execution.ts";
 import { type GatewayDeps, naturalModeOf, prepareExecution } from "./gateway-call.ts";
 import { openPaidCall } from "./paid-call.ts";
 import { rateLimitHook } from "./rate-limit.ts";
+import { createSseWriter } from "./sse-writer.ts";
 
 const ContentSchema = z.union([
   z.string(),
@@ -63,11 +66,11 @@ const text = (content: z.infer<typeof ContentSchema> | null | undefined) =>
  */
 export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (
   app,
-  { db, guards, llm, rateLimiter, admission, secrets, safeFetch, feePercent, publicUrl },
+  { db, guards, llm, rateLimiter, admission, openStreams, secrets, safeFetch, feePercent, publicUrl },
 ) => {
   // OpenAI's error shape on these routes, with our status codes.
   app.setErrorHandler(
-    (error: Error & { statusCode?: number; validation?: unknown; code?: string }, _request, reply) => {
+    (error: Error & { statusCode?: number; validation?: unknown; code?: string }, request, reply) => {
       const unavailable = databaseUnavailable(error);
       if (unavailable) error = unavailable;
       const status =
@@ -93,7 +96,9 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (
           ? "Internal server error"
           : error.validation
             ? `Invalid request: ${error.message}`
-            : error.message;
+            : error instanceof AppError
+              ? error.message
+              : describeClientError(error as FastifyError, request);
       return reply.status(status).send({
         error: {
           message,
@@ -189,6 +194,8 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (
     async (request, reply) => {
       const caller = currentUser(request);
       const body = request.body;
+      // Counted before anything is prepared or paid, so a refused stream costs nothing.
+      if (body.stream) openStreams.open(request, reply);
       const application = await findCallableApp(db, body.model, caller);
       const turns = body.messages.filter((m) => m.role === "user" || m.role === "assistant");
       const last = turns.at(-1);
@@ -273,21 +280,27 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (
         "cache-control": "no-cache, no-transform",
         connection: "keep-alive",
       });
+      const writer = createSseWriter(raw);
       const chunk = (delta: object, finish: string | null, extra: object = {}) =>
-        raw.write(
+        writer.write(
           `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: paid.createdAt, model: application.slug, choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }], ...extra })}\n\n`,
         );
       try {
-        chunk({ role: "assistant", content: "" }, null);
+        let delivered = await chunk({ role: "assistant", content: "" }, null);
         const stream = execution.stream();
-        for await (const piece of stream.chunks) chunk({ content: piece }, null);
+        for await (const piece of stream.chunks) {
+          delivered = delivered && (await chunk({ content: piece }, null));
+          // Gone, or dropped for not reading (sse-writer.ts): the call fails and is not charged.
+          if (!delivered)
+            throw new AppError("bad_request", "The client disconnected before the answer was complete");
+        }
         const result = await stream.result;
         await paid.record("success", result);
-        chunk({}, "stop", { usage: usage(result) });
-        raw.write("data: [DONE]\n\n");
+        await chunk({}, "stop", { usage: usage(result) });
+        await writer.write("data: [DONE]\n\n");
       } catch (error) {
         const appError = await fail(error);
-        raw.write(
+        await writer.write(
           `data: ${JSON.stringify({ error: { message: appError.message, type: "api_error", param: null, code: appError.code } })}\n\n`,
         );
       } finally {
