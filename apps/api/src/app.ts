@@ -19,7 +19,9 @@ import { deleteExpiredOidcPayloads } from "./identity/oidc-adapter.ts";
 import { createOidcProvider } from "./identity/oidc-provider.ts";
 import { loadSigningKeys, toPublicJwks } from "./identity/signing-keys.ts";
 import { createAdmissionGate } from "./lib/admission.ts";
+import { limitPublicBodies } from "./lib/body-limits.ts";
 import { installErrorHandler } from "./lib/error-handler.ts";
+import { installJsonBodyParser } from "./lib/json-body.ts";
 import { installMetrics } from "./lib/metrics.ts";
 import { installNulGuard } from "./lib/nul-guard.ts";
 import { createSafeFetch } from "./lib/safe-fetch.ts";
@@ -46,6 +48,7 @@ import { exploreRoutes } from "./modules/explore/explore.routes.ts";
 import { gatewayRoutes } from "./modules/gateway/gateway.routes.ts";
 import type { GatewayDeps } from "./modules/gateway/gateway-call.ts";
 import { closeLeases } from "./modules/gateway/leases.ts";
+import { createOpenStreams } from "./modules/gateway/open-streams.ts";
 import { openAiRoutes } from "./modules/gateway/openai.routes.ts";
 import { createMemoryRateLimiter, createRedisRateLimiter } from "./modules/gateway/rate-limit.ts";
 import { keysRoutes } from "./modules/keys/keys.routes.ts";
@@ -97,6 +100,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
 
   installErrorHandler(app);
   const securityHeaders = installSecurityHeaders(app, config);
+  installJsonBodyParser(app);
+  limitPublicBodies(app);
   installNulGuard(app);
   const registry = installMetrics(app);
 
@@ -190,6 +195,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     llm,
     rateLimiter,
     admission: createAdmissionGate(config.gatewayAdmissionLimit),
+    openStreams: createOpenStreams(config.maxOpenStreams),
     secrets,
     safeFetch,
     feePercent: config.platformFeePercent,
@@ -211,6 +217,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       stripe,
       feePercent: config.platformFeePercent,
       priceNoticeMs: config.priceIncreaseNoticeMs,
+      uploadQuotaBytes: config.uploadQuotaBytes,
     });
     await scope.register(promptsRoutes, { db, guards, llm });
     await scope.register(workflowsRoutes, { db, guards, secrets, safeFetch });

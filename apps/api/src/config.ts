@@ -71,6 +71,17 @@ const EnvSchema = z.object({
     .min(1024)
     .max(100 * 1024 * 1024)
     .default(15 * 1024 * 1024),
+  /** Total bytes of uploaded files one user may keep (all their apps together). */
+  UPLOAD_QUOTA_BYTES_PER_USER: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(1024 ** 4)
+    .default(200 * 1024 * 1024),
+  /** Streamed gateway calls one API key (or signed-in user) may have open at once. */
+  GATEWAY_MAX_OPEN_STREAMS_PER_KEY: z.coerce.number().int().min(1).max(100_000).default(20),
+  /** Streamed gateway calls one client address may have open at once (all its keys together). */
+  GATEWAY_MAX_OPEN_STREAMS_PER_IP: z.coerce.number().int().min(1).max(1_000_000).default(100),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -104,6 +115,9 @@ export interface Config {
   shutdownTimeoutSeconds: number;
   redisKeyPrefix: string;
   maxUploadBytes: number;
+  uploadQuotaBytes: number;
+  /** Open streamed calls per API key (or user) and per client address (gateway/open-streams.ts). */
+  maxOpenStreams: { perKey: number; perIp: number };
   allowPrivateUpstreams: boolean;
   redisUrl: string | undefined;
   logLevel: Env["LOG_LEVEL"];
@@ -170,6 +184,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     shutdownTimeoutSeconds: env.SHUTDOWN_TIMEOUT_SECONDS,
     redisKeyPrefix: env.REDIS_KEY_PREFIX,
     maxUploadBytes: env.MAX_UPLOAD_BYTES,
+    uploadQuotaBytes: env.UPLOAD_QUOTA_BYTES_PER_USER,
+    maxOpenStreams: {
+      perKey: env.GATEWAY_MAX_OPEN_STREAMS_PER_KEY,
+      perIp: env.GATEWAY_MAX_OPEN_STREAMS_PER_IP,
+    },
     allowPrivateUpstreams: env.ALLOW_PRIVATE_UPSTREAMS,
     redisUrl: env.REDIS_URL,
     logLevel: env.LOG_LEVEL,

@@ -33,6 +33,20 @@ export const IoSchemaSchema = z.strictObject({
   additionalProperties: z.literal(false).default(false),
 });
 export type IoSchema = z.infer<typeof IoSchemaSchema>;
+
+/** Fields a schema may declare when it is saved or tested (each may carry a pattern run on every call). */
+export const MAX_SCHEMA_FIELDS = 100;
+/**
+ * A schema as creators send it: IoSchemaSchema plus a bound on its size. Stored schemas are read
+ * with IoSchemaSchema alone, so a schema saved before the bound still loads.
+ */
+export const NewIoSchemaSchema = IoSchemaSchema.refine(
+  (schema) => Object.keys(schema.properties).length <= MAX_SCHEMA_FIELDS,
+  { message: `must declare at most ${MAX_SCHEMA_FIELDS} fields`, path: ["properties"] },
+).refine((schema) => schema.required.length <= MAX_SCHEMA_FIELDS, {
+  message: `must list at most ${MAX_SCHEMA_FIELDS} fields`,
+  path: ["required"],
+});
 export const EMPTY_IO_SCHEMA: IoSchema = {
   type: "object",
   properties: {},
@@ -93,8 +107,8 @@ export const UpdatePromptConfigSchema = z.strictObject({
   presence_penalty: modelSettingLimits.presence_penalty.optional(),
   system_prompt: z.string().max(50_000).optional(),
   prompt_template: z.string().max(50_000).optional(),
-  input_schema: IoSchemaSchema.optional(),
-  output_schema: IoSchemaSchema.nullable().optional(),
+  input_schema: NewIoSchemaSchema.optional(),
+  output_schema: NewIoSchemaSchema.nullable().optional(),
   changelog: z.string().max(500).optional(),
 });
 export type UpdatePromptConfig = z.infer<typeof UpdatePromptConfigSchema>;
@@ -113,7 +127,7 @@ export const TestConfigRequestSchema = z.strictObject({
   top_p: z.number().optional(),
   frequency_penalty: z.number().optional(),
   presence_penalty: z.number().optional(),
-  input_schema: IoSchemaSchema.optional(),
+  input_schema: NewIoSchemaSchema.optional(),
   test_inputs: z.record(z.string(), z.unknown()).default({}),
 });
 export type TestConfigRequest = z.input<typeof TestConfigRequestSchema>;

@@ -124,7 +124,9 @@ export async function identityRoutes(
       reply.hijack();
       const raw = request.raw as IncomingMessage & { originalUrl?: string };
       raw.originalUrl = raw.url;
-      raw.url = raw.url?.slice("/oidc".length) || "/";
+      // The issuer's own paths start with "/": "/oidc?x=1" is its root "/?x=1", not "?x=1".
+      const rest = raw.url?.slice("/oidc".length) ?? "";
+      raw.url = rest.startsWith("/") ? rest : `/${rest}`;
       callback(raw, reply.raw as ServerResponse);
     };
     issuer.all("/oidc", forward);

@@ -1,5 +1,6 @@
-import type { FastifyError, FastifyInstance } from "fastify";
+import type { FastifyError, FastifyInstance, FastifyRequest } from "fastify";
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from "fastify-type-provider-zod";
+import { formatBytes } from "./body-limits.ts";
 import { concurrentConflict, databaseUnavailable } from "./database-errors.ts";
 import { AppError, type ErrorCode, errorStatus, invalidFields } from "./errors.ts";
 
@@ -45,7 +46,10 @@ export function installErrorHandler(app: FastifyInstance): void {
       request.log.error({ err: error, issues: error.cause.issues }, "response did not match its schema");
       appError = new AppError("internal_error", "Internal server error");
     } else if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
-      appError = new AppError(statusToCode[error.statusCode] ?? "bad_request", describeClientError(error));
+      appError = new AppError(
+        statusToCode[error.statusCode] ?? "bad_request",
+        describeClientError(error, request),
+      );
     } else if (databaseUnavailable(error)) {
       request.log.warn({ err: error }, "database unavailable");
       appError = databaseUnavailable(error) as AppError;
@@ -76,7 +80,8 @@ export function installErrorHandler(app: FastifyInstance): void {
   });
 }
 
-function describeClientError(error: FastifyError): string {
+/** Fastify's own 4xx errors in words a caller can act on (shared with the OpenAI-shaped handler). */
+export function describeClientError(error: FastifyError, request: FastifyRequest): string {
   switch (error.code) {
     case "FST_ERR_CTP_INVALID_JSON_BODY":
     case "FST_ERR_CTP_EMPTY_JSON_BODY":
@@ -84,7 +89,7 @@ function describeClientError(error: FastifyError): string {
         ? "Request body is empty but Content-Type is application/json"
         : "Request body is not valid JSON";
     case "FST_ERR_CTP_BODY_TOO_LARGE":
-      return "Request body is too large";
+      return `Request body is too large: this route accepts at most ${formatBytes(request.routeOptions.bodyLimit)}`;
     case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
       return "Unsupported Content-Type; send application/json";
     default:

@@ -214,7 +214,13 @@ export function fuzzRoutes(tags: string[]): void {
         });
         statuses[`${operation.method} ${operation.path}`] = answer.statusCode;
       }
-      expect(Object.entries(statuses).filter(([, status]) => status !== 413)).toEqual([]);
+      // The widget's route checks its embed token before reading any body: a bearer token is none.
+      const refusedFirst = new Set(["POST /api/embed/{slug}/messages"]);
+      expect(
+        Object.entries(statuses).filter(
+          ([route, status]) => status !== 413 && !(refusedFirst.has(route) && status === 401),
+        ),
+      ).toEqual([]);
     });
   });
 }

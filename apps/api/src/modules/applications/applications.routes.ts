@@ -23,7 +23,7 @@ import {
   toApplication,
   updateApplication,
 } from "./applications.service.ts";
-import { saveUpload } from "./uploads.service.ts";
+import { removeUploads, saveUpload } from "./uploads.service.ts";
 
 const errors = {
   400: ApiErrorSchema,
@@ -47,7 +47,11 @@ export const applicationsRoutes: FastifyPluginAsyncZod<{
   feePercent: number;
   /** How long a raised price is announced before it is charged. */
   priceNoticeMs: number;
-}> = async (app, { db, guards, secrets, dataDir, maxUploadBytes, stripe, feePercent, priceNoticeMs }) => {
+  uploadQuotaBytes: number;
+}> = async (
+  app,
+  { db, guards, secrets, dataDir, maxUploadBytes, stripe, feePercent, priceNoticeMs, uploadQuotaBytes },
+) => {
   const present = async (userId: string, row: Parameters<typeof toApplication>[0]) =>
     toApplication(row, await creatorNameFor(db, userId), secrets);
   const tags = ["applications"];
@@ -146,6 +150,7 @@ export const applicationsRoutes: FastifyPluginAsyncZod<{
     async (request, reply) => {
       const row = await getOwnApplication(db, currentUser(request), request.params.slug);
       await deleteApplication(db, row, { stripe, feePercent });
+      await removeUploads(dataDir, row.id);
       return reply.status(204).send(null);
     },
   );
@@ -215,6 +220,7 @@ export const applicationsRoutes: FastifyPluginAsyncZod<{
           uploader: user,
           dataDir,
           maxBytes: maxUploadBytes,
+          quotaBytes: uploadQuotaBytes,
         }),
       );
     },

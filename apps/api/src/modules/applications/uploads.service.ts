@@ -4,9 +4,11 @@ import { mkdir, rm } from "node:fs/promises";
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
 import type { UploadedFile } from "@promptmint/contracts";
+import { eq, sql } from "drizzle-orm";
 import type { FastifyRequest } from "fastify";
 import type { Database } from "../../db/client.ts";
 import { uploadedFiles } from "../../db/schema/index.ts";
+import { formatBytes } from "../../lib/body-limits.ts";
 import { AppError } from "../../lib/errors.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import type { ApplicationRow } from "./applications.service.ts";
@@ -44,13 +46,19 @@ export async function saveUpload(
     uploader: LocalUser;
     dataDir: string;
     maxBytes: number;
+    /** Total bytes one user's uploads may take on disk, all apps together. */
+    quotaBytes: number;
   },
 ): Promise<UploadedFile> {
   const { request } = options;
   if (!request.isMultipart())
     throw new AppError("unsupported_media_type", "Send the file as multipart/form-data in the field 'file'");
+  const left = options.quotaBytes - (await bytesUploadedBy(db, options.uploader.id));
+  if (left <= 0) throw overQuota(options.quotaBytes);
+  // A file past what the quota has left is cut off while it streams, like one past the size limit.
+  const limit = Math.min(options.maxBytes, left);
   const part = await request
-    .file({ limits: { fileSize: options.maxBytes, files: 1 } })
+    .file({ limits: { fileSize: limit, files: 1 } })
     .catch((error: unknown) => Promise.reject(asClientError(error)));
   if (!part)
     throw new AppError("bad_request", "No file received: send it in the multipart field 'file'", {
@@ -63,6 +71,14 @@ export async function saveUpload(
       `Unexpected field '${part.fieldname}': send the file in the field 'file'`,
       { fields: { file: "is required" } },
     );
+  }
+  // PostgreSQL cannot store a NUL, and control characters have no place in a file name.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: that is what it looks for
+  if (/[\u0000-\u001f\u007f]/.test(part.filename ?? "")) {
+    part.file.resume();
+    throw new AppError("bad_request", "The file's name must not contain control characters such as NUL", {
+      fields: { file: "has a name with control characters" },
+    });
   }
   const name = path.basename(part.filename || "upload").slice(0, 200);
   const extension = path.extname(name).toLowerCase();
@@ -78,7 +94,7 @@ export async function saveUpload(
     );
   }
   const id = randomUUID();
-  const dir = path.join(options.dataDir, "uploads", options.application.id);
+  const dir = uploadsDir(options.dataDir, options.application.id);
   await mkdir(dir, { recursive: true });
   const storagePath = path.join(dir, `${id}${extension}`);
 
@@ -91,6 +107,7 @@ export async function saveUpload(
   try {
     await pipeline(part.file, createWriteStream(storagePath));
     if (part.file.truncated) {
+      if (limit < options.maxBytes) throw overQuota(options.quotaBytes);
       throw new AppError(
         "payload_too_large",
         `File is larger than the ${Math.floor(options.maxBytes / 1024 / 1024)} MiB limit`,
@@ -114,20 +131,33 @@ export async function saveUpload(
   const mimeType = allowedTypes.includes(part.mimetype)
     ? part.mimetype
     : (allowedTypes[0] ?? "application/octet-stream");
-  const [row] = await db
-    .insert(uploadedFiles)
-    .values({
-      id,
-      applicationId: options.application.id,
-      uploaderId: options.uploader.id,
-      name,
-      size,
-      mimeType,
-      extension: extension.slice(1),
-      storagePath,
+  const row = await db
+    .transaction(async (tx) => {
+      // One user's uploads are recorded one at a time, so parallel uploads cannot pass the quota together.
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`uploads:${options.uploader.id}`}))`);
+      const used = await bytesUploadedBy(tx as unknown as Database, options.uploader.id);
+      if (used + size > options.quotaBytes) throw overQuota(options.quotaBytes);
+      const [inserted] = await tx
+        .insert(uploadedFiles)
+        .values({
+          id,
+          applicationId: options.application.id,
+          uploaderId: options.uploader.id,
+          name,
+          size,
+          mimeType,
+          extension: extension.slice(1),
+          storagePath,
+        })
+        .returning();
+      if (!inserted) throw new Error("upload insert returned nothing");
+      return inserted;
     })
-    .returning();
-  if (!row) throw new Error("upload insert returned nothing");
+    .catch(async (error: unknown) => {
+      // A file with no row is never found again: it goes.
+      await rm(storagePath, { force: true });
+      throw error;
+    });
   return {
     id: row.id,
     name: row.name,
@@ -136,6 +166,32 @@ export async function saveUpload(
     extension: row.extension,
     created_at: row.createdAt.toISOString(),
   };
+}
+
+/** Where an app's uploads are kept; deleting the app deletes the folder. */
+function uploadsDir(dataDir: string, applicationId: string): string {
+  return path.join(dataDir, "uploads", applicationId);
+}
+
+/** Removes an app's uploaded files from disk (its rows go with the app). */
+export async function removeUploads(dataDir: string, applicationId: string): Promise<void> {
+  await rm(uploadsDir(dataDir, applicationId), { recursive: true, force: true });
+}
+
+async function bytesUploadedBy(db: Database, uploaderId: string): Promise<number> {
+  const [row] = await db
+    .select({ total: sql<string>`coalesce(sum(${uploadedFiles.size}), 0)` })
+    .from(uploadedFiles)
+    .where(eq(uploadedFiles.uploaderId, uploaderId));
+  return Number(row?.total ?? 0);
+}
+
+function overQuota(quotaBytes: number): AppError {
+  return new AppError(
+    "payload_too_large",
+    `Upload quota exceeded: your files may take at most ${formatBytes(quotaBytes)} in total`,
+    { fields: { file: "exceeds your upload quota" } },
+  );
 }
 
 /**

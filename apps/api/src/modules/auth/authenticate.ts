@@ -1,5 +1,6 @@
 import type { FastifyRequest } from "fastify";
 import type { Database } from "../../db/client.ts";
+import { authenticates } from "../../lib/body-limits.ts";
 import { AppError } from "../../lib/errors.ts";
 import { findUserByApiKey } from "../keys/keys.service.ts";
 import { findUserByToken, type LocalUser, upsertUserFromToken } from "./auth.service.ts";
@@ -71,10 +72,11 @@ export function createAuthGuards(options: { verifyToken: TokenVerifier; db: Data
     request.user = user;
   }
 
+  // Marked so that their routes keep the full body limit (lib/body-limits.ts).
   return {
-    requireToken,
-    requireUser,
-    async requireCaller(request) {
+    requireToken: authenticates(requireToken),
+    requireUser: authenticates(requireUser),
+    requireCaller: authenticates(async (request: FastifyRequest) => {
       const match = /^Bearer\s+(pm_\S+)$/i.exec(request.headers.authorization ?? "");
       if (!match?.[1]) return requireUser(request);
       const found = await findUserByApiKey(options.db, match[1]);
@@ -87,7 +89,7 @@ export function createAuthGuards(options: { verifyToken: TokenVerifier; db: Data
       if (!found.user.isActive) throw new AppError("forbidden", "This account is deactivated");
       request.user = found.user;
       request.apiKeyId = found.keyId;
-    },
+    }),
     async signInUser(token, { creator }) {
       const user = await upsertUserFromToken(options.db, await withProfileClaims(token), {
         creator,

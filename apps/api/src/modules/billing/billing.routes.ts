@@ -88,6 +88,7 @@ export const billingRoutes: FastifyPluginAsyncZod<{
 
   // Stripe's webhooks are the source of truth for card payments; the signature covers the raw body.
   await app.register(async (webhooks) => {
+    webhooks.removeContentTypeParser("application/json");
     webhooks.addContentTypeParser(
       "application/json",
       { parseAs: "buffer", bodyLimit: 512 * 1024 },
@@ -96,6 +97,8 @@ export const billingRoutes: FastifyPluginAsyncZod<{
     webhooks.post(
       "/billing/stripe/webhook",
       {
+        // Signed, so read before it can be checked: Stripe's events fit well within this.
+        bodyLimit: 512 * 1024,
         schema: {
           tags,
           summary: "Stripe webhook endpoint (signed)",

@@ -19,6 +19,7 @@ import type { RateLimiter } from "../gateway/rate-limit.ts";
 import { rateLimitHeaders } from "../gateway/rate-limit.ts";
 import type { LlmClient } from "../models/llm.ts";
 import {
+  type EmbedClaims,
   type EmbedTokens,
   findEmbeddableApp,
   listEmbedOrigins,
@@ -40,6 +41,8 @@ const errors = {
   504: ApiErrorSchema,
 };
 const SlugParams = z.object({ slug: z.string().max(100) });
+/** A widget message: a query of at most 4,000 characters and the app's few inputs. */
+export const EMBED_BODY_LIMIT_BYTES = 32 * 1024;
 const tags = ["embed"];
 
 /**
@@ -126,6 +129,20 @@ export const embedRoutes: FastifyPluginAsyncZod<{
     });
   }
 
+  /** The embed token's claims, kept for the handler; a missing or bad token is a 401 before any body is read. */
+  const claimsByRequest = new WeakMap<FastifyRequest, EmbedClaims>();
+  async function requireEmbedToken(request: FastifyRequest) {
+    const token = /^Embed\s+(\S+)$/i.exec(request.headers.authorization ?? "")?.[1];
+    if (!token)
+      throw new AppError("unauthorized", "An embed token is required: Authorization: Embed <token>");
+    claimsByRequest.set(request, await tokens.verify(token));
+  }
+  const embedClaimsOf = (request: FastifyRequest) => {
+    const claims = claimsByRequest.get(request);
+    if (!claims) throw new AppError("unauthorized", "An embed token is required");
+    return claims;
+  };
+
   app.options(
     "/embed/:slug/messages",
     { schema: { hide: true, params: SlugParams }, onRequest: allowAllowedOrigin },
@@ -148,13 +165,12 @@ export const embedRoutes: FastifyPluginAsyncZod<{
         body: EmbedMessageRequestSchema,
         response: { 200: EmbedMessageResponseSchema, ...errors },
       },
-      onRequest: [allowAllowedOrigin, options.admission.hook],
+      // The token is checked before the body is read; a widget message is small.
+      bodyLimit: EMBED_BODY_LIMIT_BYTES,
+      onRequest: [allowAllowedOrigin, requireEmbedToken, options.admission.hook],
     },
     async (request, reply) => {
-      const token = /^Embed\s+(\S+)$/i.exec(request.headers.authorization ?? "")?.[1];
-      if (!token)
-        throw new AppError("unauthorized", "An embed token is required: Authorization: Embed <token>");
-      const claims = await tokens.verify(token);
+      const claims = embedClaimsOf(request);
       const application = await findEmbeddableApp(db, request.params.slug);
       if (claims.appId !== application.id)
         throw new AppError("forbidden", "This embed token was issued for another app");

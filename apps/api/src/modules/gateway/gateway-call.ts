@@ -11,9 +11,11 @@ import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
 import type { ChatMessage, LlmClient } from "../models/llm.ts";
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
 import { claimIdempotencyKey, type IdempotencyClaim } from "./idempotency.ts";
+import type { OpenStreams } from "./open-streams.ts";
 import { openPaidCall } from "./paid-call.ts";
 import { preparePromptExecution } from "./prompt-call.ts";
 import type { RateLimiter } from "./rate-limit.ts";
+import { createSseWriter } from "./sse-writer.ts";
 import { prepareWorkflowExecution } from "./workflow-call.ts";
 
 const PING_INTERVAL_MS = 10_000;
@@ -27,6 +29,7 @@ export interface GatewayDeps {
   llm: LlmClient;
   rateLimiter: RateLimiter;
   admission: AdmissionGate;
+  openStreams: OpenStreams;
   secrets: SecretBox;
   safeFetch: SafeFetch;
   feePercent: number;
@@ -81,6 +84,8 @@ export function createGatewayCall(deps: GatewayDeps) {
   ) {
     const caller = currentUser(request);
     const slug = application.slug;
+    // Counted before anything is prepared or paid, so a refused stream costs nothing.
+    if (input.response_mode === "streaming") deps.openStreams.open(request, reply);
 
     let claim: IdempotencyClaim | undefined;
     const idempotencyKey = request.headers["idempotency-key"];
@@ -157,12 +162,13 @@ export function createGatewayCall(deps: GatewayDeps) {
       });
       // The caller learns at once that the call was accepted (and can hang up before any content).
       raw.flushHeaders();
-      const send = (event: object) => raw.write(`data: ${JSON.stringify(event)}\n\n`);
+      const writer = createSseWriter(raw);
+      const send = (event: object) => writer.write(`data: ${JSON.stringify(event)}\n\n`);
       let clientGone = false;
       raw.on("close", () => {
         clientGone = !raw.writableFinished;
       });
-      const ping = setInterval(() => raw.write("event: ping\n\n"), PING_INTERVAL_MS);
+      const ping = setInterval(() => writer.writeIfReady("event: ping\n\n"), PING_INTERVAL_MS);
       const base = {
         task_id: messageId,
         id: messageId,
@@ -175,8 +181,11 @@ export function createGatewayCall(deps: GatewayDeps) {
         // What was written to the caller: once anything was, the call is paid for (decision 025).
         let sent: string | null = null;
         for await (const chunk of stream.chunks) {
-          if (clientGone) break;
-          send({ event: "message", ...base, answer: chunk });
+          // A client that stopped reading is dropped by the writer: the same as one that left.
+          if (clientGone || !(await send({ event: "message", ...base, answer: chunk }))) {
+            clientGone = true;
+            break;
+          }
           sent = (sent ?? "") + chunk;
         }
         if (clientGone) {
@@ -186,7 +195,7 @@ export function createGatewayCall(deps: GatewayDeps) {
         }
         const result = await stream.result;
         await record("success", result);
-        send({
+        await send({
           event: "message_end",
           ...base,
           metadata: { usage: usageOf(result, performance.now() - started) },
@@ -202,7 +211,7 @@ export function createGatewayCall(deps: GatewayDeps) {
           request.log.error({ err }, "could not record a failed invocation"),
         );
         await fresh?.abandon();
-        send({
+        await send({
           event: "error",
           ...base,
           status: appError.status,

@@ -1,9 +1,11 @@
 import { MaxPriceCentsSchema } from "@promptmint/contracts";
 import { and, eq, isNull, or } from "drizzle-orm";
+import type { FastifyError } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { applications } from "../../db/schema/index.ts";
 import { databaseUnavailable } from "../../lib/database-errors.ts";
+import { describeClientError } from "../../lib/error-handler.ts";
 import { AppError } from "../../lib/errors.ts";
 import { currentUser } from "../auth/authenticate.ts";
 import type { ChatMessage } from "../models/llm.ts";
@@ -19,6 +21,7 @@ import { type GatewayDeps, naturalModeOf, prepareExecution } from "./gateway-cal
 import { maxPriceOf } from "./max-price.ts";
 import { openPaidCall } from "./paid-call.ts";
 import { rateLimitHook } from "./rate-limit.ts";
+import { createSseWriter } from "./sse-writer.ts";
 
 const ContentSchema = z.union([
   z.string(),
@@ -67,11 +70,11 @@ const text = (content: z.infer<typeof ContentSchema> | null | undefined) =>
  */
 export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (
   app,
-  { db, guards, llm, rateLimiter, admission, secrets, safeFetch, feePercent, publicUrl },
+  { db, guards, llm, rateLimiter, admission, openStreams, secrets, safeFetch, feePercent, publicUrl },
 ) => {
   // OpenAI's error shape on these routes, with our status codes.
   app.setErrorHandler(
-    (error: Error & { statusCode?: number; validation?: unknown; code?: string }, _request, reply) => {
+    (error: Error & { statusCode?: number; validation?: unknown; code?: string }, request, reply) => {
       const unavailable = databaseUnavailable(error);
       if (unavailable) error = unavailable;
       const status =
@@ -97,7 +100,9 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (
           ? "Internal server error"
           : error.validation
             ? `Invalid request: ${error.message}`
-            : error.message;
+            : error instanceof AppError
+              ? error.message
+              : describeClientError(error as FastifyError, request);
       return reply.status(status).send({
         error: {
           message,
@@ -197,6 +202,8 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (
       const caller = currentUser(request);
       const body = request.body;
       const maxPriceCents = maxPriceOf(request, body.max_price_cents);
+      // Counted before anything is prepared or paid, so a refused stream costs nothing.
+      if (body.stream) openStreams.open(request, reply);
       const application = await findCallableApp(db, body.model, caller);
       const turns = body.messages.filter((m) => m.role === "user" || m.role === "assistant");
       const last = turns.at(-1);
@@ -282,8 +289,9 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (
         "cache-control": "no-cache, no-transform",
         connection: "keep-alive",
       });
+      const writer = createSseWriter(raw);
       const chunk = (delta: object, finish: string | null, extra: object = {}) =>
-        raw.write(
+        writer.write(
           `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: paid.createdAt, model: application.slug, choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }], ...extra })}\n\n`,
         );
       let clientGone = false;
@@ -291,26 +299,27 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (
         clientGone = !raw.writableFinished;
       });
       try {
-        chunk({ role: "assistant", content: "" }, null);
+        let delivered = await chunk({ role: "assistant", content: "" }, null);
         const stream = execution.stream();
         // What was written to the caller: once anything was, the call is paid for (decision 025).
         let sent: string | null = null;
         for await (const piece of stream.chunks) {
-          if (clientGone) break;
-          chunk({ content: piece }, null);
+          // Gone, or dropped for not reading (sse-writer.ts): the same as a caller who left.
+          delivered = delivered && !clientGone && (await chunk({ content: piece }, null));
+          if (!delivered) break;
           sent = (sent ?? "") + piece;
         }
-        if (clientGone) {
+        if (!delivered || clientGone) {
           await paid.abandon(sent);
           return;
         }
         const result = await stream.result;
         await paid.record("success", result);
-        chunk({}, "stop", { usage: usage(result) });
-        raw.write("data: [DONE]\n\n");
+        await chunk({}, "stop", { usage: usage(result) });
+        await writer.write("data: [DONE]\n\n");
       } catch (error) {
         const appError = await fail(error);
-        raw.write(
+        await writer.write(
           `data: ${JSON.stringify({ error: { message: appError.message, type: "api_error", param: null, code: appError.code } })}\n\n`,
         );
       } finally {

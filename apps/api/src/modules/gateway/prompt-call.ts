@@ -150,7 +150,7 @@ function loadCallablePrompt(db: Database, app: ApplicationRow): Promise<Callable
 
 /** Structured output: the answer must be a JSON object valid against the output schema. */
 export function checkStructuredAnswer(answer: string, schema: IoSchema): string {
-  const trimmed = answer.trim().replace(/^```(?:json)?\s*|\s*```$/g, "");
+  const trimmed = stripCodeFence(answer);
   let parsed: unknown;
   try {
     parsed = JSON.parse(trimmed);
@@ -175,6 +175,17 @@ export function checkStructuredAnswer(answer: string, schema: IoSchema): string 
     );
   }
   return JSON.stringify(parsed);
+}
+
+/**
+ * The answer without a Markdown code fence around it. Written out rather than as one regular
+ * expression: `\s*```$` backtracks quadratically over a long run of spaces in a large answer.
+ */
+function stripCodeFence(answer: string): string {
+  let text = answer.trim();
+  if (text.startsWith("```")) text = text.slice(text.startsWith("```json") ? 7 : 3).trimStart();
+  if (text.endsWith("```")) text = text.slice(0, -3).trimEnd();
+  return text;
 }
 
 export async function listConversationMessages(db: Database, conversationId: string) {

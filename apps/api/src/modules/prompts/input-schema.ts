@@ -1,4 +1,5 @@
 import type { IoSchema, SchemaProperty } from "@promptmint/contracts";
+import { compilePattern, createMatchBudget, type MatchBudget } from "../../lib/safe-pattern.ts";
 
 /**
  * Validates values against the JSON-schema subset apps declare (SPEC §3 "Schema").
@@ -12,6 +13,7 @@ export function validateAgainstSchema(
 ): { problems: Record<string, string>; values: Record<string, unknown> } {
   const problems: Record<string, string> = {};
   const result: Record<string, unknown> = {};
+  const budget = createMatchBudget();
   for (const [name, value] of Object.entries(values)) {
     if (!(name in schema.properties)) problems[`${prefix}.${name}`] = "is not a declared input";
     else result[name] = value;
@@ -35,13 +37,13 @@ export function validateAgainstSchema(
       const parsed = Number(value);
       if (!Number.isNaN(parsed)) value = result[name] = parsed;
     }
-    const problem = checkValue(property, value);
+    const problem = checkValue(property, value, budget);
     if (problem) problems[key] = problem;
   }
   return { problems, values: result };
 }
 
-function checkValue(property: SchemaProperty, value: unknown): string | undefined {
+function checkValue(property: SchemaProperty, value: unknown, budget: MatchBudget): string | undefined {
   switch (property.type) {
     case "string": {
       if (typeof value !== "string") return "must be a string";
@@ -49,8 +51,7 @@ function checkValue(property: SchemaProperty, value: unknown): string | undefine
         return `must be at least ${property.minLength} characters`;
       if (property.maxLength !== undefined && value.length > property.maxLength)
         return `must be at most ${property.maxLength} characters`;
-      if (property.pattern !== undefined && !safePattern(property.pattern).test(value))
-        return `must match the pattern ${property.pattern}`;
+      if (property.pattern !== undefined) return checkPattern(property.pattern, value, budget);
       break;
     }
     case "number":
@@ -69,7 +70,7 @@ function checkValue(property: SchemaProperty, value: unknown): string | undefine
     case "array": {
       if (!Array.isArray(value)) return "must be an array";
       const itemType = property.items?.type;
-      if (itemType && value.some((item) => checkValue({ type: itemType }, item)))
+      if (itemType && value.some((item) => checkValue({ type: itemType }, item, budget)))
         return `must contain only ${itemType} items`;
       break;
     }
@@ -83,30 +84,27 @@ function checkValue(property: SchemaProperty, value: unknown): string | undefine
   return undefined;
 }
 
-const patternCache = new Map<string, RegExp>();
-function safePattern(pattern: string): RegExp {
-  let compiled = patternCache.get(pattern);
-  if (!compiled) {
-    try {
-      compiled = new RegExp(pattern, "u");
-    } catch {
-      compiled = /$^/;
-    }
-    patternCache.set(pattern, compiled);
-  }
-  return compiled;
+/**
+ * Patterns run on RE2 (linear time, lib/safe-pattern.ts) within the request's matching budget. A
+ * stored pattern RE2 cannot run (saved before patterns were checked this way) is the app's fault,
+ * but the value cannot be vouched for either: the caller is told so by name.
+ */
+function checkPattern(source: string, value: string, budget: MatchBudget): string | undefined {
+  const compiled = compilePattern(source);
+  if (!compiled.ok)
+    return "cannot be checked: the app's pattern for it is not supported; ask its creator to fix it";
+  const matched = budget.matches(compiled.pattern, value);
+  if (matched === "over budget") return "is too long to check against its pattern; send a shorter value";
+  return matched ? undefined : `must match the pattern ${source}`;
 }
 
-/** Whether a regular expression in a schema compiles (checked when the schema is saved). */
+/** Whether each regular expression in a schema can run on RE2 (checked when the schema is saved or tested). */
 export function invalidPatterns(schema: IoSchema, prefix: string): Record<string, string> {
   const problems: Record<string, string> = {};
   for (const [name, property] of Object.entries(schema.properties)) {
     if (property.pattern === undefined) continue;
-    try {
-      new RegExp(property.pattern, "u");
-    } catch {
-      problems[`${prefix}.properties.${name}.pattern`] = "is not a valid regular expression";
-    }
+    const compiled = compilePattern(property.pattern);
+    if (!compiled.ok) problems[`${prefix}.properties.${name}.pattern`] = compiled.problem;
   }
   for (const name of schema.required) {
     if (!(name in schema.properties))

@@ -277,8 +277,11 @@ export async function restoreVersion(
   return { app, loaded };
 }
 
-/** Renders a template with sample inputs; never throws for a bad template, it reports it. */
+/** Renders a template with sample inputs; never throws for a bad template, it reports it (a bad schema is a 400). */
 export function testPromptConfig(input: z.infer<typeof TestConfigRequestSchema>): TestConfigResponse {
+  // A pattern RE2 cannot run is refused by name, as when the schema is saved.
+  const badPatterns = input.input_schema ? invalidPatterns(input.input_schema, "input_schema") : {};
+  if (Object.keys(badPatterns).length > 0) throw invalidFields(badPatterns);
   let detected: string[] = [];
   try {
     detected = detectVariables(input.prompt_template);
