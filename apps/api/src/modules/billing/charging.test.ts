@@ -6,6 +6,7 @@ import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startFakeOpenAi } from "../../test/fake-openai.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
 import { reconcile } from "./ledger.service.ts";
+import { renewDueSubscriptions } from "./plans.service.ts";
 
 /**
  * Decision 025 under attack: an answered call is charged exactly once, whatever happens to its
@@ -331,5 +332,78 @@ describe("a caller who can pay", () => {
       .from(holds)
       .where(and(eq(holds.applicationId, app.id), eq(holds.status, "held")));
     expect(open?.n).toBe(0);
+  });
+});
+
+describe("a price", () => {
+  it("is never charged above the app's price now, though a process still holds a higher one", async () => {
+    // Item 7, decreases: the second process caches the app row for a few seconds; the record
+    // charges the lower of the price the call started at and the price now.
+    const app = await paidApp();
+    const { consumer, key } = await consumerWith(1_000);
+    expect((await call(servers[1], key, app.slug)).status).toBe(200);
+    const lowered = await creator.api("PATCH", `/api/app/${app.slug}/`, { body: { price_cents: 4 } });
+    expect(lowered.status).toBe(200);
+    expect((await call(servers[1], key, app.slug)).status).toBe(200);
+    const charges = (await paidFrom(app.id)).rows.map((row) => row.charged).sort((a, b) => a - b);
+    expect(charges).toEqual([4, PRICE]);
+    expect(await settledWallet(consumer)).toMatchObject({ balance_cents: 1_000 - PRICE - 4, held_cents: 0 });
+  });
+});
+
+describe("an Idempotency-Key on the OpenAI-style endpoint", () => {
+  for (const stream of [false, true])
+    it(`answers a retried request from its first answer and charges it once (${stream ? "streamed" : "blocking"})`, async () => {
+      const app = await paidApp();
+      const { consumer, key } = await consumerWith(1_000);
+      const ask = () =>
+        fetch(`${via(0).baseUrl}/api/v1/chat/completions`, {
+          method: "POST",
+          headers: {
+            authorization: `Bearer ${key}`,
+            "content-type": "application/json",
+            "idempotency-key": `retry-${stream}`,
+          },
+          body: JSON.stringify({ model: app.slug, stream, messages: [{ role: "user", content: "hi" }] }),
+        });
+      const first = await ask();
+      const firstText = await first.text();
+      const again = await ask();
+      const againText = await again.text();
+      expect([first.status, again.status]).toEqual([200, 200]);
+      expect(again.headers.get("idempotent-replayed")).toBe("true");
+      const idOf = (text: string) => /"id":"(chatcmpl-[0-9a-f]+)"/.exec(text)?.[1];
+      expect(idOf(againText)).toBe(idOf(firstText));
+      expect(againText).toContain("echo: hi");
+      const paid = await paidFrom(app.id);
+      expect(paid.rows).toHaveLength(1);
+      expect(paid.fromHolds).toBe(1);
+      expect(await settledWallet(consumer)).toMatchObject({ balance_cents: 1_000 - PRICE, held_cents: 0 });
+    });
+});
+
+describe("a plan's renewal", () => {
+  it("renews a period whose end PostgreSQL holds to the microsecond", async () => {
+    // The renewal claimed the period by comparing its end with a JS Date (milliseconds): a period
+    // ended by `now()` never matched, and the plan stayed active, unrenewed, past its end.
+    const app = await paidApp();
+    const { consumer } = await consumerWith(1_000);
+    const subscriptionId = await subscribed(app, consumer, 5);
+    await db().execute(
+      sql`update subscriptions set current_period_end = now(), calls_used = 5 where id = ${subscriptionId}`,
+    );
+    expect(await renewDueSubscriptions(db(), 10)).toBeGreaterThanOrEqual(1);
+    const [renewed] = await db()
+      .select({
+        used: subscriptions.callsUsed,
+        ends: subscriptions.currentPeriodEnd,
+        status: subscriptions.status,
+      })
+      .from(subscriptions)
+      .where(eq(subscriptions.id, subscriptionId));
+    expect(renewed?.status).toBe("active");
+    expect(renewed?.used).toBe(0);
+    expect(renewed?.ends.getTime()).toBeGreaterThan(Date.now() + 29 * 86_400_000);
+    expect(await settledWallet(consumer)).toMatchObject({ balance_cents: 1_000 - 200 });
   });
 });

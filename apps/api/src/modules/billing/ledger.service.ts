@@ -388,18 +388,25 @@ export function splitFee(amountCents: number, feePercent: number): { fee: number
 export async function spendFromHold(
   tx: Database,
   holdId: string,
-  call: { amountCents: number; feePercent: number },
-): Promise<boolean> {
-  const { fee } = splitFee(call.amountCents, call.feePercent);
-  const [spent] = await queryRows<{ id: string }>(
+  call: { amountCents: number; feePercent: number; applicationId?: string },
+): Promise<number | undefined> {
+  // The lower of the call's price and the app's price now, as the batch record does (recorder.ts).
+  const [spent] = await queryRows<{ amount: string }>(
     tx,
-    sql`update holds set settled_cents = settled_cents + ${call.amountCents}::bigint,
-          fee_cents = fee_cents + ${fee}::bigint, calls = calls + 1
+    sql`with p as (
+          select least(${call.amountCents}::bigint, coalesce((
+            select case when a.pending_price_at is not null and a.pending_price_at <= now()
+                        then a.pending_price_cents else a.price_cents end
+            from applications a where a.id = ${call.applicationId ?? null}::uuid), ${call.amountCents}::bigint)) as amount
+        )
+        update holds set settled_cents = settled_cents + p.amount,
+          fee_cents = fee_cents + round(p.amount * ${call.feePercent}::numeric / 100)::bigint, calls = calls + 1
+        from p
         where id = ${holdId} and status = 'held' and expires_at > now()
-          and settled_cents + ${call.amountCents}::bigint <= amount_cents
-        returning id`,
+          and settled_cents + p.amount <= amount_cents
+        returning p.amount::text as amount`,
   );
-  return spent !== undefined;
+  return spent ? Number(spent.amount) : undefined;
 }
 
 /**

@@ -638,16 +638,21 @@ export async function renewDueSubscriptions(
         const t = tx as unknown as Database;
         const [claimed] = await t
           .update(subscriptions)
+          // Claimed in SQL, from the row as it is: the period end PostgreSQL holds has microseconds
+          // a JS Date would round away, so an equality with the Date read above could never match
+          // (the subscription would stay active past its end, unrenewed). A concurrent renewal
+          // finds the end moved on and claims nothing.
           .set({
-            currentPeriodStart: subscription.currentPeriodEnd,
-            currentPeriodEnd: new Date(subscription.currentPeriodEnd.getTime() + PERIOD_DAYS * DAY_MS),
+            currentPeriodStart: sql`${subscriptions.currentPeriodEnd}`,
+            currentPeriodEnd: sql`${subscriptions.currentPeriodEnd} + ${`${PERIOD_DAYS} days`}::interval`,
             callsUsed: 0,
             callsIncluded: plan.includedCalls,
           })
           .where(
             and(
               eq(subscriptions.id, subscription.id),
-              eq(subscriptions.currentPeriodEnd, subscription.currentPeriodEnd),
+              eq(subscriptions.status, "active"),
+              lte(subscriptions.currentPeriodEnd, now),
             ),
           )
           .returning({ id: subscriptions.id });

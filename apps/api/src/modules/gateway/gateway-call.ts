@@ -190,7 +190,13 @@ export function createGatewayCall(deps: GatewayDeps) {
         }
         if (clientGone) {
           await abandon(sent);
-          await fresh?.abandon();
+          // A charged stream keeps its key: a replay answers what was sent, and is not paid again.
+          if (sent === null) await fresh?.abandon();
+          else
+            await fresh?.complete(
+              200,
+              responseBody({ answer: sent, inputTokens: 0, outputTokens: 0, answeredBy: execution.model }),
+            );
           return;
         }
         const result = await stream.result;

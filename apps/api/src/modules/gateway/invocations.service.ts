@@ -27,7 +27,9 @@ export interface InvocationRecord {
    * Runs in the same transaction after the invocation row exists: `charged` (from the hold), an
    * included call that covered it instead, or `refused` (nothing could pay: recorded as failed).
    */
-  settle?: (tx: Database) => Promise<"charged" | "refused" | { coveredBy: IncludedCall }>;
+  settle?: (
+    tx: Database,
+  ) => Promise<"charged" | "refused" | { coveredBy: IncludedCall } | { chargedCents: number }>;
   /** When the call happened (default now); the demo seed backdates its calls. */
   createdAt?: Date;
   conversation?: {
@@ -116,7 +118,13 @@ export async function recordInvocation(db: Database, record: InvocationRecord): 
     await tx.insert(invocations).values(row);
     let charged = row.chargedCents;
     const settled = record.settle ? await record.settle(tx as unknown as Database) : "charged";
-    if (settled !== "charged") {
+    if (typeof settled === "object" && "chargedCents" in settled) {
+      // Charged at a lower price than the call started at (a decrease applied meanwhile).
+      if (row.chargedCents > 0 && settled.chargedCents !== row.chargedCents) {
+        charged = settled.chargedCents;
+        await tx.update(invocations).set({ chargedCents: charged }).where(eq(invocations.id, record.id));
+      }
+    } else if (settled !== "charged") {
       charged = 0;
       await tx
         .update(invocations)

@@ -1,6 +1,6 @@
 import { MaxPriceCentsSchema } from "@promptmint/contracts";
 import { and, eq, isNull, or } from "drizzle-orm";
-import type { FastifyError } from "fastify";
+import type { FastifyError, FastifyReply } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { applications } from "../../db/schema/index.ts";
@@ -18,6 +18,7 @@ import {
 } from "./examples.ts";
 import type { ExecutionResult, GatewayInput } from "./execution.ts";
 import { type GatewayDeps, naturalModeOf, prepareExecution } from "./gateway-call.ts";
+import { claimIdempotencyKey, type IdempotencyClaim } from "./idempotency.ts";
 import { maxPriceOf } from "./max-price.ts";
 import { openPaidCall } from "./paid-call.ts";
 import { rateLimitHook } from "./rate-limit.ts";
@@ -223,48 +224,65 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (
         user: body.user,
       };
 
-      const execution = await prepareExecution(
-        { db, llm, secrets, safeFetch },
-        { app: application, caller, input, mode, history: mode === "chat" ? history : undefined },
-      );
-      const paid = await openPaidCall(db, {
-        request,
-        caller,
-        application,
-        execution,
-        mode,
-        input,
-        feePercent,
-        topUpUrl: `${publicUrl}/wallet`,
-        maxPriceCents,
-      });
-      const id = `chatcmpl-${paid.messageId.replace(/-/g, "")}`;
-      const usage = (r: ExecutionResult) => ({
-        prompt_tokens: r.inputTokens,
-        completion_tokens: r.outputTokens,
-        total_tokens: r.inputTokens + r.outputTokens,
-      });
-      const fail = async (error: unknown) => {
-        const appError =
-          error instanceof AppError
-            ? error
-            : new AppError("upstream_failed", "The upstream failed to answer");
-        await paid.release();
-        await paid
-          .record("error", undefined, appError)
-          .catch((err) => request.log.error({ err }, "could not record a failed invocation"));
-        return appError;
-      };
-
-      if (!body.stream) {
-        let result: ExecutionResult;
-        try {
-          result = await execution.generate();
-        } catch (error) {
-          throw await fail(error);
+      // Idempotency-Key, as on the Dify-style routes: a retried request is answered from the first
+      // answer and paid once; the same key with another body is refused.
+      let claim: IdempotencyClaim | undefined;
+      const idempotencyKey = request.headers["idempotency-key"];
+      if (typeof idempotencyKey === "string") {
+        claim = await claimIdempotencyKey(db, {
+          callerKey: caller.id,
+          key: idempotencyKey,
+          fingerprint: { openai: body },
+        });
+        if (claim.kind === "replay") {
+          reply.header("idempotent-replayed", "true");
+          if (body.stream && claim.status === 200) return replayAsStream(reply, claim.body as ChatCompletion);
+          return reply.status(claim.status as 200).send(claim.body as ChatCompletion);
         }
-        await paid.record("success", result);
-        return {
+      }
+      const fresh = claim?.kind === "new" ? claim : undefined;
+      try {
+        return await answer(fresh);
+      } catch (error) {
+        await fresh?.abandon();
+        throw error;
+      }
+
+      async function answer(fresh: Extract<IdempotencyClaim, { kind: "new" }> | undefined) {
+        const execution = await prepareExecution(
+          { db, llm, secrets, safeFetch },
+          { app: application, caller, input, mode, history: mode === "chat" ? history : undefined },
+        );
+        const paid = await openPaidCall(db, {
+          request,
+          caller,
+          application,
+          execution,
+          mode,
+          input,
+          feePercent,
+          topUpUrl: `${publicUrl}/wallet`,
+          maxPriceCents,
+        });
+        const id = `chatcmpl-${paid.messageId.replace(/-/g, "")}`;
+        const usage = (r: ExecutionResult) => ({
+          prompt_tokens: r.inputTokens,
+          completion_tokens: r.outputTokens,
+          total_tokens: r.inputTokens + r.outputTokens,
+        });
+        const fail = async (error: unknown) => {
+          const appError =
+            error instanceof AppError
+              ? error
+              : new AppError("upstream_failed", "The upstream failed to answer");
+          await paid.release();
+          await paid
+            .record("error", undefined, appError)
+            .catch((err) => request.log.error({ err }, "could not record a failed invocation"));
+          return appError;
+        };
+
+        const completion = (result: ExecutionResult): ChatCompletion => ({
           id,
           object: "chat.completion",
           created: paid.createdAt,
@@ -278,53 +296,105 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (
             },
           ],
           usage: usage(result),
-        };
-      }
+        });
 
-      reply.hijack();
-      const raw = reply.raw;
-      raw.writeHead(200, {
-        ...(reply.getHeaders() as Record<string, string>),
-        "content-type": "text/event-stream; charset=utf-8",
-        "cache-control": "no-cache, no-transform",
-        connection: "keep-alive",
-      });
-      const writer = createSseWriter(raw);
-      const chunk = (delta: object, finish: string | null, extra: object = {}) =>
-        writer.write(
-          `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: paid.createdAt, model: application.slug, choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }], ...extra })}\n\n`,
-        );
-      let clientGone = false;
-      raw.on("close", () => {
-        clientGone = !raw.writableFinished;
-      });
-      try {
-        let delivered = await chunk({ role: "assistant", content: "" }, null);
-        const stream = execution.stream();
-        // What was written to the caller: once anything was, the call is paid for (decision 025).
-        let sent: string | null = null;
-        for await (const piece of stream.chunks) {
-          // Gone, or dropped for not reading (sse-writer.ts): the same as a caller who left.
-          delivered = delivered && !clientGone && (await chunk({ content: piece }, null));
-          if (!delivered) break;
-          sent = (sent ?? "") + piece;
+        if (!body.stream) {
+          let result: ExecutionResult;
+          try {
+            result = await execution.generate();
+          } catch (error) {
+            throw await fail(error);
+          }
+          await paid.record("success", result);
+          await fresh?.complete(200, completion(result));
+          return completion(result);
         }
-        if (!delivered || clientGone) {
-          await paid.abandon(sent);
-          return;
+
+        reply.hijack();
+        const raw = reply.raw;
+        raw.writeHead(200, {
+          ...(reply.getHeaders() as Record<string, string>),
+          "content-type": "text/event-stream; charset=utf-8",
+          "cache-control": "no-cache, no-transform",
+          connection: "keep-alive",
+        });
+        const writer = createSseWriter(raw);
+        const chunk = (delta: object, finish: string | null, extra: object = {}) =>
+          writer.write(
+            `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: paid.createdAt, model: application.slug, choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }], ...extra })}\n\n`,
+          );
+        let clientGone = false;
+        raw.on("close", () => {
+          clientGone = !raw.writableFinished;
+        });
+        try {
+          let delivered = await chunk({ role: "assistant", content: "" }, null);
+          const stream = execution.stream();
+          // What was written to the caller: once anything was, the call is paid for (decision 025).
+          let sent: string | null = null;
+          for await (const piece of stream.chunks) {
+            // Gone, or dropped for not reading (sse-writer.ts): the same as a caller who left.
+            delivered = delivered && !clientGone && (await chunk({ content: piece }, null));
+            if (!delivered) break;
+            sent = (sent ?? "") + piece;
+          }
+          if (!delivered || clientGone) {
+            await paid.abandon(sent);
+            // A charged stream keeps its key: a replay answers what was sent, and is not paid again.
+            if (sent === null) await fresh?.abandon();
+            else
+              await fresh?.complete(
+                200,
+                completion({ answer: sent, inputTokens: 0, outputTokens: 0, answeredBy: execution.model }),
+              );
+            return;
+          }
+          const result = await stream.result;
+          await paid.record("success", result);
+          await fresh?.complete(200, completion(result));
+          await chunk({}, "stop", { usage: usage(result) });
+          await writer.write("data: [DONE]\n\n");
+        } catch (error) {
+          await fresh?.abandon();
+          const appError = await fail(error);
+          await writer.write(
+            `data: ${JSON.stringify({ error: { message: appError.message, type: "api_error", param: null, code: appError.code } })}\n\n`,
+          );
+        } finally {
+          raw.end();
         }
-        const result = await stream.result;
-        await paid.record("success", result);
-        await chunk({}, "stop", { usage: usage(result) });
-        await writer.write("data: [DONE]\n\n");
-      } catch (error) {
-        const appError = await fail(error);
-        await writer.write(
-          `data: ${JSON.stringify({ error: { message: appError.message, type: "api_error", param: null, code: appError.code } })}\n\n`,
-        );
-      } finally {
-        raw.end();
       }
     },
   );
 };
+
+/** A blocking chat completion, as stored for Idempotency-Key replays. */
+interface ChatCompletion {
+  id: string;
+  object: "chat.completion";
+  created: number;
+  model: string;
+  choices: {
+    index: number;
+    message: { role: "assistant"; content: string; refusal: null };
+    finish_reason: "stop";
+    logprobs: null;
+  }[];
+  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+}
+
+/** A replayed answer to a streamed request: the stored completion as one chunk, then the end. */
+function replayAsStream(reply: FastifyReply, stored: ChatCompletion) {
+  reply.hijack();
+  const raw = reply.raw;
+  raw.writeHead(200, {
+    ...(reply.getHeaders() as Record<string, string>),
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-cache",
+  });
+  const chunk = (delta: object, finish: string | null, extra: object = {}) =>
+    `data: ${JSON.stringify({ id: stored.id, object: "chat.completion.chunk", created: stored.created, model: stored.model, choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }], ...extra })}\n\n`;
+  raw.write(chunk({ role: "assistant", content: stored.choices[0]?.message.content ?? "" }, null));
+  raw.write(chunk({}, "stop", { usage: stored.usage }));
+  raw.end("data: [DONE]\n\n");
+}

@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import { type Database, preparedStatement, writerFor } from "../../db/client.ts";
 import { invocations } from "../../db/schema/index.ts";
 import { APP_STATS_ADDED, OWNER_STATS_ADDED, ROLLUP_SHARDS, utcDay } from "../analytics/rollups.ts";
-import { spendFromHold, splitFee } from "../billing/ledger.service.ts";
+import { spendFromHold } from "../billing/ledger.service.ts";
 import { useIncludedCall } from "../billing/plans.service.ts";
 import { type InvocationRecord, recordInvocation } from "./invocations.service.ts";
 
@@ -158,8 +158,12 @@ export async function recordOne(
               outcome = "plan";
               return { coveredBy: included };
             }
-            outcome = (await spendFromHold(tx, settlement.holdId, settlement)) ? "hold" : "refused";
-            return outcome === "hold" ? "charged" : "refused";
+            const spent = await spendFromHold(tx, settlement.holdId, {
+              ...settlement,
+              applicationId: record.applicationId,
+            });
+            outcome = spent === undefined ? "refused" : "hold";
+            return spent === undefined ? "refused" : { chargedCents: spent };
           },
         }
       : record,
@@ -205,7 +209,7 @@ function toRow({ record, settlement }: Pending) {
     subscription_id: record.coveredBy?.subscriptionId ?? null,
     plan_period_start: record.coveredBy?.periodStart ?? null,
     amount: settlement?.amountCents ?? null,
-    fee: settlement ? splitFee(settlement.amountCents, settlement.feePercent).fee : null,
+    fee_percent: settlement?.feePercent ?? null,
   };
 }
 
@@ -224,14 +228,24 @@ const shard = `(pg_backend_pid() % ${ROLLUP_SHARDS})::smallint`;
  * ids of the invocations charged from holds and of those covered by plans.
  */
 const recordBatchStatement = preparedStatement<{ charged: string | null; covered: string | null }>(
-  "pm_record_batch_v4",
+  "pm_record_batch_v5",
   `with v as (
      select * from json_to_recordset($1::json) as v(
        id uuid, application_id uuid, caller_user_id uuid, api_key_id uuid, end_user text, mode text,
        status text, error_type text, error_message text, model text, latency_ms integer,
        input_tokens integer, output_tokens integer, charged_cents bigint, created_at timestamptz,
        day date, user_key text, hold_id uuid, subscription_id uuid, plan_period_start timestamptz,
-       amount bigint, fee bigint)
+       amount bigint, fee_percent numeric)
+   ), priced as (
+     -- A call pays the lower of the price it started at and the app's price now: a decrease applies
+     -- at once even where a process still held the old price (decision 025); an increase never
+     -- applies before its notice ran out (decision 021), so it is never the lower one early.
+     select v.id, p.amount, round(p.amount * v.fee_percent / 100)::bigint as fee
+     from v join applications a on a.id = v.application_id
+     cross join lateral (select least(v.amount,
+       case when a.pending_price_at is not null and a.pending_price_at <= now()
+            then a.pending_price_cents else a.price_cents end)::bigint as amount) p
+     where v.hold_id is not null
    ), pairs as (
      select caller_user_id as payer, application_id as app, count(*)::int as n
      from v where hold_id is not null group by caller_user_id, application_id
@@ -259,8 +273,9 @@ const recordBatchStatement = preparedStatement<{ charged: string | null; covered
      join plan on plan.subscriber_id = r.caller_user_id and plan.application_id = r.application_id
      where r.rn <= plan.take
    ), s as (
-     select hold_id, sum(amount)::bigint as added, sum(fee)::bigint as fee, count(*)::int as calls
-     from v where hold_id is not null and id not in (select id from covered) group by hold_id
+     select v.hold_id, sum(p.amount)::bigint as added, sum(p.fee)::bigint as fee, count(*)::int as calls
+     from v join priced p on p.id = v.id
+     where v.id not in (select id from covered) group by v.hold_id
    ), hold as (
      update holds set settled_cents = settled_cents + s.added, fee_cents = fee_cents + s.fee,
        calls = holds.calls + s.calls
@@ -274,6 +289,7 @@ const recordBatchStatement = preparedStatement<{ charged: string | null; covered
        coalesce(c.subscription_id, v.subscription_id) as covered_by,
        coalesce(c.current_period_start, v.plan_period_start) as period,
        case when c.id is not null or (v.hold_id is not null and hold.id is null) then 0
+            when v.charged_cents > 0 and pr.amount is not null then pr.amount
             else v.charged_cents end as charged,
        case when v.hold_id is not null and c.id is null and hold.id is null then 'error'
             else v.status end as status,
@@ -281,6 +297,7 @@ const recordBatchStatement = preparedStatement<{ charged: string | null; covered
             else v.error_type end as error_type
      from v left join applications a on a.id = v.application_id
      left join covered c on c.id = v.id
+     left join priced pr on pr.id = v.id
      left join hold on hold.id = v.hold_id and c.id is null
    ), recorded as (
      insert into invocations (id, application_id, caller_user_id, api_key_id, end_user, mode, status,
