@@ -38,7 +38,7 @@ import { HOLD_SWEEP_INTERVAL_MS } from "./modules/billing/call-checks.ts";
 import { sweepExpiredHolds } from "./modules/billing/ledger.service.ts";
 import { creditAbandonedPlanPayments } from "./modules/billing/plan-payments.ts";
 import { plansRoutes } from "./modules/billing/plans.routes.ts";
-import { renewDueSubscriptions } from "./modules/billing/plans.service.ts";
+import { renewDueSubscriptions, sweepExpiredIncludedCalls } from "./modules/billing/plans.service.ts";
 import { createStripeGateway } from "./modules/billing/stripe-gateway.ts";
 import { embedRoutes } from "./modules/embed/embed.routes.ts";
 import { createEmbedTokens } from "./modules/embed/embed.service.ts";
@@ -168,6 +168,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     sweepExpiredHolds(db)
       .then((released) => released > 0 && app.log.warn({ released }, "released expired holds"))
       .catch((err) => app.log.warn({ err }, "hold sweep failed"));
+    // Included calls a crashed process took for calls it never recorded go back (decision 025).
+    sweepExpiredIncludedCalls(db).catch((err) => app.log.warn({ err }, "included call sweep failed"));
     renewDueSubscriptions(db, config.platformFeePercent).catch((err) =>
       app.log.warn({ err }, "subscription renewal failed"),
     );

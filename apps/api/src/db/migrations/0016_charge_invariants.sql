@@ -16,3 +16,15 @@ CREATE INDEX "invocations_subscription_idx" ON "invocations" USING btree ("subsc
 -- Another process needs the money a lease holds (its payer's wallet cannot cover a price): the
 -- lease's process notices the mark, takes no new call on it and closes it (decision 025).
 ALTER TABLE "holds" ADD COLUMN "recalled_at" timestamp with time zone;
+--> statement-breakpoint
+-- An included call taken for a call in flight (decision 025): removed when the call is recorded
+-- or gives it back; one a crashed process left behind is given back by the sweeper once its
+-- deadline passed, so a crash never costs a subscriber an included call.
+CREATE TABLE "included_calls" (
+	"id" uuid PRIMARY KEY NOT NULL,
+	"subscription_id" uuid NOT NULL,
+	"period_start" timestamp with time zone NOT NULL,
+	"expires_at" timestamp with time zone NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX "included_calls_expiry_idx" ON "included_calls" USING btree ("expires_at");

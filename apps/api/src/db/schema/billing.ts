@@ -74,6 +74,22 @@ export const ledgerEntries = pgTable(
 );
 
 /** Money set aside for a paid call in flight: settled, released, or released by the sweeper on expiry. */
+/**
+ * An included call taken for a call in flight (docs/decisions/025): deleted when the call is
+ * recorded or gives it back; the sweeper gives back one a crashed process left, once expired.
+ * Its id is the call's (the invocation's) id.
+ */
+export const includedCalls = pgTable(
+  "included_calls",
+  {
+    id: uuid("id").primaryKey(),
+    subscriptionId: uuid("subscription_id").notNull(),
+    periodStart: timestamp("period_start", { withTimezone: true }).notNull(),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+  },
+  (t) => [index("included_calls_expiry_idx").on(t.expiresAt)],
+);
+
 export const holds = pgTable(
   "holds",
   {

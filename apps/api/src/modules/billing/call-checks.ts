@@ -80,12 +80,17 @@ export async function checkCalls(db: Database): Promise<CallChecks> {
       ),
       periodRows(
         db,
+        // Counted: the period's invocations and the included calls taken for calls not yet
+        // recorded (in flight, or left by a crash until the sweeper gives them back).
         sql`select s.id as subscription_id, s.current_period_start::text as period_start,
-              count(i.id)::int as counted, s.calls_used as expected
+              (count(i.id) + r.taken)::int as counted, s.calls_used as expected
             from subscriptions s
+            cross join lateral (select count(*)::int as taken from included_calls c
+                                where c.subscription_id = s.id
+                                  and c.period_start = s.current_period_start) r
             left join invocations i on i.subscription_id = s.id
               and i.plan_period_start = s.current_period_start and i.status = 'success'
-            group by s.id having count(i.id) <> s.calls_used`,
+            group by s.id, r.taken having count(i.id) + r.taken <> s.calls_used`,
       ),
       queryRows<{ id: string }>(
         db,

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { and, eq, sql } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { holds, invocations, subscriptions } from "../../db/schema/index.ts";
@@ -6,7 +7,12 @@ import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startFakeOpenAi } from "../../test/fake-openai.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
 import { reconcile } from "./ledger.service.ts";
-import { renewDueSubscriptions } from "./plans.service.ts";
+import {
+  refundIncludedCall,
+  renewDueSubscriptions,
+  sweepExpiredIncludedCalls,
+  useIncludedCall,
+} from "./plans.service.ts";
 
 /**
  * Decision 025 under attack: an answered call is charged exactly once, whatever happens to its
@@ -405,5 +411,27 @@ describe("a plan's renewal", () => {
     expect(renewed?.used).toBe(0);
     expect(renewed?.ends.getTime()).toBeGreaterThan(Date.now() + 29 * 86_400_000);
     expect(await settledWallet(consumer)).toMatchObject({ balance_cents: 1_000 - 200 });
+  });
+});
+
+describe("an included call taken for a call a crash never recorded", () => {
+  it("is given back by the sweeper once its deadline passed, and counted meanwhile", async () => {
+    const app = await paidApp();
+    const { consumer, id } = await consumerWith(1_000);
+    const subscriptionId = await subscribed(app, consumer, 3);
+    // As a process would for a call it then loses in a crash: taken, never recorded.
+    const taken = await useIncludedCall(db(), app.id, id, { callId: randomUUID(), ttlSeconds: 60 });
+    expect(taken?.subscriptionId).toBe(subscriptionId);
+    expect(await callsUsed(subscriptionId)).toBe(1);
+    // In flight, it is counted: the reconcile (afterEach) finds the period exact.
+    expect((await reconcile(db())).miscountedPeriods).toEqual([]);
+    await sweepExpiredIncludedCalls(db());
+    expect(await callsUsed(subscriptionId)).toBe(1);
+    await db().execute(sql`update included_calls set expires_at = now() - interval '1 second'`);
+    await sweepExpiredIncludedCalls(db());
+    expect(await callsUsed(subscriptionId)).toBe(0);
+    // Given back once: a late refund of the same call changes nothing.
+    if (taken) await refundIncludedCall(db(), taken);
+    expect(await callsUsed(subscriptionId)).toBe(0);
   });
 });

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { and, asc, eq, inArray, lt, type SQL, sql } from "drizzle-orm";
 import { type Database, preparedStatement, queryRows } from "../../db/client.ts";
 import { holds, ledgerAccounts, ledgerTransactions } from "../../db/schema/index.ts";
@@ -218,11 +219,11 @@ const takePaymentStatement = preparedStatement<{
   hold_id: string | null;
   hold_cents: string | null;
 }>(
-  "pm_take_payment_v3",
+  "pm_take_payment_v4",
   `with v as (
      select $1::uuid as payer, $2::uuid as app, $3::uuid as creator, $4::bigint as price,
             $5::timestamptz as expires, $6::uuid as wallet, $7::uuid as held, $8::boolean as try_included,
-            $9::bigint as most
+            $9::bigint as most, $10::uuid as call_id
    ), included as (
      update subscriptions set calls_used = calls_used + 1
      where id = (
@@ -232,7 +233,11 @@ const takePaymentStatement = preparedStatement<{
        order by s.current_period_end limit 1
        for update of s)
        and calls_used < calls_included
-     returning id, current_period_start::text as period_start
+     returning id, current_period_start, current_period_start::text as period_start
+   ), reserved as (
+     insert into included_calls (id, subscription_id, period_start, expires_at)
+     select v.call_id, included.id, included.current_period_start, v.expires from v, included
+     returning 1
    ), locked as (
      select a.id, a.balance_cents from ledger_accounts a, v
      where a.id in (v.wallet, v.held) and not exists (select 1 from included)
@@ -310,8 +315,11 @@ export async function takeCallPayment(
     accounts: { wallet: string; held: string };
     /** The most to hold, for a lease; the price when not given. */
     leaseCents?: number;
+    /** The call an included call is taken for (its `included_calls` row, decision 025). */
+    callId?: string;
   },
 ): Promise<CallPayment> {
+  const callId = options.callId ?? randomUUID();
   const most = Math.max(options.amountCents, options.leaseCents ?? 0);
   if (!Number.isSafeInteger(options.amountCents) || options.amountCents <= 0 || !Number.isSafeInteger(most))
     throw new Error("a held price must be a positive integer of cents");
@@ -326,10 +334,13 @@ export async function takeCallPayment(
       options.accounts.held,
       options.tryIncluded,
       most,
+      callId,
     ]),
   );
   if (row?.subscription_id && row.period_start)
-    return { coveredBy: { subscriptionId: row.subscription_id, periodStart: row.period_start } };
+    return {
+      coveredBy: { subscriptionId: row.subscription_id, periodStart: row.period_start, callId },
+    };
   if (row?.hold_id) return { holdId: row.hold_id, heldCents: Number(row.hold_cents) };
   throw await paymentRequired(db, options);
 }

@@ -117,13 +117,14 @@ describe("a plan payment the plan no longer matches", () => {
     const { slug, plan } = await appWithPlan();
     const consumer = await createCaller(servers[0]?.baseUrl ?? "");
     const intent = await paidPlanIntent(consumer, slug, plan.id);
-    await creator.api("PATCH", `/api/app/${slug}/packages/${plan.id}/`, { body: { price_cents: 400 } });
+    // A decrease applies at once (an increase waits out its notice, decision 021).
+    await creator.api("PATCH", `/api/app/${slug}/packages/${plan.id}/`, { body: { price_cents: 200 } });
     const answer = await consumer.api("POST", `/api/app/${slug}/subscriptions/`, {
       body: { package_id: plan.id, payment_intent_id: intent },
     });
     expect(answer.status).toBe(409);
     expect(answer.body.message).toBe(
-      "The plan's price changed to $4.00 after you paid: your payment of $3.00 was added to your wallet instead",
+      "The plan's price changed to $2.00 after you paid: your payment of $3.00 was added to your wallet instead",
     );
     const consumerId = await userIdOf(consumer);
     expect((await walletBalances(db(), consumerId)).wallet).toBe(PLAN_CENTS);

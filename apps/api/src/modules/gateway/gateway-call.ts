@@ -178,6 +178,8 @@ export function createGatewayCall(deps: GatewayDeps) {
       };
       try {
         const stream = execution.stream();
+        // Left unread when the chunks fail or the caller leaves: its rejection must not end the process.
+        stream.result.catch(() => {});
         // What was written to the caller: once anything was, the call is paid for (decision 025).
         let sent: string | null = null;
         for await (const chunk of stream.chunks) {

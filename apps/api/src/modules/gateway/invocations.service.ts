@@ -1,6 +1,6 @@
 import { eq, sql } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
-import { conversationMessages, conversations, invocations } from "../../db/schema/index.ts";
+import { conversationMessages, conversations, includedCalls, invocations } from "../../db/schema/index.ts";
 import { addToRollups } from "../analytics/rollups.ts";
 import type { IncludedCall } from "../billing/plans.service.ts";
 
@@ -81,7 +81,7 @@ export async function recordInvocation(db: Database, record: InvocationRecord): 
     revenueCents: record.status === "success" ? charged : 0,
     userKey: record.endUser ?? `account:${record.callerUserId}`,
   });
-  if (!conversation && !record.settle) {
+  if (!conversation && !record.settle && !record.coveredBy?.callId) {
     // Nothing to settle and no conversation: the row and its rollups are one statement, atomic on
     // its own, so a busy app's recording costs one round trip instead of four.
     await addToRollups(db, rollup(row.chargedCents), db.insert(invocations).values(row));
@@ -116,6 +116,9 @@ export async function recordInvocation(db: Database, record: InvocationRecord): 
       });
     }
     await tx.insert(invocations).values(row);
+    // The included call taken for this call before it ran is its own now (decision 025).
+    if (record.coveredBy?.callId)
+      await tx.delete(includedCalls).where(eq(includedCalls.id, record.coveredBy.callId));
     let charged = row.chargedCents;
     const settled = record.settle ? await record.settle(tx as unknown as Database) : "charged";
     if (typeof settled === "object" && "chargedCents" in settled) {

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { and, eq, sql } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { holds, invocations, ledgerTransactions } from "../../db/schema/index.ts";
@@ -244,6 +245,7 @@ it("closes a lease still being taken ahead when its book closes", async () => {
     deadlineSeconds: 60,
     topUpUrl: "http://example.test/wallet",
     tryIncluded: true,
+    callId: randomUUID(),
     accounts: {
       wallet: await cachedAccountFor(db, "wallet", payerId),
       held: await cachedAccountFor(db, "held", payerId),

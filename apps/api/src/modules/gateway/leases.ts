@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { FastifyBaseLogger } from "fastify";
 import type { Database } from "../../db/client.ts";
 import { AppError } from "../../lib/errors.ts";
@@ -86,6 +87,8 @@ export interface PaymentRequest {
   topUpUrl: string;
   tryIncluded: boolean;
   accounts: { wallet: string; held: string };
+  /** The call being paid for: an included call taken for it is written down under its id. */
+  callId: string;
 }
 
 /** How one call was paid for (an included call, a lease, or nothing: a free call), and what to tell the lease when it ends. */
@@ -224,6 +227,7 @@ export class LeaseBook {
       topUpUrl: request.topUpUrl,
       tryIncluded: request.tryIncluded,
       accounts: request.accounts,
+      callId: request.callId,
     });
     this.acquiring.set(key, acquired);
     let payment: Awaited<typeof acquired>;
@@ -262,7 +266,8 @@ export class LeaseBook {
   private renewAhead(lease: Lease, request: PaymentRequest) {
     if (this.acquiring.has(lease.key)) return;
     lease.renewed = true;
-    this.openLease(lease.key, request, Math.min(LEASE_CALLS, lease.calls * 2))
+    // Taken for no call: an included call it may take is given back at once, under an id of its own.
+    this.openLease(lease.key, { ...request, callId: randomUUID() }, Math.min(LEASE_CALLS, lease.calls * 2))
       .then(async (opened) => {
         // A plan covers the pair again (its included call was just taken for no call): give it
         // back; the next call takes it.

@@ -330,6 +330,8 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (
         try {
           let delivered = await chunk({ role: "assistant", content: "" }, null);
           const stream = execution.stream();
+          // Left unread when the chunks fail or the caller leaves: its rejection must not end the process.
+          stream.result.catch(() => {});
           // What was written to the caller: once anything was, the call is paid for (decision 025).
           let sent: string | null = null;
           for await (const piece of stream.chunks) {

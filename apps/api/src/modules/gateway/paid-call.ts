@@ -33,6 +33,9 @@ export interface PaidCall {
   abandon(sent: string | null): Promise<void>;
 }
 
+/** An included call taken for a call outlives the call's deadline by this much before the sweeper gives it back. */
+const INCLUDED_CALL_MARGIN_SECONDS = 120;
+
 /**
  * Takes payment for a prepared call, the same way on every paid endpoint: the owner's own calls
  * are free, a plan's included calls are covered, otherwise the price is taken from a lease held
@@ -77,8 +80,16 @@ export async function openPaidCall(
         topUpUrl: options.topUpUrl,
         tryIncluded: !isOwner,
         accounts,
+        callId: messageId,
       })
-    : { coveredBy: isOwner ? undefined : await useIncludedCall(db, application.id, caller.id) };
+    : {
+        coveredBy: isOwner
+          ? undefined
+          : await useIncludedCall(db, application.id, caller.id, {
+              callId: messageId,
+              ttlSeconds: execution.deadlineSeconds + INCLUDED_CALL_MARGIN_SECONDS,
+            }),
+      };
   const coveredBy = payment.coveredBy;
   const holdId = payment.holdId;
   const price = coveredBy ? 0 : listPrice;

@@ -229,7 +229,8 @@ it("writes the others of a batch when one call cannot be recorded, and never cha
   const [good, bad, alsoGood] = await Promise.all([hold(), hold(), hold()]);
   if (!good || !bad || !alsoGood) throw new Error("expected three holds");
   // Occupy the recorder so the three share one batch.
-  const blocker = recordCall(db, call());
+  // Occupies the recorder; a failed call, so nothing is owed for it.
+  const blocker = recordCall(db, call({ status: "error", chargedCents: 0 }));
   const outcomes = await Promise.allSettled([
     recordCall(db, call(), settlementOf(good)),
     // An app that no longer exists: its invocation cannot be written (foreign key).
@@ -257,7 +258,8 @@ it("answers a call whose batch committed but whose answer was lost with its reco
   const holdId = await hold();
   const record = call();
   expect(await recordCall(db, record, settlementOf(holdId))).toBe("hold");
-  const blocker = recordCall(db, call());
+  // Occupies the recorder; a failed call, so nothing is owed for it.
+  const blocker = recordCall(db, call({ status: "error", chargedCents: 0 }));
   const again = await Promise.all([
     recordCall(db, record, settlementOf(holdId)),
     recordCall(db, call({ status: "error", chargedCents: 0 })),

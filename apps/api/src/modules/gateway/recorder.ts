@@ -228,7 +228,7 @@ const shard = `(pg_backend_pid() % ${ROLLUP_SHARDS})::smallint`;
  * ids of the invocations charged from holds and of those covered by plans.
  */
 const recordBatchStatement = preparedStatement<{ charged: string | null; covered: string | null }>(
-  "pm_record_batch_v5",
+  "pm_record_batch_v6",
   `with v as (
      select * from json_to_recordset($1::json) as v(
        id uuid, application_id uuid, caller_user_id uuid, api_key_id uuid, end_user text, mode text,
@@ -307,6 +307,10 @@ const recordBatchStatement = preparedStatement<{ charged: string | null; covered
        error_message, model, latency_ms, input_tokens, output_tokens, charged, paid_from, covered_by,
        period, created_at
      from calls
+     returning 1
+   ), reservations as (
+     -- The included calls taken for these calls before they ran are theirs now (decision 025).
+     delete from included_calls where id in (select id from v where subscription_id is not null)
      returning 1
    ), stats as (
      insert into app_daily_stats as s (application_id, day, shard, invocations, successes, errors,

@@ -91,6 +91,9 @@ function judgeCharge(
   const what = call.plan.streaming ? "stream" : "answer";
   const killed = duringKill(call, nodes) ? " (its server was killed)" : "";
   if (!call.invocationId) return flag(`${what} delivered without an invocation id`, line(call));
+  // A stream our own process cut off by dying before its end is not charged (decision 025: like an
+  // upstream failing mid-stream, the caller did not get a whole answer, and did not hang up).
+  if (!row && call.plan.streaming && killed && !call.completed && !call.aborted) return;
   if (!row) return flag(`${what} delivered, no invocation recorded${killed}`, line(call));
   if (call.owner) {
     if (row.charged_cents !== 0 || row.hold_id || row.subscription_id)

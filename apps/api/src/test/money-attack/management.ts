@@ -89,7 +89,9 @@ export async function renew(attack: Attack, prng: Prng, actor: number) {
             ${epochMs(sql`created_at`)} as created_at`,
     );
     if (!ended) return { status: 409, detail: { subscription: target.id } };
-    await renewDueSubscriptions(db, FEE_PERCENT);
+    // A moment later than the end just written: PostgreSQL's now() has microseconds past this
+    // process's Date.now(), and a renewal at the same millisecond would find the period not due.
+    await renewDueSubscriptions(db, FEE_PERCENT, new Date(Date.now() + 1_000));
     return {
       status: 200,
       detail: {

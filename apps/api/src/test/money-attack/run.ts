@@ -3,8 +3,10 @@ import os from "node:os";
 import path from "node:path";
 import { sql } from "drizzle-orm";
 import { type Database, queryRows } from "../../db/client.ts";
+import { includedCalls } from "../../db/schema/index.ts";
 import { checkCalls } from "../../modules/billing/call-checks.ts";
 import { reconcile, sweepExpiredHolds } from "../../modules/billing/ledger.service.ts";
+import { sweepExpiredIncludedCalls } from "../../modules/billing/plans.service.ts";
 import { actions } from "./actions.ts";
 import { type Attack, epochMs, Semaphore } from "./attack.ts";
 import { startCluster } from "./cluster.ts";
@@ -81,6 +83,10 @@ export async function runMoneyAttack(options: AttackOptions): Promise<AttackResu
     // Holds the sweepers should already have closed (before the final sweep closes the rest).
     const { overdueHolds } = await checkCalls(db);
     while ((await sweepExpiredHolds(db, new Date(Date.now() + 24 * 3_600_000))) > 0);
+    // The included calls killed processes took for calls they never recorded: expired now (no
+    // server is left to record them), then given back the way the sweeper does.
+    await db.update(includedCalls).set({ expiresAt: new Date(0) });
+    await sweepExpiredIncludedCalls(db);
     const report = await reconcile(db);
     report.overdueHolds = [...new Set([...overdueHolds, ...report.overdueHolds])];
     const invocations = await loadInvocations(db);
