@@ -110,7 +110,9 @@ function judgeCharge(
   if (!row.hold_id || row.charged_cents <= 0)
     return flag(call.aborted ? "abandoned stream not charged" : `${what} delivered, not charged`, line(call));
   const charged = row.charged_cents;
-  if (!pricesUntil(app, call.endedAt).includes(charged))
+  // An abandoned stream is recorded after its caller left: a decrease made meanwhile is what it
+  // pays (the lower price, decision 025), so prices set shortly after its end count too.
+  if (!pricesUntil(app, call.endedAt + RECORD_GRACE_MS).includes(charged))
     flag("charged a price the app never had", `${charged}¢ ${line(call)}`);
   if (charged > highestVisiblePrice(app, call.startedAt))
     flag(
@@ -179,6 +181,9 @@ function judgeUnanswered(calls: CallEntry[], invocations: InvocationRow[], flag:
     for (const id of ids.slice(allowed)) flag("charged without a delivered answer", `invocation ${id}`);
   }
 }
+
+/** How long after its caller saw its end a call may still be recorded (an abandoned stream's record). */
+const RECORD_GRACE_MS = 5_000;
 
 const pair = (payerId: string, appId: string) => `${payerId}/${appId}`;
 
