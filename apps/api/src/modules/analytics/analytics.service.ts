@@ -4,7 +4,7 @@ import type {
   GlobalDashboard,
   RecentInvocations,
 } from "@promptmint/contracts";
-import { and, desc, eq, gte, inArray, sql } from "drizzle-orm";
+import { and, desc, eq, gte, inArray, isNull, sql } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import {
   appDailyStats,
@@ -133,7 +133,9 @@ export async function getDashboard(db: Database, ownerId: string, days: number):
       type: applications.type,
     })
     .from(applications)
-    .where(eq(applications.ownerId, ownerId));
+    // An archived app (deleted with money history, decision 023) is gone from the creator's apps;
+    // its calls stay in the owner's totals, which they were paid in.
+    .where(and(eq(applications.ownerId, ownerId), isNull(applications.archivedAt)));
   const appIds = apps.map((a) => a.id);
   const [byDay, users, perApp, errors] = await Promise.all([
     ownerDailyTotals(db, ownerId, from),

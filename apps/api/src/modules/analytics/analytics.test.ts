@@ -84,6 +84,7 @@ async function recordPastCall(
   status: "success" | "error",
   endUser: string | null,
   errorType: string | null = null,
+  chargedCents = status === "success" ? 50 : 0,
 ) {
   await recordInvocation(server.database.db, {
     id: crypto.randomUUID(),
@@ -98,7 +99,7 @@ async function recordPastCall(
     latencyMs: 100 * daysAgo,
     inputTokens: daysAgo,
     outputTokens: 2 * daysAgo,
-    chargedCents: status === "success" ? 50 : 0,
+    chargedCents,
     createdAt: new Date(Date.now() - daysAgo * DAY),
   });
 }
@@ -297,7 +298,9 @@ describe("analytics", () => {
     const [kept, dropped] = created as [{ id: string; slug: string }, { id: string; slug: string }];
     await recordPastCall(2, kept.id, ownerId, "success", "shared");
     await recordPastCall(2, kept.id, ownerId, "success", "kept-only");
-    await recordPastCall(2, dropped.id, ownerId, "success", "shared");
+    // The owner's own calls, free: an app without money history is erased, not archived
+    // (decision 023), and its calls leave the owner's figures with it.
+    await recordPastCall(2, dropped.id, ownerId, "success", "shared", null, 0);
     await recordPastCall(1, dropped.id, ownerId, "error", "dropped-only", "boom");
     const overview = async () => (await owner.api("GET", "/api/analytics/dashboard/?days=7")).body;
     const before = await overview();

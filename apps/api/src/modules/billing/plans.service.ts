@@ -225,9 +225,10 @@ export async function subscribablePlan(
   subscriberId: string,
   packageId: string,
 ): Promise<PackageRow> {
-  refuseOwnApp(app, subscriberId);
+  // An unknown plan is a 404 whoever asks (the authorization matrix relies on it), then the rest.
   const plan = await findPackage(db, app, packageId);
   if (!plan.isActive) throw new AppError("conflict", "This plan is not available");
+  refuseOwnApp(app, subscriberId);
   return plan;
 }
 

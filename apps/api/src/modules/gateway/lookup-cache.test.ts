@@ -63,15 +63,21 @@ it("refuses a key as soon as it is revoked, though it was just used", async () =
   await expect(call()).rejects.toMatchObject({ status: 401 });
 });
 
-it("charges a new price from the next call after the creator changes it", async () => {
+it("charges a lowered price from the next call, and a raised one only after its notice", async () => {
   let before = await walletCents();
   await call();
   expect(await walletCents()).toBe(before - 10);
-  const patched = await creator.api("PATCH", `/api/app/${slug}/`, { body: { price_cents: 25 } });
-  expect(patched.status).toBe(200);
+  const lowered = await creator.api("PATCH", `/api/app/${slug}/`, { body: { price_cents: 4 } });
+  expect(lowered.status).toBe(200);
   before = await walletCents();
   await call();
-  expect(await walletCents()).toBe(before - 25);
+  expect(await walletCents()).toBe(before - 4);
+  // Raised: announced for PRICE_INCREASE_NOTICE_DAYS from now (decision 021), not charged yet.
+  const raised = await creator.api("PATCH", `/api/app/${slug}/`, { body: { price_cents: 25 } });
+  expect(raised.status).toBe(200);
+  before = await walletCents();
+  await call();
+  expect(await walletCents()).toBe(before - 4);
   expect((await reconcile(server.database.db)).ok).toBe(true);
 });
 
