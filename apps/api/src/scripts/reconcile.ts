@@ -42,6 +42,10 @@ try {
     );
   for (const id of report.overdueHolds)
     console.log(`  OVERDUE hold ${id}: still open more than a sweep interval after it expired`);
+  for (const id of report.unconsumedPayments)
+    console.log(
+      `  UNCONSUMED payment ${id}: succeeded, but not turned into one subscription or wallet credit`,
+    );
   console.log(report.ok ? "Reconciled: zero difference." : "NOT reconciled: see the lines above.");
   process.exitCode = report.ok ? 0 : 1;
 } finally {

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { type Database, queryRows } from "../../db/client.ts";
+import { PLAN_PAYMENT_WAIT_MS } from "./plan-payments.ts";
 
 /**
  * How often each server closes the holds a crashed process left behind (app.ts). A hold still
@@ -37,52 +38,64 @@ export interface CallChecks {
   /** Plan periods that covered more calls than the subscription includes. */
   overusedPeriods: PeriodCount[];
   /**
-   * Subscriptions whose current period's `calls_used` differs from the invocations counted in it.
-   * Exact only at quiescence: a call in flight has taken its included call but is not recorded.
+   * Subscriptions whose current period's `calls_used` differs from the calls counted in it: its
+   * invocations, and the included calls taken for calls in flight (`included_calls`).
    */
   miscountedPeriods: PeriodCount[];
   /** Holds still open more than a sweep interval after they expired. */
   overdueHolds: string[];
+  /**
+   * Succeeded payments not consumed exactly once (decision 023): a top-up not credited, a plan
+   * payment neither subscribed with nor credited once its wait (and a sweep) passed, or one whose
+   * consumer (subscription, wallet credit) does not exist.
+   */
+  unconsumedPayments: string[];
 }
 
 /** Embedded traffic: the owner calls on a visitor's behalf (end user `embed:<visitor>`) and pays. */
 const embedded = sql`(i.caller_user_id = a.owner_id and i.end_user like 'embed:%')`;
 
 export async function checkCalls(db: Database): Promise<CallChecks> {
-  const [unchargedSuccesses, doubleCovered, overusedPeriods, miscountedPeriods, overdueHolds] =
-    await Promise.all([
-      queryRows<{ id: string }>(
-        db,
-        sql`select i.id from invocations i join applications a on a.id = i.application_id
+  const [
+    unchargedSuccesses,
+    doubleCovered,
+    overusedPeriods,
+    miscountedPeriods,
+    overdueHolds,
+    unconsumedPayments,
+  ] = await Promise.all([
+    queryRows<{ id: string }>(
+      db,
+      sql`select i.id from invocations i join applications a on a.id = i.application_id
             where i.status = 'success' and i.hold_id is null and i.subscription_id is null
               and (i.charged_cents > 0 or (a.price_cents > 0
                    and (i.caller_user_id is distinct from a.owner_id or ${embedded})))
               and not exists (select 1 from ledger_transactions t
                               where t.kind = 'settle' and t.reference = i.id::text)
             order by i.created_at`,
-      ),
-      queryRows<{ id: string }>(
-        db,
-        sql`select i.id from invocations i join applications a on a.id = i.application_id
+    ),
+    queryRows<{ id: string }>(
+      db,
+      sql`select i.id from invocations i join applications a on a.id = i.application_id
             where (i.hold_id is not null and i.subscription_id is not null)
                or (i.hold_id is not null and i.charged_cents = 0 and not ${embedded})
                or (i.subscription_id is not null and i.charged_cents > 0)
             order by i.created_at`,
-      ),
-      periodRows(
-        db,
-        sql`select i.subscription_id, i.plan_period_start::text as period_start,
+    ),
+    periodRows(
+      db,
+      sql`select i.subscription_id, i.plan_period_start::text as period_start,
               count(*)::int as counted, min(s.calls_included) as expected
             from invocations i join subscriptions s on s.id = i.subscription_id
             where i.status = 'success'
             group by i.subscription_id, i.plan_period_start
             having count(*) > min(s.calls_included)`,
-      ),
-      periodRows(
-        db,
-        // Counted: the period's invocations and the included calls taken for calls not yet
-        // recorded (in flight, or left by a crash until the sweeper gives them back).
-        sql`select s.id as subscription_id, s.current_period_start::text as period_start,
+    ),
+    periodRows(
+      db,
+      // Counted: the period's invocations and the included calls taken for calls not yet
+      // recorded (in flight, or left by a crash until the sweeper gives them back).
+      sql`select s.id as subscription_id, s.current_period_start::text as period_start,
               (count(i.id) + r.taken)::int as counted, s.calls_used as expected
             from subscriptions s
             cross join lateral (select count(*)::int as taken from included_calls c
@@ -91,21 +104,34 @@ export async function checkCalls(db: Database): Promise<CallChecks> {
             left join invocations i on i.subscription_id = s.id
               and i.plan_period_start = s.current_period_start and i.status = 'success'
             group by s.id, r.taken having count(i.id) + r.taken <> s.calls_used`,
-      ),
-      queryRows<{ id: string }>(
-        db,
-        sql`select id from holds
+    ),
+    queryRows<{ id: string }>(
+      db,
+      sql`select id from holds
             where status = 'held'
               and expires_at < now() - make_interval(secs => ${HOLD_SWEEP_INTERVAL_MS / 1000})
             order by expires_at`,
-      ),
-    ]);
+    ),
+    queryRows<{ id: string }>(
+      db,
+      sql`select p.id from payments p
+            where p.status = 'succeeded' and (
+              (p.consumed_kind is null and (p.purpose = 'top_up' or p.created_at < now()
+                - make_interval(secs => ${(PLAN_PAYMENT_WAIT_MS + HOLD_SWEEP_INTERVAL_MS) / 1000})))
+              or (p.consumed_kind = 'subscription'
+                  and not exists (select 1 from subscriptions s where s.id::text = p.consumed_ref))
+              or (p.consumed_kind = 'wallet'
+                  and not exists (select 1 from ledger_transactions t where t.id::text = p.consumed_ref)))
+            order by p.created_at`,
+    ),
+  ]);
   return {
     unchargedSuccesses: unchargedSuccesses.map((row) => row.id),
     doubleCovered: doubleCovered.map((row) => row.id),
     overusedPeriods,
     miscountedPeriods,
     overdueHolds: overdueHolds.map((row) => row.id),
+    unconsumedPayments: unconsumedPayments.map((row) => row.id),
   };
 }
 

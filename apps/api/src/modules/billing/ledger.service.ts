@@ -629,6 +629,20 @@ export interface ReconcileReport extends CallChecks {
   ok: boolean;
 }
 
+/** Every list of differences a reconcile reports, by name: each must be empty. */
+export function reconcileLists(report: ReconcileReport): Record<string, unknown[]> {
+  const { mismatches, unbalancedTransactions, mismatchedHolds, mismatchedHeld } = report;
+  const calls: CallChecks = {
+    unchargedSuccesses: report.unchargedSuccesses,
+    doubleCovered: report.doubleCovered,
+    overusedPeriods: report.overusedPeriods,
+    miscountedPeriods: report.miscountedPeriods,
+    overdueHolds: report.overdueHolds,
+    unconsumedPayments: report.unconsumedPayments,
+  };
+  return { mismatches, unbalancedTransactions, mismatchedHolds, mismatchedHeld, ...calls };
+}
+
 /**
  * Checks that every balance equals the sum of its entries, every transaction sums to zero, every
  * hold's paid calls are both recorded (invocations) and, once it is closed, posted, and every

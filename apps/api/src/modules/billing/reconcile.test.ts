@@ -2,7 +2,15 @@ import { randomUUID } from "node:crypto";
 import { eq } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Database, DatabaseHandle } from "../../db/client.ts";
-import { applications, holds, invocations, packages, subscriptions, users } from "../../db/schema/index.ts";
+import {
+  applications,
+  holds,
+  invocations,
+  packages,
+  payments,
+  subscriptions,
+  users,
+} from "../../db/schema/index.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
 import { type InvocationRecord, recordInvocation } from "../gateway/invocations.service.ts";
@@ -220,5 +228,37 @@ describe("reconcile's call checks", () => {
     const report = await reconcile(db);
     expect(report.overdueHolds).toEqual([hold.id]);
     expect(report.ok).toBe(false);
+  });
+
+  it("names a succeeded payment no wallet credit or subscription consumed, or one consumed by nothing", async () => {
+    const paid = (externalId: string, values: Partial<typeof payments.$inferInsert>) =>
+      db
+        .insert(payments)
+        .values({
+          userId: consumer,
+          gateway: "sandbox",
+          externalId,
+          amountCents: 500,
+          status: "succeeded",
+          purpose: "top_up",
+          ...values,
+        })
+        .returning({ id: payments.id });
+    const [uncredited] = await paid("pi_uncredited", {});
+    const [phantom] = await paid("pi_phantom", {
+      consumedKind: "wallet",
+      consumedRef: randomUUID(),
+      consumedAt: new Date(),
+    });
+    // A plan payment still within its wait for the subscribe call is not (yet) a difference.
+    const [waiting] = await paid("pi_waiting", { purpose: "subscription" });
+    try {
+      const report = await reconcile(db);
+      expect(new Set(report.unconsumedPayments)).toEqual(new Set([uncredited?.id, phantom?.id]));
+      expect(report.ok).toBe(false);
+    } finally {
+      for (const row of [uncredited, phantom, waiting])
+        if (row) await db.delete(payments).where(eq(payments.id, row.id));
+    }
   });
 });

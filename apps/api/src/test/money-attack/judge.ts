@@ -1,4 +1,4 @@
-import type { ReconcileReport } from "../../modules/billing/ledger.service.ts";
+import { type ReconcileReport, reconcileLists } from "../../modules/billing/ledger.service.ts";
 import type { Node } from "./cluster.ts";
 import type { CallEntry, Journal } from "./journal.ts";
 import { type AttackApp, highestVisiblePrice, pricesUntil } from "./world.ts";
@@ -66,7 +66,7 @@ export function judge(input: {
       flag(`${event.status} on ${event.kind}`, `#${event.seq} ${JSON.stringify(event.detail).slice(0, 300)}`);
   judgeUnanswered(calls, input.invocations, flag);
   judgeIdempotency(calls, flag);
-  judgePlans(input.periods, input.invocations, flag);
+  judgePlans(input.periods, input.invocations, calls, flag);
   for (const [name, rows] of Object.entries(reconcileLists(input.reconcile)))
     for (const row of rows) flag(`reconcile: ${name}`, typeof row === "string" ? row : JSON.stringify(row));
   return violations;
@@ -201,10 +201,26 @@ function judgeIdempotency(calls: CallEntry[], flag: Flag) {
 }
 
 /** While a plan period had included calls left, no call of that pair started paid from the wallet. */
-function judgePlans(periods: PlanPeriod[], invocations: InvocationRow[], flag: Flag) {
+/**
+ * While a plan period had included calls left, no call of that pair was paid from the wallet. A
+ * period can end with calls left although it had none free when a wallet call was recorded: calls
+ * in flight held them and then gave them back (they failed, were left before any content, or died
+ * with their server). Each such call gives back at most one, so a period whose calls left are no
+ * more than the pair's undelivered calls in it is explained; any larger shortfall is flagged.
+ */
+function judgePlans(periods: PlanPeriod[], invocations: InvocationRow[], calls: CallEntry[], flag: Flag) {
   for (const period of periods) {
     if (period.callsUsed >= period.callsIncluded) continue;
     const from = Math.max(period.start, period.subscribedAt);
+    const givenBack = calls.filter(
+      (call) =>
+        call.payerId === period.subscriberId &&
+        call.appId === period.appId &&
+        call.startedAt <= period.end &&
+        call.endedAt >= from &&
+        (!delivered(call) || (!call.completed && !call.aborted)),
+    ).length;
+    if (period.callsIncluded - period.callsUsed <= givenBack) continue;
     const walletPaid = invocations.filter(
       (row) =>
         row.hold_id !== null &&
@@ -220,20 +236,6 @@ function judgePlans(periods: PlanPeriod[], invocations: InvocationRow[], flag: F
         `invocation ${row.id}; subscription ${period.subscriptionId} used ${period.callsUsed}/${period.callsIncluded}`,
       );
   }
-}
-
-function reconcileLists(report: ReconcileReport): Record<string, unknown[]> {
-  return {
-    mismatches: report.mismatches,
-    unbalancedTransactions: report.unbalancedTransactions,
-    mismatchedHolds: report.mismatchedHolds,
-    mismatchedHeld: report.mismatchedHeld,
-    unchargedSuccesses: report.unchargedSuccesses,
-    doubleCovered: report.doubleCovered,
-    overusedPeriods: report.overusedPeriods,
-    miscountedPeriods: report.miscountedPeriods,
-    overdueHolds: report.overdueHolds,
-  };
 }
 
 /** A call's journal line: enough to find it in the JSONL log and to replay its story. */
