@@ -97,7 +97,7 @@ function ApplicationDetail({ application }: { application: Application }) {
       </header>
 
       <div className="grid gap-6 lg:grid-cols-3">
-        <div className="space-y-6 lg:col-span-2">
+        <div className="min-w-0 space-y-6 lg:col-span-2">
           {editing ? (
             <ApplicationEditForm application={application} onDone={() => setEditing(false)} />
           ) : (
