@@ -86,7 +86,7 @@ const catastrophic = "^(a+)+$";
 const evil = `${"a".repeat(31)}!`;
 
 describe("11. creators' patterns cannot freeze the process", () => {
-  it("answers test-config with a catastrophic pattern within 100 ms while /healthz stays under 50 ms", async () => {
+  it("answers test-config with a catastrophic pattern within 100 ms, /healthz within 50 ms, of a harmless one", async () => {
     const { slug } = await promptApp();
     const testConfig = (pattern: string, name: string) =>
       creator.api("POST", `/api/app/${slug}/prompt/test-config/`, {
@@ -98,17 +98,20 @@ describe("11. creators' patterns cannot freeze the process", () => {
       });
     // The route's first call pays for warming up its code; the measure is of the pattern alone.
     expect((await testConfig("^a+$", "aaa")).body.success).toBe(true);
+    // The same request with a harmless pattern, measured the same way: what the catastrophic one
+    // may add is judged against it, so a loaded machine slows both alike (issue 16's bounds).
+    const harmless = await whileProbingHealth(() => testConfig("^a+$", evil));
     const { result, elapsed, slowestHealthz } = await whileProbingHealth(() =>
       testConfig(catastrophic, evil),
     );
     expect(result.status).toBe(200);
     expect(result.body.success).toBe(false);
     expect(result.body.error).toContain("test_inputs.name must match the pattern");
-    expect(elapsed).toBeLessThan(100);
-    expect(slowestHealthz).toBeLessThan(50);
+    expect(elapsed).toBeLessThan(harmless.elapsed + 100);
+    expect(slowestHealthz).toBeLessThan(harmless.slowestHealthz + 50);
   });
 
-  it("answers a live app's call with a catastrophic pattern within 100 ms while /healthz stays under 50 ms", async () => {
+  it("answers a live app's call with a catastrophic pattern within 100 ms, /healthz within 50 ms, of a harmless one", async () => {
     const { slug } = await promptApp();
     const saved = await creator.api("PATCH", `/api/app/${slug}/prompt/`, {
       body: {
@@ -131,11 +134,13 @@ describe("11. creators' patterns cannot freeze the process", () => {
       }).then(async (r) => ({ status: r.status, body: await r.json() }));
 
     expect((await call("aaaa")).status).toBe(200); // warms the route up, and the pattern does its job
+    // A call refused for a plain reason (a missing input), measured the same way, is the baseline.
+    const harmless = await whileProbingHealth(() => call(""));
     const { result, elapsed, slowestHealthz } = await whileProbingHealth(() => call(evil));
     expect(result.status).toBe(400);
     expect(result.body.fields).toEqual({ "inputs.name": `must match the pattern ${catastrophic}` });
-    expect(elapsed).toBeLessThan(100);
-    expect(slowestHealthz).toBeLessThan(50);
+    expect(elapsed).toBeLessThan(harmless.elapsed + 100);
+    expect(slowestHealthz).toBeLessThan(harmless.slowestHealthz + 50);
   });
 
   it("refuses, by field, patterns RE2 cannot run and patterns whose repetitions expand too far", async () => {
