@@ -174,7 +174,8 @@ describe("11. creators' patterns cannot freeze the process", () => {
         test_inputs: { name: "a".repeat(200_000) },
       },
     });
-    expect(performance.now() - began).toBeLessThan(500);
+    // Generous for a loaded machine; the unbounded version took minutes.
+    expect(performance.now() - began).toBeLessThan(2_000);
     expect(tested.body.success).toBe(false);
     expect(tested.body.error).toContain("test_inputs.name is too long to check against its pattern");
   });
@@ -188,7 +189,8 @@ describe("11. creators' patterns cannot freeze the process", () => {
     );
     expect(result.body.success).toBe(false);
     expect(result.body.message).toMatch(/Unclosed or unopened placeholder/);
-    expect(elapsed).toBeLessThan(500);
+    // Generous for a loaded machine; the backtracking scanner took 266 s on a fifth of this.
+    expect(elapsed).toBeLessThan(2_000);
 
     const huge = await creator.api("POST", `/api/app/${slug}/prompt/test-config/`, {
       body: { prompt_template: "{{x}}".repeat(2_000), test_inputs: { x: "y".repeat(1_000) } },
