@@ -66,7 +66,7 @@ export function judge(input: {
       flag(`${event.status} on ${event.kind}`, `#${event.seq} ${JSON.stringify(event.detail).slice(0, 300)}`);
   judgeUnanswered(calls, input.invocations, flag);
   judgeIdempotency(calls, flag);
-  judgePlans(input.periods, input.invocations, calls, flag);
+  judgePlans(input.periods, input.invocations, calls, input.nodes, flag);
   for (const [name, rows] of Object.entries(reconcileLists(input.reconcile)))
     for (const row of rows) flag(`reconcile: ${name}`, typeof row === "string" ? row : JSON.stringify(row));
   return violations;
@@ -89,11 +89,11 @@ function judgeCharge(
   flag: Flag,
 ) {
   const what = call.plan.streaming ? "stream" : "answer";
-  const killed = duringKill(call, nodes) ? " (its server was killed)" : "";
+  const killed = duringKill(call, nodes, RECORD_GRACE_MS) ? " (its server was killed)" : "";
   if (!call.invocationId) return flag(`${what} delivered without an invocation id`, line(call));
   // A stream our own process cut off by dying before its end is not charged (decision 025: like an
   // upstream failing mid-stream, the caller did not get a whole answer, and did not hang up).
-  if (!row && call.plan.streaming && killed && !call.completed && !call.aborted) return;
+  if (!row && call.plan.streaming && killed && !call.completed) return;
   if (!row) return flag(`${what} delivered, no invocation recorded${killed}`, line(call));
   if (call.owner) {
     if (row.charged_cents !== 0 || row.hold_id || row.subscription_id)
@@ -144,10 +144,16 @@ function judgeStatus(call: CallEntry, app: AttackApp, nodes: Node[], flag: Flag)
   }
 }
 
-function duringKill(call: CallEntry, nodes: Node[]): boolean {
+/**
+ * Whether the call's server died while it ran, or, with `afterMs`, that long after the caller saw
+ * its end (an abandoned stream is recorded after its caller hung up: a kill in between loses the
+ * record, the crash window decision 025 accepts).
+ */
+function duringKill(call: CallEntry, nodes: Node[], afterMs = 0): boolean {
   const node = nodes.find((candidate) => candidate.name === call.node);
   return (node?.downtimes ?? []).some(
-    (down) => down.from <= call.endedAt && (down.to ?? Number.POSITIVE_INFINITY) >= call.startedAt - 1000,
+    (down) =>
+      down.from <= call.endedAt + afterMs && (down.to ?? Number.POSITIVE_INFINITY) >= call.startedAt - 1000,
   );
 }
 
@@ -208,7 +214,13 @@ function judgeIdempotency(calls: CallEntry[], flag: Flag) {
  * with their server). Each such call gives back at most one, so a period whose calls left are no
  * more than the pair's undelivered calls in it is explained; any larger shortfall is flagged.
  */
-function judgePlans(periods: PlanPeriod[], invocations: InvocationRow[], calls: CallEntry[], flag: Flag) {
+function judgePlans(
+  periods: PlanPeriod[],
+  invocations: InvocationRow[],
+  calls: CallEntry[],
+  nodes: Node[],
+  flag: Flag,
+) {
   for (const period of periods) {
     if (period.callsUsed >= period.callsIncluded) continue;
     const from = Math.max(period.start, period.subscribedAt);
@@ -218,7 +230,9 @@ function judgePlans(periods: PlanPeriod[], invocations: InvocationRow[], calls: 
         call.appId === period.appId &&
         call.startedAt <= period.end &&
         call.endedAt >= from &&
-        (!delivered(call) || (!call.completed && !call.aborted)),
+        (!delivered(call) ||
+          (!call.completed && !call.aborted) ||
+          (call.plan.streaming && !call.completed && duringKill(call, nodes, RECORD_GRACE_MS))),
     ).length;
     if (period.callsIncluded - period.callsUsed <= givenBack) continue;
     const walletPaid = invocations.filter(
