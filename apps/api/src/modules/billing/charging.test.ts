@@ -398,7 +398,9 @@ describe("a plan's renewal", () => {
     await db().execute(
       sql`update subscriptions set current_period_end = now(), calls_used = 5 where id = ${subscriptionId}`,
     );
-    expect(await renewDueSubscriptions(db(), 10)).toBeGreaterThanOrEqual(1);
+    // A second later than the end just written (PostgreSQL's now() has microseconds past this
+    // process's clock), as the renewal loop that runs every 30 s would see it.
+    expect(await renewDueSubscriptions(db(), 10, new Date(Date.now() + 1_000))).toBeGreaterThanOrEqual(1);
     const [renewed] = await db()
       .select({
         used: subscriptions.callsUsed,
