@@ -394,7 +394,7 @@ export function splitFee(amountCents: number, feePercent: number): { fee: number
  * invocation): adds the price to `settled_cents`, the platform's share of it to `fee_cents`, and
  * one to `calls`. No ledger row is written per call: the hold's close posts what its calls spent
  * (`closeHold`, docs/decisions/020). False if the hold was already closed, has expired (the
- * sweeper may close it; a plan made it expire, migration 0014) or has less left than the price.
+ * sweeper may close it) or has less left than the price.
  */
 export async function spendFromHold(
   tx: Database,
@@ -450,8 +450,7 @@ export async function closeHold(db: Database, holdId: string): Promise<boolean> 
 
 /**
  * The close in one statement (decision 020). The hold's accounts are locked first, in id order,
- * like every other posting: a subscription that starts meanwhile locks the same accounts before
- * its trigger (migration 0014) touches the pair's holds, so the two cannot deadlock. Then the hold
+ * like every other posting, so it cannot deadlock with one. Then the hold
  * row is updated, under its row lock, so a call still spending from it either committed before
  * (and is posted here) or finds it closed (and is not charged). Then up to two transactions with
  * their entries, each account moved once (never below zero). A fully spent hold closes as

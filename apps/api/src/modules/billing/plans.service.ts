@@ -379,8 +379,6 @@ export async function subscribe(db: Database, options: SubscribeOptions): Promis
       const t = tx as unknown as Database;
       await lockAppForSubscribe(t, app.id);
       await refuseSecondSubscription(t, app.id, subscriberId);
-      // The accounts are locked (by the posting) before the insert's trigger touches the
-      // subscriber's holds, like a hold's close does (migration 0014): no deadlock between them.
       const id = crypto.randomUUID();
       const periodTransactionId = await postPlanPayment(t, {
         source: await accountFor(t, "wallet", subscriberId),
