@@ -23,9 +23,17 @@ ALTER TABLE "holds" ADD CONSTRAINT "holds_shares_within_settled" CHECK ("holds".
 ALTER TABLE "invocations" ADD COLUMN "fee_micros" bigint DEFAULT 0 NOT NULL;--> statement-breakpoint
 ALTER TABLE "invocations" ADD COLUMN "model_cost_micros" bigint DEFAULT 0 NOT NULL;--> statement-breakpoint
 ALTER TABLE "invocations" ADD COLUMN "model_cost_deducted_micros" bigint DEFAULT 0 NOT NULL;--> statement-breakpoint
--- A call recorded before this migration: its share of its hold's fee, in proportion to its price.
-UPDATE "invocations" i SET "fee_micros" = h."fee_micros" * i."charged_cents" * 10000 / h."settled_micros"
-  FROM "holds" h WHERE h."id" = i."hold_id" AND i."charged_cents" > 0 AND h."settled_micros" > 0;--> statement-breakpoint
+-- A call recorded before this migration: its share of its hold's fee, in proportion to its price,
+-- the rounding remainder on the hold's first call, so a hold's calls add up to its fee exactly.
+UPDATE "invocations" i SET "fee_micros" = x."fee" FROM (
+  SELECT c."id", c."share" + CASE WHEN row_number() OVER (PARTITION BY c."hold_id" ORDER BY c."id") = 1
+    THEN c."hold_fee" - sum(c."share") OVER (PARTITION BY c."hold_id") ELSE 0 END AS "fee"
+  FROM (
+    SELECT i."id", i."hold_id", h."fee_micros" AS "hold_fee",
+      h."fee_micros" * i."charged_cents" * 10000 / h."settled_micros" AS "share"
+    FROM "invocations" i JOIN "holds" h ON h."id" = i."hold_id" WHERE h."settled_micros" > 0
+  ) c
+) x WHERE x."id" = i."id";--> statement-breakpoint
 ALTER TABLE "app_daily_stats" ADD COLUMN "fee_micros" bigint DEFAULT 0 NOT NULL;--> statement-breakpoint
 ALTER TABLE "app_daily_stats" ADD COLUMN "model_cost_micros" bigint DEFAULT 0 NOT NULL;--> statement-breakpoint
 INSERT INTO "app_daily_stats" AS s ("application_id", "day", "shard", "fee_micros", "last_invocation_at")

@@ -31,3 +31,12 @@ export function formatMicros(micros: number): string {
   const text = (abs / MICROS_PER_DOLLAR).toFixed(decimals);
   return `${sign}$${decimals === 6 ? text.replace(/0+$/, "") : text}`;
 }
+
+/** A price in cents as people read it: "$0.05". */
+export const dollars = (cents: number) => `$${(cents / 100).toFixed(2)}`;
+
+/** A plan payment's split (micros): the platform's fee, exactly `feePercent`, and the creator's net. */
+export function splitFee(amountMicros: number, feePercent: number): { fee: number; net: number } {
+  const fee = feeMicros(amountMicros, feePercent);
+  return { fee, net: amountMicros - fee };
+}
