@@ -95,9 +95,9 @@ describe("creator model keys", () => {
     expect(JSON.stringify(list.body)).not.toContain(CREATOR_KEY);
     expect(list.body.keys[1]).toMatchObject({ provider: "anthropic", configured: false, masked_key: null });
     // Not in plaintext anywhere in the row.
-    const rows = await server.database.db.execute(
+    const rows = (await server.database.db.execute(
       sql`select row_to_json(k)::text as row from creator_model_keys k`,
-    );
+    )) as unknown as { rows: unknown[] };
     const text = JSON.stringify(rows.rows);
     expect(rows.rows).toHaveLength(1);
     expect(text).not.toContain(CREATOR_KEY);
