@@ -53,6 +53,8 @@ import { openAiRoutes } from "./modules/gateway/openai.routes.ts";
 import { createMemoryRateLimiter, createRedisRateLimiter } from "./modules/gateway/rate-limit.ts";
 import { keysRoutes } from "./modules/keys/keys.routes.ts";
 import { createLlmClient } from "./modules/models/llm.ts";
+import { modelKeysRoutes } from "./modules/models/model-keys.routes.ts";
+import { useModelPrices } from "./modules/models/model-prices.ts";
 import { downloadRoutes } from "./modules/packaging/download.routes.ts";
 import { promptsRoutes } from "./modules/prompts/prompts.routes.ts";
 import { runtimeConfigRoutes, systemRoutes } from "./modules/system/system.routes.ts";
@@ -150,6 +152,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     verifyToken = createTokenVerifier({ issuer: config.oidc.issuer ?? "", audience: config.oidc.audience });
   }
   const guards = createAuthGuards({ verifyToken, db });
+  useModelPrices(config.modelPrices);
   const llm = createLlmClient(config);
   const limits = {
     perCallerPerMinute: config.gatewayRateLimitPerMinute,
@@ -221,7 +224,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       priceNoticeMs: config.priceIncreaseNoticeMs,
       uploadQuotaBytes: config.uploadQuotaBytes,
     });
-    await scope.register(promptsRoutes, { db, guards, llm });
+    await scope.register(promptsRoutes, { db, guards, llm, feePercent: config.platformFeePercent });
+    await scope.register(modelKeysRoutes, { db, guards, secrets, feePercent: config.platformFeePercent });
     await scope.register(workflowsRoutes, { db, guards, secrets, safeFetch });
     await scope.register(billingRoutes, { db, guards, config, stripe });
     await scope.register(plansRoutes, {

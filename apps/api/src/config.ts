@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
+import { BUILT_IN_PRICES, loadModelPricesFile, type PriceTable } from "./modules/models/model-prices.ts";
 
 /** The one place the environment is read. Everything else receives a typed `Config`. */
 
@@ -41,6 +42,8 @@ const EnvSchema = z.object({
   STRIPE_WEBHOOK_SECRET: optionalString,
   /** Stripe's API root; only for stripe-mock or tests (default https://api.stripe.com). */
   STRIPE_API_URL: optionalUrl,
+  /** JSON file of dated model prices added to the built-in table (modules/models/model-prices.ts). */
+  MODEL_PRICES_FILE: optionalString,
   PLATFORM_FEE_PERCENT: z.coerce.number().min(0).max(100).default(10),
   /** Days between announcing a price increase and charging it; fractions allowed (0.5 = 12 hours). */
   PRICE_INCREASE_NOTICE_DAYS: z.coerce
@@ -104,6 +107,8 @@ export interface Config {
     audience: string;
   };
   platformFeePercent: number;
+  /** Vendors' model prices: the built-in table plus MODEL_PRICES_FILE (docs/decisions/026). */
+  modelPrices: PriceTable;
   /** How long a price increase is announced before it is charged (docs/decisions/021). */
   priceIncreaseNoticeMs: number;
   llmTimeoutSeconds: number;
@@ -157,6 +162,16 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   }
   const embedded = !env.OIDC_ISSUER;
   const secretKey = env.SECRET_KEY ?? readOrCreateSecretKey(dataDir, isProduction);
+  let modelPrices = BUILT_IN_PRICES;
+  if (env.MODEL_PRICES_FILE) {
+    try {
+      modelPrices = loadModelPricesFile(env.MODEL_PRICES_FILE);
+    } catch (error) {
+      throw new ConfigError(
+        `Invalid environment configuration:\n  MODEL_PRICES_FILE: ${(error as Error).message}`,
+      );
+    }
+  }
 
   return {
     env: env.NODE_ENV,
@@ -174,6 +189,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       audience: env.OIDC_AUDIENCE ?? `${publicUrl}/api`,
     },
     platformFeePercent: env.PLATFORM_FEE_PERCENT,
+    modelPrices,
     priceIncreaseNoticeMs: Math.round(env.PRICE_INCREASE_NOTICE_DAYS * 86_400_000),
     llmTimeoutSeconds: env.LLM_TIMEOUT_SECONDS,
     gatewayRateLimitPerMinute: env.GATEWAY_RATE_LIMIT_PER_MINUTE,

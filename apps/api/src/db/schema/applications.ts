@@ -78,6 +78,10 @@ export const prompts = pgTable("prompts", {
   topP: doublePrecision("top_p").notNull().default(1),
   frequencyPenalty: doublePrecision("frequency_penalty").notNull().default(0),
   presencePenalty: doublePrecision("presence_penalty").notNull().default(0),
+  /** Whose model keys its calls use: the platform's (cost taken from the creator's share) or the creator's own (doc 026). */
+  modelKeys: text("model_keys", { enum: ["platform", "creator"] })
+    .notNull()
+    .default("platform"),
   activeVersionId: uuid("active_version_id"),
   updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
 });

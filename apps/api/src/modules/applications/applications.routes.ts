@@ -130,7 +130,7 @@ export const applicationsRoutes: FastifyPluginAsyncZod<{
     async (request) => {
       const user = currentUser(request);
       const row = await getOwnApplication(db, user, request.params.slug);
-      return present(user.id, await updateApplication(db, row, request.body, { priceNoticeMs }));
+      return present(user.id, await updateApplication(db, row, request.body, { priceNoticeMs, feePercent }));
     },
   );
 
@@ -193,7 +193,7 @@ export const applicationsRoutes: FastifyPluginAsyncZod<{
       const row = await getOwnApplication(db, user, request.params.slug);
       return present(
         user.id,
-        await updateApplication(db, row, { status: request.body.status }, { priceNoticeMs }),
+        await updateApplication(db, row, { status: request.body.status }, { priceNoticeMs, feePercent }),
       );
     },
   );

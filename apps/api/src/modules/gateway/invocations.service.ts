@@ -20,7 +20,11 @@ export interface InvocationRecord {
   inputTokens: number;
   outputTokens: number;
   chargedCents?: number;
-  /** What the call cost at the model vendor (platform keys; 0 on the creator's own keys), micro-dollars. */
+  /**
+   * What the call cost at the model vendor, in micro-dollars (docs/decisions/026): the price
+   * table's figure for its usage on the platform's keys; 0 on the creator's own keys and for
+   * workflow apps. The settle deducts it from the creator's share.
+   */
   modelCostMicros?: number;
   /** The hold paying for it (with `settle`); kept on the row only if `settle` charged it. */
   holdId?: string;

@@ -125,6 +125,8 @@ export async function openPaidCall(
         outputTokens: result?.outputTokens ?? 0,
         modelCostMicros: result?.modelCostMicros ?? 0,
         chargedCents: status === "success" && !ownerPays ? price : 0,
+        // What the vendor billed the platform for it (models/model-prices.ts), success or not.
+        modelCostMicros: result?.modelCostMicros ?? 0,
         coveredBy: status === "success" ? coveredBy : undefined,
         conversation:
           execution.conversation && result
