@@ -41,7 +41,26 @@ const EnvSchema = z.object({
   STRIPE_WEBHOOK_SECRET: optionalString,
   /** Stripe's API root; only for stripe-mock or tests (default https://api.stripe.com). */
   STRIPE_API_URL: optionalUrl,
+  /** A second signing secret, for the Connect webhook endpoint (events of connected accounts). */
+  STRIPE_CONNECT_WEBHOOK_SECRET: optionalString,
   PLATFORM_FEE_PERCENT: z.coerce.number().min(0).max(100).default(10),
+  /** Days a creator's earnings wait before they can be paid out (refunds and disputes come first). */
+  PAYOUT_HOLD_DAYS: z.coerce
+    .number({ error: "must be a number of days" })
+    .min(0, "must be 0 days or more")
+    .max(365, "must be at most 365 days")
+    .default(7),
+  /** The smallest payout, in cents. */
+  PAYOUT_MINIMUM_CENTS: z.coerce
+    .number({ error: "must be a whole number of cents" })
+    .int("must be a whole number of cents")
+    .min(100, "must be at least 100 cents")
+    .max(10_000_000, "must be at most 10000000 cents")
+    .default(1000),
+  /** Automatic payouts of everything available above the minimum: weekly, daily, or manual (none). */
+  PAYOUT_SCHEDULE: z
+    .enum(["weekly", "daily", "manual"], { error: "must be weekly, daily or manual" })
+    .default("weekly"),
   /** Days between announcing a price increase and charging it; fractions allowed (0.5 = 12 hours). */
   PRICE_INCREASE_NOTICE_DAYS: z.coerce
     .number({ error: "must be a number of days" })
@@ -104,6 +123,12 @@ export interface Config {
     audience: string;
   };
   platformFeePercent: number;
+  /** Creator payouts (docs/decisions/027). */
+  payouts: {
+    holdDays: number;
+    minimumCents: number;
+    schedule: "weekly" | "daily" | "manual";
+  };
   /** How long a price increase is announced before it is charged (docs/decisions/021). */
   priceIncreaseNoticeMs: number;
   llmTimeoutSeconds: number;
@@ -132,6 +157,7 @@ export interface Config {
     secretKey: string | undefined;
     publishableKey: string | undefined;
     webhookSecret: string | undefined;
+    connectWebhookSecret: string | undefined;
     apiUrl: string | undefined;
   };
 }
@@ -174,6 +200,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       audience: env.OIDC_AUDIENCE ?? `${publicUrl}/api`,
     },
     platformFeePercent: env.PLATFORM_FEE_PERCENT,
+    payouts: {
+      holdDays: env.PAYOUT_HOLD_DAYS,
+      minimumCents: env.PAYOUT_MINIMUM_CENTS,
+      schedule: env.PAYOUT_SCHEDULE,
+    },
     priceIncreaseNoticeMs: Math.round(env.PRICE_INCREASE_NOTICE_DAYS * 86_400_000),
     llmTimeoutSeconds: env.LLM_TIMEOUT_SECONDS,
     gatewayRateLimitPerMinute: env.GATEWAY_RATE_LIMIT_PER_MINUTE,
@@ -203,6 +234,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       secretKey: env.STRIPE_SECRET_KEY,
       publishableKey: env.STRIPE_PUBLISHABLE_KEY,
       webhookSecret: env.STRIPE_WEBHOOK_SECRET,
+      connectWebhookSecret: env.STRIPE_CONNECT_WEBHOOK_SECRET,
       apiUrl: env.STRIPE_API_URL,
     },
   };

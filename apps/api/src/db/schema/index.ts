@@ -4,4 +4,5 @@ export * from "./auth.ts";
 export * from "./billing.ts";
 export * from "./embed.ts";
 export * from "./identity.ts";
+export * from "./payouts.ts";
 export * from "./workflows.ts";
