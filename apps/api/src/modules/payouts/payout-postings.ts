@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { type Database, queryRows } from "../../db/client.ts";
-import { type AccountKind, accountFor, postTransaction } from "../billing/ledger.service.ts";
+import { MICROS_PER_CENT } from "../billing/money.ts";
+import { type AccountKind, accountFor, postTransaction } from "../billing/postings.ts";
 
 /**
  * Every ledger movement of a payout, and the availability of a creator's earnings: the only file
@@ -9,12 +10,12 @@ import { type AccountKind, accountFor, postTransaction } from "../billing/ledger
  * A payout is whole cents (what can leave the platform); the ledger counts `LEDGER_UNITS_PER_CENT`
  * units per cent.
  */
-export const LEDGER_UNITS_PER_CENT = 1;
+export const LEDGER_UNITS_PER_CENT = MICROS_PER_CENT;
 /** Micro-dollars per ledger unit, for the figures the API answers with (`*_micros`). */
-export const MICROS_PER_LEDGER_UNIT = 10_000 / LEDGER_UNITS_PER_CENT;
+export const MICROS_PER_LEDGER_UNIT = 1;
 /** The ledger's amount and balance columns. */
-const AMOUNT = sql.raw("amount_cents");
-export const LEDGER_BALANCE = sql.raw("balance_cents");
+const AMOUNT = sql.raw("amount_micros");
+export const LEDGER_BALANCE = sql.raw("balance_micros");
 const BALANCE = LEDGER_BALANCE;
 
 /** The ledger transaction kinds of payouts; each is posted once per payout (its id is the reference). */
@@ -32,20 +33,18 @@ async function post(
 ): Promise<boolean> {
   const units = cents * LEDGER_UNITS_PER_CENT;
   const posted = await postTransaction(tx, {
-    // The ledger's kinds are plain text in the database; payouts add three.
-    kind: kind as unknown as Parameters<typeof postTransaction>[1]["kind"],
+    kind,
     reference: payoutId,
     description,
     entries: [
-      { accountId: from, amountCents: -units },
-      { accountId: to, amountCents: units },
+      { accountId: from, amountMicros: -units },
+      { accountId: to, amountMicros: units },
     ],
   });
   return posted !== undefined;
 }
 
-const account = (tx: Database, kind: string, ownerId: string | null) =>
-  accountFor(tx, kind as AccountKind, ownerId);
+const account = (tx: Database, kind: AccountKind, ownerId: string | null) => accountFor(tx, kind, ownerId);
 
 /**
  * Locks the creator's earnings and the platform's payouts account, in id order like every posting,

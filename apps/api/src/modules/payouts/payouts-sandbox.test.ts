@@ -4,7 +4,7 @@ import { users } from "../../db/schema/index.ts";
 import { type Caller, createCaller } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
-import { reconcile } from "../billing/ledger.service.ts";
+import { reconcile } from "../billing/reconcile.ts";
 import { LEDGER_UNITS_PER_CENT } from "./payout-postings.ts";
 import { creditEarnings } from "./payouts-test-helpers.ts";
 

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { payouts, users } from "../../db/schema/index.ts";
 import { type Caller, createCaller } from "../../test/caller.ts";
 import { type SeenRequest, type StripeTestServer, startStripeTestServer } from "../../test/fake-stripe.ts";
-import { reconcile } from "../billing/ledger.service.ts";
+import { reconcile } from "../billing/reconcile.ts";
 import { LEDGER_UNITS_PER_CENT } from "./payout-postings.ts";
 import { type PayoutDeps, retryPayouts, runPayoutSchedule } from "./payouts.service.ts";
 import { creditEarnings, daysAgo } from "./payouts-test-helpers.ts";
@@ -158,12 +158,13 @@ describe("payouts through Stripe Connect (loopback Stripe, official SDK)", () =>
 
   it("pays exactly the available amount: pending money stays, with the date it becomes available", async () => {
     const { caller, id, account } = await onboardedCreator("Exact Creator");
-    await creditEarnings(deps.db, id, cents(2345), daysAgo(10));
+    // $23.45 and 0.6789 of a cent: only whole cents leave; the rest stays, available.
+    await creditEarnings(deps.db, id, cents(2345) + 6789, daysAgo(10));
     const recent = daysAgo(1);
     await creditEarnings(deps.db, id, cents(700), recent);
     const summary = await caller.api("GET", "/api/payouts/");
     expect(summary.body).toMatchObject({
-      available_micros: 23_450_000,
+      available_micros: 23_456_789,
       withdrawable_cents: 2345,
       hold_days: 7,
     });
@@ -190,10 +191,10 @@ describe("payouts through Stripe Connect (loopback Stripe, official SDK)", () =>
 
     const after = await caller.api("GET", "/api/payouts/");
     expect(after.body).toMatchObject({
-      available_micros: 0,
+      available_micros: 6789,
       withdrawable_cents: 0,
       in_transit_cents: 2345,
-      balance_micros: 7_000_000,
+      balance_micros: 7_006_789,
     });
     const nothing = await caller.api("POST", "/api/payouts/", { body: {} });
     expect(nothing.status).toBe(409);

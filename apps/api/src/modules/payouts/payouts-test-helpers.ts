@@ -1,10 +1,9 @@
 import { sql } from "drizzle-orm";
 import { type Database, queryRows } from "../../db/client.ts";
-import { accountFor } from "../billing/ledger.service.ts";
-import { LEDGER_UNITS_PER_CENT } from "./payout-postings.ts";
+import { accountFor } from "../billing/postings.ts";
 
-const AMOUNT = LEDGER_UNITS_PER_CENT === 1 ? sql.raw("amount_cents") : sql.raw("amount_micros");
-const BALANCE = LEDGER_UNITS_PER_CENT === 1 ? sql.raw("balance_cents") : sql.raw("balance_micros");
+const AMOUNT = sql.raw("amount_micros");
+const BALANCE = sql.raw("balance_micros");
 
 /**
  * Earnings as paid calls credit them (a `settle` transaction: clearing → the creator's earnings),
