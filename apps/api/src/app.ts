@@ -56,6 +56,15 @@ import { createLlmClient } from "./modules/models/llm.ts";
 import { modelKeysRoutes } from "./modules/models/model-keys.routes.ts";
 import { useModelPrices } from "./modules/models/model-prices.ts";
 import { downloadRoutes } from "./modules/packaging/download.routes.ts";
+import { payoutsRoutes } from "./modules/payouts/payouts.routes.ts";
+import {
+  applyConnectEvent,
+  CONNECT_EVENT_TYPES,
+  type PayoutDeps,
+  retryPayouts,
+  runPayoutSchedule,
+} from "./modules/payouts/payouts.service.ts";
+import { createStripeConnect } from "./modules/payouts/stripe-connect.ts";
 import { promptsRoutes } from "./modules/prompts/prompts.routes.ts";
 import { runtimeConfigRoutes, systemRoutes } from "./modules/system/system.routes.ts";
 import { workflowsRoutes } from "./modules/workflows/workflows.routes.ts";
@@ -162,7 +171,11 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     ? createRedisRateLimiter(limits, { url: config.redisUrl, keyPrefix: config.redisKeyPrefix, log: app.log })
     : createMemoryRateLimiter(limits);
   app.addHook("onClose", () => rateLimiter.close());
-  const stripe = createStripeGateway(config);
+  const payoutDeps: PayoutDeps = { db, config, connect: createStripeConnect(config), log: app.log };
+  const stripe = createStripeGateway(config, {
+    types: CONNECT_EVENT_TYPES,
+    apply: (tx, event) => applyConnectEvent(payoutDeps, tx, event),
+  });
   const safeFetch = createSafeFetch({ allowPrivate: config.allowPrivateUpstreams, timeoutMs: 30_000 });
   const embedTokens = createEmbedTokens(config.secretKey);
   await seedWorkflowProviders(db);
@@ -178,6 +191,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     );
     // A plan's payment whose subscribe call never came goes to the payer's wallet (decision 023).
     creditAbandonedPlanPayments(db).catch((err) => app.log.warn({ err }, "plan payment credit failed"));
+    // Payouts a crash or a Stripe failure left pending are finished; then the automatic schedule.
+    retryPayouts(payoutDeps)
+      .then(() => runPayoutSchedule(payoutDeps))
+      .catch((err) => app.log.warn({ err }, "payout sweep failed"));
   }, HOLD_SWEEP_INTERVAL_MS);
   holdSweeper.unref();
   app.addHook("onClose", async () => clearInterval(holdSweeper));
@@ -236,6 +253,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       publicUrl: config.publicUrl,
       stripe,
     });
+    await scope.register(payoutsRoutes, { ...payoutDeps, guards });
     await scope.register(downloadRoutes, { db, guards, publicUrl: config.publicUrl });
     // The gateway alone accepts cross-origin calls (the management API does not); the embed
     // routes answer CORS for each app's allowed origins themselves.

@@ -2,7 +2,19 @@ import { z } from "zod";
 
 export const WalletTransactionSchema = z.object({
   id: z.string(),
-  kind: z.enum(["top_up", "hold", "settle", "release", "reversal", "subscription", "model_cost", "earning"]),
+  kind: z.enum([
+    "top_up",
+    "hold",
+    "settle",
+    "release",
+    "reversal",
+    "subscription",
+    "model_cost",
+    "earning",
+    "payout",
+    "payout_paid",
+    "payout_return",
+  ]),
   /** Signed change to the account the row is about (wallet or earnings), in micro-dollars (1 cent = 10,000). */
   amount_micros: z.number().int(),
   account: z.enum(["wallet", "earnings"]),

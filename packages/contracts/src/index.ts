@@ -9,5 +9,6 @@ export * from "./errors.ts";
 export * from "./explore.ts";
 export * from "./gateway.ts";
 export * from "./keys.ts";
+export * from "./payouts.ts";
 export * from "./prompts.ts";
 export * from "./workflows.ts";

@@ -145,6 +145,14 @@ export const appRoutes: RouteObject[] = [
                   (m) => m.WalletPage,
                 ),
               },
+              // Issue 17: creators' earnings, payouts through Stripe Connect (or the sandbox), statements.
+              {
+                path: "/earnings",
+                lazy: page(
+                  () => import("../features/earnings/earnings-page"),
+                  (m) => m.EarningsPage,
+                ),
+              },
             ],
           },
           {

@@ -5,4 +5,5 @@ export * from "./billing.ts";
 export * from "./embed.ts";
 export * from "./identity.ts";
 export * from "./model-keys.ts";
+export * from "./payouts.ts";
 export * from "./workflows.ts";

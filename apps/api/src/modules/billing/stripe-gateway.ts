@@ -50,9 +50,19 @@ export interface StripeGateway {
   ): Promise<{ type: string; duplicate: boolean }>;
 }
 
-export function createStripeGateway(config: Config): StripeGateway | undefined {
+/** Connect events (payouts, modules/payouts) applied in the webhook's transaction. */
+export interface ConnectEventHandler {
+  types: Set<string>;
+  /** Returns work to run once the event's transaction has committed. */
+  apply(tx: Database, event: Stripe.Event): Promise<(() => Promise<void>) | undefined>;
+}
+
+export function createStripeGateway(
+  config: Config,
+  connectEvents?: ConnectEventHandler,
+): StripeGateway | undefined {
   const feePercent = config.platformFeePercent;
-  const { secretKey, publishableKey, webhookSecret, apiUrl } = config.stripe;
+  const { secretKey, publishableKey, webhookSecret, connectWebhookSecret, apiUrl } = config.stripe;
   if (!secretKey || !publishableKey) return undefined;
   const endpoint = apiUrl ? new URL(apiUrl) : undefined;
   const stripe = new Stripe(secretKey, {
@@ -202,24 +212,37 @@ export function createStripeGateway(config: Config): StripeGateway | undefined {
       if (!webhookSecret)
         throw new AppError("unavailable", "STRIPE_WEBHOOK_SECRET is not configured on this server");
       if (!signature) throw new AppError("bad_request", "Missing Stripe-Signature header");
-      let event: Stripe.Event;
-      try {
-        event = stripe.webhooks.constructEvent(rawBody, signature, webhookSecret, WEBHOOK_TOLERANCE_SECONDS);
-      } catch {
+      let event: Stripe.Event | undefined;
+      // The platform's endpoint and the Connect endpoint (connected accounts' events) sign apart.
+      for (const secret of [webhookSecret, connectWebhookSecret]) {
+        if (!secret || event) continue;
+        try {
+          event = stripe.webhooks.constructEvent(rawBody, signature, secret, WEBHOOK_TOLERANCE_SECONDS);
+        } catch {
+          // tried below
+        }
+      }
+      if (!event)
         throw new AppError(
           "bad_request",
           "Invalid Stripe signature or a timestamp outside the 300 s tolerance",
         );
-      }
+      const verified = event;
+      let afterCommit: (() => Promise<void>) | undefined;
       // Recording the event and applying it share one transaction: a failure leaves Stripe to retry.
       const duplicate = await db.transaction(async (tx) => {
         const t = tx as unknown as Database;
         const [fresh] = await t
           .insert(stripeEvents)
-          .values({ id: event.id, type: event.type })
+          .values({ id: verified.id, type: verified.type })
           .onConflictDoNothing()
           .returning({ id: stripeEvents.id });
         if (!fresh) return true;
+        if (connectEvents?.types.has(verified.type)) {
+          afterCommit = await connectEvents.apply(t, verified);
+          return false;
+        }
+        const event = verified;
         switch (event.type) {
           case "payment_intent.succeeded":
             await applySucceeded(t, event.data.object);
@@ -253,7 +276,10 @@ export function createStripeGateway(config: Config): StripeGateway | undefined {
         }
         return false;
       });
-      return { type: event.type, duplicate };
+      // Work that needs the event committed first (a failed payout's transfer reversal); the
+      // payouts retrier repeats it if it fails here.
+      if (afterCommit) await afterCommit().catch(() => undefined);
+      return { type: verified.type, duplicate };
     },
   };
 }

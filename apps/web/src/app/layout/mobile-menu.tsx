@@ -2,7 +2,8 @@ import { KeyRound, LogOut, UserRound, Wallet } from "lucide-react";
 import { NavLink } from "react-router";
 import { cn } from "../../lib/cn";
 import type { SessionIdentity } from "../../lib/profile-query";
-import { NAV_ITEMS } from "./nav-items";
+import { useProfile } from "../../lib/profile-query";
+import { navItemsFor } from "./nav-items";
 import { UserAvatar } from "./user-avatar";
 
 const linkClasses = ({ isActive }: { isActive: boolean }) =>
@@ -23,10 +24,11 @@ export function MobileMenu({
   onNavigate: () => void;
   onSignOut: () => void;
 }) {
+  const profile = useProfile();
   return (
     <div id={id} className="border-t border-slate-200 bg-white px-4 pt-3 pb-4 shadow-sm md:hidden">
       <ul className="space-y-1">
-        {NAV_ITEMS.map(({ to, label, icon: Icon, end }) => (
+        {navItemsFor(Boolean(profile.data?.creator)).map(({ to, label, icon: Icon, end }) => (
           <li key={to}>
             <NavLink to={to} end={end} className={linkClasses} onClick={onNavigate}>
               <Icon className="size-4" aria-hidden="true" />

@@ -9,7 +9,7 @@ import { useSignOut } from "../../features/auth/use-sign-out";
 import { cn } from "../../lib/cn";
 import { describeSession, useProfile } from "../../lib/profile-query";
 import { MobileMenu } from "./mobile-menu";
-import { EXPLORE_NAV_ITEM, NAV_ITEMS } from "./nav-items";
+import { EXPLORE_NAV_ITEM, navItemsFor } from "./nav-items";
 import { UserAvatar } from "./user-avatar";
 
 const MOBILE_MENU_ID = "mobile-menu";
@@ -61,7 +61,7 @@ export function Navbar() {
 
           {signedIn ? (
             <ul className="hidden items-center gap-1 md:flex">
-              {NAV_ITEMS.map(({ to, label, end }) => (
+              {navItemsFor(Boolean(profile.data?.creator)).map(({ to, label, end }) => (
                 <li key={to}>
                   <NavLink to={to} end={end} className={linkClasses}>
                     {label}
