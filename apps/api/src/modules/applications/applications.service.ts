@@ -18,8 +18,8 @@ import {
 import { databaseErrorOf } from "../../lib/database-errors.ts";
 import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
 import { forgetLookups, lookupCache } from "../../lib/lookup-cache.ts";
-import { appNotSuspended } from "../admin/suspensions.ts";
 import { maskSecret, type SecretBox } from "../../lib/secrets.ts";
+import { appNotSuspended } from "../admin/suspensions.ts";
 import { forgetApplication, rebuildOwnerUsers } from "../analytics/rollups.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { settleSubscribersOfArchivedApp, stopCardRenewals } from "../billing/archive-refunds.ts";

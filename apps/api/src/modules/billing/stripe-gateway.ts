@@ -5,10 +5,12 @@ import type { Config } from "../../config.ts";
 import type { Database } from "../../db/client.ts";
 import { packages, payments, stripeCustomers, stripeEvents } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
+import { PROVIDER_ACTOR } from "../admin/audit.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { creditPaymentToWallet } from "./plan-payments.ts";
 import { type PackageRow, PERIOD_DAYS } from "./plans.service.ts";
 import { effectivePriceCents } from "./price-changes.ts";
+import { applyReversal, disputeStatusOf, recallIndebted } from "./reversals.ts";
 import {
   applyInvoiceFailed,
   applyInvoicePaid,
@@ -52,6 +54,7 @@ export interface StripeGateway {
 
 export function createStripeGateway(config: Config): StripeGateway | undefined {
   const feePercent = config.platformFeePercent;
+  const payoutHoldMs = config.payoutHoldMs;
   const { secretKey, publishableKey, webhookSecret, apiUrl } = config.stripe;
   if (!secretKey || !publishableKey) return undefined;
   const endpoint = apiUrl ? new URL(apiUrl) : undefined;
@@ -211,6 +214,8 @@ export function createStripeGateway(config: Config): StripeGateway | undefined {
           "Invalid Stripe signature or a timestamp outside the 300 s tolerance",
         );
       }
+      // Whose debt the event created: their leases are recalled once it committed.
+      const indebted: string[] = [];
       // Recording the event and applying it share one transaction: a failure leaves Stripe to retry.
       const duplicate = await db.transaction(async (tx) => {
         const t = tx as unknown as Database;
@@ -242,6 +247,50 @@ export function createStripeGateway(config: Config): StripeGateway | undefined {
           case "invoice.payment_failed":
             await applyInvoiceFailed(t, event.data.object);
             break;
+          case "charge.refunded": {
+            const charge = event.data.object;
+            const paymentIntentId = idOf(charge.payment_intent);
+            if (!paymentIntentId) break;
+            // The charge's refunded total is cumulative: only its increase is applied, once per
+            // refund id (the newest refund the event lists), so a redelivery or an older event
+            // arriving late moves nothing.
+            const latest = charge.refunds?.data?.[0]?.id;
+            const outcome = await applyReversal(t, {
+              gateway: "stripe",
+              paymentIntentId,
+              fact: {
+                kind: "refund",
+                externalId: latest ?? `${charge.id}:${charge.amount_refunded}`,
+                refundedTotalCents: charge.amount_refunded,
+              },
+              actor: PROVIDER_ACTOR("stripe"),
+              payoutHoldMs,
+            });
+            indebted.push(...outcome.indebted);
+            break;
+          }
+          case "charge.dispute.created":
+          case "charge.dispute.updated":
+          case "charge.dispute.closed": {
+            const dispute = event.data.object;
+            const paymentIntentId = idOf(dispute.payment_intent);
+            if (!paymentIntentId) break;
+            const outcome = await applyReversal(t, {
+              gateway: "stripe",
+              paymentIntentId,
+              fact: {
+                kind: "dispute",
+                externalId: dispute.id,
+                amountCents: dispute.amount,
+                status: disputeStatusOf(dispute.status),
+                reason: dispute.reason,
+              },
+              actor: PROVIDER_ACTOR("stripe"),
+              payoutHoldMs,
+            });
+            indebted.push(...outcome.indebted);
+            break;
+          }
           case "customer.subscription.updated":
           case "customer.subscription.deleted":
             await applySubscriptionChange(
@@ -253,10 +302,14 @@ export function createStripeGateway(config: Config): StripeGateway | undefined {
         }
         return false;
       });
+      await recallIndebted(db, indebted);
       return { type: event.type, duplicate };
     },
   };
 }
+
+const idOf = (value: string | { id: string } | null | undefined) =>
+  typeof value === "string" ? value : value?.id;
 
 /** The source of truth for a Stripe payment: the webhook. A top-up reaches the wallet here, once. */
 async function applySucceeded(db: Database, intent: Stripe.PaymentIntent): Promise<void> {
