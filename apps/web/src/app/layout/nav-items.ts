@@ -1,4 +1,12 @@
-import { BarChart3, Compass, FlaskConical, LayoutDashboard, type LucideIcon, Package } from "lucide-react";
+import {
+  BarChart3,
+  Compass,
+  FlaskConical,
+  LayoutDashboard,
+  type LucideIcon,
+  Package,
+  ShieldCheck,
+} from "lucide-react";
 
 export interface NavItem {
   to: string;
@@ -19,3 +27,10 @@ export const NAV_ITEMS: readonly NavItem[] = [
   { to: "/api-test", label: "API Test", icon: FlaskConical },
   EXPLORE_NAV_ITEM,
 ];
+
+/** Only for the platform's operators (ADMIN_EMAILS): the server says who they are. */
+export const ADMIN_NAV_ITEM: NavItem = { to: "/admin", label: "Admin", icon: ShieldCheck };
+
+/** The signed-in navigation, with Admin for an operator. */
+export const navItemsFor = (operator: boolean): readonly NavItem[] =>
+  operator ? [...NAV_ITEMS, ADMIN_NAV_ITEM] : NAV_ITEMS;
