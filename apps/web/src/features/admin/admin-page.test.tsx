@@ -95,10 +95,14 @@ describe("/admin", () => {
     expect(within(figures).getByText("$5.00")).toBeTruthy();
     expect(within(figures).getByText("$2.50")).toBeTruthy();
     expect(within(screen.getByRole("region", { name: "Disputes" })).getByText("pi_disputed")).toBeTruthy();
-    expect(within(screen.getByRole("region", { name: "Debts" })).getByText("debtor@example.com")).toBeTruthy();
+    expect(
+      within(screen.getByRole("region", { name: "Debts" })).getByText("debtor@example.com"),
+    ).toBeTruthy();
     // The nav shows Admin to an operator.
     const nav = screen.getByRole("navigation", { name: "Main" });
-    await waitFor(() => expect(within(nav).getByRole("link", { name: "Admin" }).getAttribute("href")).toBe("/admin"));
+    await waitFor(() =>
+      expect(within(nav).getByRole("link", { name: "Admin" }).getAttribute("href")).toBe("/admin"),
+    );
 
     const apps = screen.getByRole("region", { name: "Top apps" });
     await userEvent.click(within(apps).getByRole("button", { name: "Suspend" }));
@@ -109,11 +113,16 @@ describe("/admin", () => {
     expect(api.callsTo("POST /api/admin/apps/app-1/suspend")[0]?.body).toEqual({ reason: "spam" });
     const log = screen.getByRole("region", { name: "Audit log" });
     expect(await within(log).findByText("app.suspend")).toBeTruthy();
-    expect(await within(screen.getByRole("region", { name: "Top apps" })).findByText("Suspended")).toBeTruthy();
+    expect(
+      await within(screen.getByRole("region", { name: "Top apps" })).findByText("Suspended"),
+    ).toBeTruthy();
   });
 
   it("tells anyone else the API refused them, and shows them no Admin link", async () => {
-    const refusal = { code: "forbidden", message: "Only the platform's operators (ADMIN_EMAILS) may use /admin" };
+    const refusal = {
+      code: "forbidden",
+      message: "Only the platform's operators (ADMIN_EMAILS) may use /admin",
+    };
     const api = stubSignedInApi({
       "GET /api/admin/access": () => jsonResponse(refusal, 403),
       "GET /api/admin/audit?limit=50": () => jsonResponse(refusal, 403),
