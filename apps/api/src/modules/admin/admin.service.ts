@@ -6,10 +6,10 @@ import { type Database, queryRows } from "../../db/client.ts";
  * The operator's figures for a period (issue 17 item 5). Ledger amounts are read in the ledger's
  * unit; card amounts (refunds, disputes) stay in cents as the payment provider names them.
  */
-const ENTRY_AMOUNT = sql.raw("e.amount_cents");
-const BALANCE = sql.raw("a.balance_cents");
-/** From the ledger's unit to micro-dollars. */
-const TO_MICROS = 10_000;
+const ENTRY_AMOUNT = sql.raw("e.amount_micros");
+const BALANCE = sql.raw("a.balance_micros");
+/** From the ledger's unit to micro-dollars (the ledger counts micros since migration 0020). */
+const TO_MICROS = 1;
 
 const n = (value: string | number | null | undefined) => Number(value ?? 0);
 

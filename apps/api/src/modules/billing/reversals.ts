@@ -12,8 +12,10 @@ import {
 } from "../../db/schema/index.ts";
 import { type Actor, writeAudit } from "../admin/audit.ts";
 import { DEBT, lockAccounts, lockedBalance } from "./debts.ts";
-import { accountFor, dollars, postTransaction, recallHolds } from "./ledger.service.ts";
+import { recallHolds } from "./holds.ts";
+import { centsToMicros, dollars, formatMicros } from "./money.ts";
 import { creditPaymentToWallet, type PaymentRow } from "./plan-payments.ts";
+import { accountFor, postTransaction } from "./postings.ts";
 
 /**
  * Refunds and disputes of card payments (issue 17 item 4, docs/decisions/028).
@@ -219,11 +221,11 @@ async function bringToTarget(
 }
 
 // ---------------------------------------------------------------------------------------------
-// Ledger amounts. The ledger's unit is the one money.ts names (cents before migration 0020).
+// Ledger amounts are micro-dollars (money.ts); card amounts are cents.
 
-const toLedger = (cents: number) => cents;
+const toLedger = centsToMicros;
 
-type Entry = { accountId: string; amountCents: number };
+type Entry = { accountId: string; amountMicros: number };
 
 /**
  * Takes `amount` out of an owner's account: what it holds, and the rest into their debt (below
@@ -240,8 +242,8 @@ async function takeFrom(
   await lockAccounts(tx, [account, debt]);
   const fromAccount = Math.max(0, Math.min(await lockedBalance(tx, account), amount));
   const entries: Entry[] = [];
-  if (fromAccount > 0) entries.push({ accountId: account, amountCents: -fromAccount });
-  if (amount > fromAccount) entries.push({ accountId: debt, amountCents: -(amount - fromAccount) });
+  if (fromAccount > 0) entries.push({ accountId: account, amountMicros: -fromAccount });
+  if (amount > fromAccount) entries.push({ accountId: debt, amountMicros: -(amount - fromAccount) });
   return { entries, debt: amount - fromAccount };
 }
 
@@ -258,8 +260,8 @@ async function giveTo(
   const owed = Math.max(0, -(await lockedBalance(tx, debt)));
   const toDebt = Math.min(owed, amount);
   const entries: Entry[] = [];
-  if (toDebt > 0) entries.push({ accountId: debt, amountCents: toDebt });
-  if (amount > toDebt) entries.push({ accountId: account, amountCents: amount - toDebt });
+  if (toDebt > 0) entries.push({ accountId: debt, amountMicros: toDebt });
+  if (amount > toDebt) entries.push({ accountId: account, amountMicros: amount - toDebt });
   return entries;
 }
 
@@ -274,9 +276,9 @@ async function moveWalletPayment(tx: Database, payment: PaymentRow, deltaCents: 
       reference: `${payment.id}:${randomUUID()}`,
       description:
         taken.debt > 0
-          ? `Card payment of ${dollars(payment.amountCents)} refunded or disputed: ${dollars(deltaCents)} taken back, ${dollars(taken.debt)} of it already spent (owed)`
+          ? `Card payment of ${dollars(payment.amountCents)} refunded or disputed: ${dollars(deltaCents)} taken back, ${formatMicros(taken.debt)} of it already spent (owed)`
           : `Card payment of ${dollars(payment.amountCents)} refunded or disputed: ${dollars(deltaCents)} taken back`,
-      entries: [{ accountId: clearing, amountCents: amount }, ...taken.entries],
+      entries: [{ accountId: clearing, amountMicros: amount }, ...taken.entries],
     });
     return taken.debt > 0 ? [payment.userId] : [];
   }
@@ -285,7 +287,7 @@ async function moveWalletPayment(tx: Database, payment: PaymentRow, deltaCents: 
     kind: "reversal",
     reference: `${payment.id}:${randomUUID()}`,
     description: `Dispute of a ${dollars(payment.amountCents)} card payment won: ${dollars(-deltaCents)} returned`,
-    entries: [{ accountId: clearing, amountCents: -amount }, ...given],
+    entries: [{ accountId: clearing, amountMicros: -amount }, ...given],
   });
   return [];
 }
@@ -305,7 +307,7 @@ async function movePlanPayment(
     .select({
       createdAt: ledgerTransactions.createdAt,
       creatorId: ledgerAccounts.ownerId,
-      net: ledgerEntries.amountCents,
+      net: ledgerEntries.amountMicros,
     })
     .from(ledgerTransactions)
     .innerJoin(ledgerEntries, eq(ledgerEntries.transactionId, ledgerTransactions.id))
@@ -343,14 +345,14 @@ async function movePlanPayment(
     // Past the hold the creator may have been paid: the platform bears it, as its debt (a loss).
     const fromCreator = insideHold
       ? await takeFrom(tx, creatorOwner, "earnings", net)
-      : { entries: [{ accountId: await accountFor(tx, DEBT, null), amountCents: -net }], debt: 0 };
+      : { entries: [{ accountId: await accountFor(tx, DEBT, null), amountMicros: -net }], debt: 0 };
     const fromPlatform = await takeFrom(tx, null, "platform_fee", fee);
     await postTransaction(tx, {
       kind: "reversal",
       reference: `${payment.id}:${randomUUID()}`,
       description: `Plan payment of ${dollars(payment.amountCents)} refunded or disputed: ${dollars(deltaCents)} taken back${insideHold ? " from the creator's earnings" : " (past the payout hold: the platform's loss)"}`,
       entries: mergeEntries([
-        { accountId: clearing, amountCents: amount },
+        { accountId: clearing, amountMicros: amount },
         ...fromCreator.entries,
         ...fromPlatform.entries,
       ]),
@@ -363,7 +365,7 @@ async function movePlanPayment(
     kind: "reversal",
     reference: `${payment.id}:${randomUUID()}`,
     description: `Dispute of a ${dollars(payment.amountCents)} plan payment won: ${dollars(-deltaCents)} returned`,
-    entries: mergeEntries([{ accountId: clearing, amountCents: -amount }, ...toCreator, ...toPlatform]),
+    entries: mergeEntries([{ accountId: clearing, amountMicros: -amount }, ...toCreator, ...toPlatform]),
   });
   return [];
 }
@@ -372,10 +374,10 @@ async function movePlanPayment(
 function mergeEntries(entries: Entry[]): Entry[] {
   const totals = new Map<string, number>();
   for (const entry of entries)
-    totals.set(entry.accountId, (totals.get(entry.accountId) ?? 0) + entry.amountCents);
+    totals.set(entry.accountId, (totals.get(entry.accountId) ?? 0) + entry.amountMicros);
   return [...totals]
     .filter(([, amount]) => amount !== 0)
-    .map(([accountId, amountCents]) => ({ accountId, amountCents }));
+    .map(([accountId, amountMicros]) => ({ accountId, amountMicros }));
 }
 
 /** After a reversal committed: the leases of whoever it put in debt give back what they hold. */
