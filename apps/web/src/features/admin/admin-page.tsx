@@ -12,11 +12,9 @@ import { PageHeader } from "../../components/ui/page-header";
 import { LoadingState } from "../../components/ui/spinner";
 import { StatCard } from "../../components/ui/stat-card";
 import { apiRequest, getErrorMessage } from "../../lib/api-client";
-import { formatCents, formatDollars } from "../../lib/format";
+import { formatCents, formatMicros } from "../../lib/format";
 
 const DAY_MS = 86_400_000;
-/** Micro-dollars as dollars, to the cent for display (the figures themselves are exact). */
-const formatMicros = (micros: number) => formatDollars(micros / 1_000_000);
 const isoDay = (date: Date) => date.toISOString().slice(0, 10);
 
 type Target = { kind: "apps" | "users"; id: string; label: string; suspended: boolean };
