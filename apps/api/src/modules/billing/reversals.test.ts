@@ -45,6 +45,7 @@ afterAll(async () => {
 const wallet = async (caller: Caller) => (await caller.api("GET", "/api/wallet/")).body;
 const deliver = async (event: object) => {
   const answer = await stripe.deliver(event);
+  expect(answer.body).not.toHaveProperty("code");
   expect(answer.status).toBe(200);
   return answer.body as { duplicate: boolean };
 };
@@ -57,7 +58,9 @@ const event = (type: string, object: object, id = `evt_${++events}`) => ({
 
 /** A card top-up, credited by its signed payment_intent.succeeded. */
 async function topUp(caller: Caller, cents: number): Promise<string> {
-  const intent = await caller.api("POST", "/api/wallet/payment-intents/", { body: { amount: cents, currency: "usd" } });
+  const intent = await caller.api("POST", "/api/wallet/payment-intents/", {
+    body: { amount: cents, currency: "usd" },
+  });
   expect(intent.status).toBe(200);
   const pi = intent.body.id as string;
   await deliver(
@@ -208,5 +211,75 @@ describe("debt", () => {
     await topUp(buyer, 100);
     expect(await wallet(buyer)).toMatchObject({ balance_micros: 800_000, debt_micros: 0 });
     expect((await call()).status).toBe(200);
+  });
+});
+
+describe("a refunded plan payment", () => {
+  async function paidPlan(name: string) {
+    const { body: app } = await creator.api("POST", "/api/app/", {
+      body: { name, visibility: "public", price_cents: 20 },
+    });
+    await creator.api("PATCH", `/api/app/${app.slug}/update_status/`, { body: { status: "live" } });
+    const { body: plan } = await creator.api("POST", `/api/app/${app.slug}/packages/`, {
+      body: { name: "Pro", price_cents: 500, included_calls: 2 },
+    });
+    const subscriber = await createCaller(stripe.server.baseUrl, "Subscriber");
+    const intent = await subscriber.api("POST", `/api/app/${app.slug}/create-payment-intent/`, {
+      body: { amount: 500, currency: "usd", package_id: plan.id },
+    });
+    const pi = intent.body.id as string;
+    await deliver(
+      event("payment_intent.succeeded", {
+        id: pi,
+        object: "payment_intent",
+        amount: 500,
+        amount_received: 500,
+        status: "succeeded",
+      }),
+    );
+    const subscribed = await subscriber.api("POST", `/api/app/${app.slug}/subscriptions/`, {
+      body: { package_id: plan.id, payment_intent_id: pi },
+    });
+    expect(subscribed.status).toBe(201);
+    return { pi, subscriptionId: subscribed.body.id as string };
+  }
+  const status = async (id: string) =>
+    (
+      await queryRows<{ status: string }>(
+        stripe.server.database.db,
+        sql`select status from subscriptions where id = ${id}`,
+      )
+    )[0]?.status;
+
+  it("inside the payout hold: the subscription ends and the creator's earnings from it are reversed", async () => {
+    const before = (await wallet(creator)).earnings_micros as number;
+    const { pi, subscriptionId } = await paidPlan(`Plan refund ${events}`);
+    // $5.00 at a 10% fee: the creator earned $4.50.
+    expect((await wallet(creator)).earnings_micros).toBe(before + 4_500_000);
+    await deliver(refunded(pi, `ch_${pi}`, 500, [`re_${pi}`]));
+    expect((await wallet(creator)).earnings_micros).toBe(before);
+    expect(await status(subscriptionId)).toBe("canceled");
+    await deliver(refunded(pi, `ch_${pi}`, 500, [`re_${pi}`]));
+    expect((await wallet(creator)).earnings_micros).toBe(before);
+  });
+
+  it("past the payout hold: the creator keeps their earnings and the loss is the platform's, shown as its debt", async () => {
+    const { pi, subscriptionId } = await paidPlan(`Plan late refund ${events}`);
+    const earned = (await wallet(creator)).earnings_micros as number;
+    await stripe.server.database.db.execute(
+      sql`update ledger_transactions set created_at = now() - interval '8 days'
+          where kind = 'subscription' and reference = (select id::text from payments where external_id = ${pi})`,
+    );
+    await deliver(dispute("charge.dispute.created", pi, `dp_${pi}`, 500, "needs_response"));
+    expect((await wallet(creator)).earnings_micros).toBe(earned);
+    expect(await status(subscriptionId)).toBe("canceled");
+    const overview = await admin.api("GET", "/api/admin/overview");
+    const platform = overview.body.debts.find((row: { user_id: string | null }) => row.user_id === null);
+    expect(platform?.owed_micros).toBeGreaterThanOrEqual(4_500_000);
+    // Won: the platform's loss is made good first.
+    await deliver(dispute("charge.dispute.closed", pi, `dp_${pi}`, 500, "won"));
+    const after = await admin.api("GET", "/api/admin/overview");
+    const left = after.body.debts.find((row: { user_id: string | null }) => row.user_id === null);
+    expect(left?.owed_micros ?? 0).toBe((platform?.owed_micros ?? 0) - 4_500_000);
   });
 });

@@ -340,7 +340,6 @@ async function movePlanPayment(
   const creatorId = paid?.creatorId ?? null;
   const insideHold = paid !== undefined && paid.createdAt.getTime() > Date.now() - payoutHoldMs;
   const creatorOwner = insideHold ? creatorId : null;
-  const creatorKind = insideHold ? ("earnings" as const) : ("platform_fee" as const);
   if (deltaCents > 0) {
     // Past the hold the creator may have been paid: the platform bears it, as its debt (a loss).
     const fromCreator = insideHold
@@ -359,8 +358,9 @@ async function movePlanPayment(
     });
     return insideHold && creatorId && fromCreator.debt > 0 ? [creatorId] : [];
   }
-  const toCreator = await giveTo(tx, creatorOwner, creatorKind, net);
-  const toPlatform = await giveTo(tx, null, "platform_fee", fee);
+  // Past the hold both parts are the platform's: one give-back, so its debt is read once.
+  const toCreator = insideHold ? await giveTo(tx, creatorOwner, "earnings", net) : [];
+  const toPlatform = await giveTo(tx, null, "platform_fee", insideHold ? fee : net + fee);
   await postTransaction(tx, {
     kind: "reversal",
     reference: `${payment.id}:${randomUUID()}`,

@@ -32,8 +32,8 @@ export function WalletPage() {
         <div className="space-y-8">
           {(data.debt_micros ?? 0) > 0 && (
             <Alert tone="error" title={`You owe ${formatMicros(data.debt_micros ?? 0)}`}>
-              A card payment was refunded or disputed after its money was spent. Paid calls are refused
-              until it is settled: a top-up below pays it first, and the rest goes to your balance.
+              A card payment was refunded or disputed after its money was spent. Paid calls are refused until
+              it is settled: a top-up below pays it first, and the rest goes to your balance.
             </Alert>
           )}
           <section aria-label="Balances" className="grid gap-4 sm:grid-cols-3">
