@@ -27,6 +27,7 @@ import { installNulGuard } from "./lib/nul-guard.ts";
 import { createSafeFetch } from "./lib/safe-fetch.ts";
 import { createSecretBox } from "./lib/secrets.ts";
 import { installSecurityHeaders } from "./lib/security-headers.ts";
+import { adminRoutes } from "./modules/admin/admin.routes.ts";
 import { analyticsRoutes } from "./modules/analytics/analytics.routes.ts";
 import { compactRollups } from "./modules/analytics/rollups.ts";
 import { applicationsRoutes } from "./modules/applications/applications.routes.ts";
@@ -245,6 +246,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     await scope.register(modelKeysRoutes, { db, guards, secrets, feePercent: config.platformFeePercent });
     await scope.register(workflowsRoutes, { db, guards, secrets, safeFetch });
     await scope.register(billingRoutes, { db, guards, config, stripe });
+    await scope.register(adminRoutes, { db, guards, config, stripe });
     await scope.register(plansRoutes, {
       db,
       guards,

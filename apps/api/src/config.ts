@@ -70,6 +70,8 @@ const EnvSchema = z.object({
     .positive("must be more than 0 days (a consumer must see an increase before paying it)")
     .max(365, "must be at most 365 days")
     .default(7),
+  /** Comma-separated emails of the operators who see /admin. */
+  ADMIN_EMAILS: z.string().default(""),
   ALLOW_PRIVATE_UPSTREAMS: bool,
   REDIS_URL: optionalString.pipe(
     z
@@ -136,6 +138,10 @@ export interface Config {
   };
   /** How long a price increase is announced before it is charged (docs/decisions/021). */
   priceIncreaseNoticeMs: number;
+  /** PAYOUT_HOLD_DAYS in milliseconds. */
+  payoutHoldMs: number;
+  /** ADMIN_EMAILS, lower-cased. */
+  adminEmails: string[];
   llmTimeoutSeconds: number;
   gatewayRateLimitPerMinute: number;
   gatewayRateLimitPerIpPerMinute: number;
@@ -222,6 +228,10 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       schedule: env.PAYOUT_SCHEDULE,
     },
     priceIncreaseNoticeMs: Math.round(env.PRICE_INCREASE_NOTICE_DAYS * 86_400_000),
+    payoutHoldMs: Math.round(env.PAYOUT_HOLD_DAYS * 86_400_000),
+    adminEmails: env.ADMIN_EMAILS.split(",")
+      .map((email) => email.trim().toLowerCase())
+      .filter((email) => email.includes("@")),
     llmTimeoutSeconds: env.LLM_TIMEOUT_SECONDS,
     gatewayRateLimitPerMinute: env.GATEWAY_RATE_LIMIT_PER_MINUTE,
     gatewayAdmissionLimit: env.GATEWAY_ADMISSION_LIMIT,

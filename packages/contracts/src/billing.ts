@@ -29,6 +29,11 @@ export const WalletSchema = z.object({
   balance_micros: z.number().int(),
   held_micros: z.number().int(),
   earnings_micros: z.number().int(),
+  /**
+   * What the user owes (a card payment refunded or disputed after its money was spent): while above
+   * zero their paid calls are refused with 402 account_in_debt; a top-up pays it first.
+   */
+  debt_micros: z.number().int().optional(),
   gateway: z.enum(["sandbox", "stripe"]),
   transactions: z.array(WalletTransactionSchema),
 });

@@ -1,3 +1,4 @@
+export * from "./admin.ts";
 export * from "./analytics.ts";
 export * from "./app-package.ts";
 export * from "./applications.ts";

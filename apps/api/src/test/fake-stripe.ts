@@ -349,7 +349,7 @@ export interface StripeTestServer {
 }
 
 /** The real server on its own test database, with Stripe configured and pointed at a fresh fake. */
-export async function startStripeTestServer(): Promise<StripeTestServer> {
+export async function startStripeTestServer(env: Record<string, string> = {}): Promise<StripeTestServer> {
   const fake = await startFakeStripe(SECRET_KEY);
   const testDb = await createTestDatabase();
   const server = await startTestServer(testDb, {
@@ -359,6 +359,7 @@ export async function startStripeTestServer(): Promise<StripeTestServer> {
       STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
       STRIPE_API_URL: fake.url,
       GATEWAY_RATE_LIMIT_PER_MINUTE: "100000",
+      ...env,
     },
   });
   return {

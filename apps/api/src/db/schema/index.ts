@@ -1,3 +1,4 @@
+export * from "./admin.ts";
 export * from "./analytics.ts";
 export * from "./applications.ts";
 export * from "./auth.ts";

@@ -11,6 +11,7 @@ import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import type { Database } from "../../db/client.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
+import { suspensionsOf } from "../admin/suspensions.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
 import type { StripeGateway } from "../billing/stripe-gateway.ts";
 import {
@@ -73,7 +74,20 @@ export const applicationsRoutes: FastifyPluginAsyncZod<{
         listOwnApplications(db, user),
         creatorNameFor(db, user.id),
       ]);
-      return rows.map((row) => toApplication(row, creatorName, secrets));
+      const suspended = await suspensionsOf(
+        db,
+        user.id,
+        rows.map((row) => row.id),
+      );
+      return rows.map((row) => {
+        const suspension = suspended.get(row.id);
+        return {
+          ...toApplication(row, creatorName, secrets),
+          suspension: suspension
+            ? { reason: suspension.reason, since: suspension.since.toISOString() }
+            : null,
+        };
+      });
     },
   );
 

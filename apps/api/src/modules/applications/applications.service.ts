@@ -19,6 +19,7 @@ import { databaseErrorOf } from "../../lib/database-errors.ts";
 import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
 import { forgetLookups, lookupCache } from "../../lib/lookup-cache.ts";
 import { maskSecret, type SecretBox } from "../../lib/secrets.ts";
+import { appNotSuspended } from "../admin/suspensions.ts";
 import { forgetApplication, rebuildOwnerUsers } from "../analytics/rollups.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { settleSubscribersOfArchivedApp, stopCardRenewals } from "../billing/archive-refunds.ts";
@@ -114,12 +115,12 @@ export async function getOwnApplication(
   return row;
 }
 
-/** An app by slug, for anyone; an archived (deleted) app is not found. */
+/** An app by slug, for anyone; an archived (deleted) or suspended app is not found. */
 export async function findApplicationBySlug(db: Database, slug: string): Promise<ApplicationRow | undefined> {
   const [row] = await db
     .select()
     .from(applications)
-    .where(and(eq(applications.slug, slug), isNull(applications.archivedAt)))
+    .where(and(eq(applications.slug, slug), isNull(applications.archivedAt), appNotSuspended))
     .limit(1);
   return row;
 }

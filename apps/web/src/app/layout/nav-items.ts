@@ -6,6 +6,7 @@ import {
   type LucideIcon,
   Package,
   PiggyBank,
+  ShieldCheck,
 } from "lucide-react";
 
 export interface NavItem {
@@ -31,7 +32,11 @@ export const NAV_ITEMS: readonly NavItem[] = [
   EXPLORE_NAV_ITEM,
 ];
 
-/** The items a person sees: creators also get their Earnings. */
-export function navItemsFor(isCreator: boolean): readonly NavItem[] {
-  return NAV_ITEMS.filter((item) => isCreator || !item.creatorOnly);
+/** Only for the platform's operators (ADMIN_EMAILS): the server says who they are. */
+export const ADMIN_NAV_ITEM: NavItem = { to: "/admin", label: "Admin", icon: ShieldCheck };
+
+/** The items a person sees: creators also get their Earnings, operators the Admin page. */
+export function navItemsFor(who: { creator: boolean; operator: boolean }): readonly NavItem[] {
+  const items = NAV_ITEMS.filter((item) => who.creator || !item.creatorOnly);
+  return who.operator ? [...items, ADMIN_NAV_ITEM] : items;
 }
