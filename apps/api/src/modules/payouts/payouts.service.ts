@@ -5,6 +5,7 @@ import type { Config } from "../../config.ts";
 import { type Database, queryRows } from "../../db/client.ts";
 import { connectAccounts, payouts } from "../../db/schema/index.ts";
 import { AppError, invalidFields } from "../../lib/errors.ts";
+import { isPayoutBlocked } from "../admin/suspensions.ts";
 import { clockNow } from "./clock.ts";
 import {
   availability,
@@ -201,6 +202,11 @@ export async function withdraw(
         );
       return { payout: existing, replayed: true };
     }
+    if (await isPayoutBlocked(t, creatorId))
+      throw new AppError(
+        "account_suspended",
+        "Your account is suspended: payouts are paused until the operator lifts the suspension",
+      );
     const account = await connectAccountOf(t, creatorId);
     if (!account || account.gateway !== gateway || !account.payoutsEnabled)
       throw new AppError(
