@@ -37,6 +37,7 @@ import { createTokenVerifier } from "./modules/auth/token-verifier.ts";
 import { billingRoutes } from "./modules/billing/billing.routes.ts";
 import { HOLD_SWEEP_INTERVAL_MS } from "./modules/billing/call-checks.ts";
 import { sweepExpiredHolds } from "./modules/billing/holds.ts";
+import { postOutstandingModelCosts } from "./modules/billing/model-costs.ts";
 import { creditAbandonedPlanPayments } from "./modules/billing/plan-payments.ts";
 import { plansRoutes } from "./modules/billing/plans.routes.ts";
 import { renewDueSubscriptions, sweepExpiredIncludedCalls } from "./modules/billing/plans.service.ts";
@@ -185,6 +186,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     sweepExpiredHolds(db)
       .then((released) => released > 0 && app.log.warn({ released }, "released expired holds"))
       .catch((err) => app.log.warn({ err }, "hold sweep failed"));
+    // Model costs that no price paid (plan-covered and owner calls) come out of creators' earnings.
+    postOutstandingModelCosts(db).catch((err) => app.log.warn({ err }, "model cost sweep failed"));
     // Included calls a crashed process took for calls it never recorded go back (decision 025).
     sweepExpiredIncludedCalls(db).catch((err) => app.log.warn({ err }, "included call sweep failed"));
     renewDueSubscriptions(db, config.platformFeePercent).catch((err) =>

@@ -166,6 +166,8 @@ export const invocations = pgTable(
     modelCostMicros: bigint("model_cost_micros", { mode: "number" }).notNull().default(0),
     /** How much of that cost came out of the creator's share of this call (at most that share). */
     modelCostDeductedMicros: bigint("model_cost_deducted_micros", { mode: "number" }).notNull().default(0),
+    /** When the rest of its model cost (not paid by its price) was taken from its creator's earnings. */
+    modelCostPostedAt: timestamp("model_cost_posted_at", { withTimezone: true }),
     /**
      * The hold (wallet lease) a charged call was paid from; the hold's close posts its calls' prices
      * to the ledger (docs/decisions/020). No foreign key: append-only, written on the hot path.
@@ -184,6 +186,10 @@ export const invocations = pgTable(
     index("invocations_subscription_idx")
       .on(t.subscriptionId, t.planPeriodStart)
       .where(sql`${t.subscriptionId} is not null`),
+    // The calls whose model cost a sweep still has to take from their creator (billing/model-costs.ts).
+    index("invocations_model_cost_due_idx")
+      .on(t.id)
+      .where(sql`${t.modelCostMicros} > ${t.modelCostDeductedMicros} and ${t.modelCostPostedAt} is null`),
   ],
 );
 

@@ -6,6 +6,7 @@ import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startFakeOpenAi } from "../../test/fake-openai.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
+import { postOutstandingModelCosts } from "./model-costs.ts";
 import { centsToMicros } from "./money.ts";
 
 // Issue 17: a 10% fee on a 5¢ call is half a cent, exactly; the model cost of each call comes out
@@ -50,7 +51,12 @@ const totals = async () => {
           (select coalesce(sum(balance_micros), 0) from ledger_accounts)::text as everything,
           (select coalesce(sum(amount_micros), 0) from ledger_entries)::text as entries`,
   );
-  return Object.fromEntries(Object.entries(row ?? {}).map(([k, v]) => [k, Number(v)]));
+  return {
+    fee: Number(row?.fee),
+    model: Number(row?.model),
+    everything: Number(row?.everything),
+    entries: Number(row?.entries),
+  };
 };
 
 it("pays the platform exactly $5.00 and the creator exactly $45.00 minus the recorded model cost for 1,000 calls of a 5¢ app", async () => {
@@ -119,3 +125,64 @@ it("pays the platform exactly $5.00 and the creator exactly $45.00 minus the rec
   expect(rolled).toEqual({ gross: String(CALLS * PRICE), fee: "5000000", cost: String(modelCost) });
   await expectReconciled(server.database.db);
 }, 180_000);
+
+it("takes the model cost of calls no price paid (the owner's own) from the creator's earnings once, the rest as debt", async () => {
+  const created = await creator.api("POST", "/api/app/", {
+    body: { name: "Owner Tries It", visibility: "public", price_cents: PRICE },
+  });
+  const slug = created.body.slug as string;
+  await creator.api("PATCH", `/api/app/${slug}/prompt/`, { body: { model: "gpt-4o-mini", max_tokens: 64 } });
+  await creator.api("PATCH", `/api/app/${slug}/update_status/`, { body: { status: "live" } });
+  const creatorId = (await creator.api("GET", "/api/auth/profile/")).body.user.id as string;
+  // Sweep what the first test left, so this one sees only its own calls.
+  await postOutstandingModelCosts(server.database.db);
+  const before = await settledWallet(creator);
+  const modelBefore = (await totals()).model;
+
+  for (let i = 0; i < 3; i++) {
+    const own = await creator.api("POST", `/api/app/${slug}/completion-messages`, {
+      body: { inputs: { query: `Mine ${i}` }, response_mode: "blocking" },
+    });
+    expect(own.status).toBe(200);
+  }
+  const [owed] = await queryRows<{ cost: string }>(
+    server.database.db,
+    sql`select sum(model_cost_micros - model_cost_deducted_micros)::text as cost from invocations i
+        join applications a on a.id = i.application_id
+        where a.slug = ${slug} and i.caller_user_id = ${creatorId}`,
+  );
+  const cost = Number(owed?.cost);
+  expect(cost).toBeGreaterThan(0);
+  expect((await settledWallet(creator)).earnings_micros).toBe(before.earnings_micros);
+
+  expect(await postOutstandingModelCosts(server.database.db)).toBe(3);
+  expect(await postOutstandingModelCosts(server.database.db)).toBe(0);
+  expect((await settledWallet(creator)).earnings_micros).toBe(before.earnings_micros - cost);
+  expect((await totals()).model - modelBefore).toBe(cost);
+
+  // A creator whose earnings cannot cover it owes the rest: a debt, never a negative balance.
+  const newcomer = await createCaller(server.baseUrl, "Broke Creator");
+  const mine = await newcomer.api("POST", "/api/app/", {
+    body: { name: "Broke", visibility: "public", price_cents: PRICE },
+  });
+  await newcomer.api("PATCH", `/api/app/${mine.body.slug}/prompt/`, {
+    body: { model: "gpt-4o-mini", max_tokens: 64 },
+  });
+  await newcomer.api("PATCH", `/api/app/${mine.body.slug}/update_status/`, { body: { status: "live" } });
+  expect(
+    (
+      await newcomer.api("POST", `/api/app/${mine.body.slug}/completion-messages`, {
+        body: { inputs: { query: "hi" }, response_mode: "blocking" },
+      })
+    ).status,
+  ).toBe(200);
+  expect(await postOutstandingModelCosts(server.database.db)).toBe(1);
+  const newcomerId = (await newcomer.api("GET", "/api/auth/profile/")).body.user.id as string;
+  const [debt] = await queryRows<{ balance: string }>(
+    server.database.db,
+    sql`select balance_micros::text as balance from ledger_accounts where kind = 'debt' and owner_id = ${newcomerId}`,
+  );
+  expect(Number(debt?.balance)).toBeLessThan(0);
+  expect((await totals()).everything).toBe(0);
+  await expectReconciled(server.database.db);
+});
