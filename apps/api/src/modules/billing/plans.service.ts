@@ -2,10 +2,16 @@ import type { CreatePackageSchema, Package, Subscription, UpdatePackageSchema } 
 import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, lte, sql } from "drizzle-orm";
 import type { z } from "zod";
 import { type Database, queryRows } from "../../db/client.ts";
-import { applications, packages, subscriptions } from "../../db/schema/index.ts";
+import {
+  type ApplicationRow,
+  applications,
+  type PackageRow,
+  packages,
+  type SubscriptionRow,
+  subscriptions,
+} from "../../db/schema/index.ts";
 import { isUniqueViolation } from "../../lib/database-errors.ts";
 import { AppError, notFound } from "../../lib/errors.ts";
-import type { ApplicationRow } from "../applications/applications.service.ts";
 import { walletBalance } from "./balances.ts";
 import { centsToMicros, dollars, formatMicros, splitFee } from "./money.ts";
 import {
@@ -20,8 +26,6 @@ import type { StripeGateway } from "./stripe-gateway.ts";
 
 export const PERIOD_DAYS = 30;
 const DAY_MS = 86_400_000;
-export type PackageRow = typeof packages.$inferSelect;
-export type SubscriptionRow = typeof subscriptions.$inferSelect;
 
 export function toPackage(row: PackageRow): Package {
   const prices = priceFields(row);

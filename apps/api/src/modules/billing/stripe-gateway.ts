@@ -3,12 +3,12 @@ import { and, eq, isNull, ne } from "drizzle-orm";
 import Stripe from "stripe";
 import type { Config } from "../../config.ts";
 import type { Database } from "../../db/client.ts";
-import { packages, payments, stripeCustomers, stripeEvents } from "../../db/schema/index.ts";
+import { type PackageRow, packages, payments, stripeCustomers, stripeEvents } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
 import { PROVIDER_ACTOR } from "../admin/audit.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { creditPaymentToWallet } from "./plan-payments.ts";
-import { type PackageRow, PERIOD_DAYS } from "./plans.service.ts";
+import { PERIOD_DAYS } from "./plans.service.ts";
 import { effectivePriceCents } from "./price-changes.ts";
 import { applyReversal, disputeStatusOf, recallIndebted } from "./reversals.ts";
 import {

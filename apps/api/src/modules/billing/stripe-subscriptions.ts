@@ -2,9 +2,15 @@ import type { Subscription } from "@promptmint/contracts";
 import { and, eq, inArray, isNull, ne, or } from "drizzle-orm";
 import type Stripe from "stripe";
 import type { Database } from "../../db/client.ts";
-import { applications, packages, paymentMethods, subscriptions } from "../../db/schema/index.ts";
+import {
+  type ApplicationRow,
+  applications,
+  packages,
+  paymentMethods,
+  type SubscriptionRow,
+  subscriptions,
+} from "../../db/schema/index.ts";
 import { AppError, notFound } from "../../lib/errors.ts";
-import type { ApplicationRow } from "../applications/applications.service.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import {
   alreadySubscribed,
@@ -14,7 +20,6 @@ import {
   lockAppForSubscribe,
   postPlanPayment,
   refuseSecondSubscription,
-  type SubscriptionRow,
   subscribablePlan,
 } from "./plans.service.ts";
 import { accountFor, postTopUp } from "./postings.ts";

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { FastifyRequest } from "fastify";
 import type { Database } from "../../db/client.ts";
+import type { ApplicationRow } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
-import type { ApplicationRow } from "../applications/applications.service.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { refundIncludedCall, useIncludedCall } from "../billing/plans.service.ts";
 import { cachedAccountFor } from "../billing/postings.ts";
