@@ -6,12 +6,8 @@ import { type Caller, createCaller, fundWallet, settledWallet } from "../../test
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startFakeOpenAi } from "../../test/fake-openai.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
-import {
-  refundIncludedCall,
-  renewDueSubscriptions,
-  sweepExpiredIncludedCalls,
-  useIncludedCall,
-} from "./plans.service.ts";
+import { refundIncludedCall, sweepExpiredIncludedCalls, useIncludedCall } from "./included-calls.ts";
+import { renewDueSubscriptions } from "./plans.service.ts";
 import { reconcile } from "./reconcile.ts";
 
 /**
