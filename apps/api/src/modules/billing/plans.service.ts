@@ -13,14 +13,15 @@ import {
 import { isUniqueViolation } from "../../lib/database-errors.ts";
 import { AppError, notFound } from "../../lib/errors.ts";
 import { walletBalance } from "./balances.ts";
-import { centsToMicros, dollars, formatMicros, splitFee } from "./money.ts";
+import { dollars, formatMicros } from "./money.ts";
 import {
   creditPaymentToWallet,
   lockPaymentByExternalId,
   markPaymentConsumed,
   type PaymentRow,
+  postPlanPayment,
 } from "./plan-payments.ts";
-import { accountFor, InsufficientFunds, postTransaction } from "./postings.ts";
+import { accountFor, InsufficientFunds } from "./postings.ts";
 import { effectivePriceCents, effectivePriceSql, priceFields, setPrice } from "./price-changes.ts";
 import type { StripeGateway } from "./stripe-gateway.ts";
 
@@ -316,40 +317,6 @@ export async function insertSubscription(
     })
     .returning();
   return created as SubscriptionRow;
-}
-
-/**
- * A period's payment for a plan (wallet, card payment or Stripe invoice) to the creator's earnings
- * minus the platform fee, inside the caller's transaction, once per reference. Returns the
- * transaction's id, or undefined when this reference was already posted.
- */
-export async function postPlanPayment(
-  db: Database,
-  options: {
-    source: string;
-    creatorId: string;
-    amountCents: number;
-    feePercent: number;
-    reference: string;
-    description: string;
-  },
-): Promise<string | undefined> {
-  const [earnings, platform] = await Promise.all([
-    accountFor(db, "earnings", options.creatorId),
-    accountFor(db, "platform_fee", null),
-  ]);
-  const amount = centsToMicros(options.amountCents);
-  const { fee, net } = splitFee(amount, options.feePercent);
-  return postTransaction(db, {
-    kind: "subscription",
-    reference: options.reference,
-    description: options.description,
-    entries: [
-      { accountId: options.source, amountMicros: -amount },
-      { accountId: earnings, amountMicros: net },
-      ...(fee > 0 ? [{ accountId: platform, amountMicros: fee }] : []),
-    ],
-  });
 }
 
 interface SubscribeOptions {

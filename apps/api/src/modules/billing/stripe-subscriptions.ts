@@ -12,13 +12,13 @@ import {
 } from "../../db/schema/index.ts";
 import { AppError, notFound } from "../../lib/errors.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
+import { postPlanPayment } from "./plan-payments.ts";
 import {
   alreadySubscribed,
   getSubscription,
   insertSubscription,
   isSecondSubscription,
   lockAppForSubscribe,
-  postPlanPayment,
   refuseSecondSubscription,
   subscribablePlan,
 } from "./plans.service.ts";
