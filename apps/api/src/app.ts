@@ -41,7 +41,7 @@ import { sweepExpiredIncludedCalls } from "./modules/billing/included-calls.ts";
 import { creditAbandonedPlanPayments } from "./modules/billing/plan-payments.ts";
 import { plansRoutes } from "./modules/billing/plans.routes.ts";
 import { renewDueSubscriptions } from "./modules/billing/plans.service.ts";
-import { createStripeGateway } from "./modules/billing/stripe-gateway.ts";
+import { createStripeGateway } from "./modules/billing/stripe.ts";
 import { embedRoutes } from "./modules/embed/embed.routes.ts";
 import { createEmbedTokens } from "./modules/embed/embed.service.ts";
 import { sweepEmbedVisitorCalls } from "./modules/embed/embed-limits.ts";
