@@ -7,8 +7,8 @@ import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startFakeOpenAi } from "../../test/fake-openai.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
 import { refundIncludedCall, sweepExpiredIncludedCalls, useIncludedCall } from "./included-calls.ts";
-import { renewDueSubscriptions } from "./plans.service.ts";
 import { reconcile } from "./reconcile.ts";
+import { renewDueSubscriptions } from "./subscriptions.ts";
 
 /**
  * Decision 025 under attack: an answered call is charged exactly once, whatever happens to its

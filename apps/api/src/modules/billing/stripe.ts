@@ -7,7 +7,7 @@ import { AppError } from "../../lib/errors.ts";
 import { PROVIDER_ACTOR } from "../admin/audit.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { creditPaymentToWallet } from "./plan-payments.ts";
-import { PERIOD_DAYS } from "./plans.service.ts";
+import { PERIOD_DAYS } from "./plans.ts";
 import { effectivePriceCents } from "./price-changes.ts";
 import { applyReversal, disputeStatusOf, recallIndebted } from "./reversals.ts";
 import type { ConnectEventHandler, StripeGateway } from "./stripe-gateway.ts";

@@ -14,7 +14,7 @@ import { type ApplicationRow, applications, creators, users } from "../../db/sch
 import { notFound } from "../../lib/errors.ts";
 import { appNotSuspended } from "../admin/suspensions.ts";
 import { creatorNameColumn } from "../applications/applications.service.ts";
-import { listPackages } from "../billing/plans.service.ts";
+import { listPackages } from "../billing/plans.ts";
 import { effectivePriceSql, priceFields } from "../billing/price-changes.ts";
 import { loadPrompt } from "../prompts/prompts.service.ts";
 

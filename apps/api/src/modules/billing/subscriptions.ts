@@ -1,17 +1,18 @@
-import type { CreatePackageSchema, Package, Subscription, UpdatePackageSchema } from "@promptmint/contracts";
-import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, lte, sql } from "drizzle-orm";
-import type { z } from "zod";
+import type { Subscription } from "@promptmint/contracts";
+import { and, desc, eq, inArray, isNull, lte, sql } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import {
   type ApplicationRow,
   applications,
   type PackageRow,
   packages,
+  paymentMethods,
   type SubscriptionRow,
   subscriptions,
 } from "../../db/schema/index.ts";
 import { isUniqueViolation } from "../../lib/database-errors.ts";
 import { AppError, notFound } from "../../lib/errors.ts";
+import type { LocalUser } from "../auth/auth.service.ts";
 import { walletBalance } from "./balances.ts";
 import { dollars, formatMicros } from "./money.ts";
 import {
@@ -21,27 +22,13 @@ import {
   type PaymentRow,
   postPlanPayment,
 } from "./plan-payments.ts";
+import { findPackage, PERIOD_DAYS } from "./plans.ts";
 import { accountFor, InsufficientFunds } from "./postings.ts";
-import { effectivePriceCents, effectivePriceSql, priceFields, setPrice } from "./price-changes.ts";
+import { effectivePriceCents } from "./price-changes.ts";
 import type { StripeGateway } from "./stripe-gateway.ts";
+import { setCancelOnStripe } from "./stripe-subscriptions.ts";
 
-export const PERIOD_DAYS = 30;
 const DAY_MS = 86_400_000;
-
-export function toPackage(row: PackageRow): Package {
-  const prices = priceFields(row);
-  return {
-    id: row.id,
-    name: row.name,
-    price: prices.price_cents / 100,
-    ...prices,
-    currency: row.currency,
-    description: row.description,
-    features: row.features as Record<string, string>,
-    included_calls: row.includedCalls,
-    is_active: row.isActive,
-  };
-}
 
 export function toSubscription(
   row: SubscriptionRow,
@@ -66,118 +53,6 @@ export function toSubscription(
     calls_used: row.callsUsed,
     calls_included: row.callsIncluded,
   };
-}
-
-export async function listPackages(db: Database, app: ApplicationRow): Promise<Package[]> {
-  const rows = await db
-    .select()
-    .from(packages)
-    .where(eq(packages.applicationId, app.id))
-    .orderBy(asc(effectivePriceSql(packages)), asc(packages.createdAt));
-  return rows.map(toPackage);
-}
-
-export async function createPackage(
-  db: Database,
-  app: ApplicationRow,
-  input: z.output<typeof CreatePackageSchema>,
-): Promise<Package> {
-  const [row] = await db
-    .insert(packages)
-    .values({
-      applicationId: app.id,
-      name: input.name,
-      priceCents: input.price_cents,
-      currency: input.currency,
-      description: input.description,
-      features: input.features,
-      includedCalls: input.included_calls,
-      isActive: input.is_active,
-    })
-    .returning();
-  if (!row) throw new Error("package insert returned nothing");
-  return toPackage(row);
-}
-
-export async function findPackage(db: Database, app: ApplicationRow, id: string): Promise<PackageRow> {
-  const [row] = /^[0-9a-f-]{36}$/i.test(id)
-    ? await db
-        .select()
-        .from(packages)
-        .where(and(eq(packages.id, id), eq(packages.applicationId, app.id)))
-        .limit(1)
-    : [];
-  if (!row) throw notFound("Plan");
-  return row;
-}
-
-/**
- * A plan's price may change; current periods keep what they paid for. A raised price is announced
- * and charged only for periods starting `priceNoticeMs` later (billing/price-changes.ts).
- */
-export async function updatePackage(
-  db: Database,
-  app: ApplicationRow,
-  id: string,
-  input: z.output<typeof UpdatePackageSchema>,
-  { priceNoticeMs }: { priceNoticeMs: number },
-): Promise<Package> {
-  const plan = await findPackage(db, app, id);
-  const changes = {
-    ...(input.name !== undefined ? { name: input.name } : {}),
-    ...(input.price_cents !== undefined
-      ? setPrice(plan, input.price_cents, { now: new Date(), noticeMs: priceNoticeMs })
-      : {}),
-    ...(input.currency !== undefined ? { currency: input.currency } : {}),
-    ...(input.description !== undefined ? { description: input.description } : {}),
-    ...(input.features !== undefined ? { features: input.features } : {}),
-    ...(input.included_calls !== undefined ? { includedCalls: input.included_calls } : {}),
-    ...(input.is_active !== undefined ? { isActive: input.is_active } : {}),
-  };
-  const [row] = Object.keys(changes).length
-    ? await db.update(packages).set(changes).where(eq(packages.id, id)).returning()
-    : await db.select().from(packages).where(eq(packages.id, id));
-  if (!row) throw notFound("Plan");
-  return toPackage(row);
-}
-
-/**
- * Plans with subscribers are never deleted, only withdrawn from sale. Their subscriptions end at
- * period end: wallet ones at our renewal, card ones because Stripe is told to cancel them then.
- */
-export async function deactivatePackage(
-  db: Database,
-  app: ApplicationRow,
-  id: string,
-  stripe: StripeGateway | undefined,
-): Promise<void> {
-  await findPackage(db, app, id);
-  await db.update(packages).set({ isActive: false }).where(eq(packages.id, id));
-  const billedByStripe = await db
-    .select({ id: subscriptions.id, stripeSubscriptionId: subscriptions.stripeSubscriptionId })
-    .from(subscriptions)
-    .where(
-      and(
-        eq(subscriptions.packageId, id),
-        inArray(subscriptions.status, ["active", "past_due", "incomplete"]),
-        eq(subscriptions.cancelAtPeriodEnd, false),
-        isNotNull(subscriptions.stripeSubscriptionId),
-      ),
-    );
-  for (const row of billedByStripe) await setCancelOnStripe(db, stripe, row, true);
-}
-
-/** Changes a card subscription's cancel_at_period_end on Stripe and keeps what Stripe answers. */
-async function setCancelOnStripe(
-  db: Database,
-  stripe: StripeGateway | undefined,
-  row: { id: string; stripeSubscriptionId: string | null },
-  cancel: boolean,
-): Promise<void> {
-  if (!stripe || !row.stripeSubscriptionId)
-    throw new AppError("unavailable", "This subscription is billed by Stripe, which is not configured");
-  const cancelAtPeriodEnd = await stripe.setCancelAtPeriodEnd(row.stripeSubscriptionId, cancel);
-  await db.update(subscriptions).set({ cancelAtPeriodEnd }).where(eq(subscriptions.id, row.id));
 }
 
 export async function listSubscriptions(
@@ -487,6 +362,78 @@ async function paidBefore(db: Database, app: ApplicationRow, payment: PaymentRow
       : [];
   if (!paid) throw unusablePayment();
   return { kind: "subscribed", row: paid.row, planName: paid.name };
+}
+
+/**
+ * A plan paid by a saved card through Stripe Billing. The row is written first, as `incomplete`
+ * and named in the Stripe subscription's metadata, so a webhook that outruns Stripe's answer still
+ * finds it; `invoice.paid` activates it and moves the money. A decline creates nothing on Stripe
+ * and ends the row.
+ */
+export async function subscribeWithCard(
+  db: Database,
+  options: {
+    app: ApplicationRow;
+    user: LocalUser;
+    packageId: string;
+    paymentMethodId: string;
+    stripe: StripeGateway | undefined;
+  },
+): Promise<Subscription> {
+  const { app, user, stripe } = options;
+  if (!stripe)
+    throw new AppError("bad_request", "Saved cards pay for plans only when this server runs Stripe", {
+      fields: { payment_method_id: "is only accepted when payments go through Stripe" },
+    });
+  const plan = await subscribablePlan(db, app, user.id, options.packageId);
+  const [card] = /^[0-9a-f-]{36}$/i.test(options.paymentMethodId)
+    ? await db
+        .select({ externalId: paymentMethods.externalId })
+        .from(paymentMethods)
+        .where(
+          and(
+            eq(paymentMethods.id, options.paymentMethodId),
+            eq(paymentMethods.userId, user.id),
+            eq(paymentMethods.gateway, "stripe"),
+            isNull(paymentMethods.deletedAt),
+          ),
+        )
+        .limit(1)
+    : [];
+  if (!card?.externalId) throw notFound("Payment method");
+  const now = new Date();
+  // The row comes first, before Stripe charges anything: a concurrent second subscribe to the
+  // same app loses on the one-live-subscription index here, with nothing charged.
+  const row = await db
+    .transaction(async (tx) => {
+      const t = tx as unknown as Database;
+      await lockAppForSubscribe(t, plan.applicationId);
+      await refuseSecondSubscription(t, plan.applicationId, user.id);
+      return insertSubscription(t, plan, user.id, "incomplete", now);
+    })
+    .catch((error) => {
+      throw isSecondSubscription(error) ? alreadySubscribed() : error;
+    });
+  try {
+    const stripeSubscriptionId = await stripe.createSubscription(db, user, {
+      plan,
+      paymentMethodId: card.externalId,
+      subscriptionId: row.id,
+    });
+    await db
+      .update(subscriptions)
+      .set({ stripeSubscriptionId })
+      .where(and(eq(subscriptions.id, row.id), isNull(subscriptions.stripeSubscriptionId)));
+  } catch (error) {
+    const declined = error instanceof AppError && error.code === "payment_required";
+    const unsettled = and(eq(subscriptions.id, row.id), eq(subscriptions.status, "incomplete"));
+    // A decline created nothing on Stripe. After any other failure Stripe may have billed it after
+    // all: the row stays, ended, and a later invoice.paid still activates it and pays the creator.
+    if (declined) await db.delete(subscriptions).where(unsettled);
+    else await db.update(subscriptions).set({ status: "canceled" }).where(unsettled);
+    throw error;
+  }
+  return getSubscription(db, app, user.id, row.id);
 }
 
 /** A card subscription is changed on Stripe first (its webhook confirms); a wallet one here. */
