@@ -231,6 +231,7 @@ export const packages = pgTable(
     ),
   ],
 );
+export type PackageRow = typeof packages.$inferSelect;
 
 export const subscriptions = pgTable(
   "subscriptions",
@@ -278,6 +279,7 @@ export const subscriptions = pgTable(
     ),
   ],
 );
+export type SubscriptionRow = typeof subscriptions.$inferSelect;
 
 /** Saved cards: brand, last 4 and expiry only (Stripe keeps the card itself). */
 export const paymentMethods = pgTable(

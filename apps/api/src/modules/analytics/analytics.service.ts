@@ -7,6 +7,7 @@ import type {
 import { and, desc, eq, gte, inArray, isNull, sql } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import {
+  type ApplicationRow,
   appDailyStats,
   applications,
   appUsers,
@@ -15,7 +16,6 @@ import {
   ownerDailyStats,
   ownerUsers,
 } from "../../db/schema/index.ts";
-import type { ApplicationRow } from "../applications/applications.service.ts";
 import { utcDay } from "./rollups.ts";
 
 const DAY_MS = 86_400_000;

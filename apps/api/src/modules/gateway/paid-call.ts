@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import type { FastifyRequest } from "fastify";
 import type { Database } from "../../db/client.ts";
+import type { ApplicationRow } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
-import type { ApplicationRow } from "../applications/applications.service.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
-import { refundIncludedCall, useIncludedCall } from "../billing/plans.service.ts";
+import { refundIncludedCall, useIncludedCall } from "../billing/included-calls.ts";
 import { cachedAccountFor } from "../billing/postings.ts";
 import { effectivePriceCents } from "../billing/price-changes.ts";
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
