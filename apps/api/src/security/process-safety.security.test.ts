@@ -45,7 +45,7 @@ afterAll(async () => {
 
 async function promptApp(visibility = "public") {
   const created = await creator.api("POST", "/api/app/", {
-    body: { name: `Safety ${randomBytes(3).toString("hex")}`, type: "prompt", visibility, price_cents: 1 },
+    body: { name: `Safety ${randomBytes(3).toString("hex")}`, type: "prompt", visibility, price_cents: 10 },
   });
   expect(created.status).toBe(201);
   return { slug: created.body.slug as string, id: created.body.id as string };

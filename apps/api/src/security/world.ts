@@ -75,7 +75,7 @@ export async function createWorld(testDb: TestDatabase, env: Record<string, stri
   const promptApp = await createApp(owner, { name: "Private Prompt", visibility: "private" });
   await goLive(owner, promptApp.slug);
   const prompt = await owner.api("PATCH", `/api/app/${promptApp.slug}/prompt/`, {
-    body: { prompt_template: "Say {{query}}" },
+    body: { prompt_template: "Say {{query}}", max_tokens: 64 },
   });
   expectStatus("prompt", prompt, 200);
   const chat = await owner.api("POST", `/api/app/${promptApp.slug}/chat-messages`, {
@@ -109,7 +109,7 @@ export async function createWorld(testDb: TestDatabase, env: Record<string, stri
 
   const createPackage = async (caller: Caller, slug: string, name: string) => {
     const created = await caller.api("POST", `/api/app/${slug}/packages/`, {
-      body: { name, price_cents: 500, included_calls: 100 },
+      body: { name, price_cents: 500, included_calls: 10 },
     });
     expectStatus("create package", created, 201);
     return created.body.id as string;

@@ -4,6 +4,7 @@ import { holds, invocations, ledgerEntries } from "../../db/schema/index.ts";
 import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startFakeOpenAi } from "../../test/fake-openai.ts";
+import { modelCostTaken } from "../../test/model-cost.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
 import { walletBalances } from "./balances.ts";
 import { placeHold, sweepExpiredHolds } from "./holds.ts";
@@ -137,15 +138,19 @@ describe("paid calls", () => {
     const app = await paidApp(250);
     const buyer = await createCaller(server.baseUrl, "Payer");
     await fundWallet(buyer, 1000);
-    const before = await walletBalances(server.database.db, await userIdOf(creator));
+    const creatorId = await userIdOf(creator);
+    const before = await walletBalances(server.database.db, creatorId);
+    const costBefore = await modelCostTaken(server.database.db, creatorId);
     expect((await call(buyer, app.slug)).status).toBe(200);
     expect((await call(creator, app.slug)).status).toBe(200);
     expect((await buyer.api("GET", "/api/wallet/")).body).toMatchObject({
       balance_micros: 7_500_000,
       held_micros: 0,
     });
-    const after = await walletBalances(server.database.db, await userIdOf(creator));
-    expect(after.earnings - before.earnings).toBe(centsToMicros(225));
+    const after = await walletBalances(server.database.db, creatorId);
+    const cost = (await modelCostTaken(server.database.db, creatorId)) - costBefore;
+    expect(cost).toBeGreaterThan(0);
+    expect(after.earnings - before.earnings).toBe(centsToMicros(225) - cost);
     const usage = await creator.api("GET", `/api/app/${app.slug}/analytics/usage/`);
     expect(usage.body).toMatchObject({ total_invocations: 2, total_revenue: 2.5 });
     // The ledger posts the call when its hold closes, just after the answer (decision 020).
@@ -153,7 +158,7 @@ describe("paid calls", () => {
       .poll(async () => (await creator.api("GET", "/api/wallet/")).body.transactions[0])
       .toMatchObject({
         kind: "earning",
-        amount_micros: centsToMicros(225),
+        amount_micros: centsToMicros(225) - cost,
         account: "earnings",
         description: "Earned from 1 paid call",
       });
@@ -211,7 +216,9 @@ describe("paid calls", () => {
     const app = await paidApp(price);
     const buyer = await createCaller(server.baseUrl, "Crowd");
     await fundWallet(buyer, k * price);
-    const creatorBefore = (await walletBalances(server.database.db, await userIdOf(creator))).earnings;
+    const creatorId = await userIdOf(creator);
+    const creatorBefore = (await walletBalances(server.database.db, creatorId)).earnings;
+    const costBefore = await modelCostTaken(server.database.db, creatorId);
     const results = await Promise.all(Array.from({ length: n }, () => call(buyer, app.slug)));
     const statuses = results.map((r) => r.status);
     expect(statuses.filter((s) => s === 200)).toHaveLength(k);
@@ -220,8 +227,9 @@ describe("paid calls", () => {
       wallet: 0,
       held: 0,
     });
-    const creatorAfter = (await walletBalances(server.database.db, await userIdOf(creator))).earnings;
-    expect(creatorAfter - creatorBefore).toBe(centsToMicros(k * (price - 4)));
+    const creatorAfter = (await walletBalances(server.database.db, creatorId)).earnings;
+    const cost = (await modelCostTaken(server.database.db, creatorId)) - costBefore;
+    expect(creatorAfter - creatorBefore).toBe(centsToMicros(k * (price - 4)) - cost);
     const charged = await server.database.db
       .select({ n: sql<number>`count(*)::int` })
       .from(invocations)

@@ -8,6 +8,7 @@ import { holds, invocations, ledgerAccounts, ledgerTransactions } from "../../db
 import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startFakeOpenAi } from "../../test/fake-openai.ts";
+import { modelCostTaken } from "../../test/model-cost.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
 import {
   killProcess,
@@ -315,11 +316,19 @@ describe("a server process killed with SIGKILL mid-run", () => {
       held: 0,
       earnings: 0,
     });
-    expect(creatorBalances.earnings, context).toBe(centsToMicros(settled * (PRICE - FEE)));
+    // The creator's share less the model cost the calls' shares paid (decision 030), which the
+    // platform's model_cost account holds.
+    const modelCost = await modelCostTaken(db, creatorId);
+    expect(platform("model_cost"), context).toBe(modelCost);
+    expect(creatorBalances.earnings, context).toBe(centsToMicros(settled * (PRICE - FEE)) - modelCost);
     expect(platform("platform_fee"), context).toBe(centsToMicros(settled * FEE));
     expect(platform("clearing"), context).toBe(centsToMicros(-K * PRICE));
     expect(
-      consumerBalances.wallet + consumerBalances.held + creatorBalances.earnings + platform("platform_fee"),
+      consumerBalances.wallet +
+        consumerBalances.held +
+        creatorBalances.earnings +
+        platform("platform_fee") +
+        platform("model_cost"),
       context,
     ).toBe(centsToMicros(K * PRICE));
     const report = await expectReconciled(db, context);

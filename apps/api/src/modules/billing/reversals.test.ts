@@ -182,7 +182,9 @@ describe("debt", () => {
     const { body: app } = await creator.api("POST", "/api/app/", {
       body: { name: `Paid ${events}`, visibility: "public", price_cents: 5 },
     });
-    await creator.api("PATCH", `/api/app/${app.slug}/prompt/`, { body: { model: "gpt-4-turbo" } });
+    await creator.api("PATCH", `/api/app/${app.slug}/prompt/`, {
+      body: { model: "gpt-4-turbo", max_tokens: 64 },
+    });
     await creator.api("PATCH", `/api/app/${app.slug}/update_status/`, { body: { status: "live" } });
     const call = () =>
       buyer.api("POST", `/api/app/${app.slug}/completion-messages`, {

@@ -5,6 +5,7 @@ import { holds, invocations, ledgerTransactions } from "../../db/schema/index.ts
 import { type Caller, createCaller, fundWallet, settledWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startFakeOpenAi } from "../../test/fake-openai.ts";
+import { modelCostTaken } from "../../test/model-cost.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
 import { balancesOf, walletBalances } from "../billing/balances.ts";
@@ -129,8 +130,9 @@ it("pays a run of calls from a few growing leases, charges each call once, and g
   expect(settles.reduce((sum, s) => sum + s.calls, 0)).toBe(CALLS);
   expect(settles.every((s) => s.description === described(s.calls))).toBe(true);
   expect((await reconcile(server.database.db)).mismatchedHolds).toEqual([]);
-  expect((await balancesOf(server.database.db, await userIdOf(creator))).earnings).toBeGreaterThanOrEqual(
-    centsToMicros(CALLS * (PRICE - 1)),
+  const creatorId = await userIdOf(creator);
+  expect((await balancesOf(server.database.db, creatorId)).earnings).toBeGreaterThanOrEqual(
+    centsToMicros(CALLS * (PRICE - 1)) - (await modelCostTaken(server.database.db, creatorId)),
   );
 });
 

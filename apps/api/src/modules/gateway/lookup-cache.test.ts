@@ -41,7 +41,9 @@ beforeEach(async () => {
   const { body: app } = await creator.api("POST", "/api/app/", {
     body: { name: "Cached app", interaction_mode: "completion", visibility: "public", price_cents: 10 },
   });
-  await creator.api("PATCH", `/api/app/${app.slug}/prompt/`, { body: { model: "gpt-4-turbo" } });
+  await creator.api("PATCH", `/api/app/${app.slug}/prompt/`, {
+    body: { model: "gpt-4-turbo", max_tokens: 64 },
+  });
   await creator.api("PATCH", `/api/app/${app.slug}/update_status/`, { body: { status: "live" } });
   slug = app.slug;
   key = (await consumer.api("POST", "/api/keys/", { body: { name: "cached" } })).body;

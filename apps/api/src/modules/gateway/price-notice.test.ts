@@ -47,7 +47,7 @@ async function liveApp(priceCents: number): Promise<string> {
   });
   expect(created.status).toBe(201);
   const slug = created.body.slug as string;
-  await creator.api("PATCH", `/api/app/${slug}/prompt/`, { body: { model: "gpt-4-turbo" } });
+  await creator.api("PATCH", `/api/app/${slug}/prompt/`, { body: { model: "gpt-4-turbo", max_tokens: 64 } });
   await creator.api("PATCH", `/api/app/${slug}/update_status/`, { body: { status: "live" } });
   return slug;
 }

@@ -77,7 +77,9 @@ export async function createApp(
   if (created.status !== 201)
     throw new Error(`create app: ${created.status} ${JSON.stringify(created.body)}`);
   const slug = created.body.slug as string;
-  await expectOk(caller.api("PATCH", `/api/app/${slug}/prompt/`, { body: { model: "gpt-4-turbo" } }));
+  await expectOk(
+    caller.api("PATCH", `/api/app/${slug}/prompt/`, { body: { model: "gpt-4-turbo", max_tokens: 64 } }),
+  );
   await expectOk(caller.api("PATCH", `/api/app/${slug}/update_status/`, { body: { status: "live" } }));
   const app: AttackApp = {
     label,
