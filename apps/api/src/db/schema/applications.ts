@@ -173,6 +173,10 @@ export const invocations = pgTable(
     index("invocations_subscription_idx")
       .on(t.subscriptionId, t.planPeriodStart)
       .where(sql`${t.subscriptionId} is not null`),
+    // A payer's charged calls, for their wallet statement (billing/statement.ts; migration 0024).
+    index("invocations_payer_charged_idx")
+      .on(t.callerUserId, t.createdAt)
+      .where(sql`${t.holdId} is not null and ${t.chargedCents} > 0`),
   ],
 );
 
