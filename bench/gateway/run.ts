@@ -628,14 +628,14 @@ async function main() {
         sql`select (select coalesce(sum(h.calls), 0) from holds h join ledger_transactions t
                         on t.kind = 'settle' and t.reference = h.id::text)::int as posted,
                      (select count(*) from ledger_transactions where kind = 'settle')::int as settles,
-                     (select coalesce(-sum(e.amount_cents), 0) from ledger_transactions t
+                     (select coalesce(-sum(e.amount_micros), 0) / 10000 from ledger_transactions t
                         join ledger_entries e on e.transaction_id = t.id
                         join ledger_accounts a on a.id = e.account_id and a.kind = 'held'
                       where t.kind = 'settle')::int as posted_cents,
                      (select count(*) from invocations where status = 'success' and charged_cents > 0
                         and hold_id is not null)::int as charged,
                      (select count(*) from holds where status = 'held')::int as open_holds,
-                     (select coalesce(sum(settled_cents), 0) from holds)::int as spent_cents,
+                     (select coalesce(sum(settled_micros), 0) / 10000 from holds)::int as spent_cents,
                      (select coalesce(sum(charged_cents), 0) from invocations)::int as charged_cents`,
       );
       return row;

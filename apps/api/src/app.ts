@@ -35,7 +35,7 @@ import { createAuthGuards } from "./modules/auth/authenticate.ts";
 import { createTokenVerifier } from "./modules/auth/token-verifier.ts";
 import { billingRoutes } from "./modules/billing/billing.routes.ts";
 import { HOLD_SWEEP_INTERVAL_MS } from "./modules/billing/call-checks.ts";
-import { sweepExpiredHolds } from "./modules/billing/ledger.service.ts";
+import { sweepExpiredHolds } from "./modules/billing/holds.ts";
 import { creditAbandonedPlanPayments } from "./modules/billing/plan-payments.ts";
 import { plansRoutes } from "./modules/billing/plans.routes.ts";
 import { renewDueSubscriptions, sweepExpiredIncludedCalls } from "./modules/billing/plans.service.ts";

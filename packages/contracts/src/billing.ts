@@ -2,9 +2,9 @@ import { z } from "zod";
 
 export const WalletTransactionSchema = z.object({
   id: z.string(),
-  kind: z.enum(["top_up", "hold", "settle", "release", "reversal", "subscription", "earning"]),
-  /** Signed change to the account the row is about (wallet or earnings), in cents. */
-  amount_cents: z.number().int(),
+  kind: z.enum(["top_up", "hold", "settle", "release", "reversal", "subscription", "model_cost", "earning"]),
+  /** Signed change to the account the row is about (wallet or earnings), in micro-dollars (1 cent = 10,000). */
+  amount_micros: z.number().int(),
   account: z.enum(["wallet", "earnings"]),
   description: z.string(),
   created_at: z.string(),
@@ -13,9 +13,10 @@ export type WalletTransaction = z.infer<typeof WalletTransactionSchema>;
 
 export const WalletSchema = z.object({
   currency: z.literal("usd"),
-  balance_cents: z.number().int(),
-  held_cents: z.number().int(),
-  earnings_cents: z.number().int(),
+  /** Micro-dollars (1 cent = 10,000): the ledger's unit, so sub-cent earnings are exact. */
+  balance_micros: z.number().int(),
+  held_micros: z.number().int(),
+  earnings_micros: z.number().int(),
   gateway: z.enum(["sandbox", "stripe"]),
   transactions: z.array(WalletTransactionSchema),
 });
@@ -101,7 +102,8 @@ export const PaymentResultSchema = z.object({
   status: z.enum(["succeeded", "failed", "requires_action"]),
   message: z.string(),
   amount: z.number().int(),
-  balance_cents: z.number().int(),
+  /** The wallet after the payment, in micro-dollars. */
+  balance_micros: z.number().int(),
 });
 export type PaymentResult = z.infer<typeof PaymentResultSchema>;
 

@@ -1,7 +1,7 @@
 import path from "node:path";
 import { loadConfig } from "../config.ts";
 import { openDatabase } from "../db/client.ts";
-import { reconcile } from "../modules/billing/ledger.service.ts";
+import { reconcile } from "../modules/billing/reconcile.ts";
 
 /**
  * `npm run reconcile`: every balance equals the sum of its entries, every transaction sums to zero,

@@ -6,7 +6,7 @@ import { promisify } from "node:util";
 import { eq, sql } from "drizzle-orm";
 import { afterAll, expect, it } from "vitest";
 import { appDailyStats, applications, invocations, users } from "../db/schema/index.ts";
-import { reconcile } from "../modules/billing/ledger.service.ts";
+import { reconcile } from "../modules/billing/reconcile.ts";
 import { createTestDatabase } from "../test/database.ts";
 
 const run = promisify(execFile);

@@ -9,7 +9,8 @@ import { createAccount } from "../identity/accounts.ts";
 import { createSecretBox } from "../lib/secrets.ts";
 import { createApplication } from "../modules/applications/applications.service.ts";
 import { type LocalUser, upsertUserFromToken } from "../modules/auth/auth.service.ts";
-import { closeHold, creditTopUp, placeHold, spendFromHold } from "../modules/billing/ledger.service.ts";
+import { closeHold, placeHold, spendFromHold } from "../modules/billing/holds.ts";
+import { creditTopUp } from "../modules/billing/postings.ts";
 import { recordInvocation } from "../modules/gateway/invocations.service.ts";
 
 /**

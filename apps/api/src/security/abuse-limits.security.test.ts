@@ -213,7 +213,8 @@ describe("abuse of the paid path", () => {
     await fundWallet(consumer, 1000);
     const key = await newKey(consumer);
     const slug = await webhookApp({ priceCents: 25, timeoutSeconds: 1 });
-    const balance = async () => (await consumer.api("GET", "/api/wallet/")).body.balance_cents as number;
+    const balance = async () =>
+      ((await consumer.api("GET", "/api/wallet/")).body.balance_micros / 10_000) as number;
     const start = await balance();
     expect(start).toBe(1000);
 

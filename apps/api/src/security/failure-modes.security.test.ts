@@ -9,7 +9,8 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DatabaseHandle, openDatabase } from "../db/client.ts";
 import { holds } from "../db/schema/index.ts";
-import { reconcile, sweepExpiredHolds } from "../modules/billing/ledger.service.ts";
+import { sweepExpiredHolds } from "../modules/billing/holds.ts";
+import { reconcile } from "../modules/billing/reconcile.ts";
 import { type Caller, createCaller, fundWallet } from "../test/caller.ts";
 import { startFakeOpenAi } from "../test/fake-openai.ts";
 import { freePort, startTestServer, type TestServer } from "../test/server.ts";
@@ -123,7 +124,8 @@ describe("the database going away under load (PostgreSQL behind a proxy that is 
       auth: consumerKey,
       body: { inputs: { query: "hi" }, response_mode: "blocking" },
     });
-  const balance = async () => (await consumer.api("GET", "/api/wallet/")).body.balance_cents as number;
+  const balance = async () =>
+    ((await consumer.api("GET", "/api/wallet/")).body.balance_micros / 10_000) as number;
 
   it("answers a vendor that times out with 504 within LLM_TIMEOUT_SECONDS and releases the hold", async () => {
     const before = await balance();

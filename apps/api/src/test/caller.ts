@@ -50,7 +50,7 @@ export function callerAt(baseUrl: string, person: { email: string; token: string
   };
 }
 
-/** Tops up a wallet through the real payment flow (sandbox gateway, test card 4242…). */
+/** Tops up a wallet through the real payment flow (sandbox gateway, test card 4242…); answers the balance in micro-dollars. */
 export async function fundWallet(caller: Caller, cents: number): Promise<number> {
   const intent = await caller.api("POST", "/api/wallet/payment-intents/", {
     body: { amount: cents, currency: "usd" },
@@ -65,7 +65,7 @@ export async function fundWallet(caller: Caller, cents: number): Promise<number>
   });
   if (confirmed.body?.status !== "succeeded")
     throw new Error(`top-up failed: ${JSON.stringify(confirmed.body)}`);
-  return confirmed.body.balance_cents as number;
+  return confirmed.body.balance_micros as number;
 }
 
 /**
@@ -74,11 +74,11 @@ export async function fundWallet(caller: Caller, cents: number): Promise<number>
  */
 export async function settledWallet(
   caller: Caller,
-): Promise<{ balance_cents: number; held_cents: number; earnings_cents: number }> {
+): Promise<{ balance_micros: number; held_micros: number; earnings_micros: number }> {
   const until = Date.now() + 10_000;
   for (;;) {
     const { body } = await caller.api("GET", "/api/wallet/");
-    if (body.held_cents === 0 || Date.now() > until) return body;
+    if (body.held_micros === 0 || Date.now() > until) return body;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

@@ -1,6 +1,6 @@
 import { expect } from "vitest";
 import type { Database } from "../db/client.ts";
-import { type ReconcileReport, reconcile, reconcileLists } from "../modules/billing/ledger.service.ts";
+import { type ReconcileReport, reconcile, reconcileLists } from "../modules/billing/reconcile.ts";
 
 /**
  * The extended reconcile after a money test: each list is compared with [] on its own, so a

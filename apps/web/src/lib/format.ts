@@ -31,6 +31,31 @@ export function formatCents(cents: number): string {
   return formatDollars(cents / 100);
 }
 
+/** Micro-dollars per cent: the ledger's unit (1 cent = 10,000 micros). */
+export const MICROS_PER_CENT = 10_000;
+
+/**
+ * A ledger amount (integer micro-dollars) in dollars: two decimals, or four when the amount has
+ * a part below a cent (a 10% fee on a 5¢ call is `$0.005`, not `$0.01`), so no figure is rounded
+ * into another. Exact: computed on integers.
+ */
+export function formatMicros(micros: number): string {
+  const sign = micros < 0 ? "-" : "";
+  const abs = Math.abs(Math.trunc(micros));
+  const dollars = Math.floor(abs / 1_000_000);
+  const fraction = String(abs % 1_000_000).padStart(6, "0");
+  const shown =
+    fraction.slice(2).replace(/0+$/, "") === ""
+      ? fraction.slice(0, 2)
+      : fraction.replace(/0+$/, "").padEnd(3, "0");
+  return `${sign}$${grouped(dollars, 0)}.${shown}`;
+}
+
+/** A ledger amount with its sign: `+$1.50`, `-$0.05`. */
+export function formatSignedMicros(micros: number): string {
+  return micros > 0 ? `+${formatMicros(micros)}` : formatMicros(micros);
+}
+
 /** A value already expressed in percent, with one decimal: 97.54 → `97.5%`. */
 export function formatPercent(value: number): string {
   return `${value.toFixed(1)}%`;

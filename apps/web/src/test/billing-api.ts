@@ -55,7 +55,7 @@ export function stubBillingApi(options: BillingApiOptions = {}) {
         status: "succeeded",
         message: "Payment succeeded",
         amount: 500,
-        balance_cents: 1000,
+        balance_micros: 10_000_000,
         ...options.confirm,
       }),
     ...options.extra,

@@ -52,7 +52,7 @@ export function walletTransactionFixture(overrides: Partial<WalletTransaction> =
   return {
     id: "tx-1",
     kind: "top_up",
-    amount_cents: 1000,
+    amount_micros: 10_000_000,
     account: "wallet",
     description: "Wallet top-up (card •••• 4242)",
     created_at: "2024-05-02T10:00:00.000Z",
@@ -63,9 +63,9 @@ export function walletTransactionFixture(overrides: Partial<WalletTransaction> =
 export function walletFixture(overrides: Partial<Wallet> = {}): Wallet {
   return {
     currency: "usd",
-    balance_cents: 1000,
-    held_cents: 0,
-    earnings_cents: 0,
+    balance_micros: 10_000_000,
+    held_micros: 0,
+    earnings_micros: 0,
     gateway: "sandbox",
     transactions: [],
     ...overrides,

@@ -33,7 +33,12 @@ export const appDailyStats = pgTable(
     latencyMsSum: bigint("latency_ms_sum", { mode: "number" }).notNull().default(0),
     inputTokens: bigint("input_tokens", { mode: "number" }).notNull().default(0),
     outputTokens: bigint("output_tokens", { mode: "number" }).notNull().default(0),
+    /** Gross: what the app's successful calls were charged (whole cents: prices are). */
     revenueCents: bigint("revenue_cents", { mode: "number" }).notNull().default(0),
+    /** The platform's fee of those calls, exact in micro-dollars (issue 17). */
+    feeMicros: bigint("fee_micros", { mode: "number" }).notNull().default(0),
+    /** What those calls cost at the model vendor (platform keys), in micro-dollars. */
+    modelCostMicros: bigint("model_cost_micros", { mode: "number" }).notNull().default(0),
     lastInvocationAt: timestamp("last_invocation_at", { withTimezone: true }).notNull(),
   },
   (t) => [

@@ -154,7 +154,14 @@ export const invocations = pgTable(
     latencyMs: integer("latency_ms").notNull(),
     inputTokens: integer("input_tokens").notNull().default(0),
     outputTokens: integer("output_tokens").notNull().default(0),
+    /** Gross: the price the call was charged (whole cents; 0 when a plan covered it or it was free). */
     chargedCents: bigint("charged_cents", { mode: "number" }).notNull().default(0),
+    /** The platform's fee of that price, exact in micro-dollars (issue 17). */
+    feeMicros: bigint("fee_micros", { mode: "number" }).notNull().default(0),
+    /** What the call cost at the model vendor when it ran on the platform's keys (micro-dollars). */
+    modelCostMicros: bigint("model_cost_micros", { mode: "number" }).notNull().default(0),
+    /** How much of that cost came out of the creator's share of this call (at most that share). */
+    modelCostDeductedMicros: bigint("model_cost_deducted_micros", { mode: "number" }).notNull().default(0),
     /**
      * The hold (wallet lease) a charged call was paid from; the hold's close posts its calls' prices
      * to the ledger (docs/decisions/020). No foreign key: append-only, written on the hot path.

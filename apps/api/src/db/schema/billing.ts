@@ -17,17 +17,21 @@ import { applications } from "./applications.ts";
 import { users } from "./auth.ts";
 
 /**
- * Double-entry ledger (integer cents). Every account's balance is the sum of its entries, kept in
- * `balance_cents` for conditional updates; only `clearing` (money from outside) may go negative.
+ * Double-entry ledger in integer micro-dollars (1 cent = 10,000; billing/money.ts). Every
+ * account's balance is the sum of its entries, kept in `balance_micros` for conditional updates;
+ * only `clearing` (money from outside) may go negative, and a user's `debt` (what they owe, as a
+ * negative balance: a refunded or disputed payment already spent).
  */
 export const ledgerAccounts = pgTable(
   "ledger_accounts",
   {
     id: uuid("id").primaryKey().defaultRandom(),
-    kind: text("kind", { enum: ["wallet", "held", "earnings", "platform_fee", "clearing"] }).notNull(),
+    kind: text("kind", {
+      enum: ["wallet", "held", "earnings", "debt", "platform_fee", "clearing", "model_cost", "payouts"],
+    }).notNull(),
     /** The user a wallet, held or earnings account belongs to; null for platform accounts. */
     ownerId: uuid("owner_id").references(() => users.id, { onDelete: "restrict" }),
-    balanceCents: bigint("balance_cents", { mode: "number" }).notNull().default(0),
+    balanceMicros: bigint("balance_micros", { mode: "number" }).notNull().default(0),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
@@ -35,7 +39,10 @@ export const ledgerAccounts = pgTable(
       t.kind,
       sql`coalesce(${t.ownerId}, '00000000-0000-0000-0000-000000000000'::uuid)`,
     ),
-    check("ledger_accounts_nonnegative", sql`${t.kind} = 'clearing' or ${t.balanceCents} >= 0`),
+    check(
+      "ledger_accounts_nonnegative",
+      sql`${t.kind} = 'clearing' or (${t.kind} = 'debt' and ${t.balanceMicros} <= 0) or ${t.balanceMicros} >= 0`,
+    ),
   ],
 );
 
@@ -44,7 +51,7 @@ export const ledgerTransactions = pgTable(
   {
     id: uuid("id").primaryKey().defaultRandom(),
     kind: text("kind", {
-      enum: ["top_up", "hold", "settle", "release", "reversal", "subscription"],
+      enum: ["top_up", "hold", "settle", "release", "reversal", "subscription", "model_cost"],
     }).notNull(),
     /** What caused it (payment intent id, hold id); unique per kind so a cause is applied once. */
     reference: text("reference").notNull(),
@@ -64,7 +71,7 @@ export const ledgerEntries = pgTable(
     accountId: uuid("account_id")
       .notNull()
       .references(() => ledgerAccounts.id, { onDelete: "restrict" }),
-    amountCents: bigint("amount_cents", { mode: "number" }).notNull(),
+    amountMicros: bigint("amount_micros", { mode: "number" }).notNull(),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
@@ -103,16 +110,18 @@ export const holds = pgTable(
     creatorId: uuid("creator_id")
       .notNull()
       .references(() => users.id, { onDelete: "restrict" }),
-    /** What was set aside: one call's price, or a lease covering several calls (docs/decisions/018). */
-    amountCents: bigint("amount_cents", { mode: "number" }).notNull(),
+    /** What was set aside (micro-dollars): one call's price, or a lease covering several calls (docs/decisions/018). */
+    amountMicros: bigint("amount_micros", { mode: "number" }).notNull(),
     /**
      * How much of it paid calls so far (each call adds its price when it is recorded, durably,
-     * before it answers). The ledger moves it when the hold closes: `settled_cents` to the creator
-     * and the platform, the rest back to the wallet (docs/decisions/020).
+     * before it answers). The ledger moves it when the hold closes: `settled_micros` to the
+     * creator, the platform's fee and the model cost, the rest back to the wallet (decision 020).
      */
-    settledCents: bigint("settled_cents", { mode: "number" }).notNull().default(0),
-    /** The platform's share of `settled_cents`: the sum of each call's fee, rounded per call. */
-    feeCents: bigint("fee_cents", { mode: "number" }).notNull().default(0),
+    settledMicros: bigint("settled_micros", { mode: "number" }).notNull().default(0),
+    /** The platform's share of `settled_micros`: the sum of each call's fee, exact. */
+    feeMicros: bigint("fee_micros", { mode: "number" }).notNull().default(0),
+    /** The model cost its calls took from the creator's share (platform keys; issue 17). */
+    modelCostMicros: bigint("model_cost_micros", { mode: "number" }).notNull().default(0),
     /** How many calls paid from it. */
     calls: integer("calls").notNull().default(0),
     status: text("status", { enum: ["held", "settled", "released"] })
@@ -128,12 +137,15 @@ export const holds = pgTable(
     index("holds_open_idx").on(t.status, t.expiresAt),
     // An owner's embedded widget's leases (payer = creator), for their statement (migration 0024).
     index("holds_embedded_idx").on(t.payerId, t.createdAt).where(sql`${t.payerId} = ${t.creatorId}`),
-    check("holds_amount_positive", sql`${t.amountCents} > 0`),
+    check("holds_amount_positive", sql`${t.amountMicros} > 0`),
     check(
       "holds_settled_within_amount",
-      sql`${t.settledCents} >= 0 and ${t.settledCents} <= ${t.amountCents}`,
+      sql`${t.settledMicros} >= 0 and ${t.settledMicros} <= ${t.amountMicros}`,
     ),
-    check("holds_fee_within_settled", sql`${t.feeCents} >= 0 and ${t.feeCents} <= ${t.settledCents}`),
+    check(
+      "holds_shares_within_settled",
+      sql`${t.feeMicros} >= 0 and ${t.modelCostMicros} >= 0 and ${t.feeMicros} + ${t.modelCostMicros} <= ${t.settledMicros}`,
+    ),
   ],
 );
 

@@ -20,7 +20,7 @@ const shard = sql.raw(`(pg_backend_pid() % ${ROLLUP_SHARDS})::smallint`);
 /** The `do update set` of a rollup upsert (alias `s`): each summed column adds the new row's value. */
 const addedTogether = (columns: string[]) => columns.map((c) => `${c} = s.${c} + excluded.${c}`).join(", ");
 /** For `app_daily_stats` (one call per insert, or a batch's sums: recorder.ts). */
-export const APP_STATS_ADDED = `${addedTogether([...SUMMED_STATS, "revenue_cents"])}, last_invocation_at = greatest(s.last_invocation_at, excluded.last_invocation_at)`;
+export const APP_STATS_ADDED = `${addedTogether([...SUMMED_STATS, "revenue_cents", "fee_micros", "model_cost_micros"])}, last_invocation_at = greatest(s.last_invocation_at, excluded.last_invocation_at)`;
 /** For `owner_daily_stats`. */
 export const OWNER_STATS_ADDED = addedTogether(SUMMED_STATS);
 
@@ -44,6 +44,8 @@ export async function addToRollups(
     inputTokens: number;
     outputTokens: number;
     revenueCents: number;
+    feeMicros: number;
+    modelCostMicros: number;
     userKey: string;
   },
   alongside?: SQLWrapper,
@@ -64,9 +66,11 @@ export async function addToRollups(
       select owner_id from applications where id = ${app}::uuid
     ), stats as (
       insert into app_daily_stats as s (application_id, day, shard, invocations, successes, errors,
-        latency_ms_sum, input_tokens, output_tokens, revenue_cents, last_invocation_at)
+        latency_ms_sum, input_tokens, output_tokens, revenue_cents, fee_micros, model_cost_micros,
+        last_invocation_at)
       values (${app}, ${day}, ${shard}, 1, ${success}, ${1 - success}, ${call.latencyMs},
-        ${call.inputTokens}, ${call.outputTokens}, ${call.revenueCents}, ${call.at.toISOString()})
+        ${call.inputTokens}, ${call.outputTokens}, ${call.revenueCents}, ${call.feeMicros},
+        ${call.modelCostMicros}, ${call.at.toISOString()})
       on conflict (application_id, day, shard) do update set ${sql.raw(APP_STATS_ADDED)}
     ), owner_stats as (
       insert into owner_daily_stats as s (owner_id, day, shard, invocations, successes, errors,
@@ -109,7 +113,7 @@ const SHARDED = [
   {
     table: "app_daily_stats",
     key: ["application_id", "day"],
-    sums: SUMMED_STATS.concat("revenue_cents"),
+    sums: SUMMED_STATS.concat("revenue_cents", "fee_micros", "model_cost_micros"),
     maxima: ["last_invocation_at"],
   },
   { table: "owner_daily_stats", key: ["owner_id", "day"], sums: SUMMED_STATS, maxima: [] },

@@ -11,7 +11,8 @@ import {
 import { type Caller, createCaller, fundWallet, settledWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
-import { reconcile, walletBalances } from "../billing/ledger.service.ts";
+import { walletBalances } from "../billing/balances.ts";
+import { reconcile } from "../billing/reconcile.ts";
 
 // Issue 16 item 5 (docs/decisions/023): deleting an app with money history archives it; its
 // subscribers get the unused part of their period back; an app without money history is erased.

@@ -3,8 +3,9 @@ import type { Database } from "../../db/client.ts";
 import { ledgerAccounts, ledgerEntries, packages, payments, subscriptions } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
 import type { ApplicationRow } from "../applications/applications.service.ts";
-import { accountFor, dollars, InsufficientFunds, postTransaction, splitFee } from "./ledger.service.ts";
+import { centsToMicros, formatMicros, splitFee } from "./money.ts";
 import { creditPaymentToWallet } from "./plan-payments.ts";
+import { accountFor, InsufficientFunds, postTransaction } from "./postings.ts";
 import type { StripeGateway } from "./stripe-gateway.ts";
 
 /**
@@ -110,20 +111,20 @@ async function refundUnusedPeriod(
   );
   const unusedMs = BigInt(subscription.currentPeriodEnd.getTime() - options.now.getTime());
   if (periodMs <= 0n || unusedMs <= 0n) return;
-  const part = (cents: number) =>
-    Number((BigInt(cents) * (unusedMs < periodMs ? unusedMs : periodMs)) / periodMs);
+  const part = (micros: number) =>
+    Number((BigInt(micros) * (unusedMs < periodMs ? unusedMs : periodMs)) / periodMs);
   const paid = await paidByPeriod(tx, app, subscription, plan, options.feePercent);
-  const back = paid.map((entry) => ({ accountId: entry.accountId, amountCents: -part(entry.amountCents) }));
-  const total = -back.reduce((sum, entry) => sum + entry.amountCents, 0);
+  const back = paid.map((entry) => ({ accountId: entry.accountId, amountMicros: -part(entry.amountMicros) }));
+  const total = -back.reduce((sum, entry) => sum + entry.amountMicros, 0);
   if (total <= 0) return;
   const days = Math.ceil(Number(unusedMs) / 86_400_000);
   await postTransaction(tx, {
     kind: "reversal",
     reference: `archived-app-refund:${subscription.id}`,
-    description: `Refund of ${dollars(total)}: '${plan.name}' of ${app.name} ended early (the app was deleted, ${days} days unused)`,
+    description: `Refund of ${formatMicros(total)}: '${plan.name}' of ${app.name} ended early (the app was deleted, ${days} days unused)`,
     entries: [
-      ...back.filter((entry) => entry.amountCents !== 0),
-      { accountId: await accountFor(tx, "wallet", subscription.subscriberId), amountCents: total },
+      ...back.filter((entry) => entry.amountMicros !== 0),
+      { accountId: await accountFor(tx, "wallet", subscription.subscriberId), amountMicros: total },
     ],
   });
 }
@@ -135,23 +136,23 @@ async function paidByPeriod(
   subscription: SubscriptionRow,
   plan: typeof packages.$inferSelect,
   feePercent: number,
-): Promise<{ accountId: string; amountCents: number }[]> {
+): Promise<{ accountId: string; amountMicros: number }[]> {
   if (subscription.periodTransactionId) {
     return tx
-      .select({ accountId: ledgerEntries.accountId, amountCents: ledgerEntries.amountCents })
+      .select({ accountId: ledgerEntries.accountId, amountMicros: ledgerEntries.amountMicros })
       .from(ledgerEntries)
       .innerJoin(ledgerAccounts, eq(ledgerAccounts.id, ledgerEntries.accountId))
       .where(
         and(
           eq(ledgerEntries.transactionId, subscription.periodTransactionId),
           inArray(ledgerAccounts.kind, ["earnings", "platform_fee"]),
-          gt(ledgerEntries.amountCents, 0),
+          gt(ledgerEntries.amountMicros, 0),
         ),
       );
   }
-  const { fee, net } = splitFee(plan.priceCents, feePercent);
+  const { fee, net } = splitFee(centsToMicros(plan.priceCents), feePercent);
   return [
-    { accountId: await accountFor(tx, "earnings", app.ownerId), amountCents: net },
-    ...(fee > 0 ? [{ accountId: await accountFor(tx, "platform_fee", null), amountCents: fee }] : []),
+    { accountId: await accountFor(tx, "earnings", app.ownerId), amountMicros: net },
+    ...(fee > 0 ? [{ accountId: await accountFor(tx, "platform_fee", null), amountMicros: fee }] : []),
   ];
 }

@@ -5,7 +5,9 @@ import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startFakeOpenAi } from "../../test/fake-openai.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
-import { placeHold, reconcile, sweepExpiredHolds, walletBalances } from "./ledger.service.ts";
+import { walletBalances } from "./balances.ts";
+import { placeHold, sweepExpiredHolds } from "./holds.ts";
+import { reconcile } from "./reconcile.ts";
 
 let testDb: TestDatabase;
 let server: TestServer;
@@ -68,16 +70,16 @@ describe("wallet top-ups through the sandbox gateway", () => {
   it("credits a successful payment once, and never a declined or unauthenticated one", async () => {
     const buyer = await createCaller(server.baseUrl, "Buyer");
     const ok = await confirm(buyer, "4242424242424242", 1500);
-    expect(ok.body).toMatchObject({ status: "succeeded", amount: 1500, balance_cents: 1500 });
+    expect(ok.body).toMatchObject({ status: "succeeded", amount: 1500, balance_micros: 15_000_000 });
     expect((await confirm(buyer, "4000000000000002")).body).toMatchObject({
       status: "failed",
       message: "Your card was declined.",
-      balance_cents: 1500,
+      balance_micros: 15_000_000,
     });
     expect((await confirm(buyer, "4000002500003155")).body).toMatchObject({
       status: "requires_action",
       message: "Payment was not completed successfully",
-      balance_cents: 1500,
+      balance_micros: 15_000_000,
     });
     expect((await confirm(buyer, "4242424242424241")).body.message).toBe("Your card number is invalid.");
 
@@ -92,7 +94,7 @@ describe("wallet top-ups through the sandbox gateway", () => {
     );
     expect(replays.every((r) => r.body.status === "succeeded")).toBe(true);
     const wallet = await buyer.api("GET", "/api/wallet/");
-    expect(wallet.body).toMatchObject({ balance_cents: 2200, held_cents: 0, gateway: "sandbox" });
+    expect(wallet.body).toMatchObject({ balance_micros: 22_000_000, held_micros: 0, gateway: "sandbox" });
     expect(wallet.body.transactions.filter((t: { kind: string }) => t.kind === "top_up")).toHaveLength(2);
   });
 
@@ -138,8 +140,8 @@ describe("paid calls", () => {
     expect((await call(buyer, app.slug)).status).toBe(200);
     expect((await call(creator, app.slug)).status).toBe(200);
     expect((await buyer.api("GET", "/api/wallet/")).body).toMatchObject({
-      balance_cents: 750,
-      held_cents: 0,
+      balance_micros: 7_500_000,
+      held_micros: 0,
     });
     const after = await walletBalances(server.database.db, await userIdOf(creator));
     expect(after.earnings - before.earnings).toBe(225);
@@ -176,7 +178,7 @@ describe("paid calls", () => {
     vendor.set({ kind: "status", status: 500, message: "down" });
     expect((await call(buyer, app.slug)).status).toBe(502);
     const wallet = await buyer.api("GET", "/api/wallet/");
-    expect(wallet.body).toMatchObject({ balance_cents: 500, held_cents: 0 });
+    expect(wallet.body).toMatchObject({ balance_micros: 5_000_000, held_micros: 0 });
     const [hold] = await server.database.db
       .select()
       .from(holds)
@@ -198,7 +200,7 @@ describe("paid calls", () => {
       Array.from({ length: 100 }, () => call(buyer, app.slug, { "idempotency-key": "order-77" })),
     );
     expect(retries.every((r) => r.status === 200 && r.body.id === first.body.id)).toBe(true);
-    expect((await buyer.api("GET", "/api/wallet/")).body.balance_cents).toBe(900);
+    expect((await buyer.api("GET", "/api/wallet/")).body.balance_micros / 10_000).toBe(900);
   });
 
   it("lets exactly k of N concurrent calls through when the wallet covers k", async () => {
@@ -250,7 +252,7 @@ describe("the ledger", () => {
   });
 
   it("refuses to change or delete a posted entry", async () => {
-    await expect(server.database.db.update(ledgerEntries).set({ amountCents: 1 })).rejects.toThrow();
+    await expect(server.database.db.update(ledgerEntries).set({ amountMicros: 1 })).rejects.toThrow();
     await expect(server.database.db.delete(ledgerEntries)).rejects.toThrow();
   });
 });

@@ -6,13 +6,13 @@ import { type Caller, createCaller, fundWallet, settledWallet } from "../../test
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startFakeOpenAi } from "../../test/fake-openai.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
-import { reconcile } from "./ledger.service.ts";
 import {
   refundIncludedCall,
   renewDueSubscriptions,
   sweepExpiredIncludedCalls,
   useIncludedCall,
 } from "./plans.service.ts";
+import { reconcile } from "./reconcile.ts";
 
 /**
  * Decision 025 under attack: an answered call is charged exactly once, whatever happens to its
@@ -224,8 +224,8 @@ describe("an answered call is charged exactly once", () => {
     expect(paid.fromPlan).toBe(await callsUsed(subscriptionId));
     expect(paid.fromPlan).toBeLessThanOrEqual(1);
     expect(await settledWallet(consumer)).toMatchObject({
-      balance_cents: 5_000 - 100 - paid.fromHolds * PRICE,
-      held_cents: 0,
+      balance_micros: (5_000 - 100 - paid.fromHolds * PRICE) * 10_000,
+      held_micros: 0,
     });
   });
 
@@ -247,8 +247,8 @@ describe("an answered call is charged exactly once", () => {
     expect(after.fromPlan).toBe(100);
     expect(await callsUsed(subscriptionId)).toBe(100);
     expect(await settledWallet(consumer)).toMatchObject({
-      balance_cents: 5_000 - 100 - before.fromHolds * PRICE,
-      held_cents: 0,
+      balance_micros: (5_000 - 100 - before.fromHolds * PRICE) * 10_000,
+      held_micros: 0,
     });
   });
 
@@ -284,8 +284,8 @@ describe("an answered call is charged exactly once", () => {
     expect(paid.successes).toBe(answered);
     expect(paid.fromHolds).toBe(answered);
     expect(await settledWallet(consumer)).toMatchObject({
-      balance_cents: 300 + toppedUp - answered * PRICE,
-      held_cents: 0,
+      balance_micros: (300 + toppedUp - answered * PRICE) * 10_000,
+      held_micros: 0,
     });
   });
 });
@@ -312,7 +312,10 @@ describe("an abandoned stream", () => {
       const charged = rows.filter((row) => row.holdId && row.charged === PRICE);
       expect(charged.map((row) => row.id.replace(/-/g, ""))).toEqual([partial.id?.replace(/-/g, "")]);
       expect(rows.find((row) => row.id !== charged[0]?.id)).toMatchObject({ status: "error", charged: 0 });
-      expect(await settledWallet(consumer)).toMatchObject({ balance_cents: 1_000 - PRICE, held_cents: 0 });
+      expect(await settledWallet(consumer)).toMatchObject({
+        balance_micros: (1_000 - PRICE) * 10_000,
+        held_micros: 0,
+      });
     });
 });
 
@@ -332,7 +335,7 @@ describe("a caller who can pay", () => {
     }
     expect(answered).toBe(100);
     expect(refusedAt).toEqual([402]);
-    expect(await settledWallet(consumer)).toMatchObject({ balance_cents: 0, held_cents: 0 });
+    expect(await settledWallet(consumer)).toMatchObject({ balance_micros: 0, held_micros: 0 });
     const [open] = await db()
       .select({ n: sql<number>`count(*)::int` })
       .from(holds)
@@ -353,7 +356,10 @@ describe("a price", () => {
     expect((await call(servers[1], key, app.slug)).status).toBe(200);
     const charges = (await paidFrom(app.id)).rows.map((row) => row.charged).sort((a, b) => a - b);
     expect(charges).toEqual([4, PRICE]);
-    expect(await settledWallet(consumer)).toMatchObject({ balance_cents: 1_000 - PRICE - 4, held_cents: 0 });
+    expect(await settledWallet(consumer)).toMatchObject({
+      balance_micros: (1_000 - PRICE - 4) * 10_000,
+      held_micros: 0,
+    });
   });
 });
 
@@ -384,7 +390,10 @@ describe("an Idempotency-Key on the OpenAI-style endpoint", () => {
       const paid = await paidFrom(app.id);
       expect(paid.rows).toHaveLength(1);
       expect(paid.fromHolds).toBe(1);
-      expect(await settledWallet(consumer)).toMatchObject({ balance_cents: 1_000 - PRICE, held_cents: 0 });
+      expect(await settledWallet(consumer)).toMatchObject({
+        balance_micros: (1_000 - PRICE) * 10_000,
+        held_micros: 0,
+      });
     });
 });
 
@@ -412,7 +421,7 @@ describe("a plan's renewal", () => {
     expect(renewed?.status).toBe("active");
     expect(renewed?.used).toBe(0);
     expect(renewed?.ends.getTime()).toBeGreaterThan(Date.now() + 29 * 86_400_000);
-    expect(await settledWallet(consumer)).toMatchObject({ balance_cents: 1_000 - 200 });
+    expect(await settledWallet(consumer)).toMatchObject({ balance_micros: (1_000 - 200) * 10_000 });
   });
 });
 

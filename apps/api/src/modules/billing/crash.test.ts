@@ -14,7 +14,8 @@ import {
   type ServerProcess,
   startServerProcess as startProcess,
 } from "../../test/server-process.ts";
-import { balancesOf, sweepExpiredHolds, walletBalances } from "./ledger.service.ts";
+import { balancesOf, walletBalances } from "./balances.ts";
+import { sweepExpiredHolds } from "./holds.ts";
 
 /**
  * Crash safety of the money path with real server processes (`node src/main.ts`): calls are in
@@ -145,7 +146,7 @@ describe("a server process killed with SIGKILL mid-run", () => {
       (await creator.api("PATCH", `/api/app/${app.slug}/update_status/`, { body: { status: "live" } }))
         .status,
     ).toBe(200);
-    expect(await fundWallet(consumer, K * PRICE)).toBe(K * PRICE);
+    expect(await fundWallet(consumer, K * PRICE)).toBe(K * PRICE * 10_000);
     const keyAnswer = await consumer.api("POST", "/api/keys/", { body: { name: "crash" } });
     expect(keyAnswer.status).toBe(201);
     const key = keyAnswer.body.key as string;
@@ -220,9 +221,9 @@ describe("a server process killed with SIGKILL mid-run", () => {
         .select({
           status: holds.status,
           n: sql<number>`count(*)::int`,
-          amount: sql<number>`sum(${holds.amountCents})::int`,
-          unspent: sql<number>`sum(${holds.amountCents} - ${holds.settledCents})::int`,
-          spent: sql<number>`sum(${holds.settledCents})::int`,
+          amount: sql<number>`sum(${holds.amountMicros})::int`,
+          unspent: sql<number>`sum(${holds.amountMicros} - ${holds.settledMicros})::int`,
+          spent: sql<number>`sum(${holds.settledMicros})::int`,
         })
         .from(holds)
         .where(eq(holds.applicationId, app.id))
@@ -304,7 +305,7 @@ describe("a server process killed with SIGKILL mid-run", () => {
     const consumerBalances = await balancesOf(db, consumerId);
     const creatorBalances = await balancesOf(db, creatorId);
     const platformAccounts = await db
-      .select({ kind: ledgerAccounts.kind, balance: ledgerAccounts.balanceCents })
+      .select({ kind: ledgerAccounts.kind, balance: ledgerAccounts.balanceMicros })
       .from(ledgerAccounts)
       .where(isNull(ledgerAccounts.ownerId));
     const platform = (kind: string) => platformAccounts.find((a) => a.kind === kind)?.balance ?? 0;

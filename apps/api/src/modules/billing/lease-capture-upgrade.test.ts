@@ -13,14 +13,10 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { type Database, queryRows } from "../../db/client.ts";
 import * as schema from "../../db/schema/index.ts";
 import { holds } from "../../db/schema/index.ts";
-import {
-  accountFor,
-  balancesOf,
-  closeHold,
-  creditTopUp,
-  postTransaction,
-  reconcile,
-} from "./ledger.service.ts";
+import { balancesOf } from "./balances.ts";
+import { closeHold } from "./holds.ts";
+import { accountFor, creditTopUp, postTransaction } from "./postings.ts";
+import { reconcile } from "./reconcile.ts";
 
 // Migration 0015 (decision 020) on a database written by the previous version: a lease still open
 // at the upgrade had its calls posted one by one already, so its close must not post them again.
@@ -103,7 +99,7 @@ it("shrinks a lease open at the upgrade to its unspent rest, so its close posts 
   const platform = await accountFor(db, "platform_fee", null);
   const [lease] = await queryRows<{ id: string }>(
     db,
-    sql`insert into holds (payer_id, application_id, creator_id, amount_cents, settled_cents, expires_at)
+    sql`insert into holds (payer_id, application_id, creator_id, amount_micros, settled_micros, expires_at)
         values (${payer.id}, ${app.id}, ${creator.id}, ${10 * PRICE}, ${3 * PRICE}, now() + interval '1 hour')
         returning id`,
   );
@@ -115,8 +111,8 @@ it("shrinks a lease open at the upgrade to its unspent rest, so its close posts 
       reference: lease.id,
       description: "Held for paid calls",
       entries: [
-        { accountId: wallet, amountCents: -10 * PRICE },
-        { accountId: held, amountCents: 10 * PRICE },
+        { accountId: wallet, amountMicros: -10 * PRICE },
+        { accountId: held, amountMicros: 10 * PRICE },
       ],
     });
     for (let call = 0; call < 3; call++)
@@ -125,9 +121,9 @@ it("shrinks a lease open at the upgrade to its unspent rest, so its close posts 
         reference: `invocation-${call}`,
         description: "Paid call",
         entries: [
-          { accountId: held, amountCents: -PRICE },
-          { accountId: earnings, amountCents: PRICE - FEE },
-          { accountId: platform, amountCents: FEE },
+          { accountId: held, amountMicros: -PRICE },
+          { accountId: earnings, amountMicros: PRICE - FEE },
+          { accountId: platform, amountMicros: FEE },
         ],
       });
   });

@@ -1,7 +1,7 @@
 import { and, eq, isNull, lt } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { payments } from "../../db/schema/index.ts";
-import { postTopUp } from "./ledger.service.ts";
+import { postTopUp } from "./postings.ts";
 
 /**
  * Every succeeded payment ends in exactly one of: the subscription it paid, or a credit to its

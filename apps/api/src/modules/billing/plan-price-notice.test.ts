@@ -4,8 +4,8 @@ import { subscriptions } from "../../db/schema/index.ts";
 import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
-import { reconcile } from "./ledger.service.ts";
 import { renewDueSubscriptions } from "./plans.service.ts";
+import { reconcile } from "./reconcile.ts";
 
 // Decision 021: a plan renews at a raised price only once the increase's notice has run.
 let testDb: TestDatabase;
@@ -39,7 +39,7 @@ async function appWithPlan(planPriceCents: number) {
 }
 
 const balanceOf = async (caller: Caller) =>
-  (await caller.api("GET", "/api/wallet/")).body.balance_cents as number;
+  ((await caller.api("GET", "/api/wallet/")).body.balance_micros / 10_000) as number;
 
 describe("a plan's price increase", () => {
   it("is announced, sold at the old price until it applies, and renews at the old price for periods ending before it", async () => {

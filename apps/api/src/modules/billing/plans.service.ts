@@ -6,20 +6,15 @@ import { applications, packages, subscriptions } from "../../db/schema/index.ts"
 import { isUniqueViolation } from "../../lib/database-errors.ts";
 import { AppError, notFound } from "../../lib/errors.ts";
 import type { ApplicationRow } from "../applications/applications.service.ts";
-import {
-  accountFor,
-  dollars,
-  InsufficientFunds,
-  postTransaction,
-  splitFee,
-  walletBalance,
-} from "./ledger.service.ts";
+import { walletBalance } from "./balances.ts";
+import { centsToMicros, dollars, formatMicros, splitFee } from "./money.ts";
 import {
   creditPaymentToWallet,
   lockPaymentByExternalId,
   markPaymentConsumed,
   type PaymentRow,
 } from "./plan-payments.ts";
+import { accountFor, InsufficientFunds, postTransaction } from "./postings.ts";
 import { effectivePriceCents, effectivePriceSql, priceFields, setPrice } from "./price-changes.ts";
 import type { StripeGateway } from "./stripe-gateway.ts";
 
@@ -339,15 +334,16 @@ export async function postPlanPayment(
     accountFor(db, "earnings", options.creatorId),
     accountFor(db, "platform_fee", null),
   ]);
-  const { fee, net } = splitFee(options.amountCents, options.feePercent);
+  const amount = centsToMicros(options.amountCents);
+  const { fee, net } = splitFee(amount, options.feePercent);
   return postTransaction(db, {
     kind: "subscription",
     reference: options.reference,
     description: options.description,
     entries: [
-      { accountId: options.source, amountCents: -options.amountCents },
-      { accountId: earnings, amountCents: net },
-      ...(fee > 0 ? [{ accountId: platform, amountCents: fee }] : []),
+      { accountId: options.source, amountMicros: -amount },
+      { accountId: earnings, amountMicros: net },
+      ...(fee > 0 ? [{ accountId: platform, amountMicros: fee }] : []),
     ],
   });
 }
@@ -396,7 +392,7 @@ export async function subscribe(db: Database, options: SubscribeOptions): Promis
     if (!(error instanceof InsufficientFunds)) throw error;
     throw new AppError(
       "payment_required",
-      `Insufficient balance: the plan costs ${dollars(priceCents)} and your wallet has ${dollars(await walletBalance(db, subscriberId))} available. Top up at ${options.topUpUrl}`,
+      `Insufficient balance: the plan costs ${dollars(priceCents)} and your wallet has ${formatMicros(await walletBalance(db, subscriberId))} available. Top up at ${options.topUpUrl}`,
     );
   }
 }

@@ -5,7 +5,7 @@ import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
-import { walletBalances } from "./ledger.service.ts";
+import { walletBalances } from "./balances.ts";
 import { renewDueSubscriptions } from "./plans.service.ts";
 
 let testDb: TestDatabase;
@@ -110,10 +110,10 @@ describe("subscriptions", () => {
       calls_included: 2,
       days_remaining: 30,
     });
-    expect((await consumer.api("GET", "/api/wallet/")).body.balance_cents).toBe(500);
+    expect((await consumer.api("GET", "/api/wallet/")).body.balance_micros / 10_000).toBe(500);
 
     for (let i = 0; i < 3; i++) expect((await callApp(consumer, slug)).status).toBe(200);
-    expect((await consumer.api("GET", "/api/wallet/")).body.balance_cents).toBe(480);
+    expect((await consumer.api("GET", "/api/wallet/")).body.balance_micros / 10_000).toBe(480);
     const [sub] = (await consumer.api("GET", `/api/app/${slug}/subscriptions/`)).body;
     expect(sub.calls_used).toBe(2);
     const creatorAfter = (await walletBalances(server.database.db, await userIdOf(creator))).earnings;
@@ -157,7 +157,7 @@ describe("subscriptions", () => {
     const confirmed = await consumer.api("POST", "/api/billing/sandbox/confirm/", {
       body: { client_secret: intent.body.client_secret, card },
     });
-    expect(confirmed.body).toMatchObject({ status: "succeeded", balance_cents: 0 });
+    expect(confirmed.body).toMatchObject({ status: "succeeded", balance_micros: 0 });
     const subscribed = await consumer.api("POST", `/api/app/${slug}/subscriptions/`, {
       body: { package_id: plan.id, payment_intent_id: intent.body.id },
     });
@@ -203,7 +203,7 @@ describe("subscriptions", () => {
     expect(await status(sub.id)).toBe("canceled");
     expect(await status(renewingSub.id)).toBe("active");
     expect(await status(brokeSub.id)).toBe("past_due");
-    expect((await renewing.api("GET", "/api/wallet/")).body.balance_cents).toBe(0);
+    expect((await renewing.api("GET", "/api/wallet/")).body.balance_micros / 10_000).toBe(0);
     expect((await renewing.api("GET", `/api/app/${slug}/subscriptions/`)).body[0].calls_used).toBe(0);
   });
 

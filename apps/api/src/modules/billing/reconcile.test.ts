@@ -14,7 +14,9 @@ import {
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
 import { type InvocationRecord, recordInvocation } from "../gateway/invocations.service.ts";
-import { closeHold, creditTopUp, placeHold, reconcile, spendFromHold } from "./ledger.service.ts";
+import { closeHold, placeHold, spendFromHold } from "./holds.ts";
+import { creditTopUp } from "./postings.ts";
+import { reconcile } from "./reconcile.ts";
 
 /**
  * The reconcile's call checks (call-checks.ts) on rows written directly: good data written the

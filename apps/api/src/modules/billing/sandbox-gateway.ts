@@ -4,7 +4,7 @@ import { and, eq } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { payments } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
-import { walletBalance } from "./ledger.service.ts";
+import { walletBalance } from "./balances.ts";
 import { creditPaymentToWallet } from "./plan-payments.ts";
 
 /**
@@ -90,7 +90,7 @@ export async function confirmSandboxPayment(
       status: "succeeded",
       message: "Payment already completed",
       amount: payment.amountCents,
-      balance_cents: await balance(),
+      balance_micros: await balance(),
     };
 
   const number = input.card.number.replace(/\s+/g, "");
@@ -111,7 +111,7 @@ export async function confirmSandboxPayment(
       .update(payments)
       .set({ status: outcome.status === "failed" ? "failed" : "requires_action" })
       .where(eq(payments.id, payment.id));
-    return { ...outcome, amount: payment.amountCents, balance_cents: await balance() };
+    return { ...outcome, amount: payment.amountCents, balance_micros: await balance() };
   }
   await db.transaction(async (tx) => {
     const t = tx as unknown as Database;
@@ -124,5 +124,5 @@ export async function confirmSandboxPayment(
     if (!marked || payment.purpose !== "top_up") return;
     await creditPaymentToWallet(t, payment, `Wallet top-up (card •••• ${number.slice(-4)})`);
   });
-  return { ...outcome, amount: payment.amountCents, balance_cents: await balance() };
+  return { ...outcome, amount: payment.amountCents, balance_micros: await balance() };
 }

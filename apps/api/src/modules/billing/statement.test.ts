@@ -85,7 +85,7 @@ describe("the wallet statement", () => {
     for (let i = 0; i < 2; i++) expect((await call(consumer, limerick.slug)).status).toBe(200);
 
     const wallet = await settledWallet(consumer);
-    expect(wallet.balance_cents).toBe(1000 - 12 * 5 - 3 * 8 - 100);
+    expect(wallet.balance_micros).toBe(10_000 * 1000 - 12 * 5 - 3 * 8 - 100);
     const { lines } = await wholeStatement(consumer);
     const today = new Date().toISOString().slice(0, 10);
     expect(lines.find((line) => line.application?.name === "Haiku Writer")).toMatchObject({
@@ -111,7 +111,7 @@ describe("the wallet statement", () => {
       expect(["hold", "release"]).not.toContain(line.kind);
       expect(line.description).not.toMatch(/held|released/i);
     }
-    expect(sumOf(lines)).toBe(wallet.balance_cents * 10_000);
+    expect(sumOf(lines)).toBe(wallet.balance_micros);
     // Newest first.
     const times = lines.map((line) => Date.parse(line.created_at));
     expect([...times].sort((a, b) => b - a)).toEqual(times);
@@ -137,7 +137,7 @@ describe("the wallet statement", () => {
     // what is available plus what is held and not yet spent (as the wallet reads it).
     const now = (await consumer.api("GET", "/api/wallet/")).body;
     const { lines: early } = await wholeStatement(consumer);
-    expect(sumOf(early)).toBe((now.balance_cents + now.held_cents) * 10_000);
+    expect(sumOf(early)).toBe(now.balance_micros + now.held_micros);
 
     const wallet = await settledWallet(consumer);
     const { lines: all } = await wholeStatement(consumer);
@@ -145,7 +145,7 @@ describe("the wallet statement", () => {
     expect(callLines).toHaveLength(4);
     expect(new Set(callLines.map((line) => line.day)).size).toBe(4);
     expect(callLines.map((line) => line.calls)).toEqual([5, 1, 1, 1]);
-    expect(sumOf(all)).toBe(wallet.balance_cents * 10_000);
+    expect(sumOf(all)).toBe(wallet.balance_micros);
 
     const paged = await wholeStatement(consumer, 1);
     expect(paged.pages).toBe(all.length);

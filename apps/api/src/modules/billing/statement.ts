@@ -2,6 +2,7 @@ import type { StatementLine, WalletStatement } from "@promptmint/contracts";
 import { sql } from "drizzle-orm";
 import { type Database, queryRows } from "../../db/client.ts";
 import { invalidFields } from "../../lib/errors.ts";
+import { MICROS_PER_CENT } from "./money.ts";
 
 /**
  * A consumer's wallet statement (docs/decisions/029): what moved their wallet, as they think of
@@ -46,7 +47,7 @@ export async function walletStatement(
           select id from ledger_accounts where kind = 'wallet' and owner_id = ${userId}::uuid
         ), lines as (
           select 'calls:' || c.application_id || ':' || c.day as key, 'calls' as kind, null::text as description,
-            c.application_id, c.day, c.calls, -c.cents * 10000 as amount_micros, c.at
+            c.application_id, c.day, c.calls, -c.cents * ${MICROS_PER_CENT}::bigint as amount_micros, c.at
           from (
             select i.application_id, (i.created_at at time zone 'UTC')::date as day, count(*)::int as calls,
               sum(i.charged_cents)::bigint as cents, max(i.created_at) as at
@@ -59,18 +60,18 @@ export async function walletStatement(
           -- An owner's embedded widget: the owner pays the price, which is not the app's revenue, so
           -- its calls record no charge; its leases (payer = creator) say what they spent.
           select 'embed:' || e.application_id || ':' || e.day, 'embedded_calls', null,
-            e.application_id, e.day, e.calls, -e.cents * 10000, e.at
+            e.application_id, e.day, e.calls, -e.micros, e.at
           from (
             select h.application_id, (h.created_at at time zone 'UTC')::date as day, sum(h.calls)::int as calls,
-              sum(h.settled_cents)::bigint as cents, max(h.created_at) as at
+              sum(h.settled_micros)::bigint as micros, max(h.created_at) as at
             from holds h, cutoff
-            where h.payer_id = ${userId}::uuid and h.creator_id = ${userId}::uuid and h.settled_cents > 0
+            where h.payer_id = ${userId}::uuid and h.creator_id = ${userId}::uuid and h.settled_micros > 0
               and (cutoff.before is null or h.created_at < cutoff.before)
             group by 1, 2
           ) e
           union all
           select 'entry:' || lpad(n.id::text, 20, '0'), t.kind, t.description, null, null, null,
-            n.amount_cents * 10000, n.created_at
+            n.amount_micros, n.created_at
           from ledger_entries n join ledger_transactions t on t.id = n.transaction_id
           where n.account_id = (select id from wallet) and t.kind not in ('hold', 'release')
         )

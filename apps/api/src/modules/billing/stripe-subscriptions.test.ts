@@ -5,7 +5,7 @@ import { type Caller, createCaller } from "../../test/caller.ts";
 import { DECLINED_CARD, type StripeTestServer, startStripeTestServer } from "../../test/fake-stripe.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
 import type { TestServer } from "../../test/server.ts";
-import { walletBalances } from "./ledger.service.ts";
+import { walletBalances } from "./balances.ts";
 import { renewDueSubscriptions } from "./plans.service.ts";
 
 let stripe: StripeTestServer;
@@ -36,7 +36,7 @@ const userIdOf = async (caller: Caller) =>
 const earningsOf = async (caller: Caller) =>
   (await walletBalances(server.database.db, await userIdOf(caller))).earnings;
 const walletOf = async (caller: Caller) =>
-  (await caller.api("GET", "/api/wallet/")).body.balance_cents as number;
+  ((await caller.api("GET", "/api/wallet/")).body.balance_micros / 10_000) as number;
 
 async function appWithPlan() {
   const { body: app } = await creator.api("POST", "/api/app/", {

@@ -6,7 +6,6 @@ import { applications, packages, paymentMethods, subscriptions } from "../../db/
 import { AppError, notFound } from "../../lib/errors.ts";
 import type { ApplicationRow } from "../applications/applications.service.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
-import { accountFor, postTopUp } from "./ledger.service.ts";
 import {
   alreadySubscribed,
   getSubscription,
@@ -18,6 +17,7 @@ import {
   type SubscriptionRow,
   subscribablePlan,
 } from "./plans.service.ts";
+import { accountFor, postTopUp } from "./postings.ts";
 import type { StripeGateway } from "./stripe-gateway.ts";
 
 /** Carried on the Stripe subscription (and so on its invoices): which of our rows it drives. */

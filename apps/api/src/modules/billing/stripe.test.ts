@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type Caller, createCaller } from "../../test/caller.ts";
 import { type SeenRequest, type StripeTestServer, startStripeTestServer } from "../../test/fake-stripe.ts";
 import type { TestServer } from "../../test/server.ts";
-import { reconcile } from "./ledger.service.ts";
+import { reconcile } from "./reconcile.ts";
 
 let stripe: StripeTestServer;
 let server: TestServer;
@@ -48,7 +48,7 @@ describe("the Stripe gateway", () => {
     expect(intent?.form.get("customer")).toMatch(/^cus_/);
     expect((await buyer.api("GET", "/api/wallet/")).body).toMatchObject({
       gateway: "stripe",
-      balance_cents: 0,
+      balance_micros: 0,
     });
     const setup = await buyer.api("POST", "/api/wallet/payment-intents/", {
       body: { amount: 0, currency: "usd" },
@@ -70,19 +70,19 @@ describe("the Stripe gateway", () => {
     const intent = await buyer.api("POST", "/api/wallet/payment-intents/", {
       body: { amount: 1800, currency: "usd" },
     });
-    const before = (await buyer.api("GET", "/api/wallet/")).body.balance_cents;
+    const before = (await buyer.api("GET", "/api/wallet/")).body.balance_micros / 10_000;
     const event = succeeded("evt_credit_1", intent.body.id, 1800);
     expect(await deliver(event)).toEqual({ status: 200, body: { received: true, duplicate: false } });
     expect(await deliver(event)).toEqual({ status: 200, body: { received: true, duplicate: true } });
     expect((await deliver({ ...event, id: "evt_credit_2" })).body.duplicate).toBe(false);
-    expect((await buyer.api("GET", "/api/wallet/")).body.balance_cents).toBe(before + 1800);
+    expect((await buyer.api("GET", "/api/wallet/")).body.balance_micros / 10_000).toBe(before + 1800);
   });
 
   it("rejects a bad signature and a stale timestamp without applying anything", async () => {
     const intent = await buyer.api("POST", "/api/wallet/payment-intents/", {
       body: { amount: 700, currency: "usd" },
     });
-    const before = (await buyer.api("GET", "/api/wallet/")).body.balance_cents;
+    const before = (await buyer.api("GET", "/api/wallet/")).body.balance_micros / 10_000;
     const forged = await deliver(succeeded("evt_forged", intent.body.id, 700), { secret: "whsec_attacker" });
     expect(forged.status).toBe(400);
     expect(forged.body.message).toMatch(/Invalid Stripe signature/);
@@ -96,10 +96,10 @@ describe("the Stripe gateway", () => {
       body: "{}",
     });
     expect(unsigned.status).toBe(400);
-    expect((await buyer.api("GET", "/api/wallet/")).body.balance_cents).toBe(before);
+    expect((await buyer.api("GET", "/api/wallet/")).body.balance_micros / 10_000).toBe(before);
     // The same event, properly signed later, is still applied: a rejected delivery was not recorded.
     expect((await deliver(succeeded("evt_forged", intent.body.id, 700))).body.duplicate).toBe(false);
-    expect((await buyer.api("GET", "/api/wallet/")).body.balance_cents).toBe(before + 700);
+    expect((await buyer.api("GET", "/api/wallet/")).body.balance_micros / 10_000).toBe(before + 700);
   });
 
   it("saves a card set up with Stripe Elements only when it belongs to the caller's customer", async () => {
@@ -137,7 +137,7 @@ describe("the Stripe gateway", () => {
     const intent = await buyer.api("POST", "/api/wallet/payment-intents/", {
       body: { amount: 900, currency: "usd" },
     });
-    const before = (await buyer.api("GET", "/api/wallet/")).body.balance_cents;
+    const before = (await buyer.api("GET", "/api/wallet/")).body.balance_micros / 10_000;
     const failed = await deliver({
       id: "evt_failed_1",
       object: "event",
@@ -153,6 +153,6 @@ describe("the Stripe gateway", () => {
       },
     });
     expect(failed.status).toBe(200);
-    expect((await buyer.api("GET", "/api/wallet/")).body.balance_cents).toBe(before);
+    expect((await buyer.api("GET", "/api/wallet/")).body.balance_micros / 10_000).toBe(before);
   });
 });

@@ -12,7 +12,9 @@ import pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type Database, queryRows } from "../../db/client.ts";
 import * as schema from "../../db/schema/index.ts";
-import { accountFor, balancesOf, postTransaction, reconcile } from "./ledger.service.ts";
+import { balancesOf } from "./balances.ts";
+import { accountFor, postTransaction } from "./postings.ts";
+import { reconcile } from "./reconcile.ts";
 
 // Migration 0018 (decision 023) on a database written by the previous version: concurrent
 // subscribes left two live subscriptions of one consumer to one app (paid twice), and a plan
@@ -96,8 +98,8 @@ it("ends duplicate subscriptions with a refund, credits stranded plan payments, 
       reference: "seed",
       description: "seed",
       entries: [
-        { accountId: clearing, amountCents: -600 },
-        { accountId: wallet, amountCents: 600 },
+        { accountId: clearing, amountMicros: -600 },
+        { accountId: wallet, amountMicros: 600 },
       ],
     }),
   );
@@ -110,9 +112,9 @@ it("ends duplicate subscriptions with a refund, credits stranded plan payments, 
         reference: crypto.randomUUID(),
         description: "Plan 'Basic' for Old",
         entries: [
-          { accountId: wallet, amountCents: -300 },
-          { accountId: earnings, amountCents: 270 },
-          { accountId: platform, amountCents: 30 },
+          { accountId: wallet, amountMicros: -300 },
+          { accountId: earnings, amountMicros: 270 },
+          { accountId: platform, amountMicros: 30 },
         ],
       });
       const [row] = await queryRows<{ id: string }>(

@@ -4,7 +4,8 @@ import { payments, subscriptions } from "../../db/schema/index.ts";
 import { type Caller, callOn, createCaller, fundWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startTestServers, type TestServer } from "../../test/server.ts";
-import { reconcile, walletBalances } from "./ledger.service.ts";
+import { walletBalances } from "./balances.ts";
+import { reconcile } from "./reconcile.ts";
 
 // Issue 16 items 4 and 6 (docs/decisions/023): concurrent subscribes take the price once, and
 // every plan payment ends in a subscription or the payer's wallet. On PostgreSQL the requests

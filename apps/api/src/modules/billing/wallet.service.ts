@@ -2,7 +2,7 @@ import type { Wallet } from "@promptmint/contracts";
 import { and, desc, eq, inArray } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { ledgerAccounts, ledgerEntries, ledgerTransactions } from "../../db/schema/index.ts";
-import { walletBalances } from "./ledger.service.ts";
+import { walletBalances } from "./balances.ts";
 
 /** Balance, money held for calls in flight, earnings, and the latest movements of wallet and earnings. */
 export async function getWallet(
@@ -14,7 +14,7 @@ export async function getWallet(
   const rows = await db
     .select({
       id: ledgerEntries.id,
-      amount: ledgerEntries.amountCents,
+      amount: ledgerEntries.amountMicros,
       account: ledgerAccounts.kind,
       kind: ledgerTransactions.kind,
       description: ledgerTransactions.description,
@@ -28,14 +28,14 @@ export async function getWallet(
     .limit(100);
   return {
     currency: "usd",
-    balance_cents: balances.wallet,
-    held_cents: balances.held,
-    earnings_cents: balances.earnings,
+    balance_micros: balances.wallet,
+    held_micros: balances.held,
+    earnings_micros: balances.earnings,
     gateway,
     transactions: rows.map((row) => ({
       id: String(row.id),
       kind: row.account === "earnings" ? "earning" : row.kind,
-      amount_cents: row.amount,
+      amount_micros: row.amount,
       account: row.account as "wallet" | "earnings",
       description:
         row.account === "earnings" && row.kind === "settle" ? earnedFrom(row.description) : row.description,

@@ -5,7 +5,7 @@ import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { type EmbedWidget, embedWidget } from "../../test/embed-widget.ts";
 import { startFakeOpenAi } from "../../test/fake-openai.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
-import { reconcile } from "../billing/ledger.service.ts";
+import { reconcile } from "../billing/reconcile.ts";
 
 const SHOP = "https://shop.example";
 const PRICE = 25;
@@ -89,7 +89,7 @@ describe("the daily spending cap of embedded traffic", () => {
     expect(Number(refused?.headers.get("retry-after"))).toBeGreaterThan(0);
 
     const after = await settledWallet(creator);
-    expect(before.balance_cents - after.balance_cents).toBe(3 * PRICE);
+    expect(before.balance_micros / 10_000 - after.balance_micros / 10_000).toBe(3 * PRICE);
     const settings = await creator.api("GET", `/api/app/${slug}/embed`);
     expect(settings.body.spent_today_cents).toBe(3 * PRICE);
     expect((await reconcile(server.database.db)).ok).toBe(true);

@@ -6,7 +6,7 @@ import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { type EmbedWidget, embedWidget } from "../../test/embed-widget.ts";
 import { startFakeOpenAi } from "../../test/fake-openai.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
-import { reconcile } from "../billing/ledger.service.ts";
+import { reconcile } from "../billing/reconcile.ts";
 import { createEmbedTokens } from "./embed.service.ts";
 
 const SHOP = "https://shop.example";
@@ -48,9 +48,9 @@ const sendMessage: EmbedWidget["sendMessage"] = (...args) => widget.sendMessage(
 
 async function wallet(caller: Caller) {
   return (await caller.api("GET", "/api/wallet/")).body as {
-    balance_cents: number;
-    held_cents: number;
-    earnings_cents: number;
+    balance_micros: number;
+    held_micros: number;
+    earnings_micros: number;
   };
 }
 
@@ -170,9 +170,9 @@ describe("widget calls", () => {
     expect(second.headers.get("access-control-allow-origin")).toBe(SHOP);
 
     const after = await settledWallet(creator);
-    expect(after.balance_cents).toBe(before.balance_cents - 50);
-    expect(after.held_cents).toBe(0);
-    expect(after.earnings_cents).toBe(before.earnings_cents);
+    expect(after.balance_micros / 10_000).toBe(before.balance_micros / 10_000 - 50);
+    expect(after.held_micros / 10_000).toBe(0);
+    expect(after.earnings_micros / 10_000).toBe(before.earnings_micros / 10_000);
     const rows = await server.database.db.select().from(invocations).where(eq(invocations.applicationId, id));
     expect(rows).toHaveLength(2);
     expect(rows.every((row) => row.status === "success" && row.endUser?.startsWith("embed:"))).toBe(true);
@@ -188,8 +188,8 @@ describe("widget calls", () => {
     const failed = await sendMessage(slug, token);
     expect(failed.status).toBe(502);
     const after = await wallet(creator);
-    expect(after.balance_cents).toBe(before.balance_cents);
-    expect(after.held_cents).toBe(0);
+    expect(after.balance_micros / 10_000).toBe(before.balance_micros / 10_000);
+    expect(after.held_micros / 10_000).toBe(0);
   });
 
   it("answer 402 without the creator's balance when the creator's wallet is empty", async () => {
@@ -210,7 +210,7 @@ describe("widget calls", () => {
     const refused = await sendMessage(slug, token, { body: { query: "   " } });
     expect(refused.status).toBe(400);
     expect(refused.body.fields).toEqual({ query: "is required" });
-    expect((await wallet(creator)).balance_cents).toBe(before.balance_cents);
+    expect((await wallet(creator)).balance_micros / 10_000).toBe(before.balance_micros / 10_000);
   });
 
   it("are rate limited per visitor", async () => {
@@ -297,7 +297,7 @@ describe("embed tokens", () => {
     const allowedPreflight = await sendMessage(slug, token, { origin: SHOP, method: "OPTIONS" });
     expect(allowedPreflight.status).toBe(204);
     expect(allowedPreflight.headers.get("access-control-allow-origin")).toBe(SHOP);
-    expect((await wallet(creator)).balance_cents).toBe(before.balance_cents);
+    expect((await wallet(creator)).balance_micros / 10_000).toBe(before.balance_micros / 10_000);
   });
 
   it("stop working when their site is removed from the allowed origins", async () => {

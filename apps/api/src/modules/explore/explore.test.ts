@@ -204,7 +204,7 @@ describe("POST /api/explore/apps/{slug}/try", () => {
     expect(answer.body.code).toBe("payment_required");
     expect(answer.body.message).toContain(`${server.baseUrl}/wallet`);
     const wallet = await broke.api("GET", "/api/wallet/");
-    expect(wallet.body).toMatchObject({ balance_cents: 0, held_cents: 0 });
+    expect(wallet.body).toMatchObject({ balance_micros: 0, held_micros: 0 });
     expect(await server.database.db.$count(invocations)).toBe(recordedBefore);
   });
 
@@ -218,8 +218,8 @@ describe("POST /api/explore/apps/{slug}/try", () => {
     expect(answer.body.mode).toBe("completion");
 
     const wallet = await consumer.api("GET", "/api/wallet/");
-    expect(wallet.body.balance_cents).toBe(995);
-    expect(wallet.body.held_cents).toBe(0);
+    expect(wallet.body.balance_micros / 10_000).toBe(995);
+    expect(wallet.body.held_micros / 10_000).toBe(0);
     const [row] = await server.database.db
       .select()
       .from(invocations)
@@ -237,13 +237,13 @@ describe("POST /api/explore/apps/{slug}/try", () => {
   });
 
   it("refuses bad inputs with a 400 naming the field and charges nothing", async () => {
-    const before = (await consumer.api("GET", "/api/wallet/")).body.balance_cents;
+    const before = (await consumer.api("GET", "/api/wallet/")).body.balance_micros / 10_000;
     const answer = await consumer.api("POST", `/api/explore/apps/${slugs.haiku}/try`, {
       body: { inputs: { topic: "x".repeat(41) } },
     });
     expect(answer.status).toBe(400);
     expect(answer.body.fields).toEqual({ "inputs.topic": "must be at most 40 characters" });
-    expect((await consumer.api("GET", "/api/wallet/")).body.balance_cents).toBe(before);
+    expect((await consumer.api("GET", "/api/wallet/")).body.balance_micros / 10_000).toBe(before);
   });
 
   it("answers 404 for an app that is not listed", async () => {

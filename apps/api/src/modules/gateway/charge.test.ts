@@ -156,7 +156,7 @@ describe("what an answer says it cost", () => {
     expect(row?.chargedCents).toBe(5);
     expect(row?.holdId).not.toBeNull();
     // Four calls said $0.05 each: the wallet lost exactly $0.20.
-    expect((await settledWallet(consumer)).balance_cents).toBe(1000 - 4 * 5);
+    expect((await settledWallet(consumer)).balance_micros).toBe(10_000 * 1000 - 4 * 5);
   });
 
   it("is 0 for calls a plan's included calls covered, then the price once they are used up", async () => {
@@ -166,19 +166,19 @@ describe("what an answer says it cost", () => {
       body: { package_id: planId },
     });
     expect(subscribed.status).toBe(201);
-    const afterPlan = (await settledWallet(consumer)).balance_cents;
+    const afterPlan = (await settledWallet(consumer)).balance_micros / 10_000;
     expect(afterPlan).toBe(900);
     expectCharged(await callEveryWay(consumer), 0, "plan");
-    expect((await settledWallet(consumer)).balance_cents).toBe(afterPlan);
+    expect((await settledWallet(consumer)).balance_micros).toBe(10_000 * afterPlan);
     // The four included calls are used: the next four are paid from the wallet, and say so.
     expectCharged(await callEveryWay(consumer), 5, "wallet");
-    expect((await settledWallet(consumer)).balance_cents).toBe(afterPlan - 20);
+    expect((await settledWallet(consumer)).balance_micros).toBe(10_000 * afterPlan - 20);
   });
 
   it("is 0 for the owner's own call", async () => {
-    const before = (await settledWallet(creator)).balance_cents;
+    const before = (await settledWallet(creator)).balance_micros;
     expectCharged(await callEveryWay(creator), 0, "owner");
-    expect((await settledWallet(creator)).balance_cents).toBe(before);
+    expect((await settledWallet(creator)).balance_micros).toBe(10_000 * before);
   });
 
   it("is the lower price when the app's price dropped while the call ran, as the recorder charged it", async () => {
@@ -205,7 +205,7 @@ describe("what an answer says it cost", () => {
     } finally {
       vendor.set({ kind: "echo" });
     }
-    expect((await settledWallet(consumer)).balance_cents).toBe(97);
+    expect((await settledWallet(consumer)).balance_micros).toBe(10_000 * 97);
   });
 
   it("is repeated, not charged again, when an Idempotency-Key replays the answer", async () => {
@@ -230,7 +230,7 @@ describe("what an answer says it cost", () => {
       expect((await answer.json()).usage.cost).toBe(0.05);
     }
     // Two calls made, two charged, whatever the replays said.
-    expect((await settledWallet(consumer)).balance_cents).toBe(90);
+    expect((await settledWallet(consumer)).balance_micros).toBe(10_000 * 90);
   });
 
   it("lets browsers read the header across origins", async () => {

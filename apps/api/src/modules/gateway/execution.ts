@@ -14,6 +14,8 @@ export interface ExecutionResult {
   answer: string;
   inputTokens: number;
   outputTokens: number;
+  /** What the call cost at the model vendor, in micro-dollars (0 on the creator's own keys). */
+  modelCostMicros?: number;
   /** The model or provider that answered (recorded on the invocation). */
   answeredBy: string | null;
   providerConversationId?: string;

@@ -2,6 +2,7 @@ import { eq, sql } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { conversationMessages, conversations, includedCalls, invocations } from "../../db/schema/index.ts";
 import { addToRollups } from "../analytics/rollups.ts";
+import type { Spent } from "../billing/holds.ts";
 import type { IncludedCall } from "../billing/plans.service.ts";
 
 export interface InvocationRecord {
@@ -19,6 +20,8 @@ export interface InvocationRecord {
   inputTokens: number;
   outputTokens: number;
   chargedCents?: number;
+  /** What the call cost at the model vendor (platform keys; 0 on the creator's own keys), micro-dollars. */
+  modelCostMicros?: number;
   /** The hold paying for it (with `settle`); kept on the row only if `settle` charged it. */
   holdId?: string;
   /** The plan's included call that paid for it, taken when the call started (decision 025). */
@@ -27,9 +30,7 @@ export interface InvocationRecord {
    * Runs in the same transaction after the invocation row exists: `charged` (from the hold), an
    * included call that covered it instead, or `refused` (nothing could pay: recorded as failed).
    */
-  settle?: (
-    tx: Database,
-  ) => Promise<"charged" | "refused" | { coveredBy: IncludedCall } | { chargedCents: number }>;
+  settle?: (tx: Database) => Promise<"charged" | "refused" | { coveredBy: IncludedCall } | Spent>;
   /** When the call happened (default now); the demo seed backdates its calls. */
   createdAt?: Date;
   conversation?: {
@@ -65,12 +66,13 @@ export async function recordInvocation(db: Database, record: InvocationRecord): 
     inputTokens: record.inputTokens,
     outputTokens: record.outputTokens,
     chargedCents: record.chargedCents ?? 0,
+    modelCostMicros: record.modelCostMicros ?? 0,
     holdId: record.settle ? (record.holdId ?? null) : null,
     subscriptionId: record.coveredBy?.subscriptionId ?? null,
     planPeriodStart: record.coveredBy ? sql`${record.coveredBy.periodStart}::timestamptz` : null,
     createdAt: at,
   };
-  const rollup = (charged: number, refused = false) => ({
+  const rollup = (charged: number, refused = false, feeMicros = 0) => ({
     applicationId: record.applicationId,
     at,
     status: refused ? ("error" as const) : record.status,
@@ -79,6 +81,8 @@ export async function recordInvocation(db: Database, record: InvocationRecord): 
     inputTokens: record.inputTokens,
     outputTokens: record.outputTokens,
     revenueCents: record.status === "success" ? charged : 0,
+    feeMicros: record.status === "success" ? feeMicros : 0,
+    modelCostMicros: record.modelCostMicros ?? 0,
     userKey: record.endUser ?? `account:${record.callerUserId}`,
   });
   if (!conversation && !record.settle && !record.coveredBy?.callId) {
@@ -120,13 +124,20 @@ export async function recordInvocation(db: Database, record: InvocationRecord): 
     if (record.coveredBy?.callId)
       await tx.delete(includedCalls).where(eq(includedCalls.id, record.coveredBy.callId));
     let charged = row.chargedCents;
+    let fee = 0;
     const settled = record.settle ? await record.settle(tx as unknown as Database) : "charged";
     if (typeof settled === "object" && "chargedCents" in settled) {
-      // Charged at a lower price than the call started at (a decrease applied meanwhile).
-      if (row.chargedCents > 0 && settled.chargedCents !== row.chargedCents) {
-        charged = settled.chargedCents;
-        await tx.update(invocations).set({ chargedCents: charged }).where(eq(invocations.id, record.id));
-      }
+      // Charged at a lower price than the call started at when a decrease applied meanwhile.
+      if (row.chargedCents > 0) charged = settled.chargedCents;
+      fee = row.chargedCents > 0 ? settled.feeMicros : 0;
+      await tx
+        .update(invocations)
+        .set({
+          chargedCents: charged,
+          feeMicros: fee,
+          modelCostDeductedMicros: settled.modelCostDeductedMicros,
+        })
+        .where(eq(invocations.id, record.id));
     } else if (settled !== "charged") {
       charged = 0;
       await tx
@@ -144,6 +155,6 @@ export async function recordInvocation(db: Database, record: InvocationRecord): 
         .where(eq(invocations.id, record.id));
     }
     // Last before commit, so the rollup rows are locked for as short a time as possible.
-    await addToRollups(tx as unknown as Database, rollup(charged, settled === "refused"));
+    await addToRollups(tx as unknown as Database, rollup(charged, settled === "refused", fee));
   });
 }

@@ -7,7 +7,9 @@ import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startFakeOpenAi } from "../../test/fake-openai.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
-import { balancesOf, cachedAccountFor, reconcile, walletBalances } from "../billing/ledger.service.ts";
+import { balancesOf, walletBalances } from "../billing/balances.ts";
+import { cachedAccountFor } from "../billing/postings.ts";
+import { reconcile } from "../billing/reconcile.ts";
 import { LEASE_CALLS, LeaseBook } from "./leases.ts";
 
 /**
@@ -60,7 +62,7 @@ const userIdOf = async (caller: Caller) =>
 
 const holdsOf = (applicationId: string) =>
   server.database.db
-    .select({ amount: holds.amountCents, settled: holds.settledCents, status: holds.status })
+    .select({ amount: holds.amountMicros, settled: holds.settledMicros, status: holds.status })
     .from(holds)
     .where(eq(holds.applicationId, applicationId))
     // Oldest first: PostgreSQL returns rows in no set order once they were updated.
@@ -79,8 +81,8 @@ it("pays a run of calls from a few growing leases, charges each call once, and g
   expect(during.wallet + during.held).toBe(5_000 - CALLS * PRICE);
 
   expect(await settledWallet(consumer)).toMatchObject({
-    balance_cents: 5_000 - CALLS * PRICE,
-    held_cents: 0,
+    balance_micros: (5_000 - CALLS * PRICE) * 10_000,
+    held_micros: 0,
   });
   // One hold of one call, then leases of 2, 4, 8, 16, 32 calls: far fewer holds than calls. The
   // last one closes once its calls stop (its rest back, its calls posted).
@@ -96,7 +98,7 @@ it("pays a run of calls from a few growing leases, charges each call once, and g
   const [ahead] = await server.database.db
     .select({ created: holds.createdAt })
     .from(holds)
-    .where(sql`${holds.applicationId} = ${app.id} and ${holds.amountCents} = ${32 * PRICE}`);
+    .where(sql`${holds.applicationId} = ${app.id} and ${holds.amountMicros} = ${32 * PRICE}`);
   if (!ahead) throw new Error("expected a lease of 32 calls");
   const [before] = await server.database.db
     .select({ n: sql<number>`count(*)::int` })
@@ -136,7 +138,7 @@ it("never lets a lease outspend a small wallet, and answers 402 once the wallet 
   expect(statuses).toEqual([...Array(7).fill(200), 402, 402, 402]);
   const refused = await call(consumer, app.slug);
   expect(refused.body.message).toContain("your wallet has $0.05 available");
-  expect(await settledWallet(consumer)).toMatchObject({ balance_cents: 5, held_cents: 0 });
+  expect(await settledWallet(consumer)).toMatchObject({ balance_micros: 50_000, held_micros: 0 });
 });
 
 it("gives a failed call's price back, and charges nothing for it", async () => {
@@ -148,7 +150,10 @@ it("gives a failed call's price back, and charges nothing for it", async () => {
   for (let i = 0; i < 3; i++) expect((await call(consumer, app.slug)).status).toBe(502);
   vendor.set({ kind: "echo" });
   expect((await call(consumer, app.slug)).status).toBe(200);
-  expect(await settledWallet(consumer)).toMatchObject({ balance_cents: 1_000 - 6 * PRICE, held_cents: 0 });
+  expect(await settledWallet(consumer)).toMatchObject({
+    balance_micros: (1_000 - 6 * PRICE) * 10_000,
+    held_micros: 0,
+  });
   const [row] = await server.database.db
     .select({ charged: sql<number>`sum(${invocations.chargedCents})::int`, n: sql<number>`count(*)::int` })
     .from(invocations)
@@ -191,8 +196,8 @@ it("switches to a new plan's included calls at once, though a lease of the walle
   expect(charged?.n).toBe(12);
   // The lease stayed open under the plan and closes when it idles, giving its rest back.
   expect(await settledWallet(consumer)).toMatchObject({
-    balance_cents: 2_000 - 100 - 12 * PRICE,
-    held_cents: 0,
+    balance_micros: (2_000 - 100 - 12 * PRICE) * 10_000,
+    held_micros: 0,
   });
 });
 
@@ -259,12 +264,12 @@ it("closes a lease still being taken ahead when its book closes", async () => {
   await book.close();
 
   const open = await db
-    .select({ amount: holds.amountCents })
+    .select({ amount: holds.amountMicros })
     .from(holds)
     .where(and(eq(holds.applicationId, app.id), eq(holds.status, "held")));
   expect(open).toEqual([]);
   expect(
-    await db.select({ amount: holds.amountCents }).from(holds).where(eq(holds.applicationId, app.id)),
+    await db.select({ amount: holds.amountMicros }).from(holds).where(eq(holds.applicationId, app.id)),
   ).toContainEqual({
     amount: 16 * PRICE,
   });

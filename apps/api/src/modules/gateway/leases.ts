@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { FastifyBaseLogger } from "fastify";
 import type { Database } from "../../db/client.ts";
 import { AppError } from "../../lib/errors.ts";
-import { closeHold, recalledOf, recallHolds, takeCallPayment } from "../billing/ledger.service.ts";
+import { closeHold, recalledOf, recallHolds, takeCallPayment } from "../billing/holds.ts";
 import { type IncludedCall, refundIncludedCall } from "../billing/plans.service.ts";
 
 /**

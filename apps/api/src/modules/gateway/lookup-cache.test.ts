@@ -4,7 +4,7 @@ import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startFakeOpenAi } from "../../test/fake-openai.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
-import { reconcile } from "../billing/ledger.service.ts";
+import { reconcile } from "../billing/reconcile.ts";
 
 // The paid path serves keys, apps and prompts from an in-process cache (lib/lookup-cache.ts) whose
 // TTL is far longer than these tests: each change below only shows up because the write invalidates it.
@@ -52,8 +52,8 @@ const call = (content = "Hi") =>
   client().chat.completions.create({ model: slug, messages: [{ role: "user", content }] });
 /** The consumer's money: available plus held (a lease's unspent rest is held until it idles out). */
 const walletCents = async () => {
-  const { balance_cents, held_cents } = (await consumer.api("GET", "/api/wallet/")).body;
-  return (balance_cents as number) + (held_cents as number);
+  const { balance_micros, held_micros } = (await consumer.api("GET", "/api/wallet/")).body;
+  return ((balance_micros as number) + (held_micros as number)) / 10_000;
 };
 
 it("refuses a key as soon as it is revoked, though it was just used", async () => {

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from "fastify";
 import { AppError, invalidFields } from "../../lib/errors.ts";
-import { dollars } from "../billing/ledger.service.ts";
+import { dollars } from "../billing/money.ts";
 
 /** The headers a caller may cap a call's price with (the second for clients that prefix their own). */
 const MAX_PRICE_HEADERS = ["Promptmint-Max-Price-Cents", "X-Max-Price-Cents"] as const;

@@ -6,7 +6,7 @@ import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startFakeOpenAi } from "../../test/fake-openai.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
-import { reconcile } from "../billing/ledger.service.ts";
+import { reconcile } from "../billing/reconcile.ts";
 
 let testDb: TestDatabase;
 let server: TestServer;
@@ -48,8 +48,8 @@ afterAll(async () => {
 
 /** The consumer's money: available plus held (a lease's unspent rest is held until it idles out). */
 const walletCents = async () => {
-  const { balance_cents, held_cents } = (await consumer.api("GET", "/api/wallet/")).body;
-  return (balance_cents as number) + (held_cents as number);
+  const { balance_micros, held_micros } = (await consumer.api("GET", "/api/wallet/")).body;
+  return ((balance_micros as number) + (held_micros as number)) / 10_000;
 };
 
 it("answers the official openai SDK with model = app slug, blocking, and charges once", async () => {

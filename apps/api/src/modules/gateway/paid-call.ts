@@ -5,8 +5,8 @@ import type { Database } from "../../db/client.ts";
 import { AppError } from "../../lib/errors.ts";
 import type { ApplicationRow } from "../applications/applications.service.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
-import { cachedAccountFor } from "../billing/ledger.service.ts";
 import { refundIncludedCall, useIncludedCall } from "../billing/plans.service.ts";
+import { cachedAccountFor } from "../billing/postings.ts";
 import { effectivePriceCents } from "../billing/price-changes.ts";
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
 import type { InvocationRecord } from "./invocations.service.ts";
@@ -134,6 +134,7 @@ export async function openPaidCall(
         latencyMs: Math.round(performance.now() - started),
         inputTokens: result?.inputTokens ?? 0,
         outputTokens: result?.outputTokens ?? 0,
+        modelCostMicros: result?.modelCostMicros ?? 0,
         chargedCents: status === "success" && !ownerPays ? price : 0,
         coveredBy: status === "success" ? coveredBy : undefined,
         conversation:

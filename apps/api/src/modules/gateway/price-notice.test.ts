@@ -203,7 +203,7 @@ describe("a caller's maximum price", () => {
 
     expect(vendor.requests.length).toBe(upstreamCalls);
     expect(await charges(slug)).toEqual([]);
-    expect(await settledWallet(careful)).toMatchObject({ balance_cents: 1000, held_cents: 0 });
+    expect(await settledWallet(careful)).toMatchObject({ balance_micros: 10_000_000, held_micros: 0 });
 
     const atMaximum = await call(careful, slug, { headers: { "Promptmint-Max-Price-Cents": "10" } });
     expect(atMaximum.status).toBe(200);

@@ -6,13 +6,10 @@ import { holds, invocations } from "../../db/schema/index.ts";
 import { createCaller, fundWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
-import {
-  balancesOf,
-  cachedAccountFor,
-  closeHold,
-  reconcile,
-  takeCallPayment,
-} from "../billing/ledger.service.ts";
+import { balancesOf } from "../billing/balances.ts";
+import { closeHold, takeCallPayment } from "../billing/holds.ts";
+import { cachedAccountFor } from "../billing/postings.ts";
+import { reconcile } from "../billing/reconcile.ts";
 import type { InvocationRecord } from "./invocations.service.ts";
 import { recordCall, recorderStats } from "./recorder.ts";
 
@@ -167,7 +164,9 @@ it("writes calls that finish together in one batch, each charged once, with exac
   expect(recorded.filter((r) => r.status === "error" && r.charged === 0 && !r.holdId)).toHaveLength(5);
   const spent = await db.select().from(holds).where(inArray(holds.id, holdIds));
   expect(
-    spent.every((h) => h.status === "held" && h.settledCents === PRICE && h.feeCents === 1 && h.calls === 1),
+    spent.every(
+      (h) => h.status === "held" && h.settledMicros === PRICE && h.feeMicros === 1 && h.calls === 1,
+    ),
   ).toBe(true);
   expect((await reconcile(db)).ok).toBe(true);
 
@@ -178,7 +177,7 @@ it("writes calls that finish together in one batch, each charged once, with exac
   expect(after.held).toBe(before.balances.held);
   expect((await balancesOf(db, creatorId)).earnings).toBe(earningsBefore + 40 * (PRICE - 1));
   const closed = await db.select().from(holds).where(inArray(holds.id, holdIds));
-  expect(closed.every((h) => h.status === "settled" && h.settledCents === h.amountCents)).toBe(true);
+  expect(closed.every((h) => h.status === "settled" && h.settledMicros === h.amountMicros)).toBe(true);
   expect(await closeHold(db, holdIds[0] ?? "")).toBe(false);
 
   const rollups = await appStats();

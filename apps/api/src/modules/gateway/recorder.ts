@@ -2,7 +2,8 @@ import { eq } from "drizzle-orm";
 import { type Database, preparedStatement, writerFor } from "../../db/client.ts";
 import { invocations } from "../../db/schema/index.ts";
 import { APP_STATS_ADDED, OWNER_STATS_ADDED, ROLLUP_SHARDS, utcDay } from "../analytics/rollups.ts";
-import { spendFromHold } from "../billing/ledger.service.ts";
+import { spendFromHold } from "../billing/holds.ts";
+import { MICROS_PER_CENT } from "../billing/money.ts";
 import { useIncludedCall } from "../billing/plans.service.ts";
 import { type InvocationRecord, recordInvocation } from "./invocations.service.ts";
 
@@ -40,7 +41,7 @@ const MAX_BATCH = 256;
  * commit for every call that finished while the previous batch was being written. A call alone is
  * written at once, so batching adds no wait; under load, N calls share one round trip and one WAL
  * flush. Every promise resolves only after its batch is committed: a charge (the invocation and
- * the price added to its hold's `settled_cents`) is on disk before its caller hears of it. The
+ * the price added to its hold's `settled_micros`) is on disk before its caller hears of it. The
  * ledger moves the money when the hold closes (`closeHold`, decision 020), so a call writes no
  * ledger row and takes no lock on a hot ledger account. A call paid from a hold is counted against
  * the pair's plan instead when the plan has an included call left at that moment (decision 025).
@@ -186,11 +187,12 @@ export async function recordOne(
             }
             const spent = await spendFromHold(tx, settlement.holdId, {
               ...settlement,
+              modelCostMicros: record.modelCostMicros ?? 0,
               applicationId: record.applicationId,
             });
             outcome = spent === undefined ? "refused" : "hold";
-            chargedCents = spent ?? 0;
-            return spent === undefined ? "refused" : { chargedCents: spent };
+            chargedCents = spent?.chargedCents ?? 0;
+            return spent ?? "refused";
           },
         }
       : record,
@@ -238,6 +240,7 @@ function toRow({ record, settlement }: Pending) {
     input_tokens: record.inputTokens,
     output_tokens: record.outputTokens,
     charged_cents: record.chargedCents ?? 0,
+    model_cost_micros: record.modelCostMicros ?? 0,
     created_at: at.toISOString(),
     day: utcDay(at),
     user_key: record.endUser ?? `account:${record.callerUserId}`,
@@ -256,7 +259,8 @@ const shard = `(pg_backend_pid() % ${ROLLUP_SHARDS})::smallint`;
  * their pair's active plan while it has included calls left (the subscription rows locked in id
  * order, never skipped: decision 025), those calls spend nothing from their holds. The other calls
  * of each hold still open (and not expired) spend their prices from it together (a lease pays for
- * many calls), each price added to `settled_cents`, its fee to `fee_cents`, the count to `calls`.
+ * many calls), each price added to `settled_micros`, its fee to `fee_micros`, the model cost its creator's
+ * share pays to `model_cost_micros`, the count to `calls`.
  * Every invocation is recorded: paid from its hold (naming it), covered by a plan (naming the
  * subscription and period), or, when its hold could not pay, as failed (`payment_failed`); the
  * calls go to the app and owner rollups, one row per (app, day) and (owner, day) in this
@@ -264,23 +268,28 @@ const shard = `(pg_backend_pid() % ${ROLLUP_SHARDS})::smallint`;
  * invocations charged from holds, each as "id:price spent", and the ids of those covered by plans.
  */
 const recordBatchStatement = preparedStatement<{ charged: string | null; covered: string | null }>(
-  "pm_record_batch_v7",
+  "pm_record_batch_v8",
   `with v as (
      select * from json_to_recordset($1::json) as v(
        id uuid, application_id uuid, caller_user_id uuid, api_key_id uuid, end_user text, mode text,
        status text, error_type text, error_message text, model text, latency_ms integer,
-       input_tokens integer, output_tokens integer, charged_cents bigint, created_at timestamptz,
+       input_tokens integer, output_tokens integer, charged_cents bigint, model_cost_micros bigint,
+       created_at timestamptz,
        day date, user_key text, hold_id uuid, subscription_id uuid, plan_period_start timestamptz,
        amount bigint, fee_percent numeric)
    ), priced as (
      -- A call pays the lower of the price it started at and the app's price now: a decrease applies
      -- at once even where a process still held the old price (decision 025); an increase never
      -- applies before its notice ran out (decision 021), so it is never the lower one early.
-     select v.id, p.amount, round(p.amount * v.fee_percent / 100)::bigint as fee
+     -- In micro-dollars: the price, the platform's fee (exactly fee_percent of it) and the model
+     -- cost the creator's share pays (at most that share; issue 17).
+     select v.id, p.amount, f.micros, f.fee, least(v.model_cost_micros, f.micros - f.fee) as model_cost
      from v join applications a on a.id = v.application_id
      cross join lateral (select least(v.amount,
        case when a.pending_price_at is not null and a.pending_price_at <= now()
             then a.pending_price_cents else a.price_cents end)::bigint as amount) p
+     cross join lateral (select p.amount * ${MICROS_PER_CENT} as micros,
+       round(p.amount * ${MICROS_PER_CENT} * v.fee_percent / 100)::bigint as fee) f
      where v.hold_id is not null
    ), pairs as (
      select caller_user_id as payer, application_id as app, count(*)::int as n
@@ -309,14 +318,15 @@ const recordBatchStatement = preparedStatement<{ charged: string | null; covered
      join plan on plan.subscriber_id = r.caller_user_id and plan.application_id = r.application_id
      where r.rn <= plan.take
    ), s as (
-     select v.hold_id, sum(p.amount)::bigint as added, sum(p.fee)::bigint as fee, count(*)::int as calls
+     select v.hold_id, sum(p.micros)::bigint as added, sum(p.fee)::bigint as fee,
+       sum(p.model_cost)::bigint as model_cost, count(*)::int as calls
      from v join priced p on p.id = v.id
      where v.id not in (select id from covered) group by v.hold_id
    ), hold as (
-     update holds set settled_cents = settled_cents + s.added, fee_cents = fee_cents + s.fee,
-       calls = holds.calls + s.calls
+     update holds set settled_micros = settled_micros + s.added, fee_micros = fee_micros + s.fee,
+       model_cost_micros = holds.model_cost_micros + s.model_cost, calls = holds.calls + s.calls
      from s where holds.id = s.hold_id and status = 'held' and expires_at > now()
-       and settled_cents + s.added <= amount_cents
+       and settled_micros + s.added <= amount_micros
      returning holds.id
    ), calls as (
      select v.id, v.application_id, v.caller_user_id, v.api_key_id, v.end_user, v.mode,
@@ -327,6 +337,9 @@ const recordBatchStatement = preparedStatement<{ charged: string | null; covered
        case when c.id is not null or (v.hold_id is not null and hold.id is null) then 0
             when v.charged_cents > 0 and pr.amount is not null then pr.amount
             else v.charged_cents end as charged,
+       case when hold.id is not null and c.id is null then pr.fee else 0 end as fee,
+       case when hold.id is not null and c.id is null then pr.model_cost else 0 end as model_cost_deducted,
+       v.model_cost_micros as model_cost,
        case when v.hold_id is not null and c.id is null and hold.id is null then 'error'
             else v.status end as status,
        case when v.hold_id is not null and c.id is null and hold.id is null then 'payment_failed'
@@ -338,10 +351,11 @@ const recordBatchStatement = preparedStatement<{ charged: string | null; covered
    ), recorded as (
      insert into invocations (id, application_id, caller_user_id, api_key_id, end_user, mode, status,
        error_type, error_message, model, latency_ms, input_tokens, output_tokens, charged_cents,
-       hold_id, subscription_id, plan_period_start, created_at)
+       fee_micros, model_cost_micros, model_cost_deducted_micros, hold_id, subscription_id,
+       plan_period_start, created_at)
      select id, application_id, caller_user_id, api_key_id, end_user, mode, status, error_type,
-       error_message, model, latency_ms, input_tokens, output_tokens, charged, paid_from, covered_by,
-       period, created_at
+       error_message, model, latency_ms, input_tokens, output_tokens, charged, fee, model_cost,
+       model_cost_deducted, paid_from, covered_by, period, created_at
      from calls
      returning 1
    ), reservations as (
@@ -350,10 +364,12 @@ const recordBatchStatement = preparedStatement<{ charged: string | null; covered
      returning 1
    ), stats as (
      insert into app_daily_stats as s (application_id, day, shard, invocations, successes, errors,
-       latency_ms_sum, input_tokens, output_tokens, revenue_cents, last_invocation_at)
+       latency_ms_sum, input_tokens, output_tokens, revenue_cents, fee_micros, model_cost_micros,
+       last_invocation_at)
      select application_id, day, ${shard}, count(*), count(*) filter (where status = 'success'),
        count(*) filter (where status <> 'success'), sum(latency_ms), sum(input_tokens),
-       sum(output_tokens), coalesce(sum(charged) filter (where status = 'success'), 0), max(created_at)
+       sum(output_tokens), coalesce(sum(charged) filter (where status = 'success'), 0),
+       coalesce(sum(fee) filter (where status = 'success'), 0), sum(model_cost), max(created_at)
      from calls group by application_id, day
      on conflict (application_id, day, shard) do update set ${APP_STATS_ADDED}
    ), owner_stats as (

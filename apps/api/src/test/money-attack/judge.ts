@@ -1,4 +1,4 @@
-import { type ReconcileReport, reconcileLists } from "../../modules/billing/ledger.service.ts";
+import { type ReconcileReport, reconcileLists } from "../../modules/billing/reconcile.ts";
 import type { Node } from "./cluster.ts";
 import type { CallEntry, Journal } from "./journal.ts";
 import { type AttackApp, highestVisiblePrice, pricesUntil } from "./world.ts";

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { walletBalances } from "../../modules/billing/ledger.service.ts";
+import { walletBalances } from "../../modules/billing/balances.ts";
+import { MICROS_PER_CENT } from "../../modules/billing/money.ts";
 import { type Attack, pickApp, pickNode, pickPayer } from "./attack.ts";
 import { type CallPlan, makeCall } from "./calls.ts";
 import type { CallEntry } from "./journal.ts";
@@ -65,8 +66,8 @@ async function call(
       const { wallet, held } = await walletBalances(attack.cluster.database.db, payer.id);
       const topUps = attack.topUps.get(payer.id) ?? [];
       entry.refusal = {
-        walletCents: wallet,
-        heldCents: held,
+        walletCents: wallet / MICROS_PER_CENT,
+        heldCents: held / MICROS_PER_CENT,
         topUpOverlapped: topUps.some(
           (t) => t.from <= Date.now() && (t.to ?? Number.POSITIVE_INFINITY) >= startedAt,
         ),

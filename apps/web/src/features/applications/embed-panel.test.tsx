@@ -28,7 +28,7 @@ function stubEmbedApi(visibility: "embed" | "public" = "embed", spentToday = 75)
     "GET /api/app/blog-writer/": () => jsonResponse(applicationFixture({ visibility, status: "live" })),
     "GET /api/app/blog-writer/analytics/usage/?days=30": () =>
       jsonResponse({ total_invocations: 0, total_revenue: 0 }),
-    "GET /api/wallet/": () => jsonResponse(walletFixture({ balance_cents: 420 })),
+    "GET /api/wallet/": () => jsonResponse(walletFixture({ balance_micros: 4_200_000 })),
     [`GET ${EMBED}`]: () => jsonResponse(settings),
     [`PUT ${EMBED}`]: ({ body }: RecordedRequest) => {
       const update = body as Partial<EmbedSettings>;

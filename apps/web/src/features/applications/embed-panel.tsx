@@ -10,7 +10,7 @@ import { ErrorBox } from "../../components/ui/error-box";
 import { LoadingState } from "../../components/ui/spinner";
 import { TextareaField } from "../../components/ui/textarea-field";
 import { ApiClientError, getErrorMessage } from "../../lib/api-client";
-import { formatCents } from "../../lib/format";
+import { formatCents, formatMicros } from "../../lib/format";
 import { useWallet } from "../../lib/wallet-query";
 import { useEmbedSettings } from "./api/get-embed-settings";
 import { useUpdateEmbedSettings } from "./api/update-embed-settings";
@@ -90,7 +90,8 @@ function CreatorPaysNotice({ priceCents }: { priceCents: number }) {
       </p>
       <div className="flex flex-wrap items-center gap-3 pt-1">
         <span>
-          Your wallet balance: <strong>{wallet.data ? formatCents(wallet.data.balance_cents) : "..."}</strong>
+          Your wallet balance:{" "}
+          <strong>{wallet.data ? formatMicros(wallet.data.balance_micros) : "..."}</strong>
         </span>
         <ButtonLink to="/wallet" variant="secondary" size="sm">
           <Wallet className="size-4" aria-hidden="true" />

@@ -20,7 +20,7 @@ import {
   useStripeCard,
 } from "../../components/ui/stripe-card-field";
 import { cn } from "../../lib/cn";
-import { formatCents } from "../../lib/format";
+import { formatCents, formatMicros } from "../../lib/format";
 import { STRIPE_NOT_LOADED } from "../../lib/sandbox-payments";
 import { useStripePublishableKey } from "../../lib/stripe";
 import { useWallet } from "../../lib/wallet-query";
@@ -205,7 +205,7 @@ function CheckoutForm({
             icon={Wallet}
             label="Pay from wallet"
             detail={
-              wallet.data ? `Balance ${formatCents(wallet.data.balance_cents)}` : "Your prepaid balance"
+              wallet.data ? `Balance ${formatMicros(wallet.data.balance_micros)}` : "Your prepaid balance"
             }
           />
         </div>

@@ -18,7 +18,7 @@ import {
 import { TextField } from "../../components/ui/text-field";
 import { getErrorMessage } from "../../lib/api-client";
 import { cn } from "../../lib/cn";
-import { formatCents } from "../../lib/format";
+import { formatCents, formatMicros } from "../../lib/format";
 import { paymentFailureMessage, STRIPE_NOT_LOADED } from "../../lib/sandbox-payments";
 import { PAYMENT_PENDING_CREDIT, useStripePublishableKey } from "../../lib/stripe";
 import { useTopUpWallet } from "./api/top-up-wallet";
@@ -46,7 +46,7 @@ function outcomeOf(result: PaymentResult): Outcome {
   if (failure) return { tone: "error", message: failure };
   return {
     tone: "success",
-    message: `Added ${formatCents(result.amount)} to your wallet. New balance: ${formatCents(result.balance_cents)}.`,
+    message: `Added ${formatCents(result.amount)} to your wallet. New balance: ${formatMicros(result.balance_micros)}.`,
   };
 }
 

@@ -8,7 +8,7 @@ const rows = (n: number): WalletTransaction[] =>
   Array.from({ length: n }, (_, i) => ({
     id: String(i),
     kind: "earning",
-    amount_cents: 45,
+    amount_micros: 450_000,
     account: "earnings",
     description: `Paid call ${i + 1}`,
     created_at: "2026-11-22T10:00:00.000Z",

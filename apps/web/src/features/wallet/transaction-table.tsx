@@ -4,12 +4,7 @@ import { useState } from "react";
 import { Button } from "../../components/ui/button";
 import { Card, CardHeader } from "../../components/ui/card";
 import { cn } from "../../lib/cn";
-import { formatCents, formatDateTime } from "../../lib/format";
-
-/** A signed amount: `+$10.00` for money in, `-$0.50` for money out. */
-export function formatSignedCents(cents: number): string {
-  return cents > 0 ? `+${formatCents(cents)}` : formatCents(cents);
-}
+import { formatDateTime, formatSignedMicros } from "../../lib/format";
 
 const ACCOUNT_LABELS: Record<WalletTransaction["account"], string> = {
   wallet: "Wallet",
@@ -73,12 +68,12 @@ export function TransactionTable({ transactions }: { transactions: readonly Wall
                   <td
                     className={cn(
                       "px-4 py-3 text-right text-sm font-medium whitespace-nowrap tabular-nums",
-                      transaction.amount_cents > 0 && "text-green-700",
-                      transaction.amount_cents < 0 && "text-red-700",
-                      transaction.amount_cents === 0 && "text-slate-500",
+                      transaction.amount_micros > 0 && "text-green-700",
+                      transaction.amount_micros < 0 && "text-red-700",
+                      transaction.amount_micros === 0 && "text-slate-500",
                     )}
                   >
-                    {formatSignedCents(transaction.amount_cents)}
+                    {formatSignedMicros(transaction.amount_micros)}
                   </td>
                   <td className="hidden px-4 py-3 text-sm whitespace-nowrap text-slate-600 sm:table-cell">
                     {ACCOUNT_LABELS[transaction.account]}

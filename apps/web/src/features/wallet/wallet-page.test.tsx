@@ -30,7 +30,11 @@ function stubWalletApi({
   held?: number;
   earnings?: number;
 } = {}) {
-  let wallet = walletFixture({ balance_cents: balance, held_cents: held, earnings_cents: earnings });
+  let wallet = walletFixture({
+    balance_micros: balance * 10_000,
+    held_micros: held * 10_000,
+    earnings_micros: earnings * 10_000,
+  });
   let amount = 0;
   return stubSignedInApi(
     {
@@ -50,15 +54,18 @@ function stubWalletApi({
         if (status === "succeeded") {
           wallet = {
             ...wallet,
-            balance_cents: wallet.balance_cents + amount,
-            transactions: [walletTransactionFixture({ amount_cents: amount }), ...wallet.transactions],
+            balance_micros: wallet.balance_micros + amount * 10_000,
+            transactions: [
+              walletTransactionFixture({ amount_micros: amount * 10_000 }),
+              ...wallet.transactions,
+            ],
           };
         }
         return jsonResponse({
           status,
           message: confirm.message ?? "Payment succeeded",
           amount,
-          balance_cents: wallet.balance_cents,
+          balance_micros: wallet.balance_micros,
         });
       },
     },
@@ -173,13 +180,13 @@ describe("wallet", () => {
               walletTransactionFixture({
                 id: "t1",
                 kind: "settle",
-                amount_cents: -50,
+                amount_micros: -500_000,
                 description: "Call to tea-writer",
               }),
               walletTransactionFixture({
                 id: "t2",
                 kind: "earning",
-                amount_cents: 45,
+                amount_micros: 450_000,
                 account: "earnings",
                 description: "Earning from tea-writer",
               }),

@@ -4,7 +4,7 @@ import { PageContainer } from "../../components/ui/page-container";
 import { PageHeader } from "../../components/ui/page-header";
 import { LoadingState } from "../../components/ui/spinner";
 import { StatCard } from "../../components/ui/stat-card";
-import { formatCents } from "../../lib/format";
+import { formatMicros } from "../../lib/format";
 import { useProfile } from "../../lib/profile-query";
 import { useWallet } from "../../lib/wallet-query";
 import { TopUpCard } from "./top-up-card";
@@ -15,7 +15,7 @@ export function WalletPage() {
   const wallet = useWallet();
   const profile = useProfile();
   const data = wallet.data;
-  const showEarnings = Boolean(profile.data?.creator) || (data?.earnings_cents ?? 0) !== 0;
+  const showEarnings = Boolean(profile.data?.creator) || (data?.earnings_micros ?? 0) !== 0;
 
   return (
     <PageContainer className="max-w-6xl">
@@ -30,17 +30,17 @@ export function WalletPage() {
       ) : (
         <div className="space-y-8">
           <section aria-label="Balances" className="grid gap-4 sm:grid-cols-3">
-            <StatCard icon={Wallet} label="Balance" value={formatCents(data.balance_cents)} />
-            {data.held_cents > 0 && (
+            <StatCard icon={Wallet} label="Balance" value={formatMicros(data.balance_micros)} />
+            {data.held_micros > 0 && (
               <StatCard
                 icon={Clock}
                 label="On hold"
-                value={formatCents(data.held_cents)}
+                value={formatMicros(data.held_micros)}
                 hint="Set aside for calls in progress; what they do not use returns within seconds."
               />
             )}
             {showEarnings && (
-              <StatCard icon={PiggyBank} label="Earnings" value={formatCents(data.earnings_cents)} />
+              <StatCard icon={PiggyBank} label="Earnings" value={formatMicros(data.earnings_micros)} />
             )}
           </section>
           <div className="grid items-start gap-6 lg:grid-cols-5">

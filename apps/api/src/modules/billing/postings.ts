@@ -1,0 +1,179 @@
+import { and, eq, type SQL, sql } from "drizzle-orm";
+import { type Database, queryRows } from "../../db/client.ts";
+import { ledgerAccounts, ledgerTransactions } from "../../db/schema/index.ts";
+import { centsToMicros } from "./money.ts";
+
+/**
+ * Per user: `wallet`, `held` (set aside for calls in flight), `earnings`, `debt` (what they owe, as
+ * a negative balance). The platform's: `platform_fee`, `model_cost` (creators' shares paid to the
+ * model vendors), `payouts` (on its way to creators' banks), `clearing` (money from outside).
+ */
+export type AccountKind =
+  | "wallet"
+  | "held"
+  | "earnings"
+  | "debt"
+  | "platform_fee"
+  | "clearing"
+  | "model_cost"
+  | "payouts";
+export type TransactionKind =
+  | "top_up"
+  | "hold"
+  | "settle"
+  | "release"
+  | "reversal"
+  | "subscription"
+  | "model_cost";
+
+export class InsufficientFunds extends Error {}
+
+/** The account of a kind for an owner (null for platform accounts), created on first use. */
+export async function accountFor(db: Database, kind: AccountKind, ownerId: string | null): Promise<string> {
+  const owner = ownerId ? eq(ledgerAccounts.ownerId, ownerId) : sql`${ledgerAccounts.ownerId} is null`;
+  const [existing] = await db
+    .select({ id: ledgerAccounts.id })
+    .from(ledgerAccounts)
+    .where(and(eq(ledgerAccounts.kind, kind), owner))
+    .limit(1);
+  if (existing) return existing.id;
+  await db.insert(ledgerAccounts).values({ kind, ownerId }).onConflictDoNothing();
+  const [created] = await db
+    .select({ id: ledgerAccounts.id })
+    .from(ledgerAccounts)
+    .where(and(eq(ledgerAccounts.kind, kind), owner))
+    .limit(1);
+  if (!created) throw new Error(`could not create ${kind} account`);
+  return created.id;
+}
+
+// Account ids never change once created, so the paid path resolves each (kind, owner) once per
+// process and database (keyed by handle: tests run several databases in one process).
+const knownAccounts = new WeakMap<Database, Map<string, string>>();
+
+/** accountFor, remembered: only for the root handle, never for a transaction's. */
+export async function cachedAccountFor(
+  db: Database,
+  kind: AccountKind,
+  ownerId: string | null,
+): Promise<string> {
+  let ids = knownAccounts.get(db);
+  if (!ids) {
+    ids = new Map();
+    knownAccounts.set(db, ids);
+  }
+  const key = `${kind}:${ownerId ?? ""}`;
+  const known = ids.get(key);
+  if (known) return known;
+  const id = await accountFor(db, kind, ownerId);
+  ids.set(key, id);
+  return id;
+}
+
+/**
+ * Posts one balanced transaction inside the caller's DB transaction. Balances move by conditional
+ * updates (never below zero except `clearing`), in account-id order so concurrent postings cannot
+ * deadlock. Returns the transaction's id, or undefined when a transaction with this (kind,
+ * reference) was already posted.
+ */
+export async function postTransaction(
+  tx: Database,
+  posting: {
+    kind: TransactionKind;
+    reference: string;
+    description: string;
+    entries: { accountId: string; amountMicros: number }[];
+  },
+): Promise<string | undefined> {
+  checkBalanced(posting.kind, posting.entries);
+  const [transaction] = await tx
+    .insert(ledgerTransactions)
+    .values({ kind: posting.kind, reference: posting.reference, description: posting.description })
+    .onConflictDoNothing()
+    .returning({ id: ledgerTransactions.id });
+  if (!transaction) return undefined;
+  await moveBalances(tx, transaction.id, posting.entries);
+  return transaction.id;
+}
+
+function checkBalanced(kind: TransactionKind, entries: { amountMicros: number }[]) {
+  const total = entries.reduce((sum, entry) => sum + entry.amountMicros, 0);
+  if (total !== 0) throw new Error(`unbalanced ${kind} transaction: entries sum to ${total}`);
+  if (entries.some((entry) => !Number.isSafeInteger(entry.amountMicros)))
+    throw new Error("amounts must be integer micro-dollars");
+}
+
+type Entry = { accountId: string; amountMicros: number };
+
+/**
+ * The SQL that writes a posted transaction's entries and moves its balances, as CTEs to append to
+ * a `with` list (`posted` must name the transaction's row). The accounts are locked in id order
+ * first, so concurrent postings cannot deadlock; a balance may not go below zero except
+ * `clearing` (nor above it for a `debt`). The statement's `moved` count below the number of entries means insufficient funds.
+ */
+function balanceMoves(entries: Entry[]): SQL {
+  const ids = sql.join(
+    entries.map((e) => sql`${e.accountId}::uuid`),
+    sql`, `,
+  );
+  const values = sql.join(
+    entries.map((e) => sql`(${e.accountId}::uuid, ${e.amountMicros}::bigint)`),
+    sql`, `,
+  );
+  return sql`locked as (
+      select id from ledger_accounts where id in (${ids}) order by id for update),
+    moved as (
+      update ledger_accounts a set balance_micros = a.balance_micros + v.delta
+      from (values ${values}) v(id, delta)
+      where a.id = v.id and a.id in (select id from locked) and exists (select 1 from posted)
+        and case a.kind when 'clearing' then true
+                        when 'debt' then a.balance_micros + v.delta <= 0
+                        else a.balance_micros + v.delta >= 0 end
+      returning a.id),
+    entries as (
+      insert into ledger_entries (transaction_id, account_id, amount_micros)
+      select posted.id, v.id, v.delta from posted, (values ${values}) v(id, delta)
+      returning 1)`;
+}
+
+/** The entries of a posted transaction and the balances they move, in one round trip. */
+async function moveBalances(tx: Database, transactionId: string, entries: Entry[]): Promise<void> {
+  const [result] = await queryRows<{ moved: number }>(
+    tx,
+    sql`with posted as (select ${transactionId}::uuid as id), ${balanceMoves(entries)}
+        select (select count(*) from moved)::int as moved`,
+  );
+  if ((result?.moved ?? 0) < entries.length) throw new InsufficientFunds("an account cannot cover its entry");
+}
+
+/**
+ * Money from outside (a paid top-up) into a wallet, inside the caller's transaction, once per
+ * reference; the transaction's id, or undefined when this reference was already posted.
+ */
+export async function postTopUp(
+  tx: Database,
+  options: { userId: string; amountCents: number; reference: string; description: string },
+): Promise<string | undefined> {
+  const [wallet, clearing] = await Promise.all([
+    accountFor(tx, "wallet", options.userId),
+    accountFor(tx, "clearing", null),
+  ]);
+  const amount = centsToMicros(options.amountCents);
+  return postTransaction(tx, {
+    kind: "top_up",
+    reference: options.reference,
+    description: options.description,
+    entries: [
+      { accountId: clearing, amountMicros: -amount },
+      { accountId: wallet, amountMicros: amount },
+    ],
+  });
+}
+
+/** A top-up in its own transaction (seed data, tests). */
+export async function creditTopUp(
+  db: Database,
+  options: { userId: string; amountCents: number; reference: string; description: string },
+): Promise<boolean> {
+  return (await db.transaction((tx) => postTopUp(tx as unknown as Database, options))) !== undefined;
+}

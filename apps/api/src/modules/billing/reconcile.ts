@@ -1,0 +1,118 @@
+import { sql } from "drizzle-orm";
+import { type Database, queryRows } from "../../db/client.ts";
+import { type CallChecks, callsReconciled, checkCalls } from "./call-checks.ts";
+
+export interface ReconcileReport extends CallChecks {
+  accounts: number;
+  transactions: number;
+  /** Sum of every entry ever posted: zero in a balanced ledger. */
+  ledgerTotal: number;
+  mismatches: { accountId: string; kind: string; balance: number; entries: number }[];
+  unbalancedTransactions: string[];
+  /**
+   * Holds whose count of paid calls differs from the invocations charged to them, or whose close
+   * posted something other than what they recorded as spent and left unspent (an empty list when
+   * every charge is both recorded and posted).
+   */
+  mismatchedHolds: string[];
+  /** Held accounts whose balance is not what their payer's open holds set aside. */
+  mismatchedHeld: string[];
+  ok: boolean;
+}
+
+/** Every list of differences a reconcile reports, by name: each must be empty. */
+export function reconcileLists(report: ReconcileReport): Record<string, unknown[]> {
+  const { mismatches, unbalancedTransactions, mismatchedHolds, mismatchedHeld } = report;
+  const calls: CallChecks = {
+    unchargedSuccesses: report.unchargedSuccesses,
+    doubleCovered: report.doubleCovered,
+    overusedPeriods: report.overusedPeriods,
+    miscountedPeriods: report.miscountedPeriods,
+    overdueHolds: report.overdueHolds,
+    unconsumedPayments: report.unconsumedPayments,
+  };
+  return { mismatches, unbalancedTransactions, mismatchedHolds, mismatchedHeld, ...calls };
+}
+
+/**
+ * Checks that every balance equals the sum of its entries, every transaction sums to zero, every
+ * hold's paid calls are both recorded (invocations) and, once it is closed, posted, and every
+ * answered call is charged exactly once or free (`checkCalls`, call-checks.ts).
+ */
+export async function reconcile(db: Database): Promise<ReconcileReport> {
+  const rows = await queryRows<{ id: string; kind: string; balance: string; entries: string }>(
+    db,
+    sql`select a.id, a.kind, a.balance_micros::text as balance, coalesce(sum(e.amount_micros), 0)::text as entries
+        from ledger_accounts a left join ledger_entries e on e.account_id = a.id group by a.id`,
+  );
+  const unbalanced = await queryRows<{ transaction_id: string }>(
+    db,
+    sql`select transaction_id from ledger_entries group by transaction_id having sum(amount_micros) <> 0`,
+  );
+  const [totals] = await queryRows<{ total: string; transactions: string }>(
+    db,
+    sql`select coalesce(sum(amount_micros), 0)::text as total, (select count(*) from ledger_transactions)::text as transactions from ledger_entries`,
+  );
+  // Every charged call names its hold, and a closed hold posted exactly what its calls spent.
+  // (Holds from before decision 020 counted no calls and were posted call by call.)
+  const mismatchedHolds = await queryRows<{ id: string }>(
+    db,
+    sql`with charged as (
+          select hold_id, count(*)::int as calls, sum(fee_micros)::bigint as fee,
+            sum(model_cost_deducted_micros)::bigint as model_cost
+          from invocations where hold_id is not null group by hold_id
+        ), posted as (
+          select t.reference,
+            -sum(e.amount_micros) filter (where t.kind = 'settle') as settled,
+            -sum(e.amount_micros) filter (where t.kind = 'release') as released
+          from ledger_transactions t
+          join ledger_entries e on e.transaction_id = t.id
+          join ledger_accounts a on a.id = e.account_id and a.kind = 'held'
+          where t.kind in ('settle', 'release') group by t.reference
+        )
+        select h.id from holds h
+        left join charged c on c.hold_id = h.id
+        left join posted p on p.reference = h.id::text
+        where h.calls <> coalesce(c.calls, 0)
+           or h.fee_micros <> coalesce(c.fee, 0) or h.model_cost_micros <> coalesce(c.model_cost, 0)
+           or (h.calls > 0 and h.status <> 'held' and coalesce(p.settled, 0) <> h.settled_micros)
+           or (h.status <> 'held' and coalesce(p.released, 0) <> h.amount_micros - h.settled_micros)
+           or (h.status = 'held' and (p.settled is not null or p.released is not null))`,
+  );
+  // Money set aside and not yet posted is exactly what the open holds hold (one snapshot).
+  const mismatchedHeld = await queryRows<{ id: string }>(
+    db,
+    sql`select a.id from ledger_accounts a
+        left join (select payer_id, sum(amount_micros) as micros from holds where status = 'held' group by payer_id) o
+          on o.payer_id = a.owner_id
+        where a.kind = 'held' and a.balance_micros <> coalesce(o.micros, 0)`,
+  );
+  const mismatches = rows
+    .filter((row) => row.balance !== row.entries)
+    .map((row) => ({
+      accountId: row.id,
+      kind: row.kind,
+      balance: Number(row.balance),
+      entries: Number(row.entries),
+    }));
+  const ledgerTotal = Number(totals?.total ?? 0);
+  const unbalancedTransactions = unbalanced.map((row) => row.transaction_id);
+  const calls = await checkCalls(db);
+  return {
+    ...calls,
+    accounts: rows.length,
+    transactions: Number(totals?.transactions ?? 0),
+    ledgerTotal,
+    mismatches,
+    unbalancedTransactions,
+    mismatchedHolds: mismatchedHolds.map((row) => row.id),
+    mismatchedHeld: mismatchedHeld.map((row) => row.id),
+    ok:
+      mismatches.length === 0 &&
+      unbalancedTransactions.length === 0 &&
+      mismatchedHolds.length === 0 &&
+      mismatchedHeld.length === 0 &&
+      ledgerTotal === 0 &&
+      callsReconciled(calls),
+  };
+}
