@@ -85,7 +85,7 @@ describe("the wallet statement", () => {
     for (let i = 0; i < 2; i++) expect((await call(consumer, limerick.slug)).status).toBe(200);
 
     const wallet = await settledWallet(consumer);
-    expect(wallet.balance_micros).toBe(10_000 * 1000 - 12 * 5 - 3 * 8 - 100);
+    expect(wallet.balance_micros).toBe(10_000 * (1000 - 12 * 5 - 3 * 8 - 100));
     const { lines } = await wholeStatement(consumer);
     const today = new Date().toISOString().slice(0, 10);
     expect(lines.find((line) => line.application?.name === "Haiku Writer")).toMatchObject({

@@ -156,7 +156,7 @@ describe("what an answer says it cost", () => {
     expect(row?.chargedCents).toBe(5);
     expect(row?.holdId).not.toBeNull();
     // Four calls said $0.05 each: the wallet lost exactly $0.20.
-    expect((await settledWallet(consumer)).balance_micros).toBe(10_000 * 1000 - 4 * 5);
+    expect((await settledWallet(consumer)).balance_micros).toBe(10_000 * (1000 - 4 * 5));
   });
 
   it("is 0 for calls a plan's included calls covered, then the price once they are used up", async () => {
@@ -172,13 +172,13 @@ describe("what an answer says it cost", () => {
     expect((await settledWallet(consumer)).balance_micros).toBe(10_000 * afterPlan);
     // The four included calls are used: the next four are paid from the wallet, and say so.
     expectCharged(await callEveryWay(consumer), 5, "wallet");
-    expect((await settledWallet(consumer)).balance_micros).toBe(10_000 * afterPlan - 20);
+    expect((await settledWallet(consumer)).balance_micros).toBe(10_000 * (afterPlan - 20));
   });
 
   it("is 0 for the owner's own call", async () => {
     const before = (await settledWallet(creator)).balance_micros;
     expectCharged(await callEveryWay(creator), 0, "owner");
-    expect((await settledWallet(creator)).balance_micros).toBe(10_000 * before);
+    expect((await settledWallet(creator)).balance_micros).toBe(before);
   });
 
   it("is the lower price when the app's price dropped while the call ran, as the recorder charged it", async () => {
