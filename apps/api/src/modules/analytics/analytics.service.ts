@@ -80,7 +80,12 @@ async function ownerDailyTotals(
     .where(and(eq(ownerDailyStats.ownerId, ownerId), gte(ownerDailyStats.day, from)))
     .groupBy(ownerDailyStats.day);
   // The dashboard shows no revenue, so the owner rollup does not keep it.
-  return new Map(rows.map(({ day, ...rest }) => [String(day), numeric({ ...rest, revenueCents: 0, feeMicros: 0, modelCostMicros: 0 })]));
+  return new Map(
+    rows.map(({ day, ...rest }) => [
+      String(day),
+      numeric({ ...rest, revenueCents: 0, feeMicros: 0, modelCostMicros: 0 }),
+    ]),
+  );
 }
 
 async function dailyTotals(db: Database, appIds: string[], from: string): Promise<Map<string, DayTotals>> {

@@ -56,9 +56,12 @@ describe("the creator's money figures", () => {
     expect(one.total_revenue).toBe(0.05);
 
     for (let i = 0; i < 11; i++) expect((await call(consumer, haiku)).status).toBe(200);
-    await Promise.all(Array.from({ length: 3 }, async () => expect((await call(consumer, ode)).status).toBe(200)));
+    await Promise.all(
+      Array.from({ length: 3 }, async () => expect((await call(consumer, ode)).status).toBe(200)),
+    );
 
-    const haikuFigures = (await creator.api("GET", `/api/app/${haiku}/analytics/usage/?days=30`)).body.figures;
+    const haikuFigures = (await creator.api("GET", `/api/app/${haiku}/analytics/usage/?days=30`)).body
+      .figures;
     const odeFigures = (await creator.api("GET", `/api/app/${ode}/analytics/usage/?days=30`)).body.figures;
     expect(haikuFigures).toMatchObject({ gross_micros: 600_000, fee_micros: 60_000, net_micros: 540_000 });
     // 7¢ at 10%: 0.7¢ a call, exactly.
