@@ -57,6 +57,9 @@ export default defineConfig({
         LOG_LEVEL: "warn",
         NODE_ENV: "test",
         ALLOW_PRIVATE_UPSTREAMS: "true",
+        // Payouts only when a creator withdraws, so the journey's Withdraw is never beaten by the
+        // weekly schedule (the schedule has its integration tests).
+        PAYOUT_SCHEDULE: "manual",
       },
     },
     {

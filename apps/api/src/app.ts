@@ -27,6 +27,7 @@ import { installNulGuard } from "./lib/nul-guard.ts";
 import { createSafeFetch } from "./lib/safe-fetch.ts";
 import { createSecretBox } from "./lib/secrets.ts";
 import { installSecurityHeaders } from "./lib/security-headers.ts";
+import { adminRoutes } from "./modules/admin/admin.routes.ts";
 import { analyticsRoutes } from "./modules/analytics/analytics.routes.ts";
 import { compactRollups } from "./modules/analytics/rollups.ts";
 import { applicationsRoutes } from "./modules/applications/applications.routes.ts";
@@ -36,6 +37,7 @@ import { createTokenVerifier } from "./modules/auth/token-verifier.ts";
 import { billingRoutes } from "./modules/billing/billing.routes.ts";
 import { HOLD_SWEEP_INTERVAL_MS } from "./modules/billing/call-checks.ts";
 import { sweepExpiredHolds } from "./modules/billing/holds.ts";
+import { postOutstandingModelCosts } from "./modules/billing/model-costs.ts";
 import { creditAbandonedPlanPayments } from "./modules/billing/plan-payments.ts";
 import { plansRoutes } from "./modules/billing/plans.routes.ts";
 import { renewDueSubscriptions, sweepExpiredIncludedCalls } from "./modules/billing/plans.service.ts";
@@ -53,7 +55,18 @@ import { openAiRoutes } from "./modules/gateway/openai.routes.ts";
 import { createMemoryRateLimiter, createRedisRateLimiter } from "./modules/gateway/rate-limit.ts";
 import { keysRoutes } from "./modules/keys/keys.routes.ts";
 import { createLlmClient } from "./modules/models/llm.ts";
+import { modelKeysRoutes } from "./modules/models/model-keys.routes.ts";
+import { useModelPrices } from "./modules/models/model-prices.ts";
 import { downloadRoutes } from "./modules/packaging/download.routes.ts";
+import { payoutsRoutes } from "./modules/payouts/payouts.routes.ts";
+import {
+  applyConnectEvent,
+  CONNECT_EVENT_TYPES,
+  type PayoutDeps,
+  retryPayouts,
+  runPayoutSchedule,
+} from "./modules/payouts/payouts.service.ts";
+import { createStripeConnect } from "./modules/payouts/stripe-connect.ts";
 import { promptsRoutes } from "./modules/prompts/prompts.routes.ts";
 import { runtimeConfigRoutes, systemRoutes } from "./modules/system/system.routes.ts";
 import { workflowsRoutes } from "./modules/workflows/workflows.routes.ts";
@@ -150,6 +163,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     verifyToken = createTokenVerifier({ issuer: config.oidc.issuer ?? "", audience: config.oidc.audience });
   }
   const guards = createAuthGuards({ verifyToken, db });
+  useModelPrices(config.modelPrices);
   const llm = createLlmClient(config);
   const limits = {
     perCallerPerMinute: config.gatewayRateLimitPerMinute,
@@ -159,7 +173,11 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     ? createRedisRateLimiter(limits, { url: config.redisUrl, keyPrefix: config.redisKeyPrefix, log: app.log })
     : createMemoryRateLimiter(limits);
   app.addHook("onClose", () => rateLimiter.close());
-  const stripe = createStripeGateway(config);
+  const payoutDeps: PayoutDeps = { db, config, connect: createStripeConnect(config), log: app.log };
+  const stripe = createStripeGateway(config, {
+    types: CONNECT_EVENT_TYPES,
+    apply: (tx, event) => applyConnectEvent(payoutDeps, tx, event),
+  });
   const safeFetch = createSafeFetch({ allowPrivate: config.allowPrivateUpstreams, timeoutMs: 30_000 });
   const embedTokens = createEmbedTokens(config.secretKey);
   await seedWorkflowProviders(db);
@@ -168,6 +186,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     sweepExpiredHolds(db)
       .then((released) => released > 0 && app.log.warn({ released }, "released expired holds"))
       .catch((err) => app.log.warn({ err }, "hold sweep failed"));
+    // Model costs that no price paid (plan-covered and owner calls) come out of creators' earnings.
+    postOutstandingModelCosts(db).catch((err) => app.log.warn({ err }, "model cost sweep failed"));
     // Included calls a crashed process took for calls it never recorded go back (decision 025).
     sweepExpiredIncludedCalls(db).catch((err) => app.log.warn({ err }, "included call sweep failed"));
     renewDueSubscriptions(db, config.platformFeePercent).catch((err) =>
@@ -175,6 +195,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     );
     // A plan's payment whose subscribe call never came goes to the payer's wallet (decision 023).
     creditAbandonedPlanPayments(db).catch((err) => app.log.warn({ err }, "plan payment credit failed"));
+    // Payouts a crash or a Stripe failure left pending are finished; then the automatic schedule.
+    retryPayouts(payoutDeps)
+      .then(() => runPayoutSchedule(payoutDeps))
+      .catch((err) => app.log.warn({ err }, "payout sweep failed"));
   }, HOLD_SWEEP_INTERVAL_MS);
   holdSweeper.unref();
   app.addHook("onClose", async () => clearInterval(holdSweeper));
@@ -221,9 +245,11 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       priceNoticeMs: config.priceIncreaseNoticeMs,
       uploadQuotaBytes: config.uploadQuotaBytes,
     });
-    await scope.register(promptsRoutes, { db, guards, llm });
+    await scope.register(promptsRoutes, { db, guards, llm, feePercent: config.platformFeePercent });
+    await scope.register(modelKeysRoutes, { db, guards, secrets, feePercent: config.platformFeePercent });
     await scope.register(workflowsRoutes, { db, guards, secrets, safeFetch });
     await scope.register(billingRoutes, { db, guards, config, stripe });
+    await scope.register(adminRoutes, { db, guards, config, stripe });
     await scope.register(plansRoutes, {
       db,
       guards,
@@ -232,6 +258,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       publicUrl: config.publicUrl,
       stripe,
     });
+    await scope.register(payoutsRoutes, { ...payoutDeps, guards });
     await scope.register(downloadRoutes, { db, guards, publicUrl: config.publicUrl });
     // The gateway alone accepts cross-origin calls (the management API does not); the embed
     // routes answer CORS for each app's allowed origins themselves.

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
+import { BUILT_IN_PRICES, loadModelPricesFile, type PriceTable } from "./modules/models/model-prices.ts";
 
 /** The one place the environment is read. Everything else receives a typed `Config`. */
 
@@ -41,13 +42,36 @@ const EnvSchema = z.object({
   STRIPE_WEBHOOK_SECRET: optionalString,
   /** Stripe's API root; only for stripe-mock or tests (default https://api.stripe.com). */
   STRIPE_API_URL: optionalUrl,
+  /** JSON file of dated model prices added to the built-in table (modules/models/model-prices.ts). */
+  MODEL_PRICES_FILE: optionalString,
+  /** A second signing secret, for the Connect webhook endpoint (events of connected accounts). */
+  STRIPE_CONNECT_WEBHOOK_SECRET: optionalString,
   PLATFORM_FEE_PERCENT: z.coerce.number().min(0).max(100).default(10),
+  /** Days a creator's earnings wait before they can be paid out (refunds and disputes come first). */
+  PAYOUT_HOLD_DAYS: z.coerce
+    .number({ error: "must be a number of days" })
+    .min(0, "must be 0 days or more")
+    .max(365, "must be at most 365 days")
+    .default(7),
+  /** The smallest payout, in cents. */
+  PAYOUT_MINIMUM_CENTS: z.coerce
+    .number({ error: "must be a whole number of cents" })
+    .int("must be a whole number of cents")
+    .min(100, "must be at least 100 cents")
+    .max(10_000_000, "must be at most 10000000 cents")
+    .default(1000),
+  /** Automatic payouts of everything available above the minimum: weekly, daily, or manual (none). */
+  PAYOUT_SCHEDULE: z
+    .enum(["weekly", "daily", "manual"], { error: "must be weekly, daily or manual" })
+    .default("weekly"),
   /** Days between announcing a price increase and charging it; fractions allowed (0.5 = 12 hours). */
   PRICE_INCREASE_NOTICE_DAYS: z.coerce
     .number({ error: "must be a number of days" })
     .positive("must be more than 0 days (a consumer must see an increase before paying it)")
     .max(365, "must be at most 365 days")
     .default(7),
+  /** Comma-separated emails of the operators who see /admin. */
+  ADMIN_EMAILS: z.string().default(""),
   ALLOW_PRIVATE_UPSTREAMS: bool,
   REDIS_URL: optionalString.pipe(
     z
@@ -104,8 +128,20 @@ export interface Config {
     audience: string;
   };
   platformFeePercent: number;
+  /** Vendors' model prices: the built-in table plus MODEL_PRICES_FILE (docs/decisions/026). */
+  modelPrices: PriceTable;
+  /** Creator payouts (docs/decisions/027). */
+  payouts: {
+    holdDays: number;
+    minimumCents: number;
+    schedule: "weekly" | "daily" | "manual";
+  };
   /** How long a price increase is announced before it is charged (docs/decisions/021). */
   priceIncreaseNoticeMs: number;
+  /** PAYOUT_HOLD_DAYS in milliseconds. */
+  payoutHoldMs: number;
+  /** ADMIN_EMAILS, lower-cased. */
+  adminEmails: string[];
   llmTimeoutSeconds: number;
   gatewayRateLimitPerMinute: number;
   gatewayRateLimitPerIpPerMinute: number;
@@ -132,6 +168,7 @@ export interface Config {
     secretKey: string | undefined;
     publishableKey: string | undefined;
     webhookSecret: string | undefined;
+    connectWebhookSecret: string | undefined;
     apiUrl: string | undefined;
   };
 }
@@ -157,6 +194,16 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   }
   const embedded = !env.OIDC_ISSUER;
   const secretKey = env.SECRET_KEY ?? readOrCreateSecretKey(dataDir, isProduction);
+  let modelPrices = BUILT_IN_PRICES;
+  if (env.MODEL_PRICES_FILE) {
+    try {
+      modelPrices = loadModelPricesFile(env.MODEL_PRICES_FILE);
+    } catch (error) {
+      throw new ConfigError(
+        `Invalid environment configuration:\n  MODEL_PRICES_FILE: ${(error as Error).message}`,
+      );
+    }
+  }
 
   return {
     env: env.NODE_ENV,
@@ -174,7 +221,17 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       audience: env.OIDC_AUDIENCE ?? `${publicUrl}/api`,
     },
     platformFeePercent: env.PLATFORM_FEE_PERCENT,
+    modelPrices,
+    payouts: {
+      holdDays: env.PAYOUT_HOLD_DAYS,
+      minimumCents: env.PAYOUT_MINIMUM_CENTS,
+      schedule: env.PAYOUT_SCHEDULE,
+    },
     priceIncreaseNoticeMs: Math.round(env.PRICE_INCREASE_NOTICE_DAYS * 86_400_000),
+    payoutHoldMs: Math.round(env.PAYOUT_HOLD_DAYS * 86_400_000),
+    adminEmails: env.ADMIN_EMAILS.split(",")
+      .map((email) => email.trim().toLowerCase())
+      .filter((email) => email.includes("@")),
     llmTimeoutSeconds: env.LLM_TIMEOUT_SECONDS,
     gatewayRateLimitPerMinute: env.GATEWAY_RATE_LIMIT_PER_MINUTE,
     gatewayAdmissionLimit: env.GATEWAY_ADMISSION_LIMIT,
@@ -203,6 +260,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       secretKey: env.STRIPE_SECRET_KEY,
       publishableKey: env.STRIPE_PUBLISHABLE_KEY,
       webhookSecret: env.STRIPE_WEBHOOK_SECRET,
+      connectWebhookSecret: env.STRIPE_CONNECT_WEBHOOK_SECRET,
       apiUrl: env.STRIPE_API_URL,
     },
   };

@@ -48,6 +48,8 @@ export const ApplicationSchema = z.object({
   created_at: z.string(),
   updated_at: z.string(),
   creator_name: z.string(),
+  /** Set in the owner's list when the operator suspended the app (or its owner): callers get 404. */
+  suspension: z.object({ reason: z.string(), since: z.string() }).nullable().optional(),
 });
 export type Application = z.infer<typeof ApplicationSchema>;
 export const ApplicationListSchema = z.array(ApplicationSchema);

@@ -2,7 +2,19 @@ import { z } from "zod";
 
 export const WalletTransactionSchema = z.object({
   id: z.string(),
-  kind: z.enum(["top_up", "hold", "settle", "release", "reversal", "subscription", "model_cost", "earning"]),
+  kind: z.enum([
+    "top_up",
+    "hold",
+    "settle",
+    "release",
+    "reversal",
+    "subscription",
+    "model_cost",
+    "earning",
+    "payout",
+    "payout_paid",
+    "payout_return",
+  ]),
   /** Signed change to the account the row is about (wallet or earnings), in micro-dollars (1 cent = 10,000). */
   amount_micros: z.number().int(),
   account: z.enum(["wallet", "earnings"]),
@@ -17,6 +29,11 @@ export const WalletSchema = z.object({
   balance_micros: z.number().int(),
   held_micros: z.number().int(),
   earnings_micros: z.number().int(),
+  /**
+   * What the user owes (a card payment refunded or disputed after its money was spent): while above
+   * zero their paid calls are refused with 402 account_in_debt; a top-up pays it first.
+   */
+  debt_micros: z.number().int().optional(),
   gateway: z.enum(["sandbox", "stripe"]),
   transactions: z.array(WalletTransactionSchema),
 });

@@ -1,3 +1,4 @@
+export * from "./admin.ts";
 export * from "./analytics.ts";
 export * from "./app-package.ts";
 export * from "./applications.ts";
@@ -9,5 +10,6 @@ export * from "./errors.ts";
 export * from "./explore.ts";
 export * from "./gateway.ts";
 export * from "./keys.ts";
+export * from "./payouts.ts";
 export * from "./prompts.ts";
 export * from "./workflows.ts";

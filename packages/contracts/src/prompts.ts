@@ -68,8 +68,14 @@ export const PromptVersionSchema = z.object({
 export type PromptVersion = z.infer<typeof PromptVersionSchema>;
 export const PromptVersionListSchema = z.array(PromptVersionSchema);
 
+/** Whose model keys a prompt app's calls use (docs/decisions/026). */
+export const ModelKeysModeSchema = z.enum(["platform", "creator"]);
+export type ModelKeysMode = z.infer<typeof ModelKeysModeSchema>;
+
 export const ModelSettingsSchema = z.object({
   model: z.string(),
+  /** `platform`: the model cost is taken from the creator's share; `creator`: the creator's own key, no model cost. */
+  model_keys: ModelKeysModeSchema.default("platform"),
   temperature: z.number(),
   max_tokens: z.number().int(),
   top_p: z.number(),
@@ -100,6 +106,7 @@ export const modelSettingLimits = {
 
 export const UpdatePromptConfigSchema = z.strictObject({
   model: z.string().min(1).max(100).optional(),
+  model_keys: ModelKeysModeSchema.optional(),
   temperature: modelSettingLimits.temperature.optional(),
   max_tokens: modelSettingLimits.max_tokens.optional(),
   top_p: modelSettingLimits.top_p.optional(),
@@ -156,3 +163,71 @@ export const ModelCatalogSchema = z.object({
 });
 export type ModelInfo = z.infer<typeof ModelInfoSchema>;
 export type ModelCatalog = z.infer<typeof ModelCatalogSchema>;
+
+/** Model providers a creator may keep their own API key for. */
+export const ModelKeyProviderSchema = z.enum(["openai", "anthropic", "google", "mistral"]);
+export type ModelKeyProvider = z.infer<typeof ModelKeyProviderSchema>;
+
+/** `GET /model-keys/`: one row per provider; the key itself is never sent back, only `••••` + last 4. */
+export const ModelKeySchema = z.object({
+  provider: ModelKeyProviderSchema,
+  configured: z.boolean(),
+  masked_key: z.string().nullable(),
+  updated_at: z.string().nullable(),
+});
+export type ModelKey = z.infer<typeof ModelKeySchema>;
+export const ModelKeyListSchema = z.object({ keys: z.array(ModelKeySchema) });
+export type ModelKeyList = z.infer<typeof ModelKeyListSchema>;
+export const PutModelKeySchema = z.strictObject({
+  api_key: z
+    .string()
+    .trim()
+    .min(8, "must be at least 8 characters")
+    .max(500, "must be at most 500 characters")
+    .refine((v) => !/\s/.test(v), "must not contain spaces")
+    .refine((v) => !v.startsWith("••••"), "is masked; enter the real key"),
+});
+
+/** `GET /model-prices/`: the price in force now for each model, in micro-dollars per million tokens. */
+export const ModelPriceSchema = z.object({
+  model: z.string(),
+  from: z.string(),
+  input_micros_per_million: z.number().int(),
+  output_micros_per_million: z.number().int(),
+  cached_input_micros_per_million: z.number().int().nullable(),
+});
+export const ModelPriceListSchema = z.object({
+  prices: z.array(ModelPriceSchema),
+  platform_fee_percent: z.number(),
+});
+export type ModelPriceList = z.infer<typeof ModelPriceListSchema>;
+
+/** `POST /model-prices/estimate/`: the worst case of one call under these settings, and the margin at a price. */
+export const CostEstimateRequestSchema = z.strictObject({
+  model: z.string().min(1).max(100),
+  model_keys: ModelKeysModeSchema.default("platform"),
+  max_tokens: z.number().int().min(1).max(8192),
+  price_cents: z.number().int().min(1).max(1_000_000),
+  system_prompt: z.string().max(50_000).default(""),
+  prompt_template: z.string().max(50_000).default(""),
+  input_schema: IoSchemaSchema.nullable().optional(),
+  output_schema: IoSchemaSchema.nullable().optional(),
+});
+export type CostEstimateRequest = z.input<typeof CostEstimateRequestSchema>;
+export const CostEstimateSchema = z.object({
+  model: z.string(),
+  model_keys: ModelKeysModeSchema,
+  input_tokens: z.number().int(),
+  output_tokens: z.number().int(),
+  /** The price of one call, in micro-dollars (1 cent = 10,000). */
+  gross_micros: z.number(),
+  fee_micros: z.number(),
+  /** The worst-case model cost of one call: 0 on the creator's own keys. */
+  model_cost_micros: z.number().int(),
+  /** gross − fee − worst-case model cost. */
+  net_micros: z.number(),
+  /** The lowest price that covers the worst case; null when no price can (fee 100%). */
+  minimum_price_cents: z.number().int().nullable(),
+  covered: z.boolean(),
+});
+export type CostEstimate = z.infer<typeof CostEstimateSchema>;

@@ -29,8 +29,11 @@ export function fieldsFromValidation(
   return fields;
 }
 
+// The first code listed for a status is its general one (payment_required, not account_in_debt).
 const statusToCode = Object.fromEntries(
-  Object.entries(errorStatus).map(([code, status]) => [status, code]),
+  Object.entries(errorStatus)
+    .reverse()
+    .map(([code, status]) => [status, code]),
 ) as Record<number, ErrorCode>;
 
 export function installErrorHandler(app: FastifyInstance): void {

@@ -3,7 +3,11 @@ export const errorStatus = {
   bad_request: 400,
   unauthorized: 401,
   payment_required: 402,
+  /** The caller owes money (a refunded or disputed payment already spent): top up first. */
+  account_in_debt: 402,
   forbidden: 403,
+  /** The operator suspended this account: its API keys are refused. */
+  account_suspended: 403,
   not_found: 404,
   conflict: 409,
   /** The call's price is above the caller's maximum (`max_price_cents`): nothing was charged. */

@@ -137,9 +137,7 @@ try {
                   (await spendFromHold(tx, holdId, {
                     amountCents: app.priceCents,
                     feePercent: config.platformFeePercent,
-                  }))
-                    ? "charged"
-                    : "refused"
+                  })) ?? "refused"
               : undefined,
             createdAt: at,
           });

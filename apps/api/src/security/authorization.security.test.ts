@@ -81,6 +81,8 @@ function expectedStatus(route: RouteRequest, role: Role, ok: number): number | "
       return role === "other" || role === "consumerKey" ? 404 : 401;
     case "gateway-any":
       return validToken || validKey ? ok : 401;
+    case "admin":
+      return role === "owner" ? ok : role === "other" ? 403 : 401;
   }
 }
 

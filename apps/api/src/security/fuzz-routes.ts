@@ -47,7 +47,7 @@ export const fuzzShards = {
     "packaging",
     "explore",
   ],
-  billingAndGateway: ["billing", "gateway", "openai", "embed"],
+  billingAndGateway: ["billing", "gateway", "openai", "embed", "admin"],
 };
 
 export function fuzzRoutes(tags: string[]): void {

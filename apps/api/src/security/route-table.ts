@@ -10,8 +10,18 @@ import { billingAddress, card, type World } from "./world.ts";
  * - owned: only the owner of the resource; everyone else signed in gets 404;
  * - gateway: a paid endpoint of a private app: its owner by token or API key; others 404;
  * - gateway-any: a gateway endpoint every valid token or API key may call.
+ * - admin: the platform's operators (ADMIN_EMAILS; in the world, the owner) by token; any other
+ *   signed-in user 403; API keys are not accepted.
  */
-export type RouteClass = "public" | "issuer" | "token" | "self" | "owned" | "gateway" | "gateway-any";
+export type RouteClass =
+  | "public"
+  | "issuer"
+  | "token"
+  | "self"
+  | "owned"
+  | "gateway"
+  | "gateway-any"
+  | "admin";
 
 export interface RouteRequest {
   class: RouteClass;
@@ -291,6 +301,57 @@ export function routeTable(world: World): Record<string, RouteRequest> {
       payload: { model: world.promptApp.slug, messages: [{ role: "user", content: "hi" }] },
     },
   };
+  // The operator's view (docs/decisions/028). Suspending the owner's app runs last and is lifted
+  // right after; the sandbox's refund and dispute buttons refuse an unknown payment (400/404)
+  // once the caller is known to be an operator.
+  const nobody = "00000000-0000-4000-8000-000000000000";
+  Object.assign(table, {
+    "GET /api/admin/access": { class: "admin", url: "/api/admin/access" },
+    "GET /api/admin/overview": { class: "admin", url: "/api/admin/overview" },
+    "GET /api/admin/audit": { class: "admin", url: "/api/admin/audit" },
+    "POST /api/admin/apps/{id}/suspend": {
+      class: "admin",
+      url: `/api/admin/apps/${world.promptApp.id}/suspend`,
+      payload: { reason: "security matrix" },
+      last: true,
+    },
+    "POST /api/admin/apps/{id}/unsuspend": {
+      class: "admin",
+      url: `/api/admin/apps/${world.promptApp.id}/unsuspend`,
+      payload: { reason: "security matrix" },
+      last: true,
+    },
+    "POST /api/admin/users/{id}/suspend": {
+      class: "admin",
+      url: `/api/admin/users/${nobody}/suspend`,
+      payload: { reason: "security matrix" },
+      ok: 404,
+    },
+    "POST /api/admin/users/{id}/unsuspend": {
+      class: "admin",
+      url: `/api/admin/users/${nobody}/unsuspend`,
+      payload: { reason: "security matrix" },
+      ok: 404,
+    },
+    "POST /api/admin/sandbox/refunds": {
+      class: "admin",
+      url: "/api/admin/sandbox/refunds",
+      payload: { payment_intent_id: "pi_sbx_unknown" },
+      ok: 400,
+    },
+    "POST /api/admin/sandbox/disputes": {
+      class: "admin",
+      url: "/api/admin/sandbox/disputes",
+      payload: { payment_intent_id: "pi_sbx_unknown" },
+      ok: 400,
+    },
+    "POST /api/admin/sandbox/disputes/{id}/close": {
+      class: "admin",
+      url: "/api/admin/sandbox/disputes/dp_sbx_unknown/close",
+      payload: { status: "won" },
+      ok: 404,
+    },
+  } satisfies Record<string, RouteRequest>);
   for (const [path, methods, url] of issuerRoutes) {
     for (const method of methods) table[`${method} ${path}`] = { class: "issuer", url };
   }

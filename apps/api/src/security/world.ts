@@ -52,8 +52,12 @@ function expectStatus(what: string, answer: { status: number; body: unknown }, s
 
 export async function createWorld(testDb: TestDatabase, env: Record<string, string> = {}): Promise<World> {
   const providers = await startFakeProviders();
-  const server = await startTestServer(testDb, { env: { ALLOW_PRIVATE_UPSTREAMS: "true", ...env } });
-  const owner = await createCaller(server.baseUrl, "Owner");
+  // The owner is also the platform's operator (ADMIN_EMAILS): /admin's routes are theirs alone.
+  const ownerEmail = `owner-${Date.now()}-${Math.random().toString(36).slice(2, 8)}@example.test`;
+  const server = await startTestServer(testDb, {
+    env: { ALLOW_PRIVATE_UPSTREAMS: "true", ADMIN_EMAILS: ownerEmail, ...env },
+  });
+  const owner = await createCaller(server.baseUrl, "Owner", { email: ownerEmail });
   const other = await createCaller(server.baseUrl, "Other");
 
   const createApp = async (caller: Caller, body: Record<string, unknown>) => {

@@ -18,8 +18,12 @@ export interface Caller {
 }
 
 /** A person signed up through the real issuer and registered as a creator. */
-export async function createCaller(baseUrl: string, displayName = "Test Creator"): Promise<Caller> {
-  const tokens = await signUp(baseUrl, { displayName });
+export async function createCaller(
+  baseUrl: string,
+  displayName = "Test Creator",
+  options: { email?: string } = {},
+): Promise<Caller> {
+  const tokens = await signUp(baseUrl, { displayName, email: options.email });
   const caller = callerAt(baseUrl, { email: tokens.email, token: tokens.access_token });
   const registered = await caller.api("POST", "/api/auth/register/");
   if (registered.status !== 200) throw new Error(`register failed: ${registered.status}`);

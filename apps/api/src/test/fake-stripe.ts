@@ -26,7 +26,25 @@ export interface FakeStripe {
     id: string;
     metadata: Record<string, string>;
   }) => Promise<"answer" | "lose-answer">;
+  /** Connect (payouts): connected accounts, transfers, payouts and reversals the fake made. */
+  connect: FakeConnect;
   close(): Promise<void>;
+}
+
+export interface FakeConnect {
+  accounts: Map<string, { id: string; details_submitted: boolean; payouts_enabled: boolean }>;
+  /** Transfers by id (one per idempotency key, as Stripe replays a repeated key's answer). */
+  transfers: Map<
+    string,
+    { id: string; amount: number; destination: string; metadata: Record<string, string> }
+  >;
+  payouts: Map<string, { id: string; amount: number; account: string; metadata: Record<string, string> }>;
+  reversals: Map<string, { id: string; transfer: string }>;
+  /**
+   * Decides the fate of the next Connect request: `fail` answers a 500 without acting,
+   * `lose-answer` acts and then answers a 500 (the connection failed after Stripe acted).
+   */
+  fault?: (path: string) => "fail" | "lose-answer" | undefined;
 }
 
 /** A Stripe test card whose charges Stripe declines. */
@@ -41,7 +59,16 @@ export async function startFakeStripe(secretKey: string): Promise<FakeStripe> {
   const seen: SeenRequest[] = [];
   const setupCustomers = new Map<string, string>();
   const cardOwners = new Map<string, string>();
+  const connect: FakeConnect = {
+    accounts: new Map(),
+    transfers: new Map(),
+    payouts: new Map(),
+    reversals: new Map(),
+  };
+  /** Stripe's idempotency: a repeated key gets the first answer, and nothing is done twice. */
+  const answered = new Map<string, { status: number; body: object }>();
   const fake: FakeStripe = {
+    connect,
     url: "",
     seen,
     confirmSetup(clientSecret, paymentMethodId) {
@@ -69,6 +96,148 @@ export async function startFakeStripe(secretKey: string): Promise<FakeStripe> {
       if (req.headers.authorization !== `Bearer ${secretKey}`)
         return json(401, { error: { type: "invalid_request_error", message: "Invalid API Key provided" } });
       const post = req.method === "POST";
+      const metadataOf = () =>
+        Object.fromEntries(
+          [...form]
+            .filter(([key]) => key.startsWith("metadata["))
+            .map(([key, value]) => [key.slice(9, -1), value]),
+        );
+      if (
+        path.startsWith("/v1/accounts") ||
+        path === "/v1/account_links" ||
+        path.startsWith("/v1/transfers") ||
+        path === "/v1/payouts"
+      ) {
+        const key = req.headers["idempotency-key"];
+        const replayKey = post && typeof key === "string" ? `${path} ${key}` : undefined;
+        const replay = replayKey ? answered.get(replayKey) : undefined;
+        if (replay) return json(replay.status, replay.body);
+        const fault = post ? connect.fault?.(path) : undefined;
+        const error = (status: number, message: string, type = "invalid_request_error") => ({
+          status,
+          body: { error: { type, message } },
+        });
+        if (fault === "fail") {
+          res.writeHead(500, { "content-type": "application/json", "stripe-should-retry": "false" });
+          return res.end(
+            JSON.stringify({ error: { type: "api_error", message: "An unknown error occurred" } }),
+          );
+        }
+        const act = (): { status: number; body: object } => {
+          if (post && path === "/v1/accounts") {
+            const id = `acct_${++counter}`;
+            const account = { id, details_submitted: false, payouts_enabled: false };
+            connect.accounts.set(id, account);
+            return {
+              status: 200,
+              body: {
+                ...account,
+                object: "account",
+                type: form.get("type"),
+                email: form.get("email"),
+                requirements: {
+                  currently_due: ["external_account"],
+                  disabled_reason: "requirements.past_due",
+                },
+                metadata: metadataOf(),
+              },
+            };
+          }
+          const accountPath = /^\/v1\/accounts\/(acct_\w+)$/.exec(path);
+          if (req.method === "GET" && accountPath?.[1]) {
+            const account = connect.accounts.get(accountPath[1]);
+            if (!account) return error(404, `No such account: '${accountPath[1]}'`);
+            return {
+              status: 200,
+              body: {
+                ...account,
+                object: "account",
+                requirements: account.payouts_enabled
+                  ? { currently_due: [], disabled_reason: null }
+                  : { currently_due: ["external_account"], disabled_reason: "requirements.past_due" },
+              },
+            };
+          }
+          if (post && path === "/v1/account_links") {
+            const account = form.get("account") ?? "";
+            if (!connect.accounts.has(account)) return error(400, `No such account: '${account}'`);
+            if (
+              form.get("type") !== "account_onboarding" ||
+              !form.get("return_url") ||
+              !form.get("refresh_url")
+            )
+              return error(400, "type, return_url and refresh_url are required");
+            return {
+              status: 200,
+              body: {
+                object: "account_link",
+                url: `https://connect.stripe.com/setup/e/${account}/link${++counter}`,
+                created: Math.floor(Date.now() / 1000),
+                expires_at: Math.floor(Date.now() / 1000) + 300,
+              },
+            };
+          }
+          if (post && path === "/v1/transfers") {
+            const destination = form.get("destination") ?? "";
+            if (!connect.accounts.has(destination))
+              return error(400, `No such destination: '${destination}'`);
+            const transfer = {
+              id: `tr_${++counter}`,
+              amount: Number(form.get("amount")),
+              destination,
+              metadata: metadataOf(),
+            };
+            connect.transfers.set(transfer.id, transfer);
+            return {
+              status: 200,
+              body: {
+                ...transfer,
+                object: "transfer",
+                currency: form.get("currency"),
+                amount_reversed: 0,
+                reversed: false,
+              },
+            };
+          }
+          const reversal = /^\/v1\/transfers\/(tr_\w+)\/reversals$/.exec(path);
+          if (post && reversal?.[1]) {
+            if (!connect.transfers.has(reversal[1])) return error(404, `No such transfer: '${reversal[1]}'`);
+            const made = { id: `trr_${++counter}`, transfer: reversal[1] };
+            connect.reversals.set(made.id, made);
+            return { status: 200, body: { ...made, object: "transfer_reversal" } };
+          }
+          if (post && path === "/v1/payouts") {
+            const account = req.headers["stripe-account"];
+            if (typeof account !== "string" || !connect.accounts.has(account))
+              return error(400, "Payouts to a connected account need its Stripe-Account header");
+            const balance =
+              [...connect.transfers.values()]
+                .filter((t) => t.destination === account)
+                .reduce((sum, t) => sum + t.amount, 0) -
+              [...connect.payouts.values()]
+                .filter((p) => p.account === account)
+                .reduce((sum, p) => sum + p.amount, 0);
+            const amount = Number(form.get("amount"));
+            if (amount > balance) return error(400, "You have insufficient funds in your Stripe account.");
+            const payout = { id: `po_${++counter}`, amount, account, metadata: metadataOf() };
+            connect.payouts.set(payout.id, payout);
+            return {
+              status: 200,
+              body: { ...payout, object: "payout", currency: form.get("currency"), status: "pending" },
+            };
+          }
+          return error(404, `Unrecognized request URL (${req.method}: ${path})`);
+        };
+        const outcome = act();
+        if (replayKey) answered.set(replayKey, outcome);
+        if (fault === "lose-answer") {
+          res.writeHead(500, { "content-type": "application/json", "stripe-should-retry": "false" });
+          return res.end(
+            JSON.stringify({ error: { type: "api_error", message: "An unknown error occurred" } }),
+          );
+        }
+        return json(outcome.status, outcome.body);
+      }
       if (post && path === "/v1/customers") {
         const customerId = `cus_${++counter}`;
         firstCustomer ??= customerId;
@@ -180,7 +349,7 @@ export interface StripeTestServer {
 }
 
 /** The real server on its own test database, with Stripe configured and pointed at a fresh fake. */
-export async function startStripeTestServer(): Promise<StripeTestServer> {
+export async function startStripeTestServer(env: Record<string, string> = {}): Promise<StripeTestServer> {
   const fake = await startFakeStripe(SECRET_KEY);
   const testDb = await createTestDatabase();
   const server = await startTestServer(testDb, {
@@ -190,6 +359,7 @@ export async function startStripeTestServer(): Promise<StripeTestServer> {
       STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
       STRIPE_API_URL: fake.url,
       GATEWAY_RATE_LIMIT_PER_MINUTE: "100000",
+      ...env,
     },
   });
   return {

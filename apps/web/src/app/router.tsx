@@ -137,12 +137,28 @@ export const appRoutes: RouteObject[] = [
                   (m) => m.ApiKeysPage,
                 ),
               },
+              // Issue 17: the operator's view (ADMIN_EMAILS only; the API refuses everyone else).
+              {
+                path: "/admin",
+                lazy: page(
+                  () => import("../features/admin/admin-page"),
+                  (m) => m.AdminPage,
+                ),
+              },
               // Beyond SPEC's table (DESIGN §6): the prepaid wallet paid calls draw from; 402s point here.
               {
                 path: "/wallet",
                 lazy: page(
                   () => import("../features/wallet/wallet-page"),
                   (m) => m.WalletPage,
+                ),
+              },
+              // Issue 17: creators' earnings, payouts through Stripe Connect (or the sandbox), statements.
+              {
+                path: "/earnings",
+                lazy: page(
+                  () => import("../features/earnings/earnings-page"),
+                  (m) => m.EarningsPage,
                 ),
               },
             ],

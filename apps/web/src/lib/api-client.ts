@@ -70,6 +70,8 @@ export interface RequestOptions<T> {
   /** Overrides the current user's token; `null` sends the request without one. */
   token?: string | null;
   signal?: AbortSignal;
+  /** Extra request headers (e.g. `Idempotency-Key`). */
+  headers?: Record<string, string>;
 }
 
 async function headersFor(accept: string, tokenOverride: string | null | undefined): Promise<Headers> {
@@ -82,6 +84,7 @@ async function headersFor(accept: string, tokenOverride: string | null | undefin
 export async function apiRequest<T = unknown>(path: string, options: RequestOptions<T> = {}): Promise<T> {
   const method = options.method ?? "GET";
   const headers = await headersFor("application/json", options.token);
+  for (const [name, value] of Object.entries(options.headers ?? {})) headers.set(name, value);
 
   let body: string | undefined;
   if (options.body !== undefined) {

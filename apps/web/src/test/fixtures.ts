@@ -73,6 +73,7 @@ export function promptConfigFixture(overrides: Partial<PromptConfig> = {}): Prom
     id: "prompt-1",
     application_slug: "blog-writer",
     model: "gpt-4-turbo",
+    model_keys: "platform",
     temperature: 0.7,
     max_tokens: 2048,
     top_p: 1,

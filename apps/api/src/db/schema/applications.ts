@@ -78,6 +78,10 @@ export const prompts = pgTable("prompts", {
   topP: doublePrecision("top_p").notNull().default(1),
   frequencyPenalty: doublePrecision("frequency_penalty").notNull().default(0),
   presencePenalty: doublePrecision("presence_penalty").notNull().default(0),
+  /** Whose model keys its calls use: the platform's (cost taken from the creator's share) or the creator's own (doc 026). */
+  modelKeys: text("model_keys", { enum: ["platform", "creator"] })
+    .notNull()
+    .default("platform"),
   activeVersionId: uuid("active_version_id"),
   updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
 });
@@ -162,6 +166,8 @@ export const invocations = pgTable(
     modelCostMicros: bigint("model_cost_micros", { mode: "number" }).notNull().default(0),
     /** How much of that cost came out of the creator's share of this call (at most that share). */
     modelCostDeductedMicros: bigint("model_cost_deducted_micros", { mode: "number" }).notNull().default(0),
+    /** When the rest of its model cost (not paid by its price) was taken from its creator's earnings. */
+    modelCostPostedAt: timestamp("model_cost_posted_at", { withTimezone: true }),
     /**
      * The hold (wallet lease) a charged call was paid from; the hold's close posts its calls' prices
      * to the ledger (docs/decisions/020). No foreign key: append-only, written on the hot path.
@@ -184,6 +190,10 @@ export const invocations = pgTable(
     index("invocations_payer_charged_idx")
       .on(t.callerUserId, t.createdAt)
       .where(sql`${t.holdId} is not null and ${t.chargedCents} > 0`),
+    // The calls whose model cost a sweep still has to take from their creator (billing/model-costs.ts).
+    index("invocations_model_cost_due_idx")
+      .on(t.id)
+      .where(sql`${t.modelCostMicros} > ${t.modelCostDeductedMicros} and ${t.modelCostPostedAt} is null`),
   ],
 );
 

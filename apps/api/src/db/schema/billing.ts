@@ -51,7 +51,18 @@ export const ledgerTransactions = pgTable(
   {
     id: uuid("id").primaryKey().defaultRandom(),
     kind: text("kind", {
-      enum: ["top_up", "hold", "settle", "release", "reversal", "subscription", "model_cost"],
+      enum: [
+        "top_up",
+        "hold",
+        "settle",
+        "release",
+        "reversal",
+        "subscription",
+        "model_cost",
+        "payout",
+        "payout_paid",
+        "payout_return",
+      ],
     }).notNull(),
     /** What caused it (payment intent id, hold id); unique per kind so a cause is applied once. */
     reference: text("reference").notNull(),

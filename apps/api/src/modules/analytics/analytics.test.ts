@@ -194,7 +194,7 @@ describe("analytics", () => {
   it("counts today's revenue exactly as the ledger settled it", async () => {
     const alpha = apps[0] as (typeof apps)[0];
     const settled = await server.database.db
-      .select({ cents: sql<number>`coalesce(sum(${holds.amountMicros}), 0)::int` })
+      .select({ cents: sql<number>`(coalesce(sum(${holds.amountMicros}), 0) / 10000)::int` })
       .from(holds)
       .where(sql`${holds.applicationId} = ${alpha.id} and ${holds.status} = 'settled'`);
     const usage = (await creator.api("GET", `/api/app/${alpha.slug}/analytics/usage/?days=7`)).body;

@@ -11,6 +11,7 @@ import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import type { Database } from "../../db/client.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
+import { suspensionsOf } from "../admin/suspensions.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
 import type { StripeGateway } from "../billing/stripe-gateway.ts";
 import {
@@ -73,7 +74,20 @@ export const applicationsRoutes: FastifyPluginAsyncZod<{
         listOwnApplications(db, user),
         creatorNameFor(db, user.id),
       ]);
-      return rows.map((row) => toApplication(row, creatorName, secrets));
+      const suspended = await suspensionsOf(
+        db,
+        user.id,
+        rows.map((row) => row.id),
+      );
+      return rows.map((row) => {
+        const suspension = suspended.get(row.id);
+        return {
+          ...toApplication(row, creatorName, secrets),
+          suspension: suspension
+            ? { reason: suspension.reason, since: suspension.since.toISOString() }
+            : null,
+        };
+      });
     },
   );
 
@@ -130,7 +144,7 @@ export const applicationsRoutes: FastifyPluginAsyncZod<{
     async (request) => {
       const user = currentUser(request);
       const row = await getOwnApplication(db, user, request.params.slug);
-      return present(user.id, await updateApplication(db, row, request.body, { priceNoticeMs }));
+      return present(user.id, await updateApplication(db, row, request.body, { priceNoticeMs, feePercent }));
     },
   );
 
@@ -193,7 +207,7 @@ export const applicationsRoutes: FastifyPluginAsyncZod<{
       const row = await getOwnApplication(db, user, request.params.slug);
       return present(
         user.id,
-        await updateApplication(db, row, { status: request.body.status }, { priceNoticeMs }),
+        await updateApplication(db, row, { status: request.body.status }, { priceNoticeMs, feePercent }),
       );
     },
   );

@@ -19,11 +19,13 @@ import { databaseErrorOf } from "../../lib/database-errors.ts";
 import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
 import { forgetLookups, lookupCache } from "../../lib/lookup-cache.ts";
 import { maskSecret, type SecretBox } from "../../lib/secrets.ts";
+import { appNotSuspended } from "../admin/suspensions.ts";
 import { forgetApplication, rebuildOwnerUsers } from "../analytics/rollups.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { settleSubscribersOfArchivedApp, stopCardRenewals } from "../billing/archive-refunds.ts";
-import { priceFields, setPrice } from "../billing/price-changes.ts";
+import { priceFields, scheduledPriceCents, setPrice } from "../billing/price-changes.ts";
 import type { StripeGateway } from "../billing/stripe-gateway.ts";
+import { refuseUncoveredPrice } from "../models/cost-guard.ts";
 import { createInitialPrompt } from "../prompts/prompts.service.ts";
 import { createInitialWorkflow, duplicateWorkflow } from "../workflows/workflows.service.ts";
 
@@ -113,12 +115,12 @@ export async function getOwnApplication(
   return row;
 }
 
-/** An app by slug, for anyone; an archived (deleted) app is not found. */
+/** An app by slug, for anyone; an archived (deleted) or suspended app is not found. */
 export async function findApplicationBySlug(db: Database, slug: string): Promise<ApplicationRow | undefined> {
   const [row] = await db
     .select()
     .from(applications)
-    .where(and(eq(applications.slug, slug), isNull(applications.archivedAt)))
+    .where(and(eq(applications.slug, slug), isNull(applications.archivedAt), appNotSuspended))
     .limit(1);
   return row;
 }
@@ -240,22 +242,37 @@ export async function updateApplication(
   db: Database,
   app: ApplicationRow,
   input: UpdateApplication,
-  { priceNoticeMs }: { priceNoticeMs: number },
+  { priceNoticeMs, feePercent }: { priceNoticeMs: number; feePercent: number },
 ): Promise<ApplicationRow> {
   if (input.interaction_mode && app.type !== "prompt") {
     throw invalidFields({ interaction_mode: "can only be changed on prompt applications" });
+  }
+  const price =
+    input.price_cents !== undefined
+      ? setPrice(app, input.price_cents, {
+          now: new Date(),
+          noticeMs: await noticeFor(db, app, priceNoticeMs),
+        })
+      : undefined;
+  // The price guard (docs/decisions/026): every save and publish of a prompt app on the platform's
+  // keys; only taking an app offline (draft, archived) is never refused.
+  const takesOffline =
+    Object.keys(input).every((key) => key === "status") &&
+    input.status !== undefined &&
+    input.status !== "live";
+  if (app.type === "prompt" && !takesOffline && Object.keys(input).length > 0) {
+    await refuseUncoveredPrice(db, {
+      app,
+      feePercent,
+      priceCents: price ? scheduledPriceCents(price) : undefined,
+    });
   }
   const changes = {
     ...(input.name !== undefined ? { name: input.name } : {}),
     ...(input.description !== undefined ? { description: input.description } : {}),
     ...(input.visibility !== undefined ? { visibility: input.visibility } : {}),
     ...(input.status !== undefined ? { status: input.status } : {}),
-    ...(input.price_cents !== undefined
-      ? setPrice(app, input.price_cents, {
-          now: new Date(),
-          noticeMs: await noticeFor(db, app, priceNoticeMs),
-        })
-      : {}),
+    ...(price ?? {}),
     ...(input.interaction_mode !== undefined ? { interactionMode: input.interaction_mode } : {}),
   };
   if (Object.keys(changes).length === 0) return app;

@@ -87,6 +87,11 @@ export function createAuthGuards(options: { verifyToken: TokenVerifier; db: Data
           bearerChallenge("invalid_token"),
         );
       if (!found.user.isActive) throw new AppError("forbidden", "This account is deactivated");
+      if (found.suspended)
+        throw new AppError(
+          "account_suspended",
+          "This account is suspended by the operator: its API keys are refused",
+        );
       request.user = found.user;
       request.apiKeyId = found.keyId;
     }),

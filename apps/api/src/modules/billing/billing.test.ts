@@ -7,6 +7,7 @@ import { startFakeOpenAi } from "../../test/fake-openai.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
 import { walletBalances } from "./balances.ts";
 import { placeHold, sweepExpiredHolds } from "./holds.ts";
+import { centsToMicros } from "./money.ts";
 import { reconcile } from "./reconcile.ts";
 
 let testDb: TestDatabase;
@@ -144,7 +145,7 @@ describe("paid calls", () => {
       held_micros: 0,
     });
     const after = await walletBalances(server.database.db, await userIdOf(creator));
-    expect(after.earnings - before.earnings).toBe(225);
+    expect(after.earnings - before.earnings).toBe(centsToMicros(225));
     const usage = await creator.api("GET", `/api/app/${app.slug}/analytics/usage/`);
     expect(usage.body).toMatchObject({ total_invocations: 2, total_revenue: 2.5 });
     // The ledger posts the call when its hold closes, just after the answer (decision 020).
@@ -152,7 +153,7 @@ describe("paid calls", () => {
       .poll(async () => (await creator.api("GET", "/api/wallet/")).body.transactions[0])
       .toMatchObject({
         kind: "earning",
-        amount_cents: 225,
+        amount_micros: centsToMicros(225),
         account: "earnings",
         description: "Earned from 1 paid call",
       });
@@ -220,7 +221,7 @@ describe("paid calls", () => {
       held: 0,
     });
     const creatorAfter = (await walletBalances(server.database.db, await userIdOf(creator))).earnings;
-    expect(creatorAfter - creatorBefore).toBe(k * (price - 4));
+    expect(creatorAfter - creatorBefore).toBe(centsToMicros(k * (price - 4)));
     const charged = await server.database.db
       .select({ n: sql<number>`count(*)::int` })
       .from(invocations)
@@ -245,10 +246,16 @@ describe("the ledger", () => {
       ttlSeconds: 60,
       topUpUrl: "",
     });
-    expect(await walletBalances(server.database.db, buyerId)).toMatchObject({ wallet: 200, held: 100 });
+    expect(await walletBalances(server.database.db, buyerId)).toMatchObject({
+      wallet: centsToMicros(200),
+      held: centsToMicros(100),
+    });
     expect(await sweepExpiredHolds(server.database.db)).toBe(0);
     expect(await sweepExpiredHolds(server.database.db, new Date(Date.now() + 61_000))).toBe(1);
-    expect(await walletBalances(server.database.db, buyerId)).toMatchObject({ wallet: 300, held: 0 });
+    expect(await walletBalances(server.database.db, buyerId)).toMatchObject({
+      wallet: centsToMicros(300),
+      held: 0,
+    });
   });
 
   it("refuses to change or delete a posted entry", async () => {

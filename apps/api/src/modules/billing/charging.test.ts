@@ -66,7 +66,10 @@ async function paidApp(price = PRICE) {
   const { body: app } = await creator.api("POST", "/api/app/", {
     body: { name: "Charged", visibility: "public", price_cents: price },
   });
-  await creator.api("PATCH", `/api/app/${app.slug}/prompt/`, { body: { model: "gpt-4-turbo" } });
+  // Few max tokens: cheap prices and plans cover the worst-case model cost (price guard, doc 026).
+  await creator.api("PATCH", `/api/app/${app.slug}/prompt/`, {
+    body: { model: "gpt-4-turbo", max_tokens: 16 },
+  });
   await creator.api("PATCH", `/api/app/${app.slug}/update_status/`, { body: { status: "live" } });
   return app as { slug: string; id: string };
 }

@@ -16,6 +16,7 @@ import {
 } from "../../test/server-process.ts";
 import { balancesOf, walletBalances } from "./balances.ts";
 import { sweepExpiredHolds } from "./holds.ts";
+import { centsToMicros } from "./money.ts";
 
 /**
  * Crash safety of the money path with real server processes (`node src/main.ts`): calls are in
@@ -221,9 +222,9 @@ describe("a server process killed with SIGKILL mid-run", () => {
         .select({
           status: holds.status,
           n: sql<number>`count(*)::int`,
-          amount: sql<number>`sum(${holds.amountMicros})::int`,
-          unspent: sql<number>`sum(${holds.amountMicros} - ${holds.settledMicros})::int`,
-          spent: sql<number>`sum(${holds.settledMicros})::int`,
+          amount: sql<number>`(sum(${holds.amountMicros}) / 10000)::int`,
+          unspent: sql<number>`(sum(${holds.amountMicros} - ${holds.settledMicros}) / 10000)::int`,
+          spent: sql<number>`(sum(${holds.settledMicros}) / 10000)::int`,
         })
         .from(holds)
         .where(eq(holds.applicationId, app.id))
@@ -289,8 +290,8 @@ describe("a server process killed with SIGKILL mid-run", () => {
     expect(beforeSweep.heldUnspent, context).toBeGreaterThan(0);
     // The ledger still holds all of the open leases (their calls are posted when they close); the
     // wallet shows only what they have not spent.
-    expect(consumerBeforeSweep.held, context).toBe(beforeSweep.heldAmount);
-    expect(consumerSeesBeforeSweep.held, context).toBe(beforeSweep.heldUnspent);
+    expect(consumerBeforeSweep.held, context).toBe(centsToMicros(beforeSweep.heldAmount));
+    expect(consumerSeesBeforeSweep.held, context).toBe(centsToMicros(beforeSweep.heldUnspent));
     expect(swept, context).toBe(beforeSweep.held);
     expect(afterSweep.held, context).toBe(0);
     expect(afterSweep.settled + afterSweep.released, context).toBe(
@@ -309,14 +310,18 @@ describe("a server process killed with SIGKILL mid-run", () => {
       .from(ledgerAccounts)
       .where(isNull(ledgerAccounts.ownerId));
     const platform = (kind: string) => platformAccounts.find((a) => a.kind === kind)?.balance ?? 0;
-    expect(consumerBalances, context).toEqual({ wallet: (K - settled) * PRICE, held: 0, earnings: 0 });
-    expect(creatorBalances.earnings, context).toBe(settled * (PRICE - FEE));
-    expect(platform("platform_fee"), context).toBe(settled * FEE);
-    expect(platform("clearing"), context).toBe(-K * PRICE);
+    expect(consumerBalances, context).toEqual({
+      wallet: centsToMicros((K - settled) * PRICE),
+      held: 0,
+      earnings: 0,
+    });
+    expect(creatorBalances.earnings, context).toBe(centsToMicros(settled * (PRICE - FEE)));
+    expect(platform("platform_fee"), context).toBe(centsToMicros(settled * FEE));
+    expect(platform("clearing"), context).toBe(centsToMicros(-K * PRICE));
     expect(
       consumerBalances.wallet + consumerBalances.held + creatorBalances.earnings + platform("platform_fee"),
       context,
-    ).toBe(K * PRICE);
+    ).toBe(centsToMicros(K * PRICE));
     const report = await expectReconciled(db, context);
 
     // Every charged invocation names the hold it was paid from, and each hold's settle

@@ -4,6 +4,7 @@ import { type Database, preparedStatement, queryRows } from "../../db/client.ts"
 import { holds } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
 import { walletBalance } from "./balances.ts";
+import { accountInDebt, debtOf } from "./debts.ts";
 import { centsToMicros, dollars, formatMicros, MICROS_PER_CENT } from "./money.ts";
 import type { IncludedCall } from "./plans.service.ts";
 import { accountFor } from "./postings.ts";
@@ -41,11 +42,16 @@ export async function placeHold(
   return payment.holdId;
 }
 
-/** The 402 of a call the wallet cannot cover: its price, the balance, and where to top up. */
+/**
+ * The 402 of a call the wallet cannot cover: its price, the balance, and where to top up; or, for
+ * a payer in debt (decision 028), what they owe and where to settle it.
+ */
 async function paymentRequired(
   db: Database,
   call: { payerId: string; amountCents: number; topUpUrl: string },
 ): Promise<AppError> {
+  const owed = await debtOf(db, call.payerId);
+  if (owed > 0) return accountInDebt(owed, call.topUpUrl);
   const balance = await walletBalance(db, call.payerId);
   return new AppError(
     "payment_required",
@@ -72,16 +78,23 @@ const takePaymentStatement = preparedStatement<{
   hold_id: string | null;
   hold_micros: string | null;
 }>(
-  "pm_take_payment_v5",
+  "pm_take_payment_v6",
   `with v as (
      select $1::uuid as payer, $2::uuid as app, $3::uuid as creator, $4::bigint as price,
             $5::timestamptz as expires, $6::uuid as wallet, $7::uuid as held, $8::boolean as try_included,
             $9::bigint as most, $10::uuid as call_id
+   ), debtor as (
+     -- helper C (decision 028): a payer whose debt account is below zero pays for nothing, by
+     -- plan or wallet, until it is settled (the 402 then says account_in_debt). Same round trip.
+     select 1 from ledger_accounts d, v
+     where d.kind = 'debt' and coalesce(d.owner_id, '00000000-0000-0000-0000-000000000000'::uuid) = v.payer
+       and d.balance_micros < 0
    ), included as (
      update subscriptions set calls_used = calls_used + 1
      where id = (
        select s.id from subscriptions s, v
-       where v.try_included and s.application_id = v.app and s.subscriber_id = v.payer
+       where v.try_included and not exists (select 1 from debtor)
+         and s.application_id = v.app and s.subscriber_id = v.payer
          and s.status = 'active' and s.current_period_end > now() and s.calls_used < s.calls_included
        order by s.current_period_end limit 1
        for update of s)
@@ -99,6 +112,7 @@ const takePaymentStatement = preparedStatement<{
      select least(v.most, greatest(v.price, l.balance_micros / (2 * v.price) * v.price)) as amount
      from v, locked l
      where l.id = v.wallet and l.balance_micros >= v.price and (select count(*) from locked) = 2
+       and not exists (select 1 from debtor)
    ), hold as (
      insert into holds (payer_id, application_id, creator_id, amount_micros, expires_at)
      select v.payer, v.app, v.creator, sized.amount, v.expires from v, sized

@@ -1,6 +1,7 @@
 import { and, eq, isNull, lt } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { payments } from "../../db/schema/index.ts";
+import { settleDebt } from "./debts.ts";
 import { postTopUp } from "./postings.ts";
 
 /**
@@ -68,6 +69,8 @@ export async function creditPaymentToWallet(
   });
   if (!transactionId || !(await markPaymentConsumed(tx, payment.id, { kind: "wallet", ref: transactionId })))
     throw new Error(`payment ${payment.id} was credited before it was marked consumed`);
+  // What the payer owes (a refunded or disputed payment already spent) is paid first.
+  await settleDebt(tx, payment.userId, payment.id);
   return true;
 }
 

@@ -20,6 +20,7 @@ import { invalidFields } from "../../lib/errors.ts";
 import { getOwnApplication } from "../applications/applications.service.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
 import { findCallableApp } from "../gateway/access.ts";
+import { refuseUncoveredPrice } from "../models/cost-guard.ts";
 import {
   addPaymentMethod,
   listPaymentMethods,
@@ -29,6 +30,7 @@ import {
 import {
   createPackage,
   deactivatePackage,
+  findPackage,
   getSubscription,
   listPackages,
   listSubscriptions,
@@ -36,6 +38,7 @@ import {
   subscribe,
   updatePackage,
 } from "./plans.service.ts";
+import { scheduledPriceCents } from "./price-changes.ts";
 import type { StripeGateway } from "./stripe-gateway.ts";
 import { subscribeWithCard } from "./stripe-subscriptions.ts";
 
@@ -98,8 +101,21 @@ export const plansRoutes: FastifyPluginAsyncZod<{
       },
       onRequest,
     },
-    async (request, reply) =>
-      reply.status(201).send(await createPackage(db, await owned(request, request.params.app), request.body)),
+    async (request, reply) => {
+      const application = await owned(request, request.params.app);
+      // A plan's price must cover its included calls' worst-case model cost (docs/decisions/026).
+      await refuseUncoveredPrice(db, {
+        app: application,
+        feePercent,
+        plan: {
+          name: request.body.name,
+          priceCents: request.body.price_cents,
+          includedCalls: request.body.included_calls,
+          isActive: request.body.is_active,
+        },
+      });
+      return reply.status(201).send(await createPackage(db, application, request.body));
+    },
   );
   app.patch(
     "/app/:app/packages/:id/",
@@ -114,10 +130,22 @@ export const plansRoutes: FastifyPluginAsyncZod<{
       },
       onRequest,
     },
-    async (request) =>
-      updatePackage(db, await owned(request, request.params.app), request.params.id, request.body, {
-        priceNoticeMs,
-      }),
+    async (request) => {
+      const application = await owned(request, request.params.app);
+      const plan = await findPackage(db, application, request.params.id);
+      await refuseUncoveredPrice(db, {
+        app: application,
+        feePercent,
+        plan: {
+          id: plan.id,
+          name: request.body.name ?? plan.name,
+          priceCents: request.body.price_cents ?? scheduledPriceCents(plan),
+          includedCalls: request.body.included_calls ?? plan.includedCalls,
+          isActive: request.body.is_active ?? plan.isActive,
+        },
+      });
+      return updatePackage(db, application, request.params.id, request.body, { priceNoticeMs });
+    },
   );
   app.delete(
     "/app/:app/packages/:id/",

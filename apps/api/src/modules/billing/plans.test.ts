@@ -6,6 +6,7 @@ import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
 import { walletBalances } from "./balances.ts";
+import { centsToMicros } from "./money.ts";
 import { renewDueSubscriptions } from "./plans.service.ts";
 
 let testDb: TestDatabase;
@@ -117,7 +118,7 @@ describe("subscriptions", () => {
     const [sub] = (await consumer.api("GET", `/api/app/${slug}/subscriptions/`)).body;
     expect(sub.calls_used).toBe(2);
     const creatorAfter = (await walletBalances(server.database.db, await userIdOf(creator))).earnings;
-    expect(creatorAfter - creatorBefore).toBe(450 + 18);
+    expect(creatorAfter - creatorBefore).toBe(centsToMicros(450 + 18));
 
     const again = await consumer.api("POST", `/api/app/${slug}/subscriptions/`, {
       body: { package_id: plan.id },

@@ -24,7 +24,10 @@ export type TransactionKind =
   | "release"
   | "reversal"
   | "subscription"
-  | "model_cost";
+  | "model_cost"
+  | "payout"
+  | "payout_paid"
+  | "payout_return";
 
 export class InsufficientFunds extends Error {}
 

@@ -75,7 +75,7 @@ async function paidCall(payer: string, overrides: Partial<InvocationRecord> = {}
     chargedCents: PRICE,
     holdId,
     settle: async (tx) =>
-      (await spendFromHold(tx, holdId, { amountCents: PRICE, feePercent: 10 })) ? "charged" : "refused",
+      (await spendFromHold(tx, holdId, { amountCents: PRICE, feePercent: 10 })) ?? "refused",
     ...overrides,
   });
   await recordInvocation(db, record);

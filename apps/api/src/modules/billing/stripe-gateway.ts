@@ -5,10 +5,12 @@ import type { Config } from "../../config.ts";
 import type { Database } from "../../db/client.ts";
 import { packages, payments, stripeCustomers, stripeEvents } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
+import { PROVIDER_ACTOR } from "../admin/audit.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { creditPaymentToWallet } from "./plan-payments.ts";
 import { type PackageRow, PERIOD_DAYS } from "./plans.service.ts";
 import { effectivePriceCents } from "./price-changes.ts";
+import { applyReversal, disputeStatusOf, recallIndebted } from "./reversals.ts";
 import {
   applyInvoiceFailed,
   applyInvoicePaid,
@@ -50,9 +52,20 @@ export interface StripeGateway {
   ): Promise<{ type: string; duplicate: boolean }>;
 }
 
-export function createStripeGateway(config: Config): StripeGateway | undefined {
+/** Connect events (payouts, modules/payouts) applied in the webhook's transaction. */
+export interface ConnectEventHandler {
+  types: Set<string>;
+  /** Returns work to run once the event's transaction has committed. */
+  apply(tx: Database, event: Stripe.Event): Promise<(() => Promise<void>) | undefined>;
+}
+
+export function createStripeGateway(
+  config: Config,
+  connectEvents?: ConnectEventHandler,
+): StripeGateway | undefined {
   const feePercent = config.platformFeePercent;
-  const { secretKey, publishableKey, webhookSecret, apiUrl } = config.stripe;
+  const payoutHoldMs = config.payoutHoldMs;
+  const { secretKey, publishableKey, webhookSecret, connectWebhookSecret, apiUrl } = config.stripe;
   if (!secretKey || !publishableKey) return undefined;
   const endpoint = apiUrl ? new URL(apiUrl) : undefined;
   const stripe = new Stripe(secretKey, {
@@ -202,24 +215,39 @@ export function createStripeGateway(config: Config): StripeGateway | undefined {
       if (!webhookSecret)
         throw new AppError("unavailable", "STRIPE_WEBHOOK_SECRET is not configured on this server");
       if (!signature) throw new AppError("bad_request", "Missing Stripe-Signature header");
-      let event: Stripe.Event;
-      try {
-        event = stripe.webhooks.constructEvent(rawBody, signature, webhookSecret, WEBHOOK_TOLERANCE_SECONDS);
-      } catch {
+      let event: Stripe.Event | undefined;
+      // The platform's endpoint and the Connect endpoint (connected accounts' events) sign apart.
+      for (const secret of [webhookSecret, connectWebhookSecret]) {
+        if (!secret || event) continue;
+        try {
+          event = stripe.webhooks.constructEvent(rawBody, signature, secret, WEBHOOK_TOLERANCE_SECONDS);
+        } catch {
+          // tried below
+        }
+      }
+      if (!event)
         throw new AppError(
           "bad_request",
           "Invalid Stripe signature or a timestamp outside the 300 s tolerance",
         );
-      }
+      const verified = event;
+      let afterCommit: (() => Promise<void>) | undefined;
+      // Whose debt the event created: their leases are recalled once it committed.
+      const indebted: string[] = [];
       // Recording the event and applying it share one transaction: a failure leaves Stripe to retry.
       const duplicate = await db.transaction(async (tx) => {
         const t = tx as unknown as Database;
         const [fresh] = await t
           .insert(stripeEvents)
-          .values({ id: event.id, type: event.type })
+          .values({ id: verified.id, type: verified.type })
           .onConflictDoNothing()
           .returning({ id: stripeEvents.id });
         if (!fresh) return true;
+        if (connectEvents?.types.has(verified.type)) {
+          afterCommit = await connectEvents.apply(t, verified);
+          return false;
+        }
+        const event = verified;
         switch (event.type) {
           case "payment_intent.succeeded":
             await applySucceeded(t, event.data.object);
@@ -242,6 +270,50 @@ export function createStripeGateway(config: Config): StripeGateway | undefined {
           case "invoice.payment_failed":
             await applyInvoiceFailed(t, event.data.object);
             break;
+          case "charge.refunded": {
+            const charge = event.data.object;
+            const paymentIntentId = idOf(charge.payment_intent);
+            if (!paymentIntentId) break;
+            // The charge's refunded total is cumulative: only its increase is applied, once per
+            // refund id (the newest refund the event lists), so a redelivery or an older event
+            // arriving late moves nothing.
+            const latest = charge.refunds?.data?.[0]?.id;
+            const outcome = await applyReversal(t, {
+              gateway: "stripe",
+              paymentIntentId,
+              fact: {
+                kind: "refund",
+                externalId: latest ?? `${charge.id}:${charge.amount_refunded}`,
+                refundedTotalCents: charge.amount_refunded,
+              },
+              actor: PROVIDER_ACTOR("stripe"),
+              payoutHoldMs,
+            });
+            indebted.push(...outcome.indebted);
+            break;
+          }
+          case "charge.dispute.created":
+          case "charge.dispute.updated":
+          case "charge.dispute.closed": {
+            const dispute = event.data.object;
+            const paymentIntentId = idOf(dispute.payment_intent);
+            if (!paymentIntentId) break;
+            const outcome = await applyReversal(t, {
+              gateway: "stripe",
+              paymentIntentId,
+              fact: {
+                kind: "dispute",
+                externalId: dispute.id,
+                amountCents: dispute.amount,
+                status: disputeStatusOf(dispute.status),
+                reason: dispute.reason,
+              },
+              actor: PROVIDER_ACTOR("stripe"),
+              payoutHoldMs,
+            });
+            indebted.push(...outcome.indebted);
+            break;
+          }
           case "customer.subscription.updated":
           case "customer.subscription.deleted":
             await applySubscriptionChange(
@@ -253,10 +325,17 @@ export function createStripeGateway(config: Config): StripeGateway | undefined {
         }
         return false;
       });
-      return { type: event.type, duplicate };
+      // Work that needs the event committed first (a failed payout's transfer reversal); the
+      // payouts retrier repeats it if it fails here.
+      if (afterCommit) await afterCommit().catch(() => undefined);
+      await recallIndebted(db, indebted);
+      return { type: verified.type, duplicate };
     },
   };
 }
+
+const idOf = (value: string | { id: string } | null | undefined) =>
+  typeof value === "string" ? value : value?.id;
 
 /** The source of truth for a Stripe payment: the webhook. A top-up reaches the wallet here, once. */
 async function applySucceeded(db: Database, intent: Stripe.PaymentIntent): Promise<void> {

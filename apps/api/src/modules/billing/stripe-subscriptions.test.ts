@@ -6,6 +6,7 @@ import { DECLINED_CARD, type StripeTestServer, startStripeTestServer } from "../
 import { expectReconciled } from "../../test/reconciled.ts";
 import type { TestServer } from "../../test/server.ts";
 import { walletBalances } from "./balances.ts";
+import { centsToMicros } from "./money.ts";
 import { renewDueSubscriptions } from "./plans.service.ts";
 
 let stripe: StripeTestServer;
@@ -184,7 +185,7 @@ describe("card subscriptions through Stripe Billing", () => {
     expect(await stripe.deliver(paid)).toEqual({ status: 200, body: { received: true, duplicate: true } });
     // Stripe may report the same invoice under another event: the money still moves once.
     expect((await stripe.deliver({ ...paid, id: `${paid.id}_again` })).body.duplicate).toBe(false);
-    expect((await earningsOf(creator)) - earningsBefore).toBe(450);
+    expect((await earningsOf(creator)) - earningsBefore).toBe(centsToMicros(450));
     const postings = await server.database.db
       .select()
       .from(ledgerTransactions)
@@ -227,13 +228,13 @@ describe("card subscriptions through Stripe Billing", () => {
       current_period_start: new Date(periodEnd * 1000).toISOString(),
       current_period_end: new Date((periodEnd + 30 * DAY_S) * 1000).toISOString(),
     });
-    expect((await earningsOf(creator)) - earningsBefore).toBe(450);
+    expect((await earningsOf(creator)) - earningsBefore).toBe(centsToMicros(450));
     // A late redelivery of the first invoice neither pays again nor moves the period back.
     await stripe.deliver({ ...first, id: `${first.id}_late` });
     expect((await subscriptionOf(consumer, slug)).current_period_start).toBe(
       new Date(periodEnd * 1000).toISOString(),
     );
-    expect((await earningsOf(creator)) - earningsBefore).toBe(450);
+    expect((await earningsOf(creator)) - earningsBefore).toBe(centsToMicros(450));
   });
 
   it("falls past due when a renewal fails, and calls are paid from the wallet until an invoice is paid", async () => {
@@ -367,7 +368,7 @@ describe("card subscriptions through Stripe Billing", () => {
     const earningsBefore = await earningsOf(creator);
     await stripe.deliver(firstInvoicePaid(created?.id ?? "", created?.metadata.promptmint_subscription_id));
     expect(await subscriptionOf(consumer, slug)).toMatchObject({ status: "active", renews_from: "card" });
-    expect((await earningsOf(creator)) - earningsBefore).toBe(450);
+    expect((await earningsOf(creator)) - earningsBefore).toBe(centsToMicros(450));
   });
 
   it("refuses a forged webhook, another app's plan and another person's card", async () => {

@@ -5,6 +5,7 @@ import { type Caller, callOn, createCaller, fundWallet } from "../../test/caller
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startTestServers, type TestServer } from "../../test/server.ts";
 import { walletBalances } from "./balances.ts";
+import { centsToMicros } from "./money.ts";
 import { reconcile } from "./reconcile.ts";
 
 // Issue 16 items 4 and 6 (docs/decisions/023): concurrent subscribes take the price once, and
@@ -82,7 +83,7 @@ describe("concurrent subscribes", () => {
     expect(refused[0]?.body.message).toContain("You already have an active subscription to this app");
     const consumerId = await userIdOf(consumer);
     expect(await liveSubscriptions(consumerId)).toHaveLength(1);
-    expect((await walletBalances(db(), consumerId)).wallet).toBe(9 * PLAN_CENTS);
+    expect((await walletBalances(db(), consumerId)).wallet).toBe(centsToMicros(9 * PLAN_CENTS));
   });
 
   it("let one payment pay once: its twins answer the same subscription, other payments go to the wallet", async () => {
@@ -107,7 +108,7 @@ describe("concurrent subscribes", () => {
     expect(conflicts[0]?.body.message).toMatch(/added to your wallet/);
     const consumerId = await userIdOf(consumer);
     expect(await liveSubscriptions(consumerId)).toHaveLength(1);
-    expect((await walletBalances(db(), consumerId)).wallet).toBe(PLAN_CENTS);
+    expect((await walletBalances(db(), consumerId)).wallet).toBe(centsToMicros(PLAN_CENTS));
     const rows = await db().select().from(payments).where(eq(payments.userId, consumerId));
     expect(rows.map((row) => row.consumedKind).sort()).toEqual(["subscription", "wallet"]);
   });
@@ -128,13 +129,13 @@ describe("a plan payment the plan no longer matches", () => {
       "The plan's price changed to $2.00 after you paid: your payment of $3.00 was added to your wallet instead",
     );
     const consumerId = await userIdOf(consumer);
-    expect((await walletBalances(db(), consumerId)).wallet).toBe(PLAN_CENTS);
+    expect((await walletBalances(db(), consumerId)).wallet).toBe(centsToMicros(PLAN_CENTS));
     // Sent again, the payment is not credited twice.
     const again = await consumer.api("POST", `/api/app/${slug}/subscriptions/`, {
       body: { package_id: plan.id, payment_intent_id: intent },
     });
     expect(again.status).toBe(409);
-    expect((await walletBalances(db(), consumerId)).wallet).toBe(PLAN_CENTS);
+    expect((await walletBalances(db(), consumerId)).wallet).toBe(centsToMicros(PLAN_CENTS));
   });
 
   it("goes to the wallet with a 409 when the plan was withdrawn between payment and subscribe", async () => {
@@ -148,7 +149,7 @@ describe("a plan payment the plan no longer matches", () => {
     expect(answer.status).toBe(409);
     expect(answer.body.message).toContain("withdrawn from sale after you paid");
     const consumerId = await userIdOf(consumer);
-    expect((await walletBalances(db(), consumerId)).wallet).toBe(PLAN_CENTS);
+    expect((await walletBalances(db(), consumerId)).wallet).toBe(centsToMicros(PLAN_CENTS));
     const [row] = await db().select().from(payments).where(eq(payments.externalId, intent));
     expect(row?.consumedKind).toBe("wallet");
   });

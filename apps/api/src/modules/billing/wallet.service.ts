@@ -3,6 +3,7 @@ import { and, desc, eq, inArray } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { ledgerAccounts, ledgerEntries, ledgerTransactions } from "../../db/schema/index.ts";
 import { walletBalances } from "./balances.ts";
+import { debtOf } from "./debts.ts";
 
 /** Balance, money held for calls in flight, earnings, and the latest movements of wallet and earnings. */
 export async function getWallet(
@@ -10,7 +11,7 @@ export async function getWallet(
   userId: string,
   gateway: "sandbox" | "stripe",
 ): Promise<Wallet> {
-  const balances = await walletBalances(db, userId);
+  const [balances, debt] = await Promise.all([walletBalances(db, userId), debtOf(db, userId)]);
   const rows = await db
     .select({
       id: ledgerEntries.id,
@@ -31,6 +32,7 @@ export async function getWallet(
     balance_micros: balances.wallet,
     held_micros: balances.held,
     earnings_micros: balances.earnings,
+    debt_micros: debt,
     gateway,
     transactions: rows.map((row) => ({
       id: String(row.id),

@@ -48,7 +48,13 @@ export async function runEmbeddedCall(
   };
   const execution =
     application.type === "prompt"
-      ? await preparePromptExecution(db, options.llm, { app: application, caller: owner, input, mode })
+      ? await preparePromptExecution(db, options.llm, {
+          app: application,
+          caller: owner,
+          input,
+          mode,
+          secrets: options.secrets,
+        })
       : await prepareWorkflowExecution(db, {
           app: application,
           caller: owner,

@@ -12,13 +12,18 @@ import type { z } from "zod";
 import type { Database } from "../../db/client.ts";
 import { applications, creators, users } from "../../db/schema/index.ts";
 import { notFound } from "../../lib/errors.ts";
+import { appNotSuspended } from "../admin/suspensions.ts";
 import { type ApplicationRow, creatorNameColumn } from "../applications/applications.service.ts";
 import { listPackages } from "../billing/plans.service.ts";
 import { effectivePriceSql, priceFields } from "../billing/price-changes.ts";
 import { loadPrompt } from "../prompts/prompts.service.ts";
 
 /** Who may find an app in Explore: live and public or embeddable (DESIGN.md §5). */
-const listed = and(eq(applications.status, "live"), inArray(applications.visibility, ["public", "embed"]));
+const listed = and(
+  eq(applications.status, "live"),
+  inArray(applications.visibility, ["public", "embed"]),
+  appNotSuspended,
+);
 
 function toExploreApp(row: ApplicationRow, creatorName: string): ExploreApp {
   return {

@@ -14,10 +14,13 @@ export interface ExecutionResult {
   answer: string;
   inputTokens: number;
   outputTokens: number;
-  /** What the call cost at the model vendor, in micro-dollars (0 on the creator's own keys). */
-  modelCostMicros?: number;
   /** The model or provider that answered (recorded on the invocation). */
   answeredBy: string | null;
+  /**
+   * What the call cost at the model vendor on the platform's keys, in micro-dollars
+   * (models/model-prices.ts); 0 or absent on the creator's own keys and for workflow apps.
+   */
+  modelCostMicros?: number;
   providerConversationId?: string;
 }
 

@@ -57,7 +57,7 @@ export function prepareExecution(
   },
 ): Promise<Execution> {
   return options.app.type === "prompt"
-    ? preparePromptExecution(db, llm, options)
+    ? preparePromptExecution(db, llm, { ...options, secrets })
     : prepareWorkflowExecution(db, { ...options, secrets, fetch: safeFetch });
 }
 

@@ -20,7 +20,11 @@ export interface InvocationRecord {
   inputTokens: number;
   outputTokens: number;
   chargedCents?: number;
-  /** What the call cost at the model vendor (platform keys; 0 on the creator's own keys), micro-dollars. */
+  /**
+   * What the call cost at the model vendor, in micro-dollars (docs/decisions/026): the price
+   * table's figure for its usage on the platform's keys; 0 on the creator's own keys and for
+   * workflow apps. The settle deducts it from the creator's share.
+   */
   modelCostMicros?: number;
   /** The hold paying for it (with `settle`); kept on the row only if `settle` charged it. */
   holdId?: string;
@@ -125,16 +129,19 @@ export async function recordInvocation(db: Database, record: InvocationRecord): 
       await tx.delete(includedCalls).where(eq(includedCalls.id, record.coveredBy.callId));
     let charged = row.chargedCents;
     let fee = 0;
-    const settled = record.settle ? await record.settle(tx as unknown as Database) : "charged";
+    const settled = record.settle ? await record.settle(tx as unknown as Database) : ("charged" as const);
     if (typeof settled === "object" && "chargedCents" in settled) {
       // Charged at a lower price than the call started at when a decrease applied meanwhile.
-      if (row.chargedCents > 0) charged = settled.chargedCents;
-      fee = row.chargedCents > 0 ? settled.feeMicros : 0;
+      // An embedded call records 0 charged (its owner pays the platform), yet spends its hold.
+      if (row.chargedCents > 0) {
+        charged = settled.chargedCents;
+        fee = settled.feeMicros;
+      }
       await tx
         .update(invocations)
         .set({
           chargedCents: charged,
-          feeMicros: fee,
+          feeMicros: settled.feeMicros,
           modelCostDeductedMicros: settled.modelCostDeductedMicros,
         })
         .where(eq(invocations.id, record.id));

@@ -8,6 +8,7 @@ import { startFakeOpenAi } from "../../test/fake-openai.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
 import { balancesOf, walletBalances } from "../billing/balances.ts";
+import { centsToMicros } from "../billing/money.ts";
 import { cachedAccountFor } from "../billing/postings.ts";
 import { reconcile } from "../billing/reconcile.ts";
 import { LEASE_CALLS, LeaseBook } from "./leases.ts";
@@ -60,9 +61,14 @@ const call = (caller: Caller, slug: string) =>
 const userIdOf = async (caller: Caller) =>
   (await caller.api("GET", "/api/auth/profile/")).body.user.id as string;
 
+/** An app's holds, their amounts in cents (a hold is a whole number of prices). */
 const holdsOf = (applicationId: string) =>
   server.database.db
-    .select({ amount: holds.amountMicros, settled: holds.settledMicros, status: holds.status })
+    .select({
+      amount: sql<number>`(${holds.amountMicros} / 10000)::int`,
+      settled: sql<number>`(${holds.settledMicros} / 10000)::int`,
+      status: holds.status,
+    })
     .from(holds)
     .where(eq(holds.applicationId, applicationId))
     // Oldest first: PostgreSQL returns rows in no set order once they were updated.
@@ -78,7 +84,7 @@ it("pays a run of calls from a few growing leases, charges each call once, and g
   for (let i = 0; i < CALLS; i++) expect((await call(consumer, app.slug)).status).toBe(200);
   // Mid-run some money may be held by the current lease; none of it is lost.
   const during = await walletBalances(server.database.db, consumerId);
-  expect(during.wallet + during.held).toBe(5_000 - CALLS * PRICE);
+  expect(during.wallet + during.held).toBe(centsToMicros(5_000 - CALLS * PRICE));
 
   expect(await settledWallet(consumer)).toMatchObject({
     balance_micros: (5_000 - CALLS * PRICE) * 10_000,
@@ -98,7 +104,7 @@ it("pays a run of calls from a few growing leases, charges each call once, and g
   const [ahead] = await server.database.db
     .select({ created: holds.createdAt })
     .from(holds)
-    .where(sql`${holds.applicationId} = ${app.id} and ${holds.amountMicros} = ${32 * PRICE}`);
+    .where(sql`${holds.applicationId} = ${app.id} and ${holds.amountMicros} = ${centsToMicros(32 * PRICE)}`);
   if (!ahead) throw new Error("expected a lease of 32 calls");
   const [before] = await server.database.db
     .select({ n: sql<number>`count(*)::int` })
@@ -124,7 +130,7 @@ it("pays a run of calls from a few growing leases, charges each call once, and g
   expect(settles.every((s) => s.description === described(s.calls))).toBe(true);
   expect((await reconcile(server.database.db)).mismatchedHolds).toEqual([]);
   expect((await balancesOf(server.database.db, await userIdOf(creator))).earnings).toBeGreaterThanOrEqual(
-    CALLS * (PRICE - 1),
+    centsToMicros(CALLS * (PRICE - 1)),
   );
 });
 
@@ -216,13 +222,13 @@ it("gives every lease back when the server closes", async () => {
     // The burst's last lease has money left (leases of 1, 2, 4, 8, 16 calls cover 31).
     const before = await walletBalances(own.database.db, consumerId);
     expect(before.held).toBeGreaterThan(0);
-    expect(before.wallet + before.held).toBe(3_000 - 20 * PRICE);
+    expect(before.wallet + before.held).toBe(centsToMicros(3_000 - 20 * PRICE));
     await own.stop();
     const reopened = await ownDb.open();
     try {
       // The ledger itself: every lease closed and posted, nothing left held.
       expect(await balancesOf(reopened.db, consumerId)).toMatchObject({
-        wallet: 3_000 - 20 * PRICE,
+        wallet: centsToMicros(3_000 - 20 * PRICE),
         held: 0,
       });
       await expectReconciled(reopened.db);
@@ -271,9 +277,9 @@ it("closes a lease still being taken ahead when its book closes", async () => {
   expect(
     await db.select({ amount: holds.amountMicros }).from(holds).where(eq(holds.applicationId, app.id)),
   ).toContainEqual({
-    amount: 16 * PRICE,
+    amount: centsToMicros(16 * PRICE),
   });
-  expect(await balancesOf(db, payerId)).toMatchObject({ wallet: 1_000, held: 0 });
+  expect(await balancesOf(db, payerId)).toMatchObject({ wallet: centsToMicros(1_000), held: 0 });
 });
 
 /** A lease's settle transaction, as its close describes it. */

@@ -7,6 +7,7 @@ import { applications } from "../../db/schema/index.ts";
 import { databaseUnavailable } from "../../lib/database-errors.ts";
 import { describeClientError } from "../../lib/error-handler.ts";
 import { AppError } from "../../lib/errors.ts";
+import { appNotSuspended } from "../admin/suspensions.ts";
 import { currentUser } from "../auth/authenticate.ts";
 import type { ChatMessage } from "../models/llm.ts";
 import { findCallableApp } from "./access.ts";
@@ -152,6 +153,7 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (
         .where(
           and(
             isNull(applications.archivedAt),
+            appNotSuspended,
             or(
               eq(applications.ownerId, caller.id),
               and(

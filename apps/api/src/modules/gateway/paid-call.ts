@@ -134,8 +134,9 @@ export async function openPaidCall(
         latencyMs: Math.round(performance.now() - started),
         inputTokens: result?.inputTokens ?? 0,
         outputTokens: result?.outputTokens ?? 0,
-        modelCostMicros: result?.modelCostMicros ?? 0,
         chargedCents: status === "success" && !ownerPays ? price : 0,
+        // What the vendor billed the platform for it (models/model-prices.ts), success or not.
+        modelCostMicros: result?.modelCostMicros ?? 0,
         coveredBy: status === "success" ? coveredBy : undefined,
         conversation:
           execution.conversation && result

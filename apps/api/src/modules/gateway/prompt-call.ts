@@ -4,9 +4,13 @@ import type { Database } from "../../db/client.ts";
 import { conversationMessages } from "../../db/schema/index.ts";
 import { AppError, invalidFields } from "../../lib/errors.ts";
 import { lookupCache } from "../../lib/lookup-cache.ts";
+import type { SecretBox } from "../../lib/secrets.ts";
 import type { ApplicationRow } from "../applications/applications.service.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
-import type { ChatMessage, LlmClient, LlmRequest } from "../models/llm.ts";
+import type { ChatMessage, LlmClient, LlmRequest, LlmResult } from "../models/llm.ts";
+import { findModel } from "../models/model-catalog.ts";
+import { creatorKeyFor } from "../models/model-keys.service.ts";
+import { modelCostMicros } from "../models/model-prices.ts";
 import { validateAgainstSchema } from "../prompts/input-schema.ts";
 import { type LoadedPrompt, loadPrompt } from "../prompts/prompts.service.ts";
 import { detectVariables, renderTemplate, TemplateError } from "../prompts/template.ts";
@@ -35,10 +39,32 @@ export async function preparePromptExecution(
     mode: "completion" | "chat";
     /** Earlier turns sent by the client (OpenAI style) instead of a stored conversation. */
     history?: ChatMessage[];
+    /** Opens the creator's own model keys (apps set to `model_keys: creator`). */
+    secrets: SecretBox;
   },
 ): Promise<Execution> {
   const { app, caller, input, mode } = options;
   const { prompt, active, inputSchema, outputSchema, templateUsesQuery } = await loadCallablePrompt(db, app);
+  // On the creator's own keys the vendor bills the creator: the call uses their key for the
+  // model's provider (503 naming it when none is set) and records no model cost (doc 026).
+  const onCreatorKeys = prompt.modelKeys === "creator";
+  const provider = findModel(prompt.model)?.provider;
+  const apiKey =
+    onCreatorKeys && provider && provider !== "sandbox"
+      ? await creatorKeyFor(db, options.secrets, app.ownerId, provider, prompt.model)
+      : undefined;
+  const costOf = (result: LlmResult): number =>
+    onCreatorKeys
+      ? 0
+      : modelCostMicros(
+          result.answeredBy,
+          {
+            inputTokens: result.inputTokens,
+            outputTokens: result.outputTokens,
+            cachedInputTokens: result.cachedInputTokens,
+          },
+          new Date(),
+        );
   const query = input.query?.trim() ? input.query : undefined;
   if (mode === "chat" && !query) throw invalidFields({ query: "is required for chat messages" });
 
@@ -89,6 +115,7 @@ export async function preparePromptExecution(
     frequencyPenalty: prompt.frequencyPenalty,
     presencePenalty: prompt.presencePenalty,
     outputSchema: outputSchema ?? undefined,
+    apiKey,
   };
   const generate = async (): Promise<ExecutionResult> => {
     const generated = await llm.generate(llmRequest);
@@ -98,6 +125,7 @@ export async function preparePromptExecution(
       inputTokens: generated.inputTokens,
       outputTokens: generated.outputTokens,
       answeredBy: generated.answeredBy,
+      modelCostMicros: costOf(generated),
     };
   };
   return {
@@ -118,6 +146,7 @@ export async function preparePromptExecution(
           inputTokens: r.inputTokens,
           outputTokens: r.outputTokens,
           answeredBy: r.answeredBy,
+          modelCostMicros: costOf(r),
         })),
       };
     },

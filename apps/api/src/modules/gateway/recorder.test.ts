@@ -8,6 +8,7 @@ import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
 import { balancesOf } from "../billing/balances.ts";
 import { closeHold, takeCallPayment } from "../billing/holds.ts";
+import { centsToMicros } from "../billing/money.ts";
 import { cachedAccountFor } from "../billing/postings.ts";
 import { reconcile } from "../billing/reconcile.ts";
 import type { InvocationRecord } from "./invocations.service.ts";
@@ -152,8 +153,8 @@ it("writes calls that finish together in one batch, each charged once, with exac
 
   // Recorded: each price is spent from its hold, durably, and no ledger row moved yet.
   const recordedBalances = await balancesOf(db, consumerId);
-  expect(recordedBalances.wallet).toBe(before.balances.wallet - 40 * PRICE);
-  expect(recordedBalances.held).toBe(before.balances.held + 40 * PRICE);
+  expect(recordedBalances.wallet).toBe(before.balances.wallet - centsToMicros(40 * PRICE));
+  expect(recordedBalances.held).toBe(before.balances.held + centsToMicros(40 * PRICE));
   const earningsBefore = (await balancesOf(db, creatorId)).earnings;
   const recorded = await db
     .select({ charged: invocations.chargedCents, status: invocations.status, holdId: invocations.holdId })
@@ -165,7 +166,11 @@ it("writes calls that finish together in one batch, each charged once, with exac
   const spent = await db.select().from(holds).where(inArray(holds.id, holdIds));
   expect(
     spent.every(
-      (h) => h.status === "held" && h.settledMicros === PRICE && h.feeMicros === 1 && h.calls === 1,
+      (h) =>
+        h.status === "held" &&
+        h.settledMicros === centsToMicros(PRICE) &&
+        h.feeMicros === centsToMicros(1) &&
+        h.calls === 1,
     ),
   ).toBe(true);
   expect((await reconcile(db)).ok).toBe(true);
@@ -173,9 +178,9 @@ it("writes calls that finish together in one batch, each charged once, with exac
   // Closed: the ledger posts what each hold's call spent.
   await closeAll(holdIds);
   const after = await balancesOf(db, consumerId);
-  expect(after.wallet).toBe(before.balances.wallet - 40 * PRICE);
+  expect(after.wallet).toBe(before.balances.wallet - centsToMicros(40 * PRICE));
   expect(after.held).toBe(before.balances.held);
-  expect((await balancesOf(db, creatorId)).earnings).toBe(earningsBefore + 40 * (PRICE - 1));
+  expect((await balancesOf(db, creatorId)).earnings).toBe(earningsBefore + centsToMicros(40 * (PRICE - 1)));
   const closed = await db.select().from(holds).where(inArray(holds.id, holdIds));
   expect(closed.every((h) => h.status === "settled" && h.settledMicros === h.amountMicros)).toBe(true);
   expect(await closeHold(db, holdIds[0] ?? "")).toBe(false);
@@ -218,7 +223,7 @@ it("records a call whose hold was already closed as failed and not charged, and 
   expect(uncharged).toEqual({ charged: 0, holdId: null, status: "error", errorType: "payment_failed" });
   await closeAll([first, last]);
   const after = await balancesOf(db, consumerId);
-  expect(after.wallet).toBe(before.wallet - 2 * PRICE);
+  expect(after.wallet).toBe(before.wallet - centsToMicros(2 * PRICE));
   expect(after.held).toBe(before.held);
   expect((await reconcile(db)).ok).toBe(true);
 });
@@ -244,7 +249,7 @@ it("writes the others of a batch when one call cannot be recorded, and never cha
   expect(badHold?.status).toBe("held");
   await closeAll([good, bad, alsoGood]);
   const after = await balancesOf(db, consumerId);
-  expect(after.wallet).toBe(before.balances.wallet - 2 * PRICE);
+  expect(after.wallet).toBe(before.balances.wallet - centsToMicros(2 * PRICE));
   expect(after.held).toBe(before.balances.held);
   expect((await reconcile(db)).ok).toBe(true);
 });
@@ -268,9 +273,9 @@ it("answers a call whose batch committed but whose answer was lost with its reco
   expect(again).toEqual(["hold", "none"]);
   expect(recorderStats(db).fallbacks - before.stats.fallbacks).toBe(1);
   const [spent] = await db.select().from(holds).where(eq(holds.id, holdId));
-  expect(spent).toMatchObject({ settledCents: PRICE, calls: 1 });
+  expect(spent).toMatchObject({ settledMicros: centsToMicros(PRICE), calls: 1 });
   await closeAll([holdId]);
   const after = await balancesOf(db, consumerId);
-  expect(after.wallet).toBe(before.balances.wallet - PRICE);
+  expect(after.wallet).toBe(before.balances.wallet - centsToMicros(PRICE));
   expect((await reconcile(db)).ok).toBe(true);
 });

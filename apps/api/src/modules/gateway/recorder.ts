@@ -369,7 +369,8 @@ const recordBatchStatement = preparedStatement<{ charged: string | null; covered
      select application_id, day, ${shard}, count(*), count(*) filter (where status = 'success'),
        count(*) filter (where status <> 'success'), sum(latency_ms), sum(input_tokens),
        sum(output_tokens), coalesce(sum(charged) filter (where status = 'success'), 0),
-       coalesce(sum(fee) filter (where status = 'success'), 0), sum(model_cost), max(created_at)
+       coalesce(sum(fee) filter (where status = 'success' and charged > 0), 0), sum(model_cost),
+       max(created_at)
      from calls group by application_id, day
      on conflict (application_id, day, shard) do update set ${APP_STATS_ADDED}
    ), owner_stats as (

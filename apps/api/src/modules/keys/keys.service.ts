@@ -6,6 +6,7 @@ import { lockUserRow } from "../../db/row-locks.ts";
 import { apiKeys, users } from "../../db/schema/index.ts";
 import { AppError, notFound } from "../../lib/errors.ts";
 import { forgetLookups, lookupCache } from "../../lib/lookup-cache.ts";
+import { userSuspended } from "../admin/suspensions.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 
 const KEY_PREFIX = "pm_";
@@ -75,16 +76,23 @@ interface KeyOwner {
   user: LocalUser;
   keyId: string;
   lastUsedAt: Date | null;
+  /** The operator suspended the key's user (modules/admin/suspensions.ts). */
+  suspended: boolean;
 }
 
 /** The active user behind a key, or undefined for an unknown or revoked key. */
 export async function findUserByApiKey(
   db: Database,
   key: string,
-): Promise<{ user: LocalUser; keyId: string } | undefined> {
+): Promise<{ user: LocalUser; keyId: string; suspended: boolean } | undefined> {
   const row = await lookupCache<KeyOwner>(db, "apiKeys").get(hashApiKey(key), async () => {
     const [found] = await db
-      .select({ user: users, keyId: apiKeys.id, lastUsedAt: apiKeys.lastUsedAt })
+      .select({
+        user: users,
+        keyId: apiKeys.id,
+        lastUsedAt: apiKeys.lastUsedAt,
+        suspended: userSuspended(users.id),
+      })
       .from(apiKeys)
       .innerJoin(users, eq(users.id, apiKeys.userId))
       .where(and(eq(apiKeys.keyHash, hashApiKey(key)), isNull(apiKeys.revokedAt)))
@@ -103,5 +111,5 @@ export async function findUserByApiKey(
       )
       .catch(() => {});
   }
-  return { user: row.user, keyId: row.keyId };
+  return { user: row.user, keyId: row.keyId, suspended: row.suspended };
 }

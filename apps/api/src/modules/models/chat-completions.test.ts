@@ -44,7 +44,10 @@ afterAll(async () => {
   await dispatcher.close();
 });
 
-const completion = (content: unknown, usage: unknown = { prompt_tokens: 11, completion_tokens: 4 }) =>
+const completion = (
+  content: unknown,
+  usage: unknown = { prompt_tokens: 11, completion_tokens: 4, prompt_tokens_details: { cached_tokens: 6 } },
+) =>
   JSON.stringify({
     id: "chatcmpl-1",
     object: "chat.completion",
@@ -79,7 +82,7 @@ describe("chat completions from an OpenAI-compatible server", () => {
   it("sends the request the AI SDK sends and reads the answer and its token counts", async () => {
     reply = { status: 200, body: completion("Green tea.") };
     const answer = await complete()(call, AbortSignal.timeout(5_000));
-    expect(answer).toEqual({ text: "Green tea.", inputTokens: 11, outputTokens: 4 });
+    expect(answer).toEqual({ text: "Green tea.", inputTokens: 11, outputTokens: 4, cachedInputTokens: 6 });
     expect(seen.url).toBe("/v1/chat/completions");
     expect(seen.headers.authorization).toBe("Bearer sk-secret");
     expect(seen.headers["content-type"]).toBe("application/json");
@@ -102,7 +105,7 @@ describe("chat completions from an OpenAI-compatible server", () => {
   it("sends no system message without a system prompt, and reads a null answer without usage as empty", async () => {
     reply = { status: 200, body: completion(null, null) };
     const answer = await complete()({ ...call, system: undefined }, AbortSignal.timeout(5_000));
-    expect(answer).toEqual({ text: "", inputTokens: 0, outputTokens: 0 });
+    expect(answer).toEqual({ text: "", inputTokens: 0, outputTokens: 0, cachedInputTokens: 0 });
     expect(JSON.parse(seen.body).messages[0]).toEqual({ role: "user", content: "Hi" });
   });
 

@@ -19,6 +19,8 @@ export interface ChatCompletion {
   text: string;
   inputTokens: number;
   outputTokens: number;
+  /** The part of `inputTokens` the vendor read from its prompt cache (`prompt_tokens_details.cached_tokens`). */
+  cachedInputTokens: number;
 }
 
 /**
@@ -109,7 +111,11 @@ async function readLimited(body: AsyncIterable<Buffer> & { destroy(): void }): P
 function parseCompletion(text: string): ChatCompletion {
   const parsed = JSON.parse(text) as {
     choices?: { message?: { content?: unknown } }[];
-    usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } | null;
+    usage?: {
+      prompt_tokens?: unknown;
+      completion_tokens?: unknown;
+      prompt_tokens_details?: { cached_tokens?: unknown } | null;
+    } | null;
   };
   const choice = Array.isArray(parsed?.choices) ? parsed.choices[0] : undefined;
   if (!choice || typeof choice !== "object") throw new Error("The answer is not a chat completion");
@@ -120,6 +126,7 @@ function parseCompletion(text: string): ChatCompletion {
     text: content ?? "",
     inputTokens: count(parsed.usage?.prompt_tokens),
     outputTokens: count(parsed.usage?.completion_tokens),
+    cachedInputTokens: count(parsed.usage?.prompt_tokens_details?.cached_tokens),
   };
 }
 

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { createAnthropic } from "@ai-sdk/anthropic";
 import { createGoogleGenerativeAI } from "@ai-sdk/google";
 import { createMistral } from "@ai-sdk/mistral";
@@ -30,12 +31,19 @@ export interface LlmRequest {
   presencePenalty: number;
   /** When set, the sandbox answers with a JSON object that fits it. */
   outputSchema?: IoSchema;
+  /**
+   * The app creator's own key for the model's provider (docs/decisions/026): the call goes to the
+   * vendor with it instead of the operator's key, and never falls back to the sandbox.
+   */
+  apiKey?: string;
 }
 
 export interface LlmResult {
   text: string;
   inputTokens: number;
   outputTokens: number;
+  /** The part of `inputTokens` read from the vendor's prompt cache (priced lower, model-prices.ts). */
+  cachedInputTokens?: number;
   /** The model that really answered: the requested one, or "sandbox". */
   answeredBy: string;
 }
@@ -86,11 +94,31 @@ export function createLlmClient(config: Config): LlmClient {
   if (keys.google) providers.google = createGoogleGenerativeAI({ apiKey: keys.google, fetch });
   if (keys.mistral) providers.mistral = createMistral({ apiKey: keys.mistral, fetch });
   const models = createModelCache(providers);
+  const creatorModels = createCreatorModelCache((provider, apiKey) => {
+    if (provider === "openai") {
+      if (keys.openaiBaseUrl) {
+        const compatible = createOpenAICompatible({
+          name: "openai-compatible",
+          baseURL: keys.openaiBaseUrl,
+          apiKey,
+          includeUsage: true,
+          fetch,
+        });
+        return (model) => compatible.chatModel(model);
+      }
+      const openai = createOpenAI({ apiKey, fetch });
+      return (model) => openai.chat(model);
+    }
+    if (provider === "anthropic") return createAnthropic({ apiKey, fetch });
+    if (provider === "google") return createGoogleGenerativeAI({ apiKey, fetch });
+    return createMistral({ apiKey, fetch });
+  });
 
-  function resolve(modelId: string): { model: CatalogModel; language?: LanguageModel } {
+  function resolve(modelId: string, apiKey?: string): { model: CatalogModel; language?: LanguageModel } {
     const model = findModel(modelId);
     if (!model) throw new AppError("bad_request", `Unknown model '${modelId}'`);
     if (model.provider === "sandbox") return { model };
+    if (apiKey) return { model, language: creatorModels.get(model.provider, apiKey, model.vendorModel) };
     const language = models.get(model.provider, model.vendorModel);
     if (language) return { model, language };
     if (config.isProduction) {
@@ -122,9 +150,9 @@ export function createLlmClient(config: Config): LlmClient {
     isConfigured: (provider) => Boolean(providers[provider]),
 
     async generate(request) {
-      const { model, language } = resolve(request.model);
+      const { model, language } = resolve(request.model, request.apiKey);
       if (!language) return sandboxAnswer(request);
-      if (compatibleChat && model.provider === "openai") {
+      if (compatibleChat && model.provider === "openai" && !request.apiKey) {
         try {
           const answer = await compatibleChat(
             { ...request, model: model.vendorModel },
@@ -132,7 +160,7 @@ export function createLlmClient(config: Config): LlmClient {
           );
           return { ...answer, answeredBy: model.id };
         } catch (error) {
-          throw toUpstreamError(error, config.llmTimeoutSeconds);
+          throw toUpstreamError(error, config.llmTimeoutSeconds, Boolean(request.apiKey));
         }
       }
       try {
@@ -145,15 +173,16 @@ export function createLlmClient(config: Config): LlmClient {
           text: result.text,
           inputTokens: result.usage.inputTokens ?? 0,
           outputTokens: result.usage.outputTokens ?? 0,
+          cachedInputTokens: result.usage.inputTokenDetails?.cacheReadTokens ?? 0,
           answeredBy: model.id,
         };
       } catch (error) {
-        throw toUpstreamError(error, config.llmTimeoutSeconds);
+        throw toUpstreamError(error, config.llmTimeoutSeconds, Boolean(request.apiKey));
       }
     },
 
     stream(request) {
-      const { model, language } = resolve(request.model);
+      const { model, language } = resolve(request.model, request.apiKey);
       if (!language) return sandboxStream(request);
       const controller = new AbortController();
       const timer = setTimeout(
@@ -163,7 +192,11 @@ export function createLlmClient(config: Config): LlmClient {
       const streamed = streamText({ model: language, ...settings(request), abortSignal: controller.signal });
       let text = "";
       let failure: unknown;
-      let usage: { inputTokens?: number; outputTokens?: number } = {};
+      let usage: {
+        inputTokens?: number;
+        outputTokens?: number;
+        inputTokenDetails?: { cacheReadTokens?: number };
+      } = {};
       async function* chunks() {
         try {
           for await (const part of streamed.fullStream) {
@@ -198,12 +231,13 @@ export function createLlmClient(config: Config): LlmClient {
         chunks: {
           async *[Symbol.asyncIterator]() {
             yield* iterator;
-            if (failure) fail(toUpstreamError(failure, config.llmTimeoutSeconds));
+            if (failure) fail(toUpstreamError(failure, config.llmTimeoutSeconds, Boolean(request.apiKey)));
             else
               settle({
                 text,
                 inputTokens: usage.inputTokens ?? 0,
                 outputTokens: usage.outputTokens ?? 0,
+                cachedInputTokens: usage.inputTokenDetails?.cacheReadTokens ?? 0,
                 answeredBy: model.id,
               });
           },
@@ -234,6 +268,31 @@ export function createModelCache(
       let language = made.get(key);
       if (!language) {
         language = factory(vendorModel);
+        made.set(key, language);
+      }
+      return language;
+    },
+  };
+}
+
+/**
+ * Model objects made with creators' own keys (docs/decisions/026), one per (provider, key, vendor
+ * model), so a busy creator-keyed app does not rebuild its model per call. Keyed by a SHA-256 of
+ * the key (the key itself is only inside the provider object); bounded, oldest dropped first. A
+ * replaced key makes a new entry; the old one ages out.
+ */
+export function createCreatorModelCache(
+  make: (provider: ProviderName, apiKey: string) => (model: string) => LanguageModel,
+  limit = 500,
+): { get(provider: ProviderName, apiKey: string, vendorModel: string): LanguageModel } {
+  const made = new Map<string, LanguageModel>();
+  return {
+    get(provider, apiKey, vendorModel) {
+      const key = `${provider}\u0000${createHash("sha256").update(apiKey).digest("base64url")}\u0000${vendorModel}`;
+      let language = made.get(key);
+      if (!language) {
+        language = make(provider, apiKey)(vendorModel);
+        if (made.size >= limit) made.delete(made.keys().next().value as string);
         made.set(key, language);
       }
       return language;
@@ -277,7 +336,7 @@ function sandboxStream(request: LlmRequest): LlmStream {
   };
 }
 
-export function toUpstreamError(error: unknown, timeoutSeconds: number): AppError {
+export function toUpstreamError(error: unknown, timeoutSeconds: number, creatorKey = false): AppError {
   if (error instanceof AppError) return error;
   const name = error instanceof Error ? error.name : "";
   const causeName = error instanceof Error && error.cause instanceof Error ? error.cause.name : "";
@@ -297,7 +356,9 @@ export function toUpstreamError(error: unknown, timeoutSeconds: number): AppErro
     if (status === 401 || status === 403) {
       return new AppError(
         "upstream_failed",
-        `The model provider rejected this server's API key (HTTP ${status})`,
+        creatorKey
+          ? `The model provider rejected the app creator's own API key (HTTP ${status})`
+          : `The model provider rejected this server's API key (HTTP ${status})`,
       );
     }
     if (status && status >= 500)

@@ -35,7 +35,8 @@ export const promptsRoutes: FastifyPluginAsyncZod<{
   db: Database;
   guards: AuthGuards;
   llm: LlmClient;
-}> = async (app, { db, guards, llm }) => {
+  feePercent: number;
+}> = async (app, { db, guards, llm, feePercent }) => {
   app.get(
     "/models/",
     {
@@ -88,7 +89,7 @@ export const promptsRoutes: FastifyPluginAsyncZod<{
       const application = await getOwnApplication(db, currentUser(request), request.params.slug);
       return toPromptConfig(
         application,
-        await updatePromptConfig(db, application, request.body, KNOWN_MODEL_IDS),
+        await updatePromptConfig(db, application, request.body, KNOWN_MODEL_IDS, { feePercent }),
       );
     },
   );
@@ -154,6 +155,7 @@ export const promptsRoutes: FastifyPluginAsyncZod<{
         request.params.id,
         request.body.version_id,
         request.body.changelog,
+        { feePercent },
       );
       return toPromptConfig(application, loaded);
     },

@@ -15,6 +15,11 @@ import { invalidFields, notFound } from "../../lib/errors.ts";
 import { forgetLookups } from "../../lib/lookup-cache.ts";
 import type { ApplicationRow } from "../applications/applications.service.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
+import {
+  promptCostSettings,
+  refuseCreatorKeysWithoutKey,
+  refuseUncoveredPrice,
+} from "../models/cost-guard.ts";
 import { invalidPatterns, validateAgainstSchema } from "./input-schema.ts";
 import { detectVariables, renderTemplate, TemplateError } from "./template.ts";
 
@@ -52,6 +57,7 @@ export async function createInitialPrompt(
             topP: from.topP,
             frequencyPenalty: from.frequencyPenalty,
             presencePenalty: from.presencePenalty,
+            modelKeys: from.modelKeys,
           }
         : {}),
     })
@@ -108,6 +114,7 @@ export function toPromptConfig(app: ApplicationRow, { prompt, active }: LoadedPr
     id: prompt.id,
     application_slug: app.slug,
     model: prompt.model,
+    model_keys: prompt.modelKeys,
     temperature: prompt.temperature,
     max_tokens: prompt.maxTokens,
     top_p: prompt.topP,
@@ -127,6 +134,7 @@ export async function updatePromptConfig(
   app: ApplicationRow,
   input: UpdatePromptConfig,
   knownModels: ReadonlySet<string>,
+  { feePercent }: { feePercent: number },
 ): Promise<LoadedPrompt> {
   const problems: Record<string, string> = {};
   if (input.model !== undefined && !knownModels.has(input.model)) problems.model = `is not a known model`;
@@ -145,6 +153,7 @@ export async function updatePromptConfig(
     const current = await loadPrompt(t, app);
     const settings = {
       ...(input.model !== undefined ? { model: input.model } : {}),
+      ...(input.model_keys !== undefined ? { modelKeys: input.model_keys } : {}),
       ...(input.temperature !== undefined ? { temperature: input.temperature } : {}),
       ...(input.max_tokens !== undefined ? { maxTokens: input.max_tokens } : {}),
       ...(input.top_p !== undefined ? { topP: input.top_p } : {}),
@@ -162,6 +171,19 @@ export async function updatePromptConfig(
       next.promptTemplate !== current.active.promptTemplate ||
       JSON.stringify(next.inputSchema) !== JSON.stringify(current.active.inputSchema) ||
       JSON.stringify(next.outputSchema) !== JSON.stringify(current.active.outputSchema);
+
+    // Whose keys, and the price guard (docs/decisions/026), judged on the values about to be written.
+    const costSettings = {
+      model: settings.model ?? current.prompt.model,
+      modelKeys: settings.modelKeys ?? current.prompt.modelKeys,
+      maxTokens: settings.maxTokens ?? current.prompt.maxTokens,
+      systemPrompt: next.systemPrompt,
+      promptTemplate: next.promptTemplate,
+      inputSchema: parseIoSchema(next.inputSchema),
+      outputSchema: parseIoSchema(next.outputSchema),
+    };
+    await refuseCreatorKeysWithoutKey(t, app.ownerId, costSettings);
+    await refuseUncoveredPrice(t, { app, feePercent, settings: costSettings });
 
     let activeVersionId = current.prompt.activeVersionId;
     if (contentChanged) {
@@ -199,6 +221,11 @@ async function insertNextVersion(
     .returning();
   if (!version) throw new Error("version insert returned nothing");
   return version;
+}
+
+function parseIoSchema(value: unknown): IoSchema | null {
+  const parsed = IoSchemaSchema.safeParse(value);
+  return parsed.success ? parsed.data : null;
 }
 
 function templateProblem(template: string): string | undefined {
@@ -247,7 +274,8 @@ export async function restoreVersion(
   owner: LocalUser,
   promptId: string,
   versionId: string,
-  changelog?: string,
+  changelog: string | undefined,
+  { feePercent }: { feePercent: number },
 ): Promise<{ app: ApplicationRow; loaded: LoadedPrompt }> {
   const { app, prompt } = await getOwnPromptById(db, owner, promptId);
   const [source] = /^[0-9a-f-]{36}$/i.test(versionId)
@@ -258,6 +286,17 @@ export async function restoreVersion(
         .limit(1)
     : [];
   if (!source) throw notFound("Prompt version");
+  // The restored template is judged by the price guard like a saved one (docs/decisions/026).
+  await refuseUncoveredPrice(db, {
+    app,
+    feePercent,
+    settings: await promptCostSettings(db, app, {
+      systemPrompt: source.systemPrompt,
+      promptTemplate: source.promptTemplate,
+      inputSchema: parseIoSchema(source.inputSchema),
+      outputSchema: parseIoSchema(source.outputSchema),
+    }),
+  });
   const loaded = await db.transaction(async (tx) => {
     const t = tx as unknown as Database;
     const version = await insertNextVersion(t, prompt.id, {

@@ -2,7 +2,7 @@ import { KeyRound, LogOut, UserRound, Wallet } from "lucide-react";
 import { NavLink } from "react-router";
 import { cn } from "../../lib/cn";
 import type { SessionIdentity } from "../../lib/profile-query";
-import { NAV_ITEMS } from "./nav-items";
+import { NAV_ITEMS, type NavItem } from "./nav-items";
 import { UserAvatar } from "./user-avatar";
 
 const linkClasses = ({ isActive }: { isActive: boolean }) =>
@@ -14,11 +14,14 @@ const linkClasses = ({ isActive }: { isActive: boolean }) =>
 /** The small-screen menu: the same destinations as the bar and the user menu. */
 export function MobileMenu({
   id,
+  items = NAV_ITEMS,
   identity,
   onNavigate,
   onSignOut,
 }: {
   id: string;
+  /** The navigation items (NAV_ITEMS, with Admin for an operator). */
+  items?: readonly NavItem[];
   identity: SessionIdentity;
   onNavigate: () => void;
   onSignOut: () => void;
@@ -26,7 +29,7 @@ export function MobileMenu({
   return (
     <div id={id} className="border-t border-slate-200 bg-white px-4 pt-3 pb-4 shadow-sm md:hidden">
       <ul className="space-y-1">
-        {NAV_ITEMS.map(({ to, label, icon: Icon, end }) => (
+        {items.map(({ to, label, icon: Icon, end }) => (
           <li key={to}>
             <NavLink to={to} end={end} className={linkClasses} onClick={onNavigate}>
               <Icon className="size-4" aria-hidden="true" />

@@ -1,4 +1,13 @@
-import { BarChart3, Compass, FlaskConical, LayoutDashboard, type LucideIcon, Package } from "lucide-react";
+import {
+  BarChart3,
+  Compass,
+  FlaskConical,
+  LayoutDashboard,
+  type LucideIcon,
+  Package,
+  PiggyBank,
+  ShieldCheck,
+} from "lucide-react";
 
 export interface NavItem {
   to: string;
@@ -6,6 +15,8 @@ export interface NavItem {
   icon: LucideIcon;
   /** Active only on this exact path, not on the paths below it. */
   end?: boolean;
+  /** Shown only to creators. */
+  creatorOnly?: boolean;
 }
 
 /** The public app catalogue: in the bar signed out and signed in. */
@@ -16,6 +27,16 @@ export const NAV_ITEMS: readonly NavItem[] = [
   { to: "/dashboard", label: "Dashboard", icon: LayoutDashboard, end: true },
   { to: "/applications", label: "Applications", icon: Package },
   { to: "/analytics", label: "Analytics", icon: BarChart3 },
+  { to: "/earnings", label: "Earnings", icon: PiggyBank, creatorOnly: true },
   { to: "/api-test", label: "API Test", icon: FlaskConical },
   EXPLORE_NAV_ITEM,
 ];
+
+/** Only for the platform's operators (ADMIN_EMAILS): the server says who they are. */
+export const ADMIN_NAV_ITEM: NavItem = { to: "/admin", label: "Admin", icon: ShieldCheck };
+
+/** The items a person sees: creators also get their Earnings, operators the Admin page. */
+export function navItemsFor(who: { creator: boolean; operator: boolean }): readonly NavItem[] {
+  const items = NAV_ITEMS.filter((item) => who.creator || !item.creatorOnly);
+  return who.operator ? [...items, ADMIN_NAV_ITEM] : items;
+}

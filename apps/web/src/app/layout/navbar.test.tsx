@@ -143,6 +143,8 @@ describe("navigation bar", () => {
       "Dashboard",
       "Applications",
       "Analytics",
+      // The fixture's person is a creator.
+      "Earnings",
       "API Test",
       "Explore",
       "Profile",

@@ -7,9 +7,10 @@ import { BrandLink } from "../../components/ui/logo";
 import { Spinner } from "../../components/ui/spinner";
 import { useSignOut } from "../../features/auth/use-sign-out";
 import { cn } from "../../lib/cn";
+import { useIsOperator } from "../../lib/operator-query";
 import { describeSession, useProfile } from "../../lib/profile-query";
 import { MobileMenu } from "./mobile-menu";
-import { EXPLORE_NAV_ITEM, NAV_ITEMS } from "./nav-items";
+import { EXPLORE_NAV_ITEM, navItemsFor } from "./nav-items";
 import { UserAvatar } from "./user-avatar";
 
 const MOBILE_MENU_ID = "mobile-menu";
@@ -50,6 +51,8 @@ export function Navbar() {
   // On a phone the menu is hidden (the menu button replaces it): its code is not even loaded.
   const wide = useWideBar();
   const signedIn = auth.isAuthenticated;
+  const operator = useIsOperator();
+  const navItems = navItemsFor({ creator: Boolean(profile.data?.creator), operator });
   const identity = describeSession(profile.data, auth.user);
   const startSignOut = () => void signOut();
 
@@ -61,7 +64,7 @@ export function Navbar() {
 
           {signedIn ? (
             <ul className="hidden items-center gap-1 md:flex">
-              {NAV_ITEMS.map(({ to, label, end }) => (
+              {navItems.map(({ to, label, end }) => (
                 <li key={to}>
                   <NavLink to={to} end={end} className={linkClasses}>
                     {label}
@@ -122,6 +125,7 @@ export function Navbar() {
         {signedIn && mobileOpen && (
           <MobileMenu
             id={MOBILE_MENU_ID}
+            items={navItems}
             identity={identity}
             onNavigate={() => setMobileOpen(false)}
             onSignOut={startSignOut}

@@ -91,6 +91,7 @@ export function ApplicationsTable({
                   <div className="flex shrink-0 gap-1.5">
                     <TypeBadge type={app.type} />
                     <StatusBadge status={app.status} />
+                    <SuspendedBadge app={app} />
                   </div>
                 </div>
                 <dl className="mt-4 grid grid-cols-2 gap-3 rounded-lg bg-slate-50 px-3 py-2.5">
@@ -164,6 +165,7 @@ export function ApplicationsTable({
                     </td>
                     <td className={cell}>
                       <StatusBadge status={app.status} />
+                      <SuspendedBadge app={app} />
                     </td>
                     <td className={`${cell} text-right tabular-nums`}>
                       {formatNumber(figures?.total_invocations ?? 0)}
@@ -186,5 +188,15 @@ export function ApplicationsTable({
         </div>
       </Card>
     </>
+  );
+}
+
+/** The operator suspended the app (or its owner): callers get 404 until it is lifted. */
+function SuspendedBadge({ app }: { app: Application }) {
+  if (!app.suspension) return null;
+  return (
+    <span title={`Suspended by the operator: ${app.suspension.reason}`}>
+      <Badge tone="red">Suspended</Badge>
+    </span>
   );
 }

@@ -5,6 +5,7 @@ import { PageHeader } from "../../components/ui/page-header";
 import { LoadingState } from "../../components/ui/spinner";
 import { useProfile } from "../../lib/profile-query";
 import { AccountInformation } from "./account-information";
+import { ModelKeysSection } from "./model-keys-section";
 import { ProfileForm } from "./profile-form";
 
 export function ProfileSettingsPage() {
@@ -33,6 +34,9 @@ export function ProfileSettingsPage() {
           </Card>
           <div>
             <AccountInformation profile={profile.data} />
+          </div>
+          <div className="lg:col-span-3">
+            <ModelKeysSection />
           </div>
         </div>
       )}

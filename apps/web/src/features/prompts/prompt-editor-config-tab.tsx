@@ -8,6 +8,8 @@ import { TextField } from "../../components/ui/text-field";
 import { useModelCatalog } from "./api/list-models";
 import { useTestPromptConfig } from "./api/test-prompt-config";
 import { JsonEditor } from "./json-editor";
+import { ModelCostPanel } from "./model-cost-panel";
+import { ModelKeysField } from "./model-keys-field";
 import { EDITOR_MODELS, modelOptionsOf } from "./model-options";
 import {
   editorTestRequestOf,
@@ -87,6 +89,12 @@ export function PromptEditorConfigTab({
               error={errors.model}
               onChange={(event) => onChange({ model: event.target.value })}
             />
+            <ModelKeysField
+              model={values.model}
+              value={values.model_keys}
+              error={errors.model_keys}
+              onChange={(model_keys) => onChange({ model_keys })}
+            />
             <TextField
               label="Max Tokens"
               min={1}
@@ -106,6 +114,7 @@ export function PromptEditorConfigTab({
             />
             <TextField label="Presence Penalty" min={0} max={1} step={0.05} {...number("presence_penalty")} />
           </div>
+          <ModelCostPanel settings={values} />
           <TemplateEditor
             label="Prompt Template"
             value={values.prompt_template}

@@ -136,6 +136,7 @@ describe("prompt editor", () => {
     });
     expect(api.callsTo("PATCH /api/app/blog-writer/prompt/")[0]?.body).toEqual({
       model: "mixtral",
+      model_keys: "platform",
       temperature: 0.7,
       max_tokens: 1000,
       top_p: 1,

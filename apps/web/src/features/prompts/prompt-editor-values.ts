@@ -3,6 +3,7 @@ import type {
   AppStatus,
   InteractionMode,
   IoSchema,
+  ModelKeysMode,
   PromptConfig,
   TestConfigRequest,
   UpdateApplication,
@@ -23,6 +24,8 @@ export interface PromptEditorValues {
   visibility: Visibility;
   price_cents: number;
   model: string;
+  /** Whose model keys calls use (docs/decisions/026). */
+  model_keys: ModelKeysMode;
   max_tokens: string;
   temperature: string;
   top_p: string;
@@ -54,6 +57,7 @@ export function editorValuesOf(application: Application, config: PromptConfig): 
 export function promptValuesOf(config: PromptConfig) {
   return {
     model: config.model,
+    model_keys: config.model_keys,
     max_tokens: String(config.max_tokens),
     temperature: String(config.temperature),
     top_p: String(config.top_p),
@@ -137,6 +141,7 @@ function modelSettingsOf(values: PromptEditorValues) {
 export function editorPromptUpdateOf(values: PromptEditorValues): UpdatePromptConfig {
   return {
     ...modelSettingsOf(values),
+    model_keys: values.model_keys,
     prompt_template: values.prompt_template,
     input_schema: values.input_schema,
     output_schema: values.output_schema,

@@ -1,4 +1,5 @@
 import { Clock, PiggyBank, Wallet } from "lucide-react";
+import { Alert } from "../../components/ui/alert";
 import { ErrorBox } from "../../components/ui/error-box";
 import { MoneyFiguresCard, noMoneyFigures } from "../../components/ui/money-figures";
 import { PageContainer } from "../../components/ui/page-container";
@@ -37,6 +38,12 @@ export function WalletPage() {
         <ErrorBox message="Failed to load wallet" />
       ) : (
         <div className="space-y-8">
+          {(data.debt_micros ?? 0) > 0 && (
+            <Alert tone="error" title={`You owe ${formatMicros(data.debt_micros ?? 0)}`}>
+              A card payment was refunded or disputed after its money was spent. Paid calls are refused until
+              it is settled: a top-up below pays it first, and the rest goes to your balance.
+            </Alert>
+          )}
           <section aria-label="Balances" className="grid gap-4 sm:grid-cols-3">
             <StatCard icon={Wallet} label="Balance" value={formatMicros(data.balance_micros)} />
             {data.held_micros > 0 && (

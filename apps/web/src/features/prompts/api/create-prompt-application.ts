@@ -27,8 +27,9 @@ export class PromptSaveIncompleteError extends Error {
 }
 
 /**
- * The builder's first save: `POST /app/` (with the chosen slug), the status if it is not the
- * default draft (`PATCH /app/{slug}/update_status/`), then the prompt (`PATCH /app/{slug}/prompt/`).
+ * The builder's first save: `POST /app/` (with the chosen slug), the prompt
+ * (`PATCH /app/{slug}/prompt/`), then the status if it is not the default draft
+ * (`PATCH /app/{slug}/update_status/`).
  */
 export async function createPromptApplication({
   application,
@@ -38,6 +39,9 @@ export async function createPromptApplication({
   const created = await apiRequest("/app/", { method: "POST", body: application, schema: ApplicationSchema });
   const path = `/app/${encodeURIComponent(created.slug)}`;
   try {
+    // The prompt before the status: publishing is judged by the price guard against the prompt
+    // the app will run (docs/decisions/026), not the starter prompt it was created with.
+    await apiRequest(`${path}/prompt/`, { method: "PATCH", body: prompt, schema: PromptConfigSchema });
     let current = created;
     if (status !== created.status) {
       current = await apiRequest(`${path}/update_status/`, {
@@ -46,7 +50,6 @@ export async function createPromptApplication({
         schema: ApplicationSchema,
       });
     }
-    await apiRequest(`${path}/prompt/`, { method: "PATCH", body: prompt, schema: PromptConfigSchema });
     return current;
   } catch (error) {
     throw new PromptSaveIncompleteError(created.slug, error);

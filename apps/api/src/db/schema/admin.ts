@@ -1,0 +1,84 @@
+import { sql } from "drizzle-orm";
+import {
+  bigint,
+  bigserial,
+  check,
+  index,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from "drizzle-orm/pg-core";
+import { users } from "./auth.ts";
+import { payments } from "./billing.ts";
+
+/** What the operator did, to whom and why (docs/decisions/028). Append-only (a trigger refuses updates and deletes). */
+export const auditLog = pgTable(
+  "audit_log",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    /** Null for what a payment provider did (a Stripe refund or dispute). */
+    actorId: uuid("actor_id").references(() => users.id, { onDelete: "restrict" }),
+    actorEmail: text("actor_email").notNull(),
+    action: text("action").notNull(),
+    targetKind: text("target_kind").notNull(),
+    targetId: text("target_id").notNull(),
+    reason: text("reason").notNull().default(""),
+    details: jsonb("details").notNull().default({}),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index("audit_log_created_idx").on(t.createdAt, t.id)],
+);
+
+/** An app or a user the operator suspended (modules/admin/suspensions.ts). */
+export const suspensions = pgTable(
+  "suspensions",
+  {
+    targetKind: text("target_kind", { enum: ["application", "user"] }).notNull(),
+    targetId: uuid("target_id").notNull(),
+    reason: text("reason").notNull(),
+    actorId: uuid("actor_id").references(() => users.id, { onDelete: "restrict" }),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ name: "suspensions_pkey", columns: [t.targetKind, t.targetId] }),
+    check("suspensions_kind", sql`${t.targetKind} in ('application', 'user')`),
+  ],
+);
+
+/** Each refund and dispute of a card payment, once per gateway id (billing/reversals.ts). */
+export const paymentReversals = pgTable(
+  "payment_reversals",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    paymentId: uuid("payment_id")
+      .notNull()
+      .references(() => payments.id, { onDelete: "restrict" }),
+    kind: text("kind", { enum: ["refund", "dispute"] }).notNull(),
+    externalId: text("external_id").notNull(),
+    /** A refund: what it added to the charge's refunded total. A dispute: the disputed amount. */
+    amountCents: bigint("amount_cents", { mode: "number" }).notNull(),
+    status: text("status", {
+      enum: ["succeeded", "open", "inquiry", "won", "lost", "warning_closed"],
+    }).notNull(),
+    reason: text("reason").notNull().default(""),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex("payment_reversals_external_key").on(t.kind, t.externalId),
+    index("payment_reversals_payment_idx").on(t.paymentId),
+  ],
+);
+
+/** How much of a card payment the ledger has taken back so far. */
+export const reversedPayments = pgTable("reversed_payments", {
+  paymentId: uuid("payment_id")
+    .primaryKey()
+    .references(() => payments.id, { onDelete: "restrict" }),
+  reversedCents: bigint("reversed_cents", { mode: "number" }).notNull().default(0),
+  updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+});

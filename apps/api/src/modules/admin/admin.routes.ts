@@ -1,0 +1,300 @@
+import { randomBytes } from "node:crypto";
+import {
+  AdminOverviewSchema,
+  AdminPeriodQuerySchema,
+  ApiErrorSchema,
+  AuditEntrySchema,
+  ReversalResultSchema,
+  SandboxDisputeCloseSchema,
+  SandboxDisputeSchema,
+  SandboxRefundSchema,
+  SuspendSchema,
+} from "@promptmint/contracts";
+import { and, eq } from "drizzle-orm";
+import type { FastifyRequest } from "fastify";
+import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
+import { z } from "zod";
+import type { Config } from "../../config.ts";
+import type { Database } from "../../db/client.ts";
+import { paymentReversals, payments } from "../../db/schema/index.ts";
+import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
+import type { AuthGuards } from "../auth/authenticate.ts";
+import { currentUser } from "../auth/authenticate.ts";
+import { applyReversal, type ReversalFact, recallIndebted } from "../billing/reversals.ts";
+import type { StripeGateway } from "../billing/stripe-gateway.ts";
+import { adminOverview } from "./admin.service.ts";
+import type { Actor } from "./audit.ts";
+import { listAudit } from "./audit.ts";
+import { setSuspended } from "./suspensions.ts";
+
+const errors = {
+  400: ApiErrorSchema,
+  401: ApiErrorSchema,
+  403: ApiErrorSchema,
+  404: ApiErrorSchema,
+  409: ApiErrorSchema,
+  503: ApiErrorSchema,
+};
+const security = [{ bearerAuth: [] }];
+const tags = ["admin"];
+const DAY_MS = 86_400_000;
+
+/** Whether this person is an operator (ADMIN_EMAILS). */
+export function isOperator(config: Config, email: string | null | undefined): boolean {
+  return !!email && config.adminEmails.includes(email.trim().toLowerCase());
+}
+
+/**
+ * The operator's view (issue 17 item 5, docs/decisions/028): figures, disputes and debts, top
+ * apps and creators, suspensions, the audit log, and the sandbox's refund and dispute buttons.
+ * Only users whose email is in ADMIN_EMAILS; everyone else signed in gets 403.
+ */
+export const adminRoutes: FastifyPluginAsyncZod<{
+  db: Database;
+  guards: AuthGuards;
+  config: Config;
+  stripe: StripeGateway | undefined;
+}> = async (app, { db, guards, config, stripe }) => {
+  const requireOperator = async (request: FastifyRequest) => {
+    await guards.requireUser(request);
+    if (!isOperator(config, currentUser(request).email))
+      throw new AppError("forbidden", "Only the platform's operators (ADMIN_EMAILS) may use /admin");
+  };
+  const actorOf = (request: FastifyRequest): Actor => {
+    const user = currentUser(request);
+    return { id: user.id, email: user.email };
+  };
+  const requireSandbox = () => {
+    if (stripe)
+      throw new AppError("bad_request", "This server takes real payments through Stripe: refund there");
+    if (config.isProduction) throw new AppError("unavailable", "Sandbox payments are disabled in production");
+  };
+
+  app.get(
+    "/admin/access",
+    {
+      schema: {
+        tags,
+        summary: "Whether you are an operator (200) or not (403)",
+        security,
+        response: { 200: z.object({ admin: z.literal(true) }), ...errors },
+      },
+      onRequest: requireOperator,
+    },
+    async () => ({ admin: true as const }),
+  );
+
+  app.get(
+    "/admin/overview",
+    {
+      schema: {
+        tags,
+        summary: "The platform's figures for a period, disputes, debts, top apps and creators",
+        security,
+        querystring: AdminPeriodQuerySchema,
+        response: { 200: AdminOverviewSchema, ...errors },
+      },
+      onRequest: requireOperator,
+    },
+    async (request) => {
+      const to = request.query.to ? new Date(request.query.to) : new Date();
+      const from = request.query.from ? new Date(request.query.from) : new Date(to.getTime() - 30 * DAY_MS);
+      if (!(from < to)) throw invalidFields({ from: "must be before to" });
+      return adminOverview(db, { from, to });
+    },
+  );
+
+  app.get(
+    "/admin/audit",
+    {
+      schema: {
+        tags,
+        summary: "The audit log, newest first",
+        security,
+        querystring: z.object({
+          before: z.coerce.number().int().positive().optional(),
+          limit: z.coerce.number().int().min(1).max(200).default(50),
+        }),
+        response: { 200: z.object({ entries: z.array(AuditEntrySchema) }), ...errors },
+      },
+      onRequest: requireOperator,
+    },
+    async (request) => {
+      const rows = await listAudit(db, request.query);
+      return {
+        entries: rows.map((row) => ({
+          id: row.id,
+          actor_email: row.actorEmail,
+          action: row.action,
+          target_kind: row.targetKind,
+          target_id: row.targetId,
+          reason: row.reason,
+          details: row.details as Record<string, unknown>,
+          created_at: row.createdAt.toISOString(),
+        })),
+      };
+    },
+  );
+
+  for (const [segment, kind] of [
+    ["apps", "application"],
+    ["users", "user"],
+  ] as const) {
+    for (const suspended of [true, false]) {
+      app.post(
+        `/admin/${segment}/:id/${suspended ? "suspend" : "unsuspend"}`,
+        {
+          schema: {
+            tags,
+            summary: `${suspended ? "Suspend" : "Lift the suspension of"} ${kind === "user" ? "a user" : "an app"}, with a reason`,
+            security,
+            params: z.object({ id: z.string().max(100) }),
+            body: SuspendSchema,
+            response: { 200: z.object({ suspended: z.boolean(), changed: z.boolean() }), ...errors },
+          },
+          onRequest: requireOperator,
+        },
+        async (request) => {
+          const { changed } = await setSuspended(db, actorOf(request), {
+            kind,
+            id: request.params.id,
+            reason: request.body.reason,
+            suspended,
+          });
+          return { suspended, changed };
+        },
+      );
+    }
+  }
+
+  // The sandbox's refunds and disputes: the same code as Stripe's charge.refunded and
+  // charge.dispute.* events (billing/reversals.ts), for an operator on a sandbox server.
+  const reverse = async (
+    request: FastifyRequest,
+    paymentIntentId: string,
+    fact: ReversalFact,
+  ): Promise<z.infer<typeof ReversalResultSchema>> => {
+    requireSandbox();
+    const outcome = await db.transaction((tx) =>
+      applyReversal(tx as unknown as Database, {
+        gateway: "sandbox",
+        paymentIntentId,
+        fact,
+        actor: actorOf(request),
+        payoutHoldMs: config.payoutHoldMs,
+      }),
+    );
+    if (!outcome.found || !outcome.paymentId)
+      throw invalidFields({ payment_intent_id: "is not a succeeded sandbox payment" });
+    await recallIndebted(db, outcome.indebted);
+    const [row] = await db
+      .select({ id: paymentReversals.id, status: paymentReversals.status })
+      .from(paymentReversals)
+      .where(and(eq(paymentReversals.kind, fact.kind), eq(paymentReversals.externalId, fact.externalId)));
+    return {
+      id: fact.externalId,
+      payment_id: outcome.paymentId,
+      moved_cents: outcome.movedCents,
+      status: row?.status ?? "unchanged",
+    };
+  };
+  const paymentAmount = async (paymentIntentId: string) => {
+    const [payment] = await db
+      .select({ amount: payments.amountCents })
+      .from(payments)
+      .where(and(eq(payments.gateway, "sandbox"), eq(payments.externalId, paymentIntentId)));
+    if (!payment) throw invalidFields({ payment_intent_id: "is not a succeeded sandbox payment" });
+    return payment.amount;
+  };
+
+  app.post(
+    "/admin/sandbox/refunds",
+    {
+      schema: {
+        tags,
+        summary: "Refund a sandbox card payment (all of what is left, or amount_cents)",
+        security,
+        body: SandboxRefundSchema,
+        response: { 200: ReversalResultSchema, ...errors },
+      },
+      onRequest: requireOperator,
+    },
+    async (request) => {
+      requireSandbox();
+      const { payment_intent_id: intent } = request.body;
+      const amountCents = request.body.amount_cents ?? (await paymentAmount(intent));
+      return reverse(request, intent, {
+        kind: "refund",
+        externalId: `re_sbx_${randomBytes(12).toString("hex")}`,
+        amountCents,
+      });
+    },
+  );
+
+  app.post(
+    "/admin/sandbox/disputes",
+    {
+      schema: {
+        tags,
+        summary: "Open a dispute (chargeback) on a sandbox card payment",
+        security,
+        body: SandboxDisputeSchema,
+        response: { 200: ReversalResultSchema, ...errors },
+      },
+      onRequest: requireOperator,
+    },
+    async (request) => {
+      requireSandbox();
+      const { payment_intent_id: intent, reason } = request.body;
+      const amountCents = request.body.amount_cents ?? (await paymentAmount(intent));
+      return reverse(request, intent, {
+        kind: "dispute",
+        externalId: `dp_sbx_${randomBytes(12).toString("hex")}`,
+        amountCents,
+        status: "open",
+        reason,
+      });
+    },
+  );
+
+  app.post(
+    "/admin/sandbox/disputes/:id/close",
+    {
+      schema: {
+        tags,
+        summary: "Close a sandbox dispute as won (the money comes back) or lost",
+        security,
+        params: z.object({ id: z.string().max(100) }),
+        body: SandboxDisputeCloseSchema,
+        response: { 200: ReversalResultSchema, ...errors },
+      },
+      onRequest: requireOperator,
+    },
+    async (request) => {
+      requireSandbox();
+      const [dispute] = await db
+        .select({
+          amount: paymentReversals.amountCents,
+          intent: payments.externalId,
+          reason: paymentReversals.reason,
+        })
+        .from(paymentReversals)
+        .innerJoin(payments, eq(payments.id, paymentReversals.paymentId))
+        .where(
+          and(
+            eq(paymentReversals.kind, "dispute"),
+            eq(paymentReversals.externalId, request.params.id),
+            eq(payments.gateway, "sandbox"),
+          ),
+        );
+      if (!dispute) throw notFound("Dispute");
+      return reverse(request, dispute.intent, {
+        kind: "dispute",
+        externalId: request.params.id,
+        amountCents: dispute.amount,
+        status: request.body.status,
+        reason: dispute.reason,
+      });
+    },
+  );
+};

@@ -1,0 +1,221 @@
+import { sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { queryRows } from "../../db/client.ts";
+import { type Caller, callerAt, createCaller, fundWallet } from "../../test/caller.ts";
+import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
+import { startFakeOpenAi } from "../../test/fake-openai.ts";
+import { signUp } from "../../test/oidc-client.ts";
+import { startTestServer, type TestServer } from "../../test/server.ts";
+import { isPayoutBlocked } from "./suspensions.ts";
+
+const ADMIN_EMAIL = `operator-${Date.now()}@example.test`;
+let testDb: TestDatabase;
+let server: TestServer;
+let vendor: Awaited<ReturnType<typeof startFakeOpenAi>>;
+let admin: Caller;
+let creator: Caller;
+let consumer: Caller;
+let consumerKey: string;
+let creatorKey: string;
+
+async function signUpAs(email: string): Promise<Caller> {
+  const tokens = await signUp(server.baseUrl, { email, displayName: "Operator" });
+  const caller = callerAt(server.baseUrl, { email, token: tokens.access_token });
+  expect((await caller.api("POST", "/api/auth/register/")).status).toBe(200);
+  return caller;
+}
+
+async function liveApp(name: string): Promise<{ slug: string; id: string }> {
+  const created = await creator.api("POST", "/api/app/", {
+    body: { name: `${name} ${Math.random().toString(36).slice(2, 7)}`, visibility: "public", price_cents: 5 },
+  });
+  expect(created.status).toBe(201);
+  const slug = created.body.slug as string;
+  await creator.api("PATCH", `/api/app/${slug}/prompt/`, { body: { model: "gpt-4-turbo" } });
+  expect(
+    (await creator.api("PATCH", `/api/app/${slug}/update_status/`, { body: { status: "live" } })).status,
+  ).toBe(200);
+  return { slug, id: created.body.id as string };
+}
+
+const call = (caller: Caller, slug: string, auth?: string) =>
+  caller.api("POST", `/api/app/${slug}/completion-messages`, {
+    ...(auth ? { auth } : {}),
+    body: { inputs: { query: "hello" }, response_mode: "blocking" },
+  });
+
+beforeAll(async () => {
+  vendor = await startFakeOpenAi();
+  testDb = await createTestDatabase();
+  server = await startTestServer(testDb, {
+    env: {
+      OPENAI_API_KEY: "sk-vendor-test",
+      OPENAI_BASE_URL: vendor.baseUrl,
+      GATEWAY_RATE_LIMIT_PER_MINUTE: "1000",
+      ADMIN_EMAILS: ` Someone@else.test , ${ADMIN_EMAIL.toUpperCase()}`,
+    },
+  });
+  vendor.set({ kind: "echo" });
+  admin = await signUpAs(ADMIN_EMAIL);
+  creator = await createCaller(server.baseUrl, "Creator");
+  consumer = await createCaller(server.baseUrl, "Consumer");
+  consumerKey = (await consumer.api("POST", "/api/keys/", { body: { name: "sdk" } })).body.key;
+  creatorKey = (await creator.api("POST", "/api/keys/", { body: { name: "own" } })).body.key;
+  await fundWallet(consumer, 1_000);
+});
+afterAll(async () => {
+  await server?.stop();
+  await vendor?.stop();
+  await testDb?.destroy();
+});
+
+describe("/admin access", () => {
+  it("answers operators and refuses everyone else with 403, and anonymous callers with 401", async () => {
+    expect((await admin.api("GET", "/api/admin/access")).status).toBe(200);
+    for (const path of ["/api/admin/access", "/api/admin/overview", "/api/admin/audit"]) {
+      const refused = await consumer.api("GET", path);
+      expect(refused.status).toBe(403);
+      expect(refused.body.code).toBe("forbidden");
+      expect((await consumer.api("GET", path, { auth: "" })).status).toBe(401);
+      // An API key is no way in either, not even an operator's own.
+      expect((await consumer.api("GET", path, { auth: consumerKey })).status).toBe(401);
+    }
+    const app = await liveApp("Refused");
+    const suspend = await consumer.api("POST", `/api/admin/apps/${app.id}/suspend`, {
+      body: { reason: "spam" },
+    });
+    expect(suspend.status).toBe(403);
+    const answered = await call(consumer, app.slug, consumerKey);
+    expect(answered.body).toMatchObject({ answer: expect.any(String) });
+    expect(answered.status).toBe(200);
+  });
+
+  it("names a bad period or a reason left out", async () => {
+    const bad = await admin.api("GET", "/api/admin/overview?from=2026-02-01&to=2026-01-01");
+    expect(bad.status).toBe(400);
+    expect(bad.body.fields).toEqual({ from: "must be before to" });
+    const app = await liveApp("No reason");
+    const noReason = await admin.api("POST", `/api/admin/apps/${app.id}/suspend`, { body: {} });
+    expect(noReason.status).toBe(400);
+    expect(Object.keys(noReason.body.fields)).toEqual(["reason"]);
+    const unknown = await admin.api("POST", "/api/admin/apps/not-a-uuid/suspend", {
+      body: { reason: "spam" },
+    });
+    expect(unknown.status).toBe(404);
+  });
+});
+
+describe("suspension", () => {
+  it("a suspended app is a 404 to every caller, its owner sees it marked, and lifting it brings it back", async () => {
+    const app = await liveApp("Suspended");
+    expect((await call(consumer, app.slug, consumerKey)).status).toBe(200);
+    const explored = await consumer.api("GET", `/api/explore/apps/${app.slug}`, { auth: "" });
+    expect(explored.status).toBe(200);
+
+    const suspended = await admin.api("POST", `/api/admin/apps/${app.id}/suspend`, {
+      body: { reason: "copies another creator's prompt" },
+    });
+    expect(suspended.body).toEqual({ suspended: true, changed: true });
+    expect(
+      (await admin.api("POST", `/api/admin/apps/${app.id}/suspend`, { body: { reason: "again" } })).body,
+    ).toEqual({ suspended: true, changed: false });
+    const gateway = await call(consumer, app.slug, consumerKey);
+    expect(gateway.status).toBe(404);
+    expect(gateway.body.code).toBe("not_found");
+    expect((await call(creator, app.slug, creatorKey)).status).toBe(404);
+    expect((await consumer.api("GET", `/api/explore/apps/${app.slug}`, { auth: "" })).status).toBe(404);
+    const listed = await consumer.api("GET", `/api/explore/apps?q=${encodeURIComponent("Suspended")}`, {
+      auth: "",
+    });
+    expect(JSON.stringify(listed.body)).not.toContain(app.slug);
+    const models = await consumer.api("GET", "/api/v1/models", { auth: consumerKey });
+    expect(models.status).toBe(200);
+    expect(JSON.stringify(models.body)).not.toContain(app.slug);
+    const openai = await consumer.api("POST", "/api/v1/chat/completions", {
+      auth: consumerKey,
+      body: { model: app.slug, messages: [{ role: "user", content: "hi" }] },
+    });
+    expect(openai.status).toBe(404);
+    // The owner's dashboard still lists it, marked.
+    const own = await creator.api("GET", "/api/app/");
+    const mine = (own.body.results ?? own.body).find((row: { slug: string }) => row.slug === app.slug);
+    expect(mine?.suspension?.reason).toBe("copies another creator's prompt");
+
+    const lifted = await admin.api("POST", `/api/admin/apps/${app.id}/unsuspend`, {
+      body: { reason: "appeal upheld" },
+    });
+    expect(lifted.body).toEqual({ suspended: false, changed: true });
+    expect((await call(consumer, app.slug, consumerKey)).status).toBe(200);
+  });
+
+  it("a suspended user: their apps are 404, their API keys 403 account_suspended, and no payouts", async () => {
+    const app = await liveApp("Owner suspended");
+    const [creatorRow] = await queryRows<{ id: string }>(
+      server.database.db,
+      sql`select owner_id as id from applications where slug = ${app.slug}`,
+    );
+    const creatorId = creatorRow?.id as string;
+    expect(await isPayoutBlocked(server.database.db, creatorId)).toBe(false);
+    const done = await admin.api("POST", `/api/admin/users/${creatorId}/suspend`, {
+      body: { reason: "fraud" },
+    });
+    expect(done.status).toBe(200);
+    expect(await isPayoutBlocked(server.database.db, creatorId)).toBe(true);
+    expect((await call(consumer, app.slug, consumerKey)).status).toBe(404);
+    const keyRefused = await creator.api("GET", "/api/v1/models", { auth: creatorKey });
+    expect(keyRefused.status).toBe(403);
+    expect(keyRefused.body.error?.code ?? keyRefused.body.code).toBe("account_suspended");
+    const dify = await call(creator, app.slug, creatorKey);
+    expect(dify.status).toBe(403);
+    expect(dify.body.code).toBe("account_suspended");
+    // An operator cannot lock themselves out.
+    const me = await queryRows<{ id: string }>(
+      server.database.db,
+      sql`select id from users where lower(email) = ${ADMIN_EMAIL.toLowerCase()}`,
+    );
+    const self = await admin.api("POST", `/api/admin/users/${me[0]?.id}/suspend`, {
+      body: { reason: "oops" },
+    });
+    expect(self.status).toBe(409);
+
+    await admin.api("POST", `/api/admin/users/${creatorId}/unsuspend`, { body: { reason: "cleared" } });
+    expect(await isPayoutBlocked(server.database.db, creatorId)).toBe(false);
+    expect((await call(creator, app.slug, creatorKey)).status).toBe(200);
+  });
+});
+
+describe("the audit log", () => {
+  it("lists every operator action, newest first, with actor, target and reason, and refuses edits", async () => {
+    const log = await admin.api("GET", "/api/admin/audit?limit=200");
+    expect(log.status).toBe(200);
+    const actions = log.body.entries.map((row: { action: string }) => row.action);
+    expect(actions).toContain("app.suspend");
+    expect(actions).toContain("app.unsuspend");
+    expect(actions).toContain("user.suspend");
+    expect(actions).toContain("user.unsuspend");
+    // A repeated suspend that changed nothing wrote nothing, and the refused ones neither.
+    expect(actions.filter((a: string) => a === "app.suspend")).toHaveLength(1);
+    const first = log.body.entries.find((row: { action: string }) => row.action === "user.suspend");
+    expect(first).toMatchObject({ actor_email: ADMIN_EMAIL, target_kind: "user", reason: "fraud" });
+    const ids = log.body.entries.map((row: { id: number }) => row.id);
+    expect([...ids].sort((a, b) => b - a)).toEqual(ids);
+    await expect(server.database.db.execute(sql`update audit_log set reason = 'edited'`)).rejects.toThrow();
+    await expect(server.database.db.execute(sql`delete from audit_log`)).rejects.toThrow();
+    const again = await admin.api("GET", "/api/admin/audit?limit=200");
+    expect(again.body.entries).toHaveLength(log.body.entries.length);
+  });
+
+  it("the overview counts the period's gross by app and creator, and lists suspensions", async () => {
+    const app = await liveApp("Top");
+    for (let i = 0; i < 3; i++) expect((await call(consumer, app.slug, consumerKey)).status).toBe(200);
+    await admin.api("POST", `/api/admin/apps/${app.id}/suspend`, { body: { reason: "review" } });
+    const overview = await admin.api("GET", "/api/admin/overview");
+    expect(overview.status).toBe(200);
+    const top = overview.body.top_apps.find((row: { slug: string }) => row.slug === app.slug);
+    expect(top).toMatchObject({ calls: 3, gross_micros: 150_000, suspended: true });
+    expect(overview.body.suspensions.map((row: { label: string }) => row.label)).toContain(app.slug);
+    expect(overview.body.top_creators[0].gross_micros).toBeGreaterThanOrEqual(150_000);
+    const empty = await admin.api("GET", "/api/admin/overview?from=2020-01-01&to=2020-02-01");
+    expect(empty.body).toMatchObject({ gross_micros: 0, fee_income_micros: 0, top_apps: [] });
+  });
+});

@@ -1,0 +1,386 @@
+import { randomUUID } from "node:crypto";
+import { and, eq, sql } from "drizzle-orm";
+import type { Database } from "../../db/client.ts";
+import {
+  ledgerAccounts,
+  ledgerEntries,
+  ledgerTransactions,
+  paymentReversals,
+  payments,
+  reversedPayments,
+  subscriptions,
+} from "../../db/schema/index.ts";
+import { type Actor, writeAudit } from "../admin/audit.ts";
+import { DEBT, lockAccounts, lockedBalance } from "./debts.ts";
+import { recallHolds } from "./holds.ts";
+import { centsToMicros, dollars, formatMicros } from "./money.ts";
+import { creditPaymentToWallet, type PaymentRow } from "./plan-payments.ts";
+import { accountFor, postTransaction } from "./postings.ts";
+
+/**
+ * Refunds and disputes of card payments (issue 17 item 4, docs/decisions/028).
+ *
+ * Each event first records a fact, once: a refund by its id (what it added to the charge's
+ * refunded total), a dispute by its id (amount and status). Then the payment is brought to what
+ * the facts say the ledger must have taken back:
+ *
+ *   target = min(payment amount, refunds + disputes open or lost)
+ *
+ * and only the difference from what was already taken back (`reversed_payments`) moves. So a
+ * redelivered event, a refund and a dispute of the same charge, an inquiry (which takes nothing)
+ * or a dispute won (the target falls, the money comes back) all converge on one figure, under the
+ * payment's row lock, whatever order they arrive in.
+ *
+ * Where the money comes from: a top-up (or a plan payment credited to the wallet) from the payer's
+ * wallet, and what was already spent becomes the payer's debt (`debt` account, below zero); a plan
+ * payment from the creator's earnings while still inside PAYOUT_HOLD_DAYS (a shortfall is the
+ * creator's debt), or else from the platform (its `debt` account: a loss the operator sees), and
+ * the platform's fee either way. Money coming back settles a debt first.
+ */
+
+/** Stripe's dispute statuses, as we keep them. */
+export type DisputeStatus = "open" | "inquiry" | "won" | "lost" | "warning_closed";
+
+export function disputeStatusOf(stripeStatus: string): DisputeStatus {
+  switch (stripeStatus) {
+    case "warning_needs_response":
+    case "warning_under_review":
+      return "inquiry";
+    case "warning_closed":
+      return "warning_closed";
+    case "won":
+    case "prevented":
+      return "won";
+    case "lost":
+      return "lost";
+    default:
+      return "open";
+  }
+}
+
+const TERMINAL: DisputeStatus[] = ["won", "lost", "warning_closed"];
+
+export type ReversalFact =
+  | {
+      kind: "refund";
+      /** The refund's id (re_…), or, when the event names none, the charge and its refunded total. */
+      externalId: string;
+      /** Stripe: the charge's amount_refunded (cumulative); only its increase is applied. */
+      refundedTotalCents?: number;
+      /** The sandbox: this refund's own amount. */
+      amountCents?: number;
+    }
+  | {
+      kind: "dispute";
+      externalId: string;
+      amountCents: number;
+      status: DisputeStatus;
+      reason?: string;
+    };
+
+export interface ReversalOutcome {
+  /** False when the payment is unknown (not ours) or not succeeded. */
+  found: boolean;
+  paymentId?: string;
+  /** What moved now: positive taken back, negative given back (cents). */
+  movedCents: number;
+  /** Whose debt this created or grew (their leases must be recalled once committed). */
+  indebted: string[];
+}
+
+type Lock = { payment: PaymentRow };
+
+/**
+ * Applies one refund or dispute fact to the payment it belongs to (by gateway and payment intent
+ * id), inside the caller's transaction. Safe to repeat: a fact already recorded moves nothing.
+ */
+export async function applyReversal(
+  tx: Database,
+  options: {
+    gateway: "stripe" | "sandbox";
+    paymentIntentId: string;
+    fact: ReversalFact;
+    actor: Actor;
+    payoutHoldMs: number;
+  },
+): Promise<ReversalOutcome> {
+  const [payment] = await tx
+    .select()
+    .from(payments)
+    .where(and(eq(payments.gateway, options.gateway), eq(payments.externalId, options.paymentIntentId)))
+    .limit(1)
+    .for("update");
+  if (!payment || payment.status !== "succeeded" || payment.amountCents <= 0)
+    return { found: false, movedCents: 0, indebted: [] };
+  const recorded = await recordFact(tx, { payment }, options.fact);
+  if (!recorded) return { found: true, paymentId: payment.id, movedCents: 0, indebted: [] };
+  const outcome = await bringToTarget(tx, { payment }, options.payoutHoldMs);
+  const { fact } = options;
+  await writeAudit(tx, options.actor, {
+    action: fact.kind === "refund" ? "payment.refund" : `payment.dispute.${fact.status}`,
+    targetKind: "payment",
+    targetId: payment.id,
+    reason: fact.kind === "dispute" ? (fact.reason ?? "") : "",
+    details: {
+      gateway: options.gateway,
+      payment_intent: options.paymentIntentId,
+      external_id: fact.externalId,
+      moved_cents: outcome.movedCents,
+      payer_id: payment.userId,
+    },
+  });
+  return { found: true, paymentId: payment.id, ...outcome };
+}
+
+/** Records the fact once; false when it changes nothing (a repeat, or no increase). */
+async function recordFact(tx: Database, { payment }: Lock, fact: ReversalFact): Promise<boolean> {
+  const [existing] = await tx
+    .select()
+    .from(paymentReversals)
+    .where(and(eq(paymentReversals.kind, fact.kind), eq(paymentReversals.externalId, fact.externalId)))
+    .limit(1);
+  if (fact.kind === "refund") {
+    if (existing) return false;
+    const [refunds] = await tx
+      .select({ total: sql<string>`coalesce(sum(${paymentReversals.amountCents}), 0)::text` })
+      .from(paymentReversals)
+      .where(and(eq(paymentReversals.paymentId, payment.id), eq(paymentReversals.kind, "refund")));
+    const before = Number(refunds?.total ?? 0);
+    const increase =
+      fact.refundedTotalCents !== undefined ? fact.refundedTotalCents - before : (fact.amountCents ?? 0);
+    const amount = Math.min(increase, payment.amountCents - before);
+    if (!Number.isSafeInteger(amount) || amount <= 0) return false;
+    await tx.insert(paymentReversals).values({
+      paymentId: payment.id,
+      kind: "refund",
+      externalId: fact.externalId,
+      amountCents: amount,
+      status: "succeeded",
+    });
+    return true;
+  }
+  if (!existing) {
+    await tx.insert(paymentReversals).values({
+      paymentId: payment.id,
+      kind: "dispute",
+      externalId: fact.externalId,
+      amountCents: Math.max(0, Math.min(fact.amountCents, payment.amountCents)),
+      status: fact.status,
+      reason: fact.reason ?? "",
+    });
+    return true;
+  }
+  // A closed dispute stays closed: a late `created` delivered after its `closed` changes nothing.
+  if (existing.paymentId !== payment.id || existing.status === fact.status) return false;
+  if (TERMINAL.includes(existing.status as DisputeStatus)) return false;
+  await tx
+    .update(paymentReversals)
+    .set({ status: fact.status, updatedAt: new Date() })
+    .where(eq(paymentReversals.id, existing.id));
+  return true;
+}
+
+/** Moves the difference between what the facts say and what was already taken back. */
+async function bringToTarget(
+  tx: Database,
+  { payment }: Lock,
+  payoutHoldMs: number,
+): Promise<Omit<ReversalOutcome, "found" | "paymentId">> {
+  const [facts] = await tx
+    .select({
+      refunds: sql<string>`coalesce(sum(${paymentReversals.amountCents}) filter (where ${paymentReversals.kind} = 'refund'), 0)::text`,
+      disputes: sql<string>`coalesce(sum(${paymentReversals.amountCents}) filter (where ${paymentReversals.kind} = 'dispute' and ${paymentReversals.status} in ('open', 'lost')), 0)::text`,
+    })
+    .from(paymentReversals)
+    .where(eq(paymentReversals.paymentId, payment.id));
+  const target = Math.min(payment.amountCents, Number(facts?.refunds ?? 0) + Number(facts?.disputes ?? 0));
+  await tx.insert(reversedPayments).values({ paymentId: payment.id }).onConflictDoNothing();
+  const [state] = await tx
+    .select()
+    .from(reversedPayments)
+    .where(eq(reversedPayments.paymentId, payment.id))
+    .for("update");
+  const current = state?.reversedCents ?? 0;
+  const delta = target - current;
+  if (delta === 0) return { movedCents: 0, indebted: [] };
+  // A payment nothing consumed yet (a plan's payment awaiting its subscribe) is credited to its
+  // payer's wallet first, so it is reversed like a top-up and can never be used afterwards.
+  if (!payment.consumedKind && delta > 0)
+    await creditPaymentToWallet(tx, payment, "Card payment credited to your wallet before its refund");
+  const [fresh] = await tx.select().from(payments).where(eq(payments.id, payment.id));
+  const consumed = fresh ?? payment;
+  const indebted =
+    consumed.consumedKind === "subscription"
+      ? await movePlanPayment(tx, consumed, delta, payoutHoldMs)
+      : await moveWalletPayment(tx, consumed, delta);
+  await tx
+    .update(reversedPayments)
+    .set({ reversedCents: target, updatedAt: new Date() })
+    .where(eq(reversedPayments.paymentId, payment.id));
+  return { movedCents: delta, indebted };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ledger amounts are micro-dollars (money.ts); card amounts are cents.
+
+const toLedger = centsToMicros;
+
+type Entry = { accountId: string; amountMicros: number };
+
+/**
+ * Takes `amount` out of an owner's account: what it holds, and the rest into their debt (below
+ * zero). Locks the accounts (in id order) so the balance read is the one posted against.
+ */
+async function takeFrom(
+  tx: Database,
+  ownerId: string | null,
+  kind: "wallet" | "earnings" | "platform_fee",
+  amount: number,
+) {
+  const account = await accountFor(tx, kind, ownerId);
+  const debt = await accountFor(tx, DEBT, ownerId);
+  await lockAccounts(tx, [account, debt]);
+  const fromAccount = Math.max(0, Math.min(await lockedBalance(tx, account), amount));
+  const entries: Entry[] = [];
+  if (fromAccount > 0) entries.push({ accountId: account, amountMicros: -fromAccount });
+  if (amount > fromAccount) entries.push({ accountId: debt, amountMicros: -(amount - fromAccount) });
+  return { entries, debt: amount - fromAccount };
+}
+
+/** Gives `amount` back to an owner: their debt first (up to zero), the rest into the account. */
+async function giveTo(
+  tx: Database,
+  ownerId: string | null,
+  kind: "wallet" | "earnings" | "platform_fee",
+  amount: number,
+) {
+  const account = await accountFor(tx, kind, ownerId);
+  const debt = await accountFor(tx, DEBT, ownerId);
+  await lockAccounts(tx, [account, debt]);
+  const owed = Math.max(0, -(await lockedBalance(tx, debt)));
+  const toDebt = Math.min(owed, amount);
+  const entries: Entry[] = [];
+  if (toDebt > 0) entries.push({ accountId: debt, amountMicros: toDebt });
+  if (amount > toDebt) entries.push({ accountId: account, amountMicros: amount - toDebt });
+  return entries;
+}
+
+/** A top-up (or any payment that went to the wallet): the payer's wallet, then their debt. */
+async function moveWalletPayment(tx: Database, payment: PaymentRow, deltaCents: number): Promise<string[]> {
+  const clearing = await accountFor(tx, "clearing", null);
+  const amount = toLedger(Math.abs(deltaCents));
+  if (deltaCents > 0) {
+    const taken = await takeFrom(tx, payment.userId, "wallet", amount);
+    await postTransaction(tx, {
+      kind: "reversal",
+      reference: `${payment.id}:${randomUUID()}`,
+      description:
+        taken.debt > 0
+          ? `Card payment of ${dollars(payment.amountCents)} refunded or disputed: ${dollars(deltaCents)} taken back, ${formatMicros(taken.debt)} of it already spent (owed)`
+          : `Card payment of ${dollars(payment.amountCents)} refunded or disputed: ${dollars(deltaCents)} taken back`,
+      entries: [{ accountId: clearing, amountMicros: amount }, ...taken.entries],
+    });
+    return taken.debt > 0 ? [payment.userId] : [];
+  }
+  const given = await giveTo(tx, payment.userId, "wallet", amount);
+  await postTransaction(tx, {
+    kind: "reversal",
+    reference: `${payment.id}:${randomUUID()}`,
+    description: `Dispute of a ${dollars(payment.amountCents)} card payment won: ${dollars(-deltaCents)} returned`,
+    entries: [{ accountId: clearing, amountMicros: -amount }, ...given],
+  });
+  return [];
+}
+
+/**
+ * A plan payment: the subscription it paid ends; the creator's share comes back from their
+ * earnings while the payment is inside the payout hold (a shortfall is their debt), else from the
+ * platform (its debt: a loss); the fee from the platform's fee income.
+ */
+async function movePlanPayment(
+  tx: Database,
+  payment: PaymentRow,
+  deltaCents: number,
+  payoutHoldMs: number,
+): Promise<string[]> {
+  const [paid] = await tx
+    .select({
+      createdAt: ledgerTransactions.createdAt,
+      creatorId: ledgerAccounts.ownerId,
+      net: ledgerEntries.amountMicros,
+    })
+    .from(ledgerTransactions)
+    .innerJoin(ledgerEntries, eq(ledgerEntries.transactionId, ledgerTransactions.id))
+    .innerJoin(ledgerAccounts, eq(ledgerAccounts.id, ledgerEntries.accountId))
+    .where(
+      and(
+        eq(ledgerTransactions.kind, "subscription"),
+        eq(ledgerTransactions.reference, payment.id),
+        eq(ledgerAccounts.kind, "earnings"),
+      ),
+    )
+    .limit(1);
+  if (payment.consumedRef && deltaCents > 0)
+    await tx
+      .update(subscriptions)
+      .set({ status: "canceled", cancelAtPeriodEnd: true })
+      .where(
+        and(
+          sql`${subscriptions.id}::text = ${payment.consumedRef}`,
+          sql`${subscriptions.status} in ('active', 'incomplete', 'past_due')`,
+        ),
+      );
+  const clearing = await accountFor(tx, "clearing", null);
+  const total = toLedger(payment.amountCents);
+  const amount = toLedger(Math.abs(deltaCents));
+  const netPaid = paid?.net ?? total;
+  // This part's share of the creator's net and of the fee, in proportion to the whole payment.
+  const net = Math.floor((amount * netPaid) / total);
+  const fee = amount - net;
+  const creatorId = paid?.creatorId ?? null;
+  const insideHold = paid !== undefined && paid.createdAt.getTime() > Date.now() - payoutHoldMs;
+  const creatorOwner = insideHold ? creatorId : null;
+  if (deltaCents > 0) {
+    // Past the hold the creator may have been paid: the platform bears it, as its debt (a loss).
+    const fromCreator = insideHold
+      ? await takeFrom(tx, creatorOwner, "earnings", net)
+      : { entries: [{ accountId: await accountFor(tx, DEBT, null), amountMicros: -net }], debt: 0 };
+    const fromPlatform = await takeFrom(tx, null, "platform_fee", fee);
+    await postTransaction(tx, {
+      kind: "reversal",
+      reference: `${payment.id}:${randomUUID()}`,
+      description: `Plan payment of ${dollars(payment.amountCents)} refunded or disputed: ${dollars(deltaCents)} taken back${insideHold ? " from the creator's earnings" : " (past the payout hold: the platform's loss)"}`,
+      entries: mergeEntries([
+        { accountId: clearing, amountMicros: amount },
+        ...fromCreator.entries,
+        ...fromPlatform.entries,
+      ]),
+    });
+    return insideHold && creatorId && fromCreator.debt > 0 ? [creatorId] : [];
+  }
+  // Past the hold both parts are the platform's: one give-back, so its debt is read once.
+  const toCreator = insideHold ? await giveTo(tx, creatorOwner, "earnings", net) : [];
+  const toPlatform = await giveTo(tx, null, "platform_fee", insideHold ? fee : net + fee);
+  await postTransaction(tx, {
+    kind: "reversal",
+    reference: `${payment.id}:${randomUUID()}`,
+    description: `Dispute of a ${dollars(payment.amountCents)} plan payment won: ${dollars(-deltaCents)} returned`,
+    entries: mergeEntries([{ accountId: clearing, amountMicros: -amount }, ...toCreator, ...toPlatform]),
+  });
+  return [];
+}
+
+/** One entry per account (a posting moves each account once). */
+function mergeEntries(entries: Entry[]): Entry[] {
+  const totals = new Map<string, number>();
+  for (const entry of entries)
+    totals.set(entry.accountId, (totals.get(entry.accountId) ?? 0) + entry.amountMicros);
+  return [...totals]
+    .filter(([, amount]) => amount !== 0)
+    .map(([accountId, amountMicros]) => ({ accountId, amountMicros }));
+}
+
+/** After a reversal committed: the leases of whoever it put in debt give back what they hold. */
+export async function recallIndebted(db: Database, userIds: string[]): Promise<void> {
+  for (const userId of new Set(userIds)) await recallHolds(db, userId);
+}

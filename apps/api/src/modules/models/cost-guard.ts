@@ -1,0 +1,157 @@
+import { type IoSchema, IoSchemaSchema } from "@promptmint/contracts";
+import { and, eq } from "drizzle-orm";
+import type { Database } from "../../db/client.ts";
+import { creatorModelKeys, packages } from "../../db/schema/index.ts";
+import { AppError, invalidFields } from "../../lib/errors.ts";
+import type { ApplicationRow } from "../applications/applications.service.ts";
+import { scheduledPriceCents } from "../billing/price-changes.ts";
+import { loadPrompt } from "../prompts/prompts.service.ts";
+import { findModel } from "./model-catalog.ts";
+import {
+  formatCents,
+  formatUsd4,
+  minimumPriceCents,
+  netOfFeeMicros,
+  type WorstCase,
+  type WorstCaseSettings,
+  worstCaseCostMicros,
+} from "./model-prices.ts";
+
+/**
+ * The price guard (docs/decisions/026): a prompt app on the platform's model keys must be priced
+ * so that the creator's share of one call (price less the platform fee) covers the worst-case
+ * model cost of that call, and each plan's share covers its included calls' worst case. Every
+ * path that changes the price, the model settings, the template or whose keys are used calls it
+ * with the values it is about to write; an app that already violates it keeps running, but
+ * cannot be saved again without a fix.
+ */
+export interface PromptCostSettings extends WorstCaseSettings {
+  modelKeys: "platform" | "creator";
+}
+
+interface PlanCandidate {
+  id?: string;
+  name: string;
+  priceCents: number;
+  includedCalls: number;
+  isActive: boolean;
+}
+
+/** The app's current prompt settings as the guard sees them, with `overrides` applied. */
+export async function promptCostSettings(
+  db: Database,
+  app: ApplicationRow,
+  overrides: Partial<PromptCostSettings> = {},
+): Promise<PromptCostSettings> {
+  const { prompt, active } = await loadPrompt(db, app);
+  return {
+    model: prompt.model,
+    modelKeys: prompt.modelKeys,
+    maxTokens: prompt.maxTokens,
+    systemPrompt: active.systemPrompt,
+    promptTemplate: active.promptTemplate,
+    inputSchema: parseSchema(active.inputSchema),
+    outputSchema: parseSchema(active.outputSchema),
+    ...overrides,
+  };
+}
+
+function parseSchema(value: unknown): IoSchema | null {
+  const parsed = IoSchemaSchema.safeParse(value);
+  return parsed.success ? parsed.data : null;
+}
+
+/** What the message says about a worst case: "claude-3-opus with 8192 max tokens costs $0.6160 per call". */
+function describeWorst(worst: WorstCase): string {
+  return `the worst case of ${worst.model} with ${worst.outputTokens} max tokens costs ${formatUsd4(worst.micros)} per call`;
+}
+
+function minimumText(cents: number): string {
+  return `${cents} cent${cents === 1 ? "" : "s"} (${formatCents(cents)})`;
+}
+
+/**
+ * Refuses (400, `fields.price_cents`) a prompt app whose price or plans cannot cover the worst
+ * case under `settings`. `priceCents` is the price the creator has set (an announced increase
+ * counts: the guard judges the price being chosen). `plan` is a plan being created or changed,
+ * judged alone (as it will be after the write).
+ */
+export async function refuseUncoveredPrice(
+  db: Database,
+  options: {
+    app: ApplicationRow;
+    feePercent: number;
+    settings?: PromptCostSettings;
+    priceCents?: number;
+    plan?: PlanCandidate;
+  },
+): Promise<void> {
+  const { app, feePercent } = options;
+  if (app.type !== "prompt") return;
+  const settings = options.settings ?? (await promptCostSettings(db, app));
+  if (settings.modelKeys === "creator") return;
+  const worst = worstCaseCostMicros(settings);
+  if (worst.micros <= 0) return;
+  const minimum = minimumPriceCents(worst.micros, feePercent);
+  const refuse = (message: string) => {
+    throw new AppError("bad_request", message, { fields: { price_cents: message } });
+  };
+  if (minimum === null)
+    refuse(
+      `No price can cover the model cost while the platform fee is ${feePercent}%: ${describeWorst(worst)}. Use your own model keys (model_keys: creator).`,
+    );
+  // A plan being created or changed is judged alone; otherwise the app's price and its active plans.
+  if (!options.plan) {
+    const price = options.priceCents ?? scheduledPriceCents(app);
+    if (netOfFeeMicros(price, feePercent) < worst.micros) {
+      refuse(
+        `At least ${minimumText(minimum as number)}: ${describeWorst(worst)}, more than ${formatCents(price)} leaves after the ${feePercent}% platform fee. Raise the price, lower max tokens, choose a cheaper model or use your own model keys.`,
+      );
+    }
+  }
+  const plans = options.plan
+    ? [options.plan]
+    : (
+        await db
+          .select({
+            id: packages.id,
+            name: packages.name,
+            priceCents: packages.priceCents,
+            pendingPriceCents: packages.pendingPriceCents,
+            pendingPriceAt: packages.pendingPriceAt,
+            includedCalls: packages.includedCalls,
+            isActive: packages.isActive,
+          })
+          .from(packages)
+          .where(and(eq(packages.applicationId, app.id), eq(packages.isActive, true)))
+      ).map((row) => ({ ...row, priceCents: scheduledPriceCents(row) }));
+  for (const plan of plans) {
+    if (!plan.isActive || plan.includedCalls <= 0) continue;
+    const needed = worst.micros * plan.includedCalls;
+    if (netOfFeeMicros(plan.priceCents, feePercent) >= needed) continue;
+    const planMinimum = minimumPriceCents(needed, feePercent) as number;
+    refuse(
+      `At least ${minimumText(planMinimum)} for the plan '${plan.name}' with ${plan.includedCalls} included calls: ${describeWorst(worst)} (${formatUsd4(needed)} for all of them), more than ${formatCents(plan.priceCents)} leaves after the ${feePercent}% platform fee.`,
+    );
+  }
+}
+
+/** 400 when an app is set to run on its creator's keys but the creator has no key for its model's provider. */
+export async function refuseCreatorKeysWithoutKey(
+  db: Database,
+  ownerId: string,
+  settings: Pick<PromptCostSettings, "model" | "modelKeys">,
+): Promise<void> {
+  if (settings.modelKeys !== "creator") return;
+  const provider = findModel(settings.model)?.provider;
+  if (!provider || provider === "sandbox") return;
+  const [found] = await db
+    .select({ provider: creatorModelKeys.provider })
+    .from(creatorModelKeys)
+    .where(and(eq(creatorModelKeys.userId, ownerId), eq(creatorModelKeys.provider, provider)))
+    .limit(1);
+  if (!found)
+    throw invalidFields({
+      model_keys: `needs your own ${provider} API key for ${settings.model}: add it under Profile → Model keys first`,
+    });
+}

@@ -1,0 +1,183 @@
+import { sql } from "drizzle-orm";
+import { type Database, queryRows } from "../../db/client.ts";
+import { MICROS_PER_CENT } from "../billing/money.ts";
+import { type AccountKind, accountFor, postTransaction } from "../billing/postings.ts";
+
+/**
+ * Every ledger movement of a payout, and the availability of a creator's earnings: the only file
+ * of the payouts module that reads or writes ledger amounts (docs/decisions/027).
+ *
+ * A payout is whole cents (what can leave the platform); the ledger counts `LEDGER_UNITS_PER_CENT`
+ * units per cent.
+ */
+export const LEDGER_UNITS_PER_CENT = MICROS_PER_CENT;
+/** Micro-dollars per ledger unit, for the figures the API answers with (`*_micros`). */
+export const MICROS_PER_LEDGER_UNIT = 1;
+/** The ledger's amount and balance columns. */
+const AMOUNT = sql.raw("amount_micros");
+export const LEDGER_BALANCE = sql.raw("balance_micros");
+const BALANCE = LEDGER_BALANCE;
+
+/** The ledger transaction kinds of payouts; each is posted once per payout (its id is the reference). */
+export const PAYOUT_TRANSACTION_KINDS = ["payout", "payout_paid", "payout_return"] as const;
+type PayoutTransactionKind = (typeof PAYOUT_TRANSACTION_KINDS)[number];
+
+async function post(
+  tx: Database,
+  kind: PayoutTransactionKind,
+  payoutId: string,
+  description: string,
+  from: string,
+  to: string,
+  cents: number,
+): Promise<boolean> {
+  const units = cents * LEDGER_UNITS_PER_CENT;
+  const posted = await postTransaction(tx, {
+    kind,
+    reference: payoutId,
+    description,
+    entries: [
+      { accountId: from, amountMicros: -units },
+      { accountId: to, amountMicros: units },
+    ],
+  });
+  return posted !== undefined;
+}
+
+const account = (tx: Database, kind: AccountKind, ownerId: string | null) => accountFor(tx, kind, ownerId);
+
+/**
+ * Locks the creator's earnings and the platform's payouts account, in id order like every posting,
+ * for the rest of the caller's transaction: two withdrawals of one creator run one after the
+ * other, and the second sees what the first took.
+ */
+export async function lockPayoutAccounts(tx: Database, creatorId: string): Promise<void> {
+  const ids = [await account(tx, "earnings", creatorId), await account(tx, "payouts", null)];
+  await queryRows(
+    tx,
+    sql`select id from ledger_accounts where id in (${ids[0]}::uuid, ${ids[1]}::uuid) order by id for update`,
+  );
+}
+
+/** Withdraw: the creator's earnings → the platform's payouts account (money on its way out). */
+export async function postWithdrawal(
+  tx: Database,
+  payout: { id: string; creatorId: string; amountCents: number },
+) {
+  const earnings = await account(tx, "earnings", payout.creatorId);
+  const payouts = await account(tx, "payouts", null);
+  return post(tx, "payout", payout.id, "Payout to your bank account", earnings, payouts, payout.amountCents);
+}
+
+/** The bank received it: the payouts account → clearing (money that left the platform). */
+export async function postPayoutPaid(tx: Database, payout: { id: string; amountCents: number }) {
+  const payouts = await account(tx, "payouts", null);
+  const clearing = await account(tx, "clearing", null);
+  return post(tx, "payout_paid", payout.id, "Payout paid", payouts, clearing, payout.amountCents);
+}
+
+/**
+ * A failed or reversed payout's money back to the creator's earnings, available at once; once per
+ * payout whatever events report it. From the payouts account, or from clearing when it had been
+ * reported paid (a payout can fail after `payout.paid`; the money came back from outside).
+ */
+export async function postPayoutReturn(
+  tx: Database,
+  payout: { id: string; creatorId: string; amountCents: number },
+  options: { wasPaid: boolean; reason: string },
+) {
+  const from = await account(tx, options.wasPaid ? "clearing" : "payouts", null);
+  const earnings = await account(tx, "earnings", payout.creatorId);
+  return post(
+    tx,
+    "payout_return",
+    payout.id,
+    `Payout returned: ${options.reason}`,
+    from,
+    earnings,
+    payout.amountCents,
+  );
+}
+
+export interface Availability {
+  /** Ledger units of the earnings account. */
+  balance: number;
+  /** What can be paid out now (ledger units). */
+  available: number;
+  /** Money still in its hold period, by the moment it becomes available (ledger units). */
+  pending: { amount: number; availableAt: Date }[];
+}
+
+/**
+ * What a creator may be paid: credits to their earnings older than the hold period, and a
+ * returned payout's money at once; every debit (a payout, a reversed plan payment) comes out of
+ * the available part first. The ledger credits earnings only from paid calls and plan payments, and
+ * wallets only from succeeded payments, so only money that was really received is paid out.
+ * `now` is the payouts clock (the sandbox's test clock moves it ahead).
+ */
+export async function availability(
+  db: Database,
+  creatorId: string,
+  now: Date,
+  holdDays: number,
+): Promise<Availability> {
+  const holdMs = Math.round(holdDays * 86_400_000);
+  const cutoff = new Date(now.getTime() - holdMs);
+  const rows = await queryRows<{ day: string | null; amount: string; latest: string | Date | null }>(
+    db,
+    sql`with acct as (
+          select id, ${BALANCE} as balance from ledger_accounts where kind = 'earnings' and owner_id = ${creatorId}
+        )
+        select null::text as day, coalesce((select balance from acct), 0)::text as amount, null::timestamptz as latest
+        union all
+        select to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD') as day, sum(e.${AMOUNT})::text as amount,
+          max(e.created_at) as latest
+        from ledger_entries e join ledger_transactions t on t.id = e.transaction_id
+        where e.account_id = (select id from acct) and e.${AMOUNT} > 0
+          and e.created_at > ${cutoff.toISOString()}::timestamptz and t.kind <> 'payout_return'
+        group by 1`,
+  );
+  const balance = Number(rows.find((row) => row.day === null)?.amount ?? 0);
+  const recent = rows
+    .filter((row) => row.day !== null)
+    .map((row) => ({
+      amount: Number(row.amount),
+      availableAt: new Date(new Date(row.latest ?? 0).getTime() + holdMs),
+    }))
+    .sort((a, b) => a.availableAt.getTime() - b.availableAt.getTime());
+  const recentTotal = recent.reduce((sum, part) => sum + part.amount, 0);
+  const available = Math.max(0, balance - recentTotal);
+  // Debits beyond the matured money come out of the earliest pending parts (they become
+  // available later, never sooner).
+  let shortfall = Math.max(0, recentTotal - balance);
+  const pending: Availability["pending"] = [];
+  for (const part of recent) {
+    const taken = Math.min(shortfall, part.amount);
+    shortfall -= taken;
+    if (part.amount - taken > 0) pending.push({ amount: part.amount - taken, availableAt: part.availableAt });
+  }
+  return { balance, available, pending };
+}
+
+/** A creator's earnings lines for the statement: every entry of their earnings account, oldest first. */
+export async function earningsLines(
+  db: Database,
+  creatorId: string,
+): Promise<{ at: Date; kind: string; reference: string; description: string; amount: number }[]> {
+  const rows = await queryRows<{
+    at: string | Date;
+    kind: string;
+    reference: string;
+    description: string;
+    amount: string;
+  }>(
+    db,
+    sql`select e.created_at as at, t.kind, t.reference, t.description, e.${AMOUNT}::text as amount
+        from ledger_entries e
+        join ledger_transactions t on t.id = e.transaction_id
+        join ledger_accounts a on a.id = e.account_id
+        where a.kind = 'earnings' and a.owner_id = ${creatorId}
+        order by e.id`,
+  );
+  return rows.map((row) => ({ ...row, at: new Date(row.at), amount: Number(row.amount) }));
+}

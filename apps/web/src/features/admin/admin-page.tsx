@@ -1,0 +1,307 @@
+import { type AdminOverview, AdminOverviewSchema, AuditEntrySchema } from "@promptmint/contracts";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { AlertTriangle, Banknote, Cpu, Landmark, Receipt, ShieldAlert } from "lucide-react";
+import { type FormEvent, useState } from "react";
+import { z } from "zod";
+import { Badge } from "../../components/ui/badge";
+import { Button } from "../../components/ui/button";
+import { Card } from "../../components/ui/card";
+import { ErrorBox } from "../../components/ui/error-box";
+import { PageContainer } from "../../components/ui/page-container";
+import { PageHeader } from "../../components/ui/page-header";
+import { LoadingState } from "../../components/ui/spinner";
+import { StatCard } from "../../components/ui/stat-card";
+import { apiRequest, getErrorMessage } from "../../lib/api-client";
+import { formatCents, formatMicros } from "../../lib/format";
+
+const DAY_MS = 86_400_000;
+const isoDay = (date: Date) => date.toISOString().slice(0, 10);
+
+type Target = { kind: "apps" | "users"; id: string; label: string; suspended: boolean };
+
+/** /admin: the operator's figures, disputes and debts, top apps and creators, suspensions, audit log. */
+export function AdminPage() {
+  const [from, setFrom] = useState(() => isoDay(new Date(Date.now() - 30 * DAY_MS)));
+  const [to, setTo] = useState(() => isoDay(new Date(Date.now() + DAY_MS)));
+  const [target, setTarget] = useState<Target | null>(null);
+  const overview = useQuery({
+    queryKey: ["admin-overview", from, to],
+    queryFn: ({ signal }) =>
+      apiRequest(`/admin/overview?from=${from}&to=${to}`, { schema: AdminOverviewSchema, signal }),
+    retry: false,
+  });
+  const audit = useQuery({
+    queryKey: ["admin-audit"],
+    queryFn: ({ signal }) =>
+      apiRequest("/admin/audit?limit=50", {
+        schema: z.object({ entries: z.array(AuditEntrySchema) }),
+        signal,
+      }),
+    retry: false,
+  });
+
+  return (
+    <PageContainer className="max-w-7xl">
+      <PageHeader
+        title="Operator"
+        description="The platform's money, disputes and debts, and the apps and people it serves."
+      />
+      <form
+        className="mb-6 flex flex-wrap items-end gap-3"
+        aria-label="Period"
+        onSubmit={(e) => e.preventDefault()}
+      >
+        <label className="text-sm text-slate-600">
+          From{" "}
+          <input
+            type="date"
+            className="rounded-md border border-slate-300 px-2 py-1"
+            value={from}
+            onChange={(e) => setFrom(e.target.value)}
+          />
+        </label>
+        <label className="text-sm text-slate-600">
+          To{" "}
+          <input
+            type="date"
+            className="rounded-md border border-slate-300 px-2 py-1"
+            value={to}
+            onChange={(e) => setTo(e.target.value)}
+          />
+        </label>
+      </form>
+      {overview.isPending ? (
+        <LoadingState label="Loading figures..." />
+      ) : overview.isError || !overview.data ? (
+        <ErrorBox message={getErrorMessage(overview.error)} />
+      ) : (
+        <Overview data={overview.data} onAct={setTarget} />
+      )}
+      {target && <SuspendForm target={target} onDone={() => setTarget(null)} />}
+      <section aria-label="Audit log" className="mt-8">
+        <h2 className="mb-2 text-lg font-semibold">Audit log</h2>
+        {audit.isError ? (
+          <ErrorBox message={getErrorMessage(audit.error)} />
+        ) : (
+          <Table
+            head={["When", "Who", "Action", "Target", "Reason"]}
+            rows={(audit.data?.entries ?? []).map((entry) => [
+              new Date(entry.created_at).toLocaleString(),
+              entry.actor_email,
+              entry.action,
+              `${entry.target_kind} ${entry.target_id}`,
+              entry.reason,
+            ])}
+            empty="No operator action yet."
+          />
+        )}
+      </section>
+    </PageContainer>
+  );
+}
+
+function Overview({ data, onAct }: { data: AdminOverview; onAct: (target: Target) => void }) {
+  const owed = data.debts.reduce((sum, debt) => sum + debt.owed_micros, 0);
+  return (
+    <div className="space-y-8">
+      <section aria-label="Figures" className="grid gap-4 sm:grid-cols-2 lg:grid-cols-3">
+        <StatCard icon={Receipt} label="Gross volume" value={formatMicros(data.gross_micros)} />
+        <StatCard icon={Landmark} label="Platform fee income" value={formatMicros(data.fee_income_micros)} />
+        <StatCard
+          icon={Cpu}
+          label="Model cost paid / recovered"
+          value={`${formatMicros(data.model_cost_paid_micros)} / ${formatMicros(data.model_cost_recovered_micros)}`}
+        />
+        <StatCard
+          icon={Banknote}
+          label="Payouts queued / in transit"
+          value={`${formatMicros(data.payouts.queued_micros)} / ${formatMicros(data.payouts.in_transit_micros)}`}
+          hint={`Paid ${formatMicros(data.payouts.paid_micros)} · failed ${formatMicros(data.payouts.failed_micros)}`}
+        />
+        <StatCard
+          icon={AlertTriangle}
+          label="Refunded / disputed"
+          value={`${formatCents(data.refunded_cents)} / ${formatCents(data.disputed_cents)}`}
+        />
+        <StatCard icon={ShieldAlert} label="Debts owed" value={formatMicros(owed)} />
+      </section>
+      <section aria-label="Disputes">
+        <h2 className="mb-2 text-lg font-semibold">Disputes</h2>
+        <Table
+          head={["Payment", "Payer", "Amount", "Status", "Reason"]}
+          rows={data.disputes.map((d) => [
+            d.payment_intent,
+            d.payer_email,
+            formatCents(d.amount_cents),
+            d.status,
+            d.reason,
+          ])}
+          empty="No disputes."
+        />
+      </section>
+      <section aria-label="Debts">
+        <h2 className="mb-2 text-lg font-semibold">Debts</h2>
+        <Table
+          head={["Who", "Owes"]}
+          rows={data.debts.map((d) => [d.email, formatMicros(d.owed_micros)])}
+          empty="Nobody owes anything."
+        />
+      </section>
+      <section aria-label="Top apps">
+        <h2 className="mb-2 text-lg font-semibold">Top apps</h2>
+        <Table
+          head={["App", "Creator", "Calls", "Gross", ""]}
+          rows={data.top_apps.map((app) => [
+            <span key="n">
+              {app.name} {app.suspended && <Badge tone="red">Suspended</Badge>}
+            </span>,
+            app.owner_email,
+            String(app.calls),
+            formatMicros(app.gross_micros),
+            <Button
+              key="a"
+              size="sm"
+              variant={app.suspended ? "secondary" : "danger"}
+              onClick={() => onAct({ kind: "apps", id: app.id, label: app.slug, suspended: app.suspended })}
+            >
+              {app.suspended ? "Unsuspend" : "Suspend"}
+            </Button>,
+          ])}
+          empty="No paid calls in this period."
+        />
+      </section>
+      <section aria-label="Top creators">
+        <h2 className="mb-2 text-lg font-semibold">Top creators</h2>
+        <Table
+          head={["Creator", "Gross", ""]}
+          rows={data.top_creators.map((creator) => [
+            <span key="n">
+              {creator.email} {creator.suspended && <Badge tone="red">Suspended</Badge>}
+            </span>,
+            formatMicros(creator.gross_micros),
+            <Button
+              key="a"
+              size="sm"
+              variant={creator.suspended ? "secondary" : "danger"}
+              onClick={() =>
+                onAct({ kind: "users", id: creator.id, label: creator.email, suspended: creator.suspended })
+              }
+            >
+              {creator.suspended ? "Unsuspend" : "Suspend"}
+            </Button>,
+          ])}
+          empty="No paid calls in this period."
+        />
+      </section>
+      <section aria-label="Suspensions">
+        <h2 className="mb-2 text-lg font-semibold">Suspensions</h2>
+        <Table
+          head={["What", "Reason", "Since", ""]}
+          rows={data.suspensions.map((s) => [
+            `${s.target_kind === "user" ? "User" : "App"} ${s.label}`,
+            s.reason,
+            new Date(s.created_at).toLocaleString(),
+            <Button
+              key="a"
+              size="sm"
+              variant="secondary"
+              onClick={() =>
+                onAct({
+                  kind: s.target_kind === "user" ? "users" : "apps",
+                  id: s.target_id,
+                  label: s.label,
+                  suspended: true,
+                })
+              }
+            >
+              Unsuspend
+            </Button>,
+          ])}
+          empty="Nothing is suspended."
+        />
+      </section>
+    </div>
+  );
+}
+
+function SuspendForm({ target, onDone }: { target: Target; onDone: () => void }) {
+  const [reason, setReason] = useState("");
+  const queryClient = useQueryClient();
+  const verb = target.suspended ? "unsuspend" : "suspend";
+  const act = useMutation({
+    mutationFn: () =>
+      apiRequest(`/admin/${target.kind}/${target.id}/${verb}`, { method: "POST", body: { reason } }),
+    onSuccess: async () => {
+      await queryClient.invalidateQueries({ queryKey: ["admin-overview"] });
+      await queryClient.invalidateQueries({ queryKey: ["admin-audit"] });
+      onDone();
+    },
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    act.mutate();
+  };
+  return (
+    <Card className="mt-6 p-4">
+      <form aria-label={`${verb} ${target.label}`} onSubmit={submit} className="space-y-3">
+        <label className="block text-sm font-medium text-slate-700">
+          Why {verb} {target.label}?
+          <input
+            className="mt-1 block w-full rounded-md border border-slate-300 px-2 py-1"
+            value={reason}
+            onChange={(e) => setReason(e.target.value)}
+            required
+            minLength={3}
+            maxLength={500}
+          />
+        </label>
+        {act.isError && <ErrorBox message={getErrorMessage(act.error)} />}
+        <div className="flex gap-2">
+          <Button type="submit" variant={target.suspended ? "primary" : "danger"} disabled={act.isPending}>
+            {target.suspended ? "Unsuspend" : "Suspend"}
+          </Button>
+          <Button type="button" variant="ghost" onClick={onDone}>
+            Cancel
+          </Button>
+        </div>
+      </form>
+    </Card>
+  );
+}
+
+function Table({ head, rows, empty }: { head: string[]; rows: React.ReactNode[][]; empty: string }) {
+  if (rows.length === 0) return <p className="text-sm text-slate-500">{empty}</p>;
+  return (
+    <div className="overflow-x-auto rounded-lg border border-slate-200">
+      <table className="min-w-full divide-y divide-slate-200 text-sm">
+        <thead className="bg-slate-50">
+          <tr>
+            {head.map((cell, index) => (
+              <th
+                // biome-ignore lint/suspicious/noArrayIndexKey: headings are positional (some are empty)
+                key={index}
+                scope="col"
+                className="px-3 py-2 text-left font-medium text-slate-600"
+              >
+                {cell}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody className="divide-y divide-slate-100">
+          {rows.map((row, index) => (
+            // biome-ignore lint/suspicious/noArrayIndexKey: rows are positional and never reordered
+            <tr key={index}>
+              {row.map((cell, column) => (
+                // biome-ignore lint/suspicious/noArrayIndexKey: columns are positional
+                <td key={column} className="px-3 py-2 text-slate-800">
+                  {cell}
+                </td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

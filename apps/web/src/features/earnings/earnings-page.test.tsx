@@ -1,0 +1,111 @@
+import type { EarningsSummary, Payout } from "@promptmint/contracts";
+import { screen, waitFor, within } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { describe, expect, it } from "vitest";
+import { stubSignedInApi } from "../../test/api-stubs";
+import { createTestAuth } from "../../test/auth-state";
+import { jsonResponse } from "../../test/fetch-stub";
+import { renderRoute } from "../../test/render-route";
+
+function summary(overrides: Partial<EarningsSummary> = {}): EarningsSummary {
+  return {
+    gateway: "sandbox",
+    currency: "usd",
+    account: {
+      state: "enabled",
+      details_submitted: true,
+      payouts_enabled: true,
+      disabled_reason: null,
+      requirements_due: [],
+    },
+    balance_micros: 20_004_500,
+    available_micros: 12_504_500,
+    withdrawable_cents: 1250,
+    pending: [{ amount_micros: 7_500_000, available_at: "2026-12-01T10:00:00.000Z" }],
+    in_transit_cents: 0,
+    paid_out_cents: 0,
+    minimum_cents: 1000,
+    hold_days: 7,
+    schedule: "weekly",
+    now: "2026-11-24T10:00:00.000Z",
+    payouts: [],
+    ...overrides,
+  };
+}
+
+const payout = (overrides: Partial<Payout> = {}): Payout => ({
+  id: "7b0c0d4e-0000-4000-8000-000000000001",
+  amount_cents: 1250,
+  currency: "usd",
+  status: "paid",
+  automatic: false,
+  failure_code: null,
+  failure_reason: null,
+  created_at: "2026-11-24T10:00:00.000Z",
+  in_transit_at: "2026-11-24T10:00:00.000Z",
+  paid_at: "2026-11-24T10:00:01.000Z",
+  failed_at: null,
+  ...overrides,
+});
+
+const render = () => renderRoute("/earnings", { auth: createTestAuth("signed-in") });
+
+describe("the Earnings page", () => {
+  it("shows available, pending with its date, an empty history, and withdraws with an Idempotency-Key", async () => {
+    let current = summary();
+    const api = stubSignedInApi({
+      "GET /api/payouts/": () => jsonResponse(current),
+      "POST /api/payouts/": () => {
+        current = summary({
+          available_micros: 4500,
+          withdrawable_cents: 0,
+          paid_out_cents: 1250,
+          payouts: [payout()],
+        });
+        return jsonResponse(payout(), 201);
+      },
+    });
+    render();
+    const figures = await screen.findByRole("region", { name: "Earnings figures" });
+    expect(within(figures).getByText("Available").parentElement?.textContent).toContain("$12.50");
+    expect(within(figures).getByText("Pending").parentElement?.textContent).toContain("$7.50");
+    expect(screen.getByText("No payouts yet")).toBeDefined();
+    expect(screen.getByText("Sandbox payouts — no real money moves")).toBeDefined();
+    await userEvent.click(screen.getByRole("button", { name: "Withdraw $12.50" }));
+    await waitFor(() => expect(api.callsTo("POST /api/payouts/")).toHaveLength(1));
+    expect(api.callsTo("POST /api/payouts/")[0]?.headers.get("Idempotency-Key")).toMatch(/^[0-9a-f-]{36}$/);
+    const history = await screen.findByRole("table", { name: "Payout history" });
+    expect(within(history).getByText("Paid")).toBeDefined();
+    expect(screen.getByRole("button", { name: "Withdraw $0.00" })).toHaveProperty("disabled", true);
+  });
+
+  it("offers onboarding when payouts are not set up, and shows a failed payout's reason", async () => {
+    stubSignedInApi({
+      "GET /api/payouts/": () =>
+        jsonResponse(
+          summary({
+            account: {
+              state: "not_started",
+              details_submitted: false,
+              payouts_enabled: false,
+              disabled_reason: null,
+              requirements_due: [],
+            },
+            payouts: [payout({ status: "failed", failure_reason: "The bank account has been closed" })],
+          }),
+        ),
+    });
+    render();
+    expect(await screen.findByRole("button", { name: "Set up payouts" })).toBeDefined();
+    expect(screen.queryByRole("button", { name: /^Withdraw/ })).toBeNull();
+    const history = screen.getByRole("table", { name: "Payout history" });
+    expect(within(history).getByText("Failed")).toBeDefined();
+    expect(within(history).getByText("The bank account has been closed")).toBeDefined();
+  });
+
+  it("says so when the earnings cannot be loaded", async () => {
+    stubSignedInApi({ "GET /api/payouts/": () => jsonResponse({ message: "Database unavailable" }, 503) });
+    render();
+    expect(await screen.findByText(/Failed to load earnings: Database unavailable/)).toBeDefined();
+  });
+});

@@ -1,0 +1,309 @@
+import {
+  type EarningsSummary,
+  EarningsSummarySchema,
+  OnboardingLinkSchema,
+  type Payout,
+  PayoutSchema,
+  SandboxClockSchema,
+} from "@promptmint/contracts";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { ArrowDownToLine, Banknote, CalendarClock, Clock, Download, PiggyBank, Send } from "lucide-react";
+import { useEffect, useRef, useState } from "react";
+import { useSearchParams } from "react-router";
+import { toast } from "sonner";
+import { Alert } from "../../components/ui/alert";
+import { Badge, type BadgeTone } from "../../components/ui/badge";
+import { Button } from "../../components/ui/button";
+import { Card, CardBody, CardHeader } from "../../components/ui/card";
+import { EmptyState } from "../../components/ui/empty-state";
+import { ErrorBox } from "../../components/ui/error-box";
+import { PageContainer } from "../../components/ui/page-container";
+import { PageHeader } from "../../components/ui/page-header";
+import { LoadingState } from "../../components/ui/spinner";
+import { StatCard } from "../../components/ui/stat-card";
+import { apiDownload, apiRequest, getErrorMessage } from "../../lib/api-client";
+import { saveBlob } from "../../lib/download-app";
+import { formatCents, formatDate, formatDateTime, formatDollars } from "../../lib/format";
+
+const earningsQueryKey = ["payouts"] as const;
+
+/** Micro-dollars for people (only display rounds). */
+const formatMicros = (micros: number) => formatDollars(micros / 1_000_000);
+
+const STATUS_LABELS: Record<Payout["status"], { label: string; tone: BadgeTone }> = {
+  pending: { label: "Pending", tone: "yellow" },
+  in_transit: { label: "In transit", tone: "blue" },
+  paid: { label: "Paid", tone: "green" },
+  failed: { label: "Failed", tone: "red" },
+  reversed: { label: "Reversed", tone: "red" },
+};
+
+const ACCOUNT_TEXT: Record<EarningsSummary["account"]["state"], { title: string; action: string | null }> = {
+  not_started: { title: "Set up payouts to withdraw your earnings.", action: "Set up payouts" },
+  incomplete: { title: "Payout setup is not finished yet.", action: "Continue setup" },
+  restricted: { title: "Stripe needs more details before it can pay you.", action: "Update details" },
+  enabled: { title: "Payouts are enabled.", action: null },
+};
+
+/** /earnings: what a creator earned, when it can be paid out, Withdraw, payout history and statements. */
+export function EarningsPage() {
+  const queryClient = useQueryClient();
+  const [params, setParams] = useSearchParams();
+  const summary = useQuery({
+    queryKey: earningsQueryKey,
+    queryFn: ({ signal }) => apiRequest("/payouts/", { schema: EarningsSummarySchema, signal }),
+  });
+  const returned = params.get("onboarding");
+  useEffect(() => {
+    if (returned === "return") toast.success("Back from payout setup.");
+    if (returned) setParams({}, { replace: true });
+  }, [returned, setParams]);
+
+  const refresh = () => queryClient.invalidateQueries({ queryKey: earningsQueryKey });
+  const onboarding = useMutation({
+    mutationFn: () => apiRequest("/payouts/onboarding", { method: "POST", schema: OnboardingLinkSchema }),
+    onSuccess: ({ url }) => window.location.assign(url),
+    onError: (error) => toast.error(getErrorMessage(error)),
+  });
+  // One key per Withdraw the creator means: a retried request (double click, lost answer) pays once.
+  const withdrawKey = useRef<string | null>(null);
+  const withdraw = useMutation({
+    mutationFn: () => {
+      withdrawKey.current ??= crypto.randomUUID();
+      return apiRequest("/payouts/", {
+        method: "POST",
+        body: {},
+        schema: PayoutSchema,
+        headers: { "Idempotency-Key": withdrawKey.current },
+      });
+    },
+    onSuccess: (payout) => {
+      withdrawKey.current = null;
+      if (payout.status === "failed")
+        toast.error(
+          `Payout of ${formatCents(payout.amount_cents)} failed: ${payout.failure_reason ?? "unknown reason"}`,
+        );
+      else toast.success(`Payout of ${formatCents(payout.amount_cents)} is on its way.`);
+      void refresh();
+    },
+    onError: (error) => {
+      withdrawKey.current = null;
+      toast.error(getErrorMessage(error));
+    },
+  });
+  const statement = useMutation({
+    mutationFn: () => apiDownload("/payouts/statement.csv"),
+    onSuccess: ({ blob, fileName }) => saveBlob(blob, fileName ?? "promptmint-earnings.csv"),
+    onError: (error) => toast.error(getErrorMessage(error)),
+  });
+
+  const data = summary.data;
+  return (
+    <PageContainer className="max-w-6xl">
+      <PageHeader
+        title="Earnings"
+        description="What your apps earned, when it can be paid out, and your payouts."
+      />
+      {summary.isPending ? (
+        <LoadingState label="Loading earnings..." />
+      ) : summary.isError || !data ? (
+        <ErrorBox message={`Failed to load earnings: ${getErrorMessage(summary.error)}`} />
+      ) : (
+        <div className="space-y-6">
+          {data.gateway === "sandbox" && (
+            <Alert tone="info" role="note" title="Sandbox payouts — no real money moves">
+              <p className="text-xs">
+                Payouts go to a test bank account; the test clock below moves time ahead.
+              </p>
+            </Alert>
+          )}
+          <section aria-label="Earnings figures" className="grid gap-4 sm:grid-cols-2 lg:grid-cols-4">
+            <StatCard
+              icon={PiggyBank}
+              label="Available"
+              value={formatMicros(data.available_micros)}
+              hint={`Earned more than ${data.hold_days} days ago`}
+            />
+            <StatCard
+              icon={Clock}
+              label="Pending"
+              value={formatMicros(data.pending.reduce((sum, part) => sum + part.amount_micros, 0))}
+              hint={
+                data.pending.length > 0
+                  ? `Next on ${formatDate(data.pending[0]?.available_at)}`
+                  : "Nothing waiting"
+              }
+            />
+            <StatCard icon={Send} label="In transit" value={formatCents(data.in_transit_cents)} />
+            <StatCard icon={Banknote} label="Paid out" value={formatCents(data.paid_out_cents)} />
+          </section>
+
+          <div className="grid items-start gap-6 lg:grid-cols-5">
+            <div className="space-y-6 lg:col-span-2">
+              <Card>
+                <CardHeader title="Payouts" description={ACCOUNT_TEXT[data.account.state].title} />
+                <CardBody className="space-y-4">
+                  {data.account.state === "restricted" && data.account.disabled_reason && (
+                    <p className="text-sm text-slate-600">Reason: {data.account.disabled_reason}</p>
+                  )}
+                  {ACCOUNT_TEXT[data.account.state].action && (
+                    <Button onClick={() => onboarding.mutate()} disabled={onboarding.isPending}>
+                      {onboarding.isPending ? "Opening..." : ACCOUNT_TEXT[data.account.state].action}
+                    </Button>
+                  )}
+                  {data.account.state === "enabled" && (
+                    <div className="space-y-2">
+                      <Button
+                        onClick={() => withdraw.mutate()}
+                        disabled={withdraw.isPending || data.withdrawable_cents < data.minimum_cents}
+                      >
+                        <ArrowDownToLine className="size-4" aria-hidden="true" />
+                        {withdraw.isPending
+                          ? "Withdrawing..."
+                          : `Withdraw ${formatCents(data.withdrawable_cents)}`}
+                      </Button>
+                      <p className="text-xs text-slate-500">
+                        Minimum payout {formatCents(data.minimum_cents)}.{" "}
+                        {data.schedule === "manual"
+                          ? "Payouts are made when you withdraw."
+                          : `Available earnings are also paid out automatically ${data.schedule === "weekly" ? "each week" : "each day"}.`}
+                      </p>
+                    </div>
+                  )}
+                </CardBody>
+              </Card>
+              {data.pending.length > 0 && (
+                <Card>
+                  <CardHeader
+                    title="Pending earnings"
+                    description="Each part becomes available on its date."
+                  />
+                  <CardBody>
+                    <ul aria-label="Pending earnings" className="divide-y divide-slate-100 text-sm">
+                      {data.pending.map((part) => (
+                        <li key={part.available_at} className="flex justify-between py-2">
+                          <span>{formatDateTime(part.available_at)}</span>
+                          <span className="font-medium tabular-nums">{formatMicros(part.amount_micros)}</span>
+                        </li>
+                      ))}
+                    </ul>
+                  </CardBody>
+                </Card>
+              )}
+              {data.gateway === "sandbox" && <TestClock now={data.now} onMoved={refresh} />}
+            </div>
+            <div className="min-w-0 lg:col-span-3">
+              <Card>
+                <CardHeader
+                  title="Payout history"
+                  actions={
+                    <Button
+                      variant="secondary"
+                      size="sm"
+                      onClick={() => statement.mutate()}
+                      disabled={statement.isPending}
+                    >
+                      <Download className="size-4" aria-hidden="true" />
+                      Export CSV
+                    </Button>
+                  }
+                />
+                <CardBody>
+                  {data.payouts.length === 0 ? (
+                    <EmptyState
+                      icon={Banknote}
+                      title="No payouts yet"
+                      description="Your payouts appear here once you withdraw or the schedule pays you."
+                    />
+                  ) : (
+                    <div className="overflow-x-auto">
+                      <table aria-label="Payout history" className="w-full text-left text-sm">
+                        <thead className="text-xs text-slate-500 uppercase">
+                          <tr>
+                            <th className="py-2 pr-3 font-medium">Date</th>
+                            <th className="py-2 pr-3 font-medium">Amount</th>
+                            <th className="py-2 pr-3 font-medium">Status</th>
+                            <th className="py-2 font-medium">Details</th>
+                          </tr>
+                        </thead>
+                        <tbody className="divide-y divide-slate-100">
+                          {data.payouts.map((payout) => (
+                            <tr key={payout.id}>
+                              <td className="py-2 pr-3 whitespace-nowrap">
+                                {formatDateTime(payout.created_at)}
+                              </td>
+                              <td className="py-2 pr-3 font-medium tabular-nums">
+                                {formatCents(payout.amount_cents)}
+                              </td>
+                              <td className="py-2 pr-3">
+                                <Badge tone={STATUS_LABELS[payout.status].tone}>
+                                  {STATUS_LABELS[payout.status].label}
+                                </Badge>
+                              </td>
+                              <td className="py-2 text-slate-600">
+                                {payout.failure_reason ??
+                                  (payout.automatic ? "Automatic payout" : "Withdrawal")}
+                              </td>
+                            </tr>
+                          ))}
+                        </tbody>
+                      </table>
+                    </div>
+                  )}
+                </CardBody>
+              </Card>
+            </div>
+          </div>
+        </div>
+      )}
+    </PageContainer>
+  );
+}
+
+/** The sandbox's test clock: moves payout time ahead (every server process reads it). */
+function TestClock({ now, onMoved }: { now: string; onMoved: () => void }) {
+  const [days, setDays] = useState("8");
+  const advance = useMutation({
+    mutationFn: () =>
+      apiRequest("/payouts/sandbox/clock", {
+        method: "POST",
+        body: { advance_days: Number(days) },
+        schema: SandboxClockSchema,
+      }),
+    onSuccess: (clock) => {
+      toast.success(`Test clock now at ${formatDateTime(clock.now)}.`);
+      onMoved();
+    },
+    onError: (error) => toast.error(getErrorMessage(error)),
+  });
+  return (
+    <Card>
+      <CardHeader title="Test clock" description={`Sandbox time: ${formatDateTime(now)}`} />
+      <CardBody>
+        <form
+          className="flex flex-wrap items-end gap-3"
+          onSubmit={(event) => {
+            event.preventDefault();
+            advance.mutate();
+          }}
+        >
+          <label className="text-sm text-slate-700">
+            <span className="mb-1 block font-medium">Days to advance</span>
+            <input
+              type="number"
+              min="1"
+              max="366"
+              value={days}
+              onChange={(event) => setDays(event.target.value)}
+              className="w-24 rounded-md border border-slate-300 px-3 py-2"
+            />
+          </label>
+          <Button type="submit" variant="secondary" disabled={advance.isPending}>
+            <CalendarClock className="size-4" aria-hidden="true" />
+            Advance clock
+          </Button>
+        </form>
+      </CardBody>
+    </Card>
+  );
+}

@@ -1,0 +1,107 @@
+import type { CostEstimateRequest, IoSchema, ModelKeysMode } from "@promptmint/contracts";
+import { useEffect, useState } from "react";
+import { Alert } from "../../components/ui/alert";
+import { useCostEstimate } from "./api/model-cost";
+
+/** Micro-dollars as dollars with 4 decimals (1 cent = 10,000 micros): 614,400 → `$0.6144`. */
+export function formatMicros(micros: number): string {
+  const sign = micros < 0 ? "-" : "";
+  const hundredths = Math.round(Math.abs(micros) / 100);
+  return `${sign}$${Math.floor(hundredths / 10_000)}.${String(hundredths % 10_000).padStart(4, "0")}`;
+}
+
+export interface CostSettings {
+  model: string;
+  model_keys: ModelKeysMode;
+  max_tokens: string;
+  price_cents: number;
+  system_prompt?: string;
+  prompt_template: string;
+  input_schema: IoSchema | null;
+  output_schema: IoSchema | null;
+}
+
+/** The estimate request for settings that are valid enough to price; null while they are not. */
+export function costRequestOf(settings: CostSettings): CostEstimateRequest | null {
+  const maxTokens = Number(settings.max_tokens);
+  if (!Number.isInteger(maxTokens) || maxTokens < 1 || maxTokens > 8192) return null;
+  if (!Number.isInteger(settings.price_cents) || settings.price_cents < 1) return null;
+  return {
+    model: settings.model,
+    model_keys: settings.model_keys,
+    max_tokens: maxTokens,
+    price_cents: settings.price_cents,
+    system_prompt: settings.system_prompt ?? "",
+    prompt_template: settings.prompt_template,
+    input_schema: settings.input_schema,
+    output_schema: settings.output_schema,
+  };
+}
+
+/** Waits until the value has been still for `ms` (typing in the template does not send a request per key). */
+function useSettled<T>(value: T, ms: number): T {
+  const [settled, setSettled] = useState(value);
+  const key = JSON.stringify(value);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the serialized key is the dependency
+  useEffect(() => {
+    const timer = setTimeout(() => setSettled(value), ms);
+    return () => clearTimeout(timer);
+  }, [key, ms]);
+  return settled;
+}
+
+/**
+ * The margin of one call at the current settings (docs/decisions/026): the price, the platform's
+ * fee, the worst-case model cost (max tokens at the output price plus the template), and what is
+ * left. Computed by the server's price table, live as the settings change.
+ */
+export function ModelCostPanel({
+  settings,
+  debounceMs = 300,
+}: {
+  settings: CostSettings;
+  debounceMs?: number;
+}) {
+  const request = useSettled(costRequestOf(settings), debounceMs);
+  const estimate = useCostEstimate(request);
+  const data = estimate.data;
+  return (
+    <section aria-label="Cost per call" className="rounded-lg border border-border p-4 text-sm">
+      <h3 className="mb-2 font-medium">Cost per call (worst case)</h3>
+      {!request ? (
+        <p className="text-muted-foreground">Set a price and max tokens to see the margin.</p>
+      ) : estimate.isError ? (
+        <p className="text-muted-foreground">The cost could not be estimated.</p>
+      ) : !data ? (
+        <p className="text-muted-foreground">Estimating…</p>
+      ) : (
+        <>
+          <dl className="grid grid-cols-2 gap-x-4 gap-y-1">
+            <dt>Price (gross)</dt>
+            <dd data-testid="cost-gross">{formatMicros(data.gross_micros)}</dd>
+            <dt>Platform fee</dt>
+            <dd data-testid="cost-fee">−{formatMicros(data.fee_micros)}</dd>
+            <dt>
+              Worst-case model cost
+              {data.model_keys === "creator"
+                ? " (billed to your own key)"
+                : ` (${data.output_tokens} output + ${data.input_tokens} input tokens)`}
+            </dt>
+            <dd data-testid="cost-model">−{formatMicros(data.model_cost_micros)}</dd>
+            <dt className="font-medium">Net to you (worst case)</dt>
+            <dd data-testid="cost-net" className="font-medium">
+              {formatMicros(data.net_micros)}
+            </dd>
+          </dl>
+          {!data.covered && (
+            <Alert tone="error" className="mt-3">
+              {data.minimum_price_cents === null
+                ? "No price covers the model cost at this platform fee: use your own model keys."
+                : `This price cannot cover the worst case: at least ${data.minimum_price_cents} cents per call, or lower max tokens, choose a cheaper model or use your own keys.`}
+            </Alert>
+          )}
+        </>
+      )}
+    </section>
+  );
+}

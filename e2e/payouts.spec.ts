@@ -1,0 +1,110 @@
+import { readFileSync } from "node:fs";
+import { expect, type Page, test } from "@playwright/test";
+import { newPerson, signOut, signUp, submitSignIn } from "./fixtures.ts";
+
+async function signOutEverywhere(page: Page) {
+  const ended = page.waitForResponse((response) => response.url().includes("/oidc/session/end/confirm"));
+  await signOut(page);
+  await ended;
+  await expect(page.getByRole("link", { name: "Get Started Free" })).toBeVisible();
+}
+
+test("a creator onboards in the sandbox, earns from paid calls, the clock passes the hold, and withdraws", async ({
+  page,
+}) => {
+  test.setTimeout(180_000);
+  const creator = newPerson();
+  const consumer = newPerson();
+
+  // The creator publishes a public app at $5.00 a call and sets up payouts on the sandbox's page.
+  await signUp(page, creator);
+  await expect(page).toHaveURL(/\/dashboard$/);
+  const name = `Payout Writer ${Date.now().toString(36)}`;
+  await page.goto("/applications/create");
+  await page.getByLabel("Application Name").fill(name);
+  await page.getByLabel("Description").fill("Writes on any topic.");
+  await page.getByLabel("Visibility").selectOption("public");
+  await page.getByLabel("Price per API Call (cents)").fill("500");
+  await page.getByRole("button", { name: "Create Application" }).click();
+  await expect(page.getByRole("heading", { name, level: 1 })).toBeVisible();
+  const slug = new URL(page.url()).pathname.split("/").pop() ?? "";
+  await page.getByRole("button", { name: "Set as Live" }).click();
+  await expect(page.getByRole("button", { name: "Set as Live" })).toBeDisabled();
+
+  await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Earnings" }).click();
+  await expect(page.getByRole("heading", { name: "Earnings", level: 1 })).toBeVisible();
+  await expect(page.getByText("Sandbox payouts — no real money moves")).toBeVisible();
+  await expect(page.getByText("No payouts yet")).toBeVisible();
+  await page.getByRole("button", { name: "Set up payouts" }).click();
+  await expect(page.getByRole("heading", { name: "Set up payouts (sandbox)" })).toBeVisible();
+  await page.getByLabel("Test bank account: succeeds payouts").check();
+  await page.getByRole("button", { name: "Continue" }).click();
+  await expect(page).toHaveURL(/\/earnings/);
+  await expect(page.getByText("Payouts are enabled.")).toBeVisible();
+  await signOutEverywhere(page);
+
+  // A consumer tops up $25 and pays for three calls.
+  await signUp(page, consumer);
+  await expect(page).toHaveURL(/\/dashboard$/);
+  await page.goto("/wallet");
+  await page.getByRole("button", { name: "$25", exact: true }).click();
+  await page.getByLabel("Card number").fill("4242 4242 4242 4242");
+  await page.getByLabel("Expiry (MM/YY)").fill("12/34");
+  await page.getByLabel("CVC").fill("123");
+  await page.getByRole("button", { name: "Top up $25.00" }).click();
+  await expect(page.getByText("Added $25.00 to your wallet. New balance: $25.00.")).toBeVisible();
+  await page.goto("/api-keys");
+  await page.getByLabel("Key Name").fill("Payout journey");
+  await page.getByRole("button", { name: "Create Key" }).click();
+  const shownKey = page.getByLabel("New API key");
+  await expect(shownKey).toHaveValue(/^pm_/);
+  const apiKey = await shownKey.inputValue();
+  await page.goto("/api-test");
+  await page.getByLabel("App Slug").fill(slug);
+  await page.getByLabel("API Key").fill(apiKey);
+  await page.getByLabel("Input").fill("green tea");
+  for (let call = 1; call <= 3; call++) {
+    const answered = page.waitForResponse(
+      (response) =>
+        response.url().includes(`/api/app/${slug}/completion-messages`) && response.status() === 200,
+    );
+    await page.getByRole("button", { name: "Test Completion" }).click();
+    await answered;
+    await expect(page.getByRole("button", { name: "Test Completion" })).toBeEnabled();
+  }
+  await signOutEverywhere(page);
+
+  // The creator's $13.50 (3 × $5.00 less the 10% fee) is pending for the hold period.
+  await page.goto("/earnings");
+  await page.getByRole("button", { name: "Sign In" }).click();
+  await submitSignIn(page, creator);
+  await expect(page).toHaveURL(/\/earnings$/);
+  const figures = page.getByRole("region", { name: "Earnings figures" });
+  const pendingCard = figures.getByText("Pending", { exact: true }).locator("xpath=..");
+  await expect(async () => {
+    await page.reload();
+    await expect(pendingCard).toContainText("$13.50", { timeout: 1_000 });
+  }).toPass({ timeout: 30_000 });
+  const availableCard = figures.getByText("Available", { exact: true }).locator("xpath=..");
+  await expect(availableCard).toContainText("$0.00");
+  await expect(page.getByRole("button", { name: /^Withdraw/ })).toBeDisabled();
+
+  // The test clock moves past the 7-day hold: the money is available, and the creator withdraws it.
+  await page.getByLabel("Days to advance").fill("8");
+  await page.getByRole("button", { name: "Advance clock" }).click();
+  await expect(availableCard).toContainText("$13.50");
+  await page.getByRole("button", { name: "Withdraw $13.50" }).click();
+  await expect(page.getByText("Payout of $13.50 is on its way.")).toBeVisible();
+  const history = page.getByRole("table", { name: "Payout history" });
+  await expect(history.getByRole("row", { name: /\$13\.50/ })).toContainText("Paid");
+  await expect(figures.getByText("Paid out", { exact: true }).locator("xpath=..")).toContainText("$13.50");
+
+  // The statement lists the earnings and the payout.
+  const download = page.waitForEvent("download");
+  await page.getByRole("button", { name: "Export CSV" }).click();
+  const file = await (await download).path();
+  const csv = readFileSync(file, "utf8");
+  expect(csv).toContain("date,type,description,amount_usd,payout_id,payout_status,failure_reason");
+  expect(csv).toMatch(/,earnings,\d+ paid calls?,\d+\.\d{6},/);
+  expect(csv).toMatch(/,payout,Payout to your bank account,-13\.500000,[0-9a-f-]{36},paid,/);
+});

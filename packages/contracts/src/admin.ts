@@ -1,0 +1,126 @@
+import { z } from "zod";
+
+/** Money in the operator's view: integer micro-dollars (1 USD = 1,000,000) unless named _cents. */
+const micros = z.number().int();
+
+export const AdminPeriodQuerySchema = z.object({
+  /** ISO date or date-time; default 30 days before `to`. */
+  from: z.iso.datetime({ offset: true }).or(z.iso.date()).optional(),
+  /** ISO date or date-time; default now. */
+  to: z.iso.datetime({ offset: true }).or(z.iso.date()).optional(),
+});
+
+export const AdminOverviewSchema = z.object({
+  period: z.object({ from: z.string(), to: z.string() }),
+  /** What consumers paid for calls and plans in the period. */
+  gross_micros: micros,
+  /** The platform's fee income in the period (after refunds and disputes). */
+  fee_income_micros: micros,
+  /** What the model vendors were paid for the period's calls (sum of invocations' model cost). */
+  model_cost_paid_micros: micros,
+  /** What the creators' shares gave back of it (the model_cost account). */
+  model_cost_recovered_micros: micros,
+  /** Refunds and disputes taken back in the period, in cents of card money. */
+  refunded_cents: z.number().int(),
+  disputed_cents: z.number().int(),
+  payouts: z.object({
+    /** "payouts table" when helper B's payouts exist, else the ledger's payouts account. */
+    source: z.enum(["payouts_table", "ledger"]),
+    queued_micros: micros,
+    in_transit_micros: micros,
+    paid_micros: micros,
+    failed_micros: micros,
+  }),
+  disputes: z.array(
+    z.object({
+      id: z.string(),
+      payment_intent: z.string(),
+      payer_email: z.string(),
+      amount_cents: z.number().int(),
+      status: z.string(),
+      reason: z.string(),
+      created_at: z.string(),
+    }),
+  ),
+  debts: z.array(
+    z.object({
+      /** Null: the platform's own loss (a plan payment reversed after its payout hold). */
+      user_id: z.string().nullable(),
+      email: z.string(),
+      owed_micros: micros,
+    }),
+  ),
+  top_apps: z.array(
+    z.object({
+      id: z.string(),
+      slug: z.string(),
+      name: z.string(),
+      owner_email: z.string(),
+      gross_micros: micros,
+      calls: z.number().int(),
+      suspended: z.boolean(),
+    }),
+  ),
+  top_creators: z.array(
+    z.object({
+      id: z.string(),
+      email: z.string(),
+      gross_micros: micros,
+      suspended: z.boolean(),
+    }),
+  ),
+  suspensions: z.array(
+    z.object({
+      target_kind: z.enum(["application", "user"]),
+      target_id: z.string(),
+      label: z.string(),
+      reason: z.string(),
+      created_at: z.string(),
+    }),
+  ),
+});
+export type AdminOverview = z.infer<typeof AdminOverviewSchema>;
+
+export const AuditEntrySchema = z.object({
+  id: z.number().int(),
+  actor_email: z.string(),
+  action: z.string(),
+  target_kind: z.string(),
+  target_id: z.string(),
+  reason: z.string(),
+  details: z.record(z.string(), z.unknown()),
+  created_at: z.string(),
+});
+export type AuditEntry = z.infer<typeof AuditEntrySchema>;
+
+export const SuspendSchema = z.strictObject({
+  reason: z
+    .string()
+    .trim()
+    .min(3, "must say why, in at least 3 characters")
+    .max(500, "must be at most 500 characters"),
+});
+
+export const SandboxRefundSchema = z.strictObject({
+  payment_intent_id: z.string().min(1).max(200),
+  /** Cents; the whole unrefunded rest when omitted. */
+  amount_cents: z.number().int().positive().max(100_000).optional(),
+  reason: z.string().trim().max(500).default(""),
+});
+
+export const SandboxDisputeSchema = z.strictObject({
+  payment_intent_id: z.string().min(1).max(200),
+  amount_cents: z.number().int().positive().max(100_000).optional(),
+  reason: z.string().trim().max(500).default("fraudulent"),
+});
+
+export const SandboxDisputeCloseSchema = z.strictObject({
+  status: z.enum(["won", "lost"]),
+});
+
+export const ReversalResultSchema = z.object({
+  id: z.string(),
+  payment_id: z.string(),
+  moved_cents: z.number().int(),
+  status: z.string(),
+});
