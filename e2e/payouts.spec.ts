@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { expect, type Page, test } from "@playwright/test";
-import { newPerson, signOut, signUp, submitSignIn } from "./fixtures.ts";
+import { newPerson, type Person, signOut, signUp, submitSignIn } from "./fixtures.ts";
+import { OPERATOR_EMAIL } from "./playwright.config.ts";
 
 async function signOutEverywhere(page: Page) {
   const ended = page.waitForResponse((response) => response.url().includes("/oidc/session/end/confirm"));
@@ -9,12 +10,50 @@ async function signOutEverywhere(page: Page) {
   await expect(page.getByRole("link", { name: "Get Started Free" })).toBeVisible();
 }
 
+/** "$1,234.5678" → 1234567800 micro-dollars (the admin page shows micros to the unit). */
+function micros(text: string): number {
+  const match = /(-?)\$([\d,]+)\.(\d+)/.exec(text);
+  if (!match) throw new Error(`No amount in "${text}"`);
+  const [, sign, dollars = "0", fraction = "0"] = match;
+  const value = Number(dollars.replaceAll(",", "")) * 1_000_000 + Number(fraction.padEnd(6, "0").slice(0, 6));
+  return sign ? -value : value;
+}
+
+interface OperatorFigures {
+  gross: number;
+  fee: number;
+  paid: number;
+}
+
+/** The operator's /admin figures, opened from the nav as an operator would. */
+async function operatorFigures(page: Page): Promise<OperatorFigures> {
+  await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Admin" }).click();
+  await expect(page.getByRole("heading", { name: "Operator", level: 1 })).toBeVisible();
+  const figures = page.getByRole("region", { name: "Figures" });
+  const card = (label: string) => figures.getByText(label, { exact: true }).locator("xpath=..");
+  await expect(card("Platform fee income")).toContainText("$");
+  const payouts = (await card("Payouts queued / in transit").textContent()) ?? "";
+  return {
+    gross: micros((await card("Gross volume").textContent()) ?? ""),
+    fee: micros((await card("Platform fee income").textContent()) ?? ""),
+    paid: micros(/Paid (\S+)/.exec(payouts)?.[1] ?? ""),
+  };
+}
+
 test("a creator onboards in the sandbox, earns from paid calls, the clock passes the hold, and withdraws", async ({
   page,
 }) => {
   test.setTimeout(180_000);
   const creator = newPerson();
   const consumer = newPerson();
+  const operator: Person = { ...newPerson(), email: OPERATOR_EMAIL, displayName: "Operator" };
+
+  // The operator (ADMIN_EMAILS) notes the platform's figures before the journey: other specs share
+  // this server, so the journey's calls must move them by exactly their own amounts.
+  await signUp(page, operator);
+  await expect(page).toHaveURL(/\/dashboard$/);
+  const before = await operatorFigures(page);
+  await signOutEverywhere(page);
 
   // The creator publishes a public app at $5.00 a call and sets up payouts on the sandbox's page.
   await signUp(page, creator);
@@ -107,4 +146,21 @@ test("a creator onboards in the sandbox, earns from paid calls, the clock passes
   expect(csv).toContain("date,type,description,amount_usd,payout_id,payout_status,failure_reason");
   expect(csv).toMatch(/,earnings,\d+ paid calls?,\d+\.\d{6},/);
   expect(csv).toMatch(/,payout,Payout to your bank account,-13\.500000,[0-9a-f-]{36},paid,/);
+
+  await signOutEverywhere(page);
+
+  // The operator sees the fee income of exactly these three calls (10% of 3 × $5.00), their gross,
+  // the app among the top apps, and the payout among payouts paid.
+  await page.goto("/dashboard");
+  await page.getByRole("button", { name: "Sign In" }).click();
+  await submitSignIn(page, operator);
+  await expect(page).toHaveURL(/\/dashboard$/);
+  const after = await operatorFigures(page);
+  expect(after.fee - before.fee).toBe(1_500_000);
+  expect(after.gross - before.gross).toBe(15_000_000);
+  expect(after.paid - before.paid).toBe(13_500_000);
+  const appRow = page.getByRole("region", { name: "Top apps" }).getByRole("row", { name: new RegExp(name) });
+  await expect(appRow).toContainText(creator.email);
+  await expect(appRow.getByRole("cell").nth(2)).toHaveText("3");
+  await expect(appRow.getByRole("cell").nth(3)).toHaveText("$15.00");
 });

@@ -8,6 +8,8 @@ const baseURL = `http://localhost:${port}`;
 const dataDir = path.join(root, `.tmp/e2e-data-${port}`);
 /** The seeded demo server (see analytics-demo.spec.ts). */
 export const demoURL = `http://localhost:${port + 1}`;
+/** The one operator (ADMIN_EMAILS) of the real server; payouts.spec.ts signs them up. */
+export const OPERATOR_EMAIL = "e2e-operator@example.com";
 const demoDataDir = path.join(root, `.tmp/e2e-demo-${port + 1}`);
 
 /** The real server (built SPA + API + embedded issuer on a fresh PGlite) driven by Debian's Chromium. */
@@ -60,6 +62,8 @@ export default defineConfig({
         // Payouts only when a creator withdraws, so the journey's Withdraw is never beaten by the
         // weekly schedule (the schedule has its integration tests).
         PAYOUT_SCHEDULE: "manual",
+        // The operator who opens /admin at the end of the payout journey (payouts.spec.ts).
+        ADMIN_EMAILS: OPERATOR_EMAIL,
       },
     },
     {

@@ -10,6 +10,7 @@ const ENTRY_AMOUNT = sql.raw("e.amount_micros");
 const BALANCE = sql.raw("a.balance_micros");
 /** From the ledger's unit to micro-dollars (the ledger counts micros since migration 0020). */
 const TO_MICROS = 1;
+const MICROS_PER_CENT = 10_000;
 
 const n = (value: string | number | null | undefined) => Number(value ?? 0);
 
@@ -35,7 +36,7 @@ export async function adminOverview(db: Database, period: { from: Date; to: Date
     db,
     sql`select coalesce(sum(model_cost_micros), 0)::text as paid from invocations i
         where ${inPeriod("i.created_at")}`,
-  ).catch(() => [{ paid: "0" }]);
+  );
   const [reversed] = await queryRows<{ refunded: string; disputed: string }>(
     db,
     sql`select
@@ -132,14 +133,14 @@ export async function adminOverview(db: Database, period: { from: Date; to: Date
       slug: row.slug,
       name: row.name,
       owner_email: row.email,
-      gross_micros: n(row.gross) * 10_000,
+      gross_micros: n(row.gross) * MICROS_PER_CENT,
       calls: row.calls,
       suspended: row.suspended,
     })),
     top_creators: topCreators.map((row) => ({
       id: row.id,
       email: row.email,
-      gross_micros: n(row.gross) * 10_000,
+      gross_micros: n(row.gross) * MICROS_PER_CENT,
       suspended: row.suspended,
     })),
     suspensions: suspensionRows.map((row) => ({
@@ -153,38 +154,23 @@ export async function adminOverview(db: Database, period: { from: Date; to: Date
 }
 
 /**
- * Payouts by state: helper B's `payouts` table when this database has it (amounts in micros,
- * statuses queued / in_transit / paid / failed); otherwise what the ledger's payouts account holds.
+ * Payouts by state, from the payouts table (whole cents, as Stripe transfers them; shown in micros).
+ * Not limited to the period: what is queued or in transit now, and everything paid or failed.
  */
 async function payoutFigures(db: Database): Promise<AdminOverview["payouts"]> {
-  const [table] = await queryRows<{ present: boolean }>(
+  const rows = await queryRows<{ status: string; total: string }>(
     db,
-    sql`select to_regclass('public.payouts') is not null as present`,
+    sql`select status, coalesce(sum(amount_cents), 0)::text as total from payouts group by status`,
   );
-  if (table?.present) {
-    const rows = await queryRows<{ status: string; total: string }>(
-      db,
-      sql`select status, coalesce(sum(amount_micros), 0)::text as total from payouts group by status`,
-    ).catch(() => []);
-    const of = (...statuses: string[]) =>
-      rows.filter((row) => statuses.includes(row.status)).reduce((sum, row) => sum + n(row.total), 0);
-    return {
-      source: "payouts_table",
-      queued_micros: of("queued", "pending"),
-      in_transit_micros: of("in_transit", "transferred"),
-      paid_micros: of("paid"),
-      failed_micros: of("failed", "reversed"),
-    };
-  }
-  const [account] = await queryRows<{ balance: string }>(
-    db,
-    sql`select coalesce(sum(${BALANCE}), 0)::text as balance from ledger_accounts a where a.kind = 'payouts'`,
-  );
+  const of = (...statuses: string[]) =>
+    rows
+      .filter((row) => statuses.includes(row.status))
+      .reduce((sum, row) => sum + n(row.total) * MICROS_PER_CENT, 0);
   return {
-    source: "ledger",
-    queued_micros: 0,
-    in_transit_micros: n(account?.balance) * TO_MICROS,
-    paid_micros: 0,
-    failed_micros: 0,
+    source: "payouts_table",
+    queued_micros: of("pending"),
+    in_transit_micros: of("in_transit"),
+    paid_micros: of("paid"),
+    failed_micros: of("failed", "reversed"),
   };
 }

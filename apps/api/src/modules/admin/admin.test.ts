@@ -26,8 +26,13 @@ async function signUpAs(email: string): Promise<Caller> {
 }
 
 async function liveApp(name: string): Promise<{ slug: string; id: string }> {
+  // 10¢: above the worst case of gpt-4-turbo at the default max tokens (the price guard refuses 5¢).
   const created = await creator.api("POST", "/api/app/", {
-    body: { name: `${name} ${Math.random().toString(36).slice(2, 7)}`, visibility: "public", price_cents: 5 },
+    body: {
+      name: `${name} ${Math.random().toString(36).slice(2, 7)}`,
+      visibility: "public",
+      price_cents: 10,
+    },
   });
   expect(created.status).toBe(201);
   const slug = created.body.slug as string;
@@ -212,10 +217,36 @@ describe("the audit log", () => {
     const overview = await admin.api("GET", "/api/admin/overview");
     expect(overview.status).toBe(200);
     const top = overview.body.top_apps.find((row: { slug: string }) => row.slug === app.slug);
-    expect(top).toMatchObject({ calls: 3, gross_micros: 150_000, suspended: true });
+    expect(top).toMatchObject({ calls: 3, gross_micros: 300_000, suspended: true });
     expect(overview.body.suspensions.map((row: { label: string }) => row.label)).toContain(app.slug);
-    expect(overview.body.top_creators[0].gross_micros).toBeGreaterThanOrEqual(150_000);
+    expect(overview.body.top_creators[0].gross_micros).toBeGreaterThanOrEqual(300_000);
     const empty = await admin.api("GET", "/api/admin/overview?from=2020-01-01&to=2020-02-01");
     expect(empty.body).toMatchObject({ gross_micros: 0, fee_income_micros: 0, top_apps: [] });
+  });
+
+  it("the overview's payouts are the payouts table's amounts by state, in micros", async () => {
+    const db = server.database.db;
+    const [owner] = await queryRows<{ id: string }>(
+      db,
+      sql`select id from users where lower(email) = ${creator.email.toLowerCase()}`,
+    );
+    const before = (await admin.api("GET", "/api/admin/overview")).body.payouts;
+    const rows: [string, number][] = [
+      ["pending", 101],
+      ["in_transit", 202],
+      ["paid", 1_350],
+      ["failed", 404],
+      ["reversed", 5],
+    ];
+    for (const [status, cents] of rows)
+      await db.execute(sql`insert into payouts (creator_id, gateway, connect_account_id, amount_cents, status, idempotency_key)
+        values (${owner?.id}, 'sandbox', 'acct_sbx_admin_test', ${cents}, ${status}, ${`manual:admin-${status}`})`);
+    const after = (await admin.api("GET", "/api/admin/overview")).body.payouts;
+    expect(after.source).toBe("payouts_table");
+    expect(after.queued_micros - before.queued_micros).toBe(1_010_000);
+    expect(after.in_transit_micros - before.in_transit_micros).toBe(2_020_000);
+    expect(after.paid_micros - before.paid_micros).toBe(13_500_000);
+    expect(after.failed_micros - before.failed_micros).toBe(4_090_000);
+    await db.execute(sql`delete from payouts where connect_account_id = 'acct_sbx_admin_test'`);
   });
 });

@@ -107,6 +107,8 @@ describe("/admin", () => {
     const apps = screen.getByRole("region", { name: "Top apps" });
     await userEvent.click(within(apps).getByRole("button", { name: "Suspend" }));
     const form = screen.getByRole("form", { name: "suspend haiku" });
+    // The form opens below the tables; its reason takes the focus (keyboard users land on it).
+    expect(document.activeElement).toBe(within(form).getByRole("textbox"));
     await userEvent.type(within(form).getByRole("textbox"), "spam");
     await userEvent.click(within(form).getByRole("button", { name: "Suspend" }));
     await waitFor(() => expect(api.callsTo("POST /api/admin/apps/app-1/suspend")).toHaveLength(1));
@@ -138,5 +140,31 @@ describe("/admin", () => {
     await waitFor(() => expect(api.callsTo("GET /api/admin/access")).toHaveLength(1));
     const nav = screen.getByRole("navigation", { name: "Main" });
     expect(within(nav).queryByRole("link", { name: "Admin" })).toBeNull();
+  });
+
+  it("counts the day shown in To: the API's exclusive `to` is the day after", async () => {
+    const api = stubSignedInApi({
+      "GET /api/admin/access": () => jsonResponse({ admin: true }),
+      "GET /api/admin/audit?limit=50": () => jsonResponse({ entries: [] }),
+    });
+    const asked: string[] = [];
+    const original = api.fetchMock.getMockImplementation();
+    api.fetchMock.mockImplementation(async (input, init) => {
+      if (String(input).startsWith("/api/admin/overview?")) {
+        asked.push(String(input));
+        return jsonResponse(overviewFixture());
+      }
+      return original ? original(input, init) : jsonResponse({}, 599);
+    });
+    renderRoute("/admin", { auth: createTestAuth("signed-in") });
+    await screen.findByRole("region", { name: "Figures" });
+    const to = screen.getByLabelText("To") as HTMLInputElement;
+    const today = new Date().toISOString().slice(0, 10);
+    expect(to.value).toBe(today);
+    const tomorrow = new Date(Date.parse(`${today}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+    expect(asked.at(-1)).toContain(`&to=${tomorrow}`);
+    // A table that scrolls sideways on a phone can be reached and scrolled by keyboard.
+    const table = within(screen.getByRole("region", { name: "Top apps" })).getByRole("table");
+    expect(table.parentElement?.getAttribute("tabindex")).toBe("0");
   });
 });

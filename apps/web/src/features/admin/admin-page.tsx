@@ -16,18 +16,23 @@ import { formatCents, formatMicros } from "../../lib/format";
 
 const DAY_MS = 86_400_000;
 const isoDay = (date: Date) => date.toISOString().slice(0, 10);
+/** The day after an ISO day: "To" is inclusive on screen, the API's `to` is exclusive. */
+const dayAfter = (day: string) => isoDay(new Date(Date.parse(`${day}T00:00:00Z`) + DAY_MS));
 
 type Target = { kind: "apps" | "users"; id: string; label: string; suspended: boolean };
 
 /** /admin: the operator's figures, disputes and debts, top apps and creators, suspensions, audit log. */
 export function AdminPage() {
   const [from, setFrom] = useState(() => isoDay(new Date(Date.now() - 30 * DAY_MS)));
-  const [to, setTo] = useState(() => isoDay(new Date(Date.now() + DAY_MS)));
+  const [to, setTo] = useState(() => isoDay(new Date()));
   const [target, setTarget] = useState<Target | null>(null);
   const overview = useQuery({
     queryKey: ["admin-overview", from, to],
     queryFn: ({ signal }) =>
-      apiRequest(`/admin/overview?from=${from}&to=${to}`, { schema: AdminOverviewSchema, signal }),
+      apiRequest(`/admin/overview?from=${from}&to=${to ? dayAfter(to) : ""}`, {
+        schema: AdminOverviewSchema,
+        signal,
+      }),
     retry: false,
   });
   const audit = useQuery({
@@ -80,7 +85,9 @@ export function AdminPage() {
       {target && <SuspendForm target={target} onDone={() => setTarget(null)} />}
       <section aria-label="Audit log" className="mt-8">
         <h2 className="mb-2 text-lg font-semibold">Audit log</h2>
-        {audit.isError ? (
+        {audit.isPending ? (
+          <LoadingState label="Loading the audit log..." />
+        ) : audit.isError ? (
           <ErrorBox message={getErrorMessage(audit.error)} />
         ) : (
           <Table
@@ -247,6 +254,9 @@ function SuspendForm({ target, onDone }: { target: Target; onDone: () => void })
         <label className="block text-sm font-medium text-slate-700">
           Why {verb} {target.label}?
           <input
+            // The form opens below the tables: focus brings it into view and keeps keyboard users on it.
+            // biome-ignore lint/a11y/noAutofocus: the operator just asked for this form
+            autoFocus
             className="mt-1 block w-full rounded-md border border-slate-300 px-2 py-1"
             value={reason}
             onChange={(e) => setReason(e.target.value)}
@@ -272,7 +282,12 @@ function SuspendForm({ target, onDone }: { target: Target; onDone: () => void })
 function Table({ head, rows, empty }: { head: string[]; rows: React.ReactNode[][]; empty: string }) {
   if (rows.length === 0) return <p className="text-sm text-slate-500">{empty}</p>;
   return (
-    <div className="overflow-x-auto rounded-lg border border-slate-200">
+    // On a phone the table scrolls sideways: the region takes focus so the keyboard can scroll it.
+    <div
+      // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard
+      tabIndex={0}
+      className="overflow-x-auto rounded-lg border border-slate-200 focus-visible:outline-2 focus-visible:outline-brand-500"
+    >
       <table className="min-w-full divide-y divide-slate-200 text-sm">
         <thead className="bg-slate-50">
           <tr>
@@ -294,7 +309,7 @@ function Table({ head, rows, empty }: { head: string[]; rows: React.ReactNode[][
             <tr key={index}>
               {row.map((cell, column) => (
                 // biome-ignore lint/suspicious/noArrayIndexKey: columns are positional
-                <td key={column} className="px-3 py-2 text-slate-800">
+                <td key={column} className="px-3 py-2 break-words text-slate-800">
                   {cell}
                 </td>
               ))}

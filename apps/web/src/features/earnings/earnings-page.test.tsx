@@ -77,6 +77,12 @@ describe("the Earnings page", () => {
     const history = await screen.findByRole("table", { name: "Payout history" });
     expect(within(history).getByText("Paid")).toBeDefined();
     expect(screen.getByRole("button", { name: "Withdraw $0.00" })).toHaveProperty("disabled", true);
+    // The history fits a phone: the date alone in the cell, the time on hover; its scroller takes focus.
+    const when = history.querySelector("tbody time");
+    expect(when?.getAttribute("dateTime")).toBe("2026-11-24T10:00:00.000Z");
+    expect(when?.textContent).toBe(new Date("2026-11-24T10:00:00.000Z").toLocaleDateString());
+    expect(when?.getAttribute("title")).toBe(new Date("2026-11-24T10:00:00.000Z").toLocaleString());
+    expect(history.parentElement?.getAttribute("tabindex")).toBe("0");
   });
 
   it("offers onboarding when payouts are not set up, and shows a failed payout's reason", async () => {

@@ -46,4 +46,30 @@ describe("landing page", () => {
     expect(await screen.findByText("Welcome back, Ada L.!")).toBeDefined();
     expect(screen.queryByRole("link", { name: "Get Started Free" })).toBeNull();
   });
+
+  it("makes only the promises the product keeps (payouts, fees, model cost, analytics, providers)", () => {
+    stubFetch({});
+    renderRoute("/");
+
+    const hero = screen.getByRole("heading", { level: 1 }).parentElement?.textContent ?? "";
+    expect(hero).toContain("set your price per call, and earn on every paid call.");
+    const card = (title: string) =>
+      screen.getByRole("heading", { name: title }).parentElement?.textContent?.replace(title, "");
+    expect(card("Seamless payments")).toBe(
+      "Set a price per call and earn on every paid call, less the platform fee and, on the platform's model keys, the model cost. Plans, wallets and payouts to your bank through Stripe are built in.",
+    );
+    expect(card("Usage analytics")).toBe(
+      "Follow invocations, success rates, response times and revenue for every application, and token usage across them.",
+    );
+    expect(card("Bring your workflows")).toBe(
+      "Turn a Dify, n8n or Flowise workflow into a paid API with the same keys, limits and billing.",
+    );
+    expect(card("One-click API hosting")).toBe(
+      "Publish a prompt template with its model settings as a production HTTP endpoint. No servers, no deploys.",
+    );
+    // Stale or over-promising copy stays gone: not every call is paid (owners' own and failed calls
+    // are free), and the creator's share is net of the fee and model cost.
+    const page = document.body.textContent ?? "";
+    expect(page).not.toMatch(/every invocation|every\s+time someone uses it/);
+  });
 });

@@ -5,6 +5,14 @@ import { Alert } from "../../components/ui/alert";
 import { ButtonLink, buttonClasses } from "../../components/ui/button";
 import { describeSession, useProfile } from "../../lib/profile-query";
 
+/**
+ * What the landing page promises. Each line is true of the product today (landing-page.test.tsx
+ * pins them; change a promise only with the product): the fee and model cost come off a creator's
+ * share (billing/postings.ts), failed calls and an owner's own calls are not charged
+ * (gateway/paid-call.ts), payouts go through Stripe Connect or the sandbox (modules/payouts), token
+ * usage is charted across applications (/analytics), and Dify, n8n and Flowise are the workflow
+ * providers (workflows/providers).
+ */
 const FEATURES = [
   {
     icon: Rocket,
@@ -16,12 +24,13 @@ const FEATURES = [
     icon: CreditCard,
     title: "Seamless payments",
     description:
-      "Set a price per call and get paid for every invocation. Plans, wallets and payouts are built in.",
+      "Set a price per call and earn on every paid call, less the platform fee and, on the platform's model keys, the model cost. Plans, wallets and payouts to your bank through Stripe are built in.",
   },
   {
     icon: BarChart3,
     title: "Usage analytics",
-    description: "Follow invocations, success rates, latency, token usage and revenue for every application.",
+    description:
+      "Follow invocations, success rates, response times and revenue for every application, and token usage across them.",
   },
   {
     icon: Workflow,
@@ -52,8 +61,8 @@ export function LandingPage() {
             Monetize your AI prompts as <span className="text-brand-600">pay-per-call APIs</span>
           </h1>
           <p className="mx-auto mt-6 max-w-2xl text-base text-slate-600 sm:text-lg">
-            Turn a prompt or an AI workflow into a hosted endpoint, set your price per call, and earn every
-            time someone uses it.
+            Turn a prompt or an AI workflow into a hosted endpoint, set your price per call, and earn on every
+            paid call.
           </p>
 
           {signedIn && (
