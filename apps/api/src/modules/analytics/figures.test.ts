@@ -27,7 +27,11 @@ async function liveApp(creator: Caller, name: string, priceCents: number) {
   const { body: app } = await creator.api("POST", "/api/app/", {
     body: { name, visibility: "public", price_cents: priceCents },
   });
-  await creator.api("PATCH", `/api/app/${app.slug}/update_status/`, { body: { status: "live" } });
+  // The sandbox model costs nothing: any price covers it (decision 026).
+  await creator.api("PATCH", `/api/app/${app.slug}/prompt/`, { body: { model: "sandbox" } });
+  expect(
+    (await creator.api("PATCH", `/api/app/${app.slug}/update_status/`, { body: { status: "live" } })).status,
+  ).toBe(200);
   return app.slug as string;
 }
 const call = (caller: Caller, slug: string) =>

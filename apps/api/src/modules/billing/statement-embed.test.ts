@@ -4,6 +4,7 @@ import { createCaller, fundWallet, settledWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { embedWidget } from "../../test/embed-widget.ts";
 import { startFakeOpenAi } from "../../test/fake-openai.ts";
+import { expectReconciled } from "../../test/reconciled.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
 
 /**
@@ -50,6 +51,5 @@ it("shows an owner's embedded widget's calls as one line per app and day, adding
   expect(embedded[0]?.description).toMatch(/\(embedded\) — 3 calls$/);
   expect(lines.reduce((sum, line) => sum + line.amount_micros, 0)).toBe(wallet.balance_micros);
   expect(wallet.balance_micros).toBe((1_000 - 75) * 10_000);
-  // The ledger's own check of embedded holds is the lead's to bring to micros (embed.test.ts fails
-  // the same way on main): here the wallet balance is the check.
+  await expectReconciled(server.database.db);
 });

@@ -26,7 +26,12 @@ beforeAll(async () => {
     const { body: app } = await creator.api("POST", "/api/app/", {
       body: { name, visibility: "public", price_cents: price },
     });
-    await creator.api("PATCH", `/api/app/${app.slug}/update_status/`, { body: { status: "live" } });
+    // The sandbox model costs nothing: any price covers it (decision 026).
+    await creator.api("PATCH", `/api/app/${app.slug}/prompt/`, { body: { model: "sandbox" } });
+    expect(
+      (await creator.api("PATCH", `/api/app/${app.slug}/update_status/`, { body: { status: "live" } }))
+        .status,
+    ).toBe(200);
     apps[name] = { slug: app.slug, name };
   }
 });

@@ -36,8 +36,9 @@ beforeAll(async () => {
     body: { name: "Haiku Writer", interaction_mode: "completion", visibility: "public", price_cents: 5 },
   });
   slug = app.slug;
-  await creator.api("PATCH", `/api/app/${slug}/prompt/`, { body: { model: "gpt-4-turbo" } });
-  await creator.api("PATCH", `/api/app/${slug}/update_status/`, { body: { status: "live" } });
+  await creator.api("PATCH", `/api/app/${slug}/prompt/`, { body: { model: "gpt-4-turbo", max_tokens: 64 } });
+  const live = await creator.api("PATCH", `/api/app/${slug}/update_status/`, { body: { status: "live" } });
+  expect(live.status, JSON.stringify(live.body)).toBe(200);
   const plan = await creator.api("POST", `/api/app/${slug}/packages/`, {
     body: { name: "Four", price_cents: 100, description: "Four calls", features: {}, included_calls: 4 },
   });
@@ -185,8 +186,13 @@ describe("what an answer says it cost", () => {
     const { body: app } = await creator.api("POST", "/api/app/", {
       body: { name: "Dropping", interaction_mode: "completion", visibility: "public", price_cents: 8 },
     });
-    await creator.api("PATCH", `/api/app/${app.slug}/prompt/`, { body: { model: "gpt-4-turbo" } });
-    await creator.api("PATCH", `/api/app/${app.slug}/update_status/`, { body: { status: "live" } });
+    await creator.api("PATCH", `/api/app/${app.slug}/prompt/`, {
+      body: { model: "gpt-4-turbo", max_tokens: 64 },
+    });
+    const live = await creator.api("PATCH", `/api/app/${app.slug}/update_status/`, {
+      body: { status: "live" },
+    });
+    expect(live.status, JSON.stringify(live.body)).toBe(200);
     const consumer = await createCaller(server.baseUrl, "Lucky");
     await fundWallet(consumer, 100);
     vendor.set({ kind: "echo", delayMs: 1_000 });
