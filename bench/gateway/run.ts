@@ -36,7 +36,8 @@ import autocannon from "autocannon";
 import { sql } from "drizzle-orm";
 import pg from "pg";
 import { openDatabase, queryRows } from "../../apps/api/src/db/client.ts";
-import { creditTopUp, reconcile } from "../../apps/api/src/modules/billing/ledger.service.ts";
+import { creditTopUp } from "../../apps/api/src/modules/billing/postings.ts";
+import { reconcile } from "../../apps/api/src/modules/billing/reconcile.ts";
 import { createCaller } from "../../apps/api/src/test/caller.ts";
 import { resultsFile, writeResultsSection } from "../lib/results.ts";
 

@@ -64,6 +64,7 @@ export const applications = pgTable(
     ),
   ],
 );
+export type ApplicationRow = typeof applications.$inferSelect;
 
 /** A prompt app's model settings; its template and schemas live in immutable versions. */
 export const prompts = pgTable("prompts", {

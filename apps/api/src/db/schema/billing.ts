@@ -233,6 +233,7 @@ export const packages = pgTable(
     ),
   ],
 );
+export type PackageRow = typeof packages.$inferSelect;
 
 export const subscriptions = pgTable(
   "subscriptions",
@@ -280,6 +281,7 @@ export const subscriptions = pgTable(
     ),
   ],
 );
+export type SubscriptionRow = typeof subscriptions.$inferSelect;
 
 /** Saved cards: brand, last 4 and expiry only (Stripe keeps the card itself). */
 export const paymentMethods = pgTable(

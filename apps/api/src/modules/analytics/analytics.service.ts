@@ -8,6 +8,7 @@ import type {
 import { and, desc, eq, gte, inArray, isNull, sql } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import {
+  type ApplicationRow,
   appDailyStats,
   applications,
   appUsers,
@@ -16,7 +17,6 @@ import {
   ownerDailyStats,
   ownerUsers,
 } from "../../db/schema/index.ts";
-import type { ApplicationRow } from "../applications/applications.service.ts";
 import { MICROS_PER_CENT } from "../billing/money.ts";
 import { utcDay } from "./rollups.ts";
 

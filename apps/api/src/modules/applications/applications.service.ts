@@ -8,6 +8,7 @@ import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import type { z } from "zod";
 import { type Database, queryRows } from "../../db/client.ts";
 import {
+  type ApplicationRow,
   applications,
   creators,
   invocations,
@@ -28,8 +29,6 @@ import type { StripeGateway } from "../billing/stripe-gateway.ts";
 import { refuseUncoveredPrice } from "../models/cost-guard.ts";
 import { createInitialPrompt } from "../prompts/prompts.service.ts";
 import { createInitialWorkflow, duplicateWorkflow } from "../workflows/workflows.service.ts";
-
-export type ApplicationRow = typeof applications.$inferSelect;
 
 /** lowercase; runs of non-alphanumerics become one hyphen; no leading/trailing hyphen. */
 export function slugify(name: string): string {

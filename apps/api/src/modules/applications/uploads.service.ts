@@ -7,11 +7,10 @@ import type { UploadedFile } from "@promptmint/contracts";
 import { eq, sql } from "drizzle-orm";
 import type { FastifyRequest } from "fastify";
 import type { Database } from "../../db/client.ts";
-import { uploadedFiles } from "../../db/schema/index.ts";
+import { type ApplicationRow, uploadedFiles } from "../../db/schema/index.ts";
 import { formatBytes } from "../../lib/body-limits.ts";
 import { AppError } from "../../lib/errors.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
-import type { ApplicationRow } from "./applications.service.ts";
 
 /** Types a workflow or prompt may take as a file (Dify's document and image kinds). */
 const ALLOWED: Record<string, string[]> = {

@@ -1,8 +1,14 @@
 import { and, eq, gt, inArray, isNull } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
-import { ledgerAccounts, ledgerEntries, packages, payments, subscriptions } from "../../db/schema/index.ts";
+import {
+  type ApplicationRow,
+  ledgerAccounts,
+  ledgerEntries,
+  packages,
+  payments,
+  subscriptions,
+} from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
-import type { ApplicationRow } from "../applications/applications.service.ts";
 import { centsToMicros, formatMicros, splitFee } from "./money.ts";
 import { creditPaymentToWallet } from "./plan-payments.ts";
 import { accountFor, InsufficientFunds, postTransaction } from "./postings.ts";

@@ -6,13 +6,9 @@ import { type Caller, createCaller, fundWallet, settledWallet } from "../../test
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startFakeOpenAi } from "../../test/fake-openai.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
-import {
-  refundIncludedCall,
-  renewDueSubscriptions,
-  sweepExpiredIncludedCalls,
-  useIncludedCall,
-} from "./plans.service.ts";
+import { refundIncludedCall, sweepExpiredIncludedCalls, useIncludedCall } from "./included-calls.ts";
 import { reconcile } from "./reconcile.ts";
+import { renewDueSubscriptions } from "./subscriptions.ts";
 
 /**
  * Decision 025 under attack: an answered call is charged exactly once, whatever happens to its

@@ -5,8 +5,8 @@ import { holds } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
 import { walletBalance } from "./balances.ts";
 import { accountInDebt, debtOf } from "./debts.ts";
+import type { IncludedCall } from "./included-calls.ts";
 import { centsToMicros, dollars, formatMicros, MICROS_PER_CENT } from "./money.ts";
-import type { IncludedCall } from "./plans.service.ts";
 import { accountFor } from "./postings.ts";
 
 /**

@@ -2,7 +2,8 @@ import { and, eq, isNull, lt } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { payments } from "../../db/schema/index.ts";
 import { settleDebt } from "./debts.ts";
-import { postTopUp } from "./postings.ts";
+import { centsToMicros, splitFee } from "./money.ts";
+import { accountFor, postTopUp, postTransaction } from "./postings.ts";
 
 /**
  * Every succeeded payment ends in exactly one of: the subscription it paid, or a credit to its
@@ -103,4 +104,38 @@ export async function creditAbandonedPlanPayments(db: Database, now = new Date()
     if (done) credited += 1;
   }
   return credited;
+}
+
+/**
+ * A period's payment for a plan (wallet, card payment or Stripe invoice) to the creator's earnings
+ * minus the platform fee, inside the caller's transaction, once per reference. Returns the
+ * transaction's id, or undefined when this reference was already posted.
+ */
+export async function postPlanPayment(
+  db: Database,
+  options: {
+    source: string;
+    creatorId: string;
+    amountCents: number;
+    feePercent: number;
+    reference: string;
+    description: string;
+  },
+): Promise<string | undefined> {
+  const [earnings, platform] = await Promise.all([
+    accountFor(db, "earnings", options.creatorId),
+    accountFor(db, "platform_fee", null),
+  ]);
+  const amount = centsToMicros(options.amountCents);
+  const { fee, net } = splitFee(amount, options.feePercent);
+  return postTransaction(db, {
+    kind: "subscription",
+    reference: options.reference,
+    description: options.description,
+    entries: [
+      { accountId: options.source, amountMicros: -amount },
+      { accountId: earnings, amountMicros: net },
+      ...(fee > 0 ? [{ accountId: platform, amountMicros: fee }] : []),
+    ],
+  });
 }

@@ -4,8 +4,8 @@ import { subscriptions } from "../../db/schema/index.ts";
 import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
-import { renewDueSubscriptions } from "./plans.service.ts";
 import { reconcile } from "./reconcile.ts";
+import { renewDueSubscriptions } from "./subscriptions.ts";
 
 // Decision 021: a plan renews at a raised price only once the increase's notice has run.
 let testDb: TestDatabase;

@@ -27,20 +27,16 @@ import {
   makeDefault,
   removePaymentMethod,
 } from "./payment-methods.service.ts";
+import { createPackage, deactivatePackage, findPackage, listPackages, updatePackage } from "./plans.ts";
+import { scheduledPriceCents } from "./price-changes.ts";
+import type { StripeGateway } from "./stripe-gateway.ts";
 import {
-  createPackage,
-  deactivatePackage,
-  findPackage,
   getSubscription,
-  listPackages,
   listSubscriptions,
   setCancelAtPeriodEnd,
   subscribe,
-  updatePackage,
-} from "./plans.service.ts";
-import { scheduledPriceCents } from "./price-changes.ts";
-import type { StripeGateway } from "./stripe-gateway.ts";
-import { subscribeWithCard } from "./stripe-subscriptions.ts";
+  subscribeWithCard,
+} from "./subscriptions.ts";
 
 const errors = {
   400: ApiErrorSchema,

@@ -7,7 +7,7 @@ import { expectReconciled } from "../../test/reconciled.ts";
 import type { TestServer } from "../../test/server.ts";
 import { walletBalances } from "./balances.ts";
 import { centsToMicros } from "./money.ts";
-import { renewDueSubscriptions } from "./plans.service.ts";
+import { renewDueSubscriptions } from "./subscriptions.ts";
 
 let stripe: StripeTestServer;
 let server: TestServer;

@@ -1,99 +1,14 @@
-import type { Subscription } from "@promptmint/contracts";
 import { and, eq, inArray, isNull, ne, or } from "drizzle-orm";
 import type Stripe from "stripe";
 import type { Database } from "../../db/client.ts";
-import { applications, packages, paymentMethods, subscriptions } from "../../db/schema/index.ts";
-import { AppError, notFound } from "../../lib/errors.ts";
-import type { ApplicationRow } from "../applications/applications.service.ts";
-import type { LocalUser } from "../auth/auth.service.ts";
-import {
-  alreadySubscribed,
-  getSubscription,
-  insertSubscription,
-  isSecondSubscription,
-  lockAppForSubscribe,
-  postPlanPayment,
-  refuseSecondSubscription,
-  type SubscriptionRow,
-  subscribablePlan,
-} from "./plans.service.ts";
+import { applications, packages, type SubscriptionRow, subscriptions } from "../../db/schema/index.ts";
+import { AppError } from "../../lib/errors.ts";
+import { postPlanPayment } from "./plan-payments.ts";
 import { accountFor, postTopUp } from "./postings.ts";
 import type { StripeGateway } from "./stripe-gateway.ts";
 
 /** Carried on the Stripe subscription (and so on its invoices): which of our rows it drives. */
 export const SUBSCRIPTION_METADATA_KEY = "promptmint_subscription_id";
-
-/**
- * A plan paid by a saved card through Stripe Billing. The row is written first, as `incomplete`
- * and named in the Stripe subscription's metadata, so a webhook that outruns Stripe's answer still
- * finds it; `invoice.paid` activates it and moves the money. A decline creates nothing on Stripe
- * and ends the row.
- */
-export async function subscribeWithCard(
-  db: Database,
-  options: {
-    app: ApplicationRow;
-    user: LocalUser;
-    packageId: string;
-    paymentMethodId: string;
-    stripe: StripeGateway | undefined;
-  },
-): Promise<Subscription> {
-  const { app, user, stripe } = options;
-  if (!stripe)
-    throw new AppError("bad_request", "Saved cards pay for plans only when this server runs Stripe", {
-      fields: { payment_method_id: "is only accepted when payments go through Stripe" },
-    });
-  const plan = await subscribablePlan(db, app, user.id, options.packageId);
-  const [card] = /^[0-9a-f-]{36}$/i.test(options.paymentMethodId)
-    ? await db
-        .select({ externalId: paymentMethods.externalId })
-        .from(paymentMethods)
-        .where(
-          and(
-            eq(paymentMethods.id, options.paymentMethodId),
-            eq(paymentMethods.userId, user.id),
-            eq(paymentMethods.gateway, "stripe"),
-            isNull(paymentMethods.deletedAt),
-          ),
-        )
-        .limit(1)
-    : [];
-  if (!card?.externalId) throw notFound("Payment method");
-  const now = new Date();
-  // The row comes first, before Stripe charges anything: a concurrent second subscribe to the
-  // same app loses on the one-live-subscription index here, with nothing charged.
-  const row = await db
-    .transaction(async (tx) => {
-      const t = tx as unknown as Database;
-      await lockAppForSubscribe(t, plan.applicationId);
-      await refuseSecondSubscription(t, plan.applicationId, user.id);
-      return insertSubscription(t, plan, user.id, "incomplete", now);
-    })
-    .catch((error) => {
-      throw isSecondSubscription(error) ? alreadySubscribed() : error;
-    });
-  try {
-    const stripeSubscriptionId = await stripe.createSubscription(db, user, {
-      plan,
-      paymentMethodId: card.externalId,
-      subscriptionId: row.id,
-    });
-    await db
-      .update(subscriptions)
-      .set({ stripeSubscriptionId })
-      .where(and(eq(subscriptions.id, row.id), isNull(subscriptions.stripeSubscriptionId)));
-  } catch (error) {
-    const declined = error instanceof AppError && error.code === "payment_required";
-    const unsettled = and(eq(subscriptions.id, row.id), eq(subscriptions.status, "incomplete"));
-    // A decline created nothing on Stripe. After any other failure Stripe may have billed it after
-    // all: the row stays, ended, and a later invoice.paid still activates it and pays the creator.
-    if (declined) await db.delete(subscriptions).where(unsettled);
-    else await db.update(subscriptions).set({ status: "canceled" }).where(unsettled);
-    throw error;
-  }
-  return getSubscription(db, app, user.id, row.id);
-}
 
 const idOf = (value: string | { id: string } | null | undefined) =>
   typeof value === "string" ? value : value?.id;
@@ -239,4 +154,17 @@ export async function applySubscriptionChange(
       status: ended ? "canceled" : pastDue ? "past_due" : row.status,
     })
     .where(eq(subscriptions.id, row.id));
+}
+
+/** Changes a card subscription's cancel_at_period_end on Stripe and keeps what Stripe answers. */
+export async function setCancelOnStripe(
+  db: Database,
+  stripe: StripeGateway | undefined,
+  row: { id: string; stripeSubscriptionId: string | null },
+  cancel: boolean,
+): Promise<void> {
+  if (!stripe || !row.stripeSubscriptionId)
+    throw new AppError("unavailable", "This subscription is billed by Stripe, which is not configured");
+  const cancelAtPeriodEnd = await stripe.setCancelAtPeriodEnd(row.stripeSubscriptionId, cancel);
+  await db.update(subscriptions).set({ cancelAtPeriodEnd }).where(eq(subscriptions.id, row.id));
 }

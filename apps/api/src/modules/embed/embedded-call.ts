@@ -2,10 +2,10 @@ import type { EmbedMessageRequestSchema, EmbedMessageResponse } from "@promptmin
 import type { FastifyRequest } from "fastify";
 import type { z } from "zod";
 import type { Database } from "../../db/client.ts";
+import type { ApplicationRow } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
 import type { SafeFetch } from "../../lib/safe-fetch.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
-import type { ApplicationRow } from "../applications/applications.service.ts";
 import { effectivePriceCents } from "../billing/price-changes.ts";
 import type { ExecutionResult, GatewayInput } from "../gateway/execution.ts";
 import { maxPriceOf } from "../gateway/max-price.ts";

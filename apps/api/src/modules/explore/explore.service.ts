@@ -10,11 +10,11 @@ import {
 import { and, desc, eq, gte, ilike, inArray, lte, or, type SQL, sql } from "drizzle-orm";
 import type { z } from "zod";
 import type { Database } from "../../db/client.ts";
-import { applications, creators, users } from "../../db/schema/index.ts";
+import { type ApplicationRow, applications, creators, users } from "../../db/schema/index.ts";
 import { notFound } from "../../lib/errors.ts";
 import { appNotSuspended } from "../admin/suspensions.ts";
-import { type ApplicationRow, creatorNameColumn } from "../applications/applications.service.ts";
-import { listPackages } from "../billing/plans.service.ts";
+import { creatorNameColumn } from "../applications/applications.service.ts";
+import { listPackages } from "../billing/plans.ts";
 import { effectivePriceSql, priceFields } from "../billing/price-changes.ts";
 import { loadPrompt } from "../prompts/prompts.service.ts";
 

@@ -1,6 +1,7 @@
 import type { Database } from "../../db/client.ts";
+import type { ApplicationRow } from "../../db/schema/index.ts";
 import { notFound } from "../../lib/errors.ts";
-import { type ApplicationRow, findApplicationBySlugCached } from "../applications/applications.service.ts";
+import { findApplicationBySlugCached } from "../applications/applications.service.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 
 /**

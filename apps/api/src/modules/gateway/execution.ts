@@ -2,9 +2,8 @@ import type { GatewayRequestSchema } from "@promptmint/contracts";
 import { and, desc, eq } from "drizzle-orm";
 import type { z } from "zod";
 import type { Database } from "../../db/client.ts";
-import { conversationMessages, conversations } from "../../db/schema/index.ts";
+import { type ApplicationRow, conversationMessages, conversations } from "../../db/schema/index.ts";
 import { notFound } from "../../lib/errors.ts";
-import type { ApplicationRow } from "../applications/applications.service.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 
 /** A call's input as the upstream may see it: the caller's price cap is the gateway's alone. */

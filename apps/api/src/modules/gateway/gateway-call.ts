@@ -1,11 +1,11 @@
 import type { GatewayResponse } from "@promptmint/contracts";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Database } from "../../db/client.ts";
+import type { ApplicationRow } from "../../db/schema/index.ts";
 import type { AdmissionGate } from "../../lib/admission.ts";
 import { AppError } from "../../lib/errors.ts";
 import type { SafeFetch } from "../../lib/safe-fetch.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
-import type { ApplicationRow } from "../applications/applications.service.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
 import type { ChatMessage, LlmClient } from "../models/llm.ts";

@@ -3,7 +3,7 @@ import type { Database } from "../../db/client.ts";
 import { conversationMessages, conversations, includedCalls, invocations } from "../../db/schema/index.ts";
 import { addToRollups } from "../analytics/rollups.ts";
 import type { Spent } from "../billing/holds.ts";
-import type { IncludedCall } from "../billing/plans.service.ts";
+import type { IncludedCall } from "../billing/included-calls.ts";
 
 export interface InvocationRecord {
   id: string;

@@ -1,11 +1,10 @@
 import { type IoSchema, IoSchemaSchema } from "@promptmint/contracts";
 import { asc, eq } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
-import { conversationMessages } from "../../db/schema/index.ts";
+import { type ApplicationRow, conversationMessages } from "../../db/schema/index.ts";
 import { AppError, invalidFields } from "../../lib/errors.ts";
 import { lookupCache } from "../../lib/lookup-cache.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
-import type { ApplicationRow } from "../applications/applications.service.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import type { ChatMessage, LlmClient, LlmRequest, LlmResult } from "../models/llm.ts";
 import { findModel } from "../models/model-catalog.ts";

@@ -3,8 +3,8 @@ import { type Database, preparedStatement, writerFor } from "../../db/client.ts"
 import { invocations } from "../../db/schema/index.ts";
 import { APP_STATS_ADDED, OWNER_STATS_ADDED, ROLLUP_SHARDS, utcDay } from "../analytics/rollups.ts";
 import { spendFromHold } from "../billing/holds.ts";
+import { useIncludedCall } from "../billing/included-calls.ts";
 import { MICROS_PER_CENT } from "../billing/money.ts";
-import { useIncludedCall } from "../billing/plans.service.ts";
 import { type InvocationRecord, recordInvocation } from "./invocations.service.ts";
 
 /** What a successful paid call spends: its price from its hold, of which the platform keeps `feePercent`. */

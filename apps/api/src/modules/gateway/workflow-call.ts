@@ -1,8 +1,8 @@
 import type { Database } from "../../db/client.ts";
+import type { ApplicationRow } from "../../db/schema/index.ts";
 import { invalidFields } from "../../lib/errors.ts";
 import type { SafeFetch } from "../../lib/safe-fetch.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
-import type { ApplicationRow } from "../applications/applications.service.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import type { WorkflowAnswer, WorkflowCall } from "../workflows/providers/provider.ts";
 import { loadWorkflow, resolveProvider } from "../workflows/workflows.service.ts";

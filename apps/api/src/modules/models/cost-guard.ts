@@ -1,9 +1,8 @@
 import { type IoSchema, IoSchemaSchema } from "@promptmint/contracts";
 import { and, eq } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
-import { creatorModelKeys, packages } from "../../db/schema/index.ts";
+import { type ApplicationRow, creatorModelKeys, packages } from "../../db/schema/index.ts";
 import { AppError, invalidFields } from "../../lib/errors.ts";
-import type { ApplicationRow } from "../applications/applications.service.ts";
 import { scheduledPriceCents } from "../billing/price-changes.ts";
 import { loadPrompt } from "../prompts/prompts.service.ts";
 import { findModel } from "./model-catalog.ts";

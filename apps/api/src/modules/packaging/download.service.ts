@@ -9,7 +9,7 @@ import {
 } from "@promptmint/contracts";
 import { strFromU8, strToU8, zipSync } from "fflate";
 import type { Database } from "../../db/client.ts";
-import type { ApplicationRow } from "../applications/applications.service.ts";
+import type { ApplicationRow } from "../../db/schema/index.ts";
 import { loadPrompt } from "../prompts/prompts.service.ts";
 
 const templatesDir = path.resolve(

@@ -10,10 +10,9 @@ import {
 import { and, desc, eq, max } from "drizzle-orm";
 import type { z } from "zod";
 import type { Database } from "../../db/client.ts";
-import { applications, prompts, promptVersions } from "../../db/schema/index.ts";
+import { type ApplicationRow, applications, prompts, promptVersions } from "../../db/schema/index.ts";
 import { invalidFields, notFound } from "../../lib/errors.ts";
 import { forgetLookups } from "../../lib/lookup-cache.ts";
-import type { ApplicationRow } from "../applications/applications.service.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import {
   promptCostSettings,

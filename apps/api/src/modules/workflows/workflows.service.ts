@@ -7,12 +7,17 @@ import type {
 import { WORKFLOW_DEFAULTS } from "@promptmint/contracts";
 import { and, desc, eq, max } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
-import { applications, workflowProviders, workflows, workflowVersions } from "../../db/schema/index.ts";
+import {
+  type ApplicationRow,
+  applications,
+  workflowProviders,
+  workflows,
+  workflowVersions,
+} from "../../db/schema/index.ts";
 import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
 import { forgetLookups } from "../../lib/lookup-cache.ts";
 import type { SafeFetch } from "../../lib/safe-fetch.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
-import type { ApplicationRow } from "../applications/applications.service.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { maskConfig, type SealedConfig, sealConfig, unsealConfig } from "./provider-config.ts";
 import { DIFY_CLOUD_URL } from "./providers/dify.ts";

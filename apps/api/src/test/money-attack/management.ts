@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { queryRows } from "../../db/client.ts";
-import { renewDueSubscriptions } from "../../modules/billing/plans.service.ts";
+import { renewDueSubscriptions } from "../../modules/billing/subscriptions.ts";
 import { fundWallet } from "../caller.ts";
 import { type Attack, epochMs, FEE_PERCENT, journalEvent, liveApps, pickApp, viaAnyNode } from "./attack.ts";
 import type { Prng } from "./prng.ts";

@@ -6,7 +6,7 @@ import { type Database, queryRows } from "../../db/client.ts";
 import { includedCalls } from "../../db/schema/index.ts";
 import { checkCalls } from "../../modules/billing/call-checks.ts";
 import { sweepExpiredHolds } from "../../modules/billing/holds.ts";
-import { sweepExpiredIncludedCalls } from "../../modules/billing/plans.service.ts";
+import { sweepExpiredIncludedCalls } from "../../modules/billing/included-calls.ts";
 import { reconcile } from "../../modules/billing/reconcile.ts";
 import { actions } from "./actions.ts";
 import { type Attack, epochMs, Semaphore } from "./attack.ts";

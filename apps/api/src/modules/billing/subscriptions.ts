@@ -1,42 +1,34 @@
-import type { CreatePackageSchema, Package, Subscription, UpdatePackageSchema } from "@promptmint/contracts";
-import { and, asc, desc, eq, gt, inArray, isNotNull, isNull, lte, sql } from "drizzle-orm";
-import type { z } from "zod";
-import { type Database, queryRows } from "../../db/client.ts";
-import { applications, packages, subscriptions } from "../../db/schema/index.ts";
+import type { Subscription } from "@promptmint/contracts";
+import { and, desc, eq, inArray, isNull, lte, sql } from "drizzle-orm";
+import type { Database } from "../../db/client.ts";
+import {
+  type ApplicationRow,
+  applications,
+  type PackageRow,
+  packages,
+  paymentMethods,
+  type SubscriptionRow,
+  subscriptions,
+} from "../../db/schema/index.ts";
 import { isUniqueViolation } from "../../lib/database-errors.ts";
 import { AppError, notFound } from "../../lib/errors.ts";
-import type { ApplicationRow } from "../applications/applications.service.ts";
+import type { LocalUser } from "../auth/auth.service.ts";
 import { walletBalance } from "./balances.ts";
-import { centsToMicros, dollars, formatMicros, splitFee } from "./money.ts";
+import { dollars, formatMicros } from "./money.ts";
 import {
   creditPaymentToWallet,
   lockPaymentByExternalId,
   markPaymentConsumed,
   type PaymentRow,
+  postPlanPayment,
 } from "./plan-payments.ts";
-import { accountFor, InsufficientFunds, postTransaction } from "./postings.ts";
-import { effectivePriceCents, effectivePriceSql, priceFields, setPrice } from "./price-changes.ts";
+import { findPackage, PERIOD_DAYS } from "./plans.ts";
+import { accountFor, InsufficientFunds } from "./postings.ts";
+import { effectivePriceCents } from "./price-changes.ts";
 import type { StripeGateway } from "./stripe-gateway.ts";
+import { setCancelOnStripe } from "./stripe-subscriptions.ts";
 
-export const PERIOD_DAYS = 30;
 const DAY_MS = 86_400_000;
-export type PackageRow = typeof packages.$inferSelect;
-export type SubscriptionRow = typeof subscriptions.$inferSelect;
-
-export function toPackage(row: PackageRow): Package {
-  const prices = priceFields(row);
-  return {
-    id: row.id,
-    name: row.name,
-    price: prices.price_cents / 100,
-    ...prices,
-    currency: row.currency,
-    description: row.description,
-    features: row.features as Record<string, string>,
-    included_calls: row.includedCalls,
-    is_active: row.isActive,
-  };
-}
 
 export function toSubscription(
   row: SubscriptionRow,
@@ -61,118 +53,6 @@ export function toSubscription(
     calls_used: row.callsUsed,
     calls_included: row.callsIncluded,
   };
-}
-
-export async function listPackages(db: Database, app: ApplicationRow): Promise<Package[]> {
-  const rows = await db
-    .select()
-    .from(packages)
-    .where(eq(packages.applicationId, app.id))
-    .orderBy(asc(effectivePriceSql(packages)), asc(packages.createdAt));
-  return rows.map(toPackage);
-}
-
-export async function createPackage(
-  db: Database,
-  app: ApplicationRow,
-  input: z.output<typeof CreatePackageSchema>,
-): Promise<Package> {
-  const [row] = await db
-    .insert(packages)
-    .values({
-      applicationId: app.id,
-      name: input.name,
-      priceCents: input.price_cents,
-      currency: input.currency,
-      description: input.description,
-      features: input.features,
-      includedCalls: input.included_calls,
-      isActive: input.is_active,
-    })
-    .returning();
-  if (!row) throw new Error("package insert returned nothing");
-  return toPackage(row);
-}
-
-export async function findPackage(db: Database, app: ApplicationRow, id: string): Promise<PackageRow> {
-  const [row] = /^[0-9a-f-]{36}$/i.test(id)
-    ? await db
-        .select()
-        .from(packages)
-        .where(and(eq(packages.id, id), eq(packages.applicationId, app.id)))
-        .limit(1)
-    : [];
-  if (!row) throw notFound("Plan");
-  return row;
-}
-
-/**
- * A plan's price may change; current periods keep what they paid for. A raised price is announced
- * and charged only for periods starting `priceNoticeMs` later (billing/price-changes.ts).
- */
-export async function updatePackage(
-  db: Database,
-  app: ApplicationRow,
-  id: string,
-  input: z.output<typeof UpdatePackageSchema>,
-  { priceNoticeMs }: { priceNoticeMs: number },
-): Promise<Package> {
-  const plan = await findPackage(db, app, id);
-  const changes = {
-    ...(input.name !== undefined ? { name: input.name } : {}),
-    ...(input.price_cents !== undefined
-      ? setPrice(plan, input.price_cents, { now: new Date(), noticeMs: priceNoticeMs })
-      : {}),
-    ...(input.currency !== undefined ? { currency: input.currency } : {}),
-    ...(input.description !== undefined ? { description: input.description } : {}),
-    ...(input.features !== undefined ? { features: input.features } : {}),
-    ...(input.included_calls !== undefined ? { includedCalls: input.included_calls } : {}),
-    ...(input.is_active !== undefined ? { isActive: input.is_active } : {}),
-  };
-  const [row] = Object.keys(changes).length
-    ? await db.update(packages).set(changes).where(eq(packages.id, id)).returning()
-    : await db.select().from(packages).where(eq(packages.id, id));
-  if (!row) throw notFound("Plan");
-  return toPackage(row);
-}
-
-/**
- * Plans with subscribers are never deleted, only withdrawn from sale. Their subscriptions end at
- * period end: wallet ones at our renewal, card ones because Stripe is told to cancel them then.
- */
-export async function deactivatePackage(
-  db: Database,
-  app: ApplicationRow,
-  id: string,
-  stripe: StripeGateway | undefined,
-): Promise<void> {
-  await findPackage(db, app, id);
-  await db.update(packages).set({ isActive: false }).where(eq(packages.id, id));
-  const billedByStripe = await db
-    .select({ id: subscriptions.id, stripeSubscriptionId: subscriptions.stripeSubscriptionId })
-    .from(subscriptions)
-    .where(
-      and(
-        eq(subscriptions.packageId, id),
-        inArray(subscriptions.status, ["active", "past_due", "incomplete"]),
-        eq(subscriptions.cancelAtPeriodEnd, false),
-        isNotNull(subscriptions.stripeSubscriptionId),
-      ),
-    );
-  for (const row of billedByStripe) await setCancelOnStripe(db, stripe, row, true);
-}
-
-/** Changes a card subscription's cancel_at_period_end on Stripe and keeps what Stripe answers. */
-async function setCancelOnStripe(
-  db: Database,
-  stripe: StripeGateway | undefined,
-  row: { id: string; stripeSubscriptionId: string | null },
-  cancel: boolean,
-): Promise<void> {
-  if (!stripe || !row.stripeSubscriptionId)
-    throw new AppError("unavailable", "This subscription is billed by Stripe, which is not configured");
-  const cancelAtPeriodEnd = await stripe.setCancelAtPeriodEnd(row.stripeSubscriptionId, cancel);
-  await db.update(subscriptions).set({ cancelAtPeriodEnd }).where(eq(subscriptions.id, row.id));
 }
 
 export async function listSubscriptions(
@@ -312,40 +192,6 @@ export async function insertSubscription(
     })
     .returning();
   return created as SubscriptionRow;
-}
-
-/**
- * A period's payment for a plan (wallet, card payment or Stripe invoice) to the creator's earnings
- * minus the platform fee, inside the caller's transaction, once per reference. Returns the
- * transaction's id, or undefined when this reference was already posted.
- */
-export async function postPlanPayment(
-  db: Database,
-  options: {
-    source: string;
-    creatorId: string;
-    amountCents: number;
-    feePercent: number;
-    reference: string;
-    description: string;
-  },
-): Promise<string | undefined> {
-  const [earnings, platform] = await Promise.all([
-    accountFor(db, "earnings", options.creatorId),
-    accountFor(db, "platform_fee", null),
-  ]);
-  const amount = centsToMicros(options.amountCents);
-  const { fee, net } = splitFee(amount, options.feePercent);
-  return postTransaction(db, {
-    kind: "subscription",
-    reference: options.reference,
-    description: options.description,
-    entries: [
-      { accountId: options.source, amountMicros: -amount },
-      { accountId: earnings, amountMicros: net },
-      ...(fee > 0 ? [{ accountId: platform, amountMicros: fee }] : []),
-    ],
-  });
 }
 
 interface SubscribeOptions {
@@ -518,6 +364,78 @@ async function paidBefore(db: Database, app: ApplicationRow, payment: PaymentRow
   return { kind: "subscribed", row: paid.row, planName: paid.name };
 }
 
+/**
+ * A plan paid by a saved card through Stripe Billing. The row is written first, as `incomplete`
+ * and named in the Stripe subscription's metadata, so a webhook that outruns Stripe's answer still
+ * finds it; `invoice.paid` activates it and moves the money. A decline creates nothing on Stripe
+ * and ends the row.
+ */
+export async function subscribeWithCard(
+  db: Database,
+  options: {
+    app: ApplicationRow;
+    user: LocalUser;
+    packageId: string;
+    paymentMethodId: string;
+    stripe: StripeGateway | undefined;
+  },
+): Promise<Subscription> {
+  const { app, user, stripe } = options;
+  if (!stripe)
+    throw new AppError("bad_request", "Saved cards pay for plans only when this server runs Stripe", {
+      fields: { payment_method_id: "is only accepted when payments go through Stripe" },
+    });
+  const plan = await subscribablePlan(db, app, user.id, options.packageId);
+  const [card] = /^[0-9a-f-]{36}$/i.test(options.paymentMethodId)
+    ? await db
+        .select({ externalId: paymentMethods.externalId })
+        .from(paymentMethods)
+        .where(
+          and(
+            eq(paymentMethods.id, options.paymentMethodId),
+            eq(paymentMethods.userId, user.id),
+            eq(paymentMethods.gateway, "stripe"),
+            isNull(paymentMethods.deletedAt),
+          ),
+        )
+        .limit(1)
+    : [];
+  if (!card?.externalId) throw notFound("Payment method");
+  const now = new Date();
+  // The row comes first, before Stripe charges anything: a concurrent second subscribe to the
+  // same app loses on the one-live-subscription index here, with nothing charged.
+  const row = await db
+    .transaction(async (tx) => {
+      const t = tx as unknown as Database;
+      await lockAppForSubscribe(t, plan.applicationId);
+      await refuseSecondSubscription(t, plan.applicationId, user.id);
+      return insertSubscription(t, plan, user.id, "incomplete", now);
+    })
+    .catch((error) => {
+      throw isSecondSubscription(error) ? alreadySubscribed() : error;
+    });
+  try {
+    const stripeSubscriptionId = await stripe.createSubscription(db, user, {
+      plan,
+      paymentMethodId: card.externalId,
+      subscriptionId: row.id,
+    });
+    await db
+      .update(subscriptions)
+      .set({ stripeSubscriptionId })
+      .where(and(eq(subscriptions.id, row.id), isNull(subscriptions.stripeSubscriptionId)));
+  } catch (error) {
+    const declined = error instanceof AppError && error.code === "payment_required";
+    const unsettled = and(eq(subscriptions.id, row.id), eq(subscriptions.status, "incomplete"));
+    // A decline created nothing on Stripe. After any other failure Stripe may have billed it after
+    // all: the row stays, ended, and a later invoice.paid still activates it and pays the creator.
+    if (declined) await db.delete(subscriptions).where(unsettled);
+    else await db.update(subscriptions).set({ status: "canceled" }).where(unsettled);
+    throw error;
+  }
+  return getSubscription(db, app, user.id, row.id);
+}
+
 /** A card subscription is changed on Stripe first (its webhook confirms); a wallet one here. */
 export async function setCancelAtPeriodEnd(
   db: Database,
@@ -540,90 +458,6 @@ export async function setCancelAtPeriodEnd(
   if (row?.stripeSubscriptionId) await setCancelOnStripe(db, options.stripe, row, cancel);
   else await db.update(subscriptions).set({ cancelAtPeriodEnd: cancel }).where(eq(subscriptions.id, id));
   return getSubscription(db, app, subscriberId, id);
-}
-
-/** An included call taken from a plan: the subscription and the period it was counted in. */
-export interface IncludedCall {
-  subscriptionId: string;
-  /** The period's start as PostgreSQL wrote it (microseconds: a JS Date would round it). */
-  periodStart: string;
-  /** The call it was taken for, when taken before the call ran (an `included_calls` row). */
-  callId?: string;
-}
-
-/**
- * Counts a call against the caller's active plan if it has quota left (one conditional update, so
- * concurrent calls cannot exceed it). The subscription row is locked, never skipped: a call that
- * skipped a row another call was updating would be charged to the wallet while the plan still had
- * calls (decision 025). Taken before a call runs (`reserve`), it is also written down as the
- * call's (`included_calls`), so a crash before the call is recorded cannot keep it: the sweeper
- * gives it back once `reserve.ttlSeconds` passed. Returns what to give back if the call fails.
- */
-export async function useIncludedCall(
-  db: Database,
-  applicationId: string,
-  subscriberId: string,
-  reserve?: { callId: string; ttlSeconds: number },
-): Promise<IncludedCall | undefined> {
-  const [row] = await queryRows<{ subscription_id: string; period_start: string }>(
-    db,
-    sql`with taken as (
-          update subscriptions set calls_used = calls_used + 1
-          where id = (
-            select id from subscriptions
-            where application_id = ${applicationId} and subscriber_id = ${subscriberId} and status = 'active'
-              and current_period_end > now() and calls_used < calls_included
-            order by current_period_end limit 1
-            for update)
-            and calls_used < calls_included
-          returning id, current_period_start
-        ), reserved as (
-          insert into included_calls (id, subscription_id, period_start, expires_at)
-          select ${reserve?.callId ?? null}::uuid, id, current_period_start,
-            now() + ${reserve?.ttlSeconds ?? 0}::int * interval '1 second'
-          from taken where ${reserve !== undefined}::boolean
-          returning 1
-        )
-        select id as subscription_id, current_period_start::text as period_start from taken`,
-  );
-  if (!row) return undefined;
-  return { subscriptionId: row.subscription_id, periodStart: row.period_start, callId: reserve?.callId };
-}
-
-/**
- * Gives back an included call of a call that was not answered, to the period it was taken from
- * (a renewal since then started a new count, which it must not lower), once: a call taken before
- * it ran gives back only while its `included_calls` row is there.
- */
-export async function refundIncludedCall(db: Database, taken: IncludedCall): Promise<void> {
-  await queryRows(
-    db,
-    taken.callId
-      ? sql`with gone as (delete from included_calls where id = ${taken.callId}::uuid
-                          returning subscription_id, period_start)
-            update subscriptions s set calls_used = s.calls_used - 1 from gone
-            where s.id = gone.subscription_id and s.current_period_start = gone.period_start
-              and s.calls_used > 0`
-      : sql`update subscriptions set calls_used = calls_used - 1
-            where id = ${taken.subscriptionId} and current_period_start = ${taken.periodStart}::timestamptz
-              and calls_used > 0`,
-  );
-}
-
-/**
- * Gives back the included calls that calls in flight on a crashed process took and never
- * recorded (their `included_calls` rows expired: no call can still be recorded against them).
- */
-export async function sweepExpiredIncludedCalls(db: Database): Promise<void> {
-  await queryRows(
-    db,
-    sql`with gone as (delete from included_calls where expires_at < now()
-                      returning subscription_id, period_start),
-        per as (select subscription_id, period_start, count(*)::int as n from gone
-                group by subscription_id, period_start)
-        update subscriptions s set calls_used = greatest(s.calls_used - per.n, 0) from per
-        where s.id = per.subscription_id and s.current_period_start = per.period_start`,
-  );
 }
 
 /**
