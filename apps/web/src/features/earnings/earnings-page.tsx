@@ -24,7 +24,7 @@ import { LoadingState } from "../../components/ui/spinner";
 import { StatCard } from "../../components/ui/stat-card";
 import { apiDownload, apiRequest, getErrorMessage } from "../../lib/api-client";
 import { saveBlob } from "../../lib/download-app";
-import { formatCents, formatDate, formatDateTime, formatDollars, formatMicros } from "../../lib/format";
+import { formatCents, formatDate, formatDateTime, formatMicros } from "../../lib/format";
 import { useMoneyFigures } from "../analytics/api/get-money-figures";
 
 const earningsQueryKey = ["payouts"] as const;
