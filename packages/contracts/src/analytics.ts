@@ -9,6 +9,23 @@ export const AnalyticsDaysQuerySchema = z.strictObject({
     .default(30),
 });
 
+/**
+ * A creator's money over a window, the same figures everywhere they are shown (dashboard, app
+ * detail, analytics, wallet; docs/decisions/029), all from the daily rollups of successful calls:
+ * `gross` what the calls were charged, `fee` the platform's fee of it, `model_cost` what the calls
+ * cost at the model vendor (platform keys), `net` = gross − fee − model cost. Micro-dollars.
+ */
+export const MoneyFiguresSchema = z.object({
+  period_days: z.number().int(),
+  /** The window as people read it: "Last 30 days" (UTC days, today included). */
+  period: z.string(),
+  gross_micros: z.number().int(),
+  fee_micros: z.number().int(),
+  model_cost_micros: z.number().int(),
+  net_micros: z.number().int(),
+});
+export type MoneyFigures = z.infer<typeof MoneyFiguresSchema>;
+
 /** SPEC §3 "Global dashboard response". Rates are percentages (0–100), times in seconds, days in UTC. */
 export const GlobalDashboardSchema = z.object({
   overview: z.object({
@@ -48,7 +65,8 @@ export type GlobalDashboard = z.infer<typeof GlobalDashboardSchema>;
 /** Usage of one app over the window: the dashboard's and detail page's totals plus SPEC's summary. */
 export const AppUsageAnalyticsSchema = z.object({
   total_invocations: z.number().int(),
-  total_revenue: z.number().describe("Dollars"),
+  total_revenue: z.number().describe("Dollars: the gross of `figures`"),
+  figures: MoneyFiguresSchema,
   summary: z.object({
     total_invocations: z.number().int(),
     total_users: z.number().int(),

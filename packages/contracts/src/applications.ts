@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { MoneyFiguresSchema } from "./analytics.ts";
 
 export const AppTypeSchema = z.enum(["prompt", "workflow"]);
 export const InteractionModeSchema = z.enum(["completion", "chat"]);
@@ -102,5 +103,7 @@ export type UploadedFile = z.infer<typeof UploadedFileSchema>;
 export const AppUsageSchema = z.object({
   total_invocations: z.number().int(),
   total_revenue: z.number().describe("Dollars"),
+  /** Gross, platform fee, model cost and net over the same window (docs/decisions/029). */
+  figures: MoneyFiguresSchema,
 });
 export type AppUsage = z.infer<typeof AppUsageSchema>;

@@ -39,6 +39,48 @@ export const WalletSchema = z.object({
 });
 export type Wallet = z.infer<typeof WalletSchema>;
 
+/**
+ * One line of a wallet statement (docs/decisions/029): a paid app's calls of one UTC day ("Haiku
+ * Writer — 12 calls"), or a movement of the wallet that is not a call (top-up, plan payment,
+ * refund...). Never the money set aside for calls in flight and given back ("holds").
+ * `kind`: `calls` (calls paid from the wallet), `embedded_calls` (an owner's embedded widget,
+ * paid by the owner), or the ledger transaction's kind (`top_up`, `subscription`, `reversal`, ...).
+ */
+export const StatementLineSchema = z.object({
+  id: z.string(),
+  kind: z.string(),
+  description: z.string(),
+  /** The app whose calls the line counts (calls lines only). */
+  application: z.object({ slug: z.string(), name: z.string() }).nullable(),
+  /** How many calls (calls lines only). */
+  calls: z.number().int().nullable(),
+  /** The UTC day of the calls, YYYY-MM-DD (calls lines only). */
+  day: z.string().nullable(),
+  /** The signed change to the wallet, in micro-dollars (1 cent = 10,000). */
+  amount_micros: z.number().int(),
+  /** When it happened; for a calls line, the day's last call. */
+  created_at: z.string(),
+});
+export type StatementLine = z.infer<typeof StatementLineSchema>;
+
+export const WalletStatementSchema = z.object({
+  /** Newest first. */
+  lines: z.array(StatementLineSchema),
+  /** Pass as `cursor` for the next (older) page; null on the last page. */
+  next_cursor: z.string().nullable(),
+});
+export type WalletStatement = z.infer<typeof WalletStatementSchema>;
+
+export const WalletStatementQuerySchema = z.object({
+  cursor: z.string().max(300).optional(),
+  limit: z.coerce
+    .number({ error: "must be a number from 1 to 100" })
+    .int("must be a whole number")
+    .min(1, "must be at least 1")
+    .max(100, "must be at most 100")
+    .default(25),
+});
+
 export const MIN_TOP_UP_CENTS = 100;
 export const MAX_TOP_UP_CENTS = 100_000;
 

@@ -23,13 +23,40 @@ export const GatewayRequestSchema = z.strictObject({
 });
 export type GatewayRequest = z.input<typeof GatewayRequestSchema>;
 
+/** Dify's price fields are strings in dollars ("0.0500000"). */
+const DollarString = z.string().regex(/^-?\d+\.?\d*$/);
+
+/**
+ * How a call was paid: from the wallet, a plan's included call, the owner's own call, a free app,
+ * or nothing (a failed call).
+ */
+export const PaidBySchema = z.enum(["wallet", "plan", "owner", "free", "none"]);
+export type PaidBy = z.infer<typeof PaidBySchema>;
+
+/**
+ * Dify's usage, with what the call cost (docs/decisions/029). Promptmint prices a call, not its
+ * tokens: the per-token prices are "0" and `total_price` is what the call took from the caller's
+ * wallet (0 when a plan covered it, for the owner's own call or a free app). The price fields are
+ * absent only on an answer stored before they existed and replayed under its Idempotency-Key.
+ */
 export const UsageSchema = z.object({
   prompt_tokens: z.number().int(),
+  prompt_unit_price: DollarString.optional(),
+  prompt_price_unit: DollarString.optional(),
+  prompt_price: DollarString.optional(),
   completion_tokens: z.number().int(),
+  completion_unit_price: DollarString.optional(),
+  completion_price_unit: DollarString.optional(),
+  completion_price: DollarString.optional(),
   total_tokens: z.number().int(),
+  total_price: DollarString.optional().describe("What the call was charged, in dollars (7 decimals)"),
+  currency: z.literal("USD").optional(),
+  latency: z.number().describe("Seconds"),
   input_tokens: z.number().int(),
   output_tokens: z.number().int(),
-  latency: z.number().describe("Seconds"),
+  /** Promptmint's own: the charge in whole cents, and how the call was paid. */
+  charged_cents: z.number().int().optional(),
+  paid_by: PaidBySchema.optional(),
 });
 export type Usage = z.infer<typeof UsageSchema>;
 

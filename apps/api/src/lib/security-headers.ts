@@ -16,7 +16,7 @@ declare module "fastify" {
 const CORS_HEADERS = {
   "access-control-allow-origin": "*",
   "access-control-expose-headers":
-    "ratelimit-limit, ratelimit-remaining, ratelimit-reset, retry-after, idempotent-replayed",
+    "ratelimit-limit, ratelimit-remaining, ratelimit-reset, retry-after, idempotent-replayed, promptmint-charged",
 };
 const PREFLIGHT_HEADERS = {
   ...CORS_HEADERS,

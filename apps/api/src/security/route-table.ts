@@ -116,6 +116,7 @@ export function routeTable(world: World): Record<string, RouteRequest> {
     },
 
     "GET /api/analytics/dashboard/": { class: "self", url: "/api/analytics/dashboard/" },
+    "GET /api/analytics/figures/": { class: "self", url: "/api/analytics/figures/" },
     "GET /api/app/{slug}/analytics/usage/": { class: "owned", url: `${app}/analytics/usage/?days=7` },
     "GET /api/app/{slug}/analytics/performance/": {
       class: "owned",
@@ -191,6 +192,7 @@ export function routeTable(world: World): Record<string, RouteRequest> {
     },
 
     "GET /api/wallet/": { class: "self", url: "/api/wallet/" },
+    "GET /api/wallet/statement/": { class: "self", url: "/api/wallet/statement/" },
     "POST /api/wallet/payment-intents/": {
       class: "self",
       url: "/api/wallet/payment-intents/",

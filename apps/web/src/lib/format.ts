@@ -51,6 +51,14 @@ export function formatMicros(micros: number): string {
   return `${sign}$${grouped(dollars, 0)}.${shown}`;
 }
 
+/**
+ * An amount taken off another (a platform fee, a model cost), shown as a deduction: `-$0.06`,
+ * `-$0.005` below a cent; nothing taken is `$0.00`.
+ */
+export function formatDeductionMicros(micros: number): string {
+  return micros === 0 ? formatMicros(0) : formatMicros(-Math.abs(micros));
+}
+
 /** A ledger amount with its sign: `+$1.50`, `-$0.05`. */
 export function formatSignedMicros(micros: number): string {
   return micros > 0 ? `+${formatMicros(micros)}` : formatMicros(micros);

@@ -4,6 +4,7 @@ import type {
   ExploreApp,
   ExploreAppDetail,
   GatewayResponse,
+  MoneyFigures,
   Profile,
   PromptConfig,
   RuntimeConfig,
@@ -137,6 +138,10 @@ export function gatewayResponseFixture(overrides: Partial<GatewayResponse> = {})
         input_tokens: 12,
         output_tokens: 30,
         latency: 0.5,
+        total_price: "0.0500000",
+        currency: "USD",
+        charged_cents: 5,
+        paid_by: "wallet",
       },
     },
     created_at: 1714557600,
@@ -172,5 +177,33 @@ export function exploreAppDetailFixture(overrides: Partial<ExploreAppDetail> = {
     takes_query: false,
     plans: [],
     ...overrides,
+  };
+}
+
+/**
+ * Money figures over a window (docs/decisions/029): a platform fee of 10% and no model cost unless
+ * told, net = gross − fee − model cost.
+ */
+export function moneyFiguresFixture(
+  { gross_micros = 0, fee_micros, model_cost_micros = 0 }: Partial<MoneyFigures> = {},
+  days = 30,
+): MoneyFigures {
+  const fee = fee_micros ?? Math.round(gross_micros / 10);
+  return {
+    period_days: days,
+    period: `Last ${days} days`,
+    gross_micros,
+    fee_micros: fee,
+    model_cost_micros,
+    net_micros: gross_micros - fee - model_cost_micros,
+  };
+}
+
+/** An app's usage as the dashboard and detail page read it, its figures from its gross. */
+export function appUsageTotalsFixture(total_invocations: number, total_revenue: number) {
+  return {
+    total_invocations,
+    total_revenue,
+    figures: moneyFiguresFixture({ gross_micros: Math.round(total_revenue * 1_000_000) }),
   };
 }

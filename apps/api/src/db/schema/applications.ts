@@ -187,6 +187,10 @@ export const invocations = pgTable(
     index("invocations_subscription_idx")
       .on(t.subscriptionId, t.planPeriodStart)
       .where(sql`${t.subscriptionId} is not null`),
+    // A payer's charged calls, for their wallet statement (billing/statement.ts; migration 0024).
+    index("invocations_payer_charged_idx")
+      .on(t.callerUserId, t.createdAt)
+      .where(sql`${t.holdId} is not null and ${t.chargedCents} > 0`),
     // The calls whose model cost a sweep still has to take from their creator (billing/model-costs.ts).
     index("invocations_model_cost_due_idx")
       .on(t.id)

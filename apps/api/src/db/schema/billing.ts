@@ -146,6 +146,8 @@ export const holds = pgTable(
   },
   (t) => [
     index("holds_open_idx").on(t.status, t.expiresAt),
+    // An owner's embedded widget's leases (payer = creator), for their statement (migration 0024).
+    index("holds_embedded_idx").on(t.payerId, t.createdAt).where(sql`${t.payerId} = ${t.creatorId}`),
     check("holds_amount_positive", sql`${t.amountMicros} > 0`),
     check(
       "holds_settled_within_amount",

@@ -4,6 +4,7 @@ import {
   AppPerformanceSchema,
   AppUsageAnalyticsSchema,
   GlobalDashboardSchema,
+  MoneyFiguresSchema,
   RecentInvocationsQuerySchema,
   RecentInvocationsSchema,
 } from "@promptmint/contracts";
@@ -12,7 +13,13 @@ import { z } from "zod";
 import type { Database } from "../../db/client.ts";
 import { getOwnApplication } from "../applications/applications.service.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
-import { getAppPerformance, getAppUsage, getDashboard, getRecentInvocations } from "./analytics.service.ts";
+import {
+  getAppPerformance,
+  getAppUsage,
+  getDashboard,
+  getOwnerFigures,
+  getRecentInvocations,
+} from "./analytics.service.ts";
 
 const errors = { 400: ApiErrorSchema, 401: ApiErrorSchema, 404: ApiErrorSchema };
 const security = [{ bearerAuth: [] }];
@@ -38,6 +45,22 @@ export const analyticsRoutes: FastifyPluginAsyncZod<{ db: Database; guards: Auth
       onRequest,
     },
     async (request) => getDashboard(db, currentUser(request).id, request.query.days),
+  );
+  app.get(
+    "/analytics/figures/",
+    {
+      schema: {
+        tags,
+        summary: "Gross, platform fee, model cost and net across your apps over the window",
+        description:
+          "The same figures, from the same daily rollups, as each app's `figures` in its usage analytics: this is their sum over your apps.",
+        security,
+        querystring: AnalyticsDaysQuerySchema,
+        response: { 200: MoneyFiguresSchema, ...errors },
+      },
+      onRequest,
+    },
+    async (request) => getOwnerFigures(db, currentUser(request).id, request.query.days),
   );
   app.get(
     "/app/:slug/analytics/usage/",

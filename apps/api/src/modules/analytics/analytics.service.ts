@@ -2,6 +2,7 @@ import type {
   AppPerformance,
   AppUsageAnalytics,
   GlobalDashboard,
+  MoneyFigures,
   RecentInvocations,
 } from "@promptmint/contracts";
 import { and, desc, eq, gte, inArray, isNull, sql } from "drizzle-orm";
@@ -16,6 +17,7 @@ import {
   ownerDailyStats,
   ownerUsers,
 } from "../../db/schema/index.ts";
+import { MICROS_PER_CENT } from "../billing/money.ts";
 import { utcDay } from "./rollups.ts";
 
 const DAY_MS = 86_400_000;
@@ -37,6 +39,8 @@ interface DayTotals {
   inputTokens: number;
   outputTokens: number;
   revenueCents: number;
+  feeMicros: number;
+  modelCostMicros: number;
 }
 
 const totals = {
@@ -47,6 +51,8 @@ const totals = {
   inputTokens: sql<number>`coalesce(sum(${appDailyStats.inputTokens}), 0)::bigint`,
   outputTokens: sql<number>`coalesce(sum(${appDailyStats.outputTokens}), 0)::bigint`,
   revenueCents: sql<number>`coalesce(sum(${appDailyStats.revenueCents}), 0)::bigint`,
+  feeMicros: sql<number>`coalesce(sum(${appDailyStats.feeMicros}), 0)::bigint`,
+  modelCostMicros: sql<number>`coalesce(sum(${appDailyStats.modelCostMicros}), 0)::bigint`,
 };
 
 function numeric(row: Record<keyof DayTotals, unknown>): DayTotals {
@@ -74,7 +80,12 @@ async function ownerDailyTotals(
     .where(and(eq(ownerDailyStats.ownerId, ownerId), gte(ownerDailyStats.day, from)))
     .groupBy(ownerDailyStats.day);
   // The dashboard shows no revenue, so the owner rollup does not keep it.
-  return new Map(rows.map(({ day, ...rest }) => [String(day), numeric({ ...rest, revenueCents: 0 })]));
+  return new Map(
+    rows.map(({ day, ...rest }) => [
+      String(day),
+      numeric({ ...rest, revenueCents: 0, feeMicros: 0, modelCostMicros: 0 }),
+    ]),
+  );
 }
 
 async function dailyTotals(db: Database, appIds: string[], from: string): Promise<Map<string, DayTotals>> {
@@ -112,6 +123,8 @@ const empty: DayTotals = {
   inputTokens: 0,
   outputTokens: 0,
   revenueCents: 0,
+  feeMicros: 0,
+  modelCostMicros: 0,
 };
 const sum = (values: DayTotals[]) =>
   values.reduce(
@@ -231,6 +244,7 @@ export async function getAppUsage(
   return {
     total_invocations: all.invocations,
     total_revenue: revenue,
+    figures: moneyFigures(days, all),
     summary: {
       total_invocations: all.invocations,
       total_users: users,
@@ -290,4 +304,51 @@ export async function getRecentInvocations(
       created_at: row.createdAt.toISOString(),
     })),
   };
+}
+
+/** "Last 30 days": the window the figures cover (UTC days, today included). */
+export const periodLabel = (days: number) => (days === 1 ? "Today" : `Last ${days} days`);
+
+/**
+ * The one set of money figures (decision 029), from the rollups' columns: gross (`revenue_cents`,
+ * the successful calls' charges), the platform's fee (`fee_micros`), the model cost
+ * (`model_cost_micros`), and net = gross − fee − model cost.
+ */
+export function moneyFigures(
+  days: number,
+  totals: Pick<DayTotals, "revenueCents" | "feeMicros" | "modelCostMicros">,
+): MoneyFigures {
+  const gross = totals.revenueCents * MICROS_PER_CENT;
+  return {
+    period_days: days,
+    period: periodLabel(days),
+    gross_micros: gross,
+    fee_micros: totals.feeMicros,
+    model_cost_micros: totals.modelCostMicros,
+    net_micros: gross - totals.feeMicros - totals.modelCostMicros,
+  };
+}
+
+/**
+ * The creator's figures over the window: the sum of their apps' (the apps the dashboard lists,
+ * so its total is the sum of its rows), from the same rollups as each app's.
+ */
+export async function getOwnerFigures(db: Database, ownerId: string, days: number): Promise<MoneyFigures> {
+  const from = windowDays(days)[0] as string;
+  const [row] = await db
+    .select({
+      revenueCents: totals.revenueCents,
+      feeMicros: totals.feeMicros,
+      modelCostMicros: totals.modelCostMicros,
+    })
+    .from(appDailyStats)
+    .innerJoin(applications, eq(applications.id, appDailyStats.applicationId))
+    .where(
+      and(eq(applications.ownerId, ownerId), isNull(applications.archivedAt), gte(appDailyStats.day, from)),
+    );
+  return moneyFigures(days, {
+    revenueCents: Number(row?.revenueCents ?? 0),
+    feeMicros: Number(row?.feeMicros ?? 0),
+    modelCostMicros: Number(row?.modelCostMicros ?? 0),
+  });
 }

@@ -6,6 +6,8 @@ import {
   PaymentResultSchema,
   SandboxConfirmSchema,
   WalletSchema,
+  WalletStatementQuerySchema,
+  WalletStatementSchema,
 } from "@promptmint/contracts";
 import { eq } from "drizzle-orm";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
@@ -19,6 +21,7 @@ import type { LocalUser } from "../auth/auth.service.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
 import { effectivePriceCents } from "./price-changes.ts";
 import { confirmSandboxPayment, createSandboxPaymentIntent } from "./sandbox-gateway.ts";
+import { walletStatement } from "./statement.ts";
 import type { StripeGateway } from "./stripe-gateway.ts";
 import { getWallet } from "./wallet.service.ts";
 
@@ -56,6 +59,23 @@ export const billingRoutes: FastifyPluginAsyncZod<{
       onRequest: guards.requireUser,
     },
     async (request) => getWallet(db, currentUser(request).id, gateway),
+  );
+
+  app.get(
+    "/wallet/statement/",
+    {
+      schema: {
+        tags,
+        summary: "Your wallet statement: paid calls per app and day, top-ups, plan payments, refunds",
+        description:
+          "Newest first. One line per app and UTC day for the calls you paid for, and one per other movement of your wallet; money set aside for calls in flight is not shown. Pass `next_cursor` as `cursor` for older lines.",
+        security,
+        querystring: WalletStatementQuerySchema,
+        response: { 200: WalletStatementSchema, ...errors },
+      },
+      onRequest: guards.requireUser,
+    },
+    async (request) => walletStatement(db, currentUser(request).id, request.query),
   );
 
   const createIntent = async (

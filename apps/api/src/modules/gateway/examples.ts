@@ -2,11 +2,21 @@
 
 const usage = {
   prompt_tokens: 18,
+  prompt_unit_price: "0",
+  prompt_price_unit: "0.000001",
+  prompt_price: "0.0000000",
   completion_tokens: 42,
+  completion_unit_price: "0",
+  completion_price_unit: "0.000001",
+  completion_price: "0.0000000",
   total_tokens: 60,
+  total_price: "0.0500000",
+  currency: "USD" as const,
+  latency: 1.284,
   input_tokens: 18,
   output_tokens: 42,
-  latency: 1.284,
+  charged_cents: 5,
+  paid_by: "wallet" as const,
 };
 
 export const completionRequestExample = {
@@ -63,7 +73,14 @@ export const chatCompletionResponseExample = {
       logprobs: null,
     },
   ],
-  usage: { prompt_tokens: 18, completion_tokens: 42, total_tokens: 60 },
+  usage: {
+    prompt_tokens: 18,
+    completion_tokens: 42,
+    total_tokens: 60,
+    cost: 0.05,
+    charged_cents: 5,
+    paid_by: "wallet",
+  },
 };
 
 export const insufficientBalanceExample = {

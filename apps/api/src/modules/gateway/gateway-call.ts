@@ -9,10 +9,11 @@ import type { SecretBox } from "../../lib/secrets.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
 import type { ChatMessage, LlmClient } from "../models/llm.ts";
+import { CHARGED_HEADER, chargedHeaderOfStored, chargedHeaderValue, difyPriceFields } from "./charge.ts";
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
 import { claimIdempotencyKey, type IdempotencyClaim } from "./idempotency.ts";
 import type { OpenStreams } from "./open-streams.ts";
-import { openPaidCall } from "./paid-call.ts";
+import { type CallCharge, openPaidCall } from "./paid-call.ts";
 import { preparePromptExecution } from "./prompt-call.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 import { createSseWriter } from "./sse-writer.ts";
@@ -97,6 +98,12 @@ export function createGatewayCall(deps: GatewayDeps) {
       });
       if (claim.kind === "replay") {
         reply.header("idempotent-replayed", "true");
+        // The same answer as the first time, with what that one charge was (decision 029).
+        const charged =
+          claim.status === 200
+            ? chargedHeaderOfStored((claim.body as GatewayResponse).metadata?.usage)
+            : undefined;
+        if (charged && input.response_mode !== "streaming") reply.header(CHARGED_HEADER, charged);
         if (input.response_mode === "streaming" && claim.status === 200)
           return replayAsStream(reply, claim.body as GatewayResponse);
         return reply.status(claim.status).send(claim.body);
@@ -119,7 +126,7 @@ export function createGatewayCall(deps: GatewayDeps) {
         maxPriceCents,
       });
       const { messageId, createdAt, started, release, record, abandon } = paid;
-      const responseBody = (result: ExecutionResult): GatewayResponse => ({
+      const responseBody = (result: ExecutionResult, charge: CallCharge): GatewayResponse => ({
         event: "message",
         id: messageId,
         message_id: messageId,
@@ -127,7 +134,7 @@ export function createGatewayCall(deps: GatewayDeps) {
         mode,
         answer: result.answer,
         ...(conversationId ? { conversation_id: conversationId } : {}),
-        metadata: { usage: usageOf(result, performance.now() - started) },
+        metadata: { usage: usageOf(result, performance.now() - started, charge) },
         created_at: createdAt,
       });
 
@@ -144,9 +151,10 @@ export function createGatewayCall(deps: GatewayDeps) {
           if (appError.status >= 500) await record("error", undefined, appError);
           throw appError;
         }
-        await record("success", result);
-        const body = responseBody(result);
+        const charge = await record("success", result);
+        const body = responseBody(result, charge);
         await fresh?.complete(200, body);
+        reply.header(CHARGED_HEADER, chargedHeaderValue(charge));
         return body;
       }
 
@@ -191,24 +199,28 @@ export function createGatewayCall(deps: GatewayDeps) {
           sent = (sent ?? "") + chunk;
         }
         if (clientGone) {
-          await abandon(sent);
+          const charge = await abandon(sent);
           // A charged stream keeps its key: a replay answers what was sent, and is not paid again.
           if (sent === null) await fresh?.abandon();
           else
             await fresh?.complete(
               200,
-              responseBody({ answer: sent, inputTokens: 0, outputTokens: 0, answeredBy: execution.model }),
+              responseBody(
+                { answer: sent, inputTokens: 0, outputTokens: 0, answeredBy: execution.model },
+                charge,
+              ),
             );
           return;
         }
         const result = await stream.result;
-        await record("success", result);
+        const charge = await record("success", result);
+        // The headers left with the first byte: the stream's last event says what it cost.
         await send({
           event: "message_end",
           ...base,
-          metadata: { usage: usageOf(result, performance.now() - started) },
+          metadata: { usage: usageOf(result, performance.now() - started, charge) },
         });
-        await fresh?.complete(200, responseBody(result));
+        await fresh?.complete(200, responseBody(result, charge));
       } catch (error) {
         const appError =
           error instanceof AppError
@@ -253,13 +265,25 @@ export function createGatewayCall(deps: GatewayDeps) {
   return runCall;
 }
 
-function usageOf(result: ExecutionResult, latencyMs: number) {
+/** Dify's `metadata.usage`: tokens, the call's price fields (charge.ts) and latency in seconds. */
+function usageOf(result: ExecutionResult, latencyMs: number, charge: CallCharge) {
+  const prices = difyPriceFields(charge);
   return {
     prompt_tokens: result.inputTokens,
+    prompt_unit_price: prices.prompt_unit_price,
+    prompt_price_unit: prices.prompt_price_unit,
+    prompt_price: prices.prompt_price,
     completion_tokens: result.outputTokens,
+    completion_unit_price: prices.completion_unit_price,
+    completion_price_unit: prices.completion_price_unit,
+    completion_price: prices.completion_price,
     total_tokens: result.inputTokens + result.outputTokens,
+    total_price: prices.total_price,
+    currency: prices.currency,
+    latency: Math.round(latencyMs) / 1000,
     input_tokens: result.inputTokens,
     output_tokens: result.outputTokens,
-    latency: Math.round(latencyMs) / 1000,
+    charged_cents: prices.charged_cents,
+    paid_by: prices.paid_by,
   };
 }

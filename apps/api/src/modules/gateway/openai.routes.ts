@@ -11,6 +11,7 @@ import { appNotSuspended } from "../admin/suspensions.ts";
 import { currentUser } from "../auth/authenticate.ts";
 import type { ChatMessage } from "../models/llm.ts";
 import { findCallableApp } from "./access.ts";
+import { CHARGED_HEADER, chargedHeaderOfStored, chargedHeaderValue, openAiCostFields } from "./charge.ts";
 import {
   chatCompletionRequestExample,
   chatCompletionResponseExample,
@@ -21,7 +22,7 @@ import type { ExecutionResult, GatewayInput } from "./execution.ts";
 import { type GatewayDeps, naturalModeOf, prepareExecution } from "./gateway-call.ts";
 import { claimIdempotencyKey, type IdempotencyClaim } from "./idempotency.ts";
 import { maxPriceOf } from "./max-price.ts";
-import { openPaidCall } from "./paid-call.ts";
+import { type CallCharge, openPaidCall } from "./paid-call.ts";
 import { rateLimitHook } from "./rate-limit.ts";
 import { createSseWriter } from "./sse-writer.ts";
 
@@ -238,6 +239,10 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (
         });
         if (claim.kind === "replay") {
           reply.header("idempotent-replayed", "true");
+          // The same answer as the first time, with what that one charge was (decision 029).
+          const charged =
+            claim.status === 200 ? chargedHeaderOfStored((claim.body as ChatCompletion).usage) : undefined;
+          if (charged && !body.stream) reply.header(CHARGED_HEADER, charged);
           if (body.stream && claim.status === 200) return replayAsStream(reply, claim.body as ChatCompletion);
           return reply.status(claim.status as 200).send(claim.body as ChatCompletion);
         }
@@ -267,10 +272,12 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (
           maxPriceCents,
         });
         const id = `chatcmpl-${paid.messageId.replace(/-/g, "")}`;
-        const usage = (r: ExecutionResult) => ({
+        // OpenAI's token counts, and what the call cost (`cost` in dollars, as OpenRouter; charge.ts).
+        const usage = (r: ExecutionResult, charge: CallCharge) => ({
           prompt_tokens: r.inputTokens,
           completion_tokens: r.outputTokens,
           total_tokens: r.inputTokens + r.outputTokens,
+          ...openAiCostFields(charge),
         });
         const fail = async (error: unknown) => {
           const appError =
@@ -284,7 +291,7 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (
           return appError;
         };
 
-        const completion = (result: ExecutionResult): ChatCompletion => ({
+        const completion = (result: ExecutionResult, charge: CallCharge): ChatCompletion => ({
           id,
           object: "chat.completion",
           created: paid.createdAt,
@@ -297,7 +304,7 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (
               logprobs: null,
             },
           ],
-          usage: usage(result),
+          usage: usage(result, charge),
         });
 
         if (!body.stream) {
@@ -307,9 +314,11 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (
           } catch (error) {
             throw await fail(error);
           }
-          await paid.record("success", result);
-          await fresh?.complete(200, completion(result));
-          return completion(result);
+          const charge = await paid.record("success", result);
+          const answered = completion(result, charge);
+          await fresh?.complete(200, answered);
+          reply.header(CHARGED_HEADER, chargedHeaderValue(charge));
+          return answered;
         }
 
         reply.hijack();
@@ -343,20 +352,24 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (
             sent = (sent ?? "") + piece;
           }
           if (!delivered || clientGone) {
-            await paid.abandon(sent);
+            const charge = await paid.abandon(sent);
             // A charged stream keeps its key: a replay answers what was sent, and is not paid again.
             if (sent === null) await fresh?.abandon();
             else
               await fresh?.complete(
                 200,
-                completion({ answer: sent, inputTokens: 0, outputTokens: 0, answeredBy: execution.model }),
+                completion(
+                  { answer: sent, inputTokens: 0, outputTokens: 0, answeredBy: execution.model },
+                  charge,
+                ),
               );
             return;
           }
           const result = await stream.result;
-          await paid.record("success", result);
-          await fresh?.complete(200, completion(result));
-          await chunk({}, "stop", { usage: usage(result) });
+          const charge = await paid.record("success", result);
+          await fresh?.complete(200, completion(result, charge));
+          // The headers left with the first chunk: the final usage chunk says what the call cost.
+          await chunk({}, "stop", { usage: usage(result, charge) });
           await writer.write("data: [DONE]\n\n");
         } catch (error) {
           await fresh?.abandon();
@@ -384,7 +397,15 @@ interface ChatCompletion {
     finish_reason: "stop";
     logprobs: null;
   }[];
-  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+  usage: {
+    prompt_tokens: number;
+    completion_tokens: number;
+    total_tokens: number;
+    /** Absent on answers stored before decision 029. */
+    cost?: number;
+    charged_cents?: number;
+    paid_by?: CallCharge["paidBy"];
+  };
 }
 
 /** A replayed answer to a streamed request: the stored completion as one chunk, then the end. */

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { PaidBy } from "@promptmint/contracts";
 import type { FastifyRequest } from "fastify";
 import type { Database } from "../../db/client.ts";
 import type { ApplicationRow } from "../../db/schema/index.ts";
@@ -11,7 +12,17 @@ import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
 import type { InvocationRecord } from "./invocations.service.ts";
 import { type LeasedPayment, leaseBookFor } from "./leases.ts";
 import { refuseAboveMaximum } from "./max-price.ts";
-import { recordCall } from "./recorder.ts";
+import { recordCall, recordCharged } from "./recorder.ts";
+
+/**
+ * What a recorded call really cost its caller (decision 029): the price taken from the wallet when
+ * the call was paid from it (`wallet`), else 0: a plan's included call (`plan`), the owner's own
+ * call (`owner`), a free app (`free`), or a call that failed (`none`).
+ */
+export interface CallCharge {
+  chargedCents: number;
+  paidBy: PaidBy;
+}
 
 export interface PaidCall {
   messageId: string;
@@ -24,13 +35,13 @@ export interface PaidCall {
    * its price from the hold). Throws `unavailable` when nothing could pay for it: the answer must
    * then not be given (it cannot happen while holds close only as decision 025 says).
    */
-  record(status: "success" | "error", result?: ExecutionResult, error?: AppError): Promise<void>;
+  record(status: "success" | "error", result?: ExecutionResult, error?: AppError): Promise<CallCharge>;
   /**
    * The caller hung up on a stream (decision 025): once any content has been written to it, the
    * call is charged in full (the model was paid for), with what was sent as its answer; before
    * that, it costs nothing and is recorded as failed.
    */
-  abandon(sent: string | null): Promise<void>;
+  abandon(sent: string | null): Promise<CallCharge>;
 }
 
 /** An included call taken for a call outlives the call's deadline by this much before the sweeper gives it back. */
@@ -140,19 +151,24 @@ export async function openPaidCall(
       };
       if (status !== "success" || !holdId || !accounts) {
         await recordCall(db, invocation);
-        return;
+        if (status !== "success") return { chargedCents: 0, paidBy: "none" };
+        return {
+          chargedCents: 0,
+          paidBy: coveredBy ? "plan" : isOwner && !ownerPays ? "owner" : "free",
+        };
       }
       // The invocation and its price spent from the lease commit together, synchronously: the
       // charge is on disk before the caller hears of it (recorder.ts). The ledger posts it when
       // the lease closes (decision 020).
       const settlement = { holdId, amountCents: price, feePercent: options.feePercent };
-      let outcome: Awaited<ReturnType<typeof recordCall>>;
+      let recorded: Awaited<ReturnType<typeof recordCharged>>;
       try {
-        outcome = await recordCall(db, invocation, settlement);
+        recorded = await recordCharged(db, invocation, settlement);
       } catch (error) {
         await payment.end?.("unspent");
         throw error;
       }
+      const { outcome } = recorded;
       // Not awaited: the lease's close this may cause (its last call) need not delay the answer.
       void payment.end?.(outcome === "hold" ? "charged" : outcome === "plan" ? "unspent" : "refused");
       if (outcome === "refused") {
@@ -162,18 +178,20 @@ export async function openPaidCall(
           "The payment for this call could not be completed; you were not charged. Please retry.",
         );
       }
+      return outcome === "hold"
+        ? { chargedCents: recorded.chargedCents, paidBy: "wallet" }
+        : { chargedCents: 0, paidBy: "plan" };
     },
     async abandon(sent) {
       if (sent === null) {
         await paidCall.release();
-        await paidCall.record(
+        return paidCall.record(
           "error",
           undefined,
           new AppError("bad_request", "The client disconnected before any answer was sent"),
         );
-        return;
       }
-      await paidCall.record("success", {
+      return paidCall.record("success", {
         answer: sent,
         inputTokens: 0,
         outputTokens: 0,

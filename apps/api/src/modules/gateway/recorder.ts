@@ -22,6 +22,16 @@ export interface Settlement {
  */
 export type RecordOutcome = "plan" | "hold" | "refused" | "none";
 
+/**
+ * How a recorded call was paid and what it took from the payer's wallet, in cents: the price the
+ * hold spent for `hold` (the lower of the price the call started at and the app's price at the
+ * record, as the statement decides), 0 otherwise. What the answer tells the caller it cost.
+ */
+export interface RecordedCall {
+  outcome: RecordOutcome;
+  chargedCents: number;
+}
+
 /** The most calls one statement records; more wait for the next. */
 const MAX_BATCH = 256;
 
@@ -44,6 +54,15 @@ export function recordCall(
   record: InvocationRecord,
   settlement?: Settlement,
 ): Promise<RecordOutcome> {
+  return recordCharged(db, record, settlement).then((recorded) => recorded.outcome);
+}
+
+/** `recordCall`, answering also what the call took from the wallet (what its answer says it cost). */
+export function recordCharged(
+  db: Database,
+  record: InvocationRecord,
+  settlement?: Settlement,
+): Promise<RecordedCall> {
   if (record.conversation) return recordOne(db, { record, settlement });
   let recorder = recorders.get(db);
   if (!recorder) {
@@ -65,7 +84,7 @@ export function recorderStats(db: Database): { batches: number; calls: number; f
 interface Pending {
   record: InvocationRecord;
   settlement?: Settlement;
-  resolve(outcome: RecordOutcome): void;
+  resolve(recorded: RecordedCall): void;
   reject(error: unknown): void;
 }
 
@@ -79,8 +98,8 @@ class BatchRecorder {
     this.db = db;
   }
 
-  submit(call: Pick<Pending, "record" | "settlement">): Promise<RecordOutcome> {
-    return new Promise<RecordOutcome>((resolve, reject) => {
+  submit(call: Pick<Pending, "record" | "settlement">): Promise<RecordedCall> {
+    return new Promise<RecordedCall>((resolve, reject) => {
       this.queue.push({ ...call, resolve, reject });
       if (!this.writing) void this.drain();
     });
@@ -96,13 +115,19 @@ class BatchRecorder {
   }
 
   private async write(batch: Pending[]): Promise<void> {
-    let charged: Set<string>;
+    let charged: Map<string, number>;
     let covered: Set<string>;
     this.stats.batches += 1;
     this.stats.calls += batch.length;
     try {
       const [row] = await recordBatchStatement(this.db, [JSON.stringify(batch.map(toRow))]);
-      charged = new Set(row?.charged ? row.charged.split(",") : []);
+      // "id:cents" for each call its hold paid.
+      charged = new Map(
+        (row?.charged ? row.charged.split(",") : []).map((pair) => {
+          const [id = "", cents = "0"] = pair.split(":");
+          return [id, Number(cents)] as const;
+        }),
+      );
       covered = new Set(row?.covered ? row.covered.split(",") : []);
     } catch {
       // The statement is atomic: nothing of the batch was written, unless it committed and only
@@ -124,16 +149,16 @@ class BatchRecorder {
       );
       return;
     }
-    for (const call of batch)
+    for (const call of batch) {
+      const spent = charged.get(call.record.id);
       call.resolve(
         covered.has(call.record.id)
-          ? "plan"
-          : charged.has(call.record.id)
-            ? "hold"
-            : call.settlement
-              ? "refused"
-              : "none",
+          ? { outcome: "plan", chargedCents: 0 }
+          : spent !== undefined
+            ? { outcome: "hold", chargedCents: spent }
+            : { outcome: call.settlement ? "refused" : "none", chargedCents: 0 },
       );
+    }
   }
 }
 
@@ -144,9 +169,10 @@ class BatchRecorder {
 export async function recordOne(
   db: Database,
   call: { record: InvocationRecord; settlement?: Settlement },
-): Promise<RecordOutcome> {
+): Promise<RecordedCall> {
   const { record, settlement } = call;
   let outcome: RecordOutcome = "none";
+  let chargedCents = 0;
   await recordInvocation(
     db,
     settlement
@@ -165,26 +191,36 @@ export async function recordOne(
               applicationId: record.applicationId,
             });
             outcome = spent === undefined ? "refused" : "hold";
+            chargedCents = spent?.chargedCents ?? 0;
             return spent ?? "refused";
           },
         }
       : record,
   );
-  return outcome;
+  return { outcome, chargedCents };
 }
 
-/** How a recorded invocation was paid; undefined if it was not recorded. */
+/**
+ * How a recorded invocation was paid; undefined if it was not recorded. Its price spent from the
+ * hold is not on the row for an embedded call the owner paid (not the app's revenue), so a call
+ * its hold paid is answered with the price it was recorded at, or else the settlement's.
+ */
 async function recordedOutcome(
   db: Database,
   call: Pick<Pending, "record" | "settlement">,
-): Promise<RecordOutcome | undefined> {
+): Promise<RecordedCall | undefined> {
   const [row] = await db
-    .select({ holdId: invocations.holdId, subscriptionId: invocations.subscriptionId })
+    .select({
+      holdId: invocations.holdId,
+      subscriptionId: invocations.subscriptionId,
+      chargedCents: invocations.chargedCents,
+    })
     .from(invocations)
     .where(eq(invocations.id, call.record.id));
   if (!row) return undefined;
-  if (!call.settlement) return "none";
-  return row.holdId ? "hold" : row.subscriptionId ? "plan" : "refused";
+  if (!call.settlement) return { outcome: "none", chargedCents: 0 };
+  if (row.holdId) return { outcome: "hold", chargedCents: row.chargedCents || call.settlement.amountCents };
+  return { outcome: row.subscriptionId ? "plan" : "refused", chargedCents: 0 };
 }
 
 function toRow({ record, settlement }: Pending) {
@@ -229,10 +265,10 @@ const shard = `(pg_backend_pid() % ${ROLLUP_SHARDS})::smallint`;
  * subscription and period), or, when its hold could not pay, as failed (`payment_failed`); the
  * calls go to the app and owner rollups, one row per (app, day) and (owner, day) in this
  * connection's shard. No ledger row: the hold's close posts its calls (decision 020). Answers the
- * ids of the invocations charged from holds and of those covered by plans.
+ * invocations charged from holds, each as "id:price spent", and the ids of those covered by plans.
  */
 const recordBatchStatement = preparedStatement<{ charged: string | null; covered: string | null }>(
-  "pm_record_batch_v7",
+  "pm_record_batch_v8",
   `with v as (
      select * from json_to_recordset($1::json) as v(
        id uuid, application_id uuid, caller_user_id uuid, api_key_id uuid, end_user text, mode text,
@@ -371,7 +407,8 @@ const recordBatchStatement = preparedStatement<{ charged: string | null; covered
      group by owner_id, day, coalesce(error_type, '')
      on conflict (owner_id, day, error_type, shard) do update set count = e.count + excluded.count
    )
-   select (select string_agg(id::text, ',') from calls where paid_from is not null) as charged,
+   select (select string_agg(c.id::text || ':' || pr.amount, ',') from calls c join priced pr on pr.id = c.id
+           where c.paid_from is not null) as charged,
      (select string_agg(id::text, ',') from covered) as covered,
      (select count(*) from used) as plans`,
 );

@@ -1,16 +1,27 @@
 import type { Usage } from "@promptmint/contracts";
-import { formatNumber, formatSeconds } from "../../lib/format";
+import { formatCents, formatNumber, formatSeconds } from "../../lib/format";
 
-/** Token usage of one call: input, output and total tokens, and latency. */
+/** Why a call cost nothing, when it did (docs/decisions/029). */
+const FREE_BECAUSE: Partial<Record<NonNullable<Usage["paid_by"]>, string>> = {
+  plan: " (plan)",
+  owner: " (your app)",
+};
+
+/** Token usage of one call: input, output and total tokens, latency, and what it was charged. */
 export function UsageSummary({ usage }: { usage: Usage }) {
-  const figures = [
+  const figures: (readonly [string, string])[] = [
     ["Input Tokens", formatNumber(usage.input_tokens)],
     ["Output Tokens", formatNumber(usage.output_tokens)],
     ["Total Tokens", formatNumber(usage.total_tokens)],
     ["Latency", formatSeconds(usage.latency, 2)],
-  ] as const;
+  ];
+  if (usage.charged_cents !== undefined)
+    figures.push([
+      "Charged",
+      `${formatCents(usage.charged_cents)}${(usage.paid_by && FREE_BECAUSE[usage.paid_by]) || ""}`,
+    ]);
   return (
-    <dl aria-label="Token usage" className="grid grid-cols-2 gap-2 sm:grid-cols-4">
+    <dl aria-label="Token usage" className="grid grid-cols-2 gap-2 sm:grid-cols-5">
       {figures.map(([term, value]) => (
         <div key={term} className="rounded-lg bg-slate-50 px-3 py-2">
           <dt className="text-xs text-slate-500">{term}</dt>

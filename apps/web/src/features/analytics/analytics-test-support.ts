@@ -6,6 +6,7 @@ import type {
 } from "@promptmint/contracts";
 import { screen, within } from "@testing-library/react";
 import { vi } from "vitest";
+import { moneyFiguresFixture } from "../../test/fixtures";
 
 // Test-only helpers of the analytics screens: contract-typed answers and a sized ResizeObserver.
 
@@ -67,7 +68,12 @@ export function appUsageFixture(
     series: windowDays(days).map((date) => ({ date, invocations: 41, revenue: 0.6 })),
     ...summary,
   };
-  return { total_invocations: full.total_invocations, total_revenue: full.total_revenue, summary: full };
+  return {
+    total_invocations: full.total_invocations,
+    total_revenue: full.total_revenue,
+    figures: moneyFiguresFixture({ gross_micros: Math.round(full.total_revenue * 1_000_000) }, days),
+    summary: full,
+  };
 }
 
 export function appPerformanceFixture(

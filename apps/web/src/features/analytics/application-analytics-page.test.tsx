@@ -73,9 +73,14 @@ describe("per-application analytics", () => {
     }
     expect(
       within(screen.getByRole("region", { name: "Revenue Trend" })).getByText(
-        "$18.50 revenue in the last 30 days",
+        "$18.50 gross revenue in the last 30 days",
       ),
     ).toBeDefined();
+    // Gross, fee, model cost and net for the window, the same figures as the detail page's.
+    const money = within(screen.getByLabelText("Earnings, Last 30 days"));
+    expect(money.getByText("Gross").nextSibling?.textContent).toBe("$18.50");
+    expect(money.getByText("Platform fee").nextSibling?.textContent).toBe("-$1.85");
+    expect(money.getByText("Net").nextSibling?.textContent).toBe("$16.65");
 
     const paths = api.requests.map((request) => request.path);
     expect(paths.indexOf("/api/app/blog-writer/")).toBeLessThan(

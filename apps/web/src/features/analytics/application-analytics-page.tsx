@@ -2,13 +2,14 @@ import type { Application } from "@promptmint/contracts";
 import { Activity, ArrowLeft, CircleCheck, Timer, Users } from "lucide-react";
 import { Link, useParams } from "react-router";
 import { ErrorBox } from "../../components/ui/error-box";
+import { MoneyFiguresCard } from "../../components/ui/money-figures";
 import { PageContainer } from "../../components/ui/page-container";
 import { PageHeader } from "../../components/ui/page-header";
 import { LoadingState } from "../../components/ui/spinner";
 import { StatCard } from "../../components/ui/stat-card";
 import { ApiClientError } from "../../lib/api-client";
 import { useApplication } from "../../lib/applications-query";
-import { formatDollars, formatNumber, formatPercent, formatSeconds } from "../../lib/format";
+import { formatDollars, formatMicros, formatNumber, formatPercent, formatSeconds } from "../../lib/format";
 import { AnalyticsCard } from "./analytics-card";
 import { type AnalyticsWindow, useAnalyticsWindow } from "./analytics-window";
 import { type ApplicationAnalytics, useApplicationAnalytics } from "./api/get-application-analytics";
@@ -77,7 +78,7 @@ function ApplicationAnalyticsReport({
   analytics: ApplicationAnalytics;
   days: AnalyticsWindow;
 }) {
-  const { usage, performance, recentInvocations } = analytics;
+  const { usage, figures, performance, recentInvocations } = analytics;
   const period = `Last ${days} days`;
 
   return (
@@ -104,6 +105,8 @@ function ApplicationAnalyticsReport({
               value={formatSeconds(performance.average_response_time, 2)}
             />
           </section>
+
+          <MoneyFiguresCard figures={figures} />
 
           <div className="grid gap-6 lg:grid-cols-2">
             <AnalyticsCard title="Usage Over Time" description={period}>
@@ -135,7 +138,7 @@ function ApplicationAnalyticsReport({
             </AnalyticsCard>
             <AnalyticsCard
               title="Revenue Trend"
-              description={`${formatDollars(usage.total_revenue)} revenue in the last ${days} days`}
+              description={`${formatMicros(figures.gross_micros)} gross revenue in the last ${days} days`}
             >
               <TimeSeriesChart
                 kind="line"

@@ -4,6 +4,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { stubSignedInApi } from "../../test/api-stubs";
 import { createTestAuth } from "../../test/auth-state";
 import { jsonResponse } from "../../test/fetch-stub";
+import { moneyFiguresFixture } from "../../test/fixtures";
 import { currentPath, renderRoute } from "../../test/render-route";
 import {
   globalDashboardFixture,
@@ -23,7 +24,11 @@ describe("global analytics", () => {
   beforeEach(() => stubResizeObserver());
 
   it("shows the overview cards, the four charts and each application's performance", async () => {
-    const api = stubSignedInApi({ [DASHBOARD]: () => jsonResponse(globalDashboardFixture()) });
+    const api = stubSignedInApi({
+      [DASHBOARD]: () => jsonResponse(globalDashboardFixture()),
+      "GET /api/analytics/figures/?days=30": () =>
+        jsonResponse(moneyFiguresFixture({ gross_micros: 50_000, model_cost_micros: 12_345 })),
+    });
     renderGlobalAnalytics();
 
     expect(screen.getByRole("heading", { name: "Global Analytics", level: 1 })).toBeDefined();
@@ -37,6 +42,13 @@ describe("global analytics", () => {
     expect(statValue("Total Invocations")).toBe("12,345");
     expect(statValue("Active Users")).toBe("87");
     expect(statValue("Success Rate")).toBe("97.5%");
+
+    // Gross, fee, model cost and net of the window: a 0.5¢ fee and a model cost below a cent are not zero.
+    const money = within(await screen.findByLabelText("Earnings, Last 30 days"));
+    await waitFor(() => expect(money.getByText("Gross").nextSibling?.textContent).toBe("$0.05"));
+    expect(money.getByText("Platform fee").nextSibling?.textContent).toBe("-$0.005");
+    expect(money.getByText("Model cost").nextSibling?.textContent).toBe("-$0.012345");
+    expect(money.getByText("Net").nextSibling?.textContent).toBe("$0.032655");
 
     for (const chart of [
       "Invocations Over Time",

@@ -1,6 +1,7 @@
 import type { GlobalDashboard } from "@promptmint/contracts";
 import { Activity, AppWindow, CircleCheck, Users } from "lucide-react";
 import { ErrorBox } from "../../components/ui/error-box";
+import { MoneyFiguresCard, noMoneyFigures } from "../../components/ui/money-figures";
 import { PageContainer } from "../../components/ui/page-container";
 import { PageHeader } from "../../components/ui/page-header";
 import { LoadingState } from "../../components/ui/spinner";
@@ -9,6 +10,7 @@ import { formatNumber, formatPercent, formatSeconds } from "../../lib/format";
 import { AnalyticsCard } from "./analytics-card";
 import { type AnalyticsWindow, useAnalyticsWindow } from "./analytics-window";
 import { useGlobalDashboard } from "./api/get-global-dashboard";
+import { useMoneyFigures } from "./api/get-money-figures";
 import { ApplicationPerformanceTable } from "./application-performance-table";
 import { chartColors } from "./chart-theme";
 import { NoAnalyticsData } from "./no-analytics-data";
@@ -46,6 +48,8 @@ export function GlobalAnalyticsPage() {
 function GlobalAnalytics({ dashboard, days }: { dashboard: GlobalDashboard; days: AnalyticsWindow }) {
   const { overview, time_series: timeSeries, applications, errors } = dashboard;
   const period = `Last ${days} days`;
+  // The same figures as the dashboard's and each app's (docs/decisions/029).
+  const figures = useMoneyFigures(days);
 
   return (
     <div className="space-y-6">
@@ -59,6 +63,10 @@ function GlobalAnalytics({ dashboard, days }: { dashboard: GlobalDashboard; days
         <StatCard icon={Users} label="Active Users" value={formatNumber(overview.total_users)} />
         <StatCard icon={CircleCheck} label="Success Rate" value={formatPercent(overview.success_rate)} />
       </section>
+
+      {figures.isError ? null : (
+        <MoneyFiguresCard figures={figures.data ?? noMoneyFigures(days)} pending={figures.isPending} />
+      )}
 
       <div className="grid gap-6 lg:grid-cols-2">
         <AnalyticsCard title="Invocations Over Time" description={period}>

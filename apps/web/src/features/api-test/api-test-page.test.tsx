@@ -84,6 +84,8 @@ describe("API test console", () => {
     expect(usage.getByText("Output Tokens").nextSibling?.textContent).toBe("30");
     expect(usage.getByText("Total Tokens").nextSibling?.textContent).toBe("42");
     expect(usage.getByText("Latency").nextSibling?.textContent).toBe("0.50s");
+    // What the answer says the call cost (decision 029).
+    expect(usage.getByText("Charged").nextSibling?.textContent).toBe("$0.05");
     const [request] = api.callsTo("POST /api/app/blog-writer/completion-messages");
     expect(request?.body).toEqual({ inputs: { topic: "tea" }, response_mode: "blocking" });
     expect(request?.headers.get("Authorization")).toBeNull(); // the session token, none in tests

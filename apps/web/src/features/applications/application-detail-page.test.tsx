@@ -5,7 +5,7 @@ import { describe, expect, it, vi } from "vitest";
 import { stubSignedInApi } from "../../test/api-stubs";
 import { createTestAuth } from "../../test/auth-state";
 import { jsonResponse, type RecordedRequest } from "../../test/fetch-stub";
-import { applicationFixture } from "../../test/fixtures";
+import { applicationFixture, appUsageTotalsFixture } from "../../test/fixtures";
 import { currentPath, renderRoute } from "../../test/render-route";
 
 const DETAIL = "GET /api/app/blog-writer/";
@@ -16,7 +16,7 @@ function stubAppApi(initial: Application = applicationFixture(), extra = {}) {
   return stubSignedInApi({
     [DETAIL]: () => jsonResponse(current),
     "GET /api/app/blog-writer/analytics/usage/?days=30": () =>
-      jsonResponse({ total_invocations: 4321, total_revenue: 64.8 }),
+      jsonResponse(appUsageTotalsFixture(4321, 64.8)),
     "PATCH /api/app/blog-writer/update_status/": ({ body }: RecordedRequest) => {
       current = { ...current, ...(body as Partial<Application>) };
       return jsonResponse(current);
@@ -181,7 +181,7 @@ describe("application detail", () => {
       "GET /api/app/blog-writer-copy/": () =>
         jsonResponse(applicationFixture({ slug: "blog-writer-copy", name: "Blog Writer (copy)" })),
       "GET /api/app/blog-writer-copy/analytics/usage/?days=30": () =>
-        jsonResponse({ total_invocations: 0, total_revenue: 0 }),
+        jsonResponse(appUsageTotalsFixture(0, 0)),
     });
     const { router } = renderDetail();
 
@@ -245,7 +245,12 @@ describe("application detail", () => {
 
     const analytics = within(await waitFor(() => card("Analytics")));
     await waitFor(() => expect(analytics.getByText("4,321")).toBeDefined());
-    expect(analytics.getByText("$64.80")).toBeDefined();
+    expect(analytics.getByText("Last 30 days")).toBeDefined();
+    const money = within(analytics.getByLabelText("Money, Last 30 days"));
+    expect(money.getByText("Gross").nextSibling?.textContent).toBe("$64.80");
+    expect(money.getByText("Platform fee").nextSibling?.textContent).toBe("-$6.48");
+    expect(money.getByText("Model cost").nextSibling?.textContent).toBe("$0.00");
+    expect(money.getByText("Net").nextSibling?.textContent).toBe("$58.32");
     expect(analytics.getByRole("link", { name: "View Detailed Analytics" }).getAttribute("href")).toBe(
       "/applications/blog-writer/analytics",
     );

@@ -3,8 +3,9 @@ import { BarChart3 } from "lucide-react";
 import type { ReactNode } from "react";
 import { ButtonLink } from "../../components/ui/button";
 import { Card, CardBody, CardHeader } from "../../components/ui/card";
-import { formatCents, formatDate, formatDollars, formatNumber, formatPriceNotice } from "../../lib/format";
-import { useApplicationUsage } from "./api/get-application-usage";
+import { MoneyFiguresList, noMoneyFigures } from "../../components/ui/money-figures";
+import { formatCents, formatDate, formatNumber, formatPriceNotice } from "../../lib/format";
+import { USAGE_DAYS, useApplicationUsage } from "./api/get-application-usage";
 
 function Item({ term, children }: { term: string; children: ReactNode }) {
   return (
@@ -18,16 +19,17 @@ function Item({ term, children }: { term: string; children: ReactNode }) {
 /** SPEC §2: the detail page's side column, Analytics then Details. */
 export function ApplicationSidePanel({ application }: { application: Application }) {
   const usage = useApplicationUsage(application.slug);
+  const figures = usage.data?.figures ?? noMoneyFigures(USAGE_DAYS);
 
   return (
     <div className="space-y-6">
       <Card>
-        <CardHeader title="Analytics" description="Last 30 days" />
+        <CardHeader title="Analytics" description={figures.period} />
         <CardBody className="space-y-4">
           <dl className="divide-y divide-slate-100">
             <Item term="Total Invocations">{formatNumber(usage.data?.total_invocations ?? 0)}</Item>
-            <Item term="Total Revenue">{formatDollars(usage.data?.total_revenue ?? 0)}</Item>
           </dl>
+          <MoneyFiguresList figures={figures} className="border-t border-slate-100 pt-2.5" />
           <ButtonLink
             to={`/applications/${application.slug}/analytics`}
             variant="secondary"

@@ -7,7 +7,7 @@ import { Card } from "../../components/ui/card";
 import { DownloadAppButton } from "../../components/ui/download-app-button";
 import { StatusBadge } from "../../components/ui/status-badge";
 import { useDownloadApp } from "../../lib/download-app";
-import { formatDollars, formatNumber } from "../../lib/format";
+import { formatMicros, formatNumber } from "../../lib/format";
 
 /** SPEC §2: prompt apps are managed in the prompt editor, workflows in theirs, others on detail. */
 export function manageLinkOf(app: Pick<Application, "type" | "slug">): { label: string; to: string } {
@@ -102,9 +102,9 @@ export function ApplicationsTable({
                     </dd>
                   </div>
                   <div>
-                    <dt className="text-xs text-slate-500">Revenue</dt>
+                    <dt className="text-xs text-slate-500">Net, last 30 days</dt>
                     <dd className="text-sm font-semibold text-slate-900 tabular-nums">
-                      {formatDollars(figures?.total_revenue ?? 0)}
+                      {formatMicros(figures?.figures.net_micros ?? 0)}
                     </dd>
                   </div>
                 </dl>
@@ -139,10 +139,10 @@ export function ApplicationsTable({
                   Status
                 </th>
                 <th scope="col" className={`${headerCell} text-right`}>
-                  Invocations
+                  Invocations, last 30 days
                 </th>
                 <th scope="col" className={`${headerCell} text-right`}>
-                  Revenue
+                  Net, last 30 days
                 </th>
                 <th scope="col" className={`${headerCell} text-right`}>
                   Actions
@@ -171,7 +171,7 @@ export function ApplicationsTable({
                       {formatNumber(figures?.total_invocations ?? 0)}
                     </td>
                     <td className={`${cell} text-right tabular-nums`}>
-                      {formatDollars(figures?.total_revenue ?? 0)}
+                      {formatMicros(figures?.figures.net_micros ?? 0)}
                     </td>
                     <td className={`${cell} text-right`}>
                       <RowActions

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { stubSignedInApi } from "../../test/api-stubs";
 import { createTestAuth } from "../../test/auth-state";
 import { jsonResponse } from "../../test/fetch-stub";
-import { applicationFixture } from "../../test/fixtures";
+import { applicationFixture, appUsageTotalsFixture, moneyFiguresFixture } from "../../test/fixtures";
 import { renderRoute } from "../../test/render-route";
 
 const apps = [
@@ -20,7 +20,7 @@ const apps = [
 ];
 
 function usage(total_invocations: number, total_revenue: number) {
-  return () => jsonResponse({ total_invocations, total_revenue });
+  return () => jsonResponse(appUsageTotalsFixture(total_invocations, total_revenue));
 }
 
 function stubDashboardApi(extra = {}) {
@@ -29,6 +29,9 @@ function stubDashboardApi(extra = {}) {
     "GET /api/app/blog-writer/analytics/usage/?days=30": usage(1200, 18.5),
     "GET /api/app/support-bot/analytics/usage/?days=30": usage(34, 0.51),
     "GET /api/app/old-thing/analytics/usage/?days=30": () => jsonResponse({ message: "boom" }, 500),
+    // The apps' figures summed, as the server sums the same rollups.
+    "GET /api/analytics/figures/?days=30": () =>
+      jsonResponse(moneyFiguresFixture({ gross_micros: 18_500_000 + 510_000 })),
     ...extra,
   });
 }
@@ -42,7 +45,7 @@ function rowOf(name: string): HTMLElement {
 describe("dashboard", () => {
   afterEach(() => vi.restoreAllMocks());
 
-  it("sums applications, invocations and revenue, showing 0 for usage that failed to load", async () => {
+  it("sums applications and invocations, shows gross, fee, model cost and net, and 0 for usage that failed to load", async () => {
     const warn = vi.spyOn(console, "warn").mockImplementation(() => undefined);
     stubDashboardApi();
     renderRoute("/dashboard", { auth: createTestAuth("signed-in") });
@@ -50,12 +53,24 @@ describe("dashboard", () => {
     const summary = await screen.findByRole("region", { name: "Summary" });
     await waitFor(() => expect(within(summary).getByText("1,234")).toBeDefined());
     expect(within(summary).getByText("Total Applications").nextSibling?.textContent).toBe("3");
-    expect(within(summary).getByText("Total Revenue").nextSibling?.textContent).toBe("$19.01");
+    await waitFor(() =>
+      expect(within(summary).getByText("Net Earnings").nextSibling?.textContent).toBe("$17.109"),
+    );
+    expect(within(summary).getByText("Last 30 days")).toBeDefined();
+    // Side by side, for the period, a sub-cent total not rounded away.
+    const money = within(screen.getByLabelText("Earnings, Last 30 days"));
+    expect(money.getByText("Gross").nextSibling?.textContent).toBe("$19.01");
+    expect(money.getByText("Platform fee").nextSibling?.textContent).toBe("-$1.901");
+    expect(money.getByText("Model cost").nextSibling?.textContent).toBe("$0.00");
+    expect(money.getByText("Net").nextSibling?.textContent).toBe("$17.109");
 
+    // Each row's net, from the same figures: the rows add up to the total.
     const blog = within(rowOf("Blog Writer"));
     expect(blog.getByText("blog-writer")).toBeDefined();
     expect(blog.getByText("1,200")).toBeDefined();
-    expect(blog.getByText("$18.50")).toBeDefined();
+    expect(blog.getByText("$16.65")).toBeDefined();
+    expect(within(rowOf("Support Bot")).getByText("$0.459")).toBeDefined();
+    expect(screen.getByRole("columnheader", { name: "Net, last 30 days" })).toBeDefined();
     const old = within(rowOf("Old Thing"));
     expect(old.getByText("0")).toBeDefined();
     expect(old.getByText("$0.00")).toBeDefined();
@@ -160,7 +175,7 @@ describe("dashboard", () => {
     expect(blog.getByText("prompt")).toBeDefined();
     expect(blog.getByText("live").className).toContain("green");
     expect(blog.getByText("Invocations").nextSibling?.textContent).toBe("1,200");
-    expect(blog.getByText("Revenue").nextSibling?.textContent).toBe("$18.50");
+    expect(blog.getByText("Net, last 30 days").nextSibling?.textContent).toBe("$16.65");
     expect(blog.getByRole("link", { name: "Blog Writer" }).getAttribute("href")).toBe(
       "/applications/blog-writer",
     );

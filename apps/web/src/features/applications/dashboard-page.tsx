@@ -3,23 +3,21 @@ import { BarChart3, DollarSign, FileText, Package, Plus, Workflow, Zap } from "l
 import { ButtonLink } from "../../components/ui/button";
 import { EmptyState } from "../../components/ui/empty-state";
 import { ErrorBox } from "../../components/ui/error-box";
+import { MoneyFiguresCard, noMoneyFigures } from "../../components/ui/money-figures";
 import { PageContainer } from "../../components/ui/page-container";
 import { PageHeader } from "../../components/ui/page-header";
 import { LoadingState } from "../../components/ui/spinner";
 import { StatCard } from "../../components/ui/stat-card";
 import { useApplications } from "../../lib/applications-query";
-import { formatDollars, formatNumber } from "../../lib/format";
-import { useApplicationsUsage } from "./api/get-application-usage";
+import { formatMicros, formatNumber } from "../../lib/format";
+import { useMoneyFigures } from "../analytics/api/get-money-figures";
+import { USAGE_DAYS, useApplicationsUsage } from "./api/get-application-usage";
 import { ApplicationsTable } from "./applications-table";
 
 function totalsOf(usage: Map<string, AppUsage>) {
   let invocations = 0;
-  let revenue = 0;
-  for (const figures of usage.values()) {
-    invocations += figures.total_invocations;
-    revenue += figures.total_revenue;
-  }
-  return { invocations, revenue };
+  for (const figures of usage.values()) invocations += figures.total_invocations;
+  return { invocations };
 }
 
 /** A figure, or a dash while the applications load. */
@@ -40,6 +38,9 @@ export function DashboardPage() {
   const usage = useApplicationsUsage(apps.map((app) => app.slug));
   const totals = totalsOf(usage);
   const pending = applications.isPending;
+  // Money across the apps, from the same rollups as each app's row (docs/decisions/029).
+  const money = useMoneyFigures(USAGE_DAYS);
+  const figures = money.data ?? noMoneyFigures(USAGE_DAYS);
 
   return (
     <PageContainer>
@@ -86,10 +87,16 @@ export function DashboardPage() {
             />
             <StatCard
               icon={DollarSign}
-              label="Total Revenue"
-              value={figure(pending, formatDollars(totals.revenue))}
+              label="Net Earnings"
+              value={figure(pending || money.isPending, formatMicros(figures.net_micros))}
+              hint={figures.period}
             />
           </section>
+          {!money.isError && (
+            <section aria-label="Money" className="mb-8">
+              <MoneyFiguresCard figures={figures} pending={money.isPending} />
+            </section>
+          )}
           {pending ? (
             <LoadingState label="Loading applications..." />
           ) : apps.length === 0 ? (

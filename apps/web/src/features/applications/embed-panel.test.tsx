@@ -6,7 +6,7 @@ import { stubSignedInApi } from "../../test/api-stubs";
 import { createTestAuth } from "../../test/auth-state";
 import { walletFixture } from "../../test/billing-fixtures";
 import { jsonResponse, type RecordedRequest } from "../../test/fetch-stub";
-import { applicationFixture } from "../../test/fixtures";
+import { applicationFixture, appUsageTotalsFixture } from "../../test/fixtures";
 import { renderRoute } from "../../test/render-route";
 
 const EMBED = "/api/app/blog-writer/embed";
@@ -26,8 +26,7 @@ function stubEmbedApi(visibility: "embed" | "public" = "embed", spentToday = 75)
   };
   return stubSignedInApi({
     "GET /api/app/blog-writer/": () => jsonResponse(applicationFixture({ visibility, status: "live" })),
-    "GET /api/app/blog-writer/analytics/usage/?days=30": () =>
-      jsonResponse({ total_invocations: 0, total_revenue: 0 }),
+    "GET /api/app/blog-writer/analytics/usage/?days=30": () => jsonResponse(appUsageTotalsFixture(0, 0)),
     "GET /api/wallet/": () => jsonResponse(walletFixture({ balance_micros: 4_200_000 })),
     [`GET ${EMBED}`]: () => jsonResponse(settings),
     [`PUT ${EMBED}`]: ({ body }: RecordedRequest) => {

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { stubSignedInApi } from "../../test/api-stubs";
 import { createTestAuth } from "../../test/auth-state";
 import { jsonResponse } from "../../test/fetch-stub";
+import { moneyFiguresFixture } from "../../test/fixtures";
 import { renderRoute } from "../../test/render-route";
 
 function summary(overrides: Partial<EarningsSummary> = {}): EarningsSummary {
@@ -83,6 +84,23 @@ describe("the Earnings page", () => {
     expect(when?.textContent).toBe(new Date("2026-11-24T10:00:00.000Z").toLocaleDateString());
     expect(when?.getAttribute("title")).toBe(new Date("2026-11-24T10:00:00.000Z").toLocaleString());
     expect(history.parentElement?.getAttribute("tabindex")).toBe("0");
+  });
+
+  it("shows the calls' gross, fee, model cost and net of the last 30 days, and sub-cent earnings exactly", async () => {
+    stubSignedInApi({
+      "GET /api/payouts/": () => jsonResponse(summary()),
+      "GET /api/analytics/figures/?days=30": () =>
+        jsonResponse(moneyFiguresFixture({ gross_micros: 2_000_000, model_cost_micros: 4_500 })),
+    });
+    render();
+    const figures = await screen.findByRole("region", { name: "Earnings figures" });
+    // $12.5045 available: the half cent below the withdrawable $12.50 is not rounded away.
+    expect(within(figures).getByText("Available").parentElement?.textContent).toContain("$12.5045");
+    const money = within(await screen.findByLabelText("From paid calls, Last 30 days"));
+    await waitFor(() => expect(money.getByText("Gross").nextSibling?.textContent).toBe("$2.00"));
+    expect(money.getByText("Platform fee").nextSibling?.textContent).toBe("-$0.20");
+    expect(money.getByText("Model cost").nextSibling?.textContent).toBe("-$0.0045");
+    expect(money.getByText("Net").nextSibling?.textContent).toBe("$1.7955");
   });
 
   it("offers onboarding when payouts are not set up, and shows a failed payout's reason", async () => {

@@ -17,18 +17,21 @@ import { Button } from "../../components/ui/button";
 import { Card, CardBody, CardHeader } from "../../components/ui/card";
 import { EmptyState } from "../../components/ui/empty-state";
 import { ErrorBox } from "../../components/ui/error-box";
+import { MoneyFiguresCard, noMoneyFigures } from "../../components/ui/money-figures";
 import { PageContainer } from "../../components/ui/page-container";
 import { PageHeader } from "../../components/ui/page-header";
 import { LoadingState } from "../../components/ui/spinner";
 import { StatCard } from "../../components/ui/stat-card";
 import { apiDownload, apiRequest, getErrorMessage } from "../../lib/api-client";
 import { saveBlob } from "../../lib/download-app";
-import { formatCents, formatDate, formatDateTime, formatDollars } from "../../lib/format";
+import { formatCents, formatDate, formatDateTime, formatMicros } from "../../lib/format";
+import { useMoneyFigures } from "../analytics/api/get-money-figures";
 
 const earningsQueryKey = ["payouts"] as const;
 
 /** Micro-dollars for people (only display rounds). */
-const formatMicros = (micros: number) => formatDollars(micros / 1_000_000);
+/** The period of the "From paid calls" figures, as on the dashboard. */
+const FIGURES_DAYS = 30;
 
 const STATUS_LABELS: Record<Payout["status"], { label: string; tone: BadgeTone }> = {
   pending: { label: "Pending", tone: "yellow" },
@@ -98,6 +101,8 @@ export function EarningsPage() {
   });
 
   const data = summary.data;
+  // What the calls earned over the last 30 days: the dashboard's figures (docs/decisions/029).
+  const figures = useMoneyFigures(FIGURES_DAYS);
   return (
     <PageContainer className="max-w-6xl">
       <PageHeader
@@ -137,6 +142,13 @@ export function EarningsPage() {
             <StatCard icon={Send} label="In transit" value={formatCents(data.in_transit_cents)} />
             <StatCard icon={Banknote} label="Paid out" value={formatCents(data.paid_out_cents)} />
           </section>
+          {!figures.isError && (
+            <MoneyFiguresCard
+              title="From paid calls"
+              figures={figures.data ?? noMoneyFigures(FIGURES_DAYS)}
+              pending={figures.isPending}
+            />
+          )}
 
           <div className="grid items-start gap-6 lg:grid-cols-5">
             <div className="space-y-6 lg:col-span-2">

@@ -16,12 +16,20 @@ const headerCell = "px-4 py-3 text-left text-xs font-semibold uppercase tracking
 /** Rows shown at first and added by each 'Show more': a busy creator earns on every call. */
 export const TRANSACTION_PAGE_SIZE = 15;
 
-export function TransactionTable({ transactions }: { transactions: readonly WalletTransaction[] }) {
+export function TransactionTable({
+  transactions,
+  title = "Transaction History",
+  description = "Your latest wallet and earnings movements.",
+}: {
+  transactions: readonly WalletTransaction[];
+  title?: string;
+  description?: string;
+}) {
   const [visible, setVisible] = useState(TRANSACTION_PAGE_SIZE);
   const shown = transactions.slice(0, visible);
   return (
     <Card className="overflow-hidden">
-      <CardHeader title="Transaction History" description="Your latest wallet and earnings movements." />
+      <CardHeader title={title} description={description} />
       {transactions.length === 0 ? (
         <div className="flex flex-col items-center px-6 py-12 text-center">
           <div className="flex size-12 items-center justify-center rounded-full bg-brand-50 text-brand-600">

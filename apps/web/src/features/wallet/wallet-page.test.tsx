@@ -1,4 +1,4 @@
-import type { Profile } from "@promptmint/contracts";
+import type { Profile, Wallet, WalletStatement } from "@promptmint/contracts";
 import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
@@ -6,11 +6,32 @@ import { stubSignedInApi } from "../../test/api-stubs";
 import { createTestAuth } from "../../test/auth-state";
 import { walletFixture, walletTransactionFixture } from "../../test/billing-fixtures";
 import { jsonResponse, type RecordedRequest } from "../../test/fetch-stub";
-import { profileFixture } from "../../test/fixtures";
+import { moneyFiguresFixture, profileFixture } from "../../test/fixtures";
 import { renderRoute } from "../../test/render-route";
 
 const CONFIRM = "POST /api/billing/sandbox/confirm/";
 const INTENT = "POST /api/wallet/payment-intents/";
+const STATEMENT = "GET /api/wallet/statement/?limit=25";
+const FIGURES = "GET /api/analytics/figures/?days=30";
+
+/** The statement of a wallet's own movements, as the server builds it (one page). */
+function statementOf(wallet: Wallet): WalletStatement {
+  return {
+    lines: wallet.transactions
+      .filter((transaction) => transaction.account === "wallet")
+      .map((transaction) => ({
+        id: `entry:${transaction.id}`,
+        kind: transaction.kind,
+        description: transaction.description,
+        application: null,
+        calls: null,
+        day: null,
+        amount_micros: transaction.amount_micros,
+        created_at: transaction.created_at,
+      })),
+    next_cursor: null,
+  };
+}
 
 function renderWallet() {
   return renderRoute("/wallet", { auth: createTestAuth("signed-in") });
@@ -39,6 +60,11 @@ function stubWalletApi({
   return stubSignedInApi(
     {
       "GET /api/wallet/": () => jsonResponse(wallet),
+      [STATEMENT]: () => jsonResponse(statementOf(wallet)),
+      [FIGURES]: () =>
+        jsonResponse(
+          moneyFiguresFixture({ gross_micros: 1_000_000, fee_micros: 100_000, model_cost_micros: 5_000 }),
+        ),
       [INTENT]: ({ body }: RecordedRequest) => {
         amount = (body as { amount: number }).amount;
         return jsonResponse({
@@ -100,6 +126,12 @@ describe("wallet", () => {
     expect(balances().getByText(/Set aside for calls in progress/)).toBeDefined();
     await waitFor(() => expect(balances().getByText("Earnings").nextSibling?.textContent).toBe("$0.90"));
     expect(screen.getByText("Sandbox payments — no real money moves")).toBeDefined();
+    // The creator's figures of the last 30 days, side by side, a sub-cent model cost not read as zero.
+    const figures = within(await screen.findByLabelText("Earnings, Last 30 days"));
+    await waitFor(() => expect(figures.getByText("Gross").nextSibling?.textContent).toBe("$1.00"));
+    expect(figures.getByText("Platform fee").nextSibling?.textContent).toBe("-$0.10");
+    expect(figures.getByText("Model cost").nextSibling?.textContent).toBe("-$0.005");
+    expect(figures.getByText("Net").nextSibling?.textContent).toBe("$0.895");
   });
 
   it("hides held and earnings from a consumer who has neither", async () => {
@@ -110,7 +142,10 @@ describe("wallet", () => {
     expect(balances().getByText("Balance").nextSibling?.textContent).toBe("$0.00");
     expect(balances().queryByText("On hold")).toBeNull();
     expect(balances().queryByText("Earnings")).toBeNull();
-    expect(screen.getByRole("heading", { name: "No transactions yet" })).toBeDefined();
+    expect(await screen.findByRole("heading", { name: "Nothing yet" })).toBeDefined();
+    // Nor a creator's figures or earnings history.
+    expect(screen.queryByLabelText("Earnings, Last 30 days")).toBeNull();
+    expect(screen.queryByRole("heading", { name: "Earnings History" })).toBeNull();
   });
 
   it("tops up a preset amount: a payment intent, then the card confirms it, then the balance reloads", async () => {
@@ -129,7 +164,9 @@ describe("wallet", () => {
       client_secret: "pi_1_secret_x",
       card: { number: "4242424242424242", exp_month: 12, exp_year: 2034, cvc: "123" },
     });
-    const row = within(screen.getByRole("table")).getByText("Wallet top-up (card •••• 4242)").closest("tr");
+    const row = within(await screen.findByRole("table", { name: "Statement" }))
+      .getByText("Wallet top-up (card •••• 4242)")
+      .closest("tr");
     expect(within(row as HTMLElement).getByText("+$25.00").className).toContain("green");
   });
 
@@ -171,39 +208,82 @@ describe("wallet", () => {
     expect((await screen.findByRole("alert")).textContent).toBe("Payment was not completed successfully");
   });
 
-  it("lists movements with signed, coloured amounts and their account", async () => {
-    stubSignedInApi({
-      "GET /api/wallet/": () =>
-        jsonResponse(
-          walletFixture({
-            transactions: [
-              walletTransactionFixture({
-                id: "t1",
-                kind: "settle",
-                amount_micros: -500_000,
-                description: "Call to tea-writer",
-              }),
-              walletTransactionFixture({
-                id: "t2",
-                kind: "earning",
-                amount_micros: 450_000,
-                account: "earnings",
-                description: "Earning from tea-writer",
-              }),
-            ],
-          }),
-        ),
+  it("shows the statement: a line per app and day for paid calls, signed and coloured, and more on demand", async () => {
+    const line = (overrides: Partial<WalletStatement["lines"][number]>) => ({
+      id: "entry:1",
+      kind: "top_up",
+      description: "Wallet top-up (card •••• 4242)",
+      application: null,
+      calls: null,
+      day: null,
+      amount_micros: 10_000_000,
+      created_at: "2024-05-02T10:00:00.000Z",
+      ...overrides,
+    });
+    const api = stubSignedInApi({
+      "GET /api/wallet/": () => jsonResponse(walletFixture()),
+      [STATEMENT]: () =>
+        jsonResponse({
+          lines: [
+            line({
+              id: "calls:a:2024-05-03",
+              kind: "calls",
+              description: "Haiku Writer — 12 calls",
+              application: { slug: "haiku-writer", name: "Haiku Writer" },
+              calls: 12,
+              day: "2024-05-03",
+              amount_micros: -600_000,
+              created_at: "2024-05-03T18:00:00.000Z",
+            }),
+          ],
+          next_cursor: "older",
+        }),
+      "GET /api/wallet/statement/?limit=25&cursor=older": () =>
+        jsonResponse({ lines: [line({})], next_cursor: null }),
     });
     renderWallet();
 
-    const table = within(await screen.findByRole("table"));
-    const call = within(table.getByText("Call to tea-writer").closest("tr") as HTMLElement);
-    expect(call.getByText("-$0.50").className).toContain("red");
-    expect(call.getAllByText("Wallet").length).toBeGreaterThan(0);
-    const earning = within(table.getByText("Earning from tea-writer").closest("tr") as HTMLElement);
-    expect(earning.getByText("+$0.45").className).toContain("green");
-    expect(earning.getAllByText("Earnings").length).toBeGreaterThan(0);
-    expect(table.getByRole("columnheader", { name: "Date" })).toBeDefined();
+    const table = within(await screen.findByRole("table", { name: "Statement" }));
+    const calls = within(table.getByText("Haiku Writer — 12 calls").closest("tr") as HTMLElement);
+    expect(calls.getByText("-$0.60").className).toContain("red");
+    expect(calls.getAllByText(/UTC day/).length).toBeGreaterThan(0);
+    expect(table.queryByText(/held|released/i)).toBeNull();
+    await userEvent.click(screen.getByRole("button", { name: "Show older" }));
+    const topUp = await table.findByText("Wallet top-up (card •••• 4242)");
+    expect(within(topUp.closest("tr") as HTMLElement).getByText("+$10.00").className).toContain("green");
+    expect(screen.queryByRole("button", { name: "Show older" })).toBeNull();
+    expect(api.callsTo("GET /api/wallet/statement/?limit=25&cursor=older")).toHaveLength(1);
+  });
+
+  it("shows a creator's earnings movements apart from the statement", async () => {
+    stubSignedInApi(
+      {
+        "GET /api/wallet/": () =>
+          jsonResponse(
+            walletFixture({
+              transactions: [
+                walletTransactionFixture({
+                  id: "t2",
+                  kind: "earning",
+                  amount_micros: 450_000,
+                  account: "earnings",
+                  description: "Earned from 10 paid calls",
+                }),
+              ],
+            }),
+          ),
+        [STATEMENT]: () => jsonResponse({ lines: [], next_cursor: null }),
+        [FIGURES]: () => jsonResponse(moneyFiguresFixture({ gross_micros: 500_000 })),
+      },
+      profileFixture({ creator: { id: "c", display_name: "A", plan: "free", credits: 0 } }),
+    );
+    renderWallet();
+
+    const earnings = within(await screen.findByRole("table", { name: "Transaction history" }));
+    const row = within(earnings.getByText("Earned from 10 paid calls").closest("tr") as HTMLElement);
+    expect(row.getByText("+$0.45").className).toContain("green");
+    const figures = within(await screen.findByLabelText("Earnings, Last 30 days"));
+    await waitFor(() => expect(figures.getByText("Net").nextSibling?.textContent).toBe("$0.45"));
   });
 
   it("shows an error box when the wallet fails to load", async () => {

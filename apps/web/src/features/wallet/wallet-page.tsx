@@ -1,6 +1,7 @@
 import { Clock, PiggyBank, Wallet } from "lucide-react";
 import { Alert } from "../../components/ui/alert";
 import { ErrorBox } from "../../components/ui/error-box";
+import { MoneyFiguresCard, noMoneyFigures } from "../../components/ui/money-figures";
 import { PageContainer } from "../../components/ui/page-container";
 import { PageHeader } from "../../components/ui/page-header";
 import { LoadingState } from "../../components/ui/spinner";
@@ -8,15 +9,22 @@ import { StatCard } from "../../components/ui/stat-card";
 import { formatMicros } from "../../lib/format";
 import { useProfile } from "../../lib/profile-query";
 import { useWallet } from "../../lib/wallet-query";
+import { useMoneyFigures } from "../analytics/api/get-money-figures";
+import { StatementTable } from "./statement-table";
 import { TopUpCard } from "./top-up-card";
 import { TransactionTable } from "./transaction-table";
 
-/** /wallet: the prepaid balance paid calls draw from, top-ups, and creators' earnings. */
+/** The period of the earnings figures on the wallet page, as on the dashboard. */
+const EARNINGS_DAYS = 30;
+
+/** /wallet: the prepaid balance paid calls draw from, its statement, and creators' earnings. */
 export function WalletPage() {
   const wallet = useWallet();
   const profile = useProfile();
   const data = wallet.data;
   const showEarnings = Boolean(profile.data?.creator) || (data?.earnings_micros ?? 0) !== 0;
+  // A creator's money over the last 30 days, the same figures as the dashboard's (decision 029).
+  const figures = useMoneyFigures(EARNINGS_DAYS, { enabled: Boolean(profile.data?.creator) });
 
   return (
     <PageContainer className="max-w-6xl">
@@ -55,9 +63,22 @@ export function WalletPage() {
               <TopUpCard />
             </div>
             <div className="min-w-0 lg:col-span-3">
-              <TransactionTable transactions={data.transactions} />
+              <StatementTable />
             </div>
           </div>
+          {profile.data?.creator && !figures.isError && (
+            <MoneyFiguresCard
+              figures={figures.data ?? noMoneyFigures(EARNINGS_DAYS)}
+              pending={figures.isPending}
+            />
+          )}
+          {showEarnings && (
+            <TransactionTable
+              title="Earnings History"
+              description="What your apps earned, as it was credited."
+              transactions={data.transactions.filter((transaction) => transaction.account === "earnings")}
+            />
+          )}
         </div>
       )}
     </PageContainer>

@@ -7,6 +7,8 @@ import { recentInvocationsQueryOptions } from "./list-recent-invocations";
 
 export interface ApplicationAnalytics {
   usage: AppUsageAnalytics["summary"];
+  /** Gross, platform fee, model cost and net over the window (docs/decisions/029). */
+  figures: AppUsageAnalytics["figures"];
   performance: AppPerformance["performance"];
   recentInvocations: RecentInvocations["recent_invocations"];
 }
@@ -31,6 +33,7 @@ export function useApplicationAnalytics(
         usage.data && performance.data && invocations.data
           ? {
               usage: usage.data.summary,
+              figures: usage.data.figures,
               performance: performance.data.performance,
               recentInvocations: invocations.data.recent_invocations,
             }

@@ -1,12 +1,13 @@
 import { type AppUsage, AppUsageSchema } from "@promptmint/contracts";
 import { queryOptions, useQueries, useQuery } from "@tanstack/react-query";
+import { noMoneyFigures } from "../../../components/ui/money-figures";
 import { apiRequest } from "../../../lib/api-client";
 import { applicationQueryKey } from "../../../lib/applications-query";
 
 /** SPEC §9: the default day window. */
 export const USAGE_DAYS = 30;
 
-const NO_USAGE: AppUsage = { total_invocations: 0, total_revenue: 0 };
+const NO_USAGE: AppUsage = { total_invocations: 0, total_revenue: 0, figures: noMoneyFigures(USAGE_DAYS) };
 
 /**
  * `GET /app/{slug}/analytics/usage/?days=30`. SPEC §8: a failure is only logged and the

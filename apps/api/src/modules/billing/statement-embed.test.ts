@@ -1,0 +1,55 @@
+import type { StatementLine } from "@promptmint/contracts";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { createCaller, fundWallet, settledWallet } from "../../test/caller.ts";
+import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
+import { embedWidget } from "../../test/embed-widget.ts";
+import { startFakeOpenAi } from "../../test/fake-openai.ts";
+import { expectReconciled } from "../../test/reconciled.ts";
+import { startTestServer, type TestServer } from "../../test/server.ts";
+
+/**
+ * An owner's embedded widget: the owner pays each visitor's call from their wallet (not the app's
+ * revenue, so the calls record no charge); the statement still shows them, one line per app and
+ * day, and its lines add up to the balance (decision 029).
+ */
+const SHOP = "https://shop.example";
+let testDb: TestDatabase;
+let server: TestServer;
+let vendor: Awaited<ReturnType<typeof startFakeOpenAi>>;
+
+beforeAll(async () => {
+  vendor = await startFakeOpenAi();
+  testDb = await createTestDatabase();
+  server = await startTestServer(testDb, {
+    env: {
+      OPENAI_API_KEY: "sk-vendor-test",
+      OPENAI_BASE_URL: vendor.baseUrl,
+      GATEWAY_RATE_LIMIT_PER_MINUTE: "100",
+    },
+  });
+});
+afterAll(async () => {
+  await server?.stop();
+  await vendor?.stop();
+  await testDb?.destroy();
+});
+
+it("shows an owner's embedded widget's calls as one line per app and day, adding up to the balance", async () => {
+  const owner = await createCaller(server.baseUrl, "Widget Owner");
+  await fundWallet(owner, 1_000);
+  const widget = embedWidget(server.baseUrl, SHOP);
+  const { slug } = await widget.createEmbedApp(owner);
+  const { token } = await widget.loadWidget(slug, `${SHOP}/`);
+  for (const query of ["one", "two", "three"])
+    expect((await widget.sendMessage(slug, token, { body: { query } })).status).toBe(200);
+
+  const wallet = await settledWallet(owner);
+  const lines: StatementLine[] = (await owner.api("GET", "/api/wallet/statement/")).body.lines;
+  const embedded = lines.filter((line) => line.kind === "embedded_calls");
+  expect(embedded).toHaveLength(1);
+  expect(embedded[0]).toMatchObject({ calls: 3, amount_micros: -3 * 25 * 10_000 });
+  expect(embedded[0]?.description).toMatch(/\(embedded\) — 3 calls$/);
+  expect(lines.reduce((sum, line) => sum + line.amount_micros, 0)).toBe(wallet.balance_micros);
+  expect(wallet.balance_micros).toBe((1_000 - 75) * 10_000);
+  await expectReconciled(server.database.db);
+});
