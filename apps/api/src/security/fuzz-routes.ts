@@ -46,8 +46,9 @@ export const fuzzShards = {
     "workflows",
     "packaging",
     "explore",
+    "models",
   ],
-  billingAndGateway: ["billing", "gateway", "openai", "embed", "admin"],
+  billingAndGateway: ["billing", "gateway", "openai", "embed", "admin", "payouts"],
 };
 
 export function fuzzRoutes(tags: string[]): void {

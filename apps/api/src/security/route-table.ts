@@ -193,6 +193,45 @@ export function routeTable(world: World): Record<string, RouteRequest> {
 
     "GET /api/wallet/": { class: "self", url: "/api/wallet/" },
     "GET /api/wallet/statement/": { class: "self", url: "/api/wallet/statement/" },
+    // A creator's own model keys and the price table (docs/decisions/026).
+    "GET /api/model-keys": { class: "self", url: "/api/model-keys" },
+    "GET /api/model-keys/{provider}": { class: "self", url: "/api/model-keys/openai" },
+    "PUT /api/model-keys/{provider}": {
+      class: "self",
+      url: "/api/model-keys/mistral",
+      payload: { api_key: "sk-matrix-mistral-0000" },
+    },
+    // Every signed-in role set its key above; the deletes run after.
+    "DELETE /api/model-keys/{provider}": {
+      class: "self",
+      url: "/api/model-keys/mistral",
+      ok: 204,
+      last: true,
+    },
+    "GET /api/model-prices": { class: "self", url: "/api/model-prices" },
+    "POST /api/model-prices/estimate": {
+      class: "self",
+      url: "/api/model-prices/estimate",
+      payload: { model: "gpt-4o-mini", max_tokens: 64, price_cents: 5 },
+    },
+    // A creator's payouts (docs/decisions/027). Withdrawing before onboarding is refused (409),
+    // for whoever may ask.
+    "GET /api/payouts/": { class: "self", url: "/api/payouts/" },
+    "POST /api/payouts/": {
+      class: "self",
+      url: "/api/payouts/",
+      payload: {},
+      headers: { "idempotency-key": "matrix-withdraw" },
+      ok: 409,
+    },
+    "POST /api/payouts/onboarding": { class: "self", url: "/api/payouts/onboarding", payload: {} },
+    "GET /api/payouts/statement.csv": { class: "self", url: "/api/payouts/statement.csv" },
+    "GET /api/payouts/sandbox/clock": { class: "self", url: "/api/payouts/sandbox/clock" },
+    "POST /api/payouts/sandbox/clock": {
+      class: "self",
+      url: "/api/payouts/sandbox/clock",
+      payload: { advance_days: 0.001 },
+    },
     "POST /api/wallet/payment-intents/": {
       class: "self",
       url: "/api/wallet/payment-intents/",

@@ -183,6 +183,7 @@ export const payoutsRoutes: FastifyPluginAsyncZod<PayoutDeps & { guards: AuthGua
         tags,
         summary: "Set up payouts: a link to Stripe's onboarding (or the sandbox's)",
         security,
+        body: z.strictObject({}).nullish(),
         response: { 200: OnboardingLinkSchema, ...errors },
       },
       onRequest: guards.requireUser,
