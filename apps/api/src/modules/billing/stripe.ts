@@ -10,6 +10,7 @@ import { creditPaymentToWallet } from "./plan-payments.ts";
 import { PERIOD_DAYS } from "./plans.ts";
 import { effectivePriceCents } from "./price-changes.ts";
 import { applyReversal, disputeStatusOf, recallIndebted } from "./reversals.ts";
+import { stripeClient } from "./stripe-client.ts";
 import type { ConnectEventHandler, StripeGateway } from "./stripe-gateway.ts";
 import {
   applyInvoiceFailed,
@@ -27,21 +28,10 @@ export function createStripeGateway(
 ): StripeGateway | undefined {
   const feePercent = config.platformFeePercent;
   const payoutHoldMs = config.payoutHoldMs;
-  const { secretKey, publishableKey, webhookSecret, connectWebhookSecret, apiUrl } = config.stripe;
-  if (!secretKey || !publishableKey) return undefined;
-  const endpoint = apiUrl ? new URL(apiUrl) : undefined;
-  const stripe = new Stripe(secretKey, {
-    maxNetworkRetries: 2,
-    timeout: 20_000,
-    telemetry: false,
-    ...(endpoint
-      ? {
-          host: endpoint.hostname,
-          port: endpoint.port || undefined,
-          protocol: endpoint.protocol.replace(":", "") as "http" | "https",
-        }
-      : {}),
-  });
+  const { publishableKey, webhookSecret, connectWebhookSecret } = config.stripe;
+  const client = stripeClient(config);
+  if (!client || !publishableKey) return undefined;
+  const stripe: Stripe = client;
 
   async function customerFor(db: Database, user: LocalUser): Promise<string> {
     const [existing] = await db

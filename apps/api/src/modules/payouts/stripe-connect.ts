@@ -1,5 +1,6 @@
-import Stripe from "stripe";
+import type Stripe from "stripe";
 import type { Config } from "../../config.ts";
+import { stripeClient } from "../billing/stripe-client.ts";
 
 /**
  * Stripe Connect through the official SDK (docs/decisions/027): Express accounts with a manual
@@ -22,24 +23,6 @@ export interface ConnectPayout {
   connectAccountId: string;
   amountCents: number;
   currency: string;
-}
-
-export function stripeClient(config: Config): Stripe | undefined {
-  const { secretKey, publishableKey, apiUrl } = config.stripe;
-  if (!secretKey || !publishableKey) return undefined;
-  const endpoint = apiUrl ? new URL(apiUrl) : undefined;
-  return new Stripe(secretKey, {
-    maxNetworkRetries: 2,
-    timeout: 20_000,
-    telemetry: false,
-    ...(endpoint
-      ? {
-          host: endpoint.hostname,
-          port: endpoint.port || undefined,
-          protocol: endpoint.protocol.replace(":", "") as "http" | "https",
-        }
-      : {}),
-  });
 }
 
 export function createStripeConnect(config: Config): StripeConnect | undefined {
