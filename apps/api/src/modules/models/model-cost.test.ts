@@ -1,26 +1,32 @@
-import { eq, sql } from "drizzle-orm";
+import { desc, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { applications } from "../../db/schema/index.ts";
+import { applications, invocations } from "../../db/schema/index.ts";
 import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startFakeOpenAi } from "../../test/fake-openai.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
-import type { InvocationRecord } from "../gateway/invocations.service.ts";
 import { minimumPriceCents, worstCaseCostMicros } from "./model-prices.ts";
 
-// Every invocation record the server writes, as built by the gateway (paid-call.ts), to read its
-// modelCostMicros before the invocations table has a column for it.
-const recorded = vi.hoisted(() => [] as InvocationRecord[]);
-vi.mock("../gateway/recorder.ts", async (importOriginal) => {
-  const original = await importOriginal<typeof import("../gateway/recorder.ts")>();
-  return {
-    ...original,
-    recordCall: (...args: Parameters<typeof original.recordCall>) => {
-      recorded.push(args[1]);
-      return original.recordCall(...args);
-    },
-  };
-});
+/** An app's invocations as recorded, newest first. */
+const invocationsOf = (slug: string) =>
+  server.database.db
+    .select({
+      status: invocations.status,
+      chargedCents: invocations.chargedCents,
+      modelCostMicros: invocations.modelCostMicros,
+      inputTokens: invocations.inputTokens,
+      outputTokens: invocations.outputTokens,
+    })
+    .from(invocations)
+    .innerJoin(applications, eq(applications.id, invocations.applicationId))
+    .where(eq(applications.slug, slug))
+    .orderBy(desc(invocations.createdAt));
+
+/** The call recorded after `before` calls of the app (a stream is recorded just after its answer). */
+async function newest(slug: string, before: number) {
+  await vi.waitFor(async () => expect((await invocationsOf(slug)).length).toBe(before + 1));
+  return (await invocationsOf(slug))[0];
+}
 
 const CREATOR_KEY = "sk-creator-own-key-7f3Q";
 const PLATFORM_KEY = "sk-platform-key";
@@ -133,27 +139,27 @@ describe("creator model keys", () => {
 
     for (const response_mode of ["blocking", "streaming"] as const) {
       vendor.requests.length = 0;
-      recorded.length = 0;
+      let before = (await invocationsOf(own)).length;
       const ownCall = await consumer.api("POST", `/api/app/${own}/completion-messages`, {
         body: { inputs: { query: "Say hi" }, response_mode },
       });
       expect(ownCall.status).toBe(200);
       expect(vendor.requests.map((r) => r.authorization)).toEqual([`Bearer ${CREATOR_KEY}`]);
-      await vi.waitFor(() => expect(recorded.length).toBe(1));
-      expect(recorded[0]).toMatchObject({ status: "success", modelCostMicros: 0, chargedCents: 1 });
-      expect(recorded[0]?.inputTokens).toBeGreaterThan(0);
+      const ownRow = await newest(own, before);
+      expect(ownRow).toMatchObject({ status: "success", modelCostMicros: 0, chargedCents: 1 });
+      expect(ownRow?.inputTokens).toBeGreaterThan(0);
 
       vendor.requests.length = 0;
-      recorded.length = 0;
+      before = (await invocationsOf(platform)).length;
       const platformCall = await consumer.api("POST", `/api/app/${platform}/completion-messages`, {
         body: { inputs: { query: "Say hi" }, response_mode },
       });
       expect(platformCall.status).toBe(200);
       expect(vendor.requests.map((r) => r.authorization)).toEqual([`Bearer ${PLATFORM_KEY}`]);
-      await vi.waitFor(() => expect(recorded.length).toBe(1));
+      const platformRow = await newest(platform, before);
       // The loopback vendor counts words: system "You are a helpful assistant." (5) + "Say hi" (2)
       // in, "echo: Say hi" (3) out. gpt-4-turbo: $10 / $30 per million = 10 / 30 micros a token.
-      expect(recorded[0]).toMatchObject({
+      expect(platformRow).toMatchObject({
         inputTokens: 7,
         outputTokens: 3,
         modelCostMicros: 7 * 10 + 3 * 30,
@@ -167,7 +173,7 @@ describe("creator model keys", () => {
       [platform, 160, PLATFORM_KEY],
     ] as const) {
       vendor.requests.length = 0;
-      recorded.length = 0;
+      const before = (await invocationsOf(slug)).length;
       const response = await fetch(`${server.baseUrl}/api/v1/chat/completions`, {
         method: "POST",
         headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
@@ -175,8 +181,7 @@ describe("creator model keys", () => {
       });
       expect(response.status).toBe(200);
       expect(vendor.requests[0]?.authorization).toBe(`Bearer ${auth}`);
-      await vi.waitFor(() => expect(recorded.length).toBe(1));
-      expect(recorded[0]?.modelCostMicros).toBe(cost);
+      expect((await newest(slug, before))?.modelCostMicros).toBe(cost);
     }
 
     // Without the key the call fails, 503, naming the missing key; nothing reaches the vendor.
