@@ -74,7 +74,7 @@ test("a creator sells a plan; a consumer tops up, subscribes by card, uses the i
   await page.getByRole("button", { name: "Top up $10.00" }).click();
   await expect(page.getByText("Added $10.00 to your wallet. New balance: $10.00.")).toBeVisible();
   await expect(balances).toContainText("$10.00");
-  await expect(page.getByRole("table", { name: "Transaction history" })).toContainText("+$10.00");
+  await expect(page.getByRole("table", { name: "Statement" })).toContainText("+$10.00");
 
   // ...subscribes to Pro, paying the first period by card.
   await page.goto(`/applications/${slug}/billing`);
@@ -125,7 +125,7 @@ test("a creator sells a plan; a consumer tops up, subscribes by card, uses the i
   await expect(subscription).toContainText("2 / 2");
   await page.goto("/wallet");
   await expect(balances).toContainText("$9.50");
-  await expect(page.getByRole("table", { name: "Transaction history" })).toContainText("-$0.50");
+  await expect(page.getByRole("table", { name: "Statement" })).toContainText("-$0.50");
 
   // ...and cancels: the plan runs to the end of the period, marked 'Canceling'.
   await page.goto(`/applications/${slug}/billing`);

@@ -26,7 +26,8 @@ test("a creator embeds a chat widget on an allowed site; another site cannot use
   const allowedOrigin = `http://127.0.0.1:${ALLOWED_PORT}`;
   const otherOrigin = `http://127.0.0.1:${OTHER_PORT}`;
 
-  // The creator makes a live, embeddable chat app at 5 cents a call.
+  // The creator makes a live, embeddable chat app at 10 cents a call (the starter model's worst
+  // case, 2048 tokens of gpt-4-turbo, needs at least 7).
   await signUp(page, newPerson());
   await expect(page).toHaveURL(/\/dashboard$/);
   const name = `Tea Helper ${Date.now().toString(36)}`;
@@ -34,7 +35,7 @@ test("a creator embeds a chat widget on an allowed site; another site cannot use
   await page.getByLabel("Application Name").fill(name);
   await page.getByLabel("Interaction Mode").selectOption("chat");
   await page.getByLabel("Visibility").selectOption("embed");
-  await page.getByLabel("Price per API Call (cents)").fill("5");
+  await page.getByLabel("Price per API Call (cents)").fill("10");
   await page.getByRole("button", { name: "Create Application" }).click();
   await expect(page.getByRole("heading", { name, level: 1 })).toBeVisible();
   const appUrl = page.url();
@@ -47,7 +48,7 @@ test("a creator embeds a chat widget on an allowed site; another site cannot use
     has: page.getByRole("heading", { name: "Embed on Your Site" }),
   });
   await expect(embed.getByRole("note").first()).toContainText(
-    "Calls from the widget are charged to your wallet at the app's price per call ($0.05)",
+    "Calls from the widget are charged to your wallet at the app's price per call ($0.10)",
   );
   await expect(embed).toContainText("Your wallet balance: $0.00");
   await embed.getByRole("link", { name: "Top Up Wallet" }).click();
@@ -123,5 +124,5 @@ test("a creator embeds a chat widget on an allowed site; another site cannot use
 
   // The creator paid for the one answered call.
   await page.goto("/wallet");
-  await expect(page.getByRole("region", { name: "Balances" })).toContainText("$9.95");
+  await expect(page.getByRole("region", { name: "Balances" })).toContainText("$9.90");
 });

@@ -14,7 +14,7 @@ test("a visitor finds a public app in Explore, signs up from its page, tops up a
   await page.getByLabel("Application Name").fill(name);
   await page.getByLabel("Description").fill("Answers whatever you ask, in the sandbox.");
   await page.getByLabel("Visibility").selectOption("public");
-  await page.getByLabel("Price per API Call").fill("5");
+  await page.getByLabel("Price per API Call").fill("10");
   await page.getByRole("button", { name: "Create Application" }).click();
   await expect(page.getByRole("heading", { name, level: 1 })).toBeVisible();
   const slug = new URL(page.url()).pathname.split("/").pop() ?? "";
@@ -33,7 +33,7 @@ test("a visitor finds a public app in Explore, signs up from its page, tops up a
   const card = visitor.getByRole("list", { name: "Apps" }).getByRole("listitem");
   await expect(card).toHaveCount(1);
   await expect(card).toContainText(`by ${creator.displayName}`);
-  await expect(card).toContainText("$0.05 / call");
+  await expect(card).toContainText("$0.10 / call");
   await card.getByRole("link", { name }).click();
 
   // The app page: samples to copy, and an invitation to sign up that comes back here.
@@ -46,7 +46,7 @@ test("a visitor finds a public app in Explore, signs up from its page, tops up a
 
   // Trying it with an empty wallet asks for a top-up.
   await visitor.getByLabel("What to ask *").fill("How do I brew oolong?");
-  await visitor.getByRole("button", { name: "Run ($0.05)" }).click();
+  await visitor.getByRole("button", { name: "Run ($0.10)" }).click();
   const topUpNotice = visitor.getByRole("alert").filter({ hasText: "Your wallet needs a top-up" });
   await expect(topUpNotice).toBeVisible();
   await topUpNotice.getByRole("link", { name: "Top up wallet" }).click();
@@ -64,11 +64,11 @@ test("a visitor finds a public app in Explore, signs up from its page, tops up a
   await visitor.goBack();
   await expect(visitor).toHaveURL(new RegExp(`/explore/${slug}$`));
   await visitor.getByLabel("What to ask *").fill("How do I brew oolong?");
-  await visitor.getByRole("button", { name: "Run ($0.05)" }).click();
+  await visitor.getByRole("button", { name: "Run ($0.10)" }).click();
   const answer = visitor.getByRole("region", { name: "Answer" });
   await expect(answer).toContainText("How do I brew oolong?");
   await expect(answer.getByLabel("Token usage")).toContainText("Total Tokens");
   await visitor.goto("/wallet");
-  await expect(visitor.getByRole("region", { name: "Balances" })).toContainText("$9.95");
+  await expect(visitor.getByRole("region", { name: "Balances" })).toContainText("$9.90");
   await visitorContext.close();
 });
