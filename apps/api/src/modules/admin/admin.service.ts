@@ -1,16 +1,12 @@
 import type { AdminOverview } from "@promptmint/contracts";
 import { sql } from "drizzle-orm";
 import { type Database, queryRows } from "../../db/client.ts";
+import { MICROS_PER_CENT } from "../billing/money.ts";
 
 /**
  * The operator's figures for a period (issue 17 item 5). Ledger amounts are read in the ledger's
  * unit; card amounts (refunds, disputes) stay in cents as the payment provider names them.
  */
-const ENTRY_AMOUNT = sql.raw("e.amount_micros");
-const BALANCE = sql.raw("a.balance_micros");
-/** From the ledger's unit to micro-dollars (the ledger counts micros since migration 0020). */
-const TO_MICROS = 1;
-const MICROS_PER_CENT = 10_000;
 
 const n = (value: string | number | null | undefined) => Number(value ?? 0);
 
@@ -23,10 +19,10 @@ export async function adminOverview(db: Database, period: { from: Date; to: Date
   const [ledger] = await queryRows<{ gross: string; fee: string; recovered: string }>(
     db,
     sql`select
-          coalesce(sum(${ENTRY_AMOUNT}) filter (where t.kind in ('settle', 'subscription')
-            and a.kind in ('earnings', 'platform_fee', 'model_cost') and ${ENTRY_AMOUNT} > 0), 0)::text as gross,
-          coalesce(sum(${ENTRY_AMOUNT}) filter (where a.kind = 'platform_fee'), 0)::text as fee,
-          coalesce(sum(${ENTRY_AMOUNT}) filter (where a.kind = 'model_cost'), 0)::text as recovered
+          coalesce(sum(e.amount_micros) filter (where t.kind in ('settle', 'subscription')
+            and a.kind in ('earnings', 'platform_fee', 'model_cost') and e.amount_micros > 0), 0)::text as gross,
+          coalesce(sum(e.amount_micros) filter (where a.kind = 'platform_fee'), 0)::text as fee,
+          coalesce(sum(e.amount_micros) filter (where a.kind = 'model_cost'), 0)::text as recovered
         from ledger_entries e
         join ledger_transactions t on t.id = e.transaction_id
         join ledger_accounts a on a.id = e.account_id
@@ -61,9 +57,9 @@ export async function adminOverview(db: Database, period: { from: Date; to: Date
   );
   const debts = await queryRows<{ user_id: string | null; email: string | null; owed: string }>(
     db,
-    sql`select a.owner_id as user_id, u.email, (-${BALANCE})::text as owed
+    sql`select a.owner_id as user_id, u.email, (-a.balance_micros)::text as owed
         from ledger_accounts a left join users u on u.id = a.owner_id
-        where a.kind = 'debt' and ${BALANCE} < 0 order by ${BALANCE} limit 100`,
+        where a.kind = 'debt' and a.balance_micros < 0 order by a.balance_micros limit 100`,
   );
   const suspended = sql`exists (select 1 from suspensions s where (s.target_kind = 'application' and s.target_id = ap.id)
                                  or (s.target_kind = 'user' and s.target_id = ap.owner_id))`;
@@ -107,10 +103,10 @@ export async function adminOverview(db: Database, period: { from: Date; to: Date
   );
   return {
     period: { from, to },
-    gross_micros: n(ledger?.gross) * TO_MICROS,
-    fee_income_micros: n(ledger?.fee) * TO_MICROS,
+    gross_micros: n(ledger?.gross),
+    fee_income_micros: n(ledger?.fee),
     model_cost_paid_micros: n(modelCost?.paid),
-    model_cost_recovered_micros: n(ledger?.recovered) * TO_MICROS,
+    model_cost_recovered_micros: n(ledger?.recovered),
     refunded_cents: n(reversed?.refunded),
     disputed_cents: n(reversed?.disputed),
     payouts,
@@ -126,7 +122,7 @@ export async function adminOverview(db: Database, period: { from: Date; to: Date
     debts: debts.map((row) => ({
       user_id: row.user_id,
       email: row.user_id ? (row.email ?? "") : "the platform (loss)",
-      owed_micros: n(row.owed) * TO_MICROS,
+      owed_micros: n(row.owed),
     })),
     top_apps: topApps.map((row) => ({
       id: row.id,

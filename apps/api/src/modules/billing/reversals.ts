@@ -110,7 +110,7 @@ export async function applyReversal(
     .where(and(eq(payments.gateway, options.gateway), eq(payments.externalId, options.paymentIntentId)))
     .limit(1)
     .for("update");
-  if (!payment || payment.status !== "succeeded" || payment.amountCents <= 0)
+  if (payment?.status !== "succeeded" || payment.amountCents <= 0)
     return { found: false, movedCents: 0, indebted: [] };
   const recorded = await recordFact(tx, { payment }, options.fact);
   if (!recorded) return { found: true, paymentId: payment.id, movedCents: 0, indebted: [] };

@@ -1,22 +1,13 @@
 import { sql } from "drizzle-orm";
 import { type Database, queryRows } from "../../db/client.ts";
-import { MICROS_PER_CENT } from "../billing/money.ts";
+import { centsToMicros } from "../billing/money.ts";
 import { type AccountKind, accountFor, postTransaction } from "../billing/postings.ts";
 
 /**
  * Every ledger movement of a payout, and the availability of a creator's earnings: the only file
- * of the payouts module that reads or writes ledger amounts (docs/decisions/027).
- *
- * A payout is whole cents (what can leave the platform); the ledger counts `LEDGER_UNITS_PER_CENT`
- * units per cent.
+ * of the payouts module that reads or writes ledger amounts (docs/decisions/027). A payout is whole
+ * cents (what can leave the platform); the ledger counts micro-dollars (decision 030).
  */
-export const LEDGER_UNITS_PER_CENT = MICROS_PER_CENT;
-/** Micro-dollars per ledger unit, for the figures the API answers with (`*_micros`). */
-export const MICROS_PER_LEDGER_UNIT = 1;
-/** The ledger's amount and balance columns. */
-const AMOUNT = sql.raw("amount_micros");
-export const LEDGER_BALANCE = sql.raw("balance_micros");
-const BALANCE = LEDGER_BALANCE;
 
 /** The ledger transaction kinds of payouts; each is posted once per payout (its id is the reference). */
 export const PAYOUT_TRANSACTION_KINDS = ["payout", "payout_paid", "payout_return"] as const;
@@ -31,7 +22,7 @@ async function post(
   to: string,
   cents: number,
 ): Promise<boolean> {
-  const units = cents * LEDGER_UNITS_PER_CENT;
+  const units = centsToMicros(cents);
   const posted = await postTransaction(tx, {
     kind,
     reference: payoutId,
@@ -126,14 +117,14 @@ export async function availability(
   const rows = await queryRows<{ day: string | null; amount: string; latest: string | Date | null }>(
     db,
     sql`with acct as (
-          select id, ${BALANCE} as balance from ledger_accounts where kind = 'earnings' and owner_id = ${creatorId}
+          select id, balance_micros as balance from ledger_accounts where kind = 'earnings' and owner_id = ${creatorId}
         )
         select null::text as day, coalesce((select balance from acct), 0)::text as amount, null::timestamptz as latest
         union all
-        select to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD') as day, sum(e.${AMOUNT})::text as amount,
+        select to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD') as day, sum(e.amount_micros)::text as amount,
           max(e.created_at) as latest
         from ledger_entries e join ledger_transactions t on t.id = e.transaction_id
-        where e.account_id = (select id from acct) and e.${AMOUNT} > 0
+        where e.account_id = (select id from acct) and e.amount_micros > 0
           and e.created_at > ${cutoff.toISOString()}::timestamptz and t.kind <> 'payout_return'
         group by 1`,
   );
@@ -172,7 +163,7 @@ export async function earningsLines(
     amount: string;
   }>(
     db,
-    sql`select e.created_at as at, t.kind, t.reference, t.description, e.${AMOUNT}::text as amount
+    sql`select e.created_at as at, t.kind, t.reference, t.description, e.amount_micros::text as amount
         from ledger_entries e
         join ledger_transactions t on t.id = e.transaction_id
         join ledger_accounts a on a.id = e.account_id

@@ -4,8 +4,8 @@ import { users } from "../../db/schema/index.ts";
 import { type Caller, createCaller } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
+import { MICROS_PER_CENT } from "../billing/money.ts";
 import { reconcile } from "../billing/reconcile.ts";
-import { LEDGER_UNITS_PER_CENT } from "./payout-postings.ts";
 import { creditEarnings } from "./payouts-test-helpers.ts";
 
 let testDb: TestDatabase;
@@ -76,7 +76,7 @@ describe("payouts in the sandbox (Connect test mode, offline)", () => {
     const creator = await createCaller(server.baseUrl, "Clock Creator");
     const id = await userIdOf(creator);
     await onboard(creator, "succeeds");
-    await creditEarnings(server.database.db, id, 4321 * LEDGER_UNITS_PER_CENT);
+    await creditEarnings(server.database.db, id, 4321 * MICROS_PER_CENT);
     const before = await creator.api("GET", "/api/payouts/");
     expect(before.body).toMatchObject({ available_micros: 0, balance_micros: 43_210_000 });
     expect(before.body.pending).toHaveLength(1);
@@ -109,7 +109,7 @@ describe("payouts in the sandbox (Connect test mode, offline)", () => {
     await creditEarnings(
       server.database.db,
       id,
-      1500 * LEDGER_UNITS_PER_CENT,
+      1500 * MICROS_PER_CENT,
       new Date(Date.now() - 30 * 86_400_000),
     );
     const made = await creator.api("POST", "/api/payouts/", { body: {} });

@@ -3,8 +3,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { payouts, users } from "../../db/schema/index.ts";
 import { type Caller, createCaller } from "../../test/caller.ts";
 import { type SeenRequest, type StripeTestServer, startStripeTestServer } from "../../test/fake-stripe.ts";
+import { MICROS_PER_CENT } from "../billing/money.ts";
 import { reconcile } from "../billing/reconcile.ts";
-import { LEDGER_UNITS_PER_CENT } from "./payout-postings.ts";
 import { type PayoutDeps, retryPayouts, runPayoutSchedule } from "./payouts.service.ts";
 import { creditEarnings, daysAgo } from "./payouts-test-helpers.ts";
 import { createStripeConnect } from "./stripe-connect.ts";
@@ -25,7 +25,7 @@ afterEach(async () => {
 });
 afterAll(() => stripe?.stop());
 
-const cents = (n: number) => n * LEDGER_UNITS_PER_CENT;
+const cents = (n: number) => n * MICROS_PER_CENT;
 
 async function userIdOf(caller: Caller): Promise<string> {
   const [row] = await stripe.server.database.db.select().from(users).where(eq(users.email, caller.email));

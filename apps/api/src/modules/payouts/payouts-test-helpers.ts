@@ -2,9 +2,6 @@ import { sql } from "drizzle-orm";
 import { type Database, queryRows } from "../../db/client.ts";
 import { accountFor } from "../billing/postings.ts";
 
-const AMOUNT = sql.raw("amount_micros");
-const BALANCE = sql.raw("balance_micros");
-
 /**
  * Earnings as paid calls credit them (a `settle` transaction: clearing → the creator's earnings),
  * dated `at` so a test can place money before or inside the hold period. Balanced and reconciled
@@ -26,12 +23,12 @@ export async function creditEarnings(
           values ('settle', ${`test-${crypto.randomUUID()}`}, 'Paid calls', ${at.toISOString()}::timestamptz) returning id`,
     );
     await t.execute(
-      sql`insert into ledger_entries (transaction_id, account_id, ${AMOUNT}, created_at) values
+      sql`insert into ledger_entries (transaction_id, account_id, amount_micros, created_at) values
           (${posted?.id}::uuid, ${clearing}::uuid, ${-units}, ${at.toISOString()}::timestamptz),
           (${posted?.id}::uuid, ${earnings}::uuid, ${units}, ${at.toISOString()}::timestamptz)`,
     );
     await t.execute(
-      sql`update ledger_accounts set ${BALANCE} = ${BALANCE} + case when id = ${earnings}::uuid then ${units}::bigint else ${-units}::bigint end
+      sql`update ledger_accounts set balance_micros = balance_micros + case when id = ${earnings}::uuid then ${units}::bigint else ${-units}::bigint end
           where id in (${earnings}::uuid, ${clearing}::uuid)`,
     );
   });

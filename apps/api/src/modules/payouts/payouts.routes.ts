@@ -13,13 +13,9 @@ import type { FastifyPluginAsyncZod, ZodTypeProvider } from "fastify-type-provid
 import { z } from "zod";
 import { AppError, invalidFields } from "../../lib/errors.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
+import { microsToCents } from "../billing/money.ts";
 import { advanceClock, clockNow, clockOffsetMs } from "./clock.ts";
-import {
-  availability,
-  earningsLines,
-  LEDGER_UNITS_PER_CENT,
-  MICROS_PER_LEDGER_UNIT,
-} from "./payout-postings.ts";
+import { availability, earningsLines } from "./payout-postings.ts";
 import {
   accountState,
   applyAccountUpdated,
@@ -131,11 +127,11 @@ export const payoutsRoutes: FastifyPluginAsyncZod<PayoutDeps & { guards: AuthGua
           disabled_reason: account?.disabledReason ?? null,
           requirements_due: account?.requirementsDue ?? [],
         },
-        balance_micros: avail.balance * MICROS_PER_LEDGER_UNIT,
-        available_micros: avail.available * MICROS_PER_LEDGER_UNIT,
-        withdrawable_cents: Math.floor(avail.available / LEDGER_UNITS_PER_CENT),
+        balance_micros: avail.balance,
+        available_micros: avail.available,
+        withdrawable_cents: microsToCents(avail.available),
         pending: avail.pending.map((part) => ({
-          amount_micros: part.amount * MICROS_PER_LEDGER_UNIT,
+          amount_micros: part.amount,
           available_at: part.availableAt.toISOString(),
         })),
         in_transit_cents: totals.inTransit,
@@ -227,7 +223,7 @@ export const payoutsRoutes: FastifyPluginAsyncZod<PayoutDeps & { guards: AuthGua
           line.at.toISOString(),
           LINE_TYPES[line.kind] ?? line.kind,
           line.description,
-          microsAsDollars(line.amount * MICROS_PER_LEDGER_UNIT),
+          microsAsDollars(line.amount),
           payout?.id ?? "",
           payout?.status ?? "",
           payout?.failureReason ?? "",

@@ -6,11 +6,10 @@ import { type Database, queryRows } from "../../db/client.ts";
 import { connectAccounts, payouts } from "../../db/schema/index.ts";
 import { AppError, invalidFields } from "../../lib/errors.ts";
 import { isPayoutBlocked } from "../admin/suspensions.ts";
+import { centsToMicros, microsToCents } from "../billing/money.ts";
 import { clockNow } from "./clock.ts";
 import {
   availability,
-  LEDGER_BALANCE,
-  LEDGER_UNITS_PER_CENT,
   lockPayoutAccounts,
   postPayoutPaid,
   postPayoutReturn,
@@ -216,7 +215,7 @@ export async function withdraw(
           : "Set up payouts first: connect a bank account from the Earnings page",
       );
     const { available, pending } = await availability(t, creatorId, now, config.payouts.holdDays);
-    const availableCents = Math.floor(available / LEDGER_UNITS_PER_CENT);
+    const availableCents = microsToCents(available);
     if (availableCents <= 0) {
       const next = pending[0];
       throw new AppError(
@@ -574,12 +573,12 @@ export async function runPayoutSchedule(deps: PayoutDeps): Promise<number> {
   if (!deps.connect && config.isProduction) return 0;
   const now = await clockNow(db);
   const key = `auto:${schedulePeriod(schedule, now)}`;
-  const minimumUnits = config.payouts.minimumCents * LEDGER_UNITS_PER_CENT;
+  const minimumUnits = centsToMicros(config.payouts.minimumCents);
   const candidates = await queryRows<{ user_id: string }>(
     db,
     sql`select c.user_id from connect_accounts c
         join ledger_accounts a on a.owner_id = c.user_id and a.kind = 'earnings'
-        where c.payouts_enabled and c.gateway = ${gatewayOf(deps)} and a.${LEDGER_BALANCE} >= ${minimumUnits}
+        where c.payouts_enabled and c.gateway = ${gatewayOf(deps)} and a.balance_micros >= ${minimumUnits}
           and not exists (select 1 from payouts p where p.creator_id = c.user_id and p.idempotency_key = ${key})
         limit 100`,
   );
