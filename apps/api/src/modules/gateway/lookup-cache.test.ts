@@ -1,5 +1,7 @@
+import { eq } from "drizzle-orm";
 import OpenAI from "openai";
 import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
+import { applications, invocations } from "../../db/schema/index.ts";
 import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startFakeOpenAi } from "../../test/fake-openai.ts";
@@ -105,4 +107,31 @@ it("uses a new prompt template and model from the next call", async () => {
   expect(saved.status).toBe(200);
   expect((await call("Hi")).choices[0]?.message.content).toBe("echo: Translate to French: Hi");
   expect(vendor.requests.at(-1)?.model).toBe("gpt-4o");
+});
+
+it("charges a decrease another process made, though this one's copy of the app still has the old price", async () => {
+  // Priced at $1.50, as another API process would write it (which cannot invalidate this
+  // process's copy); the creator's own (free) call loads it into this process's cache; then the
+  // other process lowers it to 50¢.
+  await server.database.db.update(applications).set({ priceCents: 150 }).where(eq(applications.slug, slug));
+  const creatorKey = (await creator.api("POST", "/api/keys/", { body: { name: "own" } })).body.key;
+  const own = new OpenAI({ apiKey: creatorKey, baseURL: `${server.baseUrl}/api/v1`, maxRetries: 0 });
+  await own.chat.completions.create({ model: slug, messages: [{ role: "user", content: "Hi" }] });
+  await server.database.db.update(applications).set({ priceCents: 50 }).where(eq(applications.slug, slug));
+
+  const thrifty = await createCaller(server.baseUrl, "Thrifty Buyer");
+  await fundWallet(thrifty, 100);
+  const thriftyKey = (await thrifty.api("POST", "/api/keys/", { body: { name: "t" } })).body.key;
+  const answer = await new OpenAI({
+    apiKey: thriftyKey,
+    baseURL: `${server.baseUrl}/api/v1`,
+    maxRetries: 0,
+  }).chat.completions.create({ model: slug, messages: [{ role: "user", content: "Hi" }] });
+  expect(answer.choices[0]?.message.content).toBeTruthy();
+  const [charged] = await server.database.db
+    .select({ cents: invocations.chargedCents })
+    .from(invocations)
+    .where(eq(invocations.callerUserId, (await thrifty.api("GET", "/api/auth/profile/")).body.user.id));
+  expect(charged?.cents).toBe(50);
+  expect((await reconcile(server.database.db)).ok).toBe(true);
 });

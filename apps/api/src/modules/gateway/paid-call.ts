@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
 import type { PaidBy } from "@promptmint/contracts";
+import { eq } from "drizzle-orm";
 import type { FastifyRequest } from "fastify";
 import type { Database } from "../../db/client.ts";
-import type { ApplicationRow } from "../../db/schema/index.ts";
+import { type ApplicationRow, applications } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { refundIncludedCall, useIncludedCall } from "../billing/included-calls.ts";
@@ -75,23 +76,36 @@ export async function openPaidCall(
   const { request, caller, application, execution, mode, input, ownerPays } = options;
   const messageId = randomUUID();
   const isOwner = application.ownerId === caller.id;
-  const listPrice = isOwner && !ownerPays ? 0 : effectivePriceCents(application);
+  let listPrice = isOwner && !ownerPays ? 0 : effectivePriceCents(application);
   refuseAboveMaximum(listPrice, options.maxPriceCents);
   const accounts = listPrice > 0 ? await callAccounts(db, caller.id) : undefined;
   // An included call of the caller's plan, or the price from the pair's lease (a round trip only
   // when a new lease is needed; 402 if the wallet cannot cover the price). A free app's calls
   // still count against a plan's included calls.
+  const pay = (priceCents: number, payer: { wallet: string; held: string }) =>
+    leaseBookFor(db, request.server.log).pay({
+      payerId: caller.id,
+      applicationId: application.id,
+      creatorId: application.ownerId,
+      priceCents,
+      deadlineSeconds: execution.deadlineSeconds,
+      topUpUrl: options.topUpUrl,
+      tryIncluded: !isOwner,
+      accounts: payer,
+      callId: messageId,
+    });
   const payment: LeasedPayment = accounts
-    ? await leaseBookFor(db, request.server.log).pay({
-        payerId: caller.id,
-        applicationId: application.id,
-        creatorId: application.ownerId,
-        priceCents: listPrice,
-        deadlineSeconds: execution.deadlineSeconds,
-        topUpUrl: options.topUpUrl,
-        tryIncluded: !isOwner,
-        accounts,
-        callId: messageId,
+    ? await pay(listPrice, accounts).catch(async (error) => {
+        // This process's copy of the app may be up to LOOKUP_TTL_MS old: a decrease made through
+        // another process applies to this call too (decision 025), so a wallet that covers the
+        // price as it is now is not refused for the price as it was (money attack, seed 1724).
+        const now =
+          error instanceof AppError && error.code === "payment_required"
+            ? await currentPriceCents(db, application.id)
+            : undefined;
+        if (now === undefined || now >= listPrice || now <= 0) throw error;
+        listPrice = now;
+        return pay(now, accounts);
       })
     : {
         coveredBy: isOwner
@@ -209,4 +223,17 @@ async function callAccounts(db: Database, payerId: string) {
     cachedAccountFor(db, "held", payerId),
   ]);
   return { wallet, held };
+}
+
+/** An app's price as the database has it now (not the lookup cache's copy); undefined if it is gone. */
+async function currentPriceCents(db: Database, applicationId: string): Promise<number | undefined> {
+  const [row] = await db
+    .select({
+      priceCents: applications.priceCents,
+      pendingPriceCents: applications.pendingPriceCents,
+      pendingPriceAt: applications.pendingPriceAt,
+    })
+    .from(applications)
+    .where(eq(applications.id, applicationId));
+  return row ? effectivePriceCents(row) : undefined;
 }
