@@ -68,3 +68,24 @@ export async function legacyTopUp(
     ],
   });
 }
+
+/** A payer, a creator and the creator's prompt app at `priceCents`, as any version wrote them. */
+export async function legacyPayerCreatorApp(
+  db: Database,
+  priceCents: number,
+): Promise<{ payer: { id: string }; creator: { id: string }; app: { id: string } }> {
+  const [payer, creator] = await queryRows<{ id: string }>(
+    db,
+    sql`insert into users (issuer, subject, username, email)
+        values ('test', 'payer', 'payer', 'payer@example.test'), ('test', 'creator', 'creator', 'creator@example.test')
+        returning id`,
+  );
+  if (!payer || !creator) throw new Error("expected two users");
+  const [app] = await queryRows<{ id: string }>(
+    db,
+    sql`insert into applications (owner_id, name, slug, type, price_cents)
+        values (${creator.id}, 'Old', 'old', 'prompt', ${priceCents}) returning id`,
+  );
+  if (!app) throw new Error("expected an app");
+  return { payer, creator, app };
+}

@@ -2,7 +2,7 @@ import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type Database, queryRows } from "../../db/client.ts";
 import { holds } from "../../db/schema/index.ts";
-import { legacyAccount, legacyPost, legacyTopUp } from "../../test/legacy-ledger.ts";
+import { legacyAccount, legacyPayerCreatorApp, legacyPost, legacyTopUp } from "../../test/legacy-ledger.ts";
 import { databaseBefore } from "../../test/upgrade-database.ts";
 import { balancesOf } from "./balances.ts";
 import { closeHold } from "./holds.ts";
@@ -26,19 +26,7 @@ afterAll(() => upgraded?.close());
 
 it("shrinks a lease open at the upgrade to its unspent rest, so its close posts no call twice", async () => {
   // The previous version's state: a lease of 10 calls, 3 of them settled one by one.
-  const [payer, creator] = await queryRows<{ id: string }>(
-    db,
-    sql`insert into users (issuer, subject, username, email)
-        values ('test', 'payer', 'payer', 'payer@example.test'), ('test', 'creator', 'creator', 'creator@example.test')
-        returning id`,
-  );
-  if (!payer || !creator) throw new Error("expected two users");
-  const [app] = await queryRows<{ id: string }>(
-    db,
-    sql`insert into applications (owner_id, name, slug, type, price_cents)
-        values (${creator.id}, 'Old', 'old', 'prompt', ${PRICE}) returning id`,
-  );
-  if (!app) throw new Error("expected an app");
+  const { payer, creator, app } = await legacyPayerCreatorApp(db, PRICE);
   await legacyTopUp(db, payer.id, 1_000, "upgrade");
   const wallet = await legacyAccount(db, "wallet", payer.id);
   const held = await legacyAccount(db, "held", payer.id);

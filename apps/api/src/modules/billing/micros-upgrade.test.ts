@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type Database, queryRows } from "../../db/client.ts";
-import { legacyAccount, legacyPost, legacyTopUp } from "../../test/legacy-ledger.ts";
+import { legacyAccount, legacyPayerCreatorApp, legacyPost, legacyTopUp } from "../../test/legacy-ledger.ts";
 import { databaseBefore } from "../../test/upgrade-database.ts";
 import { balancesOf } from "./balances.ts";
 import { closeHold } from "./holds.ts";
@@ -22,19 +22,7 @@ beforeAll(async () => {
 afterAll(() => upgraded?.close());
 
 it("converts balances, entries, holds and calls' fees exactly, and the ledger still reconciles", async () => {
-  const [payer, creator] = await queryRows<{ id: string }>(
-    db,
-    sql`insert into users (issuer, subject, username, email)
-        values ('test', 'payer', 'payer', 'payer@example.test'), ('test', 'creator', 'creator', 'creator@example.test')
-        returning id`,
-  );
-  if (!payer || !creator) throw new Error("expected two users");
-  const [app] = await queryRows<{ id: string }>(
-    db,
-    sql`insert into applications (owner_id, name, slug, type, price_cents)
-        values (${creator.id}, 'Old', 'old', 'prompt', 7) returning id`,
-  );
-  if (!app) throw new Error("expected an app");
+  const { payer, creator, app } = await legacyPayerCreatorApp(db, 7);
   await legacyTopUp(db, payer.id, 1_000, "before-0020");
   const wallet = await legacyAccount(db, "wallet", payer.id);
   const held = await legacyAccount(db, "held", payer.id);

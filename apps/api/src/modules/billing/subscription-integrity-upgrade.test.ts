@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type Database, queryRows } from "../../db/client.ts";
-import { legacyAccount, legacyPost } from "../../test/legacy-ledger.ts";
+import { legacyAccount, legacyPayerCreatorApp, legacyPost } from "../../test/legacy-ledger.ts";
 import { databaseBefore } from "../../test/upgrade-database.ts";
 import { balancesOf } from "./balances.ts";
 import { centsToMicros } from "./money.ts";
@@ -21,22 +21,11 @@ beforeAll(async () => {
 afterAll(() => upgraded?.close());
 
 it("ends duplicate subscriptions with a refund, credits stranded plan payments, then enforces one per app", async () => {
-  const [payer, creator] = await queryRows<{ id: string }>(
-    db,
-    sql`insert into users (issuer, subject, username, email)
-        values ('test', 'payer', 'payer', 'payer@example.test'), ('test', 'creator', 'creator', 'creator@example.test')
-        returning id`,
-  );
-  if (!payer || !creator) throw new Error("expected two users");
-  const [app] = await queryRows<{ id: string }>(
-    db,
-    sql`insert into applications (owner_id, name, slug, type, price_cents)
-        values (${creator.id}, 'Old', 'old', 'prompt', 10) returning id`,
-  );
+  const { payer, creator, app } = await legacyPayerCreatorApp(db, 10);
   const [plan, withdrawn] = await queryRows<{ id: string }>(
     db,
     sql`insert into packages (application_id, name, price_cents, included_calls, is_active)
-        values (${app?.id}, 'Basic', 300, 5, true), (${app?.id}, 'Gone', 300, 5, false) returning id`,
+        values (${app.id}, 'Basic', 300, 5, true), (${app.id}, 'Gone', 300, 5, false) returning id`,
   );
   const wallet = await legacyAccount(db, "wallet", payer.id);
   const clearing = await legacyAccount(db, "clearing", null);
@@ -71,7 +60,7 @@ it("ends duplicate subscriptions with a refund, credits stranded plan payments, 
         t,
         sql`insert into subscriptions (package_id, application_id, subscriber_id, status, current_period_start,
               current_period_end, calls_included)
-            values (${plan?.id}, ${app?.id}, ${payer.id}, 'active', now(), now() + interval '30 days', 5) returning id`,
+            values (${plan?.id}, ${app.id}, ${payer.id}, 'active', now(), now() + interval '30 days', 5) returning id`,
       );
       return row?.id as string;
     });
