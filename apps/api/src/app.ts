@@ -3,7 +3,7 @@ import path from "node:path";
 import fastifyMultipart from "@fastify/multipart";
 import fastifySwagger from "@fastify/swagger";
 import fastifySwaggerUi from "@fastify/swagger-ui";
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
+import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from "fastify";
 import {
   jsonSchemaTransform,
   jsonSchemaTransformObject,
@@ -24,6 +24,7 @@ import { installErrorHandler } from "./lib/error-handler.ts";
 import { installJsonBodyParser } from "./lib/json-body.ts";
 import { installMetrics } from "./lib/metrics.ts";
 import { installNulGuard } from "./lib/nul-guard.ts";
+import { createReadableLogStream, installRequestLog } from "./lib/request-log.ts";
 import { createSafeFetch } from "./lib/safe-fetch.ts";
 import { createSecretBox } from "./lib/secrets.ts";
 import { installSecurityHeaders } from "./lib/security-headers.ts";
@@ -99,8 +100,15 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     logger: options.logger ?? {
       level: config.logLevel,
       redact: ["req.headers.authorization", "req.headers.cookie", "res.headers['set-cookie']"],
-      ...(options.logStream ? { stream: options.logStream } : {}),
+      // Tests read the JSON lines; people running it in development read one-liners.
+      ...(options.logStream
+        ? { stream: options.logStream }
+        : config.isProduction
+          ? {}
+          : { stream: createReadableLogStream() }),
     },
+    // One line per request instead of two (lib/request-log.ts).
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: config.trustProxy,
     routerOptions: { ignoreTrailingSlash: false },
@@ -112,6 +120,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   app.decorateRequest("apiKeyId", null);
   if (!options.database) app.addHook("onClose", () => database.close());
 
+  installRequestLog(app, { logAssets: config.isProduction });
   installErrorHandler(app);
   const securityHeaders = installSecurityHeaders(app, config);
   installJsonBodyParser(app);
