@@ -11,6 +11,7 @@ import {
   validatorCompiler,
   type ZodTypeProvider,
 } from "fastify-type-provider-zod";
+import { z } from "zod";
 import { type Config, EMBEDDED_ISSUER_KEY } from "./config.ts";
 import { type DatabaseHandle, openDatabase } from "./db/client.ts";
 import { deleteStaleSignInFailures } from "./identity/accounts.ts";
@@ -19,6 +20,7 @@ import { deleteExpiredOidcPayloads } from "./identity/oidc-adapter.ts";
 import { createOidcProvider } from "./identity/oidc-provider.ts";
 import { loadSigningKeys, toPublicJwks } from "./identity/signing-keys.ts";
 import { createAdmissionGate } from "./lib/admission.ts";
+import { API_TAGS, publicApiDocument } from "./lib/api-document.ts";
 import { limitPublicBodies } from "./lib/body-limits.ts";
 import { installErrorHandler } from "./lib/error-handler.ts";
 import { installJsonBodyParser } from "./lib/json-body.ts";
@@ -137,6 +139,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
         description: "Management and gateway API of Promptmint.",
       },
       servers: [{ url: config.publicUrl }],
+      tags: API_TAGS,
       components: {
         securitySchemes: {
           bearerAuth: { type: "http", scheme: "bearer", bearerFormat: "JWT or pm_ API key" },
@@ -146,8 +149,23 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     transform: jsonSchemaTransform,
     transformObject: jsonSchemaTransformObject,
   });
-  await app.register(fastifySwaggerUi, { routePrefix: "/api/docs" });
-  app.get("/api/openapi.json", { schema: { hide: true } }, async () => app.swagger());
+  // Made once, when the routes are known: the first reader of the docs does not wait for it.
+  let publicDocument: Record<string, unknown> | undefined;
+  const documentForPeople = () =>
+    (publicDocument ??= publicApiDocument(app.swagger() as unknown as Record<string, unknown>));
+  app.addHook("onReady", async () => void documentForPeople());
+  await app.register(fastifySwaggerUi, {
+    routePrefix: "/api/docs",
+    transformSpecification: documentForPeople,
+    transformSpecificationClone: false,
+    // Tags folded: the page opens at once on the list of sections, the gateway first.
+    uiConfig: { docExpansion: "none", deepLinking: true, defaultModelsExpandDepth: 0 },
+  });
+  app.get(
+    "/api/openapi.json",
+    { schema: { hide: true, querystring: z.object({ internal: z.literal("true").optional() }) } },
+    async (request) => (request.query.internal ? app.swagger() : documentForPeople()),
+  );
 
   // Identity: the embedded issuer, or an external one named by OIDC_ISSUER.
   let verifyToken: ReturnType<typeof createTokenVerifier>;
