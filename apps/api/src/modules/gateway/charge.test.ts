@@ -89,6 +89,7 @@ async function callEveryWay(caller: Caller) {
     model: slug,
     messages: [{ role: "user", content: "summer" }],
     stream: true,
+    stream_options: { include_usage: true },
   });
   expect(openAiStream.status).toBe(200);
   const difyBody = await difyBlocking.json();

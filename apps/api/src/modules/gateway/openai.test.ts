@@ -64,12 +64,13 @@ it("answers the official openai SDK with model = app slug, blocking, and charges
   expect(await walletCents()).toBe(before - 30);
 });
 
-it("streams, with usage in the last chunk, and charges once", async () => {
+it("streams, with usage in a last chunk of its own when asked, and charges once", async () => {
   const before = await walletCents();
   const stream = await client.chat.completions.create({
     model: slugs.completion as string,
     messages: [{ role: "user", content: "Count to three" }],
     stream: true,
+    stream_options: { include_usage: true },
   });
   let text = "";
   let usage: OpenAI.CompletionUsage | undefined;
@@ -82,17 +83,19 @@ it("streams, with usage in the last chunk, and charges once", async () => {
   expect(await walletCents()).toBe(before - 30);
 });
 
-it("passes the client's earlier turns to a chat app", async () => {
+it("passes the client's earlier turns to a chat app, and its system message after the app's own", async () => {
   const reply = await client.chat.completions.create({
     model: slugs.chat as string,
     messages: [
-      { role: "system", content: "ignored: the app's own system prompt applies" },
+      { role: "system", content: "Answer in French." },
       { role: "user", content: "My name is Ada" },
       { role: "assistant", content: "Hello Ada" },
       { role: "user", content: [{ type: "text", text: "What is my name?" }] },
     ],
   });
   expect(reply.choices[0]?.message.content).toBe("echo: What is my name?");
+  const system = vendor.requests.at(-1)?.messages.find((m) => m.role === "system")?.content ?? "";
+  expect(system).toMatch(/^You are a helpful assistant[\s\S]*caller \(the instructions above take precedence\):\nAnswer in French\.$/);
   const sent = vendor.requests.at(-1)?.messages.filter((m) => m.role !== "system");
   expect(sent).toEqual([
     { role: "user", content: "My name is Ada" },
