@@ -119,7 +119,10 @@ export function installSecurityHeaders(app: FastifyInstance, config: Config) {
     return reply
       .status(204)
       .headers(PREFLIGHT_HEADERS)
-      .header("access-control-allow-headers", allowedHeaders(typeof requested === "string" ? requested : undefined))
+      .header(
+        "access-control-allow-headers",
+        allowedHeaders(typeof requested === "string" ? requested : undefined),
+      )
       .header("vary", "access-control-request-headers")
       .send();
   });

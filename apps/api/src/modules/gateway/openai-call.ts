@@ -58,7 +58,12 @@ export async function runOpenAiCall<Answer extends { usage?: unknown }>(
   if (call.stream) openStreams.open(request, reply);
   const application = await findCallableApp(db, call.model, caller);
   const mode = naturalModeOf(application);
-  const input: GatewayInput = { inputs: call.inputs, query: call.query, response_mode: "blocking", user: call.user };
+  const input: GatewayInput = {
+    inputs: call.inputs,
+    query: call.query,
+    response_mode: "blocking",
+    user: call.user,
+  };
 
   // Idempotency-Key, as on the Dify-style routes: a retried request is answered from the first
   // answer and paid once; the same key with another body is refused.

@@ -48,7 +48,14 @@ function chunk(meta: AnswerMeta, delta: object, finish: string | null) {
  */
 function ending(answer: ChatCompletion, includeUsage: boolean): string {
   const usage = includeUsage
-    ? event({ id: answer.id, object: "chat.completion.chunk", created: answer.created, model: answer.model, choices: [], usage: answer.usage })
+    ? event({
+        id: answer.id,
+        object: "chat.completion.chunk",
+        created: answer.created,
+        model: answer.model,
+        choices: [],
+        usage: answer.usage,
+      })
     : "";
   return `${chunk(answer, {}, "stop")}${usage}data: [DONE]\n\n`;
 }

@@ -69,7 +69,8 @@ export const ChatCompletionRequestSchema = z.strictObject({
     .array(
       z.strictObject({
         role: z.enum(["system", "developer", "user", "assistant"], {
-          error: "must be system, developer, user or assistant: tool messages need tools, which are not supported",
+          error:
+            "must be system, developer, user or assistant: tool messages need tools, which are not supported",
         }),
         content: ChatContent.nullish(),
         // What an assistant message read back from an earlier answer carries.
@@ -149,7 +150,11 @@ export const ResponsesRequestSchema = z.strictObject({
 export type ResponsesRequest = z.output<typeof ResponsesRequestSchema>;
 
 /** The text of a message's content; a part that is not text is a 400 naming where it is. */
-function textOf(content: z.infer<typeof ChatContent> | null | undefined, at: string, kinds: string[]): string {
+function textOf(
+  content: z.infer<typeof ChatContent> | null | undefined,
+  at: string,
+  kinds: string[],
+): string {
   if (typeof content === "string") return content;
   return (content ?? [])
     .map((part) => {
@@ -210,11 +215,12 @@ export function chatCall(body: ChatCompletionRequest): OpenAiCall {
   }));
   const { query, history, instructions } = conversationOf(turns, "messages");
   const { overrides, params } = samplingOverrides(body);
-  const format = body.response_format?.type === "json_schema"
-    ? jsonFormat({ type: "json_schema", ...body.response_format.json_schema })
-    : body.response_format
-      ? jsonFormat(body.response_format)
-      : undefined;
+  const format =
+    body.response_format?.type === "json_schema"
+      ? jsonFormat({ type: "json_schema", ...body.response_format.json_schema })
+      : body.response_format
+        ? jsonFormat(body.response_format)
+        : undefined;
   return {
     model: body.model,
     query,
@@ -302,5 +308,7 @@ export function refuseWorkflowOverrides(call: OpenAiCall): void {
     throw invalidFields({ [param]: "is not supported by this app: a workflow runs with its own settings" });
   }
   if (call.history.length > 0)
-    throw invalidFields({ [call.turnsParam]: "must hold one user message: a workflow app keeps no caller history" });
+    throw invalidFields({
+      [call.turnsParam]: "must hold one user message: a workflow app keeps no caller history",
+    });
 }

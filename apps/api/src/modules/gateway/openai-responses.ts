@@ -101,8 +101,17 @@ export function responsesDialect(body: ResponsesRequest): OpenAiDialect<Response
       metadata: {},
     };
   }
-  const part = (text: string) => ({ type: "output_text" as const, text, annotations: [] as [], logprobs: [] as [] });
-  const at = (answer: { id: string }) => ({ item_id: messageId(answer.id), output_index: 0, content_index: 0 });
+  const part = (text: string) => ({
+    type: "output_text" as const,
+    text,
+    annotations: [] as [],
+    logprobs: [] as [],
+  });
+  const at = (answer: { id: string }) => ({
+    item_id: messageId(answer.id),
+    output_index: 0,
+    content_index: 0,
+  });
 
   /** Everything after the deltas, for an answer whose text is complete. */
   function ending(answer: ResponseObject): string {
@@ -122,7 +131,13 @@ export function responsesDialect(body: ResponsesRequest): OpenAiDialect<Response
       event("response.in_progress", { response: started }) +
       event("response.output_item.added", {
         output_index: 0,
-        item: { type: "message", id: messageId(meta.id), status: "in_progress", role: "assistant", content: [] },
+        item: {
+          type: "message",
+          id: messageId(meta.id),
+          status: "in_progress",
+          role: "assistant",
+          content: [],
+        },
       }) +
       event("response.content_part.added", { ...at(meta), part: part("") })
     );
@@ -144,7 +159,10 @@ export function responsesDialect(body: ResponsesRequest): OpenAiDialect<Response
     streamEnd: ending,
     streamError: (meta, error: AppError) =>
       event("response.failed", {
-        response: { ...response(meta, "failed", null, null), error: { code: error.code, message: error.message } },
+        response: {
+          ...response(meta, "failed", null, null),
+          error: { code: error.code, message: error.message },
+        },
       }),
     replayStream: (stored) =>
       beginning({ id: stored.id, created: stored.created_at, model: stored.model }) +

@@ -30,7 +30,11 @@ beforeAll(async () => {
   vendor = await startFakeOpenAi();
   testDb = await createTestDatabase();
   server = await startTestServer(testDb, {
-    env: { OPENAI_API_KEY: "sk-vendor", OPENAI_BASE_URL: vendor.baseUrl, GATEWAY_RATE_LIMIT_PER_MINUTE: "1000" },
+    env: {
+      OPENAI_API_KEY: "sk-vendor",
+      OPENAI_BASE_URL: vendor.baseUrl,
+      GATEWAY_RATE_LIMIT_PER_MINUTE: "1000",
+    },
   });
   const creator = await createCaller(server.baseUrl, "Compat Seller");
   const liveApp = async (name: string, model: string, price: number) => {
@@ -93,7 +97,11 @@ async function refused(call: () => Promise<unknown>): Promise<any> {
 
 const PersonSchema = {
   type: "object",
-  properties: { name: { type: "string" }, age: { type: "integer", minimum: 1 }, tags: { type: "array", items: { type: "string" } } },
+  properties: {
+    name: { type: "string" },
+    age: { type: "integer", minimum: 1 },
+    tags: { type: "array", items: { type: "string" } },
+  },
   required: ["name", "age", "tags"],
   additionalProperties: false,
 } as const;
@@ -139,7 +147,11 @@ describe("openai", () => {
     });
     const last = chunks.at(-1);
     expect(last?.choices).toEqual([]);
-    expect(last?.usage).toMatchObject({ completion_tokens: 4, cost: ECHO_PRICE / 100, charged_cents: ECHO_PRICE });
+    expect(last?.usage).toMatchObject({
+      completion_tokens: 4,
+      cost: ECHO_PRICE / 100,
+      charged_cents: ECHO_PRICE,
+    });
     expect(chunks.filter((c) => c.usage)).toHaveLength(1);
   });
 
@@ -160,7 +172,13 @@ describe("openai", () => {
       }),
     );
     const sent = vendor.requests.at(-1)?.body ?? {};
-    expect(sent).toMatchObject({ temperature: 0.2, top_p: 0.5, stop: ["END"], seed: 7, presence_penalty: 0.1 });
+    expect(sent).toMatchObject({
+      temperature: 0.2,
+      top_p: 0.5,
+      stop: ["END"],
+      seed: 7,
+      presence_penalty: 0.1,
+    });
     // Capped at the app's own max_tokens, which its price covers.
     expect(sent.max_tokens).toBe(2048);
   });
@@ -170,7 +188,10 @@ describe("openai", () => {
       client.chat.completions.create({
         model: sandboxApp,
         messages: [{ role: "user", content: "Describe Ada" }],
-        response_format: { type: "json_schema", json_schema: { name: "person", schema: PersonSchema, strict: true } },
+        response_format: {
+          type: "json_schema",
+          json_schema: { name: "person", schema: PersonSchema, strict: true },
+        },
       }),
     );
     const person = JSON.parse(completion.choices[0]?.message.content ?? "");
@@ -220,7 +241,11 @@ describe("openai", () => {
 
   it("chat.completions.create logprobs → refused 400 logprobs", async () => {
     const error = await refused(() =>
-      client.chat.completions.create({ model: echoApp, messages: [{ role: "user", content: "x" }], logprobs: true }),
+      client.chat.completions.create({
+        model: echoApp,
+        messages: [{ role: "user", content: "x" }],
+        logprobs: true,
+      }),
     );
     expect(error).toMatchObject({ status: 400, param: "logprobs" });
   });
@@ -400,7 +425,12 @@ describe("openai", () => {
     const unknown = await consumer.api("POST", "/api/v1/embeddings", { auth: key, body: { model: echoApp } });
     expect(unknown.status).toBe(404);
     expect(unknown.body).toEqual({
-      error: { message: expect.stringContaining("/api/v1/embeddings"), type: "invalid_request_error", param: null, code: "unknown_url" },
+      error: {
+        message: expect.stringContaining("/api/v1/embeddings"),
+        type: "invalid_request_error",
+        param: null,
+        code: "unknown_url",
+      },
     });
     const wrong = await consumer.api("GET", "/api/v1/chat/completions", { auth: key });
     expect(wrong.status).toBe(405);
@@ -473,7 +503,8 @@ describe("ai + @ai-sdk/openai", () => {
 });
 
 describe("ai + @ai-sdk/openai-compatible", () => {
-  const provider = () => createOpenAICompatible({ name: "promptmint", apiKey: key, baseURL, includeUsage: true });
+  const provider = () =>
+    createOpenAICompatible({ name: "promptmint", apiKey: key, baseURL, includeUsage: true });
 
   it("generateText → works", async () => {
     const result = await charged(echoApp, ECHO_PRICE, () =>
@@ -513,14 +544,17 @@ describe("@langchain/openai", () => {
   });
 
   it("ChatOpenAI useResponsesApi invoke → works", async () => {
-    const message = await charged(echoApp, ECHO_PRICE, () => chat({ useResponsesApi: true }).invoke("Say hi"));
+    const message = await charged(echoApp, ECHO_PRICE, () =>
+      chat({ useResponsesApi: true }).invoke("Say hi"),
+    );
     expect(message.text).toBe("echo: Say hi");
   });
 
   it("ChatOpenAI useResponsesApi stream → works", async () => {
     const text = await charged(echoApp, ECHO_PRICE, async () => {
       let all = "";
-      for await (const chunk of await chat({ useResponsesApi: true }).stream("Count to three")) all += chunk.text;
+      for await (const chunk of await chat({ useResponsesApi: true }).stream("Count to three"))
+        all += chunk.text;
       return all;
     });
     expect(text).toBe("echo: Count to three");
@@ -536,7 +570,10 @@ describe("@langchain/openai", () => {
   });
 
   it("ChatOpenAI.bindTools → refused 400 tools", async () => {
-    const tool = { type: "function" as const, function: { name: "weather", parameters: { type: "object", properties: {} } } };
+    const tool = {
+      type: "function" as const,
+      function: { name: "weather", parameters: { type: "object", properties: {} } },
+    };
     const error = await refused(() => chat().bindTools([tool]).invoke("Weather?"));
     expect(String(error)).toMatch(/tools/);
   });

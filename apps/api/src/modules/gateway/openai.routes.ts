@@ -20,7 +20,12 @@ import {
 import type { GatewayDeps } from "./gateway-call.ts";
 import { runOpenAiCall } from "./openai-call.ts";
 import { chatDialect } from "./openai-chat.ts";
-import { ChatCompletionRequestSchema, chatCall, ResponsesRequestSchema, responsesCall } from "./openai-request.ts";
+import {
+  ChatCompletionRequestSchema,
+  chatCall,
+  ResponsesRequestSchema,
+  responsesCall,
+} from "./openai-request.ts";
 import { responsesDialect } from "./openai-responses.ts";
 import { rateLimitHook } from "./rate-limit.ts";
 

@@ -95,7 +95,9 @@ it("passes the client's earlier turns to a chat app, and its system message afte
   });
   expect(reply.choices[0]?.message.content).toBe("echo: What is my name?");
   const system = vendor.requests.at(-1)?.messages.find((m) => m.role === "system")?.content ?? "";
-  expect(system).toMatch(/^You are a helpful assistant[\s\S]*caller \(the instructions above take precedence\):\nAnswer in French\.$/);
+  expect(system).toMatch(
+    /^You are a helpful assistant[\s\S]*caller \(the instructions above take precedence\):\nAnswer in French\.$/,
+  );
   const sent = vendor.requests.at(-1)?.messages.filter((m) => m.role !== "system");
   expect(sent).toEqual([
     { role: "user", content: "My name is Ada" },
@@ -162,4 +164,30 @@ it("lists callable apps as models and answers errors in OpenAI's shape", async (
     .where(eq(invocations.chargedCents, 30));
   expect(charged[0]?.n).toBe(3);
   expect((await reconcile(server.database.db)).ok).toBe(true);
+});
+
+it("lets the openai SDK in a browser on another origin through the preflight, without credentials", async () => {
+  const requested =
+    "authorization, content-type, idempotency-key, x-stainless-lang, x-stainless-package-version, x-stainless-os, x-stainless-arch, x-stainless-runtime, x-stainless-runtime-version, x-stainless-retry-count, x-stainless-timeout, openai-organization, openai-project, x-not-allowed";
+  for (const path of [
+    "/api/v1/chat/completions",
+    "/api/v1/responses",
+    `/api/app/${slugs.chat}/chat-messages`,
+  ]) {
+    const preflight = await fetch(`${server.baseUrl}${path}`, {
+      method: "OPTIONS",
+      headers: {
+        origin: "https://elsewhere.example",
+        "access-control-request-method": "POST",
+        "access-control-request-headers": requested,
+      },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get("access-control-allow-origin")).toBe("*");
+    expect(preflight.headers.get("access-control-allow-credentials")).toBeNull();
+    const allowed = (preflight.headers.get("access-control-allow-headers") ?? "").split(", ");
+    const wanted = requested.split(", ").filter((name) => name !== "x-not-allowed");
+    expect(allowed).toEqual(expect.arrayContaining(wanted));
+    expect(allowed).not.toContain("x-not-allowed");
+  }
 });

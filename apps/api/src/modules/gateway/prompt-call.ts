@@ -68,7 +68,8 @@ export async function preparePromptExecution(
   // The app's own output schema wins: a caller's schema cannot replace it (a JSON object it already is).
   if (outputSchema && overrides.responseFormat?.format.type === "json_schema")
     throw invalidFields({
-      [overrides.responseFormat.param]: "cannot be a json_schema: this app answers with its own output schema",
+      [overrides.responseFormat.param]:
+        "cannot be a json_schema: this app answers with its own output schema",
     });
   const responseFormat = outputSchema ? undefined : overrides.responseFormat;
   // On the creator's own keys the vendor bills the creator: the call uses their key for the
@@ -264,7 +265,10 @@ export function checkJsonAnswer(answer: string, format: ResponseFormat): string 
         `The model's answer did not match the response format's schema: ${checked.error.issues[0]?.message}`,
       );
   } else if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-    throw new AppError("upstream_failed", "The model's answer was not the JSON object the response format requires");
+    throw new AppError(
+      "upstream_failed",
+      "The model's answer was not the JSON object the response format requires",
+    );
   }
   return trimmed;
 }
