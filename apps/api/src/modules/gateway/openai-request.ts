@@ -183,13 +183,37 @@ function conversationOf(
   return { query: last.content, history: dialogue, instructions };
 }
 
-/** The overrides both APIs share, and the request fields they came in. */
-function samplingOverrides(body: ChatCompletionRequest | ResponsesRequest) {
-  const overrides: CallerOverrides = {
-    temperature: body.temperature ?? undefined,
-    topP: body.top_p ?? undefined,
+/**
+ * What both APIs share: the conversation (system turns and `instructions` as the caller's
+ * instructions), the sampling overrides, streaming and the Promptmint extensions.
+ */
+function commonCall(
+  body: ChatCompletionRequest | ResponsesRequest,
+  turns: { role: string; text: string }[],
+  turnsParam: "messages" | "input",
+  instructions: string[] = [],
+): OpenAiCall {
+  const conversation = conversationOf(turns, turnsParam);
+  return {
+    model: body.model,
+    query: conversation.query,
+    history: conversation.history,
+    overrides: {
+      temperature: body.temperature ?? undefined,
+      topP: body.top_p ?? undefined,
+      instructions: [...instructions, ...conversation.instructions].join("\n\n") || undefined,
+    },
+    overrideParams: {
+      temperature: "temperature",
+      topP: "top_p",
+      instructions: instructions.length > 0 ? "instructions" : turnsParam,
+    },
+    turnsParam,
+    stream: body.stream ?? false,
+    user: body.user ?? undefined,
+    inputs: body.inputs ?? {},
+    maxPriceCents: body.max_price_cents ?? undefined,
   };
-  return { overrides, params: { temperature: "temperature", topP: "top_p" } };
 }
 
 function jsonFormat(
@@ -213,44 +237,30 @@ export function chatCall(body: ChatCompletionRequest): OpenAiCall {
     role: message.role,
     text: textOf(message.content, `messages[${i}].content`, ["text"]),
   }));
-  const { query, history, instructions } = conversationOf(turns, "messages");
-  const { overrides, params } = samplingOverrides(body);
+  const call = commonCall(body, turns, "messages");
   const format =
     body.response_format?.type === "json_schema"
       ? jsonFormat({ type: "json_schema", ...body.response_format.json_schema })
       : body.response_format
         ? jsonFormat(body.response_format)
         : undefined;
-  return {
-    model: body.model,
-    query,
-    history,
-    overrides: {
-      ...overrides,
-      maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
-      frequencyPenalty: body.frequency_penalty ?? undefined,
-      presencePenalty: body.presence_penalty ?? undefined,
-      seed: body.seed ?? undefined,
-      stop: typeof body.stop === "string" ? [body.stop] : (body.stop ?? undefined),
-      responseFormat: format && { format, param: "response_format" },
-      instructions: instructions.join("\n\n") || undefined,
-    },
-    overrideParams: {
-      ...params,
-      maxTokens: body.max_completion_tokens != null ? "max_completion_tokens" : "max_tokens",
-      frequencyPenalty: "frequency_penalty",
-      presencePenalty: "presence_penalty",
-      seed: "seed",
-      stop: "stop",
-      responseFormat: "response_format",
-      instructions: "messages",
-    },
-    turnsParam: "messages",
-    stream: body.stream ?? false,
-    user: body.user ?? undefined,
-    inputs: body.inputs ?? {},
-    maxPriceCents: body.max_price_cents ?? undefined,
-  };
+  Object.assign(call.overrides, {
+    maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
+    frequencyPenalty: body.frequency_penalty ?? undefined,
+    presencePenalty: body.presence_penalty ?? undefined,
+    seed: body.seed ?? undefined,
+    stop: typeof body.stop === "string" ? [body.stop] : (body.stop ?? undefined),
+    responseFormat: format && { format, param: "response_format" },
+  } satisfies CallerOverrides);
+  Object.assign(call.overrideParams, {
+    maxTokens: body.max_completion_tokens != null ? "max_completion_tokens" : "max_tokens",
+    frequencyPenalty: "frequency_penalty",
+    presencePenalty: "presence_penalty",
+    seed: "seed",
+    stop: "stop",
+    responseFormat: "response_format",
+  });
+  return call;
 }
 
 /** The message items of a Responses `input`: other item kinds (tool calls, references) are refused by index. */
@@ -269,32 +279,15 @@ function responsesTurns(input: ResponsesRequest["input"]): { role: string; text:
 
 /** A Responses request as an OpenAI-style call: `instructions` come before the input's system turns. */
 export function responsesCall(body: ResponsesRequest): OpenAiCall {
-  const { query, history, instructions } = conversationOf(responsesTurns(body.input), "input");
-  if (body.instructions) instructions.unshift(body.instructions);
-  const { overrides, params } = samplingOverrides(body);
+  const instructions = body.instructions ? [body.instructions] : [];
+  const call = commonCall(body, responsesTurns(body.input), "input", instructions);
   const format = body.text?.format ? jsonFormat(body.text.format) : undefined;
-  return {
-    model: body.model,
-    query,
-    history,
-    overrides: {
-      ...overrides,
-      maxTokens: body.max_output_tokens ?? undefined,
-      responseFormat: format && { format, param: "text.format" },
-      instructions: instructions.join("\n\n") || undefined,
-    },
-    overrideParams: {
-      ...params,
-      maxTokens: "max_output_tokens",
-      responseFormat: "text.format",
-      instructions: body.instructions ? "instructions" : "input",
-    },
-    turnsParam: "input",
-    stream: body.stream ?? false,
-    user: body.user ?? undefined,
-    inputs: body.inputs ?? {},
-    maxPriceCents: body.max_price_cents ?? undefined,
-  };
+  Object.assign(call.overrides, {
+    maxTokens: body.max_output_tokens ?? undefined,
+    responseFormat: format && { format, param: "text.format" },
+  } satisfies CallerOverrides);
+  Object.assign(call.overrideParams, { maxTokens: "max_output_tokens", responseFormat: "text.format" });
+  return call;
 }
 
 /**
