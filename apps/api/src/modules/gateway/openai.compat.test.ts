@@ -432,6 +432,8 @@ describe("openai", () => {
         code: "unknown_url",
       },
     });
+    const dify = await consumer.api("GET", `/api/v1/app/${echoApp}/no-such-route`, { auth: key });
+    expect(dify).toMatchObject({ status: 404, body: { code: "not_found", status: 404 } });
     const wrong = await consumer.api("GET", "/api/v1/chat/completions", { auth: key });
     expect(wrong.status).toBe(405);
     expect(wrong.headers.get("allow")).toBe("POST");

@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { type ApplicationRow, applications } from "../../db/schema/index.ts";
 import { databaseUnavailable } from "../../lib/database-errors.ts";
-import { describeClientError, fieldsFromValidation } from "../../lib/error-handler.ts";
+import { describeClientError, fieldsFromValidation, sendRouteNotFound } from "../../lib/error-handler.ts";
 import { AppError } from "../../lib/errors.ts";
 import { patternOf } from "../../lib/security-headers.ts";
 import { appNotSuspended } from "../admin/suspensions.ts";
@@ -178,6 +178,8 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, deps
   });
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split("?")[0] ?? "";
+    // The Dify-style routes under the versioned root keep Dify's shape (their clients read it).
+    if (path.startsWith("/api/v1/app/")) return sendRouteNotFound(request, reply);
     const allowed = served.filter((route) => route.pattern.test(path)).map((route) => route.method);
     const methods = [...new Set(allowed.filter((method) => method !== "HEAD"))];
     if (methods.length > 0) reply.header("allow", methods.join(", "));
