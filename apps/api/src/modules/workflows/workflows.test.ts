@@ -182,7 +182,7 @@ describe("calls through each provider", () => {
   it("Dify workflow app: the query travels as inputs.query and outputs.text is the answer", async () => {
     const slug = await workflowApp("dify", {
       base_url: `${providers.url}/dify/v1`,
-      api_key: "app-dify-key-9999",
+      api_key: "app-dify-workflow-1234",
       app_type: "workflow",
     });
     const client = new CompletionClient(consumerKey, `${server.baseUrl}/api/app/${slug}`);
@@ -207,7 +207,7 @@ describe("calls through each provider", () => {
     expect(masked.body.provider_config.header_value).toBe("••••ader");
   });
 
-  it("Flowise: question and vars go to the prediction API, and Test Config reads the chatflow", async () => {
+  it("Flowise: question and vars go to the prediction API, and Test Config reads the chatflow and checks its key", async () => {
     const slug = await workflowApp("flowise", {
       base_url: `${providers.url}/flowise`,
       chatflow_id: "flow-1",
@@ -222,7 +222,10 @@ describe("calls through each provider", () => {
     expect(sent?.body.overrideConfig.vars).toEqual({ lang: "fr" });
     expect(sent?.headers.authorization).toBe("Bearer fw-key-1234");
     const test = await creator.api("POST", `/api/app/${slug}/workflow/test-config/`, { body: {} });
-    expect(test.body).toMatchObject({ success: true, app_info: { name: "FAQ flow", deployed: true } });
+    expect(test.body).toMatchObject({
+      success: true,
+      app_info: { id: "flow-1", type: "CHATFLOW", api_key: "known to Flowise" },
+    });
   });
 
   it("webhook: our JSON contract with usage, streamed as one message when the provider cannot stream", async () => {
