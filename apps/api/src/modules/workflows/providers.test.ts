@@ -2,54 +2,26 @@ import { ChatClient, CompletionClient } from "dify-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { users } from "../../db/schema/index.ts";
 import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { startFakeProviders } from "../../test/fake-providers.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { startWorkflowWorld, type WorkflowWorld } from "../../test/workflow-world.ts";
 
 /**
  * Each provider as the real engine behaves (test/fake-providers.ts is as strict as Dify, n8n 1.123
  * and Flowise 3): Test Config checks settings without running production workflows, and calls
  * reach the flow the way it reads its input.
  */
-let testDb: TestDatabase;
-let server: TestServer;
-let providers: Awaited<ReturnType<typeof startFakeProviders>>;
+let world: WorkflowWorld;
+let server: WorkflowWorld["server"];
+let providers: WorkflowWorld["providers"];
 let creator: Caller;
 let consumer: Caller;
 let consumerKey: string;
+let workflowApp: WorkflowWorld["workflowApp"];
 
 beforeAll(async () => {
-  providers = await startFakeProviders();
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb, { env: { ALLOW_PRIVATE_UPSTREAMS: "true" } });
-  creator = await createCaller(server.baseUrl, "Engine Creator");
-  consumer = await createCaller(server.baseUrl, "Engine Consumer");
-  consumerKey = (await consumer.api("POST", "/api/keys/", { body: { name: "engines" } })).body.key;
-  await fundWallet(consumer, 100_000);
+  world = await startWorkflowWorld();
+  ({ server, providers, creator, consumer, consumerKey, workflowApp } = world);
 });
-afterAll(async () => {
-  await server?.stop();
-  await providers?.stop();
-  await testDb?.destroy();
-});
-
-async function workflowApp(provider: string, config: Record<string, unknown>) {
-  const created = await creator.api("POST", "/api/app/", {
-    body: {
-      name: `Engine ${provider}`,
-      type: "workflow",
-      visibility: "public",
-      provider_config: { app_id: "app-1", api_key: "app-dify-key-9999" },
-    },
-  });
-  expect(created.status).toBe(201);
-  const patched = await creator.api("PATCH", `/api/app/${created.body.slug}/workflow/`, {
-    body: { provider, provider_config: config },
-  });
-  expect(patched.status, JSON.stringify(patched.body)).toBe(200);
-  await creator.api("PATCH", `/api/app/${created.body.slug}/update_status/`, { body: { status: "live" } });
-  return created.body.slug as string;
-}
+afterAll(() => world?.stop());
 
 const testConfig = (slug: string, body: object = {}) =>
   creator.api("POST", `/api/app/${slug}/workflow/test-config/`, { body });
