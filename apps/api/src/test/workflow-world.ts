@@ -1,4 +1,4 @@
-import { expect } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import { type Caller, createCaller, fundWallet } from "./caller.ts";
 import { createTestDatabase, type TestDatabase } from "./database.ts";
 import { startFakeProviders } from "./fake-providers.ts";
@@ -17,6 +17,8 @@ export interface WorkflowWorld {
     config: Record<string, unknown>,
     extra?: Record<string, unknown>,
   ): Promise<string>;
+  /** Settings for one of the fake Dify apps (FAKE_DIFY_APPS in test/fake-providers.ts). */
+  difySettings(apiKey: string, appType: string): Record<string, string>;
   stop(): Promise<void>;
 }
 
@@ -58,10 +60,28 @@ export async function startWorkflowWorld(): Promise<WorkflowWorld> {
     consumer,
     consumerKey,
     workflowApp,
+    difySettings: (apiKey, appType) => ({
+      base_url: `${providers.url}/dify/v1`,
+      api_key: apiKey,
+      app_type: appType,
+    }),
     async stop() {
       await server.stop();
       await providers.stop();
       await testDb.destroy();
     },
   };
+}
+
+/**
+ * The world for one test file: started before its tests and stopped after them. Read its fields
+ * inside tests (they are filled in by then).
+ */
+export function useWorkflowWorld(): WorkflowWorld {
+  const world = {} as WorkflowWorld;
+  beforeAll(async () => {
+    Object.assign(world, await startWorkflowWorld());
+  });
+  afterAll(() => world.stop?.());
+  return world;
 }

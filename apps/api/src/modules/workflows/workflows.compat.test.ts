@@ -1,36 +1,26 @@
 import { ChatClient, CompletionClient } from "dify-client";
 import OpenAI from "openai";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startWorkflowWorld, type WorkflowWorld } from "../../test/workflow-world.ts";
+import { describe, expect, it } from "vitest";
+import { useWorkflowWorld } from "../../test/workflow-world.ts";
 
 /**
  * The real clients against workflow apps on each provider (fake engines as strict as Dify, n8n and
  * Flowise): the answer comes back through the client's own parsing.
  */
-let world: WorkflowWorld;
-
-beforeAll(async () => {
-  world = await startWorkflowWorld();
-});
-afterAll(() => world?.stop());
+const world = useWorkflowWorld();
 
 const appUrl = (slug: string) => `${world.server.baseUrl}/api/app/${slug}`;
-const dify = (apiKey: string, appType: string) => ({
-  base_url: `${world.providers.url}/dify/v1`,
-  api_key: apiKey,
-  app_type: appType,
-});
 
 describe("dify-client", () => {
   it("CompletionClient.createCompletionMessage on a Dify workflow app → works", async () => {
-    const slug = await world.workflowApp("dify", dify("app-dify-workflow-1234", "workflow"));
+    const slug = await world.workflowApp("dify", world.difySettings("app-dify-workflow-1234", "workflow"));
     const client = new CompletionClient(world.consumerKey, appUrl(slug));
     const answer = await client.createCompletionMessage({ query: "the figures" }, "analyst", false);
     expect(answer.data.answer).toBe("workflow ran on the figures");
   });
 
   it("ChatClient.createChatMessage (blocking) on a Dify agent app → works", async () => {
-    const slug = await world.workflowApp("dify", dify("app-dify-agent-4321", "chat"));
+    const slug = await world.workflowApp("dify", world.difySettings("app-dify-agent-4321", "chat"));
     const client = new ChatClient(world.consumerKey, appUrl(slug));
     const answer = await client.createChatMessage({}, "book a table", "diner", false, null);
     expect(answer.data.answer).toBe("dify answers: book a table");
@@ -60,7 +50,7 @@ describe("dify-client", () => {
 
 describe("openai", () => {
   it("chat.completions.create on a Dify chat workflow app → works", async () => {
-    const slug = await world.workflowApp("dify", dify("app-dify-key-9999", "chat"));
+    const slug = await world.workflowApp("dify", world.difySettings("app-dify-key-9999", "chat"));
     const client = new OpenAI({
       apiKey: world.consumerKey,
       baseURL: `${world.server.baseUrl}/api/v1`,

@@ -122,13 +122,14 @@ function workflowAnswer(run: DifyWorkflowRun): WorkflowAnswer {
   };
 }
 
-/** Dify's server-sent events, yielded as answer text; returns the whole answer with its usage. */
-async function* streamAnswer(
+/** The call, on the route of the app's mode; a Dify error answer becomes a 502 with its message. */
+async function send(
   context: ProviderContext,
   call: WorkflowCall,
   mode: string,
-): AsyncGenerator<string, WorkflowAnswer> {
-  const { path, body } = requestFor(call, mode, "streaming");
+  responseMode: "blocking" | "streaming",
+) {
+  const { path, body } = requestFor(call, mode, responseMode);
   const response = await context.fetch(`${base(context.config)}${path}`, {
     method: "POST",
     headers: headers(context.config),
@@ -136,6 +137,16 @@ async function* streamAnswer(
     timeoutMs: context.timeoutMs,
   });
   await ensureOk(response, "Dify");
+  return { path, response };
+}
+
+/** Dify's server-sent events, yielded as answer text; returns the whole answer with its usage. */
+async function* streamAnswer(
+  context: ProviderContext,
+  call: WorkflowCall,
+  mode: string,
+): AsyncGenerator<string, WorkflowAnswer> {
+  const { response } = await send(context, call, mode, "streaming");
   let answer = "";
   let result: WorkflowAnswer | undefined;
   let conversationId: string | undefined;
@@ -221,14 +232,7 @@ export const difyProvider: WorkflowProviderAdapter = {
     const mode = await appMode(context);
     // Dify's agent apps answer only in streaming mode ("blocking mode is not supported").
     if (mode === "agent-chat") return collect(toWorkflowStream(() => streamAnswer(context, call, mode)));
-    const { path, body } = requestFor(call, mode, "blocking");
-    const response = await context.fetch(`${base(context.config)}${path}`, {
-      method: "POST",
-      headers: headers(context.config),
-      body: JSON.stringify(body),
-      timeoutMs: context.timeoutMs,
-    });
-    await ensureOk(response, "Dify");
+    const { path, response } = await send(context, call, mode, "blocking");
     if (path === "/workflows/run") return workflowAnswer(await readJson<DifyWorkflowRun>(response, "Dify"));
     const message = await readJson<DifyMessage>(response, "Dify");
     if (typeof message.answer !== "string")
