@@ -171,6 +171,12 @@ export async function startFakeProviders() {
           });
         if (req.method === "OPTIONS") {
           if (!req.headers.origin) return json(204, {});
+          // An unregistered production path: findAccessControlOptions throws outside n8n's own error
+          // handling, so Express answers 500 (HTML) after the methods header was set (n8n 1.123).
+          if (!methods && kind === "webhook") {
+            res.writeHead(500, { "access-control-allow-methods": "OPTIONS", "content-type": "text/html" });
+            return res.end("<!DOCTYPE html><pre>Internal Server Error</pre>");
+          }
           if (!methods) return notRegistered();
           res.writeHead(204, {
             "access-control-allow-methods": ["OPTIONS", ...methods].join(", "),

@@ -76,10 +76,14 @@ async function readFlowShape(context: ProviderContext): Promise<FlowShape> {
 }
 
 const flowShapes = upstreamFacts<FlowShape>();
-const flowShape = (context: ProviderContext) =>
-  flowShapes([base(context.config), chatflowId(context.config)], () => readFlowShape(context)).then(
-    (shape) => shape ?? { kind: "chatflow" as const },
-  );
+/**
+ * The shape a call goes by. When Flowise cannot say (an older one without the public config), the
+ * flow is taken as a chatflow and the prediction itself reports anything wrong.
+ */
+const flowShape = async (context: ProviderContext): Promise<FlowShape> =>
+  (await flowShapes([base(context.config), chatflowId(context.config)], () =>
+    readFlowShape(context).catch(() => undefined),
+  )) ?? { kind: "chatflow" };
 
 /**
  * A form-input agentflow's `form`: the inputs, and the query under `query` when the caller sent one.

@@ -1,4 +1,5 @@
 import { AppError, invalidFields } from "../../../lib/errors.ts";
+import type { SafeResponse } from "../../../lib/safe-fetch.ts";
 import {
   type ConfigValues,
   ensureOk,
@@ -111,43 +112,50 @@ export const n8nProvider: WorkflowProviderAdapter = {
   },
 
   async test(context) {
-    const url = webhookUrl(context.config);
-    const response = await context.fetch(url, {
+    const response = await context.fetch(webhookUrl(context.config), {
       method: "OPTIONS",
       headers: { origin: "null", "access-control-request-method": "POST" },
       timeoutMs: context.timeoutMs,
     });
-    await ensureOk(response, "n8n").catch((error: AppError) => {
-      throw response.status === 404
-        ? new AppError(
-            "upstream_failed",
-            `${error.message}. n8n serves a production URL only while its workflow is active: activate it and check the path`,
-          )
-        : error;
-    });
-    const allowed = response.headers.get("access-control-allow-methods");
-    const methods = (allowed ?? "")
-      .split(",")
-      .map((method) => method.trim().toUpperCase())
-      .filter((method) => method && method !== "OPTIONS");
-    if (allowed === null)
+    const methods = allowedMethods(response);
+    if (response.status < 300 && methods?.includes("POST"))
+      return {
+        message: "The n8n webhook is active and takes POST (checked without running the workflow)",
+        appInfo: {
+          methods: methods.join(", "),
+          header_auth: str(context.config, "header_name")
+            ? "not checked: n8n checks it only when the workflow runs"
+            : "none",
+        },
+      };
+    if (methods && methods.length > 0)
       throw new AppError(
         "upstream_failed",
-        "This URL did not answer like an n8n webhook (its preflight answer lists no methods)",
+        `The n8n webhook at this URL takes ${methods.join(", ")}, not POST: set its HTTP Method to POST`,
       );
-    if (!methods.includes("POST"))
+    if (methods || response.status === 404)
       throw new AppError(
         "upstream_failed",
-        `The n8n webhook at this URL takes ${methods.join(", ") || "no method"}, not POST: set its HTTP Method to POST`,
+        `n8n has no active webhook at this URL (HTTP ${response.status}). n8n serves a production URL only while its workflow is active: activate it and check the path`,
       );
-    return {
-      message: "The n8n webhook is active and takes POST (checked without running the workflow)",
-      appInfo: {
-        methods: methods.join(", "),
-        header_auth: str(context.config, "header_name")
-          ? "not checked: n8n checks it only when the workflow runs"
-          : "none",
-      },
-    };
+    await ensureOk(response, "n8n");
+    throw new AppError(
+      "upstream_failed",
+      "This URL did not answer like an n8n webhook (its preflight answer lists no methods)",
+    );
   },
 };
+
+/**
+ * The methods n8n's preflight answer allows, OPTIONS left out; null when it names none. n8n 1.123
+ * answers a preflight for an active webhook 204 `OPTIONS, POST`; for a production path no active
+ * workflow registers, 500 with `OPTIONS` alone; for a test URL nobody listens on, 404.
+ */
+function allowedMethods(response: SafeResponse): string[] | null {
+  const allowed = response.headers.get("access-control-allow-methods");
+  if (allowed === null) return null;
+  return allowed
+    .split(",")
+    .map((method) => method.trim().toUpperCase())
+    .filter((method) => method && method !== "OPTIONS");
+}
