@@ -1,4 +1,4 @@
-import type { ApiKey } from "@promptmint/contracts";
+import type { ApiKey, UpdateApiKey } from "@promptmint/contracts";
 import { type FormEvent, useState } from "react";
 import { toast } from "sonner";
 import { Alert } from "../../components/ui/alert";
@@ -22,8 +22,10 @@ export function EditApiKeyDialog({ apiKey, onClose }: { apiKey: ApiKey; onClose:
     const parsed = parseDraft(draft);
     if ("errors" in parsed) return setErrors(parsed.errors);
     setErrors({});
+    const changes = changedFields(apiKey, { name: name.trim(), ...parsed.options });
+    if (Object.keys(changes).length === 0) return onClose();
     update.mutate(
-      { id: apiKey.id, changes: { name: name.trim(), ...parsed.options } },
+      { id: apiKey.id, changes },
       {
         onSuccess: () => {
           toast.success(`Saved ${name.trim()}`);
@@ -68,5 +70,19 @@ export function EditApiKeyDialog({ apiKey, onClose }: { apiKey: ApiKey; onClose:
         </div>
       </form>
     </Modal>
+  );
+}
+
+/**
+ * Only what the form changed, so that saving a key whose expiry has passed (which the API would
+ * refuse as a new expiry) can still rename it or change its limit.
+ */
+function changedFields(apiKey: ApiKey, edited: UpdateApiKey): UpdateApiKey {
+  const before = parseDraft(draftOf(apiKey));
+  const original: UpdateApiKey = { name: apiKey.name, ...("options" in before ? before.options : {}) };
+  return Object.fromEntries(
+    Object.entries(edited).filter(
+      ([field, value]) => JSON.stringify(value) !== JSON.stringify(original[field as keyof UpdateApiKey]),
+    ),
   );
 }
