@@ -339,6 +339,12 @@ export function routeTable(world: World): Record<string, RouteRequest> {
       url: `${app}/messages?user=matrix&conversation_id=${world.conversationId}`,
     },
     "GET /api/v1/models": { class: "gateway-any", url: "/api/v1/models" },
+    "GET /api/v1/models/{model}": { class: "gateway", url: `/api/v1/models/${world.promptApp.slug}` },
+    "POST /api/v1/responses": {
+      class: "gateway",
+      url: "/api/v1/responses",
+      payload: { model: world.promptApp.slug, input: "hi" },
+    },
     "POST /api/v1/chat/completions": {
       class: "gateway",
       url: "/api/v1/chat/completions",
