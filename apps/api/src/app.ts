@@ -57,6 +57,7 @@ import { closeLeases } from "./modules/gateway/leases.ts";
 import { createOpenStreams } from "./modules/gateway/open-streams.ts";
 import { openAiRoutes } from "./modules/gateway/openai.routes.ts";
 import { createMemoryRateLimiter, createRedisRateLimiter } from "./modules/gateway/rate-limit.ts";
+import { sweepKeyReservations } from "./modules/keys/key-spend.ts";
 import { keysRoutes } from "./modules/keys/keys.routes.ts";
 import { createLlmClient } from "./modules/models/llm.ts";
 import { modelKeysRoutes } from "./modules/models/model-keys.routes.ts";
@@ -120,6 +121,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   app.decorateRequest("token", null);
   app.decorateRequest("user", null);
   app.decorateRequest("apiKeyId", null);
+  app.decorateRequest("apiKeyScope", null);
   if (!options.database) app.addHook("onClose", () => database.close());
 
   installRequestLog(app, { logAssets: config.isProduction });
@@ -218,6 +220,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     postOutstandingModelCosts(db).catch((err) => app.log.warn({ err }, "model cost sweep failed"));
     // Included calls a crashed process took for calls it never recorded go back (decision 025).
     sweepExpiredIncludedCalls(db).catch((err) => app.log.warn({ err }, "included call sweep failed"));
+    // Keys' spend reserved for calls that are over: kept if charged, else given back (decision 035).
+    sweepKeyReservations(db).catch((err) => app.log.warn({ err }, "key reservation sweep failed"));
     renewDueSubscriptions(db, config.platformFeePercent).catch((err) =>
       app.log.warn({ err }, "subscription renewal failed"),
     );

@@ -108,6 +108,11 @@ export function routeTable(world: World): Record<string, RouteRequest> {
 
     "GET /api/keys/": { class: "self", url: "/api/keys/" },
     "POST /api/keys/": { class: "self", url: "/api/keys/", payload: { name: "matrix" }, ok: 201 },
+    "PATCH /api/keys/{id}/": {
+      class: "owned",
+      url: `/api/keys/${world.spareKey.id}/`,
+      payload: { name: "spare", spend_limit_cents: 500, limit_reset: "daily" },
+    },
     "DELETE /api/keys/{id}/": {
       class: "owned",
       url: `/api/keys/${world.spareKey.id}/`,
