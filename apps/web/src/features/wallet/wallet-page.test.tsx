@@ -187,14 +187,16 @@ describe("wallet", () => {
     expect(api.callsTo(INTENT)[0]?.body).toEqual({ amount: 1250, currency: "usd" });
   });
 
-  it("shows the decline message of a declined card and leaves the balance alone", async () => {
+  it("says 'Payment was not completed successfully' with the decline as detail, and leaves the balance alone", async () => {
     stubWalletApi({ confirm: { status: "failed", message: "Your card was declined." } });
     renderWallet();
 
     await screen.findByRole("region", { name: "Balances" });
     await payWith("4000000000000002");
     await userEvent.click(screen.getByRole("button", { name: "Top up $10.00" }));
-    expect((await screen.findByRole("alert")).textContent).toBe("Your card was declined.");
+    const alert = await screen.findByRole("alert");
+    expect(within(alert).getByText("Payment was not completed successfully").tagName).toBe("P");
+    expect(within(alert).getByText("Your card was declined.")).toBeDefined();
     expect(balances().getByText("Balance").nextSibling?.textContent).toBe("$0.00");
   });
 
