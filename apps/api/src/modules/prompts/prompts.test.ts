@@ -47,9 +47,10 @@ describe("prompt config", () => {
     const { body: app } = await owner.api("POST", "/api/app/", { body: { name: "Versioned" } });
     const initial = await owner.api("GET", `/api/app/${app.slug}/prompt/`);
     expect(initial.body).toMatchObject({
-      model: "gpt-4-turbo",
+      // SPEC §9's prompt editor defaults, a model among the editor's options.
+      model: "gpt4",
       temperature: 0.7,
-      max_tokens: 2048,
+      max_tokens: 1000,
       top_p: 1,
       frequency_penalty: 0,
       presence_penalty: 0,
