@@ -221,4 +221,43 @@ describe("test-config", () => {
       error: "test_inputs.topic must be at least 2 characters",
     });
   });
+
+  it("holds boolean, array-item, object and patterned string inputs to their allowed values, compared by value", async () => {
+    const test = (test_inputs: object) =>
+      owner.api("POST", "/api/prompts/test-config/", {
+        body: {
+          prompt_template: "{{code}}",
+          input_schema: {
+            type: "object",
+            properties: {
+              code: { type: "string", pattern: "^[a-z]+$", enum: ["tea", "cake"] },
+              strict: { type: "boolean", enum: [true] },
+              tags: { type: "array", items: { type: "string", enum: ["green", "black"] } },
+              size: { type: "object", enum: [{ cup: "S" }, { cup: "L", hot: true }] },
+            },
+            required: ["code"],
+            additionalProperties: false,
+          },
+          test_inputs,
+        },
+      });
+    const allowed = await test({ code: "tea", strict: true, tags: ["black"], size: { hot: true, cup: "L" } });
+    expect(allowed.body).toMatchObject({ success: true, rendered_template: "tea" });
+
+    const cases: [object, string][] = [
+      [{ code: "milk" }, "test_inputs.code must be one of: tea, cake"],
+      [{ code: "tea", strict: false }, "test_inputs.strict must be one of: true"],
+      [
+        { code: "tea", tags: ["green", "oolong"] },
+        "test_inputs.tags must contain only items among: green, black",
+      ],
+      [
+        { code: "tea", size: { cup: "M" } },
+        'test_inputs.size must be one of: {"cup":"S"}, {"cup":"L","hot":true}',
+      ],
+    ];
+    for (const [inputs, error] of cases) {
+      expect((await test(inputs)).body, error).toMatchObject({ success: false, error });
+    }
+  });
 });
