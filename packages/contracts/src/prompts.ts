@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ApplicationSchema, UpdateApplicationSchema } from "./applications.ts";
 
 export const SchemaFieldTypeSchema = z.enum(["string", "number", "integer", "boolean", "array", "object"]);
 export type SchemaFieldType = z.infer<typeof SchemaFieldTypeSchema>;
@@ -145,6 +146,23 @@ export const RestoreVersionSchema = z.strictObject({
   version_id: z.string(),
   changelog: z.string().max(500).optional(),
 });
+
+/**
+ * `PATCH /app/{slug}/prompt-application/`: the app's settings (status included) and its prompt,
+ * saved together or not at all, so Save & Publish never sets an app live with the prompt it had
+ * (docs/decisions/036).
+ */
+export const SavePromptApplicationSchema = z.strictObject({
+  application: UpdateApplicationSchema,
+  prompt: UpdatePromptConfigSchema,
+});
+export type SavePromptApplication = z.infer<typeof SavePromptApplicationSchema>;
+
+export const SavedPromptApplicationSchema = z.object({
+  application: ApplicationSchema,
+  prompt: PromptConfigSchema,
+});
+export type SavedPromptApplication = z.infer<typeof SavedPromptApplicationSchema>;
 
 export const TestConfigRequestSchema = z.strictObject({
   prompt_template: z.string().max(50_000),

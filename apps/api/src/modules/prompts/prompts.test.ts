@@ -261,3 +261,61 @@ describe("test-config", () => {
     }
   });
 });
+
+describe("save & publish (PATCH /app/{slug}/prompt-application/)", () => {
+  const save = (slug: string, body: object) =>
+    owner.api("PATCH", `/api/app/${slug}/prompt-application/`, { body });
+
+  it("leaves the app as it was, still a draft, when the prompt is refused", async () => {
+    const { body: app } = await owner.api("POST", "/api/app/", {
+      body: { name: "All Or Nothing", price_cents: 10 },
+    });
+
+    const refused = await save(app.slug, {
+      application: { status: "live", description: "Now live", price_cents: 12 },
+      prompt: { prompt_template: "About {{topic", changelog: "Updated via UI" },
+    });
+
+    expect(refused.status).toBe(400);
+    expect(refused.body.fields.prompt_template).toMatch(/Unclosed/);
+    const after = await owner.api("GET", `/api/app/${app.slug}/`);
+    expect(after.body).toMatchObject({ status: "draft", description: "", price_cents: 10 });
+    const prompt = await owner.api("GET", `/api/app/${app.slug}/prompt/`);
+    expect(prompt.body.active_version).toMatchObject({ version: 1, prompt_template: "{{query}}" });
+  });
+
+  it("publishes with the new prompt, the price guard judging the prompt being written against the price being set", async () => {
+    const { body: app } = await owner.api("POST", "/api/app/", {
+      body: { name: "Publish Both", price_cents: 10 },
+    });
+
+    // 1 cent covers 64 tokens of gpt4 but not the 1000 of the stored prompt: judged together, it passes.
+    const saved = await save(app.slug, {
+      application: { status: "live", price_cents: 1 },
+      prompt: { prompt_template: "Answer: {{query}}", max_tokens: 64, changelog: "Updated via UI" },
+    });
+
+    expect(saved.status).toBe(200);
+    expect(saved.body.application).toMatchObject({ slug: app.slug, status: "live", price_cents: 1 });
+    expect(saved.body.prompt).toMatchObject({
+      max_tokens: 64,
+      active_version: { version: 2, prompt_template: "Answer: {{query}}" },
+    });
+    const tooCheap = await save(app.slug, {
+      application: { price_cents: 1 },
+      prompt: { max_tokens: 1000, changelog: "Updated via UI" },
+    });
+    expect(tooCheap.status).toBe(400);
+    expect(tooCheap.body.fields.price_cents).toMatch(/^At least 7 cents/);
+    expect((await owner.api("GET", `/api/app/${app.slug}/prompt/`)).body.max_tokens).toBe(64);
+  });
+
+  it("is the owner's alone", async () => {
+    const { body: app } = await owner.api("POST", "/api/app/", { body: { name: "Not Yours" } });
+    const response = await stranger.api("PATCH", `/api/app/${app.slug}/prompt-application/`, {
+      body: { application: { status: "live" }, prompt: {} },
+    });
+    expect(response.status).toBe(404);
+    expect((await owner.api("GET", `/api/app/${app.slug}/`)).body.status).toBe("draft");
+  });
+});

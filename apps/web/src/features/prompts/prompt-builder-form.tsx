@@ -103,7 +103,6 @@ export function PromptBuilderForm({
     const problems = validatePromptBuilder(next, creating);
     if (Object.keys(problems).length > 0) return showErrors(problems);
     setErrors({});
-    setValues(next);
     setPublishing(publish);
 
     if (creating) {
@@ -129,7 +128,11 @@ export function PromptBuilderForm({
     update.mutate(
       { application: applicationUpdateOf(next), prompt: promptUpdateOf(next) },
       {
-        onSuccess: () => toast.success(publish ? "Prompt published" : "Prompt updated"),
+        // The form says Live only once the app is: a refused save leaves it as it was (decision 036).
+        onSuccess: () => {
+          setValues(next);
+          toast.success(publish ? "Prompt published" : "Prompt updated");
+        },
         onError: (error) => showErrors(serverErrorsOf(error)),
       },
     );
