@@ -9,11 +9,11 @@ import { renderRoute } from "../test/render-route";
 describe("route table", () => {
   it.each([
     ["/dashboard", "Dashboard"],
-    ["/applications", "Dashboard"],
+    ["/applications", "Applications"],
     ["/applications/create", "Create Application"],
     ["/applications/new", "Create Application"],
     ["/applications/my-app", "Blog Writer"],
-    ["/applications/my-app/edit", "Edit Prompt"],
+    ["/applications/my-app/edit", "Prompt Builder"],
     ["/applications/my-app/billing", "Billing & Subscriptions"],
     ["/applications/my-app/analytics", "Blog Writer Analytics"],
     ["/analytics", "Global Analytics"],

@@ -63,7 +63,13 @@ export const appRoutes: RouteObject[] = [
             element: <ProtectedRoute />,
             children: [
               { path: "/dashboard", lazy: dashboardPage },
-              { path: "/applications", lazy: dashboardPage },
+              {
+                path: "/applications",
+                lazy: page(
+                  () => import("../features/applications/dashboard-page"),
+                  (m) => m.ApplicationsPage,
+                ),
+              },
               { path: "/applications/create", lazy: createApplicationPage },
               { path: "/applications/new", lazy: createApplicationPage },
               {

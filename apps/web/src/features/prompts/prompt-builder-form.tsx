@@ -141,7 +141,7 @@ export function PromptBuilderForm({
   return (
     <PageContainer>
       <PageHeader
-        title={creating ? "Prompt Builder" : "Edit Prompt"}
+        title="Prompt Builder"
         description={
           creating ? (
             "Design a prompt, its schema and model settings, then publish it as an API."

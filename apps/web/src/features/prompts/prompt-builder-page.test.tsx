@@ -157,7 +157,7 @@ describe("prompt builder (create)", () => {
       output_schema: null,
       changelog: "Updated via UI",
     });
-    expect(await screen.findByRole("heading", { name: "Edit Prompt" })).toBeDefined();
+    expect(await screen.findByRole("button", { name: "Update Prompt" })).toBeDefined();
   });
 
   it("publishes on creation with Save & Publish", async () => {
