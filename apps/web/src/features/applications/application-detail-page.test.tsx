@@ -53,15 +53,29 @@ describe("application detail", () => {
     expect(screen.getByText("private")).toBeDefined();
   });
 
-  it("shows the server's message, e.g. for another user's app", async () => {
+  it("says 'Application not found' with a way back to the list for a missing (or another user's) app", async () => {
     stubSignedInApi({
       [DETAIL]: () => jsonResponse({ code: "not_found", message: "Application not found", status: 404 }, 404),
     });
     renderDetail();
 
-    const alert = await screen.findByRole("alert");
+    expect(await screen.findByRole("heading", { name: "Application not found" })).toBeDefined();
+    expect(screen.getByRole("link", { name: "Back to Applications" }).getAttribute("href")).toBe(
+      "/applications",
+    );
+    expect(screen.queryByRole("alert")).toBeNull();
+  });
+
+  it("shows the server's message when loading fails otherwise", async () => {
+    stubSignedInApi({
+      [DETAIL]: () =>
+        jsonResponse({ code: "internal_error", message: "Database unavailable", status: 503 }, 503),
+    });
+    renderDetail();
+
+    const alert = await screen.findByRole("alert", {}, { timeout: 5000 });
     expect(within(alert).getByText("Error")).toBeDefined();
-    expect(within(alert).getByText("Application not found")).toBeDefined();
+    expect(within(alert).getByText("Database unavailable")).toBeDefined();
   });
 
   it("shows the completion endpoint of a prompt app with a Test API link", async () => {
