@@ -231,6 +231,43 @@ describe("application detail", () => {
     expect(screen.queryByRole("heading", { name: "Edit Application" })).toBeNull();
   });
 
+  it("says a price of 0 is too low at the field, without asking the server", async () => {
+    const api = stubAppApi();
+    renderDetail();
+
+    await userEvent.click(await screen.findByRole("button", { name: "Edit" }));
+    const form = within(await waitFor(() => card("Edit Application")));
+    await userEvent.clear(form.getByLabelText("Price per Call (cents)"));
+    await userEvent.type(form.getByLabelText("Price per Call (cents)"), "0");
+    await userEvent.click(form.getByRole("button", { name: "Save Changes" }));
+
+    expect(await form.findByText("Must be at least 1 cent")).toBeDefined();
+    expect(form.queryByRole("alert")).toBeNull();
+    expect(api.callsTo("PATCH /api/app/blog-writer/")).toHaveLength(0);
+  });
+
+  it("shows the server's field errors at their fields, not its raw summary above the form", async () => {
+    stubAppApi(applicationFixture(), {
+      "PATCH /api/app/blog-writer/": () =>
+        jsonResponse(
+          {
+            code: "bad_request",
+            message: "Invalid request: price_cents At least 7 cents ($0.07): the worst case of gpt4…",
+            fields: { price_cents: "At least 7 cents ($0.07): the worst case of gpt4…" },
+          },
+          400,
+        ),
+    });
+    renderDetail();
+
+    await userEvent.click(await screen.findByRole("button", { name: "Edit" }));
+    const form = within(await waitFor(() => card("Edit Application")));
+    await userEvent.click(form.getByRole("button", { name: "Save Changes" }));
+
+    expect(await form.findByText("At least 7 cents ($0.07): the worst case of gpt4…")).toBeDefined();
+    expect(form.queryByText(/Invalid request: price_cents/)).toBeNull();
+  });
+
   it("edits the announced price, shows when it applies, and keeps it when other fields are saved", async () => {
     const at = "2026-03-08T12:00:00.000Z";
     const api = stubAppApi(
