@@ -12,6 +12,7 @@ import { SandboxModelNotice } from "../../components/ui/sandbox-model-notice";
 import { StatusBadge } from "../../components/ui/status-badge";
 import { Tabs, TabsContent, TabsList, TabsTrigger } from "../../components/ui/tabs";
 import { ApiClientError, getErrorMessage } from "../../lib/api-client";
+import { withoutErrorsFor } from "../../lib/form-errors";
 import { PromptSaveIncompleteError, useCreatePromptApplication } from "./api/create-prompt-application";
 import { useUpdatePromptApplication } from "./api/update-prompt-application";
 import { PromptBuilderBasicTab } from "./prompt-builder-basic-tab";
@@ -87,8 +88,12 @@ export function PromptBuilderForm({
   const saveError = creating ? create.error : update.error;
 
   const inputSchema = useMemo(() => schemaOf(values.input_fields), [values.input_fields]);
-  const change = (changes: Partial<PromptBuilderValues>) =>
+  const change = (changes: Partial<PromptBuilderValues>) => {
     setValues((current) => ({ ...current, ...changes }));
+    // Either schema's fields carry the one "schema" error.
+    const changed = Object.keys(changes).map((key) => (key.endsWith("_fields") ? "schema" : key));
+    setErrors((current) => withoutErrorsFor(current, changed));
+  };
 
   const showErrors = (next: PromptBuilderErrors) => {
     setErrors(next);

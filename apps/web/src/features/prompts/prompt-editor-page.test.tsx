@@ -165,6 +165,11 @@ describe("prompt editor", () => {
     expect(await screen.findByText("Must be between 0 and 1")).toBeDefined();
     expect(input("Top P").getAttribute("aria-invalid")).toBe("true");
     expect(api.callsTo(SAVE_BLOG_WRITER)).toHaveLength(0);
+
+    await userEvent.clear(input("Top P"));
+    await userEvent.type(input("Top P"), "0.9");
+    expect(screen.queryByText("Must be between 0 and 1")).toBeNull();
+    expect(input("Top P").getAttribute("aria-invalid")).not.toBe("true");
   });
 
   it("tests the template and shows 'Template Valid' with the rendered text and variables", async () => {

@@ -17,6 +17,7 @@ import { Tabs, TabsContent, TabsList, TabsTrigger } from "../../components/ui/ta
 import { ApiClientError, getErrorMessage, isNotFoundError } from "../../lib/api-client";
 import { useApplication } from "../../lib/applications-query";
 import { useDownloadApp } from "../../lib/download-app";
+import { withoutErrorsFor } from "../../lib/form-errors";
 import { usePromptConfig } from "./api/get-prompt-config";
 import { useUpdatePromptApplication } from "./api/update-prompt-application";
 import { PromptEditorBasicTab } from "./prompt-editor-basic-tab";
@@ -72,8 +73,10 @@ function PromptEditor({ application, config }: { application: Application; confi
   const [tab, setTab] = useState("basic");
   const save = useUpdatePromptApplication(application.slug);
   const { download, downloadingSlug } = useDownloadApp();
-  const change = (changes: Partial<PromptEditorValues>) =>
+  const change = (changes: Partial<PromptEditorValues>) => {
     setValues((current) => ({ ...current, ...changes }));
+    setErrors((current) => withoutErrorsFor(current, Object.keys(changes)));
+  };
 
   const showErrors = (next: PromptEditorErrors) => {
     setErrors(next);
