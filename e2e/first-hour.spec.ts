@@ -98,8 +98,8 @@ test("a new person's first hour: names, wallet, declined card, editor defaults, 
   const slug = await createApp(page, `First Hour ${Date.now().toString(36)}`);
   await page.goto(`/prompts/${slug}`);
   await page.getByRole("tab", { name: "Prompt Config" }).click();
-  await expect(page.getByLabel("Model")).toHaveValue("gpt4");
-  await expect(page.getByLabel("Max Tokens")).toHaveValue("1000");
+  await expect(page.getByLabel("Model", { exact: true })).toHaveValue("gpt4");
+  await expect(page.getByLabel("Max Tokens", { exact: true })).toHaveValue("1000");
 
   // A toast after saving does not stand in the way of the editor's buttons.
   await page.getByRole("button", { name: "Save Changes" }).click();
@@ -175,9 +175,11 @@ test.describe("with demo data", () => {
         items.map((item) => item.querySelector("span span:last-child")?.textContent ?? ""),
       );
     expect(names.length).toBeGreaterThan(0);
+    await card.scrollIntoViewIfNeeded();
     const svg = card.locator("svg.recharts-surface").first();
+    await expect(svg.locator("text").first()).toBeVisible();
     const bounds = await svg.boundingBox();
-    const labels = await card.locator(".recharts-pie text").evaluateAll((texts) =>
+    const labels = await svg.locator("text").evaluateAll((texts) =>
       texts.map((text) => {
         const lines = [...text.querySelectorAll("tspan")].map((line) => line.textContent ?? "");
         const box = text.getBoundingClientRect();
