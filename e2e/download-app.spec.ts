@@ -133,7 +133,7 @@ test("a creator downloads the chat and completion apps, runs them with a key, an
   await chatPage.getByRole("button", { name: "Send" }).click();
   const conversation = chatPage.getByRole("region", { name: "Conversation" });
   await expect(conversation.getByRole("listitem", { name: "Assistant" })).toHaveText(
-    "[sandbox gpt-4-turbo] Which water temperature?",
+    "[sandbox gpt4] Which water temperature?",
   );
   await chatPage.getByRole("textbox", { name: "Message" }).fill("And how long?");
   await chatPage.getByRole("textbox", { name: "Message" }).press("Enter");
@@ -155,7 +155,7 @@ test("a creator downloads the chat and completion apps, runs them with a key, an
   await completionPage.getByLabel("The tea to write about").fill("oolong");
   await completionPage.getByRole("button", { name: "Generate" }).click();
   await expect(completionPage.getByRole("region", { name: "Result" })).toContainText(
-    "[sandbox gpt-4-turbo] Write about oolong.",
+    "[sandbox gpt4] Write about oolong.",
   );
   await expect(completionPage.getByRole("alert")).toBeHidden();
 

@@ -27,7 +27,7 @@ test("a creator embeds a chat widget on an allowed site; another site cannot use
   const otherOrigin = `http://127.0.0.1:${OTHER_PORT}`;
 
   // The creator makes a live, embeddable chat app at 10 cents a call (the starter model's worst
-  // case, 2048 tokens of gpt-4-turbo, needs at least 7).
+  // case, 1000 tokens of gpt4, needs at least 7).
   await signUp(page, newPerson());
   await expect(page).toHaveURL(/\/dashboard$/);
   const name = `Tea Helper ${Date.now().toString(36)}`;

@@ -30,7 +30,7 @@ test("a creator builds a prompt app, publishes it, and calls it with an API key"
   // Edit its template and schema in the builder.
   await page.getByRole("link", { name: "Open Prompt Builder" }).click();
   await expect(page).toHaveURL(new RegExp(`/applications/${slug}/edit$`));
-  await expect(page.getByRole("heading", { name: "Edit Prompt" })).toBeVisible();
+  await expect(page.getByRole("heading", { name: "Prompt Builder" })).toBeVisible();
   await expect(page.getByLabel("URL Slug")).toBeDisabled();
 
   await page.getByRole("tab", { name: "Input/Output Schema" }).click();

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AppTypeSchema } from "./applications.ts";
-import { SchemaFieldTypeSchema } from "./prompts.ts";
+import { AllowedValueSchema, SchemaFieldTypeSchema } from "./prompts.ts";
 
 /** The two front-end apps a creator can download (SPEC §7 download-frontend). */
 export const AppPackageTypeSchema = z.enum(["completion", "chat"]);
@@ -19,7 +19,7 @@ export const AppPackageFieldSchema = z.object({
   type: SchemaFieldTypeSchema,
   required: z.boolean(),
   default: z.unknown().optional(),
-  options: z.array(z.union([z.string(), z.number(), z.boolean()])).optional(),
+  options: z.array(AllowedValueSchema).optional(),
   max_length: z.number().int().optional(),
 });
 export type AppPackageField = z.infer<typeof AppPackageFieldSchema>;

@@ -1,24 +1,46 @@
 import { z } from "zod";
+import { ApplicationSchema, UpdateApplicationSchema } from "./applications.ts";
 
 export const SchemaFieldTypeSchema = z.enum(["string", "number", "integer", "boolean", "array", "object"]);
 export type SchemaFieldType = z.infer<typeof SchemaFieldTypeSchema>;
+
+/**
+ * A value an input may be limited to (SPEC §2 'Allowed Values'): text, a number, true/false, or
+ * JSON for object fields (and arrays of arrays). An array field's allowed values are those of its items
+ * (docs/decisions/036).
+ */
+export const AllowedValueSchema = z.union([
+  z.string(),
+  z.number(),
+  z.boolean(),
+  z.array(z.unknown()),
+  z.record(z.string(), z.unknown()),
+]);
+export type AllowedValue = z.infer<typeof AllowedValueSchema>;
+const AllowedValuesSchema = z.array(AllowedValueSchema).max(200);
+
+/** How an allowed value reads in a form or a message: objects and arrays as JSON. */
+export function allowedValueText(value: AllowedValue): string {
+  return typeof value === "object" ? JSON.stringify(value) : String(value);
+}
 
 /** One property of an input/output schema (SPEC §3 "Schema"). */
 export const SchemaPropertySchema = z.strictObject({
   type: SchemaFieldTypeSchema,
   description: z.string().max(1000).optional(),
   default: z.unknown().optional(),
-  enum: z
-    .array(z.union([z.string(), z.number(), z.boolean()]))
-    .max(200)
-    .optional(),
+  enum: AllowedValuesSchema.optional(),
   minLength: z.number().int().min(0).optional(),
   maxLength: z.number().int().min(0).optional(),
   minimum: z.number().optional(),
   maximum: z.number().optional(),
   pattern: z.string().max(500).optional(),
   items: z
-    .strictObject({ type: SchemaFieldTypeSchema, description: z.string().max(1000).optional() })
+    .strictObject({
+      type: SchemaFieldTypeSchema,
+      description: z.string().max(1000).optional(),
+      enum: AllowedValuesSchema.optional(),
+    })
     .optional(),
 });
 export type SchemaProperty = z.infer<typeof SchemaPropertySchema>;
@@ -124,6 +146,23 @@ export const RestoreVersionSchema = z.strictObject({
   version_id: z.string(),
   changelog: z.string().max(500).optional(),
 });
+
+/**
+ * `PATCH /app/{slug}/prompt-application/`: the app's settings (status included) and its prompt,
+ * saved together or not at all, so Save & Publish never sets an app live with the prompt it had
+ * (docs/decisions/036).
+ */
+export const SavePromptApplicationSchema = z.strictObject({
+  application: UpdateApplicationSchema,
+  prompt: UpdatePromptConfigSchema,
+});
+export type SavePromptApplication = z.infer<typeof SavePromptApplicationSchema>;
+
+export const SavedPromptApplicationSchema = z.object({
+  application: ApplicationSchema,
+  prompt: PromptConfigSchema,
+});
+export type SavedPromptApplication = z.infer<typeof SavedPromptApplicationSchema>;
 
 export const TestConfigRequestSchema = z.strictObject({
   prompt_template: z.string().max(50_000),

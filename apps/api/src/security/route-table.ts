@@ -148,6 +148,11 @@ export function routeTable(world: World): Record<string, RouteRequest> {
       url: `${app}/update_status/`,
       payload: { status: "live" },
     },
+    "PATCH /api/app/{slug}/prompt-application/": {
+      class: "owned",
+      url: `${app}/prompt-application/`,
+      payload: { application: { description: "Owned" }, prompt: { prompt_template: "Say {{query}}" } },
+    },
     "POST /api/app/{slug}/file-upload/": { class: "owned", url: `${app}/file-upload/`, ...upload, ok: 201 },
 
     "GET /api/models/": { class: "self", url: "/api/models/" },

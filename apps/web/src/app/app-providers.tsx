@@ -10,12 +10,13 @@ export function AppProviders({ queryClient, children }: { queryClient: QueryClie
     <QueryClientProvider client={queryClient}>
       <RuntimeConfigGate>{children}</RuntimeConfigGate>
       <Suspense fallback={null}>
-        {/* Below the sticky 64 px navbar: a toast must not cover the user menu (a pointer resting on a
-            toast also pauses it, which kept the menu covered). */}
+        {/* At the bottom: screens keep their actions at the top (page header, navbar, user menu), and a
+            toast over them intercepted the next click (a pointer resting on a toast also pauses it,
+            which kept it there). */}
         <Toaster
-          position="top-right"
-          offset={{ top: 80, right: 24 }}
-          mobileOffset={{ top: 76, right: 16, left: 16 }}
+          position="bottom-right"
+          offset={{ bottom: 24, right: 24 }}
+          mobileOffset={{ bottom: 16, right: 16, left: 16 }}
           richColors
           closeButton
         />

@@ -1,5 +1,5 @@
-import { screen } from "@testing-library/react";
-import { describe, expect, it } from "vitest";
+import { act, screen, waitFor } from "@testing-library/react";
+import { describe, expect, it, vi } from "vitest";
 import { stubSignedInApi } from "../test/api-stubs";
 import { createTestAuth } from "../test/auth-state";
 import { jsonResponse, stubFetch } from "../test/fetch-stub";
@@ -9,11 +9,11 @@ import { renderRoute } from "../test/render-route";
 describe("route table", () => {
   it.each([
     ["/dashboard", "Dashboard"],
-    ["/applications", "Dashboard"],
+    ["/applications", "Applications"],
     ["/applications/create", "Create Application"],
     ["/applications/new", "Create Application"],
     ["/applications/my-app", "Blog Writer"],
-    ["/applications/my-app/edit", "Edit Prompt"],
+    ["/applications/my-app/edit", "Prompt Builder"],
     ["/applications/my-app/billing", "Billing & Subscriptions"],
     ["/applications/my-app/analytics", "Blog Writer Analytics"],
     ["/analytics", "Global Analytics"],
@@ -65,5 +65,32 @@ describe("route table", () => {
 
     expect(await screen.findByRole("heading", { name: "API Test Console" })).toBeDefined();
     expect(screen.queryByText(/Authentication Required/)).toBeNull();
+  });
+});
+
+describe("scroll position", () => {
+  it("opens a new screen at its top, keeps it for a query change on the same screen, and restores it on Back", async () => {
+    stubFetch({});
+    const scrollTo = vi.fn((_x: number, y: number) => {
+      Object.defineProperty(window, "scrollY", { value: y, configurable: true });
+    });
+    vi.stubGlobal("scrollTo", scrollTo);
+    const { router } = renderRoute("/");
+    await screen.findByRole("link", { name: "Promptmint" });
+    const scrolledDown = () => Object.defineProperty(window, "scrollY", { value: 900, configurable: true });
+
+    scrolledDown();
+    await act(() => router.navigate("/explore"));
+    expect(scrollTo).toHaveBeenLastCalledWith(0, 0);
+
+    scrolledDown();
+    scrollTo.mockClear();
+    await act(() => router.navigate("/explore?q=tea", { preventScrollReset: true }));
+    expect(scrollTo).not.toHaveBeenCalled();
+
+    await act(() => router.navigate("/login"));
+    expect(scrollTo).toHaveBeenLastCalledWith(0, 0);
+    await act(() => router.navigate(-1));
+    await waitFor(() => expect(scrollTo).toHaveBeenLastCalledWith(0, 900));
   });
 });

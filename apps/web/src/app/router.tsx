@@ -5,6 +5,7 @@ import { RegisterPage } from "../features/auth/register-page";
 import { LandingPage } from "../features/landing/landing-page";
 import { AppLayout } from "./layout/app-layout";
 import { AuthLayout } from "./layout/auth-layout";
+import { RootLayout } from "./layout/root-layout";
 import { NotFoundPage } from "./not-found-page";
 import { ProtectedRoute } from "./protected-route";
 import { RouteErrorPage } from "./route-error-page";
@@ -35,6 +36,7 @@ const promptBuilderPage = page(
 /** Every route of SPEC §2, in the order of its table, plus /api-keys and /wallet. */
 export const appRoutes: RouteObject[] = [
   {
+    element: <RootLayout />,
     errorElement: <RouteErrorPage />,
     children: [
       {
@@ -61,7 +63,13 @@ export const appRoutes: RouteObject[] = [
             element: <ProtectedRoute />,
             children: [
               { path: "/dashboard", lazy: dashboardPage },
-              { path: "/applications", lazy: dashboardPage },
+              {
+                path: "/applications",
+                lazy: page(
+                  () => import("../features/applications/dashboard-page"),
+                  (m) => m.ApplicationsPage,
+                ),
+              },
               { path: "/applications/create", lazy: createApplicationPage },
               { path: "/applications/new", lazy: createApplicationPage },
               {

@@ -25,6 +25,11 @@ export function setAccessTokenProvider(provider: AccessTokenProvider | null): vo
 }
 
 /** A non-2xx answer from the API, carrying the server's error shape when it sent one. */
+/** The API's 404: the thing asked for does not exist, or is not the caller's to see. */
+export function isNotFoundError(error: unknown): boolean {
+  return error instanceof ApiClientError && error.status === 404;
+}
+
 export class ApiClientError extends Error {
   readonly status: number;
   readonly code: string | undefined;

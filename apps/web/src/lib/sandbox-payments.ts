@@ -33,11 +33,21 @@ export function confirmSandboxPayment(clientSecret: string, card: SandboxCard): 
 }
 
 /**
- * SPEC §4: only 'succeeded' is a success. A declined card says why; a payment left needing
- * action reads 'Payment was not completed successfully'.
+ * SPEC §4: only 'succeeded' is a success. Answers why not: the processor's reason for a declined
+ * card, 'Payment was not completed successfully' for a payment left needing action.
  */
 export function paymentFailureMessage(result: PaymentResult): string | null {
   if (result.status === "succeeded") return null;
   if (result.status === "failed" && result.message.trim() !== "") return result.message;
   return PAYMENT_NOT_COMPLETED;
+}
+
+/**
+ * How a payment that did not succeed is shown: SPEC §4's 'Payment was not completed successfully'
+ * as the message, the processor's reason (e.g. 'Your card was declined.') as its detail.
+ */
+export function paymentFailureAlert(reason: string): { title: string; detail?: string } {
+  return reason === PAYMENT_NOT_COMPLETED
+    ? { title: PAYMENT_NOT_COMPLETED }
+    : { title: PAYMENT_NOT_COMPLETED, detail: reason };
 }

@@ -1,5 +1,5 @@
 import { type Wallet, WalletSchema } from "@promptmint/contracts";
-import { queryOptions, useQuery } from "@tanstack/react-query";
+import { queryOptions, useQuery, useQueryClient } from "@tanstack/react-query";
 import { apiRequest } from "./api-client";
 
 // The wallet is read by the wallet screen and by plan checkout (paying from the balance), so its
@@ -12,8 +12,25 @@ export function fetchWallet(signal?: AbortSignal): Promise<Wallet> {
   return apiRequest("/wallet/", { schema: WalletSchema, signal });
 }
 
+/**
+ * The balance moves where this tab cannot see it (calls with API keys, calls that earn a creator
+ * money), so a screen showing the wallet reads it afresh on every visit: the app-wide 30 s
+ * freshness would show the balance of the last visit after in-app navigation.
+ */
+export const WALLET_STALE_TIME_MS = 0;
+
 export function walletQueryOptions() {
-  return queryOptions({ queryKey: walletQueryKey, queryFn: ({ signal }) => fetchWallet(signal) });
+  return queryOptions({
+    queryKey: walletQueryKey,
+    queryFn: ({ signal }) => fetchWallet(signal),
+    staleTime: WALLET_STALE_TIME_MS,
+  });
+}
+
+/** After a call that may have been paid from the wallet: every wallet figure is read again. */
+export function useRefreshWalletAfterCall() {
+  const queryClient = useQueryClient();
+  return () => queryClient.invalidateQueries({ queryKey: walletQueryKey });
 }
 
 export function useWallet(options: { enabled?: boolean } = {}) {

@@ -1,6 +1,10 @@
 import { cleanup } from "@testing-library/react";
 import { afterEach, beforeEach, type MockInstance, vi } from "vitest";
 
+// jsdom lays nothing out and does not scroll; every navigation sets the scroll position
+// (RootLayout's ScrollRestoration). A test that checks it stubs its own.
+window.scrollTo = () => undefined;
+
 // Web tests fail on any console.error: React warnings (act, keys, DOM nesting) are bugs here.
 let consoleError: MockInstance<typeof console.error>;
 

@@ -105,7 +105,8 @@ export function renderFields(container, fields) {
     if (field.options) {
       control = document.createElement("select");
       field.options.forEach((option, index) => {
-        control.add(new Option(String(option), String(index), false, option === field.default));
+        const text = typeof option === "object" ? JSON.stringify(option) : String(option);
+        control.add(new Option(text, String(index), false, option === field.default));
       });
     } else if (field.type === "boolean") {
       control = document.createElement("input");

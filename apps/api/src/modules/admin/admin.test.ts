@@ -26,7 +26,7 @@ async function signUpAs(email: string): Promise<Caller> {
 }
 
 async function liveApp(name: string): Promise<{ slug: string; id: string }> {
-  // 10¢: above the worst case of gpt-4-turbo at the default max tokens (the price guard refuses 5¢).
+  // 10¢: above the worst case of the default model (gpt4) at the default max tokens (the price guard refuses 5¢).
   const created = await creator.api("POST", "/api/app/", {
     body: {
       name: `${name} ${Math.random().toString(36).slice(2, 7)}`,

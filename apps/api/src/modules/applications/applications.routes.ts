@@ -3,6 +3,8 @@ import {
   ApplicationListSchema,
   ApplicationSchema,
   CreateApplicationSchema,
+  SavedPromptApplicationSchema,
+  SavePromptApplicationSchema,
   UpdateApplicationSchema,
   UpdateStatusSchema,
   UploadedFileSchema,
@@ -14,6 +16,8 @@ import type { SecretBox } from "../../lib/secrets.ts";
 import { suspensionsOf } from "../admin/suspensions.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
 import type { StripeGateway } from "../billing/stripe-gateway.ts";
+import { KNOWN_MODEL_IDS } from "../models/model-catalog.ts";
+import { toPromptConfig } from "../prompts/prompts.service.ts";
 import {
   createApplication,
   creatorNameFor,
@@ -21,6 +25,7 @@ import {
   duplicateApplication,
   getOwnApplication,
   listOwnApplications,
+  savePromptApplication,
   toApplication,
   updateApplication,
 } from "./applications.service.ts";
@@ -145,6 +150,35 @@ export const applicationsRoutes: FastifyPluginAsyncZod<{
       const user = currentUser(request);
       const row = await getOwnApplication(db, user, request.params.slug);
       return present(user.id, await updateApplication(db, row, request.body, { priceNoticeMs, feePercent }));
+    },
+  );
+
+  app.patch(
+    "/app/:slug/prompt-application/",
+    {
+      schema: {
+        tags,
+        summary:
+          "Save a prompt app's settings (status included) and its prompt together: both are written or neither",
+        security,
+        params: SlugParams,
+        body: SavePromptApplicationSchema,
+        response: { 200: SavedPromptApplicationSchema, ...errors },
+      },
+      onRequest: guards.requireUser,
+    },
+    async (request) => {
+      const user = currentUser(request);
+      const row = await getOwnApplication(db, user, request.params.slug);
+      const saved = await savePromptApplication(db, row, request.body, {
+        priceNoticeMs,
+        feePercent,
+        knownModels: KNOWN_MODEL_IDS,
+      });
+      return {
+        application: await present(user.id, saved.application),
+        prompt: toPromptConfig(saved.application, saved.prompt),
+      };
     },
   );
 

@@ -2,6 +2,7 @@ import type {
   Application,
   CreateApplication,
   CreateApplicationSchema,
+  SavePromptApplication,
   UpdateApplication,
 } from "@promptmint/contracts";
 import { and, desc, eq, isNull, sql } from "drizzle-orm";
@@ -27,7 +28,7 @@ import { settleSubscribersOfArchivedApp, stopCardRenewals } from "../billing/arc
 import { priceFields, scheduledPriceCents, setPrice } from "../billing/price-changes.ts";
 import type { StripeGateway } from "../billing/stripe-gateway.ts";
 import { refuseUncoveredPrice } from "../models/cost-guard.ts";
-import { createInitialPrompt } from "../prompts/prompts.service.ts";
+import { createInitialPrompt, type LoadedPrompt, updatePromptConfig } from "../prompts/prompts.service.ts";
 import { createInitialWorkflow, duplicateWorkflow } from "../workflows/workflows.service.ts";
 
 /** lowercase; runs of non-alphanumerics become one hyphen; no leading/trailing hyphen. */
@@ -241,7 +242,16 @@ export async function updateApplication(
   db: Database,
   app: ApplicationRow,
   input: UpdateApplication,
-  { priceNoticeMs, feePercent }: { priceNoticeMs: number; feePercent: number },
+  {
+    priceNoticeMs,
+    feePercent,
+    priceJudgedWithPrompt = false,
+  }: {
+    priceNoticeMs: number;
+    feePercent: number;
+    /** The prompt saved next in the same transaction runs the price guard (savePromptApplication). */
+    priceJudgedWithPrompt?: boolean;
+  },
 ): Promise<ApplicationRow> {
   if (input.interaction_mode && app.type !== "prompt") {
     throw invalidFields({ interaction_mode: "can only be changed on prompt applications" });
@@ -259,7 +269,7 @@ export async function updateApplication(
     Object.keys(input).every((key) => key === "status") &&
     input.status !== undefined &&
     input.status !== "live";
-  if (app.type === "prompt" && !takesOffline && Object.keys(input).length > 0) {
+  if (app.type === "prompt" && !takesOffline && !priceJudgedWithPrompt && Object.keys(input).length > 0) {
     await refuseUncoveredPrice(db, {
       app,
       feePercent,
@@ -283,6 +293,31 @@ export async function updateApplication(
   if (!row) throw notFound("Application");
   forgetLookups(db, "applications");
   return row;
+}
+
+/**
+ * Save & Publish (docs/decisions/036): the app's settings, status included, and its prompt in one
+ * transaction, so a refused prompt (a malformed template, an unknown model) leaves the app as it
+ * was instead of live with its old prompt. The price guard judges once, the prompt being written
+ * against the price being set: the prompt step runs it on the updated app.
+ */
+export async function savePromptApplication(
+  db: Database,
+  app: ApplicationRow,
+  input: SavePromptApplication,
+  options: { priceNoticeMs: number; feePercent: number; knownModels: ReadonlySet<string> },
+): Promise<{ application: ApplicationRow; prompt: LoadedPrompt }> {
+  const saved = await db.transaction(async (tx) => {
+    const t = tx as unknown as Database;
+    const application = await updateApplication(t, app, input.application, {
+      ...options,
+      priceJudgedWithPrompt: true,
+    });
+    const prompt = await updatePromptConfig(t, application, input.prompt, options.knownModels, options);
+    return { application, prompt };
+  });
+  forgetLookups(db, "applications", "prompts");
+  return saved;
 }
 
 /**

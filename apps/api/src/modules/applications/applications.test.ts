@@ -184,6 +184,10 @@ describe("ownership", () => {
         [`PATCH /api/app/${app.slug}/`]: { name: "Hijacked" },
         [`PATCH /api/app/${app.slug}/update_status/`]: { status: "archived" },
         [`PATCH /api/app/${app.slug}/prompt/`]: { prompt_template: "pwned" },
+        [`PATCH /api/app/${app.slug}/prompt-application/`]: {
+          application: { status: "archived" },
+          prompt: { prompt_template: "pwned" },
+        },
         [`POST /api/app/${app.slug}/prompt/test-config/`]: { prompt_template: "x" },
         [`PATCH /api/app/${app.slug}/workflow/`]: { timeout_seconds: 5 },
         [`POST /api/app/${app.slug}/workflow/test-config/`]: { provider_config: {} },

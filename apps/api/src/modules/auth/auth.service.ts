@@ -45,8 +45,7 @@ export async function upsertUserFromToken(
           email,
           username,
           displayName,
-          firstName: typeof claims.given_name === "string" ? claims.given_name.slice(0, 150) : "",
-          lastName: typeof claims.family_name === "string" ? claims.family_name.slice(0, 150) : "",
+          ...namePartsOf(claims, displayName),
         })
         .onConflictDoNothing()
         .returning();
@@ -72,6 +71,22 @@ export async function upsertUserFromToken(
       .onConflictDoNothing({ target: creators.userId });
   }
   return user;
+}
+
+/**
+ * The profile's first and last name: the issuer's given_name and family_name, or else, from an
+ * issuer whose sign-up asks for one name (the embedded one does), that name split at its first
+ * space, so a profile made at sign-up is not left without them. The person can correct both.
+ */
+export function namePartsOf(
+  claims: { given_name?: unknown; family_name?: unknown },
+  displayName: string,
+): { firstName: string; lastName: string } {
+  const given = typeof claims.given_name === "string" ? claims.given_name.trim() : "";
+  const family = typeof claims.family_name === "string" ? claims.family_name.trim() : "";
+  if (given || family) return { firstName: given.slice(0, 150), lastName: family.slice(0, 150) };
+  const [first = "", ...rest] = displayName.split(/\s+/).filter(Boolean);
+  return { firstName: first.slice(0, 150), lastName: rest.join(" ").slice(0, 150) };
 }
 
 function usernameBase(preferred: unknown, email: string, subject: string): string {

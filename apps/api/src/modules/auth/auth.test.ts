@@ -3,6 +3,7 @@ import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { signIn, signUp, type Tokens, uniqueEmail } from "../../test/oidc-client.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
 import { forgeToken, unsignedToken } from "../../test/tokens.ts";
+import { namePartsOf } from "./auth.service.ts";
 
 let testDb: TestDatabase;
 let server: TestServer;
@@ -121,6 +122,18 @@ describe("every protected route refuses bad credentials", () => {
   });
 });
 
+describe("first and last name from the issuer's claims", () => {
+  it("takes given_name and family_name when the issuer sends them, else splits the one name at its first space", () => {
+    expect(namePartsOf({ given_name: "Grace", family_name: "Hopper" }, "Amazing Grace")).toEqual({
+      firstName: "Grace",
+      lastName: "Hopper",
+    });
+    expect(namePartsOf({}, "Mary  Ann Evans")).toEqual({ firstName: "Mary", lastName: "Ann Evans" });
+    expect(namePartsOf({ given_name: 7 }, "Plato")).toEqual({ firstName: "Plato", lastName: "" });
+    expect(namePartsOf({}, "")).toEqual({ firstName: "", lastName: "" });
+  });
+});
+
 describe("sign-in and profile", () => {
   it("register creates the user and their creator record from the token's claims", async () => {
     const response = await api("GET", "/api/auth/profile/", { token: creator.access_token });
@@ -128,6 +141,9 @@ describe("sign-in and profile", () => {
     expect(response.body.user).toMatchObject({
       email: creator.email,
       display_name: "Ada Lovelace",
+      // The embedded issuer's sign-up asks for one name: the profile's first and last come from it.
+      first_name: "Ada",
+      last_name: "Lovelace",
       is_active: true,
     });
     expect(response.body.user.username).toBe(creator.email.split("@")[0]);

@@ -2,6 +2,7 @@ import {
   ApiErrorSchema,
   AppInfoSchema,
   AppParametersSchema,
+  allowedValueText,
   GatewayRequestSchema,
   GatewayResponseSchema,
   IoSchemaSchema,
@@ -133,7 +134,8 @@ export const gatewayRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, dep
             required: schema.required.includes(variable),
             default: property.default ?? "",
           };
-          if (property.enum?.length) form.push({ select: { ...common, options: property.enum.map(String) } });
+          if (property.enum?.length)
+            form.push({ select: { ...common, options: property.enum.map(allowedValueText) } });
           else if (property.type === "number" || property.type === "integer") form.push({ number: common });
           else if (property.type === "string")
             form.push({

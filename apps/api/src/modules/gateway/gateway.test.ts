@@ -375,11 +375,11 @@ describe("without vendor keys (development)", () => {
         body: { inputs: { query: "hello world" } },
       });
       expect(response.status).toBe(200);
-      expect(response.body.answer).toBe("[sandbox gpt-4-turbo] hello world");
+      expect(response.body.answer).toBe("[sandbox gpt4] hello world");
       expect(response.body.metadata.usage.output_tokens).toBeGreaterThan(3);
       const catalog = await owner.api("GET", "/api/models/");
       expect(catalog.body.sandbox_fallback).toBe(true);
-      expect(catalog.body.models.find((m: { id: string }) => m.id === "gpt-4-turbo")).toMatchObject({
+      expect(catalog.body.models.find((m: { id: string }) => m.id === "gpt4")).toMatchObject({
         configured: false,
         env_var: "OPENAI_API_KEY",
       });
@@ -400,7 +400,7 @@ describe("without vendor keys (development)", () => {
       });
       expect(response.status).toBe(503);
       expect(response.body.message).toBe(
-        "Model 'gpt-4-turbo' needs OPENAI_API_KEY, which is not configured on this server",
+        "Model 'gpt4' needs OPENAI_API_KEY, which is not configured on this server",
       );
     } finally {
       await prod.stop();

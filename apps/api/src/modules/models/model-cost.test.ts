@@ -241,17 +241,17 @@ describe("the price guard", () => {
   });
 
   it("refuses publishing (Set as Live) and a plan that cannot cover the worst case; taking offline is allowed", async () => {
-    // The starter prompt: gpt-4-turbo, 2048 max tokens: 61,440 micros + the template ≈ 7 cents.
+    // The starter prompt: gpt4 (SPEC §9's editor default), 1000 max tokens: 60,000 micros + the template ≈ 7 cents.
     const slug = await newApp(creator, 3);
     const published = await creator.api("PATCH", `/api/app/${slug}/update_status/`, {
       body: { status: "live" },
     });
     expect(published.status).toBe(400);
-    const worst = worstCaseCostMicros({ ...STARTER, model: "gpt-4-turbo", maxTokens: 2048 });
+    const worst = worstCaseCostMicros({ ...STARTER, model: "gpt4", maxTokens: 1000 });
     const minimum = minimumPriceCents(worst.micros, 10) as number;
     expect(minimum).toBe(7);
     expect(published.body.fields.price_cents).toMatch(
-      /^At least 7 cents \(\$0\.07\): the worst case of gpt-4-turbo with 2048 max tokens costs \$0\.061\d per call/,
+      /^At least 7 cents \(\$0\.07\): the worst case of gpt4 with 1000 max tokens costs \$0\.060\d per call/,
     );
     const [row] = await server.database.db.select().from(applications).where(eq(applications.slug, slug));
     expect(row?.status).toBe("draft");

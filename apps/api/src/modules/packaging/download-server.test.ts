@@ -104,7 +104,7 @@ describe("the downloaded app's server.mjs", () => {
     const first = await post(`${appUrl}/api/chat-messages`, { query: "Hello there", inputs: {} });
     expect(first.status).toBe(200);
     const answer = await first.json();
-    expect(answer.answer).toBe("[sandbox gpt-4-turbo] Hello there");
+    expect(answer.answer).toBe("[sandbox gpt4] Hello there");
     expect(answer.conversation_id).toEqual(expect.any(String));
 
     const second = await post(`${appUrl}/api/chat-messages`, {

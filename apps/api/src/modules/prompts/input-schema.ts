@@ -1,4 +1,10 @@
-import type { IoSchema, SchemaProperty } from "@promptmint/contracts";
+import { isDeepStrictEqual } from "node:util";
+import {
+  type AllowedValue,
+  allowedValueText,
+  type IoSchema,
+  type SchemaProperty,
+} from "@promptmint/contracts";
 import { compilePattern, createMatchBudget, type MatchBudget } from "../../lib/safe-pattern.ts";
 
 /**
@@ -51,7 +57,9 @@ function checkValue(property: SchemaProperty, value: unknown, budget: MatchBudge
         return `must be at least ${property.minLength} characters`;
       if (property.maxLength !== undefined && value.length > property.maxLength)
         return `must be at most ${property.maxLength} characters`;
-      if (property.pattern !== undefined) return checkPattern(property.pattern, value, budget);
+      const mismatch =
+        property.pattern !== undefined ? checkPattern(property.pattern, value, budget) : undefined;
+      if (mismatch) return mismatch;
       break;
     }
     case "number":
@@ -69,19 +77,29 @@ function checkValue(property: SchemaProperty, value: unknown, budget: MatchBudge
       break;
     case "array": {
       if (!Array.isArray(value)) return "must be an array";
-      const itemType = property.items?.type;
-      if (itemType && value.some((item) => checkValue({ type: itemType }, item, budget)))
-        return `must contain only ${itemType} items`;
+      const items = property.items;
+      if (items && value.some((item) => checkValue({ type: items.type }, item, budget)))
+        return `must contain only ${items.type} items`;
+      const allowedItems = items?.enum;
+      if (allowedItems && value.some((item) => !isAllowed(allowedItems, item)))
+        return `must contain only items among: ${listOf(allowedItems)}`;
       break;
     }
     case "object":
       if (typeof value !== "object" || value === null || Array.isArray(value)) return "must be an object";
       break;
   }
-  if (property.enum && !property.enum.some((allowed) => allowed === value)) {
-    return `must be one of: ${property.enum.join(", ")}`;
-  }
+  if (property.enum && !isAllowed(property.enum, value)) return `must be one of: ${listOf(property.enum)}`;
   return undefined;
+}
+
+/** Allowed values compare by value, so a JSON object or array matches an equal one. */
+function isAllowed(allowed: readonly AllowedValue[], value: unknown): boolean {
+  return allowed.some((candidate) => isDeepStrictEqual(candidate, value));
+}
+
+function listOf(allowed: readonly AllowedValue[]): string {
+  return allowed.map(allowedValueText).join(", ");
 }
 
 /**

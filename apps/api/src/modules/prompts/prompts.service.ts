@@ -25,6 +25,12 @@ import { detectVariables, renderTemplate, TemplateError } from "./template.ts";
 type PromptRow = typeof prompts.$inferSelect;
 type VersionRow = typeof promptVersions.$inferSelect;
 
+/**
+ * SPEC §9's prompt editor defaults, so a new app opens in the editor with a model among its options
+ * (gpt4, claude3, gemini, mixtral). The builder saves its own model settings over these.
+ */
+export const NEW_PROMPT_SETTINGS = { model: "gpt4", maxTokens: 1000 } as const;
+
 /** A new prompt app answers straight away: one required `query` input, passed to the model as is. */
 const STARTER_VERSION = {
   systemPrompt: "You are a helpful assistant.",
@@ -58,7 +64,7 @@ export async function createInitialPrompt(
             presencePenalty: from.presencePenalty,
             modelKeys: from.modelKeys,
           }
-        : {}),
+        : NEW_PROMPT_SETTINGS),
     })
     .returning();
   if (!prompt) throw new Error("prompt insert returned nothing");

@@ -47,9 +47,10 @@ describe("prompt config", () => {
     const { body: app } = await owner.api("POST", "/api/app/", { body: { name: "Versioned" } });
     const initial = await owner.api("GET", `/api/app/${app.slug}/prompt/`);
     expect(initial.body).toMatchObject({
-      model: "gpt-4-turbo",
+      // SPEC §9's prompt editor defaults, a model among the editor's options.
+      model: "gpt4",
       temperature: 0.7,
-      max_tokens: 2048,
+      max_tokens: 1000,
       top_p: 1,
       frequency_penalty: 0,
       presence_penalty: 0,
@@ -219,5 +220,102 @@ describe("test-config", () => {
       success: false,
       error: "test_inputs.topic must be at least 2 characters",
     });
+  });
+
+  it("holds boolean, array-item, object and patterned string inputs to their allowed values, compared by value", async () => {
+    const test = (test_inputs: object) =>
+      owner.api("POST", "/api/prompts/test-config/", {
+        body: {
+          prompt_template: "{{code}}",
+          input_schema: {
+            type: "object",
+            properties: {
+              code: { type: "string", pattern: "^[a-z]+$", enum: ["tea", "cake"] },
+              strict: { type: "boolean", enum: [true] },
+              tags: { type: "array", items: { type: "string", enum: ["green", "black"] } },
+              size: { type: "object", enum: [{ cup: "S" }, { cup: "L", hot: true }] },
+            },
+            required: ["code"],
+            additionalProperties: false,
+          },
+          test_inputs,
+        },
+      });
+    const allowed = await test({ code: "tea", strict: true, tags: ["black"], size: { hot: true, cup: "L" } });
+    expect(allowed.body).toMatchObject({ success: true, rendered_template: "tea" });
+
+    const cases: [object, string][] = [
+      [{ code: "milk" }, "test_inputs.code must be one of: tea, cake"],
+      [{ code: "tea", strict: false }, "test_inputs.strict must be one of: true"],
+      [
+        { code: "tea", tags: ["green", "oolong"] },
+        "test_inputs.tags must contain only items among: green, black",
+      ],
+      [
+        { code: "tea", size: { cup: "M" } },
+        'test_inputs.size must be one of: {"cup":"S"}, {"cup":"L","hot":true}',
+      ],
+    ];
+    for (const [inputs, error] of cases) {
+      expect((await test(inputs)).body, error).toMatchObject({ success: false, error });
+    }
+  });
+});
+
+describe("save & publish (PATCH /app/{slug}/prompt-application/)", () => {
+  const save = (slug: string, body: object) =>
+    owner.api("PATCH", `/api/app/${slug}/prompt-application/`, { body });
+
+  it("leaves the app as it was, still a draft, when the prompt is refused", async () => {
+    const { body: app } = await owner.api("POST", "/api/app/", {
+      body: { name: "All Or Nothing", price_cents: 10 },
+    });
+
+    const refused = await save(app.slug, {
+      application: { status: "live", description: "Now live", price_cents: 12 },
+      prompt: { prompt_template: "About {{topic", changelog: "Updated via UI" },
+    });
+
+    expect(refused.status).toBe(400);
+    expect(refused.body.fields.prompt_template).toMatch(/Unclosed/);
+    const after = await owner.api("GET", `/api/app/${app.slug}/`);
+    expect(after.body).toMatchObject({ status: "draft", description: "", price_cents: 10 });
+    const prompt = await owner.api("GET", `/api/app/${app.slug}/prompt/`);
+    expect(prompt.body.active_version).toMatchObject({ version: 1, prompt_template: "{{query}}" });
+  });
+
+  it("publishes with the new prompt, the price guard judging the prompt being written against the price being set", async () => {
+    const { body: app } = await owner.api("POST", "/api/app/", {
+      body: { name: "Publish Both", price_cents: 10 },
+    });
+
+    // 1 cent covers 64 tokens of gpt4 but not the 1000 of the stored prompt: judged together, it passes.
+    const saved = await save(app.slug, {
+      application: { status: "live", price_cents: 1 },
+      prompt: { prompt_template: "Answer: {{query}}", max_tokens: 64, changelog: "Updated via UI" },
+    });
+
+    expect(saved.status).toBe(200);
+    expect(saved.body.application).toMatchObject({ slug: app.slug, status: "live", price_cents: 1 });
+    expect(saved.body.prompt).toMatchObject({
+      max_tokens: 64,
+      active_version: { version: 2, prompt_template: "Answer: {{query}}" },
+    });
+    const tooCheap = await save(app.slug, {
+      application: { price_cents: 1 },
+      prompt: { max_tokens: 1000, changelog: "Updated via UI" },
+    });
+    expect(tooCheap.status).toBe(400);
+    expect(tooCheap.body.fields.price_cents).toMatch(/^At least 7 cents/);
+    expect((await owner.api("GET", `/api/app/${app.slug}/prompt/`)).body.max_tokens).toBe(64);
+  });
+
+  it("is the owner's alone", async () => {
+    const { body: app } = await owner.api("POST", "/api/app/", { body: { name: "Not Yours" } });
+    const response = await stranger.api("PATCH", `/api/app/${app.slug}/prompt-application/`, {
+      body: { application: { status: "live" }, prompt: {} },
+    });
+    expect(response.status).toBe(404);
+    expect((await owner.api("GET", `/api/app/${app.slug}/`)).body.status).toBe("draft");
   });
 });

@@ -27,7 +27,7 @@ export function useAnalyticsWindow(): [AnalyticsWindow, (days: AnalyticsWindow) 
           else params.set("days", String(next));
           return params;
         },
-        { replace: true },
+        { replace: true, preventScrollReset: true },
       ),
     [setSearchParams],
   );

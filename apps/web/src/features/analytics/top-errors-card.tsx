@@ -9,19 +9,62 @@ function colourAt(index: number): string {
   return PIE_PALETTE[index % PIE_PALETTE.length] ?? chartColors.primary;
 }
 
-const LABEL_NAME_LENGTH = 12;
+/** The labels' font size and the average width of one of its characters, in px. */
+const LABEL_FONT_PX = 11;
+const LABEL_CHAR_PX = 6.5;
+const LABEL_NAME_LINES = 2;
 
-/** Name over rounded percent; long names are cut so labels stay inside a phone-wide chart. */
-function SliceLabel({ x, y, textAnchor, name, percent }: PieLabelRenderProps) {
+/** Where a word may break: after spaces, underscores, hyphens and dots (error types are snake_case). */
+const BREAK_AFTER = /(?<=[\s_.-])/;
+
+/**
+ * The name in at most `maxLines` lines of `maxChars`: broken after spaces, underscores, hyphens
+ * and dots, a word longer than a line split, and what does not fit cut with '…'.
+ */
+export function labelLines(name: string, maxChars: number, maxLines = LABEL_NAME_LINES): string[] {
+  const width = Math.max(4, Math.floor(maxChars));
+  const pieces = name
+    .split(BREAK_AFTER)
+    .flatMap((word) => word.match(new RegExp(`.{1,${width}}`, "gs")) ?? []);
+  const lines: string[] = [];
+  for (const piece of pieces) {
+    const last = lines.length - 1;
+    if (last >= 0 && `${lines[last]}${piece}`.trimEnd().length <= width) lines[last] += piece;
+    else lines.push(piece);
+  }
+  const shown = lines.map((line) => line.trimEnd());
+  if (shown.length <= maxLines) return shown;
+  const kept = shown.slice(0, maxLines);
+  kept[maxLines - 1] = `${(kept[maxLines - 1] ?? "").slice(0, width - 1)}…`;
+  return kept;
+}
+
+/** The room beside the pie on the label's side, in characters of the label font. */
+function labelRoomChars({ x, cx, textAnchor }: PieLabelRenderProps): number {
+  const width = 2 * Number(cx ?? 0);
+  const room = textAnchor === "end" ? Number(x) : textAnchor === "start" ? width - Number(x) : width;
+  return (room - 4) / LABEL_CHAR_PX;
+}
+
+/**
+ * Name (wrapped to the room beside the pie) over rounded percent; the full name and percent are
+ * the label's tooltip, and the legend beside the chart always shows the full name.
+ */
+function SliceLabel(props: PieLabelRenderProps) {
+  const { x, y, textAnchor, name, percent } = props;
   const label = String(name ?? "");
-  const shortName = label.length > LABEL_NAME_LENGTH ? `${label.slice(0, LABEL_NAME_LENGTH - 1)}…` : label;
+  const rounded = `${Math.round((percent ?? 0) * 100)}%`;
+  const lines = labelLines(label, labelRoomChars(props));
   return (
-    <text x={x} y={y} textAnchor={textAnchor} fontSize={11} fill={chartColors.axis}>
-      <tspan x={x} dy="-0.2em">
-        {shortName}
-      </tspan>
+    <text x={x} y={y} textAnchor={textAnchor} fontSize={LABEL_FONT_PX} fill={chartColors.axis}>
+      <title>{`${label}: ${rounded}`}</title>
+      {lines.map((line, index) => (
+        <tspan key={line} x={x} dy={index === 0 ? `${-0.2 - 1.2 * (lines.length - 1)}em` : "1.2em"}>
+          {line}
+        </tspan>
+      ))}
       <tspan x={x} dy="1.2em" fontWeight={600}>
-        {`${Math.round((percent ?? 0) * 100)}%`}
+        {rounded}
       </tspan>
     </text>
   );
@@ -75,7 +118,7 @@ export function TopErrorsCard({ errors }: { errors: GlobalDashboard["errors"] })
                   className="size-3 shrink-0 rounded-full"
                   style={{ backgroundColor: colourAt(index) }}
                 />
-                <span className="truncate text-slate-700">{slice.name}</span>
+                <span className="break-words text-slate-700">{slice.name}</span>
               </span>
               <span className="font-medium text-slate-900 tabular-nums">{formatNumber(slice.value)}</span>
             </li>

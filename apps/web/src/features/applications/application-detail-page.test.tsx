@@ -53,15 +53,29 @@ describe("application detail", () => {
     expect(screen.getByText("private")).toBeDefined();
   });
 
-  it("shows the server's message, e.g. for another user's app", async () => {
+  it("says 'Application not found' with a way back to the list for a missing (or another user's) app", async () => {
     stubSignedInApi({
       [DETAIL]: () => jsonResponse({ code: "not_found", message: "Application not found", status: 404 }, 404),
     });
     renderDetail();
 
-    const alert = await screen.findByRole("alert");
+    expect(await screen.findByRole("heading", { name: "Application not found" })).toBeDefined();
+    expect(screen.getByRole("link", { name: "Back to Applications" }).getAttribute("href")).toBe(
+      "/applications",
+    );
+    expect(screen.queryByRole("alert")).toBeNull();
+  });
+
+  it("shows the server's message when loading fails otherwise", async () => {
+    stubSignedInApi({
+      [DETAIL]: () =>
+        jsonResponse({ code: "internal_error", message: "Database unavailable", status: 503 }, 503),
+    });
+    renderDetail();
+
+    const alert = await screen.findByRole("alert", {}, { timeout: 5000 });
     expect(within(alert).getByText("Error")).toBeDefined();
-    expect(within(alert).getByText("Application not found")).toBeDefined();
+    expect(within(alert).getByText("Database unavailable")).toBeDefined();
   });
 
   it("shows the completion endpoint of a prompt app with a Test API link", async () => {
@@ -215,6 +229,43 @@ describe("application detail", () => {
       price_cents: 75,
     });
     expect(screen.queryByRole("heading", { name: "Edit Application" })).toBeNull();
+  });
+
+  it("says a price of 0 is too low at the field, without asking the server", async () => {
+    const api = stubAppApi();
+    renderDetail();
+
+    await userEvent.click(await screen.findByRole("button", { name: "Edit" }));
+    const form = within(await waitFor(() => card("Edit Application")));
+    await userEvent.clear(form.getByLabelText("Price per Call (cents)"));
+    await userEvent.type(form.getByLabelText("Price per Call (cents)"), "0");
+    await userEvent.click(form.getByRole("button", { name: "Save Changes" }));
+
+    expect(await form.findByText("Must be at least 1 cent")).toBeDefined();
+    expect(form.queryByRole("alert")).toBeNull();
+    expect(api.callsTo("PATCH /api/app/blog-writer/")).toHaveLength(0);
+  });
+
+  it("shows the server's field errors at their fields, not its raw summary above the form", async () => {
+    stubAppApi(applicationFixture(), {
+      "PATCH /api/app/blog-writer/": () =>
+        jsonResponse(
+          {
+            code: "bad_request",
+            message: "Invalid request: price_cents At least 7 cents ($0.07): the worst case of gpt4…",
+            fields: { price_cents: "At least 7 cents ($0.07): the worst case of gpt4…" },
+          },
+          400,
+        ),
+    });
+    renderDetail();
+
+    await userEvent.click(await screen.findByRole("button", { name: "Edit" }));
+    const form = within(await waitFor(() => card("Edit Application")));
+    await userEvent.click(form.getByRole("button", { name: "Save Changes" }));
+
+    expect(await form.findByText("At least 7 cents ($0.07): the worst case of gpt4…")).toBeDefined();
+    expect(form.queryByText(/Invalid request: price_cents/)).toBeNull();
   });
 
   it("edits the announced price, shows when it applies, and keeps it when other fields are saved", async () => {

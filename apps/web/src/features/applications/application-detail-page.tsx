@@ -7,10 +7,11 @@ import { Badge } from "../../components/ui/badge";
 import { Button } from "../../components/ui/button";
 import { DownloadAppButton } from "../../components/ui/download-app-button";
 import { ErrorBox } from "../../components/ui/error-box";
+import { NotFoundState } from "../../components/ui/not-found-state";
 import { PageContainer } from "../../components/ui/page-container";
 import { LoadingState } from "../../components/ui/spinner";
 import { StatusBadge } from "../../components/ui/status-badge";
-import { getErrorMessage } from "../../lib/api-client";
+import { getErrorMessage, isNotFoundError } from "../../lib/api-client";
 import { useApplication } from "../../lib/applications-query";
 import { useDownloadApp } from "../../lib/download-app";
 import { useDuplicateApplication } from "./api/duplicate-application";
@@ -30,13 +31,17 @@ export function ApplicationDetailPage() {
     <PageContainer>
       {application.isPending ? (
         <LoadingState label="Loading application..." />
-      ) : application.isError ? (
+      ) : application.isError && !isNotFoundError(application.error) ? (
         <ErrorBox message={getErrorMessage(application.error)} />
       ) : application.data ? (
         // Keyed by slug: after Duplicate the copy starts in view mode with its own state.
         <ApplicationDetail key={application.data.slug} application={application.data} />
       ) : (
-        <ErrorBox message="Application not found" />
+        <NotFoundState
+          title="Application not found"
+          backTo="/applications"
+          backLabel="Back to Applications"
+        />
       )}
     </PageContainer>
   );

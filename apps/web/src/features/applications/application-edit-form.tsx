@@ -16,6 +16,24 @@ import { centsFromInput, VISIBILITY_OPTIONS } from "./application-options";
 // SPEC §5: the price minimum is the input's own; the server still answers field errors.
 type ApplicationEditValues = Pick<Application, "name" | "description" | "visibility" | "price_cents">;
 const FIELDS = ["name", "description", "visibility", "price_cents"] as const;
+type ApplicationEditField = (typeof FIELDS)[number];
+
+/** SPEC §5: at least 1 cent, said at the field before the server is asked. */
+function priceProblem(cents: number): string | true {
+  return cents >= MIN_PRICE_CENTS || `Must be at least ${MIN_PRICE_CENTS} cent`;
+}
+
+/**
+ * The server's field errors that belong to this form's fields: shown at those fields, instead
+ * of the server's summary ('Invalid request: price_cents …') above the form.
+ */
+function formFieldErrorsOf(error: unknown): [ApplicationEditField, string][] {
+  if (!(error instanceof ApiClientError) || !error.fields) return [];
+  return Object.entries(error.fields).flatMap(([path, message]) => {
+    const field = FIELDS.find((name) => name === path);
+    return field ? [[field, message] as [ApplicationEditField, string]] : [];
+  });
+}
 
 export function ApplicationEditForm({
   application,
@@ -52,11 +70,7 @@ export function ApplicationEditForm({
         onDone();
       },
       onError: (error) => {
-        if (!(error instanceof ApiClientError) || !error.fields) return;
-        for (const [path, message] of Object.entries(error.fields)) {
-          const field = FIELDS.find((name) => name === path);
-          if (field) setError(field, { type: "server", message });
-        }
+        for (const [field, message] of formFieldErrorsOf(error)) setError(field, { type: "server", message });
       },
     });
   });
@@ -66,7 +80,9 @@ export function ApplicationEditForm({
       <CardHeader title="Edit Application" />
       <CardBody>
         <form onSubmit={onSubmit} noValidate className="space-y-5">
-          {update.isError && <Alert tone="error">{getErrorMessage(update.error)}</Alert>}
+          {update.isError && formFieldErrorsOf(update.error).length === 0 && (
+            <Alert tone="error">{getErrorMessage(update.error)}</Alert>
+          )}
           <TextField label="Name" error={errors.name?.message} {...register("name")} />
           <TextareaField
             label="Description"
@@ -92,7 +108,7 @@ export function ApplicationEditForm({
                 "A lower price applies at once; a higher one is announced to callers and applies after a notice period."
               }
               error={errors.price_cents?.message}
-              {...register("price_cents", { setValueAs: centsFromInput })}
+              {...register("price_cents", { setValueAs: centsFromInput, validate: priceProblem })}
             />
           </div>
           <div className="flex flex-col-reverse gap-3 border-t border-slate-100 pt-5 sm:flex-row sm:justify-end">

@@ -5,6 +5,7 @@ import {
   MIN_PRICE_CENTS,
   type Visibility,
 } from "@promptmint/contracts";
+import { useEffect } from "react";
 import { type FieldErrors, type Resolver, useForm } from "react-hook-form";
 import { useNavigate } from "react-router";
 import { Alert } from "../../components/ui/alert";
@@ -91,7 +92,14 @@ const SERVER_FIELDS: Record<string, FormField> = {
   "provider_config.api_key": "api_key",
 };
 
-export function CreateApplicationForm({ initialType }: { initialType: AppType }) {
+export function CreateApplicationForm({
+  initialType,
+  onTypeChange,
+}: {
+  initialType: AppType;
+  /** The type chosen in the form, for the page's badge. */
+  onTypeChange?: (type: AppType) => void;
+}) {
   const navigate = useNavigate();
   const create = useCreateApplication();
   const {
@@ -106,6 +114,7 @@ export function CreateApplicationForm({ initialType }: { initialType: AppType })
   });
   const type = watch("type");
   const priceCents = watch("price_cents");
+  useEffect(() => onTypeChange?.(type), [type, onTypeChange]);
 
   const onSubmit = handleSubmit((values) => {
     create.mutate(createRequestOf(values), {

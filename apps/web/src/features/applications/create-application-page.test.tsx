@@ -39,6 +39,16 @@ describe("create application", () => {
     expect(screen.getByRole("link", { name: "Cancel" }).getAttribute("href")).toBe("/applications");
   });
 
+  it("names the chosen type in the page's badge as the type select changes", async () => {
+    stubSignedInApi();
+    renderCreate();
+
+    expect(await screen.findByText("prompt application")).toBeDefined();
+    await userEvent.selectOptions(field("Application Type"), "workflow");
+    expect(await screen.findByText("workflow application")).toBeDefined();
+    expect(screen.queryByText("prompt application")).toBeNull();
+  });
+
   it("shows the dollar equivalent as the price changes", async () => {
     stubSignedInApi();
     renderCreate();

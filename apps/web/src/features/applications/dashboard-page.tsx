@@ -31,8 +31,13 @@ function figure(pending: boolean, value: string) {
   );
 }
 
-/** /dashboard and /applications. */
-export function DashboardPage() {
+/** /applications: the same screen, titled after the navigation item that opens it. */
+export function ApplicationsPage() {
+  return <DashboardPage title="Applications" />;
+}
+
+/** /dashboard, and /applications under that name. */
+export function DashboardPage({ title = "Dashboard" }: { title?: string }) {
   const applications = useApplications();
   const apps = applications.data ?? [];
   const usage = useApplicationsUsage(apps.map((app) => app.slug));
@@ -45,7 +50,7 @@ export function DashboardPage() {
   return (
     <PageContainer>
       <PageHeader
-        title="Dashboard"
+        title={title}
         description="Manage your AI applications and follow how they perform."
         actions={
           <ButtonLink to="/applications/create">

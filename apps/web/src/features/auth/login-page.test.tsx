@@ -41,6 +41,32 @@ describe("login screen", () => {
     expect(screen.getByRole("button", { name: "Sign In" })).toBeDefined();
   });
 
+  it("shows 'Failed to sign in' and gives the button back when the provider cannot be reached", async () => {
+    stubFetch({});
+    const auth = createTestAuth("signed-out");
+    // react-oidc-context resolves null (and records the error) instead of rejecting.
+    vi.mocked(auth.signinRedirect).mockResolvedValue(null as never);
+    renderRoute("/login", { auth });
+
+    await userEvent.click(await screen.findByRole("button", { name: "Sign In" }));
+
+    expect((await screen.findByRole("alert")).textContent).toContain("Failed to sign in");
+    expect((screen.getByRole("button", { name: "Sign In" }) as HTMLButtonElement).disabled).toBe(false);
+  });
+
+  it("gives the button back without a banner when the user comes back from the provider", async () => {
+    stubFetch({});
+    const auth = createTestAuth("signed-out");
+    // The redirect's promise resolves only when the page returns from the back/forward cache.
+    vi.mocked(auth.signinRedirect).mockResolvedValue(undefined);
+    renderRoute("/login", { auth });
+
+    await userEvent.click(await screen.findByRole("button", { name: "Sign In" }));
+
+    expect(await screen.findByRole("button", { name: "Sign In" })).toBeDefined();
+    expect(screen.queryByRole("alert")).toBeNull();
+  });
+
   it("shows the error banner passed by the callback", async () => {
     stubFetch({});
     renderRoute("/login", { state: { authError: "Failed to sign in" } });

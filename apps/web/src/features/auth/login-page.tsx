@@ -1,31 +1,22 @@
 import { LogIn } from "lucide-react";
-import { useState } from "react";
 import { useAuth } from "react-oidc-context";
 import { Link, Navigate, useLocation } from "react-router";
 import { Button } from "../../components/ui/button";
-import { fromPathOf, rememberIntendedPath } from "../../lib/intended-path";
-import { authErrorOf, SIGN_IN_FAILED } from "./auth-messages";
+import { fromPathOf } from "../../lib/intended-path";
+import { authErrorOf } from "./auth-messages";
 import { AuthScreen } from "./auth-screen";
+import { useSignInRedirect } from "./use-sign-in-redirect";
 
 export function LoginPage() {
   const auth = useAuth();
   const location = useLocation();
   const from = fromPathOf(location.state);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(() => authErrorOf(location.state));
+  const { busy, error, start } = useSignInRedirect(from, authErrorOf(location.state));
 
   if (auth.isAuthenticated) return <Navigate to={from ?? "/"} replace />;
 
-  async function signIn() {
-    setError(null);
-    setBusy(true);
-    if (from) rememberIntendedPath(from);
-    try {
-      await auth.signinRedirect({ state: { intent: "login" } });
-    } catch {
-      setError(SIGN_IN_FAILED);
-      setBusy(false);
-    }
+  function signIn() {
+    void start({ state: { intent: "login" } });
   }
 
   return (

@@ -35,6 +35,21 @@ describe("register screen", () => {
     expect(busy.disabled).toBe(true);
   });
 
+  it("shows 'Failed to sign in' and gives the button back when the provider cannot be reached", async () => {
+    stubFetch({});
+    const auth = createTestAuth("signed-out");
+    // react-oidc-context resolves null (and records the error) instead of rejecting.
+    vi.mocked(auth.signinRedirect).mockResolvedValue(null as never);
+    renderRoute("/register", { auth });
+
+    await userEvent.click(await screen.findByRole("button", { name: "Create Account" }));
+
+    expect((await screen.findByRole("alert")).textContent).toContain("Failed to sign in");
+    expect((screen.getByRole("button", { name: "Create Account" }) as HTMLButtonElement).disabled).toBe(
+      false,
+    );
+  });
+
   it("keeps the configured extra parameters such as the audience", async () => {
     stubFetch({});
     const auth = createTestAuth("signed-out");

@@ -1,35 +1,26 @@
 import { UserPlus } from "lucide-react";
-import { useState } from "react";
 import { useAuth } from "react-oidc-context";
 import { Link, Navigate, useLocation } from "react-router";
 import { Button } from "../../components/ui/button";
-import { fromPathOf, rememberIntendedPath } from "../../lib/intended-path";
-import { authErrorOf, SIGN_IN_FAILED } from "./auth-messages";
+import { fromPathOf } from "../../lib/intended-path";
+import { authErrorOf } from "./auth-messages";
 import { AuthScreen } from "./auth-screen";
+import { useSignInRedirect } from "./use-sign-in-redirect";
 
 export function RegisterPage() {
   const auth = useAuth();
   const location = useLocation();
   const from = fromPathOf(location.state);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(() => authErrorOf(location.state));
+  const { busy, error, start } = useSignInRedirect(from, authErrorOf(location.state));
 
   if (auth.isAuthenticated) return <Navigate to={from ?? "/dashboard"} replace />;
 
-  async function signUp() {
-    setError(null);
-    setBusy(true);
-    if (from) rememberIntendedPath(from);
-    try {
-      await auth.signinRedirect({
-        state: { intent: "register" },
-        // Replaces the configured extra parameters for this request, so keep them (e.g. audience).
-        extraQueryParams: { ...auth.settings.extraQueryParams, screen_hint: "signup" },
-      });
-    } catch {
-      setError(SIGN_IN_FAILED);
-      setBusy(false);
-    }
+  function signUp() {
+    void start({
+      state: { intent: "register" },
+      // Replaces the configured extra parameters for this request, so keep them (e.g. audience).
+      extraQueryParams: { ...auth.settings.extraQueryParams, screen_hint: "signup" },
+    });
   }
 
   return (

@@ -20,7 +20,7 @@ import { STRIPE_NOT_LOADED } from "../../lib/sandbox-payments";
 import { useStripePublishableKey } from "../../lib/stripe";
 import { useAddPaymentMethod } from "./api/add-payment-method";
 import { useAddPaymentMethodWithStripe } from "./api/add-payment-method-stripe";
-import { BillingStepError } from "./api/billing-errors";
+import { billingErrorTitle } from "./api/billing-errors";
 import {
   type BillingAddressErrors,
   BillingAddressFields,
@@ -147,8 +147,8 @@ function AddPaymentMethodForm({
       />
       {notLoaded && <Alert tone="error">{STRIPE_NOT_LOADED}</Alert>}
       {add.isError && (
-        <Alert tone="error" title={add.error instanceof BillingStepError ? add.error.title : undefined}>
-          {add.error.message}
+        <Alert tone="error" title={billingErrorTitle(add.error)}>
+          {add.error.message || undefined}
         </Alert>
       )}
       <div className="flex flex-col-reverse gap-2 border-t border-slate-100 pt-5 sm:flex-row sm:justify-end">

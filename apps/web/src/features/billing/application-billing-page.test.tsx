@@ -217,7 +217,7 @@ describe("billing and subscriptions", () => {
     expect(api.callsTo(`POST ${APP}/subscriptions/`)).toHaveLength(0);
   });
 
-  it("shows the decline message of a declined card", async () => {
+  it("says 'Payment was not completed successfully' with the decline as detail", async () => {
     renderBillingPage({ packages: PLANS, confirm: { status: "failed", message: "Your card was declined." } });
 
     await userEvent.click(await screen.findByRole("button", { name: "Subscribe to Pro" }));
@@ -225,7 +225,9 @@ describe("billing and subscriptions", () => {
     await fillCardAndAddress(dialog, "4000000000000002");
     await userEvent.click(within(dialog).getByRole("button", { name: "Subscribe for $5.00/usd" }));
 
-    expect((await within(dialog).findByRole("alert")).textContent).toBe("Your card was declined.");
+    const alert = await within(dialog).findByRole("alert");
+    expect(within(alert).getByText("Payment was not completed successfully").tagName).toBe("P");
+    expect(within(alert).getByText("Your card was declined.")).toBeDefined();
   });
 
   it("requires the card and billing address before paying", async () => {

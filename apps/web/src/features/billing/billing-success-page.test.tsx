@@ -23,7 +23,7 @@ describe("payment return page", () => {
     );
   });
 
-  it.each(["?redirect_status=failed", "?payment_intent=pi_9&redirect_status=requires_action", ""])(
+  it.each(["?redirect_status=failed", "?payment_intent=pi_9&redirect_status=requires_action"])(
     "says 'Payment was not completed successfully' for %j",
     async (search) => {
       renderSuccess(search);
@@ -32,6 +32,16 @@ describe("payment return page", () => {
       expect(screen.getByRole("link", { name: "Go to Wallet" }).getAttribute("href")).toBe("/wallet");
     },
   );
+
+  it("opened without a payment's result, says there is nothing to confirm and leads to the wallet", async () => {
+    renderSuccess("");
+
+    expect(await screen.findByRole("heading", { name: "Nothing to confirm here" })).toBeDefined();
+    expect(screen.queryByRole("alert")).toBeNull();
+    expect(screen.queryByText(/Payment was not completed/)).toBeNull();
+    expect(screen.getByRole("link", { name: "Go to Wallet" }).getAttribute("href")).toBe("/wallet");
+    expect(screen.getByRole("link", { name: "Go to Dashboard" }).getAttribute("href")).toBe("/dashboard");
+  });
 
   it.each(["https://evil.example/steal", "//evil.example", "/\\evil.example", "javascript:alert(1)"])(
     "never returns to %s, only to a path on this site",

@@ -1,7 +1,8 @@
-import { CheckCircle2, XCircle } from "lucide-react";
+import { CheckCircle2, Info, XCircle } from "lucide-react";
 import { useSearchParams } from "react-router";
 import { ButtonLink } from "../../components/ui/button";
 import { Card } from "../../components/ui/card";
+import { EmptyState } from "../../components/ui/empty-state";
 import { PageContainer } from "../../components/ui/page-container";
 import { PageHeader } from "../../components/ui/page-header";
 import { PAYMENT_NOT_COMPLETED } from "../../lib/sandbox-payments";
@@ -19,6 +20,7 @@ export function safeReturnPath(value: string | null): string {
  */
 export function BillingSuccessPage() {
   const [params] = useSearchParams();
+  if (!params.has("redirect_status")) return <NothingToConfirm />;
   const succeeded = params.get("redirect_status") === "succeeded";
   const paymentIntent = params.get("payment_intent");
   const returnTo = safeReturnPath(params.get("return_to"));
@@ -60,6 +62,28 @@ export function BillingSuccessPage() {
           </ButtonLink>
         </div>
       </Card>
+    </PageContainer>
+  );
+}
+
+/** Opened without a payment's result (a bookmark, a typed address): neither success nor failure. */
+function NothingToConfirm() {
+  return (
+    <PageContainer className="max-w-3xl">
+      <PageHeader title="Payment Status" />
+      <EmptyState
+        icon={Info}
+        title="Nothing to confirm here"
+        description="This page shows the result of a card payment when your bank sends you back after confirming it. No payment is waiting to be confirmed."
+        action={
+          <div className="flex flex-col gap-2 sm:flex-row">
+            <ButtonLink to="/wallet">Go to Wallet</ButtonLink>
+            <ButtonLink to="/dashboard" variant="secondary">
+              Go to Dashboard
+            </ButtonLink>
+          </div>
+        }
+      />
     </PageContainer>
   );
 }

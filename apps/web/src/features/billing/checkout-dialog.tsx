@@ -24,7 +24,7 @@ import { formatCents, formatMicros } from "../../lib/format";
 import { STRIPE_NOT_LOADED } from "../../lib/sandbox-payments";
 import { useStripePublishableKey } from "../../lib/stripe";
 import { useWallet } from "../../lib/wallet-query";
-import { BillingStepError } from "./api/billing-errors";
+import { BillingStepError, billingErrorTitle } from "./api/billing-errors";
 import { paymentMethodsQueryOptions } from "./api/list-payment-methods";
 import { useSubscribeToPlan } from "./api/subscribe-to-plan";
 import { useSubscribeToPlanWithStripe } from "./api/subscribe-to-plan-stripe";
@@ -264,7 +264,13 @@ function CheckoutForm({
 }
 
 function CheckoutError({ error }: { error: Error }) {
-  if (!(error instanceof BillingStepError)) return <Alert tone="error">{error.message}</Alert>;
+  if (!(error instanceof BillingStepError)) {
+    return (
+      <Alert tone="error" title={billingErrorTitle(error)}>
+        {error.message || undefined}
+      </Alert>
+    );
+  }
   return (
     <Alert tone="error" title={error.title}>
       {error.message}

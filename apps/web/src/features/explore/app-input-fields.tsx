@@ -1,4 +1,4 @@
-import type { IoSchema, SchemaProperty } from "@promptmint/contracts";
+import { allowedValueText, type IoSchema, type SchemaProperty } from "@promptmint/contracts";
 import { CheckboxField } from "../../components/ui/checkbox-field";
 import { SelectField } from "../../components/ui/select-field";
 import { TextField } from "../../components/ui/text-field";
@@ -82,7 +82,10 @@ export function AppInputFields({
               {...common}
               options={[
                 { value: "", label: required ? "Choose…" : "No value" },
-                ...property.enum.map((option) => ({ value: String(option), label: String(option) })),
+                ...property.enum.map((option) => ({
+                  value: allowedValueText(option),
+                  label: allowedValueText(option),
+                })),
               ]}
               value={text}
               onChange={(event) => onChange(name, event.target.value)}

@@ -32,19 +32,19 @@ export function ExplorePage() {
     if (value) next.set(name, value);
     else next.delete(name);
     next.delete("page");
-    setParams(next);
+    setParams(next, { preventScrollReset: true });
   };
   const submitSearch = (event: FormEvent) => {
     event.preventDefault();
     setFilter("q", search.trim());
   };
-  const resetFilters = () => setParams(new URLSearchParams());
+  const resetFilters = () => setParams(new URLSearchParams(), { preventScrollReset: true });
   const goToPage = (page: number) => {
     const next = new URLSearchParams(params);
     if (page > 1) next.set("page", String(page));
     else next.delete("page");
+    // Another page of results opens at its top, like a new screen (RootLayout).
     setParams(next);
-    window.scrollTo?.({ top: 0 });
   };
 
   const filter = (name: string, label: string, options: readonly SelectOption[], className?: string) => (

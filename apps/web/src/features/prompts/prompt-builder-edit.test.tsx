@@ -1,7 +1,8 @@
+import type { SavePromptApplication } from "@promptmint/contracts";
 import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
-import { stubSignedInApi } from "../../test/api-stubs";
+import { SAVE_BLOG_WRITER, savedBody, stubSignedInApi } from "../../test/api-stubs";
 import { createTestAuth } from "../../test/auth-state";
 import { setEditorText } from "../../test/code-editor";
 import { jsonResponse, type RecordedRequest } from "../../test/fetch-stub";
@@ -58,9 +59,11 @@ describe("prompt builder (edit)", () => {
 
   it("saves the app and the prompt with the 'Updated via UI' changelog", async () => {
     const api = stubEditApi({
-      "PATCH /api/app/blog-writer/": ({ body }: RecordedRequest) =>
-        jsonResponse({ ...created, ...(body as object) }),
-      "PATCH /api/app/blog-writer/prompt/": () => jsonResponse(promptConfigFixture()),
+      [SAVE_BLOG_WRITER]: ({ body }: RecordedRequest) =>
+        jsonResponse({
+          application: { ...created, ...(body as SavePromptApplication).application },
+          prompt: promptConfigFixture(),
+        }),
     });
     renderBuilder("/applications/blog-writer/edit");
 
@@ -68,15 +71,15 @@ describe("prompt builder (edit)", () => {
     setEditorText("User Prompt Template", "Write a haiku about {{topic}}.");
     await userEvent.click(screen.getByRole("button", { name: "Update Prompt" }));
 
-    await waitFor(() => expect(api.callsTo("PATCH /api/app/blog-writer/prompt/")).toHaveLength(1));
-    expect(api.callsTo("PATCH /api/app/blog-writer/")[0]?.body).toEqual({
+    await waitFor(() => expect(api.callsTo(SAVE_BLOG_WRITER)).toHaveLength(1));
+    expect(savedBody(api).application).toEqual({
       name: "Blog Writer",
       description: "Writes blog posts about any topic.",
       status: "draft",
       visibility: "private",
       price_cents: 150,
     });
-    expect(api.callsTo("PATCH /api/app/blog-writer/prompt/")[0]?.body).toMatchObject({
+    expect(savedBody(api).prompt).toMatchObject({
       model: "gpt-4-turbo",
       system_prompt: "You are a helpful writer.",
       prompt_template: "Write a haiku about {{topic}}.",
@@ -88,18 +91,43 @@ describe("prompt builder (edit)", () => {
 
   it("publishes a draft with Save & Publish, which then disappears", async () => {
     const api = stubEditApi({
-      "PATCH /api/app/blog-writer/": ({ body }: RecordedRequest) =>
-        jsonResponse({ ...created, ...(body as object) }),
-      "PATCH /api/app/blog-writer/prompt/": () => jsonResponse(promptConfigFixture()),
+      [SAVE_BLOG_WRITER]: ({ body }: RecordedRequest) =>
+        jsonResponse({
+          application: { ...created, ...(body as SavePromptApplication).application },
+          prompt: promptConfigFixture(),
+        }),
     });
     renderBuilder("/applications/blog-writer/edit");
 
     await userEvent.click(await screen.findByRole("button", { name: "Save & Publish" }));
 
-    await waitFor(() => expect(api.callsTo("PATCH /api/app/blog-writer/prompt/")).toHaveLength(1));
-    expect(api.callsTo("PATCH /api/app/blog-writer/")[0]?.body).toMatchObject({ status: "live" });
+    await waitFor(() => expect(api.callsTo(SAVE_BLOG_WRITER)).toHaveLength(1));
+    expect(savedBody(api).application).toMatchObject({ status: "live" });
     expect(input("Status").value).toBe("live");
     expect(screen.queryByRole("button", { name: "Save & Publish" })).toBeNull();
+  });
+
+  it("keeps a draft a draft when Save & Publish is refused for its template", async () => {
+    const api = stubEditApi({
+      [SAVE_BLOG_WRITER]: () =>
+        jsonResponse(
+          {
+            message: "Invalid input",
+            fields: { prompt_template: "Unclosed or unopened placeholder in 'About {{topic'" },
+          },
+          400,
+        ),
+    });
+    renderBuilder("/applications/blog-writer/edit");
+
+    await userEvent.click(await screen.findByRole("button", { name: "Save & Publish" }));
+
+    await waitFor(() => expect(api.callsTo(SAVE_BLOG_WRITER)).toHaveLength(1));
+    expect(savedBody(api).application).toMatchObject({ status: "live" });
+    expect(await screen.findByText(/Unclosed or unopened placeholder/)).toBeDefined();
+    expect(input("Status").value).toBe("draft");
+    expect(screen.getByRole("button", { name: "Save & Publish" })).toBeDefined();
+    expect(api.callsTo("PATCH /api/app/blog-writer/")).toHaveLength(0);
   });
 
   it("tests a saved prompt through its own test-config endpoint and shows a template error", async () => {
@@ -141,7 +169,7 @@ describe("prompt builder (edit)", () => {
 
   it("says 'An error occurred while saving the prompt' when saving fails", async () => {
     stubEditApi({
-      "PATCH /api/app/blog-writer/": () => jsonResponse({ message: "Database unavailable" }, 503),
+      [SAVE_BLOG_WRITER]: () => jsonResponse({ message: "Database unavailable" }, 503),
     });
     renderBuilder("/applications/blog-writer/edit");
 

@@ -12,6 +12,7 @@ import { SandboxModelNotice } from "../../components/ui/sandbox-model-notice";
 import { StatusBadge } from "../../components/ui/status-badge";
 import { Tabs, TabsContent, TabsList, TabsTrigger } from "../../components/ui/tabs";
 import { ApiClientError, getErrorMessage } from "../../lib/api-client";
+import { withoutErrorsFor } from "../../lib/form-errors";
 import { PromptSaveIncompleteError, useCreatePromptApplication } from "./api/create-prompt-application";
 import { useUpdatePromptApplication } from "./api/update-prompt-application";
 import { PromptBuilderBasicTab } from "./prompt-builder-basic-tab";
@@ -87,8 +88,12 @@ export function PromptBuilderForm({
   const saveError = creating ? create.error : update.error;
 
   const inputSchema = useMemo(() => schemaOf(values.input_fields), [values.input_fields]);
-  const change = (changes: Partial<PromptBuilderValues>) =>
+  const change = (changes: Partial<PromptBuilderValues>) => {
     setValues((current) => ({ ...current, ...changes }));
+    // Either schema's fields carry the one "schema" error.
+    const changed = Object.keys(changes).map((key) => (key.endsWith("_fields") ? "schema" : key));
+    setErrors((current) => withoutErrorsFor(current, changed));
+  };
 
   const showErrors = (next: PromptBuilderErrors) => {
     setErrors(next);
@@ -103,7 +108,6 @@ export function PromptBuilderForm({
     const problems = validatePromptBuilder(next, creating);
     if (Object.keys(problems).length > 0) return showErrors(problems);
     setErrors({});
-    setValues(next);
     setPublishing(publish);
 
     if (creating) {
@@ -129,7 +133,11 @@ export function PromptBuilderForm({
     update.mutate(
       { application: applicationUpdateOf(next), prompt: promptUpdateOf(next) },
       {
-        onSuccess: () => toast.success(publish ? "Prompt published" : "Prompt updated"),
+        // The form says Live only once the app is: a refused save leaves it as it was (decision 036).
+        onSuccess: () => {
+          setValues(next);
+          toast.success(publish ? "Prompt published" : "Prompt updated");
+        },
         onError: (error) => showErrors(serverErrorsOf(error)),
       },
     );
@@ -138,7 +146,7 @@ export function PromptBuilderForm({
   return (
     <PageContainer>
       <PageHeader
-        title={creating ? "Prompt Builder" : "Edit Prompt"}
+        title="Prompt Builder"
         description={
           creating ? (
             "Design a prompt, its schema and model settings, then publish it as an API."

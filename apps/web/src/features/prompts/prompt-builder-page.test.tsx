@@ -96,6 +96,12 @@ describe("prompt builder (create)", () => {
     expect(within(alert).getByText("System prompt is required")).toBeDefined();
     expect(within(alert).getByText("User prompt template is required")).toBeDefined();
     expect(api.callsTo("POST /api/app/")).toHaveLength(0);
+
+    // Fixing a field takes its error away at once; the others stay until they are fixed too.
+    await userEvent.type(screen.getByLabelText("Prompt Name"), "Blog Writer");
+    expect(within(alert).queryByText("Prompt name is required")).toBeNull();
+    expect(screen.getByLabelText("Prompt Name").getAttribute("aria-invalid")).not.toBe("true");
+    expect(within(alert).getByText("System prompt is required")).toBeDefined();
   });
 
   it("creates the app with its slug, saves the prompt, then opens the edit screen", async () => {
@@ -157,7 +163,7 @@ describe("prompt builder (create)", () => {
       output_schema: null,
       changelog: "Updated via UI",
     });
-    expect(await screen.findByRole("heading", { name: "Edit Prompt" })).toBeDefined();
+    expect(await screen.findByRole("button", { name: "Update Prompt" })).toBeDefined();
   });
 
   it("publishes on creation with Save & Publish", async () => {

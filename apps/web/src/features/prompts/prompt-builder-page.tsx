@@ -33,7 +33,7 @@ function EditPromptBuilder({ slug }: { slug: string }) {
   return (
     <PageContainer>
       <PageHeader
-        title="Edit Prompt"
+        title="Prompt Builder"
         description={<span className="font-mono">/{slug}</span>}
         actions={
           <ButtonLink to="/applications" variant="secondary">

@@ -1,7 +1,8 @@
+import type { SavePromptApplication } from "@promptmint/contracts";
 import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
-import { stubSignedInApi } from "../../test/api-stubs";
+import { SAVE_BLOG_WRITER, savedBody, stubSignedInApi } from "../../test/api-stubs";
 import { createTestAuth } from "../../test/auth-state";
 import { codeEditor, setEditorText } from "../../test/code-editor";
 import { jsonResponse, type RecordedRequest } from "../../test/fetch-stub";
@@ -102,9 +103,11 @@ describe("prompt editor", () => {
 
   it("saves the app and the prompt, ignoring invalid JSON edits", async () => {
     const api = stubEditorApi({
-      "PATCH /api/app/blog-writer/": ({ body }: RecordedRequest) =>
-        jsonResponse({ ...app, ...(body as object) }),
-      "PATCH /api/app/blog-writer/prompt/": () => jsonResponse(promptConfigFixture()),
+      [SAVE_BLOG_WRITER]: ({ body }: RecordedRequest) =>
+        jsonResponse({
+          application: { ...app, ...(body as SavePromptApplication).application },
+          prompt: promptConfigFixture(),
+        }),
     });
     renderEditor();
 
@@ -125,8 +128,8 @@ describe("prompt editor", () => {
     setEditorText("Output Schema", "not json"); // invalid: ignored
     await userEvent.click(screen.getByRole("button", { name: "Save Changes" }));
 
-    await waitFor(() => expect(api.callsTo("PATCH /api/app/blog-writer/prompt/")).toHaveLength(1));
-    expect(api.callsTo("PATCH /api/app/blog-writer/")[0]?.body).toEqual({
+    await waitFor(() => expect(api.callsTo(SAVE_BLOG_WRITER)).toHaveLength(1));
+    expect(savedBody(api).application).toEqual({
       name: "Blog Writer",
       description: "Writes blog posts about any topic.",
       status: "archived",
@@ -134,7 +137,7 @@ describe("prompt editor", () => {
       price_cents: 150,
       interaction_mode: "chat",
     });
-    expect(api.callsTo("PATCH /api/app/blog-writer/prompt/")[0]?.body).toEqual({
+    expect(savedBody(api).prompt).toEqual({
       model: "mixtral",
       model_keys: "platform",
       temperature: 0.7,
@@ -161,7 +164,12 @@ describe("prompt editor", () => {
 
     expect(await screen.findByText("Must be between 0 and 1")).toBeDefined();
     expect(input("Top P").getAttribute("aria-invalid")).toBe("true");
-    expect(api.callsTo("PATCH /api/app/blog-writer/")).toHaveLength(0);
+    expect(api.callsTo(SAVE_BLOG_WRITER)).toHaveLength(0);
+
+    await userEvent.clear(input("Top P"));
+    await userEvent.type(input("Top P"), "0.9");
+    expect(screen.queryByText("Must be between 0 and 1")).toBeNull();
+    expect(input("Top P").getAttribute("aria-invalid")).not.toBe("true");
   });
 
   it("tests the template and shows 'Template Valid' with the rendered text and variables", async () => {

@@ -7,16 +7,17 @@ import { Alert } from "../../components/ui/alert";
 import { Badge } from "../../components/ui/badge";
 import { Button, ButtonLink } from "../../components/ui/button";
 import { DownloadAppButton } from "../../components/ui/download-app-button";
-import { EmptyState } from "../../components/ui/empty-state";
 import { ErrorBox } from "../../components/ui/error-box";
+import { NotFoundState } from "../../components/ui/not-found-state";
 import { PageContainer } from "../../components/ui/page-container";
 import { SandboxModelNotice } from "../../components/ui/sandbox-model-notice";
 import { LoadingState } from "../../components/ui/spinner";
 import { StatusBadge } from "../../components/ui/status-badge";
 import { Tabs, TabsContent, TabsList, TabsTrigger } from "../../components/ui/tabs";
-import { ApiClientError, getErrorMessage } from "../../lib/api-client";
+import { ApiClientError, getErrorMessage, isNotFoundError } from "../../lib/api-client";
 import { useApplication } from "../../lib/applications-query";
 import { useDownloadApp } from "../../lib/download-app";
+import { withoutErrorsFor } from "../../lib/form-errors";
 import { usePromptConfig } from "./api/get-prompt-config";
 import { useUpdatePromptApplication } from "./api/update-prompt-application";
 import { PromptEditorBasicTab } from "./prompt-editor-basic-tab";
@@ -43,10 +44,6 @@ const CONFIG_FIELDS = new Set<PromptEditorField>([
   "output_schema",
 ]);
 
-function isNotFound(error: unknown): boolean {
-  return error instanceof ApiClientError && error.status === 404;
-}
-
 /** /prompts/:slug */
 export function PromptEditorPage() {
   const { slug = "" } = useParams();
@@ -54,22 +51,13 @@ export function PromptEditorPage() {
   const config = usePromptConfig(slug, { enabled: application.isSuccess });
 
   let body: ReactNode;
-  if (application.isError && !isNotFound(application.error)) {
+  if (application.isError && !isNotFoundError(application.error)) {
     body = <ErrorBox message={getErrorMessage(application.error)} />;
-  } else if (config.isError && !isNotFound(config.error)) {
+  } else if (config.isError && !isNotFoundError(config.error)) {
     body = <ErrorBox message={getErrorMessage(config.error)} />;
   } else if (application.isError || config.isError || application.data?.type === "workflow") {
     body = (
-      <EmptyState
-        icon={FileText}
-        title="Prompt not found"
-        action={
-          <ButtonLink to="/prompts" variant="secondary">
-            <ArrowLeft className="size-4" aria-hidden="true" />
-            Back to List
-          </ButtonLink>
-        }
-      />
+      <NotFoundState icon={FileText} title="Prompt not found" backTo="/prompts" backLabel="Back to List" />
     );
   } else if (application.data && config.data) {
     body = <PromptEditor key={slug} application={application.data} config={config.data} />;
@@ -85,8 +73,10 @@ function PromptEditor({ application, config }: { application: Application; confi
   const [tab, setTab] = useState("basic");
   const save = useUpdatePromptApplication(application.slug);
   const { download, downloadingSlug } = useDownloadApp();
-  const change = (changes: Partial<PromptEditorValues>) =>
+  const change = (changes: Partial<PromptEditorValues>) => {
     setValues((current) => ({ ...current, ...changes }));
+    setErrors((current) => withoutErrorsFor(current, Object.keys(changes)));
+  };
 
   const showErrors = (next: PromptEditorErrors) => {
     setErrors(next);

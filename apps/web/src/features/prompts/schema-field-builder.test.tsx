@@ -85,6 +85,31 @@ describe("schema field builder", () => {
     });
   });
 
+  it("offers Allowed Values, one per line, for boolean, array and object fields too", async () => {
+    render(<Harness />);
+    const add = async (position: number, name: string, type: string) => {
+      await userEvent.click(screen.getByRole("button", { name: "+ Add Field" }));
+      await userEvent.type(fieldset(position, `field ${position}`).getByLabelText("Field Name"), name);
+      await userEvent.selectOptions(fieldset(position, name).getByLabelText("Type"), type);
+      return fieldset(position, name).getByLabelText("Allowed Values");
+    };
+
+    await userEvent.type(await add(1, "formal", "boolean"), "true{enter}maybe");
+    await userEvent.type(await add(2, "tags", "array"), "tea{enter} coffee ");
+    const sizes = await add(3, "size", "object");
+    await userEvent.click(sizes);
+    await userEvent.paste('{"cup": "S"}\n{"cup": "L"}');
+
+    expect(preview()).toMatchObject({
+      properties: {
+        formal: { type: "boolean", enum: [true] },
+        tags: { type: "array", items: { type: "string", enum: ["tea", "coffee"] } },
+        size: { type: "object", enum: [{ cup: "S" }, { cup: "L" }] },
+      },
+    });
+    expect(fieldset(2, "tags").getByText(/each item must be one of them/)).toBeDefined();
+  });
+
   it("moves fields up and down and deletes them", async () => {
     render(<Harness />);
     for (const name of ["a", "b", "c"]) {

@@ -7,8 +7,8 @@ import { SelectField } from "../../components/ui/select-field";
 import { TextField } from "../../components/ui/text-field";
 import { TextareaField } from "../../components/ui/textarea-field";
 import {
+  allowedValueType,
   fieldNameProblemOf,
-  hasAllowedValues,
   newSchemaField,
   SCHEMA_FIELD_TYPES,
   type SchemaField,
@@ -21,6 +21,22 @@ const BOOLEAN_DEFAULT_OPTIONS = [
   { value: "true", label: "True" },
   { value: "false", label: "False" },
 ];
+
+/** What one line of Allowed Values is for each type (an array's lines are its items' values). */
+const ALLOWED_VALUE_LINE: Record<SchemaFieldType, string> = {
+  string: "One value per line",
+  number: "One number per line",
+  integer: "One whole number per line",
+  boolean: "true or false, one per line",
+  array: "One JSON array per line",
+  object: 'One JSON object per line, e.g. {"size": "S"}',
+};
+
+function allowedValuesHint(field: SchemaField): string {
+  const line = ALLOWED_VALUE_LINE[allowedValueType(field)];
+  const scope = field.type === "array" ? " (each item must be one of them)" : "";
+  return `${line}${scope}; leave empty to allow any value.`;
+}
 
 const iconButton =
   "inline-flex size-8 items-center justify-center rounded-md text-slate-500 transition-colors hover:bg-slate-100 hover:text-slate-900 disabled:cursor-not-allowed disabled:opacity-40 disabled:hover:bg-transparent focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-brand-600";
@@ -257,16 +273,14 @@ function SchemaFieldRow({
         )}
       </div>
 
-      {hasAllowedValues(field.type) && (
-        <TextareaField
-          label="Allowed Values"
-          className="mt-3"
-          rows={3}
-          hint="One value per line; leave empty to allow any value."
-          value={field.allowedValues}
-          onChange={(event) => onChange({ allowedValues: event.target.value })}
-        />
-      )}
+      <TextareaField
+        label="Allowed Values"
+        className="mt-3"
+        rows={3}
+        hint={allowedValuesHint(field)}
+        value={field.allowedValues}
+        onChange={(event) => onChange({ allowedValues: event.target.value })}
+      />
     </fieldset>
   );
 }

@@ -55,6 +55,18 @@ describe("schema fields", () => {
     expect(schema.properties.n?.enum).toEqual([1, 2.5]);
   });
 
+  it("reads boolean, array-item and object allowed values as their type and drops the rest", () => {
+    const schema = schemaOf([
+      newSchemaField({ name: "b", type: "boolean", allowedValues: "true\nyes\nfalse" }),
+      newSchemaField({ name: "a", type: "array", itemsType: "integer", allowedValues: "1\n2.5\n3" }),
+      newSchemaField({ name: "o", type: "object", allowedValues: '{"k": 1}\n[1]\nnot json' }),
+    ]);
+    expect(schema.properties.b?.enum).toEqual([true, false]);
+    expect(schema.properties.a).toEqual({ type: "array", items: { type: "integer", enum: [1, 3] } });
+    expect(schema.properties.o?.enum).toEqual([{ k: 1 }]);
+    expect(schemaOf(fieldsOf(schema))).toEqual(schema);
+  });
+
   it("gives back the same schema after a round trip through the builder rows", () => {
     const schema = schemaOf([
       newSchemaField({

@@ -1,4 +1,4 @@
-import type { IoSchema, SchemaFieldType, SchemaProperty } from "@promptmint/contracts";
+import type { AllowedValue, IoSchema, SchemaFieldType, SchemaProperty } from "@promptmint/contracts";
 import { VARIABLE_NAME_PATTERN } from "./template-variables";
 
 export const SCHEMA_FIELD_TYPES: readonly SchemaFieldType[] = [
@@ -55,11 +55,6 @@ export function newSchemaField(overrides: Partial<SchemaField> = {}): SchemaFiel
   };
 }
 
-/** Allowed values apply to scalar text and numbers; booleans, arrays and objects have none. */
-export function hasAllowedValues(type: SchemaFieldType): boolean {
-  return type === "string" || type === "number" || type === "integer";
-}
-
 function numberOf(text: string): number | undefined {
   if (text.trim() === "") return undefined;
   const value = Number(text);
@@ -71,14 +66,17 @@ function lengthOf(text: string): number | undefined {
   return value !== undefined && Number.isInteger(value) && value >= 0 ? value : undefined;
 }
 
-function defaultOf(field: SchemaField): unknown {
-  const text = field.defaultValue;
-  switch (field.type) {
+/** A value of `type` typed as text: numbers, true/false, JSON for arrays and objects; undefined if it is none. */
+function typedValueOf(type: SchemaFieldType, text: string): unknown {
+  switch (type) {
     case "string":
       return text === "" ? undefined : text;
     case "number":
-    case "integer":
       return numberOf(text);
+    case "integer": {
+      const value = numberOf(text);
+      return value !== undefined && Number.isInteger(value) ? value : undefined;
+    }
     case "boolean":
       return text === "true" ? true : text === "false" ? false : undefined;
     case "array":
@@ -87,8 +85,7 @@ function defaultOf(field: SchemaField): unknown {
       try {
         const value = JSON.parse(text) as unknown;
         const isArray = Array.isArray(value);
-        const fits =
-          field.type === "array" ? isArray : typeof value === "object" && value !== null && !isArray;
+        const fits = type === "array" ? isArray : typeof value === "object" && value !== null && !isArray;
         return fits ? value : undefined;
       } catch {
         return undefined;
@@ -97,16 +94,23 @@ function defaultOf(field: SchemaField): unknown {
   }
 }
 
-/** SPEC §5: allowed values are the lines, trimmed, blanks dropped (numbers for numeric fields). */
-export function allowedValuesOf(field: SchemaField): (string | number)[] {
-  const lines = field.allowedValues
+/** The type allowed values are of: an array's allowed values are those of its items (docs/decisions/036). */
+export function allowedValueType(field: Pick<SchemaField, "type" | "itemsType">): SchemaFieldType {
+  return field.type === "array" ? field.itemsType : field.type;
+}
+
+/**
+ * SPEC §5: allowed values are the lines, trimmed, blanks dropped, read as their type (numbers,
+ * true/false, JSON objects); lines that are not a value of the type are dropped.
+ */
+export function allowedValuesOf(field: SchemaField): AllowedValue[] {
+  const type = allowedValueType(field);
+  return field.allowedValues
     .split("\n")
     .map((line) => line.trim())
-    .filter((line) => line !== "");
-  if (field.type === "number" || field.type === "integer") {
-    return lines.map((line) => numberOf(line)).filter((value): value is number => value !== undefined);
-  }
-  return lines;
+    .filter((line) => line !== "")
+    .map((line) => typedValueOf(type, line))
+    .filter((value): value is AllowedValue => value !== undefined);
 }
 
 export function propertyOf(field: SchemaField): SchemaProperty {
@@ -126,13 +130,12 @@ export function propertyOf(field: SchemaField): SchemaProperty {
     if (minimum !== undefined) property.minimum = minimum;
     if (maximum !== undefined) property.maximum = maximum;
   }
-  if (field.type === "array") property.items = { type: field.itemsType };
-  const defaultValue = defaultOf(field);
+  const defaultValue = typedValueOf(field.type, field.defaultValue);
   if (defaultValue !== undefined) property.default = defaultValue;
-  if (hasAllowedValues(field.type)) {
-    const allowed = allowedValuesOf(field);
-    if (allowed.length > 0) property.enum = allowed;
-  }
+  const allowed = allowedValuesOf(field);
+  const allowedEnum = allowed.length > 0 ? { enum: allowed } : {};
+  if (field.type === "array") property.items = { type: field.itemsType, ...allowedEnum };
+  else Object.assign(property, allowedEnum);
   return property;
 }
 
@@ -168,7 +171,7 @@ export function fieldsOf(schema: IoSchema | null | undefined): SchemaField[] {
       minimum: property.minimum === undefined ? "" : String(property.minimum),
       maximum: property.maximum === undefined ? "" : String(property.maximum),
       defaultValue: textOf(property.default),
-      allowedValues: (property.enum ?? []).map(String).join("\n"),
+      allowedValues: (property.enum ?? property.items?.enum ?? []).map(textOf).join("\n"),
       itemsType: property.items?.type ?? "string",
     }),
   );

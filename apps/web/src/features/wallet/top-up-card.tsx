@@ -19,7 +19,7 @@ import { TextField } from "../../components/ui/text-field";
 import { getErrorMessage } from "../../lib/api-client";
 import { cn } from "../../lib/cn";
 import { formatCents, formatMicros } from "../../lib/format";
-import { paymentFailureMessage, STRIPE_NOT_LOADED } from "../../lib/sandbox-payments";
+import { paymentFailureAlert, paymentFailureMessage, STRIPE_NOT_LOADED } from "../../lib/sandbox-payments";
 import { PAYMENT_PENDING_CREDIT, useStripePublishableKey } from "../../lib/stripe";
 import { useTopUpWallet } from "./api/top-up-wallet";
 import { useTopUpWalletWithStripe } from "./api/top-up-wallet-stripe";
@@ -39,11 +39,17 @@ function amountError(cents: number | null): string | undefined {
   return undefined;
 }
 
-type Outcome = { tone: "success" | "error"; message: string };
+type Outcome = { tone: "success" | "error"; title?: string; message?: string };
+
+/** A payment that did not succeed, with SPEC §4's message and the reason as detail. */
+function failedOutcome(reason: string): Outcome {
+  const { title, detail } = paymentFailureAlert(reason);
+  return { tone: "error", title, message: detail };
+}
 
 function outcomeOf(result: PaymentResult): Outcome {
   const failure = paymentFailureMessage(result);
-  if (failure) return { tone: "error", message: failure };
+  if (failure) return failedOutcome(failure);
   return {
     tone: "success",
     message: `Added ${formatCents(result.amount)} to your wallet. New balance: ${formatMicros(result.balance_micros)}.`,
@@ -95,7 +101,7 @@ function TopUpForm() {
         {
           onSuccess: (failure) => {
             if (failure) {
-              setOutcome({ tone: "error", message: failure });
+              setOutcome(failedOutcome(failure));
               return;
             }
             setOutcome({ tone: "success", message: PAYMENT_PENDING_CREDIT });
@@ -177,7 +183,11 @@ function TopUpForm() {
             )}
           </fieldset>
           {outcome && (
-            <Alert tone={outcome.tone} role={outcome.tone === "error" ? "alert" : "status"}>
+            <Alert
+              tone={outcome.tone}
+              title={outcome.title}
+              role={outcome.tone === "error" ? "alert" : "status"}
+            >
               {outcome.message}
             </Alert>
           )}

@@ -1,7 +1,8 @@
 import type { Profile, Wallet, WalletStatement } from "@promptmint/contracts";
-import { screen, waitFor, within } from "@testing-library/react";
+import { act, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
+import { createQueryClient } from "../../app/query-client";
 import { stubSignedInApi } from "../../test/api-stubs";
 import { createTestAuth } from "../../test/auth-state";
 import { walletFixture, walletTransactionFixture } from "../../test/billing-fixtures";
@@ -57,7 +58,7 @@ function stubWalletApi({
     earnings_micros: earnings * 10_000,
   });
   let amount = 0;
-  return stubSignedInApi(
+  const api = stubSignedInApi(
     {
       "GET /api/wallet/": () => jsonResponse(wallet),
       [STATEMENT]: () => jsonResponse(statementOf(wallet)),
@@ -97,6 +98,11 @@ function stubWalletApi({
     },
     profileFixture({ creator }),
   );
+  /** The balance changed on the server by something other than this screen. */
+  const setBalance = (cents: number) => {
+    wallet = { ...wallet, balance_micros: cents * 10_000 };
+  };
+  return { ...api, setBalance };
 }
 
 async function payWith(number: string) {
@@ -187,14 +193,33 @@ describe("wallet", () => {
     expect(api.callsTo(INTENT)[0]?.body).toEqual({ amount: 1250, currency: "usd" });
   });
 
-  it("shows the decline message of a declined card and leaves the balance alone", async () => {
+  it("reads the balance afresh when the wallet is visited again in the app, despite the app's 30 s freshness", async () => {
+    const api = stubWalletApi({ balance: 500 });
+    const { router } = renderRoute("/wallet", {
+      auth: createTestAuth("signed-in"),
+      queryClient: createQueryClient(),
+    });
+    await waitFor(() => expect(balances().getByText("Balance").nextSibling?.textContent).toBe("$5.00"));
+
+    await act(() => router.navigate("/profile"));
+    // Meanwhile a call with an API key is paid from the wallet, which this tab does not see.
+    api.setBalance(420);
+    await act(() => router.navigate("/wallet"));
+
+    await waitFor(() => expect(balances().getByText("Balance").nextSibling?.textContent).toBe("$4.20"));
+    expect(api.callsTo("GET /api/wallet/")).toHaveLength(2);
+  });
+
+  it("says 'Payment was not completed successfully' with the decline as detail, and leaves the balance alone", async () => {
     stubWalletApi({ confirm: { status: "failed", message: "Your card was declined." } });
     renderWallet();
 
     await screen.findByRole("region", { name: "Balances" });
     await payWith("4000000000000002");
     await userEvent.click(screen.getByRole("button", { name: "Top up $10.00" }));
-    expect((await screen.findByRole("alert")).textContent).toBe("Your card was declined.");
+    const alert = await screen.findByRole("alert");
+    expect(within(alert).getByText("Payment was not completed successfully").tagName).toBe("P");
+    expect(within(alert).getByText("Your card was declined.")).toBeDefined();
     expect(balances().getByText("Balance").nextSibling?.textContent).toBe("$0.00");
   });
 

@@ -1,6 +1,7 @@
 import { type GatewayRequest, type GatewayResponse, GatewayResponseSchema } from "@promptmint/contracts";
 import { useMutation } from "@tanstack/react-query";
 import { apiRequest } from "../../../lib/api-client";
+import { useRefreshWalletAfterCall } from "../../../lib/wallet-query";
 
 export interface ChatTest {
   slug: string;
@@ -27,5 +28,6 @@ export function sendChatMessage({ slug, query, conversationId, apiKey }: ChatTes
 }
 
 export function useTestChat() {
-  return useMutation({ mutationFn: sendChatMessage });
+  const refreshWallet = useRefreshWalletAfterCall();
+  return useMutation({ mutationFn: sendChatMessage, onSettled: refreshWallet });
 }

@@ -1,6 +1,7 @@
 import { type GatewayRequest, type GatewayResponse, GatewayResponseSchema } from "@promptmint/contracts";
 import { useMutation } from "@tanstack/react-query";
 import { apiRequest } from "../../../lib/api-client";
+import { useRefreshWalletAfterCall } from "../../../lib/wallet-query";
 import { fetchAppParameters, firstTextVariableOf } from "./get-app-parameters";
 
 export interface CompletionTest {
@@ -41,5 +42,6 @@ export async function testCompletion({ slug, text, apiKey }: CompletionTest): Pr
 }
 
 export function useTestCompletion() {
-  return useMutation({ mutationFn: testCompletion });
+  const refreshWallet = useRefreshWalletAfterCall();
+  return useMutation({ mutationFn: testCompletion, onSettled: refreshWallet });
 }

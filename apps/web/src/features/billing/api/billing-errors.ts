@@ -1,4 +1,5 @@
 import { ApiClientError, getErrorMessage } from "../../../lib/api-client";
+import { paymentFailureAlert } from "../../../lib/sandbox-payments";
 
 /**
  * A billing step that failed, with SPEC §8's title for it ('Failed to initiate subscription',
@@ -16,12 +17,26 @@ export class BillingStepError extends Error {
   }
 }
 
-/** The card payment was confirmed but did not succeed: declined, or left needing action. */
+/**
+ * The card payment was confirmed but did not succeed: declined, or left needing action. Its title
+ * is SPEC §4's message; its message is the processor's reason, empty when there is none.
+ */
 export class PaymentNotCompletedError extends Error {
-  constructor(message: string) {
-    super(message);
+  readonly title: string;
+
+  constructor(reason: string) {
+    const { title, detail } = paymentFailureAlert(reason);
+    super(detail ?? "");
     this.name = "PaymentNotCompletedError";
+    this.title = title;
   }
+}
+
+/** The banner title of a failed payment flow: the step that failed, or SPEC §4's message. */
+export function billingErrorTitle(error: Error): string | undefined {
+  return error instanceof BillingStepError || error instanceof PaymentNotCompletedError
+    ? error.title
+    : undefined;
 }
 
 /** Runs one step of a payment flow, naming the step when it fails. */

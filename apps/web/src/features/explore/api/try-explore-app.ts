@@ -1,7 +1,7 @@
 import { type GatewayResponse, GatewayResponseSchema, type TryAppRequest } from "@promptmint/contracts";
-import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useMutation } from "@tanstack/react-query";
 import { apiRequest } from "../../../lib/api-client";
-import { walletQueryKey } from "../../../lib/wallet-query";
+import { useRefreshWalletAfterCall } from "../../../lib/wallet-query";
 
 /** `POST /explore/apps/{slug}/try`: one call as the signed-in user, paid like any call. */
 export function tryExploreApp(slug: string, body: TryAppRequest): Promise<GatewayResponse> {
@@ -13,10 +13,10 @@ export function tryExploreApp(slug: string, body: TryAppRequest): Promise<Gatewa
 }
 
 export function useTryExploreApp(slug: string) {
-  const queryClient = useQueryClient();
+  const refreshWallet = useRefreshWalletAfterCall();
   return useMutation({
     mutationFn: (body: TryAppRequest) => tryExploreApp(slug, body),
     // The call was paid from the wallet: its balance changed.
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: walletQueryKey }),
+    onSuccess: refreshWallet,
   });
 }

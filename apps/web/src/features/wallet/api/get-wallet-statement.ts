@@ -1,7 +1,7 @@
 import { type WalletStatement, WalletStatementSchema } from "@promptmint/contracts";
 import { useInfiniteQuery } from "@tanstack/react-query";
 import { apiRequest } from "../../../lib/api-client";
-import { walletQueryKey } from "../../../lib/wallet-query";
+import { WALLET_STALE_TIME_MS, walletQueryKey } from "../../../lib/wallet-query";
 
 /** Lines per page of the statement. */
 export const STATEMENT_PAGE_SIZE = 25;
@@ -22,5 +22,6 @@ export function useWalletStatement() {
     queryFn: ({ pageParam, signal }) => fetchWalletStatement(pageParam, signal),
     initialPageParam: null as string | null,
     getNextPageParam: (last) => last.next_cursor,
+    staleTime: WALLET_STALE_TIME_MS,
   });
 }

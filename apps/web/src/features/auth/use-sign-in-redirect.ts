@@ -1,0 +1,42 @@
+import type { SigninRedirectArgs } from "oidc-client-ts";
+import { useState } from "react";
+import { useAuth } from "react-oidc-context";
+import { rememberIntendedPath } from "../../lib/intended-path";
+import { SIGN_IN_FAILED } from "./auth-messages";
+
+/**
+ * How a sign-in redirect ended without leaving the page. react-oidc-context's signinRedirect does
+ * not reject when the redirect cannot start (e.g. the issuer is unreachable): it records the error
+ * in its state and resolves null. A redirect that started never resolves, except when the browser
+ * brings the page back from its back/forward cache (then it resolves undefined). A rejection is
+ * still possible from other UserManager implementations, so both count as failures.
+ */
+export async function redirectOutcome(start: () => Promise<unknown>): Promise<"failed" | "returned"> {
+  try {
+    return (await start()) === null ? "failed" : "returned";
+  } catch {
+    return "failed";
+  }
+}
+
+/**
+ * The login and register buttons: busy while the browser leaves for the issuer, back to normal
+ * with SPEC §8's 'Failed to sign in' banner when it cannot, and back to normal without a banner
+ * when the user returns from the issuer with the back button.
+ */
+export function useSignInRedirect(from: string | null, initialError: string | null) {
+  const auth = useAuth();
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(initialError);
+
+  async function start(args: SigninRedirectArgs) {
+    setError(null);
+    setBusy(true);
+    if (from) rememberIntendedPath(from);
+    const outcome = await redirectOutcome(() => auth.signinRedirect(args));
+    if (outcome === "failed") setError(SIGN_IN_FAILED);
+    setBusy(false);
+  }
+
+  return { busy, error, start };
+}
