@@ -28,9 +28,6 @@ export class DifyError extends AppError {
  */
 const DIFY_CODES: Partial<Record<ErrorCode, string>> = {
   bad_request: "invalid_param",
-  payload_too_large: "request_entity_too_large",
-  unsupported_media_type: "unsupported_media_type",
-  rate_limited: "too_many_requests",
   upstream_failed: "completion_request_error",
   upstream_timeout: "completion_request_error",
 };
