@@ -2,22 +2,45 @@ import type { Readable } from "node:stream";
 import { isAxiosError } from "axios";
 import { ChatClient, CompletionClient, DifyClient } from "dify-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createDifyWorld, type DifyWorld, PRICE_CENTS, sseEvents } from "./dify-test-world.ts";
+import { createDifyWorld, type DifyWorld, PRICE_CENTS, sseEvents } from "../../test/dify-world.ts";
+
+/**
+ * What dify-client 2.3.2 really does (index.js) where its type declarations fall short: they
+ * lack runWorkflow and auto_generate, and type ratings as numbers and files as DOM Files.
+ */
+interface DifyClientAsItRuns {
+  runWorkflow(inputs: object, user: string, stream?: boolean): Promise<any>;
+  messageFeedback(messageId: string, rating: "like" | "dislike" | null, user: string): Promise<any>;
+  renameConversation(
+    id: string,
+    name: string | undefined,
+    user: string,
+    autoGenerate?: boolean,
+  ): Promise<any>;
+  createCompletionMessage(
+    inputs: object,
+    user: string,
+    stream?: boolean,
+    files?: object[] | null,
+  ): Promise<any>;
+}
 
 let world: DifyWorld;
-let completion: CompletionClient;
-let chat: ChatClient;
-let workflow: CompletionClient;
+let completion: CompletionClient & DifyClientAsItRuns;
+let chat: ChatClient & DifyClientAsItRuns;
+let workflow: CompletionClient & DifyClientAsItRuns;
 
 beforeAll(async () => {
   world = await createDifyWorld();
-  completion = new CompletionClient(world.consumerKey, world.baseUrl(world.slugs.completion));
-  chat = new ChatClient(world.consumerKey, world.baseUrl(world.slugs.chat));
-  workflow = new CompletionClient(world.consumerKey, world.baseUrl(world.slugs.workflow));
+  completion = asItRuns(new CompletionClient(world.consumerKey, world.baseUrl(world.slugs.completion)));
+  chat = asItRuns(new ChatClient(world.consumerKey, world.baseUrl(world.slugs.chat)));
+  workflow = asItRuns(new CompletionClient(world.consumerKey, world.baseUrl(world.slugs.workflow)));
 });
 afterAll(async () => {
   await world?.stop();
 });
+
+const asItRuns = <T extends DifyClient>(client: T) => client as T & DifyClientAsItRuns;
 
 /** A streamed axios response read to its end. */
 async function readStream(stream: Readable): Promise<string> {
@@ -27,7 +50,7 @@ async function readStream(stream: Readable): Promise<string> {
 }
 
 /** The Dify error a refused call answered with. */
-async function refusal(call: Promise<unknown>) {
+async function refusal(call: Promise<unknown>): Promise<Record<string, any>> {
   const error = await call.then(
     () => undefined,
     (caught: unknown) => caught,
@@ -37,7 +60,7 @@ async function refusal(call: Promise<unknown>) {
 }
 
 /** Every page of a paged list, until `has_more` is false (at most 50 pages, so a loop that would not end fails). */
-async function allPages<T extends { id: string }>(
+async function allPages<T extends Record<string, any>>(
   page: (cursor: string | null) => Promise<{ data: T[]; has_more: boolean }>,
   nextCursor: (data: T[]) => string | undefined,
 ): Promise<T[][]> {
@@ -70,7 +93,10 @@ describe("dify-client", () => {
       .map((e) => e.answer)
       .join("");
     expect(answer).toBe("echo: About rain");
-    expect(events.at(-1)).toMatchObject({ event: "message_end", metadata: { usage: { charged_cents: PRICE_CENTS } } });
+    expect(events.at(-1)).toMatchObject({
+      event: "message_end",
+      metadata: { usage: { charged_cents: PRICE_CENTS } },
+    });
     expect(await world.walletCents()).toBe(before - PRICE_CENTS);
   });
 
@@ -83,7 +109,11 @@ describe("dify-client", () => {
   it("CompletionClient.createCompletionMessage without a required input → refused 400 invalid_param", async () => {
     const before = await world.walletCents();
     const refused = await refusal(completion.createCompletionMessage({ tone: "calm" }, "alice"));
-    expect(refused).toMatchObject({ status: 400, code: "invalid_param", fields: { "inputs.topic": "is required" } });
+    expect(refused).toMatchObject({
+      status: 400,
+      code: "invalid_param",
+      fields: { "inputs.topic": "is required" },
+    });
     expect(await world.walletCents()).toBe(before);
   });
 
@@ -170,7 +200,8 @@ describe("dify-client", () => {
     for (const query of ["m1", "m2", "m3", "m4"])
       await chat.createChatMessage({}, query, "carol", false, started.conversation_id);
     const pages = await allPages(
-      async (firstId) => (await chat.getConversationMessages("carol", started.conversation_id, firstId, 2)).data,
+      async (firstId) =>
+        (await chat.getConversationMessages("carol", started.conversation_id, firstId, 2)).data,
       (data) => data[0]?.id,
     );
     // Newest first page, each page oldest first; paging back by first_id until has_more is false.
@@ -233,9 +264,10 @@ describe("dify-client", () => {
   });
 
   it("DifyClient.getApplicationParameters → works", async () => {
-    const { data } = await new DifyClient(world.consumerKey, world.baseUrl(world.slugs.completion)).getApplicationParameters(
-      "alice",
-    );
+    const { data } = await new DifyClient(
+      world.consumerKey,
+      world.baseUrl(world.slugs.completion),
+    ).getApplicationParameters("alice");
     for (const key of [
       "suggested_questions_after_answer",
       "speech_to_text",
@@ -259,11 +291,17 @@ describe("dify-client", () => {
     const form = new FormData();
     form.append("user", "alice");
     form.append("file", new Blob([PNG], { type: "image/png" }), "dot.png");
-    const { status, data } = await new DifyClient(world.consumerKey, world.baseUrl(world.slugs.completion)).fileUpload(
-      form,
-    );
+    const { status, data } = await new DifyClient(
+      world.consumerKey,
+      world.baseUrl(world.slugs.completion),
+    ).fileUpload(form);
     expect(status).toBe(201);
-    expect(data).toMatchObject({ name: "dot.png", size: PNG.length, extension: "png", mime_type: "image/png" });
+    expect(data).toMatchObject({
+      name: "dot.png",
+      size: PNG.length,
+      extension: "png",
+      mime_type: "image/png",
+    });
     expect(typeof data.created_at).toBe("number");
     uploadedFileId = data.id;
   });
@@ -284,4 +322,6 @@ describe("dify-client", () => {
 
 let uploadedFileId = "";
 /** The PNG signature and a few bytes: enough for the upload's type check. */
-const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, 0x49, 0x48, 0x44, 0x52]);
+const PNG = Buffer.from([
+  0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, 0x49, 0x48, 0x44, 0x52,
+]);

@@ -1,8 +1,8 @@
-import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { startFakeOpenAi } from "../../test/fake-openai.ts";
-import { startFakeProviders } from "../../test/fake-providers.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { type Caller, createCaller, fundWallet } from "./caller.ts";
+import { createTestDatabase, type TestDatabase } from "./database.ts";
+import { startFakeOpenAi } from "./fake-openai.ts";
+import { startFakeProviders } from "./fake-providers.ts";
+import { startTestServer, type TestServer } from "./server.ts";
 
 /** What the Dify service API tests share: a server, its loopback vendors, a creator's apps and a paying consumer. */
 export interface DifyWorld {
