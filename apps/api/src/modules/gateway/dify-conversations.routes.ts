@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, inArray, isNull, or, type SQL, sql } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, type SQL, sql } from "drizzle-orm";
 import type { PgColumn, PgTable } from "drizzle-orm/pg-core";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
@@ -7,13 +7,12 @@ import {
   type ApplicationRow,
   conversationMessages,
   conversations,
-  invocations,
   messageFeedbacks,
 } from "../../db/schema/index.ts";
 import { invalidFields } from "../../lib/errors.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { currentUser } from "../auth/authenticate.ts";
-import { findCallableApp } from "./access.ts";
+import { findCallableApp, findOwnCall } from "./access.ts";
 import { conversationNotExists, DifyError, messageNotExists, notChatApp } from "./dify-errors.ts";
 import {
   gatewayErrors as errors,
@@ -481,22 +480,7 @@ async function ownMessage(
   messageId: string,
   user: string | undefined,
 ): Promise<string> {
-  const [found] = UUID.test(messageId)
-    ? await db
-        .select({ id: invocations.id })
-        .from(invocations)
-        .where(
-          and(
-            eq(invocations.id, messageId),
-            eq(invocations.applicationId, application.id),
-            eq(invocations.callerUserId, caller.id),
-            eq(invocations.status, "success"),
-            user
-              ? eq(invocations.endUser, user)
-              : or(isNull(invocations.endUser), eq(invocations.endUser, "")),
-          ),
-        )
-    : [];
+  const found = await findOwnCall(db, application, caller, messageId, { user });
   if (!found) throw messageNotExists();
   return found.id;
 }

@@ -37,6 +37,11 @@ export function difyCodeOf(error: AppError): string {
   return error instanceof DifyError ? error.difyCode : (DIFY_CODES[error.code] ?? error.code);
 }
 
+/** Dify's `error` event, which ends a stream that failed, with the stream's ids. */
+export function errorEvent(error: AppError, ids: object) {
+  return { event: "error", ...ids, status: error.status, code: difyCodeOf(error), message: error.message };
+}
+
 export const notWorkflowApp = () =>
   new DifyError(
     "bad_request",

@@ -10,7 +10,7 @@ import type { LocalUser } from "../auth/auth.service.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
 import type { ChatMessage, LlmClient } from "../models/llm.ts";
 import { CHARGED_HEADER, chargedHeaderOfStored, chargedHeaderValue, difyPriceFields } from "./charge.ts";
-import { difyCodeOf } from "./dify-errors.ts";
+import { errorEvent } from "./dify-errors.ts";
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
 import { claimIdempotencyKey, type IdempotencyClaim } from "./idempotency.ts";
 import type { OpenStreams } from "./open-streams.ts";
@@ -119,13 +119,7 @@ export const difyMessages: CallPresenter<GatewayResponse> = {
       metadata: { usage: usageOf(result, call.latencyMs, call.charge) },
     },
   ],
-  failed: (error, call) => ({
-    event: "error",
-    ...messageBase(call),
-    status: error.status,
-    code: difyCodeOf(error),
-    message: error.message,
-  }),
+  failed: (error, call) => errorEvent(error, messageBase(call)),
   storedUsage: (body) => body.metadata?.usage,
   replay: (body) => {
     const { metadata, ...rest } = body;

@@ -1,12 +1,11 @@
 import { DifyFileSchema, MaxPriceCentsSchema } from "@promptmint/contracts";
-import { and, eq } from "drizzle-orm";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
-import { type ApplicationRow, invocations } from "../../db/schema/index.ts";
+import type { ApplicationRow } from "../../db/schema/index.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { currentUser } from "../auth/authenticate.ts";
-import { findCallableApp } from "./access.ts";
-import { DifyError, difyCodeOf, notWorkflowApp, refuseUnsupportedFields } from "./dify-errors.ts";
+import { findCallableApp, findOwnCall } from "./access.ts";
+import { DifyError, errorEvent, notWorkflowApp, refuseUnsupportedFields } from "./dify-errors.ts";
 import {
   gatewayErrors as errors,
   PaymentRequiredSchema,
@@ -126,18 +125,7 @@ export const workflowRunRoutes: FastifyPluginAsyncZod<
       const caller = currentUser(request);
       const application = await workflowApp(request.params.slug, caller);
       const runId = request.params.workflow_run_id;
-      const [run] = /^[0-9a-f-]{36}$/i.test(runId)
-        ? await db
-            .select()
-            .from(invocations)
-            .where(
-              and(
-                eq(invocations.id, runId),
-                eq(invocations.applicationId, application.id),
-                eq(invocations.callerUserId, caller.id),
-              ),
-            )
-        : [];
+      const run = await findOwnCall(db, application, caller, runId);
       if (!run) throw new DifyError("not_found", "not_found", "Workflow Run Not Exists.");
       const createdAt = Math.floor(run.createdAt.getTime() / 1000);
       return {
@@ -218,13 +206,7 @@ function workflowRun(
     finished: (result, call) => [
       { event: "workflow_finished", ...ids(call), data: data(result, call), metadata: usage(result, call) },
     ],
-    failed: (error, call) => ({
-      event: "error",
-      ...ids(call),
-      status: error.status,
-      code: difyCodeOf(error),
-      message: error.message,
-    }),
+    failed: (error, call) => errorEvent(error, ids(call)),
     storedUsage: (body) => body.metadata?.usage,
     replay: (body) => [{ event: "workflow_finished", ...body }],
   };
