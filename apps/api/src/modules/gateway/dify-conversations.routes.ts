@@ -20,6 +20,7 @@ import {
   SlugParams,
   gatewaySecurity as security,
   gatewayTags as tags,
+  UserBody,
   UserQuery,
 } from "./dify-schemas.ts";
 import { conversationsExample, messagesExample } from "./examples.ts";
@@ -29,7 +30,6 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const Limit = z.coerce.number().int().min(1).max(100).default(20);
 const ConversationParams = SlugParams.extend({ conversation_id: z.string().max(100) });
 const MessageParams = SlugParams.extend({ message_id: z.string().max(100) });
-const UserBody = z.object({ user: z.string().max(256).optional() }).nullish();
 
 const ConversationSchema = z.object({
   id: z.string(),
@@ -146,7 +146,7 @@ export const difyConversationRoutes: FastifyPluginAsyncZod<GatewayDeps> = async 
         summary: "Rename a conversation, or name it from its first message (Dify compatible)",
         security,
         params: ConversationParams,
-        body: z.object({
+        body: z.strictObject({
           name: z.string().max(200).nullish(),
           auto_generate: z.boolean().nullish(),
           user: z.string().max(256).optional(),
@@ -319,7 +319,7 @@ export const difyConversationRoutes: FastifyPluginAsyncZod<GatewayDeps> = async 
         summary: "Rate an answer like or dislike, or take the rating back with null (Dify compatible)",
         security,
         params: MessageParams,
-        body: z.object({
+        body: z.strictObject({
           rating: z.enum(["like", "dislike"]).nullable(),
           user: z.string().max(256).optional(),
           content: z.string().max(10_000).nullish(),

@@ -23,3 +23,5 @@ export const PaymentRequiredSchema = ApiErrorSchema.meta({ examples: [insufficie
 export const ResultSchema = z.object({ result: z.literal("success") });
 /** A Dify `user` in a query string. */
 export const UserQuery = z.object({ user: z.string().max(256).optional() });
+/** A body holding only Dify's `user` (stop, delete): any other field is refused by name. */
+export const UserBody = z.strictObject({ user: z.string().max(256).optional() }).nullish();

@@ -23,6 +23,7 @@ import {
   SlugParams,
   gatewaySecurity as security,
   gatewayTags as tags,
+  UserBody,
 } from "./dify-schemas.ts";
 import { chatRequestExample, completionRequestExample, gatewayResponseExample } from "./examples.ts";
 import { createGatewayCall, type GatewayDeps, type Mode, taskOwner } from "./gateway-call.ts";
@@ -97,7 +98,7 @@ export const gatewayRoutes: FastifyPluginAsyncZod<DifyRouteDeps> = async (app, d
             "Stops your own streamed call in progress: stopped before any content it costs nothing, after that it is charged like a stream you hung up on. A call already finished, or running on another server process, is not stopped (the answer is the same, as in Dify).",
           security,
           params: SlugParams.extend({ task_id: z.string().max(100) }),
-          body: StopBody,
+          body: UserBody,
           response: { 200: ResultSchema, ...errors },
         },
         onRequest: guards.requireCaller,
@@ -245,8 +246,6 @@ export const gatewayRoutes: FastifyPluginAsyncZod<DifyRouteDeps> = async (app, d
   await app.register(difyFileRoutes, deps);
   await app.register(workflowRunRoutes, { ...deps, runCall, tasks });
 };
-
-const StopBody = z.object({ user: z.string().max(256).optional() }).nullish();
 
 const SiteSchema = z.object({
   title: z.string(),

@@ -13,6 +13,7 @@ import {
   SlugParams,
   gatewaySecurity as security,
   gatewayTags as tags,
+  UserBody,
 } from "./dify-schemas.ts";
 import type { ExecutionResult } from "./execution.ts";
 import {
@@ -154,7 +155,7 @@ export const workflowRunRoutes: FastifyPluginAsyncZod<
           "Stops your own streamed run in progress, charged like a stream you hung up on (nothing before any content).",
         security,
         params: TaskParams,
-        body: z.object({ user: z.string().max(256).optional() }).nullish(),
+        body: UserBody,
         response: { 200: ResultSchema, ...errors },
       },
       onRequest: guards.requireCaller,
