@@ -117,11 +117,12 @@ describe("dify-client", () => {
     expect(await world.walletCents()).toBe(before);
   });
 
-  it("CompletionClient.createCompletionMessage on a chat app → refused 400 app_unavailable", async () => {
-    const onChat = new CompletionClient(world.consumerKey, world.baseUrl(world.slugs.chat));
-    const refused = await refusal(onChat.createCompletionMessage({}, "alice"));
-    expect(refused).toMatchObject({ status: 400, code: "app_unavailable" });
-    expect(refused.message).toContain("chat-messages");
+  it("CompletionClient.createCompletionMessage on a chat app → works", async () => {
+    // SPEC §2 calls every prompt app through completion-messages: a chat app answers one turn.
+    const onChat = asItRuns(new CompletionClient(world.consumerKey, world.baseUrl(world.slugs.chat)));
+    const { data } = await onChat.createCompletionMessage({ query: "One turn" }, "alice");
+    expect(data).toMatchObject({ mode: "completion", answer: "echo: One turn" });
+    expect(data.conversation_id).toBeUndefined();
   });
 
   it("CompletionClient.runWorkflow blocking → works", async () => {

@@ -14,7 +14,7 @@ import { priceFields } from "../billing/price-changes.ts";
 import { loadPrompt } from "../prompts/prompts.service.ts";
 import { findCallableApp } from "./access.ts";
 import { difyConversationRoutes } from "./dify-conversations.routes.ts";
-import { DifyError, installDifyErrorHandler, notChatApp, refuseUnsupportedFields } from "./dify-errors.ts";
+import { installDifyErrorHandler, notChatApp, refuseUnsupportedFields } from "./dify-errors.ts";
 import { difyFileRoutes } from "./dify-files.routes.ts";
 import {
   gatewayErrors as errors,
@@ -265,18 +265,13 @@ const SiteSchema = z.object({
 });
 
 /**
- * Dify's modes: its chat endpoint answers only chat apps (`not_chat_app`) and its completion
- * endpoint only completion apps (`app_unavailable`, as Dify's controller raises). A workflow
- * app answers both, as SPEC §2 has it (docs/decisions/031), and `/workflows/run`.
+ * Dify's chat endpoint answers only chat apps (`not_chat_app`). Its completion endpoint answers
+ * every app here: SPEC §2 calls all prompt apps through completion-messages (a chat app then
+ * answers one turn), and workflow apps through either (docs/decisions/031).
  */
 function requireMode(application: ApplicationRow, mode: Mode): void {
-  if (application.type !== "prompt" || application.interactionMode === mode) return;
-  if (mode === "chat") throw notChatApp();
-  throw new DifyError(
-    "bad_request",
-    "app_unavailable",
-    "This is a chat app: call chat-messages instead of completion-messages",
-  );
+  if (mode === "chat" && application.type === "prompt" && application.interactionMode !== "chat")
+    throw notChatApp();
 }
 
 /** The app's input form in Dify's `user_input_form` shape (workflow apps declare none). */
