@@ -296,7 +296,14 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     // routes answer CORS for each app's allowed origins themselves.
     await scope.register(async (gateway) => {
       gateway.addHook("onRoute", securityHeaders.allowCors);
-      await gateway.register(gatewayRoutes, gatewayDeps);
+      await gateway.register(gatewayRoutes, {
+        ...gatewayDeps,
+        uploads: {
+          dataDir: config.dataDir,
+          maxUploadBytes: config.maxUploadBytes,
+          uploadQuotaBytes: config.uploadQuotaBytes,
+        },
+      });
     });
     await scope.register(exploreRoutes, gatewayDeps);
     await scope.register(embedRoutes, { ...gatewayDeps, tokens: embedTokens });

@@ -10,15 +10,31 @@ export const MaxPriceCentsSchema = z
   .min(0, "must be at least 0")
   .max(Number.MAX_SAFE_INTEGER, "is too large");
 
-/** Dify service API request (completion-messages and chat-messages). */
+/** A file sent with a call: one uploaded through `/files/upload`, or a URL (Dify's shape). */
+export const DifyFileSchema = z.strictObject({
+  type: z.enum(["image", "document", "audio", "video", "custom"]),
+  transfer_method: z.enum(["local_file", "remote_url"]),
+  upload_file_id: z.string().max(100).optional(),
+  url: z.string().max(4096).optional(),
+});
+
+/**
+ * Dify service API request (completion-messages and chat-messages). Dify's optional metadata
+ * (`retriever_from`, `trace_id`) is accepted; `workflow_id` and `parent_message_id` would change
+ * the answer and are refused by name when set (gateway.routes.ts).
+ */
 export const GatewayRequestSchema = z.strictObject({
   inputs: z.record(z.string(), z.unknown()).default({}),
   query: z.string().max(100_000).optional(),
   response_mode: z.enum(["blocking", "streaming"]).default("blocking"),
   user: z.string().max(256).optional(),
   conversation_id: z.string().max(100).nullish(),
-  files: z.array(z.unknown()).max(20).nullish(),
+  files: z.array(DifyFileSchema).max(20).nullish(),
   auto_generate_name: z.boolean().optional(),
+  retriever_from: z.string().max(100).optional(),
+  trace_id: z.string().max(200).optional(),
+  workflow_id: z.string().max(100).nullish(),
+  parent_message_id: z.string().max(100).nullish(),
   max_price_cents: MaxPriceCentsSchema.optional(),
 });
 export type GatewayRequest = z.input<typeof GatewayRequestSchema>;
@@ -74,10 +90,20 @@ export const GatewayResponseSchema = z.object({
 });
 export type GatewayResponse = z.infer<typeof GatewayResponseSchema>;
 
+const FeatureSchema = z.object({ enabled: z.boolean() }).catchall(z.unknown());
+
+/** Dify's `/parameters`: every key its SDKs read, with Dify's value shapes. */
 export const AppParametersSchema = z.object({
   opening_statement: z.string(),
   suggested_questions: z.array(z.string()),
+  suggested_questions_after_answer: FeatureSchema,
+  speech_to_text: FeatureSchema,
+  text_to_speech: FeatureSchema,
+  retriever_resource: FeatureSchema,
+  annotation_reply: FeatureSchema,
+  more_like_this: FeatureSchema,
   user_input_form: z.array(z.record(z.string(), z.record(z.string(), z.unknown()))),
+  sensitive_word_avoidance: FeatureSchema,
   file_upload: z.record(z.string(), z.unknown()),
   system_parameters: z.record(z.string(), z.unknown()),
 });

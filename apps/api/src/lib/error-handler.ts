@@ -36,35 +36,41 @@ const statusToCode = Object.fromEntries(
     .map(([code, status]) => [status, code]),
 ) as Record<number, ErrorCode>;
 
+/** Any error a route threw, as the AppError the API answers with (logged when it is ours to fix). */
+export function toAppError(error: FastifyError | AppError, request: FastifyRequest): AppError {
+  let appError: AppError;
+  if (error instanceof AppError) {
+    appError = error;
+  } else if (hasZodFastifySchemaValidationErrors(error)) {
+    appError = invalidFields(
+      fieldsFromValidation(error.validation as ValidationIssue[], error.validationContext),
+    );
+  } else if (isResponseSerializationError(error)) {
+    request.log.error({ err: error, issues: error.cause.issues }, "response did not match its schema");
+    appError = new AppError("internal_error", "Internal server error");
+  } else if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+    appError = new AppError(
+      statusToCode[error.statusCode] ?? "bad_request",
+      describeClientError(error, request),
+    );
+  } else if (databaseUnavailable(error)) {
+    request.log.warn({ err: error }, "database unavailable");
+    appError = databaseUnavailable(error) as AppError;
+  } else if (concurrentConflict(error)) {
+    request.log.warn({ err: error }, "concurrent write conflict");
+    appError = concurrentConflict(error) as AppError;
+  } else {
+    request.log.error({ err: error }, "unhandled error");
+    appError = new AppError("internal_error", "Internal server error");
+  }
+  if (appError.status >= 500 && error instanceof AppError)
+    request.log.warn({ code: appError.code }, appError.message);
+  return appError;
+}
+
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
-    let appError: AppError;
-    if (error instanceof AppError) {
-      appError = error;
-    } else if (hasZodFastifySchemaValidationErrors(error)) {
-      appError = invalidFields(
-        fieldsFromValidation(error.validation as ValidationIssue[], error.validationContext),
-      );
-    } else if (isResponseSerializationError(error)) {
-      request.log.error({ err: error, issues: error.cause.issues }, "response did not match its schema");
-      appError = new AppError("internal_error", "Internal server error");
-    } else if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
-      appError = new AppError(
-        statusToCode[error.statusCode] ?? "bad_request",
-        describeClientError(error, request),
-      );
-    } else if (databaseUnavailable(error)) {
-      request.log.warn({ err: error }, "database unavailable");
-      appError = databaseUnavailable(error) as AppError;
-    } else if (concurrentConflict(error)) {
-      request.log.warn({ err: error }, "concurrent write conflict");
-      appError = concurrentConflict(error) as AppError;
-    } else {
-      request.log.error({ err: error }, "unhandled error");
-      appError = new AppError("internal_error", "Internal server error");
-    }
-    if (appError.status >= 500 && error instanceof AppError)
-      request.log.warn({ code: appError.code }, appError.message);
+    const appError = toAppError(error, request);
     if (appError.headers) reply.headers(appError.headers);
     return reply.status(appError.status).send({
       code: appError.code,

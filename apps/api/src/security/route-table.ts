@@ -59,6 +59,8 @@ const issuerRoutes: [path: string, methods: string[], url: string][] = [
 /** Every documented route ("METHOD /path" as in /api/openapi.json) with a request that succeeds for its rightful caller. */
 export function routeTable(world: World): Record<string, RouteRequest> {
   const app = `/api/app/${world.promptApp.slug}`;
+  const chatApp = `/api/app/${world.chatApp.slug}`;
+  const runApp = `/api/app/${world.runApp.slug}`;
   const flow = `/api/app/${world.workflowApp.slug}`;
   const other = `/api/app/${world.otherApp.slug}`;
   const table: Record<string, RouteRequest> = {
@@ -333,15 +335,73 @@ export function routeTable(world: World): Record<string, RouteRequest> {
     },
     "POST /api/app/{slug}/chat-messages": {
       class: "gateway",
-      url: `${app}/chat-messages`,
+      url: `${chatApp}/chat-messages`,
       payload: { query: "hi", user: "matrix" },
+    },
+    // Stopping a task that is not running (or is someone else's) changes nothing: Dify's success.
+    "POST /api/app/{slug}/completion-messages/{task_id}/stop": {
+      class: "gateway",
+      url: `${app}/completion-messages/${world.chatMessageId}/stop`,
+      payload: { user: "matrix" },
+    },
+    "POST /api/app/{slug}/chat-messages/{task_id}/stop": {
+      class: "gateway",
+      url: `${chatApp}/chat-messages/${world.chatMessageId}/stop`,
+      payload: { user: "matrix" },
     },
     "GET /api/app/{slug}/parameters": { class: "gateway", url: `${app}/parameters` },
     "GET /api/app/{slug}/info": { class: "gateway", url: `${app}/info` },
-    "GET /api/app/{slug}/conversations": { class: "gateway", url: `${app}/conversations?user=matrix` },
+    "GET /api/app/{slug}/meta": { class: "gateway", url: `${app}/meta` },
+    "GET /api/app/{slug}/site": { class: "gateway", url: `${app}/site` },
+    "GET /api/app/{slug}/conversations": { class: "gateway", url: `${chatApp}/conversations?user=matrix` },
     "GET /api/app/{slug}/messages": {
       class: "gateway",
-      url: `${app}/messages?user=matrix&conversation_id=${world.conversationId}`,
+      url: `${chatApp}/messages?user=matrix&conversation_id=${world.conversationId}`,
+    },
+    "POST /api/app/{slug}/conversations/{conversation_id}/name": {
+      class: "gateway",
+      url: `${chatApp}/conversations/${world.conversationId}/name`,
+      payload: { name: "Renamed", user: "matrix" },
+    },
+    "GET /api/app/{slug}/conversations/{conversation_id}/variables": {
+      class: "gateway",
+      url: `${chatApp}/conversations/${world.conversationId}/variables?user=matrix`,
+    },
+    "DELETE /api/app/{slug}/conversations/{conversation_id}": {
+      class: "gateway",
+      url: `${chatApp}/conversations/${world.conversationId}`,
+      payload: { user: "matrix" },
+      ok: 204,
+      // The owner's key deleted it just before.
+      expect: { owner: 404 },
+      last: true,
+    },
+    "POST /api/app/{slug}/messages/{message_id}/feedbacks": {
+      class: "gateway",
+      url: `${chatApp}/messages/${world.chatMessageId}/feedbacks`,
+      payload: { rating: "like", user: "matrix" },
+    },
+    // Promptmint apps have no suggested questions: Dify's 403 for the feature turned off.
+    "GET /api/app/{slug}/messages/{message_id}/suggested": {
+      class: "gateway",
+      url: `${chatApp}/messages/${world.chatMessageId}/suggested?user=matrix`,
+      ok: 403,
+    },
+    "GET /api/app/{slug}/app/feedbacks": { class: "gateway", url: `${chatApp}/app/feedbacks` },
+    "POST /api/app/{slug}/files/upload": { class: "gateway", url: `${app}/files/upload`, ...upload, ok: 201 },
+    "POST /api/app/{slug}/workflows/run": {
+      class: "gateway",
+      url: `${runApp}/workflows/run`,
+      payload: { inputs: {}, user: "matrix" },
+    },
+    "GET /api/app/{slug}/workflows/run/{workflow_run_id}": {
+      class: "gateway",
+      url: `${runApp}/workflows/run/${world.workflowRunId}`,
+    },
+    "POST /api/app/{slug}/workflows/tasks/{task_id}/stop": {
+      class: "gateway",
+      url: `${runApp}/workflows/tasks/${world.workflowRunId}/stop`,
+      payload: { user: "matrix" },
     },
     "GET /api/v1/models": { class: "gateway-any", url: "/api/v1/models" },
     "GET /api/v1/models/{model}": { class: "gateway", url: `/api/v1/models/${world.promptApp.slug}` },

@@ -24,6 +24,12 @@ export interface World {
   owner: Caller;
   other: Caller;
   promptApp: { id: string; slug: string };
+  /** A private chat app with one conversation (Dify's conversation routes answer chat apps only). */
+  chatApp: { id: string; slug: string };
+  chatMessageId: string;
+  /** A webhook workflow app and one of its runs (Dify's `/workflows/run`). */
+  runApp: { id: string; slug: string };
+  workflowRunId: string;
   workflowApp: { id: string; slug: string };
   spareApp: { slug: string };
   promptId: string;
@@ -78,7 +84,18 @@ export async function createWorld(testDb: TestDatabase, env: Record<string, stri
     body: { prompt_template: "Say {{query}}", max_tokens: 64 },
   });
   expectStatus("prompt", prompt, 200);
-  const chat = await owner.api("POST", `/api/app/${promptApp.slug}/chat-messages`, {
+  const chatApp = await createApp(owner, {
+    name: "Private Chat",
+    visibility: "private",
+    interaction_mode: "chat",
+  });
+  await goLive(owner, chatApp.slug);
+  expectStatus(
+    "chat prompt",
+    await owner.api("PATCH", `/api/app/${chatApp.slug}/prompt/`, { body: { max_tokens: 64 } }),
+    200,
+  );
+  const chat = await owner.api("POST", `/api/app/${chatApp.slug}/chat-messages`, {
     body: { query: "hi", user: "matrix" },
   });
   expectStatus("chat", chat, 200);
@@ -94,6 +111,23 @@ export async function createWorld(testDb: TestDatabase, env: Record<string, stri
   });
   expectStatus("workflow", workflow, 200);
   const workflowVersions = await owner.api("GET", `/api/workflows/${workflow.body.id}/versions/`);
+  // A workflow app of its own for Dify's /workflows/run: the one above is a Dify chat app.
+  const runApp = await createApp(owner, {
+    name: "Private Run",
+    type: "workflow",
+    provider_config: { app_id: "app-1", api_key: difyKey },
+  });
+  expectStatus(
+    "run workflow",
+    await owner.api("PATCH", `/api/app/${runApp.slug}/workflow/`, {
+      body: { provider: "webhook", provider_config: { url: `${providers.url}/hook` } },
+    }),
+    200,
+  );
+  const run = await owner.api("POST", `/api/app/${runApp.slug}/workflows/run`, {
+    body: { inputs: {}, user: "matrix" },
+  });
+  expectStatus("workflow run", run, 200);
   const spareApp = await createApp(owner, { name: "Spare" });
 
   const createKey = async (caller: Caller, name: string) => {
@@ -145,6 +179,10 @@ export async function createWorld(testDb: TestDatabase, env: Record<string, stri
     workflowApp,
     spareApp,
     promptId: prompt.body.id,
+    chatApp,
+    chatMessageId: chat.body.message_id,
+    runApp,
+    workflowRunId: run.body.workflow_run_id,
     conversationId: chat.body.conversation_id,
     promptVersionId: promptVersions.body[promptVersions.body.length - 1].id,
     workflowId: workflow.body.id,

@@ -288,6 +288,32 @@ export const conversationMessages = pgTable(
   (t) => [index("conversation_messages_conversation_idx").on(t.conversationId, t.createdAt)],
 );
 
+/**
+ * A consumer's rating of an answer (Dify's message feedback, docs/decisions/031): one per call,
+ * keyed by the call's invocation id (no foreign key: invocations are append-only money history).
+ */
+export const messageFeedbacks = pgTable(
+  "message_feedbacks",
+  {
+    messageId: uuid("message_id").primaryKey(),
+    applicationId: uuid("application_id")
+      .notNull()
+      .references(() => applications.id, { onDelete: "cascade" }),
+    callerUserId: uuid("caller_user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    endUser: text("end_user").notNull().default(""),
+    rating: text("rating", { enum: ["like", "dislike"] }).notNull(),
+    content: text("content"),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    index("message_feedbacks_application_idx").on(t.applicationId, t.updatedAt),
+    check("message_feedbacks_rating", sql`${t.rating} in ('like', 'dislike')`),
+  ],
+);
+
 /** First answer to a paid call per (caller, Idempotency-Key), replayed for 24 h. */
 export const idempotencyRecords = pgTable(
   "idempotency_records",

@@ -3,8 +3,8 @@ import { and, desc, eq } from "drizzle-orm";
 import type { z } from "zod";
 import type { Database } from "../../db/client.ts";
 import { type ApplicationRow, conversationMessages, conversations } from "../../db/schema/index.ts";
-import { notFound } from "../../lib/errors.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
+import { conversationNotExists } from "./dify-errors.ts";
 
 /** A call's input as the upstream may see it: the caller's price cap is the gateway's alone. */
 export type GatewayInput = Omit<z.output<typeof GatewayRequestSchema>, "max_price_cents">;
@@ -26,7 +26,8 @@ export interface ExecutionResult {
 /** One prepared gateway call, whatever backs the app: the route runs it blocking or streaming. */
 export interface Execution {
   model: string | null;
-  conversation: { id: string; isNew: boolean } | null;
+  /** `name` for a new conversation: empty when the caller turned Dify's `auto_generate_name` off. */
+  conversation: { id: string; isNew: boolean; name?: string } | null;
   inputs: Record<string, unknown>;
   /** False when the creator turned logging off: conversation content is not kept. */
   storeContent: boolean;
@@ -39,6 +40,7 @@ export interface Execution {
 export interface ConversationState {
   id: string;
   isNew: boolean;
+  name?: string;
   providerConversationId?: string;
   history: { query: string; answer: string }[];
 }
@@ -49,7 +51,14 @@ export async function resolveConversation(
   options: { app: ApplicationRow; caller: LocalUser; input: GatewayInput; historyTurns: number },
 ): Promise<ConversationState> {
   const { app, caller, input } = options;
-  if (!input.conversation_id) return { id: crypto.randomUUID(), isNew: true, history: [] };
+  if (!input.conversation_id)
+    return {
+      id: crypto.randomUUID(),
+      isNew: true,
+      // Dify names a new conversation from its first query unless `auto_generate_name` is false.
+      ...(input.auto_generate_name === false ? { name: "" } : {}),
+      history: [],
+    };
   const [existing] = /^[0-9a-f-]{36}$/i.test(input.conversation_id)
     ? await db
         .select({ id: conversations.id, providerConversationId: conversations.providerConversationId })
@@ -64,7 +73,7 @@ export async function resolveConversation(
         )
         .limit(1)
     : [];
-  if (!existing) throw notFound("Conversation");
+  if (!existing) throw conversationNotExists();
   const turns =
     options.historyTurns > 0
       ? await db

@@ -10,12 +10,14 @@ import type { LocalUser } from "../auth/auth.service.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
 import type { ChatMessage, LlmClient } from "../models/llm.ts";
 import { CHARGED_HEADER, chargedHeaderOfStored, chargedHeaderValue, difyPriceFields } from "./charge.ts";
+import { errorEvent } from "./dify-errors.ts";
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
 import { claimIdempotencyKey, type IdempotencyClaim } from "./idempotency.ts";
 import type { OpenStreams } from "./open-streams.ts";
 import { type CallCharge, openPaidCall } from "./paid-call.ts";
 import { preparePromptExecution } from "./prompt-call.ts";
 import type { RateLimiter } from "./rate-limit.ts";
+import { type RunningTasks, untilAborted } from "./running-tasks.ts";
 import { createSseWriter } from "./sse-writer.ts";
 import { prepareWorkflowExecution } from "./workflow-call.ts";
 
@@ -61,13 +63,93 @@ export function prepareExecution(
     : prepareWorkflowExecution(db, { ...options, secrets, fetch: safeFetch });
 }
 
+/** What a presenter knows of a call while it runs (ids and time). */
+export interface CallMeta {
+  messageId: string;
+  createdAt: number;
+  conversationId?: string;
+  mode: Mode;
+}
+
+/** A call that ended: what it cost, how long it took and whether its caller stopped it. */
+export interface EndedCall extends CallMeta {
+  charge: CallCharge;
+  latencyMs: number;
+  stopped: boolean;
+}
+
+/**
+ * How a paid call's answer is written: Dify's message events (`difyMessages`) or its workflow
+ * run events (workflow-run.ts). The paid flow (payment, idempotency, streaming, stop) is the same.
+ */
+export interface CallPresenter<Body extends object = object> {
+  /** The blocking answer, also what an Idempotency-Key stores and replays. */
+  body(result: ExecutionResult, call: EndedCall): Body;
+  /** Events sent before the first chunk. */
+  started(call: CallMeta): object[];
+  chunk(text: string, call: CallMeta): object;
+  /** The events that end a stream: answered, or stopped by its caller. */
+  finished(result: ExecutionResult, call: EndedCall): object[];
+  failed(error: AppError, call: CallMeta): object;
+  /** The usage stored in a replayed body (its charge goes in the Promptmint-Charged header). */
+  storedUsage(body: Body): unknown;
+  /** A stored blocking answer replayed as a stream's events. */
+  replay(body: Body): object[];
+}
+
+/** Dify's completion and chat answers: `message` events ending in `message_end` with usage. */
+export const difyMessages: CallPresenter<GatewayResponse> = {
+  body: (result, call) => ({
+    event: "message",
+    id: call.messageId,
+    message_id: call.messageId,
+    task_id: call.messageId,
+    mode: call.mode,
+    answer: result.answer,
+    ...(call.conversationId ? { conversation_id: call.conversationId } : {}),
+    metadata: { usage: usageOf(result, call.latencyMs, call.charge) },
+    created_at: call.createdAt,
+  }),
+  started: () => [],
+  chunk: (answer, call) => ({ event: "message", ...messageBase(call), answer }),
+  finished: (result, call) => [
+    {
+      event: "message_end",
+      ...messageBase(call),
+      metadata: { usage: usageOf(result, call.latencyMs, call.charge) },
+    },
+  ],
+  failed: (error, call) => errorEvent(error, messageBase(call)),
+  storedUsage: (body) => body.metadata?.usage,
+  replay: (body) => {
+    const { metadata, ...rest } = body;
+    return [rest, { ...rest, event: "message_end", metadata }];
+  },
+};
+
+function messageBase(call: CallMeta) {
+  return {
+    task_id: call.messageId,
+    id: call.messageId,
+    message_id: call.messageId,
+    ...(call.conversationId ? { conversation_id: call.conversationId } : {}),
+    created_at: call.createdAt,
+  };
+}
+
+/** Who may stop a running task: the same account, app and Dify `user`. */
+export function taskOwner(callerId: string, applicationId: string, user: string | undefined): string {
+  return `${callerId}:${applicationId}:${user ?? ""}`;
+}
+
 /**
  * One Dify-style call of an app the caller may call: idempotency, execution, payment, blocking
  * or SSE answer and the invocation record (docs/decisions/004). Returns the blocking answer.
+ * A streamed call is registered in `tasks` (when given) so that its caller can stop it.
  */
-export function createGatewayCall(deps: GatewayDeps) {
+export function createGatewayCall(deps: GatewayDeps, tasks?: RunningTasks) {
   const { db, feePercent, publicUrl } = deps;
-  async function runCall(
+  async function runCall<Body extends object = GatewayResponse>(
     request: FastifyRequest,
     reply: FastifyReply,
     {
@@ -75,14 +157,16 @@ export function createGatewayCall(deps: GatewayDeps) {
       mode,
       input,
       maxPriceCents,
+      presenter = difyMessages as unknown as CallPresenter<Body>,
     }: {
       application: ApplicationRow;
       mode: Mode;
       input: GatewayInput;
       /** The caller's cap on the price (max-price.ts); above it the call is refused unpaid. */
       maxPriceCents?: number;
+      presenter?: CallPresenter<Body>;
     },
-  ) {
+  ): Promise<Body | undefined> {
     const caller = currentUser(request);
     const slug = application.slug;
     // Counted before anything is prepared or paid, so a refused stream costs nothing.
@@ -99,13 +183,14 @@ export function createGatewayCall(deps: GatewayDeps) {
       if (claim.kind === "replay") {
         reply.header("idempotent-replayed", "true");
         // The same answer as the first time, with what that one charge was (decision 029).
+        const stored = claim.body as Body;
         const charged =
-          claim.status === 200
-            ? chargedHeaderOfStored((claim.body as GatewayResponse).metadata?.usage)
-            : undefined;
+          claim.status === 200 ? chargedHeaderOfStored(presenter.storedUsage(stored)) : undefined;
         if (charged && input.response_mode !== "streaming") reply.header(CHARGED_HEADER, charged);
-        if (input.response_mode === "streaming" && claim.status === 200)
-          return replayAsStream(reply, claim.body as GatewayResponse);
+        if (input.response_mode === "streaming" && claim.status === 200) {
+          replayAsStream(reply, presenter.replay(stored));
+          return;
+        }
         return reply.status(claim.status).send(claim.body);
       }
     }
@@ -113,7 +198,6 @@ export function createGatewayCall(deps: GatewayDeps) {
 
     try {
       const execution = await prepareExecution(deps, { app: application, caller, input, mode });
-      const conversationId = execution.conversation?.id;
       const paid = await openPaidCall(db, {
         request,
         caller,
@@ -125,17 +209,18 @@ export function createGatewayCall(deps: GatewayDeps) {
         topUpUrl: `${publicUrl}/wallet`,
         maxPriceCents,
       });
-      const { messageId, createdAt, started, release, record, abandon } = paid;
-      const responseBody = (result: ExecutionResult, charge: CallCharge): GatewayResponse => ({
-        event: "message",
-        id: messageId,
-        message_id: messageId,
-        task_id: messageId,
+      const { started, release, record, abandon } = paid;
+      const meta: CallMeta = {
+        messageId: paid.messageId,
+        createdAt: paid.createdAt,
+        conversationId: execution.conversation?.id,
         mode,
-        answer: result.answer,
-        ...(conversationId ? { conversation_id: conversationId } : {}),
-        metadata: { usage: usageOf(result, performance.now() - started, charge) },
-        created_at: createdAt,
+      };
+      const ended = (charge: CallCharge, stopped = false): EndedCall => ({
+        ...meta,
+        charge,
+        latencyMs: performance.now() - started,
+        stopped,
       });
 
       if (input.response_mode === "blocking") {
@@ -143,16 +228,13 @@ export function createGatewayCall(deps: GatewayDeps) {
         try {
           result = await execution.generate();
         } catch (error) {
-          const appError =
-            error instanceof AppError
-              ? error
-              : new AppError("upstream_failed", "The upstream failed to answer");
+          const appError = asAppError(error);
           await release();
           if (appError.status >= 500) await record("error", undefined, appError);
           throw appError;
         }
         const charge = await record("success", result);
-        const body = responseBody(result, charge);
+        const body = presenter.body(result, ended(charge));
         await fresh?.complete(200, body);
         reply.header(CHARGED_HEADER, chargedHeaderValue(charge));
         return body;
@@ -177,68 +259,55 @@ export function createGatewayCall(deps: GatewayDeps) {
         clientGone = !raw.writableFinished;
       });
       const ping = setInterval(() => writer.writeIfReady("event: ping\n\n"), PING_INTERVAL_MS);
-      const base = {
-        task_id: messageId,
-        id: messageId,
-        message_id: messageId,
-        ...(conversationId ? { conversation_id: conversationId } : {}),
-        created_at: createdAt,
-      };
+      const task = tasks?.start(meta.messageId, taskOwner(caller.id, application.id, input.user));
       try {
+        for (const event of presenter.started(meta)) await send(event);
         const stream = execution.stream();
         // Left unread when the chunks fail or the caller leaves: its rejection must not end the process.
         stream.result.catch(() => {});
         // What was written to the caller: once anything was, the call is paid for (decision 025).
         let sent: string | null = null;
-        for await (const chunk of stream.chunks) {
+        const chunks = task ? untilAborted(stream.chunks, task.signal) : stream.chunks;
+        for await (const chunk of chunks) {
           // A client that stopped reading is dropped by the writer: the same as one that left.
-          if (clientGone || !(await send({ event: "message", ...base, answer: chunk }))) {
+          if (clientGone || !(await send(presenter.chunk(chunk, meta)))) {
             clientGone = true;
             break;
           }
           sent = (sent ?? "") + chunk;
         }
-        if (clientGone) {
+        // Stopped by its caller (Dify's stop): paid exactly like a caller who hung up.
+        const stopped = task?.signal.aborted ?? false;
+        if (clientGone || stopped) {
           const charge = await abandon(sent);
+          const partial: ExecutionResult = {
+            answer: sent ?? "",
+            inputTokens: 0,
+            outputTokens: 0,
+            answeredBy: execution.model,
+          };
           // A charged stream keeps its key: a replay answers what was sent, and is not paid again.
           if (sent === null) await fresh?.abandon();
-          else
-            await fresh?.complete(
-              200,
-              responseBody(
-                { answer: sent, inputTokens: 0, outputTokens: 0, answeredBy: execution.model },
-                charge,
-              ),
-            );
+          else await fresh?.complete(200, presenter.body(partial, ended(charge, true)));
+          if (stopped && !clientGone)
+            for (const event of presenter.finished(partial, ended(charge, true))) await send(event);
           return;
         }
         const result = await stream.result;
         const charge = await record("success", result);
         // The headers left with the first byte: the stream's last event says what it cost.
-        await send({
-          event: "message_end",
-          ...base,
-          metadata: { usage: usageOf(result, performance.now() - started, charge) },
-        });
-        await fresh?.complete(200, responseBody(result, charge));
+        for (const event of presenter.finished(result, ended(charge))) await send(event);
+        await fresh?.complete(200, presenter.body(result, ended(charge)));
       } catch (error) {
-        const appError =
-          error instanceof AppError
-            ? error
-            : new AppError("upstream_failed", "The upstream failed to answer");
+        const appError = asAppError(error);
         await release();
         await record("error", undefined, appError).catch((err) =>
           request.log.error({ err }, "could not record a failed invocation"),
         );
         await fresh?.abandon();
-        await send({
-          event: "error",
-          ...base,
-          status: appError.status,
-          code: appError.code,
-          message: appError.message,
-        });
+        await send(presenter.failed(appError, meta));
       } finally {
+        task?.done();
         clearInterval(ping);
         raw.end();
       }
@@ -248,7 +317,7 @@ export function createGatewayCall(deps: GatewayDeps) {
     }
   }
 
-  function replayAsStream(reply: FastifyReply, body: GatewayResponse) {
+  function replayAsStream(reply: FastifyReply, events: object[]) {
     reply.hijack();
     const raw = reply.raw;
     raw.writeHead(200, {
@@ -256,17 +325,19 @@ export function createGatewayCall(deps: GatewayDeps) {
       "content-type": "text/event-stream; charset=utf-8",
       "cache-control": "no-cache",
     });
-    const { metadata, ...rest } = body;
-    raw.write(`data: ${JSON.stringify(rest)}\n\n`);
-    raw.write(`data: ${JSON.stringify({ ...rest, event: "message_end", metadata })}\n\n`);
+    for (const event of events) raw.write(`data: ${JSON.stringify(event)}\n\n`);
     raw.end();
   }
 
   return runCall;
 }
 
+function asAppError(error: unknown): AppError {
+  return error instanceof AppError ? error : new AppError("upstream_failed", "The upstream failed to answer");
+}
+
 /** Dify's `metadata.usage`: tokens, the call's price fields (charge.ts) and latency in seconds. */
-function usageOf(result: ExecutionResult, latencyMs: number, charge: CallCharge) {
+export function usageOf(result: ExecutionResult, latencyMs: number, charge: CallCharge) {
   const prices = difyPriceFields(charge);
   return {
     prompt_tokens: result.inputTokens,

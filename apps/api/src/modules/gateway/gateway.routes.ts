@@ -1,5 +1,4 @@
 import {
-  ApiErrorSchema,
   AppInfoSchema,
   AppParametersSchema,
   allowedValueText,
@@ -7,49 +6,52 @@ import {
   GatewayResponseSchema,
   IoSchemaSchema,
 } from "@promptmint/contracts";
-import { and, desc, eq } from "drizzle-orm";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
-import { conversationMessages, conversations } from "../../db/schema/index.ts";
-import { notFound } from "../../lib/errors.ts";
+import type { Database } from "../../db/client.ts";
+import type { ApplicationRow } from "../../db/schema/index.ts";
 import { currentUser } from "../auth/authenticate.ts";
 import { priceFields } from "../billing/price-changes.ts";
 import { loadPrompt } from "../prompts/prompts.service.ts";
 import { findCallableApp } from "./access.ts";
+import { difyConversationRoutes } from "./dify-conversations.routes.ts";
+import { installDifyErrorHandler, notChatApp, refuseUnsupportedFields } from "./dify-errors.ts";
+import { difyFileRoutes } from "./dify-files.routes.ts";
 import {
-  chatRequestExample,
-  completionRequestExample,
-  conversationsExample,
-  gatewayResponseExample,
-  insufficientBalanceExample,
-  messagesExample,
-} from "./examples.ts";
-import { createGatewayCall, type GatewayDeps } from "./gateway-call.ts";
+  gatewayErrors as errors,
+  PaymentRequiredSchema,
+  ResultSchema,
+  SlugParams,
+  gatewaySecurity as security,
+  gatewayTags as tags,
+  UserBody,
+} from "./dify-schemas.ts";
+import { chatRequestExample, completionRequestExample, gatewayResponseExample } from "./examples.ts";
+import { createGatewayCall, type GatewayDeps, type Mode, taskOwner } from "./gateway-call.ts";
 import { maxPriceOf } from "./max-price.ts";
+import { difyInputs } from "./prompt-call.ts";
 import { rateLimitHook } from "./rate-limit.ts";
+import { createRunningTasks } from "./running-tasks.ts";
+import { workflowRunRoutes } from "./workflow-run.ts";
 
-const errors = {
-  400: ApiErrorSchema,
-  401: ApiErrorSchema,
-  404: ApiErrorSchema,
-  409: ApiErrorSchema,
-  412: ApiErrorSchema,
-  422: ApiErrorSchema,
-  429: ApiErrorSchema,
-  502: ApiErrorSchema,
-  503: ApiErrorSchema,
-  504: ApiErrorSchema,
-};
-const security = [{ bearerAuth: [] }];
-const SlugParams = z.object({ slug: z.string().max(100).meta({ example: "haiku-writer" }) });
-const PaymentRequiredSchema = ApiErrorSchema.meta({ examples: [insufficientBalanceExample] });
-const tags = ["gateway"];
+/** Where consumers' files go (`/files/upload`): the same storage and limits as creators' uploads. */
+export interface UploadOptions {
+  dataDir: string;
+  maxUploadBytes: number;
+  uploadQuotaBytes: number;
+}
+export type DifyRouteDeps = GatewayDeps & { uploads: UploadOptions };
 
-/** The paid endpoints, compatible with Dify's service API (blocking and SSE streaming). */
-export const gatewayRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, deps) => {
+/**
+ * The paid endpoints, compatible with Dify's service API (blocking and SSE streaming), with
+ * Dify's error codes (dify-errors.ts) and its app, conversation, file and workflow routes.
+ */
+export const gatewayRoutes: FastifyPluginAsyncZod<DifyRouteDeps> = async (app, deps) => {
   const { db, guards } = deps;
+  installDifyErrorHandler(app);
   const limit = rateLimitHook(deps.rateLimiter);
-  const runCall = createGatewayCall(deps);
+  const tasks = createRunningTasks();
+  const runCall = createGatewayCall(deps, tasks);
 
   for (const mode of ["completion", "chat"] as const) {
     app.post(
@@ -62,7 +64,7 @@ export const gatewayRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, dep
               ? "Run a completion (Dify compatible)"
               : "Send a chat message (Dify compatible)",
           description:
-            "Authenticate with an API key (`Bearer pm_…`) or a sign-in token. `response_mode: streaming` answers with server-sent events.",
+            "Authenticate with an API key (`Bearer pm_…`) or a sign-in token. `response_mode: streaming` answers with server-sent events. Undeclared inputs are left out and optional ones not sent are empty, as in Dify.",
           security,
           params: SlugParams,
           body: GatewayRequestSchema.meta({
@@ -80,7 +82,34 @@ export const gatewayRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, dep
         const { max_price_cents, ...input } = request.body;
         const maxPriceCents = maxPriceOf(request, max_price_cents);
         const application = await findCallableApp(db, request.params.slug, currentUser(request));
-        return runCall(request, reply, { application, mode, input, maxPriceCents });
+        requireMode(application, mode);
+        refuseUnsupportedFields(input);
+        const inputs = await difyInputs(db, application, input.inputs);
+        return runCall(request, reply, { application, mode, input: { ...input, inputs }, maxPriceCents });
+      },
+    );
+
+    app.post(
+      `/app/:slug/${mode}-messages/:task_id/stop`,
+      {
+        schema: {
+          tags,
+          summary: `Stop a streaming ${mode} call (Dify compatible)`,
+          description:
+            "Stops your own streamed call in progress: stopped before any content it costs nothing, after that it is charged like a stream you hung up on. A call already finished, or running on another server process, is not stopped (the answer is the same, as in Dify).",
+          security,
+          params: SlugParams.extend({ task_id: z.string().max(100) }),
+          body: UserBody,
+          response: { 200: ResultSchema, ...errors },
+        },
+        onRequest: guards.requireCaller,
+      },
+      async (request) => {
+        const caller = currentUser(request);
+        const application = await findCallableApp(db, request.params.slug, caller);
+        requireMode(application, mode);
+        tasks.stop(request.params.task_id, taskOwner(caller.id, application.id, request.body?.user));
+        return { result: "success" as const };
       },
     );
   }
@@ -97,10 +126,8 @@ export const gatewayRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, dep
         response: {
           200: AppParametersSchema.meta({
             examples: [
-              {
-                opening_statement: "",
-                suggested_questions: [],
-                user_input_form: [
+              appParameters(
+                [
                   {
                     "text-input": {
                       label: "Topic",
@@ -111,9 +138,8 @@ export const gatewayRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, dep
                     },
                   },
                 ],
-                file_upload: { image: { enabled: false } },
-                system_parameters: { file_size_limit: 15, image_file_size_limit: 10 },
-              },
+                15 * 1024 * 1024,
+              ),
             ],
           }),
           ...errors,
@@ -123,6 +149,7 @@ export const gatewayRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, dep
     },
     async (request) => {
       const application = await findCallableApp(db, request.params.slug, currentUser(request));
+<<<<<<< HEAD
       const form: Record<string, Record<string, unknown>>[] = [];
       if (application.type === "prompt") {
         const { active } = await loadPrompt(db, application);
@@ -154,6 +181,9 @@ export const gatewayRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, dep
         file_upload: { image: { enabled: false } },
         system_parameters: { file_size_limit: 15, image_file_size_limit: 10 },
       };
+=======
+      return appParameters(await inputForm(db, application), deps.uploads.maxUploadBytes);
+>>>>>>> helper-a
     },
   );
 
@@ -196,147 +226,151 @@ export const gatewayRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, dep
     },
   );
 
-  const ListQuery = z.object({
-    user: z.string().max(256).optional(),
-    conversation_id: z.string().max(100).optional(),
-    limit: z.coerce.number().int().min(1).max(100).default(20),
-    first_id: z.string().optional(),
-    pinned: z.string().optional(),
-  });
-
   app.get(
-    "/app/:slug/conversations",
+    "/app/:slug/meta",
     {
       schema: {
         tags,
-        summary: "Your conversations with a chat app (Dify compatible)",
+        summary: "The app's tool icons (Dify compatible; Promptmint apps use no tools)",
         security,
         params: SlugParams,
-        querystring: ListQuery,
-        response: {
-          200: z
-            .object({
-              limit: z.number(),
-              has_more: z.boolean(),
-              data: z.array(
-                z.object({
-                  id: z.string(),
-                  name: z.string(),
-                  inputs: z.record(z.string(), z.unknown()),
-                  status: z.string(),
-                  introduction: z.string(),
-                  created_at: z.number(),
-                  updated_at: z.number(),
-                }),
-              ),
-            })
-            .meta({ examples: [conversationsExample] }),
-          ...errors,
-        },
+        response: { 200: z.object({ tool_icons: z.record(z.string(), z.unknown()) }), ...errors },
       },
       onRequest: guards.requireCaller,
     },
     async (request) => {
-      const caller = currentUser(request);
-      const application = await findCallableApp(db, request.params.slug, caller);
-      const rows = await db
-        .select()
-        .from(conversations)
-        .where(
-          and(
-            eq(conversations.applicationId, application.id),
-            eq(conversations.callerUserId, caller.id),
-            eq(conversations.endUser, request.query.user ?? ""),
-          ),
-        )
-        .orderBy(desc(conversations.updatedAt))
-        .limit(request.query.limit + 1);
-      return {
-        limit: request.query.limit,
-        has_more: rows.length > request.query.limit,
-        data: rows.slice(0, request.query.limit).map((row) => ({
-          id: row.id,
-          name: row.name,
-          inputs: {},
-          status: "normal",
-          introduction: "",
-          created_at: Math.floor(row.createdAt.getTime() / 1000),
-          updated_at: Math.floor(row.updatedAt.getTime() / 1000),
-        })),
-      };
+      await findCallableApp(db, request.params.slug, currentUser(request));
+      return { tool_icons: {} };
     },
   );
 
   app.get(
-    "/app/:slug/messages",
+    "/app/:slug/site",
     {
       schema: {
         tags,
-        summary: "A conversation's messages, oldest first (Dify compatible)",
+        summary: "The app's WebApp settings: title, description, icon (Dify compatible)",
         security,
         params: SlugParams,
-        querystring: ListQuery,
-        response: {
-          200: z
-            .object({
-              limit: z.number(),
-              has_more: z.boolean(),
-              data: z.array(
-                z.object({
-                  id: z.string(),
-                  conversation_id: z.string(),
-                  inputs: z.record(z.string(), z.unknown()),
-                  query: z.string(),
-                  answer: z.string(),
-                  created_at: z.number(),
-                }),
-              ),
-            })
-            .meta({ examples: [messagesExample] }),
-          ...errors,
-        },
+        response: { 200: SiteSchema, ...errors },
       },
       onRequest: guards.requireCaller,
     },
     async (request) => {
-      const caller = currentUser(request);
-      const application = await findCallableApp(db, request.params.slug, caller);
-      const conversationId = request.query.conversation_id ?? "";
-      const [conversation] = /^[0-9a-f-]{36}$/i.test(conversationId)
-        ? await db
-            .select({ id: conversations.id })
-            .from(conversations)
-            .where(
-              and(
-                eq(conversations.id, conversationId),
-                eq(conversations.applicationId, application.id),
-                eq(conversations.callerUserId, caller.id),
-                eq(conversations.endUser, request.query.user ?? ""),
-              ),
-            )
-        : [];
-      if (!conversation) throw notFound("Conversation");
-      const rows = await db
-        .select()
-        .from(conversationMessages)
-        .where(eq(conversationMessages.conversationId, conversation.id))
-        .orderBy(desc(conversationMessages.createdAt))
-        .limit(request.query.limit + 1);
+      const application = await findCallableApp(db, request.params.slug, currentUser(request));
       return {
-        limit: request.query.limit,
-        has_more: rows.length > request.query.limit,
-        data: rows
-          .slice(0, request.query.limit)
-          .reverse()
-          .map((row) => ({
-            id: row.id,
-            conversation_id: row.conversationId,
-            inputs: row.inputs as Record<string, unknown>,
-            query: row.query,
-            answer: row.answer,
-            created_at: Math.floor(row.createdAt.getTime() / 1000),
-          })),
+        title: application.name,
+        description: application.description,
+        chat_color_theme: null,
+        chat_color_theme_inverted: false,
+        icon_type: null,
+        icon: null,
+        icon_background: null,
+        icon_url: null,
+        copyright: null,
+        privacy_policy: null,
+        custom_disclaimer: "",
+        default_language: "en-US",
+        show_workflow_steps: false,
+        use_icon_as_answer_icon: false,
       };
     },
   );
+
+  await app.register(difyConversationRoutes, deps);
+  await app.register(difyFileRoutes, deps);
+  await app.register(workflowRunRoutes, { ...deps, runCall, tasks });
 };
+
+const SiteSchema = z.object({
+  title: z.string(),
+  description: z.string(),
+  chat_color_theme: z.string().nullable(),
+  chat_color_theme_inverted: z.boolean(),
+  icon_type: z.string().nullable(),
+  icon: z.string().nullable(),
+  icon_background: z.string().nullable(),
+  icon_url: z.string().nullable(),
+  copyright: z.string().nullable(),
+  privacy_policy: z.string().nullable(),
+  custom_disclaimer: z.string(),
+  default_language: z.string(),
+  show_workflow_steps: z.boolean(),
+  use_icon_as_answer_icon: z.boolean(),
+});
+
+/**
+ * Dify's chat endpoint answers only chat apps (`not_chat_app`). Its completion endpoint answers
+ * every app here: SPEC §2 calls all prompt apps through completion-messages (a chat app then
+ * answers one turn), and workflow apps through either (docs/decisions/031).
+ */
+function requireMode(application: ApplicationRow, mode: Mode): void {
+  if (mode === "chat" && application.type === "prompt" && application.interactionMode !== "chat")
+    throw notChatApp();
+}
+
+/** The app's input form in Dify's `user_input_form` shape (workflow apps declare none). */
+async function inputForm(db: Database, application: ApplicationRow) {
+  const form: Record<string, Record<string, unknown>>[] = [];
+  if (application.type !== "prompt") return form;
+  const { active } = await loadPrompt(db, application);
+  const schema = IoSchemaSchema.parse(active.inputSchema);
+  for (const [variable, property] of Object.entries(schema.properties)) {
+    const common = {
+      label: property.description || variable,
+      variable,
+      required: schema.required.includes(variable),
+      default: property.default ?? "",
+    };
+    if (property.enum?.length) form.push({ select: { ...common, options: property.enum.map(String) } });
+    else if (property.type === "number" || property.type === "integer") form.push({ number: common });
+    else if (property.type === "boolean")
+      form.push({ checkbox: { ...common, default: property.default ?? false } });
+    else if (property.type === "string")
+      form.push({
+        [property.maxLength && property.maxLength <= 256 ? "text-input" : "paragraph"]: {
+          ...common,
+          max_length: property.maxLength ?? 0,
+        },
+      });
+    else form.push({ paragraph: { ...common, max_length: 0 } });
+  }
+  return form;
+}
+
+/**
+ * Dify's `/parameters` with every key its clients read. Promptmint apps have none of Dify's
+ * optional features (suggestions, speech, retrieval, annotations, moderation) and their models
+ * take no files, so each says `enabled: false`; the upload limit is the real one.
+ */
+function appParameters(form: Record<string, Record<string, unknown>>[], maxUploadBytes: number) {
+  const off = { enabled: false };
+  const megabytes = Math.floor(maxUploadBytes / 1024 / 1024);
+  return {
+    opening_statement: "",
+    suggested_questions: [],
+    suggested_questions_after_answer: off,
+    speech_to_text: off,
+    text_to_speech: { enabled: false, voice: "", language: "", autoPlay: "disabled" },
+    retriever_resource: off,
+    annotation_reply: off,
+    more_like_this: off,
+    user_input_form: form,
+    sensitive_word_avoidance: { enabled: false, type: "", configs: [] },
+    file_upload: {
+      enabled: false,
+      image: { enabled: false, number_limits: 0, detail: "low", transfer_methods: [] },
+      allowed_file_types: [],
+      allowed_file_extensions: [],
+      allowed_file_upload_methods: [],
+      number_limits: 0,
+    },
+    system_parameters: {
+      file_size_limit: megabytes,
+      image_file_size_limit: megabytes,
+      audio_file_size_limit: 0,
+      video_file_size_limit: 0,
+      workflow_file_upload_limit: 0,
+    },
+  };
+}

@@ -228,7 +228,7 @@ describe("access and validation", () => {
     expect(refused.body.message).toBe("API key is invalid or has been revoked");
   });
 
-  it("answers 400 naming the field when inputs break the schema, and never calls the vendor", async () => {
+  it("answers Dify's 400 invalid_param naming the field when inputs break the schema, and never calls the vendor", async () => {
     const slug = await createPromptApp({
       mode: "completion",
       template: "About {{topic}}",
@@ -239,7 +239,8 @@ describe("access and validation", () => {
       [{}, { "inputs.topic": "is required" }],
       [{ topic: 42 }, { "inputs.topic": "must be a string" }],
       [{ topic: "x".repeat(41) }, { "inputs.topic": "must be at most 40 characters" }],
-      [{ topic: "ok", extra: 1 }, { "inputs.extra": "is not a declared input" }],
+      // Undeclared inputs are left out, as Dify does: the missing required one is still named.
+      [{ extra: 1 }, { "inputs.topic": "is required" }],
     ] as const;
     for (const [inputs, fields] of cases) {
       const response = await consumer.api("POST", `/api/app/${slug}/completion-messages`, {
@@ -247,6 +248,7 @@ describe("access and validation", () => {
         body: { inputs },
       });
       expect(response.status).toBe(400);
+      expect(response.body).toMatchObject({ code: "invalid_param", status: 400 });
       expect(response.body.fields).toEqual(fields);
     }
     const chatSlug = await createPromptApp({ mode: "chat" });
@@ -274,7 +276,7 @@ describe("vendor failures", () => {
     });
     expect(failed.status).toBe(502);
     expect(failed.body).toMatchObject({
-      code: "upstream_failed",
+      code: "completion_request_error",
       message: "The model provider failed (HTTP 500)",
     });
     vendor.set({ kind: "status", status: 429, message: "slow down" });
@@ -313,7 +315,7 @@ describe("vendor failures", () => {
       .filter((b) => b.startsWith("data: "))
       .map((b) => JSON.parse(b.slice(6)))
       .at(-1);
-    expect(error).toMatchObject({ event: "error", status: 504, code: "upstream_timeout" });
+    expect(error).toMatchObject({ event: "error", status: 504, code: "completion_request_error" });
   });
 });
 

@@ -40,6 +40,8 @@ export interface InvocationRecord {
   conversation?: {
     id: string;
     isNew: boolean;
+    /** A new conversation's name; by default its first query's start (Dify's auto-generated name). */
+    name?: string;
     providerConversationId?: string;
     query: string;
     answer: string;
@@ -102,7 +104,7 @@ export async function recordInvocation(db: Database, record: InvocationRecord): 
         applicationId: record.applicationId,
         callerUserId: record.callerUserId,
         endUser: record.endUser ?? "",
-        name: conversation.query.slice(0, 60),
+        name: conversation.name ?? conversation.query.slice(0, 60),
         providerConversationId: conversation.providerConversationId ?? null,
       });
     } else if (conversation) {

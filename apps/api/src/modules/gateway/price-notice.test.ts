@@ -179,9 +179,7 @@ describe("a caller's maximum price", () => {
       await call(careful, slug, { body: { max_price_cents: 9 } }),
       // The lowest cap wins when several are sent.
       await call(careful, slug, { body: { max_price_cents: 50 }, headers: { "X-Max-Price-Cents": "9" } }),
-      await careful.api("POST", `/api/app/${slug}/chat-messages`, {
-        body: { inputs: {}, query: "hi", max_price_cents: 9, response_mode: "streaming" },
-      }),
+      await call(careful, slug, { body: { max_price_cents: 9, response_mode: "streaming" } }),
       await careful.api("POST", `/api/explore/apps/${slug}/try`, {
         body: { inputs: { query: "hi" }, max_price_cents: 9 },
       }),

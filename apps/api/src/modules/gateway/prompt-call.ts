@@ -133,7 +133,7 @@ export async function preparePromptExecution(
       { role: "user" as const, content: turn.query },
       { role: "assistant" as const, content: turn.answer },
     ]);
-    conversation = { id: state.id, isNew: state.isNew };
+    conversation = { id: state.id, isNew: state.isNew, name: state.name };
   }
 
   const llmRequest: LlmRequest = {
@@ -190,6 +190,29 @@ export async function preparePromptExecution(
     },
   };
 }
+/**
+ * Inputs as Dify's service API takes them (BaseAppGenerator._prepare_user_inputs): only the
+ * form's variables are read, undeclared ones are left out, and an optional one not sent is
+ * empty (its default, if it has one, is applied by the schema check). A required one missing
+ * is still refused, naming it. Workflow apps pass inputs on to their provider as they are.
+ */
+export async function difyInputs(
+  db: Database,
+  app: ApplicationRow,
+  inputs: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  if (app.type !== "prompt") return inputs;
+  const { inputSchema } = await loadCallablePrompt(db, app);
+  return Object.fromEntries(
+    Object.entries(inputSchema.properties).flatMap(([name, property]) => {
+      const value = inputs[name];
+      if (value !== undefined && value !== null) return [[name, value]];
+      const emptyOptional = !inputSchema.required.includes(name) && property.default === undefined;
+      return emptyOptional ? [[name, ""]] : [];
+    }),
+  );
+}
+
 interface CallablePrompt extends LoadedPrompt {
   inputSchema: IoSchema;
   outputSchema: IoSchema | null;

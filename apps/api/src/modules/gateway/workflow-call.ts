@@ -53,7 +53,9 @@ export async function prepareWorkflowExecution(
 
   return {
     model: provider.slug,
-    conversation: conversation ? { id: conversation.id, isNew: conversation.isNew } : null,
+    conversation: conversation
+      ? { id: conversation.id, isNew: conversation.isNew, name: conversation.name }
+      : null,
     inputs: input.inputs,
     storeContent: workflow.enableLogging,
     deadlineSeconds: workflow.timeoutSeconds,

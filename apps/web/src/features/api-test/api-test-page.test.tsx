@@ -14,7 +14,14 @@ function parameters(form: unknown[]) {
     jsonResponse({
       opening_statement: "",
       suggested_questions: [],
+      suggested_questions_after_answer: { enabled: false },
+      speech_to_text: { enabled: false },
+      text_to_speech: { enabled: false },
+      retriever_resource: { enabled: false },
+      annotation_reply: { enabled: false },
+      more_like_this: { enabled: false },
       user_input_form: form,
+      sensitive_word_avoidance: { enabled: false },
       file_upload: {},
       system_parameters: {},
     });
