@@ -149,41 +149,7 @@ export const gatewayRoutes: FastifyPluginAsyncZod<DifyRouteDeps> = async (app, d
     },
     async (request) => {
       const application = await findCallableApp(db, request.params.slug, currentUser(request));
-<<<<<<< HEAD
-      const form: Record<string, Record<string, unknown>>[] = [];
-      if (application.type === "prompt") {
-        const { active } = await loadPrompt(db, application);
-        const schema = IoSchemaSchema.parse(active.inputSchema);
-        for (const [variable, property] of Object.entries(schema.properties)) {
-          const common = {
-            label: property.description || variable,
-            variable,
-            required: schema.required.includes(variable),
-            default: property.default ?? "",
-          };
-          if (property.enum?.length)
-            form.push({ select: { ...common, options: property.enum.map(allowedValueText) } });
-          else if (property.type === "number" || property.type === "integer") form.push({ number: common });
-          else if (property.type === "string")
-            form.push({
-              [property.maxLength && property.maxLength <= 256 ? "text-input" : "paragraph"]: {
-                ...common,
-                max_length: property.maxLength ?? 0,
-              },
-            });
-          else form.push({ paragraph: { ...common, max_length: 0 } });
-        }
-      }
-      return {
-        opening_statement: "",
-        suggested_questions: [],
-        user_input_form: form,
-        file_upload: { image: { enabled: false } },
-        system_parameters: { file_size_limit: 15, image_file_size_limit: 10 },
-      };
-=======
       return appParameters(await inputForm(db, application), deps.uploads.maxUploadBytes);
->>>>>>> helper-a
     },
   );
 
@@ -322,7 +288,8 @@ async function inputForm(db: Database, application: ApplicationRow) {
       required: schema.required.includes(variable),
       default: property.default ?? "",
     };
-    if (property.enum?.length) form.push({ select: { ...common, options: property.enum.map(String) } });
+    if (property.enum?.length)
+      form.push({ select: { ...common, options: property.enum.map(allowedValueText) } });
     else if (property.type === "number" || property.type === "integer") form.push({ number: common });
     else if (property.type === "boolean")
       form.push({ checkbox: { ...common, default: property.default ?? false } });
