@@ -1,5 +1,6 @@
 import type { RecentInvocations } from "@promptmint/contracts";
 import { Badge } from "../../components/ui/badge";
+import { HorizontalScroll } from "../../components/ui/scroll-area";
 import { formatDateTime, formatNumber, formatSeconds } from "../../lib/format";
 import { AnalyticsCard, tableCell, tableHeaderCell } from "./analytics-card";
 import { formatInvocationId } from "./analytics-format";
@@ -17,7 +18,7 @@ export function RecentInvocationsTable({ invocations }: { invocations: readonly 
       {invocations.length === 0 ? (
         <p className="px-5 py-10 text-center text-sm text-slate-500">No invocations found</p>
       ) : (
-        <div className="overflow-x-auto">
+        <HorizontalScroll label="Recent invocations table">
           <table className="min-w-full divide-y divide-slate-200">
             <thead className="bg-slate-50">
               <tr>
@@ -66,7 +67,7 @@ export function RecentInvocationsTable({ invocations }: { invocations: readonly 
               ))}
             </tbody>
           </table>
-        </div>
+        </HorizontalScroll>
       )}
     </AnalyticsCard>
   );
