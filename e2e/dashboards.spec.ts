@@ -134,8 +134,10 @@ test.describe("with demo data", () => {
     expect(days.length).toBeGreaterThan(1);
     for (const chart of ["Success vs Error Rate", "Response Time Trend", "Token Usage"])
       expect(await ticks(chart, "xAxis")).toEqual(days);
-    // Seconds read as "250 ms" / "1.5 s", never "0.085s".
-    for (const tick of await ticks("Response Time Trend", "yAxis")) expect(tick).toMatch(/^\d+(\.\d+)? m?s$/);
+    // Seconds read as "250 ms" / "1.5 s" above the origin's "0", never "0.085s".
+    const [origin, ...seconds] = await ticks("Response Time Trend", "yAxis");
+    expect(origin).toBe("0");
+    for (const tick of seconds) expect(tick).toMatch(/^\d+(\.\d+)? m?s$/);
     await screenshots(page, testInfo, "global-analytics-demo");
     await expectFitsPhone(page);
   });

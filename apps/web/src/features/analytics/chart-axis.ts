@@ -8,8 +8,8 @@ import { formatCompactNumber } from "./analytics-format";
 /** What a chart's values measure: how its axis steps and how its ticks and tooltip read. */
 export type ChartUnit = "count" | "seconds" | "dollars";
 
-/** At most this many day labels: "Nov 23" fits six times across a phone-wide chart. */
-const MAX_DAY_TICKS = 6;
+/** At most this many day labels: "Nov 23" fits five times across a phone-wide chart. */
+const MAX_DAY_TICKS = 5;
 /** The value axis aims at this many steps above zero. */
 const VALUE_STEPS = 4;
 
@@ -49,10 +49,11 @@ function dollarDecimals(ticks: readonly number[]): number {
   return Math.max(2, String(step).split(".")[1]?.length ?? 0);
 }
 
-/** How a tick on the value axis reads: `1.5K`, `25 ms`, `1.5 s`, `$0.05`, `$0.025`, `$10`. */
+/** How a tick on the value axis reads: `1.5K`, `0`, `25 ms`, `1.5 s`, `$0.05`, `$0.025`, `$10`. */
 export function tickFormatter(unit: ChartUnit, ticks: readonly number[]): (value: number) => string {
   if (unit === "count") return formatCompactNumber;
-  if (unit === "seconds") return formatDuration;
+  // The axis' origin is plainly 0, in whichever unit the other ticks are.
+  if (unit === "seconds") return (value) => (value === 0 ? "0" : formatDuration(value));
   const decimals = dollarDecimals(ticks);
   if (decimals === 0) return (value) => `$${formatNumber(value)}`;
   if (decimals === 2) return formatDollars;

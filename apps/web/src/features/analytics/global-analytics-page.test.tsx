@@ -102,8 +102,7 @@ describe("global analytics", () => {
       last_used: "",
     };
     stubSignedInApi({
-      [DASHBOARD]: () =>
-        jsonResponse({ ...dashboard, applications: [...dashboard.applications, idle] }),
+      [DASHBOARD]: () => jsonResponse({ ...dashboard, applications: [...dashboard.applications, idle] }),
     });
     renderGlobalAnalytics();
 

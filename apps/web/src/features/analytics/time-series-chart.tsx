@@ -62,7 +62,8 @@ export function TimeSeriesChart<Row extends { date: string }>({
   stacked = false,
   unit = "count",
 }: TimeSeriesChartProps<Row>) {
-  const margin = { top: 8, right: 12, bottom: 0, left: 0 };
+  // Room on the right for half of the last day's label: today is always labelled, at the edge.
+  const margin = { top: 8, right: 24, bottom: 0, left: 0 };
   const stackId = stacked ? "total" : undefined;
   const yTicks = valueTicks(largestValue(data, series, stacked), unit);
   const formatValue = valueFormatter(unit);
