@@ -13,7 +13,7 @@ import { CHARGED_HEADER, chargedHeaderOfStored, chargedHeaderValue, difyPriceFie
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
 import { claimIdempotencyKey, type IdempotencyClaim } from "./idempotency.ts";
 import type { OpenStreams } from "./open-streams.ts";
-import { type CallCharge, openPaidCall } from "./paid-call.ts";
+import { type CallCharge, generatePaid, openPaidCall } from "./paid-call.ts";
 import { preparePromptExecution } from "./prompt-call.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 import { createSseWriter } from "./sse-writer.ts";
@@ -139,19 +139,7 @@ export function createGatewayCall(deps: GatewayDeps) {
       });
 
       if (input.response_mode === "blocking") {
-        let result: ExecutionResult;
-        try {
-          result = await execution.generate();
-        } catch (error) {
-          const appError =
-            error instanceof AppError
-              ? error
-              : new AppError("upstream_failed", "The upstream failed to answer");
-          await release();
-          if (appError.status >= 500) await record("error", undefined, appError);
-          throw appError;
-        }
-        const charge = await record("success", result);
+        const { result, charge } = await generatePaid(paid, execution);
         const body = responseBody(result, charge);
         await fresh?.complete(200, body);
         reply.header(CHARGED_HEADER, chargedHeaderValue(charge));

@@ -7,7 +7,7 @@ import { AppError, invalidFields } from "../../lib/errors.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import type { ExecutionResult } from "../gateway/execution.ts";
-import { openPaidCall } from "../gateway/paid-call.ts";
+import { generatePaid, openPaidCall } from "../gateway/paid-call.ts";
 import { type PromptDraft, preparePromptExecution } from "../gateway/prompt-call.ts";
 import type { LlmClient } from "../models/llm.ts";
 
@@ -96,15 +96,13 @@ export async function runPromptTest(
   });
   let result: ExecutionResult;
   try {
-    result = await execution.generate();
+    ({ result } = await generatePaid(paid, execution));
   } catch (error) {
-    const appError =
-      error instanceof AppError ? error : new AppError("upstream_failed", "The upstream failed to answer");
-    await paid.release();
-    await paid.record("error", undefined, appError);
-    return failed(appError, paid.messageId, execution.model);
+    // Only a failure of ours or the model's (5xx) is recorded as an invocation.
+    if (error instanceof AppError)
+      return failed(error, error.status >= 500 ? paid.messageId : null, execution.model);
+    throw error;
   }
-  await paid.record("success", result);
   return {
     invocation_id: paid.messageId,
     model: execution.model,
