@@ -75,6 +75,13 @@ test("Test Prompt shows the model's answer with its tokens; the app's pages fit 
   await expectFitsPhone(page);
   await page.setViewportSize(DESKTOP);
 
+  // The builder's four tabs do not fit a phone: the strip scrolls, the page does not.
+  await page.goto(`/applications/${slug}/edit`);
+  await expect(page.getByRole("tab", { name: "Preview & Test" })).toBeAttached();
+  await screenshots(page, testInfo, "prompt-builder");
+  await expectFitsPhone(page);
+  await page.setViewportSize(DESKTOP);
+
   await page.goto(`/prompts/${slug}`);
   await page.getByRole("tab", { name: "Prompt Config" }).click();
   await page.getByRole("button", { name: "Test Prompt" }).click();

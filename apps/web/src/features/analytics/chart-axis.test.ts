@@ -20,6 +20,7 @@ describe("chart axes", () => {
     expect(valueTicks(37, "count")).toEqual([0, 10, 20, 30, 40]);
     expect(valueTicks(3, "count")).toEqual([0, 1, 2, 3]);
     expect(valueTicks(0, "count")).toEqual([0, 1]);
+    expect(valueTicks(0, "dollars")).toEqual([0, 1]);
     expect(valueTicks(1.3, "seconds")).toEqual([0, 0.5, 1, 1.5]);
   });
 

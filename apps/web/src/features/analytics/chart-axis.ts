@@ -36,6 +36,8 @@ const MIN_STEP: Record<ChartUnit, number> = { count: 1, seconds: 0.001, dollars:
 
 /** The y axis for values up to `max`: from 0 to a round top, in round steps (0, 25 ms, 50 ms, ...). */
 export function valueTicks(max: number, unit: ChartUnit): number[] {
+  // Nothing to draw (no revenue yet): one whole unit, not a scale of hundredths of a cent.
+  if (!(max > 0)) return [0, 1];
   const step = roundStep(Math.max(max, 0), VALUE_STEPS, MIN_STEP[unit]);
   const count = Math.max(1, Math.ceil(max / step - 1e-9));
   // Multiplied, not summed, so 0.1 + 0.2 never shows as 0.30000000000000004.

@@ -1,7 +1,7 @@
 import type { RecentInvocations } from "@promptmint/contracts";
 import { Badge } from "../../components/ui/badge";
 import { HorizontalScroll } from "../../components/ui/scroll-area";
-import { formatDateTime, formatNumber, formatSeconds } from "../../lib/format";
+import { formatDateTime, formatDuration, formatNumber } from "../../lib/format";
 import { AnalyticsCard, tableCell, tableHeaderCell } from "./analytics-card";
 import { formatInvocationId } from "./analytics-format";
 
@@ -57,7 +57,7 @@ export function RecentInvocationsTable({ invocations }: { invocations: readonly 
                     </Badge>
                   </td>
                   <td className={`${tableCell} text-right text-slate-700 tabular-nums`}>
-                    {formatSeconds(invocation.response_time, 3)}
+                    {formatDuration(invocation.response_time)}
                   </td>
                   <td className={`${tableCell} text-right text-slate-700 tabular-nums`}>
                     {formatNumber(invocation.input_tokens + invocation.output_tokens)}
