@@ -13,11 +13,11 @@ test("a creator builds a prompt app, publishes it, and calls it with an API key"
   const person = newPerson();
   await signUp(page, person);
   await expect(page).toHaveURL(/\/dashboard$/);
-  await expect(page.getByRole("heading", { name: "No applications" })).toBeVisible();
+  await expect(page.getByRole("region", { name: "Get started" })).toBeVisible();
 
   // Create the app.
   const name = `Tea Writer ${Date.now().toString(36)}`;
-  await page.getByRole("link", { name: "Create Application" }).first().click();
+  await page.getByRole("link", { name: /Create your first app/ }).click();
   await expect(page).toHaveURL(/\/applications\/create$/);
   await page.getByLabel("Application Name").fill(name);
   await page.getByLabel("Description").fill("Writes about any tea.");

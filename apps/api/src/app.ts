@@ -277,7 +277,14 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       priceNoticeMs: config.priceIncreaseNoticeMs,
       uploadQuotaBytes: config.uploadQuotaBytes,
     });
-    await scope.register(promptsRoutes, { db, guards, llm, feePercent: config.platformFeePercent });
+    await scope.register(promptsRoutes, {
+      db,
+      guards,
+      llm,
+      secrets,
+      feePercent: config.platformFeePercent,
+      publicUrl: config.publicUrl,
+    });
     await scope.register(modelKeysRoutes, { db, guards, secrets, feePercent: config.platformFeePercent });
     await scope.register(workflowsRoutes, { db, guards, secrets, safeFetch });
     await scope.register(billingRoutes, { db, guards, config, stripe });

@@ -168,15 +168,35 @@ export const TestConfigRequestSchema = z.strictObject({
   prompt_template: z.string().max(50_000),
   system_prompt: z.string().max(50_000).optional(),
   model: z.string().max(100).optional(),
-  temperature: z.number().optional(),
-  max_tokens: z.number().optional(),
-  top_p: z.number().optional(),
-  frequency_penalty: z.number().optional(),
-  presence_penalty: z.number().optional(),
+  temperature: modelSettingLimits.temperature.optional(),
+  max_tokens: modelSettingLimits.max_tokens.optional(),
+  top_p: modelSettingLimits.top_p.optional(),
+  frequency_penalty: modelSettingLimits.frequency_penalty.optional(),
+  presence_penalty: modelSettingLimits.presence_penalty.optional(),
   input_schema: NewIoSchemaSchema.optional(),
   test_inputs: z.record(z.string(), z.unknown()).default({}),
 });
 export type TestConfigRequest = z.input<typeof TestConfigRequestSchema>;
+
+/**
+ * Test Prompt's model run (an app's own test-config only): the owner's own call of the draft
+ * settings, free to them and recorded like their other calls; its model cost comes out of their
+ * earnings (docs/decisions/026). `error` instead of an answer when the model could not answer.
+ */
+export const TestRunSchema = z.object({
+  invocation_id: z.string().nullable(),
+  model: z.string().nullable(),
+  /** The model that really answered; "sandbox" when the sandbox model stood in for it. */
+  answered_by: z.string().nullable(),
+  sandbox: z.boolean(),
+  answer: z.string().nullable(),
+  error: z.string().nullable(),
+  input_tokens: z.number().int(),
+  output_tokens: z.number().int(),
+  latency_ms: z.number().int(),
+  model_cost_micros: z.number().int(),
+});
+export type TestRun = z.infer<typeof TestRunSchema>;
 
 export const TestConfigResponseSchema = z.object({
   success: z.boolean(),
@@ -184,6 +204,8 @@ export const TestConfigResponseSchema = z.object({
   error: z.string().nullable(),
   rendered_template: z.string().nullable(),
   detected_variables: z.array(z.string()),
+  /** Null before the app exists (`/prompts/test-config/`) or when the template did not render. */
+  run: TestRunSchema.nullable().default(null),
 });
 export type TestConfigResponse = z.infer<typeof TestConfigResponseSchema>;
 

@@ -107,6 +107,7 @@ export function testConfigResultFixture(overrides: Partial<TestConfigResponse> =
     error: null,
     rendered_template: "Write about Sample topic.",
     detected_variables: ["topic"],
+    run: null,
     ...overrides,
   };
 }

@@ -14,7 +14,7 @@ import { errorEvent } from "./dify-errors.ts";
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
 import { claimIdempotencyKey, type IdempotencyClaim } from "./idempotency.ts";
 import type { OpenStreams } from "./open-streams.ts";
-import { type CallCharge, openPaidCall } from "./paid-call.ts";
+import { type CallCharge, generatePaid, openPaidCall } from "./paid-call.ts";
 import { preparePromptExecution } from "./prompt-call.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 import { type RunningTasks, untilAborted } from "./running-tasks.ts";
@@ -224,16 +224,7 @@ export function createGatewayCall(deps: GatewayDeps, tasks?: RunningTasks) {
       });
 
       if (input.response_mode === "blocking") {
-        let result: ExecutionResult;
-        try {
-          result = await execution.generate();
-        } catch (error) {
-          const appError = asAppError(error);
-          await release();
-          if (appError.status >= 500) await record("error", undefined, appError);
-          throw appError;
-        }
-        const charge = await record("success", result);
+        const { result, charge } = await generatePaid(paid, execution);
         const body = presenter.body(result, ended(charge));
         await fresh?.complete(200, body);
         reply.header(CHARGED_HEADER, chargedHeaderValue(charge));

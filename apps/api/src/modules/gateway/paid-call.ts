@@ -243,6 +243,28 @@ export async function openPaidCall(
   return paidCall;
 }
 
+/**
+ * Runs a paid call blocking and settles it: on an answer it is recorded and paid (once); on a
+ * failure what was taken is given back, a failure of ours or the upstream's (5xx) is recorded, and
+ * the failure is thrown as an AppError.
+ */
+export async function generatePaid(
+  paid: PaidCall,
+  execution: Execution,
+): Promise<{ result: ExecutionResult; charge: CallCharge }> {
+  let result: ExecutionResult;
+  try {
+    result = await execution.generate();
+  } catch (error) {
+    const appError =
+      error instanceof AppError ? error : new AppError("upstream_failed", "The upstream failed to answer");
+    await paid.release();
+    if (appError.status >= 500) await paid.record("error", undefined, appError);
+    throw appError;
+  }
+  return { result, charge: await paid.record("success", result) };
+}
+
 /** The payer's accounts a lease moves money between (ids cached: they never change). */
 async function callAccounts(db: Database, payerId: string) {
   const [wallet, held] = await Promise.all([

@@ -61,10 +61,15 @@ export async function preparePromptExecution(
     /** Opens the creator's own model keys (apps set to `model_keys: creator`). */
     secrets: SecretBox;
     overrides?: CallerOverrides;
+    /** The editor's unsaved settings, run by Test Prompt instead of the saved ones. */
+    draft?: PromptDraft;
   },
 ): Promise<Execution> {
   const { app, caller, input, mode, overrides = {} } = options;
-  const { prompt, active, inputSchema, outputSchema, templateUsesQuery } = await loadCallablePrompt(db, app);
+  const { prompt, active, inputSchema, outputSchema, templateUsesQuery } = withDraft(
+    await loadCallablePrompt(db, app),
+    options.draft,
+  );
   // The app's own output schema wins: a caller's schema cannot replace it (a JSON object it already is).
   if (outputSchema && overrides.responseFormat?.format.type === "json_schema")
     throw invalidFields({
@@ -219,23 +224,63 @@ interface CallablePrompt extends LoadedPrompt {
   templateUsesQuery: boolean;
 }
 
+/** Settings the prompt editor has not saved yet; each one left out keeps the saved value. */
+export interface PromptDraft {
+  model?: string;
+  temperature?: number;
+  maxTokens?: number;
+  topP?: number;
+  frequencyPenalty?: number;
+  presencePenalty?: number;
+  systemPrompt?: string;
+  promptTemplate?: string;
+  inputSchema?: IoSchema;
+}
+
 /** The app's active prompt with its schemas parsed once, from the lookup cache (lib/lookup-cache.ts). */
 function loadCallablePrompt(db: Database, app: ApplicationRow): Promise<CallablePrompt> {
   return lookupCache<CallablePrompt>(db, "prompts")
     .get(app.id, async () => {
       const loaded = await loadPrompt(db, app);
-      let templateUsesQuery = false;
-      try {
-        templateUsesQuery = detectVariables(loaded.active.promptTemplate).includes("query");
-      } catch {}
       return {
         ...loaded,
         inputSchema: IoSchemaSchema.parse(loaded.active.inputSchema),
         outputSchema: loaded.active.outputSchema ? IoSchemaSchema.parse(loaded.active.outputSchema) : null,
-        templateUsesQuery,
+        templateUsesQuery: usesQuery(loaded.active.promptTemplate),
       };
     })
     .then((found) => found as CallablePrompt);
+}
+
+/** Whether a template places the chat `query` itself (else the query follows the rendered template). */
+function usesQuery(template: string): boolean {
+  try {
+    return detectVariables(template).includes("query");
+  } catch {
+    return false;
+  }
+}
+
+/** The saved prompt with a draft's settings laid over it (a copy: the cached one is shared). */
+function withDraft(saved: CallablePrompt, draft: PromptDraft | undefined): CallablePrompt {
+  if (!draft) return saved;
+  const { prompt, active } = saved;
+  const promptTemplate = draft.promptTemplate ?? active.promptTemplate;
+  return {
+    ...saved,
+    prompt: {
+      ...prompt,
+      model: draft.model ?? prompt.model,
+      temperature: draft.temperature ?? prompt.temperature,
+      maxTokens: draft.maxTokens ?? prompt.maxTokens,
+      topP: draft.topP ?? prompt.topP,
+      frequencyPenalty: draft.frequencyPenalty ?? prompt.frequencyPenalty,
+      presencePenalty: draft.presencePenalty ?? prompt.presencePenalty,
+    },
+    active: { ...active, promptTemplate, systemPrompt: draft.systemPrompt ?? active.systemPrompt },
+    inputSchema: draft.inputSchema ?? saved.inputSchema,
+    templateUsesQuery: usesQuery(promptTemplate),
+  };
 }
 
 /** Structured output: the answer must be a JSON object valid against the output schema. */

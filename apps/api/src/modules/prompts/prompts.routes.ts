@@ -1,5 +1,6 @@
 import {
   ApiErrorSchema,
+  IoSchemaSchema,
   ModelCatalogSchema,
   PromptConfigSchema,
   PromptVersionListSchema,
@@ -11,10 +12,12 @@ import {
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import type { Database } from "../../db/client.ts";
+import type { SecretBox } from "../../lib/secrets.ts";
 import { getOwnApplication } from "../applications/applications.service.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
 import type { LlmClient } from "../models/llm.ts";
 import { describeModels, KNOWN_MODEL_IDS } from "../models/model-catalog.ts";
+import { draftOf, runPromptTest } from "./prompt-test-run.ts";
 import {
   listVersions,
   loadPrompt,
@@ -35,8 +38,11 @@ export const promptsRoutes: FastifyPluginAsyncZod<{
   db: Database;
   guards: AuthGuards;
   llm: LlmClient;
+  secrets: SecretBox;
   feePercent: number;
-}> = async (app, { db, guards, llm, feePercent }) => {
+  publicUrl: string;
+}> = async (app, { db, guards, llm, secrets, feePercent, publicUrl }) => {
+  const testDeps = { db, llm, secrets, feePercent, publicUrl };
   app.get(
     "/models/",
     {
@@ -103,12 +109,30 @@ export const promptsRoutes: FastifyPluginAsyncZod<{
   app.post(
     "/app/:slug/prompt/test-config/",
     {
-      schema: { ...testConfigSchema, summary: "Render a template with test inputs", params: SlugParams },
+      schema: {
+        ...testConfigSchema,
+        summary: "Render a template with test inputs and run it on the model (the owner's own call)",
+        params: SlugParams,
+      },
       onRequest: guards.requireUser,
     },
     async (request) => {
-      await getOwnApplication(db, currentUser(request), request.params.slug);
-      return testPromptConfig(request.body);
+      const owner = currentUser(request);
+      const application = await getOwnApplication(db, owner, request.params.slug);
+      if (application.type !== "prompt") return { ...testPromptConfig(request.body), run: null };
+      const draft = draftOf(request.body, KNOWN_MODEL_IDS);
+      // A draft without an input schema keeps the saved one, for the rendering as for the run.
+      draft.inputSchema ??= IoSchemaSchema.parse((await loadPrompt(db, application)).active.inputSchema);
+      const rendered = testPromptConfig({ ...request.body, input_schema: draft.inputSchema });
+      const run = rendered.success
+        ? await runPromptTest(testDeps, request, {
+            owner,
+            application,
+            draft,
+            inputs: request.body.test_inputs,
+          })
+        : null;
+      return { ...rendered, run };
     },
   );
   app.post(
@@ -117,7 +141,7 @@ export const promptsRoutes: FastifyPluginAsyncZod<{
       schema: { ...testConfigSchema, summary: "Render a template with test inputs, before the app exists" },
       onRequest: guards.requireUser,
     },
-    async (request) => testPromptConfig(request.body),
+    async (request) => ({ ...testPromptConfig(request.body), run: null }),
   );
 
   app.get(

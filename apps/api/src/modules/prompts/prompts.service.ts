@@ -322,7 +322,9 @@ export async function restoreVersion(
 }
 
 /** Renders a template with sample inputs; never throws for a bad template, it reports it (a bad schema is a 400). */
-export function testPromptConfig(input: z.infer<typeof TestConfigRequestSchema>): TestConfigResponse {
+export function testPromptConfig(
+  input: z.infer<typeof TestConfigRequestSchema>,
+): Omit<TestConfigResponse, "run"> {
   // A pattern RE2 cannot run is refused by name, as when the schema is saved.
   const badPatterns = input.input_schema ? invalidPatterns(input.input_schema, "input_schema") : {};
   if (Object.keys(badPatterns).length > 0) throw invalidFields(badPatterns);

@@ -194,6 +194,11 @@ describe("test-config", () => {
       error: null,
       rendered_template: "Write 50 words on bees",
       detected_variables: ["words", "topic"],
+      // No model key on this server: the sandbox answers the run (prompt-test-run.test.ts).
+      run: expect.objectContaining({
+        sandbox: true,
+        answer: expect.stringContaining("Write 50 words on bees"),
+      }),
     });
   });
 

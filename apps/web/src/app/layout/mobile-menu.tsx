@@ -1,4 +1,4 @@
-import { KeyRound, LogOut, UserRound, Wallet } from "lucide-react";
+import { KeyRound, LogOut, UserRound } from "lucide-react";
 import { NavLink } from "react-router";
 import { cn } from "../../lib/cn";
 import type { SessionIdentity } from "../../lib/profile-query";
@@ -27,7 +27,7 @@ export function MobileMenu({
   onSignOut: () => void;
 }) {
   return (
-    <div id={id} className="border-t border-slate-200 bg-white px-4 pt-3 pb-4 shadow-sm md:hidden">
+    <div id={id} className="border-t border-slate-200 bg-white px-4 pt-3 pb-4 shadow-sm lg:hidden">
       <ul className="space-y-1">
         {items.map(({ to, label, icon: Icon, end }) => (
           <li key={to}>
@@ -57,12 +57,6 @@ export function MobileMenu({
             <NavLink to="/api-keys" className={linkClasses} onClick={onNavigate}>
               <KeyRound className="size-4" aria-hidden="true" />
               API Keys
-            </NavLink>
-          </li>
-          <li>
-            <NavLink to="/wallet" className={linkClasses} onClick={onNavigate}>
-              <Wallet className="size-4" aria-hidden="true" />
-              Wallet
             </NavLink>
           </li>
           <li>

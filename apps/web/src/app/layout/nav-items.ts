@@ -7,6 +7,7 @@ import {
   Package,
   PiggyBank,
   ShieldCheck,
+  Wallet,
 } from "lucide-react";
 
 export interface NavItem {
@@ -22,7 +23,10 @@ export interface NavItem {
 /** The public app catalogue: in the bar signed out and signed in. */
 export const EXPLORE_NAV_ITEM: NavItem = { to: "/explore", label: "Explore", icon: Compass };
 
-/** The signed-in navigation of SPEC §2 plus Explore, shared by the bar and the mobile menu. */
+/**
+ * The signed-in navigation of SPEC §2 plus Explore and the Wallet (what someone who only calls
+ * apps needs), shared by the bar and the mobile menu.
+ */
 export const NAV_ITEMS: readonly NavItem[] = [
   { to: "/dashboard", label: "Dashboard", icon: LayoutDashboard, end: true },
   { to: "/applications", label: "Applications", icon: Package },
@@ -30,6 +34,7 @@ export const NAV_ITEMS: readonly NavItem[] = [
   { to: "/earnings", label: "Earnings", icon: PiggyBank, creatorOnly: true },
   { to: "/api-test", label: "API Test", icon: FlaskConical },
   EXPLORE_NAV_ITEM,
+  { to: "/wallet", label: "Wallet", icon: Wallet },
 ];
 
 /** Only for the platform's operators (ADMIN_EMAILS): the server says who they are. */

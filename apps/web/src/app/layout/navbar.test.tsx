@@ -147,9 +147,9 @@ describe("navigation bar", () => {
       "Earnings",
       "API Test",
       "Explore",
+      "Wallet",
       "Profile",
       "API Keys",
-      "Wallet",
     ]);
     expect(within(panel).getByRole("button", { name: "Sign out" })).toBeDefined();
 

@@ -18,8 +18,8 @@ const MOBILE_MENU_ID = "mobile-menu";
 // The menu (Radix dropdown) is only for signed-in people: it stays out of the public pages' first load.
 const UserMenu = lazy(() => import("./user-menu").then((module) => ({ default: module.UserMenu })));
 
-/** Tailwind's `md` breakpoint, where the bar shows the user menu instead of the menu button. */
-const WIDE_QUERY = "(min-width: 48rem)";
+/** Tailwind's `lg` breakpoint, where the bar has room for every item and the user menu instead of the menu button. */
+const WIDE_QUERY = "(min-width: 64rem)";
 
 function subscribeToWidth(onChange: () => void) {
   const query = window.matchMedia?.(WIDE_QUERY);
@@ -63,7 +63,7 @@ export function Navbar() {
           <BrandLink />
 
           {signedIn ? (
-            <ul className="hidden items-center gap-1 md:flex">
+            <ul className="hidden items-center gap-1 lg:flex">
               {navItems.map(({ to, label, end }) => (
                 <li key={to}>
                   <NavLink to={to} end={end} className={linkClasses}>
@@ -82,7 +82,7 @@ export function Navbar() {
           <div className="ml-auto flex items-center gap-2">
             {signedIn ? (
               <>
-                <div className="hidden md:block">
+                <div className="hidden lg:block">
                   {wide && (
                     <Suspense fallback={<UserAvatar initial={identity.initial} />}>
                       <UserMenu identity={identity} onSignOut={startSignOut} />
@@ -91,7 +91,7 @@ export function Navbar() {
                 </div>
                 <button
                   type="button"
-                  className="inline-flex size-10 items-center justify-center rounded-lg text-slate-600 hover:bg-slate-100 hover:text-slate-900 md:hidden"
+                  className="inline-flex size-10 items-center justify-center rounded-lg text-slate-600 hover:bg-slate-100 hover:text-slate-900 lg:hidden"
                   aria-label={mobileOpen ? "Close menu" : "Open menu"}
                   aria-expanded={mobileOpen}
                   aria-controls={MOBILE_MENU_ID}

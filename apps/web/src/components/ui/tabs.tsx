@@ -1,19 +1,26 @@
 import * as TabsPrimitive from "@radix-ui/react-tabs";
 import type { ComponentProps } from "react";
 import { cn } from "../../lib/cn";
+import { EdgeFades, useHorizontalOverflow } from "./scroll-area";
 
 /** Radix tabs (arrow keys move between tabs) with the app's look. */
 export const Tabs = TabsPrimitive.Root;
 
+/**
+ * The tab strip scrolls sideways when its tabs do not fit (a phone), with the edge that hides
+ * more tabs faded out, so a cut-off strip reads as one that continues.
+ */
 export function TabsList({ className, ...rest }: ComponentProps<typeof TabsPrimitive.List>) {
+  const { ref, overflow } = useHorizontalOverflow();
   return (
-    <TabsPrimitive.List
-      className={cn(
-        "-mx-4 mb-6 flex gap-1 overflow-x-auto border-b border-slate-200 px-4 sm:mx-0 sm:px-0",
-        className,
-      )}
-      {...rest}
-    />
+    <div className={cn("relative -mx-4 mb-6 sm:mx-0", className)}>
+      <TabsPrimitive.List
+        ref={ref}
+        className="flex gap-1 overflow-x-auto border-b border-slate-200 px-4 [scrollbar-width:none] sm:px-0"
+        {...rest}
+      />
+      <EdgeFades overflow={overflow} />
+    </div>
   );
 }
 

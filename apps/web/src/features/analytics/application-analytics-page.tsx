@@ -1,21 +1,20 @@
 import type { Application } from "@promptmint/contracts";
 import { Activity, ArrowLeft, CircleCheck, Timer, Users } from "lucide-react";
 import { Link, useParams } from "react-router";
+import { AnalyticsHeader } from "../../components/ui/analytics-header";
 import { ErrorBox } from "../../components/ui/error-box";
 import { MoneyFiguresCard } from "../../components/ui/money-figures";
 import { PageContainer } from "../../components/ui/page-container";
-import { PageHeader } from "../../components/ui/page-header";
 import { LoadingState } from "../../components/ui/spinner";
 import { StatCard } from "../../components/ui/stat-card";
 import { ApiClientError } from "../../lib/api-client";
 import { useApplication } from "../../lib/applications-query";
-import { formatDollars, formatMicros, formatNumber, formatPercent, formatSeconds } from "../../lib/format";
+import { formatDuration, formatMicros, formatNumber, formatPercent } from "../../lib/format";
 import { AnalyticsCard } from "./analytics-card";
 import { type AnalyticsWindow, useAnalyticsWindow } from "./analytics-window";
 import { type ApplicationAnalytics, useApplicationAnalytics } from "./api/get-application-analytics";
 import { chartColors } from "./chart-theme";
 import { NoAnalyticsData } from "./no-analytics-data";
-import { PeriodSelector } from "./period-selector";
 import { RecentInvocationsTable } from "./recent-invocations-table";
 import { TimeSeriesChart } from "./time-series-chart";
 
@@ -43,10 +42,11 @@ export function ApplicationAnalyticsPage() {
         <ErrorBox message={isNotFound(application.error) ? "Application not found" : LOAD_FAILED} />
       ) : (
         <>
-          <PageHeader
+          <AnalyticsHeader
             title={`${application.data.name} Analytics`}
             description={`Usage, performance and revenue of ${application.data.name}, a ${application.data.type} application.`}
-            actions={<PeriodSelector value={days} onChange={setDays} />}
+            days={days}
+            onDaysChange={setDays}
           />
           {analytics.isError ? (
             <ErrorBox message={LOAD_FAILED} />
@@ -102,7 +102,7 @@ function ApplicationAnalyticsReport({
             <StatCard
               icon={Timer}
               label="Avg Response Time"
-              value={formatSeconds(performance.average_response_time, 2)}
+              value={formatDuration(performance.average_response_time)}
             />
           </section>
 
@@ -132,8 +132,7 @@ function ApplicationAnalyticsReport({
                 kind="line"
                 data={performance.series}
                 series={[{ dataKey: "response_time", name: "Response time", color: chartColors.primary }]}
-                formatValue={(seconds) => formatSeconds(seconds, 3)}
-                formatTick={(seconds) => `${seconds}s`}
+                unit="seconds"
               />
             </AnalyticsCard>
             <AnalyticsCard
@@ -144,8 +143,7 @@ function ApplicationAnalyticsReport({
                 kind="line"
                 data={usage.series}
                 series={[{ dataKey: "revenue", name: "Revenue", color: chartColors.revenue }]}
-                formatValue={formatDollars}
-                formatTick={(dollars) => `$${dollars}`}
+                unit="dollars"
               />
             </AnalyticsCard>
           </div>

@@ -1,10 +1,21 @@
 import type { GlobalDashboard } from "@promptmint/contracts";
 import { Link } from "react-router";
 import { Badge } from "../../components/ui/badge";
-import { formatDate, formatNumber, formatPercent, formatSeconds } from "../../lib/format";
+import { HorizontalScroll } from "../../components/ui/scroll-area";
+import { formatDate, formatDuration, formatNumber, formatPercent } from "../../lib/format";
 import { AnalyticsCard, tableCell, tableHeaderCell } from "./analytics-card";
 
 type ApplicationFigures = GlobalDashboard["applications"][number];
+
+/** A rate or a time of an app never called: there is none, rather than a misleading 0.0% or 0 s. */
+function NoCalls() {
+  return (
+    <span title="No calls yet">
+      <span aria-hidden="true">—</span>
+      <span className="sr-only">No calls yet</span>
+    </span>
+  );
+}
 
 /** Each application's share of the window: calls, success rate, speed and last use. */
 export function ApplicationPerformanceTable({
@@ -17,7 +28,7 @@ export function ApplicationPerformanceTable({
       {applications.length === 0 ? (
         <p className="px-5 py-10 text-center text-sm text-slate-500">No applications found</p>
       ) : (
-        <div className="overflow-x-auto">
+        <HorizontalScroll label="Application performance table">
           <table className="min-w-full divide-y divide-slate-200">
             <thead className="bg-slate-50">
               <tr>
@@ -51,6 +62,9 @@ export function ApplicationPerformanceTable({
                     >
                       {app.application_name}
                     </Link>
+                    {app.invocations === 0 && (
+                      <span className="block text-xs font-normal text-slate-500">No calls yet</span>
+                    )}
                   </th>
                   <td className={tableCell}>
                     <Badge
@@ -64,17 +78,17 @@ export function ApplicationPerformanceTable({
                     {formatNumber(app.invocations)}
                   </td>
                   <td className={`${tableCell} text-right text-slate-700 tabular-nums`}>
-                    {formatPercent(app.success_rate)}
+                    {app.invocations === 0 ? <NoCalls /> : formatPercent(app.success_rate)}
                   </td>
                   <td className={`${tableCell} text-right text-slate-700 tabular-nums`}>
-                    {formatSeconds(app.avg_response_time, 3)}
+                    {app.invocations === 0 ? <NoCalls /> : formatDuration(app.avg_response_time)}
                   </td>
                   <td className={`${tableCell} text-slate-500`}>{formatDate(app.last_used, "Never")}</td>
                 </tr>
               ))}
             </tbody>
           </table>
-        </div>
+        </HorizontalScroll>
       )}
     </AnalyticsCard>
   );

@@ -78,16 +78,39 @@ describe("global analytics", () => {
     expect(blog.getByText("prompt").className).toContain("green");
     expect(blog.getByText("12,000")).toBeDefined();
     expect(blog.getByText("98.3%")).toBeDefined();
-    expect(blog.getByText("1.235s")).toBeDefined();
+    expect(blog.getByText("1.23 s")).toBeDefined();
     expect(blog.getByText(new Date("2025-11-29T14:30:00.000Z").toLocaleDateString())).toBeDefined();
     const flow = within(rowWith(table, "Support Flow"));
     expect(flow.getByText("workflow").className).toContain("blue");
     expect(flow.getByText("80.0%")).toBeDefined();
-    expect(flow.getByText("2.500s")).toBeDefined();
+    expect(flow.getByText("2.5 s")).toBeDefined();
     expect(flow.getByText("Never")).toBeDefined();
 
     expect(screen.queryByRole("region", { name: "Top Errors" })).toBeNull();
     expect(api.callsTo(DASHBOARD)).toHaveLength(1);
+  });
+
+  it("shows '—' and 'No calls yet' for an application never called, not 0.0% and 0 s", async () => {
+    const dashboard = globalDashboardFixture();
+    const idle = {
+      ...dashboard.applications[0],
+      application_name: "Idle App",
+      application_slug: "idle-app",
+      invocations: 0,
+      success_rate: 0,
+      avg_response_time: 0,
+      last_used: "",
+    };
+    stubSignedInApi({
+      [DASHBOARD]: () => jsonResponse({ ...dashboard, applications: [...dashboard.applications, idle] }),
+    });
+    renderGlobalAnalytics();
+
+    const table = await screen.findByRole("region", { name: "Application Performance" });
+    const row = within(rowWith(table, "Idle App"));
+    expect(row.getByText("No calls yet", { selector: "span.block" })).toBeDefined();
+    expect(row.getAllByTitle("No calls yet")).toHaveLength(2);
+    expect(row.queryByText("0.0%")).toBeNull();
   });
 
   it("lists the top errors by count, naming a missing type 'Unknown Error'", async () => {

@@ -1,12 +1,12 @@
 import type { GlobalDashboard } from "@promptmint/contracts";
 import { Activity, AppWindow, CircleCheck, Users } from "lucide-react";
+import { AnalyticsHeader } from "../../components/ui/analytics-header";
 import { ErrorBox } from "../../components/ui/error-box";
 import { MoneyFiguresCard, noMoneyFigures } from "../../components/ui/money-figures";
 import { PageContainer } from "../../components/ui/page-container";
-import { PageHeader } from "../../components/ui/page-header";
 import { LoadingState } from "../../components/ui/spinner";
 import { StatCard } from "../../components/ui/stat-card";
-import { formatNumber, formatPercent, formatSeconds } from "../../lib/format";
+import { formatNumber, formatPercent } from "../../lib/format";
 import { AnalyticsCard } from "./analytics-card";
 import { type AnalyticsWindow, useAnalyticsWindow } from "./analytics-window";
 import { useGlobalDashboard } from "./api/get-global-dashboard";
@@ -14,7 +14,6 @@ import { useMoneyFigures } from "./api/get-money-figures";
 import { ApplicationPerformanceTable } from "./application-performance-table";
 import { chartColors } from "./chart-theme";
 import { NoAnalyticsData } from "./no-analytics-data";
-import { PeriodSelector } from "./period-selector";
 import { TimeSeriesChart } from "./time-series-chart";
 import { TopErrorsCard } from "./top-errors-card";
 
@@ -25,10 +24,11 @@ export function GlobalAnalyticsPage() {
 
   return (
     <PageContainer>
-      <PageHeader
+      <AnalyticsHeader
         title="Global Analytics"
         description="Comprehensive analytics and insights across all your applications"
-        actions={<PeriodSelector value={days} onChange={setDays} />}
+        days={days}
+        onDaysChange={setDays}
       />
       {dashboard.isPending ? (
         <LoadingState label="Loading analytics..." />
@@ -92,8 +92,7 @@ function GlobalAnalytics({ dashboard, days }: { dashboard: GlobalDashboard; days
             kind="line"
             data={timeSeries.data}
             series={[{ dataKey: "avg_response_time", name: "Avg response time", color: chartColors.primary }]}
-            formatValue={(seconds) => formatSeconds(seconds, 3)}
-            formatTick={(seconds) => `${seconds}s`}
+            unit="seconds"
           />
         </AnalyticsCard>
         <AnalyticsCard title="Token Usage" description="Input and output tokens per day">

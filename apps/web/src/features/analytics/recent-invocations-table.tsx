@@ -1,6 +1,7 @@
 import type { RecentInvocations } from "@promptmint/contracts";
 import { Badge } from "../../components/ui/badge";
-import { formatDateTime, formatNumber, formatSeconds } from "../../lib/format";
+import { HorizontalScroll } from "../../components/ui/scroll-area";
+import { formatDateTime, formatDuration, formatNumber } from "../../lib/format";
 import { AnalyticsCard, tableCell, tableHeaderCell } from "./analytics-card";
 import { formatInvocationId } from "./analytics-format";
 
@@ -17,7 +18,7 @@ export function RecentInvocationsTable({ invocations }: { invocations: readonly 
       {invocations.length === 0 ? (
         <p className="px-5 py-10 text-center text-sm text-slate-500">No invocations found</p>
       ) : (
-        <div className="overflow-x-auto">
+        <HorizontalScroll label="Recent invocations table">
           <table className="min-w-full divide-y divide-slate-200">
             <thead className="bg-slate-50">
               <tr>
@@ -56,7 +57,7 @@ export function RecentInvocationsTable({ invocations }: { invocations: readonly 
                     </Badge>
                   </td>
                   <td className={`${tableCell} text-right text-slate-700 tabular-nums`}>
-                    {formatSeconds(invocation.response_time, 3)}
+                    {formatDuration(invocation.response_time)}
                   </td>
                   <td className={`${tableCell} text-right text-slate-700 tabular-nums`}>
                     {formatNumber(invocation.input_tokens + invocation.output_tokens)}
@@ -66,7 +67,7 @@ export function RecentInvocationsTable({ invocations }: { invocations: readonly 
               ))}
             </tbody>
           </table>
-        </div>
+        </HorizontalScroll>
       )}
     </AnalyticsCard>
   );

@@ -12,8 +12,8 @@ import {
   XAxis,
   YAxis,
 } from "recharts";
-import { formatNumber } from "../../lib/format";
-import { formatChartDay, formatChartDayLong, formatCompactNumber } from "./analytics-format";
+import { formatChartDay, formatChartDayLong } from "./analytics-format";
+import { type ChartUnit, dayTicks, tickFormatter, valueFormatter, valueTicks } from "./chart-axis";
 import { CHART_HEIGHT, chartColors, tooltipStyle } from "./chart-theme";
 
 type NumericKey<Row> = { [Key in keyof Row]: Row[Key] extends number ? Key : never }[keyof Row] & string;
@@ -30,25 +30,43 @@ export interface TimeSeriesChartProps<Row extends { date: string }> {
   series: readonly ChartSeries<Row>[];
   /** Stacks the series on one another (token totals, success plus errors). */
   stacked?: boolean;
-  /** The value in the tooltip; thousands-separated counts by default. */
-  formatValue?: (value: number) => string;
-  /** The value on the Y axis; compact counts by default. */
-  formatTick?: (value: number) => string;
+  /** What the values measure (chart-axis.ts): how the y axis steps and its ticks and tooltip read. */
+  unit?: ChartUnit;
 }
 
 const tick = { fontSize: 12, fill: chartColors.axis };
 
-/** One day-by-day Recharts chart filling its card's width, with short date ticks and a tooltip. */
+/** The largest value the chart draws: a day's sum when the series are stacked. */
+function largestValue<Row>(
+  data: readonly Row[],
+  series: readonly ChartSeries<Row>[],
+  stacked: boolean,
+): number {
+  let largest = 0;
+  for (const row of data) {
+    const values = series.map((line) => Number(row[line.dataKey]) || 0);
+    const top = stacked ? values.reduce((sum, value) => sum + value, 0) : Math.max(0, ...values);
+    largest = Math.max(largest, top);
+  }
+  return largest;
+}
+
+/**
+ * One day-by-day Recharts chart filling its card's width, with the page's shared day ticks, round
+ * value ticks and a tooltip. Drawn at once: an entry animation only delayed reading it.
+ */
 export function TimeSeriesChart<Row extends { date: string }>({
   kind,
   data,
   series,
   stacked = false,
-  formatValue = formatNumber,
-  formatTick = formatCompactNumber,
+  unit = "count",
 }: TimeSeriesChartProps<Row>) {
-  const margin = { top: 8, right: 12, bottom: 0, left: 0 };
+  // Room on the right for half of the last day's label: today is always labelled, at the edge.
+  const margin = { top: 8, right: 24, bottom: 0, left: 0 };
   const stackId = stacked ? "total" : undefined;
+  const yTicks = valueTicks(largestValue(data, series, stacked), unit);
+  const formatValue = valueFormatter(unit);
 
   // The parts every kind of chart shares.
   const frame = [
@@ -56,14 +74,25 @@ export function TimeSeriesChart<Row extends { date: string }>({
     <XAxis
       key="x"
       dataKey="date"
+      ticks={dayTicks(data.map((row) => row.date))}
+      interval={0}
       tickFormatter={formatChartDay}
       tick={tick}
       tickLine={false}
       axisLine={{ stroke: chartColors.grid }}
-      minTickGap={24}
       tickMargin={8}
     />,
-    <YAxis key="y" tickFormatter={formatTick} tick={tick} tickLine={false} axisLine={false} width={52} />,
+    <YAxis
+      key="y"
+      ticks={yTicks}
+      domain={[0, yTicks.at(-1) ?? 1]}
+      interval={0}
+      tickFormatter={tickFormatter(unit, yTicks)}
+      tick={tick}
+      tickLine={false}
+      axisLine={false}
+      width={56}
+    />,
     <Tooltip
       key="tooltip"
       labelFormatter={(label) => formatChartDayLong(String(label))}
@@ -93,6 +122,7 @@ export function TimeSeriesChart<Row extends { date: string }>({
               strokeWidth={2}
               fill={line.color}
               fillOpacity={0.15}
+              isAnimationActive={false}
             />
           ))}
         </AreaChart>
@@ -100,7 +130,14 @@ export function TimeSeriesChart<Row extends { date: string }>({
         <BarChart data={data} margin={margin}>
           {frame}
           {series.map((bar) => (
-            <Bar key={bar.dataKey} dataKey={bar.dataKey} name={bar.name} stackId={stackId} fill={bar.color} />
+            <Bar
+              key={bar.dataKey}
+              dataKey={bar.dataKey}
+              name={bar.name}
+              stackId={stackId}
+              fill={bar.color}
+              isAnimationActive={false}
+            />
           ))}
         </BarChart>
       ) : (
@@ -116,6 +153,7 @@ export function TimeSeriesChart<Row extends { date: string }>({
               strokeWidth={2}
               dot={data.length <= 14}
               activeDot={{ r: 4 }}
+              isAnimationActive={false}
             />
           ))}
         </LineChart>

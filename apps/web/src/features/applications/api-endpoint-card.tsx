@@ -3,6 +3,7 @@ import { CreditCard, FlaskConical, Settings2 } from "lucide-react";
 import { ButtonLink } from "../../components/ui/button";
 import { Card, CardBody, CardHeader } from "../../components/ui/card";
 import { CopyButton } from "../../components/ui/copy-button";
+import { UrlPath } from "../../components/ui/url-path";
 
 /** SPEC §2: prompt apps are called through completion-messages, every other app through chat-messages. */
 export function endpointPathOf(application: Pick<Application, "type" | "slug">): string {
@@ -25,9 +26,9 @@ export function ApiEndpointCard({ application }: { application: Application }) {
       />
       <CardBody className="space-y-4">
         <div className="flex flex-col gap-2 rounded-lg bg-slate-900 px-4 py-3 sm:flex-row sm:items-center sm:justify-between">
-          <code className="min-w-0 font-mono text-sm break-all text-slate-100">
+          <code className="min-w-0 font-mono text-sm text-slate-100">
             <span className="mr-2 font-semibold text-green-400">POST</span>
-            {path}
+            <UrlPath path={path} />
           </code>
           <CopyButton text={path} label="Copy endpoint" className="shrink-0" />
         </div>

@@ -52,11 +52,13 @@ describe("dashboard", () => {
 
     const summary = await screen.findByRole("region", { name: "Summary" });
     await waitFor(() => expect(within(summary).getByText("1,234")).toBeDefined());
-    expect(within(summary).getByText("Total Applications").nextSibling?.textContent).toBe("3");
+    expect(within(summary).getByText("Applications").nextSibling?.textContent).toBe("3");
+    // The invocations are the window's, and say so.
+    expect(within(summary).getByText("Invocations").parentElement?.textContent).toContain("Last 30 days");
     await waitFor(() =>
       expect(within(summary).getByText("Net Earnings").nextSibling?.textContent).toBe("$17.109"),
     );
-    expect(within(summary).getByText("Last 30 days")).toBeDefined();
+    expect(within(summary).getAllByText("Last 30 days")).toHaveLength(2);
     // Side by side, for the period, a sub-cent total not rounded away.
     const money = within(screen.getByLabelText("Earnings, Last 30 days"));
     expect(money.getByText("Gross").nextSibling?.textContent).toBe("$19.01");
@@ -193,12 +195,22 @@ describe("dashboard", () => {
     );
   });
 
-  it("invites to create the first application", async () => {
+  it("shows someone without applications first steps: explore, wallet, API key, first app", async () => {
     stubSignedInApi({ "GET /api/app/": () => jsonResponse([]) });
     renderRoute("/dashboard", { auth: createTestAuth("signed-in") });
 
-    expect(await screen.findByRole("heading", { name: "No applications" })).toBeDefined();
-    expect(screen.getByText("Get started by creating a new application.")).toBeDefined();
+    const steps = await screen.findByRole("region", { name: "Get started" });
+    const links = within(steps)
+      .getAllByRole("link")
+      .map((link) => [link.querySelector("span.font-medium")?.textContent, link.getAttribute("href")]);
+    expect(links).toEqual([
+      ["Explore apps", "/explore"],
+      ["Top up your wallet", "/wallet"],
+      ["Create an API key", "/api-keys"],
+      ["Create your first app", "/applications/create"],
+    ]);
+    // No creator figures that would all read 0.
+    expect(screen.queryByRole("region", { name: "Summary" })).toBeNull();
   });
 
   it("shows 'Failed to load dashboard data' when the list fails", async () => {

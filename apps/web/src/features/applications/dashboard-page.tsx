@@ -1,7 +1,6 @@
 import type { AppUsage } from "@promptmint/contracts";
 import { BarChart3, DollarSign, FileText, Package, Plus, Workflow, Zap } from "lucide-react";
 import { ButtonLink } from "../../components/ui/button";
-import { EmptyState } from "../../components/ui/empty-state";
 import { ErrorBox } from "../../components/ui/error-box";
 import { MoneyFiguresCard, noMoneyFigures } from "../../components/ui/money-figures";
 import { PageContainer } from "../../components/ui/page-container";
@@ -13,6 +12,7 @@ import { formatMicros, formatNumber } from "../../lib/format";
 import { useMoneyFigures } from "../analytics/api/get-money-figures";
 import { USAGE_DAYS, useApplicationsUsage } from "./api/get-application-usage";
 import { ApplicationsTable } from "./applications-table";
+import { FirstSteps } from "./first-steps";
 
 function totalsOf(usage: Map<string, AppUsage>) {
   let invocations = 0;
@@ -51,7 +51,11 @@ export function DashboardPage({ title = "Dashboard" }: { title?: string }) {
     <PageContainer>
       <PageHeader
         title={title}
-        description="Manage your AI applications and follow how they perform."
+        description={
+          !pending && apps.length === 0
+            ? "Call AI apps from the catalogue, or publish your own."
+            : "Manage your AI applications and follow how they perform."
+        }
         actions={
           <ButtonLink to="/applications/create">
             <Plus className="size-4" aria-hidden="true" />
@@ -59,36 +63,39 @@ export function DashboardPage({ title = "Dashboard" }: { title?: string }) {
           </ButtonLink>
         }
       />
-      <div className="mb-6 flex flex-wrap gap-2">
-        <ButtonLink to="/analytics" variant="secondary" size="sm">
-          <BarChart3 className="size-4" aria-hidden="true" />
-          Global Analytics
-        </ButtonLink>
-        <ButtonLink to="/prompts" variant="secondary" size="sm">
-          <FileText className="size-4" aria-hidden="true" />
-          Manage Prompts
-        </ButtonLink>
-        <ButtonLink to="/workflows" variant="secondary" size="sm">
-          <Workflow className="size-4" aria-hidden="true" />
-          Manage Workflows
-        </ButtonLink>
-      </div>
-
       {applications.isError ? (
         <ErrorBox message="Failed to load dashboard data" />
+      ) : !pending && apps.length === 0 ? (
+        <FirstSteps />
       ) : (
         <>
+          <div className="mb-6 flex flex-wrap gap-2">
+            <ButtonLink to="/analytics" variant="secondary" size="sm">
+              <BarChart3 className="size-4" aria-hidden="true" />
+              Global Analytics
+            </ButtonLink>
+            <ButtonLink to="/prompts" variant="secondary" size="sm">
+              <FileText className="size-4" aria-hidden="true" />
+              Manage Prompts
+            </ButtonLink>
+            <ButtonLink to="/workflows" variant="secondary" size="sm">
+              <Workflow className="size-4" aria-hidden="true" />
+              Manage Workflows
+            </ButtonLink>
+          </div>
           {/* Shown while loading too (figures "—"), so the page keeps its layout when they arrive. */}
           <section aria-label="Summary" className="mb-8 grid gap-4 sm:grid-cols-3">
             <StatCard
               icon={Package}
-              label="Total Applications"
+              label="Applications"
               value={figure(pending, formatNumber(apps.length))}
+              hint="Yours, any status"
             />
             <StatCard
               icon={Zap}
-              label="Total Invocations"
+              label="Invocations"
               value={figure(pending, formatNumber(totals.invocations))}
+              hint={figures.period}
             />
             <StatCard
               icon={DollarSign}
@@ -104,18 +111,6 @@ export function DashboardPage({ title = "Dashboard" }: { title?: string }) {
           )}
           {pending ? (
             <LoadingState label="Loading applications..." />
-          ) : apps.length === 0 ? (
-            <EmptyState
-              icon={Package}
-              title="No applications"
-              description="Get started by creating a new application."
-              action={
-                <ButtonLink to="/applications/create">
-                  <Plus className="size-4" aria-hidden="true" />
-                  Create Application
-                </ButtonLink>
-              }
-            />
           ) : (
             <ApplicationsTable applications={apps} usage={usage} />
           )}

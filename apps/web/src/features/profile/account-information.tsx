@@ -1,8 +1,10 @@
 import type { Profile } from "@promptmint/contracts";
 import type { ReactNode } from "react";
+import { Link } from "react-router";
 import { Badge } from "../../components/ui/badge";
 import { Card, CardBody, CardHeader } from "../../components/ui/card";
-import { formatDate, formatNumber } from "../../lib/format";
+import { formatDate, formatMicros } from "../../lib/format";
+import { useWallet } from "../../lib/wallet-query";
 
 function Item({ term, children }: { term: string; children: ReactNode }) {
   return (
@@ -13,8 +15,16 @@ function Item({ term, children }: { term: string; children: ReactNode }) {
   );
 }
 
-/** The side panel of Profile Settings; plan and credits only for creators (SPEC §6). */
+/** Every creator starts on this plan, and nothing on the platform sells another yet. */
+const DEFAULT_PLAN = "free";
+
+/**
+ * The side panel of Profile Settings. Money is the wallet's: its balance, linked to the wallet
+ * (the creator record's `credits` are not spent anywhere, so they are not shown). A creator's
+ * plan only when it is not the default one every creator has.
+ */
 export function AccountInformation({ profile: { user, creator } }: { profile: Profile }) {
+  const wallet = useWallet();
   return (
     <Card>
       <CardHeader title="Account Information" />
@@ -27,13 +37,20 @@ export function AccountInformation({ profile: { user, creator } }: { profile: Pr
           <Item term="Account Status">
             <Badge tone={user.is_active ? "green" : "gray"}>{user.is_active ? "Active" : "Inactive"}</Badge>
           </Item>
-          {creator && (
-            <>
-              <Item term="Plan">
-                <span className="capitalize">{creator.plan}</span>
-              </Item>
-              <Item term="Credits">{formatNumber(creator.credits)}</Item>
-            </>
+          <Item term="Wallet Balance">
+            <span className="flex items-baseline justify-between gap-2">
+              <span className="tabular-nums">
+                {wallet.data ? formatMicros(wallet.data.balance_micros) : "—"}
+              </span>
+              <Link to="/wallet" className="text-sm font-medium text-brand-700 hover:underline">
+                Open wallet
+              </Link>
+            </span>
+          </Item>
+          {creator && creator.plan !== DEFAULT_PLAN && (
+            <Item term="Plan">
+              <span className="capitalize">{creator.plan}</span>
+            </Item>
           )}
         </dl>
       </CardBody>

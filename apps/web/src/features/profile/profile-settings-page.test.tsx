@@ -3,6 +3,7 @@ import { act, screen, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it, vi } from "vitest";
 import { createTestAuth } from "../../test/auth-state";
+import { walletFixture } from "../../test/billing-fixtures";
 import { jsonResponse, stubFetch } from "../../test/fetch-stub";
 import { profileFixture } from "../../test/fixtures";
 import { renderRoute } from "../../test/render-route";
@@ -16,6 +17,7 @@ function stubProfileApi(initial: Profile, patch?: (body: unknown) => Response) {
   let current = initial;
   return stubFetch({
     "GET /api/auth/profile/": () => jsonResponse(current),
+    "GET /api/wallet/": () => jsonResponse(walletFixture({ balance_micros: 12_500_000 })),
     "PATCH /api/auth/profile/": ({ body }) => {
       if (patch) return patch(body);
       const update = body as Profile;
@@ -48,7 +50,7 @@ describe("profile settings", () => {
     expect(document.getElementById(noteId)?.textContent).toBe("Email cannot be changed through this form.");
   });
 
-  it("shows the account information, with plan and credits for a creator", async () => {
+  it("shows the account information with the wallet balance, and a creator's plan when it is not the free one", async () => {
     const profile = profileFixture();
     stubProfileApi(profile);
     renderProfile();
@@ -61,19 +63,21 @@ describe("profile settings", () => {
     expect(info.getByText(profile.user.id)).toBeDefined();
     expect(info.getByText(new Date(profile.user.date_joined).toLocaleDateString())).toBeDefined();
     expect(info.getByText("Active")).toBeDefined();
+    expect(await info.findByText("$12.50")).toBeDefined();
+    expect(info.getByRole("link", { name: "Open wallet" }).getAttribute("href")).toBe("/wallet");
     expect(info.getByText("Plan")).toBeDefined();
     expect(info.getByText("pro")).toBeDefined();
-    expect(info.getByText("Credits")).toBeDefined();
-    expect(info.getByText("1,500")).toBeDefined();
+    expect(info.queryByText("Credits")).toBeNull();
   });
 
-  it("hides plan and credits from a user without a creator record", async () => {
+  it("shows no plan without a creator record (nor on the free plan)", async () => {
     const profile = profileFixture({ creator: null });
     stubProfileApi({ ...profile, user: { ...profile.user, is_active: false, date_joined: "" } });
     renderProfile();
 
     expect(await screen.findByText("Inactive")).toBeDefined();
     expect(screen.getByText("N/A")).toBeDefined();
+    expect(await screen.findByText("$12.50")).toBeDefined();
     expect(screen.queryByText("Plan")).toBeNull();
     expect(screen.queryByText("Credits")).toBeNull();
   });

@@ -1,4 +1,4 @@
-import type { SavePromptApplication } from "@promptmint/contracts";
+import type { SavePromptApplication, TestRun } from "@promptmint/contracts";
 import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
@@ -209,6 +209,59 @@ describe("prompt editor", () => {
     await userEvent.click(screen.getByRole("button", { name: "Test Prompt" }));
 
     expect((await screen.findByRole("alert")).textContent).toBe("Test failed: Bad model");
+  });
+
+  /** Tests the prompt with the server's model run answering `run`; the answer's region. */
+  async function testPromptAnswering(run: Partial<TestRun>) {
+    const answered: TestRun = {
+      invocation_id: "inv-1",
+      model: "gpt-4-turbo",
+      answered_by: "gpt-4-turbo",
+      sandbox: false,
+      answer: null,
+      error: null,
+      input_tokens: 0,
+      output_tokens: 0,
+      latency_ms: 0,
+      model_cost_micros: 0,
+      ...run,
+    };
+    stubEditorApi({
+      "POST /api/app/blog-writer/prompt/test-config/": () =>
+        jsonResponse(testConfigResultFixture({ run: answered })),
+    });
+    renderEditor();
+    await userEvent.click(await screen.findByRole("tab", { name: "Prompt Config" }));
+    await userEvent.click(screen.getByRole("button", { name: "Test Prompt" }));
+    return within(await screen.findByRole("region", { name: "Model answer" }));
+  }
+
+  it("shows the model's answer with its tokens, latency and cost, and the rendered template", async () => {
+    const answer = await testPromptAnswering({
+      answered_by: "sandbox",
+      sandbox: true,
+      answer: "Bees make honey.",
+      input_tokens: 1234,
+      output_tokens: 56,
+      latency_ms: 85,
+    });
+    expect(answer.getByText("Bees make honey.")).toBeDefined();
+    expect(answer.getByText("sandbox")).toBeDefined();
+    expect(answer.getByText("1,234")).toBeDefined();
+    expect(answer.getByText("56")).toBeDefined();
+    expect(answer.getByText("85 ms")).toBeDefined();
+    expect(answer.getByText("$0.00")).toBeDefined();
+    expect(screen.getByText("Write about Sample topic.")).toBeDefined();
+  });
+
+  it("says why the model did not answer", async () => {
+    const answer = await testPromptAnswering({
+      invocation_id: null,
+      error: "The upstream failed to answer",
+      latency_ms: 1500,
+    });
+    expect(answer.getByText("The model did not answer: The upstream failed to answer")).toBeDefined();
+    expect(answer.getByText("1.5 s")).toBeDefined();
   });
 
   it("restores an older version into the editor", async () => {

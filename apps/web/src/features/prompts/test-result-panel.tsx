@@ -1,12 +1,14 @@
-import type { TestConfigResponse } from "@promptmint/contracts";
+import type { TestConfigResponse, TestRun } from "@promptmint/contracts";
 import { CheckCircle2, XCircle } from "lucide-react";
 import { Alert } from "../../components/ui/alert";
 import { Badge } from "../../components/ui/badge";
 import { getErrorMessage } from "../../lib/api-client";
+import { formatDuration, formatMicros, formatNumber } from "../../lib/format";
 
 /**
  * SPEC §2: 'Template Valid' / 'Template Error' with the message, the rendered template and the
- * detected variables; a failed request reads 'Test failed: {message}' (SPEC §8).
+ * detected variables; a failed request reads 'Test failed: {message}' (SPEC §8). A saved app's
+ * test also ran the model: its answer (or why there is none) with tokens, latency and cost.
  */
 export function TestResultPanel({ result, error }: { result?: TestConfigResponse; error?: unknown }) {
   if (error) {
@@ -37,6 +39,7 @@ export function TestResultPanel({ result, error }: { result?: TestConfigResponse
           {result.error && <p className="mt-1 text-sm break-words text-red-700">{result.error}</p>}
         </div>
       </div>
+      {result.run && <ModelRun run={result.run} />}
       {result.rendered_template !== null && (
         <div>
           <h4 className="mb-1.5 text-sm font-medium text-slate-700">Rendered Template</h4>
@@ -61,6 +64,49 @@ export function TestResultPanel({ result, error }: { result?: TestConfigResponse
           </ul>
         )}
       </div>
+    </section>
+  );
+}
+
+/** The model's answer to the test, and what it took: tokens, latency, and its model cost to the owner. */
+function ModelRun({ run }: { run: TestRun }) {
+  const figures = [
+    { term: "Input tokens", value: formatNumber(run.input_tokens) },
+    { term: "Output tokens", value: formatNumber(run.output_tokens) },
+    { term: "Latency", value: formatDuration(run.latency_ms / 1000) },
+    { term: "Model cost", value: formatMicros(run.model_cost_micros) },
+  ];
+  return (
+    <section aria-label="Model answer" className="space-y-2">
+      <div className="flex flex-wrap items-center gap-2">
+        <h4 className="text-sm font-medium text-slate-700">Model Answer</h4>
+        {run.model && (
+          <Badge tone="gray" className="font-mono">
+            {run.model}
+          </Badge>
+        )}
+        {run.sandbox && <Badge tone="yellow">sandbox</Badge>}
+      </div>
+      {run.answer !== null ? (
+        <pre className="max-h-72 overflow-auto rounded-md border border-slate-200 bg-white p-3 font-sans text-sm whitespace-pre-wrap break-words text-slate-900">
+          {run.answer}
+        </pre>
+      ) : (
+        <Alert tone="error">{`The model did not answer: ${run.error ?? "unknown error"}`}</Alert>
+      )}
+      <dl className="grid grid-cols-2 gap-x-4 gap-y-1 text-sm sm:grid-cols-4">
+        {figures.map(({ term, value }) => (
+          <div key={term}>
+            <dt className="text-xs text-slate-500">{term}</dt>
+            <dd className="font-medium text-slate-900 tabular-nums">{value}</dd>
+          </div>
+        ))}
+      </dl>
+      <p className="text-xs text-slate-500">
+        {run.sandbox
+          ? "Answered by the sandbox model (no key for this model on this server): no model cost."
+          : "Your own call: free to you; its model cost comes out of your earnings."}
+      </p>
     </section>
   );
 }

@@ -1,9 +1,42 @@
 import { ANALYTICS_WINDOWS } from "@promptmint/contracts";
+import type { ReactNode } from "react";
 import { cn } from "../../lib/cn";
-import type { AnalyticsWindow } from "./analytics-window";
+import { PageHeader } from "./page-header";
+
+/** SPEC §9: the day windows an analytics screen offers. */
+type AnalyticsWindow = (typeof ANALYTICS_WINDOWS)[number];
+
+/**
+ * The top of both analytics pages (global and one app's): title, description and the period
+ * they cover, chosen with the 7d / 30d / 90d toggle and said in words beside it.
+ */
+export function AnalyticsHeader({
+  title,
+  description,
+  days,
+  onDaysChange,
+}: {
+  title: ReactNode;
+  description: ReactNode;
+  days: AnalyticsWindow;
+  onDaysChange: (days: AnalyticsWindow) => void;
+}) {
+  return (
+    <PageHeader
+      title={title}
+      description={description}
+      actions={
+        <div className="flex flex-col items-start gap-1 sm:items-end">
+          <PeriodSelector value={days} onChange={onDaysChange} />
+          <p className="text-xs text-slate-500">Last {days} days, today included (UTC)</p>
+        </div>
+      }
+    />
+  );
+}
 
 /** The 7d / 30d / 90d toggle; the active window is highlighted and pressed. */
-export function PeriodSelector({
+function PeriodSelector({
   value,
   onChange,
 }: {

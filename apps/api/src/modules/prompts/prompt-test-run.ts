@@ -1,0 +1,118 @@
+import { IoSchemaSchema, type TestConfigRequestSchema, type TestRun } from "@promptmint/contracts";
+import type { FastifyRequest } from "fastify";
+import type { z } from "zod";
+import type { Database } from "../../db/client.ts";
+import type { ApplicationRow } from "../../db/schema/index.ts";
+import { AppError, invalidFields } from "../../lib/errors.ts";
+import type { SecretBox } from "../../lib/secrets.ts";
+import type { LocalUser } from "../auth/auth.service.ts";
+import type { ExecutionResult } from "../gateway/execution.ts";
+import { generatePaid, openPaidCall } from "../gateway/paid-call.ts";
+import { type PromptDraft, preparePromptExecution } from "../gateway/prompt-call.ts";
+import type { LlmClient } from "../models/llm.ts";
+
+type TestConfigRequest = z.output<typeof TestConfigRequestSchema>;
+
+export interface PromptTestDeps {
+  db: Database;
+  llm: LlmClient;
+  secrets: SecretBox;
+  feePercent: number;
+  publicUrl: string;
+}
+
+/** The editor's test request as a draft over the saved prompt (an unknown model is a 400 naming it). */
+export function draftOf(body: TestConfigRequest, knownModels: ReadonlySet<string>): PromptDraft {
+  if (body.model !== undefined && !knownModels.has(body.model))
+    throw invalidFields({ model: "is not a known model" });
+  return {
+    model: body.model,
+    temperature: body.temperature,
+    maxTokens: body.max_tokens,
+    topP: body.top_p,
+    frequencyPenalty: body.frequency_penalty,
+    presencePenalty: body.presence_penalty,
+    systemPrompt: body.system_prompt,
+    promptTemplate: body.prompt_template,
+    inputSchema: body.input_schema ? IoSchemaSchema.parse(body.input_schema) : undefined,
+  };
+}
+
+/**
+ * Test Prompt runs the draft on the model as the owner's own call of their app: the same paid
+ * path as the gateway (openPaidCall; free to the owner, recorded with its model cost, which the
+ * model-cost sweep takes from their earnings: docs/decisions/026). A model that cannot answer is
+ * reported in the run, not thrown, so the editor still shows the rendered template.
+ */
+export async function runPromptTest(
+  deps: PromptTestDeps,
+  request: FastifyRequest,
+  {
+    owner,
+    application,
+    draft,
+    inputs,
+  }: { owner: LocalUser; application: ApplicationRow; draft: PromptDraft; inputs: Record<string, unknown> },
+): Promise<TestRun> {
+  const { db, llm, secrets } = deps;
+  const input = { inputs, response_mode: "blocking" as const, user: undefined };
+  const started = performance.now();
+  const failed = (error: AppError, invocationId: string | null, model: string | null): TestRun => ({
+    invocation_id: invocationId,
+    model,
+    answered_by: null,
+    sandbox: false,
+    answer: null,
+    error: error.message,
+    input_tokens: 0,
+    output_tokens: 0,
+    latency_ms: Math.round(performance.now() - started),
+    model_cost_micros: 0,
+  });
+
+  let execution: Awaited<ReturnType<typeof preparePromptExecution>>;
+  try {
+    execution = await preparePromptExecution(db, llm, {
+      app: application,
+      caller: owner,
+      input,
+      mode: "completion",
+      secrets,
+      draft,
+    });
+  } catch (error) {
+    if (error instanceof AppError && error.status < 500) return failed(error, null, draft.model ?? null);
+    throw error;
+  }
+  const paid = await openPaidCall(db, {
+    request,
+    caller: owner,
+    application,
+    execution,
+    mode: "completion",
+    input,
+    feePercent: deps.feePercent,
+    topUpUrl: `${deps.publicUrl}/wallet`,
+  });
+  let result: ExecutionResult;
+  try {
+    ({ result } = await generatePaid(paid, execution));
+  } catch (error) {
+    // Only a failure of ours or the model's (5xx) is recorded as an invocation.
+    if (error instanceof AppError)
+      return failed(error, error.status >= 500 ? paid.messageId : null, execution.model);
+    throw error;
+  }
+  return {
+    invocation_id: paid.messageId,
+    model: execution.model,
+    answered_by: result.answeredBy,
+    sandbox: result.answeredBy === "sandbox",
+    answer: result.answer,
+    error: null,
+    input_tokens: result.inputTokens,
+    output_tokens: result.outputTokens,
+    latency_ms: Math.round(performance.now() - paid.started),
+    model_cost_micros: result.modelCostMicros ?? 0,
+  };
+}
