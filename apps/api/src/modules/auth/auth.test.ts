@@ -336,7 +336,7 @@ describe("service endpoints", () => {
       Object.keys(doc.paths)
         .filter((p: string) => p.startsWith("/api/v1"))
         .sort(),
-    ).toEqual(["/api/v1/chat/completions", "/api/v1/models"]);
+    ).toEqual(["/api/v1/chat/completions", "/api/v1/models", "/api/v1/models/{model}", "/api/v1/responses"]);
     const docs = await fetch(`${server.baseUrl}/api/docs/`);
     expect(docs.status).toBe(200);
     expect(await docs.text()).toContain("swagger");

@@ -25,6 +25,8 @@ let echoApp: string;
 let sandboxApp: string;
 const ECHO_PRICE = 30;
 const SANDBOX_PRICE = 5;
+/** The apps' own max_tokens: a caller's larger one is capped to it. */
+const APP_MAX_TOKENS = 2048;
 
 beforeAll(async () => {
   vendor = await startFakeOpenAi();
@@ -41,7 +43,9 @@ beforeAll(async () => {
     const { body: app } = await creator.api("POST", "/api/app/", {
       body: { name, interaction_mode: "completion", visibility: "public", price_cents: price },
     });
-    await creator.api("PATCH", `/api/app/${app.slug}/prompt/`, { body: { model } });
+    await creator.api("PATCH", `/api/app/${app.slug}/prompt/`, {
+      body: { model, max_tokens: APP_MAX_TOKENS },
+    });
     await creator.api("PATCH", `/api/app/${app.slug}/update_status/`, { body: { status: "live" } });
     return app.slug as string;
   };
@@ -180,7 +184,7 @@ describe("openai", () => {
       presence_penalty: 0.1,
     });
     // Capped at the app's own max_tokens, which its price covers.
-    expect(sent.max_tokens).toBe(2048);
+    expect(sent.max_tokens).toBe(APP_MAX_TOKENS);
   });
 
   it("chat.completions.create response_format json_schema → works", async () => {

@@ -19,9 +19,10 @@ function Item({ term, children }: { term: string; children: ReactNode }) {
 const DEFAULT_PLAN = "free";
 
 /**
- * The side panel of Profile Settings. Money is the wallet's: its balance, linked to the wallet
- * (the creator record's `credits` are not spent anywhere, so they are not shown). A creator's
- * plan only when it is not the default one every creator has.
+ * The side panel of Profile Settings. SPEC §6 gives creators Plan and Credits: a creator's credits
+ * are their wallet (the creator record's own `credits` are not spent anywhere), so Credits shows
+ * the wallet's balance, linked to it, and the free plan says what it means. Consumers see the same
+ * balance as Wallet Balance.
  */
 export function AccountInformation({ profile: { user, creator } }: { profile: Profile }) {
   const wallet = useWallet();
@@ -37,7 +38,7 @@ export function AccountInformation({ profile: { user, creator } }: { profile: Pr
           <Item term="Account Status">
             <Badge tone={user.is_active ? "green" : "gray"}>{user.is_active ? "Active" : "Inactive"}</Badge>
           </Item>
-          <Item term="Wallet Balance">
+          <Item term={creator ? "Credits" : "Wallet Balance"}>
             <span className="flex items-baseline justify-between gap-2">
               <span className="tabular-nums">
                 {wallet.data ? formatMicros(wallet.data.balance_micros) : "—"}
@@ -47,9 +48,13 @@ export function AccountInformation({ profile: { user, creator } }: { profile: Pr
               </Link>
             </span>
           </Item>
-          {creator && creator.plan !== DEFAULT_PLAN && (
+          {creator && (
             <Item term="Plan">
-              <span className="capitalize">{creator.plan}</span>
+              {creator.plan === DEFAULT_PLAN ? (
+                "Free — no monthly fee; the platform takes its fee per paid call"
+              ) : (
+                <span className="capitalize">{creator.plan}</span>
+              )}
             </Item>
           )}
         </dl>

@@ -50,7 +50,7 @@ describe("profile settings", () => {
     expect(document.getElementById(noteId)?.textContent).toBe("Email cannot be changed through this form.");
   });
 
-  it("shows the account information with the wallet balance, and a creator's plan when it is not the free one", async () => {
+  it("shows a creator's Plan and Credits (their wallet balance, linked to the wallet)", async () => {
     const profile = profileFixture();
     stubProfileApi(profile);
     renderProfile();
@@ -67,10 +67,11 @@ describe("profile settings", () => {
     expect(info.getByRole("link", { name: "Open wallet" }).getAttribute("href")).toBe("/wallet");
     expect(info.getByText("Plan")).toBeDefined();
     expect(info.getByText("pro")).toBeDefined();
-    expect(info.queryByText("Credits")).toBeNull();
+    expect(info.getByText("Credits")).toBeDefined();
+    expect(info.queryByText("Wallet Balance")).toBeNull();
   });
 
-  it("shows no plan without a creator record (nor on the free plan)", async () => {
+  it("shows a consumer's Wallet Balance and no plan", async () => {
     const profile = profileFixture({ creator: null });
     stubProfileApi({ ...profile, user: { ...profile.user, is_active: false, date_joined: "" } });
     renderProfile();
@@ -78,8 +79,21 @@ describe("profile settings", () => {
     expect(await screen.findByText("Inactive")).toBeDefined();
     expect(screen.getByText("N/A")).toBeDefined();
     expect(await screen.findByText("$12.50")).toBeDefined();
+    expect(screen.getByText("Wallet Balance")).toBeDefined();
     expect(screen.queryByText("Plan")).toBeNull();
     expect(screen.queryByText("Credits")).toBeNull();
+  });
+
+  it("says what the free plan means", async () => {
+    const profile = profileFixture();
+    stubProfileApi({
+      ...profile,
+      creator: { ...(profile.creator as NonNullable<typeof profile.creator>), plan: "free" },
+    });
+    renderProfile();
+
+    expect(await screen.findByText("Free — no monthly fee; the platform takes its fee per paid call")).toBeDefined();
+    expect(screen.getByText("Credits")).toBeDefined();
   });
 
   it("shows 'Failed to fetch profile' when the profile cannot be loaded", async () => {
