@@ -55,6 +55,7 @@ import { createOpenStreams } from "./modules/gateway/open-streams.ts";
 import { openAiRoutes } from "./modules/gateway/openai.routes.ts";
 import { createMemoryRateLimiter, createRedisRateLimiter } from "./modules/gateway/rate-limit.ts";
 import { keysRoutes } from "./modules/keys/keys.routes.ts";
+import { mcpRoutes, protectedResourceRoutes } from "./modules/mcp/mcp.routes.ts";
 import { createLlmClient } from "./modules/models/llm.ts";
 import { modelKeysRoutes } from "./modules/models/model-keys.routes.ts";
 import { useModelPrices } from "./modules/models/model-prices.ts";
@@ -286,6 +287,11 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     gateway.addHook("onRoute", securityHeaders.allowCors);
     await gateway.register(openAiRoutes, { prefix: "/api/v1", ...gatewayDeps });
   });
+
+  // MCP: every live app as a paid tool, and the catalogue; OAuth metadata for MCP clients.
+  const mcpAuth = { publicUrl: config.publicUrl, authorizationServer: config.oidc.issuer };
+  await app.register(mcpRoutes, { prefix: "/api", ...gatewayDeps });
+  await app.register(protectedResourceRoutes, mcpAuth);
 
   // The embed loader and widget page, framed by creators' allowed sites (their own CSP).
   await app.register(widgetRoutes, { db, tokens: embedTokens });
