@@ -149,8 +149,11 @@ export async function identityRoutes(
     const callback = provider.callback();
     const discovery = (request: FastifyRequest, reply: FastifyReply) => {
       reply.hijack();
-      request.raw.url = "/.well-known/openid-configuration";
-      callback(request.raw, reply.raw as ServerResponse);
+      // As if asked at the issuer's own path, so that its endpoints' URLs keep the /oidc prefix.
+      const raw = request.raw as IncomingMessage & { originalUrl?: string };
+      raw.originalUrl = "/oidc/.well-known/openid-configuration";
+      raw.url = "/.well-known/openid-configuration";
+      callback(raw, reply.raw as ServerResponse);
     };
     metadata.get("/.well-known/oauth-authorization-server/oidc", { schema: { hide: true } }, discovery);
     metadata.get("/.well-known/openid-configuration/oidc", { schema: { hide: true } }, discovery);
