@@ -270,6 +270,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     });
     await scope.register(exploreRoutes, gatewayDeps);
     await scope.register(embedRoutes, { ...gatewayDeps, tokens: embedTokens });
+    await scope.register(mcpRoutes, gatewayDeps);
   };
   await app.register(api, { prefix: "/api" });
   await app.register(
@@ -288,10 +289,11 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     await gateway.register(openAiRoutes, { prefix: "/api/v1", ...gatewayDeps });
   });
 
-  // MCP: every live app as a paid tool, and the catalogue; OAuth metadata for MCP clients.
-  const mcpAuth = { publicUrl: config.publicUrl, authorizationServer: config.oidc.issuer };
-  await app.register(mcpRoutes, { prefix: "/api", ...gatewayDeps });
-  await app.register(protectedResourceRoutes, mcpAuth);
+  // OAuth metadata of the MCP endpoints (modules/mcp), for MCP clients that sign in.
+  await app.register(protectedResourceRoutes, {
+    publicUrl: config.publicUrl,
+    authorizationServer: config.oidc.issuer,
+  });
 
   // The embed loader and widget page, framed by creators' allowed sites (their own CSP).
   await app.register(widgetRoutes, { db, tokens: embedTokens });

@@ -15,11 +15,13 @@ export class MemoryOAuthProvider implements OAuthClientProvider {
   saved: OAuthTokens | undefined;
   authorizationUrl: URL | undefined;
   private verifier = "";
+  readonly redirectUrl: string;
+  private readonly name: string;
 
-  constructor(
-    readonly redirectUrl: string,
-    private readonly name = "Desk Agent",
-  ) {}
+  constructor(redirectUrl: string, name = "Desk Agent") {
+    this.redirectUrl = redirectUrl;
+    this.name = name;
+  }
 
   get clientMetadata(): OAuthClientMetadata {
     return {

@@ -1,17 +1,17 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { ApiErrorSchema } from "@promptmint/contracts";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
-import { AppError } from "../../lib/errors.ts";
+import { AppError, notFound } from "../../lib/errors.ts";
 import { currentUser } from "../auth/authenticate.ts";
 import { findCallableApp } from "../gateway/access.ts";
 import type { GatewayDeps } from "../gateway/gateway-call.ts";
 import { rateLimitHook } from "../gateway/rate-limit.ts";
 import { loadAppSchemas } from "./app-tool.ts";
 import { createAppServer, createCatalogueServer } from "./mcp-servers.ts";
-import { appMcpPath, CATALOGUE_PATH, mcpChallenge, protectedResourceMetadata } from "./resources.ts";
+import { CATALOGUE_PATH, isMcpPath, mcpChallenge, protectedResourceMetadata } from "./resources.ts";
 
 const tags = ["mcp"];
 const SlugParams = z.object({ slug: z.string().min(1).max(100) });
@@ -58,7 +58,9 @@ export const mcpRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, deps) =
       });
     }
   };
-  const appPath = (request: FastifyRequest) => appMcpPath((request.params as { slug: string }).slug);
+  // The endpoint's own URL is its resource: under /api or /api/v1, as the plugin is served at both.
+  const appPath = (request: FastifyRequest) =>
+    `${app.prefix}/app/${(request.params as { slug: string }).slug}/mcp`;
   /** Tool calls are paid calls: rate limited like every gateway call; listing tools is not. */
   const limitToolCalls = async (request: FastifyRequest, reply: FastifyReply) => {
     const messages = Array.isArray(request.body) ? request.body : [request.body];
@@ -98,7 +100,7 @@ export const mcpRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, deps) =
         body: JsonRpcBody,
         response: mcpResponses,
       },
-      onRequest: [authenticateAt(() => CATALOGUE_PATH), deps.admission.hook],
+      onRequest: [authenticateAt(() => `${app.prefix}/mcp`), deps.admission.hook],
       preHandler: limitToolCalls,
     },
     async (request, reply) =>
@@ -129,46 +131,57 @@ export const protectedResourceRoutes: FastifyPluginAsyncZod<{
   authorizationServer: string | undefined;
 }> = async (app, { publicUrl, authorizationServer }) => {
   const response = { 200: ProtectedResourceMetadataSchema };
-  const catalogue = {
-    tags,
-    summary: "Protected resource metadata of the MCP catalogue (RFC 9728)",
-    response,
-  };
   const describe = (path: string) => protectedResourceMetadata(publicUrl, path, authorizationServer);
-  app.get("/.well-known/oauth-protected-resource", { schema: catalogue }, async () =>
-    describe(CATALOGUE_PATH),
-  );
-  app.get(`/.well-known/oauth-protected-resource${CATALOGUE_PATH}`, { schema: catalogue }, async () =>
-    describe(CATALOGUE_PATH),
+  app.get(
+    "/.well-known/oauth-protected-resource",
+    { schema: { tags, summary: "Protected resource metadata of the MCP catalogue (RFC 9728)", response } },
+    async () => describe(CATALOGUE_PATH),
   );
   app.get(
-    "/.well-known/oauth-protected-resource/api/app/:slug/mcp",
+    "/.well-known/oauth-protected-resource/*",
     {
       schema: {
         tags,
-        summary: "Protected resource metadata of an app's MCP server (RFC 9728)",
-        params: SlugParams,
-        response,
+        summary: "Protected resource metadata of an MCP endpoint (RFC 9728): …/api/app/{slug}/mcp, …/api/mcp",
+        params: z.object({ "*": z.string().max(200) }),
+        response: { ...response, 404: ApiErrorSchema },
       },
     },
-    async (request) => describe(appMcpPath(request.params.slug)),
+    async (request) => {
+      const path = `/${request.params["*"]}`;
+      if (!isMcpPath(path)) throw notFound("Protected resource");
+      return describe(path);
+    },
   );
 };
 
-/** Answers one MCP request with a fresh stateless transport, then closes both. */
+/**
+ * Answers one MCP request with a fresh stateless transport, then closes both. The web-standard
+ * transport is handed the body Fastify already parsed; its answer goes out through the reply,
+ * with the gateway's headers (rate limits, security).
+ */
 async function serve(server: Server, request: FastifyRequest, reply: FastifyReply) {
-  const transport = new StreamableHTTPServerTransport({
+  const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,
   });
-  reply.raw.on("close", () => {
-    transport.close().catch(() => {});
-    server.close().catch(() => {});
-  });
   await server.connect(transport);
-  reply.hijack();
-  // The gateway's headers (rate limits, security) go out with the transport's answer.
-  for (const [name, value] of Object.entries(reply.getHeaders()))
-    if (value !== undefined) reply.raw.setHeader(name, value as string);
-  await transport.handleRequest(request.raw, reply.raw, request.body);
+  try {
+    const answer = await transport.handleRequest(asWebRequest(request), { parsedBody: request.body });
+    answer.headers.forEach((value, name) => {
+      reply.header(name, value);
+    });
+    return reply.status(answer.status).send(Buffer.from(await answer.arrayBuffer()));
+  } finally {
+    await transport.close();
+    await server.close();
+  }
+}
+
+/** The request line and headers as a web Request (the transport checks Accept and Content-Type). */
+function asWebRequest(request: FastifyRequest): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(request.headers))
+    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(", ") : value);
+  return new Request(new URL(request.url, "http://mcp.local"), { method: request.method, headers });
 }

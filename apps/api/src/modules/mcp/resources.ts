@@ -9,21 +9,23 @@ import { SLUG_PATTERN } from "@promptmint/contracts";
 /** The one scope MCP tokens carry: calling apps, paid from the user's wallet. */
 export const MCP_SCOPE = "mcp";
 
+/** The catalogue's canonical path (the API is also served under /api/v1: so is MCP). */
 export const CATALOGUE_PATH = "/api/mcp";
-export const appMcpPath = (slug: string) => `/api/app/${slug}/mcp`;
-export const appMcpUrl = (publicUrl: string, slug: string) => `${publicUrl}${appMcpPath(slug)}`;
+export const appMcpUrl = (publicUrl: string, slug: string) => `${publicUrl}/api/app/${slug}/mcp`;
 
 /** Where an endpoint's metadata is: the RFC 9728 well-known URI with the endpoint's path appended. */
 export const resourceMetadataUrl = (publicUrl: string, path: string) =>
   `${publicUrl}/.well-known/oauth-protected-resource${path}`;
 
-/** Whether `resource` names one of our MCP endpoints: the catalogue or an app's (any well-formed slug). */
+/** Whether `path` is an MCP endpoint: the catalogue or an app's (any well-formed slug), under /api or /api/v1. */
+export function isMcpPath(path: string): boolean {
+  const match = /^\/api(?:\/v1)?\/(?:mcp|app\/([^/?#]+)\/mcp)$/.exec(path);
+  return match !== null && (match[1] === undefined || SLUG_PATTERN.test(match[1]));
+}
+
+/** Whether `resource` (an RFC 8707 resource indicator) names one of our MCP endpoints. */
 export function isMcpResource(publicUrl: string, resource: string): boolean {
-  if (!resource.startsWith(`${publicUrl}/`)) return false;
-  const path = resource.slice(publicUrl.length);
-  if (path === CATALOGUE_PATH) return true;
-  const slug = /^\/api\/app\/([^/?#]+)\/mcp$/.exec(path)?.[1];
-  return slug !== undefined && SLUG_PATTERN.test(slug);
+  return resource.startsWith(`${publicUrl}/`) && isMcpPath(resource.slice(publicUrl.length));
 }
 
 /** RFC 9728 Protected Resource Metadata of the endpoint at `path`. */
@@ -37,7 +39,7 @@ export function protectedResourceMetadata(
     authorization_servers: authorizationServer ? [authorizationServer] : [],
     scopes_supported: [MCP_SCOPE],
     bearer_methods_supported: ["header"],
-    resource_name: path === CATALOGUE_PATH ? "Promptmint apps" : "Promptmint app",
+    resource_name: path.includes("/app/") ? "Promptmint app" : "Promptmint apps",
     resource_documentation: `${publicUrl}/api/docs`,
   };
 }
