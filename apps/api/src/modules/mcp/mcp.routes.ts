@@ -4,6 +4,7 @@ import { ApiErrorSchema } from "@promptmint/contracts";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
+import { authenticates } from "../../lib/body-limits.ts";
 import { AppError, notFound } from "../../lib/errors.ts";
 import { currentUser } from "../auth/authenticate.ts";
 import { findCallableApp } from "../gateway/access.ts";
@@ -45,19 +46,25 @@ export const mcpRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, deps) =
   const { guards, publicUrl } = deps;
   const limit = rateLimitHook(deps.rateLimiter);
 
-  /** The caller, by API key or by a token for this endpoint; a 401 says where its metadata is. */
-  const authenticateAt = (pathOf: (request: FastifyRequest) => string) => async (request: FastifyRequest) => {
-    const path = pathOf(request);
-    try {
-      await guards.requireCallerAt(request, `${publicUrl}${path}`);
-    } catch (error) {
-      if (!(error instanceof AppError) || error.code !== "unauthorized") throw error;
-      const invalid = Boolean(request.headers.authorization);
-      throw new AppError("unauthorized", error.message, {
-        headers: { "www-authenticate": mcpChallenge(publicUrl, path, invalid ? "invalid_token" : undefined) },
-      });
-    }
-  };
+  /**
+   * The caller, by API key or by a token for this endpoint; a 401 says where its metadata is.
+   * Marked as authenticating, so the route keeps the full body limit (lib/body-limits.ts).
+   */
+  const authenticateAt = (pathOf: (request: FastifyRequest) => string) =>
+    authenticates(async (request: FastifyRequest) => {
+      const path = pathOf(request);
+      try {
+        await guards.requireCallerAt(request, `${publicUrl}${path}`);
+      } catch (error) {
+        if (!(error instanceof AppError) || error.code !== "unauthorized") throw error;
+        const invalid = Boolean(request.headers.authorization);
+        throw new AppError("unauthorized", error.message, {
+          headers: {
+            "www-authenticate": mcpChallenge(publicUrl, path, invalid ? "invalid_token" : undefined),
+          },
+        });
+      }
+    });
   // The endpoint's own URL is its resource: under /api or /api/v1, as the plugin is served at both.
   const appPath = (request: FastifyRequest) =>
     `${app.prefix}/app/${(request.params as { slug: string }).slug}/mcp`;

@@ -98,6 +98,26 @@ describe("MCP authorization", () => {
     });
   });
 
+  it("reads bodies past the public limit once the caller is known (long tool arguments)", async () => {
+    const key = (await creator.api("POST", "/api/keys/", { body: { name: "long" } })).body.key;
+    const response = await fetch(`${server.baseUrl}/api/app/${slug}/mcp`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        authorization: `Bearer ${key}`,
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/list",
+        params: { _meta: { pad: "x".repeat(64_000) } },
+      }),
+    });
+    expect(response.status).toBe(200);
+    expect((await response.json()).result.tools[0].name).toBe(slug);
+  });
+
   it("refuses GET and DELETE: the server is stateless", async () => {
     for (const method of ["GET", "DELETE"]) {
       const response = await fetch(`${server.baseUrl}/api/app/${slug}/mcp`, { method });
