@@ -114,4 +114,15 @@ test("a creator builds a prompt app, publishes it, and calls it with an API key"
   // The key has been used now.
   await page.goto("/api-keys");
   await expect(page.getByRole("row", { name: /E2E journey/ })).not.toContainText("Never");
+
+  // Give the key a daily spend limit: the row shows its spend against it (the owner's calls are free).
+  await page.getByRole("button", { name: "Edit E2E journey" }).click();
+  const edit = page.getByRole("dialog", { name: "Edit E2E journey" });
+  await edit.getByLabel("Spend limit ($)").fill("5");
+  await edit.getByLabel("Limit resets").selectOption("daily");
+  await edit.getByRole("button", { name: "Save" }).click();
+  await expect(edit).toBeHidden();
+  await expect(page.getByRole("row", { name: /E2E journey/ })).toContainText(
+    "$0.00 of $5.00 today, resets 00:00 UTC",
+  );
 });

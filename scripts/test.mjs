@@ -1,6 +1,7 @@
 // `npm test`: typecheck, lint, unit + integration (PGlite; PostgreSQL too with TEST_DATABASE_URL;
-// the security project among them), the security summary table, then the end-to-end journeys in
-// Chromium against the built app. Ends with one summary line.
+// the security project among them), the security summary table, the compatibility table checked
+// against docs/compatibility.md, then the end-to-end journeys in Chromium against the built app.
+// Ends with one summary line.
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
@@ -32,6 +33,16 @@ run("unit + integration", npx, [
   `--outputFile=${out}/vitest.json`,
 ]);
 run("security summary", "node", ["scripts/security-summary.mjs"]);
+// The compatibility table from this run's compat tests must be the committed one, all passing.
+run("compatibility table", "node", [
+  "scripts/compat-table.mjs",
+  "--report",
+  `${out}/vitest.json`,
+  "--out",
+  `${out}/compatibility.md`,
+  "--check",
+  "docs/compatibility.md",
+]);
 run("build web", "npm", ["run", "build"]);
 run("end-to-end", npx, ["playwright", "test", "-c", "e2e/playwright.config.ts"], {
   PLAYWRIGHT_JSON_OUTPUT_NAME: path.resolve(out, "playwright.json"),

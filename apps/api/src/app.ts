@@ -3,7 +3,7 @@ import path from "node:path";
 import fastifyMultipart from "@fastify/multipart";
 import fastifySwagger from "@fastify/swagger";
 import fastifySwaggerUi from "@fastify/swagger-ui";
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
+import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from "fastify";
 import {
   jsonSchemaTransform,
   jsonSchemaTransformObject,
@@ -11,6 +11,7 @@ import {
   validatorCompiler,
   type ZodTypeProvider,
 } from "fastify-type-provider-zod";
+import { z } from "zod";
 import { type Config, EMBEDDED_ISSUER_KEY } from "./config.ts";
 import { type DatabaseHandle, openDatabase } from "./db/client.ts";
 import { deleteStaleSignInFailures } from "./identity/accounts.ts";
@@ -19,11 +20,13 @@ import { deleteExpiredOidcPayloads } from "./identity/oidc-adapter.ts";
 import { createOidcProvider } from "./identity/oidc-provider.ts";
 import { loadSigningKeys, toPublicJwks } from "./identity/signing-keys.ts";
 import { createAdmissionGate } from "./lib/admission.ts";
+import { API_TAGS, publicApiDocument } from "./lib/api-document.ts";
 import { limitPublicBodies } from "./lib/body-limits.ts";
 import { installErrorHandler } from "./lib/error-handler.ts";
 import { installJsonBodyParser } from "./lib/json-body.ts";
 import { installMetrics } from "./lib/metrics.ts";
 import { installNulGuard } from "./lib/nul-guard.ts";
+import { createReadableLogStream, installRequestLog } from "./lib/request-log.ts";
 import { createSafeFetch } from "./lib/safe-fetch.ts";
 import { createSecretBox } from "./lib/secrets.ts";
 import { installSecurityHeaders } from "./lib/security-headers.ts";
@@ -54,6 +57,7 @@ import { closeLeases } from "./modules/gateway/leases.ts";
 import { createOpenStreams } from "./modules/gateway/open-streams.ts";
 import { openAiRoutes } from "./modules/gateway/openai.routes.ts";
 import { createMemoryRateLimiter, createRedisRateLimiter } from "./modules/gateway/rate-limit.ts";
+import { sweepKeyReservations } from "./modules/keys/key-spend.ts";
 import { keysRoutes } from "./modules/keys/keys.routes.ts";
 import { mcpRoutes, protectedResourceRoutes } from "./modules/mcp/mcp.routes.ts";
 import { createLlmClient } from "./modules/models/llm.ts";
@@ -100,8 +104,15 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     logger: options.logger ?? {
       level: config.logLevel,
       redact: ["req.headers.authorization", "req.headers.cookie", "res.headers['set-cookie']"],
-      ...(options.logStream ? { stream: options.logStream } : {}),
+      // Tests read the JSON lines; people running it in development read one-liners.
+      ...(options.logStream
+        ? { stream: options.logStream }
+        : config.isProduction
+          ? {}
+          : { stream: createReadableLogStream() }),
     },
+    // One line per request instead of two (lib/request-log.ts).
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: config.trustProxy,
     routerOptions: { ignoreTrailingSlash: false },
@@ -111,8 +122,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   app.decorateRequest("token", null);
   app.decorateRequest("user", null);
   app.decorateRequest("apiKeyId", null);
+  app.decorateRequest("apiKeyScope", null);
   if (!options.database) app.addHook("onClose", () => database.close());
 
+  installRequestLog(app, { logAssets: config.isProduction });
   installErrorHandler(app);
   const securityHeaders = installSecurityHeaders(app, config);
   installJsonBodyParser(app);
@@ -129,6 +142,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
         description: "Management and gateway API of Promptmint.",
       },
       servers: [{ url: config.publicUrl }],
+      tags: API_TAGS,
       components: {
         securitySchemes: {
           bearerAuth: { type: "http", scheme: "bearer", bearerFormat: "JWT or pm_ API key" },
@@ -138,8 +152,23 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     transform: jsonSchemaTransform,
     transformObject: jsonSchemaTransformObject,
   });
-  await app.register(fastifySwaggerUi, { routePrefix: "/api/docs" });
-  app.get("/api/openapi.json", { schema: { hide: true } }, async () => app.swagger());
+  // Made once, when the routes are known: the first reader of the docs does not wait for it.
+  let publicDocument: Record<string, unknown> | undefined;
+  const documentForPeople = () =>
+    (publicDocument ??= publicApiDocument(app.swagger() as unknown as Record<string, unknown>));
+  app.addHook("onReady", async () => void documentForPeople());
+  await app.register(fastifySwaggerUi, {
+    routePrefix: "/api/docs",
+    transformSpecification: documentForPeople,
+    transformSpecificationClone: false,
+    // Tags folded: the page opens at once on the list of sections, the gateway first.
+    uiConfig: { docExpansion: "none", deepLinking: true, defaultModelsExpandDepth: 0 },
+  });
+  app.get(
+    "/api/openapi.json",
+    { schema: { hide: true, querystring: z.object({ internal: z.literal("true").optional() }) } },
+    async (request) => (request.query.internal ? app.swagger() : documentForPeople()),
+  );
 
   // Identity: the embedded issuer, or an external one named by OIDC_ISSUER.
   let verifyToken: ReturnType<typeof createTokenVerifier>;
@@ -192,6 +221,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     postOutstandingModelCosts(db).catch((err) => app.log.warn({ err }, "model cost sweep failed"));
     // Included calls a crashed process took for calls it never recorded go back (decision 025).
     sweepExpiredIncludedCalls(db).catch((err) => app.log.warn({ err }, "included call sweep failed"));
+    // Keys' spend reserved for calls that are over: kept if charged, else given back (decision 035).
+    sweepKeyReservations(db).catch((err) => app.log.warn({ err }, "key reservation sweep failed"));
     renewDueSubscriptions(db, config.platformFeePercent).catch((err) =>
       app.log.warn({ err }, "subscription renewal failed"),
     );

@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from "fastify-type-provider-zod";
 import { formatBytes } from "./body-limits.ts";
 import { concurrentConflict, databaseUnavailable } from "./database-errors.ts";
@@ -74,12 +74,15 @@ export function installErrorHandler(app: FastifyInstance): void {
     });
   });
 
-  app.setNotFoundHandler((request, reply) => {
-    reply.status(404).send({
-      code: "not_found",
-      message: `Route ${request.method} ${request.url.split("?")[0]} not found`,
-      status: 404,
-    });
+  app.setNotFoundHandler(sendRouteNotFound);
+}
+
+/** The API's 404 for a route that does not exist (also for Dify-style paths under /api/v1). */
+export function sendRouteNotFound(request: FastifyRequest, reply: FastifyReply) {
+  return reply.status(404).send({
+    code: "not_found",
+    message: `Route ${request.method} ${request.url.split("?")[0]} not found`,
+    status: 404,
   });
 }
 

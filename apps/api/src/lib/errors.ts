@@ -2,12 +2,18 @@
 export const errorStatus = {
   bad_request: 400,
   unauthorized: 401,
+  /** The API key passed its expiry date (decision 035). */
+  api_key_expired: 401,
   payment_required: 402,
   /** The caller owes money (a refunded or disputed payment already spent): top up first. */
   account_in_debt: 402,
+  /** The API key's spend limit for its period would be passed by this call (decision 035). */
+  key_limit_reached: 402,
   forbidden: 403,
   /** The operator suspended this account: its API keys are refused. */
   account_suspended: 403,
+  /** The API key's allow-list does not name this app (decision 035). */
+  app_not_allowed_for_key: 403,
   not_found: 404,
   conflict: 409,
   /** The call's price is above the caller's maximum (`max_price_cents`): nothing was charged. */

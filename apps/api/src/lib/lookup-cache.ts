@@ -20,7 +20,7 @@ export interface LookupCache<V> {
   clear(): void;
 }
 
-function createLookupCache<V>(ttlMs: number, now: () => number): LookupCache<V> {
+export function createLookupCache<V>(ttlMs: number, now: () => number): LookupCache<V> {
   const entries = new Map<string, { value: V; expires: number }>();
   let generation = 0;
   return {

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from "node:crypto";
 
 /**
  * Provider secrets at rest: AES-256-GCM with a key derived (HKDF-SHA256) from SECRET_KEY.
@@ -7,11 +7,21 @@ import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:cr
 export interface SecretBox {
   encrypt(plaintext: string): string;
   decrypt(sealed: string): string;
+  /**
+   * A stable, opaque stand-in for values that must not leave the server as they are (internal ids
+   * sent to a provider): HMAC-SHA256 of the parts under a key derived from SECRET_KEY, 22 base64url
+   * characters (128 bits).
+   */
+  pseudonym(...parts: string[]): string;
 }
 
 export function createSecretBox(secretKey: string): SecretBox {
   const key = Buffer.from(hkdfSync("sha256", secretKey, "promptmint", "provider-secrets-v1", 32));
+  const pseudonymKey = Buffer.from(hkdfSync("sha256", secretKey, "promptmint", "pseudonyms-v1", 32));
   return {
+    pseudonym(...parts) {
+      return createHmac("sha256", pseudonymKey).update(parts.join("\u0000")).digest("base64url").slice(0, 22);
+    },
     encrypt(plaintext) {
       const iv = randomBytes(12);
       const cipher = createCipheriv("aes-256-gcm", key, iv);

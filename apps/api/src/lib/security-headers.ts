@@ -21,9 +21,25 @@ const CORS_HEADERS = {
 const PREFLIGHT_HEADERS = {
   ...CORS_HEADERS,
   "access-control-allow-methods": "GET, POST, PATCH, DELETE",
-  "access-control-allow-headers": "authorization, content-type, idempotency-key, x-embed-token",
   "access-control-max-age": "600",
 };
+const ALLOWED_REQUEST_HEADERS =
+  "authorization, content-type, idempotency-key, x-embed-token, promptmint-max-price-cents, x-max-price-cents";
+/**
+ * Request headers the OpenAI SDK sends from a browser (`dangerouslyAllowBrowser`) on top of those:
+ * its platform and retry headers (`x-stainless-*`, a family that grows with SDK versions, so it is
+ * matched, not listed) and OpenAI's account headers, which the gateway does not act on.
+ */
+const CLIENT_HEADER = /^(x-stainless-[a-z0-9-]{1,64}|openai-organization|openai-project|openai-beta)$/;
+
+/** The request headers a preflight allows: ours, and the client headers it asks for. */
+function allowedHeaders(requested: string | undefined): string {
+  const extra = (requested ?? "")
+    .split(",")
+    .map((name) => name.trim().toLowerCase())
+    .filter((name) => CLIENT_HEADER.test(name));
+  return [ALLOWED_REQUEST_HEADERS, ...new Set(extra)].join(", ");
+}
 
 /**
  * The Content-Security-Policy of every response: scripts only from this origin (the SPA, the
@@ -99,7 +115,16 @@ export function installSecurityHeaders(app: FastifyInstance, config: Config) {
         .status(404)
         .send({ code: "not_found", message: `Route OPTIONS ${path} not found`, status: 404 });
     }
-    return reply.status(204).headers(PREFLIGHT_HEADERS).send();
+    const requested = request.headers["access-control-request-headers"];
+    return reply
+      .status(204)
+      .headers(PREFLIGHT_HEADERS)
+      .header(
+        "access-control-allow-headers",
+        allowedHeaders(typeof requested === "string" ? requested : undefined),
+      )
+      .header("vary", "access-control-request-headers")
+      .send();
   });
 
   return {
@@ -113,7 +138,7 @@ export function installSecurityHeaders(app: FastifyInstance, config: Config) {
 }
 
 /** `/api/app/:slug/info` → a regex matching concrete paths of that route. */
-function patternOf(url: string): RegExp {
+export function patternOf(url: string): RegExp {
   const escaped = url
     .split("/")
     .map((part) =>

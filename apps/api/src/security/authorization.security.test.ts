@@ -48,7 +48,7 @@ beforeAll(async () => {
     otherAudience: await forgeToken(db, { iss, aud: "https://other.example/api", sub, exp: now + 600 }),
     algNone: unsignedToken({ iss, aud, sub, exp: now + 600, iat: now }),
   };
-  const doc = (await world.server.app.inject({ url: "/api/openapi.json" })).json() as {
+  const doc = (await world.server.app.inject({ url: "/api/openapi.json?internal=true" })).json() as {
     paths: Record<string, Record<string, unknown>>;
   };
   operations = Object.entries(doc.paths).flatMap(([path, byMethod]) =>

@@ -115,6 +115,11 @@ export function routeTable(world: World): Record<string, RouteRequest> {
 
     "GET /api/keys/": { class: "self", url: "/api/keys/" },
     "POST /api/keys/": { class: "self", url: "/api/keys/", payload: { name: "matrix" }, ok: 201 },
+    "PATCH /api/keys/{id}/": {
+      class: "owned",
+      url: `/api/keys/${world.spareKey.id}/`,
+      payload: { name: "spare", spend_limit_cents: 500, limit_reset: "daily" },
+    },
     "DELETE /api/keys/{id}/": {
       class: "owned",
       url: `/api/keys/${world.spareKey.id}/`,
@@ -351,6 +356,12 @@ export function routeTable(world: World): Record<string, RouteRequest> {
       url: `/.well-known/oauth-protected-resource${app}/mcp`,
     },
     "GET /api/v1/models": { class: "gateway-any", url: "/api/v1/models" },
+    "GET /api/v1/models/{model}": { class: "gateway", url: `/api/v1/models/${world.promptApp.slug}` },
+    "POST /api/v1/responses": {
+      class: "gateway",
+      url: "/api/v1/responses",
+      payload: { model: world.promptApp.slug, input: "hi" },
+    },
     "POST /api/v1/chat/completions": {
       class: "gateway",
       url: "/api/v1/chat/completions",

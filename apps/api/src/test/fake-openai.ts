@@ -43,6 +43,8 @@ export interface RecordedRequest {
   stream: boolean;
   messages: { role: string; content: string }[];
   authorization: string | undefined;
+  /** The whole request body, as the vendor received it. */
+  body: Record<string, unknown>;
 }
 
 interface ChatBody {
@@ -92,6 +94,7 @@ export async function startFakeOpenAi() {
         stream: Boolean(body.stream),
         messages: body.messages,
         authorization: req.headers.authorization,
+        body: body as unknown as Record<string, unknown>,
       });
       if (behaviour.kind === "hang") return;
       if (behaviour.kind === "status") {

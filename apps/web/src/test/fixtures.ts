@@ -118,6 +118,12 @@ export function apiKeyFixture(overrides: Partial<ApiKey> = {}): ApiKey {
     prefix: "pm_a1b2c3",
     created_at: "2024-05-01T10:00:00.000Z",
     last_used_at: null,
+    spend_limit_cents: null,
+    limit_reset: "never",
+    expires_at: null,
+    allowed_apps: null,
+    spent_micros: 0,
+    period_resets_at: null,
     ...overrides,
   };
 }

@@ -8,6 +8,7 @@ import {
   json,
   jsonb,
   pgTable,
+  primaryKey,
   text,
   timestamp,
   uniqueIndex,
@@ -134,8 +135,61 @@ export const apiKeys = pgTable(
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     lastUsedAt: timestamp("last_used_at", { withTimezone: true }),
     revokedAt: timestamp("revoked_at", { withTimezone: true }),
+    /** The most the key may spend from the wallet per period (decision 035); null: no limit. */
+    spendLimitCents: bigint("spend_limit_cents", { mode: "number" }),
+    /** The limit's period, a UTC calendar day, ISO week or month, or `never` (one budget for life). */
+    limitReset: text("limit_reset", { enum: ["daily", "weekly", "monthly", "never"] })
+      .notNull()
+      .default("never"),
+    /** From then on the key is refused with 401 `api_key_expired`; null: it never expires. */
+    expiresAt: timestamp("expires_at", { withTimezone: true }),
+    /** The only apps the key may call (ids; apps are named by slug in the API); null: any. */
+    allowedAppIds: uuid("allowed_app_ids").array(),
   },
-  (t) => [uniqueIndex("api_keys_hash_key").on(t.keyHash), index("api_keys_user_idx").on(t.userId)],
+  (t) => [
+    uniqueIndex("api_keys_hash_key").on(t.keyHash),
+    index("api_keys_user_idx").on(t.userId),
+    check("api_keys_spend_limit_positive", sql`${t.spendLimitCents} is null or ${t.spendLimitCents} >= 1`),
+  ],
+);
+
+/**
+ * What a key with a spend limit has spent in one period (decision 035), in micro-dollars: the
+ * sum of its wallet-paid calls' prices, and of the reservations of its calls in flight.
+ */
+export const apiKeySpend = pgTable(
+  "api_key_spend",
+  {
+    keyId: uuid("key_id")
+      .notNull()
+      .references(() => apiKeys.id, { onDelete: "cascade" }),
+    /** The period's first moment (UTC); a test may move it back to end the period. */
+    periodStart: timestamp("period_start", { withTimezone: true }).notNull(),
+    spentMicros: bigint("spent_micros", { mode: "number" }).notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.keyId, t.periodStart] }),
+    check("api_key_spend_not_negative", sql`${t.spentMicros} >= 0`),
+  ],
+);
+
+/**
+ * A limited key's price reserved for one call before it runs (decision 035), keyed by the call's
+ * id (its invocation's). A failed call gives it back at once; the sweeper settles the rest once
+ * they expire: kept for a charged invocation, given back otherwise (a crashed process's calls).
+ */
+export const apiKeyReservations = pgTable(
+  "api_key_reservations",
+  {
+    callId: uuid("call_id").primaryKey(),
+    keyId: uuid("key_id")
+      .notNull()
+      .references(() => apiKeys.id, { onDelete: "cascade" }),
+    periodStart: timestamp("period_start", { withTimezone: true }).notNull(),
+    micros: bigint("micros", { mode: "number" }).notNull(),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+  },
+  (t) => [index("api_key_reservations_expiry_idx").on(t.expiresAt)],
 );
 
 /** One row per gateway call, successful or not: the source of analytics and billing. */

@@ -304,6 +304,17 @@ describe("service endpoints", () => {
     const doc = (await api("GET", "/api/openapi.json")).body;
     expect(doc.openapi).toBe("3.1.0");
     expect(Object.keys(doc.paths)).toContain("/api/auth/profile/");
+    // People and client generators read the API only, the paid endpoints first; the issuer's
+    // pages and the web app's files are in the complete document the security suite reads.
+    expect(Object.keys(doc.paths).filter((p: string) => !p.startsWith("/api/"))).toEqual([]);
+    expect(Object.values(doc.paths[Object.keys(doc.paths)[0] as string] as object)[0].tags).toEqual([
+      "gateway",
+    ]);
+    expect(doc.tags.map((tag: { name: string }) => tag.name).slice(0, 2)).toEqual(["gateway", "openai"]);
+    const complete = (await api("GET", "/api/openapi.json?internal=true")).body;
+    expect(Object.keys(complete.paths)).toEqual(expect.arrayContaining(["/oidc/{*}", "/api/auth/profile/"]));
+    const ui = (await api("GET", "/api/docs/json")).body;
+    expect(Object.keys(ui.paths)).toEqual(Object.keys(doc.paths));
     // Only the OpenAI-compatible routes are documented under /api/v1; the rest are aliases of /api.
     expect(
       Object.keys(doc.paths)

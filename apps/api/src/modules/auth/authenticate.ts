@@ -2,7 +2,7 @@ import type { FastifyRequest } from "fastify";
 import type { Database } from "../../db/client.ts";
 import { authenticates } from "../../lib/body-limits.ts";
 import { AppError } from "../../lib/errors.ts";
-import { findUserByApiKey } from "../keys/keys.service.ts";
+import { findUserByApiKey, type KeyScope } from "../keys/keys.service.ts";
 import { findUserByToken, type LocalUser, upsertUserFromToken } from "./auth.service.ts";
 import { assertSessionLive } from "./sessions.ts";
 import type { TokenVerifier, VerifiedToken } from "./token-verifier.ts";
@@ -13,6 +13,8 @@ declare module "fastify" {
     user: LocalUser | null;
     /** Set when the caller authenticated with an API key rather than a token. */
     apiKeyId: string | null;
+    /** What that key may do: its spend limit and allowed apps (decision 035). */
+    apiKeyScope: KeyScope | null;
   }
 }
 
@@ -90,8 +92,11 @@ export function createAuthGuards(options: { verifyToken: TokenVerifier; db: Data
         "account_suspended",
         "This account is suspended by the operator: its API keys are refused",
       );
+    refuseExpiredKey(found.scope);
+    refuseAppNotAllowed(found.scope, (request.params as { slug?: unknown } | undefined)?.slug);
     request.user = found.user;
-    request.apiKeyId = found.keyId;
+    request.apiKeyId = found.scope.keyId;
+    request.apiKeyScope = found.scope;
   }
 
   // Marked so that their routes keep the full body limit (lib/body-limits.ts).
@@ -109,6 +114,29 @@ export function createAuthGuards(options: { verifyToken: TokenVerifier; db: Data
       return user;
     },
   };
+}
+
+/** A key past its expiry date: 401 naming the date, not the generic invalid-key answer. */
+function refuseExpiredKey(scope: KeyScope): void {
+  if (scope.expiresAt && scope.expiresAt.getTime() <= Date.now())
+    throw new AppError(
+      "api_key_expired",
+      `This API key expired on ${scope.expiresAt.toISOString()}: create a new key or extend its expiry on the API keys page`,
+      bearerChallenge("invalid_token"),
+    );
+}
+
+/**
+ * A key limited to some apps may not reach another one: 403 naming the app. Checked here for the
+ * routes that name the app in their path (`/api/app/{slug}/…`), before anything else runs, and
+ * again when a call is paid for (gateway/paid-call.ts), which covers routes naming it in the body.
+ */
+export function refuseAppNotAllowed(scope: KeyScope | null, slug: unknown): void {
+  if (!scope?.allowedSlugs || typeof slug !== "string" || scope.allowedSlugs.includes(slug)) return;
+  throw new AppError(
+    "app_not_allowed_for_key",
+    `This API key may not call the app '${slug}': it is limited to ${scope.allowedSlugs.length > 0 ? scope.allowedSlugs.map((allowed) => `'${allowed}'`).join(", ") : "apps that no longer exist"}`,
+  );
 }
 
 function bearerChallenge(error?: string) {

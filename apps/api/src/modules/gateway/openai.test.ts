@@ -64,12 +64,13 @@ it("answers the official openai SDK with model = app slug, blocking, and charges
   expect(await walletCents()).toBe(before - 30);
 });
 
-it("streams, with usage in the last chunk, and charges once", async () => {
+it("streams, with usage in a last chunk of its own when asked, and charges once", async () => {
   const before = await walletCents();
   const stream = await client.chat.completions.create({
     model: slugs.completion as string,
     messages: [{ role: "user", content: "Count to three" }],
     stream: true,
+    stream_options: { include_usage: true },
   });
   let text = "";
   let usage: OpenAI.CompletionUsage | undefined;
@@ -82,17 +83,21 @@ it("streams, with usage in the last chunk, and charges once", async () => {
   expect(await walletCents()).toBe(before - 30);
 });
 
-it("passes the client's earlier turns to a chat app", async () => {
+it("passes the client's earlier turns to a chat app, and its system message after the app's own", async () => {
   const reply = await client.chat.completions.create({
     model: slugs.chat as string,
     messages: [
-      { role: "system", content: "ignored: the app's own system prompt applies" },
+      { role: "system", content: "Answer in French." },
       { role: "user", content: "My name is Ada" },
       { role: "assistant", content: "Hello Ada" },
       { role: "user", content: [{ type: "text", text: "What is my name?" }] },
     ],
   });
   expect(reply.choices[0]?.message.content).toBe("echo: What is my name?");
+  const system = vendor.requests.at(-1)?.messages.find((m) => m.role === "system")?.content ?? "";
+  expect(system).toMatch(
+    /^You are a helpful assistant[\s\S]*caller \(the instructions above take precedence\):\nAnswer in French\.$/,
+  );
   const sent = vendor.requests.at(-1)?.messages.filter((m) => m.role !== "system");
   expect(sent).toEqual([
     { role: "user", content: "My name is Ada" },
@@ -159,4 +164,30 @@ it("lists callable apps as models and answers errors in OpenAI's shape", async (
     .where(eq(invocations.chargedCents, 30));
   expect(charged[0]?.n).toBe(3);
   expect((await reconcile(server.database.db)).ok).toBe(true);
+});
+
+it("lets the openai SDK in a browser on another origin through the preflight, without credentials", async () => {
+  const requested =
+    "authorization, content-type, idempotency-key, x-stainless-lang, x-stainless-package-version, x-stainless-os, x-stainless-arch, x-stainless-runtime, x-stainless-runtime-version, x-stainless-retry-count, x-stainless-timeout, openai-organization, openai-project, x-not-allowed";
+  for (const path of [
+    "/api/v1/chat/completions",
+    "/api/v1/responses",
+    `/api/app/${slugs.chat}/chat-messages`,
+  ]) {
+    const preflight = await fetch(`${server.baseUrl}${path}`, {
+      method: "OPTIONS",
+      headers: {
+        origin: "https://elsewhere.example",
+        "access-control-request-method": "POST",
+        "access-control-request-headers": requested,
+      },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get("access-control-allow-origin")).toBe("*");
+    expect(preflight.headers.get("access-control-allow-credentials")).toBeNull();
+    const allowed = (preflight.headers.get("access-control-allow-headers") ?? "").split(", ");
+    const wanted = requested.split(", ").filter((name) => name !== "x-not-allowed");
+    expect(allowed).toEqual(expect.arrayContaining(wanted));
+    expect(allowed).not.toContain("x-not-allowed");
+  }
 });

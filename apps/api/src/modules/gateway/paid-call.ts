@@ -6,9 +6,11 @@ import type { Database } from "../../db/client.ts";
 import { type ApplicationRow, applications } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
+import { refuseAppNotAllowed } from "../auth/authenticate.ts";
 import { refundIncludedCall, useIncludedCall } from "../billing/included-calls.ts";
 import { cachedAccountFor } from "../billing/postings.ts";
 import { effectivePriceCents } from "../billing/price-changes.ts";
+import { type KeyReservation, reserveKeySpend } from "../keys/key-spend.ts";
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
 import type { InvocationRecord } from "./invocations.service.ts";
 import { type LeasedPayment, leaseBookFor } from "./leases.ts";
@@ -51,7 +53,9 @@ const INCLUDED_CALL_MARGIN_SECONDS = 120;
 /**
  * Takes payment for a prepared call, the same way on every paid endpoint: the owner's own calls
  * are free, a plan's included calls are covered, otherwise the price is taken from a lease held
- * from the wallet (leases.ts; 402 when the wallet cannot cover it) before the upstream call.
+ * from the wallet (leases.ts; 402 when the wallet cannot cover it) before the upstream call. A
+ * call made with an API key must be to an app the key allows, and a wallet-paid call with a key
+ * that has a spend limit reserves its price against the limit too (decision 035).
  */
 export async function openPaidCall(
   db: Database,
@@ -74,6 +78,8 @@ export async function openPaidCall(
   },
 ): Promise<PaidCall> {
   const { request, caller, application, execution, mode, input, ownerPays } = options;
+  // Routes naming the app in the body (OpenAI's `model`) reach here without the path's check.
+  refuseAppNotAllowed(request.apiKeyScope, application.slug);
   const messageId = randomUUID();
   const isOwner = application.ownerId === caller.id;
   let listPrice = isOwner && !ownerPays ? 0 : effectivePriceCents(application);
@@ -118,6 +124,22 @@ export async function openPaidCall(
   const coveredBy = payment.coveredBy;
   const holdId = payment.holdId;
   const price = coveredBy ? 0 : listPrice;
+  const keyReservation = holdId
+    ? await reserveForKey(db, request, {
+        callId: messageId,
+        priceCents: price,
+        ttlSeconds: execution.deadlineSeconds + INCLUDED_CALL_MARGIN_SECONDS,
+      }).catch(async (error) => {
+        // Refused by the key's limit: the wallet's price goes back to the lease, nothing was spent.
+        await payment.end?.("unspent");
+        throw error;
+      })
+    : undefined;
+  /** The key's reservation keeps what the call was charged; the rest goes back now (decision 035). */
+  const settleKey = (keptCents: number) =>
+    keyReservation
+      ?.settle(keptCents)
+      .catch((err) => request.log.error({ err }, "could not give back a key's reserved spend"));
   // Paid for: the call leaves its starting phase, and the next waiting call may start.
   request.releaseAdmission?.();
   const started = performance.now();
@@ -132,6 +154,7 @@ export async function openPaidCall(
         );
       // The price goes back to the lease; nothing is written.
       await payment.end?.("unspent");
+      await settleKey(0);
     },
     async record(status, result, error) {
       const invocation: InvocationRecord = {
@@ -165,6 +188,7 @@ export async function openPaidCall(
       };
       if (status !== "success" || !holdId || !accounts) {
         await recordCall(db, invocation);
+        await settleKey(0);
         if (status !== "success") return { chargedCents: 0, paidBy: "none" };
         return {
           chargedCents: 0,
@@ -179,10 +203,13 @@ export async function openPaidCall(
       try {
         recorded = await recordCharged(db, invocation, settlement);
       } catch (error) {
+        // Whether the record committed is unknown: the key's reservation is left to the sweeper,
+        // which keeps it only if the invocation was charged.
         await payment.end?.("unspent");
         throw error;
       }
       const { outcome } = recorded;
+      await settleKey(outcome === "hold" ? recorded.chargedCents : 0);
       // Not awaited: the lease's close this may cause (its last call) need not delay the answer.
       void payment.end?.(outcome === "hold" ? "charged" : outcome === "plan" ? "unspent" : "refused");
       if (outcome === "refused") {
@@ -236,4 +263,19 @@ async function currentPriceCents(db: Database, applicationId: string): Promise<n
     .from(applications)
     .where(eq(applications.id, applicationId));
   return row ? effectivePriceCents(row) : undefined;
+}
+
+/**
+ * A wallet-paid call made with a key that has a spend limit reserves its price against it before
+ * the upstream call (402 `key_limit_reached` when it does not fit). Plan, owner and free calls
+ * never get here: they cost the key nothing. Keys without a limit skip the round trip.
+ */
+function reserveForKey(
+  db: Database,
+  request: FastifyRequest,
+  call: { callId: string; priceCents: number; ttlSeconds: number },
+): Promise<KeyReservation | undefined> {
+  const scope = request.apiKeyScope;
+  if (!scope || scope.spendLimitCents === null) return Promise.resolve(undefined);
+  return reserveKeySpend(db, scope, call);
 }

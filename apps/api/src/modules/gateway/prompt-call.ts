@@ -1,12 +1,13 @@
 import { type IoSchema, IoSchemaSchema } from "@promptmint/contracts";
 import { asc, eq } from "drizzle-orm";
+import { z } from "zod";
 import type { Database } from "../../db/client.ts";
 import { type ApplicationRow, conversationMessages } from "../../db/schema/index.ts";
 import { AppError, invalidFields } from "../../lib/errors.ts";
 import { lookupCache } from "../../lib/lookup-cache.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
-import type { ChatMessage, LlmClient, LlmRequest, LlmResult } from "../models/llm.ts";
+import type { ChatMessage, LlmClient, LlmRequest, LlmResult, ResponseFormat } from "../models/llm.ts";
 import { findModel } from "../models/model-catalog.ts";
 import { creatorKeyFor } from "../models/model-keys.service.ts";
 import { modelCostMicros } from "../models/model-prices.ts";
@@ -22,6 +23,25 @@ import {
 } from "./execution.ts";
 
 const HISTORY_TURNS = 20;
+
+/**
+ * What an OpenAI-style caller may change of the app's model settings (openai-request.ts), within
+ * the app's limits: `maxTokens` never above the app's own, which its price was checked against
+ * (models/cost-guard.ts); the caller's instructions come after the app's system prompt, which
+ * stays first (docs/decisions/032).
+ */
+export interface CallerOverrides {
+  maxTokens?: number;
+  temperature?: number;
+  topP?: number;
+  frequencyPenalty?: number;
+  presencePenalty?: number;
+  stop?: string[];
+  seed?: number;
+  /** The caller's structured output, and the request field it came in (400s name it). */
+  responseFormat?: { format: ResponseFormat; param: string };
+  instructions?: string;
+}
 
 /**
  * Turns a Dify-style call into a model request: inputs checked against the input schema (400
@@ -40,10 +60,18 @@ export async function preparePromptExecution(
     history?: ChatMessage[];
     /** Opens the creator's own model keys (apps set to `model_keys: creator`). */
     secrets: SecretBox;
+    overrides?: CallerOverrides;
   },
 ): Promise<Execution> {
-  const { app, caller, input, mode } = options;
+  const { app, caller, input, mode, overrides = {} } = options;
   const { prompt, active, inputSchema, outputSchema, templateUsesQuery } = await loadCallablePrompt(db, app);
+  // The app's own output schema wins: a caller's schema cannot replace it (a JSON object it already is).
+  if (outputSchema && overrides.responseFormat?.format.type === "json_schema")
+    throw invalidFields({
+      [overrides.responseFormat.param]:
+        "cannot be a json_schema: this app answers with its own output schema",
+    });
+  const responseFormat = outputSchema ? undefined : overrides.responseFormat;
   // On the creator's own keys the vendor bills the creator: the call uses their key for the
   // model's provider (503 naming it when none is set) and records no model cost (doc 026).
   const onCreatorKeys = prompt.modelKeys === "creator";
@@ -92,6 +120,10 @@ export async function preparePromptExecution(
     system =
       `${system}\n\nAnswer only with one JSON object that matches this JSON schema, and nothing else:\n${JSON.stringify(outputSchema)}`.trim();
   }
+  if (overrides.instructions?.trim()) {
+    system =
+      `${system}\n\nFurther instructions from the caller (the instructions above take precedence):\n${overrides.instructions}`.trim();
+  }
 
   let history: ChatMessage[] = options.history ?? [];
   let conversation: Execution["conversation"] = null;
@@ -108,17 +140,24 @@ export async function preparePromptExecution(
     model: prompt.model,
     system,
     messages: [...history, { role: "user", content: userMessage }],
-    temperature: prompt.temperature,
-    maxTokens: prompt.maxTokens,
-    topP: prompt.topP,
-    frequencyPenalty: prompt.frequencyPenalty,
-    presencePenalty: prompt.presencePenalty,
+    temperature: overrides.temperature ?? prompt.temperature,
+    maxTokens: Math.min(prompt.maxTokens, overrides.maxTokens ?? prompt.maxTokens),
+    topP: overrides.topP ?? prompt.topP,
+    frequencyPenalty: overrides.frequencyPenalty ?? prompt.frequencyPenalty,
+    presencePenalty: overrides.presencePenalty ?? prompt.presencePenalty,
+    stop: overrides.stop,
+    seed: overrides.seed,
     outputSchema: outputSchema ?? undefined,
+    responseFormat: responseFormat?.format,
     apiKey,
   };
   const generate = async (): Promise<ExecutionResult> => {
     const generated = await llm.generate(llmRequest);
-    const answer = outputSchema ? checkStructuredAnswer(generated.text, outputSchema) : generated.text;
+    const answer = outputSchema
+      ? checkStructuredAnswer(generated.text, outputSchema)
+      : responseFormat
+        ? checkJsonAnswer(generated.text, responseFormat.format)
+        : generated.text;
     return {
       answer,
       inputTokens: generated.inputTokens,
@@ -203,6 +242,35 @@ export function checkStructuredAnswer(answer: string, schema: IoSchema): string 
     );
   }
   return JSON.stringify(parsed);
+}
+
+/**
+ * A caller's structured output (`response_format`): the answer must be a JSON object, valid
+ * against the caller's schema when one was given (the vendor was asked for it; a model that still
+ * answers otherwise is a failed call, not charged).
+ */
+export function checkJsonAnswer(answer: string, format: ResponseFormat): string {
+  const trimmed = stripCodeFence(answer);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(trimmed);
+  } catch {
+    throw new AppError("upstream_failed", "The model's answer was not the JSON the response format requires");
+  }
+  if (format.type === "json_schema") {
+    const checked = z.fromJSONSchema(format.schema as never).safeParse(parsed);
+    if (!checked.success)
+      throw new AppError(
+        "upstream_failed",
+        `The model's answer did not match the response format's schema: ${checked.error.issues[0]?.message}`,
+      );
+  } else if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw new AppError(
+      "upstream_failed",
+      "The model's answer was not the JSON object the response format requires",
+    );
+  }
+  return trimmed;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { Database } from "../../db/client.ts";
 import type { ApplicationRow } from "../../db/schema/index.ts";
 import { invalidFields } from "../../lib/errors.ts";
@@ -41,7 +42,7 @@ export async function prepareWorkflowExecution(
     mode,
     inputs: input.inputs,
     query: input.query,
-    user: input.user ?? `promptmint-${caller.id}`,
+    user: upstreamUser(options.secrets, caller, input.user, conversation?.id),
     providerConversationId: conversation?.providerConversationId,
     conversationId: conversation?.id,
     maxIterations: workflow.maxIterations,
@@ -63,4 +64,22 @@ export async function prepareWorkflowExecution(
       return { chunks: streamed.chunks, result: streamed.result.then(toResult) };
     },
   };
+}
+
+/**
+ * Who the provider sees as the end user (Dify's `user`, n8n's session), never one of our ids. A
+ * caller's own `user` is scoped to that caller (two consumers' "alice" stay apart), so it keeps
+ * one upstream identity across calls; without one, a conversation is its own upstream user (its
+ * turns share one session) and a call outside any conversation gets a fresh one, so one consumer's
+ * unrelated calls never share an upstream session.
+ */
+function upstreamUser(
+  secrets: SecretBox,
+  caller: LocalUser,
+  user: string | undefined,
+  conversationId: string | undefined,
+): string {
+  if (user) return `pm-${secrets.pseudonym("user", caller.id, user)}`;
+  if (conversationId) return `pm-${secrets.pseudonym("conversation", conversationId)}`;
+  return `pm-${randomUUID()}`;
 }

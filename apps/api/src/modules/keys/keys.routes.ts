@@ -1,19 +1,24 @@
 import {
   ApiErrorSchema,
   ApiKeyListSchema,
+  ApiKeySchema,
   CreateApiKeySchema,
   CreatedApiKeySchema,
+  UpdateApiKeySchema,
 } from "@promptmint/contracts";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import type { Database } from "../../db/client.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
-import { createApiKey, listApiKeys, revokeApiKey } from "./keys.service.ts";
+import { createApiKey, listApiKeys, revokeApiKey, updateApiKey } from "./keys.service.ts";
 
 const errors = { 400: ApiErrorSchema, 401: ApiErrorSchema, 404: ApiErrorSchema, 409: ApiErrorSchema };
 const security = [{ bearerAuth: [] }];
 
-/** API keys for calling apps: shown once, stored as SHA-256, prefix pm_. */
+/**
+ * API keys for calling apps: shown once, stored as SHA-256, prefix pm_; each with an optional
+ * spend limit per period, expiry date and allow-list of apps (docs/decisions/035).
+ */
 export const keysRoutes: FastifyPluginAsyncZod<{ db: Database; guards: AuthGuards }> = async (
   app,
   { db, guards },
@@ -44,7 +49,22 @@ export const keysRoutes: FastifyPluginAsyncZod<{ db: Database; guards: AuthGuard
       onRequest: guards.requireUser,
     },
     async (request, reply) =>
-      reply.status(201).send(await createApiKey(db, currentUser(request), request.body.name)),
+      reply.status(201).send(await createApiKey(db, currentUser(request), request.body)),
+  );
+  app.patch(
+    "/keys/:id/",
+    {
+      schema: {
+        tags: ["keys"],
+        summary: "Change an API key's name, spend limit, expiry or allowed apps (null clears one)",
+        security,
+        params: z.object({ id: z.string() }),
+        body: UpdateApiKeySchema,
+        response: { 200: ApiKeySchema, ...errors },
+      },
+      onRequest: guards.requireUser,
+    },
+    async (request) => updateApiKey(db, currentUser(request), request.params.id, request.body),
   );
   app.delete(
     "/keys/:id/",

@@ -1,13 +1,15 @@
 import { createHash, randomBytes } from "node:crypto";
-import type { ApiKey, CreatedApiKey } from "@promptmint/contracts";
-import { and, desc, eq, isNull, lt, or, sql } from "drizzle-orm";
+import type { ApiKey, CreateApiKey, CreatedApiKey, UpdateApiKey } from "@promptmint/contracts";
+import { and, desc, eq, inArray, isNull, lt, or, sql } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { lockUserRow } from "../../db/row-locks.ts";
 import { apiKeys, users } from "../../db/schema/index.ts";
-import { AppError, notFound } from "../../lib/errors.ts";
+import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
 import { forgetLookups, lookupCache } from "../../lib/lookup-cache.ts";
 import { userSuspended } from "../admin/suspensions.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
+import { findCallableApp } from "../gateway/access.ts";
+import { currentKeySpend } from "./key-spend.ts";
 
 const KEY_PREFIX = "pm_";
 const MAX_KEYS_PER_USER = 50;
@@ -16,15 +18,35 @@ export const hashApiKey = (key: string) => createHash("sha256").update(key).dige
 export const looksLikeApiKey = (token: string) => token.startsWith(KEY_PREFIX);
 
 type ApiKeyRow = typeof apiKeys.$inferSelect;
+type KeyOptions = Omit<UpdateApiKey, "name">;
 
-function toApiKey(row: ApiKeyRow): ApiKey {
-  return {
+/** The slugs of the apps a key may call, by id; an app deleted since is simply gone from the list. */
+const allowedSlugsOf = sql<string[] | null>`(
+  select coalesce(array_agg(a.slug order by a.slug), '{}') from applications a
+  where a.id = any(${apiKeys.allowedAppIds}))`;
+
+async function toApiKeys(db: Database, rows: ApiKeyRow[]): Promise<ApiKey[]> {
+  const ids = rows.map((row) => row.id);
+  const [spend, slugs] = await Promise.all([
+    currentKeySpend(db, ids),
+    ids.length === 0
+      ? []
+      : db.select({ id: apiKeys.id, slugs: allowedSlugsOf }).from(apiKeys).where(inArray(apiKeys.id, ids)),
+  ]);
+  const slugsById = new Map(slugs.map((row) => [row.id, row.slugs]));
+  return rows.map((row) => ({
     id: row.id,
     name: row.name,
     prefix: row.prefix,
     created_at: row.createdAt.toISOString(),
     last_used_at: row.lastUsedAt?.toISOString() ?? null,
-  };
+    spend_limit_cents: row.spendLimitCents,
+    limit_reset: row.limitReset,
+    expires_at: row.expiresAt?.toISOString() ?? null,
+    allowed_apps: row.allowedAppIds ? (slugsById.get(row.id) ?? []) : null,
+    spent_micros: spend.get(row.id)?.spentMicros ?? 0,
+    period_resets_at: spend.get(row.id)?.resetsAt ?? null,
+  }));
 }
 
 export async function listApiKeys(db: Database, user: LocalUser): Promise<ApiKey[]> {
@@ -33,15 +55,52 @@ export async function listApiKeys(db: Database, user: LocalUser): Promise<ApiKey
     .from(apiKeys)
     .where(and(eq(apiKeys.userId, user.id), isNull(apiKeys.revokedAt)))
     .orderBy(desc(apiKeys.createdAt));
-  return rows.map(toApiKey);
+  return toApiKeys(db, rows);
+}
+
+/**
+ * A key's options as columns, checked: an expiry must be in the future, and every allowed app
+ * must be one the user may call (the same rule as a call; an app they may not call is unknown,
+ * so a key cannot reveal that a private app exists). An empty allow-list means any app.
+ */
+async function optionColumns(db: Database, user: LocalUser, options: KeyOptions) {
+  const columns: Partial<Pick<ApiKeyRow, "spendLimitCents" | "limitReset" | "expiresAt" | "allowedAppIds">> =
+    {};
+  if (options.spend_limit_cents !== undefined) columns.spendLimitCents = options.spend_limit_cents;
+  if (options.limit_reset !== undefined) columns.limitReset = options.limit_reset;
+  if (options.expires_at !== undefined) {
+    const at = options.expires_at === null ? null : new Date(options.expires_at);
+    if (at && at.getTime() <= Date.now()) throw invalidFields({ expires_at: "must be in the future" });
+    columns.expiresAt = at;
+  }
+  if (options.allowed_apps !== undefined) {
+    const slugs = [...new Set(options.allowed_apps ?? [])];
+    const ids: string[] = [];
+    for (const slug of slugs) {
+      const app = await findCallableApp(db, slug, user).catch((error) => {
+        if (error instanceof AppError && error.code === "not_found") return undefined;
+        throw error;
+      });
+      if (!app) throw invalidFields({ allowed_apps: `names an unknown app: ${slug}` });
+      ids.push(app.id);
+    }
+    columns.allowedAppIds = ids.length > 0 ? ids : null;
+  }
+  return columns;
 }
 
 /**
  * The full key exists only in this response; the database keeps its SHA-256. The cap is checked
  * under the user's row lock, so concurrent creations cannot pass it.
  */
-export async function createApiKey(db: Database, user: LocalUser, name: string): Promise<CreatedApiKey> {
+export async function createApiKey(
+  db: Database,
+  user: LocalUser,
+  input: CreateApiKey,
+): Promise<CreatedApiKey> {
   const key = `${KEY_PREFIX}${randomBytes(24).toString("base64url")}`;
+  const { name, ...options } = input;
+  const columns = await optionColumns(db, user, options);
   const row = await db.transaction(async (tx) => {
     const t = tx as unknown as Database;
     await lockUserRow(t, user.id);
@@ -53,12 +112,42 @@ export async function createApiKey(db: Database, user: LocalUser, name: string):
       throw new AppError("conflict", `You already have ${MAX_KEYS_PER_USER} active keys; revoke one first`);
     const [created] = await t
       .insert(apiKeys)
-      .values({ userId: user.id, name, prefix: key.slice(0, 10), keyHash: hashApiKey(key) })
+      .values({ userId: user.id, name, prefix: key.slice(0, 10), keyHash: hashApiKey(key), ...columns })
       .returning();
     return created;
   });
   if (!row) throw new Error("api key insert returned nothing");
-  return { ...toApiKey(row), key };
+  const [created] = await toApiKeys(db, [row]);
+  return { ...(created as ApiKey), key };
+}
+
+/**
+ * Changes a key's name or options (only the fields given; null clears an option). This process
+ * applies the change to the next call at once; other processes within the key lookup's TTL
+ * (lib/lookup-cache.ts), except a lowered spend limit, which the reservation reads from the row.
+ */
+export async function updateApiKey(
+  db: Database,
+  user: LocalUser,
+  id: string,
+  input: UpdateApiKey,
+): Promise<ApiKey> {
+  if (!/^[0-9a-f-]{36}$/i.test(id)) throw notFound("API key");
+  if (Object.keys(input).length === 0)
+    throw invalidFields({
+      body: "must name at least one of name, spend_limit_cents, limit_reset, expires_at, allowed_apps",
+    });
+  const { name, ...options } = input;
+  const columns = { ...(name === undefined ? {} : { name }), ...(await optionColumns(db, user, options)) };
+  const [row] = await db
+    .update(apiKeys)
+    .set(columns)
+    .where(and(eq(apiKeys.id, id), eq(apiKeys.userId, user.id), isNull(apiKeys.revokedAt)))
+    .returning();
+  if (!row) throw notFound("API key");
+  forgetLookups(db, "apiKeys");
+  const [updated] = await toApiKeys(db, [row]);
+  return updated as ApiKey;
 }
 
 export async function revokeApiKey(db: Database, user: LocalUser, id: string): Promise<void> {
@@ -72,24 +161,38 @@ export async function revokeApiKey(db: Database, user: LocalUser, id: string): P
   forgetLookups(db, "apiKeys");
 }
 
+/** What a call made with a key may do (decision 035): carried by the request (authenticate.ts). */
+export interface KeyScope {
+  keyId: string;
+  spendLimitCents: number | null;
+  expiresAt: Date | null;
+  /** Null: any app. */
+  allowedAppIds: string[] | null;
+  allowedSlugs: string[] | null;
+}
+
 interface KeyOwner {
   user: LocalUser;
-  keyId: string;
+  scope: KeyScope;
   lastUsedAt: Date | null;
   /** The operator suspended the key's user (modules/admin/suspensions.ts). */
   suspended: boolean;
 }
 
-/** The active user behind a key, or undefined for an unknown or revoked key. */
+/** The active user behind a key and what the key may do, or undefined for an unknown or revoked key. */
 export async function findUserByApiKey(
   db: Database,
   key: string,
-): Promise<{ user: LocalUser; keyId: string; suspended: boolean } | undefined> {
+): Promise<{ user: LocalUser; scope: KeyScope; suspended: boolean } | undefined> {
   const row = await lookupCache<KeyOwner>(db, "apiKeys").get(hashApiKey(key), async () => {
     const [found] = await db
       .select({
         user: users,
         keyId: apiKeys.id,
+        spendLimitCents: apiKeys.spendLimitCents,
+        expiresAt: apiKeys.expiresAt,
+        allowedAppIds: apiKeys.allowedAppIds,
+        allowedSlugs: allowedSlugsOf,
         lastUsedAt: apiKeys.lastUsedAt,
         suspended: userSuspended(users.id),
       })
@@ -97,7 +200,14 @@ export async function findUserByApiKey(
       .innerJoin(users, eq(users.id, apiKeys.userId))
       .where(and(eq(apiKeys.keyHash, hashApiKey(key)), isNull(apiKeys.revokedAt)))
       .limit(1);
-    return found;
+    if (!found) return undefined;
+    const { user, lastUsedAt, suspended, ...scope } = found;
+    return {
+      user,
+      lastUsedAt,
+      suspended,
+      scope: { ...scope, allowedSlugs: scope.allowedAppIds ? (scope.allowedSlugs ?? []) : null },
+    };
   });
   if (!row) return undefined;
   // last_used_at is informational: written at most once a minute per key, off the request's path.
@@ -107,9 +217,12 @@ export async function findUserByApiKey(
     db.update(apiKeys)
       .set({ lastUsedAt: row.lastUsedAt })
       .where(
-        and(eq(apiKeys.id, row.keyId), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, staleBefore))),
+        and(
+          eq(apiKeys.id, row.scope.keyId),
+          or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, staleBefore)),
+        ),
       )
       .catch(() => {});
   }
-  return { user: row.user, keyId: row.keyId, suspended: row.suspended };
+  return { user: row.user, scope: row.scope, suspended: row.suspended };
 }

@@ -1,5 +1,6 @@
 import { APICallError } from "@ai-sdk/provider";
 import { type Agent, request } from "undici";
+import type { ResponseFormat } from "./llm.ts";
 
 /** A vendor answer larger than this is refused (a chat completion is a few KB). */
 const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
@@ -13,6 +14,9 @@ export interface ChatCompletionRequest {
   topP: number;
   frequencyPenalty: number;
   presencePenalty: number;
+  stop?: string[];
+  seed?: number;
+  responseFormat?: ResponseFormat;
 }
 
 export interface ChatCompletion {
@@ -48,6 +52,9 @@ export function createChatCompletions(options: { baseURL: string; apiKey: string
       top_p: call.topP,
       frequency_penalty: call.frequencyPenalty,
       presence_penalty: call.presencePenalty,
+      stop: call.stop,
+      seed: call.seed,
+      response_format: vendorResponseFormat(call.responseFormat),
       messages: call.system ? [{ role: "system", content: call.system }, ...call.messages] : call.messages,
     };
     let text: string;
@@ -88,6 +95,13 @@ export function createChatCompletions(options: { baseURL: string; apiKey: string
     }
     return parseCompletion(text);
   };
+}
+
+/** OpenAI's `response_format` for the caller's structured output (undefined: left out of the body). */
+function vendorResponseFormat(format: ResponseFormat | undefined) {
+  if (!format || format.type === "json_object") return format;
+  const { name, description, schema, strict } = format;
+  return { type: "json_schema", json_schema: { name, description, schema, strict } };
 }
 
 class AnswerTooLarge extends Error {}

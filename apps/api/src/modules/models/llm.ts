@@ -6,7 +6,7 @@ import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { APICallError } from "@ai-sdk/provider";
 import type { IoSchema } from "@promptmint/contracts";
-import { generateText, type LanguageModel, streamText } from "ai";
+import { generateText, jsonSchema, type LanguageModel, Output, streamText } from "ai";
 import { Agent } from "undici";
 import type { Config } from "../../config.ts";
 import { AppError } from "../../lib/errors.ts";
@@ -31,12 +31,26 @@ export interface LlmRequest {
   presencePenalty: number;
   /** When set, the sandbox answers with a JSON object that fits it. */
   outputSchema?: IoSchema;
+  /** Sequences that end the answer (OpenAI `stop`), from an OpenAI-style caller. */
+  stop?: string[];
+  /** Asks the vendor for a reproducible answer (OpenAI `seed`). */
+  seed?: number;
+  /** Structured output an OpenAI-style caller asked for: sent to the vendor, and the sandbox honours it. */
+  responseFormat?: ResponseFormat;
   /**
    * The app creator's own key for the model's provider (docs/decisions/026): the call goes to the
    * vendor with it instead of the operator's key, and never falls back to the sandbox.
    */
   apiKey?: string;
 }
+
+/** A JSON Schema, as OpenAI's `response_format.json_schema.schema` carries it. */
+export type JsonSchema = Record<string, unknown>;
+
+/** OpenAI's `response_format` (chat) or `text.format` (Responses), the JSON kinds of it. */
+export type ResponseFormat =
+  | { type: "json_object" }
+  | { type: "json_schema"; name: string; description?: string; schema: JsonSchema; strict?: boolean };
 
 export interface LlmResult {
   text: string;
@@ -139,6 +153,9 @@ export function createLlmClient(config: Config): LlmClient {
       topP: request.topP,
       frequencyPenalty: request.frequencyPenalty,
       presencePenalty: request.presencePenalty,
+      stopSequences: request.stop,
+      seed: request.seed,
+      output: outputOf(request.responseFormat),
       maxRetries: 0,
     };
   }
@@ -303,26 +320,79 @@ export function createCreatorModelCache(
 /** The offline model: echoes the rendered prompt and counts tokens with a real tokenizer. */
 function sandboxAnswer(request: LlmRequest): LlmResult {
   const last = request.messages.at(-1)?.content ?? "";
-  const text = request.outputSchema
-    ? JSON.stringify(sampleObject(request.outputSchema, last))
+  const schema = request.outputSchema ?? schemaOf(request.responseFormat);
+  const text = schema
+    ? JSON.stringify(sampleJson(schema as JsonSchema, `[sandbox] ${last}`, schema as JsonSchema))
     : `[sandbox ${request.model}] ${last}`;
   const input = [request.system ?? "", ...request.messages.map((m) => m.content)].join("\n");
   return { text, inputTokens: countTokens(input), outputTokens: countTokens(text), answeredBy: "sandbox" };
 }
 
-/** A value for each property: its default, its first allowed value, or an echo of the prompt. */
-function sampleObject(schema: IoSchema, prompt: string): Record<string, unknown> {
-  const sample: Record<string, unknown> = {};
-  for (const [name, property] of Object.entries(schema.properties)) {
-    if (property.default !== undefined) sample[name] = property.default;
-    else if (property.enum?.length) sample[name] = property.enum[0];
-    else if (property.type === "number" || property.type === "integer") sample[name] = property.minimum ?? 0;
-    else if (property.type === "boolean") sample[name] = false;
-    else if (property.type === "array") sample[name] = [];
-    else if (property.type === "object") sample[name] = {};
-    else sample[name] = `[sandbox] ${prompt}`.slice(0, property.maxLength ?? 10_000);
+/** The schema a JSON answer must fit: the caller's, or for `json_object` any object with an answer. */
+function schemaOf(format: ResponseFormat | undefined): JsonSchema | undefined {
+  if (!format) return undefined;
+  if (format.type === "json_schema") return format.schema;
+  return { type: "object", properties: { answer: { type: "string" } } };
+}
+
+/** The AI SDK's output setting for a caller's structured output: a JSON answer, to a schema when given. */
+function outputOf(format: ResponseFormat | undefined) {
+  if (!format) return undefined;
+  if (format.type === "json_object") return Output.json();
+  return Output.object({
+    schema: jsonSchema(format.schema),
+    name: format.name,
+    description: format.description,
+  });
+}
+
+/**
+ * A value that fits a JSON Schema (the subset structured output uses: types, properties,
+ * required, enum, const, default, anyOf/oneOf, $ref into $defs, minItems, minimum, maxLength):
+ * its default or first allowed value, numbers at their minimum, strings echo the prompt. `root`
+ * resolves local `$ref`s; `depth` stops a recursive schema.
+ */
+export function sampleJson(schema: JsonSchema, text: string, root: JsonSchema, depth = 0): unknown {
+  if (depth > 8) return null;
+  const ref = schema.$ref;
+  if (typeof ref === "string" && ref.startsWith("#/")) {
+    const target = ref
+      .slice(2)
+      .split("/")
+      .reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], root);
+    return sampleJson((target ?? {}) as JsonSchema, text, root, depth + 1);
   }
-  return sample;
+  if (schema.default !== undefined) return schema.default;
+  if (schema.const !== undefined) return schema.const;
+  if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
+  const choices = (schema.anyOf ?? schema.oneOf) as JsonSchema[] | undefined;
+  if (Array.isArray(choices) && choices[0]) return sampleJson(choices[0], text, root, depth + 1);
+  const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== "null") : schema.type;
+  switch (type) {
+    case "number":
+    case "integer":
+      return typeof schema.minimum === "number" ? schema.minimum : 0;
+    case "boolean":
+      return false;
+    case "null":
+      return null;
+    case "array": {
+      const count = typeof schema.minItems === "number" ? schema.minItems : 0;
+      const items = (schema.items ?? {}) as JsonSchema;
+      return Array.from({ length: count }, () => sampleJson(items, text, root, depth + 1));
+    }
+    case "string":
+      return typeof schema.maxLength === "number" ? text.slice(0, schema.maxLength) : text;
+    default: {
+      const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
+      return Object.fromEntries(
+        Object.entries(properties).map(([name, property]) => [
+          name,
+          sampleJson(property, text, root, depth + 1),
+        ]),
+      );
+    }
+  }
 }
 
 function sandboxStream(request: LlmRequest): LlmStream {

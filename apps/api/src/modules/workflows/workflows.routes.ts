@@ -99,7 +99,8 @@ export const workflowsRoutes: FastifyPluginAsyncZod<{
     {
       schema: {
         tags,
-        summary: "Call the provider for real with these settings",
+        summary:
+          "Check these settings with the provider (its answer is the result); a wrong setting answers 400 naming it",
         security,
         params: SlugParams,
         body: WorkflowTestRequestSchema,

@@ -228,7 +228,11 @@ export function resolveProvider(
   return { provider, config: unsealConfig(row.providerConfig as SealedConfig, secrets) };
 }
 
-/** Test Config: calls the provider for real with the submitted settings (masks resolve to stored secrets). */
+/**
+ * Test Config: asks the provider whether the submitted settings work, without running a production
+ * workflow where the provider offers a way (masks resolve to stored secrets). A setting that is
+ * wrong answers 400 naming the field.
+ */
 export async function testWorkflowConfig(
   db: Database,
   options: {
@@ -265,13 +269,9 @@ export async function testWorkflowConfig(
     });
     return { success: true, message: result.message, error: null, app_info: result.appInfo };
   } catch (error) {
-    if (!(error instanceof AppError)) throw error;
-    const detail = error.fields
-      ? Object.entries(error.fields)
-          .map(([field, problem]) => `${field} ${problem}`)
-          .join("; ")
-      : error.message;
-    return { success: false, message: detail, error: detail, app_info: null };
+    // A setting that is wrong is refused by name (400); the provider failing the test is its result.
+    if (!(error instanceof AppError) || error.fields) throw error;
+    return { success: false, message: error.message, error: error.message, app_info: null };
   }
 }
 

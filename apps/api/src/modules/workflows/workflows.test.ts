@@ -1,60 +1,18 @@
 import { ChatClient, CompletionClient } from "dify-client";
 import { eq } from "drizzle-orm";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { workflows } from "../../db/schema/index.ts";
-import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { startFakeProviders } from "../../test/fake-providers.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { createCaller } from "../../test/caller.ts";
+import { createTestDatabase } from "../../test/database.ts";
+import { startTestServer } from "../../test/server.ts";
+import { useWorkflowWorld } from "../../test/workflow-world.ts";
 
-let testDb: TestDatabase;
-let server: TestServer;
-let providers: Awaited<ReturnType<typeof startFakeProviders>>;
-let creator: Caller;
-let consumer: Caller;
-let consumerKey: string;
-
-beforeAll(async () => {
-  providers = await startFakeProviders();
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb, { env: { ALLOW_PRIVATE_UPSTREAMS: "true" } });
-  creator = await createCaller(server.baseUrl, "Flow Creator");
-  consumer = await createCaller(server.baseUrl, "Flow Consumer");
-  consumerKey = (await consumer.api("POST", "/api/keys/", { body: { name: "flows" } })).body.key;
-  await fundWallet(consumer, 100_000);
-});
-afterAll(async () => {
-  await server?.stop();
-  await providers?.stop();
-  await testDb?.destroy();
-});
-beforeEach(() => providers.set("ok"));
-
-async function workflowApp(
-  provider: string,
-  config: Record<string, unknown>,
-  extra: Record<string, unknown> = {},
-) {
-  const created = await creator.api("POST", "/api/app/", {
-    body: {
-      name: `Flow ${provider}`,
-      type: "workflow",
-      visibility: "public",
-      provider_config: { app_id: "app-1", api_key: "app-dify-key-9999" },
-    },
-  });
-  expect(created.status).toBe(201);
-  const patched = await creator.api("PATCH", `/api/app/${created.body.slug}/workflow/`, {
-    body: { provider, provider_config: config, ...extra },
-  });
-  expect(patched.status, JSON.stringify(patched.body)).toBe(200);
-  await creator.api("PATCH", `/api/app/${created.body.slug}/update_status/`, { body: { status: "live" } });
-  return created.body.slug as string;
-}
+const world = useWorkflowWorld();
+beforeEach(() => world.providers.set("ok"));
 
 describe("workflow providers", () => {
   it("lists the four providers with their configuration forms", async () => {
-    const response = await creator.api("GET", "/api/workflow-providers/");
+    const response = await world.creator.api("GET", "/api/workflow-providers/");
     expect(response.body.map((p: { slug: string }) => p.slug)).toEqual(["dify", "n8n", "flowise", "webhook"]);
     const dify = response.body[0];
     expect(dify.config_schema.required).toEqual(["base_url", "api_key", "app_type"]);
@@ -63,14 +21,14 @@ describe("workflow providers", () => {
   });
 
   it("starts a new workflow app on Dify with its key encrypted, masked, and kept when the mask is sent back", async () => {
-    const { body: app } = await creator.api("POST", "/api/app/", {
+    const { body: app } = await world.creator.api("POST", "/api/app/", {
       body: {
         name: "Keyed",
         type: "workflow",
         provider_config: { app_id: "my-app", api_key: "app-dify-key-9999" },
       },
     });
-    const config = await creator.api("GET", `/api/app/${app.slug}/workflow/`);
+    const config = await world.creator.api("GET", `/api/app/${app.slug}/workflow/`);
     expect(config.body).toMatchObject({
       provider: { slug: "dify" },
       provider_config: {
@@ -84,23 +42,26 @@ describe("workflow providers", () => {
       enable_logging: true,
       current_version: 1,
     });
-    const [row] = await server.database.db.select().from(workflows).where(eq(workflows.id, config.body.id));
+    const [row] = await world.server.database.db
+      .select()
+      .from(workflows)
+      .where(eq(workflows.id, config.body.id));
     expect(JSON.stringify(row)).not.toContain("app-dify-key-9999");
 
-    const kept = await creator.api("PATCH", `/api/app/${app.slug}/workflow/`, {
+    const kept = await world.creator.api("PATCH", `/api/app/${app.slug}/workflow/`, {
       body: {
-        provider_config: { ...config.body.provider_config, base_url: `${providers.url}/dify/v1` },
+        provider_config: { ...config.body.provider_config, base_url: `${world.providers.url}/dify/v1` },
         changelog: "self-hosted",
       },
     });
     expect(kept.body.provider_config.api_key).toBe("••••9999");
     expect(kept.body.current_version).toBe(2);
-    const test = await creator.api("POST", `/api/app/${app.slug}/workflow/test-config/`, {
+    const test = await world.creator.api("POST", `/api/app/${app.slug}/workflow/test-config/`, {
       body: { provider_config: kept.body.provider_config },
     });
     // The fake Dify accepts only the real key: success proves the mask resolved to the stored secret.
     expect(test.body).toMatchObject({ success: true, message: "Connected to Dify app 'Support Bot'" });
-    const versions = await creator.api("GET", `/api/workflows/${config.body.id}/versions/`);
+    const versions = await world.creator.api("GET", `/api/workflows/${config.body.id}/versions/`);
     expect(
       versions.body.map((v: { version: number; changelog: string }) => [v.version, v.changelog]),
     ).toEqual([
@@ -110,7 +71,7 @@ describe("workflow providers", () => {
   });
 
   it("refuses settings that break the provider's schema, naming the field", async () => {
-    const { body: app } = await creator.api("POST", "/api/app/", {
+    const { body: app } = await world.creator.api("POST", "/api/app/", {
       body: { name: "Strict Flow", type: "workflow", provider_config: { app_id: "a", api_key: "k-0000" } },
     });
     const cases: [object, string][] = [
@@ -128,7 +89,7 @@ describe("workflow providers", () => {
       [{ provider: "zapier" }, "provider"],
     ];
     for (const [body, field] of cases) {
-      const response = await creator.api("PATCH", `/api/app/${app.slug}/workflow/`, { body });
+      const response = await world.creator.api("PATCH", `/api/app/${app.slug}/workflow/`, { body });
       expect(response.status, JSON.stringify(body)).toBe(400);
       expect(Object.keys(response.body.fields), JSON.stringify(body)).toContain(field);
     }
@@ -137,12 +98,12 @@ describe("workflow providers", () => {
 
 describe("calls through each provider", () => {
   it("Dify chat: blocking and streaming through the official SDK, keeping Dify's conversation", async () => {
-    const slug = await workflowApp("dify", {
-      base_url: `${providers.url}/dify/v1`,
+    const slug = await world.workflowApp("dify", {
+      base_url: `${world.providers.url}/dify/v1`,
       api_key: "app-dify-key-9999",
       app_type: "chat",
     });
-    const test = await creator.api("POST", `/api/app/${slug}/workflow/test-config/`, {
+    const test = await world.creator.api("POST", `/api/app/${slug}/workflow/test-config/`, {
       body: { provider_config: {} },
     });
     expect(test.body).toMatchObject({
@@ -151,7 +112,7 @@ describe("calls through each provider", () => {
       app_info: { name: "Support Bot", mode: "advanced-chat", input_variables: "topic" },
     });
 
-    const client = new ChatClient(consumerKey, `${server.baseUrl}/api/app/${slug}`);
+    const client = new ChatClient(world.consumerKey, `${world.server.baseUrl}/api/app/${slug}`);
     const first = await client.createChatMessage({}, "hello there", "u1", false, null);
     expect(first.data.answer).toBe("dify answers: hello there");
     expect(first.data.metadata.usage).toMatchObject({ input_tokens: 12, output_tokens: 3 });
@@ -173,63 +134,66 @@ describe("calls through each provider", () => {
       conversation_id: first.data.conversation_id,
     });
     // Our conversation id maps to Dify's: the second turn went to Dify with Dify's own id.
-    const difyCalls = providers.requests.filter((r) => r.path === "/dify/v1/chat-messages");
+    const difyCalls = world.providers.requests.filter((r) => r.path === "/dify/v1/chat-messages");
     expect(difyCalls.at(-2)?.body.conversation_id).toBeUndefined();
     expect(difyCalls.at(-1)?.body.conversation_id).toBe("dify-conv-1");
     expect(difyCalls.at(-1)?.headers.authorization).toBe("Bearer app-dify-key-9999");
   });
 
   it("Dify workflow app: the query travels as inputs.query and outputs.text is the answer", async () => {
-    const slug = await workflowApp("dify", {
-      base_url: `${providers.url}/dify/v1`,
-      api_key: "app-dify-key-9999",
+    const slug = await world.workflowApp("dify", {
+      base_url: `${world.providers.url}/dify/v1`,
+      api_key: "app-dify-workflow-1234",
       app_type: "workflow",
     });
-    const client = new CompletionClient(consumerKey, `${server.baseUrl}/api/app/${slug}`);
+    const client = new CompletionClient(world.consumerKey, `${world.server.baseUrl}/api/app/${slug}`);
     const response = await client.createCompletionMessage({ query: "the data" }, "u2", false);
     expect(response.data.answer).toBe("workflow ran on the data");
     expect(response.data.metadata.usage.output_tokens).toBe(8);
   });
 
   it("n8n: header auth, the Respond-to-Webhook item's output, our conversation id as sessionId", async () => {
-    const slug = await workflowApp("n8n", {
-      webhook_url: `${providers.url}/n8n/webhook/abc`,
+    const slug = await world.workflowApp("n8n", {
+      webhook_url: `${world.providers.url}/n8n/webhook/abc`,
       header_name: "X-N8N-Auth",
       header_value: "s3cret-header",
     });
-    const first = await consumer.api("POST", `/api/app/${slug}/chat-messages`, {
-      auth: consumerKey,
+    const first = await world.consumer.api("POST", `/api/app/${slug}/chat-messages`, {
+      auth: world.consumerKey,
       body: { query: "hi n8n", user: "u3" },
     });
     expect(first.status).toBe(200);
     expect(first.body.answer).toBe(`n8n says: hi n8n (session ${first.body.conversation_id})`);
-    const masked = await creator.api("GET", `/api/app/${slug}/workflow/`);
+    const masked = await world.creator.api("GET", `/api/app/${slug}/workflow/`);
     expect(masked.body.provider_config.header_value).toBe("••••ader");
   });
 
-  it("Flowise: question and vars go to the prediction API, and Test Config reads the chatflow", async () => {
-    const slug = await workflowApp("flowise", {
-      base_url: `${providers.url}/flowise`,
+  it("Flowise: question and vars go to the prediction API, and Test Config reads the chatflow and checks its key", async () => {
+    const slug = await world.workflowApp("flowise", {
+      base_url: `${world.providers.url}/flowise`,
       chatflow_id: "flow-1",
       api_key: "fw-key-1234",
     });
-    const response = await consumer.api("POST", `/api/app/${slug}/completion-messages`, {
-      auth: consumerKey,
+    const response = await world.consumer.api("POST", `/api/app/${slug}/completion-messages`, {
+      auth: world.consumerKey,
       body: { inputs: { lang: "fr" }, query: "what is new?" },
     });
     expect(response.body.answer).toBe("flowise says: what is new?");
-    const sent = providers.requests.filter((r) => r.path.endsWith("/prediction/flow-1")).at(-1);
+    const sent = world.providers.requests.filter((r) => r.path.endsWith("/prediction/flow-1")).at(-1);
     expect(sent?.body.overrideConfig.vars).toEqual({ lang: "fr" });
     expect(sent?.headers.authorization).toBe("Bearer fw-key-1234");
-    const test = await creator.api("POST", `/api/app/${slug}/workflow/test-config/`, { body: {} });
-    expect(test.body).toMatchObject({ success: true, app_info: { name: "FAQ flow", deployed: true } });
+    const test = await world.creator.api("POST", `/api/app/${slug}/workflow/test-config/`, { body: {} });
+    expect(test.body).toMatchObject({
+      success: true,
+      app_info: { id: "flow-1", type: "CHATFLOW", api_key: "known to Flowise" },
+    });
   });
 
   it("webhook: our JSON contract with usage, streamed as one message when the provider cannot stream", async () => {
-    const slug = await workflowApp("webhook", { url: `${providers.url}/hook` });
-    const response = await fetch(`${server.baseUrl}/api/app/${slug}/completion-messages`, {
+    const slug = await world.workflowApp("webhook", { url: `${world.providers.url}/hook` });
+    const response = await fetch(`${world.server.baseUrl}/api/app/${slug}/completion-messages`, {
       method: "POST",
-      headers: { authorization: `Bearer ${consumerKey}`, "content-type": "application/json" },
+      headers: { authorization: `Bearer ${world.consumerKey}`, "content-type": "application/json" },
       body: JSON.stringify({ inputs: {}, query: "ping", response_mode: "streaming" }),
     });
     const events = (await response.text())
@@ -244,22 +208,22 @@ describe("calls through each provider", () => {
 
 describe("provider failures", () => {
   it("maps a provider 4xx to 502 with its message, and a hang to 504 within timeout_seconds", async () => {
-    const slug = await workflowApp(
+    const slug = await world.workflowApp(
       "dify",
-      { base_url: `${providers.url}/dify/v1`, api_key: "app-dify-key-9999", app_type: "chat" },
+      { base_url: `${world.providers.url}/dify/v1`, api_key: "app-dify-key-9999", app_type: "chat" },
       { timeout_seconds: 1 },
     );
-    providers.set("error400");
-    const bad = await consumer.api("POST", `/api/app/${slug}/chat-messages`, {
-      auth: consumerKey,
+    world.providers.set("error400");
+    const bad = await world.consumer.api("POST", `/api/app/${slug}/chat-messages`, {
+      auth: world.consumerKey,
       body: { query: "x" },
     });
     expect(bad.status).toBe(502);
     expect(bad.body.message).toBe("Dify answered HTTP 400: inputs.topic is required in input form");
-    providers.set("hang");
+    world.providers.set("hang");
     const started = Date.now();
-    const slow = await consumer.api("POST", `/api/app/${slug}/chat-messages`, {
-      auth: consumerKey,
+    const slow = await world.consumer.api("POST", `/api/app/${slug}/chat-messages`, {
+      auth: world.consumerKey,
       body: { query: "x" },
     });
     expect(slow.status).toBe(504);
@@ -275,9 +239,9 @@ describe("provider failures", () => {
         body: { name: "SSRF", type: "workflow", provider_config: { app_id: "a", api_key: "k-1111" } },
       });
       await owner.api("PATCH", `/api/app/${app.slug}/workflow/`, {
-        body: { provider: "webhook", provider_config: { url: `${providers.url}/hook` } },
+        body: { provider: "webhook", provider_config: { url: `${world.providers.url}/hook` } },
       });
-      const before = providers.requests.length;
+      const before = world.providers.requests.length;
       const call = await owner.api("POST", `/api/app/${app.slug}/completion-messages`, {
         body: { query: "x" },
       });
@@ -285,7 +249,7 @@ describe("provider failures", () => {
       expect(call.body.message).toMatch(/private or reserved address/);
       const test = await owner.api("POST", `/api/app/${app.slug}/workflow/test-config/`, { body: {} });
       expect(test.body.success).toBe(false);
-      expect(providers.requests.length).toBe(before);
+      expect(world.providers.requests.length).toBe(before);
     } finally {
       await strict.stop();
       await strictDb.destroy();

@@ -1,5 +1,5 @@
 import type { ApiKey } from "@promptmint/contracts";
-import { KeyRound, Trash2 } from "lucide-react";
+import { KeyRound, Pencil, Trash2 } from "lucide-react";
 import { useState } from "react";
 import { toast } from "sonner";
 import { Alert } from "../../components/ui/alert";
@@ -13,6 +13,8 @@ import { getErrorMessage } from "../../lib/api-client";
 import { formatDate, formatDateTime } from "../../lib/format";
 import { useApiKeys } from "./api/list-api-keys";
 import { useRevokeApiKey } from "./api/revoke-api-key";
+import { EditApiKeyDialog } from "./edit-api-key-dialog";
+import { KeySpendMeter } from "./key-spend-meter";
 
 const headerCell = "px-4 py-3 text-left text-xs font-semibold uppercase tracking-wide text-slate-500";
 const cell = "px-4 py-3 text-sm whitespace-nowrap";
@@ -21,6 +23,7 @@ export function ApiKeyList() {
   const keys = useApiKeys();
   const revoke = useRevokeApiKey();
   const [revoking, setRevoking] = useState<ApiKey | null>(null);
+  const [editing, setEditing] = useState<ApiKey | null>(null);
 
   if (keys.isPending) return <LoadingState label="Loading API keys..." />;
   if (keys.isError) return <ErrorBox message={getErrorMessage(keys.error)} />;
@@ -63,6 +66,15 @@ export function ApiKeyList() {
               <th scope="col" className={headerCell}>
                 Last Used
               </th>
+              <th scope="col" className={headerCell}>
+                Spend
+              </th>
+              <th scope="col" className={headerCell}>
+                Expires
+              </th>
+              <th scope="col" className={headerCell}>
+                Apps
+              </th>
               <th scope="col" className={`${headerCell} text-right`}>
                 <span className="sr-only">Actions</span>
               </th>
@@ -77,7 +89,25 @@ export function ApiKeyList() {
                 <td className={`${cell} font-mono text-xs text-slate-600`}>{key.prefix}…</td>
                 <td className={`${cell} text-slate-600`}>{formatDate(key.created_at)}</td>
                 <td className={`${cell} text-slate-600`}>{formatDateTime(key.last_used_at, "Never")}</td>
+                <td className={cell}>
+                  <KeySpendMeter apiKey={key} />
+                </td>
+                <td className={`${cell} text-slate-600`}>{expiryOf(key)}</td>
+                <td className={`${cell} max-w-48 truncate text-slate-600`}>
+                  {key.allowed_apps === null
+                    ? "All apps"
+                    : key.allowed_apps.join(", ") || "None (apps deleted)"}
+                </td>
                 <td className={`${cell} text-right`}>
+                  <Button
+                    variant="ghost"
+                    size="sm"
+                    aria-label={`Edit ${key.name}`}
+                    onClick={() => setEditing(key)}
+                  >
+                    <Pencil className="size-4" aria-hidden="true" />
+                    Edit
+                  </Button>
                   <Button
                     variant="ghost"
                     size="sm"
@@ -97,6 +127,7 @@ export function ApiKeyList() {
           </tbody>
         </table>
       </div>
+      {editing && <EditApiKeyDialog apiKey={editing} onClose={() => setEditing(null)} />}
       <ConfirmDialog
         open={revoking !== null}
         onOpenChange={(open) => !open && setRevoking(null)}
@@ -115,4 +146,17 @@ export function ApiKeyList() {
       </ConfirmDialog>
     </Card>
   );
+}
+
+/** "No expiry", the UTC moment it stops working, or "Expired" once past. */
+function expiryOf(key: ApiKey): string {
+  if (!key.expires_at) return "No expiry";
+  const at = new Date(key.expires_at);
+  const day = at.toLocaleDateString("en-GB", {
+    day: "numeric",
+    month: "short",
+    year: "numeric",
+    timeZone: "UTC",
+  });
+  return at.getTime() <= Date.now() ? `Expired ${day}` : `${day}, 00:00 UTC`;
 }

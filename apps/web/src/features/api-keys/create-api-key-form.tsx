@@ -7,29 +7,42 @@ import { Card, CardBody, CardHeader } from "../../components/ui/card";
 import { TextField } from "../../components/ui/text-field";
 import { ApiClientError, getErrorMessage } from "../../lib/api-client";
 import { useCreateApiKey } from "./api/create-api-key";
+import { draftOf, type KeyOptionErrors, KeyOptionsFields, parseDraft } from "./key-options-fields";
 
 export function CreateApiKeyForm({ onCreated }: { onCreated: (key: CreatedApiKey) => void }) {
   const create = useCreateApiKey();
   const [name, setName] = useState("");
   const [error, setError] = useState<string | undefined>();
+  const [draft, setDraft] = useState(() => draftOf());
+  const [optionErrors, setOptionErrors] = useState<KeyOptionErrors>({});
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
+    const parsed = parseDraft(draft);
+    setOptionErrors("errors" in parsed ? parsed.errors : {});
     if (name.trim() === "") {
       setError("Key name is required");
       return;
     }
     setError(undefined);
-    create.mutate(name.trim(), {
-      onSuccess: (key) => {
-        setName("");
-        onCreated(key);
+    if ("errors" in parsed) return;
+    create.mutate(
+      { name: name.trim(), ...parsed.options },
+      {
+        onSuccess: (key) => {
+          setName("");
+          setDraft(draftOf());
+          onCreated(key);
+        },
+        onError: (failure) => {
+          if (!(failure instanceof ApiClientError) || !failure.fields) return;
+          setError(failure.fields.name);
+          setOptionErrors(failure.fields);
+        },
       },
-      onError: (failure) => {
-        if (failure instanceof ApiClientError && failure.fields?.name) setError(failure.fields.name);
-      },
-    });
+    );
   };
+  const fieldErrors = error !== undefined || Object.keys(optionErrors).length > 0;
 
   return (
     <Card>
@@ -39,7 +52,7 @@ export function CreateApiKeyForm({ onCreated }: { onCreated: (key: CreatedApiKey
       />
       <CardBody>
         <form onSubmit={submit} noValidate className="space-y-4">
-          {create.isError && !error && <Alert tone="error">{getErrorMessage(create.error)}</Alert>}
+          {create.isError && !fieldErrors && <Alert tone="error">{getErrorMessage(create.error)}</Alert>}
           <div className="flex flex-col gap-3 sm:flex-row sm:items-start">
             <TextField
               label="Key Name"
@@ -56,6 +69,14 @@ export function CreateApiKeyForm({ onCreated }: { onCreated: (key: CreatedApiKey
               {create.isPending ? "Creating..." : "Create Key"}
             </Button>
           </div>
+          <fieldset className="space-y-3">
+            <legend className="text-sm font-semibold text-slate-900">Limits (optional)</legend>
+            <p className="text-sm text-slate-500">
+              Safe to hand to software: cap what the key can spend, when it stops working, and which apps it
+              may call. You can change these later.
+            </p>
+            <KeyOptionsFields draft={draft} onChange={setDraft} errors={optionErrors} />
+          </fieldset>
         </form>
       </CardBody>
     </Card>

@@ -1,11 +1,14 @@
-import { AppError } from "../../../lib/errors.ts";
+import { AppError, invalidFields } from "../../../lib/errors.ts";
 import {
   type ConfigValues,
+  collect,
   ensureOk,
+  type ProviderContext,
   readJson,
   readSseJson,
   str,
   toWorkflowStream,
+  upstreamFacts,
   type WorkflowAnswer,
   type WorkflowCall,
   type WorkflowProviderAdapter,
@@ -21,18 +24,60 @@ interface DifyMessage {
 interface DifyWorkflowRun {
   data?: { outputs?: Record<string, unknown>; status?: string; error?: string | null; total_tokens?: number };
 }
+interface DifyAppInfo {
+  name?: string;
+  description?: string;
+  mode?: string;
+}
+
+type AppType = "chat" | "completion" | "workflow";
+
+/**
+ * Dify's app modes (`mode` in GET /info) and the service API each one answers on: chat-like apps on
+ * /chat-messages, completion apps on /completion-messages, workflow apps on /workflows/run. Any other
+ * route answers 400 (`not_chat_app`, `not_completion_app`, `not_workflow_app`).
+ */
+const APP_TYPE_OF_MODE: Record<string, AppType> = {
+  chat: "chat",
+  "agent-chat": "chat",
+  "advanced-chat": "chat",
+  completion: "completion",
+  workflow: "workflow",
+};
 
 const base = (config: ConfigValues) => (str(config, "base_url") || DIFY_CLOUD_URL).replace(/\/+$/, "");
 const headers = (config: ConfigValues) => ({
   authorization: `Bearer ${str(config, "api_key")}`,
   "content-type": "application/json",
 });
-const appType = (config: ConfigValues) =>
-  (str(config, "app_type") || "chat") as "chat" | "completion" | "workflow";
+const configuredType = (config: ConfigValues) => (str(config, "app_type") || "chat") as AppType;
+
+async function readAppInfo(context: ProviderContext): Promise<DifyAppInfo> {
+  const response = await context.fetch(`${base(context.config)}/info`, {
+    headers: headers(context.config),
+    timeoutMs: context.timeoutMs,
+  });
+  await ensureOk(response, "Dify");
+  return readJson<DifyAppInfo>(response, "Dify");
+}
+
+const appInfoCache = upstreamFacts<DifyAppInfo>();
+
+/**
+ * The app's real mode, so a call goes to the route Dify serves it on even when the configured
+ * `app_type` is wrong. A Dify too old to report its mode (or not answering /info) is taken at its
+ * configured `app_type`; the call itself then reports what went wrong.
+ */
+async function appMode(context: ProviderContext): Promise<string> {
+  const info = await appInfoCache([base(context.config), str(context.config, "api_key")], () =>
+    readAppInfo(context).catch(() => undefined),
+  );
+  return info?.mode && APP_TYPE_OF_MODE[info.mode] ? info.mode : configuredType(context.config);
+}
 
 /** Dify's inputs for completion and workflow apps have no query: it travels as inputs.query. */
-function requestFor(call: WorkflowCall, config: ConfigValues, responseMode: "blocking" | "streaming") {
-  const type = appType(config);
+function requestFor(call: WorkflowCall, mode: string, responseMode: "blocking" | "streaming") {
+  const type = APP_TYPE_OF_MODE[mode] ?? "chat";
   if (type === "chat") {
     if (!call.query)
       throw new AppError("bad_request", "This workflow is a Dify chat app: send a query", {
@@ -77,6 +122,79 @@ function workflowAnswer(run: DifyWorkflowRun): WorkflowAnswer {
   };
 }
 
+/** The call, on the route of the app's mode; a Dify error answer becomes a 502 with its message. */
+async function send(
+  context: ProviderContext,
+  call: WorkflowCall,
+  mode: string,
+  responseMode: "blocking" | "streaming",
+) {
+  const { path, body } = requestFor(call, mode, responseMode);
+  const response = await context.fetch(`${base(context.config)}${path}`, {
+    method: "POST",
+    headers: headers(context.config),
+    body: JSON.stringify(body),
+    timeoutMs: context.timeoutMs,
+  });
+  await ensureOk(response, "Dify");
+  return { path, response };
+}
+
+/** Dify's server-sent events, yielded as answer text; returns the whole answer with its usage. */
+async function* streamAnswer(
+  context: ProviderContext,
+  call: WorkflowCall,
+  mode: string,
+): AsyncGenerator<string, WorkflowAnswer> {
+  const { response } = await send(context, call, mode, "streaming");
+  let answer = "";
+  let result: WorkflowAnswer | undefined;
+  let conversationId: string | undefined;
+  for await (const event of readSseJson(response.chunks())) {
+    if (typeof event.conversation_id === "string") conversationId = event.conversation_id;
+    switch (event.event) {
+      case "message":
+      case "agent_message":
+        if (typeof event.answer === "string") {
+          answer += event.answer;
+          yield event.answer;
+        }
+        break;
+      case "text_chunk": {
+        const text = (event.data as { text?: string } | undefined)?.text;
+        if (text) {
+          answer += text;
+          yield text;
+        }
+        break;
+      }
+      case "message_end": {
+        const usage = (event.metadata as DifyMessage["metadata"])?.usage;
+        result = {
+          answer,
+          inputTokens: usage?.prompt_tokens ?? 0,
+          outputTokens: usage?.completion_tokens ?? 0,
+          providerConversationId: conversationId,
+        };
+        break;
+      }
+      case "workflow_finished": {
+        const finished = workflowAnswer({ data: event.data as DifyWorkflowRun["data"] });
+        if (!answer) yield finished.answer;
+        result = { ...finished, answer: answer || finished.answer };
+        break;
+      }
+      case "error":
+        throw new AppError(
+          "upstream_failed",
+          `Dify reported an error: ${String(event.message ?? "unknown error")}`,
+        );
+    }
+  }
+  if (!result) throw new AppError("upstream_failed", "Dify's stream ended before the answer was complete");
+  return result;
+}
+
 export const difyProvider: WorkflowProviderAdapter = {
   slug: "dify",
   name: "Dify",
@@ -100,7 +218,7 @@ export const difyProvider: WorkflowProviderAdapter = {
       },
       app_type: {
         title: "App Type",
-        description: "The kind of Dify app",
+        description: "The kind of Dify app; Test Config checks it against what the app says it is",
         type: "string",
         enum: ["chat", "completion", "workflow"],
         default: "chat",
@@ -111,14 +229,10 @@ export const difyProvider: WorkflowProviderAdapter = {
   },
 
   async invoke(context, call) {
-    const { path, body } = requestFor(call, context.config, "blocking");
-    const response = await context.fetch(`${base(context.config)}${path}`, {
-      method: "POST",
-      headers: headers(context.config),
-      body: JSON.stringify(body),
-      timeoutMs: context.timeoutMs,
-    });
-    await ensureOk(response, "Dify");
+    const mode = await appMode(context);
+    // Dify's agent apps answer only in streaming mode ("blocking mode is not supported").
+    if (mode === "agent-chat") return collect(toWorkflowStream(() => streamAnswer(context, call, mode)));
+    const { path, response } = await send(context, call, mode, "blocking");
     if (path === "/workflows/run") return workflowAnswer(await readJson<DifyWorkflowRun>(response, "Dify"));
     const message = await readJson<DifyMessage>(response, "Dify");
     if (typeof message.answer !== "string")
@@ -133,71 +247,13 @@ export const difyProvider: WorkflowProviderAdapter = {
 
   stream(context, call) {
     return toWorkflowStream(async function* () {
-      const { path, body } = requestFor(call, context.config, "streaming");
-      const response = await context.fetch(`${base(context.config)}${path}`, {
-        method: "POST",
-        headers: headers(context.config),
-        body: JSON.stringify(body),
-        timeoutMs: context.timeoutMs,
-      });
-      await ensureOk(response, "Dify");
-      let answer = "";
-      let result: WorkflowAnswer | undefined;
-      let conversationId: string | undefined;
-      for await (const event of readSseJson(response.chunks())) {
-        if (typeof event.conversation_id === "string") conversationId = event.conversation_id;
-        switch (event.event) {
-          case "message":
-          case "agent_message":
-            if (typeof event.answer === "string") {
-              answer += event.answer;
-              yield event.answer;
-            }
-            break;
-          case "text_chunk": {
-            const text = (event.data as { text?: string } | undefined)?.text;
-            if (text) {
-              answer += text;
-              yield text;
-            }
-            break;
-          }
-          case "message_end": {
-            const usage = (event.metadata as DifyMessage["metadata"])?.usage;
-            result = {
-              answer,
-              inputTokens: usage?.prompt_tokens ?? 0,
-              outputTokens: usage?.completion_tokens ?? 0,
-              providerConversationId: conversationId,
-            };
-            break;
-          }
-          case "workflow_finished": {
-            const finished = workflowAnswer({ data: event.data as DifyWorkflowRun["data"] });
-            if (!answer) yield finished.answer;
-            result = { ...finished, answer: answer || finished.answer };
-            break;
-          }
-          case "error":
-            throw new AppError(
-              "upstream_failed",
-              `Dify reported an error: ${String(event.message ?? "unknown error")}`,
-            );
-        }
-      }
-      if (!result)
-        throw new AppError("upstream_failed", "Dify's stream ended before the answer was complete");
-      return result;
+      return yield* streamAnswer(context, call, await appMode(context));
     });
   },
 
   async test(context) {
-    const info = await context.fetch(`${base(context.config)}/info`, {
-      headers: headers(context.config),
-      timeoutMs: context.timeoutMs,
-    });
-    await ensureOk(info, "Dify");
-    const appInfo = await readJson<Record<string, unknown>>(info, "Dify");
+    const info = await readAppInfo(context);
+    checkAppType(context.config, info.mode);
     const parameters = await context.fetch(`${base(context.config)}/parameters?user=promptmint-test`, {
       headers: headers(context.config),
       timeoutMs: context.timeoutMs,
@@ -212,13 +268,31 @@ export const difyProvider: WorkflowProviderAdapter = {
         .filter(Boolean),
     );
     return {
-      message: `Connected to Dify app '${String(appInfo.name ?? "unnamed")}'`,
+      message: `Connected to Dify app '${String(info.name ?? "unnamed")}'`,
       appInfo: {
-        name: appInfo.name ?? null,
-        description: appInfo.description ?? null,
-        mode: appInfo.mode ?? null,
+        name: info.name ?? null,
+        description: info.description ?? null,
+        mode: info.mode ?? null,
         input_variables: variables.join(", "),
       },
     };
   },
 };
+
+/**
+ * Test Config refuses an `app_type` that is not what the app says it is (400 naming the field), so a
+ * wrong setting is caught when it is made, not by every call failing. A Dify whose /info has no
+ * `mode` (older releases) cannot be checked.
+ */
+function checkAppType(config: ConfigValues, mode: string | undefined): void {
+  if (!mode) return;
+  const real = APP_TYPE_OF_MODE[mode];
+  if (!real)
+    throw invalidFields({
+      "provider_config.app_type": `cannot be served: this Dify app's mode is '${mode}', which has no chat, completion or workflow API`,
+    });
+  if (real !== configuredType(config))
+    throw invalidFields({
+      "provider_config.app_type": `is '${configuredType(config)}' but this Dify app is a '${mode}' app: choose '${real}'`,
+    });
+}

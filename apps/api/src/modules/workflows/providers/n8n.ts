@@ -1,4 +1,5 @@
-import { AppError } from "../../../lib/errors.ts";
+import { AppError, invalidFields } from "../../../lib/errors.ts";
+import type { SafeResponse } from "../../../lib/safe-fetch.ts";
 import {
   type ConfigValues,
   ensureOk,
@@ -16,6 +17,20 @@ function headers(config: ConfigValues): Record<string, string> {
     result[name.toLowerCase()] = str(config, "header_value");
   }
   return result;
+}
+
+/**
+ * The production webhook URL. n8n's test URL (/webhook-test/…) answers only while the editor is
+ * listening for a test event, and then once, so calls through it would fail: Test Config refuses it.
+ */
+function webhookUrl(config: ConfigValues): string {
+  const url = str(config, "webhook_url");
+  if (/\/webhook-test\//.test(new URL(url).pathname))
+    throw invalidFields({
+      "provider_config.webhook_url":
+        "is n8n's test URL (/webhook-test/), which answers only while the editor listens for a test event: use the production URL (/webhook/) of the active workflow",
+    });
+  return url;
 }
 
 /** What our call sends to the webhook; n8n's Chat Trigger and AI Agent read chatInput and sessionId. */
@@ -97,26 +112,50 @@ export const n8nProvider: WorkflowProviderAdapter = {
   },
 
   async test(context) {
-    const response = await context.fetch(str(context.config, "webhook_url"), {
-      method: "POST",
-      headers: headers(context.config),
-      body: JSON.stringify({
-        ...payload({
-          mode: "completion",
-          inputs: {},
-          query: "ping",
-          user: "promptmint-test",
-          maxIterations: 1,
-        }),
-        test: true,
-      }),
+    const response = await context.fetch(webhookUrl(context.config), {
+      method: "OPTIONS",
+      headers: { origin: "null", "access-control-request-method": "POST" },
       timeoutMs: context.timeoutMs,
     });
+    const methods = allowedMethods(response);
+    if (response.status < 300 && methods?.includes("POST"))
+      return {
+        message: "The n8n webhook is active and takes POST (checked without running the workflow)",
+        appInfo: {
+          methods: methods.join(", "),
+          header_auth: str(context.config, "header_name")
+            ? "not checked: n8n checks it only when the workflow runs"
+            : "none",
+        },
+      };
+    if (methods && methods.length > 0)
+      throw new AppError(
+        "upstream_failed",
+        `The n8n webhook at this URL takes ${methods.join(", ")}, not POST: set its HTTP Method to POST`,
+      );
+    if (methods || response.status === 404)
+      throw new AppError(
+        "upstream_failed",
+        `n8n has no active webhook at this URL (HTTP ${response.status}). n8n serves a production URL only while its workflow is active: activate it and check the path`,
+      );
     await ensureOk(response, "n8n");
-    const answer = answerFromN8n(await response.text());
-    return {
-      message: "The n8n webhook answered",
-      appInfo: { status: response.status, answer_preview: answer.slice(0, 120) },
-    };
+    throw new AppError(
+      "upstream_failed",
+      "This URL did not answer like an n8n webhook (its preflight answer lists no methods)",
+    );
   },
 };
+
+/**
+ * The methods n8n's preflight answer allows, OPTIONS left out; null when it names none. n8n 1.123
+ * answers a preflight for an active webhook 204 `OPTIONS, POST`; for a production path no active
+ * workflow registers, 500 with `OPTIONS` alone; for a test URL nobody listens on, 404.
+ */
+function allowedMethods(response: SafeResponse): string[] | null {
+  const allowed = response.headers.get("access-control-allow-methods");
+  if (allowed === null) return null;
+  return allowed
+    .split(",")
+    .map((method) => method.trim().toUpperCase())
+    .filter((method) => method && method !== "OPTIONS");
+}

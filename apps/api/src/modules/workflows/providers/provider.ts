@@ -1,5 +1,7 @@
+import { createHash } from "node:crypto";
 import type { ConfigSchema } from "@promptmint/contracts";
 import { AppError } from "../../../lib/errors.ts";
+import { createLookupCache } from "../../../lib/lookup-cache.ts";
 import type { SafeFetch, SafeResponse } from "../../../lib/safe-fetch.ts";
 
 export type ConfigValues = Record<string, string | number | boolean>;
@@ -49,6 +51,23 @@ export interface WorkflowProviderAdapter {
 
 export const str = (config: ConfigValues, key: string) => String(config[key] ?? "").trim();
 
+/** How long a fact about the provider's app (Dify's app mode, a Flowise flow's kind) is reused. */
+export const UPSTREAM_FACTS_TTL_MS = 60_000;
+
+/**
+ * What a call must know about the provider's app before sending it, asked of the provider at most
+ * once a minute per app. Keyed by a hash of the identifying settings (URL, key), so no secret is a
+ * map key; a failed lookup (undefined) is not kept.
+ */
+export function upstreamFacts<V>(): (
+  identity: string[],
+  load: () => Promise<V | undefined>,
+) => Promise<V | undefined> {
+  const cache = createLookupCache<V>(UPSTREAM_FACTS_TTL_MS, Date.now);
+  return (identity, load) =>
+    cache.get(createHash("sha256").update(identity.join("\u0000")).digest("hex"), load);
+}
+
 /** A provider's error answer becomes a 502 carrying its status and message. */
 export async function ensureOk(response: SafeResponse, providerName: string): Promise<void> {
   if (response.status >= 200 && response.status < 300) return;
@@ -96,6 +115,14 @@ export async function* readSseJson(chunks: AsyncIterable<string>): AsyncGenerato
       boundary = buffer.indexOf("\n\n");
     }
   }
+}
+
+/** A blocking answer from a provider that only streams: the stream read to its end. */
+export async function collect(stream: WorkflowStream): Promise<WorkflowAnswer> {
+  for await (const _chunk of stream.chunks) {
+    // The answer is assembled by the stream itself; the chunks only need reading.
+  }
+  return stream.result;
 }
 
 /** Turns a stream generator that returns the final answer into the chunks + result pair. */

@@ -1,0 +1,50 @@
+/**
+ * The OpenAPI document people and client generators read (/api/openapi.json, /api/docs): the API
+ * under /api only, the paid endpoints first. The issuer's pages and the web app's files are routes
+ * too, but not an API anyone integrates with; the security suite still classifies them, from the
+ * complete document (`?internal=true`).
+ */
+
+/** Tags in the order the docs list them: what integrators come for first. */
+export const API_TAGS = [
+  { name: "gateway", description: "Call an app: Dify-compatible service API (`/api/app/{slug}/…`)." },
+  { name: "openai", description: "Call an app with OpenAI clients: `baseURL` `/api/v1`, model = app slug." },
+  { name: "explore", description: "Public apps and their prices." },
+  { name: "keys", description: "Your API keys." },
+  { name: "billing", description: "Wallet, top-ups, plans and subscriptions." },
+  { name: "applications", description: "Create and manage your apps." },
+  { name: "prompts", description: "Prompt templates and model settings." },
+  { name: "workflows", description: "Workflow providers (Dify, n8n, Flowise, webhooks)." },
+  { name: "models", description: "Models, their prices, and your own model keys." },
+  { name: "analytics", description: "Calls, revenue and margins." },
+  { name: "payouts", description: "Getting paid: Stripe Connect and payouts." },
+  { name: "embed", description: "The embeddable widget." },
+  { name: "packaging", description: "The downloadable front-end app." },
+  { name: "creators", description: "Creators' public profiles." },
+  { name: "auth", description: "Your profile and sessions." },
+  { name: "admin", description: "Operators only." },
+  { name: "system", description: "Health and configuration." },
+];
+
+interface Document {
+  paths?: Record<string, Record<string, { tags?: string[] }>>;
+  tags?: unknown;
+  [key: string]: unknown;
+}
+
+/** The complete document reduced to /api paths, ordered by their first tag's place in API_TAGS. */
+export function publicApiDocument<T extends Document>(complete: T): T {
+  const rank = (operations: Record<string, { tags?: string[] }>) => {
+    const ranks = Object.values(operations).map((operation) => {
+      const index = API_TAGS.findIndex((tag) => tag.name === operation.tags?.[0]);
+      return index === -1 ? API_TAGS.length : index;
+    });
+    return Math.min(...ranks);
+  };
+  const paths = Object.entries(complete.paths ?? {})
+    .filter(([path]) => path.startsWith("/api/"))
+    .map((entry, position) => ({ entry, position, rank: rank(entry[1]) }))
+    .sort((a, b) => a.rank - b.rank || a.position - b.position)
+    .map(({ entry }) => entry);
+  return { ...complete, paths: Object.fromEntries(paths) };
+}

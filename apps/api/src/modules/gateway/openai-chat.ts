@@ -1,0 +1,97 @@
+import type { AppError } from "../../lib/errors.ts";
+import { openAiCostFields } from "./charge.ts";
+import type { ExecutionResult } from "./execution.ts";
+import type { AnswerMeta, OpenAiDialect } from "./openai-call.ts";
+import type { CallCharge } from "./paid-call.ts";
+
+/** A blocking chat completion, as answered and stored for Idempotency-Key replays. */
+export interface ChatCompletion {
+  id: string;
+  object: "chat.completion";
+  created: number;
+  model: string;
+  choices: {
+    index: number;
+    message: { role: "assistant"; content: string; refusal: null };
+    finish_reason: "stop";
+    logprobs: null;
+  }[];
+  usage: ChatUsage;
+}
+
+interface ChatUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  /** Absent on answers stored before decision 029. */
+  cost?: number;
+  charged_cents?: number;
+  paid_by?: CallCharge["paidBy"];
+}
+
+const event = (data: object) => `data: ${JSON.stringify(data)}\n\n`;
+
+function chunk(meta: AnswerMeta, delta: object, finish: string | null) {
+  return event({
+    id: meta.id,
+    object: "chat.completion.chunk",
+    created: meta.created,
+    model: meta.model,
+    choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
+  });
+}
+
+/**
+ * The end of a stream: the last choice chunk, then, when the caller asked for it with
+ * `stream_options.include_usage`, the usage (with what the call cost) in a chunk of its own with
+ * no choices, as OpenAI sends it; then `[DONE]`.
+ */
+function ending(answer: ChatCompletion, includeUsage: boolean): string {
+  const usage = includeUsage
+    ? event({
+        id: answer.id,
+        object: "chat.completion.chunk",
+        created: answer.created,
+        model: answer.model,
+        choices: [],
+        usage: answer.usage,
+      })
+    : "";
+  return `${chunk(answer, {}, "stop")}${usage}data: [DONE]\n\n`;
+}
+
+/** Chat Completions (`POST /v1/chat/completions`) as OpenAI writes it. */
+export function chatDialect(includeUsage: boolean): OpenAiDialect<ChatCompletion> {
+  return {
+    idPrefix: "chatcmpl-",
+    answer: (meta: AnswerMeta, result: ExecutionResult, charge: CallCharge) => ({
+      id: meta.id,
+      object: "chat.completion",
+      created: meta.created,
+      model: meta.model,
+      choices: [
+        {
+          index: 0,
+          message: { role: "assistant", content: result.answer, refusal: null },
+          finish_reason: "stop",
+          logprobs: null,
+        },
+      ],
+      // OpenAI's token counts, and what the call cost (`cost` in dollars, as OpenRouter; charge.ts).
+      usage: {
+        prompt_tokens: result.inputTokens,
+        completion_tokens: result.outputTokens,
+        total_tokens: result.inputTokens + result.outputTokens,
+        ...openAiCostFields(charge),
+      },
+    }),
+    streamStart: (meta) => chunk(meta, { role: "assistant", content: "" }, null),
+    streamDelta: (meta, piece) => chunk(meta, { content: piece }, null),
+    streamEnd: (answer) => ending(answer, includeUsage),
+    streamError: (_meta, error: AppError) =>
+      event({ error: { message: error.message, type: "api_error", param: null, code: error.code } }),
+    replayStream: (stored) =>
+      chunk(stored, { role: "assistant", content: stored.choices[0]?.message.content ?? "" }, null) +
+      ending(stored, includeUsage),
+  };
+}

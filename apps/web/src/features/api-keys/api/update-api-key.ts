@@ -1,0 +1,21 @@
+import { type ApiKey, ApiKeySchema, type UpdateApiKey } from "@promptmint/contracts";
+import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { apiRequest } from "../../../lib/api-client";
+import { apiKeysQueryKey } from "./list-api-keys";
+
+/** `PATCH /keys/{id}/`: changes the fields given (null clears an option); applies to the next call. */
+export function updateApiKey({ id, changes }: { id: string; changes: UpdateApiKey }): Promise<ApiKey> {
+  return apiRequest(`/keys/${encodeURIComponent(id)}/`, {
+    method: "PATCH",
+    body: changes,
+    schema: ApiKeySchema,
+  });
+}
+
+export function useUpdateApiKey() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: updateApiKey,
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: apiKeysQueryKey }),
+  });
+}
