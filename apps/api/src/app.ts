@@ -59,6 +59,7 @@ import { openAiRoutes } from "./modules/gateway/openai.routes.ts";
 import { createMemoryRateLimiter, createRedisRateLimiter } from "./modules/gateway/rate-limit.ts";
 import { sweepKeyReservations } from "./modules/keys/key-spend.ts";
 import { keysRoutes } from "./modules/keys/keys.routes.ts";
+import { mcpRoutes, protectedResourceRoutes } from "./modules/mcp/mcp.routes.ts";
 import { createLlmClient } from "./modules/models/llm.ts";
 import { modelKeysRoutes } from "./modules/models/model-keys.routes.ts";
 import { useModelPrices } from "./modules/models/model-prices.ts";
@@ -314,6 +315,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     });
     await scope.register(exploreRoutes, gatewayDeps);
     await scope.register(embedRoutes, { ...gatewayDeps, tokens: embedTokens });
+    await scope.register(mcpRoutes, gatewayDeps);
   };
   await app.register(api, { prefix: "/api" });
   await app.register(
@@ -330,6 +332,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(async (gateway) => {
     gateway.addHook("onRoute", securityHeaders.allowCors);
     await gateway.register(openAiRoutes, { prefix: "/api/v1", ...gatewayDeps });
+  });
+
+  // OAuth metadata of the MCP endpoints (modules/mcp), for MCP clients that sign in.
+  await app.register(protectedResourceRoutes, {
+    publicUrl: config.publicUrl,
+    authorizationServer: config.oidc.issuer,
   });
 
   // The embed loader and widget page, framed by creators' allowed sites (their own CSP).

@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type Provider from "oidc-provider";
 import type { Database } from "../db/client.ts";
 import { createAccount, signIn } from "./accounts.ts";
-import { renderErrorPage, renderSignInPage, renderSignUpPage } from "./pages.ts";
+import { renderConsentPage, renderErrorPage, renderSignInPage, renderSignUpPage } from "./pages.ts";
 
 const assetsDir = path.join(path.dirname(fileURLToPath(import.meta.url)), "assets");
 const assets = new Map([
@@ -49,6 +49,8 @@ export async function identityRoutes(
       async (request, reply) => {
         const details = await loadInteraction(provider, request, reply);
         if (!details) return;
+        if (details.prompt.name === "consent")
+          return sendPage(reply, 200, await consentPage(provider, details));
         const wantsSignUp =
           request.query.screen === "signup" ||
           (request.query.screen !== "signin" && details.params.screen_hint === "signup");
@@ -113,6 +115,48 @@ export async function identityRoutes(
         return finishLogin(provider, request, reply, result.account.id);
       },
     );
+
+    pages.post<{ Params: UidParams; Body: FormBody }>(
+      "/oidc/interaction/:uid/consent",
+      async (request, reply) => {
+        const details = await loadInteraction(provider, request, reply);
+        if (!details) return;
+        if (details.prompt.name !== "consent")
+          return sendPage(
+            reply,
+            400,
+            renderErrorPage({
+              title: "Nothing to approve",
+              message: "This sign-in is not waiting for your consent.",
+              homeUrl: publicUrl,
+            }),
+          );
+        reply.hijack();
+        const result =
+          request.body?.decision === "allow"
+            ? { consent: { grantId: await grantConsent(provider, details) } }
+            : { error: "access_denied", error_description: "The user denied access" };
+        await provider.interactionFinished(request.raw, reply.raw, result, {
+          mergeWithLastSubmission: true,
+        });
+      },
+    );
+  });
+
+  // Authorization server metadata where MCP clients look for it first (RFC 8414 §3: the
+  // well-known path with the issuer's path appended), the same document as the issuer's own.
+  await app.register(async (metadata) => {
+    const callback = provider.callback();
+    const discovery = (request: FastifyRequest, reply: FastifyReply) => {
+      reply.hijack();
+      // As if asked at the issuer's own path, so that its endpoints' URLs keep the /oidc prefix.
+      const raw = request.raw as IncomingMessage & { originalUrl?: string };
+      raw.originalUrl = "/oidc/.well-known/openid-configuration";
+      raw.url = "/.well-known/openid-configuration";
+      callback(raw, reply.raw as ServerResponse);
+    };
+    metadata.get("/.well-known/oauth-authorization-server/oidc", { schema: { hide: true } }, discovery);
+    metadata.get("/.well-known/openid-configuration/oidc", { schema: { hide: true } }, discovery);
   });
 
   // Everything else under /oidc is oidc-provider (a Koa app); it reads the untouched request stream.
@@ -174,4 +218,34 @@ async function finishLogin(
 
 function sendPage(reply: FastifyReply, status: number, html: string) {
   return reply.status(status).header("cache-control", "no-store").type("text/html; charset=utf-8").send(html);
+}
+
+type InteractionDetails = Awaited<ReturnType<Provider["interactionDetails"]>>;
+
+async function consentPage(provider: Provider, details: InteractionDetails): Promise<string> {
+  const client = await provider.Client.find(String(details.params.client_id));
+  const resource = details.params.resource;
+  return renderConsentPage({
+    uid: details.uid,
+    clientName: client?.clientName ?? String(details.params.client_id),
+    redirectHost: URL.parse(String(details.params.redirect_uri))?.host ?? "an unknown address",
+    resources: (Array.isArray(resource) ? resource : resource ? [resource] : []).map(String),
+  });
+}
+
+/** The user allowed the client: its grant gains what the request asked and was missing. */
+async function grantConsent(provider: Provider, details: InteractionDetails): Promise<string> {
+  const missing = details.prompt.details as {
+    missingOIDCScope?: string[];
+    missingOIDCClaims?: string[];
+    missingResourceScopes?: Record<string, string[]>;
+  };
+  const grant =
+    (details.grantId ? await provider.Grant.find(details.grantId) : undefined) ??
+    new provider.Grant({ accountId: details.session?.accountId, clientId: String(details.params.client_id) });
+  if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(" "));
+  if (missing.missingOIDCClaims) grant.addOIDCClaims(missing.missingOIDCClaims);
+  for (const [indicator, scopes] of Object.entries(missing.missingResourceScopes ?? {}))
+    grant.addResourceScope(indicator, scopes.join(" "));
+  return grant.save();
 }

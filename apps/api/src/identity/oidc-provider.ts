@@ -4,6 +4,7 @@ import Provider, { type Configuration, errors, type KoaContextWithOIDC } from "o
 import { type Config, EMBEDDED_ISSUER_KEY, EMBEDDED_SPA_CLIENT_ID } from "../config.ts";
 import type { Database } from "../db/client.ts";
 import { endAllSessions } from "../modules/auth/sessions.ts";
+import { isMcpResource, MCP_SCOPE } from "../modules/mcp/resources.ts";
 import { findAccountById } from "./accounts.ts";
 import { createOidcAdapterFactory } from "./oidc-adapter.ts";
 import { renderErrorPage, renderSignOutPage } from "./pages.ts";
@@ -56,7 +57,7 @@ export async function createOidcProvider(
     ],
     jwks: { keys: signingKeys as NonNullable<Configuration["jwks"]>["keys"] },
     cookies: { keys: [cookieKey] },
-    scopes: ["openid", "offline_access", "profile", "email", API_SCOPE],
+    scopes: ["openid", "offline_access", "profile", "email", API_SCOPE, MCP_SCOPE],
     claims: {
       openid: ["sub"],
       email: ["email", "email_verified"],
@@ -80,11 +81,24 @@ export async function createOidcProvider(
       };
     },
     interactions: { url: (_ctx, interaction) => `/oidc/interaction/${interaction.uid}` },
+    // Dynamic registration's redirect URIs are checked here (oidc-provider calls the validator
+    // with the whole client metadata; the SPA's own client is exempt).
+    extraClientMetadata: {
+      properties: ["redirect_uris"],
+      validator(_ctx, _key, value, metadata) {
+        if (metadata.client_id === EMBEDDED_SPA_CLIENT_ID) return;
+        const refused = refusedRedirectUri(value, origins);
+        if (refused) throw new errors.InvalidRedirectUri(refused);
+      },
+    },
     extraParams: ["screen_hint"],
     pkce: { required: () => true },
     features: {
       devInteractions: { enabled: false },
       revocation: { enabled: true },
+      // MCP clients register themselves (MCP authorization, RFC 7591): public clients with PKCE,
+      // which get tokens for MCP endpoints only, after the user's consent.
+      registration: { enabled: true, issueRegistrationAccessToken: false },
       userinfo: { enabled: true },
       rpInitiatedLogout: {
         enabled: true,
@@ -95,13 +109,17 @@ export async function createOidcProvider(
       },
       resourceIndicators: {
         enabled: true,
-        defaultResource: async () => audience,
+        defaultResource: async (_ctx, client) =>
+          client?.clientId === EMBEDDED_SPA_CLIENT_ID ? audience : undefined,
         useGrantedResource: async () => true,
-        getResourceServerInfo: async (_ctx, resource) => {
-          if (resource !== audience) throw new errors.InvalidTarget();
+        // The whole API for the SPA alone; an MCP endpoint for any client, the token then good
+        // at that endpoint only (docs/decisions/034-mcp.md).
+        getResourceServerInfo: async (_ctx, resource, client) => {
+          const forSpa = resource === audience && client.clientId === EMBEDDED_SPA_CLIENT_ID;
+          if (!forSpa && !isMcpResource(config.publicUrl, resource)) throw new errors.InvalidTarget();
           return {
-            scope: API_SCOPE,
-            audience,
+            scope: forSpa ? API_SCOPE : MCP_SCOPE,
+            audience: resource,
             accessTokenFormat: "jwt",
             accessTokenTTL: ACCESS_TOKEN_TTL_SECONDS,
             jwt: { sign: { alg: "RS256" } },
@@ -119,7 +137,8 @@ export async function createOidcProvider(
       const grant = token.grantId ? { grant_id: token.grantId } : {};
       return account ? { email: account.email, name: account.displayName, ...grant } : grant;
     },
-    // Our own SPA needs no consent screen: its grant is created on first sign-in.
+    // Our own SPA needs no consent screen: its grant is created on first sign-in. Any other
+    // client (registered by an MCP client) asks the user on the consent page (identity.routes.ts).
     async loadExistingGrant(ctx: KoaContextWithOIDC) {
       const client = ctx.oidc.client;
       const session = ctx.oidc.session;
@@ -168,4 +187,24 @@ export async function createOidcProvider(
       await endAllSessions(db, { issuer: EMBEDDED_ISSUER_KEY, subject: accountId });
   });
   return provider;
+}
+
+const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+/**
+ * Why a registered client's redirect URI is refused, if it is: only https, or http to a loopback
+ * address (a desktop client's local listener, RFC 8252), and never on the SPA's origins, so a
+ * registered client cannot receive codes meant for the SPA.
+ */
+export function refusedRedirectUri(value: unknown, spaOrigins: string[]): string | undefined {
+  if (!Array.isArray(value)) return undefined;
+  for (const uri of value) {
+    const url = typeof uri === "string" ? URL.parse(uri) : null;
+    if (!url) return "redirect_uris must be absolute URLs";
+    if (spaOrigins.includes(url.origin))
+      return `redirect_uris must not be on ${url.origin}: it is Promptmint's own`;
+    if (url.protocol === "https:" || (url.protocol === "http:" && LOOPBACK_HOSTS.has(url.hostname))) continue;
+    return `redirect_uris must use https, or http on localhost or 127.0.0.1 (refused: ${uri})`;
+  }
+  return undefined;
 }

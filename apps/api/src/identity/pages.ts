@@ -89,6 +89,31 @@ ${banner(options.error ?? (Object.keys(problems).length ? "Please fix the highli
   );
 }
 
+/**
+ * The consent page for a client that registered itself (an MCP client): who asks, where the
+ * answer goes, and what it may do, which is spend the user's wallet on paid calls.
+ */
+export function renderConsentPage(options: {
+  uid: string;
+  clientName: string;
+  redirectHost: string;
+  resources: string[];
+}): string {
+  const uid = escapeHtml(options.uid);
+  const resources = options.resources.map((url) => `<li><code>${escapeHtml(url)}</code></li>`).join("");
+  return layout(
+    "Allow access",
+    `<h1>Allow ${escapeHtml(options.clientName)} to call paid apps?</h1>
+<p class="lead">This application, which sends you back to <strong>${escapeHtml(options.redirectHost)}</strong>, asks to call Promptmint apps for you. Every call it makes is paid from your wallet or plan, at each app's price.</p>
+${resources ? `<p>It would call:</p><ul class="resources">${resources}</ul>` : ""}
+<p class="hint">It cannot see or change your account, keys or apps. Signing out everywhere ends its access.</p>
+<form method="post" action="/oidc/interaction/${uid}/consent">
+  <button type="submit" class="primary" name="decision" value="allow">Allow</button>
+  <button type="submit" name="decision" value="deny">Deny</button>
+</form>`,
+  );
+}
+
 /** RP-initiated logout: the SPA asked for it with an ID token hint, so the form submits itself. */
 export function renderSignOutPage(form: string): string {
   return layout(

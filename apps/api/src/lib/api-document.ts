@@ -9,6 +9,10 @@
 export const API_TAGS = [
   { name: "gateway", description: "Call an app: Dify-compatible service API (`/api/app/{slug}/…`)." },
   { name: "openai", description: "Call an app with OpenAI clients: `baseURL` `/api/v1`, model = app slug." },
+  {
+    name: "mcp",
+    description: "Call apps as MCP tools: `/api/app/{slug}/mcp` (one app), `/api/mcp` (the catalogue).",
+  },
   { name: "explore", description: "Public apps and their prices." },
   { name: "keys", description: "Your API keys." },
   { name: "billing", description: "Wallet, top-ups, plans and subscriptions." },

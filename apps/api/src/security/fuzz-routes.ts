@@ -48,7 +48,7 @@ export const fuzzShards = {
     "explore",
     "models",
   ],
-  billingAndGateway: ["billing", "gateway", "openai", "embed", "admin", "payouts"],
+  billingAndGateway: ["billing", "gateway", "openai", "mcp", "embed", "admin", "payouts"],
 };
 
 export function fuzzRoutes(tags: string[]): void {

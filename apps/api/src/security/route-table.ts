@@ -45,6 +45,12 @@ const upload = {
   headers: { "content-type": `multipart/form-data; boundary=${boundary}` },
 };
 
+/** An MCP client's request (Streamable HTTP): a JSON-RPC message, answers accepted in JSON or SSE. */
+const mcpRequest = {
+  payload: { jsonrpc: "2.0", id: 1, method: "tools/list", params: {} },
+  headers: { accept: "application/json, text/event-stream" },
+};
+
 const everyMethod = ["GET", "HEAD", "TRACE", "DELETE", "OPTIONS", "PATCH", "PUT", "POST", "QUERY"];
 /** The issuer's routes, their methods and a URL to try each with. */
 const issuerRoutes: [path: string, methods: string[], url: string][] = [
@@ -52,6 +58,7 @@ const issuerRoutes: [path: string, methods: string[], url: string][] = [
   ["/oidc/interaction/{uid}", ["GET"], "/oidc/interaction/no-such-uid"],
   ["/oidc/interaction/{uid}/login", ["POST"], "/oidc/interaction/no-such-uid/login"],
   ["/oidc/interaction/{uid}/register", ["POST"], "/oidc/interaction/no-such-uid/register"],
+  ["/oidc/interaction/{uid}/consent", ["POST"], "/oidc/interaction/no-such-uid/consent"],
   ["/oidc", everyMethod, "/oidc"],
   ["/oidc/{*}", everyMethod, "/oidc/.well-known/openid-configuration"],
 ];
@@ -402,6 +409,16 @@ export function routeTable(world: World): Record<string, RouteRequest> {
       class: "gateway",
       url: `${runApp}/workflows/tasks/${world.workflowRunId}/stop`,
       payload: { user: "matrix" },
+    },
+    "POST /api/app/{slug}/mcp": { class: "gateway", url: `${app}/mcp`, ...mcpRequest },
+    "POST /api/mcp": { class: "gateway-any", url: "/api/mcp", ...mcpRequest },
+    "GET /.well-known/oauth-protected-resource": {
+      class: "public",
+      url: "/.well-known/oauth-protected-resource",
+    },
+    "GET /.well-known/oauth-protected-resource/{*}": {
+      class: "public",
+      url: `/.well-known/oauth-protected-resource${app}/mcp`,
     },
     "GET /api/v1/models": { class: "gateway-any", url: "/api/v1/models" },
     "GET /api/v1/models/{model}": { class: "gateway", url: `/api/v1/models/${world.promptApp.slug}` },

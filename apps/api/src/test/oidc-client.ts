@@ -2,7 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { EMBEDDED_SPA_CLIENT_ID } from "../config.ts";
 
 /** A tiny cookie jar + redirect walker: drives the embedded issuer exactly like a browser would. */
-class Browser {
+export class Browser {
   private readonly cookies = new Map<string, string>();
 
   async request(url: string, init: RequestInit = {}): Promise<Response> {

@@ -25,12 +25,14 @@ export interface AuthGuards {
   requireUser(request: FastifyRequest): Promise<void>;
   /** A user by API key (`Bearer pm_…`) or by token: for the gateway, which both may call. */
   requireCaller(request: FastifyRequest): Promise<void>;
+  /** requireCaller at a protected resource of its own (an MCP endpoint): its tokens are accepted too. */
+  requireCallerAt(request: FastifyRequest, resource: string): Promise<void>;
   /** Creates or updates the local user from the token (login/register). */
   signInUser(token: VerifiedToken, options: { creator: boolean }): Promise<LocalUser>;
 }
 
 export function createAuthGuards(options: { verifyToken: TokenVerifier; db: Database }): AuthGuards {
-  async function requireToken(request: FastifyRequest) {
+  async function requireToken(request: FastifyRequest, resource?: string) {
     const header = request.headers.authorization;
     if (!header)
       throw new AppError(
@@ -42,7 +44,7 @@ export function createAuthGuards(options: { verifyToken: TokenVerifier; db: Data
     if (!match?.[1])
       throw new AppError("unauthorized", "Authorization header must be 'Bearer <token>'", bearerChallenge());
     try {
-      const token = await options.verifyToken(match[1]);
+      const token = await options.verifyToken(match[1], resource);
       await assertSessionLive(options.db, token);
       request.token = token;
     } catch (error) {
@@ -61,8 +63,8 @@ export function createAuthGuards(options: { verifyToken: TokenVerifier; db: Data
     return { ...token, claims: { ...token.claims, ...info, sub: token.subject } };
   }
 
-  async function requireUser(request: FastifyRequest) {
-    await requireToken(request);
+  async function requireUser(request: FastifyRequest, resource?: string) {
+    await requireToken(request, resource);
     const token = request.token as VerifiedToken;
     const user =
       (await findUserByToken(options.db, token)) ??
@@ -74,32 +76,35 @@ export function createAuthGuards(options: { verifyToken: TokenVerifier; db: Data
     request.user = user;
   }
 
+  async function requireCaller(request: FastifyRequest, resource?: string) {
+    const match = /^Bearer\s+(pm_\S+)$/i.exec(request.headers.authorization ?? "");
+    if (!match?.[1]) return requireUser(request, resource);
+    const found = await findUserByApiKey(options.db, match[1]);
+    if (!found)
+      throw new AppError(
+        "unauthorized",
+        "API key is invalid or has been revoked",
+        bearerChallenge("invalid_token"),
+      );
+    if (!found.user.isActive) throw new AppError("forbidden", "This account is deactivated");
+    if (found.suspended)
+      throw new AppError(
+        "account_suspended",
+        "This account is suspended by the operator: its API keys are refused",
+      );
+    refuseExpiredKey(found.scope);
+    refuseAppNotAllowed(found.scope, (request.params as { slug?: unknown } | undefined)?.slug);
+    request.user = found.user;
+    request.apiKeyId = found.scope.keyId;
+    request.apiKeyScope = found.scope;
+  }
+
   // Marked so that their routes keep the full body limit (lib/body-limits.ts).
   return {
-    requireToken: authenticates(requireToken),
-    requireUser: authenticates(requireUser),
-    requireCaller: authenticates(async (request: FastifyRequest) => {
-      const match = /^Bearer\s+(pm_\S+)$/i.exec(request.headers.authorization ?? "");
-      if (!match?.[1]) return requireUser(request);
-      const found = await findUserByApiKey(options.db, match[1]);
-      if (!found)
-        throw new AppError(
-          "unauthorized",
-          "API key is invalid or has been revoked",
-          bearerChallenge("invalid_token"),
-        );
-      if (!found.user.isActive) throw new AppError("forbidden", "This account is deactivated");
-      if (found.suspended)
-        throw new AppError(
-          "account_suspended",
-          "This account is suspended by the operator: its API keys are refused",
-        );
-      refuseExpiredKey(found.scope);
-      refuseAppNotAllowed(found.scope, (request.params as { slug?: unknown } | undefined)?.slug);
-      request.user = found.user;
-      request.apiKeyId = found.scope.keyId;
-      request.apiKeyScope = found.scope;
-    }),
+    requireToken: authenticates((request: FastifyRequest) => requireToken(request)),
+    requireUser: authenticates((request: FastifyRequest) => requireUser(request)),
+    requireCaller: authenticates((request: FastifyRequest) => requireCaller(request)),
+    requireCallerAt: requireCaller,
     async signInUser(token, { creator }) {
       const user = await upsertUserFromToken(options.db, await withProfileClaims(token), {
         creator,

@@ -26,7 +26,11 @@ export interface VerifiedToken {
   raw: string;
 }
 
-export type TokenVerifier = ((token: string) => Promise<VerifiedToken>) & {
+/**
+ * `resource`: a protected resource besides the API whose tokens the caller also accepts (an MCP
+ * endpoint, modules/mcp/resources.ts): a token for it is valid there and nowhere else.
+ */
+export type TokenVerifier = ((token: string, resource?: string) => Promise<VerifiedToken>) & {
   /** Profile claims from the issuer's userinfo endpoint, for issuers whose access tokens carry no email. */
   fetchUserInfo(token: string): Promise<Record<string, unknown> | undefined>;
 };
@@ -73,12 +77,12 @@ export function createTokenVerifier(options: {
     return keySet;
   }
 
-  const verify = async (token: string): Promise<VerifiedToken> => {
+  const verify = async (token: string, resource?: string): Promise<VerifiedToken> => {
     const jwks = await getKeySet();
     try {
       const { payload } = await jwtVerify(token, jwks, {
         issuer: options.issuer,
-        audience: options.audience,
+        audience: resource ? [options.audience, resource] : options.audience,
         clockTolerance: CLOCK_TOLERANCE_S,
         algorithms: ["RS256", "RS384", "RS512", "PS256", "ES256", "ES384", "EdDSA"],
         requiredClaims: ["sub", "exp", "iat"],

@@ -176,6 +176,34 @@ describe("explore app page", () => {
     expect(await within(openai).findByText("Copied")).toBeDefined();
   });
 
+  it("shows how to add the app to an MCP client, with a key or by signing in", async () => {
+    stubFetch({ [DETAIL]: () => jsonResponse(exploreAppDetailFixture()) });
+    const writeText = vi.fn(async () => undefined);
+    Object.defineProperty(navigator, "clipboard", { value: { writeText }, configurable: true });
+    renderRoute("/explore/haiku-writer");
+
+    const withKey = await screen.findByRole("region", { name: "With an API key" });
+    expect(screen.getByText("http://localhost:3000/api/app/haiku-writer/mcp")).toBeDefined();
+    expect(screen.getByText("http://localhost:3000/api/mcp")).toBeDefined();
+    expect(JSON.parse(within(withKey).getByText(/mcpServers/).textContent ?? "")).toEqual({
+      mcpServers: {
+        "haiku-writer": {
+          url: "http://localhost:3000/api/app/haiku-writer/mcp",
+          headers: { Authorization: "Bearer YOUR_API_KEY" },
+        },
+      },
+    });
+    const signIn = screen.getByRole("region", { name: "With sign-in (OAuth)" });
+    await userEvent.click(within(signIn).getByRole("button", { name: "Copy config With sign-in (OAuth)" }));
+    expect(writeText).toHaveBeenCalledWith(
+      JSON.stringify(
+        { mcpServers: { "haiku-writer": { url: "http://localhost:3000/api/app/haiku-writer/mcp" } } },
+        null,
+        2,
+      ),
+    );
+  });
+
   it("says the app was not found for a slug that is not listed", async () => {
     stubFetch({
       "GET /api/explore/apps/gone": () =>

@@ -12,6 +12,7 @@ import { useRuntimeConfig } from "../../lib/runtime-config";
 import { useExploreApp } from "./api/get-explore-app";
 import { CodeSamplesCard } from "./code-samples-card";
 import { AppKindBadges } from "./explore-app-card";
+import { McpClientCard } from "./mcp-client-card";
 import { TryAppCard } from "./try-app-card";
 
 /** /explore/{slug}: a public app, to try and to call. */
@@ -71,6 +72,7 @@ function ExploreAppDetails({ app }: { app: ExploreAppDetail }) {
               takesQuery: app.takes_query,
             }}
           />
+          <McpClientCard origin={public_url} slug={app.slug} />
         </div>
         <div className="space-y-6">
           <Card>

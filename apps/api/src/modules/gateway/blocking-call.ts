@@ -1,0 +1,69 @@
+import type { FastifyRequest } from "fastify";
+import type { ApplicationRow } from "../../db/schema/index.ts";
+import { AppError } from "../../lib/errors.ts";
+import type { LocalUser } from "../auth/auth.service.ts";
+import type { ChatMessage } from "../models/llm.ts";
+import type { ExecutionResult, GatewayInput } from "./execution.ts";
+import { type GatewayDeps, type Mode, prepareExecution } from "./gateway-call.ts";
+import { type CallCharge, openPaidCall, type PaidCall } from "./paid-call.ts";
+
+/** A blocking call that was answered and paid: the answer, what it cost, and its invocation's ids. */
+export interface BlockingCallAnswer {
+  result: ExecutionResult;
+  charge: CallCharge;
+  paid: Pick<PaidCall, "messageId" | "createdAt" | "started">;
+}
+
+/**
+ * One blocking paid call, the same on every endpoint that answers in one piece: prepare → pay
+ * (402 before anything runs) → generate → record. The answer is charged exactly once, and only
+ * once it is recorded; a failed upstream gives back what was taken and is recorded as failed
+ * (docs/decisions/025), then thrown as an AppError for the endpoint to answer in its own shape.
+ */
+export async function runBlockingCall(
+  deps: Pick<GatewayDeps, "db" | "llm" | "secrets" | "safeFetch" | "feePercent" | "publicUrl">,
+  options: {
+    request: FastifyRequest;
+    caller: LocalUser;
+    application: ApplicationRow;
+    mode: Mode;
+    input: GatewayInput;
+    history?: ChatMessage[];
+    /** The caller's cap on the price (max-price.ts); above it the call is refused unpaid. */
+    maxPriceCents?: number;
+  },
+): Promise<BlockingCallAnswer> {
+  const { request, caller, application, mode, input } = options;
+  const execution = await prepareExecution(deps, {
+    app: application,
+    caller,
+    input,
+    mode,
+    history: options.history,
+  });
+  const paid = await openPaidCall(deps.db, {
+    request,
+    caller,
+    application,
+    execution,
+    mode,
+    input,
+    feePercent: deps.feePercent,
+    topUpUrl: `${deps.publicUrl}/wallet`,
+    maxPriceCents: options.maxPriceCents,
+  });
+  let result: ExecutionResult;
+  try {
+    result = await execution.generate();
+  } catch (error) {
+    const appError =
+      error instanceof AppError ? error : new AppError("upstream_failed", "The upstream failed to answer");
+    await paid.release();
+    await paid
+      .record("error", undefined, appError)
+      .catch((err) => request.log.error({ err }, "could not record a failed invocation"));
+    throw appError;
+  }
+  const charge = await paid.record("success", result);
+  return { result, charge, paid };
+}

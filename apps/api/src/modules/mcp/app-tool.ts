@@ -1,0 +1,84 @@
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { EMPTY_IO_SCHEMA, type IoSchema, IoSchemaSchema } from "@promptmint/contracts";
+import type { Database } from "../../db/client.ts";
+import type { ApplicationRow } from "../../db/schema/index.ts";
+import { invalidFields } from "../../lib/errors.ts";
+import { effectivePriceCents, upcomingPrice } from "../billing/price-changes.ts";
+import { centsAsDollars } from "../gateway/charge.ts";
+import type { GatewayInput } from "../gateway/execution.ts";
+import { naturalModeOf } from "../gateway/gateway-call.ts";
+import { loadPrompt } from "../prompts/prompts.service.ts";
+
+/** An app's schemas as an MCP tool sees them. */
+export interface AppSchemas {
+  inputSchema: IoSchema;
+  outputSchema: IoSchema | null;
+  /** Whether the call takes a `query` besides its inputs (chat apps and workflows). */
+  takesQuery: boolean;
+}
+
+const QUERY_PROPERTY = {
+  type: "string" as const,
+  description: "The message to send (chat apps and workflows)",
+};
+
+/** The active prompt's schemas; a workflow declares none, so its inputs pass through as they are. */
+export async function loadAppSchemas(db: Database, app: ApplicationRow): Promise<AppSchemas> {
+  if (app.type !== "prompt") return { inputSchema: EMPTY_IO_SCHEMA, outputSchema: null, takesQuery: true };
+  const { active } = await loadPrompt(db, app);
+  return {
+    inputSchema: IoSchemaSchema.parse(active.inputSchema),
+    outputSchema: active.outputSchema ? IoSchemaSchema.parse(active.outputSchema) : null,
+    takesQuery: naturalModeOf(app) === "chat",
+  };
+}
+
+/** The price as people read it, with an announced increase (decision 021): "$0.30 per call (…)". */
+export function describePrice(app: ApplicationRow): string {
+  const price = `$${centsAsDollars(effectivePriceCents(app))} per call`;
+  const upcoming = upcomingPrice(app);
+  return upcoming
+    ? `${price} (from ${upcoming.at.toISOString()}: $${centsAsDollars(upcoming.cents)} per call)`
+    : price;
+}
+
+/**
+ * The tool's argument schema: the app's input schema, plus a required `query` string for apps
+ * that take one. A workflow declares no inputs: any other argument is passed to it as an input.
+ */
+export function toolInputSchema(app: ApplicationRow, schemas: AppSchemas): Tool["inputSchema"] {
+  const { inputSchema, takesQuery } = schemas;
+  if (!takesQuery || "query" in inputSchema.properties) return inputSchema as Tool["inputSchema"];
+  return {
+    ...inputSchema,
+    properties: { ...inputSchema.properties, query: QUERY_PROPERTY },
+    required: [...(inputSchema.required ?? []), "query"],
+    ...(app.type === "workflow" ? { additionalProperties: true } : {}),
+  } as Tool["inputSchema"];
+}
+
+/** The MCP tool of one app: named by its slug, described with its price. */
+export function appTool(app: ApplicationRow, schemas: AppSchemas): Tool {
+  const description = [app.description.trim() || app.name, `Price: ${describePrice(app)}.`].join("\n\n");
+  return {
+    name: app.slug,
+    title: app.name,
+    description,
+    inputSchema: toolInputSchema(app, schemas),
+    ...(schemas.outputSchema ? { outputSchema: schemas.outputSchema as Tool["outputSchema"] } : {}),
+  };
+}
+
+/** A tool call's arguments as a gateway call's input: `query` apart (when the tool added it), the rest as inputs. */
+export function gatewayInputOf(schemas: AppSchemas, args: Record<string, unknown> | undefined): GatewayInput {
+  const { query, ...rest } = args ?? {};
+  const queryIsInput = "query" in schemas.inputSchema.properties;
+  if (!schemas.takesQuery || queryIsInput)
+    return {
+      inputs: args ?? {},
+      query: queryIsInput && typeof query === "string" ? query : undefined,
+      response_mode: "blocking",
+    };
+  if (query !== undefined && typeof query !== "string") throw invalidFields({ query: "must be a string" });
+  return { inputs: rest, query, response_mode: "blocking" };
+}

@@ -1,0 +1,72 @@
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { FastifyRequest } from "fastify";
+import type { ApplicationRow } from "../../db/schema/index.ts";
+import { AppError } from "../../lib/errors.ts";
+import type { LocalUser } from "../auth/auth.service.ts";
+import { runBlockingCall } from "../gateway/blocking-call.ts";
+import { centsAsDollars } from "../gateway/charge.ts";
+import type { GatewayDeps } from "../gateway/gateway-call.ts";
+import { naturalModeOf } from "../gateway/gateway-call.ts";
+import { type AppSchemas, describePrice, gatewayInputOf } from "./app-tool.ts";
+
+/** What a tool result says it cost (decision 029), in `_meta` under our own prefix. */
+export const CHARGE_META_KEY = "promptmint/charge";
+
+/**
+ * Runs one app as a tool: a blocking paid call through the gateway's path (blocking-call.ts).
+ * What the caller can fix — bad inputs, not enough money (402 with the price and where to top
+ * up), a failed upstream (not charged) — comes back as a tool error the model can read.
+ */
+export async function callAppAsTool(
+  deps: GatewayDeps,
+  options: {
+    request: FastifyRequest;
+    caller: LocalUser;
+    application: ApplicationRow;
+    schemas: AppSchemas;
+    args: Record<string, unknown> | undefined;
+  },
+): Promise<CallToolResult> {
+  const { request, caller, application, schemas } = options;
+  try {
+    const input = gatewayInputOf(schemas, options.args);
+    const { result, charge, paid } = await runBlockingCall(deps, {
+      request,
+      caller,
+      application,
+      mode: naturalModeOf(application),
+      input,
+    });
+    const charged = `Charged: $${centsAsDollars(charge.chargedCents)} (paid by ${charge.paidBy}).`;
+    return {
+      content: [{ type: "text", text: result.answer }],
+      ...(schemas.outputSchema ? { structuredContent: JSON.parse(result.answer) } : {}),
+      _meta: {
+        [CHARGE_META_KEY]: {
+          charged_cents: charge.chargedCents,
+          paid_by: charge.paidBy,
+          message_id: paid.messageId,
+          summary: charged,
+        },
+      },
+    };
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    return { isError: true, content: [{ type: "text", text: toolErrorText(deps, application, error) }] };
+  }
+}
+
+/** A refusal the model can act on: a 402 always names the price and the top-up link. */
+function toolErrorText(deps: GatewayDeps, application: ApplicationRow, error: AppError): string {
+  const text = `${error.status} ${error.code}: ${error.message}`;
+  if (error.status !== 402) return `${text} Nothing was charged.`;
+  const topUp = `${deps.publicUrl}/wallet`;
+  return [
+    text,
+    `This app costs ${describePrice(application)}.`,
+    error.message.includes(topUp) ? "" : `Top up at ${topUp}.`,
+    "Nothing was charged.",
+  ]
+    .filter(Boolean)
+    .join(" ");
+}

@@ -1,0 +1,170 @@
+import { auth } from "@modelcontextprotocol/sdk/client/auth.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EMBEDDED_SPA_CLIENT_ID } from "../../config.ts";
+import { type Caller, createCaller } from "../../test/caller.ts";
+import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
+import { answerAuthorization, MemoryOAuthProvider } from "../../test/mcp-oauth.ts";
+import { startTestServer, type TestServer } from "../../test/server.ts";
+
+let testDb: TestDatabase;
+let server: TestServer;
+let creator: Caller;
+let slug: string;
+let otherSlug: string;
+const redirectUrl = "http://127.0.0.1:9/callback";
+
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+  server = await startTestServer(testDb);
+  creator = await createCaller(server.baseUrl, "MCP Creator");
+  for (const name of ["Alpha Tool", "Beta Tool"]) {
+    const { body } = await creator.api("POST", "/api/app/", { body: { name, visibility: "public" } });
+    await creator.api("PATCH", `/api/app/${body.slug}/update_status/`, { body: { status: "live" } });
+    if (slug) otherSlug = body.slug;
+    else slug = body.slug;
+  }
+});
+afterAll(async () => {
+  await server?.stop();
+  await testDb?.destroy();
+});
+
+const mcpCall = (path: string, authorization?: string) =>
+  fetch(`${server.baseUrl}${path}`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      ...(authorization ? { authorization } : {}),
+    },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
+  });
+
+const register = (metadata: Record<string, unknown>) =>
+  fetch(`${server.baseUrl}/oidc/reg`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ token_endpoint_auth_method: "none", client_name: "Probe", ...metadata }),
+  });
+
+/** Runs the SDK's OAuth flow for an app's MCP endpoint up to the consent decision. */
+async function authorize(target: string, decision: "allow" | "deny") {
+  const provider = new MemoryOAuthProvider(redirectUrl);
+  const serverUrl = new URL(`${server.baseUrl}/api/app/${target}/mcp`);
+  await auth(provider, { serverUrl });
+  const { callback } = await answerAuthorization(provider.authorizationUrl as URL, {
+    email: creator.email,
+    password: "correct-horse-7",
+    redirectUrl,
+    decision,
+  });
+  return { provider, serverUrl, callback };
+}
+
+describe("MCP authorization", () => {
+  it("answers 401 with a challenge naming the endpoint's resource metadata", async () => {
+    const response = await mcpCall(`/api/app/${slug}/mcp`);
+    expect(response.status).toBe(401);
+    expect(response.headers.get("www-authenticate")).toBe(
+      `Bearer resource_metadata="${server.baseUrl}/.well-known/oauth-protected-resource/api/app/${slug}/mcp", scope="mcp"`,
+    );
+    const bad = await mcpCall("/api/mcp", "Bearer not-a-token");
+    expect(bad.status).toBe(401);
+    expect(bad.headers.get("www-authenticate")).toBe(
+      `Bearer error="invalid_token", resource_metadata="${server.baseUrl}/.well-known/oauth-protected-resource/api/mcp", scope="mcp"`,
+    );
+  });
+
+  it("publishes protected resource metadata for each endpoint and the issuer's metadata at the root", async () => {
+    const read = async (path: string) => (await fetch(`${server.baseUrl}${path}`)).json();
+    const issuer = `${server.baseUrl}/oidc`;
+    expect(await read(`/.well-known/oauth-protected-resource/api/app/${slug}/mcp`)).toMatchObject({
+      resource: `${server.baseUrl}/api/app/${slug}/mcp`,
+      authorization_servers: [issuer],
+      scopes_supported: ["mcp"],
+      bearer_methods_supported: ["header"],
+    });
+    expect(await read("/.well-known/oauth-protected-resource/api/mcp")).toMatchObject({
+      resource: `${server.baseUrl}/api/mcp`,
+    });
+    expect(await read("/.well-known/oauth-protected-resource")).toMatchObject({
+      resource: `${server.baseUrl}/api/mcp`,
+    });
+    expect(await read("/.well-known/oauth-authorization-server/oidc")).toMatchObject({
+      issuer,
+      registration_endpoint: `${issuer}/reg`,
+      token_endpoint: `${issuer}/token`,
+      code_challenge_methods_supported: ["S256"],
+    });
+  });
+
+  it("reads bodies past the public limit once the caller is known (long tool arguments)", async () => {
+    const key = (await creator.api("POST", "/api/keys/", { body: { name: "long" } })).body.key;
+    const response = await fetch(`${server.baseUrl}/api/app/${slug}/mcp`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        authorization: `Bearer ${key}`,
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/list",
+        params: { _meta: { pad: "x".repeat(64_000) } },
+      }),
+    });
+    expect(response.status).toBe(200);
+    expect((await response.json()).result.tools[0].name).toBe(slug);
+  });
+
+  it("refuses GET and DELETE: the server is stateless", async () => {
+    for (const method of ["GET", "DELETE"]) {
+      const response = await fetch(`${server.baseUrl}/api/app/${slug}/mcp`, { method });
+      expect(response.status).toBe(405);
+      expect(response.headers.get("allow")).toBe("POST");
+    }
+  });
+
+  it("registers public clients with https or loopback redirect URIs, never the SPA's", async () => {
+    const good = await register({ redirect_uris: ["http://localhost:33418/cb", "https://agent.example/cb"] });
+    expect(good.status).toBe(201);
+    for (const uri of ["http://agent.example/cb", `${server.baseUrl}/auth/callback`, "javascript:alert(1)"]) {
+      const refused = await register({ redirect_uris: [uri] });
+      expect(refused.status).toBe(400);
+      expect(await refused.json()).toMatchObject({ error: "invalid_redirect_uri" });
+    }
+    const squatter = await register({ client_id: EMBEDDED_SPA_CLIENT_ID, redirect_uris: [redirectUrl] });
+    expect((await squatter.json()).client_id).not.toBe(EMBEDDED_SPA_CLIENT_ID);
+  });
+
+  it("gives no token when the user denies consent", async () => {
+    const { provider, callback } = await authorize(slug, "deny");
+    expect(callback.searchParams.get("error")).toBe("access_denied");
+    expect(callback.searchParams.get("code")).toBeNull();
+    expect(provider.saved).toBeUndefined();
+  });
+
+  it("issues a token good at its MCP endpoint only", async () => {
+    const { provider, serverUrl, callback } = await authorize(slug, "allow");
+    await auth(provider, { serverUrl, authorizationCode: callback.searchParams.get("code") as string });
+    const token = `Bearer ${provider.saved?.access_token}`;
+    expect((await mcpCall(`/api/app/${slug}/mcp`, token)).status).toBe(200);
+    expect((await mcpCall(`/api/app/${otherSlug}/mcp`, token)).status).toBe(401);
+    expect((await mcpCall("/api/mcp", token)).status).toBe(401);
+    expect((await creator.api("GET", "/api/wallet/", { auth: provider.saved?.access_token })).status).toBe(
+      401,
+    );
+  });
+
+  it("refuses a registered client a token for the whole API", async () => {
+    const provider = new MemoryOAuthProvider(redirectUrl);
+    await auth(provider, { serverUrl: new URL(`${server.baseUrl}/api/app/${slug}/mcp`) });
+    const authorizationUrl = new URL(String(provider.authorizationUrl));
+    authorizationUrl.searchParams.set("resource", `${server.baseUrl}/api`);
+    const response = await fetch(authorizationUrl, { redirect: "manual" });
+    const location = new URL(String(response.headers.get("location")), server.baseUrl);
+    expect(location.toString().startsWith(redirectUrl)).toBe(true);
+    expect(location.searchParams.get("error")).toBe("invalid_target");
+  });
+});
