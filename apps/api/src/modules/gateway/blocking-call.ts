@@ -1,11 +1,10 @@
 import type { FastifyRequest } from "fastify";
 import type { ApplicationRow } from "../../db/schema/index.ts";
-import { AppError } from "../../lib/errors.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import type { ChatMessage } from "../models/llm.ts";
 import type { ExecutionResult, GatewayInput } from "./execution.ts";
 import { type GatewayDeps, type Mode, prepareExecution } from "./gateway-call.ts";
-import { type CallCharge, openPaidCall, type PaidCall } from "./paid-call.ts";
+import { type CallCharge, generatePaid, openPaidCall, type PaidCall } from "./paid-call.ts";
 
 /** A blocking call that was answered and paid: the answer, what it cost, and its invocation's ids. */
 export interface BlockingCallAnswer {
@@ -16,9 +15,9 @@ export interface BlockingCallAnswer {
 
 /**
  * One blocking paid call, the same on every endpoint that answers in one piece: prepare → pay
- * (402 before anything runs) → generate → record. The answer is charged exactly once, and only
- * once it is recorded; a failed upstream gives back what was taken and is recorded as failed
- * (docs/decisions/025), then thrown as an AppError for the endpoint to answer in its own shape.
+ * (402 before anything runs) → generate and record (paid-call.ts generatePaid). The answer is
+ * charged exactly once, and only once it is recorded; a failed upstream gives back what was taken
+ * (docs/decisions/025) and is thrown as an AppError for the endpoint to answer in its own shape.
  */
 export async function runBlockingCall(
   deps: Pick<GatewayDeps, "db" | "llm" | "secrets" | "safeFetch" | "feePercent" | "publicUrl">,
@@ -52,18 +51,6 @@ export async function runBlockingCall(
     topUpUrl: `${deps.publicUrl}/wallet`,
     maxPriceCents: options.maxPriceCents,
   });
-  let result: ExecutionResult;
-  try {
-    result = await execution.generate();
-  } catch (error) {
-    const appError =
-      error instanceof AppError ? error : new AppError("upstream_failed", "The upstream failed to answer");
-    await paid.release();
-    await paid
-      .record("error", undefined, appError)
-      .catch((err) => request.log.error({ err }, "could not record a failed invocation"));
-    throw appError;
-  }
-  const charge = await paid.record("success", result);
+  const { result, charge } = await generatePaid(paid, execution);
   return { result, charge, paid };
 }
