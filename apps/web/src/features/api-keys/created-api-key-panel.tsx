@@ -27,13 +27,14 @@ export function CreatedApiKeyPanel({ apiKey, onDismiss }: { apiKey: CreatedApiKe
             <label htmlFor="created-key-value" className="sr-only">
               New API key
             </label>
+            {/* Its line is tall enough for the key's underscores (`pm_…`), which text-xs cut off. */}
             <input
               id="created-key-value"
               readOnly
               value={apiKey.key}
               aria-describedby="created-key-note"
               onFocus={(event) => event.currentTarget.select()}
-              className={cn(inputClasses, "font-mono text-xs sm:text-sm")}
+              className={cn(inputClasses, "font-mono text-xs leading-6 sm:text-sm")}
             />
             <CopyButton text={apiKey.key} className="h-10 shrink-0" />
           </div>

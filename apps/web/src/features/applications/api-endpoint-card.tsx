@@ -30,7 +30,8 @@ export function ApiEndpointCard({ application }: { application: Application }) {
             <span className="mr-2 font-semibold text-green-400">POST</span>
             <UrlPath path={path} />
           </code>
-          <CopyButton text={path} label="Copy endpoint" className="shrink-0" />
+          {/* The whole URL: pasted into a client or curl, a bare path means nothing. */}
+          <CopyButton text={`${window.location.origin}${path}`} label="Copy endpoint" className="shrink-0" />
         </div>
         <div className="flex flex-wrap gap-2">
           <ButtonLink to={`/api-test?app=${encodeURIComponent(application.slug)}`} size="sm">
