@@ -193,7 +193,11 @@ describe("11. creators' patterns cannot freeze the process", () => {
     expect(elapsed).toBeLessThan(2_000);
 
     const huge = await creator.api("POST", `/api/app/${slug}/prompt/test-config/`, {
-      body: { prompt_template: "{{x}}".repeat(2_000), test_inputs: { x: "y".repeat(1_000) } },
+      body: {
+        prompt_template: "{{x}}".repeat(2_000),
+        input_schema: { type: "object", properties: { x: { type: "string" } }, required: ["x"] },
+        test_inputs: { x: "y".repeat(1_000) },
+      },
     });
     expect(huge.body.success).toBe(false);
     expect(huge.body.message).toContain("more than the limit of 1000000");
