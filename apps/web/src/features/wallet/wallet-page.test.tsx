@@ -207,7 +207,8 @@ describe("wallet", () => {
     await act(() => router.navigate("/wallet"));
 
     await waitFor(() => expect(balances().getByText("Balance").nextSibling?.textContent).toBe("$4.20"));
-    expect(api.callsTo("GET /api/wallet/")).toHaveLength(2);
+    // The wallet, the profile's balance, the wallet again: each visit reads it afresh.
+    expect(api.callsTo("GET /api/wallet/")).toHaveLength(3);
   });
 
   it("says 'Payment was not completed successfully' with the decline as detail, and leaves the balance alone", async () => {
