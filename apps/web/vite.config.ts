@@ -32,7 +32,8 @@ export default defineConfig({
         // (lib/profile-query.ts); the bundler keeps it in the lazily loaded contracts chunk the
         // signed-in pages share, which is what that import is for. The warning says nothing a
         // person starting the product could act on.
-        if (log.code === "INEFFECTIVE_DYNAMIC_IMPORT" && log.message.includes("contracts/src/auth.ts")) return;
+        if (log.code === "INEFFECTIVE_DYNAMIC_IMPORT" && log.message.includes("contracts/src/auth.ts"))
+          return;
         handler(level, log);
       },
     },

@@ -92,7 +92,9 @@ describe("profile settings", () => {
     });
     renderProfile();
 
-    expect(await screen.findByText("Free — no monthly fee; the platform takes its fee per paid call")).toBeDefined();
+    expect(
+      await screen.findByText("Free — no monthly fee; the platform takes its fee per paid call"),
+    ).toBeDefined();
     expect(screen.getByText("Credits")).toBeDefined();
   });
 
