@@ -103,6 +103,8 @@ export function PromptBuilderBasicTab({
           required
           value={values.price}
           error={errors.price}
+          // SPEC §9 takes dollars here and cents on the other screens: say what it is in cents.
+          hint={centsHint(values.price)}
           onChange={(event) => onChange({ price: event.target.value })}
         />
       </div>
@@ -127,4 +129,11 @@ export function PromptBuilderBasicTab({
       />
     </div>
   );
+}
+
+/** The price typed in dollars, as the cents it is charged in ("= 5¢ per call"). */
+function centsHint(price: string): string | undefined {
+  const dollars = Number(price);
+  if (!price.trim() || !Number.isFinite(dollars) || dollars <= 0) return undefined;
+  return `= ${Math.round(dollars * 100)}¢ per call`;
 }

@@ -118,6 +118,8 @@ describe("prompt builder (create)", () => {
     await userEvent.selectOptions(input("Visibility"), "public");
     await userEvent.clear(input("Price per Call (USD)"));
     await userEvent.type(input("Price per Call (USD)"), "0.255");
+    // Dollars here, cents elsewhere: the field says what it is charged as.
+    expect(screen.getByText("= 26¢ per call")).toBeDefined();
     setEditorText("System Prompt", "You are a writer.");
     setEditorText("User Prompt Template", "Write about {{topic}}.");
 
