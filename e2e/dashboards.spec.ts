@@ -53,9 +53,12 @@ test("a new person without apps gets first steps, Explore and Wallet, and a prof
   await expect(page).toHaveURL(/\/wallet$/);
 
   await page.goto("/profile");
-  await expect(page.getByText("Wallet Balance")).toBeVisible();
+  // SPEC §6's Plan and Credits, with meaning: the credits are the wallet's balance.
+  await expect(page.getByText("Credits", { exact: true })).toBeVisible();
   await expect(page.getByText("$0.00").first()).toBeVisible();
-  await expect(page.getByText("Credits")).toBeHidden();
+  await expect(
+    page.getByText("Free — no monthly fee; the platform takes its fee per paid call"),
+  ).toBeVisible();
   await screenshots(page, testInfo, "profile");
   await expectFitsPhone(page);
 });
