@@ -21,6 +21,9 @@ test("a creator builds a prompt app, publishes it, and calls it with an API key"
   await expect(page).toHaveURL(/\/applications\/create$/);
   await page.getByLabel("Application Name").fill(name);
   await page.getByLabel("Description").fill("Writes about any tea.");
+  // A chat app: the API console tests it both ways (completion-messages answers every prompt app,
+  // chat-messages only chat apps, as Dify's does).
+  await page.getByLabel("Interaction Mode").selectOption("chat");
   await page.getByRole("button", { name: "Create Application" }).click();
   await expect(page.getByRole("heading", { name, level: 1 })).toBeVisible();
   const slug = new URL(page.url()).pathname.split("/").pop() ?? "";

@@ -16,7 +16,9 @@ test("a new person signs up, edits their profile, signs out and is sent back to 
   await expect(page.getByLabel("Email")).toHaveValue(person.email);
   await expect(page.getByLabel("Email")).toBeDisabled();
   await expect(page.getByText("Email cannot be changed through this form.")).toBeVisible();
-  await expect(page.getByText("free", { exact: true })).toBeVisible();
+  await expect(
+    page.getByText("Free — no monthly fee; the platform takes its fee per paid call"),
+  ).toBeVisible();
 
   await page.getByLabel("First Name").fill("Grace");
   await page.getByLabel("Last Name").fill("Hopper");
