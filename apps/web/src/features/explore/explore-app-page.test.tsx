@@ -194,7 +194,7 @@ describe("explore app page", () => {
       },
     });
     const signIn = screen.getByRole("region", { name: "With sign-in (OAuth)" });
-    await userEvent.click(within(signIn).getByRole("button", { name: "Copy config With sign-in (OAuth)" }));
+    await userEvent.click(within(signIn).getByRole("button", { name: "Copy config" }));
     expect(writeText).toHaveBeenCalledWith(
       JSON.stringify(
         { mcpServers: { "haiku-writer": { url: "http://localhost:3000/api/app/haiku-writer/mcp" } } },

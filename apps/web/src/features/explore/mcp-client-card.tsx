@@ -22,7 +22,7 @@ export function McpClientCard({ origin, slug }: { origin: string; slug: string }
           <section key={config.id} aria-label={config.label} className="space-y-2">
             <div className="flex items-center justify-between gap-2">
               <h3 className="text-sm font-semibold text-slate-900">{config.label}</h3>
-              <CopyButton text={config.code} label={`Copy config ${config.label}`} />
+              <CopyButton text={config.code} label="Copy config" />
             </div>
             <p className="text-sm text-slate-600">
               {config.id === "api-key" ? (
