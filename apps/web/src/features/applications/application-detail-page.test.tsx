@@ -219,6 +219,8 @@ describe("application detail", () => {
     await userEvent.selectOptions(form.getByLabelText("Visibility"), "embed");
     await userEvent.clear(price);
     await userEvent.type(price, "75");
+    // Typed in cents: the dollars it means are said under the field as it is typed.
+    expect(form.getByText(/^= \$0\.75 per call\. A lower price applies at once/)).toBeDefined();
     await userEvent.click(form.getByRole("button", { name: "Save Changes" }));
 
     expect(await screen.findByRole("heading", { name: "Post Writer", level: 1 })).toBeDefined();
@@ -282,7 +284,9 @@ describe("application detail", () => {
     await userEvent.click(screen.getByRole("button", { name: "Edit" }));
     const form = within(await waitFor(() => card("Edit Application")));
     expect((form.getByLabelText("Price per Call (cents)") as HTMLInputElement).value).toBe("400");
-    expect(form.getByText(`Rises to $4.00 per call on ${when}; callers pay $1.50 until then.`)).toBeDefined();
+    expect(
+      form.getByText(`= $4.00 per call. Rises to $4.00 per call on ${when}; callers pay $1.50 until then.`),
+    ).toBeDefined();
     await userEvent.type(form.getByLabelText("Name"), " 2");
     await userEvent.click(form.getByRole("button", { name: "Save Changes" }));
 

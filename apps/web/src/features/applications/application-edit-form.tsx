@@ -3,15 +3,16 @@ import { Save } from "lucide-react";
 import { useForm } from "react-hook-form";
 import { toast } from "sonner";
 import { Alert } from "../../components/ui/alert";
+import { VISIBILITY_OPTIONS } from "../../components/ui/basic-settings-fields";
 import { Button } from "../../components/ui/button";
 import { Card, CardBody, CardHeader } from "../../components/ui/card";
+import { centsOfEntry, PriceField } from "../../components/ui/price-field";
 import { SelectField } from "../../components/ui/select-field";
 import { TextField } from "../../components/ui/text-field";
 import { TextareaField } from "../../components/ui/textarea-field";
 import { ApiClientError, getErrorMessage } from "../../lib/api-client";
 import { formatCents, formatPriceNotice, priceChangeHint, scheduledPriceCents } from "../../lib/format";
 import { useUpdateApplication } from "./api/update-application";
-import { centsFromInput, VISIBILITY_OPTIONS } from "./application-options";
 
 // SPEC §5: the price minimum is the input's own; the server still answers field errors.
 type ApplicationEditValues = Pick<Application, "name" | "description" | "visibility" | "price_cents">;
@@ -47,6 +48,7 @@ export function ApplicationEditForm({
     register,
     handleSubmit,
     setError,
+    watch,
     formState: { errors },
   } = useForm<ApplicationEditValues>({
     defaultValues: {
@@ -97,18 +99,16 @@ export function ApplicationEditForm({
               error={errors.visibility?.message}
               {...register("visibility")}
             />
-            <TextField
-              label="Price per Call (cents)"
-              type="number"
-              inputMode="numeric"
+            <PriceField
+              unit="cents"
               min={MIN_PRICE_CENTS}
-              step={1}
-              hint={
+              amount={watch("price_cents")}
+              note={
                 priceChangeHint(application, " per call") ??
                 "A lower price applies at once; a higher one is announced to callers and applies after a notice period."
               }
               error={errors.price_cents?.message}
-              {...register("price_cents", { setValueAs: centsFromInput, validate: priceProblem })}
+              {...register("price_cents", { setValueAs: centsOfEntry, validate: priceProblem })}
             />
           </div>
           <div className="flex flex-col-reverse gap-3 border-t border-slate-100 pt-5 sm:flex-row sm:justify-end">

@@ -9,19 +9,15 @@ import { useEffect } from "react";
 import { type FieldErrors, type Resolver, useForm } from "react-hook-form";
 import { useNavigate } from "react-router";
 import { Alert } from "../../components/ui/alert";
+import { VISIBILITY_OPTIONS } from "../../components/ui/basic-settings-fields";
 import { Button, ButtonLink } from "../../components/ui/button";
+import { centsOfEntry, PriceField } from "../../components/ui/price-field";
 import { SelectField } from "../../components/ui/select-field";
 import { TextField } from "../../components/ui/text-field";
 import { TextareaField } from "../../components/ui/textarea-field";
 import { ApiClientError, getErrorMessage } from "../../lib/api-client";
-import { formatCents } from "../../lib/format";
 import { useCreateApplication } from "./api/create-application";
-import {
-  APP_TYPE_OPTIONS,
-  centsFromInput,
-  INTERACTION_MODE_OPTIONS,
-  VISIBILITY_OPTIONS,
-} from "./application-options";
+import { APP_TYPE_OPTIONS, INTERACTION_MODE_OPTIONS } from "./application-options";
 
 interface CreateApplicationFormValues {
   name: string;
@@ -198,16 +194,14 @@ export function CreateApplicationForm({
         </fieldset>
       )}
 
-      <TextField
+      <PriceField
+        unit="cents"
         label="Price per API Call (cents)"
-        type="number"
-        inputMode="numeric"
         min={MIN_PRICE_CENTS}
-        step={1}
         required
-        hint={`${formatCents(Number.isFinite(priceCents) ? priceCents : 0)} per call`}
+        amount={Number.isFinite(priceCents) ? priceCents : 0}
         error={errors.price_cents?.message}
-        {...register("price_cents", { setValueAs: centsFromInput })}
+        {...register("price_cents", { setValueAs: centsOfEntry })}
       />
 
       <div className="flex flex-col-reverse gap-3 border-t border-slate-100 pt-5 sm:flex-row sm:justify-end">

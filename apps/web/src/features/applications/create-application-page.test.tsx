@@ -34,7 +34,7 @@ describe("create application", () => {
     expect(screen.getByRole("option", { name: "Chat Conversation" })).toBeDefined();
     expect(field("Visibility").value).toBe("private");
     expect(field("Price per API Call (cents)").value).toBe("100");
-    expect(hintOf(field("Price per API Call (cents)"))).toBe("$1.00 per call");
+    expect(hintOf(field("Price per API Call (cents)"))).toBe("= $1.00 per call");
     expect(screen.queryByLabelText("App ID")).toBeNull();
     expect(screen.getByRole("link", { name: "Cancel" }).getAttribute("href")).toBe("/applications");
   });
@@ -57,7 +57,7 @@ describe("create application", () => {
     await userEvent.clear(price);
     await userEvent.type(price, "250");
 
-    expect(hintOf(price)).toBe("$2.50 per call");
+    expect(hintOf(price)).toBe("= $2.50 per call");
   });
 
   it("posts a prompt app and opens its detail page", async () => {
@@ -132,7 +132,7 @@ describe("create application", () => {
 
     expect(await screen.findByText("Application name is required")).toBeDefined();
     expect(screen.getByText("Price must be at least 1 cent")).toBeDefined();
-    expect(hintOf(price)).toContain("$0.00 per call");
+    expect(hintOf(price)).toContain("= $0.00 per call");
     expect(api.callsTo("POST /api/app/")).toHaveLength(0);
   });
 

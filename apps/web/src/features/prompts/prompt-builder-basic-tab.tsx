@@ -1,23 +1,10 @@
-import type { AppStatus, IoSchema, Visibility } from "@promptmint/contracts";
+import type { IoSchema } from "@promptmint/contracts";
 import { useState } from "react";
-import { SelectField } from "../../components/ui/select-field";
+import { BasicSettingsFields, BUILDER_VISIBILITY_OPTIONS } from "../../components/ui/basic-settings-fields";
 import { TextField } from "../../components/ui/text-field";
-import { TextareaField } from "../../components/ui/textarea-field";
 import type { PromptBuilderErrors, PromptBuilderValues } from "./prompt-builder-values";
 import { slugFromName } from "./prompt-slug";
 import { TemplateEditor } from "./template-editor";
-
-const STATUS_OPTIONS = [
-  { value: "draft", label: "Draft" },
-  { value: "live", label: "Live" },
-  { value: "archived", label: "Archived" },
-];
-
-const VISIBILITY_OPTIONS = [
-  { value: "private", label: "Private" },
-  { value: "public", label: "Public" },
-  { value: "embed", label: "Embeddable" },
-];
 
 const VARIABLE_HINT = "Type {{ to insert a variable from the input schema; hover a variable for its details.";
 
@@ -39,75 +26,51 @@ export function PromptBuilderBasicTab({
 
   return (
     <div className="space-y-6">
-      <div className="grid gap-5 sm:grid-cols-2">
-        <TextField
-          label="Prompt Name"
-          required
-          placeholder="Blog Post Writer"
-          value={values.name}
-          error={errors.name}
-          onChange={(event) => {
-            const name = event.target.value;
-            onChange(creating && !slugEdited ? { name, slug: slugFromName(name) } : { name });
-          }}
-        />
-        <TextField
-          label="URL Slug"
-          required
-          disabled={!creating}
-          placeholder="blog-post-writer"
-          spellCheck={false}
-          autoComplete="off"
-          value={values.slug}
-          error={errors.slug}
-          hint={
-            creating
-              ? "Generated from the name; it names your API endpoint."
-              : "Cannot be changed after creation"
-          }
-          onChange={(event) => {
-            setSlugEdited(true);
-            onChange({ slug: event.target.value });
-          }}
-        />
-      </div>
-      <TextareaField
-        label="Description"
-        rows={3}
-        placeholder="What does this prompt do?"
-        value={values.description}
-        error={errors.description}
-        onChange={(event) => onChange({ description: event.target.value })}
+      <BasicSettingsFields
+        values={values}
+        errors={errors}
+        onChange={(changes) =>
+          onChange(
+            changes.name !== undefined && creating && !slugEdited
+              ? { ...changes, slug: slugFromName(changes.name) }
+              : changes,
+          )
+        }
+        nameLabel="Prompt Name"
+        namePlaceholder="Blog Post Writer"
+        descriptionPlaceholder="What does this prompt do?"
+        visibilityOptions={BUILDER_VISIBILITY_OPTIONS}
+        slug={
+          <TextField
+            label="URL Slug"
+            required
+            disabled={!creating}
+            placeholder="blog-post-writer"
+            spellCheck={false}
+            autoComplete="off"
+            value={values.slug}
+            error={errors.slug}
+            hint={
+              creating
+                ? "Generated from the name; it names your API endpoint."
+                : "Cannot be changed after creation"
+            }
+            onChange={(event) => {
+              setSlugEdited(true);
+              onChange({ slug: event.target.value });
+            }}
+          />
+        }
+        price={{
+          // SPEC §5: dollars here, cents on the other screens.
+          unit: "dollars",
+          min: 0.01,
+          required: true,
+          value: values.price,
+          error: errors.price,
+          onChange: (event) => onChange({ price: event.target.value }),
+        }}
       />
-      <div className="grid gap-5 sm:grid-cols-3">
-        <SelectField
-          label="Status"
-          options={STATUS_OPTIONS}
-          value={values.status}
-          error={errors.status}
-          onChange={(event) => onChange({ status: event.target.value as AppStatus })}
-        />
-        <SelectField
-          label="Visibility"
-          options={VISIBILITY_OPTIONS}
-          value={values.visibility}
-          error={errors.visibility}
-          onChange={(event) => onChange({ visibility: event.target.value as Visibility })}
-        />
-        <TextField
-          label="Price per Call (USD)"
-          type="number"
-          inputMode="decimal"
-          min={0.01}
-          step={0.01}
-          required
-          value={values.price}
-          error={errors.price}
-          // SPEC §9 takes dollars here and cents on the other screens: say what it is in cents.
-          hint={centsHint(values.price)}
-          onChange={(event) => onChange({ price: event.target.value })}
-        />
-      </div>
       <TemplateEditor
         label="System Prompt"
         value={values.system_prompt}
@@ -129,11 +92,4 @@ export function PromptBuilderBasicTab({
       />
     </div>
   );
-}
-
-/** The price typed in dollars, as the cents it is charged in ("= 5¢ per call"). */
-function centsHint(price: string): string | undefined {
-  const dollars = Number(price);
-  if (!price.trim() || !Number.isFinite(dollars) || dollars <= 0) return undefined;
-  return `= ${Math.round(dollars * 100)}¢ per call`;
 }

@@ -68,6 +68,7 @@ describe("prompt builder (create)", () => {
     expect(input("Top P").value).toBe("1");
     const penalty = input("Frequency Penalty");
     expect([penalty.value, penalty.min, penalty.max, penalty.step]).toEqual(["0", "-2", "2", "0.1"]);
+    expect(screen.getByText("-2 to 2: positive values discourage repetition.")).toBeDefined();
   });
 
   it("generates the slug from the name until the slug is edited by hand", async () => {

@@ -26,7 +26,7 @@ export function testRequestOf(
     max_tokens: finiteOrUndefined(values.max_tokens),
     top_p: finiteOrUndefined(values.top_p),
     frequency_penalty: finiteOrUndefined(values.frequency_penalty),
-    presence_penalty: values.presence_penalty,
+    presence_penalty: finiteOrUndefined(values.presence_penalty),
     input_schema: inputSchema,
     test_inputs: testInputs,
   };

@@ -8,6 +8,11 @@ import type {
   Visibility,
 } from "@promptmint/contracts";
 import { SLUG_PATTERN } from "@promptmint/contracts";
+import {
+  BUILDER_SETTING_LIMITS,
+  type ModelNumberSetting,
+  modelSettingsProblems,
+} from "../../components/ui/model-settings-fields";
 import { scheduledPriceCents } from "../../lib/format";
 import { UI_CHANGELOG } from "./api/update-prompt-application";
 import { fieldsOf, hasFieldProblems, type SchemaField, schemaOf } from "./schema-fields";
@@ -31,7 +36,7 @@ export interface PromptBuilderValues {
   top_p: string;
   frequency_penalty: string;
   /** Not on the builder's Model tab (SPEC), kept as loaded. */
-  presence_penalty: number;
+  presence_penalty: string;
 }
 
 export type PromptBuilderField =
@@ -57,7 +62,7 @@ export function newPromptBuilderValues(): PromptBuilderValues {
     max_tokens: "2048",
     top_p: "1",
     frequency_penalty: "0",
-    presence_penalty: 0,
+    presence_penalty: "0",
   };
 }
 
@@ -80,7 +85,7 @@ export function builderValuesOf(application: Application, config: PromptConfig):
     max_tokens: String(config.max_tokens),
     top_p: String(config.top_p),
     frequency_penalty: String(config.frequency_penalty),
-    presence_penalty: config.presence_penalty,
+    presence_penalty: String(config.presence_penalty),
   };
 }
 
@@ -88,15 +93,6 @@ export function builderValuesOf(application: Application, config: PromptConfig):
 export function centsOfDollars(text: string): number {
   const dollars = Number(text);
   return Number.isFinite(dollars) && text.trim() !== "" ? Math.round(dollars * 100) : Number.NaN;
-}
-
-function rangeProblem(text: string, min: number, max: number, integer = false): string | undefined {
-  const value = Number(text);
-  if (text.trim() === "" || !Number.isFinite(value) || value < min || value > max) {
-    return `Must be between ${min} and ${max}`;
-  }
-  if (integer && !Number.isInteger(value)) return "Must be a whole number";
-  return undefined;
 }
 
 /**
@@ -116,10 +112,7 @@ export function validatePromptBuilder(values: PromptBuilderValues, creating: boo
   }
   const cents = centsOfDollars(values.price);
   if (Number.isNaN(cents) || cents < 1) errors.price = "Price must be at least $0.01";
-  errors.temperature = rangeProblem(values.temperature, 0, 2);
-  errors.max_tokens = rangeProblem(values.max_tokens, 1, 8192, true);
-  errors.top_p = rangeProblem(values.top_p, 0, 1);
-  errors.frequency_penalty = rangeProblem(values.frequency_penalty, -2, 2);
+  Object.assign(errors, modelSettingsProblems(values, BUILDER_MODEL_SETTINGS, BUILDER_SETTING_LIMITS));
   if (hasFieldProblems(values.input_fields) || hasFieldProblems(values.output_fields)) {
     errors.schema = "Fix the schema field names before saving";
   }
@@ -161,7 +154,7 @@ export function promptUpdateOf(values: PromptBuilderValues): UpdatePromptConfig 
     max_tokens: Number(values.max_tokens),
     top_p: Number(values.top_p),
     frequency_penalty: Number(values.frequency_penalty),
-    presence_penalty: values.presence_penalty,
+    presence_penalty: Number(values.presence_penalty),
     system_prompt: values.system_prompt,
     prompt_template: values.prompt_template,
     input_schema: schemaOf(values.input_fields),
@@ -169,6 +162,14 @@ export function promptUpdateOf(values: PromptBuilderValues): UpdatePromptConfig 
     changelog: UI_CHANGELOG,
   };
 }
+
+/** SPEC §2: the builder's Model tab, in its order. */
+export const BUILDER_MODEL_SETTINGS: readonly ModelNumberSetting[] = [
+  "temperature",
+  "max_tokens",
+  "top_p",
+  "frequency_penalty",
+];
 
 /** Which tab shows a field, so a failed save can open it. */
 export function tabOfField(field: PromptBuilderField): PromptBuilderTab {

@@ -1,10 +1,9 @@
 import type { PromptConfig } from "@promptmint/contracts";
 import { Play } from "lucide-react";
-import { type ChangeEvent, useState } from "react";
+import { useState } from "react";
 import { Button } from "../../components/ui/button";
 import { Card, CardBody, CardHeader } from "../../components/ui/card";
-import { SelectField } from "../../components/ui/select-field";
-import { TextField } from "../../components/ui/text-field";
+import { ModelSettingsFields } from "../../components/ui/model-settings-fields";
 import { useModelCatalog } from "./api/list-models";
 import { useTestPromptConfig } from "./api/test-prompt-config";
 import { JsonEditor } from "./json-editor";
@@ -12,6 +11,7 @@ import { ModelCostPanel } from "./model-cost-panel";
 import { ModelKeysField } from "./model-keys-field";
 import { EDITOR_MODELS, modelOptionsOf } from "./model-options";
 import {
+  EDITOR_MODEL_SETTINGS,
   editorTestRequestOf,
   type PromptEditorErrors,
   type PromptEditorValues,
@@ -51,16 +51,6 @@ export function PromptEditorConfigTab({
     setOutputText(schemaText(restored.output_schema));
   };
 
-  const number = (
-    field: "max_tokens" | "temperature" | "top_p" | "frequency_penalty" | "presence_penalty",
-  ) => ({
-    value: values[field],
-    error: errors[field],
-    type: "number",
-    inputMode: "decimal" as const,
-    onChange: (event: ChangeEvent<HTMLInputElement>) => onChange({ [field]: event.target.value }),
-  });
-
   return (
     <div className="space-y-6">
       <Card>
@@ -81,39 +71,21 @@ export function PromptEditorConfigTab({
         />
         <CardBody className="space-y-6">
           <TestResultPanel result={test.data} error={test.error ?? undefined} />
-          <div className="grid gap-5 sm:grid-cols-2 lg:grid-cols-3">
-            <SelectField
-              label="Model"
-              options={modelOptionsOf(EDITOR_MODELS, catalog.data, values.model)}
-              value={values.model}
-              error={errors.model}
-              onChange={(event) => onChange({ model: event.target.value })}
-            />
-            <ModelKeysField
-              model={values.model}
-              value={values.model_keys}
-              error={errors.model_keys}
-              onChange={(model_keys) => onChange({ model_keys })}
-            />
-            <TextField
-              label="Max Tokens"
-              min={1}
-              max={8192}
-              step={1}
-              {...number("max_tokens")}
-              inputMode="numeric"
-            />
-            <TextField label="Temperature" min={0} max={2} step={0.1} {...number("temperature")} />
-            <TextField label="Top P" min={0} max={1} step={0.05} {...number("top_p")} />
-            <TextField
-              label="Frequency Penalty"
-              min={0}
-              max={1}
-              step={0.05}
-              {...number("frequency_penalty")}
-            />
-            <TextField label="Presence Penalty" min={0} max={1} step={0.05} {...number("presence_penalty")} />
-          </div>
+          <ModelSettingsFields
+            modelOptions={modelOptionsOf(EDITOR_MODELS, catalog.data, values.model)}
+            values={values}
+            errors={errors}
+            onChange={onChange}
+            settings={EDITOR_MODEL_SETTINGS}
+            beside={
+              <ModelKeysField
+                model={values.model}
+                value={values.model_keys}
+                error={errors.model_keys}
+                onChange={(model_keys) => onChange({ model_keys })}
+              />
+            }
+          />
           <ModelCostPanel settings={values} />
           <TemplateEditor
             label="Prompt Template"

@@ -64,6 +64,11 @@ describe("prompt editor", () => {
     ).toBeDefined();
     const price = input("Price per Call (cents)");
     expect([price.value, price.min]).toEqual(["150", "0"]);
+    // Cents here, dollars in the builder: the field says what the entry is in dollars, as typed.
+    expect(screen.getByText("= $1.50 per call")).toBeDefined();
+    await userEvent.clear(price);
+    await userEvent.type(price, "275");
+    expect(screen.getByText("= $2.75 per call")).toBeDefined();
   });
 
   it("turns a non-numeric price into 0", async () => {
@@ -94,6 +99,9 @@ describe("prompt editor", () => {
     expect(limits("Top P")).toEqual(["0", "1", "0.05"]);
     expect(limits("Frequency Penalty")).toEqual(["0", "1", "0.05"]);
     expect(limits("Presence Penalty")).toEqual(["0", "1", "0.05"]);
+    // The limits are said under each field too (the builder's section, with the editor's limits).
+    expect(screen.getByText("0 to 1: positive values discourage repetition.")).toBeDefined();
+    expect(screen.getByText("1 to 8192: the longest answer.")).toBeDefined();
     expect(codeEditor("Prompt Template").state.doc.toString()).toBe("Write about {{topic}}.");
     expect(JSON.parse(codeEditor("Input Schema").state.doc.toString())).toEqual(
       promptConfigFixture().active_version.input_schema,

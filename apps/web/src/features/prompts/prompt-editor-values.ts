@@ -11,6 +11,7 @@ import type {
   Visibility,
 } from "@promptmint/contracts";
 import { IoSchemaSchema } from "@promptmint/contracts";
+import { type ModelNumberSetting, modelSettingsProblems } from "../../components/ui/model-settings-fields";
 import { scheduledPriceCents } from "../../lib/format";
 import { UI_CHANGELOG } from "./api/update-prompt-application";
 import { sampleInputsOf } from "./template-variables";
@@ -69,12 +70,6 @@ export function promptValuesOf(config: PromptConfig) {
   };
 }
 
-/** SPEC §5: a price entry that is not a number becomes 0. */
-export function centsOrZero(text: string): number {
-  const cents = Number.parseInt(text, 10);
-  return Number.isNaN(cents) ? 0 : cents;
-}
-
 export function schemaText(schema: IoSchema | null): string {
   return schema ? JSON.stringify(schema, null, 2) : "";
 }
@@ -93,24 +88,20 @@ export function schemaFromText(text: string, optional: boolean): IoSchema | null
   }
 }
 
-function rangeProblem(text: string, min: number, max: number, integer = false): string | undefined {
-  const value = Number(text);
-  if (text.trim() === "" || !Number.isFinite(value) || value < min || value > max) {
-    return `Must be between ${min} and ${max}`;
-  }
-  if (integer && !Number.isInteger(value)) return "Must be a whole number";
-  return undefined;
-}
+/** SPEC §2: the editor's model settings, in its order. */
+export const EDITOR_MODEL_SETTINGS: readonly ModelNumberSetting[] = [
+  "max_tokens",
+  "temperature",
+  "top_p",
+  "frequency_penalty",
+  "presence_penalty",
+];
 
 /** SPEC §5: the editor's limits. */
 export function validatePromptEditor(values: PromptEditorValues): PromptEditorErrors {
   const checks: PromptEditorErrors = {
     price_cents: values.price_cents < 0 ? "Must be at least 0" : undefined,
-    max_tokens: rangeProblem(values.max_tokens, 1, 8192, true),
-    temperature: rangeProblem(values.temperature, 0, 2),
-    top_p: rangeProblem(values.top_p, 0, 1),
-    frequency_penalty: rangeProblem(values.frequency_penalty, 0, 1),
-    presence_penalty: rangeProblem(values.presence_penalty, 0, 1),
+    ...modelSettingsProblems(values, EDITOR_MODEL_SETTINGS),
   };
   return Object.fromEntries(Object.entries(checks).filter(([, message]) => message !== undefined));
 }

@@ -41,7 +41,7 @@ describe("workflow editor", () => {
     expect((screen.getByLabelText("Visibility") as HTMLSelectElement).value).toBe("private");
     expect(input("Price per Call (cents)").value).toBe("150");
     expect(input("Price per Call (cents)").min).toBe("0");
-    expect(screen.getByText("$1.50 per call")).toBeDefined();
+    expect(screen.getByText("= $1.50 per call")).toBeDefined();
   });
 
   it("says under Visibility, once Embed is chosen, where embedding is set up and who pays", async () => {

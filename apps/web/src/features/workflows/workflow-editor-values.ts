@@ -8,6 +8,7 @@ import type {
   WorkflowConfig,
   WorkflowProvider,
 } from "@promptmint/contracts";
+import type { NumberLimits } from "../../components/ui/number-field";
 import { scheduledPriceCents } from "../../lib/format";
 import type { WorkflowTestRequest } from "./api/test-workflow-config";
 import { UI_CHANGELOG } from "./api/update-workflow-application";
@@ -89,12 +90,6 @@ export function editorValuesOf(application: Application, config: WorkflowConfig)
   };
 }
 
-/** SPEC §2: a price entry that is not a number becomes 0. */
-export function centsOrZero(text: string): number {
-  const cents = Number.parseInt(text, 10);
-  return Number.isNaN(cents) ? 0 : cents;
-}
-
 /**
  * The values the API stores: numbers as numbers, empty entries left out. Masked secrets go back
  * exactly as they came, which tells the server to keep the stored secret.
@@ -114,7 +109,13 @@ export function providerConfigOf(schema: ConfigSchema, fields: ProviderFieldValu
   return config;
 }
 
-function wholeNumberProblem(text: string, min: number, max: number): string | undefined {
+/** The API's limits (UpdateWorkflowConfigSchema), as the inputs carry them. */
+export const WORKFLOW_LIMITS = {
+  timeout_seconds: { min: 1, max: 900, step: 1 },
+  max_iterations: { min: 1, max: 100, step: 1 },
+} as const satisfies Record<string, NumberLimits>;
+
+function wholeNumberProblem(text: string, { min, max }: NumberLimits): string | undefined {
   const value = Number(text);
   if (text.trim() === "" || !Number.isInteger(value) || value < min || value > max) {
     return `Must be a whole number between ${min} and ${max}`;
@@ -140,9 +141,9 @@ export function validateWorkflowEditor(
       errors[`provider_config.${key}`] = `${property.title} must be a number`;
     }
   }
-  const timeout = wholeNumberProblem(values.timeout_seconds, 1, 900);
+  const timeout = wholeNumberProblem(values.timeout_seconds, WORKFLOW_LIMITS.timeout_seconds);
   if (timeout) errors.timeout_seconds = timeout;
-  const iterations = wholeNumberProblem(values.max_iterations, 1, 100);
+  const iterations = wholeNumberProblem(values.max_iterations, WORKFLOW_LIMITS.max_iterations);
   if (iterations) errors.max_iterations = iterations;
   return errors;
 }

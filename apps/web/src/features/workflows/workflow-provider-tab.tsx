@@ -7,11 +7,16 @@ import { Badge } from "../../components/ui/badge";
 import { Button } from "../../components/ui/button";
 import { Card, CardBody, CardHeader } from "../../components/ui/card";
 import { CheckboxField } from "../../components/ui/checkbox-field";
+import { NumberField } from "../../components/ui/number-field";
 import { SelectField, type SelectOption } from "../../components/ui/select-field";
-import { TextField } from "../../components/ui/text-field";
 import { getErrorMessage } from "../../lib/api-client";
 import { ProviderConfigFields } from "./provider-config-fields";
-import type { ProviderSlug, WorkflowEditorErrors, WorkflowEditorValues } from "./workflow-editor-values";
+import {
+  type ProviderSlug,
+  WORKFLOW_LIMITS,
+  type WorkflowEditorErrors,
+  type WorkflowEditorValues,
+} from "./workflow-editor-values";
 import { WorkflowTestResult } from "./workflow-test-result";
 
 export interface WorkflowTestState {
@@ -115,25 +120,17 @@ export function WorkflowProviderTab({
         <CardHeader title="Advanced Settings" description="Limits applied to every run of the workflow." />
         <CardBody className="space-y-5">
           <div className="grid gap-5 sm:grid-cols-2">
-            <TextField
+            <NumberField
               label="Timeout (seconds)"
-              type="number"
-              inputMode="numeric"
-              min={1}
-              max={900}
-              step={1}
+              {...WORKFLOW_LIMITS.timeout_seconds}
               value={values.timeout_seconds}
               error={errors.timeout_seconds}
               hint="1 to 900; default 300."
               onChange={(event) => onChange({ timeout_seconds: event.target.value })}
             />
-            <TextField
+            <NumberField
               label="Max Iterations"
-              type="number"
-              inputMode="numeric"
-              min={1}
-              max={100}
-              step={1}
+              {...WORKFLOW_LIMITS.max_iterations}
               value={values.max_iterations}
               error={errors.max_iterations}
               hint="1 to 100; default 10."
