@@ -1,4 +1,5 @@
-import { formatCents } from "../../lib/format";
+import type { Application } from "@promptmint/contracts";
+import { formatCents, priceChangeHint } from "../../lib/format";
 import { TextField, type TextFieldProps } from "./text-field";
 
 /** SPEC §2 and §5: prices are typed in cents, except in the prompt builder, which takes dollars. */
@@ -49,4 +50,24 @@ export function PriceField({ unit, amount, label, note, value, ...inputProps }: 
       {...inputProps}
     />
   );
+}
+
+/**
+ * The editors' price (prompt and workflow, SPEC §5): cents, at least 0, a non-number saved as 0,
+ * with the increase the saved app has announced, if any.
+ */
+export function editorPriceProps(
+  application: Application,
+  cents: number,
+  error: string | undefined,
+  onChange: (cents: number) => void,
+): PriceFieldProps {
+  return {
+    unit: "cents",
+    min: 0,
+    value: String(cents),
+    error,
+    note: priceChangeHint(application, " per call"),
+    onChange: (event) => onChange(centsOfEntry(event.target.value)),
+  };
 }

@@ -118,6 +118,55 @@ describe("explore app page", () => {
     });
   });
 
+  it("shows one box for a chat app whose schema has a query input: the Message is that input", async () => {
+    const api = stubSignedInApi({
+      [DETAIL]: () =>
+        jsonResponse(
+          exploreAppDetailFixture({
+            interaction_mode: "chat",
+            takes_query: true,
+            input_schema: {
+              type: "object",
+              properties: {
+                query: { type: "string", description: "Your question" },
+                tone: { type: "string" },
+              },
+              required: ["query"],
+              additionalProperties: false,
+            },
+          }),
+        ),
+      [TRY]: () =>
+        jsonResponse(
+          {
+            code: "bad_request",
+            message: "Invalid request: inputs.query must be at most 10 characters",
+            status: 400,
+            fields: { "inputs.query": "must be at most 10 characters" },
+          },
+          400,
+        ),
+    });
+    renderRoute("/explore/haiku-writer", { auth: createTestAuth("signed-in") });
+
+    const message = await screen.findByLabelText("Message");
+    expect(screen.queryByLabelText("Your question *")).toBeNull();
+    expect(screen.getAllByRole("textbox").map((box) => box.getAttribute("name") ?? "message")).toEqual([
+      "tone",
+      "message",
+    ]);
+    expect(message.getAttribute("placeholder")).toBe("Your question");
+    await userEvent.type(message, "What is tea?");
+    await userEvent.click(screen.getByRole("button", { name: "Run ($0.05)" }));
+
+    // Sent once, as the query (the gateway fills inputs.query from it); its problem shows at the box.
+    await waitFor(() => expect(api.callsTo(TRY)).toHaveLength(1));
+    expect(api.callsTo(TRY)[0]?.body).toEqual({ inputs: {}, query: "What is tea?", max_price_cents: 5 });
+    expect(await screen.findByText("must be at most 10 characters")).toBeDefined();
+    expect(message.getAttribute("aria-invalid")).toBe("true");
+    expect(screen.queryByRole("alert")).toBeNull();
+  });
+
   it("asks for a top-up when the wallet cannot pay, and shows input problems by field", async () => {
     let answer = 402;
     stubSignedInApi({

@@ -1,4 +1,4 @@
-import type { ExploreAppDetail } from "@promptmint/contracts";
+import type { ExploreAppDetail, IoSchema } from "@promptmint/contracts";
 import { LogIn, Play, UserPlus, Wallet } from "lucide-react";
 import { type FormEvent, useState } from "react";
 import { useAuth } from "react-oidc-context";
@@ -62,8 +62,29 @@ export function TryAppCard({ app }: { app: ExploreAppDetail }) {
   );
 }
 
+/**
+ * A chat app (or workflow) whose input schema has a `query` field: the gateway fills that input
+ * from the message, so the Message box is the field and the schema's own control is left out.
+ */
+function messageIsQueryInput(app: ExploreAppDetail): boolean {
+  return app.takes_query && "query" in app.input_schema.properties;
+}
+
+/** The inputs the form shows controls for: all but a `query` the Message box stands for. */
+function shownInputSchema(app: ExploreAppDetail): IoSchema {
+  if (!messageIsQueryInput(app)) return app.input_schema;
+  const { query: _query, ...properties } = app.input_schema.properties;
+  return {
+    ...app.input_schema,
+    properties,
+    required: app.input_schema.required.filter((name) => name !== "query"),
+  };
+}
+
 function TryAppForm({ app }: { app: ExploreAppDetail }) {
   const run = useTryExploreApp(app.slug);
+  const inputSchema = shownInputSchema(app);
+  const queryInput = messageIsQueryInput(app) ? app.input_schema.properties.query : undefined;
   const [texts, setTexts] = useState<InputTexts>({});
   const [query, setQuery] = useState("");
   const [problems, setProblems] = useState<Record<string, string>>({});
@@ -82,7 +103,7 @@ function TryAppForm({ app }: { app: ExploreAppDetail }) {
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    const { values, problems: found } = inputValuesOf(app.input_schema, texts);
+    const { values, problems: found } = inputValuesOf(inputSchema, texts);
     setProblems(found);
     if (Object.keys(found).length > 0) return;
     // Never charged more than the price this page shows (a 412 if it rose since it loaded).
@@ -97,7 +118,7 @@ function TryAppForm({ app }: { app: ExploreAppDetail }) {
     <div className="space-y-5">
       <form onSubmit={submit} noValidate className="space-y-4">
         <AppInputFields
-          schema={app.input_schema}
+          schema={inputSchema}
           texts={texts}
           errors={inputErrors}
           onChange={(name, text) => setTexts((current) => ({ ...current, [name]: text }))}
@@ -106,9 +127,11 @@ function TryAppForm({ app }: { app: ExploreAppDetail }) {
           <TextareaField
             label={app.interaction_mode === "chat" || app.type === "workflow" ? "Message" : "Input"}
             rows={3}
-            placeholder="Type what to send…"
+            placeholder={queryInput?.description || "Type what to send…"}
             value={query}
-            error={run.error instanceof ApiClientError ? run.error.fields?.query : undefined}
+            error={
+              (run.error instanceof ApiClientError ? run.error.fields?.query : undefined) ?? inputErrors.query
+            }
             onChange={(event) => setQuery(event.target.value)}
           />
         )}

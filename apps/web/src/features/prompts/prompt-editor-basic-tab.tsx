@@ -1,9 +1,8 @@
 import type { Application, InteractionMode } from "@promptmint/contracts";
 import { BasicSettingsFields } from "../../components/ui/basic-settings-fields";
 import { Card, CardBody } from "../../components/ui/card";
-import { centsOfEntry } from "../../components/ui/price-field";
+import { editorPriceProps } from "../../components/ui/price-field";
 import { SelectField } from "../../components/ui/select-field";
-import { priceChangeHint } from "../../lib/format";
 import type { PromptEditorErrors, PromptEditorValues } from "./prompt-editor-values";
 
 const MODE_OPTIONS = [
@@ -30,14 +29,9 @@ export function PromptEditorBasicTab({
           values={values}
           errors={errors}
           onChange={onChange}
-          price={{
-            unit: "cents",
-            min: 0,
-            value: String(values.price_cents),
-            error: errors.price_cents,
-            note: priceChangeHint(application, " per call"),
-            onChange: (event) => onChange({ price_cents: centsOfEntry(event.target.value) }),
-          }}
+          price={editorPriceProps(application, values.price_cents, errors.price_cents, (price_cents) =>
+            onChange({ price_cents }),
+          )}
         >
           <SelectField
             label="Interaction Mode"

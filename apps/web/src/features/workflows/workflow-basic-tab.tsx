@@ -1,8 +1,7 @@
 import type { Application } from "@promptmint/contracts";
 import { BasicSettingsFields } from "../../components/ui/basic-settings-fields";
 import { Card, CardBody } from "../../components/ui/card";
-import { centsOfEntry } from "../../components/ui/price-field";
-import { priceChangeHint } from "../../lib/format";
+import { editorPriceProps } from "../../components/ui/price-field";
 import type { WorkflowEditorErrors, WorkflowEditorValues } from "./workflow-editor-values";
 
 export function WorkflowBasicTab({
@@ -25,14 +24,9 @@ export function WorkflowBasicTab({
           errors={errors}
           onChange={onChange}
           descriptionPlaceholder="Describe what your workflow does..."
-          price={{
-            unit: "cents",
-            min: 0,
-            value: String(values.price_cents),
-            error: errors.price_cents,
-            note: priceChangeHint(application, " per call"),
-            onChange: (event) => onChange({ price_cents: centsOfEntry(event.target.value) }),
-          }}
+          price={editorPriceProps(application, values.price_cents, errors.price_cents, (price_cents) =>
+            onChange({ price_cents }),
+          )}
         />
       </CardBody>
     </Card>
