@@ -71,18 +71,19 @@ test("every route, at 1280 and 390 px, signed out and signed in, fits and render
   await page.getByRole("button", { name: "Sign In" }).click();
   await submitSignIn(page, demo);
   await expect(page).toHaveURL(/\/(dashboard)?$/);
-  // The demo creator's apps, each with its own screens.
-  const slugs = await page.evaluate(async () => {
+  // The demo creator's apps, each with its own screens (and its editor, by type).
+  const apps = await page.evaluate(async () => {
     const stored = Object.keys(localStorage).find((key) => key.startsWith("oidc.user:"));
     const token = stored ? JSON.parse(localStorage.getItem(stored) ?? "{}").access_token : "";
     const response = await fetch("/api/app/", { headers: { authorization: `Bearer ${token}` } });
     const body = await response.json();
     return (Array.isArray(body) ? body : (body.results ?? body.data ?? [])).map(
-      (app: { slug: string }) => app.slug,
+      (app: { slug: string; type: string }) => ({ slug: app.slug, type: app.type }),
     );
   });
-  expect(slugs.length).toBeGreaterThan(0);
-  const appRoutes = slugs.flatMap((slug: string) => [
+  expect(apps.length).toBeGreaterThan(0);
+  const appRoutes = apps.flatMap(({ slug, type }: { slug: string; type: string }) => [
+    type === "workflow" ? `/workflows/${slug}` : `/prompts/${slug}`,
     `/applications/${slug}`,
     `/applications/${slug}/edit`,
     `/applications/${slug}/analytics`,
@@ -91,4 +92,9 @@ test("every route, at 1280 and 390 px, signed out and signed in, fits and render
   ]);
   for (const route of [...signedInRoutes, ...appRoutes]) problems.push(...(await capture(page, route, true)));
   expect(problems).toEqual([]);
+
+  // The seeded keys carry every cap (spend limit, expiry, allowed apps): the phone check above saw them.
+  await page.goto("/api-keys");
+  await expect(page.getByRole("rowheader", { name: "Production backend" })).toBeVisible();
+  await expect(page.getByRole("progressbar", { name: "Spend of Production backend" })).toBeVisible();
 });

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { CreateApplicationSchema } from "@promptmint/contracts";
+import { type CreateApiKey, CreateApiKeySchema, CreateApplicationSchema } from "@promptmint/contracts";
 import { eq } from "drizzle-orm";
 import { EMBEDDED_ISSUER_KEY, loadConfig } from "../config.ts";
 import { type Database, openDatabase } from "../db/client.ts";
@@ -12,10 +12,12 @@ import { type LocalUser, upsertUserFromToken } from "../modules/auth/auth.servic
 import { closeHold, placeHold, spendFromHold } from "../modules/billing/holds.ts";
 import { creditTopUp } from "../modules/billing/postings.ts";
 import { recordInvocation } from "../modules/gateway/invocations.service.ts";
+import { createApiKey } from "../modules/keys/keys.service.ts";
 
 /**
- * `npm run seed:demo [-- --days 30]`: a demo creator with three apps and N days of calls, recorded
- * through the same code as real calls (holds, settlement, rollups), so every screen shows data.
+ * `npm run seed:demo [-- --days 30]`: a demo creator with three apps, three capped API keys and N
+ * days of calls, recorded through the same code as real calls (holds, settlement, rollups), so every
+ * screen shows data.
  */
 const { values } = parseArgs({ options: { days: { type: "string", default: "30" } } });
 const days = Math.min(365, Math.max(1, Number.parseInt(values.days ?? "30", 10) || 30));
@@ -90,6 +92,25 @@ try {
         .where(eq(applications.id, app.id));
       apps.push(app);
     }
+    // Keys with every cap (spend limit, expiry, allowed apps), so the keys page shows them full.
+    const [blog, chatbot] = apps;
+    const keySpecs: CreateApiKey[] = [
+      {
+        name: "Production backend",
+        spend_limit_cents: 5_000,
+        limit_reset: "monthly",
+        expires_at: new Date(Date.now() + 90 * 86_400_000).toISOString(),
+        allowed_apps: [blog?.slug, chatbot?.slug].filter((slug): slug is string => slug !== undefined),
+      },
+      {
+        name: "Zapier automation for the support inbox",
+        spend_limit_cents: 250,
+        limit_reset: "daily",
+        allowed_apps: chatbot ? [chatbot.slug] : [],
+      },
+      { name: "Local testing", expires_at: new Date(Date.now() + 7 * 86_400_000).toISOString() },
+    ];
+    for (const spec of keySpecs) await createApiKey(db, creator, CreateApiKeySchema.parse(spec));
     await creditTopUp(db, {
       userId: customer.id,
       amountCents: 100_000,

@@ -17,7 +17,13 @@ import { EditApiKeyDialog } from "./edit-api-key-dialog";
 import { KeySpendMeter } from "./key-spend-meter";
 
 const headerCell = "px-4 py-3 text-left text-xs font-semibold uppercase tracking-wide text-slate-500";
-const cell = "px-4 py-3 text-sm whitespace-nowrap";
+// Below md each key is a card: the cells stack two to a row, each under its column's name
+// (data-label), so a phone never scrolls sideways.
+const cell =
+  "px-4 py-3 text-sm max-md:block max-md:p-0 max-md:before:mb-0.5 max-md:before:block " +
+  "max-md:before:text-xs max-md:before:font-semibold max-md:before:uppercase max-md:before:tracking-wide " +
+  "max-md:before:text-slate-500 max-md:before:content-[attr(data-label)]";
+const wideCell = "max-md:col-span-2";
 
 export function ApiKeyList() {
   const keys = useApiKeys();
@@ -50,9 +56,10 @@ export function ApiKeyList() {
   return (
     <Card className="overflow-hidden">
       <CardHeader title="Your API Keys" />
-      <div className="overflow-x-auto">
-        <table className="min-w-full divide-y divide-slate-200">
-          <thead className="bg-slate-50">
+      {/* relative: the sr-only header is placed inside the scrolling box, not past the page's edge. */}
+      <div className="relative overflow-x-auto">
+        <table className="w-full divide-y divide-slate-200 max-md:block">
+          <thead className="bg-slate-50 max-md:hidden">
             <tr>
               <th scope="col" className={headerCell}>
                 Name
@@ -80,25 +87,44 @@ export function ApiKeyList() {
               </th>
             </tr>
           </thead>
-          <tbody className="divide-y divide-slate-100 bg-white">
+          <tbody className="divide-y divide-slate-100 bg-white max-md:block">
             {keys.data.map((key) => (
-              <tr key={key.id}>
-                <th scope="row" className={`${cell} text-left font-medium text-slate-900`}>
+              <tr
+                key={key.id}
+                className="max-md:grid max-md:grid-cols-2 max-md:gap-x-4 max-md:gap-y-3 max-md:p-4"
+              >
+                <th
+                  scope="row"
+                  className={`${cell} ${wideCell} min-w-40 text-left font-medium break-words text-slate-900 max-md:text-base`}
+                >
                   {key.name}
                 </th>
-                <td className={`${cell} font-mono text-xs text-slate-600`}>{key.prefix}…</td>
-                <td className={`${cell} text-slate-600`}>{formatDate(key.created_at)}</td>
-                <td className={`${cell} text-slate-600`}>{formatDateTime(key.last_used_at, "Never")}</td>
-                <td className={cell}>
+                <td data-label="Key" className={`${cell} font-mono whitespace-nowrap text-xs text-slate-600`}>
+                  {key.prefix}…
+                </td>
+                <td data-label="Created" className={`${cell} whitespace-nowrap text-slate-600`}>
+                  {formatDate(key.created_at)}
+                </td>
+                <td data-label="Last Used" className={`${cell} min-w-24 text-slate-600`}>
+                  {formatDateTime(key.last_used_at, "Never")}
+                </td>
+                <td data-label="Spend" className={`${cell} ${wideCell} max-md:order-1`}>
                   <KeySpendMeter apiKey={key} />
                 </td>
-                <td className={`${cell} text-slate-600`}>{expiryOf(key)}</td>
-                <td className={`${cell} max-w-48 truncate text-slate-600`}>
+                <td data-label="Expires" className={`${cell} min-w-28 text-slate-600`}>
+                  {expiryOf(key)}
+                </td>
+                <td
+                  data-label="Apps"
+                  className={`${cell} ${wideCell} min-w-32 break-words text-slate-600 max-md:order-2`}
+                >
                   {key.allowed_apps === null
                     ? "All apps"
                     : key.allowed_apps.join(", ") || "None (apps deleted)"}
                 </td>
-                <td className={`${cell} text-right`}>
+                <td
+                  className={`${cell} ${wideCell} text-right md:whitespace-nowrap max-md:order-3 max-md:-ml-2.5 max-md:text-left`}
+                >
                   <Button
                     variant="ghost"
                     size="sm"
