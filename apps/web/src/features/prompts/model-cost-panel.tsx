@@ -69,11 +69,11 @@ export function ModelCostPanel({
     <section aria-label="Cost per call" className="rounded-lg border border-border p-4 text-sm">
       <h3 className="mb-2 font-medium">Cost per call (worst case)</h3>
       {!request ? (
-        <p className="text-muted-foreground">Set a price and max tokens to see the margin.</p>
+        <p className="text-slate-500">Set a price and max tokens to see the margin.</p>
       ) : estimate.isError ? (
-        <p className="text-muted-foreground">The cost could not be estimated.</p>
+        <p className="text-slate-500">The cost could not be estimated.</p>
       ) : !data ? (
-        <p className="text-muted-foreground">Estimating…</p>
+        <p className="text-slate-500">Estimating…</p>
       ) : (
         <>
           <dl className="grid grid-cols-2 gap-x-4 gap-y-1">

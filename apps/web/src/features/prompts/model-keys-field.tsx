@@ -46,7 +46,7 @@ export function ModelKeysField({
         onChange={(event) => onChange(event.target.value as ModelKeysMode)}
       />
       {needsKey && !hasKey && (
-        <p className="mt-1 text-xs text-muted-foreground">
+        <p className="mt-1.5 text-xs text-slate-500">
           To run on your own {keyProvider} key, <Link to="/profile">add it in your profile</Link>.
         </p>
       )}
