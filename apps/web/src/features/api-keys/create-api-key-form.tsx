@@ -53,22 +53,15 @@ export function CreateApiKeyForm({ onCreated }: { onCreated: (key: CreatedApiKey
       <CardBody>
         <form onSubmit={submit} noValidate className="space-y-4">
           {create.isError && !fieldErrors && <Alert tone="error">{getErrorMessage(create.error)}</Alert>}
-          <div className="flex flex-col gap-3 sm:flex-row sm:items-start">
-            <TextField
-              label="Key Name"
-              className="flex-1"
-              maxLength={100}
-              autoComplete="off"
-              placeholder="Production server"
-              value={name}
-              error={error}
-              onChange={(event) => setName(event.target.value)}
-            />
-            <Button type="submit" busy={create.isPending} className="sm:mt-7">
-              {!create.isPending && <KeyRound className="size-4" aria-hidden="true" />}
-              {create.isPending ? "Creating..." : "Create Key"}
-            </Button>
-          </div>
+          <TextField
+            label="Key Name"
+            maxLength={100}
+            autoComplete="off"
+            placeholder="Production server"
+            value={name}
+            error={error}
+            onChange={(event) => setName(event.target.value)}
+          />
           <fieldset className="space-y-3">
             <legend className="text-sm font-semibold text-slate-900">Limits (optional)</legend>
             <p className="text-sm text-slate-500">
@@ -77,6 +70,13 @@ export function CreateApiKeyForm({ onCreated }: { onCreated: (key: CreatedApiKey
             </p>
             <KeyOptionsFields draft={draft} onChange={setDraft} errors={optionErrors} />
           </fieldset>
+          {/* Last, after the optional limits: a key is created with what the whole form says. */}
+          <div className="flex justify-end border-t border-slate-100 pt-4">
+            <Button type="submit" busy={create.isPending} className="w-full sm:w-auto">
+              {!create.isPending && <KeyRound className="size-4" aria-hidden="true" />}
+              {create.isPending ? "Creating..." : "Create Key"}
+            </Button>
+          </div>
         </form>
       </CardBody>
     </Card>

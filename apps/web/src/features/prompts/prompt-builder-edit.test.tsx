@@ -33,6 +33,17 @@ describe("prompt builder (edit)", () => {
     });
   }
 
+  it("sends a workflow app's edit link to the workflow editor instead of failing to load a prompt", async () => {
+    stubSignedInApi({
+      "GET /api/app/research/": () => jsonResponse(applicationFixture({ slug: "research", type: "workflow" })),
+      "GET /api/app/research/prompt/": () => jsonResponse({ detail: "Not found" }, 404),
+    });
+    const { router } = renderBuilder("/applications/research/edit");
+
+    await waitFor(() => expect(router.state.location.pathname).toBe("/workflows/research"));
+    expect(screen.queryByText("Failed to load prompt data")).toBeNull();
+  });
+
   it("loads the app and its active version, with the slug locked", async () => {
     stubEditApi();
     renderBuilder("/applications/blog-writer/edit");

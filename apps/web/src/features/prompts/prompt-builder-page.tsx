@@ -1,4 +1,4 @@
-import { useParams } from "react-router";
+import { Navigate, useParams } from "react-router";
 import { ButtonLink } from "../../components/ui/button";
 import { ErrorBox } from "../../components/ui/error-box";
 import { PageContainer } from "../../components/ui/page-container";
@@ -20,6 +20,10 @@ function EditPromptBuilder({ slug }: { slug: string }) {
   const application = useApplication(slug);
   const config = usePromptConfig(slug);
 
+  // A workflow app has no prompt to build: its settings live in the workflow editor.
+  if (application.isSuccess && application.data.type === "workflow") {
+    return <Navigate to={`/workflows/${slug}`} replace />;
+  }
   if (application.isSuccess && config.isSuccess) {
     return (
       <PromptBuilderForm
@@ -29,7 +33,7 @@ function EditPromptBuilder({ slug }: { slug: string }) {
       />
     );
   }
-  const failed = application.isError || config.isError;
+  const failed = application.isError || (config.isError && application.isSuccess);
   return (
     <PageContainer>
       <PageHeader
