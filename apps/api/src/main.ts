@@ -35,10 +35,7 @@ async function main() {
   // The first paid call answers as fast as the hundredth (issue 20): connections, statements and
   // the paid path's code are warmed before the server says it listens (warm-up.ts). Never fatal.
   await app.ready();
-  if (!process.env.WARM_STEPS?.includes("none")) {
-    const report = await warmUps.get(app)?.();
-    if (process.env.WARM_DEBUG) console.error("warm-up", report);
-  }
+  await warmUps.get(app)?.();
   await app.listen({ port: config.port, host: config.host, backlog: 8192 });
   const database = config.databaseUrl ? "PostgreSQL (DATABASE_URL)" : `PGlite in ${config.dataDir}`;
   console.log(`\n  Promptmint is running: open ${config.publicUrl}\n  Data: ${database}\n`);
