@@ -77,6 +77,7 @@ import { promptsRoutes } from "./modules/prompts/prompts.routes.ts";
 import { runtimeConfigRoutes, systemRoutes } from "./modules/system/system.routes.ts";
 import { workflowsRoutes } from "./modules/workflows/workflows.routes.ts";
 import { seedWorkflowProviders } from "./modules/workflows/workflows.service.ts";
+import { warmUp, warmUps } from "./warm-up.ts";
 import { registerWeb, webDist } from "./web.ts";
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -346,5 +347,6 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   if (options.serveWeb !== false && existsSync(path.join(webDist, "index.html"))) {
     await registerWeb(app, config);
   }
+  warmUps.set(app, () => warmUp(app, { db, llm, secrets, log: app.log }));
   return app;
 }

@@ -1,5 +1,6 @@
 import { buildApp } from "./app.ts";
 import { ConfigError, loadConfig } from "./config.ts";
+import { warmUps } from "./warm-up.ts";
 
 async function main() {
   let config: ReturnType<typeof loadConfig>;
@@ -31,6 +32,10 @@ async function main() {
 
   // A deep accept queue (Node's default is 511; the kernel caps it at net.core.somaxconn): a burst
   // of thousands of new connections waits to be accepted instead of being reset.
+  // The first paid call answers as fast as the hundredth (issue 20): connections, statements and
+  // the paid path's code are warmed before the server says it listens (warm-up.ts). Never fatal.
+  await app.ready();
+  await warmUps.get(app)?.();
   await app.listen({ port: config.port, host: config.host, backlog: 8192 });
   const database = config.databaseUrl ? "PostgreSQL (DATABASE_URL)" : `PGlite in ${config.dataDir}`;
   console.log(`\n  Promptmint is running: open ${config.publicUrl}\n  Data: ${database}\n`);

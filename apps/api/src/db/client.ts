@@ -31,12 +31,18 @@ export async function openDatabase(options: {
   pgliteDir: string;
 }): Promise<DatabaseHandle> {
   if (options.databaseUrl) {
-    const pool = newPool(options.databaseUrl, 20);
+    // Up to `min` connections are kept open while idle (not closed after 10 s): those the start-up
+    // warm-up opened and prepared the paid path's statements on stay ready for the first call
+    // however late it comes (warmConnections).
+    const pool = newPool(options.databaseUrl, 20, WARM_CONNECTIONS);
     const db = drizzlePg(pool, { schema }) as unknown as Database;
+    pools.set(db, pool);
     // The paid path's settlements get connections of their own (modules/gateway/recorder.ts): a
     // call that has been answered upstream must never queue for a connection behind new calls.
-    const writerPool = newPool(options.databaseUrl, 2);
-    writers.set(db, drizzlePg(writerPool, { schema }) as unknown as Database);
+    const writerPool = newPool(options.databaseUrl, 2, 2);
+    const writer = drizzlePg(writerPool, { schema }) as unknown as Database;
+    pools.set(writer, writerPool);
+    writers.set(db, writer);
     const client = await pool.connect();
     try {
       // Several nodes may start together; one migrates, the others wait for it.
@@ -67,13 +73,13 @@ export async function openDatabase(options: {
  * connection attempt gives up after 5 s, while waiting for a pooled connection under load may take
  * up to 30 s (thousands of calls arriving at once queue here rather than being refused).
  */
-function newPool(connectionString: string, max: number): pg.Pool {
+function newPool(connectionString: string, max: number, min: number): pg.Pool {
   class Client extends pg.Client {
     constructor(config?: pg.ClientConfig) {
       super({ ...config, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
     }
   }
-  const pool = new pg.Pool({ connectionString, max, Client, connectionTimeoutMillis: POOL_WAIT_MS });
+  const pool = new pg.Pool({ connectionString, max, min, Client, connectionTimeoutMillis: POOL_WAIT_MS });
   // An idle connection dropped by the server (restart, failover, pg_terminate_backend) emits
   // 'error' on the pool; unhandled, that would crash the process. The pool replaces it, and
   // the next query that fails reports the outage.
@@ -84,6 +90,12 @@ function newPool(connectionString: string, max: number): pg.Pool {
 
 const CONNECT_TIMEOUT_MS = 5_000;
 const POOL_WAIT_MS = 30_000;
+
+/** Connections of the main pool the start-up warm-up opens and the pool keeps open while idle. */
+export const WARM_CONNECTIONS = 4;
+
+// The pool behind each PostgreSQL handle (the main one and its writer), for the warm-up.
+const pools = new WeakMap<Database, pg.Pool>();
 
 // Handles with a separate pool for writes that must not wait behind others (see writerFor).
 const writers = new WeakMap<Database, Database>();
@@ -130,6 +142,9 @@ export async function executePrepared(db: Database, query: SQL): Promise<void> {
  * PostgreSQL parses it once per connection and, after a few runs, reuses a generic plan.
  */
 export function preparedStatement<Row>(name: string, text: string) {
+  if (namedStatements.has(name) && namedStatements.get(name) !== text)
+    throw new Error(`two prepared statements are named ${name}`);
+  namedStatements.set(name, text);
   const query = { sql: text, params: [] as unknown[] };
   return async (db: Database, params: unknown[]): Promise<Row[]> => {
     const { session } = db as unknown as SessionInternals;
@@ -138,6 +153,104 @@ export function preparedStatement<Row>(name: string, text: string) {
     };
     return result.rows;
   };
+}
+
+/** Every statement made by preparedStatement, by name: what the warm-up prepares on each connection. */
+const namedStatements = new Map<string, string>();
+
+/** The names of the statements the warm-up prepares (those of preparedStatement). */
+export function namedStatementNames(): string[] {
+  return [...namedStatements.keys()];
+}
+
+/**
+ * Parses a named statement on a connection without running it (Parse, Describe, Sync) and marks it
+ * parsed the way node-postgres does for its own named queries, so the first real run of the
+ * statement on this connection skips the parse. Nothing is executed: no row is read or written.
+ */
+class PrepareOnly {
+  readonly name: string;
+  readonly text: string;
+  readonly promise: Promise<void>;
+  private settle!: (error?: Error) => void;
+  private failure: Error | undefined;
+
+  constructor(name: string, text: string) {
+    this.name = name;
+    this.text = text;
+    this.promise = new Promise<void>((resolve, reject) => {
+      this.settle = (error) => (error ? reject(error) : resolve());
+    });
+  }
+
+  submit(connection: {
+    parse(query: { name: string; text: string; types: unknown[] }): void;
+    describe(message: { type: "S"; name: string }): void;
+    sync(): void;
+    submittedNamedStatements: Record<string, string>;
+  }): void {
+    connection.submittedNamedStatements[this.name] = this.text;
+    connection.parse({ name: this.name, text: this.text, types: [] });
+    connection.describe({ type: "S", name: this.name });
+    connection.sync();
+  }
+
+  handleRowDescription(): void {}
+
+  handleError(error: Error): void {
+    // The server still answers ReadyForQuery after the Sync, but the client no longer routes it here.
+    this.failure = error;
+    this.settle(error);
+  }
+
+  handleReadyForQuery(): void {
+    this.settle(this.failure);
+  }
+}
+
+/**
+ * Opens up to `connections` connections of the handle's pool and of its writer pool (PostgreSQL
+ * only) and prepares every named statement of the paid path on each (start-up warm-up, see
+ * warm-up.ts). The pools keep them open while idle. Answers how many connections were warmed and
+ * how many statements were prepared; PGlite has no pool and answers zeros.
+ */
+export async function warmConnections(
+  db: Database,
+  connections = WARM_CONNECTIONS,
+): Promise<{ connections: number; statements: number }> {
+  const texts = [...namedStatements];
+  let warmed = 0;
+  let statements = 0;
+  for (const [handle, count] of [
+    [db, connections],
+    [writerFor(db), 2],
+  ] as const) {
+    const pool = pools.get(handle);
+    if (!pool) continue;
+    const wanted = Math.min(count, pool.options.max ?? count);
+    // All at once, so each is a new connection (one released early would be handed out again).
+    const opened = await Promise.allSettled(Array.from({ length: wanted }, () => pool.connect()));
+    const clients = opened.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+    try {
+      const refused = opened.find((r) => r.status === "rejected");
+      if (refused) throw refused.reason;
+      await Promise.all(
+        clients.map(async (client) => {
+          const parsed = (client as unknown as { connection: { parsedStatements: Record<string, string> } })
+            .connection.parsedStatements;
+          for (const [name, text] of texts) {
+            if (parsed[name] === text) continue;
+            await (client.query(new PrepareOnly(name, text) as never) as unknown as PrepareOnly).promise;
+            statements += 1;
+          }
+        }),
+      );
+      warmed += clients.length;
+    } finally {
+      for (const client of clients) client.release();
+    }
+  }
+  return { connections: warmed, statements };
 }
 
 export async function pingDatabase(db: Database): Promise<void> {

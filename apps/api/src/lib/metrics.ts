@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { collectDefaultMetrics, Histogram, Registry } from "prom-client";
+import { isWarmUpRequest } from "../warm-up.ts";
 
 /** A registry per app instance (tests build many), with request latency by route and status. */
 export function installMetrics(app: FastifyInstance): Registry {
@@ -13,6 +14,7 @@ export function installMetrics(app: FastifyInstance): Registry {
     registers: [registry],
   });
   app.addHook("onResponse", async (request, reply) => {
+    if (isWarmUpRequest(request)) return;
     httpDuration.observe(
       {
         method: request.method,

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import { isWarmUpRequest } from "../warm-up.ts";
 
 /** Paths the server answers itself; anything else a GET reaches is the web app's files. */
 const SERVER_PATHS = /^\/(api|oidc|healthz|metrics|\.well-known)(\/|$|\?)/;
@@ -12,6 +13,7 @@ const SERVER_PATHS = /^\/(api|oidc|healthz|metrics|\.well-known)(\/|$|\?)/;
 export function installRequestLog(app: FastifyInstance, options: { logAssets: boolean }): void {
   // On the raw response's close, not onResponse: streamed (hijacked) answers are logged too, when they end.
   app.addHook("onRequest", async (request, reply) => {
+    if (isWarmUpRequest(request)) return;
     reply.raw.once("close", () => {
       const status = reply.raw.statusCode;
       if (!options.logAssets && status < 400 && isWebAsset(request)) return;

@@ -7,11 +7,11 @@ import { AppError } from "../../lib/errors.ts";
 import type { SafeFetch } from "../../lib/safe-fetch.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
 import { effectivePriceCents } from "../billing/price-changes.ts";
-import type { ExecutionResult, GatewayInput } from "../gateway/execution.ts";
+import type { GatewayInput } from "../gateway/execution.ts";
+import { prepareExecution } from "../gateway/gateway-call.ts";
 import { maxPriceOf } from "../gateway/max-price.ts";
-import { openPaidCall } from "../gateway/paid-call.ts";
-import { preparePromptExecution } from "../gateway/prompt-call.ts";
-import { prepareWorkflowExecution } from "../gateway/workflow-call.ts";
+import { openGatewayPaidCall } from "../gateway/open-gateway-call.ts";
+import { generatePaid } from "../gateway/paid-call.ts";
 import type { LlmClient } from "../models/llm.ts";
 import { type EmbedClaims, findOwner } from "./embed.service.ts";
 import { type EmbedLimits, reserveEmbedSpend } from "./embed-limits.ts";
@@ -46,41 +46,29 @@ export async function runEmbeddedCall(
     user: `embed:${claims.visitor}`,
     conversation_id: mode === "chat" ? body.conversation_id : undefined,
   };
-  const execution =
-    application.type === "prompt"
-      ? await preparePromptExecution(db, options.llm, {
-          app: application,
-          caller: owner,
-          input,
-          mode,
-          secrets: options.secrets,
-        })
-      : await prepareWorkflowExecution(db, {
-          app: application,
-          caller: owner,
-          input,
-          mode,
-          secrets: options.secrets,
-          fetch: options.safeFetch,
-        });
+  const execution = await prepareExecution(
+    { db, ...options },
+    { app: application, caller: owner, input, mode },
+  );
   const spend = await reserveEmbedSpend(db, {
     applicationId: application.id,
     priceCents: effectivePriceCents(application),
     capCents: options.limits.dailyCapCents,
   });
-  const paid = await openPaidCall(db, {
-    request,
-    caller: owner,
-    application,
-    execution,
-    mode,
-    input,
+  const paid = await openGatewayPaidCall(
     // The whole price goes to the platform: the owner buys their visitors' calls.
-    feePercent: 100,
-    topUpUrl: `${options.publicUrl}/wallet`,
-    ownerPays: true,
-    maxPriceCents: maxPriceOf(request, body.max_price_cents),
-  }).catch(async (error) => {
+    { db, publicUrl: options.publicUrl, feePercent: 100 },
+    {
+      request,
+      caller: owner,
+      application,
+      execution,
+      mode,
+      input,
+      ownerPays: true,
+      maxPriceCents: maxPriceOf(request, body.max_price_cents),
+    },
+  ).catch(async (error) => {
     await spend.giveBack();
     // The visitor is not the one who can fix an empty wallet, nor should they see its balance.
     if (error instanceof AppError && error.code === "payment_required")
@@ -88,18 +76,16 @@ export async function runEmbeddedCall(
     throw error;
   });
 
-  let result: ExecutionResult;
-  try {
-    result = await execution.generate();
-  } catch (error) {
-    const appError =
-      error instanceof AppError ? error : new AppError("upstream_failed", "The upstream failed to answer");
-    await paid.release();
-    await spend.giveBack();
-    if (appError.status >= 500) await paid.record("error", undefined, appError);
-    throw appError;
-  }
-  await paid.record("success", result);
+  // Run, record and pay as every blocking call does (generatePaid); an answer that never came is
+  // not charged, so its price goes back to the day's cap too.
+  const { result } = await generatePaid(paid, {
+    ...execution,
+    generate: () =>
+      execution.generate().catch(async (error) => {
+        await spend.giveBack();
+        throw error;
+      }),
+  });
   return {
     message_id: paid.messageId,
     answer: result.answer,

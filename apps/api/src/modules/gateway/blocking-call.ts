@@ -4,7 +4,8 @@ import type { LocalUser } from "../auth/auth.service.ts";
 import type { ChatMessage } from "../models/llm.ts";
 import type { ExecutionResult, GatewayInput } from "./execution.ts";
 import { type GatewayDeps, type Mode, prepareExecution } from "./gateway-call.ts";
-import { type CallCharge, generatePaid, openPaidCall, type PaidCall } from "./paid-call.ts";
+import { openGatewayPaidCall } from "./open-gateway-call.ts";
+import { type CallCharge, generatePaid, type PaidCall } from "./paid-call.ts";
 
 /** A blocking call that was answered and paid: the answer, what it cost, and its invocation's ids. */
 export interface BlockingCallAnswer {
@@ -40,15 +41,13 @@ export async function runBlockingCall(
     mode,
     history: options.history,
   });
-  const paid = await openPaidCall(deps.db, {
+  const paid = await openGatewayPaidCall(deps, {
     request,
     caller,
     application,
     execution,
     mode,
     input,
-    feePercent: deps.feePercent,
-    topUpUrl: `${deps.publicUrl}/wallet`,
     maxPriceCents: options.maxPriceCents,
   });
   const { result, charge } = await generatePaid(paid, execution);

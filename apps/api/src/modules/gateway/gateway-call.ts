@@ -13,8 +13,9 @@ import { CHARGED_HEADER, chargedHeaderOfStored, chargedHeaderValue, difyPriceFie
 import { errorEvent } from "./dify-errors.ts";
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
 import { claimIdempotencyKey, type IdempotencyClaim } from "./idempotency.ts";
+import { openGatewayPaidCall } from "./open-gateway-call.ts";
 import type { OpenStreams } from "./open-streams.ts";
-import { type CallCharge, generatePaid, openPaidCall } from "./paid-call.ts";
+import { type CallCharge, generatePaid } from "./paid-call.ts";
 import { preparePromptExecution } from "./prompt-call.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 import { type RunningTasks, untilAborted } from "./running-tasks.ts";
@@ -148,7 +149,7 @@ export function taskOwner(callerId: string, applicationId: string, user: string 
  * A streamed call is registered in `tasks` (when given) so that its caller can stop it.
  */
 export function createGatewayCall(deps: GatewayDeps, tasks?: RunningTasks) {
-  const { db, feePercent, publicUrl } = deps;
+  const { db } = deps;
   async function runCall<Body extends object = GatewayResponse>(
     request: FastifyRequest,
     reply: FastifyReply,
@@ -198,15 +199,13 @@ export function createGatewayCall(deps: GatewayDeps, tasks?: RunningTasks) {
 
     try {
       const execution = await prepareExecution(deps, { app: application, caller, input, mode });
-      const paid = await openPaidCall(db, {
+      const paid = await openGatewayPaidCall(deps, {
         request,
         caller,
         application,
         execution,
         mode,
         input,
-        feePercent,
-        topUpUrl: `${publicUrl}/wallet`,
         maxPriceCents,
       });
       const { started, release, record, abandon } = paid;

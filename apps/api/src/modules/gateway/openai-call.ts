@@ -7,8 +7,9 @@ import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
 import { type GatewayDeps, naturalModeOf, prepareExecution } from "./gateway-call.ts";
 import { claimIdempotencyKey, type IdempotencyClaim } from "./idempotency.ts";
 import { maxPriceOf } from "./max-price.ts";
+import { openGatewayPaidCall } from "./open-gateway-call.ts";
 import { type OpenAiCall, refuseWorkflowOverrides } from "./openai-request.ts";
-import { type CallCharge, openPaidCall } from "./paid-call.ts";
+import type { CallCharge, PaidCall } from "./paid-call.ts";
 import { preparePromptExecution } from "./prompt-call.ts";
 import { createSseWriter } from "./sse-writer.ts";
 
@@ -40,7 +41,7 @@ type Fresh = Extract<IdempotencyClaim, { kind: "new" }>;
 
 /**
  * One OpenAI-style call, the same for both APIs (docs/decisions/032): Idempotency-Key, the app's
- * execution with the caller's overrides, payment through openPaidCall (the path every paid call
+ * execution with the caller's overrides, payment through openGatewayPaidCall (the path every paid call
  * takes), then the blocking answer or the stream; a failure before anything was sent costs nothing.
  */
 export async function runOpenAiCall<Answer extends { usage?: unknown }>(
@@ -51,7 +52,7 @@ export async function runOpenAiCall<Answer extends { usage?: unknown }>(
   dialect: OpenAiDialect<Answer>,
   fingerprint: unknown,
 ): Promise<Answer | undefined> {
-  const { db, openStreams, feePercent, publicUrl } = deps;
+  const { db, openStreams } = deps;
   const caller = currentUser(request);
   const maxPriceCents = maxPriceOf(request, call.maxPriceCents);
   // Counted before anything is prepared or paid, so a refused stream costs nothing.
@@ -76,15 +77,13 @@ export async function runOpenAiCall<Answer extends { usage?: unknown }>(
   }
   try {
     const execution = await prepare();
-    const paid = await openPaidCall(db, {
+    const paid = await openGatewayPaidCall(deps, {
       request,
       caller,
       application,
       execution,
       mode,
       input,
-      feePercent,
-      topUpUrl: `${publicUrl}/wallet`,
       maxPriceCents,
     });
     const meta: AnswerMeta = {
@@ -139,7 +138,7 @@ export async function runOpenAiCall<Answer extends { usage?: unknown }>(
   async function stream(
     execution: Execution,
     meta: AnswerMeta,
-    paid: Awaited<ReturnType<typeof openPaidCall>>,
+    paid: PaidCall,
     fail: (error: unknown) => Promise<AppError>,
   ) {
     reply.hijack();

@@ -1,4 +1,6 @@
 import { createHash } from "node:crypto";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { createAnthropic } from "@ai-sdk/anthropic";
 import { createGoogleGenerativeAI } from "@ai-sdk/google";
 import { createMistral } from "@ai-sdk/mistral";
@@ -75,6 +77,12 @@ export interface LlmClient {
   sandboxFallback: boolean;
   openaiCompatible: boolean;
   timeoutSeconds: number;
+  /**
+   * Runs the code of a first blocking answer once, at start-up (warm-up.ts), without calling any
+   * vendor: the OpenAI client's request and answer handling against a loopback server of its own,
+   * and the sandbox's tokenizer when the sandbox answers every call. Answers what it warmed.
+   */
+  warmUp?(): Promise<{ upstream: boolean; tokenizer: boolean }>;
 }
 
 /**
@@ -165,6 +173,50 @@ export function createLlmClient(config: Config): LlmClient {
     timeoutSeconds: config.llmTimeoutSeconds,
     openaiCompatible: Boolean(keys.openai && keys.openaiBaseUrl),
     isConfigured: (provider) => Boolean(providers[provider]),
+
+    async warmUp() {
+      // The sandbox counts tokens with cl100k, whose table takes ~0.2 s of CPU to build on first
+      // use: built now when the sandbox answers every call (no vendor key, outside production).
+      const tokenizer = !config.isProduction && Object.keys(providers).length === 0;
+      if (tokenizer) countTokens("warm-up");
+      if (!keys.openai) return { upstream: false, tokenizer };
+      // A loopback server answering one chat completion: the same client code as a real call
+      // (undici's connection and HTTP parser, the answer's parsing), but no vendor is called.
+      const server = http.createServer((req, res) => {
+        req.resume();
+        req.on("end", () => res.writeHead(200, { "content-type": "application/json" }).end(WARM_UP_ANSWER));
+      });
+      await new Promise<void>((ready, fail) => server.listen(0, "127.0.0.1", ready).once("error", fail));
+      const agent = new Agent();
+      try {
+        const baseURL = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+        const request: LlmRequest = {
+          model: "gpt-4o-mini",
+          messages: [{ role: "user", content: "warm-up" }],
+          temperature: 1,
+          maxTokens: 1,
+          topP: 1,
+          frequencyPenalty: 0,
+          presencePenalty: 0,
+        };
+        const signal = AbortSignal.timeout(5_000);
+        if (compatibleChat) {
+          await createChatCompletions({ baseURL, apiKey: "warm-up", dispatcher: agent })(request, signal);
+        } else {
+          const openai = createOpenAI({ baseURL, apiKey: "warm-up", fetch: createUpstreamFetch(agent) });
+          await generateText({
+            model: openai.chat(request.model),
+            ...settings(request),
+            abortSignal: signal,
+          });
+        }
+        return { upstream: true, tokenizer };
+      } finally {
+        await agent.close();
+        server.closeAllConnections();
+        server.close();
+      }
+    },
 
     async generate(request) {
       const { model, language } = resolve(request.model, request.apiKey);
@@ -264,6 +316,16 @@ export function createLlmClient(config: Config): LlmClient {
     },
   };
 }
+
+/** What the warm-up's loopback server answers: a minimal OpenAI chat completion. */
+const WARM_UP_ANSWER = JSON.stringify({
+  id: "chatcmpl-warm-up",
+  object: "chat.completion",
+  created: 0,
+  model: "gpt-4o-mini",
+  choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }],
+  usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+});
 
 /**
  * The AI SDK's model objects, made once per (provider, vendor model) and reused. Making one

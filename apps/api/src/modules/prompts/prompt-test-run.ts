@@ -7,7 +7,8 @@ import { AppError, invalidFields } from "../../lib/errors.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import type { ExecutionResult } from "../gateway/execution.ts";
-import { generatePaid, openPaidCall } from "../gateway/paid-call.ts";
+import { openGatewayPaidCall } from "../gateway/open-gateway-call.ts";
+import { generatePaid } from "../gateway/paid-call.ts";
 import { type PromptDraft, preparePromptExecution } from "../gateway/prompt-call.ts";
 import type { LlmClient } from "../models/llm.ts";
 
@@ -84,15 +85,13 @@ export async function runPromptTest(
     if (error instanceof AppError && error.status < 500) return failed(error, null, draft.model ?? null);
     throw error;
   }
-  const paid = await openPaidCall(db, {
+  const paid = await openGatewayPaidCall(deps, {
     request,
     caller: owner,
     application,
     execution,
     mode: "completion",
     input,
-    feePercent: deps.feePercent,
-    topUpUrl: `${deps.publicUrl}/wallet`,
   });
   let result: ExecutionResult;
   try {

@@ -1,0 +1,116 @@
+import { sql } from "drizzle-orm";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { namedStatementNames, queryRows, WARM_CONNECTIONS, writerFor } from "./db/client.ts";
+import type { LlmClient } from "./modules/models/llm.ts";
+import { createTestDatabase, type TestDatabase } from "./test/database.ts";
+import { startTestServer, type TestServer } from "./test/server.ts";
+import { type WarmUpReport, warmUp, warmUps } from "./warm-up.ts";
+
+// The start-up warm-up (warm-up.ts, docs/decisions/039): what it leaves behind is observable (open
+// connections with the paid path's statements prepared on them), and it writes nothing.
+
+let testDb: TestDatabase;
+let server: TestServer;
+const logLines: string[] = [];
+let report: WarmUpReport;
+let rowsBefore: Record<string, number>;
+
+const TABLES = [
+  "users",
+  "api_keys",
+  "applications",
+  "holds",
+  "invocations",
+  "ledger_transactions",
+  "ledger_accounts",
+];
+
+async function rowCounts(): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  for (const table of TABLES) {
+    const [row] = await queryRows<{ n: number }>(
+      server.database.db,
+      sql`select count(*)::int as n from ${sql.identifier(table)}`,
+    );
+    counts[table] = row?.n ?? -1;
+  }
+  return counts;
+}
+
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+  server = await startTestServer(testDb, {
+    // The model client is configured, but its base URL reaches nothing: the warm-up never calls it.
+    env: { OPENAI_API_KEY: "sk-unreachable", OPENAI_BASE_URL: "http://127.0.0.1:9/v1", LOG_LEVEL: "info" },
+    logStream: { write: (line) => void logLines.push(line) },
+  });
+  rowsBefore = await rowCounts();
+  const run = warmUps.get(server.app);
+  if (!run) throw new Error("buildApp registered no warm-up");
+  report = await run();
+});
+afterAll(async () => {
+  await server?.stop();
+  await testDb?.destroy();
+});
+
+it("runs every step without a failure, the model client's against its own loopback server", () => {
+  expect(report.failures).toEqual([]);
+  expect(report.requests).toBe(2);
+  expect(report.upstream).toBe(true);
+  // The sandbox does not answer every call here (OpenAI is configured): its tokenizer is left lazy.
+  expect(report.tokenizer).toBe(false);
+});
+
+it("writes no row and logs none of its requests", async () => {
+  expect(await rowCounts()).toEqual(rowsBefore);
+  expect(logLines.filter((line) => line.includes("completion"))).toEqual([]);
+});
+
+it("leaves the pools' connections open with the paid path's statements prepared on them (PostgreSQL)", async () => {
+  const names = namedStatementNames();
+  expect(names).toEqual(
+    expect.arrayContaining([
+      "pm_take_payment_v6",
+      "pm_close_hold_v2",
+      "pm_record_batch_v8",
+      "pm_reserve_key_spend_v1",
+    ]),
+  );
+  if (testDb.kind === "pglite") {
+    // No pool and no named statements to prepare in the embedded database.
+    expect(report.connections).toBe(0);
+    return;
+  }
+  expect(report.connections).toBe(WARM_CONNECTIONS + 2);
+  expect(report.statements).toBe((WARM_CONNECTIONS + 2) * names.length);
+  const database = new URL(testDb.serverEnv.DATABASE_URL as string).pathname.slice(1);
+  // Whichever pooled connection answers, main pool or writer pool, it has them all prepared.
+  for (const db of [server.database.db, writerFor(server.database.db)]) {
+    const rows = await queryRows<{ name: string }>(db, sql`select name from pg_prepared_statements`);
+    expect(rows.map((r) => r.name)).toEqual(expect.arrayContaining(names));
+    const [open] = await queryRows<{ n: number }>(
+      db,
+      sql`select count(*)::int as n from pg_stat_activity where datname = ${database} and pid <> pg_backend_pid()`,
+    );
+    expect(open?.n).toBeGreaterThanOrEqual(WARM_CONNECTIONS + 2 - 1);
+  }
+  // A second warm-up finds them prepared already: nothing is parsed twice on a connection.
+  const again = await warmUps.get(server.app)?.();
+  expect(again?.statements).toBe(0);
+});
+
+it("does not stop the start when a step fails: it reports it instead", async () => {
+  const failing = {
+    warmUp: async () => {
+      throw new Error("vendor unreachable");
+    },
+  } as unknown as LlmClient;
+  const { failures } = await warmUp(server.app, {
+    db: server.database.db,
+    llm: failing,
+    secrets: undefined as never,
+    log: server.app.log,
+  });
+  expect(failures).toEqual(["model client: vendor unreachable"]);
+});
