@@ -54,7 +54,15 @@ import { creditTopUp } from "../../apps/api/src/modules/billing/postings.ts";
 import { reconcile } from "../../apps/api/src/modules/billing/reconcile.ts";
 import { createCaller } from "../../apps/api/src/test/caller.ts";
 import { type FirstCallRun, measureFirstCalls } from "../lib/first-call.ts";
-import { closedLoop, type LoadResult, median, type RequestSpec, spread } from "../lib/load.ts";
+import {
+  closedLoop,
+  cpuSeconds,
+  type LoadResult,
+  median,
+  quantile,
+  type RequestSpec,
+  spread,
+} from "../lib/load.ts";
 import { resultsFile, writeResultsSection } from "../lib/results.ts";
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -265,6 +273,19 @@ function specFor(
 
 interface Measured extends LoadResult {
   rssMb: number;
+  /** Cores used by the PostgreSQL backends connected to the bench database during the run. */
+  pgCores: number;
+}
+
+/** Backend pids of the bench database (PostgreSQL runs on this machine, so /proc has them). */
+let pgProbe: pg.Client | undefined;
+async function pgBackends(): Promise<number[]> {
+  if (!pgProbe) return [];
+  const { rows } = await pgProbe.query<{ pid: number }>(
+    "select pid from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()",
+    [dbName],
+  );
+  return rows.map((r) => r.pid);
 }
 
 /** One closed-loop run, with the peak RSS of the measured processes. */
@@ -273,8 +294,15 @@ async function measure(
   options: { connections: number; seconds: number; pids: (number | undefined)[] },
 ): Promise<Measured> {
   const stopRss = peakRss(options.pids);
+  const before = new Map((await pgBackends()).map((pid) => [pid, cpuSeconds(pid)]));
   const r = await closedLoop(specs, options);
-  return { ...r, rssMb: stopRss() };
+  const rss = stopRss();
+  // Backends opened during the run count from zero; those closed during it are missed.
+  const pgSeconds = (await pgBackends()).reduce<number>(
+    (s, pid) => s + cpuSeconds(pid) - (before.get(pid) ?? 0),
+    0,
+  );
+  return { ...r, rssMb: rss, pgCores: pgSeconds / r.elapsed };
 }
 
 interface CannonResult {
@@ -578,6 +606,8 @@ async function main() {
       description: "Benchmark funds",
     });
     const money = moneyChecker(handle.db);
+    pgProbe = new pg.Client({ connectionString: adminUrl });
+    await pgProbe.connect();
 
     const targetPort: Record<Target, number> = {
       direct: PORT.upstream,
@@ -636,7 +666,7 @@ async function main() {
           log(
             `c=${connections} round ${round + 1} ${target}: ${fmt(r.rps, 1)} calls/s (${r.ok} in ${fmt(r.elapsed, 3)} s), ` +
               `p50 ${fmt(r.p50, 3)} ms, p99 ${fmt(r.p99, 3)} ms, ${r.errors} errors, ${r.non2xx} non-2xx ${r.statuses}, ` +
-              `${fmt(r.targetCores, 2)} cores (${fmt(r.cpuMsPerCall, 3)} ms/call), machine ${fmt(r.machineCores, 2)} cores, load ${fmt(r.load1, 2)}`,
+              `${fmt(r.targetCores, 2)} cores (${fmt(r.cpuMsPerCall, 3)} ms/call), PostgreSQL ${fmt(r.pgCores, 2)} cores, machine ${fmt(r.machineCores, 2)} cores, load ${fmt(r.load1, 2)}`,
           );
         }
       }
@@ -718,7 +748,7 @@ async function main() {
           processRuns.push({ processes: n, round, r });
           log(
             `${n} process(es), c=${PROCESS_CONNECTIONS} round ${round + 1}: ${fmt(r.rps, 1)} calls/s, p50 ${fmt(r.p50, 3)} ms, ` +
-              `p99 ${fmt(r.p99, 3)} ms, ${r.errors} errors, ${r.non2xx} non-2xx ${r.statuses}, Promptmint ${fmt(r.targetCores, 2)} cores, ` +
+              `p99 ${fmt(r.p99, 3)} ms, ${r.errors} errors, ${r.non2xx} non-2xx ${r.statuses}, Promptmint ${fmt(r.targetCores, 2)} cores, PostgreSQL ${fmt(r.pgCores, 2)} cores, ` +
               `machine ${fmt(r.machineCores, 2)} cores, load ${fmt(r.load1, 2)}`,
           );
         }
@@ -850,6 +880,8 @@ async function main() {
 
     const report = await reconcile(handle.db);
     await handle.close();
+    await pgProbe.end();
+    pgProbe = undefined;
     const pgVersion = sh(`psql "${adminUrl}" -Atc "select version()"`).split(" on ")[0] ?? "?";
     const section = render({
       startedAt,
@@ -947,8 +979,8 @@ function render(r: {
 
   // Throughput summary.
   lines.push(
-    "| Concurrency | Target | Calls/s, median (min–max) | p50 ms | p99 ms | Errors + non-2xx | CPU, cores | CPU ms per call | Peak RSS (MB) | ÷ Portkey per round, median (min–max) |",
-    "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    "| Concurrency | Target | Calls/s, median (min–max) | p50 ms | p99 ms | Errors + non-2xx | CPU, cores | CPU ms per call | PostgreSQL, cores | Peak RSS (MB) | ÷ Portkey per round, median (min–max) |",
+    "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
   );
   const ratios: Record<number, number[]> = {};
   for (const level of r.levels) {
@@ -964,8 +996,8 @@ function render(r: {
           1,
         )} | ${fmt(median(mine.map((x) => x.p50)), 3)} | ${fmt(median(mine.map((x) => x.p99)), 3)} |` +
           ` ${mine.reduce((s, x) => s + x.errors + x.non2xx, 0)} | ${fmt(median(mine.map((x) => x.targetCores)), 2)} |` +
-          ` ${fmt(median(mine.map((x) => x.cpuMsPerCall)), 3)} | ${fmt(Math.max(...mine.map((x) => x.rssMb)), 0)} |` +
-          ` ${isPromptmint(target) ? `**${spread(vsPortkey)}**` : "—"} |`,
+          ` ${fmt(median(mine.map((x) => x.cpuMsPerCall)), 3)} | ${isPromptmint(target) ? fmt(median(mine.map((x) => x.pgCores)), 2) : "—"} |` +
+          ` ${fmt(Math.max(...mine.map((x) => x.rssMb)), 0)} | ${isPromptmint(target) ? `**${spread(vsPortkey)}**` : "—"} |`,
       );
     }
   }
@@ -1007,6 +1039,25 @@ function render(r: {
           )
           .join(" | ") +
         " |",
+    );
+    // All rounds' calls pooled: with few calls per round (a slow model), a round's p99 is its slowest call.
+    const pooled = (t: Target, q: number) =>
+      quantile(
+        level.runs
+          .filter((x) => x.target === t)
+          .flatMap((x) => x.r.latencies)
+          .sort((a, b) => a - b),
+        q,
+      );
+    out.push(
+      `| all rounds pooled | ${fmt(pooled("direct", 0.5), 3)} / ${fmt(pooled("direct", 0.99), 3)} | ` +
+        cols
+          .map(
+            (t) =>
+              `${fmt(pooled(t, 0.5) - pooled("direct", 0.5), 3)} / ${fmt(pooled(t, 0.99) - pooled("direct", 0.99), 3)}`,
+          )
+          .join(" | ") +
+        " |",
       "",
     );
     return out;
@@ -1035,8 +1086,8 @@ function render(r: {
         ` the client spreads its ${PROCESS_CONNECTIONS} connections evenly over them (as a load balancer would);` +
         " the process counts interleaved, order rotated per round. CPU is the sum over the N processes.",
       "",
-      "| Processes | Calls/s, median (min–max) | ÷ 1 process per round | p50 ms | p99 ms | Errors + non-2xx | Promptmint CPU, cores | CPU ms per call | Machine busy, cores | Load (1 min) | Peak RSS, all (MB) |",
-      "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+      "| Processes | Calls/s, median (min–max) | ÷ 1 process per round | p50 ms | p99 ms | Errors + non-2xx | Promptmint CPU, cores | CPU ms per call | PostgreSQL, cores | Machine busy, cores | Load (1 min) | Peak RSS, all (MB) |",
+      "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     );
     for (const n of PROCESSES) {
       const mine = r.processRuns.filter((x) => x.processes === n);
@@ -1048,7 +1099,7 @@ function render(r: {
         )} | ${n === 1 ? "—" : spread(scale)} | ${fmt(median(mine.map((x) => x.r.p50)), 3)} |` +
           ` ${fmt(median(mine.map((x) => x.r.p99)), 3)} | ${mine.reduce((s, x) => s + x.r.errors + x.r.non2xx, 0)} |` +
           ` ${fmt(median(mine.map((x) => x.r.targetCores)), 2)} | ${fmt(median(mine.map((x) => x.r.cpuMsPerCall)), 3)} |` +
-          ` ${fmt(median(mine.map((x) => x.r.machineCores)), 2)} | ${range(mine.map((x) => x.r.load1))} |` +
+          ` ${fmt(median(mine.map((x) => x.r.pgCores)), 2)} | ${fmt(median(mine.map((x) => x.r.machineCores)), 2)} | ${range(mine.map((x) => x.r.load1))} |` +
           ` ${fmt(Math.max(...mine.map((x) => x.r.rssMb)), 0)} |`,
       );
     }
@@ -1165,14 +1216,15 @@ function render(r: {
 
   // Every run, for the record.
   lines.push(
-    "Every run (calls/s = 2xx ÷ elapsed; cores = CPU of the measured process(es); machine = busy cores of the whole machine, every process on it; client = the load client's own CPU; load = 1-minute load average at the end of the run):",
+    "Every run (calls/s = 2xx ÷ elapsed; cores = CPU of the measured process(es); PostgreSQL = CPU of the bench database's backends; machine = busy cores of the whole machine, every process on it; client = the load client's own CPU; load = 1-minute load average at the end of the run):",
     "",
-    "| Section | Round | Target | 2xx | Elapsed (s) | Calls/s | p50 ms | p99 ms | Cores | Machine | Client | Load |",
-    "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    "| Section | Round | Target | 2xx | Elapsed (s) | Calls/s | p50 ms | p99 ms | Cores | PostgreSQL | Machine | Client | Load |",
+    "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
   );
   const row = (section: string, round: number, target: string, x: Measured) =>
     `| ${section} | ${round + 1} | ${target} | ${x.ok} | ${fmt(x.elapsed, 3)} | ${fmt(x.rps, 1)} | ${fmt(x.p50, 3)} | ${fmt(x.p99, 3)} |` +
-    ` ${fmt(x.targetCores, 2)} | ${fmt(x.machineCores, 2)} | ${fmt(x.clientCores, 2)} | ${fmt(x.load1, 2)} |`;
+    ` ${fmt(x.targetCores, 2)} | ${target === "promptmint" || target === "baseline" ? fmt(x.pgCores, 2) : "—"} |` +
+    ` ${fmt(x.machineCores, 2)} | ${fmt(x.clientCores, 2)} | ${fmt(x.load1, 2)} |`;
   for (const level of r.levels)
     for (const x of level.runs) lines.push(row(`c=${level.connections}`, x.round, x.target, x.r));
   for (const x of r.modelLevel.runs) lines.push(row(`c=1, ${MODEL_MS} ms model`, x.round, x.target, x.r));
