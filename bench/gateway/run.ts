@@ -700,7 +700,8 @@ async function main() {
         ]),
       ) as Record<Target, RequestSpec>;
       const modelPids = { ...pids, direct: undefined, promptmint: pmModel.pid, baseline: blModel?.pid };
-      await probeAndWarm(modelSpecs, 20);
+      // As many calls as the instant targets' warm-up gets at c=50: the model process starts fresh here.
+      await probeAndWarm(modelSpecs, 200);
       for (let round = 0; round < ROUNDS; round++) {
         for (const target of rotated(TARGETS, round)) {
           const r = await measure([modelSpecs[target]], {
