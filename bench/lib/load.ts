@@ -55,11 +55,14 @@ export function quantile(sorted: number[], q: number): number {
   return sorted[i] as number;
 }
 
-export const median = (xs: number[]) =>
-  quantile(
-    [...xs].sort((a, b) => a - b),
-    0.5,
-  );
+/** The middle value; with an even count, the mean of the two middle values. */
+export function median(xs: number[]): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const n = sorted.length;
+  if (n === 0) return Number.NaN;
+  const mid = Math.floor(n / 2);
+  return n % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
 
 /** Median with the min–max spread, e.g. "2.07 (1.81–2.30)". */
 export function spread(xs: number[], digits = 2): string {
