@@ -1,33 +1,47 @@
 /**
- * Gateway benchmark (issue 8): what a paid call through Promptmint costs over calling the upstream
- * directly, next to Portkey's open-source gateway as a pass-through reference, in one run.
+ * Gateway benchmark (issue 20; first written for issue 8): what a paid call through Promptmint
+ * costs over calling the upstream directly, next to Portkey's open-source gateway as a
+ * pass-through reference, measured in one run with the targets interleaved.
  *
- * Not a test. It starts, each in its own process: a loopback OpenAI-compatible upstream (instant,
- * and a second one answering after a fixed delay), Promptmint on a scratch PostgreSQL database with
- * a paid prompt app whose model goes to the upstream (OPENAI_BASE_URL) and a funded consumer key,
- * and `@portkey-ai/gateway` with `x-portkey-custom-host` pointing at the same upstream. Then:
- *  1. autocannon at each concurrency, the three targets interleaved (direct, Promptmint, Portkey)
- *     for BENCH_ROUNDS rounds: requests/s, p50, p99, errors, peak RSS;
- *  2. latency at concurrency 1 with microsecond timers, one request to each target in turn;
- *  3. a soak of BENCH_SOAK (5,000) concurrent calls held open by a 2-second upstream, sampling
- *     pg_stat_activity for connections active or idle in transaction while calls wait upstream;
- *  4. reconcile() on the ledger once the leases have idled out, charged invocations == 2xx answers
- *     of Promptmint == calls posted by the leases' settle transactions, and cents spent from holds
- *     == cents posted == cents charged to invocations.
- * Prints a table and rewrites the "## Gateway (issue 8)" section of bench/RESULTS.md.
+ * Not a test. It starts, each in its own process: loopback OpenAI-compatible upstreams (instant,
+ * one answering after BENCH_MODEL_MS, one after BENCH_SLOW_MS for the soak), Promptmint on a
+ * scratch PostgreSQL database with a paid prompt app whose model goes to the upstream
+ * (OPENAI_BASE_URL) and a funded consumer key, and `@portkey-ai/gateway` with
+ * `x-portkey-custom-host` pointing at the same upstream. Then, each section followed by the money
+ * check (reconcile() clean, charged invocations of the section == Promptmint's 2xx answers):
+ *  1. Throughput and latency at each concurrency (BENCH_CONNECTIONS): BENCH_ROUNDS rounds; in each
+ *     round every target (direct, Promptmint, Portkey, and "baseline" with BENCH_BASELINE_DIR) runs
+ *     a closed loop for BENCH_SECONDS, the order rotated from round to round (bench/lib/load.ts).
+ *     calls/s = completed 2xx / elapsed seconds (performance.now()), latency from per-request
+ *     timers; the ratio Promptmint / Portkey is computed per round, then its median and spread.
+ *     The added latency at c=1 is each round's p50 (p99) minus direct's p50 (p99) in that round.
+ *  2. The same at c=1 with an upstream that answers after BENCH_MODEL_MS (200): the time
+ *     Promptmint adds to a call whose model takes a while.
+ *  3. 1, 2 and 4 Promptmint processes (BENCH_PROCESSES) on the one PostgreSQL database, on their
+ *     own ports, the client's connections spread evenly over them (what a load balancer does),
+ *     at BENCH_PROCESS_CONNECTIONS; the process counts interleaved per round.
+ *  4. First call after start: BENCH_FIRST_CALL_STARTS fresh processes; each one's first paid call
+ *     against its 100th (bench/lib/first-call.ts).
+ *  5. A soak of BENCH_SOAK (5,000) concurrent calls held open by a BENCH_SLOW_MS upstream,
+ *     sampling pg_stat_activity for connections active or idle in transaction meanwhile.
+ * The load average, the CPU used by the measured processes (/proc/<pid>/stat) and the machine's busy
+ * CPU are recorded with every figure. Prints the section and rewrites "## Gateway (issue 20)" in
+ * bench/RESULTS.md.
  *
  * Env: BENCH_DATABASE_URL (admin URL, default postgres://postgres@127.0.0.1:5432/test),
- *      BENCH_CONNECTIONS (1,50,500), BENCH_REQUESTS (requests per target per round at c>1, 3000),
- *      BENCH_REQUESTS_C1 (300), BENCH_ROUNDS (2), BENCH_LATENCY_SAMPLES (300 per target),
- *      BENCH_WARMUP (500), BENCH_SOAK (5000), BENCH_SOAK_TIMEOUT_S (300), BENCH_SLOW_MS (2000), BENCH_LOG_LEVEL (Promptmint's LOG_LEVEL, warn),
- *      BENCH_ENV (extra env for Promptmint, e.g. "WEB_CONCURRENCY=2"), BENCH_KEEP_DB=1,
+ *      BENCH_SECONDS (10 per target per round), BENCH_ROUNDS (3), BENCH_CONNECTIONS (1,50,500),
+ *      BENCH_WARMUP_SECONDS (3 per target), BENCH_MODEL_MS (200; 0 skips section 2),
+ *      BENCH_PROCESSES (1,2,4; "" skips section 3), BENCH_PROCESS_CONNECTIONS (50),
+ *      BENCH_FIRST_CALL_STARTS (5; 0 skips section 4), BENCH_SOAK (5000; 0 skips section 5),
+ *      BENCH_SOAK_TIMEOUT_S (300), BENCH_SLOW_MS (2000), BENCH_LOG_LEVEL (Promptmint's LOG_LEVEL, warn),
+ *      BENCH_ENV (extra env for Promptmint, e.g. "GATEWAY_ADMISSION_LIMIT=128"), BENCH_KEEP_DB=1,
  *      BENCH_NODE_ARGS (node flags for Promptmint; default those of `npm start`, "" for none),
  *      BENCH_PROFILE_DIR (write a --cpu-prof profile of the main Promptmint process there),
- *      BENCH_PORT_BASE (4260; seven ports from there), BENCH_WRITE=0 (print only, leave RESULTS.md).
+ *      BENCH_BASELINE_DIR (an earlier checkout with node_modules, run side by side as "baseline"),
+ *      BENCH_PORT_BASE (4260; fourteen ports from there), BENCH_WRITE=0 (print only, leave RESULTS.md).
  */
 import { type ChildProcess, execSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
-import http from "node:http";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -35,20 +49,39 @@ import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import { sql } from "drizzle-orm";
 import pg from "pg";
-import { openDatabase, queryRows } from "../../apps/api/src/db/client.ts";
+import { type Database, openDatabase, queryRows } from "../../apps/api/src/db/client.ts";
 import { creditTopUp } from "../../apps/api/src/modules/billing/postings.ts";
 import { reconcile } from "../../apps/api/src/modules/billing/reconcile.ts";
 import { createCaller } from "../../apps/api/src/test/caller.ts";
+import { type FirstCallRun, measureFirstCalls } from "../lib/first-call.ts";
+import {
+  closedLoop,
+  cpuSeconds,
+  type LoadResult,
+  median,
+  quantile,
+  type RequestSpec,
+  spread,
+} from "../lib/load.ts";
 import { resultsFile, writeResultsSection } from "../lib/results.ts";
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const adminUrl = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
-const LEVELS = (process.env.BENCH_CONNECTIONS ?? "1,50,500").split(",").map(Number);
-const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 3000);
-const REQUESTS_C1 = Number(process.env.BENCH_REQUESTS_C1 ?? 300);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
-const LATENCY_SAMPLES = Number(process.env.BENCH_LATENCY_SAMPLES ?? 300);
-const WARMUP = Number(process.env.BENCH_WARMUP ?? 500);
+const list = (value: string) =>
+  value
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map(Number);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const LEVELS = list(process.env.BENCH_CONNECTIONS ?? "1,50,500");
+const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
+const MODEL_MS = Number(process.env.BENCH_MODEL_MS ?? 200);
+const PROCESSES = list(process.env.BENCH_PROCESSES ?? "1,2,4");
+const PROCESS_CONNECTIONS = Number(process.env.BENCH_PROCESS_CONNECTIONS ?? 50);
+const FIRST_CALL_STARTS = Number(process.env.BENCH_FIRST_CALL_STARTS ?? 5);
+const FIRST_CALL_CALLS = 100;
 const SOAK = Number(process.env.BENCH_SOAK ?? 5000);
 /** How long one soak call may take before autocannon counts it as an error. */
 const SOAK_TIMEOUT_S = Number(process.env.BENCH_SOAK_TIMEOUT_S ?? 300);
@@ -73,16 +106,22 @@ const START_FLAGS =
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? START_FLAGS).split(/\s+/).filter(Boolean);
 /** An earlier checkout (with node_modules) run side by side as target "baseline": before/after under one load. */
 const BASELINE_DIR = process.env.BENCH_BASELINE_DIR;
-/** Seven consecutive ports from here (BENCH_PORT_BASE), so two runs on one machine do not collide. */
+/** Fourteen consecutive ports from here (BENCH_PORT_BASE), so two runs on one machine do not collide. */
 const PORT_BASE = Number(process.env.BENCH_PORT_BASE ?? 4260);
 const PORT = {
   upstream: PORT_BASE,
-  slowUpstream: PORT_BASE + 1,
-  portkey: PORT_BASE + 2,
-  promptmint: PORT_BASE + 3,
-  promptmintSlow: PORT_BASE + 4,
-  baseline: PORT_BASE + 5,
-  baselineSlow: PORT_BASE + 6,
+  modelUpstream: PORT_BASE + 1,
+  soakUpstream: PORT_BASE + 2,
+  portkey: PORT_BASE + 3,
+  promptmint: PORT_BASE + 4,
+  promptmintModel: PORT_BASE + 5,
+  promptmintSoak: PORT_BASE + 6,
+  baseline: PORT_BASE + 7,
+  baselineModel: PORT_BASE + 8,
+  baselineSoak: PORT_BASE + 9,
+  /** Extra Promptmint processes of section 3 (the first process is `promptmint`). */
+  extra: [PORT_BASE + 10, PORT_BASE + 11, PORT_BASE + 12],
+  fresh: PORT_BASE + 13,
 };
 const PRICE_CENTS = 1;
 
@@ -94,6 +133,7 @@ const benchUrl = (() => {
 })();
 
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : "—");
+const int = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString("en-US") : "—");
 const log = (msg: string) => console.log(`[bench] ${msg}`);
 const sh = (cmd: string) => {
   try {
@@ -105,14 +145,19 @@ const sh = (cmd: string) => {
   }
 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const loadNow = () =>
+  os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(" / ");
 
 type Target = "direct" | "promptmint" | "baseline" | "portkey";
 const TARGETS: Target[] = BASELINE_DIR
   ? ["direct", "promptmint", "baseline", "portkey"]
   : ["direct", "promptmint", "portkey"];
 const isPromptmint = (t: Target) => t === "promptmint" || t === "baseline";
-const byTarget = <T>(make: () => T) =>
-  Object.fromEntries(TARGETS.map((t) => [t, make()])) as Record<Target, T>;
+/** Round r measures the targets in this order: the list rotated by r, so no target is always first. */
+const rotated = <T>(xs: T[], r: number) => xs.map((_, i) => xs[(i + r) % xs.length] as T);
 
 // ---------------------------------------------------------------- processes
 
@@ -135,7 +180,15 @@ function start(name: string, args: string[], env: Record<string, string> = {}, c
   return child;
 }
 
-async function waitForPort(port: number, timeoutMs = 60_000): Promise<void> {
+/** SIGTERM, then wait for the exit (the server closes its leases on the way out). */
+async function stop(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  child.kill("SIGTERM");
+  await Promise.race([exited, sleep(30_000)]);
+}
+
+async function waitForPort(port: number, timeoutMs = 120_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
     const open = await new Promise<boolean>((resolve) => {
@@ -147,12 +200,12 @@ async function waitForPort(port: number, timeoutMs = 60_000): Promise<void> {
       socket.once("error", () => resolve(false));
     });
     if (open) return;
-    await sleep(200);
+    await sleep(25);
   }
   throw new Error(`nothing listens on ${port} after ${timeoutMs} ms`);
 }
 
-/** RSS of a process and all its descendants (a cluster primary and its workers), in MB. */
+/** RSS of a process and all its descendants, in MB. */
 function rssMb(pid: number | undefined): number {
   if (!pid) return 0;
   const pids = [pid];
@@ -172,33 +225,31 @@ function rssMb(pid: number | undefined): number {
   return kb / 1024;
 }
 
-function peakRss(pid: number | undefined) {
-  let peak = rssMb(pid);
+/** Peak of the summed RSS of `pids` until the returned function is called. */
+function peakRss(pids: (number | undefined)[]) {
+  const now = () => pids.reduce<number>((s, p) => s + rssMb(p), 0);
+  let peak = now();
   const timer = setInterval(() => {
-    peak = Math.max(peak, rssMb(pid));
+    peak = Math.max(peak, now());
   }, 100);
   return () => {
     clearInterval(timer);
-    return Math.max(peak, rssMb(pid));
+    return Math.max(peak, now());
   };
 }
 
 // ---------------------------------------------------------------- requests
 
-interface RequestSpec {
-  url: string;
-  headers: Record<string, string>;
-  body: string;
-}
-
 const messages = [{ role: "user", content: "Say hello in five words." }];
 
-function specFor(target: Target, options: { apiKey: string; slug: string; slow?: boolean }): RequestSpec {
-  const upstreamPort = options.slow ? PORT.slowUpstream : PORT.upstream;
+function specFor(
+  target: Target,
+  options: { apiKey: string; slug: string; upstreamPort: number; port?: number },
+): RequestSpec {
   const json = { "content-type": "application/json" };
   if (target === "direct")
     return {
-      url: `http://127.0.0.1:${upstreamPort}/v1/chat/completions`,
+      url: `http://127.0.0.1:${options.upstreamPort}/v1/chat/completions`,
       headers: { ...json, authorization: "Bearer sk-bench" },
       body: JSON.stringify({ model: "gpt-4o-mini", messages }),
     };
@@ -209,41 +260,64 @@ function specFor(target: Target, options: { apiKey: string; slug: string; slow?:
         ...json,
         authorization: "Bearer sk-bench",
         "x-portkey-provider": "openai",
-        "x-portkey-custom-host": `http://127.0.0.1:${upstreamPort}/v1`,
+        "x-portkey-custom-host": `http://127.0.0.1:${options.upstreamPort}/v1`,
       },
       body: JSON.stringify({ model: "gpt-4o-mini", messages }),
     };
-  const port =
-    target === "baseline"
-      ? options.slow
-        ? PORT.baselineSlow
-        : PORT.baseline
-      : options.slow
-        ? PORT.promptmintSlow
-        : PORT.promptmint;
   return {
-    url: `http://127.0.0.1:${port}/api/v1/chat/completions`,
+    url: `http://127.0.0.1:${options.port}/api/v1/chat/completions`,
     headers: { ...json, authorization: `Bearer ${options.apiKey}` },
     body: JSON.stringify({ model: options.slug, messages }),
   };
 }
 
+interface Measured extends LoadResult {
+  rssMb: number;
+  /** Cores used by the PostgreSQL backends connected to the bench database during the run. */
+  pgCores: number;
+}
+
+/** Backend pids of the bench database (PostgreSQL runs on this machine, so /proc has them). */
+let pgProbe: pg.Client | undefined;
+async function pgBackends(): Promise<number[]> {
+  if (!pgProbe) return [];
+  const { rows } = await pgProbe.query<{ pid: number }>(
+    "select pid from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()",
+    [dbName],
+  );
+  return rows.map((r) => r.pid);
+}
+
+/** One closed-loop run, with the peak RSS of the measured processes. */
+async function measure(
+  specs: RequestSpec[],
+  options: { connections: number; seconds: number; pids: (number | undefined)[] },
+): Promise<Measured> {
+  const stopRss = peakRss(options.pids);
+  const before = new Map((await pgBackends()).map((pid) => [pid, cpuSeconds(pid)]));
+  const r = await closedLoop(specs, options);
+  const rss = stopRss();
+  // Backends opened during the run count from zero; those closed during it are missed.
+  const pgSeconds = (await pgBackends()).reduce<number>(
+    (s, pid) => s + cpuSeconds(pid) - (before.get(pid) ?? 0),
+    0,
+  );
+  return { ...r, rssMb: rss, pgCores: pgSeconds / r.elapsed };
+}
+
 interface CannonResult {
-  rps: number;
-  p50: number;
-  p99: number;
   ok: number;
   errors: number;
   non2xx: number;
   rssMb: number;
   seconds: number;
-  /** Answers other than 2xx by status, e.g. "503×12". */
+  p50: number;
+  p99: number;
   statuses: string;
 }
 
-/** The fields of autocannon's result this benchmark reads (the package ships no types). */
+/** The fields of autocannon's result the soak reads (the package ships no types). */
 interface AutocannonResult {
-  requests: { average: number };
   latency: { p50: number; p99: number };
   "2xx": number;
   non2xx: number;
@@ -253,11 +327,12 @@ interface AutocannonResult {
   statusCodeStats?: Record<string, { count: number }>;
 }
 
+/** The soak: `amount` requests on as many connections at once (one each), with autocannon. */
 function cannon(
   spec: RequestSpec,
-  options: { connections: number; amount: number; timeoutSeconds?: number; pid?: number },
+  options: { connections: number; amount: number; timeoutSeconds: number; pid?: number },
 ): Promise<CannonResult> {
-  const stopRss = peakRss(options.pid);
+  const stopRss = peakRss([options.pid]);
   return new Promise((resolve, reject) => {
     autocannon(
       {
@@ -267,13 +342,12 @@ function cannon(
         body: spec.body,
         connections: options.connections,
         amount: options.amount,
-        timeout: options.timeoutSeconds ?? 120,
+        timeout: options.timeoutSeconds,
       },
       (err: Error | null, r: AutocannonResult) => {
         const rss = stopRss();
         if (err) return reject(err);
         resolve({
-          rps: r.requests.average,
           p50: r.latency.p50,
           p99: r.latency.p99,
           ok: r["2xx"],
@@ -290,30 +364,6 @@ function cannon(
     );
   });
 }
-
-/** One request on a keep-alive agent, timed with hrtime; resolves to [status, ms]. */
-function timedRequest(spec: RequestSpec, agent: http.Agent): Promise<[number, number]> {
-  return new Promise((resolve, reject) => {
-    const t0 = process.hrtime.bigint();
-    const req = http.request(spec.url, { method: "POST", headers: spec.headers, agent }, (res) => {
-      res.resume();
-      res.on("end", () => resolve([res.statusCode ?? 0, Number(process.hrtime.bigint() - t0) / 1e6]));
-    });
-    req.on("error", reject);
-    req.end(spec.body);
-  });
-}
-
-function quantile(sorted: number[], q: number): number {
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
-  return sorted[i] as number;
-}
-
-const median = (xs: number[]) =>
-  quantile(
-    [...xs].sort((a, b) => a - b),
-    0.5,
-  );
 
 // ---------------------------------------------------------------- setup
 
@@ -365,11 +415,127 @@ async function setUpApp(baseUrl: string): Promise<{ slug: string; apiKey: string
   return { slug: app.slug, apiKey: key.body.key, consumerEmail: consumer.email };
 }
 
+// ---------------------------------------------------------------- money
+
+/** What the money check counts once the leases have closed. */
+interface MoneyCounts {
+  /** Calls posted by settle transactions (the sum of their holds' `calls`). */
+  posted: number;
+  settles: number;
+  /** Cents the settle transactions moved out of held accounts. */
+  posted_cents: number;
+  /** Successful invocations charged and naming their hold. */
+  charged: number;
+  open_holds: number;
+  /** Cents spent from holds (`settled_micros` / 10,000). */
+  spent_cents: number;
+  charged_cents: number;
+}
+
+async function moneyCounts(db: Database): Promise<MoneyCounts> {
+  const [row] = await queryRows<MoneyCounts>(
+    db,
+    sql`select (select coalesce(sum(h.calls), 0) from holds h join ledger_transactions t
+                    on t.kind = 'settle' and t.reference = h.id::text)::int as posted,
+                 (select count(*) from ledger_transactions where kind = 'settle')::int as settles,
+                 (select coalesce(-sum(e.amount_micros), 0) / 10000 from ledger_transactions t
+                    join ledger_entries e on e.transaction_id = t.id
+                    join ledger_accounts a on a.id = e.account_id and a.kind = 'held'
+                  where t.kind = 'settle')::int as posted_cents,
+                 (select count(*) from invocations where status = 'success' and charged_cents > 0
+                    and hold_id is not null)::int as charged,
+                 (select count(*) from holds where status = 'held')::int as open_holds,
+                 (select coalesce(sum(settled_micros), 0) / 10000 from holds)::int as spent_cents,
+                 (select coalesce(sum(charged_cents), 0) from invocations)::int as charged_cents`,
+  );
+  if (!row) throw new Error("money counts: no row");
+  return row;
+}
+
+interface MoneyLine {
+  section: string;
+  /** Promptmint's (and the baseline's) 2xx answers in the section. */
+  answered: number;
+  /** Calls the client gave up on (timeouts, resets): the server may still have charged them. */
+  gaveUp: number;
+  /** Charged invocations added during the section. */
+  charged: number;
+  reconcileOk: boolean;
+  transactions: number;
+  counts: MoneyCounts;
+  ok: boolean;
+}
+
+/**
+ * After a section: wait for the leases to close (they idle out 2 s after their last call, or
+ * close when their process stops), then reconcile() and compare the charged invocations the
+ * section added with the 2xx answers its client read.
+ */
+function moneyChecker(db: Database) {
+  let before: MoneyCounts = {
+    posted: 0,
+    settles: 0,
+    posted_cents: 0,
+    charged: 0,
+    open_holds: 0,
+    spent_cents: 0,
+    charged_cents: 0,
+  };
+  const lines: MoneyLine[] = [];
+  const check = async (section: string, answered: number, gaveUp: number): Promise<MoneyLine> => {
+    let counts = await moneyCounts(db);
+    for (let waited = 0; counts.open_holds !== 0 && waited < 20_000; waited += 250) {
+      await sleep(250);
+      counts = await moneyCounts(db);
+    }
+    const report = await reconcile(db);
+    const charged = counts.charged - before.charged;
+    const ok =
+      report.ok &&
+      counts.open_holds === 0 &&
+      counts.posted === counts.charged &&
+      counts.posted_cents === counts.spent_cents &&
+      counts.spent_cents === counts.charged_cents &&
+      charged >= answered &&
+      charged <= answered + gaveUp;
+    before = counts;
+    const line = {
+      section,
+      answered,
+      gaveUp,
+      charged,
+      reconcileOk: report.ok,
+      transactions: report.transactions,
+      counts,
+      ok,
+    };
+    lines.push(line);
+    log(
+      `money after ${section}: reconcile ${report.ok ? "clean" : "NOT CLEAN"}, charged ${charged} for ${answered} 2xx ` +
+        `(+ ${gaveUp} given up), open holds ${counts.open_holds}, totals posted ${counts.posted} = charged ${counts.charged} — ${ok ? "OK" : "MISMATCH"}`,
+    );
+    return line;
+  };
+  return { check, lines };
+}
+
 // ---------------------------------------------------------------- main
+
+interface RoundResult {
+  round: number;
+  target: Target;
+  r: Measured;
+}
 
 interface LevelResult {
   connections: number;
-  rounds: Record<Target, CannonResult[]>;
+  runs: RoundResult[];
+}
+
+interface ProcessRun {
+  processes: number;
+  round: number;
+  r: Measured;
 }
 
 interface SoakResult {
@@ -392,45 +558,42 @@ interface SoakResult {
 }
 
 async function main() {
-  log(`scratch database ${dbName}`);
+  const startedAt = new Date();
+  const loadAtStart = loadNow();
+  log(`scratch database ${dbName}; load average ${loadAtStart}`);
   await adminQuery(`create database ${dbName}`);
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "pm-gwbench-"));
-  let promptmint2xx = 0;
-  // Calls the client gave up on (timeout): the server may still have answered and charged them.
-  let promptmintGaveUp = 0;
+
+  const promptmintArgs = (profile = false) => [
+    ...NODE_ARGS,
+    ...(profile && PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`] : []),
+    "apps/api/src/main.ts",
+  ];
+  const startPromptmint = (name: string, port: number, upstreamPort: number, cwd = root, profile = false) =>
+    start(name, promptmintArgs(profile), promptmintEnv(port, upstreamPort, dataDir), cwd);
 
   try {
-    start("upstream", ["bench/gateway/upstream.ts", String(PORT.upstream), "0"]);
-    start("slow upstream", ["bench/gateway/upstream.ts", String(PORT.slowUpstream), String(SLOW_MS)]);
+    const upstream = start("upstream", ["bench/gateway/upstream.ts", String(PORT.upstream), "0"]);
+    if (MODEL_MS > 0)
+      start("model upstream", ["bench/gateway/upstream.ts", String(PORT.modelUpstream), String(MODEL_MS)]);
+    if (SOAK > 0)
+      start("soak upstream", ["bench/gateway/upstream.ts", String(PORT.soakUpstream), String(SLOW_MS)]);
     const portkey = start("portkey", [
       "node_modules/@portkey-ai/gateway/build/start-server.js",
       `--port=${PORT.portkey}`,
       "--headless",
     ]);
-    const promptmint = start(
-      "promptmint",
-      [
-        ...NODE_ARGS,
-        ...(PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`] : []),
-        "apps/api/src/main.ts",
-      ],
-      promptmintEnv(PORT.promptmint, PORT.upstream, dataDir),
-    );
+    const promptmint = startPromptmint("promptmint", PORT.promptmint, PORT.upstream, root, true);
     const baseline = BASELINE_DIR
-      ? start(
-          "baseline",
-          [...NODE_ARGS, "apps/api/src/main.ts"],
-          promptmintEnv(PORT.baseline, PORT.upstream, dataDir),
-          BASELINE_DIR,
-        )
+      ? startPromptmint("baseline", PORT.baseline, PORT.upstream, BASELINE_DIR)
       : undefined;
-    for (const port of [PORT.upstream, PORT.slowUpstream, PORT.portkey, PORT.promptmint])
-      await waitForPort(port);
+    for (const port of [PORT.upstream, PORT.portkey, PORT.promptmint]) await waitForPort(port);
+    if (MODEL_MS > 0) await waitForPort(PORT.modelUpstream);
+    if (SOAK > 0) await waitForPort(PORT.soakUpstream);
     if (baseline) await waitForPort(PORT.baseline);
     log("upstreams, Portkey and Promptmint are listening");
 
-    const baseUrl = `http://127.0.0.1:${PORT.promptmint}`;
-    const { slug, apiKey, consumerEmail } = await setUpApp(baseUrl);
+    const { slug, apiKey, consumerEmail } = await setUpApp(`http://127.0.0.1:${PORT.promptmint}`);
     const handle = await openDatabase({ databaseUrl: benchUrl, pgliteDir: "" });
     const [{ id: consumerId } = { id: "" }] = await queryRows<{ id: string }>(
       handle.db,
@@ -442,246 +605,302 @@ async function main() {
       reference: `bench-${dbName}`,
       description: "Benchmark funds",
     });
+    const money = moneyChecker(handle.db);
+    pgProbe = new pg.Client({ connectionString: adminUrl });
+    await pgProbe.connect();
 
-    const specs = Object.fromEntries(TARGETS.map((t) => [t, specFor(t, { apiKey, slug })])) as Record<
-      Target,
-      RequestSpec
-    >;
+    const targetPort: Record<Target, number> = {
+      direct: PORT.upstream,
+      promptmint: PORT.promptmint,
+      baseline: PORT.baseline,
+      portkey: PORT.portkey,
+    };
+    const specs = Object.fromEntries(
+      TARGETS.map((t) => [t, specFor(t, { apiKey, slug, upstreamPort: PORT.upstream, port: targetPort[t] })]),
+    ) as Record<Target, RequestSpec>;
     const pids: Record<Target, number | undefined> = {
-      direct: children[0]?.pid,
+      direct: upstream.pid,
       promptmint: promptmint.pid,
       baseline: baseline?.pid,
       portkey: portkey.pid,
     };
-    for (const target of TARGETS) {
-      const probe = await fetch(specs[target].url, {
-        method: "POST",
-        headers: specs[target].headers,
-        body: specs[target].body,
-      });
-      const text = await probe.text();
-      if (probe.status !== 200) throw new Error(`${target} answered ${probe.status}: ${text}`);
-      if (isPromptmint(target)) promptmint2xx += 1;
-    }
-    log("each target answers; warming up");
-    for (const target of TARGETS) {
-      const warm = await cannon(specs[target], { connections: 50, amount: WARMUP, pid: pids[target] });
-      if (isPromptmint(target)) {
-        promptmint2xx += warm.ok;
-        promptmintGaveUp += warm.errors;
+
+    /** Runs of one section: Promptmint 2xx answers and given-up calls, for its money line. */
+    let answered = 0;
+    let gaveUp = 0;
+    const count = (target: Target, r: { ok: number; errors: number }) => {
+      if (!isPromptmint(target)) return;
+      answered += r.ok;
+      gaveUp += r.errors;
+    };
+    const sectionDone = async (name: string) => {
+      await money.check(name, answered, gaveUp);
+      answered = 0;
+      gaveUp = 0;
+    };
+
+    const probeAndWarm = async (targetSpecs: Partial<Record<Target, RequestSpec>>, connections: number) => {
+      for (const [target, spec] of Object.entries(targetSpecs) as [Target, RequestSpec][]) {
+        const probe = await fetch(spec.url, { method: "POST", headers: spec.headers, body: spec.body });
+        const text = await probe.text();
+        if (probe.status !== 200) throw new Error(`${target} answered ${probe.status}: ${text}`);
+        count(target, { ok: 1, errors: 0 });
+        if (WARMUP_SECONDS > 0) {
+          const warm = await closedLoop([spec], { connections, seconds: WARMUP_SECONDS });
+          count(target, warm);
+        }
       }
-    }
+    };
 
     // 1. Throughput and latency at each concurrency, targets interleaved round by round.
+    await probeAndWarm(specs, 50);
+    log(`each target answers and is warm; load average ${loadNow()}`);
     const levels: LevelResult[] = [];
     for (const connections of LEVELS) {
-      const level: LevelResult = { connections, rounds: byTarget<CannonResult[]>(() => []) };
+      const level: LevelResult = { connections, runs: [] };
       for (let round = 0; round < ROUNDS; round++) {
-        for (const target of TARGETS) {
-          const r = await cannon(specs[target], {
-            connections,
-            amount: connections === 1 ? REQUESTS_C1 : REQUESTS,
-            pid: pids[target],
-          });
-          if (isPromptmint(target)) {
-            promptmint2xx += r.ok;
-            promptmintGaveUp += r.errors;
-          }
-          level.rounds[target].push(r);
+        for (const target of rotated(TARGETS, round)) {
+          const r = await measure([specs[target]], { connections, seconds: SECONDS, pids: [pids[target]] });
+          count(target, r);
+          level.runs.push({ round, target, r });
           log(
-            `c=${connections} round ${round + 1} ${target}: ${fmt(r.rps, 0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, ` +
-              `${r.errors} errors, ${r.non2xx} non-2xx ${r.statuses}, RSS ${fmt(r.rssMb, 0)} MB, load ${fmt(os.loadavg()[0] ?? 0, 2)}`,
+            `c=${connections} round ${round + 1} ${target}: ${fmt(r.rps, 1)} calls/s (${r.ok} in ${fmt(r.elapsed, 3)} s), ` +
+              `p50 ${fmt(r.p50, 3)} ms, p99 ${fmt(r.p99, 3)} ms, ${r.errors} errors, ${r.non2xx} non-2xx ${r.statuses}, ` +
+              `${fmt(r.targetCores, 2)} cores (${fmt(r.cpuMsPerCall, 3)} ms/call), PostgreSQL ${fmt(r.pgCores, 2)} cores, machine ${fmt(r.machineCores, 2)} cores, load ${fmt(r.load1, 2)}`,
           );
         }
       }
       levels.push(level);
     }
+    await sectionDone(`throughput (c=${LEVELS.join(", ")})`);
 
-    // 2. Added latency at concurrency 1: one request to each target in turn, microsecond timers.
-    const samples = byTarget<number[]>(() => []);
-    const agents = Object.fromEntries(
-      TARGETS.map((t) => [t, new http.Agent({ keepAlive: true, maxSockets: 1 })]),
-    ) as Record<Target, http.Agent>;
-    let latencyFailures = 0;
-    for (let i = 0; i < LATENCY_SAMPLES + 50; i++) {
-      for (const target of TARGETS) {
-        const [status, ms] = await timedRequest(specs[target], agents[target]);
-        if (status !== 200) latencyFailures += 1;
-        else if (isPromptmint(target)) promptmint2xx += 1;
-        if (i >= 50) samples[target].push(ms);
-      }
-    }
-    for (const agent of Object.values(agents)) agent.destroy();
-    const latency = Object.fromEntries(
-      TARGETS.map((t) => {
-        const sorted = [...samples[t]].sort((a, b) => a - b);
-        return [t, { p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99) }];
-      }),
-    ) as Record<Target, { p50: number; p99: number }>;
-    log(
-      `c=1 latency p50/p99 ms: ${TARGETS.map((t) => `${t} ${fmt(latency[t].p50, 3)}/${fmt(latency[t].p99, 3)}`).join(", ")}`,
-    );
-
-    // 3. Soak: SOAK concurrent calls held open by a slow upstream.
-    const promptmintSlow = start(
-      "promptmint (slow upstream)",
-      [...NODE_ARGS, "apps/api/src/main.ts"],
-      promptmintEnv(PORT.promptmintSlow, PORT.slowUpstream, dataDir),
-    );
-    const baselineSlow = BASELINE_DIR
-      ? start(
-          "baseline (slow upstream)",
-          [...NODE_ARGS, "apps/api/src/main.ts"],
-          promptmintEnv(PORT.baselineSlow, PORT.slowUpstream, dataDir),
-          BASELINE_DIR,
-        )
-      : undefined;
-    await waitForPort(PORT.promptmintSlow);
-    if (baselineSlow) await waitForPort(PORT.baselineSlow);
-    const soaks: SoakResult[] = [];
-    const sampler = new pg.Client({ connectionString: adminUrl });
-    await sampler.connect();
-    const soakTargets = TARGETS.filter((t) => t !== "direct");
-    for (const target of SOAK > 0 ? soakTargets : []) {
-      const spec = specFor(target, { apiKey, slug, slow: true });
-      let maxActive = 0;
-      let maxIdleInTransaction = 0;
-      let maxConnections = 0;
-      let oldestTransaction = 0;
-      let sampling = true;
-      const sampleLoop = (async () => {
-        while (sampling) {
-          const { rows } = await sampler.query<{ state: string | null; n: number; oldest: number }>(
-            `select state, count(*)::int as n,
-                    coalesce(max(extract(epoch from now() - xact_start)), 0)::float8 as oldest
-               from pg_stat_activity where datname = $1 group by state`,
-            [dbName],
-          );
-          oldestTransaction = Math.max(oldestTransaction, ...rows.map((r) => r.oldest));
-          const n = (state: string) => rows.find((r) => r.state === state)?.n ?? 0;
-          maxActive = Math.max(maxActive, n("active"));
-          maxIdleInTransaction = Math.max(maxIdleInTransaction, n("idle in transaction"));
-          maxConnections = Math.max(
-            maxConnections,
-            rows.reduce((sum, r) => sum + r.n, 0),
-          );
-          await sleep(50);
-        }
-      })();
-      await fetch(`http://127.0.0.1:${PORT.slowUpstream}/stats?reset`);
-      const r = await cannon(spec, {
-        connections: SOAK,
-        amount: SOAK,
-        timeoutSeconds: SOAK_TIMEOUT_S,
-        pid: { promptmint: promptmintSlow.pid, baseline: baselineSlow?.pid, portkey: portkey.pid, direct: 0 }[
-          target
-        ],
-      });
-      sampling = false;
-      await sampleLoop;
-      const { maxInFlight } = (await (await fetch(`http://127.0.0.1:${PORT.slowUpstream}/stats`)).json()) as {
-        maxInFlight: number;
+    // 2. c=1 with an upstream that takes MODEL_MS: the time Promptmint adds to a slow model's call.
+    const modelLevel: LevelResult = { connections: 1, runs: [] };
+    if (MODEL_MS > 0) {
+      const pmModel = startPromptmint(
+        "promptmint (model upstream)",
+        PORT.promptmintModel,
+        PORT.modelUpstream,
+      );
+      const blModel = BASELINE_DIR
+        ? startPromptmint("baseline (model upstream)", PORT.baselineModel, PORT.modelUpstream, BASELINE_DIR)
+        : undefined;
+      await waitForPort(PORT.promptmintModel);
+      if (blModel) await waitForPort(PORT.baselineModel);
+      const modelPort: Record<Target, number> = {
+        direct: PORT.modelUpstream,
+        promptmint: PORT.promptmintModel,
+        baseline: PORT.baselineModel,
+        portkey: PORT.portkey,
       };
-      if (isPromptmint(target)) {
-        promptmint2xx += r.ok;
-        promptmintGaveUp += r.errors;
+      const modelSpecs = Object.fromEntries(
+        TARGETS.map((t) => [
+          t,
+          specFor(t, { apiKey, slug, upstreamPort: PORT.modelUpstream, port: modelPort[t] }),
+        ]),
+      ) as Record<Target, RequestSpec>;
+      const modelPids = { ...pids, direct: undefined, promptmint: pmModel.pid, baseline: blModel?.pid };
+      // As many calls as the instant targets' warm-up gets at c=50: the model process starts fresh here.
+      await probeAndWarm(modelSpecs, 200);
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const target of rotated(TARGETS, round)) {
+          const r = await measure([modelSpecs[target]], {
+            connections: 1,
+            seconds: SECONDS,
+            pids: [modelPids[target]],
+          });
+          count(target, r);
+          modelLevel.runs.push({ round, target, r });
+          log(
+            `model ${MODEL_MS} ms, c=1 round ${round + 1} ${target}: ${r.ok} calls, p50 ${fmt(r.p50, 3)} ms, p99 ${fmt(r.p99, 3)} ms, ` +
+              `${r.errors + r.non2xx} failures, load ${fmt(r.load1, 2)}`,
+          );
+        }
       }
-      soaks.push({
-        target,
-        calls: SOAK,
-        ok: r.ok,
-        errors: r.errors,
-        non2xx: r.non2xx,
-        seconds: r.seconds,
-        p50: r.p50,
-        p99: r.p99,
-        rssMb: r.rssMb,
-        maxActive,
-        maxIdleInTransaction,
-        maxConnections,
-        oldestTransaction,
-        upstreamMaxInFlight: maxInFlight,
-      });
-      log(
-        `soak ${target}: ${r.ok}/${SOAK} ok, ${r.errors} errors, ${r.non2xx} non-2xx ${r.statuses} in ${fmt(r.seconds)} s, ` +
-          `p50 ${r.p50} ms, p99 ${r.p99} ms, RSS ${fmt(r.rssMb, 0)} MB; pg: max active ${maxActive}, ` +
-          `max idle in transaction ${maxIdleInTransaction}, max connections ${maxConnections}, ` +
-          `oldest transaction ${fmt(oldestTransaction, 3)} s; at most ${maxInFlight} calls waiting upstream at once`,
-      );
+      await stop(pmModel);
+      await stop(blModel);
+      await sectionDone(`c=1 with a ${MODEL_MS} ms model`);
     }
-    await sampler.end();
 
-    // 4. Money: the ledger reconciles and every 2xx answer was charged exactly once. Leases
-    // (docs/decisions/018) go back to the wallet within a few seconds of the last call.
-    const moneyCounts = async () => {
-      const [
-        row = {
-          posted: -1,
-          settles: -1,
-          posted_cents: -1,
-          charged: -1,
-          open_holds: -1,
-          spent_cents: -1,
-          charged_cents: -2,
-        },
-      ] = await queryRows<MoneyCounts>(
-        handle.db,
-        sql`select (select coalesce(sum(h.calls), 0) from holds h join ledger_transactions t
-                        on t.kind = 'settle' and t.reference = h.id::text)::int as posted,
-                     (select count(*) from ledger_transactions where kind = 'settle')::int as settles,
-                     (select coalesce(-sum(e.amount_micros), 0) / 10000 from ledger_transactions t
-                        join ledger_entries e on e.transaction_id = t.id
-                        join ledger_accounts a on a.id = e.account_id and a.kind = 'held'
-                      where t.kind = 'settle')::int as posted_cents,
-                     (select count(*) from invocations where status = 'success' and charged_cents > 0
-                        and hold_id is not null)::int as charged,
-                     (select count(*) from holds where status = 'held')::int as open_holds,
-                     (select coalesce(sum(settled_micros), 0) / 10000 from holds)::int as spent_cents,
-                     (select coalesce(sum(charged_cents), 0) from invocations)::int as charged_cents`,
+    // 3. N Promptmint processes on one database, the client's connections spread over them.
+    const processRuns: ProcessRun[] = [];
+    const maxProcesses = Math.max(0, ...PROCESSES);
+    if (maxProcesses > 0) {
+      const extras = PORT.extra
+        .slice(0, maxProcesses - 1)
+        .map((port, i) => ({ port, child: startPromptmint(`promptmint #${i + 2}`, port, PORT.upstream) }));
+      for (const e of extras) await waitForPort(e.port);
+      const all = [{ port: PORT.promptmint, child: promptmint }, ...extras];
+      const procSpecs = all.map((p) =>
+        specFor("promptmint", { apiKey, slug, upstreamPort: PORT.upstream, port: p.port }),
       );
-      return row;
-    };
-    let counts = await moneyCounts();
-    for (let waited = 0; counts.open_holds !== 0 && waited < 15_000; waited += 250) {
-      await sleep(250);
-      counts = await moneyCounts();
+      for (const spec of procSpecs.slice(1)) {
+        const warm = await closedLoop([spec], { connections: 20, seconds: WARMUP_SECONDS || 1 });
+        count("promptmint", warm);
+      }
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const n of rotated(PROCESSES, round)) {
+          const r = await measure(procSpecs.slice(0, n), {
+            connections: PROCESS_CONNECTIONS,
+            seconds: SECONDS,
+            pids: all.slice(0, n).map((p) => p.child.pid),
+          });
+          count("promptmint", r);
+          processRuns.push({ processes: n, round, r });
+          log(
+            `${n} process(es), c=${PROCESS_CONNECTIONS} round ${round + 1}: ${fmt(r.rps, 1)} calls/s, p50 ${fmt(r.p50, 3)} ms, ` +
+              `p99 ${fmt(r.p99, 3)} ms, ${r.errors} errors, ${r.non2xx} non-2xx ${r.statuses}, Promptmint ${fmt(r.targetCores, 2)} cores, PostgreSQL ${fmt(r.pgCores, 2)} cores, ` +
+              `machine ${fmt(r.machineCores, 2)} cores, load ${fmt(r.load1, 2)}`,
+          );
+        }
+      }
+      for (const e of extras) await stop(e.child);
+      await sectionDone(`${PROCESSES.join(", ")} processes (c=${PROCESS_CONNECTIONS})`);
     }
+
+    // 4. First call after start: fresh processes, the first paid call against the 100th.
+    let firstCalls: FirstCallRun[] = [];
+    if (FIRST_CALL_STARTS > 0) {
+      firstCalls = await measureFirstCalls({
+        starts: FIRST_CALL_STARTS,
+        calls: FIRST_CALL_CALLS,
+        spec: specFor("promptmint", { apiKey, slug, upstreamPort: PORT.upstream, port: PORT.fresh }),
+        launch: async () => {
+          const child = startPromptmint("promptmint (fresh)", PORT.fresh, PORT.upstream);
+          await waitForPort(PORT.fresh);
+          return { stop: () => stop(child) };
+        },
+      });
+      for (const run of firstCalls) {
+        count("promptmint", { ok: run.ok, errors: 0 });
+        log(
+          `fresh process: listening after ${fmt(run.startMs, 0)} ms; first call ${fmt(run.firstMs, 3)} ms, ` +
+            `second ${fmt(run.secondMs, 3)} ms, ${FIRST_CALL_CALLS}th ${fmt(run.lastMs, 3)} ms, median of 2..${FIRST_CALL_CALLS} ` +
+            `${fmt(run.steadyMedianMs, 3)} ms${run.failures.length ? `; non-2xx ${run.failures.join(" ")}` : ""}`,
+        );
+      }
+      await sectionDone(`first call after start (${FIRST_CALL_STARTS} starts)`);
+    }
+
+    // 5. Soak: SOAK concurrent calls held open by a slow upstream.
+    const soaks: SoakResult[] = [];
+    if (SOAK > 0) {
+      const promptmintSoak = startPromptmint("promptmint (soak)", PORT.promptmintSoak, PORT.soakUpstream);
+      const baselineSoak = BASELINE_DIR
+        ? startPromptmint("baseline (soak)", PORT.baselineSoak, PORT.soakUpstream, BASELINE_DIR)
+        : undefined;
+      await waitForPort(PORT.promptmintSoak);
+      if (baselineSoak) await waitForPort(PORT.baselineSoak);
+      const sampler = new pg.Client({ connectionString: adminUrl });
+      await sampler.connect();
+      const soakPort: Record<Target, number> = {
+        direct: PORT.soakUpstream,
+        promptmint: PORT.promptmintSoak,
+        baseline: PORT.baselineSoak,
+        portkey: PORT.portkey,
+      };
+      for (const target of TARGETS.filter((t) => t !== "direct")) {
+        const spec = specFor(target, {
+          apiKey,
+          slug,
+          upstreamPort: PORT.soakUpstream,
+          port: soakPort[target],
+        });
+        let maxActive = 0;
+        let maxIdleInTransaction = 0;
+        let maxConnections = 0;
+        let oldestTransaction = 0;
+        let sampling = true;
+        const sampleLoop = (async () => {
+          while (sampling) {
+            const { rows } = await sampler.query<{ state: string | null; n: number; oldest: number }>(
+              `select state, count(*)::int as n,
+                      coalesce(max(extract(epoch from now() - xact_start)), 0)::float8 as oldest
+                 from pg_stat_activity where datname = $1 group by state`,
+              [dbName],
+            );
+            oldestTransaction = Math.max(oldestTransaction, ...rows.map((r) => r.oldest));
+            const n = (state: string) => rows.find((r) => r.state === state)?.n ?? 0;
+            maxActive = Math.max(maxActive, n("active"));
+            maxIdleInTransaction = Math.max(maxIdleInTransaction, n("idle in transaction"));
+            maxConnections = Math.max(
+              maxConnections,
+              rows.reduce((sum, r) => sum + r.n, 0),
+            );
+            await sleep(50);
+          }
+        })();
+        await fetch(`http://127.0.0.1:${PORT.soakUpstream}/stats?reset`);
+        const r = await cannon(spec, {
+          connections: SOAK,
+          amount: SOAK,
+          timeoutSeconds: SOAK_TIMEOUT_S,
+          pid: {
+            promptmint: promptmintSoak.pid,
+            baseline: baselineSoak?.pid,
+            portkey: portkey.pid,
+            direct: 0,
+          }[target],
+        });
+        sampling = false;
+        await sampleLoop;
+        const { maxInFlight } = (await (
+          await fetch(`http://127.0.0.1:${PORT.soakUpstream}/stats`)
+        ).json()) as {
+          maxInFlight: number;
+        };
+        count(target, r);
+        soaks.push({
+          target,
+          calls: SOAK,
+          ok: r.ok,
+          errors: r.errors,
+          non2xx: r.non2xx,
+          seconds: r.seconds,
+          p50: r.p50,
+          p99: r.p99,
+          rssMb: r.rssMb,
+          maxActive,
+          maxIdleInTransaction,
+          maxConnections,
+          oldestTransaction,
+          upstreamMaxInFlight: maxInFlight,
+        });
+        log(
+          `soak ${target}: ${r.ok}/${SOAK} ok, ${r.errors} errors, ${r.non2xx} non-2xx ${r.statuses} in ${fmt(r.seconds)} s, ` +
+            `p50 ${r.p50} ms, p99 ${r.p99} ms, RSS ${fmt(r.rssMb, 0)} MB; pg: max active ${maxActive}, ` +
+            `max idle in transaction ${maxIdleInTransaction}, max connections ${maxConnections}, ` +
+            `oldest transaction ${fmt(oldestTransaction, 3)} s; at most ${maxInFlight} calls waiting upstream at once`,
+        );
+      }
+      await sampler.end();
+      await stop(promptmintSoak);
+      await stop(baselineSoak);
+      await sectionDone(`soak (${SOAK.toLocaleString("en-US")} calls)`);
+    }
+
     const report = await reconcile(handle.db);
     await handle.close();
-    const moneyOk =
-      report.ok &&
-      counts.posted === counts.charged &&
-      counts.posted_cents === counts.spent_cents &&
-      counts.spent_cents === counts.charged_cents &&
-      counts.charged >= promptmint2xx &&
-      counts.charged <= promptmint2xx + promptmintGaveUp &&
-      counts.open_holds === 0;
-    log(
-      `reconcile ${report.ok ? "clean" : "NOT CLEAN"} (${report.accounts} accounts, ${report.transactions} transactions); ` +
-        `calls posted ${counts.posted} (${counts.settles} settle transactions), charged invocations ${counts.charged}, Promptmint 2xx answers ${promptmint2xx} ` +
-        `(+ ${promptmintGaveUp} the client gave up on), ` +
-        `open holds ${counts.open_holds} — ${moneyOk ? "OK" : "MISMATCH"}`,
-    );
-
+    await pgProbe.end();
+    pgProbe = undefined;
     const pgVersion = sh(`psql "${adminUrl}" -Atc "select version()"`).split(" on ")[0] ?? "?";
     const section = render({
+      startedAt,
+      loadAtStart,
       levels,
-      latency,
-      latencyFailures,
+      modelLevel,
+      processRuns,
+      firstCalls,
       soaks,
-      report,
-      counts,
-      promptmint2xx,
-      promptmintGaveUp,
-      moneyOk,
+      money: money.lines,
+      ledger: report,
       pgVersion,
     });
     console.log(`\n${section}`);
     writeResults(section);
-    if (!moneyOk) process.exitCode = 1;
+    if (!money.lines.every((l) => l.ok)) process.exitCode = 1;
   } finally {
-    for (const child of children) child.kill("SIGTERM");
-    await sleep(1000);
+    await Promise.all(children.map((child) => stop(child)));
     if (!process.env.BENCH_KEEP_DB)
       await adminQuery(`drop database if exists ${dbName} with (force)`).catch((err) =>
         console.error(`[bench] could not drop ${dbName}: ${err.message}`),
@@ -691,76 +910,52 @@ async function main() {
 
 // ---------------------------------------------------------------- report
 
-/** What the money check counts once the leases have closed (see moneyCounts). */
-interface MoneyCounts {
-  /** Calls posted by settle transactions (the sum of their holds' `calls`). */
-  posted: number;
-  settles: number;
-  /** Cents the settle transactions moved out of held accounts. */
-  posted_cents: number;
-  /** Successful invocations charged and naming their hold. */
-  charged: number;
-  open_holds: number;
-  /** Cents spent from holds (`settled_cents`). */
-  spent_cents: number;
-  charged_cents: number;
+/** Per round: Promptmint's figure over Portkey's (or any two targets'), in the same round. */
+function perRound(runs: RoundResult[], f: (byTarget: Partial<Record<Target, Measured>>) => number): number[] {
+  const rounds = [...new Set(runs.map((x) => x.round))].sort((a, b) => a - b);
+  return rounds.map((round) => {
+    const byT: Partial<Record<Target, Measured>> = {};
+    for (const x of runs) if (x.round === round) byT[x.target] = x.r;
+    return f(byT);
+  });
+}
+
+const added = (q: "p50" | "p99", t: Target) => (m: Partial<Record<Target, Measured>>) =>
+  (m[t]?.[q] ?? Number.NaN) - (m.direct?.[q] ?? Number.NaN);
+
+function range(xs: number[], digits = 2): string {
+  const finite = xs.filter(Number.isFinite);
+  if (!finite.length) return "—";
+  const lo = Math.min(...finite);
+  const hi = Math.max(...finite);
+  return lo === hi ? lo.toFixed(digits) : `${lo.toFixed(digits)}–${hi.toFixed(digits)}`;
 }
 
 function render(r: {
+  startedAt: Date;
+  loadAtStart: string;
   levels: LevelResult[];
-  latency: Record<Target, { p50: number; p99: number }>;
-  latencyFailures: number;
+  modelLevel: LevelResult;
+  processRuns: ProcessRun[];
+  firstCalls: FirstCallRun[];
   soaks: SoakResult[];
-  report: Awaited<ReturnType<typeof reconcile>>;
-  counts: MoneyCounts;
-  promptmint2xx: number;
-  promptmintGaveUp: number;
-  moneyOk: boolean;
+  money: MoneyLine[];
+  ledger: Awaited<ReturnType<typeof reconcile>>;
   pgVersion: string;
 }): string {
   const pass = (ok: boolean) => (ok ? "PASS" : "FAIL");
-  const mem = sh("free -g | awk '/^Mem:/ {print $2}'");
+  const mem = Math.round(os.totalmem() / 1024 ** 3);
   const commit =
     sh("git rev-parse --short HEAD") + (sh("git status --porcelain -- apps") ? " (+ uncommitted)" : "");
-  const agg = (rs: CannonResult[]) => ({
-    rps: median(rs.map((x) => x.rps)),
-    p50: median(rs.map((x) => x.p50)),
-    p99: median(rs.map((x) => x.p99)),
-    errors: rs.reduce((s, x) => s + x.errors + x.non2xx, 0),
-    rss: Math.max(...rs.map((x) => x.rssMb)),
-  });
-  const rows: string[] = [];
-  const ratios: Record<number, number> = {};
-  for (const level of r.levels) {
-    const pk = agg(level.rounds.portkey);
-    const direct = agg(level.rounds.direct);
-    for (const target of TARGETS) {
-      const a = agg(level.rounds[target]);
-      if (target === "promptmint") ratios[level.connections] = a.rps / pk.rps;
-      const vsPortkey = isPromptmint(target) ? fmt(a.rps / pk.rps, 2) : "—";
-      rows.push(
-        `| ${level.connections} | ${target} | ${fmt(a.rps, 0)} | ${a.p50} | ${a.p99} | ${a.errors} | ${fmt(a.rss, 0)} |` +
-          ` ${target === "direct" ? "—" : fmt(a.rps / direct.rps, 2)} | ${vsPortkey} |`,
-      );
-    }
-  }
-  const added = (t: Target) => ({
-    p50: r.latency[t].p50 - r.latency.direct.p50,
-    p99: r.latency[t].p99 - r.latency.direct.p99,
-  });
-  const pm = added("promptmint");
-  const pk = added("portkey");
-  const before = BASELINE_DIR ? added("baseline") : undefined;
-  const soak = r.soaks.find((s) => s.target === "promptmint");
-  const ratio50 = ratios[50] ?? Number.NaN;
-  const lines = [
-    "## Gateway (issue 8)",
+  const lines: string[] = [
+    "## Gateway (issue 20)",
     "",
-    `Run ${new Date().toISOString()} with \`npm run bench:gateway\` (bench/gateway/run.ts) at commit ${commit}.`,
+    `Run ${r.startedAt.toISOString()} with \`npm run bench:gateway\` (bench/gateway/run.ts) at commit ${commit}` +
+      `${BASELINE_DIR ? `; "baseline" is the checkout in ${BASELINE_DIR} (commit ${sh(`git -C "${BASELINE_DIR}" rev-parse --short HEAD`)}), run side by side` : ""}.`,
     "",
-    `- Machine: ${sh("nproc")} CPU cores (${os.cpus()[0]?.model ?? "?"}), ${mem} GB RAM; ${r.pgVersion} on the same`,
+    `- Machine: ${os.cpus().length} CPU cores (${os.cpus()[0]?.model ?? "?"}), ${mem} GB RAM; ${r.pgVersion} on the same`,
     "  machine (default config, synchronous_commit on). Upstream, Promptmint, Portkey, PostgreSQL and the",
-    "  autocannon client all share the two cores.",
+    "  load client share these cores, with whatever else runs on the machine.",
     `- Node ${process.version}${NODE_ARGS.length ? ` (${NODE_ARGS.join(" ")})` : ""}; Promptmint on PostgreSQL with LOG_LEVEL=${LOG_LEVEL}` +
       `${
         Object.keys(EXTRA_ENV).length
@@ -770,63 +965,279 @@ function render(r: {
           : ""
       };` +
       " @portkey-ai/gateway 1.15.2 (`build/start-server.js --headless`, `x-portkey-custom-host` to the same upstream).",
-    `- Load average (1/5/15 min) at the end: ${os
-      .loadavg()
-      .map((x) => fmt(x, 2))
-      .join(" / ")} — other sessions' work shares the two cores, so absolute figures are noisy;`,
-    "  the three targets are measured interleaved, so their ratios are the figures to read.",
-    `- Each row: median of ${ROUNDS} rounds of autocannon (${REQUESTS_C1} requests at c=1, ${REQUESTS} at higher`,
-    `  concurrency), one POST /v1/chat/completions per request, after a ${WARMUP}-request warm-up of each target.`,
-    "  Promptmint's request is a paid call (API key, its price from a wallet lease (decision 018), upstream, settle + invocation record).",
-    "",
-    "| Concurrency | Target | Requests/s | p50 (ms) | p99 (ms) | Errors | Peak RSS (MB) | ÷ direct | ÷ Portkey |",
-    "|---:|---|---:|---:|---:|---:|---:|---:|---:|",
-    ...rows,
-    "",
-    `Added latency at concurrency 1 (${LATENCY_SAMPLES} requests per target, one to each in turn, µs timers;` +
-      ` ${r.latencyFailures} failures): direct p50 ${fmt(r.latency.direct.p50, 3)} ms / p99 ${fmt(r.latency.direct.p99, 3)} ms;` +
-      ` Promptmint adds **${fmt(pm.p50, 3)} ms p50, ${fmt(pm.p99, 3)} ms p99**; Portkey adds ${fmt(pk.p50, 3)} ms p50, ${fmt(pk.p99, 3)} ms p99` +
-      `${before ? `; the baseline build adds ${fmt(before.p50, 3)} ms p50, ${fmt(before.p99, 3)} ms p99` : ""}.`,
-    "",
-    `Soak: ${SOAK.toLocaleString()} concurrent calls (one per connection) held open by a ${SLOW_MS} ms upstream;` +
-      ` a call counts as an error after ${SOAK_TIMEOUT_S} s; pg_stat_activity of the scratch database sampled every ~50 ms.`,
-    "",
-    "| Target | 2xx | Errors | Non-2xx | Duration (s) | p50 (ms) | p99 (ms) | Peak RSS (MB) | Max active | Max idle in transaction | Max connections | Oldest transaction (s) | Max waiting upstream at once |",
-    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ...r.soaks.map(
-      (s) =>
-        `| ${s.target} | ${s.ok} | ${s.errors} | ${s.non2xx} | ${fmt(s.seconds)} | ${s.p50} | ${s.p99} | ${fmt(s.rssMb, 0)} |` +
-        ` ${!isPromptmint(s.target) ? "—" : s.maxActive} | ${!isPromptmint(s.target) ? "—" : s.maxIdleInTransaction} | ${!isPromptmint(s.target) ? "—" : s.maxConnections} |` +
-        ` ${!isPromptmint(s.target) ? "—" : fmt(s.oldestTransaction, 3)} | ${s.upstreamMaxInFlight} |`,
-    ),
-    "",
-    `Money: reconcile ${r.report.ok ? "clean" : "NOT CLEAN"} (${r.report.accounts} accounts, ${r.report.transactions} transactions,` +
-      ` ledger total ${r.report.ledgerTotal}, every hold's calls matched to its invocations and its posting); charged invocations` +
-      ` ${r.counts.charged.toLocaleString()}, Promptmint 2xx answers ${r.promptmint2xx.toLocaleString()}` +
-      ` (+ ${r.promptmintGaveUp.toLocaleString()} calls the client timed out on, which the server may still complete and charge),` +
-      ` calls posted ${r.counts.posted.toLocaleString()} in ${r.counts.settles.toLocaleString()} settle transactions (one per lease, decision 020),` +
-      ` open holds ${r.counts.open_holds} once the leases idled out,` +
-      ` cents spent from holds ${r.counts.spent_cents.toLocaleString()} = cents posted ${r.counts.posted_cents.toLocaleString()}` +
-      ` = cents charged to invocations ${r.counts.charged_cents.toLocaleString()}` +
-      ` — ${r.moneyOk ? "every 2xx charged exactly once and posted, no charge without an invocation" : "MISMATCH"}.`,
-    "",
-    "| Target | Result |",
-    "|---|---|",
-    `| Paid-call throughput ≥ Portkey at concurrency 50 (ratio ${fmt(ratio50, 2)}) | ${pass(ratio50 >= 1)} |`,
-    `| Added p50 at concurrency 1 ≤ 1 ms (${fmt(pm.p50, 3)} ms) | ${pass(pm.p50 <= 1)} |`,
-    `| Added p99 at concurrency 1 ≤ 5 ms (${fmt(pm.p99, 3)} ms) | ${pass(pm.p99 <= 5)} |`,
-    `| ${SOAK.toLocaleString()} concurrent slow calls: 0 errors (${soak ? soak.errors + soak.non2xx + (SOAK - soak.ok) : "?"}) | ${pass(!!soak && soak.ok === SOAK)} |`,
-    `| … RSS ≤ 512 MB (${soak ? fmt(soak.rssMb, 0) : "?"} MB) | ${pass(!!soak && soak.rssMb <= 512)} |`,
-    `| … no connection or transaction held while waiting upstream (${soak?.upstreamMaxInFlight ?? "?"} calls waited upstream at once with at most ${soak?.maxConnections ?? "?"} connections; oldest transaction ${soak ? fmt(soak.oldestTransaction, 3) : "?"} s) | ${pass(!!soak && soak.upstreamMaxInFlight > soak.maxConnections)} |`,
-    `| Reconcile clean, charges = 2xx answers (+ client timeouts) | ${pass(r.moneyOk)} |`,
+    `- Load average (1/5/15 min): ${r.loadAtStart} at the start, ${loadNow()} at the end; each run's 1-minute`,
+    "  load and the cores it used are in the per-round table below.",
+    `- Method: closed loops (bench/lib/load.ts, undici keep-alive pools): each of c connections sends one`,
+    "  POST /v1/chat/completions, waits for the whole answer, sends the next, until the run's time is up;",
+    `  each target runs ${SECONDS} s per round, ${ROUNDS} rounds, the targets' order rotated each round; calls/s =`,
+    "  completed 2xx answers / elapsed seconds (performance.now() around the run); latency from a timer per",
+    `  request. Every target had a ${WARMUP_SECONDS} s warm-up at c=50 first. Promptmint's call is a paid call (API key,`,
+    "  its price from a wallet lease (decision 018), upstream, durable invocation record before the answer).",
+    "- Ratios (÷ Portkey) are computed per round, between runs a few seconds apart; the table gives their",
+    "  median and the min–max over the rounds. Added latency = the target's percentile minus direct's, same round.",
     "",
   ];
+
+  // Throughput summary.
+  lines.push(
+    "| Concurrency | Target | Calls/s, median (min–max) | p50 ms | p99 ms | Errors + non-2xx | CPU, cores | CPU ms per call | PostgreSQL, cores | Peak RSS (MB) | ÷ Portkey per round, median (min–max) |",
+    "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+  );
+  const ratios: Record<number, number[]> = {};
+  for (const level of r.levels) {
+    for (const target of TARGETS) {
+      const mine = level.runs.filter((x) => x.target === target).map((x) => x.r);
+      const vsPortkey = isPromptmint(target)
+        ? perRound(level.runs, (m) => (m[target]?.rps ?? Number.NaN) / (m.portkey?.rps ?? Number.NaN))
+        : [];
+      if (target === "promptmint") ratios[level.connections] = vsPortkey;
+      lines.push(
+        `| ${level.connections} | ${target} | ${spread(
+          mine.map((x) => x.rps),
+          1,
+        )} | ${fmt(median(mine.map((x) => x.p50)), 3)} | ${fmt(median(mine.map((x) => x.p99)), 3)} |` +
+          ` ${mine.reduce((s, x) => s + x.errors + x.non2xx, 0)} | ${fmt(median(mine.map((x) => x.targetCores)), 2)} |` +
+          ` ${fmt(median(mine.map((x) => x.cpuMsPerCall)), 3)} | ${isPromptmint(target) ? fmt(median(mine.map((x) => x.pgCores)), 2) : "—"} |` +
+          ` ${fmt(Math.max(...mine.map((x) => x.rssMb)), 0)} | ${isPromptmint(target) ? `**${spread(vsPortkey)}**` : "—"} |`,
+      );
+    }
+  }
+  lines.push("");
+
+  // c=1 added latency, per round.
+  const c1 = r.levels.find((l) => l.connections === 1);
+  const addedTable = (level: LevelResult, title: string) => {
+    const cols = TARGETS.filter((t) => t !== "direct");
+    const out = [
+      title,
+      "",
+      `| Round | direct p50 / p99 (ms) | ${cols.map((t) => `${t} adds p50 / p99 (ms)`).join(" | ")} |`,
+      `|---:|---:|${cols.map(() => "---:").join("|")}|`,
+    ];
+    const rounds = [...new Set(level.runs.map((x) => x.round))].sort((a, b) => a - b);
+    for (const round of rounds) {
+      const m: Partial<Record<Target, Measured>> = {};
+      for (const x of level.runs) if (x.round === round) m[x.target] = x.r;
+      out.push(
+        `| ${round + 1} | ${fmt(m.direct?.p50 ?? Number.NaN, 3)} / ${fmt(m.direct?.p99 ?? Number.NaN, 3)} | ` +
+          cols
+            .map(
+              (t) => `${fmt(added("p50", t)(m), 3)} / ${fmt(added("p99", t)(m), 3)} (${m[t]?.ok ?? 0} calls)`,
+            )
+            .join(" | ") +
+          " |",
+      );
+    }
+    out.push(
+      `| median | ${fmt(median(level.runs.filter((x) => x.target === "direct").map((x) => x.r.p50)), 3)} / ${fmt(
+        median(level.runs.filter((x) => x.target === "direct").map((x) => x.r.p99)),
+        3,
+      )} | ` +
+        cols
+          .map(
+            (t) =>
+              `**${fmt(median(perRound(level.runs, added("p50", t))), 3)} / ${fmt(median(perRound(level.runs, added("p99", t))), 3)}**`,
+          )
+          .join(" | ") +
+        " |",
+    );
+    // All rounds' calls pooled: with few calls per round (a slow model), a round's p99 is its slowest call.
+    const pooled = (t: Target, q: number) =>
+      quantile(
+        level.runs
+          .filter((x) => x.target === t)
+          .flatMap((x) => x.r.latencies)
+          .sort((a, b) => a - b),
+        q,
+      );
+    out.push(
+      `| all rounds pooled | ${fmt(pooled("direct", 0.5), 3)} / ${fmt(pooled("direct", 0.99), 3)} | ` +
+        cols
+          .map(
+            (t) =>
+              `${fmt(pooled(t, 0.5) - pooled("direct", 0.5), 3)} / ${fmt(pooled(t, 0.99) - pooled("direct", 0.99), 3)}`,
+          )
+          .join(" | ") +
+        " |",
+      "",
+    );
+    return out;
+  };
+  if (c1)
+    lines.push(
+      ...addedTable(
+        c1,
+        `Added latency at concurrency 1, instant upstream (${SECONDS} s per target per round, every call timed):`,
+      ),
+    );
+  if (r.modelLevel.runs.length)
+    lines.push(
+      ...addedTable(
+        r.modelLevel,
+        `Added latency at concurrency 1 with an upstream that answers after ${MODEL_MS} ms (${SECONDS} s per target per round,` +
+          ` so about ${Math.floor((SECONDS * 1000) / MODEL_MS)} calls each: the p99 of a round is close to its slowest call):`,
+      ),
+    );
+
+  // Processes.
+  if (r.processRuns.length) {
+    const one = r.processRuns.filter((x) => x.processes === 1);
+    lines.push(
+      `Processes: N Promptmint processes (same code, same flags) on the one PostgreSQL database, each on its own port;` +
+        ` the client spreads its ${PROCESS_CONNECTIONS} connections evenly over them (as a load balancer would);` +
+        " the process counts interleaved, order rotated per round. CPU is the sum over the N processes.",
+      "",
+      "| Processes | Calls/s, median (min–max) | ÷ 1 process per round | p50 ms | p99 ms | Errors + non-2xx | Promptmint CPU, cores | CPU ms per call | PostgreSQL, cores | Machine busy, cores | Load (1 min) | Peak RSS, all (MB) |",
+      "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    );
+    for (const n of PROCESSES) {
+      const mine = r.processRuns.filter((x) => x.processes === n);
+      const scale = mine.map((x) => x.r.rps / (one.find((o) => o.round === x.round)?.r.rps ?? Number.NaN));
+      lines.push(
+        `| ${n} | ${spread(
+          mine.map((x) => x.r.rps),
+          1,
+        )} | ${n === 1 ? "—" : spread(scale)} | ${fmt(median(mine.map((x) => x.r.p50)), 3)} |` +
+          ` ${fmt(median(mine.map((x) => x.r.p99)), 3)} | ${mine.reduce((s, x) => s + x.r.errors + x.r.non2xx, 0)} |` +
+          ` ${fmt(median(mine.map((x) => x.r.targetCores)), 2)} | ${fmt(median(mine.map((x) => x.r.cpuMsPerCall)), 3)} |` +
+          ` ${fmt(median(mine.map((x) => x.r.pgCores)), 2)} | ${fmt(median(mine.map((x) => x.r.machineCores)), 2)} | ${range(mine.map((x) => x.r.load1))} |` +
+          ` ${fmt(Math.max(...mine.map((x) => x.r.rssMb)), 0)} |`,
+      );
+    }
+    lines.push("");
+  }
+
+  // First call.
+  if (r.firstCalls.length) {
+    lines.push(
+      `First call after start: ${r.firstCalls.length} fresh Promptmint processes (same database, the consumer's key and the app already exist),` +
+        ` each timed from spawn to its port accepting connections, then ${FIRST_CALL_CALLS} paid calls one after another on one keep-alive connection.`,
+      "",
+      `| Start | Listening after (ms) | 1st call (ms) | 2nd call (ms) | ${FIRST_CALL_CALLS}th call (ms) | Median of 2nd–${FIRST_CALL_CALLS}th (ms) | 1st ÷ ${FIRST_CALL_CALLS}th |`,
+      "|---:|---:|---:|---:|---:|---:|---:|",
+      ...r.firstCalls.map(
+        (f, i) =>
+          `| ${i + 1} | ${fmt(f.startMs, 0)} | ${fmt(f.firstMs, 2)} | ${fmt(f.secondMs, 2)} | ${fmt(f.lastMs, 2)} | ${fmt(f.steadyMedianMs, 2)} | ${fmt(f.firstMs / f.lastMs, 1)} |`,
+      ),
+      `| median | ${fmt(median(r.firstCalls.map((f) => f.startMs)), 0)} | **${fmt(median(r.firstCalls.map((f) => f.firstMs)), 2)}** |` +
+        ` ${fmt(median(r.firstCalls.map((f) => f.secondMs)), 2)} | **${fmt(median(r.firstCalls.map((f) => f.lastMs)), 2)}** |` +
+        ` ${fmt(median(r.firstCalls.map((f) => f.steadyMedianMs)), 2)} | ${fmt(median(r.firstCalls.map((f) => f.firstMs / f.lastMs)), 1)} |`,
+      "",
+    );
+  }
+
+  // Soak.
+  if (r.soaks.length)
+    lines.push(
+      `Soak: ${SOAK.toLocaleString("en-US")} concurrent calls (one per connection, autocannon) held open by a ${SLOW_MS} ms upstream;` +
+        ` a call counts as an error after ${SOAK_TIMEOUT_S} s; pg_stat_activity of the scratch database sampled every ~50 ms.`,
+      "",
+      "| Target | 2xx | Errors | Non-2xx | Duration (s) | p50 (ms) | p99 (ms) | Peak RSS (MB) | Max active | Max idle in transaction | Max connections | Oldest transaction (s) | Max waiting upstream at once |",
+      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+      ...r.soaks.map(
+        (s) =>
+          `| ${s.target} | ${s.ok} | ${s.errors} | ${s.non2xx} | ${fmt(s.seconds)} | ${s.p50} | ${s.p99} | ${fmt(s.rssMb, 0)} |` +
+          ` ${!isPromptmint(s.target) ? "—" : s.maxActive} | ${!isPromptmint(s.target) ? "—" : s.maxIdleInTransaction} | ${!isPromptmint(s.target) ? "—" : s.maxConnections} |` +
+          ` ${!isPromptmint(s.target) ? "—" : fmt(s.oldestTransaction, 3)} | ${s.upstreamMaxInFlight} |`,
+      ),
+      "",
+    );
+
+  // Money.
+  const last = r.money[r.money.length - 1]?.counts;
+  lines.push(
+    "Money, after each section (leases closed: open holds 0): reconcile() of the whole ledger, and the charged invocations the section added against the 2xx answers Promptmint gave in it.",
+    "",
+    "| Section | Promptmint 2xx answers | Client gave up (may be charged) | Charged invocations added | Reconcile | Open holds | Result |",
+    "|---|---:|---:|---:|---|---:|---|",
+    ...r.money.map(
+      (m) =>
+        `| ${m.section} | ${int(m.answered)} | ${int(m.gaveUp)} | ${int(m.charged)} | ${m.reconcileOk ? "clean" : "NOT CLEAN"} (${int(m.transactions)} transactions) | ${m.counts.open_holds} | ${m.ok ? "every 2xx charged once" : "MISMATCH"} |`,
+    ),
+    "",
+    last
+      ? `In all: ${int(last.charged)} charged invocations = ${int(last.posted)} calls posted in ${int(last.settles)} settle transactions` +
+          ` (one per lease, decision 020); cents spent from holds ${int(last.spent_cents)} = cents posted ${int(last.posted_cents)}` +
+          ` = cents charged to invocations ${int(last.charged_cents)}; ledger total ${r.ledger.ledgerTotal}, reconcile ${r.ledger.ok ? "clean" : "NOT CLEAN"}.`
+      : "",
+    "",
+  );
+
+  // Targets.
+  const addedMedian = (level: LevelResult | undefined, q: "p50" | "p99", t: Target) =>
+    level ? median(perRound(level.runs, added(q, t))) : Number.NaN;
+  const roundsWhere = (level: LevelResult | undefined, q: "p50" | "p99") =>
+    level
+      ? perRound(level.runs, (m) => (added(q, "promptmint")(m) <= added(q, "portkey")(m) ? 1 : 0)).reduce(
+          (a, b) => a + b,
+          0,
+        )
+      : 0;
+  const nRounds = (level: LevelResult | undefined) =>
+    level ? new Set(level.runs.map((x) => x.round)).size : 0;
+  const rows: string[] = [];
+  for (const c of [50, 500]) {
+    const rs = ratios[c];
+    if (!rs) continue;
+    rows.push(
+      `| Calls/s ahead of Portkey at c=${c} (ratio per round ${rs.map((x) => fmt(x, 2)).join(", ")}; median ${fmt(median(rs), 2)}) | ${pass(median(rs) > 1)}${Math.min(...rs) > 1 ? "" : " (not in every round)"} |`,
+    );
+  }
+  for (const q of ["p50", "p99"] as const) {
+    if (!c1) continue;
+    const pm = addedMedian(c1, q, "promptmint");
+    const pk = addedMedian(c1, q, "portkey");
+    rows.push(
+      `| Added ${q} at c=1 at most Portkey's (median ${fmt(pm, 3)} vs ${fmt(pk, 3)} ms; held in ${roundsWhere(c1, q)} of ${nRounds(c1)} rounds) | ${pass(pm <= pk)} |`,
+    );
+  }
+  if (r.modelLevel.runs.length) {
+    const pm = addedMedian(r.modelLevel, "p50", "promptmint");
+    rows.push(
+      `| Added p50 at c=1 with a ${MODEL_MS} ms model < 0.5 ms (median ${fmt(pm, 3)} ms; Portkey ${fmt(addedMedian(r.modelLevel, "p50", "portkey"), 3)} ms) | ${pass(pm < 0.5)} |`,
+    );
+  }
+  if (r.firstCalls.length) {
+    const first = median(r.firstCalls.map((f) => f.firstMs));
+    const hundredth = median(r.firstCalls.map((f) => f.lastMs));
+    rows.push(
+      `| First paid call after start as fast as the ${FIRST_CALL_CALLS}th (median ${fmt(first, 2)} vs ${fmt(hundredth, 2)} ms; PASS if at most 2× or 1 ms more) | ${pass(first <= Math.max(2 * hundredth, hundredth + 1))} |`,
+    );
+  }
+  const soak = r.soaks.find((s) => s.target === "promptmint");
+  if (soak)
+    rows.push(
+      `| ${SOAK.toLocaleString("en-US")} concurrent slow calls: 0 errors (${soak.errors + soak.non2xx + (SOAK - soak.ok)}), RSS ≤ 512 MB (${fmt(soak.rssMb, 0)} MB) | ${pass(soak.ok === SOAK && soak.rssMb <= 512)} |`,
+      `| … no connection or transaction held while waiting upstream (${soak.upstreamMaxInFlight} calls waited upstream at once with at most ${soak.maxConnections} connections) | ${pass(soak.upstreamMaxInFlight > soak.maxConnections)} |`,
+    );
+  rows.push(
+    `| Every section: reconcile clean, charges = 2xx answers (${r.money.filter((m) => m.ok).length} of ${r.money.length}) | ${pass(r.money.every((m) => m.ok))} |`,
+  );
+  lines.push("| Target | Result |", "|---|---|", ...rows, "");
+
+  // Every run, for the record.
+  lines.push(
+    "Every run (calls/s = 2xx ÷ elapsed; cores = CPU of the measured process(es); PostgreSQL = CPU of the bench database's backends; machine = busy cores of the whole machine, every process on it; client = the load client's own CPU; load = 1-minute load average at the end of the run):",
+    "",
+    "| Section | Round | Target | 2xx | Elapsed (s) | Calls/s | p50 ms | p99 ms | Cores | PostgreSQL | Machine | Client | Load |",
+    "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+  );
+  const row = (section: string, round: number, target: string, x: Measured) =>
+    `| ${section} | ${round + 1} | ${target} | ${x.ok} | ${fmt(x.elapsed, 3)} | ${fmt(x.rps, 1)} | ${fmt(x.p50, 3)} | ${fmt(x.p99, 3)} |` +
+    ` ${fmt(x.targetCores, 2)} | ${target === "promptmint" || target === "baseline" ? fmt(x.pgCores, 2) : "—"} |` +
+    ` ${fmt(x.machineCores, 2)} | ${fmt(x.clientCores, 2)} | ${fmt(x.load1, 2)} |`;
+  for (const level of r.levels)
+    for (const x of level.runs) lines.push(row(`c=${level.connections}`, x.round, x.target, x.r));
+  for (const x of r.modelLevel.runs) lines.push(row(`c=1, ${MODEL_MS} ms model`, x.round, x.target, x.r));
+  for (const x of r.processRuns)
+    lines.push(row(`${x.processes} process(es), c=${PROCESS_CONNECTIONS}`, x.round, "promptmint", x.r));
+  lines.push("");
   return lines.join("\n");
 }
 
 function writeResults(section: string) {
   if (process.env.BENCH_WRITE === "0") return log("BENCH_WRITE=0: bench/RESULTS.md left as it was");
-  writeResultsSection("## Gateway (issue 8)\n", section);
+  writeResultsSection("## Gateway (issue 20)\n", section);
   log(`wrote ${resultsFile}`);
 }
 
