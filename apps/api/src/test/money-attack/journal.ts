@@ -18,11 +18,26 @@ export interface CallEntry extends CallOutcome {
   endedAt: number;
   /** For a 402: the payer's wallet and unspent held money read right after it, and whether a top-up overlapped. */
   refusal?: { walletCents: number; heldCents: number; topUpOverlapped: boolean };
+  /**
+   * For a 402 `key_limit_reached`: whether the call had its key to itself, the key's spend right
+   * after (less what unswept reservations of uncharged calls hold), and the highest price and lowest
+   * limit that could have applied.
+   */
+  keyRefusal?: { lone: boolean; effectiveSpentMicros?: number; priceCents: number; limitCents: number };
 }
 
 /** Anything else that happened: top-ups, plans, prices, keys, apps removed, kills. */
 export interface EventEntry {
-  kind: "top_up" | "subscribe" | "cancel" | "renew" | "price" | "revoke_key" | "remove_app" | "kill";
+  kind:
+    | "top_up"
+    | "subscribe"
+    | "cancel"
+    | "renew"
+    | "price"
+    | "revoke_key"
+    | "key_limit"
+    | "remove_app"
+    | "kill";
   seq: number;
   actor: number;
   startedAt: number;

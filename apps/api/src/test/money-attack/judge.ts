@@ -1,3 +1,4 @@
+import { MICROS_PER_CENT } from "../../modules/billing/money.ts";
 import { type ReconcileReport, reconcileLists } from "../../modules/billing/reconcile.ts";
 import type { Node } from "./cluster.ts";
 import type { CallEntry, Journal } from "./journal.ts";
@@ -29,6 +30,21 @@ export interface PlanPeriod {
   callsIncluded: number;
 }
 
+/** A spend-limited key at the end, once no call is in flight and every reservation was swept. */
+export interface KeySpend {
+  id: string;
+  payer: string;
+  /** The key's spend counters (`api_key_spend`), summed over its periods. */
+  spentMicros: number;
+  /** The most any one period's counter holds. */
+  highestPeriodMicros: number;
+  /** What the invocations made with the key were charged from a hold (success, `hold_id`), summed. */
+  chargedMicros: number;
+  chargedCalls: number;
+  /** The highest limit the attack ever set (or sent) on it. */
+  highestLimitCents: number;
+}
+
 export interface Violation {
   kind: string;
   /** What the example is, with the call's journal line where there is one. */
@@ -47,6 +63,7 @@ export function judge(input: {
   invocations: InvocationRow[];
   periods: PlanPeriod[];
   reconcile: ReconcileReport;
+  keys: KeySpend[];
 }): Violation[] {
   const violations: Violation[] = [];
   const flag = (kind: string, example: string) => violations.push({ kind, example });
@@ -67,6 +84,7 @@ export function judge(input: {
   judgeUnanswered(calls, input.invocations, flag);
   judgeIdempotency(calls, flag);
   judgePlans(input.periods, input.invocations, calls, input.nodes, flag);
+  judgeKeys(input.keys, flag);
   for (const [name, rows] of Object.entries(reconcileLists(input.reconcile)))
     for (const row of rows) flag(`reconcile: ${name}`, typeof row === "string" ? row : JSON.stringify(row));
   return violations;
@@ -95,6 +113,7 @@ function judgeCharge(
   // upstream failing mid-stream, the caller did not get a whole answer, and did not hang up).
   if (!row && call.plan.streaming && killed && !call.completed) return;
   if (!row) return flag(`${what} delivered, no invocation recorded${killed}`, line(call));
+  judgeReportedCost(call, row, flag);
   if (call.owner) {
     if (row.charged_cents !== 0 || row.hold_id || row.subscription_id)
       flag("owner's own call charged", line(call));
@@ -126,6 +145,21 @@ function judgeCharge(
     );
 }
 
+/**
+ * What the answer said it cost (decision 029: usage's `charged_cents` of a blocking answer or a
+ * stream's last event, an MCP result's charge) is what the wallet paid: the invocation's charge
+ * when a hold paid it, 0 when a plan covered it or it was free. A stream left early says nothing.
+ */
+function judgeReportedCost(call: CallEntry, row: InvocationRow, flag: Flag) {
+  if (call.reportedCents === undefined) return;
+  const spent = row.hold_id ? row.charged_cents : 0;
+  if (call.reportedCents !== spent)
+    flag(
+      "answer reported a cost other than what was charged",
+      `reported ${call.reportedCents}¢ (${call.paidBy}), charged ${spent}¢ ${line(call)}`,
+    );
+}
+
 /** No 5xx or broken stream the attack did not inject, no dropped connection outside a kill, no unfair 402. */
 function judgeStatus(call: CallEntry, app: AttackApp, nodes: Node[], flag: Flag) {
   const injected = call.plan.upstream.fail !== undefined;
@@ -133,6 +167,18 @@ function judgeStatus(call: CallEntry, app: AttackApp, nodes: Node[], flag: Flag)
   if (call.streamError && !injected) flag("stream error without an injected failure", line(call));
   if (call.status === 0 && !call.aborted && !duringKill(call, nodes))
     flag("connection failed while its server was up", `${call.transportError} ${line(call)}`);
+  if (call.stop && (call.stop.status >= 500 || (call.stop.status === 0 && !duringKill(call, nodes))))
+    flag(`stop answered ${call.stop.status}`, line(call));
+  // A key's limit refused a call it had room for: judged only for a call alone on its key.
+  const keyRefusal = call.keyRefusal;
+  if (keyRefusal?.lone && keyRefusal.effectiveSpentMicros !== undefined) {
+    const after = keyRefusal.effectiveSpentMicros + keyRefusal.priceCents * MICROS_PER_CENT;
+    if (after <= keyRefusal.limitCents * MICROS_PER_CENT)
+      flag(
+        "key_limit_reached with room under the limit",
+        `spent ${keyRefusal.effectiveSpentMicros} µ$ + price ≤ ${keyRefusal.priceCents}¢ ≤ limit ${keyRefusal.limitCents}¢ ${line(call)}`,
+      );
+  }
   if (call.status === 402 && call.refusal && !call.refusal.topUpOverlapped) {
     const price = highestVisiblePrice(app, call.startedAt);
     const { walletCents, heldCents } = call.refusal;
@@ -252,10 +298,38 @@ function judgePlans(
   }
 }
 
+/**
+ * The key reservation counters (decision 035), once no call is in flight and every reservation was
+ * swept: a key limited since its creation reserved every wallet-paid call it made, so its counters
+ * hold exactly what its calls were charged from holds (a refused or uncharged call gave its
+ * reservation back; the sweep gives back a killed process's). Summed over periods, so that a call
+ * reserved just before a period boundary and recorded after it counts once either way. No period
+ * may hold more than the highest limit the key ever had.
+ */
+function judgeKeys(keys: KeySpend[], flag: Flag) {
+  for (const key of keys) {
+    if (key.spentMicros !== key.chargedMicros)
+      flag(
+        "key spend differs from what its calls were charged",
+        `${key.payer}'s key ${key.id}: spend ${key.spentMicros} µ$, ${key.chargedCalls} calls charged ${key.chargedMicros} µ$`,
+      );
+    if (key.highestPeriodMicros > key.highestLimitCents * MICROS_PER_CENT)
+      flag(
+        "key spent above its limit",
+        `${key.payer}'s key ${key.id}: ${key.highestPeriodMicros} µ$ in a period, highest limit ${key.highestLimitCents}¢`,
+      );
+  }
+}
+
 /** A call's journal line: enough to find it in the JSONL log and to replay its story. */
 export function line(call: CallEntry): string {
-  const how = `${call.plan.style} ${call.plan.mode} ${call.plan.streaming ? "stream" : "blocking"}`;
-  const abort = call.plan.abortAfterChunks !== undefined ? ` abort@${call.plan.abortAfterChunks}` : "";
+  const how = `${call.plan.style} ${call.plan.mode} ${call.plan.streaming ? "stream" : "blocking"}${call.plan.limitedKey ? " limited key" : ""}`;
+  const abort =
+    (call.plan.abortAfterChunks !== undefined ? ` abort@${call.plan.abortAfterChunks}` : "") +
+    (call.stop
+      ? ` stop@${call.stop.afterChunks}${call.plan.stopOnOtherNode ? " on the other node" : ""} → ${call.stop.status}`
+      : "") +
+    (call.errorCode ? ` ${call.errorCode}` : "");
   const fail = call.plan.upstream.fail ? ` upstream ${call.plan.upstream.fail}` : "";
   return `#${call.seq} actor ${call.actor} ${call.action} on ${call.node}: ${call.payer} → ${call.app} (${how}${abort}${fail}) → ${call.status}${call.plan.streaming ? `, ${call.chunks} chunks` : ""}${call.invocationId ? ` id ${call.invocationId}` : ""}`;
 }

@@ -1,5 +1,5 @@
-import type { Journal } from "./journal.ts";
-import type { InvocationRow, Violation } from "./judge.ts";
+import type { CallEntry, Journal } from "./journal.ts";
+import type { InvocationRow, KeySpend, Violation } from "./judge.ts";
 import { delivered } from "./judge.ts";
 import type { World } from "./world.ts";
 
@@ -17,6 +17,20 @@ export interface Figures {
   serverErrors: number;
   injectedFailures: number;
   kills: number;
+  /** Per endpoint style: calls / delivered (and how many of them streamed). */
+  byStyle: Record<string, string>;
+  /** Delivered answers whose reported cost (usage, MCP charge) was compared with the charge. */
+  costsReported: number;
+  /** MCP tool results with `isError` (refusals and failures, costing nothing). */
+  mcpToolErrors: number;
+  /** Streams their caller stopped; of them, stopped on the other process; cut short by their stop. */
+  stops: number;
+  stopsOnOtherNode: number;
+  stopsCutShort: number;
+  limitedKeyCalls: number;
+  keyLimitRefusals: number;
+  /** Limited keys' spend at the end against what their calls were charged (micro-dollars). */
+  keys: string;
   events: Record<string, string>;
   harnessErrors: string[];
 }
@@ -26,11 +40,13 @@ export function summarize(
   invocations: InvocationRow[],
   world: World,
   harnessErrors: string[],
+  keys: KeySpend[] = [],
 ): Figures {
   const calls = journal.calls();
   const byStatus: Record<string, number> = {};
   for (const call of calls) byStatus[String(call.status)] = (byStatus[String(call.status)] ?? 0) + 1;
   const successes = invocations.filter((row) => row.status === "success");
+  const stops = calls.filter((call) => call.stop !== undefined);
   const events: Record<string, string> = {};
   for (const kind of [
     "top_up",
@@ -39,6 +55,7 @@ export function summarize(
     "renew",
     "price",
     "revoke_key",
+    "key_limit",
     "remove_app",
   ] as const) {
     const statuses: Record<string, number> = {};
@@ -61,9 +78,37 @@ export function summarize(
     serverErrors: calls.filter((call) => call.status >= 500).length,
     injectedFailures: calls.filter((call) => call.plan.upstream.fail !== undefined).length,
     kills: journal.events("kill").length,
+    byStyle: byStyleOf(calls),
+    costsReported: calls.filter((call) => delivered(call) && call.reportedCents !== undefined).length,
+    mcpToolErrors: calls.filter((call) => call.toolError).length,
+    stops: stops.length,
+    stopsOnOtherNode: stops.filter((call) => call.plan.stopOnOtherNode).length,
+    stopsCutShort: stops.filter(
+      (call) => !call.plan.stopOnOtherNode && call.completed && call.chunks < expectedChunks(call),
+    ).length,
+    limitedKeyCalls: calls.filter((call) => call.plan.limitedKey).length,
+    keyLimitRefusals: calls.filter((call) => call.status === 402 && call.errorCode === "key_limit_reached")
+      .length,
+    keys: keys
+      .map((key) => `${key.payer} ${key.spentMicros}/${key.chargedMicros} (${key.chargedCalls} calls)`)
+      .join(", "),
     events,
     harnessErrors,
   };
+}
+
+/** A stream's content chunks when it runs to its end: one per word, a workflow's single answer. */
+const expectedChunks = (call: CallEntry) => (call.plan.style === "workflow" ? 1 : call.plan.upstream.words);
+
+function byStyleOf(calls: CallEntry[]): Record<string, string> {
+  const styles: Record<string, string> = {};
+  for (const style of [...new Set(calls.map((call) => call.plan.style))].sort()) {
+    const of = calls.filter((call) => call.plan.style === style);
+    const streamed = of.filter((call) => call.plan.streaming).length;
+    styles[style] =
+      `${of.length} / ${of.filter(delivered).length}${streamed > 0 ? ` (${streamed} streamed)` : ""}`;
+  }
+  return styles;
 }
 
 /** The summary table: figures, then violations by kind with a few examples each. */
@@ -91,6 +136,15 @@ export function formatReport(result: {
     ["402s", f.refused402],
     ["5xx answers / upstream failures injected", `${f.serverErrors} / ${f.injectedFailures}`],
     ["kills (SIGKILL + restart)", f.kills],
+    ...Object.entries(f.byStyle).map(([style, n]): [string, string] => [`${style}: calls / delivered`, n]),
+    ["delivered answers whose reported cost was checked", f.costsReported],
+    ["MCP tool errors (cost nothing)", f.mcpToolErrors],
+    [
+      "stops / on the other process / cut the stream short",
+      `${f.stops} / ${f.stopsOnOtherNode} / ${f.stopsCutShort}`,
+    ],
+    ["limited-key calls / 402 key_limit_reached", `${f.limitedKeyCalls} / ${f.keyLimitRefusals}`],
+    ["limited keys: spend / charged µ$", f.keys || "-"],
     ...Object.entries(f.events).map(([kind, statuses]): [string, string] => [kind, statuses || "-"]),
   ];
   const width = Math.max(...rows.map(([name]) => name.length));
