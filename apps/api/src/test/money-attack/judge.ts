@@ -81,7 +81,7 @@ export function judge(input: {
   for (const event of input.journal.entries)
     if (event.kind !== "call" && (event.status ?? 0) >= 500)
       flag(`${event.status} on ${event.kind}`, `#${event.seq} ${JSON.stringify(event.detail).slice(0, 300)}`);
-  judgeUnanswered(calls, input.invocations, flag);
+  judgeUnanswered(calls, input.invocations, input.nodes, flag);
   judgeIdempotency(calls, flag);
   judgePlans(input.periods, input.invocations, calls, input.nodes, flag);
   judgeKeys(input.keys, flag);
@@ -209,8 +209,15 @@ function duringKill(call: CallEntry, nodes: Node[], afterMs = 0): boolean {
  * connection cut by a kill may lose the answer of a charged call, a stream left before its first
  * chunk may be charged once; nothing else may).
  */
-function judgeUnanswered(calls: CallEntry[], invocations: InvocationRow[], flag: Flag) {
-  const seen = new Set(calls.map((call) => call.invocationId).filter(Boolean));
+function judgeUnanswered(calls: CallEntry[], invocations: InvocationRow[], nodes: Node[], flag: Flag) {
+  const seen = new Set(calls.filter(delivered).map((call) => call.invocationId));
+  // Calls that learned their invocation's id and still got no answer: a stream that ended before
+  // any content (stopped, failed: a workflow run or a Responses stream names its id first), a
+  // refusal. Nothing may be charged for them, unless a kill left their end unknown.
+  const undelivered = new Map<string, CallEntry>();
+  for (const call of calls)
+    if (call.invocationId && !delivered(call) && !seen.has(call.invocationId))
+      undelivered.set(call.invocationId, call);
   const unknownOutcomes = new Map<string, number>();
   for (const call of calls)
     if (!call.invocationId && (call.status === 0 || (call.plan.streaming && call.chunks === 0)))
@@ -223,7 +230,13 @@ function judgeUnanswered(calls: CallEntry[], invocations: InvocationRow[], flag:
     const paid = row.hold_id !== null || row.subscription_id !== null || row.charged_cents > 0;
     if (!paid) continue;
     if (row.status !== "success") flag("failed call charged", row.id);
-    else if (!seen.has(row.id)) {
+    else if (seen.has(row.id)) continue;
+    else if (undelivered.has(row.id)) {
+      const call = undelivered.get(row.id) as CallEntry;
+      const unknown =
+        call.aborted || call.transportError !== undefined || duringKill(call, nodes, RECORD_GRACE_MS);
+      if (!unknown) flag("charged, its client got no content", line(call));
+    } else {
       const key = pair(row.caller_user_id ?? "", row.application_id);
       unmatched.set(key, [...(unmatched.get(key) ?? []), row.id]);
     }

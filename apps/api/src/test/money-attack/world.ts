@@ -127,7 +127,14 @@ export async function createApp(
   const created = await caller.api("POST", "/api/app/", {
     body:
       kind === "workflow"
-        ? { name: `Attack ${label}`, visibility: "public", price_cents: cents, type: "workflow" }
+        ? {
+            name: `Attack ${label}`,
+            visibility: "public",
+            price_cents: cents,
+            type: "workflow",
+            // Creating a workflow app asks for these; its provider (the webhook) is set next.
+            provider_config: { app_id: "attack-flow", api_key: "attack-flow-key" },
+          }
         : { name: `Attack ${label}`, visibility: "public", price_cents: cents, interaction_mode: mode },
   });
   if (created.status !== 201)
