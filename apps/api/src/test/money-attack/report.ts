@@ -18,7 +18,7 @@ export interface Figures {
   injectedFailures: number;
   kills: number;
   /** Per endpoint style: calls / delivered (and how many of them streamed). */
-  byStyle: Record<string, string>;
+  byStyle: Record<string, { calls: number; delivered: number; streamed: number }>;
   /** Delivered answers whose reported cost (usage, MCP charge) was compared with the charge. */
   costsReported: number;
   /** MCP tool results with `isError` (refusals and failures, costing nothing). */
@@ -100,13 +100,15 @@ export function summarize(
 /** A stream's content chunks when it runs to its end: one per word, a workflow's single answer. */
 const expectedChunks = (call: CallEntry) => (call.plan.style === "workflow" ? 1 : call.plan.upstream.words);
 
-function byStyleOf(calls: CallEntry[]): Record<string, string> {
-  const styles: Record<string, string> = {};
+function byStyleOf(calls: CallEntry[]): Figures["byStyle"] {
+  const styles: Figures["byStyle"] = {};
   for (const style of [...new Set(calls.map((call) => call.plan.style))].sort()) {
     const of = calls.filter((call) => call.plan.style === style);
-    const streamed = of.filter((call) => call.plan.streaming).length;
-    styles[style] =
-      `${of.length} / ${of.filter(delivered).length}${streamed > 0 ? ` (${streamed} streamed)` : ""}`;
+    styles[style] = {
+      calls: of.length,
+      delivered: of.filter(delivered).length,
+      streamed: of.filter((call) => call.plan.streaming).length,
+    };
   }
   return styles;
 }
@@ -136,7 +138,10 @@ export function formatReport(result: {
     ["402s", f.refused402],
     ["5xx answers / upstream failures injected", `${f.serverErrors} / ${f.injectedFailures}`],
     ["kills (SIGKILL + restart)", f.kills],
-    ...Object.entries(f.byStyle).map(([style, n]): [string, string] => [`${style}: calls / delivered`, n]),
+    ...Object.entries(f.byStyle).map(([style, n]): [string, string] => [
+      `${style}: calls / delivered`,
+      `${n.calls} / ${n.delivered}${n.streamed > 0 ? ` (${n.streamed} streamed)` : ""}`,
+    ]),
     ["delivered answers whose reported cost was checked", f.costsReported],
     ["MCP tool errors (cost nothing)", f.mcpToolErrors],
     [
