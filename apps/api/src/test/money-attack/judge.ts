@@ -151,12 +151,24 @@ function judgeCharge(
  * when a hold paid it, 0 when a plan covered it or it was free. A stream left early says nothing.
  */
 function judgeReportedCost(call: CallEntry, row: InvocationRow, flag: Flag) {
-  if (call.reportedCents === undefined) return;
   const spent = row.hold_id ? row.charged_cents : 0;
-  if (call.reportedCents !== spent)
+  const header = call.priceHeaders["promptmint-charged"];
+  const headerCents = header ? Math.round(Number.parseFloat(header) * 100) : undefined;
+  if (headerCents !== undefined && headerCents !== spent)
+    flag(
+      "Promptmint-Charged header other than what was charged",
+      `${header}, charged ${spent}¢ ${line(call)}`,
+    );
+  if (call.reportedCents !== undefined && call.reportedCents !== spent)
     flag(
       "answer reported a cost other than what was charged",
       `reported ${call.reportedCents}¢ (${call.paidBy}), charged ${spent}¢ ${line(call)}`,
+    );
+  const payer = row.hold_id ? "wallet" : row.subscription_id ? "plan" : call.owner ? "owner" : "free";
+  if (call.paidBy !== undefined && call.paidBy !== payer)
+    flag(
+      "answer named another payer than the one charged",
+      `paid_by ${call.paidBy}, ${payer} paid ${line(call)}`,
     );
 }
 
@@ -169,6 +181,9 @@ function judgeStatus(call: CallEntry, app: AttackApp, nodes: Node[], flag: Flag)
     flag("connection failed while its server was up", `${call.transportError} ${line(call)}`);
   if (call.stop && (call.stop.status >= 500 || (call.stop.status === 0 && !duringKill(call, nodes))))
     flag(`stop answered ${call.stop.status}`, line(call));
+  // Stops live in the process holding the stream (running-tasks.ts): the other one stops nothing.
+  if (call.stop && call.plan.stopOnOtherNode && call.completed && call.chunks < contentChunks(call))
+    flag("a stop sent to the other process cut the stream", line(call));
   // A key's limit refused a call it had room for: judged only for a call alone on its key.
   const keyRefusal = call.keyRefusal;
   if (keyRefusal?.lone && keyRefusal.effectiveSpentMicros !== undefined) {
@@ -333,6 +348,10 @@ function judgeKeys(keys: KeySpend[], flag: Flag) {
       );
   }
 }
+
+/** A whole stream's content chunks: one per word the model sends, a workflow run's one answer. */
+export const contentChunks = (call: CallEntry) =>
+  call.plan.style === "workflow" ? 1 : call.plan.upstream.words;
 
 /** A call's journal line: enough to find it in the JSONL log and to replay its story. */
 export function line(call: CallEntry): string {

@@ -1,6 +1,6 @@
 import type { CallEntry, Journal } from "./journal.ts";
 import type { InvocationRow, KeySpend, Violation } from "./judge.ts";
-import { delivered } from "./judge.ts";
+import { contentChunks, delivered } from "./judge.ts";
 import type { World } from "./world.ts";
 
 /** What happened, in numbers: the summary table's first half. */
@@ -84,7 +84,7 @@ export function summarize(
     stops: stops.length,
     stopsOnOtherNode: stops.filter((call) => call.plan.stopOnOtherNode).length,
     stopsCutShort: stops.filter(
-      (call) => !call.plan.stopOnOtherNode && call.completed && call.chunks < expectedChunks(call),
+      (call) => !call.plan.stopOnOtherNode && call.completed && call.chunks < contentChunks(call),
     ).length,
     limitedKeyCalls: calls.filter((call) => call.plan.limitedKey).length,
     keyLimitRefusals: calls.filter((call) => call.status === 402 && call.errorCode === "key_limit_reached")
@@ -96,9 +96,6 @@ export function summarize(
     harnessErrors,
   };
 }
-
-/** A stream's content chunks when it runs to its end: one per word, a workflow's single answer. */
-const expectedChunks = (call: CallEntry) => (call.plan.style === "workflow" ? 1 : call.plan.upstream.words);
 
 function byStyleOf(calls: CallEntry[]): Figures["byStyle"] {
   const styles: Figures["byStyle"] = {};
