@@ -179,19 +179,23 @@ function judgeStatus(call: CallEntry, app: AttackApp, nodes: Node[], flag: Flag)
   if (call.streamError && !injected) flag("stream error without an injected failure", line(call));
   if (call.status === 0 && !call.aborted && !duringKill(call, nodes))
     flag("connection failed while its server was up", `${call.transportError} ${line(call)}`);
-  if (call.stop && (call.stop.status >= 500 || (call.stop.status === 0 && !duringKill(call, nodes))))
+  const stopNodeDown = duringKill({ ...call, node: call.stopNode ?? call.node }, nodes);
+  if (call.stop && (call.stop.status >= 500 || (call.stop.status === 0 && !stopNodeDown)))
     flag(`stop answered ${call.stop.status}`, line(call));
   // Stops live in the process holding the stream (running-tasks.ts): the other one stops nothing.
   if (call.stop && call.plan.stopOnOtherNode && call.completed && call.chunks < contentChunks(call))
     flag("a stop sent to the other process cut the stream", line(call));
-  // A key's limit refused a call it had room for: judged only for a call alone on its key.
+  // A key's limit refused a call it had room for: judged only for a call alone on its key, on the
+  // counter as it stood. (The counter may hold more than the key's calls were charged: reservations
+  // of calls a killed process never recorded stay in it until swept, decision 035; such refusals
+  // are counted in the report, not flagged.)
   const keyRefusal = call.keyRefusal;
-  if (keyRefusal?.lone && keyRefusal.effectiveSpentMicros !== undefined) {
-    const after = keyRefusal.effectiveSpentMicros + keyRefusal.priceCents * MICROS_PER_CENT;
+  if (keyRefusal?.lone && keyRefusal.spentMicros !== undefined) {
+    const after = keyRefusal.spentMicros + keyRefusal.priceCents * MICROS_PER_CENT;
     if (after <= keyRefusal.limitCents * MICROS_PER_CENT)
       flag(
         "key_limit_reached with room under the limit",
-        `spent ${keyRefusal.effectiveSpentMicros} µ$ + price ≤ ${keyRefusal.priceCents}¢ ≤ limit ${keyRefusal.limitCents}¢ ${line(call)}`,
+        `spend ${keyRefusal.spentMicros} µ$ + price ≤ ${keyRefusal.priceCents}¢ ≤ limit ${keyRefusal.limitCents}¢ ${line(call)}`,
       );
   }
   if (call.status === 402 && call.refusal && !call.refusal.topUpOverlapped) {

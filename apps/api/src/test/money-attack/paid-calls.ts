@@ -109,10 +109,12 @@ async function call(
   if (plan.limitedKey && !key) throw new Error(`${payer.name} has no limited key`);
   const apiKey = key?.key ?? payer.apiKey.key;
   const hooks: CallHooks = {};
+  let stopNode: Node | undefined;
   if (plan.stopAfterChunks !== undefined) {
     const other = attack.cluster.nodes.find((candidate) => candidate !== node);
-    const stopNode: Node = plan.stopOnOtherNode && other ? other : node;
-    hooks.stop = (taskId) => stopCall(stopNode, apiKey, app, plan, taskId);
+    const to: Node = plan.stopOnOtherNode && other ? other : node;
+    stopNode = to;
+    hooks.stop = (taskId) => stopCall(to, apiKey, app, plan, taskId);
   }
   if (plan.idempotencyKey && !attack.idempotent.some((used) => used.key === plan.idempotencyKey))
     attack.idempotent.push({ key: plan.idempotencyKey, plan, payer, app });
@@ -138,6 +140,7 @@ async function call(
       app: app.label,
       appId: app.id,
       owner: payer === attack.world.creator,
+      stopNode: stopNode?.name,
       plan,
       startedAt,
       endedAt: Date.now(),
@@ -148,7 +151,7 @@ async function call(
       const lone = alone && key.started === startedBefore + 1;
       entry.keyRefusal = {
         lone,
-        effectiveSpentMicros: lone ? await effectiveKeySpend(attack, key.id) : undefined,
+        ...(lone ? await keySpendNow(attack, key.id) : {}),
         priceCents: highestPriceIn(app, startedAt - LOOKUP_STALE_MS, entry.endedAt),
         limitCents: lowestLimitIn(key.limits, startedAt, entry.endedAt),
       };
@@ -203,24 +206,29 @@ function lowestLimitIn(
 }
 
 /**
- * A key's spend in its current period as it stands once its calls are over: the counter, less what
- * the reservations of calls that were not charged (a killed process's, not yet swept) still hold.
- * Read when no call of the key is in flight, so every reservation left is a finished call's.
+ * A key's spend counter in its current period, and how much of it is held by reservations of calls
+ * not charged (a killed process's, not yet swept; or a call its server is still finishing although
+ * its client is done, such as an abandoned stream). Read when no call of the key is in flight.
  */
-export async function effectiveKeySpend(attack: Attack, keyId: string): Promise<number> {
-  const [row] = await queryRows<{ micros: string }>(
+async function keySpendNow(
+  attack: Attack,
+  keyId: string,
+): Promise<{ spentMicros: number; unchargedReservedMicros: number }> {
+  const [row] = await queryRows<{ spent: string; uncharged: string }>(
     attack.cluster.database.db,
     sql`with k as (
           select id, case limit_reset when 'daily' then date_trunc('day', now(), 'UTC')
             when 'weekly' then date_trunc('week', now(), 'UTC') when 'monthly' then date_trunc('month', now(), 'UTC')
             else 'epoch'::timestamptz end as period_start
           from api_keys where id = ${keyId}::uuid)
-        select (coalesce((select s.spent_micros from api_key_spend s, k where s.key_id = k.id and s.period_start = k.period_start), 0)
-          - coalesce((select sum(r.micros - least(r.micros, coalesce(i.charged_cents * ${MICROS_PER_CENT}, 0)))
+        select coalesce((select s.spent_micros from api_key_spend s, k
+                         where s.key_id = k.id and s.period_start = k.period_start), 0)::text as spent,
+          coalesce((select sum(r.micros - least(r.micros, coalesce(i.charged_cents * ${MICROS_PER_CENT}, 0)))
               from api_key_reservations r join k on r.key_id = k.id and r.period_start = k.period_start
-              left join invocations i on i.id = r.call_id and i.hold_id is not null and i.status = 'success'), 0))::text as micros`,
+              left join invocations i on i.id = r.call_id and i.hold_id is not null and i.status = 'success'), 0)::text
+            as uncharged`,
   );
-  return Number(row?.micros ?? 0);
+  return { spentMicros: Number(row?.spent ?? 0), unchargedReservedMicros: Number(row?.uncharged ?? 0) };
 }
 
 /** Several calls of one pair at once: leases shared between calls, on both processes. */

@@ -29,6 +29,8 @@ export interface Figures {
   stopsCutShort: number;
   limitedKeyCalls: number;
   keyLimitRefusals: number;
+  /** Of them, refused only because reservations of calls never charged were still in the counter. */
+  keyRefusalsByUnswept: number;
   /** Limited keys' spend at the end against what their calls were charged (micro-dollars). */
   keys: string;
   events: Record<string, string>;
@@ -89,6 +91,12 @@ export function summarize(
     limitedKeyCalls: calls.filter((call) => call.plan.limitedKey).length,
     keyLimitRefusals: calls.filter((call) => call.status === 402 && call.errorCode === "key_limit_reached")
       .length,
+    keyRefusalsByUnswept: calls.filter((call) => {
+      const refusal = call.keyRefusal;
+      if (!refusal?.lone || refusal.spentMicros === undefined) return false;
+      const charged = refusal.spentMicros - (refusal.unchargedReservedMicros ?? 0);
+      return charged + refusal.priceCents * 10_000 <= refusal.limitCents * 10_000;
+    }).length,
     keys: keys
       .map((key) => `${key.payer} ${key.spentMicros}/${key.chargedMicros} (${key.chargedCalls} calls)`)
       .join(", "),
@@ -145,7 +153,10 @@ export function formatReport(result: {
       "stops / on the other process / cut the stream short",
       `${f.stops} / ${f.stopsOnOtherNode} / ${f.stopsCutShort}`,
     ],
-    ["limited-key calls / 402 key_limit_reached", `${f.limitedKeyCalls} / ${f.keyLimitRefusals}`],
+    [
+      "limited-key calls / 402 key_limit_reached / by reservations not yet swept",
+      `${f.limitedKeyCalls} / ${f.keyLimitRefusals} / ${f.keyRefusalsByUnswept}`,
+    ],
     ["limited keys: spend / charged µ$", f.keys || "-"],
     ...Object.entries(f.events).map(([kind, statuses]): [string, string] => [kind, statuses || "-"]),
   ];
