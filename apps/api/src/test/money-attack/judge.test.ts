@@ -161,12 +161,37 @@ describe("money attack judge", () => {
       chargedMicros: charged,
       chargedCalls: 3,
       highestLimitCents: 100,
+      unchargedReservations: 0,
     });
     expect(kinds([], [], [key(600_000, 600_000)])).toEqual([]);
     expect(kinds([], [], [key(800_000, 600_000)])).toEqual([
       "key spend differs from what its calls were charged",
     ]);
     expect(kinds([], [], [key(1_200_000, 1_200_000)])).toEqual(["key spent above its limit"]);
+    // A reservation left behind by an uncharged call: only one a kill cut off may be.
+    const leaked = { ...key(600_000, 600_000), unchargedReservations: 1 };
+    expect(kinds([], [], [leaked])).toEqual(["key reservations of uncharged calls not given back"]);
+    const cut = callOf(
+      { limitedKey: true },
+      { status: 0, completed: false, transportError: "socket closed" },
+    );
+    const killed: Node[] = [
+      { ...nodes[0], downtimes: [{ from: 1_500, to: 3_000 }] } as Node,
+      nodes[1] as Node,
+    ];
+    const journal = new Journal();
+    journal.add(cut);
+    expect(
+      judge({
+        journal,
+        apps: [app],
+        nodes: killed,
+        invocations: [],
+        periods: [],
+        reconcile: clean,
+        keys: [leaked],
+      }),
+    ).toEqual([]);
   });
 
   it("flags a key_limit_reached for a lone call whose price fitted under the limit", () => {

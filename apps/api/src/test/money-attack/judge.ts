@@ -43,6 +43,8 @@ export interface KeySpend {
   chargedCalls: number;
   /** The highest limit the attack ever set (or sent) on it. */
   highestLimitCents: number;
+  /** Its reservations of calls not charged still there once the servers stopped (before the final sweep). */
+  unchargedReservations: number;
 }
 
 export interface Violation {
@@ -84,7 +86,7 @@ export function judge(input: {
   judgeUnanswered(calls, input.invocations, input.nodes, flag);
   judgeIdempotency(calls, flag);
   judgePlans(input.periods, input.invocations, calls, input.nodes, flag);
-  judgeKeys(input.keys, flag);
+  judgeKeys(input.keys, calls, input.nodes, flag);
   for (const [name, rows] of Object.entries(reconcileLists(input.reconcile)))
     for (const row of rows) flag(`reconcile: ${name}`, typeof row === "string" ? row : JSON.stringify(row));
   return violations;
@@ -338,7 +340,7 @@ function judgePlans(
  * reserved just before a period boundary and recorded after it counts once either way. No period
  * may hold more than the highest limit the key ever had.
  */
-function judgeKeys(keys: KeySpend[], flag: Flag) {
+function judgeKeys(keys: KeySpend[], calls: CallEntry[], nodes: Node[], flag: Flag) {
   for (const key of keys) {
     if (key.spentMicros !== key.chargedMicros)
       flag(
@@ -349,6 +351,16 @@ function judgeKeys(keys: KeySpend[], flag: Flag) {
       flag(
         "key spent above its limit",
         `${key.payer}'s key ${key.id}: ${key.highestPeriodMicros} µ$ in a period, highest limit ${key.highestLimitCents}¢`,
+      );
+    // A call that ends unpaid gives its reservation back before it answers (or, abandoned, before
+    // its server stops): only the calls a kill cut off may leave one for the sweeper.
+    const cutByKills = calls.filter(
+      (call) => call.plan.limitedKey && call.payer === key.payer && duringKill(call, nodes, RECORD_GRACE_MS),
+    ).length;
+    if (key.unchargedReservations > cutByKills)
+      flag(
+        "key reservations of uncharged calls not given back",
+        `${key.payer}'s key ${key.id}: ${key.unchargedReservations} left, ${cutByKills} of its calls ran during a kill`,
       );
   }
 }

@@ -98,7 +98,10 @@ export function summarize(
       return charged + refusal.priceCents * 10_000 <= refusal.limitCents * 10_000;
     }).length,
     keys: keys
-      .map((key) => `${key.payer} ${key.spentMicros}/${key.chargedMicros} (${key.chargedCalls} calls)`)
+      .map(
+        (key) =>
+          `${key.payer} ${key.spentMicros}/${key.chargedMicros} (${key.chargedCalls} calls, ${key.unchargedReservations} left to sweep)`,
+      )
       .join(", "),
     events,
     harnessErrors,

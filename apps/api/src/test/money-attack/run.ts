@@ -90,13 +90,15 @@ export async function runMoneyAttack(options: AttackOptions): Promise<AttackResu
     // server is left to record them), then given back the way the sweeper does.
     await db.update(includedCalls).set({ expiresAt: new Date(0) });
     await sweepExpiredIncludedCalls(db);
-    // The same for the keys' reservations: those of charged calls stay spent, the rest go back.
+    // The keys' reservations of calls not charged that no call gave back (only a killed process's
+    // may be left), then the same sweep: those of charged calls stay spent, the rest go back.
+    const leftReservations = await unchargedReservations(db);
     await db.update(apiKeyReservations).set({ expiresAt: new Date(0) });
     await sweepKeyReservations(db);
     const report = await reconcile(db);
     report.overdueHolds = [...new Set([...overdueHolds, ...report.overdueHolds])];
     const invocations = await loadInvocations(db);
-    const keys = await keySpends(db, world);
+    const keys = await keySpends(db, world, leftReservations);
     const violations = judge({
       journal: attack.journal,
       apps: world.apps,
@@ -144,7 +146,7 @@ async function loadInvocations(db: Database): Promise<InvocationRow[]> {
 }
 
 /** Each limited key's counters against what its calls were charged (judge.ts `judgeKeys`). */
-async function keySpends(db: Database, world: World): Promise<KeySpend[]> {
+async function keySpends(db: Database, world: World, left: Map<string, number>): Promise<KeySpend[]> {
   const keys = world.consumers.flatMap((person) =>
     person.limitedKey ? [{ person, key: person.limitedKey }] : [],
   );
@@ -167,9 +169,21 @@ async function keySpends(db: Database, world: World): Promise<KeySpend[]> {
       chargedMicros: Number(row?.charged ?? 0),
       chargedCalls: row?.calls ?? 0,
       highestLimitCents: Math.max(...key.limits.map((limit) => limit.cents)),
+      unchargedReservations: left.get(key.id) ?? 0,
     });
   }
   return result;
+}
+
+/** Per key, its reservations whose call was not charged from a hold (before the final sweep). */
+async function unchargedReservations(db: Database): Promise<Map<string, number>> {
+  const rows = await queryRows<{ key_id: string; n: number }>(
+    db,
+    sql`select r.key_id, count(*)::int as n from api_key_reservations r
+        left join invocations i on i.id = r.call_id and i.hold_id is not null and i.status = 'success'
+        where i.id is null group by r.key_id`,
+  );
+  return new Map(rows.map((row) => [row.key_id, row.n]));
 }
 
 /** The periods the attack ended (renewals) and those still running at the end. */
