@@ -120,14 +120,18 @@ async function call(
     attack.idempotent.push({ key: plan.idempotencyKey, plan, payer, app });
   await attack.inFlight.use(async () => {
     const startedAt = Date.now();
-    const alone = key ? key.inFlight === 0 : false;
+    // Alone on its key: no other call in flight, none that ended just before (an abandoned stream's
+    // server gives its reservation back a moment after its client left).
+    const alone = key ? key.inFlight === 0 && startedAt - key.lastEndedAt > KEY_SETTLE_MS : false;
     const startedBefore = key?.started ?? 0;
     if (key) {
       key.inFlight += 1;
       key.started += 1;
     }
     const outcome = await makeCall(node.baseUrl, apiKey, app.slug, plan, hooks).finally(() => {
-      if (key) key.inFlight -= 1;
+      if (!key) return;
+      key.inFlight -= 1;
+      key.lastEndedAt = Date.now();
     });
     const entry: CallEntry = {
       kind: "call",
@@ -169,6 +173,9 @@ async function call(
     attack.journal.add(entry);
   });
 }
+
+/** How long after its client a call's server may still be settling its key reservation. */
+const KEY_SETTLE_MS = 2_000;
 
 /** How stale a process's cached app (its price) may be (lib/lookup-cache.ts). */
 const LOOKUP_STALE_MS = 5_000;

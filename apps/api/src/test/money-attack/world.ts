@@ -26,6 +26,8 @@ export interface LimitedKey {
   /** Calls in flight with this key now, and calls ever started with it (to tell a lone call). */
   inFlight: number;
   started: number;
+  /** When its last call ended for its client (its server may still be giving a reservation back). */
+  lastEndedAt: number;
 }
 
 /** A price the creator set: asked at `sentAt`, in force (answered 200) from `doneAt`. */
@@ -95,6 +97,7 @@ async function newLimitedKey(caller: Caller, prng: Prng): Promise<LimitedKey> {
     limits: [{ cents, sentAt, doneAt: Date.now() }],
     inFlight: 0,
     started: 0,
+    lastEndedAt: 0,
   };
 }
 
