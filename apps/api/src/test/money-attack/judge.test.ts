@@ -110,6 +110,17 @@ describe("money attack judge", () => {
     expect(kinds([header], [charged(20)])).toEqual(["Promptmint-Charged header other than what was charged"]);
   });
 
+  it("allows the price of a change whose answer was lost (it may have applied), and no other", () => {
+    const call = callOf({ style: "workflow" }, { invocationId: ID, reportedCents: 7, paidBy: "wallet" });
+    expect(kinds([call], [charged(7)])).toEqual(["charged a price the app never had"]);
+    app.prices.push({ cents: 7, sentAt: 500, doneAt: Number.POSITIVE_INFINITY });
+    try {
+      expect(kinds([call], [charged(7)])).toEqual([]);
+    } finally {
+      app.prices.pop();
+    }
+  });
+
   it("flags a charge for a stream that named its id but sent no content (stopped before content)", () => {
     const stopped = callOf(
       { style: "workflow", streaming: true, stopAfterChunks: 0 },

@@ -116,15 +116,19 @@ export async function changePrice(attack: Attack, prng: Prng, actor: number) {
   const sentAt = Date.now();
   try {
     await journalEvent(attack, actor, "price", async () => {
-      const answer = await viaAnyNode(attack, prng, attack.world.creator).api(
-        "PATCH",
-        `/api/app/${app.slug}/`,
-        {
-          body: { price_cents: cents },
-        },
-      );
+      const answer = await viaAnyNode(attack, prng, attack.world.creator)
+        .api("PATCH", `/api/app/${app.slug}/`, { body: { price_cents: cents } })
+        .catch((error: unknown) => ({ status: 0, body: { error: String(error).slice(0, 200) } }));
       if (answer.status === 200) app.prices.push({ cents, sentAt, doneAt: Date.now() });
-      return { status: answer.status, detail: { app: app.label, cents } };
+      // No answer (its process was killed) or a 5xx: it may have been written all the same. Such a
+      // price may apply from when it was sent until the end (money attack seed 90817: a decrease
+      // to 7¢ whose answer a kill cut off was charged for a minute, every later increase pending).
+      else if (answer.status === 0 || answer.status >= 500)
+        app.prices.push({ cents, sentAt, doneAt: Number.POSITIVE_INFINITY });
+      return {
+        status: answer.status,
+        detail: { app: app.label, cents, ...(answer.status === 0 ? answer.body : {}) },
+      };
     });
   } finally {
     attack.busyApps.delete(app.id);
