@@ -200,7 +200,17 @@ export async function killAServer(attack: Attack, prng: Prng, actor: number) {
   await journalEvent(attack, actor, "kill", async () => {
     await attack.cluster.kill(node);
     await new Promise((resolve) => setTimeout(resolve, prng.int(300, 2000)));
-    await attack.cluster.restart(node);
+    // A start can fail for a while (a PostgreSQL shared with other work refusing connections):
+    // try again rather than leave the attack with one process.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await attack.cluster.restart(node);
+        break;
+      } catch (error) {
+        if (attempt >= 5) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 2_000));
+      }
+    }
     return { status: 200, detail: { node: node.name } };
   });
 }
