@@ -26,7 +26,7 @@ export function scriptDirective(call: ScriptedCall): string {
   return `[model delay=${call.delayMs} gap=${call.gapMs} words=${call.words}${call.fail ? ` fail=${call.fail}` : ""}]`;
 }
 
-function readDirective(text: string): ScriptedCall {
+export function readDirective(text: string): ScriptedCall {
   const found = /\[model ([^\]]*)\]/.exec(text)?.[1] ?? "";
   const value = (name: string) => Number(new RegExp(`${name}=(\\d+)`).exec(found)?.[1] ?? Number.NaN);
   const fail = value("fail");

@@ -4,9 +4,12 @@ import { runMoneyAttack } from "../../test/money-attack/run.ts";
 
 /**
  * The adversarial money test (`npm run test:money`, src/test/money-attack/) for a minute with a
- * fixed seed: two real server processes on PostgreSQL, paid calls of every kind interleaved with
- * top-ups, plans, price changes, key revocations, app removals and SIGKILLs. Every answer the
- * clients saw must be charged exactly once, and nothing else. PostgreSQL only (two processes
+ * fixed seed: two real server processes on PostgreSQL, paid calls of every kind (Dify messages,
+ * OpenAI chat completions and Responses, MCP tool calls, workflow runs, streams stopped by their
+ * caller, calls with spend-limited keys) interleaved with top-ups, plans, price changes, key limits,
+ * key revocations, app removals and SIGKILLs. Every answer the clients saw must be charged exactly
+ * once, and nothing else; what each answer says it cost must be what it was charged; each limited
+ * key's spend must be what its calls were charged. PostgreSQL only (two processes
  * cannot share a PGlite directory): vitest's api-postgres project runs `*.pg.test.ts`.
  */
 const SEED = 20_261_123;
@@ -29,6 +32,13 @@ it("charges every delivered answer exactly once, and nothing else, through a min
   expect(figures.injectedFailures, report).toBeGreaterThan(5);
   expect(figures.kills, report).toBeGreaterThanOrEqual(1);
   expect(figures.harnessErrors, report).toEqual([]);
+  // …and every paid client: each style delivered answers, stops cut streams, limits refused calls.
+  for (const style of ["dify", "openai", "responses", "mcp-app", "mcp-catalogue", "workflow"])
+    expect(figures.byStyle[style]?.delivered ?? 0, `${style}: ${report}`).toBeGreaterThan(5);
+  expect(figures.costsReported, report).toBeGreaterThan(100);
+  expect(figures.mcpToolErrors, report).toBeGreaterThan(0);
+  expect(figures.stopsCutShort, report).toBeGreaterThan(3);
+  expect(figures.keyLimitRefusals, report).toBeGreaterThan(3);
   const byKind: Record<string, number> = {};
   for (const violation of result.violations) byKind[violation.kind] = (byKind[violation.kind] ?? 0) + 1;
   expect(byKind, report).toEqual({});

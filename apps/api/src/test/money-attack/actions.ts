@@ -6,10 +6,20 @@ import {
   removeApp,
   renew,
   revokeKey,
+  setKeyLimit,
   subscribe,
   topUp,
 } from "./management.ts";
-import { burst, oneCall, replay } from "./paid-calls.ts";
+import {
+  burst,
+  limitedKeyCall,
+  mcpCall,
+  oneCall,
+  replay,
+  responsesCall,
+  stopStream,
+  workflowRun,
+} from "./paid-calls.ts";
 import type { Prng } from "./prng.ts";
 
 export interface Action {
@@ -24,6 +34,12 @@ export const actions: Action[] = [
   { name: "streaming call", weight: 20, run: (a, p, actor) => oneCall(a, p, actor, "streaming call", true) },
   { name: "burst", weight: 6, run: burst },
   { name: "idempotent replay", weight: 4, run: replay },
+  { name: "responses call", weight: 8, run: responsesCall },
+  { name: "mcp tool call", weight: 8, run: mcpCall },
+  { name: "workflow run", weight: 8, run: workflowRun },
+  { name: "stopped stream", weight: 6, run: stopStream },
+  { name: "limited-key call", weight: 10, run: limitedKeyCall },
+  { name: "set key limit", weight: 2, run: setKeyLimit },
   { name: "top-up", weight: 5, run: topUp },
   { name: "subscribe", weight: 5, run: subscribe },
   { name: "cancel plan", weight: 2, run: cancel },

@@ -52,10 +52,11 @@ export const epochMs = (column: ReturnType<typeof sql>) =>
 
 export const liveApps = (attack: Attack) => attack.world.apps.filter((app) => app.removedAt === undefined);
 
-/** Usually a live app; now and then a removed one (its calls must fail and cost nothing). */
-export function pickApp(attack: Attack, prng: Prng): AttackApp {
-  const live = liveApps(attack);
-  return prng.chance(0.03) || live.length === 0 ? prng.pick(attack.world.apps) : prng.pick(live);
+/** Usually a live app (of that kind); now and then a removed one (its calls must fail and cost nothing). */
+export function pickApp(attack: Attack, prng: Prng, kind?: AttackApp["kind"]): AttackApp {
+  const ofKind = (apps: AttackApp[]) => apps.filter((app) => kind === undefined || app.kind === kind);
+  const live = ofKind(liveApps(attack));
+  return prng.chance(0.03) || live.length === 0 ? prng.pick(ofKind(attack.world.apps)) : prng.pick(live);
 }
 
 /** Mostly consumers; one call in ten is the creator's own (free). */

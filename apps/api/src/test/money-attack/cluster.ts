@@ -8,6 +8,7 @@ import { createPostgresDatabase, type TestDatabase } from "../database.ts";
 import { startFakeOpenAi } from "../fake-openai.ts";
 import { freePort } from "../server.ts";
 import { killProcess, type ServerProcess, startServerProcess, stopProcess } from "../server-process.ts";
+import { startAttackHook } from "./hook.ts";
 
 const SECRET_KEY = "money-attack-secret-key-that-is-long-enough-0123";
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -29,6 +30,8 @@ export interface Node {
 export interface Cluster {
   nodes: Node[];
   database: DatabaseHandle;
+  /** The loopback webhook the workflow apps run on (hook.ts). */
+  hookUrl: string;
   /** SIGKILL a node's process (no shutdown hooks: its leases stay held until swept). */
   kill(node: Node): Promise<void>;
   restart(node: Node): Promise<void>;
@@ -45,6 +48,7 @@ export async function startCluster(options: {
 }): Promise<Cluster> {
   const model = await startFakeOpenAi();
   model.set({ kind: "scripted" });
+  const hook = await startAttackHook();
   const testDb: TestDatabase = await createPostgresDatabase(options.adminUrl);
   const databaseUrl = testDb.serverEnv.DATABASE_URL ?? "";
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "pm-attack-"));
@@ -68,6 +72,8 @@ export async function startCluster(options: {
     GATEWAY_RATE_LIMIT_PER_MINUTE: "1000000",
     GATEWAY_RATE_LIMIT_PER_IP_PER_MINUTE: "100000000",
     PLATFORM_FEE_PERCENT: "10",
+    // The workflow apps' webhook is on loopback.
+    ALLOW_PRIVATE_UPSTREAMS: "true",
   });
   const start = async (node: Node) => {
     node.process = await startServerProcess(`attack-${node.name}`, envOf(node), {
@@ -99,6 +105,7 @@ export async function startCluster(options: {
   return {
     nodes,
     database,
+    hookUrl: hook.url,
     async kill(node) {
       if (!node.process?.isAlive()) return;
       node.downtimes.push({ from: Date.now() });
@@ -117,6 +124,7 @@ export async function startCluster(options: {
       for (const node of nodes) if (node.process) await killProcess(node.process).catch(() => {});
       await database.close().catch(() => {});
       await model.stop();
+      await hook.stop();
       await testDb.destroy();
       rmSync(dataDir, { recursive: true, force: true });
     },

@@ -11,6 +11,8 @@ export interface CallEntry extends CallOutcome {
   payerId: string;
   app: string;
   appId: string;
+  /** The process its stop (if any) was sent to. */
+  stopNode?: string;
   /** The caller owns the app: the call is free. */
   owner: boolean;
   plan: CallPlan;
@@ -18,11 +20,32 @@ export interface CallEntry extends CallOutcome {
   endedAt: number;
   /** For a 402: the payer's wallet and unspent held money read right after it, and whether a top-up overlapped. */
   refusal?: { walletCents: number; heldCents: number; topUpOverlapped: boolean };
+  /**
+   * For a 402 `key_limit_reached`: whether the call had its key to itself, the key's spend counter
+   * in its current period right after, the part of it that reservations of calls not charged (yet)
+   * hold, and the highest price and lowest limit that could have applied.
+   */
+  keyRefusal?: {
+    lone: boolean;
+    spentMicros?: number;
+    unchargedReservedMicros?: number;
+    priceCents: number;
+    limitCents: number;
+  };
 }
 
 /** Anything else that happened: top-ups, plans, prices, keys, apps removed, kills. */
 export interface EventEntry {
-  kind: "top_up" | "subscribe" | "cancel" | "renew" | "price" | "revoke_key" | "remove_app" | "kill";
+  kind:
+    | "top_up"
+    | "subscribe"
+    | "cancel"
+    | "renew"
+    | "price"
+    | "revoke_key"
+    | "key_limit"
+    | "remove_app"
+    | "kill";
   seq: number;
   actor: number;
   startedAt: number;

@@ -1,3 +1,4 @@
+import { MICROS_PER_CENT } from "../../modules/billing/money.ts";
 import { type ReconcileReport, reconcileLists } from "../../modules/billing/reconcile.ts";
 import type { Node } from "./cluster.ts";
 import type { CallEntry, Journal } from "./journal.ts";
@@ -29,6 +30,23 @@ export interface PlanPeriod {
   callsIncluded: number;
 }
 
+/** A spend-limited key at the end, once no call is in flight and every reservation was swept. */
+export interface KeySpend {
+  id: string;
+  payer: string;
+  /** The key's spend counters (`api_key_spend`), summed over its periods. */
+  spentMicros: number;
+  /** The most any one period's counter holds. */
+  highestPeriodMicros: number;
+  /** What the invocations made with the key were charged from a hold (success, `hold_id`), summed. */
+  chargedMicros: number;
+  chargedCalls: number;
+  /** The highest limit the attack ever set (or sent) on it. */
+  highestLimitCents: number;
+  /** Its reservations of calls not charged still there once the servers stopped (before the final sweep). */
+  unchargedReservations: number;
+}
+
 export interface Violation {
   kind: string;
   /** What the example is, with the call's journal line where there is one. */
@@ -47,6 +65,7 @@ export function judge(input: {
   invocations: InvocationRow[];
   periods: PlanPeriod[];
   reconcile: ReconcileReport;
+  keys: KeySpend[];
 }): Violation[] {
   const violations: Violation[] = [];
   const flag = (kind: string, example: string) => violations.push({ kind, example });
@@ -64,9 +83,10 @@ export function judge(input: {
   for (const event of input.journal.entries)
     if (event.kind !== "call" && (event.status ?? 0) >= 500)
       flag(`${event.status} on ${event.kind}`, `#${event.seq} ${JSON.stringify(event.detail).slice(0, 300)}`);
-  judgeUnanswered(calls, input.invocations, flag);
+  judgeUnanswered(calls, input.invocations, input.nodes, flag);
   judgeIdempotency(calls, flag);
   judgePlans(input.periods, input.invocations, calls, input.nodes, flag);
+  judgeKeys(input.keys, calls, input.nodes, flag);
   for (const [name, rows] of Object.entries(reconcileLists(input.reconcile)))
     for (const row of rows) flag(`reconcile: ${name}`, typeof row === "string" ? row : JSON.stringify(row));
   return violations;
@@ -95,6 +115,7 @@ function judgeCharge(
   // upstream failing mid-stream, the caller did not get a whole answer, and did not hang up).
   if (!row && call.plan.streaming && killed && !call.completed) return;
   if (!row) return flag(`${what} delivered, no invocation recorded${killed}`, line(call));
+  judgeReportedCost(call, row, flag);
   if (call.owner) {
     if (row.charged_cents !== 0 || row.hold_id || row.subscription_id)
       flag("owner's own call charged", line(call));
@@ -126,6 +147,33 @@ function judgeCharge(
     );
 }
 
+/**
+ * What the answer said it cost (decision 029: usage's `charged_cents` of a blocking answer or a
+ * stream's last event, an MCP result's charge) is what the wallet paid: the invocation's charge
+ * when a hold paid it, 0 when a plan covered it or it was free. A stream left early says nothing.
+ */
+function judgeReportedCost(call: CallEntry, row: InvocationRow, flag: Flag) {
+  const spent = row.hold_id ? row.charged_cents : 0;
+  const header = call.priceHeaders["promptmint-charged"];
+  const headerCents = header ? Math.round(Number.parseFloat(header) * 100) : undefined;
+  if (headerCents !== undefined && headerCents !== spent)
+    flag(
+      "Promptmint-Charged header other than what was charged",
+      `${header}, charged ${spent}¢ ${line(call)}`,
+    );
+  if (call.reportedCents !== undefined && call.reportedCents !== spent)
+    flag(
+      "answer reported a cost other than what was charged",
+      `reported ${call.reportedCents}¢ (${call.paidBy}), charged ${spent}¢ ${line(call)}`,
+    );
+  const payer = row.hold_id ? "wallet" : row.subscription_id ? "plan" : call.owner ? "owner" : "free";
+  if (call.paidBy !== undefined && call.paidBy !== payer)
+    flag(
+      "answer named another payer than the one charged",
+      `paid_by ${call.paidBy}, ${payer} paid ${line(call)}`,
+    );
+}
+
 /** No 5xx or broken stream the attack did not inject, no dropped connection outside a kill, no unfair 402. */
 function judgeStatus(call: CallEntry, app: AttackApp, nodes: Node[], flag: Flag) {
   const injected = call.plan.upstream.fail !== undefined;
@@ -133,6 +181,25 @@ function judgeStatus(call: CallEntry, app: AttackApp, nodes: Node[], flag: Flag)
   if (call.streamError && !injected) flag("stream error without an injected failure", line(call));
   if (call.status === 0 && !call.aborted && !duringKill(call, nodes))
     flag("connection failed while its server was up", `${call.transportError} ${line(call)}`);
+  const stopNodeDown = duringKill({ ...call, node: call.stopNode ?? call.node }, nodes);
+  if (call.stop && (call.stop.status >= 500 || (call.stop.status === 0 && !stopNodeDown)))
+    flag(`stop answered ${call.stop.status}`, line(call));
+  // Stops live in the process holding the stream (running-tasks.ts): the other one stops nothing.
+  if (call.stop && call.plan.stopOnOtherNode && call.completed && call.chunks < contentChunks(call))
+    flag("a stop sent to the other process cut the stream", line(call));
+  // A key's limit refused a call it had room for: judged only for a call alone on its key, on the
+  // counter as it stood. (The counter may hold more than the key's calls were charged: reservations
+  // of calls a killed process never recorded stay in it until swept, decision 035; such refusals
+  // are counted in the report, not flagged.)
+  const keyRefusal = call.keyRefusal;
+  if (keyRefusal?.lone && keyRefusal.spentMicros !== undefined) {
+    const after = keyRefusal.spentMicros + keyRefusal.priceCents * MICROS_PER_CENT;
+    if (after <= keyRefusal.limitCents * MICROS_PER_CENT)
+      flag(
+        "key_limit_reached with room under the limit",
+        `spend ${keyRefusal.spentMicros} µ$ + price ≤ ${keyRefusal.priceCents}¢ ≤ limit ${keyRefusal.limitCents}¢ ${line(call)}`,
+      );
+  }
   if (call.status === 402 && call.refusal && !call.refusal.topUpOverlapped) {
     const price = highestVisiblePrice(app, call.startedAt);
     const { walletCents, heldCents } = call.refusal;
@@ -163,8 +230,15 @@ function duringKill(call: CallEntry, nodes: Node[], afterMs = 0): boolean {
  * connection cut by a kill may lose the answer of a charged call, a stream left before its first
  * chunk may be charged once; nothing else may).
  */
-function judgeUnanswered(calls: CallEntry[], invocations: InvocationRow[], flag: Flag) {
-  const seen = new Set(calls.map((call) => call.invocationId).filter(Boolean));
+function judgeUnanswered(calls: CallEntry[], invocations: InvocationRow[], nodes: Node[], flag: Flag) {
+  const seen = new Set(calls.filter(delivered).map((call) => call.invocationId));
+  // Calls that learned their invocation's id and still got no answer: a stream that ended before
+  // any content (stopped, failed: a workflow run or a Responses stream names its id first), a
+  // refusal. Nothing may be charged for them, unless a kill left their end unknown.
+  const undelivered = new Map<string, CallEntry>();
+  for (const call of calls)
+    if (call.invocationId && !delivered(call) && !seen.has(call.invocationId))
+      undelivered.set(call.invocationId, call);
   const unknownOutcomes = new Map<string, number>();
   for (const call of calls)
     if (!call.invocationId && (call.status === 0 || (call.plan.streaming && call.chunks === 0)))
@@ -177,7 +251,13 @@ function judgeUnanswered(calls: CallEntry[], invocations: InvocationRow[], flag:
     const paid = row.hold_id !== null || row.subscription_id !== null || row.charged_cents > 0;
     if (!paid) continue;
     if (row.status !== "success") flag("failed call charged", row.id);
-    else if (!seen.has(row.id)) {
+    else if (seen.has(row.id)) continue;
+    else if (undelivered.has(row.id)) {
+      const call = undelivered.get(row.id) as CallEntry;
+      const unknown =
+        call.aborted || call.transportError !== undefined || duringKill(call, nodes, RECORD_GRACE_MS);
+      if (!unknown) flag("charged, its client got no content", line(call));
+    } else {
       const key = pair(row.caller_user_id ?? "", row.application_id);
       unmatched.set(key, [...(unmatched.get(key) ?? []), row.id]);
     }
@@ -252,10 +332,52 @@ function judgePlans(
   }
 }
 
+/**
+ * The key reservation counters (decision 035), once no call is in flight and every reservation was
+ * swept: a key limited since its creation reserved every wallet-paid call it made, so its counters
+ * hold exactly what its calls were charged from holds (a refused or uncharged call gave its
+ * reservation back; the sweep gives back a killed process's). Summed over periods, so that a call
+ * reserved just before a period boundary and recorded after it counts once either way. No period
+ * may hold more than the highest limit the key ever had.
+ */
+function judgeKeys(keys: KeySpend[], calls: CallEntry[], nodes: Node[], flag: Flag) {
+  for (const key of keys) {
+    if (key.spentMicros !== key.chargedMicros)
+      flag(
+        "key spend differs from what its calls were charged",
+        `${key.payer}'s key ${key.id}: spend ${key.spentMicros} µ$, ${key.chargedCalls} calls charged ${key.chargedMicros} µ$`,
+      );
+    if (key.highestPeriodMicros > key.highestLimitCents * MICROS_PER_CENT)
+      flag(
+        "key spent above its limit",
+        `${key.payer}'s key ${key.id}: ${key.highestPeriodMicros} µ$ in a period, highest limit ${key.highestLimitCents}¢`,
+      );
+    // A call that ends unpaid gives its reservation back before it answers (or, abandoned, before
+    // its server stops): only the calls a kill cut off may leave one for the sweeper.
+    const cutByKills = calls.filter(
+      (call) => call.plan.limitedKey && call.payer === key.payer && duringKill(call, nodes, RECORD_GRACE_MS),
+    ).length;
+    if (key.unchargedReservations > cutByKills)
+      flag(
+        "key reservations of uncharged calls not given back",
+        `${key.payer}'s key ${key.id}: ${key.unchargedReservations} left, ${cutByKills} of its calls ran during a kill`,
+      );
+  }
+}
+
+/** A whole stream's content chunks: one per word the model sends, a workflow run's one answer. */
+export const contentChunks = (call: CallEntry) =>
+  call.plan.style === "workflow" ? 1 : call.plan.upstream.words;
+
 /** A call's journal line: enough to find it in the JSONL log and to replay its story. */
 export function line(call: CallEntry): string {
-  const how = `${call.plan.style} ${call.plan.mode} ${call.plan.streaming ? "stream" : "blocking"}`;
-  const abort = call.plan.abortAfterChunks !== undefined ? ` abort@${call.plan.abortAfterChunks}` : "";
+  const how = `${call.plan.style} ${call.plan.mode} ${call.plan.streaming ? "stream" : "blocking"}${call.plan.limitedKey ? " limited key" : ""}`;
+  const abort =
+    (call.plan.abortAfterChunks !== undefined ? ` abort@${call.plan.abortAfterChunks}` : "") +
+    (call.stop
+      ? ` stop@${call.stop.afterChunks}${call.plan.stopOnOtherNode ? " on the other node" : ""} → ${call.stop.status}`
+      : "") +
+    (call.errorCode ? ` ${call.errorCode}` : "");
   const fail = call.plan.upstream.fail ? ` upstream ${call.plan.upstream.fail}` : "";
   return `#${call.seq} actor ${call.actor} ${call.action} on ${call.node}: ${call.payer} → ${call.app} (${how}${abort}${fail}) → ${call.status}${call.plan.streaming ? `, ${call.chunks} chunks` : ""}${call.invocationId ? ` id ${call.invocationId}` : ""}`;
 }

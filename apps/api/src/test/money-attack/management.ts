@@ -116,15 +116,19 @@ export async function changePrice(attack: Attack, prng: Prng, actor: number) {
   const sentAt = Date.now();
   try {
     await journalEvent(attack, actor, "price", async () => {
-      const answer = await viaAnyNode(attack, prng, attack.world.creator).api(
-        "PATCH",
-        `/api/app/${app.slug}/`,
-        {
-          body: { price_cents: cents },
-        },
-      );
+      const answer = await viaAnyNode(attack, prng, attack.world.creator)
+        .api("PATCH", `/api/app/${app.slug}/`, { body: { price_cents: cents } })
+        .catch((error: unknown) => ({ status: 0, body: { error: String(error).slice(0, 200) } }));
       if (answer.status === 200) app.prices.push({ cents, sentAt, doneAt: Date.now() });
-      return { status: answer.status, detail: { app: app.label, cents } };
+      // No answer (its process was killed) or a 5xx: it may have been written all the same. Such a
+      // price may apply from when it was sent until the end (money attack seed 90817: a decrease
+      // to 7¢ whose answer a kill cut off was charged for a minute, every later increase pending).
+      else if (answer.status === 0 || answer.status >= 500)
+        app.prices.push({ cents, sentAt, doneAt: Number.POSITIVE_INFINITY });
+      return {
+        status: answer.status,
+        detail: { app: app.label, cents, ...(answer.status === 0 ? answer.body : {}) },
+      };
     });
   } finally {
     attack.busyApps.delete(app.id);
@@ -143,6 +147,31 @@ export async function revokeKey(attack: Attack, prng: Prng, actor: number) {
   });
 }
 
+/**
+ * A consumer moves their limited key's spend limit (`PATCH /api/keys/{id}/`): to a little above or
+ * below what it has spent this period, so that calls keep meeting it. Never cleared: a key without
+ * a limit reserves nothing, and the spend check (judge.ts) needs every call of the key reserved.
+ */
+export async function setKeyLimit(attack: Attack, prng: Prng, actor: number) {
+  const payer = prng.pick(attack.world.consumers);
+  const key = payer.limitedKey;
+  if (!key) return;
+  await journalEvent(attack, actor, "key_limit", async () => {
+    const caller = viaAnyNode(attack, prng, payer);
+    const listed = await caller.api("GET", "/api/keys/");
+    const mine = (Array.isArray(listed.body) ? listed.body : []) as { id: string; spent_micros: number }[];
+    const spentCents = Math.floor((mine.find((row) => row.id === key.id)?.spent_micros ?? 0) / 10_000);
+    const cents = Math.max(1, spentCents + prng.int(-20, 150));
+    const change: { cents: number; sentAt: number; doneAt?: number } = { cents, sentAt: Date.now() };
+    key.limits.push(change);
+    const answer = await caller.api("PATCH", `/api/keys/${key.id}/`, { body: { spend_limit_cents: cents } });
+    if (answer.status === 200) change.doneAt = Date.now();
+    // Refused (4xx): it never applied. Anything else (a kill) may have: it stays "being set".
+    else if (answer.status >= 400 && answer.status < 500) key.limits.splice(key.limits.indexOf(change), 1);
+    return { status: answer.status, detail: { payer: payer.name, key: key.id, cents, spentCents } };
+  });
+}
+
 /** The creator deletes (archives) an app with money history, and makes a new one to keep selling. */
 export async function removeApp(attack: Attack, prng: Prng, actor: number) {
   const live = liveApps(attack);
@@ -157,7 +186,7 @@ export async function removeApp(attack: Attack, prng: Prng, actor: number) {
     return { status: answer.status, detail: { app: app.label, body: answer.body } };
   });
   if (app.removedAt !== undefined)
-    await createApp(attack.world, prng, app.mode, viaAnyNode(attack, prng, attack.world.creator));
+    await createApp(attack.world, prng, app.mode, viaAnyNode(attack, prng, attack.world.creator), app.kind);
 }
 
 /** SIGKILL one process mid-traffic, then start it again on its port. */
@@ -171,7 +200,17 @@ export async function killAServer(attack: Attack, prng: Prng, actor: number) {
   await journalEvent(attack, actor, "kill", async () => {
     await attack.cluster.kill(node);
     await new Promise((resolve) => setTimeout(resolve, prng.int(300, 2000)));
-    await attack.cluster.restart(node);
+    // A start can fail for a while (a PostgreSQL shared with other work refusing connections):
+    // try again rather than leave the attack with one process.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await attack.cluster.restart(node);
+        break;
+      } catch (error) {
+        if (attempt >= 5) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 2_000));
+      }
+    }
     return { status: 200, detail: { node: node.name } };
   });
 }

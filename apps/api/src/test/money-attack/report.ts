@@ -1,6 +1,6 @@
-import type { Journal } from "./journal.ts";
-import type { InvocationRow, Violation } from "./judge.ts";
-import { delivered } from "./judge.ts";
+import type { CallEntry, Journal } from "./journal.ts";
+import type { InvocationRow, KeySpend, Violation } from "./judge.ts";
+import { contentChunks, delivered } from "./judge.ts";
 import type { World } from "./world.ts";
 
 /** What happened, in numbers: the summary table's first half. */
@@ -17,6 +17,22 @@ export interface Figures {
   serverErrors: number;
   injectedFailures: number;
   kills: number;
+  /** Per endpoint style: calls / delivered (and how many of them streamed). */
+  byStyle: Record<string, { calls: number; delivered: number; streamed: number }>;
+  /** Delivered answers whose reported cost (usage, MCP charge) was compared with the charge. */
+  costsReported: number;
+  /** MCP tool results with `isError` (refusals and failures, costing nothing). */
+  mcpToolErrors: number;
+  /** Streams their caller stopped; of them, stopped on the other process; cut short by their stop. */
+  stops: number;
+  stopsOnOtherNode: number;
+  stopsCutShort: number;
+  limitedKeyCalls: number;
+  keyLimitRefusals: number;
+  /** Of them, refused only because reservations of calls never charged were still in the counter. */
+  keyRefusalsByUnswept: number;
+  /** Limited keys' spend at the end against what their calls were charged (micro-dollars). */
+  keys: string;
   events: Record<string, string>;
   harnessErrors: string[];
 }
@@ -26,11 +42,13 @@ export function summarize(
   invocations: InvocationRow[],
   world: World,
   harnessErrors: string[],
+  keys: KeySpend[] = [],
 ): Figures {
   const calls = journal.calls();
   const byStatus: Record<string, number> = {};
   for (const call of calls) byStatus[String(call.status)] = (byStatus[String(call.status)] ?? 0) + 1;
   const successes = invocations.filter((row) => row.status === "success");
+  const stops = calls.filter((call) => call.stop !== undefined);
   const events: Record<string, string> = {};
   for (const kind of [
     "top_up",
@@ -39,6 +57,7 @@ export function summarize(
     "renew",
     "price",
     "revoke_key",
+    "key_limit",
     "remove_app",
   ] as const) {
     const statuses: Record<string, number> = {};
@@ -61,9 +80,45 @@ export function summarize(
     serverErrors: calls.filter((call) => call.status >= 500).length,
     injectedFailures: calls.filter((call) => call.plan.upstream.fail !== undefined).length,
     kills: journal.events("kill").length,
+    byStyle: byStyleOf(calls),
+    costsReported: calls.filter((call) => delivered(call) && call.reportedCents !== undefined).length,
+    mcpToolErrors: calls.filter((call) => call.toolError).length,
+    stops: stops.length,
+    stopsOnOtherNode: stops.filter((call) => call.plan.stopOnOtherNode).length,
+    stopsCutShort: stops.filter(
+      (call) => !call.plan.stopOnOtherNode && call.completed && call.chunks < contentChunks(call),
+    ).length,
+    limitedKeyCalls: calls.filter((call) => call.plan.limitedKey).length,
+    keyLimitRefusals: calls.filter((call) => call.status === 402 && call.errorCode === "key_limit_reached")
+      .length,
+    keyRefusalsByUnswept: calls.filter((call) => {
+      const refusal = call.keyRefusal;
+      if (!refusal?.lone || refusal.spentMicros === undefined) return false;
+      const charged = refusal.spentMicros - (refusal.unchargedReservedMicros ?? 0);
+      return charged + refusal.priceCents * 10_000 <= refusal.limitCents * 10_000;
+    }).length,
+    keys: keys
+      .map(
+        (key) =>
+          `${key.payer} ${key.spentMicros}/${key.chargedMicros} (${key.chargedCalls} calls, ${key.unchargedReservations} left to sweep)`,
+      )
+      .join(", "),
     events,
     harnessErrors,
   };
+}
+
+function byStyleOf(calls: CallEntry[]): Figures["byStyle"] {
+  const styles: Figures["byStyle"] = {};
+  for (const style of [...new Set(calls.map((call) => call.plan.style))].sort()) {
+    const of = calls.filter((call) => call.plan.style === style);
+    styles[style] = {
+      calls: of.length,
+      delivered: of.filter(delivered).length,
+      streamed: of.filter((call) => call.plan.streaming).length,
+    };
+  }
+  return styles;
 }
 
 /** The summary table: figures, then violations by kind with a few examples each. */
@@ -91,6 +146,21 @@ export function formatReport(result: {
     ["402s", f.refused402],
     ["5xx answers / upstream failures injected", `${f.serverErrors} / ${f.injectedFailures}`],
     ["kills (SIGKILL + restart)", f.kills],
+    ...Object.entries(f.byStyle).map(([style, n]): [string, string] => [
+      `${style}: calls / delivered`,
+      `${n.calls} / ${n.delivered}${n.streamed > 0 ? ` (${n.streamed} streamed)` : ""}`,
+    ]),
+    ["delivered answers whose reported cost was checked", f.costsReported],
+    ["MCP tool errors (cost nothing)", f.mcpToolErrors],
+    [
+      "stops / on the other process / cut the stream short",
+      `${f.stops} / ${f.stopsOnOtherNode} / ${f.stopsCutShort}`,
+    ],
+    [
+      "limited-key calls / 402 key_limit_reached / by reservations not yet swept",
+      `${f.limitedKeyCalls} / ${f.keyLimitRefusals} / ${f.keyRefusalsByUnswept}`,
+    ],
+    ["limited keys: spend / charged µ$", f.keys || "-"],
     ...Object.entries(f.events).map(([kind, statuses]): [string, string] => [kind, statuses || "-"]),
   ];
   const width = Math.max(...rows.map(([name]) => name.length));

@@ -3,19 +3,21 @@ import os from "node:os";
 import path from "node:path";
 import { sql } from "drizzle-orm";
 import { type Database, queryRows } from "../../db/client.ts";
-import { includedCalls } from "../../db/schema/index.ts";
+import { apiKeyReservations, includedCalls } from "../../db/schema/index.ts";
 import { checkCalls } from "../../modules/billing/call-checks.ts";
 import { sweepExpiredHolds } from "../../modules/billing/holds.ts";
 import { sweepExpiredIncludedCalls } from "../../modules/billing/included-calls.ts";
+import { MICROS_PER_CENT } from "../../modules/billing/money.ts";
 import { reconcile } from "../../modules/billing/reconcile.ts";
+import { sweepKeyReservations } from "../../modules/keys/key-spend.ts";
 import { actions } from "./actions.ts";
 import { type Attack, epochMs, Semaphore } from "./attack.ts";
 import { startCluster } from "./cluster.ts";
 import { Journal } from "./journal.ts";
-import { type InvocationRow, judge, type PlanPeriod, type Violation } from "./judge.ts";
+import { type InvocationRow, judge, type KeySpend, type PlanPeriod, type Violation } from "./judge.ts";
 import { Prng } from "./prng.ts";
 import { type Figures, summarize } from "./report.ts";
-import { createWorld } from "./world.ts";
+import { createWorld, type World } from "./world.ts";
 
 export interface AttackOptions {
   seed: number;
@@ -60,7 +62,7 @@ export async function runMoneyAttack(options: AttackOptions): Promise<AttackResu
   try {
     const [first] = cluster.nodes;
     if (!first) throw new Error("no server");
-    const world = await createWorld(first.baseUrl, prng.fork(1000));
+    const world = await createWorld(first.baseUrl, cluster.hookUrl, prng.fork(1000));
     const attack: Attack = {
       cluster,
       world,
@@ -88,9 +90,15 @@ export async function runMoneyAttack(options: AttackOptions): Promise<AttackResu
     // server is left to record them), then given back the way the sweeper does.
     await db.update(includedCalls).set({ expiresAt: new Date(0) });
     await sweepExpiredIncludedCalls(db);
+    // The keys' reservations of calls not charged that no call gave back (only a killed process's
+    // may be left), then the same sweep: those of charged calls stay spent, the rest go back.
+    const leftReservations = await unchargedReservations(db);
+    await db.update(apiKeyReservations).set({ expiresAt: new Date(0) });
+    await sweepKeyReservations(db);
     const report = await reconcile(db);
     report.overdueHolds = [...new Set([...overdueHolds, ...report.overdueHolds])];
     const invocations = await loadInvocations(db);
+    const keys = await keySpends(db, world, leftReservations);
     const violations = judge({
       journal: attack.journal,
       apps: world.apps,
@@ -98,8 +106,9 @@ export async function runMoneyAttack(options: AttackOptions): Promise<AttackResu
       invocations,
       periods: await planPeriods(db, attack),
       reconcile: report,
+      keys,
     });
-    const figures = summarize(attack.journal, invocations, world, harnessErrors);
+    const figures = summarize(attack.journal, invocations, world, harnessErrors, keys);
     writeFileSync(journalFile, attack.journal.entries.map((entry) => JSON.stringify(entry)).join("\n"));
     return { seed: options.seed, violations, figures, journalFile };
   } finally {
@@ -134,6 +143,47 @@ async function loadInvocations(db: Database): Promise<InvocationRow[]> {
     started_ms: Number(row.started_ms),
     recorded_ms: Number(row.recorded_ms),
   }));
+}
+
+/** Each limited key's counters against what its calls were charged (judge.ts `judgeKeys`). */
+async function keySpends(db: Database, world: World, left: Map<string, number>): Promise<KeySpend[]> {
+  const keys = world.consumers.flatMap((person) =>
+    person.limitedKey ? [{ person, key: person.limitedKey }] : [],
+  );
+  const result: KeySpend[] = [];
+  for (const { person, key } of keys) {
+    const [row] = await queryRows<{ spent: string; highest: string; charged: string; calls: number }>(
+      db,
+      sql`select (select coalesce(sum(spent_micros), 0) from api_key_spend where key_id = ${key.id}::uuid)::text as spent,
+            (select coalesce(max(spent_micros), 0) from api_key_spend where key_id = ${key.id}::uuid)::text as highest,
+            (select coalesce(sum(charged_cents), 0) * ${MICROS_PER_CENT} from invocations
+              where api_key_id = ${key.id}::uuid and hold_id is not null and status = 'success')::text as charged,
+            (select count(*)::int from invocations
+              where api_key_id = ${key.id}::uuid and hold_id is not null and status = 'success') as calls`,
+    );
+    result.push({
+      id: key.id,
+      payer: person.name,
+      spentMicros: Number(row?.spent ?? 0),
+      highestPeriodMicros: Number(row?.highest ?? 0),
+      chargedMicros: Number(row?.charged ?? 0),
+      chargedCalls: row?.calls ?? 0,
+      highestLimitCents: Math.max(...key.limits.map((limit) => limit.cents)),
+      unchargedReservations: left.get(key.id) ?? 0,
+    });
+  }
+  return result;
+}
+
+/** Per key, its reservations whose call was not charged from a hold (before the final sweep). */
+async function unchargedReservations(db: Database): Promise<Map<string, number>> {
+  const rows = await queryRows<{ key_id: string; n: number }>(
+    db,
+    sql`select r.key_id, count(*)::int as n from api_key_reservations r
+        left join invocations i on i.id = r.call_id and i.hold_id is not null and i.status = 'success'
+        where i.id is null group by r.key_id`,
+  );
+  return new Map(rows.map((row) => [row.key_id, row.n]));
 }
 
 /** The periods the attack ended (renewals) and those still running at the end. */

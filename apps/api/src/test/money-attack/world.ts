@@ -7,6 +7,27 @@ export interface Person {
   id: string;
   caller: Caller;
   apiKey: { id: string; key: string };
+  /** A second key with a spend limit (decision 035), never revoked; consumers only. */
+  limitedKey?: LimitedKey;
+}
+
+/** A key's spend limit as the attack set it: asked at `sentAt`, answered 200 at `doneAt`. */
+export interface LimitChange {
+  cents: number;
+  sentAt: number;
+  doneAt?: number;
+}
+
+export interface LimitedKey {
+  id: string;
+  key: string;
+  reset: "daily" | "monthly" | "never";
+  limits: LimitChange[];
+  /** Calls in flight with this key now, and calls ever started with it (to tell a lone call). */
+  inFlight: number;
+  started: number;
+  /** When its last call ended for its client (its server may still be giving a reservation back). */
+  lastEndedAt: number;
 }
 
 /** A price the creator set: asked at `sentAt`, in force (answered 200) from `doneAt`. */
@@ -18,6 +39,8 @@ export interface PriceChange {
 
 export interface AttackApp {
   label: string;
+  /** A prompt app on the scripted model, or a workflow app on the loopback webhook (hook.ts). */
+  kind: "prompt" | "workflow";
   id: string;
   slug: string;
   mode: "completion" | "chat";
@@ -28,6 +51,8 @@ export interface AttackApp {
 }
 
 export interface World {
+  /** The workflow apps' webhook. */
+  hookUrl: string;
   creator: Person;
   consumers: Person[];
   apps: AttackApp[];
@@ -36,17 +61,44 @@ export interface World {
 /** Starting wallets: comfortable, modest, and one that runs dry (402s, plans it cannot buy). */
 const WALLETS_CENTS = [4000, 2500, 1200, 300];
 
-export async function createWorld(baseUrl: string, prng: Prng): Promise<World> {
+export async function createWorld(baseUrl: string, hookUrl: string, prng: Prng): Promise<World> {
   const creator = await person(baseUrl, "creator");
   const consumers: Person[] = [];
   for (const [i, cents] of WALLETS_CENTS.entries()) {
     const consumer = await person(baseUrl, `consumer-${i + 1}`);
     await fundWallet(consumer.caller, cents);
+    consumer.limitedKey = await newLimitedKey(consumer.caller, prng);
     consumers.push(consumer);
   }
-  const world: World = { creator, consumers, apps: [] };
+  const world: World = { hookUrl, creator, consumers, apps: [] };
   for (const mode of ["completion", "chat", "completion"] as const) await createApp(world, prng, mode);
+  await createApp(world, prng, "completion", creator.caller, "workflow");
   return world;
+}
+
+/**
+ * A key limited from its creation, so that every process's cached lookup of it has the limit and
+ * reserves against it (a limit added later applies in the other process only after up to 5 s, and
+ * the calls it serves meanwhile are not counted: decision 035). The limit is small, so it is met.
+ */
+async function newLimitedKey(caller: Caller, prng: Prng): Promise<LimitedKey> {
+  const cents = prng.int(60, 200);
+  const reset = prng.pick(["daily", "monthly", "never"] as const);
+  const sentAt = Date.now();
+  const created = await caller.api("POST", "/api/keys/", {
+    body: { name: "attack limited", spend_limit_cents: cents, limit_reset: reset },
+  });
+  if (created.status !== 201)
+    throw new Error(`limited API key: ${created.status} ${JSON.stringify(created.body)}`);
+  return {
+    id: created.body.id,
+    key: created.body.key,
+    reset,
+    limits: [{ cents, sentAt, doneAt: Date.now() }],
+    inFlight: 0,
+    started: 0,
+    lastEndedAt: 0,
+  };
 }
 
 async function person(baseUrl: string, name: string): Promise<Person> {
@@ -61,27 +113,46 @@ export async function newApiKey(caller: Caller): Promise<{ id: string; key: stri
   return { id: created.body.id, key: created.body.key };
 }
 
-/** A live public prompt app on the scripted model, with a plan of a few included calls. */
+/**
+ * A live public app with a plan of a few included calls: a prompt app on the scripted model, or a
+ * workflow app on the loopback webhook (its runs answer in the completion shape).
+ */
 export async function createApp(
   world: World,
   prng: Prng,
   mode: "completion" | "chat",
   caller: Caller = world.creator.caller,
+  kind: AttackApp["kind"] = "prompt",
 ): Promise<AttackApp> {
   const cents = prng.int(5, 40);
-  const label = `app-${world.apps.length + 1}`;
+  const label = `${kind === "workflow" ? "flow" : "app"}-${world.apps.length + 1}`;
   const sentAt = Date.now();
   const created = await caller.api("POST", "/api/app/", {
-    body: { name: `Attack ${label}`, visibility: "public", price_cents: cents, interaction_mode: mode },
+    body:
+      kind === "workflow"
+        ? {
+            name: `Attack ${label}`,
+            visibility: "public",
+            price_cents: cents,
+            type: "workflow",
+            // Creating a workflow app asks for these; its provider (the webhook) is set next.
+            provider_config: { app_id: "attack-flow", api_key: "attack-flow-key" },
+          }
+        : { name: `Attack ${label}`, visibility: "public", price_cents: cents, interaction_mode: mode },
   });
   if (created.status !== 201)
     throw new Error(`create app: ${created.status} ${JSON.stringify(created.body)}`);
   const slug = created.body.slug as string;
   await expectOk(
-    caller.api("PATCH", `/api/app/${slug}/prompt/`, { body: { model: "gpt-4-turbo", max_tokens: 64 } }),
+    kind === "workflow"
+      ? caller.api("PATCH", `/api/app/${slug}/workflow/`, {
+          body: { provider: "webhook", provider_config: { url: world.hookUrl } },
+        })
+      : caller.api("PATCH", `/api/app/${slug}/prompt/`, { body: { model: "gpt-4-turbo", max_tokens: 64 } }),
   );
   await expectOk(caller.api("PATCH", `/api/app/${slug}/update_status/`, { body: { status: "live" } }));
   const app: AttackApp = {
+    kind,
     label,
     id: created.body.id,
     slug,
@@ -114,6 +185,20 @@ export function highestVisiblePrice(app: AttackApp, at: number): number {
     else if (change.sentAt <= at) highest = Math.max(highest, change.cents);
   }
   return Math.max(highest, inForce);
+}
+
+/**
+ * The highest price a process could have charged or reserved in [from, until]: any price in force
+ * in that window, or being set in it. (`from` should allow for a process's cached price.)
+ */
+export function highestPriceIn(app: AttackApp, from: number, until: number): number {
+  let highest = 0;
+  app.prices.forEach((change, i) => {
+    const next = app.prices[i + 1];
+    if (change.sentAt <= until && (next === undefined || next.doneAt >= from))
+      highest = Math.max(highest, change.cents);
+  });
+  return highest;
 }
 
 /** Every price the app had up to `until` (a charge must be one of them). */
