@@ -185,8 +185,17 @@ export async function removeApp(attack: Attack, prng: Prng, actor: number) {
     if (answer.status < 300) app.removedAt = Date.now();
     return { status: answer.status, detail: { app: app.label, body: answer.body } };
   });
-  if (app.removedAt !== undefined)
-    await createApp(attack.world, prng, app.mode, viaAnyNode(attack, prng, attack.world.creator), app.kind);
+  if (app.removedAt === undefined) return;
+  // A kill may land on the node making the replacement: make it through another, as a person would retry.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await createApp(attack.world, prng, app.mode, viaAnyNode(attack, prng, attack.world.creator), app.kind);
+      return;
+    } catch (error) {
+      if (attempt >= 5) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+  }
 }
 
 /** SIGKILL one process mid-traffic, then start it again on its port. */
