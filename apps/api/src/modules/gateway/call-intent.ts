@@ -46,11 +46,13 @@ export type IntentOutcome =
   | { outcome: "hold"; cents: number }
   | { outcome: "refused"; cents: 0 };
 
-/** What the completion writes on the row; `chargedCents` is what the caller is told it cost. */
+/** What the completion writes on the row. */
 export interface Completion {
   id: string;
   createdAt: Date;
+  /** What the call's row charges (0: a plan's call, or an embedded call its owner paid); else its price. */
   chargedCents: number;
+  feePercent: number;
   model: string | null;
   latencyMs: number;
   inputTokens: number;
@@ -127,7 +129,7 @@ class Batcher<In, Out> {
 
 interface Batchers {
   intent: Batcher<CallIntent, IntentOutcome>;
-  complete: Batcher<Completion, boolean>;
+  complete: Batcher<Completion, number | undefined>;
   finish: Batcher<Finish, boolean>;
   void: Batcher<VoidCall, boolean>;
 }
@@ -154,8 +156,11 @@ export function submitIntent(db: Database, intent: CallIntent): Promise<IntentOu
   return batchersFor(db).intent.submit(intent);
 }
 
-/** The completion (synchronous commit): true when the pending row became a charged call; false when it was voided. */
-export function submitCompletion(db: Database, completion: Completion): Promise<boolean> {
+/**
+ * The completion (synchronous commit): the cents the call's hold spent once the pending row became
+ * a successful call (the lower of its price and the app's price now); undefined when it was voided.
+ */
+export function submitCompletion(db: Database, completion: Completion): Promise<number | undefined> {
   return batchersFor(db).complete.submit(completion);
 }
 
@@ -210,18 +215,21 @@ async function writeIntents(db: Database, items: CallIntent[]): Promise<IntentOu
   });
 }
 
-async function writeCompletions(db: Database, items: Completion[]): Promise<boolean[]> {
+async function writeCompletions(db: Database, items: Completion[]): Promise<(number | undefined)[]> {
   const rows = items.map((item) => ({
     id: item.id,
     created_at: item.createdAt.toISOString(),
     charged: item.chargedCents,
+    fee_percent: item.feePercent,
     model: item.model,
     latency_ms: item.latencyMs,
     input_tokens: item.inputTokens,
     output_tokens: item.outputTokens,
   }));
-  const done = new Set((await completeStatement(db, [JSON.stringify(rows)])).map((r) => r.id));
-  return items.map((item) => done.has(item.id));
+  const done = new Map(
+    (await completeStatement(db, [JSON.stringify(rows)])).map((r) => [r.id, Number(r.cents ?? 0)] as const),
+  );
+  return items.map((item) => done.get(item.id));
 }
 
 async function writeFinishes(db: Database, items: Finish[]): Promise<boolean[]> {
@@ -374,20 +382,48 @@ const intentStatement = preparedStatement<{ charged: string | null; covered: str
 
 /**
  * The completions of a batch: each pending row (found by its primary key and `created_at`, so a
- * table partitioned by time prunes) becomes a successful call charged `charged` cents. Committed
- * synchronously (the server's default): its WAL flush also makes every earlier intent durable.
- * Answers the rows it completed; a row no longer pending was voided (never charged).
+ * table partitioned by time prunes) becomes a successful call. Committed synchronously (the
+ * server's default): its WAL flush also makes every earlier intent durable. A call pays the lower
+ * of the price its intent spent and the app's price now (decision 025: a decrease applies at
+ * once): when the price dropped while the call ran, the difference and its share of the fee go
+ * back to the hold (locked first, as every statement locks holds before invocations). `charged`
+ * is 0 for a call that charges nothing on its row (a plan's, or an embedded call its owner paid).
+ * Answers the rows it completed, each with the cents its hold spent; a row no longer pending was
+ * voided (never charged).
  */
-const completeStatement = preparedStatement<{ id: string }>(
+const completeStatement = preparedStatement<{ id: string; cents: string | null }>(
   "pm_call_complete_v1",
   `with v as (
      select * from json_to_recordset($1::json) as v(id uuid, created_at timestamptz, charged bigint,
-       model text, latency_ms integer, input_tokens integer, output_tokens integer)
+       fee_percent numeric, model text, latency_ms integer, input_tokens integer, output_tokens integer)
+   ), dropped as (
+     select i.id, i.hold_id, i.spent_micros, i.fee_micros, n.cents, n.cents * ${MICROS_PER_CENT} as micros,
+       round(n.cents * ${MICROS_PER_CENT} * v.fee_percent / 100)::bigint as fee
+     from v join invocations i on i.id = v.id and i.created_at = v.created_at
+     join applications a on a.id = i.application_id
+     cross join lateral (select case when a.pending_price_at is not null and a.pending_price_at <= now()
+                                     then a.pending_price_cents else a.price_cents end::bigint as cents) n
+     where i.status = 'pending' and i.hold_id is not null and n.cents * ${MICROS_PER_CENT} < i.spent_micros
+   ), lockh as (
+     select id from holds where id in (select hold_id from dropped) order by id for update
+   ), done as (
+     update invocations i set status = 'success',
+       charged_cents = case when v.charged > 0 then coalesce(d.cents, i.spent_micros / ${MICROS_PER_CENT}) else 0 end,
+       spent_micros = coalesce(d.micros, i.spent_micros), fee_micros = coalesce(d.fee, i.fee_micros),
+       model = v.model, latency_ms = v.latency_ms, input_tokens = v.input_tokens, output_tokens = v.output_tokens
+     from v left join dropped d on d.id = v.id
+     where i.id = v.id and i.created_at = v.created_at and i.status = 'pending'
+       and (select count(*) from lockh) >= 0
+     returning i.id, i.spent_micros
+   ), back as (
+     update holds h set settled_micros = h.settled_micros - g.micros, fee_micros = h.fee_micros - g.fee
+     from (select d.hold_id, sum(d.spent_micros - d.micros)::bigint as micros, sum(d.fee_micros - d.fee)::bigint as fee
+           from dropped d join done on done.id = d.id group by d.hold_id) g
+     where h.id = g.hold_id
+     returning h.id
    )
-   update invocations i set status = 'success', charged_cents = v.charged, model = v.model,
-     latency_ms = v.latency_ms, input_tokens = v.input_tokens, output_tokens = v.output_tokens
-   from v where i.id = v.id and i.created_at = v.created_at and i.status = 'pending'
-   returning i.id::text as id`,
+   select id::text as id, (spent_micros / ${MICROS_PER_CENT})::text as cents from done
+   where (select count(*) from back) >= 0`,
 );
 
 /**

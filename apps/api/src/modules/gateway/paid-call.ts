@@ -241,12 +241,13 @@ export async function openPaidCall(
       throw refusedError();
     }
     const chargedCents = paidBy.outcome === "hold" && !ownerPays ? paidBy.cents : 0;
-    let completed: boolean;
+    let completed: number | undefined;
     try {
       completed = await submitCompletion(db, {
         id: messageId,
         createdAt,
         chargedCents,
+        feePercent: options.feePercent,
         model: result?.answeredBy ?? execution.model,
         latencyMs: Math.round(performance.now() - started),
         inputTokens: result?.inputTokens ?? 0,
@@ -259,7 +260,7 @@ export async function openPaidCall(
       await payment.end?.("unspent");
       throw error;
     }
-    if (!completed) {
+    if (completed === undefined) {
       // Voided meanwhile (its hold closed by the sweeper): never charged, never answered.
       state = "refused";
       await payment.end?.("refused");
@@ -267,10 +268,10 @@ export async function openPaidCall(
       throw refusedError();
     }
     state = "completed";
-    await settleKey(paidBy.outcome === "hold" ? paidBy.cents : 0);
+    await settleKey(paidBy.outcome === "hold" ? completed : 0);
     completedCharge =
       paidBy.outcome === "hold"
-        ? { chargedCents: paidBy.cents, paidBy: "wallet" }
+        ? { chargedCents: completed, paidBy: "wallet" }
         : { chargedCents: 0, paidBy: "plan" };
     return completedCharge;
   };
