@@ -23,7 +23,8 @@
  *      BENCH_ENV (extra env for Promptmint, e.g. "WEB_CONCURRENCY=2"), BENCH_KEEP_DB=1,
  *      BENCH_NODE_ARGS (node flags for Promptmint; default those of `npm start`, "" for none),
  *      BENCH_PROFILE_DIR (write a --cpu-prof profile of the main Promptmint process there),
- *      BENCH_PORT_BASE (4260; seven ports from there), BENCH_WRITE=0 (print only, leave RESULTS.md).
+ *      BENCH_PORT_BASE (4260; seven ports from there), BENCH_WRITE=0 (print only, leave RESULTS.md),
+ *      BENCH_UPSTREAM_DELAY_MS (0: the main upstream's delay, e.g. 200 for a model-like c=1 run).
  */
 import { type ChildProcess, execSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
@@ -53,6 +54,8 @@ const SOAK = Number(process.env.BENCH_SOAK ?? 5000);
 /** How long one soak call may take before autocannon counts it as an error. */
 const SOAK_TIMEOUT_S = Number(process.env.BENCH_SOAK_TIMEOUT_S ?? 300);
 const SLOW_MS = Number(process.env.BENCH_SLOW_MS ?? 2000);
+/** The upstream of the throughput and c=1 runs answers after this long (0: at once). */
+const UPSTREAM_DELAY_MS = Number(process.env.BENCH_UPSTREAM_DELAY_MS ?? 0);
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? "warn";
 const EXTRA_ENV = Object.fromEntries(
   (process.env.BENCH_ENV ?? "")
@@ -400,7 +403,7 @@ async function main() {
   let promptmintGaveUp = 0;
 
   try {
-    start("upstream", ["bench/gateway/upstream.ts", String(PORT.upstream), "0"]);
+    start("upstream", ["bench/gateway/upstream.ts", String(PORT.upstream), String(UPSTREAM_DELAY_MS)]);
     start("slow upstream", ["bench/gateway/upstream.ts", String(PORT.slowUpstream), String(SLOW_MS)]);
     const portkey = start("portkey", [
       "node_modules/@portkey-ai/gateway/build/start-server.js",
