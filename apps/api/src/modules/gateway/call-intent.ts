@@ -174,6 +174,28 @@ export function submitVoid(db: Database, call: VoidCall): Promise<boolean> {
   return batchersFor(db).void.submit(call);
 }
 
+const unsettled = new WeakMap<Database, Set<Promise<unknown>>>();
+
+/**
+ * Keeps track of work a call left running after its answer (its finish, and the lease's end after
+ * it), so that a closing server can wait for it (`callStepsSettled`) before closing its leases.
+ */
+export function trackCallStep(db: Database, step: Promise<unknown>): void {
+  let steps = unsettled.get(db);
+  if (!steps) {
+    steps = new Set();
+    unsettled.set(db, steps);
+  }
+  const tracked = step.catch(() => {}).finally(() => steps.delete(tracked));
+  steps.add(tracked);
+}
+
+/** Resolves once every step tracked so far (and any it started) has settled. */
+export async function callStepsSettled(db: Database): Promise<void> {
+  const steps = unsettled.get(db);
+  while (steps && steps.size > 0) await Promise.allSettled([...steps]);
+}
+
 /** How the steps have been written (statements, items, batches retried item by item). */
 export function intentStats(db: Database) {
   const found = batchers.get(db);
@@ -304,7 +326,7 @@ const shard = `(pg_backend_pid() % ${ROLLUP_SHARDS})::smallint`;
  * a call its hold refused is inserted as failed (`payment_failed`), to be finished (rollups).
  */
 const intentStatement = preparedStatement<{ charged: string | null; covered: string | null }>(
-  "pm_call_intent_v1",
+  "pm_call_intent_v2",
   `with v as (
      select * from json_to_recordset($1::json) as v(
        id uuid, application_id uuid, caller_user_id uuid, api_key_id uuid, end_user text, mode text,
@@ -348,10 +370,16 @@ const intentStatement = preparedStatement<{ charged: string | null; covered: str
      select v.hold_id, sum(p.micros)::bigint as added, sum(p.fee)::bigint as fee, count(*)::int as calls
      from v join priced p on p.id = v.id
      where v.id not in (select id from covered) group by v.hold_id
+   ), lockh as (
+     -- The holds locked in id order, after the plans (as every statement takes them), so batches
+     -- of different steps running at once cannot deadlock.
+     select id from holds where id in (select hold_id from v) and (select count(*) from used) >= 0
+     order by id for update
    ), hold as (
      update holds set settled_micros = settled_micros + s.added, fee_micros = fee_micros + s.fee,
        calls = holds.calls + s.calls
-     from s where holds.id = s.hold_id and status = 'held' and expires_at > now()
+     from s where holds.id = s.hold_id and holds.id in (select id from lockh)
+       and status = 'held' and expires_at > now()
        and settled_micros + s.added <= amount_micros
      returning holds.id
    ), calls as (

@@ -18,6 +18,7 @@ import {
   submitFinish,
   submitIntent,
   submitVoid,
+  trackCallStep,
 } from "./call-intent.ts";
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
 import type { InvocationRecord } from "./invocations.service.ts";
@@ -209,9 +210,12 @@ export async function openPaidCall(
   const finishLater = (finish: Finish, outcome: "charged" | "unspent" | undefined) => {
     if (finished) return Promise.resolve();
     finished = true;
-    return submitFinish(db, finish)
+    const step = submitFinish(db, finish)
       .catch((err) => request.log.warn({ err }, "could not finish a call; the sweeper will"))
       .then(() => outcome && payment.end?.(outcome));
+    // A closing server waits for it before it closes its leases (leases.ts).
+    trackCallStep(db, step);
+    return step;
   };
   /**
    * The completion: waits for the intent, then turns the pending row into a charged call with a
