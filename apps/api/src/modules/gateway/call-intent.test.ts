@@ -81,8 +81,20 @@ const hold = async (calls = 1) => {
   return payment.holdId;
 };
 
+/** Each intent's row `created_at`, as its intent answered (later steps name the row by it). */
+const rowAt = new Map<string, Date>();
+const at = (intent: CallIntent) => {
+  const createdAt = rowAt.get(intent.id);
+  if (!createdAt) throw new Error("no row for this intent");
+  return createdAt;
+};
+const intend = async (intent: CallIntent) => {
+  const outcome = await submitIntent(db, intent);
+  if (outcome.createdAt) rowAt.set(intent.id, outcome.createdAt);
+  return outcome;
+};
+
 const intentOf = (holdId: string, overrides: Partial<CallIntent> = {}): CallIntent => {
-  const createdAt = new Date();
   return {
     id: randomUUID(),
     applicationId: appId,
@@ -90,8 +102,7 @@ const intentOf = (holdId: string, overrides: Partial<CallIntent> = {}): CallInte
     endUser: "intent-user",
     mode: "completion",
     model: "gpt-4o-mini",
-    createdAt,
-    voidAfter: new Date(createdAt.getTime() + 60_000),
+    voidAfter: new Date(Date.now() + 60_000),
     holdId,
     amountCents: PRICE,
     feePercent: FEE_PERCENT,
@@ -101,7 +112,7 @@ const intentOf = (holdId: string, overrides: Partial<CallIntent> = {}): CallInte
 
 const completionOf = (intent: CallIntent) => ({
   id: intent.id,
-  createdAt: intent.createdAt,
+  createdAt: at(intent),
   chargedCents: PRICE,
   feePercent: FEE_PERCENT,
   model: "gpt-4o-mini",
@@ -141,7 +152,7 @@ it("charges a call once: the intent spends its price and leaves it pending, the 
   const earningsBefore = (await balancesOf(db, creatorId)).earnings;
   const holdId = await hold();
   const intent = intentOf(holdId);
-  expect(await submitIntent(db, intent)).toEqual({ outcome: "hold", cents: PRICE });
+  expect(await intend(intent)).toMatchObject({ outcome: "hold", cents: PRICE });
 
   // Pending: the hold counts it, the row charges nothing yet and is no success.
   expect(await rowOf(intent.id)).toMatchObject({
@@ -161,12 +172,8 @@ it("charges a call once: the intent spends its price and leaves it pending, the 
   expect(await submitCompletion(db, completionOf(intent))).toBeUndefined();
   expect(minus(await rollups(), before.rollups)).toMatchObject({ invocations: 0, revenue: 0 });
 
-  expect(await submitFinish(db, { id: intent.id, createdAt: intent.createdAt, modelCostMicros: 700 })).toBe(
-    true,
-  );
-  expect(await submitFinish(db, { id: intent.id, createdAt: intent.createdAt, modelCostMicros: 700 })).toBe(
-    false,
-  );
+  expect(await submitFinish(db, { id: intent.id, createdAt: at(intent), modelCostMicros: 700 })).toBe(true);
+  expect(await submitFinish(db, { id: intent.id, createdAt: at(intent), modelCostMicros: 700 })).toBe(false);
   expect(await rowOf(intent.id)).toMatchObject({
     unfinished: false,
     modelCostMicros: 700,
@@ -194,15 +201,15 @@ it("gives a voided call's price back to its hold, and a void of a completed call
   const holdId = await hold(2);
   const failed = intentOf(holdId);
   const answered = intentOf(holdId);
-  expect(await Promise.all([submitIntent(db, failed), submitIntent(db, answered)])).toEqual([
+  expect(await Promise.all([intend(failed), intend(answered)])).toMatchObject([
     { outcome: "hold", cents: PRICE },
     { outcome: "hold", cents: PRICE },
   ]);
   expect(await holdOf(holdId)).toMatchObject({ settledMicros: centsToMicros(2 * PRICE), calls: 2 });
   expect(await submitCompletion(db, completionOf(answered))).toBe(PRICE);
 
-  expect(await submitVoid(db, { id: failed.id, createdAt: failed.createdAt })).toBe(true);
-  expect(await submitVoid(db, { id: answered.id, createdAt: answered.createdAt })).toBe(false);
+  expect(await submitVoid(db, { id: failed.id, createdAt: at(failed) })).toBe(true);
+  expect(await submitVoid(db, { id: answered.id, createdAt: at(answered) })).toBe(false);
   expect(await rowOf(failed.id)).toBeUndefined();
   expect(await holdOf(holdId)).toMatchObject({
     settledMicros: centsToMicros(PRICE),
@@ -212,7 +219,7 @@ it("gives a voided call's price back to its hold, and a void of a completed call
   // A completion after the void finds nothing to charge: the call must not be answered.
   expect(await submitCompletion(db, completionOf(failed))).toBeUndefined();
 
-  await submitFinish(db, { id: answered.id, createdAt: answered.createdAt });
+  await submitFinish(db, { id: answered.id, createdAt: at(answered) });
   expect(await closeHold(db, holdId)).toBe(true);
   expect((await balancesOf(db, consumerId)).wallet).toBe(before - centsToMicros(PRICE));
   expect((await reconcile(db)).ok).toBe(true);
@@ -223,9 +230,9 @@ it("voids a call a crash left pending (its void lost) once past its deadline, an
   const holdId = await hold(3);
   const lost = intentOf(holdId);
   const charged = intentOf(holdId);
-  await Promise.all([submitIntent(db, lost), submitIntent(db, charged)]);
+  await Promise.all([intend(lost), intend(charged)]);
   expect(await submitCompletion(db, completionOf(charged))).toBe(PRICE);
-  await submitFinish(db, { id: charged.id, createdAt: charged.createdAt });
+  await submitFinish(db, { id: charged.id, createdAt: at(charged) });
 
   // Before its deadline a pending call is left alone: it may still be completed.
   expect(await sweepCallIntents(db)).toEqual({ voided: 0, finished: 0 });
@@ -245,7 +252,7 @@ it("voids a hold's pending calls in the statement that closes it, posting only t
   const before = (await balancesOf(db, consumerId)).wallet;
   const holdId = await hold(3);
   const calls = [intentOf(holdId), intentOf(holdId), intentOf(holdId)];
-  await Promise.all(calls.map((call) => submitIntent(db, call)));
+  await Promise.all(calls.map((call) => intend(call)));
   const [first, second, third] = calls as [CallIntent, CallIntent, CallIntent];
   expect(await submitCompletion(db, completionOf(first))).toBe(PRICE);
   expect(await holdOf(holdId)).toMatchObject({ settledMicros: centsToMicros(3 * PRICE), status: "held" });
@@ -259,7 +266,7 @@ it("voids a hold's pending calls in the statement that closes it, posting only t
   });
   expect(await rowOf(second.id)).toBeUndefined();
   expect(await submitCompletion(db, completionOf(third))).toBeUndefined();
-  await submitFinish(db, { id: first.id, createdAt: first.createdAt });
+  await submitFinish(db, { id: first.id, createdAt: at(first) });
   expect((await balancesOf(db, consumerId)).wallet).toBe(before - centsToMicros(PRICE));
   expect((await reconcile(db)).ok).toBe(true);
 });
@@ -268,7 +275,7 @@ it("finishes a call a crash left completed but unfinished, once, with exact roll
   const before = await rollups();
   const holdId = await hold(4);
   const calls = Array.from({ length: 4 }, () => intentOf(holdId));
-  await Promise.all(calls.map((call) => submitIntent(db, call)));
+  await Promise.all(calls.map((call) => intend(call)));
   const completed = await Promise.all(calls.map((call) => submitCompletion(db, completionOf(call))));
   expect(completed).toEqual([PRICE, PRICE, PRICE, PRICE]);
   // The process "crashed" before any finish: nothing is in the rollups yet.
@@ -304,7 +311,7 @@ it("the expired-hold sweep voids and finishes what a crash left, then closes the
   const before = (await balancesOf(db, consumerId)).wallet;
   const holdId = await hold(3);
   const [answered, unanswered] = [intentOf(holdId), intentOf(holdId)];
-  await Promise.all([submitIntent(db, answered), submitIntent(db, unanswered)]);
+  await Promise.all([intend(answered), intend(unanswered)]);
   expect(await submitCompletion(db, completionOf(answered))).toBe(PRICE);
   // Crash: no finish, no void. An hour later the hold has expired and the sweeper runs.
   expect(await sweepExpiredHolds(db, new Date(Date.now() + 3_600_000))).toBeGreaterThanOrEqual(1);
@@ -329,11 +336,8 @@ it("refuses an intent whose hold is closed (recorded as failed, never pending) a
   const refused = intentOf(closed);
   const open = await hold(20);
   const many = Array.from({ length: 20 }, () => intentOf(open));
-  const outcomes = await Promise.all([
-    submitIntent(db, refused),
-    ...many.map((call) => submitIntent(db, call)),
-  ]);
-  expect(outcomes[0]).toEqual({ outcome: "refused", cents: 0 });
+  const outcomes = await Promise.all([intend(refused), ...many.map((call) => intend(call))]);
+  expect(outcomes[0]).toMatchObject({ outcome: "refused", cents: 0 });
   expect(outcomes.slice(1).every((o) => o.outcome === "hold" && o.cents === PRICE)).toBe(true);
   expect(await rowOf(refused.id)).toMatchObject({
     status: "error",
@@ -343,9 +347,7 @@ it("refuses an intent whose hold is closed (recorded as failed, never pending) a
   expect(await submitCompletion(db, completionOf(refused))).toBeUndefined();
   const done = await Promise.all(many.map((call) => submitCompletion(db, completionOf(call))));
   expect(done.every((cents) => cents === PRICE)).toBe(true);
-  await Promise.all(
-    [refused, ...many].map((call) => submitFinish(db, { id: call.id, createdAt: call.createdAt })),
-  );
+  await Promise.all([refused, ...many].map((call) => submitFinish(db, { id: call.id, createdAt: at(call) })));
   expect(await holdOf(open)).toMatchObject({ settledMicros: centsToMicros(20 * PRICE), calls: 20 });
   expect(await closeHold(db, open)).toBe(true);
   expect((await reconcile(db)).ok).toBe(true);

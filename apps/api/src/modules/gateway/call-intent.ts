@@ -32,7 +32,6 @@ export interface CallIntent {
   endUser?: string | null;
   mode: "completion" | "chat";
   model: string | null;
-  createdAt: Date;
   /** After this the sweeper voids the call if it is still pending (its deadline and a margin). */
   voidAfter: Date;
   holdId: string;
@@ -40,11 +39,17 @@ export interface CallIntent {
   feePercent: number;
 }
 
-/** How the intent paid: `plan` (an included call), `hold` (the price, `cents`), `refused` (recorded as failed). */
-export type IntentOutcome =
+/**
+ * How the intent paid: `plan` (an included call), `hold` (the price, `cents`), `refused` (recorded
+ * as failed). `createdAt`: the row's, which every later step names it by (with its id); the
+ * database's clock when the payment was decided (after the intent's locks), in whole milliseconds.
+ * Undefined when no row was written (the app is gone).
+ */
+export type IntentOutcome = { createdAt?: Date } & (
   | { outcome: "plan"; cents: 0 }
   | { outcome: "hold"; cents: number }
-  | { outcome: "refused"; cents: 0 };
+  | { outcome: "refused"; cents: 0 }
+);
 
 /** What the completion writes on the row. */
 export interface Completion {
@@ -216,7 +221,6 @@ async function writeIntents(db: Database, items: CallIntent[]): Promise<IntentOu
     end_user: item.endUser ?? null,
     mode: item.mode,
     model: item.model,
-    created_at: item.createdAt.toISOString(),
     void_after: item.voidAfter.toISOString(),
     hold_id: item.holdId,
     amount: item.amountCents,
@@ -230,10 +234,19 @@ async function writeIntents(db: Database, items: CallIntent[]): Promise<IntentOu
     }),
   );
   const covered = new Set(row?.covered ? row.covered.split(",") : []);
+  const created = new Map(
+    (row?.created ? row.created.split(",") : []).map((pair) => {
+      const [id = "", ms = "0"] = pair.split("=");
+      return [id, new Date(Number(ms))] as const;
+    }),
+  );
   return items.map((item): IntentOutcome => {
-    if (covered.has(item.id)) return { outcome: "plan", cents: 0 };
+    const createdAt = created.get(item.id);
+    if (covered.has(item.id)) return { outcome: "plan", cents: 0, createdAt };
     const cents = charged.get(item.id);
-    return cents !== undefined ? { outcome: "hold", cents } : { outcome: "refused", cents: 0 };
+    return cents !== undefined
+      ? { outcome: "hold", cents, createdAt }
+      : { outcome: "refused", cents: 0, createdAt };
   });
 }
 
@@ -325,12 +338,16 @@ const shard = `(pg_backend_pid() % ${ROLLUP_SHARDS})::smallint`;
  * with the price its hold spent (`spent_micros`) and its fee (`fee_micros`, as the hold counts it);
  * a call its hold refused is inserted as failed (`payment_failed`), to be finished (rollups).
  */
-const intentStatement = preparedStatement<{ charged: string | null; covered: string | null }>(
-  "pm_call_intent_v2",
+const intentStatement = preparedStatement<{
+  charged: string | null;
+  covered: string | null;
+  created: string | null;
+}>(
+  "pm_call_intent_v3",
   `with v as (
      select * from json_to_recordset($1::json) as v(
        id uuid, application_id uuid, caller_user_id uuid, api_key_id uuid, end_user text, mode text,
-       model text, created_at timestamptz, void_after timestamptz, hold_id uuid, amount bigint,
+       model text, void_after timestamptz, hold_id uuid, amount bigint,
        fee_percent numeric)
    ), priced as (
      select v.id, p.amount, f.micros, f.fee
@@ -397,14 +414,18 @@ const intentStatement = preparedStatement<{ charged: string | null; covered: str
        case when covered_by is null and paid_from is null then 'error' else 'pending' end,
        case when covered_by is null and paid_from is null then 'payment_failed' end,
        model, 0, 0, 0, 0, case when paid_from is not null then fee else 0 end, 0, 0,
-       paid_from, covered_by, period, created_at,
+       paid_from, covered_by, period,
+       -- When the payment was decided (after the locks above), as the recorder's rows said.
+       date_trunc('milliseconds', clock_timestamp()),
        case when paid_from is not null then micros end, void_after, true
      from calls
-     returning 1
+     returning id, created_at
    )
    select (select string_agg(id::text || ':' || cents, ',') from calls where paid_from is not null) as charged,
      (select string_agg(id::text, ',') from covered) as covered,
-     (select count(*) from recorded) as recorded, (select count(*) from used) as plans,
+     (select string_agg(id::text || '=' || (extract(epoch from created_at) * 1000)::bigint, ',')
+      from recorded) as created,
+     (select count(*) from used) as plans,
      set_config('synchronous_commit', 'off', true) as async`,
 );
 

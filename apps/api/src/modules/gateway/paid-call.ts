@@ -168,7 +168,6 @@ export async function openPaidCall(
           endUser: input.user ?? null,
           mode,
           model: execution.model,
-          createdAt,
           voidAfter: new Date(
             createdAt.getTime() + (execution.deadlineSeconds + INCLUDED_CALL_MARGIN_SECONDS) * 1000,
           ),
@@ -182,6 +181,8 @@ export async function openPaidCall(
   /** Where the intent's call stands: a step is taken once (completed, or voided). */
   let state: "open" | "completed" | "voided" | "refused" = "open";
   let completedCharge: CallCharge | undefined;
+  /** The row's `created_at` (the intent's answer): every later step names the row by it and its id. */
+  let rowAt: Date | undefined;
   /** The intent's row stays (a refused call, recorded as failed): no other row may be recorded. */
   let rowKept = false;
   const refusedError = () =>
@@ -194,23 +195,24 @@ export async function openPaidCall(
     if (!intent || state !== "open") return;
     state = "voided";
     const paidBy = await intent.catch(() => undefined);
-    if (paidBy && paidBy.outcome !== "refused")
-      await submitVoid(db, { id: messageId, createdAt }).catch((err) =>
+    rowAt = paidBy?.createdAt;
+    if (paidBy?.createdAt && paidBy.outcome !== "refused")
+      await submitVoid(db, { id: messageId, createdAt: paidBy.createdAt }).catch((err) =>
         request.log.error({ err }, "could not void a call's intent; the sweeper will"),
       );
     else if (paidBy) {
       rowKept = true;
-      void finishLater({ id: messageId, createdAt }, undefined);
+      void finishLater({ id: messageId }, undefined);
     }
     await payment.end?.(paidBy?.outcome === "refused" ? "refused" : "unspent");
     await settleKey(0);
   };
   /** The finish (model cost, rollups) runs after the answer; the lease hears "charged" after it. */
   let finished = false;
-  const finishLater = (finish: Finish, outcome: "charged" | "unspent" | undefined) => {
+  const finishLater = (finish: Omit<Finish, "createdAt">, outcome: "charged" | "unspent" | undefined) => {
     if (finished) return Promise.resolve();
     finished = true;
-    const step = submitFinish(db, finish)
+    const step = (rowAt ? submitFinish(db, { ...finish, createdAt: rowAt }) : Promise.resolve(false))
       .catch((err) => request.log.warn({ err }, "could not finish a call; the sweeper will"))
       .then(() => outcome && payment.end?.(outcome));
     // A closing server waits for it before it closes its leases (leases.ts).
@@ -228,6 +230,7 @@ export async function openPaidCall(
     let paidBy: IntentOutcome;
     try {
       paidBy = await intent;
+      rowAt = paidBy.createdAt;
     } catch (error) {
       // Whether the intent committed is unknown: a pending row is voided by the lease's close or
       // the sweeper; the key's reservation is left to the sweeper.
@@ -239,7 +242,7 @@ export async function openPaidCall(
       state = "refused";
       rowKept = true;
       request.log.error({ holdId, invocationId: messageId }, "a call found its hold closed");
-      void finishLater({ id: messageId, createdAt }, undefined);
+      void finishLater({ id: messageId }, undefined);
       await payment.end?.("refused");
       await settleKey(0);
       throw refusedError();
@@ -247,9 +250,10 @@ export async function openPaidCall(
     const chargedCents = paidBy.outcome === "hold" && !ownerPays ? paidBy.cents : 0;
     let completed: number | undefined;
     try {
+      if (!rowAt) throw new AppError("unavailable", "The call could not be recorded; you were not charged.");
       completed = await submitCompletion(db, {
         id: messageId,
-        createdAt,
+        createdAt: rowAt,
         chargedCents,
         feePercent: options.feePercent,
         model: result?.answeredBy ?? execution.model,
@@ -313,7 +317,6 @@ export async function openPaidCall(
           void finishLater(
             {
               id: messageId,
-              createdAt,
               model: result?.answeredBy ?? execution.model,
               latencyMs: Math.round(performance.now() - started),
               inputTokens: result?.inputTokens ?? 0,
