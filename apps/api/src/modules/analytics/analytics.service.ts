@@ -290,7 +290,8 @@ export async function getRecentInvocations(
   const rows = await db
     .select()
     .from(invocations)
-    .where(eq(invocations.applicationId, app.id))
+    // A pending call (decision 037) is in flight: neither a success nor a failure yet.
+    .where(and(eq(invocations.applicationId, app.id), sql`${invocations.status} <> 'pending'`))
     .orderBy(desc(invocations.createdAt))
     .limit(limit);
   return {

@@ -164,7 +164,8 @@ const paidFrom = async (applicationId: string) => {
       subscriptionId: invocations.subscriptionId,
     })
     .from(invocations)
-    .where(eq(invocations.applicationId, applicationId));
+    // A pending row (decision 037) is a call in flight, not yet recorded.
+    .where(and(eq(invocations.applicationId, applicationId), sql`${invocations.status} <> 'pending'`));
   const successes = rows.filter((row) => row.status === "success");
   return {
     rows,
