@@ -266,6 +266,41 @@ describe("what an answer says it cost", () => {
   });
 });
 
+describe("an app deleted while its call runs", () => {
+  it("answers 404 naming what happened, not a 500, and charges nothing", async () => {
+    const { body: app } = await creator.api("POST", "/api/app/", {
+      body: { name: "Short Lived", interaction_mode: "completion", visibility: "public", price_cents: 4 },
+    });
+    await creator.api("PATCH", `/api/app/${app.slug}/prompt/`, {
+      body: { model: "gpt-4-turbo", max_tokens: 64 },
+    });
+    const live = await creator.api("PATCH", `/api/app/${app.slug}/update_status/`, {
+      body: { status: "live" },
+    });
+    expect(live.status, JSON.stringify(live.body)).toBe(200);
+    const before = (await settledWallet(creator)).balance_micros;
+    vendor.set({ kind: "echo", delayMs: 1_000 });
+    try {
+      // The owner's own call is free, so the app has no money history and the delete erases it.
+      const running = post(creator, `/api/app/${app.slug}/completion-messages`, { inputs: { query: "x" } });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const deleted = await creator.api("DELETE", `/api/app/${app.slug}/`);
+      expect(deleted.status, JSON.stringify(deleted.body)).toBeLessThan(300);
+      const answer = await running;
+      expect(answer.status).toBe(404);
+      expect((await answer.json()).message).toContain("deleted while the call ran");
+    } finally {
+      vendor.set({ kind: "echo" });
+    }
+    const rows = await server.database.db
+      .select()
+      .from(invocations)
+      .where(eq(invocations.applicationId, app.id));
+    expect(rows).toEqual([]);
+    expect((await settledWallet(creator)).balance_micros).toBe(before);
+  });
+});
+
 describe("centsAsDollars", () => {
   it("writes cents as exact dollars", () => {
     expect(centsAsDollars(5)).toBe("0.05");

@@ -4,6 +4,7 @@ import { eq } from "drizzle-orm";
 import type { FastifyRequest } from "fastify";
 import type { Database } from "../../db/client.ts";
 import { type ApplicationRow, applications } from "../../db/schema/index.ts";
+import { databaseErrorOf } from "../../lib/database-errors.ts";
 import { AppError } from "../../lib/errors.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { refuseAppNotAllowed } from "../auth/authenticate.ts";
@@ -361,7 +362,15 @@ export async function openPaidCall(
             : null,
       };
       if (status !== "success" || !holdId || !accounts) {
-        await recordCall(db, invocation);
+        await recordCall(db, invocation).catch((failure) => {
+          // A free or owner's call whose app was erased meanwhile (an app with no money history is
+          // deleted, not archived): its rows can no longer name the app. Nothing was charged.
+          if (databaseErrorOf(failure)?.code !== "23503") throw failure;
+          throw new AppError(
+            "not_found",
+            "This application was deleted while the call ran; nothing was charged",
+          );
+        });
         await settleKey(0);
         if (status !== "success") return { chargedCents: 0, paidBy: "none" };
         return {
