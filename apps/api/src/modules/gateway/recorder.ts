@@ -1,4 +1,4 @@
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { type Database, preparedStatement, writerFor } from "../../db/client.ts";
 import { invocations } from "../../db/schema/index.ts";
 import { APP_STATS_ADDED, OWNER_STATS_ADDED, ROLLUP_SHARDS, utcDay } from "../analytics/rollups.ts";
@@ -63,6 +63,9 @@ export function recordCharged(
   record: InvocationRecord,
   settlement?: Settlement,
 ): Promise<RecordedCall> {
+  // The call's time is fixed once: it is half of the invocation's key (partitioned by day,
+  // decision 038), so a batch written again call by call meets its own row, never a second one.
+  if (!record.createdAt) record = { ...record, createdAt: new Date() };
   if (record.conversation) return recordOne(db, { record, settlement });
   let recorder = recorders.get(db);
   if (!recorder) {
@@ -216,7 +219,12 @@ async function recordedOutcome(
       chargedCents: invocations.chargedCents,
     })
     .from(invocations)
-    .where(eq(invocations.id, call.record.id));
+    .where(
+      and(
+        eq(invocations.id, call.record.id),
+        call.record.createdAt ? eq(invocations.createdAt, call.record.createdAt) : undefined,
+      ),
+    );
   if (!row) return undefined;
   if (!call.settlement) return { outcome: "none", chargedCents: 0 };
   if (row.holdId) return { outcome: "hold", chargedCents: row.chargedCents || call.settlement.amountCents };
