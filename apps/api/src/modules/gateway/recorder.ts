@@ -63,9 +63,10 @@ export function recordCharged(
   record: InvocationRecord,
   settlement?: Settlement,
 ): Promise<RecordedCall> {
-  // The call's time is fixed once: it is half of the invocation's key (partitioned by day,
-  // decision 038), so a batch written again call by call meets its own row, never a second one.
-  if (!record.createdAt) record = { ...record, createdAt: new Date() };
+  // The call's time is fixed on the record the first time it is recorded: it is half of the
+  // invocation's key (partitioned by day, decision 038), so the same call recorded again (a batch
+  // written again call by call, a record submitted twice) meets its own row, never adds a second.
+  record.createdAt ??= new Date();
   if (record.conversation) return recordOne(db, { record, settlement });
   let recorder = recorders.get(db);
   if (!recorder) {
