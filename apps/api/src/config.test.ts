@@ -74,9 +74,15 @@ describe("loadConfig", () => {
 
   it("reads the invocation retention in whole days: 90 unset or empty, 0 keeps every day", () => {
     expect(loadConfig({ DATA_DIR: dataDir() }).invocationRetentionDays).toBe(90);
-    expect(loadConfig({ DATA_DIR: dataDir(), INVOCATION_RETENTION_DAYS: "" }).invocationRetentionDays).toBe(90);
-    expect(loadConfig({ DATA_DIR: dataDir(), INVOCATION_RETENTION_DAYS: "0" }).invocationRetentionDays).toBe(0);
-    expect(loadConfig({ DATA_DIR: dataDir(), INVOCATION_RETENTION_DAYS: "400" }).invocationRetentionDays).toBe(400);
+    expect(loadConfig({ DATA_DIR: dataDir(), INVOCATION_RETENTION_DAYS: "" }).invocationRetentionDays).toBe(
+      90,
+    );
+    expect(loadConfig({ DATA_DIR: dataDir(), INVOCATION_RETENTION_DAYS: "0" }).invocationRetentionDays).toBe(
+      0,
+    );
+    expect(
+      loadConfig({ DATA_DIR: dataDir(), INVOCATION_RETENTION_DAYS: "400" }).invocationRetentionDays,
+    ).toBe(400);
     for (const bad of ["-1", "1.5", "forever", "40000"])
       expect(() => loadConfig({ DATA_DIR: dataDir(), INVOCATION_RETENTION_DAYS: bad })).toThrow(
         /INVOCATION_RETENTION_DAYS: must be/,

@@ -279,7 +279,9 @@ export const droppedPayerCalls = pgTable(
     chargedCents: bigint("charged_cents", { mode: "number" }).notNull(),
     lastAt: timestamp("last_at", { withTimezone: true }).notNull(),
   },
-  (t) => [primaryKey({ name: "dropped_payer_calls_pkey", columns: [t.callerUserId, t.applicationId, t.day] })],
+  (t) => [
+    primaryKey({ name: "dropped_payer_calls_pkey", columns: [t.callerUserId, t.applicationId, t.day] }),
+  ],
 );
 
 /** The successful plan-covered calls of dropped invocation days per plan period (reconcile). */

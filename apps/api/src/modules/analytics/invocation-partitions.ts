@@ -52,7 +52,10 @@ export async function ensureInvocationPartition(db: Database, day: string): Prom
   return db.transaction(async (tx) => {
     const t = tx as unknown as Database;
     await queryRows(t, sql.raw(`set local lock_timeout = '${LOCK_TIMEOUT}'`));
-    const [row] = await queryRows<{ created: boolean }>(t, sql`select pm_invocations_partition(${day}::date) as created`);
+    const [row] = await queryRows<{ created: boolean }>(
+      t,
+      sql`select pm_invocations_partition(${day}::date) as created`,
+    );
     return row?.created === true;
   });
 }

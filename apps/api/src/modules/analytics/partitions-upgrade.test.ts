@@ -3,7 +3,11 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { type Database, queryRows } from "../../db/client.ts";
 import { legacyPayerCreatorApp } from "../../test/legacy-ledger.ts";
 import { databaseBefore } from "../../test/upgrade-database.ts";
-import { invocationPartitions, maintainInvocationPartitions, PARTITION_DAYS_AHEAD } from "./invocation-partitions.ts";
+import {
+  invocationPartitions,
+  maintainInvocationPartitions,
+  PARTITION_DAYS_AHEAD,
+} from "./invocation-partitions.ts";
 
 // Migration 0028 (issue 20) on a database with calls in the single invocations table: every call
 // is kept, each in the partition of its UTC day, the days ahead exist, and the key is (id, time).
