@@ -157,7 +157,7 @@ export async function sweepKeyReservations(db: Database): Promise<void> {
   await queryRows(
     db,
     sql`with gone as (delete from api_key_reservations where expires_at < now()
-                      returning call_id, key_id, period_start, micros),
+                      returning call_id, key_id, period_start, micros, expires_at),
         back as (select g.key_id, g.period_start,
                    sum(g.micros - least(g.micros, coalesce(i.charged_cents * ${MICROS_PER_CENT}, 0)))::bigint as micros
                  -- A call is recorded before its reservation expires, after it was taken: a day
