@@ -302,7 +302,9 @@ export async function getRecentInvocations(
       .where(
         and(
           eq(invocations.applicationId, app.id),
-          days === undefined ? undefined : sql`${invocations.createdAt} >= now() - make_interval(days => ${days})`,
+          days === undefined
+            ? undefined
+            : sql`${invocations.createdAt} >= now() - make_interval(days => ${days})`,
         ),
       )
       .orderBy(desc(invocations.createdAt))
