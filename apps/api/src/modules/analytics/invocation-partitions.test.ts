@@ -6,6 +6,7 @@ import { applications, droppedHoldCalls, invocations } from "../../db/schema/ind
 import { createCaller, fundWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
+import { checkCalls } from "../billing/call-checks.ts";
 import { closeHold, takeCallPayment } from "../billing/holds.ts";
 import { postOutstandingModelCosts } from "../billing/model-costs.ts";
 import { cachedAccountFor } from "../billing/postings.ts";
@@ -200,4 +201,49 @@ it("drops the days past the retention, keeping the dashboards, the statement and
   const again = await maintainInvocationPartitions(db, { retentionDays: 5 });
   expect(again.dropped).toEqual([]);
   expect((await invocationPartitions(db)).map((p) => p.day)).toContain(dayOf(today));
+});
+
+it("counts a plan period's covered calls of a dropped day as folded, so the period still adds up", async () => {
+  const today = midnight(new Date());
+  const periodStart = new Date(today.getTime() - 20 * DAY_MS);
+  const [plan] = await queryRows<{ id: string }>(
+    db,
+    sql`insert into packages (application_id, name, price_cents, included_calls)
+        values (${appId}, 'Monthly', 500, 10) returning id`,
+  );
+  // A period that began 20 days ago with 3 calls used: 2 recorded 15 days ago, 1 today.
+  const [subscription] = await queryRows<{ id: string }>(
+    db,
+    sql`insert into subscriptions (package_id, application_id, subscriber_id, status, current_period_start,
+          current_period_end, calls_included, calls_used)
+        values (${plan?.id}, ${appId}, ${consumerId}, 'active', ${periodStart.toISOString()}::timestamptz,
+          ${periodStart.toISOString()}::timestamptz + interval '30 days', 10, 3) returning id`,
+  );
+  const covered = (at: Date) =>
+    call({
+      createdAt: at,
+      chargedCents: 0,
+      coveredBy: { subscriptionId: subscription?.id as string, periodStart: periodStart.toISOString() },
+    });
+  const old = new Date(today.getTime() - 15 * DAY_MS + 7_200_000);
+  for (const record of [covered(old), covered(old), covered(new Date())])
+    expect(await recordCall(db, record)).toBe("none");
+  const periodChecks = async () => {
+    const checks = await checkCalls(db);
+    return { miscounted: checks.miscountedPeriods, overused: checks.overusedPeriods };
+  };
+  expect(await periodChecks()).toEqual({ miscounted: [], overused: [] });
+
+  const done = await maintainInvocationPartitions(db, { retentionDays: 10 });
+  expect(done.dropped).toContain(dayOf(old));
+  const [folded] = await queryRows<{ calls: number }>(
+    db,
+    sql`select calls from dropped_plan_calls where subscription_id = ${subscription?.id}::uuid`,
+  );
+  expect(folded?.calls).toBe(2);
+  expect(await periodChecks()).toEqual({ miscounted: [], overused: [] });
+  // A miscount is still seen: one more call used than recorded.
+  await queryRows(db, sql`update subscriptions set calls_used = 4 where id = ${subscription?.id}::uuid`);
+  expect((await periodChecks()).miscounted).toHaveLength(1);
+  await queryRows(db, sql`update subscriptions set calls_used = 3 where id = ${subscription?.id}::uuid`);
 });
