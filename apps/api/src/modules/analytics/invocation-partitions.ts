@@ -13,6 +13,19 @@ const LOCK_TIMEOUT = "1s";
 
 const PARTITION_NAME = /^invocations_p(\d{4})(\d{2})(\d{2})$/;
 
+/** The advisory lock one maintenance step holds: several server processes never run one together. */
+const MAINTENANCE_LOCK = 0x1e7a_0038;
+
+/** Starts a maintenance step: its lock timeout, and whether it has the step to itself. */
+async function beginStep(tx: Database): Promise<boolean> {
+  await queryRows(tx, sql.raw(`set local lock_timeout = '${LOCK_TIMEOUT}'`));
+  const [row] = await queryRows<{ locked: boolean }>(
+    tx,
+    sql`select pg_try_advisory_xact_lock(${MAINTENANCE_LOCK}) as locked`,
+  );
+  return row?.locked === true;
+}
+
 export interface PartitionMaintenance {
   /** Days (YYYY-MM-DD) whose partition was created by this run. */
   created: string[];
@@ -51,7 +64,7 @@ export async function invocationPartitions(db: Database): Promise<{ name: string
 export async function ensureInvocationPartition(db: Database, day: string): Promise<boolean> {
   return db.transaction(async (tx) => {
     const t = tx as unknown as Database;
-    await queryRows(t, sql.raw(`set local lock_timeout = '${LOCK_TIMEOUT}'`));
+    if (!(await beginStep(t))) return false;
     const [row] = await queryRows<{ created: boolean }>(
       t,
       sql`select pm_invocations_partition(${day}::date) as created`,
@@ -73,7 +86,8 @@ export async function dropInvocationPartition(db: Database, partition: string): 
   const table = sql.identifier(partition);
   return db.transaction(async (tx) => {
     const t = tx as unknown as Database;
-    await queryRows(t, sql.raw(`set local lock_timeout = '${LOCK_TIMEOUT}'`));
+    // Another process maintaining now: this one leaves the day for its next run.
+    if (!(await beginStep(t))) return false;
     const [due] = await queryRows<{ found: boolean }>(
       t,
       sql`select exists (select 1 from ${table}
