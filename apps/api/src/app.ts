@@ -32,6 +32,7 @@ import { createSecretBox } from "./lib/secrets.ts";
 import { installSecurityHeaders } from "./lib/security-headers.ts";
 import { adminRoutes } from "./modules/admin/admin.routes.ts";
 import { analyticsRoutes } from "./modules/analytics/analytics.routes.ts";
+import { maintainInvocationPartitions } from "./modules/analytics/invocation-partitions.ts";
 import { compactRollups } from "./modules/analytics/rollups.ts";
 import { applicationsRoutes } from "./modules/applications/applications.routes.ts";
 import { authRoutes } from "./modules/auth/auth.routes.ts";
@@ -238,11 +239,26 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   app.addHook("onClose", async () => clearInterval(holdSweeper));
   // What the paid calls' leases did not spend goes back to the wallets (gateway/leases.ts).
   app.addHook("onClose", () => closeLeases(db));
+  // Raw invocations: partitions for the days ahead, days past INVOCATION_RETENTION_DAYS dropped
+  // (docs/decisions/038); at start too, so a server down for days catches up at once.
+  const maintainPartitions = () =>
+    maintainInvocationPartitions(db, { retentionDays: config.invocationRetentionDays })
+      .then(
+        (done) =>
+          (done.dropped.length > 0 || done.deferred.length > 0) &&
+          app.log.info({ ...done }, "invocation partitions maintained"),
+      )
+      .catch((err) => app.log.warn({ err }, "invocation partition maintenance failed"));
+  let maintaining = maintainPartitions();
+  app.addHook("onClose", async () => {
+    await maintaining;
+  });
   // Finished days' rollup shards are folded into one row each, which keeps 90-day reads small;
   // embedded visitors' counts of finished days are dropped.
   const rollupCompactor = setInterval(() => {
     compactRollups(db).catch((err) => app.log.warn({ err }, "rollup compaction failed"));
     sweepEmbedVisitorCalls(db).catch((err) => app.log.warn({ err }, "embed visitor sweep failed"));
+    maintaining = maintaining.then(maintainPartitions);
   }, 10 * 60_000);
   rollupCompactor.unref();
   app.addHook("onClose", async () => clearInterval(rollupCompactor));

@@ -72,6 +72,23 @@ describe("loadConfig", () => {
       );
   });
 
+  it("reads the invocation retention in whole days: 90 unset or empty, 0 keeps every day", () => {
+    expect(loadConfig({ DATA_DIR: dataDir() }).invocationRetentionDays).toBe(90);
+    expect(loadConfig({ DATA_DIR: dataDir(), INVOCATION_RETENTION_DAYS: "" }).invocationRetentionDays).toBe(
+      90,
+    );
+    expect(loadConfig({ DATA_DIR: dataDir(), INVOCATION_RETENTION_DAYS: "0" }).invocationRetentionDays).toBe(
+      0,
+    );
+    expect(
+      loadConfig({ DATA_DIR: dataDir(), INVOCATION_RETENTION_DAYS: "400" }).invocationRetentionDays,
+    ).toBe(400);
+    for (const bad of ["-1", "1.5", "forever", "40000"])
+      expect(() => loadConfig({ DATA_DIR: dataDir(), INVOCATION_RETENTION_DAYS: bad })).toThrow(
+        /INVOCATION_RETENTION_DAYS: must be/,
+      );
+  });
+
   it("requires OIDC_CLIENT_ID with an external OIDC_ISSUER and uses the external issuer", () => {
     expect(() => loadConfig({ DATA_DIR: dataDir(), OIDC_ISSUER: "https://id.example.com" })).toThrow(
       /OIDC_CLIENT_ID/,

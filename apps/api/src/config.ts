@@ -53,6 +53,21 @@ const EnvSchema = z.object({
     .min(0, "must be 0 days or more")
     .max(365, "must be at most 365 days")
     .default(7),
+  /**
+   * Days of raw invocations kept (docs/decisions/038): older days' partitions are dropped, their
+   * rollups kept forever. Unset or empty: 90. 0: keep every day (nothing is dropped).
+   */
+  INVOCATION_RETENTION_DAYS: z
+    .preprocess(
+      (v) => (typeof v === "string" && v.trim() === "" ? undefined : v),
+      z.coerce
+        .number({ error: "must be a whole number of days" })
+        .int("must be a whole number of days")
+        .min(0, "must be 0 (keep every day) or more days")
+        .max(36_500, "must be at most 36500 days")
+        .optional(),
+    )
+    .transform((v) => v ?? 90),
   /** The smallest payout, in cents. */
   PAYOUT_MINIMUM_CENTS: z.coerce
     .number({ error: "must be a whole number of cents" })
@@ -140,6 +155,8 @@ export interface Config {
   priceIncreaseNoticeMs: number;
   /** PAYOUT_HOLD_DAYS in milliseconds. */
   payoutHoldMs: number;
+  /** INVOCATION_RETENTION_DAYS: days of raw invocations kept; 0 keeps every day (docs/decisions/038). */
+  invocationRetentionDays: number;
   /** ADMIN_EMAILS, lower-cased. */
   adminEmails: string[];
   llmTimeoutSeconds: number;
@@ -229,6 +246,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     },
     priceIncreaseNoticeMs: Math.round(env.PRICE_INCREASE_NOTICE_DAYS * 86_400_000),
     payoutHoldMs: Math.round(env.PAYOUT_HOLD_DAYS * 86_400_000),
+    invocationRetentionDays: env.INVOCATION_RETENTION_DAYS,
     adminEmails: env.ADMIN_EMAILS.split(",")
       .map((email) => email.trim().toLowerCase())
       .filter((email) => email.includes("@")),

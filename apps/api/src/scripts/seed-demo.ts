@@ -7,6 +7,7 @@ import { type Database, openDatabase } from "../db/client.ts";
 import { applications, identityAccounts } from "../db/schema/index.ts";
 import { createAccount } from "../identity/accounts.ts";
 import { createSecretBox } from "../lib/secrets.ts";
+import { maintainInvocationPartitions } from "../modules/analytics/invocation-partitions.ts";
 import { createApplication } from "../modules/applications/applications.service.ts";
 import { type LocalUser, upsertUserFromToken } from "../modules/auth/auth.service.ts";
 import { closeHold, placeHold, spendFromHold } from "../modules/billing/holds.ts";
@@ -169,6 +170,8 @@ try {
       }
     }
     console.log(`Seeded ${apps.length} apps and ${count} invocations over ${days} days.`);
+    // The backdated calls went to the default partition; each day gets its own (decision 038).
+    await maintainInvocationPartitions(db as Database, { retentionDays: config.invocationRetentionDays });
   }
   console.log(`Sign in at ${config.publicUrl}/login as demo@promptmint.dev with password ${PASSWORD}`);
 } finally {

@@ -3,6 +3,7 @@ import {
   bigint,
   boolean,
   check,
+  date,
   doublePrecision,
   index,
   integer,
@@ -193,11 +194,17 @@ export const apiKeyReservations = pgTable(
   (t) => [index("api_key_reservations_expiry_idx").on(t.expiresAt)],
 );
 
-/** One row per gateway call, successful or not: the source of analytics and billing. */
+/**
+ * One row per gateway call, successful or not: the source of analytics and billing. Partitioned by
+ * UTC day of `created_at` (migration 0028, docs/decisions/038): the key is (id, created_at), so a
+ * call is found by its id and its time; days older than INVOCATION_RETENTION_DAYS are dropped
+ * (analytics/invocation-partitions.ts) after what money checks need of them is folded into the
+ * `dropped_*` tables below.
+ */
 export const invocations = pgTable(
   "invocations",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
+    id: uuid("id").notNull().defaultRandom(),
     // Restrict: charged calls are money history; a deletable app's free calls are deleted explicitly.
     applicationId: uuid("application_id")
       .notNull()
@@ -247,6 +254,7 @@ export const invocations = pgTable(
     unfinished: boolean("unfinished").notNull().default(false),
   },
   (t) => [
+    primaryKey({ name: "invocations_pkey", columns: [t.id, t.createdAt] }),
     index("invocations_app_created_idx").on(t.applicationId, t.createdAt),
     index("invocations_subscription_idx")
       .on(t.subscriptionId, t.planPeriodStart)
@@ -262,6 +270,41 @@ export const invocations = pgTable(
       .on(t.id)
       .where(sql`${t.modelCostMicros} > ${t.modelCostDeductedMicros} and ${t.modelCostPostedAt} is null`),
   ],
+);
+
+/** The calls of dropped invocation days per hold: count, fees and model cost (reconcile). */
+export const droppedHoldCalls = pgTable("dropped_hold_calls", {
+  holdId: uuid("hold_id").primaryKey(),
+  calls: integer("calls").notNull(),
+  feeMicros: bigint("fee_micros", { mode: "number" }).notNull(),
+  modelCostDeductedMicros: bigint("model_cost_deducted_micros", { mode: "number" }).notNull(),
+});
+
+/** The charged calls of dropped invocation days per payer, app and day (wallet statement). */
+export const droppedPayerCalls = pgTable(
+  "dropped_payer_calls",
+  {
+    callerUserId: uuid("caller_user_id").notNull(),
+    applicationId: uuid("application_id").notNull(),
+    day: date("day").notNull(),
+    calls: integer("calls").notNull(),
+    chargedCents: bigint("charged_cents", { mode: "number" }).notNull(),
+    lastAt: timestamp("last_at", { withTimezone: true }).notNull(),
+  },
+  (t) => [
+    primaryKey({ name: "dropped_payer_calls_pkey", columns: [t.callerUserId, t.applicationId, t.day] }),
+  ],
+);
+
+/** The successful plan-covered calls of dropped invocation days per plan period (reconcile). */
+export const droppedPlanCalls = pgTable(
+  "dropped_plan_calls",
+  {
+    subscriptionId: uuid("subscription_id").notNull(),
+    planPeriodStart: timestamp("plan_period_start", { withTimezone: true }).notNull(),
+    calls: integer("calls").notNull(),
+  },
+  (t) => [primaryKey({ name: "dropped_plan_calls_pkey", columns: [t.subscriptionId, t.planPeriodStart] })],
 );
 
 export const conversations = pgTable(

@@ -281,19 +281,38 @@ export async function getAppPerformance(
   };
 }
 
-/** The latest calls (an index range read, newest first). */
+/**
+ * Days looked back, in turn, for an app's latest calls: invocations are partitioned by day
+ * (decision 038), so a bounded look reads one or a few days' indexes, not one per day kept.
+ * An app with fewer calls than asked for in the last week is looked up over all the days kept.
+ */
+const RECENT_WINDOWS_DAYS = [1, 7, undefined];
+
+/** The latest calls (an index range read per day looked at, newest first). */
 export async function getRecentInvocations(
   db: Database,
   app: ApplicationRow,
   limit: number,
 ): Promise<RecentInvocations> {
-  const rows = await db
-    .select()
-    .from(invocations)
-    // A pending call (decision 037) is in flight: neither a success nor a failure yet.
-    .where(and(eq(invocations.applicationId, app.id), sql`${invocations.status} <> 'pending'`))
-    .orderBy(desc(invocations.createdAt))
-    .limit(limit);
+  let rows: (typeof invocations.$inferSelect)[] = [];
+  for (const days of RECENT_WINDOWS_DAYS) {
+    rows = await db
+      .select()
+      .from(invocations)
+      .where(
+        and(
+          eq(invocations.applicationId, app.id),
+          // A pending call (decision 037) is in flight: neither a success nor a failure yet.
+          sql`${invocations.status} <> 'pending'`,
+          // A bound time, not now(): the planner then leaves out the other days' partitions
+          // before planning them (with now() it plans every partition, pruning only at run time).
+          days === undefined ? undefined : gte(invocations.createdAt, new Date(Date.now() - days * DAY_MS)),
+        ),
+      )
+      .orderBy(desc(invocations.createdAt))
+      .limit(limit);
+    if (rows.length >= limit) break;
+  }
   return {
     recent_invocations: rows.map((row) => ({
       id: row.id,

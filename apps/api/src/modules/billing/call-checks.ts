@@ -84,26 +84,34 @@ export async function checkCalls(db: Database): Promise<CallChecks> {
     ),
     periodRows(
       db,
-      sql`select i.subscription_id, i.plan_period_start::text as period_start,
-              count(*)::int as counted, min(s.calls_included) as expected
-            from invocations i join subscriptions s on s.id = i.subscription_id
-            where i.status = 'success'
-            group by i.subscription_id, i.plan_period_start
-            having count(*) > min(s.calls_included)`,
+      sql`select c.subscription_id, c.plan_period_start::text as period_start,
+              sum(c.calls)::int as counted, min(s.calls_included) as expected
+            from (select subscription_id, plan_period_start, count(*) as calls from invocations
+                  where status = 'success' and subscription_id is not null
+                  group by subscription_id, plan_period_start
+                  union all
+                  select subscription_id, plan_period_start, calls from dropped_plan_calls) c
+            join subscriptions s on s.id = c.subscription_id
+            group by c.subscription_id, c.plan_period_start
+            having sum(c.calls) > min(s.calls_included)`,
     ),
     periodRows(
       db,
-      // Counted: the period's invocations and the included calls taken for calls not yet
-      // recorded (in flight, or left by a crash until the sweeper gives them back).
+      // Counted: the period's invocations (those of dropped days as folded before the drop,
+      // decision 038) and the included calls taken for calls not yet recorded (in flight, or
+      // left by a crash until the sweeper gives them back).
       sql`select s.id as subscription_id, s.current_period_start::text as period_start,
-              (count(i.id) + r.taken)::int as counted, s.calls_used as expected
+              (count(i.id) + r.taken + d.calls)::int as counted, s.calls_used as expected
             from subscriptions s
             cross join lateral (select count(*)::int as taken from included_calls c
                                 where c.subscription_id = s.id
                                   and c.period_start = s.current_period_start) r
+            cross join lateral (select coalesce(sum(calls), 0)::int as calls from dropped_plan_calls p
+                                where p.subscription_id = s.id
+                                  and p.plan_period_start = s.current_period_start) d
             left join invocations i on i.subscription_id = s.id
               and i.plan_period_start = s.current_period_start and i.status in ('success', 'pending')
-            group by s.id, r.taken having count(i.id) + r.taken <> s.calls_used`,
+            group by s.id, r.taken, d.calls having count(i.id) + r.taken + d.calls <> s.calls_used`,
     ),
     queryRows<{ id: string }>(
       db,

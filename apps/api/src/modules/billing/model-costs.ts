@@ -23,14 +23,14 @@ export async function postOutstandingModelCosts(db: Database): Promise<number> {
     const owed = await queryRows<{ owner_id: string; amount: string; calls: number }>(
       t,
       sql`with due as (
-            select i.id, a.owner_id, i.model_cost_micros - i.model_cost_deducted_micros as amount
+            select i.id, i.created_at, a.owner_id, i.model_cost_micros - i.model_cost_deducted_micros as amount
             from invocations i join applications a on a.id = i.application_id
             where i.model_cost_micros > i.model_cost_deducted_micros and i.model_cost_posted_at is null
             order by i.id limit ${SWEEP_CALLS}
             for update of i skip locked
           ), marked as (
             update invocations set model_cost_posted_at = now() from due
-            where invocations.id = due.id
+            where invocations.id = due.id and invocations.created_at = due.created_at
             returning due.owner_id, due.amount
           )
           select owner_id, sum(amount)::text as amount, count(*)::int as calls

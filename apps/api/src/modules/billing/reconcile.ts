@@ -54,13 +54,18 @@ export async function reconcile(db: Database): Promise<ReconcileReport> {
     sql`select coalesce(sum(amount_micros), 0)::text as total, (select count(*) from ledger_transactions)::text as transactions from ledger_entries`,
   );
   // Every charged call names its hold, and a closed hold posted exactly what its calls spent.
-  // (Holds from before decision 020 counted no calls and were posted call by call.)
+  // (Holds from before decision 020 counted no calls and were posted call by call.) The calls of
+  // days dropped by the retention count as what was folded of them before the drop (decision 038).
   const mismatchedHolds = await queryRows<{ id: string }>(
     db,
     sql`with charged as (
-          select hold_id, count(*)::int as calls, sum(fee_micros)::bigint as fee,
-            sum(model_cost_deducted_micros)::bigint as model_cost
-          from invocations where hold_id is not null group by hold_id
+          select hold_id, sum(calls)::int as calls, sum(fee)::bigint as fee, sum(model_cost)::bigint as model_cost
+          from (select hold_id, count(*) as calls, sum(fee_micros) as fee,
+                  sum(model_cost_deducted_micros) as model_cost
+                from invocations where hold_id is not null group by hold_id
+                union all
+                select hold_id, calls, fee_micros, model_cost_deducted_micros from dropped_hold_calls) c
+          group by hold_id
         ), posted as (
           select t.reference,
             -sum(e.amount_micros) filter (where t.kind = 'settle') as settled,

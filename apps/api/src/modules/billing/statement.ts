@@ -49,11 +49,20 @@ export async function walletStatement(
           select 'calls:' || c.application_id || ':' || c.day as key, 'calls' as kind, null::text as description,
             c.application_id, c.day, c.calls, -c.cents * ${MICROS_PER_CENT}::bigint as amount_micros, c.at
           from (
-            select i.application_id, (i.created_at at time zone 'UTC')::date as day, count(*)::int as calls,
-              sum(i.charged_cents)::bigint as cents, max(i.created_at) as at
-            from invocations i, cutoff
-            where i.caller_user_id = ${userId}::uuid and i.hold_id is not null and i.charged_cents > 0
-              and (cutoff.before is null or i.created_at < cutoff.before)
+            -- Days dropped by the retention are read as folded before the drop (decision 038).
+            select application_id, day, sum(calls)::int as calls, sum(cents)::bigint as cents, max(at) as at
+            from (
+              select i.application_id, (i.created_at at time zone 'UTC')::date as day, count(*) as calls,
+                sum(i.charged_cents) as cents, max(i.created_at) as at
+              from invocations i, cutoff
+              where i.caller_user_id = ${userId}::uuid and i.hold_id is not null and i.charged_cents > 0
+                and (cutoff.before is null or i.created_at < cutoff.before)
+              group by 1, 2
+              union all
+              select d.application_id, d.day, d.calls, d.charged_cents, d.last_at
+              from dropped_payer_calls d, cutoff
+              where d.caller_user_id = ${userId}::uuid and (cutoff.before is null or d.last_at < cutoff.before)
+            ) u
             group by 1, 2
           ) c
           union all

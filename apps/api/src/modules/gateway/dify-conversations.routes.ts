@@ -472,7 +472,11 @@ function ownedBy(application: ApplicationRow, caller: LocalUser, user: string | 
   );
 }
 
-/** A successful call of the caller's (account and Dify `user`) to the app: its id, or Dify's 404. */
+/**
+ * A successful call of the caller's (account and Dify `user`) to the app: its id, or Dify's 404.
+ * A chat turn outlives its invocation (dropped with its day past INVOCATION_RETENTION_DAYS,
+ * decision 038) as its conversation's message, which has the same id.
+ */
 async function ownMessage(
   db: Database,
   application: ApplicationRow,
@@ -481,8 +485,16 @@ async function ownMessage(
   user: string | undefined,
 ): Promise<string> {
   const found = await findOwnCall(db, application, caller, messageId, { user });
-  if (!found) throw messageNotExists();
-  return found.id;
+  if (found) return found.id;
+  const [message] = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(messageId)
+    ? await db
+        .select({ id: conversationMessages.id })
+        .from(conversationMessages)
+        .innerJoin(conversations, eq(conversations.id, conversationMessages.conversationId))
+        .where(and(eq(conversationMessages.id, messageId), ownedBy(application, caller, user)))
+    : [];
+  if (!message) throw messageNotExists();
+  return message.id;
 }
 
 /** Each conversation's inputs: those of its first message (what the conversation was started with). */

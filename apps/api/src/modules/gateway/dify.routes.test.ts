@@ -197,6 +197,23 @@ describe("conversation routes", () => {
     );
     expect((await call(world.slugs.chat, "/app/feedbacks")).status).toBe(403);
   });
+
+  it("rates a chat turn whose invocation's day was dropped by the retention, as its message", async () => {
+    const sent = await call(world.slugs.chat, "/chat-messages", { body: { query: "old", user: "gil" } });
+    expect(sent.status).toBe(200);
+    // What dropping the day's partition does to this call (decision 038): its raw row is gone.
+    const db = world.server.database.db;
+    await db.delete(invocations).where(eq(invocations.id, sent.body.message_id));
+    const rated = await call(world.slugs.chat, `/messages/${sent.body.message_id}/feedbacks`, {
+      body: { rating: "like", user: "gil" },
+    });
+    expect(rated.status).toBe(200);
+    // Still only the caller's own message, for the Dify user who sent it.
+    const stranger = await call(world.slugs.chat, `/messages/${sent.body.message_id}/feedbacks`, {
+      body: { rating: "like", user: "someone-else" },
+    });
+    expect(stranger.status).toBe(404);
+  });
 });
 
 describe("request fields", () => {

@@ -1,4 +1,4 @@
-import { eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { conversationMessages, conversations, includedCalls, invocations } from "../../db/schema/index.ts";
 import { addToRollups } from "../analytics/rollups.ts";
@@ -146,7 +146,7 @@ export async function recordInvocation(db: Database, record: InvocationRecord): 
           feeMicros: settled.feeMicros,
           modelCostDeductedMicros: settled.modelCostDeductedMicros,
         })
-        .where(eq(invocations.id, record.id));
+        .where(and(eq(invocations.id, record.id), eq(invocations.createdAt, at)));
     } else if (settled !== "charged") {
       charged = 0;
       await tx
@@ -161,7 +161,7 @@ export async function recordInvocation(db: Database, record: InvocationRecord): 
                 planPeriodStart: sql`${settled.coveredBy.periodStart}::timestamptz`,
               },
         )
-        .where(eq(invocations.id, record.id));
+        .where(and(eq(invocations.id, record.id), eq(invocations.createdAt, at)));
     }
     // Last before commit, so the rollup rows are locked for as short a time as possible.
     await addToRollups(tx as unknown as Database, rollup(charged, settled === "refused", fee));

@@ -1,4 +1,4 @@
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { type Database, preparedStatement, writerFor } from "../../db/client.ts";
 import { invocations } from "../../db/schema/index.ts";
 import { APP_STATS_ADDED, OWNER_STATS_ADDED, ROLLUP_SHARDS, utcDay } from "../analytics/rollups.ts";
@@ -63,6 +63,10 @@ export function recordCharged(
   record: InvocationRecord,
   settlement?: Settlement,
 ): Promise<RecordedCall> {
+  // The call's time is fixed on the record the first time it is recorded: it is half of the
+  // invocation's key (partitioned by day, decision 038), so the same call recorded again (a batch
+  // written again call by call, a record submitted twice) meets its own row, never adds a second.
+  record.createdAt ??= new Date();
   if (record.conversation) return recordOne(db, { record, settlement });
   let recorder = recorders.get(db);
   if (!recorder) {
@@ -216,7 +220,12 @@ async function recordedOutcome(
       chargedCents: invocations.chargedCents,
     })
     .from(invocations)
-    .where(eq(invocations.id, call.record.id));
+    .where(
+      and(
+        eq(invocations.id, call.record.id),
+        call.record.createdAt ? eq(invocations.createdAt, call.record.createdAt) : undefined,
+      ),
+    );
   if (!row) return undefined;
   if (!call.settlement) return { outcome: "none", chargedCents: 0 };
   if (row.holdId) return { outcome: "hold", chargedCents: row.chargedCents || call.settlement.amountCents };

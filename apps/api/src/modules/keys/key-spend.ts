@@ -157,11 +157,14 @@ export async function sweepKeyReservations(db: Database): Promise<void> {
   await queryRows(
     db,
     sql`with gone as (delete from api_key_reservations where expires_at < now()
-                      returning call_id, key_id, period_start, micros),
+                      returning call_id, key_id, period_start, micros, expires_at),
         back as (select g.key_id, g.period_start,
                    sum(g.micros - least(g.micros, coalesce(i.charged_cents * ${MICROS_PER_CENT}, 0)))::bigint as micros
+                 -- A call is recorded before its reservation expires, after it was taken: a day
+                 -- either side bounds the partitions looked in (decision 038).
                  from gone g left join invocations i on i.id = g.call_id and i.hold_id is not null
                    and i.status = 'success'
+                   and i.created_at > g.expires_at - interval '1 day' and i.created_at < g.expires_at + interval '1 day'
                  group by g.key_id, g.period_start)
         update api_key_spend s set spent_micros = greatest(s.spent_micros - back.micros, 0)
         from back where s.key_id = back.key_id and s.period_start = back.period_start and back.micros > 0`,
