@@ -1,7 +1,6 @@
 import { sql } from "drizzle-orm";
 import {
   bigint,
-  boolean,
   check,
   date,
   doublePrecision,
@@ -243,15 +242,6 @@ export const invocations = pgTable(
     subscriptionId: uuid("subscription_id"),
     planPeriodStart: timestamp("plan_period_start", { withTimezone: true }),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
-    /**
-     * Decision 037: a paid call's intent records it as `pending` (status) with the price it spent
-     * from its hold here, so a void can give it back; null on calls recorded in one step.
-     */
-    spentMicros: bigint("spent_micros", { mode: "number" }),
-    /** After this the sweeper voids a call still pending, and finishes one left unfinished. */
-    voidAfter: timestamp("void_after", { withTimezone: true }),
-    /** From the intent until the finish added the call to the rollups. */
-    unfinished: boolean("unfinished").notNull().default(false),
   },
   (t) => [
     primaryKey({ name: "invocations_pkey", columns: [t.id, t.createdAt] }),
@@ -264,8 +254,6 @@ export const invocations = pgTable(
       .on(t.callerUserId, t.createdAt)
       .where(sql`${t.holdId} is not null and ${t.chargedCents} > 0`),
     // The calls whose model cost a sweep still has to take from their creator (billing/model-costs.ts).
-    index("invocations_unfinished_idx").on(t.voidAfter).where(sql`${t.unfinished}`),
-    index("invocations_pending_hold_idx").on(t.holdId).where(sql`${t.status} = 'pending'`),
     index("invocations_model_cost_due_idx")
       .on(t.id)
       .where(sql`${t.modelCostMicros} > ${t.modelCostDeductedMicros} and ${t.modelCostPostedAt} is null`),

@@ -302,8 +302,6 @@ export async function getRecentInvocations(
       .where(
         and(
           eq(invocations.applicationId, app.id),
-          // A pending call (decision 037) is in flight: neither a success nor a failure yet.
-          sql`${invocations.status} <> 'pending'`,
           // A bound time, not now(): the planner then leaves out the other days' partitions
           // before planning them (with now() it plans every partition, pruning only at run time).
           days === undefined ? undefined : gte(invocations.createdAt, new Date(Date.now() - days * DAY_MS)),

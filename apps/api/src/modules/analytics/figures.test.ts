@@ -2,7 +2,6 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Caller, createCaller, fundWallet, settledWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { callsFinished } from "../../test/finished-calls.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
 
 /**
@@ -35,14 +34,8 @@ async function liveApp(creator: Caller, name: string, priceCents: number) {
   ).toBe(200);
   return app.slug as string;
 }
-/** A call, once it is in the rollups (its finish commits just after the answer: decision 037). */
-const call = async (caller: Caller, slug: string) => {
-  const answer = await caller.api("POST", `/api/app/${slug}/completion-messages`, {
-    body: { inputs: { query: "hi" } },
-  });
-  await callsFinished(server.database.db);
-  return answer;
-};
+const call = (caller: Caller, slug: string) =>
+  caller.api("POST", `/api/app/${slug}/completion-messages`, { body: { inputs: { query: "hi" } } });
 
 describe("the creator's money figures", () => {
   it("are exact below a cent, the same per app and in total, and the net is what earnings received", async () => {

@@ -78,7 +78,7 @@ export async function checkCalls(db: Database): Promise<CallChecks> {
       db,
       sql`select i.id from invocations i join applications a on a.id = i.application_id
             where (i.hold_id is not null and i.subscription_id is not null)
-               or (i.hold_id is not null and i.charged_cents = 0 and i.status <> 'pending' and not ${embedded})
+               or (i.hold_id is not null and i.charged_cents = 0 and not ${embedded})
                or (i.subscription_id is not null and i.charged_cents > 0)
             order by i.created_at`,
     ),
@@ -110,7 +110,7 @@ export async function checkCalls(db: Database): Promise<CallChecks> {
                                 where p.subscription_id = s.id
                                   and p.plan_period_start = s.current_period_start) d
             left join invocations i on i.subscription_id = s.id
-              and i.plan_period_start = s.current_period_start and i.status in ('success', 'pending')
+              and i.plan_period_start = s.current_period_start and i.status = 'success'
             group by s.id, r.taken, d.calls having count(i.id) + r.taken + d.calls <> s.calls_used`,
     ),
     queryRows<{ id: string }>(

@@ -164,8 +164,7 @@ const paidFrom = async (applicationId: string) => {
       subscriptionId: invocations.subscriptionId,
     })
     .from(invocations)
-    // A pending row (decision 037) is a call in flight, not yet recorded.
-    .where(and(eq(invocations.applicationId, applicationId), sql`${invocations.status} <> 'pending'`));
+    .where(eq(invocations.applicationId, applicationId));
   const successes = rows.filter((row) => row.status === "success");
   return {
     rows,

@@ -3,7 +3,6 @@ import { and, asc, eq, inArray, lt, sql } from "drizzle-orm";
 import { type Database, preparedStatement, queryRows } from "../../db/client.ts";
 import { holds } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
-import { sweepCallIntents } from "../gateway/call-intent.ts";
 import { walletBalance } from "./balances.ts";
 import { accountInDebt, debtOf } from "./debts.ts";
 import type { IncludedCall } from "./included-calls.ts";
@@ -345,7 +344,7 @@ export async function closeHold(db: Database, holdId: string): Promise<boolean> 
  * account is missing or a balance could not move.
  */
 const closeHoldStatement = preparedStatement<{ closed: number; guard: number }>(
-  "pm_close_hold_v3",
+  "pm_close_hold_v2",
   `with target as (
      select payer_id, creator_id from holds where id = $1::uuid and status = 'held'
    ), acct as (
@@ -362,28 +361,11 @@ const closeHoldStatement = preparedStatement<{ closed: number; guard: number }>(
                   union all select earnings from acct union all select platform from acct
                   union all select model from acct)
      order by id for update
-   ), lockh as (
-     select id from holds where id = $1::uuid and status = 'held' and (select count(*) from first) >= 0
-     for update
-   ), gone as (
-     -- Its calls still pending were never completed (decision 037): voided first, their prices
-     -- not posted.
-     delete from invocations where hold_id = $1::uuid and status = 'pending'
-       and exists (select 1 from lockh)
-     returning coalesce(spent_micros, 0) as micros, fee_micros as fee
-   ), g as (
-     select coalesce(sum(micros), 0)::bigint as micros, coalesce(sum(fee), 0)::bigint as fee,
-       count(*)::int as n
-     from gone
    ), h as (
-     update holds set settled_micros = settled_micros - g.micros, fee_micros = holds.fee_micros - g.fee,
-       calls = holds.calls - g.n,
-       status = case when settled_micros - g.micros = amount_micros then 'settled' else 'released' end,
+     update holds set status = case when settled_micros = amount_micros then 'settled' else 'released' end,
        closed_at = now()
-     from g
-     where holds.id = $1::uuid and holds.status = 'held' and (select count(*) from first) >= 0
-     returning holds.id, payer_id, creator_id, amount_micros, settled_micros, holds.fee_micros,
-       model_cost_micros, holds.calls
+     where id = $1::uuid and status = 'held' and (select count(*) from first) >= 0
+     returning id, payer_id, creator_id, amount_micros, settled_micros, fee_micros, model_cost_micros, calls
    ), tx as (
      select 'settle' as kind,
        case when h.calls = 1 then '1 paid call' else h.calls || ' paid calls' end as description
@@ -431,9 +413,6 @@ const closeHoldStatement = preparedStatement<{ closed: number; guard: number }>(
 
 /** Closes holds a crashed process left behind once they expire (`closeHold`); returns how many. */
 export async function sweepExpiredHolds(db: Database, now: Date = new Date()): Promise<number> {
-  // Calls a crash left pending are voided, completed ones finished (their model cost on the hold
-  // while it is open) before the holds close (decision 037).
-  await sweepCallIntents(db, now);
   const expired = await db
     .select({ id: holds.id })
     .from(holds)

@@ -259,8 +259,6 @@ export function createGatewayCall(deps: GatewayDeps, tasks?: RunningTasks) {
         let sent: string | null = null;
         const chunks = task ? untilAborted(stream.chunks, task.signal) : stream.chunks;
         for await (const chunk of chunks) {
-          // The call is charged durably before its first content goes out (decision 037).
-          if (sent === null && !clientGone) await paid.beforeContent();
           // A client that stopped reading is dropped by the writer: the same as one that left.
           if (clientGone || !(await send(presenter.chunk(chunk, meta)))) {
             clientGone = true;

@@ -220,7 +220,7 @@ it("gives every lease back when the server closes", async () => {
     await fundWallet(consumer, 3_000);
     const consumerId = await userIdOf(consumer);
     const burst = await Promise.all(Array.from({ length: 20 }, () => call(consumer, app.slug)));
-    expect(burst.map((answer) => answer.status)).toEqual(Array(20).fill(200));
+    expect(burst.every((answer) => answer.status === 200)).toBe(true);
     // The burst's last lease has money left (leases of 1, 2, 4, 8, 16 calls cover 31).
     const before = await walletBalances(own.database.db, consumerId);
     expect(before.held).toBeGreaterThan(0);

@@ -4,7 +4,6 @@ import type { Database } from "../../db/client.ts";
 import { AppError } from "../../lib/errors.ts";
 import { closeHold, recalledOf, recallHolds, takeCallPayment } from "../billing/holds.ts";
 import { type IncludedCall, refundIncludedCall } from "../billing/included-calls.ts";
-import { callStepsSettled } from "./call-intent.ts";
 
 /**
  * Wallet leases (docs/decisions/018-wallet-leases.md). A paid call must have its price set aside
@@ -397,8 +396,6 @@ export function leaseBookFor(db: Database, log?: FastifyBaseLogger): LeaseBook {
 export async function closeLeases(db: Database): Promise<void> {
   const book = books.get(db);
   if (!book) return;
-  // Answered calls still finishing (decision 037) end their leases' calls when done.
-  await callStepsSettled(db);
   books.delete(db);
   await book.close();
 }

@@ -164,8 +164,6 @@ export async function runOpenAiCall<Answer extends { usage?: unknown }>(
       // What was written to the caller: once anything was, the call is paid for (decision 025).
       let sent: string | null = null;
       for await (const piece of streamed.chunks) {
-        // The call is charged durably before its first content goes out (decision 037).
-        if (sent === null && delivered && !clientGone) await paid.beforeContent();
         // Gone, or dropped for not reading (sse-writer.ts): the same as a caller who left.
         delivered = delivered && !clientGone && (await writer.write(dialect.streamDelta(meta, piece)));
         if (!delivered) break;

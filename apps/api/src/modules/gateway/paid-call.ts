@@ -12,15 +12,6 @@ import { refundIncludedCall, useIncludedCall } from "../billing/included-calls.t
 import { cachedAccountFor } from "../billing/postings.ts";
 import { effectivePriceCents } from "../billing/price-changes.ts";
 import { type KeyReservation, reserveKeySpend } from "../keys/key-spend.ts";
-import {
-  type Finish,
-  type IntentOutcome,
-  submitCompletion,
-  submitFinish,
-  submitIntent,
-  submitVoid,
-  trackCallStep,
-} from "./call-intent.ts";
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
 import type { InvocationRecord } from "./invocations.service.ts";
 import { type LeasedPayment, leaseBookFor } from "./leases.ts";
@@ -55,12 +46,6 @@ export interface PaidCall {
    * that, it costs nothing and is recorded as failed.
    */
   abandon(sent: string | null): Promise<CallCharge>;
-  /**
-   * A stream calls this before writing its first content: a wallet-paid call's completion is
-   * made durable then (decision 037), so once content is out the call is charged whatever
-   * happens next. Throws `unavailable` when the call could not be paid (nothing may be sent).
-   */
-  beforeContent(): Promise<void>;
 }
 
 /** An included call taken for a call outlives the call's deadline by this much before the sweeper gives it back. */
@@ -156,153 +141,14 @@ export async function openPaidCall(
     keyReservation
       ?.settle(keptCents)
       .catch((err) => request.log.error({ err }, "could not give back a key's reserved spend"));
-  const createdAt = new Date();
-  // Decision 037: a wallet-paid call's intent (its price spent from the hold, its row pending) is
-  // written while the upstream works; only the completion waits between the answer and the caller.
-  const intent =
-    holdId && accounts && !execution.conversation
-      ? submitIntent(db, {
-          id: messageId,
-          applicationId: application.id,
-          callerUserId: caller.id,
-          apiKeyId: request.apiKeyId,
-          endUser: input.user ?? null,
-          mode,
-          model: execution.model,
-          voidAfter: new Date(
-            createdAt.getTime() + (execution.deadlineSeconds + INCLUDED_CALL_MARGIN_SECONDS) * 1000,
-          ),
-          holdId,
-          amountCents: price,
-          feePercent: options.feePercent,
-        })
-      : undefined;
-  // Awaited by whichever step comes next; never left to reject unheard.
-  intent?.catch(() => {});
-  /** Where the intent's call stands: a step is taken once (completed, or voided). */
-  let state: "open" | "completed" | "voided" | "refused" = "open";
-  let completedCharge: CallCharge | undefined;
-  /** The row's `created_at` (the intent's answer): every later step names the row by it and its id. */
-  let rowAt: Date | undefined;
-  /** The intent's row stays (a refused call, recorded as failed): no other row may be recorded. */
-  let rowKept = false;
-  const refusedError = () =>
-    new AppError(
-      "unavailable",
-      "The payment for this call could not be completed; you were not charged. Please retry.",
-    );
-  /** The pending row and its price go back; the lease hears of it once the void's statement returned. */
-  const voidIntent = async () => {
-    if (!intent || state !== "open") return;
-    state = "voided";
-    const paidBy = await intent.catch(() => undefined);
-    rowAt = paidBy?.createdAt;
-    if (paidBy?.createdAt && paidBy.outcome !== "refused")
-      await submitVoid(db, { id: messageId, createdAt: paidBy.createdAt }).catch((err) =>
-        request.log.error({ err }, "could not void a call's intent; the sweeper will"),
-      );
-    else if (paidBy) {
-      rowKept = true;
-      void finishLater({ id: messageId }, undefined);
-    }
-    await payment.end?.(paidBy?.outcome === "refused" ? "refused" : "unspent");
-    await settleKey(0);
-  };
-  /** The finish (model cost, rollups) runs after the answer; the lease hears "charged" after it. */
-  let finished = false;
-  const finishLater = (finish: Omit<Finish, "createdAt">, outcome: "charged" | "unspent" | undefined) => {
-    if (finished) return Promise.resolve();
-    finished = true;
-    const step = (rowAt ? submitFinish(db, { ...finish, createdAt: rowAt }) : Promise.resolve(false))
-      .catch((err) => request.log.warn({ err }, "could not finish a call; the sweeper will"))
-      .then(() => outcome && payment.end?.(outcome));
-    // A closing server waits for it before it closes its leases (leases.ts).
-    trackCallStep(db, step);
-    return step;
-  };
-  /**
-   * The completion: waits for the intent, then turns the pending row into a charged call with a
-   * synchronous commit. Throws `unavailable` when the call could not be paid.
-   */
-  const complete = async (result: ExecutionResult | undefined): Promise<CallCharge> => {
-    if (!intent) throw new Error("no intent to complete");
-    if (state === "completed" && completedCharge) return completedCharge;
-    if (state !== "open") throw refusedError();
-    let paidBy: IntentOutcome;
-    try {
-      paidBy = await intent;
-      rowAt = paidBy.createdAt;
-    } catch (error) {
-      // Whether the intent committed is unknown: a pending row is voided by the lease's close or
-      // the sweeper; the key's reservation is left to the sweeper.
-      state = "voided";
-      await payment.end?.("unspent");
-      throw error;
-    }
-    if (paidBy.outcome === "refused") {
-      state = "refused";
-      rowKept = true;
-      request.log.error({ holdId, invocationId: messageId }, "a call found its hold closed");
-      void finishLater({ id: messageId }, undefined);
-      await payment.end?.("refused");
-      await settleKey(0);
-      throw refusedError();
-    }
-    const chargedCents = paidBy.outcome === "hold" && !ownerPays ? paidBy.cents : 0;
-    let completed: number | undefined;
-    try {
-      if (!rowAt) throw new AppError("unavailable", "The call could not be recorded; you were not charged.");
-      completed = await submitCompletion(db, {
-        id: messageId,
-        createdAt: rowAt,
-        chargedCents,
-        feePercent: options.feePercent,
-        model: result?.answeredBy ?? execution.model,
-        latencyMs: Math.round(performance.now() - started),
-        inputTokens: result?.inputTokens ?? 0,
-        outputTokens: result?.outputTokens ?? 0,
-      });
-    } catch (error) {
-      // Whether the completion committed is unknown: as with the recorder, the caller hears of a
-      // failure; a charged row stays charged (the key's reservation keeps it, the sweeper decides).
-      state = "voided";
-      await payment.end?.("unspent");
-      throw error;
-    }
-    if (completed === undefined) {
-      // Voided meanwhile (its hold closed by the sweeper): never charged, never answered.
-      state = "refused";
-      await payment.end?.("refused");
-      await settleKey(0);
-      throw refusedError();
-    }
-    state = "completed";
-    await settleKey(paidBy.outcome === "hold" ? completed : 0);
-    completedCharge =
-      paidBy.outcome === "hold"
-        ? { chargedCents: completed, paidBy: "wallet" }
-        : { chargedCents: 0, paidBy: "plan" };
-    return completedCharge;
-  };
   // Paid for: the call leaves its starting phase, and the next waiting call may start.
   request.releaseAdmission?.();
   const started = performance.now();
   const paidCall: PaidCall = {
     messageId,
-    createdAt: Math.floor(createdAt.getTime() / 1000),
+    createdAt: Math.floor(Date.now() / 1000),
     started,
-    async beforeContent() {
-      if (intent) await complete(undefined);
-    },
     async release() {
-      if (intent) {
-        // A stream whose content went out is charged already: it stays charged (decision 037).
-        if (state === "completed") {
-          await paidCall.record("success");
-          return;
-        }
-        return voidIntent();
-      }
       if (coveredBy)
         await refundIncludedCall(db, coveredBy).catch((err) =>
           request.log.error({ err }, "could not refund an included call"),
@@ -312,26 +158,6 @@ export async function openPaidCall(
       await settleKey(0);
     },
     async record(status, result, error) {
-      if (intent) {
-        if (status === "success" || state === "completed") {
-          const charge = await complete(result);
-          void finishLater(
-            {
-              id: messageId,
-              model: result?.answeredBy ?? execution.model,
-              latencyMs: Math.round(performance.now() - started),
-              inputTokens: result?.inputTokens ?? 0,
-              outputTokens: result?.outputTokens ?? 0,
-              modelCostMicros: result?.modelCostMicros ?? 0,
-            },
-            charge.paidBy === "wallet" ? "charged" : "unspent",
-          );
-          return charge;
-        }
-        // A failed call: its intent is voided, and the failure recorded as before (unpaid).
-        await voidIntent();
-        if (rowKept) return { chargedCents: 0, paidBy: "none" };
-      }
       const invocation: InvocationRecord = {
         id: messageId,
         applicationId: application.id,
@@ -407,8 +233,6 @@ export async function openPaidCall(
         : { chargedCents: 0, paidBy: "plan" };
     },
     async abandon(sent) {
-      // Content may have gone out since the completion (a stream's first write failed): charged.
-      if (sent === null && state === "completed") sent = "";
       if (sent === null) {
         await paidCall.release();
         return paidCall.record(

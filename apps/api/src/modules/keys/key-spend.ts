@@ -163,7 +163,6 @@ export async function sweepKeyReservations(db: Database): Promise<void> {
                  -- A call is recorded before its reservation expires, after it was taken: a day
                  -- either side bounds the partitions looked in (decision 038).
                  from gone g left join invocations i on i.id = g.call_id and i.hold_id is not null
-                   and i.status = 'success'
                    and i.created_at > g.expires_at - interval '1 day' and i.created_at < g.expires_at + interval '1 day'
                  group by g.key_id, g.period_start)
         update api_key_spend s set spent_micros = greatest(s.spent_micros - back.micros, 0)
