@@ -93,7 +93,9 @@ export async function runMoneyAttack(options: AttackOptions): Promise<AttackResu
     // The keys' reservations of calls not charged that no call gave back (only a killed process's
     // may be left), then the same sweep: those of charged calls stay spent, the rest go back.
     const leftReservations = await unchargedReservations(db);
-    await db.update(apiKeyReservations).set({ expiresAt: new Date(0) });
+    // Expired just now, not at the epoch: the sweep finds a reservation's call within a day of its
+    // expiry (the day partitions it looks in, decision 038), as a real expiry always is.
+    await db.update(apiKeyReservations).set({ expiresAt: new Date(Date.now() - 1_000) });
     await sweepKeyReservations(db);
     const report = await reconcile(db);
     report.overdueHolds = [...new Set([...overdueHolds, ...report.overdueHolds])];
