@@ -35,7 +35,8 @@ describe("prompt builder (edit)", () => {
 
   it("sends a workflow app's edit link to the workflow editor instead of failing to load a prompt", async () => {
     stubSignedInApi({
-      "GET /api/app/research/": () => jsonResponse(applicationFixture({ slug: "research", type: "workflow" })),
+      "GET /api/app/research/": () =>
+        jsonResponse(applicationFixture({ slug: "research", type: "workflow" })),
       "GET /api/app/research/prompt/": () => jsonResponse({ detail: "Not found" }, 404),
     });
     const { router } = renderBuilder("/applications/research/edit");
