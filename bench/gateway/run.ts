@@ -776,7 +776,8 @@ async function main() {
         log(
           `fresh process: listening after ${fmt(run.startMs, 0)} ms; first call ${fmt(run.firstMs, 3)} ms, ` +
             `second ${fmt(run.secondMs, 3)} ms, ${FIRST_CALL_CALLS}th ${fmt(run.lastMs, 3)} ms, median of 2..${FIRST_CALL_CALLS} ` +
-            `${fmt(run.steadyMedianMs, 3)} ms${run.failures.length ? `; non-2xx ${run.failures.join(" ")}` : ""}`,
+            `${fmt(run.steadyMedianMs, 3)} ms; calls 1–10: ${run.firstTenMs.map((ms) => fmt(ms, 1)).join(" ")} ms` +
+            `${run.failures.length ? `; non-2xx ${run.failures.join(" ")}` : ""}`,
         );
       }
       await sectionDone(`first call after start (${FIRST_CALL_STARTS} starts)`);

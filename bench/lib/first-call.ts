@@ -20,6 +20,8 @@ export interface FirstCallRun {
   secondMs: number;
   /** The `calls`-th (by default the 100th) call, ms. */
   lastMs: number;
+  /** The first ten calls, ms: how quickly the process gets to its steady pace. */
+  firstTenMs: number[];
   /** Median of calls 2..`calls`, ms. */
   steadyMedianMs: number;
   /** Status of every call that was not 2xx. */
@@ -70,6 +72,7 @@ export async function measureFirstCalls(options: {
       firstMs: times[0] ?? Number.NaN,
       secondMs: times[1] ?? Number.NaN,
       lastMs: times[times.length - 1] ?? Number.NaN,
+      firstTenMs: times.slice(0, 10),
       steadyMedianMs: quantile(steady, 0.5),
       failures,
       ok,

@@ -22,7 +22,13 @@ const TABLES = [
   "holds",
   "invocations",
   "ledger_transactions",
+  "ledger_entries",
   "ledger_accounts",
+  "subscriptions",
+  "included_calls",
+  "api_key_spend",
+  "api_key_reservations",
+  "app_daily_stats",
 ];
 
 async function rowCounts(): Promise<Record<string, number>> {
@@ -94,6 +100,23 @@ it("leaves the pools' connections open with the paid path's statements prepared 
       sql`select count(*)::int as n from pg_stat_activity where datname = ${database} and pid <> pg_backend_pid()`,
     );
     expect(open?.n).toBeGreaterThanOrEqual(WARM_CONNECTIONS + 2 - 1);
+  }
+  // Each ran past PostgreSQL's custom plans: the first real call does not plan the large money
+  // statements (the record statement's custom plan took ~1.5-5 ms a run). Nothing was written
+  // ("writes no row" above): the runs matched no row and were rolled back.
+  expect(report.plans).toBe((WARM_CONNECTIONS + 2) * names.length);
+  for (const db of [server.database.db, writerFor(server.database.db)]) {
+    const plans = await queryRows<{ name: string; custom: number; generic: number }>(
+      db,
+      sql`select name, custom_plans::int as custom, generic_plans::int as generic from pg_prepared_statements`,
+    );
+    const record = plans.find((p) => p.name === "pm_record_batch_v8");
+    expect(record?.custom).toBe(5);
+    expect(record?.generic).toBeGreaterThanOrEqual(1);
+    for (const name of names) {
+      const plan = plans.find((p) => p.name === name);
+      expect((plan?.custom ?? 0) + (plan?.generic ?? 0), name).toBeGreaterThanOrEqual(6);
+    }
   }
   // A second warm-up finds them prepared already: nothing is parsed twice on a connection.
   const again = await warmUps.get(server.app)?.();

@@ -12,8 +12,9 @@ import type { LlmClient } from "./modules/models/llm.ts";
 /**
  * Start-up warm-up (issue 20, docs/decisions/039-warm-start.md): before the server says it listens,
  * what the first paid call would otherwise pay for is done once, without touching money.
- *  1. Database: the pools' connections are opened (and kept while idle) and the paid path's named
- *     statements are parsed on each (Parse/Describe only: nothing runs, no row is read or written).
+ *  1. Database: the pools' connections are opened (and kept while idle), the paid path's named
+ *     statements are parsed on each, then run past PostgreSQL's custom plans with parameters that
+ *     match no row, in a transaction rolled back (nothing is read or written).
  *  2. Request-shaped passes: a Chat Completions and a Dify-style call with a key that does not
  *     exist, through the whole request pipeline (routing, hooks, the key lookup, the error answer)
  *     up to its 401, before anything is paid or recorded.
@@ -31,6 +32,8 @@ export interface WarmUpReport {
   connections: number;
   /** Named statements parsed on them. */
   statements: number;
+  /** Named statements run past their custom plans on them (db/client.ts planOn). */
+  plans: number;
   /** Request-shaped passes answered as expected (401). */
   requests: number;
   /** The model client's answer path ran against the loopback server. */
@@ -89,6 +92,7 @@ export async function warmUp(
     ms: 0,
     connections: 0,
     statements: 0,
+    plans: 0,
     requests: 0,
     upstream: false,
     tokenizer: false,

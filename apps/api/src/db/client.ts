@@ -141,10 +141,10 @@ export async function executePrepared(db: Database, query: SQL): Promise<void> {
  * query building per call: for the few statements every paid call runs (docs/decisions/012).
  * PostgreSQL parses it once per connection and, after a few runs, reuses a generic plan.
  */
-export function preparedStatement<Row>(name: string, text: string) {
-  if (namedStatements.has(name) && namedStatements.get(name) !== text)
+export function preparedStatement<Row>(name: string, text: string, warmUp: { params: () => unknown[] }) {
+  if (namedStatements.has(name) && namedStatements.get(name)?.text !== text)
     throw new Error(`two prepared statements are named ${name}`);
-  namedStatements.set(name, text);
+  namedStatements.set(name, { text, warmUpParams: warmUp.params });
   const query = { sql: text, params: [] as unknown[] };
   return async (db: Database, params: unknown[]): Promise<Row[]> => {
     const { session } = db as unknown as SessionInternals;
@@ -155,8 +155,14 @@ export function preparedStatement<Row>(name: string, text: string) {
   };
 }
 
-/** Every statement made by preparedStatement, by name: what the warm-up prepares on each connection. */
-const namedStatements = new Map<string, string>();
+/** An id no row has: the warm-up runs of the named statements use it, so they match nothing. */
+export const NO_ROW = "00000000-0000-4000-8000-000000000000";
+
+/**
+ * Every statement made by preparedStatement, by name: what the warm-up prepares and plans on each
+ * connection, with parameters that match no row (its runs are rolled back anyway).
+ */
+const namedStatements = new Map<string, { text: string; warmUpParams: () => unknown[] }>();
 
 /** The names of the statements the warm-up prepares (those of preparedStatement). */
 export function namedStatementNames(): string[] {
@@ -211,16 +217,18 @@ class PrepareOnly {
 /**
  * Opens up to `connections` connections of the handle's pool and of its writer pool (PostgreSQL
  * only) and prepares every named statement of the paid path on each (start-up warm-up, see
- * warm-up.ts). The pools keep them open while idle. Answers how many connections were warmed and
- * how many statements were prepared; PGlite has no pool and answers zeros.
+ * warm-up.ts), then gets each past its custom plans (`planOn`). The pools keep them open while
+ * idle. Answers how many connections were warmed, how many statements were prepared and how many
+ * were planned; PGlite has no pool and answers zeros.
  */
 export async function warmConnections(
   db: Database,
   connections = WARM_CONNECTIONS,
-): Promise<{ connections: number; statements: number }> {
+): Promise<{ connections: number; statements: number; plans: number }> {
   const texts = [...namedStatements];
   let warmed = 0;
   let statements = 0;
+  let plans = 0;
   for (const [handle, count] of [
     [db, connections],
     [writerFor(db), 2],
@@ -238,11 +246,13 @@ export async function warmConnections(
         clients.map(async (client) => {
           const parsed = (client as unknown as { connection: { parsedStatements: Record<string, string> } })
             .connection.parsedStatements;
-          for (const [name, text] of texts) {
+          for (const [name, { text }] of texts) {
             if (parsed[name] === text) continue;
             await (client.query(new PrepareOnly(name, text) as never) as unknown as PrepareOnly).promise;
             statements += 1;
           }
+          const planned = await planOn(client, texts);
+          plans += planned;
         }),
       );
       warmed += clients.length;
@@ -250,8 +260,37 @@ export async function warmConnections(
       for (const client of clients) client.release();
     }
   }
-  return { connections: warmed, statements };
+  return { connections: warmed, statements, plans };
 }
+
+/**
+ * PostgreSQL plans a prepared statement afresh for each of its first five runs on a connection
+ * (custom plans; the record statement's takes ~1.5–5 ms) before it settles on a reusable plan
+ * or keeps planning: the first calls after start paid that on every connection. This runs each
+ * named statement that many times on the connection, with parameters that match no row, in a
+ * transaction that is rolled back: the plan cache keeps its plans and counts, the database
+ * keeps nothing. Answers how many statements are past their custom plans.
+ */
+async function planOn(
+  client: pg.PoolClient,
+  texts: [string, { text: string; warmUpParams: () => unknown[] }][],
+): Promise<number> {
+  let planned = 0;
+  await client.query("begin");
+  try {
+    for (const [name, { text, warmUpParams }] of texts) {
+      for (let run = 0; run < CUSTOM_PLAN_RUNS; run++)
+        await client.query({ name, text, values: warmUpParams() });
+      planned += 1;
+    }
+  } finally {
+    await client.query("rollback");
+  }
+  return planned;
+}
+
+/** PostgreSQL's plan cache: custom plans for the first five runs, then the choice (plancache.c). */
+const CUSTOM_PLAN_RUNS = 6;
 
 export async function pingDatabase(db: Database): Promise<void> {
   await db.execute(sql`select 1`);

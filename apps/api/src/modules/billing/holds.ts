@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { and, asc, eq, inArray, lt, sql } from "drizzle-orm";
-import { type Database, preparedStatement, queryRows } from "../../db/client.ts";
+import { type Database, NO_ROW, preparedStatement, queryRows } from "../../db/client.ts";
 import { holds } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
 import { walletBalance } from "./balances.ts";
@@ -140,6 +140,7 @@ const takePaymentStatement = preparedStatement<{
      (select amount_micros::text from hold) as hold_micros,
      set_config('synchronous_commit', 'off', true) as async,
      1 / (case when (select count(*) from hold) = 0 or (select count(*) from moved) = 2 then 1 else 0 end) as guard`,
+  { params: () => [NO_ROW, NO_ROW, NO_ROW, 1, new Date().toISOString(), NO_ROW, NO_ROW, true, 1, NO_ROW] },
 );
 
 /**
@@ -409,6 +410,7 @@ const closeHoldStatement = preparedStatement<{ closed: number; guard: number }>(
      set_config('synchronous_commit', 'off', true) as async,
      1 / (case when not exists (select 1 from moves where account_id is null)
                and (select count(*) from moved) = (select count(*) from totals) then 1 else 0 end) as guard`,
+  { params: () => [NO_ROW] },
 );
 
 /** Closes holds a crashed process left behind once they expire (`closeHold`); returns how many. */

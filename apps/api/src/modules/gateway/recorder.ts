@@ -420,4 +420,5 @@ const recordBatchStatement = preparedStatement<{ charged: string | null; covered
            where c.paid_from is not null) as charged,
      (select string_agg(id::text, ',') from covered) as covered,
      (select count(*) from used) as plans`,
+  { params: () => ["[]"] },
 );

@@ -1,5 +1,5 @@
 import { inArray, sql } from "drizzle-orm";
-import { type Database, preparedStatement, queryRows } from "../../db/client.ts";
+import { type Database, NO_ROW, preparedStatement, queryRows } from "../../db/client.ts";
 import { apiKeys } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
 import { centsToMicros, dollars, formatMicros, MICROS_PER_CENT } from "../billing/money.ts";
@@ -75,6 +75,7 @@ const reserveStatement = preparedStatement<{
      k.limit_reset, coalesce(s.spent_micros, 0)::text as spent_micros,
      ${periodEnd("k.limit_reset", "k.period_start")} as resets_at
    from k left join api_key_spend s on s.key_id = k.id and s.period_start = k.period_start`,
+  { params: () => [NO_ROW, 1, NO_ROW, 60] },
 );
 
 /** A limited key's price reserved for one call: `settle` once, with what the call was charged. */
