@@ -29,6 +29,9 @@ const TABLES = [
   "api_key_spend",
   "api_key_reservations",
   "app_daily_stats",
+  "owner_daily_stats",
+  "app_users",
+  "prompts",
 ];
 
 async function rowCounts(): Promise<Record<string, number>> {
@@ -66,6 +69,9 @@ it("runs every step without a failure, the model client's against its own loopba
   expect(report.upstream).toBe(true);
   // The sandbox does not answer every call here (OpenAI is configured): its tokenizer is left lazy.
   expect(report.tokenizer).toBe(false);
+  // Real paid calls, each answered 200, though the configured vendor is unreachable: the
+  // rehearsal's model calls went to its loopback server. PGlite has no rehearsal.
+  expect(report.rehearsed).toBe(testDb.kind === "pglite" ? 0 : 20);
 });
 
 it("writes no row and logs none of its requests", async () => {

@@ -1,12 +1,24 @@
+import { randomUUID } from "node:crypto";
+import net, { type AddressInfo } from "node:net";
+import { CreateApiKeySchema, CreateApplicationSchema } from "@promptmint/contracts";
+import { eq } from "drizzle-orm";
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from "fastify";
-import { type Database, warmConnections } from "./db/client.ts";
-import type { ApplicationRow } from "./db/schema/index.ts";
+import { Client } from "undici";
+import { type Database, rehearse, warmConnections } from "./db/client.ts";
+import { type ApplicationRow, applications, ledgerAccounts } from "./db/schema/index.ts";
+import { forgetLookups } from "./lib/lookup-cache.ts";
 import type { SecretBox } from "./lib/secrets.ts";
-import { findApplicationBySlugCached } from "./modules/applications/applications.service.ts";
-import type { LocalUser } from "./modules/auth/auth.service.ts";
+import {
+  createApplication,
+  findApplicationBySlugCached,
+} from "./modules/applications/applications.service.ts";
+import { type LocalUser, upsertUserFromToken } from "./modules/auth/auth.service.ts";
+import { accountFor } from "./modules/billing/postings.ts";
+import { discardLeases, leaseBookFor } from "./modules/gateway/leases.ts";
 import { chatDialect } from "./modules/gateway/openai-chat.ts";
 import { ChatCompletionRequestSchema, chatCall } from "./modules/gateway/openai-request.ts";
 import { preparePromptExecution } from "./modules/gateway/prompt-call.ts";
+import { createApiKey } from "./modules/keys/keys.service.ts";
 import type { LlmClient } from "./modules/models/llm.ts";
 
 /**
@@ -40,6 +52,8 @@ export interface WarmUpReport {
   upstream: boolean;
   /** The sandbox's tokenizer is built. */
   tokenizer: boolean;
+  /** Paid calls of the rehearsal answered 200 (0 on PGlite, which has none). */
+  rehearsed: number;
   failures: string[];
   /** Milliseconds each step took. */
   stepMs: Record<string, number>;
@@ -51,9 +65,13 @@ export interface WarmUpReport {
  */
 export const WARM_UP_ADDRESS = "warm-up";
 
+/** The sockets the rehearsal's calls come on (a loopback listener of its own). */
+const rehearsalSockets = new WeakSet<object>();
+
 /** A warm-up request: not logged, not counted in the metrics. */
 export function isWarmUpRequest(request: FastifyRequest): boolean {
-  return request.raw.socket?.remoteAddress === WARM_UP_ADDRESS;
+  const socket = request.raw.socket;
+  return socket?.remoteAddress === WARM_UP_ADDRESS || (socket !== undefined && rehearsalSockets.has(socket));
 }
 
 /** Made-up app and caller of the paid-path pass: their ids match no row. */
@@ -96,6 +114,7 @@ export async function warmUp(
     requests: 0,
     upstream: false,
     tokenizer: false,
+    rehearsed: 0,
     failures: [],
     stepMs: {},
   };
@@ -150,6 +169,9 @@ export async function warmUp(
   await attempt("model client", async () => {
     Object.assign(report, (await deps.llm.warmUp?.()) ?? {});
   });
+  await attempt("rehearsal", async () => {
+    report.rehearsed = await rehearsePaidCalls(app, deps);
+  });
   report.ms = performance.now() - started;
   if (report.failures.length > 0)
     deps.log.warn(
@@ -158,6 +180,117 @@ export async function warmUp(
     );
   else deps.log.debug({ warmUp: report }, "start-up warm-up done");
   return report;
+}
+
+/** Paid calls of the rehearsal, by client: Chat Completions (most) and Dify's completion-messages. */
+const REHEARSAL_CALLS = { openai: 16, dify: 4 };
+
+/**
+ * The rehearsal (decision 039): real paid calls through the whole server — key, app and prompt
+ * lookups, the body's parsing, the lease's hold, the model client, the durable record, the answer —
+ * for a consumer, creator, app, key and wallet made for it, all inside one database transaction
+ * that is rolled back (db/client.ts `rehearse`), with the model answered by a loopback server
+ * (llm.ts `rehearse`). Only PostgreSQL has it. The calls share one lease sized never to run out,
+ * so no hold is closed (a close would lock the platform's fee accounts until the rollback); the
+ * lease book is then forgotten. Answers how many calls answered 200.
+ */
+async function rehearsePaidCalls(
+  app: FastifyInstance,
+  deps: { db: Database; llm: LlmClient; secrets: SecretBox },
+): Promise<number> {
+  const { db } = deps;
+  let answered = 0;
+  const run = async () => {
+    try {
+      const world = await rehearsalWorld(db, deps.secrets);
+      leaseBookFor(db).expectCalls(
+        world.payerId,
+        world.applicationId,
+        REHEARSAL_CALLS.openai + REHEARSAL_CALLS.dify,
+      );
+      const calls = [
+        ...Array.from({ length: REHEARSAL_CALLS.openai }, () => ({
+          url: "/api/v1/chat/completions",
+          payload: { model: world.slug, messages: [{ role: "user", content: "warm-up" }] },
+        })),
+        ...Array.from({ length: REHEARSAL_CALLS.dify }, () => ({
+          url: `/api/app/${world.slug}/completion-messages`,
+          payload: { inputs: {}, query: "warm-up", response_mode: "blocking", user: "warm-up" },
+        })),
+      ];
+      // Over a real socket, like a real call (light-my-request's inject skips Node's HTTP parser
+      // and socket writes): a loopback listener of its own hands its connections to the server,
+      // which is not listening yet.
+      const listener = net.createServer((socket) => {
+        rehearsalSockets.add(socket);
+        app.server.emit("connection", socket);
+      });
+      await new Promise<void>((ready, fail) => listener.listen(0, "127.0.0.1", ready).once("error", fail));
+      const client = new Client(`http://127.0.0.1:${(listener.address() as AddressInfo).port}`);
+      try {
+        for (const call of calls) {
+          const answer = await client.request({
+            method: "POST",
+            path: call.url,
+            headers: { authorization: `Bearer ${world.key}`, "content-type": "application/json" },
+            body: JSON.stringify(call.payload),
+          });
+          const body = await answer.body.text();
+          if (answer.statusCode !== 200)
+            throw new Error(`${call.url} answered ${answer.statusCode}: ${body.slice(0, 200)}`);
+          answered += 1;
+        }
+      } finally {
+        await client.close();
+        listener.close();
+      }
+    } finally {
+      discardLeases(db);
+    }
+  };
+  // A model client that cannot redirect its vendor calls gets no rehearsal: it would call them.
+  if (!deps.llm.rehearse) return 0;
+  const llm = deps.llm as Required<Pick<LlmClient, "rehearse">>;
+  await rehearse(db, () => llm.rehearse(run));
+  // Its rows were never committed; nothing cached may point at them.
+  forgetLookups(db, "apiKeys", "applications", "prompts");
+  return answered;
+}
+
+/** The rehearsal's people, app (live, public, 1¢ a call), key and funded wallet, made in its transaction. */
+async function rehearsalWorld(db: Database, secrets: SecretBox) {
+  const tag = randomUUID();
+  const person = (role: string, creator: boolean) =>
+    upsertUserFromToken(
+      db,
+      {
+        issuer: "urn:promptmint:warm-up",
+        subject: `${role}-${tag}`,
+        claims: { sub: `${role}-${tag}`, email: `${role}-${tag}@warm-up.invalid`, name: "Warm-up" },
+        raw: "",
+      },
+      { creator, refreshEmail: true },
+    );
+  const creator = await person("creator", true);
+  const payer = await person("consumer", false);
+  const row = await createApplication(
+    db,
+    secrets,
+    creator,
+    CreateApplicationSchema.parse({
+      name: "Warm-up",
+      slug: `warm-up-${tag}`,
+      visibility: "public",
+      price_cents: 1,
+    }),
+  );
+  await db.update(applications).set({ status: "live" }).where(eq(applications.id, row.id));
+  const { key } = await createApiKey(db, payer, CreateApiKeySchema.parse({ name: "Warm-up" }));
+  // The wallet holds what the calls spend without a top-up, which would lock the platform's
+  // accounts until the rollback. The rehearsal's ledger does not balance; it is never committed.
+  const wallet = await accountFor(db, "wallet", payer.id);
+  await db.update(ledgerAccounts).set({ balanceMicros: 1_000_000_000 }).where(eq(ledgerAccounts.id, wallet));
+  return { key, slug: row.slug, applicationId: row.id, payerId: payer.id };
 }
 
 /** Each app's warm-up (app.ts registers it; main.ts runs it before listening). */

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { createHash } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
@@ -35,12 +36,12 @@ export async function openDatabase(options: {
     // warm-up opened and prepared the paid path's statements on stay ready for the first call
     // however late it comes (warmConnections).
     const pool = newPool(options.databaseUrl, 20, WARM_CONNECTIONS);
-    const db = drizzlePg(pool, { schema }) as unknown as Database;
+    const db = drizzlePg(routed(pool), { schema }) as unknown as Database;
     pools.set(db, pool);
     // The paid path's settlements get connections of their own (modules/gateway/recorder.ts): a
     // call that has been answered upstream must never queue for a connection behind new calls.
     const writerPool = newPool(options.databaseUrl, 2, 2);
-    const writer = drizzlePg(writerPool, { schema }) as unknown as Database;
+    const writer = drizzlePg(routed(writerPool), { schema }) as unknown as Database;
     pools.set(writer, writerPool);
     writers.set(db, writer);
     const client = await pool.connect();
@@ -86,6 +87,98 @@ function newPool(connectionString: string, max: number, min: number): pg.Pool {
   pool.on("error", () => {});
   pool.on("connect", (client) => client.on("error", () => {}));
   return pool;
+}
+
+/**
+ * A rehearsal (`rehearse`): one connection inside a transaction that is only ever rolled back.
+ * `open` turns false when it ends; `savepoints` counts the transactions opened inside it.
+ */
+interface Rehearsal {
+  client: pg.PoolClient;
+  open: boolean;
+  savepoints: number;
+}
+const rehearsals = new AsyncLocalStorage<Rehearsal>();
+
+/**
+ * The pool as the handle's drizzle sees it: the pool itself, except in a rehearsal, where every
+ * query and every connection taken for a transaction is the rehearsal's own connection.
+ */
+function routed(pool: pg.Pool): pg.Pool {
+  return new Proxy(pool, {
+    get(target, property) {
+      if (property === "query")
+        return (...args: unknown[]) => {
+          const rehearsal = rehearsals.getStore();
+          return rehearsal
+            ? rehearsalConnection(rehearsal).query(...(args as [string]))
+            : (target.query as (...a: unknown[]) => unknown)(...args);
+        };
+      if (property === "connect")
+        return () => {
+          const rehearsal = rehearsals.getStore();
+          return rehearsal ? Promise.resolve(rehearsalConnection(rehearsal)) : target.connect();
+        };
+      const value = Reflect.get(target, property, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+/**
+ * The rehearsal's connection as a pooled client: a transaction opened on it (drizzle's `begin`,
+ * `commit`, `rollback`) becomes a savepoint of the rehearsal's transaction, so nothing can commit;
+ * releasing it keeps it. Once the rehearsal is over, every query is refused: work it left behind
+ * (a promise that settles late) can never reach the database outside it.
+ */
+function rehearsalConnection(rehearsal: Rehearsal) {
+  const run = (text: string) => rehearsal.client.query(text);
+  return {
+    async query(config: string | { text: string }, values?: unknown[]) {
+      if (!rehearsal.open) throw new Error("the start-up rehearsal is over; its work is rolled back");
+      const text = (typeof config === "string" ? config : config.text).trim().toLowerCase();
+      if (/^(begin|start transaction)\b/.test(text)) {
+        rehearsal.savepoints += 1;
+        return run(`savepoint pm_rehearsal_${rehearsal.savepoints}`);
+      }
+      if (text === "commit" || text === "end") {
+        return run(`release savepoint pm_rehearsal_${rehearsal.savepoints--}`);
+      }
+      if (text === "rollback") {
+        const savepoint = `pm_rehearsal_${rehearsal.savepoints--}`;
+        await run(`rollback to savepoint ${savepoint}`);
+        return run(`release savepoint ${savepoint}`);
+      }
+      return rehearsal.client.query(config as string, values);
+    },
+    release() {},
+  } as unknown as pg.PoolClient;
+}
+
+/**
+ * Runs `run` in a rehearsal (the start-up warm-up's paid calls, warm-up.ts): every query the
+ * handle and its writer make meanwhile goes to one connection, in a transaction that is rolled
+ * back when `run` ends, whatever happens; a transaction opened inside it is a savepoint, so no
+ * COMMIT is ever sent. A crash meanwhile leaves nothing either (an open transaction dies with its
+ * connection). PGlite has no pool: answers undefined without running `run`.
+ */
+export async function rehearse<T>(db: Database, run: () => Promise<T>): Promise<T | undefined> {
+  const pool = pools.get(db);
+  if (!pool) return undefined;
+  const client = await pool.connect();
+  const rehearsal: Rehearsal = { client, open: true, savepoints: 0 };
+  let broken: Error | undefined;
+  try {
+    await client.query("begin");
+    return await rehearsals.run(rehearsal, run);
+  } finally {
+    rehearsal.open = false;
+    await client.query("rollback").catch((error: Error) => {
+      broken = error;
+    });
+    // A connection that could not roll back is closed, which rolls it back.
+    client.release(broken ?? false);
+  }
 }
 
 const CONNECT_TIMEOUT_MS = 5_000;

@@ -292,6 +292,25 @@ export class LeaseBook {
     } while (this.open.size > 0 || this.acquiring.size > 0 || this.closing.size > 0);
   }
 
+  /**
+   * The pair's next lease covers `calls` calls (at most LEASE_CALLS), as if its calls had kept
+   * coming: the start-up rehearsal's (warm-up.ts) one lease, which its calls never use up.
+   */
+  expectCalls(payerId: string, applicationId: string, calls: number): void {
+    this.nextCalls.set(`${payerId}:${applicationId}`, {
+      calls: Math.min(LEASE_CALLS, calls),
+      at: Date.now(),
+    });
+  }
+
+  /** Stops the book's timers and forgets its leases without closing them (see `discardLeases`). */
+  discard(): void {
+    clearInterval(this.timer);
+    clearInterval(this.recallTimer);
+    this.open.clear();
+    this.nextCalls.clear();
+  }
+
   private withRoom(key: string, request: PaymentRequest): Lease | undefined {
     const now = Date.now();
     return this.open
@@ -390,6 +409,17 @@ export function leaseBookFor(db: Database, log?: FastifyBaseLogger): LeaseBook {
     books.set(db, book);
   }
   return book;
+}
+
+/**
+ * Forgets the lease book of a database handle without closing its leases: only for the start-up
+ * rehearsal, whose holds are rolled back with everything else it wrote (db/client.ts rehearse).
+ * Closing them there would lock the platform's fee accounts until the rollback; the next call
+ * opens a new book.
+ */
+export function discardLeases(db: Database): void {
+  books.get(db)?.discard();
+  books.delete(db);
 }
 
 /** Closes the leases of a database handle (the server is closing). */

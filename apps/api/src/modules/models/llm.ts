@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { createHash } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -83,6 +84,18 @@ export interface LlmClient {
    * and the sandbox's tokenizer when the sandbox answers every call. Answers what it warmed.
    */
   warmUp?(): Promise<{ upstream: boolean; tokenizer: boolean }>;
+  /**
+   * Runs `run` with every vendor call this client would make meanwhile answered by a loopback
+   * server of its own (OpenAI models through the same client code as a real call; other vendors'
+   * models by the sandbox): the start-up rehearsal's paid calls (warm-up.ts) call no vendor.
+   */
+  rehearse?<T>(run: () => Promise<T>): Promise<T>;
+}
+
+/** Where a rehearsal's OpenAI calls go instead of the vendor (`LlmClient.rehearse`). */
+interface UpstreamRehearsal {
+  chat?: ReturnType<typeof createChatCompletions>;
+  openai?: (model: string) => LanguageModel;
 }
 
 /**
@@ -136,10 +149,18 @@ export function createLlmClient(config: Config): LlmClient {
     return createMistral({ apiKey, fetch });
   });
 
+  const rehearsals = new AsyncLocalStorage<UpstreamRehearsal>();
+
   function resolve(modelId: string, apiKey?: string): { model: CatalogModel; language?: LanguageModel } {
     const model = findModel(modelId);
     if (!model) throw new AppError("bad_request", `Unknown model '${modelId}'`);
     if (model.provider === "sandbox") return { model };
+    const rehearsal = rehearsals.getStore();
+    if (rehearsal && (apiKey || providers[model.provider]))
+      return {
+        model,
+        language: model.provider === "openai" ? rehearsal.openai?.(model.vendorModel) : undefined,
+      };
     if (apiKey) return { model, language: creatorModels.get(model.provider, apiKey, model.vendorModel) };
     const language = models.get(model.provider, model.vendorModel);
     if (language) return { model, language };
@@ -180,16 +201,7 @@ export function createLlmClient(config: Config): LlmClient {
       const tokenizer = !config.isProduction && Object.keys(providers).length === 0;
       if (tokenizer) countTokens("warm-up");
       if (!keys.openai) return { upstream: false, tokenizer };
-      // A loopback server answering one chat completion: the same client code as a real call
-      // (undici's connection and HTTP parser, the answer's parsing), but no vendor is called.
-      const server = http.createServer((req, res) => {
-        req.resume();
-        req.on("end", () => res.writeHead(200, { "content-type": "application/json" }).end(WARM_UP_ANSWER));
-      });
-      await new Promise<void>((ready, fail) => server.listen(0, "127.0.0.1", ready).once("error", fail));
-      const agent = new Agent();
-      try {
-        const baseURL = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+      await withLoopbackUpstream(async (baseURL, agent) => {
         const request: LlmRequest = {
           model: "gpt-4o-mini",
           messages: [{ role: "user", content: "warm-up" }],
@@ -210,23 +222,38 @@ export function createLlmClient(config: Config): LlmClient {
             abortSignal: signal,
           });
         }
-        return { upstream: true, tokenizer };
-      } finally {
-        await agent.close();
-        server.closeAllConnections();
-        server.close();
-      }
+      });
+      return { upstream: true, tokenizer };
+    },
+
+    async rehearse(run) {
+      if (!keys.openai) return rehearsals.run({}, run);
+      return withLoopbackUpstream((baseURL, agent) => {
+        const fetch = createUpstreamFetch(agent);
+        const rehearsal: UpstreamRehearsal = compatibleChat
+          ? {
+              chat: createChatCompletions({ baseURL, apiKey: "warm-up", dispatcher: agent }),
+              openai: (model) =>
+                createOpenAICompatible({
+                  name: "openai-compatible",
+                  baseURL,
+                  apiKey: "warm-up",
+                  includeUsage: true,
+                  fetch,
+                }).chatModel(model),
+            }
+          : { openai: (model) => createOpenAI({ baseURL, apiKey: "warm-up", fetch }).chat(model) };
+        return rehearsals.run(rehearsal, run);
+      });
     },
 
     async generate(request) {
       const { model, language } = resolve(request.model, request.apiKey);
       if (!language) return sandboxAnswer(request);
-      if (compatibleChat && model.provider === "openai" && !request.apiKey) {
+      const chat = rehearsals.getStore()?.chat ?? compatibleChat;
+      if (chat && model.provider === "openai" && !request.apiKey) {
         try {
-          const answer = await compatibleChat(
-            { ...request, model: model.vendorModel },
-            AbortSignal.timeout(timeoutMs),
-          );
+          const answer = await chat({ ...request, model: model.vendorModel }, AbortSignal.timeout(timeoutMs));
           return { ...answer, answeredBy: model.id };
         } catch (error) {
           throw toUpstreamError(error, config.llmTimeoutSeconds, Boolean(request.apiKey));
@@ -315,6 +342,26 @@ export function createLlmClient(config: Config): LlmClient {
       };
     },
   };
+}
+
+/**
+ * Runs `run` against a loopback server answering every request with a minimal chat completion,
+ * on an Agent of its own; both are closed afterwards. No vendor is called.
+ */
+async function withLoopbackUpstream<T>(run: (baseURL: string, agent: Agent) => Promise<T>): Promise<T> {
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on("end", () => res.writeHead(200, { "content-type": "application/json" }).end(WARM_UP_ANSWER));
+  });
+  await new Promise<void>((ready, fail) => server.listen(0, "127.0.0.1", ready).once("error", fail));
+  const agent = new Agent();
+  try {
+    return await run(`http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, agent);
+  } finally {
+    await agent.close();
+    server.closeAllConnections();
+    server.close();
+  }
 }
 
 /** What the warm-up's loopback server answers: a minimal OpenAI chat completion. */
