@@ -71,7 +71,8 @@ it("runs every step without a failure, the model client's against its own loopba
   expect(report.tokenizer).toBe(false);
   // Real paid calls, each answered 200, though the configured vendor is unreachable: the
   // rehearsal's model calls went to its loopback server. PGlite has no rehearsal.
-  expect(report.rehearsed).toBe(testDb.kind === "pglite" ? 0 : 20);
+  // 20 on the first pooled connection, 4 on each of the 5 others (main pool and writer pool).
+  expect(report.rehearsed).toBe(testDb.kind === "pglite" ? 0 : 20 + 4 * (WARM_CONNECTIONS + 2 - 1));
 });
 
 it("writes no row and logs none of its requests", async () => {

@@ -182,15 +182,18 @@ export async function warmUp(
   return report;
 }
 
-/** Paid calls of the rehearsal, by client: Chat Completions (most) and Dify's completion-messages. */
-const REHEARSAL_CALLS = { openai: 16, dify: 4 };
+/**
+ * Paid calls of the rehearsal, by client (Chat Completions and Dify's completion-messages): many
+ * on the first connection, for the code; a few on each other one, for its database backend.
+ */
+const REHEARSAL_CALLS = { first: { openai: 16, dify: 4 }, others: { openai: 3, dify: 1 } };
 
 /**
  * The rehearsal (decision 039): real paid calls through the whole server — key, app and prompt
  * lookups, the body's parsing, the lease's hold, the model client, the durable record, the answer —
- * for a consumer, creator, app, key and wallet made for it, all inside one database transaction
- * that is rolled back (db/client.ts `rehearse`), with the model answered by a loopback server
- * (llm.ts `rehearse`). Only PostgreSQL has it. The calls share one lease sized never to run out,
+ * for a consumer, creator, app, key and wallet made for it, all inside a database transaction that
+ * is rolled back (db/client.ts `rehearse`), once on each pooled connection, with the model answered
+ * by a loopback server (llm.ts `rehearse`). Only PostgreSQL has it. The calls share one lease sized never to run out,
  * so no hold is closed (a close would lock the platform's fee accounts until the rollback); the
  * lease book is then forgotten. Answers how many calls answered 200.
  */
@@ -200,20 +203,17 @@ async function rehearsePaidCalls(
 ): Promise<number> {
   const { db } = deps;
   let answered = 0;
-  const run = async () => {
+  const run = async (connection: number) => {
     try {
       const world = await rehearsalWorld(db, deps.secrets);
-      leaseBookFor(db).expectCalls(
-        world.payerId,
-        world.applicationId,
-        REHEARSAL_CALLS.openai + REHEARSAL_CALLS.dify,
-      );
+      const counts = connection === 0 ? REHEARSAL_CALLS.first : REHEARSAL_CALLS.others;
+      leaseBookFor(db).expectCalls(world.payerId, world.applicationId, counts.openai + counts.dify);
       const calls = [
-        ...Array.from({ length: REHEARSAL_CALLS.openai }, () => ({
+        ...Array.from({ length: counts.openai }, () => ({
           url: "/api/v1/chat/completions",
           payload: { model: world.slug, messages: [{ role: "user", content: "warm-up" }] },
         })),
-        ...Array.from({ length: REHEARSAL_CALLS.dify }, () => ({
+        ...Array.from({ length: counts.dify }, () => ({
           url: `/api/app/${world.slug}/completion-messages`,
           payload: { inputs: {}, query: "warm-up", response_mode: "blocking", user: "warm-up" },
         })),
@@ -251,7 +251,7 @@ async function rehearsePaidCalls(
   // A model client that cannot redirect its vendor calls gets no rehearsal: it would call them.
   if (!deps.llm.rehearse) return 0;
   const llm = deps.llm as Required<Pick<LlmClient, "rehearse">>;
-  await rehearse(db, () => llm.rehearse(run));
+  await rehearse(db, (connection) => llm.rehearse(() => run(connection)));
   // Its rows were never committed; nothing cached may point at them.
   forgetLookups(db, "apiKeys", "applications", "prompts");
   return answered;

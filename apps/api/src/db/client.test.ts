@@ -4,7 +4,7 @@ import path from "node:path";
 import { sql } from "drizzle-orm";
 import { afterAll, expect, it } from "vitest";
 import { createTestDatabase } from "../test/database.ts";
-import { type Database, openDatabase, queryRows, rehearse, writerFor } from "./client.ts";
+import { type Database, openDatabase, queryRows, rehearse, WARM_CONNECTIONS, writerFor } from "./client.ts";
 
 const root = mkdtempSync(path.join(os.tmpdir(), "pm-client-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -42,7 +42,9 @@ it("rolls back everything a rehearsal wrote, committed transactions included, an
       expect(ran).toBe(false);
       return;
     }
-    let late: Promise<unknown> | undefined;
+    const late: Promise<unknown>[] = [];
+    const backends: number[] = [];
+    // On each of the warm connections (4 of the main pool, 2 of the writer's), one after another.
     const seen = await rehearse(db, async () => {
       await db.transaction(async (tx) => {
         await insert(tx as unknown as Database, "committed@rehearsal.invalid");
@@ -62,20 +64,26 @@ it("rolls back everything a rehearsal wrote, committed transactions included, an
         })
         .catch(() => {});
       await insert(writerFor(db), "writer@rehearsal.invalid");
-      late = new Promise((resolve) => setTimeout(resolve, 50)).then(() => count());
+      late.push(new Promise((resolve) => setTimeout(resolve, 50)).then(() => count()));
+      const [backend] = await queryRows<{ pid: number }>(db, sql`select pg_backend_pid() as pid`);
+      backends.push(backend?.pid ?? 0);
       // Inside, every handle sees the rehearsal's own rows: one connection, one transaction.
       return { main: await count(), writer: await count(writerFor(db)) };
     });
-    expect(seen).toEqual({ main: 2, writer: 2 });
+    expect(seen).toEqual(Array.from({ length: WARM_CONNECTIONS + 2 }, () => ({ main: 2, writer: 2 })));
+    // Each rehearsal ran on a connection of its own: the pools' backends all took part.
+    expect(new Set(backends).size).toBe(WARM_CONNECTIONS + 2);
     // Outside, nothing of it: the "commit" was a savepoint's release; the rehearsal rolled back.
     expect(await count()).toBe(0);
     expect(await count(writerFor(db))).toBe(0);
     // Work it left behind finds the rehearsal over (drizzle names the query; the cause is ours).
-    const refused = (await late?.then(
-      () => undefined,
-      (error: Error) => error,
-    )) as (Error & { cause?: Error }) | undefined;
-    expect(refused?.cause?.message).toBe("the start-up rehearsal is over; its work is rolled back");
+    for (const query of late) {
+      const refused = (await query.then(
+        () => undefined,
+        (error: Error) => error,
+      )) as (Error & { cause?: Error }) | undefined;
+      expect(refused?.cause?.message).toBe("the start-up rehearsal is over; its work is rolled back");
+    }
     // A rehearsal that throws rolls back too, and the error reaches its caller.
     await expect(
       rehearse(db, async () => {

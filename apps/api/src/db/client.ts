@@ -156,28 +156,57 @@ function rehearsalConnection(rehearsal: Rehearsal) {
 }
 
 /**
- * Runs `run` in a rehearsal (the start-up warm-up's paid calls, warm-up.ts): every query the
- * handle and its writer make meanwhile goes to one connection, in a transaction that is rolled
+ * Runs `run` in a rehearsal (the start-up warm-up's paid calls, warm-up.ts) on each of the
+ * connections the warm-up keeps, main pool and writer pool, one after another: every query the
+ * handle and its writer make meanwhile goes to that one connection, in a transaction that is rolled
  * back when `run` ends, whatever happens; a transaction opened inside it is a savepoint, so no
- * COMMIT is ever sent. A crash meanwhile leaves nothing either (an open transaction dies with its
- * connection). PGlite has no pool: answers undefined without running `run`.
+ * COMMIT is ever sent. Each connection's backend thus runs every statement of a paid call once
+ * (its catalog caches, partition routing and foreign-key checks warmed), not only the one a pool
+ * happened to hand out. A crash meanwhile leaves nothing either (an open transaction dies with
+ * its connection). Answers `run`'s results by connection; PGlite has no pool: undefined, `run`
+ * is not run. A failing run stops the rehearsal with its error.
  */
-export async function rehearse<T>(db: Database, run: () => Promise<T>): Promise<T | undefined> {
-  const pool = pools.get(db);
-  if (!pool) return undefined;
-  const client = await pool.connect();
+export async function rehearse<T>(
+  db: Database,
+  run: (connection: number) => Promise<T>,
+  connections = WARM_CONNECTIONS,
+): Promise<T[] | undefined> {
+  const main = pools.get(db);
+  if (!main) return undefined;
+  const clients: pg.PoolClient[] = [];
+  const results: T[] = [];
+  try {
+    for (const [pool, count] of [
+      [main, connections],
+      [pools.get(writerFor(db)), 2],
+    ] as const) {
+      if (!pool) continue;
+      // All at once, so each is a different connection (one released early would come back).
+      const opened = await Promise.allSettled(
+        Array.from({ length: Math.min(count, pool.options.max ?? count) }, () => pool.connect()),
+      );
+      for (const result of opened) if (result.status === "fulfilled") clients.push(result.value);
+      const refused = opened.find((result) => result.status === "rejected");
+      if (refused) throw refused.reason;
+    }
+    for (const [index, client] of clients.entries()) results.push(await rehearseOn(client, () => run(index)));
+    return results;
+  } finally {
+    for (const client of clients) client.release((client as { broken?: Error }).broken ?? false);
+  }
+}
+
+async function rehearseOn<T>(client: pg.PoolClient, run: () => Promise<T>): Promise<T> {
   const rehearsal: Rehearsal = { client, open: true, savepoints: 0 };
-  let broken: Error | undefined;
   try {
     await client.query("begin");
     return await rehearsals.run(rehearsal, run);
   } finally {
     rehearsal.open = false;
     await client.query("rollback").catch((error: Error) => {
-      broken = error;
+      // A connection that could not roll back is closed on release, which rolls it back.
+      (client as { broken?: Error }).broken = error;
     });
-    // A connection that could not roll back is closed, which rolls it back.
-    client.release(broken ?? false);
   }
 }
 
