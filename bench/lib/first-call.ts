@@ -22,6 +22,11 @@ export interface FirstCallRun {
   lastMs: number;
   /** The first ten calls, ms: how quickly the process gets to its steady pace. */
   firstTenMs: number[];
+  /**
+   * One more call after `idleMs` without calls, ms: the same process, warm, but its per-key
+   * caches expired and its lease returned: what any call of a key idle that long costs.
+   */
+  afterIdleMs: number;
   /** Median of calls 2..`calls`, ms. */
   steadyMedianMs: number;
   /** Status of every call that was not 2xx. */
@@ -35,6 +40,8 @@ export async function measureFirstCalls(options: {
   calls?: number;
   spec: RequestSpec;
   launch: () => Promise<{ stop: () => Promise<void> }>;
+  /** How long to wait before the extra call (`afterIdleMs`); 0 skips it. */
+  idleMs?: number;
 }): Promise<FirstCallRun[]> {
   const calls = options.calls ?? 100;
   const runs: FirstCallRun[] = [];
@@ -49,7 +56,9 @@ export async function measureFirstCalls(options: {
     const failures: number[] = [];
     let ok = 0;
     try {
-      for (let n = 0; n < calls; n++) {
+      const idleMs = options.idleMs ?? 0;
+      for (let n = 0; n < calls + (idleMs > 0 ? 1 : 0); n++) {
+        if (n === calls) await new Promise((resolve) => setTimeout(resolve, idleMs));
         const s = performance.now();
         const res = await client.request({
           path,
@@ -66,6 +75,7 @@ export async function measureFirstCalls(options: {
       await client.close();
       await proc.stop();
     }
+    const afterIdleMs = (options.idleMs ?? 0) > 0 ? (times.pop() ?? Number.NaN) : Number.NaN;
     const steady = times.slice(1).sort((a, b) => a - b);
     runs.push({
       startMs,
@@ -73,6 +83,7 @@ export async function measureFirstCalls(options: {
       secondMs: times[1] ?? Number.NaN,
       lastMs: times[times.length - 1] ?? Number.NaN,
       firstTenMs: times.slice(0, 10),
+      afterIdleMs,
       steadyMedianMs: quantile(steady, 0.5),
       failures,
       ok,
