@@ -97,6 +97,8 @@ interface Rehearsal {
   client: pg.PoolClient;
   open: boolean;
   savepoints: number;
+  /** The last query sent: the next waits for it (one connection answers one query at a time). */
+  tail: Promise<unknown>;
 }
 const rehearsals = new AsyncLocalStorage<Rehearsal>();
 
@@ -133,23 +135,29 @@ function routed(pool: pg.Pool): pg.Pool {
  */
 function rehearsalConnection(rehearsal: Rehearsal) {
   const run = (text: string) => rehearsal.client.query(text);
+  const send = async (config: string | { text: string }, values?: unknown[]) => {
+    if (!rehearsal.open) throw new Error("the start-up rehearsal is over; its work is rolled back");
+    const text = (typeof config === "string" ? config : config.text).trim().toLowerCase();
+    if (/^(begin|start transaction)\b/.test(text)) {
+      rehearsal.savepoints += 1;
+      return run(`savepoint pm_rehearsal_${rehearsal.savepoints}`);
+    }
+    if (text === "commit" || text === "end") {
+      return run(`release savepoint pm_rehearsal_${rehearsal.savepoints--}`);
+    }
+    if (text === "rollback") {
+      const savepoint = `pm_rehearsal_${rehearsal.savepoints--}`;
+      await run(`rollback to savepoint ${savepoint}`);
+      return run(`release savepoint ${savepoint}`);
+    }
+    return rehearsal.client.query(config as string, values);
+  };
   return {
-    async query(config: string | { text: string }, values?: unknown[]) {
-      if (!rehearsal.open) throw new Error("the start-up rehearsal is over; its work is rolled back");
-      const text = (typeof config === "string" ? config : config.text).trim().toLowerCase();
-      if (/^(begin|start transaction)\b/.test(text)) {
-        rehearsal.savepoints += 1;
-        return run(`savepoint pm_rehearsal_${rehearsal.savepoints}`);
-      }
-      if (text === "commit" || text === "end") {
-        return run(`release savepoint pm_rehearsal_${rehearsal.savepoints--}`);
-      }
-      if (text === "rollback") {
-        const savepoint = `pm_rehearsal_${rehearsal.savepoints--}`;
-        await run(`rollback to savepoint ${savepoint}`);
-        return run(`release savepoint ${savepoint}`);
-      }
-      return rehearsal.client.query(config as string, values);
+    query(config: string | { text: string }, values?: unknown[]) {
+      // In order, one at a time, as separate connections would have run them side by side.
+      const result = rehearsal.tail.then(() => send(config, values));
+      rehearsal.tail = result.catch(() => {});
+      return result;
     },
     release() {},
   } as unknown as pg.PoolClient;
@@ -197,12 +205,14 @@ export async function rehearse<T>(
 }
 
 async function rehearseOn<T>(client: pg.PoolClient, run: () => Promise<T>): Promise<T> {
-  const rehearsal: Rehearsal = { client, open: true, savepoints: 0 };
+  const rehearsal: Rehearsal = { client, open: true, savepoints: 0, tail: Promise.resolve() };
   try {
     await client.query("begin");
     return await rehearsals.run(rehearsal, run);
   } finally {
     rehearsal.open = false;
+    // The query on the wire finishes; those queued after it are refused.
+    await rehearsal.tail;
     await client.query("rollback").catch((error: Error) => {
       // A connection that could not roll back is closed on release, which rolls it back.
       (client as { broken?: Error }).broken = error;
