@@ -35,6 +35,9 @@ import type { LlmClient } from "./modules/models/llm.ts";
  *     answer's shape. The payment, the lease and the record are not run: they are money.
  *  4. The model client: the first blocking answer's code against a loopback server (no vendor is
  *     called) and the sandbox's tokenizer (models/llm.ts warmUp).
+ *  5. The rehearsal (PostgreSQL): real paid calls over a loopback socket, on each pooled
+ *     connection, in transactions that are rolled back, the model answered by a loopback server
+ *     (`rehearsePaidCalls` below; decision 039, second round).
  * Each step may fail (a database that refuses more connections, say): the failure is logged and
  * the server starts anyway, as cold as before.
  */
