@@ -124,6 +124,10 @@ it("leaves the pools' connections open with the paid path's statements prepared 
       const plan = plans.find((p) => p.name === name);
       expect((plan?.custom ?? 0) + (plan?.generic ?? 0), name).toBeGreaterThanOrEqual(6);
     }
+    // The rehearsal's calls closed no hold (a close locks the platform's fee accounts until the
+    // rollback): the close statement ran only its six planning runs on each connection.
+    const close = plans.find((p) => p.name === "pm_close_hold_v2");
+    expect((close?.custom ?? 0) + (close?.generic ?? 0)).toBe(6);
   }
   // A second warm-up finds them prepared already: nothing is parsed twice on a connection.
   const again = await warmUps.get(server.app)?.();

@@ -210,7 +210,9 @@ async function rehearsePaidCalls(
     try {
       const world = await rehearsalWorld(db, deps.secrets);
       const counts = connection === 0 ? REHEARSAL_CALLS.first : REHEARSAL_CALLS.others;
-      leaseBookFor(db).expectCalls(world.payerId, world.applicationId, counts.openai + counts.dify);
+      // Four times the calls: the lease is never used up (its last call would close it) and
+      // never renewed ahead (that starts with a quarter left).
+      leaseBookFor(db).expectCalls(world.payerId, world.applicationId, 4 * (counts.openai + counts.dify));
       const calls = [
         ...Array.from({ length: counts.openai }, () => ({
           url: "/api/v1/chat/completions",
