@@ -50,7 +50,13 @@ beforeAll(async () => {
   testDb = await createTestDatabase();
   server = await startTestServer(testDb, {
     // The model client is configured, but its base URL reaches nothing: the warm-up never calls it.
-    env: { OPENAI_API_KEY: "sk-unreachable", OPENAI_BASE_URL: "http://127.0.0.1:9/v1", LOG_LEVEL: "info" },
+    // A rate limit below the rehearsal's 20 calls per key: they must not count against it.
+    env: {
+      OPENAI_API_KEY: "sk-unreachable",
+      OPENAI_BASE_URL: "http://127.0.0.1:9/v1",
+      LOG_LEVEL: "info",
+      GATEWAY_RATE_LIMIT_PER_MINUTE: "5",
+    },
     logStream: { write: (line) => void logLines.push(line) },
   });
   rowsBefore = await rowCounts();

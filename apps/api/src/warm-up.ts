@@ -2,12 +2,13 @@ import { randomUUID } from "node:crypto";
 import net, { type AddressInfo } from "node:net";
 import { CreateApiKeySchema, CreateApplicationSchema } from "@promptmint/contracts";
 import { eq } from "drizzle-orm";
-import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyBaseLogger, FastifyInstance } from "fastify";
 import { Client } from "undici";
 import { type Database, rehearse, warmConnections } from "./db/client.ts";
 import { type ApplicationRow, applications, ledgerAccounts } from "./db/schema/index.ts";
 import { forgetLookups } from "./lib/lookup-cache.ts";
 import type { SecretBox } from "./lib/secrets.ts";
+import { rehearsalSocket, WARM_UP_ADDRESS } from "./lib/warm-up-requests.ts";
 import {
   createApplication,
   findApplicationBySlugCached,
@@ -60,21 +61,6 @@ export interface WarmUpReport {
   failures: string[];
   /** Milliseconds each step took. */
   stepMs: Record<string, number>;
-}
-
-/**
- * The address the warm-up's requests come from (light-my-request's socket). No real socket has it,
- * and it is the raw socket's address (not X-Forwarded-For): a client cannot pose as the warm-up.
- */
-export const WARM_UP_ADDRESS = "warm-up";
-
-/** The sockets the rehearsal's calls come on (a loopback listener of its own). */
-const rehearsalSockets = new WeakSet<object>();
-
-/** A warm-up request: not logged, not counted in the metrics. */
-export function isWarmUpRequest(request: FastifyRequest): boolean {
-  const socket = request.raw.socket;
-  return socket?.remoteAddress === WARM_UP_ADDRESS || (socket !== undefined && rehearsalSockets.has(socket));
 }
 
 /** Made-up app and caller of the paid-path pass: their ids match no row. */
@@ -227,7 +213,7 @@ async function rehearsePaidCalls(
       // and socket writes): a loopback listener of its own hands its connections to the server,
       // which is not listening yet.
       const listener = net.createServer((socket) => {
-        rehearsalSockets.add(socket);
+        rehearsalSocket(socket);
         app.server.emit("connection", socket);
       });
       await new Promise<void>((ready, fail) => listener.listen(0, "127.0.0.1", ready).once("error", fail));

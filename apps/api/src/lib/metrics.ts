@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { collectDefaultMetrics, Histogram, Registry } from "prom-client";
-import { isWarmUpRequest } from "../warm-up.ts";
+import { isWarmUpRequest } from "./warm-up-requests.ts";
 
 /** A registry per app instance (tests build many), with request latency by route and status. */
 export function installMetrics(app: FastifyInstance): Registry {

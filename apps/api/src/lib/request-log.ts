@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { isWarmUpRequest } from "../warm-up.ts";
+import { isWarmUpRequest } from "./warm-up-requests.ts";
 
 /** Paths the server answers itself; anything else a GET reaches is the web app's files. */
 const SERVER_PATHS = /^\/(api|oidc|healthz|metrics|\.well-known)(\/|$|\?)/;

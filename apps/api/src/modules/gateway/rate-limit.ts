@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from "fastify";
 import { Redis } from "ioredis";
 import { AppError } from "../../lib/errors.ts";
+import { isWarmUpRequest } from "../../lib/warm-up-requests.ts";
 
 export interface RateLimitResult {
   limit: number;
@@ -164,9 +165,14 @@ export function rateLimitHeaders(result: RateLimitResult): Record<string, string
   };
 }
 
-/** The onRequest hook both gateways use: one window per API key (or per user), one per IP address. */
+/**
+ * The onRequest hook both gateways use: one window per API key (or per user), one per IP address.
+ * The start-up rehearsal's calls (warm-up.ts) are not counted: they would spend real addresses'
+ * windows (127.0.0.1's, shared through Redis by every process).
+ */
 export function rateLimitHook(rateLimiter: RateLimiter) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
+    if (isWarmUpRequest(request)) return;
     const caller = request.apiKeyId ? `key:${request.apiKeyId}` : `user:${request.user?.id ?? request.ip}`;
     reply.headers(rateLimitHeaders(await rateLimiter.consume({ caller, ip: request.ip })));
   };
