@@ -15,7 +15,7 @@ import {
 } from "./modules/applications/applications.service.ts";
 import { type LocalUser, upsertUserFromToken } from "./modules/auth/auth.service.ts";
 import { accountFor } from "./modules/billing/postings.ts";
-import { discardLeases, leaseBookFor } from "./modules/gateway/leases.ts";
+import { discardLeases, hasLeaseBook, leaseBookFor } from "./modules/gateway/leases.ts";
 import { chatDialect } from "./modules/gateway/openai-chat.ts";
 import { ChatCompletionRequestSchema, chatCall } from "./modules/gateway/openai-request.ts";
 import { preparePromptExecution } from "./modules/gateway/prompt-call.ts";
@@ -240,7 +240,9 @@ async function rehearsePaidCalls(
     }
   };
   // A model client that cannot redirect its vendor calls gets no rehearsal: it would call them.
-  if (!deps.llm.rehearse) return 0;
+  // Nor does a warm-up after real calls began (main.ts runs it before listening): discarding the
+  // lease book at the end would forget their leases.
+  if (!deps.llm.rehearse || hasLeaseBook(db)) return 0;
   const llm = deps.llm as Required<Pick<LlmClient, "rehearse">>;
   await rehearse(db, (connection) => llm.rehearse(() => run(connection)));
   // Its rows were never committed; nothing cached may point at them.

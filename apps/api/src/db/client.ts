@@ -188,14 +188,7 @@ export async function rehearse<T>(
       [main, connections],
       [pools.get(writerFor(db)), 2],
     ] as const) {
-      if (!pool) continue;
-      // All at once, so each is a different connection (one released early would come back).
-      const opened = await Promise.allSettled(
-        Array.from({ length: Math.min(count, pool.options.max ?? count) }, () => pool.connect()),
-      );
-      for (const result of opened) if (result.status === "fulfilled") clients.push(result.value);
-      const refused = opened.find((result) => result.status === "rejected");
-      if (refused) throw refused.reason;
+      if (pool) await takeDistinct(pool, count, clients);
     }
     for (const [index, client] of clients.entries()) results.push(await rehearseOn(client, () => run(index)));
     return results;
@@ -367,13 +360,9 @@ export async function warmConnections(
   ] as const) {
     const pool = pools.get(handle);
     if (!pool) continue;
-    const wanted = Math.min(count, pool.options.max ?? count);
-    // All at once, so each is a new connection (one released early would be handed out again).
-    const opened = await Promise.allSettled(Array.from({ length: wanted }, () => pool.connect()));
-    const clients = opened.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+    const clients: pg.PoolClient[] = [];
     try {
-      const refused = opened.find((r) => r.status === "rejected");
-      if (refused) throw refused.reason;
+      await takeDistinct(pool, count, clients);
       await Promise.all(
         clients.map(async (client) => {
           const parsed = (client as unknown as { connection: { parsedStatements: Record<string, string> } })
@@ -393,6 +382,20 @@ export async function warmConnections(
     }
   }
   return { connections: warmed, statements, plans };
+}
+
+/**
+ * Takes up to `count` of the pool's connections at once, so each is a different one (one released
+ * early would be handed out again), into `clients`, which the caller releases; throws the first
+ * refusal after taking the rest.
+ */
+async function takeDistinct(pool: pg.Pool, count: number, clients: pg.PoolClient[]): Promise<void> {
+  const opened = await Promise.allSettled(
+    Array.from({ length: Math.min(count, pool.options.max ?? count) }, () => pool.connect()),
+  );
+  for (const result of opened) if (result.status === "fulfilled") clients.push(result.value);
+  const refused = opened.find((result) => result.status === "rejected");
+  if (refused) throw refused.reason;
 }
 
 /**

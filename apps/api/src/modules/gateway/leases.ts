@@ -411,6 +411,11 @@ export function leaseBookFor(db: Database, log?: FastifyBaseLogger): LeaseBook {
   return book;
 }
 
+/** Whether calls have opened leases on this handle (a lease book exists). */
+export function hasLeaseBook(db: Database): boolean {
+  return books.has(db);
+}
+
 /**
  * Forgets the lease book of a database handle without closing its leases: only for the start-up
  * rehearsal, whose holds are rolled back with everything else it wrote (db/client.ts rehearse).
