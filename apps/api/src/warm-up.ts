@@ -12,14 +12,15 @@ import { rehearsalSocket, WARM_UP_ADDRESS } from "./lib/warm-up-requests.ts";
 import {
   createApplication,
   findApplicationBySlugCached,
+  preloadRecentApplications,
 } from "./modules/applications/applications.service.ts";
 import { type LocalUser, upsertUserFromToken } from "./modules/auth/auth.service.ts";
-import { accountFor } from "./modules/billing/postings.ts";
+import { accountFor, preloadAccounts } from "./modules/billing/postings.ts";
 import { discardLeases, hasLeaseBook, leaseBookFor } from "./modules/gateway/leases.ts";
 import { chatDialect } from "./modules/gateway/openai-chat.ts";
 import { ChatCompletionRequestSchema, chatCall } from "./modules/gateway/openai-request.ts";
-import { preparePromptExecution } from "./modules/gateway/prompt-call.ts";
-import { createApiKey } from "./modules/keys/keys.service.ts";
+import { preloadPrompts, preparePromptExecution } from "./modules/gateway/prompt-call.ts";
+import { createApiKey, preloadRecentKeys } from "./modules/keys/keys.service.ts";
 import type { LlmClient } from "./modules/models/llm.ts";
 
 /**
@@ -39,6 +40,8 @@ import type { LlmClient } from "./modules/models/llm.ts";
  *  5. The rehearsal (PostgreSQL): real paid calls over a loopback socket, on each pooled
  *     connection, in transactions that are rolled back, the model answered by a loopback server
  *     (`rehearsePaidCalls` below; decision 039, second round).
+ *  6. Recent traffic (`preloadLookups` below): the keys, apps, prompts and accounts the last day's
+ *     calls read, put in the lookup caches.
  * Each step may fail (a database that refuses more connections, say): the failure is logged and
  * the server starts anyway, as cold as before.
  */
@@ -58,6 +61,8 @@ export interface WarmUpReport {
   tokenizer: boolean;
   /** Paid calls of the rehearsal answered 200 (0 on PGlite, which has none). */
   rehearsed: number;
+  /** Rows of recent traffic put in the lookup caches (`preloadLookups`). */
+  preloaded: Preloaded;
   failures: string[];
   /** Milliseconds each step took. */
   stepMs: Record<string, number>;
@@ -104,6 +109,7 @@ export async function warmUp(
     upstream: false,
     tokenizer: false,
     rehearsed: 0,
+    preloaded: { keys: 0, apps: 0, prompts: 0, accounts: 0 },
     failures: [],
     stepMs: {},
   };
@@ -160,6 +166,10 @@ export async function warmUp(
   });
   await attempt("rehearsal", async () => {
     report.rehearsed = await rehearsePaidCalls(app, deps);
+  });
+  // After the rehearsal, which forgets every copy it made.
+  await attempt("lookups", async () => {
+    report.preloaded = await preloadLookups(deps.db);
   });
   report.ms = performance.now() - started;
   if (report.failures.length > 0)
@@ -248,6 +258,36 @@ async function rehearsePaidCalls(
   // Its rows were never committed; nothing cached may point at them.
   forgetLookups(db, "apiKeys", "applications", "prompts");
   return answered;
+}
+
+export interface Preloaded {
+  keys: number;
+  apps: number;
+  prompts: number;
+  accounts: number;
+}
+
+/** How far back start-up looks for the traffic it preloads, and how many rows of each it takes. */
+export const PRELOAD_WINDOW_MS = 24 * 3_600_000;
+export const PRELOAD_LIMIT = 2_000;
+
+/**
+ * 6. Recent traffic's lookups (decision 040): the keys used and the apps called in the last day, the
+ * apps' active prompts and the key owners' wallet and held accounts, read in four queries and put
+ * where the paid path looks first, so the first call of each after a restart reads none of them.
+ * They stay as long as any copy (lib/lookup-cache.ts), and go as soon as the row changes.
+ */
+export async function preloadLookups(db: Database): Promise<Preloaded> {
+  const since = new Date(Date.now() - PRELOAD_WINDOW_MS);
+  const [keys, apps] = await Promise.all([
+    preloadRecentKeys(db, since, PRELOAD_LIMIT),
+    preloadRecentApplications(db, since, PRELOAD_LIMIT),
+  ]);
+  const [prompts, accounts] = await Promise.all([
+    preloadPrompts(db, apps),
+    preloadAccounts(db, ["wallet", "held"], keys.ownerIds),
+  ]);
+  return { keys: keys.keys, apps: apps.length, prompts, accounts };
 }
 
 /** The rehearsal's people, app (live, public, 1¢ a call), key and funded wallet, made in its transaction. */

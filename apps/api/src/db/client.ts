@@ -11,6 +11,7 @@ import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import pg from "pg";
+import { attachChangeFeed, feedListening, pgliteChangeFeed, postgresChangeFeed } from "./change-feed.ts";
 import * as schema from "./schema/index.ts";
 
 export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -53,10 +54,16 @@ export async function openDatabase(options: {
       await client.query("select pg_advisory_unlock(727274)").catch(() => {});
       client.release();
     }
+    // Changes to the rows the paid path keeps copies of, from every process (lib/lookup-cache.ts).
+    // Start-up waits briefly for it: until it listens, those copies are kept only seconds.
+    const feed = postgresChangeFeed(options.databaseUrl);
+    attachChangeFeed(db, feed);
+    await feedListening(feed, FEED_WAIT_MS).catch(() => {});
     return {
       db,
       kind: "postgres",
       close: async () => {
+        await feed.close();
         await Promise.all([pool.end(), writerPool.end()]);
       },
     };
@@ -66,8 +73,20 @@ export async function openDatabase(options: {
   const client = new PGlite(options.pgliteDir);
   const pgliteDb = drizzlePglite(client, { schema });
   await migratePglite(pgliteDb, { migrationsFolder });
-  return { db: pgliteDb as unknown as Database, kind: "pglite", close: () => client.close() };
+  const feed = await pgliteChangeFeed(client);
+  attachChangeFeed(pgliteDb as unknown as Database, feed);
+  return {
+    db: pgliteDb as unknown as Database,
+    kind: "pglite",
+    close: async () => {
+      await feed.close();
+      await client.close();
+    },
+  };
 }
+
+/** How long start-up waits for the change feed to listen before it goes on without (short copies). */
+const FEED_WAIT_MS = 2_000;
 
 /**
  * A pool whose requests fail fast (503) while the server is away, but wait out a burst: a

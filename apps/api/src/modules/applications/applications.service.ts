@@ -133,6 +133,33 @@ export async function findApplicationBySlugCached(
   return lookupCache<ApplicationRow>(db, "applications").get(slug, () => findApplicationBySlug(db, slug));
 }
 
+/**
+ * Start-up (warm-up.ts): the apps called since `since` (their daily rollups), up to `limit`, put in
+ * the lookup cache as findApplicationBySlugCached would have. Answers them.
+ */
+export async function preloadRecentApplications(
+  db: Database,
+  since: Date,
+  limit: number,
+): Promise<ApplicationRow[]> {
+  const cache = lookupCache<ApplicationRow>(db, "applications");
+  const generation = cache.generation;
+  const rows = await db
+    .select()
+    .from(applications)
+    .where(
+      and(
+        isNull(applications.archivedAt),
+        appNotSuspended,
+        sql`${applications.id} in (select s.application_id from app_daily_stats s
+          where s.day >= ${since.toISOString().slice(0, 10)}::date)`,
+      ),
+    )
+    .limit(limit);
+  for (const row of rows) cache.put(row.slug, row, generation);
+  return rows;
+}
+
 export async function createApplication(
   db: Database,
   secrets: SecretBox,

@@ -1,4 +1,4 @@
-import { and, eq, type SQL, sql } from "drizzle-orm";
+import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
 import { type Database, queryRows } from "../../db/client.ts";
 import { ledgerAccounts, ledgerTransactions } from "../../db/schema/index.ts";
 import { centsToMicros } from "./money.ts";
@@ -71,6 +71,29 @@ export async function cachedAccountFor(
   const id = await accountFor(db, kind, ownerId);
   ids.set(key, id);
   return id;
+}
+
+/**
+ * Start-up (warm-up.ts): remembers the existing accounts of these kinds for these owners, in one
+ * query, as cachedAccountFor would have one by one. Answers how many.
+ */
+export async function preloadAccounts(
+  db: Database,
+  kinds: AccountKind[],
+  ownerIds: string[],
+): Promise<number> {
+  if (ownerIds.length === 0) return 0;
+  const rows = await db
+    .select({ id: ledgerAccounts.id, kind: ledgerAccounts.kind, ownerId: ledgerAccounts.ownerId })
+    .from(ledgerAccounts)
+    .where(and(inArray(ledgerAccounts.kind, kinds), inArray(ledgerAccounts.ownerId, ownerIds)));
+  let ids = knownAccounts.get(db);
+  if (!ids) {
+    ids = new Map();
+    knownAccounts.set(db, ids);
+  }
+  for (const row of rows) ids.set(`${row.kind}:${row.ownerId ?? ""}`, row.id);
+  return rows.length;
 }
 
 /**

@@ -103,8 +103,8 @@ export async function openPaidCall(
     });
   const payment: LeasedPayment = accounts
     ? await pay(listPrice, accounts).catch(async (error) => {
-        // This process's copy of the app may be up to LOOKUP_TTL_MS old: a decrease made through
-        // another process applies to this call too (decision 025), so a wallet that covers the
+        // This process's copy of the app may be stale (until the change feed's notice arrives:
+        // lib/lookup-cache.ts): a decrease made through another process applies to this call too (decision 025), so a wallet that covers the
         // price as it is now is not refused for the price as it was (money attack, seed 1724).
         const now =
           error instanceof AppError && error.code === "payment_required"

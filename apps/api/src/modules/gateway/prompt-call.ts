@@ -1,8 +1,8 @@
 import { type IoSchema, IoSchemaSchema } from "@promptmint/contracts";
-import { asc, eq } from "drizzle-orm";
+import { asc, eq, inArray } from "drizzle-orm";
 import { z } from "zod";
 import type { Database } from "../../db/client.ts";
-import { type ApplicationRow, conversationMessages } from "../../db/schema/index.ts";
+import { type ApplicationRow, conversationMessages, prompts, promptVersions } from "../../db/schema/index.ts";
 import { AppError, invalidFields } from "../../lib/errors.ts";
 import { lookupCache } from "../../lib/lookup-cache.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
@@ -237,19 +237,39 @@ export interface PromptDraft {
   inputSchema?: IoSchema;
 }
 
+/** A loaded prompt as the paid path uses it: its schemas parsed once. */
+function callablePromptOf(loaded: LoadedPrompt): CallablePrompt {
+  return {
+    ...loaded,
+    inputSchema: IoSchemaSchema.parse(loaded.active.inputSchema),
+    outputSchema: loaded.active.outputSchema ? IoSchemaSchema.parse(loaded.active.outputSchema) : null,
+    templateUsesQuery: usesQuery(loaded.active.promptTemplate),
+  };
+}
+
 /** The app's active prompt with its schemas parsed once, from the lookup cache (lib/lookup-cache.ts). */
 function loadCallablePrompt(db: Database, app: ApplicationRow): Promise<CallablePrompt> {
   return lookupCache<CallablePrompt>(db, "prompts")
-    .get(app.id, async () => {
-      const loaded = await loadPrompt(db, app);
-      return {
-        ...loaded,
-        inputSchema: IoSchemaSchema.parse(loaded.active.inputSchema),
-        outputSchema: loaded.active.outputSchema ? IoSchemaSchema.parse(loaded.active.outputSchema) : null,
-        templateUsesQuery: usesQuery(loaded.active.promptTemplate),
-      };
-    })
+    .get(app.id, async () => callablePromptOf(await loadPrompt(db, app)))
     .then((found) => found as CallablePrompt);
+}
+
+/**
+ * Start-up (warm-up.ts): the active prompts of these apps (prompt apps among them), in one query,
+ * put in the lookup cache as a call would have. Answers how many.
+ */
+export async function preloadPrompts(db: Database, apps: ApplicationRow[]): Promise<number> {
+  const ids = apps.filter((app) => app.type === "prompt").map((app) => app.id);
+  if (ids.length === 0) return 0;
+  const cache = lookupCache<CallablePrompt>(db, "prompts");
+  const generation = cache.generation;
+  const rows = await db
+    .select({ prompt: prompts, active: promptVersions })
+    .from(prompts)
+    .innerJoin(promptVersions, eq(promptVersions.id, prompts.activeVersionId))
+    .where(inArray(prompts.applicationId, ids));
+  for (const row of rows) cache.put(row.prompt.applicationId, callablePromptOf(row), generation);
+  return rows.length;
 }
 
 /** Whether a template places the chat `query` itself (else the query follows the rendered template). */

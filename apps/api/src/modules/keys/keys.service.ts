@@ -179,35 +179,45 @@ interface KeyOwner {
   suspended: boolean;
 }
 
+/** The key lookup's columns, from `api_keys` joined to its user; one row per key. */
+function selectKeyOwners(db: Database) {
+  return db
+    .select({
+      keyHash: apiKeys.keyHash,
+      user: users,
+      keyId: apiKeys.id,
+      spendLimitCents: apiKeys.spendLimitCents,
+      expiresAt: apiKeys.expiresAt,
+      allowedAppIds: apiKeys.allowedAppIds,
+      allowedSlugs: allowedSlugsOf,
+      lastUsedAt: apiKeys.lastUsedAt,
+      suspended: userSuspended(users.id),
+    })
+    .from(apiKeys)
+    .innerJoin(users, eq(users.id, apiKeys.userId));
+}
+
+function toKeyOwner(found: Awaited<ReturnType<typeof selectKeyOwners>>[number]): KeyOwner {
+  const { user, lastUsedAt, suspended, keyHash: _, ...scope } = found;
+  return {
+    user,
+    lastUsedAt,
+    suspended,
+    scope: { ...scope, allowedSlugs: scope.allowedAppIds ? (scope.allowedSlugs ?? []) : null },
+  };
+}
+
 /** The active user behind a key and what the key may do, or undefined for an unknown or revoked key. */
 export async function findUserByApiKey(
   db: Database,
   key: string,
 ): Promise<{ user: LocalUser; scope: KeyScope; suspended: boolean } | undefined> {
-  const row = await lookupCache<KeyOwner>(db, "apiKeys").get(hashApiKey(key), async () => {
-    const [found] = await db
-      .select({
-        user: users,
-        keyId: apiKeys.id,
-        spendLimitCents: apiKeys.spendLimitCents,
-        expiresAt: apiKeys.expiresAt,
-        allowedAppIds: apiKeys.allowedAppIds,
-        allowedSlugs: allowedSlugsOf,
-        lastUsedAt: apiKeys.lastUsedAt,
-        suspended: userSuspended(users.id),
-      })
-      .from(apiKeys)
-      .innerJoin(users, eq(users.id, apiKeys.userId))
-      .where(and(eq(apiKeys.keyHash, hashApiKey(key)), isNull(apiKeys.revokedAt)))
+  const keyHash = hashApiKey(key);
+  const row = await lookupCache<KeyOwner>(db, "apiKeys").get(keyHash, async () => {
+    const [found] = await selectKeyOwners(db)
+      .where(and(eq(apiKeys.keyHash, keyHash), isNull(apiKeys.revokedAt)))
       .limit(1);
-    if (!found) return undefined;
-    const { user, lastUsedAt, suspended, ...scope } = found;
-    return {
-      user,
-      lastUsedAt,
-      suspended,
-      scope: { ...scope, allowedSlugs: scope.allowedAppIds ? (scope.allowedSlugs ?? []) : null },
-    };
+    return found && toKeyOwner(found);
   });
   if (!row) return undefined;
   // last_used_at is informational: written at most once a minute per key, off the request's path.
@@ -225,4 +235,24 @@ export async function findUserByApiKey(
       .catch(() => {});
   }
   return { user: row.user, scope: row.scope, suspended: row.suspended };
+}
+
+/**
+ * Start-up (warm-up.ts): the keys used since `since`, most recent first, up to `limit`, put in the
+ * lookup cache as findUserByApiKey would have, so a restart does not make their next calls read
+ * them again. Answers how many, and their owners' ids.
+ */
+export async function preloadRecentKeys(
+  db: Database,
+  since: Date,
+  limit: number,
+): Promise<{ keys: number; ownerIds: string[] }> {
+  const cache = lookupCache<KeyOwner>(db, "apiKeys");
+  const generation = cache.generation;
+  const rows = await selectKeyOwners(db)
+    .where(and(isNull(apiKeys.revokedAt), sql`${apiKeys.lastUsedAt} >= ${since.toISOString()}`))
+    .orderBy(desc(apiKeys.lastUsedAt))
+    .limit(limit);
+  for (const row of rows) cache.put(row.keyHash, toKeyOwner(row), generation);
+  return { keys: rows.length, ownerIds: [...new Set(rows.map((row) => row.user.id))] };
 }
