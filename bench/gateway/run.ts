@@ -53,6 +53,7 @@ import { type Database, openDatabase, queryRows } from "../../apps/api/src/db/cl
 import { creditTopUp } from "../../apps/api/src/modules/billing/postings.ts";
 import { reconcile } from "../../apps/api/src/modules/billing/reconcile.ts";
 import { createCaller } from "../../apps/api/src/test/caller.ts";
+import { type DurableFloor, measureDurableFloor } from "../lib/durable-floor.ts";
 import { type FirstCallRun, measureFirstCalls } from "../lib/first-call.ts";
 import {
   closedLoop,
@@ -676,6 +677,18 @@ async function main() {
     }
     await sectionDone(`throughput (c=${LEVELS.join(", ")})`);
 
+    // 1b. The durable-write floor on this database, next to the c=1 figures (bench/lib/durable-floor.ts).
+    const floor = await measureDurableFloor({
+      connectionString: benchUrl,
+      seconds: SECONDS,
+      idleMs: MODEL_MS > 0 ? MODEL_MS : 200,
+      idleSamples: 40,
+    });
+    log(
+      `durable-write floor: select 1 p50 ${fmt(floor.roundTrip.p50, 3)} ms; one-row insert p50 ${fmt(floor.durableWrite.p50, 3)} / p99 ` +
+        `${fmt(floor.durableWrite.p99, 3)} ms; after ${floor.idleMs} ms idle p50 ${fmt(floor.durableWriteAfterIdle.p50, 3)} ms`,
+    );
+
     // 2. c=1 with an upstream that takes MODEL_MS: the time Promptmint adds to a slow model's call.
     const modelLevel: LevelResult = { connections: 1, runs: [] };
     if (MODEL_MS > 0) {
@@ -767,7 +780,8 @@ async function main() {
         starts: FIRST_CALL_STARTS,
         calls: FIRST_CALL_CALLS,
         spec: specFor("promptmint", { apiKey, slug, upstreamPort: PORT.upstream, port: PORT.fresh }),
-        // The lookup caches' TTL (5 s, lib/lookup-cache.ts) and a lease's idle time (2 s) past.
+        // A lease's idle time (2 s) and the connections' keep-alive (Node's server 5 s, undici 4 s)
+        // past; the lookup caches keep their rows (decision 040).
         idleMs: FIRST_CALL_IDLE_MS,
         launch: async () => {
           const child = startPromptmint("promptmint (fresh)", PORT.fresh, PORT.upstream);
@@ -897,6 +911,7 @@ async function main() {
       modelLevel,
       processRuns,
       firstCalls,
+      floor,
       soaks,
       money: money.lines,
       ledger: report,
@@ -944,6 +959,7 @@ function render(r: {
   modelLevel: LevelResult;
   processRuns: ProcessRun[];
   firstCalls: FirstCallRun[];
+  floor: DurableFloor;
   soaks: SoakResult[];
   money: MoneyLine[];
   ledger: Awaited<ReturnType<typeof reconcile>>;
@@ -1113,12 +1129,31 @@ function render(r: {
     lines.push("");
   }
 
+  // The durable-write floor.
+  {
+    const f = r.floor;
+    const pk = c1 ? median(perRound(c1.runs, added("p50", "portkey"))) : Number.NaN;
+    const pkModel = r.modelLevel.runs.length
+      ? median(perRound(r.modelLevel.runs, added("p50", "portkey")))
+      : Number.NaN;
+    lines.push(
+      "The durable-write floor (bench/lib/durable-floor.ts): on this run's PostgreSQL, from node-postgres, one at a time. A call whose charge is made durable after the model answered and before the answer is sent cannot add less than one durable write; Portkey, which writes nothing, adds the figure on the right in this same run.",
+      "",
+      "| Query | p50 (ms) | p99 (ms) | Samples | Portkey's added p50 in this run (ms) |",
+      "|---|---:|---:|---:|---:|",
+      `| \`select 1\` (a round trip, nothing written) | ${fmt(f.roundTrip.p50, 3)} | ${fmt(f.roundTrip.p99, 3)} | ${f.roundTrip.samples} | |`,
+      `| one-row insert, own transaction (WAL flush at commit), back to back | **${fmt(f.durableWrite.p50, 3)}** | ${fmt(f.durableWrite.p99, 3)} | ${f.durableWrite.samples} | **${fmt(pk, 3)}** (c=1, instant upstream) |`,
+      `| the same after ${f.idleMs} ms idle | **${fmt(f.durableWriteAfterIdle.p50, 3)}** | ${fmt(f.durableWriteAfterIdle.p99, 3)} | ${f.durableWriteAfterIdle.samples} | **${fmt(pkModel, 3)}** (c=1, ${MODEL_MS} ms model) |`,
+      "",
+    );
+  }
+
   // First call.
   if (r.firstCalls.length) {
     lines.push(
       `First call after start: ${r.firstCalls.length} fresh Promptmint processes (same database, the consumer's key and the app already exist),` +
         ` each timed from spawn to its port accepting connections, then ${FIRST_CALL_CALLS} paid calls one after another on one keep-alive connection,` +
-        ` then one more after ${FIRST_CALL_IDLE_MS / 1000} s without calls (the key's and app's cached rows expired, the lease returned: what a call of any key idle that long costs).`,
+        ` then one more after ${FIRST_CALL_IDLE_MS / 1000} s without calls (the lease returned and the client's and upstream connections closed, the cached rows kept: what the first call of a consumer and app pair costs in a process that has long been warm).`,
       "",
       `| Start | Listening after (ms) | 1st call (ms) | 2nd call (ms) | ${FIRST_CALL_CALLS}th call (ms) | Median of 2nd–${FIRST_CALL_CALLS}th (ms) | 1st ÷ ${FIRST_CALL_CALLS}th | Call after ${FIRST_CALL_IDLE_MS / 1000} s idle (ms) |`,
       "|---:|---:|---:|---:|---:|---:|---:|---:|",

@@ -154,3 +154,9 @@ it("does not stop the start when a step fails: it reports it instead", async () 
   });
   expect(failures).toEqual(["model client: vendor unreachable"]);
 });
+
+it("opens no connection to a vendor it cannot reach, and preloads nothing from a database without traffic", async () => {
+  expect(await report.vendors).toEqual([]);
+  // The rehearsal's key, app and accounts were rolled back: nothing of them is recent traffic.
+  expect(report.preloaded).toEqual({ keys: 0, apps: 0, prompts: 0, accounts: 0 });
+});

@@ -40,7 +40,9 @@ import type { LlmClient } from "./modules/models/llm.ts";
  *  5. The rehearsal (PostgreSQL): real paid calls over a loopback socket, on each pooled
  *     connection, in transactions that are rolled back, the model answered by a loopback server
  *     (`rehearsePaidCalls` below; decision 039, second round).
- *  6. Recent traffic (`preloadLookups` below): the keys, apps, prompts and accounts the last day's
+ *  6. Vendors: the model client's connections to each configured vendor are opened, not awaited
+ *     (llm.ts `preconnect`).
+ *  7. Recent traffic (`preloadLookups` below): the keys, apps, prompts and accounts the last day's
  *     calls read, put in the lookup caches.
  * Each step may fail (a database that refuses more connections, say): the failure is logged and
  * the server starts anyway, as cold as before.
@@ -59,6 +61,8 @@ export interface WarmUpReport {
   upstream: boolean;
   /** The sandbox's tokenizer is built. */
   tokenizer: boolean;
+  /** The vendor origins whose connections the model client opened ahead (resolves after listening). */
+  vendors: Promise<string[]>;
   /** Paid calls of the rehearsal answered 200 (0 on PGlite, which has none). */
   rehearsed: number;
   /** Rows of recent traffic put in the lookup caches (`preloadLookups`). */
@@ -109,6 +113,7 @@ export async function warmUp(
     upstream: false,
     tokenizer: false,
     rehearsed: 0,
+    vendors: Promise.resolve([]),
     preloaded: { keys: 0, apps: 0, prompts: 0, accounts: 0 },
     failures: [],
     stepMs: {},
@@ -164,6 +169,9 @@ export async function warmUp(
   await attempt("model client", async () => {
     Object.assign(report, (await deps.llm.warmUp?.()) ?? {});
   });
+  // Not awaited: listening does not wait for a vendor. The first calls find the connections open
+  // (or opening) in the model client's pool, for as long as each vendor keeps them alive.
+  report.vendors = deps.llm.preconnect?.().catch(() => []) ?? Promise.resolve([]);
   await attempt("rehearsal", async () => {
     report.rehearsed = await rehearsePaidCalls(app, deps);
   });
@@ -272,7 +280,7 @@ export const PRELOAD_WINDOW_MS = 24 * 3_600_000;
 export const PRELOAD_LIMIT = 2_000;
 
 /**
- * 6. Recent traffic's lookups (decision 040): the keys used and the apps called in the last day, the
+ * 7. Recent traffic's lookups (decision 040): the keys used and the apps called in the last day, the
  * apps' active prompts and the key owners' wallet and held accounts, read in four queries and put
  * where the paid path looks first, so the first call of each after a restart reads none of them.
  * They stay as long as any copy (lib/lookup-cache.ts), and go as soon as the row changes.

@@ -1,3 +1,5 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import type { LanguageModel } from "ai";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { loadConfig } from "../../config.ts";
@@ -76,5 +78,51 @@ describe("LLM client with cached models", () => {
       Array.from({ length: 20 }, (_, i) => client.generate(request(`call ${i}`))),
     );
     expect(answers.map((r) => r.text)).toEqual(Array.from({ length: 20 }, (_, i) => `echo: call ${i}`));
+  });
+});
+
+describe("preconnect", () => {
+  it("opens the vendor connection the first call then reuses, and says which vendors answered", async () => {
+    const seen: string[] = [];
+    let connections = 0;
+    const vendor = http.createServer((req, res) => {
+      seen.push(`${req.method} ${req.url}`);
+      if (req.url === "/") return void res.writeHead(404).end("not here");
+      req.resume().on("end", () => {
+        res.writeHead(200, { "content-type": "application/json" }).end(
+          JSON.stringify({
+            id: "chatcmpl-1",
+            object: "chat.completion",
+            created: 0,
+            model: "gpt-4o-mini",
+            choices: [{ index: 0, message: { role: "assistant", content: "hi" }, finish_reason: "stop" }],
+            usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+          }),
+        );
+      });
+    });
+    vendor.on("connection", () => void (connections += 1));
+    await new Promise<void>((ready) => vendor.listen(0, "127.0.0.1", ready));
+    const origin = `http://127.0.0.1:${(vendor.address() as AddressInfo).port}`;
+    try {
+      const client = createLlmClient(configFor(`${origin}/v1`, "sk-pre"));
+      expect(await client.preconnect?.()).toEqual([origin]);
+      expect(seen).toEqual(["GET /"]);
+      expect(connections).toBe(1);
+      // undici gives the socket back to its pool just after the answer's end (a request sent in
+      // the same tick would open another); a first call comes later than that.
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      expect((await client.generate(request("first"))).text).toBe("hi");
+      expect(seen).toEqual(["GET /", "POST /v1/chat/completions"]);
+      expect(connections).toBe(1);
+    } finally {
+      vendor.closeAllConnections();
+      await new Promise((done) => vendor.close(done));
+    }
+  });
+
+  it("answers no origin for a vendor that cannot be reached, without throwing", async () => {
+    const client = createLlmClient(configFor("http://127.0.0.1:9/v1", "sk-pre"));
+    expect(await client.preconnect?.()).toEqual([]);
   });
 });

@@ -10,7 +10,7 @@ import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { APICallError } from "@ai-sdk/provider";
 import type { IoSchema } from "@promptmint/contracts";
 import { generateText, jsonSchema, type LanguageModel, Output, streamText } from "ai";
-import { Agent } from "undici";
+import { Agent, request } from "undici";
 import type { Config } from "../../config.ts";
 import { AppError } from "../../lib/errors.ts";
 import { createUpstreamFetch } from "../../lib/upstream-fetch.ts";
@@ -90,7 +90,23 @@ export interface LlmClient {
    * models by the sandbox): the start-up rehearsal's paid calls (warm-up.ts) call no vendor.
    */
   rehearse?<T>(run: () => Promise<T>): Promise<T>;
+  /**
+   * Opens the keep-alive connections (TCP and TLS) to each configured vendor that the first calls
+   * would otherwise open: a GET of the vendor's root (undici closes the connection after a HEAD), its
+   * answer read and ignored (start-up, warm-up.ts; not
+   * awaited there). Answers the origins that answered.
+   */
+  preconnect?(): Promise<string[]>;
 }
+
+/** Where each vendor's API is, when no base URL is configured (the AI SDK providers' defaults). */
+const VENDOR_ORIGINS: Record<ProviderName, string> = {
+  openai: "https://api.openai.com",
+  anthropic: "https://api.anthropic.com",
+  google: "https://generativelanguage.googleapis.com",
+  mistral: "https://api.mistral.ai",
+};
+const PRECONNECT_TIMEOUT_MS = 3_000;
 
 /** Where a rehearsal's OpenAI calls go instead of the vendor (`LlmClient.rehearse`). */
 interface UpstreamRehearsal {
@@ -224,6 +240,33 @@ export function createLlmClient(config: Config): LlmClient {
         }
       });
       return { upstream: true, tokenizer };
+    },
+
+    async preconnect() {
+      const origins = new Set<string>();
+      for (const provider of Object.keys(providers) as ProviderName[])
+        origins.add(
+          provider === "openai" && keys.openaiBaseUrl
+            ? new URL(keys.openaiBaseUrl).origin
+            : VENDOR_ORIGINS[provider],
+        );
+      const answered = await Promise.all(
+        [...origins].map(async (origin) => {
+          try {
+            // Through the same agent and in the same form as the calls' requests (chat-completions.ts).
+            const answer = await request(`${origin}/`, {
+              method: "GET",
+              dispatcher,
+              signal: AbortSignal.timeout(PRECONNECT_TIMEOUT_MS),
+            });
+            await answer.body.dump();
+            return origin;
+          } catch {
+            return undefined;
+          }
+        }),
+      );
+      return answered.filter((origin): origin is string => origin !== undefined);
     },
 
     async rehearse(run) {
