@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { namedStatementNames, queryRows, WARM_CONNECTIONS, writerFor } from "./db/client.ts";
+import { closeLeases, leaseBookFor } from "./modules/gateway/leases.ts";
 import type { LlmClient } from "./modules/models/llm.ts";
 import { createTestDatabase, type TestDatabase } from "./test/database.ts";
 import { startTestServer, type TestServer } from "./test/server.ts";
@@ -159,4 +160,14 @@ it("opens no connection to a vendor it cannot reach, and preloads nothing from a
   expect(await report.vendors).toEqual([]);
   // The rehearsal's key, app and accounts were rolled back: nothing of them is recent traffic.
   expect(report.preloaded).toEqual({ keys: 0, apps: 0, prompts: 0, accounts: 0 });
+});
+
+it("does not rehearse once real calls have opened leases: their lease book is kept, not discarded", async () => {
+  // A call's lease opens the handle's lease book; discarding it would forget that lease's hold.
+  const book = leaseBookFor(server.database.db);
+  const again = await warmUps.get(server.app)?.();
+  expect(again?.failures).toEqual([]);
+  expect(again?.rehearsed).toBe(0);
+  expect(leaseBookFor(server.database.db)).toBe(book);
+  await closeLeases(server.database.db);
 });

@@ -25,6 +25,7 @@ import { appNotSuspended } from "../admin/suspensions.ts";
 import { forgetApplication, rebuildOwnerUsers } from "../analytics/rollups.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { settleSubscribersOfArchivedApp, stopCardRenewals } from "../billing/archive-refunds.ts";
+import { accountFor } from "../billing/postings.ts";
 import { priceFields, scheduledPriceCents, setPrice } from "../billing/price-changes.ts";
 import type { StripeGateway } from "../billing/stripe-gateway.ts";
 import { refuseUncoveredPrice } from "../models/cost-guard.ts";
@@ -192,6 +193,9 @@ export async function createApplication(
   };
   return db.transaction(async (tx) => {
     const row = await insertWithUniqueSlug(tx as unknown as Database, values, input.slug);
+    // The creator's earnings account, which the first close of a hold of the app posts to: made
+    // now, so that close does not fail its guard first and make it (billing/holds.ts closeHold).
+    await accountFor(tx as unknown as Database, "earnings", owner.id);
     if (row.type === "prompt") await createInitialPrompt(tx as unknown as Database, row.id);
     else if (input.provider_config) {
       await createInitialWorkflow(tx as unknown as Database, secrets, row.id, {

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { and, eq, sql } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { queryRows } from "../../db/client.ts";
 import { holds, invocations, subscriptions } from "../../db/schema/index.ts";
 import { type Caller, createCaller, fundWallet, settledWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
@@ -443,5 +444,25 @@ describe("an included call taken for a call a crash never recorded", () => {
     // Given back once: a late refund of the same call changes nothing.
     if (taken) await refundIncludedCall(db(), taken);
     expect(await callsUsed(subscriptionId)).toBe(0);
+  });
+});
+
+describe("a creator's first earnings", () => {
+  it("have their account from the app's creation: the first close of a hold posts without its guard firing first", async () => {
+    const seller = await createCaller(servers[0].baseUrl, "First-time Seller");
+    const sellerId = (await seller.api("GET", "/api/auth/profile/")).body.user.id as string;
+    const earnings = async () =>
+      (
+        await queryRows<{ n: number }>(
+          db(),
+          sql`select count(*)::int as n from ledger_accounts where kind = 'earnings' and owner_id = ${sellerId}`,
+        )
+      )[0];
+    expect(await earnings()).toEqual({ n: 0 });
+    const created = await seller.api("POST", "/api/app/", {
+      body: { name: "First app", visibility: "public", price_cents: PRICE },
+    });
+    expect(created.status).toBe(201);
+    expect(await earnings()).toEqual({ n: 1 });
   });
 });
