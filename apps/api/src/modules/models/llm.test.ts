@@ -101,7 +101,9 @@ describe("preconnect", () => {
         );
       });
     });
-    vendor.on("connection", () => void (connections += 1));
+    vendor.on("connection", () => {
+      connections += 1;
+    });
     await new Promise<void>((ready) => vendor.listen(0, "127.0.0.1", ready));
     const origin = `http://127.0.0.1:${(vendor.address() as AddressInfo).port}`;
     try {
