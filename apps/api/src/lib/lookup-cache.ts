@@ -31,6 +31,8 @@ const FED_BY: Record<string, LookupName[]> = {
   prompts: ["prompts"],
   prompt_versions: ["prompts"],
 };
+/** The tables whose changes the lookups must hear (migration 0029 puts a trigger on each). */
+export const LOOKUP_TABLES = Object.keys(FED_BY);
 
 export interface LookupCache<V> {
   /** The cached value, or the loader's (cached unless an invalidation happened meanwhile). */

@@ -4,7 +4,13 @@ import { afterAll, afterEach, beforeAll, beforeEach, expect, it, vi } from "vite
 import { changeFeedOf } from "../../db/change-feed.ts";
 import { queryRows } from "../../db/client.ts";
 import { applications, invocations } from "../../db/schema/index.ts";
-import { forgetLookups, LOOKUP_TTL_MS, lookupCache, WATCHED_LOOKUP_TTL_MS } from "../../lib/lookup-cache.ts";
+import {
+  forgetLookups,
+  LOOKUP_TABLES,
+  LOOKUP_TTL_MS,
+  lookupCache,
+  WATCHED_LOOKUP_TTL_MS,
+} from "../../lib/lookup-cache.ts";
 import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startFakeOpenAi } from "../../test/fake-openai.ts";
@@ -254,4 +260,13 @@ it("preloads the last day's keys, apps, prompts and accounts, and not a revoked 
   });
   // What was preloaded answers: the call reads no key, app or prompt (served from the copies).
   expect((await call()).choices[0]?.message.content).toBeTruthy();
+});
+
+it("has a change trigger on every table a lookup reads, and on no other", async () => {
+  const rows = await queryRows<{ table: string }>(
+    db(),
+    sql`select distinct c.relname as table from pg_trigger t join pg_class c on c.oid = t.tgrelid
+        join pg_proc p on p.oid = t.tgfoid where p.proname = 'pm_lookups_changed' order by 1`,
+  );
+  expect(rows.map((row) => row.table)).toEqual([...LOOKUP_TABLES].sort());
 });
