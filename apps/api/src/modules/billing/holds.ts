@@ -312,14 +312,12 @@ export async function spendFromHold(
  */
 export async function closeHold(db: Database, holdId: string): Promise<boolean> {
   try {
-    const [row] = await closeHoldStatement(db, [holdId]);
+    const [row] = await retryingGuard(() => closeHoldStatement(db, [holdId]));
     return (row?.closed ?? 0) > 0;
-  } catch (error) {
-    if (!isGuardFailure(error)) throw error;
-    // The guard fired: an account the posting needs does not exist yet (a creator's first
-    // earnings, for apps made before their creation made it), or a balance moved under the
-    // statement (retryingGuard). Make sure the hold's accounts exist, then close it again. The
-    // failed statement changed nothing.
+  } catch {
+    // An account the posting needs does not exist yet (a creator's first earnings, for apps made
+    // before their creation made the account; a fresh database's platform accounts): create the
+    // hold's accounts and close it again. The failed statement changed nothing.
     const [hold] = await db
       .select({ payerId: holds.payerId, creatorId: holds.creatorId })
       .from(holds)
