@@ -54,17 +54,22 @@ export async function accountFor(db: Database, kind: AccountKind, ownerId: strin
 // process and database (keyed by handle: tests run several databases in one process).
 const knownAccounts = new WeakMap<Database, Map<string, string>>();
 
+function knownAccountsOf(db: Database): Map<string, string> {
+  let ids = knownAccounts.get(db);
+  if (!ids) {
+    ids = new Map();
+    knownAccounts.set(db, ids);
+  }
+  return ids;
+}
+
 /** accountFor, remembered: only for the root handle, never for a transaction's. */
 export async function cachedAccountFor(
   db: Database,
   kind: AccountKind,
   ownerId: string | null,
 ): Promise<string> {
-  let ids = knownAccounts.get(db);
-  if (!ids) {
-    ids = new Map();
-    knownAccounts.set(db, ids);
-  }
+  const ids = knownAccountsOf(db);
   const key = `${kind}:${ownerId ?? ""}`;
   const known = ids.get(key);
   if (known) return known;
@@ -87,11 +92,7 @@ export async function preloadAccounts(
     .select({ id: ledgerAccounts.id, kind: ledgerAccounts.kind, ownerId: ledgerAccounts.ownerId })
     .from(ledgerAccounts)
     .where(and(inArray(ledgerAccounts.kind, kinds), inArray(ledgerAccounts.ownerId, ownerIds)));
-  let ids = knownAccounts.get(db);
-  if (!ids) {
-    ids = new Map();
-    knownAccounts.set(db, ids);
-  }
+  const ids = knownAccountsOf(db);
   for (const row of rows) ids.set(`${row.kind}:${row.ownerId ?? ""}`, row.id);
   return rows.length;
 }
