@@ -42,6 +42,7 @@ run("compatibility table", "node", [
   `${out}/compatibility.md`,
   "--check",
   "docs/compatibility.md",
+  ...(process.env.TEST_DATABASE_URL ? [] : ["--pglite-only"]),
 ]);
 run("build web", "npm", ["run", "build"]);
 run("end-to-end", npx, ["playwright", "test", "-c", "e2e/playwright.config.ts"], {

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { anyFailed, compatRows, renderCompatibilityTable, type VitestReport } from "./compat-table.ts";
+import {
+  anyFailed,
+  asIfBothDatabases,
+  compatRows,
+  renderCompatibilityTable,
+  type VitestReport,
+} from "./compat-table.ts";
 
 const test = (client: string, title: string, status: string, nested: string[] = []) => ({
   ancestorTitles: [client, ...nested],
@@ -97,5 +103,39 @@ describe("the compatibility table", () => {
       ].join("\n"),
     );
     expect(markdown).not.toMatch(/\d{4}-\d{2}-\d{2}/);
+  });
+
+  it("compares a run without PostgreSQL by what it could show: PGlite passes stand for both, failures stay", () => {
+    const pgliteOnly: VitestReport = {
+      testResults: [
+        {
+          name: "/repo/apps/api/src/modules/gateway/openai.compat.test.ts",
+          assertionResults: [
+            test("openai", "chat.completions.create | blocking → works", "passed"),
+            test("openai", "chat.completions tools → refused 400 tools", "failed"),
+          ],
+        },
+      ],
+    };
+    const bothRun: VitestReport = { testResults: [...pgliteOnly.testResults, ...pgliteOnly.testResults] };
+    const versions = { openai: "7.1.0" };
+    const alone = compatRows(pgliteOnly);
+    expect(alone.map((row) => row.status)).toEqual(["failed", "passed-pglite-only"]);
+    expect(asIfBothDatabases(alone).map((row) => row.status)).toEqual(["failed", "passed"]);
+    expect(renderCompatibilityTable(asIfBothDatabases(alone), versions)).toBe(
+      renderCompatibilityTable(compatRows(bothRun), versions),
+    );
+    // A feature the committed table lacks still makes the two differ.
+    const extra = compatRows({
+      testResults: [
+        {
+          ...pgliteOnly.testResults[0],
+          assertionResults: [test("openai", "models.list → works", "passed")],
+        } as VitestReport["testResults"][number],
+      ],
+    });
+    expect(renderCompatibilityTable(asIfBothDatabases([...alone, ...extra]), versions)).not.toBe(
+      renderCompatibilityTable(compatRows(bothRun), versions),
+    );
   });
 });
