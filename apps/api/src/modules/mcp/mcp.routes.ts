@@ -19,7 +19,7 @@ const tags = ["mcp"];
 const SlugParams = z.object({ slug: z.string().min(1).max(100) });
 /**
  * One JSON-RPC message; the MCP transport checks it and answers JSON-RPC errors. A batch (an
- * array) is refused whole before anything runs (batchRefusal).
+ * array) is refused whole before anything runs (refuseBatch).
  */
 const JsonRpcBody = z.unknown().meta({
   examples: [
@@ -235,7 +235,7 @@ function isFreeMessage(body: unknown): boolean {
 async function refuseBatch(request: FastifyRequest, reply: FastifyReply) {
   if (!Array.isArray(request.body)) return;
   const declared = request.headers["mcp-protocol-version"];
-  await reply
+  reply
     .status(400)
     .header("content-type", "application/json")
     .send(
