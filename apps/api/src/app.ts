@@ -11,6 +11,7 @@ import {
   validatorCompiler,
   type ZodTypeProvider,
 } from "fastify-type-provider-zod";
+import { Gauge } from "prom-client";
 import { z } from "zod";
 import { type Config, EMBEDDED_ISSUER_KEY } from "./config.ts";
 import { type DatabaseHandle, openDatabase } from "./db/client.ts";
@@ -61,6 +62,7 @@ import { createMemoryRateLimiter, createRedisRateLimiter } from "./modules/gatew
 import { sweepKeyReservations } from "./modules/keys/key-spend.ts";
 import { keysRoutes } from "./modules/keys/keys.routes.ts";
 import { mcpRoutes, protectedResourceRoutes } from "./modules/mcp/mcp.routes.ts";
+import { createMcpExchanges, MCP_REQUEST_NAMES } from "./modules/mcp/mcp-limits.ts";
 import { createLlmClient } from "./modules/models/llm.ts";
 import { modelKeysRoutes } from "./modules/models/model-keys.routes.ts";
 import { useModelPrices } from "./modules/models/model-prices.ts";
@@ -206,6 +208,30 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     ? createRedisRateLimiter(limits, { url: config.redisUrl, keyPrefix: config.redisKeyPrefix, log: app.log })
     : createMemoryRateLimiter(limits);
   app.addHook("onClose", () => rateLimiter.close());
+  const mcpRequestLimits = {
+    perCallerPerMinute: config.mcpLimits.requestsPerMinute,
+    perIpPerMinute: config.mcpLimits.requestsPerMinutePerIp,
+    names: MCP_REQUEST_NAMES,
+  };
+  const mcpRequestLimiter = config.redisUrl
+    ? createRedisRateLimiter(mcpRequestLimits, {
+        url: config.redisUrl,
+        keyPrefix: `${config.redisKeyPrefix}mcp:`,
+        log: app.log,
+      })
+    : createMemoryRateLimiter(mcpRequestLimits);
+  app.addHook("onClose", () => mcpRequestLimiter.close());
+  const mcpExchanges = createMcpExchanges(config.mcpLimits);
+  registry.registerMetric(
+    new Gauge({
+      name: "mcp_open_servers",
+      help: "MCP servers alive now: one per MCP request being answered (stateless transport)",
+      registers: [],
+      collect() {
+        this.set(mcpExchanges.load.open);
+      },
+    }),
+  );
   const payoutDeps: PayoutDeps = { db, config, connect: createStripeConnect(config), log: app.log };
   const stripe = createStripeGateway(config, {
     types: CONNECT_EVENT_TYPES,
@@ -332,7 +358,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     });
     await scope.register(exploreRoutes, gatewayDeps);
     await scope.register(embedRoutes, { ...gatewayDeps, tokens: embedTokens });
-    await scope.register(mcpRoutes, gatewayDeps);
+    await scope.register(mcpRoutes, {
+      ...gatewayDeps,
+      mcp: { requestLimiter: mcpRequestLimiter, exchanges: mcpExchanges },
+    });
   };
   await app.register(api, { prefix: "/api" });
   await app.register(

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
+import type { McpLimits } from "./modules/mcp/mcp-limits.ts";
 import { BUILT_IN_PRICES, loadModelPricesFile, type PriceTable } from "./modules/models/model-prices.ts";
 
 /** The one place the environment is read. Everything else receives a typed `Config`. */
@@ -121,6 +122,16 @@ const EnvSchema = z.object({
   GATEWAY_MAX_OPEN_STREAMS_PER_KEY: z.coerce.number().int().min(1).max(100_000).default(20),
   /** Streamed gateway calls one client address may have open at once (all its keys together). */
   GATEWAY_MAX_OPEN_STREAMS_PER_IP: z.coerce.number().int().min(1).max(1_000_000).default(100),
+  /** MCP requests (every POST, paid or not) per API key or signed-in user per minute. */
+  MCP_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(300),
+  /** MCP requests per minute from one client address, counted before authentication. */
+  MCP_RATE_LIMIT_PER_IP_PER_MINUTE: z.coerce.number().int().min(1).max(100_000_000).default(1200),
+  /** MCP requests one API key (or user) may have being answered at once (each holds a server). */
+  MCP_MAX_OPEN_PER_KEY: z.coerce.number().int().min(1).max(100_000).default(20),
+  /** The same per client address. */
+  MCP_MAX_OPEN_PER_IP: z.coerce.number().int().min(1).max(1_000_000).default(100),
+  /** The same in the whole process. */
+  MCP_MAX_OPEN: z.coerce.number().int().min(1).max(1_000_000).default(500),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -171,6 +182,8 @@ export interface Config {
   uploadQuotaBytes: number;
   /** Open streamed calls per API key (or user) and per client address (gateway/open-streams.ts). */
   maxOpenStreams: { perKey: number; perIp: number };
+  /** MCP requests per minute and MCP servers open at once (modules/mcp/mcp-limits.ts). */
+  mcpLimits: McpLimits;
   allowPrivateUpstreams: boolean;
   redisUrl: string | undefined;
   logLevel: Env["LOG_LEVEL"];
@@ -263,6 +276,13 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     maxOpenStreams: {
       perKey: env.GATEWAY_MAX_OPEN_STREAMS_PER_KEY,
       perIp: env.GATEWAY_MAX_OPEN_STREAMS_PER_IP,
+    },
+    mcpLimits: {
+      requestsPerMinute: env.MCP_RATE_LIMIT_PER_MINUTE,
+      requestsPerMinutePerIp: env.MCP_RATE_LIMIT_PER_IP_PER_MINUTE,
+      openPerKey: env.MCP_MAX_OPEN_PER_KEY,
+      openPerIp: env.MCP_MAX_OPEN_PER_IP,
+      openTotal: env.MCP_MAX_OPEN,
     },
     allowPrivateUpstreams: env.ALLOW_PRIVATE_UPSTREAMS,
     redisUrl: env.REDIS_URL,

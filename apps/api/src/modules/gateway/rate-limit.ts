@@ -12,16 +12,21 @@ export interface RateLimitResult {
 export interface RateLimiter {
   /**
    * Counts one call for the caller (API key or user) and one for the client's IP address; throws
-   * a 429 AppError (with Retry-After and RateLimit headers) when either is past its limit.
+   * a 429 AppError (with Retry-After and RateLimit headers) when either is past its limit. A key
+   * left out is not counted (a request not yet authenticated has only its address).
    */
-  consume(keys: { caller: string; ip: string }): Promise<RateLimitResult>;
+  consume(keys: { caller?: string; ip?: string }): Promise<RateLimitResult>;
   close(): Promise<void>;
 }
 
 export interface RateLimits {
   perCallerPerMinute: number;
   perIpPerMinute: number;
+  /** What is counted, as the 429 names it (default: paid calls). */
+  names?: { caller: string; ip: string };
 }
+
+const CALL_NAMES = { caller: "calls per minute", ip: "calls per minute from one address" };
 
 /** How many calls `key` made in its current window, this one included, and when the window ends. */
 type WindowCounter = (key: string) => Promise<{ count: number; resetMs: number }>;
@@ -36,16 +41,17 @@ const WINDOW_MS = 60_000;
 function createLimiter(limits: RateLimits, count: WindowCounter, close: () => Promise<void>): RateLimiter {
   return {
     async consume({ caller, ip }) {
-      const [byCaller, byIp] = await Promise.all([count(`caller:${caller}`), count(`ip:${ip}`)]);
+      const names = limits.names ?? CALL_NAMES;
+      const none = { count: 0, resetMs: WINDOW_MS };
+      const [byCaller, byIp] = await Promise.all([
+        caller === undefined ? none : count(`caller:${caller}`),
+        ip === undefined ? none : count(`ip:${ip}`),
+      ]);
       const refusedBy =
         byCaller.count > limits.perCallerPerMinute
-          ? { limit: limits.perCallerPerMinute, resetMs: byCaller.resetMs, what: "calls per minute" }
+          ? { limit: limits.perCallerPerMinute, resetMs: byCaller.resetMs, what: names.caller }
           : byIp.count > limits.perIpPerMinute
-            ? {
-                limit: limits.perIpPerMinute,
-                resetMs: byIp.resetMs,
-                what: "calls per minute from one address",
-              }
+            ? { limit: limits.perIpPerMinute, resetMs: byIp.resetMs, what: names.ip }
             : undefined;
       if (refusedBy) {
         const resetSeconds = Math.max(1, Math.ceil(refusedBy.resetMs / 1000));
@@ -62,10 +68,12 @@ function createLimiter(limits: RateLimits, count: WindowCounter, close: () => Pr
           },
         );
       }
+      const [limit, counted] =
+        caller === undefined ? [limits.perIpPerMinute, byIp] : [limits.perCallerPerMinute, byCaller];
       return {
-        limit: limits.perCallerPerMinute,
-        remaining: limits.perCallerPerMinute - byCaller.count,
-        resetSeconds: Math.max(1, Math.ceil(byCaller.resetMs / 1000)),
+        limit,
+        remaining: limit - counted.count,
+        resetSeconds: Math.max(1, Math.ceil(counted.resetMs / 1000)),
       };
     },
     close,

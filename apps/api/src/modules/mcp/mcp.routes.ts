@@ -9,14 +9,18 @@ import { AppError, notFound } from "../../lib/errors.ts";
 import { currentUser } from "../auth/authenticate.ts";
 import { findCallableApp } from "../gateway/access.ts";
 import type { GatewayDeps } from "../gateway/gateway-call.ts";
-import { rateLimitHook } from "../gateway/rate-limit.ts";
+import { type RateLimiter, rateLimitHook } from "../gateway/rate-limit.ts";
 import { loadAppSchemas } from "./app-tool.ts";
+import { type McpExchanges, mcpRequestLimits } from "./mcp-limits.ts";
 import { createAppServer, createCatalogueServer } from "./mcp-servers.ts";
 import { CATALOGUE_PATH, isMcpPath, mcpChallenge, protectedResourceMetadata } from "./resources.ts";
 
 const tags = ["mcp"];
 const SlugParams = z.object({ slug: z.string().min(1).max(100) });
-/** A JSON-RPC message or batch; the MCP transport checks it and answers JSON-RPC errors. */
+/**
+ * One JSON-RPC message; the MCP transport checks it and answers JSON-RPC errors. A batch (an
+ * array) is refused whole before anything runs (refuseBatch).
+ */
 const JsonRpcBody = z.unknown().meta({
   examples: [
     { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "haiku", arguments: { topic: "rain" } } },
@@ -32,19 +36,35 @@ const ProtectedResourceMetadataSchema = z.object({
 });
 const mcpResponses = {
   200: z.unknown().describe("JSON-RPC response (application/json)"),
+  400: z
+    .unknown()
+    .describe(
+      "JSON-RPC error: a batch (not supported since MCP 2025-06-18), or a message the transport refuses",
+    ),
   401: ApiErrorSchema,
   404: ApiErrorSchema,
   429: ApiErrorSchema,
 };
 
+/** What the MCP routes count besides paid calls (mcp-limits.ts, docs/decisions/043-mcp-limits.md). */
+export interface McpDeps {
+  /** MCP requests per minute, per caller and per address (every POST, paid or not). */
+  requestLimiter: RateLimiter;
+  /** MCP servers alive at once, per caller, per address and per process. */
+  exchanges: McpExchanges;
+}
+
 /**
  * MCP over Streamable HTTP, stateless: every POST gets a fresh server and transport that answer
  * it and close. `/api/app/{slug}/mcp` serves one app as one paid tool; `/api/mcp` the catalogue.
  * Credentials: an API key, or an OAuth access token for that endpoint (docs/decisions/034-mcp.md).
+ * One POST carries one message (batches are refused), so a paid tool call is one POST and passes
+ * the paid rate limit and admission once, like any gateway call (decision 043).
  */
-export const mcpRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, deps) => {
+export const mcpRoutes: FastifyPluginAsyncZod<GatewayDeps & { mcp: McpDeps }> = async (app, deps) => {
   const { guards, publicUrl } = deps;
   const limit = rateLimitHook(deps.rateLimiter);
+  const requests = mcpRequestLimits(deps.mcp.requestLimiter);
 
   /**
    * The caller, by API key or by a token for this endpoint; a 401 says where its metadata is.
@@ -68,12 +88,22 @@ export const mcpRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, deps) =
   // The endpoint's own URL is its resource: under /api or /api/v1, as the plugin is served at both.
   const appPath = (request: FastifyRequest) =>
     `${app.prefix}/app/${(request.params as { slug: string }).slug}/mcp`;
-  /** Tool calls are paid calls: rate limited like every gateway call; listing tools is not. */
-  const limitToolCalls = async (request: FastifyRequest, reply: FastifyReply) => {
-    const messages = Array.isArray(request.body) ? request.body : [request.body];
-    if (messages.some((message) => (message as { method?: unknown } | null)?.method === "tools/call"))
-      await limit(request, reply);
+  /**
+   * A paid call's rate limit for every request but those known to cost nothing (the handshake,
+   * listings, ping, notifications, responses): a method this list does not name counts as paid.
+   */
+  const limitPaidRequests = async (request: FastifyRequest, reply: FastifyReply) => {
+    if (!isFreeMessage(request.body)) await limit(request, reply);
   };
+  /** Every POST, before anything else: its address's MCP request limit; then its caller's. */
+  const onRequest = (path: (request: FastifyRequest) => string) => [
+    requests.byAddress,
+    authenticateAt(path),
+    requests.byCaller,
+    deps.admission.hook,
+  ];
+  /** A batch is refused whole, before anything is counted as paid or run. */
+  const preHandler = [refuseBatch, limitPaidRequests];
 
   app.post(
     "/app/:slug/mcp",
@@ -86,14 +116,19 @@ export const mcpRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, deps) =
         body: JsonRpcBody,
         response: mcpResponses,
       },
-      onRequest: [authenticateAt(appPath), deps.admission.hook],
-      preHandler: limitToolCalls,
+      onRequest: onRequest(appPath),
+      preHandler,
     },
     async (request, reply) => {
-      const caller = currentUser(request);
-      const application = await findCallableApp(deps.db, request.params.slug, caller);
-      const schemas = await loadAppSchemas(deps.db, application);
-      return serve(createAppServer({ deps, request, caller }, application, schemas), request, reply);
+      const release = deps.mcp.exchanges.open(request);
+      try {
+        const caller = currentUser(request);
+        const application = await findCallableApp(deps.db, request.params.slug, caller);
+        const schemas = await loadAppSchemas(deps.db, application);
+        return await serve(createAppServer({ deps, request, caller }, application, schemas), request, reply);
+      } finally {
+        release();
+      }
     },
   );
 
@@ -107,11 +142,21 @@ export const mcpRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, deps) =
         body: JsonRpcBody,
         response: mcpResponses,
       },
-      onRequest: [authenticateAt(() => `${app.prefix}/mcp`), deps.admission.hook],
-      preHandler: limitToolCalls,
+      onRequest: onRequest(() => `${app.prefix}/mcp`),
+      preHandler,
     },
-    async (request, reply) =>
-      serve(createCatalogueServer({ deps, request, caller: currentUser(request) }), request, reply),
+    async (request, reply) => {
+      const release = deps.mcp.exchanges.open(request);
+      try {
+        return await serve(
+          createCatalogueServer({ deps, request, caller: currentUser(request) }),
+          request,
+          reply,
+        );
+      } finally {
+        release();
+      }
+    },
   );
 
   // A stateless server offers no stream to GET and no session to DELETE (MCP transports, 2025-06-18).
@@ -161,6 +206,55 @@ export const protectedResourceRoutes: FastifyPluginAsyncZod<{
     },
   );
 };
+
+/** Requests and notifications that cost nothing: the handshake, listings, ping. */
+const FREE_METHODS = new Set([
+  "initialize",
+  "ping",
+  "tools/list",
+  "resources/list",
+  "resources/templates/list",
+  "prompts/list",
+  "logging/setLevel",
+]);
+
+/** A message that runs no paid work: a free method, any notification, or a response (no method). */
+function isFreeMessage(body: unknown): boolean {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return false;
+  const { method, id } = body as { method?: unknown; id?: unknown };
+  if (method === undefined) return "result" in body || "error" in body;
+  if (typeof method !== "string") return false;
+  return FREE_METHODS.has(method) || (id === undefined && method.startsWith("notifications/"));
+}
+
+/**
+ * JSON-RPC batches (a JSON array body) are refused whole, on every protocol version: MCP removed
+ * them in revision 2025-06-18, and no SDK client in use sends them (decision 043). Before anything
+ * runs or is counted as paid, whatever the array holds (repeated ids, notifications, tool calls).
+ */
+async function refuseBatch(request: FastifyRequest, reply: FastifyReply) {
+  if (!Array.isArray(request.body)) return;
+  const declared = request.headers["mcp-protocol-version"];
+  reply
+    .status(400)
+    .header("content-type", "application/json")
+    .send(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: null,
+        error: {
+          code: -32600,
+          message:
+            "Invalid Request: JSON-RPC batches are not supported (MCP removed batching in protocol revision 2025-06-18; this server accepts none on any version). Send each message in its own POST.",
+          data: {
+            code: "batch_not_supported",
+            protocol_version: typeof declared === "string" ? declared.slice(0, 40) : null,
+          },
+        },
+      }),
+    );
+  return reply;
+}
 
 /**
  * Answers one MCP request with a fresh stateless transport, then closes both. The web-standard

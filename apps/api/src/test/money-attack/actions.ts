@@ -13,6 +13,7 @@ import {
 import {
   burst,
   limitedKeyCall,
+  mcpBatch,
   mcpCall,
   oneCall,
   replay,
@@ -36,6 +37,7 @@ export const actions: Action[] = [
   { name: "idempotent replay", weight: 4, run: replay },
   { name: "responses call", weight: 8, run: responsesCall },
   { name: "mcp tool call", weight: 8, run: mcpCall },
+  { name: "mcp batch", weight: 3, run: mcpBatch },
   { name: "workflow run", weight: 8, run: workflowRun },
   { name: "stopped stream", weight: 6, run: stopStream },
   { name: "limited-key call", weight: 10, run: limitedKeyCall },

@@ -20,6 +20,11 @@ export interface CallPlan {
   stopOnOtherNode?: boolean;
   /** Called with the payer's spend-limited key (decision 035). */
   limitedKey?: boolean;
+  /**
+   * An MCP style sent as one JSON-RPC batch (decision 043): `members` tool calls (ids 1…, or the
+   * same id more than once), plus `notifications` tool calls without an id (never to be run).
+   */
+  batch?: { members: number; repeatedIds: boolean; notifications: number };
 }
 
 /** Everything the client saw of one call: the log the judge compares with the charges. */
@@ -51,6 +56,18 @@ export interface CallOutcome {
   toolError?: boolean;
   /** The stop sent while the stream ran: after how many chunks, and its answer's status. */
   stop?: { afterChunks: number; status: number };
+  /** A batch's answers, one per member answered (none when the batch was refused whole). */
+  batch?: { answered: BatchMemberOutcome[] };
+}
+
+/** One batch member's answer: its JSON-RPC id, and what a tool result said (as a single call's). */
+export interface BatchMemberOutcome {
+  id: unknown;
+  invocationId?: string;
+  reportedCents?: number;
+  paidBy?: string;
+  toolError?: boolean;
+  errorCode?: string;
 }
 
 /** What a call may do while it runs: stop its own stream (answers the stop's HTTP status). */
@@ -156,6 +173,74 @@ function requestOf(slug: string, plan: CallPlan, prompt: string): { path: string
   return plan.mode === "chat"
     ? { path: `/api/app/${slug}/chat-messages`, body: { query: prompt, inputs: {}, response_mode } }
     : { path: `/api/app/${slug}/completion-messages`, body: { inputs: { query: prompt }, response_mode } };
+}
+
+/**
+ * An MCP batch (plan.batch): the plan's tool call as `members` requests and `notifications`
+ * notifications in one JSON array. A server may refuse it whole (a JSON-RPC error, HTTP 400) or
+ * answer an array, read member by member like single tool results.
+ */
+export async function makeBatchCall(
+  baseUrl: string,
+  apiKey: string,
+  slug: string,
+  plan: CallPlan,
+): Promise<CallOutcome> {
+  const shape = plan.batch ?? { members: 1, repeatedIds: false, notifications: 0 };
+  const prompt = `attack ${scriptDirective(plan.upstream)}`;
+  const { path, body } = requestOf(slug, plan, prompt);
+  const ids = Array.from({ length: shape.members }, (_, i) => (shape.repeatedIds && i > 0 ? i : i + 1));
+  const messages = [
+    ...ids.map((id) => ({ ...body, id })),
+    ...Array.from({ length: shape.notifications }, () => {
+      const { id: _, ...notification } = body as { id?: unknown };
+      return notification;
+    }),
+  ];
+  const outcome: CallOutcome = {
+    status: 0,
+    chunks: 0,
+    completed: false,
+    aborted: false,
+    replayed: false,
+    priceHeaders: {},
+    batch: { answered: [] },
+  };
+  try {
+    const response = await fetch(`${baseUrl}${path}`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${apiKey}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": "2025-03-26",
+      },
+      body: JSON.stringify(messages),
+      signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
+    });
+    outcome.status = response.status;
+    const json = (await response.json().catch(() => undefined)) as unknown;
+    if (!Array.isArray(json)) {
+      const error = (json as Record<string, any> | undefined)?.error;
+      outcome.errorCode = error?.code !== undefined ? `jsonrpc ${error.code}` : (json as any)?.code;
+      return outcome;
+    }
+    for (const answer of json as Record<string, any>[]) {
+      const member: CallOutcome = { ...outcome, batch: undefined };
+      readToolResult(response, answer, member);
+      outcome.batch?.answered.push({
+        id: answer?.id,
+        invocationId: member.invocationId,
+        reportedCents: member.reportedCents,
+        paidBy: member.paidBy,
+        toolError: member.toolError,
+        errorCode: member.errorCode,
+      });
+    }
+  } catch (error) {
+    outcome.transportError = String((error as Error).cause ?? error).slice(0, 200);
+  }
+  return outcome;
 }
 
 /** Reads SSE events (Dify's or OpenAI's), counting content chunks, until the end or the planned abort. */

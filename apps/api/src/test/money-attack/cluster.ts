@@ -71,6 +71,12 @@ export async function startCluster(options: {
     LLM_TIMEOUT_SECONDS: "15",
     GATEWAY_RATE_LIMIT_PER_MINUTE: "1000000",
     GATEWAY_RATE_LIMIT_PER_IP_PER_MINUTE: "100000000",
+    // MCP requests and MCP servers alive at once (decision 043): out of the attack's way too.
+    MCP_RATE_LIMIT_PER_MINUTE: "1000000",
+    MCP_RATE_LIMIT_PER_IP_PER_MINUTE: "100000000",
+    MCP_MAX_OPEN_PER_KEY: "100000",
+    MCP_MAX_OPEN_PER_IP: "1000000",
+    MCP_MAX_OPEN: "1000000",
     PLATFORM_FEE_PERCENT: "10",
     // The workflow apps' webhook is on loopback.
     ALLOW_PRIVATE_UPSTREAMS: "true",

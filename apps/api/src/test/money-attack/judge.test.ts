@@ -110,6 +110,39 @@ describe("money attack judge", () => {
     expect(kinds([header], [charged(20)])).toEqual(["Promptmint-Charged header other than what was charged"]);
   });
 
+  it("judges MCP batches: refused whole costs nothing, a repeated id answers nothing, each answer charged once", () => {
+    const batch = (shape: Partial<NonNullable<CallPlan["batch"]>>, answered: string[], status = 200) =>
+      callOf(
+        { style: "mcp-app", batch: { members: 3, repeatedIds: false, notifications: 1, ...shape } },
+        {
+          status,
+          completed: false,
+          batch: {
+            answered: answered.map((invocationId, i) => ({
+              id: i + 1,
+              invocationId,
+              reportedCents: 20,
+              paidBy: "wallet",
+            })),
+          },
+        },
+      );
+    // Refused whole (400): anything charged is a charge without a delivered answer.
+    expect(kinds([batch({}, [], 400)], [])).toEqual([]);
+    expect(kinds([batch({}, [], 400)], [charged(20)])).toEqual(["charged without a delivered answer"]);
+    // Answered: each member's answer is judged like a single call.
+    expect(kinds([batch({}, [ID])], [charged(20)])).toEqual([]);
+    expect(kinds([batch({}, [ID])], [])).toEqual(["answer delivered, no invocation recorded"]);
+    expect(kinds([batch({}, [ID, ID])], [charged(20)])).toEqual(["one invocation answered twice in a batch"]);
+    expect(kinds([batch({ repeatedIds: true }, [ID])], [charged(20)])).toEqual([
+      "batch with a repeated id answered",
+    ]);
+    expect(kinds([batch({ members: 1 }, [ID, ID])], [charged(20)])).toEqual([
+      "batch answered more members than its requests",
+      "one invocation answered twice in a batch",
+    ]);
+  });
+
   it("allows the price of a change whose answer was lost (it may have applied), and no other", () => {
     const call = callOf({ style: "workflow" }, { invocationId: ID, reportedCents: 7, paidBy: "wallet" });
     expect(kinds([call], [charged(7)])).toEqual(["charged a price the app never had"]);

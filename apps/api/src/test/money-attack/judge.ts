@@ -83,6 +83,7 @@ export function judge(input: {
   for (const event of input.journal.entries)
     if (event.kind !== "call" && (event.status ?? 0) >= 500)
       flag(`${event.status} on ${event.kind}`, `#${event.seq} ${JSON.stringify(event.detail).slice(0, 300)}`);
+  judgeBatches(calls, appOf, byId, input.nodes, flag);
   judgeUnanswered(calls, input.invocations, input.nodes, flag);
   judgeIdempotency(calls, flag);
   judgePlans(input.periods, input.invocations, calls, input.nodes, flag);
@@ -232,6 +233,9 @@ function duringKill(call: CallEntry, nodes: Node[], afterMs = 0): boolean {
  */
 function judgeUnanswered(calls: CallEntry[], invocations: InvocationRow[], nodes: Node[], flag: Flag) {
   const seen = new Set(calls.filter(delivered).map((call) => call.invocationId));
+  // A batch's answered members are delivered answers too (judgeBatches checks each one's charge).
+  for (const call of calls)
+    for (const member of call.batch?.answered ?? []) if (member.invocationId) seen.add(member.invocationId);
   // Calls that learned their invocation's id and still got no answer: a stream that ended before
   // any content (stopped, failed: a workflow run or a Responses stream names its id first), a
   // refusal. Nothing may be charged for them, unless a kill left their end unknown.
@@ -244,7 +248,8 @@ function judgeUnanswered(calls: CallEntry[], invocations: InvocationRow[], nodes
     if (!call.invocationId && (call.status === 0 || (call.plan.streaming && call.chunks === 0)))
       unknownOutcomes.set(
         pair(call.payerId, call.appId),
-        (unknownOutcomes.get(pair(call.payerId, call.appId)) ?? 0) + 1,
+        // A batch whose answer was lost may have run each of its requests.
+        (unknownOutcomes.get(pair(call.payerId, call.appId)) ?? 0) + (call.plan.batch?.members ?? 1),
       );
   const unmatched = new Map<string, string[]>();
   for (const row of invocations) {
@@ -265,6 +270,49 @@ function judgeUnanswered(calls: CallEntry[], invocations: InvocationRow[], nodes
   for (const [key, ids] of unmatched) {
     const allowed = unknownOutcomes.get(key) ?? 0;
     for (const id of ids.slice(allowed)) flag("charged without a delivered answer", `invocation ${id}`);
+  }
+}
+
+/**
+ * MCP batches (decision 043): a batch with a repeated id must be refused whole, so it answers
+ * nothing; whatever any batch answered is judged like a single call's answer (one successful
+ * invocation, charged once, the cost it reported), each by its own invocation; no two answers
+ * name one invocation, and a batch answers no more members than the requests it held. What it
+ * refused, notifications included, must cost nothing: judgeUnanswered flags any charge that no
+ * delivered answer names.
+ */
+function judgeBatches(
+  calls: CallEntry[],
+  appOf: Map<string, AttackApp>,
+  byId: Map<string, InvocationRow>,
+  nodes: Node[],
+  flag: Flag,
+) {
+  for (const call of calls) {
+    const shape = call.plan.batch;
+    if (!shape) continue;
+    const answered = call.batch?.answered ?? [];
+    if (shape.repeatedIds && answered.length > 0)
+      flag("batch with a repeated id answered", `${answered.length} answers ${line(call)}`);
+    if (answered.length > shape.members)
+      flag("batch answered more members than its requests", `${answered.length} answers ${line(call)}`);
+    const ids = answered.flatMap((member) => (member.invocationId ? [member.invocationId] : []));
+    if (new Set(ids).size < ids.length) flag("one invocation answered twice in a batch", line(call));
+    const app = appOf.get(call.appId);
+    if (!app) continue;
+    for (const member of answered) {
+      if (member.toolError || !member.invocationId) continue;
+      const single: CallEntry = {
+        ...call,
+        status: 200,
+        completed: true,
+        invocationId: member.invocationId,
+        reportedCents: member.reportedCents,
+        paidBy: member.paidBy,
+        batch: undefined,
+      };
+      judgeCharge(single, app, byId.get(member.invocationId), nodes, flag);
+    }
   }
 }
 
@@ -379,5 +427,8 @@ export function line(call: CallEntry): string {
       : "") +
     (call.errorCode ? ` ${call.errorCode}` : "");
   const fail = call.plan.upstream.fail ? ` upstream ${call.plan.upstream.fail}` : "";
-  return `#${call.seq} actor ${call.actor} ${call.action} on ${call.node}: ${call.payer} → ${call.app} (${how}${abort}${fail}) → ${call.status}${call.plan.streaming ? `, ${call.chunks} chunks` : ""}${call.invocationId ? ` id ${call.invocationId}` : ""}`;
+  const batch = call.plan.batch
+    ? ` batch of ${call.plan.batch.members}${call.plan.batch.repeatedIds ? " with a repeated id" : ""}${call.plan.batch.notifications ? ` + ${call.plan.batch.notifications} notifications` : ""}`
+    : "";
+  return `#${call.seq} actor ${call.actor} ${call.action} on ${call.node}: ${call.payer} → ${call.app} (${how}${batch}${abort}${fail}) → ${call.status}${call.plan.streaming ? `, ${call.chunks} chunks` : ""}${call.invocationId ? ` id ${call.invocationId}` : ""}`;
 }

@@ -4,7 +4,7 @@ import { queryRows } from "../../db/client.ts";
 import { walletBalances } from "../../modules/billing/balances.ts";
 import { MICROS_PER_CENT } from "../../modules/billing/money.ts";
 import { type Attack, pickApp, pickNode, pickPayer } from "./attack.ts";
-import { type CallHooks, type CallPlan, makeCall } from "./calls.ts";
+import { type CallHooks, type CallPlan, makeBatchCall, makeCall } from "./calls.ts";
 import type { Node } from "./cluster.ts";
 import type { CallEntry } from "./journal.ts";
 import type { Prng } from "./prng.ts";
@@ -60,6 +60,25 @@ export async function mcpCall(attack: Attack, prng: Prng, actor: number) {
   const app = pickApp(attack, prng);
   const plan = planCall(prng, app, false, prng.chance(0.5) ? "mcp-app" : "mcp-catalogue");
   await call(attack, prng, actor, "mcp tool call", pickPayer(attack, prng), app, plan);
+}
+
+/**
+ * Several tool calls in one JSON-RPC batch (decision 043), sometimes with a repeated id, sometimes
+ * with notifications, sometimes with the payer's limited key: whatever the server answers must be
+ * charged once per answer, and nothing it refused may be charged.
+ */
+export async function mcpBatch(attack: Attack, prng: Prng, actor: number) {
+  const limited = prng.chance(0.3);
+  const payer = limited ? prng.pick(attack.world.consumers) : pickPayer(attack, prng);
+  const app = pickApp(attack, prng);
+  const plan = planCall(prng, app, false, prng.chance(0.5) ? "mcp-app" : "mcp-catalogue");
+  plan.limitedKey = limited || undefined;
+  plan.batch = {
+    members: prng.int(2, 30),
+    repeatedIds: prng.chance(0.4),
+    notifications: prng.chance(0.3) ? prng.int(1, 5) : 0,
+  };
+  await call(attack, prng, actor, "mcp batch", payer, app, plan);
 }
 
 /** A workflow app's run (`/workflows/run`) on the loopback webhook, blocking or streamed. */
@@ -128,7 +147,8 @@ async function call(
       key.inFlight += 1;
       key.started += 1;
     }
-    const outcome = await makeCall(node.baseUrl, apiKey, app.slug, plan, hooks).finally(() => {
+    const send = plan.batch ? makeBatchCall : makeCall;
+    const outcome = await send(node.baseUrl, apiKey, app.slug, plan, hooks).finally(() => {
       if (!key) return;
       key.inFlight -= 1;
       key.lastEndedAt = Date.now();

@@ -23,6 +23,8 @@ export interface Figures {
   costsReported: number;
   /** MCP tool results with `isError` (refusals and failures, costing nothing). */
   mcpToolErrors: number;
+  /** MCP batches sent / refused whole / with a repeated id / members answered (decision 043). */
+  mcpBatches: string;
   /** Streams their caller stopped; of them, stopped on the other process; cut short by their stop. */
   stops: number;
   stopsOnOtherNode: number;
@@ -83,6 +85,7 @@ export function summarize(
     byStyle: byStyleOf(calls),
     costsReported: calls.filter((call) => delivered(call) && call.reportedCents !== undefined).length,
     mcpToolErrors: calls.filter((call) => call.toolError).length,
+    mcpBatches: mcpBatchesOf(calls),
     stops: stops.length,
     stopsOnOtherNode: stops.filter((call) => call.plan.stopOnOtherNode).length,
     stopsCutShort: stops.filter(
@@ -106,6 +109,14 @@ export function summarize(
     events,
     harnessErrors,
   };
+}
+
+function mcpBatchesOf(calls: CallEntry[]): string {
+  const batches = calls.filter((call) => call.plan.batch);
+  const refused = batches.filter((call) => (call.batch?.answered.length ?? 0) === 0).length;
+  const repeated = batches.filter((call) => call.plan.batch?.repeatedIds).length;
+  const answered = batches.reduce((n, call) => n + (call.batch?.answered.length ?? 0), 0);
+  return `${batches.length} / ${refused} / ${repeated} / ${answered}`;
 }
 
 function byStyleOf(calls: CallEntry[]): Figures["byStyle"] {
@@ -152,6 +163,7 @@ export function formatReport(result: {
     ]),
     ["delivered answers whose reported cost was checked", f.costsReported],
     ["MCP tool errors (cost nothing)", f.mcpToolErrors],
+    ["MCP batches / refused whole / with a repeated id / members answered", f.mcpBatches],
     [
       "stops / on the other process / cut the stream short",
       `${f.stops} / ${f.stopsOnOtherNode} / ${f.stopsCutShort}`,
