@@ -45,18 +45,23 @@ async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean
 
 async function liveApp(owner: Caller): Promise<string> {
   const created = await owner.api("POST", "/api/app/", {
-    body: { name: `Suspension ${Math.random().toString(36).slice(2, 7)}`, visibility: "public", price_cents: 5 },
+    body: {
+      name: `Suspension ${Math.random().toString(36).slice(2, 7)}`,
+      visibility: "public",
+      price_cents: 5,
+    },
   });
   expect(created.status).toBe(201);
   const slug = created.body.slug as string;
   await owner.api("PATCH", `/api/app/${slug}/prompt/`, { body: { model: "sandbox" } });
-  expect((await owner.api("PATCH", `/api/app/${slug}/update_status/`, { body: { status: "live" } })).status).toBe(
-    200,
-  );
+  expect(
+    (await owner.api("PATCH", `/api/app/${slug}/update_status/`, { body: { status: "live" } })).status,
+  ).toBe(200);
   return slug;
 }
 
-const userIdOf = async (caller: Caller) => (await caller.api("GET", "/api/auth/profile/")).body.user.id as string;
+const userIdOf = async (caller: Caller) =>
+  (await caller.api("GET", "/api/auth/profile/")).body.user.id as string;
 const call = (caller: Caller, slug: string, auth?: string) =>
   caller.api("POST", `/api/app/${slug}/completion-messages`, {
     ...(auth ? { auth } : {}),
@@ -115,7 +120,9 @@ describe("a suspension made through one process, on the other", () => {
     expect((await onTwo.api("POST", "/api/auth/login/")).status).toBe(200);
 
     // Lifted through the other process: every credential works again, on both.
-    expect((await suspend(callerAt(twoUrl, admin), "users", await userIdOf(consumer), false)).status).toBe(200);
+    expect((await suspend(callerAt(twoUrl, admin), "users", await userIdOf(consumer), false)).status).toBe(
+      200,
+    );
     const back = await eventually(
       () => call(consumer, slug, key),
       (answer) => answer.status === 200,
@@ -153,7 +160,11 @@ describe("a suspension made through one process, on the other", () => {
       ["PATCH", `/api/app/${slug}/update_status/`],
       ["GET", "/api/payouts/"],
     ] as const) {
-      const answer = await creatorOnTwo.api(method, path, method === "PATCH" ? { body: { status: "live" } } : {});
+      const answer = await creatorOnTwo.api(
+        method,
+        path,
+        method === "PATCH" ? { body: { status: "live" } } : {},
+      );
       expect(answer.status, `${method} ${path}`).toBe(403);
       expect(answer.body.code).toBe("account_suspended");
     }

@@ -108,7 +108,9 @@ export function createAuthGuards(options: { verifyToken: TokenVerifier; db: Data
   return {
     requireToken: authenticates((request: FastifyRequest) => requireToken(request)),
     requireUser: authenticates((request: FastifyRequest) => requireUser(request)),
-    requireUserEvenSuspended: authenticates((request: FastifyRequest) => requireUser(request, undefined, true)),
+    requireUserEvenSuspended: authenticates((request: FastifyRequest) =>
+      requireUser(request, undefined, true),
+    ),
     requireCaller: authenticates((request: FastifyRequest) => requireCaller(request)),
     requireCallerAt: requireCaller,
     async signInUser(token, { creator }) {

@@ -115,13 +115,17 @@ describe("wallet top-ups through the sandbox gateway", () => {
         ),
       );
       const statuses = answers.map((a) => a.status);
-      expect(statuses.filter((s) => s >= 500), JSON.stringify(statuses)).toEqual([]);
+      expect(
+        statuses.filter((s) => s >= 500),
+        JSON.stringify(statuses),
+      ).toEqual([]);
       const succeeded = answers.filter((a) => a.status === 200 && a.body.status === "succeeded");
       expect(succeeded).toHaveLength(1);
       // Before the success a declined card is told so (the SPA's answer); after it, everything is 409.
       for (const answer of answers) {
         if (answer === succeeded[0]) continue;
-        if (answer.status === 200) expect(answer.body).toMatchObject({ status: "failed", message: "Your card was declined." });
+        if (answer.status === 200)
+          expect(answer.body).toMatchObject({ status: "failed", message: "Your card was declined." });
         else {
           expect(answer.status).toBe(409);
           expect(answer.body.message).toMatch(/already succeeded/);

@@ -113,7 +113,10 @@ export async function confirmSandboxPayment(
     // Only top-ups go to the wallet; a plan's payment is used by the subscription it was made for.
     if (payment.purpose === "top_up")
       await creditPaymentToWallet(t, payment, `Wallet top-up (card •••• ${number.slice(-4)})`);
-    return { outcome: { status: "succeeded" as const, message: "Payment succeeded" }, amount: payment.amountCents };
+    return {
+      outcome: { status: "succeeded" as const, message: "Payment succeeded" },
+      amount: payment.amountCents,
+    };
   });
   return { ...decided.outcome, amount: decided.amount, balance_micros: await walletBalance(db, userId) };
 }

@@ -50,4 +50,3 @@ export async function advanceClock(db: Database, userId: string, days: number): 
     advance_days: `would move your test clock past ${MAX_CLOCK_OFFSET_DAYS} days ahead (it is ${Math.round(now / DAY_MS)} days ahead; at most ${Math.max(0, Math.floor((limit - now) / DAY_MS))} more)`,
   });
 }
-

@@ -6,8 +6,8 @@ import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
 import { MICROS_PER_CENT } from "../billing/money.ts";
 import { reconcile } from "../billing/reconcile.ts";
-import { creditEarnings, daysAgo } from "./payouts-test-helpers.ts";
 import { runPayoutSchedule } from "./payouts.service.ts";
+import { creditEarnings, daysAgo } from "./payouts-test-helpers.ts";
 
 let testDb: TestDatabase;
 let server: TestServer;
@@ -187,13 +187,19 @@ describe("payouts in the sandbox (Connect test mode, offline)", () => {
     }
     // 8 + 30 + 30 = 68; then 30 more would pass 90: refused naming the bound; 22 reaches it exactly.
     for (const days of [30, 30]) {
-      expect((await mover.api("POST", "/api/payouts/sandbox/clock", { body: { advance_days: days } })).status).toBe(200);
+      expect(
+        (await mover.api("POST", "/api/payouts/sandbox/clock", { body: { advance_days: days } })).status,
+      ).toBe(200);
     }
     const past = await mover.api("POST", "/api/payouts/sandbox/clock", { body: { advance_days: 30 } });
     expect(past.status).toBe(400);
     expect(past.body.fields.advance_days).toMatch(/90 days ahead.*68 days ahead; at most 22 more/);
-    expect((await mover.api("POST", "/api/payouts/sandbox/clock", { body: { advance_days: 22 } })).body).toMatchObject({ offset_days: 90 });
-    expect((await mover.api("POST", "/api/payouts/sandbox/clock", { body: { advance_days: 1 } })).status).toBe(400);
+    expect(
+      (await mover.api("POST", "/api/payouts/sandbox/clock", { body: { advance_days: 22 } })).body,
+    ).toMatchObject({ offset_days: 90 });
+    expect(
+      (await mover.api("POST", "/api/payouts/sandbox/clock", { body: { advance_days: 1 } })).status,
+    ).toBe(400);
     const summary = await mover.api("GET", "/api/payouts/");
     expect(summary.status).toBe(200);
     expect(Date.parse(summary.body.now) - Date.now()).toBeLessThanOrEqual(90 * 86_400_000 + 60_000);

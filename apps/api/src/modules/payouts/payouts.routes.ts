@@ -262,7 +262,8 @@ export const payoutsRoutes: FastifyPluginAsyncZod<PayoutDeps & { guards: AuthGua
     {
       schema: {
         tags,
-        summary: "Advance your own sandbox payouts clock: 1 to 30 days a step, at most 90 days ahead (sandbox only)",
+        summary:
+          "Advance your own sandbox payouts clock: 1 to 30 days a step, at most 90 days ahead (sandbox only)",
         security,
         body: AdvanceClockSchema,
         response: { 200: SandboxClockSchema, ...errors },
