@@ -71,7 +71,7 @@ export async function suspendConsumer(attack: Attack, prng: Prng, actor: number)
       return { status: answer.status, detail: { payer: payer.name, body: answer.body } };
     });
     // A kill may have cut the answer off after the commit: lift it all the same.
-    await new Promise((resolve) => setTimeout(resolve, prng.int(1_500, 5_000)));
+    await new Promise((resolve) => setTimeout(resolve, prng.int(3_000, 8_000)));
     await journalEvent(attack, actor, "unsuspend", async () => {
       for (let attempt = 1; ; attempt++) {
         if (window) window.liftSentAt = Date.now();
