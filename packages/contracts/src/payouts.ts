@@ -62,6 +62,16 @@ export const WithdrawSchema = z.strictObject({
 export const OnboardingLinkSchema = z.object({ url: z.string(), gateway: z.enum(["sandbox", "stripe"]) });
 
 export const AdvanceClockSchema = z.strictObject({
-  advance_days: z.number().positive("must be more than 0").max(366, "must be at most 366"),
+  /** Whole days, 1 to 30 a step; your clock goes at most 90 days ahead in all (decision 046). */
+  advance_days: z
+    .number()
+    .int("must be a whole number of days from 1 to 30")
+    .min(1, "must be a whole number of days from 1 to 30")
+    .max(30, "must be a whole number of days from 1 to 30"),
 });
-export const SandboxClockSchema = z.object({ now: z.string(), offset_days: z.number() });
+/** Your own test clock: its time, how far ahead of the real time it is, and how far it may go. */
+export const SandboxClockSchema = z.object({
+  now: z.string(),
+  offset_days: z.number(),
+  max_offset_days: z.number().int(),
+});

@@ -249,7 +249,7 @@ export function routeTable(world: World): Record<string, RouteRequest> {
     "POST /api/payouts/sandbox/clock": {
       class: "self",
       url: "/api/payouts/sandbox/clock",
-      payload: { advance_days: 0.001 },
+      payload: { advance_days: 1 },
     },
     "POST /api/wallet/payment-intents/": {
       class: "self",

@@ -7,7 +7,6 @@ import {
   integer,
   jsonb,
   pgTable,
-  smallint,
   text,
   timestamp,
   uniqueIndex,
@@ -105,16 +104,18 @@ export const payouts = pgTable(
   ],
 );
 
-/** The sandbox's test clock: how far every process's "now" is moved ahead for payouts. One row. */
-export const sandboxClock = pgTable(
-  "sandbox_clock",
+/**
+ * The sandbox's test clock, per creator: how far that creator's payouts "now" is moved ahead
+ * (forward only, at most MAX_CLOCK_OFFSET_DAYS; docs/decisions/046). No row: the real time.
+ */
+export const sandboxClocks = pgTable(
+  "sandbox_clocks",
   {
-    id: smallint("id").primaryKey().default(1),
+    userId: uuid("user_id")
+      .primaryKey()
+      .references(() => users.id, { onDelete: "cascade" }),
     offsetMs: bigint("offset_ms", { mode: "number" }).notNull().default(0),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [
-    check("sandbox_clock_one_row", sql`${t.id} = 1`),
-    check("sandbox_clock_forward", sql`${t.offsetMs} >= 0`),
-  ],
+  (t) => [check("sandbox_clocks_bounded", sql`${t.offsetMs} >= 0 AND ${t.offsetMs} <= 7776000000`)],
 );

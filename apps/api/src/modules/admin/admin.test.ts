@@ -95,6 +95,28 @@ describe("/admin access", () => {
     expect(answered.status).toBe(200);
   });
 
+  it("refuses dates out of range, a reversed period and one too long with 400 naming the parameter", async () => {
+    const cases: [string, string, RegExp][] = [
+      ["from=0000-01-01&to=9999-12-31", "to", /between 2000-01-01 and/],
+      ["from=0000-01-01", "from", /between 2000-01-01 and/],
+      ["from=1999-12-31&to=2001-01-01", "from", /between 2000-01-01 and/],
+      ["to=9999-12-31", "to", /between 2000-01-01 and/],
+      ["from=2026-03-01&to=2026-01-01", "from", /must be before to/],
+      ["from=2000-01-01&to=2025-01-01", "from", /at most 1100 days before to/],
+      ["from=2024-02-30", "from", /./],
+      ["from=yesterday", "from", /./],
+    ];
+    for (const [query, field, problem] of cases) {
+      const answer = await admin.api("GET", `/api/admin/overview?${query}`);
+      expect(answer.status, query).toBe(400);
+      expect(Object.keys(answer.body.fields), query).toContain(field);
+      expect(answer.body.fields[field], query).toMatch(problem);
+    }
+    const fine = await admin.api("GET", "/api/admin/overview?from=2024-01-01&to=2024-12-31T23:59:59Z");
+    expect(fine.status).toBe(200);
+    expect(fine.body.period).toEqual({ from: "2024-01-01T00:00:00.000Z", to: "2024-12-31T23:59:59.000Z" });
+  });
+
   it("names a bad period or a reason left out", async () => {
     const bad = await admin.api("GET", "/api/admin/overview?from=2026-02-01&to=2026-01-01");
     expect(bad.status).toBe(400);

@@ -9,8 +9,9 @@ import { type Actor, writeAudit } from "./audit.ts";
  * Suspension by the operator (docs/decisions/028). A suspended app, and every app of a suspended
  * user, is not found for any caller (gateway, OpenAI route, embed, explore): every lookup of an
  * app by slug carries `appNotSuspended`. Its owner still sees it, marked, in the dashboard. A
- * suspended user's API keys are refused (403 account_suspended) and nothing is paid out to them
- * (`isPayoutBlocked`).
+ * suspended user's credentials are all refused (403 account_suspended: sign-in tokens in
+ * `requireUser`, API keys and OAuth tokens in `requireCaller`, decision 046) and nothing is paid out
+ * to them (`isPayoutBlocked`).
  */
 export type SuspensionTarget = "application" | "user";
 
@@ -23,6 +24,11 @@ export const appNotSuspended: SQL = sql`not exists (
 /** For an API key lookup: whether the key's user is suspended. */
 export const userSuspended = (userId: SQL | typeof users.id) =>
   sql<boolean>`exists (select 1 from ${suspensions} s where s.target_kind = 'user' and s.target_id = ${userId})`;
+
+/** Whether the operator suspended this user: every credential of theirs is refused (decision 046). */
+export async function isUserSuspended(db: Database, userId: string): Promise<boolean> {
+  return isPayoutBlocked(db, userId);
+}
 
 /** Whether nothing may be paid out to this user (for payouts: helper B's schedule and withdraw). */
 export async function isPayoutBlocked(db: Database, userId: string): Promise<boolean> {

@@ -78,11 +78,11 @@ export const authRoutes: FastifyPluginAsyncZod<{ db: Database; guards: AuthGuard
     {
       schema: {
         tags: ["auth"],
-        summary: "The signed-in user's profile",
+        summary: "The signed-in user's profile (also while suspended)",
         security,
         response: { 200: ProfileSchema, ...errors },
       },
-      onRequest: guards.requireUser,
+      onRequest: guards.requireUserEvenSuspended,
     },
     async (request) => getProfile(db, currentUser(request)),
   );
@@ -107,11 +107,11 @@ export const authRoutes: FastifyPluginAsyncZod<{ db: Database; guards: AuthGuard
     {
       schema: {
         tags: ["auth"],
-        summary: "The signed-in user's roles",
+        summary: "The signed-in user's roles (also while suspended)",
         security,
         response: { 200: RolesSchema, ...errors },
       },
-      onRequest: guards.requireUser,
+      onRequest: guards.requireUserEvenSuspended,
     },
     async (request) => getRoles(db, currentUser(request)),
   );

@@ -2,6 +2,7 @@ import type { FastifyRequest } from "fastify";
 import type { Database } from "../../db/client.ts";
 import { authenticates } from "../../lib/body-limits.ts";
 import { AppError } from "../../lib/errors.ts";
+import { isUserSuspended } from "../admin/suspensions.ts";
 import { findUserByApiKey, type KeyScope } from "../keys/keys.service.ts";
 import { findUserByToken, type LocalUser, upsertUserFromToken } from "./auth.service.ts";
 import { assertSessionLive } from "./sessions.ts";
@@ -21,8 +22,13 @@ declare module "fastify" {
 export interface AuthGuards {
   /** A valid bearer token for our API audience, of a session that has not ended. */
   requireToken(request: FastifyRequest): Promise<void>;
-  /** A valid token and the local, active user it belongs to (created on first sight). */
+  /**
+   * A valid token and the local, active user it belongs to (created on first sight), not suspended
+   * by the operator (403 account_suspended, decision 046).
+   */
   requireUser(request: FastifyRequest): Promise<void>;
+  /** requireUser, but a suspended user passes: their own profile and roles, so the SPA can say why. */
+  requireUserEvenSuspended(request: FastifyRequest): Promise<void>;
   /** A user by API key (`Bearer pm_…`) or by token: for the gateway, which both may call. */
   requireCaller(request: FastifyRequest): Promise<void>;
   /** requireCaller at a protected resource of its own (an MCP endpoint): its tokens are accepted too. */
@@ -63,7 +69,7 @@ export function createAuthGuards(options: { verifyToken: TokenVerifier; db: Data
     return { ...token, claims: { ...token.claims, ...info, sub: token.subject } };
   }
 
-  async function requireUser(request: FastifyRequest, resource?: string) {
+  async function requireUser(request: FastifyRequest, resource?: string, allowSuspended = false) {
     await requireToken(request, resource);
     const token = request.token as VerifiedToken;
     const user =
@@ -73,6 +79,9 @@ export function createAuthGuards(options: { verifyToken: TokenVerifier; db: Data
         refreshEmail: false,
       }));
     if (!user.isActive) throw new AppError("forbidden", "This account is deactivated");
+    // Read on every request (the user row is not cached): a suspension made through any process
+    // is honoured by every other at once.
+    if (!allowSuspended && (await isUserSuspended(options.db, user.id))) throw suspendedAccount();
     request.user = user;
   }
 
@@ -87,11 +96,7 @@ export function createAuthGuards(options: { verifyToken: TokenVerifier; db: Data
         bearerChallenge("invalid_token"),
       );
     if (!found.user.isActive) throw new AppError("forbidden", "This account is deactivated");
-    if (found.suspended)
-      throw new AppError(
-        "account_suspended",
-        "This account is suspended by the operator: its API keys are refused",
-      );
+    if (found.suspended) throw suspendedAccount();
     refuseExpiredKey(found.scope);
     refuseAppNotAllowed(found.scope, (request.params as { slug?: unknown } | undefined)?.slug);
     request.user = found.user;
@@ -103,6 +108,9 @@ export function createAuthGuards(options: { verifyToken: TokenVerifier; db: Data
   return {
     requireToken: authenticates((request: FastifyRequest) => requireToken(request)),
     requireUser: authenticates((request: FastifyRequest) => requireUser(request)),
+    requireUserEvenSuspended: authenticates((request: FastifyRequest) =>
+      requireUser(request, undefined, true),
+    ),
     requireCaller: authenticates((request: FastifyRequest) => requireCaller(request)),
     requireCallerAt: requireCaller,
     async signInUser(token, { creator }) {
@@ -111,9 +119,19 @@ export function createAuthGuards(options: { verifyToken: TokenVerifier; db: Data
         refreshEmail: true,
       });
       if (!user.isActive) throw new AppError("forbidden", "This account is deactivated");
+      // Signing in is allowed (the SPA then shows why nothing else is); becoming a creator is not.
+      if (creator && (await isUserSuspended(options.db, user.id))) throw suspendedAccount();
       return user;
     },
   };
+}
+
+/** Every credential of a suspended user (sign-in token, API key, OAuth token) answers this. */
+function suspendedAccount(): AppError {
+  return new AppError(
+    "account_suspended",
+    "This account is suspended by the platform's operator: its sign-in tokens and API keys are refused (only the profile and sign-out remain)",
+  );
 }
 
 /** A key past its expiry date: 401 naming the date, not the generic invalid-key answer. */

@@ -94,10 +94,51 @@ describe("wallet top-ups through the sandbox gateway", () => {
         }),
       ),
     );
-    expect(replays.every((r) => r.body.status === "succeeded")).toBe(true);
+    expect(replays.filter((r) => r.status === 200 && r.body.status === "succeeded")).toHaveLength(1);
+    expect(replays.filter((r) => r.status === 409)).toHaveLength(9);
     const wallet = await buyer.api("GET", "/api/wallet/");
     expect(wallet.body).toMatchObject({ balance_micros: 22_000_000, held_micros: 0, gateway: "sandbox" });
     expect(wallet.body.transactions.filter((t: { kind: string }) => t.kind === "top_up")).toHaveLength(2);
+  });
+
+  it("30 confirmations of one payment at once, good and declined cards mixed: one success, the rest 409 or declined, the wallet credited once", async () => {
+    const buyer = await createCaller(server.baseUrl, "Double Clicker");
+    const good = { number: "4242424242424242", exp_month: 1, exp_year: 2099, cvc: "123" };
+    const declined = { ...good, number: "4000000000000002" };
+    for (let round = 0; round < 3; round++) {
+      const intent = await buyer.api("POST", "/api/wallet/payment-intents/", { body: { amount: 300 } });
+      const answers = await Promise.all(
+        Array.from({ length: 30 }, (_, i) =>
+          buyer.api("POST", "/api/billing/sandbox/confirm/", {
+            body: { client_secret: intent.body.client_secret, card: i % 2 === 0 ? declined : good },
+          }),
+        ),
+      );
+      const statuses = answers.map((a) => a.status);
+      expect(
+        statuses.filter((s) => s >= 500),
+        JSON.stringify(statuses),
+      ).toEqual([]);
+      const succeeded = answers.filter((a) => a.status === 200 && a.body.status === "succeeded");
+      expect(succeeded).toHaveLength(1);
+      // Before the success a declined card is told so (the SPA's answer); after it, everything is 409.
+      for (const answer of answers) {
+        if (answer === succeeded[0]) continue;
+        if (answer.status === 200)
+          expect(answer.body).toMatchObject({ status: "failed", message: "Your card was declined." });
+        else {
+          expect(answer.status).toBe(409);
+          expect(answer.body.message).toMatch(/already succeeded/);
+        }
+      }
+      const later = await buyer.api("POST", "/api/billing/sandbox/confirm/", {
+        body: { client_secret: intent.body.client_secret, card: declined },
+      });
+      expect(later.status).toBe(409);
+    }
+    const wallet = await buyer.api("GET", "/api/wallet/");
+    expect(wallet.body.balance_micros).toBe(9_000_000);
+    expect(wallet.body.transactions.filter((t: { kind: string }) => t.kind === "top_up")).toHaveLength(3);
   });
 
   it("refuses amounts out of range and someone else's payment", async () => {

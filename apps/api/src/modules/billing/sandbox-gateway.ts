@@ -67,6 +67,14 @@ export async function createSandboxPaymentIntent(
   return { id, client_secret: clientSecret, amount, currency, gateway: "sandbox" };
 }
 
+/**
+ * Confirms a sandbox payment with a test card. A payment succeeds at most once and is credited at
+ * most once: its row is locked for the whole decision, so confirmations of one payment (a good card
+ * and a declined one sent at once, a double click) run one after the other. Until it succeeds, each
+ * answers its card's outcome (a declined card is an answer, not an error: the SPA shows it); once it
+ * has succeeded, every later confirmation is refused with 409 and changes nothing (Stripe answers
+ * `payment_intent_unexpected_state`). Decision 046.
+ */
 export async function confirmSandboxPayment(
   db: Database,
   userId: string,
@@ -76,53 +84,39 @@ export async function confirmSandboxPayment(
   },
 ): Promise<PaymentResult> {
   const id = input.client_secret.split("_secret_")[0] ?? "";
-  const [payment] = await db
-    .select()
-    .from(payments)
-    .where(and(eq(payments.gateway, "sandbox"), eq(payments.externalId, id), eq(payments.userId, userId)))
-    .limit(1);
-  const metadata = payment?.metadata as { secret_sha256?: string } | undefined;
-  if (!payment || metadata?.secret_sha256 !== hashSecret(input.client_secret))
-    throw new AppError("not_found", "Payment not found");
-  const balance = () => walletBalance(db, userId);
-  if (payment.status === "succeeded")
-    return {
-      status: "succeeded",
-      message: "Payment already completed",
-      amount: payment.amountCents,
-      balance_micros: await balance(),
-    };
-
   const number = input.card.number.replace(/\s+/g, "");
-  const now = new Date();
-  const expired =
-    input.card.exp_year < now.getUTCFullYear() ||
-    (input.card.exp_year === now.getUTCFullYear() && input.card.exp_month < now.getUTCMonth() + 1);
-  let outcome: { status: PaymentResult["status"]; message: string };
-  if (!luhnValid(number)) outcome = { status: "failed", message: "Your card number is invalid." };
-  else if (expired) outcome = { status: "failed", message: "Your card has expired." };
-  else if (number === "4000000000000002") outcome = { status: "failed", message: "Your card was declined." };
-  else if (number === "4000002500003155")
-    outcome = { status: "requires_action", message: "Payment was not completed successfully" };
-  else outcome = { status: "succeeded", message: "Payment succeeded" };
-
-  if (outcome.status !== "succeeded") {
-    await db
-      .update(payments)
-      .set({ status: outcome.status === "failed" ? "failed" : "requires_action" })
-      .where(eq(payments.id, payment.id));
-    return { ...outcome, amount: payment.amountCents, balance_micros: await balance() };
-  }
-  await db.transaction(async (tx) => {
+  const decided = await db.transaction(async (tx) => {
     const t = tx as unknown as Database;
-    const [marked] = await t
-      .update(payments)
-      .set({ status: "succeeded" })
-      .where(and(eq(payments.id, payment.id), eq(payments.status, payment.status)))
-      .returning({ id: payments.id });
+    const [payment] = await t
+      .select()
+      .from(payments)
+      .where(and(eq(payments.gateway, "sandbox"), eq(payments.externalId, id), eq(payments.userId, userId)))
+      .limit(1)
+      .for("update");
+    const metadata = payment?.metadata as { secret_sha256?: string } | undefined;
+    if (!payment || metadata?.secret_sha256 !== hashSecret(input.client_secret))
+      throw new AppError("not_found", "Payment not found");
+    if (payment.status === "succeeded")
+      throw new AppError(
+        "conflict",
+        "This payment has already succeeded: it cannot be confirmed again, and nothing more was charged",
+      );
+    const refused = checkTestCard(number, input.card.exp_month, input.card.exp_year);
+    if (refused) {
+      await t
+        .update(payments)
+        .set({ status: refused.status === "failed" ? "failed" : "requires_action" })
+        .where(eq(payments.id, payment.id));
+      return { outcome: refused, amount: payment.amountCents };
+    }
+    await t.update(payments).set({ status: "succeeded" }).where(eq(payments.id, payment.id));
     // Only top-ups go to the wallet; a plan's payment is used by the subscription it was made for.
-    if (!marked || payment.purpose !== "top_up") return;
-    await creditPaymentToWallet(t, payment, `Wallet top-up (card •••• ${number.slice(-4)})`);
+    if (payment.purpose === "top_up")
+      await creditPaymentToWallet(t, payment, `Wallet top-up (card •••• ${number.slice(-4)})`);
+    return {
+      outcome: { status: "succeeded" as const, message: "Payment succeeded" },
+      amount: payment.amountCents,
+    };
   });
-  return { ...outcome, amount: payment.amountCents, balance_micros: await balance() };
+  return { ...decided.outcome, amount: decided.amount, balance_micros: await walletBalance(db, userId) };
 }

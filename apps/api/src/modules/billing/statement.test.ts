@@ -173,6 +173,12 @@ describe("the wallet statement", () => {
     for (const cursor of [
       "nope",
       Buffer.from("2026-01-01T00:00:00.000000Z|entry:1' or 1=1").toString("base64url"),
+      // Well formed, but moments PostgreSQL cannot hold or no statement can have: 400, not 500.
+      Buffer.from("0000-01-01T00:00:00.000000Z|entry:00000000000000000001").toString("base64url"),
+      Buffer.from(
+        "2026-01-01T00:00:00.000000Z|calls:00000000-0000-0000-0000-000000000000:0000-00-00",
+      ).toString("base64url"),
+      Buffer.from("9999-12-31T00:00:00.000000Z|entry:00000000000000000001").toString("base64url"),
     ]) {
       const answer = await consumer.api("GET", `/api/wallet/statement/?cursor=${cursor}`);
       expect(answer.status).toBe(400);

@@ -1,6 +1,7 @@
 import type { StatementLine, WalletStatement } from "@promptmint/contracts";
 import { sql } from "drizzle-orm";
 import { type Database, queryRows } from "../../db/client.ts";
+import { isDateInRange } from "../../lib/date-range.ts";
 import { invalidFields } from "../../lib/errors.ts";
 import { MICROS_PER_CENT } from "./money.ts";
 
@@ -140,7 +141,13 @@ function formatCursor(cursor: { at: string; key: string }): string {
 
 function parseCursor(cursor: string): { at: string; key: string } {
   const [at = "", key = ""] = Buffer.from(cursor, "base64url").toString("utf8").split("|");
-  if (!AT.test(at) || Number.isNaN(Date.parse(at)) || !KEY.test(key))
+  const day = /\d{4}-\d{2}-\d{2}$/.exec(key)?.[0];
+  if (
+    !AT.test(at) ||
+    !KEY.test(key) ||
+    !isDateInRange(new Date(at)) ||
+    (day !== undefined && !isDateInRange(new Date(`${day}T00:00:00Z`)))
+  )
     throw invalidFields({ cursor: "is not a cursor this statement gave" });
   return { at, key };
 }

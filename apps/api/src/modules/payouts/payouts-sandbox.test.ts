@@ -6,7 +6,8 @@ import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
 import { MICROS_PER_CENT } from "../billing/money.ts";
 import { reconcile } from "../billing/reconcile.ts";
-import { creditEarnings } from "./payouts-test-helpers.ts";
+import { runPayoutSchedule } from "./payouts.service.ts";
+import { creditEarnings, daysAgo } from "./payouts-test-helpers.ts";
 
 let testDb: TestDatabase;
 let server: TestServer;
@@ -151,5 +152,91 @@ describe("payouts in the sandbox (Connect test mode, offline)", () => {
       headers: { authorization: `Bearer ${other.token}` },
     });
     expect((await csv.text()).trim().split("\r\n")).toHaveLength(1);
+  });
+
+  it("each creator's test clock is their own, moves 1 to 30 days a step and at most 90 days ahead", async () => {
+    const mover = await createCaller(server.baseUrl, "Clock Mover");
+    const bystander = await createCaller(server.baseUrl, "Clock Bystander");
+    for (const creator of [mover, bystander]) {
+      await onboard(creator, "succeeds");
+      await creditEarnings(server.database.db, await userIdOf(creator), 2000 * MICROS_PER_CENT);
+    }
+    const moved = await mover.api("POST", "/api/payouts/sandbox/clock", { body: { advance_days: 8 } });
+    expect(moved.status).toBe(200);
+    expect(moved.body).toMatchObject({ offset_days: 8, max_offset_days: 90 });
+    expect((await mover.api("GET", "/api/payouts/")).body).toMatchObject({ withdrawable_cents: 2000 });
+    // The bystander's money still waits out the real hold period, and their clock has not moved.
+    const untouched = await bystander.api("GET", "/api/payouts/");
+    expect(untouched.body).toMatchObject({ withdrawable_cents: 0, available_micros: 0 });
+    expect(untouched.body.pending).toHaveLength(1);
+    expect(Math.abs(Date.parse(untouched.body.now) - Date.now())).toBeLessThan(60_000);
+    expect((await bystander.api("GET", "/api/payouts/sandbox/clock")).body.offset_days).toBe(0);
+    expect((await mover.api("GET", "/api/payouts/sandbox/clock")).body.offset_days).toBe(8);
+    // The schedule goes by each creator's own clock: the mover is paid, the bystander not.
+    const deps = { db: server.database.db, config: server.config, connect: undefined };
+    await Promise.all([runPayoutSchedule(deps), runPayoutSchedule(deps)]);
+    expect((await mover.api("GET", "/api/payouts/")).body.payouts).toMatchObject([
+      { automatic: true, amount_cents: 2000, status: "paid" },
+    ]);
+    expect((await bystander.api("GET", "/api/payouts/")).body.payouts).toEqual([]);
+
+    for (const days of [0.5, 1.5, 31, 1e300]) {
+      const wrong = await mover.api("POST", "/api/payouts/sandbox/clock", { body: { advance_days: days } });
+      expect(wrong.status, String(days)).toBe(400);
+      expect(wrong.body.fields.advance_days).toMatch(/1 to 30/);
+    }
+    // 8 + 30 + 30 = 68; then 30 more would pass 90: refused naming the bound; 22 reaches it exactly.
+    for (const days of [30, 30]) {
+      expect(
+        (await mover.api("POST", "/api/payouts/sandbox/clock", { body: { advance_days: days } })).status,
+      ).toBe(200);
+    }
+    const past = await mover.api("POST", "/api/payouts/sandbox/clock", { body: { advance_days: 30 } });
+    expect(past.status).toBe(400);
+    expect(past.body.fields.advance_days).toMatch(/90 days ahead.*68 days ahead; at most 22 more/);
+    expect(
+      (await mover.api("POST", "/api/payouts/sandbox/clock", { body: { advance_days: 22 } })).body,
+    ).toMatchObject({ offset_days: 90 });
+    expect(
+      (await mover.api("POST", "/api/payouts/sandbox/clock", { body: { advance_days: 1 } })).status,
+    ).toBe(400);
+    const summary = await mover.api("GET", "/api/payouts/");
+    expect(summary.status).toBe(200);
+    expect(Date.parse(summary.body.now) - Date.now()).toBeLessThanOrEqual(90 * 86_400_000 + 60_000);
+    await runPayoutSchedule(deps);
+  });
+
+  it("many steps at once stop at the bound: nobody's clock passes 90 days, nothing answers 500", async () => {
+    const creator = await createCaller(server.baseUrl, "Clock Hammer");
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, () =>
+        creator.api("POST", "/api/payouts/sandbox/clock", { body: { advance_days: 30 } }),
+      ),
+    );
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(3);
+    expect(answers.filter((a) => a.status === 400)).toHaveLength(37);
+    expect((await creator.api("GET", "/api/payouts/sandbox/clock")).body.offset_days).toBe(90);
+    expect((await creator.api("GET", "/api/payouts/")).status).toBe(200);
+  });
+
+  it("withdraws everything available when POST /api/payouts/ has no body, or an empty one", async () => {
+    const creator = await createCaller(server.baseUrl, "Bodiless Creator");
+    await onboard(creator, "succeeds");
+    await creditEarnings(server.database.db, await userIdOf(creator), 3000 * MICROS_PER_CENT, daysAgo(30));
+    const post = (headers: Record<string, string>, body?: string) =>
+      fetch(`${server.baseUrl}/api/payouts/`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${creator.token}`, ...headers },
+        body,
+      });
+    const bare = await post({ "idempotency-key": "bare" });
+    expect(bare.status, await bare.clone().text()).toBe(201);
+    expect(await bare.json()).toMatchObject({ amount_cents: 3000, status: "paid" });
+    await creditEarnings(server.database.db, await userIdOf(creator), 1500 * MICROS_PER_CENT, daysAgo(30));
+    const emptyJson = await post({ "content-type": "application/json", "idempotency-key": "empty" }, "");
+    expect(emptyJson.status, await emptyJson.clone().text()).toBe(201);
+    expect(await emptyJson.json()).toMatchObject({ amount_cents: 1500 });
+    const junk = await post({ "content-type": "application/json" }, "{not json");
+    expect(junk.status).toBe(400);
   });
 });

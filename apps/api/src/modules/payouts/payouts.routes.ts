@@ -14,7 +14,7 @@ import { z } from "zod";
 import { AppError, invalidFields } from "../../lib/errors.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
 import { microsToCents } from "../billing/money.ts";
-import { advanceClock, clockNow, clockOffsetMs } from "./clock.ts";
+import { advanceClock, clockNow, clockOffsetMs, DAY_MS, MAX_CLOCK_OFFSET_DAYS } from "./clock.ts";
 import { availability, earningsLines } from "./payout-postings.ts";
 import {
   accountState,
@@ -111,7 +111,7 @@ export const payoutsRoutes: FastifyPluginAsyncZod<PayoutDeps & { guards: AuthGua
           request.log.warn({ err }, "could not read the connected account from Stripe");
         }
       }
-      const now = await clockNow(db);
+      const now = deps.connect ? new Date() : await clockNow(db, user.id);
       const [avail, totals, history] = await Promise.all([
         availability(db, user.id, now, config.payouts.holdDays),
         payoutTotals(db, user.id),
@@ -152,7 +152,7 @@ export const payoutsRoutes: FastifyPluginAsyncZod<PayoutDeps & { guards: AuthGua
         tags,
         summary: "Withdraw available earnings to your bank account (Idempotency-Key honoured)",
         security,
-        body: WithdrawSchema.optional(),
+        body: WithdrawSchema.nullish(),
         response: { 200: PayoutSchema, 201: PayoutSchema, ...errors },
       },
       onRequest: guards.requireUser,
@@ -237,29 +237,33 @@ export const payoutsRoutes: FastifyPluginAsyncZod<PayoutDeps & { guards: AuthGua
     },
   );
 
-  // The sandbox's test clock: moves "now" ahead for availability and the schedule, in every process.
+  // The sandbox's test clock, each creator's own: moves their "now" ahead for their availability and
+  // their schedule, in every process (decision 046).
+  const clockOf = (offset: number) => ({
+    now: new Date(Date.now() + offset).toISOString(),
+    offset_days: offset / DAY_MS,
+    max_offset_days: MAX_CLOCK_OFFSET_DAYS,
+  });
   app.get(
     "/payouts/sandbox/clock",
     {
       schema: {
         tags,
-        summary: "The sandbox's payouts clock",
+        summary: "Your own sandbox payouts clock",
         security,
         response: { 200: SandboxClockSchema, ...errors },
       },
       onRequest: guards.requireUser,
     },
-    async () => {
-      const offset = await clockOffsetMs(db);
-      return { now: new Date(Date.now() + offset).toISOString(), offset_days: offset / 86_400_000 };
-    },
+    async (request) => clockOf(await clockOffsetMs(db, currentUser(request).id)),
   );
   app.post(
     "/payouts/sandbox/clock",
     {
       schema: {
         tags,
-        summary: "Advance the sandbox's payouts clock (sandbox only)",
+        summary:
+          "Advance your own sandbox payouts clock: 1 to 30 days a step, at most 90 days ahead (sandbox only)",
         security,
         body: AdvanceClockSchema,
         response: { 200: SandboxClockSchema, ...errors },
@@ -268,8 +272,7 @@ export const payoutsRoutes: FastifyPluginAsyncZod<PayoutDeps & { guards: AuthGua
     },
     async (request) => {
       requireSandbox(deps);
-      const offset = await advanceClock(db, request.body.advance_days);
-      return { now: new Date(Date.now() + offset).toISOString(), offset_days: offset / 86_400_000 };
+      return clockOf(await advanceClock(db, currentUser(request).id, request.body.advance_days));
     },
   );
 

@@ -183,7 +183,8 @@ export async function withdraw(
   const { db, config } = deps;
   const gateway = gatewayOf(deps);
   if (gateway === "sandbox") requireSandbox(deps);
-  const now = await clockNow(db);
+  // A test clock moves sandbox time only: real payouts keep the real hold period.
+  const now = deps.connect ? new Date() : await clockNow(db, creatorId);
   const minimum = config.payouts.minimumCents;
   const result = await db.transaction(async (tx) => {
     const t = tx as unknown as Database;
@@ -571,19 +572,26 @@ export async function runPayoutSchedule(deps: PayoutDeps): Promise<number> {
   const schedule = config.payouts.schedule;
   if (schedule === "manual") return 0;
   if (!deps.connect && config.isProduction) return 0;
-  const now = await clockNow(db);
-  const key = `auto:${schedulePeriod(schedule, now)}`;
+  // Each creator's period by their own clock (a sandbox test clock moves one creator's, decision
+  // 046); the SQL names the same period as schedulePeriod, from the same moment.
+  const base = Date.now();
+  const format = schedule === "daily" ? "YYYY-MM-DD" : 'IYYY-"W"IW';
   const minimumUnits = centsToMicros(config.payouts.minimumCents);
-  const candidates = await queryRows<{ user_id: string }>(
+  const candidates = await queryRows<{ user_id: string; offset_ms: string }>(
     db,
-    sql`select c.user_id from connect_accounts c
+    sql`select c.user_id, coalesce(k.offset_ms, 0)::text as offset_ms from connect_accounts c
         join ledger_accounts a on a.owner_id = c.user_id and a.kind = 'earnings'
+        left join sandbox_clocks k on k.user_id = c.user_id and ${!deps.connect}
         where c.payouts_enabled and c.gateway = ${gatewayOf(deps)} and a.balance_micros >= ${minimumUnits}
-          and not exists (select 1 from payouts p where p.creator_id = c.user_id and p.idempotency_key = ${key})
+          and not exists (select 1 from payouts p where p.creator_id = c.user_id
+            and p.idempotency_key = 'auto:' || to_char(
+              (${new Date(base).toISOString()}::timestamptz + coalesce(k.offset_ms, 0) * interval '1 millisecond')
+                at time zone 'UTC', ${format}))
         limit 100`,
   );
   let paid = 0;
-  for (const { user_id } of candidates) {
+  for (const { user_id, offset_ms } of candidates) {
+    const key = `auto:${schedulePeriod(schedule, new Date(base + Number(offset_ms)))}`;
     try {
       await withdraw(deps, user_id, { idempotencyKey: key, automatic: true });
       paid += 1;

@@ -22,6 +22,7 @@ import {
   workflowRun,
 } from "./paid-calls.ts";
 import type { Prng } from "./prng.ts";
+import { suspendConsumer } from "./suspensions.ts";
 
 export interface Action {
   name: string;
@@ -50,4 +51,5 @@ export const actions: Action[] = [
   { name: "revoke key", weight: 2, run: revokeKey },
   { name: "remove app", weight: 0.5, run: removeApp },
   { name: "kill a server", weight: 1.5, run: killAServer },
+  { name: "suspend a consumer", weight: 1.5, run: suspendConsumer },
 ];

@@ -9,6 +9,7 @@ import { startFakeOpenAi } from "../fake-openai.ts";
 import { freePort } from "../server.ts";
 import { killProcess, type ServerProcess, startServerProcess, stopProcess } from "../server-process.ts";
 import { startAttackHook } from "./hook.ts";
+import { OPERATOR_EMAIL } from "./suspensions.ts";
 
 const SECRET_KEY = "money-attack-secret-key-that-is-long-enough-0123";
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -80,6 +81,8 @@ export async function startCluster(options: {
     PLATFORM_FEE_PERCENT: "10",
     // The workflow apps' webhook is on loopback.
     ALLOW_PRIVATE_UPSTREAMS: "true",
+    // The operator who suspends consumers mid-attack (suspensions.ts).
+    ADMIN_EMAILS: OPERATOR_EMAIL,
   });
   const start = async (node: Node) => {
     node.process = await startServerProcess(`attack-${node.name}`, envOf(node), {

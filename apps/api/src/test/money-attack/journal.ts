@@ -45,7 +45,9 @@ export interface EventEntry {
     | "revoke_key"
     | "key_limit"
     | "remove_app"
-    | "kill";
+    | "kill"
+    | "suspend"
+    | "unsuspend";
   seq: number;
   actor: number;
   startedAt: number;

@@ -2,6 +2,7 @@ import { MICROS_PER_CENT } from "../../modules/billing/money.ts";
 import { type ReconcileReport, reconcileLists } from "../../modules/billing/reconcile.ts";
 import type { Node } from "./cluster.ts";
 import type { CallEntry, Journal } from "./journal.ts";
+import { judgeSuspensions, type SuspensionWindow } from "./suspensions.ts";
 import { type AttackApp, highestVisiblePrice, pricesUntil } from "./world.ts";
 
 /** An invocation as the database recorded it. */
@@ -66,6 +67,8 @@ export function judge(input: {
   periods: PlanPeriod[];
   reconcile: ReconcileReport;
   keys: KeySpend[];
+  /** The consumers the operator suspended, and when (suspensions.ts). */
+  suspensions?: SuspensionWindow[];
 }): Violation[] {
   const violations: Violation[] = [];
   const flag = (kind: string, example: string) => violations.push({ kind, example });
@@ -88,6 +91,7 @@ export function judge(input: {
   judgeIdempotency(calls, flag);
   judgePlans(input.periods, input.invocations, calls, input.nodes, flag);
   judgeKeys(input.keys, calls, input.nodes, flag);
+  judgeSuspensions(input.suspensions ?? [], calls, input.invocations, delivered, flag);
   for (const [name, rows] of Object.entries(reconcileLists(input.reconcile)))
     for (const row of rows) flag(`reconcile: ${name}`, typeof row === "string" ? row : JSON.stringify(row));
   return violations;

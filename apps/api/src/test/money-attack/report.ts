@@ -61,6 +61,8 @@ export function summarize(
     "revoke_key",
     "key_limit",
     "remove_app",
+    "suspend",
+    "unsuspend",
   ] as const) {
     const statuses: Record<string, number> = {};
     for (const event of journal.events(kind))

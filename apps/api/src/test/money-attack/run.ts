@@ -17,6 +17,7 @@ import { Journal } from "./journal.ts";
 import { type InvocationRow, judge, type KeySpend, type PlanPeriod, type Violation } from "./judge.ts";
 import { Prng } from "./prng.ts";
 import { type Figures, summarize } from "./report.ts";
+import { suspensionWindows } from "./suspensions.ts";
 import { createWorld, type World } from "./world.ts";
 
 export interface AttackOptions {
@@ -109,6 +110,7 @@ export async function runMoneyAttack(options: AttackOptions): Promise<AttackResu
       periods: await planPeriods(db, attack),
       reconcile: report,
       keys,
+      suspensions: suspensionWindows(attack),
     });
     const figures = summarize(attack.journal, invocations, world, harnessErrors, keys);
     writeFileSync(journalFile, attack.journal.entries.map((entry) => JSON.stringify(entry)).join("\n"));

@@ -279,7 +279,7 @@ export function EarningsPage() {
   );
 }
 
-/** The sandbox's test clock: moves payout time ahead (every server process reads it). */
+/** Your own sandbox test clock: moves your payout time ahead, 1 to 30 days a step, at most 90 days in all. */
 function TestClock({ now, onMoved }: { now: string; onMoved: () => void }) {
   const [days, setDays] = useState("8");
   const advance = useMutation({
@@ -297,7 +297,10 @@ function TestClock({ now, onMoved }: { now: string; onMoved: () => void }) {
   });
   return (
     <Card>
-      <CardHeader title="Test clock" description={`Sandbox time: ${formatDateTime(now)}`} />
+      <CardHeader
+        title="Test clock"
+        description={`Your sandbox time: ${formatDateTime(now)}. It moves only your payouts, 1 to 30 days a step, at most 90 days ahead.`}
+      />
       <CardBody>
         <form
           className="flex flex-wrap items-end gap-3"
@@ -311,7 +314,8 @@ function TestClock({ now, onMoved }: { now: string; onMoved: () => void }) {
             <input
               type="number"
               min="1"
-              max="366"
+              max="30"
+              step="1"
               value={days}
               onChange={(event) => setDays(event.target.value)}
               className="w-24 rounded-md border border-slate-300 px-3 py-2"
