@@ -38,8 +38,7 @@ const sameTerms = (a: TermsValues, b: TermsValues) =>
 /** A version no longer counts once a later one was saved before it took effect (it was replaced). */
 function withdrawn(version: PlanTerms, versions: readonly PlanTerms[]): boolean {
   return versions.some(
-    (later) =>
-      later.version > version.version && later.createdAt.getTime() < version.effectiveFrom.getTime(),
+    (later) => later.version > version.version && later.createdAt.getTime() < version.effectiveFrom.getTime(),
   );
 }
 
@@ -105,7 +104,11 @@ export async function loadPlanTerms(db: Database, packageIds: string[]): Promise
 }
 
 export async function termsOfPlan(db: Database, packageId: string): Promise<PlanTerms[]> {
-  return db.select().from(planTerms).where(eq(planTerms.packageId, packageId)).orderBy(asc(planTerms.version));
+  return db
+    .select()
+    .from(planTerms)
+    .where(eq(planTerms.packageId, packageId))
+    .orderBy(asc(planTerms.version));
 }
 
 /** Appends a version (inside the caller's transaction, with the plan's row locked). */

@@ -27,8 +27,8 @@ import {
   makeDefault,
   removePaymentMethod,
 } from "./payment-methods.service.ts";
-import { createPackage, deactivatePackage, findPackage, listPackages, updatePackage } from "./plans.ts";
 import { latestTerms, termsOfPlan } from "./plan-terms.ts";
+import { createPackage, deactivatePackage, findPackage, listPackages, updatePackage } from "./plans.ts";
 import type { StripeGateway } from "./stripe-gateway.ts";
 import {
   getSubscription,

@@ -90,9 +90,7 @@ export async function applyInvoicePaid(db: Database, invoice: Stripe.Invoice, fe
           description: `Plan '${plan.name}' paid by card (Stripe)`,
         })
       : undefined;
-  const [terms] = row.termsId
-    ? await db.select().from(planTerms).where(eq(planTerms.id, row.termsId))
-    : [];
+  const [terms] = row.termsId ? await db.select().from(planTerms).where(eq(planTerms.id, row.termsId)) : [];
   const period = invoice.lines.data[0]?.period;
   if (!period) return;
   const start = new Date(period.start * 1000);
