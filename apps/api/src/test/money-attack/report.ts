@@ -58,6 +58,7 @@ export function summarize(
     "price",
     "revoke_key",
     "key_limit",
+    "edit_plan",
     "remove_app",
   ] as const) {
     const statuses: Record<string, number> = {};
