@@ -130,6 +130,17 @@ const features = z
   .record(z.string().max(100), z.string().max(200))
   .refine((f) => Object.keys(f).length <= 20, "at most 20 features");
 
+/** One version of a plan's terms: what a period costs and allows. */
+export const PlanTermsSchema = z.object({
+  version: z.number().int(),
+  price_cents: z.number().int(),
+  included_calls: z.number().int(),
+  period_days: z.number().int(),
+  /** From when new subscriptions and renewals get these terms. */
+  effective_from: z.string(),
+});
+export type PlanTerms = z.infer<typeof PlanTermsSchema>;
+
 export const PackageSchema = z.object({
   id: z.string(),
   name: z.string(),
@@ -142,8 +153,18 @@ export const PackageSchema = z.object({
   currency: z.string(),
   description: z.string(),
   features: z.record(z.string(), z.string()),
-  /** Calls per 30-day period covered by the plan; calls beyond it are paid from the wallet. */
+  /** Calls per period covered by the plan now; calls beyond it are paid from the wallet. */
   included_calls: z.number().int(),
+  /** Days in a period under the terms in force now. */
+  period_days: z.number().int(),
+  /** The version of the plan's terms in force now, and since when (docs/decisions/044). */
+  terms_version: z.number().int(),
+  terms_effective_from: z.string(),
+  /**
+   * An announced change that gives subscribers less (a higher price, fewer calls): new
+   * subscriptions and renewals get it from `effective_from` on. Null when none is announced.
+   */
+  pending_terms: PlanTermsSchema.nullable(),
   is_active: z.boolean(),
 });
 export type Package = z.infer<typeof PackageSchema>;
@@ -179,6 +200,13 @@ export const SubscriptionSchema = z.object({
   days_remaining: z.number().int(),
   calls_used: z.number().int(),
   calls_included: z.number().int(),
+  /** The plan's terms the current period started under: what it cost and allows (null before they were recorded). */
+  terms: PlanTermsSchema.nullable(),
+  /**
+   * Different terms for a coming period (an announced change, or one already in force): they
+   * apply from the renewal at `applies_from`. Null when the next periods keep the current terms.
+   */
+  next_terms: PlanTermsSchema.extend({ applies_from: z.string() }).nullable(),
 });
 export type Subscription = z.infer<typeof SubscriptionSchema>;
 export const SubscriptionListSchema = z.array(SubscriptionSchema);

@@ -36,6 +36,10 @@ try {
     console.log(
       `  OVERUSED subscription ${p.subscriptionId} period ${p.periodStart}: ${p.counted} included calls, ${p.expected} allowed`,
     );
+  for (const p of report.mischargedPeriods)
+    console.log(
+      `  MISCHARGED subscription ${p.subscriptionId} period ${p.periodStart}: charged ${p.counted} cents, its terms' price is ${p.expected}`,
+    );
   for (const p of report.miscountedPeriods)
     console.log(
       `  MISCOUNTED subscription ${p.subscriptionId} period ${p.periodStart}: ${p.counted} calls recorded, calls_used ${p.expected}`,

@@ -123,6 +123,16 @@ export function formatPriceNotice(price: AnnouncedPrice, unit = ""): string | nu
   return `Rises to ${formatCents(price.pending_price_cents)}${unit} on ${formatDateTime(price.pending_price_at)}`;
 }
 
+/** A plan's terms (decision 044): `$5.00 for 100 calls per 30 days`. */
+export function formatPlanTerms(terms: {
+  price_cents: number;
+  included_calls: number;
+  period_days: number;
+}): string {
+  const calls = `${formatNumber(terms.included_calls)} ${terms.included_calls === 1 ? "call" : "calls"}`;
+  return `${formatCents(terms.price_cents)} for ${calls} per ${terms.period_days} days`;
+}
+
 /** The price a creator has set: the announced one if any (what their editors show and save again). */
 export function scheduledPriceCents(price: AnnouncedPrice & { price_cents: number }): number {
   return price.pending_price_cents ?? price.price_cents;

@@ -13,6 +13,10 @@ export function packageFixture(overrides: Partial<Package> = {}): Package {
     description: "For teams calling every day.",
     features: { Support: "Email" },
     included_calls: 100,
+    period_days: 30,
+    terms_version: 1,
+    terms_effective_from: "2024-05-01T10:00:00.000Z",
+    pending_terms: null,
     is_active: true,
     ...overrides,
   };
@@ -32,6 +36,8 @@ export function subscriptionFixture(overrides: Partial<Subscription> = {}): Subs
     days_remaining: 12,
     calls_used: 3,
     calls_included: 100,
+    terms: null,
+    next_terms: null,
     ...overrides,
   };
 }

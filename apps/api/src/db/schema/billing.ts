@@ -8,6 +8,7 @@ import {
   integer,
   jsonb,
   pgTable,
+  primaryKey,
   text,
   timestamp,
   uniqueIndex,
@@ -235,6 +236,37 @@ export const packages = pgTable(
 );
 export type PackageRow = typeof packages.$inferSelect;
 
+/**
+ * A plan's terms, one immutable row per version (docs/decisions/044; a trigger refuses updates).
+ * The terms in force at a moment are the newest version whose `effective_from` has come and that
+ * no later version withdrew (billing/plan-terms.ts). A change that gives subscribers less takes
+ * effect `PRICE_INCREASE_NOTICE_DAYS` after it was saved; one that gives them at least as much, at once.
+ */
+export const planTerms = pgTable(
+  "plan_terms",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    packageId: uuid("package_id")
+      .notNull()
+      .references(() => packages.id, { onDelete: "cascade" }),
+    version: integer("version").notNull(),
+    priceCents: integer("price_cents").notNull(),
+    includedCalls: integer("included_calls").notNull(),
+    periodDays: integer("period_days").notNull(),
+    effectiveFrom: timestamp("effective_from", { withTimezone: true }).notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex("plan_terms_package_version_key").on(t.packageId, t.version),
+    check(
+      "plan_terms_positive",
+      sql`${t.priceCents} > 0 and ${t.includedCalls} >= 1 and ${t.periodDays} >= 1`,
+    ),
+    check("plan_terms_not_before_announced", sql`${t.effectiveFrom} >= ${t.createdAt}`),
+  ],
+);
+export type PlanTermsRow = typeof planTerms.$inferSelect;
+
 export const subscriptions = pgTable(
   "subscriptions",
   {
@@ -260,6 +292,11 @@ export const subscriptions = pgTable(
     callsUsed: integer("calls_used").notNull().default(0),
     callsIncluded: integer("calls_included").notNull(),
     /**
+     * The terms the current period started under (null for periods from before migration 0033).
+     * A card subscription keeps the terms it was subscribed at: Stripe charges their price.
+     */
+    termsId: uuid("terms_id").references(() => planTerms.id, { onDelete: "restrict" }),
+    /**
      * The ledger transaction that paid the current period (null when none is known: a card
      * subscription awaiting its first invoice). An archived app refunds its unused part.
      */
@@ -282,6 +319,29 @@ export const subscriptions = pgTable(
   ],
 );
 export type SubscriptionRow = typeof subscriptions.$inferSelect;
+
+/**
+ * Every period of a subscription and the terms it started under: what it allows
+ * (`calls_included`) and what it was charged (`price_cents`, by `transaction_id`). The reconcile
+ * judges each period by its own row, never by the plan's current terms (docs/decisions/044).
+ */
+export const subscriptionPeriods = pgTable(
+  "subscription_periods",
+  {
+    subscriptionId: uuid("subscription_id")
+      .notNull()
+      .references(() => subscriptions.id, { onDelete: "cascade" }),
+    periodStart: timestamp("period_start", { withTimezone: true }).notNull(),
+    periodEnd: timestamp("period_end", { withTimezone: true }).notNull(),
+    termsId: uuid("terms_id").references(() => planTerms.id, { onDelete: "restrict" }),
+    callsIncluded: integer("calls_included").notNull(),
+    /** What paid the period, in cents; null when not known (a card period awaiting its invoice). */
+    priceCents: integer("price_cents"),
+    transactionId: uuid("transaction_id").references(() => ledgerTransactions.id, { onDelete: "restrict" }),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ name: "subscription_periods_pkey", columns: [t.subscriptionId, t.periodStart] })],
+);
 
 /** Saved cards: brand, last 4 and expiry only (Stripe keeps the card itself). */
 export const paymentMethods = pgTable(

@@ -19,7 +19,7 @@ import { AppError, invalidFields } from "../../lib/errors.ts";
 import { findApplicationBySlug } from "../applications/applications.service.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
-import { effectivePriceCents } from "./price-changes.ts";
+import { termsInForce, termsOfPlan } from "./plan-terms.ts";
 import { confirmSandboxPayment, createSandboxPaymentIntent } from "./sandbox-gateway.ts";
 import { walletStatement } from "./statement.ts";
 import type { StripeGateway } from "./stripe-gateway.ts";
@@ -90,7 +90,7 @@ export const billingRoutes: FastifyPluginAsyncZod<{
       if (!plan || (appId && plan.applicationId !== appId) || !plan.isActive) {
         throw invalidFields({ package_id: "is not an available plan of this app" });
       }
-      const priceCents = effectivePriceCents(plan);
+      const { priceCents } = termsInForce(await termsOfPlan(db, plan.id), new Date());
       if (priceCents !== body.amount)
         throw invalidFields({ amount: `must equal the plan's price, ${priceCents} cents` });
     } else if (body.amount !== 0 && body.amount < MIN_TOP_UP_CENTS) {

@@ -35,8 +35,17 @@ export interface CallChecks {
    * price (except embedded calls, which record 0, decision 009), or a plan and a price.
    */
   doubleCovered: string[];
-  /** Plan periods that covered more calls than the subscription includes. */
+  /**
+   * Plan periods that covered more calls than they allow: each period by the terms it started
+   * under (`subscription_periods`), never the plan's current ones (decision 044). Periods that
+   * ended before migration 0033 have no record and are not judged.
+   */
   overusedPeriods: PeriodCount[];
+  /**
+   * Periods paid by a ledger transaction that took something other than their terms' price
+   * (`counted` and `expected` in cents): a period is charged by the terms it started under.
+   */
+  mischargedPeriods: PeriodCount[];
   /**
    * Subscriptions whose current period's `calls_used` differs from the calls counted in it: its
    * invocations, and the included calls taken for calls in flight (`included_calls`).
@@ -60,6 +69,7 @@ export async function checkCalls(db: Database): Promise<CallChecks> {
     unchargedSuccesses,
     doubleCovered,
     overusedPeriods,
+    mischargedPeriods,
     miscountedPeriods,
     overdueHolds,
     unconsumedPayments,
@@ -85,15 +95,27 @@ export async function checkCalls(db: Database): Promise<CallChecks> {
     periodRows(
       db,
       sql`select c.subscription_id, c.plan_period_start::text as period_start,
-              sum(c.calls)::int as counted, min(s.calls_included) as expected
+              sum(c.calls)::int as counted, min(p.calls_included) as expected
             from (select subscription_id, plan_period_start, count(*) as calls from invocations
                   where status = 'success' and subscription_id is not null
                   group by subscription_id, plan_period_start
                   union all
                   select subscription_id, plan_period_start, calls from dropped_plan_calls) c
-            join subscriptions s on s.id = c.subscription_id
+            join subscription_periods p
+              on p.subscription_id = c.subscription_id and p.period_start = c.plan_period_start
             group by c.subscription_id, c.plan_period_start
-            having sum(c.calls) > min(s.calls_included)`,
+            having sum(c.calls) > min(p.calls_included)`,
+    ),
+    periodRows(
+      db,
+      sql`select p.subscription_id, p.period_start::text as period_start,
+              (-sum(e.amount_micros) filter (where e.amount_micros < 0) / 10000)::int as counted,
+              min(t.price_cents) as expected
+            from subscription_periods p
+            join plan_terms t on t.id = p.terms_id
+            join ledger_entries e on e.transaction_id = p.transaction_id
+            group by p.subscription_id, p.period_start
+            having -sum(e.amount_micros) filter (where e.amount_micros < 0) <> min(t.price_cents)::bigint * 10000`,
     ),
     periodRows(
       db,
@@ -137,6 +159,7 @@ export async function checkCalls(db: Database): Promise<CallChecks> {
     unchargedSuccesses: unchargedSuccesses.map((row) => row.id),
     doubleCovered: doubleCovered.map((row) => row.id),
     overusedPeriods,
+    mischargedPeriods,
     miscountedPeriods,
     overdueHolds: overdueHolds.map((row) => row.id),
     unconsumedPayments: unconsumedPayments.map((row) => row.id),

@@ -27,8 +27,8 @@ import {
   makeDefault,
   removePaymentMethod,
 } from "./payment-methods.service.ts";
+import { latestTerms, termsOfPlan } from "./plan-terms.ts";
 import { createPackage, deactivatePackage, findPackage, listPackages, updatePackage } from "./plans.ts";
-import { scheduledPriceCents } from "./price-changes.ts";
 import type { StripeGateway } from "./stripe-gateway.ts";
 import {
   getSubscription,
@@ -118,7 +118,8 @@ export const plansRoutes: FastifyPluginAsyncZod<{
     {
       schema: {
         tags,
-        summary: "Change a plan (app owner)",
+        summary:
+          "Change a plan (app owner): a change giving subscribers less (higher price, fewer calls) takes effect after the notice period (pending_terms.effective_from), one at least as good at once",
         security,
         params: ItemParams,
         body: UpdatePackageSchema,
@@ -129,14 +130,15 @@ export const plansRoutes: FastifyPluginAsyncZod<{
     async (request) => {
       const application = await owned(request, request.params.app);
       const plan = await findPackage(db, application, request.params.id);
+      const latest = latestTerms(await termsOfPlan(db, plan.id));
       await refuseUncoveredPrice(db, {
         app: application,
         feePercent,
         plan: {
           id: plan.id,
           name: request.body.name ?? plan.name,
-          priceCents: request.body.price_cents ?? scheduledPriceCents(plan),
-          includedCalls: request.body.included_calls ?? plan.includedCalls,
+          priceCents: request.body.price_cents ?? latest.priceCents,
+          includedCalls: request.body.included_calls ?? latest.includedCalls,
           isActive: request.body.is_active ?? plan.isActive,
         },
       });

@@ -4,23 +4,41 @@ import type { z } from "zod";
 import type { Database } from "../../db/client.ts";
 import { type ApplicationRow, type PackageRow, packages, subscriptions } from "../../db/schema/index.ts";
 import { notFound } from "../../lib/errors.ts";
-import { effectivePriceSql, priceFields, setPrice } from "./price-changes.ts";
+import {
+  effectiveFromFor,
+  insertTerms,
+  latestTerms,
+  loadPlanTerms,
+  type PlanTerms,
+  pendingTerms,
+  termsFields,
+  termsInForce,
+  termsOfPlan,
+} from "./plan-terms.ts";
+import { effectivePriceSql } from "./price-changes.ts";
 import type { StripeGateway } from "./stripe-gateway.ts";
 import { setCancelOnStripe } from "./stripe-subscriptions.ts";
 
-export const PERIOD_DAYS = 30;
-
-export function toPackage(row: PackageRow): Package {
-  const prices = priceFields(row);
+/** A plan as the contracts show it, from its row and its terms (the versions in force and announced at `now`). */
+export function toPackage(row: PackageRow, versions: PlanTerms[], now = new Date()): Package {
+  const inForce = termsInForce(versions, now);
+  const pending = pendingTerms(versions, now);
+  const raised = pending && pending.priceCents > inForce.priceCents ? pending : undefined;
   return {
     id: row.id,
     name: row.name,
-    price: prices.price_cents / 100,
-    ...prices,
+    price: inForce.priceCents / 100,
+    price_cents: inForce.priceCents,
+    pending_price_cents: raised?.priceCents ?? null,
+    pending_price_at: raised?.effectiveFrom.toISOString() ?? null,
     currency: row.currency,
     description: row.description,
     features: row.features as Record<string, string>,
-    included_calls: row.includedCalls,
+    included_calls: inForce.includedCalls,
+    period_days: inForce.periodDays,
+    terms_version: inForce.version,
+    terms_effective_from: inForce.effectiveFrom.toISOString(),
+    pending_terms: pending ? termsFields(pending) : null,
     is_active: row.isActive,
   };
 }
@@ -31,7 +49,11 @@ export async function listPackages(db: Database, app: ApplicationRow): Promise<P
     .from(packages)
     .where(eq(packages.applicationId, app.id))
     .orderBy(asc(effectivePriceSql(packages)), asc(packages.createdAt));
-  return rows.map(toPackage);
+  const terms = await loadPlanTerms(
+    db,
+    rows.map((row) => row.id),
+  );
+  return rows.map((row) => toPackage(row, terms.get(row.id) ?? []));
 }
 
 export async function createPackage(
@@ -53,7 +75,8 @@ export async function createPackage(
     })
     .returning();
   if (!row) throw new Error("package insert returned nothing");
-  return toPackage(row);
+  // Version 1 of its terms is written by the database with the row (migration 0033).
+  return toPackage(row, await termsOfPlan(db, row.id));
 }
 
 export async function findPackage(db: Database, app: ApplicationRow, id: string): Promise<PackageRow> {
@@ -69,8 +92,11 @@ export async function findPackage(db: Database, app: ApplicationRow, id: string)
 }
 
 /**
- * A plan's price may change; current periods keep what they paid for. A raised price is announced
- * and charged only for periods starting `priceNoticeMs` later (billing/price-changes.ts).
+ * A plan's terms (price, included calls) change by a new version (plan-terms.ts): one that gives
+ * subscribers less takes effect `priceNoticeMs` after it was saved, one at least as good at once;
+ * current periods keep the terms they started under. The plan's row is locked, so concurrent
+ * edits write consecutive versions. Its price columns are kept as a copy for sorting and the
+ * cost guard; money is charged by the versions alone.
  */
 export async function updatePackage(
   db: Database,
@@ -79,23 +105,47 @@ export async function updatePackage(
   input: z.output<typeof UpdatePackageSchema>,
   { priceNoticeMs }: { priceNoticeMs: number },
 ): Promise<Package> {
-  const plan = await findPackage(db, app, id);
-  const changes = {
-    ...(input.name !== undefined ? { name: input.name } : {}),
-    ...(input.price_cents !== undefined
-      ? setPrice(plan, input.price_cents, { now: new Date(), noticeMs: priceNoticeMs })
-      : {}),
-    ...(input.currency !== undefined ? { currency: input.currency } : {}),
-    ...(input.description !== undefined ? { description: input.description } : {}),
-    ...(input.features !== undefined ? { features: input.features } : {}),
-    ...(input.included_calls !== undefined ? { includedCalls: input.included_calls } : {}),
-    ...(input.is_active !== undefined ? { isActive: input.is_active } : {}),
-  };
-  const [row] = Object.keys(changes).length
-    ? await db.update(packages).set(changes).where(eq(packages.id, id)).returning()
-    : await db.select().from(packages).where(eq(packages.id, id));
-  if (!row) throw notFound("Plan");
-  return toPackage(row);
+  await findPackage(db, app, id);
+  return db.transaction(async (tx) => {
+    const t = tx as unknown as Database;
+    const [plan] = await t.select().from(packages).where(eq(packages.id, id)).for("update");
+    if (!plan) throw notFound("Plan");
+    const now = new Date();
+    let versions = await termsOfPlan(t, id);
+    const latest = latestTerms(versions);
+    const next = {
+      priceCents: input.price_cents ?? latest.priceCents,
+      includedCalls: input.included_calls ?? latest.includedCalls,
+      periodDays: latest.periodDays,
+    };
+    const effectiveFrom = effectiveFromFor(versions, next, { now, noticeMs: priceNoticeMs });
+    if (effectiveFrom) {
+      const added = await insertTerms(t, id, {
+        ...next,
+        version: latest.version + 1,
+        effectiveFrom,
+        createdAt: now,
+      });
+      versions = [...versions, added];
+    }
+    const inForce = termsInForce(versions, now);
+    const pending = pendingTerms(versions, now);
+    const raised = pending && pending.priceCents > inForce.priceCents ? pending : undefined;
+    const changes = {
+      ...(input.name !== undefined ? { name: input.name } : {}),
+      ...(input.currency !== undefined ? { currency: input.currency } : {}),
+      ...(input.description !== undefined ? { description: input.description } : {}),
+      ...(input.features !== undefined ? { features: input.features } : {}),
+      ...(input.is_active !== undefined ? { isActive: input.is_active } : {}),
+      priceCents: inForce.priceCents,
+      pendingPriceCents: raised?.priceCents ?? null,
+      pendingPriceAt: raised?.effectiveFrom ?? null,
+      includedCalls: latestTerms(versions).includedCalls,
+    };
+    const [row] = await t.update(packages).set(changes).where(eq(packages.id, id)).returning();
+    if (!row) throw notFound("Plan");
+    return toPackage(row, versions, now);
+  });
 }
 
 /**

@@ -8,6 +8,7 @@ import {
   invocations,
   packages,
   payments,
+  subscriptionPeriods,
   subscriptions,
   users,
 } from "../../db/schema/index.ts";
@@ -198,8 +199,14 @@ describe("reconcile's call checks", () => {
     expect(report.ok).toBe(false);
   });
 
-  it("names a plan period that covered more calls than the plan includes", async () => {
+  it("names a plan period that covered more calls than its own terms allow", async () => {
     const earlier = new Date(periodStart.getTime() - 30 * 86_400_000);
+    await db.insert(subscriptionPeriods).values({
+      subscriptionId,
+      periodStart: earlier,
+      periodEnd: periodStart,
+      callsIncluded: 2,
+    });
     for (let i = 0; i < 3; i++) await insertInvocation({ subscriptionId, planPeriodStart: earlier });
     const report = await reconcile(db);
     expect(report.overusedPeriods).toEqual([

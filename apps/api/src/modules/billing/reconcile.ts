@@ -27,6 +27,7 @@ export function reconcileLists(report: ReconcileReport): Record<string, unknown[
     unchargedSuccesses: report.unchargedSuccesses,
     doubleCovered: report.doubleCovered,
     overusedPeriods: report.overusedPeriods,
+    mischargedPeriods: report.mischargedPeriods,
     miscountedPeriods: report.miscountedPeriods,
     overdueHolds: report.overdueHolds,
     unconsumedPayments: report.unconsumedPayments,

@@ -3,6 +3,7 @@ import type Stripe from "stripe";
 import type { Database } from "../../db/client.ts";
 import type { PackageRow } from "../../db/schema/index.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
+import type { PlanTerms } from "./plan-terms.ts";
 
 /** What the app asks of Stripe; billing/stripe.ts (`createStripeGateway`) implements it. */
 export interface StripeGateway {
@@ -19,12 +20,12 @@ export interface StripeGateway {
   ): Promise<{ brand: string; last4: string; expMonth: number; expYear: number }>;
   /**
    * Starts Stripe Billing for a plan: the saved card pays the first period now (a decline creates
-   * nothing) and each period after; the webhooks move our subscription row.
+   * nothing) and each period after, at `terms`' price and period; the webhooks move our row.
    */
   createSubscription(
     db: Database,
     user: LocalUser,
-    options: { plan: PackageRow; paymentMethodId: string; subscriptionId: string },
+    options: { plan: PackageRow; terms: PlanTerms; paymentMethodId: string; subscriptionId: string },
   ): Promise<string>;
   /** Returns cancel_at_period_end as Stripe now reports it. */
   setCancelAtPeriodEnd(stripeSubscriptionId: string, cancel: boolean): Promise<boolean>;

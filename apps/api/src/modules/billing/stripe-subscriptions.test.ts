@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ledgerTransactions, subscriptions } from "../../db/schema/index.ts";
+import { ledgerTransactions, subscriptionPeriods, subscriptions } from "../../db/schema/index.ts";
 import { type Caller, createCaller } from "../../test/caller.ts";
 import { DECLINED_CARD, type StripeTestServer, startStripeTestServer } from "../../test/fake-stripe.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
@@ -235,6 +235,52 @@ describe("card subscriptions through Stripe Billing", () => {
       new Date(periodEnd * 1000).toISOString(),
     );
     expect((await earningsOf(creator)) - earningsBefore).toBe(centsToMicros(450));
+  });
+
+  it("renews under the terms it was subscribed at: a creator's cut and raise change neither the charge nor the calls", async () => {
+    const { slug, plan } = await appWithPlan();
+    const { consumer, subscription, stripeId } = await subscribedWithCard(slug, plan.id);
+    const first = firstInvoicePaid(stripeId, subscription.id);
+    await stripe.deliver(first);
+    await callApp(consumer, slug);
+    await callApp(consumer, slug);
+    const cut = await creator.api("PATCH", `/api/app/${slug}/packages/${plan.id}/`, {
+      body: { included_calls: 1, price_cents: 900 },
+    });
+    expect(cut.body).toMatchObject({
+      included_calls: 2,
+      pending_terms: { included_calls: 1, price_cents: 900 },
+    });
+    // Stripe charges the price it was given at subscribe, forever: nothing is changed on Stripe.
+    expect(stripe.fake.seen.filter((r) => r.path === `/v1/subscriptions/${stripeId}`)).toHaveLength(0);
+
+    const periodEnd = first.data.object.lines.data[0].period.end;
+    const earningsBefore = await earningsOf(creator);
+    await stripe.deliver(
+      invoiceEvent("invoice.paid", stripeId, {
+        id: `in_renewal_terms_${stripeId}`,
+        amountPaid: 500,
+        start: periodEnd,
+        end: periodEnd + 30 * DAY_S,
+      }),
+    );
+    expect(await subscriptionOf(consumer, slug)).toMatchObject({
+      calls_used: 0,
+      calls_included: 2,
+      terms: { version: 1, price_cents: 500, included_calls: 2 },
+      next_terms: null,
+    });
+    expect((await earningsOf(creator)) - earningsBefore).toBe(centsToMicros(450));
+    for (let i = 0; i < 2; i++) expect((await callApp(consumer, slug)).status).toBe(200);
+    expect((await subscriptionOf(consumer, slug)).calls_used).toBe(2);
+    const periods = await server.database.db
+      .select()
+      .from(subscriptionPeriods)
+      .where(eq(subscriptionPeriods.subscriptionId, subscription.id));
+    expect(periods.filter((p) => p.priceCents !== null).map((p) => [p.callsIncluded, p.priceCents])).toEqual([
+      [2, 500],
+      [2, 500],
+    ]);
   });
 
   it("falls past due when a renewal fails, and calls are paid from the wallet until an invoice is paid", async () => {

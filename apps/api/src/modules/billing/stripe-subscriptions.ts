@@ -1,11 +1,18 @@
 import { and, eq, inArray, isNull, ne, or } from "drizzle-orm";
 import type Stripe from "stripe";
 import type { Database } from "../../db/client.ts";
-import { applications, packages, type SubscriptionRow, subscriptions } from "../../db/schema/index.ts";
+import {
+  applications,
+  packages,
+  planTerms,
+  type SubscriptionRow,
+  subscriptions,
+} from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
 import { postPlanPayment } from "./plan-payments.ts";
 import { accountFor, postTopUp } from "./postings.ts";
 import type { StripeGateway } from "./stripe-gateway.ts";
+import { recordCurrentPeriod } from "./subscription-periods.ts";
 
 /** Carried on the Stripe subscription (and so on its invoices): which of our rows it drives. */
 export const SUBSCRIPTION_METADATA_KEY = "promptmint_subscription_id";
@@ -40,6 +47,8 @@ async function findDrivenRow(
 /**
  * A paid invoice is a paid period: the money goes to the creator once per invoice, and the row
  * becomes active for the invoiced period, with its included calls reset when the period is new.
+ * Every period of a card subscription keeps the terms it was subscribed at, whose price Stripe
+ * charges (decision 044): a creator's later edit changes neither what it pays nor what it allows.
  */
 export async function applyInvoicePaid(db: Database, invoice: Stripe.Invoice, feePercent: number) {
   const details = invoice.parent?.subscription_details;
@@ -48,7 +57,6 @@ export async function applyInvoicePaid(db: Database, invoice: Stripe.Invoice, fe
   const [plan] = await db
     .select({
       name: packages.name,
-      includedCalls: packages.includedCalls,
       ownerId: applications.ownerId,
       archivedAt: applications.archivedAt,
     })
@@ -82,6 +90,7 @@ export async function applyInvoicePaid(db: Database, invoice: Stripe.Invoice, fe
           description: `Plan '${plan.name}' paid by card (Stripe)`,
         })
       : undefined;
+  const [terms] = row.termsId ? await db.select().from(planTerms).where(eq(planTerms.id, row.termsId)) : [];
   const period = invoice.lines.data[0]?.period;
   if (!period) return;
   const start = new Date(period.start * 1000);
@@ -100,12 +109,18 @@ export async function applyInvoicePaid(db: Database, invoice: Stripe.Invoice, fe
             currentPeriodStart: start,
             currentPeriodEnd: end,
             callsUsed: 0,
-            callsIncluded: plan.includedCalls,
+            // Rows from before migration 0033 keep what they allowed: their terms are not known.
+            callsIncluded: terms?.includedCalls ?? row.callsIncluded,
             ...(periodTransactionId ? { periodTransactionId } : {}),
           }
         : {}),
     })
     .where(eq(subscriptions.id, row.id));
+  if (newPeriod)
+    await recordCurrentPeriod(db, row.id, {
+      priceCents: invoice.amount_paid,
+      transactionId: periodTransactionId ?? null,
+    });
 }
 
 /** Whether the consumer has another live subscription to the row's app. */

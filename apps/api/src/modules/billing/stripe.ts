@@ -7,8 +7,6 @@ import { AppError } from "../../lib/errors.ts";
 import { PROVIDER_ACTOR } from "../admin/audit.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { creditPaymentToWallet } from "./plan-payments.ts";
-import { PERIOD_DAYS } from "./plans.ts";
-import { effectivePriceCents } from "./price-changes.ts";
 import { applyReversal, disputeStatusOf, recallIndebted } from "./reversals.ts";
 import { stripeClient } from "./stripe-client.ts";
 import type { ConnectEventHandler, StripeGateway } from "./stripe-gateway.ts";
@@ -120,7 +118,7 @@ export function createStripeGateway(
       };
     },
 
-    async createSubscription(db, user, { plan, paymentMethodId, subscriptionId }) {
+    async createSubscription(db, user, { plan, terms, paymentMethodId, subscriptionId }) {
       const [customer, product] = await Promise.all([customerFor(db, user), productFor(db, plan)]);
       try {
         const subscription = await stripe.subscriptions.create(
@@ -132,9 +130,10 @@ export function createStripeGateway(
                 price_data: {
                   currency: plan.currency,
                   product,
-                  // Fixed for the subscription's life: Stripe renews at it, never at a raised price.
-                  unit_amount: effectivePriceCents(plan),
-                  recurring: { interval: "day", interval_count: PERIOD_DAYS },
+                  // The terms' price, fixed for the subscription's life: every period it pays keeps
+                  // these terms (decision 044), so Stripe never charges a price they did not set.
+                  unit_amount: terms.priceCents,
+                  recurring: { interval: "day", interval_count: terms.periodDays },
                 },
               },
             ],
@@ -144,6 +143,7 @@ export function createStripeGateway(
               [SUBSCRIPTION_METADATA_KEY]: subscriptionId,
               promptmint_user_id: user.id,
               package_id: plan.id,
+              promptmint_terms_version: String(terms.version),
             },
           },
           { idempotencyKey: `subscription-${subscriptionId}` },

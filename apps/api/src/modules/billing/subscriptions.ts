@@ -22,11 +22,12 @@ import {
   type PaymentRow,
   postPlanPayment,
 } from "./plan-payments.ts";
-import { findPackage, PERIOD_DAYS } from "./plans.ts";
+import { loadPlanTerms, type PlanTerms, termsFields, termsInForce, termsOfPlan } from "./plan-terms.ts";
+import { findPackage } from "./plans.ts";
 import { accountFor, InsufficientFunds } from "./postings.ts";
-import { effectivePriceCents } from "./price-changes.ts";
 import type { StripeGateway } from "./stripe-gateway.ts";
 import { setCancelOnStripe } from "./stripe-subscriptions.ts";
+import { recordCurrentPeriod } from "./subscription-periods.ts";
 
 const DAY_MS = 86_400_000;
 
@@ -34,8 +35,10 @@ export function toSubscription(
   row: SubscriptionRow,
   packageName: string,
   appSlug: string,
+  versions: PlanTerms[] = [],
   now = new Date(),
 ): Subscription {
+  const terms = versions.find((version) => version.id === row.termsId);
   return {
     id: row.id,
     package_id: row.packageId,
@@ -52,7 +55,39 @@ export function toSubscription(
         : 0,
     calls_used: row.callsUsed,
     calls_included: row.callsIncluded,
+    terms: terms ? termsFields(terms) : null,
+    next_terms: row.status === "active" ? nextTermsOf(row, versions) : null,
   };
+}
+
+/**
+ * The first coming renewal whose terms differ from the current period's, and those terms. A card
+ * subscription keeps the terms it was subscribed at (Stripe charges their price), so none.
+ */
+function nextTermsOf(row: SubscriptionRow, versions: PlanTerms[]): Subscription["next_terms"] {
+  if (row.stripeSubscriptionId || versions.length === 0) return null;
+  const lastChange = Math.max(...versions.map((version) => version.effectiveFrom.getTime()));
+  let renewal = row.currentPeriodEnd;
+  for (let period = 0; period < 100; period++) {
+    const terms = termsInForce(versions, renewal);
+    const differs = row.termsId ? terms.id !== row.termsId : terms.includedCalls !== row.callsIncluded;
+    if (differs) return { ...termsFields(terms), applies_from: renewal.toISOString() };
+    if (renewal.getTime() >= lastChange) return null;
+    renewal = new Date(renewal.getTime() + terms.periodDays * DAY_MS);
+  }
+  return null;
+}
+
+/** The subscriptions' rows with their plans' names and terms, as the contracts show them. */
+async function withTerms(
+  db: Database,
+  rows: { subscription: SubscriptionRow; name: string }[],
+  appSlug: string,
+): Promise<Subscription[]> {
+  const terms = await loadPlanTerms(db, [...new Set(rows.map((row) => row.subscription.packageId))]);
+  return rows.map((row) =>
+    toSubscription(row.subscription, row.name, appSlug, terms.get(row.subscription.packageId)),
+  );
 }
 
 export async function listSubscriptions(
@@ -66,7 +101,7 @@ export async function listSubscriptions(
     .innerJoin(packages, eq(packages.id, subscriptions.packageId))
     .where(and(eq(subscriptions.applicationId, app.id), eq(subscriptions.subscriberId, subscriberId)))
     .orderBy(desc(subscriptions.createdAt));
-  return rows.map((row) => toSubscription(row.subscription, row.name, app.slug));
+  return withTerms(db, rows, app.slug);
 }
 
 export async function getSubscription(
@@ -90,7 +125,9 @@ export async function getSubscription(
         .limit(1)
     : [];
   if (!row) throw notFound("Subscription");
-  return toSubscription(row.subscription, row.name, app.slug);
+  const [subscription] = await withTerms(db, [row], app.slug);
+  if (!subscription) throw notFound("Subscription");
+  return subscription;
 }
 
 /** The plan of this app the caller may subscribe to: on sale, and not the caller's own app. */
@@ -170,28 +207,40 @@ export function isSecondSubscription(error: unknown): boolean {
   return isUniqueViolation(error, "subscriptions_one_live_per_app");
 }
 
+/**
+ * A subscription whose first period starts at `now` under `terms`, and that period's record.
+ * `priceCents` is what paid it (none yet for a card subscription awaiting its first invoice).
+ */
 export async function insertSubscription(
   db: Database,
   plan: PackageRow,
+  terms: PlanTerms,
   subscriberId: string,
   status: "active" | "incomplete",
   now: Date,
-  extra: { id?: string; periodTransactionId?: string } = {},
+  extra: { id?: string; periodTransactionId?: string; priceCents?: number } = {},
 ): Promise<SubscriptionRow> {
+  const { priceCents, ...ids } = extra;
   const [created] = await db
     .insert(subscriptions)
     .values({
-      ...extra,
+      ...ids,
       packageId: plan.id,
       applicationId: plan.applicationId,
       subscriberId,
       status,
       currentPeriodStart: now,
-      currentPeriodEnd: new Date(now.getTime() + PERIOD_DAYS * DAY_MS),
-      callsIncluded: plan.includedCalls,
+      currentPeriodEnd: new Date(now.getTime() + terms.periodDays * DAY_MS),
+      callsIncluded: terms.includedCalls,
+      termsId: terms.id,
     })
     .returning();
-  return created as SubscriptionRow;
+  if (!created) throw new Error("subscription insert returned nothing");
+  await recordCurrentPeriod(db, created.id, {
+    priceCents: priceCents ?? null,
+    transactionId: extra.periodTransactionId ?? null,
+  });
+  return created;
 }
 
 interface SubscribeOptions {
@@ -215,7 +264,8 @@ export async function subscribe(db: Database, options: SubscribeOptions): Promis
   const { app, subscriberId } = options;
   const plan = await subscribablePlan(db, app, subscriberId, options.packageId);
   const now = new Date();
-  const priceCents = effectivePriceCents(plan, now);
+  const terms = termsInForce(await termsOfPlan(db, plan.id), now);
+  const priceCents = terms.priceCents;
   try {
     const row = await db.transaction(async (tx) => {
       const t = tx as unknown as Database;
@@ -230,9 +280,13 @@ export async function subscribe(db: Database, options: SubscribeOptions): Promis
         reference: id,
         description: `Plan '${plan.name}' for ${app.name}`,
       });
-      return insertSubscription(t, plan, subscriberId, "active", now, { id, periodTransactionId });
+      return insertSubscription(t, plan, terms, subscriberId, "active", now, {
+        id,
+        periodTransactionId,
+        priceCents,
+      });
     });
-    return toSubscription(row, plan.name, app.slug);
+    return toSubscription(row, plan.name, app.slug, await termsOfPlan(db, plan.id));
   } catch (error) {
     if (isSecondSubscription(error)) throw alreadySubscribed();
     if (!(error instanceof InsufficientFunds)) throw error;
@@ -283,7 +337,8 @@ async function subscribeWithPayment(
         .select()
         .from(packages)
         .where(and(eq(packages.id, payment.packageId), eq(packages.applicationId, app.id)));
-      const priceCents = plan ? effectivePriceCents(plan, now) : 0;
+      const terms = plan ? termsInForce(await termsOfPlan(t, plan.id), now) : undefined;
+      const priceCents = terms?.priceCents ?? 0;
       const reason = !plan?.isActive
         ? `The plan was withdrawn from sale after you paid`
         : priceCents !== payment.amountCents
@@ -291,7 +346,7 @@ async function subscribeWithPayment(
           : (await findLiveSubscription(t, app.id, subscriberId))
             ? "You already have an active subscription to this app"
             : undefined;
-      if (reason || !plan) {
+      if (reason || !plan || !terms) {
         await creditPaymentToWallet(t, payment, `Plan payment credited to your wallet: ${reason}`);
         return { kind: "credited", reason: reason ?? "", amountCents: payment.amountCents };
       }
@@ -304,7 +359,11 @@ async function subscribeWithPayment(
         reference: payment.id,
         description: `Plan '${plan.name}' for ${app.name}`,
       });
-      const row = await insertSubscription(t, plan, subscriberId, "active", now, { id, periodTransactionId });
+      const row = await insertSubscription(t, plan, terms, subscriberId, "active", now, {
+        id,
+        periodTransactionId,
+        priceCents,
+      });
       if (!(await markPaymentConsumed(t, payment.id, { kind: "subscription", ref: row.id })))
         throw new Error(`payment ${payment.id} was consumed twice`);
       return { kind: "subscribed", row, planName: plan.name };
@@ -327,7 +386,13 @@ async function subscribeWithPayment(
       amountCents,
     };
   }
-  if (outcome.kind === "subscribed") return toSubscription(outcome.row, outcome.planName, app.slug);
+  if (outcome.kind === "subscribed")
+    return toSubscription(
+      outcome.row,
+      outcome.planName,
+      app.slug,
+      await termsOfPlan(db, outcome.row.packageId),
+    );
   throw new AppError(
     "conflict",
     `${outcome.reason}: your payment${outcome.amountCents > 0 ? ` of ${dollars(outcome.amountCents)}` : ""} was added to your wallet instead`,
@@ -402,6 +467,8 @@ export async function subscribeWithCard(
     : [];
   if (!card?.externalId) throw notFound("Payment method");
   const now = new Date();
+  // Stripe charges these terms' price for the subscription's life; its periods keep them.
+  const terms = termsInForce(await termsOfPlan(db, plan.id), now);
   // The row comes first, before Stripe charges anything: a concurrent second subscribe to the
   // same app loses on the one-live-subscription index here, with nothing charged.
   const row = await db
@@ -409,7 +476,7 @@ export async function subscribeWithCard(
       const t = tx as unknown as Database;
       await lockAppForSubscribe(t, plan.applicationId);
       await refuseSecondSubscription(t, plan.applicationId, user.id);
-      return insertSubscription(t, plan, user.id, "incomplete", now);
+      return insertSubscription(t, plan, terms, user.id, "incomplete", now);
     })
     .catch((error) => {
       throw isSecondSubscription(error) ? alreadySubscribed() : error;
@@ -417,6 +484,7 @@ export async function subscribeWithCard(
   try {
     const stripeSubscriptionId = await stripe.createSubscription(db, user, {
       plan,
+      terms,
       paymentMethodId: card.externalId,
       subscriptionId: row.id,
     });
@@ -461,10 +529,12 @@ export async function setCancelAtPeriodEnd(
 }
 
 /**
- * At period end: canceling subscriptions end; others renew from the wallet (the plan's price at
- * the period's end: an increase only once its notice has run), or become past_due when the wallet
- * cannot pay. Card subscriptions are left to Stripe Billing and its webhooks, so a period is never
- * paid twice (Stripe renews them at the price they were subscribed at, never a raised one).
+ * At period end: canceling subscriptions end; others renew from the wallet under the plan's terms
+ * in force when the new period starts (the old period's end, not when this runs: a change announced
+ * for a later moment is never applied early by a late renewal, decisions 021 and 044), or become
+ * past_due when the wallet cannot pay. The new period records its terms and is charged their
+ * price. Card subscriptions are left to Stripe Billing and its webhooks, so a period is never
+ * paid twice.
  */
 export async function renewDueSubscriptions(
   db: Database,
@@ -484,6 +554,7 @@ export async function renewDueSubscriptions(
       ),
     )
     .limit(200);
+  const termsByPlan = await loadPlanTerms(db, [...new Set(due.map((row) => row.plan.id))]);
   for (const { subscription, plan, ownerId } of due) {
     if (subscription.cancelAtPeriodEnd || !plan.isActive) {
       await db
@@ -492,6 +563,7 @@ export async function renewDueSubscriptions(
         .where(and(eq(subscriptions.id, subscription.id), eq(subscriptions.status, "active")));
       continue;
     }
+    const terms = termsInForce(termsByPlan.get(plan.id) ?? [], subscription.currentPeriodEnd);
     await db
       .transaction(async (tx) => {
         const t = tx as unknown as Database;
@@ -503,9 +575,10 @@ export async function renewDueSubscriptions(
           // finds the end moved on and claims nothing.
           .set({
             currentPeriodStart: sql`${subscriptions.currentPeriodEnd}`,
-            currentPeriodEnd: sql`${subscriptions.currentPeriodEnd} + ${`${PERIOD_DAYS} days`}::interval`,
+            currentPeriodEnd: sql`${subscriptions.currentPeriodEnd} + ${`${terms.periodDays} days`}::interval`,
             callsUsed: 0,
-            callsIncluded: plan.includedCalls,
+            callsIncluded: terms.includedCalls,
+            termsId: terms.id,
           })
           .where(
             and(
@@ -519,9 +592,7 @@ export async function renewDueSubscriptions(
         const periodTransactionId = await postPlanPayment(t, {
           source: await accountFor(t, "wallet", subscription.subscriberId),
           creatorId: ownerId,
-          // The price when the period ended, not when this runs: an increase announced for a later
-          // moment is not charged early by a late renewal (decision 021).
-          amountCents: effectivePriceCents(plan, subscription.currentPeriodEnd),
+          amountCents: terms.priceCents,
           feePercent,
           reference: `${subscription.id}:${subscription.currentPeriodEnd.toISOString()}`,
           description: `Plan '${plan.name}' renewed`,
@@ -531,6 +602,10 @@ export async function renewDueSubscriptions(
             .update(subscriptions)
             .set({ periodTransactionId })
             .where(eq(subscriptions.id, subscription.id));
+        await recordCurrentPeriod(t, subscription.id, {
+          priceCents: terms.priceCents,
+          transactionId: periodTransactionId ?? null,
+        });
       })
       .catch(async (error) => {
         if (!(error instanceof InsufficientFunds)) throw error;

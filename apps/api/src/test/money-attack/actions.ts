@@ -2,6 +2,7 @@ import type { Attack } from "./attack.ts";
 import {
   cancel,
   changePrice,
+  editPlan,
   killAServer,
   removeApp,
   renew,
@@ -48,6 +49,7 @@ export const actions: Action[] = [
   { name: "cancel plan", weight: 2, run: cancel },
   { name: "renew plan", weight: 4, run: renew },
   { name: "change price", weight: 4, run: changePrice },
+  { name: "edit plan", weight: 3, run: editPlan },
   { name: "revoke key", weight: 2, run: revokeKey },
   { name: "remove app", weight: 0.5, run: removeApp },
   { name: "kill a server", weight: 1.5, run: killAServer },

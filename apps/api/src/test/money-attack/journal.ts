@@ -44,6 +44,7 @@ export interface EventEntry {
     | "price"
     | "revoke_key"
     | "key_limit"
+    | "edit_plan"
     | "remove_app"
     | "kill"
     | "suspend"

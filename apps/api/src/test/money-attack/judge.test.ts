@@ -36,6 +36,7 @@ const clean: ReconcileReport = {
   unchargedSuccesses: [],
   doubleCovered: [],
   overusedPeriods: [],
+  mischargedPeriods: [],
   miscountedPeriods: [],
   overdueHolds: [],
   unconsumedPayments: [],

@@ -31,6 +31,25 @@ export interface PlanPeriod {
   callsIncluded: number;
 }
 
+/**
+ * A recorded plan period and the terms it started under (decision 044): what it allows and was
+ * charged, against the terms' own figures, and whether the terms were in force at its start.
+ */
+export interface PeriodTerms {
+  subscriptionId: string;
+  periodStart: string;
+  callsIncluded: number;
+  /** Successful invocations counted in the period (and calls of dropped days). */
+  counted: number;
+  /** What its ledger transaction took, in cents (null: not paid by a transaction we posted). */
+  chargedCents: number | null;
+  termsVersion: number;
+  termsCalls: number;
+  termsPriceCents: number;
+  /** The terms took effect at or before the period started. */
+  inForceAtStart: boolean;
+}
+
 /** A spend-limited key at the end, once no call is in flight and every reservation was swept. */
 export interface KeySpend {
   id: string;
@@ -69,6 +88,8 @@ export function judge(input: {
   keys: KeySpend[];
   /** The consumers the operator suspended, and when (suspensions.ts). */
   suspensions?: SuspensionWindow[];
+  /** Every recorded plan period with its terms (decision 044); checked when given. */
+  periodTerms?: PeriodTerms[];
 }): Violation[] {
   const violations: Violation[] = [];
   const flag = (kind: string, example: string) => violations.push({ kind, example });
@@ -92,6 +113,7 @@ export function judge(input: {
   judgePlans(input.periods, input.invocations, calls, input.nodes, flag);
   judgeKeys(input.keys, calls, input.nodes, flag);
   judgeSuspensions(input.suspensions ?? [], calls, input.invocations, delivered, flag);
+  judgePeriodTerms(input.periodTerms ?? [], flag);
   for (const [name, rows] of Object.entries(reconcileLists(input.reconcile)))
     for (const row of rows) flag(`reconcile: ${name}`, typeof row === "string" ? row : JSON.stringify(row));
   return violations;
@@ -381,6 +403,24 @@ function judgePlans(
         "wallet charged while the plan had included calls",
         `invocation ${row.id}; subscription ${period.subscriptionId} used ${period.callsUsed}/${period.callsIncluded}`,
       );
+  }
+}
+
+/**
+ * Each plan period by its own terms, never the plan's current ones: it allows what its terms
+ * allow, counted no more, was charged their price, and its terms were in force when it started (a
+ * cut or a raise never reaches a period before its notice ran).
+ */
+function judgePeriodTerms(periods: PeriodTerms[], flag: Flag) {
+  for (const period of periods) {
+    const what = `subscription ${period.subscriptionId} period ${period.periodStart} (terms v${period.termsVersion}: ${period.termsCalls} calls, ${period.termsPriceCents}¢)`;
+    if (period.callsIncluded !== period.termsCalls)
+      flag("plan period allows other than its terms", `${what} allows ${period.callsIncluded}`);
+    if (period.counted > period.callsIncluded)
+      flag("plan period counted more calls than its terms allow", `${what} counted ${period.counted}`);
+    if (period.chargedCents !== null && period.chargedCents !== period.termsPriceCents)
+      flag("plan period charged other than its terms' price", `${what} charged ${period.chargedCents}¢`);
+    if (!period.inForceAtStart) flag("plan period started under terms not yet in force", what);
   }
 }
 

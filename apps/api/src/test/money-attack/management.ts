@@ -223,3 +223,31 @@ export async function killAServer(attack: Attack, prng: Prng, actor: number) {
     return { status: 200, detail: { node: node.name } };
   });
 }
+
+/**
+ * The creator changes a plan's terms (decision 044): its included calls and often its price, up or
+ * down, racing renewals and calls. Less for subscribers waits out the notice; at least as much
+ * applies to periods starting from now. The judge checks each period by the terms it recorded.
+ */
+export async function editPlan(attack: Attack, prng: Prng, actor: number) {
+  const app = prng.pick(liveApps(attack));
+  if (!app || app.planIds.length === 0) return;
+  const planId = prng.pick(app.planIds);
+  const body: Record<string, number> = { included_calls: prng.int(1, 6) };
+  if (prng.int(0, 1) === 1) body.price_cents = prng.int(100, 200);
+  await journalEvent(attack, actor, "edit_plan", async () => {
+    const answer = await viaAnyNode(attack, prng, attack.world.creator)
+      .api("PATCH", `/api/app/${app.slug}/packages/${planId}/`, { body })
+      .catch((error: unknown) => ({ status: 0, body: { error: String(error).slice(0, 200) } }));
+    return {
+      status: answer.status,
+      detail: {
+        app: app.label,
+        plan: planId,
+        ...body,
+        terms_version: answer.body?.terms_version,
+        pending: answer.body?.pending_terms?.effective_from ?? null,
+      },
+    };
+  });
+}

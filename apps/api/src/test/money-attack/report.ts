@@ -60,6 +60,7 @@ export function summarize(
     "price",
     "revoke_key",
     "key_limit",
+    "edit_plan",
     "remove_app",
     "suspend",
     "unsuspend",

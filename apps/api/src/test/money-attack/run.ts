@@ -14,7 +14,14 @@ import { actions } from "./actions.ts";
 import { type Attack, epochMs, Semaphore } from "./attack.ts";
 import { startCluster } from "./cluster.ts";
 import { Journal } from "./journal.ts";
-import { type InvocationRow, judge, type KeySpend, type PlanPeriod, type Violation } from "./judge.ts";
+import {
+  type InvocationRow,
+  judge,
+  type KeySpend,
+  type PeriodTerms,
+  type PlanPeriod,
+  type Violation,
+} from "./judge.ts";
 import { Prng } from "./prng.ts";
 import { type Figures, summarize } from "./report.ts";
 import { suspensionWindows } from "./suspensions.ts";
@@ -111,6 +118,7 @@ export async function runMoneyAttack(options: AttackOptions): Promise<AttackResu
       reconcile: report,
       keys,
       suspensions: suspensionWindows(attack),
+      periodTerms: await periodTerms(db),
     });
     const figures = summarize(attack.journal, invocations, world, harnessErrors, keys);
     writeFileSync(journalFile, attack.journal.entries.map((entry) => JSON.stringify(entry)).join("\n"));
@@ -188,6 +196,44 @@ async function unchargedReservations(db: Database): Promise<Map<string, number>>
         where i.id is null group by r.key_id`,
   );
   return new Map(rows.map((row) => [row.key_id, row.n]));
+}
+
+/** Every recorded plan period with the terms it started under (decision 044). */
+async function periodTerms(db: Database): Promise<PeriodTerms[]> {
+  const rows = await queryRows<{
+    subscription_id: string;
+    period_start: string;
+    calls_included: number;
+    counted: number;
+    charged_cents: number | null;
+    version: number;
+    terms_calls: number;
+    terms_price: number;
+    in_force: boolean;
+  }>(
+    db,
+    sql`select p.subscription_id, p.period_start::text, p.calls_included,
+          ((select count(*) from invocations i where i.subscription_id = p.subscription_id
+              and i.plan_period_start = p.period_start and i.status = 'success')
+           + (select coalesce(sum(d.calls), 0) from dropped_plan_calls d
+              where d.subscription_id = p.subscription_id and d.plan_period_start = p.period_start))::int as counted,
+          (select (-sum(e.amount_micros) filter (where e.amount_micros < 0) / 10000)::int
+             from ledger_entries e where e.transaction_id = p.transaction_id) as charged_cents,
+          t.version, t.included_calls as terms_calls, t.price_cents as terms_price,
+          t.effective_from <= p.period_start as in_force
+        from subscription_periods p join plan_terms t on t.id = p.terms_id`,
+  );
+  return rows.map((row) => ({
+    subscriptionId: row.subscription_id,
+    periodStart: row.period_start,
+    callsIncluded: row.calls_included,
+    counted: Number(row.counted),
+    chargedCents: row.charged_cents === null ? null : Number(row.charged_cents),
+    termsVersion: row.version,
+    termsCalls: row.terms_calls,
+    termsPriceCents: row.terms_price,
+    inForceAtStart: row.in_force,
+  }));
 }
 
 /** The periods the attack ended (renewals) and those still running at the end. */

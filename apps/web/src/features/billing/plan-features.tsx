@@ -1,6 +1,12 @@
 import type { Package } from "@promptmint/contracts";
 import { Check } from "lucide-react";
-import { formatDollars, formatNumber } from "../../lib/format";
+import { formatDateTime, formatDollars, formatNumber, formatPlanTerms } from "../../lib/format";
+
+/** An announced change of a plan's terms, or null: `Changes on <date>: $5.00 for 1 call per 30 days`. */
+export function planChangeNotice(plan: Pick<Package, "pending_terms">): string | null {
+  const next = plan.pending_terms;
+  return next ? `Changes on ${formatDateTime(next.effective_from)}: ${formatPlanTerms(next)}` : null;
+}
 
 /** SPEC §2: '$' plus the price per currency, e.g. `$5.00/usd`. */
 export function planPriceLabel(plan: Pick<Package, "price" | "currency">): string {

@@ -6,7 +6,9 @@ import { CheckboxField } from "../../components/ui/checkbox-field";
 import { TextField } from "../../components/ui/text-field";
 import { TextareaField } from "../../components/ui/textarea-field";
 import { ApiClientError, getErrorMessage } from "../../lib/api-client";
+import { formatPlanTerms } from "../../lib/format";
 import type { CreatePackageBody } from "./api/save-package";
+import { planChangeNotice } from "./plan-features";
 
 interface PlanFormValues {
   name: string;
@@ -34,8 +36,9 @@ function valuesOf(plan: Package | null): PlanFormValues {
   if (!plan) return NEW_PLAN;
   return {
     name: plan.name,
-    price: (plan.price_cents / 100).toFixed(2),
-    included_calls: String(plan.included_calls),
+    // The terms the creator has set (an announced change, if any): saving other fields keeps it.
+    price: ((plan.pending_terms?.price_cents ?? plan.price_cents) / 100).toFixed(2),
+    included_calls: String(plan.pending_terms?.included_calls ?? plan.included_calls),
     description: plan.description,
     features: Object.entries(plan.features)
       .map(([key, value]) => `${key}: ${value}`)
@@ -179,6 +182,15 @@ export function PlanForm({
           onChange={set("included_calls")}
         />
       </div>
+      {plan && (
+        <p className="text-xs text-slate-500">
+          {plan.pending_terms
+            ? `Announced: ${planChangeNotice(plan)}. Until then subscribers get ${formatPlanTerms(plan)}. `
+            : ""}
+          A higher price or fewer included calls reaches subscribers only at their first renewal after the
+          notice period; a lower price or more calls applies from their next renewal.
+        </p>
+      )}
       <TextareaField
         label="Description"
         rows={2}

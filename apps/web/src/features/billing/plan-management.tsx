@@ -11,7 +11,7 @@ import { Modal } from "../../components/ui/modal";
 import { getErrorMessage } from "../../lib/api-client";
 import { formatNumber } from "../../lib/format";
 import { useDeactivatePackage, useSavePackage } from "./api/save-package";
-import { planPriceLabel } from "./plan-features";
+import { planChangeNotice, planPriceLabel } from "./plan-features";
 import { PlanForm } from "./plan-form";
 
 type Editing = { plan: Package | null } | null;
@@ -63,6 +63,7 @@ export function PlanManagement({ appSlug, plans }: { appSlug: string; plans: rea
                   <p className="text-xs text-slate-500">
                     {planPriceLabel(plan)} · {formatNumber(plan.included_calls)} included calls
                   </p>
+                  {plan.pending_terms && <p className="text-xs text-amber-700">{planChangeNotice(plan)}</p>}
                 </div>
                 <div className="flex items-center gap-2">
                   <Button
@@ -114,7 +115,12 @@ export function PlanManagement({ appSlug, plans }: { appSlug: string; plans: rea
                 { id: editing.plan?.id, body },
                 {
                   onSuccess: (saved) => {
-                    toast.success(editing.plan ? `${saved.name} saved` : `${saved.name} created`);
+                    const notice = planChangeNotice(saved);
+                    toast.success(
+                      editing.plan
+                        ? `${saved.name} saved${notice ? `. ${notice} for subscribers' periods starting then; until then they keep the current terms` : ""}`
+                        : `${saved.name} created`,
+                    );
                     setEditing(null);
                   },
                 },

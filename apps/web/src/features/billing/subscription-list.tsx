@@ -8,7 +8,7 @@ import { Button } from "../../components/ui/button";
 import { Card, CardBody, CardHeader } from "../../components/ui/card";
 import { ConfirmDialog } from "../../components/ui/confirm-dialog";
 import { getErrorMessage } from "../../lib/api-client";
-import { formatDate, formatNumber } from "../../lib/format";
+import { formatDate, formatDateTime, formatNumber, formatPlanTerms } from "../../lib/format";
 import { useCancelSubscription } from "./api/cancel-subscription";
 
 /** SPEC §4: active green, canceled red, any other status yellow. */
@@ -127,6 +127,16 @@ function SubscriptionItem({ subscription, onCancel }: { subscription: Subscripti
               </>
             )}
           </p>
+          {subscription.terms && (
+            <p className="mt-1 text-sm text-slate-500">This period: {formatPlanTerms(subscription.terms)}</p>
+          )}
+          {subscription.next_terms && !ending && (
+            <p className="mt-1 text-sm text-amber-700">
+              The creator changed this plan: from your renewal on{" "}
+              {formatDateTime(subscription.next_terms.applies_from)},{" "}
+              {formatPlanTerms(subscription.next_terms)}
+            </p>
+          )}
         </div>
         {canCancel(subscription) && (
           <Button

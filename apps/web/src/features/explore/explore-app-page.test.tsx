@@ -21,6 +21,10 @@ const plan = {
   description: "For daily writers",
   features: {},
   included_calls: 1000,
+  period_days: 30,
+  terms_version: 1,
+  terms_effective_from: "2024-05-01T10:00:00.000Z",
+  pending_terms: null,
   is_active: true,
 };
 
