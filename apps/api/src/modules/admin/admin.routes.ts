@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import {
+  AdminExposureSchema,
   AdminOverviewSchema,
   AdminPeriodQuerySchema,
   ApiErrorSchema,
@@ -22,9 +23,11 @@ import type { AuthGuards } from "../auth/authenticate.ts";
 import { currentUser } from "../auth/authenticate.ts";
 import { applyReversal, type ReversalFact, recallIndebted } from "../billing/reversals.ts";
 import type { StripeGateway } from "../billing/stripe-gateway.ts";
+import { clockNow } from "../payouts/clock.ts";
 import { adminOverview } from "./admin.service.ts";
 import type { Actor } from "./audit.ts";
 import { listAudit } from "./audit.ts";
+import { adminExposure } from "./exposure.ts";
 import { setSuspended } from "./suspensions.ts";
 
 const errors = {
@@ -102,6 +105,21 @@ export const adminRoutes: FastifyPluginAsyncZod<{
       if (!(from < to)) throw invalidFields({ from: "must be before to" });
       return adminOverview(db, { from, to });
     },
+  );
+
+  app.get(
+    "/admin/exposure",
+    {
+      schema: {
+        tags,
+        summary:
+          "What refunds and disputes of card top-ups could still cost: earnings inside the payout hold, debts, the platform's loss, open disputes",
+        security,
+        response: { 200: AdminExposureSchema, ...errors },
+      },
+      onRequest: requireOperator,
+    },
+    async () => adminExposure(db, await clockNow(db), config.payouts.holdDays),
   );
 
   app.get(
