@@ -67,7 +67,9 @@ const balance = async (kind: string, ownerId: string | null) =>
   );
 
 async function topUp(caller: Caller, cents: number): Promise<string> {
-  const intent = await caller.api("POST", "/api/wallet/payment-intents/", { body: { amount: cents, currency: "usd" } });
+  const intent = await caller.api("POST", "/api/wallet/payment-intents/", {
+    body: { amount: cents, currency: "usd" },
+  });
   expect(intent.status).toBe(200);
   const paid = await caller.api("POST", "/api/billing/sandbox/confirm/", {
     body: {
@@ -83,7 +85,9 @@ async function paidApp(creator: Caller, priceCents: number): Promise<string> {
   const { body: app } = await creator.api("POST", "/api/app/", {
     body: { name: `Chargeback app ${++apps}`, visibility: "public", price_cents: priceCents },
   });
-  await creator.api("PATCH", `/api/app/${app.slug}/prompt/`, { body: { model: "gpt-4-turbo", max_tokens: 64 } });
+  await creator.api("PATCH", `/api/app/${app.slug}/prompt/`, {
+    body: { model: "gpt-4-turbo", max_tokens: 64 },
+  });
   await creator.api("PATCH", `/api/app/${app.slug}/update_status/`, { body: { status: "live" } });
   return app.slug as string;
 }
@@ -185,7 +189,12 @@ describe("a disputed top-up spent on two creators' apps, one of them paid out", 
     // The platform's fee on those calls is its loss, and so is the model cost it paid the vendor.
     expect(feeBefore - (await balance("platform_fee", null))).toBe(a.fee + b.fee);
     expect(platformDebtBefore - (await balance("debt", null))).toBe(a.model + b.model);
-    const parts = await queryRows<{ party: string; creator: string | null; amount: string; earnings: string }>(
+    const parts = await queryRows<{
+      party: string;
+      creator: string | null;
+      amount: string;
+      earnings: string;
+    }>(
       db(),
       sql`select party, creator_id::text as creator, amount_micros::text as amount, earnings_micros::text as earnings
           from chargeback_parts where payment_id = ${disputed.body.payment_id}::uuid order by id`,
@@ -195,7 +204,8 @@ describe("a disputed top-up spent on two creators' apps, one of them paid out", 
     expect(parts.find((part) => part.creator === pendingId)?.earnings).toBe(String(b.earnings));
 
     // A creator in debt pays for no call until it is settled (decision 028's 402 names it).
-    const creatorKey = (await paidOut.api("POST", "/api/keys/", { body: { name: "own" } })).body.key as string;
+    const creatorKey = (await paidOut.api("POST", "/api/keys/", { body: { name: "own" } })).body
+      .key as string;
     const refused = await call(paidOut, creatorKey, appB);
     expect(refused.status).toBe(402);
     expect(refused.body.code).toBe("account_in_debt");
@@ -260,7 +270,8 @@ describe("a partial refund of a top-up", () => {
     // Pay the creator out, then refund the rest: what earnings lack is their debt.
     await onboard(creator);
     expect(
-      (await creator.api("POST", "/api/payouts/", { body: {}, headers: { "idempotency-key": "partial-1" } })).status,
+      (await creator.api("POST", "/api/payouts/", { body: {}, headers: { "idempotency-key": "partial-1" } }))
+        .status,
     ).toBeLessThan(300);
     const left = await balance("earnings", creatorId);
     const third = await refund(pi);
@@ -278,7 +289,10 @@ describe("a partial refund of a top-up", () => {
     for (let i = 0; i < calls; i++) expect((await call(buyer2, key2, slug)).status).toBe(200);
     await leasesClosed(buyer2);
     const earnedAgain = await balance("earnings", creatorId);
-    const paid = await creator.api("POST", "/api/payouts/", { body: {}, headers: { "idempotency-key": "partial-2" } });
+    const paid = await creator.api("POST", "/api/payouts/", {
+      body: {},
+      headers: { "idempotency-key": "partial-2" },
+    });
     expect(paid.status).toBeLessThan(300);
     expect(await balance("debt", creatorId)).toBe(0);
     expect(paid.body.amount_cents).toBe(Math.floor((earnedAgain - owed) / 10_000));

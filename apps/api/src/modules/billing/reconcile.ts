@@ -27,7 +27,8 @@ export interface ReconcileReport extends CallChecks {
 
 /** Every list of differences a reconcile reports, by name: each must be empty. */
 export function reconcileLists(report: ReconcileReport): Record<string, unknown[]> {
-  const { mismatches, unbalancedTransactions, mismatchedHolds, mismatchedHeld, mismatchedChargebacks } = report;
+  const { mismatches, unbalancedTransactions, mismatchedHolds, mismatchedHeld, mismatchedChargebacks } =
+    report;
   const calls: CallChecks = {
     unchargedSuccesses: report.unchargedSuccesses,
     doubleCovered: report.doubleCovered,
@@ -36,7 +37,14 @@ export function reconcileLists(report: ReconcileReport): Record<string, unknown[
     overdueHolds: report.overdueHolds,
     unconsumedPayments: report.unconsumedPayments,
   };
-  return { mismatches, unbalancedTransactions, mismatchedHolds, mismatchedHeld, mismatchedChargebacks, ...calls };
+  return {
+    mismatches,
+    unbalancedTransactions,
+    mismatchedHolds,
+    mismatchedHeld,
+    mismatchedChargebacks,
+    ...calls,
+  };
 }
 
 /**

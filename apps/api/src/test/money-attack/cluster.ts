@@ -8,6 +8,7 @@ import { createPostgresDatabase, type TestDatabase } from "../database.ts";
 import { startFakeOpenAi } from "../fake-openai.ts";
 import { freePort } from "../server.ts";
 import { killProcess, type ServerProcess, startServerProcess, stopProcess } from "../server-process.ts";
+import { OPERATOR_EMAIL } from "./chargebacks.ts";
 import { startAttackHook } from "./hook.ts";
 
 const SECRET_KEY = "money-attack-secret-key-that-is-long-enough-0123";
@@ -72,6 +73,10 @@ export async function startCluster(options: {
     GATEWAY_RATE_LIMIT_PER_MINUTE: "1000000",
     GATEWAY_RATE_LIMIT_PER_IP_PER_MINUTE: "100000000",
     PLATFORM_FEE_PERCENT: "10",
+    // Chargebacks after payouts (decision 045, chargebacks.ts): an operator, payable at once.
+    ADMIN_EMAILS: OPERATOR_EMAIL,
+    PAYOUT_HOLD_DAYS: "0",
+    PAYOUT_MINIMUM_CENTS: "100",
     // The workflow apps' webhook is on loopback.
     ALLOW_PRIVATE_UPSTREAMS: "true",
   });

@@ -45,7 +45,10 @@ export interface EventEntry {
     | "revoke_key"
     | "key_limit"
     | "remove_app"
-    | "kill";
+    | "kill"
+    | "refund"
+    | "dispute"
+    | "payout";
   seq: number;
   actor: number;
   startedAt: number;

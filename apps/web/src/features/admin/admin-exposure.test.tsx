@@ -25,7 +25,8 @@ function page(exposure: () => Response) {
   });
   const original = api.fetchMock.getMockImplementation();
   api.fetchMock.mockImplementation(async (input, init) => {
-    if (String(input).startsWith("/api/admin/overview?")) return jsonResponse({ code: "unavailable", message: "x" }, 503);
+    if (String(input).startsWith("/api/admin/overview?"))
+      return jsonResponse({ code: "unavailable", message: "x" }, 503);
     return original ? original(input, init) : jsonResponse({}, 599);
   });
   renderRoute("/admin", { auth: createTestAuth("signed-in") });
