@@ -59,6 +59,9 @@ export function summarize(
     "revoke_key",
     "key_limit",
     "remove_app",
+    "refund",
+    "dispute",
+    "payout",
   ] as const) {
     const statuses: Record<string, number> = {};
     for (const event of journal.events(kind))
