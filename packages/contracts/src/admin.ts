@@ -81,6 +81,26 @@ export const AdminOverviewSchema = z.object({
 });
 export type AdminOverview = z.infer<typeof AdminOverviewSchema>;
 
+/**
+ * What refunds and disputes of card top-ups could still cost the platform (decision 045): earnings
+ * paid by card money still inside the payout hold (taken back from the creator if disputed),
+ * what creators and payers owe after chargebacks, the platform's own loss, and disputes open now.
+ */
+export const AdminExposureSchema = z.object({
+  hold_days: z.number(),
+  /** Creators' earnings from paid calls still inside PAYOUT_HOLD_DAYS (not yet payable). */
+  card_earnings_pending_micros: micros,
+  creator_debts: z.object({ count: z.number().int(), owed_micros: micros }),
+  payer_debts: z.object({ count: z.number().int(), owed_micros: micros }),
+  /** What the platform bore (its debt account): fees and model costs of reversed calls, late plan refunds. */
+  platform_loss_micros: micros,
+  open_disputes: z.object({ count: z.number().int(), amount_micros: micros }),
+  /** Taken back from card payments so far, and of it what is still owed (debts) or lost (the platform's). */
+  reversed_micros: micros,
+  unrecovered_micros: micros,
+});
+export type AdminExposure = z.infer<typeof AdminExposureSchema>;
+
 export const AuditEntrySchema = z.object({
   id: z.number().int(),
   actor_email: z.string(),

@@ -440,6 +440,7 @@ export function routeTable(world: World): Record<string, RouteRequest> {
   Object.assign(table, {
     "GET /api/admin/access": { class: "admin", url: "/api/admin/access" },
     "GET /api/admin/overview": { class: "admin", url: "/api/admin/overview" },
+    "GET /api/admin/exposure": { class: "admin", url: "/api/admin/exposure" },
     "GET /api/admin/audit": { class: "admin", url: "/api/admin/audit" },
     "POST /api/admin/apps/{id}/suspend": {
       class: "admin",

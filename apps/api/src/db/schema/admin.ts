@@ -82,3 +82,38 @@ export const reversedPayments = pgTable("reversed_payments", {
   reversedCents: bigint("reversed_cents", { mode: "number" }).notNull().default(0),
   updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
 });
+
+/**
+ * Where each reversal of a wallet payment took its money from, or gave it back to (decision 045):
+ * the payer, or a creator who earned from the payment's spending (their earnings part, and the
+ * platform's fee and model cost on those calls). Positive taken, negative given back; the sum per
+ * payment is what `reversed_payments` took back, in micros (reconcile checks it).
+ */
+export const chargebackParts = pgTable(
+  "chargeback_parts",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    paymentId: uuid("payment_id")
+      .notNull()
+      .references(() => payments.id, { onDelete: "restrict" }),
+    /** The ledger transaction's reference (kind `reversal`) that moved it. */
+    reference: text("reference").notNull(),
+    party: text("party", { enum: ["payer", "creator"] }).notNull(),
+    creatorId: uuid("creator_id").references(() => users.id, { onDelete: "restrict" }),
+    amountMicros: bigint("amount_micros", { mode: "number" }).notNull(),
+    earningsMicros: bigint("earnings_micros", { mode: "number" }).notNull().default(0),
+    feeMicros: bigint("fee_micros", { mode: "number" }).notNull().default(0),
+    modelCostMicros: bigint("model_cost_micros", { mode: "number" }).notNull().default(0),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    index("chargeback_parts_payment_idx").on(t.paymentId),
+    index("chargeback_parts_creator_idx").on(t.creatorId).where(sql`${t.creatorId} is not null`),
+    check("chargeback_parts_party", sql`${t.party} in ('payer', 'creator')`),
+    check("chargeback_parts_creator", sql`(${t.party} = 'creator') = (${t.creatorId} is not null)`),
+    check(
+      "chargeback_parts_split",
+      sql`${t.party} = 'payer' or ${t.amountMicros} = ${t.earningsMicros} + ${t.feeMicros} + ${t.modelCostMicros}`,
+    ),
+  ],
+);

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import {
+  AdminExposureSchema,
   AdminOverviewSchema,
   AdminPeriodQuerySchema,
   ApiErrorSchema,
@@ -26,6 +27,7 @@ import type { StripeGateway } from "../billing/stripe-gateway.ts";
 import { adminOverview } from "./admin.service.ts";
 import type { Actor } from "./audit.ts";
 import { listAudit } from "./audit.ts";
+import { adminExposure } from "./exposure.ts";
 import { setSuspended } from "./suspensions.ts";
 
 const errors = {
@@ -101,6 +103,21 @@ export const adminRoutes: FastifyPluginAsyncZod<{
     async (request) => {
       return adminOverview(db, parseDateRange(request.query, { defaultDays: 30, maxDays: MAX_PERIOD_DAYS }));
     },
+  );
+
+  app.get(
+    "/admin/exposure",
+    {
+      schema: {
+        tags,
+        summary:
+          "What refunds and disputes of card top-ups could still cost: earnings inside the payout hold, debts, the platform's loss, open disputes",
+        security,
+        response: { 200: AdminExposureSchema, ...errors },
+      },
+      onRequest: requireOperator,
+    },
+    async () => adminExposure(db, new Date(), config.payouts.holdDays),
   );
 
   app.get(

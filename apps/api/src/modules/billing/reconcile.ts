@@ -17,12 +17,18 @@ export interface ReconcileReport extends CallChecks {
   mismatchedHolds: string[];
   /** Held accounts whose balance is not what their payer's open holds set aside. */
   mismatchedHeld: string[];
+  /**
+   * Wallet payments whose chargeback parts (decision 045) do not add up to what was taken back
+   * from them, or name a reversal the ledger does not have.
+   */
+  mismatchedChargebacks: string[];
   ok: boolean;
 }
 
 /** Every list of differences a reconcile reports, by name: each must be empty. */
 export function reconcileLists(report: ReconcileReport): Record<string, unknown[]> {
-  const { mismatches, unbalancedTransactions, mismatchedHolds, mismatchedHeld } = report;
+  const { mismatches, unbalancedTransactions, mismatchedHolds, mismatchedHeld, mismatchedChargebacks } =
+    report;
   const calls: CallChecks = {
     unchargedSuccesses: report.unchargedSuccesses,
     doubleCovered: report.doubleCovered,
@@ -32,7 +38,14 @@ export function reconcileLists(report: ReconcileReport): Record<string, unknown[
     overdueHolds: report.overdueHolds,
     unconsumedPayments: report.unconsumedPayments,
   };
-  return { mismatches, unbalancedTransactions, mismatchedHolds, mismatchedHeld, ...calls };
+  return {
+    mismatches,
+    unbalancedTransactions,
+    mismatchedHolds,
+    mismatchedHeld,
+    mismatchedChargebacks,
+    ...calls,
+  };
 }
 
 /**
@@ -93,6 +106,20 @@ export async function reconcile(db: Database): Promise<ReconcileReport> {
           on o.payer_id = a.owner_id
         where a.kind = 'held' and a.balance_micros <> coalesce(o.micros, 0)`,
   );
+  // A refunded or disputed top-up: its parts (payer, creators) add up exactly to what
+  // reversed_payments says was taken back, and each part names a posted reversal.
+  const mismatchedChargebacks = await queryRows<{ id: string }>(
+    db,
+    sql`select p.id from payments p
+        join reversed_payments r on r.payment_id = p.id
+        left join (select payment_id, sum(amount_micros) as micros from chargeback_parts group by payment_id) c
+          on c.payment_id = p.id
+        where p.consumed_kind is distinct from 'subscription' and coalesce(c.micros, 0) <> r.reversed_cents * 10000
+        union
+        select distinct c.payment_id from chargeback_parts c
+        where c.reference not like 'upgrade:%' and not exists (
+          select 1 from ledger_transactions t where t.kind = 'reversal' and t.reference = c.reference)`,
+  );
   const mismatches = rows
     .filter((row) => row.balance !== row.entries)
     .map((row) => ({
@@ -113,11 +140,13 @@ export async function reconcile(db: Database): Promise<ReconcileReport> {
     unbalancedTransactions,
     mismatchedHolds: mismatchedHolds.map((row) => row.id),
     mismatchedHeld: mismatchedHeld.map((row) => row.id),
+    mismatchedChargebacks: mismatchedChargebacks.map((row) => row.id),
     ok:
       mismatches.length === 0 &&
       unbalancedTransactions.length === 0 &&
       mismatchedHolds.length === 0 &&
       mismatchedHeld.length === 0 &&
+      mismatchedChargebacks.length === 0 &&
       ledgerTotal === 0 &&
       callsReconciled(calls),
   };

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { and, eq, sql } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import {
+  chargebackParts,
   ledgerAccounts,
   ledgerEntries,
   ledgerTransactions,
@@ -13,6 +14,7 @@ import {
 import { type Actor, writeAudit } from "../admin/audit.ts";
 import { DEBT, lockAccounts, lockedBalance } from "./debts.ts";
 import { recallHolds } from "./holds.ts";
+import { mulDiv, replayLot, splitExactly } from "./lots.ts";
 import { centsToMicros, dollars, formatMicros } from "./money.ts";
 import { creditPaymentToWallet, type PaymentRow } from "./plan-payments.ts";
 import { accountFor, postTransaction } from "./postings.ts";
@@ -265,31 +267,232 @@ async function giveTo(
   return entries;
 }
 
-/** A top-up (or any payment that went to the wallet): the payer's wallet, then their debt. */
+/**
+ * A top-up (or any payment that went to the wallet), decision 045: its lot is found by replaying
+ * the payer's wallet (lots.ts). Taken back, in this order: what is left of the lot in the wallet;
+ * what open holds set aside from it (the payer's debt: those calls are not posted yet); then what
+ * it paid to creators, split over them in proportion to what is not yet taken back from each,
+ * each share from the creator's earnings (their debt for what earnings lack) and the platform's
+ * fee and model cost on those calls (the platform's fee income, its debt for the rest). Given
+ * back (a dispute won): the creators first, then the payer, each debt before any balance.
+ */
 async function moveWalletPayment(tx: Database, payment: PaymentRow, deltaCents: number): Promise<string[]> {
-  const clearing = await accountFor(tx, "clearing", null);
   const amount = toLedger(Math.abs(deltaCents));
+  const reference = `${payment.id}:${randomUUID()}`;
+  const accounts = {
+    clearing: await accountFor(tx, "clearing", null),
+    wallet: await accountFor(tx, "wallet", payment.userId),
+    payerDebt: await accountFor(tx, DEBT, payment.userId),
+    platformFee: await accountFor(tx, "platform_fee", null),
+    platformDebt: await accountFor(tx, DEBT, null),
+  };
+  const creatorAccounts = new Map<string, { earnings: string; debt: string }>();
+  const creatorAccountsOf = async (creatorIds: string[]) => {
+    const added: string[] = [];
+    for (const id of creatorIds) {
+      if (creatorAccounts.has(id)) continue;
+      const pair = { earnings: await accountFor(tx, "earnings", id), debt: await accountFor(tx, DEBT, id) };
+      creatorAccounts.set(id, pair);
+      added.push(pair.earnings, pair.debt);
+    }
+    return added;
+  };
+  const parts = await outstandingParts(tx, payment.id);
+  // Learn whose accounts the move needs, then lock them all in id order (like every posting), and
+  // replay again under the wallet's lock: no hold, release or top-up of this payer moves meanwhile.
+  const first = deltaCents > 0 ? await replayLot(tx, accounts.wallet, payment.id) : undefined;
+  const ids = await creatorAccountsOf([
+    ...(first?.spends.map((spend) => spend.creatorId) ?? []),
+    ...parts.creators.map((part) => part.creatorId),
+  ]);
+  await lockAccounts(tx, [...Object.values(accounts), ...ids]);
+  const move = new Mover(tx);
+  await move.load([...Object.values(accounts), ...ids]);
+  const indebted: string[] = [];
+  const rows: (typeof chargebackParts.$inferInsert)[] = [];
+
   if (deltaCents > 0) {
-    const taken = await takeFrom(tx, payment.userId, "wallet", amount);
-    await postTransaction(tx, {
-      kind: "reversal",
-      reference: `${payment.id}:${randomUUID()}`,
-      description:
-        taken.debt > 0
-          ? `Card payment of ${dollars(payment.amountCents)} refunded or disputed: ${dollars(deltaCents)} taken back, ${formatMicros(taken.debt)} of it already spent (owed)`
-          : `Card payment of ${dollars(payment.amountCents)} refunded or disputed: ${dollars(deltaCents)} taken back`,
-      entries: [{ accountId: clearing, amountMicros: amount }, ...taken.entries],
+    const lot = await replayLot(tx, accounts.wallet, payment.id);
+    // A creator whose hold closed between the two replays: lock their accounts too.
+    const late = await creatorAccountsOf(lot.spends.map((spend) => spend.creatorId));
+    if (late.length > 0) {
+      await lockAccounts(tx, late);
+      await move.load(late);
+    }
+    const fromWallet = Math.min(amount, lot.remaining, await move.balance(accounts.wallet));
+    const inFlight = Math.min(amount - fromWallet, lot.inFlight);
+    const clawed = new Map(parts.creators.map((part) => [part.creatorId, part.amount]));
+    const open = lot.spends.map((spend) => Math.max(0, spend.spent - (clawed.get(spend.creatorId) ?? 0)));
+    const fromCreators = Math.min(
+      amount - fromWallet - inFlight,
+      open.reduce((sum, part) => sum + part, 0),
+    );
+    const shares = splitExactly(fromCreators, open);
+    // What nothing in the replay accounts for (money taken before decision 045) is the payer's.
+    const payerOwes = inFlight + (amount - fromWallet - inFlight - fromCreators);
+    move.add(accounts.clearing, amount);
+    if (fromWallet > 0) move.add(accounts.wallet, -fromWallet);
+    if (payerOwes > 0) {
+      move.add(accounts.payerDebt, -payerOwes);
+      indebted.push(payment.userId);
+    }
+    if (fromWallet + payerOwes > 0)
+      rows.push({ paymentId: payment.id, reference, party: "payer", amountMicros: fromWallet + payerOwes });
+    lot.spends.forEach((spend, i) => {
+      const share = shares[i] ?? 0;
+      if (share <= 0) return;
+      const fee = mulDiv(share, spend.fee, spend.spent);
+      const modelCost = mulDiv(share, spend.modelCost, spend.spent);
+      const earnings = share - fee - modelCost;
+      const pair = creatorAccounts.get(spend.creatorId);
+      if (!pair) throw new Error("a creator's accounts were not locked");
+      if (move.take(pair.earnings, pair.debt, earnings) > 0) indebted.push(spend.creatorId);
+      move.take(accounts.platformFee, accounts.platformDebt, fee);
+      move.add(accounts.platformDebt, -modelCost);
+      rows.push({
+        paymentId: payment.id,
+        reference,
+        party: "creator",
+        creatorId: spend.creatorId,
+        amountMicros: share,
+        earningsMicros: earnings,
+        feeMicros: fee,
+        modelCostMicros: modelCost,
+      });
     });
-    return taken.debt > 0 ? [payment.userId] : [];
+  } else {
+    // Given back: what the creators lost from this payment first, in proportion, then the payer.
+    const creators = parts.creators.filter((part) => part.amount > 0);
+    const toCreators = Math.min(
+      amount,
+      creators.reduce((sum, part) => sum + part.amount, 0),
+    );
+    const shares = splitExactly(
+      toCreators,
+      creators.map((part) => part.amount),
+    );
+    move.add(accounts.clearing, -amount);
+    creators.forEach((part, i) => {
+      const share = shares[i] ?? 0;
+      if (share <= 0) return;
+      const earnings = mulDiv(share, Math.max(0, part.earnings), part.amount);
+      const fee = mulDiv(share, Math.max(0, part.fee), part.amount);
+      const modelCost = share - earnings - fee;
+      const pair = creatorAccounts.get(part.creatorId);
+      if (!pair) throw new Error("a creator's accounts were not locked");
+      move.give(pair.earnings, pair.debt, earnings);
+      move.give(accounts.platformFee, accounts.platformDebt, fee + modelCost);
+      rows.push({
+        paymentId: payment.id,
+        reference,
+        party: "creator",
+        creatorId: part.creatorId,
+        amountMicros: -share,
+        earningsMicros: -earnings,
+        feeMicros: -fee,
+        modelCostMicros: -modelCost,
+      });
+    });
+    const toPayer = amount - toCreators;
+    if (toPayer > 0) {
+      move.give(accounts.wallet, accounts.payerDebt, toPayer);
+      rows.push({ paymentId: payment.id, reference, party: "payer", amountMicros: -toPayer });
+    }
   }
-  const given = await giveTo(tx, payment.userId, "wallet", amount);
+  const creatorsPart = rows
+    .filter((row) => row.party === "creator")
+    .reduce((sum, row) => sum + row.amountMicros, 0);
   await postTransaction(tx, {
     kind: "reversal",
-    reference: `${payment.id}:${randomUUID()}`,
-    description: `Dispute of a ${dollars(payment.amountCents)} card payment won: ${dollars(-deltaCents)} returned`,
-    entries: [{ accountId: clearing, amountMicros: -amount }, ...given],
+    reference,
+    description:
+      deltaCents > 0
+        ? `Card payment of ${dollars(payment.amountCents)} refunded or disputed: ${dollars(deltaCents)} taken back${creatorsPart > 0 ? `, ${formatMicros(creatorsPart)} of it from the creators its calls paid` : ""}`
+        : `Dispute of a ${dollars(payment.amountCents)} card payment won: ${dollars(-deltaCents)} returned`,
+    entries: move.entries(),
   });
-  return [];
+  if (rows.length > 0) await tx.insert(chargebackParts).values(rows);
+  return indebted;
+}
+
+/** What earlier reversals of this payment took (positive) net of what they gave back, by party. */
+async function outstandingParts(tx: Database, paymentId: string) {
+  const rows = await tx
+    .select({
+      party: chargebackParts.party,
+      creatorId: chargebackParts.creatorId,
+      amount: sql<string>`sum(${chargebackParts.amountMicros})::text`,
+      earnings: sql<string>`sum(${chargebackParts.earningsMicros})::text`,
+      fee: sql<string>`sum(${chargebackParts.feeMicros})::text`,
+    })
+    .from(chargebackParts)
+    .where(eq(chargebackParts.paymentId, paymentId))
+    .groupBy(chargebackParts.party, chargebackParts.creatorId)
+    .orderBy(chargebackParts.creatorId);
+  const creators = rows
+    .filter((row) => row.party === "creator" && row.creatorId)
+    .map((row) => ({
+      creatorId: row.creatorId as string,
+      amount: Number(row.amount),
+      earnings: Number(row.earnings),
+      fee: Number(row.fee),
+    }));
+  return { creators };
+}
+
+/**
+ * The entries of one reversal over accounts the caller locked: balances read once, then tracked
+ * as the entries accumulate, so several moves of one account see each other.
+ */
+class Mover {
+  private readonly totals = new Map<string, number>();
+  private readonly known = new Map<string, number>();
+  private readonly tx: Database;
+  constructor(tx: Database) {
+    this.tx = tx;
+  }
+
+  async balance(accountId: string): Promise<number> {
+    if (!this.known.has(accountId)) this.known.set(accountId, await lockedBalance(this.tx, accountId));
+    return (this.known.get(accountId) ?? 0) + (this.totals.get(accountId) ?? 0);
+  }
+
+  add(accountId: string, amount: number): void {
+    if (amount !== 0) this.totals.set(accountId, (this.totals.get(accountId) ?? 0) + amount);
+  }
+
+  /** Takes `amount` from the account, what it lacks from the debt; answers what went to debt. */
+  take(accountId: string, debtId: string, amount: number): number {
+    const has = this.current(accountId);
+    const fromAccount = Math.max(0, Math.min(has, amount));
+    this.add(accountId, -fromAccount);
+    this.add(debtId, -(amount - fromAccount));
+    return amount - fromAccount;
+  }
+
+  /** Gives `amount`: the debt first (up to zero), the rest into the account. */
+  give(accountId: string, debtId: string, amount: number): void {
+    const owed = Math.max(0, -this.current(debtId));
+    const toDebt = Math.min(owed, amount);
+    this.add(debtId, toDebt);
+    this.add(accountId, amount - toDebt);
+  }
+
+  /** Reads balances it will need, so take and give can stay synchronous. */
+  async load(ids: string[]): Promise<void> {
+    for (const id of ids) await this.balance(id);
+  }
+
+  private current(accountId: string): number {
+    if (!this.known.has(accountId)) throw new Error("a balance was used before it was loaded");
+    return (this.known.get(accountId) ?? 0) + (this.totals.get(accountId) ?? 0);
+  }
+
+  entries(): Entry[] {
+    return [...this.totals]
+      .filter(([, amount]) => amount !== 0)
+      .map(([accountId, amountMicros]) => ({ accountId, amountMicros }));
+  }
 }
 
 /**

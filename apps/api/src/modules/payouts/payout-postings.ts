@@ -38,16 +38,49 @@ async function post(
 const account = (tx: Database, kind: AccountKind, ownerId: string | null) => accountFor(tx, kind, ownerId);
 
 /**
- * Locks the creator's earnings and the platform's payouts account, in id order like every posting,
- * for the rest of the caller's transaction: two withdrawals of one creator run one after the
- * other, and the second sees what the first took.
+ * Locks the creator's earnings, their debt (decision 045) and the platform's payouts account, in
+ * id order like every posting, for the rest of the caller's transaction: two withdrawals of one
+ * creator run one after the other, and the second sees what the first took.
  */
 export async function lockPayoutAccounts(tx: Database, creatorId: string): Promise<void> {
-  const ids = [await account(tx, "earnings", creatorId), await account(tx, "payouts", null)];
+  const ids = [
+    await account(tx, "earnings", creatorId),
+    await account(tx, "payouts", null),
+    await account(tx, "debt", creatorId),
+  ];
   await queryRows(
     tx,
-    sql`select id from ledger_accounts where id in (${ids[0]}::uuid, ${ids[1]}::uuid) order by id for update`,
+    sql`select id from ledger_accounts where id in (${ids[0]}::uuid, ${ids[1]}::uuid, ${ids[2]}::uuid) order by id for update`,
   );
+}
+
+/**
+ * A creator's debt (a chargeback took back earnings already paid out, decision 045) is paid from
+ * their available earnings before anything is paid out: earnings → debt, in the caller's
+ * transaction, under `lockPayoutAccounts`. Answers what it settled.
+ */
+export async function settleDebtFromEarnings(
+  tx: Database,
+  creatorId: string,
+  availableMicros: number,
+): Promise<number> {
+  const debt = await account(tx, "debt", creatorId);
+  const [row] = await queryRows<{ balance: string }>(
+    tx,
+    sql`select balance_micros::text as balance from ledger_accounts where id = ${debt}::uuid`,
+  );
+  const amount = Math.min(Math.max(0, -Number(row?.balance ?? 0)), availableMicros);
+  if (amount <= 0) return 0;
+  await postTransaction(tx, {
+    kind: "reversal",
+    reference: `debt:earnings:${crypto.randomUUID()}`,
+    description: "Owed after a chargeback, settled from your earnings",
+    entries: [
+      { accountId: await account(tx, "earnings", creatorId), amountMicros: -amount },
+      { accountId: debt, amountMicros: amount },
+    ],
+  });
+  return amount;
 }
 
 /** Withdraw: the creator's earnings → the platform's payouts account (money on its way out). */

@@ -14,6 +14,7 @@ import {
   postPayoutPaid,
   postPayoutReturn,
   postWithdrawal,
+  settleDebtFromEarnings,
 } from "./payout-postings.ts";
 import type { StripeConnect } from "./stripe-connect.ts";
 
@@ -215,6 +216,9 @@ export async function withdraw(
           ? "Payouts are not enabled on your payout account yet: Stripe needs more details"
           : "Set up payouts first: connect a bank account from the Earnings page",
       );
+    // What a chargeback left the creator owing is paid from their available earnings first.
+    const before = await availability(t, creatorId, now, config.payouts.holdDays);
+    await settleDebtFromEarnings(t, creatorId, before.available);
     const { available, pending } = await availability(t, creatorId, now, config.payouts.holdDays);
     const availableCents = microsToCents(available);
     if (availableCents <= 0) {

@@ -1,4 +1,5 @@
 import type { Attack } from "./attack.ts";
+import { disputeTopUp, payOut, refundTopUp } from "./chargebacks.ts";
 import {
   cancel,
   changePrice,
@@ -54,4 +55,8 @@ export const actions: Action[] = [
   { name: "remove app", weight: 0.5, run: removeApp },
   { name: "kill a server", weight: 1.5, run: killAServer },
   { name: "suspend a consumer", weight: 1.5, run: suspendConsumer },
+  // Decision 045: refunds and disputes of top-ups after payouts.
+  { name: "refund top-up", weight: 1.5, run: refundTopUp },
+  { name: "dispute top-up", weight: 1.5, run: disputeTopUp },
+  { name: "creator payout", weight: 1.5, run: payOut },
 ];

@@ -8,8 +8,8 @@ import { createPostgresDatabase, type TestDatabase } from "../database.ts";
 import { startFakeOpenAi } from "../fake-openai.ts";
 import { freePort } from "../server.ts";
 import { killProcess, type ServerProcess, startServerProcess, stopProcess } from "../server-process.ts";
+import { OPERATOR_EMAIL } from "./chargebacks.ts";
 import { startAttackHook } from "./hook.ts";
-import { OPERATOR_EMAIL } from "./suspensions.ts";
 
 const SECRET_KEY = "money-attack-secret-key-that-is-long-enough-0123";
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -79,10 +79,13 @@ export async function startCluster(options: {
     MCP_MAX_OPEN_PER_IP: "1000000",
     MCP_MAX_OPEN: "1000000",
     PLATFORM_FEE_PERCENT: "10",
+    // The operator (chargebacks.ts) who takes back top-ups (decision 045) and suspends consumers
+    // mid-attack (suspensions.ts, decision 046); creators payable at once.
+    ADMIN_EMAILS: OPERATOR_EMAIL,
+    PAYOUT_HOLD_DAYS: "0",
+    PAYOUT_MINIMUM_CENTS: "100",
     // The workflow apps' webhook is on loopback.
     ALLOW_PRIVATE_UPSTREAMS: "true",
-    // The operator who suspends consumers mid-attack (suspensions.ts).
-    ADMIN_EMAILS: OPERATOR_EMAIL,
   });
   const start = async (node: Node) => {
     node.process = await startServerProcess(`attack-${node.name}`, envOf(node), {

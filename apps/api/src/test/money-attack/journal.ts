@@ -48,7 +48,10 @@ export interface EventEntry {
     | "remove_app"
     | "kill"
     | "suspend"
-    | "unsuspend";
+    | "unsuspend"
+    | "refund"
+    | "dispute"
+    | "payout";
   seq: number;
   actor: number;
   startedAt: number;

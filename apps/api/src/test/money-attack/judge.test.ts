@@ -32,6 +32,7 @@ const clean: ReconcileReport = {
   unbalancedTransactions: [],
   mismatchedHolds: [],
   mismatchedHeld: [],
+  mismatchedChargebacks: [],
   ok: true,
   unchargedSuccesses: [],
   doubleCovered: [],

@@ -64,6 +64,9 @@ export function summarize(
     "remove_app",
     "suspend",
     "unsuspend",
+    "refund",
+    "dispute",
+    "payout",
   ] as const) {
     const statuses: Record<string, number> = {};
     for (const event of journal.events(kind))

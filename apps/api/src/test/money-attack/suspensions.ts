@@ -1,7 +1,6 @@
-import { randomBytes } from "node:crypto";
 import { type Caller, callerAt } from "../caller.ts";
-import { signUp } from "../oidc-client.ts";
 import { type Attack, journalEvent, pickNode } from "./attack.ts";
+import { operatorOf } from "./chargebacks.ts";
 import type { Node } from "./cluster.ts";
 import type { CallEntry } from "./journal.ts";
 import type { Prng } from "./prng.ts";
@@ -11,9 +10,6 @@ import type { Prng } from "./prng.ts";
  * process) and lifts it a few seconds later (through either). Decision 046: from the moment the
  * suspension is visible, no call of theirs is answered or charged, on any process.
  */
-
-/** The operator of the attack's servers (ADMIN_EMAILS, cluster.ts). */
-export const OPERATOR_EMAIL = `attack-operator-${randomBytes(4).toString("hex")}@example.test`;
 
 /** How long after the operator's answer every process must refuse the suspended payer (the change feed's delivery, decision 040). */
 export const SUSPENSION_VISIBLE_MS = 1_000;
@@ -47,15 +43,9 @@ export async function suspendConsumer(attack: Attack, prng: Prng, actor: number)
   if (own.busy || attack.endsAt - Date.now() < 15_000) return;
   own.busy = true;
   try {
-    if (!own.operator) {
-      // Through the issuer's process (PUBLIC_URL); a kill there makes it wait for the next turn.
-      const tokens = await signUp(attack.cluster.nodes[0]?.baseUrl ?? "", {
-        email: OPERATOR_EMAIL,
-        displayName: "Attack Operator",
-      }).catch(() => undefined);
-      if (!tokens) return;
-      own.operator = callerAt("", { email: OPERATOR_EMAIL, token: tokens.access_token });
-    }
+    // Through the issuer's process (PUBLIC_URL); a kill there makes it wait for the next turn.
+    own.operator ??= await operatorOf(attack).catch(() => undefined);
+    if (!own.operator) return;
     const operator = own.operator;
     const payer = prng.pick(attack.world.consumers);
     const via = (node: Node) => callerAt(node.baseUrl, operator);

@@ -13,6 +13,7 @@ import { LoadingState } from "../../components/ui/spinner";
 import { StatCard } from "../../components/ui/stat-card";
 import { apiRequest, getErrorMessage } from "../../lib/api-client";
 import { formatCents, formatMicros } from "../../lib/format";
+import { ExposureSection } from "./admin-exposure";
 
 const DAY_MS = 86_400_000;
 const isoDay = (date: Date) => date.toISOString().slice(0, 10);
@@ -83,6 +84,9 @@ export function AdminPage() {
         <Overview data={overview.data} onAct={setTarget} />
       )}
       {target && <SuspendForm target={target} onDone={() => setTarget(null)} />}
+      <div className="mt-8">
+        <ExposureSection />
+      </div>
       <section aria-label="Audit log" className="mt-8">
         <h2 className="mb-2 text-lg font-semibold">Audit log</h2>
         {audit.isPending ? (
