@@ -3,7 +3,8 @@ import type { Database } from "../../db/client.ts";
 import { authenticates } from "../../lib/body-limits.ts";
 import { AppError } from "../../lib/errors.ts";
 import { findUserByApiKey, type KeyScope } from "../keys/keys.service.ts";
-import { findUserByToken, type LocalUser, upsertUserFromToken } from "./auth.service.ts";
+import { bootstrapOperator } from "../admin/operators.ts";
+import { claimsVerifiedEmail, findUserByToken, type LocalUser, upsertUserFromToken } from "./auth.service.ts";
 import { assertSessionLive } from "./sessions.ts";
 import type { TokenVerifier, VerifiedToken } from "./token-verifier.ts";
 
@@ -31,7 +32,12 @@ export interface AuthGuards {
   signInUser(token: VerifiedToken, options: { creator: boolean }): Promise<LocalUser>;
 }
 
-export function createAuthGuards(options: { verifyToken: TokenVerifier; db: Database }): AuthGuards {
+export function createAuthGuards(options: {
+  verifyToken: TokenVerifier;
+  db: Database;
+  /** ADMIN_EMAILS: the operator bootstrap for verified addresses (admin/operators.ts). */
+  adminEmails: string[];
+}): AuthGuards {
   async function requireToken(request: FastifyRequest, resource?: string) {
     const header = request.headers.authorization;
     if (!header)
@@ -55,9 +61,12 @@ export function createAuthGuards(options: { verifyToken: TokenVerifier; db: Data
     }
   }
 
-  /** Some issuers (Auth0, Logto) put no email in access tokens; their userinfo endpoint has it. */
+  /**
+   * Some issuers (Auth0, Logto) put no email, or no email_verified, in access tokens; their
+   * userinfo endpoint has them.
+   */
   async function withProfileClaims(token: VerifiedToken): Promise<VerifiedToken> {
-    if (typeof token.claims.email === "string") return token;
+    if (typeof token.claims.email === "string" && token.claims.email_verified !== undefined) return token;
     const info = await options.verifyToken.fetchUserInfo(token.raw);
     if (info?.sub !== token.subject) return token;
     return { ...token, claims: { ...token.claims, ...info, sub: token.subject } };
@@ -66,12 +75,15 @@ export function createAuthGuards(options: { verifyToken: TokenVerifier; db: Data
   async function requireUser(request: FastifyRequest, resource?: string) {
     await requireToken(request, resource);
     const token = request.token as VerifiedToken;
-    const user =
-      (await findUserByToken(options.db, token)) ??
-      (await upsertUserFromToken(options.db, await withProfileClaims(token), {
+    let user = await findUserByToken(options.db, token);
+    // First sight, or a token saying the address is now verified: the claims decide (and may grant).
+    if (!user || (!user.emailVerified && claimsVerifiedEmail(token.claims))) {
+      user = await upsertUserFromToken(options.db, await withProfileClaims(token), {
         creator: false,
         refreshEmail: false,
-      }));
+      });
+      await bootstrapOperator(options.db, options.adminEmails, user);
+    }
     if (!user.isActive) throw new AppError("forbidden", "This account is deactivated");
     request.user = user;
   }
@@ -111,6 +123,7 @@ export function createAuthGuards(options: { verifyToken: TokenVerifier; db: Data
         refreshEmail: true,
       });
       if (!user.isActive) throw new AppError("forbidden", "This account is deactivated");
+      await bootstrapOperator(options.db, options.adminEmails, user);
       return user;
     },
   };

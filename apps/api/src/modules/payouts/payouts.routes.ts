@@ -186,6 +186,12 @@ export const payoutsRoutes: FastifyPluginAsyncZod<PayoutDeps & { guards: AuthGua
     },
     async (request) => {
       const user = currentUser(request);
+      // Payouts go to whoever owns the address: it must be proven first (docs/decisions/041).
+      if (!user.emailVerified)
+        throw new AppError(
+          "email_unverified",
+          `Verify your email address before setting up payouts: open the link we mailed to ${user.email}, or resend it`,
+        );
       try {
         return await startOnboarding(deps, user);
       } catch (error) {
