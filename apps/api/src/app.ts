@@ -214,7 +214,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   } else {
     verifyToken = createTokenVerifier({ issuer: config.oidc.issuer ?? "", audience: config.oidc.audience });
   }
-  const guards = createAuthGuards({ verifyToken, db, adminEmails: config.adminEmails });
+  const guards = createAuthGuards({
+    verifyToken,
+    db,
+    adminEmails: config.adminEmails,
+    emailVerification,
+  });
   useModelPrices(config.modelPrices);
   const llm = createLlmClient(config);
   const limits = {

@@ -101,7 +101,10 @@ const EnvSchema = z.object({
   MAIL_FROM: optionalString.pipe(
     z
       .string()
-      .regex(/^([^<>\r\n]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/, 'must be an address or "Name <address>"')
+      .regex(
+        /^([^<>\r\n]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/,
+        'must be an address or "Name <address>"',
+      )
       .optional(),
   ),
   ALLOW_PRIVATE_UPSTREAMS: bool,

@@ -36,7 +36,11 @@ export const outboxUrlOf = (links: LinkDeps) =>
  * Mails a new account its verification link without making the sign-up wait for the mail server;
  * a failure is logged (never the link), and the person can ask again from the app.
  */
-export function mailVerificationLink(links: LinkDeps, account: IdentityAccount, log: FastifyBaseLogger): void {
+export function mailVerificationLink(
+  links: LinkDeps,
+  account: IdentityAccount,
+  log: FastifyBaseLogger,
+): void {
   sendVerificationEmail(links, account).catch((err: Error) =>
     log.error({ err: { message: err.message } }, "the verification email could not be sent"),
   );
@@ -115,7 +119,9 @@ export async function accountLinkRoutes(app: FastifyInstance, options: AccountLi
 
   app.get<{ Querystring: TokenQuery }>("/oidc/password/reset", async (request, reply) => {
     const token = String(request.query.token ?? "");
-    const refused = /^[\w-]{20,100}$/.test(token) ? await checkLink(links.db, "reset_password", token) : "invalid";
+    const refused = /^[\w-]{20,100}$/.test(token)
+      ? await checkLink(links.db, "reset_password", token)
+      : "invalid";
     if (refused) return refusedReset(reply, refused);
     return sendPage(reply, 200, renderResetPasswordPage({ token }));
   });
@@ -136,7 +142,8 @@ export async function accountLinkRoutes(app: FastifyInstance, options: AccountLi
       200,
       renderLinkResultPage({
         title: "Password changed",
-        message: "Your new password is set, and you were signed out everywhere. Sign in with the new password.",
+        message:
+          "Your new password is set, and you were signed out everywhere. Sign in with the new password.",
         ok: true,
         next: { label: "Sign in", url: `${links.publicUrl}/login` },
       }),

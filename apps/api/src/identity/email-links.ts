@@ -39,7 +39,9 @@ async function issueLink(
   purpose: LinkPurpose,
 ): Promise<{ token: string } | { retryAfterSeconds: number }> {
   return db.transaction(async (tx) => {
-    await tx.execute(sql`select 1 from ${identityAccounts} where ${identityAccounts.id} = ${account.id} for update`);
+    await tx.execute(
+      sql`select 1 from ${identityAccounts} where ${identityAccounts.id} = ${account.id} for update`,
+    );
     const hourAgo = new Date(Date.now() - 3_600_000);
     const [recent] = await tx
       .select({ n: count(), latest: max(identityTokens.createdAt) })
@@ -121,7 +123,11 @@ export async function sendPasswordResetEmail(deps: LinkDeps, emailInput: string)
 }
 
 /** Why a token cannot be used, or nothing when it can (without using it). */
-export async function checkLink(db: Database, purpose: LinkPurpose, token: string): Promise<LinkRefusal | undefined> {
+export async function checkLink(
+  db: Database,
+  purpose: LinkPurpose,
+  token: string,
+): Promise<LinkRefusal | undefined> {
   const [row] = await db
     .select()
     .from(identityTokens)
@@ -165,7 +171,10 @@ export async function verifyEmail(
     .where(and(eq(identityAccounts.id, used.row.accountId), eq(identityAccounts.email, used.row.email)))
     .returning();
   if (!row) return { ok: false, reason: "invalid" };
-  return { ok: true, account: { id: row.id, email: row.email, displayName: row.displayName, emailVerified: true } };
+  return {
+    ok: true,
+    account: { id: row.id, email: row.email, displayName: row.displayName, emailVerified: true },
+  };
 }
 
 /**
@@ -212,10 +221,18 @@ export async function resetPassword(
       ),
     );
   await db.delete(signInFailures).where(eq(signInFailures.email, row.email));
-  return { ok: true, account: { id: row.id, email: row.email, displayName: row.displayName, emailVerified: true } };
+  return {
+    ok: true,
+    account: { id: row.id, email: row.email, displayName: row.displayName, emailVerified: true },
+  };
 }
 
-function mailHtml(greeting: string, lead: string, link: { label: string; url: string }, foot: string): string {
+function mailHtml(
+  greeting: string,
+  lead: string,
+  link: { label: string; url: string },
+  foot: string,
+): string {
   return `<!doctype html><html><body style="font-family:system-ui,sans-serif;color:#111">
 <p>${escapeHtml(greeting)}</p>
 <p>${escapeHtml(lead)}</p>

@@ -5,7 +5,12 @@ import { fileURLToPath } from "node:url";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type Provider from "oidc-provider";
 import type { Database } from "../db/client.ts";
-import { type AccountLinkOptions, accountLinkRoutes, mailVerificationLink, outboxUrlOf } from "./account-links.routes.ts";
+import {
+  type AccountLinkOptions,
+  accountLinkRoutes,
+  mailVerificationLink,
+  outboxUrlOf,
+} from "./account-links.routes.ts";
 import { createAccount, signIn } from "./accounts.ts";
 import { renderConsentPage, renderErrorPage, renderSignInPage, renderSignUpPage } from "./pages.ts";
 

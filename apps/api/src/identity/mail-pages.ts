@@ -4,7 +4,12 @@ import { escapeHtml } from "../lib/html.ts";
 import type { OutboxMessage } from "../lib/mailer.ts";
 import { banner, field, layout } from "./pages.ts";
 
-export function renderForgotPasswordPage(options: { email?: string; error?: string; sent?: boolean; outboxUrl?: string }): string {
+export function renderForgotPasswordPage(options: {
+  email?: string;
+  error?: string;
+  sent?: boolean;
+  outboxUrl?: string;
+}): string {
   const outbox = options.outboxUrl
     ? `<p class="notice">No mail server is configured: open the outbox at <a href="${escapeHtml(options.outboxUrl)}">${escapeHtml(options.outboxUrl)}</a>.</p>`
     : "";

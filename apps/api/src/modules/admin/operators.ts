@@ -13,7 +13,10 @@ export const BOOTSTRAP_ACTOR: Actor = { id: null, email: "ADMIN_EMAILS bootstrap
 type UserRow = typeof users.$inferSelect;
 
 /** Whether this user holds the operator role now (granted, not revoked, address verified). */
-export async function isOperator(db: Database, user: { id: string; emailVerified: boolean }): Promise<boolean> {
+export async function isOperator(
+  db: Database,
+  user: { id: string; emailVerified: boolean },
+): Promise<boolean> {
   if (!user.emailVerified) return false;
   const [row] = await db
     .select({ userId: userRoles.userId })
@@ -27,7 +30,11 @@ export async function isOperator(db: Database, user: { id: string; emailVerified
  * The bootstrap: a user whose verified address is in ADMIN_EMAILS is granted the role the first
  * time they are seen so. An unverified address gets nothing; a revoked role stays revoked.
  */
-export async function bootstrapOperator(db: Database, adminEmails: string[], user: UserRow): Promise<boolean> {
+export async function bootstrapOperator(
+  db: Database,
+  adminEmails: string[],
+  user: UserRow,
+): Promise<boolean> {
   if (!user.emailVerified || !adminEmails.includes(user.email.trim().toLowerCase())) return false;
   return db.transaction(async (tx) => {
     const [granted] = await tx
@@ -111,7 +118,9 @@ export async function revokeOperator(db: Database, email: string, actor: Actor):
       const [row] = await tx
         .update(userRoles)
         .set({ revokedAt: new Date() })
-        .where(and(eq(userRoles.userId, user.id), eq(userRoles.role, "operator"), isNull(userRoles.revokedAt)))
+        .where(
+          and(eq(userRoles.userId, user.id), eq(userRoles.role, "operator"), isNull(userRoles.revokedAt)),
+        )
         .returning();
       if (!row) return false;
       await writeAudit(tx as unknown as Database, actor, {

@@ -2,9 +2,10 @@ import type { FastifyRequest } from "fastify";
 import type { Database } from "../../db/client.ts";
 import { authenticates } from "../../lib/body-limits.ts";
 import { AppError } from "../../lib/errors.ts";
-import { findUserByApiKey, type KeyScope } from "../keys/keys.service.ts";
 import { bootstrapOperator } from "../admin/operators.ts";
+import { findUserByApiKey, type KeyScope } from "../keys/keys.service.ts";
 import { claimsVerifiedEmail, findUserByToken, type LocalUser, upsertUserFromToken } from "./auth.service.ts";
+import type { EmailVerification } from "./email-verification.ts";
 import { assertSessionLive } from "./sessions.ts";
 import type { TokenVerifier, VerifiedToken } from "./token-verifier.ts";
 
@@ -37,6 +38,7 @@ export function createAuthGuards(options: {
   db: Database;
   /** ADMIN_EMAILS: the operator bootstrap for verified addresses (admin/operators.ts). */
   adminEmails: string[];
+  emailVerification: Pick<EmailVerification, "refresh">;
 }): AuthGuards {
   async function requireToken(request: FastifyRequest, resource?: string) {
     const header = request.headers.authorization;
@@ -78,10 +80,12 @@ export function createAuthGuards(options: {
     let user = await findUserByToken(options.db, token);
     // First sight, or a token saying the address is now verified: the claims decide (and may grant).
     if (!user || (!user.emailVerified && claimsVerifiedEmail(token.claims))) {
-      user = await upsertUserFromToken(options.db, await withProfileClaims(token), {
-        creator: false,
-        refreshEmail: false,
-      });
+      user = await options.emailVerification.refresh(
+        await upsertUserFromToken(options.db, await withProfileClaims(token), {
+          creator: false,
+          refreshEmail: false,
+        }),
+      );
       await bootstrapOperator(options.db, options.adminEmails, user);
     }
     if (!user.isActive) throw new AppError("forbidden", "This account is deactivated");
@@ -118,10 +122,12 @@ export function createAuthGuards(options: {
     requireCaller: authenticates((request: FastifyRequest) => requireCaller(request)),
     requireCallerAt: requireCaller,
     async signInUser(token, { creator }) {
-      const user = await upsertUserFromToken(options.db, await withProfileClaims(token), {
-        creator,
-        refreshEmail: true,
-      });
+      const user = await options.emailVerification.refresh(
+        await upsertUserFromToken(options.db, await withProfileClaims(token), {
+          creator,
+          refreshEmail: true,
+        }),
+      );
       if (!user.isActive) throw new AppError("forbidden", "This account is deactivated");
       await bootstrapOperator(options.db, options.adminEmails, user);
       return user;

@@ -17,6 +17,11 @@ import { type LocalUser, markEmailVerified } from "./auth.service.ts";
 export interface EmailVerification {
   /** The link mailed for this embedded account was opened. */
   accountVerified(accountId: string): Promise<void>;
+  /**
+   * A user signing in: one of the embedded issuer whose link was opened before their token was
+   * issued (tokens live 5 minutes) is verified now, from the issuer's own record.
+   */
+  refresh(user: LocalUser): Promise<LocalUser>;
   /** Mails the signed-in person a new link (the embedded issuer only). */
   resend(user: LocalUser): Promise<VerificationEmailResult>;
 }
@@ -45,6 +50,12 @@ export function createEmailVerification(deps: {
         .limit(1);
       // A user made before the link was opened; one made later takes the claim from its token.
       if (account?.emailVerified && user && user.email === account.email) await verified(user);
+    },
+
+    async refresh(user) {
+      if (user.emailVerified || !deps.links || user.issuer !== EMBEDDED_ISSUER_KEY) return user;
+      const account = await findAccountById(db, user.subject);
+      return account?.emailVerified && account.email === user.email ? verified(user) : user;
     },
 
     async resend(user) {

@@ -35,6 +35,7 @@ import { sandboxOnboardingPage } from "./sandbox-onboarding-page.ts";
 const errors = {
   400: ApiErrorSchema,
   401: ApiErrorSchema,
+  403: ApiErrorSchema,
   404: ApiErrorSchema,
   409: ApiErrorSchema,
   502: ApiErrorSchema,
