@@ -4,6 +4,7 @@ import { queryRows } from "../../db/client.ts";
 import { type Caller, callerAt, createCaller, fundWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startFakeOpenAi } from "../../test/fake-openai.ts";
+import { verifyEmailThroughOutbox } from "../../test/mail.ts";
 import { signUp } from "../../test/oidc-client.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
 import { isPayoutBlocked } from "./suspensions.ts";
@@ -18,10 +19,12 @@ let consumer: Caller;
 let consumerKey: string;
 let creatorKey: string;
 
+/** The operator: their ADMIN_EMAILS address verified through the mailed link, which grants the role. */
 async function signUpAs(email: string): Promise<Caller> {
   const tokens = await signUp(server.baseUrl, { email, displayName: "Operator" });
   const caller = callerAt(server.baseUrl, { email, token: tokens.access_token });
   expect((await caller.api("POST", "/api/auth/register/")).status).toBe(200);
+  await verifyEmailThroughOutbox(server.baseUrl, email);
   return caller;
 }
 
