@@ -39,3 +39,19 @@ export async function signOut(page: Page): Promise<void> {
   await page.getByRole("button", { name: "User menu" }).click();
   await page.getByRole("menuitem", { name: "Sign out" }).click();
 }
+
+/**
+ * Opens the verification link mailed to `email`, from the development outbox (no SMTP_URL), as the
+ * person would from their mailbox.
+ */
+export async function verifyEmailFromOutbox(page: Page, email: string): Promise<void> {
+  await page.goto("/oidc/dev/outbox");
+  await expect(page.getByRole("heading", { name: "Outbox" })).toBeVisible();
+  const message = page
+    .getByRole("listitem")
+    .filter({ hasText: `to ${email.toLowerCase()}` })
+    .filter({ hasText: "Verify your email address" })
+    .first();
+  await message.getByRole("link", { name: "Verify my email address" }).click();
+  await expect(page.getByRole("heading", { name: "Email address verified" })).toBeVisible();
+}

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { expect, type Page, test } from "@playwright/test";
-import { newPerson, type Person, signOut, signUp, submitSignIn } from "./fixtures.ts";
+import { newPerson, type Person, signOut, signUp, submitSignIn, verifyEmailFromOutbox } from "./fixtures.ts";
 import { OPERATOR_EMAIL } from "./playwright.config.ts";
 
 async function signOutEverywhere(page: Page) {
@@ -48,10 +48,13 @@ test("a creator onboards in the sandbox, earns from paid calls, the clock passes
   const consumer = newPerson();
   const operator: Person = { ...newPerson(), email: OPERATOR_EMAIL, displayName: "Operator" };
 
-  // The operator (ADMIN_EMAILS) notes the platform's figures before the journey: other specs share
+  // The operator (ADMIN_EMAILS, verified) notes the platform's figures before the journey: other specs share
   // this server, so the journey's calls must move them by exactly their own amounts.
+  // The operator's rights wait for the address to be verified: the mailed link, from the outbox.
   await signUp(page, operator);
   await expect(page).toHaveURL(/\/dashboard$/);
+  await verifyEmailFromOutbox(page, operator.email);
+  await page.goto("/dashboard");
   const before = await operatorFigures(page);
   await signOutEverywhere(page);
 
@@ -70,9 +73,15 @@ test("a creator onboards in the sandbox, earns from paid calls, the clock passes
   await page.getByRole("button", { name: "Set as Live" }).click();
   await expect(page.getByRole("button", { name: "Set as Live" })).toBeDisabled();
 
+  // Payouts wait for a verified address: the notice says so until the mailed link is opened.
   await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Earnings" }).click();
   await expect(page.getByRole("heading", { name: "Earnings", level: 1 })).toBeVisible();
+  await expect(page.getByText("Verify your email address")).toBeVisible();
+  await verifyEmailFromOutbox(page, creator.email);
+  await page.goto("/earnings");
+  await expect(page.getByRole("heading", { name: "Earnings", level: 1 })).toBeVisible();
   await expect(page.getByText("Sandbox payouts — no real money moves")).toBeVisible();
+  await expect(page.getByText("Verify your email address")).toHaveCount(0);
   await expect(page.getByText("No payouts yet")).toBeVisible();
   await page.getByRole("button", { name: "Set up payouts" }).click();
   await expect(page.getByRole("heading", { name: "Set up payouts (sandbox)" })).toBeVisible();

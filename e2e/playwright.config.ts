@@ -8,8 +8,13 @@ const baseURL = `http://localhost:${port}`;
 const dataDir = path.join(root, `.tmp/e2e-data-${port}`);
 /** The seeded demo server (see analytics-demo.spec.ts). */
 export const demoURL = `http://localhost:${port + 1}`;
-/** The one operator (ADMIN_EMAILS) of the real server; payouts.spec.ts signs them up. */
+/**
+ * The operators (ADMIN_EMAILS) of the real server: granted the role once they verify the address
+ * through the mailed link (the outbox at /oidc/dev/outbox). payouts.spec.ts signs up the first,
+ * operator-verification.spec.ts the second.
+ */
 export const OPERATOR_EMAIL = "e2e-operator@example.com";
+export const VERIFYING_OPERATOR_EMAIL = "e2e-operator-2@example.com";
 const demoDataDir = path.join(root, `.tmp/e2e-demo-${port + 1}`);
 
 /** The real server (built SPA + API + embedded issuer on a fresh PGlite) driven by Debian's Chromium. */
@@ -62,8 +67,9 @@ export default defineConfig({
         // Payouts only when a creator withdraws, so the journey's Withdraw is never beaten by the
         // weekly schedule (the schedule has its integration tests).
         PAYOUT_SCHEDULE: "manual",
-        // The operator who opens /admin at the end of the payout journey (payouts.spec.ts).
-        ADMIN_EMAILS: OPERATOR_EMAIL,
+        // The operators, once verified (payouts.spec.ts, operator-verification.spec.ts). No
+        // SMTP_URL: mail goes to the outbox the specs read.
+        ADMIN_EMAILS: `${OPERATOR_EMAIL},${VERIFYING_OPERATOR_EMAIL}`,
       },
     },
     {

@@ -16,6 +16,7 @@ import { z } from "zod";
 import { type Config, EMBEDDED_ISSUER_KEY } from "./config.ts";
 import { type DatabaseHandle, openDatabase } from "./db/client.ts";
 import { deleteStaleSignInFailures } from "./identity/accounts.ts";
+import type { LinkDeps } from "./identity/email-links.ts";
 import { identityRoutes } from "./identity/identity.routes.ts";
 import { deleteExpiredOidcPayloads } from "./identity/oidc-adapter.ts";
 import { createOidcProvider } from "./identity/oidc-provider.ts";
@@ -25,6 +26,7 @@ import { API_TAGS, publicApiDocument } from "./lib/api-document.ts";
 import { limitPublicBodies } from "./lib/body-limits.ts";
 import { installErrorHandler } from "./lib/error-handler.ts";
 import { installJsonBodyParser } from "./lib/json-body.ts";
+import { createMailer } from "./lib/mailer.ts";
 import { installMetrics } from "./lib/metrics.ts";
 import { installNulGuard } from "./lib/nul-guard.ts";
 import { createReadableLogStream, installRequestLog } from "./lib/request-log.ts";
@@ -38,6 +40,7 @@ import { compactRollups } from "./modules/analytics/rollups.ts";
 import { applicationsRoutes } from "./modules/applications/applications.routes.ts";
 import { authRoutes } from "./modules/auth/auth.routes.ts";
 import { createAuthGuards } from "./modules/auth/authenticate.ts";
+import { createEmailVerification } from "./modules/auth/email-verification.ts";
 import { createTokenVerifier } from "./modules/auth/token-verifier.ts";
 import { billingRoutes } from "./modules/billing/billing.routes.ts";
 import { HOLD_SWEEP_INTERVAL_MS } from "./modules/billing/call-checks.ts";
@@ -174,10 +177,20 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     async (request) => (request.query.internal ? app.swagger() : documentForPeople()),
   );
 
-  // Identity: the embedded issuer, or an external one named by OIDC_ISSUER.
+  // Identity: the embedded issuer, or an external one named by OIDC_ISSUER. The embedded one
+  // mails links to verify addresses and reset passwords (SMTP_URL, or the development outbox).
+  const mailer = config.oidc.embedded ? createMailer(config.mail) : undefined;
+  const linkDeps: LinkDeps | undefined = mailer && { db, mailer, publicUrl: config.publicUrl };
+  if (mailer) app.addHook("onClose", async () => mailer.close());
+  if (mailer?.outboxDir)
+    app.log.info(
+      { outbox: mailer.outboxDir },
+      `no SMTP_URL: mail goes to ${mailer.outboxDir}, listed at ${config.publicUrl}/oidc/dev/outbox`,
+    );
+  const emailVerification = createEmailVerification({ db, adminEmails: config.adminEmails, links: linkDeps });
   let verifyToken: ReturnType<typeof createTokenVerifier>;
   const secrets = createSecretBox(config.secretKey);
-  if (config.oidc.embedded && config.oidc.issuer) {
+  if (config.oidc.embedded && config.oidc.issuer && linkDeps) {
     const keys = await loadSigningKeys(db, secrets);
     const provider = await createOidcProvider(config, db, keys);
     // Expired issuer rows and old sign-in failures are swept every 10 minutes.
@@ -187,7 +200,13 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     }, 10 * 60_000);
     sweeper.unref();
     app.addHook("onClose", async () => clearInterval(sweeper));
-    await app.register(identityRoutes, { provider, db, publicUrl: config.publicUrl });
+    await app.register(identityRoutes, {
+      provider,
+      db,
+      publicUrl: config.publicUrl,
+      links: linkDeps,
+      onEmailVerified: (accountId: string) => emailVerification.accountVerified(accountId),
+    });
     verifyToken = createTokenVerifier({
       issuer: config.oidc.issuer,
       audience: config.oidc.audience,
@@ -197,7 +216,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   } else {
     verifyToken = createTokenVerifier({ issuer: config.oidc.issuer ?? "", audience: config.oidc.audience });
   }
-  const guards = createAuthGuards({ verifyToken, db });
+  const guards = createAuthGuards({
+    verifyToken,
+    db,
+    adminEmails: config.adminEmails,
+    emailVerification,
+  });
   useModelPrices(config.modelPrices);
   const llm = createLlmClient(config);
   const limits = {
@@ -307,7 +331,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   // The product API, under /api and again under the versioned root /api/v1.
   const api = async (scope: FastifyInstance) => {
     await scope.register(runtimeConfigRoutes, { config });
-    await scope.register(authRoutes, { db, guards });
+    await scope.register(authRoutes, { db, guards, emailVerification });
     await scope.register(keysRoutes, { db, guards });
     await scope.register(analyticsRoutes, { db, guards });
     await scope.register(applicationsRoutes, {

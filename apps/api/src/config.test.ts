@@ -114,6 +114,36 @@ describe("loadConfig", () => {
     );
   });
 
+  it("refuses to start in production without SMTP_URL (the embedded issuer mails links), and names a bad one", () => {
+    const production = { DATA_DIR: dataDir(), NODE_ENV: "production", SECRET_KEY: "k".repeat(32) };
+    expect(() => loadConfig(production)).toThrow(/SMTP_URL: required when NODE_ENV=production/);
+    expect(() => loadConfig({ ...production, SMTP_URL: "http://mail.example.com" })).toThrow(
+      /SMTP_URL: must be an smtp:\/\/ or smtps:\/\/ URL/,
+    );
+    const config = loadConfig({ ...production, SMTP_URL: "smtp://user:pass@mail.example.com:587" });
+    expect(config.mail).toEqual({
+      smtpUrl: "smtp://user:pass@mail.example.com:587",
+      from: "Promptmint <no-reply@localhost>",
+      outboxDir: undefined,
+    });
+    // An external issuer sends its own mail.
+    expect(
+      loadConfig({ ...production, OIDC_ISSUER: "https://id.example.com", OIDC_CLIENT_ID: "spa" }).mail
+        .smtpUrl,
+    ).toBeUndefined();
+  });
+
+  it("keeps mail in DATA_DIR/outbox outside production when no SMTP_URL is set", () => {
+    const dir = dataDir();
+    const config = loadConfig({ DATA_DIR: dir, MAIL_FROM: "Ops <ops@promptmint.example>" });
+    expect(config.mail).toEqual({
+      smtpUrl: undefined,
+      from: "Ops <ops@promptmint.example>",
+      outboxDir: path.join(path.resolve(dir), "outbox"),
+    });
+    expect(() => loadConfig({ DATA_DIR: dir, MAIL_FROM: "not an address" })).toThrow(/MAIL_FROM: must be/);
+  });
+
   it("derives the issuer and audience from PUBLIC_URL", () => {
     const config = loadConfig({
       DATA_DIR: dataDir(),

@@ -86,8 +86,28 @@ const EnvSchema = z.object({
     .positive("must be more than 0 days (a consumer must see an increase before paying it)")
     .max(365, "must be at most 365 days")
     .default(7),
-  /** Comma-separated emails of the operators who see /admin. */
+  /**
+   * Comma-separated emails granted the operator role when they sign in with that address
+   * verified (the bootstrap; `npm run admin -- grant EMAIL` grants more; docs/decisions/041).
+   */
   ADMIN_EMAILS: z.string().default(""),
+  /** Where the embedded issuer sends mail: smtp://user:pass@host:587 or smtps://…:465. */
+  SMTP_URL: optionalString.pipe(
+    z
+      .string()
+      .regex(/^smtps?:\/\/[^\s]+$/, "must be an smtp:// or smtps:// URL (smtp://user:pass@host:587)")
+      .optional(),
+  ),
+  /** The From of that mail: an address, or "Name <address>". */
+  MAIL_FROM: optionalString.pipe(
+    z
+      .string()
+      .regex(
+        /^([^<>\r\n]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/,
+        'must be an address or "Name <address>"',
+      )
+      .optional(),
+  ),
   ALLOW_PRIVATE_UPSTREAMS: bool,
   REDIS_URL: optionalString.pipe(
     z
@@ -168,8 +188,16 @@ export interface Config {
   payoutHoldMs: number;
   /** INVOCATION_RETENTION_DAYS: days of raw invocations kept; 0 keeps every day (docs/decisions/038). */
   invocationRetentionDays: number;
-  /** ADMIN_EMAILS, lower-cased. */
+  /** ADMIN_EMAILS, lower-cased: the operator bootstrap, for verified addresses only. */
   adminEmails: string[];
+  /** The embedded issuer's mail (docs/decisions/041). */
+  mail: {
+    /** SMTP_URL; required in production. Unset: messages go to the outbox. */
+    smtpUrl: string | undefined;
+    from: string;
+    /** $DATA_DIR/outbox when no SMTP_URL (never in production), served at /oidc/dev/outbox. */
+    outboxDir: string | undefined;
+  };
   llmTimeoutSeconds: number;
   gatewayRateLimitPerMinute: number;
   gatewayRateLimitPerIpPerMinute: number;
@@ -224,6 +252,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   }
   const embedded = !env.OIDC_ISSUER;
   const secretKey = env.SECRET_KEY ?? readOrCreateSecretKey(dataDir, isProduction);
+  if (isProduction && embedded && !env.SMTP_URL) {
+    throw new ConfigError(
+      "Invalid environment configuration:\n  SMTP_URL: required when NODE_ENV=production (the embedded issuer mails verification and password-reset links; e.g. smtp://user:pass@host:587)",
+    );
+  }
   let modelPrices = BUILT_IN_PRICES;
   if (env.MODEL_PRICES_FILE) {
     try {
@@ -263,6 +296,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     adminEmails: env.ADMIN_EMAILS.split(",")
       .map((email) => email.trim().toLowerCase())
       .filter((email) => email.includes("@")),
+    mail: {
+      smtpUrl: env.SMTP_URL,
+      from: env.MAIL_FROM ?? `Promptmint <no-reply@${new URL(publicUrl).hostname}>`,
+      outboxDir: env.SMTP_URL || isProduction ? undefined : path.join(dataDir, "outbox"),
+    },
     llmTimeoutSeconds: env.LLM_TIMEOUT_SECONDS,
     gatewayRateLimitPerMinute: env.GATEWAY_RATE_LIMIT_PER_MINUTE,
     gatewayAdmissionLimit: env.GATEWAY_ADMISSION_LIMIT,

@@ -38,7 +38,13 @@ async function main() {
   await warmUps.get(app)?.();
   await app.listen({ port: config.port, host: config.host, backlog: 8192 });
   const database = config.databaseUrl ? "PostgreSQL (DATABASE_URL)" : `PGlite in ${config.dataDir}`;
-  console.log(`\n  Promptmint is running: open ${config.publicUrl}\n  Data: ${database}\n`);
+  // The mail server's host only (SMTP_URL carries its password), or where mail goes without one.
+  const mail = !config.oidc.embedded
+    ? "sent by your identity provider (OIDC_ISSUER)"
+    : config.mail.smtpUrl
+      ? `SMTP via ${new URL(config.mail.smtpUrl).host}`
+      : `no SMTP_URL: outbox in ${config.mail.outboxDir}, open ${config.publicUrl}/oidc/dev/outbox`;
+  console.log(`\n  Promptmint is running: open ${config.publicUrl}\n  Data: ${database}\n  Mail: ${mail}\n`);
 }
 
 await main();

@@ -9,6 +9,8 @@ export const UserSchema = z.object({
   display_name: z.string(),
   is_active: z.boolean(),
   date_joined: z.string(),
+  /** The identity provider says the person owns `email` (docs/decisions/041). */
+  email_verified: z.boolean(),
 });
 export type User = z.infer<typeof UserSchema>;
 
@@ -44,6 +46,7 @@ export const ProfileUpdateSchema = z.strictObject({
     email: z.string().optional(),
     is_active: z.boolean().optional(),
     date_joined: z.string().optional(),
+    email_verified: z.boolean().optional(),
     username: username.optional(),
     first_name: personName.optional(),
     last_name: personName.optional(),
@@ -62,7 +65,7 @@ export const ProfileUpdateSchema = z.strictObject({
 export type ProfileUpdate = z.infer<typeof ProfileUpdateSchema>;
 
 export const RolesSchema = z.object({
-  roles: z.array(z.enum(["user", "creator"])),
+  roles: z.array(z.enum(["user", "creator", "operator"])),
   is_creator: z.boolean(),
 });
 export type Roles = z.infer<typeof RolesSchema>;
@@ -72,5 +75,13 @@ export const PublicCreatorSchema = z.object({
   display_name: z.string(),
 });
 export const CreatorListSchema = z.array(PublicCreatorSchema);
+
+/** `POST /auth/verification-email/`: whether a new link was mailed (the embedded issuer only). */
+export const VerificationEmailResultSchema = z.object({
+  email: z.string(),
+  email_verified: z.boolean(),
+  sent: z.boolean(),
+});
+export type VerificationEmailResult = z.infer<typeof VerificationEmailResultSchema>;
 
 export const LogoutResponseSchema = z.object({ success: z.literal(true) });

@@ -4,7 +4,7 @@ import type { Database } from "../db/client.ts";
 import { identityAccounts, signInFailures } from "../db/schema/index.ts";
 
 // OWASP's argon2id baseline: 19 MiB, 2 iterations, 1 lane.
-const ARGON2 = { algorithm: 2 as const, memoryCost: 19456, timeCost: 2, parallelism: 1 };
+export const ARGON2 = { algorithm: 2 as const, memoryCost: 19456, timeCost: 2, parallelism: 1 };
 const THROTTLE_WINDOW_MS = 15 * 60 * 1000;
 const MAX_FAILURES_PER_EMAIL = 5;
 const MAX_FAILURES_PER_IP = 30;
@@ -27,7 +27,16 @@ export interface IdentityAccount {
   id: string;
   email: string;
   displayName: string;
+  /** The person opened a link mailed to `email` (identity/email-links.ts). */
+  emailVerified: boolean;
 }
+
+const toAccount = (row: typeof identityAccounts.$inferSelect): IdentityAccount => ({
+  id: row.id,
+  email: row.email,
+  displayName: row.displayName,
+  emailVerified: row.emailVerifiedAt !== null,
+});
 
 export type SignInResult =
   | { ok: true; account: IdentityAccount }
@@ -83,7 +92,7 @@ export async function createAccount(
     .returning();
   if (!row)
     return { ok: false, problems: { email: "An account with this email already exists. Sign in instead." } };
-  return { ok: true, account: { id: row.id, email: row.email, displayName: row.displayName } };
+  return { ok: true, account: toAccount(row) };
 }
 
 // Verifying against a fixed hash for unknown emails keeps response time from revealing which emails exist.
@@ -113,7 +122,7 @@ export async function signIn(
     return { ok: false, reason: "invalid_credentials", message: "Incorrect email or password." };
   }
   await db.delete(signInFailures).where(eq(signInFailures.email, email));
-  return { ok: true, account: { id: row.id, email: row.email, displayName: row.displayName } };
+  return { ok: true, account: toAccount(row) };
 }
 
 /** True when this attempt (already recorded) is past the limit for its email or its address. */
@@ -134,7 +143,7 @@ async function isThrottled(db: Database, email: string, ip: string): Promise<boo
 export async function findAccountById(db: Database, id: string): Promise<IdentityAccount | undefined> {
   if (!/^[0-9a-f-]{36}$/i.test(id)) return undefined;
   const [row] = await db.select().from(identityAccounts).where(eq(identityAccounts.id, id)).limit(1);
-  return row ? { id: row.id, email: row.email, displayName: row.displayName } : undefined;
+  return row ? toAccount(row) : undefined;
 }
 
 /** Old failure rows carry no information once outside the window. */

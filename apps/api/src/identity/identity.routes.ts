@@ -5,6 +5,12 @@ import { fileURLToPath } from "node:url";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type Provider from "oidc-provider";
 import type { Database } from "../db/client.ts";
+import {
+  type AccountLinkOptions,
+  accountLinkRoutes,
+  mailVerificationLink,
+  outboxUrlOf,
+} from "./account-links.routes.ts";
 import { createAccount, signIn } from "./accounts.ts";
 import { renderConsentPage, renderErrorPage, renderSignInPage, renderSignUpPage } from "./pages.ts";
 
@@ -26,9 +32,10 @@ type UidParams = { uid: string };
 /** Mounts the embedded issuer at /oidc: our sign-in/sign-up pages plus oidc-provider's endpoints. */
 export async function identityRoutes(
   app: FastifyInstance,
-  options: { provider: Provider; db: Database; publicUrl: string },
+  options: { provider: Provider; db: Database; publicUrl: string } & AccountLinkOptions,
 ) {
-  const { provider, db, publicUrl } = options;
+  const { provider, db, publicUrl, links } = options;
+  const outboxUrl = outboxUrlOf(links);
 
   // Our interaction pages, with their own form parser.
   await app.register(async (pages) => {
@@ -37,6 +44,7 @@ export async function identityRoutes(
       { parseAs: "string", bodyLimit: 16 * 1024 },
       (_req, body, done) => done(null, Object.fromEntries(new URLSearchParams(body as string))),
     );
+    await pages.register(accountLinkRoutes, { links, onEmailVerified: options.onEmailVerified });
 
     pages.get<{ Params: { name: string } }>("/oidc/assets/:name", async (request, reply) => {
       const asset = assets.get(request.params.name);
@@ -57,7 +65,9 @@ export async function identityRoutes(
         return sendPage(
           reply,
           200,
-          wantsSignUp ? renderSignUpPage({ uid: details.uid }) : renderSignInPage({ uid: details.uid }),
+          wantsSignUp
+            ? renderSignUpPage({ uid: details.uid, outboxUrl })
+            : renderSignInPage({ uid: details.uid }),
         );
       },
     );
@@ -109,9 +119,11 @@ export async function identityRoutes(
           return sendPage(
             reply,
             taken ? 409 : 400,
-            renderSignUpPage({ uid: details.uid, values, problems: result.problems }),
+            renderSignUpPage({ uid: details.uid, values, problems: result.problems, outboxUrl }),
           );
         }
+        // The person goes on at once: only operator rights and payouts wait for the address.
+        mailVerificationLink(links, result.account, request.log);
         return finishLogin(provider, request, reply, result.account.id);
       },
     );

@@ -73,7 +73,8 @@ export async function createOidcProvider(
           return {
             sub: account.id,
             email: account.email,
-            email_verified: false,
+            // True only once the person opened the link mailed to this address (docs/decisions/041).
+            email_verified: account.emailVerified,
             name: account.displayName,
             preferred_username: account.email,
           };
@@ -135,7 +136,9 @@ export async function createOidcProvider(
       if (token.kind !== "AccessToken" || !token.accountId) return undefined;
       const account = await findAccountById(db, token.accountId);
       const grant = token.grantId ? { grant_id: token.grantId } : {};
-      return account ? { email: account.email, name: account.displayName, ...grant } : grant;
+      return account
+        ? { email: account.email, email_verified: account.emailVerified, name: account.displayName, ...grant }
+        : grant;
     },
     // Our own SPA needs no consent screen: its grant is created on first sign-in. Any other
     // client (registered by an MCP client) asks the user on the consent page (identity.routes.ts).

@@ -2,7 +2,7 @@
 
 import { escapeHtml } from "../lib/html.ts";
 
-function layout(title: string, body: string, scripts: string[] = []): string {
+export function layout(title: string, body: string, scripts: string[] = []): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -22,7 +22,7 @@ ${scripts.map((src) => `<script src="${src}" defer></script>`).join("\n")}
 </html>`;
 }
 
-function field(options: {
+export function field(options: {
   name: string;
   label: string;
   type: string;
@@ -48,20 +48,26 @@ function field(options: {
 </div>`;
 }
 
-const banner = (message?: string) =>
+export const banner = (message?: string) =>
   message ? `<div class="banner" role="alert">${escapeHtml(message)}</div>` : "";
 
-export function renderSignInPage(options: { uid: string; email?: string; error?: string }): string {
+export function renderSignInPage(options: {
+  uid: string;
+  email?: string;
+  error?: string;
+  notice?: string;
+}): string {
   return layout(
     "Sign in",
     `<h1>Sign in to Promptmint</h1>
 <p class="lead">Welcome back. Enter your email and password.</p>
-${banner(options.error)}
+${banner(options.error)}${options.notice ? `<p class="notice" role="status">${escapeHtml(options.notice)}</p>` : ""}
 <form method="post" action="/oidc/interaction/${escapeHtml(options.uid)}/login" novalidate>
   ${field({ name: "email", label: "Email", type: "email", value: options.email, autocomplete: "username", autofocus: !options.email })}
   ${field({ name: "password", label: "Password", type: "password", autocomplete: "current-password", autofocus: Boolean(options.email) })}
   <button type="submit" class="primary">Sign in</button>
 </form>
+<p class="switch"><a href="/oidc/password/forgot">Forgot password?</a></p>
 <p class="switch">New to Promptmint? <a href="/oidc/interaction/${escapeHtml(options.uid)}?screen=signup">Create an account</a></p>`,
   );
 }
@@ -71,6 +77,8 @@ export function renderSignUpPage(options: {
   values?: { email?: string; display_name?: string };
   problems?: Record<string, string>;
   error?: string;
+  /** Where mail lands when no mail server is configured (development). */
+  outboxUrl?: string;
 }): string {
   const problems = options.problems ?? {};
   return layout(
@@ -85,7 +93,7 @@ ${banner(options.error ?? (Object.keys(problems).length ? "Please fix the highli
   <button type="submit" class="primary">Create account</button>
 </form>
 <p class="switch">Already have an account? <a href="/oidc/interaction/${escapeHtml(options.uid)}?screen=signin">Sign in instead</a></p>
-<p class="legal">By creating an account you agree to the Terms of Service and Privacy Policy.</p>`,
+${options.outboxUrl ? `<p class="notice">No mail server is configured: open the outbox at <a href="${escapeHtml(options.outboxUrl)}">${escapeHtml(options.outboxUrl)}</a> to read the verification email.</p>\n` : ""}<p class="legal">By creating an account you agree to the Terms of Service and Privacy Policy.</p>`,
   );
 }
 

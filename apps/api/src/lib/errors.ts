@@ -12,6 +12,8 @@ export const errorStatus = {
   forbidden: 403,
   /** The operator suspended this account: its API keys are refused. */
   account_suspended: 403,
+  /** The signed-in person's email address is not verified yet (decision 041): operator rights, payouts. */
+  email_unverified: 403,
   /** The API key's allow-list does not name this app (decision 035). */
   app_not_allowed_for_key: 403,
   not_found: 404,

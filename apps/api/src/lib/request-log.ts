@@ -19,12 +19,18 @@ export function installRequestLog(app: FastifyInstance, options: { logAssets: bo
       if (!options.logAssets && status < 400 && isWebAsset(request)) return;
       const ms = reply.elapsedTime;
       const gone = reply.raw.writableFinished ? "" : " (client left)";
+      const url = withoutLinkTokens(request.url);
       request.log[status >= 500 ? "error" : "info"](
-        { req: { method: request.method, url: request.url }, res: { statusCode: status }, responseTime: ms },
-        `${request.method} ${request.url} ${status} ${ms.toFixed(1)} ms${gone}`,
+        { req: { method: request.method, url }, res: { statusCode: status }, responseTime: ms },
+        `${request.method} ${url} ${status} ${ms.toFixed(1)} ms${gone}`,
       );
     });
   });
+}
+
+/** A mailed link's single-use token (verify email, reset password) is a credential: never logged. */
+export function withoutLinkTokens(url: string): string {
+  return url.replace(/([?&]token=)[^&#]*/g, "$1[redacted]");
 }
 
 function isWebAsset(request: FastifyRequest): boolean {

@@ -69,6 +69,13 @@ describe("fuzzing the issuer's sign-in and sign-up pages", () => {
         { name: "sign-in form", method: "POST", path: (s) => `/oidc/interaction/${s}/login` },
         { name: "sign-up form", method: "POST", path: (s) => `/oidc/interaction/${s}/register` },
         { name: "asset", method: "GET", path: (s) => `/oidc/assets/${s}` },
+        {
+          name: "verification link",
+          method: "GET",
+          path: (s) => `/oidc/verify-email?token=${encodeURIComponent(s)}`,
+        },
+        { name: "forgot-password form", method: "POST", path: () => "/oidc/password/forgot" },
+        { name: "reset-password form", method: "POST", path: () => "/oidc/password/reset" },
       ];
       const failures: string[] = [];
       let cases = 0;

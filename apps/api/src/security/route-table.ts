@@ -10,7 +10,8 @@ import { billingAddress, card, type World } from "./world.ts";
  * - owned: only the owner of the resource; everyone else signed in gets 404;
  * - gateway: a paid endpoint of a private app: its owner by token or API key; others 404;
  * - gateway-any: a gateway endpoint every valid token or API key may call.
- * - admin: the platform's operators (ADMIN_EMAILS; in the world, the owner) by token; any other
+ * - admin: the platform's operators (the operator role; in the world, the owner, verified and
+ *   granted through the ADMIN_EMAILS bootstrap) by token; any other
  *   signed-in user 403; API keys are not accepted.
  */
 export type RouteClass =
@@ -59,6 +60,12 @@ const issuerRoutes: [path: string, methods: string[], url: string][] = [
   ["/oidc/interaction/{uid}/login", ["POST"], "/oidc/interaction/no-such-uid/login"],
   ["/oidc/interaction/{uid}/register", ["POST"], "/oidc/interaction/no-such-uid/register"],
   ["/oidc/interaction/{uid}/consent", ["POST"], "/oidc/interaction/no-such-uid/consent"],
+  ["/oidc/verify-email", ["GET"], "/oidc/verify-email?token=not-a-real-token-0123456789"],
+  ["/oidc/password/forgot", ["GET", "POST"], "/oidc/password/forgot"],
+  ["/oidc/password/reset", ["GET", "POST"], "/oidc/password/reset?token=not-a-real-token-0123456789"],
+  // The development outbox (no SMTP_URL, never in production), as the world's server has it.
+  ["/oidc/dev/outbox", ["GET"], "/oidc/dev/outbox"],
+  ["/oidc/dev/outbox.json", ["GET"], "/oidc/dev/outbox.json"],
   ["/oidc", everyMethod, "/oidc"],
   ["/oidc/{*}", everyMethod, "/oidc/.well-known/openid-configuration"],
 ];
@@ -112,6 +119,13 @@ export function routeTable(world: World): Record<string, RouteRequest> {
       payload: { user: { first_name: "Same" } },
     },
     "GET /api/auth/roles/": { class: "self", url: "/api/auth/roles/" },
+    // The owner's address is verified (nothing to send); the other's link went out at sign-up,
+    // moments ago, so another is refused for a minute.
+    "POST /api/auth/verification-email/": {
+      class: "self",
+      url: "/api/auth/verification-email/",
+      expect: { other: 429 },
+    },
     "GET /api/creators/": { class: "self", url: "/api/creators/" },
     "GET /api/creators/me/": { class: "self", url: "/api/creators/me/" },
 
@@ -243,7 +257,13 @@ export function routeTable(world: World): Record<string, RouteRequest> {
       headers: { "idempotency-key": "matrix-withdraw" },
       ok: 409,
     },
-    "POST /api/payouts/onboarding": { class: "self", url: "/api/payouts/onboarding", payload: {} },
+    // Payouts wait for a verified address: the owner's is, the other's is not (decision 041).
+    "POST /api/payouts/onboarding": {
+      class: "self",
+      url: "/api/payouts/onboarding",
+      payload: {},
+      expect: { other: 403 },
+    },
     "GET /api/payouts/statement.csv": { class: "self", url: "/api/payouts/statement.csv" },
     "GET /api/payouts/sandbox/clock": { class: "self", url: "/api/payouts/sandbox/clock" },
     "POST /api/payouts/sandbox/clock": {

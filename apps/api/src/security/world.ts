@@ -58,12 +58,13 @@ function expectStatus(what: string, answer: { status: number; body: unknown }, s
 
 export async function createWorld(testDb: TestDatabase, env: Record<string, string> = {}): Promise<World> {
   const providers = await startFakeProviders();
-  // The owner is also the platform's operator (ADMIN_EMAILS): /admin's routes are theirs alone.
+  // The owner is also the platform's operator: their address is in ADMIN_EMAILS and verified
+  // through the mailed link (the outbox), which grants the role; /admin's routes are theirs alone.
   const ownerEmail = `owner-${Date.now()}-${Math.random().toString(36).slice(2, 8)}@example.test`;
   const server = await startTestServer(testDb, {
     env: { ALLOW_PRIVATE_UPSTREAMS: "true", ADMIN_EMAILS: ownerEmail, ...env },
   });
-  const owner = await createCaller(server.baseUrl, "Owner", { email: ownerEmail });
+  const owner = await createCaller(server.baseUrl, "Owner", { email: ownerEmail, verified: true });
   const other = await createCaller(server.baseUrl, "Other");
 
   const createApp = async (caller: Caller, body: Record<string, unknown>) => {

@@ -1,3 +1,4 @@
+import { verifyEmailThroughOutbox } from "./mail.ts";
 import { signUp } from "./oidc-client.ts";
 
 export interface ApiAnswer<T = any> {
@@ -17,16 +18,21 @@ export interface Caller {
   ): Promise<ApiAnswer<T>>;
 }
 
-/** A person signed up through the real issuer and registered as a creator. */
+/**
+ * A person signed up through the real issuer and registered as a creator; `verified` also opens
+ * the verification link mailed to them (through the development outbox), as payouts and operator
+ * rights require.
+ */
 export async function createCaller(
   baseUrl: string,
   displayName = "Test Creator",
-  options: { email?: string } = {},
+  options: { email?: string; verified?: boolean } = {},
 ): Promise<Caller> {
   const tokens = await signUp(baseUrl, { displayName, email: options.email });
   const caller = callerAt(baseUrl, { email: tokens.email, token: tokens.access_token });
   const registered = await caller.api("POST", "/api/auth/register/");
   if (registered.status !== 200) throw new Error(`register failed: ${registered.status}`);
+  if (options.verified) await verifyEmailThroughOutbox(baseUrl, tokens.email);
   return caller;
 }
 

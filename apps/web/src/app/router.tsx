@@ -145,7 +145,7 @@ export const appRoutes: RouteObject[] = [
                   (m) => m.ApiKeysPage,
                 ),
               },
-              // Issue 17: the operator's view (ADMIN_EMAILS only; the API refuses everyone else).
+              // Issue 17: the operator's view (the operator role only; the API refuses everyone else).
               {
                 path: "/admin",
                 lazy: page(

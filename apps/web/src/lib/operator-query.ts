@@ -4,7 +4,7 @@ import { z } from "zod";
 import { apiRequest } from "./api-client";
 
 /**
- * Whether the signed-in person is one of the platform's operators (ADMIN_EMAILS): the server
+ * Whether the signed-in person is one of the platform's operators (the role granted by `npm run admin -- grant`): the server
  * answers `GET /admin/access` with 200 for them and 403 for everyone else. Only the nav item
  * depends on it; the API refuses /admin's data to anyone else regardless.
  */

@@ -11,7 +11,9 @@ import type {
   TestConfigResponse,
 } from "@promptmint/contracts";
 
-export function profileFixture(overrides: { creator?: Profile["creator"] } = {}): Profile {
+export function profileFixture(
+  overrides: { creator?: Profile["creator"]; emailVerified?: boolean } = {},
+): Profile {
   return {
     user: {
       id: "5f8d0d55-1a2b-4c3d-8e9f-0123456789ab",
@@ -22,6 +24,7 @@ export function profileFixture(overrides: { creator?: Profile["creator"] } = {})
       display_name: "Ada L.",
       is_active: true,
       date_joined: "2024-03-15T10:00:00.000Z",
+      email_verified: overrides.emailVerified ?? true,
     },
     creator:
       overrides.creator === undefined

@@ -1,5 +1,15 @@
 import { sql } from "drizzle-orm";
-import { boolean, check, integer, pgTable, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import {
+  boolean,
+  check,
+  integer,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from "drizzle-orm/pg-core";
 
 /** A person using Promptmint, created from a verified token's claims (any OIDC issuer). */
 export const users = pgTable(
@@ -18,10 +28,33 @@ export const users = pgTable(
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
     /** Set at sign-out: access tokens issued before it are refused (modules/auth/sessions.ts). */
     sessionsValidAfter: timestamp("sessions_valid_after", { withTimezone: true }),
+    /** The issuer's email_verified claim for `email` (docs/decisions/041). */
+    emailVerified: boolean("email_verified").notNull().default(false),
   },
   (t) => [
     uniqueIndex("users_issuer_subject_key").on(t.issuer, t.subject),
     uniqueIndex("users_username_key").on(sql`lower(${t.username})`),
+  ],
+);
+
+/**
+ * A role granted to a user: only `operator` (the /admin powers) so far. Revoking keeps the row
+ * (revoked_at) so the ADMIN_EMAILS bootstrap, which only adds missing rows, never re-grants it.
+ */
+export const userRoles = pgTable(
+  "user_roles",
+  {
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    role: text("role", { enum: ["operator"] }).notNull(),
+    grantedBy: text("granted_by").notNull(),
+    grantedAt: timestamp("granted_at", { withTimezone: true }).notNull().defaultNow(),
+    revokedAt: timestamp("revoked_at", { withTimezone: true }),
+  },
+  (t) => [
+    primaryKey({ name: "user_roles_pkey", columns: [t.userId, t.role] }),
+    check("user_roles_role", sql`${t.role} in ('operator')`),
   ],
 );
 

@@ -1,5 +1,15 @@
 import { sql } from "drizzle-orm";
-import { check, index, jsonb, pgTable, primaryKey, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import {
+  check,
+  index,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from "drizzle-orm/pg-core";
 
 /** Accounts of the embedded issuer (email + argon2id hash). External issuers never touch this. */
 export const identityAccounts = pgTable("identity_accounts", {
@@ -8,7 +18,32 @@ export const identityAccounts = pgTable("identity_accounts", {
   passwordHash: text("password_hash").notNull(),
   displayName: text("display_name").notNull(),
   createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  /** When the person opened the link mailed to `email` (docs/decisions/041); null until then. */
+  emailVerifiedAt: timestamp("email_verified_at", { withTimezone: true }),
 });
+
+/** Single-use links the embedded issuer mails (verify an address, reset a password), as SHA-256. */
+export const identityTokens = pgTable(
+  "identity_tokens",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    accountId: uuid("account_id")
+      .notNull()
+      .references(() => identityAccounts.id, { onDelete: "cascade" }),
+    purpose: text("purpose", { enum: ["verify_email", "reset_password"] }).notNull(),
+    tokenSha256: text("token_sha256").notNull(),
+    /** The address the link was mailed to: it verifies that address only. */
+    email: text("email").notNull(),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+    usedAt: timestamp("used_at", { withTimezone: true }),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex("identity_tokens_token_key").on(t.tokenSha256),
+    index("identity_tokens_account_idx").on(t.accountId, t.purpose, t.createdAt),
+    check("identity_tokens_purpose", sql`${t.purpose} in ('verify_email', 'reset_password')`),
+  ],
+);
 
 /** oidc-provider's storage: sessions, grants, codes, refresh tokens, interactions. */
 export const oidcPayloads = pgTable(

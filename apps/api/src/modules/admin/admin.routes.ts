@@ -28,6 +28,7 @@ import { adminOverview } from "./admin.service.ts";
 import type { Actor } from "./audit.ts";
 import { listAudit } from "./audit.ts";
 import { adminExposure } from "./exposure.ts";
+import { isOperator } from "./operators.ts";
 import { setSuspended } from "./suspensions.ts";
 
 const errors = {
@@ -43,15 +44,11 @@ const tags = ["admin"];
 /** The longest period the overview sums (its queries scan the period's rows). */
 const MAX_PERIOD_DAYS = 1_100;
 
-/** Whether this person is an operator (ADMIN_EMAILS). */
-export function isOperator(config: Config, email: string | null | undefined): boolean {
-  return !!email && config.adminEmails.includes(email.trim().toLowerCase());
-}
-
 /**
  * The operator's view (issue 17 item 5, docs/decisions/028): figures, disputes and debts, top
  * apps and creators, suspensions, the audit log, and the sandbox's refund and dispute buttons.
- * Only users whose email is in ADMIN_EMAILS; everyone else signed in gets 403.
+ * Only users holding the operator role with a verified address (operators.ts, decision 041);
+ * everyone else signed in gets 403, naming the unverified address when that is what is missing.
  */
 export const adminRoutes: FastifyPluginAsyncZod<{
   db: Database;
@@ -61,8 +58,14 @@ export const adminRoutes: FastifyPluginAsyncZod<{
 }> = async (app, { db, guards, config, stripe }) => {
   const requireOperator = async (request: FastifyRequest) => {
     await guards.requireUser(request);
-    if (!isOperator(config, currentUser(request).email))
-      throw new AppError("forbidden", "Only the platform's operators (ADMIN_EMAILS) may use /admin");
+    const user = currentUser(request);
+    if (!user.emailVerified)
+      throw new AppError(
+        "email_unverified",
+        `Only the platform's operators may use /admin, and ${user.email} is not verified yet: open the link we mailed to it (or resend it)`,
+      );
+    if (!(await isOperator(db, user)))
+      throw new AppError("forbidden", "Only the platform's operators may use /admin");
   };
   const actorOf = (request: FastifyRequest): Actor => {
     const user = currentUser(request);

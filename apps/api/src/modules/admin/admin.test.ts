@@ -4,6 +4,7 @@ import { queryRows } from "../../db/client.ts";
 import { type Caller, callerAt, createCaller, fundWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startFakeOpenAi } from "../../test/fake-openai.ts";
+import { verifyEmailThroughOutbox } from "../../test/mail.ts";
 import { signUp } from "../../test/oidc-client.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
 import { isPayoutBlocked } from "./suspensions.ts";
@@ -18,10 +19,12 @@ let consumer: Caller;
 let consumerKey: string;
 let creatorKey: string;
 
+/** The operator: their ADMIN_EMAILS address verified through the mailed link, which grants the role. */
 async function signUpAs(email: string): Promise<Caller> {
   const tokens = await signUp(server.baseUrl, { email, displayName: "Operator" });
   const caller = callerAt(server.baseUrl, { email, token: tokens.access_token });
   expect((await caller.api("POST", "/api/auth/register/")).status).toBe(200);
+  await verifyEmailThroughOutbox(server.baseUrl, email);
   return caller;
 }
 
@@ -62,7 +65,7 @@ beforeAll(async () => {
   });
   vendor.set({ kind: "echo" });
   admin = await signUpAs(ADMIN_EMAIL);
-  creator = await createCaller(server.baseUrl, "Creator");
+  creator = await createCaller(server.baseUrl, "Creator", { verified: true });
   consumer = await createCaller(server.baseUrl, "Consumer");
   consumerKey = (await consumer.api("POST", "/api/keys/", { body: { name: "sdk" } })).body.key;
   creatorKey = (await creator.api("POST", "/api/keys/", { body: { name: "own" } })).body.key;
@@ -78,9 +81,13 @@ describe("/admin access", () => {
   it("answers operators and refuses everyone else with 403, and anonymous callers with 401", async () => {
     expect((await admin.api("GET", "/api/admin/access")).status).toBe(200);
     for (const path of ["/api/admin/access", "/api/admin/overview", "/api/admin/audit"]) {
+      // An unverified address is told what is missing; a verified one without the role is refused.
       const refused = await consumer.api("GET", path);
       expect(refused.status).toBe(403);
-      expect(refused.body.code).toBe("forbidden");
+      expect(refused.body.code).toBe("email_unverified");
+      const notOperator = await creator.api("GET", path);
+      expect(notOperator.status).toBe(403);
+      expect(notOperator.body.code).toBe("forbidden");
       expect((await consumer.api("GET", path, { auth: "" })).status).toBe(401);
       // An API key is no way in either, not even an operator's own.
       expect((await consumer.api("GET", path, { auth: consumerKey })).status).toBe(401);

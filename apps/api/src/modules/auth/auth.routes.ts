@@ -6,12 +6,14 @@ import {
   ProfileSchema,
   ProfileUpdateSchema,
   RolesSchema,
+  VerificationEmailResultSchema,
 } from "@promptmint/contracts";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import type { Database } from "../../db/client.ts";
 import { getOwnCreator, getProfile, getRoles, listCreators, updateProfile } from "./auth.service.ts";
 import { type AuthGuards, currentUser } from "./authenticate.ts";
+import type { EmailVerification } from "./email-verification.ts";
 import { endAllSessions } from "./sessions.ts";
 import type { VerifiedToken } from "./token-verifier.ts";
 
@@ -21,15 +23,17 @@ const errors = {
   403: ApiErrorSchema,
   404: ApiErrorSchema,
   409: ApiErrorSchema,
+  429: ApiErrorSchema,
 };
 const EmptyBodySchema = z.strictObject({}).nullish();
 const security = [{ bearerAuth: [] }];
 
 /** SPEC §7 "Creators, auth, profile". */
-export const authRoutes: FastifyPluginAsyncZod<{ db: Database; guards: AuthGuards }> = async (
-  app,
-  { db, guards },
-) => {
+export const authRoutes: FastifyPluginAsyncZod<{
+  db: Database;
+  guards: AuthGuards;
+  emailVerification: EmailVerification;
+}> = async (app, { db, guards, emailVerification }) => {
   const signInRoute = (path: string, creator: boolean, summary: string) =>
     app.post(
       path,
@@ -100,6 +104,22 @@ export const authRoutes: FastifyPluginAsyncZod<{ db: Database; guards: AuthGuard
       onRequest: guards.requireUser,
     },
     async (request) => updateProfile(db, currentUser(request), request.body),
+  );
+
+  app.post(
+    "/auth/verification-email/",
+    {
+      schema: {
+        tags: ["auth"],
+        summary:
+          "Mail a new link to verify your email address (embedded issuer; at most one a minute, five an hour)",
+        security,
+        body: EmptyBodySchema,
+        response: { 200: VerificationEmailResultSchema, ...errors },
+      },
+      onRequest: guards.requireUser,
+    },
+    async (request) => emailVerification.resend(currentUser(request)),
   );
 
   app.get(

@@ -3,6 +3,7 @@ import { and, asc, eq, sql } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { creators, users } from "../../db/schema/index.ts";
 import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
+import { isOperator } from "../admin/operators.ts";
 import type { VerifiedToken } from "./token-verifier.ts";
 
 export type LocalUser = typeof users.$inferSelect;
@@ -18,9 +19,19 @@ export async function findUserByToken(db: Database, token: VerifiedToken): Promi
 }
 
 /**
+ * The issuer's `email_verified` claim, from any issuer: only `true` (or "true", as some issuers
+ * send it) counts; absent or anything else is unverified.
+ */
+export function claimsVerifiedEmail(claims: { email_verified?: unknown }): boolean {
+  return claims.email_verified === true || claims.email_verified === "true";
+}
+
+/**
  * Finds the user a verified token belongs to, creating it from the token's claims on first
  * sight. `creator` also gives the user a creator record; `refreshEmail` takes the issuer's
- * current email (the issuer owns it; the profile form cannot change it).
+ * current email and its `email_verified` (the issuer owns both; the profile form cannot change
+ * them). An address once verified stays verified while it stays the user's address, so an older
+ * token issued before the verification cannot undo it.
  */
 export async function upsertUserFromToken(
   db: Database,
@@ -29,6 +40,7 @@ export async function upsertUserFromToken(
 ): Promise<LocalUser> {
   const claims = token.claims;
   const email = typeof claims.email === "string" ? claims.email.toLowerCase() : "";
+  const emailVerified = Boolean(email) && claimsVerifiedEmail(claims);
   let user = await findUserByToken(db, token);
 
   if (!user) {
@@ -45,6 +57,7 @@ export async function upsertUserFromToken(
           email,
           username,
           displayName,
+          emailVerified,
           ...namePartsOf(claims, displayName),
         })
         .onConflictDoNothing()
@@ -58,9 +71,11 @@ export async function upsertUserFromToken(
   } else if (options.refreshEmail && email && email !== user.email) {
     [user] = await db
       .update(users)
-      .set({ email, updatedAt: new Date() })
+      .set({ email, emailVerified, updatedAt: new Date() })
       .where(eq(users.id, user.id))
       .returning();
+  } else if (emailVerified && !user.emailVerified && email === user.email) {
+    user = await markEmailVerified(db, user);
   }
   if (!user) throw new AppError("internal_error", "User vanished during sign-in");
 
@@ -71,6 +86,16 @@ export async function upsertUserFromToken(
       .onConflictDoNothing({ target: creators.userId });
   }
   return user;
+}
+
+/** Records that the user's current address is verified (the issuer said so, or its link was opened). */
+export async function markEmailVerified(db: Database, user: LocalUser): Promise<LocalUser> {
+  const [row] = await db
+    .update(users)
+    .set({ emailVerified: true, updatedAt: new Date() })
+    .where(and(eq(users.id, user.id), eq(users.email, user.email)))
+    .returning();
+  return row ?? user;
 }
 
 /**
@@ -106,6 +131,7 @@ export function toUser(row: LocalUser): User {
     display_name: row.displayName,
     is_active: row.isActive,
     date_joined: row.dateJoined.toISOString(),
+    email_verified: row.emailVerified,
   };
 }
 
@@ -135,6 +161,7 @@ export async function updateProfile(db: Database, user: LocalUser, update: Profi
     email: current.user.email,
     is_active: current.user.is_active,
     date_joined: current.user.date_joined,
+    email_verified: current.user.email_verified,
   };
   for (const [field, value] of Object.entries(readOnlyUser)) {
     const sent = update.user[field as keyof typeof readOnlyUser];
@@ -209,7 +236,9 @@ function sameInstant(a: string, b: string): boolean {
 
 export async function getRoles(db: Database, user: LocalUser): Promise<Roles> {
   const creator = await findCreator(db, user.id);
-  return { roles: creator ? ["user", "creator"] : ["user"], is_creator: Boolean(creator) };
+  const roles: Roles["roles"] = creator ? ["user", "creator"] : ["user"];
+  if (await isOperator(db, user)) roles.push("operator");
+  return { roles, is_creator: Boolean(creator) };
 }
 
 export async function listCreators(db: Database): Promise<{ id: string; display_name: string }[]> {

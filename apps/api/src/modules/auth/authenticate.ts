@@ -2,9 +2,11 @@ import type { FastifyRequest } from "fastify";
 import type { Database } from "../../db/client.ts";
 import { authenticates } from "../../lib/body-limits.ts";
 import { AppError } from "../../lib/errors.ts";
+import { bootstrapOperator } from "../admin/operators.ts";
 import { isUserSuspended } from "../admin/suspensions.ts";
 import { findUserByApiKey, type KeyScope } from "../keys/keys.service.ts";
-import { findUserByToken, type LocalUser, upsertUserFromToken } from "./auth.service.ts";
+import { claimsVerifiedEmail, findUserByToken, type LocalUser, upsertUserFromToken } from "./auth.service.ts";
+import type { EmailVerification } from "./email-verification.ts";
 import { assertSessionLive } from "./sessions.ts";
 import type { TokenVerifier, VerifiedToken } from "./token-verifier.ts";
 
@@ -37,7 +39,13 @@ export interface AuthGuards {
   signInUser(token: VerifiedToken, options: { creator: boolean }): Promise<LocalUser>;
 }
 
-export function createAuthGuards(options: { verifyToken: TokenVerifier; db: Database }): AuthGuards {
+export function createAuthGuards(options: {
+  verifyToken: TokenVerifier;
+  db: Database;
+  /** ADMIN_EMAILS: the operator bootstrap for verified addresses (admin/operators.ts). */
+  adminEmails: string[];
+  emailVerification: Pick<EmailVerification, "refresh">;
+}): AuthGuards {
   async function requireToken(request: FastifyRequest, resource?: string) {
     const header = request.headers.authorization;
     if (!header)
@@ -61,9 +69,12 @@ export function createAuthGuards(options: { verifyToken: TokenVerifier; db: Data
     }
   }
 
-  /** Some issuers (Auth0, Logto) put no email in access tokens; their userinfo endpoint has it. */
+  /**
+   * Some issuers (Auth0, Logto) put no email, or no email_verified, in access tokens; their
+   * userinfo endpoint has them.
+   */
   async function withProfileClaims(token: VerifiedToken): Promise<VerifiedToken> {
-    if (typeof token.claims.email === "string") return token;
+    if (typeof token.claims.email === "string" && token.claims.email_verified !== undefined) return token;
     const info = await options.verifyToken.fetchUserInfo(token.raw);
     if (info?.sub !== token.subject) return token;
     return { ...token, claims: { ...token.claims, ...info, sub: token.subject } };
@@ -72,12 +83,17 @@ export function createAuthGuards(options: { verifyToken: TokenVerifier; db: Data
   async function requireUser(request: FastifyRequest, resource?: string, allowSuspended = false) {
     await requireToken(request, resource);
     const token = request.token as VerifiedToken;
-    const user =
-      (await findUserByToken(options.db, token)) ??
-      (await upsertUserFromToken(options.db, await withProfileClaims(token), {
-        creator: false,
-        refreshEmail: false,
-      }));
+    let user = await findUserByToken(options.db, token);
+    // First sight, or a token saying the address is now verified: the claims decide (and may grant).
+    if (!user || (!user.emailVerified && claimsVerifiedEmail(token.claims))) {
+      user = await options.emailVerification.refresh(
+        await upsertUserFromToken(options.db, await withProfileClaims(token), {
+          creator: false,
+          refreshEmail: false,
+        }),
+      );
+      await bootstrapOperator(options.db, options.adminEmails, user);
+    }
     if (!user.isActive) throw new AppError("forbidden", "This account is deactivated");
     // Read on every request (the user row is not cached): a suspension made through any process
     // is honoured by every other at once.
@@ -114,13 +130,16 @@ export function createAuthGuards(options: { verifyToken: TokenVerifier; db: Data
     requireCaller: authenticates((request: FastifyRequest) => requireCaller(request)),
     requireCallerAt: requireCaller,
     async signInUser(token, { creator }) {
-      const user = await upsertUserFromToken(options.db, await withProfileClaims(token), {
-        creator,
-        refreshEmail: true,
-      });
+      const user = await options.emailVerification.refresh(
+        await upsertUserFromToken(options.db, await withProfileClaims(token), {
+          creator,
+          refreshEmail: true,
+        }),
+      );
       if (!user.isActive) throw new AppError("forbidden", "This account is deactivated");
       // Signing in is allowed (the SPA then shows why nothing else is); becoming a creator is not.
       if (creator && (await isUserSuspended(options.db, user.id))) throw suspendedAccount();
+      await bootstrapOperator(options.db, options.adminEmails, user);
       return user;
     },
   };

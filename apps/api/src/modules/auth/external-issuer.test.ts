@@ -1,6 +1,9 @@
+import { decodeJwt } from "jose";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { callerAt } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { signUp } from "../../test/oidc-client.ts";
+import { verifyEmailThroughOutbox } from "../../test/mail.ts";
+import { signIn, signUp, uniqueEmail } from "../../test/oidc-client.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
 
 // The "external" issuer is a real oidc-provider: another Promptmint's embedded issuer.
@@ -8,6 +11,7 @@ let issuerDb: TestDatabase;
 let apiDb: TestDatabase;
 let issuer: TestServer;
 let api: TestServer;
+const OPERATOR = uniqueEmail("external-operator");
 
 beforeAll(async () => {
   issuerDb = await createTestDatabase();
@@ -18,6 +22,7 @@ beforeAll(async () => {
       OIDC_ISSUER: issuer.config.oidc.issuer ?? "",
       OIDC_CLIENT_ID: "promptmint-web",
       OIDC_AUDIENCE: issuer.config.oidc.audience,
+      ADMIN_EMAILS: OPERATOR,
     },
   });
 });
@@ -46,6 +51,27 @@ it("accepts tokens of an external issuer set by OIDC_ISSUER, verified through it
   const profile = await login.json();
   expect(profile.user).toMatchObject({ email: person.email, display_name: "External Person" });
   expect(profile.creator).not.toBeNull();
+});
+
+it("reads email_verified from the external issuer: an ADMIN_EMAILS address it calls unverified gets no operator rights", async () => {
+  const person = await signUp(issuer.baseUrl, { email: OPERATOR, displayName: "Claimant" });
+  expect(decodeJwt(person.access_token).email_verified).toBe(false);
+  const claimant = callerAt(api.baseUrl, { email: OPERATOR, token: person.access_token });
+  const registered = await claimant.api("POST", "/api/auth/register/");
+  expect(registered.body.user).toMatchObject({ email: OPERATOR, email_verified: false });
+  const refused = await claimant.api("GET", "/api/admin/access");
+  expect(refused.status).toBe(403);
+  expect(refused.body.code).toBe("email_unverified");
+  // The external issuer verifies addresses itself: this server has no link to send.
+  expect((await claimant.api("POST", "/api/auth/verification-email/")).status).toBe(409);
+
+  // Once the issuer says the address is verified (its own mailed link), the next sign-in grants the role.
+  await verifyEmailThroughOutbox(issuer.baseUrl, OPERATOR);
+  const again = await signIn(issuer.baseUrl, OPERATOR, person.password);
+  expect(decodeJwt(again.access_token).email_verified).toBe(true);
+  const verified = callerAt(api.baseUrl, { email: OPERATOR, token: again.access_token });
+  expect((await verified.api("POST", "/api/auth/login/")).body.user.email_verified).toBe(true);
+  expect((await verified.api("GET", "/api/admin/access")).status).toBe(200);
 });
 
 it("refuses tokens whose audience is not OIDC_AUDIENCE", async () => {

@@ -18,6 +18,8 @@ export interface VerifiedToken {
   subject: string;
   claims: JWTPayload & {
     email?: string;
+    /** A boolean by the standard; some issuers send the string "true". */
+    email_verified?: boolean | string;
     name?: string;
     preferred_username?: string;
     given_name?: string;

@@ -4,6 +4,7 @@ import { queryRows } from "../../db/client.ts";
 import { type Caller, callerAt, createCaller } from "../../test/caller.ts";
 import { startFakeOpenAi } from "../../test/fake-openai.ts";
 import { type StripeTestServer, startStripeTestServer } from "../../test/fake-stripe.ts";
+import { verifyEmailThroughOutbox } from "../../test/mail.ts";
 import { signUp } from "../../test/oidc-client.ts";
 import { reconcile } from "./reconcile.ts";
 
@@ -30,6 +31,8 @@ beforeAll(async () => {
   const tokens = await signUp(stripe.server.baseUrl, { email: ADMIN_EMAIL });
   admin = callerAt(stripe.server.baseUrl, { email: ADMIN_EMAIL, token: tokens.access_token });
   await admin.api("POST", "/api/auth/register/");
+  // Operator rights follow a verified address (decision 041): the mailed link, from the outbox.
+  await verifyEmailThroughOutbox(stripe.server.baseUrl, ADMIN_EMAIL);
   creator = await createCaller(stripe.server.baseUrl, "Creator");
 });
 afterEach(async () => {

@@ -393,7 +393,9 @@ describe("without vendor keys (development)", () => {
 
   it("answers 503 naming the missing variable in production", async () => {
     const prodDb = await createTestDatabase();
-    const prod = await startTestServer(prodDb, { env: { NODE_ENV: "production" } });
+    const prod = await startTestServer(prodDb, {
+      env: { NODE_ENV: "production", SMTP_URL: "smtp://127.0.0.1:9" },
+    });
     try {
       const owner = await createCaller(prod.baseUrl);
       const { body: app } = await owner.api("POST", "/api/app/", { body: { name: "Prod" } });

@@ -47,7 +47,7 @@ async function onboard(caller: Caller, bank: "succeeds" | "fails"): Promise<Resp
 
 describe("payouts in the sandbox (Connect test mode, offline)", () => {
   it("onboards through its own page; the link works once; bad input is named", async () => {
-    const creator = await createCaller(server.baseUrl, "Sandbox Creator");
+    const creator = await createCaller(server.baseUrl, "Sandbox Creator", { verified: true });
     const link = await creator.api("POST", "/api/payouts/onboarding");
     expect(link.body.url).toMatch(/\/api\/payouts\/sandbox\/onboarding\/[A-Za-z0-9_-]{32}$/);
     const bad = await fetch(link.body.url, {
@@ -74,7 +74,7 @@ describe("payouts in the sandbox (Connect test mode, offline)", () => {
   });
 
   it("the test clock moves availability for every reader; a payout is paid at once", async () => {
-    const creator = await createCaller(server.baseUrl, "Clock Creator");
+    const creator = await createCaller(server.baseUrl, "Clock Creator", { verified: true });
     const id = await userIdOf(creator);
     await onboard(creator, "succeeds");
     await creditEarnings(server.database.db, id, 4321 * MICROS_PER_CENT);
@@ -104,7 +104,7 @@ describe("payouts in the sandbox (Connect test mode, offline)", () => {
   });
 
   it("the failing test bank account fails payouts with the reason, the money back and available; the CSV has every line", async () => {
-    const creator = await createCaller(server.baseUrl, "Failing Bank Creator");
+    const creator = await createCaller(server.baseUrl, "Failing Bank Creator", { verified: true });
     const id = await userIdOf(creator);
     await onboard(creator, "fails");
     await creditEarnings(

@@ -35,7 +35,7 @@ async function userIdOf(caller: Caller): Promise<string> {
 
 /** A creator through Stripe's onboarding, enabled by `account.updated`, as Stripe would report it. */
 async function onboardedCreator(name: string): Promise<{ caller: Caller; id: string; account: string }> {
-  const caller = await createCaller(stripe.server.baseUrl, name);
+  const caller = await createCaller(stripe.server.baseUrl, name, { verified: true });
   const link = await caller.api("POST", "/api/payouts/onboarding");
   expect(link.status).toBe(200);
   const account = /setup\/e\/(acct_\d+)\//.exec(link.body.url)?.[1] ?? "";
@@ -94,7 +94,7 @@ async function stored(payoutId: string) {
 
 describe("payouts through Stripe Connect (loopback Stripe, official SDK)", () => {
   it("onboards a creator: an Express account with manual payouts once, an account link, account.updated keeps the flags", async () => {
-    const creator = await createCaller(stripe.server.baseUrl, "Onboarding Creator");
+    const creator = await createCaller(stripe.server.baseUrl, "Onboarding Creator", { verified: true });
     const before = await creator.api("GET", "/api/payouts/");
     expect(before.body.account).toMatchObject({ state: "not_started", payouts_enabled: false });
     const refused = await creator.api("POST", "/api/payouts/", { body: {} });

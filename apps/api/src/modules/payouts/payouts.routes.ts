@@ -35,6 +35,7 @@ import { sandboxOnboardingPage } from "./sandbox-onboarding-page.ts";
 const errors = {
   400: ApiErrorSchema,
   401: ApiErrorSchema,
+  403: ApiErrorSchema,
   404: ApiErrorSchema,
   409: ApiErrorSchema,
   502: ApiErrorSchema,
@@ -186,6 +187,12 @@ export const payoutsRoutes: FastifyPluginAsyncZod<PayoutDeps & { guards: AuthGua
     },
     async (request) => {
       const user = currentUser(request);
+      // Payouts go to whoever owns the address: it must be proven first (docs/decisions/041).
+      if (!user.emailVerified)
+        throw new AppError(
+          "email_unverified",
+          `Verify your email address before setting up payouts: open the link we mailed to ${user.email}, or resend it`,
+        );
       try {
         return await startOnboarding(deps, user);
       } catch (error) {

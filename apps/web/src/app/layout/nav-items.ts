@@ -37,7 +37,7 @@ export const NAV_ITEMS: readonly NavItem[] = [
   { to: "/wallet", label: "Wallet", icon: Wallet },
 ];
 
-/** Only for the platform's operators (ADMIN_EMAILS): the server says who they are. */
+/** Only for the platform's operators (the operator role, verified address): the server says who they are. */
 export const ADMIN_NAV_ITEM: NavItem = { to: "/admin", label: "Admin", icon: ShieldCheck };
 
 /** The items a person sees: creators also get their Earnings, operators the Admin page. */

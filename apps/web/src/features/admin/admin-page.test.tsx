@@ -123,7 +123,7 @@ describe("/admin", () => {
   it("tells anyone else the API refused them, and shows them no Admin link", async () => {
     const refusal = {
       code: "forbidden",
-      message: "Only the platform's operators (ADMIN_EMAILS) may use /admin",
+      message: "Only the platform's operators may use /admin",
     };
     const api = stubSignedInApi({
       "GET /api/admin/access": () => jsonResponse(refusal, 403),

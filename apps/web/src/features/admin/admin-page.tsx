@@ -6,6 +6,7 @@ import { z } from "zod";
 import { Badge } from "../../components/ui/badge";
 import { Button } from "../../components/ui/button";
 import { Card } from "../../components/ui/card";
+import { EmailVerificationNotice } from "../../components/ui/email-verification-notice";
 import { ErrorBox } from "../../components/ui/error-box";
 import { PageContainer } from "../../components/ui/page-container";
 import { PageHeader } from "../../components/ui/page-header";
@@ -52,6 +53,7 @@ export function AdminPage() {
         title="Operator"
         description="The platform's money, disputes and debts, and the apps and people it serves."
       />
+      <EmailVerificationNotice className="mb-6" reason="Operator access needs a verified address." />
       <form
         className="mb-6 flex flex-wrap items-end gap-3"
         aria-label="Period"

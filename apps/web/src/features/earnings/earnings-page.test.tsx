@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { stubSignedInApi } from "../../test/api-stubs";
 import { createTestAuth } from "../../test/auth-state";
 import { jsonResponse } from "../../test/fetch-stub";
-import { moneyFiguresFixture } from "../../test/fixtures";
+import { moneyFiguresFixture, profileFixture } from "../../test/fixtures";
 import { renderRoute } from "../../test/render-route";
 
 function summary(overrides: Partial<EarningsSummary> = {}): EarningsSummary {
@@ -131,5 +131,49 @@ describe("the Earnings page", () => {
     stubSignedInApi({ "GET /api/payouts/": () => jsonResponse({ message: "Database unavailable" }, 503) });
     render();
     expect(await screen.findByText(/Failed to load earnings: Database unavailable/)).toBeDefined();
+  });
+
+  it("asks an unverified creator to verify their address, and resends the link on request", async () => {
+    let sends = 0;
+    const api = stubSignedInApi(
+      {
+        "GET /api/payouts/": () =>
+          jsonResponse(
+            summary({
+              account: {
+                state: "not_started",
+                details_submitted: false,
+                payouts_enabled: false,
+                disabled_reason: null,
+                requirements_due: [],
+              },
+            }),
+          ),
+        "POST /api/auth/verification-email/": () =>
+          ++sends === 1
+            ? jsonResponse({ email: "ada@example.com", email_verified: false, sent: true })
+            : jsonResponse(
+                { code: "rate_limited", message: "A verification email was sent moments ago", status: 429 },
+                429,
+              ),
+      },
+      profileFixture({ emailVerified: false }),
+    );
+    render();
+    expect(await screen.findByText("Verify your email address")).toBeDefined();
+    expect(screen.getByText(/Payouts go to whoever owns your address/)).toBeDefined();
+    await userEvent.click(screen.getByRole("button", { name: "Resend verification email" }));
+    expect(await screen.findByText("A new link is on its way to ada@example.com.")).toBeDefined();
+    expect(api.callsTo("POST /api/auth/verification-email/")).toHaveLength(1);
+    await userEvent.click(screen.getByRole("button", { name: "Resend verification email" }));
+    expect(await screen.findByText("A verification email was sent moments ago")).toBeDefined();
+  });
+
+  it("shows no verification notice to a verified creator", async () => {
+    stubSignedInApi({ "GET /api/payouts/": () => jsonResponse(summary()) });
+    render();
+    expect(await screen.findByRole("heading", { name: "Earnings", level: 1 })).toBeDefined();
+    await screen.findByText("Available");
+    expect(screen.queryByText("Verify your email address")).toBeNull();
   });
 });

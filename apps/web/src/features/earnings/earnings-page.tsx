@@ -15,6 +15,7 @@ import { Alert } from "../../components/ui/alert";
 import { Badge, type BadgeTone } from "../../components/ui/badge";
 import { Button } from "../../components/ui/button";
 import { Card, CardBody, CardHeader } from "../../components/ui/card";
+import { EmailVerificationNotice } from "../../components/ui/email-verification-notice";
 import { EmptyState } from "../../components/ui/empty-state";
 import { ErrorBox } from "../../components/ui/error-box";
 import { MoneyFiguresCard, noMoneyFigures } from "../../components/ui/money-figures";
@@ -108,6 +109,10 @@ export function EarningsPage() {
       <PageHeader
         title="Earnings"
         description="What your apps earned, when it can be paid out, and your payouts."
+      />
+      <EmailVerificationNotice
+        className="mb-6"
+        reason="Payouts go to whoever owns your address, so they wait until it is verified."
       />
       {summary.isPending ? (
         <LoadingState label="Loading earnings..." />

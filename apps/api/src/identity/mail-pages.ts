@@ -1,0 +1,84 @@
+/** The embedded issuer's pages for mailed links: forgot and reset password, link results, the dev outbox. */
+
+import { escapeHtml } from "../lib/html.ts";
+import type { OutboxMessage } from "../lib/mailer.ts";
+import { banner, field, layout } from "./pages.ts";
+
+export function renderForgotPasswordPage(options: {
+  email?: string;
+  error?: string;
+  sent?: boolean;
+  outboxUrl?: string;
+}): string {
+  const outbox = options.outboxUrl
+    ? `<p class="notice">No mail server is configured: open the outbox at <a href="${escapeHtml(options.outboxUrl)}">${escapeHtml(options.outboxUrl)}</a>.</p>`
+    : "";
+  if (options.sent)
+    return layout(
+      "Check your email",
+      `<h1>Check your email</h1>
+<p class="lead" role="status">If an account exists for ${escapeHtml(options.email ?? "that address")}, we sent it a link to choose a new password. The link works once, for 1 hour.</p>
+${outbox}
+<p class="switch"><a href="/login">Back to sign in</a></p>`,
+    );
+  return layout(
+    "Forgot password",
+    `<h1>Forgot your password?</h1>
+<p class="lead">Enter your account's email: we will mail you a link to choose a new password.</p>
+${banner(options.error)}
+<form method="post" action="/oidc/password/forgot" novalidate>
+  ${field({ name: "email", label: "Email", type: "email", value: options.email, autocomplete: "username", autofocus: true })}
+  <button type="submit" class="primary">Send reset link</button>
+</form>
+${outbox}
+<p class="switch"><a href="/login">Back to sign in</a></p>`,
+  );
+}
+
+export function renderResetPasswordPage(options: { token: string; problem?: string }): string {
+  return layout(
+    "Choose a new password",
+    `<h1>Choose a new password</h1>
+<p class="lead">Your new password replaces the old one, which stops working.</p>
+${banner(options.problem ? "Please fix the highlighted field." : undefined)}
+<form method="post" action="/oidc/password/reset" novalidate>
+  <input type="hidden" name="token" value="${escapeHtml(options.token)}">
+  ${field({ name: "password", label: "New password", type: "password", autocomplete: "new-password", error: options.problem, hint: "At least 8 characters, mixing letters with numbers or symbols.", autofocus: true })}
+  <button type="submit" class="primary">Set new password</button>
+</form>`,
+  );
+}
+
+/** What happened to a mailed link: verified, password changed, or why the link is refused. */
+export function renderLinkResultPage(options: {
+  title: string;
+  message: string;
+  ok: boolean;
+  next: { label: string; url: string };
+}): string {
+  return layout(
+    options.title,
+    `<h1>${escapeHtml(options.title)}</h1>
+${options.ok ? `<p class="lead" role="status">${escapeHtml(options.message)}</p>` : banner(options.message)}
+<p class="switch"><a href="${escapeHtml(options.next.url)}">${escapeHtml(options.next.label)}</a></p>`,
+  );
+}
+
+/** The development outbox: every message the server would have mailed, newest first. */
+export function renderOutboxPage(options: { dir: string; messages: OutboxMessage[] }): string {
+  const items = options.messages
+    .map(
+      (message) => `<li>
+  <strong>${escapeHtml(message.subject)}</strong><br>
+  to ${escapeHtml(message.to)} · ${escapeHtml(message.created_at)}<br>
+  ${message.links.map((link) => `<a href="${escapeHtml(link.url)}">${escapeHtml(link.label)}</a>`).join(" · ")}
+</li>`,
+    )
+    .join("\n");
+  return layout(
+    "Outbox",
+    `<h1>Outbox</h1>
+<p class="lead">No mail server is configured (SMTP_URL), so this development server keeps its mail here and in <code>${escapeHtml(options.dir)}</code> (.eml files).</p>
+${items ? `<ul class="outbox" aria-label="Messages">${items}</ul>` : "<p>No messages yet.</p>"}`,
+  );
+}
