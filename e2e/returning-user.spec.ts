@@ -102,12 +102,28 @@ async function signUpAndClose(context: BrowserContext) {
   await expect(page).toHaveURL(/\/dashboard$/);
   const stored = await page.evaluate(() => {
     const key = Object.keys(window.localStorage).find((name) => name.startsWith("oidc.user:"));
-    return key ? (JSON.parse(window.localStorage.getItem(key) ?? "{}") as { refresh_token?: string }) : {};
+    return key
+      ? (JSON.parse(window.localStorage.getItem(key) ?? "{}") as {
+          access_token?: string;
+          refresh_token?: string;
+          expires_at?: number;
+        })
+      : {};
   });
   expect(stored.refresh_token).toEqual(expect.any(String));
+  // The server honours OIDC_ACCESS_TOKEN_TTL_SECONDS: this token is dead after the wait.
+  expect((stored.expires_at ?? 0) - Date.now() / 1000).toBeLessThanOrEqual(ACCESS_TOKEN_TTL_SECONDS);
   await page.close();
-  return { person, refreshToken: stored.refresh_token as string };
+  return { person, refreshToken: stored.refresh_token as string, accessToken: stored.access_token as string };
 }
+
+const storedAccessToken = (page: Page) =>
+  page.evaluate(() => {
+    const key = Object.keys(window.localStorage).find((name) => name.startsWith("oidc.user:"));
+    return key
+      ? (JSON.parse(window.localStorage.getItem(key) ?? "{}") as { access_token?: string }).access_token
+      : undefined;
+  });
 
 const pastTheAccessToken = (page: Page) => page.waitForTimeout((ACCESS_TOKEN_TTL_SECONDS + 3) * 1000);
 
@@ -115,7 +131,7 @@ test("a returning user whose access token expired opens a new tab on a protected
   context,
 }) => {
   test.setTimeout(90_000);
-  const { person } = await signUpAndClose(context);
+  const { person, accessToken } = await signUpAndClose(context);
   const waiting = await context.newPage();
   await pastTheAccessToken(waiting);
   await waiting.close();
@@ -129,6 +145,10 @@ test("a returning user whose access token expired opens a new tab on a protected
   expect(await seenPaths()).not.toContain("sign-in screen shown");
   expect(apiStatuses.length).toBeGreaterThan(0);
   expect(apiStatuses.filter((status) => status === 401)).toEqual([]);
+  // Signed in with a token renewed from the refresh token, not the expired one.
+  const renewedOnArrival = await storedAccessToken(page);
+  expect(renewedOnArrival).toEqual(expect.any(String));
+  expect(renewedOnArrival).not.toBe(accessToken);
 
   // The page stays open past another token's lifetime: renewed in time, its calls still succeed.
   await pastTheAccessToken(page);
@@ -139,6 +159,7 @@ test("a returning user whose access token expired opens a new tab on a protected
   await expect(page.getByText("Profile updated successfully!")).toBeVisible();
   expect(apiStatuses.filter((status) => status === 401)).toEqual([]);
   expect(await seenPaths()).not.toContain("/login");
+  expect(await storedAccessToken(page)).not.toBe(renewedOnArrival);
 
   // Signing out in another tab signs this one out too.
   const other = await context.newPage();
