@@ -61,7 +61,11 @@ import type { GatewayDeps } from "./modules/gateway/gateway-call.ts";
 import { closeLeases } from "./modules/gateway/leases.ts";
 import { createOpenStreams } from "./modules/gateway/open-streams.ts";
 import { openAiRoutes } from "./modules/gateway/openai.routes.ts";
-import { createMemoryRateLimiter, createRedisRateLimiter } from "./modules/gateway/rate-limit.ts";
+import {
+  createMemoryRateLimiter,
+  createRedisRateLimiter,
+  createWindowLimiter,
+} from "./modules/gateway/rate-limit.ts";
 import { sweepKeyReservations } from "./modules/keys/key-spend.ts";
 import { keysRoutes } from "./modules/keys/keys.routes.ts";
 import { mcpRoutes, protectedResourceRoutes } from "./modules/mcp/mcp.routes.ts";
@@ -200,12 +204,24 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     }, 10 * 60_000);
     sweeper.unref();
     app.addHook("onClose", async () => clearInterval(sweeper));
+    // Dynamic client registrations per address, shared by every process when REDIS_URL is set.
+    const registrationLimiter = createWindowLimiter({
+      name: "oidc-reg",
+      limit: config.oidc.registrationsPerIp,
+      windowMs: 10 * 60_000,
+      what: "client registrations from one address",
+      ...(config.redisUrl
+        ? { redis: { url: config.redisUrl, keyPrefix: config.redisKeyPrefix, log: app.log } }
+        : {}),
+    });
+    app.addHook("onClose", () => registrationLimiter.close());
     await app.register(identityRoutes, {
       provider,
       db,
       publicUrl: config.publicUrl,
       links: linkDeps,
       onEmailVerified: (accountId: string) => emailVerification.accountVerified(accountId),
+      registrationLimiter,
     });
     verifyToken = createTokenVerifier({
       issuer: config.oidc.issuer,

@@ -18,6 +18,8 @@ describe("loadConfig", () => {
       issuer: "http://localhost:3000/oidc",
       clientId: "promptmint-web",
       audience: "http://localhost:3000/api",
+      accessTokenTtlSeconds: 300,
+      registrationsPerIp: 10,
     });
     expect(config.platformFeePercent).toBe(10);
     expect(config.allowPrivateUpstreams).toBe(false);
@@ -104,7 +106,24 @@ describe("loadConfig", () => {
       issuer: "https://id.example.com/oidc",
       clientId: "spa",
       audience: "https://api.promptmint.example",
+      accessTokenTtlSeconds: 300,
+      registrationsPerIp: 10,
     });
+  });
+
+  it("reads the embedded issuer's access-token lifetime and registration limit, naming a bad value", () => {
+    const config = loadConfig({
+      DATA_DIR: dataDir(),
+      OIDC_ACCESS_TOKEN_TTL_SECONDS: "20",
+      OIDC_REGISTRATIONS_PER_IP: "50",
+    });
+    expect(config.oidc).toMatchObject({ accessTokenTtlSeconds: 20, registrationsPerIp: 50 });
+    expect(() => loadConfig({ DATA_DIR: dataDir(), OIDC_ACCESS_TOKEN_TTL_SECONDS: "2" })).toThrow(
+      /OIDC_ACCESS_TOKEN_TTL_SECONDS: must be at least 5 seconds/,
+    );
+    expect(() => loadConfig({ DATA_DIR: dataDir(), OIDC_REGISTRATIONS_PER_IP: "many" })).toThrow(
+      /OIDC_REGISTRATIONS_PER_IP: must be a whole number/,
+    );
   });
 
   it("refuses to start in production without a SECRET_KEY, and rejects a short one", () => {

@@ -33,6 +33,20 @@ const EnvSchema = z.object({
   OIDC_ISSUER: optionalUrl,
   OIDC_CLIENT_ID: optionalString,
   OIDC_AUDIENCE: optionalString,
+  /** Lifetime of the embedded issuer's access tokens; the SPA renews them with its refresh token. */
+  OIDC_ACCESS_TOKEN_TTL_SECONDS: z.coerce
+    .number({ error: "must be a whole number of seconds" })
+    .int("must be a whole number of seconds")
+    .min(5, "must be at least 5 seconds")
+    .max(86_400, "must be at most 86400 seconds (one day)")
+    .default(300),
+  /** Dynamic client registrations (POST /oidc/reg) one address may make per 10 minutes. */
+  OIDC_REGISTRATIONS_PER_IP: z.coerce
+    .number({ error: "must be a whole number" })
+    .int("must be a whole number")
+    .min(1, "must be at least 1")
+    .max(100_000, "must be at most 100000")
+    .default(10),
   OPENAI_API_KEY: optionalString,
   OPENAI_BASE_URL: optionalUrl,
   ANTHROPIC_API_KEY: optionalString,
@@ -172,6 +186,10 @@ export interface Config {
     issuer: string | undefined;
     clientId: string | undefined;
     audience: string;
+    /** OIDC_ACCESS_TOKEN_TTL_SECONDS: how long the embedded issuer's access tokens live. */
+    accessTokenTtlSeconds: number;
+    /** OIDC_REGISTRATIONS_PER_IP: dynamic client registrations per address per 10 minutes. */
+    registrationsPerIp: number;
   };
   platformFeePercent: number;
   /** Vendors' model prices: the built-in table plus MODEL_PRICES_FILE (docs/decisions/026). */
@@ -282,6 +300,8 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       issuer: embedded ? `${publicUrl}/oidc` : env.OIDC_ISSUER,
       clientId: embedded ? EMBEDDED_SPA_CLIENT_ID : env.OIDC_CLIENT_ID,
       audience: env.OIDC_AUDIENCE ?? `${publicUrl}/api`,
+      accessTokenTtlSeconds: env.OIDC_ACCESS_TOKEN_TTL_SECONDS,
+      registrationsPerIp: env.OIDC_REGISTRATIONS_PER_IP,
     },
     platformFeePercent: env.PLATFORM_FEE_PERCENT,
     modelPrices,

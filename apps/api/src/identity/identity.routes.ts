@@ -5,6 +5,8 @@ import { fileURLToPath } from "node:url";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type Provider from "oidc-provider";
 import type { Database } from "../db/client.ts";
+import { AppError } from "../lib/errors.ts";
+import type { WindowLimiter } from "../modules/gateway/rate-limit.ts";
 import {
   type AccountLinkOptions,
   accountLinkRoutes,
@@ -32,9 +34,15 @@ type UidParams = { uid: string };
 /** Mounts the embedded issuer at /oidc: our sign-in/sign-up pages plus oidc-provider's endpoints. */
 export async function identityRoutes(
   app: FastifyInstance,
-  options: { provider: Provider; db: Database; publicUrl: string } & AccountLinkOptions,
+  options: {
+    provider: Provider;
+    db: Database;
+    publicUrl: string;
+    /** Counts dynamic client registrations (POST /oidc/reg) per client address. */
+    registrationLimiter: WindowLimiter;
+  } & AccountLinkOptions,
 ) {
-  const { provider, db, publicUrl, links } = options;
+  const { provider, db, publicUrl, links, registrationLimiter } = options;
   const outboxUrl = outboxUrlOf(links);
 
   // Our interaction pages, with their own form parser.
@@ -175,6 +183,21 @@ export async function identityRoutes(
   await app.register(async (issuer) => {
     issuer.removeAllContentTypeParsers();
     issuer.addContentTypeParser("*", (_req, _payload, done) => done(null));
+    // Anyone may register a client (MCP clients do, RFC 7591), so registrations are counted per
+    // address; past the limit, 429 with Retry-After in OAuth's error shape.
+    issuer.addHook("onRequest", async (request, reply) => {
+      if (request.method !== "POST" || !/^\/oidc\/reg\/?(?:\?|$)/.test(request.url)) return;
+      try {
+        await registrationLimiter.hit(request.ip);
+      } catch (error) {
+        if (!(error instanceof AppError) || error.code !== "rate_limited") throw error;
+        return reply
+          .status(429)
+          .headers(error.headers ?? {})
+          .header("cache-control", "no-store")
+          .send({ error: "rate_limited", error_description: error.message });
+      }
+    });
     const callback = provider.callback();
     const forward = (request: FastifyRequest, reply: FastifyReply) => {
       reply.hijack();

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { and, eq, gt, isNull, or, sql } from "drizzle-orm";
+import { and, eq, gt, isNull, lt, or, sql } from "drizzle-orm";
 import type { Adapter, AdapterPayload } from "oidc-provider";
 import type { Database } from "../db/client.ts";
 import { oidcPayloads } from "../db/schema/index.ts";
@@ -20,6 +20,14 @@ const CREDENTIAL_MODELS = new Set([
   "RegistrationAccessToken",
 ]);
 
+/**
+ * A dynamically registered client (POST /oidc/reg) that never obtains a token is gone a day after
+ * its registration; each token it obtains gives it this long again (the lifetime of the grant and
+ * refresh token it just got). oidc-provider stores clients without an expiry: the adapter sets it.
+ */
+export const UNUSED_CLIENT_TTL_SECONDS = 24 * 60 * 60;
+export const USED_CLIENT_TTL_SECONDS = 30 * 24 * 60 * 60;
+
 /** oidc-provider storage in PostgreSQL: one row per (model, id), expired rows are never returned. */
 export function createOidcAdapterFactory(db: Database) {
   return class PostgresOidcAdapter implements Adapter {
@@ -36,7 +44,8 @@ export function createOidcAdapterFactory(db: Database) {
     }
 
     async upsert(id: string, fullPayload: AdapterPayload, expiresIn: number): Promise<void> {
-      const expiresAt = expiresIn ? new Date(Date.now() + expiresIn * 1000) : null;
+      const ttl = expiresIn || (this.model === "Client" ? UNUSED_CLIENT_TTL_SECONDS : 0);
+      const expiresAt = ttl ? new Date(Date.now() + ttl * 1000) : null;
       const { jti: _jti, ...withoutJti } = fullPayload;
       const payload = this.hashesIds ? withoutJti : fullPayload;
       const row = {
@@ -109,7 +118,22 @@ export function createOidcAdapterFactory(db: Database) {
   };
 }
 
-/** Removes expired rows; called periodically so the table does not grow without bound. */
-export async function deleteExpiredOidcPayloads(db: Database): Promise<void> {
-  await db.delete(oidcPayloads).where(sql`${oidcPayloads.expiresAt} < now()`);
+/** A registered client just obtained a token: it lives USED_CLIENT_TTL_SECONDS from now. */
+export async function keepRegisteredClient(db: Database, clientId: string, now = new Date()): Promise<void> {
+  await db
+    .update(oidcPayloads)
+    .set({ expiresAt: new Date(now.getTime() + USED_CLIENT_TTL_SECONDS * 1000) })
+    .where(and(eq(oidcPayloads.model, "Client"), eq(oidcPayloads.id, clientId)));
+}
+
+/**
+ * Removes rows expired at `now` (registered clients never used among them); called periodically
+ * so the table does not grow without bound.
+ */
+export async function deleteExpiredOidcPayloads(db: Database, now = new Date()): Promise<number> {
+  const removed = await db
+    .delete(oidcPayloads)
+    .where(lt(oidcPayloads.expiresAt, now))
+    .returning({ id: oidcPayloads.id });
+  return removed.length;
 }

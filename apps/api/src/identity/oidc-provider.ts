@@ -6,17 +6,11 @@ import type { Database } from "../db/client.ts";
 import { endAllSessions } from "../modules/auth/sessions.ts";
 import { isMcpResource, MCP_SCOPE } from "../modules/mcp/resources.ts";
 import { findAccountById } from "./accounts.ts";
-import { createOidcAdapterFactory } from "./oidc-adapter.ts";
+import { createOidcAdapterFactory, keepRegisteredClient } from "./oidc-adapter.ts";
 import { renderErrorPage, renderSignOutPage } from "./pages.ts";
 
 export const API_SCOPE = "api";
 const DAY = 24 * 60 * 60;
-/**
- * Short-lived API tokens: the SPA renews them with its refresh token before they expire. A
- * revoked session's tokens are refused at once anyway (modules/auth/sessions.ts); this bounds
- * what a token copied out of a browser is worth.
- */
-export const ACCESS_TOKEN_TTL_SECONDS = 5 * 60;
 
 /** Where the SPA may be served from: the public URL, plus Vite's dev server outside production. */
 export function spaOrigins(config: Config): string[] {
@@ -40,6 +34,10 @@ export async function createOidcProvider(
   const audience = config.oidc.audience;
   const origins = spaOrigins(config);
   const cookieKey = createHash("sha256").update(`oidc-cookies:${config.secretKey}`).digest("base64url");
+  // Short-lived API tokens (OIDC_ACCESS_TOKEN_TTL_SECONDS, 5 minutes by default): the SPA renews
+  // them with its refresh token before they expire. A revoked session's tokens are refused at once
+  // anyway (modules/auth/sessions.ts); this bounds what a token copied out of a browser is worth.
+  const accessTokenTtl = config.oidc.accessTokenTtlSeconds;
 
   const configuration: Configuration = {
     adapter: createOidcAdapterFactory(db),
@@ -82,12 +80,18 @@ export async function createOidcProvider(
       };
     },
     interactions: { url: (_ctx, interaction) => `/oidc/interaction/${interaction.uid}` },
-    // Dynamic registration's redirect URIs are checked here (oidc-provider calls the validator
-    // with the whole client metadata; the SPA's own client is exempt).
+    // Dynamic registration's metadata is checked here (oidc-provider calls the validator once per
+    // listed property, with the whole client metadata; the SPA's own client is exempt): every
+    // string for control characters and size (client_name's turn), then the redirect URIs.
     extraClientMetadata: {
-      properties: ["redirect_uris"],
-      validator(_ctx, _key, value, metadata) {
+      properties: ["client_name", "redirect_uris"],
+      validator(_ctx, key, value, metadata) {
         if (metadata.client_id === EMBEDDED_SPA_CLIENT_ID) return;
+        if (key === "client_name") {
+          const problem = refusedClientMetadata(metadata);
+          if (problem) throw new errors.InvalidClientMetadata(problem);
+          return;
+        }
         const refused = refusedRedirectUri(value, origins);
         if (refused) throw new errors.InvalidRedirectUri(refused);
       },
@@ -122,7 +126,7 @@ export async function createOidcProvider(
             scope: forSpa ? API_SCOPE : MCP_SCOPE,
             audience: resource,
             accessTokenFormat: "jwt",
-            accessTokenTTL: ACCESS_TOKEN_TTL_SECONDS,
+            accessTokenTTL: accessTokenTtl,
             jwt: { sign: { alg: "RS256" } },
           };
         },
@@ -169,7 +173,7 @@ export async function createOidcProvider(
       });
     },
     ttl: {
-      AccessToken: ACCESS_TOKEN_TTL_SECONDS,
+      AccessToken: accessTokenTtl,
       AuthorizationCode: 60,
       IdToken: 60 * 60,
       Interaction: 60 * 60,
@@ -189,7 +193,68 @@ export async function createOidcProvider(
     if (accountId && ctx.status < 400)
       await endAllSessions(db, { issuer: EMBEDDED_ISSUER_KEY, subject: accountId });
   });
+  // A registered client that obtains a token lives on; one that never does expires a day after
+  // registering (oidc-adapter.ts).
+  provider.use(async (ctx, next) => {
+    await next();
+    const clientId =
+      ctx.oidc?.route === "token" && ctx.status === 200 ? ctx.oidc.client?.clientId : undefined;
+    if (clientId && clientId !== EMBEDDED_SPA_CLIENT_ID) await keepRegisteredClient(db, clientId);
+  });
   return provider;
+}
+
+const MAX_CLIENT_NAME_LENGTH = 200;
+const MAX_STRING_LENGTH = 2048;
+/** A JWK's members (an x5c certificate chain) may be longer than a URI. */
+const MAX_NESTED_STRING_LENGTH = 8192;
+const MAX_ARRAY_LENGTH = 20;
+/**
+ * C0 and C1 controls, DEL, line and paragraph separators and bidirectional overrides: nothing a
+ * client's name or URI needs, and things a consent page must not show (or PostgreSQL store: NUL).
+ */
+const CONTROL_CHARACTERS = /[\p{Cc}\u2028\u2029\u202A-\u202E\u2066-\u2069]/u;
+
+/**
+ * Why a registered client's metadata is refused, naming the field, if it is: any string (at any
+ * depth: jwks) with a control character or too long, an array with too many members.
+ */
+export function refusedClientMetadata(metadata: Record<string, unknown>): string | undefined {
+  const check = (field: string, value: unknown, depth: number): string | undefined => {
+    if (typeof value === "string") {
+      if (CONTROL_CHARACTERS.test(value)) return `${field} must not contain control characters`;
+      const max =
+        field === "client_name"
+          ? MAX_CLIENT_NAME_LENGTH
+          : depth > 1
+            ? MAX_NESTED_STRING_LENGTH
+            : MAX_STRING_LENGTH;
+      if (value.length > max) return `${field} must be at most ${max} characters`;
+      return undefined;
+    }
+    if (Array.isArray(value)) {
+      if (value.length > MAX_ARRAY_LENGTH) return `${field} must have at most ${MAX_ARRAY_LENGTH} entries`;
+      for (const [index, item] of value.entries()) {
+        const problem = check(`${field}[${index}]`, item, depth + 1);
+        if (problem) return problem;
+      }
+      return undefined;
+    }
+    if (value && typeof value === "object") {
+      if (depth > 4) return `${field} is nested too deeply`;
+      for (const [name, item] of Object.entries(value)) {
+        if (CONTROL_CHARACTERS.test(name)) return `${field} must not contain control characters in its keys`;
+        const problem = check(`${field}.${name}`, item, depth + 1);
+        if (problem) return problem;
+      }
+    }
+    return undefined;
+  };
+  for (const [field, value] of Object.entries(metadata)) {
+    const problem = check(field, value, 0);
+    if (problem) return problem;
+  }
+  return undefined;
 }
 
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);

@@ -9,6 +9,7 @@ import {
   getErrorMessage,
   messageFromBody,
   setAccessTokenProvider,
+  setUnauthorizedHandler,
 } from "./api-client";
 
 async function failureOf(promise: Promise<unknown>): Promise<unknown> {
@@ -21,7 +22,66 @@ async function failureOf(promise: Promise<unknown>): Promise<unknown> {
 }
 
 describe("api client", () => {
-  afterEach(() => setAccessTokenProvider(null));
+  afterEach(() => {
+    setAccessTokenProvider(null);
+    setUnauthorizedHandler(null);
+  });
+
+  it("answers a 401 by renewing the token once and sending the request again", async () => {
+    setAccessTokenProvider(async () => "stale-token");
+    const renew = vi.fn(async () => "renewed-token");
+    setUnauthorizedHandler(renew);
+    const api = stubFetch({
+      "POST /api/things/": ({ headers }) =>
+        headers.get("Authorization") === "Bearer renewed-token"
+          ? jsonResponse({ ok: true }, 201)
+          : jsonResponse({ code: "unauthorized", message: "Token expired" }, 401),
+    });
+
+    await expect(apiRequest("/things/", { method: "POST", body: { name: "x" } })).resolves.toEqual({
+      ok: true,
+    });
+    expect(renew).toHaveBeenCalledExactlyOnceWith("stale-token");
+    const calls = api.callsTo("POST /api/things/");
+    expect(calls.map((call) => call.headers.get("Authorization"))).toEqual([
+      "Bearer stale-token",
+      "Bearer renewed-token",
+    ]);
+    expect(calls[1]?.body).toEqual({ name: "x" });
+  });
+
+  it("gives up after one retry, without one when nothing renews, and never for a token it was given", async () => {
+    vi.spyOn(console, "warn").mockImplementation(() => undefined);
+    setAccessTokenProvider(async () => "stale-token");
+    const renew = vi.fn(async (): Promise<string | undefined> => "renewed-token");
+    setUnauthorizedHandler(renew);
+    const api = stubFetch({ "GET /api/a": () => jsonResponse({ message: "Token expired" }, 401) });
+
+    const refused = await failureOf(apiRequest("/a"));
+    expect(refused).toMatchObject({ status: 401 });
+    expect(api.callsTo("GET /api/a")).toHaveLength(2);
+
+    renew.mockResolvedValueOnce(undefined);
+    await failureOf(apiRequest("/a"));
+    expect(api.callsTo("GET /api/a")).toHaveLength(3);
+
+    await failureOf(apiRequest("/a", { token: "caller-token" }));
+    expect(api.callsTo("GET /api/a")).toHaveLength(4);
+    expect(renew).toHaveBeenCalledTimes(2);
+  });
+
+  it("retries a download refused with 401 with the renewed token", async () => {
+    setAccessTokenProvider(async () => "stale-token");
+    setUnauthorizedHandler(async () => "renewed-token");
+    stubFetch({
+      "GET /api/app/x/download-frontend": ({ headers }) =>
+        headers.get("Authorization") === "Bearer renewed-token"
+          ? new Response("zip", { headers: { "Content-Disposition": 'attachment; filename="x.zip"' } })
+          : jsonResponse({ message: "Token expired" }, 401),
+    });
+
+    expect((await apiDownload("/app/x/download-frontend")).fileName).toBe("x.zip");
+  });
 
   it("sends JSON to /api with the bearer token and returns the parsed answer", async () => {
     window.localStorage.setItem("token", "stored-token");

@@ -24,6 +24,18 @@ export function setAccessTokenProvider(provider: AccessTokenProvider | null): vo
   accessTokenProvider = provider ?? readStoredToken;
 }
 
+/** Given the token the API refused (401), a new one to try the request with once, if there is one. */
+export type UnauthorizedHandler = (rejectedToken: string) => Promise<string | undefined>;
+let unauthorizedHandler: UnauthorizedHandler | undefined;
+
+/**
+ * The auth provider registers how a refused token is replaced (a renewal with the refresh token):
+ * a request answered 401 is sent again once with the new token before it fails.
+ */
+export function setUnauthorizedHandler(handler: UnauthorizedHandler | null): void {
+  unauthorizedHandler = handler ?? undefined;
+}
+
 /** A non-2xx answer from the API, carrying the server's error shape when it sent one. */
 /** The API's 404: the thing asked for does not exist, or is not the caller's to see. */
 export function isNotFoundError(error: unknown): boolean {
@@ -79,16 +91,29 @@ export interface RequestOptions<T> {
   headers?: Record<string, string>;
 }
 
-async function headersFor(accept: string, tokenOverride: string | null | undefined): Promise<Headers> {
-  const headers = new Headers({ Accept: accept });
+/**
+ * Sends a request with the current user's token (or the caller's override); when the API refuses
+ * the current user's token (401), once more with the token the unauthorized handler gives.
+ */
+async function fetchWithToken(
+  url: string,
+  init: RequestInit & { headers: Headers },
+  tokenOverride: string | null | undefined,
+): Promise<Response> {
   const token = tokenOverride !== undefined ? tokenOverride : await accessTokenProvider();
-  if (token) headers.set("Authorization", `Bearer ${token}`);
-  return headers;
+  if (token) init.headers.set("Authorization", `Bearer ${token}`);
+  const response = await fetch(url, init);
+  if (response.status !== 401 || tokenOverride !== undefined || !token || !unauthorizedHandler)
+    return response;
+  const renewed = await unauthorizedHandler(token).catch(() => undefined);
+  if (!renewed || renewed === token) return response;
+  init.headers.set("Authorization", `Bearer ${renewed}`);
+  return fetch(url, init);
 }
 
 export async function apiRequest<T = unknown>(path: string, options: RequestOptions<T> = {}): Promise<T> {
   const method = options.method ?? "GET";
-  const headers = await headersFor("application/json", options.token);
+  const headers = new Headers({ Accept: "application/json" });
   for (const [name, value] of Object.entries(options.headers ?? {})) headers.set(name, value);
 
   let body: string | undefined;
@@ -97,7 +122,11 @@ export async function apiRequest<T = unknown>(path: string, options: RequestOpti
     body = JSON.stringify(options.body);
   }
 
-  const response = await fetch(`${API_BASE}${path}`, { method, headers, body, signal: options.signal });
+  const response = await fetchWithToken(
+    `${API_BASE}${path}`,
+    { method, headers, body, signal: options.signal },
+    options.token,
+  );
   const payload = await readPayload(response);
 
   if (!response.ok) {
@@ -114,11 +143,12 @@ export async function apiDownload(
   path: string,
   options: Pick<RequestOptions<never>, "token" | "signal"> = {},
 ): Promise<{ blob: Blob; fileName: string | undefined }> {
-  const headers = await headersFor(
-    "application/zip, application/octet-stream, application/json",
+  const headers = new Headers({ Accept: "application/zip, application/octet-stream, application/json" });
+  const response = await fetchWithToken(
+    `${API_BASE}${path}`,
+    { method: "GET", headers, signal: options.signal },
     options.token,
   );
-  const response = await fetch(`${API_BASE}${path}`, { method: "GET", headers, signal: options.signal });
   if (!response.ok) throw new ApiClientError(response.status, await readPayload(response));
   return { blob: await response.blob(), fileName: fileNameOf(response.headers.get("Content-Disposition")) };
 }

@@ -80,23 +80,23 @@ function createLimiter(limits: RateLimits, count: WindowCounter, close: () => Pr
   };
 }
 
-function createMemoryCounter(now: () => number): WindowCounter {
+function createMemoryCounter(now: () => number, windowMs = WINDOW_MS): WindowCounter {
   const windows = new Map<string, { start: number; count: number }>();
   let lastSweep = now();
   return async (key) => {
     const t = now();
     // Windows are dropped as they expire so memory stays bounded.
-    if (t - lastSweep > WINDOW_MS) {
-      for (const [k, w] of windows) if (t - w.start >= WINDOW_MS) windows.delete(k);
+    if (t - lastSweep > windowMs) {
+      for (const [k, w] of windows) if (t - w.start >= windowMs) windows.delete(k);
       lastSweep = t;
     }
     let window = windows.get(key);
-    if (!window || t - window.start >= WINDOW_MS) {
+    if (!window || t - window.start >= windowMs) {
       window = { start: t, count: 0 };
       windows.set(key, window);
     }
     window.count += 1;
-    return { count: window.count, resetMs: window.start + WINDOW_MS - t };
+    return { count: window.count, resetMs: window.start + windowMs - t };
   };
 }
 
@@ -114,16 +114,23 @@ if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1])
 return {count, ttl}
 `;
 
+interface RedisCounterOptions {
+  url: string;
+  keyPrefix: string;
+  log: FastifyBaseLogger;
+  commandTimeoutMs?: number;
+}
+
 /**
- * Limits shared by every process on one Redis. When Redis cannot answer (not connected, or slower
- * than `commandTimeoutMs`), calls are counted in this process instead, with a warning: the limits
- * keep holding per process rather than failing open entirely or refusing every paid call. The
- * timeout is generous because a busy event loop can delay reading a reply that already arrived.
+ * A window counter shared by every process on one Redis. When Redis cannot answer (not connected,
+ * or slower than `commandTimeoutMs`), calls are counted in this process instead, with a warning:
+ * the limits keep holding per process rather than failing open entirely or refusing every call.
+ * The timeout is generous because a busy event loop can delay reading a reply that already arrived.
  */
-export function createRedisRateLimiter(
-  limits: RateLimits,
-  options: { url: string; keyPrefix: string; log: FastifyBaseLogger; commandTimeoutMs?: number },
-): RateLimiter {
+function createRedisCounter(
+  options: RedisCounterOptions,
+  windowMs: number,
+): { count: WindowCounter; close: () => Promise<void> } {
   const redis = new Redis(options.url, {
     lazyConnect: false,
     enableOfflineQueue: false,
@@ -131,7 +138,7 @@ export function createRedisRateLimiter(
     commandTimeout: options.commandTimeoutMs ?? 2000,
     retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
   });
-  const fallback = createMemoryCounter(Date.now);
+  const fallback = createMemoryCounter(Date.now, windowMs);
   let degraded = false;
   redis.on("error", (err) => {
     if (!degraded) options.log.warn({ err }, "Redis unreachable: rate limits are counted per process");
@@ -149,7 +156,7 @@ export function createRedisRateLimiter(
       return fallback(key);
     }
     try {
-      const [count, ttl] = (await redis.eval(HIT_SCRIPT, 1, `${options.keyPrefix}rl:${key}`, WINDOW_MS)) as [
+      const [count, ttl] = (await redis.eval(HIT_SCRIPT, 1, `${options.keyPrefix}rl:${key}`, windowMs)) as [
         number,
         number,
       ];
@@ -160,9 +167,63 @@ export function createRedisRateLimiter(
       return fallback(key);
     }
   };
-  return createLimiter(limits, count, async () => {
-    redis.disconnect();
-  });
+  return {
+    count,
+    close: async () => {
+      redis.disconnect();
+    },
+  };
+}
+
+/** The gateway's limits shared by every process on one Redis (see createRedisCounter). */
+export function createRedisRateLimiter(limits: RateLimits, options: RedisCounterOptions): RateLimiter {
+  const { count, close } = createRedisCounter(options, WINDOW_MS);
+  return createLimiter(limits, count, close);
+}
+
+/**
+ * One limit on one kind of key (e.g. an address) over a window of any length: `hit` counts a call
+ * and throws a 429 AppError with Retry-After once the key is past `limit` in its window. Counted in
+ * Redis when `redis` is given (shared by every process), else in this process.
+ */
+export interface WindowLimiter {
+  hit(key: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function createWindowLimiter(options: {
+  /** Names the keys in Redis, apart from the gateway's and other limiters'. */
+  name: string;
+  limit: number;
+  windowMs: number;
+  /** What is limited, for the 429's message ("client registrations from one address"). */
+  what: string;
+  redis?: RedisCounterOptions;
+  now?: () => number;
+}): WindowLimiter {
+  const { count, close } = options.redis
+    ? createRedisCounter(options.redis, options.windowMs)
+    : { count: createMemoryCounter(options.now ?? Date.now, options.windowMs), close: async () => {} };
+  return {
+    async hit(key) {
+      const counted = await count(`${options.name}:${key}`);
+      if (counted.count <= options.limit) return;
+      const resetSeconds = Math.max(1, Math.ceil(counted.resetMs / 1000));
+      throw new AppError(
+        "rate_limited",
+        `Rate limit of ${options.limit} ${options.what} per ${Math.round(options.windowMs / 60_000)} minutes exceeded; retry in ${resetSeconds} s`,
+        {
+          headers: {
+            "retry-after": String(resetSeconds),
+            "ratelimit-limit": String(options.limit),
+            "ratelimit-remaining": "0",
+            "ratelimit-reset": String(resetSeconds),
+          },
+        },
+      );
+    },
+    close,
+  };
 }
 
 export function rateLimitHeaders(result: RateLimitResult): Record<string, string> {
