@@ -1,10 +1,9 @@
 import { sql } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { queryRows } from "../../db/client.ts";
-import { type Caller, callerAt, createCaller } from "../../test/caller.ts";
+import { type Caller, createCaller } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startFakeOpenAi } from "../../test/fake-openai.ts";
-import { signUp } from "../../test/oidc-client.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
 import { reconcile } from "./reconcile.ts";
 
@@ -33,9 +32,8 @@ beforeAll(async () => {
       PAYOUT_MINIMUM_CENTS: "100",
     },
   });
-  const tokens = await signUp(server.baseUrl, { email: ADMIN_EMAIL });
-  admin = callerAt(server.baseUrl, { email: ADMIN_EMAIL, token: tokens.access_token });
-  await admin.api("POST", "/api/auth/register/");
+  // An operator's address must be verified (decision 041).
+  admin = await createCaller(server.baseUrl, "Chargeback operator", { email: ADMIN_EMAIL, verified: true });
 });
 afterEach(async () => {
   const report = await reconcile(server.database.db);
@@ -142,7 +140,7 @@ const closeDispute = (id: string, status: "won" | "lost") =>
 describe("a disputed top-up spent on two creators' apps, one of them paid out", () => {
   it("takes back the unspent rest, each creator's exact earnings from it (the paid-out one as debt), the platform's fee; won gives it all back", async () => {
     const buyer = await createCaller(server.baseUrl, "Chargeback buyer");
-    const paidOut = await createCaller(server.baseUrl, "Paid-out creator");
+    const paidOut = await createCaller(server.baseUrl, "Paid-out creator", { verified: true });
     const pending = await createCaller(server.baseUrl, "Pending creator");
     const [buyerId, paidOutId, pendingId] = [await idOf(buyer), await idOf(paidOut), await idOf(pending)];
     const key = (await buyer.api("POST", "/api/keys/", { body: { name: "sdk" } })).body.key as string;
@@ -235,7 +233,7 @@ describe("a disputed top-up spent on two creators' apps, one of them paid out", 
 describe("a partial refund of a top-up", () => {
   it("comes from the unspent rest first, then the creators in proportion; a creator's debt is paid from their next earnings before a payout", async () => {
     const buyer = await createCaller(server.baseUrl, "Partial buyer");
-    const creator = await createCaller(server.baseUrl, "Partial creator");
+    const creator = await createCaller(server.baseUrl, "Partial creator", { verified: true });
     const [buyerId, creatorId] = [await idOf(buyer), await idOf(creator)];
     const key = (await buyer.api("POST", "/api/keys/", { body: { name: "sdk" } })).body.key as string;
     const slug = await paidApp(creator, 50);

@@ -155,8 +155,8 @@ describe("payouts in the sandbox (Connect test mode, offline)", () => {
   });
 
   it("each creator's test clock is their own, moves 1 to 30 days a step and at most 90 days ahead", async () => {
-    const mover = await createCaller(server.baseUrl, "Clock Mover");
-    const bystander = await createCaller(server.baseUrl, "Clock Bystander");
+    const mover = await createCaller(server.baseUrl, "Clock Mover", { verified: true });
+    const bystander = await createCaller(server.baseUrl, "Clock Bystander", { verified: true });
     for (const creator of [mover, bystander]) {
       await onboard(creator, "succeeds");
       await creditEarnings(server.database.db, await userIdOf(creator), 2000 * MICROS_PER_CENT);
@@ -207,7 +207,7 @@ describe("payouts in the sandbox (Connect test mode, offline)", () => {
   });
 
   it("many steps at once stop at the bound: nobody's clock passes 90 days, nothing answers 500", async () => {
-    const creator = await createCaller(server.baseUrl, "Clock Hammer");
+    const creator = await createCaller(server.baseUrl, "Clock Hammer", { verified: true });
     const answers = await Promise.all(
       Array.from({ length: 40 }, () =>
         creator.api("POST", "/api/payouts/sandbox/clock", { body: { advance_days: 30 } }),
@@ -220,7 +220,7 @@ describe("payouts in the sandbox (Connect test mode, offline)", () => {
   });
 
   it("withdraws everything available when POST /api/payouts/ has no body, or an empty one", async () => {
-    const creator = await createCaller(server.baseUrl, "Bodiless Creator");
+    const creator = await createCaller(server.baseUrl, "Bodiless Creator", { verified: true });
     await onboard(creator, "succeeds");
     await creditEarnings(server.database.db, await userIdOf(creator), 3000 * MICROS_PER_CENT, daysAgo(30));
     const post = (headers: Record<string, string>, body?: string) =>

@@ -62,7 +62,8 @@ export interface World {
 const WALLETS_CENTS = [4000, 2500, 1200, 300];
 
 export async function createWorld(baseUrl: string, hookUrl: string, prng: Prng): Promise<World> {
-  const creator = await person(baseUrl, "creator");
+  // Verified through the outbox: payout onboarding needs it (decision 041).
+  const creator = await person(baseUrl, "creator", { verified: true });
   const consumers: Person[] = [];
   for (const [i, cents] of WALLETS_CENTS.entries()) {
     const consumer = await person(baseUrl, `consumer-${i + 1}`);
@@ -101,8 +102,8 @@ async function newLimitedKey(caller: Caller, prng: Prng): Promise<LimitedKey> {
   };
 }
 
-async function person(baseUrl: string, name: string): Promise<Person> {
-  const caller = await createCaller(baseUrl, name);
+async function person(baseUrl: string, name: string, options: { verified?: boolean } = {}): Promise<Person> {
+  const caller = await createCaller(baseUrl, name, options);
   const id = (await caller.api("GET", "/api/auth/profile/")).body.user.id as string;
   return { name, id, caller, apiKey: await newApiKey(caller) };
 }
