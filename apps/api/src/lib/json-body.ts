@@ -13,12 +13,6 @@ export function installJsonBodyParser(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser("error", "error");
   app.removeContentTypeParser("application/json");
   app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
-    // An empty body is no body (as without a Content-Type): a route whose body is optional
-    // (POST /payouts/, "everything available") takes it; one that needs a body refuses it by name.
-    if ((body as string).trim() === "") {
-      done(null, undefined);
-      return;
-    }
     if (jsonDepth(body as string) > MAX_JSON_DEPTH) {
       done(invalidFields({ body: `is nested more than ${MAX_JSON_DEPTH} levels deep` }), undefined);
       return;
