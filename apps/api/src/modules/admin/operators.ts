@@ -80,22 +80,38 @@ export async function grantOperator(db: Database, email: string, actor: Actor): 
       ok: false,
       message: `${email} is not verified: they must open the verification link mailed to that address (or use "Resend verification email" on the Earnings page), then sign in again; grant after that. An unverified address is never granted.`,
     };
+  return changeRole(db, verified, actor, "operator.grant", (tx, user) =>
+    tx
+      .insert(userRoles)
+      .values({ userId: user.id, role: "operator", grantedBy: actor.email })
+      .onConflictDoUpdate({
+        target: [userRoles.userId, userRoles.role],
+        set: { grantedBy: actor.email, grantedAt: new Date(), revokedAt: null },
+        setWhere: sql`${userRoles.revokedAt} is not null`,
+      })
+      .returning(),
+  );
+}
+
+/**
+ * Applies one role change to each user, each in its own transaction with its audit entry; a user
+ * the statement leaves as they were (no row returned) is listed unchanged and not audited.
+ */
+async function changeRole(
+  db: Database,
+  targets: UserRow[],
+  actor: Actor,
+  action: "operator.grant" | "operator.revoke",
+  statement: (tx: Database, user: UserRow) => Promise<unknown[]>,
+): Promise<RoleChange> {
   const changed: UserRow[] = [];
   const unchanged: UserRow[] = [];
-  for (const user of verified) {
+  for (const user of targets) {
     const done = await db.transaction(async (tx) => {
-      const [row] = await tx
-        .insert(userRoles)
-        .values({ userId: user.id, role: "operator", grantedBy: actor.email })
-        .onConflictDoUpdate({
-          target: [userRoles.userId, userRoles.role],
-          set: { grantedBy: actor.email, grantedAt: new Date(), revokedAt: null },
-          setWhere: sql`${userRoles.revokedAt} is not null`,
-        })
-        .returning();
+      const [row] = await statement(tx as unknown as Database, user);
       if (!row) return false;
       await writeAudit(tx as unknown as Database, actor, {
-        action: "operator.grant",
+        action,
         targetKind: "user",
         targetId: user.id,
         details: { email: user.email },
@@ -111,29 +127,13 @@ export async function grantOperator(db: Database, email: string, actor: Actor): 
 export async function revokeOperator(db: Database, email: string, actor: Actor): Promise<RoleChange> {
   const found = await usersWithEmail(db, email);
   if (found.length === 0) return { ok: false, message: `No user with the address ${email}.` };
-  const changed: UserRow[] = [];
-  const unchanged: UserRow[] = [];
-  for (const user of found) {
-    const done = await db.transaction(async (tx) => {
-      const [row] = await tx
-        .update(userRoles)
-        .set({ revokedAt: new Date() })
-        .where(
-          and(eq(userRoles.userId, user.id), eq(userRoles.role, "operator"), isNull(userRoles.revokedAt)),
-        )
-        .returning();
-      if (!row) return false;
-      await writeAudit(tx as unknown as Database, actor, {
-        action: "operator.revoke",
-        targetKind: "user",
-        targetId: user.id,
-        details: { email: user.email },
-      });
-      return true;
-    });
-    (done ? changed : unchanged).push(user);
-  }
-  return { ok: true, changed, unchanged };
+  return changeRole(db, found, actor, "operator.revoke", (tx, user) =>
+    tx
+      .update(userRoles)
+      .set({ revokedAt: new Date() })
+      .where(and(eq(userRoles.userId, user.id), eq(userRoles.role, "operator"), isNull(userRoles.revokedAt)))
+      .returning(),
+  );
 }
 
 /** Every current operator, earliest grant first. */
