@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Caller, callerAt, createCaller, fundWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { embedWidget } from "../../test/embed-widget.ts";
-import { signUp } from "../../test/oidc-client.ts";
 import { freePort, startTestServer, type TestServer } from "../../test/server.ts";
 
 // Two API processes on one PostgreSQL (decision 046): a suspension made through one is honoured by
@@ -23,9 +22,8 @@ beforeAll(async () => {
   const port = await freePort();
   two = await startTestServer(testDb, { port, env: { ...env, PUBLIC_URL: one.baseUrl } });
   twoUrl = `http://127.0.0.1:${port}`;
-  const tokens = await signUp(one.baseUrl, { email: ADMIN_EMAIL, displayName: "Operator" });
-  admin = callerAt(one.baseUrl, { email: ADMIN_EMAIL, token: tokens.access_token });
-  expect((await admin.api("POST", "/api/auth/register/")).status).toBe(200);
+  // An operator's address must be verified (decision 041).
+  admin = await createCaller(one.baseUrl, "Operator", { email: ADMIN_EMAIL, verified: true });
 });
 afterAll(async () => {
   await two?.stop();
