@@ -120,24 +120,24 @@ describe("/admin", () => {
     ).toBeTruthy();
   });
 
-  it("tells anyone else the API refused them, and shows them no Admin link", async () => {
+  it("tells anyone else once why the API refused them, asks for nothing more, and shows no Admin link", async () => {
     const refusal = {
       code: "forbidden",
       message: "Only the platform's operators may use /admin",
     };
     const api = stubSignedInApi({
       "GET /api/admin/access": () => jsonResponse(refusal, 403),
-      "GET /api/admin/audit?limit=50": () => jsonResponse(refusal, 403),
-    });
-    const original = api.fetchMock.getMockImplementation();
-    api.fetchMock.mockImplementation(async (input, init) => {
-      if (String(input).startsWith("/api/admin/overview?")) return jsonResponse(refusal, 403);
-      return original ? original(input, init) : jsonResponse({}, 599);
     });
     renderRoute("/admin", { auth: createTestAuth("signed-in") });
-    expect((await screen.findAllByText(/Only the platform's operators/)).length).toBeGreaterThan(0);
+    expect(await screen.findByText("This page is for the platform's operators")).toBeTruthy();
+    expect(screen.getAllByText(/Only the platform's operators may use/)).toHaveLength(1);
+    expect(screen.getByRole("link", { name: /Back to dashboard/ }).getAttribute("href")).toBe("/dashboard");
+    // No period to pick, no sections failing one by one: nothing else was asked of the API.
+    expect(screen.queryByLabelText("From")).toBeNull();
     expect(screen.queryByRole("region", { name: "Figures" })).toBeNull();
-    await waitFor(() => expect(api.callsTo("GET /api/admin/access")).toHaveLength(1));
+    expect(api.fetchMock.mock.calls.filter(([input]) => String(input).startsWith("/api/admin/")).length).toBe(
+      1,
+    );
     const nav = screen.getByRole("navigation", { name: "Main" });
     expect(within(nav).queryByRole("link", { name: "Admin" })).toBeNull();
   });

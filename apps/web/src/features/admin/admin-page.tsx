@@ -1,8 +1,9 @@
 import { type AdminOverview, AdminOverviewSchema, AuditEntrySchema } from "@promptmint/contracts";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { AlertTriangle, Banknote, Cpu, Landmark, Receipt, ShieldAlert } from "lucide-react";
-import { type FormEvent, useState } from "react";
+import { type FormEvent, type ReactNode, useState } from "react";
 import { z } from "zod";
+import { AccessDeniedState } from "../../components/ui/access-denied-state";
 import { Badge } from "../../components/ui/badge";
 import { Button } from "../../components/ui/button";
 import { Card } from "../../components/ui/card";
@@ -23,8 +24,45 @@ const dayAfter = (day: string) => isoDay(new Date(Date.parse(`${day}T00:00:00Z`)
 
 type Target = { kind: "apps" | "users"; id: string; label: string; suspended: boolean };
 
-/** /admin: the operator's figures, disputes and debts, top apps and creators, suspensions, audit log. */
+/**
+ * /admin: the operator's figures, disputes and debts, top apps and creators, suspensions, audit
+ * log; anyone else sees one access-denied screen (with the verification notice when that is why).
+ */
 export function AdminPage() {
+  const access = useQuery({
+    queryKey: ["admin-access"],
+    queryFn: ({ signal }) =>
+      apiRequest("/admin/access", { schema: z.object({ admin: z.literal(true) }), signal }),
+    retry: false,
+  });
+  const header = (
+    <PageHeader
+      title="Operator"
+      description="The platform's money, disputes and debts, and the apps and people it serves."
+    />
+  );
+  if (access.isPending)
+    return (
+      <PageContainer className="max-w-7xl">
+        {header}
+        <LoadingState label="Checking access..." />
+      </PageContainer>
+    );
+  if (access.isError)
+    return (
+      <PageContainer className="max-w-7xl">
+        {header}
+        <EmailVerificationNotice className="mb-6" reason="Operator access needs a verified address." />
+        <AccessDeniedState
+          title="This page is for the platform's operators"
+          reason={getErrorMessage(access.error)}
+        />
+      </PageContainer>
+    );
+  return <OperatorScreen header={header} />;
+}
+
+function OperatorScreen({ header }: { header: ReactNode }) {
   const [from, setFrom] = useState(() => isoDay(new Date(Date.now() - 30 * DAY_MS)));
   const [to, setTo] = useState(() => isoDay(new Date()));
   const [target, setTarget] = useState<Target | null>(null);
@@ -49,11 +87,7 @@ export function AdminPage() {
 
   return (
     <PageContainer className="max-w-7xl">
-      <PageHeader
-        title="Operator"
-        description="The platform's money, disputes and debts, and the apps and people it serves."
-      />
-      <EmailVerificationNotice className="mb-6" reason="Operator access needs a verified address." />
+      {header}
       <form
         className="mb-6 flex flex-wrap items-end gap-3"
         aria-label="Period"
