@@ -1,10 +1,10 @@
-import { ArrowLeft, ShieldAlert } from "lucide-react";
-import { ButtonLink } from "./button";
-import { EmptyState } from "./empty-state";
+import { ShieldAlert } from "lucide-react";
+import { NotFoundState } from "./not-found-state";
 
 /**
  * What a screen shows a signed-in person it is not for (403): one calm statement of why, in the
- * server's words, and a way back, instead of each section failing on its own.
+ * server's words, and a way back, instead of each section failing on its own. The same layout as
+ * the not-found state, with its own icon.
  */
 export function AccessDeniedState({
   title = "You do not have access to this page",
@@ -18,16 +18,12 @@ export function AccessDeniedState({
   backLabel?: string;
 }) {
   return (
-    <EmptyState
+    <NotFoundState
       icon={ShieldAlert}
       title={title}
       description={reason}
-      action={
-        <ButtonLink to={backTo} variant="secondary">
-          <ArrowLeft className="size-4" aria-hidden="true" />
-          {backLabel}
-        </ButtonLink>
-      }
+      backTo={backTo}
+      backLabel={backLabel}
     />
   );
 }
