@@ -139,7 +139,10 @@ test("stop clears the timers and waits for the run in progress", async () => {
 test("runNow runs a job at once, and refuses a name it does not know", async () => {
   const { log } = fakeLog();
   let calls = 0;
-  const jobs = startJobs([{ name: "sweep", everyMs: 60_000, run: async () => void (calls += 1) }], { log });
+  const run = async () => {
+    calls += 1;
+  };
+  const jobs = startJobs([{ name: "sweep", everyMs: 60_000, run }], { log });
   await jobs.runNow("sweep");
   expect(calls).toBe(1);
   expect(() => jobs.runNow("nothing")).toThrow("no background job named nothing");

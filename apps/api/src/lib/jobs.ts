@@ -86,8 +86,18 @@ function jobMetrics(registry: Registry) {
   const registers = [registry];
   const labelNames = ["job"] as const;
   return {
-    runs: new Counter({ name: "job_runs_total", help: "Background job runs that ended well", labelNames, registers }),
-    failures: new Counter({ name: "job_failures_total", help: "Background job runs that failed", labelNames, registers }),
+    runs: new Counter({
+      name: "job_runs_total",
+      help: "Background job runs that ended well",
+      labelNames,
+      registers,
+    }),
+    failures: new Counter({
+      name: "job_failures_total",
+      help: "Background job runs that failed",
+      labelNames,
+      registers,
+    }),
     skipped: new Counter({
       name: "job_skipped_ticks_total",
       help: "Background job ticks skipped because the last run was still going",
