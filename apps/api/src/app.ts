@@ -133,6 +133,7 @@ export async function buildServer(options: BuildAppOptions): Promise<Server> {
       publicUrl: config.publicUrl,
       links: embedded.links,
       onEmailVerified: (accountId: string) => services.identity.emailVerification.accountVerified(accountId),
+      sessions: services.sessions,
       registrationLimiter: embedded.registrationLimiter,
     });
   await app.register(fastifyMultipart, { limits: { fileSize: config.maxUploadBytes, files: 1, fields: 10 } });
@@ -335,7 +336,7 @@ async function productApi(
   const { stripe, payoutDeps } = services;
   const emailVerification = services.identity.emailVerification;
   await scope.register(runtimeConfigRoutes, { config });
-  await scope.register(authRoutes, { db, guards, emailVerification });
+  await scope.register(authRoutes, { db, guards, emailVerification, sessions: services.sessions });
   await scope.register(keysRoutes, { db, guards });
   await scope.register(analyticsRoutes, { db, guards });
   await scope.register(applicationsRoutes, {

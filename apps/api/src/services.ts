@@ -11,6 +11,7 @@ import { createSafeFetch } from "./lib/safe-fetch.ts";
 import { createSecretBox } from "./lib/secrets.ts";
 import { createAuthGuards } from "./modules/auth/authenticate.ts";
 import { createEmailVerification } from "./modules/auth/email-verification.ts";
+import { createSessionChecks, type SessionChecks } from "./modules/auth/sessions.ts";
 import { createTokenVerifier } from "./modules/auth/token-verifier.ts";
 import { createStripeGateway } from "./modules/billing/stripe.ts";
 import { createEmbedTokens } from "./modules/embed/embed.service.ts";
@@ -45,12 +46,14 @@ export async function buildServices(
   registry: Registry,
 ) {
   const secrets = createSecretBox(config.secretKey);
-  const identity = await buildIdentity(config, db, log, secrets);
+  const sessions = createSessionChecks(db);
+  const identity = await buildIdentity(config, db, log, secrets, sessions);
   const guards = createAuthGuards({
     verifyToken: identity.verifyToken,
     db,
     adminEmails: config.adminEmails,
     emailVerification: identity.emailVerification,
+    sessions,
   });
   useModelPrices(config.modelPrices);
   const llm = createLlmClient(config);
@@ -97,6 +100,7 @@ export async function buildServices(
 
   return {
     secrets,
+    sessions,
     identity,
     guards,
     llm,
@@ -128,6 +132,7 @@ async function buildIdentity(
   db: Database,
   log: FastifyBaseLogger,
   secrets: ReturnType<typeof createSecretBox>,
+  sessions: SessionChecks,
 ) {
   const mailer: Mailer | undefined = config.oidc.embedded ? createMailer(config.mail) : undefined;
   const links: LinkDeps | undefined = mailer && { db, mailer, publicUrl: config.publicUrl };
@@ -145,7 +150,7 @@ async function buildIdentity(
     return { mailer, emailVerification, verifyToken, embedded: undefined };
   }
   const keys = await loadSigningKeys(db, secrets);
-  const provider = await createOidcProvider(config, db, keys);
+  const provider = await createOidcProvider(config, db, keys, sessions);
   // Dynamic client registrations per address, shared by every process when REDIS_URL is set.
   const registrationLimiter = createWindowLimiter({
     name: "oidc-reg",
