@@ -23,12 +23,8 @@ export interface Jobs {
  * same thing twice at once). A failure is logged with the job's name and the next tick tries again.
  * The timers do not hold the process open; `stop` is what the server's close waits on.
  */
-export function startJobs(
-  jobs: Job[],
-  options: { log: FastifyBaseLogger; registry?: Registry; now?: () => number },
-): Jobs {
+export function startJobs(jobs: Job[], options: { log: FastifyBaseLogger; registry?: Registry }): Jobs {
   const { log } = options;
-  const now = options.now ?? (() => performance.now());
   const metrics = options.registry && jobMetrics(options.registry);
   const running = new Map<string, Promise<void>>();
   let stopped = false;
@@ -39,7 +35,7 @@ export function startJobs(
       metrics?.skipped.inc({ job: job.name });
       return inProgress;
     }
-    const startedAt = now();
+    const startedAt = performance.now();
     const run = Promise.resolve()
       .then(job.run)
       .then(
@@ -50,7 +46,7 @@ export function startJobs(
         },
       )
       .then(() => {
-        metrics?.lastDuration.set({ job: job.name }, (now() - startedAt) / 1000);
+        metrics?.lastDuration.set({ job: job.name }, (performance.now() - startedAt) / 1000);
         running.delete(job.name);
       });
     running.set(job.name, run);
