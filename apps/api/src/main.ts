@@ -1,6 +1,5 @@
-import { buildApp } from "./app.ts";
+import { buildServer } from "./app.ts";
 import { ConfigError, loadConfig } from "./config.ts";
-import { warmUps } from "./warm-up.ts";
 
 async function main() {
   let config: ReturnType<typeof loadConfig>;
@@ -13,7 +12,7 @@ async function main() {
     }
     throw error;
   }
-  const app = await buildApp({ config });
+  const { app, warmUp } = await buildServer({ config });
   // On SIGTERM the listener closes at once (new connections are refused, requests arriving on
   // kept-alive connections get a 503), calls in flight run to completion, then the database
   // closes. Past SHUTDOWN_TIMEOUT_SECONDS the process exits anyway; holds of calls cut short
@@ -35,7 +34,7 @@ async function main() {
   // The first paid call answers as fast as the hundredth (issue 20): connections, statements and
   // the paid path's code are warmed before the server says it listens (warm-up.ts). Never fatal.
   await app.ready();
-  await warmUps.get(app)?.();
+  await warmUp();
   await app.listen({ port: config.port, host: config.host, backlog: 8192 });
   const database = config.databaseUrl ? "PostgreSQL (DATABASE_URL)" : `PGlite in ${config.dataDir}`;
   // The mail server's host only (SMTP_URL carries its password), or where mail goes without one.

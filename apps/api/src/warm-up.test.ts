@@ -5,7 +5,7 @@ import { closeLeases, leaseBookFor } from "./modules/gateway/leases.ts";
 import type { LlmClient } from "./modules/models/llm.ts";
 import { createTestDatabase, type TestDatabase } from "./test/database.ts";
 import { startTestServer, type TestServer } from "./test/server.ts";
-import { type WarmUpReport, warmUp, warmUps } from "./warm-up.ts";
+import { type WarmUpReport, warmUp } from "./warm-up.ts";
 
 // The start-up warm-up (warm-up.ts, docs/decisions/039): what it leaves behind is observable (open
 // connections with the paid path's statements prepared on them), and it writes nothing.
@@ -61,9 +61,7 @@ beforeAll(async () => {
     logStream: { write: (line) => void logLines.push(line) },
   });
   rowsBefore = await rowCounts();
-  const run = warmUps.get(server.app);
-  if (!run) throw new Error("buildApp registered no warm-up");
-  report = await run();
+  report = await server.warmUp();
 });
 afterAll(async () => {
   await server?.stop();
@@ -137,7 +135,7 @@ it("leaves the pools' connections open with the paid path's statements prepared 
     expect((close?.custom ?? 0) + (close?.generic ?? 0)).toBe(6);
   }
   // A second warm-up finds them prepared already: nothing is parsed twice on a connection.
-  const again = await warmUps.get(server.app)?.();
+  const again = await server.warmUp();
   expect(again?.statements).toBe(0);
 });
 
@@ -165,7 +163,7 @@ it("opens no connection to a vendor it cannot reach, and preloads nothing from a
 it("does not rehearse once real calls have opened leases: their lease book is kept, not discarded", async () => {
   // A call's lease opens the handle's lease book; discarding it would forget that lease's hold.
   const book = leaseBookFor(server.database.db);
-  const again = await warmUps.get(server.app)?.();
+  const again = await server.warmUp();
   expect(again?.failures).toEqual([]);
   expect(again?.rehearsed).toBe(0);
   expect(leaseBookFor(server.database.db)).toBe(book);

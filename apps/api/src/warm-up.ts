@@ -333,6 +333,3 @@ async function rehearsalWorld(db: Database, secrets: SecretBox) {
   await db.update(ledgerAccounts).set({ balanceMicros: 1_000_000_000 }).where(eq(ledgerAccounts.id, wallet));
   return { key, slug: row.slug, applicationId: row.id, payerId: payer.id };
 }
-
-/** Each app's warm-up (app.ts registers it; main.ts runs it before listening). */
-export const warmUps = new WeakMap<FastifyInstance, () => Promise<WarmUpReport>>();

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from "fastify";
 import { EMBEDDED_ISSUER_KEY } from "../config.ts";
 import { readOutbox } from "../lib/mailer.ts";
-import { endAllSessions } from "../modules/auth/sessions.ts";
+import type { SessionChecks } from "../modules/auth/sessions.ts";
 import type { IdentityAccount } from "./accounts.ts";
 import {
   checkLink,
@@ -26,6 +26,8 @@ export interface AccountLinkOptions {
   links: LinkDeps;
   /** An account's address was just verified (the API marks its user, which may grant a role). */
   onEmailVerified(accountId: string): Promise<void>;
+  /** A new password ends the account's sessions (modules/auth/sessions.ts). */
+  sessions: Pick<SessionChecks, "endAll">;
 }
 
 /** Where development mail can be read, when there is no mail server. */
@@ -57,7 +59,7 @@ const REFUSED: Record<LinkRefusal, string> = {
  * and the development outbox. Registered inside the pages plugin, which parses the forms.
  */
 export async function accountLinkRoutes(app: FastifyInstance, options: AccountLinkOptions) {
-  const { links, onEmailVerified } = options;
+  const { links, onEmailVerified, sessions } = options;
   const home = { label: "Continue to Promptmint", url: `${links.publicUrl}/dashboard` };
   const outboxUrl = outboxUrlOf(links);
 
@@ -135,7 +137,7 @@ export async function accountLinkRoutes(app: FastifyInstance, options: AccountLi
       return refusedReset(reply, result.reason);
     }
     // A new password ends every session: whoever knew the old one is signed out too.
-    await endAllSessions(links.db, { issuer: EMBEDDED_ISSUER_KEY, subject: result.account.id });
+    await sessions.endAll({ issuer: EMBEDDED_ISSUER_KEY, subject: result.account.id });
     await onEmailVerified(result.account.id);
     return sendPage(
       reply,

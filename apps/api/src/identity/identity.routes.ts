@@ -52,7 +52,11 @@ export async function identityRoutes(
       { parseAs: "string", bodyLimit: 16 * 1024 },
       (_req, body, done) => done(null, Object.fromEntries(new URLSearchParams(body as string))),
     );
-    await pages.register(accountLinkRoutes, { links, onEmailVerified: options.onEmailVerified });
+    await pages.register(accountLinkRoutes, {
+      links,
+      onEmailVerified: options.onEmailVerified,
+      sessions: options.sessions,
+    });
 
     pages.get<{ Params: { name: string } }>("/oidc/assets/:name", async (request, reply) => {
       const asset = assets.get(request.params.name);

@@ -3,7 +3,7 @@ import { and, eq, gt, isNull, lt, or, sql } from "drizzle-orm";
 import type { Adapter, AdapterPayload } from "oidc-provider";
 import type { Database } from "../db/client.ts";
 import { oidcPayloads } from "../db/schema/index.ts";
-import { forgetSessionChecks } from "../modules/auth/sessions.ts";
+import type { SessionChecks } from "../modules/auth/sessions.ts";
 
 /**
  * Models whose id is itself the credential a client presents (an opaque refresh token, an
@@ -29,7 +29,7 @@ export const UNUSED_CLIENT_TTL_SECONDS = 24 * 60 * 60;
 export const USED_CLIENT_TTL_SECONDS = 30 * 24 * 60 * 60;
 
 /** oidc-provider storage in PostgreSQL: one row per (model, id), expired rows are never returned. */
-export function createOidcAdapterFactory(db: Database) {
+export function createOidcAdapterFactory(db: Database, sessions: Pick<SessionChecks, "forget">) {
   return class PostgresOidcAdapter implements Adapter {
     readonly model: string;
     private readonly hashesIds: boolean;
@@ -91,12 +91,12 @@ export function createOidcAdapterFactory(db: Database) {
         .delete(oidcPayloads)
         .where(and(eq(oidcPayloads.model, this.model), eq(oidcPayloads.id, this.key(id))));
       // A revoked grant's access tokens are refused from now on (modules/auth/sessions.ts).
-      if (this.model === "Grant") forgetSessionChecks(db);
+      if (this.model === "Grant") sessions.forget();
     }
 
     async revokeByGrantId(grantId: string): Promise<void> {
       await db.delete(oidcPayloads).where(eq(oidcPayloads.grantId, grantId));
-      forgetSessionChecks(db);
+      sessions.forget();
     }
 
     private async findWhere(condition: ReturnType<typeof eq>): Promise<AdapterPayload | undefined> {

@@ -3,7 +3,7 @@ import type { JWK } from "jose";
 import Provider, { type Configuration, errors, type KoaContextWithOIDC } from "oidc-provider";
 import { type Config, EMBEDDED_ISSUER_KEY, EMBEDDED_SPA_CLIENT_ID } from "../config.ts";
 import type { Database } from "../db/client.ts";
-import { endAllSessions } from "../modules/auth/sessions.ts";
+import type { SessionChecks } from "../modules/auth/sessions.ts";
 import { isMcpResource, MCP_SCOPE } from "../modules/mcp/resources.ts";
 import { findAccountById } from "./accounts.ts";
 import { createOidcAdapterFactory, keepRegisteredClient } from "./oidc-adapter.ts";
@@ -28,6 +28,7 @@ export async function createOidcProvider(
   config: Config,
   db: Database,
   signingKeys: JWK[],
+  sessions: SessionChecks,
 ): Promise<Provider> {
   const issuer = config.oidc.issuer;
   if (!issuer) throw new Error("embedded issuer needs an issuer URL");
@@ -40,7 +41,7 @@ export async function createOidcProvider(
   const accessTokenTtl = config.oidc.accessTokenTtlSeconds;
 
   const configuration: Configuration = {
-    adapter: createOidcAdapterFactory(db),
+    adapter: createOidcAdapterFactory(db, sessions),
     clients: [
       {
         client_id: EMBEDDED_SPA_CLIENT_ID,
@@ -191,7 +192,7 @@ export async function createOidcProvider(
     await next();
     const accountId = ctx.oidc?.route === "end_session_confirm" ? ctx.oidc.session?.accountId : undefined;
     if (accountId && ctx.status < 400)
-      await endAllSessions(db, { issuer: EMBEDDED_ISSUER_KEY, subject: accountId });
+      await sessions.endAll({ issuer: EMBEDDED_ISSUER_KEY, subject: accountId });
   });
   // A registered client that obtains a token lives on; one that never does expires a day after
   // registering (oidc-adapter.ts).

@@ -3,9 +3,10 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import type { FastifyInstance } from "fastify";
-import { buildApp } from "../app.ts";
+import { buildServer } from "../app.ts";
 import { type Config, loadConfig } from "../config.ts";
 import type { DatabaseHandle } from "../db/client.ts";
+import type { WarmUpReport } from "../warm-up.ts";
 import type { TestDatabase } from "./database.ts";
 
 /** The SECRET_KEY test servers start with unless told otherwise. */
@@ -13,6 +14,8 @@ export const TEST_SECRET_KEY = "test-secret-key-that-is-long-enough-0123456789";
 
 export interface TestServer {
   app: FastifyInstance;
+  /** What main.ts runs before listening (warm-up.ts). */
+  warmUp: () => Promise<WarmUpReport>;
   config: Config;
   baseUrl: string;
   database: DatabaseHandle;
@@ -55,10 +58,16 @@ export async function startTestServer(
     ...options.env,
   });
   const database = await testDb.open();
-  const app = await buildApp({ config, database, serveWeb: false, logStream: options.logStream });
+  const { app, warmUp } = await buildServer({
+    config,
+    database,
+    serveWeb: false,
+    logStream: options.logStream,
+  });
   await app.listen({ port, host: "127.0.0.1" });
   return {
     app,
+    warmUp,
     config,
     baseUrl: config.publicUrl,
     database,

@@ -14,7 +14,7 @@ import type { Database } from "../../db/client.ts";
 import { getOwnCreator, getProfile, getRoles, listCreators, updateProfile } from "./auth.service.ts";
 import { type AuthGuards, currentUser } from "./authenticate.ts";
 import type { EmailVerification } from "./email-verification.ts";
-import { endAllSessions } from "./sessions.ts";
+import type { SessionChecks } from "./sessions.ts";
 import type { VerifiedToken } from "./token-verifier.ts";
 
 const errors = {
@@ -33,7 +33,8 @@ export const authRoutes: FastifyPluginAsyncZod<{
   db: Database;
   guards: AuthGuards;
   emailVerification: EmailVerification;
-}> = async (app, { db, guards, emailVerification }) => {
+  sessions: Pick<SessionChecks, "endAll">;
+}> = async (app, { db, guards, emailVerification, sessions }) => {
   const signInRoute = (path: string, creator: boolean, summary: string) =>
     app.post(
       path,
@@ -72,7 +73,7 @@ export const authRoutes: FastifyPluginAsyncZod<{
       onRequest: guards.requireToken,
     },
     async (request) => {
-      await endAllSessions(db, request.token as VerifiedToken);
+      await sessions.endAll(request.token as VerifiedToken);
       return { success: true as const };
     },
   );

@@ -7,7 +7,7 @@ import { isUserSuspended } from "../admin/suspensions.ts";
 import { findUserByApiKey, type KeyScope } from "../keys/keys.service.ts";
 import { claimsVerifiedEmail, findUserByToken, type LocalUser, upsertUserFromToken } from "./auth.service.ts";
 import type { EmailVerification } from "./email-verification.ts";
-import { assertSessionLive } from "./sessions.ts";
+import type { SessionChecks } from "./sessions.ts";
 import type { TokenVerifier, VerifiedToken } from "./token-verifier.ts";
 
 declare module "fastify" {
@@ -45,6 +45,7 @@ export function createAuthGuards(options: {
   /** ADMIN_EMAILS: the operator bootstrap for verified addresses (admin/operators.ts). */
   adminEmails: string[];
   emailVerification: Pick<EmailVerification, "refresh">;
+  sessions: Pick<SessionChecks, "assertLive">;
 }): AuthGuards {
   async function requireToken(request: FastifyRequest, resource?: string) {
     const header = request.headers.authorization;
@@ -59,7 +60,7 @@ export function createAuthGuards(options: {
       throw new AppError("unauthorized", "Authorization header must be 'Bearer <token>'", bearerChallenge());
     try {
       const token = await options.verifyToken(match[1], resource);
-      await assertSessionLive(options.db, token);
+      await options.sessions.assertLive(token);
       request.token = token;
     } catch (error) {
       if (error instanceof AppError && error.code === "unauthorized") {
