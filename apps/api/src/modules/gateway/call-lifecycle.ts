@@ -48,17 +48,7 @@ export interface CallOrder {
 
 /** Takes payment for a prepared call: the one place any call is paid for. */
 export function payForCall(deps: PaymentDeps, order: CallOrder): Promise<PaidCall> {
-  const { request, caller, application, execution, mode, input, maxPriceCents, ownerPays } = order;
-  return openGatewayPaidCall(deps, {
-    request,
-    caller,
-    application,
-    execution,
-    mode,
-    input,
-    maxPriceCents,
-    ownerPays,
-  });
+  return openGatewayPaidCall(deps, order);
 }
 
 /**
@@ -94,13 +84,13 @@ export interface BlockingCallAnswer {
  */
 export async function runBlockingCall(
   deps: PaymentDeps,
-  order: CallOrder & { notCharged?: () => Promise<void> },
+  { notCharged, ...order }: CallOrder & { notCharged?: () => Promise<void> },
 ): Promise<BlockingCallAnswer> {
   const paid = await payForCall(deps, order).catch(async (error) => {
-    await order.notCharged?.();
+    await notCharged?.();
     throw error;
   });
-  const { result, charge } = await generatePaidAnswer(order.request, paid, order.execution, order.notCharged);
+  const { result, charge } = await generatePaidAnswer(order.request, paid, order.execution, notCharged);
   return { result, charge, paid };
 }
 
@@ -169,54 +159,41 @@ export async function answerPaidCall<Body extends object>(
   deps: GatewayDeps,
   request: FastifyRequest,
   reply: FastifyReply,
-  call: {
-    caller: LocalUser;
-    application: ApplicationRow;
-    mode: Mode;
-    input: Pick<GatewayInput, "user" | "query">;
+  call: Omit<CallOrder, "request" | "execution" | "ownerPays"> & {
     streaming: boolean;
     /** What makes two requests the same for their Idempotency-Key. */
     fingerprint: unknown;
     prepare(): Promise<Execution>;
-    maxPriceCents?: number;
     presenter: CallPresenter<Body>;
     /** Registers a stream so that its caller can stop it. */
     startTask?(messageId: string): StoppableTask;
   },
 ): Promise<Body | undefined> {
-  const { caller, application, mode, input, presenter } = call;
+  const { streaming, fingerprint, prepare, presenter, startTask, ...order } = call;
   // Idempotency-Key: a retried request is answered from the first answer and paid once; the same
   // key with another body is refused.
   let fresh: Fresh | undefined;
   const idempotencyKey = request.headers["idempotency-key"];
   if (typeof idempotencyKey === "string") {
     const claim = await claimIdempotencyKey(deps.db, {
-      callerKey: caller.id,
+      callerKey: order.caller.id,
       key: idempotencyKey,
-      fingerprint: call.fingerprint,
+      fingerprint,
     });
-    if (claim.kind === "replay") return replay(reply, claim, call.streaming, presenter);
+    if (claim.kind === "replay") return replay(reply, claim, streaming, presenter);
     fresh = claim;
   }
   try {
-    const execution = await call.prepare();
-    const paid = await payForCall(deps, {
-      request,
-      caller,
-      application,
-      execution,
-      mode,
-      input,
-      maxPriceCents: call.maxPriceCents,
-    });
+    const execution = await prepare();
+    const paid = await payForCall(deps, { ...order, request, execution });
     const meta: CallMeta = {
       messageId: paid.messageId,
       createdAt: paid.createdAt,
       conversationId: execution.conversation?.id,
-      mode,
-      model: application.slug,
+      mode: order.mode,
+      model: order.application.slug,
     };
-    if (!call.streaming) {
+    if (!streaming) {
       const { result, charge } = await generatePaidAnswer(request, paid, execution);
       const body = presenter.body(result, endedCall(meta, paid, charge));
       await fresh?.complete(200, body);
@@ -229,7 +206,7 @@ export async function answerPaidCall<Body extends object>(
       meta,
       presenter,
       fresh,
-      task: call.startTask?.(meta.messageId),
+      task: startTask?.(meta.messageId),
     });
     return undefined;
   } catch (error) {
