@@ -8,16 +8,11 @@ import {
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
-import type { Database } from "../../db/client.ts";
-import type { AdmissionGate } from "../../lib/admission.ts";
 import { AppError } from "../../lib/errors.ts";
-import type { SafeFetch } from "../../lib/safe-fetch.ts";
-import type { SecretBox } from "../../lib/secrets.ts";
 import { findApplicationBySlug, getOwnApplication } from "../applications/applications.service.ts";
-import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
-import type { RateLimiter } from "../gateway/rate-limit.ts";
+import { currentUser } from "../auth/authenticate.ts";
+import type { GatewayDeps } from "../gateway/gateway-call.ts";
 import { rateLimitHeaders } from "../gateway/rate-limit.ts";
-import type { LlmClient } from "../models/llm.ts";
 import {
   type EmbedClaims,
   type EmbedTokens,
@@ -49,17 +44,10 @@ const tags = ["embed"];
  * The owner's embed settings (allowed origins, snippet) and the widget's call endpoint. Widget
  * calls carry `Authorization: Embed <token>` and are paid by the app's owner.
  */
-export const embedRoutes: FastifyPluginAsyncZod<{
-  db: Database;
-  guards: AuthGuards;
-  llm: LlmClient;
-  rateLimiter: RateLimiter;
-  admission: AdmissionGate;
-  secrets: SecretBox;
-  safeFetch: SafeFetch;
-  tokens: EmbedTokens;
-  publicUrl: string;
-}> = async (app, options) => {
+export const embedRoutes: FastifyPluginAsyncZod<GatewayDeps & { tokens: EmbedTokens }> = async (
+  app,
+  options,
+) => {
   const { db, guards, tokens, publicUrl, rateLimiter } = options;
   const platformOrigin = new URL(publicUrl).origin;
 
@@ -196,17 +184,7 @@ export const embedRoutes: FastifyPluginAsyncZod<{
         ip: request.ip,
         limits,
       });
-      return runEmbeddedCall(db, {
-        limits,
-        request,
-        application,
-        claims,
-        body: request.body,
-        llm: options.llm,
-        secrets: options.secrets,
-        safeFetch: options.safeFetch,
-        publicUrl,
-      });
+      return runEmbeddedCall(options, { limits, request, application, claims, body: request.body });
     },
   );
 };

@@ -28,6 +28,12 @@ export interface CallCharge {
   paidBy: PaidBy;
 }
 
+/** How a paid call ended, told to its payment exactly once (the contract with the payment's rewrite). */
+export type CallOutcome =
+  | { kind: "answered"; result: ExecutionResult }
+  | { kind: "failed"; error: AppError }
+  | { kind: "abandoned"; sent: string | null };
+
 export interface PaidCall {
   messageId: string;
   createdAt: number;
@@ -46,6 +52,12 @@ export interface PaidCall {
    * that, it costs nothing and is recorded as failed.
    */
   abandon(sent: string | null): Promise<CallCharge>;
+  /**
+   * TEMPORARY (issue 29, until the payment's rewrite replaces this file): ends the call once over
+   * release/record/abandon. Every failure after payment gives back all that was taken and is
+   * recorded as failed (decision 048); a second end is a programming error and throws.
+   */
+  end(outcome: CallOutcome): Promise<CallCharge>;
 }
 
 /** An included call taken for a call outlives the call's deadline by this much before the sweeper gives it back. */
@@ -144,6 +156,7 @@ export async function openPaidCall(
   // Paid for: the call leaves its starting phase, and the next waiting call may start.
   request.releaseAdmission?.();
   const started = performance.now();
+  let ended = false;
   const paidCall: PaidCall = {
     messageId,
     createdAt: Math.floor(Date.now() / 1000),
@@ -247,6 +260,15 @@ export async function openPaidCall(
         outputTokens: 0,
         answeredBy: execution.model,
       });
+    },
+    // TEMPORARY (issue 29): replaced by the payment's own `end` when its rewrite is merged.
+    async end(outcome) {
+      if (ended) throw new Error(`paid call ${messageId} was ended twice`);
+      ended = true;
+      if (outcome.kind === "answered") return paidCall.record("success", outcome.result);
+      if (outcome.kind === "abandoned") return paidCall.abandon(outcome.sent);
+      await paidCall.release();
+      return paidCall.record("error", undefined, outcome.error);
     },
   };
   return paidCall;

@@ -5,6 +5,7 @@ import type { ApplicationRow } from "../../db/schema/index.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { currentUser } from "../auth/authenticate.ts";
 import { findCallableApp, findOwnCall } from "./access.ts";
+import type { CallMeta, CallPresenter, EndedCall } from "./call-lifecycle.ts";
 import { DifyError, errorEvent, notWorkflowApp, refuseUnsupportedFields } from "./dify-errors.ts";
 import {
   gatewayErrors as errors,
@@ -17,10 +18,9 @@ import {
 } from "./dify-schemas.ts";
 import type { ExecutionResult } from "./execution.ts";
 import {
-  type CallMeta,
-  type CallPresenter,
   type createGatewayCall,
-  type EndedCall,
+  DIFY_PING,
+  difyEvents,
   type GatewayDeps,
   taskOwner,
   usageOf,
@@ -192,23 +192,24 @@ function workflowRun(
   });
   return {
     body: (result, call) => ({ ...ids(call), data: data(result, call), metadata: usage(result, call) }),
-    started: (call) => [
-      {
+    storedUsage: (body) => body.metadata?.usage,
+    streamStart: (call) =>
+      difyEvents({
         event: "workflow_started",
         ...ids(call),
         data: { id: call.messageId, workflow_id: application.id, inputs, created_at: call.createdAt },
-      },
-    ],
-    chunk: (text, call) => ({
-      event: "text_chunk",
-      ...ids(call),
-      data: { text, from_variable_selector: ["answer"] },
-    }),
-    finished: (result, call) => [
-      { event: "workflow_finished", ...ids(call), data: data(result, call), metadata: usage(result, call) },
-    ],
-    failed: (error, call) => errorEvent(error, ids(call)),
-    storedUsage: (body) => body.metadata?.usage,
-    replay: (body) => [{ event: "workflow_finished", ...body }],
+      }),
+    streamChunk: (text, call) =>
+      difyEvents({ event: "text_chunk", ...ids(call), data: { text, from_variable_selector: ["answer"] } }),
+    streamEnd: (result, call) =>
+      difyEvents({
+        event: "workflow_finished",
+        ...ids(call),
+        data: data(result, call),
+        metadata: usage(result, call),
+      }),
+    streamError: (error, call) => difyEvents(errorEvent(error, ids(call))),
+    replayStream: (body) => difyEvents({ event: "workflow_finished", ...body }),
+    ping: DIFY_PING,
   };
 }

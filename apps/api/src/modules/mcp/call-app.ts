@@ -3,17 +3,16 @@ import type { FastifyRequest } from "fastify";
 import type { ApplicationRow } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
-import { runBlockingCall } from "../gateway/blocking-call.ts";
+import { runBlockingCall } from "../gateway/call-lifecycle.ts";
 import { centsAsDollars } from "../gateway/charge.ts";
-import type { GatewayDeps } from "../gateway/gateway-call.ts";
-import { naturalModeOf } from "../gateway/gateway-call.ts";
+import { type GatewayDeps, naturalModeOf, prepareExecution } from "../gateway/gateway-call.ts";
 import { type AppSchemas, describePrice, gatewayInputOf } from "./app-tool.ts";
 
 /** What a tool result says it cost (decision 029), in `_meta` under our own prefix. */
 export const CHARGE_META_KEY = "promptmint/charge";
 
 /**
- * Runs one app as a tool: a blocking paid call through the gateway's path (blocking-call.ts).
+ * Runs one app as a tool: a blocking paid call through the gateway's path (call-lifecycle.ts).
  * What the caller can fix — bad inputs, not enough money (402 with the price and where to top
  * up), a failed upstream (not charged) — comes back as a tool error the model can read.
  */
@@ -30,11 +29,14 @@ export async function callAppAsTool(
   const { request, caller, application, schemas } = options;
   try {
     const input = gatewayInputOf(schemas, options.args);
+    const mode = naturalModeOf(application);
+    const execution = await prepareExecution(deps, { app: application, caller, input, mode });
     const { result, charge, paid } = await runBlockingCall(deps, {
       request,
       caller,
       application,
-      mode: naturalModeOf(application),
+      execution,
+      mode,
       input,
     });
     const charged = `Charged: $${centsAsDollars(charge.chargedCents)} (paid by ${charge.paidBy}).`;

@@ -15,9 +15,9 @@ import type { Database } from "../../db/client.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
 import { getOwnApplication } from "../applications/applications.service.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
+import { draftOf, runPromptTest } from "../gateway/prompt-test-run.ts";
 import type { LlmClient } from "../models/llm.ts";
 import { describeModels, KNOWN_MODEL_IDS } from "../models/model-catalog.ts";
-import { draftOf, runPromptTest } from "./prompt-test-run.ts";
 import {
   listVersions,
   loadPrompt,

@@ -6,20 +6,17 @@ import type { ApplicationRow } from "../../db/schema/index.ts";
 import { AppError, invalidFields } from "../../lib/errors.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
-import type { ExecutionResult } from "../gateway/execution.ts";
-import { openGatewayPaidCall } from "../gateway/open-gateway-call.ts";
-import { generatePaid } from "../gateway/paid-call.ts";
-import { type PromptDraft, preparePromptExecution } from "../gateway/prompt-call.ts";
 import type { LlmClient } from "../models/llm.ts";
+import { generatePaidAnswer, type PaymentDeps, payForCall } from "./call-lifecycle.ts";
+import type { ExecutionResult } from "./execution.ts";
+import { type PromptDraft, preparePromptExecution } from "./prompt-call.ts";
 
 type TestConfigRequest = z.output<typeof TestConfigRequestSchema>;
 
-export interface PromptTestDeps {
+export interface PromptTestDeps extends PaymentDeps {
   db: Database;
   llm: LlmClient;
   secrets: SecretBox;
-  feePercent: number;
-  publicUrl: string;
 }
 
 /** The editor's test request as a draft over the saved prompt (an unknown model is a 400 naming it). */
@@ -41,9 +38,10 @@ export function draftOf(body: TestConfigRequest, knownModels: ReadonlySet<string
 
 /**
  * Test Prompt runs the draft on the model as the owner's own call of their app: the same paid
- * path as the gateway (openPaidCall; free to the owner, recorded with its model cost, which the
- * model-cost sweep takes from their earnings: docs/decisions/026). A model that cannot answer is
- * reported in the run, not thrown, so the editor still shows the rendered template.
+ * path as the gateway (call-lifecycle.ts; free to the owner, recorded with its model cost, which
+ * the model-cost sweep takes from their earnings: docs/decisions/026). A model that cannot answer
+ * is reported in the run, not thrown, so the editor still shows the rendered template; like every
+ * paid call that fails, it is recorded as a failed invocation (decision 048).
  */
 export async function runPromptTest(
   deps: PromptTestDeps,
@@ -85,7 +83,7 @@ export async function runPromptTest(
     if (error instanceof AppError && error.status < 500) return failed(error, null, draft.model ?? null);
     throw error;
   }
-  const paid = await openGatewayPaidCall(deps, {
+  const paid = await payForCall(deps, {
     request,
     caller: owner,
     application,
@@ -95,11 +93,9 @@ export async function runPromptTest(
   });
   let result: ExecutionResult;
   try {
-    ({ result } = await generatePaid(paid, execution));
+    ({ result } = await generatePaidAnswer(request, paid, execution));
   } catch (error) {
-    // Only a failure of ours or the model's (5xx) is recorded as an invocation.
-    if (error instanceof AppError)
-      return failed(error, error.status >= 500 ? paid.messageId : null, execution.model);
+    if (error instanceof AppError) return failed(error, paid.messageId, execution.model);
     throw error;
   }
   return {
