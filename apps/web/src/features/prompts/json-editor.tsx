@@ -1,5 +1,6 @@
 import { json } from "@codemirror/lang-json";
-import { useId, useMemo } from "react";
+import { useMemo } from "react";
+import { FieldFrame, useFieldDescription } from "../../components/ui/field-message";
 import { CodeEditor } from "./code-editor";
 
 /** A labelled JSON editor (syntax highlighting, bracket-aware indentation). */
@@ -16,30 +17,20 @@ export function JsonEditor({
   hint?: string;
   placeholder?: string;
 }) {
-  const id = useId();
-  const labelId = `${id}-label`;
-  const hintId = hint ? `${id}-hint` : undefined;
+  const field = useFieldDescription(undefined, hint);
   const extensions = useMemo(() => json(), []);
 
   return (
-    <div className="space-y-1.5">
-      <div id={labelId} className="text-sm font-medium text-slate-700">
-        {label}
-      </div>
+    <FieldFrame field={field} label={label} hint={hint} labelledBy>
       <CodeEditor
         value={value}
         onChange={onChange}
-        labelledBy={labelId}
-        describedBy={hintId}
+        labelledBy={field.labelId}
+        describedBy={field.describedBy}
         extensions={extensions}
         placeholder={placeholder}
         minHeight="10rem"
       />
-      {hint && (
-        <p id={hintId} className="text-xs text-slate-500">
-          {hint}
-        </p>
-      )}
-    </div>
+    </FieldFrame>
   );
 }

@@ -1,5 +1,6 @@
 import type { IoSchema } from "@promptmint/contracts";
-import { useId, useMemo } from "react";
+import { useMemo } from "react";
+import { FieldFrame, useFieldDescription } from "../../components/ui/field-message";
 import { CodeEditor } from "./code-editor";
 import { templateEditorExtensions, type VariableProperties } from "./template-editor-extensions";
 
@@ -26,10 +27,7 @@ export function TemplateEditor({
   placeholder?: string;
   minHeight?: string;
 }) {
-  const id = useId();
-  const labelId = `${id}-label`;
-  const hintId = hint ? `${id}-hint` : undefined;
-  const errorId = error ? `${id}-error` : undefined;
+  const field = useFieldDescription(undefined, hint, error);
   // Keyed by content: a schema rebuilt with the same fields must not reset the editor's features.
   const propertiesKey = JSON.stringify(inputSchema.properties);
   const extensions = useMemo(
@@ -38,30 +36,17 @@ export function TemplateEditor({
   );
 
   return (
-    <div className="space-y-1.5">
-      <div id={labelId} className="text-sm font-medium text-slate-700">
-        {label}
-      </div>
+    <FieldFrame field={field} label={label} hint={hint} error={error} labelledBy>
       <CodeEditor
         value={value}
         onChange={onChange}
-        labelledBy={labelId}
-        describedBy={[errorId, hintId].filter(Boolean).join(" ") || undefined}
+        labelledBy={field.labelId}
+        describedBy={field.describedBy}
         extensions={extensions}
         placeholder={placeholder}
         minHeight={minHeight}
         invalid={Boolean(error)}
       />
-      {error && (
-        <p id={errorId} className="text-sm text-red-600">
-          {error}
-        </p>
-      )}
-      {hint && (
-        <p id={hintId} className="text-xs text-slate-500">
-          {hint}
-        </p>
-      )}
-    </div>
+    </FieldFrame>
   );
 }
