@@ -100,3 +100,8 @@ export function currentPath(router: ReturnType<typeof createMemoryRouter>): stri
   const { pathname, search } = router.state.location;
   return `${pathname}${search}`;
 }
+
+/** Renders `path` for a signed-in person (most screens' tests). */
+export function renderSignedIn(path: string, options: Omit<RenderRouteOptions, "auth"> = {}) {
+  return renderRoute(path, { ...options, auth: createTestAuth("signed-in") });
+}
