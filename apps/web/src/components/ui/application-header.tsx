@@ -1,9 +1,9 @@
 import type { Application } from "@promptmint/contracts";
-import { ArrowLeft, Save } from "lucide-react";
+import { ArrowLeft } from "lucide-react";
 import type { ReactNode } from "react";
 import { cn } from "../../lib/cn";
 import { Badge } from "./badge";
-import { Button, ButtonLink } from "./button";
+import { ButtonLink, SaveChangesButton } from "./button";
 import { DownloadAppButton } from "./download-app-button";
 import { StatusBadge } from "./status-badge";
 
@@ -76,10 +76,7 @@ export function ApplicationEditorHeader({
             Back to List
           </ButtonLink>
           <DownloadAppButton busy={downloading} onClick={onDownload} />
-          <Button size="sm" busy={saving} onClick={onSave}>
-            {!saving && <Save className="size-4" aria-hidden="true" />}
-            {saving ? "Saving..." : "Save Changes"}
-          </Button>
+          <SaveChangesButton size="sm" saving={saving} onClick={onSave} />
         </>
       }
     />

@@ -1,7 +1,6 @@
 import { json } from "@codemirror/lang-json";
 import { useMemo } from "react";
-import { FieldFrame, useFieldDescription } from "../../components/ui/field-message";
-import { CodeEditor } from "./code-editor";
+import { CodeEditorField } from "./code-editor";
 
 /** A labelled JSON editor (syntax highlighting, bracket-aware indentation). */
 export function JsonEditor({
@@ -17,20 +16,16 @@ export function JsonEditor({
   hint?: string;
   placeholder?: string;
 }) {
-  const field = useFieldDescription(undefined, hint);
   const extensions = useMemo(() => json(), []);
-
   return (
-    <FieldFrame field={field} label={label} hint={hint} labelledBy>
-      <CodeEditor
-        value={value}
-        onChange={onChange}
-        labelledBy={field.labelId}
-        describedBy={field.describedBy}
-        extensions={extensions}
-        placeholder={placeholder}
-        minHeight="10rem"
-      />
-    </FieldFrame>
+    <CodeEditorField
+      label={label}
+      hint={hint}
+      value={value}
+      onChange={onChange}
+      extensions={extensions}
+      placeholder={placeholder}
+      minHeight="10rem"
+    />
   );
 }

@@ -1,7 +1,6 @@
 import type { IoSchema } from "@promptmint/contracts";
 import { useMemo } from "react";
-import { FieldFrame, useFieldDescription } from "../../components/ui/field-message";
-import { CodeEditor } from "./code-editor";
+import { CodeEditorField } from "./code-editor";
 import { templateEditorExtensions, type VariableProperties } from "./template-editor-extensions";
 
 /**
@@ -27,7 +26,6 @@ export function TemplateEditor({
   placeholder?: string;
   minHeight?: string;
 }) {
-  const field = useFieldDescription(undefined, hint, error);
   // Keyed by content: a schema rebuilt with the same fields must not reset the editor's features.
   const propertiesKey = JSON.stringify(inputSchema.properties);
   const extensions = useMemo(
@@ -36,17 +34,15 @@ export function TemplateEditor({
   );
 
   return (
-    <FieldFrame field={field} label={label} hint={hint} error={error} labelledBy>
-      <CodeEditor
-        value={value}
-        onChange={onChange}
-        labelledBy={field.labelId}
-        describedBy={field.describedBy}
-        extensions={extensions}
-        placeholder={placeholder}
-        minHeight={minHeight}
-        invalid={Boolean(error)}
-      />
-    </FieldFrame>
+    <CodeEditorField
+      label={label}
+      hint={hint}
+      error={error}
+      value={value}
+      onChange={onChange}
+      extensions={extensions}
+      placeholder={placeholder}
+      minHeight={minHeight}
+    />
   );
 }

@@ -1,7 +1,5 @@
 import type { Application } from "@promptmint/contracts";
-import { BasicSettingsFields } from "../../components/ui/basic-settings-fields";
-import { Card, CardBody } from "../../components/ui/card";
-import { editorPriceProps } from "../../components/ui/price-field";
+import { EditorBasicSettingsCard } from "../../components/ui/basic-settings-fields";
 import type { WorkflowEditorErrors, WorkflowEditorValues } from "./workflow-editor-values";
 
 export function WorkflowBasicTab({
@@ -17,18 +15,12 @@ export function WorkflowBasicTab({
   onChange: (changes: Partial<WorkflowEditorValues>) => void;
 }) {
   return (
-    <Card>
-      <CardBody>
-        <BasicSettingsFields
-          values={values}
-          errors={errors}
-          onChange={onChange}
-          descriptionPlaceholder="Describe what your workflow does..."
-          price={editorPriceProps(application, values.price_cents, errors.price_cents, (price_cents) =>
-            onChange({ price_cents }),
-          )}
-        />
-      </CardBody>
-    </Card>
+    <EditorBasicSettingsCard
+      application={application}
+      values={values}
+      errors={errors}
+      onChange={onChange}
+      descriptionPlaceholder="Describe what your workflow does..."
+    />
   );
 }

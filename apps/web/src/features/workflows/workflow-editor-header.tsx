@@ -1,37 +1,5 @@
-import type { Application } from "@promptmint/contracts";
 import { ArrowLeft } from "lucide-react";
-import { ApplicationEditorHeader } from "../../components/ui/application-header";
-import { Badge } from "../../components/ui/badge";
 import { ButtonLink } from "../../components/ui/button";
-
-/** The prompt editor's header pattern (SPEC §2): who the app is, and what can be done with it. */
-export function WorkflowEditorHeader({
-  application,
-  providerName,
-  saving,
-  onSave,
-  downloading,
-  onDownload,
-}: {
-  application: Application;
-  providerName: string | undefined;
-  saving: boolean;
-  onSave: () => void;
-  downloading: boolean;
-  onDownload: () => void;
-}) {
-  return (
-    <ApplicationEditorHeader
-      application={application}
-      kindBadge={<Badge tone="blue">{providerName ?? "Workflow"}</Badge>}
-      backTo="/workflows"
-      saving={saving}
-      onSave={onSave}
-      downloading={downloading}
-      onDownload={onDownload}
-    />
-  );
-}
 
 /** While the app cannot be shown: its slug as the title, and the way back. */
 export function WorkflowFallbackHeader({ slug }: { slug: string }) {
