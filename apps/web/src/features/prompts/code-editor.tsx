@@ -115,16 +115,13 @@ export function CodeEditor({
   );
 }
 
-/** A labelled code editor with its validation message and help text under it. */
-export function CodeEditorField({
-  label,
-  hint,
-  error,
-  ...editor
-}: { label: string; hint?: string; error?: string } & Omit<
+export type CodeEditorFieldProps = { label: string; hint?: string; error?: string } & Omit<
   Parameters<typeof CodeEditor>[0],
   "labelledBy" | "describedBy" | "invalid"
->) {
+>;
+
+/** A labelled code editor with its validation message and help text under it. */
+export function CodeEditorField({ label, hint, error, ...editor }: CodeEditorFieldProps) {
   const field = useFieldDescription(undefined, hint, error);
   return (
     <FieldFrame field={field} label={label} hint={hint} error={error} labelledBy>
