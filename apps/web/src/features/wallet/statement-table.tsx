@@ -3,8 +3,7 @@ import { Receipt } from "lucide-react";
 import { Button } from "../../components/ui/button";
 import { Card, CardHeader } from "../../components/ui/card";
 import { EmptyState } from "../../components/ui/empty-state";
-import { ErrorBox } from "../../components/ui/error-box";
-import { LoadingState } from "../../components/ui/spinner";
+import { QueryStates } from "../../components/ui/query-states";
 import { SignedMicrosCell, Table } from "../../components/ui/table";
 import { formatDate, formatDateTime } from "../../lib/format";
 import { useWalletStatement } from "./api/get-wallet-statement";
@@ -28,54 +27,54 @@ export function StatementTable() {
         title="Statement"
         description="What moved your balance: paid calls per app and day, top-ups, plans and refunds."
       />
-      {statement.isPending ? (
-        <LoadingState label="Loading statement..." />
-      ) : statement.isError ? (
-        <ErrorBox message="Failed to load the statement" />
-      ) : lines.length === 0 ? (
-        <EmptyState
-          framed={false}
-          icon={Receipt}
-          title="Nothing yet"
-          description="Top-ups and paid calls will appear here."
-        />
-      ) : (
-        <div className="overflow-x-auto">
-          <Table
-            caption="Statement"
-            columns={[
-              { label: "Date", className: "hidden sm:table-cell" },
-              { label: "Description" },
-              { label: "Amount", className: "text-right" },
-            ]}
-          >
-            {lines.map((line) => (
-              <tr key={line.id}>
-                <td className="hidden px-4 py-3 text-sm whitespace-nowrap text-slate-500 sm:table-cell">
-                  {whenOf(line)}
-                </td>
-                <td className="px-4 py-3 text-sm text-slate-900">
-                  {line.description}
-                  <span className="block text-xs text-slate-500 sm:hidden">{whenOf(line)}</span>
-                </td>
-                <SignedMicrosCell micros={line.amount_micros} />
-              </tr>
-            ))}
-          </Table>
-          {statement.hasNextPage ? (
-            <div className="flex items-center justify-end border-t border-slate-100 px-4 py-3">
-              <Button
-                variant="secondary"
-                size="sm"
-                disabled={statement.isFetchingNextPage}
-                onClick={() => void statement.fetchNextPage()}
+      <QueryStates query={statement} loading="Loading statement..." error="Failed to load the statement">
+        {() =>
+          lines.length === 0 ? (
+            <EmptyState
+              framed={false}
+              icon={Receipt}
+              title="Nothing yet"
+              description="Top-ups and paid calls will appear here."
+            />
+          ) : (
+            <div className="overflow-x-auto">
+              <Table
+                caption="Statement"
+                columns={[
+                  { label: "Date", className: "hidden sm:table-cell" },
+                  { label: "Description" },
+                  { label: "Amount", className: "text-right" },
+                ]}
               >
-                {statement.isFetchingNextPage ? "Loading..." : "Show older"}
-              </Button>
+                {lines.map((line) => (
+                  <tr key={line.id}>
+                    <td className="hidden px-4 py-3 text-sm whitespace-nowrap text-slate-500 sm:table-cell">
+                      {whenOf(line)}
+                    </td>
+                    <td className="px-4 py-3 text-sm text-slate-900">
+                      {line.description}
+                      <span className="block text-xs text-slate-500 sm:hidden">{whenOf(line)}</span>
+                    </td>
+                    <SignedMicrosCell micros={line.amount_micros} />
+                  </tr>
+                ))}
+              </Table>
+              {statement.hasNextPage ? (
+                <div className="flex items-center justify-end border-t border-slate-100 px-4 py-3">
+                  <Button
+                    variant="secondary"
+                    size="sm"
+                    disabled={statement.isFetchingNextPage}
+                    onClick={() => void statement.fetchNextPage()}
+                  >
+                    {statement.isFetchingNextPage ? "Loading..." : "Show older"}
+                  </Button>
+                </div>
+              ) : null}
             </div>
-          ) : null}
-        </div>
-      )}
+          )
+        }
+      </QueryStates>
     </Card>
   );
 }
