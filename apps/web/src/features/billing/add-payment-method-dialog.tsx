@@ -2,20 +2,11 @@ import { type FormEvent, useState } from "react";
 import { toast } from "sonner";
 import { Alert } from "../../components/ui/alert";
 import { Button } from "../../components/ui/button";
+import { CardEntryFields, useCardEntry } from "../../components/ui/card-entry";
 import { CheckboxField } from "../../components/ui/checkbox-field";
 import { Modal } from "../../components/ui/modal";
-import {
-  type CardFieldErrors,
-  EMPTY_CARD,
-  PaymentCardFields,
-  parseCardFields,
-} from "../../components/ui/payment-card-fields";
 import { PaymentGatewayNotice, usePaymentsReady } from "../../components/ui/payment-gateway-notice";
-import {
-  PaymentElementsProvider,
-  StripeCardField,
-  useStripeCard,
-} from "../../components/ui/stripe-card-field";
+import { PaymentElementsProvider } from "../../components/ui/stripe-card-field";
 import { STRIPE_NOT_LOADED } from "../../lib/sandbox-payments";
 import { useStripePublishableKey } from "../../lib/stripe";
 import { useAddPaymentMethod } from "./api/add-payment-method";
@@ -83,12 +74,10 @@ function AddPaymentMethodForm({
   onDone: () => void;
 }) {
   const add = stripeAdd ?? sandboxAdd;
-  const getStripeCard = useStripeCard();
   const paymentsReady = usePaymentsReady();
-  const [card, setCard] = useState(EMPTY_CARD);
+  const card = useCardEntry();
   const [address, setAddress] = useState(EMPTY_BILLING_ADDRESS);
   const [setDefault, setSetDefault] = useState(firstCard);
-  const [cardErrors, setCardErrors] = useState<CardFieldErrors>({});
   const [addressErrors, setAddressErrors] = useState<BillingAddressErrors>({});
   const [notLoaded, setNotLoaded] = useState(false);
   const busy = add.isPending;
@@ -105,7 +94,7 @@ function AddPaymentMethodForm({
       const parsedAddress = parseBillingAddress(address);
       setAddressErrors(parsedAddress.errors ?? {});
       if (!parsedAddress.address) return;
-      const stripeCard = getStripeCard();
+      const stripeCard = card.getStripeCard();
       if (!stripeCard) {
         setNotLoaded(true);
         return;
@@ -116,13 +105,12 @@ function AddPaymentMethodForm({
       );
       return;
     }
-    const parsedCard = parseCardFields(card);
+    const typedCard = card.parseTyped();
     const parsedAddress = parseBillingAddress(address);
-    setCardErrors(parsedCard.errors ?? {});
     setAddressErrors(parsedAddress.errors ?? {});
-    if (!parsedCard.card || !parsedAddress.address) return;
+    if (!typedCard || !parsedAddress.address) return;
     sandboxAdd.mutate(
-      { billing_address: parsedAddress.address, card: parsedCard.card, set_default: setDefault },
+      { billing_address: parsedAddress.address, card: typedCard, set_default: setDefault },
       { onSuccess },
     );
   };
@@ -132,11 +120,7 @@ function AddPaymentMethodForm({
       <PaymentGatewayNotice />
       <fieldset className="space-y-4">
         <legend className="mb-3 text-sm font-semibold text-slate-900">Card</legend>
-        {stripeAdd ? (
-          <StripeCardField disabled={busy} hidePostalCode />
-        ) : (
-          <PaymentCardFields values={card} errors={cardErrors} disabled={busy} onChange={setCard} />
-        )}
+        <CardEntryFields entry={card} stripe={stripeAdd !== null} disabled={busy} hidePostalCode />
       </fieldset>
       <BillingAddressFields values={address} errors={addressErrors} disabled={busy} onChange={setAddress} />
       <CheckboxField

@@ -6,19 +6,10 @@ import { Link } from "react-router";
 import { toast } from "sonner";
 import { Alert } from "../../components/ui/alert";
 import { Button } from "../../components/ui/button";
+import { CardEntryFields, useCardEntry } from "../../components/ui/card-entry";
 import { Modal } from "../../components/ui/modal";
-import {
-  type CardFieldErrors,
-  EMPTY_CARD,
-  PaymentCardFields,
-  parseCardFields,
-} from "../../components/ui/payment-card-fields";
 import { PaymentGatewayNotice, usePaymentsReady } from "../../components/ui/payment-gateway-notice";
-import {
-  PaymentElementsProvider,
-  StripeCardField,
-  useStripeCard,
-} from "../../components/ui/stripe-card-field";
+import { PaymentElementsProvider } from "../../components/ui/stripe-card-field";
 import { cn } from "../../lib/cn";
 import { formatCents, formatMicros } from "../../lib/format";
 import { STRIPE_NOT_LOADED } from "../../lib/sandbox-payments";
@@ -104,12 +95,10 @@ function CheckoutForm({
   onDone: () => void;
 }) {
   const paymentsReady = usePaymentsReady();
-  const getStripeCard = useStripeCard();
   const wallet = useWallet();
   const [payWith, setPayWith] = useState<PayWith>(savedCard ? "saved" : "card");
-  const [card, setCard] = useState(EMPTY_CARD);
+  const card = useCardEntry();
   const [address, setAddress] = useState(EMPTY_BILLING_ADDRESS);
-  const [cardErrors, setCardErrors] = useState<CardFieldErrors>({});
   const [addressErrors, setAddressErrors] = useState<BillingAddressErrors>({});
   const [notLoaded, setNotLoaded] = useState(false);
   const busy = subscribe.isPending || Boolean(subscribeStripe?.isPending);
@@ -143,7 +132,7 @@ function CheckoutForm({
       const parsedAddress = parseBillingAddress(address);
       setAddressErrors(parsedAddress.errors ?? {});
       if (!parsedAddress.address) return;
-      const stripeCard = getStripeCard();
+      const stripeCard = card.getStripeCard();
       if (!stripeCard) {
         setNotLoaded(true);
         return;
@@ -155,12 +144,11 @@ function CheckoutForm({
       );
       return;
     }
-    const parsedCard = parseCardFields(card);
+    const typedCard = card.parseTyped();
     const parsedAddress = parseBillingAddress(address);
-    setCardErrors(parsedCard.errors ?? {});
     setAddressErrors(parsedAddress.errors ?? {});
-    if (!parsedCard.card || !parsedAddress.address) return;
-    subscribe.mutate({ plan, payment: { method: "card", card: parsedCard.card } }, { onSuccess });
+    if (!typedCard || !parsedAddress.address) return;
+    subscribe.mutate({ plan, payment: { method: "card", card: typedCard } }, { onSuccess });
   };
 
   return (
@@ -216,11 +204,7 @@ function CheckoutForm({
           <PaymentGatewayNotice />
           <fieldset className="space-y-4">
             <legend className="mb-3 text-sm font-semibold text-slate-900">Payment</legend>
-            {subscribeStripe ? (
-              <StripeCardField disabled={busy} hidePostalCode />
-            ) : (
-              <PaymentCardFields values={card} errors={cardErrors} disabled={busy} onChange={setCard} />
-            )}
+            <CardEntryFields entry={card} stripe={subscribeStripe !== null} disabled={busy} hidePostalCode />
           </fieldset>
           <BillingAddressFields
             values={address}
