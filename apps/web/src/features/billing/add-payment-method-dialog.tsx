@@ -12,12 +12,7 @@ import { useStripePublishableKey } from "../../lib/stripe";
 import { useAddPaymentMethod } from "./api/add-payment-method";
 import { useAddPaymentMethodWithStripe } from "./api/add-payment-method-stripe";
 import { billingErrorTitle } from "./api/billing-errors";
-import {
-  type BillingAddressErrors,
-  BillingAddressFields,
-  EMPTY_BILLING_ADDRESS,
-  parseBillingAddress,
-} from "./billing-address-fields";
+import { BillingAddressFields, useBillingAddressEntry } from "./billing-address-fields";
 
 /** SPEC §2: the card form in a dialog; the billing address is required (SPEC §5). */
 export function AddPaymentMethodDialog({
@@ -76,9 +71,8 @@ function AddPaymentMethodForm({
   const add = stripeAdd ?? sandboxAdd;
   const paymentsReady = usePaymentsReady();
   const card = useCardEntry();
-  const [address, setAddress] = useState(EMPTY_BILLING_ADDRESS);
+  const address = useBillingAddressEntry();
   const [setDefault, setSetDefault] = useState(firstCard);
-  const [addressErrors, setAddressErrors] = useState<BillingAddressErrors>({});
   const [notLoaded, setNotLoaded] = useState(false);
   const busy = add.isPending;
 
@@ -91,26 +85,24 @@ function AddPaymentMethodForm({
       onDone();
     };
     if (stripeAdd) {
-      const parsedAddress = parseBillingAddress(address);
-      setAddressErrors(parsedAddress.errors ?? {});
-      if (!parsedAddress.address) return;
+      const billingAddress = address.parse();
+      if (!billingAddress) return;
       const stripeCard = card.getStripeCard();
       if (!stripeCard) {
         setNotLoaded(true);
         return;
       }
       stripeAdd.mutate(
-        { billing_address: parsedAddress.address, set_default: setDefault, card: stripeCard },
+        { billing_address: billingAddress, set_default: setDefault, card: stripeCard },
         { onSuccess },
       );
       return;
     }
     const typedCard = card.parseTyped();
-    const parsedAddress = parseBillingAddress(address);
-    setAddressErrors(parsedAddress.errors ?? {});
-    if (!typedCard || !parsedAddress.address) return;
+    const billingAddress = address.parse();
+    if (!typedCard || !billingAddress) return;
     sandboxAdd.mutate(
-      { billing_address: parsedAddress.address, card: typedCard, set_default: setDefault },
+      { billing_address: billingAddress, card: typedCard, set_default: setDefault },
       { onSuccess },
     );
   };
@@ -122,7 +114,12 @@ function AddPaymentMethodForm({
         <legend className="mb-3 text-sm font-semibold text-slate-900">Card</legend>
         <CardEntryFields entry={card} stripe={stripeAdd !== null} disabled={busy} hidePostalCode />
       </fieldset>
-      <BillingAddressFields values={address} errors={addressErrors} disabled={busy} onChange={setAddress} />
+      <BillingAddressFields
+        values={address.values}
+        errors={address.errors}
+        disabled={busy}
+        onChange={address.setValues}
+      />
       <CheckboxField
         label="Make this my default payment method"
         checked={setDefault}

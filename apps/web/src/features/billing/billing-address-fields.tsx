@@ -1,4 +1,5 @@
 import { BILLING_COUNTRIES, BillingAddressSchema } from "@promptmint/contracts";
+import { useState } from "react";
 import type { z } from "zod";
 import { SelectField } from "../../components/ui/select-field";
 import { TextField } from "../../components/ui/text-field";
@@ -67,6 +68,23 @@ export function parseBillingAddress(
     errors[field] ??= REQUIRED_MESSAGES[field] ?? issue.message;
   }
   return { errors };
+}
+
+/** An address being entered: what was typed, its errors, and its check on submit. */
+export function useBillingAddressEntry() {
+  const [values, setValues] = useState(EMPTY_BILLING_ADDRESS);
+  const [errors, setErrors] = useState<BillingAddressErrors>({});
+  return {
+    values,
+    errors,
+    setValues,
+    /** The address as the API takes it, or undefined once its fields show what is missing. */
+    parse: () => {
+      const parsed = parseBillingAddress(values);
+      setErrors(parsed.errors ?? {});
+      return parsed.address;
+    },
+  };
 }
 
 export function BillingAddressFields({

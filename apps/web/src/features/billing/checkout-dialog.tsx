@@ -19,12 +19,7 @@ import { BillingStepError, billingErrorTitle } from "./api/billing-errors";
 import { paymentMethodsQueryOptions } from "./api/list-payment-methods";
 import { useSubscribeToPlan } from "./api/subscribe-to-plan";
 import { useSubscribeToPlanWithStripe } from "./api/subscribe-to-plan-stripe";
-import {
-  type BillingAddressErrors,
-  BillingAddressFields,
-  EMPTY_BILLING_ADDRESS,
-  parseBillingAddress,
-} from "./billing-address-fields";
+import { BillingAddressFields, useBillingAddressEntry } from "./billing-address-fields";
 import { type PayWith, PayWithOption } from "./pay-with-option";
 import { PlanFeatureList, planPriceLabel } from "./plan-features";
 
@@ -98,8 +93,7 @@ function CheckoutForm({
   const wallet = useWallet();
   const [payWith, setPayWith] = useState<PayWith>(savedCard ? "saved" : "card");
   const card = useCardEntry();
-  const [address, setAddress] = useState(EMPTY_BILLING_ADDRESS);
-  const [addressErrors, setAddressErrors] = useState<BillingAddressErrors>({});
+  const address = useBillingAddressEntry();
   const [notLoaded, setNotLoaded] = useState(false);
   const busy = subscribe.isPending || Boolean(subscribeStripe?.isPending);
   const subscribeLabel = `Subscribe for ${planPriceLabel(plan)}`;
@@ -129,9 +123,8 @@ function CheckoutForm({
       return;
     }
     if (subscribeStripe) {
-      const parsedAddress = parseBillingAddress(address);
-      setAddressErrors(parsedAddress.errors ?? {});
-      if (!parsedAddress.address) return;
+      const billingAddress = address.parse();
+      if (!billingAddress) return;
       const stripeCard = card.getStripeCard();
       if (!stripeCard) {
         setNotLoaded(true);
@@ -139,15 +132,14 @@ function CheckoutForm({
       }
       subscribe.reset();
       subscribeStripe.mutate(
-        { plan, payment: { method: "new", card: stripeCard, billingAddress: parsedAddress.address } },
+        { plan, payment: { method: "new", card: stripeCard, billingAddress: billingAddress } },
         { onSuccess },
       );
       return;
     }
     const typedCard = card.parseTyped();
-    const parsedAddress = parseBillingAddress(address);
-    setAddressErrors(parsedAddress.errors ?? {});
-    if (!typedCard || !parsedAddress.address) return;
+    const billingAddress = address.parse();
+    if (!typedCard || !billingAddress) return;
     subscribe.mutate({ plan, payment: { method: "card", card: typedCard } }, { onSuccess });
   };
 
@@ -207,10 +199,10 @@ function CheckoutForm({
             <CardEntryFields entry={card} stripe={subscribeStripe !== null} disabled={busy} hidePostalCode />
           </fieldset>
           <BillingAddressFields
-            values={address}
-            errors={addressErrors}
+            values={address.values}
+            errors={address.errors}
             disabled={busy}
-            onChange={setAddress}
+            onChange={address.setValues}
           />
         </>
       ) : payWith === "saved" ? (
