@@ -114,12 +114,7 @@ function AddPaymentMethodForm({
         <legend className="mb-3 text-sm font-semibold text-slate-900">Card</legend>
         <CardEntryFields entry={card} stripe={stripeAdd !== null} disabled={busy} hidePostalCode />
       </fieldset>
-      <BillingAddressFields
-        values={address.values}
-        errors={address.errors}
-        disabled={busy}
-        onChange={address.setValues}
-      />
+      <BillingAddressFields entry={address} disabled={busy} />
       <CheckboxField
         label="Make this my default payment method"
         checked={setDefault}

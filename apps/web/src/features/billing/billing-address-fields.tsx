@@ -88,16 +88,13 @@ export function useBillingAddressEntry() {
 }
 
 export function BillingAddressFields({
-  values,
-  errors = {},
+  entry,
   disabled,
-  onChange,
 }: {
-  values: BillingAddressValues;
-  errors?: BillingAddressErrors;
+  entry: ReturnType<typeof useBillingAddressEntry>;
   disabled?: boolean;
-  onChange: (values: BillingAddressValues) => void;
 }) {
+  const { values, errors, setValues: onChange } = entry;
   const field = (name: keyof BillingAddressValues) => ({
     value: values[name],
     error: errors[name],

@@ -198,12 +198,7 @@ function CheckoutForm({
             <legend className="mb-3 text-sm font-semibold text-slate-900">Payment</legend>
             <CardEntryFields entry={card} stripe={subscribeStripe !== null} disabled={busy} hidePostalCode />
           </fieldset>
-          <BillingAddressFields
-            values={address.values}
-            errors={address.errors}
-            disabled={busy}
-            onChange={address.setValues}
-          />
+          <BillingAddressFields entry={address} disabled={busy} />
         </>
       ) : payWith === "saved" ? (
         <p className="text-sm text-slate-600">

@@ -15,6 +15,14 @@ function renderBuilder(path = "/prompt-builder") {
 
 const created = applicationFixture({ slug: "blog-writer" });
 
+/** The server's answer to a save: the app as sent, with its prompt. */
+function answerSave({ body }: RecordedRequest) {
+  return jsonResponse({
+    application: { ...created, ...(body as SavePromptApplication).application },
+    prompt: promptConfigFixture(),
+  });
+}
+
 describe("prompt builder (edit)", () => {
   function stubEditApi(extra = {}) {
     return stubSignedInApi({
@@ -61,13 +69,7 @@ describe("prompt builder (edit)", () => {
   });
 
   it("saves the app and the prompt with the 'Updated via UI' changelog", async () => {
-    const api = stubEditApi({
-      [SAVE_BLOG_WRITER]: ({ body }: RecordedRequest) =>
-        jsonResponse({
-          application: { ...created, ...(body as SavePromptApplication).application },
-          prompt: promptConfigFixture(),
-        }),
-    });
+    const api = stubEditApi({ [SAVE_BLOG_WRITER]: answerSave });
     renderBuilder("/applications/blog-writer/edit");
 
     await screen.findByDisplayValue("Blog Writer");
@@ -93,13 +95,7 @@ describe("prompt builder (edit)", () => {
   });
 
   it("publishes a draft with Save & Publish, which then disappears", async () => {
-    const api = stubEditApi({
-      [SAVE_BLOG_WRITER]: ({ body }: RecordedRequest) =>
-        jsonResponse({
-          application: { ...created, ...(body as SavePromptApplication).application },
-          prompt: promptConfigFixture(),
-        }),
-    });
+    const api = stubEditApi({ [SAVE_BLOG_WRITER]: answerSave });
     renderBuilder("/applications/blog-writer/edit");
 
     await userEvent.click(await screen.findByRole("button", { name: "Save & Publish" }));
