@@ -4,7 +4,12 @@ import { describe, expect, it } from "vitest";
 import { stubSignedInApi } from "../../test/api-stubs";
 import { setEditorText } from "../../test/code-editor";
 import { jsonResponse } from "../../test/fetch-stub";
-import { applicationFixture, promptConfigFixture, testConfigResultFixture } from "../../test/fixtures";
+import {
+  applicationFixture,
+  DEFAULT_MODEL_SETTINGS,
+  promptConfigFixture,
+  testConfigResultFixture,
+} from "../../test/fixtures";
 import { describedBy, field } from "../../test/form-queries";
 import { currentPath, renderSignedIn } from "../../test/render-route";
 
@@ -13,6 +18,15 @@ function renderBuilder(path = "/prompt-builder") {
 }
 
 const created = applicationFixture({ slug: "blog-writer" });
+
+/** On the schema tab, adds an input field with this name; answers the Input Schema region. */
+async function addInputField(name: string) {
+  await userEvent.click(screen.getByRole("tab", { name: "Input/Output Schema" }));
+  const inputSchema = within(screen.getByRole("region", { name: "Input Schema" }));
+  await userEvent.click(inputSchema.getByRole("button", { name: "+ Add Field" }));
+  await userEvent.type(inputSchema.getByLabelText("Field Name"), name);
+  return inputSchema;
+}
 
 describe("prompt builder (create)", () => {
   it("shows the four tabs, SPEC's defaults and the sandbox notice", async () => {
@@ -115,10 +129,7 @@ describe("prompt builder (create)", () => {
     setEditorText("System Prompt", "You are a writer.");
     setEditorText("User Prompt Template", "Write about {{topic}}.");
 
-    await userEvent.click(screen.getByRole("tab", { name: "Input/Output Schema" }));
-    const inputSchema = within(screen.getByRole("region", { name: "Input Schema" }));
-    await userEvent.click(inputSchema.getByRole("button", { name: "+ Add Field" }));
-    await userEvent.type(inputSchema.getByLabelText("Field Name"), "topic");
+    const inputSchema = await addInputField("topic");
     await userEvent.click(inputSchema.getByLabelText("Required"));
 
     await userEvent.click(screen.getByRole("tab", { name: "Model Settings" }));
@@ -212,10 +223,7 @@ describe("prompt builder (create)", () => {
 
     setEditorText("System Prompt", "You are a writer.");
     setEditorText("User Prompt Template", "Write about {{topic}}.");
-    await userEvent.click(screen.getByRole("tab", { name: "Input/Output Schema" }));
-    const inputSchema = within(screen.getByRole("region", { name: "Input Schema" }));
-    await userEvent.click(inputSchema.getByRole("button", { name: "+ Add Field" }));
-    await userEvent.type(inputSchema.getByLabelText("Field Name"), "topic");
+    await addInputField("topic");
 
     await userEvent.click(screen.getByRole("tab", { name: "Preview & Test" }));
     expect(screen.getByText("Write about {{topic}}.")).toBeDefined();
@@ -229,12 +237,7 @@ describe("prompt builder (create)", () => {
     expect(api.callsTo("POST /api/prompts/test-config/")[0]?.body).toEqual({
       prompt_template: "Write about {{topic}}.",
       system_prompt: "You are a writer.",
-      model: "gpt-4-turbo",
-      temperature: 0.7,
-      max_tokens: 2048,
-      top_p: 1,
-      frequency_penalty: 0,
-      presence_penalty: 0,
+      ...DEFAULT_MODEL_SETTINGS,
       input_schema: {
         type: "object",
         properties: { topic: { type: "string" } },
