@@ -1,12 +1,10 @@
 import type { StatementLine } from "@promptmint/contracts";
-import { Receipt } from "lucide-react";
 import { Button } from "../../components/ui/button";
 import { Card, CardHeader } from "../../components/ui/card";
-import { EmptyState } from "../../components/ui/empty-state";
 import { QueryStates } from "../../components/ui/query-states";
-import { SignedMicrosCell, Table } from "../../components/ui/table";
 import { formatDate, formatDateTime } from "../../lib/format";
 import { useWalletStatement } from "./api/get-wallet-statement";
+import { LedgerTable } from "./ledger-table";
 
 /** When a line happened: a calls line is a whole UTC day; any other line, its moment. */
 function whenOf(line: StatementLine): string {
@@ -28,38 +26,18 @@ export function StatementTable() {
         description="What moved your balance: paid calls per app and day, top-ups, plans and refunds."
       />
       <QueryStates query={statement} loading="Loading statement..." error="Failed to load the statement">
-        {() =>
-          lines.length === 0 ? (
-            <EmptyState
-              framed={false}
-              icon={Receipt}
-              title="Nothing yet"
-              description="Top-ups and paid calls will appear here."
-            />
-          ) : (
-            <div className="overflow-x-auto">
-              <Table
-                caption="Statement"
-                columns={[
-                  { label: "Date", className: "hidden sm:table-cell" },
-                  { label: "Description" },
-                  { label: "Amount", className: "text-right" },
-                ]}
-              >
-                {lines.map((line) => (
-                  <tr key={line.id}>
-                    <td className="hidden px-4 py-3 text-sm whitespace-nowrap text-slate-500 sm:table-cell">
-                      {whenOf(line)}
-                    </td>
-                    <td className="px-4 py-3 text-sm text-slate-900">
-                      {line.description}
-                      <span className="block text-xs text-slate-500 sm:hidden">{whenOf(line)}</span>
-                    </td>
-                    <SignedMicrosCell micros={line.amount_micros} />
-                  </tr>
-                ))}
-              </Table>
-              {statement.hasNextPage ? (
+        {() => (
+          <LedgerTable
+            caption="Statement"
+            lines={lines.map((line) => ({
+              id: line.id,
+              when: whenOf(line),
+              description: line.description,
+              micros: line.amount_micros,
+            }))}
+            empty={{ title: "Nothing yet", description: "Top-ups and paid calls will appear here." }}
+            footer={
+              statement.hasNextPage ? (
                 <div className="flex items-center justify-end border-t border-slate-100 px-4 py-3">
                   <Button
                     variant="secondary"
@@ -70,10 +48,10 @@ export function StatementTable() {
                     {statement.isFetchingNextPage ? "Loading..." : "Show older"}
                   </Button>
                 </div>
-              ) : null}
-            </div>
-          )
-        }
+              ) : null
+            }
+          />
+        )}
       </QueryStates>
     </Card>
   );
