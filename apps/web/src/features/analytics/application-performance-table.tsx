@@ -4,7 +4,7 @@ import { Badge } from "../../components/ui/badge";
 import { HorizontalScroll } from "../../components/ui/scroll-area";
 import { Table } from "../../components/ui/table";
 import { formatDate, formatDuration, formatNumber, formatPercent } from "../../lib/format";
-import { AnalyticsCard, tableCell, tableHeaderCell } from "./analytics-card";
+import { AnalyticsCard, FigureCell, tableCell, tableHeaderCell } from "./analytics-card";
 
 type ApplicationFigures = GlobalDashboard["applications"][number];
 
@@ -59,15 +59,13 @@ export function ApplicationPerformanceTable({
                     {app.application_type}
                   </Badge>
                 </td>
-                <td className={`${tableCell} text-right text-slate-700 tabular-nums`}>
-                  {formatNumber(app.invocations)}
-                </td>
-                <td className={`${tableCell} text-right text-slate-700 tabular-nums`}>
+                <FigureCell>{formatNumber(app.invocations)}</FigureCell>
+                <FigureCell>
                   {app.invocations === 0 ? <NoCalls /> : formatPercent(app.success_rate)}
-                </td>
-                <td className={`${tableCell} text-right text-slate-700 tabular-nums`}>
+                </FigureCell>
+                <FigureCell>
                   {app.invocations === 0 ? <NoCalls /> : formatDuration(app.avg_response_time)}
-                </td>
+                </FigureCell>
                 <td className={`${tableCell} text-slate-500`}>{formatDate(app.last_used, "Never")}</td>
               </tr>
             ))}

@@ -3,7 +3,7 @@ import { Badge } from "../../components/ui/badge";
 import { HorizontalScroll } from "../../components/ui/scroll-area";
 import { Table } from "../../components/ui/table";
 import { formatDateTime, formatDuration, formatNumber } from "../../lib/format";
-import { AnalyticsCard, tableCell, tableHeaderCell } from "./analytics-card";
+import { AnalyticsCard, FigureCell, tableCell, tableHeaderCell } from "./analytics-card";
 import { formatInvocationId } from "./analytics-format";
 
 type Invocation = RecentInvocations["recent_invocations"][number];
@@ -44,12 +44,8 @@ export function RecentInvocationsTable({ invocations }: { invocations: readonly 
                     {invocation.status}
                   </Badge>
                 </td>
-                <td className={`${tableCell} text-right text-slate-700 tabular-nums`}>
-                  {formatDuration(invocation.response_time)}
-                </td>
-                <td className={`${tableCell} text-right text-slate-700 tabular-nums`}>
-                  {formatNumber(invocation.input_tokens + invocation.output_tokens)}
-                </td>
+                <FigureCell>{formatDuration(invocation.response_time)}</FigureCell>
+                <FigureCell>{formatNumber(invocation.input_tokens + invocation.output_tokens)}</FigureCell>
                 <td className={`${tableCell} text-slate-500`}>{formatDateTime(invocation.created_at)}</td>
               </tr>
             ))}
