@@ -53,15 +53,9 @@ export interface StripeBillingDetails {
 }
 
 /** The billing address a form collected, as Stripe's billing_details. */
-export function stripeBillingDetails(address: {
-  name: string;
-  line1: string;
-  line2?: string;
-  city: string;
-  state?: string;
-  postal_code: string;
-  country: string;
-}): StripeBillingDetails {
+export function stripeBillingDetails(
+  address: Pick<StripeBillingDetails, "name"> & StripeBillingDetails["address"],
+): StripeBillingDetails {
   const { name, ...rest } = address;
   return {
     name,

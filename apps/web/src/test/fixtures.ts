@@ -11,6 +11,16 @@ import type {
   TestConfigResponse,
 } from "@promptmint/contracts";
 
+/** The model settings a new prompt starts from, as the API receives them. */
+export const DEFAULT_MODEL_SETTINGS = {
+  model: "gpt-4-turbo",
+  temperature: 0.7,
+  max_tokens: 2048,
+  top_p: 1,
+  frequency_penalty: 0,
+  presence_penalty: 0,
+};
+
 export function profileFixture(
   overrides: { creator?: Profile["creator"]; emailVerified?: boolean } = {},
 ): Profile {

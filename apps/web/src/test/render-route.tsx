@@ -9,6 +9,7 @@ import { vi } from "vitest";
 import { appRoutes } from "../app/router";
 import { RuntimeConfigProvider } from "../lib/runtime-config";
 import { createTestAuth } from "./auth-state";
+import { stubFetch } from "./fetch-stub";
 import { runtimeConfigFixture } from "./fixtures";
 
 // The app loads most screens on first visit (route `lazy`); tests render them synchronously, so
@@ -99,4 +100,21 @@ export function renderRoute(path: string, options: RenderRouteOptions = {}) {
 export function currentPath(router: ReturnType<typeof createMemoryRouter>): string {
   const { pathname, search } = router.state.location;
   return `${pathname}${search}`;
+}
+
+/** Renders `path` for a signed-in person (most screens' tests). */
+export function renderSignedIn(path: string, options: Omit<RenderRouteOptions, "auth"> = {}) {
+  return renderRoute(path, { ...options, auth: createTestAuth("signed-in") });
+}
+
+/**
+ * Renders a sign-in screen (/login, /register) for a signed-out person; their redirect to the
+ * identity provider answers with `redirect`. Returns the auth, to check what was asked of it.
+ */
+export function renderSignInScreen(path: string, redirect: () => Promise<unknown>) {
+  stubFetch({});
+  const auth = createTestAuth("signed-out");
+  vi.mocked(auth.signinRedirect).mockImplementation(redirect as () => Promise<void>);
+  renderRoute(path, { auth });
+  return auth;
 }

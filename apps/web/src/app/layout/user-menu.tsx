@@ -4,6 +4,13 @@ import { Link } from "react-router";
 import type { SessionIdentity } from "../../lib/profile-query";
 import { UserAvatar } from "./user-avatar";
 
+const MENU_LINKS = [
+  { to: "/profile", label: "Profile", icon: UserRound },
+  { to: "/api-keys", label: "API Keys", icon: KeyRound },
+  { to: "/wallet", label: "Wallet", icon: Wallet },
+  { to: "/analytics", label: "Analytics", icon: BarChart3 },
+];
+
 const itemClasses =
   "flex cursor-pointer select-none items-center gap-2.5 rounded-md px-2.5 py-2 text-sm text-slate-700 outline-none " +
   "data-[highlighted]:bg-slate-100 data-[highlighted]:text-slate-900";
@@ -29,30 +36,14 @@ export function UserMenu({ identity, onSignOut }: { identity: SessionIdentity; o
             {identity.email && <p className="truncate text-xs text-slate-500">{identity.email}</p>}
           </DropdownMenu.Label>
           <DropdownMenu.Separator className="my-1 h-px bg-slate-100" />
-          <DropdownMenu.Item asChild className={itemClasses}>
-            <Link to="/profile">
-              <UserRound className="size-4 text-slate-400" aria-hidden="true" />
-              Profile
-            </Link>
-          </DropdownMenu.Item>
-          <DropdownMenu.Item asChild className={itemClasses}>
-            <Link to="/api-keys">
-              <KeyRound className="size-4 text-slate-400" aria-hidden="true" />
-              API Keys
-            </Link>
-          </DropdownMenu.Item>
-          <DropdownMenu.Item asChild className={itemClasses}>
-            <Link to="/wallet">
-              <Wallet className="size-4 text-slate-400" aria-hidden="true" />
-              Wallet
-            </Link>
-          </DropdownMenu.Item>
-          <DropdownMenu.Item asChild className={itemClasses}>
-            <Link to="/analytics">
-              <BarChart3 className="size-4 text-slate-400" aria-hidden="true" />
-              Analytics
-            </Link>
-          </DropdownMenu.Item>
+          {MENU_LINKS.map(({ to, label, icon: Icon }) => (
+            <DropdownMenu.Item key={to} asChild className={itemClasses}>
+              <Link to={to}>
+                <Icon className="size-4 text-slate-400" aria-hidden="true" />
+                {label}
+              </Link>
+            </DropdownMenu.Item>
+          ))}
           <DropdownMenu.Separator className="my-1 h-px bg-slate-100" />
           <DropdownMenu.Item className={itemClasses} onSelect={onSignOut}>
             <LogOut className="size-4 text-slate-400" aria-hidden="true" />

@@ -7,10 +7,8 @@ import { NotFoundState } from "./not-found-state";
  * the not-found state, with its own icon.
  */
 export function AccessDeniedState({
-  title = "You do not have access to this page",
   reason,
-  backTo = "/dashboard",
-  backLabel = "Back to dashboard",
+  ...place
 }: {
   title?: string;
   reason: string;
@@ -19,11 +17,12 @@ export function AccessDeniedState({
 }) {
   return (
     <NotFoundState
+      title="You do not have access to this page"
+      backTo="/dashboard"
+      backLabel="Back to dashboard"
+      {...place}
       icon={ShieldAlert}
-      title={title}
       description={reason}
-      backTo={backTo}
-      backLabel={backLabel}
     />
   );
 }

@@ -1,8 +1,9 @@
-import type { AppStatus, Visibility } from "@promptmint/contracts";
+import type { Application, AppStatus, Visibility } from "@promptmint/contracts";
 import type { ReactNode } from "react";
 import { cn } from "../../lib/cn";
 import { embedVisibilityHint } from "../../lib/embed-hint";
-import { PriceField, type PriceFieldProps } from "./price-field";
+import { Card, CardBody } from "./card";
+import { editorPriceProps, PriceField, type PriceFieldProps } from "./price-field";
 import { SelectField, type SelectOption } from "./select-field";
 import { TextField } from "./text-field";
 import { TextareaField } from "./textarea-field";
@@ -112,5 +113,43 @@ export function BasicSettingsFields({
         <PriceField {...price} />
       </div>
     </div>
+  );
+}
+
+/**
+ * The prompt and workflow editors' Basic Settings tab: the fields in a card, priced in cents
+ * with the saved app's announced increase, if any, under the price.
+ */
+export function EditorBasicSettingsCard({
+  application,
+  values,
+  errors,
+  onChange,
+  descriptionPlaceholder,
+  children,
+}: {
+  application: Application;
+  values: BasicSettingsValues & { price_cents: number };
+  errors: BasicSettingsErrors & { price_cents?: string };
+  onChange: (changes: Partial<BasicSettingsValues & { price_cents: number }>) => void;
+  descriptionPlaceholder?: string;
+  children?: ReactNode;
+}) {
+  return (
+    <Card>
+      <CardBody>
+        <BasicSettingsFields
+          values={values}
+          errors={errors}
+          onChange={onChange}
+          descriptionPlaceholder={descriptionPlaceholder}
+          price={editorPriceProps(application, values.price_cents, errors.price_cents, (price_cents) =>
+            onChange({ price_cents }),
+          )}
+        >
+          {children}
+        </BasicSettingsFields>
+      </CardBody>
+    </Card>
   );
 }

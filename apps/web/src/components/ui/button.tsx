@@ -1,3 +1,4 @@
+import { Save } from "lucide-react";
 import type { ButtonHTMLAttributes } from "react";
 import { Link, type LinkProps } from "react-router";
 import { cn } from "../../lib/cn";
@@ -72,4 +73,17 @@ export interface ButtonLinkProps extends LinkProps {
 /** A router link that looks like a button. */
 export function ButtonLink({ variant, size, className, ...rest }: ButtonLinkProps) {
   return <Link className={buttonClasses(variant, size, className)} {...rest} />;
+}
+
+/** "Save Changes" with its icon, "Saving..." while the save runs. */
+export function SaveChangesButton({
+  saving,
+  ...rest
+}: Omit<ButtonProps, "busy" | "children"> & { saving: boolean }) {
+  return (
+    <Button busy={saving} {...rest}>
+      {!saving && <Save className="size-4" aria-hidden="true" />}
+      {saving ? "Saving..." : "Save Changes"}
+    </Button>
+  );
 }

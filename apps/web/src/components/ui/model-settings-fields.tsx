@@ -14,6 +14,18 @@ export interface ModelSettingsValues {
   presence_penalty: string;
 }
 
+/** The settings as the API takes them: numbers, not the fields' texts. */
+export function modelSettingsOf(values: ModelSettingsValues) {
+  return {
+    model: values.model,
+    temperature: Number(values.temperature),
+    max_tokens: Number(values.max_tokens),
+    top_p: Number(values.top_p),
+    frequency_penalty: Number(values.frequency_penalty),
+    presence_penalty: Number(values.presence_penalty),
+  };
+}
+
 export type ModelNumberSetting = Exclude<keyof ModelSettingsValues, "model">;
 export type ModelSettingsErrors = Partial<Record<keyof ModelSettingsValues, string>>;
 

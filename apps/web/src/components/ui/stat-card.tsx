@@ -1,12 +1,13 @@
 import type { LucideIcon } from "lucide-react";
 import type { ReactNode } from "react";
 import { Card } from "./card";
+import { IconTile } from "./icon-tile";
 
 /** A summary figure with its label (dashboard cards, analytics side panels). */
 export function StatCard({
   label,
   value,
-  icon: Icon,
+  icon,
   hint,
 }: {
   label: string;
@@ -17,11 +18,7 @@ export function StatCard({
 }) {
   return (
     <Card className="flex items-start gap-4 px-5 py-4">
-      {Icon && (
-        <div className="flex size-10 shrink-0 items-center justify-center rounded-lg bg-brand-50 text-brand-600">
-          <Icon className="size-5" aria-hidden="true" />
-        </div>
-      )}
+      {icon && <IconTile icon={icon} className="shrink-0" />}
       <dl className="min-w-0">
         <dt className="truncate text-sm font-medium text-slate-500">{label}</dt>
         <dd className="mt-0.5 text-2xl font-semibold tracking-tight text-slate-900 tabular-nums">{value}</dd>

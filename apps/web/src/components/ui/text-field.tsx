@@ -1,5 +1,5 @@
-import { type InputHTMLAttributes, type Ref, useId } from "react";
-import { cn } from "../../lib/cn";
+import type { InputHTMLAttributes, Ref } from "react";
+import { FieldFrame, useFieldDescription } from "./field-message";
 
 export const inputClasses =
   "block h-10 w-full rounded-lg border border-slate-300 bg-white px-3 text-sm text-slate-900 shadow-sm " +
@@ -19,35 +19,10 @@ export interface TextFieldProps extends InputHTMLAttributes<HTMLInputElement> {
 
 /** A labelled input with its help text and validation message. */
 export function TextField({ label, hint, error, id, className, ref, ...inputProps }: TextFieldProps) {
-  const generatedId = useId();
-  const inputId = id ?? generatedId;
-  const hintId = hint ? `${inputId}-hint` : undefined;
-  const errorId = error ? `${inputId}-error` : undefined;
-  const describedBy = [errorId, hintId].filter(Boolean).join(" ") || undefined;
-
+  const field = useFieldDescription(id, hint, error);
   return (
-    <div className={cn("space-y-1.5", className)}>
-      <label htmlFor={inputId} className="block text-sm font-medium text-slate-700">
-        {label}
-      </label>
-      <input
-        ref={ref}
-        id={inputId}
-        className={inputClasses}
-        aria-invalid={error ? true : undefined}
-        aria-describedby={describedBy}
-        {...inputProps}
-      />
-      {error && (
-        <p id={errorId} className="text-sm text-red-600">
-          {error}
-        </p>
-      )}
-      {hint && (
-        <p id={hintId} className="text-xs text-slate-500">
-          {hint}
-        </p>
-      )}
-    </div>
+    <FieldFrame field={field} label={label} hint={hint} error={error} className={className}>
+      <input ref={ref} className={inputClasses} {...field.controlProps} {...inputProps} />
+    </FieldFrame>
   );
 }

@@ -1,6 +1,6 @@
 import type { Ref, TextareaHTMLAttributes } from "react";
 import { cn } from "../../lib/cn";
-import { FieldMessages, useFieldDescription } from "./field-message";
+import { FieldFrame, useFieldDescription } from "./field-message";
 import { inputClasses } from "./text-field";
 
 export interface TextareaFieldProps extends TextareaHTMLAttributes<HTMLTextAreaElement> {
@@ -20,20 +20,16 @@ export function TextareaField({
   rows = 3,
   ...rest
 }: TextareaFieldProps) {
-  const { controlId, hintId, errorId, controlProps } = useFieldDescription(id, hint, error);
+  const field = useFieldDescription(id, hint, error);
   return (
-    <div className={cn("space-y-1.5", className)}>
-      <label htmlFor={controlId} className="block text-sm font-medium text-slate-700">
-        {label}
-      </label>
+    <FieldFrame field={field} label={label} hint={hint} error={error} className={className}>
       <textarea
         ref={ref}
         rows={rows}
         className={cn(inputClasses, "h-auto py-2 leading-relaxed")}
-        {...controlProps}
+        {...field.controlProps}
         {...rest}
       />
-      <FieldMessages hint={hint} hintId={hintId} error={error} errorId={errorId} />
-    </div>
+    </FieldFrame>
   );
 }

@@ -33,3 +33,8 @@ export function AnalyticsCard({
 export const tableHeaderCell =
   "px-4 py-3 text-left text-xs font-semibold uppercase tracking-wide whitespace-nowrap text-slate-500";
 export const tableCell = "px-4 py-3 text-sm whitespace-nowrap";
+
+/** A count, a rate or a time: right-aligned, figures of one width. */
+export function FigureCell({ children }: { children: ReactNode }) {
+  return <td className={`${tableCell} text-right text-slate-700 tabular-nums`}>{children}</td>;
+}

@@ -1,8 +1,9 @@
 import type { RecentInvocations } from "@promptmint/contracts";
 import { Badge } from "../../components/ui/badge";
 import { HorizontalScroll } from "../../components/ui/scroll-area";
+import { Table } from "../../components/ui/table";
 import { formatDateTime, formatDuration, formatNumber } from "../../lib/format";
-import { AnalyticsCard, tableCell, tableHeaderCell } from "./analytics-card";
+import { AnalyticsCard, FigureCell, tableCell, tableHeaderCell } from "./analytics-card";
 import { formatInvocationId } from "./analytics-format";
 
 type Invocation = RecentInvocations["recent_invocations"][number];
@@ -19,54 +20,36 @@ export function RecentInvocationsTable({ invocations }: { invocations: readonly 
         <p className="px-5 py-10 text-center text-sm text-slate-500">No invocations found</p>
       ) : (
         <HorizontalScroll label="Recent invocations table">
-          <table className="min-w-full divide-y divide-slate-200">
-            <thead className="bg-slate-50">
-              <tr>
-                <th scope="col" className={tableHeaderCell}>
-                  ID
-                </th>
-                <th scope="col" className={tableHeaderCell}>
-                  User
-                </th>
-                <th scope="col" className={tableHeaderCell}>
-                  Status
-                </th>
-                <th scope="col" className={`${tableHeaderCell} text-right`}>
-                  Response Time
-                </th>
-                <th scope="col" className={`${tableHeaderCell} text-right`}>
-                  Tokens
-                </th>
-                <th scope="col" className={tableHeaderCell}>
-                  Created At
-                </th>
+          <Table
+            headerCellClassName={tableHeaderCell}
+            columns={[
+              { label: "ID" },
+              { label: "User" },
+              { label: "Status" },
+              { label: "Response Time", className: "text-right" },
+              { label: "Tokens", className: "text-right" },
+              { label: "Created At" },
+            ]}
+          >
+            {invocations.map((invocation) => (
+              <tr key={invocation.id}>
+                <td className={`${tableCell} font-mono text-xs text-slate-700`} title={invocation.id}>
+                  {formatInvocationId(invocation.id)}
+                </td>
+                <td className={`${tableCell} max-w-48 truncate text-slate-700`} title={userOf(invocation)}>
+                  {userOf(invocation)}
+                </td>
+                <td className={tableCell}>
+                  <Badge tone={invocation.status === "success" ? "green" : "red"} className="capitalize">
+                    {invocation.status}
+                  </Badge>
+                </td>
+                <FigureCell>{formatDuration(invocation.response_time)}</FigureCell>
+                <FigureCell>{formatNumber(invocation.input_tokens + invocation.output_tokens)}</FigureCell>
+                <td className={`${tableCell} text-slate-500`}>{formatDateTime(invocation.created_at)}</td>
               </tr>
-            </thead>
-            <tbody className="divide-y divide-slate-100 bg-white">
-              {invocations.map((invocation) => (
-                <tr key={invocation.id}>
-                  <td className={`${tableCell} font-mono text-xs text-slate-700`} title={invocation.id}>
-                    {formatInvocationId(invocation.id)}
-                  </td>
-                  <td className={`${tableCell} max-w-48 truncate text-slate-700`} title={userOf(invocation)}>
-                    {userOf(invocation)}
-                  </td>
-                  <td className={tableCell}>
-                    <Badge tone={invocation.status === "success" ? "green" : "red"} className="capitalize">
-                      {invocation.status}
-                    </Badge>
-                  </td>
-                  <td className={`${tableCell} text-right text-slate-700 tabular-nums`}>
-                    {formatDuration(invocation.response_time)}
-                  </td>
-                  <td className={`${tableCell} text-right text-slate-700 tabular-nums`}>
-                    {formatNumber(invocation.input_tokens + invocation.output_tokens)}
-                  </td>
-                  <td className={`${tableCell} text-slate-500`}>{formatDateTime(invocation.created_at)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            ))}
+          </Table>
         </HorizontalScroll>
       )}
     </AnalyticsCard>

@@ -9,6 +9,7 @@ import { ConfirmDialog } from "../../components/ui/confirm-dialog";
 import { EmptyState } from "../../components/ui/empty-state";
 import { ErrorBox } from "../../components/ui/error-box";
 import { LoadingState } from "../../components/ui/spinner";
+import { Table } from "../../components/ui/table";
 import { getErrorMessage } from "../../lib/api-client";
 import { formatDate, formatDateTime } from "../../lib/format";
 import { useApiKeys } from "./api/list-api-keys";
@@ -16,7 +17,6 @@ import { useRevokeApiKey } from "./api/revoke-api-key";
 import { EditApiKeyDialog } from "./edit-api-key-dialog";
 import { KeySpendMeter } from "./key-spend-meter";
 
-const headerCell = "px-4 py-3 text-left text-xs font-semibold uppercase tracking-wide text-slate-500";
 // Below md each key is a card: the cells stack two to a row, each under its column's name
 // (data-label), so a phone never scrolls sideways.
 const cell =
@@ -58,100 +58,84 @@ export function ApiKeyList() {
       <CardHeader title="Your API Keys" />
       {/* relative: the sr-only header is placed inside the scrolling box, not past the page's edge. */}
       <div className="relative overflow-x-auto">
-        <table className="w-full divide-y divide-slate-200 max-md:block">
-          <thead className="bg-slate-50 max-md:hidden">
-            <tr>
-              <th scope="col" className={headerCell}>
-                Name
-              </th>
-              <th scope="col" className={headerCell}>
-                Key
-              </th>
-              <th scope="col" className={headerCell}>
-                Created
-              </th>
-              <th scope="col" className={headerCell}>
-                Last Used
-              </th>
-              <th scope="col" className={headerCell}>
-                Spend
-              </th>
-              <th scope="col" className={headerCell}>
-                Expires
-              </th>
-              <th scope="col" className={headerCell}>
-                Apps
-              </th>
-              <th scope="col" className={`${headerCell} text-right`}>
-                <span className="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody className="divide-y divide-slate-100 bg-white max-md:block">
-            {keys.data.map((key) => (
-              <tr
-                key={key.id}
-                className="max-md:grid max-md:grid-cols-2 max-md:gap-x-4 max-md:gap-y-3 max-md:p-4"
+        <Table
+          className="w-full max-md:block"
+          headClassName="max-md:hidden"
+          bodyClassName="max-md:block"
+          columns={[
+            { label: "Name" },
+            { label: "Key" },
+            { label: "Created" },
+            { label: "Last Used" },
+            { label: "Spend" },
+            { label: "Expires" },
+            { label: "Apps" },
+            { label: "Actions", className: "text-right", srOnly: true },
+          ]}
+        >
+          {keys.data.map((key) => (
+            <tr
+              key={key.id}
+              className="max-md:grid max-md:grid-cols-2 max-md:gap-x-4 max-md:gap-y-3 max-md:p-4"
+            >
+              <th
+                scope="row"
+                className={`${cell} ${wideCell} min-w-40 text-left font-medium break-words text-slate-900 max-md:text-base`}
               >
-                <th
-                  scope="row"
-                  className={`${cell} ${wideCell} min-w-40 text-left font-medium break-words text-slate-900 max-md:text-base`}
+                {key.name}
+              </th>
+              <td data-label="Key" className={`${cell} font-mono whitespace-nowrap text-xs text-slate-600`}>
+                {key.prefix}…
+              </td>
+              <td data-label="Created" className={`${cell} whitespace-nowrap text-slate-600`}>
+                {formatDate(key.created_at)}
+              </td>
+              <td data-label="Last Used" className={`${cell} min-w-24 text-slate-600`}>
+                {formatDateTime(key.last_used_at, "Never")}
+              </td>
+              <td data-label="Spend" className={`${cell} ${wideCell} max-md:order-1`}>
+                <KeySpendMeter apiKey={key} />
+              </td>
+              <td data-label="Expires" className={`${cell} min-w-28 text-slate-600`}>
+                {expiryOf(key)}
+              </td>
+              <td
+                data-label="Apps"
+                className={`${cell} ${wideCell} min-w-32 break-words text-slate-600 max-md:order-2`}
+              >
+                {key.allowed_apps === null
+                  ? "All apps"
+                  : key.allowed_apps.join(", ") || "None (apps deleted)"}
+              </td>
+              <td
+                className={`${cell} ${wideCell} text-right md:whitespace-nowrap max-md:order-3 max-md:-ml-2.5 max-md:text-left`}
+              >
+                <Button
+                  variant="ghost"
+                  size="sm"
+                  aria-label={`Edit ${key.name}`}
+                  onClick={() => setEditing(key)}
                 >
-                  {key.name}
-                </th>
-                <td data-label="Key" className={`${cell} font-mono whitespace-nowrap text-xs text-slate-600`}>
-                  {key.prefix}…
-                </td>
-                <td data-label="Created" className={`${cell} whitespace-nowrap text-slate-600`}>
-                  {formatDate(key.created_at)}
-                </td>
-                <td data-label="Last Used" className={`${cell} min-w-24 text-slate-600`}>
-                  {formatDateTime(key.last_used_at, "Never")}
-                </td>
-                <td data-label="Spend" className={`${cell} ${wideCell} max-md:order-1`}>
-                  <KeySpendMeter apiKey={key} />
-                </td>
-                <td data-label="Expires" className={`${cell} min-w-28 text-slate-600`}>
-                  {expiryOf(key)}
-                </td>
-                <td
-                  data-label="Apps"
-                  className={`${cell} ${wideCell} min-w-32 break-words text-slate-600 max-md:order-2`}
+                  <Pencil className="size-4" aria-hidden="true" />
+                  Edit
+                </Button>
+                <Button
+                  variant="ghost"
+                  size="sm"
+                  className="text-red-600 hover:bg-red-50 hover:text-red-700"
+                  aria-label={`Revoke ${key.name}`}
+                  onClick={() => {
+                    revoke.reset();
+                    setRevoking(key);
+                  }}
                 >
-                  {key.allowed_apps === null
-                    ? "All apps"
-                    : key.allowed_apps.join(", ") || "None (apps deleted)"}
-                </td>
-                <td
-                  className={`${cell} ${wideCell} text-right md:whitespace-nowrap max-md:order-3 max-md:-ml-2.5 max-md:text-left`}
-                >
-                  <Button
-                    variant="ghost"
-                    size="sm"
-                    aria-label={`Edit ${key.name}`}
-                    onClick={() => setEditing(key)}
-                  >
-                    <Pencil className="size-4" aria-hidden="true" />
-                    Edit
-                  </Button>
-                  <Button
-                    variant="ghost"
-                    size="sm"
-                    className="text-red-600 hover:bg-red-50 hover:text-red-700"
-                    aria-label={`Revoke ${key.name}`}
-                    onClick={() => {
-                      revoke.reset();
-                      setRevoking(key);
-                    }}
-                  >
-                    <Trash2 className="size-4" aria-hidden="true" />
-                    Revoke
-                  </Button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+                  <Trash2 className="size-4" aria-hidden="true" />
+                  Revoke
+                </Button>
+              </td>
+            </tr>
+          ))}
+        </Table>
       </div>
       {editing && <EditApiKeyDialog apiKey={editing} onClose={() => setEditing(null)} />}
       <ConfirmDialog

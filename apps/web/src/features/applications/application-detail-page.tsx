@@ -3,6 +3,7 @@ import { Copy, Pencil, X } from "lucide-react";
 import { useState } from "react";
 import { useNavigate, useParams } from "react-router";
 import { toast } from "sonner";
+import { ApplicationHeader } from "../../components/ui/application-header";
 import { Badge } from "../../components/ui/badge";
 import { Button } from "../../components/ui/button";
 import { DownloadAppButton } from "../../components/ui/download-app-button";
@@ -64,42 +65,40 @@ function ApplicationDetail({ application }: { application: Application }) {
 
   return (
     <>
-      <header className="mb-8 flex flex-col gap-4 lg:flex-row lg:items-start lg:justify-between">
-        <div className="min-w-0">
-          <h1 className="text-2xl font-semibold tracking-tight break-words text-slate-900 sm:text-3xl">
-            {application.name}
-          </h1>
-          <p className="mt-1 font-mono text-sm text-slate-500">/{application.slug}</p>
-          {application.description && (
-            <p className="mt-2 max-w-2xl text-sm text-slate-600 sm:text-base">{application.description}</p>
-          )}
-          <div className="mt-3 flex flex-wrap gap-2">
+      <ApplicationHeader
+        application={application}
+        className="mb-8"
+        descriptionClassName="sm:text-base"
+        badges={
+          <>
             <Badge tone={application.type === "workflow" ? "blue" : "brand"} className="capitalize">
               {application.type}
             </Badge>
             <StatusBadge status={application.status} />
             <Badge className="capitalize">{application.visibility}</Badge>
-          </div>
-        </div>
-        <div className="flex flex-wrap gap-2">
-          <Button variant="secondary" size="sm" onClick={() => setEditing((on) => !on)}>
-            {editing ? (
-              <X className="size-4" aria-hidden="true" />
-            ) : (
-              <Pencil className="size-4" aria-hidden="true" />
-            )}
-            {editing ? "Cancel" : "Edit"}
-          </Button>
-          <DownloadAppButton
-            busy={downloadingSlug === application.slug}
-            onClick={() => void download(application)}
-          />
-          <Button variant="secondary" size="sm" busy={duplicate.isPending} onClick={startDuplicate}>
-            {!duplicate.isPending && <Copy className="size-4" aria-hidden="true" />}
-            {duplicate.isPending ? "Duplicating..." : "Duplicate"}
-          </Button>
-        </div>
-      </header>
+          </>
+        }
+        actions={
+          <>
+            <Button variant="secondary" size="sm" onClick={() => setEditing((on) => !on)}>
+              {editing ? (
+                <X className="size-4" aria-hidden="true" />
+              ) : (
+                <Pencil className="size-4" aria-hidden="true" />
+              )}
+              {editing ? "Cancel" : "Edit"}
+            </Button>
+            <DownloadAppButton
+              busy={downloadingSlug === application.slug}
+              onClick={() => void download(application)}
+            />
+            <Button variant="secondary" size="sm" busy={duplicate.isPending} onClick={startDuplicate}>
+              {!duplicate.isPending && <Copy className="size-4" aria-hidden="true" />}
+              {duplicate.isPending ? "Duplicating..." : "Duplicate"}
+            </Button>
+          </>
+        }
+      />
 
       <div className="grid gap-6 lg:grid-cols-3">
         <div className="min-w-0 space-y-6 lg:col-span-2">

@@ -1,10 +1,9 @@
 import { type Application, MIN_PRICE_CENTS, type UpdateApplication } from "@promptmint/contracts";
-import { Save } from "lucide-react";
 import { useForm } from "react-hook-form";
 import { toast } from "sonner";
 import { Alert } from "../../components/ui/alert";
 import { VISIBILITY_OPTIONS } from "../../components/ui/basic-settings-fields";
-import { Button } from "../../components/ui/button";
+import { Button, SaveChangesButton } from "../../components/ui/button";
 import { Card, CardBody, CardHeader } from "../../components/ui/card";
 import { centsOfEntry, PriceField } from "../../components/ui/price-field";
 import { SelectField } from "../../components/ui/select-field";
@@ -115,10 +114,7 @@ export function ApplicationEditForm({
             <Button variant="secondary" onClick={onDone} disabled={update.isPending}>
               Cancel
             </Button>
-            <Button type="submit" busy={update.isPending}>
-              {!update.isPending && <Save className="size-4" aria-hidden="true" />}
-              {update.isPending ? "Saving..." : "Save Changes"}
-            </Button>
+            <SaveChangesButton type="submit" saving={update.isPending} />
           </div>
         </form>
       </CardBody>

@@ -6,6 +6,7 @@ import { ButtonLink } from "../../components/ui/button";
 import { Card } from "../../components/ui/card";
 import { DownloadAppButton } from "../../components/ui/download-app-button";
 import { StatusBadge } from "../../components/ui/status-badge";
+import { Table } from "../../components/ui/table";
 import { useDownloadApp } from "../../lib/download-app";
 import { formatMicros, formatNumber } from "../../lib/format";
 
@@ -16,7 +17,6 @@ export function manageLinkOf(app: Pick<Application, "type" | "slug">): { label: 
   return { label: "Edit", to: `/applications/${app.slug}` };
 }
 
-const headerCell = "px-4 py-3 text-left text-xs font-semibold uppercase tracking-wide text-slate-500";
 const cell = "px-4 py-3 text-sm whitespace-nowrap";
 
 function RowActions({
@@ -122,69 +122,52 @@ export function ApplicationsTable({
 
       <Card className="hidden overflow-hidden md:block">
         <div className="overflow-x-auto">
-          <table className="min-w-full divide-y divide-slate-200">
-            <caption className="sr-only">Your applications</caption>
-            <thead className="bg-slate-50">
-              <tr>
-                <th scope="col" className={headerCell}>
-                  Name
-                </th>
-                <th scope="col" className={headerCell}>
-                  Slug
-                </th>
-                <th scope="col" className={headerCell}>
-                  Type
-                </th>
-                <th scope="col" className={headerCell}>
-                  Status
-                </th>
-                <th scope="col" className={`${headerCell} text-right`}>
-                  Invocations, last 30 days
-                </th>
-                <th scope="col" className={`${headerCell} text-right`}>
-                  Net, last 30 days
-                </th>
-                <th scope="col" className={`${headerCell} text-right`}>
-                  Actions
-                </th>
-              </tr>
-            </thead>
-            <tbody className="divide-y divide-slate-100 bg-white">
-              {applications.map((app) => {
-                const figures = usage.get(app.slug);
-                return (
-                  <tr key={app.id} className="hover:bg-slate-50/70">
-                    <th scope="row" className={`${cell} text-left font-medium text-slate-900`}>
-                      <Link to={`/applications/${app.slug}`} className="hover:text-brand-700 hover:underline">
-                        {app.name}
-                      </Link>
-                    </th>
-                    <td className={`${cell} font-mono text-xs text-slate-500`}>{app.slug}</td>
-                    <td className={cell}>
-                      <TypeBadge type={app.type} />
-                    </td>
-                    <td className={cell}>
-                      <StatusBadge status={app.status} />
-                      <SuspendedBadge app={app} />
-                    </td>
-                    <td className={`${cell} text-right tabular-nums`}>
-                      {formatNumber(figures?.total_invocations ?? 0)}
-                    </td>
-                    <td className={`${cell} text-right tabular-nums`}>
-                      {formatMicros(figures?.figures.net_micros ?? 0)}
-                    </td>
-                    <td className={`${cell} text-right`}>
-                      <RowActions
-                        app={app}
-                        downloading={downloadingSlug === app.slug}
-                        onDownload={() => void download(app)}
-                      />
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
+          <Table
+            caption="Your applications"
+            columns={[
+              { label: "Name" },
+              { label: "Slug" },
+              { label: "Type" },
+              { label: "Status" },
+              { label: "Invocations, last 30 days", className: "text-right" },
+              { label: "Net, last 30 days", className: "text-right" },
+              { label: "Actions", className: "text-right" },
+            ]}
+          >
+            {applications.map((app) => {
+              const figures = usage.get(app.slug);
+              return (
+                <tr key={app.id} className="hover:bg-slate-50/70">
+                  <th scope="row" className={`${cell} text-left font-medium text-slate-900`}>
+                    <Link to={`/applications/${app.slug}`} className="hover:text-brand-700 hover:underline">
+                      {app.name}
+                    </Link>
+                  </th>
+                  <td className={`${cell} font-mono text-xs text-slate-500`}>{app.slug}</td>
+                  <td className={cell}>
+                    <TypeBadge type={app.type} />
+                  </td>
+                  <td className={cell}>
+                    <StatusBadge status={app.status} />
+                    <SuspendedBadge app={app} />
+                  </td>
+                  <td className={`${cell} text-right tabular-nums`}>
+                    {formatNumber(figures?.total_invocations ?? 0)}
+                  </td>
+                  <td className={`${cell} text-right tabular-nums`}>
+                    {formatMicros(figures?.figures.net_micros ?? 0)}
+                  </td>
+                  <td className={`${cell} text-right`}>
+                    <RowActions
+                      app={app}
+                      downloading={downloadingSlug === app.slug}
+                      onDownload={() => void download(app)}
+                    />
+                  </td>
+                </tr>
+              );
+            })}
+          </Table>
         </div>
       </Card>
     </>

@@ -2,22 +2,13 @@ import { screen, waitFor } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import { stubSignedInApi } from "../../test/api-stubs";
-import { createTestAuth } from "../../test/auth-state";
 import { jsonResponse } from "../../test/fetch-stub";
 import { applicationFixture } from "../../test/fixtures";
-import { currentPath, renderRoute } from "../../test/render-route";
-
-function field(label: string) {
-  return screen.getByLabelText(label) as HTMLInputElement & HTMLSelectElement;
-}
-
-function hintOf(element: HTMLElement): string {
-  const ids = element.getAttribute("aria-describedby")?.split(" ") ?? [];
-  return ids.map((id) => document.getElementById(id)?.textContent ?? "").join(" | ");
-}
+import { describedBy, field } from "../../test/form-queries";
+import { currentPath, renderSignedIn } from "../../test/render-route";
 
 function renderCreate(path = "/applications/create") {
-  return renderRoute(path, { auth: createTestAuth("signed-in") });
+  return renderSignedIn(path);
 }
 
 describe("create application", () => {
@@ -27,14 +18,14 @@ describe("create application", () => {
 
     expect(await screen.findByRole("heading", { name: "Create Application" })).toBeDefined();
     expect(field("Application Name").value).toBe("");
-    expect(hintOf(field("Application Name"))).toContain("API endpoint URL");
+    expect(describedBy(field("Application Name"))).toContain("API endpoint URL");
     expect(field("Application Type").value).toBe("prompt");
     expect(field("Interaction Mode").value).toBe("completion");
     expect(screen.getByRole("option", { name: "Text Completion" })).toBeDefined();
     expect(screen.getByRole("option", { name: "Chat Conversation" })).toBeDefined();
     expect(field("Visibility").value).toBe("private");
     expect(field("Price per API Call (cents)").value).toBe("100");
-    expect(hintOf(field("Price per API Call (cents)"))).toBe("= $1.00 per call");
+    expect(describedBy(field("Price per API Call (cents)"))).toBe("= $1.00 per call");
     expect(screen.queryByLabelText("App ID")).toBeNull();
     expect(screen.getByRole("link", { name: "Cancel" }).getAttribute("href")).toBe("/applications");
   });
@@ -57,7 +48,7 @@ describe("create application", () => {
     await userEvent.clear(price);
     await userEvent.type(price, "250");
 
-    expect(hintOf(price)).toBe("= $2.50 per call");
+    expect(describedBy(price)).toBe("= $2.50 per call");
   });
 
   it("posts a prompt app and opens its detail page", async () => {
@@ -132,7 +123,7 @@ describe("create application", () => {
 
     expect(await screen.findByText("Application name is required")).toBeDefined();
     expect(screen.getByText("Price must be at least 1 cent")).toBeDefined();
-    expect(hintOf(price)).toContain("= $0.00 per call");
+    expect(describedBy(price)).toContain("= $0.00 per call");
     expect(api.callsTo("POST /api/app/")).toHaveLength(0);
   });
 

@@ -6,8 +6,7 @@ import { Alert } from "../../components/ui/alert";
 import { Button, ButtonLink } from "../../components/ui/button";
 import { Card, CardBody, CardHeader } from "../../components/ui/card";
 import { CopyButton } from "../../components/ui/copy-button";
-import { ErrorBox } from "../../components/ui/error-box";
-import { LoadingState } from "../../components/ui/spinner";
+import { QueryStates } from "../../components/ui/query-states";
 import { TextareaField } from "../../components/ui/textarea-field";
 import { ApiClientError, getErrorMessage } from "../../lib/api-client";
 import { formatCents, formatMicros } from "../../lib/format";
@@ -50,30 +49,28 @@ export function EmbedPanel({ application }: { application: Application }) {
             The widget answers once the application is live.
           </Alert>
         )}
-        {settings.isPending ? (
-          <LoadingState label="Loading embed settings..." />
-        ) : settings.isError ? (
-          <ErrorBox message={getErrorMessage(settings.error)} />
-        ) : (
-          <>
-            <AllowedOriginsForm slug={application.slug} saved={settings.data.allowed_origins} />
-            <EmbedSpendingForm slug={application.slug} settings={settings.data} />
-            <div className="space-y-2">
-              <div className="flex flex-wrap items-center justify-between gap-2">
-                <h3 className="text-sm font-medium text-slate-700">Snippet</h3>
-                <CopyButton text={settings.data.snippet} label="Copy snippet" />
+        <QueryStates query={settings} loading="Loading embed settings...">
+          {(saved) => (
+            <>
+              <AllowedOriginsForm slug={application.slug} saved={saved.allowed_origins} />
+              <EmbedSpendingForm slug={application.slug} settings={saved} />
+              <div className="space-y-2">
+                <div className="flex flex-wrap items-center justify-between gap-2">
+                  <h3 className="text-sm font-medium text-slate-700">Snippet</h3>
+                  <CopyButton text={saved.snippet} label="Copy snippet" />
+                </div>
+                <figure aria-label="Embed snippet">
+                  <pre className="overflow-x-auto rounded-lg bg-slate-900 px-4 py-3 font-mono text-xs text-slate-100">
+                    <code>{saved.snippet}</code>
+                  </pre>
+                </figure>
+                <p className="text-xs text-slate-500">
+                  Paste it where the widget should appear, on a page of one of the allowed sites.
+                </p>
               </div>
-              <figure aria-label="Embed snippet">
-                <pre className="overflow-x-auto rounded-lg bg-slate-900 px-4 py-3 font-mono text-xs text-slate-100">
-                  <code>{settings.data.snippet}</code>
-                </pre>
-              </figure>
-              <p className="text-xs text-slate-500">
-                Paste it where the widget should appear, on a page of one of the allowed sites.
-              </p>
-            </div>
-          </>
-        )}
+            </>
+          )}
+        </QueryStates>
       </CardBody>
     </Card>
   );

@@ -1,6 +1,7 @@
 import { Compass, KeyRound, type LucideIcon, Plus, Wallet } from "lucide-react";
 import { Link } from "react-router";
 import { Card } from "../../components/ui/card";
+import { IconTile } from "../../components/ui/icon-tile";
 import { formatMicros } from "../../lib/format";
 import { useWallet } from "../../lib/wallet-query";
 
@@ -50,16 +51,14 @@ export function FirstSteps() {
         Get started
       </h2>
       <ul className="grid gap-4 sm:grid-cols-2 lg:grid-cols-4">
-        {steps.map(({ to, title, description, icon: Icon }) => (
+        {steps.map(({ to, title, description, icon }) => (
           <li key={to}>
             <Card className="h-full transition hover:border-brand-300 hover:shadow-md">
               <Link
                 to={to}
                 className="flex h-full flex-col gap-3 p-5 focus-visible:outline-2 focus-visible:outline-brand-600"
               >
-                <span className="flex size-10 items-center justify-center rounded-lg bg-brand-50 text-brand-600">
-                  <Icon className="size-5" aria-hidden="true" />
-                </span>
+                <IconTile icon={icon} />
                 <span className="font-medium text-slate-900">{title}</span>
                 <span className="text-sm text-slate-500">{description}</span>
               </Link>

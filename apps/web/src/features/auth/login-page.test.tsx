@@ -1,9 +1,9 @@
 import { screen } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createTestAuth } from "../../test/auth-state";
 import { stubFetch } from "../../test/fetch-stub";
-import { currentPath, renderRoute } from "../../test/render-route";
+import { currentPath, renderRoute, renderSignInScreen } from "../../test/render-route";
 
 describe("login screen", () => {
   it.each(["/login", "/auth/login"])("offers sign-in at %s", async (path) => {
@@ -17,10 +17,7 @@ describe("login screen", () => {
   });
 
   it("starts the identity provider's sign-in and shows 'Signing in...'", async () => {
-    stubFetch({});
-    const auth = createTestAuth("signed-out");
-    vi.mocked(auth.signinRedirect).mockReturnValue(new Promise(() => undefined));
-    renderRoute("/login", { auth });
+    const auth = renderSignInScreen("/login", () => new Promise(() => undefined));
 
     await userEvent.click(await screen.findByRole("button", { name: "Sign In" }));
 
@@ -30,10 +27,7 @@ describe("login screen", () => {
   });
 
   it("shows 'Failed to sign in' when the redirect cannot start", async () => {
-    stubFetch({});
-    const auth = createTestAuth("signed-out");
-    vi.mocked(auth.signinRedirect).mockRejectedValue(new Error("network down"));
-    renderRoute("/login", { auth });
+    const _auth = renderSignInScreen("/login", () => Promise.reject(new Error("network down")));
 
     await userEvent.click(await screen.findByRole("button", { name: "Sign In" }));
 
@@ -42,11 +36,8 @@ describe("login screen", () => {
   });
 
   it("shows 'Failed to sign in' and gives the button back when the provider cannot be reached", async () => {
-    stubFetch({});
-    const auth = createTestAuth("signed-out");
     // react-oidc-context resolves null (and records the error) instead of rejecting.
-    vi.mocked(auth.signinRedirect).mockResolvedValue(null as never);
-    renderRoute("/login", { auth });
+    const _auth = renderSignInScreen("/login", () => Promise.resolve(null));
 
     await userEvent.click(await screen.findByRole("button", { name: "Sign In" }));
 
@@ -55,11 +46,8 @@ describe("login screen", () => {
   });
 
   it("gives the button back without a banner when the user comes back from the provider", async () => {
-    stubFetch({});
-    const auth = createTestAuth("signed-out");
     // The redirect's promise resolves only when the page returns from the back/forward cache.
-    vi.mocked(auth.signinRedirect).mockResolvedValue(undefined);
-    renderRoute("/login", { auth });
+    const _auth = renderSignInScreen("/login", () => Promise.resolve(undefined));
 
     await userEvent.click(await screen.findByRole("button", { name: "Sign In" }));
 

@@ -1,17 +1,11 @@
 import { LogIn } from "lucide-react";
-import { useAuth } from "react-oidc-context";
-import { Link, Navigate, useLocation } from "react-router";
+import { Link, Navigate } from "react-router";
 import { Button } from "../../components/ui/button";
-import { fromPathOf } from "../../lib/intended-path";
-import { authErrorOf } from "./auth-messages";
 import { AuthScreen } from "./auth-screen";
 import { useSignInRedirect } from "./use-sign-in-redirect";
 
 export function LoginPage() {
-  const auth = useAuth();
-  const location = useLocation();
-  const from = fromPathOf(location.state);
-  const { busy, error, start } = useSignInRedirect(from, authErrorOf(location.state));
+  const { auth, from, busy, error, start } = useSignInRedirect();
 
   if (auth.isAuthenticated) return <Navigate to={from ?? "/"} replace />;
 

@@ -1,10 +1,10 @@
 import { screen } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { stubSignedInApi } from "../../test/api-stubs";
 import { createTestAuth } from "../../test/auth-state";
 import { stubFetch } from "../../test/fetch-stub";
-import { currentPath, renderRoute } from "../../test/render-route";
+import { currentPath, renderRoute, renderSignInScreen } from "../../test/render-route";
 
 describe("register screen", () => {
   it.each(["/register", "/auth/register"])("offers sign-up at %s", async (path) => {
@@ -20,10 +20,7 @@ describe("register screen", () => {
   });
 
   it("opens the provider's sign-up page and shows 'Creating account...'", async () => {
-    stubFetch({});
-    const auth = createTestAuth("signed-out");
-    vi.mocked(auth.signinRedirect).mockReturnValue(new Promise(() => undefined));
-    renderRoute("/register", { auth });
+    const auth = renderSignInScreen("/register", () => new Promise(() => undefined));
 
     await userEvent.click(await screen.findByRole("button", { name: "Create Account" }));
 
@@ -36,11 +33,8 @@ describe("register screen", () => {
   });
 
   it("shows 'Failed to sign in' and gives the button back when the provider cannot be reached", async () => {
-    stubFetch({});
-    const auth = createTestAuth("signed-out");
     // react-oidc-context resolves null (and records the error) instead of rejecting.
-    vi.mocked(auth.signinRedirect).mockResolvedValue(null as never);
-    renderRoute("/register", { auth });
+    const _auth = renderSignInScreen("/register", () => Promise.resolve(null));
 
     await userEvent.click(await screen.findByRole("button", { name: "Create Account" }));
 

@@ -1,8 +1,9 @@
 import type { SigninRedirectArgs } from "oidc-client-ts";
 import { useState } from "react";
 import { useAuth } from "react-oidc-context";
-import { rememberIntendedPath } from "../../lib/intended-path";
-import { SIGN_IN_FAILED } from "./auth-messages";
+import { useLocation } from "react-router";
+import { fromPathOf, rememberIntendedPath } from "../../lib/intended-path";
+import { authErrorOf, SIGN_IN_FAILED } from "./auth-messages";
 
 /**
  * How a sign-in redirect ended without leaving the page. react-oidc-context's signinRedirect does
@@ -24,10 +25,13 @@ export async function redirectOutcome(start: () => Promise<unknown>): Promise<"f
  * with SPEC §8's 'Failed to sign in' banner when it cannot, and back to normal without a banner
  * when the user returns from the issuer with the back button.
  */
-export function useSignInRedirect(from: string | null, initialError: string | null) {
+export function useSignInRedirect() {
   const auth = useAuth();
+  const location = useLocation();
+  // Where the person was going before being sent to sign in, and why, if a guard said so.
+  const from = fromPathOf(location.state);
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(initialError);
+  const [error, setError] = useState<string | null>(authErrorOf(location.state));
 
   async function start(args: SigninRedirectArgs) {
     setError(null);
@@ -38,5 +42,5 @@ export function useSignInRedirect(from: string | null, initialError: string | nu
     setBusy(false);
   }
 
-  return { busy, error, start };
+  return { auth, from, busy, error, start };
 }

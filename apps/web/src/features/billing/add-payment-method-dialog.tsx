@@ -2,31 +2,17 @@ import { type FormEvent, useState } from "react";
 import { toast } from "sonner";
 import { Alert } from "../../components/ui/alert";
 import { Button } from "../../components/ui/button";
+import { CardEntryFields, useCardEntry } from "../../components/ui/card-entry";
 import { CheckboxField } from "../../components/ui/checkbox-field";
 import { Modal } from "../../components/ui/modal";
-import {
-  type CardFieldErrors,
-  EMPTY_CARD,
-  PaymentCardFields,
-  parseCardFields,
-} from "../../components/ui/payment-card-fields";
 import { PaymentGatewayNotice, usePaymentsReady } from "../../components/ui/payment-gateway-notice";
-import {
-  PaymentElementsProvider,
-  StripeCardField,
-  useStripeCard,
-} from "../../components/ui/stripe-card-field";
+import { PaymentElementsProvider } from "../../components/ui/stripe-card-field";
 import { STRIPE_NOT_LOADED } from "../../lib/sandbox-payments";
 import { useStripePublishableKey } from "../../lib/stripe";
 import { useAddPaymentMethod } from "./api/add-payment-method";
 import { useAddPaymentMethodWithStripe } from "./api/add-payment-method-stripe";
 import { billingErrorTitle } from "./api/billing-errors";
-import {
-  type BillingAddressErrors,
-  BillingAddressFields,
-  EMPTY_BILLING_ADDRESS,
-  parseBillingAddress,
-} from "./billing-address-fields";
+import { BillingAddressFields, useBillingAddressEntry } from "./billing-address-fields";
 
 /** SPEC §2: the card form in a dialog; the billing address is required (SPEC §5). */
 export function AddPaymentMethodDialog({
@@ -83,13 +69,10 @@ function AddPaymentMethodForm({
   onDone: () => void;
 }) {
   const add = stripeAdd ?? sandboxAdd;
-  const getStripeCard = useStripeCard();
   const paymentsReady = usePaymentsReady();
-  const [card, setCard] = useState(EMPTY_CARD);
-  const [address, setAddress] = useState(EMPTY_BILLING_ADDRESS);
+  const card = useCardEntry();
+  const address = useBillingAddressEntry();
   const [setDefault, setSetDefault] = useState(firstCard);
-  const [cardErrors, setCardErrors] = useState<CardFieldErrors>({});
-  const [addressErrors, setAddressErrors] = useState<BillingAddressErrors>({});
   const [notLoaded, setNotLoaded] = useState(false);
   const busy = add.isPending;
 
@@ -102,27 +85,24 @@ function AddPaymentMethodForm({
       onDone();
     };
     if (stripeAdd) {
-      const parsedAddress = parseBillingAddress(address);
-      setAddressErrors(parsedAddress.errors ?? {});
-      if (!parsedAddress.address) return;
-      const stripeCard = getStripeCard();
+      const billingAddress = address.parse();
+      if (!billingAddress) return;
+      const stripeCard = card.getStripeCard();
       if (!stripeCard) {
         setNotLoaded(true);
         return;
       }
       stripeAdd.mutate(
-        { billing_address: parsedAddress.address, set_default: setDefault, card: stripeCard },
+        { billing_address: billingAddress, set_default: setDefault, card: stripeCard },
         { onSuccess },
       );
       return;
     }
-    const parsedCard = parseCardFields(card);
-    const parsedAddress = parseBillingAddress(address);
-    setCardErrors(parsedCard.errors ?? {});
-    setAddressErrors(parsedAddress.errors ?? {});
-    if (!parsedCard.card || !parsedAddress.address) return;
+    const typedCard = card.parseTyped();
+    const billingAddress = address.parse();
+    if (!typedCard || !billingAddress) return;
     sandboxAdd.mutate(
-      { billing_address: parsedAddress.address, card: parsedCard.card, set_default: setDefault },
+      { billing_address: billingAddress, card: typedCard, set_default: setDefault },
       { onSuccess },
     );
   };
@@ -132,13 +112,9 @@ function AddPaymentMethodForm({
       <PaymentGatewayNotice />
       <fieldset className="space-y-4">
         <legend className="mb-3 text-sm font-semibold text-slate-900">Card</legend>
-        {stripeAdd ? (
-          <StripeCardField disabled={busy} hidePostalCode />
-        ) : (
-          <PaymentCardFields values={card} errors={cardErrors} disabled={busy} onChange={setCard} />
-        )}
+        <CardEntryFields entry={card} stripe={stripeAdd !== null} disabled={busy} hidePostalCode />
       </fieldset>
-      <BillingAddressFields values={address} errors={addressErrors} disabled={busy} onChange={setAddress} />
+      <BillingAddressFields entry={address} disabled={busy} />
       <CheckboxField
         label="Make this my default payment method"
         checked={setDefault}

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { APP, CONFIRM, renderBillingPage } from "../../test/billing-api";
 import { packageFixture, subscriptionFixture } from "../../test/billing-fixtures";
 import { jsonResponse } from "../../test/fetch-stub";
+import { fillPaymentCard } from "../../test/payment-card";
 
 function subscriptionItem(name: string): HTMLElement {
   return within(screen.getByRole("list", { name: "Subscriptions" })).getByRole("listitem", { name });
@@ -14,16 +15,15 @@ function planCard(name: string): HTMLElement {
 }
 
 /** Fills the checkout's card and billing address. */
-async function fillCardAndAddress(dialog: HTMLElement, number = "4242424242424242") {
-  const form = within(dialog);
-  await userEvent.type(form.getByLabelText("Card number"), number);
-  await userEvent.type(form.getByLabelText("Expiry (MM/YY)"), "12/34");
-  await userEvent.type(form.getByLabelText("CVC"), "123");
-  await userEvent.type(form.getByLabelText("Name on card"), "Ada Lovelace");
-  await userEvent.type(form.getByLabelText("Address line 1"), "12 St James's Square");
-  await userEvent.type(form.getByLabelText("City"), "London");
-  await userEvent.type(form.getByLabelText("Postal code"), "SW1Y 4LB");
-  await userEvent.selectOptions(form.getByLabelText("Country"), "GB");
+function fillCardAndAddress(dialog: HTMLElement, number = "4242424242424242") {
+  return fillPaymentCard(dialog, {
+    number,
+    name: "Ada Lovelace",
+    line1: "12 St James's Square",
+    city: "London",
+    postalCode: "SW1Y 4LB",
+    country: "GB",
+  });
 }
 
 const PLANS = [

@@ -1,4 +1,5 @@
 import { BILLING_COUNTRIES, BillingAddressSchema } from "@promptmint/contracts";
+import { useState } from "react";
 import type { z } from "zod";
 import { SelectField } from "../../components/ui/select-field";
 import { TextField } from "../../components/ui/text-field";
@@ -69,17 +70,31 @@ export function parseBillingAddress(
   return { errors };
 }
 
+/** An address being entered: what was typed, its errors, and its check on submit. */
+export function useBillingAddressEntry() {
+  const [values, setValues] = useState(EMPTY_BILLING_ADDRESS);
+  const [errors, setErrors] = useState<BillingAddressErrors>({});
+  return {
+    values,
+    errors,
+    setValues,
+    /** The address as the API takes it, or undefined once its fields show what is missing. */
+    parse: () => {
+      const parsed = parseBillingAddress(values);
+      setErrors(parsed.errors ?? {});
+      return parsed.address;
+    },
+  };
+}
+
 export function BillingAddressFields({
-  values,
-  errors = {},
+  entry,
   disabled,
-  onChange,
 }: {
-  values: BillingAddressValues;
-  errors?: BillingAddressErrors;
+  entry: ReturnType<typeof useBillingAddressEntry>;
   disabled?: boolean;
-  onChange: (values: BillingAddressValues) => void;
 }) {
+  const { values, errors, setValues: onChange } = entry;
   const field = (name: keyof BillingAddressValues) => ({
     value: values[name],
     error: errors[name],

@@ -6,19 +6,10 @@ import { Link } from "react-router";
 import { toast } from "sonner";
 import { Alert } from "../../components/ui/alert";
 import { Button } from "../../components/ui/button";
+import { CardEntryFields, useCardEntry } from "../../components/ui/card-entry";
 import { Modal } from "../../components/ui/modal";
-import {
-  type CardFieldErrors,
-  EMPTY_CARD,
-  PaymentCardFields,
-  parseCardFields,
-} from "../../components/ui/payment-card-fields";
 import { PaymentGatewayNotice, usePaymentsReady } from "../../components/ui/payment-gateway-notice";
-import {
-  PaymentElementsProvider,
-  StripeCardField,
-  useStripeCard,
-} from "../../components/ui/stripe-card-field";
+import { PaymentElementsProvider } from "../../components/ui/stripe-card-field";
 import { cn } from "../../lib/cn";
 import { formatCents, formatMicros } from "../../lib/format";
 import { STRIPE_NOT_LOADED } from "../../lib/sandbox-payments";
@@ -28,12 +19,7 @@ import { BillingStepError, billingErrorTitle } from "./api/billing-errors";
 import { paymentMethodsQueryOptions } from "./api/list-payment-methods";
 import { useSubscribeToPlan } from "./api/subscribe-to-plan";
 import { useSubscribeToPlanWithStripe } from "./api/subscribe-to-plan-stripe";
-import {
-  type BillingAddressErrors,
-  BillingAddressFields,
-  EMPTY_BILLING_ADDRESS,
-  parseBillingAddress,
-} from "./billing-address-fields";
+import { BillingAddressFields, useBillingAddressEntry } from "./billing-address-fields";
 import { type PayWith, PayWithOption } from "./pay-with-option";
 import { PlanFeatureList, planPriceLabel } from "./plan-features";
 
@@ -104,13 +90,10 @@ function CheckoutForm({
   onDone: () => void;
 }) {
   const paymentsReady = usePaymentsReady();
-  const getStripeCard = useStripeCard();
   const wallet = useWallet();
   const [payWith, setPayWith] = useState<PayWith>(savedCard ? "saved" : "card");
-  const [card, setCard] = useState(EMPTY_CARD);
-  const [address, setAddress] = useState(EMPTY_BILLING_ADDRESS);
-  const [cardErrors, setCardErrors] = useState<CardFieldErrors>({});
-  const [addressErrors, setAddressErrors] = useState<BillingAddressErrors>({});
+  const card = useCardEntry();
+  const address = useBillingAddressEntry();
   const [notLoaded, setNotLoaded] = useState(false);
   const busy = subscribe.isPending || Boolean(subscribeStripe?.isPending);
   const subscribeLabel = `Subscribe for ${planPriceLabel(plan)}`;
@@ -140,27 +123,24 @@ function CheckoutForm({
       return;
     }
     if (subscribeStripe) {
-      const parsedAddress = parseBillingAddress(address);
-      setAddressErrors(parsedAddress.errors ?? {});
-      if (!parsedAddress.address) return;
-      const stripeCard = getStripeCard();
+      const billingAddress = address.parse();
+      if (!billingAddress) return;
+      const stripeCard = card.getStripeCard();
       if (!stripeCard) {
         setNotLoaded(true);
         return;
       }
       subscribe.reset();
       subscribeStripe.mutate(
-        { plan, payment: { method: "new", card: stripeCard, billingAddress: parsedAddress.address } },
+        { plan, payment: { method: "new", card: stripeCard, billingAddress: billingAddress } },
         { onSuccess },
       );
       return;
     }
-    const parsedCard = parseCardFields(card);
-    const parsedAddress = parseBillingAddress(address);
-    setCardErrors(parsedCard.errors ?? {});
-    setAddressErrors(parsedAddress.errors ?? {});
-    if (!parsedCard.card || !parsedAddress.address) return;
-    subscribe.mutate({ plan, payment: { method: "card", card: parsedCard.card } }, { onSuccess });
+    const typedCard = card.parseTyped();
+    const billingAddress = address.parse();
+    if (!typedCard || !billingAddress) return;
+    subscribe.mutate({ plan, payment: { method: "card", card: typedCard } }, { onSuccess });
   };
 
   return (
@@ -216,18 +196,9 @@ function CheckoutForm({
           <PaymentGatewayNotice />
           <fieldset className="space-y-4">
             <legend className="mb-3 text-sm font-semibold text-slate-900">Payment</legend>
-            {subscribeStripe ? (
-              <StripeCardField disabled={busy} hidePostalCode />
-            ) : (
-              <PaymentCardFields values={card} errors={cardErrors} disabled={busy} onChange={setCard} />
-            )}
+            <CardEntryFields entry={card} stripe={subscribeStripe !== null} disabled={busy} hidePostalCode />
           </fieldset>
-          <BillingAddressFields
-            values={address}
-            errors={addressErrors}
-            disabled={busy}
-            onChange={setAddress}
-          />
+          <BillingAddressFields entry={address} disabled={busy} />
         </>
       ) : payWith === "saved" ? (
         <p className="text-sm text-slate-600">

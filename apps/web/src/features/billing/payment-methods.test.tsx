@@ -4,6 +4,9 @@ import { describe, expect, it } from "vitest";
 import { APP, CONFIRM, renderBillingPage } from "../../test/billing-api";
 import { paymentMethodFixture } from "../../test/billing-fixtures";
 import { jsonResponse } from "../../test/fetch-stub";
+import { fillBillingAddress, fillPaymentCard } from "../../test/payment-card";
+
+const AUSTIN = { name: "Ada", line1: "1 Main St", city: "Austin", postalCode: "78701" };
 
 function savedCard(name: string): HTMLElement {
   return within(screen.getByRole("list", { name: "Saved cards" })).getByRole("listitem", { name });
@@ -102,9 +105,7 @@ describe("payment methods", () => {
     await userEvent.click(await screen.findByRole("button", { name: "Add Payment Method" }));
     const dialog = await screen.findByRole("dialog", { name: "Add Payment Method" });
     const form = within(dialog);
-    await userEvent.type(form.getByLabelText("Card number"), "4242424242424242");
-    await userEvent.type(form.getByLabelText("Expiry (MM/YY)"), "03/2030");
-    await userEvent.type(form.getByLabelText("CVC"), "123");
+    await fillPaymentCard(dialog, { number: "4242424242424242", expiry: "03/2030" });
     await userEvent.click(form.getByRole("button", { name: "Add Payment Method" }));
 
     expect(form.getByText("Name is required")).toBeDefined();
@@ -112,12 +113,14 @@ describe("payment methods", () => {
     expect(form.getByText("Postal code is required")).toBeDefined();
     expect(api.callsTo(`POST ${APP}/create-payment-intent/`)).toHaveLength(0);
 
-    await userEvent.type(form.getByLabelText("Name on card"), "Ada Lovelace");
-    await userEvent.type(form.getByLabelText("Address line 1"), "1 Main St");
-    await userEvent.type(form.getByLabelText("City"), "Toronto");
-    await userEvent.type(form.getByLabelText("State / Province (optional)"), "ON");
-    await userEvent.type(form.getByLabelText("Postal code"), "M5V 2T6");
-    await userEvent.selectOptions(form.getByLabelText("Country"), "CA");
+    await fillBillingAddress(dialog, {
+      name: "Ada Lovelace",
+      line1: "1 Main St",
+      city: "Toronto",
+      state: "ON",
+      postalCode: "M5V 2T6",
+      country: "CA",
+    });
     expect((form.getByLabelText("Make this my default payment method") as HTMLInputElement).checked).toBe(
       true,
     );
@@ -153,14 +156,9 @@ describe("payment methods", () => {
     });
 
     await userEvent.click(await screen.findByRole("button", { name: "Add Payment Method" }));
-    const form = within(await screen.findByRole("dialog"));
-    await userEvent.type(form.getByLabelText("Card number"), "4242424242424242");
-    await userEvent.type(form.getByLabelText("Expiry (MM/YY)"), "0134");
-    await userEvent.type(form.getByLabelText("CVC"), "123");
-    await userEvent.type(form.getByLabelText("Name on card"), "Ada");
-    await userEvent.type(form.getByLabelText("Address line 1"), "1 Main St");
-    await userEvent.type(form.getByLabelText("City"), "Austin");
-    await userEvent.type(form.getByLabelText("Postal code"), "78701");
+    const dialog = await screen.findByRole("dialog");
+    const form = within(dialog);
+    await fillPaymentCard(dialog, { number: "4242424242424242", expiry: "0134", cvc: "123", ...AUSTIN });
     await userEvent.click(form.getByRole("button", { name: "Add Payment Method" }));
 
     const alert = await form.findByRole("alert");
@@ -177,14 +175,9 @@ describe("payment methods", () => {
     });
 
     await userEvent.click(await screen.findByRole("button", { name: "Add Payment Method" }));
-    const form = within(await screen.findByRole("dialog"));
-    await userEvent.type(form.getByLabelText("Card number"), "4242 4242 4242 4242");
-    await userEvent.type(form.getByLabelText("Expiry (MM/YY)"), "1/34");
-    await userEvent.type(form.getByLabelText("CVC"), "999");
-    await userEvent.type(form.getByLabelText("Name on card"), "Ada");
-    await userEvent.type(form.getByLabelText("Address line 1"), "1 Main St");
-    await userEvent.type(form.getByLabelText("City"), "Austin");
-    await userEvent.type(form.getByLabelText("Postal code"), "78701");
+    const dialog = await screen.findByRole("dialog");
+    const form = within(dialog);
+    await fillPaymentCard(dialog, { number: "4242 4242 4242 4242", expiry: "1/34", cvc: "999", ...AUSTIN });
     await userEvent.click(form.getByRole("button", { name: "Add Payment Method" }));
 
     const alert = await form.findByRole("alert");

@@ -1,3 +1,4 @@
+import type { IoSchema } from "@promptmint/contracts";
 import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it, vi } from "vitest";
@@ -10,6 +11,18 @@ import { currentPath, renderRoute } from "../../test/render-route";
 
 const DETAIL = "GET /api/explore/apps/haiku-writer";
 const TRY = "POST /api/explore/apps/haiku-writer/try";
+
+/** The detail of a chat app that takes a query, with these inputs. */
+function chatAppDetail(properties: IoSchema["properties"], required: string[]) {
+  return jsonResponse(
+    exploreAppDetailFixture({
+      interaction_mode: "chat",
+      takes_query: true,
+      input_schema: { type: "object", properties, required, additionalProperties: false },
+    }),
+  );
+}
+
 const plan = {
   id: "plan-1",
   name: "Pro",
@@ -93,18 +106,7 @@ describe("explore app page", () => {
   it("sends a chat app's message as the query and numbers as numbers", async () => {
     const api = stubSignedInApi({
       [DETAIL]: () =>
-        jsonResponse(
-          exploreAppDetailFixture({
-            interaction_mode: "chat",
-            takes_query: true,
-            input_schema: {
-              type: "object",
-              properties: { tone: { type: "string", enum: ["calm", "bold"] }, lines: { type: "integer" } },
-              required: [],
-              additionalProperties: false,
-            },
-          }),
-        ),
+        chatAppDetail({ tone: { type: "string", enum: ["calm", "bold"] }, lines: { type: "integer" } }, []),
       [TRY]: () => jsonResponse(gatewayResponseFixture({ mode: "chat" })),
     });
     renderRoute("/explore/haiku-writer", { auth: createTestAuth("signed-in") });
@@ -125,20 +127,12 @@ describe("explore app page", () => {
   it("shows one box for a chat app whose schema has a query input: the Message is that input", async () => {
     const api = stubSignedInApi({
       [DETAIL]: () =>
-        jsonResponse(
-          exploreAppDetailFixture({
-            interaction_mode: "chat",
-            takes_query: true,
-            input_schema: {
-              type: "object",
-              properties: {
-                query: { type: "string", description: "Your question" },
-                tone: { type: "string" },
-              },
-              required: ["query"],
-              additionalProperties: false,
-            },
-          }),
+        chatAppDetail(
+          {
+            query: { type: "string", description: "Your question" },
+            tone: { type: "string" },
+          },
+          ["query"],
         ),
       [TRY]: () =>
         jsonResponse(

@@ -2,11 +2,9 @@ import type { ExploreAppDetail, Package } from "@promptmint/contracts";
 import { ArrowLeft } from "lucide-react";
 import { Link, useParams } from "react-router";
 import { Card, CardBody, CardHeader } from "../../components/ui/card";
-import { ErrorBox } from "../../components/ui/error-box";
 import { PageContainer } from "../../components/ui/page-container";
 import { PageHeader } from "../../components/ui/page-header";
-import { LoadingState } from "../../components/ui/spinner";
-import { getErrorMessage } from "../../lib/api-client";
+import { QueryStates } from "../../components/ui/query-states";
 import { formatCents, formatNumber, formatPriceNotice } from "../../lib/format";
 import { useRuntimeConfig } from "../../lib/runtime-config";
 import { useExploreApp } from "./api/get-explore-app";
@@ -29,13 +27,9 @@ export function ExploreAppPage() {
         <ArrowLeft className="size-4" aria-hidden="true" />
         Explore
       </Link>
-      {app.isPending ? (
-        <LoadingState label="Loading app..." />
-      ) : app.isError ? (
-        <ErrorBox message={getErrorMessage(app.error)} />
-      ) : (
-        <ExploreAppDetails app={app.data} />
-      )}
+      <QueryStates query={app} loading="Loading app...">
+        {(data) => <ExploreAppDetails app={data} />}
+      </QueryStates>
     </PageContainer>
   );
 }

@@ -3,6 +3,7 @@ import { useAuth } from "react-oidc-context";
 import { Link } from "react-router";
 import { Alert } from "../../components/ui/alert";
 import { ButtonLink, buttonClasses } from "../../components/ui/button";
+import { IconTile } from "../../components/ui/icon-tile";
 import { describeSession, useProfile } from "../../lib/profile-query";
 
 /**
@@ -110,14 +111,12 @@ export function LandingPage() {
           <p className="mt-3 text-slate-600">From the first prompt to the first payout, in one place.</p>
         </div>
         <ul className="mt-12 grid gap-6 sm:grid-cols-2 lg:grid-cols-4">
-          {FEATURES.map(({ icon: Icon, title, description }) => (
+          {FEATURES.map(({ icon, title, description }) => (
             <li
               key={title}
               className="rounded-xl border border-slate-200 bg-white p-6 shadow-sm shadow-slate-900/5"
             >
-              <div className="flex size-10 items-center justify-center rounded-lg bg-brand-50 text-brand-600">
-                <Icon className="size-5" aria-hidden="true" />
-              </div>
+              <IconTile icon={icon} />
               <h3 className="mt-4 font-semibold text-slate-900">{title}</h3>
               <p className="mt-2 text-sm leading-relaxed text-slate-600">{description}</p>
             </li>

@@ -1,10 +1,9 @@
 import { zodResolver } from "@hookform/resolvers/zod";
 import { type Profile, type ProfileUpdate, ProfileUpdateSchema, type User } from "@promptmint/contracts";
-import { Save } from "lucide-react";
 import { useEffect, useState } from "react";
 import { useForm } from "react-hook-form";
 import { Alert } from "../../components/ui/alert";
-import { Button } from "../../components/ui/button";
+import { SaveChangesButton } from "../../components/ui/button";
 import { TextField } from "../../components/ui/text-field";
 import { ApiClientError, getErrorMessage } from "../../lib/api-client";
 import { useUpdateProfile } from "./api/update-profile";
@@ -121,10 +120,7 @@ export function ProfileForm({ profile }: { profile: Profile }) {
       />
 
       <div className="flex justify-end border-t border-slate-100 pt-5">
-        <Button type="submit" busy={update.isPending}>
-          {!update.isPending && <Save className="size-4" aria-hidden="true" />}
-          {update.isPending ? "Saving..." : "Save Changes"}
-        </Button>
+        <SaveChangesButton type="submit" saving={update.isPending} />
       </div>
     </form>
   );

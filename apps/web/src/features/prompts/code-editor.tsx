@@ -2,6 +2,7 @@ import { defaultKeymap, history, historyKeymap } from "@codemirror/commands";
 import { Compartment, EditorState, type Extension } from "@codemirror/state";
 import { EditorView, keymap, placeholder as placeholderText } from "@codemirror/view";
 import { useEffect, useRef } from "react";
+import { FieldFrame, useFieldDescription } from "../../components/ui/field-message";
 
 const baseTheme = EditorView.theme({
   "&": { fontSize: "13px", backgroundColor: "#fff" },
@@ -111,5 +112,25 @@ export function CodeEditor({
           : "border-slate-300 focus-within:border-brand-600 focus-within:ring-brand-600/20")
       }
     />
+  );
+}
+
+export type CodeEditorFieldProps = { label: string; hint?: string; error?: string } & Omit<
+  Parameters<typeof CodeEditor>[0],
+  "labelledBy" | "describedBy" | "invalid"
+>;
+
+/** A labelled code editor with its validation message and help text under it. */
+export function CodeEditorField({ label, hint, error, ...editor }: CodeEditorFieldProps) {
+  const field = useFieldDescription(undefined, hint, error);
+  return (
+    <FieldFrame field={field} label={label} hint={hint} error={error} labelledBy>
+      <CodeEditor
+        {...editor}
+        labelledBy={field.labelId}
+        describedBy={field.describedBy}
+        invalid={Boolean(error)}
+      />
+    </FieldFrame>
   );
 }

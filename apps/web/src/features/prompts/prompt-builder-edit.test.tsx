@@ -3,26 +3,25 @@ import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import { SAVE_BLOG_WRITER, savedBody, stubSignedInApi } from "../../test/api-stubs";
-import { createTestAuth } from "../../test/auth-state";
 import { setEditorText } from "../../test/code-editor";
 import { jsonResponse, type RecordedRequest } from "../../test/fetch-stub";
 import { applicationFixture, promptConfigFixture, testConfigResultFixture } from "../../test/fixtures";
-import { renderRoute } from "../../test/render-route";
-
-function input(label: string) {
-  return screen.getByLabelText(label) as HTMLInputElement & HTMLSelectElement;
-}
-
-function describedBy(element: HTMLElement): string {
-  const ids = element.getAttribute("aria-describedby")?.split(" ") ?? [];
-  return ids.map((id) => document.getElementById(id)?.textContent ?? "").join(" | ");
-}
+import { describedBy, field } from "../../test/form-queries";
+import { renderSignedIn } from "../../test/render-route";
 
 function renderBuilder(path = "/prompt-builder") {
-  return renderRoute(path, { auth: createTestAuth("signed-in") });
+  return renderSignedIn(path);
 }
 
 const created = applicationFixture({ slug: "blog-writer" });
+
+/** The server's answer to a save: the app as sent, with its prompt. */
+function answerSave({ body }: RecordedRequest) {
+  return jsonResponse({
+    application: { ...created, ...(body as SavePromptApplication).application },
+    prompt: promptConfigFixture(),
+  });
+}
 
 describe("prompt builder (edit)", () => {
   function stubEditApi(extra = {}) {
@@ -50,10 +49,10 @@ describe("prompt builder (edit)", () => {
     renderBuilder("/applications/blog-writer/edit");
 
     expect(await screen.findByDisplayValue("Blog Writer")).toBeDefined();
-    const slug = input("URL Slug");
+    const slug = field("URL Slug");
     expect(slug.disabled).toBe(true);
     expect(describedBy(slug)).toContain("Cannot be changed after creation");
-    expect(input("Price per Call (USD)").value).toBe("1.50");
+    expect(field("Price per Call (USD)").value).toBe("1.50");
     expect(screen.getByRole("textbox", { name: "User Prompt Template" }).textContent).toBe(
       "Write about {{topic}}.",
     );
@@ -70,13 +69,7 @@ describe("prompt builder (edit)", () => {
   });
 
   it("saves the app and the prompt with the 'Updated via UI' changelog", async () => {
-    const api = stubEditApi({
-      [SAVE_BLOG_WRITER]: ({ body }: RecordedRequest) =>
-        jsonResponse({
-          application: { ...created, ...(body as SavePromptApplication).application },
-          prompt: promptConfigFixture(),
-        }),
-    });
+    const api = stubEditApi({ [SAVE_BLOG_WRITER]: answerSave });
     renderBuilder("/applications/blog-writer/edit");
 
     await screen.findByDisplayValue("Blog Writer");
@@ -102,20 +95,14 @@ describe("prompt builder (edit)", () => {
   });
 
   it("publishes a draft with Save & Publish, which then disappears", async () => {
-    const api = stubEditApi({
-      [SAVE_BLOG_WRITER]: ({ body }: RecordedRequest) =>
-        jsonResponse({
-          application: { ...created, ...(body as SavePromptApplication).application },
-          prompt: promptConfigFixture(),
-        }),
-    });
+    const api = stubEditApi({ [SAVE_BLOG_WRITER]: answerSave });
     renderBuilder("/applications/blog-writer/edit");
 
     await userEvent.click(await screen.findByRole("button", { name: "Save & Publish" }));
 
     await waitFor(() => expect(api.callsTo(SAVE_BLOG_WRITER)).toHaveLength(1));
     expect(savedBody(api).application).toMatchObject({ status: "live" });
-    expect(input("Status").value).toBe("live");
+    expect(field("Status").value).toBe("live");
     expect(screen.queryByRole("button", { name: "Save & Publish" })).toBeNull();
   });
 
@@ -137,7 +124,7 @@ describe("prompt builder (edit)", () => {
     await waitFor(() => expect(api.callsTo(SAVE_BLOG_WRITER)).toHaveLength(1));
     expect(savedBody(api).application).toMatchObject({ status: "live" });
     expect(await screen.findByText(/Unclosed or unopened placeholder/)).toBeDefined();
-    expect(input("Status").value).toBe("draft");
+    expect(field("Status").value).toBe("draft");
     expect(screen.getByRole("button", { name: "Save & Publish" })).toBeDefined();
     expect(api.callsTo("PATCH /api/app/blog-writer/")).toHaveLength(0);
   });

@@ -2,26 +2,31 @@ import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import { stubSignedInApi } from "../../test/api-stubs";
-import { createTestAuth } from "../../test/auth-state";
 import { setEditorText } from "../../test/code-editor";
 import { jsonResponse } from "../../test/fetch-stub";
-import { applicationFixture, promptConfigFixture, testConfigResultFixture } from "../../test/fixtures";
-import { currentPath, renderRoute } from "../../test/render-route";
-
-function input(label: string) {
-  return screen.getByLabelText(label) as HTMLInputElement & HTMLSelectElement;
-}
-
-function describedBy(element: HTMLElement): string {
-  const ids = element.getAttribute("aria-describedby")?.split(" ") ?? [];
-  return ids.map((id) => document.getElementById(id)?.textContent ?? "").join(" | ");
-}
+import {
+  applicationFixture,
+  DEFAULT_MODEL_SETTINGS,
+  promptConfigFixture,
+  testConfigResultFixture,
+} from "../../test/fixtures";
+import { describedBy, field } from "../../test/form-queries";
+import { currentPath, renderSignedIn } from "../../test/render-route";
 
 function renderBuilder(path = "/prompt-builder") {
-  return renderRoute(path, { auth: createTestAuth("signed-in") });
+  return renderSignedIn(path);
 }
 
 const created = applicationFixture({ slug: "blog-writer" });
+
+/** On the schema tab, adds an input field with this name; answers the Input Schema region. */
+async function addInputField(name: string) {
+  await userEvent.click(screen.getByRole("tab", { name: "Input/Output Schema" }));
+  const inputSchema = within(screen.getByRole("region", { name: "Input Schema" }));
+  await userEvent.click(inputSchema.getByRole("button", { name: "+ Add Field" }));
+  await userEvent.type(inputSchema.getByLabelText("Field Name"), name);
+  return inputSchema;
+}
 
 describe("prompt builder (create)", () => {
   it("shows the four tabs, SPEC's defaults and the sandbox notice", async () => {
@@ -40,10 +45,10 @@ describe("prompt builder (create)", () => {
         "Sandbox model: no LLM provider key is configured, so calls are answered by the built-in sandbox model (it echoes the rendered prompt).",
       ),
     ).toBeDefined();
-    expect(input("Status").value).toBe("draft");
-    expect(input("Visibility").value).toBe("private");
+    expect(field("Status").value).toBe("draft");
+    expect(field("Visibility").value).toBe("private");
     expect(screen.getByRole("option", { name: "Embeddable" })).toBeDefined();
-    const price = input("Price per Call (USD)");
+    const price = field("Price per Call (USD)");
     expect([price.value, price.min, price.step]).toEqual(["1.00", "0.01", "0.01"]);
     expect(screen.getByRole("textbox", { name: "System Prompt" })).toBeDefined();
     expect(screen.getByRole("textbox", { name: "User Prompt Template" })).toBeDefined();
@@ -52,21 +57,21 @@ describe("prompt builder (create)", () => {
     expect(screen.getByRole("link", { name: "Cancel" }).getAttribute("href")).toBe("/applications");
 
     await userEvent.click(screen.getByRole("tab", { name: "Model Settings" }));
-    expect(input("Model").value).toBe("gpt-4-turbo");
+    expect(field("Model").value).toBe("gpt-4-turbo");
     expect(
-      Array.from(input("Model").options)
+      Array.from(field("Model").options)
         .map((option) => option.value)
         .slice(0, 6),
     ).toEqual(["gpt-4-turbo", "gpt-4", "claude-3-opus", "claude-3-sonnet", "claude-3-haiku", "gemini-pro"]);
-    expect(input("Temperature").value).toBe("0.7");
-    expect([input("Temperature").min, input("Temperature").max, input("Temperature").step]).toEqual([
+    expect(field("Temperature").value).toBe("0.7");
+    expect([field("Temperature").min, field("Temperature").max, field("Temperature").step]).toEqual([
       "0",
       "2",
       "0.1",
     ]);
-    expect(input("Max Tokens").value).toBe("2048");
-    expect(input("Top P").value).toBe("1");
-    const penalty = input("Frequency Penalty");
+    expect(field("Max Tokens").value).toBe("2048");
+    expect(field("Top P").value).toBe("1");
+    const penalty = field("Frequency Penalty");
     expect([penalty.value, penalty.min, penalty.max, penalty.step]).toEqual(["0", "-2", "2", "0.1"]);
     expect(screen.getByText("-2 to 2: positive values discourage repetition.")).toBeDefined();
   });
@@ -76,12 +81,12 @@ describe("prompt builder (create)", () => {
     renderBuilder();
 
     await userEvent.type(await screen.findByLabelText("Prompt Name"), "  My Blog -- Writer! ");
-    expect(input("URL Slug").value).toBe("my-blog-writer");
+    expect(field("URL Slug").value).toBe("my-blog-writer");
 
-    await userEvent.clear(input("URL Slug"));
-    await userEvent.type(input("URL Slug"), "custom");
-    await userEvent.type(input("Prompt Name"), "2");
-    expect(input("URL Slug").value).toBe("custom");
+    await userEvent.clear(field("URL Slug"));
+    await userEvent.type(field("URL Slug"), "custom");
+    await userEvent.type(field("Prompt Name"), "2");
+    expect(field("URL Slug").value).toBe("custom");
   });
 
   it("refuses to save empty (or whitespace-only) name and prompts", async () => {
@@ -115,25 +120,22 @@ describe("prompt builder (create)", () => {
     const { router } = renderBuilder();
 
     await userEvent.type(await screen.findByLabelText("Prompt Name"), "Blog Writer");
-    await userEvent.type(input("Description"), "Writes posts");
-    await userEvent.selectOptions(input("Visibility"), "public");
-    await userEvent.clear(input("Price per Call (USD)"));
-    await userEvent.type(input("Price per Call (USD)"), "0.255");
+    await userEvent.type(field("Description"), "Writes posts");
+    await userEvent.selectOptions(field("Visibility"), "public");
+    await userEvent.clear(field("Price per Call (USD)"));
+    await userEvent.type(field("Price per Call (USD)"), "0.255");
     // Dollars here, cents elsewhere: the field says what it is charged as.
     expect(screen.getByText("= 26¢ per call")).toBeDefined();
     setEditorText("System Prompt", "You are a writer.");
     setEditorText("User Prompt Template", "Write about {{topic}}.");
 
-    await userEvent.click(screen.getByRole("tab", { name: "Input/Output Schema" }));
-    const inputSchema = within(screen.getByRole("region", { name: "Input Schema" }));
-    await userEvent.click(inputSchema.getByRole("button", { name: "+ Add Field" }));
-    await userEvent.type(inputSchema.getByLabelText("Field Name"), "topic");
+    const inputSchema = await addInputField("topic");
     await userEvent.click(inputSchema.getByLabelText("Required"));
 
     await userEvent.click(screen.getByRole("tab", { name: "Model Settings" }));
-    await userEvent.selectOptions(input("Model"), "claude-3-haiku");
-    await userEvent.clear(input("Temperature"));
-    await userEvent.type(input("Temperature"), "1.2");
+    await userEvent.selectOptions(field("Model"), "claude-3-haiku");
+    await userEvent.clear(field("Temperature"));
+    await userEvent.type(field("Temperature"), "1.2");
 
     await userEvent.click(screen.getByRole("button", { name: "Save Draft" }));
 
@@ -209,7 +211,7 @@ describe("prompt builder (create)", () => {
     const alert = await screen.findByRole("alert");
     expect(alert.textContent).toContain("An error occurred while saving the prompt");
     expect(alert.textContent).toContain("The slug 'blog-writer' is already taken");
-    expect(describedBy(input("URL Slug"))).toContain("is already taken");
+    expect(describedBy(field("URL Slug"))).toContain("is already taken");
   });
 
   it("tests the unsaved prompt with sample inputs from the schema", async () => {
@@ -221,16 +223,13 @@ describe("prompt builder (create)", () => {
 
     setEditorText("System Prompt", "You are a writer.");
     setEditorText("User Prompt Template", "Write about {{topic}}.");
-    await userEvent.click(screen.getByRole("tab", { name: "Input/Output Schema" }));
-    const inputSchema = within(screen.getByRole("region", { name: "Input Schema" }));
-    await userEvent.click(inputSchema.getByRole("button", { name: "+ Add Field" }));
-    await userEvent.type(inputSchema.getByLabelText("Field Name"), "topic");
+    await addInputField("topic");
 
     await userEvent.click(screen.getByRole("tab", { name: "Preview & Test" }));
     expect(screen.getByText("Write about {{topic}}.")).toBeDefined();
-    expect(input("topic").value).toBe("Sample topic");
-    await userEvent.clear(input("topic"));
-    await userEvent.type(input("topic"), "tea");
+    expect(field("topic").value).toBe("Sample topic");
+    await userEvent.clear(field("topic"));
+    await userEvent.type(field("topic"), "tea");
     await userEvent.click(screen.getByRole("button", { name: "Test Prompt" }));
 
     expect(await screen.findByText("Template Valid")).toBeDefined();
@@ -238,12 +237,7 @@ describe("prompt builder (create)", () => {
     expect(api.callsTo("POST /api/prompts/test-config/")[0]?.body).toEqual({
       prompt_template: "Write about {{topic}}.",
       system_prompt: "You are a writer.",
-      model: "gpt-4-turbo",
-      temperature: 0.7,
-      max_tokens: 2048,
-      top_p: 1,
-      frequency_penalty: 0,
-      presence_penalty: 0,
+      ...DEFAULT_MODEL_SETTINGS,
       input_schema: {
         type: "object",
         properties: { topic: { type: "string" } },

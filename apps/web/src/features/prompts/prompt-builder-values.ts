@@ -11,14 +11,19 @@ import { SLUG_PATTERN } from "@promptmint/contracts";
 import {
   BUILDER_SETTING_LIMITS,
   type ModelNumberSetting,
+  type ModelSettingsValues,
+  modelSettingsOf,
   modelSettingsProblems,
 } from "../../components/ui/model-settings-fields";
 import { scheduledPriceCents } from "../../lib/format";
 import { UI_CHANGELOG } from "./api/update-prompt-application";
 import { fieldsOf, hasFieldProblems, type SchemaField, schemaOf } from "./schema-fields";
 
-/** Everything the prompt builder edits; numbers stay text while typed and are read on save. */
-export interface PromptBuilderValues {
+/**
+ * Everything the prompt builder edits; numbers stay text while typed and are read on save. Of the
+ * model settings, presence_penalty is not on the builder's Model tab (SPEC) and is kept as loaded.
+ */
+export interface PromptBuilderValues extends ModelSettingsValues {
   name: string;
   slug: string;
   description: string;
@@ -30,13 +35,6 @@ export interface PromptBuilderValues {
   prompt_template: string;
   input_fields: SchemaField[];
   output_fields: SchemaField[];
-  model: string;
-  temperature: string;
-  max_tokens: string;
-  top_p: string;
-  frequency_penalty: string;
-  /** Not on the builder's Model tab (SPEC), kept as loaded. */
-  presence_penalty: string;
 }
 
 export type PromptBuilderField =
@@ -149,12 +147,7 @@ export function applicationUpdateOf(values: PromptBuilderValues): UpdateApplicat
 export function promptUpdateOf(values: PromptBuilderValues): UpdatePromptConfig {
   const output = schemaOf(values.output_fields);
   return {
-    model: values.model,
-    temperature: Number(values.temperature),
-    max_tokens: Number(values.max_tokens),
-    top_p: Number(values.top_p),
-    frequency_penalty: Number(values.frequency_penalty),
-    presence_penalty: Number(values.presence_penalty),
+    ...modelSettingsOf(values),
     system_prompt: values.system_prompt,
     prompt_template: values.prompt_template,
     input_schema: schemaOf(values.input_fields),

@@ -1,7 +1,5 @@
 import type { Application, InteractionMode } from "@promptmint/contracts";
-import { BasicSettingsFields } from "../../components/ui/basic-settings-fields";
-import { Card, CardBody } from "../../components/ui/card";
-import { editorPriceProps } from "../../components/ui/price-field";
+import { EditorBasicSettingsCard } from "../../components/ui/basic-settings-fields";
 import { SelectField } from "../../components/ui/select-field";
 import type { PromptEditorErrors, PromptEditorValues } from "./prompt-editor-values";
 
@@ -23,26 +21,15 @@ export function PromptEditorBasicTab({
   onChange: (changes: Partial<PromptEditorValues>) => void;
 }) {
   return (
-    <Card>
-      <CardBody>
-        <BasicSettingsFields
-          values={values}
-          errors={errors}
-          onChange={onChange}
-          price={editorPriceProps(application, values.price_cents, errors.price_cents, (price_cents) =>
-            onChange({ price_cents }),
-          )}
-        >
-          <SelectField
-            label="Interaction Mode"
-            options={MODE_OPTIONS}
-            value={values.interaction_mode}
-            error={errors.interaction_mode}
-            hint="This setting affects the frontend app template and API interface."
-            onChange={(event) => onChange({ interaction_mode: event.target.value as InteractionMode })}
-          />
-        </BasicSettingsFields>
-      </CardBody>
-    </Card>
+    <EditorBasicSettingsCard application={application} values={values} errors={errors} onChange={onChange}>
+      <SelectField
+        label="Interaction Mode"
+        options={MODE_OPTIONS}
+        value={values.interaction_mode}
+        error={errors.interaction_mode}
+        hint="This setting affects the frontend app template and API interface."
+        onChange={(event) => onChange({ interaction_mode: event.target.value as InteractionMode })}
+      />
+    </EditorBasicSettingsCard>
   );
 }

@@ -6,7 +6,12 @@ import { SAVE_BLOG_WRITER, savedBody, stubSignedInApi } from "../../test/api-stu
 import { createTestAuth } from "../../test/auth-state";
 import { codeEditor, setEditorText } from "../../test/code-editor";
 import { jsonResponse, type RecordedRequest } from "../../test/fetch-stub";
-import { applicationFixture, promptConfigFixture, testConfigResultFixture } from "../../test/fixtures";
+import {
+  applicationFixture,
+  DEFAULT_MODEL_SETTINGS,
+  promptConfigFixture,
+  testConfigResultFixture,
+} from "../../test/fixtures";
 import { renderRoute } from "../../test/render-route";
 
 const app = applicationFixture({ status: "live", visibility: "public", interaction_mode: "chat" });
@@ -196,12 +201,7 @@ describe("prompt editor", () => {
     expect(within(result).getByText("topic")).toBeDefined();
     expect(api.callsTo("POST /api/app/blog-writer/prompt/test-config/")[0]?.body).toEqual({
       prompt_template: "Write about {{topic}}.",
-      model: "gpt-4-turbo",
-      temperature: 0.7,
-      max_tokens: 2048,
-      top_p: 1,
-      frequency_penalty: 0,
-      presence_penalty: 0,
+      ...DEFAULT_MODEL_SETTINGS,
       input_schema: promptConfigFixture().active_version.input_schema,
       test_inputs: { topic: "Sample topic" },
     });

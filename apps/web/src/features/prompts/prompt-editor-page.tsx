@@ -1,18 +1,16 @@
 import type { Application, PromptConfig } from "@promptmint/contracts";
-import { ArrowLeft, FileText, Save } from "lucide-react";
+import { FileText } from "lucide-react";
 import { type ReactNode, useState } from "react";
 import { useParams } from "react-router";
 import { toast } from "sonner";
 import { Alert } from "../../components/ui/alert";
+import { ApplicationEditorHeader } from "../../components/ui/application-header";
 import { Badge } from "../../components/ui/badge";
-import { Button, ButtonLink } from "../../components/ui/button";
-import { DownloadAppButton } from "../../components/ui/download-app-button";
 import { ErrorBox } from "../../components/ui/error-box";
 import { NotFoundState } from "../../components/ui/not-found-state";
 import { PageContainer } from "../../components/ui/page-container";
 import { SandboxModelNotice } from "../../components/ui/sandbox-model-notice";
 import { LoadingState } from "../../components/ui/spinner";
-import { StatusBadge } from "../../components/ui/status-badge";
 import { Tabs, TabsContent, TabsList, TabsTrigger } from "../../components/ui/tabs";
 import { ApiClientError, getErrorMessage, isNotFoundError } from "../../lib/api-client";
 import { useApplication } from "../../lib/applications-query";
@@ -108,36 +106,17 @@ function PromptEditor({ application, config }: { application: Application; confi
 
   return (
     <>
-      <header className="mb-6 flex flex-col gap-4 lg:flex-row lg:items-start lg:justify-between">
-        <div className="min-w-0">
-          <h1 className="text-2xl font-semibold tracking-tight break-words text-slate-900 sm:text-3xl">
-            {application.name}
-          </h1>
-          <p className="mt-1 font-mono text-sm text-slate-500">/{application.slug}</p>
-          {application.description && (
-            <p className="mt-2 max-w-2xl text-sm text-slate-600">{application.description}</p>
-          )}
-          <div className="mt-3 flex flex-wrap gap-2">
-            <Badge tone="brand">{application.interaction_mode === "chat" ? "Chat" : "Completion"}</Badge>
-            <Badge className="capitalize">{application.visibility}</Badge>
-            <StatusBadge status={application.status} />
-          </div>
-        </div>
-        <div className="flex flex-wrap gap-2">
-          <ButtonLink to="/prompts" variant="secondary" size="sm">
-            <ArrowLeft className="size-4" aria-hidden="true" />
-            Back to List
-          </ButtonLink>
-          <DownloadAppButton
-            busy={downloadingSlug === application.slug}
-            onClick={() => void download(application)}
-          />
-          <Button size="sm" busy={save.isPending} onClick={saveChanges}>
-            {!save.isPending && <Save className="size-4" aria-hidden="true" />}
-            {save.isPending ? "Saving..." : "Save Changes"}
-          </Button>
-        </div>
-      </header>
+      <ApplicationEditorHeader
+        application={application}
+        kindBadge={
+          <Badge tone="brand">{application.interaction_mode === "chat" ? "Chat" : "Completion"}</Badge>
+        }
+        backTo="/prompts"
+        saving={save.isPending}
+        onSave={saveChanges}
+        downloading={downloadingSlug === application.slug}
+        onDownload={() => void download(application)}
+      />
 
       <div className="mb-6 space-y-3">
         <SandboxModelNotice />

@@ -11,7 +11,11 @@ import type {
   Visibility,
 } from "@promptmint/contracts";
 import { IoSchemaSchema } from "@promptmint/contracts";
-import { type ModelNumberSetting, modelSettingsProblems } from "../../components/ui/model-settings-fields";
+import {
+  type ModelNumberSetting,
+  modelSettingsOf,
+  modelSettingsProblems,
+} from "../../components/ui/model-settings-fields";
 import { scheduledPriceCents } from "../../lib/format";
 import { UI_CHANGELOG } from "./api/update-prompt-application";
 import { sampleInputsOf } from "./template-variables";
@@ -114,17 +118,6 @@ export function editorApplicationUpdateOf(values: PromptEditorValues): UpdateApp
     visibility: values.visibility,
     price_cents: values.price_cents,
     interaction_mode: values.interaction_mode,
-  };
-}
-
-function modelSettingsOf(values: PromptEditorValues) {
-  return {
-    model: values.model,
-    temperature: Number(values.temperature),
-    max_tokens: Number(values.max_tokens),
-    top_p: Number(values.top_p),
-    frequency_penalty: Number(values.frequency_penalty),
-    presence_penalty: Number(values.presence_penalty),
   };
 }
 

@@ -1,81 +1,29 @@
 import type { Application } from "@promptmint/contracts";
-import { FileText, Plus } from "lucide-react";
-import { useAuth } from "react-oidc-context";
+import { FileText } from "lucide-react";
 import { Link } from "react-router";
-import { Alert } from "../../components/ui/alert";
-import { ApplicationFilters, useApplicationFilters } from "../../components/ui/application-filters";
+import { ApplicationListPage } from "../../components/ui/application-list-page";
 import { Badge } from "../../components/ui/badge";
-import { ButtonLink } from "../../components/ui/button";
 import { Card } from "../../components/ui/card";
-import { EmptyState } from "../../components/ui/empty-state";
-import { ErrorBox } from "../../components/ui/error-box";
-import { PageContainer } from "../../components/ui/page-container";
-import { PageHeader } from "../../components/ui/page-header";
-import { LoadingState } from "../../components/ui/spinner";
 import { StatusBadge } from "../../components/ui/status-badge";
-import { getErrorMessage } from "../../lib/api-client";
-import { useApplications } from "../../lib/applications-query";
 import { formatCents } from "../../lib/format";
 
 /** /prompts */
 export function PromptListPage() {
-  const { isAuthenticated } = useAuth();
-  const applications = useApplications({ enabled: isAuthenticated });
-
-  const prompts = (applications.data ?? []).filter((app) => app.type === "prompt");
-  const { filters, shown } = useApplicationFilters(prompts);
-
   return (
-    <PageContainer>
-      <PageHeader
-        title="Prompt Applications"
-        description="Your prompt templates published as APIs."
-        actions={
-          <ButtonLink to="/applications/create?type=prompt">
-            <Plus className="size-4" aria-hidden="true" />
-            Create New Prompt
-          </ButtonLink>
-        }
-      />
-      {!isAuthenticated ? (
-        <Alert tone="warning" role="status">
-          Please log in to view prompts.
-        </Alert>
-      ) : applications.isPending ? (
-        <LoadingState label="Loading prompts..." />
-      ) : applications.isError ? (
-        <ErrorBox message={getErrorMessage(applications.error)} />
-      ) : (
-        <>
-          <ApplicationFilters filters={filters} />
-          {prompts.length > 0 && shown.length === 0 ? (
-            <p className="rounded-xl border border-dashed border-slate-300 bg-white px-6 py-10 text-center text-sm text-slate-500">
-              No prompt applications match these filters.
-            </p>
-          ) : shown.length === 0 ? (
-            <EmptyState
-              icon={FileText}
-              title="No prompt applications"
-              description="Get started by creating your first prompt application."
-              action={
-                <ButtonLink to="/applications/create?type=prompt">
-                  <Plus className="size-4" aria-hidden="true" />
-                  Create New Prompt
-                </ButtonLink>
-              }
-            />
-          ) : (
-            <ul className="grid gap-4 sm:grid-cols-2 lg:grid-cols-3">
-              {shown.map((app) => (
-                <li key={app.id}>
-                  <PromptCard application={app} />
-                </li>
-              ))}
-            </ul>
-          )}
-        </>
-      )}
-    </PageContainer>
+    <ApplicationListPage
+      type="prompt"
+      title="Prompt Applications"
+      description="Your prompt templates published as APIs."
+      createLabel="Create New Prompt"
+      plural="prompts"
+      noMatch="No prompt applications match these filters."
+      empty={{
+        icon: FileText,
+        title: "No prompt applications",
+        description: "Get started by creating your first prompt application.",
+      }}
+      card={(app) => <PromptCard application={app} />}
+    />
   );
 }
 

@@ -3,18 +3,9 @@ import { type FormEvent, useState } from "react";
 import { Alert } from "../../components/ui/alert";
 import { Button } from "../../components/ui/button";
 import { Card, CardBody, CardHeader } from "../../components/ui/card";
-import {
-  type CardFieldErrors,
-  EMPTY_CARD,
-  PaymentCardFields,
-  parseCardFields,
-} from "../../components/ui/payment-card-fields";
+import { CardEntryFields, useCardEntry } from "../../components/ui/card-entry";
 import { PaymentGatewayNotice, usePaymentsReady } from "../../components/ui/payment-gateway-notice";
-import {
-  PaymentElementsProvider,
-  StripeCardField,
-  useStripeCard,
-} from "../../components/ui/stripe-card-field";
+import { PaymentElementsProvider } from "../../components/ui/stripe-card-field";
 import { TextField } from "../../components/ui/text-field";
 import { getErrorMessage } from "../../lib/api-client";
 import { cn } from "../../lib/cn";
@@ -68,12 +59,10 @@ function TopUpForm() {
   const topUp = useTopUpWallet();
   const topUpStripe = useTopUpWalletWithStripe();
   const usesStripe = useStripePublishableKey() !== null;
-  const getStripeCard = useStripeCard();
   const paymentsReady = usePaymentsReady();
   const [preset, setPreset] = useState<number | null>(1000);
   const [custom, setCustom] = useState("");
-  const [card, setCard] = useState(EMPTY_CARD);
-  const [cardErrors, setCardErrors] = useState<CardFieldErrors>({});
+  const card = useCardEntry();
   const [customError, setCustomError] = useState<string | undefined>();
   const [outcome, setOutcome] = useState<Outcome | null>(null);
   const busy = topUp.isPending || topUpStripe.isPending;
@@ -91,7 +80,7 @@ function TopUpForm() {
     setCustomError(problem);
     if (usesStripe) {
       if (problem || validAmount === null) return;
-      const stripeCard = getStripeCard();
+      const stripeCard = card.getStripeCard();
       if (!stripeCard) {
         setOutcome({ tone: "error", message: STRIPE_NOT_LOADED });
         return;
@@ -112,16 +101,15 @@ function TopUpForm() {
       );
       return;
     }
-    const parsed = parseCardFields(card);
-    setCardErrors(parsed.errors ?? {});
-    if (problem || !parsed.card || validAmount === null) return;
+    const typedCard = card.parseTyped();
+    if (problem || !typedCard || validAmount === null) return;
     topUp.mutate(
-      { amountCents: validAmount, card: parsed.card },
+      { amountCents: validAmount, card: typedCard },
       {
         onSuccess: (result) => {
           const next = outcomeOf(result);
           setOutcome(next);
-          if (next.tone === "success") setCard(EMPTY_CARD);
+          if (next.tone === "success") card.clearTyped();
         },
         onError: (error) => setOutcome({ tone: "error", message: getErrorMessage(error) }),
       },
@@ -176,11 +164,7 @@ function TopUpForm() {
           </fieldset>
           <fieldset className="space-y-4">
             <legend className="mb-3 text-sm font-medium text-slate-700">Card</legend>
-            {usesStripe ? (
-              <StripeCardField disabled={busy} />
-            ) : (
-              <PaymentCardFields values={card} errors={cardErrors} disabled={busy} onChange={setCard} />
-            )}
+            <CardEntryFields entry={card} stripe={usesStripe} disabled={busy} />
           </fieldset>
           {outcome && (
             <Alert

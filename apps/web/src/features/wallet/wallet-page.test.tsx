@@ -8,6 +8,7 @@ import { createTestAuth } from "../../test/auth-state";
 import { walletFixture, walletTransactionFixture } from "../../test/billing-fixtures";
 import { jsonResponse, type RecordedRequest } from "../../test/fetch-stub";
 import { moneyFiguresFixture, profileFixture } from "../../test/fixtures";
+import { fillPaymentCard } from "../../test/payment-card";
 import { renderRoute } from "../../test/render-route";
 
 const CONFIRM = "POST /api/billing/sandbox/confirm/";
@@ -105,10 +106,8 @@ function stubWalletApi({
   return { ...api, setBalance };
 }
 
-async function payWith(number: string) {
-  await userEvent.type(screen.getByLabelText("Card number"), number);
-  await userEvent.type(screen.getByLabelText("Expiry (MM/YY)"), "12/34");
-  await userEvent.type(screen.getByLabelText("CVC"), "123");
+function payWith(number: string) {
+  return fillPaymentCard(document.body, { number });
 }
 
 function balances() {

@@ -1,10 +1,9 @@
 import { Clock, PiggyBank, Wallet } from "lucide-react";
 import { Alert } from "../../components/ui/alert";
-import { ErrorBox } from "../../components/ui/error-box";
 import { MoneyFiguresCard, noMoneyFigures } from "../../components/ui/money-figures";
 import { PageContainer } from "../../components/ui/page-container";
 import { PageHeader } from "../../components/ui/page-header";
-import { LoadingState } from "../../components/ui/spinner";
+import { QueryStates } from "../../components/ui/query-states";
 import { StatCard } from "../../components/ui/stat-card";
 import { formatMicros } from "../../lib/format";
 import { useProfile } from "../../lib/profile-query";
@@ -21,8 +20,7 @@ const EARNINGS_DAYS = 30;
 export function WalletPage() {
   const wallet = useWallet();
   const profile = useProfile();
-  const data = wallet.data;
-  const showEarnings = Boolean(profile.data?.creator) || (data?.earnings_micros ?? 0) !== 0;
+  const showEarnings = Boolean(profile.data?.creator) || (wallet.data?.earnings_micros ?? 0) !== 0;
   // A creator's money over the last 30 days, the same figures as the dashboard's (decision 029).
   const figures = useMoneyFigures(EARNINGS_DAYS, { enabled: Boolean(profile.data?.creator) });
 
@@ -32,55 +30,53 @@ export function WalletPage() {
         title="Wallet"
         description="Your prepaid balance pays for API calls beyond your plans' included calls."
       />
-      {wallet.isPending ? (
-        <LoadingState label="Loading wallet..." />
-      ) : wallet.isError || !data ? (
-        <ErrorBox message="Failed to load wallet" />
-      ) : (
-        <div className="space-y-8">
-          {(data.debt_micros ?? 0) > 0 && (
-            <Alert tone="error" title={`You owe ${formatMicros(data.debt_micros ?? 0)}`}>
-              A card payment was refunded or disputed after its money was spent. Paid calls are refused until
-              it is settled: a top-up below pays it first, and the rest goes to your balance.
-            </Alert>
-          )}
-          <section aria-label="Balances" className="grid gap-4 sm:grid-cols-3">
-            <StatCard icon={Wallet} label="Balance" value={formatMicros(data.balance_micros)} />
-            {data.held_micros > 0 && (
-              <StatCard
-                icon={Clock}
-                label="On hold"
-                value={formatMicros(data.held_micros)}
-                hint="Set aside for calls in progress; what they do not use returns within seconds."
+      <QueryStates query={wallet} loading="Loading wallet..." error="Failed to load wallet">
+        {(data) => (
+          <div className="space-y-8">
+            {(data.debt_micros ?? 0) > 0 && (
+              <Alert tone="error" title={`You owe ${formatMicros(data.debt_micros ?? 0)}`}>
+                A card payment was refunded or disputed after its money was spent. Paid calls are refused
+                until it is settled: a top-up below pays it first, and the rest goes to your balance.
+              </Alert>
+            )}
+            <section aria-label="Balances" className="grid gap-4 sm:grid-cols-3">
+              <StatCard icon={Wallet} label="Balance" value={formatMicros(data.balance_micros)} />
+              {data.held_micros > 0 && (
+                <StatCard
+                  icon={Clock}
+                  label="On hold"
+                  value={formatMicros(data.held_micros)}
+                  hint="Set aside for calls in progress; what they do not use returns within seconds."
+                />
+              )}
+              {showEarnings && (
+                <StatCard icon={PiggyBank} label="Earnings" value={formatMicros(data.earnings_micros)} />
+              )}
+            </section>
+            <div className="grid items-start gap-6 lg:grid-cols-5">
+              <div className="lg:col-span-2">
+                <TopUpCard />
+              </div>
+              <div className="min-w-0 lg:col-span-3">
+                <StatementTable />
+              </div>
+            </div>
+            {profile.data?.creator && !figures.isError && (
+              <MoneyFiguresCard
+                figures={figures.data ?? noMoneyFigures(EARNINGS_DAYS)}
+                pending={figures.isPending}
               />
             )}
             {showEarnings && (
-              <StatCard icon={PiggyBank} label="Earnings" value={formatMicros(data.earnings_micros)} />
+              <TransactionTable
+                title="Earnings History"
+                description="What your apps earned, as it was credited."
+                transactions={data.transactions.filter((transaction) => transaction.account === "earnings")}
+              />
             )}
-          </section>
-          <div className="grid items-start gap-6 lg:grid-cols-5">
-            <div className="lg:col-span-2">
-              <TopUpCard />
-            </div>
-            <div className="min-w-0 lg:col-span-3">
-              <StatementTable />
-            </div>
           </div>
-          {profile.data?.creator && !figures.isError && (
-            <MoneyFiguresCard
-              figures={figures.data ?? noMoneyFigures(EARNINGS_DAYS)}
-              pending={figures.isPending}
-            />
-          )}
-          {showEarnings && (
-            <TransactionTable
-              title="Earnings History"
-              description="What your apps earned, as it was credited."
-              transactions={data.transactions.filter((transaction) => transaction.account === "earnings")}
-            />
-          )}
-        </div>
-      )}
+        )}
+      </QueryStates>
     </PageContainer>
   );
 }

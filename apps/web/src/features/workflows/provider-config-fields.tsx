@@ -1,5 +1,5 @@
 import type { ConfigSchema } from "@promptmint/contracts";
-import { FieldMessages, useFieldDescription } from "../../components/ui/field-message";
+import { FieldFrame, FieldMessages, useFieldDescription } from "../../components/ui/field-message";
 import { inputClasses } from "../../components/ui/text-field";
 import { cn } from "../../lib/cn";
 import {
@@ -77,7 +77,8 @@ function ProviderConfigField({
   onChange: (value: string | boolean) => void;
 }) {
   const hint = property.description || undefined;
-  const { controlId, hintId, errorId, controlProps } = useFieldDescription(undefined, hint, error);
+  const field = useFieldDescription(undefined, hint, error);
+  const { controlId, hintId, errorId, controlProps } = field;
 
   if (property.type === "boolean") {
     return (
@@ -106,11 +107,18 @@ function ProviderConfigField({
   // A long URL or key reads better across the whole row.
   const wide = property.format === "uri" || masked;
   return (
-    <div className={cn("space-y-1.5", wide && "md:col-span-2")}>
-      <label htmlFor={controlId} className="block text-sm font-medium text-slate-700">
-        {property.title}
-        {required && <RequiredMark />}
-      </label>
+    <FieldFrame
+      field={field}
+      label={
+        <>
+          {property.title}
+          {required && <RequiredMark />}
+        </>
+      }
+      hint={hint}
+      error={error}
+      className={cn(wide && "md:col-span-2")}
+    >
       {property.enum ? (
         <select
           name={name}
@@ -142,7 +150,6 @@ function ProviderConfigField({
           {...controlProps}
         />
       )}
-      <FieldMessages hint={hint} hintId={hintId} error={error} errorId={errorId} />
-    </div>
+    </FieldFrame>
   );
 }

@@ -4,6 +4,8 @@ import { useState } from "react";
 import { useParams } from "react-router";
 import { toast } from "sonner";
 import { Alert } from "../../components/ui/alert";
+import { ApplicationEditorHeader } from "../../components/ui/application-header";
+import { Badge } from "../../components/ui/badge";
 import { EmptyState } from "../../components/ui/empty-state";
 import { ErrorBox } from "../../components/ui/error-box";
 import { PageContainer } from "../../components/ui/page-container";
@@ -17,7 +19,7 @@ import { useWorkflowProviders } from "./api/list-workflow-providers";
 import { useTestWorkflowConfig } from "./api/test-workflow-config";
 import { useUpdateWorkflowApplication } from "./api/update-workflow-application";
 import { WorkflowBasicTab } from "./workflow-basic-tab";
-import { WorkflowEditorHeader, WorkflowFallbackHeader } from "./workflow-editor-header";
+import { WorkflowFallbackHeader } from "./workflow-editor-header";
 import {
   applicationUpdateOf,
   BASIC_FIELDS,
@@ -136,9 +138,10 @@ function WorkflowEditor({ application, config }: { application: Application; con
 
   return (
     <>
-      <WorkflowEditorHeader
+      <ApplicationEditorHeader
         application={application}
-        providerName={saved.provider?.name}
+        kindBadge={<Badge tone="blue">{saved.provider?.name ?? "Workflow"}</Badge>}
+        backTo="/workflows"
         saving={save.isPending}
         onSave={saveChanges}
         downloading={downloadingSlug === application.slug}

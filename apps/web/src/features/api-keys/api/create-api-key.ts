@@ -1,6 +1,6 @@
 import { type CreateApiKey, type CreatedApiKey, CreatedApiKeySchema } from "@promptmint/contracts";
-import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { apiRequest } from "../../../lib/api-client";
+import { useInvalidatingMutation } from "../../../lib/invalidating-mutation";
 import { apiKeysQueryKey } from "./list-api-keys";
 
 /** `POST /keys/`: answers 201 with the full key, the only time it is ever shown. */
@@ -9,9 +9,5 @@ export function createApiKey(input: CreateApiKey): Promise<CreatedApiKey> {
 }
 
 export function useCreateApiKey() {
-  const queryClient = useQueryClient();
-  return useMutation({
-    mutationFn: createApiKey,
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: apiKeysQueryKey }),
-  });
+  return useInvalidatingMutation(createApiKey, apiKeysQueryKey);
 }

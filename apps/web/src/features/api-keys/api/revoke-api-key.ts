@@ -1,5 +1,5 @@
-import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { apiRequest } from "../../../lib/api-client";
+import { useInvalidatingMutation } from "../../../lib/invalidating-mutation";
 import { apiKeysQueryKey } from "./list-api-keys";
 
 /** `DELETE /keys/{id}/`: answers 204; calls with the key fail from then on. */
@@ -8,9 +8,5 @@ export async function revokeApiKey(id: string): Promise<void> {
 }
 
 export function useRevokeApiKey() {
-  const queryClient = useQueryClient();
-  return useMutation({
-    mutationFn: revokeApiKey,
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: apiKeysQueryKey }),
-  });
+  return useInvalidatingMutation(revokeApiKey, apiKeysQueryKey);
 }

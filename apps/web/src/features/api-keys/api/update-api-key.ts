@@ -1,6 +1,6 @@
 import { type ApiKey, ApiKeySchema, type UpdateApiKey } from "@promptmint/contracts";
-import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { apiRequest } from "../../../lib/api-client";
+import { useInvalidatingMutation } from "../../../lib/invalidating-mutation";
 import { apiKeysQueryKey } from "./list-api-keys";
 
 /** `PATCH /keys/{id}/`: changes the fields given (null clears an option); applies to the next call. */
@@ -13,9 +13,5 @@ export function updateApiKey({ id, changes }: { id: string; changes: UpdateApiKe
 }
 
 export function useUpdateApiKey() {
-  const queryClient = useQueryClient();
-  return useMutation({
-    mutationFn: updateApiKey,
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: apiKeysQueryKey }),
-  });
+  return useInvalidatingMutation(updateApiKey, apiKeysQueryKey);
 }

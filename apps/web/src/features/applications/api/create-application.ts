@@ -1,7 +1,7 @@
 import { type Application, ApplicationSchema, type CreateApplication } from "@promptmint/contracts";
-import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { apiRequest } from "../../../lib/api-client";
 import { applicationsQueryKey } from "../../../lib/applications-query";
+import { useInvalidatingMutation } from "../../../lib/invalidating-mutation";
 
 /** `POST /app/`: answers 201 with the new application (and its slug). */
 export function createApplication(application: CreateApplication): Promise<Application> {
@@ -9,9 +9,5 @@ export function createApplication(application: CreateApplication): Promise<Appli
 }
 
 export function useCreateApplication() {
-  const queryClient = useQueryClient();
-  return useMutation({
-    mutationFn: createApplication,
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: applicationsQueryKey }),
-  });
+  return useInvalidatingMutation(createApplication, applicationsQueryKey);
 }

@@ -1,7 +1,7 @@
 import { type Application, ApplicationSchema } from "@promptmint/contracts";
-import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { apiRequest } from "../../../lib/api-client";
 import { applicationsQueryKey } from "../../../lib/applications-query";
+import { useInvalidatingMutation } from "../../../lib/invalidating-mutation";
 
 /** `POST /app/{slug}/duplicate/`: answers 201 with the copy (and its own slug). */
 export function duplicateApplication(slug: string): Promise<Application> {
@@ -12,9 +12,5 @@ export function duplicateApplication(slug: string): Promise<Application> {
 }
 
 export function useDuplicateApplication() {
-  const queryClient = useQueryClient();
-  return useMutation({
-    mutationFn: duplicateApplication,
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: applicationsQueryKey }),
-  });
+  return useInvalidatingMutation(duplicateApplication, applicationsQueryKey);
 }

@@ -1,7 +1,7 @@
 import { type Application, ApplicationSchema, type AppStatus } from "@promptmint/contracts";
-import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { apiRequest } from "../../../lib/api-client";
 import { applicationsQueryKey } from "../../../lib/applications-query";
+import { useInvalidatingMutation } from "../../../lib/invalidating-mutation";
 
 /** `PATCH /app/{slug}/update_status/`. */
 export function updateApplicationStatus(slug: string, status: AppStatus): Promise<Application> {
@@ -13,9 +13,8 @@ export function updateApplicationStatus(slug: string, status: AppStatus): Promis
 }
 
 export function useUpdateApplicationStatus(slug: string) {
-  const queryClient = useQueryClient();
-  return useMutation({
-    mutationFn: (status: AppStatus) => updateApplicationStatus(slug, status),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: applicationsQueryKey }),
-  });
+  return useInvalidatingMutation(
+    (status: AppStatus) => updateApplicationStatus(slug, status),
+    applicationsQueryKey,
+  );
 }

@@ -1,7 +1,7 @@
 import { type Application, ApplicationSchema, type UpdateApplication } from "@promptmint/contracts";
-import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { apiRequest } from "../../../lib/api-client";
 import { applicationsQueryKey } from "../../../lib/applications-query";
+import { useInvalidatingMutation } from "../../../lib/invalidating-mutation";
 
 /** `PATCH /app/{slug}/`. */
 export function updateApplication(slug: string, update: UpdateApplication): Promise<Application> {
@@ -13,9 +13,8 @@ export function updateApplication(slug: string, update: UpdateApplication): Prom
 }
 
 export function useUpdateApplication(slug: string) {
-  const queryClient = useQueryClient();
-  return useMutation({
-    mutationFn: (update: UpdateApplication) => updateApplication(slug, update),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: applicationsQueryKey }),
-  });
+  return useInvalidatingMutation(
+    (update: UpdateApplication) => updateApplication(slug, update),
+    applicationsQueryKey,
+  );
 }

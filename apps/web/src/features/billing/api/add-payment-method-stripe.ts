@@ -3,9 +3,9 @@ import {
   type PaymentMethod,
   PaymentMethodSchema,
 } from "@promptmint/contracts";
-import { useMutation, useQueryClient } from "@tanstack/react-query";
 import type { z } from "zod";
 import { apiRequest } from "../../../lib/api-client";
+import { useInvalidatingMutation } from "../../../lib/invalidating-mutation";
 import { confirmStripeCardSetup, type StripeCard, stripeBillingDetails } from "../../../lib/stripe";
 import { CREATE_FAILED, SETUP_FAILED } from "./add-payment-method";
 import { PaymentNotCompletedError, runStep } from "./billing-errors";
@@ -37,9 +37,8 @@ export async function addPaymentMethodWithStripe(
 }
 
 export function useAddPaymentMethodWithStripe(appSlug: string) {
-  const queryClient = useQueryClient();
-  return useMutation({
-    mutationFn: (body: StripePaymentMethodBody) => addPaymentMethodWithStripe(appSlug, body),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: paymentMethodsQueryKey(appSlug) }),
-  });
+  return useInvalidatingMutation(
+    (body: StripePaymentMethodBody) => addPaymentMethodWithStripe(appSlug, body),
+    paymentMethodsQueryKey(appSlug),
+  );
 }

@@ -3,9 +3,9 @@ import {
   type PaymentMethod,
   PaymentMethodSchema,
 } from "@promptmint/contracts";
-import { useMutation, useQueryClient } from "@tanstack/react-query";
 import type { z } from "zod";
 import { apiRequest } from "../../../lib/api-client";
+import { useInvalidatingMutation } from "../../../lib/invalidating-mutation";
 import {
   confirmSandboxPayment,
   paymentFailureMessage,
@@ -40,9 +40,8 @@ export async function addPaymentMethod(
 }
 
 export function useAddPaymentMethod(appSlug: string) {
-  const queryClient = useQueryClient();
-  return useMutation({
-    mutationFn: (body: CreatePaymentMethodBody) => addPaymentMethod(appSlug, body),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: paymentMethodsQueryKey(appSlug) }),
-  });
+  return useInvalidatingMutation(
+    (body: CreatePaymentMethodBody) => addPaymentMethod(appSlug, body),
+    paymentMethodsQueryKey(appSlug),
+  );
 }

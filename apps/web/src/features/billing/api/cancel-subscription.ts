@@ -1,6 +1,6 @@
 import { type Subscription, SubscriptionSchema } from "@promptmint/contracts";
-import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { apiRequest } from "../../../lib/api-client";
+import { useInvalidatingMutation } from "../../../lib/invalidating-mutation";
 import { subscriptionsQueryKey } from "./list-subscriptions";
 
 /** `POST /app/{app}/subscriptions/{id}/cancel/`: stops renewal; the paid period runs to its end. */
@@ -12,9 +12,8 @@ export function cancelSubscription(appSlug: string, id: string): Promise<Subscri
 }
 
 export function useCancelSubscription(appSlug: string) {
-  const queryClient = useQueryClient();
-  return useMutation({
-    mutationFn: (id: string) => cancelSubscription(appSlug, id),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: subscriptionsQueryKey(appSlug) }),
-  });
+  return useInvalidatingMutation(
+    (id: string) => cancelSubscription(appSlug, id),
+    subscriptionsQueryKey(appSlug),
+  );
 }

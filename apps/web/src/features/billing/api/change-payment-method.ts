@@ -1,6 +1,6 @@
 import { type PaymentMethod, PaymentMethodSchema } from "@promptmint/contracts";
-import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { apiRequest } from "../../../lib/api-client";
+import { useInvalidatingMutation } from "../../../lib/invalidating-mutation";
 import { paymentMethodsPath, paymentMethodsQueryKey } from "./list-payment-methods";
 
 /** `PATCH /app/{app}/payment-methods/{id}/` {is_default: true}. */
@@ -18,17 +18,15 @@ export async function deletePaymentMethod(appSlug: string, id: string): Promise<
 }
 
 export function useMakeDefaultPaymentMethod(appSlug: string) {
-  const queryClient = useQueryClient();
-  return useMutation({
-    mutationFn: (id: string) => makeDefaultPaymentMethod(appSlug, id),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: paymentMethodsQueryKey(appSlug) }),
-  });
+  return useInvalidatingMutation(
+    (id: string) => makeDefaultPaymentMethod(appSlug, id),
+    paymentMethodsQueryKey(appSlug),
+  );
 }
 
 export function useDeletePaymentMethod(appSlug: string) {
-  const queryClient = useQueryClient();
-  return useMutation({
-    mutationFn: (id: string) => deletePaymentMethod(appSlug, id),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: paymentMethodsQueryKey(appSlug) }),
-  });
+  return useInvalidatingMutation(
+    (id: string) => deletePaymentMethod(appSlug, id),
+    paymentMethodsQueryKey(appSlug),
+  );
 }

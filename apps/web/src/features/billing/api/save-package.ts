@@ -7,6 +7,7 @@ import {
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import type { z } from "zod";
 import { apiRequest } from "../../../lib/api-client";
+import { useInvalidatingMutation } from "../../../lib/invalidating-mutation";
 import { packagesQueryKey } from "./list-packages";
 
 export type CreatePackageBody = z.input<typeof CreatePackageSchema>;
@@ -44,9 +45,5 @@ export function useSavePackage(appSlug: string) {
 }
 
 export function useDeactivatePackage(appSlug: string) {
-  const queryClient = useQueryClient();
-  return useMutation({
-    mutationFn: (id: string) => deactivatePackage(appSlug, id),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: packagesQueryKey(appSlug) }),
-  });
+  return useInvalidatingMutation((id: string) => deactivatePackage(appSlug, id), packagesQueryKey(appSlug));
 }
