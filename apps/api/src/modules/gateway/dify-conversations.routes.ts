@@ -10,9 +10,10 @@ import {
   messageFeedbacks,
 } from "../../db/schema/index.ts";
 import { invalidFields } from "../../lib/errors.ts";
+import { findCallableApp } from "../applications/callable-app.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { currentUser } from "../auth/authenticate.ts";
-import { findCallableApp, findOwnCall } from "./access.ts";
+import { findOwnCall } from "./access.ts";
 import { conversationNotExists, DifyError, messageNotExists, notChatApp } from "./dify-errors.ts";
 import {
   gatewayErrors as errors,

@@ -8,9 +8,9 @@ import { describeClientError, fieldsFromValidation, sendRouteNotFound } from "..
 import { AppError } from "../../lib/errors.ts";
 import { patternOf } from "../../lib/security-headers.ts";
 import { appNotSuspended } from "../admin/suspensions.ts";
+import { findCallableApp } from "../applications/callable-app.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { currentUser } from "../auth/authenticate.ts";
-import { findCallableApp } from "./access.ts";
 import {
   chatCompletionRequestExample,
   chatCompletionResponseExample,

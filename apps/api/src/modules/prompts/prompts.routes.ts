@@ -17,10 +17,10 @@ import { getOwnApplication } from "../applications/applications.service.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
 import type { LlmClient } from "../models/llm.ts";
 import { describeModels, KNOWN_MODEL_IDS } from "../models/model-catalog.ts";
+import { loadPrompt } from "./load-prompt.ts";
 import { draftOf, runPromptTest } from "./prompt-test-run.ts";
 import {
   listVersions,
-  loadPrompt,
   restoreVersion,
   testPromptConfig,
   toPromptConfig,
