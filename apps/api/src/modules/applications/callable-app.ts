@@ -1,6 +1,8 @@
+import { and, eq, isNull, or } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
-import type { ApplicationRow } from "../../db/schema/index.ts";
+import { type ApplicationRow, applications } from "../../db/schema/index.ts";
 import { notFound } from "../../lib/errors.ts";
+import { appNotSuspended } from "../admin/suspensions.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { findApplicationBySlugCached } from "./applications.service.ts";
 
@@ -18,4 +20,28 @@ export async function findCallableApp(
   if (app.ownerId === caller.id) return app;
   if (app.status !== "live" || app.visibility === "private") throw notFound("Application");
   return app;
+}
+
+/**
+ * Apps the caller may call, the same rule as a list (the OpenAI-compatible /models): their own,
+ * and live public or embeddable ones; never archived or suspended ones. At most `limit`.
+ */
+export function listCallableApps(db: Database, caller: LocalUser, limit: number): Promise<ApplicationRow[]> {
+  return db
+    .select()
+    .from(applications)
+    .where(
+      and(
+        isNull(applications.archivedAt),
+        appNotSuspended,
+        or(
+          eq(applications.ownerId, caller.id),
+          and(
+            eq(applications.status, "live"),
+            or(eq(applications.visibility, "public"), eq(applications.visibility, "embed")),
+          ),
+        ),
+      ),
+    )
+    .limit(limit);
 }
