@@ -11,18 +11,21 @@ import {
   SandboxRefundSchema,
   SuspendSchema,
 } from "@promptmint/contracts";
-import { and, eq } from "drizzle-orm";
 import type { FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import type { Config } from "../../config.ts";
 import type { Database } from "../../db/client.ts";
-import { paymentReversals, payments } from "../../db/schema/index.ts";
 import { parseDateRange } from "../../lib/date-range.ts";
-import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
+import { AppError } from "../../lib/errors.ts";
 import type { AuthGuards } from "../auth/authenticate.ts";
 import { currentUser } from "../auth/authenticate.ts";
-import { applyReversal, type ReversalFact, recallIndebted } from "../billing/reversals.ts";
+import type { ReversalFact } from "../billing/reversals.ts";
+import {
+  findSandboxDispute,
+  reverseSandboxPayment,
+  sandboxPaymentAmount,
+} from "../billing/sandbox-reversals.ts";
 import type { StripeGateway } from "../billing/stripe-gateway.ts";
 import { adminOverview } from "./admin.service.ts";
 import type { Actor } from "./audit.ts";
@@ -188,42 +191,14 @@ export const adminRoutes: FastifyPluginAsyncZod<{
 
   // The sandbox's refunds and disputes: the same code as Stripe's charge.refunded and
   // charge.dispute.* events (billing/reversals.ts), for an operator on a sandbox server.
-  const reverse = async (
-    request: FastifyRequest,
-    paymentIntentId: string,
-    fact: ReversalFact,
-  ): Promise<z.infer<typeof ReversalResultSchema>> => {
+  const reverse = (request: FastifyRequest, paymentIntentId: string, fact: ReversalFact) => {
     requireSandbox();
-    const outcome = await db.transaction((tx) =>
-      applyReversal(tx as unknown as Database, {
-        gateway: "sandbox",
-        paymentIntentId,
-        fact,
-        actor: actorOf(request),
-        payoutHoldMs: config.payoutHoldMs,
-      }),
-    );
-    if (!outcome.found || !outcome.paymentId)
-      throw invalidFields({ payment_intent_id: "is not a succeeded sandbox payment" });
-    await recallIndebted(db, outcome.indebted);
-    const [row] = await db
-      .select({ id: paymentReversals.id, status: paymentReversals.status })
-      .from(paymentReversals)
-      .where(and(eq(paymentReversals.kind, fact.kind), eq(paymentReversals.externalId, fact.externalId)));
-    return {
-      id: fact.externalId,
-      payment_id: outcome.paymentId,
-      moved_cents: outcome.movedCents,
-      status: row?.status ?? "unchanged",
-    };
-  };
-  const paymentAmount = async (paymentIntentId: string) => {
-    const [payment] = await db
-      .select({ amount: payments.amountCents })
-      .from(payments)
-      .where(and(eq(payments.gateway, "sandbox"), eq(payments.externalId, paymentIntentId)));
-    if (!payment) throw invalidFields({ payment_intent_id: "is not a succeeded sandbox payment" });
-    return payment.amount;
+    return reverseSandboxPayment(db, {
+      paymentIntentId,
+      fact,
+      actor: actorOf(request),
+      payoutHoldMs: config.payoutHoldMs,
+    });
   };
 
   app.post(
@@ -241,7 +216,7 @@ export const adminRoutes: FastifyPluginAsyncZod<{
     async (request) => {
       requireSandbox();
       const { payment_intent_id: intent } = request.body;
-      const amountCents = request.body.amount_cents ?? (await paymentAmount(intent));
+      const amountCents = request.body.amount_cents ?? (await sandboxPaymentAmount(db, intent));
       return reverse(request, intent, {
         kind: "refund",
         externalId: `re_sbx_${randomBytes(12).toString("hex")}`,
@@ -265,7 +240,7 @@ export const adminRoutes: FastifyPluginAsyncZod<{
     async (request) => {
       requireSandbox();
       const { payment_intent_id: intent, reason } = request.body;
-      const amountCents = request.body.amount_cents ?? (await paymentAmount(intent));
+      const amountCents = request.body.amount_cents ?? (await sandboxPaymentAmount(db, intent));
       return reverse(request, intent, {
         kind: "dispute",
         externalId: `dp_sbx_${randomBytes(12).toString("hex")}`,
@@ -291,22 +266,7 @@ export const adminRoutes: FastifyPluginAsyncZod<{
     },
     async (request) => {
       requireSandbox();
-      const [dispute] = await db
-        .select({
-          amount: paymentReversals.amountCents,
-          intent: payments.externalId,
-          reason: paymentReversals.reason,
-        })
-        .from(paymentReversals)
-        .innerJoin(payments, eq(payments.id, paymentReversals.paymentId))
-        .where(
-          and(
-            eq(paymentReversals.kind, "dispute"),
-            eq(paymentReversals.externalId, request.params.id),
-            eq(payments.gateway, "sandbox"),
-          ),
-        );
-      if (!dispute) throw notFound("Dispute");
+      const dispute = await findSandboxDispute(db, request.params.id);
       return reverse(request, dispute.intent, {
         kind: "dispute",
         externalId: request.params.id,

@@ -1,7 +1,7 @@
 import type { AdminOverview } from "@promptmint/contracts";
 import { sql } from "drizzle-orm";
 import { type Database, queryRows } from "../../db/client.ts";
-import { MICROS_PER_CENT } from "../billing/money.ts";
+import { MICROS_PER_CENT } from "../../lib/money.ts";
 
 /**
  * The operator's figures for a period (issue 17 item 5). Ledger amounts are read in the ledger's

@@ -1,7 +1,7 @@
 import type { AdminExposure } from "@promptmint/contracts";
 import { sql } from "drizzle-orm";
 import { type Database, queryRows } from "../../db/client.ts";
-import { MICROS_PER_CENT } from "../billing/money.ts";
+import { MICROS_PER_CENT } from "../../lib/money.ts";
 
 /**
  * The platform's remaining exposure to refunds and disputes of card top-ups (decision 045), in

@@ -17,7 +17,7 @@ import {
   ownerDailyStats,
   ownerUsers,
 } from "../../db/schema/index.ts";
-import { MICROS_PER_CENT } from "../billing/money.ts";
+import { MICROS_PER_CENT } from "../../lib/money.ts";
 import { utcDay } from "./rollups.ts";
 
 const DAY_MS = 86_400_000;

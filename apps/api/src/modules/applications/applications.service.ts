@@ -28,8 +28,9 @@ import { settleSubscribersOfArchivedApp, stopCardRenewals } from "../billing/arc
 import { accountFor } from "../billing/postings.ts";
 import { priceFields, scheduledPriceCents, setPrice } from "../billing/price-changes.ts";
 import type { StripeGateway } from "../billing/stripe-gateway.ts";
-import { refuseUncoveredPrice } from "../models/cost-guard.ts";
-import { createInitialPrompt, type LoadedPrompt, updatePromptConfig } from "../prompts/prompts.service.ts";
+import { refuseUncoveredPrice } from "../prompts/cost-guard.ts";
+import type { LoadedPrompt } from "../prompts/load-prompt.ts";
+import { createInitialPrompt, updatePromptConfig } from "../prompts/prompts.service.ts";
 import { createInitialWorkflow, duplicateWorkflow } from "../workflows/workflows.service.ts";
 
 /** lowercase; runs of non-alphanumerics become one hyphen; no leading/trailing hyphen. */

@@ -8,11 +8,11 @@ import {
   payments,
   subscriptions,
 } from "../../db/schema/index.ts";
+import { centsToMicros } from "../../lib/money.ts";
 import { type Caller, createCaller, fundWallet, settledWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
 import { walletBalances } from "../billing/balances.ts";
-import { centsToMicros } from "../billing/money.ts";
 import { reconcile } from "../billing/reconcile.ts";
 
 // Issue 16 item 5 (docs/decisions/023): deleting an app with money history archives it; its

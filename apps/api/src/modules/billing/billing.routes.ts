@@ -1,7 +1,6 @@
 import {
   ApiErrorSchema,
   CreatePaymentIntentSchema,
-  MIN_TOP_UP_CENTS,
   PaymentIntentSchema,
   PaymentResultSchema,
   SandboxConfirmSchema,
@@ -9,17 +8,15 @@ import {
   WalletStatementQuerySchema,
   WalletStatementSchema,
 } from "@promptmint/contracts";
-import { eq } from "drizzle-orm";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import type { Config } from "../../config.ts";
 import type { Database } from "../../db/client.ts";
-import { packages } from "../../db/schema/index.ts";
-import { AppError, invalidFields } from "../../lib/errors.ts";
+import { AppError } from "../../lib/errors.ts";
 import { findApplicationBySlug } from "../applications/applications.service.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
-import { termsInForce, termsOfPlan } from "./plan-terms.ts";
+import { refuseWrongPaymentAmount } from "./payment-intents.ts";
 import { confirmSandboxPayment, createSandboxPaymentIntent } from "./sandbox-gateway.ts";
 import { walletStatement } from "./statement.ts";
 import type { StripeGateway } from "./stripe-gateway.ts";
@@ -83,19 +80,7 @@ export const billingRoutes: FastifyPluginAsyncZod<{
     body: z.output<typeof CreatePaymentIntentSchema>,
     appId?: string,
   ) => {
-    if (body.package_id !== undefined) {
-      const [plan] = /^[0-9a-f-]{36}$/i.test(body.package_id)
-        ? await db.select().from(packages).where(eq(packages.id, body.package_id)).limit(1)
-        : [];
-      if (!plan || (appId && plan.applicationId !== appId) || !plan.isActive) {
-        throw invalidFields({ package_id: "is not an available plan of this app" });
-      }
-      const { priceCents } = termsInForce(await termsOfPlan(db, plan.id), new Date());
-      if (priceCents !== body.amount)
-        throw invalidFields({ amount: `must equal the plan's price, ${priceCents} cents` });
-    } else if (body.amount !== 0 && body.amount < MIN_TOP_UP_CENTS) {
-      throw invalidFields({ amount: `must be at least ${MIN_TOP_UP_CENTS} cents ($1.00)` });
-    }
+    await refuseWrongPaymentAmount(db, { amount: body.amount, packageId: body.package_id, appId });
     if (stripe)
       return stripe.createPaymentIntent(db, user, {
         amount: body.amount,

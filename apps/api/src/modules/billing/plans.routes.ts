@@ -18,9 +18,9 @@ import { z } from "zod";
 import type { Database } from "../../db/client.ts";
 import { invalidFields } from "../../lib/errors.ts";
 import { getOwnApplication } from "../applications/applications.service.ts";
+import { findCallableApp } from "../applications/callable-app.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
-import { findCallableApp } from "../gateway/access.ts";
-import { refuseUncoveredPrice } from "../models/cost-guard.ts";
+import { refuseUncoveredPrice } from "../prompts/cost-guard.ts";
 import {
   addPaymentMethod,
   listPaymentMethods,

@@ -8,7 +8,7 @@ import type { Database } from "../../db/client.ts";
 import type { ApplicationRow } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
 import { findApplicationBySlug } from "../applications/applications.service.ts";
-import { loadPrompt } from "../prompts/prompts.service.ts";
+import { loadPrompt } from "../prompts/load-prompt.ts";
 import { type EmbedTokens, isEmbeddable, listEmbedOrigins, originOf } from "./embed.service.ts";
 import { renderUnavailablePage, renderWidgetPage, type WidgetField } from "./widget-page.ts";
 

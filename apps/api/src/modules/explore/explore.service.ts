@@ -16,7 +16,7 @@ import { appNotSuspended } from "../admin/suspensions.ts";
 import { creatorNameColumn } from "../applications/applications.service.ts";
 import { listPackages } from "../billing/plans.ts";
 import { effectivePriceSql, priceFields } from "../billing/price-changes.ts";
-import { loadPrompt } from "../prompts/prompts.service.ts";
+import { loadPrompt } from "../prompts/load-prompt.ts";
 
 /** Who may find an app in Explore: live and public or embeddable (DESIGN.md §5). */
 const listed = and(

@@ -1,25 +1,7 @@
 import { and, eq, isNull, or } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { type ApplicationRow, invocations } from "../../db/schema/index.ts";
-import { notFound } from "../../lib/errors.ts";
-import { findApplicationBySlugCached } from "../applications/applications.service.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
-
-/**
- * DESIGN.md §5: the owner may call any of their apps; others only live apps that are public or
- * embed. Everything else answers exactly like a missing app, so existence never leaks.
- */
-export async function findCallableApp(
-  db: Database,
-  slug: string,
-  caller: LocalUser,
-): Promise<ApplicationRow> {
-  const app = await findApplicationBySlugCached(db, slug);
-  if (!app) throw notFound("Application");
-  if (app.ownerId === caller.id) return app;
-  if (app.status !== "live" || app.visibility === "private") throw notFound("Application");
-  return app;
-}
 
 /**
  * One of the caller's own calls to the app (its invocation; the message or run id Dify clients

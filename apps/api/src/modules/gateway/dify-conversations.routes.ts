@@ -1,19 +1,21 @@
-import { and, asc, desc, eq, inArray, type SQL, sql } from "drizzle-orm";
-import type { PgColumn, PgTable } from "drizzle-orm/pg-core";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
-import type { Database } from "../../db/client.ts";
-import {
-  type ApplicationRow,
-  conversationMessages,
-  conversations,
-  messageFeedbacks,
-} from "../../db/schema/index.ts";
+import type { ApplicationRow } from "../../db/schema/index.ts";
 import { invalidFields } from "../../lib/errors.ts";
+import { findCallableApp } from "../applications/callable-app.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { currentUser } from "../auth/authenticate.ts";
-import { findCallableApp, findOwnCall } from "./access.ts";
-import { conversationNotExists, DifyError, messageNotExists, notChatApp } from "./dify-errors.ts";
+import {
+  deleteConversation,
+  findOwnConversation,
+  findOwnMessage,
+  listConversations,
+  listFeedbacks,
+  listMessages,
+  rateMessage,
+  renameConversation,
+} from "./dify-conversations.service.ts";
+import { DifyError, notChatApp } from "./dify-errors.ts";
 import {
   gatewayErrors as errors,
   ResultSchema,
@@ -26,7 +28,6 @@ import {
 import { conversationsExample, messagesExample } from "./examples.ts";
 import type { GatewayDeps } from "./gateway-call.ts";
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const Limit = z.coerce.number().int().min(1).max(100).default(20);
 const ConversationParams = SlugParams.extend({ conversation_id: z.string().max(100) });
 const MessageParams = SlugParams.extend({ message_id: z.string().max(100) });
@@ -58,8 +59,6 @@ const MessageSchema = z.object({
 const page = <T extends z.ZodType>(item: T) =>
   z.object({ limit: z.number(), has_more: z.boolean(), data: z.array(item) });
 
-type ConversationRow = typeof conversations.$inferSelect;
-
 /**
  * Dify's conversation and message routes for the caller's own conversations (the account plus
  * the Dify `user` it passes): list and page them, rename, delete, read a conversation's messages
@@ -71,18 +70,6 @@ export const difyConversationRoutes: FastifyPluginAsyncZod<GatewayDeps> = async 
     const application = await findCallableApp(db, slug, caller);
     if (application.type === "prompt" && application.interactionMode !== "chat") throw notChatApp();
     return application;
-  }
-
-  /** One of the caller's conversations with the app, or Dify's 404. */
-  async function ownConversation(application: ApplicationRow, caller: LocalUser, id: string, user?: string) {
-    const [found] = UUID.test(id)
-      ? await db
-          .select()
-          .from(conversations)
-          .where(and(eq(conversations.id, id), ownedBy(application, caller, user)))
-      : [];
-    if (!found) throw conversationNotExists();
-    return found;
   }
 
   app.get(
@@ -111,30 +98,14 @@ export const difyConversationRoutes: FastifyPluginAsyncZod<GatewayDeps> = async 
       const application = await chatApp(request.params.slug, caller);
       const { user, limit, sort_by, pinned } = request.query;
       if (pinned === "true") return { limit, has_more: false, data: [] };
-      const column = sort_by.endsWith("created_at") ? conversations.createdAt : conversations.updatedAt;
-      const descending = sort_by.startsWith("-");
-      const lastId = request.query.last_id || request.query.first_id;
-      let after: SQL | undefined;
-      if (lastId) {
-        const last = await ownConversation(application, caller, lastId, user).catch(() => {
-          throw new DifyError("not_found", "not_found", "Last Conversation Not Exists.");
-        });
-        after = beyondCursor(conversations, column, conversations.id, last.id, descending);
-      }
-      const order = descending ? desc : asc;
-      const rows = await db
-        .select()
-        .from(conversations)
-        .where(and(ownedBy(application, caller, user), after))
-        .orderBy(order(column), order(conversations.id))
-        .limit(limit + 1);
-      const shown = rows.slice(0, limit);
-      const inputs = await firstInputs(db, shown);
-      return {
+      return listConversations(db, {
+        application,
+        caller,
+        user,
         limit,
-        has_more: rows.length > limit,
-        data: shown.map((row) => conversationBody(row, inputs.get(row.id))),
-      };
+        sortBy: sort_by,
+        lastId: request.query.last_id || request.query.first_id,
+      });
     },
   );
 
@@ -161,17 +132,14 @@ export const difyConversationRoutes: FastifyPluginAsyncZod<GatewayDeps> = async 
       const { name, auto_generate, user } = request.body;
       if (!auto_generate && !name?.trim())
         throw invalidFields({ name: "is required when auto_generate is false" });
-      const conversation = await ownConversation(application, caller, request.params.conversation_id, user);
-      const inputs = await firstInputs(db, [conversation]);
-      const [renamed] = await db
-        .update(conversations)
-        .set({
-          name: auto_generate ? await generatedName(db, conversation) : (name ?? "").trim(),
-          updatedAt: new Date(),
-        })
-        .where(eq(conversations.id, conversation.id))
-        .returning();
-      return conversationBody(renamed ?? conversation, inputs.get(conversation.id));
+      const conversation = await findOwnConversation(
+        db,
+        application,
+        caller,
+        request.params.conversation_id,
+        user,
+      );
+      return renameConversation(db, conversation, { name, autoGenerate: auto_generate });
     },
   );
 
@@ -191,20 +159,14 @@ export const difyConversationRoutes: FastifyPluginAsyncZod<GatewayDeps> = async 
     async (request, reply) => {
       const caller = currentUser(request);
       const application = await chatApp(request.params.slug, caller);
-      const conversation = await ownConversation(
+      const conversation = await findOwnConversation(
+        db,
         application,
         caller,
         request.params.conversation_id,
         request.body?.user,
       );
-      await db.transaction(async (tx) => {
-        const messages = tx
-          .select({ id: conversationMessages.id })
-          .from(conversationMessages)
-          .where(eq(conversationMessages.conversationId, conversation.id));
-        await tx.delete(messageFeedbacks).where(inArray(messageFeedbacks.messageId, messages));
-        await tx.delete(conversations).where(eq(conversations.id, conversation.id));
-      });
+      await deleteConversation(db, conversation);
       return reply.status(204).send(null);
     },
   );
@@ -231,7 +193,7 @@ export const difyConversationRoutes: FastifyPluginAsyncZod<GatewayDeps> = async 
     async (request) => {
       const caller = currentUser(request);
       const application = await chatApp(request.params.slug, caller);
-      await ownConversation(application, caller, request.params.conversation_id, request.query.user);
+      await findOwnConversation(db, application, caller, request.params.conversation_id, request.query.user);
       return { limit: request.query.limit, has_more: false, data: [] };
     },
   );
@@ -260,54 +222,8 @@ export const difyConversationRoutes: FastifyPluginAsyncZod<GatewayDeps> = async 
       const application = await chatApp(request.params.slug, caller);
       const { conversation_id, first_id, limit, user } = request.query;
       if (!conversation_id) throw invalidFields({ conversation_id: "is required" });
-      const conversation = await ownConversation(application, caller, conversation_id, user);
-      const inConversation = eq(conversationMessages.conversationId, conversation.id);
-      let before: SQL | undefined;
-      if (first_id) {
-        const [first] = UUID.test(first_id)
-          ? await db
-              .select({ id: conversationMessages.id })
-              .from(conversationMessages)
-              .where(and(inConversation, eq(conversationMessages.id, first_id)))
-          : [];
-        if (!first) throw new DifyError("not_found", "not_found", "First Message Not Exists.");
-        before = beyondCursor(
-          conversationMessages,
-          conversationMessages.createdAt,
-          conversationMessages.id,
-          first.id,
-          true,
-        );
-      }
-      const rows = await db
-        .select({ message: conversationMessages, rating: messageFeedbacks.rating })
-        .from(conversationMessages)
-        .leftJoin(messageFeedbacks, eq(messageFeedbacks.messageId, conversationMessages.id))
-        .where(and(inConversation, before))
-        .orderBy(desc(conversationMessages.createdAt), desc(conversationMessages.id))
-        .limit(limit + 1);
-      return {
-        limit,
-        has_more: rows.length > limit,
-        data: rows
-          .slice(0, limit)
-          .reverse()
-          .map(({ message, rating }) => ({
-            id: message.id,
-            conversation_id: message.conversationId,
-            parent_message_id: null,
-            inputs: message.inputs as Record<string, unknown>,
-            query: message.query,
-            answer: message.answer,
-            message_files: [],
-            feedback: rating ? { rating } : null,
-            retriever_resources: [],
-            agent_thoughts: [],
-            status: "normal",
-            error: null,
-            created_at: unixSeconds(message.createdAt),
-          })),
-      };
+      const conversation = await findOwnConversation(db, application, caller, conversation_id, user);
+      return listMessages(db, conversation, { firstId: first_id, limit });
     },
   );
 
@@ -332,22 +248,14 @@ export const difyConversationRoutes: FastifyPluginAsyncZod<GatewayDeps> = async 
       const caller = currentUser(request);
       const application = await findCallableApp(db, request.params.slug, caller);
       const { rating, user, content } = request.body;
-      const messageId = await ownMessage(db, application, caller, request.params.message_id, user);
-      if (rating === null) {
-        await db.delete(messageFeedbacks).where(eq(messageFeedbacks.messageId, messageId));
-        return { result: "success" as const };
-      }
-      const feedback = { rating, content: content ?? null, updatedAt: new Date() };
-      await db
-        .insert(messageFeedbacks)
-        .values({
-          messageId,
-          applicationId: application.id,
-          callerUserId: caller.id,
-          endUser: user ?? "",
-          ...feedback,
-        })
-        .onConflictDoUpdate({ target: messageFeedbacks.messageId, set: feedback });
+      await rateMessage(db, {
+        application,
+        caller,
+        messageId: request.params.message_id,
+        user,
+        rating,
+        content,
+      });
       return { result: "success" as const };
     },
   );
@@ -393,30 +301,7 @@ export const difyConversationRoutes: FastifyPluginAsyncZod<GatewayDeps> = async 
       const application = await findCallableApp(db, request.params.slug, caller);
       if (application.ownerId !== caller.id)
         throw new DifyError("forbidden", "forbidden", "Only the app's creator may read its feedbacks");
-      const { page: pageNumber, limit } = request.query;
-      const rows = await db
-        .select({ feedback: messageFeedbacks, conversationId: conversationMessages.conversationId })
-        .from(messageFeedbacks)
-        .leftJoin(conversationMessages, eq(conversationMessages.id, messageFeedbacks.messageId))
-        .where(eq(messageFeedbacks.applicationId, application.id))
-        .orderBy(desc(messageFeedbacks.updatedAt), desc(messageFeedbacks.messageId))
-        .limit(limit)
-        .offset((pageNumber - 1) * limit);
-      return {
-        data: rows.map(({ feedback, conversationId }) => ({
-          id: feedback.messageId,
-          app_id: feedback.applicationId,
-          conversation_id: conversationId,
-          message_id: feedback.messageId,
-          rating: feedback.rating,
-          content: feedback.content,
-          from_source: "user" as const,
-          from_end_user_id: feedback.endUser || null,
-          from_account_id: feedback.callerUserId,
-          created_at: feedback.createdAt.toISOString(),
-          updated_at: feedback.updatedAt.toISOString(),
-        })),
-      };
+      return listFeedbacks(db, application, request.query);
     },
   );
 
@@ -438,7 +323,7 @@ export const difyConversationRoutes: FastifyPluginAsyncZod<GatewayDeps> = async 
     async (request) => {
       const caller = currentUser(request);
       const application = await chatApp(request.params.slug, caller);
-      await ownMessage(db, application, caller, request.params.message_id, request.query.user);
+      await findOwnMessage(db, application, caller, request.params.message_id, request.query.user);
       throw new DifyError(
         "forbidden",
         "app_suggested_questions_after_answer_disabled",
@@ -447,99 +332,3 @@ export const difyConversationRoutes: FastifyPluginAsyncZod<GatewayDeps> = async 
     },
   );
 };
-
-/**
- * The rows past a cursor row in (column, id) order, compared in the database: its timestamps
- * keep their microseconds, which a JavaScript Date would round away.
- */
-function beyondCursor(
-  table: PgTable,
-  column: PgColumn,
-  id: PgColumn,
-  cursorId: string,
-  descending: boolean,
-): SQL {
-  const operator = sql.raw(descending ? "<" : ">");
-  return sql`(${column}, ${id}) ${operator} (select ${column}, ${id} from ${table} where ${id} = ${cursorId})`;
-}
-
-/** The conversations of the caller (account and Dify `user`) with the app. */
-function ownedBy(application: ApplicationRow, caller: LocalUser, user: string | undefined) {
-  return and(
-    eq(conversations.applicationId, application.id),
-    eq(conversations.callerUserId, caller.id),
-    eq(conversations.endUser, user ?? ""),
-  );
-}
-
-/**
- * A successful call of the caller's (account and Dify `user`) to the app: its id, or Dify's 404.
- * A chat turn outlives its invocation (dropped with its day past INVOCATION_RETENTION_DAYS,
- * decision 038) as its conversation's message, which has the same id.
- */
-async function ownMessage(
-  db: Database,
-  application: ApplicationRow,
-  caller: LocalUser,
-  messageId: string,
-  user: string | undefined,
-): Promise<string> {
-  const found = await findOwnCall(db, application, caller, messageId, { user });
-  if (found) return found.id;
-  const [message] = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(messageId)
-    ? await db
-        .select({ id: conversationMessages.id })
-        .from(conversationMessages)
-        .innerJoin(conversations, eq(conversations.id, conversationMessages.conversationId))
-        .where(and(eq(conversationMessages.id, messageId), ownedBy(application, caller, user)))
-    : [];
-  if (!message) throw messageNotExists();
-  return message.id;
-}
-
-/** Each conversation's inputs: those of its first message (what the conversation was started with). */
-async function firstInputs(
-  db: Database,
-  rows: ConversationRow[],
-): Promise<Map<string, Record<string, unknown>>> {
-  if (rows.length === 0) return new Map();
-  const firsts = await db
-    .selectDistinctOn([conversationMessages.conversationId], {
-      conversationId: conversationMessages.conversationId,
-      inputs: conversationMessages.inputs,
-    })
-    .from(conversationMessages)
-    .where(
-      inArray(
-        conversationMessages.conversationId,
-        rows.map((row) => row.id),
-      ),
-    )
-    .orderBy(conversationMessages.conversationId, asc(conversationMessages.createdAt));
-  return new Map(firsts.map((first) => [first.conversationId, first.inputs as Record<string, unknown>]));
-}
-
-/** Dify generates a name with a model; a Promptmint conversation is named by its first query's start. */
-async function generatedName(db: Database, conversation: ConversationRow): Promise<string> {
-  const [first] = await db
-    .select({ query: conversationMessages.query })
-    .from(conversationMessages)
-    .where(eq(conversationMessages.conversationId, conversation.id))
-    .orderBy(asc(conversationMessages.createdAt))
-    .limit(1);
-  return first?.query.trim().slice(0, 60) || conversation.name;
-}
-
-function conversationBody(row: ConversationRow, inputs: Record<string, unknown> = {}) {
-  return {
-    id: row.id,
-    name: row.name,
-    inputs,
-    status: "normal",
-    introduction: "",
-    created_at: unixSeconds(row.createdAt),
-    updated_at: unixSeconds(row.updatedAt),
-  };
-}
-
-const unixSeconds = (date: Date) => Math.floor(date.getTime() / 1000);

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { AppError } from "../../lib/errors.ts";
+import { findCallableApp } from "../applications/callable-app.ts";
 import { saveUpload } from "../applications/uploads.service.ts";
 import { currentUser } from "../auth/authenticate.ts";
-import { findCallableApp } from "./access.ts";
 import { DifyError } from "./dify-errors.ts";
 import {
   gatewayErrors as errors,

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { AppError } from "../../lib/errors.ts";
+import { findCallableApp } from "../applications/callable-app.ts";
 import { currentUser } from "../auth/authenticate.ts";
-import { findCallableApp } from "./access.ts";
 import { answerPaidCall, type CallMeta, type CallPresenter } from "./call-lifecycle.ts";
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
 import { type GatewayDeps, naturalModeOf, prepareExecution } from "./gateway-call.ts";

@@ -1,16 +1,14 @@
-import { and, eq, isNull, or } from "drizzle-orm";
 import type { FastifyError, FastifyReply, FastifyRequest, RouteOptions } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
-import { type ApplicationRow, applications } from "../../db/schema/index.ts";
+import type { ApplicationRow } from "../../db/schema/index.ts";
 import { databaseUnavailable } from "../../lib/database-errors.ts";
 import { describeClientError, fieldsFromValidation, sendRouteNotFound } from "../../lib/error-handler.ts";
 import { AppError } from "../../lib/errors.ts";
 import { patternOf } from "../../lib/security-headers.ts";
-import { appNotSuspended } from "../admin/suspensions.ts";
+import { findCallableApp, listCallableApps } from "../applications/callable-app.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { currentUser } from "../auth/authenticate.ts";
-import { findCallableApp } from "./access.ts";
 import {
   chatCompletionRequestExample,
   chatCompletionResponseExample,
@@ -139,21 +137,6 @@ function sendOpenAiError(
   });
 }
 
-/** Apps the caller may call, as models: their own, and live public or embeddable ones. */
-function callableApps(caller: LocalUser) {
-  return and(
-    isNull(applications.archivedAt),
-    appNotSuspended,
-    or(
-      eq(applications.ownerId, caller.id),
-      and(
-        eq(applications.status, "live"),
-        or(eq(applications.visibility, "public"), eq(applications.visibility, "embed")),
-      ),
-    ),
-  );
-}
-
 const modelOf = (row: ApplicationRow, caller: LocalUser) => ({
   id: row.slug,
   object: "model" as const,
@@ -217,7 +200,7 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, deps
     },
     async (request) => {
       const caller = currentUser(request);
-      const rows = await db.select().from(applications).where(callableApps(caller)).limit(500);
+      const rows = await listCallableApps(db, caller, 500);
       return { object: "list" as const, data: rows.map((row) => modelOf(row, caller)) };
     },
   );

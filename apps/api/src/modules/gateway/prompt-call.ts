@@ -12,7 +12,7 @@ import { findModel } from "../models/model-catalog.ts";
 import { creatorKeyFor } from "../models/model-keys.service.ts";
 import { modelCostMicros } from "../models/model-prices.ts";
 import { validateAgainstSchema } from "../prompts/input-schema.ts";
-import { type LoadedPrompt, loadPrompt } from "../prompts/prompts.service.ts";
+import { type LoadedPrompt, loadPrompt } from "../prompts/load-prompt.ts";
 import { detectVariables, renderTemplate, TemplateError } from "../prompts/template.ts";
 import {
   type Execution,

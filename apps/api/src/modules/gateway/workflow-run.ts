@@ -2,9 +2,10 @@ import { DifyFileSchema, MaxPriceCentsSchema } from "@promptmint/contracts";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import type { ApplicationRow } from "../../db/schema/index.ts";
+import { findCallableApp } from "../applications/callable-app.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { currentUser } from "../auth/authenticate.ts";
-import { findCallableApp, findOwnCall } from "./access.ts";
+import { findOwnCall } from "./access.ts";
 import type { CallMeta, CallPresenter, EndedCall } from "./call-lifecycle.ts";
 import { DifyError, errorEvent, notWorkflowApp, refuseUnsupportedFields } from "./dify-errors.ts";
 import {

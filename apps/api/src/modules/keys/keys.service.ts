@@ -7,8 +7,8 @@ import { apiKeys, users } from "../../db/schema/index.ts";
 import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
 import { forgetLookups, lookupCache } from "../../lib/lookup-cache.ts";
 import { userSuspended } from "../admin/suspensions.ts";
+import { findCallableApp } from "../applications/callable-app.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
-import { findCallableApp } from "../gateway/access.ts";
 import { currentKeySpend } from "./key-spend.ts";
 
 const KEY_PREFIX = "pm_";

@@ -7,7 +7,7 @@ import { effectivePriceCents, upcomingPrice } from "../billing/price-changes.ts"
 import { centsAsDollars } from "../gateway/charge.ts";
 import type { GatewayInput } from "../gateway/execution.ts";
 import { naturalModeOf } from "../gateway/gateway-call.ts";
-import { loadPrompt } from "../prompts/prompts.service.ts";
+import { loadPrompt } from "../prompts/load-prompt.ts";
 
 /** An app's schemas as an MCP tool sees them. */
 export interface AppSchemas {

@@ -24,7 +24,7 @@ export interface ModelPriceRow {
 
 export type PriceTable = ReadonlyMap<string, readonly ModelPriceRow[]>;
 
-/** 1 USD = 1,000,000 micros; 1 cent = 10,000 micros (the ledger's unit, billing/money.ts). */
+/** 1 USD = 1,000,000 micros; 1 cent = 10,000 micros (the ledger's unit, lib/money.ts). */
 export const MICROS_PER_CENT = 10_000;
 const MICROS_PER_USD = 1_000_000;
 

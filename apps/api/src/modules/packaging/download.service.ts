@@ -10,7 +10,7 @@ import {
 import { strFromU8, strToU8, zipSync } from "fflate";
 import type { Database } from "../../db/client.ts";
 import type { ApplicationRow } from "../../db/schema/index.ts";
-import { loadPrompt } from "../prompts/prompts.service.ts";
+import { loadPrompt } from "../prompts/load-prompt.ts";
 
 const templatesDir = path.resolve(
   path.dirname(fileURLToPath(import.meta.url)),

@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { type Database, queryRows } from "../../db/client.ts";
-import { centsToMicros } from "../billing/money.ts";
+import { centsToMicros } from "../../lib/money.ts";
 import { type AccountKind, accountFor, postTransaction } from "../billing/postings.ts";
 
 /**

@@ -1,10 +1,10 @@
 import { eq } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { users } from "../../db/schema/index.ts";
+import { MICROS_PER_CENT } from "../../lib/money.ts";
 import { type Caller, createCaller } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
-import { MICROS_PER_CENT } from "../billing/money.ts";
 import { reconcile } from "../billing/reconcile.ts";
 import { runPayoutSchedule } from "./payouts.service.ts";
 import { creditEarnings, daysAgo } from "./payouts-test-helpers.ts";

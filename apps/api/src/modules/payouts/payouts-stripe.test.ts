@@ -1,9 +1,9 @@
 import { eq } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { payouts, users } from "../../db/schema/index.ts";
+import { MICROS_PER_CENT } from "../../lib/money.ts";
 import { type Caller, createCaller } from "../../test/caller.ts";
 import { type SeenRequest, type StripeTestServer, startStripeTestServer } from "../../test/fake-stripe.ts";
-import { MICROS_PER_CENT } from "../billing/money.ts";
 import { reconcile } from "../billing/reconcile.ts";
 import { type PayoutDeps, retryPayouts, runPayoutSchedule } from "./payouts.service.ts";
 import { creditEarnings, daysAgo } from "./payouts-test-helpers.ts";

@@ -12,8 +12,8 @@ import {
 import type { FastifyPluginAsyncZod, ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { AppError, invalidFields } from "../../lib/errors.ts";
+import { microsToCents } from "../../lib/money.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
-import { microsToCents } from "../billing/money.ts";
 import { advanceClock, clockNow, clockOffsetMs, DAY_MS, MAX_CLOCK_OFFSET_DAYS } from "./clock.ts";
 import { availability, earningsLines } from "./payout-postings.ts";
 import {

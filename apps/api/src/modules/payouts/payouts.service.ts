@@ -5,8 +5,8 @@ import type { Config } from "../../config.ts";
 import { type Database, queryRows } from "../../db/client.ts";
 import { connectAccounts, payouts } from "../../db/schema/index.ts";
 import { AppError, invalidFields } from "../../lib/errors.ts";
+import { centsToMicros, microsToCents } from "../../lib/money.ts";
 import { isPayoutBlocked } from "../admin/suspensions.ts";
-import { centsToMicros, microsToCents } from "../billing/money.ts";
 import { clockNow } from "./clock.ts";
 import {
   availability,

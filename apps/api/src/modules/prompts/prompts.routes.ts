@@ -18,9 +18,9 @@ import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
 import { draftOf, runPromptTest } from "../gateway/prompt-test-run.ts";
 import type { LlmClient } from "../models/llm.ts";
 import { describeModels, KNOWN_MODEL_IDS } from "../models/model-catalog.ts";
+import { loadPrompt } from "./load-prompt.ts";
 import {
   listVersions,
-  loadPrompt,
   restoreVersion,
   testPromptConfig,
   toPromptConfig,

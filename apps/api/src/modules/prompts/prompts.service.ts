@@ -14,12 +14,9 @@ import { type ApplicationRow, applications, prompts, promptVersions } from "../.
 import { invalidFields, notFound } from "../../lib/errors.ts";
 import { forgetLookups } from "../../lib/lookup-cache.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
-import {
-  promptCostSettings,
-  refuseCreatorKeysWithoutKey,
-  refuseUncoveredPrice,
-} from "../models/cost-guard.ts";
+import { promptCostSettings, refuseCreatorKeysWithoutKey, refuseUncoveredPrice } from "./cost-guard.ts";
 import { invalidPatterns, validateAgainstSchema } from "./input-schema.ts";
+import { type LoadedPrompt, loadPrompt } from "./load-prompt.ts";
 import { detectVariables, renderTemplate, TemplateError } from "./template.ts";
 
 type PromptRow = typeof prompts.$inferSelect;
@@ -81,23 +78,6 @@ export async function createInitialPrompt(
     })
     .returning();
   await db.update(prompts).set({ activeVersionId: version?.id }).where(eq(prompts.id, prompt.id));
-}
-
-export interface LoadedPrompt {
-  prompt: PromptRow;
-  active: VersionRow;
-}
-
-export async function loadPrompt(db: Database, app: ApplicationRow): Promise<LoadedPrompt> {
-  if (app.type !== "prompt") throw notFound("Prompt");
-  const [row] = await db
-    .select({ prompt: prompts, active: promptVersions })
-    .from(prompts)
-    .innerJoin(promptVersions, eq(promptVersions.id, prompts.activeVersionId))
-    .where(eq(prompts.applicationId, app.id))
-    .limit(1);
-  if (!row) throw notFound("Prompt");
-  return row;
 }
 
 function toVersion(row: VersionRow, activeId: string | null): PromptVersion {

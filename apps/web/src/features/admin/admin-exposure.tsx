@@ -1,11 +1,11 @@
-import { type AdminExposure, AdminExposureSchema } from "@promptmint/contracts";
-import { useQuery } from "@tanstack/react-query";
+import type { AdminExposure } from "@promptmint/contracts";
 import { Clock, Gavel, HandCoins, ShieldAlert, TrendingDown } from "lucide-react";
 import { ErrorBox } from "../../components/ui/error-box";
 import { LoadingState } from "../../components/ui/spinner";
 import { StatCard } from "../../components/ui/stat-card";
-import { apiRequest, getErrorMessage } from "../../lib/api-client";
+import { getErrorMessage } from "../../lib/api-client";
 import { formatMicros } from "../../lib/format";
+import { useAdminExposure } from "./api/get-admin-exposure";
 
 /**
  * What refunds and disputes of card top-ups could still cost the platform (decision 045): card
@@ -13,11 +13,7 @@ import { formatMicros } from "../../lib/format";
  * chargebacks, the platform's own loss, and the disputes open now.
  */
 export function ExposureSection() {
-  const exposure = useQuery({
-    queryKey: ["admin-exposure"],
-    queryFn: ({ signal }) => apiRequest("/admin/exposure", { schema: AdminExposureSchema, signal }),
-    retry: false,
-  });
+  const exposure = useAdminExposure();
   return (
     <section aria-label="Chargeback exposure" className="mb-8">
       <h2 className="mb-2 text-lg font-semibold">Chargeback exposure</h2>

@@ -1,8 +1,6 @@
-import { type AdminOverview, AdminOverviewSchema, AuditEntrySchema } from "@promptmint/contracts";
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import type { AdminOverview } from "@promptmint/contracts";
 import { AlertTriangle, Banknote, Cpu, Landmark, Receipt, ShieldAlert } from "lucide-react";
 import { type FormEvent, type ReactNode, useState } from "react";
-import { z } from "zod";
 import { AccessDeniedState } from "../../components/ui/access-denied-state";
 import { Badge } from "../../components/ui/badge";
 import { Button } from "../../components/ui/button";
@@ -13,9 +11,13 @@ import { PageContainer } from "../../components/ui/page-container";
 import { PageHeader } from "../../components/ui/page-header";
 import { LoadingState } from "../../components/ui/spinner";
 import { StatCard } from "../../components/ui/stat-card";
-import { apiRequest, getErrorMessage } from "../../lib/api-client";
+import { getErrorMessage } from "../../lib/api-client";
 import { formatCents, formatMicros } from "../../lib/format";
 import { ExposureSection } from "./admin-exposure";
+import { useAdminAccess } from "./api/get-admin-access";
+import { useAdminOverview } from "./api/get-admin-overview";
+import { useAuditEntries } from "./api/list-audit-entries";
+import { useSetSuspended } from "./api/set-suspended";
 
 const DAY_MS = 86_400_000;
 const isoDay = (date: Date) => date.toISOString().slice(0, 10);
@@ -29,12 +31,7 @@ type Target = { kind: "apps" | "users"; id: string; label: string; suspended: bo
  * log; anyone else sees one access-denied screen (with the verification notice when that is why).
  */
 export function AdminPage() {
-  const access = useQuery({
-    queryKey: ["admin-access"],
-    queryFn: ({ signal }) =>
-      apiRequest("/admin/access", { schema: z.object({ admin: z.literal(true) }), signal }),
-    retry: false,
-  });
+  const access = useAdminAccess();
   const header = (
     <PageHeader
       title="Operator"
@@ -66,24 +63,8 @@ function OperatorScreen({ header }: { header: ReactNode }) {
   const [from, setFrom] = useState(() => isoDay(new Date(Date.now() - 30 * DAY_MS)));
   const [to, setTo] = useState(() => isoDay(new Date()));
   const [target, setTarget] = useState<Target | null>(null);
-  const overview = useQuery({
-    queryKey: ["admin-overview", from, to],
-    queryFn: ({ signal }) =>
-      apiRequest(`/admin/overview?from=${from}&to=${to ? dayAfter(to) : ""}`, {
-        schema: AdminOverviewSchema,
-        signal,
-      }),
-    retry: false,
-  });
-  const audit = useQuery({
-    queryKey: ["admin-audit"],
-    queryFn: ({ signal }) =>
-      apiRequest("/admin/audit?limit=50", {
-        schema: z.object({ entries: z.array(AuditEntrySchema) }),
-        signal,
-      }),
-    retry: false,
-  });
+  const overview = useAdminOverview(from, to ? dayAfter(to) : "");
+  const audit = useAuditEntries();
 
   return (
     <PageContainer className="max-w-7xl">
@@ -273,20 +254,11 @@ function Overview({ data, onAct }: { data: AdminOverview; onAct: (target: Target
 
 function SuspendForm({ target, onDone }: { target: Target; onDone: () => void }) {
   const [reason, setReason] = useState("");
-  const queryClient = useQueryClient();
   const verb = target.suspended ? "unsuspend" : "suspend";
-  const act = useMutation({
-    mutationFn: () =>
-      apiRequest(`/admin/${target.kind}/${target.id}/${verb}`, { method: "POST", body: { reason } }),
-    onSuccess: async () => {
-      await queryClient.invalidateQueries({ queryKey: ["admin-overview"] });
-      await queryClient.invalidateQueries({ queryKey: ["admin-audit"] });
-      onDone();
-    },
-  });
+  const act = useSetSuspended(target);
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    act.mutate();
+    act.mutate(reason, { onSuccess: onDone });
   };
   return (
     <Card className="mt-6 p-4">

@@ -1,12 +1,4 @@
-import {
-  type EarningsSummary,
-  EarningsSummarySchema,
-  OnboardingLinkSchema,
-  type Payout,
-  PayoutSchema,
-  SandboxClockSchema,
-} from "@promptmint/contracts";
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import type { EarningsSummary, Payout } from "@promptmint/contracts";
 import { ArrowDownToLine, Banknote, CalendarClock, Clock, Download, PiggyBank, Send } from "lucide-react";
 import { useEffect, useRef, useState } from "react";
 import { useSearchParams } from "react-router";
@@ -23,12 +15,15 @@ import { PageContainer } from "../../components/ui/page-container";
 import { PageHeader } from "../../components/ui/page-header";
 import { LoadingState } from "../../components/ui/spinner";
 import { StatCard } from "../../components/ui/stat-card";
-import { apiDownload, apiRequest, getErrorMessage } from "../../lib/api-client";
+import { getErrorMessage } from "../../lib/api-client";
 import { saveBlob } from "../../lib/download-app";
 import { formatCents, formatDate, formatDateTime, formatMicros } from "../../lib/format";
 import { useMoneyFigures } from "../analytics/api/get-money-figures";
-
-const earningsQueryKey = ["payouts"] as const;
+import { useAdvanceSandboxClock } from "./api/advance-sandbox-clock";
+import { useDownloadEarningsStatement } from "./api/download-earnings-statement";
+import { useEarnings } from "./api/get-earnings";
+import { useStartPayoutOnboarding } from "./api/start-payout-onboarding";
+import { useWithdrawEarnings } from "./api/withdraw-earnings";
 
 /** Micro-dollars for people (only display rounds). */
 /** The period of the "From paid calls" figures, as on the dashboard. */
@@ -51,55 +46,46 @@ const ACCOUNT_TEXT: Record<EarningsSummary["account"]["state"], { title: string;
 
 /** /earnings: what a creator earned, when it can be paid out, Withdraw, payout history and statements. */
 export function EarningsPage() {
-  const queryClient = useQueryClient();
   const [params, setParams] = useSearchParams();
-  const summary = useQuery({
-    queryKey: earningsQueryKey,
-    queryFn: ({ signal }) => apiRequest("/payouts/", { schema: EarningsSummarySchema, signal }),
-  });
+  const summary = useEarnings();
   const returned = params.get("onboarding");
   useEffect(() => {
     if (returned === "return") toast.success("Back from payout setup.");
     if (returned) setParams({}, { replace: true });
   }, [returned, setParams]);
 
-  const refresh = () => queryClient.invalidateQueries({ queryKey: earningsQueryKey });
-  const onboarding = useMutation({
-    mutationFn: () => apiRequest("/payouts/onboarding", { method: "POST", schema: OnboardingLinkSchema }),
-    onSuccess: ({ url }) => window.location.assign(url),
-    onError: (error) => toast.error(getErrorMessage(error)),
-  });
+  const onboarding = useStartPayoutOnboarding();
+  const startOnboarding = () =>
+    onboarding.mutate(undefined, {
+      onSuccess: ({ url }) => window.location.assign(url),
+      onError: (error) => toast.error(getErrorMessage(error)),
+    });
   // One key per Withdraw the creator means: a retried request (double click, lost answer) pays once.
   const withdrawKey = useRef<string | null>(null);
-  const withdraw = useMutation({
-    mutationFn: () => {
-      withdrawKey.current ??= crypto.randomUUID();
-      return apiRequest("/payouts/", {
-        method: "POST",
-        body: {},
-        schema: PayoutSchema,
-        headers: { "Idempotency-Key": withdrawKey.current },
-      });
-    },
-    onSuccess: (payout) => {
-      withdrawKey.current = null;
-      if (payout.status === "failed")
-        toast.error(
-          `Payout of ${formatCents(payout.amount_cents)} failed: ${payout.failure_reason ?? "unknown reason"}`,
-        );
-      else toast.success(`Payout of ${formatCents(payout.amount_cents)} is on its way.`);
-      void refresh();
-    },
-    onError: (error) => {
-      withdrawKey.current = null;
-      toast.error(getErrorMessage(error));
-    },
-  });
-  const statement = useMutation({
-    mutationFn: () => apiDownload("/payouts/statement.csv"),
-    onSuccess: ({ blob, fileName }) => saveBlob(blob, fileName ?? "promptmint-earnings.csv"),
-    onError: (error) => toast.error(getErrorMessage(error)),
-  });
+  const withdraw = useWithdrawEarnings();
+  const startWithdraw = () => {
+    withdrawKey.current ??= crypto.randomUUID();
+    withdraw.mutate(withdrawKey.current, {
+      onSuccess: (payout) => {
+        withdrawKey.current = null;
+        if (payout.status === "failed")
+          toast.error(
+            `Payout of ${formatCents(payout.amount_cents)} failed: ${payout.failure_reason ?? "unknown reason"}`,
+          );
+        else toast.success(`Payout of ${formatCents(payout.amount_cents)} is on its way.`);
+      },
+      onError: (error) => {
+        withdrawKey.current = null;
+        toast.error(getErrorMessage(error));
+      },
+    });
+  };
+  const statement = useDownloadEarningsStatement();
+  const downloadStatement = () =>
+    statement.mutate(undefined, {
+      onSuccess: ({ blob, fileName }) => saveBlob(blob, fileName ?? "promptmint-earnings.csv"),
+      onError: (error) => toast.error(getErrorMessage(error)),
+    });
 
   const data = summary.data;
   // What the calls earned over the last 30 days: the dashboard's figures (docs/decisions/029).
@@ -164,14 +150,14 @@ export function EarningsPage() {
                     <p className="text-sm text-slate-600">Reason: {data.account.disabled_reason}</p>
                   )}
                   {ACCOUNT_TEXT[data.account.state].action && (
-                    <Button onClick={() => onboarding.mutate()} disabled={onboarding.isPending}>
+                    <Button onClick={startOnboarding} disabled={onboarding.isPending}>
                       {onboarding.isPending ? "Opening..." : ACCOUNT_TEXT[data.account.state].action}
                     </Button>
                   )}
                   {data.account.state === "enabled" && (
                     <div className="space-y-2">
                       <Button
-                        onClick={() => withdraw.mutate()}
+                        onClick={startWithdraw}
                         disabled={withdraw.isPending || data.withdrawable_cents < data.minimum_cents}
                       >
                         <ArrowDownToLine className="size-4" aria-hidden="true" />
@@ -207,7 +193,7 @@ export function EarningsPage() {
                   </CardBody>
                 </Card>
               )}
-              {data.gateway === "sandbox" && <TestClock now={data.now} onMoved={refresh} />}
+              {data.gateway === "sandbox" && <TestClock now={data.now} />}
             </div>
             <div className="min-w-0 lg:col-span-3">
               <Card>
@@ -217,7 +203,7 @@ export function EarningsPage() {
                     <Button
                       variant="secondary"
                       size="sm"
-                      onClick={() => statement.mutate()}
+                      onClick={downloadStatement}
                       disabled={statement.isPending}
                     >
                       <Download className="size-4" aria-hidden="true" />
@@ -285,21 +271,9 @@ export function EarningsPage() {
 }
 
 /** Your own sandbox test clock: moves your payout time ahead, 1 to 30 days a step, at most 90 days in all. */
-function TestClock({ now, onMoved }: { now: string; onMoved: () => void }) {
+function TestClock({ now }: { now: string }) {
   const [days, setDays] = useState("8");
-  const advance = useMutation({
-    mutationFn: () =>
-      apiRequest("/payouts/sandbox/clock", {
-        method: "POST",
-        body: { advance_days: Number(days) },
-        schema: SandboxClockSchema,
-      }),
-    onSuccess: (clock) => {
-      toast.success(`Test clock now at ${formatDateTime(clock.now)}.`);
-      onMoved();
-    },
-    onError: (error) => toast.error(getErrorMessage(error)),
-  });
+  const advance = useAdvanceSandboxClock();
   return (
     <Card>
       <CardHeader
@@ -311,7 +285,10 @@ function TestClock({ now, onMoved }: { now: string; onMoved: () => void }) {
           className="flex flex-wrap items-end gap-3"
           onSubmit={(event) => {
             event.preventDefault();
-            advance.mutate();
+            advance.mutate(Number(days), {
+              onSuccess: (clock) => toast.success(`Test clock now at ${formatDateTime(clock.now)}.`),
+              onError: (error) => toast.error(getErrorMessage(error)),
+            });
           }}
         >
           <label className="text-sm text-slate-700">

@@ -4,8 +4,7 @@ import type { Database } from "../../db/client.ts";
 import { type ApplicationRow, creatorModelKeys, packages } from "../../db/schema/index.ts";
 import { AppError, invalidFields } from "../../lib/errors.ts";
 import { scheduledPriceCents } from "../billing/price-changes.ts";
-import { loadPrompt } from "../prompts/prompts.service.ts";
-import { findModel } from "./model-catalog.ts";
+import { findModel } from "../models/model-catalog.ts";
 import {
   formatCents,
   formatUsd4,
@@ -14,7 +13,8 @@ import {
   type WorstCase,
   type WorstCaseSettings,
   worstCaseCostMicros,
-} from "./model-prices.ts";
+} from "../models/model-prices.ts";
+import { loadPrompt } from "./load-prompt.ts";
 
 /**
  * The price guard (docs/decisions/026): a prompt app on the platform's model keys must be priced

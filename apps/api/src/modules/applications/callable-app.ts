@@ -1,0 +1,47 @@
+import { and, eq, isNull, or } from "drizzle-orm";
+import type { Database } from "../../db/client.ts";
+import { type ApplicationRow, applications } from "../../db/schema/index.ts";
+import { notFound } from "../../lib/errors.ts";
+import { appNotSuspended } from "../admin/suspensions.ts";
+import type { LocalUser } from "../auth/auth.service.ts";
+import { findApplicationBySlugCached } from "./applications.service.ts";
+
+/**
+ * DESIGN.md §5: the owner may call any of their apps; others only live apps that are public or
+ * embed. Everything else answers exactly like a missing app, so existence never leaks.
+ */
+export async function findCallableApp(
+  db: Database,
+  slug: string,
+  caller: LocalUser,
+): Promise<ApplicationRow> {
+  const app = await findApplicationBySlugCached(db, slug);
+  if (!app) throw notFound("Application");
+  if (app.ownerId === caller.id) return app;
+  if (app.status !== "live" || app.visibility === "private") throw notFound("Application");
+  return app;
+}
+
+/**
+ * Apps the caller may call, the same rule as a list (the OpenAI-compatible /models): their own,
+ * and live public or embeddable ones; never archived or suspended ones. At most `limit`.
+ */
+export function listCallableApps(db: Database, caller: LocalUser, limit: number): Promise<ApplicationRow[]> {
+  return db
+    .select()
+    .from(applications)
+    .where(
+      and(
+        isNull(applications.archivedAt),
+        appNotSuspended,
+        or(
+          eq(applications.ownerId, caller.id),
+          and(
+            eq(applications.status, "live"),
+            or(eq(applications.visibility, "public"), eq(applications.visibility, "embed")),
+          ),
+        ),
+      ),
+    )
+    .limit(limit);
+}
