@@ -1,22 +1,11 @@
 import { decodeJwt } from "jose";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { EMBEDDED_SPA_CLIENT_ID } from "../config.ts";
 import { oidcPayloads } from "../db/schema/index.ts";
-import { createTestDatabase, type TestDatabase } from "../test/database.ts";
 import { signIn, signUp, startSignIn, uniqueEmail } from "../test/oidc-client.ts";
-import { startTestServer, type TestServer } from "../test/server.ts";
+import { useTestServer } from "../test/use-test-server.ts";
 
-let testDb: TestDatabase;
-let server: TestServer;
-
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb);
-});
-afterAll(async () => {
-  await server?.stop();
-  await testDb?.destroy();
-});
+const server = useTestServer();
 
 describe("embedded OIDC issuer", () => {
   it("publishes discovery with S256 PKCE, revocation and end-session", async () => {

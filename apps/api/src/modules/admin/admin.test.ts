@@ -1,18 +1,22 @@
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { queryRows } from "../../db/client.ts";
 import { type Caller, callerAt, createCaller, fundWallet } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { startFakeOpenAi } from "../../test/fake-openai.ts";
 import { verifyEmailThroughOutbox } from "../../test/mail.ts";
 import { signUp } from "../../test/oidc-client.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { useFakeOpenAi, useTestServer } from "../../test/use-test-server.ts";
 import { isPayoutBlocked } from "./suspensions.ts";
 
 const ADMIN_EMAIL = `operator-${Date.now()}@example.test`;
-let testDb: TestDatabase;
-let server: TestServer;
-let vendor: Awaited<ReturnType<typeof startFakeOpenAi>>;
+const vendor = useFakeOpenAi();
+const server = useTestServer(() => ({
+  env: {
+    OPENAI_API_KEY: "sk-vendor-test",
+    OPENAI_BASE_URL: vendor.baseUrl,
+    GATEWAY_RATE_LIMIT_PER_MINUTE: "1000",
+    ADMIN_EMAILS: ` Someone@else.test , ${ADMIN_EMAIL.toUpperCase()}`,
+  },
+}));
 let admin: Caller;
 let creator: Caller;
 let consumer: Caller;
@@ -53,16 +57,6 @@ const call = (caller: Caller, slug: string, auth?: string) =>
   });
 
 beforeAll(async () => {
-  vendor = await startFakeOpenAi();
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb, {
-    env: {
-      OPENAI_API_KEY: "sk-vendor-test",
-      OPENAI_BASE_URL: vendor.baseUrl,
-      GATEWAY_RATE_LIMIT_PER_MINUTE: "1000",
-      ADMIN_EMAILS: ` Someone@else.test , ${ADMIN_EMAIL.toUpperCase()}`,
-    },
-  });
   vendor.set({ kind: "echo" });
   admin = await signUpAs(ADMIN_EMAIL);
   creator = await createCaller(server.baseUrl, "Creator", { verified: true });
@@ -70,11 +64,6 @@ beforeAll(async () => {
   consumerKey = (await consumer.api("POST", "/api/keys/", { body: { name: "sdk" } })).body.key;
   creatorKey = (await creator.api("POST", "/api/keys/", { body: { name: "own" } })).body.key;
   await fundWallet(consumer, 1_000);
-});
-afterAll(async () => {
-  await server?.stop();
-  await vendor?.stop();
-  await testDb?.destroy();
 });
 
 describe("/admin access", () => {

@@ -1,26 +1,15 @@
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type Caller, createCaller, fundWallet, settledWallet } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { useTestServer } from "../../test/use-test-server.ts";
 
 /**
  * One set of figures (decision 029): each app's usage analytics and the creator's total give
  * gross, platform fee, model cost and net from the same rollups, for the same period, exact below
  * a cent; the net of paid calls is what the creator's earnings received for them.
  */
-let testDb: TestDatabase;
-let server: TestServer;
-
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb, {
-    env: { GATEWAY_RATE_LIMIT_PER_MINUTE: "1000", PLATFORM_FEE_PERCENT: "10" },
-  });
-});
-afterAll(async () => {
-  await server?.stop();
-  await testDb?.destroy();
+const server = useTestServer({
+  env: { GATEWAY_RATE_LIMIT_PER_MINUTE: "1000", PLATFORM_FEE_PERCENT: "10" },
 });
 
 async function liveApp(creator: Caller, name: string, priceCents: number) {

@@ -1,26 +1,15 @@
 import { eq } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { applications } from "../../db/schema/index.ts";
 import { type Caller, createCaller } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { createTestDatabase } from "../../test/database.ts";
+import { startTestServer } from "../../test/server.ts";
+import { useCaller, useTestServer } from "../../test/use-test-server.ts";
 import { slugify } from "./applications.service.ts";
 
-let testDb: TestDatabase;
-let server: TestServer;
-let owner: Caller;
-let stranger: Caller;
-
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb);
-  owner = await createCaller(server.baseUrl, "Owner");
-  stranger = await createCaller(server.baseUrl, "Stranger");
-});
-afterAll(async () => {
-  await server?.stop();
-  await testDb?.destroy();
-});
+const server = useTestServer();
+const owner = useCaller(server, "Owner");
+const stranger = useCaller(server, "Stranger");
 
 describe("slugify", () => {
   it("lowercases, turns runs of other characters into one hyphen and trims hyphens", () => {

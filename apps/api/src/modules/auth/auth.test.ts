@@ -1,23 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
+import { beforeAll, describe, expect, it } from "vitest";
 import { signIn, signUp, type Tokens, uniqueEmail } from "../../test/oidc-client.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
 import { forgeToken, unsignedToken } from "../../test/tokens.ts";
+import { useTestServer } from "../../test/use-test-server.ts";
 import { namePartsOf } from "./auth.service.ts";
 
-let testDb: TestDatabase;
-let server: TestServer;
+const server = useTestServer();
 let creator: Tokens & { email: string; password: string };
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb);
   creator = await signUp(server.baseUrl, { displayName: "Ada Lovelace" });
   await api("POST", "/api/auth/register/", { token: creator.access_token });
-});
-afterAll(async () => {
-  await server?.stop();
-  await testDb?.destroy();
 });
 
 async function api(

@@ -1,26 +1,15 @@
 import { eq } from "drizzle-orm";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { users } from "../../db/schema/index.ts";
 import { type Caller, createCaller } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { useTestServer } from "../../test/use-test-server.ts";
 import { MICROS_PER_CENT } from "../billing/money.ts";
 import { reconcile } from "../billing/reconcile.ts";
 import { runPayoutSchedule } from "./payouts.service.ts";
 import { creditEarnings, daysAgo } from "./payouts-test-helpers.ts";
 
-let testDb: TestDatabase;
-let server: TestServer;
-
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb);
-});
+const server = useTestServer();
 afterEach(async () => expect((await reconcile(server.database.db)).ok).toBe(true));
-afterAll(async () => {
-  await server?.stop();
-  await testDb?.destroy();
-});
 
 async function userIdOf(caller: Caller): Promise<string> {
   const [row] = await server.database.db.select().from(users).where(eq(users.email, caller.email));
