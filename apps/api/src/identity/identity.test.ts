@@ -59,26 +59,20 @@ describe("embedded OIDC issuer", () => {
   });
 
   it("says which problem a sign-up form has: taken email, weak password, missing name", async () => {
+    const submitSignUpForm = async (form: Record<string, string>) =>
+      (await startSignIn(server.baseUrl, { signUp: true })).submit("register", form);
     const email = uniqueEmail("taken");
     await signUp(server.baseUrl, { email });
 
-    const taken = await (await startSignIn(server.baseUrl, { signUp: true })).submit("register", {
-      email,
-      password: "another-pass-9",
-      display_name: "Someone",
-    });
+    const taken = await submitSignUpForm({ email, password: "another-pass-9", display_name: "Someone" });
     expect(taken.status).toBe(409);
     expect(taken.html).toContain("An account with this email already exists");
 
-    const weak = await (await startSignIn(server.baseUrl, { signUp: true })).submit("register", {
-      email: uniqueEmail(),
-      password: "short",
-      display_name: "Someone",
-    });
+    const weak = await submitSignUpForm({ email: uniqueEmail(), password: "short", display_name: "Someone" });
     expect(weak.status).toBe(400);
     expect(weak.html).toContain("Password is too weak");
 
-    const unnamed = await (await startSignIn(server.baseUrl, { signUp: true })).submit("register", {
+    const unnamed = await submitSignUpForm({
       email: uniqueEmail(),
       password: "good-password-1",
       display_name: "  ",
