@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { queryRows } from "../../db/client.ts";
 import { type Caller, callerAt, createCaller, fundWallet } from "../../test/caller.ts";
+import { createLiveApp } from "../../test/live-app.ts";
 import { verifyEmailThroughOutbox } from "../../test/mail.ts";
 import { signUp } from "../../test/oidc-client.ts";
 import { useFakeOpenAi, useTestServer } from "../../test/use-test-server.ts";
@@ -32,23 +33,13 @@ async function signUpAs(email: string): Promise<Caller> {
   return caller;
 }
 
-async function liveApp(name: string): Promise<{ slug: string; id: string }> {
-  // 10¢: above the worst case of the default model (gpt4) at the default max tokens (the price guard refuses 5¢).
-  const created = await creator.api("POST", "/api/app/", {
-    body: {
-      name: `${name} ${Math.random().toString(36).slice(2, 7)}`,
-      visibility: "public",
-      price_cents: 10,
-    },
-  });
-  expect(created.status).toBe(201);
-  const slug = created.body.slug as string;
-  await creator.api("PATCH", `/api/app/${slug}/prompt/`, { body: { model: "gpt-4-turbo" } });
-  expect(
-    (await creator.api("PATCH", `/api/app/${slug}/update_status/`, { body: { status: "live" } })).status,
-  ).toBe(200);
-  return { slug, id: created.body.id as string };
-}
+// 10¢: above the worst case of the default model (gpt4) at the default max tokens (the price guard refuses 5¢).
+const liveApp = (name: string) =>
+  createLiveApp(
+    creator,
+    { name: `${name} ${Math.random().toString(36).slice(2, 7)}`, price_cents: 10 },
+    { model: "gpt-4-turbo" },
+  );
 
 const call = (caller: Caller, slug: string, auth?: string) =>
   caller.api("POST", `/api/app/${slug}/completion-messages`, {

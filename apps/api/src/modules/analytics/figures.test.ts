@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { type Caller, createCaller, fundWallet, settledWallet } from "../../test/caller.ts";
+import { createLiveApp } from "../../test/live-app.ts";
 import { useTestServer } from "../../test/use-test-server.ts";
 
 /**
@@ -12,17 +13,9 @@ const server = useTestServer({
   env: { GATEWAY_RATE_LIMIT_PER_MINUTE: "1000", PLATFORM_FEE_PERCENT: "10" },
 });
 
-async function liveApp(creator: Caller, name: string, priceCents: number) {
-  const { body: app } = await creator.api("POST", "/api/app/", {
-    body: { name, visibility: "public", price_cents: priceCents },
-  });
-  // The sandbox model costs nothing: any price covers it (decision 026).
-  await creator.api("PATCH", `/api/app/${app.slug}/prompt/`, { body: { model: "sandbox" } });
-  expect(
-    (await creator.api("PATCH", `/api/app/${app.slug}/update_status/`, { body: { status: "live" } })).status,
-  ).toBe(200);
-  return app.slug as string;
-}
+// The sandbox model costs nothing: any price covers it (decision 026).
+const liveApp = async (creator: Caller, name: string, priceCents: number) =>
+  (await createLiveApp(creator, { name, price_cents: priceCents }, { model: "sandbox" })).slug;
 const call = (caller: Caller, slug: string) =>
   caller.api("POST", `/api/app/${slug}/completion-messages`, { body: { inputs: { query: "hi" } } });
 
