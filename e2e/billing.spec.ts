@@ -42,12 +42,7 @@ test("a creator sells a plan; a consumer tops up, subscribes by card, uses the i
   await signUp(page, creator);
   await expect(page).toHaveURL(/\/dashboard$/);
   const name = `Plan Writer ${Date.now().toString(36)}`;
-  const slug = await createLiveApp(page, {
-    name,
-    description: "Writes on any topic.",
-    visibility: "public",
-    priceCents: 50,
-  });
+  const slug = await createLiveApp(page, { name, description: "Writes on any topic.", priceCents: 50 });
 
   // On the app's billing page, the owner creates the 'Pro' plan: $5.00 for 2 calls.
   await page.goto(`/applications/${slug}/billing`);

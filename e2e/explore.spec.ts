@@ -13,7 +13,6 @@ test("a visitor finds a public app in Explore, signs up from its page, tops up a
   const slug = await createLiveApp(page, {
     name,
     description: "Answers whatever you ask, in the sandbox.",
-    visibility: "public",
     priceCents: 10,
   });
 

@@ -57,8 +57,8 @@ export async function verifyEmailFromOutbox(page: Page, email: string): Promise<
 }
 
 /**
- * On /applications/create: a prompt app with these form values (the starter template, answered by
- * the sandbox model), set live. Answers its slug; its page stays open.
+ * On /applications/create: a prompt app with these form values (public unless `visibility` says
+ * otherwise; the starter template, answered by the sandbox model), set live. Answers its slug; its page stays open.
  */
 export async function createLiveApp(
   page: Page,
@@ -66,7 +66,7 @@ export async function createLiveApp(
     name: string;
     description?: string;
     mode?: "chat";
-    visibility: "public" | "embed";
+    visibility?: "embed";
     priceCents: number;
   },
 ): Promise<string> {
@@ -74,7 +74,7 @@ export async function createLiveApp(
   await page.getByLabel("Application Name").fill(app.name);
   if (app.description) await page.getByLabel("Description").fill(app.description);
   if (app.mode) await page.getByLabel("Interaction Mode").selectOption(app.mode);
-  await page.getByLabel("Visibility").selectOption(app.visibility);
+  await page.getByLabel("Visibility").selectOption(app.visibility ?? "public");
   await page.getByLabel("Price per API Call (cents)").fill(String(app.priceCents));
   await page.getByRole("button", { name: "Create Application" }).click();
   await expect(page.getByRole("heading", { name: app.name, level: 1 })).toBeVisible();

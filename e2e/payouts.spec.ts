@@ -73,12 +73,7 @@ test("a creator onboards in the sandbox, earns from paid calls, the clock passes
   await signUp(page, creator);
   await expect(page).toHaveURL(/\/dashboard$/);
   const name = `Payout Writer ${Date.now().toString(36)}`;
-  const slug = await createLiveApp(page, {
-    name,
-    description: "Writes on any topic.",
-    visibility: "public",
-    priceCents: 500,
-  });
+  const slug = await createLiveApp(page, { name, description: "Writes on any topic.", priceCents: 500 });
 
   // Payouts wait for a verified address: the notice says so until the mailed link is opened.
   await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Earnings" }).click();
