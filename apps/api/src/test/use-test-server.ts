@@ -58,3 +58,21 @@ export function useFakeOpenAi(): Awaited<ReturnType<typeof startFakeOpenAi>> {
   afterAll(() => vendor.stop?.());
   return vendor;
 }
+
+/**
+ * For one test that needs other settings: `use` runs against a server of its own on a fresh
+ * database, both stopped and destroyed after it, whatever it throws.
+ */
+export async function withTestServer<T>(
+  options: ServerOptions,
+  use: (server: TestServer) => Promise<T>,
+): Promise<T> {
+  const testDb = await createTestDatabase();
+  const server = await startTestServer(testDb, options);
+  try {
+    return await use(server);
+  } finally {
+    await server.stop();
+    await testDb.destroy();
+  }
+}

@@ -2,9 +2,7 @@ import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { applications } from "../../db/schema/index.ts";
 import { type Caller, createCaller } from "../../test/caller.ts";
-import { createTestDatabase } from "../../test/database.ts";
-import { startTestServer } from "../../test/server.ts";
-import { useCaller, useTestServer } from "../../test/use-test-server.ts";
+import { useCaller, useTestServer, withTestServer } from "../../test/use-test-server.ts";
 import { slugify } from "./applications.service.ts";
 
 const server = useTestServer();
@@ -254,9 +252,7 @@ describe("file upload", () => {
   });
 
   it("refuses a file over the size limit with 413", async () => {
-    const limitedDb = await createTestDatabase();
-    const limited = await startTestServer(limitedDb, { env: { MAX_UPLOAD_BYTES: "2048" } });
-    try {
+    await withTestServer({ env: { MAX_UPLOAD_BYTES: "2048" } }, async (limited) => {
       const person = await createCaller(limited.baseUrl);
       const { body: app } = await person.api("POST", "/api/app/", { body: { name: "Small" } });
       const form = new FormData();
@@ -268,10 +264,7 @@ describe("file upload", () => {
       });
       expect(response.status).toBe(413);
       expect((await response.json()).fields).toEqual({ file: "is too large" });
-    } finally {
-      await limited.stop();
-      await limitedDb.destroy();
-    }
+    });
   });
 });
 
