@@ -1,5 +1,14 @@
 import { expect, type Locator, type Page, test } from "@playwright/test";
-import { newPerson, signOut, signUp, submitSignIn } from "./fixtures.ts";
+import {
+  callFromTestConsole,
+  createApiKey,
+  createLiveApp,
+  newPerson,
+  signOut,
+  signUp,
+  submitSignIn,
+  topUpFromZero,
+} from "./fixtures.ts";
 
 /** The sandbox card form: 4242… succeeds. */
 async function fillCard(scope: Locator | Page, number = "4242 4242 4242 4242") {
@@ -33,16 +42,7 @@ test("a creator sells a plan; a consumer tops up, subscribes by card, uses the i
   await signUp(page, creator);
   await expect(page).toHaveURL(/\/dashboard$/);
   const name = `Plan Writer ${Date.now().toString(36)}`;
-  await page.goto("/applications/create");
-  await page.getByLabel("Application Name").fill(name);
-  await page.getByLabel("Description").fill("Writes on any topic.");
-  await page.getByLabel("Visibility").selectOption("public");
-  await page.getByLabel("Price per API Call (cents)").fill("50");
-  await page.getByRole("button", { name: "Create Application" }).click();
-  await expect(page.getByRole("heading", { name, level: 1 })).toBeVisible();
-  const slug = new URL(page.url()).pathname.split("/").pop() ?? "";
-  await page.getByRole("button", { name: "Set as Live" }).click();
-  await expect(page.getByRole("button", { name: "Set as Live" })).toBeDisabled();
+  const slug = await createLiveApp(page, { name, description: "Writes on any topic.", priceCents: 50 });
 
   // On the app's billing page, the owner creates the 'Pro' plan: $5.00 for 2 calls.
   await page.goto(`/applications/${slug}/billing`);
@@ -69,10 +69,7 @@ test("a creator sells a plan; a consumer tops up, subscribes by card, uses the i
   await expect(page).toHaveURL(/\/wallet$/);
   const balances = page.getByRole("region", { name: "Balances" });
   await expect(balances).toContainText("$0.00");
-  await page.getByRole("button", { name: "$10", exact: true }).click();
-  await fillCard(page);
-  await page.getByRole("button", { name: "Top up $10.00" }).click();
-  await expect(page.getByText("Added $10.00 to your wallet. New balance: $10.00.")).toBeVisible();
+  await topUpFromZero(page, 10);
   await expect(balances).toContainText("$10.00");
   await expect(page.getByRole("table", { name: "Statement" })).toContainText("+$10.00");
 
@@ -99,25 +96,8 @@ test("a creator sells a plan; a consumer tops up, subscribes by card, uses the i
 
   // ...creates an API key and calls the app three times from the test console.
   await openUserMenuItem(page, "API Keys");
-  await page.getByLabel("Key Name").fill("Billing journey");
-  await page.getByRole("button", { name: "Create Key" }).click();
-  const shownKey = page.getByLabel("New API key");
-  await expect(shownKey).toHaveValue(/^pm_/);
-  const apiKey = await shownKey.inputValue();
-
-  await page.goto("/api-test");
-  await page.getByLabel("App Slug").fill(slug);
-  await page.getByLabel("API Key").fill(apiKey);
-  await page.getByLabel("Input").fill("green tea");
-  for (let call = 1; call <= 3; call++) {
-    const answered = page.waitForResponse(
-      (response) =>
-        response.url().includes(`/api/app/${slug}/completion-messages`) && response.status() === 200,
-    );
-    await page.getByRole("button", { name: "Test Completion" }).click();
-    await answered;
-    await expect(page.getByRole("button", { name: "Test Completion" })).toBeEnabled();
-  }
+  const apiKey = await createApiKey(page, "Billing journey");
+  await callFromTestConsole(page, { slug, apiKey, input: "green tea", times: 3 });
   await expect(page.getByRole("region", { name: "Completion result" })).toBeVisible();
 
   // Two calls came out of the plan; only the third was paid from the wallet.

@@ -1,6 +1,6 @@
 import http from "node:http";
 import { expect, test } from "@playwright/test";
-import { newPerson, signUp } from "./fixtures.ts";
+import { createLiveApp, newPerson, signUp, topUpFromZero } from "./fixtures.ts";
 
 const ALLOWED_PORT = 4230;
 const OTHER_PORT = 4231;
@@ -31,17 +31,8 @@ test("a creator embeds a chat widget on an allowed site; another site cannot use
   await signUp(page, newPerson());
   await expect(page).toHaveURL(/\/dashboard$/);
   const name = `Tea Helper ${Date.now().toString(36)}`;
-  await page.goto("/applications/create");
-  await page.getByLabel("Application Name").fill(name);
-  await page.getByLabel("Interaction Mode").selectOption("chat");
-  await page.getByLabel("Visibility").selectOption("embed");
-  await page.getByLabel("Price per API Call (cents)").fill("10");
-  await page.getByRole("button", { name: "Create Application" }).click();
-  await expect(page.getByRole("heading", { name, level: 1 })).toBeVisible();
+  const slug = await createLiveApp(page, { name, mode: "chat", visibility: "embed", priceCents: 10 });
   const appUrl = page.url();
-  const slug = new URL(appUrl).pathname.split("/").pop() ?? "";
-  await page.getByRole("button", { name: "Set as Live" }).click();
-  await expect(page.getByRole("button", { name: "Set as Live" })).toBeDisabled();
 
   // The panel says who pays; the creator tops up their own wallet in the sandbox.
   const embed = page.locator("div.rounded-xl", {
@@ -53,12 +44,7 @@ test("a creator embeds a chat widget on an allowed site; another site cannot use
   await expect(embed).toContainText("Your wallet balance: $0.00");
   await embed.getByRole("link", { name: "Top Up Wallet" }).click();
   await expect(page).toHaveURL(/\/wallet$/);
-  await page.getByRole("button", { name: "$10", exact: true }).click();
-  await page.getByLabel("Card number").fill("4242 4242 4242 4242");
-  await page.getByLabel("Expiry (MM/YY)").fill("12/34");
-  await page.getByLabel("CVC").fill("123");
-  await page.getByRole("button", { name: "Top up $10.00" }).click();
-  await expect(page.getByText("Added $10.00 to your wallet. New balance: $10.00.")).toBeVisible();
+  await topUpFromZero(page, 10);
 
   // Back on the app: allow one site and copy the snippet.
   await page.goto(appUrl);

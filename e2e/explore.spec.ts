@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { completeSignUp, newPerson, signUp } from "./fixtures.ts";
+import { completeSignUp, createLiveApp, newPerson, signUp, topUpFromZero } from "./fixtures.ts";
 
 test("a visitor finds a public app in Explore, signs up from its page, tops up and tries it", async ({
   page,
@@ -10,16 +10,11 @@ test("a visitor finds a public app in Explore, signs up from its page, tops up a
   await signUp(page, creator);
   await expect(page).toHaveURL(/\/dashboard$/);
   const name = `Echo Explorer ${Date.now().toString(36)}`;
-  await page.goto("/applications/create");
-  await page.getByLabel("Application Name").fill(name);
-  await page.getByLabel("Description").fill("Answers whatever you ask, in the sandbox.");
-  await page.getByLabel("Visibility").selectOption("public");
-  await page.getByLabel("Price per API Call").fill("10");
-  await page.getByRole("button", { name: "Create Application" }).click();
-  await expect(page.getByRole("heading", { name, level: 1 })).toBeVisible();
-  const slug = new URL(page.url()).pathname.split("/").pop() ?? "";
-  await page.getByRole("button", { name: "Set as Live" }).click();
-  await expect(page.getByRole("button", { name: "Set as Live" })).toBeDisabled();
+  const slug = await createLiveApp(page, {
+    name,
+    description: "Answers whatever you ask, in the sandbox.",
+    priceCents: 10,
+  });
 
   // A signed-out visitor, in a browser of their own, browses Explore.
   const visitorContext = await browser.newContext({ baseURL: test.info().project.use.baseURL });
@@ -53,12 +48,7 @@ test("a visitor finds a public app in Explore, signs up from its page, tops up a
 
   // The sandbox top-up with the good test card.
   await expect(visitor).toHaveURL(/\/wallet$/);
-  await visitor.getByRole("button", { name: "$10", exact: true }).click();
-  await visitor.getByLabel("Card number").fill("4242 4242 4242 4242");
-  await visitor.getByLabel("Expiry (MM/YY)").fill("12/34");
-  await visitor.getByLabel("CVC").fill("123");
-  await visitor.getByRole("button", { name: "Top up $10.00" }).click();
-  await expect(visitor.getByText("Added $10.00 to your wallet. New balance: $10.00.")).toBeVisible();
+  await topUpFromZero(visitor, 10);
 
   // Back on the app page the call runs, is answered and is paid from the wallet.
   await visitor.goBack();

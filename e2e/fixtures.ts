@@ -55,3 +55,72 @@ export async function verifyEmailFromOutbox(page: Page, email: string): Promise<
   await message.getByRole("link", { name: "Verify my email address" }).click();
   await expect(page.getByRole("heading", { name: "Email address verified" })).toBeVisible();
 }
+
+/**
+ * On /applications/create: a prompt app with these form values (public unless `visibility` says
+ * otherwise; the starter template, answered by the sandbox model), set live. Answers its slug; its page stays open.
+ */
+export async function createLiveApp(
+  page: Page,
+  app: {
+    name: string;
+    description?: string;
+    mode?: "chat";
+    visibility?: "embed";
+    priceCents: number;
+  },
+): Promise<string> {
+  await page.goto("/applications/create");
+  await page.getByLabel("Application Name").fill(app.name);
+  if (app.description) await page.getByLabel("Description").fill(app.description);
+  if (app.mode) await page.getByLabel("Interaction Mode").selectOption(app.mode);
+  await page.getByLabel("Visibility").selectOption(app.visibility ?? "public");
+  await page.getByLabel("Price per API Call (cents)").fill(String(app.priceCents));
+  await page.getByRole("button", { name: "Create Application" }).click();
+  await expect(page.getByRole("heading", { name: app.name, level: 1 })).toBeVisible();
+  const slug = new URL(page.url()).pathname.split("/").pop() ?? "";
+  await page.getByRole("button", { name: "Set as Live" }).click();
+  await expect(page.getByRole("button", { name: "Set as Live" })).toBeDisabled();
+  return slug;
+}
+
+/** On the API Keys page: creates a key named `name` and reads it from the page (it is shown once). */
+export async function createApiKey(page: Page, name: string): Promise<string> {
+  await page.getByLabel("Key Name").fill(name);
+  await page.getByRole("button", { name: "Create Key" }).click();
+  const shownKey = page.getByLabel("New API key");
+  await expect(shownKey).toHaveValue(/^pm_/);
+  return shownKey.inputValue();
+}
+
+/** From the API test console: `times` completion calls to `slug` with `apiKey`, each answered 200. */
+export async function callFromTestConsole(
+  page: Page,
+  call: { slug: string; apiKey: string; input: string; times: number },
+): Promise<void> {
+  await page.goto("/api-test");
+  await page.getByLabel("App Slug").fill(call.slug);
+  await page.getByLabel("API Key").fill(call.apiKey);
+  await page.getByLabel("Input").fill(call.input);
+  for (let n = 1; n <= call.times; n++) {
+    const answered = page.waitForResponse(
+      (response) =>
+        response.url().includes(`/api/app/${call.slug}/completion-messages`) && response.status() === 200,
+    );
+    await page.getByRole("button", { name: "Test Completion" }).click();
+    await answered;
+    await expect(page.getByRole("button", { name: "Test Completion" })).toBeEnabled();
+  }
+}
+
+/** On the wallet page, from a zero balance: tops up `dollars` with the sandbox's good card (4242…). */
+export async function topUpFromZero(page: Page, dollars: number): Promise<void> {
+  await page.getByRole("button", { name: `$${dollars}`, exact: true }).click();
+  await page.getByLabel("Card number").fill("4242 4242 4242 4242");
+  await page.getByLabel("Expiry (MM/YY)").fill("12/34");
+  await page.getByLabel("CVC").fill("123");
+  await page.getByRole("button", { name: `Top up $${dollars}.00` }).click();
+  await expect(
+    page.getByText(`Added $${dollars}.00 to your wallet. New balance: $${dollars}.00.`),
+  ).toBeVisible();
+}

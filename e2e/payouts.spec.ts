@@ -1,6 +1,17 @@
 import { readFileSync } from "node:fs";
 import { expect, type Page, test } from "@playwright/test";
-import { newPerson, type Person, signOut, signUp, submitSignIn, verifyEmailFromOutbox } from "./fixtures.ts";
+import {
+  callFromTestConsole,
+  createApiKey,
+  createLiveApp,
+  newPerson,
+  type Person,
+  signOut,
+  signUp,
+  submitSignIn,
+  topUpFromZero,
+  verifyEmailFromOutbox,
+} from "./fixtures.ts";
 import { OPERATOR_EMAIL } from "./playwright.config.ts";
 
 async function signOutEverywhere(page: Page) {
@@ -62,16 +73,7 @@ test("a creator onboards in the sandbox, earns from paid calls, the clock passes
   await signUp(page, creator);
   await expect(page).toHaveURL(/\/dashboard$/);
   const name = `Payout Writer ${Date.now().toString(36)}`;
-  await page.goto("/applications/create");
-  await page.getByLabel("Application Name").fill(name);
-  await page.getByLabel("Description").fill("Writes on any topic.");
-  await page.getByLabel("Visibility").selectOption("public");
-  await page.getByLabel("Price per API Call (cents)").fill("500");
-  await page.getByRole("button", { name: "Create Application" }).click();
-  await expect(page.getByRole("heading", { name, level: 1 })).toBeVisible();
-  const slug = new URL(page.url()).pathname.split("/").pop() ?? "";
-  await page.getByRole("button", { name: "Set as Live" }).click();
-  await expect(page.getByRole("button", { name: "Set as Live" })).toBeDisabled();
+  const slug = await createLiveApp(page, { name, description: "Writes on any topic.", priceCents: 500 });
 
   // Payouts wait for a verified address: the notice says so until the mailed link is opened.
   await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Earnings" }).click();
@@ -95,31 +97,10 @@ test("a creator onboards in the sandbox, earns from paid calls, the clock passes
   await signUp(page, consumer);
   await expect(page).toHaveURL(/\/dashboard$/);
   await page.goto("/wallet");
-  await page.getByRole("button", { name: "$25", exact: true }).click();
-  await page.getByLabel("Card number").fill("4242 4242 4242 4242");
-  await page.getByLabel("Expiry (MM/YY)").fill("12/34");
-  await page.getByLabel("CVC").fill("123");
-  await page.getByRole("button", { name: "Top up $25.00" }).click();
-  await expect(page.getByText("Added $25.00 to your wallet. New balance: $25.00.")).toBeVisible();
+  await topUpFromZero(page, 25);
   await page.goto("/api-keys");
-  await page.getByLabel("Key Name").fill("Payout journey");
-  await page.getByRole("button", { name: "Create Key" }).click();
-  const shownKey = page.getByLabel("New API key");
-  await expect(shownKey).toHaveValue(/^pm_/);
-  const apiKey = await shownKey.inputValue();
-  await page.goto("/api-test");
-  await page.getByLabel("App Slug").fill(slug);
-  await page.getByLabel("API Key").fill(apiKey);
-  await page.getByLabel("Input").fill("green tea");
-  for (let call = 1; call <= 3; call++) {
-    const answered = page.waitForResponse(
-      (response) =>
-        response.url().includes(`/api/app/${slug}/completion-messages`) && response.status() === 200,
-    );
-    await page.getByRole("button", { name: "Test Completion" }).click();
-    await answered;
-    await expect(page.getByRole("button", { name: "Test Completion" })).toBeEnabled();
-  }
+  const apiKey = await createApiKey(page, "Payout journey");
+  await callFromTestConsole(page, { slug, apiKey, input: "green tea", times: 3 });
   await signOutEverywhere(page);
 
   // The creator's $13.50 (3 × $5.00 less the 10% fee) is pending for the hold period.

@@ -1,5 +1,5 @@
 import { expect, type Page, test } from "@playwright/test";
-import { newPerson, signUp } from "./fixtures.ts";
+import { createApiKey, newPerson, signUp } from "./fixtures.ts";
 
 /** CodeMirror editors are labelled text boxes; fill replaces their whole text. */
 async function fillEditor(page: Page, name: string, text: string): Promise<void> {
@@ -72,11 +72,7 @@ test("a creator builds a prompt app, publishes it, and calls it with an API key"
   await page.getByRole("button", { name: "User menu" }).click();
   await page.getByRole("menuitem", { name: "API Keys" }).click();
   await expect(page).toHaveURL(/\/api-keys$/);
-  await page.getByLabel("Key Name").fill("E2E journey");
-  await page.getByRole("button", { name: "Create Key" }).click();
-  const shownKey = page.getByLabel("New API key");
-  await expect(shownKey).toHaveValue(/^pm_/);
-  const apiKey = await shownKey.inputValue();
+  const apiKey = await createApiKey(page, "E2E journey");
   await page.getByRole("button", { name: "Copy" }).click();
   await expect(page.getByRole("row", { name: /E2E journey/ })).toContainText("Never");
 

@@ -23,7 +23,9 @@ import {
 } from "../../apps/api/src/modules/analytics/analytics.service.ts";
 import { invocationPartitions } from "../../apps/api/src/modules/analytics/invocation-partitions.ts";
 import { recordCall } from "../../apps/api/src/modules/gateway/recorder.ts";
+import { median, quantile } from "../lib/load.ts";
 import { loadAverage, machineSummary, sh, writeResultsSection } from "../lib/results.ts";
+import { databaseUrl, queryOnce } from "../lib/scratch-database.ts";
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const SMALL = Number(process.env.GROWTH_SMALL ?? 1_000_000);
@@ -45,28 +47,14 @@ const now = () => performance.now();
 const fmt = (n: number, digits = 1) => n.toFixed(digits);
 const log = (msg: string) => console.log(`[growth] ${new Date().toISOString().slice(11, 19)} ${msg}`);
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2
-    ? (sorted[mid] as number)
-    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-}
+/** The q-quantile of values in any order. */
+const quantileOf = (values: number[], q: number) =>
+  quantile(
+    [...values].sort((a, b) => a - b),
+    q,
+  );
 
-function quantile(values: number[], q: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] as number;
-}
-
-async function adminQuery(text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
-}
+const adminQuery = (text: string) => queryOnce(adminUrl, text);
 
 interface Side {
   label: "small" | "large";
@@ -86,9 +74,7 @@ async function openSide(label: Side["label"]): Promise<Side> {
   const name = `growth_${label}_${process.pid}`;
   await adminQuery(`drop database if exists ${name} with (force)`);
   await adminQuery(`create database ${name}`);
-  const u = new URL(adminUrl);
-  u.pathname = `/${name}`;
-  const url = u.toString();
+  const url = databaseUrl(adminUrl, name);
   const handle = await openDatabase({ databaseUrl: url, pgliteDir: "memory://" });
   const client = new pg.Client({ connectionString: url });
   await client.connect();
@@ -296,7 +282,7 @@ async function timeRead(side: Side, read: Read): Promise<{ median: number; p95: 
     await read.run(side, i);
     samples.push(now() - t);
   }
-  return { median: median(samples), p95: quantile(samples, 0.95) };
+  return { median: median(samples), p95: quantileOf(samples, 0.95) };
 }
 
 /**
@@ -359,7 +345,7 @@ async function timeRecording(
   return {
     perSecond: recorded / seconds,
     median: median(latencies),
-    p95: quantile(latencies, 0.95),
+    p95: quantileOf(latencies, 0.95),
     consistent:
       failed === 0 && after.rollup - before.rollup === recorded && after.rows - before.rows === recorded,
   };

@@ -12,7 +12,9 @@ import {
 } from "../../apps/api/src/modules/analytics/analytics.service.ts";
 import { compactRollups, ROLLUP_SHARDS } from "../../apps/api/src/modules/analytics/rollups.ts";
 import { recordInvocation } from "../../apps/api/src/modules/gateway/invocations.service.ts";
+import { quantile } from "../lib/load.ts";
 import { resultsFile, sh, writeResultsSection } from "../lib/results.ts";
+import { databaseUrl, queryOnce } from "../lib/scratch-database.ts";
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const TOTAL = Number(process.env.BENCH_INVOCATIONS ?? 10_000_000);
@@ -27,30 +29,13 @@ const TARGET_APP_MS = 30;
 const TARGET_RECORD_PER_S = 2_000;
 
 const dbName = `pm_bench_${process.pid}_${Date.now()}`;
-const benchUrl = (() => {
-  const u = new URL(adminUrl);
-  u.pathname = `/${dbName}`;
-  return u.toString();
-})();
+const benchUrl = databaseUrl(adminUrl, dbName);
 
 const now = () => performance.now();
 const fmt = (n: number, digits = 1) => n.toFixed(digits);
 const log = (msg: string) => console.log(`[bench] ${msg}`);
 
-function quantile(sorted: number[], q: number): number {
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
-  return sorted[i] as number;
-}
-
-async function adminQuery(text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
-}
+const adminQuery = (text: string) => queryOnce(adminUrl, text);
 
 interface LoadReport {
   seconds: number;

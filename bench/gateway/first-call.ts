@@ -24,8 +24,8 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import pg from "pg";
 import { createCaller, fundWallet } from "../../apps/api/src/test/caller.ts";
+import { databaseUrl, queryOnce } from "../lib/scratch-database.ts";
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const CALLS = 100;
@@ -276,20 +276,10 @@ async function main() {
   // A scratch database, dropped afterwards.
   const admin = "postgres://postgres@127.0.0.1:5432/test";
   const name = `pm_firstcall_${process.pid}_${Date.now()}`;
-  const adminQuery = async (text: string) => {
-    const client = new pg.Client({ connectionString: admin });
-    await client.connect();
-    try {
-      await client.query(text);
-    } finally {
-      await client.end();
-    }
-  };
+  const adminQuery = (text: string) => queryOnce(admin, text);
   await adminQuery(`create database ${name}`);
   try {
-    const url = new URL(admin);
-    url.pathname = `/${name}`;
-    const r = await measureFirstCall({ databaseUrl: url.toString(), starts, port, nodeArgs });
+    const r = await measureFirstCall({ databaseUrl: databaseUrl(admin, name), starts, port, nodeArgs });
     console.log(formatFirstCall(`PostgreSQL (${os.cpus().length} cores, Node ${process.version})`, r));
   } finally {
     await adminQuery(`drop database if exists ${name} with (force)`);

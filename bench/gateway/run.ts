@@ -65,6 +65,7 @@ import {
   spread,
 } from "../lib/load.ts";
 import { resultsFile, writeResultsSection } from "../lib/results.ts";
+import { databaseUrl, queryOnce } from "../lib/scratch-database.ts";
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const adminUrl = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -129,11 +130,7 @@ const PORT = {
 const PRICE_CENTS = 1;
 
 const dbName = `pm_gwbench_${process.pid}_${Date.now()}`;
-const benchUrl = (() => {
-  const u = new URL(adminUrl);
-  u.pathname = `/${dbName}`;
-  return u.toString();
-})();
+const benchUrl = databaseUrl(adminUrl, dbName);
 
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : "—");
 const int = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString("en-US") : "—");
@@ -370,15 +367,7 @@ function cannon(
 
 // ---------------------------------------------------------------- setup
 
-async function adminQuery(text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
-}
+const adminQuery = (text: string) => queryOnce(adminUrl, text);
 
 function promptmintEnv(port: number, upstreamPort: number, dataDir: string): Record<string, string> {
   return {

@@ -1,25 +1,17 @@
 import { eq } from "drizzle-orm";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import type { Database } from "../db/client.ts";
+import { expect, it } from "vitest";
 import { oidcPayloads } from "../db/schema/index.ts";
-import { databaseBefore } from "../test/upgrade-database.ts";
+import { useDatabaseBefore } from "../test/upgrade-database.ts";
 
 // Migration 0032 (decision 042) on a database the previous version wrote: registered clients were
 // stored without an expiry, used or not.
 
 const DAY = 24 * 60 * 60 * 1000;
-let upgraded: Awaited<ReturnType<typeof databaseBefore>>;
-let db: Database;
-
-beforeAll(async () => {
-  upgraded = await databaseBefore("0032_oidc_client_expiry");
-  db = upgraded.db;
-});
-afterAll(() => upgraded?.close());
+const upgraded = useDatabaseBefore("0032_oidc_client_expiry");
 
 it("gives a used registered client 30 days and an unused one a day; other rows are untouched", async () => {
   const client = (id: string) => ({ model: "Client", id, payload: { client_id: id, client_name: id } });
-  await db.insert(oidcPayloads).values([
+  await upgraded.db.insert(oidcPayloads).values([
     client("used-client"),
     client("unused-client"),
     {
@@ -34,7 +26,7 @@ it("gives a used registered client 30 days and an unused one a day; other rows a
   await upgraded.upgrade();
 
   const expiry = async (id: string) =>
-    (await db.select().from(oidcPayloads).where(eq(oidcPayloads.id, id)))[0]?.expiresAt?.getTime();
+    (await upgraded.db.select().from(oidcPayloads).where(eq(oidcPayloads.id, id)))[0]?.expiresAt?.getTime();
   expect((await expiry("used-client")) ?? 0).toBeGreaterThan(Date.now() + 29 * DAY);
   const unused = (await expiry("unused-client")) ?? 0;
   expect(unused).toBeGreaterThan(Date.now() + 0.9 * DAY);

@@ -5,39 +5,31 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { queryRows } from "../db/client.ts";
 import { identityTokens } from "../db/schema/index.ts";
 import { callerAt } from "../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../test/database.ts";
 import { linkIn, startSmtpServer } from "../test/mail.ts";
 import { signIn, signUp, startSignIn, uniqueEmail } from "../test/oidc-client.ts";
-import { startTestServer, type TestServer } from "../test/server.ts";
+import { useTestServer } from "../test/use-test-server.ts";
 
 /**
  * The embedded issuer proves addresses and resets passwords through real mail (docs/decisions/041):
  * a real SMTP server on loopback receives what the server sends through SMTP_URL.
  */
 const OPERATOR = uniqueEmail("operator");
-let testDb: TestDatabase;
-let server: TestServer;
 let smtp: Awaited<ReturnType<typeof startSmtpServer>>;
 const logLines: string[] = [];
 
 beforeAll(async () => {
   smtp = await startSmtpServer();
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb, {
-    env: {
-      SMTP_URL: smtp.url,
-      MAIL_FROM: "Promptmint Test <no-reply@promptmint.test>",
-      ADMIN_EMAILS: `someone@else.test, ${OPERATOR.toUpperCase()}`,
-      LOG_LEVEL: "info",
-    },
-    logStream: { write: (line) => void logLines.push(line) },
-  });
 });
-afterAll(async () => {
-  await server?.stop();
-  await smtp?.stop();
-  await testDb?.destroy();
-});
+afterAll(() => smtp?.stop());
+const server = useTestServer(() => ({
+  env: {
+    SMTP_URL: smtp.url,
+    MAIL_FROM: "Promptmint Test <no-reply@promptmint.test>",
+    ADMIN_EMAILS: `someone@else.test, ${OPERATOR.toUpperCase()}`,
+    LOG_LEVEL: "info",
+  },
+  logStream: { write: (line) => void logLines.push(line) },
+}));
 
 const verifyLinkPrefix = () => `${server.baseUrl}/oidc/verify-email?token=`;
 const resetLinkPrefix = () => `${server.baseUrl}/oidc/password/reset?token=`;

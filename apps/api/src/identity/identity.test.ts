@@ -1,22 +1,11 @@
 import { decodeJwt } from "jose";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { EMBEDDED_SPA_CLIENT_ID } from "../config.ts";
 import { oidcPayloads } from "../db/schema/index.ts";
-import { createTestDatabase, type TestDatabase } from "../test/database.ts";
 import { signIn, signUp, startSignIn, uniqueEmail } from "../test/oidc-client.ts";
-import { startTestServer, type TestServer } from "../test/server.ts";
+import { useTestServer } from "../test/use-test-server.ts";
 
-let testDb: TestDatabase;
-let server: TestServer;
-
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb);
-});
-afterAll(async () => {
-  await server?.stop();
-  await testDb?.destroy();
-});
+const server = useTestServer();
 
 describe("embedded OIDC issuer", () => {
   it("publishes discovery with S256 PKCE, revocation and end-session", async () => {
@@ -70,26 +59,20 @@ describe("embedded OIDC issuer", () => {
   });
 
   it("says which problem a sign-up form has: taken email, weak password, missing name", async () => {
+    const submitSignUpForm = async (form: Record<string, string>) =>
+      (await startSignIn(server.baseUrl, { signUp: true })).submit("register", form);
     const email = uniqueEmail("taken");
     await signUp(server.baseUrl, { email });
 
-    const taken = await (await startSignIn(server.baseUrl, { signUp: true })).submit("register", {
-      email,
-      password: "another-pass-9",
-      display_name: "Someone",
-    });
+    const taken = await submitSignUpForm({ email, password: "another-pass-9", display_name: "Someone" });
     expect(taken.status).toBe(409);
     expect(taken.html).toContain("An account with this email already exists");
 
-    const weak = await (await startSignIn(server.baseUrl, { signUp: true })).submit("register", {
-      email: uniqueEmail(),
-      password: "short",
-      display_name: "Someone",
-    });
+    const weak = await submitSignUpForm({ email: uniqueEmail(), password: "short", display_name: "Someone" });
     expect(weak.status).toBe(400);
     expect(weak.html).toContain("Password is too weak");
 
-    const unnamed = await (await startSignIn(server.baseUrl, { signUp: true })).submit("register", {
+    const unnamed = await submitSignUpForm({
       email: uniqueEmail(),
       password: "good-password-1",
       display_name: "  ",

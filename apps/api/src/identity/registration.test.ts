@@ -1,28 +1,15 @@
 import { auth } from "@modelcontextprotocol/sdk/client/auth.js";
 import { and, eq } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { oidcPayloads } from "../db/schema/index.ts";
-import { type Caller, createCaller } from "../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../test/database.ts";
 import { answerAuthorization, MemoryOAuthProvider } from "../test/mcp-oauth.ts";
-import { startTestServer, type TestServer } from "../test/server.ts";
+import { useCaller, useTestServer } from "../test/use-test-server.ts";
 import { deleteExpiredOidcPayloads, UNUSED_CLIENT_TTL_SECONDS } from "./oidc-adapter.ts";
 
-let testDb: TestDatabase;
-let server: TestServer;
-let person: Caller;
+const server = useTestServer();
+const person = useCaller(server, "Registration Tester");
 const redirectUrl = "http://127.0.0.1:9/callback";
 const HOUR = 60 * 60 * 1000;
-
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb);
-  person = await createCaller(server.baseUrl, "Registration Tester");
-});
-afterAll(async () => {
-  await server?.stop();
-  await testDb?.destroy();
-});
 
 /** POST /oidc/reg as the client at `address` (X-Forwarded-For from loopback, a trusted proxy). */
 const register = (metadata: Record<string, unknown>, address: string) =>

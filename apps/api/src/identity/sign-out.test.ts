@@ -3,30 +3,26 @@ import { decodeJwt } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EMBEDDED_SPA_CLIENT_ID } from "../config.ts";
 import { SESSION_CHECK_TTL_MS } from "../modules/auth/sessions.ts";
-import { createTestDatabase, type TestDatabase } from "../test/database.ts";
 import { signUp, startSignIn, type Tokens } from "../test/oidc-client.ts";
 import { startTestServer, type TestServer } from "../test/server.ts";
+import { useTestServer } from "../test/use-test-server.ts";
 
-let testDb: TestDatabase;
-let server: TestServer;
+const server = useTestServer();
 let other: TestServer;
 let otherUrl: string;
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb);
   // A second API server (same PUBLIC_URL, so the same issuer) with its own connection: on
   // PostgreSQL it cannot see the first one's cache invalidations, like another process. PGlite
   // data can only be opened once, so there it shares the first server's connection.
   const shared = { ...server.database, close: async () => {} };
-  const second = testDb.kind === "postgres" ? testDb : { ...testDb, open: async () => shared };
+  const second =
+    server.testDb.kind === "postgres" ? server.testDb : { ...server.testDb, open: async () => shared };
   other = await startTestServer(second, { env: { PUBLIC_URL: server.baseUrl } });
   otherUrl = `http://127.0.0.1:${(other.app.server.address() as AddressInfo).port}`;
 });
 afterAll(async () => {
   await other?.stop();
-  await server?.stop();
-  await testDb?.destroy();
 });
 
 const form = (body: Record<string, string>): RequestInit => ({

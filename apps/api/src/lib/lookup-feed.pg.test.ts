@@ -4,8 +4,7 @@ import { changeFeedOf } from "../db/change-feed.ts";
 import { type DatabaseHandle, queryRows } from "../db/client.ts";
 import { findUserByApiKey, hashApiKey } from "../modules/keys/keys.service.ts";
 import { type Caller, createCaller } from "../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../test/database.ts";
-import { startTestServer, type TestServer } from "../test/server.ts";
+import { useTestServer } from "../test/use-test-server.ts";
 import { LOOKUP_TTL_MS, lookupCache, WATCHED_LOOKUP_TTL_MS } from "./lookup-cache.ts";
 
 // Two API processes on one PostgreSQL (decision 040): a second database handle stands for the
@@ -13,21 +12,16 @@ import { LOOKUP_TTL_MS, lookupCache, WATCHED_LOOKUP_TTL_MS } from "./lookup-cach
 // by the other as soon as the notice arrives, not after a TTL; and a lost feed drops every copy
 // and keeps new ones only seconds until it listens again.
 
-let testDb: TestDatabase;
-let server: TestServer;
+const server = useTestServer();
 let other: DatabaseHandle;
 let consumer: Caller;
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb);
-  other = await testDb.open();
+  other = await server.testDb.open();
   consumer = await createCaller(server.baseUrl, "Two-process Buyer");
 });
 afterAll(async () => {
   await other?.close();
-  await server?.stop();
-  await testDb?.destroy();
 });
 
 async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<number> {

@@ -5,14 +5,14 @@ import { APICallError } from "@ai-sdk/provider";
 import { generateText } from "ai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { toUpstreamError } from "../modules/models/llm.ts";
+import { listenOnLoopback } from "../test/loopback.ts";
 import { createUpstreamFetch } from "./upstream-fetch.ts";
 
-let server: http.Server;
 let base: string;
-const sockets = new Set<import("node:net").Socket>();
+let close: () => Promise<void>;
 
 beforeAll(async () => {
-  server = http.createServer((req, res) => {
+  const server = http.createServer((req, res) => {
     let body = "";
     req.on("data", (c) => {
       body += c;
@@ -43,17 +43,11 @@ beforeAll(async () => {
       // any other URL: never answered
     });
   });
-  server.on("connection", (s) => {
-    sockets.add(s);
-    s.on("close", () => sockets.delete(s));
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const listening = await listenOnLoopback(server);
+  base = `http://127.0.0.1:${listening.port}`;
+  close = listening.close;
 });
-afterAll(async () => {
-  for (const s of sockets) s.destroy();
-  await new Promise((r) => server.close(r));
-});
+afterAll(() => close?.());
 
 describe("upstream fetch", () => {
   const fetch = createUpstreamFetch();

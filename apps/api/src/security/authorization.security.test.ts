@@ -1,9 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../test/database.ts";
+import { beforeAll, describe, expect, it } from "vitest";
 import { forgeToken, unsignedToken } from "../test/tokens.ts";
 import { recordSecurityFigure } from "./report.ts";
 import { type RouteRequest, routeTable } from "./route-table.ts";
-import { createWorld, type World } from "./world.ts";
+import { useWorld } from "./world.ts";
 
 /**
  * DESIGN.md §5 for every route of the OpenAPI document: each route × each kind of caller gets
@@ -22,14 +21,11 @@ const roles = [
 ] as const;
 type Role = (typeof roles)[number];
 
-let testDb: TestDatabase;
-let world: World;
+const world = useWorld();
 let credentials: Record<Role, string | undefined>;
 let operations: { method: string; path: string }[];
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  world = await createWorld(testDb);
   const { db } = world.server.database;
   const { iss, sub } = JSON.parse(
     Buffer.from(world.owner.token.split(".")[1] ?? "", "base64url").toString(),
@@ -54,10 +50,6 @@ beforeAll(async () => {
   operations = Object.entries(doc.paths).flatMap(([path, byMethod]) =>
     Object.keys(byMethod).map((method) => ({ method: method.toUpperCase(), path })),
   );
-});
-afterAll(async () => {
-  await world?.stop();
-  await testDb?.destroy();
 });
 
 /** What each class of route answers each caller; `ok` is the route's own success status. */

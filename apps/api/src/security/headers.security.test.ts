@@ -6,22 +6,16 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildApp } from "../app.ts";
 import { loadConfig } from "../config.ts";
 import { contentSecurityPolicy } from "../lib/security-headers.ts";
-import { type Caller, createCaller } from "../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../test/database.ts";
 import { startSignIn } from "../test/oidc-client.ts";
-import { startTestServer, type TestServer } from "../test/server.ts";
+import { useCaller, useTestServer } from "../test/use-test-server.ts";
 
-let testDb: TestDatabase;
-let server: TestServer;
-let creator: Caller;
+const server = useTestServer();
+const creator = useCaller(server, "Headers Creator");
 let slug: string;
 /** A second app on the same database, behind https, with an embed-like route added. */
 let httpsApp: FastifyInstance;
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb);
-  creator = await createCaller(server.baseUrl, "Headers Creator");
   const created = await creator.api("POST", "/api/app/", {
     body: { name: "Headers app", interaction_mode: "completion", visibility: "public" },
   });
@@ -56,8 +50,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await httpsApp?.close();
-  await server?.stop();
-  await testDb?.destroy();
 });
 
 function expectBaseline(headers: Headers, where: string) {

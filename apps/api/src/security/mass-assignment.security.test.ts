@@ -13,30 +13,24 @@ import {
   workflows,
 } from "../db/schema/index.ts";
 import type { Caller } from "../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../test/database.ts";
 import { recordSecurityFigure } from "./report.ts";
-import { billingAddress, card, createWorld, type World } from "./world.ts";
+import { billingAddress, card, useWorld } from "./world.ts";
 
 /**
  * Bodies that try to set what the caller must not: owners, ids, balances, plans, another app's
  * price or status. Each is refused (400, or 404 for what is not the caller's) and the row it aimed
  * at is byte-for-byte unchanged.
  */
-let testDb: TestDatabase;
-let world: World;
+const world = useWorld();
 let ownerId: string;
 let otherId: string;
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  world = await createWorld(testDb);
   ownerId = (await world.owner.api("GET", "/api/auth/profile/")).body.user.id;
   otherId = (await world.other.api("GET", "/api/auth/profile/")).body.user.id;
 });
 afterAll(async () => {
   recordSecurityFigure("mass_assignment_cases", cases().length);
-  await world?.stop();
-  await testDb?.destroy();
 });
 
 const db = () => world.server.database.db;

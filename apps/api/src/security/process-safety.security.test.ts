@@ -4,9 +4,8 @@ import net from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEmbedTokens } from "../modules/embed/embed.service.ts";
-import { type Caller, createCaller } from "../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../test/database.ts";
-import { startTestServer, type TestServer } from "../test/server.ts";
+import type { Caller } from "../test/caller.ts";
+import { useCaller, useTestServer } from "../test/use-test-server.ts";
 import { startCountingUpstream } from "./upstream.ts";
 
 /**
@@ -18,30 +17,21 @@ const STREAMS_PER_KEY = 3;
 const STREAMS_PER_IP = 5;
 const UPLOAD_QUOTA = 4096;
 
-let testDb: TestDatabase;
-let server: TestServer;
 let upstream: Awaited<ReturnType<typeof startCountingUpstream>>;
-let creator: Caller;
-
 beforeAll(async () => {
   upstream = await startCountingUpstream();
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb, {
-    env: {
-      ALLOW_PRIVATE_UPSTREAMS: "true",
-      GATEWAY_RATE_LIMIT_PER_MINUTE: "1000",
-      GATEWAY_MAX_OPEN_STREAMS_PER_KEY: String(STREAMS_PER_KEY),
-      GATEWAY_MAX_OPEN_STREAMS_PER_IP: String(STREAMS_PER_IP),
-      UPLOAD_QUOTA_BYTES_PER_USER: String(UPLOAD_QUOTA),
-    },
-  });
-  creator = await createCaller(server.baseUrl, "Safety Creator");
 });
-afterAll(async () => {
-  await server?.stop();
-  await upstream?.stop();
-  await testDb?.destroy();
+afterAll(() => upstream?.stop());
+const server = useTestServer({
+  env: {
+    ALLOW_PRIVATE_UPSTREAMS: "true",
+    GATEWAY_RATE_LIMIT_PER_MINUTE: "1000",
+    GATEWAY_MAX_OPEN_STREAMS_PER_KEY: String(STREAMS_PER_KEY),
+    GATEWAY_MAX_OPEN_STREAMS_PER_IP: String(STREAMS_PER_IP),
+    UPLOAD_QUOTA_BYTES_PER_USER: String(UPLOAD_QUOTA),
+  },
 });
+const creator = useCaller(server, "Safety Creator");
 
 async function promptApp(visibility = "public") {
   const created = await creator.api("POST", "/api/app/", {

@@ -1,5 +1,5 @@
 import http from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import { listenOnLoopback } from "../test/loopback.ts";
 
 export type UpstreamBehaviour = "ok" | "huge" | "hang" | "malformed" | { delayMs: number };
 
@@ -10,7 +10,6 @@ export type UpstreamBehaviour = "ok" | "huge" | "hang" | "malformed" | { delayMs
 export async function startCountingUpstream() {
   let behaviour: UpstreamBehaviour = "ok";
   let calls = 0;
-  const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
   /** Resolvers waiting for the next call to arrive. */
   let waiting: (() => void)[] = [];
@@ -64,12 +63,7 @@ export async function startCountingUpstream() {
       answer();
     });
   });
-  server.on("connection", (socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
+  const { port, close } = await listenOnLoopback(server);
   return {
     url: `http://127.0.0.1:${port}/hook`,
     get calls() {
@@ -84,8 +78,7 @@ export async function startCountingUpstream() {
     },
     async stop() {
       for (const timer of timers) clearTimeout(timer);
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await close();
     },
   };
 }

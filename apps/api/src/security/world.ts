@@ -1,5 +1,6 @@
+import { afterAll, beforeAll } from "vitest";
 import { type Caller, createCaller, fundWallet } from "../test/caller.ts";
-import type { TestDatabase } from "../test/database.ts";
+import { createTestDatabase, type TestDatabase } from "../test/database.ts";
 import { startFakeProviders } from "../test/fake-providers.ts";
 import { startTestServer, type TestServer } from "../test/server.ts";
 
@@ -49,6 +50,24 @@ export interface World {
   cardId: string;
   spareCardId: string;
   stop(): Promise<void>;
+}
+
+/**
+ * createWorld on a fresh database for a whole test file: made before its first test, stopped (the
+ * database destroyed) after its last. Filled in when made (as useTestServer): read it inside tests.
+ */
+export function useWorld(): World {
+  const world = {} as World;
+  let testDb: TestDatabase | undefined;
+  beforeAll(async () => {
+    testDb = await createTestDatabase();
+    Object.assign(world, await createWorld(testDb));
+  });
+  afterAll(async () => {
+    await world.stop?.();
+    await testDb?.destroy();
+  });
+  return world;
 }
 
 function expectStatus(what: string, answer: { status: number; body: unknown }, status: number) {

@@ -1,5 +1,5 @@
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import { listenOnLoopback } from "./loopback.ts";
 
 export type VendorBehaviour =
   | { kind: "echo"; delayMs?: number; chunkDelayMs?: number }
@@ -75,7 +75,6 @@ function streamChunk(model: string, delta: object, finish: string | null): strin
 export async function startFakeOpenAi() {
   let behaviour: VendorBehaviour = { kind: "echo" };
   const requests: RecordedRequest[] = [];
-  const sockets = new Set<import("node:net").Socket>();
   const timers = new Set<NodeJS.Timeout>();
 
   const server = http.createServer((req, res) => {
@@ -185,12 +184,7 @@ export async function startFakeOpenAi() {
     );
     res.end("data: [DONE]\n\n");
   }
-  server.on("connection", (socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
+  const { port, close } = await listenOnLoopback(server);
 
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
@@ -200,8 +194,7 @@ export async function startFakeOpenAi() {
     },
     async stop() {
       for (const timer of timers) clearTimeout(timer);
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await close();
     },
   };
 }

@@ -1,5 +1,5 @@
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import { listenOnLoopback } from "./loopback.ts";
 
 export interface ProviderRequest {
   method: string;
@@ -60,7 +60,6 @@ export async function startFakeProviders() {
   const requests: ProviderRequest[] = [];
   const executions: { provider: "n8n" | "flowise" | "dify"; path: string }[] = [];
   let behaviour: "ok" | "error400" | "hang" = "ok";
-  const sockets = new Set<import("node:net").Socket>();
   let conversationCounter = 0;
 
   const server = http.createServer((req, res) => {
@@ -259,12 +258,7 @@ export async function startFakeProviders() {
     return json(200, { text, question: body.question, form: body.form, sessionId, executionId: "exec-1" });
   }
 
-  server.on("connection", (s) => {
-    sockets.add(s);
-    s.on("close", () => sockets.delete(s));
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
+  const { port, close } = await listenOnLoopback(server);
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
@@ -272,9 +266,6 @@ export async function startFakeProviders() {
     set(next: typeof behaviour) {
       behaviour = next;
     },
-    async stop() {
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    stop: close,
   };
 }

@@ -8,21 +8,37 @@ import { migrate as migratePg } from "drizzle-orm/node-postgres/migrator";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import pg from "pg";
+import { afterAll, beforeAll } from "vitest";
 import type { Database } from "../db/client.ts";
 import * as schema from "../db/schema/index.ts";
 
 const migrations = path.join(import.meta.dirname, "../db/migrations");
+
+export interface DatabaseBefore {
+  db: Database;
+  upgrade(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * databaseBefore for a whole test file: made before its first test, closed after its last. Filled
+ * in when made (as useTestServer), so read it inside tests.
+ */
+export function useDatabaseBefore(before: string): DatabaseBefore {
+  const upgraded = {} as DatabaseBefore;
+  beforeAll(async () => {
+    Object.assign(upgraded, await databaseBefore(before));
+  });
+  afterAll(() => upgraded.close?.());
+  return upgraded;
+}
 
 /**
  * A fresh database (PGlite, or a new database on TEST_DATABASE_URL when TEST_DB=postgres) migrated
  * up to, not including, the migration tagged `before`: the state a previous version left, for a
  * test to write in and then `upgrade()` with every migration.
  */
-export async function databaseBefore(before: string): Promise<{
-  db: Database;
-  upgrade(): Promise<void>;
-  close(): Promise<void>;
-}> {
+export async function databaseBefore(before: string): Promise<DatabaseBefore> {
   const folder = mkdtempSync(path.join(os.tmpdir(), "pm-migrations-"));
   cpSync(migrations, folder, { recursive: true });
   const journalFile = path.join(folder, "meta", "_journal.json");
@@ -31,39 +47,54 @@ export async function databaseBefore(before: string): Promise<{
   if (upTo < 1) throw new Error(`no migration tagged ${before}`);
   journal.entries = journal.entries.slice(0, upTo);
   writeFileSync(journalFile, JSON.stringify(journal));
-  const removeFolder = () => rmSync(folder, { recursive: true, force: true });
+  const opened = process.env.TEST_DB === "postgres" ? await openPostgres() : openPglite();
+  await opened.migrate(folder);
+  return {
+    db: opened.db,
+    upgrade: () => opened.migrate(migrations),
+    async close() {
+      await opened.close();
+      rmSync(folder, { recursive: true, force: true });
+    },
+  };
+}
 
-  if (process.env.TEST_DB === "postgres") {
-    const adminUrl = process.env.TEST_DATABASE_URL ?? "";
-    const name = `pm_upgrade_${randomBytes(6).toString("hex")}`;
-    const admin = new pg.Client({ connectionString: adminUrl });
-    await admin.connect();
-    await admin.query(`create database ${name}`);
-    const url = new URL(adminUrl);
-    url.pathname = `/${name}`;
-    const pool = new pg.Pool({ connectionString: url.toString(), max: 4 });
-    const db = drizzlePg(pool, { schema });
-    await migratePg(db, { migrationsFolder: folder });
-    return {
-      db: db as unknown as Database,
-      upgrade: () => migratePg(db, { migrationsFolder: migrations }),
-      async close() {
-        await pool.end();
-        await admin.query(`drop database if exists ${name}`);
-        await admin.end();
-        removeFolder();
-      },
-    };
-  }
-  const client = new PGlite();
-  const db = drizzlePglite(client, { schema });
-  await migratePglite(db, { migrationsFolder: folder });
+interface OpenedDatabase {
+  db: Database;
+  /** Applies the migrations in `folder` that have not run yet. */
+  migrate(folder: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A new database on TEST_DATABASE_URL's server, dropped on close. */
+async function openPostgres(): Promise<OpenedDatabase> {
+  const adminUrl = process.env.TEST_DATABASE_URL ?? "";
+  const name = `pm_upgrade_${randomBytes(6).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const pool = new pg.Pool({ connectionString: url.toString(), max: 4 });
+  const db = drizzlePg(pool, { schema });
   return {
     db: db as unknown as Database,
-    upgrade: () => migratePglite(db, { migrationsFolder: migrations }),
+    migrate: (folder) => migratePg(db, { migrationsFolder: folder }),
     async close() {
-      await client.close();
-      removeFolder();
+      await pool.end();
+      await admin.query(`drop database if exists ${name}`);
+      await admin.end();
     },
+  };
+}
+
+/** An in-memory PGlite. */
+function openPglite(): OpenedDatabase {
+  const client = new PGlite();
+  const db = drizzlePglite(client, { schema });
+  return {
+    db: db as unknown as Database,
+    migrate: (folder) => migratePglite(db, { migrationsFolder: folder }),
+    close: () => client.close(),
   };
 }

@@ -1,6 +1,5 @@
 import { sql } from "drizzle-orm";
 import {
-  bigint,
   bigserial,
   check,
   index,
@@ -8,12 +7,12 @@ import {
   pgTable,
   primaryKey,
   text,
-  timestamp,
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
 import { users } from "./auth.ts";
 import { payments } from "./billing.ts";
+import { bigNumber, createdAt, generatedId, reference, updatedAt } from "./columns.ts";
 
 /** What the operator did, to whom and why (docs/decisions/028). Append-only (a trigger refuses updates and deletes). */
 export const auditLog = pgTable(
@@ -28,7 +27,7 @@ export const auditLog = pgTable(
     targetId: text("target_id").notNull(),
     reason: text("reason").notNull().default(""),
     details: jsonb("details").notNull().default({}),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    createdAt: createdAt(),
   },
   (t) => [index("audit_log_created_idx").on(t.createdAt, t.id)],
 );
@@ -41,7 +40,7 @@ export const suspensions = pgTable(
     targetId: uuid("target_id").notNull(),
     reason: text("reason").notNull(),
     actorId: uuid("actor_id").references(() => users.id, { onDelete: "restrict" }),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    createdAt: createdAt(),
   },
   (t) => [
     primaryKey({ name: "suspensions_pkey", columns: [t.targetKind, t.targetId] }),
@@ -53,20 +52,18 @@ export const suspensions = pgTable(
 export const paymentReversals = pgTable(
   "payment_reversals",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
-    paymentId: uuid("payment_id")
-      .notNull()
-      .references(() => payments.id, { onDelete: "restrict" }),
+    id: generatedId(),
+    paymentId: reference("payment_id", () => payments.id, "restrict"),
     kind: text("kind", { enum: ["refund", "dispute"] }).notNull(),
     externalId: text("external_id").notNull(),
     /** A refund: what it added to the charge's refunded total. A dispute: the disputed amount. */
-    amountCents: bigint("amount_cents", { mode: "number" }).notNull(),
+    amountCents: bigNumber("amount_cents").notNull(),
     status: text("status", {
       enum: ["succeeded", "open", "inquiry", "won", "lost", "warning_closed"],
     }).notNull(),
     reason: text("reason").notNull().default(""),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
-    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
   },
   (t) => [
     uniqueIndex("payment_reversals_external_key").on(t.kind, t.externalId),
@@ -79,8 +76,8 @@ export const reversedPayments = pgTable("reversed_payments", {
   paymentId: uuid("payment_id")
     .primaryKey()
     .references(() => payments.id, { onDelete: "restrict" }),
-  reversedCents: bigint("reversed_cents", { mode: "number" }).notNull().default(0),
-  updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  reversedCents: bigNumber("reversed_cents").notNull().default(0),
+  updatedAt: updatedAt(),
 });
 
 /**
@@ -93,18 +90,16 @@ export const chargebackParts = pgTable(
   "chargeback_parts",
   {
     id: bigserial("id", { mode: "number" }).primaryKey(),
-    paymentId: uuid("payment_id")
-      .notNull()
-      .references(() => payments.id, { onDelete: "restrict" }),
+    paymentId: reference("payment_id", () => payments.id, "restrict"),
     /** The ledger transaction's reference (kind `reversal`) that moved it. */
     reference: text("reference").notNull(),
     party: text("party", { enum: ["payer", "creator"] }).notNull(),
     creatorId: uuid("creator_id").references(() => users.id, { onDelete: "restrict" }),
-    amountMicros: bigint("amount_micros", { mode: "number" }).notNull(),
-    earningsMicros: bigint("earnings_micros", { mode: "number" }).notNull().default(0),
-    feeMicros: bigint("fee_micros", { mode: "number" }).notNull().default(0),
-    modelCostMicros: bigint("model_cost_micros", { mode: "number" }).notNull().default(0),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    amountMicros: bigNumber("amount_micros").notNull(),
+    earningsMicros: bigNumber("earnings_micros").notNull().default(0),
+    feeMicros: bigNumber("fee_micros").notNull().default(0),
+    modelCostMicros: bigNumber("model_cost_micros").notNull().default(0),
+    createdAt: createdAt(),
   },
   (t) => [
     index("chargeback_parts_payment_idx").on(t.paymentId),

@@ -1,18 +1,18 @@
 import { sql } from "drizzle-orm";
-import {
-  bigint,
-  date,
-  index,
-  integer,
-  pgTable,
-  primaryKey,
-  smallint,
-  text,
-  timestamp,
-  uuid,
-} from "drizzle-orm/pg-core";
+import { date, index, integer, pgTable, primaryKey, smallint, text } from "drizzle-orm/pg-core";
 import { applications } from "./applications.ts";
 import { users } from "./auth.ts";
+import { bigNumber, reference, timestamptz } from "./columns.ts";
+
+/** What an app's and an owner's daily rollup rows count of their calls. */
+const dailyCallCounts = () => ({
+  invocations: integer("invocations").notNull().default(0),
+  successes: integer("successes").notNull().default(0),
+  errors: integer("errors").notNull().default(0),
+  latencyMsSum: bigNumber("latency_ms_sum").notNull().default(0),
+  inputTokens: bigNumber("input_tokens").notNull().default(0),
+  outputTokens: bigNumber("output_tokens").notNull().default(0),
+});
 
 /**
  * Daily rollups, kept in the transaction that records each invocation. Stats are split over a few
@@ -22,24 +22,17 @@ import { users } from "./auth.ts";
 export const appDailyStats = pgTable(
   "app_daily_stats",
   {
-    applicationId: uuid("application_id")
-      .notNull()
-      .references(() => applications.id, { onDelete: "cascade" }),
+    applicationId: reference("application_id", () => applications.id, "cascade"),
     day: date("day").notNull(),
     shard: smallint("shard").notNull(),
-    invocations: integer("invocations").notNull().default(0),
-    successes: integer("successes").notNull().default(0),
-    errors: integer("errors").notNull().default(0),
-    latencyMsSum: bigint("latency_ms_sum", { mode: "number" }).notNull().default(0),
-    inputTokens: bigint("input_tokens", { mode: "number" }).notNull().default(0),
-    outputTokens: bigint("output_tokens", { mode: "number" }).notNull().default(0),
+    ...dailyCallCounts(),
     /** Gross: what the app's successful calls were charged (whole cents: prices are). */
-    revenueCents: bigint("revenue_cents", { mode: "number" }).notNull().default(0),
+    revenueCents: bigNumber("revenue_cents").notNull().default(0),
     /** The platform's fee of those calls, exact in micro-dollars (issue 17). */
-    feeMicros: bigint("fee_micros", { mode: "number" }).notNull().default(0),
+    feeMicros: bigNumber("fee_micros").notNull().default(0),
     /** What those calls cost at the model vendor (platform keys), in micro-dollars. */
-    modelCostMicros: bigint("model_cost_micros", { mode: "number" }).notNull().default(0),
-    lastInvocationAt: timestamp("last_invocation_at", { withTimezone: true }).notNull(),
+    modelCostMicros: bigNumber("model_cost_micros").notNull().default(0),
+    lastInvocationAt: timestamptz("last_invocation_at").notNull(),
   },
   (t) => [
     primaryKey({ columns: [t.applicationId, t.day, t.shard] }),
@@ -56,9 +49,7 @@ export const appDailyStats = pgTable(
 export const appUsers = pgTable(
   "app_users",
   {
-    applicationId: uuid("application_id")
-      .notNull()
-      .references(() => applications.id, { onDelete: "cascade" }),
+    applicationId: reference("application_id", () => applications.id, "cascade"),
     endUser: text("end_user").notNull(),
     lastDay: date("last_day").notNull(),
   },
@@ -75,9 +66,7 @@ export const appUsers = pgTable(
 export const ownerUsers = pgTable(
   "owner_users",
   {
-    ownerId: uuid("owner_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    ownerId: reference("owner_id", () => users.id, "cascade"),
     endUser: text("end_user").notNull(),
     lastDay: date("last_day").notNull(),
   },
@@ -90,9 +79,7 @@ export const ownerUsers = pgTable(
 export const appDailyErrors = pgTable(
   "app_daily_errors",
   {
-    applicationId: uuid("application_id")
-      .notNull()
-      .references(() => applications.id, { onDelete: "cascade" }),
+    applicationId: reference("application_id", () => applications.id, "cascade"),
     day: date("day").notNull(),
     errorType: text("error_type").notNull(),
     count: integer("count").notNull().default(0),
@@ -107,17 +94,10 @@ export const appDailyErrors = pgTable(
 export const ownerDailyStats = pgTable(
   "owner_daily_stats",
   {
-    ownerId: uuid("owner_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    ownerId: reference("owner_id", () => users.id, "cascade"),
     day: date("day").notNull(),
     shard: smallint("shard").notNull(),
-    invocations: integer("invocations").notNull().default(0),
-    successes: integer("successes").notNull().default(0),
-    errors: integer("errors").notNull().default(0),
-    latencyMsSum: bigint("latency_ms_sum", { mode: "number" }).notNull().default(0),
-    inputTokens: bigint("input_tokens", { mode: "number" }).notNull().default(0),
-    outputTokens: bigint("output_tokens", { mode: "number" }).notNull().default(0),
+    ...dailyCallCounts(),
   },
   (t) => [
     primaryKey({ columns: [t.ownerId, t.day, t.shard] }),
@@ -129,9 +109,7 @@ export const ownerDailyStats = pgTable(
 export const ownerDailyErrors = pgTable(
   "owner_daily_errors",
   {
-    ownerId: uuid("owner_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    ownerId: reference("owner_id", () => users.id, "cascade"),
     day: date("day").notNull(),
     errorType: text("error_type").notNull(),
     shard: smallint("shard").notNull(),

@@ -1,6 +1,5 @@
 import { sql } from "drizzle-orm";
 import {
-  bigint,
   check,
   date,
   doublePrecision,
@@ -11,19 +10,17 @@ import {
   pgTable,
   primaryKey,
   text,
-  timestamp,
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
 import { users } from "./auth.ts";
+import { bigNumber, createdAt, generatedId, reference, timestamptz, updatedAt } from "./columns.ts";
 
 export const applications = pgTable(
   "applications",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
-    ownerId: uuid("owner_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    id: generatedId(),
+    ownerId: reference("owner_id", () => users.id, "cascade"),
     name: text("name").notNull(),
     slug: text("slug").notNull(),
     description: text("description").notNull().default(""),
@@ -43,18 +40,18 @@ export const applications = pgTable(
      * (billing/price-changes.ts computes the effective price from these three columns).
      */
     pendingPriceCents: integer("pending_price_cents"),
-    pendingPriceAt: timestamp("pending_price_at", { withTimezone: true }),
+    pendingPriceAt: timestamptz("pending_price_at"),
     providerAppId: text("provider_app_id"),
     /** AES-256-GCM ciphertext of the workflow provider's API key (lib/secrets.ts). */
     providerApiKeyEncrypted: text("provider_api_key_encrypted"),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
-    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
     /**
      * Set when its creator deleted an app with money history (holds, charged calls, plans paid
      * for): the row stays for the ledger and analytics, the app is gone for everyone, and its slug
      * stays taken so old clients never reach, and pay, a different app (docs/decisions/023).
      */
-    archivedAt: timestamp("archived_at", { withTimezone: true }),
+    archivedAt: timestamptz("archived_at"),
   },
   (t) => [
     uniqueIndex("applications_slug_key").on(t.slug),
@@ -70,7 +67,7 @@ export type ApplicationRow = typeof applications.$inferSelect;
 
 /** A prompt app's model settings; its template and schemas live in immutable versions. */
 export const prompts = pgTable("prompts", {
-  id: uuid("id").primaryKey().defaultRandom(),
+  id: generatedId(),
   applicationId: uuid("application_id")
     .notNull()
     .unique()
@@ -86,16 +83,14 @@ export const prompts = pgTable("prompts", {
     .notNull()
     .default("platform"),
   activeVersionId: uuid("active_version_id"),
-  updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  updatedAt: updatedAt(),
 });
 
 export const promptVersions = pgTable(
   "prompt_versions",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
-    promptId: uuid("prompt_id")
-      .notNull()
-      .references(() => prompts.id, { onDelete: "cascade" }),
+    id: generatedId(),
+    promptId: reference("prompt_id", () => prompts.id, "cascade"),
     version: integer("version").notNull(),
     systemPrompt: text("system_prompt").notNull().default(""),
     promptTemplate: text("prompt_template").notNull().default(""),
@@ -103,47 +98,43 @@ export const promptVersions = pgTable(
     inputSchema: json("input_schema").notNull(),
     outputSchema: json("output_schema"),
     changelog: text("changelog").notNull().default(""),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    createdAt: createdAt(),
   },
   (t) => [uniqueIndex("prompt_versions_prompt_version_key").on(t.promptId, t.version)],
 );
 
 export const uploadedFiles = pgTable("uploaded_files", {
-  id: uuid("id").primaryKey().defaultRandom(),
-  applicationId: uuid("application_id")
-    .notNull()
-    .references(() => applications.id, { onDelete: "cascade" }),
+  id: generatedId(),
+  applicationId: reference("application_id", () => applications.id, "cascade"),
   uploaderId: uuid("uploader_id").references(() => users.id, { onDelete: "set null" }),
   name: text("name").notNull(),
   size: integer("size").notNull(),
   mimeType: text("mime_type").notNull(),
   extension: text("extension").notNull(),
   storagePath: text("storage_path").notNull(),
-  createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  createdAt: createdAt(),
 });
 
 export const apiKeys = pgTable(
   "api_keys",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
-    userId: uuid("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    id: generatedId(),
+    userId: reference("user_id", () => users.id, "cascade"),
     name: text("name").notNull(),
     prefix: text("prefix").notNull(),
     /** SHA-256 of the whole key; the key itself is never stored. */
     keyHash: text("key_hash").notNull(),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
-    lastUsedAt: timestamp("last_used_at", { withTimezone: true }),
-    revokedAt: timestamp("revoked_at", { withTimezone: true }),
+    createdAt: createdAt(),
+    lastUsedAt: timestamptz("last_used_at"),
+    revokedAt: timestamptz("revoked_at"),
     /** The most the key may spend from the wallet per period (decision 035); null: no limit. */
-    spendLimitCents: bigint("spend_limit_cents", { mode: "number" }),
+    spendLimitCents: bigNumber("spend_limit_cents"),
     /** The limit's period, a UTC calendar day, ISO week or month, or `never` (one budget for life). */
     limitReset: text("limit_reset", { enum: ["daily", "weekly", "monthly", "never"] })
       .notNull()
       .default("never"),
     /** From then on the key is refused with 401 `api_key_expired`; null: it never expires. */
-    expiresAt: timestamp("expires_at", { withTimezone: true }),
+    expiresAt: timestamptz("expires_at"),
     /** The only apps the key may call (ids; apps are named by slug in the API); null: any. */
     allowedAppIds: uuid("allowed_app_ids").array(),
   },
@@ -161,12 +152,10 @@ export const apiKeys = pgTable(
 export const apiKeySpend = pgTable(
   "api_key_spend",
   {
-    keyId: uuid("key_id")
-      .notNull()
-      .references(() => apiKeys.id, { onDelete: "cascade" }),
+    keyId: reference("key_id", () => apiKeys.id, "cascade"),
     /** The period's first moment (UTC); a test may move it back to end the period. */
-    periodStart: timestamp("period_start", { withTimezone: true }).notNull(),
-    spentMicros: bigint("spent_micros", { mode: "number" }).notNull(),
+    periodStart: timestamptz("period_start").notNull(),
+    spentMicros: bigNumber("spent_micros").notNull(),
   },
   (t) => [
     primaryKey({ columns: [t.keyId, t.periodStart] }),
@@ -183,12 +172,10 @@ export const apiKeyReservations = pgTable(
   "api_key_reservations",
   {
     callId: uuid("call_id").primaryKey(),
-    keyId: uuid("key_id")
-      .notNull()
-      .references(() => apiKeys.id, { onDelete: "cascade" }),
-    periodStart: timestamp("period_start", { withTimezone: true }).notNull(),
-    micros: bigint("micros", { mode: "number" }).notNull(),
-    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+    keyId: reference("key_id", () => apiKeys.id, "cascade"),
+    periodStart: timestamptz("period_start").notNull(),
+    micros: bigNumber("micros").notNull(),
+    expiresAt: timestamptz("expires_at").notNull(),
   },
   (t) => [index("api_key_reservations_expiry_idx").on(t.expiresAt)],
 );
@@ -205,9 +192,7 @@ export const invocations = pgTable(
   {
     id: uuid("id").notNull().defaultRandom(),
     // Restrict: charged calls are money history; a deletable app's free calls are deleted explicitly.
-    applicationId: uuid("application_id")
-      .notNull()
-      .references(() => applications.id, { onDelete: "restrict" }),
+    applicationId: reference("application_id", () => applications.id, "restrict"),
     callerUserId: uuid("caller_user_id").references(() => users.id, { onDelete: "set null" }),
     apiKeyId: uuid("api_key_id").references(() => apiKeys.id, { onDelete: "set null" }),
     endUser: text("end_user"),
@@ -221,15 +206,15 @@ export const invocations = pgTable(
     inputTokens: integer("input_tokens").notNull().default(0),
     outputTokens: integer("output_tokens").notNull().default(0),
     /** Gross: the price the call was charged (whole cents; 0 when a plan covered it or it was free). */
-    chargedCents: bigint("charged_cents", { mode: "number" }).notNull().default(0),
+    chargedCents: bigNumber("charged_cents").notNull().default(0),
     /** The platform's fee of that price, exact in micro-dollars (issue 17). */
-    feeMicros: bigint("fee_micros", { mode: "number" }).notNull().default(0),
+    feeMicros: bigNumber("fee_micros").notNull().default(0),
     /** What the call cost at the model vendor when it ran on the platform's keys (micro-dollars). */
-    modelCostMicros: bigint("model_cost_micros", { mode: "number" }).notNull().default(0),
+    modelCostMicros: bigNumber("model_cost_micros").notNull().default(0),
     /** How much of that cost came out of the creator's share of this call (at most that share). */
-    modelCostDeductedMicros: bigint("model_cost_deducted_micros", { mode: "number" }).notNull().default(0),
+    modelCostDeductedMicros: bigNumber("model_cost_deducted_micros").notNull().default(0),
     /** When the rest of its model cost (not paid by its price) was taken from its creator's earnings. */
-    modelCostPostedAt: timestamp("model_cost_posted_at", { withTimezone: true }),
+    modelCostPostedAt: timestamptz("model_cost_posted_at"),
     /**
      * The hold (wallet lease) a charged call was paid from; the hold's close posts its calls' prices
      * to the ledger (docs/decisions/020). No foreign key: append-only, written on the hot path.
@@ -240,8 +225,8 @@ export const invocations = pgTable(
      * (docs/decisions/025). No foreign key, like `hold_id`.
      */
     subscriptionId: uuid("subscription_id"),
-    planPeriodStart: timestamp("plan_period_start", { withTimezone: true }),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    planPeriodStart: timestamptz("plan_period_start"),
+    createdAt: createdAt(),
   },
   (t) => [
     primaryKey({ name: "invocations_pkey", columns: [t.id, t.createdAt] }),
@@ -264,8 +249,8 @@ export const invocations = pgTable(
 export const droppedHoldCalls = pgTable("dropped_hold_calls", {
   holdId: uuid("hold_id").primaryKey(),
   calls: integer("calls").notNull(),
-  feeMicros: bigint("fee_micros", { mode: "number" }).notNull(),
-  modelCostDeductedMicros: bigint("model_cost_deducted_micros", { mode: "number" }).notNull(),
+  feeMicros: bigNumber("fee_micros").notNull(),
+  modelCostDeductedMicros: bigNumber("model_cost_deducted_micros").notNull(),
 });
 
 /** The charged calls of dropped invocation days per payer, app and day (wallet statement). */
@@ -276,8 +261,8 @@ export const droppedPayerCalls = pgTable(
     applicationId: uuid("application_id").notNull(),
     day: date("day").notNull(),
     calls: integer("calls").notNull(),
-    chargedCents: bigint("charged_cents", { mode: "number" }).notNull(),
-    lastAt: timestamp("last_at", { withTimezone: true }).notNull(),
+    chargedCents: bigNumber("charged_cents").notNull(),
+    lastAt: timestamptz("last_at").notNull(),
   },
   (t) => [
     primaryKey({ name: "dropped_payer_calls_pkey", columns: [t.callerUserId, t.applicationId, t.day] }),
@@ -289,7 +274,7 @@ export const droppedPlanCalls = pgTable(
   "dropped_plan_calls",
   {
     subscriptionId: uuid("subscription_id").notNull(),
-    planPeriodStart: timestamp("plan_period_start", { withTimezone: true }).notNull(),
+    planPeriodStart: timestamptz("plan_period_start").notNull(),
     calls: integer("calls").notNull(),
   },
   (t) => [primaryKey({ name: "dropped_plan_calls_pkey", columns: [t.subscriptionId, t.planPeriodStart] })],
@@ -298,20 +283,16 @@ export const droppedPlanCalls = pgTable(
 export const conversations = pgTable(
   "conversations",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
-    applicationId: uuid("application_id")
-      .notNull()
-      .references(() => applications.id, { onDelete: "cascade" }),
+    id: generatedId(),
+    applicationId: reference("application_id", () => applications.id, "cascade"),
     /** Who the conversation belongs to: the calling account plus the Dify `user` it passed. */
-    callerUserId: uuid("caller_user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    callerUserId: reference("caller_user_id", () => users.id, "cascade"),
     endUser: text("end_user").notNull().default(""),
     name: text("name").notNull().default(""),
     /** A workflow provider's own conversation id (Dify conversation_id, Flowise sessionId). */
     providerConversationId: text("provider_conversation_id"),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
-    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
   },
   (t) => [index("conversations_owner_idx").on(t.applicationId, t.callerUserId, t.endUser)],
 );
@@ -319,14 +300,12 @@ export const conversations = pgTable(
 export const conversationMessages = pgTable(
   "conversation_messages",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
-    conversationId: uuid("conversation_id")
-      .notNull()
-      .references(() => conversations.id, { onDelete: "cascade" }),
+    id: generatedId(),
+    conversationId: reference("conversation_id", () => conversations.id, "cascade"),
     query: text("query").notNull(),
     answer: text("answer").notNull(),
     inputs: jsonb("inputs").notNull().default({}),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    createdAt: createdAt(),
   },
   (t) => [index("conversation_messages_conversation_idx").on(t.conversationId, t.createdAt)],
 );
@@ -339,17 +318,13 @@ export const messageFeedbacks = pgTable(
   "message_feedbacks",
   {
     messageId: uuid("message_id").primaryKey(),
-    applicationId: uuid("application_id")
-      .notNull()
-      .references(() => applications.id, { onDelete: "cascade" }),
-    callerUserId: uuid("caller_user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    applicationId: reference("application_id", () => applications.id, "cascade"),
+    callerUserId: reference("caller_user_id", () => users.id, "cascade"),
     endUser: text("end_user").notNull().default(""),
     rating: text("rating", { enum: ["like", "dislike"] }).notNull(),
     content: text("content"),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
-    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
   },
   (t) => [
     index("message_feedbacks_application_idx").on(t.applicationId, t.updatedAt),
@@ -367,7 +342,7 @@ export const idempotencyRecords = pgTable(
     state: text("state", { enum: ["in_progress", "done"] }).notNull(),
     responseStatus: integer("response_status"),
     responseBody: jsonb("response_body"),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    createdAt: createdAt(),
   },
   (t) => [uniqueIndex("idempotency_records_key").on(t.callerKey, t.key)],
 );

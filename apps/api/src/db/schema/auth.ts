@@ -1,21 +1,12 @@
 import { sql } from "drizzle-orm";
-import {
-  boolean,
-  check,
-  integer,
-  pgTable,
-  primaryKey,
-  text,
-  timestamp,
-  uniqueIndex,
-  uuid,
-} from "drizzle-orm/pg-core";
+import { boolean, check, integer, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { createdAt, generatedId, reference, timestamptz, updatedAt } from "./columns.ts";
 
 /** A person using Promptmint, created from a verified token's claims (any OIDC issuer). */
 export const users = pgTable(
   "users",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
+    id: generatedId(),
     issuer: text("issuer").notNull(),
     subject: text("subject").notNull(),
     username: text("username").notNull(),
@@ -24,10 +15,10 @@ export const users = pgTable(
     lastName: text("last_name").notNull().default(""),
     displayName: text("display_name").notNull().default(""),
     isActive: boolean("is_active").notNull().default(true),
-    dateJoined: timestamp("date_joined", { withTimezone: true }).notNull().defaultNow(),
-    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+    dateJoined: timestamptz("date_joined").notNull().defaultNow(),
+    updatedAt: updatedAt(),
     /** Set at sign-out: access tokens issued before it are refused (modules/auth/sessions.ts). */
-    sessionsValidAfter: timestamp("sessions_valid_after", { withTimezone: true }),
+    sessionsValidAfter: timestamptz("sessions_valid_after"),
     /** The issuer's email_verified claim for `email` (docs/decisions/041). */
     emailVerified: boolean("email_verified").notNull().default(false),
   },
@@ -44,13 +35,11 @@ export const users = pgTable(
 export const userRoles = pgTable(
   "user_roles",
   {
-    userId: uuid("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: reference("user_id", () => users.id, "cascade"),
     role: text("role", { enum: ["operator"] }).notNull(),
     grantedBy: text("granted_by").notNull(),
-    grantedAt: timestamp("granted_at", { withTimezone: true }).notNull().defaultNow(),
-    revokedAt: timestamp("revoked_at", { withTimezone: true }),
+    grantedAt: timestamptz("granted_at").notNull().defaultNow(),
+    revokedAt: timestamptz("revoked_at"),
   },
   (t) => [
     primaryKey({ name: "user_roles_pkey", columns: [t.userId, t.role] }),
@@ -62,14 +51,12 @@ export const userRoles = pgTable(
 export const creators = pgTable(
   "creators",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
-    userId: uuid("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    id: generatedId(),
+    userId: reference("user_id", () => users.id, "cascade"),
     displayName: text("display_name").notNull().default(""),
     plan: text("plan").notNull().default("free"),
     credits: integer("credits").notNull().default(0),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    createdAt: createdAt(),
   },
   (t) => [
     uniqueIndex("creators_user_id_key").on(t.userId),

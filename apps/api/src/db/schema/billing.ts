@@ -1,6 +1,5 @@
 import { sql } from "drizzle-orm";
 import {
-  bigint,
   bigserial,
   boolean,
   check,
@@ -10,12 +9,12 @@ import {
   pgTable,
   primaryKey,
   text,
-  timestamp,
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
 import { applications } from "./applications.ts";
 import { users } from "./auth.ts";
+import { bigNumber, createdAt, generatedId, reference, timestamptz } from "./columns.ts";
 
 /**
  * Double-entry ledger in integer micro-dollars (1 cent = 10,000; billing/money.ts). Every
@@ -26,14 +25,14 @@ import { users } from "./auth.ts";
 export const ledgerAccounts = pgTable(
   "ledger_accounts",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
+    id: generatedId(),
     kind: text("kind", {
       enum: ["wallet", "held", "earnings", "debt", "platform_fee", "clearing", "model_cost", "payouts"],
     }).notNull(),
     /** The user a wallet, held or earnings account belongs to; null for platform accounts. */
     ownerId: uuid("owner_id").references(() => users.id, { onDelete: "restrict" }),
-    balanceMicros: bigint("balance_micros", { mode: "number" }).notNull().default(0),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    balanceMicros: bigNumber("balance_micros").notNull().default(0),
+    createdAt: createdAt(),
   },
   (t) => [
     uniqueIndex("ledger_accounts_kind_owner_key").on(
@@ -50,7 +49,7 @@ export const ledgerAccounts = pgTable(
 export const ledgerTransactions = pgTable(
   "ledger_transactions",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
+    id: generatedId(),
     kind: text("kind", {
       enum: [
         "top_up",
@@ -68,7 +67,7 @@ export const ledgerTransactions = pgTable(
     /** What caused it (payment intent id, hold id); unique per kind so a cause is applied once. */
     reference: text("reference").notNull(),
     description: text("description").notNull().default(""),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    createdAt: createdAt(),
   },
   (t) => [uniqueIndex("ledger_transactions_kind_reference_key").on(t.kind, t.reference)],
 );
@@ -77,14 +76,10 @@ export const ledgerEntries = pgTable(
   "ledger_entries",
   {
     id: bigserial("id", { mode: "number" }).primaryKey(),
-    transactionId: uuid("transaction_id")
-      .notNull()
-      .references(() => ledgerTransactions.id, { onDelete: "restrict" }),
-    accountId: uuid("account_id")
-      .notNull()
-      .references(() => ledgerAccounts.id, { onDelete: "restrict" }),
-    amountMicros: bigint("amount_micros", { mode: "number" }).notNull(),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    transactionId: reference("transaction_id", () => ledgerTransactions.id, "restrict"),
+    accountId: reference("account_id", () => ledgerAccounts.id, "restrict"),
+    amountMicros: bigNumber("amount_micros").notNull(),
+    createdAt: createdAt(),
   },
   (t) => [
     index("ledger_entries_account_idx").on(t.accountId, t.id),
@@ -103,8 +98,8 @@ export const includedCalls = pgTable(
   {
     id: uuid("id").primaryKey(),
     subscriptionId: uuid("subscription_id").notNull(),
-    periodStart: timestamp("period_start", { withTimezone: true }).notNull(),
-    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+    periodStart: timestamptz("period_start").notNull(),
+    expiresAt: timestamptz("expires_at").notNull(),
   },
   (t) => [index("included_calls_expiry_idx").on(t.expiresAt)],
 );
@@ -112,38 +107,32 @@ export const includedCalls = pgTable(
 export const holds = pgTable(
   "holds",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
-    payerId: uuid("payer_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "restrict" }),
-    applicationId: uuid("application_id")
-      .notNull()
-      .references(() => applications.id, { onDelete: "restrict" }),
-    creatorId: uuid("creator_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "restrict" }),
+    id: generatedId(),
+    payerId: reference("payer_id", () => users.id, "restrict"),
+    applicationId: reference("application_id", () => applications.id, "restrict"),
+    creatorId: reference("creator_id", () => users.id, "restrict"),
     /** What was set aside (micro-dollars): one call's price, or a lease covering several calls (docs/decisions/018). */
-    amountMicros: bigint("amount_micros", { mode: "number" }).notNull(),
+    amountMicros: bigNumber("amount_micros").notNull(),
     /**
      * How much of it paid calls so far (each call adds its price when it is recorded, durably,
      * before it answers). The ledger moves it when the hold closes: `settled_micros` to the
      * creator, the platform's fee and the model cost, the rest back to the wallet (decision 020).
      */
-    settledMicros: bigint("settled_micros", { mode: "number" }).notNull().default(0),
+    settledMicros: bigNumber("settled_micros").notNull().default(0),
     /** The platform's share of `settled_micros`: the sum of each call's fee, exact. */
-    feeMicros: bigint("fee_micros", { mode: "number" }).notNull().default(0),
+    feeMicros: bigNumber("fee_micros").notNull().default(0),
     /** The model cost its calls took from the creator's share (platform keys; issue 17). */
-    modelCostMicros: bigint("model_cost_micros", { mode: "number" }).notNull().default(0),
+    modelCostMicros: bigNumber("model_cost_micros").notNull().default(0),
     /** How many calls paid from it. */
     calls: integer("calls").notNull().default(0),
     status: text("status", { enum: ["held", "settled", "released"] })
       .notNull()
       .default("held"),
-    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
-    closedAt: timestamp("closed_at", { withTimezone: true }),
+    expiresAt: timestamptz("expires_at").notNull(),
+    createdAt: createdAt(),
+    closedAt: timestamptz("closed_at"),
     /** Another process asked for the money it holds back (decision 025): its process closes it. */
-    recalledAt: timestamp("recalled_at", { withTimezone: true }),
+    recalledAt: timestamptz("recalled_at"),
   },
   (t) => [
     index("holds_open_idx").on(t.status, t.expiresAt),
@@ -165,13 +154,11 @@ export const holds = pgTable(
 export const payments = pgTable(
   "payments",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
-    userId: uuid("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "restrict" }),
+    id: generatedId(),
+    userId: reference("user_id", () => users.id, "restrict"),
     gateway: text("gateway", { enum: ["sandbox", "stripe"] }).notNull(),
     externalId: text("external_id").notNull(),
-    amountCents: bigint("amount_cents", { mode: "number" }).notNull(),
+    amountCents: bigNumber("amount_cents").notNull(),
     currency: text("currency").notNull().default("usd"),
     status: text("status", {
       enum: ["requires_payment_method", "succeeded", "failed", "requires_action"],
@@ -189,9 +176,9 @@ export const payments = pgTable(
      */
     consumedKind: text("consumed_kind", { enum: ["subscription", "wallet", "refund"] }),
     consumedRef: text("consumed_ref"),
-    consumedAt: timestamp("consumed_at", { withTimezone: true }),
+    consumedAt: timestamptz("consumed_at"),
     metadata: jsonb("metadata").notNull().default({}),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    createdAt: createdAt(),
   },
   (t) => [
     uniqueIndex("payments_external_key").on(t.gateway, t.externalId),
@@ -207,15 +194,13 @@ export const payments = pgTable(
 export const packages = pgTable(
   "packages",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
-    applicationId: uuid("application_id")
-      .notNull()
-      .references(() => applications.id, { onDelete: "cascade" }),
+    id: generatedId(),
+    applicationId: reference("application_id", () => applications.id, "cascade"),
     name: text("name").notNull(),
     priceCents: integer("price_cents").notNull(),
     /** A price increase waiting out its notice period, as on applications (billing/price-changes.ts). */
     pendingPriceCents: integer("pending_price_cents"),
-    pendingPriceAt: timestamp("pending_price_at", { withTimezone: true }),
+    pendingPriceAt: timestamptz("pending_price_at"),
     currency: text("currency").notNull().default("usd"),
     description: text("description").notNull().default(""),
     features: jsonb("features").notNull().default({}),
@@ -223,7 +208,7 @@ export const packages = pgTable(
     isActive: boolean("is_active").notNull().default(true),
     /** The Stripe Product its card subscriptions are billed under, created on the first one. */
     stripeProductId: text("stripe_product_id"),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    createdAt: createdAt(),
   },
   (t) => [
     index("packages_application_idx").on(t.applicationId),
@@ -245,16 +230,14 @@ export type PackageRow = typeof packages.$inferSelect;
 export const planTerms = pgTable(
   "plan_terms",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
-    packageId: uuid("package_id")
-      .notNull()
-      .references(() => packages.id, { onDelete: "cascade" }),
+    id: generatedId(),
+    packageId: reference("package_id", () => packages.id, "cascade"),
     version: integer("version").notNull(),
     priceCents: integer("price_cents").notNull(),
     includedCalls: integer("included_calls").notNull(),
     periodDays: integer("period_days").notNull(),
-    effectiveFrom: timestamp("effective_from", { withTimezone: true }).notNull(),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    effectiveFrom: timestamptz("effective_from").notNull(),
+    createdAt: createdAt(),
   },
   (t) => [
     uniqueIndex("plan_terms_package_version_key").on(t.packageId, t.version),
@@ -270,16 +253,10 @@ export type PlanTermsRow = typeof planTerms.$inferSelect;
 export const subscriptions = pgTable(
   "subscriptions",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
-    packageId: uuid("package_id")
-      .notNull()
-      .references(() => packages.id, { onDelete: "restrict" }),
-    applicationId: uuid("application_id")
-      .notNull()
-      .references(() => applications.id, { onDelete: "restrict" }),
-    subscriberId: uuid("subscriber_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "restrict" }),
+    id: generatedId(),
+    packageId: reference("package_id", () => packages.id, "restrict"),
+    applicationId: reference("application_id", () => applications.id, "restrict"),
+    subscriberId: reference("subscriber_id", () => users.id, "restrict"),
     /** `incomplete`: a card subscription whose first invoice Stripe has not yet reported paid. */
     status: text("status", { enum: ["active", "canceled", "past_due", "incomplete"] })
       .notNull()
@@ -287,8 +264,8 @@ export const subscriptions = pgTable(
     /** Set when Stripe Billing renews it (card plans); then only Stripe's webhooks move it. */
     stripeSubscriptionId: text("stripe_subscription_id").unique(),
     cancelAtPeriodEnd: boolean("cancel_at_period_end").notNull().default(false),
-    currentPeriodStart: timestamp("current_period_start", { withTimezone: true }).notNull(),
-    currentPeriodEnd: timestamp("current_period_end", { withTimezone: true }).notNull(),
+    currentPeriodStart: timestamptz("current_period_start").notNull(),
+    currentPeriodEnd: timestamptz("current_period_end").notNull(),
     callsUsed: integer("calls_used").notNull().default(0),
     callsIncluded: integer("calls_included").notNull(),
     /**
@@ -303,7 +280,7 @@ export const subscriptions = pgTable(
     periodTransactionId: uuid("period_transaction_id").references(() => ledgerTransactions.id, {
       onDelete: "restrict",
     }),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    createdAt: createdAt(),
   },
   (t) => [
     index("subscriptions_lookup_idx").on(t.applicationId, t.subscriberId, t.status),
@@ -328,17 +305,15 @@ export type SubscriptionRow = typeof subscriptions.$inferSelect;
 export const subscriptionPeriods = pgTable(
   "subscription_periods",
   {
-    subscriptionId: uuid("subscription_id")
-      .notNull()
-      .references(() => subscriptions.id, { onDelete: "cascade" }),
-    periodStart: timestamp("period_start", { withTimezone: true }).notNull(),
-    periodEnd: timestamp("period_end", { withTimezone: true }).notNull(),
+    subscriptionId: reference("subscription_id", () => subscriptions.id, "cascade"),
+    periodStart: timestamptz("period_start").notNull(),
+    periodEnd: timestamptz("period_end").notNull(),
     termsId: uuid("terms_id").references(() => planTerms.id, { onDelete: "restrict" }),
     callsIncluded: integer("calls_included").notNull(),
     /** What paid the period, in cents; null when not known (a card period awaiting its invoice). */
     priceCents: integer("price_cents"),
     transactionId: uuid("transaction_id").references(() => ledgerTransactions.id, { onDelete: "restrict" }),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    createdAt: createdAt(),
   },
   (t) => [primaryKey({ name: "subscription_periods_pkey", columns: [t.subscriptionId, t.periodStart] })],
 );
@@ -347,10 +322,8 @@ export const subscriptionPeriods = pgTable(
 export const paymentMethods = pgTable(
   "payment_methods",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
-    userId: uuid("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    id: generatedId(),
+    userId: reference("user_id", () => users.id, "cascade"),
     gateway: text("gateway", { enum: ["sandbox", "stripe"] }).notNull(),
     externalId: text("external_id"),
     brand: text("brand").notNull(),
@@ -359,8 +332,8 @@ export const paymentMethods = pgTable(
     expYear: integer("exp_year").notNull(),
     billingAddress: jsonb("billing_address").notNull(),
     isDefault: boolean("is_default").notNull().default(false),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
-    deletedAt: timestamp("deleted_at", { withTimezone: true }),
+    createdAt: createdAt(),
+    deletedAt: timestamptz("deleted_at"),
   },
   (t) => [index("payment_methods_user_idx").on(t.userId)],
 );
@@ -371,12 +344,12 @@ export const stripeCustomers = pgTable("stripe_customers", {
     .primaryKey()
     .references(() => users.id, { onDelete: "cascade" }),
   customerId: text("customer_id").notNull().unique(),
-  createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  createdAt: createdAt(),
 });
 
 /** Every Stripe webhook event applied, so a redelivered event is applied once. */
 export const stripeEvents = pgTable("stripe_events", {
   id: text("id").primaryKey(),
   type: text("type").notNull(),
-  receivedAt: timestamp("received_at", { withTimezone: true }).notNull().defaultNow(),
+  receivedAt: timestamptz("received_at").notNull().defaultNow(),
 });

@@ -1,16 +1,15 @@
 import { sql } from "drizzle-orm";
-import { check, date, index, integer, pgTable, primaryKey, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import { check, date, index, integer, pgTable, primaryKey, text, uuid } from "drizzle-orm/pg-core";
 import { applications } from "./applications.ts";
+import { createdAt, reference, timestamptz, updatedAt } from "./columns.ts";
 
 /** The sites (exact origins) allowed to show an embed app's widget and call it with an embed token. */
 export const embedOrigins = pgTable(
   "embed_origins",
   {
-    applicationId: uuid("application_id")
-      .notNull()
-      .references(() => applications.id, { onDelete: "cascade" }),
+    applicationId: reference("application_id", () => applications.id, "cascade"),
     origin: text("origin").notNull(),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    createdAt: createdAt(),
   },
   (t) => [primaryKey({ columns: [t.applicationId, t.origin] })],
 );
@@ -28,7 +27,7 @@ export const embedLimits = pgTable(
     dailyCapCents: integer("daily_cap_cents").notNull().default(500),
     visitorCallsPerHour: integer("visitor_calls_per_hour").notNull().default(20),
     visitorCallsPerDay: integer("visitor_calls_per_day").notNull().default(100),
-    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: updatedAt(),
   },
   (t) => [
     check("embed_limits_cap_nonnegative", sql`${t.dailyCapCents} >= 0`),
@@ -43,9 +42,7 @@ export const embedLimits = pgTable(
 export const embedDailySpend = pgTable(
   "embed_daily_spend",
   {
-    applicationId: uuid("application_id")
-      .notNull()
-      .references(() => applications.id, { onDelete: "cascade" }),
+    applicationId: reference("application_id", () => applications.id, "cascade"),
     day: date("day").notNull(),
     spentCents: integer("spent_cents").notNull().default(0),
   },
@@ -59,12 +56,10 @@ export const embedDailySpend = pgTable(
 export const embedVisitorCalls = pgTable(
   "embed_visitor_calls",
   {
-    applicationId: uuid("application_id")
-      .notNull()
-      .references(() => applications.id, { onDelete: "cascade" }),
+    applicationId: reference("application_id", () => applications.id, "cascade"),
     visitor: text("visitor").notNull(),
     window: text("window", { enum: ["hour", "day"] }).notNull(),
-    windowStart: timestamp("window_start", { withTimezone: true }).notNull(),
+    windowStart: timestamptz("window_start").notNull(),
     calls: integer("calls").notNull().default(0),
   },
   (t) => [

@@ -1,42 +1,31 @@
 import { sql } from "drizzle-orm";
-import {
-  check,
-  index,
-  jsonb,
-  pgTable,
-  primaryKey,
-  text,
-  timestamp,
-  uniqueIndex,
-  uuid,
-} from "drizzle-orm/pg-core";
+import { check, index, jsonb, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { createdAt, generatedId, reference, timestamptz } from "./columns.ts";
 
 /** Accounts of the embedded issuer (email + argon2id hash). External issuers never touch this. */
 export const identityAccounts = pgTable("identity_accounts", {
-  id: uuid("id").primaryKey().defaultRandom(),
+  id: generatedId(),
   email: text("email").notNull().unique(),
   passwordHash: text("password_hash").notNull(),
   displayName: text("display_name").notNull(),
-  createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  createdAt: createdAt(),
   /** When the person opened the link mailed to `email` (docs/decisions/041); null until then. */
-  emailVerifiedAt: timestamp("email_verified_at", { withTimezone: true }),
+  emailVerifiedAt: timestamptz("email_verified_at"),
 });
 
 /** Single-use links the embedded issuer mails (verify an address, reset a password), as SHA-256. */
 export const identityTokens = pgTable(
   "identity_tokens",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
-    accountId: uuid("account_id")
-      .notNull()
-      .references(() => identityAccounts.id, { onDelete: "cascade" }),
+    id: generatedId(),
+    accountId: reference("account_id", () => identityAccounts.id, "cascade"),
     purpose: text("purpose", { enum: ["verify_email", "reset_password"] }).notNull(),
     tokenSha256: text("token_sha256").notNull(),
     /** The address the link was mailed to: it verifies that address only. */
     email: text("email").notNull(),
-    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
-    usedAt: timestamp("used_at", { withTimezone: true }),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    expiresAt: timestamptz("expires_at").notNull(),
+    usedAt: timestamptz("used_at"),
+    createdAt: createdAt(),
   },
   (t) => [
     uniqueIndex("identity_tokens_token_key").on(t.tokenSha256),
@@ -55,8 +44,8 @@ export const oidcPayloads = pgTable(
     grantId: text("grant_id"),
     userCode: text("user_code"),
     uid: text("uid"),
-    expiresAt: timestamp("expires_at", { withTimezone: true }),
-    consumedAt: timestamp("consumed_at", { withTimezone: true }),
+    expiresAt: timestamptz("expires_at"),
+    consumedAt: timestamptz("consumed_at"),
   },
   (t) => [
     primaryKey({ columns: [t.model, t.id] }),
@@ -80,7 +69,7 @@ export const oidcSigningKeys = pgTable(
     kid: text("kid").primaryKey(),
     privateJwk: jsonb("private_jwk"),
     sealedJwk: text("sealed_jwk"),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    createdAt: createdAt(),
   },
   (t) => [check("oidc_signing_keys_one_form", sql`(${t.privateJwk} is null) <> (${t.sealedJwk} is null)`)],
 );
@@ -89,10 +78,10 @@ export const oidcSigningKeys = pgTable(
 export const signInFailures = pgTable(
   "sign_in_failures",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
+    id: generatedId(),
     email: text("email").notNull(),
     ip: text("ip").notNull(),
-    failedAt: timestamp("failed_at", { withTimezone: true }).notNull().defaultNow(),
+    failedAt: timestamptz("failed_at").notNull().defaultNow(),
   },
   (t) => [
     index("sign_in_failures_email_idx").on(t.email, t.failedAt),

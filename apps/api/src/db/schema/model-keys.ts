@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
-import { check, pgTable, primaryKey, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import { check, pgTable, primaryKey, text } from "drizzle-orm/pg-core";
 import { users } from "./auth.ts";
+import { createdAt, reference, updatedAt } from "./columns.ts";
 
 /**
  * A creator's own API key for one model provider (docs/decisions/026): prompt apps set to run on
@@ -10,14 +11,12 @@ import { users } from "./auth.ts";
 export const creatorModelKeys = pgTable(
   "creator_model_keys",
   {
-    userId: uuid("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    userId: reference("user_id", () => users.id, "cascade"),
     provider: text("provider", { enum: ["openai", "anthropic", "google", "mistral"] }).notNull(),
     keyEncrypted: text("key_encrypted").notNull(),
     last4: text("last4").notNull(),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
-    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
   },
   (t) => [
     primaryKey({ name: "creator_model_keys_pkey", columns: [t.userId, t.provider] }),

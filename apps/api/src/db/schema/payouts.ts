@@ -1,18 +1,7 @@
 import { sql } from "drizzle-orm";
-import {
-  bigint,
-  boolean,
-  check,
-  index,
-  integer,
-  jsonb,
-  pgTable,
-  text,
-  timestamp,
-  uniqueIndex,
-  uuid,
-} from "drizzle-orm/pg-core";
+import { boolean, check, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from "drizzle-orm/pg-core";
 import { users } from "./auth.ts";
+import { bigNumber, createdAt, generatedId, reference, timestamptz, updatedAt } from "./columns.ts";
 
 /**
  * A creator's connected account for payouts (docs/decisions/027): a Stripe Connect Express account,
@@ -38,9 +27,9 @@ export const connectAccounts = pgTable(
     sandboxBank: text("sandbox_bank", { enum: ["succeeds", "fails"] }),
     /** The sandbox onboarding link's secret (SHA-256) and expiry; single use, like an account link. */
     onboardingTokenSha256: text("onboarding_token_sha256"),
-    onboardingTokenExpiresAt: timestamp("onboarding_token_expires_at", { withTimezone: true }),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
-    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+    onboardingTokenExpiresAt: timestamptz("onboarding_token_expires_at"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
   },
   (t) => [
     uniqueIndex("connect_accounts_external_key").on(t.gateway, t.externalId),
@@ -63,13 +52,11 @@ export type PayoutStatus = "pending" | "in_transit" | "paid" | "failed" | "rever
 export const payouts = pgTable(
   "payouts",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
-    creatorId: uuid("creator_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "restrict" }),
+    id: generatedId(),
+    creatorId: reference("creator_id", () => users.id, "restrict"),
     gateway: text("gateway", { enum: ["stripe", "sandbox"] }).notNull(),
     connectAccountId: text("connect_account_id").notNull(),
-    amountCents: bigint("amount_cents", { mode: "number" }).notNull(),
+    amountCents: bigNumber("amount_cents").notNull(),
     currency: text("currency").notNull().default("usd"),
     status: text("status", { enum: ["pending", "in_transit", "paid", "failed", "reversed"] })
       .notNull()
@@ -79,7 +66,7 @@ export const payouts = pgTable(
     /** `manual:<Idempotency-Key>` or `auto:<period>`: unique per creator, so a request pays once. */
     idempotencyKey: text("idempotency_key").notNull(),
     /** The amount the request asked for (null: everything available), to refuse a reused key. */
-    requestedCents: bigint("requested_cents", { mode: "number" }),
+    requestedCents: bigNumber("requested_cents"),
     failureCode: text("failure_code"),
     failureReason: text("failure_reason"),
     transferId: text("transfer_id"),
@@ -87,11 +74,11 @@ export const payouts = pgTable(
     reversalId: text("reversal_id"),
     attempts: integer("attempts").notNull().default(0),
     lastError: text("last_error"),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
-    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
-    inTransitAt: timestamp("in_transit_at", { withTimezone: true }),
-    paidAt: timestamp("paid_at", { withTimezone: true }),
-    failedAt: timestamp("failed_at", { withTimezone: true }),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+    inTransitAt: timestamptz("in_transit_at"),
+    paidAt: timestamptz("paid_at"),
+    failedAt: timestamptz("failed_at"),
   },
   (t) => [
     uniqueIndex("payouts_idempotency_key").on(t.creatorId, t.idempotencyKey),
@@ -114,8 +101,8 @@ export const sandboxClocks = pgTable(
     userId: uuid("user_id")
       .primaryKey()
       .references(() => users.id, { onDelete: "cascade" }),
-    offsetMs: bigint("offset_ms", { mode: "number" }).notNull().default(0),
-    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+    offsetMs: bigNumber("offset_ms").notNull().default(0),
+    updatedAt: updatedAt(),
   },
   (t) => [check("sandbox_clocks_bounded", sql`${t.offsetMs} >= 0 AND ${t.offsetMs} <= 7776000000`)],
 );

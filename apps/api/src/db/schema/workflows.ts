@@ -1,9 +1,10 @@
-import { boolean, integer, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { boolean, integer, jsonb, pgTable, text, uniqueIndex, uuid } from "drizzle-orm/pg-core";
 import { applications } from "./applications.ts";
+import { createdAt, generatedId, reference, updatedAt } from "./columns.ts";
 
 /** Seeded at start-up from the provider registry, so the list has stable ids. */
 export const workflowProviders = pgTable("workflow_providers", {
-  id: uuid("id").primaryKey().defaultRandom(),
+  id: generatedId(),
   slug: text("slug").notNull().unique(),
   name: text("name").notNull(),
   description: text("description").notNull(),
@@ -13,7 +14,7 @@ export const workflowProviders = pgTable("workflow_providers", {
 
 /** A workflow app's provider settings. Secret fields of provider_config are stored encrypted. */
 export const workflows = pgTable("workflows", {
-  id: uuid("id").primaryKey().defaultRandom(),
+  id: generatedId(),
   applicationId: uuid("application_id")
     .notNull()
     .unique()
@@ -24,16 +25,14 @@ export const workflows = pgTable("workflows", {
   maxIterations: integer("max_iterations").notNull().default(10),
   enableLogging: boolean("enable_logging").notNull().default(true),
   activeVersion: integer("active_version").notNull().default(1),
-  updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  updatedAt: updatedAt(),
 });
 
 export const workflowVersions = pgTable(
   "workflow_versions",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
-    workflowId: uuid("workflow_id")
-      .notNull()
-      .references(() => workflows.id, { onDelete: "cascade" }),
+    id: generatedId(),
+    workflowId: reference("workflow_id", () => workflows.id, "cascade"),
     version: integer("version").notNull(),
     providerSlug: text("provider_slug"),
     providerConfig: jsonb("provider_config").notNull(),
@@ -41,7 +40,7 @@ export const workflowVersions = pgTable(
     maxIterations: integer("max_iterations").notNull(),
     enableLogging: boolean("enable_logging").notNull(),
     changelog: text("changelog").notNull().default(""),
-    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    createdAt: createdAt(),
   },
   (t) => [uniqueIndex("workflow_versions_workflow_version_key").on(t.workflowId, t.version)],
 );

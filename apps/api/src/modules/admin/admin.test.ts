@@ -1,18 +1,23 @@
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { queryRows } from "../../db/client.ts";
 import { type Caller, callerAt, createCaller, fundWallet } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { startFakeOpenAi } from "../../test/fake-openai.ts";
+import { createLiveApp } from "../../test/live-app.ts";
 import { verifyEmailThroughOutbox } from "../../test/mail.ts";
 import { signUp } from "../../test/oidc-client.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { useFakeOpenAi, useTestServer } from "../../test/use-test-server.ts";
 import { isPayoutBlocked } from "./suspensions.ts";
 
 const ADMIN_EMAIL = `operator-${Date.now()}@example.test`;
-let testDb: TestDatabase;
-let server: TestServer;
-let vendor: Awaited<ReturnType<typeof startFakeOpenAi>>;
+const vendor = useFakeOpenAi();
+const server = useTestServer(() => ({
+  env: {
+    OPENAI_API_KEY: "sk-vendor-test",
+    OPENAI_BASE_URL: vendor.baseUrl,
+    GATEWAY_RATE_LIMIT_PER_MINUTE: "1000",
+    ADMIN_EMAILS: ` Someone@else.test , ${ADMIN_EMAIL.toUpperCase()}`,
+  },
+}));
 let admin: Caller;
 let creator: Caller;
 let consumer: Caller;
@@ -28,23 +33,13 @@ async function signUpAs(email: string): Promise<Caller> {
   return caller;
 }
 
-async function liveApp(name: string): Promise<{ slug: string; id: string }> {
-  // 10¢: above the worst case of the default model (gpt4) at the default max tokens (the price guard refuses 5¢).
-  const created = await creator.api("POST", "/api/app/", {
-    body: {
-      name: `${name} ${Math.random().toString(36).slice(2, 7)}`,
-      visibility: "public",
-      price_cents: 10,
-    },
-  });
-  expect(created.status).toBe(201);
-  const slug = created.body.slug as string;
-  await creator.api("PATCH", `/api/app/${slug}/prompt/`, { body: { model: "gpt-4-turbo" } });
-  expect(
-    (await creator.api("PATCH", `/api/app/${slug}/update_status/`, { body: { status: "live" } })).status,
-  ).toBe(200);
-  return { slug, id: created.body.id as string };
-}
+// 10¢: above the worst case of the default model (gpt4) at the default max tokens (the price guard refuses 5¢).
+const liveApp = (name: string) =>
+  createLiveApp(
+    creator,
+    { name: `${name} ${Math.random().toString(36).slice(2, 7)}`, price_cents: 10 },
+    { model: "gpt-4-turbo" },
+  );
 
 const call = (caller: Caller, slug: string, auth?: string) =>
   caller.api("POST", `/api/app/${slug}/completion-messages`, {
@@ -53,16 +48,6 @@ const call = (caller: Caller, slug: string, auth?: string) =>
   });
 
 beforeAll(async () => {
-  vendor = await startFakeOpenAi();
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb, {
-    env: {
-      OPENAI_API_KEY: "sk-vendor-test",
-      OPENAI_BASE_URL: vendor.baseUrl,
-      GATEWAY_RATE_LIMIT_PER_MINUTE: "1000",
-      ADMIN_EMAILS: ` Someone@else.test , ${ADMIN_EMAIL.toUpperCase()}`,
-    },
-  });
   vendor.set({ kind: "echo" });
   admin = await signUpAs(ADMIN_EMAIL);
   creator = await createCaller(server.baseUrl, "Creator", { verified: true });
@@ -70,11 +55,6 @@ beforeAll(async () => {
   consumerKey = (await consumer.api("POST", "/api/keys/", { body: { name: "sdk" } })).body.key;
   creatorKey = (await creator.api("POST", "/api/keys/", { body: { name: "own" } })).body.key;
   await fundWallet(consumer, 1_000);
-});
-afterAll(async () => {
-  await server?.stop();
-  await vendor?.stop();
-  await testDb?.destroy();
 });
 
 describe("/admin access", () => {

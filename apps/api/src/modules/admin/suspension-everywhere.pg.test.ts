@@ -1,35 +1,29 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Caller, callerAt, createCaller, fundWallet } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { embedWidget } from "../../test/embed-widget.ts";
+import { createLiveApp } from "../../test/live-app.ts";
 import { freePort, startTestServer, type TestServer } from "../../test/server.ts";
+import { useTestServer } from "../../test/use-test-server.ts";
 
 // Two API processes on one PostgreSQL (decision 046): a suspension made through one is honoured by
 // the other within moments, for every credential: sign-in tokens, API keys, embed tokens.
 
 const ADMIN_EMAIL = `operator-${Date.now()}@example.test`;
 const SHOP = "https://shop.example";
-let testDb: TestDatabase;
-let one: TestServer;
+const env = { ADMIN_EMAILS: ADMIN_EMAIL, GATEWAY_RATE_LIMIT_PER_MINUTE: "10000" };
+const one = useTestServer({ env });
 let two: TestServer;
 let twoUrl: string;
 let admin: Caller;
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  const env = { ADMIN_EMAILS: ADMIN_EMAIL, GATEWAY_RATE_LIMIT_PER_MINUTE: "10000" };
-  one = await startTestServer(testDb, { env });
   const port = await freePort();
-  two = await startTestServer(testDb, { port, env: { ...env, PUBLIC_URL: one.baseUrl } });
+  two = await startTestServer(one.testDb, { port, env: { ...env, PUBLIC_URL: one.baseUrl } });
   twoUrl = `http://127.0.0.1:${port}`;
   // An operator's address must be verified (decision 041).
   admin = await createCaller(one.baseUrl, "Operator", { email: ADMIN_EMAIL, verified: true });
 });
-afterAll(async () => {
-  await two?.stop();
-  await one?.stop();
-  await testDb?.destroy();
-});
+afterAll(() => two?.stop());
 
 async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 3_000) {
   const started = Date.now();
@@ -42,20 +36,8 @@ async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean
 }
 
 async function liveApp(owner: Caller): Promise<string> {
-  const created = await owner.api("POST", "/api/app/", {
-    body: {
-      name: `Suspension ${Math.random().toString(36).slice(2, 7)}`,
-      visibility: "public",
-      price_cents: 5,
-    },
-  });
-  expect(created.status).toBe(201);
-  const slug = created.body.slug as string;
-  await owner.api("PATCH", `/api/app/${slug}/prompt/`, { body: { model: "sandbox" } });
-  expect(
-    (await owner.api("PATCH", `/api/app/${slug}/update_status/`, { body: { status: "live" } })).status,
-  ).toBe(200);
-  return slug;
+  const name = `Suspension ${Math.random().toString(36).slice(2, 7)}`;
+  return (await createLiveApp(owner, { name, price_cents: 5 }, { model: "sandbox" })).slug;
 }
 
 const userIdOf = async (caller: Caller) =>

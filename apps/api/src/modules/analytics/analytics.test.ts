@@ -1,5 +1,5 @@
 import { eq, sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import {
   appDailyStats,
   holds,
@@ -7,28 +7,21 @@ import {
   ownerDailyErrors,
   ownerDailyStats,
 } from "../../db/schema/index.ts";
-import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { startFakeOpenAi } from "../../test/fake-openai.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { createCaller, fundWallet } from "../../test/caller.ts";
+import { useCaller, useFakeOpenAi, useTestServer } from "../../test/use-test-server.ts";
 import { recordInvocation } from "../gateway/invocations.service.ts";
 import { windowDays } from "./analytics.service.ts";
 import { compactRollups, utcDay } from "./rollups.ts";
 
-let testDb: TestDatabase;
-let server: TestServer;
-let vendor: Awaited<ReturnType<typeof startFakeOpenAi>>;
-let creator: Caller;
+const vendor = useFakeOpenAi();
+const server = useTestServer(() => ({
+  env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: vendor.baseUrl, GATEWAY_RATE_LIMIT_PER_MINUTE: "10000" },
+}));
+const creator = useCaller(server, "Analyst");
 let apps: { slug: string; id: string; name: string }[];
 const DAY = 86_400_000;
 
 beforeAll(async () => {
-  vendor = await startFakeOpenAi();
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb, {
-    env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: vendor.baseUrl, GATEWAY_RATE_LIMIT_PER_MINUTE: "10000" },
-  });
-  creator = await createCaller(server.baseUrl, "Analyst");
   const creatorId = (await creator.api("GET", "/api/auth/profile/")).body.user.id;
   apps = [];
   for (const [name, body] of [
@@ -103,11 +96,6 @@ async function recordPastCall(
     createdAt: new Date(Date.now() - daysAgo * DAY),
   });
 }
-afterAll(async () => {
-  await server?.stop();
-  await vendor?.stop();
-  await testDb?.destroy();
-});
 
 type Row = typeof invocations.$inferSelect;
 async function rawInWindow(days: number, appIds = apps.map((a) => a.id)): Promise<Row[]> {

@@ -1,39 +1,21 @@
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type Caller, createCaller, fundWallet, settledWallet } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { createLiveApp } from "../../test/live-app.ts";
+import { useTestServer } from "../../test/use-test-server.ts";
 
 /**
  * One set of figures (decision 029): each app's usage analytics and the creator's total give
  * gross, platform fee, model cost and net from the same rollups, for the same period, exact below
  * a cent; the net of paid calls is what the creator's earnings received for them.
  */
-let testDb: TestDatabase;
-let server: TestServer;
-
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb, {
-    env: { GATEWAY_RATE_LIMIT_PER_MINUTE: "1000", PLATFORM_FEE_PERCENT: "10" },
-  });
-});
-afterAll(async () => {
-  await server?.stop();
-  await testDb?.destroy();
+const server = useTestServer({
+  env: { GATEWAY_RATE_LIMIT_PER_MINUTE: "1000", PLATFORM_FEE_PERCENT: "10" },
 });
 
-async function liveApp(creator: Caller, name: string, priceCents: number) {
-  const { body: app } = await creator.api("POST", "/api/app/", {
-    body: { name, visibility: "public", price_cents: priceCents },
-  });
-  // The sandbox model costs nothing: any price covers it (decision 026).
-  await creator.api("PATCH", `/api/app/${app.slug}/prompt/`, { body: { model: "sandbox" } });
-  expect(
-    (await creator.api("PATCH", `/api/app/${app.slug}/update_status/`, { body: { status: "live" } })).status,
-  ).toBe(200);
-  return app.slug as string;
-}
+// The sandbox model costs nothing: any price covers it (decision 026).
+const liveApp = async (creator: Caller, name: string, priceCents: number) =>
+  (await createLiveApp(creator, { name, price_cents: priceCents }, { model: "sandbox" })).slug;
 const call = (caller: Caller, slug: string) =>
   caller.api("POST", `/api/app/${slug}/completion-messages`, { body: { inputs: { query: "hi" } } });
 

@@ -1,11 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { eq, inArray, sql } from "drizzle-orm";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { beforeAll, expect, it } from "vitest";
 import { type Database, queryRows } from "../../db/client.ts";
 import { applications, droppedHoldCalls, invocations } from "../../db/schema/index.ts";
 import { createCaller, fundWallet } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { useTestServer } from "../../test/use-test-server.ts";
 import { checkCalls } from "../billing/call-checks.ts";
 import { closeHold, takeCallPayment } from "../billing/holds.ts";
 import { postOutstandingModelCosts } from "../billing/model-costs.ts";
@@ -28,8 +27,7 @@ import {
 const PRICE = 10;
 const DAY_MS = 86_400_000;
 
-let testDb: TestDatabase;
-let server: TestServer;
+const server = useTestServer();
 let db: Database;
 let consumerId: string;
 let creatorId: string;
@@ -37,8 +35,6 @@ let appId: string;
 let accounts: { wallet: string; held: string };
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb);
   db = server.database.db;
   const creator = await createCaller(server.baseUrl, "Partition Seller");
   const consumer = await createCaller(server.baseUrl, "Partition Buyer");
@@ -57,10 +53,6 @@ beforeAll(async () => {
     wallet: await cachedAccountFor(db, "wallet", consumerId),
     held: await cachedAccountFor(db, "held", consumerId),
   };
-});
-afterAll(async () => {
-  await server?.stop();
-  await testDb?.destroy();
 });
 
 const dayOf = (at: Date) => at.toISOString().slice(0, 10);

@@ -1,26 +1,13 @@
 import { eq } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { applications } from "../../db/schema/index.ts";
 import { type Caller, createCaller } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { useCaller, useTestServer, withTestServer } from "../../test/use-test-server.ts";
 import { slugify } from "./applications.service.ts";
 
-let testDb: TestDatabase;
-let server: TestServer;
-let owner: Caller;
-let stranger: Caller;
-
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb);
-  owner = await createCaller(server.baseUrl, "Owner");
-  stranger = await createCaller(server.baseUrl, "Stranger");
-});
-afterAll(async () => {
-  await server?.stop();
-  await testDb?.destroy();
-});
+const server = useTestServer();
+const owner = useCaller(server, "Owner");
+const stranger = useCaller(server, "Stranger");
 
 describe("slugify", () => {
   it("lowercases, turns runs of other characters into one hyphen and trims hyphens", () => {
@@ -265,9 +252,7 @@ describe("file upload", () => {
   });
 
   it("refuses a file over the size limit with 413", async () => {
-    const limitedDb = await createTestDatabase();
-    const limited = await startTestServer(limitedDb, { env: { MAX_UPLOAD_BYTES: "2048" } });
-    try {
+    await withTestServer({ env: { MAX_UPLOAD_BYTES: "2048" } }, async (limited) => {
       const person = await createCaller(limited.baseUrl);
       const { body: app } = await person.api("POST", "/api/app/", { body: { name: "Small" } });
       const form = new FormData();
@@ -279,10 +264,7 @@ describe("file upload", () => {
       });
       expect(response.status).toBe(413);
       expect((await response.json()).fields).toEqual({ file: "is too large" });
-    } finally {
-      await limited.stop();
-      await limitedDb.destroy();
-    }
+    });
   });
 });
 

@@ -1,5 +1,5 @@
 import { eq } from "drizzle-orm";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   applications,
   holds,
@@ -10,31 +10,21 @@ import {
 } from "../../db/schema/index.ts";
 import { centsToMicros } from "../../lib/money.ts";
 import { type Caller, createCaller, fundWallet, settledWallet } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { useCaller, useTestServer } from "../../test/use-test-server.ts";
 import { walletBalances } from "../billing/balances.ts";
 import { reconcile } from "../billing/reconcile.ts";
 
 // Issue 16 item 5 (docs/decisions/023): deleting an app with money history archives it; its
 // subscribers get the unused part of their period back; an app without money history is erased.
 
-let testDb: TestDatabase;
-let server: TestServer;
-let creator: Caller;
+const server = useTestServer();
+const creator = useCaller(server, "Archiving Creator");
 const DAY_MS = 86_400_000;
 const card = { number: "4242 4242 4242 4242", exp_month: 12, exp_year: 2099, cvc: "123" };
 
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb);
-  creator = await createCaller(server.baseUrl, "Archiving Creator");
-});
+beforeAll(async () => {});
 afterEach(async () => {
   expect((await reconcile(server.database.db)).ok).toBe(true);
-});
-afterAll(async () => {
-  await server?.stop();
-  await testDb?.destroy();
 });
 
 const db = () => server.database.db;

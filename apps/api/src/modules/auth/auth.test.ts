@@ -1,24 +1,29 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
+import { beforeAll, describe, expect, it } from "vitest";
 import { signIn, signUp, type Tokens, uniqueEmail } from "../../test/oidc-client.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
 import { forgeToken, unsignedToken } from "../../test/tokens.ts";
+import { useTestServer } from "../../test/use-test-server.ts";
 import { namePartsOf } from "./auth.service.ts";
 
-let testDb: TestDatabase;
-let server: TestServer;
+const server = useTestServer();
 let creator: Tokens & { email: string; password: string };
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb);
   creator = await signUp(server.baseUrl, { displayName: "Ada Lovelace" });
   await api("POST", "/api/auth/register/", { token: creator.access_token });
 });
-afterAll(async () => {
-  await server?.stop();
-  await testDb?.destroy();
-});
+
+/** The creator's token as the issuer would sign it, but expired `seconds` ago. */
+async function creatorTokenExpiredSecondsAgo(seconds: number): Promise<string> {
+  const { iss, sub } = JSON.parse(
+    Buffer.from(creator.access_token.split(".")[1] ?? "", "base64url").toString(),
+  );
+  return forgeToken(server.database.db, {
+    iss,
+    aud: server.config.oidc.audience,
+    sub,
+    exp: Math.floor(Date.now() / 1000) - seconds,
+  });
+}
 
 async function api(
   method: string,
@@ -92,32 +97,14 @@ describe("every protected route refuses bad credentials", () => {
   });
 
   it("tells the caller why a token was refused", async () => {
-    const { iss, sub } = JSON.parse(
-      Buffer.from(creator.access_token.split(".")[1] ?? "", "base64url").toString(),
-    );
-    const now = Math.floor(Date.now() / 1000);
-    const expired = await forgeToken(server.database.db, {
-      iss,
-      aud: server.config.oidc.audience,
-      sub,
-      exp: now - 400,
-    });
+    const expired = await creatorTokenExpiredSecondsAgo(400);
     const response = await api("GET", "/api/auth/profile/", { token: expired });
     expect(response.body.message).toBe("Access token has expired");
     expect(response.headers.get("www-authenticate")).toContain("invalid_token");
   });
 
   it("accepts a token that expired within the 300 s clock tolerance", async () => {
-    const { iss, sub } = JSON.parse(
-      Buffer.from(creator.access_token.split(".")[1] ?? "", "base64url").toString(),
-    );
-    const now = Math.floor(Date.now() / 1000);
-    const justExpired = await forgeToken(server.database.db, {
-      iss,
-      aud: server.config.oidc.audience,
-      sub,
-      exp: now - 60,
-    });
+    const justExpired = await creatorTokenExpiredSecondsAgo(60);
     expect((await api("GET", "/api/auth/profile/", { token: justExpired })).status).toBe(200);
   });
 });

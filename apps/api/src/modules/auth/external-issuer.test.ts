@@ -1,37 +1,21 @@
 import { decodeJwt } from "jose";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { callerAt } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { verifyEmailThroughOutbox } from "../../test/mail.ts";
 import { signIn, signUp, uniqueEmail } from "../../test/oidc-client.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { useTestServer, withTestServer } from "../../test/use-test-server.ts";
 
 // The "external" issuer is a real oidc-provider: another Promptmint's embedded issuer.
-let issuerDb: TestDatabase;
-let apiDb: TestDatabase;
-let issuer: TestServer;
-let api: TestServer;
 const OPERATOR = uniqueEmail("external-operator");
-
-beforeAll(async () => {
-  issuerDb = await createTestDatabase();
-  apiDb = await createTestDatabase();
-  issuer = await startTestServer(issuerDb);
-  api = await startTestServer(apiDb, {
-    env: {
-      OIDC_ISSUER: issuer.config.oidc.issuer ?? "",
-      OIDC_CLIENT_ID: "promptmint-web",
-      OIDC_AUDIENCE: issuer.config.oidc.audience,
-      ADMIN_EMAILS: OPERATOR,
-    },
-  });
-});
-afterAll(async () => {
-  await api?.stop();
-  await issuer?.stop();
-  await apiDb?.destroy();
-  await issuerDb?.destroy();
-});
+const issuer = useTestServer();
+const api = useTestServer(() => ({
+  env: {
+    OIDC_ISSUER: issuer.config.oidc.issuer ?? "",
+    OIDC_CLIENT_ID: "promptmint-web",
+    OIDC_AUDIENCE: issuer.config.oidc.audience,
+    ADMIN_EMAILS: OPERATOR,
+  },
+}));
 
 it("accepts tokens of an external issuer set by OIDC_ISSUER, verified through its published key set", async () => {
   const config = await (await fetch(`${api.baseUrl}/api/config`)).json();
@@ -75,24 +59,22 @@ it("reads email_verified from the external issuer: an ADMIN_EMAILS address it ca
 });
 
 it("refuses tokens whose audience is not OIDC_AUDIENCE", async () => {
-  const otherDb = await createTestDatabase();
-  const other = await startTestServer(otherDb, {
-    env: {
-      OIDC_ISSUER: issuer.config.oidc.issuer ?? "",
-      OIDC_CLIENT_ID: "promptmint-web",
-      OIDC_AUDIENCE: "https://another-api.example",
+  await withTestServer(
+    {
+      env: {
+        OIDC_ISSUER: issuer.config.oidc.issuer ?? "",
+        OIDC_CLIENT_ID: "promptmint-web",
+        OIDC_AUDIENCE: "https://another-api.example",
+      },
     },
-  });
-  try {
-    const person = await signUp(issuer.baseUrl);
-    const response = await fetch(`${other.baseUrl}/api/auth/login/`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${person.access_token}` },
-    });
-    expect(response.status).toBe(401);
-    expect((await response.json()).message).toBe("Access token is not meant for this API");
-  } finally {
-    await other.stop();
-    await otherDb.destroy();
-  }
+    async (other) => {
+      const person = await signUp(issuer.baseUrl);
+      const response = await fetch(`${other.baseUrl}/api/auth/login/`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${person.access_token}` },
+      });
+      expect(response.status).toBe(401);
+      expect((await response.json()).message).toBe("Access token is not meant for this API");
+    },
+  );
 });

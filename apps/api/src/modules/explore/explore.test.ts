@@ -1,14 +1,12 @@
 import { eq } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { invocations } from "../../db/schema/index.ts";
-import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { createCaller, fundWallet } from "../../test/caller.ts";
+import { useCaller, useTestServer } from "../../test/use-test-server.ts";
 
-let testDb: TestDatabase;
-let server: TestServer;
-let creator: Caller;
-let consumer: Caller;
+const server = useTestServer({ env: { GATEWAY_RATE_LIMIT_PER_MINUTE: "1000" } });
+const creator = useCaller(server, "Ada Creator");
+const consumer = useCaller(server, "Consumer");
 
 const topicSchema = {
   type: "object",
@@ -65,20 +63,12 @@ async function createApp(setup: AppSetup): Promise<string> {
 const slugs: Record<string, string> = {};
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb, { env: { GATEWAY_RATE_LIMIT_PER_MINUTE: "1000" } });
-  creator = await createCaller(server.baseUrl, "Ada Creator");
-  consumer = await createCaller(server.baseUrl, "Consumer");
   slugs.haiku = await createApp({ name: "Haiku Writer", description: "Poems about anything", price: 5 });
   slugs.chat = await createApp({ name: "Support Chat", mode: "chat", visibility: "embed", price: 50 });
   slugs.flow = await createApp({ name: "Research Flow", type: "workflow", price: 200 });
   slugs.secret = await createApp({ name: "Private Helper", visibility: "private" });
   slugs.draft = await createApp({ name: "Draft Helper", status: "draft" });
   slugs.archived = await createApp({ name: "Archived Helper", status: "archived" });
-});
-afterAll(async () => {
-  await server?.stop();
-  await testDb?.destroy();
 });
 
 const anonymous = (path: string) => consumer.api("GET", path, { auth: "" });

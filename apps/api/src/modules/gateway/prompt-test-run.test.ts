@@ -1,37 +1,24 @@
 import { eq } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { invocations } from "../../db/schema/index.ts";
-import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { startFakeOpenAi } from "../../test/fake-openai.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { type Caller, fundWallet } from "../../test/caller.ts";
+import { useCaller, useFakeOpenAi, useTestServer } from "../../test/use-test-server.ts";
 import { reconcile } from "../billing/reconcile.ts";
 
-let testDb: TestDatabase;
-let server: TestServer;
-let vendor: Awaited<ReturnType<typeof startFakeOpenAi>>;
-let owner: Caller;
-let stranger: Caller;
+const vendor = useFakeOpenAi();
+const server = useTestServer(() => ({
+  env: { OPENAI_API_KEY: "sk-vendor", OPENAI_BASE_URL: vendor.baseUrl },
+}));
+const owner = useCaller(server, "Prompt Tester");
+const stranger = useCaller(server, "Test Stranger");
 let slug: string;
 
 beforeAll(async () => {
-  vendor = await startFakeOpenAi();
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb, {
-    env: { OPENAI_API_KEY: "sk-vendor", OPENAI_BASE_URL: vendor.baseUrl },
-  });
-  owner = await createCaller(server.baseUrl, "Prompt Tester");
-  stranger = await createCaller(server.baseUrl, "Test Stranger");
   await fundWallet(owner, 100);
   const { body: app } = await owner.api("POST", "/api/app/", {
     body: { name: "Test Runs", price_cents: 25 },
   });
   slug = app.slug;
-});
-afterAll(async () => {
-  await server?.stop();
-  await vendor?.stop();
-  await testDb?.destroy();
 });
 
 const testConfig = (caller: Caller, body: object) =>

@@ -1,10 +1,8 @@
 import { desc, eq, sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { applications, invocations } from "../../db/schema/index.ts";
-import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { startFakeOpenAi } from "../../test/fake-openai.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { type Caller, fundWallet } from "../../test/caller.ts";
+import { useCaller, useFakeOpenAi, useTestServer } from "../../test/use-test-server.ts";
 import { minimumPriceCents, worstCaseCostMicros } from "./model-prices.ts";
 
 /** An app's invocations as recorded, newest first. */
@@ -31,30 +29,19 @@ async function newest(slug: string, before: number) {
 const CREATOR_KEY = "sk-creator-own-key-7f3Q";
 const PLATFORM_KEY = "sk-platform-key";
 
-let testDb: TestDatabase;
-let server: TestServer;
-let vendor: Awaited<ReturnType<typeof startFakeOpenAi>>;
-let creator: Caller;
-let consumer: Caller;
+const vendor = useFakeOpenAi();
+const server = useTestServer(() => ({
+  env: {
+    OPENAI_API_KEY: PLATFORM_KEY,
+    OPENAI_BASE_URL: vendor.baseUrl,
+    GATEWAY_RATE_LIMIT_PER_MINUTE: "1000",
+  },
+}));
+const creator = useCaller(server, "Cost Creator");
+const consumer = useCaller(server, "Cost Consumer");
 
 beforeAll(async () => {
-  vendor = await startFakeOpenAi();
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb, {
-    env: {
-      OPENAI_API_KEY: PLATFORM_KEY,
-      OPENAI_BASE_URL: vendor.baseUrl,
-      GATEWAY_RATE_LIMIT_PER_MINUTE: "1000",
-    },
-  });
-  creator = await createCaller(server.baseUrl, "Cost Creator");
-  consumer = await createCaller(server.baseUrl, "Cost Consumer");
   await fundWallet(consumer, 500);
-});
-afterAll(async () => {
-  await server?.stop();
-  await vendor?.stop();
-  await testDb?.destroy();
 });
 
 async function newApp(

@@ -6,26 +6,20 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { downloadAppPackage, writeAppPackage } from "../../test/app-package.ts";
-import { type Caller, createCaller } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { freePort, startTestServer, type TestServer } from "../../test/server.ts";
+import { createCaller } from "../../test/caller.ts";
+import { freePort } from "../../test/server.ts";
+import { useCaller, useTestServer } from "../../test/use-test-server.ts";
 
-let testDb: TestDatabase;
-let server: TestServer;
-let owner: Caller;
+const server = useTestServer();
+const owner = useCaller(server, "Package Owner");
 let workDir: string;
 const children: ChildProcess[] = [];
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb);
-  owner = await createCaller(server.baseUrl, "Package Owner");
   workDir = mkdtempSync(path.join(os.tmpdir(), "pm-package-"));
 });
 afterAll(async () => {
   for (const child of children) child.kill();
-  await server?.stop();
-  await testDb?.destroy();
   if (workDir) rmSync(workDir, { recursive: true, force: true });
 });
 

@@ -1,24 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { downloadAppPackage } from "../../test/app-package.ts";
-import { type Caller, createCaller } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { useCaller, useTestServer } from "../../test/use-test-server.ts";
 
-let testDb: TestDatabase;
-let server: TestServer;
-let owner: Caller;
-let stranger: Caller;
-
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb);
-  owner = await createCaller(server.baseUrl, "Package Owner");
-  stranger = await createCaller(server.baseUrl, "Stranger");
-});
-afterAll(async () => {
-  await server?.stop();
-  await testDb?.destroy();
-});
+const server = useTestServer();
+const owner = useCaller(server, "Package Owner");
+const stranger = useCaller(server, "Stranger");
 
 async function promptApp(body: Record<string, unknown>): Promise<string> {
   const created = await owner.api("POST", "/api/app/", { body });

@@ -1,26 +1,15 @@
 import { eq } from "drizzle-orm";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { users } from "../../db/schema/index.ts";
 import { MICROS_PER_CENT } from "../../lib/money.ts";
 import { type Caller, createCaller } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { useTestServer } from "../../test/use-test-server.ts";
 import { reconcile } from "../billing/reconcile.ts";
 import { runPayoutSchedule } from "./payouts.service.ts";
 import { creditEarnings, daysAgo } from "./payouts-test-helpers.ts";
 
-let testDb: TestDatabase;
-let server: TestServer;
-
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb);
-});
+const server = useTestServer();
 afterEach(async () => expect((await reconcile(server.database.db)).ok).toBe(true));
-afterAll(async () => {
-  await server?.stop();
-  await testDb?.destroy();
-});
 
 async function userIdOf(caller: Caller): Promise<string> {
   const [row] = await server.database.db.select().from(users).where(eq(users.email, caller.email));
@@ -37,25 +26,24 @@ async function onboard(caller: Caller, bank: "succeeds" | "fails"): Promise<Resp
   const html = await page.text();
   expect(html).toContain("Test bank account: succeeds payouts");
   expect(html).toContain("Sandbox payouts — no real money moves");
-  return fetch(link.body.url, {
+  return submitBank(link.body.url, bank);
+}
+
+/** The onboarding page's form as a browser posts it (redirects not followed). */
+const submitBank = (url: string, bank: string) =>
+  fetch(url, {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },
     body: `bank=${bank}`,
     redirect: "manual",
   });
-}
 
 describe("payouts in the sandbox (Connect test mode, offline)", () => {
   it("onboards through its own page; the link works once; bad input is named", async () => {
     const creator = await createCaller(server.baseUrl, "Sandbox Creator", { verified: true });
     const link = await creator.api("POST", "/api/payouts/onboarding");
     expect(link.body.url).toMatch(/\/api\/payouts\/sandbox\/onboarding\/[A-Za-z0-9_-]{32}$/);
-    const bad = await fetch(link.body.url, {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: "bank=maybe",
-      redirect: "manual",
-    });
+    const bad = await submitBank(link.body.url, "maybe");
     expect(bad.status).toBe(400);
     expect((await bad.json()).fields).toEqual({ bank: "must be succeeds or fails" });
     const done = await onboard(creator, "succeeds");

@@ -33,18 +33,10 @@ async function userIdOf(caller: Caller): Promise<string> {
   return row.id;
 }
 
-/** A creator through Stripe's onboarding, enabled by `account.updated`, as Stripe would report it. */
-async function onboardedCreator(name: string): Promise<{ caller: Caller; id: string; account: string }> {
-  const caller = await createCaller(stripe.server.baseUrl, name, { verified: true });
-  const link = await caller.api("POST", "/api/payouts/onboarding");
-  expect(link.status).toBe(200);
-  const account = /setup\/e\/(acct_\d+)\//.exec(link.body.url)?.[1] ?? "";
-  const state = stripe.fake.connect.accounts.get(account);
-  if (!state) throw new Error("no account");
-  state.details_submitted = true;
-  state.payouts_enabled = true;
-  const updated = await stripe.deliver({
-    id: `evt_acct_${account}`,
+/** Stripe's `account.updated` event (id `eventId`) for a connected account that can now be paid. */
+function accountReady(eventId: string, account: string | undefined) {
+  return {
+    id: eventId,
     object: "event",
     type: "account.updated",
     account,
@@ -57,7 +49,20 @@ async function onboardedCreator(name: string): Promise<{ caller: Caller; id: str
         requirements: { currently_due: [], disabled_reason: null },
       },
     },
-  });
+  };
+}
+
+/** A creator through Stripe's onboarding, enabled by `account.updated`, as Stripe would report it. */
+async function onboardedCreator(name: string): Promise<{ caller: Caller; id: string; account: string }> {
+  const caller = await createCaller(stripe.server.baseUrl, name, { verified: true });
+  const link = await caller.api("POST", "/api/payouts/onboarding");
+  expect(link.status).toBe(200);
+  const account = /setup\/e\/(acct_\d+)\//.exec(link.body.url)?.[1] ?? "";
+  const state = stripe.fake.connect.accounts.get(account);
+  if (!state) throw new Error("no account");
+  state.details_submitted = true;
+  state.payouts_enabled = true;
+  const updated = await stripe.deliver(accountReady(`evt_acct_${account}`, account));
   expect(updated.status).toBe(200);
   return { caller, id: await userIdOf(caller), account };
 }
@@ -131,21 +136,7 @@ describe("payouts through Stripe Connect (loopback Stripe, official SDK)", () =>
     });
     expect(incomplete.body.account.requirements_due).toEqual(["external_account"]);
 
-    const event = {
-      id: "evt_account_updated_1",
-      object: "event",
-      type: "account.updated",
-      account,
-      data: {
-        object: {
-          id: account,
-          object: "account",
-          details_submitted: true,
-          payouts_enabled: true,
-          requirements: { currently_due: [], disabled_reason: null },
-        },
-      },
-    };
+    const event = accountReady("evt_account_updated_1", account);
     expect((await stripe.deliver(event)).body).toEqual({ received: true, duplicate: false });
     expect((await stripe.deliver(event)).body).toEqual({ received: true, duplicate: true });
     const enabled = await creator.api("GET", "/api/payouts/");

@@ -1,24 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Caller, createCaller } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { describe, expect, it } from "vitest";
+import { useCaller, useTestServer } from "../../test/use-test-server.ts";
 import { detectVariables, renderTemplate } from "./template.ts";
 
-let testDb: TestDatabase;
-let server: TestServer;
-let owner: Caller;
-let stranger: Caller;
-
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb);
-  owner = await createCaller(server.baseUrl, "Prompt Owner");
-  stranger = await createCaller(server.baseUrl, "Stranger");
-});
-afterAll(async () => {
-  await server?.stop();
-  await testDb?.destroy();
-});
+const server = useTestServer();
+const owner = useCaller(server, "Prompt Owner");
+const stranger = useCaller(server, "Stranger");
 
 describe("templates", () => {
   it("detects variables in order, once each, and renders them", () => {

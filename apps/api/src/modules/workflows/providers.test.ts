@@ -57,12 +57,17 @@ describe("Dify: the app's real mode decides", () => {
   });
 });
 
+/** A Flowise workflow app on the loopback providers' chatflow `chatflowId`. */
+const flowiseApp = (chatflowId: string, apiKey?: string) =>
+  world.workflowApp("flowise", {
+    base_url: `${world.providers.url}/flowise`,
+    chatflow_id: chatflowId,
+    ...(apiKey === undefined ? {} : { api_key: apiKey }),
+  });
+
 describe("Flowise: the key is optional and inputs reach the flow the way it reads them", () => {
   it("an open chatflow is tested and called without an API key", async () => {
-    const slug = await world.workflowApp("flowise", {
-      base_url: `${world.providers.url}/flowise`,
-      chatflow_id: "flow-open",
-    });
+    const slug = await flowiseApp("flow-open");
     const test = await testConfig(slug);
     expect(test.body).toMatchObject({
       success: true,
@@ -79,21 +84,14 @@ describe("Flowise: the key is optional and inputs reach the flow the way it read
   });
 
   it("a key Flowise does not know is refused by Test Config, naming provider_config.api_key", async () => {
-    const slug = await world.workflowApp("flowise", {
-      base_url: `${world.providers.url}/flowise`,
-      chatflow_id: "flow-1",
-      api_key: "fw-wrong-0000",
-    });
+    const slug = await flowiseApp("flow-1", "fw-wrong-0000");
     const test = await testConfig(slug);
     expect(test.status).toBe(400);
     expect(Object.keys(test.body.fields)).toEqual(["provider_config.api_key"]);
   });
 
   it("a form-input agentflow gets the inputs as its form (no question), and undeclared inputs are refused", async () => {
-    const slug = await world.workflowApp("flowise", {
-      base_url: `${world.providers.url}/flowise`,
-      chatflow_id: "agent-form",
-    });
+    const slug = await flowiseApp("agent-form");
     const test = await testConfig(slug);
     expect(test.body).toMatchObject({
       success: true,
@@ -120,10 +118,7 @@ describe("Flowise: the key is optional and inputs reach the flow the way it read
   });
 
   it("a chat-input agentflow gets the query as its question", async () => {
-    const slug = await world.workflowApp("flowise", {
-      base_url: `${world.providers.url}/flowise`,
-      chatflow_id: "agent-chat",
-    });
+    const slug = await flowiseApp("agent-chat");
     const answer = await world.consumer.api("POST", `/api/app/${slug}/chat-messages`, {
       auth: world.consumerKey,
       body: { query: "route me" },

@@ -3,8 +3,7 @@ import { eq } from "drizzle-orm";
 import { beforeEach, describe, expect, it } from "vitest";
 import { workflows } from "../../db/schema/index.ts";
 import { createCaller } from "../../test/caller.ts";
-import { createTestDatabase } from "../../test/database.ts";
-import { startTestServer } from "../../test/server.ts";
+import { withTestServer } from "../../test/use-test-server.ts";
 import { useWorkflowWorld } from "../../test/workflow-world.ts";
 
 const world = useWorkflowWorld();
@@ -231,9 +230,7 @@ describe("provider failures", () => {
   });
 
   it("refuses private provider URLs when ALLOW_PRIVATE_UPSTREAMS is off, without connecting", async () => {
-    const strictDb = await createTestDatabase();
-    const strict = await startTestServer(strictDb);
-    try {
+    await withTestServer({}, async (strict) => {
       const owner = await createCaller(strict.baseUrl);
       const { body: app } = await owner.api("POST", "/api/app/", {
         body: { name: "SSRF", type: "workflow", provider_config: { app_id: "a", api_key: "k-1111" } },
@@ -250,9 +247,6 @@ describe("provider failures", () => {
       const test = await owner.api("POST", `/api/app/${app.slug}/workflow/test-config/`, { body: {} });
       expect(test.body.success).toBe(false);
       expect(world.providers.requests.length).toBe(before);
-    } finally {
-      await strict.stop();
-      await strictDb.destroy();
-    }
+    });
   });
 });
