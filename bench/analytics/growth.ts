@@ -22,7 +22,7 @@ import {
   getRecentInvocations,
 } from "../../apps/api/src/modules/analytics/analytics.service.ts";
 import { invocationPartitions } from "../../apps/api/src/modules/analytics/invocation-partitions.ts";
-import { recordCall } from "../../apps/api/src/modules/gateway/recorder.ts";
+import { recordCall } from "../../apps/api/src/modules/billing/call-payment/record.ts";
 import { loadAverage, machineSummary, sh, writeResultsSection } from "../lib/results.ts";
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";

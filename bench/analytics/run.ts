@@ -10,8 +10,8 @@ import {
   getDashboard,
   getRecentInvocations,
 } from "../../apps/api/src/modules/analytics/analytics.service.ts";
+import { recordInvocation } from "../../apps/api/src/modules/analytics/call-records.ts";
 import { compactRollups, ROLLUP_SHARDS } from "../../apps/api/src/modules/analytics/rollups.ts";
-import { recordInvocation } from "../../apps/api/src/modules/gateway/invocations.service.ts";
 import { resultsFile, sh, writeResultsSection } from "../lib/results.ts";
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";

@@ -44,8 +44,10 @@ import { createEmailVerification } from "./modules/auth/email-verification.ts";
 import { createTokenVerifier } from "./modules/auth/token-verifier.ts";
 import { billingRoutes } from "./modules/billing/billing.routes.ts";
 import { HOLD_SWEEP_INTERVAL_MS } from "./modules/billing/call-checks.ts";
-import { sweepExpiredHolds } from "./modules/billing/holds.ts";
-import { sweepExpiredIncludedCalls } from "./modules/billing/included-calls.ts";
+import { sweepExpiredHolds } from "./modules/billing/call-payment/holds.ts";
+import { sweepExpiredIncludedCalls } from "./modules/billing/call-payment/included-calls.ts";
+import { sweepKeyReservations } from "./modules/billing/call-payment/key-reservations.ts";
+import { closeLeases } from "./modules/billing/call-payment/leases.ts";
 import { postOutstandingModelCosts } from "./modules/billing/model-costs.ts";
 import { creditAbandonedPlanPayments } from "./modules/billing/plan-payments.ts";
 import { plansRoutes } from "./modules/billing/plans.routes.ts";
@@ -58,7 +60,6 @@ import { widgetRoutes } from "./modules/embed/widget.routes.ts";
 import { exploreRoutes } from "./modules/explore/explore.routes.ts";
 import { gatewayRoutes } from "./modules/gateway/gateway.routes.ts";
 import type { GatewayDeps } from "./modules/gateway/gateway-call.ts";
-import { closeLeases } from "./modules/gateway/leases.ts";
 import { createOpenStreams } from "./modules/gateway/open-streams.ts";
 import { openAiRoutes } from "./modules/gateway/openai.routes.ts";
 import {
@@ -66,7 +67,6 @@ import {
   createRedisRateLimiter,
   createWindowLimiter,
 } from "./modules/gateway/rate-limit.ts";
-import { sweepKeyReservations } from "./modules/keys/key-spend.ts";
 import { keysRoutes } from "./modules/keys/keys.routes.ts";
 import { mcpRoutes, protectedResourceRoutes } from "./modules/mcp/mcp.routes.ts";
 import { createMcpExchanges, MCP_REQUEST_NAMES } from "./modules/mcp/mcp-limits.ts";

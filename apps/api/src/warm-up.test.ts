@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { namedStatementNames, queryRows, WARM_CONNECTIONS, writerFor } from "./db/client.ts";
-import { closeLeases, leaseBookFor } from "./modules/gateway/leases.ts";
+import { closeLeases, leaseBookFor } from "./modules/billing/call-payment/leases.ts";
 import type { LlmClient } from "./modules/models/llm.ts";
 import { createTestDatabase, type TestDatabase } from "./test/database.ts";
 import { startTestServer, type TestServer } from "./test/server.ts";

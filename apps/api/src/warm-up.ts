@@ -15,8 +15,8 @@ import {
   preloadRecentApplications,
 } from "./modules/applications/applications.service.ts";
 import { type LocalUser, upsertUserFromToken } from "./modules/auth/auth.service.ts";
+import { discardLeases, hasLeaseBook, leaseBookFor } from "./modules/billing/call-payment/leases.ts";
 import { accountFor, preloadAccounts } from "./modules/billing/postings.ts";
-import { discardLeases, hasLeaseBook, leaseBookFor } from "./modules/gateway/leases.ts";
 import { chatDialect } from "./modules/gateway/openai-chat.ts";
 import { ChatCompletionRequestSchema, chatCall } from "./modules/gateway/openai-request.ts";
 import { preloadPrompts, preparePromptExecution } from "./modules/gateway/prompt-call.ts";

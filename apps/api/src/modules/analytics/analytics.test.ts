@@ -11,8 +11,8 @@ import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startFakeOpenAi } from "../../test/fake-openai.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
-import { recordInvocation } from "../gateway/invocations.service.ts";
 import { windowDays } from "./analytics.service.ts";
+import { recordInvocation } from "./call-records.ts";
 import { compactRollups, utcDay } from "./rollups.ts";
 
 let testDb: TestDatabase;

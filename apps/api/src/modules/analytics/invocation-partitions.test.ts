@@ -7,14 +7,14 @@ import { createCaller, fundWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
 import { checkCalls } from "../billing/call-checks.ts";
-import { closeHold, takeCallPayment } from "../billing/holds.ts";
+import { closeHold, takeCallPayment } from "../billing/call-payment/holds.ts";
+import { recordCall } from "../billing/call-payment/record.ts";
 import { postOutstandingModelCosts } from "../billing/model-costs.ts";
 import { cachedAccountFor } from "../billing/postings.ts";
 import { reconcile } from "../billing/reconcile.ts";
 import { walletStatement } from "../billing/statement.ts";
-import type { InvocationRecord } from "../gateway/invocations.service.ts";
-import { recordCall } from "../gateway/recorder.ts";
 import { getAppUsage, getDashboard } from "./analytics.service.ts";
+import type { InvocationRecord } from "./call-records.ts";
 import {
   invocationPartitions,
   maintainInvocationPartitions,

@@ -6,17 +6,17 @@ import type { Database } from "../../db/client.ts";
 import { type ApplicationRow, applications } from "../../db/schema/index.ts";
 import { databaseErrorOf } from "../../lib/database-errors.ts";
 import { AppError } from "../../lib/errors.ts";
+import type { InvocationRecord } from "../analytics/call-records.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { refuseAppNotAllowed } from "../auth/authenticate.ts";
-import { refundIncludedCall, useIncludedCall } from "../billing/included-calls.ts";
+import { refundIncludedCall, useIncludedCall } from "../billing/call-payment/included-calls.ts";
+import { type KeyReservation, reserveKeySpend } from "../billing/call-payment/key-reservations.ts";
+import { type LeasedPayment, leaseBookFor } from "../billing/call-payment/leases.ts";
+import { recordCall, recordCharged } from "../billing/call-payment/record.ts";
 import { cachedAccountFor } from "../billing/postings.ts";
 import { effectivePriceCents } from "../billing/price-changes.ts";
-import { type KeyReservation, reserveKeySpend } from "../keys/key-spend.ts";
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
-import type { InvocationRecord } from "./invocations.service.ts";
-import { type LeasedPayment, leaseBookFor } from "./leases.ts";
 import { refuseAboveMaximum } from "./max-price.ts";
-import { recordCall, recordCharged } from "./recorder.ts";
 
 /**
  * What a recorded call really cost its caller (decision 029): the price taken from the wallet when

@@ -8,8 +8,8 @@ import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
 import { forgetLookups, lookupCache } from "../../lib/lookup-cache.ts";
 import { userSuspended } from "../admin/suspensions.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
+import { currentKeySpend } from "../billing/call-payment/key-reservations.ts";
 import { findCallableApp } from "../gateway/access.ts";
-import { currentKeySpend } from "./key-spend.ts";
 
 const KEY_PREFIX = "pm_";
 const MAX_KEYS_PER_USER = 50;

@@ -1,9 +1,29 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { conversationMessages, conversations, includedCalls, invocations } from "../../db/schema/index.ts";
-import { addToRollups } from "../analytics/rollups.ts";
-import type { Spent } from "../billing/holds.ts";
-import type { IncludedCall } from "../billing/included-calls.ts";
+import { addToRollups } from "./rollups.ts";
+
+/**
+ * The record of one gateway call (docs/decisions/038), defined once here for every writer: the
+ * invocation row and its rollups. Billing's call payment (billing/call-payment) composes these
+ * into the statements that charge a call in the same transaction; analytics knows nothing of
+ * money beyond the figures it is handed (the types below are structural, so analytics imports
+ * nothing from billing).
+ */
+
+/** A plan's included call that paid for an invocation (billing/call-payment/included-calls.ts). */
+export interface CoveringCall {
+  subscriptionId: string;
+  periodStart: string;
+  callId?: string;
+}
+
+/** What a call spent from its hold (billing/call-payment/holds.ts `Spent`). */
+export interface SpentFigures {
+  chargedCents: number;
+  feeMicros: number;
+  modelCostDeductedMicros: number;
+}
 
 export interface InvocationRecord {
   id: string;
@@ -29,12 +49,12 @@ export interface InvocationRecord {
   /** The hold paying for it (with `settle`); kept on the row only if `settle` charged it. */
   holdId?: string;
   /** The plan's included call that paid for it, taken when the call started (decision 025). */
-  coveredBy?: IncludedCall;
+  coveredBy?: CoveringCall;
   /**
    * Runs in the same transaction after the invocation row exists: `charged` (from the hold), an
    * included call that covered it instead, or `refused` (nothing could pay: recorded as failed).
    */
-  settle?: (tx: Database) => Promise<"charged" | "refused" | { coveredBy: IncludedCall } | Spent>;
+  settle?: (tx: Database) => Promise<"charged" | "refused" | { coveredBy: CoveringCall } | SpentFigures>;
   /** When the call happened (default now); the demo seed backdates its calls. */
   createdAt?: Date;
   conversation?: {

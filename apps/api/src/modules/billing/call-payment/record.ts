@@ -1,11 +1,11 @@
 import { and, eq } from "drizzle-orm";
-import { type Database, preparedStatement, writerFor } from "../../db/client.ts";
-import { invocations } from "../../db/schema/index.ts";
-import { APP_STATS_ADDED, OWNER_STATS_ADDED, ROLLUP_SHARDS, utcDay } from "../analytics/rollups.ts";
-import { spendFromHold } from "../billing/holds.ts";
-import { useIncludedCall } from "../billing/included-calls.ts";
-import { MICROS_PER_CENT } from "../billing/money.ts";
-import { type InvocationRecord, recordInvocation } from "./invocations.service.ts";
+import { type Database, preparedStatement, writerFor } from "../../../db/client.ts";
+import { invocations } from "../../../db/schema/index.ts";
+import { type InvocationRecord, recordInvocation } from "../../analytics/call-records.ts";
+import { APP_STATS_ADDED, OWNER_STATS_ADDED, ROLLUP_SHARDS, utcDay } from "../../analytics/rollups.ts";
+import { MICROS_PER_CENT } from "../money.ts";
+import { spendFromHold } from "./holds.ts";
+import { useIncludedCall } from "./included-calls.ts";
 
 /** What a successful paid call spends: its price from its hold, of which the platform keeps `feePercent`. */
 export interface Settlement {

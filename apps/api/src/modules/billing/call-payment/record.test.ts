@@ -1,18 +1,18 @@
 import { randomUUID } from "node:crypto";
 import { eq, inArray, sql } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { type Database, queryRows } from "../../db/client.ts";
-import { holds, invocations } from "../../db/schema/index.ts";
-import { createCaller, fundWallet } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
-import { balancesOf } from "../billing/balances.ts";
-import { closeHold, takeCallPayment } from "../billing/holds.ts";
-import { centsToMicros } from "../billing/money.ts";
-import { cachedAccountFor } from "../billing/postings.ts";
-import { reconcile } from "../billing/reconcile.ts";
-import type { InvocationRecord } from "./invocations.service.ts";
-import { recordCall, recorderStats } from "./recorder.ts";
+import { type Database, queryRows } from "../../../db/client.ts";
+import { holds, invocations } from "../../../db/schema/index.ts";
+import { createCaller, fundWallet } from "../../../test/caller.ts";
+import { createTestDatabase, type TestDatabase } from "../../../test/database.ts";
+import { startTestServer, type TestServer } from "../../../test/server.ts";
+import type { InvocationRecord } from "../../analytics/call-records.ts";
+import { balancesOf } from "../balances.ts";
+import { centsToMicros } from "../money.ts";
+import { cachedAccountFor } from "../postings.ts";
+import { reconcile } from "../reconcile.ts";
+import { closeHold, takeCallPayment } from "./holds.ts";
+import { recordCall, recorderStats } from "./record.ts";
 
 // The batched recorder against a real database: calls finishing together share one statement and
 // one commit, and every figure (balances, invocations, rollups) is what call-by-call writing gives.

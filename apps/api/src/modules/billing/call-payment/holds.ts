@@ -1,13 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { and, asc, eq, inArray, lt, sql } from "drizzle-orm";
-import { type Database, NO_ROW, preparedStatement, queryRows } from "../../db/client.ts";
-import { holds } from "../../db/schema/index.ts";
-import { AppError } from "../../lib/errors.ts";
-import { walletBalance } from "./balances.ts";
-import { accountInDebt, debtOf } from "./debts.ts";
+import { type Database, NO_ROW, preparedStatement, queryRows } from "../../../db/client.ts";
+import { holds } from "../../../db/schema/index.ts";
+import { AppError } from "../../../lib/errors.ts";
+import { walletBalance } from "../balances.ts";
+import { accountInDebt, debtOf } from "../debts.ts";
+import { centsToMicros, dollars, formatMicros, MICROS_PER_CENT } from "../money.ts";
+import { accountFor } from "../postings.ts";
 import type { IncludedCall } from "./included-calls.ts";
-import { centsToMicros, dollars, formatMicros, MICROS_PER_CENT } from "./money.ts";
-import { accountFor } from "./postings.ts";
 
 /**
  * What a hold is for: who pays which creator for which app, the call's price (in cents, as prices

@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import type { FastifyBaseLogger } from "fastify";
-import type { Database } from "../../db/client.ts";
-import { AppError } from "../../lib/errors.ts";
-import { closeHold, recalledOf, recallHolds, takeCallPayment } from "../billing/holds.ts";
-import { type IncludedCall, refundIncludedCall } from "../billing/included-calls.ts";
+import type { Database } from "../../../db/client.ts";
+import { AppError } from "../../../lib/errors.ts";
+import { closeHold, recalledOf, recallHolds, takeCallPayment } from "./holds.ts";
+import { type IncludedCall, refundIncludedCall } from "./included-calls.ts";
 
 /**
  * Wallet leases (docs/decisions/018-wallet-leases.md). A paid call must have its price set aside
