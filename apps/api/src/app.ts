@@ -44,10 +44,12 @@ import { createEmailVerification } from "./modules/auth/email-verification.ts";
 import { createTokenVerifier } from "./modules/auth/token-verifier.ts";
 import { billingRoutes } from "./modules/billing/billing.routes.ts";
 import { HOLD_SWEEP_INTERVAL_MS } from "./modules/billing/call-checks.ts";
-import { sweepExpiredHolds } from "./modules/billing/call-payment/holds.ts";
-import { sweepExpiredIncludedCalls } from "./modules/billing/call-payment/included-calls.ts";
-import { sweepKeyReservations } from "./modules/billing/call-payment/key-reservations.ts";
-import { closeLeases } from "./modules/billing/call-payment/leases.ts";
+import {
+  createCallPayments,
+  sweepExpiredHolds,
+  sweepExpiredIncludedCalls,
+  sweepKeyReservations,
+} from "./modules/billing/call-payment/index.ts";
 import { postOutstandingModelCosts } from "./modules/billing/model-costs.ts";
 import { creditAbandonedPlanPayments } from "./modules/billing/plan-payments.ts";
 import { plansRoutes } from "./modules/billing/plans.routes.ts";
@@ -303,8 +305,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   }, HOLD_SWEEP_INTERVAL_MS);
   holdSweeper.unref();
   app.addHook("onClose", async () => clearInterval(holdSweeper));
-  // What the paid calls' leases did not spend goes back to the wallets (gateway/leases.ts).
-  app.addHook("onClose", () => closeLeases(db));
+  // The paid calls' payments (billing/call-payment): built once, passed to every paid route and
+  // the warm-up; on close, what their leases did not spend goes back to the wallets.
+  const payments = createCallPayments(db, app.log);
+  app.addHook("onClose", () => payments.close());
   // Raw invocations: partitions for the days ahead, days past INVOCATION_RETENTION_DAYS dropped
   // (docs/decisions/038); at start too, so a server down for days catches up at once.
   const maintainPartitions = () =>
@@ -342,6 +346,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     safeFetch,
     feePercent: config.platformFeePercent,
     publicUrl: config.publicUrl,
+    payments,
   };
 
   // The product API, under /api and again under the versioned root /api/v1.
@@ -368,6 +373,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       secrets,
       feePercent: config.platformFeePercent,
       publicUrl: config.publicUrl,
+      payments,
     });
     await scope.register(modelKeysRoutes, { db, guards, secrets, feePercent: config.platformFeePercent });
     await scope.register(workflowsRoutes, { db, guards, secrets, safeFetch });
@@ -432,6 +438,6 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   if (options.serveWeb !== false && existsSync(path.join(webDist, "index.html"))) {
     await registerWeb(app, config);
   }
-  warmUps.set(app, () => warmUp(app, { db, llm, secrets, log: app.log }));
+  warmUps.set(app, () => warmUp(app, { db, llm, secrets, log: app.log, payments }));
   return app;
 }

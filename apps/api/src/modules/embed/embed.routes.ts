@@ -15,6 +15,7 @@ import type { SafeFetch } from "../../lib/safe-fetch.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
 import { findApplicationBySlug, getOwnApplication } from "../applications/applications.service.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
+import type { CallPayments } from "../billing/call-payment/index.ts";
 import type { RateLimiter } from "../gateway/rate-limit.ts";
 import { rateLimitHeaders } from "../gateway/rate-limit.ts";
 import type { LlmClient } from "../models/llm.ts";
@@ -59,6 +60,7 @@ export const embedRoutes: FastifyPluginAsyncZod<{
   safeFetch: SafeFetch;
   tokens: EmbedTokens;
   publicUrl: string;
+  payments: CallPayments;
 }> = async (app, options) => {
   const { db, guards, tokens, publicUrl, rateLimiter } = options;
   const platformOrigin = new URL(publicUrl).origin;
@@ -206,6 +208,7 @@ export const embedRoutes: FastifyPluginAsyncZod<{
         secrets: options.secrets,
         safeFetch: options.safeFetch,
         publicUrl,
+        payments: options.payments,
       });
     },
   );

@@ -6,12 +6,12 @@ import type { ApplicationRow } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
 import type { SafeFetch } from "../../lib/safe-fetch.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
+import type { CallPayments } from "../billing/call-payment/index.ts";
 import { effectivePriceCents } from "../billing/price-changes.ts";
 import type { GatewayInput } from "../gateway/execution.ts";
 import { prepareExecution } from "../gateway/gateway-call.ts";
 import { maxPriceOf } from "../gateway/max-price.ts";
-import { openGatewayPaidCall } from "../gateway/open-gateway-call.ts";
-import { generatePaid } from "../gateway/paid-call.ts";
+import { generatePaid, openGatewayPaidCall } from "../gateway/open-gateway-call.ts";
 import type { LlmClient } from "../models/llm.ts";
 import { type EmbedClaims, findOwner } from "./embed.service.ts";
 import { type EmbedLimits, reserveEmbedSpend } from "./embed-limits.ts";
@@ -33,6 +33,7 @@ export async function runEmbeddedCall(
     secrets: SecretBox;
     safeFetch: SafeFetch;
     publicUrl: string;
+    payments: CallPayments;
     limits: EmbedLimits;
   },
 ): Promise<EmbedMessageResponse> {
@@ -57,7 +58,7 @@ export async function runEmbeddedCall(
   });
   const paid = await openGatewayPaidCall(
     // The whole price goes to the platform: the owner buys their visitors' calls.
-    { db, publicUrl: options.publicUrl, feePercent: 100 },
+    { payments: options.payments, publicUrl: options.publicUrl, feePercent: 100 },
     {
       request,
       caller: owner,

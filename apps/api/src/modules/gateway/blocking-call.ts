@@ -4,8 +4,8 @@ import type { LocalUser } from "../auth/auth.service.ts";
 import type { ChatMessage } from "../models/llm.ts";
 import type { ExecutionResult, GatewayInput } from "./execution.ts";
 import { type GatewayDeps, type Mode, prepareExecution } from "./gateway-call.ts";
-import { openGatewayPaidCall } from "./open-gateway-call.ts";
-import { type CallCharge, generatePaid, type PaidCall } from "./paid-call.ts";
+import { generatePaid, openGatewayPaidCall } from "./open-gateway-call.ts";
+import type { CallCharge, PaidCall } from "./paid-call.ts";
 
 /** A blocking call that was answered and paid: the answer, what it cost, and its invocation's ids. */
 export interface BlockingCallAnswer {
@@ -21,7 +21,7 @@ export interface BlockingCallAnswer {
  * (docs/decisions/025) and is thrown as an AppError for the endpoint to answer in its own shape.
  */
 export async function runBlockingCall(
-  deps: Pick<GatewayDeps, "db" | "llm" | "secrets" | "safeFetch" | "feePercent" | "publicUrl">,
+  deps: Pick<GatewayDeps, "db" | "llm" | "secrets" | "safeFetch" | "feePercent" | "publicUrl" | "payments">,
   options: {
     request: FastifyRequest;
     caller: LocalUser;

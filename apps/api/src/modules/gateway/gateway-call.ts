@@ -8,14 +8,15 @@ import type { SafeFetch } from "../../lib/safe-fetch.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
+import type { CallPayments } from "../billing/call-payment/index.ts";
 import type { ChatMessage, LlmClient } from "../models/llm.ts";
 import { CHARGED_HEADER, chargedHeaderOfStored, chargedHeaderValue, difyPriceFields } from "./charge.ts";
 import { errorEvent } from "./dify-errors.ts";
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
 import { claimIdempotencyKey, type IdempotencyClaim } from "./idempotency.ts";
-import { openGatewayPaidCall } from "./open-gateway-call.ts";
+import { generatePaid, openGatewayPaidCall } from "./open-gateway-call.ts";
 import type { OpenStreams } from "./open-streams.ts";
-import { type CallCharge, generatePaid } from "./paid-call.ts";
+import type { CallCharge } from "./paid-call.ts";
 import { preparePromptExecution } from "./prompt-call.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 import { type RunningTasks, untilAborted } from "./running-tasks.ts";
@@ -38,6 +39,8 @@ export interface GatewayDeps {
   safeFetch: SafeFetch;
   feePercent: number;
   publicUrl: string;
+  /** The call payments (billing/call-payment), built once at start-up (app.ts). */
+  payments: CallPayments;
 }
 
 /** The mode an app is called in when the caller does not choose: chat only for chat prompt apps. */

@@ -1,41 +1,74 @@
-import type { FastifyRequest } from "fastify";
-import type { Database } from "../../db/client.ts";
-import type { ApplicationRow } from "../../db/schema/index.ts";
-import type { LocalUser } from "../auth/auth.service.ts";
-import type { Execution, GatewayInput } from "./execution.ts";
-import { openPaidCall, type PaidCall } from "./paid-call.ts";
+import { AppError } from "../../lib/errors.ts";
+import type { Execution, ExecutionResult } from "./execution.ts";
+import { type CallCharge, openPaidCallParts, type PaidCall } from "./paid-call.ts";
 
-/** What opening a paid call needs from the server: the database, the platform's fee, where to top up. */
-export interface OpenGatewayCallDeps {
-  db: Database;
-  feePercent: number;
-  publicUrl: string;
+/**
+ * TEMPORARY (issue 29): the old release / record / abandon steps and `generatePaid`, built on the
+ * call's payment, only so the drivers not yet moved to `PaidCall.end` (gateway-call.ts,
+ * openai-call.ts, blocking-call.ts, embed/embedded-call.ts, prompts/prompt-test-run.ts) keep
+ * working until the lifecycle branch replaces them. Delete this file when it merges.
+ */
+export interface LegacyPaidCall extends PaidCall {
+  release(): Promise<void>;
+  record(status: "success" | "error", result?: ExecutionResult, error?: AppError): Promise<CallCharge>;
+  abandon(sent: string | null): Promise<CallCharge>;
+}
+
+export async function openGatewayPaidCall(
+  deps: Parameters<typeof openPaidCallParts>[0],
+  options: Parameters<typeof openPaidCallParts>[1],
+): Promise<LegacyPaidCall> {
+  const { paid, payment, recordOf } = await openPaidCallParts(deps, options);
+  // The payment ends once: a release ends it without a record, after which a failure's record is
+  // written on its own (nothing to pay, nothing to give back).
+  let ended = false;
+  let released = false;
+  const none: CallCharge = { chargedCents: 0, paidBy: "none" };
+  return {
+    ...paid,
+    end(outcome) {
+      ended = true;
+      return paid.end(outcome);
+    },
+    async release() {
+      if (ended) return;
+      ended = released = true;
+      await payment.end(null);
+    },
+    async record(status, result, error) {
+      if (status === "error" && released) {
+        await deps.payments.recorder.record({ ...recordOf("error", undefined, error), chargedCents: 0 });
+        return none;
+      }
+      if (ended) return none;
+      ended = true;
+      return payment.end(recordOf(status, result, error));
+    },
+    abandon(sent) {
+      ended = true;
+      return paid.end({ kind: "abandoned", sent });
+    },
+  };
 }
 
 /**
- * Takes payment for a prepared call the way every endpoint does (paid-call.ts openPaidCall): one
- * place for the arguments they all pass, so a change to them lands once (issue 19). The fee is
- * `deps.feePercent` (the platform's; embedded calls pass 100); a 402 sends the caller to their
- * wallet's page to top up.
+ * Runs a paid call blocking and settles it: on an answer it is recorded and paid (once); on a
+ * failure what was taken is given back, a failure of ours or the upstream's (5xx) is recorded, and
+ * the failure is thrown as an AppError.
  */
-export function openGatewayPaidCall(
-  deps: OpenGatewayCallDeps,
-  options: {
-    request: FastifyRequest;
-    caller: LocalUser;
-    application: ApplicationRow;
-    execution: Execution;
-    mode: "completion" | "chat";
-    input: Pick<GatewayInput, "user" | "query">;
-    /** The caller's cap on the price (max-price.ts): above it the call is refused before payment. */
-    maxPriceCents?: number;
-    /** The owner pays for a call made on a visitor's behalf (docs/decisions/009-embed.md). */
-    ownerPays?: boolean;
-  },
-): Promise<PaidCall> {
-  return openPaidCall(deps.db, {
-    ...options,
-    feePercent: deps.feePercent,
-    topUpUrl: `${deps.publicUrl}/wallet`,
-  });
+export async function generatePaid(
+  paid: LegacyPaidCall,
+  execution: Execution,
+): Promise<{ result: ExecutionResult; charge: CallCharge }> {
+  let result: ExecutionResult;
+  try {
+    result = await execution.generate();
+  } catch (error) {
+    const appError =
+      error instanceof AppError ? error : new AppError("upstream_failed", "The upstream failed to answer");
+    await paid.release();
+    if (appError.status >= 500) await paid.record("error", undefined, appError);
+    throw appError;
+  }
+  return { result, charge: await paid.record("success", result) };
 }

@@ -7,9 +7,9 @@ import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
 import { type GatewayDeps, naturalModeOf, prepareExecution } from "./gateway-call.ts";
 import { claimIdempotencyKey, type IdempotencyClaim } from "./idempotency.ts";
 import { maxPriceOf } from "./max-price.ts";
-import { openGatewayPaidCall } from "./open-gateway-call.ts";
+import { openGatewayPaidCall, type LegacyPaidCall as PaidCall } from "./open-gateway-call.ts";
 import { type OpenAiCall, refuseWorkflowOverrides } from "./openai-request.ts";
-import type { CallCharge, PaidCall } from "./paid-call.ts";
+import type { CallCharge } from "./paid-call.ts";
 import { preparePromptExecution } from "./prompt-call.ts";
 import { createSseWriter } from "./sse-writer.ts";
 

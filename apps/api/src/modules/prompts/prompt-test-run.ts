@@ -6,9 +6,9 @@ import type { ApplicationRow } from "../../db/schema/index.ts";
 import { AppError, invalidFields } from "../../lib/errors.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
+import type { CallPayments } from "../billing/call-payment/index.ts";
 import type { ExecutionResult } from "../gateway/execution.ts";
-import { openGatewayPaidCall } from "../gateway/open-gateway-call.ts";
-import { generatePaid } from "../gateway/paid-call.ts";
+import { generatePaid, openGatewayPaidCall } from "../gateway/open-gateway-call.ts";
 import { type PromptDraft, preparePromptExecution } from "../gateway/prompt-call.ts";
 import type { LlmClient } from "../models/llm.ts";
 
@@ -20,6 +20,7 @@ export interface PromptTestDeps {
   secrets: SecretBox;
   feePercent: number;
   publicUrl: string;
+  payments: CallPayments;
 }
 
 /** The editor's test request as a draft over the saved prompt (an unknown model is a 400 naming it). */

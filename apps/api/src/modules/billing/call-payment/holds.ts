@@ -8,6 +8,7 @@ import { accountInDebt, debtOf } from "../debts.ts";
 import { centsToMicros, dollars, formatMicros, MICROS_PER_CENT } from "../money.ts";
 import { accountFor } from "../postings.ts";
 import type { IncludedCall } from "./included-calls.ts";
+import { chargedCentsSql, currentPriceSql, feeMicrosSql, microsSql, modelCostDeductedSql } from "./rules.ts";
 
 /**
  * What a hold is for: who pays which creator for which app, the call's price (in cents, as prices
@@ -272,20 +273,19 @@ export async function spendFromHold(
   holdId: string,
   call: { amountCents: number; feePercent: number; modelCostMicros?: number; applicationId?: string },
 ): Promise<Spent | undefined> {
-  // The lower of the call's price and the app's price now, as the batch record does (recorder.ts).
+  // The lower of the call's price and the app's price now, its fee and model cost: rules.ts, as the batch record does (record.ts).
   const [spent] = await queryRows<{ amount: string; fee: string; model_cost: string }>(
     tx,
     sql`with c as (
-          select least(${call.amountCents}::bigint, coalesce((
-            select case when a.pending_price_at is not null and a.pending_price_at <= now()
-                        then a.pending_price_cents else a.price_cents end
-            from applications a where a.id = ${call.applicationId ?? null}::uuid), ${call.amountCents}::bigint)) as cents
+          select ${sql.raw(chargedCentsSql("s.amount", `coalesce((select ${currentPriceSql("a")} from applications a where a.id = s.app), s.amount)`))} as cents
+          from (select ${call.amountCents}::bigint as amount, ${call.applicationId ?? null}::uuid as app) s
         ), f as (
-          select c.cents, c.cents * ${MICROS_PER_CENT}::bigint as amount,
-            round(c.cents * ${MICROS_PER_CENT}::bigint * ${call.feePercent}::numeric / 100)::bigint as fee
-          from c
+          select c.cents, ${sql.raw(microsSql("c.cents"))} as amount,
+            ${sql.raw(feeMicrosSql(microsSql("c.cents"), "s.fee_percent"))} as fee
+          from c, (select ${call.feePercent}::numeric as fee_percent) s
         ), p as (
-          select f.*, least(${call.modelCostMicros ?? 0}::bigint, f.amount - f.fee) as model_cost from f
+          select f.*, ${sql.raw(modelCostDeductedSql("m.model_cost", "f.amount", "f.fee"))} as model_cost
+          from f, (select ${call.modelCostMicros ?? 0}::bigint as model_cost) m
         )
         update holds set settled_micros = settled_micros + p.amount, fee_micros = fee_micros + p.fee,
           model_cost_micros = holds.model_cost_micros + p.model_cost, calls = calls + 1

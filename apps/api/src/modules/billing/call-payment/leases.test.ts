@@ -10,7 +10,7 @@ import { expectReconciled } from "../../../test/reconciled.ts";
 import { startTestServer, type TestServer } from "../../../test/server.ts";
 import { balancesOf, walletBalances } from "../balances.ts";
 import { centsToMicros } from "../money.ts";
-import { cachedAccountFor } from "../postings.ts";
+import { accountFor } from "../postings.ts";
 import { reconcile } from "../reconcile.ts";
 import { LEASE_CALLS, LeaseBook } from "./leases.ts";
 
@@ -260,8 +260,8 @@ it("closes a lease still being taken ahead when its book closes", async () => {
     tryIncluded: true,
     callId: randomUUID(),
     accounts: {
-      wallet: await cachedAccountFor(db, "wallet", payerId),
-      held: await cachedAccountFor(db, "held", payerId),
+      wallet: await accountFor(db, "wallet", payerId),
+      held: await accountFor(db, "held", payerId),
     },
   };
   // Leases of 1, 2 and 4 calls used up, then 6 calls from the lease of 8: a quarter of it is

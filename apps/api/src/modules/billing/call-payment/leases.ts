@@ -398,39 +398,3 @@ export class LeaseBook {
       if (now - grown.at >= LEASE_IDLE_MS) this.nextCalls.delete(key);
   }
 }
-
-const books = new WeakMap<Database, LeaseBook>();
-
-/** The lease book of a database handle (one per process and database; tests open several). */
-export function leaseBookFor(db: Database, log?: FastifyBaseLogger): LeaseBook {
-  let book = books.get(db);
-  if (!book) {
-    book = new LeaseBook(db, log);
-    books.set(db, book);
-  }
-  return book;
-}
-
-/** Whether calls have opened leases on this handle (a lease book exists). */
-export function hasLeaseBook(db: Database): boolean {
-  return books.has(db);
-}
-
-/**
- * Forgets the lease book of a database handle without closing its leases: only for the start-up
- * rehearsal, whose holds are rolled back with everything else it wrote (db/client.ts rehearse).
- * Closing them there would lock the platform's fee accounts until the rollback; the next call
- * opens a new book.
- */
-export function discardLeases(db: Database): void {
-  books.get(db)?.discard();
-  books.delete(db);
-}
-
-/** Closes the leases of a database handle (the server is closing). */
-export async function closeLeases(db: Database): Promise<void> {
-  const book = books.get(db);
-  if (!book) return;
-  books.delete(db);
-  await book.close();
-}

@@ -3,9 +3,9 @@ import { type Database, preparedStatement, writerFor } from "../../../db/client.
 import { invocations } from "../../../db/schema/index.ts";
 import { type InvocationRecord, recordInvocation } from "../../analytics/call-records.ts";
 import { APP_STATS_ADDED, OWNER_STATS_ADDED, ROLLUP_SHARDS, utcDay } from "../../analytics/rollups.ts";
-import { MICROS_PER_CENT } from "../money.ts";
 import { spendFromHold } from "./holds.ts";
 import { useIncludedCall } from "./included-calls.ts";
+import { chargedCentsSql, currentPriceSql, feeMicrosSql, microsSql, modelCostDeductedSql } from "./rules.ts";
 
 /** What a successful paid call spends: its price from its hold, of which the platform keeps `feePercent`. */
 export interface Settlement {
@@ -36,53 +36,43 @@ export interface RecordedCall {
 const MAX_BATCH = 256;
 
 /**
- * Records a call and spends its price from its hold. A chat turn (conversation rows) is written on
- * its own (`recordOne`); other calls are written in batches: one statement and one synchronous
- * commit for every call that finished while the previous batch was being written. A call alone is
- * written at once, so batching adds no wait; under load, N calls share one round trip and one WAL
- * flush. Every promise resolves only after its batch is committed: a charge (the invocation and
- * the price added to its hold's `settled_micros`) is on disk before its caller hears of it. The
- * ledger moves the money when the hold closes (`closeHold`, decision 020), so a call writes no
- * ledger row and takes no lock on a hot ledger account. A call paid from a hold is counted against
- * the pair's plan instead when the plan has an included call left at that moment (decision 025).
- * Answers how the call was paid (`RecordOutcome`). On PostgreSQL the batches use connections of
- * their own (`writerFor`), so an answered call never waits for a connection behind calls that have
- * not started. See docs/decisions/012-paid-path-latency.md and 020-lease-capture.md.
+ * Records calls and spends their prices from their holds. A chat turn (conversation rows) is
+ * written on its own (`recordOne`); other calls are written in batches: one statement and one
+ * synchronous commit for every call that finished while the previous batch was being written. A
+ * call alone is written at once, so batching adds no wait; under load, N calls share one round trip
+ * and one WAL flush. Every promise resolves only after its batch is committed: a charge (the
+ * invocation and the price added to its hold's `settled_micros`) is on disk before its caller
+ * hears of it. The ledger moves the money when the hold closes (`closeHold`, decision 020), so a
+ * call writes no ledger row and takes no lock on a hot ledger account. A call paid from a hold is
+ * counted against the pair's plan instead when the plan has an included call left at that moment
+ * (decision 025). Answers how the call was paid (`RecordOutcome`). On PostgreSQL the batches use
+ * connections of their own (`writerFor`), so an answered call never waits for a connection behind
+ * calls that have not started. See docs/decisions/012-paid-path-latency.md and
+ * 020-lease-capture.md. One per server (index.ts `createCallPayments`; tests make their own).
  */
-export function recordCall(
-  db: Database,
-  record: InvocationRecord,
-  settlement?: Settlement,
-): Promise<RecordOutcome> {
-  return recordCharged(db, record, settlement).then((recorded) => recorded.outcome);
-}
+export class CallRecorder {
+  private readonly db: Database;
+  private batches: BatchRecorder | undefined;
 
-/** `recordCall`, answering also what the call took from the wallet (what its answer says it cost). */
-export function recordCharged(
-  db: Database,
-  record: InvocationRecord,
-  settlement?: Settlement,
-): Promise<RecordedCall> {
-  // The call's time is fixed on the record the first time it is recorded: it is half of the
-  // invocation's key (partitioned by day, decision 038), so the same call recorded again (a batch
-  // written again call by call, a record submitted twice) meets its own row, never adds a second.
-  record.createdAt ??= new Date();
-  if (record.conversation) return recordOne(db, { record, settlement });
-  let recorder = recorders.get(db);
-  if (!recorder) {
-    recorder = new BatchRecorder(writerFor(db));
-    recorders.set(db, recorder);
+  constructor(db: Database) {
+    this.db = db;
   }
-  return recorder.submit({ record, settlement });
-}
 
-// One queue per database handle (tests open several in one process).
-const recorders = new WeakMap<Database, BatchRecorder>();
+  /** Records the call; with a settlement, spends its price (or a plan's included call). */
+  record(record: InvocationRecord, settlement?: Settlement): Promise<RecordedCall> {
+    // The call's time is fixed on the record the first time it is recorded: it is half of the
+    // invocation's key (partitioned by day, decision 038), so the same call recorded again (a batch
+    // written again call by call, a record submitted twice) meets its own row, never adds a second.
+    record.createdAt ??= new Date();
+    if (record.conversation) return recordOne(this.db, { record, settlement });
+    this.batches ??= new BatchRecorder(writerFor(this.db));
+    return this.batches.submit({ record, settlement });
+  }
 
-/** How the recorder of a database handle has written: statements, calls, and batches that failed and were written call by call. */
-export function recorderStats(db: Database): { batches: number; calls: number; fallbacks: number } {
-  const stats = recorders.get(db)?.stats;
-  return { batches: 0, calls: 0, fallbacks: 0, ...stats };
+  /** How the batches were written: statements, calls, and batches that failed and were written call by call. */
+  stats(): { batches: number; calls: number; fallbacks: number } {
+    return { batches: 0, calls: 0, fallbacks: 0, ...this.batches?.stats };
+  }
 }
 
 interface Pending {
@@ -292,13 +282,11 @@ const recordBatchStatement = preparedStatement<{ charged: string | null; covered
      -- applies before its notice ran out (decision 021), so it is never the lower one early.
      -- In micro-dollars: the price, the platform's fee (exactly fee_percent of it) and the model
      -- cost the creator's share pays (at most that share; issue 17).
-     select v.id, p.amount, f.micros, f.fee, least(v.model_cost_micros, f.micros - f.fee) as model_cost
+     select v.id, p.amount, f.micros, f.fee, ${modelCostDeductedSql("v.model_cost_micros", "f.micros", "f.fee")} as model_cost
      from v join applications a on a.id = v.application_id
-     cross join lateral (select least(v.amount,
-       case when a.pending_price_at is not null and a.pending_price_at <= now()
-            then a.pending_price_cents else a.price_cents end)::bigint as amount) p
-     cross join lateral (select p.amount * ${MICROS_PER_CENT} as micros,
-       round(p.amount * ${MICROS_PER_CENT} * v.fee_percent / 100)::bigint as fee) f
+     cross join lateral (select ${chargedCentsSql("v.amount", currentPriceSql("a"))} as amount) p
+     cross join lateral (select ${microsSql("p.amount")} as micros,
+       ${feeMicrosSql(microsSql("p.amount"), "v.fee_percent")} as fee) f
      where v.hold_id is not null
    ), pairs as (
      select caller_user_id as payer, application_id as app, count(*)::int as n
