@@ -70,19 +70,16 @@ export interface InvocationRecord {
 }
 
 /**
- * Records one gateway call, and for a successful chat turn the conversation and its message,
- * in one transaction: analytics and billing read invocations, so none may be lost.
+ * The invocation's columns, mapped from its record once for every writer: the insert below and
+ * the batch statement's rows (billing/call-payment/record.ts, as snake_case JSON).
  */
-export async function recordInvocation(db: Database, record: InvocationRecord): Promise<void> {
-  const at = record.createdAt ?? new Date();
-  const conversation = record.status === "success" ? record.conversation : null;
-  const row = {
+export function invocationRow(record: InvocationRecord, at: Date) {
+  return {
     id: record.id,
     applicationId: record.applicationId,
     callerUserId: record.callerUserId,
     apiKeyId: record.apiKeyId,
     endUser: record.endUser,
-    conversationId: conversation?.id ?? null,
     mode: record.mode,
     status: record.status,
     errorType: record.errorType ?? null,
@@ -93,10 +90,27 @@ export async function recordInvocation(db: Database, record: InvocationRecord): 
     outputTokens: record.outputTokens,
     chargedCents: record.chargedCents ?? 0,
     modelCostMicros: record.modelCostMicros ?? 0,
-    holdId: record.settle ? (record.holdId ?? null) : null,
     subscriptionId: record.coveredBy?.subscriptionId ?? null,
-    planPeriodStart: record.coveredBy ? sql`${record.coveredBy.periodStart}::timestamptz` : null,
     createdAt: at,
+  };
+}
+
+/** Whom the rollups count a call for: its end user, else the calling account. */
+export const userKeyOf = (record: Pick<InvocationRecord, "endUser" | "callerUserId">) =>
+  record.endUser ?? `account:${record.callerUserId}`;
+
+/**
+ * Records one gateway call, and for a successful chat turn the conversation and its message,
+ * in one transaction: analytics and billing read invocations, so none may be lost.
+ */
+export async function recordInvocation(db: Database, record: InvocationRecord): Promise<void> {
+  const at = record.createdAt ?? new Date();
+  const conversation = record.status === "success" ? record.conversation : null;
+  const row = {
+    ...invocationRow(record, at),
+    conversationId: conversation?.id ?? null,
+    holdId: record.settle ? (record.holdId ?? null) : null,
+    planPeriodStart: record.coveredBy ? sql`${record.coveredBy.periodStart}::timestamptz` : null,
   };
   const rollup = (charged: number, refused = false, feeMicros = 0) => ({
     applicationId: record.applicationId,
@@ -109,7 +123,7 @@ export async function recordInvocation(db: Database, record: InvocationRecord): 
     revenueCents: record.status === "success" ? charged : 0,
     feeMicros: record.status === "success" ? feeMicros : 0,
     modelCostMicros: record.modelCostMicros ?? 0,
-    userKey: record.endUser ?? `account:${record.callerUserId}`,
+    userKey: userKeyOf(record),
   });
   if (!conversation && !record.settle && !record.coveredBy?.callId) {
     // Nothing to settle and no conversation: the row and its rollups are one statement, atomic on

@@ -1,7 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import { type Database, preparedStatement, writerFor } from "../../../db/client.ts";
 import { invocations } from "../../../db/schema/index.ts";
-import { type InvocationRecord, recordInvocation } from "../../analytics/call-records.ts";
+import { type InvocationRecord, invocationRow, recordInvocation, userKeyOf } from "../../analytics/call-records.ts";
 import { APP_STATS_ADDED, OWNER_STATS_ADDED, ROLLUP_SHARDS, utcDay } from "../../analytics/rollups.ts";
 import { spendFromHold } from "./holds.ts";
 import { useIncludedCall } from "./included-calls.ts";
@@ -222,29 +222,18 @@ async function recordedOutcome(
   return { outcome: row.subscriptionId ? "plan" : "refused", chargedCents: 0 };
 }
 
+/** A call as a row of the batch statement's `v`: the invocation's columns (analytics) and what pays for it. */
 function toRow({ record, settlement }: Pending) {
   const at = record.createdAt ?? new Date();
+  const row: Record<string, unknown> = {};
+  for (const [column, value] of Object.entries(invocationRow(record, at)))
+    row[column.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`)] = value;
   return {
-    id: record.id,
-    application_id: record.applicationId,
-    caller_user_id: record.callerUserId,
-    api_key_id: record.apiKeyId,
-    end_user: record.endUser,
-    mode: record.mode,
-    status: record.status,
-    error_type: record.errorType ?? null,
-    error_message: record.errorMessage?.slice(0, 500) ?? null,
-    model: record.model,
-    latency_ms: record.latencyMs,
-    input_tokens: record.inputTokens,
-    output_tokens: record.outputTokens,
-    charged_cents: record.chargedCents ?? 0,
-    model_cost_micros: record.modelCostMicros ?? 0,
+    ...row,
     created_at: at.toISOString(),
     day: utcDay(at),
-    user_key: record.endUser ?? `account:${record.callerUserId}`,
+    user_key: userKeyOf(record),
     hold_id: settlement?.holdId ?? null,
-    subscription_id: record.coveredBy?.subscriptionId ?? null,
     plan_period_start: record.coveredBy?.periodStart ?? null,
     amount: settlement?.amountCents ?? null,
     fee_percent: settlement?.feePercent ?? null,
