@@ -1,7 +1,12 @@
 import { and, eq } from "drizzle-orm";
 import { type Database, preparedStatement, writerFor } from "../../../db/client.ts";
 import { invocations } from "../../../db/schema/index.ts";
-import { type InvocationRecord, invocationRow, recordInvocation, userKeyOf } from "../../analytics/call-records.ts";
+import {
+  type InvocationRecord,
+  invocationRow,
+  recordInvocation,
+  userKeyOf,
+} from "../../analytics/call-records.ts";
 import { APP_STATS_ADDED, OWNER_STATS_ADDED, ROLLUP_SHARDS, utcDay } from "../../analytics/rollups.ts";
 import { spendFromHold } from "./holds.ts";
 import { useIncludedCall } from "./included-calls.ts";
