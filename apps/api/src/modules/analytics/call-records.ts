@@ -95,6 +95,22 @@ export function invocationRow(record: InvocationRecord, at: Date) {
   };
 }
 
+/**
+ * A batch of calls inserted as invocations, as the body of one CTE (billing/call-payment/record.ts,
+ * the batch record): the relation `calls` gives the columns of `invocationRow` in snake_case, with
+ * what paid for each call: `charged` (cents), `fee`, `model_cost` and `model_cost_deducted`
+ * (micros), `paid_from` (its hold), `covered_by` and `period` (its plan's subscription and period).
+ */
+export const INVOCATIONS_FROM_CALLS = `insert into invocations (id, application_id, caller_user_id, api_key_id, end_user, mode, status,
+       error_type, error_message, model, latency_ms, input_tokens, output_tokens, charged_cents,
+       fee_micros, model_cost_micros, model_cost_deducted_micros, hold_id, subscription_id,
+       plan_period_start, created_at)
+     select id, application_id, caller_user_id, api_key_id, end_user, mode, status, error_type,
+       error_message, model, latency_ms, input_tokens, output_tokens, charged, fee, model_cost,
+       model_cost_deducted, paid_from, covered_by, period, created_at
+     from calls
+     returning 1`;
+
 /** Whom the rollups count a call for: its end user, else the calling account. */
 export const userKeyOf = (record: Pick<InvocationRecord, "endUser" | "callerUserId">) =>
   record.endUser ?? `account:${record.callerUserId}`;

@@ -114,7 +114,8 @@ export function createCallPayments(db: Database, log?: FastifyBaseLogger): CallP
   const recorder = new CallRecorder(db);
   const accounts = new AccountIds(db);
   return {
-    open: (call, callLog) => openCallPayment({ db, leases: leases(), recorder, accounts }, call, callLog),
+    // The book is made by the first call paid from the wallet (free calls take no lease).
+    open: (call, callLog) => openCallPayment({ db, leases, recorder, accounts }, call, callLog),
     expectCalls: (payerId, applicationId, calls) => leases().expectCalls(payerId, applicationId, calls),
     get leasing() {
       return book !== undefined;
@@ -134,7 +135,7 @@ export function createCallPayments(db: Database, log?: FastifyBaseLogger): CallP
 }
 
 async function openCallPayment(
-  parts: { db: Database; leases: LeaseBook; recorder: CallRecorder; accounts: AccountIds },
+  parts: { db: Database; leases: () => LeaseBook; recorder: CallRecorder; accounts: AccountIds },
   call: CallToPay,
   log: FastifyBaseLogger,
 ): Promise<CallPayment> {
@@ -154,7 +155,7 @@ async function openCallPayment(
   // when a new lease is needed; 402 if the wallet cannot cover the price). A free app's calls
   // still count against a plan's included calls.
   const pay = (priceCents: number, payer: { wallet: string; held: string }) =>
-    leases.pay({
+    leases().pay({
       payerId: call.payerId,
       applicationId: application.id,
       creatorId: application.ownerId,

@@ -2,12 +2,13 @@ import { and, eq } from "drizzle-orm";
 import { type Database, preparedStatement, writerFor } from "../../../db/client.ts";
 import { invocations } from "../../../db/schema/index.ts";
 import {
+  INVOCATIONS_FROM_CALLS,
   type InvocationRecord,
   invocationRow,
   recordInvocation,
   userKeyOf,
 } from "../../analytics/call-records.ts";
-import { APP_STATS_ADDED, OWNER_STATS_ADDED, ROLLUP_SHARDS, utcDay } from "../../analytics/rollups.ts";
+import { ROLLUPS_FROM_CALLS, utcDay } from "../../analytics/rollups.ts";
 import { spendFromHold } from "./holds.ts";
 import { useIncludedCall } from "./included-calls.ts";
 import { chargedCentsSql, currentPriceSql, feeMicrosSql, microsSql, modelCostDeductedSql } from "./rules.ts";
@@ -245,8 +246,6 @@ function toRow({ record, settlement }: Pending) {
   };
 }
 
-const shard = `(pg_backend_pid() % ${ROLLUP_SHARDS})::smallint`;
-
 /**
  * The batch in one statement. First the plans: the calls paid from holds are counted against
  * their pair's active plan while it has included calls left (the subscription rows locked in id
@@ -340,64 +339,12 @@ const recordBatchStatement = preparedStatement<{ charged: string | null; covered
      left join priced pr on pr.id = v.id
      left join hold on hold.id = v.hold_id and c.id is null
    ), recorded as (
-     insert into invocations (id, application_id, caller_user_id, api_key_id, end_user, mode, status,
-       error_type, error_message, model, latency_ms, input_tokens, output_tokens, charged_cents,
-       fee_micros, model_cost_micros, model_cost_deducted_micros, hold_id, subscription_id,
-       plan_period_start, created_at)
-     select id, application_id, caller_user_id, api_key_id, end_user, mode, status, error_type,
-       error_message, model, latency_ms, input_tokens, output_tokens, charged, fee, model_cost,
-       model_cost_deducted, paid_from, covered_by, period, created_at
-     from calls
-     returning 1
+     ${INVOCATIONS_FROM_CALLS}
    ), reservations as (
      -- The included calls taken for these calls before they ran are theirs now (decision 025).
      delete from included_calls where id in (select id from v where subscription_id is not null)
      returning 1
-   ), stats as (
-     insert into app_daily_stats as s (application_id, day, shard, invocations, successes, errors,
-       latency_ms_sum, input_tokens, output_tokens, revenue_cents, fee_micros, model_cost_micros,
-       last_invocation_at)
-     select application_id, day, ${shard}, count(*), count(*) filter (where status = 'success'),
-       count(*) filter (where status <> 'success'), sum(latency_ms), sum(input_tokens),
-       sum(output_tokens), coalesce(sum(charged) filter (where status = 'success'), 0),
-       coalesce(sum(fee) filter (where status = 'success' and charged > 0), 0), sum(model_cost),
-       max(created_at)
-     from calls group by application_id, day
-     on conflict (application_id, day, shard) do update set ${APP_STATS_ADDED}
-   ), owner_stats as (
-     insert into owner_daily_stats as s (owner_id, day, shard, invocations, successes, errors,
-       latency_ms_sum, input_tokens, output_tokens)
-     select owner_id, day, ${shard}, count(*), count(*) filter (where status = 'success'),
-       count(*) filter (where status <> 'success'), sum(latency_ms), sum(input_tokens), sum(output_tokens)
-     from calls group by owner_id, day
-     on conflict (owner_id, day, shard) do update set ${OWNER_STATS_ADDED}
-   ), app_user as (
-     insert into app_users as u (application_id, end_user, last_day)
-     select c.application_id, c.user_key, max(c.day) from calls c
-     where not exists (select 1 from app_users x
-                       where x.application_id = c.application_id and x.end_user = c.user_key and x.last_day >= c.day)
-     group by c.application_id, c.user_key
-     on conflict (application_id, end_user) do update set last_day = excluded.last_day
-       where u.last_day < excluded.last_day
-   ), owner_user as (
-     insert into owner_users as o (owner_id, end_user, last_day)
-     select c.owner_id, c.user_key, max(c.day) from calls c
-     where not exists (select 1 from owner_users x
-                       where x.owner_id = c.owner_id and x.end_user = c.user_key and x.last_day >= c.day)
-     group by c.owner_id, c.user_key
-     on conflict (owner_id, end_user) do update set last_day = excluded.last_day
-       where o.last_day < excluded.last_day
-   ), app_error as (
-     insert into app_daily_errors as e (application_id, day, error_type, count)
-     select application_id, day, coalesce(error_type, ''), count(*) from calls where status = 'error'
-     group by application_id, day, coalesce(error_type, '')
-     on conflict (application_id, day, error_type) do update set count = e.count + excluded.count
-   ), owner_error as (
-     insert into owner_daily_errors as e (owner_id, day, error_type, shard, count)
-     select owner_id, day, coalesce(error_type, ''), ${shard}, count(*) from calls where status = 'error'
-     group by owner_id, day, coalesce(error_type, '')
-     on conflict (owner_id, day, error_type, shard) do update set count = e.count + excluded.count
-   )
+   ), ${ROLLUPS_FROM_CALLS}
    select (select string_agg(c.id::text || ':' || pr.amount, ',') from calls c join priced pr on pr.id = c.id
            where c.paid_from is not null) as charged,
      (select string_agg(id::text, ',') from covered) as covered,
