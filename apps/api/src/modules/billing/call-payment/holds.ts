@@ -65,7 +65,7 @@ async function paymentRequired(
  * included calls when a plan covers it (`$8`), otherwise a hold from the wallet. The hold is the
  * price (`$4`), or a lease of several calls' prices (up to `$9`, and beyond the first price never
  * more than half the wallet) that the process then spends call by call without a round trip
- * (gateway/leases.ts, docs/decisions/018). The wallet and held accounts are locked in id order and
+ * (leases.ts, docs/decisions/018). The wallet and held accounts are locked in id order and
  * the hold is written only if the locked wallet covers it, so concurrent calls cannot overspend.
  * It commits without waiting for the WAL flush: the hold is visible at once, and the settle's
  * synchronous commit flushes it with its own; a crash can only lose a hold none of whose calls
@@ -218,7 +218,7 @@ export async function takeCallPayment(
 
 /**
  * Asks for the money the payer's open holds do not yet spend (decision 025): each is marked, and
- * the process holding it closes it once its calls in flight end (gateway/leases.ts). Answers how
+ * the process holding it closes it once its calls in flight end (leases.ts). Answers how
  * many of the payer's holds still hold money unspent; none means a refusal stands.
  */
 export async function recallHolds(db: Database, payerId: string): Promise<number> {

@@ -26,7 +26,7 @@ import { type IncludedCall, refundIncludedCall } from "./included-calls.ts";
  *   its deadline ends before the hold expires: the price a call was promised is always there when
  *   it is recorded, so an answered call is always charged (decision 025).
  * - A plan comes before the wallet: a call paid from a lease is counted against the pair's plan
- *   instead when, as it is recorded, the plan has an included call left (gateway/recorder.ts);
+ *   instead when, as it is recorded, the plan has an included call left (record.ts);
  *   its price then goes back to the lease.
  * - A lease another process needs (the payer's wallet cannot cover a price while leases hold its
  *   money) is recalled: marked in the database, noticed here within RECALL_POLL_MS, and closed
