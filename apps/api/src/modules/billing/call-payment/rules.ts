@@ -1,5 +1,6 @@
 import { AppError } from "../../../lib/errors.ts";
 import { dollars, MICROS_PER_CENT } from "../money.ts";
+import { currentPriceRule } from "../price-changes.ts";
 
 /**
  * The money rules of a paid call, each written once: the TypeScript figure and the SQL fragment
@@ -11,11 +12,15 @@ import { dollars, MICROS_PER_CENT } from "../money.ts";
 
 /**
  * The current price of an app row aliased `app`: the announced increase once its moment has come
- * (as of the statement's now()), else the price. `effectivePriceCents` in SQL (decision 021).
+ * (as of the statement's now()), else the price. `effectivePriceCents` in SQL (decision 021), the
+ * one rule of price-changes.ts `currentPriceRule`.
  */
 export function currentPriceSql(app: string): string {
-  return `(case when ${app}.pending_price_at is not null and ${app}.pending_price_at <= now()
-            then ${app}.pending_price_cents else ${app}.price_cents end)`;
+  return currentPriceRule(String.raw, {
+    priceCents: `${app}.price_cents`,
+    pendingPriceCents: `${app}.pending_price_cents`,
+    pendingPriceAt: `${app}.pending_price_at`,
+  });
 }
 
 /**
