@@ -68,7 +68,7 @@ async function personWithApi(browser: Browser) {
 }
 
 /**
- * The consumer's money once their leases have closed (gateway/leases.ts: a lease idle for 2 s goes
+ * The consumer's money once their leases have closed (billing/call-payment/leases.ts: a lease idle for 2 s goes
  * back to the wallet and its calls are posted): later specs read the platform's figures, so this
  * one leaves nothing in flight.
  */

@@ -22,7 +22,7 @@ import {
   getRecentInvocations,
 } from "../../apps/api/src/modules/analytics/analytics.service.ts";
 import { invocationPartitions } from "../../apps/api/src/modules/analytics/invocation-partitions.ts";
-import { recordCall } from "../../apps/api/src/modules/gateway/recorder.ts";
+import { CallRecorder } from "../../apps/api/src/modules/billing/call-payment/record.ts";
 import { median, quantile } from "../lib/load.ts";
 import { loadAverage, machineSummary, sh, writeResultsSection } from "../lib/results.ts";
 import { databaseUrl, queryOnce } from "../lib/scratch-database.ts";
@@ -286,7 +286,7 @@ async function timeRead(side: Side, read: Read): Promise<{ median: number; p95: 
 }
 
 /**
- * The paid path's recording: WORKERS concurrent calls through the real recorder (recordCall,
+ * The paid path's recording: WORKERS concurrent calls through the real recorder (CallRecorder,
  * batched into pm_record_batch_v8, one synchronous commit per batch) into one mid-sized app for
  * RECORD_SECONDS. Checks that every call recorded is one row and one count in the rollups.
  */
@@ -308,6 +308,7 @@ async function timeRecording(
   const latencies: number[] = [];
   let recorded = 0;
   let failed = 0;
+  const recorder = new CallRecorder(side.handle.db);
   const deadline = now() + RECORD_SECONDS * 1000;
   const t0 = now();
   const worker = async () => {
@@ -315,7 +316,7 @@ async function timeRecording(
       const ok = Math.random() < 0.95;
       const t = now();
       try {
-        await recordCall(side.handle.db, {
+        await recorder.record({
           id: randomUUID(),
           applicationId: app.id,
           callerUserId: side.callerId,
@@ -353,7 +354,7 @@ async function timeRecording(
 
 function newFigures(): Figure[] {
   return [
-    { name: "Recording (recordCall, 64 workers, one app)", unit: "calls/s", rounds: [], detail: {} },
+    { name: "Recording (CallRecorder, 64 workers, one app)", unit: "calls/s", rounds: [], detail: {} },
     ...READS.map((r) => ({ name: r.name, unit: "ms" as const, rounds: [], detail: {} })),
   ];
 }
@@ -504,7 +505,7 @@ function render(r: {
     `  large ${r.large.sample.map((s) => s.invocations.toLocaleString()).join(" / ")} invocations.`,
     `- ${ROUNDS} rounds after both loads; each round measures both databases, alternating which goes first.`,
     `  A round on one database: recording for ${RECORD_SECONDS} s (${WORKERS} concurrent calls through the real recorder,`,
-    "  `recordCall` → `pm_record_batch_v8`, into the median app), then each read: 3 warm-up calls and",
+    "  `CallRecorder.record` → `pm_record_batch_v8`, into the median app), then each read: 3 warm-up calls and",
     `  ${READS_PER_ROUND} timed calls of the service function (median). Ratio = large / small within the round;`,
     "  the table gives the median ratio over rounds and its spread (min–max), and the 1-minute load average",
     "  at the end of the rounds (min–max). A flat figure has a ratio near 1 (for recording, ≥ 1 is as fast or faster).",

@@ -10,8 +10,8 @@ import {
   getDashboard,
   getRecentInvocations,
 } from "../../apps/api/src/modules/analytics/analytics.service.ts";
+import { recordInvocation } from "../../apps/api/src/modules/analytics/call-records.ts";
 import { compactRollups, ROLLUP_SHARDS } from "../../apps/api/src/modules/analytics/rollups.ts";
-import { recordInvocation } from "../../apps/api/src/modules/gateway/invocations.service.ts";
 import { quantile } from "../lib/load.ts";
 import { resultsFile, sh, writeResultsSection } from "../lib/results.ts";
 import { databaseUrl, queryOnce } from "../lib/scratch-database.ts";

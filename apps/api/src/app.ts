@@ -39,8 +39,12 @@ import { applicationsRoutes } from "./modules/applications/applications.routes.t
 import { authRoutes } from "./modules/auth/auth.routes.ts";
 import { billingRoutes } from "./modules/billing/billing.routes.ts";
 import { HOLD_SWEEP_INTERVAL_MS } from "./modules/billing/call-checks.ts";
-import { sweepExpiredHolds } from "./modules/billing/holds.ts";
-import { sweepExpiredIncludedCalls } from "./modules/billing/included-calls.ts";
+import {
+  createCallPayments,
+  sweepExpiredHolds,
+  sweepExpiredIncludedCalls,
+  sweepKeyReservations,
+} from "./modules/billing/call-payment/index.ts";
 import { postOutstandingModelCosts } from "./modules/billing/model-costs.ts";
 import { creditAbandonedPlanPayments } from "./modules/billing/plan-payments.ts";
 import { plansRoutes } from "./modules/billing/plans.routes.ts";
@@ -51,9 +55,7 @@ import { widgetRoutes } from "./modules/embed/widget.routes.ts";
 import { exploreRoutes } from "./modules/explore/explore.routes.ts";
 import { gatewayRoutes } from "./modules/gateway/gateway.routes.ts";
 import type { GatewayDeps } from "./modules/gateway/gateway-call.ts";
-import { closeLeases } from "./modules/gateway/leases.ts";
 import { openAiRoutes } from "./modules/gateway/openai.routes.ts";
-import { sweepKeyReservations } from "./modules/keys/key-spend.ts";
 import { keysRoutes } from "./modules/keys/keys.routes.ts";
 import { mcpRoutes, protectedResourceRoutes } from "./modules/mcp/mcp.routes.ts";
 import { modelKeysRoutes } from "./modules/models/model-keys.routes.ts";
@@ -112,14 +114,16 @@ export async function buildServer(options: BuildAppOptions): Promise<Server> {
   const registry = installMetrics(app);
 
   const services = await buildServices(config, db, app.log, registry);
+  // Every paid call's payment: its leases, its recorder and the payers' account ids (billing/call-payment).
+  const payments = createCallPayments(db, app.log);
   await seedWorkflowProviders(db);
   const jobs = startJobs(backgroundJobs(config, db, services, app.log), { log: app.log, registry });
   // Fastify closes plugins before this hook, registered first. Then, in this order: no job starts
   // again and the running ones finish; what the paid calls' leases did not spend goes back to the
-  // wallets (gateway/leases.ts); the services let go of Redis and SMTP; the database closes last.
+  // wallets (billing/call-payment/leases.ts); the services let go of Redis and SMTP; the database closes last.
   app.addHook("onClose", async () => {
     await jobs.stop();
-    await closeLeases(db);
+    await payments.close();
     await services.close();
     if (!options.database) await database.close();
   });
@@ -149,6 +153,7 @@ export async function buildServer(options: BuildAppOptions): Promise<Server> {
     safeFetch: services.safeFetch,
     feePercent: config.platformFeePercent,
     publicUrl: config.publicUrl,
+    payments,
   };
   // The product API, under /api and again under the versioned root /api/v1 (hidden from the docs).
   const api = (scope: FastifyInstance) =>
@@ -180,7 +185,7 @@ export async function buildServer(options: BuildAppOptions): Promise<Server> {
   }
   return {
     app,
-    warmUp: () => warmUp(app, { db, llm: services.llm, secrets: services.secrets, log: app.log }),
+    warmUp: () => warmUp(app, { db, llm: services.llm, secrets: services.secrets, log: app.log, payments }),
   };
 }
 
@@ -357,6 +362,7 @@ async function productApi(
     secrets,
     feePercent: config.platformFeePercent,
     publicUrl: config.publicUrl,
+    payments: gatewayDeps.payments,
   });
   await scope.register(modelKeysRoutes, { db, guards, secrets, feePercent: config.platformFeePercent });
   await scope.register(workflowsRoutes, { db, guards, secrets, safeFetch });

@@ -1,7 +1,8 @@
+import { randomUUID } from "node:crypto";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { namedStatementNames, queryRows, WARM_CONNECTIONS, writerFor } from "./db/client.ts";
-import { closeLeases, leaseBookFor } from "./modules/gateway/leases.ts";
+import { createCallPayments } from "./modules/billing/call-payment/index.ts";
 import type { LlmClient } from "./modules/models/llm.ts";
 import { createTestDatabase, type TestDatabase } from "./test/database.ts";
 import { startTestServer, type TestServer } from "./test/server.ts";
@@ -150,6 +151,7 @@ it("does not stop the start when a step fails: it reports it instead", async () 
     llm: failing,
     secrets: undefined as never,
     log: server.app.log,
+    payments: createCallPayments(server.database.db),
   });
   expect(failures).toEqual(["model client: vendor unreachable"]);
 });
@@ -161,11 +163,21 @@ it("opens no connection to a vendor it cannot reach, and preloads nothing from a
 });
 
 it("does not rehearse once real calls have opened leases: their lease book is kept, not discarded", async () => {
-  // A call's lease opens the handle's lease book; discarding it would forget that lease's hold.
-  const book = leaseBookFor(server.database.db);
-  const again = await server.warmUp();
-  expect(again?.failures).toEqual([]);
-  expect(again?.rehearsed).toBe(0);
-  expect(leaseBookFor(server.database.db)).toBe(book);
-  await closeLeases(server.database.db);
+  // A call's lease opens the payments' lease book; discarding it would forget that lease's hold.
+  const payments = createCallPayments(server.database.db);
+  payments.expectCalls(randomUUID(), randomUUID(), 1);
+  // A model client that could rehearse: only the open leases stop it.
+  const llm = { rehearse: async () => {} } as unknown as LlmClient;
+  const db = server.database.db;
+  const again = await warmUp(server.app, {
+    db,
+    llm,
+    secrets: undefined as never,
+    log: server.app.log,
+    payments,
+  });
+  expect(again.failures).toEqual([]);
+  expect(again.rehearsed).toBe(0);
+  expect(payments.leasing).toBe(true);
+  await payments.close();
 });

@@ -15,8 +15,8 @@ import {
   preloadRecentApplications,
 } from "./modules/applications/applications.service.ts";
 import { type LocalUser, upsertUserFromToken } from "./modules/auth/auth.service.ts";
-import { accountFor, preloadAccounts } from "./modules/billing/postings.ts";
-import { discardLeases, hasLeaseBook, leaseBookFor } from "./modules/gateway/leases.ts";
+import type { CallPayments } from "./modules/billing/call-payment/index.ts";
+import { accountFor } from "./modules/billing/postings.ts";
 import { chatDialect } from "./modules/gateway/openai-chat.ts";
 import { ChatCompletionRequestSchema, chatCall } from "./modules/gateway/openai-request.ts";
 import { preloadPrompts, preparePromptExecution } from "./modules/gateway/prompt-call.ts";
@@ -101,7 +101,7 @@ const PASSES = [
 
 export async function warmUp(
   app: FastifyInstance,
-  deps: { db: Database; llm: LlmClient; secrets: SecretBox; log: FastifyBaseLogger },
+  deps: { db: Database; llm: LlmClient; secrets: SecretBox; log: FastifyBaseLogger; payments: CallPayments },
 ): Promise<WarmUpReport> {
   const started = performance.now();
   const report: WarmUpReport = {
@@ -177,7 +177,7 @@ export async function warmUp(
   });
   // After the rehearsal, which forgets every copy it made.
   await attempt("lookups", async () => {
-    report.preloaded = await preloadLookups(deps.db);
+    report.preloaded = await preloadLookups(deps.db, deps.payments);
   });
   report.ms = performance.now() - started;
   if (report.failures.length > 0)
@@ -206,9 +206,9 @@ const REHEARSAL_CALLS = { first: { openai: 16, dify: 4 }, others: { openai: 3, d
  */
 async function rehearsePaidCalls(
   app: FastifyInstance,
-  deps: { db: Database; llm: LlmClient; secrets: SecretBox },
+  deps: { db: Database; llm: LlmClient; secrets: SecretBox; payments: CallPayments },
 ): Promise<number> {
-  const { db } = deps;
+  const { db, payments } = deps;
   let answered = 0;
   const run = async (connection: number) => {
     try {
@@ -216,7 +216,7 @@ async function rehearsePaidCalls(
       const counts = connection === 0 ? REHEARSAL_CALLS.first : REHEARSAL_CALLS.others;
       // Four times the calls: the lease is never used up (its last call would close it) and
       // never renewed ahead (that starts with a quarter left).
-      leaseBookFor(db).expectCalls(world.payerId, world.applicationId, 4 * (counts.openai + counts.dify));
+      payments.expectCalls(world.payerId, world.applicationId, 4 * (counts.openai + counts.dify));
       const calls = [
         ...Array.from({ length: counts.openai }, () => ({
           url: "/api/v1/chat/completions",
@@ -254,13 +254,13 @@ async function rehearsePaidCalls(
         listener.close();
       }
     } finally {
-      discardLeases(db);
+      payments.discardLeases();
     }
   };
   // A model client that cannot redirect its vendor calls gets no rehearsal: it would call them.
   // Nor does a warm-up after real calls began (main.ts runs it before listening): discarding the
   // lease book at the end would forget their leases.
-  if (!deps.llm.rehearse || hasLeaseBook(db)) return 0;
+  if (!deps.llm.rehearse || payments.leasing) return 0;
   const llm = deps.llm as Required<Pick<LlmClient, "rehearse">>;
   await rehearse(db, (connection) => llm.rehearse(() => run(connection)));
   // Its rows were never committed; nothing cached may point at them.
@@ -285,7 +285,7 @@ export const PRELOAD_LIMIT = 2_000;
  * where the paid path looks first, so the first call of each after a restart reads none of them.
  * They stay as long as any copy (lib/lookup-cache.ts), and go as soon as the row changes.
  */
-export async function preloadLookups(db: Database): Promise<Preloaded> {
+export async function preloadLookups(db: Database, payments: CallPayments): Promise<Preloaded> {
   const since = new Date(Date.now() - PRELOAD_WINDOW_MS);
   const [keys, apps] = await Promise.all([
     preloadRecentKeys(db, since, PRELOAD_LIMIT),
@@ -293,7 +293,7 @@ export async function preloadLookups(db: Database): Promise<Preloaded> {
   ]);
   const [prompts, accounts] = await Promise.all([
     preloadPrompts(db, apps),
-    preloadAccounts(db, ["wallet", "held"], keys.ownerIds),
+    payments.accounts.preload(["wallet", "held"], keys.ownerIds),
   ]);
   return { keys: keys.keys, apps: apps.length, prompts, accounts };
 }

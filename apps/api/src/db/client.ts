@@ -39,7 +39,7 @@ export async function openDatabase(options: {
     const pool = newPool(options.databaseUrl, 20, WARM_CONNECTIONS);
     const db = drizzlePg(routed(pool), { schema }) as unknown as Database;
     pools.set(db, pool);
-    // The paid path's settlements get connections of their own (modules/gateway/recorder.ts): a
+    // The paid path's settlements get connections of their own (modules/billing/call-payment/record.ts): a
     // call that has been answered upstream must never queue for a connection behind new calls.
     const writerPool = newPool(options.databaseUrl, 2, 2);
     const writer = drizzlePg(routed(writerPool), { schema }) as unknown as Database;

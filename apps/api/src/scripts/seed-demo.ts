@@ -7,12 +7,12 @@ import { type Database, openDatabase } from "../db/client.ts";
 import { applications, identityAccounts } from "../db/schema/index.ts";
 import { createAccount } from "../identity/accounts.ts";
 import { createSecretBox } from "../lib/secrets.ts";
+import { recordInvocation } from "../modules/analytics/call-records.ts";
 import { maintainInvocationPartitions } from "../modules/analytics/invocation-partitions.ts";
 import { createApplication } from "../modules/applications/applications.service.ts";
 import { type LocalUser, upsertUserFromToken } from "../modules/auth/auth.service.ts";
-import { closeHold, placeHold, spendFromHold } from "../modules/billing/holds.ts";
+import { closeHold, placeHold, spendFromHold } from "../modules/billing/call-payment/holds.ts";
 import { creditTopUp } from "../modules/billing/postings.ts";
-import { recordInvocation } from "../modules/gateway/invocations.service.ts";
 import { createApiKey } from "../modules/keys/keys.service.ts";
 
 /**

@@ -9,7 +9,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DatabaseHandle, openDatabase } from "../db/client.ts";
 import { holds } from "../db/schema/index.ts";
-import { sweepExpiredHolds } from "../modules/billing/holds.ts";
+import { sweepExpiredHolds } from "../modules/billing/call-payment/holds.ts";
 import { reconcile } from "../modules/billing/reconcile.ts";
 import { type Caller, createCaller, fundWallet } from "../test/caller.ts";
 import { startFakeOpenAi } from "../test/fake-openai.ts";

@@ -80,7 +80,7 @@ export async function fundWallet(caller: Caller, cents: number): Promise<number>
 
 /**
  * The caller's wallet once nothing is held: a lease's unspent rest goes back to the wallet when
- * its calls stop (gateway/leases.ts, within a few seconds).
+ * its calls stop (billing/call-payment/leases.ts, within a few seconds).
  */
 export async function settledWallet(
   caller: Caller,

@@ -9,8 +9,8 @@ import {
 } from "../../db/schema/index.ts";
 import { createCaller, fundWallet } from "../../test/caller.ts";
 import { useCaller, useFakeOpenAi, useTestServer } from "../../test/use-test-server.ts";
-import { recordInvocation } from "../gateway/invocations.service.ts";
 import { windowDays } from "./analytics.service.ts";
+import { recordInvocation } from "./call-records.ts";
 import { compactRollups, utcDay } from "./rollups.ts";
 
 const vendor = useFakeOpenAi();

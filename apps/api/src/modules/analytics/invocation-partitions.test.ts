@@ -6,14 +6,14 @@ import { applications, droppedHoldCalls, invocations } from "../../db/schema/ind
 import { createCaller, fundWallet } from "../../test/caller.ts";
 import { useTestServer } from "../../test/use-test-server.ts";
 import { checkCalls } from "../billing/call-checks.ts";
-import { closeHold, takeCallPayment } from "../billing/holds.ts";
+import { closeHold, takeCallPayment } from "../billing/call-payment/holds.ts";
+import { CallRecorder, type Settlement } from "../billing/call-payment/record.ts";
 import { postOutstandingModelCosts } from "../billing/model-costs.ts";
-import { cachedAccountFor } from "../billing/postings.ts";
+import { accountFor } from "../billing/postings.ts";
 import { reconcile } from "../billing/reconcile.ts";
 import { walletStatement } from "../billing/statement.ts";
-import type { InvocationRecord } from "../gateway/invocations.service.ts";
-import { recordCall } from "../gateway/recorder.ts";
 import { getAppUsage, getDashboard } from "./analytics.service.ts";
+import type { InvocationRecord } from "./call-records.ts";
 import {
   invocationPartitions,
   maintainInvocationPartitions,
@@ -29,6 +29,10 @@ const DAY_MS = 86_400_000;
 
 const server = useTestServer();
 let db: Database;
+/** Records through a recorder of this test's own (the server's is built in app.ts). */
+let recorder: CallRecorder;
+const recordCall = (record: InvocationRecord, settlement?: Settlement) =>
+  recorder.record(record, settlement).then((recorded) => recorded.outcome);
 let consumerId: string;
 let creatorId: string;
 let appId: string;
@@ -36,6 +40,7 @@ let accounts: { wallet: string; held: string };
 
 beforeAll(async () => {
   db = server.database.db;
+  recorder = new CallRecorder(db);
   const creator = await createCaller(server.baseUrl, "Partition Seller");
   const consumer = await createCaller(server.baseUrl, "Partition Buyer");
   await fundWallet(consumer, 1_000);
@@ -50,8 +55,8 @@ beforeAll(async () => {
   creatorId = users.find((u) => u.email === creator.email)?.id ?? "";
   consumerId = users.find((u) => u.email === consumer.email)?.id ?? "";
   accounts = {
-    wallet: await cachedAccountFor(db, "wallet", consumerId),
-    held: await cachedAccountFor(db, "held", consumerId),
+    wallet: await accountFor(db, "wallet", consumerId),
+    held: await accountFor(db, "held", consumerId),
   };
 });
 
@@ -90,7 +95,7 @@ async function paidCall(at: Date): Promise<string> {
     accounts,
   });
   if (!payment.holdId) throw new Error("expected a hold");
-  const outcome = await recordCall(db, call({ createdAt: at }), {
+  const outcome = await recordCall(call({ createdAt: at }), {
     holdId: payment.holdId,
     amountCents: PRICE,
     feePercent: 10,
@@ -121,7 +126,7 @@ it("has the partitions of today and the next days, and stores calls at the edges
   const tomorrow = new Date(today.getTime() + DAY_MS);
   const lastOfToday = free({ createdAt: new Date(tomorrow.getTime() - 1) });
   const firstOfTomorrow = free({ createdAt: tomorrow });
-  await Promise.all([recordCall(db, lastOfToday), recordCall(db, firstOfTomorrow)]);
+  await Promise.all([recordCall(lastOfToday), recordCall(firstOfTomorrow)]);
   const parts = await partitionsOf([lastOfToday.id, firstOfTomorrow.id]);
   expect(parts.get(lastOfToday.id)).toBe(partitionName(dayOf(today)));
   expect(parts.get(firstOfTomorrow.id)).toBe(partitionName(dayOf(tomorrow)));
@@ -130,7 +135,7 @@ it("has the partitions of today and the next days, and stores calls at the edges
 it("keeps a call of a day without a partition in the default one, and moves it to its day's partition when made", async () => {
   const far = new Date(midnight(new Date()).getTime() + 30 * DAY_MS + 5_000);
   const stray = free({ createdAt: far });
-  expect(await recordCall(db, stray)).toBe("none");
+  expect(await recordCall(stray)).toBe("none");
   expect((await partitionsOf([stray.id])).get(stray.id)).toBe("invocations_default");
 
   const done = await maintainInvocationPartitions(db, { retentionDays: 0 });
@@ -140,7 +145,7 @@ it("keeps a call of a day without a partition in the default one, and moves it t
   expect(left?.n).toBe(0);
   // The same call recorded again meets its own row (its key is its id and its time) and is
   // answered with its recorded outcome, not written twice.
-  expect(await recordCall(db, stray)).toBe("none");
+  expect(await recordCall(stray)).toBe("none");
   const copies = await db.select().from(invocations).where(eq(invocations.id, stray.id));
   expect(copies).toHaveLength(1);
 });
@@ -152,7 +157,7 @@ it("drops the days past the retention, keeping the dashboards, the statement and
   const recent = await paidCall(new Date());
   // A call a plan did not pay whose model cost its creator still owes: its day waits for the sweep.
   const owed = call({ createdAt: old, callerUserId: creatorId, chargedCents: 0, modelCostMicros: 5_000 });
-  expect(await recordCall(db, owed)).toBe("none");
+  expect(await recordCall(owed)).toBe("none");
 
   const [app] = await db.select().from(applications).where(eq(applications.id, appId));
   if (!app) throw new Error("expected the app");
@@ -219,7 +224,7 @@ it("counts a plan period's covered calls of a dropped day as folded, so the peri
     });
   const old = new Date(today.getTime() - 15 * DAY_MS + 7_200_000);
   for (const record of [covered(old), covered(old), covered(new Date())])
-    expect(await recordCall(db, record)).toBe("none");
+    expect(await recordCall(record)).toBe("none");
   const periodChecks = async () => {
     const checks = await checkCalls(db);
     return { miscounted: checks.miscountedPeriods, overused: checks.overusedPeriods };

@@ -15,11 +15,13 @@ const SUMMED_STATS = [
   "input_tokens",
   "output_tokens",
 ];
-const shard = sql.raw(`(pg_backend_pid() % ${ROLLUP_SHARDS})::smallint`);
+/** The connection's shard of today's rollup rows. */
+const SHARD_SQL = `(pg_backend_pid() % ${ROLLUP_SHARDS})::smallint`;
+const shard = sql.raw(SHARD_SQL);
 
 /** The `do update set` of a rollup upsert (alias `s`): each summed column adds the new row's value. */
 const addedTogether = (columns: string[]) => columns.map((c) => `${c} = s.${c} + excluded.${c}`).join(", ");
-/** For `app_daily_stats` (one call per insert, or a batch's sums: recorder.ts). */
+/** For `app_daily_stats` (one call per insert, or a batch's sums: ROLLUPS_FROM_CALLS). */
 export const APP_STATS_ADDED = `${addedTogether([...SUMMED_STATS, "revenue_cents", "fee_micros", "model_cost_micros"])}, last_invocation_at = greatest(s.last_invocation_at, excluded.last_invocation_at)`;
 /** For `owner_daily_stats`. */
 export const OWNER_STATS_ADDED = addedTogether(SUMMED_STATS);
@@ -107,6 +109,60 @@ export async function addToRollups(
     select 1`,
   );
 }
+
+/**
+ * A batch of calls added to the rollups, as CTEs of one statement (billing/call-payment/record.ts,
+ * the batch record): the relation `calls` gives one row per call with `application_id`,
+ * `owner_id`, `day`, `user_key`, `status`, `error_type`, `latency_ms`, `input_tokens`,
+ * `output_tokens`, `charged` (cents), `fee` and `model_cost` (micros) and `created_at`. One row per
+ * (app, day) and (owner, day) in this connection's shard; a user's rows only on their first call
+ * of the day (the `not exists` guard reads without locking), as `addToRollups` does for one call.
+ */
+export const ROLLUPS_FROM_CALLS = `stats as (
+     insert into app_daily_stats as s (application_id, day, shard, invocations, successes, errors,
+       latency_ms_sum, input_tokens, output_tokens, revenue_cents, fee_micros, model_cost_micros,
+       last_invocation_at)
+     select application_id, day, ${SHARD_SQL}, count(*), count(*) filter (where status = 'success'),
+       count(*) filter (where status <> 'success'), sum(latency_ms), sum(input_tokens),
+       sum(output_tokens), coalesce(sum(charged) filter (where status = 'success'), 0),
+       coalesce(sum(fee) filter (where status = 'success' and charged > 0), 0), sum(model_cost),
+       max(created_at)
+     from calls group by application_id, day
+     on conflict (application_id, day, shard) do update set ${APP_STATS_ADDED}
+   ), owner_stats as (
+     insert into owner_daily_stats as s (owner_id, day, shard, invocations, successes, errors,
+       latency_ms_sum, input_tokens, output_tokens)
+     select owner_id, day, ${SHARD_SQL}, count(*), count(*) filter (where status = 'success'),
+       count(*) filter (where status <> 'success'), sum(latency_ms), sum(input_tokens), sum(output_tokens)
+     from calls group by owner_id, day
+     on conflict (owner_id, day, shard) do update set ${OWNER_STATS_ADDED}
+   ), app_user as (
+     insert into app_users as u (application_id, end_user, last_day)
+     select c.application_id, c.user_key, max(c.day) from calls c
+     where not exists (select 1 from app_users x
+                       where x.application_id = c.application_id and x.end_user = c.user_key and x.last_day >= c.day)
+     group by c.application_id, c.user_key
+     on conflict (application_id, end_user) do update set last_day = excluded.last_day
+       where u.last_day < excluded.last_day
+   ), owner_user as (
+     insert into owner_users as o (owner_id, end_user, last_day)
+     select c.owner_id, c.user_key, max(c.day) from calls c
+     where not exists (select 1 from owner_users x
+                       where x.owner_id = c.owner_id and x.end_user = c.user_key and x.last_day >= c.day)
+     group by c.owner_id, c.user_key
+     on conflict (owner_id, end_user) do update set last_day = excluded.last_day
+       where o.last_day < excluded.last_day
+   ), app_error as (
+     insert into app_daily_errors as e (application_id, day, error_type, count)
+     select application_id, day, coalesce(error_type, ''), count(*) from calls where status = 'error'
+     group by application_id, day, coalesce(error_type, '')
+     on conflict (application_id, day, error_type) do update set count = e.count + excluded.count
+   ), owner_error as (
+     insert into owner_daily_errors as e (owner_id, day, error_type, shard, count)
+     select owner_id, day, coalesce(error_type, ''), ${SHARD_SQL}, count(*) from calls where status = 'error'
+     group by owner_id, day, coalesce(error_type, '')
+     on conflict (owner_id, day, error_type, shard) do update set count = e.count + excluded.count
+   )`;
 
 /** The sharded rollups: key columns, summed columns, and columns kept by their maximum. */
 const SHARDED = [

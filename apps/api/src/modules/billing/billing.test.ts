@@ -7,7 +7,7 @@ import { startFakeOpenAi } from "../../test/fake-openai.ts";
 import { modelCostTaken } from "../../test/model-cost.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
 import { walletBalances } from "./balances.ts";
-import { placeHold, sweepExpiredHolds } from "./holds.ts";
+import { placeHold, sweepExpiredHolds } from "./call-payment/holds.ts";
 import { centsToMicros } from "./money.ts";
 import { reconcile } from "./reconcile.ts";
 

@@ -7,7 +7,11 @@ import { type Caller, createCaller, fundWallet, settledWallet } from "../../test
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startFakeOpenAi } from "../../test/fake-openai.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
-import { refundIncludedCall, sweepExpiredIncludedCalls, useIncludedCall } from "./included-calls.ts";
+import {
+  refundIncludedCall,
+  sweepExpiredIncludedCalls,
+  useIncludedCall,
+} from "./call-payment/included-calls.ts";
 import { reconcile } from "./reconcile.ts";
 import { renewDueSubscriptions } from "./subscriptions.ts";
 

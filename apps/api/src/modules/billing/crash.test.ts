@@ -16,7 +16,7 @@ import {
   startServerProcess as startProcess,
 } from "../../test/server-process.ts";
 import { balancesOf, walletBalances } from "./balances.ts";
-import { sweepExpiredHolds } from "./holds.ts";
+import { sweepExpiredHolds } from "./call-payment/holds.ts";
 import { centsToMicros } from "./money.ts";
 
 /**

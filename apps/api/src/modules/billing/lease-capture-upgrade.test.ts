@@ -5,7 +5,7 @@ import { holds } from "../../db/schema/index.ts";
 import { legacyAccount, legacyPayerCreatorApp, legacyPost, legacyTopUp } from "../../test/legacy-ledger.ts";
 import { databaseBefore } from "../../test/upgrade-database.ts";
 import { balancesOf } from "./balances.ts";
-import { closeHold } from "./holds.ts";
+import { closeHold } from "./call-payment/holds.ts";
 import { centsToMicros } from "./money.ts";
 import { reconcile } from "./reconcile.ts";
 

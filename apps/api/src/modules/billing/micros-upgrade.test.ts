@@ -4,7 +4,7 @@ import { type Database, queryRows } from "../../db/client.ts";
 import { legacyAccount, legacyPayerCreatorApp, legacyPost, legacyTopUp } from "../../test/legacy-ledger.ts";
 import { databaseBefore } from "../../test/upgrade-database.ts";
 import { balancesOf } from "./balances.ts";
-import { closeHold } from "./holds.ts";
+import { closeHold } from "./call-payment/holds.ts";
 import { centsToMicros } from "./money.ts";
 import { reconcile } from "./reconcile.ts";
 

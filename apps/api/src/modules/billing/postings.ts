@@ -52,49 +52,43 @@ export async function accountFor(db: Database, kind: AccountKind, ownerId: strin
 
 // Account ids never change once created, so the paid path resolves each (kind, owner) once per
 // process and database (keyed by handle: tests run several databases in one process).
-const knownAccounts = new WeakMap<Database, Map<string, string>>();
-
-function knownAccountsOf(db: Database): Map<string, string> {
-  let ids = knownAccounts.get(db);
-  if (!ids) {
-    ids = new Map();
-    knownAccounts.set(db, ids);
-  }
-  return ids;
-}
-
-/** accountFor, remembered: only for the root handle, never for a transaction's. */
-export async function cachedAccountFor(
-  db: Database,
-  kind: AccountKind,
-  ownerId: string | null,
-): Promise<string> {
-  const ids = knownAccountsOf(db);
-  const key = `${kind}:${ownerId ?? ""}`;
-  const known = ids.get(key);
-  if (known) return known;
-  const id = await accountFor(db, kind, ownerId);
-  ids.set(key, id);
-  return id;
-}
-
 /**
- * Start-up (warm-up.ts): remembers the existing accounts of these kinds for these owners, in one
- * query, as cachedAccountFor would have one by one. Answers how many.
+ * Account ids remembered (they never change once made): the paid path's wallet and held accounts,
+ * read once per payer. Only for the root handle, never for a transaction's. One per server (built
+ * with the call payments, billing/call-payment/index.ts); start-up fills it with the recent
+ * payers' accounts (warm-up.ts).
  */
-export async function preloadAccounts(
-  db: Database,
-  kinds: AccountKind[],
-  ownerIds: string[],
-): Promise<number> {
-  if (ownerIds.length === 0) return 0;
-  const rows = await db
-    .select({ id: ledgerAccounts.id, kind: ledgerAccounts.kind, ownerId: ledgerAccounts.ownerId })
-    .from(ledgerAccounts)
-    .where(and(inArray(ledgerAccounts.kind, kinds), inArray(ledgerAccounts.ownerId, ownerIds)));
-  const ids = knownAccountsOf(db);
-  for (const row of rows) ids.set(`${row.kind}:${row.ownerId ?? ""}`, row.id);
-  return rows.length;
+export class AccountIds {
+  private readonly ids = new Map<string, string>();
+  private readonly db: Database;
+
+  constructor(db: Database) {
+    this.db = db;
+  }
+
+  /** accountFor, remembered. */
+  async get(kind: AccountKind, ownerId: string | null): Promise<string> {
+    const key = `${kind}:${ownerId ?? ""}`;
+    const known = this.ids.get(key);
+    if (known) return known;
+    const id = await accountFor(this.db, kind, ownerId);
+    this.ids.set(key, id);
+    return id;
+  }
+
+  /**
+   * Start-up (warm-up.ts): remembers the existing accounts of these kinds for these owners, in one
+   * query, as `get` would have one by one. Answers how many.
+   */
+  async preload(kinds: AccountKind[], ownerIds: string[]): Promise<number> {
+    if (ownerIds.length === 0) return 0;
+    const rows = await this.db
+      .select({ id: ledgerAccounts.id, kind: ledgerAccounts.kind, ownerId: ledgerAccounts.ownerId })
+      .from(ledgerAccounts)
+      .where(and(inArray(ledgerAccounts.kind, kinds), inArray(ledgerAccounts.ownerId, ownerIds)));
+    for (const row of rows) this.ids.set(`${row.kind}:${row.ownerId ?? ""}`, row.id);
+    return rows.length;
+  }
 }
 
 /**

@@ -80,11 +80,25 @@ export function priceFields(row: PriceColumns, at: Date | number = Date.now()) {
   };
 }
 
+/**
+ * `effectivePriceCents` in SQL (as of the statement's now()), written once for both forms it is
+ * used in: `tag` is drizzle's `sql` (columns, `effectivePriceSql`) or `String.raw` (column names in
+ * a prepared statement's text: billing/call-payment/rules.ts `currentPriceSql`). The call-payment
+ * property tests check it against `effectivePriceCents`.
+ */
+export function currentPriceRule<T, R>(
+  tag: (strings: TemplateStringsArray, ...values: T[]) => R,
+  columns: { priceCents: T; pendingPriceCents: T; pendingPriceAt: T },
+): R {
+  const { priceCents, pendingPriceCents, pendingPriceAt } = columns;
+  return tag`(case when ${pendingPriceAt} is not null and ${pendingPriceAt} <= now() then ${pendingPriceCents} else ${priceCents} end)`;
+}
+
 /** `effectivePriceCents` in SQL, for filtering and sorting by price (as of the statement's now()). */
 export function effectivePriceSql(table: {
   priceCents: AnyPgColumn;
   pendingPriceCents: AnyPgColumn;
   pendingPriceAt: AnyPgColumn;
 }): SQL<number> {
-  return sql<number>`(case when ${table.pendingPriceAt} <= now() then ${table.pendingPriceCents} else ${table.priceCents} end)`;
+  return currentPriceRule<AnyPgColumn, SQL>(sql, table) as SQL<number>;
 }

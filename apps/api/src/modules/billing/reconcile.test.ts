@@ -14,8 +14,8 @@ import {
 } from "../../db/schema/index.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
-import { type InvocationRecord, recordInvocation } from "../gateway/invocations.service.ts";
-import { closeHold, placeHold, spendFromHold } from "./holds.ts";
+import { type InvocationRecord, recordInvocation } from "../analytics/call-records.ts";
+import { closeHold, placeHold, spendFromHold } from "./call-payment/holds.ts";
 import { creditTopUp } from "./postings.ts";
 import { reconcile } from "./reconcile.ts";
 

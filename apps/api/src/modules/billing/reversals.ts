@@ -12,8 +12,8 @@ import {
   subscriptions,
 } from "../../db/schema/index.ts";
 import { type Actor, writeAudit } from "../admin/audit.ts";
+import { recallHolds } from "./call-payment/holds.ts";
 import { DEBT, lockAccounts, lockedBalance } from "./debts.ts";
-import { recallHolds } from "./holds.ts";
 import { mulDiv, replayLot, splitExactly } from "./lots.ts";
 import { centsToMicros, dollars, formatMicros } from "./money.ts";
 import { creditPaymentToWallet, type PaymentRow } from "./plan-payments.ts";

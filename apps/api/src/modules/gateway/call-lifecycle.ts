@@ -7,8 +7,7 @@ import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
 import type { GatewayDeps, Mode } from "./gateway-call.ts";
 import { claimIdempotencyKey, type IdempotencyClaim } from "./idempotency.ts";
 // The one import of the payment in the gateway's drivers (decision 048).
-import { openGatewayPaidCall } from "./open-gateway-call.ts";
-import type { CallCharge, CallOutcome, PaidCall } from "./paid-call.ts";
+import { type CallCharge, type CallOutcome, openPaidCall, type PaidCall } from "./paid-call.ts";
 import { untilAborted } from "./running-tasks.ts";
 import { createSseWriter } from "./sse-writer.ts";
 
@@ -29,8 +28,8 @@ import { createSseWriter } from "./sse-writer.ts";
 
 const PING_INTERVAL_MS = 10_000;
 
-/** What the payment needs from the server (the lead's merge adds the payments it is taken by). */
-export type PaymentDeps = Pick<GatewayDeps, "db" | "feePercent" | "publicUrl">;
+/** What the payment needs from the server: the call payments, the platform's fee, where to top up. */
+export type PaymentDeps = Pick<GatewayDeps, "payments" | "feePercent" | "publicUrl">;
 
 /** One call of one app by one caller: what paying for it needs. */
 export interface CallOrder {
@@ -48,7 +47,7 @@ export interface CallOrder {
 
 /** Takes payment for a prepared call: the one place any call is paid for. */
 export function payForCall(deps: PaymentDeps, order: CallOrder): Promise<PaidCall> {
-  return openGatewayPaidCall(deps, order);
+  return openPaidCall(deps, order);
 }
 
 /**

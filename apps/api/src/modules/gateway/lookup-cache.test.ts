@@ -17,6 +17,7 @@ import { startFakeOpenAi } from "../../test/fake-openai.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
 import { preloadLookups } from "../../warm-up.ts";
 import { findApplicationBySlugCached } from "../applications/applications.service.ts";
+import { createCallPayments } from "../billing/call-payment/index.ts";
 import { reconcile } from "../billing/reconcile.ts";
 import { findUserByApiKey, hashApiKey } from "../keys/keys.service.ts";
 
@@ -245,7 +246,7 @@ it("preloads the last day's keys, apps, prompts and accounts, and not a revoked 
   forgetLookups(db(), "apiKeys", "applications", "prompts");
   expect(keys().peek(hashApiKey(key.key))).toBeUndefined();
 
-  const preloaded = await preloadLookups(db());
+  const preloaded = await preloadLookups(db(), createCallPayments(db()));
   expect(preloaded.keys).toBeGreaterThanOrEqual(1);
   expect(preloaded.apps).toBeGreaterThanOrEqual(1);
   expect(preloaded.prompts).toBe(preloaded.apps);

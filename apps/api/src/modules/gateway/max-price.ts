@@ -1,6 +1,5 @@
 import type { FastifyRequest } from "fastify";
-import { AppError, invalidFields } from "../../lib/errors.ts";
-import { dollars } from "../billing/money.ts";
+import { invalidFields } from "../../lib/errors.ts";
 
 /** The headers a caller may cap a call's price with (the second for clients that prefix their own). */
 const MAX_PRICE_HEADERS = ["Promptmint-Max-Price-Cents", "X-Max-Price-Cents"] as const;
@@ -22,16 +21,4 @@ export function maxPriceOf(request: FastifyRequest, bodyMaxPriceCents?: number):
     limits.push(Number(text));
   }
   return limits.length > 0 ? Math.min(...limits) : undefined;
-}
-
-/**
- * Refuses a call whose price is above the caller's maximum (412 `price_above_maximum`). Called
- * before the call is paid for and before the upstream is called, so a refused call costs nothing.
- */
-export function refuseAboveMaximum(priceCents: number, maxPriceCents: number | undefined): void {
-  if (maxPriceCents === undefined || priceCents <= maxPriceCents) return;
-  throw new AppError(
-    "price_above_maximum",
-    `This call costs ${priceCents} cents (${dollars(priceCents)}), above your maximum of ${maxPriceCents} cents (${dollars(maxPriceCents)}); nothing was charged`,
-  );
 }

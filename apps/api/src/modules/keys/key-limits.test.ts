@@ -5,7 +5,7 @@ import { apiKeyReservations, apiKeySpend, invocations } from "../../db/schema/in
 import { type Caller, settledWallet } from "../../test/caller.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
 import type { TestServer } from "../../test/server.ts";
-import { sweepKeyReservations } from "./key-spend.ts";
+import { sweepKeyReservations } from "../billing/call-payment/key-reservations.ts";
 import { type KeyWorld, PRICE, startKeyWorld } from "./key-world.ts";
 
 // Keys consumers can hand to software (issue 18, decision 035): a spend limit per UTC period,

@@ -9,7 +9,7 @@ import { forgetLookups, lookupCache } from "../../lib/lookup-cache.ts";
 import { userSuspended } from "../admin/suspensions.ts";
 import { findCallableApp } from "../applications/callable-app.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
-import { currentKeySpend } from "./key-spend.ts";
+import { currentKeySpend } from "../billing/call-payment/key-reservations.ts";
 
 const KEY_PREFIX = "pm_";
 const MAX_KEYS_PER_USER = 50;

@@ -15,6 +15,7 @@ import type { Database } from "../../db/client.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
 import { getOwnApplication } from "../applications/applications.service.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
+import type { CallPayments } from "../billing/call-payment/index.ts";
 import { draftOf, runPromptTest } from "../gateway/prompt-test-run.ts";
 import type { LlmClient } from "../models/llm.ts";
 import { describeModels, KNOWN_MODEL_IDS } from "../models/model-catalog.ts";
@@ -41,8 +42,9 @@ export const promptsRoutes: FastifyPluginAsyncZod<{
   secrets: SecretBox;
   feePercent: number;
   publicUrl: string;
-}> = async (app, { db, guards, llm, secrets, feePercent, publicUrl }) => {
-  const testDeps = { db, llm, secrets, feePercent, publicUrl };
+  payments: CallPayments;
+}> = async (app, { db, guards, llm, secrets, feePercent, publicUrl, payments }) => {
+  const testDeps = { db, llm, secrets, feePercent, publicUrl, payments };
   app.get(
     "/models/",
     {

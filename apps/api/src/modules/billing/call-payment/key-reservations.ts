@@ -1,8 +1,8 @@
 import { inArray, sql } from "drizzle-orm";
-import { type Database, NO_ROW, preparedStatement, queryRows } from "../../db/client.ts";
-import { apiKeys } from "../../db/schema/index.ts";
-import { AppError } from "../../lib/errors.ts";
-import { centsToMicros, dollars, formatMicros, MICROS_PER_CENT } from "../billing/money.ts";
+import { type Database, NO_ROW, preparedStatement, queryRows } from "../../../db/client.ts";
+import { apiKeys } from "../../../db/schema/index.ts";
+import { AppError } from "../../../lib/errors.ts";
+import { centsToMicros, dollars, formatMicros, MICROS_PER_CENT } from "../money.ts";
 
 /**
  * Spend limits of API keys (docs/decisions/035-key-spend-limits.md). A call paid from the wallet

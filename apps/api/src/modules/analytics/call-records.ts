@@ -1,9 +1,29 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { conversationMessages, conversations, includedCalls, invocations } from "../../db/schema/index.ts";
-import { addToRollups } from "../analytics/rollups.ts";
-import type { Spent } from "../billing/holds.ts";
-import type { IncludedCall } from "../billing/included-calls.ts";
+import { addToRollups } from "./rollups.ts";
+
+/**
+ * The record of one gateway call (docs/decisions/038), defined once here for every writer: the
+ * invocation row and its rollups. Billing's call payment (billing/call-payment) composes these
+ * into the statements that charge a call in the same transaction; analytics knows nothing of
+ * money beyond the figures it is handed (the types below are structural, so analytics imports
+ * nothing from billing).
+ */
+
+/** A plan's included call that paid for an invocation (billing/call-payment/included-calls.ts). */
+export interface CoveringCall {
+  subscriptionId: string;
+  periodStart: string;
+  callId?: string;
+}
+
+/** What a call spent from its hold (billing/call-payment/holds.ts `Spent`). */
+export interface SpentFigures {
+  chargedCents: number;
+  feeMicros: number;
+  modelCostDeductedMicros: number;
+}
 
 export interface InvocationRecord {
   id: string;
@@ -29,12 +49,12 @@ export interface InvocationRecord {
   /** The hold paying for it (with `settle`); kept on the row only if `settle` charged it. */
   holdId?: string;
   /** The plan's included call that paid for it, taken when the call started (decision 025). */
-  coveredBy?: IncludedCall;
+  coveredBy?: CoveringCall;
   /**
    * Runs in the same transaction after the invocation row exists: `charged` (from the hold), an
    * included call that covered it instead, or `refused` (nothing could pay: recorded as failed).
    */
-  settle?: (tx: Database) => Promise<"charged" | "refused" | { coveredBy: IncludedCall } | Spent>;
+  settle?: (tx: Database) => Promise<"charged" | "refused" | { coveredBy: CoveringCall } | SpentFigures>;
   /** When the call happened (default now); the demo seed backdates its calls. */
   createdAt?: Date;
   conversation?: {
@@ -50,19 +70,16 @@ export interface InvocationRecord {
 }
 
 /**
- * Records one gateway call, and for a successful chat turn the conversation and its message,
- * in one transaction: analytics and billing read invocations, so none may be lost.
+ * The invocation's columns, mapped from its record once for every writer: the insert below and
+ * the batch statement's rows (billing/call-payment/record.ts, as snake_case JSON).
  */
-export async function recordInvocation(db: Database, record: InvocationRecord): Promise<void> {
-  const at = record.createdAt ?? new Date();
-  const conversation = record.status === "success" ? record.conversation : null;
-  const row = {
+export function invocationRow(record: InvocationRecord, at: Date) {
+  return {
     id: record.id,
     applicationId: record.applicationId,
     callerUserId: record.callerUserId,
     apiKeyId: record.apiKeyId,
     endUser: record.endUser,
-    conversationId: conversation?.id ?? null,
     mode: record.mode,
     status: record.status,
     errorType: record.errorType ?? null,
@@ -73,10 +90,43 @@ export async function recordInvocation(db: Database, record: InvocationRecord): 
     outputTokens: record.outputTokens,
     chargedCents: record.chargedCents ?? 0,
     modelCostMicros: record.modelCostMicros ?? 0,
-    holdId: record.settle ? (record.holdId ?? null) : null,
     subscriptionId: record.coveredBy?.subscriptionId ?? null,
-    planPeriodStart: record.coveredBy ? sql`${record.coveredBy.periodStart}::timestamptz` : null,
     createdAt: at,
+  };
+}
+
+/**
+ * A batch of calls inserted as invocations, as the body of one CTE (billing/call-payment/record.ts,
+ * the batch record): the relation `calls` gives the columns of `invocationRow` in snake_case, with
+ * what paid for each call: `charged` (cents), `fee`, `model_cost` and `model_cost_deducted`
+ * (micros), `paid_from` (its hold), `covered_by` and `period` (its plan's subscription and period).
+ */
+export const INVOCATIONS_FROM_CALLS = `insert into invocations (id, application_id, caller_user_id, api_key_id, end_user, mode, status,
+       error_type, error_message, model, latency_ms, input_tokens, output_tokens, charged_cents,
+       fee_micros, model_cost_micros, model_cost_deducted_micros, hold_id, subscription_id,
+       plan_period_start, created_at)
+     select id, application_id, caller_user_id, api_key_id, end_user, mode, status, error_type,
+       error_message, model, latency_ms, input_tokens, output_tokens, charged, fee, model_cost,
+       model_cost_deducted, paid_from, covered_by, period, created_at
+     from calls
+     returning 1`;
+
+/** Whom the rollups count a call for: its end user, else the calling account. */
+export const userKeyOf = (record: Pick<InvocationRecord, "endUser" | "callerUserId">) =>
+  record.endUser ?? `account:${record.callerUserId}`;
+
+/**
+ * Records one gateway call, and for a successful chat turn the conversation and its message,
+ * in one transaction: analytics and billing read invocations, so none may be lost.
+ */
+export async function recordInvocation(db: Database, record: InvocationRecord): Promise<void> {
+  const at = record.createdAt ?? new Date();
+  const conversation = record.status === "success" ? record.conversation : null;
+  const row = {
+    ...invocationRow(record, at),
+    conversationId: conversation?.id ?? null,
+    holdId: record.settle ? (record.holdId ?? null) : null,
+    planPeriodStart: record.coveredBy ? sql`${record.coveredBy.periodStart}::timestamptz` : null,
   };
   const rollup = (charged: number, refused = false, feeMicros = 0) => ({
     applicationId: record.applicationId,
@@ -89,7 +139,7 @@ export async function recordInvocation(db: Database, record: InvocationRecord): 
     revenueCents: record.status === "success" ? charged : 0,
     feeMicros: record.status === "success" ? feeMicros : 0,
     modelCostMicros: record.modelCostMicros ?? 0,
-    userKey: record.endUser ?? `account:${record.callerUserId}`,
+    userKey: userKeyOf(record),
   });
   if (!conversation && !record.settle && !record.coveredBy?.callId) {
     // Nothing to settle and no conversation: the row and its rollups are one statement, atomic on

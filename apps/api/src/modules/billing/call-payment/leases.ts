@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import type { FastifyBaseLogger } from "fastify";
-import type { Database } from "../../db/client.ts";
-import { AppError } from "../../lib/errors.ts";
-import { closeHold, recalledOf, recallHolds, takeCallPayment } from "../billing/holds.ts";
-import { type IncludedCall, refundIncludedCall } from "../billing/included-calls.ts";
+import type { Database } from "../../../db/client.ts";
+import { AppError } from "../../../lib/errors.ts";
+import { closeHold, recalledOf, recallHolds, takeCallPayment } from "./holds.ts";
+import { type IncludedCall, refundIncludedCall } from "./included-calls.ts";
 
 /**
  * Wallet leases (docs/decisions/018-wallet-leases.md). A paid call must have its price set aside
@@ -26,7 +26,7 @@ import { type IncludedCall, refundIncludedCall } from "../billing/included-calls
  *   its deadline ends before the hold expires: the price a call was promised is always there when
  *   it is recorded, so an answered call is always charged (decision 025).
  * - A plan comes before the wallet: a call paid from a lease is counted against the pair's plan
- *   instead when, as it is recorded, the plan has an included call left (gateway/recorder.ts);
+ *   instead when, as it is recorded, the plan has an included call left (record.ts);
  *   its price then goes back to the lease.
  * - A lease another process needs (the payer's wallet cannot cover a price while leases hold its
  *   money) is recalled: marked in the database, noticed here within RECALL_POLL_MS, and closed
@@ -397,40 +397,4 @@ export class LeaseBook {
     for (const [key, grown] of this.nextCalls)
       if (now - grown.at >= LEASE_IDLE_MS) this.nextCalls.delete(key);
   }
-}
-
-const books = new WeakMap<Database, LeaseBook>();
-
-/** The lease book of a database handle (one per process and database; tests open several). */
-export function leaseBookFor(db: Database, log?: FastifyBaseLogger): LeaseBook {
-  let book = books.get(db);
-  if (!book) {
-    book = new LeaseBook(db, log);
-    books.set(db, book);
-  }
-  return book;
-}
-
-/** Whether calls have opened leases on this handle (a lease book exists). */
-export function hasLeaseBook(db: Database): boolean {
-  return books.has(db);
-}
-
-/**
- * Forgets the lease book of a database handle without closing its leases: only for the start-up
- * rehearsal, whose holds are rolled back with everything else it wrote (db/client.ts rehearse).
- * Closing them there would lock the platform's fee accounts until the rollback; the next call
- * opens a new book.
- */
-export function discardLeases(db: Database): void {
-  books.get(db)?.discard();
-  books.delete(db);
-}
-
-/** Closes the leases of a database handle (the server is closing). */
-export async function closeLeases(db: Database): Promise<void> {
-  const book = books.get(db);
-  if (!book) return;
-  books.delete(db);
-  await book.close();
 }

@@ -1,18 +1,18 @@
 import { randomUUID } from "node:crypto";
 import { eq, inArray, sql } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { type Database, queryRows } from "../../db/client.ts";
-import { holds, invocations } from "../../db/schema/index.ts";
-import { createCaller, fundWallet } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
-import { balancesOf } from "../billing/balances.ts";
-import { closeHold, takeCallPayment } from "../billing/holds.ts";
-import { centsToMicros } from "../billing/money.ts";
-import { cachedAccountFor } from "../billing/postings.ts";
-import { reconcile } from "../billing/reconcile.ts";
-import type { InvocationRecord } from "./invocations.service.ts";
-import { recordCall, recorderStats } from "./recorder.ts";
+import { type Database, queryRows } from "../../../db/client.ts";
+import { holds, invocations } from "../../../db/schema/index.ts";
+import { createCaller, fundWallet } from "../../../test/caller.ts";
+import { createTestDatabase, type TestDatabase } from "../../../test/database.ts";
+import { startTestServer, type TestServer } from "../../../test/server.ts";
+import type { InvocationRecord } from "../../analytics/call-records.ts";
+import { balancesOf } from "../balances.ts";
+import { centsToMicros } from "../money.ts";
+import { accountFor } from "../postings.ts";
+import { reconcile } from "../reconcile.ts";
+import { closeHold, takeCallPayment } from "./holds.ts";
+import { CallRecorder, type Settlement } from "./record.ts";
 
 // The batched recorder against a real database: calls finishing together share one statement and
 // one commit, and every figure (balances, invocations, rollups) is what call-by-call writing gives.
@@ -24,6 +24,10 @@ const FUNDS = 2_000;
 let testDb: TestDatabase;
 let server: TestServer;
 let db: Database;
+/** Records through a recorder of this test's own (the server's is built in app.ts). */
+let recorder: CallRecorder;
+const recordCall = (record: InvocationRecord, settlement?: Settlement) =>
+  recorder.record(record, settlement).then((recorded) => recorded.outcome);
 let consumerId: string;
 let creatorId: string;
 let appId: string;
@@ -33,6 +37,7 @@ beforeAll(async () => {
   testDb = await createTestDatabase();
   server = await startTestServer(testDb);
   db = server.database.db;
+  recorder = new CallRecorder(db);
   const creator = await createCaller(server.baseUrl, "Batch Seller");
   const consumer = await createCaller(server.baseUrl, "Batch Buyer");
   await fundWallet(consumer, FUNDS);
@@ -47,8 +52,8 @@ beforeAll(async () => {
   creatorId = users.find((u) => u.email === creator.email)?.id ?? "";
   consumerId = users.find((u) => u.email === consumer.email)?.id ?? "";
   accounts = {
-    wallet: await cachedAccountFor(db, "wallet", consumerId),
-    held: await cachedAccountFor(db, "held", consumerId),
+    wallet: await accountFor(db, "wallet", consumerId),
+    held: await accountFor(db, "held", consumerId),
   };
 });
 afterAll(async () => {
@@ -123,7 +128,7 @@ const appStats = async (): Promise<Record<(typeof ROLLUP_FIGURES)[number], numbe
 
 it("writes calls that finish together in one batch, each charged once, with exact balances and rollups", async () => {
   const before = {
-    stats: recorderStats(db),
+    stats: recorder.stats(),
     balances: await balancesOf(db, consumerId),
     rollups: await appStats(),
   };
@@ -141,12 +146,12 @@ it("writes calls that finish together in one batch, each charged once, with exac
   // All submitted at once: the first starts a batch on its own, the other 44 wait for it and
   // share the next.
   const results = await Promise.all([
-    ...successes.map(({ record, holdId }) => recordCall(db, record, settlementOf(holdId))),
-    ...failures.map((record) => recordCall(db, record)),
+    ...successes.map(({ record, holdId }) => recordCall(record, settlementOf(holdId))),
+    ...failures.map((record) => recordCall(record)),
   ]);
 
   expect(results).toEqual([...Array(40).fill("hold"), ...Array(5).fill("none")]);
-  const stats = recorderStats(db);
+  const stats = recorder.stats();
   expect(stats.batches - before.stats.batches).toBe(2);
   expect(stats.calls - before.stats.calls).toBe(45);
   expect(stats.fallbacks).toBe(before.stats.fallbacks);
@@ -204,9 +209,7 @@ it("records a call whose hold was already closed as failed and not charged, and 
   expect(await closeHold(db, swept)).toBe(true);
   const records = [call(), call(), call()];
   const results = await Promise.all(
-    [first, swept, last].map((holdId, i) =>
-      recordCall(db, records[i] as InvocationRecord, settlementOf(holdId)),
-    ),
+    [first, swept, last].map((holdId, i) => recordCall(records[i] as InvocationRecord, settlementOf(holdId))),
   );
 
   expect(results).toEqual(["hold", "refused", "hold"]);
@@ -229,22 +232,22 @@ it("records a call whose hold was already closed as failed and not charged, and 
 });
 
 it("writes the others of a batch when one call cannot be recorded, and never charges that one", async () => {
-  const before = { stats: recorderStats(db), balances: await balancesOf(db, consumerId) };
+  const before = { stats: recorder.stats(), balances: await balancesOf(db, consumerId) };
   const [good, bad, alsoGood] = await Promise.all([hold(), hold(), hold()]);
   if (!good || !bad || !alsoGood) throw new Error("expected three holds");
   // Occupy the recorder so the three share one batch.
   // Occupies the recorder; a failed call, so nothing is owed for it.
-  const blocker = recordCall(db, call({ status: "error", chargedCents: 0 }));
+  const blocker = recordCall(call({ status: "error", chargedCents: 0 }));
   const outcomes = await Promise.allSettled([
-    recordCall(db, call(), settlementOf(good)),
+    recordCall(call(), settlementOf(good)),
     // An app that no longer exists: its invocation cannot be written (foreign key).
-    recordCall(db, call({ applicationId: randomUUID() }), settlementOf(bad)),
-    recordCall(db, call(), settlementOf(alsoGood)),
+    recordCall(call({ applicationId: randomUUID() }), settlementOf(bad)),
+    recordCall(call(), settlementOf(alsoGood)),
   ]);
   await blocker;
 
   expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
-  expect(recorderStats(db).fallbacks - before.stats.fallbacks).toBe(1);
+  expect(recorder.stats().fallbacks - before.stats.fallbacks).toBe(1);
   const [badHold] = await db.select({ status: holds.status }).from(holds).where(eq(holds.id, bad));
   expect(badHold?.status).toBe("held");
   await closeAll([good, bad, alsoGood]);
@@ -258,20 +261,20 @@ it("answers a call whose batch committed but whose answer was lost with its reco
   // A batch that committed and then lost its connection fails in the recorder, which writes its
   // calls again one by one; those find the calls already recorded. Submitting a recorded call
   // again takes the same path.
-  const before = { stats: recorderStats(db), balances: await balancesOf(db, consumerId) };
+  const before = { stats: recorder.stats(), balances: await balancesOf(db, consumerId) };
   const holdId = await hold();
   const record = call();
-  expect(await recordCall(db, record, settlementOf(holdId))).toBe("hold");
+  expect(await recordCall(record, settlementOf(holdId))).toBe("hold");
   // Occupies the recorder; a failed call, so nothing is owed for it.
-  const blocker = recordCall(db, call({ status: "error", chargedCents: 0 }));
+  const blocker = recordCall(call({ status: "error", chargedCents: 0 }));
   const again = await Promise.all([
-    recordCall(db, record, settlementOf(holdId)),
-    recordCall(db, call({ status: "error", chargedCents: 0 })),
+    recordCall(record, settlementOf(holdId)),
+    recordCall(call({ status: "error", chargedCents: 0 })),
   ]);
   await blocker;
 
   expect(again).toEqual(["hold", "none"]);
-  expect(recorderStats(db).fallbacks - before.stats.fallbacks).toBe(1);
+  expect(recorder.stats().fallbacks - before.stats.fallbacks).toBe(1);
   const [spent] = await db.select().from(holds).where(eq(holds.id, holdId));
   expect(spent).toMatchObject({ settledMicros: centsToMicros(PRICE), calls: 1 });
   await closeAll([holdId]);

@@ -1,11 +1,17 @@
 import { and, eq } from "drizzle-orm";
-import { type Database, preparedStatement, writerFor } from "../../db/client.ts";
-import { invocations } from "../../db/schema/index.ts";
-import { APP_STATS_ADDED, OWNER_STATS_ADDED, ROLLUP_SHARDS, utcDay } from "../analytics/rollups.ts";
-import { spendFromHold } from "../billing/holds.ts";
-import { useIncludedCall } from "../billing/included-calls.ts";
-import { MICROS_PER_CENT } from "../billing/money.ts";
-import { type InvocationRecord, recordInvocation } from "./invocations.service.ts";
+import { type Database, preparedStatement, writerFor } from "../../../db/client.ts";
+import { invocations } from "../../../db/schema/index.ts";
+import {
+  INVOCATIONS_FROM_CALLS,
+  type InvocationRecord,
+  invocationRow,
+  recordInvocation,
+  userKeyOf,
+} from "../../analytics/call-records.ts";
+import { ROLLUPS_FROM_CALLS, utcDay } from "../../analytics/rollups.ts";
+import { spendFromHold } from "./holds.ts";
+import { useIncludedCall } from "./included-calls.ts";
+import { chargedCentsSql, currentPriceSql, feeMicrosSql, microsSql, modelCostDeductedSql } from "./rules.ts";
 
 /** What a successful paid call spends: its price from its hold, of which the platform keeps `feePercent`. */
 export interface Settlement {
@@ -36,53 +42,43 @@ export interface RecordedCall {
 const MAX_BATCH = 256;
 
 /**
- * Records a call and spends its price from its hold. A chat turn (conversation rows) is written on
- * its own (`recordOne`); other calls are written in batches: one statement and one synchronous
- * commit for every call that finished while the previous batch was being written. A call alone is
- * written at once, so batching adds no wait; under load, N calls share one round trip and one WAL
- * flush. Every promise resolves only after its batch is committed: a charge (the invocation and
- * the price added to its hold's `settled_micros`) is on disk before its caller hears of it. The
- * ledger moves the money when the hold closes (`closeHold`, decision 020), so a call writes no
- * ledger row and takes no lock on a hot ledger account. A call paid from a hold is counted against
- * the pair's plan instead when the plan has an included call left at that moment (decision 025).
- * Answers how the call was paid (`RecordOutcome`). On PostgreSQL the batches use connections of
- * their own (`writerFor`), so an answered call never waits for a connection behind calls that have
- * not started. See docs/decisions/012-paid-path-latency.md and 020-lease-capture.md.
+ * Records calls and spends their prices from their holds. A chat turn (conversation rows) is
+ * written on its own (`recordOne`); other calls are written in batches: one statement and one
+ * synchronous commit for every call that finished while the previous batch was being written. A
+ * call alone is written at once, so batching adds no wait; under load, N calls share one round trip
+ * and one WAL flush. Every promise resolves only after its batch is committed: a charge (the
+ * invocation and the price added to its hold's `settled_micros`) is on disk before its caller
+ * hears of it. The ledger moves the money when the hold closes (`closeHold`, decision 020), so a
+ * call writes no ledger row and takes no lock on a hot ledger account. A call paid from a hold is
+ * counted against the pair's plan instead when the plan has an included call left at that moment
+ * (decision 025). Answers how the call was paid (`RecordOutcome`). On PostgreSQL the batches use
+ * connections of their own (`writerFor`), so an answered call never waits for a connection behind
+ * calls that have not started. See docs/decisions/012-paid-path-latency.md and
+ * 020-lease-capture.md. One per server (index.ts `createCallPayments`; tests make their own).
  */
-export function recordCall(
-  db: Database,
-  record: InvocationRecord,
-  settlement?: Settlement,
-): Promise<RecordOutcome> {
-  return recordCharged(db, record, settlement).then((recorded) => recorded.outcome);
-}
+export class CallRecorder {
+  private readonly db: Database;
+  private batches: BatchRecorder | undefined;
 
-/** `recordCall`, answering also what the call took from the wallet (what its answer says it cost). */
-export function recordCharged(
-  db: Database,
-  record: InvocationRecord,
-  settlement?: Settlement,
-): Promise<RecordedCall> {
-  // The call's time is fixed on the record the first time it is recorded: it is half of the
-  // invocation's key (partitioned by day, decision 038), so the same call recorded again (a batch
-  // written again call by call, a record submitted twice) meets its own row, never adds a second.
-  record.createdAt ??= new Date();
-  if (record.conversation) return recordOne(db, { record, settlement });
-  let recorder = recorders.get(db);
-  if (!recorder) {
-    recorder = new BatchRecorder(writerFor(db));
-    recorders.set(db, recorder);
+  constructor(db: Database) {
+    this.db = db;
   }
-  return recorder.submit({ record, settlement });
-}
 
-// One queue per database handle (tests open several in one process).
-const recorders = new WeakMap<Database, BatchRecorder>();
+  /** Records the call; with a settlement, spends its price (or a plan's included call). */
+  record(record: InvocationRecord, settlement?: Settlement): Promise<RecordedCall> {
+    // The call's time is fixed on the record the first time it is recorded: it is half of the
+    // invocation's key (partitioned by day, decision 038), so the same call recorded again (a batch
+    // written again call by call, a record submitted twice) meets its own row, never adds a second.
+    record.createdAt ??= new Date();
+    if (record.conversation) return recordOne(this.db, { record, settlement });
+    this.batches ??= new BatchRecorder(writerFor(this.db));
+    return this.batches.submit({ record, settlement });
+  }
 
-/** How the recorder of a database handle has written: statements, calls, and batches that failed and were written call by call. */
-export function recorderStats(db: Database): { batches: number; calls: number; fallbacks: number } {
-  const stats = recorders.get(db)?.stats;
-  return { batches: 0, calls: 0, fallbacks: 0, ...stats };
+  /** How the batches were written: statements, calls, and batches that failed and were written call by call. */
+  stats(): { batches: number; calls: number; fallbacks: number } {
+    return { batches: 0, calls: 0, fallbacks: 0, ...this.batches?.stats };
+  }
 }
 
 interface Pending {
@@ -232,36 +228,23 @@ async function recordedOutcome(
   return { outcome: row.subscriptionId ? "plan" : "refused", chargedCents: 0 };
 }
 
+/** A call as a row of the batch statement's `v`: the invocation's columns (analytics) and what pays for it. */
 function toRow({ record, settlement }: Pending) {
   const at = record.createdAt ?? new Date();
+  const row: Record<string, unknown> = {};
+  for (const [column, value] of Object.entries(invocationRow(record, at)))
+    row[column.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`)] = value;
   return {
-    id: record.id,
-    application_id: record.applicationId,
-    caller_user_id: record.callerUserId,
-    api_key_id: record.apiKeyId,
-    end_user: record.endUser,
-    mode: record.mode,
-    status: record.status,
-    error_type: record.errorType ?? null,
-    error_message: record.errorMessage?.slice(0, 500) ?? null,
-    model: record.model,
-    latency_ms: record.latencyMs,
-    input_tokens: record.inputTokens,
-    output_tokens: record.outputTokens,
-    charged_cents: record.chargedCents ?? 0,
-    model_cost_micros: record.modelCostMicros ?? 0,
+    ...row,
     created_at: at.toISOString(),
     day: utcDay(at),
-    user_key: record.endUser ?? `account:${record.callerUserId}`,
+    user_key: userKeyOf(record),
     hold_id: settlement?.holdId ?? null,
-    subscription_id: record.coveredBy?.subscriptionId ?? null,
     plan_period_start: record.coveredBy?.periodStart ?? null,
     amount: settlement?.amountCents ?? null,
     fee_percent: settlement?.feePercent ?? null,
   };
 }
-
-const shard = `(pg_backend_pid() % ${ROLLUP_SHARDS})::smallint`;
 
 /**
  * The batch in one statement. First the plans: the calls paid from holds are counted against
@@ -292,13 +275,11 @@ const recordBatchStatement = preparedStatement<{ charged: string | null; covered
      -- applies before its notice ran out (decision 021), so it is never the lower one early.
      -- In micro-dollars: the price, the platform's fee (exactly fee_percent of it) and the model
      -- cost the creator's share pays (at most that share; issue 17).
-     select v.id, p.amount, f.micros, f.fee, least(v.model_cost_micros, f.micros - f.fee) as model_cost
+     select v.id, p.amount, f.micros, f.fee, ${modelCostDeductedSql("v.model_cost_micros", "f.micros", "f.fee")} as model_cost
      from v join applications a on a.id = v.application_id
-     cross join lateral (select least(v.amount,
-       case when a.pending_price_at is not null and a.pending_price_at <= now()
-            then a.pending_price_cents else a.price_cents end)::bigint as amount) p
-     cross join lateral (select p.amount * ${MICROS_PER_CENT} as micros,
-       round(p.amount * ${MICROS_PER_CENT} * v.fee_percent / 100)::bigint as fee) f
+     cross join lateral (select ${chargedCentsSql("v.amount", currentPriceSql("a"))} as amount) p
+     cross join lateral (select ${microsSql("p.amount")} as micros,
+       ${feeMicrosSql(microsSql("p.amount"), "v.fee_percent")} as fee) f
      where v.hold_id is not null
    ), pairs as (
      select caller_user_id as payer, application_id as app, count(*)::int as n
@@ -358,64 +339,12 @@ const recordBatchStatement = preparedStatement<{ charged: string | null; covered
      left join priced pr on pr.id = v.id
      left join hold on hold.id = v.hold_id and c.id is null
    ), recorded as (
-     insert into invocations (id, application_id, caller_user_id, api_key_id, end_user, mode, status,
-       error_type, error_message, model, latency_ms, input_tokens, output_tokens, charged_cents,
-       fee_micros, model_cost_micros, model_cost_deducted_micros, hold_id, subscription_id,
-       plan_period_start, created_at)
-     select id, application_id, caller_user_id, api_key_id, end_user, mode, status, error_type,
-       error_message, model, latency_ms, input_tokens, output_tokens, charged, fee, model_cost,
-       model_cost_deducted, paid_from, covered_by, period, created_at
-     from calls
-     returning 1
+     ${INVOCATIONS_FROM_CALLS}
    ), reservations as (
      -- The included calls taken for these calls before they ran are theirs now (decision 025).
      delete from included_calls where id in (select id from v where subscription_id is not null)
      returning 1
-   ), stats as (
-     insert into app_daily_stats as s (application_id, day, shard, invocations, successes, errors,
-       latency_ms_sum, input_tokens, output_tokens, revenue_cents, fee_micros, model_cost_micros,
-       last_invocation_at)
-     select application_id, day, ${shard}, count(*), count(*) filter (where status = 'success'),
-       count(*) filter (where status <> 'success'), sum(latency_ms), sum(input_tokens),
-       sum(output_tokens), coalesce(sum(charged) filter (where status = 'success'), 0),
-       coalesce(sum(fee) filter (where status = 'success' and charged > 0), 0), sum(model_cost),
-       max(created_at)
-     from calls group by application_id, day
-     on conflict (application_id, day, shard) do update set ${APP_STATS_ADDED}
-   ), owner_stats as (
-     insert into owner_daily_stats as s (owner_id, day, shard, invocations, successes, errors,
-       latency_ms_sum, input_tokens, output_tokens)
-     select owner_id, day, ${shard}, count(*), count(*) filter (where status = 'success'),
-       count(*) filter (where status <> 'success'), sum(latency_ms), sum(input_tokens), sum(output_tokens)
-     from calls group by owner_id, day
-     on conflict (owner_id, day, shard) do update set ${OWNER_STATS_ADDED}
-   ), app_user as (
-     insert into app_users as u (application_id, end_user, last_day)
-     select c.application_id, c.user_key, max(c.day) from calls c
-     where not exists (select 1 from app_users x
-                       where x.application_id = c.application_id and x.end_user = c.user_key and x.last_day >= c.day)
-     group by c.application_id, c.user_key
-     on conflict (application_id, end_user) do update set last_day = excluded.last_day
-       where u.last_day < excluded.last_day
-   ), owner_user as (
-     insert into owner_users as o (owner_id, end_user, last_day)
-     select c.owner_id, c.user_key, max(c.day) from calls c
-     where not exists (select 1 from owner_users x
-                       where x.owner_id = c.owner_id and x.end_user = c.user_key and x.last_day >= c.day)
-     group by c.owner_id, c.user_key
-     on conflict (owner_id, end_user) do update set last_day = excluded.last_day
-       where o.last_day < excluded.last_day
-   ), app_error as (
-     insert into app_daily_errors as e (application_id, day, error_type, count)
-     select application_id, day, coalesce(error_type, ''), count(*) from calls where status = 'error'
-     group by application_id, day, coalesce(error_type, '')
-     on conflict (application_id, day, error_type) do update set count = e.count + excluded.count
-   ), owner_error as (
-     insert into owner_daily_errors as e (owner_id, day, error_type, shard, count)
-     select owner_id, day, coalesce(error_type, ''), ${shard}, count(*) from calls where status = 'error'
-     group by owner_id, day, coalesce(error_type, '')
-     on conflict (owner_id, day, error_type, shard) do update set count = e.count + excluded.count
-   )
+   ), ${ROLLUPS_FROM_CALLS}
    select (select string_agg(c.id::text || ':' || pr.amount, ',') from calls c join priced pr on pr.id = c.id
            where c.paid_from is not null) as charged,
      (select string_agg(id::text, ',') from covered) as covered,

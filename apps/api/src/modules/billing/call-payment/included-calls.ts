@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { type Database, queryRows } from "../../db/client.ts";
+import { type Database, queryRows } from "../../../db/client.ts";
 
 /** An included call taken from a plan: the subscription and the period it was counted in. */
 export interface IncludedCall {

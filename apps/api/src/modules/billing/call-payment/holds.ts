@@ -1,13 +1,14 @@
 import { randomUUID } from "node:crypto";
 import { and, asc, eq, inArray, lt, sql } from "drizzle-orm";
-import { type Database, NO_ROW, preparedStatement, queryRows } from "../../db/client.ts";
-import { holds } from "../../db/schema/index.ts";
-import { AppError } from "../../lib/errors.ts";
-import { walletBalance } from "./balances.ts";
-import { accountInDebt, debtOf } from "./debts.ts";
+import { type Database, NO_ROW, preparedStatement, queryRows } from "../../../db/client.ts";
+import { holds } from "../../../db/schema/index.ts";
+import { AppError } from "../../../lib/errors.ts";
+import { walletBalance } from "../balances.ts";
+import { accountInDebt, debtOf } from "../debts.ts";
+import { centsToMicros, dollars, formatMicros, MICROS_PER_CENT } from "../money.ts";
+import { accountFor } from "../postings.ts";
 import type { IncludedCall } from "./included-calls.ts";
-import { centsToMicros, dollars, formatMicros, MICROS_PER_CENT } from "./money.ts";
-import { accountFor } from "./postings.ts";
+import { chargedCentsSql, currentPriceSql, feeMicrosSql, microsSql, modelCostDeductedSql } from "./rules.ts";
 
 /**
  * What a hold is for: who pays which creator for which app, the call's price (in cents, as prices
@@ -64,7 +65,7 @@ async function paymentRequired(
  * included calls when a plan covers it (`$8`), otherwise a hold from the wallet. The hold is the
  * price (`$4`), or a lease of several calls' prices (up to `$9`, and beyond the first price never
  * more than half the wallet) that the process then spends call by call without a round trip
- * (gateway/leases.ts, docs/decisions/018). The wallet and held accounts are locked in id order and
+ * (leases.ts, docs/decisions/018). The wallet and held accounts are locked in id order and
  * the hold is written only if the locked wallet covers it, so concurrent calls cannot overspend.
  * It commits without waiting for the WAL flush: the hold is visible at once, and the settle's
  * synchronous commit flushes it with its own; a crash can only lose a hold none of whose calls
@@ -217,7 +218,7 @@ export async function takeCallPayment(
 
 /**
  * Asks for the money the payer's open holds do not yet spend (decision 025): each is marked, and
- * the process holding it closes it once its calls in flight end (gateway/leases.ts). Answers how
+ * the process holding it closes it once its calls in flight end (leases.ts). Answers how
  * many of the payer's holds still hold money unspent; none means a refusal stands.
  */
 export async function recallHolds(db: Database, payerId: string): Promise<number> {
@@ -272,20 +273,19 @@ export async function spendFromHold(
   holdId: string,
   call: { amountCents: number; feePercent: number; modelCostMicros?: number; applicationId?: string },
 ): Promise<Spent | undefined> {
-  // The lower of the call's price and the app's price now, as the batch record does (recorder.ts).
+  // The lower of the call's price and the app's price now, its fee and model cost: rules.ts, as the batch record does (record.ts).
   const [spent] = await queryRows<{ amount: string; fee: string; model_cost: string }>(
     tx,
     sql`with c as (
-          select least(${call.amountCents}::bigint, coalesce((
-            select case when a.pending_price_at is not null and a.pending_price_at <= now()
-                        then a.pending_price_cents else a.price_cents end
-            from applications a where a.id = ${call.applicationId ?? null}::uuid), ${call.amountCents}::bigint)) as cents
+          select ${sql.raw(chargedCentsSql("s.amount", `coalesce((select ${currentPriceSql("a")} from applications a where a.id = s.app), s.amount)`))} as cents
+          from (select ${call.amountCents}::bigint as amount, ${call.applicationId ?? null}::uuid as app) s
         ), f as (
-          select c.cents, c.cents * ${MICROS_PER_CENT}::bigint as amount,
-            round(c.cents * ${MICROS_PER_CENT}::bigint * ${call.feePercent}::numeric / 100)::bigint as fee
-          from c
+          select c.cents, ${sql.raw(microsSql("c.cents"))} as amount,
+            ${sql.raw(feeMicrosSql(microsSql("c.cents"), "s.fee_percent"))} as fee
+          from c, (select ${call.feePercent}::numeric as fee_percent) s
         ), p as (
-          select f.*, least(${call.modelCostMicros ?? 0}::bigint, f.amount - f.fee) as model_cost from f
+          select f.*, ${sql.raw(modelCostDeductedSql("m.model_cost", "f.amount", "f.fee"))} as model_cost
+          from f, (select ${call.modelCostMicros ?? 0}::bigint as model_cost) m
         )
         update holds set settled_micros = settled_micros + p.amount, fee_micros = fee_micros + p.fee,
           model_cost_micros = holds.model_cost_micros + p.model_cost, calls = calls + 1

@@ -1,17 +1,17 @@
 import { randomUUID } from "node:crypto";
 import { and, eq, sql } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
-import { holds, invocations, ledgerTransactions } from "../../db/schema/index.ts";
-import { type Caller, createCaller, fundWallet, settledWallet } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { startFakeOpenAi } from "../../test/fake-openai.ts";
-import { modelCostTaken } from "../../test/model-cost.ts";
-import { expectReconciled } from "../../test/reconciled.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
-import { balancesOf, walletBalances } from "../billing/balances.ts";
-import { centsToMicros } from "../billing/money.ts";
-import { cachedAccountFor } from "../billing/postings.ts";
-import { reconcile } from "../billing/reconcile.ts";
+import { holds, invocations, ledgerTransactions } from "../../../db/schema/index.ts";
+import { type Caller, createCaller, fundWallet, settledWallet } from "../../../test/caller.ts";
+import { createTestDatabase, type TestDatabase } from "../../../test/database.ts";
+import { startFakeOpenAi } from "../../../test/fake-openai.ts";
+import { modelCostTaken } from "../../../test/model-cost.ts";
+import { expectReconciled } from "../../../test/reconciled.ts";
+import { startTestServer, type TestServer } from "../../../test/server.ts";
+import { balancesOf, walletBalances } from "../balances.ts";
+import { centsToMicros } from "../money.ts";
+import { accountFor } from "../postings.ts";
+import { reconcile } from "../reconcile.ts";
 import { LEASE_CALLS, LeaseBook } from "./leases.ts";
 
 /**
@@ -260,8 +260,8 @@ it("closes a lease still being taken ahead when its book closes", async () => {
     tryIncluded: true,
     callId: randomUUID(),
     accounts: {
-      wallet: await cachedAccountFor(db, "wallet", payerId),
-      held: await cachedAccountFor(db, "held", payerId),
+      wallet: await accountFor(db, "wallet", payerId),
+      held: await accountFor(db, "held", payerId),
     },
   };
   // Leases of 1, 2 and 4 calls used up, then 6 calls from the lease of 8: a quarter of it is

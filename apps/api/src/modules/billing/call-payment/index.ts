@@ -1,0 +1,305 @@
+import type { PaidBy } from "@promptmint/contracts";
+import { eq } from "drizzle-orm";
+import type { FastifyBaseLogger } from "fastify";
+import type { Database } from "../../../db/client.ts";
+import { applications } from "../../../db/schema/index.ts";
+import { databaseErrorOf } from "../../../lib/database-errors.ts";
+import { AppError } from "../../../lib/errors.ts";
+import type { InvocationRecord } from "../../analytics/call-records.ts";
+import { AccountIds } from "../postings.ts";
+import { effectivePriceCents, type PriceColumns } from "../price-changes.ts";
+import { type IncludedCall, refundIncludedCall, useIncludedCall } from "./included-calls.ts";
+import { type KeyLimit, type KeyReservation, reserveKeySpend } from "./key-reservations.ts";
+import { LeaseBook, type LeasedPayment } from "./leases.ts";
+import { CallRecorder, type RecordedCall } from "./record.ts";
+import { refuseAboveMaximum } from "./rules.ts";
+
+export { sweepExpiredHolds } from "./holds.ts";
+export { sweepExpiredIncludedCalls } from "./included-calls.ts";
+export { sweepKeyReservations } from "./key-reservations.ts";
+
+/**
+ * A paid call's payment (issue 29): the one place a call's price is taken, spent and given back.
+ * The gateway opens it once the call is prepared (gateway/paid-call.ts) and ends it once with the
+ * call's record; nothing else writes billing's tables for a call.
+ *
+ * Open: the owner's own calls are free, a plan's included calls are covered, otherwise the price
+ * is taken from a lease held from the wallet (leases.ts; 402 when the wallet cannot cover it)
+ * before the upstream call, and a wallet-paid call with a key that has a spend limit reserves its
+ * price against the limit too (decision 035). A price above the caller's maximum is refused first.
+ *
+ * End: an answered call is recorded and paid in the same transaction as its invocation (record.ts;
+ * an included call, or its price from the hold); any other call gives back all that was taken
+ * (the lease's price, the included call, the key's reservation) and is recorded as failed, or not
+ * at all when there is no record to keep.
+ */
+
+/**
+ * What a recorded call really cost its caller (decision 029): the price taken from the wallet when
+ * the call was paid from it (`wallet`), else 0: a plan's included call (`plan`), the owner's own
+ * call (`owner`), a free app (`free`), or a call that failed (`none`).
+ */
+export interface CallCharge {
+  chargedCents: number;
+  paidBy: PaidBy;
+}
+
+/** The call to pay for, as billing needs it (plain fields: billing imports nothing of the gateway or keys). */
+export interface CallToPay {
+  /** The invocation's id: an included call or a key's reservation taken for it is written under it. */
+  callId: string;
+  payerId: string;
+  application: PriceColumns & { id: string; ownerId: string };
+  /** The call's deadline: a lease is used only while the call can finish before its hold expires. */
+  deadlineSeconds: number;
+  /** The platform's share of the price, in percent (embedded calls pass 100). */
+  feePercent: number;
+  /** Where a 402 sends the caller to top up. */
+  topUpUrl: string;
+  /** The caller's cap on the price: above it the call is refused before payment. */
+  maxPriceCents?: number;
+  /**
+   * Embedded traffic (docs/decisions/009-embed.md): the owner calls on a visitor's behalf and pays
+   * the price like a consumer would; it is not the app's revenue.
+   */
+  ownerPays?: boolean;
+  /** The API key the call is made with, if any, and its spend limit. */
+  key?: KeyLimit;
+}
+
+/** One call's payment, open until `end`. */
+export interface CallPayment {
+  /**
+   * Ends the payment, once. A successful record is paid in its transaction (throws `unavailable`
+   * when nothing could pay for it: the answer must then not be given; it cannot happen while
+   * holds close only as decision 025 says). A failed record, or none, gives back all that was
+   * taken and charges nothing. The record's money fields (`chargedCents`, `coveredBy`) are set here.
+   */
+  end(record: InvocationRecord | null): Promise<CallCharge>;
+}
+
+/** An included call taken for a call outlives the call's deadline by this much before the sweeper gives it back. */
+const INCLUDED_CALL_MARGIN_SECONDS = 120;
+
+/** The call payments of one server: its lease book, its recorder and its account ids, built once at start-up (app.ts). */
+export interface CallPayments {
+  open(call: CallToPay, log: FastifyBaseLogger): Promise<CallPayment>;
+  /**
+   * The pair's next lease covers `calls` calls (at most LEASE_CALLS), as if its calls had kept
+   * coming: the start-up rehearsal's (warm-up.ts) one lease, which its calls never use up.
+   */
+  expectCalls(payerId: string, applicationId: string, calls: number): void;
+  /** Whether any call took a lease yet (the rehearsal runs only before: it discards the leases). */
+  readonly leasing: boolean;
+  /**
+   * Forgets the leases without closing them: only for the start-up rehearsal, whose holds are
+   * rolled back with everything else it wrote (db/client.ts rehearse). Closing them there would
+   * lock the platform's fee accounts until the rollback; the next call opens a new book.
+   */
+  discardLeases(): void;
+  /** Records a call outside a payment (tests, benches): `CallRecorder.record`. */
+  readonly recorder: CallRecorder;
+  /** The payers' account ids the leases move money between (warm-up.ts preloads them). */
+  readonly accounts: AccountIds;
+  /** Closes every lease (the server is closing): what they did not spend goes back to the wallets. */
+  close(): Promise<void>;
+}
+
+export function createCallPayments(db: Database, log?: FastifyBaseLogger): CallPayments {
+  let book: LeaseBook | undefined;
+  const leases = () => {
+    book ??= new LeaseBook(db, log);
+    return book;
+  };
+  const recorder = new CallRecorder(db);
+  const accounts = new AccountIds(db);
+  return {
+    // The book is made by the first call paid from the wallet (free calls take no lease).
+    open: (call, callLog) => openCallPayment({ db, leases, recorder, accounts }, call, callLog),
+    expectCalls: (payerId, applicationId, calls) => leases().expectCalls(payerId, applicationId, calls),
+    get leasing() {
+      return book !== undefined;
+    },
+    discardLeases() {
+      book?.discard();
+      book = undefined;
+    },
+    recorder,
+    accounts,
+    async close() {
+      const open = book;
+      book = undefined;
+      await open?.close();
+    },
+  };
+}
+
+async function openCallPayment(
+  parts: { db: Database; leases: () => LeaseBook; recorder: CallRecorder; accounts: AccountIds },
+  call: CallToPay,
+  log: FastifyBaseLogger,
+): Promise<CallPayment> {
+  const { db, leases, recorder, accounts: accountIds } = parts;
+  const { application, ownerPays } = call;
+  const isOwner = application.ownerId === call.payerId;
+  let listPrice = isOwner && !ownerPays ? 0 : effectivePriceCents(application);
+  refuseAboveMaximum(listPrice, call.maxPriceCents);
+  const accounts =
+    listPrice > 0
+      ? await Promise.all([
+          accountIds.get("wallet", call.payerId),
+          accountIds.get("held", call.payerId),
+        ]).then(([wallet, held]) => ({ wallet, held }))
+      : undefined;
+  // An included call of the caller's plan, or the price from the pair's lease (a round trip only
+  // when a new lease is needed; 402 if the wallet cannot cover the price). A free app's calls
+  // still count against a plan's included calls.
+  const pay = (priceCents: number, payer: { wallet: string; held: string }) =>
+    leases().pay({
+      payerId: call.payerId,
+      applicationId: application.id,
+      creatorId: application.ownerId,
+      priceCents,
+      deadlineSeconds: call.deadlineSeconds,
+      topUpUrl: call.topUpUrl,
+      tryIncluded: !isOwner,
+      accounts: payer,
+      callId: call.callId,
+    });
+  const payment: LeasedPayment = accounts
+    ? await pay(listPrice, accounts).catch(async (error) => {
+        // This process's copy of the app may be stale (until the change feed's notice arrives:
+        // lib/lookup-cache.ts): a decrease made through another process applies to this call too
+        // (decision 025), so a wallet that covers the price as it is now is not refused for the
+        // price as it was (money attack, seed 1724).
+        const now =
+          error instanceof AppError && error.code === "payment_required"
+            ? await currentPriceCents(db, application.id)
+            : undefined;
+        if (now === undefined || now >= listPrice || now <= 0) throw error;
+        listPrice = now;
+        return pay(now, accounts);
+      })
+    : {
+        coveredBy: isOwner
+          ? undefined
+          : await useIncludedCall(db, application.id, call.payerId, {
+              callId: call.callId,
+              ttlSeconds: call.deadlineSeconds + INCLUDED_CALL_MARGIN_SECONDS,
+            }),
+      };
+  const coveredBy: IncludedCall | undefined = payment.coveredBy;
+  const holdId = payment.holdId;
+  const price = coveredBy ? 0 : listPrice;
+  const keyReservation = holdId
+    ? await reserveForKey(db, call.key, {
+        callId: call.callId,
+        priceCents: price,
+        ttlSeconds: call.deadlineSeconds + INCLUDED_CALL_MARGIN_SECONDS,
+      }).catch(async (error) => {
+        // Refused by the key's limit: the wallet's price goes back to the lease, nothing was spent.
+        await payment.end?.("unspent");
+        throw error;
+      })
+    : undefined;
+  /** The key's reservation keeps what the call was charged; the rest goes back now (decision 035). */
+  const settleKey = (keptCents: number) =>
+    keyReservation
+      ?.settle(keptCents)
+      .catch((err) => log.error({ err }, "could not give back a key's reserved spend"));
+  /** Gives back what was taken for the call (hold or included call, and the key's reservation). */
+  const giveBack = async () => {
+    if (coveredBy)
+      await refundIncludedCall(db, coveredBy).catch((err) =>
+        log.error({ err }, "could not refund an included call"),
+      );
+    // The price goes back to the lease; nothing is written.
+    await payment.end?.("unspent");
+    await settleKey(0);
+  };
+  /** Records a call that is not paid from the hold: failed, or covered, owner's or free. */
+  const recordUnpaid = async (record: InvocationRecord) => {
+    await recorder.record(record).catch((failure) => {
+      // A free or owner's call whose app was erased meanwhile (an app with no money history is
+      // deleted, not archived): its rows can no longer name the app. Nothing was charged.
+      if (databaseErrorOf(failure)?.code !== "23503") throw failure;
+      throw new AppError("not_found", "This application was deleted while the call ran; nothing was charged");
+    });
+    await settleKey(0);
+  };
+  let ended = false;
+  return {
+    async end(record) {
+      if (ended) throw new Error("a call's payment is ended once");
+      ended = true;
+      if (record === null || record.status !== "success") {
+        await giveBack();
+        if (record) {
+          record.chargedCents = 0;
+          record.coveredBy = undefined;
+          await recordUnpaid(record);
+        }
+        return { chargedCents: 0, paidBy: "none" };
+      }
+      record.chargedCents = ownerPays ? 0 : price;
+      record.coveredBy = coveredBy;
+      if (!holdId || !accounts) {
+        await recordUnpaid(record);
+        return { chargedCents: 0, paidBy: coveredBy ? "plan" : isOwner && !ownerPays ? "owner" : "free" };
+      }
+      // The invocation and its price spent from the lease commit together, synchronously: the
+      // charge is on disk before the caller hears of it (record.ts). The ledger posts it when
+      // the lease closes (decision 020).
+      let recorded: RecordedCall;
+      try {
+        recorded = await recorder.record(record, { holdId, amountCents: price, feePercent: call.feePercent });
+      } catch (error) {
+        // Whether the record committed is unknown: the key's reservation is left to the sweeper,
+        // which keeps it only if the invocation was charged.
+        await payment.end("unspent");
+        throw error;
+      }
+      const { outcome } = recorded;
+      await settleKey(outcome === "hold" ? recorded.chargedCents : 0);
+      // Not awaited: the lease's close this may cause (its last call) need not delay the answer.
+      void payment.end(outcome === "hold" ? "charged" : outcome === "plan" ? "unspent" : "refused");
+      if (outcome === "refused") {
+        log.error({ holdId, invocationId: call.callId }, "a finished call found its hold closed");
+        throw new AppError(
+          "unavailable",
+          "The payment for this call could not be completed; you were not charged. Please retry.",
+        );
+      }
+      return outcome === "hold"
+        ? { chargedCents: recorded.chargedCents, paidBy: "wallet" }
+        : { chargedCents: 0, paidBy: "plan" };
+    },
+  };
+}
+
+/** An app's price as the database has it now (not the lookup cache's copy); undefined if it is gone. */
+async function currentPriceCents(db: Database, applicationId: string): Promise<number | undefined> {
+  const [row] = await db
+    .select({
+      priceCents: applications.priceCents,
+      pendingPriceCents: applications.pendingPriceCents,
+      pendingPriceAt: applications.pendingPriceAt,
+    })
+    .from(applications)
+    .where(eq(applications.id, applicationId));
+  return row ? effectivePriceCents(row) : undefined;
+}
+
+/**
+ * A wallet-paid call made with a key that has a spend limit reserves its price against it before
+ * the upstream call (402 `key_limit_reached` when it does not fit). Plan, owner and free calls
+ * never get here: they cost the key nothing. Keys without a limit skip the round trip.
+ */
+function reserveForKey(
+  db: Database,
+  key: KeyLimit | undefined,
+  call: { callId: string; priceCents: number; ttlSeconds: number },
+): Promise<KeyReservation | undefined> {
+  if (!key || key.spendLimitCents === null) return Promise.resolve(undefined);
+  return reserveKeySpend(db, key, call);
+}
