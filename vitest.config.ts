@@ -1,3 +1,4 @@
+import { appendFileSync, mkdirSync } from "node:fs";
 import { defineConfig } from "vitest/config";
 
 // One test run, several projects: the web app (jsdom), the API's integration suite on PGlite
@@ -24,8 +25,23 @@ const apiProject = (name: string, env: Record<string, string>, exclude: string[]
   },
 });
 
+/**
+ * Where an error no test caught is written (it still fails the run): `npm test` prints this file
+ * at its end, so a run whose tests all passed but whose step failed says why in its last lines.
+ */
+const UNHANDLED_ERRORS = ".tmp/test-results/unhandled-errors.txt";
+
 export default defineConfig({
   test: {
+    onUnhandledError(error) {
+      const where = error as { VITEST_TEST_PATH?: string; VITEST_TEST_NAME?: string };
+      const stack = error instanceof Error ? (error.stack ?? error.message) : String(error);
+      mkdirSync(".tmp/test-results", { recursive: true });
+      appendFileSync(
+        UNHANDLED_ERRORS,
+        `${where.VITEST_TEST_PATH ?? "(no test file)"} › ${where.VITEST_TEST_NAME ?? "(no test)"}\n${stack.split("\n").slice(0, 12).join("\n")}\n\n`,
+      );
+    },
     projects: [
       "apps/web/vitest.config.ts",
       apiProject("api-pglite", { TEST_DB: "pglite" }, [postgresOnlyTests]),

@@ -18,7 +18,12 @@ function run(name, command, args, env = {}) {
   const started = Date.now();
   const result = spawnSync(command, args, { stdio: "inherit", env: { ...process.env, ...env } });
   const ok = result.status === 0;
-  steps.push({ name, ok, seconds: ((Date.now() - started) / 1000).toFixed(1) });
+  steps.push({
+    name,
+    ok,
+    seconds: ((Date.now() - started) / 1000).toFixed(1),
+    exit: result.signal ?? result.status ?? result.error?.message,
+  });
   return ok;
 }
 
@@ -66,8 +71,16 @@ if (existsSync(path.resolve(out, "playwright.json"))) {
   console.log(`e2e: ${stats.expected + stats.flaky} passed, ${stats.unexpected} failed`);
 }
 
+// Errors no test caught fail the vitest step with every test passed: say which (vitest.config.ts).
+const unhandled = `${out}/unhandled-errors.txt`;
+if (existsSync(unhandled))
+  console.log(`\nerrors outside any test (${unhandled}):\n${readFileSync(unhandled, "utf8").slice(0, 6000)}`);
+
 console.log("\nsteps:");
-for (const step of steps) console.log(`  ${step.ok ? "ok  " : "FAIL"} ${step.name} (${step.seconds}s)`);
+for (const step of steps)
+  console.log(
+    `  ${step.ok ? "ok  " : "FAIL"} ${step.name} (${step.seconds}s${step.ok ? "" : `, exit ${step.exit}`})`,
+  );
 const allOk = steps.every((step) => step.ok);
 if (passed === 0) {
   console.log("no test was executed");
