@@ -17,7 +17,6 @@ const SUMMED_STATS = [
 ];
 /** The connection's shard of today's rollup rows. */
 const SHARD_SQL = `(pg_backend_pid() % ${ROLLUP_SHARDS})::smallint`;
-const shard = sql.raw(SHARD_SQL);
 
 /** The `do update set` of a rollup upsert (alias `s`): each summed column adds the new row's value. */
 const addedTogether = (columns: string[]) => columns.map((c) => `${c} = s.${c} + excluded.${c}`).join(", ");
@@ -52,60 +51,23 @@ export async function addToRollups(
   },
   alongside?: SQLWrapper,
 ): Promise<void> {
-  const app = call.applicationId;
-  const day = utcDay(call.at);
-  const user = call.userKey;
-  const success = call.status === "success" ? 1 : 0;
-  const isError = call.status === "error";
-  const errorType = call.errorType ?? "";
   // Drizzle embeds a query builder in parentheses already.
   const first: SQL = alongside ? sql`recorded as ${alongside}, ` : sql``;
-  // Prepared: the same text every call, so PostgreSQL plans it once per connection.
+  // The call as a one-row `calls` relation, added by the same CTEs as a batch (ROLLUPS_FROM_CALLS):
+  // one definition of what a call adds to the figures. Prepared: the same text every call, so
+  // PostgreSQL plans it once per connection.
   await executePrepared(
     db,
     sql`
-    with ${first}app as (
-      select owner_id from applications where id = ${app}::uuid
-    ), stats as (
-      insert into app_daily_stats as s (application_id, day, shard, invocations, successes, errors,
-        latency_ms_sum, input_tokens, output_tokens, revenue_cents, fee_micros, model_cost_micros,
-        last_invocation_at)
-      values (${app}, ${day}, ${shard}, 1, ${success}, ${1 - success}, ${call.latencyMs},
-        ${call.inputTokens}, ${call.outputTokens}, ${call.revenueCents}, ${call.feeMicros},
-        ${call.modelCostMicros}, ${call.at.toISOString()})
-      on conflict (application_id, day, shard) do update set ${sql.raw(APP_STATS_ADDED)}
-    ), owner_stats as (
-      insert into owner_daily_stats as s (owner_id, day, shard, invocations, successes, errors,
-        latency_ms_sum, input_tokens, output_tokens)
-      select owner_id, ${day}::date, ${shard}, 1, ${success}::int, ${1 - success}::int,
-        ${call.latencyMs}::bigint, ${call.inputTokens}::bigint, ${call.outputTokens}::bigint
-      from app
-      on conflict (owner_id, day, shard) do update set ${sql.raw(OWNER_STATS_ADDED)}
-    ), app_user as (
-      insert into app_users as u (application_id, end_user, last_day)
-      select ${app}::uuid, ${user}::text, ${day}::date
-      where not exists (select 1 from app_users
-                        where application_id = ${app}::uuid and end_user = ${user}::text and last_day >= ${day}::date)
-      on conflict (application_id, end_user) do update set last_day = excluded.last_day
-        where u.last_day < excluded.last_day
-    ), owner_user as (
-      insert into owner_users as o (owner_id, end_user, last_day)
-      select owner_id, ${user}::text, ${day}::date from app
-      where not exists (select 1 from owner_users
-                        where owner_id = app.owner_id and end_user = ${user}::text and last_day >= ${day}::date)
-      on conflict (owner_id, end_user) do update set last_day = excluded.last_day
-        where o.last_day < excluded.last_day
-    ), app_error as (
-      insert into app_daily_errors as e (application_id, day, error_type, count)
-      select ${app}::uuid, ${day}::date, ${errorType}::text, 1
-      where ${isError}::boolean
-      on conflict (application_id, day, error_type) do update set count = e.count + 1
-    ), owner_error as (
-      insert into owner_daily_errors as e (owner_id, day, error_type, shard, count)
-      select owner_id, ${day}::date, ${errorType}::text, ${shard}, 1 from app
-      where ${isError}::boolean
-      on conflict (owner_id, day, error_type, shard) do update set count = e.count + 1
-    )
+    with ${first}calls as (
+      select a.id as application_id, a.owner_id, ${utcDay(call.at)}::date as day,
+        ${call.userKey}::text as user_key, ${call.status}::text as status,
+        ${call.errorType}::text as error_type, ${call.latencyMs}::integer as latency_ms,
+        ${call.inputTokens}::integer as input_tokens, ${call.outputTokens}::integer as output_tokens,
+        ${call.revenueCents}::bigint as charged, ${call.feeMicros}::bigint as fee,
+        ${call.modelCostMicros}::bigint as model_cost, ${call.at.toISOString()}::timestamptz as created_at
+      from applications a where a.id = ${call.applicationId}::uuid
+    ), ${sql.raw(ROLLUPS_FROM_CALLS)}
     select 1`,
   );
 }

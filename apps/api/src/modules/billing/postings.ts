@@ -143,18 +143,31 @@ function balanceMoves(entries: Entry[]): SQL {
   );
   return sql`locked as (
       select id from ledger_accounts where id in (${ids}) order by id for update),
-    moved as (
-      update ledger_accounts a set balance_micros = a.balance_micros + v.delta
-      from (values ${values}) v(id, delta)
-      where a.id = v.id and a.id in (select id from locked) and exists (select 1 from posted)
-        and case a.kind when 'clearing' then true
-                        when 'debt' then a.balance_micros + v.delta <= 0
-                        else a.balance_micros + v.delta >= 0 end
-      returning a.id),
+    deltas as (select * from (values ${values}) v(id, delta)),
+    moved as (${sql.raw(moveBalancesSql("deltas", "locked", "exists (select 1 from posted)"))}),
     entries as (
       insert into ledger_entries (transaction_id, account_id, amount_micros)
-      select posted.id, v.id, v.delta from posted, (values ${values}) v(id, delta)
+      select posted.id, d.id, d.delta from posted, deltas d
       returning 1)`;
+}
+
+/**
+ * The one way a statement moves ledger balances (postings here, and the call payment's hold and
+ * close statements, billing/call-payment/holds.ts): each account in `totals` (a relation of `id,
+ * delta`, one row per account) moves by its delta, only if the statement has locked it (`locked`,
+ * taken in id order so no two statements deadlock) and `only` holds, and only within the balance
+ * rule: a clearing account may go below zero (money on its way from outside), a debt account never
+ * above zero, any other never below zero. Answers the ids it moved: a statement compares their
+ * count with the accounts it meant to move, and aborts when one could not.
+ */
+export function moveBalancesSql(totals: string, locked: string, only = "true"): string {
+  return `update ledger_accounts a set balance_micros = a.balance_micros + t.delta
+     from ${totals} t
+     where a.id = t.id and a.id in (select id from ${locked}) and ${only}
+       and case a.kind when 'clearing' then true
+                       when 'debt' then a.balance_micros + t.delta <= 0
+                       else a.balance_micros + t.delta >= 0 end
+     returning a.id`;
 }
 
 /** The entries of a posted transaction and the balances they move, in one round trip. */

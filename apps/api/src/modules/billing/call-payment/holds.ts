@@ -6,7 +6,7 @@ import { AppError } from "../../../lib/errors.ts";
 import { walletBalance } from "../balances.ts";
 import { accountInDebt, debtOf } from "../debts.ts";
 import { centsToMicros, dollars, formatMicros, MICROS_PER_CENT } from "../money.ts";
-import { accountFor } from "../postings.ts";
+import { accountFor, moveBalancesSql } from "../postings.ts";
 import type { IncludedCall } from "./included-calls.ts";
 import { chargedCentsSql, currentPriceSql, feeMicrosSql, microsSql, modelCostDeductedSql } from "./rules.ts";
 
@@ -126,11 +126,7 @@ const takePaymentStatement = preparedStatement<{
      select v.wallet as id, -hold.amount_micros as delta from v, hold
      union all select v.held, hold.amount_micros from v, hold
    ), moved as (
-     update ledger_accounts a set balance_micros = a.balance_micros + d.delta
-     from deltas d
-     where a.id = d.id and exists (select 1 from posted) and a.id in (select id from locked)
-       and a.balance_micros + d.delta >= 0
-     returning a.id
+     ${moveBalancesSql("deltas", "locked", "exists (select 1 from posted)")}
    ), entries as (
      insert into ledger_entries (transaction_id, account_id, amount_micros)
      select posted.id, d.id, d.delta from posted, deltas d
@@ -393,15 +389,11 @@ const closeHoldStatement = preparedStatement<{ closed: number; guard: number }>(
        ('release', acct.wallet, h.amount_micros - h.settled_micros)) as m(kind, account_id, delta)
      where m.kind = posted.kind and m.delta <> 0
    ), totals as (
-     select account_id, sum(delta)::bigint as delta from moves group by account_id
+     select account_id as id, sum(delta)::bigint as delta from moves group by account_id
    ), locked as (
-     select id from ledger_accounts where id in (select account_id from totals) order by id for update
+     select id from ledger_accounts where id in (select id from totals) order by id for update
    ), moved as (
-     update ledger_accounts a set balance_micros = a.balance_micros + t.delta
-     from totals t
-     where a.id = t.account_id and a.id in (select id from locked)
-       and (a.kind = 'clearing' or a.balance_micros + t.delta >= 0)
-     returning a.id
+     ${moveBalancesSql("totals", "locked")}
    ), entries as (
      insert into ledger_entries (transaction_id, account_id, amount_micros)
      select transaction_id, account_id, delta from moves where account_id is not null
