@@ -1,9 +1,9 @@
 import type { AppPerformance, AppUsageAnalytics, RecentInvocations } from "@promptmint/contracts";
 import { useQueries } from "@tanstack/react-query";
 import type { AnalyticsWindow } from "../analytics-window";
-import { applicationPerformanceQueryOptions } from "./get-application-performance";
-import { applicationUsageQueryOptions } from "./get-application-usage";
-import { recentInvocationsQueryOptions } from "./list-recent-invocations";
+import { applicationPerformance } from "./get-application-performance";
+import { applicationUsage } from "./get-application-usage";
+import { recentInvocations } from "./list-recent-invocations";
 
 export interface ApplicationAnalytics {
   usage: AppUsageAnalytics["summary"];
@@ -24,9 +24,9 @@ export function useApplicationAnalytics(
 ) {
   return useQueries({
     queries: [
-      { ...applicationUsageQueryOptions(slug, days), enabled },
-      { ...applicationPerformanceQueryOptions(slug, days), enabled },
-      { ...recentInvocationsQueryOptions(slug), enabled },
+      { ...applicationUsage.options(slug, days), enabled },
+      { ...applicationPerformance.options(slug, days), enabled },
+      { ...recentInvocations.options(slug), enabled },
     ],
     combine: ([usage, performance, invocations]) => {
       const data: ApplicationAnalytics | undefined =
