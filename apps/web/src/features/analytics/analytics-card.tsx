@@ -1,6 +1,7 @@
 import { type ReactNode, useId } from "react";
 import { Card, CardBody, CardHeader } from "../../components/ui/card";
 import { cn } from "../../lib/cn";
+import { TimeSeriesChart, type TimeSeriesChartProps } from "./time-series-chart";
 
 /**
  * A titled card holding one chart or table, exposed as a region named by its title. `flush`
@@ -37,4 +38,22 @@ export const tableCell = "px-4 py-3 text-sm whitespace-nowrap";
 /** A count, a rate or a time: right-aligned, figures of one width. */
 export function FigureCell({ children }: { children: ReactNode }) {
   return <td className={`${tableCell} text-right text-slate-700 tabular-nums`}>{children}</td>;
+}
+
+export type ChartCardProps<Row extends { date: string }> = {
+  title: string;
+  description: ReactNode;
+} & TimeSeriesChartProps<Row>;
+
+/** A trend chart in its titled card: what both analytics screens draw, four to a grid. */
+export function ChartCard<Row extends { date: string }>({
+  title,
+  description,
+  ...chart
+}: ChartCardProps<Row>) {
+  return (
+    <AnalyticsCard title={title} description={description}>
+      <TimeSeriesChart {...chart} />
+    </AnalyticsCard>
+  );
 }
