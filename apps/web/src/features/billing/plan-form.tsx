@@ -21,6 +21,26 @@ interface PlanFormValues {
   is_active: boolean;
 }
 
+/** The plan's price and included calls: number inputs of at least 1, side by side. */
+const AMOUNT_FIELDS = [
+  {
+    name: "price",
+    label: "Price (USD per period)",
+    inputMode: "decimal",
+    step: 0.01,
+    placeholder: "5.00",
+    hint: "At least $1.00",
+  },
+  {
+    name: "included_calls",
+    label: "Included calls",
+    inputMode: "numeric",
+    step: 1,
+    placeholder: "1000",
+    hint: "Per period; further calls are paid per call",
+  },
+] as const;
+
 type PlanFormErrors = Partial<Record<keyof PlanFormValues, string>>;
 
 const NEW_PLAN: PlanFormValues = {
@@ -153,34 +173,19 @@ export function PlanForm({
         onChange={set("name")}
       />
       <div className="grid gap-5 sm:grid-cols-2">
-        <TextField
-          label="Price (USD per period)"
-          type="number"
-          inputMode="decimal"
-          min={1}
-          step={0.01}
-          placeholder="5.00"
-          required
-          value={values.price}
-          error={fieldError("price")}
-          hint="At least $1.00"
-          disabled={busy}
-          onChange={set("price")}
-        />
-        <TextField
-          label="Included calls"
-          type="number"
-          inputMode="numeric"
-          min={1}
-          step={1}
-          placeholder="1000"
-          required
-          value={values.included_calls}
-          error={fieldError("included_calls")}
-          hint="Per period; further calls are paid per call"
-          disabled={busy}
-          onChange={set("included_calls")}
-        />
+        {AMOUNT_FIELDS.map(({ name, ...field }) => (
+          <TextField
+            key={name}
+            {...field}
+            type="number"
+            min={1}
+            required
+            value={values[name]}
+            error={fieldError(name)}
+            disabled={busy}
+            onChange={set(name)}
+          />
+        ))}
       </div>
       {plan && (
         <p className="text-xs text-slate-500">
