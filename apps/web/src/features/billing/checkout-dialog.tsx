@@ -20,7 +20,7 @@ import { paymentMethodsQueryOptions } from "./api/list-payment-methods";
 import { useSubscribeToPlan } from "./api/subscribe-to-plan";
 import { useSubscribeToPlanWithStripe } from "./api/subscribe-to-plan-stripe";
 import { BillingAddressFields, useBillingAddressEntry } from "./billing-address-fields";
-import { type PayWith, PayWithOption } from "./pay-with-option";
+import { type PayWith, type PayWithChoice, PayWithOption } from "./pay-with-option";
 import { PlanFeatureList, planPriceLabel } from "./plan-features";
 
 /** The subscription checkout card of SPEC §2, in a dialog; `plan` null closes it. */
@@ -143,6 +143,31 @@ function CheckoutForm({
     subscribe.mutate({ plan, payment: { method: "card", card: typedCard } }, { onSuccess });
   };
 
+  const payWithChoices: PayWithChoice[] = [
+    ...(savedCard
+      ? [
+          {
+            value: "saved" as const,
+            icon: CreditCard,
+            label: `Card •••• ${savedCard.card_last4}`,
+            detail: "Charged now and each period",
+          },
+        ]
+      : []),
+    {
+      value: "card",
+      icon: CreditCard,
+      label: savedCard ? "New card" : "Card",
+      detail: subscribeStripe ? "Saved, then charged each period" : "Pay the first period by card",
+    },
+    {
+      value: "wallet",
+      icon: Wallet,
+      label: "Pay from wallet",
+      detail: wallet.data ? `Balance ${formatMicros(wallet.data.balance_micros)}` : "Your prepaid balance",
+    },
+  ];
+
   return (
     <form onSubmit={submit} noValidate className="space-y-5">
       <div className="rounded-lg border border-slate-200 bg-slate-50 p-4">
@@ -157,37 +182,15 @@ function CheckoutForm({
       <fieldset>
         <legend className="mb-2 text-sm font-semibold text-slate-900">Pay with</legend>
         <div className={cn("grid gap-2", savedCard ? "sm:grid-cols-3" : "sm:grid-cols-2")}>
-          {savedCard && (
+          {payWithChoices.map((choice) => (
             <PayWithOption
-              value="saved"
+              key={choice.value}
+              {...choice}
               current={payWith}
               onChange={setPayWith}
               disabled={busy}
-              icon={CreditCard}
-              label={`Card •••• ${savedCard.card_last4}`}
-              detail="Charged now and each period"
             />
-          )}
-          <PayWithOption
-            value="card"
-            current={payWith}
-            onChange={setPayWith}
-            disabled={busy}
-            icon={CreditCard}
-            label={savedCard ? "New card" : "Card"}
-            detail={subscribeStripe ? "Saved, then charged each period" : "Pay the first period by card"}
-          />
-          <PayWithOption
-            value="wallet"
-            current={payWith}
-            onChange={setPayWith}
-            disabled={busy}
-            icon={Wallet}
-            label="Pay from wallet"
-            detail={
-              wallet.data ? `Balance ${formatMicros(wallet.data.balance_micros)}` : "Your prepaid balance"
-            }
-          />
+          ))}
         </div>
       </fieldset>
 
