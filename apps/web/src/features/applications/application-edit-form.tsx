@@ -11,6 +11,7 @@ import { TextField } from "../../components/ui/text-field";
 import { TextareaField } from "../../components/ui/textarea-field";
 import { ApiClientError, getErrorMessage } from "../../lib/api-client";
 import { formatCents, formatPriceNotice, priceChangeHint, scheduledPriceCents } from "../../lib/format";
+import { registeredField } from "../../lib/registered-field";
 import { useUpdateApplication } from "./api/update-application";
 
 // SPEC §5: the price minimum is the input's own; the server still answers field errors.
@@ -57,6 +58,7 @@ export function ApplicationEditForm({
       price_cents: scheduledPriceCents(application),
     },
   });
+  const field = registeredField(register, errors);
 
   const onSubmit = handleSubmit((values) => {
     const body: UpdateApplication = { ...values };
@@ -85,19 +87,9 @@ export function ApplicationEditForm({
             <Alert tone="error">{getErrorMessage(update.error)}</Alert>
           )}
           <TextField label="Name" error={errors.name?.message} {...register("name")} />
-          <TextareaField
-            label="Description"
-            rows={3}
-            error={errors.description?.message}
-            {...register("description")}
-          />
+          <TextareaField label="Description" rows={3} {...field("description")} />
           <div className="grid gap-5 sm:grid-cols-2">
-            <SelectField
-              label="Visibility"
-              options={VISIBILITY_OPTIONS}
-              error={errors.visibility?.message}
-              {...register("visibility")}
-            />
+            <SelectField label="Visibility" options={VISIBILITY_OPTIONS} {...field("visibility")} />
             <PriceField
               unit="cents"
               min={MIN_PRICE_CENTS}
