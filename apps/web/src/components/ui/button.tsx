@@ -87,3 +87,27 @@ export function SaveChangesButton({
     </Button>
   );
 }
+
+/** A form dialog's footer: Cancel, then the submit button, which reads `busyLabel` while it runs. */
+export function CancelSubmitButtons({
+  busy,
+  onCancel,
+  label,
+  busyLabel,
+}: {
+  busy: boolean;
+  onCancel: () => void;
+  label: string;
+  busyLabel: string;
+}) {
+  return (
+    <div className="flex flex-col-reverse gap-2 border-t border-slate-100 pt-5 sm:flex-row sm:justify-end">
+      <Button variant="secondary" onClick={onCancel} disabled={busy}>
+        Cancel
+      </Button>
+      <Button type="submit" busy={busy}>
+        {busy ? busyLabel : label}
+      </Button>
+    </div>
+  );
+}

@@ -5,7 +5,7 @@ import { type FormEvent, useState } from "react";
 import { Link } from "react-router";
 import { toast } from "sonner";
 import { Alert } from "../../components/ui/alert";
-import { Button } from "../../components/ui/button";
+import { CancelSubmitButtons } from "../../components/ui/button";
 import { CardEntryFields, useCardEntry } from "../../components/ui/card-entry";
 import { Modal } from "../../components/ui/modal";
 import { PaymentGatewayNotice, usePaymentsReady } from "../../components/ui/payment-gateway-notice";
@@ -19,7 +19,7 @@ import { BillingStepError, billingErrorTitle } from "./api/billing-errors";
 import { paymentMethodsQueryOptions } from "./api/list-payment-methods";
 import { useSubscribeToPlan } from "./api/subscribe-to-plan";
 import { useSubscribeToPlanWithStripe } from "./api/subscribe-to-plan-stripe";
-import { BillingAddressFields, useBillingAddressEntry } from "./billing-address-fields";
+import { BillingAddressFields, readStripeEntry, useBillingAddressEntry } from "./billing-address-fields";
 import { type PayWith, type PayWithChoice, PayWithOption } from "./pay-with-option";
 import { PlanFeatureList, planPriceLabel } from "./plan-features";
 
@@ -123,16 +123,11 @@ function CheckoutForm({
       return;
     }
     if (subscribeStripe) {
-      const billingAddress = address.parse();
-      if (!billingAddress) return;
-      const stripeCard = card.getStripeCard();
-      if (!stripeCard) {
-        setNotLoaded(true);
-        return;
-      }
+      const entry = readStripeEntry(card, address, () => setNotLoaded(true));
+      if (!entry) return;
       subscribe.reset();
       subscribeStripe.mutate(
-        { plan, payment: { method: "new", card: stripeCard, billingAddress: billingAddress } },
+        { plan, payment: { method: "new", card: entry.stripeCard, billingAddress: entry.billingAddress } },
         { onSuccess },
       );
       return;
@@ -225,14 +220,7 @@ function CheckoutForm({
         By subscribing, you agree to our terms of service and privacy policy. You can cancel your subscription
         at any time.
       </p>
-      <div className="flex flex-col-reverse gap-2 border-t border-slate-100 pt-5 sm:flex-row sm:justify-end">
-        <Button variant="secondary" onClick={onDone} disabled={busy}>
-          Cancel
-        </Button>
-        <Button type="submit" busy={busy}>
-          {busy ? "Processing..." : subscribeLabel}
-        </Button>
-      </div>
+      <CancelSubmitButtons busy={busy} onCancel={onDone} label={subscribeLabel} busyLabel="Processing..." />
     </form>
   );
 }

@@ -1,7 +1,7 @@
 import { CreatePackageSchema, type Package } from "@promptmint/contracts";
 import { type FormEvent, useState } from "react";
 import { Alert } from "../../components/ui/alert";
-import { Button } from "../../components/ui/button";
+import { CancelSubmitButtons } from "../../components/ui/button";
 import { CheckboxField } from "../../components/ui/checkbox-field";
 import { TextField } from "../../components/ui/text-field";
 import { TextareaField } from "../../components/ui/textarea-field";
@@ -221,14 +221,12 @@ export function PlanForm({
         disabled={busy}
         onChange={(event) => setValues({ ...values, is_active: event.target.checked })}
       />
-      <div className="flex flex-col-reverse gap-2 border-t border-slate-100 pt-5 sm:flex-row sm:justify-end">
-        <Button variant="secondary" onClick={onCancel} disabled={busy}>
-          Cancel
-        </Button>
-        <Button type="submit" busy={busy}>
-          {busy ? "Saving..." : plan ? "Save Plan" : "Create Plan"}
-        </Button>
-      </div>
+      <CancelSubmitButtons
+        busy={busy}
+        onCancel={onCancel}
+        label={plan ? "Save Plan" : "Create Plan"}
+        busyLabel="Saving..."
+      />
     </form>
   );
 }
