@@ -99,17 +99,12 @@ export function CreateApplicationForm({
 }) {
   const navigate = useNavigate();
   const create = useCreateApplication();
-  const {
-    register,
-    handleSubmit,
-    setError,
-    watch,
-    formState: { errors },
-  } = useForm<CreateApplicationFormValues>({
+  const form = useForm<CreateApplicationFormValues>({
     resolver: validateCreateApplication,
     defaultValues: defaultValuesFor(initialType),
   });
-  const field = registeredField(register, errors);
+  const { handleSubmit, setError, watch } = form;
+  const field = registeredField(form);
   const type = watch("type");
   const priceCents = watch("price_cents");
   useEffect(() => onTypeChange?.(type), [type, onTypeChange]);
@@ -185,8 +180,8 @@ export function CreateApplicationForm({
         min={MIN_PRICE_CENTS}
         required
         amount={Number.isFinite(priceCents) ? priceCents : 0}
-        error={errors.price_cents?.message}
-        {...register("price_cents", { setValueAs: centsOfEntry })}
+        error={form.formState.errors.price_cents?.message}
+        {...form.register("price_cents", { setValueAs: centsOfEntry })}
       />
 
       <div className="flex flex-col-reverse gap-3 border-t border-slate-100 pt-5 sm:flex-row sm:justify-end">

@@ -46,17 +46,13 @@ function formFieldOf(path: string): (typeof FORM_FIELDS)[number] | undefined {
 export function ProfileForm({ profile }: { profile: Profile }) {
   const update = useUpdateProfile();
   const [saved, setSaved] = useState(false);
-  const {
-    register,
-    handleSubmit,
-    setError,
-    formState: { errors },
-  } = useForm<ProfileFormValues>({
+  const form = useForm<ProfileFormValues>({
     resolver: zodResolver(ProfileFormSchema),
     values: formValuesOf(profile),
     resetOptions: { keepDirtyValues: true },
   });
-  const field = registeredField(register, errors);
+  const { handleSubmit, setError } = form;
+  const field = registeredField(form);
 
   useEffect(() => {
     if (!saved) return;

@@ -1,9 +1,31 @@
-import type { AppPerformance, AppUsageAnalytics, RecentInvocations } from "@promptmint/contracts";
+import {
+  type AppPerformance,
+  AppPerformanceSchema,
+  type AppUsageAnalytics,
+  AppUsageAnalyticsSchema,
+  type RecentInvocations,
+} from "@promptmint/contracts";
 import { useQueries } from "@tanstack/react-query";
+import { apiRequest, type Parser } from "../../../lib/api-client";
+import { defineQuery } from "../../../lib/define-query";
 import type { AnalyticsWindow } from "../analytics-window";
-import { applicationPerformance } from "./get-application-performance";
-import { applicationUsage } from "./get-application-usage";
+import { applicationAnalyticsQueryKey } from "./analytics-keys";
 import { recentInvocations } from "./list-recent-invocations";
+
+/** `GET /app/{slug}/analytics/{part}/?days=`: one part of the application's report over the window. */
+function windowedReport<Report>(part: "usage" | "performance", schema: Parser<Report>) {
+  return defineQuery({
+    key: (slug: string, days: AnalyticsWindow) =>
+      [...applicationAnalyticsQueryKey(slug), part, days] as const,
+    fetch: (slug, days, signal) =>
+      apiRequest(`/app/${encodeURIComponent(slug)}/analytics/${part}/?days=${days}`, { schema, signal }),
+  });
+}
+
+/** Invocations, users and revenue per day. */
+const applicationUsage = windowedReport("usage", AppUsageAnalyticsSchema);
+/** Success rate and response time per day. */
+const applicationPerformance = windowedReport("performance", AppPerformanceSchema);
 
 export interface ApplicationAnalytics {
   usage: AppUsageAnalytics["summary"];
