@@ -1,4 +1,4 @@
-import { Save } from "lucide-react";
+import { Pencil, Save } from "lucide-react";
 import type { ButtonHTMLAttributes } from "react";
 import { Link, type LinkProps } from "react-router";
 import { cn } from "../../lib/cn";
@@ -73,6 +73,19 @@ export interface ButtonLinkProps extends LinkProps {
 /** A router link that looks like a button. */
 export function ButtonLink({ variant, size, className, ...rest }: ButtonLinkProps) {
   return <Link className={buttonClasses(variant, size, className)} {...rest} />;
+}
+
+/** A small "Edit" button for one item of a list, named after the item for screen readers. */
+export function EditButton({
+  itemName,
+  ...rest
+}: Omit<ButtonProps, "children" | "size"> & { itemName: string }) {
+  return (
+    <Button size="sm" aria-label={`Edit ${itemName}`} {...rest}>
+      <Pencil className="size-4" aria-hidden="true" />
+      Edit
+    </Button>
+  );
 }
 
 /** "Save Changes" with its icon, "Saving..." while the save runs. */
