@@ -1,5 +1,7 @@
 import { type ReactNode, useId } from "react";
 import { Card, CardBody, CardHeader } from "../../components/ui/card";
+import { HorizontalScroll } from "../../components/ui/scroll-area";
+import { Table, type TableColumn } from "../../components/ui/table";
 import { cn } from "../../lib/cn";
 import { TimeSeriesChart, type TimeSeriesChartProps } from "./time-series-chart";
 
@@ -54,6 +56,39 @@ export function ChartCard<Row extends { date: string }>({
   return (
     <AnalyticsCard title={title} description={description}>
       <TimeSeriesChart {...chart} />
+    </AnalyticsCard>
+  );
+}
+
+/** A table in its titled card, scrolling sideways on a phone; `empty` stands in for it when there are no rows. */
+export function TableCard({
+  title,
+  description,
+  label,
+  columns,
+  empty,
+  children,
+}: {
+  title: string;
+  description?: ReactNode;
+  /** The table's accessible name. */
+  label: string;
+  columns: readonly TableColumn[];
+  /** Shown instead of the table when there are no rows. */
+  empty: string | null;
+  children: ReactNode;
+}) {
+  return (
+    <AnalyticsCard title={title} description={description} flush>
+      {empty !== null ? (
+        <p className="px-5 py-10 text-center text-sm text-slate-500">{empty}</p>
+      ) : (
+        <HorizontalScroll label={label}>
+          <Table headerCellClassName={tableHeaderCell} columns={columns}>
+            {children}
+          </Table>
+        </HorizontalScroll>
+      )}
     </AnalyticsCard>
   );
 }
