@@ -75,7 +75,7 @@ export function getErrorMessage(error: unknown): string {
   return FALLBACK_ERROR_MESSAGE;
 }
 
-interface Parser<T> {
+export interface Parser<T> {
   parse(data: unknown): T;
 }
 

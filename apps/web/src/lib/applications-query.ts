@@ -1,6 +1,7 @@
-import { type Application, ApplicationListSchema, ApplicationSchema } from "@promptmint/contracts";
-import { queryOptions, useQuery } from "@tanstack/react-query";
+import { ApplicationListSchema, ApplicationSchema } from "@promptmint/contracts";
+import { useQuery } from "@tanstack/react-query";
 import { apiRequest } from "./api-client";
+import { defineQuery } from "./define-query";
 
 // The caller's applications are read by several features (dashboard, prompts, API test console),
 // so their fetchers and cache keys live here, like the profile's. Each feature keeps its own
@@ -14,33 +15,22 @@ export function applicationQueryKey(slug: string) {
 }
 
 /** `GET /app/`: the caller's own applications. */
-export function fetchApplications(signal?: AbortSignal): Promise<Application[]> {
-  return apiRequest("/app/", { schema: ApplicationListSchema, signal });
-}
+const applications = defineQuery({
+  key: () => [...applicationsQueryKey, "list"] as const,
+  fetch: (signal) => apiRequest("/app/", { schema: ApplicationListSchema, signal }),
+});
 
 /** `GET /app/{slug}/`: one of the caller's applications (another user's answers 404). */
-export function fetchApplication(slug: string, signal?: AbortSignal): Promise<Application> {
-  return apiRequest(`/app/${encodeURIComponent(slug)}/`, { schema: ApplicationSchema, signal });
-}
-
-export function applicationsQueryOptions() {
-  return queryOptions({
-    queryKey: [...applicationsQueryKey, "list"] as const,
-    queryFn: ({ signal }) => fetchApplications(signal),
-  });
-}
-
-export function applicationQueryOptions(slug: string) {
-  return queryOptions({
-    queryKey: [...applicationQueryKey(slug), "detail"] as const,
-    queryFn: ({ signal }) => fetchApplication(slug, signal),
-  });
-}
+const application = defineQuery({
+  key: (slug: string) => [...applicationQueryKey(slug), "detail"] as const,
+  fetch: (slug, signal) =>
+    apiRequest(`/app/${encodeURIComponent(slug)}/`, { schema: ApplicationSchema, signal }),
+});
 
 export function useApplications(options: { enabled?: boolean } = {}) {
-  return useQuery({ ...applicationsQueryOptions(), enabled: options.enabled ?? true });
+  return useQuery({ ...applications.options(), enabled: options.enabled ?? true });
 }
 
 export function useApplication(slug: string) {
-  return useQuery({ ...applicationQueryOptions(slug), enabled: slug !== "" });
+  return useQuery({ ...application.options(slug), enabled: slug !== "" });
 }

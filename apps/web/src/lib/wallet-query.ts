@@ -1,16 +1,12 @@
-import { type Wallet, WalletSchema } from "@promptmint/contracts";
-import { queryOptions, useQuery, useQueryClient } from "@tanstack/react-query";
+import { WalletSchema } from "@promptmint/contracts";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { apiRequest } from "./api-client";
+import { defineQuery } from "./define-query";
 
 // The wallet is read by the wallet screen and by plan checkout (paying from the balance), so its
 // fetcher and cache key live here, like the applications'. Payments invalidate this key.
 
 export const walletQueryKey = ["wallet"] as const;
-
-/** `GET /wallet/`: the caller's balance, held amount, earnings and latest movements. */
-export function fetchWallet(signal?: AbortSignal): Promise<Wallet> {
-  return apiRequest("/wallet/", { schema: WalletSchema, signal });
-}
 
 /**
  * The balance moves where this tab cannot see it (calls with API keys, calls that earn a creator
@@ -19,13 +15,12 @@ export function fetchWallet(signal?: AbortSignal): Promise<Wallet> {
  */
 export const WALLET_STALE_TIME_MS = 0;
 
-export function walletQueryOptions() {
-  return queryOptions({
-    queryKey: walletQueryKey,
-    queryFn: ({ signal }) => fetchWallet(signal),
-    staleTime: WALLET_STALE_TIME_MS,
-  });
-}
+/** `GET /wallet/`: the caller's balance, held amount, earnings and latest movements. */
+const wallet = defineQuery({
+  key: () => walletQueryKey,
+  fetch: (signal) => apiRequest("/wallet/", { schema: WalletSchema, signal }),
+  staleTime: WALLET_STALE_TIME_MS,
+});
 
 /** After a call that may have been paid from the wallet: every wallet figure is read again. */
 export function useRefreshWalletAfterCall() {
@@ -34,5 +29,5 @@ export function useRefreshWalletAfterCall() {
 }
 
 export function useWallet(options: { enabled?: boolean } = {}) {
-  return useQuery({ ...walletQueryOptions(), enabled: options.enabled ?? true });
+  return useQuery({ ...wallet.options(), enabled: options.enabled ?? true });
 }

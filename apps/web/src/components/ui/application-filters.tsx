@@ -43,20 +43,24 @@ export function useApplicationFilters<T extends Pick<Application, "visibility" |
 export function ApplicationFilters({ filters }: { filters: ApplicationFilterState }) {
   return (
     <div className="mb-6 grid gap-3 sm:flex sm:flex-wrap">
-      <SelectField
-        label="Visibility"
-        className="sm:w-48"
-        options={VISIBILITY_FILTERS}
-        value={filters.visibility}
-        onChange={(event) => filters.setVisibility(event.target.value)}
-      />
-      <SelectField
-        label="Status"
-        className="sm:w-48"
-        options={STATUS_FILTERS}
-        value={filters.status}
-        onChange={(event) => filters.setStatus(event.target.value)}
-      />
+      {[
+        {
+          label: "Visibility",
+          options: VISIBILITY_FILTERS,
+          value: filters.visibility,
+          set: filters.setVisibility,
+        },
+        { label: "Status", options: STATUS_FILTERS, value: filters.status, set: filters.setStatus },
+      ].map(({ label, options, value, set }) => (
+        <SelectField
+          key={label}
+          label={label}
+          className="sm:w-48"
+          options={options}
+          value={value}
+          onChange={(event) => set(event.target.value)}
+        />
+      ))}
     </div>
   );
 }

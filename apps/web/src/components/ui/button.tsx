@@ -1,4 +1,4 @@
-import { Save } from "lucide-react";
+import { Pencil, Save } from "lucide-react";
 import type { ButtonHTMLAttributes } from "react";
 import { Link, type LinkProps } from "react-router";
 import { cn } from "../../lib/cn";
@@ -75,6 +75,19 @@ export function ButtonLink({ variant, size, className, ...rest }: ButtonLinkProp
   return <Link className={buttonClasses(variant, size, className)} {...rest} />;
 }
 
+/** A small "Edit" button for one item of a list, named after the item for screen readers. */
+export function EditButton({
+  itemName,
+  ...rest
+}: Omit<ButtonProps, "children" | "size"> & { itemName: string }) {
+  return (
+    <Button size="sm" aria-label={`Edit ${itemName}`} {...rest}>
+      <Pencil className="size-4" aria-hidden="true" />
+      Edit
+    </Button>
+  );
+}
+
 /** "Save Changes" with its icon, "Saving..." while the save runs. */
 export function SaveChangesButton({
   saving,
@@ -85,5 +98,29 @@ export function SaveChangesButton({
       {!saving && <Save className="size-4" aria-hidden="true" />}
       {saving ? "Saving..." : "Save Changes"}
     </Button>
+  );
+}
+
+/** A form dialog's footer: Cancel, then the submit button, which reads `busyLabel` while it runs. */
+export function CancelSubmitButtons({
+  busy,
+  onCancel,
+  label,
+  busyLabel,
+}: {
+  busy: boolean;
+  onCancel: () => void;
+  label: string;
+  busyLabel: string;
+}) {
+  return (
+    <div className="flex flex-col-reverse gap-2 border-t border-slate-100 pt-5 sm:flex-row sm:justify-end">
+      <Button variant="secondary" onClick={onCancel} disabled={busy}>
+        Cancel
+      </Button>
+      <Button type="submit" busy={busy}>
+        {busy ? busyLabel : label}
+      </Button>
+    </div>
   );
 }

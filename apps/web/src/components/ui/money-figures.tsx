@@ -32,6 +32,11 @@ export function moneyFigureRows(figures: MoneyFigures) {
   ] as const;
 }
 
+/** Net, what the creator keeps, stands out from the figures it comes from. */
+function weightOf(row: { term: string }): string {
+  return row.term === "Net" ? "font-semibold" : "font-medium";
+}
+
 /** The figures as a list (the app detail page's side column). */
 export function MoneyFiguresList({ figures, className }: { figures: MoneyFigures; className?: string }) {
   return (
@@ -39,14 +44,7 @@ export function MoneyFiguresList({ figures, className }: { figures: MoneyFigures
       {moneyFigureRows(figures).map((row) => (
         <div key={row.term} className="flex items-baseline justify-between gap-4 py-2.5 first:pt-0 last:pb-0">
           <dt className="text-sm text-slate-500">{row.term}</dt>
-          <dd
-            className={cn(
-              "text-right text-sm text-slate-900 tabular-nums",
-              row.term === "Net" ? "font-semibold" : "font-medium",
-            )}
-          >
-            {row.value}
-          </dd>
+          <dd className={cn("text-right text-sm text-slate-900 tabular-nums", weightOf(row))}>{row.value}</dd>
         </div>
       ))}
     </dl>
@@ -72,12 +70,7 @@ export function MoneyFiguresCard({
           {moneyFigureRows(figures).map((row) => (
             <div key={row.term} className="min-w-0">
               <dt className="text-xs font-medium text-slate-500">{row.term}</dt>
-              <dd
-                className={cn(
-                  "mt-0.5 text-lg tracking-tight text-slate-900 tabular-nums",
-                  row.term === "Net" ? "font-semibold" : "font-medium",
-                )}
-              >
+              <dd className={cn("mt-0.5 text-lg tracking-tight text-slate-900 tabular-nums", weightOf(row))}>
                 {pending ? "—" : row.value}
               </dd>
               <dd className="mt-0.5 text-xs text-slate-500">{row.hint}</dd>

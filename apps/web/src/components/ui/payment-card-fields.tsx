@@ -44,6 +44,26 @@ export function parseCardFields(
   };
 }
 
+/** Expiry and CVC, side by side under the card number; the CVC keeps digits only. */
+const SHORT_FIELDS = [
+  {
+    name: "expiry",
+    label: "Expiry (MM/YY)",
+    autoComplete: "cc-exp",
+    placeholder: "12/34",
+    maxLength: 7,
+    clean: (typed: string) => typed,
+  },
+  {
+    name: "cvc",
+    label: "CVC",
+    autoComplete: "cc-csc",
+    placeholder: "123",
+    maxLength: 4,
+    clean: (typed: string) => typed.replace(/\D/g, ""),
+  },
+] as const;
+
 /** Card number, expiry and CVC, labelled and autocompleted like a checkout form. */
 export function PaymentCardFields({
   values,
@@ -69,28 +89,17 @@ export function PaymentCardFields({
         disabled={disabled}
         onChange={(event) => onChange({ ...values, number: formatCardNumber(event.target.value) })}
       />
-      <TextField
-        label="Expiry (MM/YY)"
-        inputMode="numeric"
-        autoComplete="cc-exp"
-        placeholder="12/34"
-        maxLength={7}
-        value={values.expiry}
-        error={errors.expiry}
-        disabled={disabled}
-        onChange={(event) => onChange({ ...values, expiry: event.target.value })}
-      />
-      <TextField
-        label="CVC"
-        inputMode="numeric"
-        autoComplete="cc-csc"
-        placeholder="123"
-        maxLength={4}
-        value={values.cvc}
-        error={errors.cvc}
-        disabled={disabled}
-        onChange={(event) => onChange({ ...values, cvc: event.target.value.replace(/\D/g, "") })}
-      />
+      {SHORT_FIELDS.map(({ name, clean, ...field }) => (
+        <TextField
+          key={name}
+          {...field}
+          inputMode="numeric"
+          value={values[name]}
+          error={errors[name]}
+          disabled={disabled}
+          onChange={(event) => onChange({ ...values, [name]: clean(event.target.value) })}
+        />
+      ))}
     </div>
   );
 }

@@ -38,6 +38,19 @@ export function TabsTrigger({ className, ...rest }: ComponentProps<typeof TabsPr
   );
 }
 
+/** A screen's sections as tabs: each section's value and the label its tab shows, in order. */
+export function SectionTabsList({ label, sections }: { label: string; sections: Record<string, string> }) {
+  return (
+    <TabsList aria-label={label}>
+      {Object.entries(sections).map(([value, title]) => (
+        <TabsTrigger key={value} value={value}>
+          {title}
+        </TabsTrigger>
+      ))}
+    </TabsList>
+  );
+}
+
 export function TabsContent({ className, ...rest }: ComponentProps<typeof TabsPrimitive.Content>) {
   return <TabsPrimitive.Content className={cn("focus-visible:outline-none", className)} {...rest} />;
 }

@@ -13,8 +13,8 @@ import { LoadingState } from "../../components/ui/spinner";
 import { StatCard } from "../../components/ui/stat-card";
 import { getErrorMessage } from "../../lib/api-client";
 import { formatCents, formatMicros } from "../../lib/format";
+import { useAdminAccess } from "../../lib/operator-query";
 import { ExposureSection } from "./admin-exposure";
-import { useAdminAccess } from "./api/get-admin-access";
 import { useAdminOverview } from "./api/get-admin-overview";
 import { useAuditEntries } from "./api/list-audit-entries";
 import { useSetSuspended } from "./api/set-suspended";
@@ -74,24 +74,20 @@ function OperatorScreen({ header }: { header: ReactNode }) {
         aria-label="Period"
         onSubmit={(e) => e.preventDefault()}
       >
-        <label className="text-sm text-slate-600">
-          From{" "}
-          <input
-            type="date"
-            className="rounded-md border border-slate-300 px-2 py-1"
-            value={from}
-            onChange={(e) => setFrom(e.target.value)}
-          />
-        </label>
-        <label className="text-sm text-slate-600">
-          To{" "}
-          <input
-            type="date"
-            className="rounded-md border border-slate-300 px-2 py-1"
-            value={to}
-            onChange={(e) => setTo(e.target.value)}
-          />
-        </label>
+        {[
+          { label: "From", value: from, setValue: setFrom },
+          { label: "To", value: to, setValue: setTo },
+        ].map(({ label, value, setValue }) => (
+          <label key={label} className="text-sm text-slate-600">
+            {label}{" "}
+            <input
+              type="date"
+              className="rounded-md border border-slate-300 px-2 py-1"
+              value={value}
+              onChange={(e) => setValue(e.target.value)}
+            />
+          </label>
+        ))}
       </form>
       {overview.isPending ? (
         <LoadingState label="Loading figures..." />

@@ -1,6 +1,9 @@
 import { type ReactNode, useId } from "react";
 import { Card, CardBody, CardHeader } from "../../components/ui/card";
+import { HorizontalScroll } from "../../components/ui/scroll-area";
+import { Table, type TableColumn } from "../../components/ui/table";
 import { cn } from "../../lib/cn";
+import { TimeSeriesChart, type TimeSeriesChartProps } from "./time-series-chart";
 
 /**
  * A titled card holding one chart or table, exposed as a region named by its title. `flush`
@@ -37,4 +40,55 @@ export const tableCell = "px-4 py-3 text-sm whitespace-nowrap";
 /** A count, a rate or a time: right-aligned, figures of one width. */
 export function FigureCell({ children }: { children: ReactNode }) {
   return <td className={`${tableCell} text-right text-slate-700 tabular-nums`}>{children}</td>;
+}
+
+export type ChartCardProps<Row extends { date: string }> = {
+  title: string;
+  description: ReactNode;
+} & TimeSeriesChartProps<Row>;
+
+/** A trend chart in its titled card: what both analytics screens draw, four to a grid. */
+export function ChartCard<Row extends { date: string }>({
+  title,
+  description,
+  ...chart
+}: ChartCardProps<Row>) {
+  return (
+    <AnalyticsCard title={title} description={description}>
+      <TimeSeriesChart {...chart} />
+    </AnalyticsCard>
+  );
+}
+
+/** A table in its titled card, scrolling sideways on a phone; `empty` stands in for it when there are no rows. */
+export function TableCard({
+  title,
+  description,
+  label,
+  columns,
+  empty,
+  children,
+}: {
+  title: string;
+  description?: ReactNode;
+  /** The table's accessible name. */
+  label: string;
+  columns: readonly TableColumn[];
+  /** Shown instead of the table when there are no rows. */
+  empty: string | null;
+  children: ReactNode;
+}) {
+  return (
+    <AnalyticsCard title={title} description={description} flush>
+      {empty !== null ? (
+        <p className="px-5 py-10 text-center text-sm text-slate-500">{empty}</p>
+      ) : (
+        <HorizontalScroll label={label}>
+          <Table headerCellClassName={tableHeaderCell} columns={columns}>
+            {children}
+          </Table>
+        </HorizontalScroll>
+      )}
+    </AnalyticsCard>
+  );
 }

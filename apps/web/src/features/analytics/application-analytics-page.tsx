@@ -10,13 +10,12 @@ import { StatCard } from "../../components/ui/stat-card";
 import { ApiClientError } from "../../lib/api-client";
 import { useApplication } from "../../lib/applications-query";
 import { formatDuration, formatMicros, formatNumber, formatPercent } from "../../lib/format";
-import { AnalyticsCard } from "./analytics-card";
+import { ChartCard } from "./analytics-card";
 import { type AnalyticsWindow, useAnalyticsWindow } from "./analytics-window";
 import { type ApplicationAnalytics, useApplicationAnalytics } from "./api/get-application-analytics";
-import { chartColors } from "./chart-theme";
+import { chartColors, invocationSeries, outcomeSeries } from "./chart-theme";
 import { NoAnalyticsData } from "./no-analytics-data";
 import { RecentInvocationsTable } from "./recent-invocations-table";
-import { TimeSeriesChart } from "./time-series-chart";
 
 const LOAD_FAILED = "Failed to load analytics data";
 
@@ -109,43 +108,37 @@ function ApplicationAnalyticsReport({
           <MoneyFiguresCard figures={figures} />
 
           <div className="grid gap-6 lg:grid-cols-2">
-            <AnalyticsCard title="Usage Over Time" description={period}>
-              <TimeSeriesChart
-                kind="area"
-                data={usage.series}
-                series={[{ dataKey: "invocations", name: "Invocations", color: chartColors.primary }]}
-              />
-            </AnalyticsCard>
-            <AnalyticsCard title="Performance Metrics" description="Successful and failed calls per day">
-              <TimeSeriesChart
-                kind="bar"
-                stacked
-                data={performance.series}
-                series={[
-                  { dataKey: "success_count", name: "Success", color: chartColors.success },
-                  { dataKey: "error_count", name: "Error", color: chartColors.error },
-                ]}
-              />
-            </AnalyticsCard>
-            <AnalyticsCard title="Response Time Trend" description="Average seconds per call">
-              <TimeSeriesChart
-                kind="line"
-                data={performance.series}
-                series={[{ dataKey: "response_time", name: "Response time", color: chartColors.primary }]}
-                unit="seconds"
-              />
-            </AnalyticsCard>
-            <AnalyticsCard
+            <ChartCard
+              title="Usage Over Time"
+              description={period}
+              kind="area"
+              data={usage.series}
+              series={[invocationSeries]}
+            />
+            <ChartCard
+              title="Performance Metrics"
+              description="Successful and failed calls per day"
+              kind="bar"
+              stacked
+              data={performance.series}
+              series={outcomeSeries}
+            />
+            <ChartCard
+              title="Response Time Trend"
+              description="Average seconds per call"
+              kind="line"
+              unit="seconds"
+              data={performance.series}
+              series={[{ dataKey: "response_time", name: "Response time", color: chartColors.primary }]}
+            />
+            <ChartCard
               title="Revenue Trend"
               description={`${formatMicros(figures.gross_micros)} gross revenue in the last ${days} days`}
-            >
-              <TimeSeriesChart
-                kind="line"
-                data={usage.series}
-                series={[{ dataKey: "revenue", name: "Revenue", color: chartColors.revenue }]}
-                unit="dollars"
-              />
-            </AnalyticsCard>
+              kind="line"
+              unit="dollars"
+              data={usage.series}
+              series={[{ dataKey: "revenue", name: "Revenue", color: chartColors.revenue }]}
+            />
           </div>
         </>
       )}

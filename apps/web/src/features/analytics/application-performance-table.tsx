@@ -1,10 +1,8 @@
 import type { GlobalDashboard } from "@promptmint/contracts";
 import { Link } from "react-router";
 import { Badge } from "../../components/ui/badge";
-import { HorizontalScroll } from "../../components/ui/scroll-area";
-import { Table } from "../../components/ui/table";
 import { formatDate, formatDuration, formatNumber, formatPercent } from "../../lib/format";
-import { AnalyticsCard, FigureCell, tableCell, tableHeaderCell } from "./analytics-card";
+import { FigureCell, TableCard, tableCell } from "./analytics-card";
 
 type ApplicationFigures = GlobalDashboard["applications"][number];
 
@@ -25,53 +23,45 @@ export function ApplicationPerformanceTable({
   applications: readonly ApplicationFigures[];
 }) {
   return (
-    <AnalyticsCard title="Application Performance" flush>
-      {applications.length === 0 ? (
-        <p className="px-5 py-10 text-center text-sm text-slate-500">No applications found</p>
-      ) : (
-        <HorizontalScroll label="Application performance table">
-          <Table
-            headerCellClassName={tableHeaderCell}
-            columns={[
-              { label: "Application" },
-              { label: "Type" },
-              { label: "Invocations", className: "text-right" },
-              { label: "Success Rate", className: "text-right" },
-              { label: "Avg Response Time", className: "text-right" },
-              { label: "Last Used" },
-            ]}
-          >
-            {applications.map((app) => (
-              <tr key={app.application_slug}>
-                <th scope="row" className={`${tableCell} text-left font-medium text-slate-900`}>
-                  <Link
-                    to={`/applications/${app.application_slug}/analytics`}
-                    className="hover:text-brand-700 hover:underline"
-                  >
-                    {app.application_name}
-                  </Link>
-                  {app.invocations === 0 && (
-                    <span className="block text-xs font-normal text-slate-500">No calls yet</span>
-                  )}
-                </th>
-                <td className={tableCell}>
-                  <Badge tone={app.application_type === "workflow" ? "blue" : "green"} className="capitalize">
-                    {app.application_type}
-                  </Badge>
-                </td>
-                <FigureCell>{formatNumber(app.invocations)}</FigureCell>
-                <FigureCell>
-                  {app.invocations === 0 ? <NoCalls /> : formatPercent(app.success_rate)}
-                </FigureCell>
-                <FigureCell>
-                  {app.invocations === 0 ? <NoCalls /> : formatDuration(app.avg_response_time)}
-                </FigureCell>
-                <td className={`${tableCell} text-slate-500`}>{formatDate(app.last_used, "Never")}</td>
-              </tr>
-            ))}
-          </Table>
-        </HorizontalScroll>
-      )}
-    </AnalyticsCard>
+    <TableCard
+      title="Application Performance"
+      label="Application performance table"
+      empty={applications.length === 0 ? "No applications found" : null}
+      columns={[
+        { label: "Application" },
+        { label: "Type" },
+        { label: "Invocations", className: "text-right" },
+        { label: "Success Rate", className: "text-right" },
+        { label: "Avg Response Time", className: "text-right" },
+        { label: "Last Used" },
+      ]}
+    >
+      {applications.map((app) => (
+        <tr key={app.application_slug}>
+          <th scope="row" className={`${tableCell} text-left font-medium text-slate-900`}>
+            <Link
+              to={`/applications/${app.application_slug}/analytics`}
+              className="hover:text-brand-700 hover:underline"
+            >
+              {app.application_name}
+            </Link>
+            {app.invocations === 0 && (
+              <span className="block text-xs font-normal text-slate-500">No calls yet</span>
+            )}
+          </th>
+          <td className={tableCell}>
+            <Badge tone={app.application_type === "workflow" ? "blue" : "green"} className="capitalize">
+              {app.application_type}
+            </Badge>
+          </td>
+          <FigureCell>{formatNumber(app.invocations)}</FigureCell>
+          <FigureCell>{app.invocations === 0 ? <NoCalls /> : formatPercent(app.success_rate)}</FigureCell>
+          <FigureCell>
+            {app.invocations === 0 ? <NoCalls /> : formatDuration(app.avg_response_time)}
+          </FigureCell>
+          <td className={`${tableCell} text-slate-500`}>{formatDate(app.last_used, "Never")}</td>
+        </tr>
+      ))}
+    </TableCard>
   );
 }

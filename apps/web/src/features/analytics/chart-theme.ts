@@ -17,3 +17,16 @@ export const chartColors = {
 export const PIE_PALETTE = ["#2563eb", "#dc2626", "#f59e0b", "#16a34a", "#7c3aed"] as const;
 
 export const tooltipStyle = { borderRadius: 8, borderColor: chartColors.grid, fontSize: 13 } as const;
+
+/** Calls per day, drawn by both analytics screens. */
+export const invocationSeries = {
+  dataKey: "invocations",
+  name: "Invocations",
+  color: chartColors.primary,
+} as const;
+
+/** Successful and failed calls per day, stacked, drawn by both analytics screens. */
+export const outcomeSeries = [
+  { dataKey: "success_count", name: "Success", color: chartColors.success },
+  { dataKey: "error_count", name: "Error", color: chartColors.error },
+] as const;

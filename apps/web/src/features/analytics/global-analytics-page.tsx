@@ -7,14 +7,13 @@ import { PageContainer } from "../../components/ui/page-container";
 import { LoadingState } from "../../components/ui/spinner";
 import { StatCard } from "../../components/ui/stat-card";
 import { formatNumber, formatPercent } from "../../lib/format";
-import { AnalyticsCard } from "./analytics-card";
+import { ChartCard, type ChartCardProps } from "./analytics-card";
 import { type AnalyticsWindow, useAnalyticsWindow } from "./analytics-window";
 import { useGlobalDashboard } from "./api/get-global-dashboard";
 import { useMoneyFigures } from "./api/get-money-figures";
 import { ApplicationPerformanceTable } from "./application-performance-table";
-import { chartColors } from "./chart-theme";
+import { chartColors, invocationSeries, outcomeSeries } from "./chart-theme";
 import { NoAnalyticsData } from "./no-analytics-data";
-import { TimeSeriesChart } from "./time-series-chart";
 import { TopErrorsCard } from "./top-errors-card";
 
 /** /analytics: every application of the creator over 7, 30 or 90 days. */
@@ -50,6 +49,37 @@ function GlobalAnalytics({ dashboard, days }: { dashboard: GlobalDashboard; days
   const period = `Last ${days} days`;
   // The same figures as the dashboard's and each app's (docs/decisions/029).
   const figures = useMoneyFigures(days);
+  const data = timeSeries.data;
+  const charts: ChartCardProps<(typeof data)[number]>[] = [
+    { title: "Invocations Over Time", description: period, kind: "area", data, series: [invocationSeries] },
+    {
+      title: "Success vs Error Rate",
+      description: "Successful and failed calls per day",
+      kind: "bar",
+      stacked: true,
+      data,
+      series: outcomeSeries,
+    },
+    {
+      title: "Response Time Trend",
+      description: "Average seconds per call",
+      kind: "line",
+      unit: "seconds",
+      data,
+      series: [{ dataKey: "avg_response_time", name: "Avg response time", color: chartColors.primary }],
+    },
+    {
+      title: "Token Usage",
+      description: "Input and output tokens per day",
+      kind: "area",
+      stacked: true,
+      data,
+      series: [
+        { dataKey: "input_tokens", name: "Input tokens", color: chartColors.primary },
+        { dataKey: "output_tokens", name: "Output tokens", color: chartColors.secondary },
+      ],
+    },
+  ];
 
   return (
     <div className="space-y-6">
@@ -69,43 +99,9 @@ function GlobalAnalytics({ dashboard, days }: { dashboard: GlobalDashboard; days
       )}
 
       <div className="grid gap-6 lg:grid-cols-2">
-        <AnalyticsCard title="Invocations Over Time" description={period}>
-          <TimeSeriesChart
-            kind="area"
-            data={timeSeries.data}
-            series={[{ dataKey: "invocations", name: "Invocations", color: chartColors.primary }]}
-          />
-        </AnalyticsCard>
-        <AnalyticsCard title="Success vs Error Rate" description="Successful and failed calls per day">
-          <TimeSeriesChart
-            kind="bar"
-            stacked
-            data={timeSeries.data}
-            series={[
-              { dataKey: "success_count", name: "Success", color: chartColors.success },
-              { dataKey: "error_count", name: "Error", color: chartColors.error },
-            ]}
-          />
-        </AnalyticsCard>
-        <AnalyticsCard title="Response Time Trend" description="Average seconds per call">
-          <TimeSeriesChart
-            kind="line"
-            data={timeSeries.data}
-            series={[{ dataKey: "avg_response_time", name: "Avg response time", color: chartColors.primary }]}
-            unit="seconds"
-          />
-        </AnalyticsCard>
-        <AnalyticsCard title="Token Usage" description="Input and output tokens per day">
-          <TimeSeriesChart
-            kind="area"
-            stacked
-            data={timeSeries.data}
-            series={[
-              { dataKey: "input_tokens", name: "Input tokens", color: chartColors.primary },
-              { dataKey: "output_tokens", name: "Output tokens", color: chartColors.secondary },
-            ]}
-          />
-        </AnalyticsCard>
+        {charts.map((chart) => (
+          <ChartCard key={chart.title} {...chart} />
+        ))}
       </div>
 
       <ApplicationPerformanceTable applications={applications} />

@@ -1,9 +1,7 @@
 import type { RecentInvocations } from "@promptmint/contracts";
 import { Badge } from "../../components/ui/badge";
-import { HorizontalScroll } from "../../components/ui/scroll-area";
-import { Table } from "../../components/ui/table";
 import { formatDateTime, formatDuration, formatNumber } from "../../lib/format";
-import { AnalyticsCard, FigureCell, tableCell, tableHeaderCell } from "./analytics-card";
+import { FigureCell, TableCard, tableCell } from "./analytics-card";
 import { formatInvocationId } from "./analytics-format";
 
 type Invocation = RecentInvocations["recent_invocations"][number];
@@ -15,43 +13,38 @@ function userOf(invocation: Invocation): string {
 /** The latest calls of one application, newest first, whatever the chosen window. */
 export function RecentInvocationsTable({ invocations }: { invocations: readonly Invocation[] }) {
   return (
-    <AnalyticsCard title="Recent Invocations" description="The latest calls, newest first." flush>
-      {invocations.length === 0 ? (
-        <p className="px-5 py-10 text-center text-sm text-slate-500">No invocations found</p>
-      ) : (
-        <HorizontalScroll label="Recent invocations table">
-          <Table
-            headerCellClassName={tableHeaderCell}
-            columns={[
-              { label: "ID" },
-              { label: "User" },
-              { label: "Status" },
-              { label: "Response Time", className: "text-right" },
-              { label: "Tokens", className: "text-right" },
-              { label: "Created At" },
-            ]}
-          >
-            {invocations.map((invocation) => (
-              <tr key={invocation.id}>
-                <td className={`${tableCell} font-mono text-xs text-slate-700`} title={invocation.id}>
-                  {formatInvocationId(invocation.id)}
-                </td>
-                <td className={`${tableCell} max-w-48 truncate text-slate-700`} title={userOf(invocation)}>
-                  {userOf(invocation)}
-                </td>
-                <td className={tableCell}>
-                  <Badge tone={invocation.status === "success" ? "green" : "red"} className="capitalize">
-                    {invocation.status}
-                  </Badge>
-                </td>
-                <FigureCell>{formatDuration(invocation.response_time)}</FigureCell>
-                <FigureCell>{formatNumber(invocation.input_tokens + invocation.output_tokens)}</FigureCell>
-                <td className={`${tableCell} text-slate-500`}>{formatDateTime(invocation.created_at)}</td>
-              </tr>
-            ))}
-          </Table>
-        </HorizontalScroll>
-      )}
-    </AnalyticsCard>
+    <TableCard
+      title="Recent Invocations"
+      description="The latest calls, newest first."
+      label="Recent invocations table"
+      empty={invocations.length === 0 ? "No invocations found" : null}
+      columns={[
+        { label: "ID" },
+        { label: "User" },
+        { label: "Status" },
+        { label: "Response Time", className: "text-right" },
+        { label: "Tokens", className: "text-right" },
+        { label: "Created At" },
+      ]}
+    >
+      {invocations.map((invocation) => (
+        <tr key={invocation.id}>
+          <td className={`${tableCell} font-mono text-xs text-slate-700`} title={invocation.id}>
+            {formatInvocationId(invocation.id)}
+          </td>
+          <td className={`${tableCell} max-w-48 truncate text-slate-700`} title={userOf(invocation)}>
+            {userOf(invocation)}
+          </td>
+          <td className={tableCell}>
+            <Badge tone={invocation.status === "success" ? "green" : "red"} className="capitalize">
+              {invocation.status}
+            </Badge>
+          </td>
+          <FigureCell>{formatDuration(invocation.response_time)}</FigureCell>
+          <FigureCell>{formatNumber(invocation.input_tokens + invocation.output_tokens)}</FigureCell>
+          <td className={`${tableCell} text-slate-500`}>{formatDateTime(invocation.created_at)}</td>
+        </tr>
+      ))}
+    </TableCard>
   );
 }

@@ -1,9 +1,9 @@
 import type { ApiKey } from "@promptmint/contracts";
-import { KeyRound, Pencil, Trash2 } from "lucide-react";
+import { KeyRound, Trash2 } from "lucide-react";
 import { useState } from "react";
 import { toast } from "sonner";
 import { Alert } from "../../components/ui/alert";
-import { Button } from "../../components/ui/button";
+import { Button, EditButton } from "../../components/ui/button";
 import { Card, CardHeader } from "../../components/ui/card";
 import { ConfirmDialog } from "../../components/ui/confirm-dialog";
 import { EmptyState } from "../../components/ui/empty-state";
@@ -110,15 +110,7 @@ export function ApiKeyList() {
               <td
                 className={`${cell} ${wideCell} text-right md:whitespace-nowrap max-md:order-3 max-md:-ml-2.5 max-md:text-left`}
               >
-                <Button
-                  variant="ghost"
-                  size="sm"
-                  aria-label={`Edit ${key.name}`}
-                  onClick={() => setEditing(key)}
-                >
-                  <Pencil className="size-4" aria-hidden="true" />
-                  Edit
-                </Button>
+                <EditButton variant="ghost" itemName={key.name} onClick={() => setEditing(key)} />
                 <Button
                   variant="ghost"
                   size="sm"

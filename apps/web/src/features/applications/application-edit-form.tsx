@@ -11,6 +11,7 @@ import { TextField } from "../../components/ui/text-field";
 import { TextareaField } from "../../components/ui/textarea-field";
 import { ApiClientError, getErrorMessage } from "../../lib/api-client";
 import { formatCents, formatPriceNotice, priceChangeHint, scheduledPriceCents } from "../../lib/format";
+import { registeredField } from "../../lib/registered-field";
 import { useUpdateApplication } from "./api/update-application";
 
 // SPEC §5: the price minimum is the input's own; the server still answers field errors.
@@ -43,13 +44,7 @@ export function ApplicationEditForm({
   onDone: () => void;
 }) {
   const update = useUpdateApplication(application.slug);
-  const {
-    register,
-    handleSubmit,
-    setError,
-    watch,
-    formState: { errors },
-  } = useForm<ApplicationEditValues>({
+  const form = useForm<ApplicationEditValues>({
     defaultValues: {
       name: application.name,
       description: application.description,
@@ -57,6 +52,8 @@ export function ApplicationEditForm({
       price_cents: scheduledPriceCents(application),
     },
   });
+  const { handleSubmit, setError, watch } = form;
+  const field = registeredField(form);
 
   const onSubmit = handleSubmit((values) => {
     const body: UpdateApplication = { ...values };
@@ -84,20 +81,10 @@ export function ApplicationEditForm({
           {update.isError && formFieldErrorsOf(update.error).length === 0 && (
             <Alert tone="error">{getErrorMessage(update.error)}</Alert>
           )}
-          <TextField label="Name" error={errors.name?.message} {...register("name")} />
-          <TextareaField
-            label="Description"
-            rows={3}
-            error={errors.description?.message}
-            {...register("description")}
-          />
+          <TextField label="Name" {...field("name")} />
+          <TextareaField label="Description" rows={3} {...field("description")} />
           <div className="grid gap-5 sm:grid-cols-2">
-            <SelectField
-              label="Visibility"
-              options={VISIBILITY_OPTIONS}
-              error={errors.visibility?.message}
-              {...register("visibility")}
-            />
+            <SelectField label="Visibility" options={VISIBILITY_OPTIONS} {...field("visibility")} />
             <PriceField
               unit="cents"
               min={MIN_PRICE_CENTS}
@@ -106,8 +93,8 @@ export function ApplicationEditForm({
                 priceChangeHint(application, " per call") ??
                 "A lower price applies at once; a higher one is announced to callers and applies after a notice period."
               }
-              error={errors.price_cents?.message}
-              {...register("price_cents", { setValueAs: centsOfEntry, validate: priceProblem })}
+              error={form.formState.errors.price_cents?.message}
+              {...form.register("price_cents", { setValueAs: centsOfEntry, validate: priceProblem })}
             />
           </div>
           <div className="flex flex-col-reverse gap-3 border-t border-slate-100 pt-5 sm:flex-row sm:justify-end">

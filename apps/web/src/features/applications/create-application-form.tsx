@@ -16,6 +16,7 @@ import { SelectField } from "../../components/ui/select-field";
 import { TextField } from "../../components/ui/text-field";
 import { TextareaField } from "../../components/ui/textarea-field";
 import { ApiClientError, getErrorMessage } from "../../lib/api-client";
+import { registeredField } from "../../lib/registered-field";
 import { useCreateApplication } from "./api/create-application";
 import { APP_TYPE_OPTIONS, INTERACTION_MODE_OPTIONS } from "./application-options";
 
@@ -98,16 +99,12 @@ export function CreateApplicationForm({
 }) {
   const navigate = useNavigate();
   const create = useCreateApplication();
-  const {
-    register,
-    handleSubmit,
-    setError,
-    watch,
-    formState: { errors },
-  } = useForm<CreateApplicationFormValues>({
+  const form = useForm<CreateApplicationFormValues>({
     resolver: validateCreateApplication,
     defaultValues: defaultValuesFor(initialType),
   });
+  const { handleSubmit, setError, watch } = form;
+  const field = registeredField(form);
   const type = watch("type");
   const priceCents = watch("price_cents");
   useEffect(() => onTypeChange?.(type), [type, onTypeChange]);
@@ -134,40 +131,25 @@ export function CreateApplicationForm({
         required
         placeholder="My AI Assistant"
         hint="This name is used to generate your API endpoint URL."
-        error={errors.name?.message}
-        {...register("name")}
+        {...field("name")}
       />
       <TextareaField
         label="Description"
         rows={3}
         placeholder="Describe what your application does..."
-        error={errors.description?.message}
-        {...register("description")}
+        {...field("description")}
       />
       <div className="grid gap-5 sm:grid-cols-2">
-        <SelectField
-          label="Application Type"
-          required
-          options={APP_TYPE_OPTIONS}
-          error={errors.type?.message}
-          {...register("type")}
-        />
+        <SelectField label="Application Type" required options={APP_TYPE_OPTIONS} {...field("type")} />
         {type === "prompt" && (
           <SelectField
             label="Interaction Mode"
             required
             options={INTERACTION_MODE_OPTIONS}
-            error={errors.interaction_mode?.message}
-            {...register("interaction_mode")}
+            {...field("interaction_mode")}
           />
         )}
-        <SelectField
-          label="Visibility"
-          required
-          options={VISIBILITY_OPTIONS}
-          error={errors.visibility?.message}
-          {...register("visibility")}
-        />
+        <SelectField label="Visibility" required options={VISIBILITY_OPTIONS} {...field("visibility")} />
       </div>
 
       {type === "workflow" && (
@@ -178,8 +160,7 @@ export function CreateApplicationForm({
             required
             autoComplete="off"
             placeholder="The workflow's app id at the provider"
-            error={errors.app_id?.message}
-            {...register("app_id")}
+            {...field("app_id")}
           />
           <TextField
             label="API Key"
@@ -188,8 +169,7 @@ export function CreateApplicationForm({
             autoComplete="new-password"
             placeholder="The provider's API key"
             hint="Stored encrypted; only its last 4 characters are ever shown."
-            error={errors.api_key?.message}
-            {...register("api_key")}
+            {...field("api_key")}
           />
         </fieldset>
       )}
@@ -200,8 +180,8 @@ export function CreateApplicationForm({
         min={MIN_PRICE_CENTS}
         required
         amount={Number.isFinite(priceCents) ? priceCents : 0}
-        error={errors.price_cents?.message}
-        {...register("price_cents", { setValueAs: centsOfEntry })}
+        error={form.formState.errors.price_cents?.message}
+        {...form.register("price_cents", { setValueAs: centsOfEntry })}
       />
 
       <div className="flex flex-col-reverse gap-3 border-t border-slate-100 pt-5 sm:flex-row sm:justify-end">

@@ -78,24 +78,31 @@ export function EmbedSpendingForm({ slug, settings }: { slug: string; settings: 
           value={capDollars}
           onChange={(event) => setCapDollars(event.target.value)}
         />
-        <TextField
-          label="Calls per visitor per hour"
-          type="number"
-          min={1}
-          step={1}
-          error={errors.visitor_calls_per_hour}
-          value={perHour}
-          onChange={(event) => setPerHour(event.target.value)}
-        />
-        <TextField
-          label="Calls per visitor per day"
-          type="number"
-          min={1}
-          step={1}
-          error={errors.visitor_calls_per_day}
-          value={perDay}
-          onChange={(event) => setPerDay(event.target.value)}
-        />
+        {[
+          {
+            label: "Calls per visitor per hour",
+            value: perHour,
+            set: setPerHour,
+            error: errors.visitor_calls_per_hour,
+          },
+          {
+            label: "Calls per visitor per day",
+            value: perDay,
+            set: setPerDay,
+            error: errors.visitor_calls_per_day,
+          },
+        ].map(({ label, value, set, error }) => (
+          <TextField
+            key={label}
+            label={label}
+            type="number"
+            min={1}
+            step={1}
+            error={error}
+            value={value}
+            onChange={(event) => set(event.target.value)}
+          />
+        ))}
       </div>
       <p className="text-xs text-slate-500">
         A visitor is each widget load and, separately, each visitor address: reloading the page does not reset

@@ -1,7 +1,7 @@
 import { type FormEvent, useState } from "react";
 import { toast } from "sonner";
 import { Alert } from "../../components/ui/alert";
-import { Button } from "../../components/ui/button";
+import { CancelSubmitButtons } from "../../components/ui/button";
 import { CardEntryFields, useCardEntry } from "../../components/ui/card-entry";
 import { CheckboxField } from "../../components/ui/checkbox-field";
 import { Modal } from "../../components/ui/modal";
@@ -12,7 +12,7 @@ import { useStripePublishableKey } from "../../lib/stripe";
 import { useAddPaymentMethod } from "./api/add-payment-method";
 import { useAddPaymentMethodWithStripe } from "./api/add-payment-method-stripe";
 import { billingErrorTitle } from "./api/billing-errors";
-import { BillingAddressFields, useBillingAddressEntry } from "./billing-address-fields";
+import { BillingAddressFields, readStripeEntry, useBillingAddressEntry } from "./billing-address-fields";
 
 /** SPEC §2: the card form in a dialog; the billing address is required (SPEC §5). */
 export function AddPaymentMethodDialog({
@@ -85,15 +85,10 @@ function AddPaymentMethodForm({
       onDone();
     };
     if (stripeAdd) {
-      const billingAddress = address.parse();
-      if (!billingAddress) return;
-      const stripeCard = card.getStripeCard();
-      if (!stripeCard) {
-        setNotLoaded(true);
-        return;
-      }
+      const entry = readStripeEntry(card, address, () => setNotLoaded(true));
+      if (!entry) return;
       stripeAdd.mutate(
-        { billing_address: billingAddress, set_default: setDefault, card: stripeCard },
+        { billing_address: entry.billingAddress, set_default: setDefault, card: entry.stripeCard },
         { onSuccess },
       );
       return;
@@ -127,14 +122,12 @@ function AddPaymentMethodForm({
           {add.error.message || undefined}
         </Alert>
       )}
-      <div className="flex flex-col-reverse gap-2 border-t border-slate-100 pt-5 sm:flex-row sm:justify-end">
-        <Button variant="secondary" onClick={onDone} disabled={busy}>
-          Cancel
-        </Button>
-        <Button type="submit" busy={busy}>
-          {busy ? "Processing..." : "Add Payment Method"}
-        </Button>
-      </div>
+      <CancelSubmitButtons
+        busy={busy}
+        onCancel={onDone}
+        label={"Add Payment Method"}
+        busyLabel="Processing..."
+      />
     </form>
   );
 }

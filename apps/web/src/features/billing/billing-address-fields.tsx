@@ -1,6 +1,7 @@
 import { BILLING_COUNTRIES, BillingAddressSchema } from "@promptmint/contracts";
 import { useState } from "react";
 import type { z } from "zod";
+import type { CardEntry } from "../../components/ui/card-entry";
 import { SelectField } from "../../components/ui/select-field";
 import { TextField } from "../../components/ui/text-field";
 
@@ -87,6 +88,24 @@ export function useBillingAddressEntry() {
   };
 }
 
+/**
+ * What a Stripe payment form sends: the billing address and Stripe's card Element. Null when the
+ * address shows what is wrong, or when Stripe has not loaded (then `onNotLoaded` says so).
+ */
+export function readStripeEntry(
+  card: CardEntry,
+  address: ReturnType<typeof useBillingAddressEntry>,
+  onNotLoaded: () => void,
+) {
+  const billingAddress = address.parse();
+  if (!billingAddress) return null;
+  const stripeCard = card.getStripeCard();
+  if (!stripeCard) {
+    onNotLoaded();
+    return null;
+  }
+  return { billingAddress, stripeCard };
+}
 export function BillingAddressFields({
   entry,
   disabled,

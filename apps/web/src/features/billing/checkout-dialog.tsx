@@ -5,7 +5,7 @@ import { type FormEvent, useState } from "react";
 import { Link } from "react-router";
 import { toast } from "sonner";
 import { Alert } from "../../components/ui/alert";
-import { Button } from "../../components/ui/button";
+import { CancelSubmitButtons } from "../../components/ui/button";
 import { CardEntryFields, useCardEntry } from "../../components/ui/card-entry";
 import { Modal } from "../../components/ui/modal";
 import { PaymentGatewayNotice, usePaymentsReady } from "../../components/ui/payment-gateway-notice";
@@ -19,8 +19,8 @@ import { BillingStepError, billingErrorTitle } from "./api/billing-errors";
 import { paymentMethodsQueryOptions } from "./api/list-payment-methods";
 import { useSubscribeToPlan } from "./api/subscribe-to-plan";
 import { useSubscribeToPlanWithStripe } from "./api/subscribe-to-plan-stripe";
-import { BillingAddressFields, useBillingAddressEntry } from "./billing-address-fields";
-import { type PayWith, PayWithOption } from "./pay-with-option";
+import { BillingAddressFields, readStripeEntry, useBillingAddressEntry } from "./billing-address-fields";
+import { type PayWith, type PayWithChoice, PayWithOption } from "./pay-with-option";
 import { PlanFeatureList, planPriceLabel } from "./plan-features";
 
 /** The subscription checkout card of SPEC §2, in a dialog; `plan` null closes it. */
@@ -123,16 +123,11 @@ function CheckoutForm({
       return;
     }
     if (subscribeStripe) {
-      const billingAddress = address.parse();
-      if (!billingAddress) return;
-      const stripeCard = card.getStripeCard();
-      if (!stripeCard) {
-        setNotLoaded(true);
-        return;
-      }
+      const entry = readStripeEntry(card, address, () => setNotLoaded(true));
+      if (!entry) return;
       subscribe.reset();
       subscribeStripe.mutate(
-        { plan, payment: { method: "new", card: stripeCard, billingAddress: billingAddress } },
+        { plan, payment: { method: "new", card: entry.stripeCard, billingAddress: entry.billingAddress } },
         { onSuccess },
       );
       return;
@@ -142,6 +137,31 @@ function CheckoutForm({
     if (!typedCard || !billingAddress) return;
     subscribe.mutate({ plan, payment: { method: "card", card: typedCard } }, { onSuccess });
   };
+
+  const payWithChoices: PayWithChoice[] = [
+    ...(savedCard
+      ? [
+          {
+            value: "saved" as const,
+            icon: CreditCard,
+            label: `Card •••• ${savedCard.card_last4}`,
+            detail: "Charged now and each period",
+          },
+        ]
+      : []),
+    {
+      value: "card",
+      icon: CreditCard,
+      label: savedCard ? "New card" : "Card",
+      detail: subscribeStripe ? "Saved, then charged each period" : "Pay the first period by card",
+    },
+    {
+      value: "wallet",
+      icon: Wallet,
+      label: "Pay from wallet",
+      detail: wallet.data ? `Balance ${formatMicros(wallet.data.balance_micros)}` : "Your prepaid balance",
+    },
+  ];
 
   return (
     <form onSubmit={submit} noValidate className="space-y-5">
@@ -157,37 +177,15 @@ function CheckoutForm({
       <fieldset>
         <legend className="mb-2 text-sm font-semibold text-slate-900">Pay with</legend>
         <div className={cn("grid gap-2", savedCard ? "sm:grid-cols-3" : "sm:grid-cols-2")}>
-          {savedCard && (
+          {payWithChoices.map((choice) => (
             <PayWithOption
-              value="saved"
+              key={choice.value}
+              {...choice}
               current={payWith}
               onChange={setPayWith}
               disabled={busy}
-              icon={CreditCard}
-              label={`Card •••• ${savedCard.card_last4}`}
-              detail="Charged now and each period"
             />
-          )}
-          <PayWithOption
-            value="card"
-            current={payWith}
-            onChange={setPayWith}
-            disabled={busy}
-            icon={CreditCard}
-            label={savedCard ? "New card" : "Card"}
-            detail={subscribeStripe ? "Saved, then charged each period" : "Pay the first period by card"}
-          />
-          <PayWithOption
-            value="wallet"
-            current={payWith}
-            onChange={setPayWith}
-            disabled={busy}
-            icon={Wallet}
-            label="Pay from wallet"
-            detail={
-              wallet.data ? `Balance ${formatMicros(wallet.data.balance_micros)}` : "Your prepaid balance"
-            }
-          />
+          ))}
         </div>
       </fieldset>
 
@@ -222,14 +220,7 @@ function CheckoutForm({
         By subscribing, you agree to our terms of service and privacy policy. You can cancel your subscription
         at any time.
       </p>
-      <div className="flex flex-col-reverse gap-2 border-t border-slate-100 pt-5 sm:flex-row sm:justify-end">
-        <Button variant="secondary" onClick={onDone} disabled={busy}>
-          Cancel
-        </Button>
-        <Button type="submit" busy={busy}>
-          {busy ? "Processing..." : subscribeLabel}
-        </Button>
-      </div>
+      <CancelSubmitButtons busy={busy} onCancel={onDone} label={subscribeLabel} busyLabel="Processing..." />
     </form>
   );
 }

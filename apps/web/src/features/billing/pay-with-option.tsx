@@ -5,6 +5,14 @@ import { cn } from "../../lib/cn";
 /** `saved`: the default saved card, charged each period by Stripe Billing (Stripe only). */
 export type PayWith = "saved" | "card" | "wallet";
 
+/** What tells one way to pay from another. */
+export interface PayWithChoice {
+  value: PayWith;
+  icon: LucideIcon;
+  label: string;
+  detail: string;
+}
+
 /** One choice of the checkout's 'Pay with' radio group, drawn as a selectable tile. */
 export function PayWithOption({
   value,
@@ -14,14 +22,10 @@ export function PayWithOption({
   icon: Icon,
   label,
   detail,
-}: {
-  value: PayWith;
+}: PayWithChoice & {
   current: PayWith;
   onChange: (value: PayWith) => void;
   disabled: boolean;
-  icon: LucideIcon;
-  label: string;
-  detail: string;
 }) {
   const checked = value === current;
   const detailId = useId();

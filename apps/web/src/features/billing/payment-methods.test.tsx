@@ -147,41 +147,30 @@ describe("payment methods", () => {
     });
   });
 
-  it("names the step that failed: 'Failed to create payment method'", async () => {
-    renderBillingPage({
-      extra: {
-        [`POST ${APP}/payment-methods/`]: () =>
-          jsonResponse({ code: "bad_request", message: "Your card has expired.", status: 400 }, 400),
-      },
-    });
+  it.each([
+    {
+      step: "Failed to create payment method",
+      route: `POST ${APP}/payment-methods/`,
+      answer: { code: "bad_request", message: "Your card has expired.", status: 400 },
+      card: { number: "4242424242424242", expiry: "0134", cvc: "123" },
+    },
+    {
+      step: "Failed to setup payment method",
+      route: `POST ${APP}/create-payment-intent/`,
+      answer: { code: "not_found", message: "Application not found", status: 404 },
+      card: { number: "4242 4242 4242 4242", expiry: "1/34", cvc: "999" },
+    },
+  ])("names the step that failed: '$step'", async ({ step, route, answer, card }) => {
+    renderBillingPage({ extra: { [route]: () => jsonResponse(answer, answer.status) } });
 
     await userEvent.click(await screen.findByRole("button", { name: "Add Payment Method" }));
     const dialog = await screen.findByRole("dialog");
     const form = within(dialog);
-    await fillPaymentCard(dialog, { number: "4242424242424242", expiry: "0134", cvc: "123", ...AUSTIN });
+    await fillPaymentCard(dialog, { ...card, ...AUSTIN });
     await userEvent.click(form.getByRole("button", { name: "Add Payment Method" }));
 
     const alert = await form.findByRole("alert");
-    expect(alert.textContent).toContain("Failed to create payment method");
-    expect(alert.textContent).toContain("Your card has expired.");
-  });
-
-  it("names the step that failed: 'Failed to setup payment method'", async () => {
-    renderBillingPage({
-      extra: {
-        [`POST ${APP}/create-payment-intent/`]: () =>
-          jsonResponse({ code: "not_found", message: "Application not found", status: 404 }, 404),
-      },
-    });
-
-    await userEvent.click(await screen.findByRole("button", { name: "Add Payment Method" }));
-    const dialog = await screen.findByRole("dialog");
-    const form = within(dialog);
-    await fillPaymentCard(dialog, { number: "4242 4242 4242 4242", expiry: "1/34", cvc: "999", ...AUSTIN });
-    await userEvent.click(form.getByRole("button", { name: "Add Payment Method" }));
-
-    const alert = await form.findByRole("alert");
-    expect(alert.textContent).toContain("Failed to setup payment method");
-    expect(alert.textContent).toContain("Application not found");
+    expect(alert.textContent).toContain(step);
+    expect(alert.textContent).toContain(answer.message);
   });
 });

@@ -1,7 +1,7 @@
 import { CreatePackageSchema, type Package } from "@promptmint/contracts";
 import { type FormEvent, useState } from "react";
 import { Alert } from "../../components/ui/alert";
-import { Button } from "../../components/ui/button";
+import { CancelSubmitButtons } from "../../components/ui/button";
 import { CheckboxField } from "../../components/ui/checkbox-field";
 import { TextField } from "../../components/ui/text-field";
 import { TextareaField } from "../../components/ui/textarea-field";
@@ -20,6 +20,26 @@ interface PlanFormValues {
   features: string;
   is_active: boolean;
 }
+
+/** The plan's price and included calls: number inputs of at least 1, side by side. */
+const AMOUNT_FIELDS = [
+  {
+    name: "price",
+    label: "Price (USD per period)",
+    inputMode: "decimal",
+    step: 0.01,
+    placeholder: "5.00",
+    hint: "At least $1.00",
+  },
+  {
+    name: "included_calls",
+    label: "Included calls",
+    inputMode: "numeric",
+    step: 1,
+    placeholder: "1000",
+    hint: "Per period; further calls are paid per call",
+  },
+] as const;
 
 type PlanFormErrors = Partial<Record<keyof PlanFormValues, string>>;
 
@@ -153,34 +173,19 @@ export function PlanForm({
         onChange={set("name")}
       />
       <div className="grid gap-5 sm:grid-cols-2">
-        <TextField
-          label="Price (USD per period)"
-          type="number"
-          inputMode="decimal"
-          min={1}
-          step={0.01}
-          placeholder="5.00"
-          required
-          value={values.price}
-          error={fieldError("price")}
-          hint="At least $1.00"
-          disabled={busy}
-          onChange={set("price")}
-        />
-        <TextField
-          label="Included calls"
-          type="number"
-          inputMode="numeric"
-          min={1}
-          step={1}
-          placeholder="1000"
-          required
-          value={values.included_calls}
-          error={fieldError("included_calls")}
-          hint="Per period; further calls are paid per call"
-          disabled={busy}
-          onChange={set("included_calls")}
-        />
+        {AMOUNT_FIELDS.map(({ name, ...field }) => (
+          <TextField
+            key={name}
+            {...field}
+            type="number"
+            min={1}
+            required
+            value={values[name]}
+            error={fieldError(name)}
+            disabled={busy}
+            onChange={set(name)}
+          />
+        ))}
       </div>
       {plan && (
         <p className="text-xs text-slate-500">
@@ -216,14 +221,12 @@ export function PlanForm({
         disabled={busy}
         onChange={(event) => setValues({ ...values, is_active: event.target.checked })}
       />
-      <div className="flex flex-col-reverse gap-2 border-t border-slate-100 pt-5 sm:flex-row sm:justify-end">
-        <Button variant="secondary" onClick={onCancel} disabled={busy}>
-          Cancel
-        </Button>
-        <Button type="submit" busy={busy}>
-          {busy ? "Saving..." : plan ? "Save Plan" : "Create Plan"}
-        </Button>
-      </div>
+      <CancelSubmitButtons
+        busy={busy}
+        onCancel={onCancel}
+        label={plan ? "Save Plan" : "Create Plan"}
+        busyLabel="Saving..."
+      />
     </form>
   );
 }

@@ -1,10 +1,10 @@
 import type { Package } from "@promptmint/contracts";
-import { Pencil, Plus } from "lucide-react";
+import { Plus } from "lucide-react";
 import { useState } from "react";
 import { toast } from "sonner";
 import { Alert } from "../../components/ui/alert";
 import { Badge } from "../../components/ui/badge";
-import { Button } from "../../components/ui/button";
+import { Button, EditButton } from "../../components/ui/button";
 import { Card, CardBody, CardHeader } from "../../components/ui/card";
 import { ConfirmDialog } from "../../components/ui/confirm-dialog";
 import { Modal } from "../../components/ui/modal";
@@ -66,15 +66,7 @@ export function PlanManagement({ appSlug, plans }: { appSlug: string; plans: rea
                   {plan.pending_terms && <p className="text-xs text-amber-700">{planChangeNotice(plan)}</p>}
                 </div>
                 <div className="flex items-center gap-2">
-                  <Button
-                    variant="secondary"
-                    size="sm"
-                    aria-label={`Edit ${plan.name}`}
-                    onClick={() => openEditor(plan)}
-                  >
-                    <Pencil className="size-4" aria-hidden="true" />
-                    Edit
-                  </Button>
+                  <EditButton variant="secondary" itemName={plan.name} onClick={() => openEditor(plan)} />
                   {plan.is_active && (
                     <Button
                       variant="ghost"

@@ -9,6 +9,7 @@ import { RuntimeConfigProvider } from "../../lib/runtime-config";
 import { packageFixture, paymentMethodFixture, subscriptionFixture } from "../../test/billing-fixtures";
 import { jsonResponse, stubFetch } from "../../test/fetch-stub";
 import { runtimeConfigFixture } from "../../test/fixtures";
+import { fillBillingAddress } from "../../test/payment-card";
 import { createTestQueryClient } from "../../test/render-route";
 import { TopUpCard } from "../wallet/top-up-card";
 import { AddPaymentMethodDialog } from "./add-payment-method-dialog";
@@ -160,16 +161,19 @@ describe("adding a card through Stripe", () => {
     });
     const onClose = vi.fn();
     renderWithConfig(<AddPaymentMethodDialog appSlug="my-app" open firstCard onClose={onClose} />);
-    const form = within(await screen.findByRole("dialog", { name: "Add Payment Method" }));
+    const dialog = await screen.findByRole("dialog", { name: "Add Payment Method" });
+    const form = within(dialog);
     expect(form.queryByLabelText("Card number")).toBeNull();
     expect(form.getByTestId("stripe-card-field")).toBeDefined();
     await waitFor(() => expect(stripe.card.mount).toHaveBeenCalled());
 
-    await userEvent.type(form.getByLabelText("Name on card"), "Ada Lovelace");
-    await userEvent.type(form.getByLabelText("Address line 1"), "1 Main St");
-    await userEvent.type(form.getByLabelText("City"), "Toronto");
-    await userEvent.type(form.getByLabelText("Postal code"), "M5V 2T6");
-    await userEvent.selectOptions(form.getByLabelText("Country"), "CA");
+    await fillBillingAddress(dialog, {
+      name: "Ada Lovelace",
+      line1: "1 Main St",
+      city: "Toronto",
+      postalCode: "M5V 2T6",
+      country: "CA",
+    });
     await userEvent.click(form.getByRole("button", { name: "Add Payment Method" }));
 
     await waitFor(() => expect(onClose).toHaveBeenCalled());

@@ -51,6 +51,15 @@ const payout = (overrides: Partial<Payout> = {}): Payout => ({
 
 const render = () => renderRoute("/earnings", { auth: createTestAuth("signed-in") });
 
+/** A creator who has not started payout onboarding. */
+const NOT_ONBOARDED: EarningsSummary["account"] = {
+  state: "not_started",
+  details_submitted: false,
+  payouts_enabled: false,
+  disabled_reason: null,
+  requirements_due: [],
+};
+
 describe("the Earnings page", () => {
   it("shows available, pending with its date, an empty history, and withdraws with an Idempotency-Key", async () => {
     let current = summary();
@@ -108,13 +117,7 @@ describe("the Earnings page", () => {
       "GET /api/payouts/": () =>
         jsonResponse(
           summary({
-            account: {
-              state: "not_started",
-              details_submitted: false,
-              payouts_enabled: false,
-              disabled_reason: null,
-              requirements_due: [],
-            },
+            account: NOT_ONBOARDED,
             payouts: [payout({ status: "failed", failure_reason: "The bank account has been closed" })],
           }),
         ),
@@ -140,13 +143,7 @@ describe("the Earnings page", () => {
         "GET /api/payouts/": () =>
           jsonResponse(
             summary({
-              account: {
-                state: "not_started",
-                details_submitted: false,
-                payouts_enabled: false,
-                disabled_reason: null,
-                requirements_due: [],
-              },
+              account: NOT_ONBOARDED,
             }),
           ),
         "POST /api/auth/verification-email/": () =>

@@ -41,6 +41,19 @@ const plan = {
   is_active: true,
 };
 
+/** The gateway's 400 for one input that breaks its schema, with the problem by field. */
+function invalidInput(name: string, problem: string) {
+  return jsonResponse(
+    {
+      code: "bad_request",
+      message: `Invalid request: inputs.${name} ${problem}`,
+      status: 400,
+      fields: { [`inputs.${name}`]: problem },
+    },
+    400,
+  );
+}
+
 describe("explore app page", () => {
   it("describes the app and invites a signed-out visitor to sign in, coming back here", async () => {
     stubFetch({ [DETAIL]: () => jsonResponse(exploreAppDetailFixture({ plans: [plan] })) });
@@ -134,16 +147,7 @@ describe("explore app page", () => {
           },
           ["query"],
         ),
-      [TRY]: () =>
-        jsonResponse(
-          {
-            code: "bad_request",
-            message: "Invalid request: inputs.query must be at most 10 characters",
-            status: 400,
-            fields: { "inputs.query": "must be at most 10 characters" },
-          },
-          400,
-        ),
+      [TRY]: () => invalidInput("query", "must be at most 10 characters"),
     });
     renderRoute("/explore/haiku-writer", { auth: createTestAuth("signed-in") });
 
@@ -172,15 +176,7 @@ describe("explore app page", () => {
       [TRY]: () =>
         answer === 402
           ? jsonResponse({ code: "payment_required", message: "Insufficient balance", status: 402 }, 402)
-          : jsonResponse(
-              {
-                code: "bad_request",
-                message: "Invalid request: inputs.topic must be at most 40 characters",
-                status: 400,
-                fields: { "inputs.topic": "must be at most 40 characters" },
-              },
-              400,
-            ),
+          : invalidInput("topic", "must be at most 40 characters"),
     });
     renderRoute("/explore/haiku-writer", { auth: createTestAuth("signed-in") });
 

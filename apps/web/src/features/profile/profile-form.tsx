@@ -6,6 +6,7 @@ import { Alert } from "../../components/ui/alert";
 import { SaveChangesButton } from "../../components/ui/button";
 import { TextField } from "../../components/ui/text-field";
 import { ApiClientError, getErrorMessage } from "../../lib/api-client";
+import { registeredField } from "../../lib/registered-field";
 import { useUpdateProfile } from "./api/update-profile";
 
 /** SPEC §9: how long 'Profile updated successfully!' stays on screen. */
@@ -45,16 +46,13 @@ function formFieldOf(path: string): (typeof FORM_FIELDS)[number] | undefined {
 export function ProfileForm({ profile }: { profile: Profile }) {
   const update = useUpdateProfile();
   const [saved, setSaved] = useState(false);
-  const {
-    register,
-    handleSubmit,
-    setError,
-    formState: { errors },
-  } = useForm<ProfileFormValues>({
+  const form = useForm<ProfileFormValues>({
     resolver: zodResolver(ProfileFormSchema),
     values: formValuesOf(profile),
     resetOptions: { keepDirtyValues: true },
   });
+  const { handleSubmit, setError } = form;
+  const field = registeredField(form);
 
   useEffect(() => {
     if (!saved) return;
@@ -82,31 +80,14 @@ export function ProfileForm({ profile }: { profile: Profile }) {
       {update.isError && <Alert tone="error">{getErrorMessage(update.error)}</Alert>}
 
       <div className="grid gap-5 sm:grid-cols-2">
-        <TextField
-          label="First Name"
-          autoComplete="given-name"
-          error={errors.first_name?.message}
-          {...register("first_name")}
-        />
-        <TextField
-          label="Last Name"
-          autoComplete="family-name"
-          error={errors.last_name?.message}
-          {...register("last_name")}
-        />
-        <TextField
-          label="Username"
-          autoComplete="username"
-          required
-          error={errors.username?.message}
-          {...register("username")}
-        />
+        <TextField label="First Name" autoComplete="given-name" {...field("first_name")} />
+        <TextField label="Last Name" autoComplete="family-name" {...field("last_name")} />
+        <TextField label="Username" autoComplete="username" required {...field("username")} />
         <TextField
           label="Display Name"
           autoComplete="nickname"
           hint="Shown on your public applications."
-          error={errors.display_name?.message}
-          {...register("display_name")}
+          {...field("display_name")}
         />
       </div>
 

@@ -8,6 +8,22 @@ import { TemplateEditor } from "./template-editor";
 
 const VARIABLE_HINT = "Type {{ to insert a variable from the input schema; hover a variable for its details.";
 
+/** The two templates a prompt app sends the model, system first. */
+const TEMPLATES = [
+  {
+    name: "system_prompt",
+    label: "System Prompt",
+    placeholder: "You are a helpful assistant that...",
+    minHeight: undefined,
+  },
+  {
+    name: "prompt_template",
+    label: "User Prompt Template",
+    placeholder: "Write a blog post about {{topic}}.",
+    minHeight: "10rem",
+  },
+] as const;
+
 export function PromptBuilderBasicTab({
   values,
   errors,
@@ -71,25 +87,19 @@ export function PromptBuilderBasicTab({
           onChange: (event) => onChange({ price: event.target.value }),
         }}
       />
-      <TemplateEditor
-        label="System Prompt"
-        value={values.system_prompt}
-        onChange={(system_prompt) => onChange({ system_prompt })}
-        inputSchema={inputSchema}
-        error={errors.system_prompt}
-        placeholder="You are a helpful assistant that..."
-        hint={VARIABLE_HINT}
-      />
-      <TemplateEditor
-        label="User Prompt Template"
-        value={values.prompt_template}
-        onChange={(prompt_template) => onChange({ prompt_template })}
-        inputSchema={inputSchema}
-        error={errors.prompt_template}
-        placeholder="Write a blog post about {{topic}}."
-        hint={VARIABLE_HINT}
-        minHeight="10rem"
-      />
+      {TEMPLATES.map(({ name, label, placeholder, minHeight }) => (
+        <TemplateEditor
+          key={name}
+          label={label}
+          value={values[name]}
+          onChange={(template) => onChange({ [name]: template })}
+          inputSchema={inputSchema}
+          error={errors[name]}
+          placeholder={placeholder}
+          hint={VARIABLE_HINT}
+          minHeight={minHeight}
+        />
+      ))}
     </div>
   );
 }

@@ -10,7 +10,7 @@ import { PageContainer } from "../../components/ui/page-container";
 import { PageHeader } from "../../components/ui/page-header";
 import { SandboxModelNotice } from "../../components/ui/sandbox-model-notice";
 import { StatusBadge } from "../../components/ui/status-badge";
-import { Tabs, TabsContent, TabsList, TabsTrigger } from "../../components/ui/tabs";
+import { SectionTabsList, Tabs, TabsContent } from "../../components/ui/tabs";
 import { ApiClientError, getErrorMessage } from "../../lib/api-client";
 import { withoutErrorsFor } from "../../lib/form-errors";
 import { PromptSaveIncompleteError, useCreatePromptApplication } from "./api/create-prompt-application";
@@ -200,12 +200,15 @@ export function PromptBuilderForm({
       </div>
 
       <Tabs value={tab} onValueChange={(next) => setTab(next as PromptBuilderTab)}>
-        <TabsList aria-label="Prompt builder sections">
-          <TabsTrigger value="basic">Basic Info</TabsTrigger>
-          <TabsTrigger value="schema">Input/Output Schema</TabsTrigger>
-          <TabsTrigger value="model">Model Settings</TabsTrigger>
-          <TabsTrigger value="preview">Preview & Test</TabsTrigger>
-        </TabsList>
+        <SectionTabsList
+          label="Prompt builder sections"
+          sections={{
+            basic: "Basic Info",
+            schema: "Input/Output Schema",
+            model: "Model Settings",
+            preview: "Preview & Test",
+          }}
+        />
         <Card>
           <CardBody>
             <TabsContent value="basic">

@@ -11,7 +11,7 @@ import { NotFoundState } from "../../components/ui/not-found-state";
 import { PageContainer } from "../../components/ui/page-container";
 import { SandboxModelNotice } from "../../components/ui/sandbox-model-notice";
 import { LoadingState } from "../../components/ui/spinner";
-import { Tabs, TabsContent, TabsList, TabsTrigger } from "../../components/ui/tabs";
+import { SectionTabsList, Tabs, TabsContent } from "../../components/ui/tabs";
 import { ApiClientError, getErrorMessage, isNotFoundError } from "../../lib/api-client";
 import { useApplication } from "../../lib/applications-query";
 import { useDownloadApp } from "../../lib/download-app";
@@ -127,10 +127,10 @@ function PromptEditor({ application, config }: { application: Application; confi
       </div>
 
       <Tabs value={tab} onValueChange={setTab}>
-        <TabsList aria-label="Prompt editor sections">
-          <TabsTrigger value="basic">Basic Settings</TabsTrigger>
-          <TabsTrigger value="config">Prompt Config</TabsTrigger>
-        </TabsList>
+        <SectionTabsList
+          label="Prompt editor sections"
+          sections={{ basic: "Basic Settings", config: "Prompt Config" }}
+        />
         <TabsContent value="basic">
           <PromptEditorBasicTab application={application} values={values} errors={errors} onChange={change} />
         </TabsContent>

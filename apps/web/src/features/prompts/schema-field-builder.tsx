@@ -111,6 +111,16 @@ export function SchemaFieldBuilder({
   );
 }
 
+const LENGTH_LIMITS = [
+  { key: "minLength", label: "Min Length" },
+  { key: "maxLength", label: "Max Length" },
+] as const;
+
+const VALUE_LIMITS = [
+  { key: "minimum", label: "Minimum" },
+  { key: "maximum", label: "Maximum" },
+] as const;
+
 function SchemaFieldRow({
   field,
   position,
@@ -201,22 +211,17 @@ function SchemaFieldRow({
       <div className="mt-3 grid gap-3 sm:grid-cols-3">
         {field.type === "string" && (
           <>
-            <TextField
-              label="Min Length"
-              type="number"
-              min={0}
-              step={1}
-              value={field.minLength}
-              onChange={(event) => onChange({ minLength: event.target.value })}
-            />
-            <TextField
-              label="Max Length"
-              type="number"
-              min={0}
-              step={1}
-              value={field.maxLength}
-              onChange={(event) => onChange({ maxLength: event.target.value })}
-            />
+            {LENGTH_LIMITS.map(({ key, label }) => (
+              <TextField
+                key={key}
+                label={label}
+                type="number"
+                min={0}
+                step={1}
+                value={field[key]}
+                onChange={(event) => onChange({ [key]: event.target.value })}
+              />
+            ))}
             <TextField
               label="Pattern (Regex)"
               value={field.pattern}
@@ -226,24 +231,17 @@ function SchemaFieldRow({
             />
           </>
         )}
-        {isNumeric && (
-          <>
+        {isNumeric &&
+          VALUE_LIMITS.map(({ key, label }) => (
             <TextField
-              label="Minimum"
+              key={key}
+              label={label}
               type="number"
               step="any"
-              value={field.minimum}
-              onChange={(event) => onChange({ minimum: event.target.value })}
+              value={field[key]}
+              onChange={(event) => onChange({ [key]: event.target.value })}
             />
-            <TextField
-              label="Maximum"
-              type="number"
-              step="any"
-              value={field.maximum}
-              onChange={(event) => onChange({ maximum: event.target.value })}
-            />
-          </>
-        )}
+          ))}
         {field.type === "array" && (
           <SelectField
             label="Item Type"

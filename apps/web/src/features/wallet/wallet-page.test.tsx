@@ -110,6 +110,15 @@ function payWith(number: string) {
   return fillPaymentCard(document.body, { number });
 }
 
+/** A wallet of $0.00 whose card confirmation answers `confirm`: the $10.00 top-up is paid with `card`. */
+async function topUpTenDollars(card: string, confirm: { status?: string; message?: string }) {
+  stubWalletApi({ confirm });
+  renderWallet();
+  await screen.findByRole("region", { name: "Balances" });
+  await payWith(card);
+  await userEvent.click(screen.getByRole("button", { name: "Top up $10.00" }));
+}
+
 function balances() {
   return within(screen.getByRole("region", { name: "Balances" }));
 }
@@ -211,12 +220,7 @@ describe("wallet", () => {
   });
 
   it("says 'Payment was not completed successfully' with the decline as detail, and leaves the balance alone", async () => {
-    stubWalletApi({ confirm: { status: "failed", message: "Your card was declined." } });
-    renderWallet();
-
-    await screen.findByRole("region", { name: "Balances" });
-    await payWith("4000000000000002");
-    await userEvent.click(screen.getByRole("button", { name: "Top up $10.00" }));
+    await topUpTenDollars("4000000000000002", { status: "failed", message: "Your card was declined." });
     const alert = await screen.findByRole("alert");
     expect(within(alert).getByText("Payment was not completed successfully").tagName).toBe("P");
     expect(within(alert).getByText("Your card was declined.")).toBeDefined();
@@ -224,12 +228,7 @@ describe("wallet", () => {
   });
 
   it("says 'Payment was not completed successfully' when the card needs action", async () => {
-    stubWalletApi({ confirm: { status: "requires_action", message: "needs authentication" } });
-    renderWallet();
-
-    await screen.findByRole("region", { name: "Balances" });
-    await payWith("4000002500003155");
-    await userEvent.click(screen.getByRole("button", { name: "Top up $10.00" }));
+    await topUpTenDollars("4000002500003155", { status: "requires_action", message: "needs authentication" });
     expect((await screen.findByRole("alert")).textContent).toBe("Payment was not completed successfully");
   });
 

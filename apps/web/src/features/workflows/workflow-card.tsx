@@ -29,25 +29,27 @@ export function WorkflowCard({ application }: { application: Application }) {
         <StatusBadge status={application.status} />
       </div>
       <div className="mt-4 flex flex-wrap gap-2 border-t border-slate-100 pt-4">
-        <ButtonLink
-          to={`/workflows/${application.slug}`}
-          size="sm"
-          className="flex-1 sm:flex-none"
-          aria-label={`Manage ${application.name}`}
-        >
-          <Settings2 className="size-4" aria-hidden="true" />
-          Manage
-        </ButtonLink>
-        <ButtonLink
-          to={`/applications/${application.slug}/analytics`}
-          variant="secondary"
-          size="sm"
-          className="flex-1 sm:flex-none"
-          aria-label={`Analytics ${application.name}`}
-        >
-          <BarChart3 className="size-4" aria-hidden="true" />
-          Analytics
-        </ButtonLink>
+        {[
+          { to: `/workflows/${application.slug}`, label: "Manage", Icon: Settings2, variant: undefined },
+          {
+            to: `/applications/${application.slug}/analytics`,
+            label: "Analytics",
+            Icon: BarChart3,
+            variant: "secondary" as const,
+          },
+        ].map(({ to, label, Icon, variant }) => (
+          <ButtonLink
+            key={label}
+            to={to}
+            variant={variant}
+            size="sm"
+            className="flex-1 sm:flex-none"
+            aria-label={`${label} ${application.name}`}
+          >
+            <Icon className="size-4" aria-hidden="true" />
+            {label}
+          </ButtonLink>
+        ))}
       </div>
     </Card>
   );

@@ -10,7 +10,7 @@ import { EmptyState } from "../../components/ui/empty-state";
 import { ErrorBox } from "../../components/ui/error-box";
 import { PageContainer } from "../../components/ui/page-container";
 import { LoadingState } from "../../components/ui/spinner";
-import { Tabs, TabsContent, TabsList, TabsTrigger } from "../../components/ui/tabs";
+import { SectionTabsList, Tabs, TabsContent } from "../../components/ui/tabs";
 import { ApiClientError, getErrorMessage } from "../../lib/api-client";
 import { useApplication } from "../../lib/applications-query";
 import { useDownloadApp } from "../../lib/download-app";
@@ -161,10 +161,10 @@ function WorkflowEditor({ application, config }: { application: Application; con
       )}
 
       <Tabs value={tab} onValueChange={setTab}>
-        <TabsList aria-label="Workflow editor sections">
-          <TabsTrigger value="basic">Basic Settings</TabsTrigger>
-          <TabsTrigger value="provider">Provider Config</TabsTrigger>
-        </TabsList>
+        <SectionTabsList
+          label="Workflow editor sections"
+          sections={{ basic: "Basic Settings", provider: "Provider Config" }}
+        />
         <TabsContent value="basic">
           <WorkflowBasicTab application={application} values={values} errors={errors} onChange={change} />
         </TabsContent>

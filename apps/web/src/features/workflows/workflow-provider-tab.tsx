@@ -39,6 +39,12 @@ function providerOptionsOf(
   ];
 }
 
+/** The limits every run of the workflow keeps, with the range each accepts. */
+const RUN_LIMIT_FIELDS = [
+  { name: "timeout_seconds", label: "Timeout (seconds)", hint: "1 to 900; default 300." },
+  { name: "max_iterations", label: "Max Iterations", hint: "1 to 100; default 10." },
+] as const;
+
 export function WorkflowProviderTab({
   values,
   errors,
@@ -120,22 +126,17 @@ export function WorkflowProviderTab({
         <CardHeader title="Advanced Settings" description="Limits applied to every run of the workflow." />
         <CardBody className="space-y-5">
           <div className="grid gap-5 sm:grid-cols-2">
-            <NumberField
-              label="Timeout (seconds)"
-              {...WORKFLOW_LIMITS.timeout_seconds}
-              value={values.timeout_seconds}
-              error={errors.timeout_seconds}
-              hint="1 to 900; default 300."
-              onChange={(event) => onChange({ timeout_seconds: event.target.value })}
-            />
-            <NumberField
-              label="Max Iterations"
-              {...WORKFLOW_LIMITS.max_iterations}
-              value={values.max_iterations}
-              error={errors.max_iterations}
-              hint="1 to 100; default 10."
-              onChange={(event) => onChange({ max_iterations: event.target.value })}
-            />
+            {RUN_LIMIT_FIELDS.map(({ name, label, hint }) => (
+              <NumberField
+                key={name}
+                label={label}
+                {...WORKFLOW_LIMITS[name]}
+                value={values[name]}
+                error={errors[name]}
+                hint={hint}
+                onChange={(event) => onChange({ [name]: event.target.value })}
+              />
+            ))}
           </div>
           <CheckboxField
             label="Enable Logging"

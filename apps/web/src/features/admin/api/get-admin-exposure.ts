@@ -1,22 +1,12 @@
-import { type AdminExposure, AdminExposureSchema } from "@promptmint/contracts";
-import { queryOptions, useQuery } from "@tanstack/react-query";
+import { AdminExposureSchema } from "@promptmint/contracts";
 import { apiRequest } from "../../../lib/api-client";
-
-export const adminExposureQueryKey = ["admin-exposure"] as const;
+import { defineQuery } from "../../../lib/define-query";
 
 /** `GET /admin/exposure`: what refunds and disputes of card top-ups could still cost (decision 045). */
-export function fetchAdminExposure(signal?: AbortSignal): Promise<AdminExposure> {
-  return apiRequest("/admin/exposure", { schema: AdminExposureSchema, signal });
-}
+const adminExposure = defineQuery({
+  key: () => ["admin-exposure"] as const,
+  fetch: (signal) => apiRequest("/admin/exposure", { schema: AdminExposureSchema, signal }),
+  retry: false,
+});
 
-export function adminExposureQueryOptions() {
-  return queryOptions({
-    queryKey: adminExposureQueryKey,
-    queryFn: ({ signal }) => fetchAdminExposure(signal),
-    retry: false,
-  });
-}
-
-export function useAdminExposure() {
-  return useQuery(adminExposureQueryOptions());
-}
+export const useAdminExposure = adminExposure.useQuery;

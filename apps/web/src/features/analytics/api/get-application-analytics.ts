@@ -1,9 +1,31 @@
-import type { AppPerformance, AppUsageAnalytics, RecentInvocations } from "@promptmint/contracts";
+import {
+  type AppPerformance,
+  AppPerformanceSchema,
+  type AppUsageAnalytics,
+  AppUsageAnalyticsSchema,
+  type RecentInvocations,
+} from "@promptmint/contracts";
 import { useQueries } from "@tanstack/react-query";
+import { apiRequest, type Parser } from "../../../lib/api-client";
+import { defineQuery } from "../../../lib/define-query";
 import type { AnalyticsWindow } from "../analytics-window";
-import { applicationPerformanceQueryOptions } from "./get-application-performance";
-import { applicationUsageQueryOptions } from "./get-application-usage";
-import { recentInvocationsQueryOptions } from "./list-recent-invocations";
+import { applicationAnalyticsQueryKey } from "./analytics-keys";
+import { recentInvocations } from "./list-recent-invocations";
+
+/** `GET /app/{slug}/analytics/{part}/?days=`: one part of the application's report over the window. */
+function windowedReport<Report>(part: "usage" | "performance", schema: Parser<Report>) {
+  return defineQuery({
+    key: (slug: string, days: AnalyticsWindow) =>
+      [...applicationAnalyticsQueryKey(slug), part, days] as const,
+    fetch: (slug, days, signal) =>
+      apiRequest(`/app/${encodeURIComponent(slug)}/analytics/${part}/?days=${days}`, { schema, signal }),
+  });
+}
+
+/** Invocations, users and revenue per day. */
+const applicationUsage = windowedReport("usage", AppUsageAnalyticsSchema);
+/** Success rate and response time per day. */
+const applicationPerformance = windowedReport("performance", AppPerformanceSchema);
 
 export interface ApplicationAnalytics {
   usage: AppUsageAnalytics["summary"];
@@ -24,9 +46,9 @@ export function useApplicationAnalytics(
 ) {
   return useQueries({
     queries: [
-      { ...applicationUsageQueryOptions(slug, days), enabled },
-      { ...applicationPerformanceQueryOptions(slug, days), enabled },
-      { ...recentInvocationsQueryOptions(slug), enabled },
+      { ...applicationUsage.options(slug, days), enabled },
+      { ...applicationPerformance.options(slug, days), enabled },
+      { ...recentInvocations.options(slug), enabled },
     ],
     combine: ([usage, performance, invocations]) => {
       const data: ApplicationAnalytics | undefined =

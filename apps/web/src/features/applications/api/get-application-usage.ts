@@ -1,8 +1,9 @@
 import { type AppUsage, AppUsageSchema } from "@promptmint/contracts";
-import { queryOptions, useQueries, useQuery } from "@tanstack/react-query";
+import { useQueries } from "@tanstack/react-query";
 import { noMoneyFigures } from "../../../components/ui/money-figures";
 import { apiRequest } from "../../../lib/api-client";
 import { applicationQueryKey } from "../../../lib/applications-query";
+import { defineQuery } from "../../../lib/define-query";
 
 /** SPEC §9: the default day window. */
 export const USAGE_DAYS = 30;
@@ -13,7 +14,7 @@ const NO_USAGE: AppUsage = { total_invocations: 0, total_revenue: 0, figures: no
  * `GET /app/{slug}/analytics/usage/?days=30`. SPEC §8: a failure is only logged and the
  * figures show 0, so this never ends in an error state.
  */
-export async function fetchApplicationUsage(slug: string, signal?: AbortSignal): Promise<AppUsage> {
+async function fetchApplicationUsage(slug: string, signal: AbortSignal): Promise<AppUsage> {
   try {
     return await apiRequest(`/app/${encodeURIComponent(slug)}/analytics/usage/?days=${USAGE_DAYS}`, {
       schema: AppUsageSchema,
@@ -26,21 +27,17 @@ export async function fetchApplicationUsage(slug: string, signal?: AbortSignal):
   }
 }
 
-export function applicationUsageQueryOptions(slug: string) {
-  return queryOptions({
-    queryKey: [...applicationQueryKey(slug), "usage", USAGE_DAYS] as const,
-    queryFn: ({ signal }) => fetchApplicationUsage(slug, signal),
-  });
-}
+const applicationUsage = defineQuery({
+  key: (slug: string) => [...applicationQueryKey(slug), "usage", USAGE_DAYS] as const,
+  fetch: fetchApplicationUsage,
+});
 
-export function useApplicationUsage(slug: string) {
-  return useQuery(applicationUsageQueryOptions(slug));
-}
+export const useApplicationUsage = applicationUsage.useQuery;
 
 /** The usage of every listed application, keyed by slug (missing until loaded). */
 export function useApplicationsUsage(slugs: readonly string[]): Map<string, AppUsage> {
   return useQueries({
-    queries: slugs.map((slug) => applicationUsageQueryOptions(slug)),
+    queries: slugs.map((slug) => applicationUsage.options(slug)),
     combine: (results) => {
       const bySlug = new Map<string, AppUsage>();
       results.forEach((result, index) => {

@@ -1,16 +1,11 @@
-import {
-  type CreatePaymentMethodSchema,
-  type PaymentMethod,
-  PaymentMethodSchema,
-} from "@promptmint/contracts";
+import type { CreatePaymentMethodSchema, PaymentMethod } from "@promptmint/contracts";
 import type { z } from "zod";
-import { apiRequest } from "../../../lib/api-client";
 import { useInvalidatingMutation } from "../../../lib/invalidating-mutation";
 import { confirmStripeCardSetup, type StripeCard, stripeBillingDetails } from "../../../lib/stripe";
-import { CREATE_FAILED, SETUP_FAILED } from "./add-payment-method";
+import { SETUP_FAILED, savePaymentMethod } from "./add-payment-method";
 import { PaymentNotCompletedError, runStep } from "./billing-errors";
 import { createAppPaymentIntent } from "./create-payment-intent";
-import { paymentMethodsPath, paymentMethodsQueryKey } from "./list-payment-methods";
+import { paymentMethodsQueryKey } from "./list-payment-methods";
 
 export type StripePaymentMethodBody = Pick<
   z.input<typeof CreatePaymentMethodSchema>,
@@ -31,9 +26,7 @@ export async function addPaymentMethodWithStripe(
   });
   if (setup.failure !== null) throw new PaymentNotCompletedError(setup.failure);
   const body = { billing_address, stripe_payment_method_id: setup.paymentMethodId, set_default };
-  return runStep(CREATE_FAILED, () =>
-    apiRequest(paymentMethodsPath(appSlug), { method: "POST", body, schema: PaymentMethodSchema }),
-  );
+  return savePaymentMethod(appSlug, body);
 }
 
 export function useAddPaymentMethodWithStripe(appSlug: string) {

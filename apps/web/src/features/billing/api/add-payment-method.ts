@@ -16,7 +16,14 @@ import { createAppPaymentIntent } from "./create-payment-intent";
 import { paymentMethodsPath, paymentMethodsQueryKey } from "./list-payment-methods";
 
 export const SETUP_FAILED = "Failed to setup payment method";
-export const CREATE_FAILED = "Failed to create payment method";
+const CREATE_FAILED = "Failed to create payment method";
+
+/** `POST /app/{app}/payment-methods/`: saves the card the gateway has just set up. */
+export function savePaymentMethod(appSlug: string, body: object): Promise<PaymentMethod> {
+  return runStep(CREATE_FAILED, () =>
+    apiRequest(paymentMethodsPath(appSlug), { method: "POST", body, schema: PaymentMethodSchema }),
+  );
+}
 
 export type CreatePaymentMethodBody = z.input<typeof CreatePaymentMethodSchema> & { card: SandboxCard };
 
@@ -34,9 +41,7 @@ export async function addPaymentMethod(
   });
   const failure = paymentFailureMessage(setup);
   if (failure) throw new PaymentNotCompletedError(failure);
-  return runStep(CREATE_FAILED, () =>
-    apiRequest(paymentMethodsPath(appSlug), { method: "POST", body, schema: PaymentMethodSchema }),
-  );
+  return savePaymentMethod(appSlug, body);
 }
 
 export function useAddPaymentMethod(appSlug: string) {

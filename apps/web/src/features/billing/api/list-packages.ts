@@ -1,6 +1,6 @@
-import { type Package, PackageListSchema } from "@promptmint/contracts";
-import { queryOptions, useQuery } from "@tanstack/react-query";
+import { PackageListSchema } from "@promptmint/contracts";
 import { apiRequest } from "../../../lib/api-client";
+import { defineQuery } from "../../../lib/define-query";
 import { billingQueryKey } from "./billing-keys";
 
 export function packagesQueryKey(appSlug: string) {
@@ -8,17 +8,10 @@ export function packagesQueryKey(appSlug: string) {
 }
 
 /** `GET /app/{app}/packages/`: the app's plans, withdrawn ones included (is_active false). */
-export function fetchPackages(appSlug: string, signal?: AbortSignal): Promise<Package[]> {
-  return apiRequest(`/app/${encodeURIComponent(appSlug)}/packages/`, { schema: PackageListSchema, signal });
-}
+const packages = defineQuery({
+  key: packagesQueryKey,
+  fetch: (appSlug, signal) =>
+    apiRequest(`/app/${encodeURIComponent(appSlug)}/packages/`, { schema: PackageListSchema, signal }),
+});
 
-export function packagesQueryOptions(appSlug: string) {
-  return queryOptions({
-    queryKey: packagesQueryKey(appSlug),
-    queryFn: ({ signal }) => fetchPackages(appSlug, signal),
-  });
-}
-
-export function usePackages(appSlug: string) {
-  return useQuery(packagesQueryOptions(appSlug));
-}
+export const usePackages = packages.useQuery;

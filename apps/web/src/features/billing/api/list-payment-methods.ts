@@ -1,6 +1,6 @@
-import { type PaymentMethod, PaymentMethodListSchema } from "@promptmint/contracts";
-import { queryOptions, useQuery } from "@tanstack/react-query";
+import { PaymentMethodListSchema } from "@promptmint/contracts";
 import { apiRequest } from "../../../lib/api-client";
+import { defineQuery } from "../../../lib/define-query";
 import { billingQueryKey } from "./billing-keys";
 
 export function paymentMethodsQueryKey(appSlug: string) {
@@ -12,17 +12,11 @@ export function paymentMethodsPath(appSlug: string): string {
 }
 
 /** `GET /app/{app}/payment-methods/`: the caller's saved cards, the default first. */
-export function fetchPaymentMethods(appSlug: string, signal?: AbortSignal): Promise<PaymentMethod[]> {
-  return apiRequest(paymentMethodsPath(appSlug), { schema: PaymentMethodListSchema, signal });
-}
+const paymentMethods = defineQuery({
+  key: paymentMethodsQueryKey,
+  fetch: (appSlug, signal) =>
+    apiRequest(paymentMethodsPath(appSlug), { schema: PaymentMethodListSchema, signal }),
+});
 
-export function paymentMethodsQueryOptions(appSlug: string) {
-  return queryOptions({
-    queryKey: paymentMethodsQueryKey(appSlug),
-    queryFn: ({ signal }) => fetchPaymentMethods(appSlug, signal),
-  });
-}
-
-export function usePaymentMethods(appSlug: string) {
-  return useQuery(paymentMethodsQueryOptions(appSlug));
-}
+export const paymentMethodsQueryOptions = paymentMethods.options;
+export const usePaymentMethods = paymentMethods.useQuery;

@@ -1,6 +1,6 @@
-import { type Subscription, SubscriptionListSchema } from "@promptmint/contracts";
-import { queryOptions, useQuery } from "@tanstack/react-query";
+import { SubscriptionListSchema } from "@promptmint/contracts";
 import { apiRequest } from "../../../lib/api-client";
+import { defineQuery } from "../../../lib/define-query";
 import { billingQueryKey } from "./billing-keys";
 
 export function subscriptionsQueryKey(appSlug: string) {
@@ -8,23 +8,16 @@ export function subscriptionsQueryKey(appSlug: string) {
 }
 
 /** `GET /app/{app}/subscriptions/`: the caller's own subscriptions to this app. */
-export function fetchSubscriptions(appSlug: string, signal?: AbortSignal): Promise<Subscription[]> {
-  return apiRequest(`/app/${encodeURIComponent(appSlug)}/subscriptions/`, {
-    schema: SubscriptionListSchema,
-    signal,
-  });
-}
+const subscriptions = defineQuery({
+  key: subscriptionsQueryKey,
+  fetch: (appSlug, signal) =>
+    apiRequest(`/app/${encodeURIComponent(appSlug)}/subscriptions/`, {
+      schema: SubscriptionListSchema,
+      signal,
+    }),
+  // A card subscription is incomplete until Stripe's webhook reports its first invoice paid.
+  refetchInterval: (query) =>
+    query.state.data?.some((subscription) => subscription.status === "incomplete") ? 2000 : false,
+});
 
-export function subscriptionsQueryOptions(appSlug: string) {
-  return queryOptions({
-    queryKey: subscriptionsQueryKey(appSlug),
-    queryFn: ({ signal }) => fetchSubscriptions(appSlug, signal),
-    // A card subscription is incomplete until Stripe's webhook reports its first invoice paid.
-    refetchInterval: (query) =>
-      query.state.data?.some((subscription) => subscription.status === "incomplete") ? 2000 : false,
-  });
-}
-
-export function useSubscriptions(appSlug: string) {
-  return useQuery(subscriptionsQueryOptions(appSlug));
-}
+export const useSubscriptions = subscriptions.useQuery;

@@ -1,24 +1,17 @@
-import { type ExploreAppDetail, ExploreAppDetailSchema } from "@promptmint/contracts";
-import { queryOptions, useQuery } from "@tanstack/react-query";
+import { ExploreAppDetailSchema } from "@promptmint/contracts";
 import { apiRequest } from "../../../lib/api-client";
+import { defineQuery } from "../../../lib/define-query";
 import { exploreQueryKey } from "./explore-keys";
 
 /** `GET /explore/apps/{slug}`: a live public app, its inputs and plans (404 for any other). */
-export function fetchExploreApp(slug: string, signal?: AbortSignal): Promise<ExploreAppDetail> {
-  return apiRequest(`/explore/apps/${encodeURIComponent(slug)}`, {
-    schema: ExploreAppDetailSchema,
-    token: null,
-    signal,
-  });
-}
+const exploreApp = defineQuery({
+  key: (slug: string) => [...exploreQueryKey, "detail", slug] as const,
+  fetch: (slug, signal) =>
+    apiRequest(`/explore/apps/${encodeURIComponent(slug)}`, {
+      schema: ExploreAppDetailSchema,
+      token: null,
+      signal,
+    }),
+});
 
-export function exploreAppQueryOptions(slug: string) {
-  return queryOptions({
-    queryKey: [...exploreQueryKey, "detail", slug] as const,
-    queryFn: ({ signal }) => fetchExploreApp(slug, signal),
-  });
-}
-
-export function useExploreApp(slug: string) {
-  return useQuery(exploreAppQueryOptions(slug));
-}
+export const useExploreApp = exploreApp.useQuery;

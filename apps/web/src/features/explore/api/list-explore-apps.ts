@@ -1,10 +1,11 @@
-import { type ExploreAppList, ExploreAppListSchema, type ExploreQuery } from "@promptmint/contracts";
-import { keepPreviousData, queryOptions, useQuery } from "@tanstack/react-query";
+import { ExploreAppListSchema, type ExploreQuery } from "@promptmint/contracts";
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { apiRequest } from "../../../lib/api-client";
+import { defineQuery } from "../../../lib/define-query";
 import { exploreQueryKey } from "./explore-keys";
 
 /** `GET /explore/apps`: the live public apps matching the search and filters (no sign-in needed). */
-export function fetchExploreApps(query: ExploreQuery, signal?: AbortSignal): Promise<ExploreAppList> {
+function fetchExploreApps(query: ExploreQuery, signal: AbortSignal) {
   const params = new URLSearchParams();
   for (const [name, value] of Object.entries(query)) {
     if (value !== undefined && value !== "") params.set(name, String(value));
@@ -17,14 +18,12 @@ export function fetchExploreApps(query: ExploreQuery, signal?: AbortSignal): Pro
   });
 }
 
-export function exploreAppsQueryOptions(query: ExploreQuery) {
-  return queryOptions({
-    queryKey: [...exploreQueryKey, "list", query] as const,
-    queryFn: ({ signal }) => fetchExploreApps(query, signal),
-  });
-}
+const exploreApps = defineQuery({
+  key: (query: ExploreQuery) => [...exploreQueryKey, "list", query] as const,
+  fetch: fetchExploreApps,
+});
 
 /** Keeps the last page on screen while the next search loads. */
 export function useExploreApps(query: ExploreQuery) {
-  return useQuery({ ...exploreAppsQueryOptions(query), placeholderData: keepPreviousData });
+  return useQuery({ ...exploreApps.options(query), placeholderData: keepPreviousData });
 }

@@ -1,7 +1,8 @@
-import { type PromptConfig, PromptConfigSchema } from "@promptmint/contracts";
-import { queryOptions, useQuery } from "@tanstack/react-query";
+import { PromptConfigSchema } from "@promptmint/contracts";
+import { useQuery } from "@tanstack/react-query";
 import { apiRequest } from "../../../lib/api-client";
 import { applicationQueryKey } from "../../../lib/applications-query";
+import { defineQuery } from "../../../lib/define-query";
 
 /** Under the application's key, so invalidating the application refreshes its prompt too. */
 export function promptConfigQueryKey(slug: string) {
@@ -9,17 +10,12 @@ export function promptConfigQueryKey(slug: string) {
 }
 
 /** `GET /app/{slug}/prompt/`: model settings and the active version (workflow apps answer 404). */
-export function fetchPromptConfig(slug: string, signal?: AbortSignal): Promise<PromptConfig> {
-  return apiRequest(`/app/${encodeURIComponent(slug)}/prompt/`, { schema: PromptConfigSchema, signal });
-}
-
-export function promptConfigQueryOptions(slug: string) {
-  return queryOptions({
-    queryKey: promptConfigQueryKey(slug),
-    queryFn: ({ signal }) => fetchPromptConfig(slug, signal),
-  });
-}
+const promptConfig = defineQuery({
+  key: promptConfigQueryKey,
+  fetch: (slug, signal) =>
+    apiRequest(`/app/${encodeURIComponent(slug)}/prompt/`, { schema: PromptConfigSchema, signal }),
+});
 
 export function usePromptConfig(slug: string, options: { enabled?: boolean } = {}) {
-  return useQuery({ ...promptConfigQueryOptions(slug), enabled: (options.enabled ?? true) && slug !== "" });
+  return useQuery({ ...promptConfig.options(slug), enabled: (options.enabled ?? true) && slug !== "" });
 }

@@ -1,21 +1,15 @@
-import { type ModelCatalog, ModelCatalogSchema } from "@promptmint/contracts";
-import { queryOptions, useQuery } from "@tanstack/react-query";
+import { ModelCatalogSchema } from "@promptmint/contracts";
 import { apiRequest } from "../../../lib/api-client";
+import { defineQuery } from "../../../lib/define-query";
 
-/** `GET /models/`: every model an app may use, and whether this server holds its key. */
-export function fetchModelCatalog(signal?: AbortSignal): Promise<ModelCatalog> {
-  return apiRequest("/models/", { schema: ModelCatalogSchema, signal });
-}
+/**
+ * `GET /models/`: every model an app may use, and whether this server holds its key. The catalog
+ * only adds options to SPEC's lists, so a failure leaves those lists as they are.
+ */
+const modelCatalog = defineQuery({
+  key: () => ["models"] as const,
+  fetch: (signal) => apiRequest("/models/", { schema: ModelCatalogSchema, signal }),
+  staleTime: 10 * 60_000,
+});
 
-export function modelCatalogQueryOptions() {
-  return queryOptions({
-    queryKey: ["models"] as const,
-    queryFn: ({ signal }) => fetchModelCatalog(signal),
-    staleTime: 10 * 60_000,
-  });
-}
-
-/** The catalog only adds options to SPEC's lists, so a failure leaves those lists as they are. */
-export function useModelCatalog() {
-  return useQuery(modelCatalogQueryOptions());
-}
+export const useModelCatalog = modelCatalog.useQuery;

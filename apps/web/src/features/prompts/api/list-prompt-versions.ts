@@ -1,26 +1,19 @@
-import { type PromptVersion, PromptVersionListSchema } from "@promptmint/contracts";
-import { queryOptions, useQuery } from "@tanstack/react-query";
+import { PromptVersionListSchema } from "@promptmint/contracts";
 import { apiRequest } from "../../../lib/api-client";
+import { defineQuery } from "../../../lib/define-query";
 
 export function promptVersionsQueryKey(promptId: string) {
   return ["prompts", promptId, "versions"] as const;
 }
 
 /** `GET /prompts/{id}/versions/`: newest first. */
-export function fetchPromptVersions(promptId: string, signal?: AbortSignal): Promise<PromptVersion[]> {
-  return apiRequest(`/prompts/${encodeURIComponent(promptId)}/versions/`, {
-    schema: PromptVersionListSchema,
-    signal,
-  });
-}
+const promptVersions = defineQuery({
+  key: promptVersionsQueryKey,
+  fetch: (promptId, signal) =>
+    apiRequest(`/prompts/${encodeURIComponent(promptId)}/versions/`, {
+      schema: PromptVersionListSchema,
+      signal,
+    }),
+});
 
-export function promptVersionsQueryOptions(promptId: string) {
-  return queryOptions({
-    queryKey: promptVersionsQueryKey(promptId),
-    queryFn: ({ signal }) => fetchPromptVersions(promptId, signal),
-  });
-}
-
-export function usePromptVersions(promptId: string) {
-  return useQuery(promptVersionsQueryOptions(promptId));
-}
+export const usePromptVersions = promptVersions.useQuery;

@@ -1,21 +1,13 @@
-import { type WorkflowProvider, WorkflowProviderListSchema } from "@promptmint/contracts";
-import { queryOptions, useQuery } from "@tanstack/react-query";
+import { WorkflowProviderListSchema } from "@promptmint/contracts";
 import { apiRequest } from "../../../lib/api-client";
+import { defineQuery } from "../../../lib/define-query";
 
 /** `GET /workflow-providers/`: the providers a workflow app can run on, with their config schemas. */
-export function fetchWorkflowProviders(signal?: AbortSignal): Promise<WorkflowProvider[]> {
-  return apiRequest("/workflow-providers/", { schema: WorkflowProviderListSchema, signal });
-}
+const workflowProviders = defineQuery({
+  key: () => ["workflow-providers"] as const,
+  fetch: (signal) => apiRequest("/workflow-providers/", { schema: WorkflowProviderListSchema, signal }),
+  // Seeded by the server: they change with a deploy, not while someone edits.
+  staleTime: 10 * 60_000,
+});
 
-export function workflowProvidersQueryOptions() {
-  return queryOptions({
-    queryKey: ["workflow-providers"] as const,
-    queryFn: ({ signal }) => fetchWorkflowProviders(signal),
-    // Seeded by the server: they change with a deploy, not while someone edits.
-    staleTime: 10 * 60_000,
-  });
-}
-
-export function useWorkflowProviders() {
-  return useQuery(workflowProvidersQueryOptions());
-}
+export const useWorkflowProviders = workflowProviders.useQuery;
