@@ -60,6 +60,26 @@ export function useFakeOpenAi(): Awaited<ReturnType<typeof startFakeOpenAi>> {
 }
 
 /**
+ * A server whose model vendor is the loopback fake (useFakeOpenAi), the paid path's usual world:
+ * a platform OpenAI key, the fake's URL and a rate limit no test reaches, each overridable by `env`.
+ */
+export function useVendorServer(env: Record<string, string> = {}): {
+  server: FileServer;
+  vendor: ReturnType<typeof useFakeOpenAi>;
+} {
+  const vendor = useFakeOpenAi();
+  const server = useTestServer(() => ({
+    env: {
+      OPENAI_API_KEY: "sk-vendor",
+      OPENAI_BASE_URL: vendor.baseUrl,
+      GATEWAY_RATE_LIMIT_PER_MINUTE: "1000",
+      ...env,
+    },
+  }));
+  return { server, vendor };
+}
+
+/**
  * For one test that needs other settings: `use` runs against a server of its own on a fresh
  * database, both stopped and destroyed after it, whatever it throws.
  */

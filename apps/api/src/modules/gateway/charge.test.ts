@@ -1,12 +1,10 @@
 import { eq } from "drizzle-orm";
 import OpenAI from "openai";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { invocations } from "../../db/schema/index.ts";
 import { type Caller, createCaller, fundWallet, settledWallet } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { startFakeOpenAi } from "../../test/fake-openai.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { useCaller, useVendorServer } from "../../test/use-test-server.ts";
 import { centsAsDollars } from "./charge.ts";
 
 /**
@@ -14,24 +12,13 @@ import { centsAsDollars } from "./charge.ts";
  * OpenAI's `usage.cost`, and on blocking answers the `Promptmint-Charged` header; the amount is
  * what the call took from the wallet (0 for a plan's included call and the owner's own call).
  */
-let testDb: TestDatabase;
-let server: TestServer;
-let vendor: Awaited<ReturnType<typeof startFakeOpenAi>>;
-let creator: Caller;
 let slug: string;
 let planId: string;
 
+const { server, vendor } = useVendorServer();
+const creator = useCaller(server, "Cost Seller");
+
 beforeAll(async () => {
-  vendor = await startFakeOpenAi();
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb, {
-    env: {
-      OPENAI_API_KEY: "sk-vendor",
-      OPENAI_BASE_URL: vendor.baseUrl,
-      GATEWAY_RATE_LIMIT_PER_MINUTE: "1000",
-    },
-  });
-  creator = await createCaller(server.baseUrl, "Cost Seller");
   const { body: app } = await creator.api("POST", "/api/app/", {
     body: { name: "Haiku Writer", interaction_mode: "completion", visibility: "public", price_cents: 5 },
   });
@@ -47,11 +34,6 @@ beforeAll(async () => {
 });
 afterEach(async () => {
   await expectReconciled(server.database.db);
-});
-afterAll(async () => {
-  await server?.stop();
-  await vendor?.stop();
-  await testDb?.destroy();
 });
 
 async function readEvents(response: Response): Promise<Record<string, any>[]> {

@@ -1,39 +1,24 @@
 import { ChatClient, CompletionClient } from "dify-client";
 import { eq } from "drizzle-orm";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { invocations } from "../../db/schema/index.ts";
-import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { startFakeOpenAi } from "../../test/fake-openai.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { createCaller, fundWallet } from "../../test/caller.ts";
+import { createTestDatabase } from "../../test/database.ts";
+import { startTestServer } from "../../test/server.ts";
+import { useCaller, useVendorServer } from "../../test/use-test-server.ts";
 
-let testDb: TestDatabase;
-let server: TestServer;
-let vendor: Awaited<ReturnType<typeof startFakeOpenAi>>;
-let creator: Caller;
-let consumer: Caller;
 let consumerKey: string;
 
+const { server, vendor } = useVendorServer({
+  OPENAI_API_KEY: "sk-vendor-test",
+  LLM_TIMEOUT_SECONDS: "2",
+});
+const creator = useCaller(server, "Creator");
+const consumer = useCaller(server, "Consumer");
+
 beforeAll(async () => {
-  vendor = await startFakeOpenAi();
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb, {
-    env: {
-      OPENAI_API_KEY: "sk-vendor-test",
-      OPENAI_BASE_URL: vendor.baseUrl,
-      LLM_TIMEOUT_SECONDS: "2",
-      GATEWAY_RATE_LIMIT_PER_MINUTE: "1000",
-    },
-  });
-  creator = await createCaller(server.baseUrl, "Creator");
-  consumer = await createCaller(server.baseUrl, "Consumer");
   consumerKey = (await consumer.api("POST", "/api/keys/", { body: { name: "sdk" } })).body.key;
   await fundWallet(consumer, 100_000);
-});
-afterAll(async () => {
-  await server?.stop();
-  await vendor?.stop();
-  await testDb?.destroy();
 });
 beforeEach(() => vendor.set({ kind: "echo" }));
 

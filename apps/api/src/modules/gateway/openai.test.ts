@@ -1,32 +1,19 @@
 import { eq, sql } from "drizzle-orm";
 import OpenAI from "openai";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { beforeAll, expect, it } from "vitest";
 import { invocations } from "../../db/schema/index.ts";
-import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { startFakeOpenAi } from "../../test/fake-openai.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { createCaller, fundWallet } from "../../test/caller.ts";
+import { useCaller, useVendorServer } from "../../test/use-test-server.ts";
 import { reconcile } from "../billing/reconcile.ts";
 
-let testDb: TestDatabase;
-let server: TestServer;
-let vendor: Awaited<ReturnType<typeof startFakeOpenAi>>;
-let creator: Caller;
-let consumer: Caller;
 let client: OpenAI;
 const slugs: Record<string, string> = {};
 
+const { server, vendor } = useVendorServer();
+const creator = useCaller(server, "OpenAI Seller");
+const consumer = useCaller(server, "OpenAI Buyer");
+
 beforeAll(async () => {
-  vendor = await startFakeOpenAi();
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb, {
-    env: {
-      OPENAI_API_KEY: "sk-vendor",
-      OPENAI_BASE_URL: vendor.baseUrl,
-      GATEWAY_RATE_LIMIT_PER_MINUTE: "1000",
-    },
-  });
-  creator = await createCaller(server.baseUrl, "OpenAI Seller");
   for (const mode of ["completion", "chat"] as const) {
     const { body: app } = await creator.api("POST", "/api/app/", {
       body: { name: `OpenAI ${mode}`, interaction_mode: mode, visibility: "public", price_cents: 30 },
@@ -35,15 +22,9 @@ beforeAll(async () => {
     await creator.api("PATCH", `/api/app/${app.slug}/update_status/`, { body: { status: "live" } });
     slugs[mode] = app.slug;
   }
-  consumer = await createCaller(server.baseUrl, "OpenAI Buyer");
   await fundWallet(consumer, 300);
   const key = (await consumer.api("POST", "/api/keys/", { body: { name: "openai" } })).body.key;
   client = new OpenAI({ apiKey: key, baseURL: `${server.baseUrl}/api/v1`, maxRetries: 0 });
-});
-afterAll(async () => {
-  await server?.stop();
-  await vendor?.stop();
-  await testDb?.destroy();
 });
 
 /** The consumer's money: available plus held (a lease's unspent rest is held until it idles out). */
