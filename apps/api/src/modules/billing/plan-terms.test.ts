@@ -1,33 +1,22 @@
 import { eq, sql } from "drizzle-orm";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { queryRows } from "../../db/client.ts";
 import { subscriptionPeriods, subscriptions } from "../../db/schema/index.ts";
 import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { useCaller, useTestServer } from "../../test/use-test-server.ts";
 import { renewDueSubscriptions } from "./subscriptions.ts";
 
 // Decision 044: a plan's terms are versions; a period keeps the terms it started under.
-let testDb: TestDatabase;
-let server: TestServer;
-let creator: Caller;
 
 const DAY_MS = 86_400_000;
 
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb, {
-    env: { PRICE_INCREASE_NOTICE_DAYS: "7", GATEWAY_RATE_LIMIT_PER_MINUTE: "100000" },
-  });
-  creator = await createCaller(server.baseUrl, "Plan Cutter");
+const server = useTestServer({
+  env: { PRICE_INCREASE_NOTICE_DAYS: "7", GATEWAY_RATE_LIMIT_PER_MINUTE: "100000" },
 });
+const creator = useCaller(server, "Plan Cutter");
 afterEach(async () => {
   await expectReconciled(server.database.db);
-});
-afterAll(async () => {
-  await server?.stop();
-  await testDb?.destroy();
 });
 
 async function appWithPlan(plan: { price_cents: number; included_calls: number }) {

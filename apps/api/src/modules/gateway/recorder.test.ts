@@ -1,11 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { eq, inArray, sql } from "drizzle-orm";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { beforeAll, expect, it } from "vitest";
 import { type Database, queryRows } from "../../db/client.ts";
 import { holds, invocations } from "../../db/schema/index.ts";
 import { createCaller, fundWallet } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { useTestServer } from "../../test/use-test-server.ts";
 import { balancesOf } from "../billing/balances.ts";
 import { closeHold, takeCallPayment } from "../billing/holds.ts";
 import { centsToMicros } from "../billing/money.ts";
@@ -21,17 +20,15 @@ const PRICE = 10;
 const FEE_PERCENT = 10;
 const FUNDS = 2_000;
 
-let testDb: TestDatabase;
-let server: TestServer;
 let db: Database;
 let consumerId: string;
 let creatorId: string;
 let appId: string;
 let accounts: { wallet: string; held: string };
 
+const server = useTestServer();
+
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb);
   db = server.database.db;
   const creator = await createCaller(server.baseUrl, "Batch Seller");
   const consumer = await createCaller(server.baseUrl, "Batch Buyer");
@@ -50,10 +47,6 @@ beforeAll(async () => {
     wallet: await cachedAccountFor(db, "wallet", consumerId),
     held: await cachedAccountFor(db, "held", consumerId),
   };
-});
-afterAll(async () => {
-  await server?.stop();
-  await testDb?.destroy();
 });
 
 const hold = async () => {
