@@ -2,7 +2,7 @@ import { afterAll, beforeAll } from "vitest";
 import { type Caller, createCaller } from "./caller.ts";
 import { createTestDatabase, type TestDatabase } from "./database.ts";
 import { startFakeOpenAi } from "./fake-openai.ts";
-import { startTestServer, type TestServer } from "./server.ts";
+import { startTestServer, startTestServers, type TestServer } from "./server.ts";
 
 // The set-up most API test files share, as useWorkflowWorld does it: each helper registers the
 // file's beforeAll/afterAll and returns an object that is filled in when its beforeAll has run, so
@@ -34,6 +34,27 @@ export function useTestServer(options: ServerOptions | (() => ServerOptions) = {
     await server.testDb?.destroy();
   });
   return server;
+}
+
+/**
+ * Servers on one fresh database (startTestServers) for the file's tests; the lists are filled in
+ * when the file's first hook runs.
+ */
+export function useTestServers(): { servers: TestServer[]; urls: string[] } {
+  const servers: TestServer[] = [];
+  const urls: string[] = [];
+  let testDb: TestDatabase | undefined;
+  beforeAll(async () => {
+    testDb = await createTestDatabase();
+    const started = await startTestServers(testDb);
+    servers.push(...started.servers);
+    urls.push(...started.urls);
+  });
+  afterAll(async () => {
+    for (const server of servers) await server.stop();
+    await testDb?.destroy();
+  });
+  return { servers, urls };
 }
 
 /** A person signed up and registered (createCaller) on `server` before the file's first test. */
