@@ -3,12 +3,11 @@ import { eq, inArray, sql } from "drizzle-orm";
 import { beforeAll, expect, it } from "vitest";
 import { type Database, queryRows } from "../../db/client.ts";
 import { holds, invocations } from "../../db/schema/index.ts";
-import { createCaller, fundWallet } from "../../test/caller.ts";
+import { sellerAndBuyer } from "../../test/seller-and-buyer.ts";
 import { useTestServer } from "../../test/use-test-server.ts";
 import { balancesOf } from "../billing/balances.ts";
 import { closeHold, takeCallPayment } from "../billing/holds.ts";
 import { centsToMicros } from "../billing/money.ts";
-import { cachedAccountFor } from "../billing/postings.ts";
 import { reconcile } from "../billing/reconcile.ts";
 import type { InvocationRecord } from "./invocations.service.ts";
 import { recordCall, recorderStats } from "./recorder.ts";
@@ -29,24 +28,13 @@ let accounts: { wallet: string; held: string };
 const server = useTestServer();
 
 beforeAll(async () => {
-  db = server.database.db;
-  const creator = await createCaller(server.baseUrl, "Batch Seller");
-  const consumer = await createCaller(server.baseUrl, "Batch Buyer");
-  await fundWallet(consumer, FUNDS);
-  const { body: app } = await creator.api("POST", "/api/app/", {
-    body: { name: "Batched", interaction_mode: "completion", visibility: "public", price_cents: PRICE },
-  });
-  appId = app.id;
-  const users = await queryRows<{ id: string; email: string }>(
-    db,
-    sql`select id, email from users where email in (${creator.email}, ${consumer.email})`,
-  );
-  creatorId = users.find((u) => u.email === creator.email)?.id ?? "";
-  consumerId = users.find((u) => u.email === consumer.email)?.id ?? "";
-  accounts = {
-    wallet: await cachedAccountFor(db, "wallet", consumerId),
-    held: await cachedAccountFor(db, "held", consumerId),
-  };
+  ({ db, appId, creatorId, consumerId, accounts } = await sellerAndBuyer(server, {
+    seller: "Batch Seller",
+    buyer: "Batch Buyer",
+    app: "Batched",
+    priceCents: PRICE,
+    funds: FUNDS,
+  }));
 });
 
 const hold = async () => {
