@@ -1,7 +1,7 @@
 import { AppError } from "../../../lib/errors.ts";
 import {
   type ConfigValues,
-  ensureOk,
+  postJson,
   readJson,
   str,
   type WorkflowCall,
@@ -75,33 +75,31 @@ export const webhookProvider: WorkflowProviderAdapter = {
   },
 
   async invoke(context, call) {
-    const response = await context.fetch(str(context.config, "url"), {
-      method: "POST",
-      headers: headers(context.config),
-      body: JSON.stringify(payload(call)),
-      timeoutMs: context.timeoutMs,
-    });
-    await ensureOk(response, "The webhook");
+    const response = await postJson(
+      context,
+      str(context.config, "url"),
+      headers(context.config),
+      payload(call),
+      "The webhook",
+    );
     return parse(await readJson<WebhookAnswer>(response, "The webhook"));
   },
 
   async test(context) {
-    const response = await context.fetch(str(context.config, "url"), {
-      method: "POST",
-      headers: headers(context.config),
-      body: JSON.stringify({
-        ...payload({
-          mode: "completion",
-          inputs: {},
-          query: "ping",
-          user: "promptmint-test",
-          maxIterations: 1,
-        }),
-        test: true,
-      }),
-      timeoutMs: context.timeoutMs,
+    const ping = payload({
+      mode: "completion",
+      inputs: {},
+      query: "ping",
+      user: "promptmint-test",
+      maxIterations: 1,
     });
-    await ensureOk(response, "The webhook");
+    const response = await postJson(
+      context,
+      str(context.config, "url"),
+      headers(context.config),
+      { ...ping, test: true },
+      "The webhook",
+    );
     const answer = parse(await readJson<WebhookAnswer>(response, "The webhook"));
     return {
       message: "The webhook answered in the expected format",
