@@ -1,6 +1,8 @@
+import { randomUUID } from "node:crypto";
 import { sql } from "drizzle-orm";
 import { queryRows } from "../db/client.ts";
 import { cachedAccountFor } from "../modules/billing/postings.ts";
+import type { InvocationRecord } from "../modules/gateway/invocations.service.ts";
 import { createCaller, fundWallet } from "./caller.ts";
 import type { TestServer } from "./server.ts";
 
@@ -40,5 +42,28 @@ export async function sellerAndBuyer(
       wallet: await cachedAccountFor(db, "wallet", consumerId),
       held: await cachedAccountFor(db, "held", consumerId),
     },
+  };
+}
+
+/** A successful call of the buyer's to the seller's app at `priceCents`, as the gateway records it. */
+export function paidCallRecord(
+  ids: { appId: string; consumerId: string },
+  priceCents: number,
+  overrides: Partial<InvocationRecord> = {},
+): InvocationRecord {
+  return {
+    id: randomUUID(),
+    applicationId: ids.appId,
+    callerUserId: ids.consumerId,
+    apiKeyId: null,
+    endUser: "test-user",
+    mode: "completion",
+    model: "gpt-4o-mini",
+    status: "success",
+    latencyMs: 12,
+    inputTokens: 3,
+    outputTokens: 5,
+    chargedCents: priceCents,
+    ...overrides,
   };
 }

@@ -1,9 +1,8 @@
-import { randomUUID } from "node:crypto";
 import { eq, inArray, sql } from "drizzle-orm";
 import { beforeAll, expect, it } from "vitest";
 import { type Database, queryRows } from "../../db/client.ts";
 import { applications, droppedHoldCalls, invocations } from "../../db/schema/index.ts";
-import { sellerAndBuyer } from "../../test/seller-and-buyer.ts";
+import { paidCallRecord, sellerAndBuyer } from "../../test/seller-and-buyer.ts";
 import { useTestServer } from "../../test/use-test-server.ts";
 import { checkCalls } from "../billing/call-checks.ts";
 import { closeHold, takeCallPayment } from "../billing/holds.ts";
@@ -46,21 +45,8 @@ beforeAll(async () => {
 const dayOf = (at: Date) => at.toISOString().slice(0, 10);
 const midnight = (at: Date) => new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate()));
 
-const call = (overrides: Partial<InvocationRecord> = {}): InvocationRecord => ({
-  id: randomUUID(),
-  applicationId: appId,
-  callerUserId: consumerId,
-  apiKeyId: null,
-  endUser: "partition-user",
-  mode: "completion",
-  model: "gpt-4o-mini",
-  status: "success",
-  latencyMs: 40,
-  inputTokens: 3,
-  outputTokens: 5,
-  chargedCents: PRICE,
-  ...overrides,
-});
+const call = (overrides: Partial<InvocationRecord> = {}) =>
+  paidCallRecord({ appId, consumerId }, PRICE, overrides);
 
 /** A call nothing is owed for (it failed). */
 const free = (overrides: Partial<InvocationRecord> = {}) =>

@@ -427,6 +427,14 @@ describe("openai", () => {
   });
 });
 
+/** The AI SDK's streamed text of "Count to three" from `model`, read to its end. */
+async function streamedText(model: Parameters<typeof streamText>[0]["model"]): Promise<string> {
+  const result = streamText({ model, prompt: "Count to three", maxRetries: 0 });
+  let all = "";
+  for await (const part of result.textStream) all += part;
+  return all;
+}
+
 describe("ai + @ai-sdk/openai", () => {
   const provider = () => createOpenAI({ apiKey: key, baseURL });
 
@@ -439,12 +447,7 @@ describe("ai + @ai-sdk/openai", () => {
   });
 
   it("streamText with openai(slug) (Responses API) → works", async () => {
-    const text = await charged(echoApp, ECHO_PRICE, async () => {
-      const result = streamText({ model: provider()(echoApp), prompt: "Count to three", maxRetries: 0 });
-      let all = "";
-      for await (const part of result.textStream) all += part;
-      return all;
-    });
+    const text = await charged(echoApp, ECHO_PRICE, () => streamedText(provider()(echoApp)));
     expect(text).toBe("echo: Count to three");
   });
 
@@ -456,12 +459,7 @@ describe("ai + @ai-sdk/openai", () => {
   });
 
   it("streamText with openai.chat(slug) → works", async () => {
-    const text = await charged(echoApp, ECHO_PRICE, async () => {
-      const result = streamText({ model: provider().chat(echoApp), prompt: "Count to three", maxRetries: 0 });
-      let all = "";
-      for await (const part of result.textStream) all += part;
-      return all;
-    });
+    const text = await charged(echoApp, ECHO_PRICE, () => streamedText(provider().chat(echoApp)));
     expect(text).toBe("echo: Count to three");
   });
 

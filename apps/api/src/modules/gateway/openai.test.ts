@@ -24,8 +24,12 @@ beforeAll(async () => {
   }
   await fundWallet(consumer, 300);
   const key = (await consumer.api("POST", "/api/keys/", { body: { name: "openai" } })).body.key;
-  client = new OpenAI({ apiKey: key, baseURL: `${server.baseUrl}/api/v1`, maxRetries: 0 });
+  client = openAiWith(key);
 });
+
+/** The official SDK pointed at this server's OpenAI-compatible API with `apiKey`. */
+const openAiWith = (apiKey: string) =>
+  new OpenAI({ apiKey, baseURL: `${server.baseUrl}/api/v1`, maxRetries: 0 });
 
 /** The consumer's money: available plus held (a lease's unspent rest is held until it idles out). */
 const walletCents = async () => {
@@ -98,12 +102,9 @@ it("lists callable apps as models and answers errors in OpenAI's shape", async (
     status: 404,
     error: { message: "Application not found", type: "invalid_request_error" },
   });
-  const broke = new OpenAI({
-    apiKey: (await (await createCaller(server.baseUrl)).api("POST", "/api/keys/", { body: { name: "k" } }))
-      .body.key,
-    baseURL: `${server.baseUrl}/api/v1`,
-    maxRetries: 0,
-  });
+  const broke = openAiWith(
+    (await (await createCaller(server.baseUrl)).api("POST", "/api/keys/", { body: { name: "k" } })).body.key,
+  );
   await expect(
     broke.chat.completions.create({
       model: slugs.completion as string,
@@ -113,11 +114,7 @@ it("lists callable apps as models and answers errors in OpenAI's shape", async (
     status: 402,
     error: { type: "insufficient_quota" },
   });
-  const unauthenticated = new OpenAI({
-    apiKey: "pm_wrong",
-    baseURL: `${server.baseUrl}/api/v1`,
-    maxRetries: 0,
-  });
+  const unauthenticated = openAiWith("pm_wrong");
   await expect(unauthenticated.models.list()).rejects.toMatchObject({
     status: 401,
     error: { type: "authentication_error" },

@@ -3,7 +3,7 @@ import { eq, inArray, sql } from "drizzle-orm";
 import { beforeAll, expect, it } from "vitest";
 import { type Database, queryRows } from "../../db/client.ts";
 import { holds, invocations } from "../../db/schema/index.ts";
-import { sellerAndBuyer } from "../../test/seller-and-buyer.ts";
+import { paidCallRecord, sellerAndBuyer } from "../../test/seller-and-buyer.ts";
 import { useTestServer } from "../../test/use-test-server.ts";
 import { balancesOf } from "../billing/balances.ts";
 import { closeHold, takeCallPayment } from "../billing/holds.ts";
@@ -52,21 +52,8 @@ const hold = async () => {
   return payment.holdId;
 };
 
-const call = (overrides: Partial<InvocationRecord> = {}): InvocationRecord => ({
-  id: randomUUID(),
-  applicationId: appId,
-  callerUserId: consumerId,
-  apiKeyId: null,
-  endUser: "batch-user",
-  mode: "completion",
-  model: "gpt-4o-mini",
-  status: "success",
-  latencyMs: 12,
-  inputTokens: 3,
-  outputTokens: 5,
-  chargedCents: PRICE,
-  ...overrides,
-});
+const call = (overrides: Partial<InvocationRecord> = {}) =>
+  paidCallRecord({ appId, consumerId }, PRICE, overrides);
 
 const settlementOf = (holdId: string) => ({ holdId, amountCents: PRICE, feePercent: FEE_PERCENT });
 
