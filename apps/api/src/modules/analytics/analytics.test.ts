@@ -8,12 +8,15 @@ import {
   ownerDailyStats,
 } from "../../db/schema/index.ts";
 import { createCaller, fundWallet } from "../../test/caller.ts";
-import { useCaller, useVendorServer } from "../../test/use-test-server.ts";
+import { useCaller, useFakeOpenAi, useTestServer } from "../../test/use-test-server.ts";
 import { recordInvocation } from "../gateway/invocations.service.ts";
 import { windowDays } from "./analytics.service.ts";
 import { compactRollups, utcDay } from "./rollups.ts";
 
-const { server, vendor } = useVendorServer({ GATEWAY_RATE_LIMIT_PER_MINUTE: "10000" });
+const vendor = useFakeOpenAi();
+const server = useTestServer(() => ({
+  env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: vendor.baseUrl, GATEWAY_RATE_LIMIT_PER_MINUTE: "10000" },
+}));
 const creator = useCaller(server, "Analyst");
 let apps: { slug: string; id: string; name: string }[];
 const DAY = 86_400_000;

@@ -1,12 +1,14 @@
+import { randomUUID } from "node:crypto";
 import { eq, inArray, sql } from "drizzle-orm";
 import { beforeAll, expect, it } from "vitest";
 import { type Database, queryRows } from "../../db/client.ts";
 import { applications, droppedHoldCalls, invocations } from "../../db/schema/index.ts";
-import { paidCallRecord, sellerAndBuyer } from "../../test/seller-and-buyer.ts";
+import { createCaller, fundWallet } from "../../test/caller.ts";
 import { useTestServer } from "../../test/use-test-server.ts";
 import { checkCalls } from "../billing/call-checks.ts";
 import { closeHold, takeCallPayment } from "../billing/holds.ts";
 import { postOutstandingModelCosts } from "../billing/model-costs.ts";
+import { cachedAccountFor } from "../billing/postings.ts";
 import { reconcile } from "../billing/reconcile.ts";
 import { walletStatement } from "../billing/statement.ts";
 import type { InvocationRecord } from "../gateway/invocations.service.ts";
@@ -33,20 +35,44 @@ let appId: string;
 let accounts: { wallet: string; held: string };
 
 beforeAll(async () => {
-  ({ db, appId, creatorId, consumerId, accounts } = await sellerAndBuyer(server, {
-    seller: "Partition Seller",
-    buyer: "Partition Buyer",
-    app: "Partitioned",
-    priceCents: PRICE,
-    funds: 1_000,
-  }));
+  db = server.database.db;
+  const creator = await createCaller(server.baseUrl, "Partition Seller");
+  const consumer = await createCaller(server.baseUrl, "Partition Buyer");
+  await fundWallet(consumer, 1_000);
+  const { body: app } = await creator.api("POST", "/api/app/", {
+    body: { name: "Partitioned", interaction_mode: "completion", visibility: "public", price_cents: PRICE },
+  });
+  appId = app.id;
+  const users = await queryRows<{ id: string; email: string }>(
+    db,
+    sql`select id, email from users where email in (${creator.email}, ${consumer.email})`,
+  );
+  creatorId = users.find((u) => u.email === creator.email)?.id ?? "";
+  consumerId = users.find((u) => u.email === consumer.email)?.id ?? "";
+  accounts = {
+    wallet: await cachedAccountFor(db, "wallet", consumerId),
+    held: await cachedAccountFor(db, "held", consumerId),
+  };
 });
 
 const dayOf = (at: Date) => at.toISOString().slice(0, 10);
 const midnight = (at: Date) => new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate()));
 
-const call = (overrides: Partial<InvocationRecord> = {}) =>
-  paidCallRecord({ appId, consumerId }, PRICE, overrides);
+const call = (overrides: Partial<InvocationRecord> = {}): InvocationRecord => ({
+  id: randomUUID(),
+  applicationId: appId,
+  callerUserId: consumerId,
+  apiKeyId: null,
+  endUser: "partition-user",
+  mode: "completion",
+  model: "gpt-4o-mini",
+  status: "success",
+  latencyMs: 40,
+  inputTokens: 3,
+  outputTokens: 5,
+  chargedCents: PRICE,
+  ...overrides,
+});
 
 /** A call nothing is owed for (it failed). */
 const free = (overrides: Partial<InvocationRecord> = {}) =>

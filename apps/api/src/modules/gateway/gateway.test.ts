@@ -63,6 +63,12 @@ const topicSchema = {
   additionalProperties: false,
 };
 
+/** A completion app of `template` on the topic schema, and the dify-client SDK on it with the consumer's key. */
+async function topicCompletionApp(template: string) {
+  const slug = await createPromptApp({ mode: "completion", template, schema: topicSchema });
+  return { slug, client: new CompletionClient(consumerKey, `${server.baseUrl}/api/app/${slug}`) };
+}
+
 async function readStream(stream: NodeJS.ReadableStream): Promise<Record<string, any>[]> {
   let text = "";
   for await (const chunk of stream) text += chunk.toString();
@@ -74,12 +80,7 @@ async function readStream(stream: NodeJS.ReadableStream): Promise<Record<string,
 
 describe("the official dify-client SDK", () => {
   it("gets a completion in blocking mode with usage", async () => {
-    const slug = await createPromptApp({
-      mode: "completion",
-      template: "Write a haiku about {{topic}}.",
-      schema: topicSchema,
-    });
-    const client = new CompletionClient(consumerKey, `${server.baseUrl}/api/app/${slug}`);
+    const { client } = await topicCompletionApp("Write a haiku about {{topic}}.");
     const response = await client.createCompletionMessage({ topic: "autumn rain" }, "end-user-1", false);
     expect(response.status).toBe(200);
     expect(response.data.answer).toBe("echo: Write a haiku about autumn rain.");
@@ -110,12 +111,7 @@ describe("the official dify-client SDK", () => {
   });
 
   it("streams a completion as Dify's SSE events ending in message_end with usage", async () => {
-    const slug = await createPromptApp({
-      mode: "completion",
-      template: "Tell me about {{topic}}",
-      schema: topicSchema,
-    });
-    const client = new CompletionClient(consumerKey, `${server.baseUrl}/api/app/${slug}`);
+    const { client } = await topicCompletionApp("Tell me about {{topic}}");
     const response = await client.createCompletionMessage({ topic: "tides" }, "u", true);
     expect(response.headers["content-type"]).toContain("text/event-stream");
     const events = await readStream(response.data);
@@ -165,12 +161,7 @@ describe("the official dify-client SDK", () => {
   });
 
   it("reads the app's parameters and info", async () => {
-    const slug = await createPromptApp({
-      mode: "completion",
-      template: "About {{topic}}",
-      schema: topicSchema,
-    });
-    const client = new CompletionClient(consumerKey, `${server.baseUrl}/api/app/${slug}`);
+    const { slug, client } = await topicCompletionApp("About {{topic}}");
     const parameters = await client.getApplicationParameters("u");
     expect(parameters.data.user_input_form).toEqual([
       { "text-input": { label: "Topic", variable: "topic", required: true, default: "", max_length: 40 } },

@@ -1,13 +1,15 @@
 import { randomUUID } from "node:crypto";
 import { eq, inArray, sql } from "drizzle-orm";
-import { beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { type Database, queryRows } from "../../db/client.ts";
 import { holds, invocations } from "../../db/schema/index.ts";
-import { paidCallRecord, sellerAndBuyer } from "../../test/seller-and-buyer.ts";
-import { useTestServer } from "../../test/use-test-server.ts";
+import { createCaller, fundWallet } from "../../test/caller.ts";
+import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
+import { startTestServer, type TestServer } from "../../test/server.ts";
 import { balancesOf } from "../billing/balances.ts";
 import { closeHold, takeCallPayment } from "../billing/holds.ts";
 import { centsToMicros } from "../billing/money.ts";
+import { cachedAccountFor } from "../billing/postings.ts";
 import { reconcile } from "../billing/reconcile.ts";
 import type { InvocationRecord } from "./invocations.service.ts";
 import { recordCall, recorderStats } from "./recorder.ts";
@@ -19,22 +21,39 @@ const PRICE = 10;
 const FEE_PERCENT = 10;
 const FUNDS = 2_000;
 
+let testDb: TestDatabase;
+let server: TestServer;
 let db: Database;
 let consumerId: string;
 let creatorId: string;
 let appId: string;
 let accounts: { wallet: string; held: string };
 
-const server = useTestServer();
-
 beforeAll(async () => {
-  ({ db, appId, creatorId, consumerId, accounts } = await sellerAndBuyer(server, {
-    seller: "Batch Seller",
-    buyer: "Batch Buyer",
-    app: "Batched",
-    priceCents: PRICE,
-    funds: FUNDS,
-  }));
+  testDb = await createTestDatabase();
+  server = await startTestServer(testDb);
+  db = server.database.db;
+  const creator = await createCaller(server.baseUrl, "Batch Seller");
+  const consumer = await createCaller(server.baseUrl, "Batch Buyer");
+  await fundWallet(consumer, FUNDS);
+  const { body: app } = await creator.api("POST", "/api/app/", {
+    body: { name: "Batched", interaction_mode: "completion", visibility: "public", price_cents: PRICE },
+  });
+  appId = app.id;
+  const users = await queryRows<{ id: string; email: string }>(
+    db,
+    sql`select id, email from users where email in (${creator.email}, ${consumer.email})`,
+  );
+  creatorId = users.find((u) => u.email === creator.email)?.id ?? "";
+  consumerId = users.find((u) => u.email === consumer.email)?.id ?? "";
+  accounts = {
+    wallet: await cachedAccountFor(db, "wallet", consumerId),
+    held: await cachedAccountFor(db, "held", consumerId),
+  };
+});
+afterAll(async () => {
+  await server?.stop();
+  await testDb?.destroy();
 });
 
 const hold = async () => {
@@ -52,8 +71,21 @@ const hold = async () => {
   return payment.holdId;
 };
 
-const call = (overrides: Partial<InvocationRecord> = {}) =>
-  paidCallRecord({ appId, consumerId }, PRICE, overrides);
+const call = (overrides: Partial<InvocationRecord> = {}): InvocationRecord => ({
+  id: randomUUID(),
+  applicationId: appId,
+  callerUserId: consumerId,
+  apiKeyId: null,
+  endUser: "batch-user",
+  mode: "completion",
+  model: "gpt-4o-mini",
+  status: "success",
+  latencyMs: 12,
+  inputTokens: 3,
+  outputTokens: 5,
+  chargedCents: PRICE,
+  ...overrides,
+});
 
 const settlementOf = (holdId: string) => ({ holdId, amountCents: PRICE, feePercent: FEE_PERCENT });
 
