@@ -31,6 +31,13 @@ beforeAll(async () => {
 const openAiWith = (apiKey: string) =>
   new OpenAI({ apiKey, baseURL: `${server.baseUrl}/api/v1`, maxRetries: 0 });
 
+/** Asks the completion app "x" through `sdk`. */
+const askCompletionApp = (sdk: OpenAI) =>
+  sdk.chat.completions.create({
+    model: slugs.completion as string,
+    messages: [{ role: "user", content: "x" }],
+  });
+
 /** The consumer's money: available plus held (a lease's unspent rest is held until it idles out). */
 const walletCents = async () => {
   const { balance_micros, held_micros } = (await consumer.api("GET", "/api/wallet/")).body;
@@ -105,12 +112,7 @@ it("lists callable apps as models and answers errors in OpenAI's shape", async (
   const broke = openAiWith(
     (await (await createCaller(server.baseUrl)).api("POST", "/api/keys/", { body: { name: "k" } })).body.key,
   );
-  await expect(
-    broke.chat.completions.create({
-      model: slugs.completion as string,
-      messages: [{ role: "user", content: "x" }],
-    }),
-  ).rejects.toMatchObject({
+  await expect(askCompletionApp(broke)).rejects.toMatchObject({
     status: 402,
     error: { type: "insufficient_quota" },
   });
@@ -125,12 +127,7 @@ it("lists callable apps as models and answers errors in OpenAI's shape", async (
 
   vendor.set({ kind: "status", status: 500, message: "down" });
   const before = await walletCents();
-  await expect(
-    client.chat.completions.create({
-      model: slugs.completion as string,
-      messages: [{ role: "user", content: "x" }],
-    }),
-  ).rejects.toMatchObject({
+  await expect(askCompletionApp(client)).rejects.toMatchObject({
     status: 502,
     error: { type: "api_error", code: "upstream_failed" },
   });
