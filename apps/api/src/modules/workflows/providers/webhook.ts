@@ -1,6 +1,7 @@
 import { AppError } from "../../../lib/errors.ts";
 import {
   type ConfigValues,
+  type ProviderContext,
   postJson,
   readJson,
   str,
@@ -49,6 +50,10 @@ function parse(body: WebhookAnswer): {
   };
 }
 
+/** POSTs `body` to the configured endpoint, with its bearer token when one is set. */
+const postToEndpoint = (context: ProviderContext, body: unknown) =>
+  postJson(context, str(context.config, "url"), headers(context.config), body, "The webhook");
+
 export const webhookProvider: WorkflowProviderAdapter = {
   slug: "webhook",
   name: "Webhook",
@@ -75,13 +80,7 @@ export const webhookProvider: WorkflowProviderAdapter = {
   },
 
   async invoke(context, call) {
-    const response = await postJson(
-      context,
-      str(context.config, "url"),
-      headers(context.config),
-      payload(call),
-      "The webhook",
-    );
+    const response = await postToEndpoint(context, payload(call));
     return parse(await readJson<WebhookAnswer>(response, "The webhook"));
   },
 
@@ -93,13 +92,7 @@ export const webhookProvider: WorkflowProviderAdapter = {
       user: "promptmint-test",
       maxIterations: 1,
     });
-    const response = await postJson(
-      context,
-      str(context.config, "url"),
-      headers(context.config),
-      { ...ping, test: true },
-      "The webhook",
-    );
+    const response = await postToEndpoint(context, { ...ping, test: true });
     const answer = parse(await readJson<WebhookAnswer>(response, "The webhook"));
     return {
       message: "The webhook answered in the expected format",
