@@ -1,18 +1,15 @@
 import { randomUUID } from "node:crypto";
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { beforeAll, expect, it } from "vitest";
 import { namedStatementNames, queryRows, WARM_CONNECTIONS, writerFor } from "./db/client.ts";
 import { createCallPayments } from "./modules/billing/call-payment/index.ts";
 import type { LlmClient } from "./modules/models/llm.ts";
-import { createTestDatabase, type TestDatabase } from "./test/database.ts";
-import { startTestServer, type TestServer } from "./test/server.ts";
+import { useTestServer } from "./test/use-test-server.ts";
 import { type WarmUpReport, warmUp } from "./warm-up.ts";
 
 // The start-up warm-up (warm-up.ts, docs/decisions/039): what it leaves behind is observable (open
 // connections with the paid path's statements prepared on them), and it writes nothing.
 
-let testDb: TestDatabase;
-let server: TestServer;
 const logLines: string[] = [];
 let report: WarmUpReport;
 let rowsBefore: Record<string, number>;
@@ -48,25 +45,21 @@ async function rowCounts(): Promise<Record<string, number>> {
   return counts;
 }
 
+const server = useTestServer({
+  // The model client is configured, but its base URL reaches nothing: the warm-up never calls it.
+  // A rate limit below the rehearsal's 20 calls per key: they must not count against it.
+  env: {
+    OPENAI_API_KEY: "sk-unreachable",
+    OPENAI_BASE_URL: "http://127.0.0.1:9/v1",
+    LOG_LEVEL: "info",
+    GATEWAY_RATE_LIMIT_PER_MINUTE: "5",
+  },
+  logStream: { write: (line) => void logLines.push(line) },
+});
+
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb, {
-    // The model client is configured, but its base URL reaches nothing: the warm-up never calls it.
-    // A rate limit below the rehearsal's 20 calls per key: they must not count against it.
-    env: {
-      OPENAI_API_KEY: "sk-unreachable",
-      OPENAI_BASE_URL: "http://127.0.0.1:9/v1",
-      LOG_LEVEL: "info",
-      GATEWAY_RATE_LIMIT_PER_MINUTE: "5",
-    },
-    logStream: { write: (line) => void logLines.push(line) },
-  });
   rowsBefore = await rowCounts();
   report = await server.warmUp();
-});
-afterAll(async () => {
-  await server?.stop();
-  await testDb?.destroy();
 });
 
 it("runs every step without a failure, the model client's against its own loopback server", () => {
@@ -78,7 +71,7 @@ it("runs every step without a failure, the model client's against its own loopba
   // Real paid calls, each answered 200, though the configured vendor is unreachable: the
   // rehearsal's model calls went to its loopback server. PGlite has no rehearsal.
   // 20 on the first pooled connection, 4 on each of the 5 others (main pool and writer pool).
-  expect(report.rehearsed).toBe(testDb.kind === "pglite" ? 0 : 20 + 4 * (WARM_CONNECTIONS + 2 - 1));
+  expect(report.rehearsed).toBe(server.testDb.kind === "pglite" ? 0 : 20 + 4 * (WARM_CONNECTIONS + 2 - 1));
 });
 
 it("writes no row and logs none of its requests", async () => {
@@ -96,14 +89,14 @@ it("leaves the pools' connections open with the paid path's statements prepared 
       "pm_reserve_key_spend_v1",
     ]),
   );
-  if (testDb.kind === "pglite") {
+  if (server.testDb.kind === "pglite") {
     // No pool and no named statements to prepare in the embedded database.
     expect(report.connections).toBe(0);
     return;
   }
   expect(report.connections).toBe(WARM_CONNECTIONS + 2);
   expect(report.statements).toBe((WARM_CONNECTIONS + 2) * names.length);
-  const database = new URL(testDb.serverEnv.DATABASE_URL as string).pathname.slice(1);
+  const database = new URL(server.testDb.serverEnv.DATABASE_URL as string).pathname.slice(1);
   // Whichever pooled connection answers, main pool or writer pool, it has them all prepared.
   for (const db of [server.database.db, writerFor(server.database.db)]) {
     const rows = await queryRows<{ name: string }>(db, sql`select name from pg_prepared_statements`);

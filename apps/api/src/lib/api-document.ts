@@ -1,9 +1,21 @@
+import { ApiErrorSchema } from "@promptmint/contracts";
+
 /**
  * The OpenAPI document people and client generators read (/api/openapi.json, /api/docs): the API
  * under /api only, the paid endpoints first. The issuer's pages and the web app's files are routes
  * too, but not an API anyone integrates with; the security suite still classifies them, from the
  * complete document (`?internal=true`).
  */
+
+/** A route's error answers for its schema's `response`, each an ApiError body: `errorResponses(400, 404)`. */
+export function errorResponses<const Code extends number>(
+  ...codes: Code[]
+): Record<Code, typeof ApiErrorSchema> {
+  return Object.fromEntries(codes.map((code) => [code, ApiErrorSchema])) as Record<
+    Code,
+    typeof ApiErrorSchema
+  >;
+}
 
 /** Tags in the order the docs list them: what integrators come for first. */
 export const API_TAGS = [

@@ -50,6 +50,15 @@ export interface FakeConnect {
 /** A Stripe test card whose charges Stripe declines. */
 export const DECLINED_CARD = "pm_card_chargeDeclined";
 
+/** A billing address the API accepts with a saved card. */
+export const BILLING_ADDRESS = {
+  name: "Card Holder",
+  line1: "1 Main St",
+  city: "Austin",
+  postal_code: "78701",
+  country: "US",
+};
+
 /**
  * A loopback Stripe: checks the secret key the official SDK sends and answers with Stripe's
  * documented objects. A payment method belongs to the customer whose SetupIntent confirmed it

@@ -6,7 +6,7 @@ import type { Caller } from "./caller.ts";
  */
 export async function createLiveApp(
   owner: Caller,
-  app: { name?: string; price_cents: number },
+  app: { name?: string; price_cents: number; interaction_mode?: "completion" | "chat" },
   prompt: Record<string, unknown>,
 ): Promise<{ slug: string; id: string }> {
   const name = app.name ?? `App ${Math.random().toString(36).slice(2, 7)}`;

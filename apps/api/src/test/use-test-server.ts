@@ -2,7 +2,7 @@ import { afterAll, beforeAll } from "vitest";
 import { type Caller, createCaller } from "./caller.ts";
 import { createTestDatabase, type TestDatabase } from "./database.ts";
 import { startFakeOpenAi } from "./fake-openai.ts";
-import { startTestServer, type TestServer } from "./server.ts";
+import { startTestServer, startTestServers, type TestServer } from "./server.ts";
 
 // The set-up most API test files share, as useWorkflowWorld does it: each helper registers the
 // file's beforeAll/afterAll and returns an object that is filled in when its beforeAll has run, so
@@ -36,6 +36,27 @@ export function useTestServer(options: ServerOptions | (() => ServerOptions) = {
   return server;
 }
 
+/**
+ * Servers on one fresh database (startTestServers) for the file's tests; the lists are filled in
+ * when the file's first hook runs.
+ */
+export function useTestServers(): { servers: TestServer[]; urls: string[] } {
+  const servers: TestServer[] = [];
+  const urls: string[] = [];
+  let testDb: TestDatabase | undefined;
+  beforeAll(async () => {
+    testDb = await createTestDatabase();
+    const started = await startTestServers(testDb);
+    servers.push(...started.servers);
+    urls.push(...started.urls);
+  });
+  afterAll(async () => {
+    for (const server of servers) await server.stop();
+    await testDb?.destroy();
+  });
+  return { servers, urls };
+}
+
 /** A person signed up and registered (createCaller) on `server` before the file's first test. */
 export function useCaller(
   server: { baseUrl: string },
@@ -57,6 +78,26 @@ export function useFakeOpenAi(): Awaited<ReturnType<typeof startFakeOpenAi>> {
   });
   afterAll(() => vendor.stop?.());
   return vendor;
+}
+
+/**
+ * A server whose model vendor is the loopback fake (useFakeOpenAi), the paid path's usual world:
+ * a platform OpenAI key, the fake's URL and a rate limit no test reaches, each overridable by `env`.
+ */
+export function useVendorServer(env: Record<string, string> = {}): {
+  server: FileServer;
+  vendor: ReturnType<typeof useFakeOpenAi>;
+} {
+  const vendor = useFakeOpenAi();
+  const server = useTestServer(() => ({
+    env: {
+      OPENAI_API_KEY: "sk-vendor",
+      OPENAI_BASE_URL: vendor.baseUrl,
+      GATEWAY_RATE_LIMIT_PER_MINUTE: "1000",
+      ...env,
+    },
+  }));
+  return { server, vendor };
 }
 
 /**

@@ -3,7 +3,6 @@ import {
   AdminExposureSchema,
   AdminOverviewSchema,
   AdminPeriodQuerySchema,
-  ApiErrorSchema,
   AuditEntrySchema,
   ReversalResultSchema,
   SandboxDisputeCloseSchema,
@@ -16,6 +15,7 @@ import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import type { Config } from "../../config.ts";
 import type { Database } from "../../db/client.ts";
+import { errorResponses } from "../../lib/api-document.ts";
 import { parseDateRange } from "../../lib/date-range.ts";
 import { AppError } from "../../lib/errors.ts";
 import type { AuthGuards } from "../auth/authenticate.ts";
@@ -34,14 +34,7 @@ import { adminExposure } from "./exposure.ts";
 import { isOperator } from "./operators.ts";
 import { setSuspended } from "./suspensions.ts";
 
-const errors = {
-  400: ApiErrorSchema,
-  401: ApiErrorSchema,
-  403: ApiErrorSchema,
-  404: ApiErrorSchema,
-  409: ApiErrorSchema,
-  503: ApiErrorSchema,
-};
+const errors = errorResponses(400, 401, 403, 404, 409, 503);
 const security = [{ bearerAuth: [] }];
 const tags = ["admin"];
 /** The longest period the overview sums (its queries scan the period's rows). */

@@ -5,19 +5,13 @@ import { type Caller, callerAt, createCaller, fundWallet } from "../../test/call
 import { createLiveApp } from "../../test/live-app.ts";
 import { verifyEmailThroughOutbox } from "../../test/mail.ts";
 import { signUp } from "../../test/oidc-client.ts";
-import { useFakeOpenAi, useTestServer } from "../../test/use-test-server.ts";
+import { useVendorServer } from "../../test/use-test-server.ts";
 import { isPayoutBlocked } from "./suspensions.ts";
 
 const ADMIN_EMAIL = `operator-${Date.now()}@example.test`;
-const vendor = useFakeOpenAi();
-const server = useTestServer(() => ({
-  env: {
-    OPENAI_API_KEY: "sk-vendor-test",
-    OPENAI_BASE_URL: vendor.baseUrl,
-    GATEWAY_RATE_LIMIT_PER_MINUTE: "1000",
-    ADMIN_EMAILS: ` Someone@else.test , ${ADMIN_EMAIL.toUpperCase()}`,
-  },
-}));
+const { server, vendor } = useVendorServer({
+  ADMIN_EMAILS: ` Someone@else.test , ${ADMIN_EMAIL.toUpperCase()}`,
+});
 let admin: Caller;
 let creator: Caller;
 let consumer: Caller;

@@ -1,5 +1,4 @@
 import {
-  ApiErrorSchema,
   ApplicationListSchema,
   ApplicationSchema,
   CreateApplicationSchema,
@@ -12,6 +11,7 @@ import {
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import type { Database } from "../../db/client.ts";
+import { errorResponses } from "../../lib/api-document.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
 import { suspensionsOf } from "../admin/suspensions.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
@@ -31,14 +31,7 @@ import {
 } from "./applications.service.ts";
 import { removeUploads, saveUpload } from "./uploads.service.ts";
 
-const errors = {
-  400: ApiErrorSchema,
-  401: ApiErrorSchema,
-  404: ApiErrorSchema,
-  409: ApiErrorSchema,
-  413: ApiErrorSchema,
-  415: ApiErrorSchema,
-};
+const errors = errorResponses(400, 401, 404, 409, 413, 415);
 const security = [{ bearerAuth: [] }];
 const SlugParams = z.object({ slug: z.string().max(100) });
 

@@ -1,5 +1,4 @@
 import {
-  ApiErrorSchema,
   CreatorListSchema,
   CreatorSchema,
   LogoutResponseSchema,
@@ -11,20 +10,14 @@ import {
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import type { Database } from "../../db/client.ts";
+import { errorResponses } from "../../lib/api-document.ts";
 import { getOwnCreator, getProfile, getRoles, listCreators, updateProfile } from "./auth.service.ts";
 import { type AuthGuards, currentUser } from "./authenticate.ts";
 import type { EmailVerification } from "./email-verification.ts";
 import type { SessionChecks } from "./sessions.ts";
 import type { VerifiedToken } from "./token-verifier.ts";
 
-const errors = {
-  400: ApiErrorSchema,
-  401: ApiErrorSchema,
-  403: ApiErrorSchema,
-  404: ApiErrorSchema,
-  409: ApiErrorSchema,
-  429: ApiErrorSchema,
-};
+const errors = errorResponses(400, 401, 403, 404, 409, 429);
 const EmptyBodySchema = z.strictObject({}).nullish();
 const security = [{ bearerAuth: [] }];
 

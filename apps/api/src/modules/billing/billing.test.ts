@@ -1,34 +1,19 @@
 import { eq, sql } from "drizzle-orm";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { holds, invocations, ledgerEntries } from "../../db/schema/index.ts";
 import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { startFakeOpenAi } from "../../test/fake-openai.ts";
 import { modelCostTaken } from "../../test/model-cost.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { useCaller, useVendorServer } from "../../test/use-test-server.ts";
 import { walletBalances } from "./balances.ts";
 import { placeHold, sweepExpiredHolds } from "./call-payment/holds.ts";
 import { centsToMicros } from "./money.ts";
 import { reconcile } from "./reconcile.ts";
 
-let testDb: TestDatabase;
-let server: TestServer;
-let vendor: Awaited<ReturnType<typeof startFakeOpenAi>>;
-let creator: Caller;
-
-beforeAll(async () => {
-  vendor = await startFakeOpenAi();
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb, {
-    env: {
-      OPENAI_API_KEY: "sk-test",
-      OPENAI_BASE_URL: vendor.baseUrl,
-      GATEWAY_RATE_LIMIT_PER_MINUTE: "100000",
-      PLATFORM_FEE_PERCENT: "10",
-    },
-  });
-  creator = await createCaller(server.baseUrl, "Seller");
+const { server, vendor } = useVendorServer({
+  GATEWAY_RATE_LIMIT_PER_MINUTE: "100000",
+  PLATFORM_FEE_PERCENT: "10",
 });
+const creator = useCaller(server, "Seller");
 afterEach(async () => {
   vendor.set({ kind: "echo" });
   const report = await reconcile(server.database.db);
@@ -36,11 +21,6 @@ afterEach(async () => {
   expect(report.unbalancedTransactions).toEqual([]);
   expect(report.ledgerTotal).toBe(0);
   expect(report.ok).toBe(true);
-});
-afterAll(async () => {
-  await server?.stop();
-  await vendor?.stop();
-  await testDb?.destroy();
 });
 
 async function paidApp(priceCents: number) {

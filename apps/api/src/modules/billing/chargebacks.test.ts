@@ -1,10 +1,8 @@
 import { sql } from "drizzle-orm";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { queryRows } from "../../db/client.ts";
 import { type Caller, createCaller } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { startFakeOpenAi } from "../../test/fake-openai.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { useCaller, useVendorServer } from "../../test/use-test-server.ts";
 import { reconcile } from "./reconcile.ts";
 
 /**
@@ -13,38 +11,20 @@ import { reconcile } from "./reconcile.ts";
  * Stripe's webhooks). PAYOUT_HOLD_DAYS=0, so earnings can be paid out before the dispute lands.
  */
 const ADMIN_EMAIL = `ops-cb-${Date.now()}@example.test`;
-let testDb: TestDatabase;
-let server: TestServer;
-let vendor: Awaited<ReturnType<typeof startFakeOpenAi>>;
-let admin: Caller;
 let apps = 0;
 
-beforeAll(async () => {
-  vendor = await startFakeOpenAi();
-  vendor.set({ kind: "echo" });
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb, {
-    env: {
-      OPENAI_API_KEY: "sk-vendor-test",
-      OPENAI_BASE_URL: vendor.baseUrl,
-      ADMIN_EMAILS: ADMIN_EMAIL,
-      PAYOUT_HOLD_DAYS: "0",
-      PAYOUT_MINIMUM_CENTS: "100",
-    },
-  });
-  // An operator's address must be verified (decision 041).
-  admin = await createCaller(server.baseUrl, "Chargeback operator", { email: ADMIN_EMAIL, verified: true });
+const { server } = useVendorServer({
+  ADMIN_EMAILS: ADMIN_EMAIL,
+  PAYOUT_HOLD_DAYS: "0",
+  PAYOUT_MINIMUM_CENTS: "100",
 });
+// An operator's address must be verified (decision 041).
+const admin = useCaller(server, "Chargeback operator", { email: ADMIN_EMAIL, verified: true });
 afterEach(async () => {
   const report = await reconcile(server.database.db);
   expect(report.mismatchedChargebacks).toEqual([]);
   expect(report.ledgerTotal).toBe(0);
   expect(report.ok).toBe(true);
-});
-afterAll(async () => {
-  await server?.stop();
-  await testDb?.destroy();
-  await vendor?.stop();
 });
 
 const db = () => server.database.db;

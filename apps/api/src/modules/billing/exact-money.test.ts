@@ -1,11 +1,9 @@
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { beforeAll, expect, it } from "vitest";
 import { queryRows } from "../../db/client.ts";
-import { type Caller, createCaller, fundWallet, settledWallet } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { startFakeOpenAi } from "../../test/fake-openai.ts";
+import { createCaller, fundWallet, settledWallet } from "../../test/caller.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { useCaller, useVendorServer } from "../../test/use-test-server.ts";
 import { postOutstandingModelCosts } from "./model-costs.ts";
 import { centsToMicros } from "./money.ts";
 
@@ -15,31 +13,15 @@ import { centsToMicros } from "./money.ts";
 const CALLS = 1_000;
 const PRICE = 5;
 
-let testDb: TestDatabase;
-let server: TestServer;
-let vendor: Awaited<ReturnType<typeof startFakeOpenAi>>;
-let creator: Caller;
-let consumer: Caller;
+const { server } = useVendorServer({
+  PLATFORM_FEE_PERCENT: "10",
+  GATEWAY_RATE_LIMIT_PER_MINUTE: "100000",
+});
+const creator = useCaller(server, "Exact Creator");
+const consumer = useCaller(server, "Exact Consumer");
 
 beforeAll(async () => {
-  vendor = await startFakeOpenAi();
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb, {
-    env: {
-      OPENAI_API_KEY: "sk-platform",
-      OPENAI_BASE_URL: vendor.baseUrl,
-      PLATFORM_FEE_PERCENT: "10",
-      GATEWAY_RATE_LIMIT_PER_MINUTE: "100000",
-    },
-  });
-  creator = await createCaller(server.baseUrl, "Exact Creator");
-  consumer = await createCaller(server.baseUrl, "Exact Consumer");
   await fundWallet(consumer, 6_000);
-});
-afterAll(async () => {
-  await server?.stop();
-  await vendor?.stop();
-  await testDb?.destroy();
 });
 
 const totals = async () => {

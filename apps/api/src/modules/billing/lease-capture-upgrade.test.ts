@@ -1,9 +1,9 @@
 import { eq, sql } from "drizzle-orm";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { type Database, queryRows } from "../../db/client.ts";
 import { holds } from "../../db/schema/index.ts";
 import { legacyAccount, legacyPayerCreatorApp, legacyPost, legacyTopUp } from "../../test/legacy-ledger.ts";
-import { databaseBefore } from "../../test/upgrade-database.ts";
+import { useDatabaseBefore } from "../../test/upgrade-database.ts";
 import { balancesOf } from "./balances.ts";
 import { closeHold } from "./call-payment/holds.ts";
 import { centsToMicros } from "./money.ts";
@@ -15,16 +15,10 @@ import { reconcile } from "./reconcile.ts";
 const PRICE = 10;
 const FEE = 1;
 
-let upgraded: Awaited<ReturnType<typeof databaseBefore>>;
-let db: Database;
-
-beforeAll(async () => {
-  upgraded = await databaseBefore("0015_lease_capture");
-  db = upgraded.db;
-});
-afterAll(() => upgraded?.close());
+const upgraded = useDatabaseBefore("0015_lease_capture");
 
 it("shrinks a lease open at the upgrade to its unspent rest, so its close posts no call twice", async () => {
+  const { db } = upgraded;
   // The previous version's state: a lease of 10 calls, 3 of them settled one by one.
   const { payer, creator, app } = await legacyPayerCreatorApp(db, PRICE);
   await legacyTopUp(db, payer.id, 1_000, "upgrade");

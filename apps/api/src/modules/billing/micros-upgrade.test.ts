@@ -1,8 +1,8 @@
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { type Database, queryRows } from "../../db/client.ts";
+import { expect, it } from "vitest";
+import { queryRows } from "../../db/client.ts";
 import { legacyAccount, legacyPayerCreatorApp, legacyPost, legacyTopUp } from "../../test/legacy-ledger.ts";
-import { databaseBefore } from "../../test/upgrade-database.ts";
+import { useDatabaseBefore } from "../../test/upgrade-database.ts";
 import { balancesOf } from "./balances.ts";
 import { closeHold } from "./call-payment/holds.ts";
 import { centsToMicros } from "./money.ts";
@@ -12,16 +12,10 @@ import { reconcile } from "./reconcile.ts";
 // entry and hold is the same money in micro-dollars, each call's fee adds up to its hold's, and a
 // lease open at the upgrade closes exactly.
 
-let upgraded: Awaited<ReturnType<typeof databaseBefore>>;
-let db: Database;
-
-beforeAll(async () => {
-  upgraded = await databaseBefore("0020_ledger_micros");
-  db = upgraded.db;
-});
-afterAll(() => upgraded?.close());
+const upgraded = useDatabaseBefore("0020_ledger_micros");
 
 it("converts balances, entries, holds and calls' fees exactly, and the ledger still reconciles", async () => {
+  const { db } = upgraded;
   const { payer, creator, app } = await legacyPayerCreatorApp(db, 7);
   await legacyTopUp(db, payer.id, 1_000, "before-0020");
   const wallet = await legacyAccount(db, "wallet", payer.id);

@@ -1,30 +1,19 @@
 import { eq } from "drizzle-orm";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { subscriptions } from "../../db/schema/index.ts";
 import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { useCaller, useTestServer } from "../../test/use-test-server.ts";
 import { reconcile } from "./reconcile.ts";
 import { renewDueSubscriptions } from "./subscriptions.ts";
 
 // Decision 021: a plan renews at a raised price only once the increase's notice has run.
-let testDb: TestDatabase;
-let server: TestServer;
-let creator: Caller;
 
 const DAY_MS = 86_400_000;
 
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb, { env: { PRICE_INCREASE_NOTICE_DAYS: "7" } });
-  creator = await createCaller(server.baseUrl, "Plan Pricer");
-});
+const server = useTestServer({ env: { PRICE_INCREASE_NOTICE_DAYS: "7" } });
+const creator = useCaller(server, "Plan Pricer");
 afterEach(async () => {
   expect((await reconcile(server.database.db)).ok).toBe(true);
-});
-afterAll(async () => {
-  await server?.stop();
-  await testDb?.destroy();
 });
 
 async function appWithPlan(planPriceCents: number) {

@@ -1,33 +1,22 @@
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { queryRows } from "../../db/client.ts";
 import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { useCaller, useTestServer } from "../../test/use-test-server.ts";
 import { renewDueSubscriptions } from "./subscriptions.ts";
 
 // Decision 044: any sequence of a creator's legal plan edits, racing renewals and calls, leaves
 // every period charged and counted by its own terms, and the reconcile clean.
-let testDb: TestDatabase;
-let server: TestServer;
-let creator: Caller;
 
 /** A notice of about 1.7 s, so announced cuts take effect while the test runs. */
 const NOTICE_DAYS = 0.00002;
 const NOTICE_MS = NOTICE_DAYS * 86_400_000;
 
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb, {
-    env: { PRICE_INCREASE_NOTICE_DAYS: String(NOTICE_DAYS), GATEWAY_RATE_LIMIT_PER_MINUTE: "100000" },
-  });
-  creator = await createCaller(server.baseUrl, "Plan Editor");
+const server = useTestServer({
+  env: { PRICE_INCREASE_NOTICE_DAYS: String(NOTICE_DAYS), GATEWAY_RATE_LIMIT_PER_MINUTE: "100000" },
 });
-afterAll(async () => {
-  await server?.stop();
-  await testDb?.destroy();
-});
+const creator = useCaller(server, "Plan Editor");
 
 /** mulberry32: a small seeded generator, so a failing seed replays. */
 function seeded(seed: number) {

@@ -1,33 +1,22 @@
 import { eq, sql } from "drizzle-orm";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { queryRows } from "../../db/client.ts";
 import { subscriptionPeriods, subscriptions } from "../../db/schema/index.ts";
 import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { useCaller, useTestServer } from "../../test/use-test-server.ts";
 import { renewDueSubscriptions } from "./subscriptions.ts";
 
 // Decision 044: a plan's terms are versions; a period keeps the terms it started under.
-let testDb: TestDatabase;
-let server: TestServer;
-let creator: Caller;
 
 const DAY_MS = 86_400_000;
 
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb, {
-    env: { PRICE_INCREASE_NOTICE_DAYS: "7", GATEWAY_RATE_LIMIT_PER_MINUTE: "100000" },
-  });
-  creator = await createCaller(server.baseUrl, "Plan Cutter");
+const server = useTestServer({
+  env: { PRICE_INCREASE_NOTICE_DAYS: "7", GATEWAY_RATE_LIMIT_PER_MINUTE: "100000" },
 });
+const creator = useCaller(server, "Plan Cutter");
 afterEach(async () => {
   await expectReconciled(server.database.db);
-});
-afterAll(async () => {
-  await server?.stop();
-  await testDb?.destroy();
 });
 
 async function appWithPlan(plan: { price_cents: number; included_calls: number }) {
@@ -66,14 +55,20 @@ async function includedCalls(caller: Caller, slug: string, n: number) {
   }
 }
 
+/** A new caller with $100 in their wallet, subscribed from it to plan `planId` of app `slug`. */
+async function newSubscriber(slug: string, planId: string) {
+  const subscriber = await createCaller(server.baseUrl);
+  await fundWallet(subscriber, 10_000);
+  const sub = (
+    await subscriber.api("POST", `/api/app/${slug}/subscriptions/`, { body: { package_id: planId } })
+  ).body;
+  return { subscriber, sub };
+}
+
 describe("a plan cut from 100 included calls to 1", () => {
   it("is announced; renewals inside the notice keep 100 calls at the old price, the first one after it gets 1", async () => {
     const { slug, plan } = await appWithPlan({ price_cents: 1000, included_calls: 100 });
-    const subscriber = await createCaller(server.baseUrl);
-    await fundWallet(subscriber, 10_000);
-    const sub = (
-      await subscriber.api("POST", `/api/app/${slug}/subscriptions/`, { body: { package_id: plan.id } })
-    ).body;
+    const { subscriber, sub } = await newSubscriber(slug, plan.id);
     expect(sub).toMatchObject({ calls_included: 100, terms: { version: 1, included_calls: 100 } });
     await includedCalls(subscriber, slug, 3);
 
@@ -151,11 +146,7 @@ describe("a plan cut from 100 included calls to 1", () => {
 
   it("gives at once a change at least as good, and announces a mixed one (cheaper, but fewer calls)", async () => {
     const { slug, plan } = await appWithPlan({ price_cents: 2000, included_calls: 100 });
-    const subscriber = await createCaller(server.baseUrl);
-    await fundWallet(subscriber, 10_000);
-    const sub = (
-      await subscriber.api("POST", `/api/app/${slug}/subscriptions/`, { body: { package_id: plan.id } })
-    ).body;
+    const { subscriber, sub } = await newSubscriber(slug, plan.id);
 
     const more = await creator.api("PATCH", `/api/app/${slug}/packages/${plan.id}/`, {
       body: { included_calls: 200 },

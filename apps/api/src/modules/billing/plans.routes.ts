@@ -1,5 +1,4 @@
 import {
-  ApiErrorSchema,
   CreatePackageSchema,
   CreatePaymentMethodSchema,
   CreateSubscriptionSchema,
@@ -16,6 +15,7 @@ import {
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import type { Database } from "../../db/client.ts";
+import { errorResponses } from "../../lib/api-document.ts";
 import { invalidFields } from "../../lib/errors.ts";
 import { getOwnApplication } from "../applications/applications.service.ts";
 import { findCallableApp } from "../applications/callable-app.ts";
@@ -38,13 +38,7 @@ import {
   subscribeWithCard,
 } from "./subscriptions.ts";
 
-const errors = {
-  400: ApiErrorSchema,
-  401: ApiErrorSchema,
-  402: ApiErrorSchema,
-  404: ApiErrorSchema,
-  409: ApiErrorSchema,
-};
+const errors = errorResponses(400, 401, 402, 404, 409);
 const security = [{ bearerAuth: [] }];
 const tags = ["billing"];
 const AppParams = z.object({ app: z.string().max(100) });
@@ -69,6 +63,18 @@ export const plansRoutes: FastifyPluginAsyncZod<{
   const owned = (request: Parameters<typeof currentUser>[0], slug: string) =>
     getOwnApplication(db, currentUser(request), slug);
   const onRequest = guards.requireUser;
+  /** Sets whether the caller's subscription `params.id` to app `params.app` ends with its period. */
+  const cancelAtPeriodEnd = async (
+    request: Parameters<typeof currentUser>[0] & { params: { app: string; id: string } },
+    cancel: boolean,
+  ) =>
+    setCancelAtPeriodEnd(db, {
+      app: await visible(request, request.params.app),
+      subscriberId: currentUser(request).id,
+      id: request.params.id,
+      cancel,
+      stripe,
+    });
 
   app.get(
     "/app/:app/packages/",
@@ -249,14 +255,7 @@ export const plansRoutes: FastifyPluginAsyncZod<{
       },
       onRequest,
     },
-    async (request) =>
-      setCancelAtPeriodEnd(db, {
-        app: await visible(request, request.params.app),
-        subscriberId: currentUser(request).id,
-        id: request.params.id,
-        cancel: request.body.cancel_at_period_end,
-        stripe,
-      }),
+    async (request) => cancelAtPeriodEnd(request, request.body.cancel_at_period_end),
   );
   app.post(
     "/app/:app/subscriptions/:id/cancel/",
@@ -271,14 +270,7 @@ export const plansRoutes: FastifyPluginAsyncZod<{
       },
       onRequest,
     },
-    async (request) =>
-      setCancelAtPeriodEnd(db, {
-        app: await visible(request, request.params.app),
-        subscriberId: currentUser(request).id,
-        id: request.params.id,
-        cancel: true,
-        stripe,
-      }),
+    async (request) => cancelAtPeriodEnd(request, true),
   );
 
   app.get(

@@ -1,29 +1,17 @@
 import { eq, sql } from "drizzle-orm";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { invocations, subscriptions } from "../../db/schema/index.ts";
 import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { useCaller, useTestServer } from "../../test/use-test-server.ts";
 import { walletBalances } from "./balances.ts";
 import { centsToMicros } from "./money.ts";
 import { renewDueSubscriptions } from "./subscriptions.ts";
 
-let testDb: TestDatabase;
-let server: TestServer;
-let creator: Caller;
-
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb, { env: { GATEWAY_RATE_LIMIT_PER_MINUTE: "100000" } });
-  creator = await createCaller(server.baseUrl, "Plan Seller");
-});
+const server = useTestServer({ env: { GATEWAY_RATE_LIMIT_PER_MINUTE: "100000" } });
+const creator = useCaller(server, "Plan Seller");
 afterEach(async () => {
   await expectReconciled(server.database.db);
-});
-afterAll(async () => {
-  await server?.stop();
-  await testDb?.destroy();
 });
 
 const card = { number: "4242 4242 4242 4242", exp_month: 12, exp_year: 2099, cvc: "123" };

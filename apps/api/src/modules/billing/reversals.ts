@@ -228,20 +228,22 @@ async function bringToTarget(
 const toLedger = centsToMicros;
 
 type Entry = { accountId: string; amountMicros: number };
+type OwnedKind = "wallet" | "earnings" | "platform_fee";
+
+/** An owner's account of `kind` and their debt account, locked in id order. */
+async function lockWithDebt(tx: Database, ownerId: string | null, kind: OwnedKind) {
+  const account = await accountFor(tx, kind, ownerId);
+  const debt = await accountFor(tx, DEBT, ownerId);
+  await lockAccounts(tx, [account, debt]);
+  return { account, debt };
+}
 
 /**
  * Takes `amount` out of an owner's account: what it holds, and the rest into their debt (below
  * zero). Locks the accounts (in id order) so the balance read is the one posted against.
  */
-async function takeFrom(
-  tx: Database,
-  ownerId: string | null,
-  kind: "wallet" | "earnings" | "platform_fee",
-  amount: number,
-) {
-  const account = await accountFor(tx, kind, ownerId);
-  const debt = await accountFor(tx, DEBT, ownerId);
-  await lockAccounts(tx, [account, debt]);
+async function takeFrom(tx: Database, ownerId: string | null, kind: OwnedKind, amount: number) {
+  const { account, debt } = await lockWithDebt(tx, ownerId, kind);
   const fromAccount = Math.max(0, Math.min(await lockedBalance(tx, account), amount));
   const entries: Entry[] = [];
   if (fromAccount > 0) entries.push({ accountId: account, amountMicros: -fromAccount });
@@ -250,15 +252,8 @@ async function takeFrom(
 }
 
 /** Gives `amount` back to an owner: their debt first (up to zero), the rest into the account. */
-async function giveTo(
-  tx: Database,
-  ownerId: string | null,
-  kind: "wallet" | "earnings" | "platform_fee",
-  amount: number,
-) {
-  const account = await accountFor(tx, kind, ownerId);
-  const debt = await accountFor(tx, DEBT, ownerId);
-  await lockAccounts(tx, [account, debt]);
+async function giveTo(tx: Database, ownerId: string | null, kind: OwnedKind, amount: number) {
+  const { account, debt } = await lockWithDebt(tx, ownerId, kind);
   const owed = Math.max(0, -(await lockedBalance(tx, debt)));
   const toDebt = Math.min(owed, amount);
   const entries: Entry[] = [];

@@ -1,11 +1,9 @@
 import type { StatementLine } from "@promptmint/contracts";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { createCaller, fundWallet, settledWallet } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { embedWidget } from "../../test/embed-widget.ts";
-import { startFakeOpenAi } from "../../test/fake-openai.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { useVendorServer } from "../../test/use-test-server.ts";
 
 /**
  * An owner's embedded widget: the owner pays each visitor's call from their wallet (not the app's
@@ -13,26 +11,8 @@ import { startTestServer, type TestServer } from "../../test/server.ts";
  * day, and its lines add up to the balance (decision 029).
  */
 const SHOP = "https://shop.example";
-let testDb: TestDatabase;
-let server: TestServer;
-let vendor: Awaited<ReturnType<typeof startFakeOpenAi>>;
 
-beforeAll(async () => {
-  vendor = await startFakeOpenAi();
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb, {
-    env: {
-      OPENAI_API_KEY: "sk-vendor-test",
-      OPENAI_BASE_URL: vendor.baseUrl,
-      GATEWAY_RATE_LIMIT_PER_MINUTE: "100",
-    },
-  });
-});
-afterAll(async () => {
-  await server?.stop();
-  await vendor?.stop();
-  await testDb?.destroy();
-});
+const { server } = useVendorServer({ GATEWAY_RATE_LIMIT_PER_MINUTE: "100" });
 
 it("shows an owner's embedded widget's calls as one line per app and day, adding up to the balance", async () => {
   const owner = await createCaller(server.baseUrl, "Widget Owner");

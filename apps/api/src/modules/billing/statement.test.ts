@@ -1,24 +1,20 @@
 import type { StatementLine } from "@promptmint/contracts";
 import { sql } from "drizzle-orm";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type Caller, createCaller, fundWallet, settledWallet } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { useCaller, useTestServer } from "../../test/use-test-server.ts";
 
 /**
  * The wallet statement (decision 029): one line per app and UTC day for the calls paid, plus
  * top-ups and plan payments; never the leases' holds and releases; its lines add up to the wallet.
  */
-let testDb: TestDatabase;
-let server: TestServer;
-let creator: Caller;
 const apps: Record<string, { slug: string; name: string }> = {};
 
+const server = useTestServer({ env: { GATEWAY_RATE_LIMIT_PER_MINUTE: "1000" } });
+const creator = useCaller(server, "Statement Seller");
+
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb, { env: { GATEWAY_RATE_LIMIT_PER_MINUTE: "1000" } });
-  creator = await createCaller(server.baseUrl, "Statement Seller");
   for (const [name, price] of [
     ["Haiku Writer", 5],
     ["Limerick Maker", 8],
@@ -37,10 +33,6 @@ beforeAll(async () => {
 });
 afterEach(async () => {
   await expectReconciled(server.database.db);
-});
-afterAll(async () => {
-  await server?.stop();
-  await testDb?.destroy();
 });
 
 const call = (caller: Caller, slug: string) =>

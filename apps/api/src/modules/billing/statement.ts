@@ -28,17 +28,7 @@ export async function walletStatement(
   const after = options.cursor === undefined ? undefined : parseCursor(options.cursor);
   const at = after?.at ?? null;
   const key = after?.key ?? null;
-  const rows = await queryRows<{
-    key: string;
-    kind: string;
-    description: string | null;
-    calls: number | null;
-    day: string | null;
-    amount_micros: string;
-    at: string;
-    slug: string | null;
-    name: string | null;
-  }>(
+  const rows = await queryRows<StatementRow>(
     db,
     sql`with cutoff as (
           -- Calls lines are whole UTC days: none after the cursor's day can come after it.
@@ -102,7 +92,8 @@ export async function walletStatement(
   };
 }
 
-function toLine(row: {
+/** One line of the statement as the query reads it: a day's calls of one app, or one entry. */
+interface StatementRow {
   key: string;
   kind: string;
   description: string | null;
@@ -112,7 +103,9 @@ function toLine(row: {
   at: string;
   slug: string | null;
   name: string | null;
-}): StatementLine {
+}
+
+function toLine(row: StatementRow): StatementLine {
   const isCalls = row.kind === "calls" || row.kind === "embedded_calls";
   const name = row.name ?? "A deleted app";
   const calls = row.calls ?? 0;

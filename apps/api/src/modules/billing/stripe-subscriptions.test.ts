@@ -2,7 +2,12 @@ import { eq } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ledgerTransactions, subscriptionPeriods, subscriptions } from "../../db/schema/index.ts";
 import { type Caller, createCaller } from "../../test/caller.ts";
-import { DECLINED_CARD, type StripeTestServer, startStripeTestServer } from "../../test/fake-stripe.ts";
+import {
+  BILLING_ADDRESS,
+  DECLINED_CARD,
+  type StripeTestServer,
+  startStripeTestServer,
+} from "../../test/fake-stripe.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
 import type { TestServer } from "../../test/server.ts";
 import { walletBalances } from "./balances.ts";
@@ -25,13 +30,6 @@ afterAll(() => stripe?.stop());
 
 const DAY_S = 86_400;
 const nowSeconds = () => Math.floor(Date.now() / 1000);
-const address = {
-  name: "Card Holder",
-  line1: "1 Main St",
-  city: "Austin",
-  postal_code: "78701",
-  country: "US",
-};
 const userIdOf = async (caller: Caller) =>
   (await caller.api("GET", "/api/auth/profile/")).body.user.id as string;
 const earningsOf = async (caller: Caller) =>
@@ -57,7 +55,7 @@ async function saveCard(caller: Caller, slug: string, stripeCard = "pm_card_visa
   });
   stripe.fake.confirmSetup(setup.body.client_secret, stripeCard);
   const saved = await caller.api("POST", `/api/app/${slug}/payment-methods/`, {
-    body: { billing_address: address, stripe_payment_method_id: stripeCard },
+    body: { billing_address: BILLING_ADDRESS, stripe_payment_method_id: stripeCard },
   });
   expect(saved.status).toBe(201);
   return saved.body.id;

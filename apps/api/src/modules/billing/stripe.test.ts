@@ -1,6 +1,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type Caller, createCaller } from "../../test/caller.ts";
-import { type SeenRequest, type StripeTestServer, startStripeTestServer } from "../../test/fake-stripe.ts";
+import {
+  BILLING_ADDRESS,
+  type SeenRequest,
+  type StripeTestServer,
+  startStripeTestServer,
+} from "../../test/fake-stripe.ts";
 import type { TestServer } from "../../test/server.ts";
 import { reconcile } from "./reconcile.ts";
 
@@ -104,16 +109,9 @@ describe("the Stripe gateway", () => {
 
   it("saves a card set up with Stripe Elements only when it belongs to the caller's customer", async () => {
     const { body: app } = await buyer.api("POST", "/api/app/", { body: { name: "Own app" } });
-    const address = {
-      name: "Card Holder",
-      line1: "1 Main St",
-      city: "Austin",
-      postal_code: "78701",
-      country: "US",
-    };
     const add = (body: object) =>
       buyer.api("POST", `/api/app/${app.slug}/payment-methods/`, {
-        body: { billing_address: address, ...body },
+        body: { billing_address: BILLING_ADDRESS, ...body },
       });
     const saved = await add({ stripe_payment_method_id: "pm_mine" });
     expect(saved.status).toBe(201);

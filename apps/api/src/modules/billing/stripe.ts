@@ -7,7 +7,7 @@ import { AppError } from "../../lib/errors.ts";
 import { PROVIDER_ACTOR } from "../admin/audit.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { creditPaymentToWallet } from "./plan-payments.ts";
-import { applyReversal, disputeStatusOf, recallIndebted } from "./reversals.ts";
+import { applyReversal, disputeStatusOf, type ReversalFact, recallIndebted } from "./reversals.ts";
 import { stripeClient } from "./stripe-client.ts";
 import type { ConnectEventHandler, StripeGateway } from "./stripe-gateway.ts";
 import {
@@ -200,6 +200,16 @@ export function createStripeGateway(
           return false;
         }
         const event = verified;
+        const reverse = async (paymentIntentId: string, fact: ReversalFact) => {
+          const outcome = await applyReversal(t, {
+            gateway: "stripe",
+            paymentIntentId,
+            fact,
+            actor: PROVIDER_ACTOR("stripe"),
+            payoutHoldMs,
+          });
+          indebted.push(...outcome.indebted);
+        };
         switch (event.type) {
           case "payment_intent.succeeded":
             await applySucceeded(t, event.data.object);
@@ -230,18 +240,11 @@ export function createStripeGateway(
             // refund id (the newest refund the event lists), so a redelivery or an older event
             // arriving late moves nothing.
             const latest = charge.refunds?.data?.[0]?.id;
-            const outcome = await applyReversal(t, {
-              gateway: "stripe",
-              paymentIntentId,
-              fact: {
-                kind: "refund",
-                externalId: latest ?? `${charge.id}:${charge.amount_refunded}`,
-                refundedTotalCents: charge.amount_refunded,
-              },
-              actor: PROVIDER_ACTOR("stripe"),
-              payoutHoldMs,
+            await reverse(paymentIntentId, {
+              kind: "refund",
+              externalId: latest ?? `${charge.id}:${charge.amount_refunded}`,
+              refundedTotalCents: charge.amount_refunded,
             });
-            indebted.push(...outcome.indebted);
             break;
           }
           case "charge.dispute.created":
@@ -250,20 +253,13 @@ export function createStripeGateway(
             const dispute = event.data.object;
             const paymentIntentId = idOf(dispute.payment_intent);
             if (!paymentIntentId) break;
-            const outcome = await applyReversal(t, {
-              gateway: "stripe",
-              paymentIntentId,
-              fact: {
-                kind: "dispute",
-                externalId: dispute.id,
-                amountCents: dispute.amount,
-                status: disputeStatusOf(dispute.status),
-                reason: dispute.reason,
-              },
-              actor: PROVIDER_ACTOR("stripe"),
-              payoutHoldMs,
+            await reverse(paymentIntentId, {
+              kind: "dispute",
+              externalId: dispute.id,
+              amountCents: dispute.amount,
+              status: disputeStatusOf(dispute.status),
+              reason: dispute.reason,
             });
-            indebted.push(...outcome.indebted);
             break;
           }
           case "customer.subscription.updated":

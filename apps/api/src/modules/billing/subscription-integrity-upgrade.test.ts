@@ -1,8 +1,8 @@
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { type Database, queryRows } from "../../db/client.ts";
 import { legacyAccount, legacyPayerCreatorApp, legacyPost } from "../../test/legacy-ledger.ts";
-import { databaseBefore } from "../../test/upgrade-database.ts";
+import { useDatabaseBefore } from "../../test/upgrade-database.ts";
 import { balancesOf } from "./balances.ts";
 import { centsToMicros } from "./money.ts";
 import { reconcile } from "./reconcile.ts";
@@ -11,16 +11,10 @@ import { reconcile } from "./reconcile.ts";
 // subscribes left two live subscriptions of one consumer to one app (paid twice), and a plan
 // payment was stranded by a plan withdrawn after it was paid.
 
-let upgraded: Awaited<ReturnType<typeof databaseBefore>>;
-let db: Database;
-
-beforeAll(async () => {
-  upgraded = await databaseBefore("0018_subscription_payment_integrity");
-  db = upgraded.db;
-});
-afterAll(() => upgraded?.close());
+const upgraded = useDatabaseBefore("0018_subscription_payment_integrity");
 
 it("ends duplicate subscriptions with a refund, credits stranded plan payments, then enforces one per app", async () => {
+  const { db } = upgraded;
   const { payer, creator, app } = await legacyPayerCreatorApp(db, 10);
   const [plan, withdrawn] = await queryRows<{ id: string }>(
     db,

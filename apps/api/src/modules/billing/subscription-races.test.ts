@@ -1,9 +1,9 @@
 import { and, eq } from "drizzle-orm";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { payments, subscriptions } from "../../db/schema/index.ts";
 import { type Caller, callOn, createCaller, fundWallet } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { startTestServers, type TestServer } from "../../test/server.ts";
+import type { TestServer } from "../../test/server.ts";
+import { useTestServers } from "../../test/use-test-server.ts";
 import { walletBalances } from "./balances.ts";
 import { centsToMicros } from "./money.ts";
 import { reconcile } from "./reconcile.ts";
@@ -12,24 +12,16 @@ import { reconcile } from "./reconcile.ts";
 // every plan payment ends in a subscription or the payer's wallet. On PostgreSQL the requests
 // are spread over two servers on one database, as two API processes would be.
 
-let testDb: TestDatabase;
-let servers: TestServer[] = [];
-let urls: string[] = [];
+const { servers, urls } = useTestServers();
 let creator: Caller;
 const PLAN_CENTS = 300;
 const card = { number: "4242 4242 4242 4242", exp_month: 12, exp_year: 2099, cvc: "123" };
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  ({ servers, urls } = await startTestServers(testDb));
   creator = await createCaller(servers[0]?.baseUrl ?? "", "Plan Seller");
 });
 afterEach(async () => {
   expect((await reconcile(db())).ok).toBe(true);
-});
-afterAll(async () => {
-  for (const server of servers) await server.stop();
-  await testDb?.destroy();
 });
 
 const db = () => (servers[0] as TestServer).database.db;

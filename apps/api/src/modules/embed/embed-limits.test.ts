@@ -1,40 +1,37 @@
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { type Caller, createCaller, fundWallet, settledWallet } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
+import { fundWallet, settledWallet } from "../../test/caller.ts";
 import { type EmbedWidget, embedWidget } from "../../test/embed-widget.ts";
-import { startFakeOpenAi } from "../../test/fake-openai.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
+import { useCaller, useVendorServer } from "../../test/use-test-server.ts";
 import { reconcile } from "../billing/reconcile.ts";
 
 const SHOP = "https://shop.example";
 const PRICE = 25;
 
-let testDb: TestDatabase;
-let server: TestServer;
 let other: TestServer;
-let vendor: Awaited<ReturnType<typeof startFakeOpenAi>>;
-let creator: Caller;
 let widget: EmbedWidget;
 let otherWidget: EmbedWidget;
 
+// Nobody's X-Forwarded-For is believed: the visitor's address is the connection's.
+const env = { OPENAI_API_KEY: "sk-vendor-test", TRUST_PROXY: "false" };
+const { server, vendor } = useVendorServer(env);
+const creator = useCaller(server, "Capped Creator");
+
 beforeAll(async () => {
-  vendor = await startFakeOpenAi();
-  testDb = await createTestDatabase();
-  const env = {
-    OPENAI_API_KEY: "sk-vendor-test",
-    OPENAI_BASE_URL: vendor.baseUrl,
-    GATEWAY_RATE_LIMIT_PER_MINUTE: "1000",
-    // Nobody's X-Forwarded-For is believed: the visitor's address is the connection's.
-    TRUST_PROXY: "false",
-  };
-  server = await startTestServer(testDb, { env });
   // A second API server on the same database (its own connections on PostgreSQL; PGlite data can
   // only be opened once, so there it shares the first one's), for the cap across processes.
   const shared = { ...server.database, close: async () => {} };
+  const testDb = server.testDb;
   const second = testDb.kind === "postgres" ? testDb : { ...testDb, open: async () => shared };
-  other = await startTestServer(second, { env: { ...env, PUBLIC_URL: server.baseUrl } });
-  creator = await createCaller(server.baseUrl, "Capped Creator");
+  other = await startTestServer(second, {
+    env: {
+      ...env,
+      OPENAI_BASE_URL: vendor.baseUrl,
+      GATEWAY_RATE_LIMIT_PER_MINUTE: "1000",
+      PUBLIC_URL: server.baseUrl,
+    },
+  });
   await fundWallet(creator, 5_000);
   widget = embedWidget(server.baseUrl, SHOP);
   const otherUrl = `http://127.0.0.1:${(other.app.server.address() as AddressInfo).port}`;
@@ -42,9 +39,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await other?.stop();
-  await server?.stop();
-  await vendor?.stop();
-  await testDb?.destroy();
 });
 beforeEach(() => vendor.set({ kind: "echo" }));
 

@@ -1,5 +1,4 @@
 import {
-  ApiErrorSchema,
   EmbedMessageRequestSchema,
   EmbedMessageResponseSchema,
   EmbedSettingsSchema,
@@ -8,6 +7,7 @@ import {
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
+import { errorResponses } from "../../lib/api-document.ts";
 import { AppError } from "../../lib/errors.ts";
 import { findApplicationBySlug, getOwnApplication } from "../applications/applications.service.ts";
 import { currentUser } from "../auth/authenticate.ts";
@@ -24,17 +24,7 @@ import {
 import { countVisitorCall, getEmbedLimits, spentTodayCents, updateEmbedLimits } from "./embed-limits.ts";
 import { runEmbeddedCall } from "./embedded-call.ts";
 
-const errors = {
-  400: ApiErrorSchema,
-  401: ApiErrorSchema,
-  402: ApiErrorSchema,
-  403: ApiErrorSchema,
-  404: ApiErrorSchema,
-  429: ApiErrorSchema,
-  502: ApiErrorSchema,
-  503: ApiErrorSchema,
-  504: ApiErrorSchema,
-};
+const errors = errorResponses(400, 401, 402, 403, 404, 429, 502, 503, 504);
 const SlugParams = z.object({ slug: z.string().max(100) });
 /** A widget message: a query of at most 4,000 characters and the app's few inputs. */
 export const EMBED_BODY_LIMIT_BYTES = 32 * 1024;

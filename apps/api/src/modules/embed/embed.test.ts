@@ -1,43 +1,26 @@
 import { eq } from "drizzle-orm";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { invocations } from "../../db/schema/index.ts";
 import { type Caller, createCaller, fundWallet, settledWallet } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { type EmbedWidget, embedWidget } from "../../test/embed-widget.ts";
-import { startFakeOpenAi } from "../../test/fake-openai.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { useCaller, useVendorServer } from "../../test/use-test-server.ts";
 import { reconcile } from "../billing/reconcile.ts";
 import { createEmbedTokens } from "./embed.service.ts";
 
 const SHOP = "https://shop.example";
 const RATE_LIMIT = 4;
 
-let testDb: TestDatabase;
-let server: TestServer;
-let vendor: Awaited<ReturnType<typeof startFakeOpenAi>>;
-let creator: Caller;
-let stranger: Caller;
 let widget: EmbedWidget;
 
+const { server, vendor } = useVendorServer({
+  GATEWAY_RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT),
+});
+const creator = useCaller(server, "Embed Creator");
+const stranger = useCaller(server, "Stranger");
+
 beforeAll(async () => {
-  vendor = await startFakeOpenAi();
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb, {
-    env: {
-      OPENAI_API_KEY: "sk-vendor-test",
-      OPENAI_BASE_URL: vendor.baseUrl,
-      GATEWAY_RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT),
-    },
-  });
-  creator = await createCaller(server.baseUrl, "Embed Creator");
-  stranger = await createCaller(server.baseUrl, "Stranger");
   await fundWallet(creator, 2_000);
   widget = embedWidget(server.baseUrl, SHOP);
-});
-afterAll(async () => {
-  await server?.stop();
-  await vendor?.stop();
-  await testDb?.destroy();
 });
 beforeEach(() => vendor.set({ kind: "echo" }));
 

@@ -1,12 +1,11 @@
 import { eq } from "drizzle-orm";
 import OpenAI from "openai";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { invocations } from "../../db/schema/index.ts";
 import { type Caller, createCaller, fundWallet, settledWallet } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { startFakeOpenAi } from "../../test/fake-openai.ts";
+import { createLiveApp } from "../../test/live-app.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { useCaller, useVendorServer } from "../../test/use-test-server.ts";
 import { centsAsDollars } from "./charge.ts";
 
 /**
@@ -14,31 +13,18 @@ import { centsAsDollars } from "./charge.ts";
  * OpenAI's `usage.cost`, and on blocking answers the `Promptmint-Charged` header; the amount is
  * what the call took from the wallet (0 for a plan's included call and the owner's own call).
  */
-let testDb: TestDatabase;
-let server: TestServer;
-let vendor: Awaited<ReturnType<typeof startFakeOpenAi>>;
-let creator: Caller;
 let slug: string;
 let planId: string;
 
+const { server, vendor } = useVendorServer();
+const creator = useCaller(server, "Cost Seller");
+
 beforeAll(async () => {
-  vendor = await startFakeOpenAi();
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb, {
-    env: {
-      OPENAI_API_KEY: "sk-vendor",
-      OPENAI_BASE_URL: vendor.baseUrl,
-      GATEWAY_RATE_LIMIT_PER_MINUTE: "1000",
-    },
-  });
-  creator = await createCaller(server.baseUrl, "Cost Seller");
-  const { body: app } = await creator.api("POST", "/api/app/", {
-    body: { name: "Haiku Writer", interaction_mode: "completion", visibility: "public", price_cents: 5 },
-  });
-  slug = app.slug;
-  await creator.api("PATCH", `/api/app/${slug}/prompt/`, { body: { model: "gpt-4-turbo", max_tokens: 64 } });
-  const live = await creator.api("PATCH", `/api/app/${slug}/update_status/`, { body: { status: "live" } });
-  expect(live.status, JSON.stringify(live.body)).toBe(200);
+  ({ slug } = await createLiveApp(
+    creator,
+    { name: "Haiku Writer", interaction_mode: "completion", price_cents: 5 },
+    { model: "gpt-4-turbo", max_tokens: 64 },
+  ));
   const plan = await creator.api("POST", `/api/app/${slug}/packages/`, {
     body: { name: "Four", price_cents: 100, description: "Four calls", features: {}, included_calls: 4 },
   });
@@ -47,11 +33,6 @@ beforeAll(async () => {
 });
 afterEach(async () => {
   await expectReconciled(server.database.db);
-});
-afterAll(async () => {
-  await server?.stop();
-  await vendor?.stop();
-  await testDb?.destroy();
 });
 
 async function readEvents(response: Response): Promise<Record<string, any>[]> {
@@ -184,16 +165,11 @@ describe("what an answer says it cost", () => {
   });
 
   it("is the lower price when the app's price dropped while the call ran, as the recorder charged it", async () => {
-    const { body: app } = await creator.api("POST", "/api/app/", {
-      body: { name: "Dropping", interaction_mode: "completion", visibility: "public", price_cents: 8 },
-    });
-    await creator.api("PATCH", `/api/app/${app.slug}/prompt/`, {
-      body: { model: "gpt-4-turbo", max_tokens: 64 },
-    });
-    const live = await creator.api("PATCH", `/api/app/${app.slug}/update_status/`, {
-      body: { status: "live" },
-    });
-    expect(live.status, JSON.stringify(live.body)).toBe(200);
+    const app = await createLiveApp(
+      creator,
+      { name: "Dropping", interaction_mode: "completion", price_cents: 8 },
+      { model: "gpt-4-turbo", max_tokens: 64 },
+    );
     const consumer = await createCaller(server.baseUrl, "Lucky");
     await fundWallet(consumer, 100);
     vendor.set({ kind: "echo", delayMs: 1_000 });
@@ -268,16 +244,11 @@ describe("what an answer says it cost", () => {
 
 describe("an app deleted while its call runs", () => {
   it("answers 404 naming what happened, not a 500, and charges nothing", async () => {
-    const { body: app } = await creator.api("POST", "/api/app/", {
-      body: { name: "Short Lived", interaction_mode: "completion", visibility: "public", price_cents: 4 },
-    });
-    await creator.api("PATCH", `/api/app/${app.slug}/prompt/`, {
-      body: { model: "gpt-4-turbo", max_tokens: 64 },
-    });
-    const live = await creator.api("PATCH", `/api/app/${app.slug}/update_status/`, {
-      body: { status: "live" },
-    });
-    expect(live.status, JSON.stringify(live.body)).toBe(200);
+    const app = await createLiveApp(
+      creator,
+      { name: "Short Lived", interaction_mode: "completion", price_cents: 4 },
+      { model: "gpt-4-turbo", max_tokens: 64 },
+    );
     const before = (await settledWallet(creator)).balance_micros;
     vendor.set({ kind: "echo", delayMs: 1_000 });
     try {

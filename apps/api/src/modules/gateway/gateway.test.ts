@@ -1,39 +1,24 @@
 import { ChatClient, CompletionClient } from "dify-client";
 import { eq } from "drizzle-orm";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { invocations } from "../../db/schema/index.ts";
-import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { startFakeOpenAi } from "../../test/fake-openai.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { createCaller, fundWallet } from "../../test/caller.ts";
+import { createTestDatabase } from "../../test/database.ts";
+import { startTestServer } from "../../test/server.ts";
+import { useCaller, useVendorServer } from "../../test/use-test-server.ts";
 
-let testDb: TestDatabase;
-let server: TestServer;
-let vendor: Awaited<ReturnType<typeof startFakeOpenAi>>;
-let creator: Caller;
-let consumer: Caller;
 let consumerKey: string;
 
+const { server, vendor } = useVendorServer({
+  OPENAI_API_KEY: "sk-vendor-test",
+  LLM_TIMEOUT_SECONDS: "2",
+});
+const creator = useCaller(server, "Creator");
+const consumer = useCaller(server, "Consumer");
+
 beforeAll(async () => {
-  vendor = await startFakeOpenAi();
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb, {
-    env: {
-      OPENAI_API_KEY: "sk-vendor-test",
-      OPENAI_BASE_URL: vendor.baseUrl,
-      LLM_TIMEOUT_SECONDS: "2",
-      GATEWAY_RATE_LIMIT_PER_MINUTE: "1000",
-    },
-  });
-  creator = await createCaller(server.baseUrl, "Creator");
-  consumer = await createCaller(server.baseUrl, "Consumer");
   consumerKey = (await consumer.api("POST", "/api/keys/", { body: { name: "sdk" } })).body.key;
   await fundWallet(consumer, 100_000);
-});
-afterAll(async () => {
-  await server?.stop();
-  await vendor?.stop();
-  await testDb?.destroy();
 });
 beforeEach(() => vendor.set({ kind: "echo" }));
 
@@ -78,6 +63,12 @@ const topicSchema = {
   additionalProperties: false,
 };
 
+/** A completion app of `template` on the topic schema, and the dify-client SDK on it with the consumer's key. */
+async function topicCompletionApp(template: string) {
+  const slug = await createPromptApp({ mode: "completion", template, schema: topicSchema });
+  return { slug, client: new CompletionClient(consumerKey, `${server.baseUrl}/api/app/${slug}`) };
+}
+
 async function readStream(stream: NodeJS.ReadableStream): Promise<Record<string, any>[]> {
   let text = "";
   for await (const chunk of stream) text += chunk.toString();
@@ -89,12 +80,7 @@ async function readStream(stream: NodeJS.ReadableStream): Promise<Record<string,
 
 describe("the official dify-client SDK", () => {
   it("gets a completion in blocking mode with usage", async () => {
-    const slug = await createPromptApp({
-      mode: "completion",
-      template: "Write a haiku about {{topic}}.",
-      schema: topicSchema,
-    });
-    const client = new CompletionClient(consumerKey, `${server.baseUrl}/api/app/${slug}`);
+    const { client } = await topicCompletionApp("Write a haiku about {{topic}}.");
     const response = await client.createCompletionMessage({ topic: "autumn rain" }, "end-user-1", false);
     expect(response.status).toBe(200);
     expect(response.data.answer).toBe("echo: Write a haiku about autumn rain.");
@@ -125,12 +111,7 @@ describe("the official dify-client SDK", () => {
   });
 
   it("streams a completion as Dify's SSE events ending in message_end with usage", async () => {
-    const slug = await createPromptApp({
-      mode: "completion",
-      template: "Tell me about {{topic}}",
-      schema: topicSchema,
-    });
-    const client = new CompletionClient(consumerKey, `${server.baseUrl}/api/app/${slug}`);
+    const { client } = await topicCompletionApp("Tell me about {{topic}}");
     const response = await client.createCompletionMessage({ topic: "tides" }, "u", true);
     expect(response.headers["content-type"]).toContain("text/event-stream");
     const events = await readStream(response.data);
@@ -180,12 +161,7 @@ describe("the official dify-client SDK", () => {
   });
 
   it("reads the app's parameters and info", async () => {
-    const slug = await createPromptApp({
-      mode: "completion",
-      template: "About {{topic}}",
-      schema: topicSchema,
-    });
-    const client = new CompletionClient(consumerKey, `${server.baseUrl}/api/app/${slug}`);
+    const { slug, client } = await topicCompletionApp("About {{topic}}");
     const parameters = await client.getApplicationParameters("u");
     expect(parameters.data.user_input_form).toEqual([
       { "text-input": { label: "Topic", variable: "topic", required: true, default: "", max_length: 40 } },

@@ -1,6 +1,6 @@
 import { eq, sql } from "drizzle-orm";
 import OpenAI from "openai";
-import { afterAll, afterEach, beforeAll, beforeEach, expect, it, vi } from "vitest";
+import { afterEach, beforeAll, beforeEach, expect, it, vi } from "vitest";
 import { changeFeedOf } from "../../db/change-feed.ts";
 import { queryRows } from "../../db/client.ts";
 import { applications, invocations } from "../../db/schema/index.ts";
@@ -11,10 +11,8 @@ import {
   lookupCache,
   WATCHED_LOOKUP_TTL_MS,
 } from "../../lib/lookup-cache.ts";
-import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { startFakeOpenAi } from "../../test/fake-openai.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { createCaller, fundWallet } from "../../test/caller.ts";
+import { useCaller, useVendorServer } from "../../test/use-test-server.ts";
 import { preloadLookups } from "../../warm-up.ts";
 import { findApplicationBySlugCached } from "../applications/applications.service.ts";
 import { createCallPayments } from "../billing/call-payment/index.ts";
@@ -27,32 +25,15 @@ import { findUserByApiKey, hashApiKey } from "../keys/keys.service.ts";
 // here, another process in lib/lookup-feed.pg.test.ts), the change feed (decision 040). Start-up
 // preloads recent traffic's rows (the last test).
 
-let testDb: TestDatabase;
-let server: TestServer;
-let vendor: Awaited<ReturnType<typeof startFakeOpenAi>>;
-let creator: Caller;
-let consumer: Caller;
 let slug: string;
 let key: { id: string; key: string };
 
+const { server, vendor } = useVendorServer();
+const creator = useCaller(server, "Cache Seller");
+const consumer = useCaller(server, "Cache Buyer");
+
 beforeAll(async () => {
-  vendor = await startFakeOpenAi();
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb, {
-    env: {
-      OPENAI_API_KEY: "sk-vendor",
-      OPENAI_BASE_URL: vendor.baseUrl,
-      GATEWAY_RATE_LIMIT_PER_MINUTE: "1000",
-    },
-  });
-  creator = await createCaller(server.baseUrl, "Cache Seller");
-  consumer = await createCaller(server.baseUrl, "Cache Buyer");
   await fundWallet(consumer, 500);
-});
-afterAll(async () => {
-  await server?.stop();
-  await vendor?.stop();
-  await testDb?.destroy();
 });
 
 beforeEach(async () => {

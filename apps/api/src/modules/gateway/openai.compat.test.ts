@@ -4,18 +4,12 @@ import { ChatOpenAI } from "@langchain/openai";
 import { generateText, Output, streamText } from "ai";
 import { and, eq, sql } from "drizzle-orm";
 import OpenAI from "openai";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { invocations } from "../../db/schema/index.ts";
-import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { startFakeOpenAi } from "../../test/fake-openai.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { createCaller, fundWallet } from "../../test/caller.ts";
+import { useCaller, useVendorServer } from "../../test/use-test-server.ts";
 
-let testDb: TestDatabase;
-let server: TestServer;
-let vendor: Awaited<ReturnType<typeof startFakeOpenAi>>;
-let consumer: Caller;
 let key: string;
 let baseURL: string;
 let client: OpenAI;
@@ -28,16 +22,10 @@ const SANDBOX_PRICE = 5;
 /** The apps' own max_tokens: a caller's larger one is capped to it. */
 const APP_MAX_TOKENS = 2048;
 
+const { server, vendor } = useVendorServer();
+const consumer = useCaller(server, "Compat Buyer");
+
 beforeAll(async () => {
-  vendor = await startFakeOpenAi();
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb, {
-    env: {
-      OPENAI_API_KEY: "sk-vendor",
-      OPENAI_BASE_URL: vendor.baseUrl,
-      GATEWAY_RATE_LIMIT_PER_MINUTE: "1000",
-    },
-  });
   const creator = await createCaller(server.baseUrl, "Compat Seller");
   const liveApp = async (name: string, model: string, price: number) => {
     const { body: app } = await creator.api("POST", "/api/app/", {
@@ -51,16 +39,10 @@ beforeAll(async () => {
   };
   echoApp = await liveApp("Compat echo", "gpt-4-turbo", ECHO_PRICE);
   sandboxApp = await liveApp("Compat sandbox", "sandbox", SANDBOX_PRICE);
-  consumer = await createCaller(server.baseUrl, "Compat Buyer");
   await fundWallet(consumer, 2000);
   key = (await consumer.api("POST", "/api/keys/", { body: { name: "compat" } })).body.key;
   baseURL = `${server.baseUrl}/api/v1`;
   client = new OpenAI({ apiKey: key, baseURL, maxRetries: 0 });
-});
-afterAll(async () => {
-  await server?.stop();
-  await vendor?.stop();
-  await testDb?.destroy();
 });
 
 /** The consumer's money in cents: available plus held (a lease's unspent rest is held until it idles out). */
@@ -445,6 +427,14 @@ describe("openai", () => {
   });
 });
 
+/** The AI SDK's streamed text of "Count to three" from `model`, read to its end. */
+async function streamedText(model: Parameters<typeof streamText>[0]["model"]): Promise<string> {
+  const result = streamText({ model, prompt: "Count to three", maxRetries: 0 });
+  let all = "";
+  for await (const part of result.textStream) all += part;
+  return all;
+}
+
 describe("ai + @ai-sdk/openai", () => {
   const provider = () => createOpenAI({ apiKey: key, baseURL });
 
@@ -457,12 +447,7 @@ describe("ai + @ai-sdk/openai", () => {
   });
 
   it("streamText with openai(slug) (Responses API) → works", async () => {
-    const text = await charged(echoApp, ECHO_PRICE, async () => {
-      const result = streamText({ model: provider()(echoApp), prompt: "Count to three", maxRetries: 0 });
-      let all = "";
-      for await (const part of result.textStream) all += part;
-      return all;
-    });
+    const text = await charged(echoApp, ECHO_PRICE, () => streamedText(provider()(echoApp)));
     expect(text).toBe("echo: Count to three");
   });
 
@@ -474,12 +459,7 @@ describe("ai + @ai-sdk/openai", () => {
   });
 
   it("streamText with openai.chat(slug) → works", async () => {
-    const text = await charged(echoApp, ECHO_PRICE, async () => {
-      const result = streamText({ model: provider().chat(echoApp), prompt: "Count to three", maxRetries: 0 });
-      let all = "";
-      for await (const part of result.textStream) all += part;
-      return all;
-    });
+    const text = await charged(echoApp, ECHO_PRICE, () => streamedText(provider().chat(echoApp)));
     expect(text).toBe("echo: Count to three");
   });
 

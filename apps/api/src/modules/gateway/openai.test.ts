@@ -1,32 +1,19 @@
 import { eq, sql } from "drizzle-orm";
 import OpenAI from "openai";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { beforeAll, expect, it } from "vitest";
 import { invocations } from "../../db/schema/index.ts";
-import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { startFakeOpenAi } from "../../test/fake-openai.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { createCaller, fundWallet } from "../../test/caller.ts";
+import { useCaller, useVendorServer } from "../../test/use-test-server.ts";
 import { reconcile } from "../billing/reconcile.ts";
 
-let testDb: TestDatabase;
-let server: TestServer;
-let vendor: Awaited<ReturnType<typeof startFakeOpenAi>>;
-let creator: Caller;
-let consumer: Caller;
 let client: OpenAI;
 const slugs: Record<string, string> = {};
 
+const { server, vendor } = useVendorServer();
+const creator = useCaller(server, "OpenAI Seller");
+const consumer = useCaller(server, "OpenAI Buyer");
+
 beforeAll(async () => {
-  vendor = await startFakeOpenAi();
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb, {
-    env: {
-      OPENAI_API_KEY: "sk-vendor",
-      OPENAI_BASE_URL: vendor.baseUrl,
-      GATEWAY_RATE_LIMIT_PER_MINUTE: "1000",
-    },
-  });
-  creator = await createCaller(server.baseUrl, "OpenAI Seller");
   for (const mode of ["completion", "chat"] as const) {
     const { body: app } = await creator.api("POST", "/api/app/", {
       body: { name: `OpenAI ${mode}`, interaction_mode: mode, visibility: "public", price_cents: 30 },
@@ -35,16 +22,21 @@ beforeAll(async () => {
     await creator.api("PATCH", `/api/app/${app.slug}/update_status/`, { body: { status: "live" } });
     slugs[mode] = app.slug;
   }
-  consumer = await createCaller(server.baseUrl, "OpenAI Buyer");
   await fundWallet(consumer, 300);
   const key = (await consumer.api("POST", "/api/keys/", { body: { name: "openai" } })).body.key;
-  client = new OpenAI({ apiKey: key, baseURL: `${server.baseUrl}/api/v1`, maxRetries: 0 });
+  client = openAiWith(key);
 });
-afterAll(async () => {
-  await server?.stop();
-  await vendor?.stop();
-  await testDb?.destroy();
-});
+
+/** The official SDK pointed at this server's OpenAI-compatible API with `apiKey`. */
+const openAiWith = (apiKey: string) =>
+  new OpenAI({ apiKey, baseURL: `${server.baseUrl}/api/v1`, maxRetries: 0 });
+
+/** Asks the completion app "x" through `sdk`. */
+const askCompletionApp = (sdk: OpenAI) =>
+  sdk.chat.completions.create({
+    model: slugs.completion as string,
+    messages: [{ role: "user", content: "x" }],
+  });
 
 /** The consumer's money: available plus held (a lease's unspent rest is held until it idles out). */
 const walletCents = async () => {
@@ -117,26 +109,14 @@ it("lists callable apps as models and answers errors in OpenAI's shape", async (
     status: 404,
     error: { message: "Application not found", type: "invalid_request_error" },
   });
-  const broke = new OpenAI({
-    apiKey: (await (await createCaller(server.baseUrl)).api("POST", "/api/keys/", { body: { name: "k" } }))
-      .body.key,
-    baseURL: `${server.baseUrl}/api/v1`,
-    maxRetries: 0,
-  });
-  await expect(
-    broke.chat.completions.create({
-      model: slugs.completion as string,
-      messages: [{ role: "user", content: "x" }],
-    }),
-  ).rejects.toMatchObject({
+  const broke = openAiWith(
+    (await (await createCaller(server.baseUrl)).api("POST", "/api/keys/", { body: { name: "k" } })).body.key,
+  );
+  await expect(askCompletionApp(broke)).rejects.toMatchObject({
     status: 402,
     error: { type: "insufficient_quota" },
   });
-  const unauthenticated = new OpenAI({
-    apiKey: "pm_wrong",
-    baseURL: `${server.baseUrl}/api/v1`,
-    maxRetries: 0,
-  });
+  const unauthenticated = openAiWith("pm_wrong");
   await expect(unauthenticated.models.list()).rejects.toMatchObject({
     status: 401,
     error: { type: "authentication_error" },
@@ -147,12 +127,7 @@ it("lists callable apps as models and answers errors in OpenAI's shape", async (
 
   vendor.set({ kind: "status", status: 500, message: "down" });
   const before = await walletCents();
-  await expect(
-    client.chat.completions.create({
-      model: slugs.completion as string,
-      messages: [{ role: "user", content: "x" }],
-    }),
-  ).rejects.toMatchObject({
+  await expect(askCompletionApp(client)).rejects.toMatchObject({
     status: 502,
     error: { type: "api_error", code: "upstream_failed" },
   });

@@ -1,40 +1,23 @@
 import { eq } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { applications, invocations } from "../../db/schema/index.ts";
 import { forgetLookups } from "../../lib/lookup-cache.ts";
 import { type Caller, createCaller, fundWallet, settledWallet } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { startFakeOpenAi } from "../../test/fake-openai.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { useCaller, useVendorServer } from "../../test/use-test-server.ts";
 
 // Decision 021: a consumer is never charged more than a price they could see.
-let testDb: TestDatabase;
-let server: TestServer;
-let vendor: Awaited<ReturnType<typeof startFakeOpenAi>>;
-let creator: Caller;
-let consumer: Caller;
 
 const DAY_MS = 86_400_000;
 
-beforeAll(async () => {
-  vendor = await startFakeOpenAi();
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb, {
-    env: {
-      OPENAI_API_KEY: "sk-vendor-test",
-      OPENAI_BASE_URL: vendor.baseUrl,
-      GATEWAY_RATE_LIMIT_PER_MINUTE: "100000",
-      PRICE_INCREASE_NOTICE_DAYS: "7",
-    },
-  });
-  creator = await createCaller(server.baseUrl, "Price Setter");
-  consumer = await createCaller(server.baseUrl, "Price Watcher");
-  await fundWallet(consumer, 100_000);
+const { server, vendor } = useVendorServer({
+  GATEWAY_RATE_LIMIT_PER_MINUTE: "100000",
+  PRICE_INCREASE_NOTICE_DAYS: "7",
 });
-afterAll(async () => {
-  await server?.stop();
-  await vendor?.stop();
-  await testDb?.destroy();
+const creator = useCaller(server, "Price Setter");
+const consumer = useCaller(server, "Price Watcher");
+
+beforeAll(async () => {
+  await fundWallet(consumer, 100_000);
 });
 
 async function liveApp(priceCents: number): Promise<string> {

@@ -1,22 +1,12 @@
 import { randomBytes } from "node:crypto";
 import pino from "pino";
 import { describe, expect, it } from "vitest";
-import { AppError } from "../../lib/errors.ts";
+import { refusal } from "../../test/refusal.ts";
 import { createWindowLimiter } from "./rate-limit.ts";
 
 /** Runs only with REDIS_URL (vitest.config.ts leaves `*.redis.*test.ts` out otherwise; CI sets it). */
 const REDIS_URL = process.env.REDIS_URL ?? "";
 const TEN_MINUTES = 10 * 60_000;
-
-async function refusal(attempt: Promise<void>): Promise<AppError> {
-  try {
-    await attempt;
-  } catch (error) {
-    if (error instanceof AppError) return error;
-    throw error;
-  }
-  throw new Error("expected a 429");
-}
 
 describe("window limiter, in Redis", () => {
   it("counts in Redis, shared by every process", async () => {

@@ -1,18 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { AppError } from "../../lib/errors.ts";
+import { refusal } from "../../test/refusal.ts";
 import { createWindowLimiter } from "./rate-limit.ts";
 
 const TEN_MINUTES = 10 * 60_000;
-
-async function refusal(attempt: Promise<void>): Promise<AppError> {
-  try {
-    await attempt;
-  } catch (error) {
-    if (error instanceof AppError) return error;
-    throw error;
-  }
-  throw new Error("expected a 429");
-}
 
 describe("window limiter, in memory", () => {
   it("lets `limit` calls per key through per window, then 429 with Retry-After until the window ends", async () => {

@@ -1,23 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type Caller, callOn, createCaller } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { startTestServers, type TestServer } from "../../test/server.ts";
+import { useTestServers } from "../../test/use-test-server.ts";
 
 // Issue 16 item 10: concurrent writes of one user answer 2xx or a clear 409, and per-user limits
 // hold. On PostgreSQL the requests are spread over two servers on one database.
 
-let testDb: TestDatabase;
-let servers: TestServer[] = [];
-let urls: string[] = [];
-
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  ({ servers, urls } = await startTestServers(testDb));
-});
-afterAll(async () => {
-  for (const server of servers) await server.stop();
-  await testDb?.destroy();
-});
+const { urls } = useTestServers();
 
 /** `count` requests at once, sent to the servers in turn. */
 const all = (

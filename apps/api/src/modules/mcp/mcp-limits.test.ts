@@ -1,10 +1,8 @@
 import { and, eq } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { applications, invocations } from "../../db/schema/index.ts";
-import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { startFakeOpenAi } from "../../test/fake-openai.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { fundWallet } from "../../test/caller.ts";
+import { useCaller, useVendorServer } from "../../test/use-test-server.ts";
 
 /**
  * Every MCP call counts (decision 043): a JSON-RPC batch is refused whole, whatever it holds; MCP
@@ -16,28 +14,19 @@ const MCP_PER_MINUTE = 16;
 const MCP_PER_IP_PER_MINUTE = 30;
 const OPEN_PER_KEY = 3;
 
-let testDb: TestDatabase;
-let server: TestServer;
-let vendor: Awaited<ReturnType<typeof startFakeOpenAi>>;
-let creator: Caller;
-let consumer: Caller;
 let slug: string;
 let appId: string;
 
+const { server, vendor } = useVendorServer({
+  GATEWAY_RATE_LIMIT_PER_MINUTE: String(PAID_PER_MINUTE),
+  MCP_RATE_LIMIT_PER_MINUTE: String(MCP_PER_MINUTE),
+  MCP_RATE_LIMIT_PER_IP_PER_MINUTE: String(MCP_PER_IP_PER_MINUTE),
+  MCP_MAX_OPEN_PER_KEY: String(OPEN_PER_KEY),
+});
+const creator = useCaller(server, "MCP Limits Seller");
+const consumer = useCaller(server, "MCP Limits Buyer");
+
 beforeAll(async () => {
-  vendor = await startFakeOpenAi();
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb, {
-    env: {
-      OPENAI_API_KEY: "sk-vendor",
-      OPENAI_BASE_URL: vendor.baseUrl,
-      GATEWAY_RATE_LIMIT_PER_MINUTE: String(PAID_PER_MINUTE),
-      MCP_RATE_LIMIT_PER_MINUTE: String(MCP_PER_MINUTE),
-      MCP_RATE_LIMIT_PER_IP_PER_MINUTE: String(MCP_PER_IP_PER_MINUTE),
-      MCP_MAX_OPEN_PER_KEY: String(OPEN_PER_KEY),
-    },
-  });
-  creator = await createCaller(server.baseUrl, "MCP Limits Seller");
   const { body: app } = await creator.api("POST", "/api/app/", {
     body: { name: "Counted Tool", interaction_mode: "completion", visibility: "public", price_cents: 10 },
   });
@@ -46,13 +35,7 @@ beforeAll(async () => {
   slug = app.slug;
   const [row] = await server.database.db.select().from(applications).where(eq(applications.slug, slug));
   appId = row?.id ?? "";
-  consumer = await createCaller(server.baseUrl, "MCP Limits Buyer");
   await fundWallet(consumer, 500);
-});
-afterAll(async () => {
-  await server?.stop();
-  await vendor?.stop();
-  await testDb?.destroy();
 });
 
 const newKey = async () => (await consumer.api("POST", "/api/keys/", { body: { name: "mcp" } })).body.key;

@@ -6,21 +6,14 @@ import {
 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { and, eq } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { applications, invocations } from "../../db/schema/index.ts";
-import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
-import { startFakeOpenAi } from "../../test/fake-openai.ts";
+import { createCaller, fundWallet } from "../../test/caller.ts";
 import { answerAuthorization, MemoryOAuthProvider } from "../../test/mcp-oauth.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { useCaller, useVendorServer } from "../../test/use-test-server.ts";
 import { reconcile } from "../billing/reconcile.ts";
 import { CHARGE_META_KEY } from "./call-app.ts";
 
-let testDb: TestDatabase;
-let server: TestServer;
-let vendor: Awaited<ReturnType<typeof startFakeOpenAi>>;
-let creator: Caller;
-let consumer: Caller;
 let consumerKey: string;
 let brokeKey: string;
 const slugs = { haiku: "", chat: "", secret: "" };
@@ -55,17 +48,11 @@ async function createApp(
   return app.slug as string;
 }
 
+const { server, vendor } = useVendorServer();
+const creator = useCaller(server, "MCP Seller");
+const consumer = useCaller(server, "MCP Buyer");
+
 beforeAll(async () => {
-  vendor = await startFakeOpenAi();
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb, {
-    env: {
-      OPENAI_API_KEY: "sk-vendor",
-      OPENAI_BASE_URL: vendor.baseUrl,
-      GATEWAY_RATE_LIMIT_PER_MINUTE: "1000",
-    },
-  });
-  creator = await createCaller(server.baseUrl, "MCP Seller");
   slugs.haiku = await createApp("Haiku Writer", {
     mode: "completion",
     visibility: "public",
@@ -73,16 +60,10 @@ beforeAll(async () => {
   });
   slugs.chat = await createApp("Chat Buddy", { mode: "chat", visibility: "public" });
   slugs.secret = await createApp("Secret Sauce", { mode: "completion", visibility: "private" });
-  consumer = await createCaller(server.baseUrl, "MCP Buyer");
   await fundWallet(consumer, 300);
   consumerKey = (await consumer.api("POST", "/api/keys/", { body: { name: "mcp" } })).body.key;
   const broke = await createCaller(server.baseUrl, "MCP Broke");
   brokeKey = (await broke.api("POST", "/api/keys/", { body: { name: "mcp" } })).body.key;
-});
-afterAll(async () => {
-  await server?.stop();
-  await vendor?.stop();
-  await testDb?.destroy();
 });
 
 const appUrl = (slug: string) => new URL(`${server.baseUrl}/api/app/${slug}/mcp`);

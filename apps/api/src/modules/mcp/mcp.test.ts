@@ -1,32 +1,23 @@
 import { auth } from "@modelcontextprotocol/sdk/client/auth.js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { EMBEDDED_SPA_CLIENT_ID } from "../../config.ts";
-import { type Caller, createCaller } from "../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { answerAuthorization, MemoryOAuthProvider } from "../../test/mcp-oauth.ts";
-import { startTestServer, type TestServer } from "../../test/server.ts";
+import { useCaller, useTestServer } from "../../test/use-test-server.ts";
 
-let testDb: TestDatabase;
-let server: TestServer;
-let creator: Caller;
 let slug: string;
 let otherSlug: string;
 const redirectUrl = "http://127.0.0.1:9/callback";
 
+const server = useTestServer();
+const creator = useCaller(server, "MCP Creator");
+
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb);
-  creator = await createCaller(server.baseUrl, "MCP Creator");
   for (const name of ["Alpha Tool", "Beta Tool"]) {
     const { body } = await creator.api("POST", "/api/app/", { body: { name, visibility: "public" } });
     await creator.api("PATCH", `/api/app/${body.slug}/update_status/`, { body: { status: "live" } });
     if (slug) otherSlug = body.slug;
     else slug = body.slug;
   }
-});
-afterAll(async () => {
-  await server?.stop();
-  await testDb?.destroy();
 });
 
 const mcpCall = (path: string, authorization?: string) =>

@@ -2,7 +2,7 @@ import { desc, eq, sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { applications, invocations } from "../../db/schema/index.ts";
 import { type Caller, fundWallet } from "../../test/caller.ts";
-import { useCaller, useFakeOpenAi, useTestServer } from "../../test/use-test-server.ts";
+import { useCaller, useVendorServer } from "../../test/use-test-server.ts";
 import { minimumPriceCents, worstCaseCostMicros } from "./model-prices.ts";
 
 /** An app's invocations as recorded, newest first. */
@@ -29,14 +29,7 @@ async function newest(slug: string, before: number) {
 const CREATOR_KEY = "sk-creator-own-key-7f3Q";
 const PLATFORM_KEY = "sk-platform-key";
 
-const vendor = useFakeOpenAi();
-const server = useTestServer(() => ({
-  env: {
-    OPENAI_API_KEY: PLATFORM_KEY,
-    OPENAI_BASE_URL: vendor.baseUrl,
-    GATEWAY_RATE_LIMIT_PER_MINUTE: "1000",
-  },
-}));
+const { server, vendor } = useVendorServer({ OPENAI_API_KEY: PLATFORM_KEY });
 const creator = useCaller(server, "Cost Creator");
 const consumer = useCaller(server, "Cost Consumer");
 

@@ -2,7 +2,6 @@ import { randomUUID } from "node:crypto";
 import { parse as parseQuery } from "node:querystring";
 import {
   AdvanceClockSchema,
-  ApiErrorSchema,
   EarningsSummarySchema,
   OnboardingLinkSchema,
   PayoutSchema,
@@ -11,6 +10,7 @@ import {
 } from "@promptmint/contracts";
 import type { FastifyPluginAsyncZod, ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
+import { errorResponses } from "../../lib/api-document.ts";
 import { AppError, invalidFields } from "../../lib/errors.ts";
 import { microsToCents } from "../../lib/money.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
@@ -32,15 +32,7 @@ import {
 } from "./payouts.service.ts";
 import { sandboxOnboardingPage } from "./sandbox-onboarding-page.ts";
 
-const errors = {
-  400: ApiErrorSchema,
-  401: ApiErrorSchema,
-  403: ApiErrorSchema,
-  404: ApiErrorSchema,
-  409: ApiErrorSchema,
-  502: ApiErrorSchema,
-  503: ApiErrorSchema,
-};
+const errors = errorResponses(400, 401, 403, 404, 409, 502, 503);
 const security = [{ bearerAuth: [] }];
 const tags = ["payouts"];
 

@@ -265,6 +265,16 @@ export async function withdraw(
   return { payout: fresh ?? result.payout, replayed: result.replayed };
 }
 
+/** Counts a failed attempt at a payout's Stripe step and keeps its error for the operator; returns the error. */
+async function countFailedAttempt(db: Database, payoutId: string, error: unknown): Promise<string> {
+  const message = error instanceof Error ? error.message.slice(0, 300) : "unknown error";
+  await db
+    .update(payouts)
+    .set({ attempts: sql`${payouts.attempts} + 1`, lastError: message, updatedAt: new Date() })
+    .where(eq(payouts.id, payoutId));
+  return message;
+}
+
 /**
  * Tells the payment provider about a pending payout: a transfer to the connected account, then a
  * payout on it, each with the payout's own idempotency key, so the retrier repeating this after a
@@ -296,11 +306,7 @@ export async function submitPayout(deps: PayoutDeps, payoutId: string): Promise<
       })
       .where(eq(payouts.id, payout.id));
   } catch (error) {
-    const message = error instanceof Error ? error.message.slice(0, 300) : "unknown error";
-    await db
-      .update(payouts)
-      .set({ attempts: sql`${payouts.attempts} + 1`, lastError: message, updatedAt: new Date() })
-      .where(eq(payouts.id, payout.id));
+    const message = await countFailedAttempt(db, payout.id, error);
     deps.log?.warn(
       { payoutId: payout.id, err: message },
       "payout not yet submitted to Stripe; the retrier will finish it",
@@ -456,7 +462,8 @@ export async function applyConnectEvent(
     case "account.updated":
       await applyAccountUpdated(tx, event.data.object);
       return undefined;
-    case "payout.paid": {
+    case "payout.paid":
+    case "payout.failed": {
       const object = event.data.object;
       const payout = await payoutFor(tx, {
         stripePayoutId: object.id,
@@ -464,6 +471,13 @@ export async function applyConnectEvent(
         account: event.account,
       });
       if (!payout) return undefined;
+      if (event.type === "payout.failed") {
+        const reverse = await markFailed(tx, payout, {
+          code: object.failure_code,
+          message: object.failure_message ?? object.failure_code ?? "The payout failed",
+        });
+        return reverse ? () => reverseFailedPayout(deps, payout.id) : undefined;
+      }
       if (object.amount !== payout.amountCents)
         throw new AppError(
           "conflict",
@@ -475,20 +489,6 @@ export async function applyConnectEvent(
         .where(and(eq(payouts.id, payout.id), isNull(payouts.stripePayoutId)));
       await markPaid(tx, payout);
       return undefined;
-    }
-    case "payout.failed": {
-      const object = event.data.object;
-      const payout = await payoutFor(tx, {
-        stripePayoutId: object.id,
-        payoutId: object.metadata?.payout_id,
-        account: event.account,
-      });
-      if (!payout) return undefined;
-      const reverse = await markFailed(tx, payout, {
-        code: object.failure_code,
-        message: object.failure_message ?? object.failure_code ?? "The payout failed",
-      });
-      return reverse ? () => reverseFailedPayout(deps, payout.id) : undefined;
     }
     case "transfer.reversed": {
       const object = event.data.object;
@@ -519,11 +519,7 @@ export async function reverseFailedPayout(deps: PayoutDeps, payoutId: string): P
       .set({ reversalId, updatedAt: new Date() })
       .where(and(eq(payouts.id, payout.id), isNull(payouts.reversalId)));
   } catch (error) {
-    const message = error instanceof Error ? error.message.slice(0, 300) : "unknown error";
-    await db
-      .update(payouts)
-      .set({ attempts: sql`${payouts.attempts} + 1`, lastError: message, updatedAt: new Date() })
-      .where(eq(payouts.id, payout.id));
+    const message = await countFailedAttempt(db, payout.id, error);
     deps.log?.warn({ payoutId, err: message }, "transfer reversal failed; the retrier will repeat it");
   }
 }

@@ -3,6 +3,7 @@ import type { SafeResponse } from "../../../lib/safe-fetch.ts";
 import {
   type ConfigValues,
   ensureOk,
+  postJson,
   str,
   type WorkflowCall,
   type WorkflowProviderAdapter,
@@ -96,13 +97,13 @@ export const n8nProvider: WorkflowProviderAdapter = {
   },
 
   async invoke(context, call) {
-    const response = await context.fetch(str(context.config, "webhook_url"), {
-      method: "POST",
-      headers: headers(context.config),
-      body: JSON.stringify(payload(call)),
-      timeoutMs: context.timeoutMs,
-    });
-    await ensureOk(response, "n8n");
+    const response = await postJson(
+      context,
+      str(context.config, "webhook_url"),
+      headers(context.config),
+      payload(call),
+      "n8n",
+    );
     return {
       answer: answerFromN8n(await response.text()),
       inputTokens: 0,

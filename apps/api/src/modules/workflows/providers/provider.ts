@@ -84,6 +84,24 @@ export async function ensureOk(response: SafeResponse, providerName: string): Pr
   );
 }
 
+/** POSTs `body` as JSON to `url` within the call's time; an error answer throws (ensureOk). */
+export async function postJson(
+  context: ProviderContext,
+  url: string,
+  headers: Record<string, string>,
+  body: unknown,
+  providerName: string,
+): Promise<SafeResponse> {
+  const response = await context.fetch(url, {
+    method: "POST",
+    headers,
+    body: JSON.stringify(body),
+    timeoutMs: context.timeoutMs,
+  });
+  await ensureOk(response, providerName);
+  return response;
+}
+
 export async function readJson<T>(response: SafeResponse, providerName: string): Promise<T> {
   const text = await response.text();
   try {

@@ -1,7 +1,8 @@
 import { AppError } from "../../../lib/errors.ts";
 import {
   type ConfigValues,
-  ensureOk,
+  type ProviderContext,
+  postJson,
   readJson,
   str,
   type WorkflowCall,
@@ -49,6 +50,10 @@ function parse(body: WebhookAnswer): {
   };
 }
 
+/** POSTs `body` to the configured endpoint, with its bearer token when one is set. */
+const postToEndpoint = (context: ProviderContext, body: unknown) =>
+  postJson(context, str(context.config, "url"), headers(context.config), body, "The webhook");
+
 export const webhookProvider: WorkflowProviderAdapter = {
   slug: "webhook",
   name: "Webhook",
@@ -75,33 +80,19 @@ export const webhookProvider: WorkflowProviderAdapter = {
   },
 
   async invoke(context, call) {
-    const response = await context.fetch(str(context.config, "url"), {
-      method: "POST",
-      headers: headers(context.config),
-      body: JSON.stringify(payload(call)),
-      timeoutMs: context.timeoutMs,
-    });
-    await ensureOk(response, "The webhook");
+    const response = await postToEndpoint(context, payload(call));
     return parse(await readJson<WebhookAnswer>(response, "The webhook"));
   },
 
   async test(context) {
-    const response = await context.fetch(str(context.config, "url"), {
-      method: "POST",
-      headers: headers(context.config),
-      body: JSON.stringify({
-        ...payload({
-          mode: "completion",
-          inputs: {},
-          query: "ping",
-          user: "promptmint-test",
-          maxIterations: 1,
-        }),
-        test: true,
-      }),
-      timeoutMs: context.timeoutMs,
+    const ping = payload({
+      mode: "completion",
+      inputs: {},
+      query: "ping",
+      user: "promptmint-test",
+      maxIterations: 1,
     });
-    await ensureOk(response, "The webhook");
+    const response = await postToEndpoint(context, { ...ping, test: true });
     const answer = parse(await readJson<WebhookAnswer>(response, "The webhook"));
     return {
       message: "The webhook answered in the expected format",
