@@ -3,13 +3,12 @@ import { eq, inArray, sql } from "drizzle-orm";
 import { beforeAll, expect, it } from "vitest";
 import { type Database, queryRows } from "../../db/client.ts";
 import { applications, droppedHoldCalls, invocations } from "../../db/schema/index.ts";
-import { createCaller, fundWallet } from "../../test/caller.ts";
+import { sellerAndBuyer } from "../../test/seller-and-buyer.ts";
 import { useTestServer } from "../../test/use-test-server.ts";
 import { checkCalls } from "../billing/call-checks.ts";
 import { closeHold, takeCallPayment } from "../billing/call-payment/holds.ts";
 import { CallRecorder, type Settlement } from "../billing/call-payment/record.ts";
 import { postOutstandingModelCosts } from "../billing/model-costs.ts";
-import { accountFor } from "../billing/postings.ts";
 import { reconcile } from "../billing/reconcile.ts";
 import { walletStatement } from "../billing/statement.ts";
 import { getAppUsage, getDashboard } from "./analytics.service.ts";
@@ -41,23 +40,11 @@ let accounts: { wallet: string; held: string };
 beforeAll(async () => {
   db = server.database.db;
   recorder = new CallRecorder(db);
-  const creator = await createCaller(server.baseUrl, "Partition Seller");
-  const consumer = await createCaller(server.baseUrl, "Partition Buyer");
-  await fundWallet(consumer, 1_000);
-  const { body: app } = await creator.api("POST", "/api/app/", {
-    body: { name: "Partitioned", interaction_mode: "completion", visibility: "public", price_cents: PRICE },
-  });
-  appId = app.id;
-  const users = await queryRows<{ id: string; email: string }>(
-    db,
-    sql`select id, email from users where email in (${creator.email}, ${consumer.email})`,
-  );
-  creatorId = users.find((u) => u.email === creator.email)?.id ?? "";
-  consumerId = users.find((u) => u.email === consumer.email)?.id ?? "";
-  accounts = {
-    wallet: await accountFor(db, "wallet", consumerId),
-    held: await accountFor(db, "held", consumerId),
-  };
+  ({ appId, creatorId, consumerId, accounts } = await sellerAndBuyer(server, db, {
+    name: "Partitioned",
+    priceCents: PRICE,
+    fundsCents: 1_000,
+  }));
 });
 
 const dayOf = (at: Date) => at.toISOString().slice(0, 10);

@@ -73,6 +73,22 @@ export async function addToRollups(
 }
 
 /**
+ * The day an end user last called, per app (`app_users`) or per owner (`owner_users`), for the
+ * `calls` relation: written only on a user's first call of the day (the `not exists` guard reads
+ * without locking), so a busy end user does not make every call wait on one row lock until commit.
+ */
+function lastDayOfUsers(table: string, by: string): string {
+  return `
+     insert into ${table} as u (${by}, end_user, last_day)
+     select c.${by}, c.user_key, max(c.day) from calls c
+     where not exists (select 1 from ${table} x
+                       where x.${by} = c.${by} and x.end_user = c.user_key and x.last_day >= c.day)
+     group by c.${by}, c.user_key
+     on conflict (${by}, end_user) do update set last_day = excluded.last_day
+       where u.last_day < excluded.last_day`;
+}
+
+/**
  * A batch of calls added to the rollups, as CTEs of one statement (billing/call-payment/record.ts,
  * the batch record): the relation `calls` gives one row per call with `application_id`,
  * `owner_id`, `day`, `user_key`, `status`, `error_type`, `latency_ms`, `input_tokens`,
@@ -98,22 +114,8 @@ export const ROLLUPS_FROM_CALLS = `stats as (
        count(*) filter (where status <> 'success'), sum(latency_ms), sum(input_tokens), sum(output_tokens)
      from calls group by owner_id, day
      on conflict (owner_id, day, shard) do update set ${OWNER_STATS_ADDED}
-   ), app_user as (
-     insert into app_users as u (application_id, end_user, last_day)
-     select c.application_id, c.user_key, max(c.day) from calls c
-     where not exists (select 1 from app_users x
-                       where x.application_id = c.application_id and x.end_user = c.user_key and x.last_day >= c.day)
-     group by c.application_id, c.user_key
-     on conflict (application_id, end_user) do update set last_day = excluded.last_day
-       where u.last_day < excluded.last_day
-   ), owner_user as (
-     insert into owner_users as o (owner_id, end_user, last_day)
-     select c.owner_id, c.user_key, max(c.day) from calls c
-     where not exists (select 1 from owner_users x
-                       where x.owner_id = c.owner_id and x.end_user = c.user_key and x.last_day >= c.day)
-     group by c.owner_id, c.user_key
-     on conflict (owner_id, end_user) do update set last_day = excluded.last_day
-       where o.last_day < excluded.last_day
+   ), app_user as (${lastDayOfUsers("app_users", "application_id")}
+   ), owner_user as (${lastDayOfUsers("owner_users", "owner_id")}
    ), app_error as (
      insert into app_daily_errors as e (application_id, day, error_type, count)
      select application_id, day, coalesce(error_type, ''), count(*) from calls where status = 'error'

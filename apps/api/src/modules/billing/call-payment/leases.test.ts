@@ -1,13 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { and, eq, sql } from "drizzle-orm";
-import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { afterEach, expect, it } from "vitest";
 import { holds, invocations, ledgerTransactions } from "../../../db/schema/index.ts";
 import { type Caller, createCaller, fundWallet, settledWallet } from "../../../test/caller.ts";
-import { createTestDatabase, type TestDatabase } from "../../../test/database.ts";
-import { startFakeOpenAi } from "../../../test/fake-openai.ts";
+import { createTestDatabase } from "../../../test/database.ts";
 import { modelCostTaken } from "../../../test/model-cost.ts";
 import { expectReconciled } from "../../../test/reconciled.ts";
-import { startTestServer, type TestServer } from "../../../test/server.ts";
+import { startTestServer } from "../../../test/server.ts";
+import { useCaller, useVendorServer } from "../../../test/use-test-server.ts";
 import { balancesOf, walletBalances } from "../balances.ts";
 import { centsToMicros } from "../money.ts";
 import { accountFor } from "../postings.ts";
@@ -22,31 +22,16 @@ import { LEASE_CALLS, LeaseBook } from "./leases.ts";
  */
 
 const PRICE = 10;
-let testDb: TestDatabase;
-let server: TestServer;
-let vendor: Awaited<ReturnType<typeof startFakeOpenAi>>;
-let creator: Caller;
-
 const env = {
   OPENAI_API_KEY: "sk-test",
   GATEWAY_RATE_LIMIT_PER_MINUTE: "100000",
   PLATFORM_FEE_PERCENT: "10",
 };
-
-beforeAll(async () => {
-  vendor = await startFakeOpenAi();
-  testDb = await createTestDatabase();
-  server = await startTestServer(testDb, { env: { ...env, OPENAI_BASE_URL: vendor.baseUrl } });
-  creator = await createCaller(server.baseUrl, "Seller");
-});
+const { server, vendor } = useVendorServer(env);
+const creator = useCaller(server, "Seller");
 afterEach(async () => {
   vendor.set({ kind: "echo" });
   await expectReconciled(server.database.db);
-});
-afterAll(async () => {
-  await server?.stop();
-  await vendor?.stop();
-  await testDb?.destroy();
 });
 
 async function paidApp(owner = creator, price = PRICE) {

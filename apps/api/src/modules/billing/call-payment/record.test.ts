@@ -3,13 +3,12 @@ import { eq, inArray, sql } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type Database, queryRows } from "../../../db/client.ts";
 import { holds, invocations } from "../../../db/schema/index.ts";
-import { createCaller, fundWallet } from "../../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../../test/database.ts";
+import { sellerAndBuyer } from "../../../test/seller-and-buyer.ts";
 import { startTestServer, type TestServer } from "../../../test/server.ts";
 import type { InvocationRecord } from "../../analytics/call-records.ts";
 import { balancesOf } from "../balances.ts";
 import { centsToMicros } from "../money.ts";
-import { accountFor } from "../postings.ts";
 import { reconcile } from "../reconcile.ts";
 import { closeHold, takeCallPayment } from "./holds.ts";
 import { CallRecorder, type Settlement } from "./record.ts";
@@ -38,23 +37,11 @@ beforeAll(async () => {
   server = await startTestServer(testDb);
   db = server.database.db;
   recorder = new CallRecorder(db);
-  const creator = await createCaller(server.baseUrl, "Batch Seller");
-  const consumer = await createCaller(server.baseUrl, "Batch Buyer");
-  await fundWallet(consumer, FUNDS);
-  const { body: app } = await creator.api("POST", "/api/app/", {
-    body: { name: "Batched", interaction_mode: "completion", visibility: "public", price_cents: PRICE },
-  });
-  appId = app.id;
-  const users = await queryRows<{ id: string; email: string }>(
-    db,
-    sql`select id, email from users where email in (${creator.email}, ${consumer.email})`,
-  );
-  creatorId = users.find((u) => u.email === creator.email)?.id ?? "";
-  consumerId = users.find((u) => u.email === consumer.email)?.id ?? "";
-  accounts = {
-    wallet: await accountFor(db, "wallet", consumerId),
-    held: await accountFor(db, "held", consumerId),
-  };
+  ({ appId, creatorId, consumerId, accounts } = await sellerAndBuyer(server, db, {
+    name: "Batched",
+    priceCents: PRICE,
+    fundsCents: FUNDS,
+  }));
 });
 afterAll(async () => {
   await server?.stop();
