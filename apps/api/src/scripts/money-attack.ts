@@ -8,17 +8,25 @@ import { runMoneyAttack } from "../test/money-attack/run.ts";
  * postgres://postgres@127.0.0.1:5432/test) and Redis (REDIS_URL, default redis://127.0.0.1:6379).
  * Prints the summary table and exits 1 on any violation; the same seed replays the same choices.
  */
-const { values } = parseArgs({
-  options: {
-    seed: { type: "string", default: "1" },
-    minutes: { type: "string", default: "1" },
-    journal: { type: "string" },
-  },
-});
+const USAGE = "usage: npm run test:money -- --seed <integer> --minutes <number > 0> [--journal <file>]";
+let values: { seed: string; minutes: string; journal?: string };
+try {
+  ({ values } = parseArgs({
+    options: {
+      seed: { type: "string", default: "1" },
+      minutes: { type: "string", default: "1" },
+      journal: { type: "string" },
+    },
+  }));
+} catch (error) {
+  // An unknown option (--help among them) is told in one line, not a stack trace.
+  console.error(`${error instanceof Error ? error.message : error}\n${USAGE}`);
+  process.exit(2);
+}
 const seed = Number(values.seed);
 const minutes = Number(values.minutes);
 if (!Number.isSafeInteger(seed) || !(minutes > 0)) {
-  console.error("usage: npm run test:money -- --seed <integer> --minutes <number > 0> [--journal <file>]");
+  console.error(USAGE);
   process.exit(2);
 }
 const result = await runMoneyAttack({
