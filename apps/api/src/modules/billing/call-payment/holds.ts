@@ -257,6 +257,20 @@ export interface Spent {
 }
 
 /**
+ * The one spend from holds (this file's `spendFromHold` for one call, record.ts's batch for many):
+ * for each row of `spent` (`hold_id`, `added` micros, `fee`, `model_cost`, `calls`), the hold's
+ * `settled_micros`, `fee_micros`, `model_cost_micros` and `calls` grow by them, only while the hold
+ * is held, not expired, and has room for what is added: a hold is never overspent, and a closed or
+ * expired one pays for nothing (decision 025). Callers add their own `returning`.
+ */
+export function spendFromHoldsSql(spent: string): string {
+  return `update holds set settled_micros = settled_micros + s.added, fee_micros = fee_micros + s.fee,
+       model_cost_micros = holds.model_cost_micros + s.model_cost, calls = holds.calls + s.calls
+     from ${spent} s where holds.id = s.hold_id and holds.status = 'held' and holds.expires_at > now()
+       and holds.settled_micros + s.added <= holds.amount_micros`;
+}
+
+/**
  * Spends one call's price from a hold inside the caller's transaction (the one recording the
  * invocation): adds the price to `settled_micros`, the platform's share of it to `fee_micros`,
  * the model cost its creator's share pays (at most that share) to `model_cost_micros`, and one to
@@ -282,13 +296,11 @@ export async function spendFromHold(
         ), p as (
           select f.*, ${sql.raw(modelCostDeductedSql("m.model_cost", "f.amount", "f.fee"))} as model_cost
           from f, (select ${call.modelCostMicros ?? 0}::bigint as model_cost) m
+        ), spent as (
+          select ${holdId}::uuid as hold_id, p.cents, p.amount as added, p.fee, p.model_cost, 1 as calls from p
         )
-        update holds set settled_micros = settled_micros + p.amount, fee_micros = fee_micros + p.fee,
-          model_cost_micros = holds.model_cost_micros + p.model_cost, calls = calls + 1
-        from p
-        where id = ${holdId} and status = 'held' and expires_at > now()
-          and settled_micros + p.amount <= amount_micros
-        returning p.cents::text as amount, p.fee::text as fee, p.model_cost::text as model_cost`,
+        ${sql.raw(spendFromHoldsSql("spent"))}
+        returning s.cents::text as amount, s.fee::text as fee, s.model_cost::text as model_cost`,
   );
   return spent
     ? {

@@ -9,7 +9,7 @@ import {
   userKeyOf,
 } from "../../analytics/call-records.ts";
 import { ROLLUPS_FROM_CALLS, utcDay } from "../../analytics/rollups.ts";
-import { spendFromHold } from "./holds.ts";
+import { spendFromHold, spendFromHoldsSql } from "./holds.ts";
 import { useIncludedCall } from "./included-calls.ts";
 import { chargedCentsSql, currentPriceSql, feeMicrosSql, microsSql, modelCostDeductedSql } from "./rules.ts";
 
@@ -313,10 +313,7 @@ const recordBatchStatement = preparedStatement<{ charged: string | null; covered
      from v join priced p on p.id = v.id
      where v.id not in (select id from covered) group by v.hold_id
    ), hold as (
-     update holds set settled_micros = settled_micros + s.added, fee_micros = fee_micros + s.fee,
-       model_cost_micros = holds.model_cost_micros + s.model_cost, calls = holds.calls + s.calls
-     from s where holds.id = s.hold_id and status = 'held' and expires_at > now()
-       and settled_micros + s.added <= amount_micros
+     ${spendFromHoldsSql("s")}
      returning holds.id
    ), calls as (
      select v.id, v.application_id, v.caller_user_id, v.api_key_id, v.end_user, v.mode,
