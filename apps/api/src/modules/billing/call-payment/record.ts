@@ -229,11 +229,22 @@ async function recordedOutcome(
 }
 
 /** A call as a row of the batch statement's `v`: the invocation's columns (analytics) and what pays for it. */
+/** The batch's column names: invocationRow's, in snake_case (worked out once per name, not per call). */
+const snakeCase = new Map<string, string>();
+function columnOf(field: string): string {
+  let column = snakeCase.get(field);
+  if (column === undefined) {
+    column = field.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+    snakeCase.set(field, column);
+  }
+  return column;
+}
+
 function toRow({ record, settlement }: Pending) {
   const at = record.createdAt ?? new Date();
   const row: Record<string, unknown> = {};
-  for (const [column, value] of Object.entries(invocationRow(record, at)))
-    row[column.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`)] = value;
+  for (const [field, value] of Object.entries(invocationRow(record, at)))
+    if (field !== "createdAt") row[columnOf(field)] = value;
   return {
     ...row,
     created_at: at.toISOString(),
