@@ -4,6 +4,8 @@
  * route's module is requested beside the app's, not after it (docs/decisions/016).
  * Without a shell (every other route), the app starts at once.
  */
+// First: zod's settings, before any chunk that holds zod is evaluated (app/zod-config.ts).
+import "./app/zod-config";
 import "./index.css";
 
 const routeModules: Record<string, () => Promise<unknown>> = {

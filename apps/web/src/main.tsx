@@ -1,4 +1,4 @@
-// First: configures zod before any schema module is evaluated.
+// zod's settings (boot.ts makes them first on the page; here too for whatever imports this module).
 import "./app/zod-config";
 import { StrictMode, startTransition } from "react";
 import { createRoot } from "react-dom/client";
