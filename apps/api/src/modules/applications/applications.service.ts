@@ -5,7 +5,7 @@ import type {
   SavePromptApplication,
   UpdateApplication,
 } from "@promptmint/contracts";
-import { and, desc, eq, isNull, sql } from "drizzle-orm";
+import { and, desc, eq, isNull, type SQL, sql } from "drizzle-orm";
 import type { z } from "zod";
 import { type Database, queryRows } from "../../db/client.ts";
 import {
@@ -135,6 +135,19 @@ export async function findApplicationBySlugCached(
   return lookupCache<ApplicationRow>(db, "applications").get(slug, () => findApplicationBySlug(db, slug));
 }
 
+/** At most `limit` apps neither archived nor suspended that meet `condition`. */
+export function openApplicationsWhere(
+  db: Database,
+  condition: SQL | undefined,
+  limit: number,
+): Promise<ApplicationRow[]> {
+  return db
+    .select()
+    .from(applications)
+    .where(and(isNull(applications.archivedAt), appNotSuspended, condition))
+    .limit(limit);
+}
+
 /**
  * Start-up (warm-up.ts): the apps called since `since` (their daily rollups), up to `limit`, put in
  * the lookup cache as findApplicationBySlugCached would have. Answers them.
@@ -146,18 +159,12 @@ export async function preloadRecentApplications(
 ): Promise<ApplicationRow[]> {
   const cache = lookupCache<ApplicationRow>(db, "applications");
   const generation = cache.generation;
-  const rows = await db
-    .select()
-    .from(applications)
-    .where(
-      and(
-        isNull(applications.archivedAt),
-        appNotSuspended,
-        sql`${applications.id} in (select s.application_id from app_daily_stats s
-          where s.day >= ${since.toISOString().slice(0, 10)}::date)`,
-      ),
-    )
-    .limit(limit);
+  const rows = await openApplicationsWhere(
+    db,
+    sql`${applications.id} in (select s.application_id from app_daily_stats s
+      where s.day >= ${since.toISOString().slice(0, 10)}::date)`,
+    limit,
+  );
   for (const row of rows) cache.put(row.slug, row, generation);
   return rows;
 }

@@ -1,10 +1,9 @@
-import { and, eq, isNull, or } from "drizzle-orm";
+import { and, eq, or } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { type ApplicationRow, applications } from "../../db/schema/index.ts";
 import { notFound } from "../../lib/errors.ts";
-import { appNotSuspended } from "../admin/suspensions.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
-import { findApplicationBySlugCached } from "./applications.service.ts";
+import { findApplicationBySlugCached, openApplicationsWhere } from "./applications.service.ts";
 
 /**
  * DESIGN.md §5: the owner may call any of their apps; others only live apps that are public or
@@ -27,21 +26,15 @@ export async function findCallableApp(
  * and live public or embeddable ones; never archived or suspended ones. At most `limit`.
  */
 export function listCallableApps(db: Database, caller: LocalUser, limit: number): Promise<ApplicationRow[]> {
-  return db
-    .select()
-    .from(applications)
-    .where(
+  return openApplicationsWhere(
+    db,
+    or(
+      eq(applications.ownerId, caller.id),
       and(
-        isNull(applications.archivedAt),
-        appNotSuspended,
-        or(
-          eq(applications.ownerId, caller.id),
-          and(
-            eq(applications.status, "live"),
-            or(eq(applications.visibility, "public"), eq(applications.visibility, "embed")),
-          ),
-        ),
+        eq(applications.status, "live"),
+        or(eq(applications.visibility, "public"), eq(applications.visibility, "embed")),
       ),
-    )
-    .limit(limit);
+    ),
+    limit,
+  );
 }
