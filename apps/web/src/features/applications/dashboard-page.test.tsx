@@ -52,9 +52,9 @@ describe("dashboard", () => {
 
     const summary = await screen.findByRole("region", { name: "Summary" });
     await waitFor(() => expect(within(summary).getByText("1,234")).toBeDefined());
-    expect(within(summary).getByText("Applications").nextSibling?.textContent).toBe("3");
+    expect(within(summary).getByText("Total Applications").nextSibling?.textContent).toBe("3");
     // The invocations are the window's, and say so.
-    expect(within(summary).getByText("Invocations").parentElement?.textContent).toContain("Last 30 days");
+    expect(within(summary).getByText("Total Invocations").parentElement?.textContent).toContain("Last 30 days");
     await waitFor(() =>
       expect(within(summary).getByText("Net Earnings").nextSibling?.textContent).toBe("$17.109"),
     );
@@ -195,7 +195,7 @@ describe("dashboard", () => {
     );
   });
 
-  it("shows someone without applications first steps: explore, wallet, API key, first app", async () => {
+  it("shows someone without applications SPEC's empty state, the links and first steps: explore, wallet, API key, first app", async () => {
     stubSignedInApi({ "GET /api/app/": () => jsonResponse([]) });
     renderRoute("/dashboard", { auth: createTestAuth("signed-in") });
 
@@ -209,8 +209,17 @@ describe("dashboard", () => {
       ["Create an API key", "/api-keys"],
       ["Create your first app", "/applications/create"],
     ]);
-    // No creator figures that would all read 0.
-    expect(screen.queryByRole("region", { name: "Summary" })).toBeNull();
+    expect(screen.getByRole("heading", { name: "No applications" })).toBeDefined();
+    expect(screen.getByText("Get started by creating a new application.")).toBeDefined();
+    for (const [name, href] of [
+      ["Global Analytics", "/analytics"],
+      ["Manage Prompts", "/prompts"],
+      ["Manage Workflows", "/workflows"],
+    ]) {
+      expect(screen.getByRole("link", { name }).getAttribute("href")).toBe(href);
+    }
+    const summary = screen.getByRole("region", { name: "Summary" });
+    expect(within(summary).getByText("Total Applications").nextSibling?.textContent).toBe("0");
   });
 
   it("shows 'Failed to load dashboard data' when the list fails", async () => {

@@ -1,6 +1,7 @@
 import type { AppUsage } from "@promptmint/contracts";
 import { BarChart3, DollarSign, FileText, Package, Plus, Workflow, Zap } from "lucide-react";
 import { ButtonLink } from "../../components/ui/button";
+import { EmptyState } from "../../components/ui/empty-state";
 import { ErrorBox } from "../../components/ui/error-box";
 import { MoneyFiguresCard, noMoneyFigures } from "../../components/ui/money-figures";
 import { PageContainer } from "../../components/ui/page-container";
@@ -65,8 +66,6 @@ export function DashboardPage({ title = "Dashboard" }: { title?: string }) {
       />
       {applications.isError ? (
         <ErrorBox message="Failed to load dashboard data" />
-      ) : !pending && apps.length === 0 ? (
-        <FirstSteps />
       ) : (
         <>
           <div className="mb-6 flex flex-wrap gap-2">
@@ -87,13 +86,13 @@ export function DashboardPage({ title = "Dashboard" }: { title?: string }) {
           <section aria-label="Summary" className="mb-8 grid gap-4 sm:grid-cols-3">
             <StatCard
               icon={Package}
-              label="Applications"
+              label="Total Applications"
               value={figure(pending, formatNumber(apps.length))}
               hint="Yours, any status"
             />
             <StatCard
               icon={Zap}
-              label="Invocations"
+              label="Total Invocations"
               value={figure(pending, formatNumber(totals.invocations))}
               hint={figures.period}
             />
@@ -104,13 +103,28 @@ export function DashboardPage({ title = "Dashboard" }: { title?: string }) {
               hint={figures.period}
             />
           </section>
-          {!money.isError && (
+          {!money.isError && (pending || apps.length > 0) && (
             <section aria-label="Money" className="mb-8">
               <MoneyFiguresCard figures={figures} pending={money.isPending} />
             </section>
           )}
           {pending ? (
             <LoadingState label="Loading applications..." />
+          ) : apps.length === 0 ? (
+            <div className="space-y-8">
+              <EmptyState
+                icon={Package}
+                title="No applications"
+                description="Get started by creating a new application."
+                action={
+                  <ButtonLink to="/applications/create">
+                    <Plus className="size-4" aria-hidden="true" />
+                    Create Application
+                  </ButtonLink>
+                }
+              />
+              <FirstSteps />
+            </div>
           ) : (
             <ApplicationsTable applications={apps} usage={usage} />
           )}
