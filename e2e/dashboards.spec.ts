@@ -44,7 +44,11 @@ test("a new person without apps gets first steps, Explore and Wallet, and a prof
   const nav = page.getByRole("navigation", { name: "Main" });
   await expect(nav.getByRole("link", { name: "Explore" })).toBeVisible();
   await expect(nav.getByRole("link", { name: "Wallet" })).toBeVisible();
-  await expect(page.getByRole("region", { name: "Summary" })).toBeHidden();
+  // SPEC's empty state, with its links and cards at 0.
+  await expect(page.getByRole("heading", { name: "No applications" })).toBeVisible();
+  await expect(page.getByText("Get started by creating a new application.")).toBeVisible();
+  await expect(page.getByRole("link", { name: "Manage Workflows" })).toHaveAttribute("href", "/workflows");
+  await expect(page.getByRole("region", { name: "Summary" }).getByText("Total Applications")).toBeVisible();
   await screenshots(page, testInfo, "dashboard-consumer");
   await expectFitsPhone(page);
   await page.setViewportSize(DESKTOP);
