@@ -80,15 +80,6 @@ export function formatSeconds(seconds: number, decimals = 2): string {
   return `${seconds.toFixed(decimals)}s`;
 }
 
-/**
- * A duration read at a glance: milliseconds under a second (`85 ms`), else seconds with at most
- * two decimals (`1.5 s`, `12 s`), so no reader has to decode `0.085s`.
- */
-export function formatDuration(seconds: number): string {
-  if (Math.abs(seconds) < 1) return `${Math.round(seconds * 1000)} ms`;
-  return `${Number(seconds.toFixed(2))} s`;
-}
-
 type DateInput = string | number | Date | null | undefined;
 
 function toDate(value: DateInput): Date | null {

@@ -9,7 +9,7 @@ import { LoadingState } from "../../components/ui/spinner";
 import { StatCard } from "../../components/ui/stat-card";
 import { ApiClientError } from "../../lib/api-client";
 import { useApplication } from "../../lib/applications-query";
-import { formatDuration, formatMicros, formatNumber, formatPercent } from "../../lib/format";
+import { formatMicros, formatNumber, formatPercent, formatSeconds } from "../../lib/format";
 import { ChartCard } from "./analytics-card";
 import { type AnalyticsWindow, useAnalyticsWindow } from "./analytics-window";
 import { type ApplicationAnalytics, useApplicationAnalytics } from "./api/get-application-analytics";
@@ -101,7 +101,7 @@ function ApplicationAnalyticsReport({
             <StatCard
               icon={Timer}
               label="Avg Response Time"
-              value={formatDuration(performance.average_response_time)}
+              value={formatSeconds(performance.average_response_time, 2)}
             />
           </section>
 

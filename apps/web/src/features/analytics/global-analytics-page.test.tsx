@@ -78,12 +78,12 @@ describe("global analytics", () => {
     expect(blog.getByText("prompt").className).toContain("green");
     expect(blog.getByText("12,000")).toBeDefined();
     expect(blog.getByText("98.3%")).toBeDefined();
-    expect(blog.getByText("1.23 s")).toBeDefined();
+    expect(blog.getByText("1.235s")).toBeDefined();
     expect(blog.getByText(new Date("2025-11-29T14:30:00.000Z").toLocaleDateString())).toBeDefined();
     const flow = within(rowWith(table, "Support Flow"));
     expect(flow.getByText("workflow").className).toContain("blue");
     expect(flow.getByText("80.0%")).toBeDefined();
-    expect(flow.getByText("2.5 s")).toBeDefined();
+    expect(flow.getByText("2.500s")).toBeDefined();
     expect(flow.getByText("Never")).toBeDefined();
 
     expect(screen.queryByRole("region", { name: "Top Errors" })).toBeNull();

@@ -257,7 +257,7 @@ describe("prompt editor", () => {
     expect(answer.getByText("sandbox")).toBeDefined();
     expect(answer.getByText("1,234")).toBeDefined();
     expect(answer.getByText("56")).toBeDefined();
-    expect(answer.getByText("85 ms")).toBeDefined();
+    expect(answer.getByText("0.09s")).toBeDefined();
     expect(answer.getByText("$0.00")).toBeDefined();
     expect(screen.getByText("Write about Sample topic.")).toBeDefined();
   });
@@ -269,7 +269,7 @@ describe("prompt editor", () => {
       latency_ms: 1500,
     });
     expect(answer.getByText("The model did not answer: The upstream failed to answer")).toBeDefined();
-    expect(answer.getByText("1.5 s")).toBeDefined();
+    expect(answer.getByText("1.50s")).toBeDefined();
   });
 
   it("restores an older version into the editor", async () => {
