@@ -43,12 +43,15 @@ describe("global analytics", () => {
     expect(statValue("Active Users")).toBe("87");
     expect(statValue("Success Rate")).toBe("97.5%");
 
-    // Gross, fee, model cost and net of the window: a 0.5¢ fee and a model cost below a cent are not zero.
+    // Gross, fee, model cost and net of the window, to the cent; the exact sub-cent figures on hover.
     const money = within(await screen.findByLabelText("Earnings, Last 30 days"));
     await waitFor(() => expect(money.getByText("Gross").nextSibling?.textContent).toBe("$0.05"));
-    expect(money.getByText("Platform fee").nextSibling?.textContent).toBe("-$0.005");
-    expect(money.getByText("Model cost").nextSibling?.textContent).toBe("-$0.012345");
-    expect(money.getByText("Net").nextSibling?.textContent).toBe("$0.032655");
+    expect(money.getByText("Platform fee").nextSibling?.textContent).toBe("-$0.01");
+    expect(money.getByTitle("Exactly -$0.005")).toBeDefined();
+    expect(money.getByText("Model cost").nextSibling?.textContent).toBe("-$0.01");
+    expect(money.getByTitle("Exactly -$0.012345")).toBeDefined();
+    expect(money.getByText("Net").nextSibling?.textContent).toBe("$0.03");
+    expect(money.getByTitle("Exactly $0.032655")).toBeDefined();
 
     for (const chart of [
       "Invocations Over Time",
