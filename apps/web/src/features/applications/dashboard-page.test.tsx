@@ -53,6 +53,7 @@ describe("dashboard", () => {
     const summary = await screen.findByRole("region", { name: "Summary" });
     await waitFor(() => expect(within(summary).getByText("1,234")).toBeDefined());
     expect(within(summary).getByText("Total Applications").nextSibling?.textContent).toBe("3");
+    expect(document.title).toBe("Dashboard · Promptmint");
     // The invocations are the window's, and say so.
     expect(within(summary).getByText("Total Invocations").parentElement?.textContent).toContain(
       "Last 30 days",

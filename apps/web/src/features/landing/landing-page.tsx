@@ -4,6 +4,7 @@ import { Link } from "react-router";
 import { Alert } from "../../components/ui/alert";
 import { ButtonLink, buttonClasses } from "../../components/ui/button";
 import { IconTile } from "../../components/ui/icon-tile";
+import { useDocumentTitle } from "../../lib/document-title";
 import { describeSession, useProfile } from "../../lib/profile-query";
 
 /**
@@ -42,6 +43,7 @@ const FEATURES = [
 ] as const;
 
 export function LandingPage() {
+  useDocumentTitle("Turn prompts and workflows into paid APIs");
   const auth = useAuth();
   const profile = useProfile();
   const signedIn = auth.isAuthenticated;
