@@ -164,13 +164,12 @@ describe("per-application analytics", () => {
     expect(screen.queryByRole("region", { name: "Recent Invocations" })).toBeNull();
   });
 
-  it("shows an Error box, without asking for analytics, when the application fails to load", async () => {
+  it("shows the not-found screen, without asking for analytics, when the application does not exist", async () => {
     const api = stubAnalyticsApi({ [APP]: () => jsonResponse({ detail: "Not found" }, 404) });
     renderApplicationAnalytics();
 
-    const alert = await screen.findByRole("alert");
-    expect(within(alert).getByText("Error")).toBeDefined();
-    expect(within(alert).getByText("Application not found")).toBeDefined();
+    expect(await screen.findByRole("heading", { name: "Application not found" })).toBeDefined();
+    expect(screen.getByRole("link", { name: "Back to dashboard" }).getAttribute("href")).toBe("/dashboard");
     expect(api.callsTo(USAGE)).toHaveLength(0);
     expect(api.callsTo(INVOCATIONS)).toHaveLength(0);
   });
