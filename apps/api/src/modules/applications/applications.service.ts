@@ -302,13 +302,11 @@ export async function updateApplication(
           noticeMs: await noticeFor(db, app, priceNoticeMs),
         })
       : undefined;
-  // The price guard (docs/decisions/026): every save and publish of a prompt app on the platform's
-  // keys; only taking an app offline (draft, archived) is never refused.
-  const takesOffline =
-    Object.keys(input).every((key) => key === "status") &&
-    input.status !== undefined &&
-    input.status !== "live";
-  if (app.type === "prompt" && !takesOffline && !priceJudgedWithPrompt && Object.keys(input).length > 0) {
+  // The price guard (docs/decisions/026): a new price, and publishing, of a prompt app on the
+  // platform's keys. An edit that changes neither (a name, the visibility, taking it offline) is
+  // never refused for a price set before: the seeded or older app stays editable (issue 32).
+  const judged = input.price_cents !== undefined || input.status === "live";
+  if (app.type === "prompt" && judged && !priceJudgedWithPrompt) {
     await refuseUncoveredPrice(db, {
       app,
       feePercent,
