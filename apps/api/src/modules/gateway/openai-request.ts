@@ -23,6 +23,8 @@ export interface OpenAiCall {
    * refused by name when the app does not allow tools.
    */
   toolsParam?: string;
+  /** A tool result that answers no tool call: refused after `toolsParam` (an app without tools says so first). */
+  toolsProblem?: Record<string, string>;
   overrides: CallerOverrides;
   stream: boolean;
   user?: string;
@@ -234,6 +236,7 @@ interface Conversation {
   history: ChatMessage[];
   followUp: ChatMessage[];
   instructions: string[];
+  toolsProblem?: Record<string, string>;
 }
 
 /**
@@ -246,14 +249,13 @@ function conversationOf(turns: Turn[], param: string): Conversation {
   const instructions: string[] = [];
   const dialogue: ChatMessage[] = [];
   const calls = new Set<string>();
+  let toolsProblem: Record<string, string> | undefined;
   for (const turn of turns) {
     if (turn.role === "system" || turn.role === "developer") instructions.push(turn.text);
     else if (turn.role === "tool") {
       if (!turn.toolCallId || !calls.has(turn.toolCallId))
-        throw invalidFields({
-          [turn.at]: "must answer a tool call of an earlier assistant message (by its id)",
-        });
-      dialogue.push({ role: "tool", toolCallId: turn.toolCallId, content: turn.text });
+        toolsProblem ??= { [turn.at]: "must answer a tool call of an earlier assistant message (by its id)" };
+      dialogue.push({ role: "tool", toolCallId: turn.toolCallId ?? "", content: turn.text });
     } else if (turn.role === "assistant") {
       for (const call of turn.toolCalls ?? []) calls.add(call.id);
       dialogue.push({
@@ -269,13 +271,16 @@ function conversationOf(turns: Turn[], param: string): Conversation {
   if (queryAt < 0 || (last && last.role !== "tool"))
     throw invalidFields({
       [param]:
-        calls.size > 0 ? "must end with a user message or a tool result" : "must end with a user message",
+        calls.size > 0 || last?.role === "tool"
+          ? "must end with a user message or a tool result"
+          : "must end with a user message",
     });
   return {
     query: (dialogue[queryAt] as ChatMessage).content,
     history: dialogue.slice(0, queryAt),
     followUp,
     instructions,
+    toolsProblem,
   };
 }
 
@@ -334,6 +339,7 @@ function commonCall(
     query: conversation.query,
     history: conversation.history,
     followUp: conversation.followUp,
+    toolsProblem: conversation.toolsProblem,
     overrides: {
       temperature: body.temperature ?? undefined,
       topP: body.top_p ?? undefined,
@@ -541,7 +547,11 @@ export function refuseWorkflowOverrides(call: OpenAiCall): void {
  * otherwise the first field that uses them is refused by name.
  */
 export function refuseTools(call: OpenAiCall, allowed: boolean): void {
-  if (allowed || !call.toolsParam) return;
+  if (!call.toolsParam) return;
+  if (allowed) {
+    if (call.toolsProblem) throw invalidFields(call.toolsProblem);
+    return;
+  }
   throw invalidFields({
     [call.toolsParam]:
       "cannot be used with this app: its creator has not enabled tools (allow_tools), so it answers with text only",

@@ -128,7 +128,7 @@ export function aiSdkToolSettings(settings: ToolSettings | undefined): {
         : {
             openai: { parallelToolCalls: parallel },
             // An OpenAI-compatible server (OPENAI_BASE_URL) takes the field as OpenAI spells it.
-            "openai-compatible": { parallel_tool_calls: parallel },
+            openaiCompatible: { parallel_tool_calls: parallel },
             anthropic: { disableParallelToolUse: !parallel },
             mistral: { parallelToolCalls: parallel },
           },
