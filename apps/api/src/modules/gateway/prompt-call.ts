@@ -85,6 +85,11 @@ export async function preparePromptExecution(
         "cannot be a json_schema: this app answers with its own output schema",
     });
   const responseFormat = outputSchema ? undefined : overrides.responseFormat;
+  // Google's models have no setting for one tool call per answer: refused rather than ignored.
+  if (overrides.tools?.parallel === false && findModel(prompt.model)?.provider === "google")
+    throw invalidFields({
+      parallel_tool_calls: `cannot be false with this app's model (${prompt.model}): it cannot be limited to one tool call per answer`,
+    });
   // On the creator's own keys the vendor bills the creator: the call uses their key for the
   // model's provider (503 naming it when none is set) and records no model cost (doc 026).
   const onCreatorKeys = prompt.modelKeys === "creator";

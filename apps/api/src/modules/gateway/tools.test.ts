@@ -158,6 +158,19 @@ describe("tool requests the gateway refuses", () => {
       /second time/,
     ));
 
+  it("parallel_tool_calls false on an app whose Google model cannot honour it", async () => {
+    const { body: app } = await creator.api("POST", "/api/app/", {
+      body: { name: "Gemini tools", visibility: "public", price_cents: 10, allow_tools: true },
+    });
+    await creator.api("PATCH", `/api/app/${app.slug}/prompt/`, { body: { model: "gemini-pro" } });
+    await creator.api("PATCH", `/api/app/${app.slug}/update_status/`, { body: { status: "live" } });
+    await refusedWith(
+      { model: app.slug, messages: asked, tools, parallel_tool_calls: false },
+      "parallel_tool_calls",
+      /cannot be false with this app's model/,
+    );
+  });
+
   it("a Responses tool that runs on OpenAI's servers", async () => {
     const answer = await fetch(`${server.baseUrl}/api/v1/responses`, {
       method: "POST",
