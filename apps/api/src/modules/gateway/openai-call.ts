@@ -7,7 +7,8 @@ import { answerPaidCall, type CallMeta, type CallPresenter } from "./call-lifecy
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
 import { type GatewayDeps, naturalModeOf, prepareExecution } from "./gateway-call.ts";
 import { maxPriceOf } from "./max-price.ts";
-import { type OpenAiCall, refuseTools, refuseWorkflowOverrides } from "./openai-request.ts";
+import { type OpenAiCall, refuseWorkflowOverrides } from "./openai-request.ts";
+import { refuseTools } from "./openai-tools.ts";
 import type { CallCharge } from "./paid-call.ts";
 import { preparePromptExecution } from "./prompt-call.ts";
 

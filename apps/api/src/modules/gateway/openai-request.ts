@@ -2,7 +2,21 @@ import { MaxPriceCentsSchema } from "@promptmint/contracts";
 import { z } from "zod";
 import { invalidFields } from "../../lib/errors.ts";
 import type { ChatMessage, ResponseFormat } from "../models/llm.ts";
-import type { ToolCall, ToolChoice, ToolDefinition, ToolSettings } from "../models/tools.ts";
+import type { ToolCall } from "../models/tools.ts";
+import {
+  ChatToolCallsSchema,
+  ChatToolChoiceSchema,
+  ChatToolsSchema,
+  definitionOf,
+  FunctionCallItem,
+  FunctionCallOutputItem,
+  parseItem,
+  ResponsesToolChoiceSchema,
+  ResponsesToolsSchema,
+  refuseTools,
+  ToolCallIdSchema,
+  toolSettingsOf,
+} from "./openai-tools.ts";
 import type { CallerOverrides } from "./prompt-call.ts";
 
 /**
@@ -37,18 +51,6 @@ export interface OpenAiCall {
 }
 
 const tokens = z.number().int().min(1).max(1_000_000).nullish();
-
-/** A function's name, as OpenAI bounds it. */
-const FunctionName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "must be 1 to 64 letters, digits, _ or -");
-const ONLY_FUNCTIONS = "must be function: only function tools can be passed to the app's model";
-/** What a function tool declares besides its name, in both APIs. */
-const FunctionFields = {
-  description: z.string().max(10_000).nullish(),
-  parameters: z.record(z.string(), z.unknown()).nullish(),
-  strict: z.boolean().nullish(),
-};
-const MAX_TOOLS = 128;
-const ToolCallId = z.string().min(1).max(200);
 
 /** Sampling fields both APIs share, as OpenAI bounds them. */
 const sampling = {
@@ -93,17 +95,8 @@ export const ChatCompletionRequestSchema = z.strictObject({
         // What an assistant message read back from an earlier answer carries.
         refusal: z.null().nullish(),
         annotations: z.array(z.unknown()).max(0).nullish(),
-        tool_calls: z
-          .array(
-            z.strictObject({
-              id: ToolCallId,
-              type: z.literal("function", "must be function: only function tool calls are supported"),
-              function: z.strictObject({ name: FunctionName, arguments: z.string().max(1_000_000) }),
-            }),
-          )
-          .max(MAX_TOOLS)
-          .nullish(),
-        tool_call_id: ToolCallId.nullish(),
+        tool_calls: ChatToolCallsSchema.nullish(),
+        tool_call_id: ToolCallIdSchema.nullish(),
       }),
     )
     .min(1, "must contain at least one message")
@@ -129,21 +122,8 @@ export const ChatCompletionRequestSchema = z.strictObject({
       z.strictObject({ type: z.literal("json_schema"), json_schema: z.strictObject(JsonSchemaFormat) }),
     ])
     .nullish(),
-  tools: z
-    .array(
-      z.strictObject({
-        type: z.literal("function", ONLY_FUNCTIONS),
-        function: z.strictObject({ name: FunctionName, ...FunctionFields }),
-      }),
-    )
-    .max(MAX_TOOLS)
-    .nullish(),
-  tool_choice: z
-    .union([
-      z.enum(["none", "auto", "required"]),
-      z.strictObject({ type: z.literal("function"), function: z.strictObject({ name: FunctionName }) }),
-    ])
-    .nullish(),
+  tools: ChatToolsSchema.nullish(),
+  tool_choice: ChatToolChoiceSchema.nullish(),
   ...sampling,
 });
 export type ChatCompletionRequest = z.output<typeof ChatCompletionRequestSchema>;
@@ -188,18 +168,8 @@ export const ResponsesRequestSchema = z.strictObject({
   reasoning: z.null("is not supported: the app's model settings are the creator's").nullish(),
   include: z.array(z.unknown()).max(0, "is not supported: no extra output is returned").nullish(),
   truncation: z.literal("disabled", "must be disabled: input is never truncated").nullish(),
-  tools: z
-    .array(
-      z.strictObject({ type: z.literal("function", ONLY_FUNCTIONS), name: FunctionName, ...FunctionFields }),
-    )
-    .max(MAX_TOOLS)
-    .nullish(),
-  tool_choice: z
-    .union([
-      z.enum(["none", "auto", "required"]),
-      z.strictObject({ type: z.literal("function"), name: FunctionName }),
-    ])
-    .nullish(),
+  tools: ResponsesToolsSchema.nullish(),
+  tool_choice: ResponsesToolChoiceSchema.nullish(),
   ...sampling,
 });
 export type ResponsesRequest = z.output<typeof ResponsesRequestSchema>;
@@ -281,45 +251,6 @@ function conversationOf(turns: Turn[], param: string): Conversation {
     followUp,
     instructions,
     toolsProblem,
-  };
-}
-
-/**
- * The caller's tool settings, and the first field that uses tools (refused by name when the app
- * does not allow them). A choice that requires a tool needs tools, and a named one a declared tool.
- */
-function toolSettingsOf(
-  tools: ToolDefinition[],
-  choice: ToolChoice | undefined,
-  parallel: boolean | undefined,
-  toolsParam: (i: number) => string,
-): ToolSettings | undefined {
-  tools.forEach((tool, i) => {
-    if (tools.findIndex((other) => other.name === tool.name) !== i)
-      throw invalidFields({ [toolsParam(i)]: `declares '${tool.name}' a second time` });
-  });
-  if (tools.length === 0) {
-    if (choice === "required" || typeof choice === "object")
-      throw invalidFields({ tool_choice: "needs tools: send the functions the model may call in tools" });
-    return undefined;
-  }
-  if (typeof choice === "object" && !tools.some((tool) => tool.name === choice.name))
-    throw invalidFields({ tool_choice: `names '${choice.name}', which is not one of the tools` });
-  return { tools, choice, parallel };
-}
-
-/** A function tool's definition, its parameters an empty object's schema when it declares none. */
-function definitionOf(tool: {
-  name: string;
-  description?: string | null;
-  parameters?: Record<string, unknown> | null;
-  strict?: boolean | null;
-}): ToolDefinition {
-  return {
-    name: tool.name,
-    description: tool.description ?? undefined,
-    parameters: tool.parameters ?? { type: "object", properties: {} },
-    strict: tool.strict ?? undefined,
   };
 }
 
@@ -435,33 +366,6 @@ export function chatCall(body: ChatCompletionRequest): OpenAiCall {
   return call;
 }
 
-/** A Responses `function_call` input item: a tool call the model made in an earlier answer. */
-const FunctionCallItem = z.strictObject({
-  type: z.literal("function_call"),
-  call_id: ToolCallId,
-  name: FunctionName,
-  arguments: z.string().max(1_000_000),
-  id: z.string().max(200).nullish(),
-  status: z.enum(["in_progress", "completed", "incomplete"]).nullish(),
-});
-/** A Responses `function_call_output` input item: the caller's result of that call. */
-const FunctionCallOutputItem = z.strictObject({
-  type: z.literal("function_call_output"),
-  call_id: ToolCallId,
-  output: z.union([z.string(), z.array(TextPart).max(100)]),
-  id: z.string().max(200).nullish(),
-  status: z.enum(["in_progress", "completed", "incomplete"]).nullish(),
-});
-
-/** An input item checked against its schema; a problem is a 400 naming the item's field. */
-function parseItem<T>(schema: z.ZodType<T>, item: unknown, at: string): T {
-  const parsed = schema.safeParse(item);
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  const path = issue?.path.length ? `${at}.${issue.path.join(".")}` : at;
-  throw invalidFields({ [path]: issue?.message ?? "is not valid" });
-}
-
 /**
  * The turns of a Responses `input`: message items, and the tool loop's items (decision 053):
  * `function_call` joins the assistant turn before it (as Chat Completions' `tool_calls`),
@@ -540,20 +444,4 @@ export function refuseWorkflowOverrides(call: OpenAiCall): void {
     throw invalidFields({
       [call.turnsParam]: "must hold one user message: a workflow app keeps no caller history",
     });
-}
-
-/**
- * Tools reach the model only when the app's creator allowed them (`allow_tools`, decision 053):
- * otherwise the first field that uses them is refused by name.
- */
-export function refuseTools(call: OpenAiCall, allowed: boolean): void {
-  if (!call.toolsParam) return;
-  if (allowed) {
-    if (call.toolsProblem) throw invalidFields(call.toolsProblem);
-    return;
-  }
-  throw invalidFields({
-    [call.toolsParam]:
-      "cannot be used with this app: its creator has not enabled tools (allow_tools), so it answers with text only",
-  });
 }
