@@ -54,9 +54,7 @@ describe("dashboard", () => {
     await waitFor(() => expect(within(summary).getByText("1,234")).toBeDefined());
     expect(within(summary).getByText("Total Applications").nextSibling?.textContent).toBe("3");
     // The invocations are the window's, and say so.
-    expect(within(summary).getByText("Total Invocations").parentElement?.textContent).toContain(
-      "Last 30 days",
-    );
+    expect(within(summary).getByText("Total Invocations").parentElement?.textContent).toContain("Last 30 days");
     await waitFor(() =>
       expect(within(summary).getByText("Net Earnings").nextSibling?.textContent).toBe("$17.109"),
     );
