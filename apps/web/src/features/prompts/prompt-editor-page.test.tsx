@@ -149,6 +149,7 @@ describe("prompt editor", () => {
       visibility: "public",
       price_cents: 150,
       interaction_mode: "chat",
+      allow_tools: false,
     });
     expect(savedBody(api).prompt).toEqual({
       model: "mixtral",
@@ -164,6 +165,30 @@ describe("prompt editor", () => {
       changelog: "Updated via UI",
     });
     expect(await screen.findByText("Changes saved")).toBeDefined();
+  });
+
+  it("turns tools on with a labelled switch, by keyboard, and saves allow_tools", async () => {
+    const api = stubEditorApi({
+      [SAVE_BLOG_WRITER]: ({ body }: RecordedRequest) =>
+        jsonResponse({
+          application: { ...app, ...(body as SavePromptApplication).application },
+          prompt: promptConfigFixture(),
+        }),
+    });
+    renderEditor();
+
+    const toggle = await screen.findByRole("switch", { name: "Allow tools" });
+    expect(toggle.getAttribute("aria-checked")).toBe("false");
+    expect(toggle.getAttribute("aria-describedby")).toBeTruthy();
+    const description = document.getElementById(toggle.getAttribute("aria-describedby") ?? "");
+    expect(description?.textContent).toMatch(/each model call of a loop is one paid call/);
+    toggle.focus();
+    await userEvent.keyboard(" ");
+    expect(toggle.getAttribute("aria-checked")).toBe("true");
+    await userEvent.click(screen.getByRole("button", { name: "Save Changes" }));
+
+    await waitFor(() => expect(api.callsTo(SAVE_BLOG_WRITER)).toHaveLength(1));
+    expect(savedBody(api).application.allow_tools).toBe(true);
   });
 
   it("refuses settings outside SPEC's limits", async () => {
