@@ -99,6 +99,9 @@ describe("billing and subscriptions", () => {
 
     await userEvent.click(await screen.findByRole("button", { name: "Cancel Pro subscription" }));
     const dialog = await screen.findByRole("dialog", { name: "Cancel subscription?" });
+    // Two buttons that cannot be mistaken for each other: keep it, or cancel it.
+    expect(within(dialog).getByRole("button", { name: "Keep Subscription" })).toBeDefined();
+    expect(within(dialog).queryByRole("button", { name: "Cancel" })).toBeNull();
     await userEvent.click(within(dialog).getByRole("button", { name: "Cancel Subscription" }));
 
     expect(await within(subscriptionItem("Pro")).findByText("Canceling")).toBeDefined();
