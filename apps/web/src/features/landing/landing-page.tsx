@@ -61,7 +61,10 @@ export function LandingPage() {
             Prompts and workflows, sold as APIs
           </p>
           <h1 className="mx-auto mt-6 max-w-3xl text-4xl font-semibold tracking-tight text-slate-900 sm:text-6xl">
-            Monetize your AI prompts as <span className="text-brand-600">pay-per-call APIs</span>
+            Monetize your AI prompts as{" "}
+            {/* Never broken at a hyphen ("pay-per- / call"): the phrase wraps as a whole. */}
+            <span className="whitespace-nowrap text-brand-600">pay-per-call</span>{" "}
+            <span className="text-brand-600">APIs</span>
           </h1>
           <p className="mx-auto mt-6 max-w-2xl text-base text-slate-600 sm:text-lg">
             Turn a prompt or an AI workflow into a hosted endpoint, set your price per call, and earn on every
