@@ -128,6 +128,17 @@ describe("billing and subscriptions", () => {
     expect(alert.textContent).toContain("Already canceled");
   });
 
+  it("orders plans as a person compares them: on offer first, cheapest first, withdrawn last", async () => {
+    const [basic, pro, legacy] = PLANS;
+    renderBillingPage({ packages: [legacy, pro, basic].filter((plan) => plan !== undefined) });
+
+    const list = await screen.findByRole("list", { name: "Available plans" });
+    const names = within(list)
+      .getAllByRole("listitem")
+      .map((item) => item.querySelector("h3")?.textContent);
+    expect(names).toEqual(["Basic", "Pro", "Legacy"]);
+  });
+
   it("lists plans with price per currency, features, a 'Popular' ribbon for pro and 'Not Available' when inactive", async () => {
     renderBillingPage({ packages: PLANS });
 
