@@ -134,8 +134,8 @@ describe("billing and subscriptions", () => {
 
     const list = await screen.findByRole("list", { name: "Available plans" });
     const names = within(list)
-      .getAllByRole("listitem")
-      .map((item) => item.querySelector("h3")?.textContent);
+      .getAllByRole("heading", { level: 3 })
+      .map((heading) => heading.textContent);
     expect(names).toEqual(["Basic", "Pro", "Legacy"]);
   });
 
