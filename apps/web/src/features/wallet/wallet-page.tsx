@@ -6,6 +6,7 @@ import { PageContainer } from "../../components/ui/page-container";
 import { PageHeader } from "../../components/ui/page-header";
 import { QueryStates } from "../../components/ui/query-states";
 import { StatCard } from "../../components/ui/stat-card";
+import { useSellsApps } from "../../lib/applications-query";
 import { formatMicros } from "../../lib/format";
 import { useProfile } from "../../lib/profile-query";
 import { useWallet } from "../../lib/wallet-query";
@@ -21,9 +22,10 @@ const EARNINGS_DAYS = 30;
 export function WalletPage() {
   const wallet = useWallet();
   const profile = useProfile();
-  const showEarnings = Boolean(profile.data?.creator) || (wallet.data?.earnings_micros ?? 0) !== 0;
-  // A creator's money over the last 30 days, the same figures as the dashboard's (decision 029).
-  const figures = useMoneyFigures(EARNINGS_DAYS, { enabled: Boolean(profile.data?.creator) });
+  const sells = useSellsApps(Boolean(profile.data?.creator));
+  const showEarnings = sells || (wallet.data?.earnings_micros ?? 0) !== 0;
+  // A seller's money over the last 30 days, the same figures as the dashboard's (decision 029).
+  const figures = useMoneyFigures(EARNINGS_DAYS, { enabled: sells });
 
   return (
     <PageContainer className="max-w-6xl">
@@ -62,7 +64,7 @@ export function WalletPage() {
                 <StatementTable />
               </div>
             </div>
-            {profile.data?.creator && !figures.isError && (
+            {sells && !figures.isError && (
               <MoneyFiguresCard
                 figures={figures.data ?? noMoneyFigures(EARNINGS_DAYS)}
                 pending={figures.isPending}
