@@ -49,9 +49,11 @@ export function clientIdMetadataDocuments(config: Config): {
         const body = await response.text();
         return new Response(body, { status: response.status, headers: response.headers });
       } catch (error) {
-        // oidc-provider answers any failure as "client_id metadata document fetch failed"; the
-        // reason stays in the server's log, as the error's cause.
-        throw error instanceof AppError ? new Error(error.message, { cause: error }) : error;
+        // oidc-provider answers "client_id metadata document fetch failed" with this as its
+        // detail, which the error page shows (oidc-provider.ts renderError).
+        throw new Error(`The client's metadata document could not be fetched: ${reasonOf(error)}.`, {
+          cause: error,
+        });
       }
     },
     fetchResponseBodyLimits: {
@@ -60,4 +62,16 @@ export function clientIdMetadataDocuments(config: Config): {
       sector_identifier_uri: 64 * 1024,
     },
   };
+}
+
+/** Why the guarded fetch failed, in the words of a metadata document rather than a provider's. */
+function reasonOf(error: unknown): string {
+  if (!(error instanceof AppError)) return "its server could not be reached";
+  if (error.code === "bad_request" && error.message.includes("private or reserved"))
+    return "its host is a private or reserved address, which this server does not fetch from";
+  if (error.code === "bad_request") return error.message;
+  if (error.code === "upstream_timeout") return `it did not answer within ${TIMEOUT_MS / 1000} s`;
+  if (error.message.includes("exceeded")) return `it is larger than ${MAX_DOCUMENT_BYTES / 1024} KiB`;
+  if (error.message.includes("redirected")) return "its URL redirects, which is not allowed";
+  return "its server could not be reached";
 }

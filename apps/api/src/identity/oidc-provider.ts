@@ -171,11 +171,17 @@ export async function createOidcProvider(
       return grant;
     },
     clientBasedCORS: (_ctx, origin) => origins.includes(origin),
-    renderError: async (ctx, out) => {
+    renderError: async (ctx, out, error) => {
+      // A client ID metadata document that could not be fetched: the detail says why, in our words.
+      const detail =
+        out.error_description === "client_id metadata document fetch failed" &&
+        typeof (error as { error_detail?: unknown }).error_detail === "string"
+          ? ` ${(error as { error_detail: string }).error_detail}`
+          : "";
       ctx.type = "html";
       ctx.body = renderErrorPage({
         title: "Sign-in could not continue",
-        message: String(out.error_description ?? out.error ?? "Unknown error"),
+        message: `${String(out.error_description ?? out.error ?? "Unknown error")}${detail}`,
         homeUrl: config.publicUrl,
       });
     },
