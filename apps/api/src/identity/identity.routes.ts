@@ -54,9 +54,10 @@ export async function identityRoutes(
     status: number,
     html: string,
   ) =>
-    sendPage(reply, status, html).header(
-      "content-security-policy",
-      interactionPolicy(options.config, details.params.redirect_uri),
+    sendPage(
+      reply.header("content-security-policy", interactionPolicy(options.config, details.params.redirect_uri)),
+      status,
+      html,
     );
 
   // Our interaction pages, with their own form parser.
