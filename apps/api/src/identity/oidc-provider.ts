@@ -170,6 +170,8 @@ export async function createOidcProvider(
       session.grantIdFor(client.clientId, grant.jti);
       return grant;
     },
+    // Userinfo only: discovery, keys, registration, token and revocation are open to any origin
+    // without cookies (lib/cors.ts sets their headers first, and oidc-provider then leaves them).
     clientBasedCORS: (_ctx, origin) => origins.includes(origin),
     renderError: async (ctx, out, error) => {
       // A client ID metadata document that could not be fetched: the detail says why, in our words.

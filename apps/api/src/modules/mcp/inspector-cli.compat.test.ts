@@ -80,8 +80,8 @@ async function inspect(...args: string[]) {
   return JSON.parse(stdout);
 }
 
-describe("@modelcontextprotocol/inspector --cli", () => {
-  it("tools/list → the app's tool with its input schema and price", async () => {
+describe("@modelcontextprotocol/inspector", () => {
+  it("--cli --method tools/list: the tool, its input schema and price → works", async () => {
     const listed = await inspect("--method", "tools/list");
     expect(listed.tools).toHaveLength(1);
     expect(listed.tools[0]).toMatchObject({
@@ -92,7 +92,7 @@ describe("@modelcontextprotocol/inspector --cli", () => {
     expect(listed.tools[0].description).toContain("Costs $0.12 per call");
   });
 
-  it("tools/call → the answer, charged once", async () => {
+  it("--cli --method tools/call: the answer, charged once → works", async () => {
     const called = await inspect("--method", "tools/call", "--tool-name", slug, "--tool-arg", "topic=rain");
     expect(called.isError).toBeFalsy();
     expect(called.content).toEqual([{ type: "text", text: "echo: Write a haiku about rain" }]);

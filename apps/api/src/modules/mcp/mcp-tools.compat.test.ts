@@ -97,8 +97,8 @@ async function chargedInvocations(slug: string) {
 const textOf = (result: CallToolResult) =>
   result.content.map((part) => (part.type === "text" ? part.text : "")).join("");
 
-describe("app tools: output schema, structured results, price", () => {
-  it("a tool declares the app's output schema, and its price in words and in _meta", async () => {
+describe("@modelcontextprotocol/sdk", () => {
+  it("tools/list: outputSchema, price in the description and in _meta → works", async () => {
     const client = await connect(slugs.structured, keys.rich);
     const [tool] = (await client.listTools()).tools as Tool[];
     expect(tool?.outputSchema).toEqual(outputSchema);
@@ -114,7 +114,7 @@ describe("app tools: output schema, structured results, price", () => {
     await client.close();
   });
 
-  it("an app without an output schema → a tool with none", async () => {
+  it("tools/list of an app without an output schema: no outputSchema → works", async () => {
     const client = await connect(slugs.plain, keys.rich);
     const [tool] = (await client.listTools()).tools;
     expect(tool).not.toHaveProperty("outputSchema");
@@ -122,7 +122,7 @@ describe("app tools: output schema, structured results, price", () => {
     await client.close();
   });
 
-  it("a call returns structuredContent, which the SDK's Client checks against the output schema", async () => {
+  it("tools/call: structuredContent, checked by the Client against outputSchema → works", async () => {
     vendor.set({ kind: "reply", text: '{"haiku": "Rain on the tin roof", "syllables": 17}' });
     try {
       const client = await connect(slugs.structured, keys.rich);
@@ -141,7 +141,7 @@ describe("app tools: output schema, structured results, price", () => {
     expect(await chargedInvocations(slugs.structured)).toEqual([{ status: "success", chargedCents: 5 }]);
   });
 
-  it("a model answer that does not match the output schema → tool error, not charged", async () => {
+  it("tools/call when the answer does not match the output schema → refused 502 upstream_failed", async () => {
     vendor.set({ kind: "reply", text: '{"haiku": "no count"}' });
     try {
       const client = await connect(slugs.structured, keys.rich);
@@ -158,10 +158,7 @@ describe("app tools: output schema, structured results, price", () => {
     }
     expect(await chargedInvocations(slugs.structured)).toHaveLength(1);
   });
-});
-
-describe("a call that cannot be paid", () => {
-  it("an empty wallet → tool error naming the top-up page, its remedy in _meta, nothing charged", async () => {
+  it("tools/call with an empty wallet: top-up link, remedy in _meta → refused 402 payment_required", async () => {
     const client = await connect(slugs.plain, keys.broke);
     const result = (await client.callTool({
       name: slugs.plain,
@@ -186,7 +183,7 @@ describe("a call that cannot be paid", () => {
     expect(await chargedInvocations(slugs.plain)).toEqual([]);
   });
 
-  it("a key's spend limit → its remedy points at the API keys page", async () => {
+  it("tools/call past the key's spend limit: remedy names the API keys page → refused 402 key_limit_reached", async () => {
     const client = await connect(slugs.plain, keys.limited);
     const result = (await client.callTool({
       name: slugs.plain,
@@ -203,7 +200,7 @@ describe("a call that cannot be paid", () => {
     expect(await chargedInvocations(slugs.plain)).toEqual([]);
   });
 
-  it("a client that declared URL-mode elicitation → -32042 asking it to open the top-up page, nothing charged", async () => {
+  it("tools/call with an empty wallet, elicitation.url declared → refused -32042 URL elicitation of the top-up page", async () => {
     const client = await connect(slugs.plain, keys.broke, { elicitation: { url: {} } });
     const refused = await client.callTool({ name: slugs.plain, arguments: { topic: "money" } }).then(
       () => undefined,
@@ -224,7 +221,7 @@ describe("a call that cannot be paid", () => {
     expect(await chargedInvocations(slugs.plain)).toEqual([]);
   });
 
-  it("a client that declared only form elicitation → the tool error, not -32042", async () => {
+  it("tools/call with an empty wallet, only form elicitation declared → refused 402 payment_required", async () => {
     const client = await connect(slugs.plain, keys.broke, { elicitation: { form: {} } });
     const result = (await client.callTool({
       name: slugs.plain,
@@ -235,7 +232,7 @@ describe("a call that cannot be paid", () => {
     await client.close();
   });
 
-  it("the paid calls and refusals reconcile", async () => {
+  it("tools/call after the refusals: charged once, the ledger reconciles → works", async () => {
     const client = await connect(slugs.plain, keys.rich, { elicitation: { url: {} } });
     const result = (await client.callTool({
       name: slugs.plain,
