@@ -129,6 +129,22 @@ describe("client ID metadata documents", () => {
     expect(fetched.length).toBe(before);
   });
 
+  it("new documents past the address's registration limit → refused 400, known ones still served", async () => {
+    await withTestServer(
+      { env: { ALLOW_PRIVATE_UPSTREAMS: "true", OIDC_REGISTRATIONS_PER_IP: "1" } },
+      async (limited) => {
+        const before = fetched.length;
+        expect((await authorize(limited.baseUrl, documentUrl("agent"))).status).toBe(303);
+        const refused = await authorize(limited.baseUrl, documentUrl("secret"));
+        expect(refused.status).toBe(400);
+        expect(refused.html).toContain("Too many new clients were introduced from your address");
+        expect(fetched.length).toBe(before + 1);
+        // The document already fetched is kept: its client is not held up.
+        expect((await authorize(limited.baseUrl, documentUrl("agent"))).status).toBe(303);
+      },
+    );
+  });
+
   it("a document on a private or loopback address, outside tests → refused 400, never fetched", async () => {
     const before = fetched.length;
     await withTestServer({}, async (guarded) => {

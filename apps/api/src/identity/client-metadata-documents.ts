@@ -1,7 +1,9 @@
+import type { IncomingMessage } from "node:http";
 import type { Configuration } from "oidc-provider";
 import type { Config } from "../config.ts";
 import { AppError } from "../lib/errors.ts";
 import { createSafeFetch } from "../lib/safe-fetch.ts";
+import type { WindowLimiter } from "../modules/gateway/rate-limit.ts";
 
 /**
  * Client ID Metadata Documents (MCP authorization 2025-11-25, draft-ietf-oauth-client-id-metadata-document):
@@ -23,7 +25,31 @@ const TIMEOUT_MS = 2500;
 export const MAX_DOCUMENT_BYTES = 5 * 1024;
 const CACHE_SECONDS = { min: 60, max: 24 * 60 * 60 };
 
-export function clientIdMetadataDocuments(config: Config): {
+/**
+ * The client's address as Fastify determined it (TRUST_PROXY), put on the raw request before it
+ * is handed to the issuer: oidc-provider's own `ctx.ip` trusts any X-Forwarded-For.
+ */
+export const CLIENT_ADDRESS = Symbol("promptmint.clientAddress");
+
+function clientAddressOf(raw: IncomingMessage): string {
+  return (
+    (raw as IncomingMessage & { [CLIENT_ADDRESS]?: string })[CLIENT_ADDRESS] ?? raw.socket.remoteAddress ?? ""
+  );
+}
+
+/** Why a first-time document was not fetched: its address used up its registrations. */
+export const TOO_MANY_DOCUMENTS =
+  "Too many new clients were introduced from your address (registrations and metadata documents count alike): try again in a few minutes.";
+
+/**
+ * The feature's settings. `registrationLimiter` counts a document's first fetch from an address
+ * like a dynamic registration (OIDC_REGISTRATIONS_PER_IP): a cached document costs nothing, so
+ * known clients are never held up, while no address can make the server fetch URL after URL.
+ */
+export function clientIdMetadataDocuments(
+  config: Config,
+  registrationLimiter: WindowLimiter,
+): {
   feature: NonNullable<NonNullable<Configuration["features"]>["clientIdMetadataDocument"]>;
   fetch: NonNullable<Configuration["fetch"]>;
   fetchResponseBodyLimits: NonNullable<Configuration["fetchResponseBodyLimits"]>;
@@ -35,7 +61,20 @@ export function clientIdMetadataDocuments(config: Config): {
     maxRedirects: 0,
   });
   return {
-    feature: { enabled: true, ack: DRAFT, cacheDuration: CACHE_SECONDS },
+    feature: {
+      enabled: true,
+      ack: DRAFT,
+      cacheDuration: CACHE_SECONDS,
+      async allowFetch(ctx) {
+        try {
+          await registrationLimiter.hit(clientAddressOf(ctx.req));
+          return true;
+        } catch (error) {
+          if (error instanceof AppError && error.code === "rate_limited") return false;
+          throw error;
+        }
+      },
+    },
     // oidc-provider's own fetch (its dispatcher refuses special-use addresses after connecting)
     // is replaced as a whole, so that one rule decides which addresses the server may reach.
     async fetch(url, options) {

@@ -15,6 +15,7 @@ import {
   outboxUrlOf,
 } from "./account-links.routes.ts";
 import { createAccount, signIn } from "./accounts.ts";
+import { CLIENT_ADDRESS } from "./client-metadata-documents.ts";
 import { interactionPolicy } from "./interaction-policy.ts";
 import { renderConsentPage, renderErrorPage, renderSignInPage, renderSignUpPage } from "./pages.ts";
 
@@ -224,7 +225,8 @@ export async function identityRoutes(
     const callback = provider.callback();
     const forward = (request: FastifyRequest, reply: FastifyReply) => {
       reply.hijack();
-      const raw = request.raw as IncomingMessage & { originalUrl?: string };
+      const raw = request.raw as IncomingMessage & { originalUrl?: string; [CLIENT_ADDRESS]?: string };
+      raw[CLIENT_ADDRESS] = request.ip;
       raw.originalUrl = raw.url;
       // The issuer's own paths start with "/": "/oidc?x=1" is its root "/?x=1", not "?x=1".
       const rest = raw.url?.slice("/oidc".length) ?? "";

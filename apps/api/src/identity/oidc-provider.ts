@@ -4,9 +4,10 @@ import Provider, { type Configuration, errors, type KoaContextWithOIDC } from "o
 import { type Config, EMBEDDED_ISSUER_KEY, EMBEDDED_SPA_CLIENT_ID } from "../config.ts";
 import type { Database } from "../db/client.ts";
 import type { SessionChecks } from "../modules/auth/sessions.ts";
+import type { WindowLimiter } from "../modules/gateway/rate-limit.ts";
 import { isMcpResource, MCP_SCOPE } from "../modules/mcp/resources.ts";
 import { findAccountById } from "./accounts.ts";
-import { clientIdMetadataDocuments } from "./client-metadata-documents.ts";
+import { clientIdMetadataDocuments, TOO_MANY_DOCUMENTS } from "./client-metadata-documents.ts";
 import { createOidcAdapterFactory, keepRegisteredClient } from "./oidc-adapter.ts";
 import { renderErrorPage, renderSignOutPage } from "./pages.ts";
 
@@ -30,6 +31,7 @@ export async function createOidcProvider(
   db: Database,
   signingKeys: JWK[],
   sessions: SessionChecks,
+  registrationLimiter: WindowLimiter,
 ): Promise<Provider> {
   const issuer = config.oidc.issuer;
   if (!issuer) throw new Error("embedded issuer needs an issuer URL");
@@ -40,7 +42,7 @@ export async function createOidcProvider(
   // them with its refresh token before they expire. A revoked session's tokens are refused at once
   // anyway (modules/auth/sessions.ts); this bounds what a token copied out of a browser is worth.
   const accessTokenTtl = config.oidc.accessTokenTtlSeconds;
-  const metadataDocuments = clientIdMetadataDocuments(config);
+  const metadataDocuments = clientIdMetadataDocuments(config, registrationLimiter);
 
   const configuration: Configuration = {
     adapter: createOidcAdapterFactory(db, sessions),
@@ -179,7 +181,9 @@ export async function createOidcProvider(
         out.error_description === "client_id metadata document fetch failed" &&
         typeof (error as { error_detail?: unknown }).error_detail === "string"
           ? ` ${(error as { error_detail: string }).error_detail}`
-          : "";
+          : out.error_description === "client_id metadata document fetch not allowed"
+            ? ` ${TOO_MANY_DOCUMENTS}`
+            : "";
       ctx.type = "html";
       ctx.body = renderErrorPage({
         title: "Sign-in could not continue",
