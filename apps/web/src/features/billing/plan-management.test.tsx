@@ -16,6 +16,15 @@ describe("plan management", () => {
     expect(screen.queryByRole("button", { name: "Create Plan" })).toBeNull();
   });
 
+  it("tells the owner nothing that contradicts 'your own calls are free'", async () => {
+    renderBillingPage({ owner: true, packages: [] });
+
+    expect(await screen.findByText(/Your own calls to this application are free/)).toBeDefined();
+    expect(screen.getByText("No plans yet: callers pay per call from their wallets.")).toBeDefined();
+    expect(screen.queryByText(/paid (per call )?from your wallet/)).toBeNull();
+    expect(screen.queryByRole("heading", { name: "Current Subscriptions" })).toBeNull();
+  });
+
   it("creates a plan from dollars, included calls and 'key: value' feature lines", async () => {
     const { api } = renderBillingPage({
       owner: true,
