@@ -4,7 +4,13 @@ import {
   encodePaymentResponseHeader,
 } from "@x402/core/http";
 import { HTTPFacilitatorClient, x402ResourceServer } from "@x402/core/server";
-import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse } from "@x402/core/types";
+import {
+  type PaymentPayload,
+  type PaymentRequired,
+  type PaymentRequirements,
+  SettleError,
+  type SettleResponse,
+} from "@x402/core/types";
 import { ExactEvmScheme } from "@x402/evm/exact/server";
 import type { X402Config } from "../../../config.ts";
 import { AppError } from "../../../lib/errors.ts";
@@ -205,6 +211,8 @@ export function createX402Rail(config: X402Config, options: { fetchTimeoutMs?: n
       try {
         response = await server.settlePayment(payload, requirements);
       } catch (error) {
+        // A facilitator's answer that it failed is a refusal; no answer at all is not.
+        if (error instanceof SettleError) return { kind: "refused", reason: error.message };
         return { kind: "unknown", reason: (error as Error).message };
       }
       if (!response.success)
