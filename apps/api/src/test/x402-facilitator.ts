@@ -3,7 +3,17 @@ import { x402Facilitator } from "@x402/core/facilitator";
 import { ExactEvmScheme as ExactEvmClientScheme } from "@x402/evm/exact/client";
 import { ExactEvmScheme } from "@x402/evm/exact/facilitator";
 import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
-import { type Address, getAddress, type Hex, keccak256, toHex, verifyTypedData } from "viem";
+import {
+  type Address,
+  decodeFunctionData,
+  encodeFunctionResult,
+  getAddress,
+  type Hex,
+  keccak256,
+  parseAbi,
+  toHex,
+  verifyTypedData,
+} from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { listenOnLoopback } from "./loopback.ts";
 
@@ -28,6 +38,14 @@ export interface SettledTransfer {
   nonce: Hex;
   transaction: Hex;
 }
+
+/** The token's read functions the facilitator's diagnosis asks for through Multicall3. */
+const TOKEN_READS = parseAbi([
+  "function balanceOf(address) view returns (uint256)",
+  "function name() view returns (string)",
+  "function version() view returns (string)",
+  "function authorizationState(address, bytes32) view returns (bool)",
+]);
 
 export type SettlementMode = "settle" | "refuse" | "hang";
 
@@ -58,7 +76,13 @@ export async function startX402Facilitator() {
 
   const signer = {
     getAddresses: () => [facilitatorAccount.address] as const,
-    async readContract({ functionName, args }: { functionName: string; args?: readonly unknown[] }) {
+    async readContract({
+      functionName,
+      args,
+    }: {
+      functionName: string;
+      args?: readonly unknown[];
+    }): Promise<unknown> {
       switch (functionName) {
         case "name":
           return "USDC";
@@ -71,6 +95,31 @@ export async function startX402Facilitator() {
         case "transferWithAuthorization":
           transfer(args ?? [], false);
           return undefined;
+        case "tryAggregate": {
+          // Multicall3: each call is one of the token's reads above, answered as the chain would.
+          const [, calls] = args as [boolean, { target: Address; callData: Hex }[]];
+          return Promise.all(
+            calls.map(async ({ callData }) => {
+              try {
+                const call = decodeFunctionData({ abi: TOKEN_READS, data: callData });
+                const result = await signer.readContract({
+                  functionName: call.functionName,
+                  args: call.args,
+                });
+                return {
+                  success: true,
+                  returnData: encodeFunctionResult({
+                    abi: TOKEN_READS,
+                    functionName: call.functionName,
+                    result: result as never,
+                  }),
+                };
+              } catch {
+                return { success: false, returnData: "0x" as Hex };
+              }
+            }),
+          );
+        }
         default:
           throw new Error(`the loopback token has no ${functionName}`);
       }

@@ -135,7 +135,12 @@ describe("@x402/fetch pays for one call, charged once", () => {
     const response = await agent.fetch(`${server.baseUrl}/api/app/${slugs.haiku}/completion-messages`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ inputs: {}, query: "a haiku about rain", response_mode: "blocking", user: "agent" }),
+      body: JSON.stringify({
+        inputs: {},
+        query: "a haiku about rain",
+        response_mode: "blocking",
+        user: "agent",
+      }),
     });
     expect(response.status).toBe(200);
     const answer = await response.json();
@@ -148,7 +153,11 @@ describe("@x402/fetch pays for one call, charged once", () => {
     ]);
     expect(settlement.transaction).toBe(facilitator.transfers.at(-1)?.transaction);
     const payment = (await paymentsOf(agent.address)).find((row) => row.invocationId === answer.id);
-    expect(payment).toMatchObject({ status: "settled", amountMicros: 70_000, txHash: settlement.transaction });
+    expect(payment).toMatchObject({
+      status: "settled",
+      amountMicros: 70_000,
+      txHash: settlement.transaction,
+    });
     const invocation = await invocationOf(answer.id);
     expect(invocation).toMatchObject({ status: "success", chargedCents: PRICE_CENTS, feeMicros: 7_000 });
     // The same rules as a wallet-paid call: the fee (PLATFORM_FEE_PERCENT 10) and the model cost
@@ -177,7 +186,9 @@ describe("@x402/fetch pays for one call, charged once", () => {
     expect(completion.choices[0]?.message.content).toBeTruthy();
     expect(completion.usage).toMatchObject({ charged_cents: PRICE_CENTS, paid_by: "x402" });
     expect(facilitator.transfers.length - before).toBe(1);
-    const id = completion.id.replace(/^chatcmpl-/, "").replace(/(.{8})(.{4})(.{4})(.{4})(.{12})/, "$1-$2-$3-$4-$5");
+    const id = completion.id
+      .replace(/^chatcmpl-/, "")
+      .replace(/(.{8})(.{4})(.{4})(.{4})(.{12})/, "$1-$2-$3-$4-$5");
     expect(await invocationOf(id)).toMatchObject({ status: "success", chargedCents: PRICE_CENTS });
     await expectReconciled(db(), "after an OpenAI call paid by x402");
   });
@@ -198,7 +209,10 @@ describe("@x402/fetch pays for one call, charged once", () => {
       arguments: { query: "hello there" },
     })) as CallToolResult;
     expect(result.isError).toBeFalsy();
-    expect(result._meta?.["promptmint/charge"]).toMatchObject({ charged_cents: PRICE_CENTS, paid_by: "x402" });
+    expect(result._meta?.["promptmint/charge"]).toMatchObject({
+      charged_cents: PRICE_CENTS,
+      paid_by: "x402",
+    });
     expect(facilitator.transfers.length - before).toBe(1);
     await client.close();
     await expectReconciled(db(), "after an MCP call paid by x402");
@@ -270,7 +284,10 @@ describe("what is never paid", () => {
     expect(facilitator.balanceOf(failing.address)).toBe(1_000_000n);
     const [payment] = await paymentsOf(failing.address);
     expect(payment).toMatchObject({ status: "failed", txHash: null });
-    expect(await invocationOf(payment?.invocationId ?? "")).toMatchObject({ status: "error", chargedCents: 0 });
+    expect(await invocationOf(payment?.invocationId ?? "")).toMatchObject({
+      status: "error",
+      chargedCents: 0,
+    });
     await expectReconciled(db(), "after a failed call");
   });
 
@@ -307,7 +324,11 @@ describe("what is never paid", () => {
     facilitator.mint(cheap.address, 1_000_000n);
     const url = `${server.baseUrl}/api/app/${slugs.haiku}/completion-messages`;
     const body = JSON.stringify({ inputs: {}, query: "cheap", response_mode: "blocking", user: "agent" });
-    const challenge = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body });
+    const challenge = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body,
+    });
     const required = decodePaymentRequiredHeader(challenge.headers.get("payment-required") ?? "");
     const lowered = { ...required, accepts: required.accepts.map((a) => ({ ...a, amount: "1" })) };
     const payload = await cheap.client.createPaymentPayload(lowered);

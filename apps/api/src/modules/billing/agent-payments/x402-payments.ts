@@ -221,7 +221,7 @@ async function applySettlement(
         },
       });
     }
-    return { chargedCents: priceCents, paymentResponse: outcome.header };
+    return { chargedCents: priceCents, paymentResponse: outcome.header || undefined };
   }
   if (outcome.kind === "refused") {
     call.log.warn({ paymentId, reason: outcome.reason }, "an x402 payment was refused at settlement");
@@ -380,10 +380,33 @@ export async function sweepX402Payments(
       .select({ id: invocations.id })
       .from(invocations)
       .where(and(eq(invocations.id, record.id), eq(invocations.createdAt, record.createdAt as Date)));
-    const outcome = await rail.settle({
+    const payment = {
       payload: row.payload as DecodedPayment["payload"],
       requirements: row.requirements as DecodedPayment["requirements"],
-    });
+    };
+    let outcome: SettleOutcome;
+    if (existing) {
+      // Answered and recorded, its settlement's answer lost: settle it (again).
+      outcome = await rail.settle(payment);
+    } else {
+      // Not recorded: the process ended between marking it and recording the call, so the answer
+      // was not given. Only an authorization already used was settled (and is then recorded, as a
+      // wallet-paid call whose answer a crash lost is); one still unused is never settled.
+      const state = await rail
+        .verify({
+          ...payment,
+          identity: { network: row.network, payer: row.payer, nonce: row.nonce },
+          amountMicros: Number(row.amountMicros),
+        })
+        .catch(() => undefined);
+      if (state === undefined) continue;
+      outcome = state.valid
+        ? { kind: "refused", reason: "the call ended before its payment was settled (swept)" }
+        : { kind: "refused", reason: state.reason };
+    }
+    // An authorization can only ever move its amount to our address: used means settled by us.
+    if (outcome.kind === "refused" && AUTHORIZATION_USED.test(outcome.reason))
+      outcome = { kind: "settled", transaction: `authorization-used:${row.nonce}`, header: "" };
     if (outcome.kind === "unknown") continue;
     try {
       await applySettlement(db, row.id, outcome, {
@@ -405,6 +428,9 @@ export async function sweepX402Payments(
   }
   return ended;
 }
+
+/** A facilitator's answer that the EIP-3009 authorization (its nonce) was already used. */
+const AUTHORIZATION_USED = /nonce_already_used|authorization is used/i;
 
 /** The call's record as kept on the payment (dates were JSON strings). */
 function recordOf(kept: unknown): InvocationRecord | undefined {

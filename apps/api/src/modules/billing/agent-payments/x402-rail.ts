@@ -70,7 +70,7 @@ export interface DecodedPayment {
 }
 
 export type SettleOutcome =
-  | { kind: "settled"; transaction: string; header: string; response: SettleResponse }
+  | { kind: "settled"; transaction: string; header: string; response?: SettleResponse }
   /** The facilitator said no: the authorization will never move money (spent, expired, refused). */
   | { kind: "refused"; reason: string }
   /** No answer (timeout, network): it may or may not have settled; the sweep asks again. */
