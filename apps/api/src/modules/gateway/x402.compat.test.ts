@@ -193,6 +193,41 @@ describe("@x402/fetch pays for one call, charged once", () => {
     await expectReconciled(db(), "after an OpenAI call paid by x402");
   });
 
+  it("a streamed OpenAI call: settled once the stream is answered, its last chunk says it was paid by x402", async () => {
+    const client = new OpenAI({
+      apiKey: "unused",
+      baseURL: `${server.baseUrl}/api/v1`,
+      maxRetries: 0,
+      defaultHeaders: { authorization: null },
+      fetch: agent.fetch,
+    });
+    const before = facilitator.transfers.length;
+    const stream = await client.chat.completions.create({
+      model: slugs.haiku,
+      messages: [{ role: "user", content: "stream a haiku" }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    let text = "";
+    let usage: unknown;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta?.content ?? "";
+      if (chunk.usage) usage = chunk.usage;
+    }
+    expect(text).toContain("stream a haiku");
+    expect(usage).toMatchObject({ charged_cents: PRICE_CENTS, paid_by: "x402" });
+    expect(facilitator.transfers.length - before).toBe(1);
+    await expectReconciled(db(), "after a streamed call paid by x402");
+  });
+
+  it("the creator's earnings show the x402 income", async () => {
+    const { body } = await creator.api("GET", "/api/wallet/");
+    const earned = body.transactions.filter((t: { description: string }) => t.description.includes("x402"));
+    expect(earned.length).toBeGreaterThanOrEqual(3);
+    expect(earned[0]).toMatchObject({ kind: "earning", account: "earnings" });
+    expect(earned[0].description).toMatch(/^Earned from 1 paid call, paid by x402 \(0x[0-9a-f]{40}\)$/);
+  });
+
   it("MCP tools/call (the MCP SDK's transport with the x402 fetch): listing is free, the call is paid once", async () => {
     const before = facilitator.transfers.length;
     const client = new Client({ name: "x402-agent", version: "1.0.0" });
