@@ -220,5 +220,18 @@ export type X402Facilitator = Awaited<ReturnType<typeof startX402Facilitator>>;
 export function x402Wallet(privateKey: Hex = generatePrivateKey()) {
   const account = privateKeyToAccount(privateKey);
   const client = new x402Client().register("eip155:*", new ExactEvmClientScheme(account));
-  return { account, address: account.address, fetch: wrapFetchWithPayment(fetch, client), client };
+  const wallet = {
+    account,
+    address: account.address,
+    client,
+    /** The last PAYMENT-SIGNATURE this wallet sent, with its request (for replays). */
+    lastPayment: undefined as { url: string; signature: string; body: string } | undefined,
+    fetch: wrapFetchWithPayment(async (input, init) => {
+      const request = new Request(input, init);
+      const signature = request.headers.get("payment-signature");
+      if (signature) wallet.lastPayment = { url: request.url, signature, body: await request.clone().text() };
+      return fetch(request);
+    }, client),
+  };
+  return wallet;
 }

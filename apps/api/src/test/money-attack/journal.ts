@@ -1,4 +1,5 @@
 import type { CallOutcome, CallPlan } from "./calls.ts";
+import type { X402CallEntry } from "./x402-calls.ts";
 
 /** One paid call as its client saw it. */
 export interface CallEntry extends CallOutcome {
@@ -60,7 +61,7 @@ export interface EventEntry {
   detail: Record<string, unknown>;
 }
 
-export type Entry = CallEntry | EventEntry;
+export type Entry = CallEntry | EventEntry | X402CallEntry;
 
 /** Everything the clients saw, in the order it finished. */
 export class Journal {
@@ -79,6 +80,10 @@ export class Journal {
 
   calls(): CallEntry[] {
     return this.entries.filter((entry): entry is CallEntry => entry.kind === "call");
+  }
+
+  x402Calls(): X402CallEntry[] {
+    return this.entries.filter((entry): entry is X402CallEntry => entry.kind === "x402_call");
   }
 
   events(kind: EventEntry["kind"]): EventEntry[] {
