@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from "fastify";
 import { type Database, queryRows } from "../../../db/client.ts";
 import { invocations, users, x402Payments } from "../../../db/schema/index.ts";
 import { databaseErrorOf } from "../../../lib/database-errors.ts";
-import { AppError } from "../../../lib/errors.ts";
+import { AppError, notFound } from "../../../lib/errors.ts";
 import { type InvocationRecord, recordInvocation, type SpentFigures } from "../../analytics/call-records.ts";
 import { feeMicrosSql, modelCostDeductedSql } from "../call-payment/rules.ts";
 import { MICROS_PER_CENT } from "../money.ts";
@@ -119,7 +119,12 @@ export async function admitX402Payment(
       requirements: decoded.requirements,
     })
     .onConflictDoNothing()
-    .returning({ id: x402Payments.id });
+    .returning({ id: x402Payments.id })
+    .catch((error) => {
+      // The app was erased meanwhile (no money history): nothing was charged, nothing is kept.
+      if (databaseErrorOf(error)?.code === "23503") throw notFound("Application");
+      throw error;
+    });
   if (!row) throw await used();
   return { id: row.id, payerUserId, priceCents: call.priceCents, decoded };
 }

@@ -4,7 +4,7 @@ import type { FastifyBaseLogger } from "fastify";
 import type { Database } from "../../../db/client.ts";
 import { applications } from "../../../db/schema/index.ts";
 import { databaseErrorOf } from "../../../lib/database-errors.ts";
-import { AppError } from "../../../lib/errors.ts";
+import { AppError, notFound } from "../../../lib/errors.ts";
 import type { InvocationRecord } from "../../analytics/call-records.ts";
 import type { AdmittedAgentPayment } from "../agent-payments/index.ts";
 import { AccountIds } from "../postings.ts";
@@ -177,6 +177,9 @@ async function openCallPayment(
     });
   const payment: LeasedPayment = accounts
     ? await pay(listPrice, accounts).catch(async (error) => {
+        // The app was erased while the call was prepared (an app with no money history is deleted,
+        // not archived): the hold cannot name it. Not found, as for any caller after the delete.
+        if (databaseErrorOf(error)?.code === "23503") throw notFound("Application");
         // This process's copy of the app may be stale (until the change feed's notice arrives:
         // lib/lookup-cache.ts): a decrease made through another process applies to this call too
         // (decision 025), so a wallet that covers the price as it is now is not refused for the
