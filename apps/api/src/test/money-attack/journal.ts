@@ -20,7 +20,13 @@ export interface CallEntry extends CallOutcome {
   startedAt: number;
   endedAt: number;
   /** For a 402: the payer's wallet and unspent held money read right after it, and whether a top-up overlapped. */
-  refusal?: { walletCents: number; heldCents: number; topUpOverlapped: boolean };
+  refusal?: {
+    walletCents: number;
+    heldCents: number;
+    /** Of `heldCents`, what holds already recalled but still open set aside (not usable). */
+    recalledHeldCents?: number;
+    topUpOverlapped: boolean;
+  };
   /**
    * For a 402 `key_limit_reached`: whether the call had its key to itself, the key's spend counter
    * in its current period right after, the part of it that reservations of calls not charged (yet)

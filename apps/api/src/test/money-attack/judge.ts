@@ -230,7 +230,11 @@ function judgeStatus(call: CallEntry, app: AttackApp, nodes: Node[], flag: Flag)
   if (call.status === 402 && call.refusal && !call.refusal.topUpOverlapped) {
     const price = highestVisiblePrice(app, call.startedAt);
     const { walletCents, heldCents } = call.refusal;
-    if (walletCents + heldCents >= price)
+    // Money in holds already recalled but still open is not the caller's to use: the process
+    // holding it closes them once its calls in flight end, and a killed process never does (the
+    // sweeper closes them when they expire: the crash window of decisions 018 and 025).
+    const recalled = call.refusal.recalledHeldCents ?? 0;
+    if (walletCents + heldCents - recalled >= price)
       flag(
         walletCents >= price ? "402 with the price in the wallet" : "402 with the price held in leases",
         `wallet ${walletCents}¢ + unspent held ${heldCents}¢, price ≤ ${price}¢ ${line(call)}`,
