@@ -6,7 +6,6 @@ import { and, eq } from "drizzle-orm";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { applications, invocations, ledgerAccounts, x402Payments } from "../../db/schema/index.ts";
-import { createCaller, fundWallet } from "../../test/caller.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
 import { useCaller, useFakeOpenAi, useTestServer } from "../../test/use-test-server.ts";
 import {
