@@ -354,6 +354,48 @@ describe("@x402/fetch", () => {
       await expectReconciled(db(), "after a refused settlement");
     });
 
+    it("an Idempotency-Key retried with a new payment → the first answer, the new payment never settled", async () => {
+      const retrying = x402Wallet();
+      facilitator.mint(retrying.address, 1_000_000n);
+      const send = () =>
+        retrying.fetch(`${server.baseUrl}/api/app/${slugs.haiku}/completion-messages`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "idempotency-key": "agent-retry-1" },
+          body: JSON.stringify({ inputs: {}, query: "retry me", response_mode: "blocking", user: "agent" }),
+        });
+      const first = await send();
+      expect(first.status).toBe(200);
+      const firstBody = await first.json();
+      const again = await send();
+      expect(again.status).toBe(200);
+      expect(again.headers.get("idempotent-replayed")).toBe("true");
+      expect((await again.json()).id).toBe(firstBody.id);
+      expect(facilitator.transfers.filter((t) => t.from === retrying.address)).toHaveLength(1);
+      const rows = await paymentsOf(retrying.address);
+      expect(rows.map((row) => row.status).sort()).toEqual(["failed", "settled"]);
+      await expectReconciled(db(), "after an Idempotency-Key retry paid by x402");
+    });
+
+    it("a private app → 404, like a missing one (no challenge, no payment)", async () => {
+      const { body: hidden } = await creator.api("POST", "/api/app/", {
+        body: {
+          name: "Hidden",
+          description: "d",
+          interaction_mode: "completion",
+          visibility: "private",
+          price_cents: 3,
+        },
+      });
+      await creator.api("PATCH", `/api/app/${hidden.slug}/update_status/`, { body: { status: "live" } });
+      const response = await agent.fetch(`${server.baseUrl}/api/app/${hidden.slug}/completion-messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ inputs: {}, query: "x", response_mode: "blocking", user: "agent" }),
+      });
+      expect(response.status).toBe(404);
+      expect(response.headers.get("payment-required")).toBeNull();
+    });
+
     it("a payment for another amount → refused 402 requirements_mismatch, before the call runs", async () => {
       const cheap = x402Wallet();
       facilitator.mint(cheap.address, 1_000_000n);
