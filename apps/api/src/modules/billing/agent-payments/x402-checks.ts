@@ -3,7 +3,7 @@ import { type Database, queryRows } from "../../../db/client.ts";
 
 /**
  * What reconcile checks of x402 payments (docs/decisions/052): every settled payment is one
- * answered call, charged exactly the payment's amount, and posted once (one `x402_payment`
+ * answered call (while its day of invocations is kept), charged exactly the payment's amount, and posted once (one `x402_payment`
  * transaction, out of the x402 clearing account by that amount); nothing else is posted as one;
  * a payment that did not settle posted nothing and charged no answered call; no payment is
  * `unpaid` (an answered call whose payment the facilitator refused: the platform's loss, named).
@@ -22,7 +22,10 @@ export async function mismatchedX402Payments(db: Database): Promise<string[]> {
         select x.id::text as id from x402_payments x
         left join posted p on p.reference = x.id::text
         left join invocations i on i.id = x.invocation_id
-        where (x.status = 'settled' and (i.id is null or i.status <> 'success'
+        where (x.status = 'settled' and (
+                 -- Its invocation, unless its day was dropped by the retention (decision 038).
+                 (i.id is null and x.created_at >= (select coalesce(min(created_at), '-infinity') from invocations))
+                 or i.status <> 'success'
                  or i.charged_cents * 10000 <> x.amount_micros or coalesce(p.transactions, 0) <> 1
                  or coalesce(p.cleared, 0) <> x.amount_micros))
            or (x.status <> 'settled' and p.reference is not null)

@@ -8,6 +8,7 @@ import { expectReconciled } from "../../../test/reconciled.ts";
 import { useCaller, useTestServer } from "../../../test/use-test-server.ts";
 import { startX402Facilitator, type X402Facilitator, x402Wallet } from "../../../test/x402-facilitator.ts";
 import type { InvocationRecord } from "../../analytics/call-records.ts";
+import { reconcile } from "../reconcile.ts";
 import { admitX402Payment, endX402Payment, sweepX402Payments } from "./x402-payments.ts";
 import { createX402Rail, type X402Rail } from "./x402-rail.ts";
 
@@ -157,5 +158,33 @@ describe("the x402 sweep", () => {
     expect(await paymentRow(admitted.id)).toMatchObject({ status: "settled" });
     expect(facilitator.balanceOf(wallet.address)).toBe(60_000n);
     await expectReconciled(db(), "a settlement swept");
+  });
+
+  it("reconcile names a settled payment whose amount its charge and posting do not match, and an unpaid one", async () => {
+    const [settled] = await db()
+      .select()
+      .from(x402Payments)
+      .where(eq(x402Payments.status, "settled"))
+      .limit(1);
+    if (!settled) throw new Error("no settled payment");
+    await db()
+      .update(x402Payments)
+      .set({ amountMicros: Number(settled.amountMicros) + 1 })
+      .where(eq(x402Payments.id, settled.id));
+    try {
+      expect((await reconcile(db())).mismatchedX402Payments).toEqual([settled.id]);
+    } finally {
+      await db()
+        .update(x402Payments)
+        .set({ amountMicros: settled.amountMicros })
+        .where(eq(x402Payments.id, settled.id));
+    }
+    await db().update(x402Payments).set({ status: "unpaid" }).where(eq(x402Payments.id, settled.id));
+    try {
+      expect((await reconcile(db())).mismatchedX402Payments).toEqual([settled.id]);
+    } finally {
+      await db().update(x402Payments).set({ status: "settled" }).where(eq(x402Payments.id, settled.id));
+    }
+    await expectReconciled(db(), "restored");
   });
 });
