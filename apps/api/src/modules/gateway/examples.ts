@@ -130,5 +130,13 @@ export const messagesExample = {
 
 export const modelsExample = {
   object: "list",
-  data: [{ id: "haiku-writer", object: "model", created: 1767225600, owned_by: "promptmint" }],
+  data: [
+    {
+      id: "haiku-writer",
+      object: "model",
+      created: 1767225600,
+      owned_by: "promptmint",
+      accepts_tools: false,
+    },
+  ],
 };

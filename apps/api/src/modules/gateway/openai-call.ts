@@ -1,11 +1,13 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { AppError } from "../../lib/errors.ts";
+import type { ToolCallDelta } from "../models/tools.ts";
 import { findAppForCall } from "./access.ts";
 import { answerPaidCall, type CallMeta, type CallPresenter } from "./call-lifecycle.ts";
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
 import { type GatewayDeps, naturalModeOf, prepareExecution } from "./gateway-call.ts";
 import { maxPriceOf } from "./max-price.ts";
 import { type OpenAiCall, refuseWorkflowOverrides } from "./openai-request.ts";
+import { refuseTools } from "./openai-tools.ts";
 import type { CallCharge } from "./paid-call.ts";
 import { preparePromptExecution } from "./prompt-call.ts";
 
@@ -26,6 +28,8 @@ export interface OpenAiDialect<Answer extends { usage?: unknown }> {
   answer(meta: AnswerMeta, result: ExecutionResult, charge: CallCharge): Answer;
   streamStart(meta: AnswerMeta): string;
   streamDelta(meta: AnswerMeta, piece: string): string;
+  /** A piece of a tool call the model is making (decision 053). */
+  streamToolCall(meta: AnswerMeta, piece: ToolCallDelta): string;
   /** The end of a stream that was answered in full, `answer` being what was sent. */
   streamEnd(answer: Answer): string;
   streamError(meta: AnswerMeta, error: AppError): string;
@@ -47,6 +51,7 @@ function presenterOf<Answer extends { usage?: unknown }>(
     storedUsage: (answer) => answer.usage,
     streamStart: (call) => dialect.streamStart(meta(call)),
     streamChunk: (piece, call) => dialect.streamDelta(meta(call), piece),
+    streamToolCall: (piece, call) => dialect.streamToolCall(meta(call), piece),
     streamEnd: (result, call) => dialect.streamEnd(dialect.answer(meta(call), result, call.charge)),
     streamError: (error, call) => dialect.streamError(meta(call), error),
     replayStream: (stored) => dialect.replayStream(stored),
@@ -73,6 +78,7 @@ export async function runOpenAiCall<Answer extends { usage?: unknown }>(
   // The caller, or an agent paying for this call itself (x402: access.ts).
   const { application, caller } = await findAppForCall(deps, request, call.model);
   const mode = naturalModeOf(application);
+  refuseTools(call, application.type === "prompt" && application.allowTools);
   const input: GatewayInput = {
     inputs: call.inputs,
     query: call.query,
@@ -87,6 +93,7 @@ export async function runOpenAiCall<Answer extends { usage?: unknown }>(
         input,
         mode,
         history: call.history,
+        followUp: call.followUp,
         secrets: deps.secrets,
         overrides: call.overrides,
       });

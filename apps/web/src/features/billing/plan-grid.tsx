@@ -4,7 +4,7 @@ import { Badge } from "../../components/ui/badge";
 import { Button } from "../../components/ui/button";
 import { Card } from "../../components/ui/card";
 import { cn } from "../../lib/cn";
-import { isPopularPlan, PlanFeatureList, planPriceLabel } from "./plan-features";
+import { isPopularPlan, orderPlans, PlanFeatureList, planPriceLabel } from "./plan-features";
 
 export function PlanGrid({
   plans,
@@ -39,7 +39,7 @@ export function PlanGrid({
         </div>
       ) : (
         <ul aria-label="Available plans" className="mt-4 grid gap-6 md:grid-cols-3">
-          {plans.map((plan) => (
+          {orderPlans(plans).map((plan) => (
             <PlanCard
               key={plan.id}
               plan={plan}

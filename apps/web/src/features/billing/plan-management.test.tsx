@@ -54,6 +54,29 @@ describe("plan management", () => {
     expect(mine.getByText("$5.50/usd · 2 included calls")).toBeDefined();
   });
 
+  it("shows the server's price refusal once, under the price, in place of its hint", async () => {
+    const refusal = "At least 1,200 cents ($12.00) for 500 included calls covers their worst case.";
+    renderBillingPage({
+      owner: true,
+      extra: {
+        [`POST ${APP}/packages/`]: () =>
+          jsonResponse({ code: "bad_request", message: refusal, fields: { price_cents: refusal } }, 400),
+      },
+    });
+
+    await userEvent.click(await screen.findByRole("button", { name: "Create Plan" }));
+    const dialog = within(await screen.findByRole("dialog"));
+    await userEvent.type(dialog.getByLabelText("Plan name"), "Pro");
+    await userEvent.type(dialog.getByLabelText("Price (USD per period)"), "9");
+    await userEvent.type(dialog.getByLabelText("Included calls"), "500");
+    await userEvent.click(dialog.getByRole("button", { name: "Create Plan" }));
+
+    expect(await dialog.findAllByText(refusal)).toHaveLength(1);
+    expect(dialog.queryByText("Failed to save plan")).toBeNull();
+    expect(dialog.queryByText("At least $1.00")).toBeNull();
+    expect(dialog.getByLabelText("Price (USD per period)").getAttribute("aria-invalid")).toBe("true");
+  });
+
   it("refuses a price below $1.00 and a feature line without a colon", async () => {
     const { api } = renderBillingPage({ owner: true });
 

@@ -144,8 +144,10 @@ describe("wallet", () => {
     const figures = within(await screen.findByLabelText("Earnings, Last 30 days"));
     await waitFor(() => expect(figures.getByText("Gross").nextSibling?.textContent).toBe("$1.00"));
     expect(figures.getByText("Platform fee").nextSibling?.textContent).toBe("-$0.10");
-    expect(figures.getByText("Model cost").nextSibling?.textContent).toBe("-$0.005");
-    expect(figures.getByText("Net").nextSibling?.textContent).toBe("$0.895");
+    expect(figures.getByText("Model cost").nextSibling?.textContent).toBe("-$0.01");
+    expect(figures.getByTitle("Exactly -$0.005").textContent).toBe("-$0.01");
+    expect(figures.getByText("Net").nextSibling?.textContent).toBe("$0.90");
+    expect(figures.getByTitle("Exactly $0.895")).toBeDefined();
   });
 
   it("hides held and earnings from a consumer who has neither", async () => {

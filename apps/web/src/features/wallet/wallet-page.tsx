@@ -1,5 +1,6 @@
 import { Clock, PiggyBank, Wallet } from "lucide-react";
 import { Alert } from "../../components/ui/alert";
+import { Money } from "../../components/ui/money";
 import { MoneyFiguresCard, noMoneyFigures } from "../../components/ui/money-figures";
 import { PageContainer } from "../../components/ui/page-container";
 import { PageHeader } from "../../components/ui/page-header";
@@ -40,17 +41,17 @@ export function WalletPage() {
               </Alert>
             )}
             <section aria-label="Balances" className="grid gap-4 sm:grid-cols-3">
-              <StatCard icon={Wallet} label="Balance" value={formatMicros(data.balance_micros)} />
+              <StatCard icon={Wallet} label="Balance" value={<Money micros={data.balance_micros} />} />
               {data.held_micros > 0 && (
                 <StatCard
                   icon={Clock}
                   label="On hold"
-                  value={formatMicros(data.held_micros)}
+                  value={<Money micros={data.held_micros} />}
                   hint="Set aside for calls in progress; what they do not use returns within seconds."
                 />
               )}
               {showEarnings && (
-                <StatCard icon={PiggyBank} label="Earnings" value={formatMicros(data.earnings_micros)} />
+                <StatCard icon={PiggyBank} label="Earnings" value={<Money micros={data.earnings_micros} />} />
               )}
             </section>
             <div className="grid items-start gap-6 lg:grid-cols-5">
