@@ -306,6 +306,13 @@ export function judgeX402(
     }
     const answered = call.status === 200 && (call.completed || call.chunks > 0 || !call.plan.streaming);
     if (!answered || !call.invocationId || call.toolError) continue;
+    // A stream its server's crash cut off costs nothing (decision 025): its payment is never
+    // settled (the sweep fails it). Any charge it did get is checked above, by its payment.
+    const cut =
+      !call.completed &&
+      !call.aborted &&
+      (call.transportError !== undefined || call.streamError !== undefined);
+    if (cut) continue;
     if (call.replayed) continue;
     const payment = settledByInvocation.get(call.invocationId);
     if (!payment) flag("x402: an answered call has no settled payment", `#${call.seq} ${call.invocationId}`);
