@@ -1,3 +1,4 @@
+import { PaymentRemedySchema } from "@promptmint/contracts";
 import type { FastifyError, FastifyReply, FastifyRequest, RouteOptions } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
@@ -5,10 +6,12 @@ import type { ApplicationRow } from "../../db/schema/index.ts";
 import { databaseUnavailable } from "../../lib/database-errors.ts";
 import { describeClientError, fieldsFromValidation, sendRouteNotFound } from "../../lib/error-handler.ts";
 import { AppError } from "../../lib/errors.ts";
+import { remedyFields } from "../../lib/payment-remedy.ts";
 import { patternOf } from "../../lib/security-headers.ts";
 import { findCallableApp, listCallableApps } from "../applications/callable-app.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { currentUser } from "../auth/authenticate.ts";
+import { callerOrAgent, installAgentPaymentHooks } from "./access.ts";
 import {
   chatCompletionRequestExample,
   chatCompletionResponseExample,
@@ -33,6 +36,8 @@ const OpenAiErrorSchema = z.object({
     type: z.string(),
     param: z.string().nullable(),
     code: z.string().nullable(),
+    /** On a 402: what would let the call through (docs/decisions/052). */
+    remedy: PaymentRemedySchema.optional(),
   }),
 });
 
@@ -138,6 +143,7 @@ function sendOpenAiError(
       type: errorType(status),
       param: fields ? (Object.keys(fields)[0] ?? null) : null,
       code: error instanceof AppError ? error.code : fields ? "invalid_request" : (error.code ?? null),
+      ...remedyFields(error),
     },
   });
 }
@@ -159,6 +165,7 @@ const modelOf = (row: ApplicationRow, caller: LocalUser) => ({
 export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, deps) => {
   const { db, guards, rateLimiter, admission } = deps;
   app.setErrorHandler(sendOpenAiError);
+  installAgentPaymentHooks(app);
 
   // Each route's path and methods, for the 405 of a path served under another method.
   const served: { pattern: RegExp; method: string }[] = [];
@@ -253,7 +260,7 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, deps
           402: paymentRequired,
         },
       },
-      onRequest: [guards.requireCaller, limit, admission.hook],
+      onRequest: [callerOrAgent(deps), limit, admission.hook],
     },
     async (request, reply) => {
       const body = request.body;
@@ -277,7 +284,7 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, deps
           402: paymentRequired,
         },
       },
-      onRequest: [guards.requireCaller, limit, admission.hook],
+      onRequest: [callerOrAgent(deps), limit, admission.hook],
     },
     async (request, reply) => {
       const body = request.body;
