@@ -313,7 +313,10 @@ export async function updateApplication(
   // The price guard (docs/decisions/026): a new price, and publishing, of a prompt app on the
   // platform's keys. An edit that changes neither (a name, the visibility, taking it offline) is
   // never refused for a price set before: the seeded or older app stays editable (issue 32).
-  const judged = input.price_cents !== undefined || input.status === "live";
+  // A form sends every field back: a price or a status it echoes unchanged is not a new choice.
+  const judged =
+    (input.price_cents !== undefined && input.price_cents !== scheduledPriceCents(app)) ||
+    (input.status === "live" && app.status !== "live");
   if (app.type === "prompt" && judged && !priceJudgedWithPrompt) {
     await refuseUncoveredPrice(db, {
       app,

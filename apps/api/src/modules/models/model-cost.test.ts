@@ -265,8 +265,9 @@ describe("the price guard", () => {
     });
     expect(call.status).toBe(200);
     // An edit that changes neither price nor publishing (a name, the visibility) is not refused...
+    // (A form echoing the unchanged price and status with it is the same edit.)
     const renamed = await creator.api("PATCH", `/api/app/${slug}/`, {
-      body: { name: "Renamed", visibility: "private" },
+      body: { name: "Renamed", visibility: "private", price_cents: 1, status: "live" },
     });
     expect(renamed.status).toBe(200);
     // ...a new price still too low is, and so is publishing again.
