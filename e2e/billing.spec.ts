@@ -79,6 +79,15 @@ test("a creator sells a plan; a consumer tops up, subscribes by card, uses the i
   await page.getByRole("button", { name: "Subscribe to Pro" }).click();
   const checkout = page.getByRole("dialog", { name: "Subscribe to Pro" });
   await expect(checkout.getByText("Includes:")).toBeVisible();
+  // Its main button is in view without scrolling, on a phone and on a desktop (the dialog's footer stays).
+  const subscribeButton = checkout.getByRole("button", { name: "Subscribe for $5.00/usd" });
+  for (const size of [
+    { width: 390, height: 705 },
+    { width: 1280, height: 800 },
+  ]) {
+    await page.setViewportSize(size);
+    await expect(subscribeButton).toBeInViewport({ ratio: 1 });
+  }
   await fillCard(checkout);
   await checkout.getByLabel("Name on card").fill("Consumer Person");
   await checkout.getByLabel("Address line 1").fill("1 Main St");
