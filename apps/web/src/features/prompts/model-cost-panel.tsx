@@ -1,6 +1,6 @@
 import type { CostEstimateRequest, IoSchema, ModelKeysMode } from "@promptmint/contracts";
-import { useEffect, useState } from "react";
 import { Alert } from "../../components/ui/alert";
+import { useSettled } from "../../lib/use-settled";
 import { useCostEstimate } from "./api/model-cost";
 
 /** Micro-dollars as dollars with 4 decimals (1 cent = 10,000 micros): 614,400 → `$0.6144`. */
@@ -36,18 +36,6 @@ export function costRequestOf(settings: CostSettings): CostEstimateRequest | nul
     input_schema: settings.input_schema,
     output_schema: settings.output_schema,
   };
-}
-
-/** Waits until the value has been still for `ms` (typing in the template does not send a request per key). */
-function useSettled<T>(value: T, ms: number): T {
-  const [settled, setSettled] = useState(value);
-  const key = JSON.stringify(value);
-  // biome-ignore lint/correctness/useExhaustiveDependencies: the serialized key is the dependency
-  useEffect(() => {
-    const timer = setTimeout(() => setSettled(value), ms);
-    return () => clearTimeout(timer);
-  }, [key, ms]);
-  return settled;
 }
 
 /**

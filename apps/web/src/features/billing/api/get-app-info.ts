@@ -14,3 +14,4 @@ const appInfo = defineQuery({
 });
 
 export const useAppInfo = appInfo.useQuery;
+export const appInfoOptions = appInfo.options;
