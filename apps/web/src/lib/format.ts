@@ -65,6 +65,16 @@ export function formatMicrosExact(micros: number): string {
 }
 
 /**
+ * A cost per call as the price guard reads it: dollars with 4 decimals (1 cent = 10,000 micros),
+ * `614,400` → `$0.6144`, so a worst-case model cost of a fraction of a cent is legible.
+ */
+export function formatUsd4(micros: number): string {
+  const sign = micros < 0 ? "-" : "";
+  const hundredths = Math.round(Math.abs(micros) / 100);
+  return `${sign}$${Math.floor(hundredths / 10_000)}.${String(hundredths % 10_000).padStart(4, "0")}`;
+}
+
+/**
  * An amount taken off another (a platform fee, a model cost), shown as a deduction: `-$0.06`,
  * `-$0.005` below a cent; nothing taken is `$0.00`.
  */

@@ -1,12 +1,12 @@
 import { screen, waitFor } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
+import { formatUsd4 } from "../../lib/format";
 import { stubSignedInApi } from "../../test/api-stubs";
 import { createTestAuth } from "../../test/auth-state";
 import { jsonResponse, type RecordedRequest } from "../../test/fetch-stub";
 import { applicationFixture, promptConfigFixture } from "../../test/fixtures";
 import { renderRoute } from "../../test/render-route";
-import { formatMicros } from "./model-cost-panel";
 
 const app = applicationFixture({ status: "live", visibility: "public", price_cents: 5 });
 
@@ -69,10 +69,10 @@ function stubApi() {
 
 describe("the editor's cost panel", () => {
   it("formats micro-dollars with 4 decimals", () => {
-    expect(formatMicros(614_400)).toBe("$0.6144");
-    expect(formatMicros(50_000)).toBe("$0.0500");
-    expect(formatMicros(-11_560)).toBe("-$0.0116");
-    expect(formatMicros(12_345_678)).toBe("$12.3457");
+    expect(formatUsd4(614_400)).toBe("$0.6144");
+    expect(formatUsd4(50_000)).toBe("$0.0500");
+    expect(formatUsd4(-11_560)).toBe("-$0.0116");
+    expect(formatUsd4(12_345_678)).toBe("$12.3457");
   });
 
   it("shows gross, fee, worst-case model cost and net, live as max tokens, price and keys change", async () => {

@@ -1,14 +1,8 @@
 import type { CostEstimateRequest, IoSchema, ModelKeysMode } from "@promptmint/contracts";
 import { Alert } from "../../components/ui/alert";
+import { formatUsd4 } from "../../lib/format";
 import { useSettled } from "../../lib/use-settled";
 import { useCostEstimate } from "./api/model-cost";
-
-/** Micro-dollars as dollars with 4 decimals (1 cent = 10,000 micros): 614,400 → `$0.6144`. */
-export function formatMicros(micros: number): string {
-  const sign = micros < 0 ? "-" : "";
-  const hundredths = Math.round(Math.abs(micros) / 100);
-  return `${sign}$${Math.floor(hundredths / 10_000)}.${String(hundredths % 10_000).padStart(4, "0")}`;
-}
 
 export interface CostSettings {
   model: string;
@@ -54,8 +48,11 @@ export function ModelCostPanel({
   const estimate = useCostEstimate(request);
   const data = estimate.data;
   return (
-    <section aria-label="Cost per call" className="rounded-lg border border-border p-4 text-sm">
-      <h3 className="mb-2 font-medium">Cost per call (worst case)</h3>
+    <section
+      aria-label="Cost per call"
+      className="rounded-lg border border-slate-200 bg-white p-4 text-sm shadow-sm"
+    >
+      <h3 className="mb-2 font-semibold text-slate-900">Cost per call (worst case)</h3>
       {!request ? (
         <p className="text-slate-500">Set a price and max tokens to see the margin.</p>
       ) : estimate.isError ? (
@@ -66,19 +63,19 @@ export function ModelCostPanel({
         <>
           <dl className="grid grid-cols-2 gap-x-4 gap-y-1">
             <dt>Price (gross)</dt>
-            <dd data-testid="cost-gross">{formatMicros(data.gross_micros)}</dd>
+            <dd data-testid="cost-gross">{formatUsd4(data.gross_micros)}</dd>
             <dt>Platform fee</dt>
-            <dd data-testid="cost-fee">−{formatMicros(data.fee_micros)}</dd>
+            <dd data-testid="cost-fee">−{formatUsd4(data.fee_micros)}</dd>
             <dt>
               Worst-case model cost
               {data.model_keys === "creator"
                 ? " (billed to your own key)"
                 : ` (${data.output_tokens} output + ${data.input_tokens} input tokens)`}
             </dt>
-            <dd data-testid="cost-model">−{formatMicros(data.model_cost_micros)}</dd>
+            <dd data-testid="cost-model">−{formatUsd4(data.model_cost_micros)}</dd>
             <dt className="font-medium">Net to you (worst case)</dt>
             <dd data-testid="cost-net" className="font-medium">
-              {formatMicros(data.net_micros)}
+              {formatUsd4(data.net_micros)}
             </dd>
           </dl>
           {!data.covered && (
