@@ -1,4 +1,5 @@
 import type { Application } from "@promptmint/contracts";
+import { Check } from "lucide-react";
 import { Alert } from "../../components/ui/alert";
 import { Button } from "../../components/ui/button";
 import { Card, CardBody, CardHeader } from "../../components/ui/card";
@@ -24,18 +25,24 @@ export function ApplicationStatusCard({ application }: { application: Applicatio
       <CardBody className="space-y-4">
         {update.isError && <Alert tone="error">{getErrorMessage(update.error)}</Alert>}
         <div className="flex flex-wrap gap-2">
-          {STATUS_ACTIONS.map(({ status, label }) => (
-            <Button
-              key={status}
-              variant={status === "live" ? "primary" : "secondary"}
-              size="sm"
-              disabled={application.status === status || update.isPending}
-              busy={update.isPending && update.variables === status}
-              onClick={() => update.mutate(status)}
-            >
-              {label}
-            </Button>
-          ))}
+          {STATUS_ACTIONS.map(({ status, label }) => {
+            // The current status reads as a state (a check, no colour), not as a faded action.
+            const current = application.status === status;
+            return (
+              <Button
+                key={status}
+                variant={status === "live" && !current ? "primary" : "secondary"}
+                size="sm"
+                disabled={current || update.isPending}
+                aria-current={current ? "true" : undefined}
+                busy={update.isPending && update.variables === status}
+                onClick={() => update.mutate(status)}
+              >
+                {current && <Check className="size-4" aria-hidden="true" />}
+                {label}
+              </Button>
+            );
+          })}
         </div>
       </CardBody>
     </Card>
