@@ -1,4 +1,4 @@
-import { screen } from "@testing-library/react";
+import { screen, waitFor } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import { createTestAuth } from "../../test/auth-state";
@@ -57,9 +57,16 @@ describe("login screen", () => {
 
   it("shows the error banner passed by the callback", async () => {
     stubFetch({});
-    renderRoute("/login", { state: { authError: "Failed to sign in" } });
+    const { router } = renderRoute("/login", {
+      state: { authError: "Failed to sign in", from: { pathname: "/wallet", search: "", hash: "" } },
+    });
 
     expect((await screen.findByRole("alert")).textContent).toContain("Failed to sign in");
+    // Said once: the history entry no longer carries it (a reload shows no banner), and keeps where the person was going.
+    await waitFor(() =>
+      expect(router.state.location.state).toEqual({ from: { pathname: "/wallet", search: "", hash: "" } }),
+    );
+    expect(screen.getByRole("alert").textContent).toContain("Failed to sign in");
   });
 
   it("sends a signed-in user back to where they came from", async () => {

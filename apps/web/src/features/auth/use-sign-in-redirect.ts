@@ -1,7 +1,7 @@
 import type { SigninRedirectArgs } from "oidc-client-ts";
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import { useAuth } from "react-oidc-context";
-import { useLocation } from "react-router";
+import { useLocation, useNavigate } from "react-router";
 import { fromPathOf, rememberIntendedPath } from "../../lib/intended-path";
 import { authErrorOf, SIGN_IN_FAILED } from "./auth-messages";
 
@@ -32,6 +32,14 @@ export function useSignInRedirect() {
   const from = fromPathOf(location.state);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(authErrorOf(location.state));
+  const navigate = useNavigate();
+  // The banner is said once: the error leaves the history entry as soon as it is read, so a
+  // reload of the same page does not bring it back (issue 32); where the person was going stays.
+  useEffect(() => {
+    if (authErrorOf(location.state) === null) return;
+    const { authError: _shown, ...rest } = location.state as Record<string, unknown>;
+    navigate(`${location.pathname}${location.search}`, { replace: true, state: rest });
+  }, [location, navigate]);
 
   async function start(args: SigninRedirectArgs) {
     setError(null);
