@@ -5,12 +5,16 @@ import { z } from "zod";
  * get it (absolute URLs), the figures or the limit that refused the call and, when the platform
  * takes x402 payments, that one call may be paid that way without an account. Added to every
  * protocol's own error shape (Dify and ours: `remedy`; OpenAI: `error.remedy`; MCP: the tool
- * error's `_meta`).
+ * error's `_meta["promptmint/remedy"]`, with the tool's price beside it). The links: `top_up_url`
+ * (the wallet) for money, `keys_url` (the API keys page) for a key's spend limit, `plans_url` (the
+ * app's page, its plans).
  */
 export const PaymentRemedySchema = z.object({
   missing: z.enum(["insufficient_funds", "account_in_debt", "spend_limit_reached", "no_plan", "payment"]),
   top_up_url: z.string().optional(),
   plans_url: z.string().optional(),
+  /** On `spend_limit_reached`: the API keys page, where the key's limit is raised. */
+  keys_url: z.string().optional(),
   price_cents: z.number().int().optional(),
   balance_micros: z.number().int().optional(),
   owed_micros: z.number().int().optional(),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { AppError } from "./errors.ts";
-import { mcpRemedyMeta, paymentRefusal, remedyFields, withOffers } from "./payment-remedy.ts";
+import { paymentRefusal, remedyFields, withOffers } from "./payment-remedy.ts";
 
 const x402 = {
   accepted: true as const,
@@ -34,27 +34,31 @@ describe("the 402 remedy", () => {
     });
   });
 
-  it("gives a key's limit no top-up link, and leaves every other error alone", () => {
-    const limit = withOffers(new AppError("key_limit_reached", "limit"), {
+  it("gives a key's limit the API keys page and no top-up link, money the wallet and no keys page", () => {
+    const offers = {
       topUpUrl: "https://pm.example/wallet",
+      keysUrl: "https://pm.example/api-keys",
+      plansUrl: "https://pm.example/explore/haiku",
+    };
+    const limit = withOffers(new AppError("key_limit_reached", "limit"), offers);
+    expect((limit as AppError).remedy).toEqual({
+      missing: "spend_limit_reached",
+      keys_url: "https://pm.example/api-keys",
+      plans_url: "https://pm.example/explore/haiku",
     });
-    expect((limit as AppError).remedy).toEqual({ missing: "spend_limit_reached" });
-    const notFound = new AppError("not_found", "Application not found");
-    expect(withOffers(notFound, { x402 })).toBe(notFound);
-    expect(remedyFields(notFound)).toEqual({});
-    expect(remedyFields(new Error("boom"))).toEqual({});
+    const debt = withOffers(new AppError("account_in_debt", "owes"), offers);
+    expect((debt as AppError).remedy).toEqual({
+      missing: "account_in_debt",
+      top_up_url: "https://pm.example/wallet",
+      plans_url: "https://pm.example/explore/haiku",
+    });
   });
 
-  it("gives MCP's tool error its _meta and a line to act on", () => {
-    const error = withOffers(paymentRefusal("payment_required", "m", { missing: "insufficient_funds" }), {
-      topUpUrl: "https://pm.example/wallet",
-      x402,
-    });
-    const { meta, hint } = mcpRemedyMeta(error);
-    expect(meta?.remedy.missing).toBe("insufficient_funds");
-    expect(hint).toBe(
-      "Top up or subscribe at https://pm.example/wallet. Or pay this one call with x402 (send the request without credentials).",
-    );
-    expect(mcpRemedyMeta(new AppError("not_found", "x"))).toEqual({ meta: undefined, hint: "" });
+  it("leaves every other error alone", () => {
+    const notFound = new AppError("not_found", "Application not found");
+    expect(withOffers(notFound, { x402, topUpUrl: "https://pm.example/wallet" })).toBe(notFound);
+    expect(notFound.remedy).toBeUndefined();
+    expect(remedyFields(notFound)).toEqual({});
+    expect(remedyFields(new Error("boom"))).toEqual({});
   });
 });

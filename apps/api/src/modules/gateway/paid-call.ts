@@ -94,10 +94,12 @@ export async function openPaidCall(
       request.log,
     )
     .catch((error) => {
-      // A 402 says what would let the call through: the app's page (its plans) and, when the
-      // platform takes them, an x402 payment (lib/payment-remedy.ts).
+      // A 402 says what would let the call through: the page that fixes it (the wallet, or the
+      // API keys page for a key's limit), the app's page (its plans) and, when the platform takes
+      // them, an x402 payment (lib/payment-remedy.ts). Every protocol, MCP too, answers this one.
       throw withOffers(error, {
         topUpUrl: `${deps.publicUrl}/wallet`,
+        keysUrl: `${deps.publicUrl}/api-keys`,
         plansUrl: `${deps.publicUrl}/explore/${application.slug}`,
         x402: deps.agentPayments?.offer(effectivePriceCents(application)),
       });

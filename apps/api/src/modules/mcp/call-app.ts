@@ -8,7 +8,13 @@ import { centsAsDollars } from "../gateway/charge.ts";
 import { type GatewayDeps, naturalModeOf, prepareExecution } from "../gateway/gateway-call.ts";
 import { type AppSchemas, describePrice, gatewayInputOf } from "./app-tool.ts";
 import type { ClientSession } from "./client-session.ts";
-import { type PaymentRemedy, paymentRemedy, REMEDY_META_KEY, topUpElicitation } from "./payment-remedy.ts";
+import {
+  paymentElicitation,
+  REMEDY_META_KEY,
+  remedyPage,
+  type ToolRemedy,
+  toolRemedy,
+} from "./payment-remedy.ts";
 
 /** What a tool result says it cost (decision 029), in `_meta` under our own prefix. */
 export const CHARGE_META_KEY = "promptmint/charge";
@@ -59,8 +65,10 @@ export async function callAppAsTool(
     };
   } catch (error) {
     if (!(error instanceof AppError)) throw error;
-    const remedy = paymentRemedy(deps.publicUrl, application, error);
-    if (remedy && options.session.urlElicitation) throw topUpElicitation(remedy);
+    // The remedy every protocol's 402 carries (error.remedy, given its links in paid-call.ts).
+    const remedy = toolRemedy(application, error);
+    const elicitation = remedy && options.session.urlElicitation && paymentElicitation(remedy, error);
+    if (elicitation) throw elicitation;
     return {
       isError: true,
       content: [{ type: "text", text: toolErrorText(application, error, remedy) }],
@@ -69,19 +77,22 @@ export async function callAppAsTool(
   }
 }
 
-/** A refusal the model can act on: a refused payment names the price and the page that fixes it. */
-function toolErrorText(
-  application: ApplicationRow,
-  error: AppError,
-  remedy: PaymentRemedy | undefined,
-): string {
+/**
+ * A refusal the model can act on: a refused payment names the price, the page that fixes it, the
+ * app's plans (when money is what is missing) and the x402 alternative when there is one.
+ */
+function toolErrorText(application: ApplicationRow, error: AppError, remedy: ToolRemedy | undefined): string {
   const text = `${error.status} ${error.code}: ${error.message}`;
   if (!remedy) return `${text} Nothing was charged.`;
+  const page = remedyPage(remedy);
   return [
     text,
     `This app costs ${describePrice(application)}.`,
-    error.message.includes(remedy.url) ? "" : `Fix it at ${remedy.url}.`,
-    remedy.action === "top_up" ? `Or subscribe to a plan at ${remedy.app_url}.` : "",
+    page && !error.message.includes(page) ? `Fix it at ${page}.` : "",
+    remedy.plans_url && remedy.missing !== "spend_limit_reached"
+      ? `Or subscribe to a plan at ${remedy.plans_url}.`
+      : "",
+    remedy.x402 ? "Or pay this one call with x402 (send the request without credentials)." : "",
     "Nothing was charged.",
   ]
     .filter(Boolean)

@@ -168,16 +168,15 @@ describe("@modelcontextprotocol/sdk", () => {
     expect(textOf(result)).toContain("402 payment_required");
     expect(textOf(result)).toContain(`${server.baseUrl}/wallet`);
     expect(textOf(result)).toContain(`${server.baseUrl}/explore/${slugs.plain}`);
+    // The remedy the same refusal carries in a Dify or OpenAI 402 (gateway/payment-remedy.test.ts
+    // compares them), plus the tool's price.
     expect(result._meta?.[REMEDY_META_KEY]).toEqual({
-      code: "payment_required",
-      missing: "funds",
-      action: "top_up",
-      url: `${server.baseUrl}/wallet`,
+      missing: "insufficient_funds",
       top_up_url: `${server.baseUrl}/wallet`,
-      app_url: `${server.baseUrl}/explore/${slugs.plain}`,
+      plans_url: `${server.baseUrl}/explore/${slugs.plain}`,
+      price_cents: 7,
+      balance_micros: 0,
       price: expect.objectContaining({ amount: "0.07", amount_cents: 7, currency: "USD", per: "call" }),
-      message: expect.stringContaining("Insufficient balance"),
-      charged_cents: 0,
     });
     await client.close();
     expect(await chargedInvocations(slugs.plain)).toEqual([]);
@@ -190,12 +189,16 @@ describe("@modelcontextprotocol/sdk", () => {
       arguments: { topic: "limits" },
     })) as CallToolResult;
     expect(result.isError).toBe(true);
+    expect(textOf(result)).toContain("402 key_limit_reached");
+    expect(textOf(result)).toContain(`Fix it at ${server.baseUrl}/api-keys.`);
+    expect(textOf(result)).not.toContain("subscribe");
     expect(result._meta?.[REMEDY_META_KEY]).toMatchObject({
-      code: "key_limit_reached",
-      missing: "key_spend_limit",
-      action: "raise_key_limit",
-      url: `${server.baseUrl}/api-keys`,
+      missing: "spend_limit_reached",
+      keys_url: `${server.baseUrl}/api-keys`,
+      limit: { kind: "key_spend_limit", limit_cents: 1, period: "never", resets_at: null },
+      price: expect.objectContaining({ amount_cents: 7 }),
     });
+    expect(result._meta?.[REMEDY_META_KEY]).not.toHaveProperty("top_up_url");
     await client.close();
     expect(await chargedInvocations(slugs.plain)).toEqual([]);
   });
@@ -214,7 +217,26 @@ describe("@modelcontextprotocol/sdk", () => {
         mode: "url",
         elicitationId: expect.stringMatching(/^[0-9a-f-]{36}$/),
         url: `${server.baseUrl}/wallet`,
-        message: expect.stringContaining("Top up your Promptmint wallet"),
+        message: expect.stringContaining("Insufficient balance: this call costs $0.07"),
+      },
+    ]);
+    await client.close();
+    expect(await chargedInvocations(slugs.plain)).toEqual([]);
+  });
+
+  it("tools/call past the key's spend limit, elicitation.url declared → refused -32042 URL elicitation of the API keys page", async () => {
+    const client = await connect(slugs.plain, keys.limited, { elicitation: { url: {} } });
+    const refused = await client.callTool({ name: slugs.plain, arguments: { topic: "limits" } }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(refused).toBeInstanceOf(UrlElicitationRequiredError);
+    expect((refused as UrlElicitationRequiredError).elicitations).toEqual([
+      {
+        mode: "url",
+        elicitationId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        url: `${server.baseUrl}/api-keys`,
+        message: expect.stringContaining("This API key's spend limit of $0.01"),
       },
     ]);
     await client.close();
@@ -228,7 +250,7 @@ describe("@modelcontextprotocol/sdk", () => {
       arguments: { topic: "money" },
     })) as CallToolResult;
     expect(result.isError).toBe(true);
-    expect(result._meta?.[REMEDY_META_KEY]).toMatchObject({ action: "top_up" });
+    expect(result._meta?.[REMEDY_META_KEY]).toMatchObject({ missing: "insufficient_funds" });
     await client.close();
   });
 
