@@ -27,14 +27,19 @@ export function CreatedApiKeyPanel({ apiKey, onDismiss }: { apiKey: CreatedApiKe
             <label htmlFor="created-key-value" className="sr-only">
               New API key
             </label>
-            {/* Its line is tall enough for the key's underscores (`pm_…`), which text-xs cut off. */}
+            {/* A monospace input of fixed height (h-10) clips the key's underscores in Chromium at
+                1x (DejaVu Sans Mono draws them below the editor's line box): this one takes its
+                height from padding and a 1.6 line instead, which shows them at any width. */}
             <input
               id="created-key-value"
               readOnly
               value={apiKey.key}
               aria-describedby="created-key-note"
               onFocus={(event) => event.currentTarget.select()}
-              className={cn(inputClasses, "font-mono text-xs leading-6 sm:text-sm")}
+              className={cn(
+                inputClasses.replace("h-10 ", ""),
+                "py-2 font-mono text-xs leading-[1.6] sm:text-sm",
+              )}
             />
             <CopyButton text={apiKey.key} className="h-10 shrink-0" />
           </div>
