@@ -22,7 +22,7 @@ export function ApiEndpointCard({ application }: { application: Application }) {
     <Card>
       <CardHeader
         title="API Endpoint"
-        description="Call this endpoint with an API key; each call is charged at the price below."
+        description="Call this endpoint with an API key; each call is charged at the price below to the key's owner. Your own calls are free: a paid call is one made with another account's key."
       />
       <CardBody className="space-y-4">
         <div className="flex flex-col gap-2 rounded-lg bg-slate-900 px-4 py-3 sm:flex-row sm:items-center sm:justify-between">
