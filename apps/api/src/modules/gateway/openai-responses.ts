@@ -28,9 +28,9 @@ export interface ResponseObject {
   model: string;
   output: OutputMessage[];
   parallel_tool_calls: false;
-  previous_response_id: null;
+  previous_response_id: string | null;
   reasoning: null;
-  store: false;
+  store: boolean;
   temperature: number | null;
   text: { format: { type: string } };
   tool_choice: "none" | "auto";
@@ -61,9 +61,13 @@ const messageId = (responseId: string) => `msg_${responseId.slice("resp_".length
  * streamed the event sequence response.created, response.in_progress, response.output_item.added,
  * response.content_part.added, response.output_text.delta…, response.output_text.done,
  * response.content_part.done, response.output_item.done and response.completed (with usage and
- * what the call cost). Each event carries its `sequence_number`.
+ * what the call cost). Each event carries its `sequence_number`. `keep` stores an answered
+ * response (`store`, response-store.ts) before the caller gets it.
  */
-export function responsesDialect(body: ResponsesRequest): OpenAiDialect<ResponseObject> {
+export function responsesDialect(
+  body: ResponsesRequest,
+  keep?: OpenAiDialect<ResponseObject>["keep"],
+): OpenAiDialect<ResponseObject> {
   const formatType = body.text?.format?.type ?? "text";
   // Events of one stream are numbered from 0; a dialect serves one request.
   let sequence = 0;
@@ -87,9 +91,9 @@ export function responsesDialect(body: ResponsesRequest): OpenAiDialect<Response
       model: meta.model,
       output,
       parallel_tool_calls: false as const,
-      previous_response_id: null,
+      previous_response_id: body.previous_response_id ?? null,
       reasoning: null,
-      store: false as const,
+      store: body.store ?? true,
       temperature: body.temperature ?? null,
       text: { format: { type: formatType } },
       tool_choice: body.tool_choice ?? "none",
@@ -145,6 +149,7 @@ export function responsesDialect(body: ResponsesRequest): OpenAiDialect<Response
 
   return {
     idPrefix: "resp_",
+    keep,
     answer: (meta: AnswerMeta, result: ExecutionResult, charge: CallCharge) =>
       response(meta, "completed", result.answer, {
         input_tokens: result.inputTokens,

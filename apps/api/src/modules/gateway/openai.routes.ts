@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyReply, FastifyRequest, RouteOptions } from "fastify";
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import type { ApplicationRow } from "../../db/schema/index.ts";
@@ -9,6 +9,7 @@ import { patternOf } from "../../lib/security-headers.ts";
 import { findCallableApp, listCallableApps } from "../applications/callable-app.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { currentUser } from "../auth/authenticate.ts";
+import type { CallMeta } from "./call-lifecycle.ts";
 import {
   chatCompletionRequestExample,
   chatCompletionResponseExample,
@@ -18,14 +19,26 @@ import {
 import type { GatewayDeps } from "./gateway-call.ts";
 import { runOpenAiCall } from "./openai-call.ts";
 import { chatDialect } from "./openai-chat.ts";
+import { OpenAiError } from "./openai-errors.ts";
 import {
   ChatCompletionRequestSchema,
   chatCall,
+  type ResponsesRequest,
   ResponsesRequestSchema,
   responsesCall,
 } from "./openai-request.ts";
-import { responsesDialect } from "./openai-responses.ts";
+import { type ResponseObject, responsesDialect } from "./openai-responses.ts";
 import { rateLimitHook } from "./rate-limit.ts";
+import {
+  continuationOf,
+  deleteStoredResponse,
+  findStoredResponse,
+  inputItemsOf,
+  keepResponse,
+  pageOfInputItems,
+} from "./response-store.ts";
+
+type ResponsesInputItems = Exclude<ResponsesRequest["input"], string>;
 
 const OpenAiErrorSchema = z.object({
   error: z.object({
@@ -83,8 +96,9 @@ const responseExample = {
   },
 };
 
-/** The OpenAI error `type` for a status. */
-function errorType(status: number): string {
+/** The OpenAI error `type` for a status (a model provider's rate limit: OpenAI's own `requests`). */
+function errorType(status: number, code?: string): string {
+  if (code === "upstream_rate_limited") return "requests";
   if (status === 401) return "authentication_error";
   if (status === 402) return "insufficient_quota";
   if (status === 429) return "rate_limit_exceeded";
@@ -130,10 +144,62 @@ function sendOpenAiError(
   return reply.status(status).send({
     error: {
       message,
-      type: errorType(status),
-      param: fields ? (Object.keys(fields)[0] ?? null) : null,
-      code: error instanceof AppError ? error.code : fields ? "invalid_request" : (error.code ?? null),
+      type: errorType(status, error instanceof AppError ? error.code : undefined),
+      param: error instanceof OpenAiError ? error.param : fields ? (Object.keys(fields)[0] ?? null) : null,
+      code: openAiCodeOf(error, fields),
     },
+  });
+}
+
+/** The error's `code` as OpenAI names it where it has a name of its own, else ours. */
+function openAiCodeOf(error: Error & { code?: string }, fields: Record<string, string> | undefined) {
+  if (error instanceof OpenAiError) return error.openAiCode;
+  if (error instanceof AppError)
+    return error.code === "upstream_rate_limited" ? "rate_limit_exceeded" : error.code;
+  return fields ? "invalid_request" : (error.code ?? null);
+}
+
+/**
+ * Every path under /api/v1 that no route serves answers in OpenAI's shape, whatever its method: 404
+ * `unknown_url`, or 405 with `Allow` when the path is served under another method. The Dify-style
+ * routes under /api/v1/app/ keep Dify's shape (their clients read it). A catch-all route as well as
+ * the not-found handler: in production the SPA's history fallback (`GET /*`, web.ts) would
+ * otherwise answer unknown GETs; the more specific `/api/v1/*` wins over it.
+ */
+function answerUnknownRoutes(app: FastifyInstance) {
+  // Each route's path and methods, for the 405 of a path served under another method.
+  const served: { pattern: RegExp; method: string }[] = [];
+  app.addHook("onRoute", (route: RouteOptions) => {
+    if (route.url.endsWith("*")) return;
+    for (const method of [route.method].flat()) served.push({ pattern: patternOf(route.url), method });
+  });
+  const unknownRoute = (request: FastifyRequest, reply: FastifyReply) => {
+    const path = request.url.split("?")[0] ?? "";
+    if (path.startsWith("/api/v1/app/")) return sendRouteNotFound(request, reply);
+    const allowed = served.filter((route) => route.pattern.test(path)).map((route) => route.method);
+    const methods = [...new Set(allowed.filter((method) => method !== "HEAD"))];
+    if (methods.length > 0) reply.header("allow", methods.join(", "));
+    const status = methods.length > 0 ? 405 : 404;
+    return reply.status(status).send({
+      error: {
+        message:
+          status === 405
+            ? `Method ${request.method} is not allowed on ${path}; use ${methods.join(" or ")}`
+            : `Unknown request URL: ${request.method} ${path}`,
+        type: "invalid_request_error",
+        param: null,
+        code: status === 405 ? "method_not_allowed" : "unknown_url",
+      },
+    });
+  };
+  app.setNotFoundHandler(unknownRoute);
+  // Preflights (OPTIONS) stay with security-headers.ts; `cors` set so this route adds no preflight.
+  app.route({
+    method: ["GET", "POST", "PUT", "PATCH", "DELETE"],
+    url: "/*",
+    schema: { hide: true },
+    config: { cors: true },
+    handler: unknownRoute,
   });
 }
 
@@ -153,32 +219,7 @@ const modelOf = (row: ApplicationRow, caller: LocalUser) => ({
 export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, deps) => {
   const { db, guards, rateLimiter, admission } = deps;
   app.setErrorHandler(sendOpenAiError);
-
-  // Each route's path and methods, for the 405 of a path served under another method.
-  const served: { pattern: RegExp; method: string }[] = [];
-  app.addHook("onRoute", (route: RouteOptions) => {
-    for (const method of [route.method].flat()) served.push({ pattern: patternOf(route.url), method });
-  });
-  app.setNotFoundHandler((request, reply) => {
-    const path = request.url.split("?")[0] ?? "";
-    // The Dify-style routes under the versioned root keep Dify's shape (their clients read it).
-    if (path.startsWith("/api/v1/app/")) return sendRouteNotFound(request, reply);
-    const allowed = served.filter((route) => route.pattern.test(path)).map((route) => route.method);
-    const methods = [...new Set(allowed.filter((method) => method !== "HEAD"))];
-    if (methods.length > 0) reply.header("allow", methods.join(", "));
-    const status = methods.length > 0 ? 405 : 404;
-    return reply.status(status).send({
-      error: {
-        message:
-          status === 405
-            ? `Method ${request.method} is not allowed on ${path}; use ${methods.join(" or ")}`
-            : `Unknown request URL: ${request.method} ${path}`,
-        type: "invalid_request_error",
-        param: null,
-        code: status === 405 ? "method_not_allowed" : "unknown_url",
-      },
-    });
-  });
+  answerUnknownRoutes(app);
 
   const limit = rateLimitHook(rateLimiter);
 
@@ -275,9 +316,106 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, deps
     },
     async (request, reply) => {
       const body = request.body;
-      return runOpenAiCall(deps, request, reply, responsesCall(body), responsesDialect(body), {
-        responses: body,
-      });
+      const caller = currentUser(request);
+      // Refused before anything is paid: an unknown, expired, deleted or another caller's response.
+      const earlier = body.previous_response_id
+        ? await continuationOf(db, caller.id, body.previous_response_id, body.model)
+        : undefined;
+      const keep =
+        body.store === false
+          ? undefined
+          : (answer: ResponseObject, call: CallMeta) =>
+              keepResponse(db, {
+                callerId: caller.id,
+                applicationId: call.applicationId,
+                inputItems: [...(earlier?.items ?? []), ...inputItemsOf(body.input, answer.id)],
+                response: answer,
+              });
+      return runOpenAiCall(
+        deps,
+        request,
+        reply,
+        responsesCall(body, earlier?.items as ResponsesInputItems | undefined),
+        responsesDialect(body, keep),
+        { responses: body },
+      );
+    },
+  );
+
+  const responseId = z.object({ response_id: z.string().min(1).max(200) });
+
+  app.get(
+    "/responses/:response_id",
+    {
+      schema: {
+        tags: ["openai"],
+        summary: "One of your stored responses (store: true, kept 30 days); 404 for any other",
+        security: [{ bearerAuth: [] }],
+        params: responseId,
+        querystring: z.strictObject({
+          stream: z.literal("false", "must be false: a stored response is answered in one piece").optional(),
+        }),
+        response: {
+          200: z.unknown().meta({ examples: [responseExample] }),
+          401: OpenAiErrorSchema,
+          404: OpenAiErrorSchema,
+        },
+      },
+      onRequest: guards.requireCaller,
+    },
+    async (request) => {
+      const stored = await findStoredResponse(db, currentUser(request).id, request.params.response_id);
+      return stored.response;
+    },
+  );
+
+  app.delete(
+    "/responses/:response_id",
+    {
+      schema: {
+        tags: ["openai"],
+        summary: "Deletes one of your stored responses (the responses it was continued by keep theirs)",
+        security: [{ bearerAuth: [] }],
+        params: responseId,
+        response: {
+          200: z.object({ id: z.string(), object: z.literal("response"), deleted: z.literal(true) }),
+          401: OpenAiErrorSchema,
+          404: OpenAiErrorSchema,
+        },
+      },
+      onRequest: guards.requireCaller,
+    },
+    async (request) => {
+      const id = request.params.response_id;
+      await deleteStoredResponse(db, currentUser(request).id, id);
+      return { id, object: "response" as const, deleted: true as const };
+    },
+  );
+
+  app.get(
+    "/responses/:response_id/input_items",
+    {
+      schema: {
+        tags: ["openai"],
+        summary: "The input items of one of your stored responses, earlier turns of its chain included",
+        security: [{ bearerAuth: [] }],
+        params: responseId,
+        querystring: z.strictObject({
+          limit: z.coerce.number().int().min(1).max(100).default(20),
+          order: z.enum(["asc", "desc"]).default("desc"),
+          after: z.string().max(300).optional(),
+        }),
+        response: {
+          200: z.unknown(),
+          401: OpenAiErrorSchema,
+          404: OpenAiErrorSchema,
+        },
+      },
+      onRequest: guards.requireCaller,
+    },
+    async (request) => {
+      const stored = await findStoredResponse(db, currentUser(request).id, request.params.response_id);
+      return pageOfInputItems(stored.inputItems, request.query);
     },
   );
 };

@@ -14,6 +14,7 @@ import { Agent, request } from "undici";
 import type { Config } from "../../config.ts";
 import { AppError } from "../../lib/errors.ts";
 import { createUpstreamFetch } from "../../lib/upstream-fetch.ts";
+import { upstreamRateLimited } from "../../lib/upstream-rate-limit.ts";
 import { createChatCompletions } from "./chat-completions.ts";
 import { type CatalogModel, ENV_VAR_FOR_PROVIDER, findModel, type ProviderName } from "./model-catalog.ts";
 import { countTokens } from "./token-count.ts";
@@ -570,11 +571,7 @@ export function toUpstreamError(error: unknown, timeoutSeconds: number, creatorK
   }
   if (APICallError.isInstance(error)) {
     const status = error.statusCode;
-    if (status === 429)
-      return new AppError(
-        "upstream_failed",
-        "The model provider is rate limiting requests (HTTP 429); try again shortly",
-      );
+    if (status === 429) return upstreamRateLimited(error.responseHeaders);
     if (status === 401 || status === 403) {
       return new AppError(
         "upstream_failed",

@@ -1,0 +1,16 @@
+import { AppError, type ErrorCode } from "../../lib/errors.ts";
+
+/**
+ * An error OpenAI's API names with a code of its own (`previous_response_not_found`): the status is
+ * ours (lib/errors.ts), the `code` and `param` in the answer are OpenAI's, as DifyError does for Dify.
+ */
+export class OpenAiError extends AppError {
+  readonly openAiCode: string;
+  readonly param: string | null;
+
+  constructor(code: ErrorCode, openAiCode: string, message: string, param: string | null = null) {
+    super(code, message);
+    this.openAiCode = openAiCode;
+    this.param = param;
+  }
+}
