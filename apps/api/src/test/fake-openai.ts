@@ -4,7 +4,8 @@ import { listenOnLoopback } from "./loopback.ts";
 export type VendorBehaviour =
   | { kind: "echo"; delayMs?: number; chunkDelayMs?: number }
   | { kind: "reply"; text: string; delayMs?: number; chunkDelayMs?: number }
-  | { kind: "status"; status: number; message: string }
+  /** Fails with `status` (and `headers`); after `times` failures (when given) it echoes again. */
+  | { kind: "status"; status: number; message: string; headers?: Record<string, string>; times?: number }
   | { kind: "hang" }
   /**
    * Each call says what it wants in its last message, as `[model delay=120 gap=8 words=20 fail=500]`
@@ -97,8 +98,10 @@ export async function startFakeOpenAi() {
       });
       if (behaviour.kind === "hang") return;
       if (behaviour.kind === "status") {
-        res.writeHead(behaviour.status, { "content-type": "application/json" });
-        res.end(JSON.stringify({ error: { message: behaviour.message, type: "server_error" } }));
+        const failing = behaviour;
+        if (failing.times !== undefined && --failing.times <= 0) behaviour = { kind: "echo" };
+        res.writeHead(failing.status, { "content-type": "application/json", ...failing.headers });
+        res.end(JSON.stringify({ error: { message: failing.message, type: "server_error" } }));
         return;
       }
       const last = body.messages.at(-1)?.content ?? "";
