@@ -1,3 +1,4 @@
+import { z } from "zod";
 import { AppError, type ErrorCode } from "../../lib/errors.ts";
 
 /**
@@ -14,3 +15,13 @@ export class OpenAiError extends AppError {
     this.param = param;
   }
 }
+
+/** OpenAI's error shape, `{error: {message, type, param, code}}`, for the routes' response schemas. */
+export const OpenAiErrorSchema = z.object({
+  error: z.object({
+    message: z.string(),
+    type: z.string(),
+    param: z.string().nullable(),
+    code: z.string().nullable(),
+  }),
+});

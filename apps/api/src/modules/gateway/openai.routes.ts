@@ -1,11 +1,10 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from "fastify";
+import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import type { ApplicationRow } from "../../db/schema/index.ts";
 import { databaseUnavailable } from "../../lib/database-errors.ts";
-import { describeClientError, fieldsFromValidation, sendRouteNotFound } from "../../lib/error-handler.ts";
+import { describeClientError, fieldsFromValidation } from "../../lib/error-handler.ts";
 import { AppError } from "../../lib/errors.ts";
-import { patternOf } from "../../lib/security-headers.ts";
 import { findCallableApp, listCallableApps } from "../applications/callable-app.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { currentUser } from "../auth/authenticate.ts";
@@ -15,11 +14,12 @@ import {
   chatCompletionResponseExample,
   insufficientBalanceExample,
   modelsExample,
+  responseExample,
 } from "./examples.ts";
 import type { GatewayDeps } from "./gateway-call.ts";
 import { runOpenAiCall } from "./openai-call.ts";
 import { chatDialect } from "./openai-chat.ts";
-import { OpenAiError } from "./openai-errors.ts";
+import { OpenAiError, OpenAiErrorSchema } from "./openai-errors.ts";
 import {
   ChatCompletionRequestSchema,
   chatCall,
@@ -28,26 +28,12 @@ import {
   responsesCall,
 } from "./openai-request.ts";
 import { type ResponseObject, responsesDialect } from "./openai-responses.ts";
+import { storedResponsesRoutes } from "./openai-stored-responses.routes.ts";
+import { answerUnknownRoutes } from "./openai-unknown-routes.ts";
 import { rateLimitHook } from "./rate-limit.ts";
-import {
-  continuationOf,
-  deleteStoredResponse,
-  findStoredResponse,
-  inputItemsOf,
-  keepResponse,
-  pageOfInputItems,
-} from "./response-store.ts";
+import { continuationOf, inputItemsOf, keepResponse } from "./response-store.ts";
 
 type ResponsesInputItems = Exclude<ResponsesRequest["input"], string>;
-
-const OpenAiErrorSchema = z.object({
-  error: z.object({
-    message: z.string(),
-    type: z.string(),
-    param: z.string().nullable(),
-    code: z.string().nullable(),
-  }),
-});
 
 const paymentRequired = OpenAiErrorSchema.meta({
   examples: [
@@ -68,33 +54,6 @@ const ModelSchema = z.object({
   created: z.number(),
   owned_by: z.string(),
 });
-
-const responseExample = {
-  id: "resp_5ad4cb98f0c74085b38488c403be6290",
-  object: "response",
-  created_at: 1767225600,
-  status: "completed",
-  model: "haiku-writer",
-  output: [
-    {
-      type: "message",
-      id: "msg_5ad4cb98f0c74085b38488c403be6290",
-      status: "completed",
-      role: "assistant",
-      content: [{ type: "output_text", text: "Soft rain on red leaves…", annotations: [], logprobs: [] }],
-    },
-  ],
-  usage: {
-    input_tokens: 18,
-    input_tokens_details: { cached_tokens: 0 },
-    output_tokens: 42,
-    output_tokens_details: { reasoning_tokens: 0 },
-    total_tokens: 60,
-    cost: 0.05,
-    charged_cents: 5,
-    paid_by: "wallet",
-  },
-};
 
 /** The OpenAI error `type` for a status (a model provider's rate limit: OpenAI's own `requests`). */
 function errorType(status: number, code?: string): string {
@@ -157,50 +116,6 @@ function openAiCodeOf(error: Error & { code?: string }, fields: Record<string, s
   if (error instanceof AppError)
     return error.code === "upstream_rate_limited" ? "rate_limit_exceeded" : error.code;
   return fields ? "invalid_request" : (error.code ?? null);
-}
-
-/**
- * Every path under /api/v1 that no route serves answers in OpenAI's shape, whatever its method: 404
- * `unknown_url`, or 405 with `Allow` when the path is served under another method. The Dify-style
- * routes under /api/v1/app/ keep Dify's shape (their clients read it). A catch-all route as well as
- * the not-found handler: in production the SPA's history fallback (`GET /*`, web.ts) would
- * otherwise answer unknown GETs; the more specific `/api/v1/*` wins over it.
- */
-function answerUnknownRoutes(app: FastifyInstance) {
-  // Each route's path and methods, for the 405 of a path served under another method.
-  const served: { pattern: RegExp; method: string }[] = [];
-  app.addHook("onRoute", (route: RouteOptions) => {
-    if (route.url.endsWith("*")) return;
-    for (const method of [route.method].flat()) served.push({ pattern: patternOf(route.url), method });
-  });
-  const unknownRoute = (request: FastifyRequest, reply: FastifyReply) => {
-    const path = request.url.split("?")[0] ?? "";
-    if (path.startsWith("/api/v1/app/")) return sendRouteNotFound(request, reply);
-    const allowed = served.filter((route) => route.pattern.test(path)).map((route) => route.method);
-    const methods = [...new Set(allowed.filter((method) => method !== "HEAD"))];
-    if (methods.length > 0) reply.header("allow", methods.join(", "));
-    const status = methods.length > 0 ? 405 : 404;
-    return reply.status(status).send({
-      error: {
-        message:
-          status === 405
-            ? `Method ${request.method} is not allowed on ${path}; use ${methods.join(" or ")}`
-            : `Unknown request URL: ${request.method} ${path}`,
-        type: "invalid_request_error",
-        param: null,
-        code: status === 405 ? "method_not_allowed" : "unknown_url",
-      },
-    });
-  };
-  app.setNotFoundHandler(unknownRoute);
-  // Preflights (OPTIONS) stay with security-headers.ts; `cors` set so this route adds no preflight.
-  app.route({
-    method: ["GET", "POST", "PUT", "PATCH", "DELETE"],
-    url: "/*",
-    schema: { hide: true },
-    config: { cors: true },
-    handler: unknownRoute,
-  });
 }
 
 const modelOf = (row: ApplicationRow, caller: LocalUser) => ({
@@ -342,80 +257,7 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, deps
     },
   );
 
-  const responseId = z.object({ response_id: z.string().min(1).max(200) });
-
-  app.get(
-    "/responses/:response_id",
-    {
-      schema: {
-        tags: ["openai"],
-        summary: "One of your stored responses (store: true, kept 30 days); 404 for any other",
-        security: [{ bearerAuth: [] }],
-        params: responseId,
-        querystring: z.strictObject({
-          stream: z.literal("false", "must be false: a stored response is answered in one piece").optional(),
-        }),
-        response: {
-          200: z.unknown().meta({ examples: [responseExample] }),
-          401: OpenAiErrorSchema,
-          404: OpenAiErrorSchema,
-        },
-      },
-      onRequest: guards.requireCaller,
-    },
-    async (request) => {
-      const stored = await findStoredResponse(db, currentUser(request).id, request.params.response_id);
-      return stored.response;
-    },
-  );
-
-  app.delete(
-    "/responses/:response_id",
-    {
-      schema: {
-        tags: ["openai"],
-        summary: "Deletes one of your stored responses (the responses it was continued by keep theirs)",
-        security: [{ bearerAuth: [] }],
-        params: responseId,
-        response: {
-          200: z.object({ id: z.string(), object: z.literal("response"), deleted: z.literal(true) }),
-          401: OpenAiErrorSchema,
-          404: OpenAiErrorSchema,
-        },
-      },
-      onRequest: guards.requireCaller,
-    },
-    async (request) => {
-      const id = request.params.response_id;
-      await deleteStoredResponse(db, currentUser(request).id, id);
-      return { id, object: "response" as const, deleted: true as const };
-    },
-  );
-
-  app.get(
-    "/responses/:response_id/input_items",
-    {
-      schema: {
-        tags: ["openai"],
-        summary: "The input items of one of your stored responses, earlier turns of its chain included",
-        security: [{ bearerAuth: [] }],
-        params: responseId,
-        querystring: z.strictObject({
-          limit: z.coerce.number().int().min(1).max(100).default(20),
-          order: z.enum(["asc", "desc"]).default("desc"),
-          after: z.string().max(300).optional(),
-        }),
-        response: {
-          200: z.unknown(),
-          401: OpenAiErrorSchema,
-          404: OpenAiErrorSchema,
-        },
-      },
-      onRequest: guards.requireCaller,
-    },
-    async (request) => {
-      const stored = await findStoredResponse(db, currentUser(request).id, request.params.response_id);
-      return pageOfInputItems(stored.inputItems, request.query);
-    },
-  );
+  // The caller's stored responses: retrieve, delete, input_items (openai-stored-responses.routes.ts).
+  // Not `deps` itself: it holds this plugin's own prefix, which the child would add again.
+  await app.register(storedResponsesRoutes, { db, guards });
 };
