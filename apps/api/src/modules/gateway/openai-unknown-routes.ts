@@ -36,12 +36,13 @@ export function answerUnknownRoutes(app: FastifyInstance) {
     });
   };
   app.setNotFoundHandler(unknownRoute);
-  // Preflights (OPTIONS) stay with security-headers.ts; `cors` set so this route adds no preflight.
+  // No OPTIONS, and `cors: false`: preflights stay with security-headers.ts, and this catch-all
+  // must not open CORS to every path under /api/v1 (the product API's included).
   app.route({
     method: ["GET", "POST", "PUT", "PATCH", "DELETE"],
     url: "/*",
     schema: { hide: true },
-    config: { cors: true },
+    config: { cors: false },
     handler: unknownRoute,
   });
 }
