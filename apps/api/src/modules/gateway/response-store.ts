@@ -18,10 +18,12 @@ import type { ResponseObject } from "./openai-responses.ts";
 export const RESPONSE_RETENTION_DAYS = 30;
 
 /** An input item as kept: a message (role, content parts) or any other item the request held. */
-export type InputItem = { type?: string; id?: string; role?: string; content?: unknown } & Record<
-  string,
-  unknown
->;
+export interface InputItem extends Record<string, unknown> {
+  type?: string;
+  id?: string;
+  role?: string;
+  content?: unknown;
+}
 
 /** A stored response as its caller finds it. */
 export interface StoredResponse {
@@ -31,9 +33,8 @@ export interface StoredResponse {
   response: ResponseObject;
 }
 
-/** Where a chained call starts: the conversation so far, as input items, and the app it belongs to. */
+/** Where a chained call starts: the conversation so far, as input items. */
 export interface Continuation {
-  id: string;
   items: InputItem[];
 }
 
@@ -168,7 +169,6 @@ export async function continuationOf(
     });
   const response = row.response as ResponseObject;
   return {
-    id: previousId,
     items: [...(row.inputItems as InputItem[]), ...(response.output as unknown as InputItem[])],
   };
 }
