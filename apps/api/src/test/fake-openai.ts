@@ -46,6 +46,8 @@ export interface RecordedRequest {
   authorization: string | undefined;
   /** The whole request body, as the vendor received it. */
   body: Record<string, unknown>;
+  /** Set when the caller closed the request before the vendor finished answering it. */
+  cancelled?: boolean;
 }
 
 interface ChatBody {
@@ -89,12 +91,16 @@ export async function startFakeOpenAi() {
         return;
       }
       const body = JSON.parse(raw) as ChatBody;
-      requests.push({
+      const recorded: RecordedRequest = {
         model: body.model,
         stream: Boolean(body.stream),
         messages: body.messages,
         authorization: req.headers.authorization,
         body: body as unknown as Record<string, unknown>,
+      };
+      requests.push(recorded);
+      res.on("close", () => {
+        if (!res.writableFinished) recorded.cancelled = true;
       });
       if (behaviour.kind === "hang") return;
       if (behaviour.kind === "status") {

@@ -367,19 +367,34 @@ export function createLlmClient(config: Config): LlmClient {
         fail = rej;
       });
       result.catch(() => {});
+      async function* answered() {
+        yield* iterator;
+        if (failure) fail(toUpstreamError(failure, config.llmTimeoutSeconds, Boolean(request.apiKey)));
+        else
+          settle({
+            text,
+            inputTokens: usage.inputTokens ?? 0,
+            outputTokens: usage.outputTokens ?? 0,
+            cachedInputTokens: usage.inputTokenDetails?.cacheReadTokens ?? 0,
+            answeredBy: model.id,
+          });
+      }
       return {
         chunks: {
-          async *[Symbol.asyncIterator]() {
-            yield* iterator;
-            if (failure) fail(toUpstreamError(failure, config.llmTimeoutSeconds, Boolean(request.apiKey)));
-            else
-              settle({
-                text,
-                inputTokens: usage.inputTokens ?? 0,
-                outputTokens: usage.outputTokens ?? 0,
-                cachedInputTokens: usage.inputTokenDetails?.cacheReadTokens ?? 0,
-                answeredBy: model.id,
-              });
+          [Symbol.asyncIterator]() {
+            const inner = answered();
+            return {
+              next: () => inner.next(),
+              // Closed before its end (the caller stopped or left): the vendor's request is cancelled
+              // at once, even while it has not answered yet (a generator's own return would wait).
+              return: (value?: unknown) => {
+                controller.abort(new DOMException("stopped", "AbortError"));
+                return inner.return(value as undefined);
+              },
+              [Symbol.asyncIterator]() {
+                return this;
+              },
+            };
           },
         },
         result,
