@@ -24,6 +24,7 @@ import { identityRoutes } from "./identity/identity.routes.ts";
 import { deleteExpiredOidcPayloads } from "./identity/oidc-adapter.ts";
 import { API_TAGS, publicApiDocument } from "./lib/api-document.ts";
 import { limitPublicBodies } from "./lib/body-limits.ts";
+import { installBearerCors } from "./lib/cors.ts";
 import { installErrorHandler } from "./lib/error-handler.ts";
 import { type Job, startJobs } from "./lib/jobs.ts";
 import { installJsonBodyParser } from "./lib/json-body.ts";
@@ -109,6 +110,8 @@ export async function buildServer(options: BuildAppOptions): Promise<Server> {
   installRequestLog(app, { logAssets: config.isProduction });
   installErrorHandler(app);
   const securityHeaders = installSecurityHeaders(app, config);
+  // MCP and OAuth routes a browser-based MCP client calls: any origin, no cookies (lib/cors.ts).
+  installBearerCors(app);
   installJsonBodyParser(app);
   limitPublicBodies(app);
   installNulGuard(app);
@@ -135,6 +138,7 @@ export async function buildServer(options: BuildAppOptions): Promise<Server> {
     await app.register(identityRoutes, {
       db,
       provider: embedded.provider,
+      config,
       publicUrl: config.publicUrl,
       links: embedded.links,
       onEmailVerified: (accountId: string) => services.identity.emailVerification.accountVerified(accountId),

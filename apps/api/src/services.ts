@@ -150,8 +150,8 @@ async function buildIdentity(
     return { mailer, emailVerification, verifyToken, embedded: undefined };
   }
   const keys = await loadSigningKeys(db, secrets);
-  const provider = await createOidcProvider(config, db, keys, sessions);
-  // Dynamic client registrations per address, shared by every process when REDIS_URL is set.
+  // Dynamic client registrations per address, shared by every process when REDIS_URL is set; a
+  // client ID metadata document fetched for the first time counts as one (decision 051).
   const registrationLimiter = createWindowLimiter({
     name: "oidc-reg",
     limit: config.oidc.registrationsPerIp,
@@ -159,6 +159,7 @@ async function buildIdentity(
     what: "client registrations from one address",
     ...(config.redisUrl ? { redis: { url: config.redisUrl, keyPrefix: config.redisKeyPrefix, log } } : {}),
   });
+  const provider = await createOidcProvider(config, db, keys, sessions, registrationLimiter);
   const verifyToken = createTokenVerifier({
     issuer: config.oidc.issuer,
     audience: config.oidc.audience,

@@ -48,6 +48,11 @@ export const ApplicationSchema = z.object({
   created_at: z.string(),
   updated_at: z.string(),
   creator_name: z.string(),
+  /**
+   * A prompt app passes OpenAI-style callers' tools (`tools`, `tool_choice`, tool calls and
+   * results) through to its model; off by default (docs/decisions/053).
+   */
+  allow_tools: z.boolean(),
   /** Set in the owner's list when the operator suspended the app (or its owner): callers get 404. */
   suspension: z.object({ reason: z.string(), since: z.string() }).nullable().optional(),
 });
@@ -68,6 +73,8 @@ export const CreateApplicationSchema = z.strictObject({
   interaction_mode: InteractionModeSchema.default("completion"),
   visibility: VisibilitySchema.default("private"),
   price_cents: priceCents.default(100),
+  /** Prompt apps only: pass callers' tools through to the model (docs/decisions/053). */
+  allow_tools: z.boolean({ error: "must be true or false" }).default(false),
   provider_config: z
     .strictObject({
       app_id: z.string().trim().min(1, "is required").max(200),
@@ -84,6 +91,8 @@ export const UpdateApplicationSchema = z.strictObject({
   status: AppStatusSchema.optional(),
   price_cents: priceCents.optional(),
   interaction_mode: InteractionModeSchema.optional(),
+  /** Prompt apps only: pass callers' tools through to the model (docs/decisions/053). */
+  allow_tools: z.boolean({ error: "must be true or false" }).optional(),
 });
 export type UpdateApplication = z.infer<typeof UpdateApplicationSchema>;
 

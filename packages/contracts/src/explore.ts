@@ -41,6 +41,8 @@ export const ExploreAppSchema = z.object({
   pending_price_at: z.string().nullable(),
   creator_name: z.string(),
   updated_at: z.string(),
+  /** The app takes OpenAI-style tools (function calling) and can take part in an agent's tool loop. */
+  accepts_tools: z.boolean(),
 });
 export type ExploreApp = z.infer<typeof ExploreAppSchema>;
 

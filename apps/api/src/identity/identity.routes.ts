@@ -4,6 +4,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type Provider from "oidc-provider";
+import type { Config } from "../config.ts";
 import type { Database } from "../db/client.ts";
 import { AppError } from "../lib/errors.ts";
 import type { WindowLimiter } from "../modules/gateway/rate-limit.ts";
@@ -14,6 +15,8 @@ import {
   outboxUrlOf,
 } from "./account-links.routes.ts";
 import { createAccount, signIn } from "./accounts.ts";
+import { CLIENT_ADDRESS } from "./client-metadata-documents.ts";
+import { interactionPolicy } from "./interaction-policy.ts";
 import { renderConsentPage, renderErrorPage, renderSignInPage, renderSignUpPage } from "./pages.ts";
 
 const assetsDir = path.join(path.dirname(fileURLToPath(import.meta.url)), "assets");
@@ -37,6 +40,7 @@ export async function identityRoutes(
   options: {
     provider: Provider;
     db: Database;
+    config: Config;
     publicUrl: string;
     /** Counts dynamic client registrations (POST /oidc/reg) per client address. */
     registrationLimiter: WindowLimiter;
@@ -44,6 +48,18 @@ export async function identityRoutes(
 ) {
   const { provider, db, publicUrl, links, registrationLimiter } = options;
   const outboxUrl = outboxUrlOf(links);
+  /** A page of this interaction: its forms may end at the client's redirect URI (interaction-policy.ts). */
+  const sendInteractionPage = (
+    reply: FastifyReply,
+    details: InteractionDetails,
+    status: number,
+    html: string,
+  ) =>
+    sendPage(
+      reply.header("content-security-policy", interactionPolicy(options.config, details.params.redirect_uri)),
+      status,
+      html,
+    );
 
   // Our interaction pages, with their own form parser.
   await app.register(async (pages) => {
@@ -70,12 +86,13 @@ export async function identityRoutes(
         const details = await loadInteraction(provider, request, reply);
         if (!details) return;
         if (details.prompt.name === "consent")
-          return sendPage(reply, 200, await consentPage(provider, details));
+          return sendInteractionPage(reply, details, 200, await consentPage(provider, details));
         const wantsSignUp =
           request.query.screen === "signup" ||
           (request.query.screen !== "signin" && details.params.screen_hint === "signup");
-        return sendPage(
+        return sendInteractionPage(
           reply,
+          details,
           200,
           wantsSignUp
             ? renderSignUpPage({ uid: details.uid, outboxUrl })
@@ -92,8 +109,9 @@ export async function identityRoutes(
         const email = String(request.body?.email ?? "");
         const password = String(request.body?.password ?? "");
         if (!email.trim() || !password) {
-          return sendPage(
+          return sendInteractionPage(
             reply,
+            details,
             400,
             renderSignInPage({ uid: details.uid, email, error: "Enter your email and password." }),
           );
@@ -102,8 +120,9 @@ export async function identityRoutes(
         if (!result.ok) {
           const status = result.reason === "throttled" ? 429 : 401;
           if (result.reason === "throttled") reply.header("retry-after", String(15 * 60));
-          return sendPage(
+          return sendInteractionPage(
             reply,
+            details,
             status,
             renderSignInPage({ uid: details.uid, email, error: result.message }),
           );
@@ -128,8 +147,9 @@ export async function identityRoutes(
         });
         if (!result.ok) {
           const taken = result.problems.email?.startsWith("An account with this email");
-          return sendPage(
+          return sendInteractionPage(
             reply,
+            details,
             taken ? 409 : 400,
             renderSignUpPage({ uid: details.uid, values, problems: result.problems, outboxUrl }),
           );
@@ -205,7 +225,8 @@ export async function identityRoutes(
     const callback = provider.callback();
     const forward = (request: FastifyRequest, reply: FastifyReply) => {
       reply.hijack();
-      const raw = request.raw as IncomingMessage & { originalUrl?: string };
+      const raw = request.raw as IncomingMessage & { originalUrl?: string; [CLIENT_ADDRESS]?: string };
+      raw[CLIENT_ADDRESS] = request.ip;
       raw.originalUrl = raw.url;
       // The issuer's own paths start with "/": "/oidc?x=1" is its root "/?x=1", not "?x=1".
       const rest = raw.url?.slice("/oidc".length) ?? "";
@@ -262,11 +283,16 @@ function sendPage(reply: FastifyReply, status: number, html: string) {
 type InteractionDetails = Awaited<ReturnType<Provider["interactionDetails"]>>;
 
 async function consentPage(provider: Provider, details: InteractionDetails): Promise<string> {
-  const client = await provider.Client.find(String(details.params.client_id));
+  const clientId = String(details.params.client_id);
+  const client = await provider.Client.find(clientId);
   const resource = details.params.resource;
+  // A client named by its metadata document's URL (CIMD) chose its own name: the person also sees
+  // the host that vouches for it.
+  const documentHost = clientId.startsWith("https://") ? URL.parse(clientId)?.host : undefined;
+  const name = client?.clientName ?? clientId;
   return renderConsentPage({
     uid: details.uid,
-    clientName: client?.clientName ?? String(details.params.client_id),
+    clientName: documentHost && name !== clientId ? `${name} (${documentHost})` : name,
     redirectHost: URL.parse(String(details.params.redirect_uri))?.host ?? "an unknown address",
     resources: (Array.isArray(resource) ? resource : resource ? [resource] : []).map(String),
   });

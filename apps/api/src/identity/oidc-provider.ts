@@ -4,8 +4,10 @@ import Provider, { type Configuration, errors, type KoaContextWithOIDC } from "o
 import { type Config, EMBEDDED_ISSUER_KEY, EMBEDDED_SPA_CLIENT_ID } from "../config.ts";
 import type { Database } from "../db/client.ts";
 import type { SessionChecks } from "../modules/auth/sessions.ts";
+import type { WindowLimiter } from "../modules/gateway/rate-limit.ts";
 import { isMcpResource, MCP_SCOPE } from "../modules/mcp/resources.ts";
 import { findAccountById } from "./accounts.ts";
+import { clientIdMetadataDocuments, TOO_MANY_DOCUMENTS } from "./client-metadata-documents.ts";
 import { createOidcAdapterFactory, keepRegisteredClient } from "./oidc-adapter.ts";
 import { renderErrorPage, renderSignOutPage } from "./pages.ts";
 
@@ -29,6 +31,7 @@ export async function createOidcProvider(
   db: Database,
   signingKeys: JWK[],
   sessions: SessionChecks,
+  registrationLimiter: WindowLimiter,
 ): Promise<Provider> {
   const issuer = config.oidc.issuer;
   if (!issuer) throw new Error("embedded issuer needs an issuer URL");
@@ -39,6 +42,7 @@ export async function createOidcProvider(
   // them with its refresh token before they expire. A revoked session's tokens are refused at once
   // anyway (modules/auth/sessions.ts); this bounds what a token copied out of a browser is worth.
   const accessTokenTtl = config.oidc.accessTokenTtlSeconds;
+  const metadataDocuments = clientIdMetadataDocuments(config, registrationLimiter);
 
   const configuration: Configuration = {
     adapter: createOidcAdapterFactory(db, sessions),
@@ -99,7 +103,11 @@ export async function createOidcProvider(
     },
     extraParams: ["screen_hint"],
     pkce: { required: () => true },
+    fetch: metadataDocuments.fetch,
+    fetchResponseBodyLimits: metadataDocuments.fetchResponseBodyLimits,
     features: {
+      // An MCP client may name itself by the https URL of its metadata instead of registering.
+      clientIdMetadataDocument: metadataDocuments.feature,
       devInteractions: { enabled: false },
       revocation: { enabled: true },
       // MCP clients register themselves (MCP authorization, RFC 7591): public clients with PKCE,
@@ -164,12 +172,22 @@ export async function createOidcProvider(
       session.grantIdFor(client.clientId, grant.jti);
       return grant;
     },
+    // Userinfo only: discovery, keys, registration, token and revocation are open to any origin
+    // without cookies (lib/cors.ts sets their headers first, and oidc-provider then leaves them).
     clientBasedCORS: (_ctx, origin) => origins.includes(origin),
-    renderError: async (ctx, out) => {
+    renderError: async (ctx, out, error) => {
+      // A client ID metadata document that could not be fetched: the detail says why, in our words.
+      const detail =
+        out.error_description === "client_id metadata document fetch failed" &&
+        typeof (error as { error_detail?: unknown }).error_detail === "string"
+          ? ` ${(error as { error_detail: string }).error_detail}`
+          : out.error_description === "client_id metadata document fetch not allowed"
+            ? ` ${TOO_MANY_DOCUMENTS}`
+            : "";
       ctx.type = "html";
       ctx.body = renderErrorPage({
         title: "Sign-in could not continue",
-        message: String(out.error_description ?? out.error ?? "Unknown error"),
+        message: `${String(out.error_description ?? out.error ?? "Unknown error")}${detail}`,
         homeUrl: config.publicUrl,
       });
     },
@@ -261,9 +279,15 @@ export function refusedClientMetadata(metadata: Record<string, unknown>): string
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
 /**
- * Why a registered client's redirect URI is refused, if it is: only https, or http to a loopback
- * address (a desktop client's local listener, RFC 8252), and never on the SPA's origins, so a
- * registered client cannot receive codes meant for the SPA.
+ * A native app's private-use URI scheme (RFC 8252 §7.1): a reverse domain name, so it has a dot
+ * (`com.example.app:/callback`); oidc-provider accepts it from `application_type: "native"` only.
+ */
+const PRIVATE_USE_SCHEME = /^[a-z][a-z0-9+-]*(?:\.[a-z0-9+-]+)+:$/;
+
+/**
+ * Why a registered client's redirect URI is refused, if it is: https, http to a loopback address
+ * (a desktop client's local listener, RFC 8252), or a native app's private-use scheme; and never
+ * on the SPA's origins, so a registered client cannot receive codes meant for the SPA.
  */
 export function refusedRedirectUri(value: unknown, spaOrigins: string[]): string | undefined {
   if (!Array.isArray(value)) return undefined;
@@ -273,7 +297,8 @@ export function refusedRedirectUri(value: unknown, spaOrigins: string[]): string
     if (spaOrigins.includes(url.origin))
       return `redirect_uris must not be on ${url.origin}: it is Promptmint's own`;
     if (url.protocol === "https:" || (url.protocol === "http:" && LOOPBACK_HOSTS.has(url.hostname))) continue;
-    return `redirect_uris must use https, or http on localhost or 127.0.0.1 (refused: ${uri})`;
+    if (PRIVATE_USE_SCHEME.test(url.protocol)) continue;
+    return `redirect_uris must use https, http on localhost or 127.0.0.1, or a native app's reverse-domain scheme such as com.example.app: (refused: ${uri})`;
   }
   return undefined;
 }

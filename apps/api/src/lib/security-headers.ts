@@ -47,7 +47,11 @@ function allowedHeaders(requested: string | undefined): string {
  * and an external issuer's origin for the SPA's token calls. Inline styles stay allowed: React,
  * CodeMirror and the toaster set them at run time, and they cannot run code.
  */
-export function contentSecurityPolicy(config: Config, frameAncestors: string[] = []): string {
+export function contentSecurityPolicy(
+  config: Config,
+  frameAncestors: string[] = [],
+  formActions: string[] = [],
+): string {
   const stripe = Boolean(config.stripe.secretKey && config.stripe.publishableKey);
   const issuer = !config.oidc.embedded && config.oidc.issuer ? new URL(config.oidc.issuer).origin : undefined;
   const directives: [string, ...(string | false | undefined)[]][] = [
@@ -65,7 +69,9 @@ export function contentSecurityPolicy(config: Config, frameAncestors: string[] =
     ],
     ["object-src", "'none'"],
     ["base-uri", "'self'"],
-    ["form-action", "'self'"],
+    // The issuer's interaction pages add where their form's redirects end: the client's redirect
+    // URI (identity/interaction-policy.ts); browsers apply form-action to every hop of a redirect.
+    ["form-action", "'self'", ...formActions],
     ["frame-ancestors", ...(frameAncestors.length > 0 ? frameAncestors : ["'none'"])],
   ];
   return directives.map((parts) => parts.filter(Boolean).join(" ")).join("; ");

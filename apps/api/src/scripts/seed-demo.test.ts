@@ -7,6 +7,7 @@ import { eq, sql } from "drizzle-orm";
 import { afterAll, expect, it } from "vitest";
 import { appDailyStats, applications, invocations, users } from "../db/schema/index.ts";
 import { reconcile } from "../modules/billing/reconcile.ts";
+import { refuseUncoveredPrice } from "../modules/prompts/cost-guard.ts";
 import { createTestDatabase } from "../test/database.ts";
 
 const run = promisify(execFile);
@@ -45,6 +46,12 @@ it("seeds a demo creator with apps and days of calls whose rollups match the raw
       .from(applications)
       .where(eq(applications.ownerId, creator?.id ?? ""));
     expect(apps.map((a) => a.name).sort()).toEqual(["Blog Post Writer", "Research Agent", "Support Chatbot"]);
+    // The demo satisfies the product's own rules: each published prompt app passes the price guard,
+    // so any edit a creator makes to it is judged as theirs would be (issue 32).
+    const prompts = apps.filter((app) => app.type === "prompt");
+    expect(prompts.map((app) => app.status)).toEqual(["live", "live"]);
+    for (const app of prompts)
+      await expect(refuseUncoveredPrice(db, { app, feePercent: 10 })).resolves.toBeUndefined();
     const [raw] = await db.select({ n: sql<number>`count(*)::int` }).from(invocations);
     const [rolled] = await db
       .select({ n: sql<number>`coalesce(sum(${appDailyStats.invocations}), 0)::int` })

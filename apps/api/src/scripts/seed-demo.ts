@@ -9,7 +9,7 @@ import { createAccount } from "../identity/accounts.ts";
 import { createSecretBox } from "../lib/secrets.ts";
 import { recordInvocation } from "../modules/analytics/call-records.ts";
 import { maintainInvocationPartitions } from "../modules/analytics/invocation-partitions.ts";
-import { createApplication } from "../modules/applications/applications.service.ts";
+import { createApplication, updateApplication } from "../modules/applications/applications.service.ts";
 import { type LocalUser, upsertUserFromToken } from "../modules/auth/auth.service.ts";
 import { closeHold, placeHold, spendFromHold } from "../modules/billing/call-payment/holds.ts";
 import { creditTopUp } from "../modules/billing/postings.ts";
@@ -75,7 +75,8 @@ try {
         description: "Answers customer questions politely.",
         interaction_mode: "chat",
         visibility: "public",
-        price_cents: 5,
+        // At least the price guard's minimum for the starter model (7¢ for gpt4 at 1,000 max tokens).
+        price_cents: 10,
       },
       {
         name: "Research Agent",
@@ -87,10 +88,15 @@ try {
     const apps = [];
     for (const spec of specs) {
       const app = await createApplication(db, secrets, creator, CreateApplicationSchema.parse(spec));
-      await db
-        .update(applications)
-        .set({ status: spec.type === "workflow" ? "draft" : "live" })
-        .where(eq(applications.id, app.id));
+      // Published through the product's own rules (the price guard), so the demo is what a
+      // creator could have made and stays editable.
+      if (spec.type !== "workflow")
+        await updateApplication(
+          db,
+          app,
+          { status: "live" },
+          { priceNoticeMs: 0, feePercent: config.platformFeePercent },
+        );
       apps.push(app);
     }
     // Keys with every cap (spend limit, expiry, allowed apps), so the keys page shows them full.

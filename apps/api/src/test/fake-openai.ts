@@ -8,6 +8,12 @@ export type VendorBehaviour =
   | { kind: "status"; status: number; message: string; headers?: Record<string, string>; times?: number }
   | { kind: "hang" }
   /**
+   * A model in a tool loop (docs/decisions/053): given tools and a conversation that does not end
+   * with a tool result, it calls the first tool (or the one `tool_choice` names) `calls` times with
+   * `arguments`; after the results it answers `final: <the results, joined by " | ">`.
+   */
+  | { kind: "tools"; arguments: string; calls?: number }
+  /**
    * Each call says what it wants in its last message, as `[model delay=120 gap=8 words=20 fail=500]`
    * (any subset): wait `delay` ms, then fail with status `fail`, or answer `words` words, streamed
    * `gap` ms apart. A harness thus decides every call's upstream from its own seeded choices.
@@ -42,7 +48,7 @@ export function readDirective(text: string): ScriptedCall {
 export interface RecordedRequest {
   model: string;
   stream: boolean;
-  messages: { role: string; content: string }[];
+  messages: { role: string; content: string | null }[];
   authorization: string | undefined;
   /** The whole request body, as the vendor received it. */
   body: Record<string, unknown>;
@@ -53,11 +59,13 @@ export interface RecordedRequest {
 interface ChatBody {
   model: string;
   stream?: boolean;
-  messages: { role: string; content: string }[];
+  messages: { role: string; content: string | null }[];
+  tools?: { function: { name: string } }[];
+  tool_choice?: string | { function: { name: string } };
 }
 
 function usageOf(body: ChatBody, text: string) {
-  const promptTokens = body.messages.reduce((n, m) => n + m.content.split(/\s+/).length, 0);
+  const promptTokens = body.messages.reduce((n, m) => n + (m.content ?? "").split(/\s+/).length, 0);
   const completionTokens = text.split(/\s+/).length;
   return {
     prompt_tokens: promptTokens,
@@ -111,6 +119,7 @@ export async function startFakeOpenAi() {
         return;
       }
       const last = body.messages.at(-1)?.content ?? "";
+      if (behaviour.kind === "tools") return toolLoop(body, behaviour, res);
       if (behaviour.kind === "scripted") return scripted(body, readDirective(last), res);
       const text = behaviour.kind === "reply" ? behaviour.text : `echo: ${last}`;
       // An optional delay keeps the call in flight; the answer is dropped if the caller went away.
@@ -151,6 +160,68 @@ export async function startFakeOpenAi() {
       };
       next(0);
     });
+  }
+
+  function toolLoop(
+    body: ChatBody,
+    step: Extract<VendorBehaviour, { kind: "tools" }>,
+    res: http.ServerResponse,
+  ) {
+    const results = body.messages.filter((m) => m.role === "tool").map((m) => m.content);
+    const first = body.tools?.[0]?.function.name;
+    if (!first || body.messages.at(-1)?.role === "tool")
+      return answer(body, `final: ${results.join(" | ")}`, res);
+    const named = typeof body.tool_choice === "object" ? body.tool_choice.function.name : undefined;
+    const calls = Array.from({ length: step.calls ?? 1 }, (_, i) => ({
+      id: `call_fake_${requests.length}_${i}`,
+      type: "function",
+      function: { name: named ?? first, arguments: step.arguments },
+    }));
+    const usage = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
+    if (!body.stream) {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(
+        JSON.stringify({
+          id: "chatcmpl-1",
+          object: "chat.completion",
+          created: Math.floor(Date.now() / 1000),
+          model: body.model,
+          choices: [
+            {
+              index: 0,
+              message: { role: "assistant", content: null, tool_calls: calls },
+              finish_reason: "tool_calls",
+            },
+          ],
+          usage,
+        }),
+      );
+      return;
+    }
+    // As OpenAI streams tool calls: the first piece names a call, the next carry its arguments.
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.write(streamChunk(body.model, { role: "assistant", content: null }, null));
+    for (const [index, call] of calls.entries()) {
+      const half = Math.ceil(call.function.arguments.length / 2);
+      res.write(
+        streamChunk(
+          body.model,
+          {
+            tool_calls: [
+              { index, id: call.id, type: "function", function: { name: call.function.name, arguments: "" } },
+            ],
+          },
+          null,
+        ),
+      );
+      for (const piece of [call.function.arguments.slice(0, half), call.function.arguments.slice(half)])
+        res.write(streamChunk(body.model, { tool_calls: [{ index, function: { arguments: piece } }] }, null));
+    }
+    res.write(streamChunk(body.model, {}, "tool_calls"));
+    res.write(
+      `data: ${JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 0, model: body.model, choices: [], usage })}\n\n`,
+    );
+    res.end("data: [DONE]\n\n");
   }
 
   function answer(body: ChatBody, text: string, res: http.ServerResponse) {

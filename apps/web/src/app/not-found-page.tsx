@@ -1,6 +1,8 @@
 import { ButtonLink } from "../components/ui/button";
+import { useDocumentTitle } from "../lib/document-title";
 
 export function NotFoundPage() {
+  useDocumentTitle("Page not found");
   return (
     <div className="mx-auto flex max-w-xl flex-col items-center px-4 py-24 text-center sm:py-32">
       <p className="text-7xl font-bold tracking-tight text-brand-600 sm:text-8xl">404</p>

@@ -2,6 +2,7 @@ import { AlertTriangle, RotateCw } from "lucide-react";
 import { isRouteErrorResponse, useRouteError } from "react-router";
 import { Button, buttonClasses } from "../components/ui/button";
 import { LogoMark } from "../components/ui/logo";
+import { useDocumentTitle } from "../lib/document-title";
 
 function describeError(error: unknown): string {
   if (isRouteErrorResponse(error)) return `${error.status} ${error.statusText}`.trim();
@@ -13,6 +14,7 @@ function describeError(error: unknown): string {
 /** The router's error screen (root errorElement): a crash in any screen lands here. */
 export function RouteErrorPage() {
   const error = useRouteError();
+  useDocumentTitle("Something went wrong");
 
   return (
     <main className="flex min-h-screen items-center justify-center px-4 py-12">

@@ -34,3 +34,13 @@ export function useApplications(options: { enabled?: boolean } = {}) {
 export function useApplication(slug: string) {
   return useQuery({ ...application.options(slug), enabled: slug !== "" });
 }
+
+/**
+ * Whether the signed-in person sells something: a creator with at least one application. Everyone
+ * who signs up gets a creator record, so that alone would show a brand-new person Earnings they
+ * cannot have; the nav's Earnings and the wallet's earnings wait for a first app (issue 32).
+ */
+export function useSellsApps(isCreator: boolean): boolean {
+  const apps = useApplications({ enabled: isCreator });
+  return isCreator && (apps.data?.length ?? 0) > 0;
+}

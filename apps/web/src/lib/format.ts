@@ -35,11 +35,24 @@ export function formatCents(cents: number): string {
 export const MICROS_PER_CENT = 10_000;
 
 /**
- * A ledger amount (integer micro-dollars) in dollars: two decimals, or four when the amount has
- * a part below a cent (a 10% fee on a 5¢ call is `$0.005`, not `$0.01`), so no figure is rounded
- * into another. Exact: computed on integers.
+ * A ledger amount (integer micro-dollars) as people read money: dollars with two decimals, a
+ * half cent rounded away from zero (`$83.565` reads `$83.57`), less than half a cent `<$0.01`. Where the exact figure matters it
+ * is one hover away (`<Money>`'s title) and in the statements: `formatMicrosExact`.
  */
 export function formatMicros(micros: number): string {
+  const sign = micros < 0 ? "-" : "";
+  const abs = Math.abs(Math.trunc(micros));
+  const cents = Math.floor((abs + MICROS_PER_CENT / 2) / MICROS_PER_CENT);
+  // Something, though less than half a cent, never reads as nothing.
+  if (cents === 0 && abs > 0) return `${sign}<$0.01`;
+  return `${sign}$${grouped(Math.floor(cents / 100), 0)}.${String(cents % 100).padStart(2, "0")}`;
+}
+
+/**
+ * A ledger amount exactly: two decimals, or as many as its part below a cent needs (a 10% fee on
+ * a 5¢ call is `$0.005`), so no figure is rounded into another. Computed on integers.
+ */
+export function formatMicrosExact(micros: number): string {
   const sign = micros < 0 ? "-" : "";
   const abs = Math.abs(Math.trunc(micros));
   const dollars = Math.floor(abs / 1_000_000);
@@ -78,15 +91,6 @@ export function formatNumber(value: number): string {
 /** A duration in seconds with the given decimals and an `s` suffix: 1.5 → `1.50s`. */
 export function formatSeconds(seconds: number, decimals = 2): string {
   return `${seconds.toFixed(decimals)}s`;
-}
-
-/**
- * A duration read at a glance: milliseconds under a second (`85 ms`), else seconds with at most
- * two decimals (`1.5 s`, `12 s`), so no reader has to decode `0.085s`.
- */
-export function formatDuration(seconds: number): string {
-  if (Math.abs(seconds) < 1) return `${Math.round(seconds * 1000)} ms`;
-  return `${Number(seconds.toFixed(2))} s`;
 }
 
 type DateInput = string | number | Date | null | undefined;

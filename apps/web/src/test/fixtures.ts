@@ -73,6 +73,7 @@ export function applicationFixture(overrides: Partial<Application> = {}): Applic
     price_cents: 150,
     pending_price_cents: null,
     pending_price_at: null,
+    allow_tools: false,
     provider_config: null,
     created_at: "2024-05-01T10:00:00.000Z",
     updated_at: "2024-05-02T10:00:00.000Z",
@@ -181,6 +182,7 @@ export function exploreAppFixture(overrides: Partial<ExploreApp> = {}): ExploreA
     pending_price_at: null,
     creator_name: "Ada L.",
     updated_at: "2026-01-02T10:00:00.000Z",
+    accepts_tools: false,
     ...overrides,
   };
 }

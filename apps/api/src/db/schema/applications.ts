@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import {
+  boolean,
   check,
   date,
   doublePrecision,
@@ -52,6 +53,11 @@ export const applications = pgTable(
      * stays taken so old clients never reach, and pay, a different app (docs/decisions/023).
      */
     archivedAt: timestamptz("archived_at"),
+    /**
+     * A prompt app whose creator lets OpenAI-style callers pass tools (function definitions, tool
+     * calls and results) through to its model (docs/decisions/053). Off by default.
+     */
+    allowTools: boolean("allow_tools").notNull().default(false),
   },
   (t) => [
     uniqueIndex("applications_slug_key").on(t.slug),

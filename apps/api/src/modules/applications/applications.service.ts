@@ -73,8 +73,13 @@ export function toApplication(row: ApplicationRow, creatorName: string, secrets:
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
     creator_name: creatorName,
+    allow_tools: row.allowTools,
   };
 }
+
+/** Why a workflow app cannot allow tools: its provider runs its own model and tools. */
+const TOOLS_NEED_A_PROMPT =
+  "can only be true on prompt applications: a workflow runs its provider's own model and tools";
 
 /**
  * The name shown as an app's creator: the creator profile's display name, else the user's, else
@@ -185,6 +190,7 @@ export async function createApplication(
   } else if (input.provider_config) {
     throw invalidFields({ provider_config: "is only allowed for workflow applications" });
   }
+  if (input.allow_tools && input.type !== "prompt") throw invalidFields({ allow_tools: TOOLS_NEED_A_PROMPT });
   const values = {
     ownerId: owner.id,
     name: input.name,
@@ -193,6 +199,7 @@ export async function createApplication(
     interactionMode: input.interaction_mode,
     visibility: input.visibility,
     priceCents: input.price_cents,
+    allowTools: input.allow_tools,
     providerAppId: input.type === "workflow" ? (input.provider_config?.app_id ?? null) : null,
     providerApiKeyEncrypted:
       input.type === "workflow" && input.provider_config
@@ -295,6 +302,7 @@ export async function updateApplication(
   if (input.interaction_mode && app.type !== "prompt") {
     throw invalidFields({ interaction_mode: "can only be changed on prompt applications" });
   }
+  if (input.allow_tools && app.type !== "prompt") throw invalidFields({ allow_tools: TOOLS_NEED_A_PROMPT });
   const price =
     input.price_cents !== undefined
       ? setPrice(app, input.price_cents, {
@@ -302,13 +310,11 @@ export async function updateApplication(
           noticeMs: await noticeFor(db, app, priceNoticeMs),
         })
       : undefined;
-  // The price guard (docs/decisions/026): every save and publish of a prompt app on the platform's
-  // keys; only taking an app offline (draft, archived) is never refused.
-  const takesOffline =
-    Object.keys(input).every((key) => key === "status") &&
-    input.status !== undefined &&
-    input.status !== "live";
-  if (app.type === "prompt" && !takesOffline && !priceJudgedWithPrompt && Object.keys(input).length > 0) {
+  // The price guard (docs/decisions/026): a new price, and publishing, of a prompt app on the
+  // platform's keys. An edit that changes neither (a name, the visibility, taking it offline) is
+  // never refused for a price set before: the seeded or older app stays editable (issue 32).
+  const judged = input.price_cents !== undefined || input.status === "live";
+  if (app.type === "prompt" && judged && !priceJudgedWithPrompt) {
     await refuseUncoveredPrice(db, {
       app,
       feePercent,
@@ -322,6 +328,7 @@ export async function updateApplication(
     ...(input.status !== undefined ? { status: input.status } : {}),
     ...(price ?? {}),
     ...(input.interaction_mode !== undefined ? { interactionMode: input.interaction_mode } : {}),
+    ...(input.allow_tools !== undefined ? { allowTools: input.allow_tools } : {}),
   };
   if (Object.keys(changes).length === 0) return app;
   const [row] = await db

@@ -27,6 +27,7 @@ const exploreAppExample = {
   price_cents: 5,
   creator_name: "Ada Lovelace",
   updated_at: "2026-01-01T12:00:00.000Z",
+  accepts_tools: false,
 };
 
 /**

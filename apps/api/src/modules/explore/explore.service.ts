@@ -35,6 +35,7 @@ function toExploreApp(row: ApplicationRow, creatorName: string): ExploreApp {
     ...priceFields(row),
     creator_name: creatorName,
     updated_at: row.updatedAt.toISOString(),
+    accepts_tools: row.type === "prompt" && row.allowTools,
   };
 }
 

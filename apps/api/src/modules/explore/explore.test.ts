@@ -98,6 +98,7 @@ describe("GET /api/explore/apps", () => {
       pending_price_at: null,
       creator_name: "Ada Creator",
       updated_at: expect.any(String),
+      accepts_tools: false,
     });
   });
 

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { ApplicationRow } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
+import type { ToolCallDelta } from "../models/tools.ts";
 import { CHARGED_HEADER, chargedHeaderOfStored, chargedHeaderValue } from "./charge.ts";
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
 import type { GatewayDeps, Mode } from "./gateway-call.ts";
@@ -138,6 +139,11 @@ export interface CallPresenter<Body extends object = object> {
   /** Written before the first chunk ("" for nothing). */
   streamStart(call: CallMeta): string;
   streamChunk(text: string, call: CallMeta): string;
+  /**
+   * A piece of a tool call the model is making (OpenAI's presenters; decision 053). Only a call
+   * whose app passes tools through yields these; a presenter without it writes nothing for them.
+   */
+  streamToolCall?(piece: ToolCallDelta, call: CallMeta): string;
   /** The end of a stream answered in full, or stopped by its caller (`call.stopped`). */
   streamEnd(result: ExecutionResult, call: EndedCall): string;
   streamError(error: AppError, call: CallMeta): string;
@@ -286,10 +292,15 @@ async function streamPaidCall<Body extends object>(
     let sent: string | null = null;
     const chunks = task ? untilAborted(stream.chunks, task.signal) : stream.chunks;
     for await (const chunk of chunks) {
+      const text =
+        typeof chunk === "string"
+          ? presenter.streamChunk(chunk, meta)
+          : (presenter.streamToolCall?.(chunk.toolCall, meta) ?? "");
       // A client that stopped reading is dropped by the writer: the same as one that left.
-      delivered = delivered && !clientGone && (await writer.write(presenter.streamChunk(chunk, meta)));
+      delivered = delivered && !clientGone && (await writer.write(text));
       if (!delivered) break;
-      sent = (sent ?? "") + chunk;
+      // A piece of a tool call sent is content sent: the call is paid for (decision 025).
+      sent = (sent ?? "") + (typeof chunk === "string" ? chunk : "");
     }
     // Stopped by its caller (Dify's stop): paid exactly like a caller who hung up.
     const stopped = task?.signal.aborted ?? false;

@@ -130,7 +130,15 @@ export const messagesExample = {
 
 export const modelsExample = {
   object: "list",
-  data: [{ id: "haiku-writer", object: "model", created: 1767225600, owned_by: "promptmint" }],
+  data: [
+    {
+      id: "haiku-writer",
+      object: "model",
+      created: 1767225600,
+      owned_by: "promptmint",
+      accepts_tools: false,
+    },
+  ],
 };
 
 /** A Response object as `POST /v1/responses` and `GET /v1/responses/{id}` answer it. */

@@ -4,6 +4,7 @@ import type { z } from "zod";
 import type { Database } from "../../db/client.ts";
 import { type ApplicationRow, conversationMessages, conversations } from "../../db/schema/index.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
+import type { StreamPiece, ToolCall } from "../models/tools.ts";
 import { conversationNotExists } from "./dify-errors.ts";
 
 /** A call's input as the upstream may see it: the caller's price cap is the gateway's alone. */
@@ -21,6 +22,8 @@ export interface ExecutionResult {
    */
   modelCostMicros?: number;
   providerConversationId?: string;
+  /** The tools the model called, for the caller to run (prompt apps that allow tools, decision 053). */
+  toolCalls?: ToolCall[];
 }
 
 /** One prepared gateway call, whatever backs the app: the route runs it blocking or streaming. */
@@ -34,7 +37,8 @@ export interface Execution {
   /** The longest the call may take: a hold for it expires (and is swept) well after this. */
   deadlineSeconds: number;
   generate(): Promise<ExecutionResult>;
-  stream(): { chunks: AsyncIterable<string>; result: Promise<ExecutionResult> };
+  /** Text pieces, and pieces of tool calls when the app passes the caller's tools to its model. */
+  stream(): { chunks: AsyncIterable<StreamPiece>; result: Promise<ExecutionResult> };
 }
 
 export interface ConversationState {
@@ -98,7 +102,9 @@ export function streamOnce(generate: () => Promise<ExecutionResult>): ReturnType
   return {
     result,
     chunks: (async function* () {
-      yield (await result).answer;
+      const { answer, toolCalls } = await result;
+      if (answer || !toolCalls) yield answer;
+      for (const [index, call] of (toolCalls ?? []).entries()) yield { toolCall: { index, ...call } };
     })(),
   };
 }

@@ -2,11 +2,13 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { AppError } from "../../lib/errors.ts";
 import { findCallableApp } from "../applications/callable-app.ts";
 import { currentUser } from "../auth/authenticate.ts";
+import type { ToolCallDelta } from "../models/tools.ts";
 import { answerPaidCall, type CallMeta, type CallPresenter } from "./call-lifecycle.ts";
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
 import { type GatewayDeps, naturalModeOf, prepareExecution } from "./gateway-call.ts";
 import { maxPriceOf } from "./max-price.ts";
 import { type OpenAiCall, refuseWorkflowOverrides } from "./openai-request.ts";
+import { refuseTools } from "./openai-tools.ts";
 import type { CallCharge } from "./paid-call.ts";
 import { preparePromptExecution } from "./prompt-call.ts";
 
@@ -27,6 +29,8 @@ export interface OpenAiDialect<Answer extends { usage?: unknown }> {
   answer(meta: AnswerMeta, result: ExecutionResult, charge: CallCharge): Answer;
   streamStart(meta: AnswerMeta): string;
   streamDelta(meta: AnswerMeta, piece: string): string;
+  /** A piece of a tool call the model is making (decision 053). */
+  streamToolCall(meta: AnswerMeta, piece: ToolCallDelta): string;
   /** The end of a stream that was answered in full, `answer` being what was sent. */
   streamEnd(answer: Answer): string;
   streamError(meta: AnswerMeta, error: AppError): string;
@@ -50,6 +54,7 @@ function presenterOf<Answer extends { usage?: unknown }>(
     storedUsage: (answer) => answer.usage,
     streamStart: (call) => dialect.streamStart(meta(call)),
     streamChunk: (piece, call) => dialect.streamDelta(meta(call), piece),
+    streamToolCall: (piece, call) => dialect.streamToolCall(meta(call), piece),
     streamEnd: (result, call) => dialect.streamEnd(dialect.answer(meta(call), result, call.charge)),
     streamError: (error, call) => dialect.streamError(meta(call), error),
     replayStream: (stored) => dialect.replayStream(stored),
@@ -77,6 +82,7 @@ export async function runOpenAiCall<Answer extends { usage?: unknown }>(
   if (call.stream) deps.openStreams.open(request, reply);
   const application = await findCallableApp(db, call.model, caller);
   const mode = naturalModeOf(application);
+  refuseTools(call, application.type === "prompt" && application.allowTools);
   const input: GatewayInput = {
     inputs: call.inputs,
     query: call.query,
@@ -91,6 +97,7 @@ export async function runOpenAiCall<Answer extends { usage?: unknown }>(
         input,
         mode,
         history: call.history,
+        followUp: call.followUp,
         secrets: deps.secrets,
         overrides: call.overrides,
       });

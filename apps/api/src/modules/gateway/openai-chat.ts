@@ -1,4 +1,5 @@
 import type { AppError } from "../../lib/errors.ts";
+import type { ToolCall } from "../models/tools.ts";
 import { openAiCostFields } from "./charge.ts";
 import type { ExecutionResult } from "./execution.ts";
 import type { AnswerMeta, OpenAiDialect } from "./openai-call.ts";
@@ -12,8 +13,9 @@ export interface ChatCompletion {
   model: string;
   choices: {
     index: number;
-    message: { role: "assistant"; content: string; refusal: null };
-    finish_reason: "stop";
+    message: { role: "assistant"; content: string | null; refusal: null; tool_calls?: ChatToolCall[] };
+    /** `tool_calls` when the model called tools (the caller runs them and calls again). */
+    finish_reason: "stop" | "tool_calls";
     logprobs: null;
   }[];
   usage: ChatUsage;
@@ -28,6 +30,18 @@ interface ChatUsage {
   charged_cents?: number;
   paid_by?: CallCharge["paidBy"];
 }
+
+interface ChatToolCall {
+  id: string;
+  type: "function";
+  function: { name: string; arguments: string };
+}
+
+const chatToolCall = (call: ToolCall): ChatToolCall => ({
+  id: call.id,
+  type: "function",
+  function: { name: call.name, arguments: call.arguments },
+});
 
 const event = (data: object) => `data: ${JSON.stringify(data)}\n\n`;
 
@@ -57,7 +71,8 @@ function ending(answer: ChatCompletion, includeUsage: boolean): string {
         usage: answer.usage,
       })
     : "";
-  return `${chunk(answer, {}, "stop")}${usage}data: [DONE]\n\n`;
+  const finish = answer.choices[0]?.finish_reason ?? "stop";
+  return `${chunk(answer, {}, finish)}${usage}data: [DONE]\n\n`;
 }
 
 /** Chat Completions (`POST /v1/chat/completions`) as OpenAI writes it. */
@@ -72,8 +87,16 @@ export function chatDialect(includeUsage: boolean): OpenAiDialect<ChatCompletion
       choices: [
         {
           index: 0,
-          message: { role: "assistant", content: result.answer, refusal: null },
-          finish_reason: "stop",
+          // As OpenAI answers a call of tools: content null unless the model also wrote text.
+          message: result.toolCalls?.length
+            ? {
+                role: "assistant",
+                content: result.answer || null,
+                refusal: null,
+                tool_calls: result.toolCalls.map(chatToolCall),
+              }
+            : { role: "assistant", content: result.answer, refusal: null },
+          finish_reason: result.toolCalls?.length ? "tool_calls" : "stop",
           logprobs: null,
         },
       ],
@@ -87,11 +110,36 @@ export function chatDialect(includeUsage: boolean): OpenAiDialect<ChatCompletion
     }),
     streamStart: (meta) => chunk(meta, { role: "assistant", content: "" }, null),
     streamDelta: (meta, piece) => chunk(meta, { content: piece }, null),
+    // As OpenAI streams a tool call: its first piece names it (index, id, type, name, arguments
+    // ""), the next pieces carry only the index and a piece of the arguments.
+    streamToolCall: (meta, piece) =>
+      chunk(
+        meta,
+        {
+          tool_calls: [
+            piece.id !== undefined
+              ? {
+                  index: piece.index,
+                  id: piece.id,
+                  type: "function",
+                  function: { name: piece.name ?? "", arguments: piece.arguments },
+                }
+              : { index: piece.index, function: { arguments: piece.arguments } },
+          ],
+        },
+        null,
+      ),
     streamEnd: (answer) => ending(answer, includeUsage),
     streamError: (_meta, error: AppError) =>
       event({ error: { message: error.message, type: "api_error", param: null, code: error.code } }),
-    replayStream: (stored) =>
-      chunk(stored, { role: "assistant", content: stored.choices[0]?.message.content ?? "" }, null) +
-      ending(stored, includeUsage),
+    replayStream: (stored) => {
+      const message = stored.choices[0]?.message;
+      const calls = message?.tool_calls?.map((call, index) => ({ index, ...call }));
+      return (
+        chunk(stored, { role: "assistant", content: message?.content ?? "" }, null) +
+        (calls ? chunk(stored, { tool_calls: calls }, null) : "") +
+        ending(stored, includeUsage)
+      );
+    },
   };
 }

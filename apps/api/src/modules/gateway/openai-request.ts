@@ -2,6 +2,21 @@ import { MaxPriceCentsSchema } from "@promptmint/contracts";
 import { z } from "zod";
 import { invalidFields } from "../../lib/errors.ts";
 import type { ChatMessage, ResponseFormat } from "../models/llm.ts";
+import type { ToolCall } from "../models/tools.ts";
+import {
+  ChatToolCallsSchema,
+  ChatToolChoiceSchema,
+  ChatToolsSchema,
+  definitionOf,
+  FunctionCallItem,
+  FunctionCallOutputItem,
+  parseItem,
+  ResponsesToolChoiceSchema,
+  ResponsesToolsSchema,
+  refuseTools,
+  ToolCallIdSchema,
+  toolSettingsOf,
+} from "./openai-tools.ts";
 import type { CallerOverrides } from "./prompt-call.ts";
 
 /**
@@ -15,6 +30,15 @@ export interface OpenAiCall {
   query: string;
   /** The caller's earlier turns. */
   history: ChatMessage[];
+  /** The turns after `query` in a tool loop: the model's tool calls and their results (decision 053). */
+  followUp: ChatMessage[];
+  /**
+   * The first request field that uses tools (`tools`, `tool_choice`, `messages[2].tool_calls`…):
+   * refused by name when the app does not allow tools.
+   */
+  toolsParam?: string;
+  /** A tool result that answers no tool call: refused after `toolsParam` (an app without tools says so first). */
+  toolsProblem?: Record<string, string>;
   overrides: CallerOverrides;
   stream: boolean;
   user?: string;
@@ -27,8 +51,6 @@ export interface OpenAiCall {
 }
 
 const tokens = z.number().int().min(1).max(1_000_000).nullish();
-const TOOLS_REFUSED =
-  "are not supported: an app answers with text (or JSON with a response format), it does not call tools";
 
 /** Sampling fields both APIs share, as OpenAI bounds them. */
 const sampling = {
@@ -41,9 +63,7 @@ const sampling = {
   max_price_cents: MaxPriceCentsSchema.nullish(),
   stream: z.boolean().nullish(),
   metadata: z.null("is not supported: no metadata is kept with an answer").nullish(),
-  tools: z.array(z.unknown()).max(0, TOOLS_REFUSED).nullish(),
-  tool_choice: z.enum(["none", "auto"], "must be none or auto: no tools can be called").nullish(),
-  parallel_tool_calls: z.null(`is not supported: tools ${TOOLS_REFUSED}`).nullish(),
+  parallel_tool_calls: z.boolean().nullish(),
   top_logprobs: z.literal(0, "is not supported: log probabilities are not returned").nullish(),
 };
 
@@ -67,14 +87,15 @@ export const ChatCompletionRequestSchema = z.strictObject({
   messages: z
     .array(
       z.strictObject({
-        role: z.enum(["system", "developer", "user", "assistant"], {
-          error:
-            "must be system, developer, user or assistant: tool messages need tools, which are not supported",
+        role: z.enum(["system", "developer", "user", "assistant", "tool"], {
+          error: "must be system, developer, user, assistant or tool",
         }),
         content: ChatContent.nullish(),
         // What an assistant message read back from an earlier answer carries.
         refusal: z.null().nullish(),
         annotations: z.array(z.unknown()).max(0).nullish(),
+        tool_calls: ChatToolCallsSchema.nullish(),
+        tool_call_id: ToolCallIdSchema.nullish(),
       }),
     )
     .min(1, "must contain at least one message")
@@ -103,6 +124,8 @@ export const ChatCompletionRequestSchema = z.strictObject({
       z.strictObject({ type: z.literal("json_schema"), json_schema: z.strictObject(JsonSchemaFormat) }),
     ])
     .nullish(),
+  tools: ChatToolsSchema.nullish(),
+  tool_choice: ChatToolChoiceSchema.nullish(),
   ...sampling,
 });
 export type ChatCompletionRequest = z.output<typeof ChatCompletionRequestSchema>;
@@ -151,6 +174,8 @@ export const ResponsesRequestSchema = z.strictObject({
   reasoning: z.null("is not supported: the app's model settings are the creator's").nullish(),
   include: z.array(z.unknown()).max(0, "is not supported: no extra output is returned").nullish(),
   truncation: z.literal("disabled", "must be disabled: input is never truncated").nullish(),
+  tools: ResponsesToolsSchema.nullish(),
+  tool_choice: ResponsesToolChoiceSchema.nullish(),
   ...sampling,
 });
 export type ResponsesRequest = z.output<typeof ResponsesRequestSchema>;
@@ -173,20 +198,66 @@ function textOf(
     .join("");
 }
 
-/** System/developer turns become the caller's instructions; user/assistant turns the conversation. */
-function conversationOf(
-  turns: { role: string; text: string }[],
-  param: string,
-): { query: string; history: ChatMessage[]; instructions: string[] } {
+/** One turn of a caller's conversation, whichever API it came in; `at` is where (for 400s). */
+interface Turn {
+  role: "system" | "developer" | "user" | "assistant" | "tool";
+  text: string;
+  toolCalls?: ToolCall[];
+  toolCallId?: string;
+  at: string;
+}
+
+interface Conversation {
+  query: string;
+  history: ChatMessage[];
+  followUp: ChatMessage[];
+  instructions: string[];
+  toolsProblem?: Record<string, string>;
+}
+
+/**
+ * System/developer turns become the caller's instructions; the last user turn is the query (which
+ * the app's template renders); the turns before it the history, the turns after it (a tool loop:
+ * the model's tool calls and their results) follow it (docs/decisions/053). A tool result must
+ * answer a tool call of an earlier assistant turn.
+ */
+function conversationOf(turns: Turn[], param: string): Conversation {
   const instructions: string[] = [];
   const dialogue: ChatMessage[] = [];
+  const calls = new Set<string>();
+  let toolsProblem: Record<string, string> | undefined;
   for (const turn of turns) {
     if (turn.role === "system" || turn.role === "developer") instructions.push(turn.text);
-    else dialogue.push({ role: turn.role as ChatMessage["role"], content: turn.text });
+    else if (turn.role === "tool") {
+      if (!turn.toolCallId || !calls.has(turn.toolCallId))
+        toolsProblem ??= { [turn.at]: "must answer a tool call of an earlier assistant message (by its id)" };
+      dialogue.push({ role: "tool", toolCallId: turn.toolCallId ?? "", content: turn.text });
+    } else if (turn.role === "assistant") {
+      for (const call of turn.toolCalls ?? []) calls.add(call.id);
+      dialogue.push({
+        role: "assistant",
+        content: turn.text,
+        ...(turn.toolCalls?.length ? { toolCalls: turn.toolCalls } : {}),
+      });
+    } else dialogue.push({ role: "user", content: turn.text });
   }
-  const last = dialogue.pop();
-  if (last?.role !== "user") throw invalidFields({ [param]: "must end with a user message" });
-  return { query: last.content, history: dialogue, instructions };
+  const queryAt = dialogue.findLastIndex((message) => message.role === "user");
+  const followUp = dialogue.slice(queryAt + 1);
+  const last = followUp.at(-1);
+  if (queryAt < 0 || (last && last.role !== "tool"))
+    throw invalidFields({
+      [param]:
+        calls.size > 0 || last?.role === "tool"
+          ? "must end with a user message or a tool result"
+          : "must end with a user message",
+    });
+  return {
+    query: (dialogue[queryAt] as ChatMessage).content,
+    history: dialogue.slice(0, queryAt),
+    followUp,
+    instructions,
+    toolsProblem,
+  };
 }
 
 /**
@@ -195,7 +266,7 @@ function conversationOf(
  */
 function commonCall(
   body: ChatCompletionRequest | ResponsesRequest,
-  turns: { role: string; text: string }[],
+  turns: Turn[],
   turnsParam: "messages" | "input",
   instructions: string[] = [],
 ): OpenAiCall {
@@ -204,6 +275,8 @@ function commonCall(
     model: body.model,
     query: conversation.query,
     history: conversation.history,
+    followUp: conversation.followUp,
+    toolsProblem: conversation.toolsProblem,
     overrides: {
       temperature: body.temperature ?? undefined,
       topP: body.top_p ?? undefined,
@@ -239,11 +312,41 @@ type JsonSchemaFields = z.output<z.ZodObject<typeof JsonSchemaFormat>>;
 
 /** A chat completion request as an OpenAI-style call. */
 export function chatCall(body: ChatCompletionRequest): OpenAiCall {
-  const turns = body.messages.map((message, i) => ({
-    role: message.role,
-    text: textOf(message.content, `messages[${i}].content`, ["text"]),
-  }));
+  const turns = body.messages.map((message, i): Turn => {
+    const at = `messages[${i}]`;
+    if (message.tool_calls?.length && message.role !== "assistant")
+      throw invalidFields({ [`${at}.tool_calls`]: "may only be on an assistant message" });
+    if (message.role === "tool" && !message.tool_call_id)
+      throw invalidFields({ [`${at}.tool_call_id`]: "is required on a tool message" });
+    if (message.tool_call_id && message.role !== "tool")
+      throw invalidFields({ [`${at}.tool_call_id`]: "may only be on a tool message" });
+    return {
+      role: message.role,
+      text: textOf(message.content, `${at}.content`, ["text"]),
+      toolCalls: message.tool_calls?.map((c) => ({
+        id: c.id,
+        name: c.function.name,
+        arguments: c.function.arguments,
+      })),
+      toolCallId: message.tool_call_id ?? undefined,
+      at: `${at}.tool_call_id`,
+    };
+  });
   const call = commonCall(body, turns, "messages");
+  const choice = body.tool_choice;
+  const tools = toolSettingsOf(
+    (body.tools ?? []).map((tool) => definitionOf(tool.function)),
+    typeof choice === "object" && choice ? { name: choice.function.name } : (choice ?? undefined),
+    body.parallel_tool_calls ?? undefined,
+    (i) => `tools[${i}].function.name`,
+  );
+  call.overrides.tools = tools;
+  const toolMessage = body.messages.findIndex((m) => m.role === "tool" || (m.tool_calls?.length ?? 0) > 0);
+  call.toolsParam = tools
+    ? "tools"
+    : toolMessage >= 0
+      ? `messages[${toolMessage}]${body.messages[toolMessage]?.role === "tool" ? ".role" : ".tool_calls"}`
+      : undefined;
   const format =
     body.response_format?.type === "json_schema"
       ? jsonFormat({ type: "json_schema", ...body.response_format.json_schema })
@@ -271,18 +374,41 @@ export function chatCall(body: ChatCompletionRequest): OpenAiCall {
 
 type ResponsesItems = Exclude<ResponsesRequest["input"], string>;
 
-/** The message items of a Responses `input`: other item kinds (tool calls, references) are refused by index. */
-function responsesTurns(input: ResponsesRequest["input"]): { role: string; text: string }[] {
-  if (typeof input === "string") return [{ role: "user", text: input }];
-  return input.map((item, i) => {
+/**
+ * The turns of a Responses `input`: message items, and the tool loop's items (decision 053):
+ * `function_call` joins the assistant turn before it (as Chat Completions' `tool_calls`),
+ * `function_call_output` is a tool turn. Other item kinds are refused by index.
+ */
+function responsesTurns(input: ResponsesRequest["input"]): Turn[] {
+  if (typeof input === "string") return [{ role: "user", text: input, at: "input" }];
+  const turns: Turn[] = [];
+  input.forEach((item, i) => {
     const at = `input[${i}]`;
-    if ((item.type ?? "message") !== "message")
-      throw invalidFields({ [at]: `'${item.type}' items are not supported: send message items` });
+    const type = item.type ?? "message";
+    if (type === "function_call") {
+      const call = parseItem(FunctionCallItem, item, at);
+      const toolCall = { id: call.call_id, name: call.name, arguments: call.arguments };
+      const previous = turns.at(-1);
+      if (previous?.role === "assistant") previous.toolCalls = [...(previous.toolCalls ?? []), toolCall];
+      else turns.push({ role: "assistant", text: "", toolCalls: [toolCall], at });
+      return;
+    }
+    if (type === "function_call_output") {
+      const output = parseItem(FunctionCallOutputItem, item, at);
+      const text = textOf(output.output, `${at}.output`, ["input_text", "output_text"]);
+      turns.push({ role: "tool", text, toolCallId: output.call_id, at: `${at}.call_id` });
+      return;
+    }
+    if (type !== "message")
+      throw invalidFields({
+        [at]: `'${item.type}' items are not supported: send message, function_call or function_call_output items`,
+      });
     if (!["user", "assistant", "system", "developer"].includes(item.role ?? ""))
       throw invalidFields({ [`${at}.role`]: "must be user, assistant, system or developer" });
     const kinds = item.role === "assistant" ? ["output_text", "input_text"] : ["input_text"];
-    return { role: item.role as string, text: textOf(item.content, `${at}.content`, kinds) };
+    turns.push({ role: item.role as Turn["role"], text: textOf(item.content, `${at}.content`, kinds), at });
   });
+  return turns;
 }
 
 /**
@@ -293,6 +419,19 @@ export function responsesCall(body: ResponsesRequest, earlier: ResponsesItems = 
   const instructions = body.instructions ? [body.instructions] : [];
   const turns = [...(earlier.length > 0 ? responsesTurns(earlier) : []), ...responsesTurns(body.input)];
   const call = commonCall(body, turns, "input", instructions);
+  const choice = body.tool_choice;
+  const tools = toolSettingsOf(
+    (body.tools ?? []).map(definitionOf),
+    typeof choice === "object" && choice ? { name: choice.name } : (choice ?? undefined),
+    body.parallel_tool_calls ?? undefined,
+    (i) => `tools[${i}].name`,
+  );
+  call.overrides.tools = tools;
+  const toolItem =
+    typeof body.input === "string"
+      ? -1
+      : body.input.findIndex((item) => item.type === "function_call" || item.type === "function_call_output");
+  call.toolsParam = tools ? "tools" : toolItem >= 0 ? `input[${toolItem}]` : undefined;
   const format = body.text?.format ? jsonFormat(body.text.format) : undefined;
   Object.assign(call.overrides, {
     maxTokens: body.max_output_tokens ?? undefined,
@@ -307,6 +446,7 @@ export function responsesCall(body: ResponsesRequest, earlier: ResponsesItems = 
  * field, and so are earlier turns (the provider keeps its own conversation).
  */
 export function refuseWorkflowOverrides(call: OpenAiCall): void {
+  refuseTools(call, false);
   for (const [name, value] of Object.entries(call.overrides)) {
     if (value === undefined) continue;
     const param = call.overrideParams[name as keyof CallerOverrides] ?? name;

@@ -112,7 +112,7 @@ describe("openai", () => {
       { role: "user", content: "Where do I live?" },
     ]);
     // As OpenAI does: instructions are not carried over to the next response.
-    expect(vendor.requests.at(-1)?.messages.some((m) => m.content.includes("Be brief."))).toBe(false);
+    expect(vendor.requests.at(-1)?.messages.some((m) => m.content?.includes("Be brief."))).toBe(false);
     expect(first).toMatchObject({ store: true, previous_response_id: null });
     expect(second.previous_response_id).toBe(first.id);
     expect(third).toMatchObject({ previous_response_id: second.id, output_text: "echo: Where do I live?" });

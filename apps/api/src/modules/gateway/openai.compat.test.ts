@@ -207,7 +207,7 @@ describe("openai", () => {
     expect(JSON.parse(completion.choices[0]?.message.content ?? "")).toHaveProperty("answer");
   });
 
-  it("chat.completions.create tools → refused 400 tools", async () => {
+  it("chat.completions.create tools, app without allow_tools → refused 400 tools", async () => {
     const error = await refused(() =>
       client.chat.completions.create({
         model: echoApp,
@@ -216,6 +216,7 @@ describe("openai", () => {
       }),
     );
     expect(error).toMatchObject({ status: 400, param: "tools", type: "invalid_request_error" });
+    expect(error.message).toMatch(/creator has not enabled tools/);
   });
 
   it("chat.completions.create n > 1 → refused 400 n", async () => {
@@ -360,7 +361,7 @@ describe("openai", () => {
     expect(JSON.parse(response.output_text)).toMatchObject({ age: 1, tags: [] });
   });
 
-  it("responses.create tools → refused 400 tools", async () => {
+  it("responses.create tools, app without allow_tools → refused 400 tools", async () => {
     const error = await refused(() =>
       client.responses.create({
         model: echoApp,
@@ -369,6 +370,7 @@ describe("openai", () => {
       }),
     );
     expect(error).toMatchObject({ status: 400, param: "tools" });
+    expect(error.message).toMatch(/creator has not enabled tools/);
   });
 
   it("responses.create Idempotency-Key → works", async () => {
@@ -548,12 +550,12 @@ describe("@langchain/openai", () => {
     expect(city).toMatchObject({ population: 0 });
   });
 
-  it("ChatOpenAI.bindTools → refused 400 tools", async () => {
+  it("ChatOpenAI.bindTools, app without allow_tools → refused 400 tools", async () => {
     const tool = {
       type: "function" as const,
       function: { name: "weather", parameters: { type: "object", properties: {} } },
     };
     const error = await refused(() => chat().bindTools([tool]).invoke("Weather?"));
-    expect(String(error)).toMatch(/tools/);
+    expect(String(error)).toMatch(/tools.*creator has not enabled tools/);
   });
 });

@@ -53,6 +53,11 @@ const ModelSchema = z.object({
   object: z.literal("model"),
   created: z.number(),
   owned_by: z.string(),
+  /**
+   * Promptmint extension: the app passes `tools` (function calling) to its model, so it can take
+   * part in an agent's tool loop; each request of the loop is one paid call (decision 053).
+   */
+  accepts_tools: z.boolean(),
 });
 
 /** The OpenAI error `type` for a status (a model provider's rate limit: OpenAI's own `requests`). */
@@ -123,6 +128,7 @@ const modelOf = (row: ApplicationRow, caller: LocalUser) => ({
   object: "model" as const,
   created: Math.floor(row.createdAt.getTime() / 1000),
   owned_by: row.ownerId === caller.id ? "you" : "promptmint",
+  accepts_tools: row.type === "prompt" && row.allowTools,
 });
 
 /**

@@ -11,6 +11,7 @@ import type { ChatMessage, LlmClient, LlmRequest, LlmResult, ResponseFormat } fr
 import { findModel } from "../models/model-catalog.ts";
 import { creatorKeyFor } from "../models/model-keys.service.ts";
 import { modelCostMicros } from "../models/model-prices.ts";
+import type { ToolSettings } from "../models/tools.ts";
 import { validateAgainstSchema } from "../prompts/input-schema.ts";
 import { type LoadedPrompt, loadPrompt } from "../prompts/load-prompt.ts";
 import { detectVariables, renderTemplate, TemplateError } from "../prompts/template.ts";
@@ -41,6 +42,8 @@ export interface CallerOverrides {
   /** The caller's structured output, and the request field it came in (400s name it). */
   responseFormat?: { format: ResponseFormat; param: string };
   instructions?: string;
+  /** The caller's tools, passed to the model when the app allows them (decision 053). */
+  tools?: ToolSettings;
 }
 
 /**
@@ -58,6 +61,11 @@ export async function preparePromptExecution(
     mode: "completion" | "chat";
     /** Earlier turns sent by the client (OpenAI style) instead of a stored conversation. */
     history?: ChatMessage[];
+    /**
+     * Turns after the query, sent by an OpenAI-style client in a tool loop: the model's tool calls
+     * and their results, which follow the rendered template (docs/decisions/053).
+     */
+    followUp?: ChatMessage[];
     /** Opens the creator's own model keys (apps set to `model_keys: creator`). */
     secrets: SecretBox;
     overrides?: CallerOverrides;
@@ -77,6 +85,11 @@ export async function preparePromptExecution(
         "cannot be a json_schema: this app answers with its own output schema",
     });
   const responseFormat = outputSchema ? undefined : overrides.responseFormat;
+  // Google's models have no setting for one tool call per answer: refused rather than ignored.
+  if (overrides.tools?.parallel === false && findModel(prompt.model)?.provider === "google")
+    throw invalidFields({
+      parallel_tool_calls: `cannot be false with this app's model (${prompt.model}): it cannot be limited to one tool call per answer`,
+    });
   // On the creator's own keys the vendor bills the creator: the call uses their key for the
   // model's provider (503 naming it when none is set) and records no model cost (doc 026).
   const onCreatorKeys = prompt.modelKeys === "creator";
@@ -144,7 +157,7 @@ export async function preparePromptExecution(
   const llmRequest: LlmRequest = {
     model: prompt.model,
     system,
-    messages: [...history, { role: "user", content: userMessage }],
+    messages: [...history, { role: "user", content: userMessage }, ...(options.followUp ?? [])],
     temperature: overrides.temperature ?? prompt.temperature,
     maxTokens: Math.min(prompt.maxTokens, overrides.maxTokens ?? prompt.maxTokens),
     topP: overrides.topP ?? prompt.topP,
@@ -154,21 +167,26 @@ export async function preparePromptExecution(
     seed: overrides.seed,
     outputSchema: outputSchema ?? undefined,
     responseFormat: responseFormat?.format,
+    tools: overrides.tools,
     apiKey,
   };
   const generate = async (): Promise<ExecutionResult> => {
     const generated = await llm.generate(llmRequest);
-    const answer = outputSchema
-      ? checkStructuredAnswer(generated.text, outputSchema)
-      : responseFormat
-        ? checkJsonAnswer(generated.text, responseFormat.format)
-        : generated.text;
+    // An answer that calls tools is not the final one: its text (often none) is not checked.
+    const answer = generated.toolCalls
+      ? generated.text
+      : outputSchema
+        ? checkStructuredAnswer(generated.text, outputSchema)
+        : responseFormat
+          ? checkJsonAnswer(generated.text, responseFormat.format)
+          : generated.text;
     return {
       answer,
       inputTokens: generated.inputTokens,
       outputTokens: generated.outputTokens,
       answeredBy: generated.answeredBy,
       modelCostMicros: costOf(generated),
+      ...(generated.toolCalls ? { toolCalls: generated.toolCalls } : {}),
     };
   };
   return {
@@ -190,6 +208,7 @@ export async function preparePromptExecution(
           outputTokens: r.outputTokens,
           answeredBy: r.answeredBy,
           modelCostMicros: costOf(r),
+          ...(r.toolCalls ? { toolCalls: r.toolCalls } : {}),
         })),
       };
     },

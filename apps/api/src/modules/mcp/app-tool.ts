@@ -57,15 +57,58 @@ export function toolInputSchema(app: ApplicationRow, schemas: AppSchemas): Tool[
   } as Tool["inputSchema"];
 }
 
-/** The MCP tool of one app: named by its slug, described with its price. */
+/** Where a tool states its price for programs (`_meta`, under our own prefix as MCP asks). */
+export const PRICE_META_KEY = "promptmint/price";
+
+/** A tool's price as a program reads it: what one call costs now, and any announced change. */
+export interface ToolPrice {
+  /** Dollars with cents, as a string so that no client rounds it: "0.30". */
+  amount: string;
+  amount_cents: number;
+  currency: "USD";
+  per: "call";
+  /** Who pays: the caller's plan when it includes the call, else their wallet (owners call free). */
+  paid_from: ["plan", "wallet"];
+  /** An announced increase (decision 021): from `at`, a call costs `amount_cents`. */
+  upcoming: { amount: string; amount_cents: number; at: string } | null;
+}
+
+export function toolPrice(app: ApplicationRow): ToolPrice {
+  const cents = effectivePriceCents(app);
+  const upcoming = upcomingPrice(app);
+  return {
+    amount: centsAsDollars(cents),
+    amount_cents: cents,
+    currency: "USD",
+    per: "call",
+    paid_from: ["plan", "wallet"],
+    upcoming: upcoming
+      ? {
+          amount: centsAsDollars(upcoming.cents),
+          amount_cents: upcoming.cents,
+          at: upcoming.at.toISOString(),
+        }
+      : null,
+  };
+}
+
+/**
+ * The MCP tool of one app: named by its slug, its price in the description (for the model and
+ * the person reading the tool list) and in `_meta` (for programs); its output schema when the app
+ * declares one, so its results carry `structuredContent` valid against it (call-app.ts).
+ */
 export function appTool(app: ApplicationRow, schemas: AppSchemas): Tool {
-  const description = [app.description.trim() || app.name, `Price: ${describePrice(app)}.`].join("\n\n");
+  const description = [
+    app.description.trim() || app.name,
+    `Costs ${describePrice(app)}, paid from your plan or wallet; a failed call costs nothing.`,
+  ].join("\n\n");
   return {
     name: app.slug,
     title: app.name,
     description,
     inputSchema: toolInputSchema(app, schemas),
     ...(schemas.outputSchema ? { outputSchema: schemas.outputSchema as Tool["outputSchema"] } : {}),
+    _meta: { [PRICE_META_KEY]: toolPrice(app) },
   };
 }
 

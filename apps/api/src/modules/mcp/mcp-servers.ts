@@ -19,6 +19,7 @@ import { listExploreApps } from "../explore/explore.service.ts";
 import type { GatewayDeps } from "../gateway/gateway-call.ts";
 import { type AppSchemas, appTool, describePrice, loadAppSchemas, toolInputSchema } from "./app-tool.ts";
 import { callAppAsTool } from "./call-app.ts";
+import type { ClientSession } from "./client-session.ts";
 import { appMcpUrl } from "./resources.ts";
 
 const SERVER_INFO = { name: "promptmint", version: "1.0.0" };
@@ -40,6 +41,8 @@ interface CallContext {
   deps: GatewayDeps;
   request: FastifyRequest;
   caller: LocalUser;
+  /** What the client declared at `initialize`, carried by its session id (client-session.ts). */
+  session: ClientSession;
 }
 
 /** One app's server: its single tool, called through the paid path. */

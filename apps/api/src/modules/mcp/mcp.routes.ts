@@ -11,6 +11,7 @@ import { currentUser } from "../auth/authenticate.ts";
 import type { GatewayDeps } from "../gateway/gateway-call.ts";
 import { type RateLimiter, rateLimitHook } from "../gateway/rate-limit.ts";
 import { loadAppSchemas } from "./app-tool.ts";
+import { clientSessionOf, initializeCapabilities, sessionIdFor } from "./client-session.ts";
 import { type McpExchanges, mcpRequestLimits } from "./mcp-limits.ts";
 import { createAppServer, createCatalogueServer } from "./mcp-servers.ts";
 import { CATALOGUE_PATH, isMcpPath, mcpChallenge, protectedResourceMetadata } from "./resources.ts";
@@ -125,7 +126,12 @@ export const mcpRoutes: FastifyPluginAsyncZod<GatewayDeps & { mcp: McpDeps }> = 
         const caller = currentUser(request);
         const application = await findCallableApp(deps.db, request.params.slug, caller);
         const schemas = await loadAppSchemas(deps.db, application);
-        return await serve(createAppServer({ deps, request, caller }, application, schemas), request, reply);
+        const session = clientSessionOf(request.headers["mcp-session-id"]);
+        return await serve(
+          createAppServer({ deps, request, caller, session }, application, schemas),
+          request,
+          reply,
+        );
       } finally {
         release();
       }
@@ -149,7 +155,12 @@ export const mcpRoutes: FastifyPluginAsyncZod<GatewayDeps & { mcp: McpDeps }> = 
       const release = deps.mcp.exchanges.open(request);
       try {
         return await serve(
-          createCatalogueServer({ deps, request, caller: currentUser(request) }),
+          createCatalogueServer({
+            deps,
+            request,
+            caller: currentUser(request),
+            session: clientSessionOf(request.headers["mcp-session-id"]),
+          }),
           request,
           reply,
         );
@@ -272,6 +283,10 @@ async function serve(server: Server, request: FastifyRequest, reply: FastifyRepl
     answer.headers.forEach((value, name) => {
       reply.header(name, value);
     });
+    // The client's declared capabilities travel in its session id (client-session.ts).
+    const initialize = initializeCapabilities(request.body);
+    if (initialize && answer.status === 200)
+      reply.header("mcp-session-id", sessionIdFor(initialize.capabilities));
     return reply.status(answer.status).send(Buffer.from(await answer.arrayBuffer()));
   } finally {
     await transport.close();

@@ -1,6 +1,7 @@
 import { APICallError } from "@ai-sdk/provider";
 import { type Agent, request } from "undici";
 import type { ResponseFormat } from "./llm.ts";
+import type { ChatMessage, ToolCall, ToolSettings } from "./tools.ts";
 
 /** A vendor answer larger than this is refused (a chat completion is a few KB). */
 const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
@@ -8,7 +9,7 @@ const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
 export interface ChatCompletionRequest {
   model: string;
   system?: string;
-  messages: { role: "user" | "assistant"; content: string }[];
+  messages: ChatMessage[];
   temperature: number;
   maxTokens: number;
   topP: number;
@@ -17,6 +18,7 @@ export interface ChatCompletionRequest {
   stop?: string[];
   seed?: number;
   responseFormat?: ResponseFormat;
+  tools?: ToolSettings;
 }
 
 export interface ChatCompletion {
@@ -25,6 +27,7 @@ export interface ChatCompletion {
   outputTokens: number;
   /** The part of `inputTokens` the vendor read from its prompt cache (`prompt_tokens_details.cached_tokens`). */
   cachedInputTokens: number;
+  toolCalls?: ToolCall[];
 }
 
 /**
@@ -55,7 +58,11 @@ export function createChatCompletions(options: { baseURL: string; apiKey: string
       stop: call.stop,
       seed: call.seed,
       response_format: vendorResponseFormat(call.responseFormat),
-      messages: call.system ? [{ role: "system", content: call.system }, ...call.messages] : call.messages,
+      ...vendorTools(call.tools),
+      messages: [
+        ...(call.system ? [{ role: "system", content: call.system }] : []),
+        ...call.messages.map(vendorTurn),
+      ],
     };
     let text: string;
     let statusCode: number;
@@ -104,6 +111,37 @@ function vendorResponseFormat(format: ResponseFormat | undefined) {
   return { type: "json_schema", json_schema: { name, description, schema, strict } };
 }
 
+/** A turn as OpenAI's chat messages carry it: tool calls on the assistant's, results as `tool` messages. */
+function vendorTurn(message: ChatMessage) {
+  if (message.role === "tool")
+    return { role: "tool", tool_call_id: message.toolCallId, content: message.content };
+  if (message.role === "assistant" && message.toolCalls?.length)
+    return {
+      role: "assistant",
+      content: message.content || null,
+      tool_calls: message.toolCalls.map((call) => ({
+        id: call.id,
+        type: "function",
+        function: { name: call.name, arguments: call.arguments },
+      })),
+    };
+  return { role: message.role, content: message.content };
+}
+
+/** OpenAI's `tools`, `tool_choice` and `parallel_tool_calls` (none of them when no tools are given). */
+function vendorTools(settings: ToolSettings | undefined) {
+  if (!settings || settings.tools.length === 0) return {};
+  const choice = settings.choice;
+  return {
+    tools: settings.tools.map(({ name, description, parameters, strict }) => ({
+      type: "function",
+      function: { name, description, parameters, strict },
+    })),
+    tool_choice: typeof choice === "object" ? { type: "function", function: { name: choice.name } } : choice,
+    parallel_tool_calls: settings.parallel,
+  };
+}
+
 class AnswerTooLarge extends Error {}
 
 /** The answer's text, or AnswerTooLarge past MAX_ANSWER_BYTES. */
@@ -124,7 +162,7 @@ async function readLimited(body: AsyncIterable<Buffer> & { destroy(): void }): P
 /** The text and token counts of a chat completion; a body that is not one is an error. */
 function parseCompletion(text: string): ChatCompletion {
   const parsed = JSON.parse(text) as {
-    choices?: { message?: { content?: unknown } }[];
+    choices?: { message?: { content?: unknown; tool_calls?: unknown } }[];
     usage?: {
       prompt_tokens?: unknown;
       completion_tokens?: unknown;
@@ -136,12 +174,27 @@ function parseCompletion(text: string): ChatCompletion {
   const content = choice.message?.content;
   if (content != null && typeof content !== "string") throw new Error("The answer's content is not text");
   const count = (n: unknown) => (typeof n === "number" && Number.isFinite(n) && n >= 0 ? Math.floor(n) : 0);
+  const toolCalls = toolCallsOf(choice.message?.tool_calls);
   return {
     text: content ?? "",
+    ...(toolCalls.length > 0 ? { toolCalls } : {}),
     inputTokens: count(parsed.usage?.prompt_tokens),
     outputTokens: count(parsed.usage?.completion_tokens),
     cachedInputTokens: count(parsed.usage?.prompt_tokens_details?.cached_tokens),
   };
+}
+
+/** The function calls of an answer's `tool_calls`; one that is not a function call is an error. */
+function toolCallsOf(raw: unknown): ToolCall[] {
+  if (raw == null) return [];
+  if (!Array.isArray(raw)) throw new Error("The answer's tool_calls is not a list");
+  return raw.map((call: { id?: unknown; function?: { name?: unknown; arguments?: unknown } }) => {
+    const name = call?.function?.name;
+    const args = call?.function?.arguments;
+    if (typeof call?.id !== "string" || typeof name !== "string")
+      throw new Error("The answer holds a tool call without an id or a function name");
+    return { id: call.id, name, arguments: typeof args === "string" ? args : JSON.stringify(args ?? {}) };
+  });
 }
 
 /** OpenAI's error shape, `{"error": {"message": …}}`, as the SDK reads it. */

@@ -18,11 +18,17 @@ import { upstreamRateLimited } from "../../lib/upstream-rate-limit.ts";
 import { createChatCompletions } from "./chat-completions.ts";
 import { type CatalogModel, ENV_VAR_FOR_PROVIDER, findModel, type ProviderName } from "./model-catalog.ts";
 import { countTokens } from "./token-count.ts";
+import {
+  aiSdkToolSettings,
+  type ChatMessage,
+  modelMessagesOf,
+  type StreamPiece,
+  type ToolCall,
+  type ToolSettings,
+  toolCallOf,
+} from "./tools.ts";
 
-export interface ChatMessage {
-  role: "user" | "assistant";
-  content: string;
-}
+export type { ChatMessage };
 
 export interface LlmRequest {
   model: string;
@@ -41,6 +47,8 @@ export interface LlmRequest {
   seed?: number;
   /** Structured output an OpenAI-style caller asked for: sent to the vendor, and the sandbox honours it. */
   responseFormat?: ResponseFormat;
+  /** The caller's tools, when the app allows them (docs/decisions/053). */
+  tools?: ToolSettings;
   /**
    * The app creator's own key for the model's provider (docs/decisions/026): the call goes to the
    * vendor with it instead of the operator's key, and never falls back to the sandbox.
@@ -64,10 +72,12 @@ export interface LlmResult {
   cachedInputTokens?: number;
   /** The model that really answered: the requested one, or "sandbox". */
   answeredBy: string;
+  /** The tools the model called (the caller runs them and sends their results in its next call). */
+  toolCalls?: ToolCall[];
 }
 
 export interface LlmStream {
-  chunks: AsyncIterable<string>;
+  chunks: AsyncIterable<StreamPiece>;
   /** Resolves after the stream ends; rejects with an AppError if the model failed. */
   result: Promise<LlmResult>;
 }
@@ -193,7 +203,7 @@ export function createLlmClient(config: Config): LlmClient {
   function settings(request: LlmRequest) {
     return {
       system: request.system || undefined,
-      messages: request.messages,
+      messages: modelMessagesOf(request.messages),
       temperature: request.temperature,
       maxOutputTokens: request.maxTokens,
       topP: request.topP,
@@ -202,6 +212,7 @@ export function createLlmClient(config: Config): LlmClient {
       stopSequences: request.stop,
       seed: request.seed,
       output: outputOf(request.responseFormat),
+      ...aiSdkToolSettings(request.tools),
       maxRetries: 0,
     };
   }
@@ -315,6 +326,7 @@ export function createLlmClient(config: Config): LlmClient {
           outputTokens: result.usage.outputTokens ?? 0,
           cachedInputTokens: result.usage.inputTokenDetails?.cacheReadTokens ?? 0,
           answeredBy: model.id,
+          ...(result.toolCalls.length > 0 ? { toolCalls: result.toolCalls.map(toolCallOf) } : {}),
         };
       } catch (error) {
         throw toUpstreamError(error, config.llmTimeoutSeconds, Boolean(request.apiKey));
@@ -331,6 +343,8 @@ export function createLlmClient(config: Config): LlmClient {
       );
       const streamed = streamText({ model: language, ...settings(request), abortSignal: controller.signal });
       let text = "";
+      // Tool calls in the order the model began them; a call's pieces carry its index (OpenAI's).
+      const calls = new Map<string, ToolCall & { index: number; streamed: boolean }>();
       let failure: unknown;
       let usage: {
         inputTokens?: number;
@@ -343,6 +357,31 @@ export function createLlmClient(config: Config): LlmClient {
             if (part.type === "text-delta") {
               text += part.text;
               yield part.text;
+            } else if (part.type === "tool-input-start") {
+              const call = {
+                id: part.id,
+                name: part.toolName,
+                arguments: "",
+                index: calls.size,
+                streamed: true,
+              };
+              calls.set(part.id, call);
+              yield { toolCall: { index: call.index, id: call.id, name: call.name, arguments: "" } };
+            } else if (part.type === "tool-input-delta") {
+              const call = calls.get(part.id);
+              if (call && part.delta) {
+                call.arguments += part.delta;
+                yield { toolCall: { index: call.index, arguments: part.delta } };
+              }
+            } else if (part.type === "tool-call") {
+              // A vendor that sends a call whole (no input pieces) is streamed as one piece.
+              if (!calls.has(part.toolCallId)) {
+                const call = { ...toolCallOf(part), index: calls.size, streamed: false };
+                calls.set(call.id, call);
+                yield {
+                  toolCall: { index: call.index, id: call.id, name: call.name, arguments: call.arguments },
+                };
+              }
             } else if (part.type === "error") {
               failure = part.error;
               break;
@@ -377,6 +416,15 @@ export function createLlmClient(config: Config): LlmClient {
             outputTokens: usage.outputTokens ?? 0,
             cachedInputTokens: usage.inputTokenDetails?.cacheReadTokens ?? 0,
             answeredBy: model.id,
+            ...(calls.size > 0
+              ? {
+                  toolCalls: [...calls.values()].map(({ id, name, arguments: args }) => ({
+                    id,
+                    name,
+                    arguments: args,
+                  })),
+                }
+              : {}),
           });
       }
       return {
@@ -485,15 +533,56 @@ export function createCreatorModelCache(
   };
 }
 
-/** The offline model: echoes the rendered prompt and counts tokens with a real tokenizer. */
+/**
+ * The offline model: echoes the rendered prompt (or the last tool result) and counts tokens with a
+ * real tokenizer. Given tools it calls one, deterministically (sandboxToolCall).
+ */
 function sandboxAnswer(request: LlmRequest): LlmResult {
   const last = request.messages.at(-1)?.content ?? "";
+  const input = [
+    request.system ?? "",
+    ...request.messages.map((m) => m.content),
+    ...(request.tools?.tools.map((t) => JSON.stringify(t)) ?? []),
+  ].join("\n");
+  const call = sandboxToolCall(request);
+  if (call) {
+    const outputTokens = countTokens(`${call.name} ${call.arguments}`);
+    return {
+      text: "",
+      inputTokens: countTokens(input),
+      outputTokens,
+      answeredBy: "sandbox",
+      toolCalls: [call],
+    };
+  }
   const schema = request.outputSchema ?? schemaOf(request.responseFormat);
   const text = schema
     ? JSON.stringify(sampleJson(schema as JsonSchema, `[sandbox] ${last}`, schema as JsonSchema))
     : `[sandbox ${request.model}] ${last}`;
-  const input = [request.system ?? "", ...request.messages.map((m) => m.content)].join("\n");
   return { text, inputTokens: countTokens(input), outputTokens: countTokens(text), answeredBy: "sandbox" };
+}
+
+/**
+ * The sandbox's tool call (docs/decisions/053): the named tool when `tool_choice` names one, else
+ * the first; its arguments a sample of its parameters' schema (sampleJson, strings echoing the
+ * last user message). It calls one when the choice requires it, or with `auto` until a tool
+ * result arrives, so a caller's tool loop runs offline: call, result, then a text answer.
+ */
+function sandboxToolCall(request: LlmRequest): ToolCall | undefined {
+  const settings = request.tools;
+  if (!settings || settings.tools.length === 0 || settings.choice === "none") return undefined;
+  const choice = settings.choice ?? "auto";
+  if (choice === "auto" && request.messages.at(-1)?.role === "tool") return undefined;
+  const chosen =
+    typeof choice === "object" ? settings.tools.find((t) => t.name === choice.name) : settings.tools[0];
+  if (!chosen) return undefined;
+  const asked = [...request.messages].reverse().find((m) => m.role === "user")?.content ?? "";
+  const schema = chosen.parameters as JsonSchema;
+  return {
+    id: `call_sandbox_${request.messages.length}`,
+    name: chosen.name,
+    arguments: JSON.stringify(sampleJson(schema, asked, schema) ?? {}),
+  };
 }
 
 /** The schema a JSON answer must fit: the caller's, or for `json_object` any object with an answer. */
@@ -565,7 +654,9 @@ export function sampleJson(schema: JsonSchema, text: string, root: JsonSchema, d
 
 function sandboxStream(request: LlmRequest): LlmStream {
   const answer = sandboxAnswer(request);
-  const pieces = answer.text.match(/\S+\s*/g) ?? [answer.text];
+  const pieces: StreamPiece[] = answer.toolCalls
+    ? answer.toolCalls.map((call, index) => ({ toolCall: { index, ...call } }))
+    : (answer.text.match(/\S+\s*/g) ?? [answer.text]);
   return {
     chunks: (async function* () {
       for (const piece of pieces) yield piece;

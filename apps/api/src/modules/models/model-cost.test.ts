@@ -190,7 +190,7 @@ describe("the price guard", () => {
     expect(worst.micros).toBeLessThan(614_400 + 1_000);
     expect(minimumPriceCents(worst.micros, 10)).toBe(69);
     expect(refused.body.fields.price_cents).toMatch(
-      /^At least 69 cents \(\$0\.69\): the worst case of claude-3-opus with 8192 max tokens costs \$0\.61\d\d per call/,
+      /^At least 69 cents \(\$0\.69\) a call covers its worst case \(claude-3-opus with 8192 max tokens, \$0\.61\d\d\) after the 10% fee\.$/,
     );
     // Nothing was saved.
     expect((await creator.api("GET", `/api/app/${slug}/prompt/`)).body).toMatchObject({ model: "sandbox" });
@@ -231,7 +231,7 @@ describe("the price guard", () => {
     const minimum = minimumPriceCents(worst.micros, 10) as number;
     expect(minimum).toBe(7);
     expect(published.body.fields.price_cents).toMatch(
-      /^At least 7 cents \(\$0\.07\): the worst case of gpt4 with 1000 max tokens costs \$0\.060\d per call/,
+      /^At least 7 cents \(\$0\.07\) a call covers its worst case \(gpt4 with 1000 max tokens, \$0\.060\d\) after the 10% fee\.$/,
     );
     const [row] = await server.database.db.select().from(applications).where(eq(applications.slug, slug));
     expect(row?.status).toBe("draft");
@@ -264,17 +264,26 @@ describe("the price guard", () => {
       body: { inputs: { query: "still runs" }, response_mode: "blocking" },
     });
     expect(call.status).toBe(200);
-    const renamed = await creator.api("PATCH", `/api/app/${slug}/`, { body: { name: "Renamed" } });
-    expect(renamed.status).toBe(400);
-    expect(renamed.body.fields.price_cents).toMatch(/^At least 7 cents/);
+    // An edit that changes neither price nor publishing (a name, the visibility) is not refused...
+    const renamed = await creator.api("PATCH", `/api/app/${slug}/`, {
+      body: { name: "Renamed", visibility: "private" },
+    });
+    expect(renamed.status).toBe(200);
+    // ...a new price still too low is, and so is publishing again.
+    const repriced = await creator.api("PATCH", `/api/app/${slug}/`, { body: { price_cents: 2 } });
+    expect(repriced.status).toBe(400);
+    expect(repriced.body.fields.price_cents).toMatch(/^At least 7 cents/);
     expect(
       (await creator.api("PATCH", `/api/app/${slug}/update_status/`, { body: { status: "draft" } })).status,
     ).toBe(200);
+    expect(
+      (await creator.api("PATCH", `/api/app/${slug}/update_status/`, { body: { status: "live" } })).status,
+    ).toBe(400);
     // Switching to the creator's own keys (the key is set) fixes it at any price.
     expect(
       (await creator.api("PATCH", `/api/app/${slug}/prompt/`, { body: { model_keys: "creator" } })).status,
     ).toBe(200);
-    expect((await creator.api("PATCH", `/api/app/${slug}/`, { body: { name: "Renamed" } })).status).toBe(200);
+    expect((await creator.api("PATCH", `/api/app/${slug}/`, { body: { price_cents: 2 } })).status).toBe(200);
   });
 
   it("serves the price table and the editor's estimate from the same figures", async () => {

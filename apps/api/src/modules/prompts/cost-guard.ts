@@ -60,9 +60,9 @@ function parseSchema(value: unknown): IoSchema | null {
   return parsed.success ? parsed.data : null;
 }
 
-/** What the message says about a worst case: "claude-3-opus with 8192 max tokens costs $0.6160 per call". */
+/** What the message says about a worst case: "claude-3-opus with 8192 max tokens, $0.6160". */
 function describeWorst(worst: WorstCase): string {
-  return `the worst case of ${worst.model} with ${worst.outputTokens} max tokens costs ${formatUsd4(worst.micros)} per call`;
+  return `${worst.model} with ${worst.outputTokens} max tokens, ${formatUsd4(worst.micros)}`;
 }
 
 function minimumText(cents: number): string {
@@ -103,8 +103,9 @@ export async function refuseUncoveredPrice(
   if (!options.plan) {
     const price = options.priceCents ?? scheduledPriceCents(app);
     if (netOfFeeMicros(price, feePercent) < worst.micros) {
+      // One sentence with the figure that passes (issue 32); the estimate panel says the rest.
       refuse(
-        `At least ${minimumText(minimum as number)}: ${describeWorst(worst)}, more than ${formatCents(price)} leaves after the ${feePercent}% platform fee. Raise the price, lower max tokens, choose a cheaper model or use your own model keys.`,
+        `At least ${minimumText(minimum as number)} a call covers its worst case (${describeWorst(worst)}) after the ${feePercent}% fee.`,
       );
     }
   }
@@ -130,7 +131,7 @@ export async function refuseUncoveredPrice(
     if (netOfFeeMicros(plan.priceCents, feePercent) >= needed) continue;
     const planMinimum = minimumPriceCents(needed, feePercent) as number;
     refuse(
-      `At least ${minimumText(planMinimum)} for the plan '${plan.name}' with ${plan.includedCalls} included calls: ${describeWorst(worst)} (${formatUsd4(needed)} for all of them), more than ${formatCents(plan.priceCents)} leaves after the ${feePercent}% platform fee.`,
+      `At least ${minimumText(planMinimum)} for the plan '${plan.name}' with ${plan.includedCalls} included calls covers their worst case (${describeWorst(worst)} each) after the ${feePercent}% fee.`,
     );
   }
 }

@@ -4,7 +4,7 @@ import { describe, expect, it, vi } from "vitest";
 import { stubSignedInApi } from "../../test/api-stubs";
 import { createTestAuth } from "../../test/auth-state";
 import { jsonResponse, stubFetch } from "../../test/fetch-stub";
-import { profileFixture } from "../../test/fixtures";
+import { applicationFixture, profileFixture } from "../../test/fixtures";
 import { currentPath, renderRoute } from "../../test/render-route";
 
 function mainNav() {
@@ -124,8 +124,17 @@ describe("navigation bar", () => {
     expect(await screen.findByRole("link", { name: "Sign in" })).toBeDefined();
   });
 
+  it("shows Earnings only to someone selling an app, not to a brand-new person", async () => {
+    // Everyone who signs up has a creator record (the fixture's person too); without an app there is nothing to earn.
+    stubSignedInApi({ "GET /api/app/": () => jsonResponse([]) });
+    renderRoute("/dashboard", { auth: createTestAuth("signed-in") });
+    const nav = await screen.findByRole("navigation", { name: "Main" });
+    await within(nav).findByRole("link", { name: "Wallet" });
+    await waitFor(() => expect(within(nav).queryByRole("link", { name: "Earnings" })).toBeNull());
+  });
+
   it("has a mobile menu with the same destinations", async () => {
-    stubSignedInApi();
+    stubSignedInApi({ "GET /api/app/": () => jsonResponse([applicationFixture()]) });
     const { router } = renderRoute("/dashboard", { auth: createTestAuth("signed-in") });
 
     const toggle = screen.getByRole("button", { name: "Open menu" });
@@ -136,6 +145,7 @@ describe("navigation bar", () => {
     expect(toggle.getAttribute("aria-label")).toBe("Close menu");
     const panel = document.getElementById("mobile-menu");
     if (!panel) throw new Error("mobile menu not shown");
+    await within(panel).findByRole("link", { name: "Earnings" });
     const links = within(panel)
       .getAllByRole("link")
       .map((link) => link.textContent);
@@ -143,7 +153,7 @@ describe("navigation bar", () => {
       "Dashboard",
       "Applications",
       "Analytics",
-      // The fixture's person is a creator.
+      // The fixture's person sells an app.
       "Earnings",
       "API Test",
       "Explore",

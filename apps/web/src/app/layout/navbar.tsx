@@ -6,6 +6,7 @@ import { ButtonLink } from "../../components/ui/button";
 import { BrandLink } from "../../components/ui/logo";
 import { Spinner } from "../../components/ui/spinner";
 import { useSignOut } from "../../features/auth/use-sign-out";
+import { useSellsApps } from "../../lib/applications-query";
 import { cn } from "../../lib/cn";
 import { useIsOperator } from "../../lib/operator-query";
 import { describeSession, useProfile } from "../../lib/profile-query";
@@ -52,7 +53,8 @@ export function Navbar() {
   const wide = useWideBar();
   const signedIn = auth.isAuthenticated;
   const operator = useIsOperator();
-  const navItems = navItemsFor({ creator: Boolean(profile.data?.creator), operator });
+  const sells = useSellsApps(signedIn && Boolean(profile.data?.creator));
+  const navItems = navItemsFor({ creator: sells, operator });
   const identity = describeSession(profile.data, auth.user);
   const startSignOut = () => void signOut();
 

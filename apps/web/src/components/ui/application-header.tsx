@@ -2,6 +2,7 @@ import type { Application } from "@promptmint/contracts";
 import { ArrowLeft } from "lucide-react";
 import type { ReactNode } from "react";
 import { cn } from "../../lib/cn";
+import { useDocumentTitle } from "../../lib/document-title";
 import { Badge } from "./badge";
 import { ButtonLink, SaveChangesButton } from "./button";
 import { DownloadAppButton } from "./download-app-button";
@@ -21,6 +22,7 @@ export function ApplicationHeader({
   className?: string;
   descriptionClassName?: string;
 }) {
+  useDocumentTitle(application.name);
   return (
     <header className={cn("flex flex-col gap-4 lg:flex-row lg:items-start lg:justify-between", className)}>
       <div className="min-w-0">

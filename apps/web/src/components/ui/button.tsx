@@ -2,6 +2,7 @@ import { Pencil, Save } from "lucide-react";
 import type { ButtonHTMLAttributes } from "react";
 import { Link, type LinkProps } from "react-router";
 import { cn } from "../../lib/cn";
+import { ModalFooter } from "./modal";
 import { Spinner } from "./spinner";
 
 export type ButtonVariant = "primary" | "secondary" | "ghost" | "danger";
@@ -114,13 +115,13 @@ export function CancelSubmitButtons({
   busyLabel: string;
 }) {
   return (
-    <div className="flex flex-col-reverse gap-2 border-t border-slate-100 pt-5 sm:flex-row sm:justify-end">
+    <ModalFooter>
       <Button variant="secondary" onClick={onCancel} disabled={busy}>
         Cancel
       </Button>
       <Button type="submit" busy={busy}>
         {busy ? busyLabel : label}
       </Button>
-    </div>
+    </ModalFooter>
   );
 }

@@ -13,6 +13,7 @@ export function ConfirmDialog({
   description,
   confirmLabel,
   busyLabel,
+  dismissLabel = "Cancel",
   busy = false,
   onConfirm,
   children,
@@ -23,6 +24,8 @@ export function ConfirmDialog({
   description: ReactNode;
   confirmLabel: string;
   busyLabel?: string;
+  /** The button that changes nothing; name it when "Cancel" would be ambiguous (cancelling a subscription). */
+  dismissLabel?: string;
   busy?: boolean;
   onConfirm: () => void;
   children?: ReactNode;
@@ -38,7 +41,7 @@ export function ConfirmDialog({
           <div className="mt-6 flex flex-col-reverse gap-2 sm:flex-row sm:justify-end">
             <Dialog.Close asChild>
               <Button variant="secondary" disabled={busy}>
-                Cancel
+                {dismissLabel}
               </Button>
             </Dialog.Close>
             <Button variant="danger" busy={busy} onClick={onConfirm}>

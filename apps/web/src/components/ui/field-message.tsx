@@ -8,7 +8,8 @@ import { cn } from "../../lib/cn";
 export function useFieldDescription(id: string | undefined, hint?: string, error?: string) {
   const generatedId = useId();
   const controlId = id ?? generatedId;
-  const hintId = hint ? `${controlId}-hint` : undefined;
+  // An error replaces the hint (FieldMessages), so the control is described by one of them.
+  const hintId = hint && !error ? `${controlId}-hint` : undefined;
   const errorId = error ? `${controlId}-error` : undefined;
   const describedBy = [errorId, hintId].filter(Boolean).join(" ") || undefined;
   return {
@@ -46,7 +47,8 @@ export function FieldMessages({
           {error}
         </p>
       )}
-      {hint && (
+      {/* An error replaces the hint: one message under a field, the one that applies now. */}
+      {hint && !error && (
         <p id={hintId} className="text-xs text-slate-500">
           {hint}
         </p>

@@ -1,7 +1,34 @@
 import * as Dialog from "@radix-ui/react-dialog";
 import { X } from "lucide-react";
-import type { ReactNode } from "react";
+import { createContext, type ReactNode, useContext } from "react";
 import { cn } from "../../lib/cn";
+
+const InModal = createContext(false);
+
+/** Whether a component is rendered inside a Modal (its buttons then stay in view: ModalFooter). */
+export function useInModal(): boolean {
+  return useContext(InModal);
+}
+
+/**
+ * A dialog's action row: in a Modal, it stays at the bottom of the dialog while its content
+ * scrolls, so the main button is visible without scrolling on any screen (issue 32: a phone's
+ * checkout had its button two screens down); elsewhere, an ordinary row under the form.
+ */
+export function ModalFooter({ children }: { children: ReactNode }) {
+  const inModal = useInModal();
+  return (
+    <div
+      data-modal-footer=""
+      className={cn(
+        "flex flex-col-reverse gap-2 border-t border-slate-100 sm:flex-row sm:justify-end",
+        inModal ? "sticky bottom-0 z-10 -mx-5 mt-5 bg-white px-5 py-4 sm:-mx-6 sm:px-6" : "pt-5",
+      )}
+    >
+      {children}
+    </div>
+  );
+}
 
 /**
  * A dialog for a form (focus trapped, Esc and the close button dismiss, focus returns to the
@@ -51,7 +78,10 @@ export function Modal({
               <X className="size-4" aria-hidden="true" />
             </Dialog.Close>
           </div>
-          <div className="overflow-y-auto px-5 py-5 sm:px-6">{children}</div>
+          {/* A footer (ModalFooter) ends the content flush with the dialog's bottom edge. */}
+          <div className="overflow-y-auto px-5 pt-5 pb-5 has-[[data-modal-footer]]:pb-0 sm:px-6">
+            <InModal.Provider value={true}>{children}</InModal.Provider>
+          </div>
         </Dialog.Content>
       </Dialog.Portal>
     </Dialog.Root>

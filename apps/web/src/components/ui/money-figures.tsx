@@ -1,7 +1,7 @@
 import type { MoneyFigures } from "@promptmint/contracts";
 import { cn } from "../../lib/cn";
-import { formatDeductionMicros, formatMicros } from "../../lib/format";
 import { Card, CardBody, CardHeader } from "./card";
+import { Money } from "./money";
 
 /** No figures yet (loading, or none to show): every figure reads $0.00 for the period. */
 export function noMoneyFigures(days: number): MoneyFigures {
@@ -21,14 +21,22 @@ export function noMoneyFigures(days: number): MoneyFigures {
  */
 export function moneyFigureRows(figures: MoneyFigures) {
   return [
-    { term: "Gross", value: formatMicros(figures.gross_micros), hint: "What your paid calls were charged" },
-    { term: "Platform fee", value: formatDeductionMicros(figures.fee_micros), hint: "Promptmint's share" },
+    {
+      term: "Gross",
+      value: <Money micros={figures.gross_micros} />,
+      hint: "What your paid calls were charged",
+    },
+    {
+      term: "Platform fee",
+      value: <Money micros={figures.fee_micros} as="deduction" />,
+      hint: "Promptmint's share",
+    },
     {
       term: "Model cost",
-      value: formatDeductionMicros(figures.model_cost_micros),
+      value: <Money micros={figures.model_cost_micros} as="deduction" />,
       hint: "What the calls cost at the model vendor",
     },
-    { term: "Net", value: formatMicros(figures.net_micros), hint: "What is left for you" },
+    { term: "Net", value: <Money micros={figures.net_micros} />, hint: "What is left for you" },
   ] as const;
 }
 

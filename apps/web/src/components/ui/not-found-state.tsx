@@ -1,4 +1,5 @@
 import { ArrowLeft, type LucideIcon, SearchX } from "lucide-react";
+import { useDocumentTitle } from "../../lib/document-title";
 import { ButtonLink } from "./button";
 import { EmptyState } from "./empty-state";
 
@@ -19,6 +20,7 @@ export function NotFoundState({
   backLabel: string;
   icon?: LucideIcon;
 }) {
+  useDocumentTitle(title);
   return (
     <EmptyState
       icon={icon}

@@ -1,4 +1,5 @@
 import type { ReactNode } from "react";
+import { useDocumentTitle } from "../../lib/document-title";
 
 /** The title block at the top of every screen. */
 export function PageHeader({
@@ -6,12 +7,16 @@ export function PageHeader({
   description,
   actions,
   eyebrow,
+  documentTitle,
 }: {
   title: ReactNode;
+  /** The browser tab's name when `title` is not plain text. */
+  documentTitle?: string;
   description?: ReactNode;
   actions?: ReactNode;
   eyebrow?: ReactNode;
 }) {
+  useDocumentTitle(documentTitle ?? (typeof title === "string" ? title : undefined));
   return (
     <div className="mb-8 flex flex-col gap-4 sm:flex-row sm:items-end sm:justify-between">
       <div className="min-w-0">

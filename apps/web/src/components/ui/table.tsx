@@ -1,6 +1,7 @@
 import type { ReactNode } from "react";
 import { cn } from "../../lib/cn";
 import { formatSignedMicros } from "../../lib/format";
+import { exactMoneyTitle } from "./money";
 
 export const tableHeaderCell =
   "px-4 py-3 text-left text-xs font-semibold uppercase tracking-wide text-slate-500";
@@ -55,6 +56,7 @@ export function Table({
 export function SignedMicrosCell({ micros }: { micros: number }) {
   return (
     <td
+      title={exactMoneyTitle(micros, "signed")}
       className={cn(
         "px-4 py-3 text-right text-sm font-medium whitespace-nowrap tabular-nums",
         micros > 0 && "text-green-700",

@@ -20,6 +20,7 @@ const none: AdminExposure = {
 function page(exposure: () => Response) {
   const api = stubSignedInApi({
     "GET /api/admin/access": () => jsonResponse({ admin: true }),
+    "GET /api/auth/roles/": () => jsonResponse({ roles: ["user", "operator"], is_creator: false }),
     "GET /api/admin/audit?limit=50": () => jsonResponse({ entries: [] }),
     "GET /api/admin/exposure": exposure,
   });

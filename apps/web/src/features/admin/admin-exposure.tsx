@@ -1,6 +1,7 @@
 import type { AdminExposure } from "@promptmint/contracts";
 import { Clock, Gavel, HandCoins, ShieldAlert, TrendingDown } from "lucide-react";
 import { ErrorBox } from "../../components/ui/error-box";
+import { Money } from "../../components/ui/money";
 import { LoadingState } from "../../components/ui/spinner";
 import { StatCard } from "../../components/ui/stat-card";
 import { getErrorMessage } from "../../lib/api-client";
@@ -47,26 +48,30 @@ function ExposureFigures({ data }: { data: AdminExposure }) {
       <StatCard
         icon={Clock}
         label="Card earnings in the payout hold"
-        value={formatMicros(data.card_earnings_pending_micros)}
+        value={<Money micros={data.card_earnings_pending_micros} />}
         hint={`Not payable for ${data.hold_days} days: a chargeback takes them back from the creator`}
       />
       <StatCard
         icon={HandCoins}
         label="Creators' chargeback debts"
-        value={formatMicros(data.creator_debts.owed_micros)}
+        value={<Money micros={data.creator_debts.owed_micros} />}
         hint={`${data.creator_debts.count} creator${data.creator_debts.count === 1 ? "" : "s"}, paid from their next earnings`}
       />
       <StatCard
         icon={ShieldAlert}
         label="Payers' debts"
-        value={formatMicros(data.payer_debts.owed_micros)}
+        value={<Money micros={data.payer_debts.owed_micros} />}
         hint={`${data.payer_debts.count} payer${data.payer_debts.count === 1 ? "" : "s"}`}
       />
-      <StatCard icon={TrendingDown} label="Platform's loss" value={formatMicros(data.platform_loss_micros)} />
+      <StatCard
+        icon={TrendingDown}
+        label="Platform's loss"
+        value={<Money micros={data.platform_loss_micros} />}
+      />
       <StatCard
         icon={Gavel}
         label="Open disputes"
-        value={formatMicros(data.open_disputes.amount_micros)}
+        value={<Money micros={data.open_disputes.amount_micros} />}
         hint={`${data.open_disputes.count} open · ${formatMicros(data.unrecovered_micros)} not yet recovered of ${formatMicros(data.reversed_micros)} taken back`}
       />
     </div>

@@ -60,6 +60,7 @@ describe("/admin", () => {
     let suspended = false;
     const api = stubSignedInApi({
       "GET /api/admin/access": () => jsonResponse({ admin: true }),
+      "GET /api/auth/roles/": () => jsonResponse({ roles: ["user", "operator"], is_creator: false }),
       "GET /api/admin/audit?limit=50": () =>
         jsonResponse({
           entries: suspended
@@ -127,6 +128,7 @@ describe("/admin", () => {
     };
     const api = stubSignedInApi({
       "GET /api/admin/access": () => jsonResponse(refusal, 403),
+      "GET /api/auth/roles/": () => jsonResponse({ roles: ["user"], is_creator: false }),
     });
     renderRoute("/admin", { auth: createTestAuth("signed-in") });
     expect(await screen.findByText("This page is for the platform's operators")).toBeTruthy();
@@ -145,6 +147,7 @@ describe("/admin", () => {
   it("counts the day shown in To: the API's exclusive `to` is the day after", async () => {
     const api = stubSignedInApi({
       "GET /api/admin/access": () => jsonResponse({ admin: true }),
+      "GET /api/auth/roles/": () => jsonResponse({ roles: ["user", "operator"], is_creator: false }),
       "GET /api/admin/audit?limit=50": () => jsonResponse({ entries: [] }),
     });
     const asked: string[] = [];

@@ -7,6 +7,7 @@ import { Button } from "../../components/ui/button";
 import { Card } from "../../components/ui/card";
 import { EmailVerificationNotice } from "../../components/ui/email-verification-notice";
 import { ErrorBox } from "../../components/ui/error-box";
+import { Money } from "../../components/ui/money";
 import { PageContainer } from "../../components/ui/page-container";
 import { PageHeader } from "../../components/ui/page-header";
 import { LoadingState } from "../../components/ui/spinner";
@@ -129,8 +130,12 @@ function Overview({ data, onAct }: { data: AdminOverview; onAct: (target: Target
   return (
     <div className="space-y-8">
       <section aria-label="Figures" className="grid gap-4 sm:grid-cols-2 lg:grid-cols-3">
-        <StatCard icon={Receipt} label="Gross volume" value={formatMicros(data.gross_micros)} />
-        <StatCard icon={Landmark} label="Platform fee income" value={formatMicros(data.fee_income_micros)} />
+        <StatCard icon={Receipt} label="Gross volume" value={<Money micros={data.gross_micros} />} />
+        <StatCard
+          icon={Landmark}
+          label="Platform fee income"
+          value={<Money micros={data.fee_income_micros} />}
+        />
         <StatCard
           icon={Cpu}
           label="Model cost paid / recovered"
@@ -147,7 +152,7 @@ function Overview({ data, onAct }: { data: AdminOverview; onAct: (target: Target
           label="Refunded / disputed"
           value={`${formatCents(data.refunded_cents)} / ${formatCents(data.disputed_cents)}`}
         />
-        <StatCard icon={ShieldAlert} label="Debts owed" value={formatMicros(owed)} />
+        <StatCard icon={ShieldAlert} label="Debts owed" value={<Money micros={owed} />} />
       </section>
       <section aria-label="Disputes">
         <h2 className="mb-2 text-lg font-semibold">Disputes</h2>

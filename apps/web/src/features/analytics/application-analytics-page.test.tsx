@@ -66,7 +66,7 @@ describe("per-application analytics", () => {
     expect(statValue("Total Invocations")).toBe("1,234");
     expect(statValue("Unique Users")).toBe("56");
     expect(statValue("Success Rate")).toBe("97.5%");
-    expect(statValue("Avg Response Time")).toBe("1.23 s");
+    expect(statValue("Avg Response Time")).toBe("1.23s");
 
     for (const chart of ["Usage Over Time", "Performance Metrics", "Response Time Trend", "Revenue Trend"]) {
       expect(screen.getByRole("region", { name: chart })).toBeDefined();
@@ -100,19 +100,19 @@ describe("per-application analytics", () => {
     const headers = within(table)
       .getAllByRole("columnheader")
       .map((header) => header.textContent);
-    expect(headers).toEqual(["ID", "User", "Status", "Response Time", "Tokens", "Created At"]);
+    expect(headers).toEqual(["ID", "User", "Status", "Response Time (s)", "Tokens", "Created At"]);
 
     const first = rowWith(table, "3f2a9c1e…");
     expect(within(first).getByText("customer-42")).toBeDefined();
     expect(within(first).getByText("success").className).toContain("green");
-    expect(within(first).getByText("1.5 s")).toBeDefined();
+    expect(within(first).getByText("1.500")).toBeDefined();
     expect(within(first).getByText("1,300")).toBeDefined();
     expect(within(first).getByText(new Date("2025-11-29T14:30:00.000Z").toLocaleString())).toBeDefined();
 
     const second = rowWith(table, "9e8d7c6b…");
     expect(within(second).getByText("Anonymous")).toBeDefined();
     expect(within(second).getByText("error").className).toContain("red");
-    expect(within(second).getByText("250 ms")).toBeDefined();
+    expect(within(second).getByText("0.250")).toBeDefined();
     expect(within(second).getByText("1,234")).toBeDefined();
   });
 
@@ -131,7 +131,7 @@ describe("per-application analytics", () => {
     expect(screen.getByRole("button", { name: "7d" }).getAttribute("aria-pressed")).toBe("true");
     await waitFor(() => expect(statValue("Total Invocations")).toBe("70"));
     expect(statValue("Success Rate")).toBe("100.0%");
-    expect(statValue("Avg Response Time")).toBe("500 ms");
+    expect(statValue("Avg Response Time")).toBe("0.50s");
     expect(api.callsTo("GET /api/app/blog-writer/analytics/usage/?days=7")).toHaveLength(1);
     expect(api.callsTo("GET /api/app/blog-writer/analytics/performance/?days=7")).toHaveLength(1);
     expect(api.callsTo(INVOCATIONS)).toHaveLength(1);
@@ -164,13 +164,12 @@ describe("per-application analytics", () => {
     expect(screen.queryByRole("region", { name: "Recent Invocations" })).toBeNull();
   });
 
-  it("shows an Error box, without asking for analytics, when the application fails to load", async () => {
+  it("shows the not-found screen, without asking for analytics, when the application does not exist", async () => {
     const api = stubAnalyticsApi({ [APP]: () => jsonResponse({ detail: "Not found" }, 404) });
     renderApplicationAnalytics();
 
-    const alert = await screen.findByRole("alert");
-    expect(within(alert).getByText("Error")).toBeDefined();
-    expect(within(alert).getByText("Application not found")).toBeDefined();
+    expect(await screen.findByRole("heading", { name: "Application not found" })).toBeDefined();
+    expect(screen.getByRole("link", { name: "Back to dashboard" }).getAttribute("href")).toBe("/dashboard");
     expect(api.callsTo(USAGE)).toHaveLength(0);
     expect(api.callsTo(INVOCATIONS)).toHaveLength(0);
   });

@@ -4,12 +4,13 @@ import { Link, useParams } from "react-router";
 import { AnalyticsHeader } from "../../components/ui/analytics-header";
 import { ErrorBox } from "../../components/ui/error-box";
 import { MoneyFiguresCard } from "../../components/ui/money-figures";
+import { NotFoundState } from "../../components/ui/not-found-state";
 import { PageContainer } from "../../components/ui/page-container";
 import { LoadingState } from "../../components/ui/spinner";
 import { StatCard } from "../../components/ui/stat-card";
-import { ApiClientError } from "../../lib/api-client";
+import { isNotFoundError } from "../../lib/api-client";
 import { useApplication } from "../../lib/applications-query";
-import { formatDuration, formatMicros, formatNumber, formatPercent } from "../../lib/format";
+import { formatMicros, formatNumber, formatPercent, formatSeconds } from "../../lib/format";
 import { ChartCard } from "./analytics-card";
 import { type AnalyticsWindow, useAnalyticsWindow } from "./analytics-window";
 import { type ApplicationAnalytics, useApplicationAnalytics } from "./api/get-application-analytics";
@@ -38,7 +39,11 @@ export function ApplicationAnalyticsPage() {
       {application.isPending ? (
         <LoadingState label="Loading analytics..." />
       ) : application.isError ? (
-        <ErrorBox message={isNotFound(application.error) ? "Application not found" : LOAD_FAILED} />
+        isNotFoundError(application.error) ? (
+          <NotFoundState title="Application not found" backTo="/dashboard" backLabel="Back to dashboard" />
+        ) : (
+          <ErrorBox message={LOAD_FAILED} />
+        )
       ) : (
         <>
           <AnalyticsHeader
@@ -62,10 +67,6 @@ export function ApplicationAnalyticsPage() {
       )}
     </PageContainer>
   );
-}
-
-function isNotFound(error: unknown): boolean {
-  return error instanceof ApiClientError && error.status === 404;
 }
 
 function ApplicationAnalyticsReport({
@@ -101,7 +102,7 @@ function ApplicationAnalyticsReport({
             <StatCard
               icon={Timer}
               label="Avg Response Time"
-              value={formatDuration(performance.average_response_time)}
+              value={formatSeconds(performance.average_response_time, 2)}
             />
           </section>
 

@@ -1,7 +1,7 @@
 import type { GlobalDashboard } from "@promptmint/contracts";
 import { Link } from "react-router";
 import { Badge } from "../../components/ui/badge";
-import { formatDate, formatDuration, formatNumber, formatPercent } from "../../lib/format";
+import { formatDate, formatNumber, formatPercent, formatSeconds } from "../../lib/format";
 import { FigureCell, TableCard, tableCell } from "./analytics-card";
 
 type ApplicationFigures = GlobalDashboard["applications"][number];
@@ -57,7 +57,7 @@ export function ApplicationPerformanceTable({
           <FigureCell>{formatNumber(app.invocations)}</FigureCell>
           <FigureCell>{app.invocations === 0 ? <NoCalls /> : formatPercent(app.success_rate)}</FigureCell>
           <FigureCell>
-            {app.invocations === 0 ? <NoCalls /> : formatDuration(app.avg_response_time)}
+            {app.invocations === 0 ? <NoCalls /> : formatSeconds(app.avg_response_time, 3)}
           </FigureCell>
           <td className={`${tableCell} text-slate-500`}>{formatDate(app.last_used, "Never")}</td>
         </tr>

@@ -24,10 +24,10 @@ describe("chart axes", () => {
     expect(valueTicks(1.3, "seconds")).toEqual([0, 0.5, 1, 1.5]);
   });
 
-  it("reads seconds below one as milliseconds and dollars with the decimals their step needs", () => {
+  it("reads seconds as seconds (SPEC's unit) and dollars with the decimals their step needs", () => {
     const seconds = tickFormatter("seconds", valueTicks(0.085, "seconds"));
-    expect(valueTicks(0.085, "seconds").map(seconds)).toEqual(["0", "25 ms", "50 ms", "75 ms", "100 ms"]);
-    expect(tickFormatter("seconds", [0, 0.5])(1.5)).toBe("1.5 s");
+    expect(valueTicks(0.085, "seconds").map(seconds)).toEqual(["0", "0.025s", "0.050s", "0.075s", "0.100s"]);
+    expect(tickFormatter("seconds", [0, 0.5])(1.5)).toBe("1.50s");
     const cents = tickFormatter("dollars", [0, 0.1]);
     expect([0, 0.1, 0.2].map(cents)).toEqual(["$0.00", "$0.10", "$0.20"]);
     expect(tickFormatter("dollars", [0, 0.025])(0.075)).toBe("$0.075");

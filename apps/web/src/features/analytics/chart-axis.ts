@@ -2,7 +2,7 @@
 // ticks on round steps in the unit the chart measures. Recharts' own tick choice depends on the
 // chart's width and on its data's extremes (0.085 s, $0.09), so both are chosen here instead.
 
-import { formatDollars, formatDuration, formatNumber } from "../../lib/format";
+import { formatDollars, formatNumber, formatSeconds } from "../../lib/format";
 import { formatCompactNumber } from "./analytics-format";
 
 /** What a chart's values measure: how its axis steps and how its ticks and tooltip read. */
@@ -34,7 +34,7 @@ function roundStep(max: number, steps: number, minStep: number): number {
 /** Counts step by whole numbers; seconds and dollars by any round amount (10 ms, 5 cents). */
 const MIN_STEP: Record<ChartUnit, number> = { count: 1, seconds: 0.001, dollars: 0.0001 };
 
-/** The y axis for values up to `max`: from 0 to a round top, in round steps (0, 25 ms, 50 ms, ...). */
+/** The y axis for values up to `max`: from 0 to a round top, in round steps (0, 0.025s, 0.050s, ...). */
 export function valueTicks(max: number, unit: ChartUnit): number[] {
   // Nothing to draw (no revenue yet): one whole unit, not a scale of hundredths of a cent.
   if (!(max > 0)) return [0, 1];
@@ -44,19 +44,22 @@ export function valueTicks(max: number, unit: ChartUnit): number[] {
   return Array.from({ length: count + 1 }, (_, index) => Number((index * step).toPrecision(12)));
 }
 
-/** The decimals a dollar tick needs to show its step exactly: none for whole dollars, cents at least otherwise. */
-function dollarDecimals(ticks: readonly number[]): number {
+/** The decimals a tick needs to show its step exactly: none for whole units, hundredths at least otherwise. */
+function stepDecimals(ticks: readonly number[]): number {
   const step = ticks[1] ?? 1;
   if (step >= 1 && Number.isInteger(step)) return 0;
   return Math.max(2, String(step).split(".")[1]?.length ?? 0);
 }
 
-/** How a tick on the value axis reads: `1.5K`, `0`, `25 ms`, `1.5 s`, `$0.05`, `$0.025`, `$10`. */
+/** How a tick on the value axis reads: `1.5K`, `0`, `0.025s`, `1.5s`, `$0.05`, `$0.025`, `$10`. */
 export function tickFormatter(unit: ChartUnit, ticks: readonly number[]): (value: number) => string {
   if (unit === "count") return formatCompactNumber;
   // The axis' origin is plainly 0, in whichever unit the other ticks are.
-  if (unit === "seconds") return (value) => (value === 0 ? "0" : formatDuration(value));
-  const decimals = dollarDecimals(ticks);
+  if (unit === "seconds") {
+    const decimals = stepDecimals(ticks);
+    return (value) => (value === 0 ? "0" : formatSeconds(value, decimals));
+  }
+  const decimals = stepDecimals(ticks);
   if (decimals === 0) return (value) => `$${formatNumber(value)}`;
   if (decimals === 2) return formatDollars;
   return (value) => `$${value.toFixed(decimals)}`;
@@ -64,5 +67,9 @@ export function tickFormatter(unit: ChartUnit, ticks: readonly number[]): (value
 
 /** How a value reads in the tooltip: exact counts, durations, dollars and cents. */
 export function valueFormatter(unit: ChartUnit): (value: number) => string {
-  return unit === "count" ? formatNumber : unit === "seconds" ? formatDuration : formatDollars;
+  return unit === "count"
+    ? formatNumber
+    : unit === "seconds"
+      ? (value) => formatSeconds(value, 3)
+      : formatDollars;
 }

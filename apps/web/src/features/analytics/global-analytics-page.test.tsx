@@ -43,12 +43,15 @@ describe("global analytics", () => {
     expect(statValue("Active Users")).toBe("87");
     expect(statValue("Success Rate")).toBe("97.5%");
 
-    // Gross, fee, model cost and net of the window: a 0.5¢ fee and a model cost below a cent are not zero.
+    // Gross, fee, model cost and net of the window, to the cent; the exact sub-cent figures on hover.
     const money = within(await screen.findByLabelText("Earnings, Last 30 days"));
     await waitFor(() => expect(money.getByText("Gross").nextSibling?.textContent).toBe("$0.05"));
-    expect(money.getByText("Platform fee").nextSibling?.textContent).toBe("-$0.005");
-    expect(money.getByText("Model cost").nextSibling?.textContent).toBe("-$0.012345");
-    expect(money.getByText("Net").nextSibling?.textContent).toBe("$0.032655");
+    expect(money.getByText("Platform fee").nextSibling?.textContent).toBe("-$0.01");
+    expect(money.getByTitle("Exactly -$0.005")).toBeDefined();
+    expect(money.getByText("Model cost").nextSibling?.textContent).toBe("-$0.01");
+    expect(money.getByTitle("Exactly -$0.012345")).toBeDefined();
+    expect(money.getByText("Net").nextSibling?.textContent).toBe("$0.03");
+    expect(money.getByTitle("Exactly $0.032655")).toBeDefined();
 
     for (const chart of [
       "Invocations Over Time",
@@ -78,12 +81,12 @@ describe("global analytics", () => {
     expect(blog.getByText("prompt").className).toContain("green");
     expect(blog.getByText("12,000")).toBeDefined();
     expect(blog.getByText("98.3%")).toBeDefined();
-    expect(blog.getByText("1.23 s")).toBeDefined();
+    expect(blog.getByText("1.235s")).toBeDefined();
     expect(blog.getByText(new Date("2025-11-29T14:30:00.000Z").toLocaleDateString())).toBeDefined();
     const flow = within(rowWith(table, "Support Flow"));
     expect(flow.getByText("workflow").className).toContain("blue");
     expect(flow.getByText("80.0%")).toBeDefined();
-    expect(flow.getByText("2.5 s")).toBeDefined();
+    expect(flow.getByText("2.500s")).toBeDefined();
     expect(flow.getByText("Never")).toBeDefined();
 
     expect(screen.queryByRole("region", { name: "Top Errors" })).toBeNull();

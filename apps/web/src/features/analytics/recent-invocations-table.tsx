@@ -1,6 +1,6 @@
 import type { RecentInvocations } from "@promptmint/contracts";
 import { Badge } from "../../components/ui/badge";
-import { formatDateTime, formatDuration, formatNumber } from "../../lib/format";
+import { formatDateTime, formatNumber } from "../../lib/format";
 import { FigureCell, TableCard, tableCell } from "./analytics-card";
 import { formatInvocationId } from "./analytics-format";
 
@@ -22,7 +22,7 @@ export function RecentInvocationsTable({ invocations }: { invocations: readonly 
         { label: "ID" },
         { label: "User" },
         { label: "Status" },
-        { label: "Response Time", className: "text-right" },
+        { label: "Response Time (s)", className: "text-right" },
         { label: "Tokens", className: "text-right" },
         { label: "Created At" },
       ]}
@@ -40,7 +40,7 @@ export function RecentInvocationsTable({ invocations }: { invocations: readonly 
               {invocation.status}
             </Badge>
           </td>
-          <FigureCell>{formatDuration(invocation.response_time)}</FigureCell>
+          <FigureCell>{invocation.response_time.toFixed(3)}</FigureCell>
           <FigureCell>{formatNumber(invocation.input_tokens + invocation.output_tokens)}</FigureCell>
           <td className={`${tableCell} text-slate-500`}>{formatDateTime(invocation.created_at)}</td>
         </tr>

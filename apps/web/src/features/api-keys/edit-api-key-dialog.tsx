@@ -2,7 +2,7 @@ import type { ApiKey, UpdateApiKey } from "@promptmint/contracts";
 import { type FormEvent, useState } from "react";
 import { toast } from "sonner";
 import { Alert } from "../../components/ui/alert";
-import { Button } from "../../components/ui/button";
+import { CancelSubmitButtons } from "../../components/ui/button";
 import { Modal } from "../../components/ui/modal";
 import { TextField } from "../../components/ui/text-field";
 import { ApiClientError, getErrorMessage } from "../../lib/api-client";
@@ -60,14 +60,7 @@ export function EditApiKeyDialog({ apiKey, onClose }: { apiKey: ApiKey; onClose:
           onChange={(event) => setName(event.target.value)}
         />
         <KeyOptionsFields draft={draft} onChange={setDraft} errors={errors} />
-        <div className="flex justify-end gap-2">
-          <Button type="button" variant="secondary" onClick={onClose} disabled={update.isPending}>
-            Cancel
-          </Button>
-          <Button type="submit" busy={update.isPending}>
-            {update.isPending ? "Saving..." : "Save"}
-          </Button>
-        </div>
+        <CancelSubmitButtons busy={update.isPending} onCancel={onClose} label="Save" busyLabel="Saving..." />
       </form>
     </Modal>
   );

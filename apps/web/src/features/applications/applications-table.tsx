@@ -5,10 +5,11 @@ import { Badge } from "../../components/ui/badge";
 import { ButtonLink } from "../../components/ui/button";
 import { Card } from "../../components/ui/card";
 import { DownloadAppButton } from "../../components/ui/download-app-button";
+import { Money } from "../../components/ui/money";
 import { StatusBadge } from "../../components/ui/status-badge";
 import { Table } from "../../components/ui/table";
 import { useDownloadApp } from "../../lib/download-app";
-import { formatMicros, formatNumber } from "../../lib/format";
+import { formatNumber } from "../../lib/format";
 
 /** SPEC §2: prompt apps are managed in the prompt editor, workflows in theirs, others on detail. */
 export function manageLinkOf(app: Pick<Application, "type" | "slug">): { label: string; to: string } {
@@ -104,7 +105,7 @@ export function ApplicationsTable({
                   <div>
                     <dt className="text-xs text-slate-500">Net, last 30 days</dt>
                     <dd className="text-sm font-semibold text-slate-900 tabular-nums">
-                      {formatMicros(figures?.figures.net_micros ?? 0)}
+                      <Money micros={figures?.figures.net_micros ?? 0} />
                     </dd>
                   </div>
                 </dl>
@@ -155,7 +156,7 @@ export function ApplicationsTable({
                     {formatNumber(figures?.total_invocations ?? 0)}
                   </td>
                   <td className={`${cell} text-right tabular-nums`}>
-                    {formatMicros(figures?.figures.net_micros ?? 0)}
+                    <Money micros={figures?.figures.net_micros ?? 0} />
                   </td>
                   <td className={`${cell} text-right`}>
                     <RowActions

@@ -53,25 +53,29 @@ describe("dashboard", () => {
     const summary = await screen.findByRole("region", { name: "Summary" });
     await waitFor(() => expect(within(summary).getByText("1,234")).toBeDefined());
     expect(within(summary).getByText("Total Applications").nextSibling?.textContent).toBe("3");
+    expect(document.title).toBe("Dashboard · Promptmint");
     // The invocations are the window's, and say so.
-    expect(within(summary).getByText("Total Invocations").parentElement?.textContent).toContain("Last 30 days");
-    await waitFor(() =>
-      expect(within(summary).getByText("Net Earnings").nextSibling?.textContent).toBe("$17.109"),
+    expect(within(summary).getByText("Total Invocations").parentElement?.textContent).toContain(
+      "Last 30 days",
     );
+    await waitFor(() =>
+      expect(within(summary).getByText("Net Earnings").nextSibling?.textContent).toBe("$17.11"),
+    );
+    expect(within(summary).getByTitle("Exactly $17.109")).toBeDefined();
     expect(within(summary).getAllByText("Last 30 days")).toHaveLength(2);
-    // Side by side, for the period, a sub-cent total not rounded away.
+    // Side by side, for the period, to the cent (the exact figure on hover).
     const money = within(screen.getByLabelText("Earnings, Last 30 days"));
     expect(money.getByText("Gross").nextSibling?.textContent).toBe("$19.01");
-    expect(money.getByText("Platform fee").nextSibling?.textContent).toBe("-$1.901");
+    expect(money.getByText("Platform fee").nextSibling?.textContent).toBe("-$1.90");
     expect(money.getByText("Model cost").nextSibling?.textContent).toBe("$0.00");
-    expect(money.getByText("Net").nextSibling?.textContent).toBe("$17.109");
+    expect(money.getByText("Net").nextSibling?.textContent).toBe("$17.11");
 
-    // Each row's net, from the same figures: the rows add up to the total.
+    // Each row's net, from the same figures: the rows add up to the total (exactly, on hover).
     const blog = within(rowOf("Blog Writer"));
     expect(blog.getByText("blog-writer")).toBeDefined();
     expect(blog.getByText("1,200")).toBeDefined();
     expect(blog.getByText("$16.65")).toBeDefined();
-    expect(within(rowOf("Support Bot")).getByText("$0.459")).toBeDefined();
+    expect(within(rowOf("Support Bot")).getByText("$0.46").title).toBe("Exactly $0.459");
     expect(screen.getByRole("columnheader", { name: "Net, last 30 days" })).toBeDefined();
     const old = within(rowOf("Old Thing"));
     expect(old.getByText("0")).toBeDefined();

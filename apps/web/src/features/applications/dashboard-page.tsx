@@ -1,15 +1,17 @@
 import type { AppUsage } from "@promptmint/contracts";
 import { BarChart3, DollarSign, FileText, Package, Plus, Workflow, Zap } from "lucide-react";
+import type { ReactNode } from "react";
 import { ButtonLink } from "../../components/ui/button";
 import { EmptyState } from "../../components/ui/empty-state";
 import { ErrorBox } from "../../components/ui/error-box";
+import { Money } from "../../components/ui/money";
 import { MoneyFiguresCard, noMoneyFigures } from "../../components/ui/money-figures";
 import { PageContainer } from "../../components/ui/page-container";
 import { PageHeader } from "../../components/ui/page-header";
 import { LoadingState } from "../../components/ui/spinner";
 import { StatCard } from "../../components/ui/stat-card";
 import { useApplications } from "../../lib/applications-query";
-import { formatMicros, formatNumber } from "../../lib/format";
+import { formatNumber } from "../../lib/format";
 import { useMoneyFigures } from "../analytics/api/get-money-figures";
 import { USAGE_DAYS, useApplicationsUsage } from "./api/get-application-usage";
 import { ApplicationsTable } from "./applications-table";
@@ -22,7 +24,7 @@ function totalsOf(usage: Map<string, AppUsage>) {
 }
 
 /** A figure, or a dash while the applications load. */
-function figure(pending: boolean, value: string) {
+function figure(pending: boolean, value: ReactNode) {
   if (!pending) return value;
   return (
     <>
@@ -99,7 +101,7 @@ export function DashboardPage({ title = "Dashboard" }: { title?: string }) {
             <StatCard
               icon={DollarSign}
               label="Net Earnings"
-              value={figure(pending || money.isPending, formatMicros(figures.net_micros))}
+              value={figure(pending || money.isPending, <Money micros={figures.net_micros} />)}
               hint={figures.period}
             />
           </section>

@@ -6,10 +6,11 @@ import { Alert } from "../../components/ui/alert";
 import { Button, ButtonLink } from "../../components/ui/button";
 import { Card, CardBody, CardHeader } from "../../components/ui/card";
 import { CopyButton } from "../../components/ui/copy-button";
+import { Money } from "../../components/ui/money";
 import { QueryStates } from "../../components/ui/query-states";
 import { TextareaField } from "../../components/ui/textarea-field";
 import { ApiClientError, getErrorMessage } from "../../lib/api-client";
-import { formatCents, formatMicros } from "../../lib/format";
+import { formatCents } from "../../lib/format";
 import { useWallet } from "../../lib/wallet-query";
 import { useEmbedSettings } from "./api/get-embed-settings";
 import { useUpdateEmbedSettings } from "./api/update-embed-settings";
@@ -88,7 +89,7 @@ function CreatorPaysNotice({ priceCents }: { priceCents: number }) {
       <div className="flex flex-wrap items-center gap-3 pt-1">
         <span>
           Your wallet balance:{" "}
-          <strong>{wallet.data ? formatMicros(wallet.data.balance_micros) : "..."}</strong>
+          <strong>{wallet.data ? <Money micros={wallet.data.balance_micros} /> : "..."}</strong>
         </span>
         <ButtonLink to="/wallet" variant="secondary" size="sm">
           <Wallet className="size-4" aria-hidden="true" />

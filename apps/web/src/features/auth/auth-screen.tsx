@@ -2,6 +2,7 @@ import type { ReactNode } from "react";
 import { Alert } from "../../components/ui/alert";
 import { Card } from "../../components/ui/card";
 import { LogoMark } from "../../components/ui/logo";
+import { useDocumentTitle } from "../../lib/document-title";
 
 /** The centred card shared by the sign-in and sign-up screens, under the brand header. */
 export function AuthScreen({
@@ -17,6 +18,7 @@ export function AuthScreen({
   children: ReactNode;
   footer?: ReactNode;
 }) {
+  useDocumentTitle(title);
   return (
     <div className="mx-auto w-full max-w-md">
       <div className="mb-8 flex flex-col items-center text-center">

@@ -99,6 +99,9 @@ describe("billing and subscriptions", () => {
 
     await userEvent.click(await screen.findByRole("button", { name: "Cancel Pro subscription" }));
     const dialog = await screen.findByRole("dialog", { name: "Cancel subscription?" });
+    // Two buttons that cannot be mistaken for each other: keep it, or cancel it.
+    expect(within(dialog).getByRole("button", { name: "Keep Subscription" })).toBeDefined();
+    expect(within(dialog).queryByRole("button", { name: "Cancel" })).toBeNull();
     await userEvent.click(within(dialog).getByRole("button", { name: "Cancel Subscription" }));
 
     expect(await within(subscriptionItem("Pro")).findByText("Canceling")).toBeDefined();
@@ -123,6 +126,17 @@ describe("billing and subscriptions", () => {
     const alert = await within(dialog).findByRole("alert");
     expect(alert.textContent).toContain("Failed to cancel subscription");
     expect(alert.textContent).toContain("Already canceled");
+  });
+
+  it("orders plans as a person compares them: on offer first, cheapest first, withdrawn last", async () => {
+    const [basic, pro, legacy] = PLANS;
+    renderBillingPage({ packages: [legacy, pro, basic].filter((plan) => plan !== undefined) });
+
+    const list = await screen.findByRole("list", { name: "Available plans" });
+    const names = within(list)
+      .getAllByRole("heading", { level: 3 })
+      .map((heading) => heading.textContent);
+    expect(names).toEqual(["Basic", "Pro", "Legacy"]);
   });
 
   it("lists plans with price per currency, features, a 'Popular' ribbon for pro and 'Not Available' when inactive", async () => {

@@ -60,7 +60,10 @@ export function ApplicationBillingPage() {
         <div className="space-y-8">
           <PaymentGatewayNotice />
           {ownApplication.isSuccess && <PlanManagement appSlug={appSlug} plans={packages.data} />}
-          <SubscriptionList appSlug={appSlug} subscriptions={subscriptions.data} />
+          {/* The owner's own calls are free: subscriptions are for callers (their preview is the grid). */}
+          {!(ownApplication.isSuccess && subscriptions.data.length === 0) && (
+            <SubscriptionList appSlug={appSlug} subscriptions={subscriptions.data} />
+          )}
           <PlanGrid
             plans={packages.data}
             subscriptions={subscriptions.data}

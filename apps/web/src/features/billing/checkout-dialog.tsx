@@ -153,7 +153,10 @@ function CheckoutForm({
       value: "card",
       icon: CreditCard,
       label: savedCard ? "New card" : "Card",
-      detail: subscribeStripe ? "Saved, then charged each period" : "Pay the first period by card",
+      // Sandbox card payments are one-off: the renewals come from the wallet, and the choice says so.
+      detail: subscribeStripe
+        ? "Saved, then charged each period"
+        : "First period by card, renewals from your wallet",
     },
     {
       value: "wallet",

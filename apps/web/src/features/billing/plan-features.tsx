@@ -14,6 +14,13 @@ export function planPriceLabel(plan: Pick<Package, "price" | "currency">): strin
 }
 
 /** SPEC §2: a plan whose name contains 'pro' gets the 'Popular' ribbon. */
+/** Plans as a person compares them: the ones on offer first, cheapest first; withdrawn ones last. */
+export function orderPlans<T extends Pick<Package, "is_active" | "price_cents">>(plans: readonly T[]): T[] {
+  return [...plans].sort(
+    (a, b) => Number(b.is_active) - Number(a.is_active) || a.price_cents - b.price_cents,
+  );
+}
+
 export function isPopularPlan(plan: Pick<Package, "name">): boolean {
   return /pro/i.test(plan.name);
 }

@@ -155,9 +155,12 @@ export function PlanForm({
     Object.entries(serverFields).find(([path]) => FIELD_OF[path] === field)?.[1] ??
     undefined;
 
+  // A refusal about a field is said once, under that field; only others get the banner.
+  const refusedField = Object.keys(serverFields).some((path) => FIELD_OF[path] !== undefined);
+
   return (
     <form onSubmit={submit} noValidate className="space-y-5">
-      {error && (
+      {error && !refusedField && (
         <Alert tone="error" title="Failed to save plan">
           {getErrorMessage(error)}
         </Alert>

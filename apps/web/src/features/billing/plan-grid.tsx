@@ -4,7 +4,7 @@ import { Badge } from "../../components/ui/badge";
 import { Button } from "../../components/ui/button";
 import { Card } from "../../components/ui/card";
 import { cn } from "../../lib/cn";
-import { isPopularPlan, PlanFeatureList, planPriceLabel } from "./plan-features";
+import { isPopularPlan, orderPlans, PlanFeatureList, planPriceLabel } from "./plan-features";
 
 export function PlanGrid({
   plans,
@@ -35,11 +35,13 @@ export function PlanGrid({
       {plans.length === 0 ? (
         <div className="mt-4 flex items-center gap-3 rounded-xl border border-dashed border-slate-300 bg-white px-5 py-6 text-sm text-slate-500">
           <Layers className="size-5 text-slate-400" aria-hidden="true" />
-          No plans available for this application yet. Calls are paid per call from your wallet.
+          {ownerPreview
+            ? "No plans yet: callers pay per call from their wallets."
+            : "No plans available for this application yet. Calls are paid per call from your wallet."}
         </div>
       ) : (
         <ul aria-label="Available plans" className="mt-4 grid gap-6 md:grid-cols-3">
-          {plans.map((plan) => (
+          {orderPlans(plans).map((plan) => (
             <PlanCard
               key={plan.id}
               plan={plan}

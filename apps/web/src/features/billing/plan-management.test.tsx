@@ -16,6 +16,15 @@ describe("plan management", () => {
     expect(screen.queryByRole("button", { name: "Create Plan" })).toBeNull();
   });
 
+  it("tells the owner nothing that contradicts 'your own calls are free'", async () => {
+    renderBillingPage({ owner: true, packages: [] });
+
+    expect(await screen.findByText(/Your own calls to this application are free/)).toBeDefined();
+    expect(screen.getByText("No plans yet: callers pay per call from their wallets.")).toBeDefined();
+    expect(screen.queryByText(/paid (per call )?from your wallet/)).toBeNull();
+    expect(screen.queryByRole("heading", { name: "Current Subscriptions" })).toBeNull();
+  });
+
   it("creates a plan from dollars, included calls and 'key: value' feature lines", async () => {
     const { api } = renderBillingPage({
       owner: true,
@@ -52,6 +61,29 @@ describe("plan management", () => {
     });
     const mine = within(await screen.findByRole("list", { name: "Your plans" }));
     expect(mine.getByText("$5.50/usd · 2 included calls")).toBeDefined();
+  });
+
+  it("shows the server's price refusal once, under the price, in place of its hint", async () => {
+    const refusal = "At least 1,200 cents ($12.00) for 500 included calls covers their worst case.";
+    renderBillingPage({
+      owner: true,
+      extra: {
+        [`POST ${APP}/packages/`]: () =>
+          jsonResponse({ code: "bad_request", message: refusal, fields: { price_cents: refusal } }, 400),
+      },
+    });
+
+    await userEvent.click(await screen.findByRole("button", { name: "Create Plan" }));
+    const dialog = within(await screen.findByRole("dialog"));
+    await userEvent.type(dialog.getByLabelText("Plan name"), "Pro");
+    await userEvent.type(dialog.getByLabelText("Price (USD per period)"), "9");
+    await userEvent.type(dialog.getByLabelText("Included calls"), "500");
+    await userEvent.click(dialog.getByRole("button", { name: "Create Plan" }));
+
+    expect(await dialog.findAllByText(refusal)).toHaveLength(1);
+    expect(dialog.queryByText("Failed to save plan")).toBeNull();
+    expect(dialog.queryByText("At least $1.00")).toBeNull();
+    expect(dialog.getByLabelText("Price (USD per period)").getAttribute("aria-invalid")).toBe("true");
   });
 
   it("refuses a price below $1.00 and a feature line without a colon", async () => {

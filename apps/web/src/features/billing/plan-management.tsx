@@ -11,7 +11,7 @@ import { Modal } from "../../components/ui/modal";
 import { getErrorMessage } from "../../lib/api-client";
 import { formatNumber } from "../../lib/format";
 import { useDeactivatePackage, useSavePackage } from "./api/save-package";
-import { planChangeNotice, planPriceLabel } from "./plan-features";
+import { orderPlans, planChangeNotice, planPriceLabel } from "./plan-features";
 import { PlanForm } from "./plan-form";
 
 type Editing = { plan: Package | null } | null;
@@ -47,7 +47,7 @@ export function PlanManagement({ appSlug, plans }: { appSlug: string; plans: rea
           </p>
         ) : (
           <ul className="divide-y divide-slate-100" aria-label="Your plans">
-            {plans.map((plan) => (
+            {orderPlans(plans).map((plan) => (
               <li
                 key={plan.id}
                 aria-label={plan.name}

@@ -79,6 +79,7 @@ export function SubscriptionList({
             : ""
         }
         confirmLabel="Cancel Subscription"
+        dismissLabel="Keep Subscription"
         busyLabel="Canceling..."
         busy={cancel.isPending}
         onConfirm={confirmCancel}

@@ -103,13 +103,17 @@ describe("the Earnings page", () => {
     });
     render();
     const figures = await screen.findByRole("region", { name: "Earnings figures" });
-    // $12.5045 available: the half cent below the withdrawable $12.50 is not rounded away.
-    expect(within(figures).getByText("Available").parentElement?.textContent).toContain("$12.5045");
+    // $12.5045 available reads $12.50, the half cent below it one hover away.
+    const available = within(figures).getByText("Available").nextSibling as HTMLElement;
+    expect(available.textContent).toBe("$12.50");
+    expect(within(available).getByTitle("Exactly $12.5045")).toBeDefined();
     const money = within(await screen.findByLabelText("From paid calls, Last 30 days"));
     await waitFor(() => expect(money.getByText("Gross").nextSibling?.textContent).toBe("$2.00"));
     expect(money.getByText("Platform fee").nextSibling?.textContent).toBe("-$0.20");
-    expect(money.getByText("Model cost").nextSibling?.textContent).toBe("-$0.0045");
-    expect(money.getByText("Net").nextSibling?.textContent).toBe("$1.7955");
+    // Less than half a cent taken off never reads as nothing.
+    expect(money.getByText("Model cost").nextSibling?.textContent).toBe("-<$0.01");
+    expect(money.getByTitle("Exactly -$0.0045")).toBeDefined();
+    expect(money.getByText("Net").nextSibling?.textContent).toBe("$1.80");
   });
 
   it("offers onboarding when payouts are not set up, and shows a failed payout's reason", async () => {

@@ -10,6 +10,7 @@ import { Card, CardBody, CardHeader } from "../../components/ui/card";
 import { EmailVerificationNotice } from "../../components/ui/email-verification-notice";
 import { EmptyState } from "../../components/ui/empty-state";
 import { ErrorBox } from "../../components/ui/error-box";
+import { Money } from "../../components/ui/money";
 import { MoneyFiguresCard, noMoneyFigures } from "../../components/ui/money-figures";
 import { PageContainer } from "../../components/ui/page-container";
 import { PageHeader } from "../../components/ui/page-header";
@@ -17,7 +18,7 @@ import { LoadingState } from "../../components/ui/spinner";
 import { StatCard } from "../../components/ui/stat-card";
 import { getErrorMessage } from "../../lib/api-client";
 import { saveBlob } from "../../lib/download-app";
-import { formatCents, formatDate, formatDateTime, formatMicros } from "../../lib/format";
+import { formatCents, formatDate, formatDateTime } from "../../lib/format";
 import { useMoneyFigures } from "../analytics/api/get-money-figures";
 import { useAdvanceSandboxClock } from "./api/advance-sandbox-clock";
 import { useDownloadEarningsStatement } from "./api/download-earnings-statement";
@@ -117,13 +118,13 @@ export function EarningsPage() {
             <StatCard
               icon={PiggyBank}
               label="Available"
-              value={formatMicros(data.available_micros)}
+              value={<Money micros={data.available_micros} />}
               hint={`Earned more than ${data.hold_days} days ago`}
             />
             <StatCard
               icon={Clock}
               label="Pending"
-              value={formatMicros(data.pending.reduce((sum, part) => sum + part.amount_micros, 0))}
+              value={<Money micros={data.pending.reduce((sum, part) => sum + part.amount_micros, 0)} />}
               hint={
                 data.pending.length > 0
                   ? `Next on ${formatDate(data.pending[0]?.available_at)}`
@@ -186,7 +187,9 @@ export function EarningsPage() {
                       {data.pending.map((part) => (
                         <li key={part.available_at} className="flex justify-between py-2">
                           <span>{formatDateTime(part.available_at)}</span>
-                          <span className="font-medium tabular-nums">{formatMicros(part.amount_micros)}</span>
+                          <span className="font-medium tabular-nums">
+                            <Money micros={part.amount_micros} />
+                          </span>
                         </li>
                       ))}
                     </ul>

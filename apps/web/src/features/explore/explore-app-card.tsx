@@ -4,7 +4,11 @@ import { Badge } from "../../components/ui/badge";
 import { Card } from "../../components/ui/card";
 import { formatCents, formatPriceNotice } from "../../lib/format";
 
-export function AppKindBadges({ app }: { app: Pick<ExploreApp, "type" | "interaction_mode"> }) {
+export function AppKindBadges({
+  app,
+}: {
+  app: Pick<ExploreApp, "type" | "interaction_mode" | "accepts_tools">;
+}) {
   return (
     <>
       <Badge tone={app.type === "workflow" ? "blue" : "green"} className="capitalize">
@@ -13,6 +17,7 @@ export function AppKindBadges({ app }: { app: Pick<ExploreApp, "type" | "interac
       {app.type === "prompt" && (
         <Badge tone="brand">{app.interaction_mode === "chat" ? "Chat" : "Completion"}</Badge>
       )}
+      {app.accepts_tools && <Badge tone="yellow">Accepts tools</Badge>}
     </>
   );
 }

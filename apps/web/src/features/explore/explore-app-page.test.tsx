@@ -55,6 +55,24 @@ function invalidInput(name: string, problem: string) {
 }
 
 describe("explore app page", () => {
+  it("says when an app accepts tools, and that each model call of a tool loop is paid", async () => {
+    stubFetch({ [DETAIL]: () => jsonResponse(exploreAppDetailFixture({ accepts_tools: true })) });
+    renderRoute("/explore/haiku-writer");
+
+    expect(await screen.findByText("Accepts tools")).toBeDefined();
+    expect(screen.getByText(/This app accepts tools/).textContent).toMatch(
+      /Each model call of the loop is one paid call/,
+    );
+  });
+
+  it("shows no tools badge for an app that does not accept them", async () => {
+    stubFetch({ [DETAIL]: () => jsonResponse(exploreAppDetailFixture()) });
+    renderRoute("/explore/haiku-writer");
+
+    expect(await screen.findByRole("heading", { name: "About" })).toBeDefined();
+    expect(screen.queryByText("Accepts tools")).toBeNull();
+  });
+
   it("describes the app and invites a signed-out visitor to sign in, coming back here", async () => {
     stubFetch({ [DETAIL]: () => jsonResponse(exploreAppDetailFixture({ plans: [plan] })) });
     const { router, auth } = renderRoute("/explore/haiku-writer");

@@ -78,6 +78,12 @@ function ExploreAppDetails({ app }: { app: ExploreAppDetail }) {
               <div className="flex flex-wrap gap-2">
                 <AppKindBadges app={app} />
               </div>
+              {app.accepts_tools && (
+                <p className="text-sm text-slate-600">
+                  This app accepts tools: send <code>tools</code> through the OpenAI-compatible API and it can
+                  take part in your agent's tool loop. Each model call of the loop is one paid call.
+                </p>
+              )}
               <dl className="grid grid-cols-2 gap-3 text-sm">
                 <div>
                   <dt className="text-slate-500">Creator</dt>

@@ -4,6 +4,7 @@ import { Link } from "react-router";
 import { Alert } from "../../components/ui/alert";
 import { ButtonLink, buttonClasses } from "../../components/ui/button";
 import { IconTile } from "../../components/ui/icon-tile";
+import { useDocumentTitle } from "../../lib/document-title";
 import { describeSession, useProfile } from "../../lib/profile-query";
 
 /**
@@ -42,6 +43,7 @@ const FEATURES = [
 ] as const;
 
 export function LandingPage() {
+  useDocumentTitle("Turn prompts and workflows into paid APIs");
   const auth = useAuth();
   const profile = useProfile();
   const signedIn = auth.isAuthenticated;
@@ -59,7 +61,10 @@ export function LandingPage() {
             Prompts and workflows, sold as APIs
           </p>
           <h1 className="mx-auto mt-6 max-w-3xl text-4xl font-semibold tracking-tight text-slate-900 sm:text-6xl">
-            Monetize your AI prompts as <span className="text-brand-600">pay-per-call APIs</span>
+            Monetize your AI prompts as{" "}
+            {/* Never broken at a hyphen ("pay-per- / call"): the phrase wraps as a whole. */}
+            <span className="whitespace-nowrap text-brand-600">pay-per-call</span>{" "}
+            <span className="text-brand-600">APIs</span>
           </h1>
           <p className="mx-auto mt-6 max-w-2xl text-base text-slate-600 sm:text-lg">
             Turn a prompt or an AI workflow into a hosted endpoint, set your price per call, and earn on every

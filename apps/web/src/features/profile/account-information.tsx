@@ -3,7 +3,8 @@ import type { ReactNode } from "react";
 import { Link } from "react-router";
 import { Badge } from "../../components/ui/badge";
 import { Card, CardBody, CardHeader } from "../../components/ui/card";
-import { formatDate, formatMicros } from "../../lib/format";
+import { Money } from "../../components/ui/money";
+import { formatDate } from "../../lib/format";
 import { useWallet } from "../../lib/wallet-query";
 
 function Item({ term, children }: { term: string; children: ReactNode }) {
@@ -41,7 +42,7 @@ export function AccountInformation({ profile: { user, creator } }: { profile: Pr
           <Item term={creator ? "Credits" : "Wallet Balance"}>
             <span className="flex items-baseline justify-between gap-2">
               <span className="tabular-nums">
-                {wallet.data ? formatMicros(wallet.data.balance_micros) : "—"}
+                {wallet.data ? <Money micros={wallet.data.balance_micros} /> : "—"}
               </span>
               <Link to="/wallet" className="text-sm font-medium text-brand-700 hover:underline">
                 Open wallet

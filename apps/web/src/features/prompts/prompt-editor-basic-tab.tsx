@@ -1,6 +1,7 @@
 import type { Application, InteractionMode } from "@promptmint/contracts";
 import { EditorBasicSettingsCard } from "../../components/ui/basic-settings-fields";
 import { SelectField } from "../../components/ui/select-field";
+import { SwitchField } from "../../components/ui/switch-field";
 import type { PromptEditorErrors, PromptEditorValues } from "./prompt-editor-values";
 
 const MODE_OPTIONS = [
@@ -29,6 +30,12 @@ export function PromptEditorBasicTab({
         error={errors.interaction_mode}
         hint="This setting affects the frontend app template and API interface."
         onChange={(event) => onChange({ interaction_mode: event.target.value as InteractionMode })}
+      />
+      <SwitchField
+        label="Allow tools"
+        description="Callers may pass tools (function calling) to the model through the OpenAI API, for agents' tool loops; each model call of a loop is one paid call."
+        checked={values.allow_tools}
+        onChange={(allow_tools) => onChange({ allow_tools })}
       />
     </EditorBasicSettingsCard>
   );

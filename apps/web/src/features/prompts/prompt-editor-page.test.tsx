@@ -149,6 +149,7 @@ describe("prompt editor", () => {
       visibility: "public",
       price_cents: 150,
       interaction_mode: "chat",
+      allow_tools: false,
     });
     expect(savedBody(api).prompt).toEqual({
       model: "mixtral",
@@ -164,6 +165,30 @@ describe("prompt editor", () => {
       changelog: "Updated via UI",
     });
     expect(await screen.findByText("Changes saved")).toBeDefined();
+  });
+
+  it("turns tools on with a labelled switch, by keyboard, and saves allow_tools", async () => {
+    const api = stubEditorApi({
+      [SAVE_BLOG_WRITER]: ({ body }: RecordedRequest) =>
+        jsonResponse({
+          application: { ...app, ...(body as SavePromptApplication).application },
+          prompt: promptConfigFixture(),
+        }),
+    });
+    renderEditor();
+
+    const toggle = await screen.findByRole("switch", { name: "Allow tools" });
+    expect(toggle.getAttribute("aria-checked")).toBe("false");
+    expect(toggle.getAttribute("aria-describedby")).toBeTruthy();
+    const description = document.getElementById(toggle.getAttribute("aria-describedby") ?? "");
+    expect(description?.textContent).toMatch(/each model call of a loop is one paid call/);
+    toggle.focus();
+    await userEvent.keyboard(" ");
+    expect(toggle.getAttribute("aria-checked")).toBe("true");
+    await userEvent.click(screen.getByRole("button", { name: "Save Changes" }));
+
+    await waitFor(() => expect(api.callsTo(SAVE_BLOG_WRITER)).toHaveLength(1));
+    expect(savedBody(api).application.allow_tools).toBe(true);
   });
 
   it("refuses settings outside SPEC's limits", async () => {
@@ -257,7 +282,7 @@ describe("prompt editor", () => {
     expect(answer.getByText("sandbox")).toBeDefined();
     expect(answer.getByText("1,234")).toBeDefined();
     expect(answer.getByText("56")).toBeDefined();
-    expect(answer.getByText("85 ms")).toBeDefined();
+    expect(answer.getByText("0.09s")).toBeDefined();
     expect(answer.getByText("$0.00")).toBeDefined();
     expect(screen.getByText("Write about Sample topic.")).toBeDefined();
   });
@@ -269,7 +294,7 @@ describe("prompt editor", () => {
       latency_ms: 1500,
     });
     expect(answer.getByText("The model did not answer: The upstream failed to answer")).toBeDefined();
-    expect(answer.getByText("1.5 s")).toBeDefined();
+    expect(answer.getByText("1.50s")).toBeDefined();
   });
 
   it("restores an older version into the editor", async () => {

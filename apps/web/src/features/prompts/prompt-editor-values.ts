@@ -26,6 +26,8 @@ export interface PromptEditorValues {
   status: AppStatus;
   description: string;
   interaction_mode: InteractionMode;
+  /** Callers may pass tools to the model (docs/decisions/053). */
+  allow_tools: boolean;
   visibility: Visibility;
   price_cents: number;
   model: string;
@@ -51,6 +53,7 @@ export function editorValuesOf(application: Application, config: PromptConfig): 
     status: application.status,
     description: application.description,
     interaction_mode: application.interaction_mode,
+    allow_tools: application.allow_tools,
     visibility: application.visibility,
     // The price the creator set (an announced increase included): saving it again changes nothing.
     price_cents: scheduledPriceCents(application),
@@ -118,6 +121,7 @@ export function editorApplicationUpdateOf(values: PromptEditorValues): UpdateApp
     visibility: values.visibility,
     price_cents: values.price_cents,
     interaction_mode: values.interaction_mode,
+    allow_tools: values.allow_tools,
   };
 }
 

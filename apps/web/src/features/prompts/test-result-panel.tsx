@@ -3,7 +3,7 @@ import { CheckCircle2, XCircle } from "lucide-react";
 import { Alert } from "../../components/ui/alert";
 import { Badge } from "../../components/ui/badge";
 import { getErrorMessage } from "../../lib/api-client";
-import { formatDuration, formatMicros, formatNumber } from "../../lib/format";
+import { formatMicrosExact, formatNumber, formatSeconds } from "../../lib/format";
 
 /**
  * SPEC §2: 'Template Valid' / 'Template Error' with the message, the rendered template and the
@@ -73,8 +73,8 @@ function ModelRun({ run }: { run: TestRun }) {
   const figures = [
     { term: "Input tokens", value: formatNumber(run.input_tokens) },
     { term: "Output tokens", value: formatNumber(run.output_tokens) },
-    { term: "Latency", value: formatDuration(run.latency_ms / 1000) },
-    { term: "Model cost", value: formatMicros(run.model_cost_micros) },
+    { term: "Latency", value: formatSeconds(run.latency_ms / 1000, 2) },
+    { term: "Model cost", value: formatMicrosExact(run.model_cost_micros) },
   ];
   return (
     <section aria-label="Model answer" className="space-y-2">

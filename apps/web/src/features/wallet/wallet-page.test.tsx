@@ -7,7 +7,7 @@ import { stubSignedInApi } from "../../test/api-stubs";
 import { createTestAuth } from "../../test/auth-state";
 import { walletFixture, walletTransactionFixture } from "../../test/billing-fixtures";
 import { jsonResponse, type RecordedRequest } from "../../test/fetch-stub";
-import { moneyFiguresFixture, profileFixture } from "../../test/fixtures";
+import { applicationFixture, moneyFiguresFixture, profileFixture } from "../../test/fixtures";
 import { fillPaymentCard } from "../../test/payment-card";
 import { renderRoute } from "../../test/render-route";
 
@@ -62,6 +62,8 @@ function stubWalletApi({
   const api = stubSignedInApi(
     {
       "GET /api/wallet/": () => jsonResponse(wallet),
+      // A creator here sells an app: the earnings figures are for sellers (issue 32).
+      "GET /api/app/": () => jsonResponse(creator ? [applicationFixture()] : []),
       [STATEMENT]: () => jsonResponse(statementOf(wallet)),
       [FIGURES]: () =>
         jsonResponse(
@@ -144,8 +146,27 @@ describe("wallet", () => {
     const figures = within(await screen.findByLabelText("Earnings, Last 30 days"));
     await waitFor(() => expect(figures.getByText("Gross").nextSibling?.textContent).toBe("$1.00"));
     expect(figures.getByText("Platform fee").nextSibling?.textContent).toBe("-$0.10");
-    expect(figures.getByText("Model cost").nextSibling?.textContent).toBe("-$0.005");
-    expect(figures.getByText("Net").nextSibling?.textContent).toBe("$0.895");
+    expect(figures.getByText("Model cost").nextSibling?.textContent).toBe("-$0.01");
+    expect(figures.getByTitle("Exactly -$0.005").textContent).toBe("-$0.01");
+    expect(figures.getByText("Net").nextSibling?.textContent).toBe("$0.90");
+    expect(figures.getByTitle("Exactly $0.895")).toBeDefined();
+  });
+
+  it("shows no earnings to a creator record without apps (everyone who signs up has one)", async () => {
+    stubSignedInApi(
+      {
+        "GET /api/wallet/": () => jsonResponse(walletFixture({ balance_micros: 5_000_000 })),
+        "GET /api/app/": () => jsonResponse([]),
+        [STATEMENT]: () => jsonResponse({ lines: [], next_cursor: null }),
+      },
+      profileFixture({ creator: { id: "c", display_name: "A", plan: "free", credits: 0 } }),
+    );
+    renderWallet();
+
+    await screen.findByRole("region", { name: "Balances" });
+    expect(balances().getByText("Balance").nextSibling?.textContent).toBe("$5.00");
+    expect(balances().queryByText("Earnings")).toBeNull();
+    expect(screen.queryByLabelText("Earnings, Last 30 days")).toBeNull();
   });
 
   it("hides held and earnings from a consumer who has neither", async () => {
@@ -298,6 +319,7 @@ describe("wallet", () => {
           ),
         [STATEMENT]: () => jsonResponse({ lines: [], next_cursor: null }),
         [FIGURES]: () => jsonResponse(moneyFiguresFixture({ gross_micros: 500_000 })),
+        "GET /api/app/": () => jsonResponse([applicationFixture()]),
       },
       profileFixture({ creator: { id: "c", display_name: "A", plan: "free", credits: 0 } }),
     );

@@ -1,10 +1,12 @@
 import { Clock, PiggyBank, Wallet } from "lucide-react";
 import { Alert } from "../../components/ui/alert";
+import { Money } from "../../components/ui/money";
 import { MoneyFiguresCard, noMoneyFigures } from "../../components/ui/money-figures";
 import { PageContainer } from "../../components/ui/page-container";
 import { PageHeader } from "../../components/ui/page-header";
 import { QueryStates } from "../../components/ui/query-states";
 import { StatCard } from "../../components/ui/stat-card";
+import { useSellsApps } from "../../lib/applications-query";
 import { formatMicros } from "../../lib/format";
 import { useProfile } from "../../lib/profile-query";
 import { useWallet } from "../../lib/wallet-query";
@@ -20,9 +22,10 @@ const EARNINGS_DAYS = 30;
 export function WalletPage() {
   const wallet = useWallet();
   const profile = useProfile();
-  const showEarnings = Boolean(profile.data?.creator) || (wallet.data?.earnings_micros ?? 0) !== 0;
-  // A creator's money over the last 30 days, the same figures as the dashboard's (decision 029).
-  const figures = useMoneyFigures(EARNINGS_DAYS, { enabled: Boolean(profile.data?.creator) });
+  const sells = useSellsApps(Boolean(profile.data?.creator));
+  const showEarnings = sells || (wallet.data?.earnings_micros ?? 0) !== 0;
+  // A seller's money over the last 30 days, the same figures as the dashboard's (decision 029).
+  const figures = useMoneyFigures(EARNINGS_DAYS, { enabled: sells });
 
   return (
     <PageContainer className="max-w-6xl">
@@ -40,17 +43,17 @@ export function WalletPage() {
               </Alert>
             )}
             <section aria-label="Balances" className="grid gap-4 sm:grid-cols-3">
-              <StatCard icon={Wallet} label="Balance" value={formatMicros(data.balance_micros)} />
+              <StatCard icon={Wallet} label="Balance" value={<Money micros={data.balance_micros} />} />
               {data.held_micros > 0 && (
                 <StatCard
                   icon={Clock}
                   label="On hold"
-                  value={formatMicros(data.held_micros)}
+                  value={<Money micros={data.held_micros} />}
                   hint="Set aside for calls in progress; what they do not use returns within seconds."
                 />
               )}
               {showEarnings && (
-                <StatCard icon={PiggyBank} label="Earnings" value={formatMicros(data.earnings_micros)} />
+                <StatCard icon={PiggyBank} label="Earnings" value={<Money micros={data.earnings_micros} />} />
               )}
             </section>
             <div className="grid items-start gap-6 lg:grid-cols-5">
@@ -61,7 +64,7 @@ export function WalletPage() {
                 <StatementTable />
               </div>
             </div>
-            {profile.data?.creator && !figures.isError && (
+            {sells && !figures.isError && (
               <MoneyFiguresCard
                 figures={figures.data ?? noMoneyFigures(EARNINGS_DAYS)}
                 pending={figures.isPending}

@@ -172,7 +172,6 @@ describe("workflow editor", () => {
     renderWorkflowEditor();
 
     expect(await screen.findByRole("heading", { name: "Workflow not found" })).toBeDefined();
-    expect(screen.getByRole("heading", { name: "support-flow", level: 1 })).toBeDefined();
     expect(screen.getByRole("link", { name: "Back to List" }).getAttribute("href")).toBe("/workflows");
   });
 

@@ -6,12 +6,12 @@ import { toast } from "sonner";
 import { Alert } from "../../components/ui/alert";
 import { ApplicationEditorHeader } from "../../components/ui/application-header";
 import { Badge } from "../../components/ui/badge";
-import { EmptyState } from "../../components/ui/empty-state";
 import { ErrorBox } from "../../components/ui/error-box";
+import { NotFoundState } from "../../components/ui/not-found-state";
 import { PageContainer } from "../../components/ui/page-container";
 import { LoadingState } from "../../components/ui/spinner";
 import { SectionTabsList, Tabs, TabsContent } from "../../components/ui/tabs";
-import { ApiClientError, getErrorMessage } from "../../lib/api-client";
+import { ApiClientError, getErrorMessage, isNotFoundError } from "../../lib/api-client";
 import { useApplication } from "../../lib/applications-query";
 import { useDownloadApp } from "../../lib/download-app";
 import { useWorkflowConfig } from "./api/get-workflow-config";
@@ -34,10 +34,6 @@ import {
 } from "./workflow-editor-values";
 import { WorkflowProviderTab } from "./workflow-provider-tab";
 
-function isNotFound(error: unknown): boolean {
-  return error instanceof ApiClientError && error.status === 404;
-}
-
 /** /workflows/:slug */
 export function WorkflowEditorPage() {
   const { slug = "" } = useParams();
@@ -52,7 +48,7 @@ export function WorkflowEditorPage() {
       </PageContainer>
     );
   }
-  const failure = [application.error, config.error].find((error) => error && !isNotFound(error));
+  const failure = [application.error, config.error].find((error) => error && !isNotFoundError(error));
   const missing = application.isError || config.isError || (application.isSuccess && !isWorkflow);
   if (!failure && !missing) {
     return (
@@ -61,18 +57,24 @@ export function WorkflowEditorPage() {
       </PageContainer>
     );
   }
+  if (failure) {
+    return (
+      <PageContainer>
+        <WorkflowFallbackHeader slug={slug} />
+        <ErrorBox message={getErrorMessage(failure)} />
+      </PageContainer>
+    );
+  }
+  // The same not-found screen as every other page's (NotFoundState), with its way back.
   return (
     <PageContainer>
-      <WorkflowFallbackHeader slug={slug} />
-      {failure ? (
-        <ErrorBox message={getErrorMessage(failure)} />
-      ) : (
-        <EmptyState
-          icon={Workflow}
-          title="Workflow not found"
-          description="It may have been deleted, or it is not a workflow application of yours."
-        />
-      )}
+      <NotFoundState
+        icon={Workflow}
+        title="Workflow not found"
+        description="It may have been deleted, or it is not a workflow application of yours."
+        backTo="/workflows"
+        backLabel="Back to List"
+      />
     </PageContainer>
   );
 }
