@@ -9,6 +9,8 @@ import { defineConfig } from "vitest/config";
 const securityTests = "src/security/**/*.security.test.ts";
 /** Tests that need a real PostgreSQL server (several server processes on one database). */
 const postgresOnlyTests = "src/**/*.pg.test.ts";
+/** Security tests that need one (the database cut under load): only with TEST_DATABASE_URL. */
+const postgresSecurityTests = process.env.TEST_DATABASE_URL ? [] : ["src/**/*.pg.security.test.ts"];
 /** Tests that need a Redis server (limits shared by several processes): only with REDIS_URL. */
 const redisTests = process.env.REDIS_URL ? [] : ["src/**/*.redis.*test.ts"];
 
@@ -51,7 +53,7 @@ export default defineConfig({
           name: "security",
           root: "apps/api",
           include: [securityTests],
-          exclude: ["**/node_modules/**", ...redisTests],
+          exclude: ["**/node_modules/**", ...redisTests, ...postgresSecurityTests],
           environment: "node",
           env: { TEST_DB: "pglite" },
           testTimeout: 120_000,

@@ -159,6 +159,7 @@ export async function buildServer(options: BuildAppOptions): Promise<Server> {
     feePercent: config.platformFeePercent,
     publicUrl: config.publicUrl,
     payments,
+    agentPayments: services.agentPayments,
   };
   // The product API, under /api and again under the versioned root /api/v1 (hidden from the docs).
   const api = (scope: FastifyInstance) =>
@@ -199,7 +200,12 @@ function createFastify(options: BuildAppOptions) {
   const app = Fastify({
     logger: options.logger ?? {
       level: config.logLevel,
-      redact: ["req.headers.authorization", "req.headers.cookie", "res.headers['set-cookie']"],
+      redact: [
+        "req.headers.authorization",
+        "req.headers.cookie",
+        "req.headers['payment-signature']",
+        "res.headers['set-cookie']",
+      ],
       // Tests read the JSON lines; people running it in development read one-liners.
       ...(options.logStream
         ? { stream: options.logStream }
@@ -219,6 +225,7 @@ function createFastify(options: BuildAppOptions) {
   app.decorateRequest("user", null);
   app.decorateRequest("apiKeyId", null);
   app.decorateRequest("apiKeyScope", null);
+  app.decorateRequest("agentPayment", null);
   return app;
 }
 
@@ -238,6 +245,19 @@ function backgroundJobs(config: Config, db: Database, services: Services, log: F
         if (released > 0) log.warn({ released }, "released expired holds");
       },
     },
+    // x402 payments a call left verified are failed; settlements without an answer are retried.
+    ...(services.agentPayments
+      ? [
+          {
+            name: "x402-settlement-sweep",
+            everyMs: money,
+            run: async () => {
+              const ended = await services.agentPayments?.sweep(log);
+              if (ended) log.warn({ ended }, "swept x402 payments");
+            },
+          },
+        ]
+      : []),
     // Model costs that no price paid (plan-covered and owner calls) come out of creators' earnings.
     { name: "model-cost-posting", everyMs: money, run: () => postOutstandingModelCosts(db) },
     // Included calls a crashed process took for calls it never recorded go back (decision 025).

@@ -49,6 +49,35 @@ describe("loadConfig", () => {
     );
   });
 
+  it("turns x402 on only with a receiving address and a facilitator, naming what is missing or bad", () => {
+    expect(loadConfig({ DATA_DIR: dataDir() }).x402).toBeUndefined();
+    const payTo = "0x1111111111111111111111111111111111111111";
+    expect(
+      loadConfig({ DATA_DIR: dataDir(), X402_PAY_TO: payTo, X402_FACILITATOR_URL: "https://f.example/x402/" })
+        .x402,
+    ).toEqual({
+      payTo,
+      facilitatorUrl: "https://f.example/x402",
+      network: "eip155:84532",
+      asset: "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
+      assetName: "USDC",
+      assetVersion: "2",
+      maxTimeoutSeconds: 300,
+    });
+    expect(() => loadConfig({ DATA_DIR: dataDir(), X402_PAY_TO: payTo })).toThrow(
+      /X402_FACILITATOR_URL: required when X402_PAY_TO is set/,
+    );
+    expect(() => loadConfig({ DATA_DIR: dataDir(), X402_FACILITATOR_URL: "https://f.example" })).toThrow(
+      /X402_PAY_TO: required/,
+    );
+    expect(() =>
+      loadConfig({ DATA_DIR: dataDir(), X402_PAY_TO: "0x12", X402_FACILITATOR_URL: "https://f.example" }),
+    ).toThrow(/X402_PAY_TO: must be an EVM address/);
+    expect(() => loadConfig({ DATA_DIR: dataDir(), X402_NETWORK: "base" })).toThrow(
+      /X402_NETWORK: must be a CAIP-2 EVM network/,
+    );
+  });
+
   it("names every bad variable", () => {
     const attempt = () =>
       loadConfig({

@@ -133,6 +133,34 @@ const EnvSchema = z.object({
   /** Which peers may set X-Forwarded-For/-Proto: true, false, or addresses/CIDRs/proxy-addr names. */
   TRUST_PROXY: z.string().default("loopback,linklocal,uniquelocal"),
   SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
+  /** x402 pay-per-call (docs/decisions/052): on when both the receiving address and the facilitator are set. */
+  X402_PAY_TO: optionalString.pipe(
+    z
+      .string()
+      .regex(/^0x[0-9a-fA-F]{40}$/, "must be an EVM address (0x and 40 hex digits)")
+      .optional(),
+  ),
+  X402_FACILITATOR_URL: optionalUrl,
+  /** The CAIP-2 network payments are taken on (default Base Sepolia). */
+  X402_NETWORK: z
+    .string()
+    .regex(/^eip155:[0-9]+$/, "must be a CAIP-2 EVM network such as eip155:8453 (Base) or eip155:84532")
+    .default("eip155:84532"),
+  /** The token contract paid in: a USD stablecoin with 6 decimals (one unit = one micro-dollar). */
+  X402_ASSET: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{40}$/, "must be the token's contract address (0x and 40 hex digits)")
+    .default("0x036CbD53842c5426634e7929541eC2318f3dCF7e"),
+  /** The token's EIP-712 domain name and version (USDC: "USDC" / "2"; on Base mainnet "USD Coin"). */
+  X402_ASSET_NAME: z.string().min(1).default("USDC"),
+  X402_ASSET_VERSION: z.string().min(1).default("2"),
+  /** How long a signed payment stays valid for one call. */
+  X402_MAX_TIMEOUT_SECONDS: z.coerce
+    .number({ error: "must be a whole number of seconds" })
+    .int("must be a whole number of seconds")
+    .min(30, "must be at least 30 seconds")
+    .max(3600, "must be at most 3600 seconds")
+    .default(300),
   LLM_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(600).default(60),
   GATEWAY_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(60),
   /** Default: 10 × GATEWAY_RATE_LIMIT_PER_MINUTE (ten busy keys behind one address). */
@@ -240,6 +268,8 @@ export interface Config {
     google: string | undefined;
     mistral: string | undefined;
   };
+  /** x402 pay-per-call (docs/decisions/052); undefined when off (the default). */
+  x402: X402Config | undefined;
   stripe: {
     secretKey: string | undefined;
     publishableKey: string | undefined;
@@ -247,6 +277,17 @@ export interface Config {
     connectWebhookSecret: string | undefined;
     apiUrl: string | undefined;
   };
+}
+
+/** Where x402 payments go and who verifies and settles them (X402_* variables). */
+export interface X402Config {
+  payTo: `0x${string}`;
+  facilitatorUrl: string;
+  network: `${string}:${string}`;
+  asset: `0x${string}`;
+  assetName: string;
+  assetVersion: string;
+  maxTimeoutSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -273,6 +314,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   if (isProduction && embedded && !env.SMTP_URL) {
     throw new ConfigError(
       "Invalid environment configuration:\n  SMTP_URL: required when NODE_ENV=production (the embedded issuer mails verification and password-reset links; e.g. smtp://user:pass@host:587)",
+    );
+  }
+  if (Boolean(env.X402_PAY_TO) !== Boolean(env.X402_FACILITATOR_URL)) {
+    throw new ConfigError(
+      `Invalid environment configuration:\n  ${env.X402_PAY_TO ? "X402_FACILITATOR_URL" : "X402_PAY_TO"}: required when ${env.X402_PAY_TO ? "X402_PAY_TO" : "X402_FACILITATOR_URL"} is set (x402 needs both a receiving address and a facilitator)`,
     );
   }
   let modelPrices = BUILT_IN_PRICES;
@@ -352,6 +398,18 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       google: env.GOOGLE_GENERATIVE_AI_API_KEY,
       mistral: env.MISTRAL_API_KEY,
     },
+    x402:
+      env.X402_PAY_TO && env.X402_FACILITATOR_URL
+        ? {
+            payTo: env.X402_PAY_TO as `0x${string}`,
+            facilitatorUrl: env.X402_FACILITATOR_URL.replace(/\/+$/, ""),
+            network: env.X402_NETWORK as `${string}:${string}`,
+            asset: env.X402_ASSET as `0x${string}`,
+            assetName: env.X402_ASSET_NAME,
+            assetVersion: env.X402_ASSET_VERSION,
+            maxTimeoutSeconds: env.X402_MAX_TIMEOUT_SECONDS,
+          }
+        : undefined,
     stripe: {
       secretKey: env.STRIPE_SECRET_KEY,
       publishableKey: env.STRIPE_PUBLISHABLE_KEY,

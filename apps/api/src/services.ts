@@ -13,6 +13,7 @@ import { createAuthGuards } from "./modules/auth/authenticate.ts";
 import { createEmailVerification } from "./modules/auth/email-verification.ts";
 import { createSessionChecks, type SessionChecks } from "./modules/auth/sessions.ts";
 import { createTokenVerifier } from "./modules/auth/token-verifier.ts";
+import { createAgentPayments } from "./modules/billing/agent-payments/index.ts";
 import { createStripeGateway } from "./modules/billing/stripe.ts";
 import { createEmbedTokens } from "./modules/embed/embed.service.ts";
 import { createOpenStreams } from "./modules/gateway/open-streams.ts";
@@ -112,6 +113,8 @@ export async function buildServices(
     embedTokens: createEmbedTokens(config.secretKey),
     stripe,
     payoutDeps,
+    /** x402 pay-per-call when X402_* is set (billing/agent-payments, docs/decisions/052). */
+    agentPayments: createAgentPayments(db, config.x402),
     async close() {
       await Promise.all([
         rateLimiter.close(),

@@ -1,10 +1,50 @@
 import { z } from "zod";
 
+/**
+ * What a 402 asks for, machine-readable (issue 30; docs/decisions/052): what is missing, where to
+ * get it (absolute URLs), the figures or the limit that refused the call and, when the platform
+ * takes x402 payments, that one call may be paid that way without an account. Added to every
+ * protocol's own error shape (Dify and ours: `remedy`; OpenAI: `error.remedy`; MCP: the tool
+ * error's `_meta`).
+ */
+export const PaymentRemedySchema = z.object({
+  missing: z.enum(["insufficient_funds", "account_in_debt", "spend_limit_reached", "no_plan", "payment"]),
+  top_up_url: z.string().optional(),
+  plans_url: z.string().optional(),
+  price_cents: z.number().int().optional(),
+  balance_micros: z.number().int().optional(),
+  owed_micros: z.number().int().optional(),
+  limit: z
+    .object({
+      kind: z.literal("key_spend_limit"),
+      limit_cents: z.number().int(),
+      spent_micros: z.number().int(),
+      period: z.string(),
+      resets_at: z.string().nullable(),
+    })
+    .optional(),
+  x402: z
+    .object({
+      accepted: z.literal(true),
+      x402_version: z.literal(2),
+      scheme: z.string(),
+      network: z.string(),
+      asset: z.string(),
+      amount: z.string().optional(),
+      pay_to: z.string(),
+      how: z.string(),
+    })
+    .optional(),
+});
+export type PaymentRemedy = z.infer<typeof PaymentRemedySchema>;
+
 /** Every error the API returns, management and gateway alike (Dify's shape). */
 export const ApiErrorSchema = z.object({
   code: z.string(),
   message: z.string(),
   status: z.number().int(),
   fields: z.record(z.string(), z.string()).optional(),
+  /** On a 402: what would let the call through (PaymentRemedySchema). */
+  remedy: PaymentRemedySchema.optional(),
 });
 export type ApiError = z.infer<typeof ApiErrorSchema>;

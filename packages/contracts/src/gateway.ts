@@ -43,10 +43,11 @@ export type GatewayRequest = z.input<typeof GatewayRequestSchema>;
 const DollarString = z.string().regex(/^-?\d+\.?\d*$/);
 
 /**
- * How a call was paid: from the wallet, a plan's included call, the owner's own call, a free app,
+ * How a call was paid: from the wallet, a plan's included call, the owner's own call, a free app, an x402
+ * payment without an account (docs/decisions/052),
  * or nothing (a failed call).
  */
-export const PaidBySchema = z.enum(["wallet", "plan", "owner", "free", "none"]);
+export const PaidBySchema = z.enum(["wallet", "plan", "owner", "free", "x402", "none"]);
 export type PaidBy = z.infer<typeof PaidBySchema>;
 
 /**

@@ -3,6 +3,7 @@ import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } fro
 import { formatBytes } from "./body-limits.ts";
 import { concurrentConflict, databaseUnavailable } from "./database-errors.ts";
 import { AppError, type ErrorCode, errorStatus, invalidFields } from "./errors.ts";
+import { remedyFields } from "./payment-remedy.ts";
 
 interface ValidationIssue {
   keyword: string;
@@ -77,6 +78,7 @@ export function installErrorHandler(app: FastifyInstance): void {
       message: appError.message,
       status: appError.status,
       ...(appError.fields ? { fields: appError.fields } : {}),
+      ...remedyFields(appError),
     });
   });
 

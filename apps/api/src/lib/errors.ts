@@ -1,3 +1,5 @@
+import type { PaymentRemedy } from "@promptmint/contracts";
+
 /** The handful of error codes the API answers with, and their HTTP status (DESIGN.md §4). */
 export const errorStatus = {
   bad_request: 400,
@@ -37,18 +39,21 @@ export type ErrorCode = keyof typeof errorStatus;
 export class AppError extends Error {
   readonly code: ErrorCode;
   readonly fields: Record<string, string> | undefined;
-  readonly headers: Record<string, string> | undefined;
+  headers: Record<string, string> | undefined;
+  /** A 402's machine-readable remedy (lib/payment-remedy.ts), in every protocol's error shape. */
+  remedy: PaymentRemedy | undefined;
 
   constructor(
     code: ErrorCode,
     message: string,
-    extra: { fields?: Record<string, string>; headers?: Record<string, string> } = {},
+    extra: { fields?: Record<string, string>; headers?: Record<string, string>; remedy?: PaymentRemedy } = {},
   ) {
     super(message);
     this.name = "AppError";
     this.code = code;
     this.fields = extra.fields;
     this.headers = extra.headers;
+    this.remedy = extra.remedy;
   }
 
   get status(): number {

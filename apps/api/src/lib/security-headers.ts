@@ -16,7 +16,7 @@ declare module "fastify" {
 const CORS_HEADERS = {
   "access-control-allow-origin": "*",
   "access-control-expose-headers":
-    "ratelimit-limit, ratelimit-remaining, ratelimit-reset, retry-after, idempotent-replayed, promptmint-charged",
+    "ratelimit-limit, ratelimit-remaining, ratelimit-reset, retry-after, idempotent-replayed, promptmint-charged, payment-required, payment-response",
 };
 const PREFLIGHT_HEADERS = {
   ...CORS_HEADERS,
@@ -24,7 +24,7 @@ const PREFLIGHT_HEADERS = {
   "access-control-max-age": "600",
 };
 const ALLOWED_REQUEST_HEADERS =
-  "authorization, content-type, idempotency-key, x-embed-token, promptmint-max-price-cents, x-max-price-cents";
+  "authorization, content-type, idempotency-key, x-embed-token, promptmint-max-price-cents, x-max-price-cents, payment-signature, access-control-expose-headers";
 /**
  * Request headers the OpenAI SDK sends from a browser (`dangerouslyAllowBrowser`) on top of those:
  * its platform and retry headers (`x-stainless-*`, a family that grows with SDK versions, so it is

@@ -50,6 +50,10 @@ try {
     console.log(
       `  UNCONSUMED payment ${id}: succeeded, but not turned into one subscription or wallet credit`,
     );
+  for (const id of report.mismatchedX402Payments)
+    console.log(
+      `  X402 payment ${id}: its settlement, its answered call, its charge and its posting disagree (or it is unpaid)`,
+    );
   console.log(report.ok ? "Reconciled: zero difference." : "NOT reconciled: see the lines above.");
   process.exitCode = report.ok ? 0 : 1;
 } finally {

@@ -6,6 +6,7 @@ import {
   index,
   integer,
   jsonb,
+  numeric,
   pgTable,
   primaryKey,
   text,
@@ -27,7 +28,17 @@ export const ledgerAccounts = pgTable(
   {
     id: generatedId(),
     kind: text("kind", {
-      enum: ["wallet", "held", "earnings", "debt", "platform_fee", "clearing", "model_cost", "payouts"],
+      enum: [
+        "wallet",
+        "held",
+        "earnings",
+        "debt",
+        "platform_fee",
+        "clearing",
+        "x402_clearing",
+        "model_cost",
+        "payouts",
+      ],
     }).notNull(),
     /** The user a wallet, held or earnings account belongs to; null for platform accounts. */
     ownerId: uuid("owner_id").references(() => users.id, { onDelete: "restrict" }),
@@ -41,7 +52,7 @@ export const ledgerAccounts = pgTable(
     ),
     check(
       "ledger_accounts_nonnegative",
-      sql`${t.kind} = 'clearing' or (${t.kind} = 'debt' and ${t.balanceMicros} <= 0) or ${t.balanceMicros} >= 0`,
+      sql`${t.kind} in ('clearing', 'x402_clearing') or (${t.kind} = 'debt' and ${t.balanceMicros} <= 0) or ${t.balanceMicros} >= 0`,
     ),
   ],
 );
@@ -62,6 +73,7 @@ export const ledgerTransactions = pgTable(
         "payout",
         "payout_paid",
         "payout_return",
+        "x402_payment",
       ],
     }).notNull(),
     /** What caused it (payment intent id, hold id); unique per kind so a cause is applied once. */
@@ -353,3 +365,55 @@ export const stripeEvents = pgTable("stripe_events", {
   type: text("type").notNull(),
   receivedAt: timestamptz("received_at").notNull().defaultNow(),
 });
+
+/**
+ * x402 payments (migration 0036, docs/decisions/052): one row per signed payment a call was
+ * admitted with; (network, payer, nonce) is the payment's identity, so it pays at most once.
+ */
+export const x402Payments = pgTable(
+  "x402_payments",
+  {
+    id: generatedId(),
+    network: text("network").notNull(),
+    /** The paying address, lower-cased. */
+    payer: text("payer").notNull(),
+    nonce: text("nonce").notNull(),
+    scheme: text("scheme").notNull(),
+    asset: text("asset").notNull(),
+    payTo: text("pay_to").notNull(),
+    /** The amount authorized, in the asset's atomic units: micro-dollars for a 6-decimal stablecoin. */
+    amountMicros: bigNumber("amount_micros").notNull(),
+    applicationId: reference("application_id", () => applications.id, "restrict"),
+    /** The payer's account-less user (issuer `x402`): the invocations' caller. */
+    payerUserId: reference("payer_user_id", () => users.id, "restrict"),
+    invocationId: uuid("invocation_id"),
+    status: text("status", { enum: ["verified", "settling", "settled", "failed", "unpaid"] })
+      .notNull()
+      .default("verified"),
+    failure: text("failure"),
+    txHash: text("tx_hash"),
+    payload: jsonb("payload").notNull(),
+    requirements: jsonb("requirements").notNull(),
+    /** The answered call's record, kept while settling so that the sweep can record it after a crash. */
+    callRecord: jsonb("call_record"),
+    feePercent: numeric("fee_percent"),
+    settleAttempts: integer("settle_attempts").notNull().default(0),
+    createdAt: createdAt(),
+    updatedAt: timestamptz("updated_at").notNull().defaultNow(),
+    settledAt: timestamptz("settled_at"),
+  },
+  (t) => [
+    uniqueIndex("x402_payments_identity_key").on(t.network, t.payer, t.nonce),
+    uniqueIndex("x402_payments_invocation_key").on(t.invocationId),
+    index("x402_payments_open_idx").on(t.updatedAt).where(sql`${t.status} in ('verified', 'settling')`),
+    check(
+      "x402_payments_status",
+      sql`${t.status} in ('verified', 'settling', 'settled', 'failed', 'unpaid')`,
+    ),
+    check("x402_payments_amount_positive", sql`${t.amountMicros} > 0`),
+    check(
+      "x402_payments_settled_has_call",
+      sql`${t.status} <> 'settled' or (${t.invocationId} is not null and ${t.txHash} is not null)`,
+    ),
+  ],
+);

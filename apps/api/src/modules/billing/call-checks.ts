@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { type Database, queryRows } from "../../db/client.ts";
+import { PAID_BY_X402_SQL } from "./agent-payments/x402-checks.ts";
 import { PLAN_PAYMENT_WAIT_MS } from "./plan-payments.ts";
 
 /**
@@ -82,6 +83,7 @@ export async function checkCalls(db: Database): Promise<CallChecks> {
                    and (i.caller_user_id is distinct from a.owner_id or ${embedded})))
               and not exists (select 1 from ledger_transactions t
                               where t.kind = 'settle' and t.reference = i.id::text)
+              and not ${sql.raw(PAID_BY_X402_SQL)}
             order by i.created_at`,
     ),
     queryRows<{ id: string }>(

@@ -1,7 +1,8 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { ledgerAccounts } from "../../db/schema/index.ts";
-import { AppError } from "../../lib/errors.ts";
+import type { AppError } from "../../lib/errors.ts";
+import { paymentRefusal } from "../../lib/payment-remedy.ts";
 import { formatMicros } from "./money.ts";
 import { accountFor, postTransaction } from "./postings.ts";
 
@@ -74,8 +75,9 @@ export async function settleDebt(tx: Database, userId: string, reference: string
 
 /** The 402 of a paid call by a payer in debt: what they owe and where to settle it. */
 export function accountInDebt(owedMicros: number, topUpUrl: string): AppError {
-  return new AppError(
+  return paymentRefusal(
     "account_in_debt",
     `Your account owes ${formatMicros(owedMicros)}: a card payment was refunded or disputed after its money was spent. Paid calls resume once it is settled; a top-up pays it first. Top up at ${topUpUrl}`,
+    { missing: "account_in_debt", top_up_url: topUpUrl, owed_micros: owedMicros },
   );
 }

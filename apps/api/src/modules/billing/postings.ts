@@ -15,6 +15,7 @@ export type AccountKind =
   | "debt"
   | "platform_fee"
   | "clearing"
+  | "x402_clearing"
   | "model_cost"
   | "payouts";
 export type TransactionKind =
@@ -27,7 +28,8 @@ export type TransactionKind =
   | "model_cost"
   | "payout"
   | "payout_paid"
-  | "payout_return";
+  | "payout_return"
+  | "x402_payment";
 
 export class InsufficientFunds extends Error {}
 
@@ -164,7 +166,7 @@ export function moveBalancesSql(totals: string, locked: string, only = "true"): 
   return `update ledger_accounts a set balance_micros = a.balance_micros + t.delta
      from ${totals} t
      where a.id = t.id and a.id in (select id from ${locked}) and ${only}
-       and case a.kind when 'clearing' then true
+       and case a.kind when 'clearing' then true when 'x402_clearing' then true
                        when 'debt' then a.balance_micros + t.delta <= 0
                        else a.balance_micros + t.delta >= 0 end
      returning a.id`;

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { type Database, queryRows } from "../../db/client.ts";
+import { mismatchedX402Payments } from "./agent-payments/x402-checks.ts";
 import { type CallChecks, callsReconciled, checkCalls } from "./call-checks.ts";
 
 export interface ReconcileReport extends CallChecks {
@@ -22,13 +23,21 @@ export interface ReconcileReport extends CallChecks {
    * from them, or name a reversal the ledger does not have.
    */
   mismatchedChargebacks: string[];
+  /** x402 payments whose settlement, call, charge and posting disagree (agent-payments/x402-checks.ts). */
+  mismatchedX402Payments: string[];
   ok: boolean;
 }
 
 /** Every list of differences a reconcile reports, by name: each must be empty. */
 export function reconcileLists(report: ReconcileReport): Record<string, unknown[]> {
-  const { mismatches, unbalancedTransactions, mismatchedHolds, mismatchedHeld, mismatchedChargebacks } =
-    report;
+  const {
+    mismatches,
+    unbalancedTransactions,
+    mismatchedHolds,
+    mismatchedHeld,
+    mismatchedChargebacks,
+    mismatchedX402Payments,
+  } = report;
   const calls: CallChecks = {
     unchargedSuccesses: report.unchargedSuccesses,
     doubleCovered: report.doubleCovered,
@@ -44,6 +53,7 @@ export function reconcileLists(report: ReconcileReport): Record<string, unknown[
     mismatchedHolds,
     mismatchedHeld,
     mismatchedChargebacks,
+    mismatchedX402Payments,
     ...calls,
   };
 }
@@ -131,6 +141,7 @@ export async function reconcile(db: Database): Promise<ReconcileReport> {
   const ledgerTotal = Number(totals?.total ?? 0);
   const unbalancedTransactions = unbalanced.map((row) => row.transaction_id);
   const calls = await checkCalls(db);
+  const x402 = await mismatchedX402Payments(db);
   return {
     ...calls,
     accounts: rows.length,
@@ -141,12 +152,14 @@ export async function reconcile(db: Database): Promise<ReconcileReport> {
     mismatchedHolds: mismatchedHolds.map((row) => row.id),
     mismatchedHeld: mismatchedHeld.map((row) => row.id),
     mismatchedChargebacks: mismatchedChargebacks.map((row) => row.id),
+    mismatchedX402Payments: x402,
     ok:
       mismatches.length === 0 &&
       unbalancedTransactions.length === 0 &&
       mismatchedHolds.length === 0 &&
       mismatchedHeld.length === 0 &&
       mismatchedChargebacks.length === 0 &&
+      x402.length === 0 &&
       ledgerTotal === 0 &&
       callsReconciled(calls),
   };

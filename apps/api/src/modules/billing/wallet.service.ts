@@ -36,11 +36,14 @@ export async function getWallet(
     gateway,
     transactions: rows.map((row) => ({
       id: String(row.id),
-      kind: row.account === "earnings" ? "earning" : row.kind,
+      // x402 payments move only earnings (agent-payments/): always an earning here.
+      kind: row.account === "earnings" || row.kind === "x402_payment" ? "earning" : row.kind,
       amount_micros: row.amount,
       account: row.account as "wallet" | "earnings",
       description:
-        row.account === "earnings" && row.kind === "settle" ? earnedFrom(row.description) : row.description,
+        row.account === "earnings" && (row.kind === "settle" || row.kind === "x402_payment")
+          ? earnedFrom(row.description)
+          : row.description,
       created_at: row.createdAt.toISOString(),
     })),
   };

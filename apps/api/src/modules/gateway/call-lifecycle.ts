@@ -30,7 +30,7 @@ import { createSseWriter } from "./sse-writer.ts";
 const PING_INTERVAL_MS = 10_000;
 
 /** What the payment needs from the server: the call payments, the platform's fee, where to top up. */
-export type PaymentDeps = Pick<GatewayDeps, "payments" | "feePercent" | "publicUrl">;
+export type PaymentDeps = Pick<GatewayDeps, "payments" | "feePercent" | "publicUrl" | "agentPayments">;
 
 /** One call of one app by one caller: what paying for it needs. */
 export interface CallOrder {

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance } from "fastify";
 import { toAppError } from "../../lib/error-handler.ts";
 import { AppError, type ErrorCode, invalidFields } from "../../lib/errors.ts";
+import { remedyFields } from "../../lib/payment-remedy.ts";
 import type { GatewayInput } from "./execution.ts";
 
 /**
@@ -73,6 +74,7 @@ export function installDifyErrorHandler(app: FastifyInstance): void {
       message: appError.message,
       status: appError.status,
       ...(appError.fields ? { fields: appError.fields } : {}),
+      ...remedyFields(appError),
     });
   });
 }

@@ -7,6 +7,7 @@ import type { SafeFetch } from "../../lib/safe-fetch.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
+import type { AgentPayments } from "../billing/agent-payments/index.ts";
 import type { CallPayments } from "../billing/call-payment/index.ts";
 import type { ChatMessage, LlmClient } from "../models/llm.ts";
 import { answerPaidCall, type CallMeta, type CallPresenter } from "./call-lifecycle.ts";
@@ -36,6 +37,8 @@ export interface GatewayDeps {
   publicUrl: string;
   /** The call payments (billing/call-payment), built once at start-up (app.ts). */
   payments: CallPayments;
+  /** Payment by agents without an account (x402, billing/agent-payments); undefined when off. */
+  agentPayments?: AgentPayments;
 }
 
 /** The mode an app is called in when the caller does not choose: chat only for chat prompt apps. */

@@ -1,8 +1,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { AppError } from "../../lib/errors.ts";
-import { findCallableApp } from "../applications/callable-app.ts";
-import { currentUser } from "../auth/authenticate.ts";
 import type { ToolCallDelta } from "../models/tools.ts";
+import { findAppForCall } from "./access.ts";
 import { answerPaidCall, type CallMeta, type CallPresenter } from "./call-lifecycle.ts";
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
 import { type GatewayDeps, naturalModeOf, prepareExecution } from "./gateway-call.ts";
@@ -76,11 +75,11 @@ export async function runOpenAiCall<Answer extends { usage?: unknown }>(
   fingerprint: unknown,
 ): Promise<Answer | undefined> {
   const { db } = deps;
-  const caller = currentUser(request);
   const maxPriceCents = maxPriceOf(request, call.maxPriceCents);
   // Counted before anything is prepared or paid, so a refused stream costs nothing.
   if (call.stream) deps.openStreams.open(request, reply);
-  const application = await findCallableApp(db, call.model, caller);
+  // The caller, or an agent paying for this call itself (x402: access.ts).
+  const { application, caller } = await findAppForCall(deps, request, call.model);
   const mode = naturalModeOf(application);
   refuseTools(call, application.type === "prompt" && application.allowTools);
   const input: GatewayInput = {

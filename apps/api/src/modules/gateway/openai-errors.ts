@@ -1,3 +1,4 @@
+import { PaymentRemedySchema } from "@promptmint/contracts";
 import { z } from "zod";
 import { AppError, type ErrorCode } from "../../lib/errors.ts";
 
@@ -23,5 +24,7 @@ export const OpenAiErrorSchema = z.object({
     type: z.string(),
     param: z.string().nullable(),
     code: z.string().nullable(),
+    /** On a 402: what would let the call through (docs/decisions/052). */
+    remedy: PaymentRemedySchema.optional(),
   }),
 });

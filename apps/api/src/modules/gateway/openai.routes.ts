@@ -4,10 +4,12 @@ import { z } from "zod";
 import type { ApplicationRow } from "../../db/schema/index.ts";
 import { databaseUnavailable } from "../../lib/database-errors.ts";
 import { describeClientError, fieldsFromValidation } from "../../lib/error-handler.ts";
-import { AppError } from "../../lib/errors.ts";
+import { AppError, invalidFields } from "../../lib/errors.ts";
+import { remedyFields } from "../../lib/payment-remedy.ts";
 import { findCallableApp, listCallableApps } from "../applications/callable-app.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { currentUser } from "../auth/authenticate.ts";
+import { callerOrAgent, installAgentPaymentHooks } from "./access.ts";
 import type { CallMeta } from "./call-lifecycle.ts";
 import {
   chatCompletionRequestExample,
@@ -111,6 +113,7 @@ function sendOpenAiError(
       type: errorType(status, error instanceof AppError ? error.code : undefined),
       param: error instanceof OpenAiError ? error.param : fields ? (Object.keys(fields)[0] ?? null) : null,
       code: openAiCodeOf(error, fields),
+      ...remedyFields(error),
     },
   });
 }
@@ -140,6 +143,7 @@ const modelOf = (row: ApplicationRow, caller: LocalUser) => ({
 export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, deps) => {
   const { db, guards, rateLimiter, admission } = deps;
   app.setErrorHandler(sendOpenAiError);
+  installAgentPaymentHooks(app);
   answerUnknownRoutes(app);
 
   const limit = rateLimitHook(rateLimiter);
@@ -209,7 +213,7 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, deps
           402: paymentRequired,
         },
       },
-      onRequest: [guards.requireCaller, limit, admission.hook],
+      onRequest: [callerOrAgent(deps), limit, admission.hook],
     },
     async (request, reply) => {
       const body = request.body;
@@ -233,31 +237,39 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, deps
           402: paymentRequired,
         },
       },
-      onRequest: [guards.requireCaller, limit, admission.hook],
+      onRequest: [callerOrAgent(deps), limit, admission.hook],
     },
     async (request, reply) => {
       const body = request.body;
-      const caller = currentUser(request);
+      // An agent paying by x402 has no account: nothing can be kept for it, nor continued.
+      const caller = request.agentPayment ? undefined : currentUser(request);
+      if (!caller && body.previous_response_id)
+        throw invalidFields({
+          previous_response_id:
+            "needs an API key: responses are kept per account, and a call paid by x402 has none",
+        });
       // Refused before anything is paid: an unknown, expired, deleted or another caller's response.
-      const earlier = body.previous_response_id
-        ? await continuationOf(db, caller.id, body.previous_response_id, body.model)
-        : undefined;
+      const earlier =
+        caller && body.previous_response_id
+          ? await continuationOf(db, caller.id, body.previous_response_id, body.model)
+          : undefined;
+      const store = body.store !== false && caller !== undefined;
       const keep =
-        body.store === false
-          ? undefined
-          : (answer: ResponseObject, call: CallMeta) =>
+        store && caller
+          ? (answer: ResponseObject, call: CallMeta) =>
               keepResponse(db, {
                 callerId: caller.id,
                 applicationId: call.applicationId,
                 inputItems: [...(earlier?.items ?? []), ...inputItemsOf(body.input, answer.id)],
                 response: answer,
-              });
+              })
+          : undefined;
       return runOpenAiCall(
         deps,
         request,
         reply,
         responsesCall(body, earlier?.items as ResponsesInputItems | undefined),
-        responsesDialect(body, keep),
+        responsesDialect({ ...body, store }, keep),
         { responses: body },
       );
     },

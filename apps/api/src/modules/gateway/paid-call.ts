@@ -2,10 +2,13 @@ import { randomUUID } from "node:crypto";
 import type { FastifyRequest } from "fastify";
 import type { ApplicationRow } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
+import { withOffers } from "../../lib/payment-remedy.ts";
 import type { InvocationRecord } from "../analytics/call-records.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { refuseAppNotAllowed } from "../auth/authenticate.ts";
 import type { CallCharge } from "../billing/call-payment/index.ts";
+import { effectivePriceCents } from "../billing/price-changes.ts";
+import { ANONYMOUS_CALLER } from "./access.ts";
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
 import type { GatewayDeps } from "./gateway-call.ts";
 
@@ -50,7 +53,7 @@ export interface PaidCall {
  * platform's); a 402 sends the caller to their wallet's page to top up.
  */
 export async function openPaidCall(
-  deps: Pick<GatewayDeps, "payments" | "feePercent" | "publicUrl">,
+  deps: Pick<GatewayDeps, "payments" | "feePercent" | "publicUrl" | "agentPayments">,
   options: {
     request: FastifyRequest;
     caller: LocalUser;
@@ -67,22 +70,38 @@ export async function openPaidCall(
   const { request, caller, application, execution, mode, input } = options;
   // Routes naming the app in the body (OpenAI's `model`) reach here without the path's check.
   refuseAppNotAllowed(request.apiKeyScope, application.slug);
+  // An agent's free requests run as nobody; nobody pays for a call (access.ts).
+  if (caller.id === ANONYMOUS_CALLER.id) throw new AppError("unauthorized", "Authentication required");
   const messageId = randomUUID();
   const scope = request.apiKeyScope;
-  const payment = await deps.payments.open(
-    {
-      callId: messageId,
-      payerId: caller.id,
-      application,
-      deadlineSeconds: execution.deadlineSeconds,
-      feePercent: deps.feePercent,
-      topUpUrl: `${deps.publicUrl}/wallet`,
-      maxPriceCents: options.maxPriceCents,
-      ownerPays: options.ownerPays,
-      key: scope ? { keyId: scope.keyId, spendLimitCents: scope.spendLimitCents } : undefined,
-    },
-    request.log,
-  );
+  // An agent's own payment for this call (access.ts findAppForCall): the call's payment ends it now.
+  const agentPayment = request.agentPayment?.admitted;
+  if (request.agentPayment && agentPayment) request.agentPayment.handedOver = true;
+  const payment = await deps.payments
+    .open(
+      {
+        callId: messageId,
+        payerId: caller.id,
+        application,
+        deadlineSeconds: execution.deadlineSeconds,
+        feePercent: deps.feePercent,
+        topUpUrl: `${deps.publicUrl}/wallet`,
+        maxPriceCents: options.maxPriceCents,
+        ownerPays: options.ownerPays,
+        key: scope ? { keyId: scope.keyId, spendLimitCents: scope.spendLimitCents } : undefined,
+        agentPayment,
+      },
+      request.log,
+    )
+    .catch((error) => {
+      // A 402 says what would let the call through: the app's page (its plans) and, when the
+      // platform takes them, an x402 payment (lib/payment-remedy.ts).
+      throw withOffers(error, {
+        topUpUrl: `${deps.publicUrl}/wallet`,
+        plansUrl: `${deps.publicUrl}/explore/${application.slug}`,
+        x402: deps.agentPayments?.offer(effectivePriceCents(application)),
+      });
+    });
   // Paid for: the call leaves its starting phase, and the next waiting call may start.
   request.releaseAdmission?.();
   const started = performance.now();
@@ -122,29 +141,35 @@ export async function openPaidCall(
     messageId,
     createdAt: Math.floor(Date.now() / 1000),
     started,
-    end(outcome) {
-      switch (outcome.kind) {
-        case "answered":
-          return payment.end(recordOf("success", outcome.result));
-        case "failed":
-          return payment.end(recordOf("error", undefined, outcome.error));
-        case "abandoned":
-          return payment.end(
-            outcome.sent === null
-              ? recordOf(
-                  "error",
-                  undefined,
-                  new AppError("bad_request", "The client disconnected before any answer was sent"),
-                )
-              : recordOf("success", {
-                  answer: outcome.sent,
-                  inputTokens: 0,
-                  outputTokens: 0,
-                  answeredBy: execution.model,
-                }),
-          );
-      }
+    async end(outcome) {
+      const charge = await endPayment(outcome);
+      if (charge.paymentResponse && request.agentPayment)
+        request.agentPayment.paymentResponse = charge.paymentResponse;
+      return charge;
     },
   };
+  function endPayment(outcome: CallOutcome): Promise<CallCharge> {
+    switch (outcome.kind) {
+      case "answered":
+        return payment.end(recordOf("success", outcome.result));
+      case "failed":
+        return payment.end(recordOf("error", undefined, outcome.error));
+      case "abandoned":
+        return payment.end(
+          outcome.sent === null
+            ? recordOf(
+                "error",
+                undefined,
+                new AppError("bad_request", "The client disconnected before any answer was sent"),
+              )
+            : recordOf("success", {
+                answer: outcome.sent,
+                inputTokens: 0,
+                outputTokens: 0,
+                answeredBy: execution.model,
+              }),
+        );
+    }
+  }
   return paid;
 }

@@ -5,7 +5,7 @@ import type { ApplicationRow } from "../../db/schema/index.ts";
 import { findCallableApp } from "../applications/callable-app.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { currentUser } from "../auth/authenticate.ts";
-import { findOwnCall } from "./access.ts";
+import { callerOrAgent, findAppForCall, findOwnCall } from "./access.ts";
 import type { CallMeta, CallPresenter, EndedCall } from "./call-lifecycle.ts";
 import { DifyError, errorEvent, notWorkflowApp, refuseUnsupportedFields } from "./dify-errors.ts";
 import {
@@ -89,12 +89,14 @@ export const workflowRunRoutes: FastifyPluginAsyncZod<
         body: WorkflowRunRequestSchema,
         response: { 200: WorkflowRunResponseSchema, ...errors, 402: PaymentRequiredSchema },
       },
-      onRequest: [guards.requireCaller, rateLimitHook(deps.rateLimiter), deps.admission.hook],
+      onRequest: [callerOrAgent(deps), rateLimitHook(deps.rateLimiter), deps.admission.hook],
     },
     async (request, reply) => {
       const { max_price_cents, files, ...input } = request.body;
       const maxPriceCents = maxPriceOf(request, max_price_cents);
-      const application = await workflowApp(request.params.slug, currentUser(request));
+      const { application } = await findAppForCall(deps, request, request.params.slug, (found) => {
+        if (found.type !== "workflow") throw notWorkflowApp();
+      });
       refuseUnsupportedFields({ files });
       return runCall(request, reply, {
         application,

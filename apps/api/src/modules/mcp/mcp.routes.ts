@@ -5,9 +5,16 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { authenticates } from "../../lib/body-limits.ts";
-import { AppError, notFound } from "../../lib/errors.ts";
+import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
 import { findCallableApp } from "../applications/callable-app.ts";
+import type { LocalUser } from "../auth/auth.service.ts";
 import { currentUser } from "../auth/authenticate.ts";
+import {
+  ANONYMOUS_CALLER,
+  findAppForCall,
+  installAgentPaymentHooks,
+  isAgentRequest,
+} from "../gateway/access.ts";
 import type { GatewayDeps } from "../gateway/gateway-call.ts";
 import { type RateLimiter, rateLimitHook } from "../gateway/rate-limit.ts";
 import { loadAppSchemas } from "./app-tool.ts";
@@ -66,6 +73,7 @@ export const mcpRoutes: FastifyPluginAsyncZod<GatewayDeps & { mcp: McpDeps }> = 
   const { guards, publicUrl } = deps;
   const limit = rateLimitHook(deps.rateLimiter);
   const requests = mcpRequestLimits(deps.mcp.requestLimiter);
+  installAgentPaymentHooks(app);
 
   /**
    * The caller, by API key or by a token for this endpoint; a 401 says where its metadata is.
@@ -73,6 +81,12 @@ export const mcpRoutes: FastifyPluginAsyncZod<GatewayDeps & { mcp: McpDeps }> = 
    */
   const authenticateAt = (pathOf: (request: FastifyRequest) => string) =>
     authenticates(async (request: FastifyRequest) => {
+      // No credentials while agent payments are on: the handshake and listings are free, a tool
+      // call is paid for by the agent itself (x402, docs/decisions/052).
+      if (isAgentRequest(deps, request)) {
+        request.agentPayment = {};
+        return;
+      }
       const path = pathOf(request);
       try {
         await guards.requireCallerAt(request, `${publicUrl}${path}`);
@@ -103,6 +117,32 @@ export const mcpRoutes: FastifyPluginAsyncZod<GatewayDeps & { mcp: McpDeps }> = 
     requests.byCaller,
     deps.admission.hook,
   ];
+  /**
+   * The app and who calls it: the caller, or an agent without an account, anonymous for what
+   * costs nothing and paying for a tool call itself (402 with PAYMENT-REQUIRED until it does).
+   */
+  async function appAndCaller(request: FastifyRequest, slug: string) {
+    if (request.agentPayment && !request.user && isFreeMessage(request.body))
+      return {
+        application: await findCallableApp(deps.db, slug, ANONYMOUS_CALLER),
+        caller: ANONYMOUS_CALLER,
+      };
+    return findAppForCall(deps, request, slug);
+  }
+  /** The catalogue's caller; an agent's `call_app` pays for the app it names. */
+  async function catalogueCaller(request: FastifyRequest): Promise<LocalUser> {
+    if (!request.agentPayment || request.user) return currentUser(request);
+    const params =
+      (request.body as { method?: unknown; params?: { name?: unknown; arguments?: { slug?: unknown } } })
+        ?.method === "tools/call"
+        ? (request.body as { params?: { name?: unknown; arguments?: { slug?: unknown } } }).params
+        : undefined;
+    if (params?.name !== "call_app") return ANONYMOUS_CALLER;
+    const slug = params.arguments?.slug;
+    if (typeof slug !== "string" || slug === "")
+      throw invalidFields({ "params.arguments.slug": "names the app to call and pay for" });
+    return (await findAppForCall(deps, request, slug)).caller;
+  }
   /** A batch is refused whole, before anything is counted as paid or run. */
   const preHandler = [refuseBatch, limitPaidRequests];
 
@@ -123,8 +163,7 @@ export const mcpRoutes: FastifyPluginAsyncZod<GatewayDeps & { mcp: McpDeps }> = 
     async (request, reply) => {
       const release = deps.mcp.exchanges.open(request);
       try {
-        const caller = currentUser(request);
-        const application = await findCallableApp(deps.db, request.params.slug, caller);
+        const { application, caller } = await appAndCaller(request, request.params.slug);
         const schemas = await loadAppSchemas(deps.db, application);
         const session = clientSessionOf(request.headers["mcp-session-id"]);
         return await serve(
@@ -158,7 +197,7 @@ export const mcpRoutes: FastifyPluginAsyncZod<GatewayDeps & { mcp: McpDeps }> = 
           createCatalogueServer({
             deps,
             request,
-            caller: currentUser(request),
+            caller: await catalogueCaller(request),
             session: clientSessionOf(request.headers["mcp-session-id"]),
           }),
           request,

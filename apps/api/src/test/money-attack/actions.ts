@@ -25,6 +25,7 @@ import {
 } from "./paid-calls.ts";
 import type { Prng } from "./prng.ts";
 import { suspendConsumer } from "./suspensions.ts";
+import { x402Call, x402Replay } from "./x402-calls.ts";
 
 export interface Action {
   name: string;
@@ -59,4 +60,7 @@ export const actions: Action[] = [
   { name: "refund top-up", weight: 1.5, run: refundTopUp },
   { name: "dispute top-up", weight: 1.5, run: disputeTopUp },
   { name: "creator payout", weight: 1.5, run: payOut },
+  // Issue 30: agents without an account paying per call with x402, and replaying spent payments.
+  { name: "x402 call", weight: 12, run: x402Call },
+  { name: "x402 replay", weight: 2, run: x402Replay },
 ];

@@ -5,6 +5,7 @@ import type { Cluster, Node } from "./cluster.ts";
 import type { EventEntry, Journal } from "./journal.ts";
 import type { Prng } from "./prng.ts";
 import type { AttackApp, Person, World } from "./world.ts";
+import type { X402Agent } from "./x402-calls.ts";
 
 export const FEE_PERCENT = 10;
 /** At most this many calls in flight at once (the machine has two cores for everything). */
@@ -23,6 +24,8 @@ export interface Attack {
   /** Idempotency keys already used, with the call they were first sent with (for replays). */
   idempotent: { key: string; plan: CallPlan; payer: Person; app: AttackApp }[];
   busyApps: Set<string>;
+  /** Agents paying with x402 (x402-calls.ts), one per actor, and one that cannot pay. */
+  x402?: { agents: X402Agent[]; broke: X402Agent };
 }
 
 export class Semaphore {

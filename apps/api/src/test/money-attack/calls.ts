@@ -1,3 +1,4 @@
+import { decodePaymentResponseHeader } from "@x402/core/http";
 import { type ScriptedCall, scriptDirective } from "../fake-openai.ts";
 
 /** How a paid call is made: which endpoint family, blocking or streamed, and its extras. */
@@ -58,6 +59,8 @@ export interface CallOutcome {
   stop?: { afterChunks: number; status: number };
   /** A batch's answers, one per member answered (none when the batch was refused whole). */
   batch?: { answered: BatchMemberOutcome[] };
+  /** An x402 call's settlement, from its PAYMENT-RESPONSE header (blocking answers only). */
+  x402Transaction?: string;
 }
 
 /** One batch member's answer: its JSON-RPC id, and what a tool result said (as a single call's). */
@@ -84,11 +87,13 @@ export async function makeCall(
   slug: string,
   plan: CallPlan,
   hooks: CallHooks = {},
+  /** The client's fetch: an x402 agent's pays the 402s it meets (apiKey "": no credentials). */
+  send: typeof fetch = fetch,
 ): Promise<CallOutcome> {
   const prompt = `attack ${scriptDirective(plan.upstream)}`;
   const { path, body } = requestOf(slug, plan, prompt);
   const headers: Record<string, string> = {
-    authorization: `Bearer ${apiKey}`,
+    ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
     "content-type": "application/json",
     accept: "application/json, text/event-stream",
   };
@@ -105,13 +110,15 @@ export async function makeCall(
     priceHeaders: {},
   };
   try {
-    const response = await fetch(`${baseUrl}${path}`, {
+    const response = await send(`${baseUrl}${path}`, {
       method: "POST",
       headers,
       body: JSON.stringify(body),
       signal: controller.signal,
     });
     outcome.status = response.status;
+    const settlement = response.headers.get("payment-response");
+    if (settlement) outcome.x402Transaction = decodePaymentResponseHeader(settlement).transaction;
     outcome.replayed = response.headers.get("idempotent-replayed") === "true";
     for (const [name, value] of response.headers)
       if (name.startsWith("promptmint-")) outcome.priceHeaders[name] = value;

@@ -8,6 +8,7 @@ import { createPostgresDatabase, type TestDatabase } from "../database.ts";
 import { startFakeOpenAi } from "../fake-openai.ts";
 import { freePort } from "../server.ts";
 import { killProcess, type ServerProcess, startServerProcess, stopProcess } from "../server-process.ts";
+import { startX402Facilitator, type X402Facilitator } from "../x402-facilitator.ts";
 import { OPERATOR_EMAIL } from "./chargebacks.ts";
 import { startAttackHook } from "./hook.ts";
 
@@ -33,6 +34,8 @@ export interface Cluster {
   database: DatabaseHandle;
   /** The loopback webhook the workflow apps run on (hook.ts). */
   hookUrl: string;
+  /** The loopback x402 facilitator both processes verify and settle through (x402-calls.ts). */
+  facilitator: X402Facilitator;
   /** SIGKILL a node's process (no shutdown hooks: its leases stay held until swept). */
   kill(node: Node): Promise<void>;
   restart(node: Node): Promise<void>;
@@ -50,6 +53,7 @@ export async function startCluster(options: {
   const model = await startFakeOpenAi();
   model.set({ kind: "scripted" });
   const hook = await startAttackHook();
+  const facilitator = await startX402Facilitator();
   const testDb: TestDatabase = await createPostgresDatabase(options.adminUrl);
   const databaseUrl = testDb.serverEnv.DATABASE_URL ?? "";
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "pm-attack-"));
@@ -86,6 +90,8 @@ export async function startCluster(options: {
     PAYOUT_MINIMUM_CENTS: "100",
     // The workflow apps' webhook is on loopback.
     ALLOW_PRIVATE_UPSTREAMS: "true",
+    // x402 pay-per-call through the loopback facilitator (issue 30).
+    ...facilitator.env(),
   });
   const start = async (node: Node) => {
     node.process = await startServerProcess(`attack-${node.name}`, envOf(node), {
@@ -118,6 +124,7 @@ export async function startCluster(options: {
     nodes,
     database,
     hookUrl: hook.url,
+    facilitator,
     async kill(node) {
       if (!node.process?.isAlive()) return;
       node.downtimes.push({ from: Date.now() });
@@ -137,6 +144,7 @@ export async function startCluster(options: {
       await database.close().catch(() => {});
       await model.stop();
       await hook.stop();
+      await facilitator.stop();
       await testDb.destroy();
       rmSync(dataDir, { recursive: true, force: true });
     },

@@ -1,4 +1,5 @@
 import type { CallOutcome, CallPlan } from "./calls.ts";
+import type { X402CallEntry } from "./x402-calls.ts";
 
 /** One paid call as its client saw it. */
 export interface CallEntry extends CallOutcome {
@@ -19,7 +20,13 @@ export interface CallEntry extends CallOutcome {
   startedAt: number;
   endedAt: number;
   /** For a 402: the payer's wallet and unspent held money read right after it, and whether a top-up overlapped. */
-  refusal?: { walletCents: number; heldCents: number; topUpOverlapped: boolean };
+  refusal?: {
+    walletCents: number;
+    heldCents: number;
+    /** Of `heldCents`, what holds already recalled but still open set aside (not usable). */
+    recalledHeldCents?: number;
+    topUpOverlapped: boolean;
+  };
   /**
    * For a 402 `key_limit_reached`: whether the call had its key to itself, the key's spend counter
    * in its current period right after, the part of it that reservations of calls not charged (yet)
@@ -60,7 +67,7 @@ export interface EventEntry {
   detail: Record<string, unknown>;
 }
 
-export type Entry = CallEntry | EventEntry;
+export type Entry = CallEntry | EventEntry | X402CallEntry;
 
 /** Everything the clients saw, in the order it finished. */
 export class Journal {
@@ -79,6 +86,10 @@ export class Journal {
 
   calls(): CallEntry[] {
     return this.entries.filter((entry): entry is CallEntry => entry.kind === "call");
+  }
+
+  x402Calls(): X402CallEntry[] {
+    return this.entries.filter((entry): entry is X402CallEntry => entry.kind === "x402_call");
   }
 
   events(kind: EventEntry["kind"]): EventEntry[] {

@@ -33,6 +33,7 @@ const clean: ReconcileReport = {
   mismatchedHolds: [],
   mismatchedHeld: [],
   mismatchedChargebacks: [],
+  mismatchedX402Payments: [],
   ok: true,
   unchargedSuccesses: [],
   doubleCovered: [],

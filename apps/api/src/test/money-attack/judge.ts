@@ -105,7 +105,7 @@ export function judge(input: {
     judgeStatus(call, app, input.nodes, flag);
   }
   for (const event of input.journal.entries)
-    if (event.kind !== "call" && (event.status ?? 0) >= 500)
+    if (event.kind !== "call" && event.kind !== "x402_call" && (event.status ?? 0) >= 500)
       flag(`${event.status} on ${event.kind}`, `#${event.seq} ${JSON.stringify(event.detail).slice(0, 300)}`);
   judgeBatches(calls, appOf, byId, input.nodes, flag);
   judgeUnanswered(calls, input.invocations, input.nodes, flag);
@@ -230,7 +230,11 @@ function judgeStatus(call: CallEntry, app: AttackApp, nodes: Node[], flag: Flag)
   if (call.status === 402 && call.refusal && !call.refusal.topUpOverlapped) {
     const price = highestVisiblePrice(app, call.startedAt);
     const { walletCents, heldCents } = call.refusal;
-    if (walletCents + heldCents >= price)
+    // Money in holds already recalled but still open is not the caller's to use: the process
+    // holding it closes them once its calls in flight end, and a killed process never does (the
+    // sweeper closes them when they expire: the crash window of decisions 018 and 025).
+    const recalled = call.refusal.recalledHeldCents ?? 0;
+    if (walletCents + heldCents - recalled >= price)
       flag(
         walletCents >= price ? "402 with the price in the wallet" : "402 with the price held in leases",
         `wallet ${walletCents}¢ + unspent held ${heldCents}¢, price ≤ ${price}¢ ${line(call)}`,

@@ -181,10 +181,16 @@ async function call(
       };
     } else if (outcome.status === 402) {
       const { wallet, held } = await walletBalances(attack.cluster.database.db, payer.id);
+      const [recalled] = await queryRows<{ micros: string }>(
+        attack.cluster.database.db,
+        sql`select coalesce(sum(amount_micros - settled_micros), 0)::text as micros from holds
+            where payer_id = ${payer.id}::uuid and status = 'held' and recalled_at is not null`,
+      );
       const topUps = attack.topUps.get(payer.id) ?? [];
       entry.refusal = {
         walletCents: wallet / MICROS_PER_CENT,
         heldCents: held / MICROS_PER_CENT,
+        recalledHeldCents: Number(recalled?.micros ?? 0) / MICROS_PER_CENT,
         topUpOverlapped: topUps.some(
           (t) => t.from <= Date.now() && (t.to ?? Number.POSITIVE_INFINITY) >= startedAt,
         ),

@@ -37,6 +37,8 @@ export interface Figures {
   keys: string;
   events: Record<string, string>;
   harnessErrors: string[];
+  /** Agents paying with x402 (x402-calls.ts): calls by status, payments, transfers, replays refused. */
+  x402?: { calls: string; payments: string; transfers: number; replays: string };
 }
 
 export function summarize(
@@ -179,6 +181,14 @@ export function formatReport(result: {
       `${f.limitedKeyCalls} / ${f.keyLimitRefusals} / ${f.keyRefusalsByUnswept}`,
     ],
     ["limited keys: spend / charged µ$", f.keys || "-"],
+    ...(f.x402
+      ? ([
+          ["x402 calls (by status)", f.x402.calls],
+          ["x402 payments", f.x402.payments],
+          ["x402 transfers on the chain", f.x402.transfers],
+          ["x402 replays / refused", f.x402.replays],
+        ] as [string, string | number][])
+      : []),
     ...Object.entries(f.events).map(([kind, statuses]): [string, string] => [kind, statuses || "-"]),
   ];
   const width = Math.max(...rows.map(([name]) => name.length));

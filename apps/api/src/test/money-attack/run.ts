@@ -26,6 +26,14 @@ import { Prng } from "./prng.ts";
 import { type Figures, summarize } from "./report.ts";
 import { suspensionWindows } from "./suspensions.ts";
 import { createWorld, type World } from "./world.ts";
+import {
+  createAgents,
+  judgeX402,
+  loadX402Payments,
+  sweepAfterAttack,
+  x402Figures,
+  x402InvocationIds,
+} from "./x402-calls.ts";
 
 export interface AttackOptions {
   seed: number;
@@ -81,6 +89,7 @@ export async function runMoneyAttack(options: AttackOptions): Promise<AttackResu
       topUps: new Map(),
       idempotent: [],
       busyApps: new Set(),
+      x402: createAgents(cluster.facilitator, prng.fork(2000), ACTORS),
     };
     say(`people, ${world.apps.length} apps and plans ready; attacking`);
     const harnessErrors: string[] = [];
@@ -105,9 +114,14 @@ export async function runMoneyAttack(options: AttackOptions): Promise<AttackResu
     // expiry (the day partitions it looks in, decision 038), as a real expiry always is.
     await db.update(apiKeyReservations).set({ expiresAt: new Date(Date.now() - 1_000) });
     await sweepKeyReservations(db);
+    const x402Swept = await sweepAfterAttack(db, cluster.facilitator);
+    if (x402Swept > 0) say(`the sweep ended ${x402Swept} x402 payments the kills left open`);
     const report = await reconcile(db);
     report.overdueHolds = [...new Set([...overdueHolds, ...report.overdueHolds])];
-    const invocations = await loadInvocations(db);
+    // x402 payers' calls are judged against their payments (x402-calls.ts), the rest as before.
+    const x402Ids = await x402InvocationIds(db);
+    const invocations = (await loadInvocations(db)).filter((row) => !x402Ids.has(row.id));
+    const x402Payments = await loadX402Payments(db);
     const keys = await keySpends(db, world, leftReservations);
     const violations = judge({
       journal: attack.journal,
@@ -120,7 +134,17 @@ export async function runMoneyAttack(options: AttackOptions): Promise<AttackResu
       suspensions: suspensionWindows(attack),
       periodTerms: await periodTerms(db),
     });
+    judgeX402(
+      {
+        calls: attack.journal.x402Calls(),
+        payments: x402Payments,
+        transfers: cluster.facilitator.transfers,
+        nodes: cluster.nodes,
+      },
+      (kind, example) => violations.push({ kind, example }),
+    );
     const figures = summarize(attack.journal, invocations, world, harnessErrors, keys);
+    figures.x402 = x402Figures(attack.journal.x402Calls(), x402Payments, cluster.facilitator.transfers);
     writeFileSync(journalFile, attack.journal.entries.map((entry) => JSON.stringify(entry)).join("\n"));
     return { seed: options.seed, violations, figures, journalFile };
   } finally {

@@ -14,11 +14,10 @@ export const BUILDER_MODELS = [
 /** SPEC §9: the prompt editor's models. */
 export const EDITOR_MODELS = ["gpt4", "claude3", "gemini", "mixtral"] as const;
 
-const SPEC_MODELS = new Set<string>([...BUILDER_MODELS, ...EDITOR_MODELS]);
-
 /**
- * The screen's own list first, then the newer models the server's catalog offers, and the
- * current model last if it is none of those (so a saved choice is never lost).
+ * The screen's own list first, then every other model the server's catalog offers (the builder and
+ * the editor offer the same models, in their own order), each under its catalog name, and the
+ * current model last if the catalog does not know it (so a saved choice is never lost).
  */
 export function modelOptionsOf(
   primary: readonly string[],
@@ -27,11 +26,12 @@ export function modelOptionsOf(
 ): SelectOption[] {
   const labelOf = (id: string) => catalog?.models.find((model) => model.id === id)?.label ?? id;
   const options: SelectOption[] = primary.map((id) => ({ value: id, label: labelOf(id) }));
+  const listed = new Set<string>(primary);
   for (const model of catalog?.models ?? []) {
-    if (!SPEC_MODELS.has(model.id)) options.push({ value: model.id, label: model.label });
+    if (!listed.has(model.id)) options.push({ value: model.id, label: model.label });
   }
   if (current && !options.some((option) => option.value === current)) {
-    options.push({ value: current, label: current });
+    options.push({ value: current, label: labelOf(current) });
   }
   return options;
 }

@@ -2,7 +2,8 @@ import { randomUUID } from "node:crypto";
 import { and, asc, eq, inArray, lt, sql } from "drizzle-orm";
 import { type Database, NO_ROW, preparedStatement, queryRows } from "../../../db/client.ts";
 import { holds } from "../../../db/schema/index.ts";
-import { AppError } from "../../../lib/errors.ts";
+import type { AppError } from "../../../lib/errors.ts";
+import { paymentRefusal } from "../../../lib/payment-remedy.ts";
 import { walletBalance } from "../balances.ts";
 import { accountInDebt, debtOf } from "../debts.ts";
 import { centsToMicros, dollars, formatMicros, MICROS_PER_CENT } from "../money.ts";
@@ -54,9 +55,15 @@ async function paymentRequired(
   const owed = await debtOf(db, call.payerId);
   if (owed > 0) return accountInDebt(owed, call.topUpUrl);
   const balance = await walletBalance(db, call.payerId);
-  return new AppError(
+  return paymentRefusal(
     "payment_required",
     `Insufficient balance: this call costs ${dollars(call.amountCents)} and your wallet has ${formatMicros(balance)} available. Top up at ${call.topUpUrl}`,
+    {
+      missing: "insufficient_funds",
+      top_up_url: call.topUpUrl,
+      price_cents: call.amountCents,
+      balance_micros: balance,
+    },
   );
 }
 

@@ -4,8 +4,9 @@ import type { FastifyBaseLogger } from "fastify";
 import type { Database } from "../../../db/client.ts";
 import { applications } from "../../../db/schema/index.ts";
 import { databaseErrorOf } from "../../../lib/database-errors.ts";
-import { AppError } from "../../../lib/errors.ts";
+import { AppError, notFound } from "../../../lib/errors.ts";
 import type { InvocationRecord } from "../../analytics/call-records.ts";
+import type { AdmittedAgentPayment } from "../agent-payments/index.ts";
 import { AccountIds } from "../postings.ts";
 import { effectivePriceCents, type PriceColumns } from "../price-changes.ts";
 import { type IncludedCall, refundIncludedCall, useIncludedCall } from "./included-calls.ts";
@@ -42,6 +43,8 @@ export { sweepKeyReservations } from "./key-reservations.ts";
 export interface CallCharge {
   chargedCents: number;
   paidBy: PaidBy;
+  /** An x402 payment's `PAYMENT-RESPONSE` header, once settled (docs/decisions/052). */
+  paymentResponse?: string;
 }
 
 /** The call to pay for, as billing needs it (plain fields: billing imports nothing of the gateway or keys). */
@@ -65,6 +68,11 @@ export interface CallToPay {
   ownerPays?: boolean;
   /** The API key the call is made with, if any, and its spend limit. */
   key?: KeyLimit;
+  /**
+   * A payment an agent made for this call alone (x402, agent-payments/): it pays instead of the
+   * wallet or a plan, and is settled only if the call is answered.
+   */
+  agentPayment?: AdmittedAgentPayment;
 }
 
 /** One call's payment, open until `end`. */
@@ -141,6 +149,7 @@ async function openCallPayment(
 ): Promise<CallPayment> {
   const { db, leases, recorder, accounts: accountIds } = parts;
   const { application, ownerPays } = call;
+  if (call.agentPayment) return openAgentCallPayment(recorder, call, call.agentPayment, log);
   const isOwner = application.ownerId === call.payerId;
   let listPrice = isOwner && !ownerPays ? 0 : effectivePriceCents(application);
   refuseAboveMaximum(listPrice, call.maxPriceCents);
@@ -168,6 +177,9 @@ async function openCallPayment(
     });
   const payment: LeasedPayment = accounts
     ? await pay(listPrice, accounts).catch(async (error) => {
+        // The app was erased while the call was prepared (an app with no money history is deleted,
+        // not archived): the hold cannot name it. Not found, as for any caller after the delete.
+        if (databaseErrorOf(error)?.code === "23503") throw notFound("Application");
         // This process's copy of the app may be stale (until the change feed's notice arrives:
         // lib/lookup-cache.ts): a decrease made through another process applies to this call too
         // (decision 025), so a wallet that covers the price as it is now is not refused for the
@@ -273,6 +285,42 @@ async function openCallPayment(
       return outcome === "hold"
         ? { chargedCents: recorded.chargedCents, paidBy: "wallet" }
         : { chargedCents: 0, paidBy: "plan" };
+    },
+  };
+}
+
+/**
+ * A call an agent paid for by itself (x402): the price it authorized, at most the caller's
+ * maximum; its end settles the payment only for an answered call (agent-payments/).
+ */
+async function openAgentCallPayment(
+  recorder: CallRecorder,
+  call: CallToPay,
+  payment: AdmittedAgentPayment,
+  log: FastifyBaseLogger,
+): Promise<CallPayment> {
+  try {
+    refuseAboveMaximum(payment.priceCents, call.maxPriceCents);
+  } catch (error) {
+    await payment.end(null, { feePercent: call.feePercent, recordFailed: async () => {}, log });
+    throw error;
+  }
+  let ended = false;
+  return {
+    async end(record) {
+      if (ended) throw new Error("a call's payment is ended once");
+      ended = true;
+      if (record) record.coveredBy = undefined;
+      const charge = await payment.end(record, {
+        feePercent: call.feePercent,
+        recordFailed: async (failed) => {
+          await recorder.record(failed);
+        },
+        log,
+      });
+      return charge.chargedCents > 0
+        ? { chargedCents: charge.chargedCents, paidBy: "x402", paymentResponse: charge.paymentResponse }
+        : { chargedCents: 0, paidBy: "none" };
     },
   };
 }

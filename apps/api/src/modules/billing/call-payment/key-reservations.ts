@@ -2,6 +2,7 @@ import { inArray, sql } from "drizzle-orm";
 import { type Database, NO_ROW, preparedStatement, queryRows } from "../../../db/client.ts";
 import { apiKeys } from "../../../db/schema/index.ts";
 import { AppError } from "../../../lib/errors.ts";
+import { paymentRefusal } from "../../../lib/payment-remedy.ts";
 import { centsToMicros, dollars, formatMicros, MICROS_PER_CENT } from "../money.ts";
 
 /**
@@ -131,9 +132,20 @@ function keyLimitReached(
   const resets = row.resets_at
     ? `The limit resets at ${new Date(row.resets_at).toISOString()}.`
     : "The limit does not reset: raise it on the API keys page to continue.";
-  return new AppError(
+  return paymentRefusal(
     "key_limit_reached",
     `This API key's spend limit of ${dollars(Number(row.limit_cents))} ${words?.per} is reached: it has spent ${formatMicros(Number(row.spent_micros))} ${words?.spent}, and this call costs ${dollars(priceCents)}. You were not charged. ${resets}`,
+    {
+      missing: "spend_limit_reached",
+      price_cents: priceCents,
+      limit: {
+        kind: "key_spend_limit",
+        limit_cents: Number(row.limit_cents),
+        spent_micros: Number(row.spent_micros),
+        period: row.limit_reset,
+        resets_at: row.resets_at ? new Date(row.resets_at).toISOString() : null,
+      },
+    },
   );
 }
 

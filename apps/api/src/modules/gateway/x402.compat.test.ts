@@ -1,0 +1,448 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
+import { and, eq } from "drizzle-orm";
+import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { applications, invocations, ledgerAccounts, x402Payments } from "../../db/schema/index.ts";
+import { expectReconciled } from "../../test/reconciled.ts";
+import { useCaller, useFakeOpenAi, useTestServer } from "../../test/use-test-server.ts";
+import {
+  startX402Facilitator,
+  X402_TEST_ASSET,
+  X402_TEST_NETWORK,
+  X402_TEST_PAY_TO,
+  type X402Facilitator,
+  x402Wallet,
+} from "../../test/x402-facilitator.ts";
+
+// x402 pay-per-call (issue 30, docs/decisions/052): `@x402/fetch` with a viem wallet pays for one
+// call through Dify, OpenAI and MCP with no Promptmint account, against a loopback facilitator
+// that checks the EIP-3009 signatures for real; each call is charged once and reconciled.
+
+const PRICE_CENTS = 7;
+const PRICE_UNITS = String(PRICE_CENTS * 10_000);
+const facilitator = {} as X402Facilitator;
+beforeAll(async () => {
+  Object.assign(facilitator, await startX402Facilitator());
+});
+afterAll(() => facilitator.stop?.());
+const vendor = useFakeOpenAi();
+const server = useTestServer(() => ({
+  env: {
+    OPENAI_API_KEY: "sk-vendor",
+    OPENAI_BASE_URL: vendor.baseUrl,
+    GATEWAY_RATE_LIMIT_PER_MINUTE: "1000",
+    ...facilitator.env(),
+  },
+}));
+const creator = useCaller(server, "x402 Seller");
+const slugs = { haiku: "", chat: "" };
+const agent = x402Wallet();
+
+async function createApp(name: string, mode: "completion" | "chat") {
+  const { body: app } = await creator.api("POST", "/api/app/", {
+    body: {
+      name,
+      description: `${name}, as a service`,
+      interaction_mode: mode,
+      visibility: "public",
+      price_cents: PRICE_CENTS,
+    },
+  });
+  await creator.api("PATCH", `/api/app/${app.slug}/prompt/`, { body: { model: "gpt-4-turbo" } });
+  await creator.api("PATCH", `/api/app/${app.slug}/update_status/`, { body: { status: "live" } });
+  return app.slug as string;
+}
+
+beforeAll(async () => {
+  slugs.haiku = await createApp("Haiku Writer", "completion");
+  slugs.chat = await createApp("Chat Buddy", "chat");
+  facilitator.mint(agent.address, 1_000_000n);
+});
+
+const db = () => server.database.db;
+
+async function paymentsOf(payer: string) {
+  return db().select().from(x402Payments).where(eq(x402Payments.payer, payer.toLowerCase()));
+}
+
+async function invocationOf(id: string) {
+  const [row] = await db().select().from(invocations).where(eq(invocations.id, id));
+  return row;
+}
+
+async function earningsMicros(): Promise<number> {
+  const [app] = await db().select().from(applications).where(eq(applications.slug, slugs.haiku));
+  const [account] = await db()
+    .select({ balance: ledgerAccounts.balanceMicros })
+    .from(ledgerAccounts)
+    .where(and(eq(ledgerAccounts.kind, "earnings"), eq(ledgerAccounts.ownerId, app?.ownerId ?? "")));
+  return Number(account?.balance ?? 0);
+}
+
+describe("@x402/fetch", () => {
+  describe("no credentials", () => {
+    it("a paid call → 402 PAYMENT-REQUIRED (x402 v2, exact, the price in micro-dollars, payTo, network)", async () => {
+      const url = `${server.baseUrl}/api/app/${slugs.haiku}/completion-messages`;
+      const response = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ inputs: {}, query: "hello", response_mode: "blocking", user: "agent" }),
+      });
+      expect(response.status).toBe(402);
+      const header = response.headers.get("payment-required");
+      expect(header).toBeTruthy();
+      const required = decodePaymentRequiredHeader(header ?? "");
+      expect(required.x402Version).toBe(2);
+      expect(required.resource.url).toBe(url);
+      expect(required.resource.description).toContain("Haiku Writer");
+      expect(required.accepts).toHaveLength(1);
+      expect(required.accepts[0]).toMatchObject({
+        scheme: "exact",
+        network: X402_TEST_NETWORK,
+        asset: X402_TEST_ASSET,
+        amount: PRICE_UNITS,
+        payTo: X402_TEST_PAY_TO,
+        maxTimeoutSeconds: 300,
+        extra: { name: "USDC", version: "2" },
+      });
+      // Dify's error shape, with the machine-readable remedy.
+      const body = await response.json();
+      expect(body).toMatchObject({
+        code: "payment_required",
+        status: 402,
+        remedy: {
+          missing: "payment",
+          price_cents: PRICE_CENTS,
+          x402: { accepted: true, x402_version: 2, amount: PRICE_UNITS, pay_to: X402_TEST_PAY_TO },
+        },
+      });
+      expect(await paymentsOf(agent.address)).toHaveLength(0);
+    });
+
+    it("a free endpoint → refused 401 (x402 pays for calls only)", async () => {
+      const response = await fetch(`${server.baseUrl}/api/app/${slugs.haiku}/parameters`);
+      expect(response.status).toBe(401);
+    });
+  });
+
+  describe("pays for one call", () => {
+    it("Dify completion-messages (fetch) → works, settled and charged once, the creator earns as from a wallet call", async () => {
+      const before = await earningsMicros();
+      const transfersBefore = facilitator.transfers.length;
+      const response = await agent.fetch(`${server.baseUrl}/api/app/${slugs.haiku}/completion-messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          inputs: {},
+          query: "a haiku about rain",
+          response_mode: "blocking",
+          user: "agent",
+        }),
+      });
+      expect(response.status).toBe(200);
+      const answer = await response.json();
+      expect(answer.metadata.usage).toMatchObject({ charged_cents: PRICE_CENTS, paid_by: "x402" });
+      const settlement = decodePaymentResponseHeader(response.headers.get("payment-response") ?? "");
+      expect(settlement).toMatchObject({ success: true, network: X402_TEST_NETWORK });
+      // One transfer of exactly the price, to the receiving address.
+      expect(facilitator.transfers.slice(transfersBefore)).toEqual([
+        expect.objectContaining({ from: agent.address, to: X402_TEST_PAY_TO, value: BigInt(PRICE_UNITS) }),
+      ]);
+      expect(settlement.transaction).toBe(facilitator.transfers.at(-1)?.transaction);
+      const payment = (await paymentsOf(agent.address)).find((row) => row.invocationId === answer.id);
+      expect(payment).toMatchObject({
+        status: "settled",
+        amountMicros: 70_000,
+        txHash: settlement.transaction,
+      });
+      const invocation = await invocationOf(answer.id);
+      expect(invocation).toMatchObject({ status: "success", chargedCents: PRICE_CENTS, feeMicros: 7_000 });
+      // The same rules as a wallet-paid call: the fee (PLATFORM_FEE_PERCENT 10) and the model cost
+      // of the platform's keys come out of the price; the creator earns the rest.
+      const deducted = Number(invocation?.modelCostDeductedMicros);
+      expect(deducted).toBeGreaterThan(0);
+      expect(deducted).toBe(Number(invocation?.modelCostMicros));
+      expect((await earningsMicros()) - before).toBe(70_000 - 7_000 - deducted);
+      await expectReconciled(db(), "after a Dify call paid by x402");
+    });
+
+    it("OpenAI chat.completions (openai SDK, fetch: wrapFetchWithPayment) → works, charged once", async () => {
+      const client = new OpenAI({
+        apiKey: "unused",
+        baseURL: `${server.baseUrl}/api/v1`,
+        maxRetries: 0,
+        // No Promptmint credentials: the agent pays per call instead.
+        defaultHeaders: { authorization: null },
+        fetch: agent.fetch,
+      });
+      const before = facilitator.transfers.length;
+      const completion = await client.chat.completions.create({
+        model: slugs.haiku,
+        messages: [{ role: "user", content: "a haiku about snow" }],
+      });
+      expect(completion.choices[0]?.message.content).toBeTruthy();
+      expect(completion.usage).toMatchObject({ charged_cents: PRICE_CENTS, paid_by: "x402" });
+      expect(facilitator.transfers.length - before).toBe(1);
+      const id = completion.id
+        .replace(/^chatcmpl-/, "")
+        .replace(/(.{8})(.{4})(.{4})(.{4})(.{12})/, "$1-$2-$3-$4-$5");
+      expect(await invocationOf(id)).toMatchObject({ status: "success", chargedCents: PRICE_CENTS });
+      await expectReconciled(db(), "after an OpenAI call paid by x402");
+    });
+
+    it("OpenAI responses.create (x402, no account) → works, charged once, not stored", async () => {
+      const client = new OpenAI({
+        apiKey: "unused",
+        baseURL: `${server.baseUrl}/api/v1`,
+        maxRetries: 0,
+        defaultHeaders: { authorization: null },
+        fetch: agent.fetch,
+      });
+      const before = facilitator.transfers.length;
+      const response = await client.responses.create({ model: slugs.haiku, input: "a haiku about ice" });
+      expect(response.usage).toMatchObject({ charged_cents: PRICE_CENTS, paid_by: "x402" });
+      // Responses are kept per account (decision 054): an x402 payer has none to keep them for.
+      expect(response).toMatchObject({ store: false });
+      expect(facilitator.transfers.length - before).toBe(1);
+      await expect(
+        client.responses.create({ model: slugs.haiku, input: "more", previous_response_id: response.id }),
+      ).rejects.toMatchObject({ status: 400, param: "previous_response_id" });
+      expect(facilitator.transfers.length - before).toBe(1);
+      await expectReconciled(db(), "after a Responses call paid by x402");
+    });
+
+    it("OpenAI chat.completions streamed → works, settled once answered, usage says paid_by x402", async () => {
+      const client = new OpenAI({
+        apiKey: "unused",
+        baseURL: `${server.baseUrl}/api/v1`,
+        maxRetries: 0,
+        defaultHeaders: { authorization: null },
+        fetch: agent.fetch,
+      });
+      const before = facilitator.transfers.length;
+      const stream = await client.chat.completions.create({
+        model: slugs.haiku,
+        messages: [{ role: "user", content: "stream a haiku" }],
+        stream: true,
+        stream_options: { include_usage: true },
+      });
+      let text = "";
+      let usage: unknown;
+      for await (const chunk of stream) {
+        text += chunk.choices[0]?.delta?.content ?? "";
+        if (chunk.usage) usage = chunk.usage;
+      }
+      expect(text).toContain("stream a haiku");
+      expect(usage).toMatchObject({ charged_cents: PRICE_CENTS, paid_by: "x402" });
+      expect(facilitator.transfers.length - before).toBe(1);
+      await expectReconciled(db(), "after a streamed call paid by x402");
+    });
+
+    it("the creator's earnings → list the x402 income", async () => {
+      const { body } = await creator.api("GET", "/api/wallet/");
+      const earned = body.transactions.filter((t: { description: string }) => t.description.includes("x402"));
+      expect(earned.length).toBeGreaterThanOrEqual(3);
+      expect(earned[0]).toMatchObject({ kind: "earning", account: "earnings" });
+      expect(earned[0].description).toMatch(/^Earned from 1 paid call, paid by x402 \(0x[0-9a-f]{40}\)$/);
+    });
+
+    it("MCP tools/call (MCP SDK StreamableHTTPClientTransport fetch) → works, listing free, charged once", async () => {
+      const before = facilitator.transfers.length;
+      const client = new Client({ name: "x402-agent", version: "1.0.0" });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${server.baseUrl}/api/app/${slugs.chat}/mcp`), {
+          fetch: agent.fetch,
+        }),
+      );
+      const { tools } = await client.listTools();
+      expect(tools).toHaveLength(1);
+      expect(facilitator.transfers.length).toBe(before);
+      const result = (await client.callTool({
+        name: tools[0]?.name ?? "",
+        arguments: { query: "hello there" },
+      })) as CallToolResult;
+      expect(result.isError).toBeFalsy();
+      expect(result._meta?.["promptmint/charge"]).toMatchObject({
+        charged_cents: PRICE_CENTS,
+        paid_by: "x402",
+      });
+      expect(facilitator.transfers.length - before).toBe(1);
+      await client.close();
+      await expectReconciled(db(), "after an MCP call paid by x402");
+    });
+
+    it("MCP catalogue call_app → works, charged once", async () => {
+      const before = facilitator.transfers.length;
+      const client = new Client({ name: "x402-agent", version: "1.0.0" });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${server.baseUrl}/api/mcp`), { fetch: agent.fetch }),
+      );
+      const result = (await client.callTool({
+        name: "call_app",
+        arguments: { slug: slugs.haiku, inputs: {}, query: "autumn" },
+      })) as CallToolResult;
+      expect(result.isError).toBeFalsy();
+      expect(facilitator.transfers.length - before).toBe(1);
+      await client.close();
+      await expectReconciled(db(), "after call_app paid by x402");
+    });
+  });
+
+  describe("never paid", () => {
+    it("a replayed PAYMENT-SIGNATURE → refused 402 payment_already_used", async () => {
+      let signature = "";
+      const recording = x402Wallet();
+      facilitator.mint(recording.address, 1_000_000n);
+      const url = `${server.baseUrl}/api/app/${slugs.haiku}/completion-messages`;
+      const body = JSON.stringify({ inputs: {}, query: "once", response_mode: "blocking", user: "agent" });
+      const first = await recording.fetch(
+        new Request(url, { method: "POST", headers: { "content-type": "application/json" }, body }),
+      );
+      expect(first.status).toBe(200);
+      const [payment] = await paymentsOf(recording.address);
+      signature = Buffer.from(JSON.stringify(payment?.payload)).toString("base64");
+      const transfers = facilitator.transfers.length;
+      const replay = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json", "payment-signature": signature },
+        body,
+      });
+      expect(replay.status).toBe(402);
+      const refused = await replay.json();
+      expect(refused.message).toContain("payment_already_used");
+      expect(decodePaymentRequiredHeader(replay.headers.get("payment-required") ?? "").error).toContain(
+        "payment_already_used",
+      );
+      expect(facilitator.transfers.length).toBe(transfers);
+      expect(await paymentsOf(recording.address)).toHaveLength(1);
+      await expectReconciled(db(), "after a replay");
+    });
+
+    it("an upstream 500 → 502, not settled, nothing charged", async () => {
+      const failing = x402Wallet();
+      facilitator.mint(failing.address, 1_000_000n);
+      vendor.set({ kind: "status", status: 500, message: "the model is down" });
+      try {
+        const response = await failing.fetch(`${server.baseUrl}/api/app/${slugs.haiku}/completion-messages`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ inputs: {}, query: "fail", response_mode: "blocking", user: "agent" }),
+        });
+        expect(response.status).toBe(502);
+        expect(response.headers.get("payment-response")).toBeNull();
+      } finally {
+        vendor.set({ kind: "echo" });
+      }
+      expect(facilitator.transfers.filter((t) => t.from === failing.address)).toHaveLength(0);
+      expect(facilitator.balanceOf(failing.address)).toBe(1_000_000n);
+      const [payment] = await paymentsOf(failing.address);
+      expect(payment).toMatchObject({ status: "failed", txHash: null });
+      expect(await invocationOf(payment?.invocationId ?? "")).toMatchObject({
+        status: "error",
+        chargedCents: 0,
+      });
+      await expectReconciled(db(), "after a failed call");
+    });
+
+    it("a settlement the facilitator refuses → refused 402, no answer, nothing charged", async () => {
+      const refused = x402Wallet();
+      facilitator.mint(refused.address, 1_000_000n);
+      facilitator.setSettlement("refuse");
+      try {
+        const response = await refused.fetch(`${server.baseUrl}/api/v1/chat/completions`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ model: slugs.haiku, messages: [{ role: "user", content: "hi" }] }),
+        });
+        expect(response.status).toBe(402);
+        const body = await response.json();
+        expect(body.error).toMatchObject({ type: "insufficient_quota", code: "payment_required" });
+        expect(body.error.message).toContain("could not be settled");
+        expect(body.choices).toBeUndefined();
+      } finally {
+        facilitator.setSettlement("settle");
+      }
+      const [payment] = await paymentsOf(refused.address);
+      expect(payment).toMatchObject({ status: "failed" });
+      expect(await invocationOf(payment?.invocationId ?? "")).toMatchObject({
+        status: "error",
+        errorType: "payment_failed",
+        chargedCents: 0,
+      });
+      await expectReconciled(db(), "after a refused settlement");
+    });
+
+    it("an Idempotency-Key retried with a new payment → the first answer, the new payment never settled", async () => {
+      const retrying = x402Wallet();
+      facilitator.mint(retrying.address, 1_000_000n);
+      const send = () =>
+        retrying.fetch(`${server.baseUrl}/api/app/${slugs.haiku}/completion-messages`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "idempotency-key": "agent-retry-1" },
+          body: JSON.stringify({ inputs: {}, query: "retry me", response_mode: "blocking", user: "agent" }),
+        });
+      const first = await send();
+      expect(first.status).toBe(200);
+      const firstBody = await first.json();
+      const again = await send();
+      expect(again.status).toBe(200);
+      expect(again.headers.get("idempotent-replayed")).toBe("true");
+      expect((await again.json()).id).toBe(firstBody.id);
+      expect(facilitator.transfers.filter((t) => t.from === retrying.address)).toHaveLength(1);
+      const rows = await paymentsOf(retrying.address);
+      expect(rows.map((row) => row.status).sort()).toEqual(["failed", "settled"]);
+      await expectReconciled(db(), "after an Idempotency-Key retry paid by x402");
+    });
+
+    it("a private app → 404, like a missing one (no challenge, no payment)", async () => {
+      const { body: hidden } = await creator.api("POST", "/api/app/", {
+        body: {
+          name: "Hidden",
+          description: "d",
+          interaction_mode: "completion",
+          visibility: "private",
+          price_cents: 3,
+        },
+      });
+      await creator.api("PATCH", `/api/app/${hidden.slug}/update_status/`, { body: { status: "live" } });
+      const response = await agent.fetch(`${server.baseUrl}/api/app/${hidden.slug}/completion-messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ inputs: {}, query: "x", response_mode: "blocking", user: "agent" }),
+      });
+      expect(response.status).toBe(404);
+      expect(response.headers.get("payment-required")).toBeNull();
+    });
+
+    it("a payment for another amount → refused 402 requirements_mismatch, before the call runs", async () => {
+      const cheap = x402Wallet();
+      facilitator.mint(cheap.address, 1_000_000n);
+      const url = `${server.baseUrl}/api/app/${slugs.haiku}/completion-messages`;
+      const body = JSON.stringify({ inputs: {}, query: "cheap", response_mode: "blocking", user: "agent" });
+      const challenge = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body,
+      });
+      const required = decodePaymentRequiredHeader(challenge.headers.get("payment-required") ?? "");
+      const lowered = { ...required, accepts: required.accepts.map((a) => ({ ...a, amount: "1" })) };
+      const payload = await cheap.client.createPaymentPayload(lowered);
+      const vendorCalls = vendor.requests.length;
+      const response = await fetch(url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "payment-signature": Buffer.from(JSON.stringify(payload)).toString("base64"),
+        },
+        body,
+      });
+      expect(response.status).toBe(402);
+      expect((await response.json()).message).toContain("requirements_mismatch");
+      expect(vendor.requests.length).toBe(vendorCalls);
+      expect(await paymentsOf(cheap.address)).toHaveLength(0);
+    });
+  });
+});
