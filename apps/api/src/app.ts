@@ -57,6 +57,7 @@ import { exploreRoutes } from "./modules/explore/explore.routes.ts";
 import { gatewayRoutes } from "./modules/gateway/gateway.routes.ts";
 import type { GatewayDeps } from "./modules/gateway/gateway-call.ts";
 import { openAiRoutes } from "./modules/gateway/openai.routes.ts";
+import { sweepExpiredResponses } from "./modules/gateway/response-store.ts";
 import { keysRoutes } from "./modules/keys/keys.routes.ts";
 import { mcpRoutes, protectedResourceRoutes } from "./modules/mcp/mcp.routes.ts";
 import { modelKeysRoutes } from "./modules/models/model-keys.routes.ts";
@@ -283,6 +284,8 @@ function backgroundJobs(config: Config, db: Database, services: Services, log: F
     { name: "rollup-compaction", everyMs: TEN_MINUTES_MS, run: () => compactRollups(db) },
     // Embedded visitors' counts of finished days are dropped.
     { name: "embed-visitor-sweep", everyMs: TEN_MINUTES_MS, run: () => sweepEmbedVisitorCalls(db) },
+    // Stored Responses past their retention (RESPONSE_RETENTION_DAYS, decision 054) are deleted.
+    { name: "stored-response-sweep", everyMs: TEN_MINUTES_MS, run: () => sweepExpiredResponses(db) },
     // Raw invocations: partitions for the days ahead, days past INVOCATION_RETENTION_DAYS dropped
     // (docs/decisions/038); at start too, so a server down for days catches up at once.
     {

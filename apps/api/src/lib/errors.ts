@@ -26,6 +26,8 @@ export const errorStatus = {
   unsupported_media_type: 415,
   unprocessable: 422,
   rate_limited: 429,
+  /** The model provider is rate limiting: the caller may retry after `Retry-After` (nothing was charged). */
+  upstream_rate_limited: 429,
   internal_error: 500,
   upstream_failed: 502,
   unavailable: 503,

@@ -134,9 +134,12 @@ export function installSecurityHeaders(app: FastifyInstance, config: Config) {
   });
 
   return {
-    /** An onRoute hook for a scope whose every route accepts cross-origin calls (the gateways). */
+    /**
+     * An onRoute hook for a scope whose every route accepts cross-origin calls (the gateways); a
+     * route that says `cors: false` (a catch-all, which would allow every path below it) stays out.
+     */
     allowCors(route: RouteOptions) {
-      if (route.method === "OPTIONS" || route.config?.cors) return;
+      if (route.method === "OPTIONS" || route.config?.cors !== undefined) return;
       route.config = { ...route.config, cors: true };
       corsPatterns.push(patternOf(route.url));
     },

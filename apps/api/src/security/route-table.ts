@@ -447,6 +447,21 @@ export function routeTable(world: World): Record<string, RouteRequest> {
       url: "/api/v1/responses",
       payload: { model: world.promptApp.slug, input: "hi" },
     },
+    "GET /api/v1/responses/{response_id}": {
+      class: "gateway",
+      url: `/api/v1/responses/${world.storedResponseId}`,
+    },
+    "GET /api/v1/responses/{response_id}/input_items": {
+      class: "gateway",
+      url: `/api/v1/responses/${world.storedResponseId}/input_items`,
+    },
+    // The owner's key deletes it first; the owner's session then finds it gone.
+    "DELETE /api/v1/responses/{response_id}": {
+      class: "gateway",
+      url: `/api/v1/responses/${world.spareResponseId}`,
+      expect: { owner: 404 },
+      last: true,
+    },
     "POST /api/v1/chat/completions": {
       class: "gateway",
       url: "/api/v1/chat/completions",

@@ -31,6 +31,9 @@ export interface World {
   /** A webhook workflow app and one of its runs (Dify's `/workflows/run`). */
   runApp: { id: string; slug: string };
   workflowRunId: string;
+  /** A Responses answer the owner stored (`store`, docs/decisions/054), and a spare one to delete. */
+  storedResponseId: string;
+  spareResponseId: string;
   workflowApp: { id: string; slug: string };
   spareApp: { slug: string };
   promptId: string;
@@ -149,6 +152,15 @@ export async function createWorld(testDb: TestDatabase, env: Record<string, stri
   });
   expectStatus("workflow run", run, 200);
   const spareApp = await createApp(owner, { name: "Spare" });
+  const storeResponse = async () => {
+    const stored = await owner.api("POST", "/api/v1/responses", {
+      body: { model: promptApp.slug, input: "kept for the matrix" },
+    });
+    expectStatus("stored response", stored, 200);
+    return stored.body.id as string;
+  };
+  const storedResponseId = await storeResponse();
+  const spareResponseId = await storeResponse();
 
   const createKey = async (caller: Caller, name: string) => {
     const created = await caller.api("POST", "/api/keys/", { body: { name } });
@@ -203,6 +215,8 @@ export async function createWorld(testDb: TestDatabase, env: Record<string, stri
     chatMessageId: chat.body.message_id,
     runApp,
     workflowRunId: run.body.workflow_run_id,
+    storedResponseId,
+    spareResponseId,
     conversationId: chat.body.conversation_id,
     promptVersionId: promptVersions.body[promptVersions.body.length - 1].id,
     workflowId: workflow.body.id,

@@ -4,7 +4,8 @@ import { listenOnLoopback } from "./loopback.ts";
 export type VendorBehaviour =
   | { kind: "echo"; delayMs?: number; chunkDelayMs?: number }
   | { kind: "reply"; text: string; delayMs?: number; chunkDelayMs?: number }
-  | { kind: "status"; status: number; message: string }
+  /** Fails with `status` (and `headers`); after `times` failures (when given) it echoes again. */
+  | { kind: "status"; status: number; message: string; headers?: Record<string, string>; times?: number }
   | { kind: "hang" }
   /**
    * A model in a tool loop (docs/decisions/053): given tools and a conversation that does not end
@@ -51,6 +52,8 @@ export interface RecordedRequest {
   authorization: string | undefined;
   /** The whole request body, as the vendor received it. */
   body: Record<string, unknown>;
+  /** Set when the caller closed the request before the vendor finished answering it. */
+  cancelled?: boolean;
 }
 
 interface ChatBody {
@@ -96,17 +99,23 @@ export async function startFakeOpenAi() {
         return;
       }
       const body = JSON.parse(raw) as ChatBody;
-      requests.push({
+      const recorded: RecordedRequest = {
         model: body.model,
         stream: Boolean(body.stream),
         messages: body.messages,
         authorization: req.headers.authorization,
         body: body as unknown as Record<string, unknown>,
+      };
+      requests.push(recorded);
+      res.on("close", () => {
+        if (!res.writableFinished) recorded.cancelled = true;
       });
       if (behaviour.kind === "hang") return;
       if (behaviour.kind === "status") {
-        res.writeHead(behaviour.status, { "content-type": "application/json" });
-        res.end(JSON.stringify({ error: { message: behaviour.message, type: "server_error" } }));
+        const failing = behaviour;
+        if (failing.times !== undefined && --failing.times <= 0) behaviour = { kind: "echo" };
+        res.writeHead(failing.status, { "content-type": "application/json", ...failing.headers });
+        res.end(JSON.stringify({ error: { message: failing.message, type: "server_error" } }));
         return;
       }
       const last = body.messages.at(-1)?.content ?? "";

@@ -59,7 +59,7 @@ const N8N_ACTIVE_WEBHOOKS: Record<string, string[]> = { abc: ["POST"] };
 export async function startFakeProviders() {
   const requests: ProviderRequest[] = [];
   const executions: { provider: "n8n" | "flowise" | "dify"; path: string }[] = [];
-  let behaviour: "ok" | "error400" | "hang" = "ok";
+  let behaviour: "ok" | "error400" | "rate429" | "hang" = "ok";
   let conversationCounter = 0;
 
   const server = http.createServer((req, res) => {
@@ -72,6 +72,11 @@ export async function startFakeProviders() {
       const body = raw ? JSON.parse(raw) : undefined;
       requests.push({ method: req.method ?? "GET", path: url.pathname, headers: req.headers, body });
       if (behaviour === "hang") return;
+      if (behaviour === "rate429") {
+        res.writeHead(429, { "content-type": "application/json", "retry-after": "3" });
+        res.end(JSON.stringify({ code: "rate_limit_error", message: "Rate Limit Error", status: 429 }));
+        return;
+      }
       if (behaviour === "error400") {
         res.writeHead(400, { "content-type": "application/json" });
         res.end(

@@ -7,4 +7,5 @@ export * from "./embed.ts";
 export * from "./identity.ts";
 export * from "./model-keys.ts";
 export * from "./payouts.ts";
+export * from "./responses.ts";
 export * from "./workflows.ts";

@@ -116,6 +116,7 @@ export interface CallMeta {
   conversationId?: string;
   mode: Mode;
   model: string;
+  applicationId: string;
 }
 
 /** A call that ended: what it cost, how long it took and whether its caller stopped or left it. */
@@ -150,6 +151,12 @@ export interface CallPresenter<Body extends object = object> {
   replayStream(body: Body): string;
   /** Written every 10 s while a stream is open (Dify's `event: ping`); no pings without it. */
   ping?: string;
+  /**
+   * Keeps an answered call's body (the Responses API's `store`) before the caller gets it: an
+   * answer fully sent (blocking, or a stream to its end), never a failed or abandoned one, nor a
+   * replay (its first answer was kept).
+   */
+  keep?(body: Body, call: EndedCall): Promise<void>;
 }
 
 /** A call its caller may stop while it streams (Dify's stop, running-tasks.ts). */
@@ -197,10 +204,13 @@ export async function answerPaidCall<Body extends object>(
       conversationId: execution.conversation?.id,
       mode: order.mode,
       model: order.application.slug,
+      applicationId: order.application.id,
     };
     if (!streaming) {
       const { result, charge } = await generatePaidAnswer(request, paid, execution);
-      const body = presenter.body(result, endedCall(meta, paid, charge));
+      const ended = endedCall(meta, paid, charge);
+      const body = presenter.body(result, ended);
+      await keepAnswer(request, presenter, body, ended);
       await fresh?.complete(200, body);
       reply.header(CHARGED_HEADER, chargedHeaderValue(charge));
       return body;
@@ -312,9 +322,12 @@ async function streamPaidCall<Body extends object>(
     }
     const result = await stream.result;
     const charge = await end({ kind: "answered", result });
+    const answered = endedCall(meta, paid, charge);
+    const body = presenter.body(result, answered);
+    await keepAnswer(request, presenter, body, answered);
     // The headers left with the first byte: the stream's last event says what it cost.
-    await writer.write(presenter.streamEnd(result, endedCall(meta, paid, charge)));
-    await fresh?.complete(200, presenter.body(result, endedCall(meta, paid, charge)));
+    await writer.write(presenter.streamEnd(result, answered));
+    await fresh?.complete(200, body);
   } catch (error) {
     // Ended already when the answer's own end failed: its payment settled what it could.
     const appError = ended ? asAppError(error) : await endFailed(request, paid, error);
@@ -325,6 +338,24 @@ async function streamPaidCall<Body extends object>(
     clearInterval(pings);
     raw.end();
   }
+}
+
+/**
+ * Keeps an answer its caller paid for (CallPresenter.keep). A failure to keep it does not fail the
+ * call: it was answered and charged, so the answer still goes out; it cannot be retrieved later.
+ */
+async function keepAnswer<Body extends object>(
+  request: FastifyRequest,
+  presenter: CallPresenter<Body>,
+  body: Body,
+  call: EndedCall,
+): Promise<void> {
+  // Only what failed is logged: a database error's text can quote the customer content it held.
+  await presenter
+    .keep?.(body, call)
+    .catch((err: { name?: string; code?: string; cause?: { code?: string } }) =>
+      request.log.error({ error: err.name, code: err.cause?.code ?? err.code }, "could not keep an answer"),
+    );
 }
 
 function asAppError(error: unknown): AppError {

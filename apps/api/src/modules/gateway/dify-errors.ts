@@ -31,6 +31,8 @@ const DIFY_CODES: Partial<Record<ErrorCode, string>> = {
   bad_request: "invalid_param",
   upstream_failed: "completion_request_error",
   upstream_timeout: "completion_request_error",
+  // Dify's InvokeRateLimitError: the model provider's rate limit, 429.
+  upstream_rate_limited: "rate_limit_error",
 };
 
 /** The code a Dify client is answered with for an error (in a JSON body or a stream's `error` event). */

@@ -181,6 +181,43 @@ describe("dify-client", () => {
     expect(events.at(-1)?.conversation_id).toBeTruthy();
   });
 
+  it("ChatClient.createChatMessage streaming on a slow model, stopped by its task_id → works", async () => {
+    world.vendor.set({ kind: "reply", text: "too late", delayMs: 4000 });
+    try {
+      const before = await world.walletCents();
+      const started = Date.now();
+      const { data } = await chat.createChatMessage({}, "Slow", "carol", true);
+      const chunks = (data as Readable)[Symbol.asyncIterator]();
+      let text = "";
+      while (!text.includes("\n\n")) text += String((await chunks.next()).value);
+      // The first event comes at once, long before the model's answer (4 s): what a stop needs.
+      expect(Date.now() - started).toBeLessThan(2500);
+      const first = sseEvents(text)[0];
+      expect(first).toMatchObject({
+        event: "message",
+        answer: "",
+        task_id: expect.any(String),
+        conversation_id: expect.any(String),
+      });
+      // dify-client has no stop method: the call Dify's documentation shows.
+      const stopped = await world.consumer.api(
+        "POST",
+        `/api/app/${world.slugs.chat}/chat-messages/${first?.task_id}/stop`,
+        { auth: world.consumerKey, body: { user: "carol" } },
+      );
+      expect(stopped.body).toEqual({ result: "success" });
+      for (let next = await chunks.next(); !next.done; next = await chunks.next()) text += String(next.value);
+      expect(sseEvents(text).at(-1)).toMatchObject({
+        event: "message_end",
+        metadata: { usage: { charged_cents: 0 } },
+      });
+      expect(Date.now() - started).toBeLessThan(4000);
+      expect(await world.walletCents()).toBe(before);
+    } finally {
+      world.vendor.set({ kind: "echo" });
+    }
+  });
+
   it("ChatClient.createChatMessage on a completion app → refused 400 not_chat_app", async () => {
     const onCompletion = new ChatClient(world.consumerKey, world.baseUrl(world.slugs.completion));
     const before = await world.walletCents();

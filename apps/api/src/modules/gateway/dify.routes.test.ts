@@ -42,6 +42,14 @@ async function startStream(slug: string, path: string, body: object) {
   const first = sseEvents(text)[0] as Record<string, any>;
   return {
     first,
+    /** Reads on until an event carries some of the answer. */
+    async untilText() {
+      while (!sseEvents(text).some((event) => event.answer)) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        text += decoder.decode(value, { stream: true });
+      }
+    },
     async rest() {
       for (;;) {
         const { value, done } = await reader.read();
@@ -62,7 +70,9 @@ describe("stop", () => {
     try {
       const before = await world.walletCents();
       const stream = await startStream(world.slugs.chat, "/chat-messages", { query: "count", user: "sam" });
-      expect(stream.first).toMatchObject({ event: "message", answer: "one " });
+      // The first event is sent at once, before any text: it carries the task id to stop.
+      expect(stream.first).toMatchObject({ event: "message", answer: "", task_id: expect.any(String) });
+      await stream.untilText();
       const stopped = await call(world.slugs.chat, `/chat-messages/${stream.first.task_id}/stop`, {
         body: { user: "sam" },
       });
@@ -76,6 +86,45 @@ describe("stop", () => {
       const answer = events.filter((e) => e.event === "message").map((e) => e.answer);
       expect(answer.join("")).not.toContain("ten");
       expect(await world.walletCents()).toBe(before - PRICE_CENTS);
+    } finally {
+      world.vendor.set({ kind: "echo" });
+    }
+  });
+
+  it("sends a chat stream's task_id at once on a slow model, and a stop before the answer costs nothing", async () => {
+    world.vendor.set({ kind: "reply", text: "too late", delayMs: 4000 });
+    try {
+      const before = await world.walletCents();
+      const started = Date.now();
+      const stream = await startStream(world.slugs.chat, "/chat-messages", { query: "slow", user: "sam" });
+      // Long before the model's first word (4 s): the event a client needs to stop the call.
+      expect(Date.now() - started).toBeLessThan(2500);
+      expect(stream.first).toMatchObject({
+        event: "message",
+        answer: "",
+        task_id: expect.any(String),
+        message_id: stream.first.task_id,
+        conversation_id: expect.any(String),
+      });
+      const stopped = await call(world.slugs.chat, `/chat-messages/${stream.first.task_id}/stop`, {
+        body: { user: "sam" },
+      });
+      expect(stopped.body).toEqual({ result: "success" });
+      const events = await stream.rest();
+      expect(Date.now() - started).toBeLessThan(4000);
+      expect(events.map((e) => e.answer ?? "").join("")).toBe("");
+      // The model's request is cancelled too, not left running for an answer nobody reads.
+      await expect.poll(() => world.vendor.requests.at(-1)?.cancelled, { timeout: 1000 }).toBe(true);
+      expect(events.at(-1)).toMatchObject({
+        event: "message_end",
+        metadata: { usage: { charged_cents: 0 } },
+      });
+      expect(await world.walletCents()).toBe(before);
+      const [recorded] = await world.server.database.db
+        .select()
+        .from(invocations)
+        .where(eq(invocations.id, stream.first.task_id));
+      expect(recorded?.status).toBe("error");
     } finally {
       world.vendor.set({ kind: "echo" });
     }

@@ -140,3 +140,31 @@ export const modelsExample = {
     },
   ],
 };
+
+/** A Response object as `POST /v1/responses` and `GET /v1/responses/{id}` answer it. */
+export const responseExample = {
+  id: "resp_5ad4cb98f0c74085b38488c403be6290",
+  object: "response",
+  created_at: 1767225600,
+  status: "completed",
+  model: "haiku-writer",
+  output: [
+    {
+      type: "message",
+      id: "msg_5ad4cb98f0c74085b38488c403be6290",
+      status: "completed",
+      role: "assistant",
+      content: [{ type: "output_text", text: "Soft rain on red leaves…", annotations: [], logprobs: [] }],
+    },
+  ],
+  usage: {
+    input_tokens: 18,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: 42,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: 60,
+    cost: 0.05,
+    charged_cents: 5,
+    paid_by: "wallet",
+  },
+};

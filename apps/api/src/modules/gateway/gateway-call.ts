@@ -87,7 +87,9 @@ export const difyMessages: CallPresenter<GatewayResponse> = {
     created_at: call.createdAt,
   }),
   storedUsage: (body) => body.metadata?.usage,
-  streamStart: () => "",
+  // At once, before the model answers: the task_id a client needs to stop the call (…/:task_id/stop),
+  // as Dify's first `message` event carries it; its answer is empty, so clients append nothing.
+  streamStart: (call) => difyEvents({ event: "message", ...messageBase(call), answer: "" }),
   streamChunk: (answer, call) => difyEvents({ event: "message", ...messageBase(call), answer }),
   streamEnd: (result, call) =>
     difyEvents({

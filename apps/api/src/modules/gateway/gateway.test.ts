@@ -243,7 +243,7 @@ describe("access and validation", () => {
 });
 
 describe("vendor failures", () => {
-  it("turns a vendor 500 into a 502, a 429 into a 502 saying so, and records the failure", async () => {
+  it("turns a vendor 500 into a 502, a 429 into a 429 with Retry-After, and records the failures", async () => {
     const slug = await createPromptApp({ mode: "completion" });
     vendor.set({ kind: "status", status: 500, message: "boom" });
     const failed = await consumer.api("POST", `/api/app/${slug}/completion-messages`, {
@@ -255,15 +255,19 @@ describe("vendor failures", () => {
       code: "completion_request_error",
       message: "The model provider failed (HTTP 500)",
     });
-    vendor.set({ kind: "status", status: 429, message: "slow down" });
+    vendor.set({ kind: "status", status: 429, message: "slow down", headers: { "retry-after": "4" } });
     const limited = await consumer.api("POST", `/api/app/${slug}/completion-messages`, {
       auth: consumerKey,
       body: { inputs: { query: "hi" } },
     });
-    expect(limited.status).toBe(502);
+    // Dify's own InvokeRateLimitError, with the vendor's wait for the caller to back off.
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get("retry-after")).toBe("4");
+    expect(limited.body).toMatchObject({ code: "rate_limit_error", status: 429 });
     expect(limited.body.message).toContain("rate limiting");
     const rows = await server.database.db.select().from(invocations).where(eq(invocations.status, "error"));
     expect(rows.some((row) => row.errorType === "upstream_failed")).toBe(true);
+    expect(rows.some((row) => row.errorType === "upstream_rate_limited")).toBe(true);
   });
 
   it("turns a vendor that hangs into a 504 within the configured timeout, blocking and streaming", async () => {

@@ -35,6 +35,8 @@ export interface OpenAiDialect<Answer extends { usage?: unknown }> {
   streamError(meta: AnswerMeta, error: AppError): string;
   /** A stored answer as a stream, for a streamed request replayed under its Idempotency-Key. */
   replayStream(stored: Answer): string;
+  /** Keeps an answered call's answer before the caller gets it (the Responses API's `store`). */
+  keep?(answer: Answer, call: CallMeta): Promise<void>;
 }
 
 /** An OpenAI dialect as the paid call's presenter (call-lifecycle.ts): no pings, no stop. */
@@ -55,6 +57,7 @@ function presenterOf<Answer extends { usage?: unknown }>(
     streamEnd: (result, call) => dialect.streamEnd(dialect.answer(meta(call), result, call.charge)),
     streamError: (error, call) => dialect.streamError(meta(call), error),
     replayStream: (stored) => dialect.replayStream(stored),
+    keep: dialect.keep && ((answer, call) => dialect.keep?.(answer, call) ?? Promise.resolve()),
   };
 }
 

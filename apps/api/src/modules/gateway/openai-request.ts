@@ -62,8 +62,7 @@ const sampling = {
   /** Promptmint extension (`extra_body`): the most this call may cost, in cents. */
   max_price_cents: MaxPriceCentsSchema.nullish(),
   stream: z.boolean().nullish(),
-  store: z.literal(false, "must be false: answers are not stored for retrieval through this API").nullish(),
-  metadata: z.null("is not supported: answers are not stored for retrieval through this API").nullish(),
+  metadata: z.null("is not supported: no metadata is kept with an answer").nullish(),
   parallel_tool_calls: z.boolean().nullish(),
   top_logprobs: z.literal(0, "is not supported: log probabilities are not returned").nullish(),
 };
@@ -115,6 +114,9 @@ export const ChatCompletionRequestSchema = z.strictObject({
   stop: z.union([z.string().min(1), z.array(z.string().min(1)).max(4)]).nullish(),
   n: z.literal(1, "must be 1: one answer per call (each call is paid)").nullish(),
   logprobs: z.literal(false, "is not supported: log probabilities are not returned").nullish(),
+  store: z
+    .literal(false, "must be false: chat completions are not stored; the Responses API stores answers")
+    .nullish(),
   response_format: z
     .discriminatedUnion("type", [
       z.strictObject({ type: z.literal("text") }),
@@ -162,8 +164,12 @@ export const ResponsesRequestSchema = z.strictObject({
       verbosity: z.literal("medium", "must be medium: the app's prompt sets the length").nullish(),
     })
     .nullish(),
+  /** Keep the answer for retrieve, delete and the next call's previous_response_id (default true). */
+  store: z.boolean().nullish(),
+  /** The caller's stored response this call continues: its input and output come before `input`. */
   previous_response_id: z
-    .null("is not supported: responses are not stored; send the earlier turns in input")
+    .string()
+    .regex(/^resp_[A-Za-z0-9]{1,100}$/, "must be the id of one of your earlier responses ('resp_…')")
     .nullish(),
   reasoning: z.null("is not supported: the app's model settings are the creator's").nullish(),
   include: z.array(z.unknown()).max(0, "is not supported: no extra output is returned").nullish(),
@@ -366,6 +372,8 @@ export function chatCall(body: ChatCompletionRequest): OpenAiCall {
   return call;
 }
 
+type ResponsesItems = Exclude<ResponsesRequest["input"], string>;
+
 /**
  * The turns of a Responses `input`: message items, and the tool loop's items (decision 053):
  * `function_call` joins the assistant turn before it (as Chat Completions' `tool_calls`),
@@ -403,10 +411,14 @@ function responsesTurns(input: ResponsesRequest["input"]): Turn[] {
   return turns;
 }
 
-/** A Responses request as an OpenAI-style call: `instructions` come before the input's system turns. */
-export function responsesCall(body: ResponsesRequest): OpenAiCall {
+/**
+ * A Responses request as an OpenAI-style call: `instructions` come before the input's system turns.
+ * `earlier` is the conversation `previous_response_id` continues (response-store.ts), as input items.
+ */
+export function responsesCall(body: ResponsesRequest, earlier: ResponsesItems = []): OpenAiCall {
   const instructions = body.instructions ? [body.instructions] : [];
-  const call = commonCall(body, responsesTurns(body.input), "input", instructions);
+  const turns = [...(earlier.length > 0 ? responsesTurns(earlier) : []), ...responsesTurns(body.input)];
+  const call = commonCall(body, turns, "input", instructions);
   const choice = body.tool_choice;
   const tools = toolSettingsOf(
     (body.tools ?? []).map(definitionOf),

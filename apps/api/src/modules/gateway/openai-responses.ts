@@ -49,9 +49,9 @@ export interface ResponseObject {
   model: string;
   output: OutputItem[];
   parallel_tool_calls: boolean;
-  previous_response_id: null;
+  previous_response_id: string | null;
   reasoning: null;
-  store: false;
+  store: boolean;
   temperature: number | null;
   text: { format: { type: string } };
   tool_choice: NonNullable<ResponsesRequest["tool_choice"]>;
@@ -93,9 +93,13 @@ type OpenItem =
  * response.output_item.done; a function call: response.output_item.added,
  * response.function_call_arguments.delta…, response.function_call_arguments.done,
  * response.output_item.done), and response.completed (with usage and what the call cost). Each
- * event carries its `sequence_number`.
+ * event carries its `sequence_number`. `keep` stores an answered response (`store`,
+ * response-store.ts) before the caller gets it.
  */
-export function responsesDialect(body: ResponsesRequest): OpenAiDialect<ResponseObject> {
+export function responsesDialect(
+  body: ResponsesRequest,
+  keep?: OpenAiDialect<ResponseObject>["keep"],
+): OpenAiDialect<ResponseObject> {
   const formatType = body.text?.format?.type ?? "text";
   const tools: FunctionTool[] = (body.tools ?? []).map((tool) => ({
     type: "function",
@@ -147,9 +151,9 @@ export function responsesDialect(body: ResponsesRequest): OpenAiDialect<Response
       model: meta.model,
       output,
       parallel_tool_calls: body.parallel_tool_calls ?? true,
-      previous_response_id: null,
+      previous_response_id: body.previous_response_id ?? null,
       reasoning: null,
-      store: false as const,
+      store: body.store ?? true,
       temperature: body.temperature ?? null,
       text: { format: { type: formatType } },
       tool_choice: body.tool_choice ?? (tools.length > 0 ? "auto" : "none"),
@@ -272,6 +276,7 @@ export function responsesDialect(body: ResponsesRequest): OpenAiDialect<Response
 
   return {
     idPrefix: "resp_",
+    keep,
     answer: (meta: AnswerMeta, result: ExecutionResult, charge: CallCharge) =>
       response(
         meta,

@@ -361,13 +361,6 @@ describe("openai", () => {
     expect(JSON.parse(response.output_text)).toMatchObject({ age: 1, tags: [] });
   });
 
-  it("responses.create previous_response_id → refused 400 previous_response_id", async () => {
-    const error = await refused(() =>
-      client.responses.create({ model: echoApp, input: "x", previous_response_id: "resp_123" }),
-    );
-    expect(error).toMatchObject({ status: 400, param: "previous_response_id" });
-  });
-
   it("responses.create tools, app without allow_tools → refused 400 tools", async () => {
     const error = await refused(() =>
       client.responses.create({

@@ -1,45 +1,41 @@
-import { PaymentRemedySchema } from "@promptmint/contracts";
-import type { FastifyError, FastifyReply, FastifyRequest, RouteOptions } from "fastify";
+import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import type { ApplicationRow } from "../../db/schema/index.ts";
 import { databaseUnavailable } from "../../lib/database-errors.ts";
-import { describeClientError, fieldsFromValidation, sendRouteNotFound } from "../../lib/error-handler.ts";
-import { AppError } from "../../lib/errors.ts";
+import { describeClientError, fieldsFromValidation } from "../../lib/error-handler.ts";
+import { AppError, invalidFields } from "../../lib/errors.ts";
 import { remedyFields } from "../../lib/payment-remedy.ts";
-import { patternOf } from "../../lib/security-headers.ts";
 import { findCallableApp, listCallableApps } from "../applications/callable-app.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { currentUser } from "../auth/authenticate.ts";
 import { callerOrAgent, installAgentPaymentHooks } from "./access.ts";
+import type { CallMeta } from "./call-lifecycle.ts";
 import {
   chatCompletionRequestExample,
   chatCompletionResponseExample,
   insufficientBalanceExample,
   modelsExample,
+  responseExample,
 } from "./examples.ts";
 import type { GatewayDeps } from "./gateway-call.ts";
 import { runOpenAiCall } from "./openai-call.ts";
 import { chatDialect } from "./openai-chat.ts";
+import { OpenAiError, OpenAiErrorSchema } from "./openai-errors.ts";
 import {
   ChatCompletionRequestSchema,
   chatCall,
+  type ResponsesRequest,
   ResponsesRequestSchema,
   responsesCall,
 } from "./openai-request.ts";
-import { responsesDialect } from "./openai-responses.ts";
+import { type ResponseObject, responsesDialect } from "./openai-responses.ts";
+import { storedResponsesRoutes } from "./openai-stored-responses.routes.ts";
+import { answerUnknownRoutes } from "./openai-unknown-routes.ts";
 import { rateLimitHook } from "./rate-limit.ts";
+import { continuationOf, inputItemsOf, keepResponse } from "./response-store.ts";
 
-const OpenAiErrorSchema = z.object({
-  error: z.object({
-    message: z.string(),
-    type: z.string(),
-    param: z.string().nullable(),
-    code: z.string().nullable(),
-    /** On a 402: what would let the call through (docs/decisions/052). */
-    remedy: PaymentRemedySchema.optional(),
-  }),
-});
+type ResponsesInputItems = Exclude<ResponsesRequest["input"], string>;
 
 const paymentRequired = OpenAiErrorSchema.meta({
   examples: [
@@ -66,35 +62,9 @@ const ModelSchema = z.object({
   accepts_tools: z.boolean(),
 });
 
-const responseExample = {
-  id: "resp_5ad4cb98f0c74085b38488c403be6290",
-  object: "response",
-  created_at: 1767225600,
-  status: "completed",
-  model: "haiku-writer",
-  output: [
-    {
-      type: "message",
-      id: "msg_5ad4cb98f0c74085b38488c403be6290",
-      status: "completed",
-      role: "assistant",
-      content: [{ type: "output_text", text: "Soft rain on red leaves…", annotations: [], logprobs: [] }],
-    },
-  ],
-  usage: {
-    input_tokens: 18,
-    input_tokens_details: { cached_tokens: 0 },
-    output_tokens: 42,
-    output_tokens_details: { reasoning_tokens: 0 },
-    total_tokens: 60,
-    cost: 0.05,
-    charged_cents: 5,
-    paid_by: "wallet",
-  },
-};
-
-/** The OpenAI error `type` for a status. */
-function errorType(status: number): string {
+/** The OpenAI error `type` for a status (a model provider's rate limit: OpenAI's own `requests`). */
+function errorType(status: number, code?: string): string {
+  if (code === "upstream_rate_limited") return "requests";
   if (status === 401) return "authentication_error";
   if (status === 402) return "insufficient_quota";
   if (status === 429) return "rate_limit_exceeded";
@@ -140,12 +110,20 @@ function sendOpenAiError(
   return reply.status(status).send({
     error: {
       message,
-      type: errorType(status),
-      param: fields ? (Object.keys(fields)[0] ?? null) : null,
-      code: error instanceof AppError ? error.code : fields ? "invalid_request" : (error.code ?? null),
+      type: errorType(status, error instanceof AppError ? error.code : undefined),
+      param: error instanceof OpenAiError ? error.param : fields ? (Object.keys(fields)[0] ?? null) : null,
+      code: openAiCodeOf(error, fields),
       ...remedyFields(error),
     },
   });
+}
+
+/** The error's `code` as OpenAI names it where it has a name of its own, else ours. */
+function openAiCodeOf(error: Error & { code?: string }, fields: Record<string, string> | undefined) {
+  if (error instanceof OpenAiError) return error.openAiCode;
+  if (error instanceof AppError)
+    return error.code === "upstream_rate_limited" ? "rate_limit_exceeded" : error.code;
+  return fields ? "invalid_request" : (error.code ?? null);
 }
 
 const modelOf = (row: ApplicationRow, caller: LocalUser) => ({
@@ -166,32 +144,7 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, deps
   const { db, guards, rateLimiter, admission } = deps;
   app.setErrorHandler(sendOpenAiError);
   installAgentPaymentHooks(app);
-
-  // Each route's path and methods, for the 405 of a path served under another method.
-  const served: { pattern: RegExp; method: string }[] = [];
-  app.addHook("onRoute", (route: RouteOptions) => {
-    for (const method of [route.method].flat()) served.push({ pattern: patternOf(route.url), method });
-  });
-  app.setNotFoundHandler((request, reply) => {
-    const path = request.url.split("?")[0] ?? "";
-    // The Dify-style routes under the versioned root keep Dify's shape (their clients read it).
-    if (path.startsWith("/api/v1/app/")) return sendRouteNotFound(request, reply);
-    const allowed = served.filter((route) => route.pattern.test(path)).map((route) => route.method);
-    const methods = [...new Set(allowed.filter((method) => method !== "HEAD"))];
-    if (methods.length > 0) reply.header("allow", methods.join(", "));
-    const status = methods.length > 0 ? 405 : 404;
-    return reply.status(status).send({
-      error: {
-        message:
-          status === 405
-            ? `Method ${request.method} is not allowed on ${path}; use ${methods.join(" or ")}`
-            : `Unknown request URL: ${request.method} ${path}`,
-        type: "invalid_request_error",
-        param: null,
-        code: status === 405 ? "method_not_allowed" : "unknown_url",
-      },
-    });
-  });
+  answerUnknownRoutes(app);
 
   const limit = rateLimitHook(rateLimiter);
 
@@ -288,9 +241,41 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, deps
     },
     async (request, reply) => {
       const body = request.body;
-      return runOpenAiCall(deps, request, reply, responsesCall(body), responsesDialect(body), {
-        responses: body,
-      });
+      // An agent paying by x402 has no account: nothing can be kept for it, nor continued.
+      const caller = request.agentPayment ? undefined : currentUser(request);
+      if (!caller && body.previous_response_id)
+        throw invalidFields({
+          previous_response_id:
+            "needs an API key: responses are kept per account, and a call paid by x402 has none",
+        });
+      // Refused before anything is paid: an unknown, expired, deleted or another caller's response.
+      const earlier =
+        caller && body.previous_response_id
+          ? await continuationOf(db, caller.id, body.previous_response_id, body.model)
+          : undefined;
+      const store = body.store !== false && caller !== undefined;
+      const keep =
+        store && caller
+          ? (answer: ResponseObject, call: CallMeta) =>
+              keepResponse(db, {
+                callerId: caller.id,
+                applicationId: call.applicationId,
+                inputItems: [...(earlier?.items ?? []), ...inputItemsOf(body.input, answer.id)],
+                response: answer,
+              })
+          : undefined;
+      return runOpenAiCall(
+        deps,
+        request,
+        reply,
+        responsesCall(body, earlier?.items as ResponsesInputItems | undefined),
+        responsesDialect({ ...body, store }, keep),
+        { responses: body },
+      );
     },
   );
+
+  // The caller's stored responses: retrieve, delete, input_items (openai-stored-responses.routes.ts).
+  // Not `deps` itself: it holds this plugin's own prefix, which the child would add again.
+  await app.register(storedResponsesRoutes, { db, guards });
 };

@@ -192,6 +192,27 @@ describe("openai", () => {
     expectResultSentToVendor("rain");
   });
 
+  it("responses.create tool loop by previous_response_id (function_call_output only) → works", async () => {
+    const tools: OpenAI.Responses.Tool[] = [
+      { type: "function", name: "weather", parameters: weatherParameters, strict: true },
+    ];
+    const final = await chargedPerModelCall(2, async () => {
+      const first = await client.responses.create({ model: toolApp, input: "Weather in Lyon?", tools });
+      const call = first.output.find((item) => item.type === "function_call") as { call_id: string };
+      // As agent frameworks continue a stored response: only the tool's result is sent again.
+      return client.responses.create({
+        model: toolApp,
+        tools,
+        previous_response_id: first.id,
+        input: [{ type: "function_call_output", call_id: call.call_id, output: "windy" }],
+      });
+    });
+    expect(final.output_text).toBe("final: windy");
+    expectResultSentToVendor("windy");
+    const messages = vendor.requests.at(-1)?.body.messages as { role: string; content: unknown }[];
+    expect(messages.find((m) => m.role === "user")).toMatchObject({ content: "Weather in Lyon?" });
+  });
+
   it("responses.create stream with tools (function_call_arguments events) → works", async () => {
     const events = await chargedPerModelCall(1, async () => {
       const stream = await client.responses.create({

@@ -193,6 +193,27 @@ describe("@x402/fetch", () => {
       await expectReconciled(db(), "after an OpenAI call paid by x402");
     });
 
+    it("OpenAI responses.create (x402, no account) → works, charged once, not stored", async () => {
+      const client = new OpenAI({
+        apiKey: "unused",
+        baseURL: `${server.baseUrl}/api/v1`,
+        maxRetries: 0,
+        defaultHeaders: { authorization: null },
+        fetch: agent.fetch,
+      });
+      const before = facilitator.transfers.length;
+      const response = await client.responses.create({ model: slugs.haiku, input: "a haiku about ice" });
+      expect(response.usage).toMatchObject({ charged_cents: PRICE_CENTS, paid_by: "x402" });
+      // Responses are kept per account (decision 054): an x402 payer has none to keep them for.
+      expect(response).toMatchObject({ store: false });
+      expect(facilitator.transfers.length - before).toBe(1);
+      await expect(
+        client.responses.create({ model: slugs.haiku, input: "more", previous_response_id: response.id }),
+      ).rejects.toMatchObject({ status: 400, param: "previous_response_id" });
+      expect(facilitator.transfers.length - before).toBe(1);
+      await expectReconciled(db(), "after a Responses call paid by x402");
+    });
+
     it("OpenAI chat.completions streamed → works, settled once answered, usage says paid_by x402", async () => {
       const client = new OpenAI({
         apiKey: "unused",

@@ -138,10 +138,14 @@ describe("chat completions from an OpenAI-compatible server", () => {
     });
     reply = { status: 401, body: JSON.stringify({ error: { message: "bad key" } }) };
     expect((await failure()).message).toBe("The model provider rejected this server's API key (HTTP 401)");
+    // A rate limit stays a 429 with the provider's wait (none given here: one second).
     reply = { status: 429, body: "{}" };
-    expect((await failure()).message).toBe(
-      "The model provider is rate limiting requests (HTTP 429); try again shortly",
-    );
+    expect(await failure()).toMatchObject({
+      status: 429,
+      code: "upstream_rate_limited",
+      message: "The model provider is rate limiting requests (HTTP 429); retry after 1 s",
+      headers: { "retry-after": "1" },
+    });
     reply = { status: 503, body: "<html>down</html>" };
     expect((await failure()).message).toBe("The model provider failed (HTTP 503)");
   });

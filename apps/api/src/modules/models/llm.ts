@@ -14,6 +14,7 @@ import { Agent, request } from "undici";
 import type { Config } from "../../config.ts";
 import { AppError } from "../../lib/errors.ts";
 import { createUpstreamFetch } from "../../lib/upstream-fetch.ts";
+import { upstreamRateLimited } from "../../lib/upstream-rate-limit.ts";
 import { createChatCompletions } from "./chat-completions.ts";
 import { type CatalogModel, ENV_VAR_FOR_PROVIDER, findModel, type ProviderName } from "./model-catalog.ts";
 import { countTokens } from "./token-count.ts";
@@ -405,28 +406,43 @@ export function createLlmClient(config: Config): LlmClient {
         fail = rej;
       });
       result.catch(() => {});
+      async function* answered() {
+        yield* iterator;
+        if (failure) fail(toUpstreamError(failure, config.llmTimeoutSeconds, Boolean(request.apiKey)));
+        else
+          settle({
+            text,
+            inputTokens: usage.inputTokens ?? 0,
+            outputTokens: usage.outputTokens ?? 0,
+            cachedInputTokens: usage.inputTokenDetails?.cacheReadTokens ?? 0,
+            answeredBy: model.id,
+            ...(calls.size > 0
+              ? {
+                  toolCalls: [...calls.values()].map(({ id, name, arguments: args }) => ({
+                    id,
+                    name,
+                    arguments: args,
+                  })),
+                }
+              : {}),
+          });
+      }
       return {
         chunks: {
-          async *[Symbol.asyncIterator]() {
-            yield* iterator;
-            if (failure) fail(toUpstreamError(failure, config.llmTimeoutSeconds, Boolean(request.apiKey)));
-            else
-              settle({
-                text,
-                inputTokens: usage.inputTokens ?? 0,
-                outputTokens: usage.outputTokens ?? 0,
-                cachedInputTokens: usage.inputTokenDetails?.cacheReadTokens ?? 0,
-                answeredBy: model.id,
-                ...(calls.size > 0
-                  ? {
-                      toolCalls: [...calls.values()].map(({ id, name, arguments: args }) => ({
-                        id,
-                        name,
-                        arguments: args,
-                      })),
-                    }
-                  : {}),
-              });
+          [Symbol.asyncIterator]() {
+            const inner = answered();
+            return {
+              next: () => inner.next(),
+              // Closed before its end (the caller stopped or left): the vendor's request is cancelled
+              // at once, even while it has not answered yet (a generator's own return would wait).
+              return: (value?: unknown) => {
+                controller.abort(new DOMException("stopped", "AbortError"));
+                return inner.return(value as undefined);
+              },
+              [Symbol.asyncIterator]() {
+                return this;
+              },
+            };
           },
         },
         result,
@@ -661,11 +677,7 @@ export function toUpstreamError(error: unknown, timeoutSeconds: number, creatorK
   }
   if (APICallError.isInstance(error)) {
     const status = error.statusCode;
-    if (status === 429)
-      return new AppError(
-        "upstream_failed",
-        "The model provider is rate limiting requests (HTTP 429); try again shortly",
-      );
+    if (status === 429) return upstreamRateLimited(error.responseHeaders);
     if (status === 401 || status === 403) {
       return new AppError(
         "upstream_failed",

@@ -199,9 +199,11 @@ describe("calls through each provider", () => {
       .split("\n\n")
       .filter((b) => b.startsWith("data: "))
       .map((b) => JSON.parse(b.slice(6)));
-    expect(events.map((e) => e.event)).toEqual(["message", "message_end"]);
-    expect(events[0].answer).toBe("hook got ping");
-    expect(events[1].metadata.usage).toMatchObject({ input_tokens: 4, output_tokens: 6, total_tokens: 10 });
+    // The first event, sent at once, carries the task id and no text yet.
+    expect(events.map((e) => e.event)).toEqual(["message", "message", "message_end"]);
+    expect(events[0]).toMatchObject({ answer: "", task_id: events[1].task_id });
+    expect(events[1].answer).toBe("hook got ping");
+    expect(events[2].metadata.usage).toMatchObject({ input_tokens: 4, output_tokens: 6, total_tokens: 10 });
   });
 });
 
@@ -227,6 +229,30 @@ describe("provider failures", () => {
     });
     expect(slow.status).toBe(504);
     expect(Date.now() - started).toBeLessThan(4000);
+  });
+
+  it("passes a provider's 429 on as a 429 with its Retry-After, in Dify's shape, charging nothing", async () => {
+    const slug = await world.workflowApp("dify", {
+      base_url: `${world.providers.url}/dify/v1`,
+      api_key: "app-dify-key-9999",
+      app_type: "chat",
+    });
+    const wallet = async () => (await world.consumer.api("GET", "/api/wallet/")).body.balance_micros;
+    const before = await wallet();
+    world.providers.set("rate429");
+    try {
+      const limited = await world.consumer.api("POST", `/api/app/${slug}/chat-messages`, {
+        auth: world.consumerKey,
+        body: { query: "x" },
+      });
+      expect(limited.status).toBe(429);
+      expect(limited.headers.get("retry-after")).toBe("3");
+      expect(limited.body).toMatchObject({ code: "rate_limit_error", status: 429 });
+      expect(limited.body.message).toBe("Dify is rate limiting requests (HTTP 429); retry after 3 s");
+      expect(await wallet()).toBe(before);
+    } finally {
+      world.providers.set("ok");
+    }
   });
 
   it("refuses private provider URLs when ALLOW_PRIVATE_UPSTREAMS is off, without connecting", async () => {

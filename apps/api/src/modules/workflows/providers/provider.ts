@@ -3,6 +3,7 @@ import type { ConfigSchema } from "@promptmint/contracts";
 import { AppError } from "../../../lib/errors.ts";
 import { createLookupCache } from "../../../lib/lookup-cache.ts";
 import type { SafeFetch, SafeResponse } from "../../../lib/safe-fetch.ts";
+import { upstreamRateLimited } from "../../../lib/upstream-rate-limit.ts";
 
 export type ConfigValues = Record<string, string | number | boolean>;
 
@@ -68,9 +69,11 @@ export function upstreamFacts<V>(): (
     cache.get(createHash("sha256").update(identity.join("\u0000")).digest("hex"), load);
 }
 
-/** A provider's error answer becomes a 502 carrying its status and message. */
+/** A provider's error answer becomes a 502 carrying its status and message (a 429 stays a 429). */
 export async function ensureOk(response: SafeResponse, providerName: string): Promise<void> {
   if (response.status >= 200 && response.status < 300) return;
+  // A rate limit is passed on as one, with the wait the provider asked for (nothing is charged).
+  if (response.status === 429) throw upstreamRateLimited(Object.fromEntries(response.headers), providerName);
   const text = await response.text().catch(() => "");
   let message = text.slice(0, 300);
   try {
