@@ -392,8 +392,11 @@ describe("@x402/fetch", () => {
       expect(again.headers.get("idempotent-replayed")).toBe("true");
       expect((await again.json()).id).toBe(firstBody.id);
       expect(facilitator.transfers.filter((t) => t.from === retrying.address)).toHaveLength(1);
-      const rows = await paymentsOf(retrying.address);
-      expect(rows.map((row) => row.status).sort()).toEqual(["failed", "settled"]);
+      // The unused payment is marked failed once the replay's answer has gone (the response hook
+      // runs after the body is sent), so the test waits for it rather than racing it.
+      await expect
+        .poll(async () => (await paymentsOf(retrying.address)).map((row) => row.status).sort())
+        .toEqual(["failed", "settled"]);
       await expectReconciled(db(), "after an Idempotency-Key retry paid by x402");
     });
 
