@@ -33,6 +33,8 @@ export async function placeHold(
   options: HoldRequest & {
     /** The payer's wallet and held account ids, when the caller already knows them. */
     accounts?: { wallet: string; held: string };
+    /** The most to hold (a lease of several prices); the price when not given. */
+    leaseCents?: number;
   },
 ): Promise<string> {
   const accounts = options.accounts ?? {
