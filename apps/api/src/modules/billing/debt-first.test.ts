@@ -1,3 +1,4 @@
+import { readFile } from "node:fs/promises";
 import { sql } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type Database, type DatabaseHandle, queryRows } from "../../db/client.ts";
@@ -151,30 +152,31 @@ describe("money into the wallet of a payer in debt", () => {
     expect(await money(payer)).toEqual({ wallet: 40 * CENT, held: 0, debt: 0 });
   });
 
-  it("the reconcile names a wallet holding money beside its owner's debt", async () => {
+  it("the reconcile names a wallet holding money beside its owner's debt; the upgrade (0039) pays it from the wallet", async () => {
     const payer = await user();
     await topUp(payer, 100);
-    const [wallet, debt, clearing] = [
-      await accountFor(db, "wallet", payer),
-      await accountFor(db, DEBT, payer),
-      await accountFor(db, "clearing", null),
-    ];
-    // Posted by hand, as no money path does: a debt of 10¢ beside the 100¢ in the wallet.
-    const post = (reference: string, entries: { accountId: string; amountMicros: number }[]) =>
-      postTransaction(db, { kind: "reversal", reference, description: "test", entries });
-    await post("test-debt", [
-      { accountId: debt, amountMicros: -10 * CENT },
-      { accountId: clearing, amountMicros: 10 * CENT },
-    ]);
-    try {
-      const report = await reconcile(db);
-      expect(report.walletsBesideDebts).toEqual([payer]);
-      expect(report.ok).toBe(false);
-    } finally {
-      await post("debt:test-debt", [
-        { accountId: wallet, amountMicros: -10 * CENT },
-        { accountId: debt, amountMicros: 10 * CENT },
-      ]);
-    }
+    const [debt, clearing] = [await accountFor(db, DEBT, payer), await accountFor(db, "clearing", null)];
+    // Posted by hand, as no money path does any more: a debt of 10¢ beside the 100¢ in the wallet.
+    await postTransaction(db, {
+      kind: "reversal",
+      reference: "test-debt",
+      description: "test",
+      entries: [
+        { accountId: debt, amountMicros: -10 * CENT },
+        { accountId: clearing, amountMicros: 10 * CENT },
+      ],
+    });
+    const report = await reconcile(db);
+    expect(report.walletsBesideDebts).toEqual([payer]);
+    expect(report.ok).toBe(false);
+    const upgrade = await readFile(
+      new URL("../../db/migrations/0039_debts_paid_from_wallets.sql", import.meta.url),
+      "utf8",
+    );
+    await db.execute(sql.raw(upgrade));
+    expect(await money(payer)).toEqual({ wallet: 90 * CENT, held: 0, debt: 0 });
+    // Run again (nothing beside a debt any more), it moves nothing.
+    await db.execute(sql.raw(upgrade));
+    expect(await money(payer)).toEqual({ wallet: 90 * CENT, held: 0, debt: 0 });
   });
 });
