@@ -84,7 +84,7 @@ it("leaves the pools' connections open with the paid path's statements prepared 
   expect(names).toEqual(
     expect.arrayContaining([
       "pm_take_payment_v6",
-      "pm_close_hold_v2",
+      "pm_close_hold_v4",
       "pm_record_batch_v8",
       "pm_reserve_key_spend_v1",
     ]),
@@ -125,7 +125,7 @@ it("leaves the pools' connections open with the paid path's statements prepared 
     }
     // The rehearsal's calls closed no hold (a close locks the platform's fee accounts until the
     // rollback): the close statement ran only its six planning runs on each connection.
-    const close = plans.find((p) => p.name === "pm_close_hold_v2");
+    const close = plans.find((p) => p.name === "pm_close_hold_v4");
     expect((close?.custom ?? 0) + (close?.generic ?? 0)).toBe(6);
   }
   // A second warm-up finds them prepared already: nothing is parsed twice on a connection.

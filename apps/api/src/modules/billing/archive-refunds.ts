@@ -9,6 +9,7 @@ import {
   subscriptions,
 } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
+import { settleDebt } from "./debts.ts";
 import { centsToMicros, formatMicros, splitFee } from "./money.ts";
 import { creditPaymentToWallet } from "./plan-payments.ts";
 import { accountFor, InsufficientFunds, postTransaction } from "./postings.ts";
@@ -133,6 +134,8 @@ async function refundUnusedPeriod(
       { accountId: await accountFor(tx, "wallet", subscription.subscriberId), amountMicros: total },
     ],
   });
+  // Like any money into a wallet, it pays what the subscriber owes first (decision 028).
+  await settleDebt(tx, subscription.subscriberId, `archived-app-refund:${subscription.id}`);
 }
 
 /** What the current period paid the creator's earnings and the platform's fee. */

@@ -25,6 +25,12 @@ export interface ReconcileReport extends CallChecks {
   mismatchedChargebacks: string[];
   /** x402 payments whose settlement, call, charge and posting disagree (agent-payments/x402-checks.ts). */
   mismatchedX402Payments: string[];
+  /**
+   * Users whose wallet holds money while they are in debt (decision 028: money into a wallet pays
+   * its owner's debt first, so the two never stand side by side; such a payer would be refused
+   * `account_in_debt` with money in the wallet).
+   */
+  walletsBesideDebts: string[];
   ok: boolean;
 }
 
@@ -37,6 +43,7 @@ export function reconcileLists(report: ReconcileReport): Record<string, unknown[
     mismatchedHeld,
     mismatchedChargebacks,
     mismatchedX402Payments,
+    walletsBesideDebts,
   } = report;
   const calls: CallChecks = {
     unchargedSuccesses: report.unchargedSuccesses,
@@ -54,6 +61,7 @@ export function reconcileLists(report: ReconcileReport): Record<string, unknown[
     mismatchedHeld,
     mismatchedChargebacks,
     mismatchedX402Payments,
+    walletsBesideDebts,
     ...calls,
   };
 }
@@ -130,6 +138,13 @@ export async function reconcile(db: Database): Promise<ReconcileReport> {
         where c.reference not like 'upgrade:%' and not exists (
           select 1 from ledger_transactions t where t.kind = 'reversal' and t.reference = c.reference)`,
   );
+  const walletsBesideDebts = await queryRows<{ owner_id: string }>(
+    db,
+    sql`select w.owner_id::text from ledger_accounts w
+        join ledger_accounts d on d.kind = 'debt' and d.owner_id = w.owner_id
+        where w.kind = 'wallet' and w.balance_micros > 0 and d.balance_micros < 0
+        order by w.owner_id`,
+  );
   const mismatches = rows
     .filter((row) => row.balance !== row.entries)
     .map((row) => ({
@@ -153,6 +168,7 @@ export async function reconcile(db: Database): Promise<ReconcileReport> {
     mismatchedHeld: mismatchedHeld.map((row) => row.id),
     mismatchedChargebacks: mismatchedChargebacks.map((row) => row.id),
     mismatchedX402Payments: x402,
+    walletsBesideDebts: walletsBesideDebts.map((row) => row.owner_id),
     ok:
       mismatches.length === 0 &&
       unbalancedTransactions.length === 0 &&
@@ -160,6 +176,7 @@ export async function reconcile(db: Database): Promise<ReconcileReport> {
       mismatchedHeld.length === 0 &&
       mismatchedChargebacks.length === 0 &&
       x402.length === 0 &&
+      walletsBesideDebts.length === 0 &&
       ledgerTotal === 0 &&
       callsReconciled(calls),
   };

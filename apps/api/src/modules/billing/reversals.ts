@@ -13,7 +13,7 @@ import {
 } from "../../db/schema/index.ts";
 import { type Actor, writeAudit } from "../admin/audit.ts";
 import { recallHolds } from "./call-payment/holds.ts";
-import { DEBT, lockAccounts, lockedBalance } from "./debts.ts";
+import { DEBT, lockAccounts, lockedBalance, settleDebt } from "./debts.ts";
 import { mulDiv, replayLot, splitExactly } from "./lots.ts";
 import { centsToMicros, dollars, formatMicros } from "./money.ts";
 import { creditPaymentToWallet, type PaymentRow } from "./plan-payments.ts";
@@ -281,14 +281,20 @@ async function moveWalletPayment(tx: Database, payment: PaymentRow, deltaCents: 
     platformFee: await accountFor(tx, "platform_fee", null),
     platformDebt: await accountFor(tx, DEBT, null),
   };
-  const creatorAccounts = new Map<string, { earnings: string; debt: string }>();
+  // A creator's wallet is locked with their earnings and debt: a debt this move makes is paid
+  // from it before the move commits (settleIndebted).
+  const creatorAccounts = new Map<string, { earnings: string; debt: string; wallet: string }>();
   const creatorAccountsOf = async (creatorIds: string[]) => {
     const added: string[] = [];
     for (const id of creatorIds) {
       if (creatorAccounts.has(id)) continue;
-      const pair = { earnings: await accountFor(tx, "earnings", id), debt: await accountFor(tx, DEBT, id) };
+      const pair = {
+        earnings: await accountFor(tx, "earnings", id),
+        debt: await accountFor(tx, DEBT, id),
+        wallet: await accountFor(tx, "wallet", id),
+      };
       creatorAccounts.set(id, pair);
-      added.push(pair.earnings, pair.debt);
+      added.push(pair.earnings, pair.debt, pair.wallet);
     }
     return added;
   };
@@ -407,7 +413,18 @@ async function moveWalletPayment(tx: Database, payment: PaymentRow, deltaCents: 
     entries: move.entries(),
   });
   if (rows.length > 0) await tx.insert(chargebackParts).values(rows);
+  await settleIndebted(tx, indebted, reference);
   return indebted;
+}
+
+/**
+ * Whoever a reversal put in debt pays it at once from what their wallet holds (decision 028:
+ * money never stays in a wallet beside its owner's debt): the payer's other top-ups, when the
+ * debt is what open leases set aside from this one; a creator's own wallet. Their accounts are
+ * already locked by the reversal. Each payment has its own reference (`debt:<reversal>:<user>`).
+ */
+async function settleIndebted(tx: Database, userIds: string[], reference: string): Promise<void> {
+  for (const userId of new Set(userIds)) await settleDebt(tx, userId, `${reference}:${userId}`);
 }
 
 /** What earlier reversals of this payment took (positive) net of what they gave back, by party. */
@@ -539,14 +556,23 @@ async function movePlanPayment(
   const insideHold = paid !== undefined && paid.createdAt.getTime() > Date.now() - payoutHoldMs;
   const creatorOwner = insideHold ? creatorId : null;
   if (deltaCents > 0) {
+    // The creator's wallet is locked with their earnings and debt (before the platform's), so
+    // a debt this makes is paid from it in the same order of locks (settleIndebted).
+    if (insideHold && creatorId)
+      await lockAccounts(tx, [
+        await accountFor(tx, "earnings", creatorId),
+        await accountFor(tx, DEBT, creatorId),
+        await accountFor(tx, "wallet", creatorId),
+      ]);
     // Past the hold the creator may have been paid: the platform bears it, as its debt (a loss).
     const fromCreator = insideHold
       ? await takeFrom(tx, creatorOwner, "earnings", net)
       : { entries: [{ accountId: await accountFor(tx, DEBT, null), amountMicros: -net }], debt: 0 };
     const fromPlatform = await takeFrom(tx, null, "platform_fee", fee);
+    const reference = `${payment.id}:${randomUUID()}`;
     await postTransaction(tx, {
       kind: "reversal",
-      reference: `${payment.id}:${randomUUID()}`,
+      reference,
       description: `Plan payment of ${dollars(payment.amountCents)} refunded or disputed: ${dollars(deltaCents)} taken back${insideHold ? " from the creator's earnings" : " (past the payout hold: the platform's loss)"}`,
       entries: mergeEntries([
         { accountId: clearing, amountMicros: amount },
@@ -554,7 +580,9 @@ async function movePlanPayment(
         ...fromPlatform.entries,
       ]),
     });
-    return insideHold && creatorId && fromCreator.debt > 0 ? [creatorId] : [];
+    const indebted = insideHold && creatorId && fromCreator.debt > 0 ? [creatorId] : [];
+    await settleIndebted(tx, indebted, reference);
+    return indebted;
   }
   // Past the hold both parts are the platform's: one give-back, so its debt is read once.
   const toCreator = insideHold ? await giveTo(tx, creatorOwner, "earnings", net) : [];

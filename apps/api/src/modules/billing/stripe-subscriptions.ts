@@ -9,6 +9,7 @@ import {
   subscriptions,
 } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
+import { settleDebt } from "./debts.ts";
 import { postPlanPayment } from "./plan-payments.ts";
 import { accountFor, postTopUp } from "./postings.ts";
 import type { StripeGateway } from "./stripe-gateway.ts";
@@ -70,13 +71,16 @@ export async function applyInvoicePaid(db: Database, invoice: Stripe.Invoice, fe
     !["active", "incomplete"].includes(row.status) &&
     (plan.archivedAt !== null || (await hasOtherLiveSubscription(db, row)));
   if (staysEnded) {
-    if (invoice.amount_paid > 0 && invoice.id)
+    if (invoice.amount_paid > 0 && invoice.id) {
       await postTopUp(db, {
         userId: row.subscriberId,
         amountCents: invoice.amount_paid,
         reference: invoice.id,
         description: `Plan '${plan.name}' card payment credited to your wallet: the subscription had ended`,
       });
+      // Like any money into a wallet, it pays what the subscriber owes first (decision 028).
+      await settleDebt(db, row.subscriberId, invoice.id);
+    }
     return;
   }
   const periodTransactionId =

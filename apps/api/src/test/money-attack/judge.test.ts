@@ -34,6 +34,7 @@ const clean: ReconcileReport = {
   mismatchedHeld: [],
   mismatchedChargebacks: [],
   mismatchedX402Payments: [],
+  walletsBesideDebts: [],
   ok: true,
   unchargedSuccesses: [],
   doubleCovered: [],

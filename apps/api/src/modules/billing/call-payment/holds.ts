@@ -33,6 +33,8 @@ export async function placeHold(
   options: HoldRequest & {
     /** The payer's wallet and held account ids, when the caller already knows them. */
     accounts?: { wallet: string; held: string };
+    /** The most to hold (a lease of several prices); the price when not given. */
+    leaseCents?: number;
   },
 ): Promise<string> {
   const accounts = options.accounts ?? {
@@ -352,16 +354,20 @@ export async function closeHold(db: Database, holdId: string): Promise<boolean> 
  * The close in one statement (decision 020). The hold's accounts are locked first, in id order,
  * like every other posting, so it cannot deadlock with one. Then the hold
  * row is updated, under its row lock, so a call still spending from it either committed before
- * (and is posted here) or finds it closed (and is not charged). Then up to two transactions with
- * their entries, each account moved once (never below zero). A fully spent hold closes as
- * settled, any other as released. It commits without waiting for the WAL flush, like the hold
- * itself: everything it posts is derived from what the calls' synchronous commits made durable
- * (`settled_micros`, `fee_micros`, `model_cost_micros`, `calls`), so a close lost in a crash leaves the hold open, and
- * the sweeper closes it again. The guard divides by zero, aborting the statement, when an
- * account is missing or a balance could not move.
+ * (and is posted here) or finds it closed (and is not charged). Then up to three transactions with
+ * their entries, each account moved once (never below zero): what its calls spent (`settle`), the
+ * unspent rest back to the wallet (`release`), and, when the payer is in debt, the debt paid
+ * from the wallet before anything stays there (`reversal`, reference `debt:<hold>`, decision
+ * 028: money coming back to a wallet pays its owner's debt first, as a top-up does; a lease a
+ * chargeback recalled is the usual case). A fully spent hold closes as settled, any other as
+ * released. It commits without waiting for the WAL flush, like the hold itself: everything it
+ * posts is derived from what the calls' synchronous commits made durable (`settled_micros`,
+ * `fee_micros`, `model_cost_micros`, `calls`) and the balances it locked, so a close lost in a
+ * crash leaves the hold open, and the sweeper closes it again. The guard divides by zero,
+ * aborting the statement, when an account is missing or a balance could not move.
  */
 const closeHoldStatement = preparedStatement<{ closed: number; guard: number }>(
-  "pm_close_hold_v2",
+  "pm_close_hold_v4",
   `with target as (
      select payer_id, creator_id from holds where id = $1::uuid and status = 'held'
    ), acct as (
@@ -370,42 +376,55 @@ const closeHoldStatement = preparedStatement<{ closed: number; guard: number }>(
        (select a.id from ledger_accounts a where a.kind = 'held' and a.owner_id = t.payer_id) as held,
        (select a.id from ledger_accounts a where a.kind = 'earnings' and a.owner_id = t.creator_id) as earnings,
        (select a.id from ledger_accounts a where a.kind = 'platform_fee' and a.owner_id is null) as platform,
-       (select a.id from ledger_accounts a where a.kind = 'model_cost' and a.owner_id is null) as model
+       (select a.id from ledger_accounts a where a.kind = 'model_cost' and a.owner_id is null) as model,
+       (select a.id from ledger_accounts a where a.kind = 'debt' and a.owner_id = t.payer_id) as debt
      from target t
    ), first as (
-     select id from ledger_accounts
+     select id, balance_micros from ledger_accounts
      where id in (select wallet from acct union all select held from acct
                   union all select earnings from acct union all select platform from acct
-                  union all select model from acct)
+                  union all select model from acct union all select debt from acct)
      order by id for update
    ), h as (
      update holds set status = case when settled_micros = amount_micros then 'settled' else 'released' end,
        closed_at = now()
      where id = $1::uuid and status = 'held' and (select count(*) from first) >= 0
      returning id, payer_id, creator_id, amount_micros, settled_micros, fee_micros, model_cost_micros, calls
+   ), owed as (
+     -- What the payer's debt takes of the wallet once the release is in it: balances as locked.
+     select least(
+       greatest(0, -coalesce((select f.balance_micros from first f where f.id = acct.debt), 0)),
+       coalesce((select f.balance_micros from first f where f.id = acct.wallet), 0)
+         + h.amount_micros - h.settled_micros) as amount
+     from h, acct
    ), tx as (
-     select 'settle' as kind,
+     select 'settle' as kind, h.id::text as reference,
        case when h.calls = 1 then '1 paid call' else h.calls || ' paid calls' end as description
      from h where h.settled_micros > 0
      union all
-     select 'release',
+     select 'release', h.id::text,
        case when h.settled_micros > 0 then 'Released: what a lease''s calls did not spend'
             else 'Released: the call was not completed' end
      from h where h.amount_micros > h.settled_micros
+     union all
+     select 'reversal', 'debt:' || h.id::text, 'Debt settled from your wallet (money a lease gave back)'
+     from h, owed where owed.amount > 0
    ), posted as (
      insert into ledger_transactions (kind, reference, description)
-     select tx.kind, h.id::text, tx.description from tx, h
+     select tx.kind, tx.reference, tx.description from tx
      returning id, kind
    ), moves as (
-     select posted.id as transaction_id, m.account_id, m.delta
-     from posted, h, acct
+     select posted.id as transaction_id, m.kind, m.account_id, m.delta
+     from posted, h, acct, owed
      cross join lateral (values
        ('settle', acct.held, -h.settled_micros),
        ('settle', acct.earnings, h.settled_micros - h.fee_micros - h.model_cost_micros),
        ('settle', acct.platform, h.fee_micros),
        ('settle', acct.model, h.model_cost_micros),
        ('release', acct.held, h.settled_micros - h.amount_micros),
-       ('release', acct.wallet, h.amount_micros - h.settled_micros)) as m(kind, account_id, delta)
+       ('release', acct.wallet, h.amount_micros - h.settled_micros),
+       ('reversal', acct.wallet, -owed.amount),
+       ('reversal', acct.debt, owed.amount)) as m(kind, account_id, delta)
      where m.kind = posted.kind and m.delta <> 0
    ), totals as (
      select account_id as id, sum(delta)::bigint as delta from moves group by account_id
@@ -414,8 +433,11 @@ const closeHoldStatement = preparedStatement<{ closed: number; guard: number }>(
    ), moved as (
      ${moveBalancesSql("totals", "locked")}
    ), entries as (
+     -- The debt's payment after the release, in entry id order: the wallet's replay (lots.ts)
+     -- returns the release to its lots before the payment takes from the oldest.
      insert into ledger_entries (transaction_id, account_id, amount_micros)
      select transaction_id, account_id, delta from moves where account_id is not null
+     order by kind = 'reversal'
      returning 1
    )
    select (select count(*) from h)::int as closed,
