@@ -2,7 +2,6 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import fastifyMultipart from "@fastify/multipart";
 import fastifySwagger from "@fastify/swagger";
-import fastifySwaggerUi from "@fastify/swagger-ui";
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
@@ -68,6 +67,7 @@ import { promptsRoutes } from "./modules/prompts/prompts.routes.ts";
 import { runtimeConfigRoutes, systemRoutes } from "./modules/system/system.routes.ts";
 import { workflowsRoutes } from "./modules/workflows/workflows.routes.ts";
 import { seedWorkflowProviders } from "./modules/workflows/workflows.service.ts";
+import { pagesRoutes } from "./pages/pages.routes.ts";
 import { buildServices, type Services } from "./services.ts";
 import { type WarmUpReport, warmUp } from "./warm-up.ts";
 import { registerWeb, webDist } from "./web.ts";
@@ -133,6 +133,8 @@ export async function buildServer(options: BuildAppOptions): Promise<Server> {
   });
 
   await registerApiDocs(app, config);
+  // The API reference (/api/docs) and the server-rendered pages' shared files.
+  await app.register(pagesRoutes);
   const { embedded } = services.identity;
   if (embedded)
     await app.register(identityRoutes, {
@@ -339,13 +341,6 @@ async function registerApiDocs(app: ReturnType<typeof createFastify>, config: Co
   const documentForPeople = () =>
     (publicDocument ??= publicApiDocument(app.swagger() as unknown as Record<string, unknown>));
   app.addHook("onReady", async () => void documentForPeople());
-  await app.register(fastifySwaggerUi, {
-    routePrefix: "/api/docs",
-    transformSpecification: documentForPeople,
-    transformSpecificationClone: false,
-    // Tags folded: the page opens at once on the list of sections, the gateway first.
-    uiConfig: { docExpansion: "none", deepLinking: true, defaultModelsExpandDepth: 0 },
-  });
   app.get(
     "/api/openapi.json",
     { schema: { hide: true, querystring: z.object({ internal: z.literal("true").optional() }) } },

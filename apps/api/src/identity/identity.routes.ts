@@ -20,11 +20,8 @@ import { interactionPolicy } from "./interaction-policy.ts";
 import { renderConsentPage, renderErrorPage, renderSignInPage, renderSignUpPage } from "./pages.ts";
 
 const assetsDir = path.join(path.dirname(fileURLToPath(import.meta.url)), "assets");
+// The pages' stylesheet is the shared page shell's (pages/pages.routes.ts).
 const assets = new Map([
-  [
-    "identity.css",
-    { type: "text/css; charset=utf-8", body: readFileSync(path.join(assetsDir, "identity.css")) },
-  ],
   [
     "sign-out.js",
     { type: "text/javascript; charset=utf-8", body: readFileSync(path.join(assetsDir, "sign-out.js")) },

@@ -1,26 +1,11 @@
 /** Server-rendered pages of the embedded issuer. No inline script or style, so a strict CSP holds. */
 
 import { escapeHtml } from "../lib/html.ts";
+import { pageShell } from "../pages/page-shell.ts";
 
-export function layout(title: string, body: string, scripts: string[] = []): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)} · Promptmint</title>
-<link rel="stylesheet" href="/oidc/assets/identity.css">
-${scripts.map((src) => `<script src="${src}" defer></script>`).join("\n")}
-</head>
-<body>
-<main class="shell">
-  <a class="brand" href="/"><span class="mark" aria-hidden="true">P</span>Promptmint</a>
-  <section class="card">${body}</section>
-  <p class="foot">Secured by Promptmint ID</p>
-</main>
-</body>
-</html>`;
-}
+/** A page of the issuer: the shared page shell, signed by Promptmint ID. */
+export const layout = (title: string, body: string, scripts: string[] = []) =>
+  pageShell({ title, body, scripts, foot: "Secured by Promptmint ID" });
 
 export function field(options: {
   name: string;

@@ -78,7 +78,8 @@ describe("security headers", () => {
       ["GET /healthz", await get("/healthz")],
       ["issuer discovery", await get("/oidc/.well-known/openid-configuration")],
       ["sign-in page (expired session)", signInPage],
-      ["API docs", await get("/api/docs/static/index.html")],
+      ["API docs", await get("/api/docs")],
+      ["API docs' script", await get("/api/docs/js/scalar.js")],
       [
         "gateway stream",
         await get(`/api/app/${slug}/completion-messages`, {

@@ -2,6 +2,7 @@ import { eq } from "drizzle-orm";
 import { afterEach, describe, expect, it } from "vitest";
 import { users } from "../../db/schema/index.ts";
 import { MICROS_PER_CENT } from "../../lib/money.ts";
+import { PAGE_SHELL_CSS } from "../../pages/page-shell.ts";
 import { type Caller, createCaller } from "../../test/caller.ts";
 import { useTestServer } from "../../test/use-test-server.ts";
 import { reconcile } from "../billing/reconcile.ts";
@@ -26,6 +27,11 @@ async function onboard(caller: Caller, bank: "succeeds" | "fails"): Promise<Resp
   const html = await page.text();
   expect(html).toContain("Test bank account: succeeds payouts");
   expect(html).toContain("Sandbox payouts — no real money moves");
+  // The sign-in pages' shell: their stylesheet, no inline style or script for the CSP to refuse.
+  expect(html).toContain(`<link rel="stylesheet" href="${PAGE_SHELL_CSS}">`);
+  expect(html).toContain('<a class="brand" href="/">');
+  expect(html).not.toMatch(/<style|<script|\sstyle=/);
+  expect(page.headers.get("content-security-policy")).toMatch(/script-src 'self';/);
   return submitBank(link.body.url, bank);
 }
 

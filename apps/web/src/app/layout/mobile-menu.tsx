@@ -1,5 +1,6 @@
 import { KeyRound, LogOut, UserRound } from "lucide-react";
 import { NavLink } from "react-router";
+import { ApiReferenceLink } from "../../components/ui/api-reference-link";
 import { cn } from "../../lib/cn";
 import type { SessionIdentity } from "../../lib/profile-query";
 import { NAV_ITEMS, type NavItem } from "./nav-items";
@@ -58,6 +59,13 @@ export function MobileMenu({
               <KeyRound className="size-4" aria-hidden="true" />
               API Keys
             </NavLink>
+          </li>
+          <li>
+            <ApiReferenceLink
+              look="plain"
+              className={linkClasses({ isActive: false })}
+              onClick={onNavigate}
+            />
           </li>
           <li>
             <button

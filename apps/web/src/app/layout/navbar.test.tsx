@@ -64,7 +64,7 @@ describe("navigation bar", () => {
     await waitFor(() => expect(screen.getByRole("button", { name: "User menu" }).textContent).toBe("Z"));
   });
 
-  it("opens the user menu with Profile, API Keys, Wallet, Analytics and Sign out", async () => {
+  it("opens the user menu with Profile, API Keys, Wallet, Analytics, API reference and Sign out", async () => {
     stubSignedInApi();
     const { router } = renderRoute("/dashboard", { auth: createTestAuth("signed-in") });
 
@@ -74,7 +74,9 @@ describe("navigation bar", () => {
       within(menu)
         .getAllByRole("menuitem")
         .map((item) => item.textContent),
-    ).toEqual(["Profile", "API Keys", "Wallet", "Analytics", "Sign out"]);
+    ).toEqual(["Profile", "API Keys", "Wallet", "Analytics", "API reference", "Sign out"]);
+    const reference = within(menu).getByRole("menuitem", { name: "API reference" });
+    expect([reference.tagName, reference.getAttribute("href")]).toEqual(["A", "/api/docs"]);
 
     await userEvent.click(within(menu).getByRole("menuitem", { name: "Profile" }));
     await waitFor(() => expect(currentPath(router)).toBe("/profile"));
@@ -160,7 +162,10 @@ describe("navigation bar", () => {
       "Wallet",
       "Profile",
       "API Keys",
+      "API reference",
     ]);
+    // The API server's page: a plain link, a full page load.
+    expect(within(panel).getByRole("link", { name: "API reference" }).getAttribute("href")).toBe("/api/docs");
     expect(within(panel).getByRole("button", { name: "Sign out" })).toBeDefined();
 
     await userEvent.click(within(panel).getByRole("link", { name: "Profile" }));

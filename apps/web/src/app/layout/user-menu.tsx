@@ -1,6 +1,7 @@
 import * as DropdownMenu from "@radix-ui/react-dropdown-menu";
 import { BarChart3, KeyRound, LogOut, UserRound, Wallet } from "lucide-react";
 import { Link } from "react-router";
+import { ApiReferenceLink } from "../../components/ui/api-reference-link";
 import type { SessionIdentity } from "../../lib/profile-query";
 import { UserAvatar } from "./user-avatar";
 
@@ -15,7 +16,7 @@ const itemClasses =
   "flex cursor-pointer select-none items-center gap-2.5 rounded-md px-2.5 py-2 text-sm text-slate-700 outline-none " +
   "data-[highlighted]:bg-slate-100 data-[highlighted]:text-slate-900";
 
-/** The avatar button with Profile, API Keys, Wallet, Analytics and Sign out (keyboard: Enter/Space, arrows, Esc). */
+/** The avatar button with Profile, API Keys, Wallet, Analytics, API reference and Sign out (keyboard: Enter/Space, arrows, Esc). */
 export function UserMenu({ identity, onSignOut }: { identity: SessionIdentity; onSignOut: () => void }) {
   return (
     <DropdownMenu.Root modal={false}>
@@ -44,6 +45,9 @@ export function UserMenu({ identity, onSignOut }: { identity: SessionIdentity; o
               </Link>
             </DropdownMenu.Item>
           ))}
+          <DropdownMenu.Item asChild className={itemClasses}>
+            <ApiReferenceLink look="plain" className="[&>svg]:text-slate-400" />
+          </DropdownMenu.Item>
           <DropdownMenu.Separator className="my-1 h-px bg-slate-100" />
           <DropdownMenu.Item className={itemClasses} onSelect={onSignOut}>
             <LogOut className="size-4 text-slate-400" aria-hidden="true" />

@@ -1,5 +1,6 @@
 import type { Application } from "@promptmint/contracts";
 import { CreditCard, FlaskConical, Settings2 } from "lucide-react";
+import { ApiReferenceLink } from "../../components/ui/api-reference-link";
 import { ButtonLink } from "../../components/ui/button";
 import { Card, CardBody, CardHeader } from "../../components/ui/card";
 import { CopyButton } from "../../components/ui/copy-button";
@@ -50,6 +51,7 @@ export function ApiEndpointCard({ application }: { application: Application }) {
             <CreditCard className="size-4" aria-hidden="true" />
             Plans &amp; Billing
           </ButtonLink>
+          <ApiReferenceLink />
         </div>
       </CardBody>
     </Card>

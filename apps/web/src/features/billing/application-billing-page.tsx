@@ -2,6 +2,7 @@ import type { Package } from "@promptmint/contracts";
 import { Wallet } from "lucide-react";
 import { useState } from "react";
 import { useParams } from "react-router";
+import { ApiReferenceLink } from "../../components/ui/api-reference-link";
 import { ButtonLink } from "../../components/ui/button";
 import { ErrorBox } from "../../components/ui/error-box";
 import { PageContainer } from "../../components/ui/page-container";
@@ -45,10 +46,13 @@ export function ApplicationBillingPage() {
           </>
         }
         actions={
-          <ButtonLink to="/wallet" variant="secondary" size="sm">
-            <Wallet className="size-4" aria-hidden="true" />
-            Wallet
-          </ButtonLink>
+          <>
+            <ButtonLink to="/wallet" variant="secondary" size="sm">
+              <Wallet className="size-4" aria-hidden="true" />
+              Wallet
+            </ButtonLink>
+            <ApiReferenceLink />
+          </>
         }
       />
 

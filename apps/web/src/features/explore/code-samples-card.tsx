@@ -1,3 +1,4 @@
+import { ApiReferenceLink } from "../../components/ui/api-reference-link";
 import { Card, CardBody, CardHeader } from "../../components/ui/card";
 import { CopyButton } from "../../components/ui/copy-button";
 import { Tabs, TabsContent, TabsList, TabsTrigger } from "../../components/ui/tabs";
@@ -16,11 +17,7 @@ export function CodeSamplesCard({ target }: { target: AppCallTarget }) {
             <a href="/api-keys" className="font-medium text-brand-600 hover:text-brand-700">
               API Keys
             </a>
-            . Every endpoint is described in the{" "}
-            <a href="/api/docs" className="font-medium text-brand-600 hover:text-brand-700">
-              API docs
-            </a>
-            .
+            . Every endpoint is described in the <ApiReferenceLink look="text" />.
           </>
         }
       />
