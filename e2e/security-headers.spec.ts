@@ -35,7 +35,7 @@ test("the SPA, the sign-up page and the API docs run under the strict CSP withou
   const callback = await page.request.get("/auth/callback");
   expect(callback.headers()["content-security-policy"]).toMatch(/frame-ancestors 'self'$/);
 
-  // The API reference (Scalar, decision 054) lays out the whole document: slow under trace recording.
+  // The API reference (Scalar, decision 055) lays out the whole document: slow under trace recording.
   await page.goto("/api/docs");
   await expect(page.getByRole("heading", { name: "Promptmint API", level: 1 })).toBeVisible({
     timeout: 45_000,

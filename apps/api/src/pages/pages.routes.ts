@@ -19,7 +19,7 @@ const hidden = { schema: { hide: true } };
  * Server-rendered pages' files, and the API reference at /api/docs: Scalar, whose Fastify
  * integration serves its standalone bundle from node_modules (offline, this origin). Its own
  * page at /api/docs carries an inline script, which the CSP refuses: that page is ours
- * (docs/decisions/054).
+ * (docs/decisions/055).
  */
 export async function pagesRoutes(app: FastifyInstance) {
   app.get<{ Params: { name: string } }>("/pages/assets/:name", hidden, async (request, reply) => {
