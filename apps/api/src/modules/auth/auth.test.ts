@@ -321,7 +321,14 @@ describe("service endpoints", () => {
       Object.keys(doc.paths)
         .filter((p: string) => p.startsWith("/api/v1"))
         .sort(),
-    ).toEqual(["/api/v1/chat/completions", "/api/v1/models", "/api/v1/models/{model}", "/api/v1/responses"]);
+    ).toEqual([
+      "/api/v1/chat/completions",
+      "/api/v1/models",
+      "/api/v1/models/{model}",
+      "/api/v1/responses",
+      "/api/v1/responses/{response_id}",
+      "/api/v1/responses/{response_id}/input_items",
+    ]);
     // The reference at /api/docs reads that same document (pages/pages.test.ts).
     const docs = await fetch(`${server.baseUrl}/api/docs/`);
     expect(docs.status).toBe(200);
