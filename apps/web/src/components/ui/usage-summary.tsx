@@ -1,31 +1,30 @@
 import type { Usage } from "@promptmint/contracts";
 import { formatCents, formatNumber, formatSeconds } from "../../lib/format";
 
-/** Why a call cost nothing, when it did (docs/decisions/029). */
+/** Why a call cost nothing, when it did (docs/decisions/029), on its own line under the figure. */
 const FREE_BECAUSE: Partial<Record<NonNullable<Usage["paid_by"]>, string>> = {
-  plan: " (plan)",
-  owner: " (your app)",
+  plan: "Covered by your plan",
+  owner: "Free: your own app",
 };
 
 /** Token usage of one call: input, output and total tokens, latency, and what it was charged. */
 export function UsageSummary({ usage }: { usage: Usage }) {
-  const figures: (readonly [string, string])[] = [
+  const figures: (readonly [string, string, string?])[] = [
     ["Input Tokens", formatNumber(usage.input_tokens)],
     ["Output Tokens", formatNumber(usage.output_tokens)],
     ["Total Tokens", formatNumber(usage.total_tokens)],
     ["Latency", formatSeconds(usage.latency, 2)],
   ];
   if (usage.charged_cents !== undefined)
-    figures.push([
-      "Charged",
-      `${formatCents(usage.charged_cents)}${(usage.paid_by && FREE_BECAUSE[usage.paid_by]) || ""}`,
-    ]);
+    figures.push(["Charged", formatCents(usage.charged_cents), usage.paid_by && FREE_BECAUSE[usage.paid_by]]);
+  // As many figures a row as fit at 7.5rem each: a half-width panel never squeezes a figure onto three lines.
   return (
-    <dl aria-label="Token usage" className="grid grid-cols-2 gap-2 sm:grid-cols-5">
-      {figures.map(([term, value]) => (
+    <dl aria-label="Token usage" className="grid grid-cols-[repeat(auto-fit,minmax(7.5rem,1fr))] gap-2">
+      {figures.map(([term, value, note]) => (
         <div key={term} className="rounded-lg bg-slate-50 px-3 py-2">
           <dt className="text-xs text-slate-500">{term}</dt>
-          <dd className="text-sm font-semibold text-slate-900 tabular-nums">{value}</dd>
+          <dd className="text-sm font-semibold whitespace-nowrap text-slate-900 tabular-nums">{value}</dd>
+          {note && <dd className="text-xs text-slate-500">{note}</dd>}
         </div>
       ))}
     </dl>
