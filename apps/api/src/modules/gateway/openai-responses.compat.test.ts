@@ -287,6 +287,20 @@ describe("openai", () => {
     }
   });
 
+  it("input_items with a bad limit or order → refused 400 naming it", async () => {
+    for (const [query, param] of [
+      ["limit=abc", "limit"],
+      ["limit=0", "limit"],
+      ["order=sideways", "order"],
+    ] as const) {
+      const answer = await consumer.api("GET", `/api/v1/responses/resp_1/input_items?${query}`, {
+        auth: key,
+      });
+      expect(answer.status).toBe(400);
+      expect(JSON.stringify(answer.body)).toContain(param);
+    }
+  });
+
   it("unknown routes, any method → refused 404 unknown_url", async () => {
     for (const [method, path] of [
       ["GET", "/api/v1/responses/resp_1/no-such-part"],
