@@ -51,36 +51,6 @@ describe("API test console", () => {
     expect((screen.getByLabelText("Query") as HTMLTextAreaElement).rows).toBe(3);
   });
 
-  it("offers only the endpoint the chosen app answers: no Test Chat for a completion app", async () => {
-    const info = (mode: string, name: string) => () =>
-      jsonResponse({
-        name,
-        description: "",
-        tags: [],
-        mode,
-        price_cents: 5,
-        pending_price_cents: null,
-        pending_price_at: null,
-      });
-    stubSignedInApi({
-      "GET /api/app/": () => jsonResponse(apps),
-      "GET /api/app/blog-writer/info": info("completion", "Blog Writer"),
-      "GET /api/app/support-bot/info": info("chat", "Support Bot"),
-    });
-    renderRoute("/api-test?app=blog-writer", { auth: createTestAuth("signed-in") });
-
-    expect(
-      await screen.findByText("Blog Writer answers completions, not chat: use Test Completion."),
-    ).toBeDefined();
-    expect(screen.queryByRole("button", { name: "Test Chat" })).toBeNull();
-    expect(screen.getByRole("button", { name: "Test Completion" })).toBeDefined();
-
-    await userEvent.selectOptions(await screen.findByLabelText("Application"), "support-bot");
-    expect(await screen.findByText("Support Bot answers chat messages: use Test Chat.")).toBeDefined();
-    expect(screen.queryByRole("button", { name: "Test Completion" })).toBeNull();
-    expect(screen.getByRole("button", { name: "Test Chat" })).toBeDefined();
-  });
-
   it("offers the signed-in user's applications, preselecting ?app", async () => {
     stubSignedInApi({ "GET /api/app/": () => jsonResponse(apps) });
     renderRoute("/api-test?app=support-bot", { auth: createTestAuth("signed-in") });
