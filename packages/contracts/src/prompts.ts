@@ -85,10 +85,65 @@ export const PromptVersionSchema = z.object({
   output_schema: IoSchemaSchema.nullable(),
   changelog: z.string(),
   created_at: z.string(),
+  /** Whether callers get it by default: the `production` label points at it. */
   is_active: z.boolean(),
+  /** The version's own model settings (docs/decisions/057): promoting it changes them too. */
+  model: z.string(),
+  temperature: z.number(),
+  max_tokens: z.number().int(),
+  top_p: z.number(),
+  frequency_penalty: z.number(),
+  presence_penalty: z.number(),
+  /** Who saved it (null once their account is gone). */
+  author_name: z.string().nullable(),
+  /** The labels pointing at it: `production`, `latest`, `staging`, the creator's own. */
+  labels: z.array(z.string()),
 });
 export type PromptVersion = z.infer<typeof PromptVersionSchema>;
 export const PromptVersionListSchema = z.array(PromptVersionSchema);
+
+/** Label names: `production` (what callers get), `latest` (set by every save), and any other. */
+export const LabelNameSchema = z
+  .string()
+  .regex(
+    /^[a-z][a-z0-9-]{0,31}$/,
+    "must be lowercase letters, digits and dashes, starting with a letter (at most 32)",
+  );
+
+export const PromptLabelSchema = z.object({
+  name: z.string(),
+  version: z.number().int(),
+  moved_at: z.string(),
+  moved_by_name: z.string().nullable(),
+});
+export type PromptLabel = z.infer<typeof PromptLabelSchema>;
+
+/** One move of a label: a release, a rollback, a creator's own label set or removed. */
+export const LabelMoveSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  /** Null when the label was created by this move. */
+  from_version: z.number().int().nullable(),
+  /** Null when the label was removed by this move. */
+  to_version: z.number().int().nullable(),
+  actor_name: z.string().nullable(),
+  reason: z.string(),
+  created_at: z.string(),
+});
+export type LabelMove = z.infer<typeof LabelMoveSchema>;
+
+export const PromptLabelsSchema = z.object({
+  labels: z.array(PromptLabelSchema),
+  /** Newest first, at most 100. */
+  moves: z.array(LabelMoveSchema),
+});
+export type PromptLabels = z.infer<typeof PromptLabelsSchema>;
+
+export const MoveLabelSchema = z.strictObject({
+  version: z.number().int().min(1),
+  reason: z.string().max(500).optional(),
+});
+export type MoveLabel = z.infer<typeof MoveLabelSchema>;
 
 /** Whose model keys a prompt app's calls use (docs/decisions/026). */
 export const ModelKeysModeSchema = z.enum(["platform", "creator"]);
@@ -105,12 +160,19 @@ export const ModelSettingsSchema = z.object({
   presence_penalty: z.number(),
 });
 
-/** `GET /app/{slug}/prompt/`: id is the prompt's id used by `/prompts/{id}/versions/`. */
+/**
+ * `GET /app/{slug}/prompt/`: id is the prompt's id used by `/prompts/{id}/versions/`. The model
+ * settings are the latest version's (what the editor edits); `active_version` is what callers
+ * get (`production`), `latest_version` what was saved last (docs/decisions/057).
+ */
 export const PromptConfigSchema = ModelSettingsSchema.extend({
   id: z.string(),
   application_slug: z.string(),
   current_version: z.number().int(),
   active_version: PromptVersionSchema,
+  latest_version: PromptVersionSchema,
+  production_version: z.number().int(),
+  labels: z.array(PromptLabelSchema),
 });
 export type PromptConfig = z.infer<typeof PromptConfigSchema>;
 
@@ -139,12 +201,19 @@ export const UpdatePromptConfigSchema = z.strictObject({
   input_schema: NewIoSchemaSchema.optional(),
   output_schema: NewIoSchemaSchema.nullable().optional(),
   changelog: z.string().max(500).optional(),
+  /**
+   * Also move `production` to the saved version. A live app's save changes nothing for its callers
+   * without it; a draft app's save always moves `production` (nobody calls it yet).
+   */
+  promote: z.boolean().optional(),
 });
 export type UpdatePromptConfig = z.infer<typeof UpdatePromptConfigSchema>;
 
 export const RestoreVersionSchema = z.strictObject({
   version_id: z.string(),
   changelog: z.string().max(500).optional(),
+  /** As for a save: also move `production` to the restored copy (a draft app's always moves). */
+  promote: z.boolean().optional(),
 });
 
 /**

@@ -40,6 +40,7 @@ export const BEARER_CORS_EXPOSE_HEADERS = [
   "retry-after",
   "idempotent-replayed",
   "promptmint-charged",
+  "promptmint-version",
 ].join(", ");
 
 interface BearerRoute {

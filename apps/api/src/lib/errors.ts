@@ -19,6 +19,8 @@ export const errorStatus = {
   /** The API key's allow-list does not name this app (decision 035). */
   app_not_allowed_for_key: 403,
   not_found: 404,
+  /** The caller pinned a prompt version or label the app does not have (docs/decisions/057). */
+  version_not_found: 404,
   conflict: 409,
   /** The call's price is above the caller's maximum (`max_price_cents`): nothing was charged. */
   price_above_maximum: 412,

@@ -30,6 +30,7 @@ const FED_BY: Record<string, LookupName[]> = {
   applications: ["applications", "prompts", "apiKeys"],
   prompts: ["prompts"],
   prompt_versions: ["prompts"],
+  prompt_labels: ["prompts"],
 };
 /** The tables whose changes the lookups must hear (migration 0029 puts a trigger on each). */
 export const LOOKUP_TABLES = Object.keys(FED_BY);

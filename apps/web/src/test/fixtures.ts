@@ -83,6 +83,30 @@ export function applicationFixture(overrides: Partial<Application> = {}): Applic
 }
 
 export function promptConfigFixture(overrides: Partial<PromptConfig> = {}): PromptConfig {
+  const version = {
+    id: "version-2",
+    version: 2,
+    system_prompt: "You are a helpful writer.",
+    prompt_template: "Write about {{topic}}.",
+    input_schema: {
+      type: "object" as const,
+      properties: { topic: { type: "string" as const, description: "What to write about" } },
+      required: ["topic"],
+      additionalProperties: false as const,
+    },
+    output_schema: null,
+    changelog: "Updated via UI",
+    created_at: "2024-05-02T10:00:00.000Z",
+    is_active: true,
+    model: "gpt-4-turbo",
+    temperature: 0.7,
+    max_tokens: 2048,
+    top_p: 1,
+    frequency_penalty: 0,
+    presence_penalty: 0,
+    author_name: "ada",
+    labels: ["production", "latest"],
+  };
   return {
     id: "prompt-1",
     application_slug: "blog-writer",
@@ -94,22 +118,13 @@ export function promptConfigFixture(overrides: Partial<PromptConfig> = {}): Prom
     frequency_penalty: 0,
     presence_penalty: 0,
     current_version: 2,
-    active_version: {
-      id: "version-2",
-      version: 2,
-      system_prompt: "You are a helpful writer.",
-      prompt_template: "Write about {{topic}}.",
-      input_schema: {
-        type: "object",
-        properties: { topic: { type: "string", description: "What to write about" } },
-        required: ["topic"],
-        additionalProperties: false,
-      },
-      output_schema: null,
-      changelog: "Updated via UI",
-      created_at: "2024-05-02T10:00:00.000Z",
-      is_active: true,
-    },
+    active_version: version,
+    latest_version: version,
+    production_version: 2,
+    labels: [
+      { name: "production", version: 2, moved_at: "2024-05-02T10:00:00.000Z", moved_by_name: "ada" },
+      { name: "latest", version: 2, moved_at: "2024-05-02T10:00:00.000Z", moved_by_name: null },
+    ],
     ...overrides,
   };
 }

@@ -78,16 +78,11 @@ export const prompts = pgTable("prompts", {
     .notNull()
     .unique()
     .references(() => applications.id, { onDelete: "cascade" }),
-  model: text("model").notNull().default("gpt-4-turbo"),
-  temperature: doublePrecision("temperature").notNull().default(0.7),
-  maxTokens: integer("max_tokens").notNull().default(2048),
-  topP: doublePrecision("top_p").notNull().default(1),
-  frequencyPenalty: doublePrecision("frequency_penalty").notNull().default(0),
-  presencePenalty: doublePrecision("presence_penalty").notNull().default(0),
   /** Whose model keys its calls use: the platform's (cost taken from the creator's share) or the creator's own (doc 026). */
   modelKeys: text("model_keys", { enum: ["platform", "creator"] })
     .notNull()
     .default("platform"),
+  /** What callers get by default: the `production` label (docs/decisions/057). */
   activeVersionId: uuid("active_version_id"),
   updatedAt: updatedAt(),
 });
@@ -103,10 +98,50 @@ export const promptVersions = pgTable(
     // json, not jsonb: a schema's properties keep the creator's order (the order of form fields).
     inputSchema: json("input_schema").notNull(),
     outputSchema: json("output_schema"),
+    // The model settings are the version's own (migration 0040): promoting it changes them too.
+    model: text("model").notNull(),
+    temperature: doublePrecision("temperature").notNull(),
+    maxTokens: integer("max_tokens").notNull(),
+    topP: doublePrecision("top_p").notNull(),
+    frequencyPenalty: doublePrecision("frequency_penalty").notNull(),
+    presencePenalty: doublePrecision("presence_penalty").notNull(),
+    authorId: uuid("author_id").references(() => users.id, { onDelete: "set null" }),
     changelog: text("changelog").notNull().default(""),
     createdAt: createdAt(),
   },
   (t) => [uniqueIndex("prompt_versions_prompt_version_key").on(t.promptId, t.version)],
+);
+
+/**
+ * Labels other than `production` (which is `prompts.active_version_id`): `staging` and the
+ * creator's own, each pointing at one version (docs/decisions/057).
+ */
+export const promptLabels = pgTable(
+  "prompt_labels",
+  {
+    promptId: reference("prompt_id", () => prompts.id, "cascade"),
+    name: text("name").notNull(),
+    versionId: reference("version_id", () => promptVersions.id, "cascade"),
+    movedBy: uuid("moved_by").references(() => users.id, { onDelete: "set null" }),
+    movedAt: timestamptz("moved_at").notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ name: "prompt_labels_pkey", columns: [t.promptId, t.name] })],
+);
+
+/** Every move of a label, `production` among them: the audit trail of releases and rollbacks. */
+export const promptLabelMoves = pgTable(
+  "prompt_label_moves",
+  {
+    id: generatedId(),
+    promptId: reference("prompt_id", () => prompts.id, "cascade"),
+    name: text("name").notNull(),
+    fromVersion: integer("from_version"),
+    toVersion: integer("to_version"),
+    actorId: uuid("actor_id").references(() => users.id, { onDelete: "set null" }),
+    reason: text("reason").notNull().default(""),
+    createdAt: createdAt(),
+  },
+  (t) => [index("prompt_label_moves_prompt_idx").on(t.promptId, t.createdAt)],
 );
 
 export const uploadedFiles = pgTable("uploaded_files", {
@@ -232,6 +267,9 @@ export const invocations = pgTable(
      */
     subscriptionId: uuid("subscription_id"),
     planPeriodStart: timestamptz("plan_period_start"),
+    /** The prompt version that answered (prompt apps), and the experiment that chose it (decision 057). */
+    appVersion: integer("app_version"),
+    experimentId: uuid("experiment_id"),
     createdAt: createdAt(),
   },
   (t) => [

@@ -33,6 +33,9 @@ export interface InvocationRecord {
   endUser: string | null;
   mode: "completion" | "chat";
   model: string | null;
+  /** The prompt version that answered and the experiment that chose it (decision 057); null for workflows. */
+  appVersion?: number | null;
+  experimentId?: string | null;
   status: "success" | "error";
   errorType?: string;
   errorMessage?: string;
@@ -85,6 +88,8 @@ export function invocationRow(record: InvocationRecord, at: Date) {
     errorType: record.errorType ?? null,
     errorMessage: record.errorMessage?.slice(0, 500) ?? null,
     model: record.model,
+    appVersion: record.appVersion ?? null,
+    experimentId: record.experimentId ?? null,
     latencyMs: record.latencyMs,
     inputTokens: record.inputTokens,
     outputTokens: record.outputTokens,
@@ -102,12 +107,12 @@ export function invocationRow(record: InvocationRecord, at: Date) {
  * (micros), `paid_from` (its hold), `covered_by` and `period` (its plan's subscription and period).
  */
 export const INVOCATIONS_FROM_CALLS = `insert into invocations (id, application_id, caller_user_id, api_key_id, end_user, mode, status,
-       error_type, error_message, model, latency_ms, input_tokens, output_tokens, charged_cents,
-       fee_micros, model_cost_micros, model_cost_deducted_micros, hold_id, subscription_id,
-       plan_period_start, created_at)
+       error_type, error_message, model, app_version, experiment_id, latency_ms, input_tokens,
+       output_tokens, charged_cents, fee_micros, model_cost_micros, model_cost_deducted_micros, hold_id,
+       subscription_id, plan_period_start, created_at)
      select id, application_id, caller_user_id, api_key_id, end_user, mode, status, error_type,
-       error_message, model, latency_ms, input_tokens, output_tokens, charged, fee, model_cost,
-       model_cost_deducted, paid_from, covered_by, period, created_at
+       error_message, model, app_version, experiment_id, latency_ms, input_tokens, output_tokens,
+       charged, fee, model_cost, model_cost_deducted, paid_from, covered_by, period, created_at
      from calls
      returning 1`;
 

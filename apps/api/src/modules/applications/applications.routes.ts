@@ -17,7 +17,6 @@ import { suspensionsOf } from "../admin/suspensions.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
 import type { StripeGateway } from "../billing/stripe-gateway.ts";
 import { KNOWN_MODEL_IDS } from "../models/model-catalog.ts";
-import { toPromptConfig } from "../prompts/prompts.service.ts";
 import {
   createApplication,
   creatorNameFor,
@@ -167,11 +166,9 @@ export const applicationsRoutes: FastifyPluginAsyncZod<{
         priceNoticeMs,
         feePercent,
         knownModels: KNOWN_MODEL_IDS,
+        actorId: user.id,
       });
-      return {
-        application: await present(user.id, saved.application),
-        prompt: toPromptConfig(saved.application, saved.prompt),
-      };
+      return { application: await present(user.id, saved.application), prompt: saved.prompt };
     },
   );
 

@@ -2,6 +2,7 @@ import type {
   Application,
   CreateApplication,
   CreateApplicationSchema,
+  PromptConfig,
   SavePromptApplication,
   UpdateApplication,
 } from "@promptmint/contracts";
@@ -29,7 +30,6 @@ import { accountFor } from "../billing/postings.ts";
 import { priceFields, scheduledPriceCents, setPrice } from "../billing/price-changes.ts";
 import type { StripeGateway } from "../billing/stripe-gateway.ts";
 import { refuseUncoveredPrice } from "../prompts/cost-guard.ts";
-import type { LoadedPrompt } from "../prompts/load-prompt.ts";
 import { createInitialPrompt, updatePromptConfig } from "../prompts/prompts.service.ts";
 import { createInitialWorkflow, duplicateWorkflow } from "../workflows/workflows.service.ts";
 
@@ -354,15 +354,25 @@ export async function savePromptApplication(
   db: Database,
   app: ApplicationRow,
   input: SavePromptApplication,
-  options: { priceNoticeMs: number; feePercent: number; knownModels: ReadonlySet<string> },
-): Promise<{ application: ApplicationRow; prompt: LoadedPrompt }> {
+  options: {
+    priceNoticeMs: number;
+    feePercent: number;
+    knownModels: ReadonlySet<string>;
+    actorId?: string;
+  },
+): Promise<{ application: ApplicationRow; prompt: PromptConfig }> {
   const saved = await db.transaction(async (tx) => {
     const t = tx as unknown as Database;
     const application = await updateApplication(t, app, input.application, {
       ...options,
       priceJudgedWithPrompt: true,
     });
-    const prompt = await updatePromptConfig(t, application, input.prompt, options.knownModels, options);
+    // Whether callers get the saved version at once is judged by the app as it was: a draft's save
+    // (published by this one or not) takes production, a live app's only with `promote`.
+    const prompt = await updatePromptConfig(t, application, input.prompt, options.knownModels, {
+      ...options,
+      liveBefore: app.status === "live",
+    });
     return { application, prompt };
   });
   forgetLookups(db, "applications", "prompts");

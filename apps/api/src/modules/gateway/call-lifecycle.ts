@@ -3,7 +3,8 @@ import type { ApplicationRow } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import type { ToolCallDelta } from "../models/tools.ts";
-import { CHARGED_HEADER, chargedHeaderOfStored, chargedHeaderValue } from "./charge.ts";
+import type { ServedVersion } from "../releases/serving.ts";
+import { CHARGED_HEADER, chargedHeaderOfStored, chargedHeaderValue, VERSION_HEADER } from "./charge.ts";
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
 import type { GatewayDeps, Mode } from "./gateway-call.ts";
 import { claimIdempotencyKey, type IdempotencyClaim } from "./idempotency.ts";
@@ -117,6 +118,8 @@ export interface CallMeta {
   mode: Mode;
   model: string;
   applicationId: string;
+  /** The prompt version that answers (prompt apps), for presenters that name it in the body. */
+  served?: ServedVersion;
 }
 
 /** A call that ended: what it cost, how long it took and whether its caller stopped or left it. */
@@ -197,6 +200,8 @@ export async function answerPaidCall<Body extends object>(
   }
   try {
     const execution = await prepare();
+    // Every answer says which version served it (docs/decisions/057), a refused payment's too.
+    if (execution.served) reply.header(VERSION_HEADER, `v${execution.served.version}`);
     const paid = await payForCall(deps, { ...order, request, execution });
     const meta: CallMeta = {
       messageId: paid.messageId,
@@ -205,6 +210,7 @@ export async function answerPaidCall<Body extends object>(
       mode: order.mode,
       model: order.application.slug,
       applicationId: order.application.id,
+      served: execution.served,
     };
     if (!streaming) {
       const { result, charge } = await generatePaidAnswer(request, paid, execution);

@@ -9,6 +9,9 @@ import type { CallCharge } from "./paid-call.ts";
 /** The response header of a blocking answer: the amount charged, e.g. `0.05 USD`. */
 export const CHARGED_HEADER = "promptmint-charged";
 
+/** The prompt version that answered a call, e.g. `v12` (docs/decisions/057). */
+export const VERSION_HEADER = "promptmint-version";
+
 /** A whole number of cents as dollars with `decimals` places (at least 2), exactly: 5 → "0.05". */
 export function centsAsDollars(cents: number, decimals = 2): string {
   if (!Number.isSafeInteger(cents)) throw new RangeError("cents must be a whole number");

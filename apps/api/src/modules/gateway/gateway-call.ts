@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Database } from "../../db/client.ts";
 import type { ApplicationRow } from "../../db/schema/index.ts";
 import type { AdmissionGate } from "../../lib/admission.ts";
+import { invalidFields } from "../../lib/errors.ts";
 import type { SafeFetch } from "../../lib/safe-fetch.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
@@ -10,6 +11,7 @@ import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
 import type { AgentPayments } from "../billing/agent-payments/index.ts";
 import type { CallPayments } from "../billing/call-payment/index.ts";
 import type { ChatMessage, LlmClient } from "../models/llm.ts";
+import { parseVersionPin, type VersionPin } from "../prompts/load-prompt.ts";
 import { answerPaidCall, type CallMeta, type CallPresenter } from "./call-lifecycle.ts";
 import { difyPriceFields } from "./charge.ts";
 import { errorEvent } from "./dify-errors.ts";
@@ -58,11 +60,36 @@ export function prepareExecution(
     input: GatewayInput;
     mode: Mode;
     history?: ChatMessage[];
+    /** The version or label the caller pinned, and the request field it came in (400s name it). */
+    pin?: { pin: VersionPin; field: string };
+    /** Who an experiment keeps on one arm: the end user, else the key, else the account. */
+    stickyKey?: string;
   },
 ): Promise<Execution> {
-  return options.app.type === "prompt"
-    ? preparePromptExecution(db, llm, { ...options, secrets })
-    : prepareWorkflowExecution(db, { ...options, secrets, fetch: safeFetch });
+  const { pin, ...rest } = options;
+  if (options.app.type === "prompt")
+    return preparePromptExecution(db, llm, { ...rest, pin: pin?.pin, secrets });
+  // A workflow app's provider keeps its own versions: a pin would be ignored, so it is refused.
+  if (pin) throw invalidFields({ [pin.field]: "cannot pin a version of a workflow app" });
+  return prepareWorkflowExecution(db, { ...rest, secrets, fetch: safeFetch });
+}
+
+/** The request header a caller pins a prompt version or label with (docs/decisions/057). */
+export const VERSION_REQUEST_HEADER = "promptmint-version";
+
+/** A pin sent in the `Promptmint-Version` request header, if any (400 naming it when malformed). */
+export function headerPin(request: FastifyRequest): { pin: VersionPin; field: string } | undefined {
+  const value = request.headers[VERSION_REQUEST_HEADER];
+  const field = "Promptmint-Version header";
+  const pin = parseVersionPin(typeof value === "string" ? value : undefined, field);
+  return pin && { pin, field };
+}
+
+/** Whom an experiment keeps on one arm (docs/decisions/057): the end user, else the key, else the account. */
+export function stickyKeyOf(request: FastifyRequest, callerId: string, endUser: string | undefined): string {
+  if (endUser) return `user:${endUser}`;
+  if (request.apiKeyId) return `key:${request.apiKeyId}`;
+  return `account:${callerId}`;
 }
 
 /** Dify's keep-alive while a stream waits for its next event. */
@@ -146,6 +173,7 @@ export function createGatewayCall(deps: GatewayDeps, tasks?: RunningTasks) {
   ): Promise<Body | undefined> {
     const caller = currentUser(request);
     const streaming = input.response_mode === "streaming";
+    const pin = headerPin(request);
     // Counted before anything is prepared or paid, so a refused stream costs nothing.
     if (streaming) deps.openStreams.open(request, reply);
     return answerPaidCall(deps, request, reply, {
@@ -154,8 +182,16 @@ export function createGatewayCall(deps: GatewayDeps, tasks?: RunningTasks) {
       mode,
       input,
       streaming,
-      fingerprint: { slug: application.slug, mode, input },
-      prepare: () => prepareExecution(deps, { app: application, caller, input, mode }),
+      fingerprint: { slug: application.slug, mode, input, pin: pin?.pin },
+      prepare: () =>
+        prepareExecution(deps, {
+          app: application,
+          caller,
+          input,
+          mode,
+          pin,
+          stickyKey: stickyKeyOf(request, caller.id, input.user),
+        }),
       maxPriceCents,
       presenter,
       startTask:

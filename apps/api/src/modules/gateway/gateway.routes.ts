@@ -28,7 +28,7 @@ import {
   UserBody,
 } from "./dify-schemas.ts";
 import { chatRequestExample, completionRequestExample, gatewayResponseExample } from "./examples.ts";
-import { createGatewayCall, type GatewayDeps, type Mode, taskOwner } from "./gateway-call.ts";
+import { createGatewayCall, type GatewayDeps, headerPin, type Mode, taskOwner } from "./gateway-call.ts";
 import { maxPriceOf } from "./max-price.ts";
 import { difyInputs } from "./prompt-call.ts";
 import { rateLimitHook } from "./rate-limit.ts";
@@ -87,7 +87,7 @@ export const gatewayRoutes: FastifyPluginAsyncZod<DifyRouteDeps> = async (app, d
           requireMode(found, mode),
         );
         refuseUnsupportedFields(input);
-        const inputs = await difyInputs(db, application, input.inputs);
+        const inputs = await difyInputs(db, application, input.inputs, headerPin(request)?.pin);
         return runCall(request, reply, { application, mode, input: { ...input, inputs }, maxPriceCents });
       },
     );

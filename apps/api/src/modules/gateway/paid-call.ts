@@ -120,6 +120,8 @@ export async function openPaidCall(
     endUser: input.user ?? null,
     mode,
     model: result?.answeredBy ?? execution.model,
+    appVersion: execution.served?.version ?? null,
+    experimentId: execution.served?.experimentId ?? null,
     status,
     errorType: error?.code,
     errorMessage: error?.message,

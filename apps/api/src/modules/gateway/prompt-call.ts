@@ -13,8 +13,15 @@ import { creatorKeyFor } from "../models/model-keys.service.ts";
 import { modelCostMicros } from "../models/model-prices.ts";
 import type { ToolSettings } from "../models/tools.ts";
 import { validateAgainstSchema } from "../prompts/input-schema.ts";
-import { type LoadedPrompt, loadPrompt } from "../prompts/load-prompt.ts";
+import {
+  describePin,
+  type LoadedPrompt,
+  loadPrompt,
+  type VersionPin,
+  withSettings,
+} from "../prompts/load-prompt.ts";
 import { detectVariables, renderTemplate, TemplateError } from "../prompts/template.ts";
+import { chooseVersion, type ServedVersion } from "../releases/serving.ts";
 import {
   type Execution,
   type ExecutionResult,
@@ -71,13 +78,24 @@ export async function preparePromptExecution(
     overrides?: CallerOverrides;
     /** The editor's unsaved settings, run by Test Prompt instead of the saved ones. */
     draft?: PromptDraft;
+    /**
+     * The version or label the caller pinned (docs/decisions/057); without one the call gets
+     * `production`, or its arm of a running experiment, sticky per `stickyKey`.
+     */
+    pin?: VersionPin;
+    stickyKey?: string;
   },
 ): Promise<Execution> {
   const { app, caller, input, mode, overrides = {} } = options;
+  const chosen = await chooseVersion(db, app, {
+    pin: options.pin,
+    stickyKey: options.stickyKey ?? caller.id,
+  });
   const { prompt, active, inputSchema, outputSchema, templateUsesQuery } = withDraft(
-    await loadCallablePrompt(db, app),
+    await loadCallablePrompt(db, app, chosen.pin),
     options.draft,
   );
+  const served: ServedVersion = { version: active.version, experimentId: chosen.experimentId };
   // The app's own output schema wins: a caller's schema cannot replace it (a JSON object it already is).
   if (outputSchema && overrides.responseFormat?.format.type === "json_schema")
     throw invalidFields({
@@ -191,6 +209,7 @@ export async function preparePromptExecution(
   };
   return {
     model: prompt.model,
+    served,
     conversation,
     inputs: checked.values,
     storeContent: true,
@@ -224,9 +243,10 @@ export async function difyInputs(
   db: Database,
   app: ApplicationRow,
   inputs: Record<string, unknown>,
+  pin?: VersionPin,
 ): Promise<Record<string, unknown>> {
   if (app.type !== "prompt") return inputs;
-  const { inputSchema } = await loadCallablePrompt(db, app);
+  const { inputSchema } = await loadCallablePrompt(db, app, pin);
   return Object.fromEntries(
     Object.entries(inputSchema.properties).flatMap(([name, property]) => {
       const value = inputs[name];
@@ -266,10 +286,15 @@ function callablePromptOf(loaded: LoadedPrompt): CallablePrompt {
   };
 }
 
-/** The app's active prompt with its schemas parsed once, from the lookup cache (lib/lookup-cache.ts). */
-function loadCallablePrompt(db: Database, app: ApplicationRow): Promise<CallablePrompt> {
+/**
+ * The app's prompt at `production` (or at a pinned version or label) with its schemas parsed once,
+ * from the lookup cache (lib/lookup-cache.ts): keyed by the app, and the pin when there is one.
+ * A label move forgets the cache in every process, as any write to prompts does.
+ */
+function loadCallablePrompt(db: Database, app: ApplicationRow, pin?: VersionPin): Promise<CallablePrompt> {
+  const key = pin ? `${app.id}@${describePin(pin)}` : app.id;
   return lookupCache<CallablePrompt>(db, "prompts")
-    .get(app.id, async () => callablePromptOf(await loadPrompt(db, app)))
+    .get(key, async () => callablePromptOf(await loadPrompt(db, app, pin)))
     .then((found) => found as CallablePrompt);
 }
 
@@ -287,7 +312,8 @@ export async function preloadPrompts(db: Database, apps: ApplicationRow[]): Prom
     .from(prompts)
     .innerJoin(promptVersions, eq(promptVersions.id, prompts.activeVersionId))
     .where(inArray(prompts.applicationId, ids));
-  for (const row of rows) cache.put(row.prompt.applicationId, callablePromptOf(row), generation);
+  for (const row of rows)
+    cache.put(row.prompt.applicationId, callablePromptOf(withSettings(row.prompt, row.active)), generation);
   return rows.length;
 }
 

@@ -1,8 +1,11 @@
 import {
   ApiErrorSchema,
   IoSchemaSchema,
+  LabelNameSchema,
   ModelCatalogSchema,
+  MoveLabelSchema,
   PromptConfigSchema,
+  PromptLabelsSchema,
   PromptVersionListSchema,
   RestoreVersionSchema,
   TestConfigRequestSchema,
@@ -21,10 +24,13 @@ import type { LlmClient } from "../models/llm.ts";
 import { describeModels, KNOWN_MODEL_IDS } from "../models/model-catalog.ts";
 import { loadPrompt } from "./load-prompt.ts";
 import {
+  deleteLabel,
+  getPromptConfig,
   listVersions,
+  moveLabel,
+  promptLabelsOf,
   restoreVersion,
   testPromptConfig,
-  toPromptConfig,
   updatePromptConfig,
 } from "./prompts.service.ts";
 
@@ -67,7 +73,7 @@ export const promptsRoutes: FastifyPluginAsyncZod<{
     {
       schema: {
         tags,
-        summary: "A prompt app's model settings and active version",
+        summary: "A prompt app's latest version (what the editor edits), its production version and labels",
         security,
         params: SlugParams,
         response: { 200: PromptConfigSchema, ...errors },
@@ -76,7 +82,7 @@ export const promptsRoutes: FastifyPluginAsyncZod<{
     },
     async (request) => {
       const application = await getOwnApplication(db, currentUser(request), request.params.slug);
-      return toPromptConfig(application, await loadPrompt(db, application));
+      return getPromptConfig(db, application);
     },
   );
 
@@ -85,7 +91,8 @@ export const promptsRoutes: FastifyPluginAsyncZod<{
     {
       schema: {
         tags,
-        summary: "Update model settings; a changed template or schema becomes a new version",
+        summary:
+          "Save the prompt: any change is a new version; production moves only with promote (or before the app is live)",
         security,
         params: SlugParams,
         body: UpdatePromptConfigSchema,
@@ -94,11 +101,12 @@ export const promptsRoutes: FastifyPluginAsyncZod<{
       onRequest: guards.requireUser,
     },
     async (request) => {
-      const application = await getOwnApplication(db, currentUser(request), request.params.slug);
-      return toPromptConfig(
-        application,
-        await updatePromptConfig(db, application, request.body, KNOWN_MODEL_IDS, { feePercent }),
-      );
+      const user = currentUser(request);
+      const application = await getOwnApplication(db, user, request.params.slug);
+      return updatePromptConfig(db, application, request.body, KNOWN_MODEL_IDS, {
+        feePercent,
+        actorId: user.id,
+      });
     },
   );
 
@@ -166,7 +174,8 @@ export const promptsRoutes: FastifyPluginAsyncZod<{
     {
       schema: {
         tags,
-        summary: "Restore a version (as a new latest version)",
+        summary:
+          "Restore a version as a new latest version (production moves only with promote, or before the app is live)",
         security,
         params: IdParams,
         body: RestoreVersionSchema,
@@ -175,15 +184,68 @@ export const promptsRoutes: FastifyPluginAsyncZod<{
       onRequest: guards.requireUser,
     },
     async (request) => {
-      const { app: application, loaded } = await restoreVersion(
+      const { config } = await restoreVersion(
         db,
         currentUser(request),
         request.params.id,
-        request.body.version_id,
-        request.body.changelog,
+        {
+          versionId: request.body.version_id,
+          changelog: request.body.changelog,
+          promote: request.body.promote,
+        },
         { feePercent },
       );
-      return toPromptConfig(application, loaded);
+      return config;
     },
+  );
+
+  app.get(
+    "/prompts/:id/labels/",
+    {
+      schema: {
+        tags,
+        summary:
+          "A prompt's labels (production, latest, staging, the creator's own) and their moves, newest first",
+        security,
+        params: IdParams,
+        response: { 200: PromptLabelsSchema, ...errors },
+      },
+      onRequest: guards.requireUser,
+    },
+    async (request) => promptLabelsOf(db, currentUser(request), request.params.id),
+  );
+
+  app.put(
+    "/prompts/:id/labels/:name",
+    {
+      schema: {
+        tags,
+        summary: "Point a label at a version: production is a release or a rollback (price guard first)",
+        security,
+        params: z.object({ id: z.string().max(100), name: LabelNameSchema }),
+        body: MoveLabelSchema,
+        response: { 200: PromptLabelsSchema, ...errors },
+      },
+      onRequest: guards.requireUser,
+    },
+    async (request) =>
+      moveLabel(db, currentUser(request), request.params.id, request.params.name, request.body, {
+        feePercent,
+      }),
+  );
+
+  app.delete(
+    "/prompts/:id/labels/:name",
+    {
+      schema: {
+        tags,
+        summary: "Remove one of the creator's labels (production and latest cannot be removed)",
+        security,
+        params: z.object({ id: z.string().max(100), name: LabelNameSchema }),
+        response: { 200: PromptLabelsSchema, ...errors },
+      },
+      onRequest: guards.requireUser,
+    },
+    async (request) => deleteLabel(db, currentUser(request), request.params.id, request.params.name),
   );
 };

@@ -1,22 +1,33 @@
 import {
   type IoSchema,
   IoSchemaSchema,
+  type MoveLabel,
   type PromptConfig,
+  type PromptLabel,
+  type PromptLabels,
   type PromptVersion,
   type TestConfigRequestSchema,
   type TestConfigResponse,
   type UpdatePromptConfig,
 } from "@promptmint/contracts";
-import { and, desc, eq, max } from "drizzle-orm";
+import { and, desc, eq, inArray, max } from "drizzle-orm";
 import type { z } from "zod";
 import type { Database } from "../../db/client.ts";
-import { type ApplicationRow, applications, prompts, promptVersions } from "../../db/schema/index.ts";
+import { type ApplicationRow, applications, prompts, promptVersions, users } from "../../db/schema/index.ts";
 import { invalidFields, notFound } from "../../lib/errors.ts";
 import { forgetLookups } from "../../lib/lookup-cache.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
-import { promptCostSettings, refuseCreatorKeysWithoutKey, refuseUncoveredPrice } from "./cost-guard.ts";
+import { refuseCreatorKeysWithoutKey, refuseUncoveredPrice } from "./cost-guard.ts";
 import { invalidPatterns, validateAgainstSchema } from "./input-schema.ts";
-import { type LoadedPrompt, loadPrompt } from "./load-prompt.ts";
+import {
+  type LabelActor,
+  labelMovesOf,
+  labelsOf,
+  pointLabel,
+  removeLabel,
+  versionByNumber,
+} from "./labels.ts";
+import { LATEST, loadPrompt, PRODUCTION, type PromptSettings } from "./load-prompt.ts";
 import { detectVariables, renderTemplate, TemplateError } from "./template.ts";
 
 type PromptRow = typeof prompts.$inferSelect;
@@ -26,7 +37,14 @@ type VersionRow = typeof promptVersions.$inferSelect;
  * SPEC §9's prompt editor defaults, so a new app opens in the editor with a model among its options
  * (gpt4, claude3, gemini, mixtral). The builder saves its own model settings over these.
  */
-export const NEW_PROMPT_SETTINGS = { model: "gpt4", maxTokens: 1000 } as const;
+export const NEW_PROMPT_SETTINGS = {
+  model: "gpt4",
+  maxTokens: 1000,
+  temperature: 0.7,
+  topP: 1,
+  frequencyPenalty: 0,
+  presencePenalty: 0,
+} as const;
 
 /** A new prompt app answers straight away: one required `query` input, passed to the model as is. */
 const STARTER_VERSION = {
@@ -46,25 +64,14 @@ export async function createInitialPrompt(
   from?: PromptRow,
   fromVersion?: VersionRow,
   changelog = "Initial version",
+  authorId: string | null = null,
 ): Promise<void> {
   const [prompt] = await db
     .insert(prompts)
-    .values({
-      applicationId,
-      ...(from
-        ? {
-            model: from.model,
-            temperature: from.temperature,
-            maxTokens: from.maxTokens,
-            topP: from.topP,
-            frequencyPenalty: from.frequencyPenalty,
-            presencePenalty: from.presencePenalty,
-            modelKeys: from.modelKeys,
-          }
-        : NEW_PROMPT_SETTINGS),
-    })
+    .values({ applicationId, ...(from ? { modelKeys: from.modelKeys } : {}) })
     .returning();
   if (!prompt) throw new Error("prompt insert returned nothing");
+  const settings = fromVersion ? settingsOf(fromVersion) : NEW_PROMPT_SETTINGS;
   const [version] = await db
     .insert(promptVersions)
     .values({
@@ -74,13 +81,42 @@ export async function createInitialPrompt(
       promptTemplate: fromVersion?.promptTemplate ?? STARTER_VERSION.promptTemplate,
       inputSchema: fromVersion?.inputSchema ?? STARTER_VERSION.inputSchema,
       outputSchema: fromVersion?.outputSchema ?? null,
+      ...settings,
+      authorId: authorId ?? fromVersion?.authorId ?? null,
       changelog,
     })
     .returning();
   await db.update(prompts).set({ activeVersionId: version?.id }).where(eq(prompts.id, prompt.id));
 }
 
-function toVersion(row: VersionRow, activeId: string | null): PromptVersion {
+async function authorNames(db: Database, ids: (string | null)[]): Promise<Map<string, string>> {
+  const wanted = [...new Set(ids.filter((id): id is string => id !== null))];
+  if (wanted.length === 0) return new Map();
+  const rows = await db
+    .select({ id: users.id, name: users.username })
+    .from(users)
+    .where(inArray(users.id, wanted));
+  return new Map(rows.map((row) => [row.id, row.name]));
+}
+
+function settingsOf(version: PromptSettings): PromptSettings {
+  return {
+    model: version.model,
+    temperature: version.temperature,
+    maxTokens: version.maxTokens,
+    topP: version.topP,
+    frequencyPenalty: version.frequencyPenalty,
+    presencePenalty: version.presencePenalty,
+  };
+}
+
+/** A version as the API shows it, with the labels pointing at it and its author's name. */
+export function toVersion(
+  row: VersionRow,
+  activeId: string | null,
+  labels: readonly PromptLabel[] = [],
+  authorName: string | null = null,
+): PromptVersion {
   return {
     id: row.id,
     version: row.version,
@@ -91,10 +127,27 @@ function toVersion(row: VersionRow, activeId: string | null): PromptVersion {
     changelog: row.changelog,
     created_at: row.createdAt.toISOString(),
     is_active: row.id === activeId,
+    model: row.model,
+    temperature: row.temperature,
+    max_tokens: row.maxTokens,
+    top_p: row.topP,
+    frequency_penalty: row.frequencyPenalty,
+    presence_penalty: row.presencePenalty,
+    author_name: authorName,
+    labels: labels.filter((label) => label.version === row.version).map((label) => label.name),
   };
 }
 
-export function toPromptConfig(app: ApplicationRow, { prompt, active }: LoadedPrompt): PromptConfig {
+/**
+ * The editor's view of a prompt app: the latest version's settings (what the editor edits), the
+ * version callers get (`production`) and every label (docs/decisions/057).
+ */
+export async function getPromptConfig(db: Database, app: ApplicationRow): Promise<PromptConfig> {
+  const production = await loadPrompt(db, app);
+  const latest = await loadPrompt(db, app, { label: LATEST });
+  const labels = await labelsOf(db, production.prompt);
+  const authors = await authorNames(db, [production.active.authorId, latest.active.authorId]);
+  const { prompt } = latest;
   return {
     id: prompt.id,
     application_slug: app.slug,
@@ -105,22 +158,38 @@ export function toPromptConfig(app: ApplicationRow, { prompt, active }: LoadedPr
     top_p: prompt.topP,
     frequency_penalty: prompt.frequencyPenalty,
     presence_penalty: prompt.presencePenalty,
-    current_version: active.version,
-    active_version: toVersion(active, prompt.activeVersionId),
+    current_version: latest.active.version,
+    active_version: toVersion(
+      production.active,
+      prompt.activeVersionId,
+      labels,
+      authors.get(production.active.authorId ?? "") ?? null,
+    ),
+    latest_version: toVersion(
+      latest.active,
+      prompt.activeVersionId,
+      labels,
+      authors.get(latest.active.authorId ?? "") ?? null,
+    ),
+    production_version: production.active.version,
+    labels,
   };
 }
 
 /**
- * Saves model settings in place; a change to the template, system prompt or schemas creates a
- * new immutable version (with its changelog) and makes it active.
+ * Saves the editor's prompt (docs/decisions/057): any change of template, system prompt, schemas
+ * or model settings is a new immutable version (with its author and changelog), and the `latest`
+ * label with it. Callers keep their version: `production` moves to the new one only when asked
+ * (`promote`) or while the app is not live (nobody calls it yet). Whose keys (`model_keys`) is the
+ * app's, saved in place. The price guard judges the saved version; a promotion is gated too.
  */
 export async function updatePromptConfig(
   db: Database,
   app: ApplicationRow,
   input: UpdatePromptConfig,
   knownModels: ReadonlySet<string>,
-  { feePercent }: { feePercent: number },
-): Promise<LoadedPrompt> {
+  options: { feePercent: number; actorId?: string | null; liveBefore?: boolean },
+): Promise<PromptConfig> {
   const problems: Record<string, string> = {};
   if (input.model !== undefined && !knownModels.has(input.model)) problems.model = `is not a known model`;
   if (input.prompt_template !== undefined)
@@ -135,64 +204,163 @@ export async function updatePromptConfig(
     const t = tx as unknown as Database;
     // Concurrent saves of one prompt take turns: each reads the one before it.
     await t.select({ id: prompts.id }).from(prompts).where(eq(prompts.applicationId, app.id)).for("update");
-    const current = await loadPrompt(t, app);
-    const settings = {
-      ...(input.model !== undefined ? { model: input.model } : {}),
-      ...(input.model_keys !== undefined ? { modelKeys: input.model_keys } : {}),
-      ...(input.temperature !== undefined ? { temperature: input.temperature } : {}),
-      ...(input.max_tokens !== undefined ? { maxTokens: input.max_tokens } : {}),
-      ...(input.top_p !== undefined ? { topP: input.top_p } : {}),
-      ...(input.frequency_penalty !== undefined ? { frequencyPenalty: input.frequency_penalty } : {}),
-      ...(input.presence_penalty !== undefined ? { presencePenalty: input.presence_penalty } : {}),
-    };
+    const current = await loadPrompt(t, app, { label: LATEST });
     const next = {
       systemPrompt: input.system_prompt ?? current.active.systemPrompt,
       promptTemplate: input.prompt_template ?? current.active.promptTemplate,
       inputSchema: input.input_schema ?? current.active.inputSchema,
       outputSchema: input.output_schema !== undefined ? input.output_schema : current.active.outputSchema,
+      model: input.model ?? current.active.model,
+      temperature: input.temperature ?? current.active.temperature,
+      maxTokens: input.max_tokens ?? current.active.maxTokens,
+      topP: input.top_p ?? current.active.topP,
+      frequencyPenalty: input.frequency_penalty ?? current.active.frequencyPenalty,
+      presencePenalty: input.presence_penalty ?? current.active.presencePenalty,
     };
-    const contentChanged =
-      next.systemPrompt !== current.active.systemPrompt ||
-      next.promptTemplate !== current.active.promptTemplate ||
-      JSON.stringify(next.inputSchema) !== JSON.stringify(current.active.inputSchema) ||
-      JSON.stringify(next.outputSchema) !== JSON.stringify(current.active.outputSchema);
+    const changed = versionDiffers(current.active, next);
+    const modelKeys = input.model_keys ?? current.prompt.modelKeys;
 
     // Whose keys, and the price guard (docs/decisions/026), judged on the values about to be written.
     const costSettings = {
-      model: settings.model ?? current.prompt.model,
-      modelKeys: settings.modelKeys ?? current.prompt.modelKeys,
-      maxTokens: settings.maxTokens ?? current.prompt.maxTokens,
+      model: next.model,
+      modelKeys,
+      maxTokens: next.maxTokens,
       systemPrompt: next.systemPrompt,
       promptTemplate: next.promptTemplate,
       inputSchema: parseIoSchema(next.inputSchema),
       outputSchema: parseIoSchema(next.outputSchema),
     };
     await refuseCreatorKeysWithoutKey(t, app.ownerId, costSettings);
-    await refuseUncoveredPrice(t, { app, feePercent, settings: costSettings });
+    await refuseUncoveredPrice(t, { app, feePercent: options.feePercent, settings: costSettings });
 
-    let activeVersionId = current.prompt.activeVersionId;
-    if (contentChanged) {
-      const version = await insertNextVersion(t, current.prompt.id, {
-        ...next,
-        changelog: input.changelog ?? "",
-      });
-      activeVersionId = version.id;
-    }
+    const version = changed
+      ? await insertNextVersion(t, current.prompt.id, {
+          ...next,
+          authorId: options.actorId ?? null,
+          changelog: input.changelog ?? "",
+        })
+      : current.active;
     await t
       .update(prompts)
-      .set({ ...settings, activeVersionId, updatedAt: new Date() })
+      .set({ modelKeys, updatedAt: new Date() })
       .where(eq(prompts.id, current.prompt.id));
+    const live = options.liveBefore ?? app.status === "live";
+    if (input.promote || !live)
+      await promoteVersion(t, current.prompt, version, {
+        id: options.actorId ?? null,
+        reason: input.promote ? input.changelog || "Saved and promoted" : "Saved before the app went live",
+      });
     await t.update(applications).set({ updatedAt: new Date() }).where(eq(applications.id, app.id));
-    return loadPrompt(t, app);
+    return getPromptConfig(t, app);
   });
   forgetLookups(db, "applications", "prompts");
   return saved;
 }
 
+type VersionContent = Pick<
+  VersionRow,
+  "systemPrompt" | "promptTemplate" | "inputSchema" | "outputSchema" | keyof PromptSettings
+>;
+
+function versionDiffers(a: VersionContent, b: VersionContent): boolean {
+  return (
+    a.systemPrompt !== b.systemPrompt ||
+    a.promptTemplate !== b.promptTemplate ||
+    JSON.stringify(a.inputSchema) !== JSON.stringify(b.inputSchema) ||
+    JSON.stringify(a.outputSchema) !== JSON.stringify(b.outputSchema) ||
+    a.model !== b.model ||
+    a.temperature !== b.temperature ||
+    a.maxTokens !== b.maxTokens ||
+    a.topP !== b.topP ||
+    a.frequencyPenalty !== b.frequencyPenalty ||
+    a.presencePenalty !== b.presencePenalty
+  );
+}
+
+/**
+ * Moves `production` to a version inside the caller's transaction: what callers get changes at
+ * commit. Every promotion passes through here (a save that promotes, a label move, an experiment's
+ * winner), so the release gate is in one place.
+ */
+export async function promoteVersion(
+  tx: Database,
+  prompt: PromptRow,
+  version: VersionRow,
+  actor: LabelActor,
+): Promise<boolean> {
+  return pointLabel(tx, prompt, PRODUCTION, version, actor);
+}
+
+/**
+ * Points a label at a version (one click in the versions screen): `production` is a release (or,
+ * back to an earlier version, a rollback), judged by the price guard on that version first.
+ */
+export async function moveLabel(
+  db: Database,
+  owner: LocalUser,
+  promptId: string,
+  name: string,
+  input: MoveLabel,
+  { feePercent }: { feePercent: number },
+): Promise<PromptLabels> {
+  const { app, prompt } = await getOwnPromptById(db, owner, promptId);
+  const version = await versionByNumber(db, prompt.id, input.version);
+  const actor = { id: owner.id, reason: input.reason };
+  if (name === PRODUCTION) {
+    await refuseUncoveredPrice(db, {
+      app,
+      feePercent,
+      settings: await versionCostSettings(db, app, version),
+    });
+  }
+  await db.transaction(async (tx) => {
+    const t = tx as unknown as Database;
+    if (name === PRODUCTION) await promoteVersion(t, prompt, version, actor);
+    else await pointLabel(t, prompt, name, version, actor);
+  });
+  forgetLookups(db, "prompts");
+  return promptLabelsOf(db, owner, promptId);
+}
+
+export async function deleteLabel(
+  db: Database,
+  owner: LocalUser,
+  promptId: string,
+  name: string,
+): Promise<PromptLabels> {
+  const { prompt } = await getOwnPromptById(db, owner, promptId);
+  await removeLabel(db, prompt, name, { id: owner.id });
+  return promptLabelsOf(db, owner, promptId);
+}
+
+export async function promptLabelsOf(
+  db: Database,
+  owner: LocalUser,
+  promptId: string,
+): Promise<PromptLabels> {
+  const { prompt } = await getOwnPromptById(db, owner, promptId);
+  const [fresh] = await db.select().from(prompts).where(eq(prompts.id, prompt.id));
+  return { labels: await labelsOf(db, fresh ?? prompt), moves: await labelMovesOf(db, prompt.id) };
+}
+
+/** What the price guard judges for a version: its own settings and the app's keys. */
+async function versionCostSettings(db: Database, app: ApplicationRow, version: VersionRow) {
+  const { prompt } = await loadPrompt(db, app);
+  return {
+    model: version.model,
+    modelKeys: prompt.modelKeys,
+    maxTokens: version.maxTokens,
+    systemPrompt: version.systemPrompt,
+    promptTemplate: version.promptTemplate,
+    inputSchema: parseIoSchema(version.inputSchema),
+    outputSchema: parseIoSchema(version.outputSchema),
+  };
+}
+
 async function insertNextVersion(
   db: Database,
   promptId: string,
-  content: Pick<VersionRow, "systemPrompt" | "promptTemplate" | "inputSchema" | "outputSchema" | "changelog">,
+  content: VersionContent & Pick<VersionRow, "changelog" | "authorId">,
 ): Promise<VersionRow> {
   // Under the prompt's row lock, so concurrent saves get consecutive version numbers.
   await db.select({ id: prompts.id }).from(prompts).where(eq(prompts.id, promptId)).for("update");
@@ -245,60 +413,61 @@ export async function listVersions(
   promptId: string,
 ): Promise<PromptVersion[]> {
   const { prompt } = await getOwnPromptById(db, owner, promptId);
+  const labels = await labelsOf(db, prompt);
   const rows = await db
-    .select()
+    .select({ version: promptVersions, author: users.username })
     .from(promptVersions)
+    .leftJoin(users, eq(users.id, promptVersions.authorId))
     .where(eq(promptVersions.promptId, prompt.id))
     .orderBy(desc(promptVersions.version));
-  return rows.map((row) => toVersion(row, prompt.activeVersionId));
+  return rows.map((row) => toVersion(row.version, prompt.activeVersionId, labels, row.author ?? null));
 }
 
-/** Restoring never rewrites history: the chosen version's content becomes a new latest version. */
+/**
+ * Restoring never rewrites history: the chosen version's content (settings included) becomes a
+ * new latest version, which takes `production` as a save would (docs/decisions/057). A rollback
+ * of what callers get is a move of `production` (moveLabel), not a restore.
+ */
 export async function restoreVersion(
   db: Database,
   owner: LocalUser,
   promptId: string,
-  versionId: string,
-  changelog: string | undefined,
+  input: { versionId: string; changelog?: string; promote?: boolean },
   { feePercent }: { feePercent: number },
-): Promise<{ app: ApplicationRow; loaded: LoadedPrompt }> {
+): Promise<{ app: ApplicationRow; config: PromptConfig }> {
   const { app, prompt } = await getOwnPromptById(db, owner, promptId);
-  const [source] = /^[0-9a-f-]{36}$/i.test(versionId)
+  const [source] = /^[0-9a-f-]{36}$/i.test(input.versionId)
     ? await db
         .select()
         .from(promptVersions)
-        .where(and(eq(promptVersions.id, versionId), eq(promptVersions.promptId, prompt.id)))
+        .where(and(eq(promptVersions.id, input.versionId), eq(promptVersions.promptId, prompt.id)))
         .limit(1)
     : [];
   if (!source) throw notFound("Prompt version");
-  // The restored template is judged by the price guard like a saved one (docs/decisions/026).
-  await refuseUncoveredPrice(db, {
-    app,
-    feePercent,
-    settings: await promptCostSettings(db, app, {
-      systemPrompt: source.systemPrompt,
-      promptTemplate: source.promptTemplate,
-      inputSchema: parseIoSchema(source.inputSchema),
-      outputSchema: parseIoSchema(source.outputSchema),
-    }),
-  });
-  const loaded = await db.transaction(async (tx) => {
+  // The restored version is judged by the price guard like a saved one (docs/decisions/026).
+  await refuseUncoveredPrice(db, { app, feePercent, settings: await versionCostSettings(db, app, source) });
+  const config = await db.transaction(async (tx) => {
     const t = tx as unknown as Database;
+    await t.select({ id: prompts.id }).from(prompts).where(eq(prompts.id, prompt.id)).for("update");
     const version = await insertNextVersion(t, prompt.id, {
+      ...settingsOf(source),
       systemPrompt: source.systemPrompt,
       promptTemplate: source.promptTemplate,
       inputSchema: source.inputSchema,
       outputSchema: source.outputSchema,
-      changelog: changelog ?? `Restored version ${source.version}`,
+      authorId: owner.id,
+      changelog: input.changelog ?? `Restored version ${source.version}`,
     });
-    await t
-      .update(prompts)
-      .set({ activeVersionId: version.id, updatedAt: new Date() })
-      .where(eq(prompts.id, prompt.id));
-    return loadPrompt(t, app);
+    await t.update(prompts).set({ updatedAt: new Date() }).where(eq(prompts.id, prompt.id));
+    if (input.promote || app.status !== "live")
+      await promoteVersion(t, prompt, version, {
+        id: owner.id,
+        reason: `Restored version ${source.version}`,
+      });
+    return getPromptConfig(t, app);
   });
   forgetLookups(db, "prompts");
-  return { app, loaded };
+  return { app, config };
 }
 
 /** Renders a template with sample inputs; never throws for a bad template, it reports it (a bad schema is a 400). */

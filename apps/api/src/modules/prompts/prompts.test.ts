@@ -29,7 +29,7 @@ const schema = {
 };
 
 describe("prompt config", () => {
-  it("starts with one version, and a new version only when the template or schemas change", async () => {
+  it("starts with one version, and every change (model settings too) is a new version; the same save is none", async () => {
     const { body: app } = await owner.api("POST", "/api/app/", { body: { name: "Versioned" } });
     const initial = await owner.api("GET", `/api/app/${app.slug}/prompt/`);
     expect(initial.body).toMatchObject({
@@ -41,55 +41,63 @@ describe("prompt config", () => {
       frequency_penalty: 0,
       presence_penalty: 0,
       current_version: 1,
-      active_version: { version: 1, prompt_template: "{{query}}", is_active: true },
+      production_version: 1,
+      active_version: { version: 1, prompt_template: "{{query}}", is_active: true, model: "gpt4" },
+      latest_version: { version: 1, labels: ["production", "latest"] },
     });
 
+    // Model settings belong to a version (docs/decisions/057): promoting one changes them too.
     const settingsOnly = await owner.api("PATCH", `/api/app/${app.slug}/prompt/`, {
       body: { temperature: 0.2, model: "claude-3-haiku" },
     });
     expect(settingsOnly.body).toMatchObject({
       temperature: 0.2,
       model: "claude-3-haiku",
-      current_version: 1,
+      current_version: 2,
+      latest_version: { version: 2, model: "claude-3-haiku", temperature: 0.2, prompt_template: "{{query}}" },
     });
 
-    const v2 = await owner.api("PATCH", `/api/app/${app.slug}/prompt/`, {
+    const v3 = await owner.api("PATCH", `/api/app/${app.slug}/prompt/`, {
       body: {
         prompt_template: "Write {{words}} words on {{topic}}",
         input_schema: schema,
         changelog: "Updated via UI",
       },
     });
-    expect(v2.body.current_version).toBe(2);
-    expect(v2.body.active_version).toMatchObject({
-      version: 2,
+    expect(v3.body.current_version).toBe(3);
+    // A draft app: nobody calls it yet, so each save is what it will answer with.
+    expect(v3.body.active_version).toMatchObject({
+      version: 3,
       changelog: "Updated via UI",
       input_schema: schema,
+      model: "claude-3-haiku",
+      author_name: expect.any(String),
     });
 
     const same = await owner.api("PATCH", `/api/app/${app.slug}/prompt/`, {
-      body: { prompt_template: "Write {{words}} words on {{topic}}" },
+      body: { prompt_template: "Write {{words}} words on {{topic}}", temperature: 0.2 },
     });
-    expect(same.body.current_version).toBe(2);
+    expect(same.body.current_version).toBe(3);
 
-    const versions = await owner.api("GET", `/api/prompts/${v2.body.id}/versions/`);
+    const versions = await owner.api("GET", `/api/prompts/${v3.body.id}/versions/`);
     expect(
       versions.body.map((v: { version: number; is_active: boolean }) => [v.version, v.is_active]),
     ).toEqual([
-      [2, true],
+      [3, true],
+      [2, false],
       [1, false],
     ]);
 
-    const restored = await owner.api("POST", `/api/prompts/${v2.body.id}/versions/`, {
-      body: { version_id: versions.body[1].id },
+    const restored = await owner.api("POST", `/api/prompts/${v3.body.id}/versions/`, {
+      body: { version_id: versions.body[2].id },
     });
     expect(restored.body).toMatchObject({
-      current_version: 3,
-      active_version: { prompt_template: "{{query}}", changelog: "Restored version 1" },
+      current_version: 4,
+      active_version: { prompt_template: "{{query}}", changelog: "Restored version 1", model: "gpt4" },
     });
-    // Versions are immutable: version 2 is still there, unchanged.
-    const after = await owner.api("GET", `/api/prompts/${v2.body.id}/versions/`);
-    expect(after.body.map((v: { version: number }) => v.version)).toEqual([3, 2, 1]);
+    // Versions are immutable: version 3 is still there, unchanged.
+    const after = await owner.api("GET", `/api/prompts/${v3.body.id}/versions/`);
+    expect(after.body.map((v: { version: number }) => v.version)).toEqual([4, 3, 2, 1]);
     expect(after.body[1].prompt_template).toBe("Write {{words}} words on {{topic}}");
   });
 
