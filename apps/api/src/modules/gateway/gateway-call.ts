@@ -110,7 +110,7 @@ export const difyMessages: CallPresenter<GatewayResponse> = {
     mode: call.mode,
     answer: result.answer,
     ...(call.conversationId ? { conversation_id: call.conversationId } : {}),
-    metadata: { usage: usageOf(result, call.latencyMs, call.charge) },
+    metadata: { usage: usageOf(result, call.latencyMs, call.charge), ...versionOf(call) },
     created_at: call.createdAt,
   }),
   storedUsage: (body) => body.metadata?.usage,
@@ -122,7 +122,7 @@ export const difyMessages: CallPresenter<GatewayResponse> = {
     difyEvents({
       event: "message_end",
       ...messageBase(call),
-      metadata: { usage: usageOf(result, call.latencyMs, call.charge) },
+      metadata: { usage: usageOf(result, call.latencyMs, call.charge), ...versionOf(call) },
     }),
   streamError: (error, call) => difyEvents(errorEvent(error, messageBase(call))),
   replayStream: (body) => {
@@ -131,6 +131,15 @@ export const difyMessages: CallPresenter<GatewayResponse> = {
   },
   ping: DIFY_PING,
 };
+
+/**
+ * The prompt version that answered, in Dify's `metadata` (`promptmint_version: "v12"`; Dify's SDKs
+ * pass metadata they do not know through): besides the `Promptmint-Version` header, for clients
+ * that read only the body. None for a workflow app.
+ */
+function versionOf(call: CallMeta): { promptmint_version?: string } {
+  return call.served ? { promptmint_version: `v${call.served.version}` } : {};
+}
 
 function messageBase(call: CallMeta) {
   return {
