@@ -1,10 +1,10 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { AppError, invalidFields } from "../../lib/errors.ts";
 import type { ToolCallDelta } from "../models/tools.ts";
+import { describePin, type VersionPin } from "../prompts/load-prompt.ts";
 import { findAppForCall } from "./access.ts";
 import { answerPaidCall, type CallMeta, type CallPresenter } from "./call-lifecycle.ts";
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
-import { describePin, type VersionPin } from "../prompts/load-prompt.ts";
 import { type GatewayDeps, headerPin, naturalModeOf, prepareExecution, stickyKeyOf } from "./gateway-call.ts";
 import { maxPriceOf } from "./max-price.ts";
 import { OpenAiError } from "./openai-errors.ts";
@@ -95,7 +95,12 @@ export function openAiPin(
  */
 function asModelNotFound(error: unknown, field: string | undefined): unknown {
   if (!(error instanceof AppError) || error.code !== "version_not_found") return error;
-  return new OpenAiError("version_not_found", "model_not_found", error.message, field === "model" ? "model" : null);
+  return new OpenAiError(
+    "version_not_found",
+    "model_not_found",
+    error.message,
+    field === "model" ? "model" : null,
+  );
 }
 
 /**
@@ -151,7 +156,8 @@ export async function runOpenAiCall<Answer extends { usage?: unknown }>(
     input,
     streaming: call.stream,
     // A pin sent in the header is part of the request too (one in `model` is in the body already).
-    fingerprint: pin && pin.field !== "model" ? { request: fingerprint, pin: describePin(pin.pin) } : fingerprint,
+    fingerprint:
+      pin && pin.field !== "model" ? { request: fingerprint, pin: describePin(pin.pin) } : fingerprint,
     prepare: () => prepare().catch((error) => Promise.reject(asModelNotFound(error, pin?.field))),
     maxPriceCents,
     presenter: presenterOf(dialect, call.model),

@@ -65,7 +65,8 @@ export function openAiModel(model: string): { slug: string; pin?: VersionPin } {
   if (at < 0) return { slug: model };
   const slug = model.slice(0, at);
   const pinText = model.slice(at + 1);
-  const problem = "must be an app slug, optionally pinned after '@' to a version or label (slug@v12, slug@staging)";
+  const problem =
+    "must be an app slug, optionally pinned after '@' to a version or label (slug@v12, slug@staging)";
   if (!slug || !pinText.trim()) throw invalidFields({ model: problem });
   try {
     return { slug, pin: parseVersionPin(pinText, "model") };

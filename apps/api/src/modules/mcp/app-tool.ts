@@ -26,7 +26,11 @@ const QUERY_PROPERTY = {
  * The schemas of the prompt's `production` version (or of the version or label pinned: 404 naming
  * it when there is none); a workflow declares none, so its inputs pass through as they are.
  */
-export async function loadAppSchemas(db: Database, app: ApplicationRow, pin?: VersionPin): Promise<AppSchemas> {
+export async function loadAppSchemas(
+  db: Database,
+  app: ApplicationRow,
+  pin?: VersionPin,
+): Promise<AppSchemas> {
   if (app.type !== "prompt") return { inputSchema: EMPTY_IO_SCHEMA, outputSchema: null, takesQuery: true };
   const { active } = await loadPrompt(db, app, pin);
   return {
