@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 import type {
   AppUsageAnalytics,
   MoneyFigures,
@@ -236,4 +237,24 @@ it("keeps the breakdown through the fold of finished days' shards", async () => 
     .body;
   expect(after.by_version).toEqual(before.by_version);
   expect(after.figures).toEqual(before.figures);
+});
+
+it("backfills in migration 0043 exactly what the recorder keeps", async () => {
+  const kept = sql`select application_id, day::text, version, sum(invocations)::text as n,
+      sum(successes)::text as ok, sum(latency_ms_sum)::text as latency, sum(revenue_cents)::text as cents,
+      sum(fee_micros)::text as fee, sum(model_cost_micros)::text as cost,
+      sum(model_cost_deducted_micros)::text as deducted
+    from app_version_daily_stats group by 1, 2, 3 order by 1, 2, 3`;
+  const recorderKept = await queryRows(db, kept);
+  expect(recorderKept.length).toBeGreaterThan(0);
+  // The migration's last statement is its backfill from the invocations that name their version.
+  const migration = readFileSync(
+    new URL("../../db/migrations/0043_app_version_daily_stats.sql", import.meta.url),
+    "utf8",
+  );
+  const backfill = migration.split("--> statement-breakpoint").at(-1) ?? "";
+  expect(backfill).toContain("INSERT INTO");
+  await db.execute(sql`delete from app_version_daily_stats`);
+  await db.execute(sql.raw(backfill));
+  expect(await queryRows(db, kept)).toEqual(recorderKept);
 });
