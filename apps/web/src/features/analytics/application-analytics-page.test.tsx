@@ -154,7 +154,8 @@ describe("per-application analytics", () => {
     });
     renderApplicationAnalytics();
 
-    const table = await screen.findByRole("region", { name: "By version" });
+    // The page's three requests load together; on a busy machine that takes more than a second.
+    const table = await screen.findByRole("region", { name: "By version" }, { timeout: 5_000 });
     expect(
       within(table)
         .getAllByRole("columnheader")
@@ -198,7 +199,7 @@ describe("per-application analytics", () => {
         jsonResponse({ ...appUsageFixture(), by_version: [versionFiguresFixture({ version: null })] }),
     });
     renderApplicationAnalytics();
-    await screen.findByRole("region", { name: "Summary" });
+    await screen.findByRole("region", { name: "Summary" }, { timeout: 5_000 });
     expect(screen.queryByRole("region", { name: "By version" })).toBeNull();
   });
 

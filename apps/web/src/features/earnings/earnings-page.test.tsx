@@ -155,7 +155,7 @@ describe("the Earnings page", () => {
         }),
     });
     render();
-    const table = await screen.findByRole("region", { name: "By app and version" });
+    const table = await screen.findByRole("region", { name: "By app and version" }, { timeout: 5_000 });
     const rows = within(table).getAllByRole("row").slice(1);
     expect(
       rows.map((row) => [...row.querySelectorAll("td")].slice(0, 3).map((cell) => cell.textContent)),
