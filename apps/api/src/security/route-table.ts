@@ -145,6 +145,7 @@ export function routeTable(world: World): Record<string, RouteRequest> {
 
     "GET /api/analytics/dashboard/": { class: "self", url: "/api/analytics/dashboard/" },
     "GET /api/analytics/figures/": { class: "self", url: "/api/analytics/figures/" },
+    "GET /api/analytics/figures/versions/": { class: "self", url: "/api/analytics/figures/versions/" },
     "GET /api/app/{slug}/analytics/usage/": { class: "owned", url: `${app}/analytics/usage/?days=7` },
     "GET /api/app/{slug}/analytics/performance/": {
       class: "owned",

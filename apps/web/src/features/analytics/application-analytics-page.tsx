@@ -17,6 +17,7 @@ import { type ApplicationAnalytics, useApplicationAnalytics } from "./api/get-ap
 import { chartColors, invocationSeries, outcomeSeries } from "./chart-theme";
 import { NoAnalyticsData } from "./no-analytics-data";
 import { RecentInvocationsTable } from "./recent-invocations-table";
+import { hasVersions, VersionFiguresTable } from "./version-figures-table";
 
 const LOAD_FAILED = "Failed to load analytics data";
 
@@ -78,7 +79,7 @@ function ApplicationAnalyticsReport({
   analytics: ApplicationAnalytics;
   days: AnalyticsWindow;
 }) {
-  const { usage, figures, performance, recentInvocations } = analytics;
+  const { usage, figures, byVersion, performance, recentInvocations } = analytics;
   const period = `Last ${days} days`;
 
   return (
@@ -107,6 +108,8 @@ function ApplicationAnalyticsReport({
           </section>
 
           <MoneyFiguresCard figures={figures} />
+
+          {hasVersions(byVersion) && <VersionFiguresTable rows={byVersion} period={period} />}
 
           <div className="grid gap-6 lg:grid-cols-2">
             <ChartCard
