@@ -4,7 +4,7 @@ import type { ToolCallDelta } from "../models/tools.ts";
 import { findAppForCall } from "./access.ts";
 import { answerPaidCall, type CallMeta, type CallPresenter } from "./call-lifecycle.ts";
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
-import { type GatewayDeps, naturalModeOf, prepareExecution } from "./gateway-call.ts";
+import { type GatewayDeps, naturalModeOf, prepareExecution, stickyKeyOf } from "./gateway-call.ts";
 import { maxPriceOf } from "./max-price.ts";
 import { type OpenAiCall, refuseWorkflowOverrides } from "./openai-request.ts";
 import { refuseTools } from "./openai-tools.ts";
@@ -99,6 +99,7 @@ export async function runOpenAiCall<Answer extends { usage?: unknown }>(
         followUp: call.followUp,
         secrets: deps.secrets,
         overrides: call.overrides,
+        stickyKey: stickyKeyOf(request, caller.id, call.user),
       });
     refuseWorkflowOverrides(call);
     return prepareExecution(deps, { app: application, caller, input, mode });

@@ -21,7 +21,7 @@ import {
   withSettings,
 } from "../prompts/load-prompt.ts";
 import { detectVariables, renderTemplate, TemplateError } from "../prompts/template.ts";
-import { chooseVersion, type ServedVersion } from "../releases/serving.ts";
+import { chooseVersion, type ServedVersion, type StickyKeys } from "../releases/serving.ts";
 import {
   type Execution,
   type ExecutionResult,
@@ -83,7 +83,7 @@ export async function preparePromptExecution(
      * `production`, or its arm of a running experiment, sticky per `stickyKey`.
      */
     pin?: VersionPin;
-    stickyKey?: string;
+    stickyKey?: string | StickyKeys;
   },
 ): Promise<Execution> {
   const { app, caller, input, mode, overrides = {} } = options;
