@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { and, eq } from "drizzle-orm";
+import { and, eq, inArray } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { type ApplicationRow, type ExperimentArm, experiments } from "../../db/schema/index.ts";
 import { lookupCache } from "../../lib/lookup-cache.ts";
@@ -87,6 +87,26 @@ export async function runningExperimentOf(
     },
   );
   return found ?? null;
+}
+
+/**
+ * Start-up (warm-up.ts through preloadPrompts): these apps' running experiments, "none" for the
+ * rest, put in the lookup cache unless it was cleared since `generation`.
+ */
+export async function preloadExperiments(db: Database, appIds: string[], generation: number): Promise<void> {
+  if (appIds.length === 0) return;
+  const rows = await db
+    .select({
+      applicationId: experiments.applicationId,
+      id: experiments.id,
+      arms: experiments.arms,
+      stickyBy: experiments.stickyBy,
+    })
+    .from(experiments)
+    .where(and(inArray(experiments.applicationId, appIds), eq(experiments.status, "running")));
+  const cache = lookupCache<RunningExperiment | null>(db, "prompts");
+  const running = new Map(rows.map(({ applicationId, ...experiment }) => [applicationId, experiment]));
+  for (const id of appIds) cache.put(`experiment:${id}`, running.get(id) ?? null, generation);
 }
 
 /**
