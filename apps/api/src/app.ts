@@ -64,6 +64,8 @@ import { downloadRoutes } from "./modules/packaging/download.routes.ts";
 import { payoutsRoutes } from "./modules/payouts/payouts.routes.ts";
 import { retryPayouts, runPayoutSchedule } from "./modules/payouts/payouts.service.ts";
 import { promptsRoutes } from "./modules/prompts/prompts.routes.ts";
+import { EXPERIMENT_RULES_INTERVAL_MS, runExperimentRules } from "./modules/releases/experiment-rules.ts";
+import { experimentsRoutes } from "./modules/releases/experiments.routes.ts";
 import { runtimeConfigRoutes, systemRoutes } from "./modules/system/system.routes.ts";
 import { workflowsRoutes } from "./modules/workflows/workflows.routes.ts";
 import { seedWorkflowProviders } from "./modules/workflows/workflows.service.ts";
@@ -282,6 +284,15 @@ function backgroundJobs(config: Config, db: Database, services: Services, log: F
         await runPayoutSchedule(payoutDeps);
       },
     },
+    // Running experiments' rules: an arm erring or losing money rolls back, a winner is promoted.
+    {
+      name: "experiment-rules",
+      everyMs: EXPERIMENT_RULES_INTERVAL_MS,
+      run: async () => {
+        const ended = await runExperimentRules(db, { feePercent: config.platformFeePercent });
+        if (ended > 0) log.info({ ended }, "experiments ended by their rules");
+      },
+    },
     // Finished days' rollup shards are folded into one row each, which keeps 90-day reads small.
     { name: "rollup-compaction", everyMs: TEN_MINUTES_MS, run: () => compactRollups(db) },
     // Embedded visitors' counts of finished days are dropped.
@@ -386,6 +397,7 @@ async function productApi(
     publicUrl: config.publicUrl,
     payments: gatewayDeps.payments,
   });
+  await scope.register(experimentsRoutes, { db, guards, feePercent: config.platformFeePercent });
   await scope.register(modelKeysRoutes, { db, guards, secrets, feePercent: config.platformFeePercent });
   await scope.register(workflowsRoutes, { db, guards, secrets, safeFetch });
   await scope.register(billingRoutes, { db, guards, config, stripe });

@@ -202,6 +202,43 @@ export function routeTable(world: World): Record<string, RouteRequest> {
       url: `/api/prompts/${world.promptId}/versions/`,
       payload: { version_id: world.promptVersionId },
     },
+    // Experiments (decision 058): the owner's start with one version twice is a 400 naming the arm;
+    // an experiment that does not exist is a 404 for the owner too, as for everyone else.
+    "GET /api/prompts/{id}/experiments/": { class: "owned", url: `/api/prompts/${world.promptId}/experiments/` },
+    "POST /api/prompts/{id}/experiments/": {
+      class: "owned",
+      url: `/api/prompts/${world.promptId}/experiments/`,
+      payload: {
+        arms: [
+          { version: 1, percent: 50 },
+          { version: 1, percent: 50 },
+        ],
+      },
+      ok: 400,
+    },
+    "GET /api/prompts/{id}/experiments/{eid}": {
+      class: "owned",
+      url: `/api/prompts/${world.promptId}/experiments/00000000-0000-4000-8000-000000000000`,
+      ok: 404,
+    },
+    "POST /api/prompts/{id}/experiments/{eid}/stop": {
+      class: "owned",
+      url: `/api/prompts/${world.promptId}/experiments/00000000-0000-4000-8000-000000000000/stop`,
+      payload: {},
+      ok: 404,
+    },
+    "POST /api/prompts/{id}/experiments/{eid}/promote": {
+      class: "owned",
+      url: `/api/prompts/${world.promptId}/experiments/00000000-0000-4000-8000-000000000000/promote`,
+      payload: { version: 1 },
+      ok: 404,
+    },
+    "POST /api/prompts/{id}/experiments/{eid}/rollback": {
+      class: "owned",
+      url: `/api/prompts/${world.promptId}/experiments/00000000-0000-4000-8000-000000000000/rollback`,
+      payload: {},
+      ok: 404,
+    },
 
     "GET /api/workflow-providers/": { class: "self", url: "/api/workflow-providers/" },
     "GET /api/app/{slug}/workflow/": { class: "owned", url: `${flow}/workflow/` },

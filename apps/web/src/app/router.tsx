@@ -124,6 +124,13 @@ export const appRoutes: RouteObject[] = [
                 ),
               },
               {
+                path: "/prompts/:slug/experiments",
+                lazy: page(
+                  () => import("../features/releases/experiments-page"),
+                  (m) => m.ExperimentsPage,
+                ),
+              },
+              {
                 path: "/workflows",
                 lazy: page(
                   () => import("../features/workflows/workflow-list-page"),

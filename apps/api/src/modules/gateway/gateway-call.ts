@@ -12,6 +12,7 @@ import type { AgentPayments } from "../billing/agent-payments/index.ts";
 import type { CallPayments } from "../billing/call-payment/index.ts";
 import type { ChatMessage, LlmClient } from "../models/llm.ts";
 import { parseVersionPin, type VersionPin } from "../prompts/load-prompt.ts";
+import type { StickyKeys } from "../releases/serving.ts";
 import { answerPaidCall, type CallMeta, type CallPresenter } from "./call-lifecycle.ts";
 import { difyPriceFields } from "./charge.ts";
 import { errorEvent } from "./dify-errors.ts";
@@ -63,7 +64,7 @@ export function prepareExecution(
     /** The version or label the caller pinned, and the request field it came in (400s name it). */
     pin?: { pin: VersionPin; field: string };
     /** Who an experiment keeps on one arm: the end user, else the key, else the account. */
-    stickyKey?: string;
+    stickyKey?: string | StickyKeys;
   },
 ): Promise<Execution> {
   const { pin, ...rest } = options;
@@ -85,11 +86,20 @@ export function headerPin(request: FastifyRequest): { pin: VersionPin; field: st
   return pin && { pin, field };
 }
 
-/** Whom an experiment keeps on one arm (docs/decisions/057): the end user, else the key, else the account. */
-export function stickyKeyOf(request: FastifyRequest, callerId: string, endUser: string | undefined): string {
-  if (endUser) return `user:${endUser}`;
-  if (request.apiKeyId) return `key:${request.apiKeyId}`;
-  return `account:${callerId}`;
+/**
+ * Whom an experiment keeps on one arm (docs/decisions/058): the end user, the key and the account;
+ * the experiment's `sticky_by` picks (by default the end user, else the key, else the account).
+ */
+export function stickyKeyOf(
+  request: FastifyRequest,
+  callerId: string,
+  endUser: string | undefined,
+): StickyKeys {
+  return {
+    ...(endUser ? { endUser } : {}),
+    ...(request.apiKeyId ? { apiKeyId: request.apiKeyId } : {}),
+    account: callerId,
+  };
 }
 
 /** Dify's keep-alive while a stream waits for its next event. */

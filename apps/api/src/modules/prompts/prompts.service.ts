@@ -344,7 +344,7 @@ export async function promptLabelsOf(
 }
 
 /** What the price guard judges for a version: its own settings and the app's keys. */
-async function versionCostSettings(db: Database, app: ApplicationRow, version: VersionRow) {
+export async function versionCostSettings(db: Database, app: ApplicationRow, version: VersionRow) {
   const { prompt } = await loadPrompt(db, app);
   return {
     model: version.model,
