@@ -64,6 +64,7 @@ import { downloadRoutes } from "./modules/packaging/download.routes.ts";
 import { payoutsRoutes } from "./modules/payouts/payouts.routes.ts";
 import { retryPayouts, runPayoutSchedule } from "./modules/payouts/payouts.service.ts";
 import { promptsRoutes } from "./modules/prompts/prompts.routes.ts";
+import { evalsRoutes } from "./modules/releases/evals.routes.ts";
 import { runtimeConfigRoutes, systemRoutes } from "./modules/system/system.routes.ts";
 import { workflowsRoutes } from "./modules/workflows/workflows.routes.ts";
 import { seedWorkflowProviders } from "./modules/workflows/workflows.service.ts";
@@ -378,6 +379,15 @@ async function productApi(
     uploadQuotaBytes: config.uploadQuotaBytes,
   });
   await scope.register(promptsRoutes, {
+    db,
+    guards,
+    llm,
+    secrets,
+    feePercent: config.platformFeePercent,
+    publicUrl: config.publicUrl,
+    payments: gatewayDeps.payments,
+  });
+  await scope.register(evalsRoutes, {
     db,
     guards,
     llm,

@@ -7,6 +7,7 @@ export * from "./billing.ts";
 export * from "./config.ts";
 export * from "./embed.ts";
 export * from "./errors.ts";
+export * from "./evals.ts";
 export * from "./explore.ts";
 export * from "./gateway.ts";
 export * from "./keys.ts";
