@@ -362,6 +362,48 @@ describe("eval runs", () => {
   });
 });
 
+describe("eval runs offline", () => {
+  it("run on the sandbox model, judged deterministically by the sandbox judge", async () => {
+    // claude-3-haiku has no key on this server: the sandbox answers, for the app and the judge.
+    const { slug } = await createLiveApp(
+      creator,
+      { price_cents: 25 },
+      { model: "claude-3-haiku", prompt_template: "Tell me about {{query}}" },
+    );
+    const promptId = (await creator.api("GET", `/api/app/${slug}/prompt/`)).body.id as string;
+    await creator.api("POST", `${evals(promptId)}/cases`, {
+      body: {
+        name: "Paris",
+        inputs: { query: "Paris" },
+        assertions: [
+          { kind: "rubric", rubric: 'Must mention "paris"' },
+          { kind: "rubric", rubric: 'Must mention "London"' },
+        ],
+      },
+    });
+    const runs = await Promise.all(
+      [1, 2].map(() =>
+        creator.api("POST", `${evals(promptId)}/runs`, {
+          body: { version: 2, judge_model: "claude-3-haiku" },
+        }),
+      ),
+    );
+    for (const run of runs) {
+      expect(run.status).toBe(201);
+      expect(run.body.results[0].output).toContain("Tell me about Paris");
+      expect(run.body.results[0].assertion_results).toEqual([
+        { kind: "rubric", passed: true, detail: 'Sandbox judge (offline): the answer contains "paris"' },
+        { kind: "rubric", passed: false, detail: 'Sandbox judge (offline): the answer lacks "London"' },
+      ]);
+      expect(run.body).toMatchObject({
+        status: "failed",
+        cost_median_micros: 0,
+        margin_median_micros: PRICE_MICROS - FEE_MICROS,
+      });
+    }
+  });
+});
+
 describe("eval helpers", () => {
   it("take percentiles by nearest rank, exactly", () => {
     expect(percentile([], 50)).toBeNull();
