@@ -171,7 +171,7 @@ describe("evals page", () => {
     renderEvals();
     expect(await screen.findByRole("heading", { name: "Writes about bees" })).toBeDefined();
     await screen.findByRole("option", { name: "GPT-4o mini" });
-    await userEvent.selectOptions(screen.getByLabelText(/Judge model/), "gpt-4o-mini");
+    await userEvent.selectOptions(screen.getByLabelText("Judge model (for rubrics)"), "gpt-4o-mini");
     await userEvent.click(screen.getByRole("button", { name: /Run on v2/ }));
     await waitFor(() => expect(api.callsTo(`POST ${EVALS}/runs`)).toHaveLength(1));
     expect(api.callsTo(`POST ${EVALS}/runs`)[0]?.body).toEqual({ version: 2, judge_model: "gpt-4o-mini" });

@@ -582,8 +582,7 @@ function RunPanel({
             onChange={(e) => setVersion(e.target.value)}
           />
           <SelectField
-            label="Judge model"
-            hint="Judges the rubric assertions"
+            label="Judge model (for rubrics)"
             options={judgeOptions}
             value={judge}
             onChange={(e) => setJudge(e.target.value)}
@@ -654,14 +653,14 @@ function RunHistory({
           description="Run the evals on a version to see how it does."
         />
       ) : (
-        <div className="overflow-x-auto">
+        <div className="relative overflow-x-auto">
           <Table
             caption="Eval runs"
             columns={[
               { label: "Version" },
               { label: "Result" },
-              { label: "Cost / call (median · p95)", className: "text-right" },
-              { label: "Margin / call (median)", className: "hidden text-right sm:table-cell" },
+              { label: "Cost / call", className: "text-right" },
+              { label: "Margin / call", className: "hidden text-right sm:table-cell" },
               { label: "Started", className: "hidden md:table-cell" },
               { label: "Open", srOnly: true },
             ]}
@@ -676,7 +675,8 @@ function RunHistory({
                   </span>
                 </td>
                 <td className="px-4 py-3 text-right text-sm whitespace-nowrap tabular-nums">
-                  {micros(run.cost_median_micros)} · {micros(run.cost_p95_micros)}
+                  {micros(run.cost_median_micros)}
+                  <span className="block text-xs text-slate-500">p95 {micros(run.cost_p95_micros)}</span>
                 </td>
                 <td className="hidden px-4 py-3 text-right text-sm tabular-nums sm:table-cell">
                   {micros(run.margin_median_micros)}
@@ -873,7 +873,7 @@ function Comparison({ promptId }: { promptId: string }) {
         {compared.isFetching && !compared.data && <LoadingState label="Comparing..." />}
         {compared.isError && <ErrorBox message={getErrorMessage(compared.error)} />}
         {compared.data && (
-          <div className="overflow-x-auto">
+          <div className="relative overflow-x-auto">
             <Table
               caption="Comparison by case"
               columns={[
