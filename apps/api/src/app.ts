@@ -66,6 +66,7 @@ import { retryPayouts, runPayoutSchedule } from "./modules/payouts/payouts.servi
 import { promptsRoutes } from "./modules/prompts/prompts.routes.ts";
 import { EXPERIMENT_RULES_INTERVAL_MS, runExperimentRules } from "./modules/releases/experiment-rules.ts";
 import { experimentsRoutes } from "./modules/releases/experiments.routes.ts";
+import { evalsRoutes } from "./modules/releases/evals.routes.ts";
 import { runtimeConfigRoutes, systemRoutes } from "./modules/system/system.routes.ts";
 import { workflowsRoutes } from "./modules/workflows/workflows.routes.ts";
 import { seedWorkflowProviders } from "./modules/workflows/workflows.service.ts";
@@ -398,6 +399,15 @@ async function productApi(
     payments: gatewayDeps.payments,
   });
   await scope.register(experimentsRoutes, { db, guards, feePercent: config.platformFeePercent });
+  await scope.register(evalsRoutes, {
+    db,
+    guards,
+    llm,
+    secrets,
+    feePercent: config.platformFeePercent,
+    publicUrl: config.publicUrl,
+    payments: gatewayDeps.payments,
+  });
   await scope.register(modelKeysRoutes, { db, guards, secrets, feePercent: config.platformFeePercent });
   await scope.register(workflowsRoutes, { db, guards, secrets, safeFetch });
   await scope.register(billingRoutes, { db, guards, config, stripe });

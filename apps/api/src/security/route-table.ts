@@ -41,6 +41,8 @@ export interface RouteRequest {
 }
 
 const boundary = "----promptmint-security";
+/** An id no row has: the owner's answer is a 404 like everyone else's. */
+const NO_SUCH_ID = "00000000-0000-4000-8000-000000000000";
 const upload = {
   payload: `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="notes.txt"\r\nContent-Type: text/plain\r\n\r\nhello\r\n--${boundary}--\r\n`,
   headers: { "content-type": `multipart/form-data; boundary=${boundary}` },
@@ -237,6 +239,51 @@ export function routeTable(world: World): Record<string, RouteRequest> {
       class: "owned",
       url: `/api/prompts/${world.promptId}/experiments/00000000-0000-4000-8000-000000000000/rollback`,
       payload: {},
+      ok: 404,
+    },
+    // Evals (docs/decisions/059). The world has no eval case or run: a run is refused before any
+    // case exists (listed first, so the owner's run comes before their case), ids are unknown.
+    "POST /api/prompts/{id}/evals/runs": {
+      class: "owned",
+      url: `/api/prompts/${world.promptId}/evals/runs`,
+      payload: { version: 1 },
+      ok: 400,
+    },
+    "GET /api/prompts/{id}/evals/cases": {
+      class: "owned",
+      url: `/api/prompts/${world.promptId}/evals/cases`,
+    },
+    "POST /api/prompts/{id}/evals/cases": {
+      class: "owned",
+      url: `/api/prompts/${world.promptId}/evals/cases`,
+      payload: { name: "Says hi", inputs: { query: "hi" }, assertions: [{ kind: "contains", value: "hi" }] },
+      ok: 201,
+    },
+    "PATCH /api/prompts/{id}/evals/cases/{cid}": {
+      class: "owned",
+      url: `/api/prompts/${world.promptId}/evals/cases/${NO_SUCH_ID}`,
+      payload: { name: "Renamed" },
+      ok: 404,
+    },
+    "DELETE /api/prompts/{id}/evals/cases/{cid}": {
+      class: "owned",
+      url: `/api/prompts/${world.promptId}/evals/cases/${NO_SUCH_ID}`,
+      ok: 404,
+    },
+    "PATCH /api/prompts/{id}/evals/settings": {
+      class: "owned",
+      url: `/api/prompts/${world.promptId}/evals/settings`,
+      payload: { require_passing_eval: false },
+    },
+    "GET /api/prompts/{id}/evals/runs": { class: "owned", url: `/api/prompts/${world.promptId}/evals/runs` },
+    "GET /api/prompts/{id}/evals/runs/{rid}": {
+      class: "owned",
+      url: `/api/prompts/${world.promptId}/evals/runs/${NO_SUCH_ID}`,
+      ok: 404,
+    },
+    "GET /api/prompts/{id}/evals/compare": {
+      class: "owned",
+      url: `/api/prompts/${world.promptId}/evals/compare?a=${NO_SUCH_ID}&b=${NO_SUCH_ID}`,
       ok: 404,
     },
 

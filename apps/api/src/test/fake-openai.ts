@@ -18,7 +18,9 @@ export type VendorBehaviour =
    * (any subset): wait `delay` ms, then fail with status `fail`, or answer `words` words, streamed
    * `gap` ms apart. A harness thus decides every call's upstream from its own seeded choices.
    */
-  | { kind: "scripted" };
+  | { kind: "scripted" }
+  /** Answers each request with what `answer` makes of it (an eval judge beside the app's own answers). */
+  | { kind: "respond"; answer: (request: RecordedRequest) => string };
 
 /** What a scripted call asked for (`[model …]` in its last message). */
 export interface ScriptedCall {
@@ -121,6 +123,7 @@ export async function startFakeOpenAi() {
       const last = body.messages.at(-1)?.content ?? "";
       if (behaviour.kind === "tools") return toolLoop(body, behaviour, res);
       if (behaviour.kind === "scripted") return scripted(body, readDirective(last), res);
+      if (behaviour.kind === "respond") return answer(body, behaviour.answer(recorded), res);
       const text = behaviour.kind === "reply" ? behaviour.text : `echo: ${last}`;
       // An optional delay keeps the call in flight; the answer is dropped if the caller went away.
       const delayMs = behaviour.delayMs ?? 0;

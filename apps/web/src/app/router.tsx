@@ -131,6 +131,13 @@ export const appRoutes: RouteObject[] = [
                 ),
               },
               {
+                path: "/prompts/:slug/evals",
+                lazy: page(
+                  () => import("../features/releases/evals-page"),
+                  (m) => m.EvalsPage,
+                ),
+              },
+              {
                 path: "/workflows",
                 lazy: page(
                   () => import("../features/workflows/workflow-list-page"),

@@ -84,6 +84,8 @@ export const prompts = pgTable("prompts", {
     .default("platform"),
   /** What callers get by default: the `production` label (docs/decisions/057). */
   activeVersionId: uuid("active_version_id"),
+  /** A version takes `production` only after a passed eval run of it (docs/decisions/059). */
+  requirePassingEval: boolean("require_passing_eval").notNull().default(false),
   updatedAt: updatedAt(),
 });
 

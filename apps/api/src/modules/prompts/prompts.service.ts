@@ -18,6 +18,7 @@ import { invalidFields, notFound } from "../../lib/errors.ts";
 import { forgetLookups } from "../../lib/lookup-cache.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { refuseCreatorKeysWithoutKey, refuseUncoveredPrice } from "./cost-guard.ts";
+import { refuseUnevaluatedRelease } from "./eval-gate.ts";
 import { invalidPatterns, validateAgainstSchema } from "./input-schema.ts";
 import {
   type LabelActor,
@@ -246,10 +247,16 @@ export async function updatePromptConfig(
       .where(eq(prompts.id, current.prompt.id));
     const live = options.liveBefore ?? app.status === "live";
     if (input.promote || !live)
-      await promoteVersion(t, current.prompt, version, {
-        id: options.actorId ?? null,
-        reason: input.promote ? input.changelog || "Saved and promoted" : "Saved before the app went live",
-      });
+      await promoteVersion(
+        t,
+        current.prompt,
+        version,
+        {
+          id: options.actorId ?? null,
+          reason: input.promote ? input.changelog || "Saved and promoted" : "Saved before the app went live",
+        },
+        { gated: live },
+      );
     await t.update(applications).set({ updatedAt: new Date() }).where(eq(applications.id, app.id));
     return getPromptConfig(t, app);
   });
@@ -280,14 +287,18 @@ function versionDiffers(a: VersionContent, b: VersionContent): boolean {
 /**
  * Moves `production` to a version inside the caller's transaction: what callers get changes at
  * commit. Every promotion passes through here (a save that promotes, a label move, an experiment's
- * winner), so the release gate is in one place.
+ * winner), so the release gate is in one place: an app that requires a passing eval run refuses a
+ * version without one (409, docs/decisions/059). `gated: false` only for the automatic promotion
+ * of an app that is not live (nobody calls it; publishing it is judged by the app, not here).
  */
 export async function promoteVersion(
   tx: Database,
   prompt: PromptRow,
   version: VersionRow,
   actor: LabelActor,
+  { gated = true }: { gated?: boolean } = {},
 ): Promise<boolean> {
+  if (gated) await refuseUnevaluatedRelease(tx, prompt, version);
   return pointLabel(tx, prompt, PRODUCTION, version, actor);
 }
 
@@ -460,10 +471,13 @@ export async function restoreVersion(
     });
     await t.update(prompts).set({ updatedAt: new Date() }).where(eq(prompts.id, prompt.id));
     if (input.promote || app.status !== "live")
-      await promoteVersion(t, prompt, version, {
-        id: owner.id,
-        reason: `Restored version ${source.version}`,
-      });
+      await promoteVersion(
+        t,
+        prompt,
+        version,
+        { id: owner.id, reason: `Restored version ${source.version}` },
+        { gated: app.status === "live" },
+      );
     return getPromptConfig(t, app);
   });
   forgetLookups(db, "prompts");

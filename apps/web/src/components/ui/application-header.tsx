@@ -51,10 +51,13 @@ export function ApplicationEditorHeader({
   onSave,
   downloading,
   onDownload,
+  links,
 }: {
   application: Application;
   /** What the app is made of: the prompt's mode, or the workflow's provider. */
   kindBadge: ReactNode;
+  /** The app's other screens (a prompt's evals), before Download. */
+  links?: ReactNode;
   backTo: string;
   saving: boolean;
   onSave: () => void;
@@ -77,6 +80,7 @@ export function ApplicationEditorHeader({
             <ArrowLeft className="size-4" aria-hidden="true" />
             Back to List
           </ButtonLink>
+          {links}
           <DownloadAppButton busy={downloading} onClick={onDownload} />
           <SaveChangesButton size="sm" saving={saving} onClick={onSave} />
         </>

@@ -52,6 +52,9 @@ describe("prompt editor", () => {
     expect(screen.getByText("/blog-writer")).toBeDefined();
     expect(screen.getByText("Chat")).toBeDefined();
     expect(screen.getByRole("link", { name: "Back to List" }).getAttribute("href")).toBe("/prompts");
+    expect(screen.getByRole("link", { name: "Evals" }).getAttribute("href")).toBe(
+      "/prompts/blog-writer/evals",
+    );
     expect(screen.getByRole("button", { name: "Download App" })).toBeDefined();
     expect(screen.getByRole("button", { name: "Save Changes" })).toBeDefined();
     expect(screen.getAllByRole("tab").map((tab) => tab.textContent)).toEqual([

@@ -1,11 +1,12 @@
 import type { Application, PromptConfig } from "@promptmint/contracts";
-import { FileText } from "lucide-react";
+import { FileText, FlaskConical } from "lucide-react";
 import { type ReactNode, useState } from "react";
 import { useParams } from "react-router";
 import { toast } from "sonner";
 import { Alert } from "../../components/ui/alert";
 import { ApplicationEditorHeader } from "../../components/ui/application-header";
 import { Badge } from "../../components/ui/badge";
+import { ButtonLink } from "../../components/ui/button";
 import { ErrorBox } from "../../components/ui/error-box";
 import { NotFoundState } from "../../components/ui/not-found-state";
 import { PageContainer } from "../../components/ui/page-container";
@@ -112,6 +113,12 @@ function PromptEditor({ application, config }: { application: Application; confi
           <Badge tone="brand">{application.interaction_mode === "chat" ? "Chat" : "Completion"}</Badge>
         }
         backTo="/prompts"
+        links={
+          <ButtonLink to={`/prompts/${application.slug}/evals`} variant="secondary" size="sm">
+            <FlaskConical className="size-4" aria-hidden="true" />
+            Evals
+          </ButtonLink>
+        }
         saving={save.isPending}
         onSave={saveChanges}
         downloading={downloadingSlug === application.slug}

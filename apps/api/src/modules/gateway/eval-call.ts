@@ -1,0 +1,218 @@
+import type { IoSchema } from "@promptmint/contracts";
+import type { FastifyRequest } from "fastify";
+import type { ApplicationRow } from "../../db/schema/index.ts";
+import { AppError } from "../../lib/errors.ts";
+import type { LocalUser } from "../auth/auth.service.ts";
+import { modelCostMicros } from "../models/model-prices.ts";
+import type { CallCase, CaseCallResult, Judge, JudgeVerdict } from "../releases/evals.ts";
+import { generatePaidAnswer, payForCall } from "./call-lifecycle.ts";
+import type { Execution, ExecutionResult } from "./execution.ts";
+import { streamOnce } from "./execution.ts";
+import { preparePromptExecution } from "./prompt-call.ts";
+import type { PromptTestDeps } from "./prompt-test-run.ts";
+
+/**
+ * The calls of an eval run (docs/decisions/059), on the same money rule as Test Prompt
+ * (prompt-test-run.ts, decision 056): each case is the owner's own call of their app at the run's
+ * version, through the one call lifecycle (decision 048): free to them, recorded as an invocation
+ * with its model cost, which the model-cost sweep takes from their earnings (decision 026). The
+ * judge of a rubric is such a call too, on the judge model. No path here charges anyone else.
+ */
+
+/** One case on the version pinned by number, as a consumer pinning `v12` would get it. */
+export function evalCaseCaller(
+  deps: PromptTestDeps,
+  request: FastifyRequest,
+  owner: LocalUser,
+  application: ApplicationRow,
+  version: number,
+): CallCase {
+  return async ({ inputs, query }) => {
+    const started = performance.now();
+    const input = { inputs, query: query ?? undefined, response_mode: "blocking" as const, user: undefined };
+    const failed = (error: unknown, invocationId: string | null): CaseCallResult => {
+      if (!(error instanceof AppError)) throw error;
+      return {
+        output: null,
+        error: error.message,
+        costMicros: 0,
+        latencyMs: Math.round(performance.now() - started),
+        inputTokens: 0,
+        outputTokens: 0,
+        invocationId,
+      };
+    };
+    let execution: Execution;
+    try {
+      execution = await preparePromptExecution(deps.db, deps.llm, {
+        app: application,
+        caller: owner,
+        input,
+        mode: "completion",
+        secrets: deps.secrets,
+        pin: { version },
+      });
+    } catch (error) {
+      return failed(error, null);
+    }
+    const paid = await payForCall(deps, {
+      request,
+      caller: owner,
+      application,
+      execution,
+      mode: "completion",
+      input,
+    });
+    let result: ExecutionResult;
+    try {
+      ({ result } = await generatePaidAnswer(request, paid, execution));
+    } catch (error) {
+      return failed(error, paid.messageId);
+    }
+    return {
+      output: result.answer,
+      error: null,
+      costMicros: result.modelCostMicros ?? 0,
+      latencyMs: Math.round(performance.now() - paid.started),
+      inputTokens: result.inputTokens,
+      outputTokens: result.outputTokens,
+      invocationId: paid.messageId,
+    };
+  };
+}
+
+const VERDICT_SCHEMA: IoSchema = {
+  type: "object",
+  properties: {
+    pass: { type: "boolean", description: "Whether the answer meets the rubric" },
+    reason: { type: "string", description: "One sentence: why" },
+  },
+  required: ["pass", "reason"],
+  additionalProperties: false,
+};
+
+const JUDGE_SYSTEM =
+  "You are a strict evaluator of an AI app's answers. You are given a rubric, the inputs the app " +
+  "was called with and the app's answer. Decide whether the answer meets the rubric. Answer only " +
+  'with one JSON object: {"pass": true or false, "reason": "one sentence"}.';
+
+/** What the judge reads: the rubric, the inputs (and query) and the answer. */
+export function judgePrompt(input: Parameters<Judge>[0]): string {
+  return [
+    `Rubric:\n${input.rubric}`,
+    `Inputs:\n${JSON.stringify(input.inputs)}`,
+    ...(input.query ? [`Query:\n${input.query}`] : []),
+    `Answer:\n${input.output}`,
+  ].join("\n\n");
+}
+
+/** The judge's JSON answer, read strictly: `pass` a boolean, `reason` a string. */
+export function readVerdict(text: string): { pass: boolean; reason: string } {
+  const trimmed = text
+    .trim()
+    .replace(/^```(?:json)?\s*/i, "")
+    .replace(/\s*```$/, "");
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(trimmed);
+  } catch {
+    throw new AppError("upstream_failed", "the judge's answer was not JSON");
+  }
+  const verdict = parsed as { pass?: unknown; reason?: unknown };
+  if (typeof verdict?.pass !== "boolean")
+    throw new AppError("upstream_failed", 'the judge\'s answer had no boolean "pass"');
+  return { pass: verdict.pass, reason: typeof verdict.reason === "string" ? verdict.reason : "" };
+}
+
+/**
+ * The sandbox judge (offline, no vendor key): the sandbox model cannot read a rubric, so its
+ * verdict is decided here, deterministically: the answer must contain every phrase the rubric
+ * quotes ("…", case-insensitive); a rubric without quotes passes any non-empty answer.
+ */
+export function sandboxVerdict(rubric: string, output: string): { pass: boolean; reason: string } {
+  const phrases = [...rubric.matchAll(/"([^"]+)"/g)].map((m) => m[1] as string);
+  if (phrases.length === 0)
+    return output.trim()
+      ? {
+          pass: true,
+          reason:
+            "Sandbox judge (offline): the answer is not empty; quote phrases in the rubric to check them",
+        }
+      : { pass: false, reason: "Sandbox judge (offline): the answer is empty" };
+  const missing = phrases.filter((p) => !output.toLowerCase().includes(p.toLowerCase()));
+  return missing.length === 0
+    ? {
+        pass: true,
+        reason: `Sandbox judge (offline): the answer contains ${phrases.map((p) => `"${p}"`).join(", ")}`,
+      }
+    : {
+        pass: false,
+        reason: `Sandbox judge (offline): the answer lacks ${missing.map((p) => `"${p}"`).join(", ")}`,
+      };
+}
+
+/** The judge of rubric assertions on `model`: an owner's own call of their app (see above). */
+export function evalJudge(
+  deps: PromptTestDeps,
+  request: FastifyRequest,
+  owner: LocalUser,
+  application: ApplicationRow,
+  model: string,
+): Judge {
+  return async (input): Promise<JudgeVerdict> => {
+    const llmRequest = {
+      model,
+      system: JUDGE_SYSTEM,
+      messages: [{ role: "user" as const, content: judgePrompt(input) }],
+      temperature: 0,
+      maxTokens: 300,
+      topP: 1,
+      frequencyPenalty: 0,
+      presencePenalty: 0,
+      outputSchema: VERDICT_SCHEMA,
+    };
+    const generate = async (): Promise<ExecutionResult> => {
+      const generated = await deps.llm.generate(llmRequest);
+      return {
+        answer: generated.text,
+        inputTokens: generated.inputTokens,
+        outputTokens: generated.outputTokens,
+        answeredBy: generated.answeredBy,
+        modelCostMicros: modelCostMicros(
+          generated.answeredBy,
+          {
+            inputTokens: generated.inputTokens,
+            outputTokens: generated.outputTokens,
+            cachedInputTokens: generated.cachedInputTokens,
+          },
+          new Date(),
+        ),
+      };
+    };
+    const execution: Execution = {
+      model,
+      conversation: null,
+      inputs: {},
+      storeContent: false,
+      deadlineSeconds: deps.llm.timeoutSeconds,
+      generate,
+      stream: () => streamOnce(generate),
+    };
+    const callInput = { user: undefined, query: undefined };
+    const paid = await payForCall(deps, {
+      request,
+      caller: owner,
+      application,
+      execution,
+      mode: "completion",
+      input: callInput,
+    });
+    const { result } = await generatePaidAnswer(request, paid, execution);
+    const costMicros = result.modelCostMicros ?? 0;
+    const verdict =
+      result.answeredBy === "sandbox"
+        ? sandboxVerdict(input.rubric, input.output)
+        : readVerdict(result.answer);
+    return { ...verdict, costMicros };
+  };
+}

@@ -1,0 +1,219 @@
+import {
+  ApiErrorSchema,
+  EvalCaseInputSchema,
+  EvalCaseListSchema,
+  EvalCaseSchema,
+  EvalCompareQuerySchema,
+  EvalComparisonSchema,
+  EvalRunListSchema,
+  EvalRunQuerySchema,
+  EvalRunSchema,
+  EvalSettingsSchema,
+  StartEvalRunSchema,
+  UpdateEvalCaseSchema,
+} from "@promptmint/contracts";
+import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
+import { z } from "zod";
+import type { Database } from "../../db/client.ts";
+import type { SecretBox } from "../../lib/secrets.ts";
+import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
+import type { CallPayments } from "../billing/call-payment/index.ts";
+import { evalCaseCaller, evalJudge } from "../gateway/eval-call.ts";
+import type { LlmClient } from "../models/llm.ts";
+import { KNOWN_MODEL_IDS } from "../models/model-catalog.ts";
+import {
+  compareRuns,
+  createCase,
+  deleteCase,
+  getRun,
+  listCases,
+  listRuns,
+  runEval,
+  setRequirePassingEval,
+  updateCase,
+} from "./evals.ts";
+
+const errors = { 400: ApiErrorSchema, 401: ApiErrorSchema, 404: ApiErrorSchema, 409: ApiErrorSchema };
+const security = [{ bearerAuth: [] }];
+const tags = ["prompts"];
+const IdParams = z.object({ id: z.string().max(100) });
+const CaseParams = z.object({ id: z.string().max(100), cid: z.string().max(100) });
+const RunParams = z.object({ id: z.string().max(100), rid: z.string().max(100) });
+
+/** Evals before publishing (docs/decisions/059): cases, runs, comparisons, the release gate's switch. */
+export const evalsRoutes: FastifyPluginAsyncZod<{
+  db: Database;
+  guards: AuthGuards;
+  llm: LlmClient;
+  secrets: SecretBox;
+  feePercent: number;
+  publicUrl: string;
+  payments: CallPayments;
+}> = async (app, { db, guards, llm, secrets, feePercent, publicUrl, payments }) => {
+  const callDeps = { db, llm, secrets, feePercent, publicUrl, payments };
+  const onRequest = guards.requireUser;
+
+  app.get(
+    "/prompts/:id/evals/cases",
+    {
+      schema: {
+        tags,
+        summary: "A prompt app's eval cases, and whether a passing run is required before production",
+        security,
+        params: IdParams,
+        response: { 200: EvalCaseListSchema, ...errors },
+      },
+      onRequest,
+    },
+    async (request) => listCases(db, currentUser(request), request.params.id),
+  );
+
+  app.post(
+    "/prompts/:id/evals/cases",
+    {
+      schema: {
+        tags,
+        summary:
+          "Add an eval case: inputs (checked against the latest version's input schema) and assertions",
+        security,
+        params: IdParams,
+        body: EvalCaseInputSchema,
+        response: { 201: EvalCaseSchema, ...errors },
+      },
+      onRequest,
+    },
+    async (request, reply) =>
+      reply.status(201).send(await createCase(db, currentUser(request), request.params.id, request.body)),
+  );
+
+  app.patch(
+    "/prompts/:id/evals/cases/:cid",
+    {
+      schema: {
+        tags,
+        summary: "Change an eval case",
+        security,
+        params: CaseParams,
+        body: UpdateEvalCaseSchema,
+        response: { 200: EvalCaseSchema, ...errors },
+      },
+      onRequest,
+    },
+    async (request) =>
+      updateCase(db, currentUser(request), request.params.id, request.params.cid, request.body),
+  );
+
+  app.delete(
+    "/prompts/:id/evals/cases/:cid",
+    {
+      schema: {
+        tags,
+        summary: "Delete an eval case (past runs keep its results)",
+        security,
+        params: CaseParams,
+        response: { 204: z.null(), ...errors },
+      },
+      onRequest,
+    },
+    async (request, reply) => {
+      await deleteCase(db, currentUser(request), request.params.id, request.params.cid);
+      return reply.status(204).send(null);
+    },
+  );
+
+  app.patch(
+    "/prompts/:id/evals/settings",
+    {
+      schema: {
+        tags,
+        summary: "Require a passing eval run before a version goes to production",
+        security,
+        params: IdParams,
+        body: EvalSettingsSchema,
+        response: { 200: EvalCaseListSchema, ...errors },
+      },
+      onRequest,
+    },
+    async (request) =>
+      setRequirePassingEval(db, currentUser(request), request.params.id, request.body.require_passing_eval),
+  );
+
+  app.post(
+    "/prompts/:id/evals/runs",
+    {
+      schema: {
+        tags,
+        summary:
+          "Run every case against a version on its model (the owner's own calls: free to them, model cost from earnings); answers when done",
+        security,
+        params: IdParams,
+        body: StartEvalRunSchema,
+        response: { 201: EvalRunSchema, ...errors },
+      },
+      onRequest,
+    },
+    async (request, reply) => {
+      const owner = currentUser(request);
+      const run = await runEval(db, {
+        owner,
+        promptId: request.params.id,
+        body: request.body,
+        feePercent,
+        knownModels: KNOWN_MODEL_IDS,
+        callCaseFor: (application, version) => evalCaseCaller(callDeps, request, owner, application, version),
+        judgeFor: (application, model) => evalJudge(callDeps, request, owner, application, model),
+      });
+      return reply.status(201).send(run);
+    },
+  );
+
+  app.get(
+    "/prompts/:id/evals/runs",
+    {
+      schema: {
+        tags,
+        summary: "A prompt app's eval runs, newest first (of one version with ?version=)",
+        security,
+        params: IdParams,
+        querystring: EvalRunQuerySchema,
+        response: { 200: EvalRunListSchema, ...errors },
+      },
+      onRequest,
+    },
+    async (request) => ({
+      runs: await listRuns(db, currentUser(request), request.params.id, request.query.version),
+    }),
+  );
+
+  app.get(
+    "/prompts/:id/evals/runs/:rid",
+    {
+      schema: {
+        tags,
+        summary: "One eval run with each case's result, cost and latency, and its margin estimate",
+        security,
+        params: RunParams,
+        response: { 200: EvalRunSchema, ...errors },
+      },
+      onRequest,
+    },
+    async (request) => getRun(db, currentUser(request), request.params.id, request.params.rid),
+  );
+
+  app.get(
+    "/prompts/:id/evals/compare",
+    {
+      schema: {
+        tags,
+        summary: "Two eval runs case by case: fixed, broke, still passing, still failing",
+        security,
+        params: IdParams,
+        querystring: EvalCompareQuerySchema,
+        response: { 200: EvalComparisonSchema, ...errors },
+      },
+      onRequest,
+    },
+    async (request) =>
+      compareRuns(db, currentUser(request), request.params.id, request.query.a, request.query.b),
+  );
+};

@@ -1,0 +1,668 @@
+import {
+  type EvalAssertion,
+  type EvalAssertionResult,
+  type EvalCase,
+  type EvalCaseInput,
+  type EvalCaseList,
+  type EvalChange,
+  type EvalComparison,
+  type EvalResult,
+  type EvalRun,
+  type IoSchema,
+  IoSchemaSchema,
+  MAX_EVAL_CASES,
+  type StartEvalRun,
+  type UpdateEvalCase,
+} from "@promptmint/contracts";
+import { and, asc, count, desc, eq, max } from "drizzle-orm";
+import type { Database } from "../../db/client.ts";
+import {
+  type ApplicationRow,
+  applications,
+  evalCases,
+  evalResults,
+  evalRuns,
+  prompts,
+  promptVersions,
+  type StoredAssertion,
+  users,
+} from "../../db/schema/index.ts";
+import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
+import { compilePattern } from "../../lib/safe-pattern.ts";
+import type { LocalUser } from "../auth/auth.service.ts";
+import { centsToMicros, feeMicros } from "../billing/money.ts";
+import { effectivePriceCents } from "../billing/price-changes.ts";
+import { validateAgainstSchema } from "../prompts/input-schema.ts";
+import { versionByNumber } from "../prompts/labels.ts";
+
+/**
+ * Evals before publishing (issue 31 part 3, docs/decisions/059): a prompt app's test cases, runs
+ * of every case against one version, and the comparison of two runs. The calls themselves are the
+ * gateway's (the owner's own calls, as Test Prompt's): a run is handed `callCase` and `judge`
+ * by its route, so this module never imports the gateway (gateway → releases → prompts).
+ */
+
+type PromptRow = typeof prompts.$inferSelect;
+type CaseRow = typeof evalCases.$inferSelect;
+type RunRow = typeof evalRuns.$inferSelect;
+type ResultRow = typeof evalResults.$inferSelect;
+
+/** Cases of one run answered at once: small, so a run does not crowd the creator's own traffic. */
+export const EVAL_CONCURRENCY = 2;
+/** Outputs longer than this are kept cut (a case's answer is for reading, not for replay). */
+const MAX_KEPT_OUTPUT = 20_000;
+const UUID = /^[0-9a-f-]{36}$/i;
+
+/** The prompt with this id and its app, if the user owns the app (404 otherwise: never says whose). */
+export async function ownEvalPrompt(
+  db: Database,
+  owner: LocalUser,
+  promptId: string,
+): Promise<{ app: ApplicationRow; prompt: PromptRow }> {
+  if (!UUID.test(promptId)) throw notFound("Prompt");
+  const [row] = await db
+    .select({ app: applications, prompt: prompts })
+    .from(prompts)
+    .innerJoin(applications, eq(applications.id, prompts.applicationId))
+    .where(and(eq(prompts.id, promptId), eq(applications.ownerId, owner.id)))
+    .limit(1);
+  if (!row) throw notFound("Prompt");
+  return row;
+}
+
+function toCase(row: CaseRow): EvalCase {
+  return {
+    id: row.id,
+    name: row.name,
+    inputs: row.inputs,
+    query: row.query,
+    assertions: row.assertions as EvalAssertion[],
+    position: row.position,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
+}
+
+export async function listCases(db: Database, owner: LocalUser, promptId: string): Promise<EvalCaseList> {
+  const { prompt } = await ownEvalPrompt(db, owner, promptId);
+  const rows = await db
+    .select()
+    .from(evalCases)
+    .where(eq(evalCases.promptId, prompt.id))
+    .orderBy(asc(evalCases.position), asc(evalCases.createdAt));
+  return {
+    cases: rows.map(toCase),
+    require_passing_eval: prompt.requirePassingEval,
+    max_cases: MAX_EVAL_CASES,
+  };
+}
+
+/** The latest version's input schema: what a case's inputs are checked against when saved. */
+async function latestInputSchema(db: Database, promptId: string): Promise<IoSchema> {
+  const [latest] = await db
+    .select({ schema: promptVersions.inputSchema })
+    .from(promptVersions)
+    .where(eq(promptVersions.promptId, promptId))
+    .orderBy(desc(promptVersions.version))
+    .limit(1);
+  return IoSchemaSchema.parse(latest?.schema ?? { type: "object", properties: {}, required: [] });
+}
+
+/**
+ * A case's problems, keyed by field: inputs against the latest version's input schema (a query
+ * offered to a schema that declares one counts as that input), and each regex on RE2, as input
+ * schema patterns are (prompts/input-schema.ts): one RE2 cannot run is named.
+ */
+async function caseProblems(
+  db: Database,
+  promptId: string,
+  input: Pick<EvalCaseInput, "inputs" | "query" | "assertions">,
+): Promise<Record<string, string>> {
+  const problems: Record<string, string> = {};
+  input.assertions.forEach((assertion, i) => {
+    if (assertion.kind !== "regex") return;
+    const compiled = compilePattern(assertion.pattern);
+    if (!compiled.ok) problems[`assertions.${i}.pattern`] = compiled.problem;
+  });
+  const schema = await latestInputSchema(db, promptId);
+  const offered = { ...input.inputs };
+  if (input.query && "query" in schema.properties && offered.query === undefined) offered.query = input.query;
+  Object.assign(problems, validateAgainstSchema(schema, offered, "inputs").problems);
+  return problems;
+}
+
+export async function createCase(
+  db: Database,
+  owner: LocalUser,
+  promptId: string,
+  input: EvalCaseInput,
+): Promise<EvalCase> {
+  const { prompt } = await ownEvalPrompt(db, owner, promptId);
+  const problems = await caseProblems(db, prompt.id, input);
+  if (Object.keys(problems).length > 0) throw invalidFields(problems);
+  return db.transaction(async (tx) => {
+    const t = tx as unknown as Database;
+    // Under the prompt's row lock, so concurrent creations count (and place) one after the other.
+    await t.select({ id: prompts.id }).from(prompts).where(eq(prompts.id, prompt.id)).for("update");
+    const [counted] = await t
+      .select({ n: count(), last: max(evalCases.position) })
+      .from(evalCases)
+      .where(eq(evalCases.promptId, prompt.id));
+    if ((counted?.n ?? 0) >= MAX_EVAL_CASES)
+      throw new AppError(
+        "conflict",
+        `An app has at most ${MAX_EVAL_CASES} eval cases (a run runs every one): delete one first`,
+      );
+    const [row] = await t
+      .insert(evalCases)
+      .values({
+        promptId: prompt.id,
+        name: input.name,
+        inputs: input.inputs,
+        query: input.query ?? null,
+        assertions: input.assertions as StoredAssertion[],
+        position: (counted?.last ?? -1) + 1,
+      })
+      .returning();
+    if (!row) throw new Error("eval case insert returned nothing");
+    return toCase(row);
+  });
+}
+
+async function ownCase(db: Database, promptId: string, caseId: string): Promise<CaseRow> {
+  const [row] = UUID.test(caseId)
+    ? await db
+        .select()
+        .from(evalCases)
+        .where(and(eq(evalCases.id, caseId), eq(evalCases.promptId, promptId)))
+    : [];
+  if (!row) throw notFound("Eval case");
+  return row;
+}
+
+export async function updateCase(
+  db: Database,
+  owner: LocalUser,
+  promptId: string,
+  caseId: string,
+  input: UpdateEvalCase,
+): Promise<EvalCase> {
+  const { prompt } = await ownEvalPrompt(db, owner, promptId);
+  const current = await ownCase(db, prompt.id, caseId);
+  const next = {
+    inputs: input.inputs ?? current.inputs,
+    query: input.query !== undefined ? input.query : current.query,
+    assertions: input.assertions ?? (current.assertions as EvalAssertion[]),
+  };
+  const problems = await caseProblems(db, prompt.id, next);
+  if (Object.keys(problems).length > 0) throw invalidFields(problems);
+  const [row] = await db
+    .update(evalCases)
+    .set({
+      name: input.name ?? current.name,
+      inputs: next.inputs,
+      query: next.query ?? null,
+      assertions: next.assertions as StoredAssertion[],
+      position: input.position ?? current.position,
+      updatedAt: new Date(),
+    })
+    .where(eq(evalCases.id, current.id))
+    .returning();
+  if (!row) throw notFound("Eval case");
+  return toCase(row);
+}
+
+export async function deleteCase(
+  db: Database,
+  owner: LocalUser,
+  promptId: string,
+  caseId: string,
+): Promise<void> {
+  const { prompt } = await ownEvalPrompt(db, owner, promptId);
+  const current = await ownCase(db, prompt.id, caseId);
+  await db.delete(evalCases).where(eq(evalCases.id, current.id));
+}
+
+export async function setRequirePassingEval(
+  db: Database,
+  owner: LocalUser,
+  promptId: string,
+  required: boolean,
+): Promise<EvalCaseList> {
+  const { prompt } = await ownEvalPrompt(db, owner, promptId);
+  await db.update(prompts).set({ requirePassingEval: required }).where(eq(prompts.id, prompt.id));
+  return listCases(db, owner, promptId);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Runs
+
+/** One case's call on the version, as the gateway answered it (the owner's own call). */
+export interface CaseCallResult {
+  output: string | null;
+  error: string | null;
+  costMicros: number;
+  latencyMs: number;
+  inputTokens: number;
+  outputTokens: number;
+  invocationId: string | null;
+}
+
+/** Runs one case on the run's version (the route wires the gateway's paid path in). */
+export type CallCase = (input: {
+  inputs: Record<string, unknown>;
+  query: string | null;
+}) => Promise<CaseCallResult>;
+
+/** The judge's verdict on a rubric: the model answers JSON {pass, reason}. */
+export interface JudgeVerdict {
+  pass: boolean;
+  reason: string;
+  costMicros: number;
+}
+export type Judge = (input: {
+  rubric: string;
+  inputs: Record<string, unknown>;
+  query: string | null;
+  output: string;
+}) => Promise<JudgeVerdict>;
+
+/** The value at the nearest rank of the `p`th percentile of sorted integers (exact: no interpolation). */
+export function percentile(sorted: readonly number[], p: number): number | null {
+  if (sorted.length === 0) return null;
+  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
+  return sorted[Math.min(rank, sorted.length) - 1] ?? null;
+}
+
+/** Judges one answer by the case's assertions, the rubric ones by `judge`. */
+export async function judgeCase(
+  assertions: readonly EvalAssertion[],
+  call: CaseCallResult,
+  context: {
+    outputSchema: IoSchema | null;
+    inputs: Record<string, unknown>;
+    query: string | null;
+    judge: Judge | null;
+  },
+): Promise<{ results: EvalAssertionResult[]; judgeCostMicros: number }> {
+  const results: EvalAssertionResult[] = [];
+  let judgeCostMicros = 0;
+  const output = call.output;
+  for (const assertion of assertions) {
+    const verdict = (passed: boolean, detail: string) =>
+      results.push({ kind: assertion.kind, passed, detail });
+    // Cost and latency are judged on a failed call too; the others need an answer.
+    if (assertion.kind === "max_cost") {
+      verdict(
+        call.costMicros <= assertion.max_cost_micros,
+        `cost ${call.costMicros} µ$ ${call.costMicros <= assertion.max_cost_micros ? "≤" : ">"} ${assertion.max_cost_micros} µ$`,
+      );
+      continue;
+    }
+    if (assertion.kind === "max_latency") {
+      verdict(
+        call.latencyMs <= assertion.max_latency_ms,
+        `latency ${call.latencyMs} ms ${call.latencyMs <= assertion.max_latency_ms ? "≤" : ">"} ${assertion.max_latency_ms} ms`,
+      );
+      continue;
+    }
+    if (output === null) {
+      verdict(false, `no answer: ${call.error ?? "the model did not answer"}`);
+      continue;
+    }
+    switch (assertion.kind) {
+      case "contains":
+      case "not_contains": {
+        const fold = assertion.case_insensitive ?? false;
+        const found = fold
+          ? output.toLowerCase().includes(assertion.value.toLowerCase())
+          : output.includes(assertion.value);
+        const wanted = assertion.kind === "contains";
+        verdict(
+          found === wanted,
+          `${found ? "contains" : "does not contain"} "${assertion.value}"${fold ? " (ignoring case)" : ""}`,
+        );
+        break;
+      }
+      case "regex": {
+        const compiled = compilePattern(assertion.pattern);
+        if (!compiled.ok) verdict(false, `pattern ${compiled.problem}`);
+        else {
+          const matched = compiled.pattern.test(output);
+          verdict(matched, `${matched ? "matches" : "does not match"} /${assertion.pattern}/`);
+        }
+        break;
+      }
+      case "output_schema": {
+        if (!context.outputSchema) {
+          verdict(false, "this version has no output schema");
+          break;
+        }
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(output);
+        } catch {
+          verdict(false, "the answer is not JSON");
+          break;
+        }
+        if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+          verdict(false, "the answer is not a JSON object");
+          break;
+        }
+        const problems = Object.entries(
+          validateAgainstSchema(context.outputSchema, parsed as Record<string, unknown>, "output").problems,
+        );
+        verdict(
+          problems.length === 0,
+          problems.length === 0
+            ? "valid against the output schema"
+            : problems.map(([field, problem]) => `${field} ${problem}`).join("; "),
+        );
+        break;
+      }
+      case "rubric": {
+        if (!context.judge) {
+          verdict(false, "no judge model");
+          break;
+        }
+        try {
+          const judged = await context.judge({
+            rubric: assertion.rubric,
+            inputs: context.inputs,
+            query: context.query,
+            output,
+          });
+          judgeCostMicros += judged.costMicros;
+          verdict(judged.pass, judged.reason);
+        } catch (error) {
+          verdict(false, `the judge could not answer: ${error instanceof Error ? error.message : "error"}`);
+        }
+        break;
+      }
+    }
+  }
+  return { results, judgeCostMicros };
+}
+
+/** Runs `work` over `items`, `limit` at a time, keeping their order in the answer. */
+async function pooled<T, R>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T, index: number) => Promise<R>,
+) {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      out[index] = await work(items[index] as T, index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
+
+/**
+ * Runs every case of the app against one version and judges the answers (docs/decisions/059).
+ * Bounded (at most MAX_EVAL_CASES cases, EVAL_CONCURRENCY at a time), so it runs while the
+ * request waits; each result is written as it comes, so `GET …/runs/:rid` shows the progress.
+ * The totals: cost per call (median, 95th percentile) and latency over the answered cases, and
+ * the margin of a paying call at those costs: price − the platform's fee − cost.
+ */
+export async function runEval(
+  db: Database,
+  {
+    owner,
+    promptId,
+    body,
+    feePercent,
+    knownModels,
+    callCaseFor,
+    judgeFor,
+  }: {
+    owner: LocalUser;
+    promptId: string;
+    body: StartEvalRun;
+    feePercent: number;
+    knownModels: ReadonlySet<string>;
+    /** The gateway's call of one case on the version (the owner's own call). */
+    callCaseFor: (app: ApplicationRow, version: number) => CallCase;
+    /** The gateway's call of the judge model on a rubric. */
+    judgeFor: (app: ApplicationRow, model: string) => Judge;
+  },
+): Promise<EvalRun> {
+  const { app, prompt } = await ownEvalPrompt(db, owner, promptId);
+  const version = await versionByNumber(db, prompt.id, body.version).catch(() => {
+    throw invalidFields({ version: `is not a version of this app (v${body.version})` });
+  });
+  if (body.judge_model !== undefined && !knownModels.has(body.judge_model))
+    throw invalidFields({ judge_model: "is not a known model" });
+  const cases = await db
+    .select()
+    .from(evalCases)
+    .where(eq(evalCases.promptId, prompt.id))
+    .orderBy(asc(evalCases.position), asc(evalCases.createdAt))
+    .limit(MAX_EVAL_CASES);
+  if (cases.length === 0) throw new AppError("bad_request", "Add an eval case before running the evals");
+  const needsJudge = cases.some((c) => (c.assertions as EvalAssertion[]).some((a) => a.kind === "rubric"));
+  const judgeModel = needsJudge ? (body.judge_model ?? version.model) : (body.judge_model ?? null);
+  const priceMicros = centsToMicros(effectivePriceCents(app));
+
+  const [run] = await db
+    .insert(evalRuns)
+    .values({
+      promptId: prompt.id,
+      version: version.version,
+      status: "running",
+      judgeModel,
+      startedBy: owner.id,
+      cases: cases.length,
+      priceMicros,
+      feePercent,
+    })
+    .returning();
+  if (!run) throw new Error("eval run insert returned nothing");
+
+  const outputSchema = version.outputSchema ? IoSchemaSchema.parse(version.outputSchema) : null;
+  const callCase = callCaseFor(app, version.version);
+  const judge = judgeModel ? judgeFor(app, judgeModel) : null;
+  try {
+    const results = await pooled(cases, EVAL_CONCURRENCY, async (c, position) => {
+      const call = await callCase({ inputs: c.inputs, query: c.query });
+      const { results: assertionResults, judgeCostMicros } = await judgeCase(
+        c.assertions as EvalAssertion[],
+        call,
+        { outputSchema, inputs: c.inputs, query: c.query, judge },
+      );
+      const passed = call.error === null && assertionResults.every((r) => r.passed);
+      const [row] = await db
+        .insert(evalResults)
+        .values({
+          runId: run.id,
+          caseId: c.id,
+          caseName: c.name,
+          position,
+          passed,
+          output: call.output === null ? null : call.output.slice(0, MAX_KEPT_OUTPUT),
+          assertionResults,
+          costMicros: call.costMicros,
+          judgeCostMicros,
+          latencyMs: call.latencyMs,
+          inputTokens: call.inputTokens,
+          outputTokens: call.outputTokens,
+          invocationId: call.invocationId,
+          error: call.error,
+        })
+        .returning();
+      return row as ResultRow;
+    });
+    const answered = results.filter((r) => r.error === null);
+    const costs = answered.map((r) => r.costMicros).sort((a, b) => a - b);
+    const latencies = answered.map((r) => r.latencyMs).sort((a, b) => a - b);
+    const costMedian = percentile(costs, 50);
+    const costP95 = percentile(costs, 95);
+    const fee = feeMicros(priceMicros, feePercent);
+    const passedCount = results.filter((r) => r.passed).length;
+    await db
+      .update(evalRuns)
+      .set({
+        status: passedCount === results.length ? "passed" : "failed",
+        finishedAt: new Date(),
+        passed: passedCount,
+        costMedianMicros: costMedian,
+        costP95Micros: costP95,
+        latencyP50Ms: percentile(latencies, 50),
+        latencyP95Ms: percentile(latencies, 95),
+        marginMedianMicros: costMedian === null ? null : priceMicros - fee - costMedian,
+        marginP95Micros: costP95 === null ? null : priceMicros - fee - costP95,
+      })
+      .where(eq(evalRuns.id, run.id));
+  } catch (error) {
+    await db
+      .update(evalRuns)
+      .set({
+        status: "error",
+        finishedAt: new Date(),
+        error: error instanceof Error ? error.message : "The run failed",
+      })
+      .where(eq(evalRuns.id, run.id));
+    if (!(error instanceof AppError)) throw error;
+  }
+  return getRun(db, owner, promptId, run.id);
+}
+
+function toResult(row: ResultRow): EvalResult {
+  return {
+    case_id: row.caseId,
+    case_name: row.caseName,
+    passed: row.passed,
+    output: row.output,
+    assertion_results: row.assertionResults,
+    cost_micros: row.costMicros,
+    judge_cost_micros: row.judgeCostMicros,
+    latency_ms: row.latencyMs,
+    input_tokens: row.inputTokens,
+    output_tokens: row.outputTokens,
+    error: row.error,
+  };
+}
+
+function toRun(row: RunRow, startedByName: string | null, results?: ResultRow[]): EvalRun {
+  const fee =
+    row.priceMicros === null || row.feePercent === null ? null : feeMicros(row.priceMicros, row.feePercent);
+  return {
+    id: row.id,
+    prompt_id: row.promptId,
+    version: row.version,
+    status: row.status,
+    judge_model: row.judgeModel,
+    started_by_name: startedByName,
+    started_at: row.startedAt.toISOString(),
+    finished_at: row.finishedAt?.toISOString() ?? null,
+    cases: row.cases,
+    passed: row.passed,
+    cost_median_micros: row.costMedianMicros,
+    cost_p95_micros: row.costP95Micros,
+    latency_p50_ms: row.latencyP50Ms,
+    latency_p95_ms: row.latencyP95Ms,
+    price_micros: row.priceMicros,
+    fee_percent: row.feePercent,
+    fee_micros: fee,
+    margin_median_micros: row.marginMedianMicros,
+    margin_p95_micros: row.marginP95Micros,
+    judge_cost_micros: results?.reduce((sum, r) => sum + r.judgeCostMicros, 0) ?? 0,
+    error: row.error,
+    ...(results ? { results: results.map(toResult) } : {}),
+  };
+}
+
+export async function listRuns(
+  db: Database,
+  owner: LocalUser,
+  promptId: string,
+  version?: number,
+): Promise<EvalRun[]> {
+  const { prompt } = await ownEvalPrompt(db, owner, promptId);
+  const rows = await db
+    .select({ run: evalRuns, by: users.username })
+    .from(evalRuns)
+    .leftJoin(users, eq(users.id, evalRuns.startedBy))
+    .where(
+      version === undefined
+        ? eq(evalRuns.promptId, prompt.id)
+        : and(eq(evalRuns.promptId, prompt.id), eq(evalRuns.version, version)),
+    )
+    .orderBy(desc(evalRuns.startedAt))
+    .limit(100);
+  return rows.map((row) => toRun(row.run, row.by ?? null));
+}
+
+async function runWithResults(db: Database, promptId: string, runId: string): Promise<EvalRun> {
+  const [row] = UUID.test(runId)
+    ? await db
+        .select({ run: evalRuns, by: users.username })
+        .from(evalRuns)
+        .leftJoin(users, eq(users.id, evalRuns.startedBy))
+        .where(and(eq(evalRuns.id, runId), eq(evalRuns.promptId, promptId)))
+    : [];
+  if (!row) throw notFound("Eval run");
+  const results = await db
+    .select()
+    .from(evalResults)
+    .where(eq(evalResults.runId, runId))
+    .orderBy(asc(evalResults.position));
+  return toRun(row.run, row.by ?? null, results);
+}
+
+export async function getRun(
+  db: Database,
+  owner: LocalUser,
+  promptId: string,
+  runId: string,
+): Promise<EvalRun> {
+  const { prompt } = await ownEvalPrompt(db, owner, promptId);
+  return runWithResults(db, prompt.id, runId);
+}
+
+function changeOf(a: EvalResult | null, b: EvalResult | null): EvalChange {
+  if (!a) return "only_b";
+  if (!b) return "only_a";
+  if (a.passed && b.passed) return "still_passing";
+  if (!a.passed && !b.passed) return "still_failing";
+  return b.passed ? "fixed" : "broke";
+}
+
+/** Two runs case by case (matched by case; a case in one run only is shown on its side). */
+export async function compareRuns(
+  db: Database,
+  owner: LocalUser,
+  promptId: string,
+  a: string,
+  b: string,
+): Promise<EvalComparison> {
+  const { prompt } = await ownEvalPrompt(db, owner, promptId);
+  const [runA, runB] = await Promise.all([
+    runWithResults(db, prompt.id, a),
+    runWithResults(db, prompt.id, b),
+  ]);
+  const keyOf = (r: EvalResult) => r.case_id ?? `name:${r.case_name}`;
+  const rows = new Map<
+    string,
+    { case_id: string | null; case_name: string; a: EvalResult | null; b: EvalResult | null }
+  >();
+  for (const result of runA.results ?? [])
+    rows.set(keyOf(result), { case_id: result.case_id, case_name: result.case_name, a: result, b: null });
+  for (const result of runB.results ?? []) {
+    const found = rows.get(keyOf(result));
+    if (found) found.b = result;
+    else
+      rows.set(keyOf(result), { case_id: result.case_id, case_name: result.case_name, a: null, b: result });
+  }
+  const { results: _a, ...summaryA } = runA;
+  const { results: _b, ...summaryB } = runB;
+  return {
+    a: summaryA,
+    b: summaryB,
+    cases: [...rows.values()].map((row) => ({ ...row, change: changeOf(row.a, row.b) })),
+  };
+}
