@@ -138,6 +138,13 @@ export const appRoutes: RouteObject[] = [
                 ),
               },
               {
+                path: "/prompts/:slug/versions",
+                lazy: page(
+                  () => import("../features/releases/versions-page"),
+                  (m) => m.VersionsPage,
+                ),
+              },
+              {
                 path: "/workflows",
                 lazy: page(
                   () => import("../features/workflows/workflow-list-page"),

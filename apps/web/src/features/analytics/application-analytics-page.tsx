@@ -11,6 +11,7 @@ import { StatCard } from "../../components/ui/stat-card";
 import { isNotFoundError } from "../../lib/api-client";
 import { useApplication } from "../../lib/applications-query";
 import { formatMicros, formatNumber, formatPercent, formatSeconds } from "../../lib/format";
+import { PromptAppTabs } from "../prompts/prompt-app-tabs";
 import { ChartCard } from "./analytics-card";
 import { type AnalyticsWindow, useAnalyticsWindow } from "./analytics-window";
 import { type ApplicationAnalytics, useApplicationAnalytics } from "./api/get-application-analytics";
@@ -47,6 +48,7 @@ export function ApplicationAnalyticsPage() {
         )
       ) : (
         <>
+          {application.data.type === "prompt" && <PromptAppTabs slug={slug} current="analytics" />}
           <AnalyticsHeader
             title={`${application.data.name} Analytics`}
             description={`Usage, performance and revenue of ${application.data.name}, a ${application.data.type} application.`}
