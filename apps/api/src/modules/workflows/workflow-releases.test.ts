@@ -63,7 +63,10 @@ describe("workflow versions and labels", () => {
     expect(first.response.headers.get("promptmint-version")).toBe("v2");
 
     const saved = await world.creator.api("PATCH", `/api/app/${slug}/workflow/`, {
-      body: { provider_config: { url: `${world.providers.url}/hook`, bearer_token: "tok-two" }, changelog: "New token" },
+      body: {
+        provider_config: { url: `${world.providers.url}/hook`, bearer_token: "tok-two" },
+        changelog: "New token",
+      },
     });
     expect(saved.status).toBe(200);
     expect(saved.body).toMatchObject({
@@ -100,7 +103,11 @@ describe("workflow versions and labels", () => {
       body: { version: 2 },
     });
     expect(back.body.labels.find((l: { name: string }) => l.name === "production").version).toBe(2);
-    expect(back.body.moves.slice(0, 2).map((m: { from_version: number; to_version: number }) => [m.from_version, m.to_version])).toEqual([
+    expect(
+      back.body.moves
+        .slice(0, 2)
+        .map((m: { from_version: number; to_version: number }) => [m.from_version, m.to_version]),
+    ).toEqual([
       [3, 2],
       [2, 3],
     ]);
@@ -240,7 +247,10 @@ describe("workflow versions and labels", () => {
   it("a restore of a live app is a new latest version that callers get only when promoted", async () => {
     const { slug, workflowId } = await liveHook();
     await world.creator.api("PATCH", `/api/app/${slug}/workflow/`, {
-      body: { provider_config: { url: `${world.providers.url}/hook`, bearer_token: "tok-bad" }, promote: true },
+      body: {
+        provider_config: { url: `${world.providers.url}/hook`, bearer_token: "tok-bad" },
+        promote: true,
+      },
     });
     const versions = await world.creator.api("GET", `/api/workflows/${workflowId}/versions/`);
     const v2 = versions.body.find((v: { version: number }) => v.version === 2);

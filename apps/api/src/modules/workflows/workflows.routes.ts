@@ -216,7 +216,6 @@ export const workflowsRoutes: FastifyPluginAsyncZod<{
       },
       onRequest: guards.requireUser,
     },
-    async (request) =>
-      deleteWorkflowLabel(db, currentUser(request), request.params.id, request.params.name),
+    async (request) => deleteWorkflowLabel(db, currentUser(request), request.params.id, request.params.name),
   );
 };

@@ -33,6 +33,7 @@ import {
   workflowUpdateOf,
 } from "./workflow-editor-values";
 import { WorkflowProviderTab } from "./workflow-provider-tab";
+import { WorkflowReleaseBanner, WorkflowVersionsTab } from "./workflow-releases";
 
 /** /workflows/:slug */
 export function WorkflowEditorPage() {
@@ -129,7 +130,12 @@ function WorkflowEditor({ application, config }: { application: Application; con
           // Secrets typed in come back masked: the form shows what the server now holds.
           setSaved(result.workflow);
           setValues(editorValuesOf(result.application, result.workflow));
-          toast.success("Changes saved");
+          const { current_version: latest, production_version: production } = result.workflow;
+          toast.success(
+            latest === production
+              ? "Changes saved"
+              : `Changes saved as v${latest}; callers get v${production} until you promote it`,
+          );
         },
         onError: (error) => {
           if (error instanceof ApiClientError && error.fields) showErrors(error.fields);
@@ -162,10 +168,12 @@ function WorkflowEditor({ application, config }: { application: Application; con
         </div>
       )}
 
+      <WorkflowReleaseBanner slug={application.slug} config={config} />
+
       <Tabs value={tab} onValueChange={setTab}>
         <SectionTabsList
           label="Workflow editor sections"
-          sections={{ basic: "Basic Settings", provider: "Provider Config" }}
+          sections={{ basic: "Basic Settings", provider: "Provider Config", versions: "Versions" }}
         />
         <TabsContent value="basic">
           <WorkflowBasicTab application={application} values={values} errors={errors} onChange={change} />
@@ -186,6 +194,9 @@ function WorkflowEditor({ application, config }: { application: Application; con
               run: () => test.mutate(testRequestOf(values, schema)),
             }}
           />
+        </TabsContent>
+        <TabsContent value="versions">
+          <WorkflowVersionsTab slug={application.slug} config={config} />
         </TabsContent>
       </Tabs>
     </>
