@@ -124,7 +124,15 @@ function WorkflowEditor({ application, config }: { application: Application; con
     if (Object.keys(problems).length > 0) return showErrors(problems);
     setErrors({});
     save.mutate(
-      { application: applicationUpdateOf(values), workflow: workflowUpdateOf(values, schema) },
+      {
+        application: applicationUpdateOf(values),
+        // The app is saved first: a save that publishes a draft would otherwise be judged live and
+        // leave callers on the draft's old production (docs/decisions/060). Judged as it was before.
+        workflow: {
+          ...workflowUpdateOf(values, schema),
+          ...(application.status === "live" ? {} : { promote: true }),
+        },
+      },
       {
         onSuccess: (result) => {
           // Secrets typed in come back masked: the form shows what the server now holds.

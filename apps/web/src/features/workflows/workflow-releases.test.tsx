@@ -3,6 +3,7 @@ import { screen, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { jsonResponse } from "../../test/fetch-stub";
+import { applicationFixture } from "../../test/fixtures";
 import { renderWorkflowEditor, stubWorkflowApi, workflowConfigFixture } from "./workflow-test-fixtures";
 
 const PRODUCTION_PATH = "PUT /api/workflows/workflow-1/labels/production";
@@ -103,6 +104,29 @@ describe("workflow versions and labels in the editor", () => {
     // The list refreshes: v1 now carries the production label and has no button.
     const refreshed = await screen.findByText("production", { selector: "li:nth-child(3) span" });
     expect(refreshed).toBeDefined();
+  });
+
+  it("saves a live app without promoting, and says callers keep production", async () => {
+    const live = applicationFixture({
+      slug: "support-flow",
+      name: "Support Flow",
+      type: "workflow",
+      status: "live",
+    });
+    const api = stubWorkflowApi(
+      {
+        "PATCH /api/app/support-flow/": () => jsonResponse(live),
+        "PATCH /api/app/support-flow/workflow/": () =>
+          jsonResponse(workflowConfigFixture({ current_version: 2, production_version: 1 })),
+      },
+      { application: live },
+    );
+    const user = userEvent.setup();
+    renderWorkflowEditor();
+    await user.click(await screen.findByRole("button", { name: "Save Changes" }));
+    expect(await screen.findByText("Changes saved as v2; callers get v1 until you promote it")).toBeDefined();
+    const [save] = api.callsTo("PATCH /api/app/support-flow/workflow/");
+    expect(save?.body).not.toHaveProperty("promote");
   });
 
   it("shows the server's error when the versions cannot be loaded", async () => {
