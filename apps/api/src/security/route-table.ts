@@ -308,6 +308,20 @@ export function routeTable(world: World): Record<string, RouteRequest> {
       url: `/api/workflows/${world.workflowId}/versions/`,
       payload: { version_id: world.workflowVersionId },
     },
+    "GET /api/workflows/{id}/labels/": {
+      class: "owned",
+      url: `/api/workflows/${world.workflowId}/labels/`,
+    },
+    "PUT /api/workflows/{id}/labels/{name}": {
+      class: "owned",
+      url: `/api/workflows/${world.workflowId}/labels/staging`,
+      payload: { version: 1 },
+    },
+    "DELETE /api/workflows/{id}/labels/{name}": {
+      class: "owned",
+      url: `/api/workflows/${world.workflowId}/labels/spare`,
+      last: true,
+    },
 
     "GET /api/wallet/": { class: "self", url: "/api/wallet/" },
     "GET /api/wallet/statement/": { class: "self", url: "/api/wallet/statement/" },

@@ -3,7 +3,6 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Database } from "../../db/client.ts";
 import type { ApplicationRow } from "../../db/schema/index.ts";
 import type { AdmissionGate } from "../../lib/admission.ts";
-import { invalidFields } from "../../lib/errors.ts";
 import type { SafeFetch } from "../../lib/safe-fetch.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
@@ -70,9 +69,8 @@ export function prepareExecution(
   const { pin, ...rest } = options;
   if (options.app.type === "prompt")
     return preparePromptExecution(db, llm, { ...rest, pin: pin?.pin, secrets });
-  // A workflow app's provider keeps its own versions: a pin would be ignored, so it is refused.
-  if (pin) throw invalidFields({ [pin.field]: "cannot pin a version of a workflow app" });
-  return prepareWorkflowExecution(db, { ...rest, secrets, fetch: safeFetch });
+  // A workflow app's provider configuration is versioned too (docs/decisions/060).
+  return prepareWorkflowExecution(db, { ...rest, pin: pin?.pin, secrets, fetch: safeFetch });
 }
 
 /** The request header a caller pins a prompt version or label with (docs/decisions/057). */
