@@ -179,6 +179,7 @@ export function routeTable(world: World): Record<string, RouteRequest> {
     "POST /api/app/{slug}/file-upload/": { class: "owned", url: `${app}/file-upload/`, ...upload, ok: 201 },
 
     "GET /api/models/": { class: "self", url: "/api/models/" },
+    "GET /api/prompt-apps/starter/": { class: "self", url: "/api/prompt-apps/starter/" },
     "GET /api/app/{slug}/prompt/": { class: "owned", url: `${app}/prompt/` },
     "PATCH /api/app/{slug}/prompt/": {
       class: "owned",
@@ -226,6 +227,8 @@ export function routeTable(world: World): Record<string, RouteRequest> {
 
     "GET /api/wallet/": { class: "self", url: "/api/wallet/" },
     "GET /api/wallet/statement/": { class: "self", url: "/api/wallet/statement/" },
+    "GET /api/wallet/earnings/": { class: "self", url: "/api/wallet/earnings/" },
+    "GET /api/wallet/payment-methods/": { class: "self", url: "/api/wallet/payment-methods/" },
     // A creator's own model keys and the price table (docs/decisions/026).
     "GET /api/model-keys": { class: "self", url: "/api/model-keys" },
     "GET /api/model-keys/{provider}": { class: "self", url: "/api/model-keys/openai" },
