@@ -1,11 +1,11 @@
-import type { Profile, Wallet, WalletStatement } from "@promptmint/contracts";
+import type { PaymentMethod, Profile, Wallet, WalletStatement } from "@promptmint/contracts";
 import { act, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import { createQueryClient } from "../../app/query-client";
 import { stubSignedInApi } from "../../test/api-stubs";
 import { createTestAuth } from "../../test/auth-state";
-import { walletFixture, walletTransactionFixture } from "../../test/billing-fixtures";
+import { paymentMethodFixture, walletFixture, walletTransactionFixture } from "../../test/billing-fixtures";
 import { jsonResponse, type RecordedRequest } from "../../test/fetch-stub";
 import { applicationFixture, moneyFiguresFixture, profileFixture } from "../../test/fixtures";
 import { fillPaymentCard } from "../../test/payment-card";
@@ -46,7 +46,9 @@ function stubWalletApi({
   creator = null,
   held = 0,
   earnings = 0,
+  savedCards = [],
 }: {
+  savedCards?: PaymentMethod[];
   balance?: number;
   confirm?: { status?: string; message?: string };
   creator?: Profile["creator"];
@@ -62,6 +64,7 @@ function stubWalletApi({
   const api = stubSignedInApi(
     {
       "GET /api/wallet/": () => jsonResponse(wallet),
+      "GET /api/wallet/payment-methods/": () => jsonResponse(savedCards),
       // A creator here sells an app: the earnings figures are for sellers (issue 32).
       "GET /api/app/": () => jsonResponse(creator ? [applicationFixture()] : []),
       [STATEMENT]: () => jsonResponse(statementOf(wallet)),
@@ -203,6 +206,25 @@ describe("wallet", () => {
       .getByText("Wallet top-up (card •••• 4242)")
       .closest("tr");
     expect(within(row as HTMLElement).getByText("+$25.00").className).toContain("green");
+  });
+
+  it("tops up with a card saved earlier, offered first so it is not typed again", async () => {
+    const api = stubWalletApi({ savedCards: [paymentMethodFixture({ id: "pm-1", card_last4: "4242" })] });
+    renderWallet();
+
+    const saved = await screen.findByRole("radio", { name: "Visa •••• 4242" });
+    expect((saved as HTMLInputElement).checked).toBe(true);
+    expect(screen.queryByLabelText("Card number")).toBeNull();
+    await userEvent.click(screen.getByRole("button", { name: "Top up $10.00" }));
+
+    expect(await screen.findByText(/Added \$10\.00 to your wallet/)).toBeDefined();
+    expect(api.callsTo(CONFIRM)[0]?.body).toEqual({
+      client_secret: "pi_1_secret_x",
+      payment_method_id: "pm-1",
+    });
+    // A new card is still one click away.
+    await userEvent.click(screen.getByRole("radio", { name: "Use a new card" }));
+    expect(screen.getByLabelText("Card number")).toBeDefined();
   });
 
   it("takes a custom amount of at least $1", async () => {
