@@ -182,6 +182,7 @@ export function routeTable(world: World): Record<string, RouteRequest> {
     "POST /api/app/{slug}/file-upload/": { class: "owned", url: `${app}/file-upload/`, ...upload, ok: 201 },
 
     "GET /api/models/": { class: "self", url: "/api/models/" },
+    "GET /api/prompt-apps/starter/": { class: "self", url: "/api/prompt-apps/starter/" },
     "GET /api/app/{slug}/prompt/": { class: "owned", url: `${app}/prompt/` },
     "PATCH /api/app/{slug}/prompt/": {
       class: "owned",
@@ -206,7 +207,10 @@ export function routeTable(world: World): Record<string, RouteRequest> {
     },
     // Experiments (decision 058): the owner's start with one version twice is a 400 naming the arm;
     // an experiment that does not exist is a 404 for the owner too, as for everyone else.
-    "GET /api/prompts/{id}/experiments/": { class: "owned", url: `/api/prompts/${world.promptId}/experiments/` },
+    "GET /api/prompts/{id}/experiments/": {
+      class: "owned",
+      url: `/api/prompts/${world.promptId}/experiments/`,
+    },
     "POST /api/prompts/{id}/experiments/": {
       class: "owned",
       url: `/api/prompts/${world.promptId}/experiments/`,
@@ -325,6 +329,8 @@ export function routeTable(world: World): Record<string, RouteRequest> {
 
     "GET /api/wallet/": { class: "self", url: "/api/wallet/" },
     "GET /api/wallet/statement/": { class: "self", url: "/api/wallet/statement/" },
+    "GET /api/wallet/earnings/": { class: "self", url: "/api/wallet/earnings/" },
+    "GET /api/wallet/payment-methods/": { class: "self", url: "/api/wallet/payment-methods/" },
     // A creator's own model keys and the price table (docs/decisions/026).
     "GET /api/model-keys": { class: "self", url: "/api/model-keys" },
     "GET /api/model-keys/{provider}": { class: "self", url: "/api/model-keys/openai" },

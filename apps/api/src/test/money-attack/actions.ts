@@ -1,5 +1,6 @@
 import type { Attack } from "./attack.ts";
 import { disputeTopUp, payOut, refundTopUp } from "./chargebacks.ts";
+import { experimentStep, moveProduction } from "./experiments.ts";
 import {
   cancel,
   changePrice,
@@ -23,7 +24,6 @@ import {
   stopStream,
   workflowRun,
 } from "./paid-calls.ts";
-import { experimentStep, moveProduction } from "./experiments.ts";
 import type { Prng } from "./prng.ts";
 import { suspendConsumer } from "./suspensions.ts";
 import { x402Call, x402Replay } from "./x402-calls.ts";
