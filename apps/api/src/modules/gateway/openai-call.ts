@@ -145,6 +145,7 @@ export async function runOpenAiCall<Answer extends { usage?: unknown }>(
         overrides: call.overrides,
         pin: pin?.pin,
         stickyKey,
+        pinPriceGuard: { feePercent: deps.feePercent },
       });
     refuseWorkflowOverrides(call);
     return prepareExecution(deps, { app: application, caller, input, mode, pin, stickyKey });

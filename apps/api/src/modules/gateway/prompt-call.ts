@@ -8,9 +8,10 @@ import { lookupCache } from "../../lib/lookup-cache.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import type { ChatMessage, LlmClient, LlmRequest, LlmResult, ResponseFormat } from "../models/llm.ts";
+import { effectivePriceCents } from "../billing/price-changes.ts";
 import { findModel } from "../models/model-catalog.ts";
 import { creatorKeyFor } from "../models/model-keys.service.ts";
-import { modelCostMicros } from "../models/model-prices.ts";
+import { modelCostMicros, netOfFeeMicros, worstCaseCostMicros } from "../models/model-prices.ts";
 import type { ToolSettings } from "../models/tools.ts";
 import { validateAgainstSchema } from "../prompts/input-schema.ts";
 import {
@@ -89,6 +90,11 @@ export async function preparePromptExecution(
      */
     pin?: VersionPin;
     stickyKey?: string | StickyKeys;
+    /**
+     * A paying caller's pin is held to the price guard (decision 026): a version the app's price
+     * no longer covers is refused, not run at its creator's loss. The platform fee to judge by.
+     */
+    pinPriceGuard?: { feePercent: number };
   },
 ): Promise<Execution> {
   const { app, caller, input, mode, overrides = {} } = options;
@@ -96,10 +102,10 @@ export async function preparePromptExecution(
     pin: options.pin,
     stickyKey: options.stickyKey ?? caller.id,
   });
-  const { prompt, active, inputSchema, outputSchema, templateUsesQuery } = withDraft(
-    await loadCallablePrompt(db, app, chosen.pin),
-    options.draft,
-  );
+  const callable = await loadCallablePrompt(db, app, chosen.pin);
+  if (options.pinPriceGuard && chosen.pin && !chosen.experimentId && caller.id !== app.ownerId)
+    refusePinBeyondPrice(app, callable, options.pinPriceGuard.feePercent);
+  const { prompt, active, inputSchema, outputSchema, templateUsesQuery } = withDraft(callable, options.draft);
   const served: ServedVersion = { version: active.version, experimentId: chosen.experimentId };
   // The app's own output schema wins: a caller's schema cannot replace it (a JSON object it already is).
   if (outputSchema && overrides.responseFormat?.format.type === "json_schema")
@@ -279,6 +285,37 @@ export interface PromptDraft {
   systemPrompt?: string;
   promptTemplate?: string;
   inputSchema?: IoSchema;
+}
+
+/** Each cached prompt's worst-case model cost, worked out once (versions are immutable). */
+const worstCases = new WeakMap<CallablePrompt, number>();
+
+/**
+ * A pinned version other than `production` is callable only while the app's price covers its
+ * worst case after the fee, as the price guard demands of every released version (decisions 026,
+ * 057): the price may have been lowered since, or the version may use a dearer model. Refused
+ * before payment (409), so nothing is charged; on the creator's own keys there is nothing to cover.
+ */
+function refusePinBeyondPrice(app: ApplicationRow, callable: CallablePrompt, feePercent: number): void {
+  const { prompt, active } = callable;
+  if (prompt.activeVersionId === active.id || prompt.modelKeys === "creator") return;
+  let worst = worstCases.get(callable);
+  if (worst === undefined) {
+    worst = worstCaseCostMicros({
+      model: prompt.model,
+      maxTokens: prompt.maxTokens,
+      systemPrompt: active.systemPrompt,
+      promptTemplate: active.promptTemplate,
+      inputSchema: callable.inputSchema,
+      outputSchema: callable.outputSchema,
+    }).micros;
+    worstCases.set(callable, worst);
+  }
+  if (worst <= 0 || netOfFeeMicros(effectivePriceCents(app), feePercent) >= worst) return;
+  throw new AppError(
+    "conflict",
+    `Version v${active.version} of this app cannot be called at its current price; call its production version or another one`,
+  );
 }
 
 /** A loaded prompt as the paid path uses it: its schemas parsed once. */

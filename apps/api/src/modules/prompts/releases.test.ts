@@ -152,6 +152,33 @@ describe("releases", () => {
     expect((await call(slug, "staging")).status).toBe(404);
   });
 
+  it("refuses a pinned version the app's price no longer covers, before payment; production still answers", async () => {
+    const { slug, promptId } = await liveApp();
+    // v3: a one-token answer, released; then the price is cut to what v3 needs, not v2.
+    const saved = await creator.api("PATCH", `/api/app/${slug}/prompt/`, {
+      body: { max_tokens: 1, prompt_template: "short: {{query}}", promote: true },
+    });
+    expect(saved.body.production_version).toBe(3);
+    const cut = await creator.api("PATCH", `/api/app/${slug}/`, { body: { price_cents: 1 } });
+    expect(cut.status).toBe(200);
+    const balance = (await consumer.api("GET", "/api/wallet/")).body;
+    const old = await call(slug, "v2");
+    expect(old.status).toBe(409);
+    expect(old.body.message).toMatch(/v2 of this app cannot be called at its current price/);
+    expect((await consumer.api("GET", "/api/wallet/")).body).toEqual(balance);
+    const current = await call(slug);
+    expect(current.status).toBe(200);
+    expect(current.headers.get("promptmint-version")).toBe("v3");
+    // The creator may still try any version of their own app: their calls are free.
+    const own = await creator.api("POST", `/api/app/${slug}/completion-messages`, {
+      body: { inputs: {}, query: "hello", response_mode: "blocking" },
+      headers: { "promptmint-version": "v2" },
+    });
+    expect(own.status).toBe(200);
+    expect(own.body.answer).toContain("first: hello");
+    void promptId;
+  });
+
   it("judges a promotion by the price guard on the promoted version's own model", async () => {
     const { slug, promptId } = await liveApp();
     // A much dearer model with a long answer: 25 cents no longer covers its worst case.
