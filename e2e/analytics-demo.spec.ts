@@ -66,8 +66,14 @@ test("with demo data, both analytics screens show every card, chart and table an
   }
   for (const chart of ["Usage Over Time", "Performance Metrics", "Response Time Trend", "Revenue Trend"])
     await expectChart(page, chart);
+  // The seed's prompt app answers with its production version: the by-version table marks it,
+  // and each recent invocation names it (issue 31).
+  const byVersion = page.getByRole("region", { name: "By version", exact: true });
+  await expect(byVersion.getByRole("row", { name: /v1 Production/ })).toBeVisible();
   const recent = page.getByRole("region", { name: "Recent Invocations" });
   await expect(recent.getByRole("row")).toHaveCount(21);
+  await expect(recent.getByRole("columnheader", { name: "Version" })).toBeVisible();
+  await expect(recent.getByRole("cell", { name: "v1", exact: true }).first()).toBeVisible();
   await testInfo.attach("application-analytics", {
     body: await page.screenshot({ fullPage: true }),
     contentType: "image/png",
