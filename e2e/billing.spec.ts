@@ -135,6 +135,6 @@ test("a creator sells a plan; a consumer tops up, subscribes by card, uses the i
   const earnings = page.getByRole("region", { name: "Balances" }).getByText("Earnings").locator("xpath=..");
   await expect(earnings).toContainText("$4.95");
   // The paid call's hold closed after its answer and posted it: one line for the calls it paid.
-  const history = page.getByRole("table", { name: "Transaction history" });
+  const history = page.getByRole("table", { name: "Earnings history" });
   await expect(history.getByRole("row", { name: /Earned from 1 paid call/ })).toContainText("+$0.45");
 });
