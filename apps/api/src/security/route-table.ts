@@ -205,6 +205,18 @@ export function routeTable(world: World): Record<string, RouteRequest> {
       url: `/api/prompts/${world.promptId}/versions/`,
       payload: { version_id: world.promptVersionId },
     },
+    // Labels (decision 057): the owner points staging at version 1; `spare` is removed last.
+    "GET /api/prompts/{id}/labels/": { class: "owned", url: `/api/prompts/${world.promptId}/labels/` },
+    "PUT /api/prompts/{id}/labels/{name}": {
+      class: "owned",
+      url: `/api/prompts/${world.promptId}/labels/staging`,
+      payload: { version: 1 },
+    },
+    "DELETE /api/prompts/{id}/labels/{name}": {
+      class: "owned",
+      url: `/api/prompts/${world.promptId}/labels/spare`,
+      last: true,
+    },
     // Experiments (decision 058): the owner's start with one version twice is a 400 naming the arm;
     // an experiment that does not exist is a 404 for the owner too, as for everyone else.
     "GET /api/prompts/{id}/experiments/": {

@@ -123,6 +123,11 @@ export async function createWorld(testDb: TestDatabase, env: Record<string, stri
   });
   expectStatus("chat", chat, 200);
   const promptVersions = await owner.api("GET", `/api/prompts/${prompt.body.id}/versions/`);
+  // A label of its own for the matrix to remove (DELETE /api/prompts/{id}/labels/{name}).
+  const sparePromptLabel = await owner.api("PUT", `/api/prompts/${prompt.body.id}/labels/spare`, {
+    body: { version: 1 },
+  });
+  expectStatus("prompt label", sparePromptLabel, 200);
   const workflowApp = await createApp(owner, {
     name: "Private Flow",
     type: "workflow",
