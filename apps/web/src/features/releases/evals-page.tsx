@@ -838,7 +838,7 @@ function Side({ result }: { result: EvalResult | null }) {
       <span className={result.passed ? "text-green-700" : "text-red-700"}>
         {result.passed ? "pass" : "fail"}
       </span>
-      <span className="text-xs text-slate-500 tabular-nums">
+      <span className="text-xs whitespace-nowrap text-slate-500 tabular-nums">
         {formatUsd4(result.cost_micros)} · {result.latency_ms} ms
       </span>
     </span>
@@ -894,7 +894,9 @@ function Comparison({ promptId }: { promptId: string }) {
                     <Side result={row.b} />
                   </td>
                   <td className="px-4 py-3 text-sm">
-                    <Badge tone={CHANGES[row.change].tone}>{CHANGES[row.change].label}</Badge>
+                    <Badge tone={CHANGES[row.change].tone} className="whitespace-nowrap">
+                      {CHANGES[row.change].label}
+                    </Badge>
                   </td>
                 </tr>
               ))}
