@@ -19,9 +19,11 @@ import {
   getAppPerformance,
   getAppUsage,
   getDashboard,
+  getOwnerVersionFigures,
   getRecentInvocations,
 } from "../../apps/api/src/modules/analytics/analytics.service.ts";
 import { invocationPartitions } from "../../apps/api/src/modules/analytics/invocation-partitions.ts";
+import { VERSION_STATS_ADDED } from "../../apps/api/src/modules/analytics/rollups.ts";
 import { CallRecorder } from "../../apps/api/src/modules/billing/call-payment/record.ts";
 import { median, quantile } from "../lib/load.ts";
 import { loadAverage, machineSummary, sh, writeResultsSection } from "../lib/results.ts";
@@ -41,7 +43,9 @@ const USER_POOL = 5_000;
 const PASS = 5_000_000;
 /** Loading stops after the pass that passes this many minutes (the report gives the size reached). */
 const LOAD_MINUTES = Number(process.env.GROWTH_LOAD_MINUTES ?? 45);
-const HEADING = "## Growth (issue 20)";
+/** Prompt versions per app: the calls are spread over versions 1..VERSIONS (issue 31 part 4). */
+const VERSIONS = Number(process.env.GROWTH_VERSIONS ?? 4);
+const HEADING = "## Growth with per-version figures (issue 31)";
 
 const now = () => performance.now();
 const fmt = (n: number, digits = 1) => n.toFixed(digits);
@@ -141,7 +145,8 @@ async function loadTo(side: Side, total: number): Promise<void> {
       await client.query(
         `with ins as (
          insert into invocations (id, application_id, caller_user_id, end_user, mode, status,
-           error_type, error_message, model, latency_ms, input_tokens, output_tokens, charged_cents, created_at)
+           error_type, error_message, model, app_version, latency_ms, input_tokens, output_tokens, charged_cents,
+           fee_micros, model_cost_micros, created_at)
          select lpad(to_hex(g), 32, '0')::uuid,
                 ($1::uuid[])[1 + floor(${side.appIds.length} * power(r_app, 2))::int],
                 $2::uuid,
@@ -152,30 +157,49 @@ async function loadTo(side: Side, total: number): Promise<void> {
                      else (array['timeout','provider_error','rate_limited','invalid_input'])[1 + (g % 4)] end,
                 case when r_status < 0.95 then null else 'synthetic failure' end,
                 'gpt-4o-mini',
+                -- One call in ten names no version (a workflow's, or from before versions).
+                case when g % 10 = 0 then null else 1 + (g % ${VERSIONS}) end,
                 150 + floor(power(r_lat, 3) * 8000)::int,
                 20 + floor(r_lat * 1500)::int,
                 10 + floor(r_user * 800)::int,
                 case when r_status < 0.95 then 1 + (g % 5) * 5 else 0 end,
+                case when r_status < 0.95 then (1 + (g % 5) * 5) * 1500 else 0 end,
+                37 + (g % 1000),
                 (current_date - ${d})::timestamp at time zone 'UTC' + r_time * interval '1 day'
          from (select g, random() r_app, random() r_user, random() r_status, random() r_lat,
                       least(random(), 0.999999) r_time
                from generate_series($3::bigint, $4::bigint) g) s
-         returning application_id, end_user, status, error_type, latency_ms, input_tokens, output_tokens,
-           charged_cents, created_at
+         returning application_id, end_user, status, error_type, app_version, latency_ms, input_tokens,
+           output_tokens, charged_cents, fee_micros, model_cost_micros, created_at
        ), stats as (
          insert into app_daily_stats as s (application_id, day, shard, invocations, successes, errors,
-           latency_ms_sum, input_tokens, output_tokens, revenue_cents, last_invocation_at)
+           latency_ms_sum, input_tokens, output_tokens, revenue_cents, fee_micros, model_cost_micros,
+           last_invocation_at)
          select application_id, (created_at at time zone 'UTC')::date, 0, count(*),
            count(*) filter (where status = 'success'), count(*) filter (where status = 'error'),
            sum(latency_ms), sum(input_tokens), sum(output_tokens),
-           coalesce(sum(charged_cents) filter (where status = 'success'), 0), max(created_at)
+           coalesce(sum(charged_cents) filter (where status = 'success'), 0),
+           coalesce(sum(fee_micros) filter (where status = 'success'), 0), sum(model_cost_micros),
+           max(created_at)
          from ins group by 1, 2
          on conflict (application_id, day, shard) do update set invocations = s.invocations + excluded.invocations,
            successes = s.successes + excluded.successes, errors = s.errors + excluded.errors,
            latency_ms_sum = s.latency_ms_sum + excluded.latency_ms_sum,
            input_tokens = s.input_tokens + excluded.input_tokens, output_tokens = s.output_tokens + excluded.output_tokens,
-           revenue_cents = s.revenue_cents + excluded.revenue_cents,
+           revenue_cents = s.revenue_cents + excluded.revenue_cents, fee_micros = s.fee_micros + excluded.fee_micros,
+           model_cost_micros = s.model_cost_micros + excluded.model_cost_micros,
            last_invocation_at = greatest(s.last_invocation_at, excluded.last_invocation_at)
+       ), version_stats as (
+         insert into app_version_daily_stats as s (application_id, day, version, shard, invocations,
+           successes, errors, latency_ms_sum, input_tokens, output_tokens, revenue_cents, fee_micros,
+           model_cost_micros, model_cost_deducted_micros)
+         select application_id, (created_at at time zone 'UTC')::date, app_version, 0, count(*),
+           count(*) filter (where status = 'success'), count(*) filter (where status = 'error'),
+           sum(latency_ms), sum(input_tokens), sum(output_tokens),
+           coalesce(sum(charged_cents) filter (where status = 'success'), 0),
+           coalesce(sum(fee_micros) filter (where status = 'success'), 0), sum(model_cost_micros), 0
+         from ins where app_version is not null group by 1, 2, 3
+         on conflict (application_id, day, version, shard) do update set ${VERSION_STATS_ADDED}
        ), users as (
          insert into app_users as u (application_id, end_user, last_day)
          select application_id, end_user, max((created_at at time zone 'UTC')::date) from ins group by 1, 2
@@ -216,7 +240,7 @@ async function loadTo(side: Side, total: number): Promise<void> {
   // VACUUM of 50M fresh rows would take longer than the load, and a live server's autovacuum
   // would be doing the same work in the background.
   await client.query(
-    "vacuum analyze app_daily_stats, app_users, app_daily_errors, owner_daily_stats, owner_users, owner_daily_errors",
+    "vacuum analyze app_daily_stats, app_version_daily_stats, app_users, app_daily_errors, owner_daily_stats, owner_users, owner_daily_errors",
   );
   await client.query("analyze invocations");
   side.loaded = next;
@@ -255,7 +279,7 @@ const READS: Read[] = [
   })),
   ...[30, 90].flatMap((days) => [
     {
-      name: `getAppUsage days=${days}`,
+      name: `getAppUsage days=${days} (with by_version)`,
       run: (side: Side, i: number) => getAppUsage(side.handle.db, appOf(side, i), days),
     },
     {
@@ -263,6 +287,10 @@ const READS: Read[] = [
       run: (side: Side, i: number) => getAppPerformance(side.handle.db, appOf(side, i), days),
     },
   ]),
+  ...[30, 90].map((days) => ({
+    name: `getOwnerVersionFigures days=${days} (statement by app × version)`,
+    run: (side: Side) => getOwnerVersionFigures(side.handle.db, side.ownerId, days),
+  })),
   {
     name: "getRecentInvocations limit=20",
     run: (side: Side, i: number) => getRecentInvocations(side.handle.db, appOf(side, i), 20),
@@ -287,7 +315,7 @@ async function timeRead(side: Side, read: Read): Promise<{ median: number; p95: 
 
 /**
  * The paid path's recording: WORKERS concurrent calls through the real recorder (CallRecorder,
- * batched into pm_record_batch_v8, one synchronous commit per batch) into one mid-sized app for
+ * batched into pm_record_batch_v10, one synchronous commit per batch) into one mid-sized app for
  * RECORD_SECONDS. Checks that every call recorded is one row and one count in the rollups.
  */
 async function timeRecording(
@@ -296,13 +324,18 @@ async function timeRecording(
   const app = side.sample[1]?.row ?? side.sample[0]?.row;
   if (!app) throw new Error("no app to record into");
   const sums = async () => {
-    const { rows } = await side.client.query<{ rollup: string; rows: string }>(
+    const { rows } = await side.client.query<{ rollup: string; versions: string; rows: string }>(
       `select (select coalesce(sum(invocations), 0) from app_daily_stats where application_id = $1) rollup,
+              (select coalesce(sum(invocations), 0) from app_version_daily_stats where application_id = $1) versions,
               (select count(*) from invocations where application_id = $1
                  and created_at >= (current_date::timestamp at time zone 'UTC')) rows`,
       [app.id],
     );
-    return { rollup: Number(rows[0]?.rollup), rows: Number(rows[0]?.rows) };
+    return {
+      rollup: Number(rows[0]?.rollup),
+      versions: Number(rows[0]?.versions),
+      rows: Number(rows[0]?.rows),
+    };
   };
   const before = await sums();
   const latencies: number[] = [];
@@ -324,6 +357,8 @@ async function timeRecording(
           endUser: `live-${Math.floor(Math.random() * USER_POOL)}`,
           mode: "completion",
           model: "gpt-4o-mini",
+          // Every recorded call names its version, so the per-version rollup is on the path measured.
+          appVersion: 1 + (recorded % VERSIONS),
           status: ok ? "success" : "error",
           errorType: ok ? undefined : "timeout",
           errorMessage: ok ? undefined : "synthetic failure",
@@ -348,7 +383,10 @@ async function timeRecording(
     median: median(latencies),
     p95: quantileOf(latencies, 0.95),
     consistent:
-      failed === 0 && after.rollup - before.rollup === recorded && after.rows - before.rows === recorded,
+      failed === 0 &&
+      after.rollup - before.rollup === recorded &&
+      after.versions - before.versions === recorded &&
+      after.rows - before.rows === recorded,
   };
 }
 
@@ -499,13 +537,14 @@ function render(r: {
     `  and **${r.sizes.large.rows.toLocaleString()}** (${r.sizes.large.size}), each spread evenly over the last ${DAYS} days`,
     `  (the default retention) in day partitions (${r.sizes.small.partitions} / ${r.sizes.large.partitions} day partitions plus the default one),`,
     `  ${APPS} apps of one creator (skewed: the busiest app has ~7% of the calls), end users over a pool of ${USER_POOL.toLocaleString()},`,
-    "  with the rollups the recorder keeps (one row per app and day, as compacted). Loaded with SQL generate_series,",
+    `  with the rollups the recorder keeps (one row per app and day, and per app, day and version, as compacted;`,
+    `  9 calls in 10 name one of ${VERSIONS} versions, 1 in 10 none). Loaded with SQL generate_series,`,
     `  one statement per day: small in ${fmt(r.small.loadSeconds)} s, large in ${fmt(r.large.loadSeconds)} s.`,
     `- Per-app reads rotate over the busiest, median and smallest app: small ${r.small.sample.map((s) => s.invocations.toLocaleString()).join(" / ")},`,
     `  large ${r.large.sample.map((s) => s.invocations.toLocaleString()).join(" / ")} invocations.`,
     `- ${ROUNDS} rounds after both loads; each round measures both databases, alternating which goes first.`,
     `  A round on one database: recording for ${RECORD_SECONDS} s (${WORKERS} concurrent calls through the real recorder,`,
-    "  `CallRecorder.record` → `pm_record_batch_v8`, into the median app), then each read: 3 warm-up calls and",
+    "  `CallRecorder.record` → `pm_record_batch_v10`, into the median app), then each read: 3 warm-up calls and",
     `  ${READS_PER_ROUND} timed calls of the service function (median). Ratio = large / small within the round;`,
     "  the table gives the median ratio over rounds and its spread (min–max), and the 1-minute load average",
     "  at the end of the rounds (min–max). A flat figure has a ratio near 1 (for recording, ≥ 1 is as fast or faster).",
@@ -515,7 +554,7 @@ function render(r: {
     ...r.figures.map(ratioRow),
     "",
     `Recording per round: ${perRound(rec)}. Last round's latency per call: small ${rec.detail.small}, large ${rec.detail.large}.`,
-    `Every recorded call was one invocation row and one count in the rollups, none failed: ${r.consistent ? "yes" : "NO"}.`,
+    `Every recorded call (each naming its version) was one invocation row and one count in the app's and the version's rollups, none failed: ${r.consistent ? "yes" : "NO"}.`,
     `Before the large load, the small database alone: recording ${fmt(r.alone.values[0] as number, 0)} calls/s,`,
     `getDashboard days=30 ${fmt(r.alone.values[2] as number)} ms (the machine without the large database's cache competition).`,
     "",

@@ -65,6 +65,8 @@ import { payoutsRoutes } from "./modules/payouts/payouts.routes.ts";
 import { retryPayouts, runPayoutSchedule } from "./modules/payouts/payouts.service.ts";
 import { promptsRoutes } from "./modules/prompts/prompts.routes.ts";
 import { evalsRoutes } from "./modules/releases/evals.routes.ts";
+import { EXPERIMENT_RULES_INTERVAL_MS, runExperimentRules } from "./modules/releases/experiment-rules.ts";
+import { experimentsRoutes } from "./modules/releases/experiments.routes.ts";
 import { runtimeConfigRoutes, systemRoutes } from "./modules/system/system.routes.ts";
 import { workflowsRoutes } from "./modules/workflows/workflows.routes.ts";
 import { seedWorkflowProviders } from "./modules/workflows/workflows.service.ts";
@@ -283,6 +285,15 @@ function backgroundJobs(config: Config, db: Database, services: Services, log: F
         await runPayoutSchedule(payoutDeps);
       },
     },
+    // Running experiments' rules: an arm erring or losing money rolls back, a winner is promoted.
+    {
+      name: "experiment-rules",
+      everyMs: EXPERIMENT_RULES_INTERVAL_MS,
+      run: async () => {
+        const ended = await runExperimentRules(db, { feePercent: config.platformFeePercent });
+        if (ended > 0) log.info({ ended }, "experiments ended by their rules");
+      },
+    },
     // Finished days' rollup shards are folded into one row each, which keeps 90-day reads small.
     { name: "rollup-compaction", everyMs: TEN_MINUTES_MS, run: () => compactRollups(db) },
     // Embedded visitors' counts of finished days are dropped.
@@ -387,6 +398,7 @@ async function productApi(
     publicUrl: config.publicUrl,
     payments: gatewayDeps.payments,
   });
+  await scope.register(experimentsRoutes, { db, guards, feePercent: config.platformFeePercent });
   await scope.register(evalsRoutes, {
     db,
     guards,

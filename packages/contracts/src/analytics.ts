@@ -26,6 +26,53 @@ export const MoneyFiguresSchema = z.object({
 });
 export type MoneyFigures = z.infer<typeof MoneyFiguresSchema>;
 
+/**
+ * One prompt version's figures over a window (issue 31 part 4), from the per-version daily rollups:
+ * the calls it answered, their success rate and mean response time (seconds), tokens, and the
+ * money figures of decision 029 (micro-dollars): gross, the platform's fee, the model cost and the
+ * creator's margin (`net_micros` = gross − fee − model cost). `version` null gathers the calls that
+ * name no version (workflow apps, calls from before versions): the rows of a breakdown always add
+ * up exactly to the app's (or the creator's) totals. Refunds are not broken down by version:
+ * refunds and disputes are of card payments (top-ups, plan payments), never of single calls.
+ */
+export const VersionFiguresSchema = z.object({
+  version: z.number().int().nullable(),
+  /** This version holds the `production` label now (what callers get by default). */
+  production: z.boolean(),
+  invocations: z.number().int(),
+  success_count: z.number().int(),
+  error_count: z.number().int(),
+  success_rate: z.number().describe("Percent (0–100)"),
+  avg_response_time: z.number().describe("Seconds"),
+  input_tokens: z.number().int(),
+  output_tokens: z.number().int(),
+  gross_micros: z.number().int(),
+  fee_micros: z.number().int(),
+  model_cost_micros: z.number().int(),
+  /** Of the model cost, what the creator's share paid when the calls were charged. */
+  model_cost_deducted_micros: z.number().int().nullable(),
+  net_micros: z.number().int(),
+});
+export type VersionFigures = z.infer<typeof VersionFiguresSchema>;
+
+/**
+ * The creator's figures over the window broken down by app and version: `figures` are exactly
+ * `GET /analytics/figures/` (the statement's totals), and each app's versions add up to its share.
+ */
+export const OwnerVersionFiguresSchema = z.object({
+  figures: MoneyFiguresSchema,
+  applications: z.array(
+    z.object({
+      application_name: z.string(),
+      application_slug: z.string(),
+      application_type: z.enum(["prompt", "workflow"]),
+      production_version: z.number().int().nullable(),
+      versions: z.array(VersionFiguresSchema),
+    }),
+  ),
+});
+export type OwnerVersionFigures = z.infer<typeof OwnerVersionFiguresSchema>;
+
 /** SPEC §3 "Global dashboard response". Rates are percentages (0–100), times in seconds, days in UTC. */
 export const GlobalDashboardSchema = z.object({
   overview: z.object({
@@ -67,6 +114,10 @@ export const AppUsageAnalyticsSchema = z.object({
   total_invocations: z.number().int(),
   total_revenue: z.number().describe("Dollars: the gross of `figures`"),
   figures: MoneyFiguresSchema,
+  /** The version `production` points at now; null for workflow apps. */
+  production_version: z.number().int().nullable(),
+  /** The window's figures per version, newest version first, "no version" last; they add up to `figures`. */
+  by_version: z.array(VersionFiguresSchema),
   summary: z.object({
     total_invocations: z.number().int(),
     total_users: z.number().int(),
@@ -104,6 +155,8 @@ export const RecentInvocationsSchema = z.object({
       response_time: z.number().describe("Seconds"),
       input_tokens: z.number().int(),
       output_tokens: z.number().int(),
+      /** The prompt version that answered; null for workflow apps and calls from before versions. */
+      version: z.number().int().nullable(),
       created_at: z.string(),
     }),
   ),

@@ -81,6 +81,49 @@ export const WalletStatementQuerySchema = z.object({
     .default(25),
 });
 
+/**
+ * One line of a creator's earnings history: what their earnings account gained or lost on one UTC
+ * day, one line per day and kind. `calls`: the day's paid calls ("Earned from 37 paid calls"),
+ * with how many of them x402 paid; any other kind (a payout, a refund taken back...) as the
+ * ledger names it.
+ */
+export const EarningsLineSchema = z.object({
+  id: z.string(),
+  /** `calls`, or the ledger transaction's kind (`payout`, `payout_return`, `reversal`, ...). */
+  kind: z.string(),
+  /** The UTC day, YYYY-MM-DD. */
+  day: z.string(),
+  description: z.string(),
+  /** How many paid calls (calls lines only). */
+  calls: z.number().int().nullable(),
+  /** How many of them were paid by x402 (calls lines only). */
+  x402_calls: z.number().int().nullable(),
+  /** The signed change to the earnings, in micro-dollars (1 cent = 10,000). */
+  amount_micros: z.number().int(),
+  /** The day's last movement of this kind. */
+  created_at: z.string(),
+});
+export type EarningsLine = z.infer<typeof EarningsLineSchema>;
+
+export const EarningsHistorySchema = z.object({
+  /** Newest day first; a page holds whole days. */
+  lines: z.array(EarningsLineSchema),
+  /** Pass as `cursor` for older days; null on the last page. */
+  next_cursor: z.string().nullable(),
+});
+export type EarningsHistory = z.infer<typeof EarningsHistorySchema>;
+
+export const EarningsHistoryQuerySchema = z.object({
+  cursor: z.string().max(100).optional(),
+  /** Days per page. */
+  days: z.coerce
+    .number({ error: "must be a number from 1 to 100" })
+    .int("must be a whole number")
+    .min(1, "must be at least 1")
+    .max(100, "must be at most 100")
+    .default(30),
+});
+
 export const MIN_TOP_UP_CENTS = 100;
 export const MAX_TOP_UP_CENTS = 100_000;
 
@@ -105,14 +148,19 @@ export const PaymentIntentSchema = z.object({
 });
 export type PaymentIntent = z.infer<typeof PaymentIntentSchema>;
 
+/** A test card typed in (`card`), or one saved earlier (`payment_method_id`): exactly one of them. */
 export const SandboxConfirmSchema = z.strictObject({
   client_secret: z.string().min(1).max(200),
-  card: z.strictObject({
-    number: z.string().regex(/^[0-9 ]{12,23}$/, "must be a card number"),
-    exp_month: z.number().int().min(1, "must be 1 to 12").max(12, "must be 1 to 12"),
-    exp_year: z.number().int().min(2000).max(2100),
-    cvc: z.string().regex(/^[0-9]{3,4}$/, "must be 3 or 4 digits"),
-  }),
+  card: z
+    .strictObject({
+      number: z.string().regex(/^[0-9 ]{12,23}$/, "must be a card number"),
+      exp_month: z.number().int().min(1, "must be 1 to 12").max(12, "must be 1 to 12"),
+      exp_year: z.number().int().min(2000).max(2100),
+      cvc: z.string().regex(/^[0-9]{3,4}$/, "must be 3 or 4 digits"),
+    })
+    .optional(),
+  /** A saved card of the caller (`GET /wallet/payment-methods/`): it pays without being typed again. */
+  payment_method_id: z.string().max(100).optional(),
 });
 
 export const PaymentResultSchema = z.object({

@@ -86,7 +86,13 @@ export const GatewayResponseSchema = z.object({
   mode: z.enum(["completion", "chat"]),
   answer: z.string(),
   conversation_id: z.string().optional(),
-  metadata: z.object({ usage: UsageSchema }),
+  metadata: z.object({
+    usage: UsageSchema,
+    promptmint_version: z
+      .string()
+      .optional()
+      .describe("The prompt version that answered (`v12`), as the Promptmint-Version response header says"),
+  }),
   created_at: z.number().int().describe("Unix seconds"),
 });
 export type GatewayResponse = z.infer<typeof GatewayResponseSchema>;

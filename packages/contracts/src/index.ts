@@ -8,6 +8,7 @@ export * from "./config.ts";
 export * from "./embed.ts";
 export * from "./errors.ts";
 export * from "./evals.ts";
+export * from "./experiments.ts";
 export * from "./explore.ts";
 export * from "./gateway.ts";
 export * from "./keys.ts";

@@ -294,6 +294,23 @@ export const ModelCatalogSchema = z.object({
 export type ModelInfo = z.infer<typeof ModelInfoSchema>;
 export type ModelCatalog = z.infer<typeof ModelCatalogSchema>;
 
+/**
+ * `GET /prompt-apps/starter/`: what a new prompt app starts with and the lowest price it may be
+ * created with on the platform's model keys (the price guard, docs/decisions/026).
+ */
+export const StarterPriceSchema = z.object({
+  model: z.string(),
+  max_tokens: z.number().int(),
+  fee_percent: z.number(),
+  /** The worst-case model cost of one call with the starter settings, in micro-dollars. */
+  worst_case_micros: z.number().int(),
+  /** Null when no price can cover it (a 100% fee). */
+  min_price_cents: z.number().int().nullable(),
+  /** The guard's sentence for a lower price, with the figure that passes. */
+  message: z.string().nullable(),
+});
+export type StarterPrice = z.infer<typeof StarterPriceSchema>;
+
 /** Model providers a creator may keep their own API key for. */
 export const ModelKeyProviderSchema = z.enum(["openai", "anthropic", "google", "mistral"]);
 export type ModelKeyProvider = z.infer<typeof ModelKeyProviderSchema>;

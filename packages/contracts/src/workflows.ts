@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { LabelMoveSchema, PromptLabelSchema } from "./prompts.ts";
 
 /** One field of a provider's configuration form (JSON-schema style, drives the editor's form). */
 export const ConfigPropertySchema = z.object({
@@ -37,7 +38,11 @@ export const ProviderConfigValuesSchema = z.record(
 
 export const WORKFLOW_DEFAULTS = { timeout_seconds: 300, max_iterations: 10, enable_logging: true } as const;
 
-/** `GET /app/{slug}/workflow/`: id is the workflow's id used by `/workflows/{id}/versions/`. */
+/**
+ * `GET /app/{slug}/workflow/`: id is the workflow's id used by `/workflows/{id}/versions/`. The
+ * settings are the latest version's (what the editor edits); callers get `production_version`
+ * (docs/decisions/060).
+ */
 export const WorkflowConfigSchema = z.object({
   id: z.string(),
   application_slug: z.string(),
@@ -47,7 +52,12 @@ export const WorkflowConfigSchema = z.object({
   timeout_seconds: z.number().int(),
   max_iterations: z.number().int(),
   enable_logging: z.boolean(),
+  /** The latest version: what these settings are. */
   current_version: z.number().int(),
+  /** What callers get unless they pin another: the `production` label. */
+  production_version: z.number().int(),
+  /** Every label (`production`, `latest`, the creator's own) and the version it points at. */
+  labels: z.array(PromptLabelSchema),
 });
 export type WorkflowConfig = z.infer<typeof WorkflowConfigSchema>;
 
@@ -70,6 +80,11 @@ export const UpdateWorkflowConfigSchema = z.strictObject({
     .optional(),
   enable_logging: z.boolean().optional(),
   changelog: z.string().max(500).optional(),
+  /**
+   * Also move `production` to the saved version. A live app's save changes nothing for its callers
+   * without it; a draft app's save always moves `production` (nobody calls it yet).
+   */
+  promote: z.boolean().optional(),
 });
 export type UpdateWorkflowConfig = z.infer<typeof UpdateWorkflowConfigSchema>;
 
@@ -96,10 +111,24 @@ export const WorkflowVersionSchema = z.object({
   enable_logging: z.boolean(),
   changelog: z.string(),
   created_at: z.string(),
+  /** Whether callers get this version (`production` points at it). */
   is_active: z.boolean(),
+  author_name: z.string().nullable(),
+  /** The labels pointing at this version. */
+  labels: z.array(z.string()),
 });
+export type WorkflowVersion = z.infer<typeof WorkflowVersionSchema>;
 export const WorkflowVersionListSchema = z.array(WorkflowVersionSchema);
 export const RestoreWorkflowVersionSchema = z.strictObject({
   version_id: z.string(),
   changelog: z.string().max(500).optional(),
+  /** As for a save: also move `production` to the restored copy (a draft app's always moves). */
+  promote: z.boolean().optional(),
 });
+
+/** `GET /workflows/{id}/labels/`: a workflow's labels and their moves (newest first, at most 100). */
+export const WorkflowLabelsSchema = z.object({
+  labels: z.array(PromptLabelSchema),
+  moves: z.array(LabelMoveSchema),
+});
+export type WorkflowLabels = z.infer<typeof WorkflowLabelsSchema>;

@@ -31,6 +31,8 @@ const FED_BY: Record<string, LookupName[]> = {
   prompts: ["prompts"],
   prompt_versions: ["prompts"],
   prompt_labels: ["prompts"],
+  // Each app's running experiment is cached with its prompts (releases/serving.ts; migration 0041).
+  experiments: ["prompts"],
 };
 /** The tables whose changes the lookups must hear (migration 0029 puts a trigger on each). */
 export const LOOKUP_TABLES = Object.keys(FED_BY);

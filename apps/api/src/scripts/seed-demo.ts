@@ -4,7 +4,7 @@ import { type CreateApiKey, CreateApiKeySchema, CreateApplicationSchema } from "
 import { eq } from "drizzle-orm";
 import { EMBEDDED_ISSUER_KEY, loadConfig } from "../config.ts";
 import { type Database, openDatabase } from "../db/client.ts";
-import { applications, identityAccounts } from "../db/schema/index.ts";
+import { applications, identityAccounts, prompts, promptVersions } from "../db/schema/index.ts";
 import { createAccount } from "../identity/accounts.ts";
 import { createSecretBox } from "../lib/secrets.ts";
 import { recordInvocation } from "../modules/analytics/call-records.ts";
@@ -126,6 +126,17 @@ try {
     });
     const users = ["alice", "bob", "carol", "dave", "erin", "frank", null] as const;
     const errorTypes = ["upstream_timeout", "upstream_failed", "upstream_failed", "unavailable"] as const;
+    // The version each prompt app's calls name (its production version): the analytics' "By
+    // version" table and the recent invocations' Version column show it (issue 31).
+    const versionOf = new Map<string, number>();
+    for (const app of apps) {
+      const [row] = await db
+        .select({ version: promptVersions.version })
+        .from(prompts)
+        .innerJoin(promptVersions, eq(promptVersions.id, prompts.activeVersionId))
+        .where(eq(prompts.applicationId, app.id));
+      if (row) versionOf.set(app.id, row.version);
+    }
     let count = 0;
     for (let daysAgo = days - 1; daysAgo >= 0; daysAgo--) {
       for (const app of apps) {
@@ -153,6 +164,7 @@ try {
             endUser: pick(users),
             mode: app.interactionMode,
             model: app.type === "prompt" ? "gpt-4-turbo" : "dify",
+            appVersion: versionOf.get(app.id) ?? null,
             status: success ? "success" : "error",
             errorType: success ? undefined : pick(errorTypes),
             latencyMs: random(250, success ? 4000 : 30_000),

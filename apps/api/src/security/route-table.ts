@@ -147,6 +147,7 @@ export function routeTable(world: World): Record<string, RouteRequest> {
 
     "GET /api/analytics/dashboard/": { class: "self", url: "/api/analytics/dashboard/" },
     "GET /api/analytics/figures/": { class: "self", url: "/api/analytics/figures/" },
+    "GET /api/analytics/figures/versions/": { class: "self", url: "/api/analytics/figures/versions/" },
     "GET /api/app/{slug}/analytics/usage/": { class: "owned", url: `${app}/analytics/usage/?days=7` },
     "GET /api/app/{slug}/analytics/performance/": {
       class: "owned",
@@ -181,6 +182,7 @@ export function routeTable(world: World): Record<string, RouteRequest> {
     "POST /api/app/{slug}/file-upload/": { class: "owned", url: `${app}/file-upload/`, ...upload, ok: 201 },
 
     "GET /api/models/": { class: "self", url: "/api/models/" },
+    "GET /api/prompt-apps/starter/": { class: "self", url: "/api/prompt-apps/starter/" },
     "GET /api/app/{slug}/prompt/": { class: "owned", url: `${app}/prompt/` },
     "PATCH /api/app/{slug}/prompt/": {
       class: "owned",
@@ -202,6 +204,46 @@ export function routeTable(world: World): Record<string, RouteRequest> {
       class: "owned",
       url: `/api/prompts/${world.promptId}/versions/`,
       payload: { version_id: world.promptVersionId },
+    },
+    // Experiments (decision 058): the owner's start with one version twice is a 400 naming the arm;
+    // an experiment that does not exist is a 404 for the owner too, as for everyone else.
+    "GET /api/prompts/{id}/experiments/": {
+      class: "owned",
+      url: `/api/prompts/${world.promptId}/experiments/`,
+    },
+    "POST /api/prompts/{id}/experiments/": {
+      class: "owned",
+      url: `/api/prompts/${world.promptId}/experiments/`,
+      payload: {
+        arms: [
+          { version: 1, percent: 50 },
+          { version: 1, percent: 50 },
+        ],
+      },
+      ok: 400,
+    },
+    "GET /api/prompts/{id}/experiments/{eid}": {
+      class: "owned",
+      url: `/api/prompts/${world.promptId}/experiments/00000000-0000-4000-8000-000000000000`,
+      ok: 404,
+    },
+    "POST /api/prompts/{id}/experiments/{eid}/stop": {
+      class: "owned",
+      url: `/api/prompts/${world.promptId}/experiments/00000000-0000-4000-8000-000000000000/stop`,
+      payload: {},
+      ok: 404,
+    },
+    "POST /api/prompts/{id}/experiments/{eid}/promote": {
+      class: "owned",
+      url: `/api/prompts/${world.promptId}/experiments/00000000-0000-4000-8000-000000000000/promote`,
+      payload: { version: 1 },
+      ok: 404,
+    },
+    "POST /api/prompts/{id}/experiments/{eid}/rollback": {
+      class: "owned",
+      url: `/api/prompts/${world.promptId}/experiments/00000000-0000-4000-8000-000000000000/rollback`,
+      payload: {},
+      ok: 404,
     },
     // Evals (docs/decisions/059). The world has no eval run: ids are unknown (404 to the owner
     // too), and a run is asked of a version the prompt lacks (400 naming it), so no model runs.
@@ -270,9 +312,25 @@ export function routeTable(world: World): Record<string, RouteRequest> {
       url: `/api/workflows/${world.workflowId}/versions/`,
       payload: { version_id: world.workflowVersionId },
     },
+    "GET /api/workflows/{id}/labels/": {
+      class: "owned",
+      url: `/api/workflows/${world.workflowId}/labels/`,
+    },
+    "PUT /api/workflows/{id}/labels/{name}": {
+      class: "owned",
+      url: `/api/workflows/${world.workflowId}/labels/staging`,
+      payload: { version: 1 },
+    },
+    "DELETE /api/workflows/{id}/labels/{name}": {
+      class: "owned",
+      url: `/api/workflows/${world.workflowId}/labels/spare`,
+      last: true,
+    },
 
     "GET /api/wallet/": { class: "self", url: "/api/wallet/" },
     "GET /api/wallet/statement/": { class: "self", url: "/api/wallet/statement/" },
+    "GET /api/wallet/earnings/": { class: "self", url: "/api/wallet/earnings/" },
+    "GET /api/wallet/payment-methods/": { class: "self", url: "/api/wallet/payment-methods/" },
     // A creator's own model keys and the price table (docs/decisions/026).
     "GET /api/model-keys": { class: "self", url: "/api/model-keys" },
     "GET /api/model-keys/{provider}": { class: "self", url: "/api/model-keys/openai" },

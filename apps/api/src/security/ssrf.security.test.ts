@@ -251,7 +251,8 @@ describe("the SSRF guard, with ALLOW_PRIVATE_UPSTREAMS off", () => {
     for (const url of targets) {
       urlsTried += 1;
       const tested = await creator.api("POST", `/api/app/${slug}/workflow/test-config/`, {
-        body: { provider: "webhook", provider_config: { url } },
+        // Promoted: the saved target is what the next call runs (docs/decisions/060).
+        body: { provider: "webhook", provider_config: { url }, promote: true },
       });
       expect(tested.status === 200 && tested.body.success === true, url).toBe(false);
     }
@@ -262,7 +263,8 @@ describe("the SSRF guard, with ALLOW_PRIVATE_UPSTREAMS off", () => {
     let saved = 0;
     for (const url of targets.filter((u) => u.startsWith("http"))) {
       const patched = await creator.api("PATCH", `/api/app/${slug}/workflow/`, {
-        body: { provider: "webhook", provider_config: { url } },
+        // Promoted: the saved target is what the next call runs (docs/decisions/060).
+        body: { provider: "webhook", provider_config: { url }, promote: true },
       });
       if (patched.status !== 200) continue;
       saved += 1;

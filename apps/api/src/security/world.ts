@@ -134,6 +134,11 @@ export async function createWorld(testDb: TestDatabase, env: Record<string, stri
   });
   expectStatus("workflow", workflow, 200);
   const workflowVersions = await owner.api("GET", `/api/workflows/${workflow.body.id}/versions/`);
+  // A label of its own for the matrix to remove (DELETE /api/workflows/{id}/labels/{name}).
+  const spareLabel = await owner.api("PUT", `/api/workflows/${workflow.body.id}/labels/spare`, {
+    body: { version: 1 },
+  });
+  expectStatus("workflow label", spareLabel, 200);
   // A workflow app of its own for Dify's /workflows/run: the one above is a Dify chat app.
   const runApp = await createApp(owner, {
     name: "Private Run",

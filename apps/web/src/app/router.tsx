@@ -124,10 +124,24 @@ export const appRoutes: RouteObject[] = [
                 ),
               },
               {
+                path: "/prompts/:slug/experiments",
+                lazy: page(
+                  () => import("../features/releases/experiments-page"),
+                  (m) => m.ExperimentsPage,
+                ),
+              },
+              {
                 path: "/prompts/:slug/evals",
                 lazy: page(
                   () => import("../features/releases/evals-page"),
                   (m) => m.EvalsPage,
+                ),
+              },
+              {
+                path: "/prompts/:slug/versions",
+                lazy: page(
+                  () => import("../features/releases/versions-page"),
+                  (m) => m.VersionsPage,
                 ),
               },
               {

@@ -5,7 +5,10 @@ import { apiRequest } from "./api-client";
 // Card payments through the server's sandbox processor (DESIGN §6), used when `GET /api/config`
 // answers `sandbox.payments: true`. When the host runs Stripe, lib/stripe.ts confirms them instead.
 
-export type SandboxCard = z.input<typeof SandboxConfirmSchema>["card"];
+export type SandboxCard = NonNullable<z.input<typeof SandboxConfirmSchema>["card"]>;
+
+/** What pays a sandbox payment: a test card typed in, or the id of a card saved earlier. */
+export type SandboxPayWith = SandboxCard | { savedCardId: string };
 
 /** SPEC §4: a confirmed payment that did not succeed. */
 export const PAYMENT_NOT_COMPLETED = "Payment was not completed successfully";
@@ -23,13 +26,16 @@ export const SANDBOX_TEST_CARDS = [
   { number: "4000 0025 0000 3155", outcome: "is not completed" },
 ] as const;
 
-/** `POST /billing/sandbox/confirm/`: pays a payment intent (or sets up a card) with a test card. */
-export function confirmSandboxPayment(clientSecret: string, card: SandboxCard): Promise<PaymentResult> {
-  return apiRequest("/billing/sandbox/confirm/", {
-    method: "POST",
-    body: { client_secret: clientSecret, card },
-    schema: PaymentResultSchema,
-  });
+/**
+ * `POST /billing/sandbox/confirm/`: pays a payment intent (or sets up a card) with a test card, or
+ * with a card saved earlier (`savedCardId`), which is then not typed again.
+ */
+export function confirmSandboxPayment(clientSecret: string, payWith: SandboxPayWith): Promise<PaymentResult> {
+  const body =
+    "savedCardId" in payWith
+      ? { client_secret: clientSecret, payment_method_id: payWith.savedCardId }
+      : { client_secret: clientSecret, card: payWith };
+  return apiRequest("/billing/sandbox/confirm/", { method: "POST", body, schema: PaymentResultSchema });
 }
 
 /**

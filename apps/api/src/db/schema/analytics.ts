@@ -42,6 +42,33 @@ export const appDailyStats = pgTable(
 );
 
 /**
+ * An app's daily rollup per prompt version (issue 31 part 4): the calls that named the version that
+ * answered them (`invocations.app_version`), kept by the same statement as app_daily_stats and
+ * sharded and folded the same way. What the app's rollup has beyond these rows (workflow apps,
+ * calls from before versions) is read as "no version", so the rows add up to it exactly.
+ */
+export const appVersionDailyStats = pgTable(
+  "app_version_daily_stats",
+  {
+    applicationId: reference("application_id", () => applications.id, "cascade"),
+    day: date("day").notNull(),
+    version: integer("version").notNull(),
+    shard: smallint("shard").notNull(),
+    ...dailyCallCounts(),
+    revenueCents: bigNumber("revenue_cents").notNull().default(0),
+    feeMicros: bigNumber("fee_micros").notNull().default(0),
+    /** What the calls cost at the model vendor (as app_daily_stats keeps it). */
+    modelCostMicros: bigNumber("model_cost_micros").notNull().default(0),
+    /** Of that, what the creator's share paid when the calls were charged (issue 17). */
+    modelCostDeductedMicros: bigNumber("model_cost_deducted_micros").notNull().default(0),
+  },
+  (t) => [
+    primaryKey({ name: "app_version_daily_stats_pk", columns: [t.applicationId, t.day, t.version, t.shard] }),
+    index("app_version_daily_stats_unfolded_idx").on(t.day).where(sql`${t.shard} <> 0`),
+  ],
+);
+
+/**
  * Each end user's latest day of calls to an app (the Dify `user`, else the calling account). Since
  * every window ends today, an app's distinct users over a window are exactly the rows whose
  * last_day is inside it: an index range count bounded by the users in the window.

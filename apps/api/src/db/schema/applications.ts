@@ -146,6 +146,52 @@ export const promptLabelMoves = pgTable(
   (t) => [index("prompt_label_moves_prompt_idx").on(t.promptId, t.createdAt)],
 );
 
+/** One arm of an experiment: a version and its share of the traffic, in whole percent. */
+export interface ExperimentArm {
+  version: number;
+  percent: number;
+}
+
+/** What ends an experiment by itself (releases/experiment-rules.ts). */
+export interface ExperimentRules {
+  max_error_rate?: number;
+  min_margin_micros?: number;
+  min_calls: number;
+  promote_winner_after_calls?: number;
+}
+
+/**
+ * A prompt's production traffic split between versions (docs/decisions/058): at most one running
+ * per prompt (a partial unique index); `control_version` is where `production` pointed at the
+ * start, where a rollback returns it.
+ */
+export const experiments = pgTable(
+  "experiments",
+  {
+    id: generatedId(),
+    promptId: reference("prompt_id", () => prompts.id, "cascade"),
+    applicationId: reference("application_id", () => applications.id, "cascade"),
+    status: text("status", { enum: ["running", "ended"] })
+      .notNull()
+      .default("running"),
+    arms: jsonb("arms").$type<ExperimentArm[]>().notNull(),
+    stickyBy: text("sticky_by", { enum: ["end_user", "key", "account"] }),
+    rules: jsonb("rules").$type<ExperimentRules>().notNull(),
+    controlVersion: integer("control_version").notNull(),
+    startedBy: uuid("started_by").references(() => users.id, { onDelete: "set null" }),
+    startedAt: timestamptz("started_at").notNull().defaultNow(),
+    endedAt: timestamptz("ended_at"),
+    endedBy: uuid("ended_by").references(() => users.id, { onDelete: "set null" }),
+    outcome: text("outcome", { enum: ["rolled_back", "promoted", "stopped"] }),
+    winnerVersion: integer("winner_version"),
+    endReason: text("end_reason").notNull().default(""),
+  },
+  (t) => [
+    uniqueIndex("experiments_one_running_key").on(t.promptId).where(sql`${t.status} = 'running'`),
+    index("experiments_prompt_idx").on(t.promptId, t.startedAt),
+  ],
+);
+
 export const uploadedFiles = pgTable("uploaded_files", {
   id: generatedId(),
   applicationId: reference("application_id", () => applications.id, "cascade"),
@@ -277,6 +323,9 @@ export const invocations = pgTable(
   (t) => [
     primaryKey({ name: "invocations_pkey", columns: [t.id, t.createdAt] }),
     index("invocations_app_created_idx").on(t.applicationId, t.createdAt),
+    index("invocations_experiment_idx")
+      .on(t.experimentId, t.createdAt)
+      .where(sql`${t.experimentId} is not null`),
     index("invocations_subscription_idx")
       .on(t.subscriptionId, t.planPeriodStart)
       .where(sql`${t.subscriptionId} is not null`),

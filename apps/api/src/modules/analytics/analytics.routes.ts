@@ -5,6 +5,7 @@ import {
   AppUsageAnalyticsSchema,
   GlobalDashboardSchema,
   MoneyFiguresSchema,
+  OwnerVersionFiguresSchema,
   RecentInvocationsQuerySchema,
   RecentInvocationsSchema,
 } from "@promptmint/contracts";
@@ -18,6 +19,7 @@ import {
   getAppUsage,
   getDashboard,
   getOwnerFigures,
+  getOwnerVersionFigures,
   getRecentInvocations,
 } from "./analytics.service.ts";
 
@@ -63,11 +65,29 @@ export const analyticsRoutes: FastifyPluginAsyncZod<{ db: Database; guards: Auth
     async (request) => getOwnerFigures(db, currentUser(request).id, request.query.days),
   );
   app.get(
+    "/analytics/figures/versions/",
+    {
+      schema: {
+        tags,
+        summary: "Your statement by app and prompt version: calls, gross, fee, model cost and margin",
+        description:
+          "The same totals as `GET /analytics/figures/` (`figures`), broken down by app and by the prompt version that answered each call, from the per-version daily rollups. Each app's versions add up exactly to its share; `version` null gathers calls that name no version (workflow apps, calls from before versions). Refunds are of card payments, not of calls, so they are not broken down by version.",
+        security,
+        querystring: AnalyticsDaysQuerySchema,
+        response: { 200: OwnerVersionFiguresSchema, ...errors },
+      },
+      onRequest,
+    },
+    async (request) => getOwnerVersionFigures(db, currentUser(request).id, request.query.days),
+  );
+  app.get(
     "/app/:slug/analytics/usage/",
     {
       schema: {
         tags,
-        summary: "An app's invocations, users and revenue over the window",
+        summary: "An app's invocations, users and revenue over the window, with a breakdown by version",
+        description:
+          "`by_version` gives each prompt version's calls, success rate, mean response time, tokens, gross, fee, model cost and margin (net) over the window, from the per-version daily rollups; the rows add up exactly to `figures`. `version` null gathers calls that name no version (workflow apps, calls from before versions). Refunds are of card payments, not of calls, so they are not broken down by version.",
         security,
         params: SlugParams,
         querystring: AnalyticsDaysQuerySchema,

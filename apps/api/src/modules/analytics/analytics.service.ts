@@ -3,7 +3,9 @@ import type {
   AppUsageAnalytics,
   GlobalDashboard,
   MoneyFigures,
+  OwnerVersionFigures,
   RecentInvocations,
+  VersionFigures,
 } from "@promptmint/contracts";
 import { and, desc, eq, gte, inArray, isNull, sql } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
@@ -12,10 +14,13 @@ import {
   appDailyStats,
   applications,
   appUsers,
+  appVersionDailyStats,
   invocations,
   ownerDailyErrors,
   ownerDailyStats,
   ownerUsers,
+  prompts,
+  promptVersions,
 } from "../../db/schema/index.ts";
 import { MICROS_PER_CENT } from "../../lib/money.ts";
 import { utcDay } from "./rollups.ts";
@@ -227,6 +232,109 @@ export async function getDashboard(db: Database, ownerId: string, days: number):
   };
 }
 
+const versionTotals = {
+  invocations: sql<number>`coalesce(sum(${appVersionDailyStats.invocations}), 0)::int`,
+  successes: sql<number>`coalesce(sum(${appVersionDailyStats.successes}), 0)::int`,
+  errors: sql<number>`coalesce(sum(${appVersionDailyStats.errors}), 0)::int`,
+  latencyMs: sql<number>`coalesce(sum(${appVersionDailyStats.latencyMsSum}), 0)::bigint`,
+  inputTokens: sql<number>`coalesce(sum(${appVersionDailyStats.inputTokens}), 0)::bigint`,
+  outputTokens: sql<number>`coalesce(sum(${appVersionDailyStats.outputTokens}), 0)::bigint`,
+  revenueCents: sql<number>`coalesce(sum(${appVersionDailyStats.revenueCents}), 0)::bigint`,
+  feeMicros: sql<number>`coalesce(sum(${appVersionDailyStats.feeMicros}), 0)::bigint`,
+  modelCostMicros: sql<number>`coalesce(sum(${appVersionDailyStats.modelCostMicros}), 0)::bigint`,
+  modelCostDeductedMicros: sql<number>`coalesce(sum(${appVersionDailyStats.modelCostDeductedMicros}), 0)::bigint`,
+};
+
+type VersionTotals = DayTotals & { modelCostDeductedMicros: number };
+
+/**
+ * The apps' per-version totals over the window, from the per-version rollups: at most
+ * (days × versions × shards) rows per app, one per version and day once folded, whatever the calls.
+ */
+async function versionTotalsOf(
+  db: Database,
+  appIds: string[],
+  from: string,
+): Promise<Map<string, Map<number, VersionTotals>>> {
+  const byApp = new Map<string, Map<number, VersionTotals>>();
+  if (appIds.length === 0) return byApp;
+  const rows = await db
+    .select({
+      applicationId: appVersionDailyStats.applicationId,
+      version: appVersionDailyStats.version,
+      ...versionTotals,
+    })
+    .from(appVersionDailyStats)
+    .where(and(inArray(appVersionDailyStats.applicationId, appIds), gte(appVersionDailyStats.day, from)))
+    .groupBy(appVersionDailyStats.applicationId, appVersionDailyStats.version);
+  for (const { applicationId, version, ...rest } of rows) {
+    const versions = byApp.get(applicationId) ?? new Map<number, VersionTotals>();
+    versions.set(version, numeric(rest as Record<keyof DayTotals, unknown>) as VersionTotals);
+    byApp.set(applicationId, versions);
+  }
+  return byApp;
+}
+
+/** The version each prompt app's `production` label points at now. */
+async function productionVersionsOf(db: Database, appIds: string[]): Promise<Map<string, number>> {
+  if (appIds.length === 0) return new Map();
+  const rows = await db
+    .select({ applicationId: prompts.applicationId, version: promptVersions.version })
+    .from(prompts)
+    .innerJoin(promptVersions, eq(promptVersions.id, prompts.activeVersionId))
+    .where(inArray(prompts.applicationId, appIds));
+  return new Map(rows.map((row) => [row.applicationId, row.version]));
+}
+
+function versionFigures(
+  version: number | null,
+  production: boolean,
+  t: DayTotals,
+  deducted: number | null,
+): VersionFigures {
+  const money = moneyFigures(0, t);
+  return {
+    version,
+    production,
+    invocations: t.invocations,
+    success_count: t.successes,
+    error_count: t.errors,
+    success_rate: percent(t.successes, t.invocations),
+    avg_response_time: seconds(t.latencyMs, t.invocations),
+    input_tokens: t.inputTokens,
+    output_tokens: t.outputTokens,
+    gross_micros: money.gross_micros,
+    fee_micros: money.fee_micros,
+    model_cost_micros: money.model_cost_micros,
+    model_cost_deducted_micros: deducted,
+    net_micros: money.net_micros,
+  };
+}
+
+/**
+ * An app's window broken down by version, newest first: each version's rollup, then "no version"
+ * (version null): what the app's rollup holds beyond its versions' (workflow apps, calls from
+ * before versions), so the rows add up to `appTotal` exactly. The production version is listed
+ * even without calls in the window.
+ */
+export function byVersion(
+  appTotal: DayTotals,
+  versions: Map<number, VersionTotals> | undefined,
+  production: number | null,
+): VersionFigures[] {
+  const rows = [...(versions ?? new Map<number, VersionTotals>()).entries()];
+  if (production !== null && !versions?.has(production))
+    rows.push([production, { ...empty, modelCostDeductedMicros: 0 }]);
+  rows.sort(([a], [b]) => b - a);
+  const figures = rows.map(([version, t]) =>
+    versionFigures(version, version === production, t, t.modelCostDeductedMicros),
+  );
+  const rest = { ...appTotal };
+  for (const [, t] of rows) for (const key of Object.keys(rest) as (keyof DayTotals)[]) rest[key] -= t[key];
+  if (Object.values(rest).some((value) => value !== 0)) figures.push(versionFigures(null, false, rest, null));
+  return figures;
+}
+
 export async function getAppUsage(
   db: Database,
   app: ApplicationRow,
@@ -234,17 +342,22 @@ export async function getAppUsage(
 ): Promise<AppUsageAnalytics> {
   const dates = windowDays(days);
   const from = dates[0] as string;
-  const [byDay, users] = await Promise.all([
+  const [byDay, users, versions, production] = await Promise.all([
     dailyTotals(db, [app.id], from),
     appDistinctUsers(db, app.id, from),
+    versionTotalsOf(db, [app.id], from),
+    productionVersionsOf(db, [app.id]),
   ]);
   const series = dates.map((date) => ({ date, ...(byDay.get(date) ?? empty) }));
   const all = sum(series);
   const revenue = all.revenueCents / 100;
+  const productionVersion = production.get(app.id) ?? null;
   return {
     total_invocations: all.invocations,
     total_revenue: revenue,
     figures: moneyFigures(days, all),
+    production_version: productionVersion,
+    by_version: byVersion(all, versions.get(app.id), productionVersion),
     summary: {
       total_invocations: all.invocations,
       total_users: users,
@@ -319,6 +432,7 @@ export async function getRecentInvocations(
       response_time: row.latencyMs / 1000,
       input_tokens: row.inputTokens,
       output_tokens: row.outputTokens,
+      version: row.appVersion,
       created_at: row.createdAt.toISOString(),
     })),
   };
@@ -370,3 +484,62 @@ export async function getOwnerFigures(db: Database, ownerId: string, days: numbe
     modelCostMicros: Number(row?.modelCostMicros ?? 0),
   });
 }
+
+/**
+ * The creator's statement for the window broken down by app and version (issue 31 part 4): the
+ * totals are exactly getOwnerFigures' (the same apps, the same rollups), and each app's versions
+ * add up to its own figures. Reads the rollups only: flat however many calls there were.
+ */
+export async function getOwnerVersionFigures(
+  db: Database,
+  ownerId: string,
+  days: number,
+): Promise<OwnerVersionFigures> {
+  const from = windowDays(days)[0] as string;
+  const apps = await db
+    .select({
+      id: applications.id,
+      name: applications.name,
+      slug: applications.slug,
+      type: applications.type,
+    })
+    .from(applications)
+    .where(and(eq(applications.ownerId, ownerId), isNull(applications.archivedAt)));
+  const appIds = apps.map((a) => a.id);
+  const [perApp, versions, production] = await Promise.all([
+    appIds.length
+      ? db
+          .select({ applicationId: appDailyStats.applicationId, ...totals })
+          .from(appDailyStats)
+          .where(and(inArray(appDailyStats.applicationId, appIds), gte(appDailyStats.day, from)))
+          .groupBy(appDailyStats.applicationId)
+      : Promise.resolve([]),
+    versionTotalsOf(db, appIds, from),
+    productionVersionsOf(db, appIds),
+  ]);
+  const appTotals = new Map(perApp.map(({ applicationId, ...rest }) => [applicationId, numeric(rest)]));
+  const all = sum([...appTotals.values()]);
+  return {
+    figures: moneyFigures(days, all),
+    applications: apps
+      .filter((app) => appTotals.has(app.id))
+      .map((app) => ({
+        application_name: app.name,
+        application_slug: app.slug,
+        application_type: app.type,
+        production_version: production.get(app.id) ?? null,
+        versions: byVersion(
+          appTotals.get(app.id) ?? empty,
+          versions.get(app.id),
+          production.get(app.id) ?? null,
+        ),
+      }))
+      .sort(
+        (a, b) =>
+          sumOf(b.versions, "gross_micros") - sumOf(a.versions, "gross_micros") ||
+          a.application_name.localeCompare(b.application_name),
+      ),
+  };
+}
+
+const sumOf = (rows: VersionFigures[], key: "gross_micros") => rows.reduce((acc, row) => acc + row[key], 0);

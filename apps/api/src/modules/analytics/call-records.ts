@@ -133,7 +133,7 @@ export async function recordInvocation(db: Database, record: InvocationRecord): 
     holdId: record.settle ? (record.holdId ?? null) : null,
     planPeriodStart: record.coveredBy ? sql`${record.coveredBy.periodStart}::timestamptz` : null,
   };
-  const rollup = (charged: number, refused = false, feeMicros = 0) => ({
+  const rollup = (charged: number, refused = false, feeMicros = 0, modelCostDeductedMicros = 0) => ({
     applicationId: record.applicationId,
     at,
     status: refused ? ("error" as const) : record.status,
@@ -144,6 +144,8 @@ export async function recordInvocation(db: Database, record: InvocationRecord): 
     revenueCents: record.status === "success" ? charged : 0,
     feeMicros: record.status === "success" ? feeMicros : 0,
     modelCostMicros: record.modelCostMicros ?? 0,
+    modelCostDeductedMicros,
+    appVersion: record.appVersion ?? null,
     userKey: userKeyOf(record),
   });
   if (!conversation && !record.settle && !record.coveredBy?.callId) {
@@ -186,6 +188,7 @@ export async function recordInvocation(db: Database, record: InvocationRecord): 
       await tx.delete(includedCalls).where(eq(includedCalls.id, record.coveredBy.callId));
     let charged = row.chargedCents;
     let fee = 0;
+    let deducted = 0;
     const settled = record.settle ? await record.settle(tx as unknown as Database) : ("charged" as const);
     if (typeof settled === "object" && "chargedCents" in settled) {
       // Charged at a lower price than the call started at when a decrease applied meanwhile.
@@ -194,6 +197,7 @@ export async function recordInvocation(db: Database, record: InvocationRecord): 
         charged = settled.chargedCents;
         fee = settled.feeMicros;
       }
+      deducted = settled.modelCostDeductedMicros;
       await tx
         .update(invocations)
         .set({
@@ -219,6 +223,6 @@ export async function recordInvocation(db: Database, record: InvocationRecord): 
         .where(and(eq(invocations.id, record.id), eq(invocations.createdAt, at)));
     }
     // Last before commit, so the rollup rows are locked for as short a time as possible.
-    await addToRollups(tx as unknown as Database, rollup(charged, settled === "refused", fee));
+    await addToRollups(tx as unknown as Database, rollup(charged, settled === "refused", fee, deducted));
   });
 }

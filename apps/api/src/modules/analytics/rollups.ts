@@ -22,6 +22,14 @@ const SHARD_SQL = `(pg_backend_pid() % ${ROLLUP_SHARDS})::smallint`;
 const addedTogether = (columns: string[]) => columns.map((c) => `${c} = s.${c} + excluded.${c}`).join(", ");
 /** For `app_daily_stats` (one call per insert, or a batch's sums: ROLLUPS_FROM_CALLS). */
 export const APP_STATS_ADDED = `${addedTogether([...SUMMED_STATS, "revenue_cents", "fee_micros", "model_cost_micros"])}, last_invocation_at = greatest(s.last_invocation_at, excluded.last_invocation_at)`;
+/** For `app_version_daily_stats`. */
+export const VERSION_STATS_ADDED = addedTogether([
+  ...SUMMED_STATS,
+  "revenue_cents",
+  "fee_micros",
+  "model_cost_micros",
+  "model_cost_deducted_micros",
+]);
 /** For `owner_daily_stats`. */
 export const OWNER_STATS_ADDED = addedTogether(SUMMED_STATS);
 
@@ -47,6 +55,10 @@ export async function addToRollups(
     revenueCents: number;
     feeMicros: number;
     modelCostMicros: number;
+    /** What the creator's share paid of the model cost (0 unless a hold charged the call). */
+    modelCostDeductedMicros?: number;
+    /** The prompt version that answered (decision 057); null for workflows and unversioned calls. */
+    appVersion?: number | null;
     userKey: string;
   },
   alongside?: SQLWrapper,
@@ -65,7 +77,9 @@ export async function addToRollups(
         ${call.errorType}::text as error_type, ${call.latencyMs}::integer as latency_ms,
         ${call.inputTokens}::integer as input_tokens, ${call.outputTokens}::integer as output_tokens,
         ${call.revenueCents}::bigint as charged, ${call.feeMicros}::bigint as fee,
-        ${call.modelCostMicros}::bigint as model_cost, ${call.at.toISOString()}::timestamptz as created_at
+        ${call.modelCostMicros}::bigint as model_cost,
+        ${call.modelCostDeductedMicros ?? 0}::bigint as model_cost_deducted,
+        ${call.appVersion ?? null}::integer as app_version, ${call.at.toISOString()}::timestamptz as created_at
       from applications a where a.id = ${call.applicationId}::uuid
     ), ${sql.raw(ROLLUPS_FROM_CALLS)}
     select 1`,
@@ -92,8 +106,9 @@ function lastDayOfUsers(table: string, by: string): string {
  * A batch of calls added to the rollups, as CTEs of one statement (billing/call-payment/record.ts,
  * the batch record): the relation `calls` gives one row per call with `application_id`,
  * `owner_id`, `day`, `user_key`, `status`, `error_type`, `latency_ms`, `input_tokens`,
- * `output_tokens`, `charged` (cents), `fee` and `model_cost` (micros) and `created_at`. One row per
- * (app, day) and (owner, day) in this connection's shard; a user's rows only on their first call
+ * `output_tokens`, `charged` (cents), `fee`, `model_cost` and `model_cost_deducted` (micros),
+ * `app_version` (null when the call names none) and `created_at`. One row per
+ * (app, day), (app, day, version) and (owner, day) in this connection's shard; a user's rows only on their first call
  * of the day (the `not exists` guard reads without locking), as `addToRollups` does for one call.
  */
 export const ROLLUPS_FROM_CALLS = `stats as (
@@ -107,6 +122,18 @@ export const ROLLUPS_FROM_CALLS = `stats as (
        max(created_at)
      from calls group by application_id, day
      on conflict (application_id, day, shard) do update set ${APP_STATS_ADDED}
+   ), version_stats as (
+     insert into app_version_daily_stats as s (application_id, day, version, shard, invocations,
+       successes, errors, latency_ms_sum, input_tokens, output_tokens, revenue_cents, fee_micros,
+       model_cost_micros, model_cost_deducted_micros)
+     select application_id, day, app_version, ${SHARD_SQL}, count(*),
+       count(*) filter (where status = 'success'), count(*) filter (where status <> 'success'),
+       sum(latency_ms), sum(input_tokens), sum(output_tokens),
+       coalesce(sum(charged) filter (where status = 'success'), 0),
+       coalesce(sum(fee) filter (where status = 'success' and charged > 0), 0), sum(model_cost),
+       sum(model_cost_deducted)
+     from calls where app_version is not null group by application_id, day, app_version
+     on conflict (application_id, day, version, shard) do update set ${VERSION_STATS_ADDED}
    ), owner_stats as (
      insert into owner_daily_stats as s (owner_id, day, shard, invocations, successes, errors,
        latency_ms_sum, input_tokens, output_tokens)
@@ -135,6 +162,17 @@ const SHARDED = [
     key: ["application_id", "day"],
     sums: SUMMED_STATS.concat("revenue_cents", "fee_micros", "model_cost_micros"),
     maxima: ["last_invocation_at"],
+  },
+  {
+    table: "app_version_daily_stats",
+    key: ["application_id", "day", "version"],
+    sums: SUMMED_STATS.concat(
+      "revenue_cents",
+      "fee_micros",
+      "model_cost_micros",
+      "model_cost_deducted_micros",
+    ),
+    maxima: [],
   },
   { table: "owner_daily_stats", key: ["owner_id", "day"], sums: SUMMED_STATS, maxima: [] },
   { table: "owner_daily_errors", key: ["owner_id", "day", "error_type"], sums: ["count"], maxima: [] },

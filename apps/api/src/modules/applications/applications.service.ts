@@ -30,7 +30,7 @@ import { accountFor } from "../billing/postings.ts";
 import { priceFields, scheduledPriceCents, setPrice } from "../billing/price-changes.ts";
 import type { StripeGateway } from "../billing/stripe-gateway.ts";
 import { refuseUncoveredPrice } from "../prompts/cost-guard.ts";
-import { createInitialPrompt, updatePromptConfig } from "../prompts/prompts.service.ts";
+import { createInitialPrompt, refuseStarterPrice, updatePromptConfig } from "../prompts/prompts.service.ts";
 import { createInitialWorkflow, duplicateWorkflow } from "../workflows/workflows.service.ts";
 
 /** lowercase; runs of non-alphanumerics become one hyphen; no leading/trailing hyphen. */
@@ -179,7 +179,11 @@ export async function createApplication(
   secrets: SecretBox,
   owner: LocalUser,
   input: z.output<typeof CreateApplicationSchema>,
+  /** Set for a creator's request: a prompt app's price must cover its starter settings (issue 32). */
+  options: { feePercent?: number } = {},
 ): Promise<ApplicationRow> {
+  if (input.type === "prompt" && options.feePercent !== undefined)
+    refuseStarterPrice(input.price_cents, options.feePercent);
   if (input.type === "workflow") {
     const missing: Record<string, string> = {};
     if (!input.provider_config?.app_id)

@@ -66,6 +66,20 @@ describe("creating and managing applications", () => {
     }
   });
 
+  it("tells the starter model's lowest price and the guard's sentence for less", async () => {
+    const starter = await owner.api("GET", "/api/prompt-apps/starter/");
+    expect(starter.status).toBe(200);
+    const floor = starter.body.min_price_cents as number;
+    expect(starter.body).toMatchObject({ model: "gpt4", max_tokens: 1000, fee_percent: expect.any(Number) });
+    expect(floor).toBeGreaterThan(1);
+    const dollars = `$${Math.floor(floor / 100)}.${String(floor % 100).padStart(2, "0")}`;
+    expect(starter.body.message).toMatch(
+      new RegExp(
+        `^At least ${floor} cents \\(\\${dollars}\\) a call covers its worst case \\(gpt4 with 1000 max tokens, \\$\\d+\\.\\d{4}\\) after the ${starter.body.fee_percent}% fee\\.$`,
+      ),
+    );
+  });
+
   it("encrypts a workflow app's provider key at rest and only ever returns it masked", async () => {
     const secret = "app-SUPERSECRET-1234";
     const created = await owner.api("POST", "/api/app/", {

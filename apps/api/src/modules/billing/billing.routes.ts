@@ -1,7 +1,10 @@
 import {
   ApiErrorSchema,
   CreatePaymentIntentSchema,
+  EarningsHistoryQuerySchema,
+  EarningsHistorySchema,
   PaymentIntentSchema,
+  PaymentMethodListSchema,
   PaymentResultSchema,
   SandboxConfirmSchema,
   WalletSchema,
@@ -16,7 +19,9 @@ import { AppError } from "../../lib/errors.ts";
 import { findApplicationBySlug } from "../applications/applications.service.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
+import { earningsHistory } from "./earnings-history.ts";
 import { refuseWrongPaymentAmount } from "./payment-intents.ts";
+import { listPaymentMethods } from "./payment-methods.service.ts";
 import { confirmSandboxPayment, createSandboxPaymentIntent } from "./sandbox-gateway.ts";
 import { walletStatement } from "./statement.ts";
 import type { StripeGateway } from "./stripe-gateway.ts";
@@ -73,6 +78,39 @@ export const billingRoutes: FastifyPluginAsyncZod<{
       onRequest: guards.requireUser,
     },
     async (request) => walletStatement(db, currentUser(request).id, request.query),
+  );
+
+  app.get(
+    "/wallet/earnings/",
+    {
+      schema: {
+        tags,
+        summary: "Your earnings history: one line per UTC day and kind (a day's paid calls, payouts...)",
+        description:
+          "Newest day first, `days` whole days per page. A day's paid calls are one line (`kind: calls`) counting the calls and how many x402 paid; any other movement of your earnings is one line per day and kind. Pass `next_cursor` as `cursor` for older days.",
+        security,
+        querystring: EarningsHistoryQuerySchema,
+        response: { 200: EarningsHistorySchema, ...errors },
+      },
+      onRequest: guards.requireUser,
+    },
+    async (request) => earningsHistory(db, currentUser(request).id, request.query),
+  );
+
+  app.get(
+    "/wallet/payment-methods/",
+    {
+      schema: {
+        tags,
+        summary: "Your saved cards, the default first (the same as any app's payment-methods list)",
+        description:
+          "What a top-up or a plan's checkout offers before a new card: with the sandbox processor, pass one's `id` as `payment_method_id` to `POST /billing/sandbox/confirm/`.",
+        security,
+        response: { 200: PaymentMethodListSchema, ...errors },
+      },
+      onRequest: guards.requireUser,
+    },
+    async (request) => listPaymentMethods(db, currentUser(request).id),
   );
 
   const createIntent = async (

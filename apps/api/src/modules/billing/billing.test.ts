@@ -183,6 +183,15 @@ describe("paid calls", () => {
         account: "earnings",
         description: "Earned from 1 paid call",
       });
+    // The earnings history groups by UTC day: a day of one paid call still reads naturally.
+    const history = (await creator.api("GET", "/api/wallet/earnings/")).body;
+    expect(history.lines[0]).toMatchObject({
+      kind: "calls",
+      description: "Earned from 1 paid call",
+      calls: 1,
+      x402_calls: 0,
+      day: new Date().toISOString().slice(0, 10),
+    });
   });
 
   it("answers 402 with the price, the balance and where to top up, without calling the model", async () => {

@@ -218,6 +218,73 @@ describe("subscriptions", () => {
 });
 
 describe("payment methods", () => {
+  it("pays a plan and a top-up with a card saved earlier, without typing it again (sandbox)", async () => {
+    const { slug, plan } = await appWithPlan();
+    const consumer = await createCaller(server.baseUrl);
+    const saved = await consumer.api("POST", `/api/app/${slug}/payment-methods/`, {
+      body: { billing_address: address, card: { ...card, number: "5555 5555 5555 4444" } },
+    });
+    expect(saved.status).toBe(201);
+    // The wallet page has no app: its own list offers the same cards.
+    expect((await consumer.api("GET", "/api/wallet/payment-methods/")).body).toEqual([
+      expect.objectContaining({ id: saved.body.id, card_last4: "4444", is_default: true }),
+    ]);
+    const confirmSaved = async (body: object) => {
+      const intent = await consumer.api("POST", `/api/app/${slug}/create-payment-intent/`, { body });
+      return {
+        intent: intent.body,
+        result: await consumer.api("POST", "/api/billing/sandbox/confirm/", {
+          body: { client_secret: intent.body.client_secret, payment_method_id: saved.body.id },
+        }),
+      };
+    };
+
+    const paid = await confirmSaved({ amount: 500, package_id: plan.id });
+    expect(paid.result.body).toMatchObject({ status: "succeeded", amount: 500, balance_micros: 0 });
+    const subscribed = await consumer.api("POST", `/api/app/${slug}/subscriptions/`, {
+      body: { package_id: plan.id, payment_intent_id: paid.intent.id },
+    });
+    expect(subscribed.status).toBe(201);
+    expect(subscribed.body).toMatchObject({ status: "active", package_name: "Pro" });
+
+    const topUp = await consumer.api("POST", "/api/wallet/payment-intents/", { body: { amount: 1200 } });
+    const credited = await consumer.api("POST", "/api/billing/sandbox/confirm/", {
+      body: { client_secret: topUp.body.client_secret, payment_method_id: saved.body.id },
+    });
+    expect(credited.body).toMatchObject({ status: "succeeded", amount: 1200, balance_micros: 12_000_000 });
+    const wallet = (await consumer.api("GET", "/api/wallet/")).body;
+    expect(wallet.transactions[0]).toMatchObject({
+      kind: "top_up",
+      description: "Wallet top-up (card •••• 4444)",
+      amount_micros: 12_000_000,
+    });
+  });
+
+  it("charges only the caller's own saved card, and asks for exactly one card", async () => {
+    const { slug } = await appWithPlan();
+    const owner = await createCaller(server.baseUrl);
+    const saved = await owner.api("POST", `/api/app/${slug}/payment-methods/`, {
+      body: { billing_address: address, card },
+    });
+    const thief = await createCaller(server.baseUrl);
+    const confirm = async (extra: object) => {
+      const intent = await thief.api("POST", "/api/wallet/payment-intents/", { body: { amount: 500 } });
+      return thief.api("POST", "/api/billing/sandbox/confirm/", {
+        body: { client_secret: intent.body.client_secret, ...extra },
+      });
+    };
+    const stolen = await confirm({ payment_method_id: saved.body.id });
+    expect(stolen.status).toBe(404);
+    expect(stolen.body.message).toBe("Payment method not found");
+    const both = await confirm({ payment_method_id: saved.body.id, card });
+    expect(both.status).toBe(400);
+    expect(both.body.fields).toEqual({ payment_method_id: "cannot be combined with card" });
+    const neither = await confirm({});
+    expect(neither.status).toBe(400);
+    expect(Object.keys(neither.body.fields)).toEqual(["card"]);
+    expect((await thief.api("GET", "/api/wallet/")).body.balance_micros).toBe(0);
+  });
+
   it("saves brand, last 4 and expiry only, keeps one default, and refuses bad cards and addresses", async () => {
     const { slug } = await appWithPlan();
     const consumer = await createCaller(server.baseUrl);

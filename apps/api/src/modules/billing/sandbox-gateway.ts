@@ -1,9 +1,9 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { PaymentIntent, PaymentResult } from "@promptmint/contracts";
-import { and, eq } from "drizzle-orm";
+import { and, eq, isNull } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
-import { payments } from "../../db/schema/index.ts";
-import { AppError } from "../../lib/errors.ts";
+import { paymentMethods, payments } from "../../db/schema/index.ts";
+import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
 import { walletBalance } from "./balances.ts";
 import { creditPaymentToWallet } from "./plan-payments.ts";
 
@@ -27,17 +27,20 @@ function luhnValid(number: string): boolean {
   return sum % 10 === 0;
 }
 
-/** What Stripe test mode would answer for this card, or undefined when it would succeed. */
-export function checkTestCard(
-  number: string,
-  expMonth: number,
-  expYear: number,
-): { status: "failed" | "requires_action"; message: string } | undefined {
+type CardRefusal = { status: "failed" | "requires_action"; message: string };
+
+function cardExpired(expMonth: number, expYear: number): CardRefusal | undefined {
   const now = new Date();
   const expired =
     expYear < now.getUTCFullYear() || (expYear === now.getUTCFullYear() && expMonth < now.getUTCMonth() + 1);
+  return expired ? { status: "failed", message: "Your card has expired." } : undefined;
+}
+
+/** What Stripe test mode would answer for this card, or undefined when it would succeed. */
+export function checkTestCard(number: string, expMonth: number, expYear: number): CardRefusal | undefined {
   if (!luhnValid(number)) return { status: "failed", message: "Your card number is invalid." };
-  if (expired) return { status: "failed", message: "Your card has expired." };
+  const expired = cardExpired(expMonth, expYear);
+  if (expired) return expired;
   if (number === "4000000000000002") return { status: "failed", message: "Your card was declined." };
   if (number === "4000002500003155")
     return { status: "requires_action", message: "Payment was not completed successfully" };
@@ -80,11 +83,12 @@ export async function confirmSandboxPayment(
   userId: string,
   input: {
     client_secret: string;
-    card: { number: string; exp_month: number; exp_year: number; cvc: string };
+    card?: { number: string; exp_month: number; exp_year: number; cvc: string };
+    payment_method_id?: string;
   },
 ): Promise<PaymentResult> {
   const id = input.client_secret.split("_secret_")[0] ?? "";
-  const number = input.card.number.replace(/\s+/g, "");
+  const card = await cardToCharge(db, userId, input);
   const decided = await db.transaction(async (tx) => {
     const t = tx as unknown as Database;
     const [payment] = await t
@@ -101,7 +105,7 @@ export async function confirmSandboxPayment(
         "conflict",
         "This payment has already succeeded: it cannot be confirmed again, and nothing more was charged",
       );
-    const refused = checkTestCard(number, input.card.exp_month, input.card.exp_year);
+    const refused = card.refused;
     if (refused) {
       await t
         .update(payments)
@@ -112,11 +116,52 @@ export async function confirmSandboxPayment(
     await t.update(payments).set({ status: "succeeded" }).where(eq(payments.id, payment.id));
     // Only top-ups go to the wallet; a plan's payment is used by the subscription it was made for.
     if (payment.purpose === "top_up")
-      await creditPaymentToWallet(t, payment, `Wallet top-up (card •••• ${number.slice(-4)})`);
+      await creditPaymentToWallet(t, payment, `Wallet top-up (card •••• ${card.last4})`);
     return {
       outcome: { status: "succeeded" as const, message: "Payment succeeded" },
       amount: payment.amountCents,
     };
   });
   return { ...decided.outcome, amount: decided.amount, balance_micros: await walletBalance(db, userId) };
+}
+
+/**
+ * The card a sandbox payment is confirmed with: one typed in (judged like Stripe test mode), or one
+ * the caller saved earlier (it passed that check when it was saved; only its expiry can fail it
+ * now). Exactly one of them; a saved card must be the caller's own (404 otherwise).
+ */
+async function cardToCharge(
+  db: Database,
+  userId: string,
+  input: {
+    card?: { number: string; exp_month: number; exp_year: number; cvc: string };
+    payment_method_id?: string;
+  },
+): Promise<{ last4: string; refused: ReturnType<typeof checkTestCard> }> {
+  if (input.card && input.payment_method_id)
+    throw invalidFields({ payment_method_id: "cannot be combined with card" });
+  if (input.payment_method_id !== undefined) {
+    const [saved] = /^[0-9a-f-]{36}$/i.test(input.payment_method_id)
+      ? await db
+          .select()
+          .from(paymentMethods)
+          .where(
+            and(
+              eq(paymentMethods.id, input.payment_method_id),
+              eq(paymentMethods.userId, userId),
+              eq(paymentMethods.gateway, "sandbox"),
+              isNull(paymentMethods.deletedAt),
+            ),
+          )
+          .limit(1)
+      : [];
+    if (!saved) throw notFound("Payment method");
+    return { last4: saved.last4, refused: cardExpired(saved.expMonth, saved.expYear) };
+  }
+  if (!input.card) throw invalidFields({ card: "is required (or payment_method_id for a saved card)" });
+  const number = input.card.number.replace(/\s+/g, "");
+  return {
+    last4: number.slice(-4),
+    refused: checkTestCard(number, input.card.exp_month, input.card.exp_year),
+  };
 }

@@ -6,7 +6,7 @@ import { AppError } from "../../lib/errors.ts";
 import { effectivePriceCents } from "../billing/price-changes.ts";
 import { runBlockingCall } from "../gateway/call-lifecycle.ts";
 import type { GatewayInput } from "../gateway/execution.ts";
-import { type GatewayDeps, prepareExecution } from "../gateway/gateway-call.ts";
+import { type GatewayDeps, prepareExecution, stickyKeyOf } from "../gateway/gateway-call.ts";
 import { maxPriceOf } from "../gateway/max-price.ts";
 import { type EmbedClaims, findOwner } from "./embed.service.ts";
 import { type EmbedLimits, reserveEmbedSpend } from "./embed-limits.ts";
@@ -38,7 +38,15 @@ export async function runEmbeddedCall(
     user: `embed:${claims.visitor}`,
     conversation_id: mode === "chat" ? body.conversation_id : undefined,
   };
-  const execution = await prepareExecution(deps, { app: application, caller: owner, input, mode });
+  // Always `production` (or its experiment's arm, sticky per visitor): a widget's visitor pins
+  // nothing. The version that answered is recorded on the invocation (docs/decisions/057).
+  const execution = await prepareExecution(deps, {
+    app: application,
+    caller: owner,
+    input,
+    mode,
+    stickyKey: stickyKeyOf(request, owner.id, input.user),
+  });
   const spend = await reserveEmbedSpend(db, {
     applicationId: application.id,
     priceCents: effectivePriceCents(application),

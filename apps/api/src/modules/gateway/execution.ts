@@ -29,7 +29,7 @@ export interface ExecutionResult {
 /** One prepared gateway call, whatever backs the app: the route runs it blocking or streaming. */
 export interface Execution {
   model: string | null;
-  /** The prompt version that answers, and the experiment that chose it (prompt apps; decision 057). */
+  /** The version that answers (a prompt's, decision 057; a workflow's, 060), and the experiment that chose it. */
   served?: { version: number; experimentId: string | null };
   /** `name` for a new conversation: empty when the caller turned Dify's `auto_generate_name` off. */
   conversation: { id: string; isNew: boolean; name?: string } | null;

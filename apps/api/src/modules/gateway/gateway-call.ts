@@ -3,7 +3,6 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Database } from "../../db/client.ts";
 import type { ApplicationRow } from "../../db/schema/index.ts";
 import type { AdmissionGate } from "../../lib/admission.ts";
-import { invalidFields } from "../../lib/errors.ts";
 import type { SafeFetch } from "../../lib/safe-fetch.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
@@ -12,6 +11,7 @@ import type { AgentPayments } from "../billing/agent-payments/index.ts";
 import type { CallPayments } from "../billing/call-payment/index.ts";
 import type { ChatMessage, LlmClient } from "../models/llm.ts";
 import { parseVersionPin, type VersionPin } from "../prompts/load-prompt.ts";
+import type { StickyKeys } from "../releases/serving.ts";
 import { answerPaidCall, type CallMeta, type CallPresenter } from "./call-lifecycle.ts";
 import { difyPriceFields } from "./charge.ts";
 import { errorEvent } from "./dify-errors.ts";
@@ -63,15 +63,14 @@ export function prepareExecution(
     /** The version or label the caller pinned, and the request field it came in (400s name it). */
     pin?: { pin: VersionPin; field: string };
     /** Who an experiment keeps on one arm: the end user, else the key, else the account. */
-    stickyKey?: string;
+    stickyKey?: string | StickyKeys;
   },
 ): Promise<Execution> {
   const { pin, ...rest } = options;
   if (options.app.type === "prompt")
     return preparePromptExecution(db, llm, { ...rest, pin: pin?.pin, secrets });
-  // A workflow app's provider keeps its own versions: a pin would be ignored, so it is refused.
-  if (pin) throw invalidFields({ [pin.field]: "cannot pin a version of a workflow app" });
-  return prepareWorkflowExecution(db, { ...rest, secrets, fetch: safeFetch });
+  // A workflow app's provider configuration is versioned too (docs/decisions/060).
+  return prepareWorkflowExecution(db, { ...rest, pin: pin?.pin, secrets, fetch: safeFetch });
 }
 
 /** The request header a caller pins a prompt version or label with (docs/decisions/057). */
@@ -85,11 +84,20 @@ export function headerPin(request: FastifyRequest): { pin: VersionPin; field: st
   return pin && { pin, field };
 }
 
-/** Whom an experiment keeps on one arm (docs/decisions/057): the end user, else the key, else the account. */
-export function stickyKeyOf(request: FastifyRequest, callerId: string, endUser: string | undefined): string {
-  if (endUser) return `user:${endUser}`;
-  if (request.apiKeyId) return `key:${request.apiKeyId}`;
-  return `account:${callerId}`;
+/**
+ * Whom an experiment keeps on one arm (docs/decisions/058): the end user, the key and the account;
+ * the experiment's `sticky_by` picks (by default the end user, else the key, else the account).
+ */
+export function stickyKeyOf(
+  request: FastifyRequest,
+  callerId: string,
+  endUser: string | undefined,
+): StickyKeys {
+  return {
+    ...(endUser ? { endUser } : {}),
+    ...(request.apiKeyId ? { apiKeyId: request.apiKeyId } : {}),
+    account: callerId,
+  };
 }
 
 /** Dify's keep-alive while a stream waits for its next event. */
@@ -110,7 +118,7 @@ export const difyMessages: CallPresenter<GatewayResponse> = {
     mode: call.mode,
     answer: result.answer,
     ...(call.conversationId ? { conversation_id: call.conversationId } : {}),
-    metadata: { usage: usageOf(result, call.latencyMs, call.charge) },
+    metadata: { usage: usageOf(result, call.latencyMs, call.charge), ...versionOf(call) },
     created_at: call.createdAt,
   }),
   storedUsage: (body) => body.metadata?.usage,
@@ -122,7 +130,7 @@ export const difyMessages: CallPresenter<GatewayResponse> = {
     difyEvents({
       event: "message_end",
       ...messageBase(call),
-      metadata: { usage: usageOf(result, call.latencyMs, call.charge) },
+      metadata: { usage: usageOf(result, call.latencyMs, call.charge), ...versionOf(call) },
     }),
   streamError: (error, call) => difyEvents(errorEvent(error, messageBase(call))),
   replayStream: (body) => {
@@ -131,6 +139,15 @@ export const difyMessages: CallPresenter<GatewayResponse> = {
   },
   ping: DIFY_PING,
 };
+
+/**
+ * The prompt version that answered, in Dify's `metadata` (`promptmint_version: "v12"`; Dify's SDKs
+ * pass metadata they do not know through): besides the `Promptmint-Version` header, for clients
+ * that read only the body. None for a workflow app.
+ */
+function versionOf(call: CallMeta): { promptmint_version?: string } {
+  return call.served ? { promptmint_version: `v${call.served.version}` } : {};
+}
 
 function messageBase(call: CallMeta) {
   return {

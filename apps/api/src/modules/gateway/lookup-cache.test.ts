@@ -100,10 +100,17 @@ it("answers 404 to others as soon as the app is made private", async () => {
   await expect(call()).rejects.toMatchObject({ status: 404 });
 });
 
-it("uses a new prompt template and model from the next call", async () => {
+it("uses a released prompt template and model from the next call, and a saved one only once released", async () => {
   expect((await call("Hi")).choices[0]?.message.content).toBe("echo: Hi");
+  // A live app's save is a new version its callers do not get yet (docs/decisions/057)…
+  const staged = await creator.api("PATCH", `/api/app/${slug}/prompt/`, {
+    body: { prompt_template: "Translate to German: {{query}}" },
+  });
+  expect(staged.status).toBe(200);
+  expect((await call("Hi")).choices[0]?.message.content).toBe("echo: Hi");
+  // …and one saved with `promote` is what the very next call gets.
   const saved = await creator.api("PATCH", `/api/app/${slug}/prompt/`, {
-    body: { prompt_template: "Translate to French: {{query}}", model: "gpt-4o" },
+    body: { prompt_template: "Translate to French: {{query}}", model: "gpt-4o", promote: true },
   });
   expect(saved.status).toBe(200);
   expect((await call("Hi")).choices[0]?.message.content).toBe("echo: Translate to French: Hi");

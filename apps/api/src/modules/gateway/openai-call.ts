@@ -1,21 +1,27 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { AppError } from "../../lib/errors.ts";
+import { AppError, invalidFields } from "../../lib/errors.ts";
 import type { ToolCallDelta } from "../models/tools.ts";
+import { describePin, type VersionPin } from "../prompts/load-prompt.ts";
 import { findAppForCall } from "./access.ts";
 import { answerPaidCall, type CallMeta, type CallPresenter } from "./call-lifecycle.ts";
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
-import { type GatewayDeps, naturalModeOf, prepareExecution } from "./gateway-call.ts";
+import { type GatewayDeps, headerPin, naturalModeOf, prepareExecution, stickyKeyOf } from "./gateway-call.ts";
 import { maxPriceOf } from "./max-price.ts";
+import { OpenAiError } from "./openai-errors.ts";
 import { type OpenAiCall, refuseWorkflowOverrides } from "./openai-request.ts";
 import { refuseTools } from "./openai-tools.ts";
 import type { CallCharge } from "./paid-call.ts";
 import { preparePromptExecution } from "./prompt-call.ts";
 
-/** What identifies one answer in either API: its id, when it was made, the app's slug. */
+/**
+ * What identifies one answer in either API: its id, when it was made, the `model` the caller sent
+ * (`slug` or `slug@pin`), and the prompt version that answered (`v12`; none for a workflow app).
+ */
 export interface AnswerMeta {
   id: string;
   created: number;
   model: string;
+  version?: string;
 }
 
 /**
@@ -39,14 +45,19 @@ export interface OpenAiDialect<Answer extends { usage?: unknown }> {
   keep?(answer: Answer, call: CallMeta): Promise<void>;
 }
 
-/** An OpenAI dialect as the paid call's presenter (call-lifecycle.ts): no pings, no stop. */
+/**
+ * An OpenAI dialect as the paid call's presenter (call-lifecycle.ts): no pings, no stop. Answers
+ * carry back the `model` the caller sent, pin included, as OpenAI answers the model asked for.
+ */
 function presenterOf<Answer extends { usage?: unknown }>(
   dialect: OpenAiDialect<Answer>,
+  model: string,
 ): CallPresenter<Answer> {
   const meta = (call: CallMeta): AnswerMeta => ({
     id: `${dialect.idPrefix}${call.messageId.replace(/-/g, "")}`,
     created: call.createdAt,
-    model: call.model,
+    model,
+    ...(call.served ? { version: `v${call.served.version}` } : {}),
   });
   return {
     body: (result, call) => dialect.answer(meta(call), result, call.charge),
@@ -59,6 +70,37 @@ function presenterOf<Answer extends { usage?: unknown }>(
     replayStream: (stored) => dialect.replayStream(stored),
     keep: dialect.keep && ((answer, call) => dialect.keep?.(answer, call) ?? Promise.resolve()),
   };
+}
+
+/**
+ * The version or label an OpenAI-style call pins (docs/decisions/057): `model: "slug@v12"`, or the
+ * `Promptmint-Version` header; both, naming different ones, is a 400 naming `model`.
+ */
+export function openAiPin(
+  request: FastifyRequest,
+  call: Pick<OpenAiCall, "modelPin">,
+): { pin: VersionPin; field: string } | undefined {
+  const header = headerPin(request);
+  if (!call.modelPin) return header;
+  if (header && describePin(header.pin) !== describePin(call.modelPin))
+    throw invalidFields({
+      model: `pins ${describePin(call.modelPin)} but the Promptmint-Version header pins ${describePin(header.pin)}: send one`,
+    });
+  return { pin: call.modelPin, field: "model" };
+}
+
+/**
+ * A pinned version or label the app does not have, in OpenAI's words: 404 `model_not_found`
+ * (with `param: "model"` when the pin came in `model`), its message naming the version.
+ */
+function asModelNotFound(error: unknown, field: string | undefined): unknown {
+  if (!(error instanceof AppError) || error.code !== "version_not_found") return error;
+  return new OpenAiError(
+    "version_not_found",
+    "model_not_found",
+    error.message,
+    field === "model" ? "model" : null,
+  );
 }
 
 /**
@@ -78,8 +120,9 @@ export async function runOpenAiCall<Answer extends { usage?: unknown }>(
   const maxPriceCents = maxPriceOf(request, call.maxPriceCents);
   // Counted before anything is prepared or paid, so a refused stream costs nothing.
   if (call.stream) deps.openStreams.open(request, reply);
+  const pin = openAiPin(request, call);
   // The caller, or an agent paying for this call itself (x402: access.ts).
-  const { application, caller } = await findAppForCall(deps, request, call.model);
+  const { application, caller } = await findAppForCall(deps, request, call.slug);
   const mode = naturalModeOf(application);
   refuseTools(call, application.type === "prompt" && application.allowTools);
   const input: GatewayInput = {
@@ -88,6 +131,7 @@ export async function runOpenAiCall<Answer extends { usage?: unknown }>(
     response_mode: "blocking",
     user: call.user,
   };
+  const stickyKey = stickyKeyOf(request, caller.id, call.user);
   function prepare(): Promise<Execution> {
     if (application.type === "prompt")
       return preparePromptExecution(db, deps.llm, {
@@ -99,9 +143,11 @@ export async function runOpenAiCall<Answer extends { usage?: unknown }>(
         followUp: call.followUp,
         secrets: deps.secrets,
         overrides: call.overrides,
+        pin: pin?.pin,
+        stickyKey,
       });
     refuseWorkflowOverrides(call);
-    return prepareExecution(deps, { app: application, caller, input, mode });
+    return prepareExecution(deps, { app: application, caller, input, mode, pin, stickyKey });
   }
   return answerPaidCall(deps, request, reply, {
     caller,
@@ -109,9 +155,11 @@ export async function runOpenAiCall<Answer extends { usage?: unknown }>(
     mode,
     input,
     streaming: call.stream,
-    fingerprint,
-    prepare,
+    // A pin sent in the header is part of the request too (one in `model` is in the body already).
+    fingerprint:
+      pin && pin.field !== "model" ? { request: fingerprint, pin: describePin(pin.pin) } : fingerprint,
+    prepare: () => prepare().catch((error) => Promise.reject(asModelNotFound(error, pin?.field))),
     maxPriceCents,
-    presenter: presenterOf(dialect),
+    presenter: presenterOf(dialect, call.model),
   });
 }

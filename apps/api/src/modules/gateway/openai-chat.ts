@@ -10,7 +10,13 @@ export interface ChatCompletion {
   id: string;
   object: "chat.completion";
   created: number;
+  /** The `model` the caller sent, pin included (`slug@v12`). */
   model: string;
+  /**
+   * The prompt version that answered (`v12`): OpenAI's field for the backend configuration that
+   * served a call (docs/decisions/057). Absent for a workflow app, whose provider keeps its own.
+   */
+  system_fingerprint?: string;
   choices: {
     index: number;
     message: { role: "assistant"; content: string | null; refusal: null; tool_calls?: ChatToolCall[] };
@@ -45,12 +51,24 @@ const chatToolCall = (call: ToolCall): ChatToolCall => ({
 
 const event = (data: object) => `data: ${JSON.stringify(data)}\n\n`;
 
+/** The version that answered as the answer names it, in every chunk as OpenAI sends it. */
+const fingerprint = (version: string | undefined) => (version ? { system_fingerprint: version } : {});
+
+/** A stored answer's meta, for the chunks that replay or end it. */
+const metaOf = (answer: ChatCompletion): AnswerMeta => ({
+  id: answer.id,
+  created: answer.created,
+  model: answer.model,
+  version: answer.system_fingerprint,
+});
+
 function chunk(meta: AnswerMeta, delta: object, finish: string | null) {
   return event({
     id: meta.id,
     object: "chat.completion.chunk",
     created: meta.created,
     model: meta.model,
+    ...fingerprint(meta.version),
     choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
   });
 }
@@ -67,12 +85,13 @@ function ending(answer: ChatCompletion, includeUsage: boolean): string {
         object: "chat.completion.chunk",
         created: answer.created,
         model: answer.model,
+        ...fingerprint(answer.system_fingerprint),
         choices: [],
         usage: answer.usage,
       })
     : "";
   const finish = answer.choices[0]?.finish_reason ?? "stop";
-  return `${chunk(answer, {}, finish)}${usage}data: [DONE]\n\n`;
+  return `${chunk(metaOf(answer), {}, finish)}${usage}data: [DONE]\n\n`;
 }
 
 /** Chat Completions (`POST /v1/chat/completions`) as OpenAI writes it. */
@@ -84,6 +103,7 @@ export function chatDialect(includeUsage: boolean): OpenAiDialect<ChatCompletion
       object: "chat.completion",
       created: meta.created,
       model: meta.model,
+      ...fingerprint(meta.version),
       choices: [
         {
           index: 0,
@@ -135,9 +155,10 @@ export function chatDialect(includeUsage: boolean): OpenAiDialect<ChatCompletion
     replayStream: (stored) => {
       const message = stored.choices[0]?.message;
       const calls = message?.tool_calls?.map((call, index) => ({ index, ...call }));
+      const meta = metaOf(stored);
       return (
-        chunk(stored, { role: "assistant", content: message?.content ?? "" }, null) +
-        (calls ? chunk(stored, { tool_calls: calls }, null) : "") +
+        chunk(meta, { role: "assistant", content: message?.content ?? "" }, null) +
+        (calls ? chunk(meta, { tool_calls: calls }, null) : "") +
         ending(stored, includeUsage)
       );
     },

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { invalidFields } from "../../lib/errors.ts";
 import type { ChatMessage, ResponseFormat } from "../models/llm.ts";
 import type { ToolCall } from "../models/tools.ts";
+import { parseVersionPin, type VersionPin } from "../prompts/load-prompt.ts";
 import {
   ChatToolCallsSchema,
   ChatToolChoiceSchema,
@@ -25,8 +26,12 @@ import type { CallerOverrides } from "./prompt-call.ts";
  * refused by the strict schemas; the ones below that we cannot honour are refused with why.
  */
 export interface OpenAiCall {
-  /** The app's slug. */
+  /** `model` as the caller sent it (`slug`, `slug@v12`, `slug@staging`): answers carry it back. */
   model: string;
+  /** The app's slug: `model` before any `@`. */
+  slug: string;
+  /** The version or label `model` pins after its `@` (docs/decisions/057). */
+  modelPin?: VersionPin;
   query: string;
   /** The caller's earlier turns. */
   history: ChatMessage[];
@@ -48,6 +53,26 @@ export interface OpenAiCall {
   overrideParams: Partial<Record<keyof CallerOverrides, string>>;
   /** The request field the conversation came in: `messages` or `input`. */
   turnsParam: string;
+}
+
+/**
+ * An OpenAI `model` as Promptmint reads it (docs/decisions/057): the app's slug, optionally pinned
+ * to a version or label after an `@` (`haiku-writer@v12`, `haiku-writer@staging`); a malformed pin
+ * is a 400 naming `model`. The one place `@` is parsed.
+ */
+export function openAiModel(model: string): { slug: string; pin?: VersionPin } {
+  const at = model.indexOf("@");
+  if (at < 0) return { slug: model };
+  const slug = model.slice(0, at);
+  const pinText = model.slice(at + 1);
+  const problem =
+    "must be an app slug, optionally pinned after '@' to a version or label (slug@v12, slug@staging)";
+  if (!slug || !pinText.trim()) throw invalidFields({ model: problem });
+  try {
+    return { slug, pin: parseVersionPin(pinText, "model") };
+  } catch {
+    throw invalidFields({ model: problem });
+  }
 }
 
 const tokens = z.number().int().min(1).max(1_000_000).nullish();
@@ -271,8 +296,11 @@ function commonCall(
   instructions: string[] = [],
 ): OpenAiCall {
   const conversation = conversationOf(turns, turnsParam);
+  const { slug, pin } = openAiModel(body.model);
   return {
     model: body.model,
+    slug,
+    modelPin: pin,
     query: conversation.query,
     history: conversation.history,
     followUp: conversation.followUp,

@@ -60,7 +60,11 @@ export interface ResponseObject {
   truncation: "disabled";
   usage: ResponsesUsage | null;
   user: string | null;
-  metadata: Record<string, never>;
+  /**
+   * OpenAI's key-value pairs of a response (strings, ≤ 16): Promptmint's `promptmint_version`
+   * names the prompt version that answered (`v12`; docs/decisions/057). Callers cannot set any.
+   */
+  metadata: { promptmint_version?: string };
 }
 
 interface ResponsesUsage {
@@ -73,6 +77,14 @@ interface ResponsesUsage {
   charged_cents?: number;
   paid_by?: CallCharge["paidBy"];
 }
+
+/** A stored or finished response's meta, for the events that end or replay it. */
+const metaOf = (answer: ResponseObject): AnswerMeta => ({
+  id: answer.id,
+  created: answer.created_at,
+  model: answer.model,
+  version: answer.metadata?.promptmint_version,
+});
 
 /** The message item's id, from the response's: `resp_<id>` → `msg_<id>`. */
 const messageId = (responseId: string) => `msg_${responseId.slice("resp_".length)}`;
@@ -162,7 +174,7 @@ export function responsesDialect(
       truncation: "disabled" as const,
       usage,
       user: body.user ?? null,
-      metadata: {},
+      metadata: meta.version ? { promptmint_version: meta.version } : {},
     };
   }
   const part = (text: string) => ({
@@ -269,7 +281,7 @@ export function responsesDialect(
 
   /** Everything after the last piece: the open item closed (an empty message when none was), completed. */
   function ending(answer: ResponseObject): string {
-    const meta = { id: answer.id, created: answer.created_at, model: answer.model };
+    const meta = metaOf(answer);
     const empty = opened === 0 ? openMessage(meta) : "";
     return empty + closeOpen(meta, answer) + event("response.completed", { response: answer });
   }
@@ -309,7 +321,7 @@ export function responsesDialect(
         },
       }),
     replayStream: (stored) => {
-      const meta = { id: stored.id, created: stored.created_at, model: stored.model };
+      const meta = metaOf(stored);
       const started = { ...stored, status: "in_progress", output: [], usage: null };
       let written =
         event("response.created", { response: started }) +

@@ -25,6 +25,7 @@ import { OpenAiError, OpenAiErrorSchema } from "./openai-errors.ts";
 import {
   ChatCompletionRequestSchema,
   chatCall,
+  openAiModel,
   type ResponsesRequest,
   ResponsesRequestSchema,
   responsesCall,
@@ -61,6 +62,13 @@ const ModelSchema = z.object({
    */
   accepts_tools: z.boolean(),
 });
+
+/** How an OpenAI-style call pins a prompt version (docs/decisions/057), for the routes' descriptions. */
+const PINNING = [
+  "**Versions.** `model` is the app's slug; `slug@v12` pins version 12, `slug@staging` (or any label the creator set, `slug@latest`, `slug@production`) pins what that label points at. The `Promptmint-Version: v12` request header pins too; both given and different is a 400 naming `model`.",
+  "Without a pin the call gets the app's `production` version. The answer's `model` is what you sent, and the `Promptmint-Version` response header names the version that answered.",
+  "A version or label the app does not have is a 404 `model_not_found` naming it; a malformed pin a 400 naming `model`; nothing is charged for either. A workflow app cannot be pinned (400).",
+].join("\n\n");
 
 /** The OpenAI error `type` for a status (a model provider's rate limit: OpenAI's own `requests`). */
 function errorType(status: number, code?: string): string {
@@ -206,6 +214,7 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, deps
       schema: {
         tags: ["openai"],
         summary: "OpenAI-compatible chat completion: model = app slug; stream supported",
+        description: `${PINNING}\n\nThe answer's \`system_fingerprint\` (and every stream chunk's) is the version that answered, e.g. \`v12\`.`,
         security: [{ bearerAuth: [] }],
         body: ChatCompletionRequestSchema.meta({ examples: [chatCompletionRequestExample] }),
         response: {
@@ -228,6 +237,7 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, deps
       schema: {
         tags: ["openai"],
         summary: "OpenAI Responses API: model = app slug; stream supported",
+        description: `${PINNING}\n\nThe response's \`metadata.promptmint_version\` is the version that answered, e.g. \`v12\` (stored responses keep it).`,
         security: [{ bearerAuth: [] }],
         body: ResponsesRequestSchema.meta({
           examples: [{ model: "haiku-writer", input: "Write a haiku about autumn rain." }],
@@ -251,7 +261,7 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, deps
       // Refused before anything is paid: an unknown, expired, deleted or another caller's response.
       const earlier =
         caller && body.previous_response_id
-          ? await continuationOf(db, caller.id, body.previous_response_id, body.model)
+          ? await continuationOf(db, caller.id, body.previous_response_id, openAiModel(body.model).slug)
           : undefined;
       const store = body.store !== false && caller !== undefined;
       const keep =

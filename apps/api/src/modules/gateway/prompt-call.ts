@@ -21,7 +21,12 @@ import {
   withSettings,
 } from "../prompts/load-prompt.ts";
 import { detectVariables, renderTemplate, TemplateError } from "../prompts/template.ts";
-import { chooseVersion, type ServedVersion } from "../releases/serving.ts";
+import {
+  chooseVersion,
+  preloadExperiments,
+  type ServedVersion,
+  type StickyKeys,
+} from "../releases/serving.ts";
 import {
   type Execution,
   type ExecutionResult,
@@ -83,7 +88,7 @@ export async function preparePromptExecution(
      * `production`, or its arm of a running experiment, sticky per `stickyKey`.
      */
     pin?: VersionPin;
-    stickyKey?: string;
+    stickyKey?: string | StickyKeys;
   },
 ): Promise<Execution> {
   const { app, caller, input, mode, overrides = {} } = options;
@@ -314,6 +319,8 @@ export async function preloadPrompts(db: Database, apps: ApplicationRow[]): Prom
     .where(inArray(prompts.applicationId, ids));
   for (const row of rows)
     cache.put(row.prompt.applicationId, callablePromptOf(withSettings(row.prompt, row.active)), generation);
+  // Their running experiments too ("none" included), so a first call reads nothing (decision 058).
+  await preloadExperiments(db, ids, generation);
   return rows.length;
 }
 

@@ -5,8 +5,11 @@ import { invalidFields } from "../../lib/errors.ts";
 import type { SafeFetch } from "../../lib/safe-fetch.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
+import type { VersionPin } from "../prompts/load-prompt.ts";
+import type { ServedVersion } from "../releases/serving.ts";
 import type { WorkflowAnswer, WorkflowCall } from "../workflows/providers/provider.ts";
-import { loadWorkflow, resolveProvider } from "../workflows/workflows.service.ts";
+import { loadWorkflowVersion } from "../workflows/workflow-labels.ts";
+import { resolveProvider } from "../workflows/workflows.service.ts";
 import {
   type Execution,
   type ExecutionResult,
@@ -17,7 +20,9 @@ import {
 
 /**
  * A workflow app's call: inputs and query go to its provider as they are (the provider validates
- * them), within the app's timeout. Chat turns carry the provider's own conversation id.
+ * them), within the app's timeout. Chat turns carry the provider's own conversation id. The
+ * provider and its settings are those of the `production` version, or of the version or label the
+ * caller pinned (docs/decisions/060): a save of a live app changes nothing here until promoted.
  */
 export async function prepareWorkflowExecution(
   db: Database,
@@ -28,11 +33,15 @@ export async function prepareWorkflowExecution(
     mode: "completion" | "chat";
     secrets: SecretBox;
     fetch: SafeFetch;
+    /** The version or label the caller pinned; without one the call gets `production`. */
+    pin?: VersionPin;
   },
 ): Promise<Execution> {
   const { app, caller, input, mode } = options;
-  const workflow = await loadWorkflow(db, app);
+  // Resolved before anything else, so an unknown pin is refused before payment opens.
+  const { version: workflow } = await loadWorkflowVersion(db, app, options.pin);
   const { provider, config } = resolveProvider(workflow, options.secrets);
+  const served: ServedVersion = { version: workflow.version, experimentId: null };
   if (mode === "chat" && !input.query?.trim())
     throw invalidFields({ query: "is required for chat messages" });
   const conversation =
@@ -53,6 +62,7 @@ export async function prepareWorkflowExecution(
 
   return {
     model: provider.slug,
+    served,
     conversation: conversation
       ? { id: conversation.id, isNew: conversation.isNew, name: conversation.name }
       : null,

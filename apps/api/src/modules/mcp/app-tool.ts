@@ -7,7 +7,7 @@ import { effectivePriceCents, upcomingPrice } from "../billing/price-changes.ts"
 import { centsAsDollars } from "../gateway/charge.ts";
 import type { GatewayInput } from "../gateway/execution.ts";
 import { naturalModeOf } from "../gateway/gateway-call.ts";
-import { loadPrompt } from "../prompts/load-prompt.ts";
+import { loadPrompt, type VersionPin } from "../prompts/load-prompt.ts";
 
 /** An app's schemas as an MCP tool sees them. */
 export interface AppSchemas {
@@ -22,10 +22,17 @@ const QUERY_PROPERTY = {
   description: "The message to send (chat apps and workflows)",
 };
 
-/** The active prompt's schemas; a workflow declares none, so its inputs pass through as they are. */
-export async function loadAppSchemas(db: Database, app: ApplicationRow): Promise<AppSchemas> {
+/**
+ * The schemas of the prompt's `production` version (or of the version or label pinned: 404 naming
+ * it when there is none); a workflow declares none, so its inputs pass through as they are.
+ */
+export async function loadAppSchemas(
+  db: Database,
+  app: ApplicationRow,
+  pin?: VersionPin,
+): Promise<AppSchemas> {
   if (app.type !== "prompt") return { inputSchema: EMPTY_IO_SCHEMA, outputSchema: null, takesQuery: true };
-  const { active } = await loadPrompt(db, app);
+  const { active } = await loadPrompt(db, app, pin);
   return {
     inputSchema: IoSchemaSchema.parse(active.inputSchema),
     outputSchema: active.outputSchema ? IoSchemaSchema.parse(active.outputSchema) : null,

@@ -1,12 +1,19 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { FastifyRequest } from "fastify";
 import type { ApplicationRow } from "../../db/schema/index.ts";
-import { AppError } from "../../lib/errors.ts";
+import { AppError, invalidFields } from "../../lib/errors.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { runBlockingCall } from "../gateway/call-lifecycle.ts";
 import { centsAsDollars } from "../gateway/charge.ts";
-import { type GatewayDeps, naturalModeOf, prepareExecution } from "../gateway/gateway-call.ts";
-import { type AppSchemas, describePrice, gatewayInputOf } from "./app-tool.ts";
+import {
+  type GatewayDeps,
+  headerPin,
+  naturalModeOf,
+  prepareExecution,
+  stickyKeyOf,
+} from "../gateway/gateway-call.ts";
+import { describePin, parseVersionPin, type VersionPin } from "../prompts/load-prompt.ts";
+import { type AppSchemas, describePrice, gatewayInputOf, loadAppSchemas } from "./app-tool.ts";
 import type { ClientSession } from "./client-session.ts";
 import {
   paymentElicitation,
@@ -18,6 +25,34 @@ import {
 
 /** What a tool result says it cost (decision 029), in `_meta` under our own prefix. */
 export const CHARGE_META_KEY = "promptmint/charge";
+
+/**
+ * Where a tool call pins a prompt version or label (docs/decisions/057): `params._meta` under our
+ * own prefix, as MCP asks of extensions; a tool result names the version that answered there too.
+ */
+export const VERSION_META_KEY = "promptmint/version";
+const VERSION_META_FIELD = `_meta["${VERSION_META_KEY}"]`;
+
+/**
+ * The version or label a tool call pins: `_meta["promptmint/version"]`, or the HTTP request's
+ * `Promptmint-Version` header; both, naming different ones, is a 400 naming the `_meta` key.
+ */
+export function mcpPin(
+  request: FastifyRequest,
+  meta: Record<string, unknown> | undefined,
+): { pin: VersionPin; field: string } | undefined {
+  const value = meta?.[VERSION_META_KEY];
+  if (value !== undefined && value !== null && typeof value !== "string")
+    throw invalidFields({ [VERSION_META_FIELD]: "must be a string: a version (v12) or a label (staging)" });
+  const pinned = parseVersionPin(value, VERSION_META_FIELD);
+  const header = headerPin(request);
+  if (!pinned) return header;
+  if (header && describePin(header.pin) !== describePin(pinned))
+    throw invalidFields({
+      [VERSION_META_FIELD]: `pins ${describePin(pinned)} but the Promptmint-Version header pins ${describePin(header.pin)}: send one`,
+    });
+  return { pin: pinned, field: VERSION_META_FIELD };
+}
 
 /**
  * Runs one app as a tool: a blocking paid call through the gateway's path (call-lifecycle.ts).
@@ -34,14 +69,29 @@ export async function callAppAsTool(
     application: ApplicationRow;
     schemas: AppSchemas;
     args: Record<string, unknown> | undefined;
+    /** The tool call's `params._meta`: a pin (`promptmint/version`) may be there. */
+    meta?: Record<string, unknown>;
     session: ClientSession;
   },
 ): Promise<CallToolResult> {
-  const { request, caller, application, schemas } = options;
+  const { request, caller, application } = options;
   try {
+    const pin = mcpPin(request, options.meta);
+    // A pinned version's own schemas: its inputs and output may not be production's.
+    const schemas =
+      pin && application.type === "prompt"
+        ? await loadAppSchemas(deps.db, application, pin.pin)
+        : options.schemas;
     const input = gatewayInputOf(schemas, options.args);
     const mode = naturalModeOf(application);
-    const execution = await prepareExecution(deps, { app: application, caller, input, mode });
+    const execution = await prepareExecution(deps, {
+      app: application,
+      caller,
+      input,
+      mode,
+      pin,
+      stickyKey: stickyKeyOf(request, caller.id, undefined),
+    });
     const { result, charge, paid } = await runBlockingCall(deps, {
       request,
       caller,
@@ -55,6 +105,7 @@ export async function callAppAsTool(
       content: [{ type: "text", text: result.answer }],
       ...(schemas.outputSchema ? { structuredContent: JSON.parse(result.answer) } : {}),
       _meta: {
+        ...(execution.served ? { [VERSION_META_KEY]: `v${execution.served.version}` } : {}),
         [CHARGE_META_KEY]: {
           charged_cents: charge.chargedCents,
           paid_by: charge.paidBy,

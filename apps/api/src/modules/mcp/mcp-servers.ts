@@ -56,7 +56,13 @@ export function createAppServer(context: CallContext, application: ApplicationRo
   server.setRequestHandler(CallToolRequestSchema, ({ params }) => {
     if (params.name !== tool.name)
       throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
-    return callAppAsTool(context.deps, { ...context, application, schemas, args: params.arguments });
+    return callAppAsTool(context.deps, {
+      ...context,
+      application,
+      schemas,
+      args: params.arguments,
+      meta: params._meta,
+    });
   });
   return server;
 }
@@ -107,7 +113,7 @@ export function createCatalogueServer(context: CallContext) {
     const run = catalogueHandlers[params.name];
     if (!run) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
     try {
-      return await run(context, params.arguments ?? {});
+      return await run(context, params.arguments ?? {}, params._meta);
     } catch (error) {
       if (error instanceof z.ZodError) return toolError(`400 bad_request: ${z.prettifyError(error)}`);
       if (error instanceof AppError) return toolError(`${error.status} ${error.code}: ${error.message}`);
@@ -117,7 +123,10 @@ export function createCatalogueServer(context: CallContext) {
   return server;
 }
 
-const catalogueHandlers: Record<string, (context: CallContext, args: unknown) => Promise<CallToolResult>> = {
+const catalogueHandlers: Record<
+  string,
+  (context: CallContext, args: unknown, meta?: Record<string, unknown>) => Promise<CallToolResult>
+> = {
   async search_apps({ deps }, args) {
     const { query, limit } = SearchArgs.parse(args);
     const found = await listExploreApps(deps.db, { q: query || undefined, page: 1 });
@@ -148,7 +157,7 @@ const catalogueHandlers: Record<string, (context: CallContext, args: unknown) =>
       how_to_call: `Use call_app with {"slug": "${application.slug}", "inputs": {…}${schemas.takesQuery ? ', "query": "…"' : ""}}, or add ${appMcpUrl(deps.publicUrl, application.slug)} to your MCP client as its own tool.`,
     });
   },
-  async call_app(context, args) {
+  async call_app(context, args, meta) {
     const { slug, inputs, query } = CallArgs.parse(args);
     const application = await findCallableApp(context.deps.db, slug, context.caller);
     const schemas = await loadAppSchemas(context.deps.db, application);
@@ -157,6 +166,7 @@ const catalogueHandlers: Record<string, (context: CallContext, args: unknown) =>
       application,
       schemas,
       args: { ...inputs, ...(query === undefined ? {} : { query }) },
+      meta,
     });
   },
 };

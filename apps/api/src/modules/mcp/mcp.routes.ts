@@ -152,6 +152,8 @@ export const mcpRoutes: FastifyPluginAsyncZod<GatewayDeps & { mcp: McpDeps }> = 
       schema: {
         tags,
         summary: "MCP server of one app: its one tool, paid per call (Streamable HTTP, stateless)",
+        description:
+          'A `tools/call` may pin a prompt version or label with `params._meta["promptmint/version"]` (`"v12"`, `"staging"`) or the `Promptmint-Version` request header; without one it gets `production`. The result\'s `_meta["promptmint/version"]` names the version that answered. A version or label the app does not have is a tool error (`isError: true`) naming it; nothing is charged.',
         security: [{ bearerAuth: [] }],
         params: SlugParams,
         body: JsonRpcBody,
@@ -183,6 +185,8 @@ export const mcpRoutes: FastifyPluginAsyncZod<GatewayDeps & { mcp: McpDeps }> = 
       schema: {
         tags,
         summary: "MCP catalogue: search_apps, describe_app, call_app (paid per call)",
+        description:
+          'A `tools/call` of `call_app` may pin a prompt version or label with `params._meta["promptmint/version"]` (`"v12"`, `"staging"`) or the `Promptmint-Version` request header; without one it gets `production`. The result\'s `_meta["promptmint/version"]` names the version that answered. A version or label the app does not have is a tool error (`isError: true`) naming it; nothing is charged.',
         security: [{ bearerAuth: [] }],
         body: JsonRpcBody,
         response: mcpResponses,

@@ -104,9 +104,7 @@ export async function refuseUncoveredPrice(
     const price = options.priceCents ?? scheduledPriceCents(app);
     if (netOfFeeMicros(price, feePercent) < worst.micros) {
       // One sentence with the figure that passes (issue 32); the estimate panel says the rest.
-      refuse(
-        `At least ${minimumText(minimum as number)} a call covers its worst case (${describeWorst(worst)}) after the ${feePercent}% fee.`,
-      );
+      refuse(belowFloorMessage(minimum as number, worst, feePercent));
     }
   }
   const plans = options.plan
@@ -134,6 +132,25 @@ export async function refuseUncoveredPrice(
       `At least ${minimumText(planMinimum)} for the plan '${plan.name}' with ${plan.includedCalls} included calls covers their worst case (${describeWorst(worst)} each) after the ${feePercent}% fee.`,
     );
   }
+}
+
+/**
+ * The lowest price a prompt app may be created with on the platform's keys, for the settings it
+ * starts with (prompts.service.ts's starter): what Create Application shows where the price is
+ * typed, and what creating one refuses below (issue 32), so Save & Publish does not refuse later
+ * what was accepted first.
+ */
+export function priceFloor(
+  settings: WorstCaseSettings,
+  feePercent: number,
+): { minimumCents: number | null; worst: WorstCase } {
+  const worst = worstCaseCostMicros(settings);
+  return { minimumCents: minimumPriceCents(worst.micros, feePercent), worst };
+}
+
+/** The guard's one sentence for a price below `minimumCents` (the figure that passes). */
+export function belowFloorMessage(minimumCents: number, worst: WorstCase, feePercent: number): string {
+  return `At least ${minimumText(minimumCents)} a call covers its worst case (${describeWorst(worst)}) after the ${feePercent}% fee.`;
 }
 
 /** 400 when an app is set to run on its creator's keys but the creator has no key for its model's provider. */

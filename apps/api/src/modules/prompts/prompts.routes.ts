@@ -8,6 +8,7 @@ import {
   PromptLabelsSchema,
   PromptVersionListSchema,
   RestoreVersionSchema,
+  StarterPriceSchema,
   TestConfigRequestSchema,
   TestConfigResponseSchema,
   UpdatePromptConfigSchema,
@@ -30,6 +31,7 @@ import {
   moveLabel,
   promptLabelsOf,
   restoreVersion,
+  starterPriceFloor,
   testPromptConfig,
   updatePromptConfig,
 } from "./prompts.service.ts";
@@ -66,6 +68,22 @@ export const promptsRoutes: FastifyPluginAsyncZod<{
       models: describeModels(llm.isConfigured, llm.openaiCompatible),
       sandbox_fallback: llm.sandboxFallback,
     }),
+  );
+
+  app.get(
+    "/prompt-apps/starter/",
+    {
+      schema: {
+        tags,
+        summary: "A new prompt app's starter model and the lowest price it may be created with",
+        description:
+          "The price guard (a call's price less the platform fee covers its worst-case model cost) for the settings a new prompt app starts with on the platform's model keys. Creating one at a lower `price_cents` is refused with `message`.",
+        security,
+        response: { 200: StarterPriceSchema, ...errors },
+      },
+      onRequest: guards.requireUser,
+    },
+    async () => starterPriceFloor(feePercent),
   );
 
   app.get(

@@ -6,6 +6,7 @@ import {
   type PromptLabel,
   type PromptLabels,
   type PromptVersion,
+  type StarterPrice,
   type TestConfigRequestSchema,
   type TestConfigResponse,
   type UpdatePromptConfig,
@@ -14,10 +15,16 @@ import { and, desc, eq, inArray, max } from "drizzle-orm";
 import type { z } from "zod";
 import type { Database } from "../../db/client.ts";
 import { type ApplicationRow, applications, prompts, promptVersions, users } from "../../db/schema/index.ts";
-import { invalidFields, notFound } from "../../lib/errors.ts";
+import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
 import { forgetLookups } from "../../lib/lookup-cache.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
-import { refuseCreatorKeysWithoutKey, refuseUncoveredPrice } from "./cost-guard.ts";
+import {
+  belowFloorMessage,
+  priceFloor,
+  promptCostSettings,
+  refuseCreatorKeysWithoutKey,
+  refuseUncoveredPrice,
+} from "./cost-guard.ts";
 import { refuseUnevaluatedRelease } from "./eval-gate.ts";
 import { invalidPatterns, validateAgainstSchema } from "./input-schema.ts";
 import {
@@ -58,6 +65,39 @@ const STARTER_VERSION = {
     additionalProperties: false,
   } satisfies IoSchema,
 };
+
+/** The worst case and lowest price of a new prompt app as it starts (NEW_PROMPT_SETTINGS, STARTER_VERSION). */
+export function starterPriceFloor(feePercent: number): StarterPrice {
+  const { minimumCents, worst } = priceFloor(
+    {
+      ...NEW_PROMPT_SETTINGS,
+      systemPrompt: STARTER_VERSION.systemPrompt,
+      promptTemplate: STARTER_VERSION.promptTemplate,
+      inputSchema: STARTER_VERSION.inputSchema,
+      outputSchema: null,
+    },
+    feePercent,
+  );
+  return {
+    model: NEW_PROMPT_SETTINGS.model,
+    max_tokens: NEW_PROMPT_SETTINGS.maxTokens,
+    fee_percent: feePercent,
+    worst_case_micros: Math.ceil(worst.micros),
+    min_price_cents: minimumCents,
+    message: minimumCents === null ? null : belowFloorMessage(minimumCents, worst, feePercent),
+  };
+}
+
+/**
+ * Creating a prompt app is refused (400 naming `price_cents`) at a price its starter settings
+ * cannot cover on the platform's keys, with the same sentence Save & Publish would give (issue 32).
+ */
+export function refuseStarterPrice(priceCents: number, feePercent: number): void {
+  const floor = starterPriceFloor(feePercent);
+  if (floor.min_price_cents === null || priceCents >= floor.min_price_cents) return;
+  const message = floor.message ?? "";
+  throw new AppError("bad_request", message, { fields: { price_cents: message } });
+}
 
 export async function createInitialPrompt(
   db: Database,
@@ -355,7 +395,7 @@ export async function promptLabelsOf(
 }
 
 /** What the price guard judges for a version: its own settings and the app's keys. */
-async function versionCostSettings(db: Database, app: ApplicationRow, version: VersionRow) {
+export async function versionCostSettings(db: Database, app: ApplicationRow, version: VersionRow) {
   const { prompt } = await loadPrompt(db, app);
   return {
     model: version.model,

@@ -1,8 +1,11 @@
 import {
   ApiErrorSchema,
+  LabelNameSchema,
+  MoveLabelSchema,
   RestoreWorkflowVersionSchema,
   UpdateWorkflowConfigSchema,
   WorkflowConfigSchema,
+  WorkflowLabelsSchema,
   WorkflowProviderListSchema,
   WorkflowTestRequestSchema,
   WorkflowTestResponseSchema,
@@ -16,13 +19,16 @@ import type { SecretBox } from "../../lib/secrets.ts";
 import { getOwnApplication } from "../applications/applications.service.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
 import {
+  deleteWorkflowLabel,
   listProviders,
   listWorkflowVersions,
   loadWorkflow,
+  moveWorkflowLabel,
   restoreWorkflowVersion,
   testWorkflowConfig,
   toWorkflowConfig,
   updateWorkflowConfig,
+  workflowLabelsOfOwned,
 } from "./workflows.service.ts";
 
 const errors = { 400: ApiErrorSchema, 401: ApiErrorSchema, 404: ApiErrorSchema, 409: ApiErrorSchema };
@@ -76,7 +82,7 @@ export const workflowsRoutes: FastifyPluginAsyncZod<{
       schema: {
         tags,
         summary:
-          "Update provider settings; each change is a new version. Send a secret's mask back to keep it.",
+          "Save provider settings as a new version (production moves only with promote, or before the app is live). Send a secret's mask back to keep it.",
         security,
         params: SlugParams,
         body: UpdateWorkflowConfigSchema,
@@ -85,11 +91,12 @@ export const workflowsRoutes: FastifyPluginAsyncZod<{
       onRequest: guards.requireUser,
     },
     async (request) => {
-      const application = await getOwnApplication(db, currentUser(request), request.params.slug);
+      const user = currentUser(request);
+      const application = await getOwnApplication(db, user, request.params.slug);
       return toWorkflowConfig(
         db,
         application,
-        await updateWorkflowConfig(db, secrets, application, request.body),
+        await updateWorkflowConfig(db, secrets, application, request.body, { actorId: user.id }),
       );
     },
   );
@@ -125,7 +132,7 @@ export const workflowsRoutes: FastifyPluginAsyncZod<{
     {
       schema: {
         tags,
-        summary: "A workflow's versions, newest first",
+        summary: "A workflow's versions, newest first, with their authors and labels",
         security,
         params: IdParams,
         response: { 200: WorkflowVersionListSchema, ...errors },
@@ -140,7 +147,8 @@ export const workflowsRoutes: FastifyPluginAsyncZod<{
     {
       schema: {
         tags,
-        summary: "Restore a version (as a new latest version)",
+        summary:
+          "Restore a version as a new latest version (production moves only with promote, or before the app is live)",
         security,
         params: IdParams,
         body: RestoreWorkflowVersionSchema,
@@ -153,10 +161,61 @@ export const workflowsRoutes: FastifyPluginAsyncZod<{
         db,
         currentUser(request),
         request.params.id,
-        request.body.version_id,
-        request.body.changelog,
+        {
+          versionId: request.body.version_id,
+          changelog: request.body.changelog,
+          promote: request.body.promote,
+        },
       );
       return toWorkflowConfig(db, application, row);
     },
+  );
+
+  app.get(
+    "/workflows/:id/labels/",
+    {
+      schema: {
+        tags,
+        summary:
+          "A workflow's labels (production, latest, staging, the creator's own) and their moves, newest first",
+        security,
+        params: IdParams,
+        response: { 200: WorkflowLabelsSchema, ...errors },
+      },
+      onRequest: guards.requireUser,
+    },
+    async (request) => workflowLabelsOfOwned(db, currentUser(request), request.params.id),
+  );
+
+  app.put(
+    "/workflows/:id/labels/:name",
+    {
+      schema: {
+        tags,
+        summary: "Point a label at a workflow version: production is a release or a rollback",
+        security,
+        params: z.object({ id: z.string().max(100), name: LabelNameSchema }),
+        body: MoveLabelSchema,
+        response: { 200: WorkflowLabelsSchema, ...errors },
+      },
+      onRequest: guards.requireUser,
+    },
+    async (request) =>
+      moveWorkflowLabel(db, currentUser(request), request.params.id, request.params.name, request.body),
+  );
+
+  app.delete(
+    "/workflows/:id/labels/:name",
+    {
+      schema: {
+        tags,
+        summary: "Remove one of the creator's labels of a workflow (production and latest cannot be removed)",
+        security,
+        params: z.object({ id: z.string().max(100), name: LabelNameSchema }),
+        response: { 200: WorkflowLabelsSchema, ...errors },
+      },
+      onRequest: guards.requireUser,
+    },
+    async (request) => deleteWorkflowLabel(db, currentUser(request), request.params.id, request.params.name),
   );
 };

@@ -1,8 +1,11 @@
 import type {
+  MoveLabel,
   UpdateWorkflowConfig,
   WorkflowConfig,
+  WorkflowLabels,
   WorkflowProvider,
   WorkflowTestResponse,
+  WorkflowVersion,
 } from "@promptmint/contracts";
 import { WORKFLOW_DEFAULTS } from "@promptmint/contracts";
 import { and, desc, eq, max } from "drizzle-orm";
@@ -10,6 +13,7 @@ import type { Database } from "../../db/client.ts";
 import {
   type ApplicationRow,
   applications,
+  users,
   workflowProviders,
   workflows,
   workflowVersions,
@@ -19,10 +23,19 @@ import { forgetLookups } from "../../lib/lookup-cache.ts";
 import type { SafeFetch } from "../../lib/safe-fetch.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
+import { PRODUCTION } from "../prompts/load-prompt.ts";
 import { maskConfig, type SealedConfig, sealConfig, unsealConfig } from "./provider-config.ts";
 import { DIFY_CLOUD_URL } from "./providers/dify.ts";
 import type { ConfigValues, WorkflowProviderAdapter } from "./providers/provider.ts";
 import { findProvider, WORKFLOW_PROVIDERS } from "./providers/registry.ts";
+import {
+  type LabelActor,
+  pointWorkflowLabel,
+  removeWorkflowLabel,
+  workflowLabelMovesOf,
+  workflowLabelsOf,
+  workflowVersionByNumber,
+} from "./workflow-labels.ts";
 
 type WorkflowRow = typeof workflows.$inferSelect;
 type VersionRow = typeof workflowVersions.$inferSelect;
@@ -80,9 +93,17 @@ export async function createInitialWorkflow(
     .values({ applicationId, providerSlug: "dify", providerConfig: config, ...defaultsRow() })
     .returning();
   if (!workflow) throw new Error("workflow insert returned nothing");
-  await db
-    .insert(workflowVersions)
-    .values({ workflowId: workflow.id, version: 1, ...snapshot(workflow), changelog: "Initial version" });
+  const [owner] = await db
+    .select({ id: applications.ownerId })
+    .from(applications)
+    .where(eq(applications.id, applicationId));
+  await db.insert(workflowVersions).values({
+    workflowId: workflow.id,
+    version: 1,
+    ...snapshot(workflow),
+    authorId: owner?.id ?? null,
+    changelog: "Initial version",
+  });
 }
 
 const defaultsRow = () => ({
@@ -145,16 +166,29 @@ export async function toWorkflowConfig(
     timeout_seconds: row.timeoutSeconds,
     max_iterations: row.maxIterations,
     enable_logging: row.enableLogging,
-    current_version: row.activeVersion,
+    ...(await releaseState(db, row)),
   };
 }
 
-/** Saves the config; any change becomes a new immutable version. Secrets sent as their mask are kept. */
+/** The latest version's number, `production`'s, and every label (docs/decisions/060). */
+async function releaseState(db: Database, row: WorkflowRow) {
+  const labels = await workflowLabelsOf(db, row);
+  const latest = labels.find((label) => label.name === "latest")?.version ?? row.activeVersion;
+  return { current_version: latest, production_version: row.activeVersion, labels };
+}
+
+/**
+ * Saves the editor's settings (docs/decisions/060): any change is a new immutable version (with
+ * its author and changelog) and the `latest` label with it; secrets sent as their mask are kept.
+ * Callers keep their version: `production` moves to the saved one only when asked (`promote`) or
+ * while the app is not live (nobody calls it yet).
+ */
 export async function updateWorkflowConfig(
   db: Database,
   secrets: SecretBox,
   app: ApplicationRow,
   input: UpdateWorkflowConfig,
+  options: { actorId?: string | null } = {},
 ): Promise<WorkflowRow> {
   const saved = await db.transaction(async (tx) => {
     const t = tx as unknown as Database;
@@ -178,26 +212,82 @@ export async function updateWorkflowConfig(
       maxIterations: input.max_iterations ?? current.maxIterations,
       enableLogging: input.enable_logging ?? current.enableLogging,
     };
-    if (JSON.stringify(snapshot(next)) === JSON.stringify(snapshot(current))) return current;
-    const [latest] = await t
-      .select({ n: max(workflowVersions.version) })
-      .from(workflowVersions)
-      .where(eq(workflowVersions.workflowId, current.id));
-    const version = (latest?.n ?? 0) + 1;
-    await t
-      .insert(workflowVersions)
-      .values({ workflowId: current.id, version, ...next, changelog: input.changelog ?? "" });
-    const [row] = await t
-      .update(workflows)
-      .set({ ...next, activeVersion: version, updatedAt: new Date() })
-      .where(eq(workflows.id, current.id))
-      .returning();
-    await syncApplicationProviderFields(t, app, provider, providerConfig);
+    const changed = JSON.stringify(snapshot(next)) !== JSON.stringify(snapshot(current));
+    const version = changed
+      ? await insertNextVersion(t, current.id, {
+          ...next,
+          authorId: options.actorId ?? null,
+          changelog: input.changelog ?? "",
+        })
+      : await latestVersionOf(t, current.id);
+    if (changed)
+      await t
+        .update(workflows)
+        .set({ ...next, updatedAt: new Date() })
+        .where(eq(workflows.id, current.id));
+    if (input.promote || app.status !== "live")
+      await promoteWorkflowVersion(t, app, current.id, version, {
+        id: options.actorId ?? null,
+        reason: input.promote ? input.changelog || "Saved and promoted" : "Saved before the app went live",
+      });
+    const [row] = await t.select().from(workflows).where(eq(workflows.id, current.id));
     if (!row) throw notFound("Workflow");
     return row;
   });
   forgetLookups(db, "applications");
   return saved;
+}
+
+/** The next version of a workflow; called under its row lock, so concurrent saves get consecutive numbers. */
+async function insertNextVersion(
+  tx: Database,
+  workflowId: string,
+  content: ReturnType<typeof snapshot> & Pick<VersionRow, "authorId" | "changelog">,
+): Promise<VersionRow> {
+  const [latest] = await tx
+    .select({ n: max(workflowVersions.version) })
+    .from(workflowVersions)
+    .where(eq(workflowVersions.workflowId, workflowId));
+  const [version] = await tx
+    .insert(workflowVersions)
+    .values({ workflowId, version: (latest?.n ?? 0) + 1, ...content })
+    .returning();
+  if (!version) throw new Error("workflow version insert returned nothing");
+  return version;
+}
+
+async function latestVersionOf(db: Database, workflowId: string): Promise<VersionRow> {
+  const [row] = await db
+    .select()
+    .from(workflowVersions)
+    .where(eq(workflowVersions.workflowId, workflowId))
+    .orderBy(desc(workflowVersions.version))
+    .limit(1);
+  if (!row) throw notFound("Workflow version");
+  return row;
+}
+
+/**
+ * Moves `production` to a version inside the caller's transaction: what callers get changes at
+ * commit. Every promotion of a workflow passes through here (a save or restore that promotes, a
+ * label move, a rollback); the app's own provider fields (its App ID and masked key) follow.
+ */
+export async function promoteWorkflowVersion(
+  tx: Database,
+  app: ApplicationRow,
+  workflowId: string,
+  version: VersionRow,
+  actor: LabelActor,
+): Promise<boolean> {
+  const moved = await pointWorkflowLabel(tx, workflowId, PRODUCTION, version, actor);
+  if (moved)
+    await syncApplicationProviderFields(
+      tx,
+      app,
+      version.providerSlug ? findProvider(version.providerSlug) : undefined,
+      version.providerConfig as SealedConfig,
+    );
+  return moved;
 }
 
 /** The app's own provider_config (SPEC's App ID + masked key) follows the workflow's settings. */
@@ -217,9 +307,9 @@ async function syncApplicationProviderFields(
     .where(eq(applications.id, app.id));
 }
 
-/** The adapter and its decrypted settings, for a call. */
+/** The adapter and a version's decrypted settings, for a call. */
 export function resolveProvider(
-  row: WorkflowRow,
+  row: Pick<VersionRow, "providerSlug" | "providerConfig">,
   secrets: SecretBox,
 ): { provider: WorkflowProviderAdapter; config: ConfigValues } {
   const provider = row.providerSlug ? findProvider(row.providerSlug) : undefined;
@@ -287,7 +377,12 @@ async function getOwnWorkflowById(db: Database, owner: LocalUser, workflowId: st
   return row;
 }
 
-function toVersion(row: VersionRow, active: number) {
+function toVersion(
+  row: VersionRow,
+  production: number,
+  labels: readonly { name: string; version: number }[],
+  authorName: string | null,
+): WorkflowVersion {
   return {
     id: row.id,
     version: row.version,
@@ -298,64 +393,117 @@ function toVersion(row: VersionRow, active: number) {
     enable_logging: row.enableLogging,
     changelog: row.changelog,
     created_at: row.createdAt.toISOString(),
-    is_active: row.version === active,
+    is_active: row.version === production,
+    author_name: authorName,
+    labels: labels.filter((label) => label.version === row.version).map((label) => label.name),
   };
 }
 
-export async function listWorkflowVersions(db: Database, owner: LocalUser, workflowId: string) {
+/** A workflow's versions, newest first, each with its author and the labels pointing at it. */
+export async function listWorkflowVersions(
+  db: Database,
+  owner: LocalUser,
+  workflowId: string,
+): Promise<WorkflowVersion[]> {
   const { workflow } = await getOwnWorkflowById(db, owner, workflowId);
+  const labels = await workflowLabelsOf(db, workflow);
   const rows = await db
-    .select()
+    .select({ version: workflowVersions, author: users.username })
     .from(workflowVersions)
+    .leftJoin(users, eq(users.id, workflowVersions.authorId))
     .where(eq(workflowVersions.workflowId, workflow.id))
     .orderBy(desc(workflowVersions.version));
-  return rows.map((row) => toVersion(row, workflow.activeVersion));
+  return rows.map((row) => toVersion(row.version, workflow.activeVersion, labels, row.author ?? null));
 }
 
+/**
+ * Restoring never rewrites history: the chosen version's settings become a new latest version,
+ * which takes `production` as a save would (only with `promote`, or before the app is live). A
+ * rollback of what callers get is a move of `production` (moveWorkflowLabel), not a restore.
+ */
 export async function restoreWorkflowVersion(
   db: Database,
   owner: LocalUser,
   workflowId: string,
-  versionId: string,
-  changelog?: string,
+  input: { versionId: string; changelog?: string; promote?: boolean },
 ) {
   const { app, workflow } = await getOwnWorkflowById(db, owner, workflowId);
-  const [source] = /^[0-9a-f-]{36}$/i.test(versionId)
+  const [source] = /^[0-9a-f-]{36}$/i.test(input.versionId)
     ? await db
         .select()
         .from(workflowVersions)
-        .where(and(eq(workflowVersions.id, versionId), eq(workflowVersions.workflowId, workflow.id)))
+        .where(and(eq(workflowVersions.id, input.versionId), eq(workflowVersions.workflowId, workflow.id)))
     : [];
   if (!source) throw notFound("Workflow version");
   const row = await db.transaction(async (tx) => {
     const t = tx as unknown as Database;
     await loadWorkflowForUpdate(t, app.id);
-    const [latest] = await t
-      .select({ n: max(workflowVersions.version) })
-      .from(workflowVersions)
-      .where(eq(workflowVersions.workflowId, workflow.id));
-    const version = (latest?.n ?? 0) + 1;
-    await t.insert(workflowVersions).values({
-      workflowId: workflow.id,
-      version,
+    const version = await insertNextVersion(t, workflow.id, {
       ...snapshot(source),
-      changelog: changelog ?? `Restored version ${source.version}`,
+      authorId: owner.id,
+      changelog: input.changelog ?? `Restored version ${source.version}`,
     });
-    const [updated] = await t
+    await t
       .update(workflows)
-      .set({ ...snapshot(source), activeVersion: version, updatedAt: new Date() })
-      .where(eq(workflows.id, workflow.id))
-      .returning();
-    await syncApplicationProviderFields(
-      t,
-      app,
-      source.providerSlug ? findProvider(source.providerSlug) : undefined,
-      source.providerConfig as SealedConfig,
-    );
+      .set({ ...snapshot(source), updatedAt: new Date() })
+      .where(eq(workflows.id, workflow.id));
+    if (input.promote || app.status !== "live")
+      await promoteWorkflowVersion(t, app, workflow.id, version, {
+        id: owner.id,
+        reason: `Restored version ${source.version}`,
+      });
+    const [updated] = await t.select().from(workflows).where(eq(workflows.id, workflow.id));
     return updated as WorkflowRow;
   });
   forgetLookups(db, "applications");
   return { app, row };
+}
+
+/**
+ * Points a label at a version (one click in the versions list): `production` is a release or,
+ * back to an earlier version, a rollback. Audited either way.
+ */
+export async function moveWorkflowLabel(
+  db: Database,
+  owner: LocalUser,
+  workflowId: string,
+  name: string,
+  input: MoveLabel,
+): Promise<WorkflowLabels> {
+  const { app, workflow } = await getOwnWorkflowById(db, owner, workflowId);
+  const version = await workflowVersionByNumber(db, workflow.id, input.version);
+  const actor = { id: owner.id, reason: input.reason };
+  await db.transaction(async (tx) => {
+    const t = tx as unknown as Database;
+    if (name === PRODUCTION) await promoteWorkflowVersion(t, app, workflow.id, version, actor);
+    else await pointWorkflowLabel(t, workflow.id, name, version, actor);
+  });
+  forgetLookups(db, "applications");
+  return workflowLabelsOfOwned(db, owner, workflowId);
+}
+
+export async function deleteWorkflowLabel(
+  db: Database,
+  owner: LocalUser,
+  workflowId: string,
+  name: string,
+): Promise<WorkflowLabels> {
+  const { workflow } = await getOwnWorkflowById(db, owner, workflowId);
+  await removeWorkflowLabel(db, workflow.id, name, { id: owner.id });
+  return workflowLabelsOfOwned(db, owner, workflowId);
+}
+
+/** A workflow's labels and their moves (newest first), if the user owns its app. */
+export async function workflowLabelsOfOwned(
+  db: Database,
+  owner: LocalUser,
+  workflowId: string,
+): Promise<WorkflowLabels> {
+  const { workflow } = await getOwnWorkflowById(db, owner, workflowId);
+  return {
+    labels: await workflowLabelsOf(db, workflow),
+    moves: await workflowLabelMovesOf(db, workflow.id),
+  };
 }
 
 export async function duplicateWorkflow(

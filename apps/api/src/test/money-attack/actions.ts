@@ -1,5 +1,6 @@
 import type { Attack } from "./attack.ts";
 import { disputeTopUp, payOut, refundTopUp } from "./chargebacks.ts";
+import { experimentStep, moveProduction } from "./experiments.ts";
 import {
   cancel,
   changePrice,
@@ -63,4 +64,7 @@ export const actions: Action[] = [
   // Issue 30: agents without an account paying per call with x402, and replaying spent payments.
   { name: "x402 call", weight: 12, run: x402Call },
   { name: "x402 replay", weight: 2, run: x402Replay },
+  // Issue 31: experiments started and ended, production moved, while calls race (decision 058).
+  { name: "experiment", weight: 4, run: experimentStep },
+  { name: "move production", weight: 3, run: moveProduction },
 ];

@@ -97,6 +97,8 @@ export async function startCluster(options: {
     node.process = await startServerProcess(`attack-${node.name}`, envOf(node), {
       port: Number(new URL(node.baseUrl).port),
       logFile: `${options.serverLogPrefix}-${node.name}.log`,
+      // A machine shared with other work can take more than the default 45 s to start a server.
+      readyTimeoutMs: 150_000,
     });
   };
   // One after the other: the first migrates and creates the issuer's signing keys.

@@ -58,7 +58,9 @@ export interface EventEntry {
     | "unsuspend"
     | "refund"
     | "dispute"
-    | "payout";
+    | "payout"
+    | "experiment"
+    | "label_move";
   seq: number;
   actor: number;
   startedAt: number;

@@ -39,6 +39,8 @@ export interface Figures {
   harnessErrors: string[];
   /** Agents paying with x402 (x402-calls.ts): calls by status, payments, transfers, replays refused. */
   x402?: { calls: string; payments: string; transfers: number; replays: string };
+  /** Experiments started / ended (by outcome, by rules), and the calls they chose (decision 058). */
+  experiments?: string;
 }
 
 export function summarize(
@@ -181,6 +183,7 @@ export function formatReport(result: {
       `${f.limitedKeyCalls} / ${f.keyLimitRefusals} / ${f.keyRefusalsByUnswept}`,
     ],
     ["limited keys: spend / charged µ$", f.keys || "-"],
+    ...(f.experiments ? [["experiments", f.experiments] as [string, string]] : []),
     ...(f.x402
       ? ([
           ["x402 calls (by status)", f.x402.calls],

@@ -13,6 +13,7 @@ import { reconcile } from "../../modules/billing/reconcile.ts";
 import { actions } from "./actions.ts";
 import { type Attack, epochMs, Semaphore } from "./attack.ts";
 import { startCluster } from "./cluster.ts";
+import { judgeExperiments } from "./experiments.ts";
 import { Journal } from "./journal.ts";
 import {
   type InvocationRow,
@@ -143,7 +144,11 @@ export async function runMoneyAttack(options: AttackOptions): Promise<AttackResu
       },
       (kind, example) => violations.push({ kind, example }),
     );
+    const experimentFigures = await judgeExperiments(db, (kind, example) =>
+      violations.push({ kind, example }),
+    );
     const figures = summarize(attack.journal, invocations, world, harnessErrors, keys);
+    figures.experiments = `${experimentFigures.experiments} started, ${experimentFigures.ended} ended ${JSON.stringify(experimentFigures.byOutcome)} (${experimentFigures.ruleEnds} by rules), ${experimentFigures.calls} calls chosen by one`;
     figures.x402 = x402Figures(attack.journal.x402Calls(), x402Payments, cluster.facilitator.transfers);
     writeFileSync(journalFile, attack.journal.entries.map((entry) => JSON.stringify(entry)).join("\n"));
     return { seed: options.seed, violations, figures, journalFile };

@@ -15,6 +15,7 @@ export function ConfirmDialog({
   busyLabel,
   dismissLabel = "Cancel",
   busy = false,
+  confirmVariant = "danger",
   onConfirm,
   children,
 }: {
@@ -27,6 +28,8 @@ export function ConfirmDialog({
   /** The button that changes nothing; name it when "Cancel" would be ambiguous (cancelling a subscription). */
   dismissLabel?: string;
   busy?: boolean;
+  /** Danger for what destroys; primary for a step forward that is not (a release). */
+  confirmVariant?: "danger" | "primary";
   onConfirm: () => void;
   children?: ReactNode;
 }) {
@@ -44,7 +47,7 @@ export function ConfirmDialog({
                 {dismissLabel}
               </Button>
             </Dialog.Close>
-            <Button variant="danger" busy={busy} onClick={onConfirm}>
+            <Button variant={confirmVariant} busy={busy} onClick={onConfirm}>
               {busy && busyLabel ? busyLabel : confirmLabel}
             </Button>
           </div>

@@ -3,6 +3,7 @@ import type {
   AppUsageAnalytics,
   GlobalDashboard,
   RecentInvocations,
+  VersionFigures,
 } from "@promptmint/contracts";
 import { screen, within } from "@testing-library/react";
 import { vi } from "vitest";
@@ -72,6 +73,8 @@ export function appUsageFixture(
     total_invocations: full.total_invocations,
     total_revenue: full.total_revenue,
     figures: moneyFiguresFixture({ gross_micros: Math.round(full.total_revenue * 1_000_000) }, days),
+    production_version: null,
+    by_version: [],
     summary: full,
   };
 }
@@ -95,6 +98,27 @@ export function appPerformanceFixture(
   };
 }
 
+/** One version's figures: 100 calls, $0.70 gross less a $0.105 fee and a $0.012345 model cost. */
+export function versionFiguresFixture(overrides: Partial<VersionFigures> = {}): VersionFigures {
+  return {
+    version: 3,
+    production: false,
+    invocations: 100,
+    success_count: 98,
+    error_count: 2,
+    success_rate: 98,
+    avg_response_time: 1.234,
+    input_tokens: 600,
+    output_tokens: 400,
+    gross_micros: 700_000,
+    fee_micros: 105_000,
+    model_cost_micros: 12_345,
+    model_cost_deducted_micros: 12_345,
+    net_micros: 582_655,
+    ...overrides,
+  };
+}
+
 type Invocation = RecentInvocations["recent_invocations"][number];
 
 export function invocationFixture(overrides: Partial<Invocation> = {}): Invocation {
@@ -105,6 +129,7 @@ export function invocationFixture(overrides: Partial<Invocation> = {}): Invocati
     response_time: 1.5,
     input_tokens: 600,
     output_tokens: 700,
+    version: 3,
     created_at: "2025-11-29T14:30:00.000Z",
     ...overrides,
   };

@@ -13,6 +13,7 @@ import {
   rowWith,
   statValue,
   stubResizeObserver,
+  versionFiguresFixture,
 } from "./analytics-test-support";
 
 const APP = "GET /api/app/blog-writer/";
@@ -36,6 +37,7 @@ function stubAnalyticsApi(extra: Parameters<typeof stubSignedInApi>[0] = {}) {
             response_time: 0.25,
             input_tokens: 1000,
             output_tokens: 234,
+            version: null,
           }),
         ],
       }),
@@ -100,10 +102,12 @@ describe("per-application analytics", () => {
     const headers = within(table)
       .getAllByRole("columnheader")
       .map((header) => header.textContent);
-    expect(headers).toEqual(["ID", "User", "Status", "Response Time (s)", "Tokens", "Created At"]);
+    expect(headers).toEqual(["ID", "User", "Status", "Version", "Response Time (s)", "Tokens", "Created At"]);
 
     const first = rowWith(table, "3f2a9c1e…");
     expect(within(first).getByText("customer-42")).toBeDefined();
+    // The version that answered, as the creator names it.
+    expect(within(first).getByText("v3")).toBeDefined();
     expect(within(first).getByText("success").className).toContain("green");
     expect(within(first).getByText("1.500")).toBeDefined();
     expect(within(first).getByText("1,300")).toBeDefined();
@@ -113,7 +117,90 @@ describe("per-application analytics", () => {
     expect(within(second).getByText("Anonymous")).toBeDefined();
     expect(within(second).getByText("error").className).toContain("red");
     expect(within(second).getByText("0.250")).toBeDefined();
+    // A call that names no version (a workflow's, or from before versions) shows a dash.
+    expect(within(second).getByTitle("No version").textContent).toBe("—");
     expect(within(second).getByText("1,234")).toBeDefined();
+  });
+
+  it("breaks the window down by version, production marked, money to the cent with the exact figure on hover", async () => {
+    stubAnalyticsApi({
+      [USAGE]: () =>
+        jsonResponse({
+          ...appUsageFixture(),
+          production_version: 2,
+          by_version: [
+            versionFiguresFixture({ version: 3 }),
+            versionFiguresFixture({
+              version: 2,
+              production: true,
+              invocations: 1_100,
+              success_rate: 97.5,
+              gross_micros: 17_800_000,
+              fee_micros: 1_745_000,
+              model_cost_micros: 0,
+              net_micros: 16_055_000,
+            }),
+            versionFiguresFixture({
+              version: null,
+              invocations: 34,
+              gross_micros: 0,
+              fee_micros: 0,
+              model_cost_micros: 0,
+              model_cost_deducted_micros: null,
+              net_micros: 0,
+            }),
+          ],
+        }),
+    });
+    renderApplicationAnalytics();
+
+    // The page's three requests load together; on a busy machine that takes more than a second.
+    const table = await screen.findByRole("region", { name: "By version" }, { timeout: 5_000 });
+    expect(
+      within(table)
+        .getAllByRole("columnheader")
+        .map((header) => header.textContent),
+    ).toEqual([
+      "Version",
+      "Calls",
+      "Success",
+      "Avg time (s)",
+      "Tokens",
+      "Revenue",
+      "Fee",
+      "Model cost",
+      "Margin",
+    ]);
+    const rows = within(table).getAllByRole("row").slice(1);
+    expect(rows.map((row) => row.querySelector("td")?.textContent)).toEqual([
+      "v3",
+      "v2Production",
+      "No version",
+    ]);
+    const v3 = rowWith(table, "v3");
+    expect(within(v3).getByText("98.0%")).toBeDefined();
+    expect(within(v3).getByText("1.23")).toBeDefined();
+    expect(within(v3).getByText("1,000")).toBeDefined();
+    expect(within(v3).getByText("$0.70")).toBeDefined();
+    // Rounded for reading, exact on hover.
+    expect(within(v3).getByText("$0.11").getAttribute("title")).toBe("Exactly $0.105");
+    expect(within(v3).getByText("$0.01").getAttribute("title")).toBe("Exactly $0.012345");
+    expect(within(v3).getByText("$0.58").getAttribute("title")).toBe("Exactly $0.582655");
+    const v2 = rowWith(table, "Production");
+    expect(within(v2).getByText("v2")).toBeDefined();
+    expect(within(v2).getByText("1,100")).toBeDefined();
+    expect(within(v2).getByText("$16.06").getAttribute("title")).toBe("Exactly $16.055");
+    expect(within(rowWith(table, "No version")).getByText("34")).toBeDefined();
+  });
+
+  it("shows no version table for an app whose calls name no version (a workflow app)", async () => {
+    stubAnalyticsApi({
+      [USAGE]: () =>
+        jsonResponse({ ...appUsageFixture(), by_version: [versionFiguresFixture({ version: null })] }),
+    });
+    renderApplicationAnalytics();
+    await screen.findByRole("region", { name: "Summary" }, { timeout: 5_000 });
+    expect(screen.queryByRole("region", { name: "By version" })).toBeNull();
   });
 
   it("reloads usage and performance with ?days=7 when 7d is chosen", async () => {

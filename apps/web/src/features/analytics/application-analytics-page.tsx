@@ -11,12 +11,14 @@ import { StatCard } from "../../components/ui/stat-card";
 import { isNotFoundError } from "../../lib/api-client";
 import { useApplication } from "../../lib/applications-query";
 import { formatMicros, formatNumber, formatPercent, formatSeconds } from "../../lib/format";
+import { PromptAppTabs } from "../prompts/prompt-app-tabs";
 import { ChartCard } from "./analytics-card";
 import { type AnalyticsWindow, useAnalyticsWindow } from "./analytics-window";
 import { type ApplicationAnalytics, useApplicationAnalytics } from "./api/get-application-analytics";
 import { chartColors, invocationSeries, outcomeSeries } from "./chart-theme";
 import { NoAnalyticsData } from "./no-analytics-data";
 import { RecentInvocationsTable } from "./recent-invocations-table";
+import { hasVersions, VersionFiguresTable } from "./version-figures-table";
 
 const LOAD_FAILED = "Failed to load analytics data";
 
@@ -46,6 +48,7 @@ export function ApplicationAnalyticsPage() {
         )
       ) : (
         <>
+          {application.data.type === "prompt" && <PromptAppTabs slug={slug} current="analytics" />}
           <AnalyticsHeader
             title={`${application.data.name} Analytics`}
             description={`Usage, performance and revenue of ${application.data.name}, a ${application.data.type} application.`}
@@ -78,7 +81,7 @@ function ApplicationAnalyticsReport({
   analytics: ApplicationAnalytics;
   days: AnalyticsWindow;
 }) {
-  const { usage, figures, performance, recentInvocations } = analytics;
+  const { usage, figures, byVersion, performance, recentInvocations } = analytics;
   const period = `Last ${days} days`;
 
   return (
@@ -107,6 +110,8 @@ function ApplicationAnalyticsReport({
           </section>
 
           <MoneyFiguresCard figures={figures} />
+
+          {hasVersions(byVersion) && <VersionFiguresTable rows={byVersion} period={period} />}
 
           <div className="grid gap-6 lg:grid-cols-2">
             <ChartCard

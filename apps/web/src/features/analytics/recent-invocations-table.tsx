@@ -3,6 +3,7 @@ import { Badge } from "../../components/ui/badge";
 import { formatDateTime, formatNumber } from "../../lib/format";
 import { FigureCell, TableCard, tableCell } from "./analytics-card";
 import { formatInvocationId } from "./analytics-format";
+import { versionLabel } from "./version-figures-table";
 
 type Invocation = RecentInvocations["recent_invocations"][number];
 
@@ -22,6 +23,7 @@ export function RecentInvocationsTable({ invocations }: { invocations: readonly 
         { label: "ID" },
         { label: "User" },
         { label: "Status" },
+        { label: "Version" },
         { label: "Response Time (s)", className: "text-right" },
         { label: "Tokens", className: "text-right" },
         { label: "Created At" },
@@ -39,6 +41,15 @@ export function RecentInvocationsTable({ invocations }: { invocations: readonly 
             <Badge tone={invocation.status === "success" ? "green" : "red"} className="capitalize">
               {invocation.status}
             </Badge>
+          </td>
+          <td className={`${tableCell} font-mono text-xs text-slate-700`}>
+            {invocation.version === null ? (
+              <span className="text-slate-400" title={versionLabel(null)}>
+                —
+              </span>
+            ) : (
+              versionLabel(invocation.version)
+            )}
           </td>
           <FigureCell>{invocation.response_time.toFixed(3)}</FigureCell>
           <FigureCell>{formatNumber(invocation.input_tokens + invocation.output_tokens)}</FigureCell>

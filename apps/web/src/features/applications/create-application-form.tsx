@@ -3,9 +3,10 @@ import {
   type CreateApplication,
   type InteractionMode,
   MIN_PRICE_CENTS,
+  type StarterPrice,
   type Visibility,
 } from "@promptmint/contracts";
-import { useEffect } from "react";
+import { useCallback, useEffect, useRef } from "react";
 import { type FieldErrors, type Resolver, useForm } from "react-hook-form";
 import { useNavigate } from "react-router";
 import { Alert } from "../../components/ui/alert";
@@ -16,8 +17,10 @@ import { SelectField } from "../../components/ui/select-field";
 import { TextField } from "../../components/ui/text-field";
 import { TextareaField } from "../../components/ui/textarea-field";
 import { ApiClientError, getErrorMessage } from "../../lib/api-client";
+import { formatCents } from "../../lib/format";
 import { registeredField } from "../../lib/registered-field";
 import { useCreateApplication } from "./api/create-application";
+import { useStarterPrice } from "./api/get-starter-price";
 import { APP_TYPE_OPTIONS, INTERACTION_MODE_OPTIONS } from "./application-options";
 
 interface CreateApplicationFormValues {
@@ -32,8 +35,17 @@ interface CreateApplicationFormValues {
 }
 type FormField = keyof CreateApplicationFormValues;
 
-/** SPEC §5: name, price of at least 1 cent, and a workflow's provider credentials. */
-const validateCreateApplication: Resolver<CreateApplicationFormValues> = (values) => {
+/** The price guard's floor for a new prompt app, as the server gives it (GET /prompt-apps/starter/). */
+export type StarterFloor = Pick<StarterPrice, "min_price_cents" | "message"> | undefined;
+
+/**
+ * SPEC §5: name, price of at least 1 cent, and a workflow's provider credentials; a prompt app's
+ * price at least the starter model's floor (issue 32), refused with the server's own sentence.
+ */
+export function validateCreateApplication(
+  values: CreateApplicationFormValues,
+  floor: StarterFloor,
+): FieldErrors<CreateApplicationFormValues> {
   const errors: FieldErrors<CreateApplicationFormValues> = {};
   const fail = (field: FormField, message: string) => {
     errors[field] = { type: "validate", message };
@@ -41,13 +53,20 @@ const validateCreateApplication: Resolver<CreateApplicationFormValues> = (values
   if (values.name.trim() === "") fail("name", "Application name is required");
   if (!Number.isInteger(values.price_cents) || values.price_cents < MIN_PRICE_CENTS) {
     fail("price_cents", "Price must be at least 1 cent");
+  } else if (
+    values.type === "prompt" &&
+    floor?.min_price_cents != null &&
+    floor.message &&
+    values.price_cents < floor.min_price_cents
+  ) {
+    fail("price_cents", floor.message);
   }
   if (values.type === "workflow") {
     if (values.app_id.trim() === "") fail("app_id", "App ID is required");
     if (values.api_key.trim() === "") fail("api_key", "API Key is required");
   }
-  return Object.keys(errors).length > 0 ? { values: {}, errors } : { values, errors: {} };
-};
+  return errors;
+}
 
 /** SPEC §9 defaults. */
 function defaultValuesFor(type: AppType): CreateApplicationFormValues {
@@ -99,8 +118,16 @@ export function CreateApplicationForm({
 }) {
   const navigate = useNavigate();
   const create = useCreateApplication();
+  const starter = useStarterPrice();
+  // The resolver reads the floor when the form is validated, whenever it arrived.
+  const floor = useRef<StarterFloor>(undefined);
+  floor.current = starter.data;
+  const resolver: Resolver<CreateApplicationFormValues> = useCallback((values) => {
+    const errors = validateCreateApplication(values, floor.current);
+    return Object.keys(errors).length > 0 ? { values: {}, errors } : { values, errors: {} };
+  }, []);
   const form = useForm<CreateApplicationFormValues>({
-    resolver: validateCreateApplication,
+    resolver,
     defaultValues: defaultValuesFor(initialType),
   });
   const { handleSubmit, setError, watch } = form;
@@ -180,6 +207,7 @@ export function CreateApplicationForm({
         min={MIN_PRICE_CENTS}
         required
         amount={Number.isFinite(priceCents) ? priceCents : 0}
+        note={type === "prompt" ? starterFloorNote(starter.data) : null}
         error={form.formState.errors.price_cents?.message}
         {...form.register("price_cents", { setValueAs: centsOfEntry })}
       />
@@ -194,4 +222,10 @@ export function CreateApplicationForm({
       </div>
     </form>
   );
+}
+
+/** "At least $0.07 per call for the starter model (gpt4)": the floor, where the price is typed. */
+export function starterFloorNote(starter: StarterPrice | undefined): string | null {
+  if (!starter || starter.min_price_cents === null) return null;
+  return `At least ${formatCents(starter.min_price_cents)} per call for the starter model (${starter.model})`;
 }

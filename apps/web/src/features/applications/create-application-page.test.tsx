@@ -128,6 +128,44 @@ describe("create application", () => {
     expect(api.callsTo("POST /api/app/")).toHaveLength(0);
   });
 
+  it("shows the starter model's lowest price where the price is typed and refuses less before posting", async () => {
+    const message =
+      "At least 7 cents ($0.07) a call covers its worst case (gpt4 with 1000 max tokens, $0.0541) after the 10% fee.";
+    const api = stubSignedInApi({
+      "GET /api/prompt-apps/starter/": () =>
+        jsonResponse({
+          model: "gpt4",
+          max_tokens: 1000,
+          fee_percent: 10,
+          worst_case_micros: 54_060,
+          min_price_cents: 7,
+          message,
+        }),
+    });
+    renderCreate();
+
+    const price = await screen.findByLabelText("Price per API Call (cents)");
+    await waitFor(() =>
+      expect(describedBy(price)).toBe(
+        "= $1.00 per call. At least $0.07 per call for the starter model (gpt4)",
+      ),
+    );
+    await userEvent.type(field("Application Name"), "Cheap Writer");
+    await userEvent.clear(price);
+    await userEvent.type(price, "5");
+    await userEvent.click(screen.getByRole("button", { name: "Create Application" }));
+
+    // One sentence, once, beside the field, with the figure that passes.
+    expect(await screen.findByText(message)).toBeDefined();
+    expect(screen.getAllByText(/At least 7 cents/)).toHaveLength(1);
+    expect(describedBy(price)).toBe(message);
+    expect(api.callsTo("POST /api/app/")).toHaveLength(0);
+
+    // A workflow runs on its provider: the starter model's floor does not apply.
+    await userEvent.selectOptions(field("Application Type"), "workflow");
+    expect(describedBy(field("Price per API Call (cents)"))).not.toContain("starter model");
+  });
+
   it("shows the server's field errors beside the fields", async () => {
     stubSignedInApi({
       "POST /api/app/": () =>

@@ -2,7 +2,7 @@ import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import { APP, CONFIRM, renderBillingPage } from "../../test/billing-api";
-import { packageFixture, subscriptionFixture } from "../../test/billing-fixtures";
+import { packageFixture, paymentMethodFixture, subscriptionFixture } from "../../test/billing-fixtures";
 import { jsonResponse } from "../../test/fetch-stub";
 import { fillPaymentCard } from "../../test/payment-card";
 
@@ -212,6 +212,59 @@ describe("billing and subscriptions", () => {
     });
     expect(await screen.findByRole("list", { name: "Subscriptions" })).toBeDefined();
     expect(within(planCard("Pro")).getByRole("button", { name: "Current Plan" })).toBeDefined();
+  });
+
+  it("offers a card saved earlier first, so it is not typed again, and pays with it (sandbox)", async () => {
+    const { api } = renderBillingPage({
+      packages: PLANS,
+      paymentMethods: [paymentMethodFixture({ id: "pm-1", card_last4: "4444", card_brand: "mastercard" })],
+      extra: {
+        [`POST ${APP}/subscriptions/`]: ({ body }) =>
+          jsonResponse(subscriptionFixture({ package_id: (body as { package_id: string }).package_id }), 201),
+      },
+    });
+
+    await userEvent.click(await screen.findByRole("button", { name: "Subscribe to Pro" }));
+    const form = within(await screen.findByRole("dialog", { name: "Subscribe to Pro" }));
+    const saved = await form.findByRole("radio", { name: "Mastercard •••• 4444" });
+    expect((saved as HTMLInputElement).checked).toBe(true);
+    expect(form.getByRole("radio", { name: "Use a new card" })).toBeDefined();
+    expect(form.queryByLabelText("Card number")).toBeNull();
+    expect(
+      form.getByText(/charged to your card ending 4444 now; the following periods are paid from your wallet/),
+    ).toBeDefined();
+
+    await userEvent.click(form.getByRole("button", { name: "Subscribe for $5.00/usd" }));
+
+    await waitFor(() => expect(screen.queryByRole("dialog")).toBeNull());
+    expect(api.callsTo(CONFIRM)[0]?.body).toEqual({
+      client_secret: "pi_sbx_1_secret_abc",
+      payment_method_id: "pm-1",
+    });
+    expect(api.callsTo(`POST ${APP}/subscriptions/`)[0]?.body).toEqual({
+      package_id: "plan-pro",
+      payment_intent_id: "pi_sbx_1",
+    });
+  });
+
+  it("still takes a new card when 'Use a new card' is chosen over the saved one", async () => {
+    const { api } = renderBillingPage({
+      packages: PLANS,
+      paymentMethods: [paymentMethodFixture({ id: "pm-1", card_last4: "4444" })],
+      extra: {
+        [`POST ${APP}/subscriptions/`]: () =>
+          jsonResponse(subscriptionFixture({ package_id: "plan-pro" }), 201),
+      },
+    });
+
+    await userEvent.click(await screen.findByRole("button", { name: "Subscribe to Pro" }));
+    const dialog = await screen.findByRole("dialog", { name: "Subscribe to Pro" });
+    await userEvent.click(await within(dialog).findByRole("radio", { name: "Use a new card" }));
+    await fillCardAndAddress(dialog);
+    await userEvent.click(within(dialog).getByRole("button", { name: "Subscribe for $5.00/usd" }));
+
+    await waitFor(() => expect(screen.queryByRole("dialog")).toBeNull());
+    expect(api.callsTo(CONFIRM)[0]?.body).toMatchObject({ card: { number: "4242424242424242" } });
   });
 
   it("says 'Payment was not completed successfully' when the card needs action, and does not subscribe", async () => {

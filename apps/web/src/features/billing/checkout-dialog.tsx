@@ -21,6 +21,7 @@ import { useSubscribeToPlan } from "./api/subscribe-to-plan";
 import { useSubscribeToPlanWithStripe } from "./api/subscribe-to-plan-stripe";
 import { BillingAddressFields, readStripeEntry, useBillingAddressEntry } from "./billing-address-fields";
 import { type PayWith, type PayWithChoice, PayWithOption } from "./pay-with-option";
+import { cardBrandName } from "./payment-method-list";
 import { PlanFeatureList, planPriceLabel } from "./plan-features";
 
 /** The subscription checkout card of SPEC §2, in a dialog; `plan` null closes it. */
@@ -36,8 +37,10 @@ export function CheckoutDialog({
   const subscribe = useSubscribeToPlan(appSlug);
   const subscribeStripe = useSubscribeToPlanWithStripe(appSlug);
   const usesStripe = useStripePublishableKey() !== null;
-  const savedCards = useQuery({ ...paymentMethodsQueryOptions(appSlug), enabled: usesStripe });
-  const savedCard = usesStripe ? savedCards.data?.find((card) => card.is_default) : undefined;
+  // A card saved earlier (on this page's Payment Methods, or anywhere: cards are the person's) is
+  // offered first, so it is not typed again (issue 32), with the sandbox processor as with Stripe.
+  const savedCards = useQuery({ ...paymentMethodsQueryOptions(appSlug), enabled: plan !== null });
+  const savedCard = savedCards.data?.find((card) => card.is_default) ?? savedCards.data?.[0];
   const reset = () => {
     subscribe.reset();
     subscribeStripe.reset();
@@ -85,7 +88,7 @@ function CheckoutForm({
   subscribe: ReturnType<typeof useSubscribeToPlan>;
   /** Set when the host runs Stripe: cards are set up with Stripe Elements and charged by Stripe Billing. */
   subscribeStripe: ReturnType<typeof useSubscribeToPlanWithStripe> | null;
-  /** The default saved card, offered first when the host runs Stripe. */
+  /** The default saved card, offered first. */
   savedCard: PaymentMethod | undefined;
   onDone: () => void;
 }) {
@@ -110,12 +113,14 @@ function CheckoutForm({
       subscribe.mutate({ plan, payment: { method: "wallet" } }, { onSuccess });
       return;
     }
-    if (payWith === "saved" && savedCard && subscribeStripe) {
-      subscribe.reset();
-      subscribeStripe.mutate(
-        { plan, payment: { method: "saved", paymentMethodId: savedCard.id } },
-        { onSuccess },
-      );
+    if (payWith === "saved" && savedCard) {
+      const payment = { method: "saved" as const, paymentMethodId: savedCard.id };
+      if (subscribeStripe) {
+        subscribe.reset();
+        subscribeStripe.mutate({ plan, payment }, { onSuccess });
+      } else {
+        subscribe.mutate({ plan, payment }, { onSuccess });
+      }
       return;
     }
     if (!paymentsReady) {
@@ -144,15 +149,17 @@ function CheckoutForm({
           {
             value: "saved" as const,
             icon: CreditCard,
-            label: `Card •••• ${savedCard.card_last4}`,
-            detail: "Charged now and each period",
+            label: `${cardBrandName(savedCard.card_brand)} •••• ${savedCard.card_last4}`,
+            detail: subscribeStripe
+              ? "Charged now and each period"
+              : "First period by this card, renewals from your wallet",
           },
         ]
       : []),
     {
       value: "card",
       icon: CreditCard,
-      label: savedCard ? "New card" : "Card",
+      label: savedCard ? "Use a new card" : "Card",
       // Sandbox card payments are one-off: the renewals come from the wallet, and the choice says so.
       detail: subscribeStripe
         ? "Saved, then charged each period"
@@ -203,8 +210,10 @@ function CheckoutForm({
         </>
       ) : payWith === "saved" ? (
         <p className="text-sm text-slate-600">
-          {formatCents(plan.price_cents)} is charged to your card ending {savedCard?.card_last4} now and at
-          the start of each period until you cancel.
+          {formatCents(plan.price_cents)} is charged to your card ending {savedCard?.card_last4} now
+          {subscribeStripe
+            ? " and at the start of each period until you cancel."
+            : "; the following periods are paid from your wallet."}
         </p>
       ) : (
         <p className="text-sm text-slate-600">

@@ -2,7 +2,7 @@ import type { LucideIcon } from "lucide-react";
 import { useId } from "react";
 import { cn } from "../../lib/cn";
 
-/** `saved`: the default saved card, charged each period by Stripe Billing (Stripe only). */
+/** `saved`: a card saved earlier (with Stripe it is charged each period by Stripe Billing). */
 export type PayWith = "saved" | "card" | "wallet";
 
 /** What tells one way to pay from another. */

@@ -278,9 +278,9 @@ describe("plan checkout through Stripe", () => {
     const api = checkoutApi([paymentMethodFixture({ id: "pm-1", card_last4: "4242", is_default: true })]);
     const onClose = vi.fn();
     const form = await openCheckout(onClose);
-    const saved = await form.findByRole("radio", { name: "Card •••• 4242" });
+    const saved = await form.findByRole("radio", { name: "Visa •••• 4242" });
     expect((saved as HTMLInputElement).checked).toBe(true);
-    expect(form.getByRole("radio", { name: "New card" })).toBeDefined();
+    expect(form.getByRole("radio", { name: "Use a new card" })).toBeDefined();
     expect(
       form.getByText(/is charged to your card ending 4242 now and at the start of each period/),
     ).toBeDefined();

@@ -7,6 +7,7 @@ import { createTestAuth } from "../../test/auth-state";
 import { jsonResponse } from "../../test/fetch-stub";
 import { moneyFiguresFixture, profileFixture } from "../../test/fixtures";
 import { renderRoute } from "../../test/render-route";
+import { versionFiguresFixture } from "../analytics/analytics-test-support";
 
 function summary(overrides: Partial<EarningsSummary> = {}): EarningsSummary {
   return {
@@ -114,6 +115,68 @@ describe("the Earnings page", () => {
     expect(money.getByText("Model cost").nextSibling?.textContent).toBe("-<$0.01");
     expect(money.getByTitle("Exactly -$0.0045")).toBeDefined();
     expect(money.getByText("Net").nextSibling?.textContent).toBe("$1.80");
+  });
+
+  it("breaks the period down by app and version, totals exactly the figures, money exact on hover", async () => {
+    stubSignedInApi({
+      "GET /api/payouts/": () => jsonResponse(summary()),
+      "GET /api/analytics/figures/?days=30": () =>
+        jsonResponse(moneyFiguresFixture({ gross_micros: 2_000_000, model_cost_micros: 4_500 })),
+      "GET /api/analytics/figures/versions/?days=30": () =>
+        jsonResponse({
+          figures: moneyFiguresFixture({ gross_micros: 2_000_000, model_cost_micros: 4_500 }),
+          applications: [
+            {
+              application_name: "Blog Writer",
+              application_slug: "blog-writer",
+              application_type: "prompt",
+              production_version: 12,
+              versions: [
+                versionFiguresFixture({
+                  version: 13,
+                  invocations: 40,
+                  gross_micros: 1_400_000,
+                  fee_micros: 140_000,
+                  model_cost_micros: 4_500,
+                  net_micros: 1_255_500,
+                }),
+                versionFiguresFixture({
+                  version: 12,
+                  production: true,
+                  invocations: 20,
+                  gross_micros: 600_000,
+                  fee_micros: 60_000,
+                  model_cost_micros: 0,
+                  net_micros: 540_000,
+                }),
+              ],
+            },
+          ],
+        }),
+    });
+    render();
+    const table = await screen.findByRole("region", { name: "By app and version" }, { timeout: 5_000 });
+    const rows = within(table).getAllByRole("row").slice(1);
+    expect(
+      rows.map((row) => [...row.querySelectorAll("td")].slice(0, 3).map((cell) => cell.textContent)),
+    ).toEqual([
+      ["Blog Writer", "v13", "40"],
+      ["Blog Writer", "v12Production", "20"],
+      ["Total", "60", ""],
+    ]);
+    expect(
+      within(rows[0] as HTMLElement)
+        .getByRole("link", { name: "Blog Writer" })
+        .getAttribute("href"),
+    ).toBe("/applications/blog-writer/analytics");
+    expect(
+      within(rows[0] as HTMLElement)
+        .getByText("$1.26")
+        .getAttribute("title"),
+    ).toBe("Exactly $1.2555");
+    const total = rows[2] as HTMLElement;
+    expect(within(total).getByText("$2.00")).toBeDefined();
+    expect(within(total).getByText("$1.80").getAttribute("title")).toBe("Exactly $1.7955");
   });
 
   it("offers onboarding when payouts are not set up, and shows a failed payout's reason", async () => {

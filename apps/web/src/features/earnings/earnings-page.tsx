@@ -25,6 +25,7 @@ import { useDownloadEarningsStatement } from "./api/download-earnings-statement"
 import { useEarnings } from "./api/get-earnings";
 import { useStartPayoutOnboarding } from "./api/start-payout-onboarding";
 import { useWithdrawEarnings } from "./api/withdraw-earnings";
+import { StatementByVersion } from "./statement-by-version";
 
 /** Micro-dollars for people (only display rounds). */
 /** The period of the "From paid calls" figures, as on the dashboard. */
@@ -141,6 +142,7 @@ export function EarningsPage() {
               pending={figures.isPending}
             />
           )}
+          <StatementByVersion days={FIGURES_DAYS} />
 
           <div className="grid items-start gap-6 lg:grid-cols-5">
             <div className="space-y-6 lg:col-span-2">

@@ -85,7 +85,7 @@ describe("the editor's cost panel", () => {
     expect(screen.getByTestId("cost-gross").textContent).toBe("$0.0500");
     expect(screen.getByTestId("cost-fee").textContent).toBe("−$0.0050");
     expect(screen.getByTestId("cost-net").textContent).toBe("-$0.0166");
-    expect(screen.getByRole("alert").textContent).toContain("at least 7 cents per call");
+    expect(screen.getByRole("alert").textContent).toContain("at least $0.07 per call");
     const first = api.callsTo("POST /api/model-prices/estimate").at(-1)?.body;
     expect(first).toMatchObject({
       model: "gpt-4-turbo",

@@ -1,6 +1,6 @@
 import type { CostEstimateRequest, IoSchema, ModelKeysMode } from "@promptmint/contracts";
 import { Alert } from "../../components/ui/alert";
-import { formatUsd4 } from "../../lib/format";
+import { formatCents, formatUsd4 } from "../../lib/format";
 import { useSettled } from "../../lib/use-settled";
 import { useCostEstimate } from "./api/model-cost";
 
@@ -82,7 +82,7 @@ export function ModelCostPanel({
             <Alert tone="error" className="mt-3">
               {data.minimum_price_cents === null
                 ? "No price covers the model cost at this platform fee: use your own model keys."
-                : `This price cannot cover the worst case: at least ${data.minimum_price_cents} cents per call, or lower max tokens, choose a cheaper model or use your own keys.`}
+                : `This price cannot cover the worst case: at least ${formatCents(data.minimum_price_cents)} per call, or lower max tokens, choose a cheaper model or use your own keys.`}
             </Alert>
           )}
         </>

@@ -106,6 +106,105 @@ describe("prompt builder (edit)", () => {
     expect(screen.queryByRole("button", { name: "Save & Publish" })).toBeNull();
   });
 
+  it("on a live app, Update Prompt saves a version callers do not get and Save & Publish releases it", async () => {
+    const live = applicationFixture({ slug: "blog-writer", status: "live" });
+    const api = stubSignedInApi({
+      "GET /api/app/blog-writer/": () => jsonResponse(live),
+      "GET /api/app/blog-writer/prompt/": () => jsonResponse(promptConfigFixture()),
+      [SAVE_BLOG_WRITER]: ({ body }: RecordedRequest) =>
+        jsonResponse({
+          application: { ...live, ...(body as SavePromptApplication).application },
+          prompt: promptConfigFixture(),
+        }),
+    });
+    renderBuilder("/applications/blog-writer/edit");
+
+    expect((await screen.findByText(/This app is live/)).textContent).toContain(
+      "Save & Publish saves it and publishes it to every caller",
+    );
+    expect(screen.getByRole("link", { name: "Versions page" }).getAttribute("href")).toBe(
+      "/prompts/blog-writer/versions",
+    );
+    await userEvent.click(screen.getByRole("button", { name: "Update Prompt" }));
+    await waitFor(() => expect(api.callsTo(SAVE_BLOG_WRITER)).toHaveLength(1));
+    expect(savedBody(api).prompt.promote).toBeUndefined();
+
+    const publish = screen.getByRole("button", { name: "Save & Publish" });
+    expect(publish.getAttribute("title")).toBe(
+      "Save a new version and publish it: callers get it on their next call",
+    );
+    await userEvent.click(publish);
+    await waitFor(() => expect(api.callsTo(SAVE_BLOG_WRITER)).toHaveLength(2));
+    const second = api.callsTo(SAVE_BLOG_WRITER)[1]?.body as SavePromptApplication;
+    expect(second.prompt.promote).toBe(true);
+    expect(second.application.status).toBe("live");
+  });
+
+  it("loads the latest version, not only what callers get, with its own model settings", async () => {
+    const production = promptConfigFixture().active_version;
+    stubSignedInApi({
+      "GET /api/app/blog-writer/": () =>
+        jsonResponse(applicationFixture({ slug: "blog-writer", status: "live" })),
+      "GET /api/app/blog-writer/prompt/": () =>
+        jsonResponse(
+          promptConfigFixture({
+            production_version: 2,
+            latest_version: {
+              ...production,
+              id: "version-3",
+              version: 3,
+              system_prompt: "Be brief.",
+              prompt_template: "Briefly: {{topic}}",
+              model: "claude-3-haiku",
+              temperature: 0.2,
+              labels: ["latest"],
+            },
+          }),
+        ),
+    });
+    renderBuilder("/applications/blog-writer/edit");
+
+    expect((await screen.findByRole("textbox", { name: "System Prompt" })).textContent).toBe("Be brief.");
+    expect(screen.getByRole("textbox", { name: "User Prompt Template" }).textContent).toBe(
+      "Briefly: {{topic}}",
+    );
+    await userEvent.click(screen.getByRole("tab", { name: "Model Settings" }));
+    expect(field("Model").value).toBe("claude-3-haiku");
+    expect(field("Temperature").value).toBe("0.2");
+  });
+
+  it("shows the editor's cost panel and model keys on the Model Settings tab, priced in dollars", async () => {
+    const api = stubEditApi({
+      "POST /api/model-prices/estimate": () =>
+        jsonResponse({
+          model: "gpt-4-turbo",
+          model_keys: "platform",
+          input_tokens: 12,
+          output_tokens: 2048,
+          gross_micros: 15_000,
+          fee_micros: 1_500,
+          model_cost_micros: 61_560,
+          net_micros: -48_060,
+          covered: false,
+          minimum_price_cents: 7,
+        }),
+    });
+    renderBuilder("/applications/blog-writer/edit");
+
+    await userEvent.click(await screen.findByRole("tab", { name: "Model Settings" }));
+    expect(screen.getByLabelText("Model Keys")).toBeDefined();
+    const panel = screen.getByRole("region", { name: "Cost per call" });
+    await waitFor(() => expect(within(panel).getByTestId("cost-model").textContent).toBe("−$0.0616"));
+    expect(within(panel).getByRole("alert").textContent).toContain("at least $0.07 per call");
+    const estimate = api.callsTo("POST /api/model-prices/estimate")[0]?.body as Record<string, unknown>;
+    expect(estimate).toMatchObject({
+      model: "gpt-4-turbo",
+      price_cents: 150,
+      max_tokens: 2048,
+      system_prompt: "You are a helpful writer.",
+    });
+  });
+
   it("keeps a draft a draft when Save & Publish is refused for its template", async () => {
     const api = stubEditApi({
       [SAVE_BLOG_WRITER]: () =>

@@ -1,7 +1,7 @@
 import type { AppStatus } from "@promptmint/contracts";
 import { Rocket, Save } from "lucide-react";
 import { useMemo, useState } from "react";
-import { useNavigate } from "react-router";
+import { Link, useNavigate } from "react-router";
 import { toast } from "sonner";
 import { Alert } from "../../components/ui/alert";
 import { Button, ButtonLink } from "../../components/ui/button";
@@ -86,6 +86,8 @@ export function PromptBuilderForm({
   const update = useUpdatePromptApplication(slug ?? "");
   const saving = create.isPending || update.isPending;
   const saveError = creating ? create.error : update.error;
+  // A live app's save is a new version its callers do not get until it is published (decision 057).
+  const releasing = !creating && savedStatus === "live";
 
   const inputSchema = useMemo(() => schemaOf(values.input_fields), [values.input_fields]);
   const change = (changes: Partial<PromptBuilderValues>) => {
@@ -131,12 +133,18 @@ export function PromptBuilderForm({
       return;
     }
     update.mutate(
-      { application: applicationUpdateOf(next), prompt: promptUpdateOf(next) },
+      { application: applicationUpdateOf(next), prompt: promptUpdateOf(next, publish && releasing) },
       {
         // The form says Live only once the app is: a refused save leaves it as it was (decision 036).
         onSuccess: () => {
           setValues(next);
-          toast.success(publish ? "Prompt published" : "Prompt updated");
+          toast.success(
+            publish
+              ? "Prompt published"
+              : releasing
+                ? "Prompt updated: callers keep the published version until you publish this one"
+                : "Prompt updated",
+          );
         },
         onError: (error) => showErrors(serverErrorsOf(error)),
       },
@@ -162,12 +170,17 @@ export function PromptBuilderForm({
             <ButtonLink to="/applications" variant="secondary">
               Cancel
             </ButtonLink>
-            {values.status === "draft" && (
+            {(values.status === "draft" || releasing) && (
               <Button
                 variant="secondary"
                 busy={saving && publishing}
                 disabled={saving}
                 onClick={() => save(true)}
+                title={
+                  releasing
+                    ? "Save a new version and publish it: callers get it on their next call"
+                    : "Save and set the app live"
+                }
               >
                 {!(saving && publishing) && <Rocket className="size-4" aria-hidden="true" />}
                 {saving && publishing ? "Saving..." : "Save & Publish"}
@@ -182,6 +195,17 @@ export function PromptBuilderForm({
       />
 
       <div className="mb-6 space-y-3">
+        {releasing && (
+          <Alert tone="info">
+            This app is live. <strong>Update Prompt</strong> saves a new version that callers do not get yet;{" "}
+            <strong>Save &amp; Publish</strong> saves it and publishes it to every caller. Compare and roll
+            back on the{" "}
+            <Link to={`/prompts/${slug}/versions`} className="font-medium underline">
+              Versions page
+            </Link>
+            .
+          </Alert>
+        )}
         <SandboxModelNotice />
         {saveError && !(saveError instanceof PromptSaveIncompleteError) && (
           <Alert tone="error" title={SAVE_FAILED_MESSAGE}>

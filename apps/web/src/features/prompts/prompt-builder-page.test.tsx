@@ -152,6 +152,7 @@ describe("prompt builder (create)", () => {
     expect(api.callsTo("PATCH /api/app/blog-writer/update_status/")).toHaveLength(0);
     expect(api.callsTo("PATCH /api/app/blog-writer/prompt/")[0]?.body).toEqual({
       model: "claude-3-haiku",
+      model_keys: "platform",
       temperature: 1.2,
       max_tokens: 2048,
       top_p: 1,

@@ -2,6 +2,7 @@ import type {
   Application,
   AppStatus,
   CreateApplication,
+  ModelKeysMode,
   PromptConfig,
   UpdateApplication,
   UpdatePromptConfig,
@@ -31,6 +32,8 @@ export interface PromptBuilderValues extends ModelSettingsValues {
   visibility: Visibility;
   /** Dollars, e.g. "1.00". */
   price: string;
+  /** Whose model keys calls use (docs/decisions/026), as in the editor. */
+  model_keys: ModelKeysMode;
   system_prompt: string;
   prompt_template: string;
   input_fields: SchemaField[];
@@ -51,6 +54,7 @@ export function newPromptBuilderValues(): PromptBuilderValues {
     status: "draft",
     visibility: "private",
     price: "1.00",
+    model_keys: "platform",
     system_prompt: "",
     prompt_template: "",
     input_fields: [],
@@ -65,7 +69,8 @@ export function newPromptBuilderValues(): PromptBuilderValues {
 }
 
 export function builderValuesOf(application: Application, config: PromptConfig): PromptBuilderValues {
-  const version = config.active_version;
+  // The latest version, as the editor: what was saved last, not only what callers get (decision 057).
+  const version = config.latest_version;
   return {
     name: application.name,
     slug: application.slug,
@@ -74,16 +79,17 @@ export function builderValuesOf(application: Application, config: PromptConfig):
     visibility: application.visibility,
     // The price the creator set (an announced increase included): saving it again changes nothing.
     price: (scheduledPriceCents(application) / 100).toFixed(2),
+    model_keys: config.model_keys,
     system_prompt: version.system_prompt,
     prompt_template: version.prompt_template,
     input_fields: fieldsOf(version.input_schema),
     output_fields: fieldsOf(version.output_schema),
-    model: config.model,
-    temperature: String(config.temperature),
-    max_tokens: String(config.max_tokens),
-    top_p: String(config.top_p),
-    frequency_penalty: String(config.frequency_penalty),
-    presence_penalty: String(config.presence_penalty),
+    model: version.model,
+    temperature: String(version.temperature),
+    max_tokens: String(version.max_tokens),
+    top_p: String(version.top_p),
+    frequency_penalty: String(version.frequency_penalty),
+    presence_penalty: String(version.presence_penalty),
   };
 }
 
@@ -143,16 +149,22 @@ export function applicationUpdateOf(values: PromptBuilderValues): UpdateApplicat
   };
 }
 
-/** `PATCH /app/{slug}/prompt/`: the prompts, schemas and current model settings. */
-export function promptUpdateOf(values: PromptBuilderValues): UpdatePromptConfig {
+/**
+ * `PATCH /app/{slug}/prompt/`: the prompts, schemas and current model settings. `promote` releases
+ * the saved version to a live app's callers (Save & Publish); without it a live app's save is a
+ * new version its callers do not get until it is promoted (docs/decisions/057).
+ */
+export function promptUpdateOf(values: PromptBuilderValues, promote = false): UpdatePromptConfig {
   const output = schemaOf(values.output_fields);
   return {
     ...modelSettingsOf(values),
+    model_keys: values.model_keys,
     system_prompt: values.system_prompt,
     prompt_template: values.prompt_template,
     input_schema: schemaOf(values.input_fields),
     output_schema: Object.keys(output.properties).length > 0 ? output : null,
     changelog: UI_CHANGELOG,
+    ...(promote ? { promote: true } : {}),
   };
 }
 

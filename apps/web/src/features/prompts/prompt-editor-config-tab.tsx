@@ -1,7 +1,6 @@
-import type { PromptConfig } from "@promptmint/contracts";
-import { Play } from "lucide-react";
+import { GitBranch, Play } from "lucide-react";
 import { useState } from "react";
-import { Button } from "../../components/ui/button";
+import { Button, ButtonLink } from "../../components/ui/button";
 import { Card, CardBody, CardHeader } from "../../components/ui/card";
 import { ModelSettingsFields } from "../../components/ui/model-settings-fields";
 import { useModelCatalog } from "./api/list-models";
@@ -10,16 +9,15 @@ import { JsonEditor } from "./json-editor";
 import { ModelCostPanel } from "./model-cost-panel";
 import { ModelKeysField } from "./model-keys-field";
 import { EDITOR_MODELS, modelOptionsOf } from "./model-options";
+import { centsOfDollars } from "./prompt-builder-values";
 import {
   EDITOR_MODEL_SETTINGS,
   editorTestRequestOf,
   type PromptEditorErrors,
   type PromptEditorValues,
-  promptValuesOf,
   schemaFromText,
   schemaText,
 } from "./prompt-editor-values";
-import { PromptVersionHistory } from "./prompt-version-history";
 import { TemplateEditor } from "./template-editor";
 import { TestResultPanel } from "./test-result-panel";
 
@@ -27,13 +25,11 @@ const IGNORED_EDITS_HINT = "Edits are applied while the text is a valid schema; 
 
 export function PromptEditorConfigTab({
   slug,
-  promptId,
   values,
   errors,
   onChange,
 }: {
   slug: string;
-  promptId: string;
   values: PromptEditorValues;
   errors: PromptEditorErrors;
   onChange: (changes: Partial<PromptEditorValues>) => void;
@@ -43,13 +39,6 @@ export function PromptEditorConfigTab({
   // The editors keep what is typed; the values only take text that is a valid schema.
   const [inputText, setInputText] = useState(() => schemaText(values.input_schema));
   const [outputText, setOutputText] = useState(() => schemaText(values.output_schema));
-
-  const restore = (config: PromptConfig) => {
-    const restored = promptValuesOf(config);
-    onChange(restored);
-    setInputText(schemaText(restored.input_schema));
-    setOutputText(schemaText(restored.output_schema));
-  };
 
   return (
     <div className="space-y-6">
@@ -86,7 +75,16 @@ export function PromptEditorConfigTab({
               />
             }
           />
-          <ModelCostPanel settings={values} />
+          <ModelCostPanel settings={{ ...values, price_cents: centsOfDollars(values.price) }} />
+          <TemplateEditor
+            label="System Prompt"
+            value={values.system_prompt}
+            onChange={(system_prompt) => onChange({ system_prompt })}
+            inputSchema={values.input_schema}
+            error={errors.system_prompt}
+            placeholder="You are a helpful assistant that..."
+            hint="Sent before the template on every call; variables work here too."
+          />
           <TemplateEditor
             label="Prompt Template"
             value={values.prompt_template}
@@ -122,7 +120,18 @@ export function PromptEditorConfigTab({
           </div>
         </CardBody>
       </Card>
-      <PromptVersionHistory slug={slug} promptId={promptId} onRestored={restore} />
+      <Card>
+        <CardHeader
+          title="Version History"
+          description="Every save is a version. Compare them, promote one to production or roll back on the Versions page."
+          actions={
+            <ButtonLink to={`/prompts/${encodeURIComponent(slug)}/versions`} variant="secondary" size="sm">
+              <GitBranch className="size-4" aria-hidden="true" />
+              Open Versions
+            </ButtonLink>
+          }
+        />
+      </Card>
     </div>
   );
 }

@@ -70,24 +70,35 @@ describe("prompt editor", () => {
     expect(
       screen.getByText("This setting affects the frontend app template and API interface."),
     ).toBeDefined();
-    const price = input("Price per Call (cents)");
-    expect([price.value, price.min]).toEqual(["150", "0"]);
-    // Cents here, dollars in the builder: the field says what the entry is in dollars, as typed.
-    expect(screen.getByText("= $1.50 per call")).toBeDefined();
+    // Dollars, as in the Prompt Builder of the same app (issue 32): one unit on both screens.
+    const price = input("Price per Call (USD)");
+    expect([price.value, price.min, price.step]).toEqual(["1.50", "0", "0.01"]);
+    expect(screen.getByText("= 150¢ per call")).toBeDefined();
     await userEvent.clear(price);
-    await userEvent.type(price, "275");
-    expect(screen.getByText("= $2.75 per call")).toBeDefined();
+    await userEvent.type(price, "2.75");
+    expect(screen.getByText("= 275¢ per call")).toBeDefined();
   });
 
-  it("turns a non-numeric price into 0", async () => {
-    stubEditorApi();
+  it("saves the price typed in dollars as cents, and refuses an empty one", async () => {
+    const api = stubEditorApi({
+      [SAVE_BLOG_WRITER]: ({ body }: RecordedRequest) =>
+        jsonResponse({
+          application: { ...app, ...(body as SavePromptApplication).application },
+          prompt: promptConfigFixture(),
+        }),
+    });
     renderEditor();
 
-    const price = await screen.findByLabelText("Price per Call (cents)");
+    const price = await screen.findByLabelText("Price per Call (USD)");
     await userEvent.clear(price);
-    await userEvent.type(price, "x");
+    await userEvent.click(screen.getByRole("button", { name: "Save Changes" }));
+    expect(await screen.findByText("Enter the price in dollars, e.g. 1.50")).toBeDefined();
+    expect(api.callsTo(SAVE_BLOG_WRITER)).toHaveLength(0);
 
-    expect((price as HTMLInputElement).value).toBe("0");
+    await userEvent.type(price, "0.255");
+    await userEvent.click(screen.getByRole("button", { name: "Save Changes" }));
+    await waitFor(() => expect(api.callsTo(SAVE_BLOG_WRITER)).toHaveLength(1));
+    expect(savedBody(api).application.price_cents).toBe(26);
   });
 
   it("shows the prompt config with SPEC's limits and models", async () => {
@@ -133,6 +144,7 @@ describe("prompt editor", () => {
     await userEvent.clear(input("Max Tokens"));
     await userEvent.type(input("Max Tokens"), "1000");
     setEditorText("Prompt Template", "Summarise {{topic}} in {{words}} words.");
+    setEditorText("System Prompt", "You are terse.");
     const words = {
       type: "object",
       properties: { topic: { type: "string" }, words: { type: "integer" } },
@@ -162,6 +174,7 @@ describe("prompt editor", () => {
       top_p: 1,
       frequency_penalty: 0,
       presence_penalty: 0,
+      system_prompt: "You are terse.",
       prompt_template: "Summarise {{topic}} in {{words}} words.",
       input_schema: words,
       output_schema: null,
@@ -229,6 +242,7 @@ describe("prompt editor", () => {
     expect(within(result).getByText("topic")).toBeDefined();
     expect(api.callsTo("POST /api/app/blog-writer/prompt/test-config/")[0]?.body).toEqual({
       prompt_template: "Write about {{topic}}.",
+      system_prompt: "You are a helpful writer.",
       ...DEFAULT_MODEL_SETTINGS,
       input_schema: promptConfigFixture().active_version.input_schema,
       test_inputs: { topic: "Sample topic" },
@@ -300,24 +314,15 @@ describe("prompt editor", () => {
     expect(answer.getByText("1.50s")).toBeDefined();
   });
 
-  it("restores an older version into the editor", async () => {
-    const restored = promptConfigFixture({
-      current_version: 3,
-      active_version: {
-        ...promptConfigFixture().active_version,
-        id: "version-3",
-        version: 3,
-        prompt_template: "Old {{topic}}",
-      },
-    });
-    const api = stubEditorApi({ "POST /api/prompts/prompt-1/versions/": () => jsonResponse(restored) });
+  it("links the versions page where the version history was", async () => {
+    stubEditorApi();
     renderEditor();
 
     await userEvent.click(await screen.findByRole("tab", { name: "Prompt Config" }));
-    await userEvent.click(await screen.findByRole("button", { name: "Restore version 1" }));
-
-    await waitFor(() => expect(codeEditor("Prompt Template").state.doc.toString()).toBe("Old {{topic}}"));
-    expect(api.callsTo("POST /api/prompts/prompt-1/versions/")[0]?.body).toEqual({ version_id: "version-1" });
+    expect(screen.getByRole("link", { name: "Open Versions" }).getAttribute("href")).toBe(
+      "/prompts/blog-writer/versions",
+    );
+    expect(screen.queryByRole("button", { name: /Restore version/ })).toBeNull();
   });
 
   it("says 'Prompt not found' for a missing app or a workflow", async () => {

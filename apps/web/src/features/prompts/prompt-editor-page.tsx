@@ -1,12 +1,12 @@
 import type { Application, PromptConfig } from "@promptmint/contracts";
-import { FileText, FlaskConical } from "lucide-react";
+import { FileText, FlaskConical, GitCompare, Rocket } from "lucide-react";
 import { type ReactNode, useState } from "react";
 import { useParams } from "react-router";
 import { toast } from "sonner";
 import { Alert } from "../../components/ui/alert";
 import { ApplicationEditorHeader } from "../../components/ui/application-header";
 import { Badge } from "../../components/ui/badge";
-import { ButtonLink } from "../../components/ui/button";
+import { Button, ButtonLink } from "../../components/ui/button";
 import { ErrorBox } from "../../components/ui/error-box";
 import { NotFoundState } from "../../components/ui/not-found-state";
 import { PageContainer } from "../../components/ui/page-container";
@@ -17,8 +17,10 @@ import { ApiClientError, getErrorMessage, isNotFoundError } from "../../lib/api-
 import { useApplication } from "../../lib/applications-query";
 import { useDownloadApp } from "../../lib/download-app";
 import { withoutErrorsFor } from "../../lib/form-errors";
+import { PromoteDialog } from "../releases/promote-dialog";
 import { usePromptConfig } from "./api/get-prompt-config";
 import { useUpdatePromptApplication } from "./api/update-prompt-application";
+import { PromptAppTabs } from "./prompt-app-tabs";
 import { PromptEditorBasicTab } from "./prompt-editor-basic-tab";
 import { PromptEditorConfigTab } from "./prompt-editor-config-tab";
 import {
@@ -38,6 +40,7 @@ const CONFIG_FIELDS = new Set<PromptEditorField>([
   "top_p",
   "frequency_penalty",
   "presence_penalty",
+  "system_prompt",
   "prompt_template",
   "input_schema",
   "output_schema",
@@ -91,7 +94,12 @@ function PromptEditor({ application, config }: { application: Application; confi
     save.mutate(
       { application: editorApplicationUpdateOf(values), prompt: editorPromptUpdateOf(values) },
       {
-        onSuccess: () => toast.success("Changes saved"),
+        onSuccess: ({ application: saved, prompt }) =>
+          toast.success(
+            saved.status === "live" && prompt.latest_version.version !== prompt.production_version
+              ? `Saved as v${prompt.latest_version.version}. Callers still get v${prompt.production_version} until you promote it.`
+              : "Changes saved",
+          ),
         onError: (error) => {
           if (!(error instanceof ApiClientError) || !error.fields) return;
           const fields: PromptEditorErrors = {};
@@ -125,7 +133,12 @@ function PromptEditor({ application, config }: { application: Application; confi
         onDownload={() => void download(application)}
       />
 
+      <PromptAppTabs slug={application.slug} current="editor" />
+
       <div className="mb-6 space-y-3">
+        {application.status === "live" && config.latest_version.version !== config.production_version && (
+          <ReleaseBanner config={config} />
+        )}
         <SandboxModelNotice />
         {save.isError && <Alert tone="error">{getErrorMessage(save.error)}</Alert>}
         {!save.isError && Object.keys(errors).length > 0 && (
@@ -142,15 +155,57 @@ function PromptEditor({ application, config }: { application: Application; confi
           <PromptEditorBasicTab application={application} values={values} errors={errors} onChange={change} />
         </TabsContent>
         <TabsContent value="config">
-          <PromptEditorConfigTab
-            slug={application.slug}
-            promptId={config.id}
-            values={values}
-            errors={errors}
-            onChange={change}
-          />
+          <PromptEditorConfigTab slug={application.slug} values={values} errors={errors} onChange={change} />
         </TabsContent>
       </Tabs>
     </>
+  );
+}
+
+/**
+ * A live app whose latest save is not what its callers get: says which version each side has and
+ * releases the latest in one click (after a confirmation of what callers will get).
+ */
+function ReleaseBanner({ config }: { config: PromptConfig }) {
+  const [promoting, setPromoting] = useState(false);
+  const latest = config.latest_version;
+  const production = config.production_version;
+  return (
+    <section
+      aria-label="Release"
+      className="flex flex-col gap-3 rounded-lg border border-amber-200 bg-amber-50 px-4 py-3 text-sm text-amber-900 sm:flex-row sm:items-center sm:justify-between"
+    >
+      <div className="min-w-0">
+        <p className="font-semibold">
+          Callers get v{production} (production). You are editing v{latest.version}.
+        </p>
+        <p className="mt-0.5 text-amber-800">
+          Saving keeps your changes in new versions; callers get them only once you promote one.
+        </p>
+      </div>
+      <div className="flex shrink-0 flex-wrap gap-2">
+        <ButtonLink
+          to={`/prompts/${encodeURIComponent(config.application_slug)}/versions`}
+          variant="secondary"
+          size="sm"
+        >
+          <GitCompare className="size-4" aria-hidden="true" />
+          Compare
+        </ButtonLink>
+        <Button size="sm" onClick={() => setPromoting(true)}>
+          <Rocket className="size-4" aria-hidden="true" />
+          Promote v{latest.version}
+        </Button>
+      </div>
+      {promoting && (
+        <PromoteDialog
+          promptId={config.id}
+          target={latest}
+          production={config.active_version}
+          open
+          onOpenChange={setPromoting}
+        />
+      )}
+    </section>
   );
 }

@@ -18,6 +18,7 @@ import {
 } from "../../components/ui/model-settings-fields";
 import { scheduledPriceCents } from "../../lib/format";
 import { UI_CHANGELOG } from "./api/update-prompt-application";
+import { centsOfDollars } from "./prompt-builder-values";
 import { sampleInputsOf } from "./template-variables";
 
 /** What the prompt editor edits; model numbers stay text while typed. */
@@ -29,7 +30,8 @@ export interface PromptEditorValues {
   /** Callers may pass tools to the model (docs/decisions/053). */
   allow_tools: boolean;
   visibility: Visibility;
-  price_cents: number;
+  /** Dollars, as typed, e.g. "1.50": the builder's unit, so both screens of an app read alike. */
+  price: string;
   model: string;
   /** Whose model keys calls use (docs/decisions/026). */
   model_keys: ModelKeysMode;
@@ -38,6 +40,7 @@ export interface PromptEditorValues {
   top_p: string;
   frequency_penalty: string;
   presence_penalty: string;
+  system_prompt: string;
   prompt_template: string;
   /** The last valid schemas; the editors' text may be mid-edit and invalid. */
   input_schema: IoSchema;
@@ -56,13 +59,17 @@ export function editorValuesOf(application: Application, config: PromptConfig): 
     allow_tools: application.allow_tools,
     visibility: application.visibility,
     // The price the creator set (an announced increase included): saving it again changes nothing.
-    price_cents: scheduledPriceCents(application),
+    price: (scheduledPriceCents(application) / 100).toFixed(2),
     ...promptValuesOf(config),
   };
 }
 
-/** The prompt half of the values, e.g. after restoring a version. */
+/**
+ * The prompt half of the values: the latest version, which is what the editor edits (a live app's
+ * callers keep getting production until it is promoted, docs/decisions/057).
+ */
 export function promptValuesOf(config: PromptConfig) {
+  const latest = config.latest_version;
   return {
     model: config.model,
     model_keys: config.model_keys,
@@ -71,9 +78,10 @@ export function promptValuesOf(config: PromptConfig) {
     top_p: String(config.top_p),
     frequency_penalty: String(config.frequency_penalty),
     presence_penalty: String(config.presence_penalty),
-    prompt_template: config.active_version.prompt_template,
-    input_schema: config.active_version.input_schema,
-    output_schema: config.active_version.output_schema,
+    system_prompt: latest.system_prompt,
+    prompt_template: latest.prompt_template,
+    input_schema: latest.input_schema,
+    output_schema: latest.output_schema,
   };
 }
 
@@ -104,10 +112,17 @@ export const EDITOR_MODEL_SETTINGS: readonly ModelNumberSetting[] = [
   "presence_penalty",
 ];
 
+/** The editor's price, in dollars like the builder's; 0 (free to call) is allowed here as before. */
+function priceProblem(price: string): string | undefined {
+  const cents = centsOfDollars(price);
+  if (Number.isNaN(cents)) return "Enter the price in dollars, e.g. 1.50";
+  return cents < 0 ? "Price must be $0.00 or more" : undefined;
+}
+
 /** SPEC §5: the editor's limits. */
 export function validatePromptEditor(values: PromptEditorValues): PromptEditorErrors {
   const checks: PromptEditorErrors = {
-    price_cents: values.price_cents < 0 ? "Must be at least 0" : undefined,
+    price: priceProblem(values.price),
     ...modelSettingsProblems(values, EDITOR_MODEL_SETTINGS),
   };
   return Object.fromEntries(Object.entries(checks).filter(([, message]) => message !== undefined));
@@ -119,7 +134,7 @@ export function editorApplicationUpdateOf(values: PromptEditorValues): UpdateApp
     description: values.description,
     status: values.status,
     visibility: values.visibility,
-    price_cents: values.price_cents,
+    price_cents: centsOfDollars(values.price),
     interaction_mode: values.interaction_mode,
     allow_tools: values.allow_tools,
   };
@@ -130,6 +145,7 @@ export function editorPromptUpdateOf(values: PromptEditorValues): UpdatePromptCo
   return {
     ...modelSettingsOf(values),
     model_keys: values.model_keys,
+    system_prompt: values.system_prompt,
     prompt_template: values.prompt_template,
     input_schema: values.input_schema,
     output_schema: values.output_schema,
@@ -141,6 +157,7 @@ export function editorPromptUpdateOf(values: PromptEditorValues): UpdatePromptCo
 export function editorTestRequestOf(values: PromptEditorValues): TestConfigRequest {
   return {
     prompt_template: values.prompt_template,
+    system_prompt: values.system_prompt,
     ...modelSettingsOf(values),
     input_schema: values.input_schema,
     test_inputs: sampleInputsOf(values.input_schema),

@@ -1,4 +1,6 @@
 import { MAX_TOP_UP_CENTS, MIN_TOP_UP_CENTS, type PaymentResult } from "@promptmint/contracts";
+import { useQuery } from "@tanstack/react-query";
+import { CreditCard } from "lucide-react";
 import { type FormEvent, useState } from "react";
 import { Alert } from "../../components/ui/alert";
 import { Button } from "../../components/ui/button";
@@ -10,8 +12,12 @@ import { TextField } from "../../components/ui/text-field";
 import { getErrorMessage } from "../../lib/api-client";
 import { cn } from "../../lib/cn";
 import { formatCents, formatMicros } from "../../lib/format";
+import { useRuntimeConfig } from "../../lib/runtime-config";
 import { paymentFailureAlert, paymentFailureMessage, STRIPE_NOT_LOADED } from "../../lib/sandbox-payments";
 import { PAYMENT_PENDING_CREDIT, useStripePublishableKey } from "../../lib/stripe";
+import { type PayWith, PayWithOption } from "../billing/pay-with-option";
+import { cardBrandName, formatCardExpiry } from "../billing/payment-method-list";
+import { savedCardsQueryOptions } from "./api/list-saved-cards";
 import { useTopUpWallet } from "./api/top-up-wallet";
 import { useTopUpWalletWithStripe } from "./api/top-up-wallet-stripe";
 
@@ -59,6 +65,14 @@ function TopUpForm() {
   const topUp = useTopUpWallet();
   const topUpStripe = useTopUpWalletWithStripe();
   const usesStripe = useStripePublishableKey() !== null;
+  // The sandbox charges a saved card by its id (issue 32); with Stripe the card is typed in Elements.
+  const sandboxPayments = useRuntimeConfig().sandbox.payments;
+  const savedCards = useQuery({ ...savedCardsQueryOptions(), enabled: sandboxPayments });
+  const savedCard = sandboxPayments
+    ? (savedCards.data?.find((method) => method.is_default) ?? savedCards.data?.[0])
+    : undefined;
+  const [chosen, setChosen] = useState<PayWith | null>(null);
+  const payWith: PayWith = chosen ?? (savedCard ? "saved" : "card");
   const paymentsReady = usePaymentsReady();
   const [preset, setPreset] = useState<number | null>(1000);
   const [custom, setCustom] = useState("");
@@ -101,7 +115,7 @@ function TopUpForm() {
       );
       return;
     }
-    const typedCard = card.parseTyped();
+    const typedCard = payWith === "saved" && savedCard ? { savedCardId: savedCard.id } : card.parseTyped();
     if (problem || !typedCard || validAmount === null) return;
     topUp.mutate(
       { amountCents: validAmount, card: typedCard },
@@ -109,7 +123,7 @@ function TopUpForm() {
         onSuccess: (result) => {
           const next = outcomeOf(result);
           setOutcome(next);
-          if (next.tone === "success") card.clearTyped();
+          if (next.tone === "success" && !("savedCardId" in typedCard)) card.clearTyped();
         },
         onError: (error) => setOutcome({ tone: "error", message: getErrorMessage(error) }),
       },
@@ -162,10 +176,37 @@ function TopUpForm() {
               }}
             />
           </fieldset>
-          <fieldset className="space-y-4">
-            <legend className="mb-3 text-sm font-medium text-slate-700">Card</legend>
-            <CardEntryFields entry={card} stripe={usesStripe} disabled={busy} />
-          </fieldset>
+          {savedCard && (
+            <fieldset>
+              <legend className="mb-2 text-sm font-medium text-slate-700">Pay with</legend>
+              <div className="grid gap-2 sm:grid-cols-2">
+                <PayWithOption
+                  value="saved"
+                  icon={CreditCard}
+                  label={`${cardBrandName(savedCard.card_brand)} •••• ${savedCard.card_last4}`}
+                  detail={`Saved card, expires ${formatCardExpiry(savedCard)}`}
+                  current={payWith}
+                  onChange={setChosen}
+                  disabled={busy}
+                />
+                <PayWithOption
+                  value="card"
+                  icon={CreditCard}
+                  label="Use a new card"
+                  detail="Type a card for this top-up"
+                  current={payWith}
+                  onChange={setChosen}
+                  disabled={busy}
+                />
+              </div>
+            </fieldset>
+          )}
+          {payWith === "card" && (
+            <fieldset className="space-y-4">
+              <legend className="mb-3 text-sm font-medium text-slate-700">Card</legend>
+              <CardEntryFields entry={card} stripe={usesStripe} disabled={busy} />
+            </fieldset>
+          )}
           {outcome && (
             <Alert
               tone={outcome.tone}

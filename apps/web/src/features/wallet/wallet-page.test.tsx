@@ -1,11 +1,11 @@
-import type { Profile, Wallet, WalletStatement } from "@promptmint/contracts";
+import type { PaymentMethod, Profile, Wallet, WalletStatement } from "@promptmint/contracts";
 import { act, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
 import { createQueryClient } from "../../app/query-client";
 import { stubSignedInApi } from "../../test/api-stubs";
 import { createTestAuth } from "../../test/auth-state";
-import { walletFixture, walletTransactionFixture } from "../../test/billing-fixtures";
+import { paymentMethodFixture, walletFixture, walletTransactionFixture } from "../../test/billing-fixtures";
 import { jsonResponse, type RecordedRequest } from "../../test/fetch-stub";
 import { applicationFixture, moneyFiguresFixture, profileFixture } from "../../test/fixtures";
 import { fillPaymentCard } from "../../test/payment-card";
@@ -46,7 +46,9 @@ function stubWalletApi({
   creator = null,
   held = 0,
   earnings = 0,
+  savedCards = [],
 }: {
+  savedCards?: PaymentMethod[];
   balance?: number;
   confirm?: { status?: string; message?: string };
   creator?: Profile["creator"];
@@ -62,6 +64,7 @@ function stubWalletApi({
   const api = stubSignedInApi(
     {
       "GET /api/wallet/": () => jsonResponse(wallet),
+      "GET /api/wallet/payment-methods/": () => jsonResponse(savedCards),
       // A creator here sells an app: the earnings figures are for sellers (issue 32).
       "GET /api/app/": () => jsonResponse(creator ? [applicationFixture()] : []),
       [STATEMENT]: () => jsonResponse(statementOf(wallet)),
@@ -205,6 +208,25 @@ describe("wallet", () => {
     expect(within(row as HTMLElement).getByText("+$25.00").className).toContain("green");
   });
 
+  it("tops up with a card saved earlier, offered first so it is not typed again", async () => {
+    const api = stubWalletApi({ savedCards: [paymentMethodFixture({ id: "pm-1", card_last4: "4242" })] });
+    renderWallet();
+
+    const saved = await screen.findByRole("radio", { name: "Visa •••• 4242" });
+    expect((saved as HTMLInputElement).checked).toBe(true);
+    expect(screen.queryByLabelText("Card number")).toBeNull();
+    await userEvent.click(screen.getByRole("button", { name: "Top up $10.00" }));
+
+    expect(await screen.findByText(/Added \$10\.00 to your wallet/)).toBeDefined();
+    expect(api.callsTo(CONFIRM)[0]?.body).toEqual({
+      client_secret: "pi_1_secret_x",
+      payment_method_id: "pm-1",
+    });
+    // A new card is still one click away.
+    await userEvent.click(screen.getByRole("radio", { name: "Use a new card" }));
+    expect(screen.getByLabelText("Card number")).toBeDefined();
+  });
+
   it("takes a custom amount of at least $1", async () => {
     const api = stubWalletApi();
     renderWallet();
@@ -300,34 +322,54 @@ describe("wallet", () => {
     expect(api.callsTo("GET /api/wallet/statement/?limit=25&cursor=older")).toHaveLength(1);
   });
 
-  it("shows a creator's earnings movements apart from the statement", async () => {
-    stubSignedInApi(
+  it("shows a creator's earnings one line per day, apart from the statement, older days on request", async () => {
+    const day = (date: string, description: string, micros: number, extra: object = {}) => ({
+      id: `${date}:calls`,
+      kind: "calls",
+      day: date,
+      description,
+      calls: 1,
+      x402_calls: 0,
+      amount_micros: micros,
+      created_at: `${date}T18:00:00.000Z`,
+      ...extra,
+    });
+    const api = stubSignedInApi(
       {
-        "GET /api/wallet/": () =>
-          jsonResponse(
-            walletFixture({
-              transactions: [
-                walletTransactionFixture({
-                  id: "t2",
-                  kind: "earning",
-                  amount_micros: 450_000,
-                  account: "earnings",
-                  description: "Earned from 10 paid calls",
-                }),
-              ],
-            }),
-          ),
+        "GET /api/wallet/": () => jsonResponse(walletFixture({ earnings_micros: 450_000 })),
         [STATEMENT]: () => jsonResponse({ lines: [], next_cursor: null }),
         [FIGURES]: () => jsonResponse(moneyFiguresFixture({ gross_micros: 500_000 })),
         "GET /api/app/": () => jsonResponse([applicationFixture()]),
+        "GET /api/wallet/earnings/?days=30": () =>
+          jsonResponse({
+            lines: [
+              day("2024-05-03", "Earned from 37 paid calls (12 paid by x402)", 333_045, {
+                calls: 37,
+                x402_calls: 12,
+              }),
+            ],
+            next_cursor: "2024-05-03",
+          }),
+        "GET /api/wallet/earnings/?days=30&cursor=2024-05-03": () =>
+          jsonResponse({ lines: [day("2024-05-02", "Earned from 1 paid call", 9_000)], next_cursor: null }),
       },
       profileFixture({ creator: { id: "c", display_name: "A", plan: "free", credits: 0 } }),
     );
     renderWallet();
 
-    const earnings = within(await screen.findByRole("table", { name: "Transaction history" }));
-    const row = within(earnings.getByText("Earned from 10 paid calls").closest("tr") as HTMLElement);
-    expect(row.getByText("+$0.45").className).toContain("green");
+    const earnings = within(await screen.findByRole("table", { name: "Earnings history" }));
+    const row = within(
+      earnings.getByText("Earned from 37 paid calls (12 paid by x402)").closest("tr") as HTMLElement,
+    );
+    // Two decimals, the exact figure on hover.
+    const amount = row.getByText("+$0.33");
+    expect(amount.className).toContain("green");
+    expect(amount.closest("[title]")?.getAttribute("title")).toContain("0.333045");
+    expect(row.getAllByText(/UTC day/).length).toBeGreaterThan(0);
+    await userEvent.click(screen.getByRole("button", { name: "Show older days" }));
+    expect(await earnings.findByText("Earned from 1 paid call")).toBeDefined();
+    expect(screen.queryByRole("button", { name: "Show older days" })).toBeNull();
+    expect(api.callsTo("GET /api/wallet/earnings/?days=30&cursor=2024-05-03")).toHaveLength(1);
     const figures = within(await screen.findByLabelText("Earnings, Last 30 days"));
     await waitFor(() => expect(figures.getByText("Net").nextSibling?.textContent).toBe("$0.45"));
   });

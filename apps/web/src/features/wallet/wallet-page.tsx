@@ -11,9 +11,9 @@ import { formatMicros } from "../../lib/format";
 import { useProfile } from "../../lib/profile-query";
 import { useWallet } from "../../lib/wallet-query";
 import { useMoneyFigures } from "../analytics/api/get-money-figures";
+import { EarningsTable } from "./earnings-table";
 import { StatementTable } from "./statement-table";
 import { TopUpCard } from "./top-up-card";
-import { TransactionTable } from "./transaction-table";
 
 /** The period of the earnings figures on the wallet page, as on the dashboard. */
 const EARNINGS_DAYS = 30;
@@ -70,13 +70,7 @@ export function WalletPage() {
                 pending={figures.isPending}
               />
             )}
-            {showEarnings && (
-              <TransactionTable
-                title="Earnings History"
-                description="What your apps earned, as it was credited."
-                transactions={data.transactions.filter((transaction) => transaction.account === "earnings")}
-              />
-            )}
+            {showEarnings && <EarningsTable />}
           </div>
         )}
       </QueryStates>

@@ -103,6 +103,8 @@ describe("workflow editor", () => {
       max_iterations: 10,
       enable_logging: false,
       changelog: "Updated via UI",
+      // Published by this save: what was saved is what its callers get.
+      promote: true,
     });
     // Refreshed from the server afterwards.
     await waitFor(() => expect(api.callsTo("GET /api/app/support-flow/").length).toBeGreaterThan(1));

@@ -33,6 +33,7 @@ import {
   workflowUpdateOf,
 } from "./workflow-editor-values";
 import { WorkflowProviderTab } from "./workflow-provider-tab";
+import { WorkflowReleaseBanner, WorkflowVersionsTab } from "./workflow-releases";
 
 /** /workflows/:slug */
 export function WorkflowEditorPage() {
@@ -123,13 +124,26 @@ function WorkflowEditor({ application, config }: { application: Application; con
     if (Object.keys(problems).length > 0) return showErrors(problems);
     setErrors({});
     save.mutate(
-      { application: applicationUpdateOf(values), workflow: workflowUpdateOf(values, schema) },
+      {
+        application: applicationUpdateOf(values),
+        // The app is saved first: a save that publishes a draft would otherwise be judged live and
+        // leave callers on the draft's old production (docs/decisions/060). Judged as it was before.
+        workflow: {
+          ...workflowUpdateOf(values, schema),
+          ...(application.status === "live" ? {} : { promote: true }),
+        },
+      },
       {
         onSuccess: (result) => {
           // Secrets typed in come back masked: the form shows what the server now holds.
           setSaved(result.workflow);
           setValues(editorValuesOf(result.application, result.workflow));
-          toast.success("Changes saved");
+          const { current_version: latest, production_version: production } = result.workflow;
+          toast.success(
+            latest === production
+              ? "Changes saved"
+              : `Changes saved as v${latest}; callers get v${production} until you promote it`,
+          );
         },
         onError: (error) => {
           if (error instanceof ApiClientError && error.fields) showErrors(error.fields);
@@ -162,10 +176,12 @@ function WorkflowEditor({ application, config }: { application: Application; con
         </div>
       )}
 
+      <WorkflowReleaseBanner slug={application.slug} config={config} />
+
       <Tabs value={tab} onValueChange={setTab}>
         <SectionTabsList
           label="Workflow editor sections"
-          sections={{ basic: "Basic Settings", provider: "Provider Config" }}
+          sections={{ basic: "Basic Settings", provider: "Provider Config", versions: "Versions" }}
         />
         <TabsContent value="basic">
           <WorkflowBasicTab application={application} values={values} errors={errors} onChange={change} />
@@ -186,6 +202,9 @@ function WorkflowEditor({ application, config }: { application: Application; con
               run: () => test.mutate(testRequestOf(values, schema)),
             }}
           />
+        </TabsContent>
+        <TabsContent value="versions">
+          <WorkflowVersionsTab slug={application.slug} config={config} />
         </TabsContent>
       </Tabs>
     </>

@@ -80,6 +80,11 @@ export function workflowConfigFixture(overrides: Partial<WorkflowConfig> = {}): 
     max_iterations: 10,
     enable_logging: true,
     current_version: 1,
+    production_version: 1,
+    labels: [
+      { name: "production", version: 1, moved_at: "2026-01-01T00:00:00.000Z", moved_by_name: "creator" },
+      { name: "latest", version: 1, moved_at: "2026-01-01T00:00:00.000Z", moved_by_name: null },
+    ],
     ...overrides,
   };
 }

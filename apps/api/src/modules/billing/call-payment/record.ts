@@ -271,7 +271,7 @@ function toRow({ record, settlement }: Pending) {
  * invocations charged from holds, each as "id:price spent", and the ids of those covered by plans.
  */
 const recordBatchStatement = preparedStatement<{ charged: string | null; covered: string | null }>(
-  "pm_record_batch_v9",
+  "pm_record_batch_v10",
   `with v as (
      select * from json_to_recordset($1::json) as v(
        id uuid, application_id uuid, caller_user_id uuid, api_key_id uuid, end_user text, mode text,

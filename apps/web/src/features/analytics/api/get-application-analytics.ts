@@ -31,6 +31,8 @@ export interface ApplicationAnalytics {
   usage: AppUsageAnalytics["summary"];
   /** Gross, platform fee, model cost and net over the window (docs/decisions/029). */
   figures: AppUsageAnalytics["figures"];
+  /** The window per prompt version, newest first; adds up to `figures` (issue 31). */
+  byVersion: AppUsageAnalytics["by_version"];
   performance: AppPerformance["performance"];
   recentInvocations: RecentInvocations["recent_invocations"];
 }
@@ -56,6 +58,7 @@ export function useApplicationAnalytics(
           ? {
               usage: usage.data.summary,
               figures: usage.data.figures,
+              byVersion: usage.data.by_version,
               performance: performance.data.performance,
               recentInvocations: invocations.data.recent_invocations,
             }

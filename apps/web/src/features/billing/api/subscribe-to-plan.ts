@@ -19,7 +19,11 @@ import { subscriptionsQueryKey } from "./list-subscriptions";
 
 export const SUBSCRIBE_FAILED = "Failed to initiate subscription";
 
-export type PlanPayment = { method: "card"; card: SandboxCard } | { method: "wallet" };
+/** `saved`: a card saved earlier pays the first period (the sandbox has no recurring card billing). */
+export type PlanPayment =
+  | { method: "card"; card: SandboxCard }
+  | { method: "saved"; paymentMethodId: string }
+  | { method: "wallet" };
 
 /** `POST /app/{app}/subscriptions/`: with a payment_intent_id the card paid; without, the wallet pays. */
 export function createSubscription(
@@ -54,7 +58,10 @@ export async function subscribeToPlan(
     createAppPaymentIntent(appSlug, { amount: Math.round(plan.price * 100), currency, package_id: plan.id }),
   );
   const result = await runStep(SUBSCRIBE_FAILED, () =>
-    confirmSandboxPayment(intent.client_secret, payment.card),
+    confirmSandboxPayment(
+      intent.client_secret,
+      payment.method === "saved" ? { savedCardId: payment.paymentMethodId } : payment.card,
+    ),
   );
   const failure = paymentFailureMessage(result);
   if (failure) throw new PaymentNotCompletedError(failure);

@@ -7,7 +7,7 @@ import {
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import type { z } from "zod";
 import { apiRequest } from "../../../lib/api-client";
-import { confirmSandboxPayment, type SandboxCard } from "../../../lib/sandbox-payments";
+import { confirmSandboxPayment, type SandboxPayWith } from "../../../lib/sandbox-payments";
 import { walletQueryKey } from "../../../lib/wallet-query";
 
 /** `POST /wallet/payment-intents/`: starts a top-up of `amount` cents (100 to 100,000). */
@@ -19,7 +19,7 @@ export function createTopUpIntent(body: z.input<typeof CreatePaymentIntentSchema
  * A top-up: the intent, then the card confirms it. The answer says whether it succeeded (the
  * balance is credited only then); a declined card is an answer, not an error.
  */
-export async function topUpWallet(amountCents: number, card: SandboxCard): Promise<PaymentResult> {
+export async function topUpWallet(amountCents: number, card: SandboxPayWith): Promise<PaymentResult> {
   const intent = await createTopUpIntent({ amount: amountCents, currency: "usd" });
   return confirmSandboxPayment(intent.client_secret, card);
 }
@@ -27,7 +27,7 @@ export async function topUpWallet(amountCents: number, card: SandboxCard): Promi
 export function useTopUpWallet() {
   const queryClient = useQueryClient();
   return useMutation({
-    mutationFn: ({ amountCents, card }: { amountCents: number; card: SandboxCard }) =>
+    mutationFn: ({ amountCents, card }: { amountCents: number; card: SandboxPayWith }) =>
       topUpWallet(amountCents, card),
     onSettled: () => queryClient.invalidateQueries({ queryKey: walletQueryKey }),
   });

@@ -1,0 +1,554 @@
+import type {
+  ArmComparison,
+  ArmSeriesPoint,
+  ArmStats,
+  Experiment,
+  ExperimentDetail,
+  ExperimentList,
+  ExperimentOutcome,
+  StartExperiment,
+} from "@promptmint/contracts";
+import { and, desc, eq, inArray, sql } from "drizzle-orm";
+import { type Database, queryRows } from "../../db/client.ts";
+import {
+  type ApplicationRow,
+  applications,
+  type ExperimentRules,
+  experiments,
+  prompts,
+  promptVersions,
+  users,
+} from "../../db/schema/index.ts";
+import { isUniqueViolation } from "../../lib/database-errors.ts";
+import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
+import { forgetLookups } from "../../lib/lookup-cache.ts";
+import type { LocalUser } from "../auth/auth.service.ts";
+import { refuseUncoveredPrice } from "../prompts/cost-guard.ts";
+import { promoteVersion, versionCostSettings } from "../prompts/prompts.service.ts";
+import { twoProportionZ, welchT } from "./significance.ts";
+
+/**
+ * Experiments (docs/decisions/058): a prompt's production traffic split between versions, sticky
+ * per caller (serving.ts chooses the arm), judged per arm from its invocations, ended by the
+ * creator (stop, promote an arm, roll back) or by its rules (experiment-rules.ts). Every end that
+ * moves `production` passes promoteVersion, which writes the label move's audit row.
+ */
+
+type ExperimentRow = typeof experiments.$inferSelect;
+type PromptRow = typeof prompts.$inferSelect;
+
+/** A p-value below this is called a difference (two-sided, 95%). */
+export const SIGNIFICANCE = 0.05;
+/** Micro-dollars in a cent. */
+const MICROS_PER_CENT = 10_000;
+
+function toExperiment(row: ExperimentRow, startedByName: string | null): Experiment {
+  return {
+    id: row.id,
+    prompt_id: row.promptId,
+    status: row.status,
+    arms: row.arms,
+    sticky_by: row.stickyBy,
+    rules: row.rules,
+    control_version: row.controlVersion,
+    started_by_name: startedByName,
+    started_at: row.startedAt.toISOString(),
+    ended_at: row.endedAt?.toISOString() ?? null,
+    outcome: row.outcome,
+    winner_version: row.winnerVersion,
+    end_reason: row.endReason,
+  };
+}
+
+/** The prompt with this id, if the user owns its application (404 otherwise). */
+async function ownPrompt(
+  db: Database,
+  owner: LocalUser,
+  promptId: string,
+): Promise<{ app: ApplicationRow; prompt: PromptRow }> {
+  if (!/^[0-9a-f-]{36}$/i.test(promptId)) throw notFound("Prompt");
+  const [row] = await db
+    .select({ app: applications, prompt: prompts })
+    .from(prompts)
+    .innerJoin(applications, eq(applications.id, prompts.applicationId))
+    .where(and(eq(prompts.id, promptId), eq(applications.ownerId, owner.id)))
+    .limit(1);
+  if (!row) throw notFound("Prompt");
+  return row;
+}
+
+async function ownExperiment(db: Database, owner: LocalUser, promptId: string, experimentId: string) {
+  const { app, prompt } = await ownPrompt(db, owner, promptId);
+  if (!/^[0-9a-f-]{36}$/i.test(experimentId)) throw notFound("Experiment");
+  const [row] = await db
+    .select({ experiment: experiments, by: users.username })
+    .from(experiments)
+    .leftJoin(users, eq(users.id, experiments.startedBy))
+    .where(and(eq(experiments.id, experimentId), eq(experiments.promptId, prompt.id)))
+    .limit(1);
+  if (!row) throw notFound("Experiment");
+  return { app, prompt, experiment: row.experiment, startedByName: row.by ?? null };
+}
+
+export async function listExperiments(
+  db: Database,
+  owner: LocalUser,
+  promptId: string,
+): Promise<ExperimentList> {
+  const { prompt } = await ownPrompt(db, owner, promptId);
+  const rows = await db
+    .select({ experiment: experiments, by: users.username })
+    .from(experiments)
+    .leftJoin(users, eq(users.id, experiments.startedBy))
+    .where(eq(experiments.promptId, prompt.id))
+    .orderBy(desc(experiments.startedAt), desc(experiments.id))
+    .limit(100);
+  const list = rows.map((row) => toExperiment(row.experiment, row.by ?? null));
+  return { running: list.find((e) => e.status === "running") ?? null, experiments: list };
+}
+
+/**
+ * Starts an experiment: 2–5 arms, whole percents summing to 100, distinct versions of this prompt
+ * that take the same inputs (an arm whose input schema differs would refuse callers the other
+ * accepts), each judged by the price guard as a promotion would be (it will serve paid calls).
+ * One running experiment per prompt: a second is a 409.
+ */
+export async function startExperiment(
+  db: Database,
+  owner: LocalUser,
+  promptId: string,
+  input: StartExperiment,
+  { feePercent }: { feePercent: number },
+): Promise<Experiment> {
+  const { app, prompt } = await ownPrompt(db, owner, promptId);
+  const arms = input.arms;
+  const rules: ExperimentRules = { min_calls: 100, ...input.rules };
+  const problems: Record<string, string> = {};
+  const total = arms.reduce((sum, arm) => sum + arm.percent, 0);
+  if (total !== 100) problems.arms = `percents must sum to 100 (they sum to ${total})`;
+  const seen = new Set<number>();
+  arms.forEach((arm, i) => {
+    if (seen.has(arm.version)) problems[`arms.${i}.version`] = `v${arm.version} is already an arm`;
+    seen.add(arm.version);
+  });
+  if (Object.keys(problems).length > 0) throw invalidFields(problems);
+
+  const versions = await db
+    .select()
+    .from(promptVersions)
+    .where(
+      and(
+        eq(promptVersions.promptId, prompt.id),
+        inArray(
+          promptVersions.version,
+          arms.map((arm) => arm.version),
+        ),
+      ),
+    );
+  const byNumber = new Map(versions.map((v) => [v.version, v]));
+  arms.forEach((arm, i) => {
+    if (!byNumber.has(arm.version)) problems[`arms.${i}.version`] = `this app has no version v${arm.version}`;
+  });
+  if (Object.keys(problems).length > 0) throw invalidFields(problems);
+  const first = byNumber.get(arms[0]?.version ?? 0);
+  arms.forEach((arm, i) => {
+    const version = byNumber.get(arm.version);
+    if (i > 0 && JSON.stringify(version?.inputSchema ?? null) !== JSON.stringify(first?.inputSchema ?? null))
+      problems[`arms.${i}.version`] =
+        `v${arm.version} takes other inputs than v${first?.version} (its input_schema differs): callers of one arm would be refused by the other`;
+  });
+  if (Object.keys(problems).length > 0) throw invalidFields(problems);
+  // Every arm serves paid calls: each is judged by the price guard as a promotion would be.
+  for (const arm of arms) {
+    const version = byNumber.get(arm.version);
+    if (version)
+      await refuseUncoveredPrice(db, {
+        app,
+        feePercent,
+        settings: await versionCostSettings(db, app, version),
+      });
+  }
+
+  const row = await db
+    .transaction(async (tx) => {
+      const t = tx as unknown as Database;
+      const [locked] = await t.select().from(prompts).where(eq(prompts.id, prompt.id)).for("update");
+      await refuseRunning(t, prompt.id);
+      const [control] = await t
+        .select({ version: promptVersions.version })
+        .from(promptVersions)
+        .where(eq(promptVersions.id, locked?.activeVersionId ?? ""));
+      const [inserted] = await t
+        .insert(experiments)
+        .values({
+          promptId: prompt.id,
+          applicationId: app.id,
+          arms: arms.map((arm) => ({ version: arm.version, percent: arm.percent })),
+          stickyBy: input.sticky_by ?? null,
+          rules,
+          controlVersion: control?.version ?? (arms[0]?.version as number),
+          startedBy: owner.id,
+        })
+        .returning();
+      return inserted as ExperimentRow;
+    })
+    .catch((error: unknown) => {
+      if (isUniqueViolation(error, "experiments_one_running_key")) throw alreadyRunning();
+      throw error;
+    });
+  forgetLookups(db, "prompts");
+  return toExperiment(row, owner.username ?? null);
+}
+
+function alreadyRunning(): AppError {
+  return new AppError(
+    "conflict",
+    "This prompt already has a running experiment: stop it before starting another",
+  );
+}
+
+async function refuseRunning(db: Database, promptId: string): Promise<void> {
+  const [running] = await db
+    .select({ id: experiments.id })
+    .from(experiments)
+    .where(and(eq(experiments.promptId, promptId), eq(experiments.status, "running")))
+    .limit(1);
+  if (running) throw alreadyRunning();
+}
+
+export interface EndRequest {
+  outcome: ExperimentOutcome;
+  /** For `promoted`: the arm that takes `production`. */
+  version?: number;
+  reason: string;
+  actorId: string | null;
+}
+
+/**
+ * Ends a running experiment, under the prompt's row lock (as label moves and saves take it):
+ * `stopped` leaves `production` where it is; `rolled_back` returns it to the control version (where
+ * it pointed at the start); `promoted` moves it to the winning arm. Both moves go through
+ * promoteVersion (the audit row, the one release gate). The price guard judges a promoted arm
+ * first. A second end of one experiment is a 409: the first won.
+ */
+export async function endExperiment(
+  db: Database,
+  app: ApplicationRow,
+  experiment: ExperimentRow,
+  request: EndRequest,
+  { feePercent }: { feePercent: number },
+): Promise<ExperimentRow> {
+  const target =
+    request.outcome === "promoted"
+      ? request.version
+      : request.outcome === "rolled_back"
+        ? experiment.controlVersion
+        : undefined;
+  if (request.outcome === "promoted" && !experiment.arms.some((arm) => arm.version === request.version))
+    throw invalidFields({
+      version: `must be one of this experiment's arms (${experiment.arms.map((a) => `v${a.version}`).join(", ")})`,
+    });
+  const [version] =
+    target === undefined
+      ? []
+      : await db
+          .select()
+          .from(promptVersions)
+          .where(and(eq(promptVersions.promptId, experiment.promptId), eq(promptVersions.version, target)))
+          .limit(1);
+  if (target !== undefined && !version)
+    throw new AppError("version_not_found", `This app has no version v${target}`);
+  if (request.outcome === "promoted" && version)
+    await refuseUncoveredPrice(db, {
+      app,
+      feePercent,
+      settings: await versionCostSettings(db, app, version),
+    });
+
+  const ended = await db.transaction(async (tx) => {
+    const t = tx as unknown as Database;
+    const [prompt] = await t.select().from(prompts).where(eq(prompts.id, experiment.promptId)).for("update");
+    const [row] = await t
+      .update(experiments)
+      .set({
+        status: "ended",
+        endedAt: new Date(),
+        endedBy: request.actorId,
+        outcome: request.outcome,
+        winnerVersion: request.outcome === "promoted" ? (request.version ?? null) : null,
+        endReason: request.reason,
+      })
+      .where(and(eq(experiments.id, experiment.id), eq(experiments.status, "running")))
+      .returning();
+    if (!row) throw new AppError("conflict", "This experiment has already ended");
+    if (prompt && version)
+      await promoteVersion(t, prompt, version, { id: request.actorId, reason: request.reason });
+    return row;
+  });
+  forgetLookups(db, "prompts");
+  return ended;
+}
+
+export async function stopExperiment(
+  db: Database,
+  owner: LocalUser,
+  promptId: string,
+  experimentId: string,
+  input: { reason?: string },
+  options: { feePercent: number },
+): Promise<ExperimentDetail> {
+  const { app, experiment } = await ownExperiment(db, owner, promptId, experimentId);
+  await endExperiment(
+    db,
+    app,
+    experiment,
+    { outcome: "stopped", reason: input.reason || "Stopped by the creator", actorId: owner.id },
+    options,
+  );
+  return experimentDetail(db, owner, promptId, experimentId);
+}
+
+export async function rollbackExperiment(
+  db: Database,
+  owner: LocalUser,
+  promptId: string,
+  experimentId: string,
+  input: { reason?: string },
+  options: { feePercent: number },
+): Promise<ExperimentDetail> {
+  const { app, experiment } = await ownExperiment(db, owner, promptId, experimentId);
+  await endExperiment(
+    db,
+    app,
+    experiment,
+    {
+      outcome: "rolled_back",
+      reason: input.reason || `Experiment rolled back to v${experiment.controlVersion} by the creator`,
+      actorId: owner.id,
+    },
+    options,
+  );
+  return experimentDetail(db, owner, promptId, experimentId);
+}
+
+export async function promoteArm(
+  db: Database,
+  owner: LocalUser,
+  promptId: string,
+  experimentId: string,
+  input: { version: number; reason?: string },
+  options: { feePercent: number },
+): Promise<ExperimentDetail> {
+  const { app, experiment } = await ownExperiment(db, owner, promptId, experimentId);
+  await endExperiment(
+    db,
+    app,
+    experiment,
+    {
+      outcome: "promoted",
+      version: input.version,
+      reason: input.reason || `Experiment arm v${input.version} promoted by the creator`,
+      actorId: owner.id,
+    },
+    options,
+  );
+  return experimentDetail(db, owner, promptId, experimentId);
+}
+
+interface ArmRow {
+  version: number;
+  calls: number;
+  successes: number;
+  p50: number | null;
+  p95: number | null;
+  input_tokens: string;
+  output_tokens: string;
+  model_cost: string;
+  charged_cents: string;
+  fee: string;
+  margin: string;
+  margin_mean: number | null;
+  margin_var: number | null;
+}
+
+/**
+ * Each arm's figures over the experiment's calls (its invocations carry its id), in one query: the
+ * margin of a call is its price less the platform's fee and its model cost (all of which is the
+ * creator's, from the call's share or later from earnings: billing/model-costs.ts), whose mean and
+ * variance feed Welch's test.
+ */
+async function armRows(db: Database, experiment: ExperimentRow): Promise<ArmRow[]> {
+  return queryRows<ArmRow>(
+    db,
+    sql`with calls as (
+          select app_version, status, latency_ms, input_tokens, output_tokens, model_cost_micros,
+                 charged_cents, fee_micros,
+                 charged_cents * ${MICROS_PER_CENT} - fee_micros - model_cost_micros as margin
+          from invocations
+          where experiment_id = ${experiment.id} and created_at >= ${experiment.startedAt}
+        )
+        select app_version as version, count(*)::int as calls,
+               (count(*) filter (where status = 'success'))::int as successes,
+               percentile_cont(0.5) within group (order by latency_ms)::float8 as p50,
+               percentile_cont(0.95) within group (order by latency_ms)::float8 as p95,
+               sum(input_tokens)::text as input_tokens, sum(output_tokens)::text as output_tokens,
+               sum(model_cost_micros)::text as model_cost, sum(charged_cents)::text as charged_cents,
+               sum(fee_micros)::text as fee, sum(margin)::text as margin,
+               avg(margin)::float8 as margin_mean, var_samp(margin)::float8 as margin_var
+        from calls group by app_version order by app_version`,
+  );
+}
+
+export function armStatsOf(experiment: ExperimentRow, rows: ArmRow[]): ArmStats[] {
+  const byVersion = new Map(rows.map((row) => [row.version, row]));
+  return experiment.arms.map((arm) => {
+    const row = byVersion.get(arm.version);
+    const calls = row?.calls ?? 0;
+    const successes = row?.successes ?? 0;
+    const margin = Number(row?.margin ?? 0);
+    return {
+      version: arm.version,
+      percent: arm.percent,
+      calls,
+      successes,
+      errors: calls - successes,
+      success_rate: calls > 0 ? successes / calls : null,
+      latency_p50_ms: row?.p50 ?? null,
+      latency_p95_ms: row?.p95 ?? null,
+      input_tokens: Number(row?.input_tokens ?? 0),
+      output_tokens: Number(row?.output_tokens ?? 0),
+      model_cost_micros: Number(row?.model_cost ?? 0),
+      revenue_micros: Number(row?.charged_cents ?? 0) * MICROS_PER_CENT,
+      fee_micros: Number(row?.fee ?? 0),
+      margin_micros: margin,
+      margin_per_call_micros: calls > 0 ? (row?.margin_mean ?? margin / calls) : null,
+      refunded_calls: calls - successes,
+    };
+  });
+}
+
+/** Each arm against the control (or the first arm when the control is none of them). */
+export function compareArms(experiment: ExperimentRow, stats: ArmStats[], rows: ArmRow[]): ArmComparison[] {
+  const minCalls = experiment.rules.min_calls;
+  const controlVersion = stats.some((s) => s.version === experiment.controlVersion)
+    ? experiment.controlVersion
+    : (stats[0]?.version ?? experiment.controlVersion);
+  const control = stats.find((s) => s.version === controlVersion);
+  const sample = (version: number) => {
+    const row = rows.find((r) => r.version === version);
+    return { n: row?.calls ?? 0, mean: row?.margin_mean ?? 0, variance: row?.margin_var ?? 0 };
+  };
+  if (!control) return [];
+  return stats
+    .filter((arm) => arm.version !== controlVersion)
+    .map((arm) => {
+      const enough = arm.calls >= minCalls && control.calls >= minCalls;
+      if (!enough)
+        return {
+          version: arm.version,
+          control_version: controlVersion,
+          enough_calls: false,
+          success_rate: null,
+          margin_per_call: null,
+          verdict: "not_enough_calls" as const,
+        };
+      const success = twoProportionZ(control.successes, control.calls, arm.successes, arm.calls);
+      const margin = welchT(sample(controlVersion), sample(arm.version));
+      const decided =
+        margin && margin.p_value < SIGNIFICANCE
+          ? margin.difference
+          : success && success.p_value < SIGNIFICANCE
+            ? success.difference
+            : 0;
+      return {
+        version: arm.version,
+        control_version: controlVersion,
+        enough_calls: true,
+        success_rate: success,
+        margin_per_call: margin && { ...margin, statistic: clampFinite(margin.statistic) },
+        verdict:
+          decided > 0
+            ? ("better" as const)
+            : decided < 0
+              ? ("worse" as const)
+              : ("no_difference_yet" as const),
+      };
+    });
+}
+
+function clampFinite(value: number): number {
+  return Math.max(-1e12, Math.min(1e12, value));
+}
+
+/** The figures rules and the screen judge an experiment by. */
+export async function experimentFigures(db: Database, experiment: ExperimentRow) {
+  const rows = await armRows(db, experiment);
+  const arms = armStatsOf(experiment, rows);
+  return { arms, comparisons: compareArms(experiment, arms, rows) };
+}
+
+/** Buckets of about 1/48 of the experiment's time so far, at least a minute. */
+function bucketSecondsOf(experiment: ExperimentRow): number {
+  const end = experiment.endedAt?.getTime() ?? Date.now();
+  const span = Math.max(0, end - experiment.startedAt.getTime()) / 1000;
+  const steps = [60, 300, 900, 3600, 3 * 3600, 6 * 3600, 86_400];
+  return steps.find((step) => span / step <= 48) ?? 86_400;
+}
+
+async function seriesOf(db: Database, experiment: ExperimentRow, bucket: number): Promise<ArmSeriesPoint[]> {
+  const rows = await queryRows<{
+    at: string;
+    version: number;
+    calls: number;
+    successes: number;
+    p50: number | null;
+    charged_cents: string;
+    model_cost: string;
+    margin: string;
+  }>(
+    db,
+    sql`select to_char(to_timestamp(floor(extract(epoch from created_at) / ${bucket}) * ${bucket}) at time zone 'UTC',
+                       'YYYY-MM-DD"T"HH24:MI:SS"Z"') as at,
+               app_version as version, count(*)::int as calls,
+               (count(*) filter (where status = 'success'))::int as successes,
+               percentile_cont(0.5) within group (order by latency_ms)::float8 as p50,
+               sum(charged_cents)::text as charged_cents, sum(model_cost_micros)::text as model_cost,
+               sum(charged_cents * ${MICROS_PER_CENT} - fee_micros - model_cost_micros)::text as margin
+        from invocations
+        where experiment_id = ${experiment.id} and created_at >= ${experiment.startedAt}
+        group by 1, 2 order by 1, 2`,
+  );
+  return rows.map((row) => ({
+    at: row.at,
+    version: row.version,
+    calls: row.calls,
+    success_rate: row.calls > 0 ? row.successes / row.calls : null,
+    latency_p50_ms: row.p50,
+    revenue_micros: Number(row.charged_cents) * MICROS_PER_CENT,
+    model_cost_micros: Number(row.model_cost),
+    margin_micros: Number(row.margin),
+  }));
+}
+
+export async function experimentDetail(
+  db: Database,
+  owner: LocalUser,
+  promptId: string,
+  experimentId: string,
+): Promise<ExperimentDetail> {
+  const { experiment } = await ownExperiment(db, owner, promptId, experimentId);
+  const [fresh] = await db
+    .select({ experiment: experiments, by: users.username })
+    .from(experiments)
+    .leftJoin(users, eq(users.id, experiments.startedBy))
+    .where(eq(experiments.id, experiment.id));
+  const row = fresh?.experiment ?? experiment;
+  const figures = await experimentFigures(db, row);
+  const bucket = bucketSecondsOf(row);
+  return {
+    experiment: toExperiment(row, fresh?.by ?? null),
+    ...figures,
+    series: await seriesOf(db, row, bucket),
+    bucket_seconds: bucket,
+  };
+}

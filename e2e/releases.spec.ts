@@ -1,0 +1,131 @@
+import { type APIRequestContext, expect, type Page, test } from "@playwright/test";
+import { createApiKey, createLiveApp, newPerson, signUp } from "./fixtures.ts";
+
+// Issue 31: editing a live app changes nothing for its callers until the creator promotes the
+// new version; a rollback is one click. At a desktop's and a phone's width.
+const PHONE = { width: 390, height: 705 };
+const DESKTOP = { width: 1280, height: 800 };
+
+async function bearer(page: Page): Promise<Record<string, string>> {
+  const token = await page.evaluate(() => localStorage.getItem("token"));
+  return { authorization: `Bearer ${token}` };
+}
+
+/** A consumer's paid call with their API key, as their own code would make it: the version that answered. */
+async function servedVersion(request: APIRequestContext, slug: string, apiKey: string): Promise<string> {
+  const response = await request.post(`/api/app/${slug}/completion-messages`, {
+    headers: { authorization: `Bearer ${apiKey}` },
+    data: { inputs: {}, query: "hello", response_mode: "blocking", user: "e2e-consumer" },
+  });
+  expect(response.status(), await response.text()).toBe(200);
+  return response.headers()["promptmint-version"] ?? "";
+}
+
+async function screenshot(page: Page, testInfo: import("@playwright/test").TestInfo, name: string) {
+  const path = testInfo.outputPath(`${name}.png`);
+  await page.screenshot({ path, fullPage: true });
+  await testInfo.attach(name, { path, contentType: "image/png" });
+}
+
+test("a creator edits a live app, callers keep production until it is promoted, and a rollback is one click", async ({
+  page,
+  browser,
+}, testInfo) => {
+  test.setTimeout(180_000);
+  await page.setViewportSize(DESKTOP);
+
+  // A consumer with money in their wallet and an API key.
+  const consumerContext = await browser.newContext({ viewport: DESKTOP });
+  const consumer = await consumerContext.newPage();
+  await signUp(consumer, newPerson());
+  await expect(consumer).toHaveURL(/\/dashboard$/);
+  const headers = await bearer(consumer);
+  const intent = await consumer.request.post("/api/wallet/payment-intents/", {
+    headers,
+    data: { amount: 500, currency: "usd" },
+  });
+  expect(intent.ok(), await intent.text()).toBe(true);
+  const paid = await consumer.request.post("/api/billing/sandbox/confirm/", {
+    headers,
+    data: {
+      client_secret: (await intent.json()).client_secret,
+      card: { number: "4242424242424242", exp_month: 12, exp_year: 2034, cvc: "123" },
+    },
+  });
+  expect(paid.ok(), await paid.text()).toBe(true);
+  await consumer.goto("/api-keys");
+  const apiKey = await createApiKey(consumer, "Releases e2e");
+
+  // The creator's live app; the consumer's call names the version that answered.
+  await signUp(page, newPerson());
+  await expect(page).toHaveURL(/\/dashboard$/);
+  const name = `Release ${Date.now().toString(36)}`;
+  const slug = await createLiveApp(page, { name, priceCents: 50 });
+  const first = await servedVersion(consumer.request, slug, apiKey);
+  expect(first).toMatch(/^v\d+$/);
+  const production = Number(first.slice(1));
+  const next = `v${production + 1}`;
+
+  // The creator edits the system prompt in the editor and saves: a new version callers do not get.
+  await page.goto(`/prompts/${slug}`);
+  await expect(page.getByRole("heading", { name, level: 1 })).toBeVisible({ timeout: 30_000 });
+  const tabs = page.getByRole("navigation", { name: "Prompt app pages" });
+  await expect(tabs.getByRole("link", { name: "Editor" })).toHaveAttribute("aria-current", "page");
+  await page.getByRole("tab", { name: "Prompt Config" }).click();
+  const system = page.getByRole("textbox", { name: "System Prompt", exact: true });
+  await system.click();
+  await system.fill("Answer in one short sentence.");
+  await page.getByRole("button", { name: "Save Changes" }).click();
+  const banner = page.getByRole("region", { name: "Release" });
+  await expect(banner).toContainText(`Callers get ${first} (production). You are editing ${next}.`);
+  expect(await servedVersion(consumer.request, slug, apiKey)).toBe(first);
+
+  await screenshot(page, testInfo, "editor-banner-1280");
+  await page.setViewportSize(PHONE);
+  await expect(banner.getByRole("button", { name: `Promote ${next}` })).toBeInViewport();
+  await screenshot(page, testInfo, "editor-banner-390");
+  await page.setViewportSize(DESKTOP);
+
+  // Promote from the banner: the dialog says what callers will get; then they get it.
+  await banner.getByRole("button", { name: `Promote ${next}` }).click();
+  const dialog = page.getByRole("dialog", { name: `Promote ${next} to production?` });
+  await expect(dialog).toContainText(`get ${next} on their next call instead of ${first}`);
+  await dialog.getByLabel("Reason (optional)").fill("Shorter answers");
+  await dialog.getByRole("button", { name: `Promote ${next}` }).click();
+  await expect(page.getByText(`${next} is in production`)).toBeVisible();
+  await expect(banner).toHaveCount(0);
+  expect(await servedVersion(consumer.request, slug, apiKey)).toBe(next);
+
+  // The versions page: the timeline, the diff of what changed, and a one-click rollback.
+  await tabs.getByRole("link", { name: "Versions" }).click();
+  await expect(page).toHaveURL(new RegExp(`/prompts/${slug}/versions$`));
+  const timeline = page.getByRole("list", { name: "Versions" });
+  await expect(timeline.getByRole("listitem").first()).toHaveAttribute(
+    "aria-label",
+    `Version ${production + 1}`,
+  );
+  await expect(timeline.getByRole("listitem", { name: `Version ${production + 1}` })).toContainText(
+    "production",
+  );
+  await expect(page.getByLabel("From", { exact: true })).toHaveValue(String(production));
+  await expect(page.getByLabel("To", { exact: true })).toHaveValue(String(production + 1));
+  const systemDiff = page.getByRole("region", { name: "System prompt" });
+  await expect(systemDiff).toContainText("Answer in one short sentence.");
+  await expect(page.getByRole("list", { name: "Label moves" })).toContainText(`${first} → ${next}`);
+  await expect(page.getByRole("list", { name: "Label moves" })).toContainText("Shorter answers");
+
+  await screenshot(page, testInfo, "versions-1280");
+  await page.setViewportSize(PHONE);
+  await expect(page.getByRole("button", { name: `Roll back to ${first}` })).toBeInViewport();
+  await screenshot(page, testInfo, "versions-390");
+  await page.setViewportSize(DESKTOP);
+
+  await page.getByRole("button", { name: `Roll back to ${first}` }).click();
+  const rollback = page.getByRole("dialog", { name: `Roll back to ${first}?` });
+  await rollback.getByRole("button", { name: `Roll back to ${first}` }).click();
+  await expect(page.getByText(`Rolled back to ${first}`)).toBeVisible();
+  await expect(page.getByRole("list", { name: "Label moves" })).toContainText(`${next} → ${first}`);
+  expect(await servedVersion(consumer.request, slug, apiKey)).toBe(first);
+
+  await consumerContext.close();
+});
