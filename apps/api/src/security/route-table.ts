@@ -257,12 +257,12 @@ export function routeTable(world: World): Record<string, RouteRequest> {
       payload: {},
       ok: 404,
     },
-    // Evals (docs/decisions/059). The world has no eval case or run: a run is refused before any
-    // case exists (listed first, so the owner's run comes before their case), ids are unknown.
+    // Evals (docs/decisions/059). The world has no eval run: ids are unknown (404 to the owner
+    // too), and a run is asked of a version the prompt lacks (400 naming it), so no model runs.
     "POST /api/prompts/{id}/evals/runs": {
       class: "owned",
       url: `/api/prompts/${world.promptId}/evals/runs`,
-      payload: { version: 1 },
+      payload: { version: 999 },
       ok: 400,
     },
     "GET /api/prompts/{id}/evals/cases": {

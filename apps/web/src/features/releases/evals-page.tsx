@@ -28,7 +28,7 @@ import { SandboxModelNotice } from "../../components/ui/sandbox-model-notice";
 import { SelectField } from "../../components/ui/select-field";
 import { LoadingState } from "../../components/ui/spinner";
 import { SwitchField } from "../../components/ui/switch-field";
-import { Table } from "../../components/ui/table";
+import { Table, tableHeaderCell } from "../../components/ui/table";
 import { TextField } from "../../components/ui/text-field";
 import { TextareaField } from "../../components/ui/textarea-field";
 import { ApiClientError, getErrorMessage, isNotFoundError } from "../../lib/api-client";
@@ -656,6 +656,7 @@ function RunHistory({
         <div className="relative overflow-x-auto">
           <Table
             caption="Eval runs"
+            headerCellClassName={tableHeaderCell.replace("px-4", "px-3 sm:px-4")}
             columns={[
               { label: "Version" },
               { label: "Result" },
@@ -667,24 +668,24 @@ function RunHistory({
           >
             {runs.data.runs.map((run) => (
               <tr key={run.id} className={run.id === selected ? "bg-brand-50/50" : undefined}>
-                <td className="px-4 py-3 text-sm font-medium text-slate-900">v{run.version}</td>
-                <td className="px-4 py-3 text-sm whitespace-nowrap">
+                <td className="px-3 py-3 sm:px-4 text-sm font-medium text-slate-900">v{run.version}</td>
+                <td className="px-3 py-3 sm:px-4 text-sm whitespace-nowrap">
                   <RunStatus run={run} />{" "}
                   <span className="text-slate-500 tabular-nums">
                     {run.passed}/{run.cases}
                   </span>
                 </td>
-                <td className="px-4 py-3 text-right text-sm whitespace-nowrap tabular-nums">
+                <td className="px-3 py-3 sm:px-4 text-right text-sm whitespace-nowrap tabular-nums">
                   {micros(run.cost_median_micros)}
                   <span className="block text-xs text-slate-500">p95 {micros(run.cost_p95_micros)}</span>
                 </td>
-                <td className="hidden px-4 py-3 text-right text-sm tabular-nums sm:table-cell">
+                <td className="hidden px-3 py-3 sm:px-4 text-right text-sm tabular-nums sm:table-cell">
                   {micros(run.margin_median_micros)}
                 </td>
-                <td className="hidden px-4 py-3 text-sm text-slate-500 md:table-cell">
+                <td className="hidden px-3 py-3 sm:px-4 text-sm text-slate-500 md:table-cell">
                   {formatDateTime(run.started_at)}
                 </td>
-                <td className="px-4 py-3 text-right">
+                <td className="px-3 py-3 sm:px-4 text-right">
                   <Button
                     size="sm"
                     variant="secondary"
@@ -837,7 +838,7 @@ function Side({ result }: { result: EvalResult | null }) {
       <span className={result.passed ? "text-green-700" : "text-red-700"}>
         {result.passed ? "pass" : "fail"}
       </span>
-      <span className="text-xs text-slate-500 tabular-nums">
+      <span className="text-xs whitespace-nowrap text-slate-500 tabular-nums">
         {formatUsd4(result.cost_micros)} · {result.latency_ms} ms
       </span>
     </span>
@@ -893,7 +894,9 @@ function Comparison({ promptId }: { promptId: string }) {
                     <Side result={row.b} />
                   </td>
                   <td className="px-4 py-3 text-sm">
-                    <Badge tone={CHANGES[row.change].tone}>{CHANGES[row.change].label}</Badge>
+                    <Badge tone={CHANGES[row.change].tone} className="whitespace-nowrap">
+                      {CHANGES[row.change].label}
+                    </Badge>
                   </td>
                 </tr>
               ))}
