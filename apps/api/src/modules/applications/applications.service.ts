@@ -459,7 +459,7 @@ async function archiveApplication(
   return "archived";
 }
 
-/** A draft copy named '… (copy)' with its own slug and, for prompt apps, the active prompt version. */
+/** A draft copy named "… (copy)" with its own slug and, for prompt apps, the latest prompt version. */
 export async function duplicateApplication(db: Database, app: ApplicationRow): Promise<ApplicationRow> {
   return db.transaction(async (tx) => {
     const t = tx as unknown as Database;
@@ -471,8 +471,14 @@ export async function duplicateApplication(db: Database, app: ApplicationRow): P
     });
     if (app.type === "prompt") {
       const [prompt] = await t.select().from(prompts).where(eq(prompts.applicationId, app.id)).limit(1);
-      const [active] = prompt?.activeVersionId
-        ? await t.select().from(promptVersions).where(eq(promptVersions.id, prompt.activeVersionId)).limit(1)
+      // The copy starts from what its creator last saved (`latest`), not only what callers get.
+      const [active] = prompt
+        ? await t
+            .select()
+            .from(promptVersions)
+            .where(eq(promptVersions.promptId, prompt.id))
+            .orderBy(desc(promptVersions.version))
+            .limit(1)
         : [];
       await createInitialPrompt(t, copy.id, prompt, active, `Duplicated from ${app.slug}`);
     } else {
