@@ -146,7 +146,7 @@ export const difyMessages: CallPresenter<GatewayResponse> = {
 /**
  * The prompt version that answered, in Dify's `metadata` (`promptmint_version: "v12"`; Dify's SDKs
  * pass metadata they do not know through): besides the `Promptmint-Version` header, for clients
- * that read only the body. None for a workflow app.
+ * that read only the body. A workflow app's version too (decision 060), when called here.
  */
 function versionOf(call: CallMeta): { promptmint_version?: string } {
   return call.served ? { promptmint_version: `v${call.served.version}` } : {};

@@ -66,7 +66,7 @@ export const gatewayRoutes: FastifyPluginAsyncZod<DifyRouteDeps> = async (app, d
               ? "Run a completion (Dify compatible)"
               : "Send a chat message (Dify compatible)",
           description:
-            "Authenticate with an API key (`Bearer pm_…`) or a sign-in token. `response_mode: streaming` answers with server-sent events. Undeclared inputs are left out and optional ones not sent are empty, as in Dify.\n\n**Versions.** Without a pin the call gets the app's `production` version. Send `Promptmint-Version: v12` to pin version 12, or a label (`staging`, `latest`, the creator's own). The `Promptmint-Version` response header and `metadata.promptmint_version` (blocking answers and `message_end`) name the version that answered. A version or label the app does not have is a 404 `version_not_found` naming it; nothing is charged. Workflow apps cannot be pinned (400).",
+            "Authenticate with an API key (`Bearer pm_…`) or a sign-in token. `response_mode: streaming` answers with server-sent events. Undeclared inputs are left out and optional ones not sent are empty, as in Dify.\n\n**Versions.** Without a pin the call gets the app's `production` version. Send `Promptmint-Version: v12` to pin version 12, or a label (`staging`, `latest`, the creator's own). The `Promptmint-Version` response header and `metadata.promptmint_version` (blocking answers and `message_end`) name the version that answered. A version or label the app does not have is a 404 `version_not_found` naming it; nothing is charged. Workflow apps are pinned the same way (their provider configuration is versioned).",
           security,
           params: SlugParams,
           body: GatewayRequestSchema.meta({

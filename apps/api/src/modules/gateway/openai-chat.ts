@@ -14,7 +14,7 @@ export interface ChatCompletion {
   model: string;
   /**
    * The prompt version that answered (`v12`): OpenAI's field for the backend configuration that
-   * served a call (docs/decisions/057). Absent for a workflow app, whose provider keeps its own.
+   * served a call (docs/decisions/057), a prompt's or a workflow's (decision 060).
    */
   system_fingerprint?: string;
   choices: {

@@ -67,7 +67,7 @@ const ModelSchema = z.object({
 const PINNING = [
   "**Versions.** `model` is the app's slug; `slug@v12` pins version 12, `slug@staging` (or any label the creator set, `slug@latest`, `slug@production`) pins what that label points at. The `Promptmint-Version: v12` request header pins too; both given and different is a 400 naming `model`.",
   "Without a pin the call gets the app's `production` version. The answer's `model` is what you sent, and the `Promptmint-Version` response header names the version that answered.",
-  "A version or label the app does not have is a 404 `model_not_found` naming it; a malformed pin a 400 naming `model`; nothing is charged for either. A workflow app cannot be pinned (400).",
+  "A version or label the app does not have is a 404 `model_not_found` naming it; a malformed pin a 400 naming `model`; nothing is charged for either. Workflow apps are pinned the same way (their provider configuration is versioned).",
 ].join("\n\n");
 
 /** The OpenAI error `type` for a status (a model provider's rate limit: OpenAI's own `requests`). */
