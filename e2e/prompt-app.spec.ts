@@ -64,7 +64,9 @@ test("a creator builds a prompt app, publishes it, and calls it with an API key"
 
   await page.getByRole("button", { name: "Save & Publish" }).click();
   await expect(page.getByText("Prompt published")).toBeVisible();
-  await expect(page.getByRole("button", { name: "Save & Publish" })).toBeHidden();
+  // Live now: the builder says that Update Prompt saves a version callers do not get yet, and
+  // Save & Publish stays, to publish the next one (decision 057).
+  await expect(page.getByText(/This app is live/)).toBeVisible();
   await page.getByRole("tab", { name: "Basic Info" }).click();
   await expect(page.getByLabel("Status")).toHaveValue("live");
 

@@ -30,6 +30,10 @@ export const API_TAGS = [
   { name: "billing", description: "Wallet, top-ups, plans and subscriptions." },
   { name: "applications", description: "Create and manage your apps." },
   { name: "prompts", description: "Prompt templates and model settings." },
+  {
+    name: "experiments",
+    description: "Split a prompt's traffic between versions; each arm's revenue, margin and significance.",
+  },
   { name: "workflows", description: "Workflow providers (Dify, n8n, Flowise, webhooks)." },
   { name: "models", description: "Models, their prices, and your own model keys." },
   { name: "analytics", description: "Calls, revenue and margins." },

@@ -53,7 +53,12 @@ export async function experimentStep(attack: Attack, prng: Prng, actor: number) 
           rules: { min_calls: 10, max_error_rate: 0.9, promote_winner_after_calls: 20 },
         },
       });
-      return { status: answer.status, detail: { app: app.label, action: "start", percent, other } };
+      // A 400 is a fair refusal (the price guard judging an old version's model): its message is kept.
+      const refusal = answer.status >= 400 ? { message: answer.body?.message } : {};
+      return {
+        status: answer.status,
+        detail: { app: app.label, action: "start", percent, other, ...refusal },
+      };
     }
     const how = prng.pick(["stop", "promote", "rollback"] as const);
     const arm = prng.pick(running.arms).version;

@@ -71,6 +71,8 @@ export function summarize(
     "refund",
     "dispute",
     "payout",
+    "experiment",
+    "label_move",
   ] as const) {
     const statuses: Record<string, number> = {};
     for (const event of journal.events(kind))

@@ -94,7 +94,7 @@ describe("prompt builder (edit)", () => {
     });
   });
 
-  it("publishes a draft with Save & Publish, which then disappears", async () => {
+  it("publishes a draft with Save & Publish; while the server still says draft, the button goes", async () => {
     const api = stubEditApi({ [SAVE_BLOG_WRITER]: answerSave });
     renderBuilder("/applications/blog-writer/edit");
 

@@ -122,6 +122,9 @@ describe("experiments page", () => {
     renderPage();
     expect(await screen.findByRole("heading", { name: "Experiments", level: 1 })).toBeDefined();
     expect(await screen.findByText("No past experiments")).toBeDefined();
+    // The app's pages, this one current (prompt-app-tabs.tsx).
+    const nav = screen.getByRole("navigation", { name: "Prompt app pages" });
+    expect(within(nav).getByRole("link", { name: "Experiments" }).getAttribute("aria-current")).toBe("page");
     const user = userEvent.setup();
     const first = screen.getByLabelText("Arm 1 percent");
     await user.clear(first);

@@ -32,6 +32,7 @@ import { chartColors } from "../analytics/chart-theme";
 import { type ChartSeries, TimeSeriesChart } from "../analytics/time-series-chart";
 import { usePromptConfig } from "../prompts/api/get-prompt-config";
 import { usePromptVersions } from "../prompts/api/list-prompt-versions";
+import { PromptAppTabs } from "../prompts/prompt-app-tabs";
 import {
   type EndAction,
   experimentDetailOptions,
@@ -81,12 +82,13 @@ function Experiments({ slug, promptId, production }: { slug: string; promptId: s
         title="Experiments"
         description="Split production traffic between versions, sticky per caller, and judge each arm by what it earns. A difference is called only when it is more than noise."
         actions={
-          <ButtonLink to={`/prompts/${slug}`} variant="secondary">
+          <ButtonLink to="/prompts" variant="secondary" size="sm">
             <ArrowLeft className="size-4" aria-hidden="true" />
-            Back to prompt
+            Back to List
           </ButtonLink>
         }
       />
+      <PromptAppTabs slug={slug} current="experiments" />
       {list.isError ? (
         <ErrorBox message={getErrorMessage(list.error)} />
       ) : !list.data || !versions.data ? (

@@ -86,7 +86,8 @@ describe("versions page", () => {
     stubVersionsApi();
     renderVersions();
 
-    const timeline = await screen.findByRole("list", { name: "Versions" });
+    // The first test of the file also waits for the route's lazily loaded page.
+    const timeline = await screen.findByRole("list", { name: "Versions" }, { timeout: 5_000 });
     expect(
       within(timeline)
         .getAllByRole("listitem")

@@ -186,14 +186,14 @@ function Versions({ application, config }: { application: Application; config: P
                 actions={<LayoutToggle value={layout} onChange={setLayout} />}
               />
               <CardBody className="space-y-4">
-                <div className="grid grid-cols-[1fr_auto_1fr] items-end gap-2">
+                <div className="grid gap-3 sm:grid-cols-[1fr_auto_1fr] sm:items-end sm:gap-2">
                   <SelectField
                     label="From"
                     value={String(fromNumber)}
                     options={list.map((v) => ({ value: String(v.version), label: versionOption(v) }))}
                     onChange={(event) => setComparison([Number(event.target.value), toNumber])}
                   />
-                  <ArrowRight className="mb-3 size-4 text-slate-400" aria-hidden="true" />
+                  <ArrowRight className="mb-3 hidden size-4 text-slate-400 sm:block" aria-hidden="true" />
                   <SelectField
                     label="To"
                     value={String(toNumber)}
@@ -380,8 +380,9 @@ function VersionRow({
             </div>
           )}
           <p className="text-xs text-slate-500">
-            {version.author_name ?? "Deleted account"} · {formatDateTime(version.created_at)} ·{" "}
-            <span className="font-mono">{version.model}</span>
+            {/* No author: the starter version the app was created with, or an account since deleted. */}
+            {version.author_name && `${version.author_name} · `}
+            {formatDateTime(version.created_at)} ·<span className="font-mono">{version.model}</span>
           </p>
           <div className="flex flex-wrap gap-1.5 pt-1">
             {!isProduction && (
@@ -472,7 +473,7 @@ function LabelHistory({
       ) : (
         <ol className="divide-y divide-slate-100" aria-label="Label moves">
           {moves.map((move) => (
-            <li key={move.id} className="grid gap-1 px-5 py-3 text-sm sm:grid-cols-[10rem_1fr_auto] sm:gap-4">
+            <li key={move.id} className="grid gap-1 px-5 py-3 text-sm sm:grid-cols-[12rem_1fr_auto] sm:gap-4">
               <p className="flex flex-wrap items-center gap-2">
                 <LabelChip name={move.name} />
                 <span className="font-mono text-xs text-slate-700">{moveText(move)}</span>
