@@ -403,6 +403,8 @@ it("validates structured output against the output schema", async () => {
         required: ["sentiment"],
         additionalProperties: false,
       },
+      // The app is live: the new version reaches callers once released (docs/decisions/057).
+      promote: true,
     },
   });
   vendor.set({ kind: "reply", text: '```json\n{"sentiment": "positive"}\n```' });
