@@ -1,5 +1,5 @@
 import type { Application, PromptConfig } from "@promptmint/contracts";
-import { FileText, FlaskConical, GitCompare, Rocket } from "lucide-react";
+import { FileText, GitCompare, Rocket } from "lucide-react";
 import { type ReactNode, useState } from "react";
 import { useParams } from "react-router";
 import { toast } from "sonner";
@@ -121,12 +121,6 @@ function PromptEditor({ application, config }: { application: Application; confi
           <Badge tone="brand">{application.interaction_mode === "chat" ? "Chat" : "Completion"}</Badge>
         }
         backTo="/prompts"
-        links={
-          <ButtonLink to={`/prompts/${application.slug}/evals`} variant="secondary" size="sm">
-            <FlaskConical className="size-4" aria-hidden="true" />
-            Evals
-          </ButtonLink>
-        }
         saving={save.isPending}
         onSave={saveChanges}
         downloading={downloadingSlug === application.slug}

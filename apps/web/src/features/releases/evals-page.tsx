@@ -37,6 +37,7 @@ import { formatDateTime, formatUsd4 } from "../../lib/format";
 import { usePromptConfig } from "../prompts/api/get-prompt-config";
 import { useModelCatalog } from "../prompts/api/list-models";
 import { usePromptVersions } from "../prompts/api/list-prompt-versions";
+import { PromptAppTabs } from "../prompts/prompt-app-tabs";
 import { parseSampleInput, sampleInputText } from "../prompts/template-variables";
 import {
   useDeleteEvalCase,
@@ -89,6 +90,7 @@ function Evals({ application, config }: { application: Application; config: Prom
         documentTitle={`Evals · ${application.name}`}
         description="Test cases with assertions, run against any version before it goes to production. Each run estimates the cost per call and your margin before a single paying call."
       />
+      <PromptAppTabs slug={application.slug} current="evals" />
       <div className="mb-6">
         <SandboxModelNotice />
       </div>

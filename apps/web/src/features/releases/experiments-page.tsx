@@ -352,24 +352,23 @@ function ExperimentView({
   const end = useEndExperiment(promptId);
   const [confirming, setConfirming] = useState<EndAction | null>(null);
   const split = experiment.arms.map((arm) => `v${arm.version} ${arm.percent}%`).join(" / ");
+  // mutateAsync, not mutate's callbacks: an ended experiment's card unmounts as the list refreshes,
+  // and the confirmation must still be said.
   const run = (action: EndAction) =>
-    end.mutate(
-      { experimentId: experiment.id, action },
-      {
-        onSuccess: () => {
-          setConfirming(null);
-          toast.success(
-            action.kind === "promote"
-              ? `v${action.version} is now production`
-              : action.kind === "rollback"
-                ? `Production is back on v${experiment.control_version}`
-                : "Experiment stopped",
-          );
-        },
-        onError: (error) => {
-          setConfirming(null);
-          toast.error(getErrorMessage(error));
-        },
+    end.mutateAsync({ experimentId: experiment.id, action }).then(
+      () => {
+        setConfirming(null);
+        toast.success(
+          action.kind === "promote"
+            ? `v${action.version} is now production`
+            : action.kind === "rollback"
+              ? `Production is back on v${experiment.control_version}`
+              : "Experiment stopped",
+        );
+      },
+      (error: unknown) => {
+        setConfirming(null);
+        toast.error(getErrorMessage(error));
       },
     );
 
