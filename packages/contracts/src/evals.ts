@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { VersionNumberSchema } from "./prompts.ts";
 
 /**
  * Evals before publishing (issue 31 part 3, docs/decisions/059): test cases per prompt app, runs
@@ -77,7 +78,7 @@ export const EvalSettingsSchema = z.strictObject({ require_passing_eval: z.boole
 export type EvalSettings = z.infer<typeof EvalSettingsSchema>;
 
 export const StartEvalRunSchema = z.strictObject({
-  version: z.number().int().min(1),
+  version: VersionNumberSchema,
   /** Judges the rubric assertions: any known model id (the version's own model when left out). */
   judge_model: z.string().max(100).optional(),
 });
@@ -142,7 +143,9 @@ export type EvalRun = z.infer<typeof EvalRunSchema>;
 export const EvalRunListSchema = z.object({ runs: z.array(EvalRunSchema) });
 export type EvalRunList = z.infer<typeof EvalRunListSchema>;
 
-export const EvalRunQuerySchema = z.object({ version: z.coerce.number().int().min(1).optional() });
+export const EvalRunQuerySchema = z.object({
+  version: z.coerce.number().pipe(VersionNumberSchema).optional(),
+});
 export const EvalCompareQuerySchema = z.object({ a: z.string().max(100), b: z.string().max(100) });
 
 /** How a case changed from run a to run b. */

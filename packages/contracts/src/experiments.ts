@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { VersionNumberSchema } from "./prompts.ts";
 
 /**
  * Experiments (docs/decisions/058): a prompt's production traffic split between versions by
@@ -8,7 +9,7 @@ import { z } from "zod";
  */
 
 export const ExperimentArmSchema = z.strictObject({
-  version: z.number().int().min(1),
+  version: VersionNumberSchema,
   percent: z.number().int().min(1).max(99),
 });
 export type ExperimentArm = z.infer<typeof ExperimentArmSchema>;
@@ -133,7 +134,7 @@ export const ExperimentListSchema = z.object({
 export type ExperimentList = z.infer<typeof ExperimentListSchema>;
 
 export const PromoteArmSchema = z.strictObject({
-  version: z.number().int().min(1),
+  version: VersionNumberSchema,
   reason: z.string().max(500).optional(),
 });
 export type PromoteArm = z.infer<typeof PromoteArmSchema>;

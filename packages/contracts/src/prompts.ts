@@ -139,8 +139,18 @@ export const PromptLabelsSchema = z.object({
 });
 export type PromptLabels = z.infer<typeof PromptLabelsSchema>;
 
+/**
+ * A version number a caller or creator names: a whole number from 1, at most a 32-bit integer
+ * (what the database keeps), so a huge one is a 400 naming it rather than a failed query.
+ */
+export const VersionNumberSchema = z
+  .number()
+  .int("must be a whole number")
+  .min(1, "must be 1 or more")
+  .max(2_147_483_647, "is not a version number");
+
 export const MoveLabelSchema = z.strictObject({
-  version: z.number().int().min(1),
+  version: VersionNumberSchema,
   reason: z.string().max(500).optional(),
 });
 export type MoveLabel = z.infer<typeof MoveLabelSchema>;

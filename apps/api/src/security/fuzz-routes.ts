@@ -47,6 +47,7 @@ export const fuzzShards = {
     "packaging",
     "explore",
     "models",
+    "experiments",
   ],
   billingAndGateway: ["billing", "gateway", "openai", "mcp", "embed", "admin", "payouts"],
 };
