@@ -53,10 +53,13 @@ export function naturalModeOf(application: ApplicationRow): Mode {
  * a workflow (provider and its settings). `history` is the earlier turns an OpenAI-style client sent.
  */
 export function prepareExecution(
-  { db, llm, secrets, safeFetch, feePercent }: Pick<
-    GatewayDeps,
-    "db" | "llm" | "secrets" | "safeFetch" | "feePercent"
-  >,
+  {
+    db,
+    llm,
+    secrets,
+    safeFetch,
+    feePercent,
+  }: Pick<GatewayDeps, "db" | "llm" | "secrets" | "safeFetch" | "feePercent">,
   options: {
     app: ApplicationRow;
     caller: LocalUser;
@@ -71,7 +74,12 @@ export function prepareExecution(
 ): Promise<Execution> {
   const { pin, ...rest } = options;
   if (options.app.type === "prompt")
-    return preparePromptExecution(db, llm, { ...rest, pin: pin?.pin, secrets, pinPriceGuard: { feePercent } });
+    return preparePromptExecution(db, llm, {
+      ...rest,
+      pin: pin?.pin,
+      secrets,
+      pinPriceGuard: { feePercent },
+    });
   // A workflow app's provider configuration is versioned too (docs/decisions/060).
   return prepareWorkflowExecution(db, { ...rest, pin: pin?.pin, secrets, fetch: safeFetch });
 }

@@ -21,7 +21,6 @@ import type { LocalUser } from "../auth/auth.service.ts";
 import {
   belowFloorMessage,
   priceFloor,
-  promptCostSettings,
   refuseCreatorKeysWithoutKey,
   refuseUncoveredPrice,
 } from "./cost-guard.ts";
