@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openDatabase } from "../db/client.ts";
+import { createTestDatabase, type TestDatabase } from "../test/database.ts";
 import { signUp, startSignIn } from "../test/oidc-client.ts";
 import { startTestServer, type TestServer } from "../test/server.ts";
 import { hostileString, pathSegment } from "./fuzz-inputs.ts";
@@ -14,17 +14,14 @@ import { recordSecurityFigure } from "./report.ts";
 const CASES_PER_ROUTE = Number(process.env.FUZZ_CASES_PER_ROUTE ?? 1_000);
 const FUZZ_TIMEOUT_MS = 20 * 60_000;
 
+let testDb: TestDatabase;
 let server: TestServer;
 let journey: Awaited<ReturnType<typeof startSignIn>>;
 let uid: string;
 
 beforeAll(async () => {
-  server = await startTestServer({
-    kind: "pglite",
-    serverEnv: {},
-    open: () => openDatabase({ pgliteDir: "memory://" }),
-    destroy: async () => {},
-  });
+  testDb = await createTestDatabase({ memory: true });
+  server = await startTestServer(testDb);
   // Someone to sign in as: the fuzz's valid-looking forms meet a real account.
   await signUp(server.baseUrl, { email: "ada@example.com", password: "correct-horse-7" });
   journey = await startSignIn(server.baseUrl);
@@ -32,6 +29,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await server?.stop();
+  await testDb?.destroy();
 });
 
 const formValue = fc.oneof(

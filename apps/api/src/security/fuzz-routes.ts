@@ -1,8 +1,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BODY_LIMIT_BYTES } from "../app.ts";
-import { openDatabase } from "../db/client.ts";
-import type { TestDatabase } from "../test/database.ts";
+import { createTestDatabase, type TestDatabase } from "../test/database.ts";
 import { expectReconciled } from "../test/reconciled.ts";
 import {
   hostileBody,
@@ -59,13 +58,9 @@ export function fuzzRoutes(tags: string[]): void {
   let realIds: string[];
 
   beforeAll(async () => {
-    // PGlite in memory: the same database engine, without a disk under tens of thousands of requests.
-    testDb = {
-      kind: "pglite",
-      serverEnv: {},
-      open: () => openDatabase({ pgliteDir: "memory://" }),
-      destroy: async () => {},
-    };
+    // On a memory-backed file system: the same database engine, without a disk under tens of
+    // thousands of requests.
+    testDb = await createTestDatabase({ memory: true });
     world = await createWorld(testDb, { GATEWAY_RATE_LIMIT_PER_MINUTE: "1000000" });
     const doc = (await world.server.app.inject({ url: "/api/openapi.json" })).json() as {
       paths: Record<
