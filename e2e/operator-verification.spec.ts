@@ -25,7 +25,7 @@ test("an ADMIN_EMAILS address gets /admin only once its owner opens the mailed l
   await expect(page.getByRole("button", { name: "Resend verification email" })).toBeVisible();
   await expect(page.getByRole("region", { name: "Figures" })).toHaveCount(0);
 
-  await verifyEmailFromOutbox(page, operator.email);
+  await verifyEmailFromOutbox(page, operator);
   await page.goto("/admin");
   await expect(page.getByRole("heading", { name: "Operator", level: 1 })).toBeVisible();
   await expect(page.getByRole("region", { name: "Figures" })).toBeVisible();
