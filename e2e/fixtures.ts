@@ -44,7 +44,10 @@ export async function signOut(page: Page): Promise<void> {
  * Opens the verification link mailed to the person, from the development outbox (no SMTP_URL), as
  * they would from their mailbox, and confirms it with their password (the link alone verifies nothing).
  */
-export async function verifyEmailFromOutbox(page: Page, person: Pick<Person, "email" | "password">): Promise<void> {
+export async function verifyEmailFromOutbox(
+  page: Page,
+  person: Pick<Person, "email" | "password">,
+): Promise<void> {
   const { email } = person;
   await page.goto("/oidc/dev/outbox");
   await expect(page.getByRole("heading", { name: "Outbox" })).toBeVisible();

@@ -6,8 +6,8 @@ import type { IdentityAccount } from "./accounts.ts";
 import {
   checkLink,
   type LinkDeps,
-  linkAddress,
   type LinkRefusal,
+  linkAddress,
   resetPassword,
   sendPasswordResetEmail,
   sendVerificationEmail,

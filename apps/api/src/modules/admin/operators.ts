@@ -1,7 +1,7 @@
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
-import { addressKey } from "../../lib/email-address.ts";
 import { userRoles, users } from "../../db/schema/index.ts";
+import { addressKey } from "../../lib/email-address.ts";
 import { type Actor, writeAudit } from "./audit.ts";
 
 /**
