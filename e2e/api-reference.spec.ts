@@ -90,7 +90,7 @@ test("the sandbox's payout onboarding page wears the sign-in pages' shell", asyn
   const person = newPerson();
   await signUp(page, person);
   await expect(page).toHaveURL(/\/dashboard$/);
-  await verifyEmailFromOutbox(page, person.email);
+  await verifyEmailFromOutbox(page, person);
   await page.goto("/earnings");
   await page.getByRole("button", { name: "Set up payouts" }).click();
   await expect(page.getByRole("heading", { name: "Set up payouts (sandbox)" })).toBeVisible();

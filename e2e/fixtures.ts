@@ -41,10 +41,14 @@ export async function signOut(page: Page): Promise<void> {
 }
 
 /**
- * Opens the verification link mailed to `email`, from the development outbox (no SMTP_URL), as the
- * person would from their mailbox.
+ * Opens the verification link mailed to the person, from the development outbox (no SMTP_URL), as
+ * they would from their mailbox, and confirms it with their password (the link alone verifies nothing).
  */
-export async function verifyEmailFromOutbox(page: Page, email: string): Promise<void> {
+export async function verifyEmailFromOutbox(
+  page: Page,
+  person: Pick<Person, "email" | "password">,
+): Promise<void> {
+  const { email } = person;
   await page.goto("/oidc/dev/outbox");
   await expect(page.getByRole("heading", { name: "Outbox" })).toBeVisible();
   const message = page
@@ -53,6 +57,9 @@ export async function verifyEmailFromOutbox(page: Page, email: string): Promise<
     .filter({ hasText: "Verify your email address" })
     .first();
   await message.getByRole("link", { name: "Verify my email address" }).click();
+  await expect(page.getByRole("heading", { name: "Verify your email address" })).toBeVisible();
+  await page.getByLabel("Password").fill(person.password);
+  await page.getByRole("button", { name: "Verify my email address" }).click();
   await expect(page.getByRole("heading", { name: "Email address verified" })).toBeVisible();
 }
 

@@ -64,7 +64,7 @@ test("a creator onboards in the sandbox, earns from paid calls, the clock passes
   // The operator's rights wait for the address to be verified: the mailed link, from the outbox.
   await signUp(page, operator);
   await expect(page).toHaveURL(/\/dashboard$/);
-  await verifyEmailFromOutbox(page, operator.email);
+  await verifyEmailFromOutbox(page, operator);
   await page.goto("/dashboard");
   const before = await operatorFigures(page);
   await signOutEverywhere(page);
@@ -79,7 +79,7 @@ test("a creator onboards in the sandbox, earns from paid calls, the clock passes
   await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Earnings" }).click();
   await expect(page.getByRole("heading", { name: "Earnings", level: 1 })).toBeVisible();
   await expect(page.getByText("Verify your email address")).toBeVisible();
-  await verifyEmailFromOutbox(page, creator.email);
+  await verifyEmailFromOutbox(page, creator);
   await page.goto("/earnings");
   await expect(page.getByRole("heading", { name: "Earnings", level: 1 })).toBeVisible();
   await expect(page.getByText("Sandbox payouts — no real money moves")).toBeVisible();

@@ -147,6 +147,8 @@ export async function buildServer(options: BuildAppOptions): Promise<Server> {
       publicUrl: config.publicUrl,
       links: embedded.links,
       onEmailVerified: (accountId: string) => services.identity.emailVerification.accountVerified(accountId),
+      onAccountRecovered: (accountId: string) =>
+        services.identity.emailVerification.accountRecovered(accountId),
       sessions: services.sessions,
       registrationLimiter: embedded.registrationLimiter,
     });

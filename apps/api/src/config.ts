@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
+import { addressKey } from "./lib/email-address.ts";
 import type { McpLimits } from "./modules/mcp/mcp-limits.ts";
 import { BUILT_IN_PRICES, loadModelPricesFile, type PriceTable } from "./modules/models/model-prices.ts";
 
@@ -360,7 +361,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     payoutHoldMs: Math.round(env.PAYOUT_HOLD_DAYS * 86_400_000),
     invocationRetentionDays: env.INVOCATION_RETENTION_DAYS,
     adminEmails: env.ADMIN_EMAILS.split(",")
-      .map((email) => email.trim().toLowerCase())
+      .map(addressKey)
       .filter((email) => email.includes("@")),
     mail: {
       smtpUrl: env.SMTP_URL,

@@ -3,11 +3,17 @@ import { z } from "zod";
 /** Money in the operator's view: integer micro-dollars (1 USD = 1,000,000) unless named _cents. */
 const micros = z.number().int();
 
-export const AdminPeriodQuerySchema = z.object({
+/** An ISO 8601 date or date-time with its offset; anything else is refused naming the forms accepted. */
+const isoMoment = z.union([z.iso.datetime({ offset: true }), z.iso.date()], {
+  error: "must be an ISO 8601 date (2026-01-31) or date-time with an offset (2026-01-31T12:00:00Z)",
+});
+
+/** Strict: a misspelt parameter (`form=`, `from[]=`) is a 400, not a silent 30-day default. */
+export const AdminPeriodQuerySchema = z.strictObject({
   /** ISO date or date-time; default 30 days before `to`. */
-  from: z.iso.datetime({ offset: true }).or(z.iso.date()).optional(),
+  from: isoMoment.optional(),
   /** ISO date or date-time; default now. */
-  to: z.iso.datetime({ offset: true }).or(z.iso.date()).optional(),
+  to: isoMoment.optional(),
 });
 
 export const AdminOverviewSchema = z.object({

@@ -7,12 +7,14 @@ import {
   checkLink,
   type LinkDeps,
   type LinkRefusal,
+  linkAddress,
   resetPassword,
   sendPasswordResetEmail,
   sendVerificationEmail,
   verifyEmail,
 } from "./email-links.ts";
 import {
+  renderConfirmEmailPage,
   renderForgotPasswordPage,
   renderLinkResultPage,
   renderOutboxPage,
@@ -26,6 +28,12 @@ export interface AccountLinkOptions {
   links: LinkDeps;
   /** An account's address was just verified (the API marks its user, which may grant a role). */
   onEmailVerified(accountId: string): Promise<void>;
+  /**
+   * A reset was the first proof of the account's address: it may have been made by someone else
+   * (who signed up with this address first), so the credentials it holds that outlive sessions
+   * (API keys) are theirs, not this person's, and are revoked.
+   */
+  onAccountRecovered(accountId: string): Promise<void>;
   /** A new password ends the account's sessions (modules/auth/sessions.ts). */
   sessions: Pick<SessionChecks, "endAll">;
 }
@@ -59,23 +67,46 @@ const REFUSED: Record<LinkRefusal, string> = {
  * and the development outbox. Registered inside the pages plugin, which parses the forms.
  */
 export async function accountLinkRoutes(app: FastifyInstance, options: AccountLinkOptions) {
-  const { links, onEmailVerified, sessions } = options;
+  const { links, onEmailVerified, onAccountRecovered, sessions } = options;
   const home = { label: "Continue to Promptmint", url: `${links.publicUrl}/dashboard` };
   const outboxUrl = outboxUrlOf(links);
 
+  const refusedVerification = (reply: FastifyReply, reason: LinkRefusal) =>
+    sendPage(
+      reply,
+      reason === "invalid" ? 400 : 410,
+      renderLinkResultPage({
+        title: "This link cannot verify your email",
+        message: `${REFUSED[reason]} (In Promptmint: "Resend verification email".)`,
+        ok: false,
+        next: home,
+      }),
+    );
+
+  // Opening the link shows a form; only its POST, with the account's password, verifies.
   app.get<{ Querystring: TokenQuery }>("/oidc/verify-email", async (request, reply) => {
-    const result = await verifyEmail(links.db, String(request.query.token ?? ""));
-    if (!result.ok)
-      return sendPage(
-        reply,
-        result.reason === "invalid" ? 400 : 410,
-        renderLinkResultPage({
-          title: "This link cannot verify your email",
-          message: `${REFUSED[result.reason]} (In Promptmint: "Resend verification email".)`,
-          ok: false,
-          next: home,
-        }),
-      );
+    const token = String(request.query.token ?? "");
+    const pending = await linkAddress(links.db, "verify_email", token);
+    if (!pending.ok) return refusedVerification(reply, pending.reason);
+    return sendPage(reply, 200, renderConfirmEmailPage({ token, email: pending.email }));
+  });
+
+  app.post<{ Body: FormBody }>("/oidc/verify-email", async (request, reply) => {
+    const token = String(request.body?.token ?? "");
+    const result = await verifyEmail(links.db, {
+      token,
+      password: String(request.body?.password ?? ""),
+      ip: request.ip,
+    });
+    if (!result.ok) {
+      if (result.reason === "wrong_password" || result.reason === "throttled")
+        return sendPage(
+          reply,
+          result.reason === "throttled" ? 429 : 400,
+          renderConfirmEmailPage({ token, email: result.email, problem: result.message }),
+        );
+      return refusedVerification(reply, result.reason);
+    }
     await onEmailVerified(result.account.id);
     return sendPage(
       reply,
@@ -138,6 +169,7 @@ export async function accountLinkRoutes(app: FastifyInstance, options: AccountLi
     }
     // A new password ends every session: whoever knew the old one is signed out too.
     await sessions.endAll({ issuer: EMBEDDED_ISSUER_KEY, subject: result.account.id });
+    if (result.provedByThisReset) await onAccountRecovered(result.account.id);
     await onEmailVerified(result.account.id);
     return sendPage(
       reply,

@@ -5,7 +5,7 @@ import type { Database } from "../db/client.ts";
 import { identityAccounts, identityTokens, signInFailures } from "../db/schema/index.ts";
 import { escapeHtml } from "../lib/html.ts";
 import type { Mailer } from "../lib/mailer.ts";
-import { ARGON2, describeWeakPassword, type IdentityAccount, normalizeEmail } from "./accounts.ts";
+import { ARGON2, describeWeakPassword, type IdentityAccount, normalizeEmail, signIn } from "./accounts.ts";
 
 /**
  * Links the embedded issuer mails (docs/decisions/041): one proves that a person reads the
@@ -70,6 +70,9 @@ async function issueLink(
   });
 }
 
+const NOT_YOURS =
+  "If you did not sign up for Promptmint, someone used your address: do not verify it; ignore this message, or choose a new password with Forgot password? on the sign-in page to make the account yours.";
+
 /** Mails the account a link to verify its address; `sent: false` when it asked too often. */
 export async function sendVerificationEmail(
   deps: LinkDeps,
@@ -81,12 +84,12 @@ export async function sendVerificationEmail(
   await deps.mailer.send({
     to: account.email,
     subject: "Verify your email address for Promptmint",
-    text: `Hello ${account.displayName},\n\nOpen this link to verify that ${account.email} is yours:\n\n${url}\n\nThe link works once, for 24 hours. If you did not sign up for Promptmint, ignore this message.\n`,
+    text: `Hello ${account.displayName},\n\nOpen this link and enter your Promptmint password to verify that ${account.email} is yours:\n\n${url}\n\nThe link works once, for 24 hours. ${NOT_YOURS}\n`,
     html: mailHtml(
       `Hello ${account.displayName},`,
-      `Open this link to verify that ${account.email} is yours:`,
+      `Open this link and enter your Promptmint password to verify that ${account.email} is yours:`,
       { label: "Verify my email address", url },
-      "The link works once, for 24 hours. If you did not sign up for Promptmint, ignore this message.",
+      `The link works once, for 24 hours. ${NOT_YOURS}`,
     ),
     links: [{ label: "Verify my email address", url }],
   });
@@ -157,13 +160,60 @@ async function consumeLink(db: Database, purpose: LinkPurpose, token: string) {
   return { ok: false as const, reason: (await checkLink(db, purpose, token)) ?? "used" };
 }
 
-/** Marks the link's address verified: the account it was sent for, if that is still its address. */
+/** The address a usable link was sent to, or why it cannot be used (without using it). */
+export async function linkAddress(
+  db: Database,
+  purpose: LinkPurpose,
+  token: string,
+): Promise<{ ok: true; email: string } | { ok: false; reason: LinkRefusal }> {
+  if (!/^[\w-]{20,100}$/.test(token)) return { ok: false, reason: "invalid" };
+  const refused = await checkLink(db, purpose, token);
+  if (refused) return { ok: false, reason: refused };
+  const [row] = await db
+    .select({ email: identityTokens.email })
+    .from(identityTokens)
+    .where(and(eq(identityTokens.tokenSha256, sha256(token)), eq(identityTokens.purpose, purpose)))
+    .limit(1);
+  return row ? { ok: true, email: row.email } : { ok: false, reason: "invalid" };
+}
+
+export type VerifyRefusal =
+  | { ok: false; reason: LinkRefusal }
+  | { ok: false; reason: "wrong_password" | "throttled"; email: string; message: string };
+
+/**
+ * Marks the link's address verified: the account it was sent for, if that is still its address,
+ * and only when the person opening it also gives that account's password. The link alone proves
+ * that someone reads the mailbox; the password, that it is the person who holds the account. A
+ * link alone would let whoever signed up first with somebody else's address (an ADMIN_EMAILS one)
+ * have it verified by its owner's click, or by a mail scanner fetching the link: that person's
+ * way is "Forgot password?", which also signs the other one out (docs/decisions/041, amended).
+ * A wrong password leaves the link usable and counts as a failed sign-in (same throttle).
+ */
 export async function verifyEmail(
   db: Database,
-  token: string,
-): Promise<{ ok: true; account: IdentityAccount } | { ok: false; reason: LinkRefusal }> {
-  if (!/^[\w-]{20,100}$/.test(token)) return { ok: false, reason: "invalid" };
-  const used = await consumeLink(db, "verify_email", token);
+  input: { token: string; password: string; ip: string },
+): Promise<{ ok: true; account: IdentityAccount } | VerifyRefusal> {
+  const pending = await linkAddress(db, "verify_email", input.token);
+  if (!pending.ok) return pending;
+  const [tokenRow] = await db
+    .select({ accountId: identityTokens.accountId })
+    .from(identityTokens)
+    .where(eq(identityTokens.tokenSha256, sha256(input.token)))
+    .limit(1);
+  const checked = await signIn(db, { email: pending.email, password: input.password, ip: input.ip });
+  if (!checked.ok)
+    return {
+      ok: false,
+      reason: checked.reason === "throttled" ? "throttled" : "wrong_password",
+      email: pending.email,
+      message:
+        checked.reason === "throttled"
+          ? checked.message
+          : "That is not the password of this account. If you did not create it, use Forgot password? instead.",
+    };
+  if (checked.account.id !== tokenRow?.accountId) return { ok: false, reason: "invalid" };
+  const used = await consumeLink(db, "verify_email", input.token);
   if (!used.ok) return used;
   const [row] = await db
     .update(identityAccounts)
@@ -187,7 +237,7 @@ export async function resetPassword(
   token: string,
   password: string,
 ): Promise<
-  | { ok: true; account: IdentityAccount }
+  | { ok: true; account: IdentityAccount; provedByThisReset: boolean }
   | { ok: false; reason: LinkRefusal }
   | { ok: false; reason: "weak_password"; problem: string }
 > {
@@ -204,6 +254,11 @@ export async function resetPassword(
   const passwordHash = await hash(password, ARGON2);
   const used = await consumeLink(db, "reset_password", token);
   if (!used.ok) return used;
+  const [previous] = await db
+    .select({ emailVerifiedAt: identityAccounts.emailVerifiedAt })
+    .from(identityAccounts)
+    .where(eq(identityAccounts.id, used.row.accountId))
+    .limit(1);
   const [row] = await db
     .update(identityAccounts)
     .set({ passwordHash, emailVerifiedAt: sql`coalesce(${identityAccounts.emailVerifiedAt}, now())` })
@@ -224,6 +279,8 @@ export async function resetPassword(
   return {
     ok: true,
     account: { id: row.id, email: row.email, displayName: row.displayName, emailVerified: true },
+    // The address was unproved until now: whoever held the account before may not be this person.
+    provedByThisReset: !previous?.emailVerifiedAt,
   };
 }
 

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { queryRows } from "../db/client.ts";
 import { identityTokens } from "../db/schema/index.ts";
 import { callerAt } from "../test/caller.ts";
-import { linkIn, startSmtpServer } from "../test/mail.ts";
+import { confirmVerificationLink, linkIn, startSmtpServer } from "../test/mail.ts";
 import { signIn, signUp, startSignIn, uniqueEmail } from "../test/oidc-client.ts";
 import { useTestServer } from "../test/use-test-server.ts";
 
@@ -14,6 +14,7 @@ import { useTestServer } from "../test/use-test-server.ts";
  * a real SMTP server on loopback receives what the server sends through SMTP_URL.
  */
 const OPERATOR = uniqueEmail("operator");
+const SQUATTED = uniqueEmail("squatted-operator");
 let smtp: Awaited<ReturnType<typeof startSmtpServer>>;
 const logLines: string[] = [];
 
@@ -25,7 +26,7 @@ const server = useTestServer(() => ({
   env: {
     SMTP_URL: smtp.url,
     MAIL_FROM: "Promptmint Test <no-reply@promptmint.test>",
-    ADMIN_EMAILS: `someone@else.test, ${OPERATOR.toUpperCase()}`,
+    ADMIN_EMAILS: `someone@else.test, ${OPERATOR.toUpperCase()}, ${SQUATTED}`,
     LOG_LEVEL: "info",
   },
   logStream: { write: (line) => void logLines.push(line) },
@@ -57,7 +58,12 @@ describe("email verification by mail", () => {
     expect(stored.map((row) => row.tokenSha256)).toEqual([sha256(token)]);
     expect(JSON.stringify(stored)).not.toContain(token);
 
-    const opened = await fetch(link);
+    // Opening the link alone verifies nothing (a mail scanner fetches links): it asks for the password.
+    const form = await fetch(link);
+    expect(form.status).toBe(200);
+    expect(await form.text()).toContain("Enter the password of the Promptmint account");
+    expect((await person.api("GET", "/api/auth/profile/")).body.user.email_verified).toBe(false);
+    const opened = await confirmVerificationLink(link, tokens.password);
     expect(opened.status).toBe(200);
     expect(await opened.text()).toContain("Email address verified");
 
@@ -113,7 +119,7 @@ describe("email verification by mail", () => {
     expect(resent.body).toEqual({ email, email_verified: false, sent: true });
     await expect.poll(() => smtp.messages.filter((m) => m.to.includes(email)).length).toBe(before + 1);
     const newest = linkIn(await smtp.waitFor(email, /verify-email/), verifyLinkPrefix());
-    expect((await fetch(newest)).status).toBe(200);
+    expect((await confirmVerificationLink(newest, tokens.password)).status).toBe(200);
 
     const done = await person.api("POST", "/api/auth/verification-email/");
     expect(done.body).toEqual({ email, email_verified: true, sent: false });
@@ -202,7 +208,7 @@ describe("operator rights follow a verified address, not the address alone", () 
     expect((await claimant.api("GET", "/api/auth/roles/")).body.roles).not.toContain("operator");
 
     const link = linkIn(await smtp.waitFor(OPERATOR, /verify-email/), verifyLinkPrefix());
-    expect((await fetch(link)).status).toBe(200);
+    expect((await confirmVerificationLink(link, tokens.password)).status).toBe(200);
     expect((await claimant.api("GET", "/api/admin/access")).status).toBe(200);
     expect((await claimant.api("GET", "/api/auth/roles/")).body.roles).toContain("operator");
     const audit = await claimant.api("GET", "/api/admin/audit");
@@ -226,11 +232,78 @@ describe("operator rights follow a verified address, not the address alone", () 
     expect(refused.body).toMatchObject({ code: "email_unverified", status: 403 });
     expect(refused.body.message).toContain(email);
 
-    expect((await fetch(linkIn(await smtp.waitFor(email, /verify-email/), verifyLinkPrefix()))).status).toBe(
-      200,
-    );
+    const link = linkIn(await smtp.waitFor(email, /verify-email/), verifyLinkPrefix());
+    expect((await confirmVerificationLink(link, tokens.password)).status).toBe(200);
     const allowed = await creator.api("POST", "/api/payouts/onboarding");
     expect(allowed.status).toBe(200);
     expect(allowed.body.url).toContain("/api/payouts/sandbox/onboarding/");
+  });
+
+  it("an ADMIN_EMAILS address someone else signed up with: its owner opening the link (or a mail scanner) grants the squatter nothing; a password reset takes the account, keys included", async () => {
+    // The squatter signs up first with the operator's address, and makes a key.
+    const squatterTokens = await signUp(server.baseUrl, { email: SQUATTED, password: "squatter-pass-1" });
+    const squatter = callerAt(server.baseUrl, { email: SQUATTED, token: squatterTokens.access_token });
+    expect((await squatter.api("POST", "/api/auth/register/")).status).toBe(200);
+    const key = await squatter.api("POST", "/api/keys/", { body: { name: "kept" } });
+    expect(key.status).toBe(201);
+    // The key works (the call is refused for its body, not its key).
+    const before = await squatter.api("POST", "/api/v1/chat/completions", { auth: key.body.key, body: {} });
+    expect(before.status).toBe(400);
+
+    // The mail reaches the real owner. Their mail scanner fetches the link; they click it too.
+    const link = linkIn(await smtp.waitFor(SQUATTED, /verify-email/), verifyLinkPrefix());
+    expect((await fetch(link)).status).toBe(200);
+    const clicked = await fetch(link);
+    expect(clicked.status).toBe(200);
+    expect(await clicked.text()).toContain("Did not create this account?");
+    // They do not know the squatter's password: a wrong one verifies nothing.
+    const token = new URL(link).searchParams.get("token") ?? "";
+    const post = (password: string) =>
+      fetch(`${server.baseUrl}/oidc/verify-email`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ token, password }).toString(),
+      });
+    const wrong = await post("owner-guess-22");
+    expect(wrong.status).toBe(400);
+    expect(await wrong.text()).toContain("not the password of this account");
+    const refused = await squatter.api("GET", "/api/admin/access");
+    expect(refused.status).toBe(403);
+    expect(refused.body.code).toBe("email_unverified");
+    expect((await squatter.api("GET", "/api/auth/profile/")).body.user.email_verified).toBe(false);
+    // Guessing is throttled like sign-in.
+    const statuses: number[] = [];
+    for (let attempt = 0; attempt < 6; attempt++) statuses.push((await post(`guess-${attempt}-pass`)).status);
+    expect(statuses.at(-1)).toBe(429);
+
+    // The owner's way: Forgot password? The reset ends the squatter's sessions and revokes their key.
+    await fetch(`${server.baseUrl}/oidc/password/forgot`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ email: SQUATTED }).toString(),
+    });
+    const resetLink = linkIn(await smtp.waitFor(SQUATTED, /password\/reset/), resetLinkPrefix());
+    const reset = await fetch(`${server.baseUrl}/oidc/password/reset`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({
+        token: new URL(resetLink).searchParams.get("token") ?? "",
+        password: "owner-pass-33",
+      }).toString(),
+    });
+    expect(reset.status).toBe(200);
+    expect((await squatter.api("GET", "/api/auth/profile/")).status).toBe(401);
+    const keyCall = await squatter.api("POST", "/api/v1/chat/completions", { auth: key.body.key, body: {} });
+    expect(keyCall.status).toBe(401);
+    expect(JSON.stringify(keyCall.body)).toContain("revoked");
+    const owner = await signIn(server.baseUrl, SQUATTED, "owner-pass-33");
+    const ownerCaller = callerAt(server.baseUrl, { email: SQUATTED, token: owner.access_token });
+    expect((await ownerCaller.api("GET", "/api/admin/access")).status).toBe(200);
+    expect((await ownerCaller.api("GET", "/api/keys/")).body).toEqual([]);
+    const revokedAll = await queryRows<{ action: string }>(
+      server.database.db,
+      sql`select action from audit_log where action = 'api_keys.revoke_all' and details->>'email' = ${SQUATTED}`,
+    );
+    expect(revokedAll).toHaveLength(1);
   });
 });

@@ -68,6 +68,7 @@ export async function identityRoutes(
     await pages.register(accountLinkRoutes, {
       links,
       onEmailVerified: options.onEmailVerified,
+      onAccountRecovered: options.onAccountRecovered,
       sessions: options.sessions,
     });
 

@@ -1,3 +1,4 @@
+import { and, eq, isNotNull, sql } from "drizzle-orm";
 import { decodeJwt } from "jose";
 import { describe, expect, it } from "vitest";
 import { EMBEDDED_SPA_CLIENT_ID } from "../config.ts";
@@ -163,5 +164,57 @@ describe("embedded OIDC issuer", () => {
     expect(JSON.stringify(await server.database.db.select().from(oidcPayloads))).not.toContain(
       next.refresh_token,
     );
+  });
+
+  it("answers a refresh token used twice at once (two tabs, or a retry after a lost answer) for both, and still treats a later reuse as theft", async () => {
+    const { email, password } = await signUp(server.baseUrl);
+    const tokens = await signIn(server.baseUrl, email, password);
+    const refresh = async (refreshToken: string) => {
+      const response = await fetch(`${server.baseUrl}/oidc/token`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({
+          grant_type: "refresh_token",
+          refresh_token: refreshToken,
+          client_id: EMBEDDED_SPA_CLIENT_ID,
+        }).toString(),
+      });
+      return { status: response.status, body: await response.json() };
+    };
+    const profile = async (accessToken: string) =>
+      (
+        await fetch(`${server.baseUrl}/api/auth/profile/`, {
+          headers: { authorization: `Bearer ${accessToken}` },
+        })
+      ).status;
+
+    const [first, second] = await Promise.all([
+      refresh(tokens.refresh_token ?? ""),
+      refresh(tokens.refresh_token ?? ""),
+    ]);
+    expect([first.status, second.status]).toEqual([200, 200]);
+    // A retry moments later (the client never got the first answer) is answered too.
+    const retried = await refresh(tokens.refresh_token ?? "");
+    expect(retried.status).toBe(200);
+    // The session lives on: every answer's tokens work, and each new refresh token renews.
+    const latest: string[] = [];
+    for (const answer of [first, second, retried]) {
+      expect(await profile(answer.body.access_token)).toBe(200);
+      const renewed = await refresh(answer.body.refresh_token);
+      expect(renewed.status).toBe(200);
+      latest.push(renewed.body.refresh_token);
+    }
+
+    // Past the grace, a used refresh token is theft: the session's grant is revoked.
+    await server.database.db
+      .update(oidcPayloads)
+      .set({ consumedAt: sql`now() - interval '1 hour'` })
+      .where(and(eq(oidcPayloads.model, "RefreshToken"), isNotNull(oidcPayloads.consumedAt)));
+    const stolen = await refresh(tokens.refresh_token ?? "");
+    expect(stolen.status).toBe(400);
+    expect(stolen.body.error).toBe("invalid_grant");
+    // Even the refresh tokens never used are refused now: the whole session ended.
+    const afterTheft = await refresh(latest[0] ?? "");
+    expect(afterTheft.status).toBe(400);
   });
 });

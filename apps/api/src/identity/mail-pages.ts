@@ -49,6 +49,26 @@ ${banner(options.problem ? "Please fix the highlighted field." : undefined)}
   );
 }
 
+/**
+ * A verification link's page: the link alone does not verify (a mail scanner, or the address's
+ * owner clicking a link for an account someone else made, would); the account's password does.
+ */
+export function renderConfirmEmailPage(options: { token: string; email: string; problem?: string }): string {
+  return layout(
+    "Verify your email address",
+    `<h1>Verify your email address</h1>
+<p class="lead">Enter the password of the Promptmint account of ${escapeHtml(options.email)} to confirm that the address is yours.</p>
+${banner(options.problem ? "Please fix the highlighted field." : undefined)}
+<form method="post" action="/oidc/verify-email" novalidate>
+  <input type="hidden" name="token" value="${escapeHtml(options.token)}">
+  <input type="hidden" name="email" value="${escapeHtml(options.email)}" autocomplete="username">
+  ${field({ name: "password", label: "Password", type: "password", autocomplete: "current-password", error: options.problem, autofocus: true })}
+  <button type="submit" class="primary">Verify my email address</button>
+</form>
+<p class="notice">Did not create this account? Someone used your address. Do not verify it: <a href="/oidc/password/forgot">choose a new password</a> instead, which makes the account yours and signs everyone else out.</p>`,
+  );
+}
+
 /** What happened to a mailed link: verified, password changed, or why the link is refused. */
 export function renderLinkResultPage(options: {
   title: string;

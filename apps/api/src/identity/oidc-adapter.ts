@@ -28,6 +28,16 @@ const CREDENTIAL_MODELS = new Set([
 export const UNUSED_CLIENT_TTL_SECONDS = 24 * 60 * 60;
 export const USED_CLIENT_TTL_SECONDS = 30 * 24 * 60 * 60;
 
+/**
+ * A rotated refresh token presented again this soon after its first use is answered as if unused
+ * (a new refresh token, same grant) instead of being treated as stolen, which revokes the whole
+ * session: two tabs renewing at once, or a client retrying a renewal whose answer it never got
+ * (a dropped connection), would otherwise sign the person out everywhere. Later reuse is still
+ * theft. The same trade-off as Auth0's "reuse interval" and Okta's grace period
+ * (docs/decisions/042, amended).
+ */
+export const REFRESH_TOKEN_REUSE_GRACE_SECONDS = 30;
+
 /** oidc-provider storage in PostgreSQL: one row per (model, id), expired rows are never returned. */
 export function createOidcAdapterFactory(db: Database, sessions: Pick<SessionChecks, "forget">) {
   return class PostgresOidcAdapter implements Adapter {
@@ -82,7 +92,8 @@ export function createOidcAdapterFactory(db: Database, sessions: Pick<SessionChe
     async consume(id: string): Promise<void> {
       await db
         .update(oidcPayloads)
-        .set({ consumedAt: new Date() })
+        // The first use's moment is kept: a reuse within the grace does not extend it.
+        .set({ consumedAt: sql`coalesce(${oidcPayloads.consumedAt}, now())` })
         .where(and(eq(oidcPayloads.model, this.model), eq(oidcPayloads.id, this.key(id))));
     }
 
@@ -113,7 +124,13 @@ export function createOidcAdapterFactory(db: Database, sessions: Pick<SessionChe
         .limit(1);
       if (!row) return undefined;
       const payload = row.payload as AdapterPayload;
-      return row.consumedAt ? { ...payload, consumed: Math.floor(row.consumedAt.getTime() / 1000) } : payload;
+      if (!row.consumedAt) return payload;
+      if (
+        this.model === "RefreshToken" &&
+        Date.now() - row.consumedAt.getTime() < REFRESH_TOKEN_REUSE_GRACE_SECONDS * 1000
+      )
+        return payload;
+      return { ...payload, consumed: Math.floor(row.consumedAt.getTime() / 1000) };
     }
   };
 }

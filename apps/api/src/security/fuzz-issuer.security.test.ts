@@ -72,6 +72,7 @@ describe("fuzzing the issuer's sign-in and sign-up pages", () => {
           method: "GET",
           path: (s) => `/oidc/verify-email?token=${encodeURIComponent(s)}`,
         },
+        { name: "verification form", method: "POST", path: () => "/oidc/verify-email" },
         { name: "forgot-password form", method: "POST", path: () => "/oidc/password/forgot" },
         { name: "reset-password form", method: "POST", path: () => "/oidc/password/reset" },
       ];

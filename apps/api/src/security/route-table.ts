@@ -62,7 +62,7 @@ const issuerRoutes: [path: string, methods: string[], url: string][] = [
   ["/oidc/interaction/{uid}/login", ["POST"], "/oidc/interaction/no-such-uid/login"],
   ["/oidc/interaction/{uid}/register", ["POST"], "/oidc/interaction/no-such-uid/register"],
   ["/oidc/interaction/{uid}/consent", ["POST"], "/oidc/interaction/no-such-uid/consent"],
-  ["/oidc/verify-email", ["GET"], "/oidc/verify-email?token=not-a-real-token-0123456789"],
+  ["/oidc/verify-email", ["GET", "POST"], "/oidc/verify-email?token=not-a-real-token-0123456789"],
   ["/oidc/password/forgot", ["GET", "POST"], "/oidc/password/forgot"],
   ["/oidc/password/reset", ["GET", "POST"], "/oidc/password/reset?token=not-a-real-token-0123456789"],
   // The development outbox (no SMTP_URL, never in production), as the world's server has it.

@@ -32,7 +32,7 @@ export async function createCaller(
   const caller = callerAt(baseUrl, { email: tokens.email, token: tokens.access_token });
   const registered = await caller.api("POST", "/api/auth/register/");
   if (registered.status !== 200) throw new Error(`register failed: ${registered.status}`);
-  if (options.verified) await verifyEmailThroughOutbox(baseUrl, tokens.email);
+  if (options.verified) await verifyEmailThroughOutbox(baseUrl, tokens.email, tokens.password);
   return caller;
 }
 

@@ -84,8 +84,13 @@ describe("/admin access", () => {
       ["to=9999-12-31", "to", /between 2000-01-01 and/],
       ["from=2026-03-01&to=2026-01-01", "from", /must be before to/],
       ["from=2000-01-01&to=2025-01-01", "from", /at most 1100 days before to/],
-      ["from=2024-02-30", "from", /./],
-      ["from=yesterday", "from", /./],
+      ["from=2024-02-30", "from", /must be an ISO 8601 date \(2026-01-31\) or date-time/],
+      ["from=yesterday", "from", /must be an ISO 8601 date/],
+      ["to=2026-01-01T25:00:00Z", "to", /must be an ISO 8601 date/],
+      ["from=2026-01-01&from=2026-02-01", "from", /must be an ISO 8601 date/],
+      // A misspelt or bracketed parameter is not read as "no period given" (the 30-day default).
+      ["form=2024-01-01", "form", /not an allowed/],
+      ["from[]=2024-01-01", "from[]", /not an allowed/],
     ];
     for (const [query, field, problem] of cases) {
       const answer = await admin.api("GET", `/api/admin/overview?${query}`);

@@ -1,6 +1,7 @@
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { userRoles, users } from "../../db/schema/index.ts";
+import { addressKey } from "../../lib/email-address.ts";
 import { type Actor, writeAudit } from "./audit.ts";
 
 /**
@@ -35,7 +36,7 @@ export async function bootstrapOperator(
   adminEmails: string[],
   user: UserRow,
 ): Promise<boolean> {
-  if (!user.emailVerified || !adminEmails.includes(user.email.trim().toLowerCase())) return false;
+  if (!user.emailVerified || !adminEmails.includes(addressKey(user.email))) return false;
   return db.transaction(async (tx) => {
     const [granted] = await tx
       .insert(userRoles)
@@ -62,7 +63,7 @@ async function usersWithEmail(db: Database, email: string): Promise<UserRow[]> {
   return db
     .select()
     .from(users)
-    .where(sql`lower(${users.email}) = ${email.trim().toLowerCase()}`)
+    .where(eq(users.email, addressKey(email)))
     .orderBy(asc(users.dateJoined));
 }
 

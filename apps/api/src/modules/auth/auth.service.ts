@@ -2,6 +2,7 @@ import type { Creator, Profile, ProfileUpdate, Roles, User } from "@promptmint/c
 import { and, asc, eq, sql } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { creators, users } from "../../db/schema/index.ts";
+import { addressKey } from "../../lib/email-address.ts";
 import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
 import { isOperator } from "../admin/operators.ts";
 import type { VerifiedToken } from "./token-verifier.ts";
@@ -39,7 +40,7 @@ export async function upsertUserFromToken(
   options: { creator: boolean; refreshEmail: boolean },
 ): Promise<LocalUser> {
   const claims = token.claims;
-  const email = typeof claims.email === "string" ? claims.email.toLowerCase() : "";
+  const email = typeof claims.email === "string" ? addressKey(claims.email) : "";
   const emailVerified = Boolean(email) && claimsVerifiedEmail(claims);
   let user = await findUserByToken(db, token);
 
@@ -168,7 +169,7 @@ export async function updateProfile(db: Database, user: LocalUser, update: Profi
     if (sent === undefined) continue;
     const same =
       field === "email"
-        ? String(sent).toLowerCase() === value
+        ? addressKey(String(sent)) === value
         : field === "date_joined"
           ? sameInstant(String(sent), String(value))
           : sent === value;

@@ -6,7 +6,9 @@ import { users } from "../../db/schema/index.ts";
 import { findAccountById } from "../../identity/accounts.ts";
 import { type LinkDeps, sendVerificationEmail } from "../../identity/email-links.ts";
 import { AppError } from "../../lib/errors.ts";
+import { type Actor, writeAudit } from "../admin/audit.ts";
 import { bootstrapOperator } from "../admin/operators.ts";
+import { revokeEveryApiKey } from "../keys/keys.service.ts";
 import { type LocalUser, markEmailVerified } from "./auth.service.ts";
 
 /**
@@ -18,6 +20,12 @@ export interface EmailVerification {
   /** The link mailed for this embedded account was opened. */
   accountVerified(accountId: string): Promise<void>;
   /**
+   * A password reset was the first proof of this embedded account's address: whoever signed up
+   * with it may not be the person who reads its mail, so the API keys the account holds (which
+   * outlive its sessions, ended by the reset) are revoked, and the audit log says so.
+   */
+  accountRecovered(accountId: string): Promise<void>;
+  /**
    * A user signing in: one of the embedded issuer whose link was opened before their token was
    * issued (tokens live 5 minutes) is verified now, from the issuer's own record.
    */
@@ -25,6 +33,8 @@ export interface EmailVerification {
   /** Mails the signed-in person a new link (the embedded issuer only). */
   resend(user: LocalUser): Promise<VerificationEmailResult>;
 }
+
+const RECOVERY_ACTOR: Actor = { id: null, email: "password reset (account recovery)" };
 
 export function createEmailVerification(deps: {
   db: Database;
@@ -50,6 +60,24 @@ export function createEmailVerification(deps: {
         .limit(1);
       // A user made before the link was opened; one made later takes the claim from its token.
       if (account?.emailVerified && user && user.email === account.email) await verified(user);
+    },
+
+    async accountRecovered(accountId) {
+      const [user] = await db
+        .select()
+        .from(users)
+        .where(and(eq(users.issuer, EMBEDDED_ISSUER_KEY), eq(users.subject, accountId)))
+        .limit(1);
+      if (!user) return;
+      const revoked = await revokeEveryApiKey(db, user.id);
+      if (revoked > 0)
+        await writeAudit(db, RECOVERY_ACTOR, {
+          action: "api_keys.revoke_all",
+          targetKind: "user",
+          targetId: user.id,
+          reason: `${user.email} was first proved by a password reset: the keys made before belong to whoever held the account then`,
+          details: { email: user.email, revoked },
+        });
     },
 
     async refresh(user) {

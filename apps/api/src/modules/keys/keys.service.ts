@@ -161,6 +161,20 @@ export async function revokeApiKey(db: Database, user: LocalUser, id: string): P
   forgetLookups(db, "apiKeys");
 }
 
+/**
+ * Revokes every key of a user at once (their account changed hands: a password reset was the first
+ * proof of its address, docs/decisions/041). Answers how many; every process drops its cached copies.
+ */
+export async function revokeEveryApiKey(db: Database, userId: string): Promise<number> {
+  const rows = await db
+    .update(apiKeys)
+    .set({ revokedAt: new Date() })
+    .where(and(eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt)))
+    .returning({ id: apiKeys.id });
+  if (rows.length > 0) forgetLookups(db, "apiKeys");
+  return rows.length;
+}
+
 /** What a call made with a key may do (decision 035): carried by the request (authenticate.ts). */
 export interface KeyScope {
   keyId: string;
