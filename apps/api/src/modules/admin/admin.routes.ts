@@ -25,6 +25,7 @@ import {
   findSandboxDispute,
   reverseSandboxPayment,
   sandboxPaymentAmount,
+  sandboxRefundAmount,
 } from "../billing/sandbox-reversals.ts";
 import type { StripeGateway } from "../billing/stripe-gateway.ts";
 import { adminOverview } from "./admin.service.ts";
@@ -209,7 +210,7 @@ export const adminRoutes: FastifyPluginAsyncZod<{
     async (request) => {
       requireSandbox();
       const { payment_intent_id: intent } = request.body;
-      const amountCents = request.body.amount_cents ?? (await sandboxPaymentAmount(db, intent));
+      const amountCents = await sandboxRefundAmount(db, intent, request.body.amount_cents);
       return reverse(request, intent, {
         kind: "refund",
         externalId: `re_sbx_${randomBytes(12).toString("hex")}`,

@@ -230,6 +230,11 @@ describe("a partial refund of a top-up", () => {
     expect(first.body.moved_cents).toBe(150);
     expect((await wallet(buyer)).balance_micros).toBe(500_000);
     expect(await balance("earnings", creatorId)).toBe(earned);
+    // More than the $3.50 left to refund is refused as Stripe's API refuses it, and moves nothing.
+    const over = await refund(pi, 351);
+    expect(over.status).toBe(400);
+    expect(over.body.fields.amount_cents).toMatch(/\$3\.50 left to refund/);
+    expect((await wallet(buyer)).balance_micros).toBe(500_000);
     // $2.00 more: the last $0.50 of the wallet, then $1.50 of the $3.00 the creator's calls got.
     const second = await refund(pi, 200);
     expect(second.body.moved_cents).toBe(200);
@@ -258,6 +263,10 @@ describe("a partial refund of a top-up", () => {
     expect(owed + left).toBe(spent.earnings - Number(creatorPart?.earnings));
     expect(await balance("earnings", creatorId)).toBe(0);
     expect(await balance("debt", buyerId)).toBe(0);
+    // Nothing is left to refund: a clear 400, not a 200 that changed nothing.
+    const again = await refund(pi);
+    expect(again.status).toBe(400);
+    expect(again.body.fields.payment_intent_id).toMatch(/refunded in full/);
 
     // New earnings pay the debt before anything is paid out.
     const buyer2 = await createCaller(server.baseUrl, "Second buyer");

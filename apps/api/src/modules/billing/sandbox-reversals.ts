@@ -1,9 +1,10 @@
 import type { ReversalResultSchema } from "@promptmint/contracts";
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { z } from "zod";
 import type { Database } from "../../db/client.ts";
 import { paymentReversals, payments } from "../../db/schema/index.ts";
 import { invalidFields, notFound } from "../../lib/errors.ts";
+import { dollars } from "../../lib/money.ts";
 import type { Actor } from "../admin/audit.ts";
 import { applyReversal, type ReversalFact, recallIndebted } from "./reversals.ts";
 
@@ -49,6 +50,38 @@ export async function sandboxPaymentAmount(db: Database, paymentIntentId: string
     .where(and(eq(payments.gateway, "sandbox"), eq(payments.externalId, paymentIntentId)));
   if (!payment) throw invalidFields({ payment_intent_id: "is not a succeeded sandbox payment" });
   return payment.amount;
+}
+
+/**
+ * What a sandbox refund takes, as Stripe's refunds API answers it: the named amount, or all that is
+ * left to refund when none is named; more than is left, or nothing left, is a 400 naming the field
+ * (Stripe: "Refund amount is greater than unrefunded amount on charge"). The ledger caps a refund at
+ * what is left in any case (reversals.ts); this check is what the operator is told.
+ */
+export async function sandboxRefundAmount(
+  db: Database,
+  paymentIntentId: string,
+  requestedCents: number | undefined,
+): Promise<number> {
+  const amount = await sandboxPaymentAmount(db, paymentIntentId);
+  const [refunds] = await db
+    .select({ total: sql<string>`coalesce(sum(${paymentReversals.amountCents}), 0)::text` })
+    .from(paymentReversals)
+    .innerJoin(payments, eq(payments.id, paymentReversals.paymentId))
+    .where(
+      and(
+        eq(payments.gateway, "sandbox"),
+        eq(payments.externalId, paymentIntentId),
+        eq(paymentReversals.kind, "refund"),
+      ),
+    );
+  const left = amount - Number(refunds?.total ?? 0);
+  if (left <= 0) throw invalidFields({ payment_intent_id: "has been refunded in full" });
+  if (requestedCents !== undefined && requestedCents > left)
+    throw invalidFields({
+      amount_cents: `is more than the ${dollars(left)} left to refund on this payment`,
+    });
+  return requestedCents ?? left;
 }
 
 /** A dispute of a sandbox payment, by its id, with the payment it disputes; 404 otherwise. */
