@@ -201,3 +201,27 @@ describe("a plan cut from 100 included calls to 1", () => {
     expect(String((error as Error).cause ?? error)).toMatch(/immutable/);
   });
 });
+
+describe("a plan withdrawn from sale", () => {
+  it("tells its wallet subscribers their subscription ends with the period, and then ends it unrenewed", async () => {
+    const { slug, plan } = await appWithPlan({ price_cents: 700, included_calls: 20 });
+    const { subscriber, sub } = await newSubscriber(slug, plan.id);
+    expect(sub.cancel_at_period_end).toBe(false);
+
+    const withdrawn = await creator.api("PATCH", `/api/app/${slug}/packages/${plan.id}/`, {
+      body: { is_active: false },
+    });
+    expect(withdrawn.status).toBe(200);
+    // What the subscriber reads is what the renewal will do: no renewal, no next terms.
+    expect(await subscriptionOf(subscriber, slug)).toMatchObject({
+      status: "active",
+      cancel_at_period_end: true,
+      next_terms: null,
+    });
+
+    await endPeriodAt(sub.id, new Date(Date.now() - 1000));
+    await renewDueSubscriptions(server.database.db, 10, new Date());
+    expect(await subscriptionOf(subscriber, slug)).toMatchObject({ status: "canceled" });
+    expect(await walletOf(subscriber)).toBe(10_000 - 700);
+  });
+});

@@ -78,16 +78,22 @@ function nextTermsOf(row: SubscriptionRow, versions: PlanTerms[]): Subscription[
   return null;
 }
 
-/** The subscriptions' rows with their plans' names and terms, as the contracts show them. */
+/**
+ * The subscriptions' rows with their plans' names and terms, as the contracts show them. A wallet
+ * subscription to a plan withdrawn from sale ends with its period (renewSubscriptions does not renew
+ * it), so it says so: `cancel_at_period_end`, as if its subscriber had cancelled.
+ */
 async function withTerms(
   db: Database,
-  rows: { subscription: SubscriptionRow; name: string }[],
+  rows: { subscription: SubscriptionRow; name: string; planActive: boolean }[],
   appSlug: string,
 ): Promise<Subscription[]> {
   const terms = await loadPlanTerms(db, [...new Set(rows.map((row) => row.subscription.packageId))]);
-  return rows.map((row) =>
-    toSubscription(row.subscription, row.name, appSlug, terms.get(row.subscription.packageId)),
-  );
+  return rows.map((row) => {
+    const shown = toSubscription(row.subscription, row.name, appSlug, terms.get(row.subscription.packageId));
+    const ends = !row.planActive && shown.renews_from === "wallet" && shown.status === "active";
+    return ends ? { ...shown, cancel_at_period_end: true, next_terms: null } : shown;
+  });
 }
 
 export async function listSubscriptions(
@@ -96,7 +102,7 @@ export async function listSubscriptions(
   subscriberId: string,
 ): Promise<Subscription[]> {
   const rows = await db
-    .select({ subscription: subscriptions, name: packages.name })
+    .select({ subscription: subscriptions, name: packages.name, planActive: packages.isActive })
     .from(subscriptions)
     .innerJoin(packages, eq(packages.id, subscriptions.packageId))
     .where(and(eq(subscriptions.applicationId, app.id), eq(subscriptions.subscriberId, subscriberId)))
@@ -112,7 +118,7 @@ export async function getSubscription(
 ): Promise<Subscription> {
   const [row] = /^[0-9a-f-]{36}$/i.test(id)
     ? await db
-        .select({ subscription: subscriptions, name: packages.name })
+        .select({ subscription: subscriptions, name: packages.name, planActive: packages.isActive })
         .from(subscriptions)
         .innerJoin(packages, eq(packages.id, subscriptions.packageId))
         .where(
