@@ -232,3 +232,19 @@ describe("a model provider's 429, in every shape", () => {
     }
   });
 });
+
+describe("a URL the router cannot read", () => {
+  it("under /api/v1 → 400 in OpenAI's shape (was Fastify's FST_ERR_BAD_URL body); elsewhere {code, message, status}", async () => {
+    const openAi = await fetch(`${server.baseUrl}/api/v1/responses/%zz`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(openAi.status).toBe(400);
+    const body = await openAi.json();
+    expect(body).toEqual({
+      error: { message: expect.stringContaining("not valid"), type: "invalid_request_error", param: null, code: "invalid_url" },
+    });
+    const dify = await fetch(`${server.baseUrl}/api/app/${slug}/%zz`, { method: "POST" });
+    expect(dify.status).toBe(400);
+    expect(await dify.json()).toMatchObject({ code: "bad_request", status: 400 });
+  });
+});
