@@ -98,7 +98,9 @@ export function installBearerCors(app: FastifyInstance) {
       .status(204)
       .headers({
         "access-control-allow-methods": `${route.methods}, OPTIONS`,
-        "access-control-allow-headers": allowedRequestHeaders(request.headers["access-control-request-headers"]),
+        "access-control-allow-headers": allowedRequestHeaders(
+          request.headers["access-control-request-headers"],
+        ),
         "access-control-max-age": "600",
         vary: "access-control-request-headers",
         "cache-control": "no-store",

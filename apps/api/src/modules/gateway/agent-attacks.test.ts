@@ -101,7 +101,7 @@ describe("x402 payments a client gets wrong", () => {
     }
   });
 
-  it("x402Version as the string \"2\" → refused 402 unsupported_version saying what was sent", async () => {
+  it('x402Version as the string "2" → refused 402 unsupported_version saying what was sent', async () => {
     const { status, body } = await difyCall({ "payment-signature": base64({ x402Version: "2" }) });
     expect(status).toBe(402);
     expect(body.message).toContain('x402Version "2" is not accepted: send the number 2');
@@ -112,15 +112,25 @@ describe("x402 payments a client gets wrong", () => {
     const authorization = (payload.payload as { authorization: Record<string, string> }).authorization;
     const broken: [string, Record<string, unknown>, string][] = [
       ["no value", { ...payload.payload, authorization: { ...authorization, value: undefined } }, "value"],
-      ["from not an address", { ...payload.payload, authorization: { ...authorization, from: "0xabc" } }, "from"],
+      [
+        "from not an address",
+        { ...payload.payload, authorization: { ...authorization, from: "0xabc" } },
+        "from",
+      ],
       ["nonce too short", { ...payload.payload, authorization: { ...authorization, nonce: "0x1" } }, "nonce"],
-      ["validBefore a number", { ...payload.payload, authorization: { ...authorization, validBefore: 1 } }, "validBefore"],
+      [
+        "validBefore a number",
+        { ...payload.payload, authorization: { ...authorization, validBefore: 1 } },
+        "validBefore",
+      ],
       ["empty signature", { ...payload.payload, signature: "0x" }, "signature"],
       ["authorization a list", { ...payload.payload, authorization: [authorization] }, "authorization"],
     ];
     const verifications = facilitator.requests.verify;
     for (const [what, inner, field] of broken) {
-      const { status, body } = await difyCall({ "payment-signature": base64({ ...payload, payload: inner }) });
+      const { status, body } = await difyCall({
+        "payment-signature": base64({ ...payload, payload: inner }),
+      });
       expect(status, what).toBe(402);
       expect(body.message, what).toContain("invalid_payment");
       expect(body.message, what).toContain(field);
@@ -137,7 +147,11 @@ describe("credentials and an x402 payment on one request", () => {
     const [wallet, charged] = [(await consumer.api("GET", "/api/wallet/")).body, await chargedCalls()];
     const { status, body } = await difyCall({ authorization: `Bearer ${key}`, "payment-signature": header });
     expect(status).toBe(400);
-    expect(body).toMatchObject({ code: "invalid_param", status: 400, fields: { "payment-signature": expect.any(String) } });
+    expect(body).toMatchObject({
+      code: "invalid_param",
+      status: 400,
+      fields: { "payment-signature": expect.any(String) },
+    });
     expect(body.message).toContain("not both");
     expect(await chargedCalls()).toBe(charged);
     expect((await consumer.api("GET", "/api/wallet/")).body.balance_micros).toBe(wallet.balance_micros);
@@ -184,9 +198,9 @@ describe("a model provider's 429, in every shape", () => {
     const client = new OpenAI({ apiKey: key, baseURL: `${server.baseUrl}/api/v1`, maxRetries: 0 });
     vendor.set({ kind: "status", status: 429, message: "slow down", headers: { "retry-after": "7" } });
     try {
-      const blocking = await client.chat.completions
+      const blocking = (await client.chat.completions
         .create({ model: slug, messages: [{ role: "user", content: "hi" }] })
-        .catch((e: unknown) => e as InstanceType<typeof OpenAI.APIError>);
+        .catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
       expect(blocking).toBeInstanceOf(OpenAI.RateLimitError);
       const streamed = await (async () => {
         const stream = await client.chat.completions.create({
@@ -241,7 +255,12 @@ describe("a URL the router cannot read", () => {
     expect(openAi.status).toBe(400);
     const body = await openAi.json();
     expect(body).toEqual({
-      error: { message: expect.stringContaining("not valid"), type: "invalid_request_error", param: null, code: "invalid_url" },
+      error: {
+        message: expect.stringContaining("not valid"),
+        type: "invalid_request_error",
+        param: null,
+        code: "invalid_url",
+      },
     });
     const dify = await fetch(`${server.baseUrl}/api/app/${slug}/%zz`, { method: "POST" });
     expect(dify.status).toBe(400);

@@ -151,8 +151,7 @@ export function chatDialect(includeUsage: boolean): OpenAiDialect<ChatCompletion
         null,
       ),
     streamEnd: (answer) => ending(answer, includeUsage),
-    streamError: (_meta, error: AppError) =>
-      event({ error: openAiErrorOf(error) }),
+    streamError: (_meta, error: AppError) => event({ error: openAiErrorOf(error) }),
     replayStream: (stored) => {
       const message = stored.choices[0]?.message;
       const calls = message?.tool_calls?.map((call, index) => ({ index, ...call }));

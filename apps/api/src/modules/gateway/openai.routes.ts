@@ -21,12 +21,7 @@ import {
 import type { GatewayDeps } from "./gateway-call.ts";
 import { runOpenAiCall } from "./openai-call.ts";
 import { chatDialect } from "./openai-chat.ts";
-import {
-  OpenAiError,
-  OpenAiErrorSchema,
-  openAiCodeOfAppError,
-  openAiErrorType,
-} from "./openai-errors.ts";
+import { OpenAiError, OpenAiErrorSchema, openAiCodeOfAppError, openAiErrorType } from "./openai-errors.ts";
 import {
   ChatCompletionRequestSchema,
   chatCall,

@@ -238,7 +238,14 @@ export function createX402Rail(config: X402Config, options: { fetchTimeoutMs?: n
 /** The `exact` scheme's EIP-3009 payload: a transferWithAuthorization and its signature. */
 interface Eip3009Payload {
   signature: string;
-  authorization: { from: string; to: string; value: string; validAfter: string; validBefore: string; nonce: string };
+  authorization: {
+    from: string;
+    to: string;
+    value: string;
+    validAfter: string;
+    validBefore: string;
+    nonce: string;
+  };
 }
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
