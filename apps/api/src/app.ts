@@ -56,6 +56,7 @@ import { exploreRoutes } from "./modules/explore/explore.routes.ts";
 import { gatewayRoutes } from "./modules/gateway/gateway.routes.ts";
 import type { GatewayDeps } from "./modules/gateway/gateway-call.ts";
 import { openAiRoutes } from "./modules/gateway/openai.routes.ts";
+import { answerBadUrl } from "./modules/gateway/openai-unknown-routes.ts";
 import { sweepExpiredResponses } from "./modules/gateway/response-store.ts";
 import { keysRoutes } from "./modules/keys/keys.routes.ts";
 import { mcpRoutes, protectedResourceRoutes } from "./modules/mcp/mcp.routes.ts";
@@ -225,6 +226,8 @@ function createFastify(options: BuildAppOptions) {
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: config.trustProxy,
     routerOptions: { ignoreTrailingSlash: false },
+    // A URL the router cannot read, in the shape of the path's clients (OpenAI's under /api/v1).
+    frameworkErrors: answerBadUrl,
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

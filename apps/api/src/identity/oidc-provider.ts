@@ -99,6 +99,12 @@ export async function createOidcProvider(
         }
         const refused = refusedRedirectUri(value, origins);
         if (refused) throw new errors.InvalidRedirectUri(refused);
+        // A loopback listener or a private-use scheme is a native app's redirect (RFC 8252), and a
+        // native client is what oidc-provider lets use any port of a loopback URI (§7.3: a desktop
+        // client listens on whatever port is free, and may reuse its registration or its metadata
+        // document's `http://127.0.0.1/callback` on another one). The SDK's clients register
+        // without `application_type`, which defaults to web: exact ports, so a new port failed.
+        if (isNativeRedirectList(value)) metadata.application_type = "native";
       },
     },
     extraParams: ["screen_hint"],
@@ -283,6 +289,22 @@ const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
  * (`com.example.app:/callback`); oidc-provider accepts it from `application_type: "native"` only.
  */
 const PRIVATE_USE_SCHEME = /^[a-z][a-z0-9+-]*(?:\.[a-z0-9+-]+)+:$/;
+
+/**
+ * Redirect URIs only a native app has (RFC 8252): some loopback `http` listener or private-use
+ * scheme, and no `https` URI on a loopback host (which oidc-provider refuses from native clients;
+ * such a list stays a web client's, exact ports).
+ */
+export function isNativeRedirectList(value: unknown): boolean {
+  if (!Array.isArray(value)) return false;
+  const urls = value.map((uri) => (typeof uri === "string" ? URL.parse(uri) : null));
+  if (urls.some((url) => url?.protocol === "https:" && LOOPBACK_HOSTS.has(url.hostname))) return false;
+  return urls.some(
+    (url) =>
+      (url?.protocol === "http:" && LOOPBACK_HOSTS.has(url.hostname)) ||
+      (url !== null && PRIVATE_USE_SCHEME.test(url.protocol)),
+  );
+}
 
 /**
  * Why a registered client's redirect URI is refused, if it is: https, http to a loopback address

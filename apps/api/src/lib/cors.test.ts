@@ -44,6 +44,26 @@ describe("CORS on the MCP endpoints", () => {
     });
   }
 
+  it("preflight asking for headers of the client's own (Inspector custom headers, traceparent) → allowed too", async () => {
+    for (const path of [
+      "/api/app/some-app/mcp",
+      "/.well-known/oauth-protected-resource/api/app/some-app/mcp",
+      "/oidc/token",
+    ]) {
+      const response = await preflight(
+        path,
+        path.startsWith("/.well") ? "GET" : "POST",
+        "mcp-protocol-version, traceparent, X-Custom-Auth",
+      );
+      expect(response.status).toBe(204);
+      expectOpen(response, path);
+      const allowed = String(response.headers.get("access-control-allow-headers")).split(", ");
+      for (const name of ["authorization", "mcp-protocol-version", "traceparent", "x-custom-auth"])
+        expect(allowed, `${path} allows ${name}`).toContain(name);
+      expect(response.headers.get("vary")).toContain("access-control-request-headers");
+    }
+  });
+
   it("an unauthenticated call → 401 a browser can read, with its WWW-Authenticate challenge", async () => {
     const response = await fromBrowser("/api/app/some-app/mcp", {
       method: "POST",

@@ -61,6 +61,25 @@ export const BEARER_CORS_ROUTES: BearerRoute[] = [
   { path: /^\/oidc\/(?:reg|token|token\/revocation)$/, methods: "POST" },
 ];
 
+/** A header name as HTTP spells one (RFC 9110 token), short enough to echo back. */
+const HEADER_NAME = /^[a-z0-9!#$%&'*+.^_`|~-]{1,64}$/;
+
+/**
+ * The request headers a preflight allows: ours, and any other the client asks for. These routes
+ * take no cookies (no `Allow-Credentials`), and their credentials are already allowed, so an extra
+ * header grants nothing; refusing one only breaks a browser client that adds its own (the
+ * Inspector's custom headers, an SDK's `requestInit.headers`, tracing's `traceparent`).
+ */
+function allowedRequestHeaders(requested: string | string[] | undefined): string {
+  const asked = (typeof requested === "string" ? requested : "")
+    .split(",")
+    .map((name) => name.trim().toLowerCase())
+    .filter((name) => HEADER_NAME.test(name))
+    .slice(0, 32);
+  const base = BEARER_CORS_ALLOW_HEADERS.split(", ");
+  return [...new Set([...base, ...asked])].join(", ");
+}
+
 function bearerRouteOf(url: string): BearerRoute | undefined {
   const path = url.split("?")[0] ?? "";
   return BEARER_CORS_ROUTES.find((route) => route.path.test(path));
@@ -79,8 +98,11 @@ export function installBearerCors(app: FastifyInstance) {
       .status(204)
       .headers({
         "access-control-allow-methods": `${route.methods}, OPTIONS`,
-        "access-control-allow-headers": BEARER_CORS_ALLOW_HEADERS,
+        "access-control-allow-headers": allowedRequestHeaders(
+          request.headers["access-control-request-headers"],
+        ),
         "access-control-max-age": "600",
+        vary: "access-control-request-headers",
         "cache-control": "no-store",
       })
       .send();

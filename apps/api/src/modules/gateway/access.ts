@@ -67,12 +67,35 @@ export interface AgentCall {
  */
 export function callerOrAgent(deps: Pick<GatewayDeps, "guards" | "agentPayments">) {
   return authenticates(async (request: FastifyRequest) => {
+    refuseTwoPayers(deps, request);
     if (isAgentRequest(deps, request)) {
       request.agentPayment = {};
       return;
     }
     await deps.guards.requireCaller(request);
   });
+}
+
+/**
+ * A call is paid by the account its credentials name, or by the agent's own payment, never both:
+ * credentials beside a `PAYMENT-SIGNATURE` would leave the payment unused while the account pays
+ * (a header ignored in silence), so the request is refused, nothing charged, the payment unspent.
+ */
+export function refuseTwoPayers(deps: Pick<GatewayDeps, "agentPayments">, request: FastifyRequest): void {
+  if (!request.headers.authorization || request.headers["payment-signature"] === undefined) return;
+  throw new AppError(
+    "bad_request",
+    deps.agentPayments
+      ? "Send PAYMENT-SIGNATURE without an Authorization header: a call is paid either by the account of its credentials or by an x402 payment, not both. Nothing was charged; the payment was not used."
+      : "This server does not take x402 payments: send the request without PAYMENT-SIGNATURE. Nothing was charged.",
+    {
+      fields: {
+        "payment-signature": deps.agentPayments
+          ? "cannot be sent with Authorization"
+          : "is not accepted here (x402 is off)",
+      },
+    },
+  );
 }
 
 /** A request agent payments may pay for: no credentials, and the rail is on. */

@@ -3,6 +3,7 @@ import type { ToolCall } from "../models/tools.ts";
 import { openAiCostFields } from "./charge.ts";
 import type { ExecutionResult } from "./execution.ts";
 import type { AnswerMeta, OpenAiDialect } from "./openai-call.ts";
+import { openAiErrorOf } from "./openai-errors.ts";
 import type { CallCharge } from "./paid-call.ts";
 
 /** A blocking chat completion, as answered and stored for Idempotency-Key replays. */
@@ -150,8 +151,7 @@ export function chatDialect(includeUsage: boolean): OpenAiDialect<ChatCompletion
         null,
       ),
     streamEnd: (answer) => ending(answer, includeUsage),
-    streamError: (_meta, error: AppError) =>
-      event({ error: { message: error.message, type: "api_error", param: null, code: error.code } }),
+    streamError: (_meta, error: AppError) => event({ error: openAiErrorOf(error) }),
     replayStream: (stored) => {
       const message = stored.choices[0]?.message;
       const calls = message?.tool_calls?.map((call, index) => ({ index, ...call }));

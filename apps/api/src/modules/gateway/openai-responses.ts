@@ -3,6 +3,7 @@ import type { ToolCallDelta } from "../models/tools.ts";
 import { openAiCostFields } from "./charge.ts";
 import type { ExecutionResult } from "./execution.ts";
 import type { AnswerMeta, OpenAiDialect } from "./openai-call.ts";
+import { openAiCodeOfAppError } from "./openai-errors.ts";
 import type { ResponsesRequest } from "./openai-request.ts";
 import type { CallCharge } from "./paid-call.ts";
 
@@ -317,7 +318,7 @@ export function responsesDialect(
       event("response.failed", {
         response: {
           ...response(meta, "failed", null, null),
-          error: { code: error.code, message: error.message },
+          error: { code: openAiCodeOfAppError(error), message: error.message },
         },
       }),
     replayStream: (stored) => {

@@ -9,6 +9,23 @@ import { patternOf } from "../../lib/security-headers.ts";
  * the not-found handler: in production the SPA's history fallback (`GET /*`, web.ts) would
  * otherwise answer unknown GETs; the more specific `/api/v1/*` wins over it.
  */
+/**
+ * A URL the router cannot read (a malformed percent-escape, `/api/v1/responses/%zz`): Fastify's
+ * `frameworkErrors`, answered before any route or hook, in the shape the path's clients read —
+ * OpenAI's under /api/v1 (Dify's routes under /api/v1/app/ aside), `{code, message, status}`
+ * elsewhere — instead of Fastify's own `{error, code: FST_ERR_BAD_URL, statusCode}`.
+ */
+export function answerBadUrl(error: Error, request: FastifyRequest, reply: FastifyReply) {
+  const path = request.url.split("?")[0] ?? "";
+  const message = `The request URL is not valid (a malformed percent-escape?): ${error.message}`;
+  reply.header("x-content-type-options", "nosniff");
+  if (path.startsWith("/api/v1/") && !path.startsWith("/api/v1/app/"))
+    return reply
+      .status(400)
+      .send({ error: { message, type: "invalid_request_error", param: null, code: "invalid_url" } });
+  return reply.status(400).send({ code: "bad_request", message, status: 400 });
+}
+
 export function answerUnknownRoutes(app: FastifyInstance) {
   // Each route's path and methods, for the 405 of a path served under another method.
   const served: { pattern: RegExp; method: string }[] = [];

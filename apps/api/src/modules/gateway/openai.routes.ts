@@ -21,7 +21,7 @@ import {
 import type { GatewayDeps } from "./gateway-call.ts";
 import { runOpenAiCall } from "./openai-call.ts";
 import { chatDialect } from "./openai-chat.ts";
-import { OpenAiError, OpenAiErrorSchema } from "./openai-errors.ts";
+import { OpenAiError, OpenAiErrorSchema, openAiCodeOfAppError, openAiErrorType } from "./openai-errors.ts";
 import {
   ChatCompletionRequestSchema,
   chatCall,
@@ -70,16 +70,6 @@ const PINNING = [
   "A version or label the app does not have is a 404 `model_not_found` naming it; a malformed pin a 400 naming `model`; nothing is charged for either. Workflow apps are pinned the same way (their provider configuration is versioned).",
 ].join("\n\n");
 
-/** The OpenAI error `type` for a status (a model provider's rate limit: OpenAI's own `requests`). */
-function errorType(status: number, code?: string): string {
-  if (code === "upstream_rate_limited") return "requests";
-  if (status === 401) return "authentication_error";
-  if (status === 402) return "insufficient_quota";
-  if (status === 429) return "rate_limit_exceeded";
-  if (status >= 500) return "api_error";
-  return "invalid_request_error";
-}
-
 /**
  * Any error as OpenAI's `{error: {message, type, param, code}}` with our status codes; `param` names
  * the first field at fault (a refused request field, an unknown one, a bad value).
@@ -118,7 +108,7 @@ function sendOpenAiError(
   return reply.status(status).send({
     error: {
       message,
-      type: errorType(status, error instanceof AppError ? error.code : undefined),
+      type: openAiErrorType(status, error instanceof AppError ? error.code : undefined),
       param: error instanceof OpenAiError ? error.param : fields ? (Object.keys(fields)[0] ?? null) : null,
       code: openAiCodeOf(error, fields),
       ...remedyFields(error),
@@ -128,9 +118,7 @@ function sendOpenAiError(
 
 /** The error's `code` as OpenAI names it where it has a name of its own, else ours. */
 function openAiCodeOf(error: Error & { code?: string }, fields: Record<string, string> | undefined) {
-  if (error instanceof OpenAiError) return error.openAiCode;
-  if (error instanceof AppError)
-    return error.code === "upstream_rate_limited" ? "rate_limit_exceeded" : error.code;
+  if (error instanceof AppError) return openAiCodeOfAppError(error);
   return fields ? "invalid_request" : (error.code ?? null);
 }
 

@@ -25,6 +25,12 @@ import {
 
 /** What a tool result says it cost (decision 029), in `_meta` under our own prefix. */
 export const CHARGE_META_KEY = "promptmint/charge";
+/**
+ * A failed tool call's error for programs, as the HTTP protocols give it in their status and
+ * headers: `{status, code, retry_after_seconds?}` (a model provider's 429 says how long to wait,
+ * as Retry-After does for Dify and OpenAI callers).
+ */
+export const ERROR_META_KEY = "promptmint/error";
 
 /**
  * Where a tool call pins a prompt version or label (docs/decisions/057): `params._meta` under our
@@ -123,9 +129,18 @@ export async function callAppAsTool(
     return {
       isError: true,
       content: [{ type: "text", text: toolErrorText(application, error, remedy) }],
-      ...(remedy ? { _meta: { [REMEDY_META_KEY]: remedy } } : {}),
+      _meta: { [ERROR_META_KEY]: errorMeta(error), ...(remedy ? { [REMEDY_META_KEY]: remedy } : {}) },
     };
   }
+}
+
+function errorMeta(error: AppError): { status: number; code: string; retry_after_seconds?: number } {
+  const retryAfter = Number(error.headers?.["retry-after"]);
+  return {
+    status: error.status,
+    code: error.code,
+    ...(Number.isFinite(retryAfter) && retryAfter > 0 ? { retry_after_seconds: retryAfter } : {}),
+  };
 }
 
 /**

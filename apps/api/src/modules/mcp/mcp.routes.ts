@@ -14,6 +14,7 @@ import {
   findAppForCall,
   installAgentPaymentHooks,
   isAgentRequest,
+  refuseTwoPayers,
 } from "../gateway/access.ts";
 import type { GatewayDeps } from "../gateway/gateway-call.ts";
 import { type RateLimiter, rateLimitHook } from "../gateway/rate-limit.ts";
@@ -82,7 +83,8 @@ export const mcpRoutes: FastifyPluginAsyncZod<GatewayDeps & { mcp: McpDeps }> = 
   const authenticateAt = (pathOf: (request: FastifyRequest) => string) =>
     authenticates(async (request: FastifyRequest) => {
       // No credentials while agent payments are on: the handshake and listings are free, a tool
-      // call is paid for by the agent itself (x402, docs/decisions/052).
+      // call is paid for by the agent itself (x402, docs/decisions/052); never both at once.
+      refuseTwoPayers(deps, request);
       if (isAgentRequest(deps, request)) {
         request.agentPayment = {};
         return;

@@ -8,7 +8,8 @@ let slug: string;
 let otherSlug: string;
 const redirectUrl = "http://127.0.0.1:9/callback";
 
-const server = useTestServer();
+// More registrations than one address may make in 10 minutes by default (each test registers).
+const server = useTestServer({ env: { OIDC_REGISTRATIONS_PER_IP: "50" } });
 const creator = useCaller(server, "MCP Creator");
 
 beforeAll(async () => {
@@ -157,5 +158,53 @@ describe("MCP authorization", () => {
     const location = new URL(String(response.headers.get("location")), server.baseUrl);
     expect(location.toString().startsWith(redirectUrl)).toBe(true);
     expect(location.searchParams.get("error")).toBe("invalid_target");
+  });
+
+  it("a desktop client's loopback registration signs in from another port (RFC 8252 §7.3) → works", async () => {
+    // The SDK registers without application_type; the client keeps its registration and, on a
+    // later run, listens on whatever port is free.
+    const first = new MemoryOAuthProvider("http://127.0.0.1:8931/callback");
+    const serverUrl = new URL(`${server.baseUrl}/api/app/${slug}/mcp`);
+    await auth(first, { serverUrl });
+    expect(first.information?.client_id).toBeTruthy();
+    const laterRedirect = "http://127.0.0.1:43123/callback";
+    const later = new MemoryOAuthProvider(laterRedirect);
+    later.information = first.information;
+    await auth(later, { serverUrl });
+    expect(later.authorizationUrl?.searchParams.get("redirect_uri")).toBe(laterRedirect);
+    const { callback } = await answerAuthorization(later.authorizationUrl as URL, {
+      email: creator.email,
+      password: "correct-horse-7",
+      redirectUrl: laterRedirect,
+      decision: "allow",
+    });
+    await auth(later, { serverUrl, authorizationCode: callback.searchParams.get("code") as string });
+    expect((await mcpCall(`/api/app/${slug}/mcp`, `Bearer ${later.saved?.access_token}`)).status).toBe(200);
+  });
+
+  it("a web client's https redirect on another port, or another loopback path → refused", async () => {
+    const web = await (await register({ redirect_uris: ["https://agent.example/cb"] })).json();
+    const registered = await register({ redirect_uris: ["http://127.0.0.1/cb"] });
+    const loopback = await registered.json();
+    expect(registered.status, JSON.stringify(loopback)).toBe(201);
+    expect(loopback.application_type).toBe("native");
+    for (const [client, redirect] of [
+      [web.client_id, "https://agent.example:8443/cb"],
+      [loopback.client_id, "http://127.0.0.1:43123/elsewhere"],
+      [loopback.client_id, "http://evil.example:43123/cb"],
+    ]) {
+      const query = new URLSearchParams({
+        client_id: client,
+        redirect_uri: redirect,
+        response_type: "code",
+        scope: "mcp",
+        code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+        code_challenge_method: "S256",
+        resource: `${server.baseUrl}/api/app/${slug}/mcp`,
+      });
+      const response = await fetch(`${server.baseUrl}/oidc/auth?${query}`, { redirect: "manual" });
+      expect(response.status, redirect).toBe(400);
+      expect(response.headers.get("location"), redirect).toBeNull();
+    }
   });
 });

@@ -157,11 +157,18 @@ export function createX402Rail(config: X402Config, options: { fetchTimeoutMs?: n
           "The PAYMENT-SIGNATURE header is not a base64 JSON x402 payment payload",
         );
       }
+      // The header is the client's: anything JSON can say may arrive (null, a number, an array).
+      if (typeof payload !== "object" || payload === null || Array.isArray(payload))
+        throw await refuse(
+          call,
+          "invalid_payment",
+          "The PAYMENT-SIGNATURE header is not a base64 JSON x402 payment payload (an object)",
+        );
       if (payload.x402Version !== 2)
         throw await refuse(
           call,
           "unsupported_version",
-          `x402 version ${String(payload.x402Version)} is not accepted: send version 2`,
+          `x402Version ${JSON.stringify(payload.x402Version) ?? "(missing)"} is not accepted: send the number 2`,
         );
       const requirements = server.findMatchingRequirements([await requirementsFor(call.priceCents)], payload);
       if (!requirements)
@@ -170,14 +177,12 @@ export function createX402Rail(config: X402Config, options: { fetchTimeoutMs?: n
           "requirements_mismatch",
           `The payment does not match this call's requirements (scheme exact, network ${config.network}, asset ${config.asset}, amount ${amountOf(call.priceCents)}, pay to ${config.payTo}): ask again without PAYMENT-SIGNATURE for the current ones`,
         );
-      const authorization = (payload.payload as { authorization?: { from?: unknown; nonce?: unknown } })
-        .authorization;
-      if (typeof authorization?.from !== "string" || typeof authorization.nonce !== "string")
-        throw await refuse(
-          call,
-          "invalid_payment",
-          "The payment has no EIP-3009 authorization (from, nonce)",
-        );
+      // The signed EIP-3009 authorization, checked for its shape here: a malformed one is the
+      // client's mistake (402 naming the field), never sent on to the facilitator, which may fail
+      // on it as if it were down (a 503 that SDKs would retry).
+      const problem = eip3009Problem(payload.payload);
+      if (problem) throw await refuse(call, "invalid_payment", problem);
+      const { authorization } = payload.payload as unknown as Eip3009Payload;
       return {
         payload,
         requirements,
@@ -228,4 +233,43 @@ export function createX402Rail(config: X402Config, options: { fetchTimeoutMs?: n
       };
     },
   };
+}
+
+/** The `exact` scheme's EIP-3009 payload: a transferWithAuthorization and its signature. */
+interface Eip3009Payload {
+  signature: string;
+  authorization: {
+    from: string;
+    to: string;
+    value: string;
+    validAfter: string;
+    validBefore: string;
+    nonce: string;
+  };
+}
+
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+const UINT = /^[0-9]{1,78}$/;
+const FIELDS: [keyof Eip3009Payload["authorization"], RegExp, string][] = [
+  ["from", ADDRESS, "an address (0x and 40 hex digits)"],
+  ["to", ADDRESS, "an address (0x and 40 hex digits)"],
+  ["value", UINT, "a whole number of atomic units, as a string"],
+  ["validAfter", UINT, "a Unix time in seconds, as a string"],
+  ["validBefore", UINT, "a Unix time in seconds, as a string"],
+  ["nonce", /^0x[0-9a-fA-F]{64}$/, "32 bytes (0x and 64 hex digits)"],
+];
+
+/** What is wrong with an `exact` EVM payload's shape (`payload.authorization.from`…), or undefined. */
+export function eip3009Problem(payload: unknown): string | undefined {
+  const { authorization, signature } = (payload ?? {}) as Partial<Record<keyof Eip3009Payload, unknown>>;
+  if (typeof authorization !== "object" || authorization === null || Array.isArray(authorization))
+    return "The payment has no EIP-3009 authorization (payload.authorization)";
+  for (const [field, pattern, what] of FIELDS) {
+    const value = (authorization as Record<string, unknown>)[field];
+    if (typeof value !== "string" || !pattern.test(value))
+      return `payload.authorization.${field} must be ${what}`;
+  }
+  if (typeof signature !== "string" || !/^0x(?:[0-9a-fA-F]{2})+$/.test(signature))
+    return "payload.signature must be a hex signature (0x and an even number of hex digits)";
+  return undefined;
 }
