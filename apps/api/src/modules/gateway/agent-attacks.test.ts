@@ -267,3 +267,46 @@ describe("a URL the router cannot read", () => {
     expect(await dify.json()).toMatchObject({ code: "bad_request", status: 400 });
   });
 });
+
+describe("one x402 balance, several streams at once", () => {
+  // The facilitator verifies each payment against the balance alone, before any is spent: all
+  // three are admitted. Streamed content waits for settlement, so the two whose settlement is
+  // refused give away nothing (they sent the whole answer before, and were paid by nobody).
+  const streamOnce = async (agent: ReturnType<typeof x402Wallet>, url: string, body: unknown) => {
+    const response = await agent.fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    const text = await response.text();
+    return { status: response.status, answered: text.includes("secret"), text };
+  };
+
+  for (const protocol of ["openai", "dify"] as const) {
+    it(`${protocol}: three concurrent streams paid from one call's funds → one answered and settled, two refused with no content`, async () => {
+      const agent = x402Wallet();
+      facilitator.mint(agent.address, BigInt(PRICE_CENTS * 10_000)); // USDC's 6 decimals: one call
+      vendor.set({ kind: "echo", chunkDelayMs: 150 });
+      const [url, body] =
+        protocol === "openai"
+          ? [
+              `${server.baseUrl}/api/v1/chat/completions`,
+              { model: slug, messages: [{ role: "user", content: "secret answer please" }], stream: true },
+            ]
+          : [difyUrl(), { inputs: {}, query: "secret answer please", response_mode: "streaming", user: "a" }];
+      const results = await Promise.all([0, 1, 2].map(() => streamOnce(agent, url, body)));
+      vendor.set({ kind: "echo" });
+
+      expect(results.filter((result) => result.answered)).toHaveLength(1);
+      for (const refused of results.filter((result) => !result.answered))
+        expect(refused.text).toMatch(/not charged|could not be settled/i);
+      const payments = await db()
+        .select({ status: x402Payments.status })
+        .from(x402Payments)
+        .where(eq(x402Payments.payer, agent.address.toLowerCase()));
+      expect(payments.map((payment) => payment.status).sort()).toEqual(["failed", "failed", "settled"]);
+      expect(facilitator.balanceOf(agent.address)).toBe(0n);
+      await expectReconciled(db());
+    });
+  }
+});

@@ -42,6 +42,12 @@ export interface PaidCall {
    * answer must then not be given.
    */
   end(outcome: CallOutcome): Promise<CallCharge>;
+  /**
+   * The money is taken only by `end` and may still be refused then: an x402 payment settles when
+   * the call ends, and a payer's funds can be gone by then (spent by their other calls at once, or
+   * moved away). Such a call's content must not leave before `end` has answered (streams hold it).
+   */
+  paidAtTheEnd: boolean;
 }
 
 /**
@@ -145,6 +151,7 @@ export async function openPaidCall(
     messageId,
     createdAt: Math.floor(Date.now() / 1000),
     started,
+    paidAtTheEnd: agentPayment !== undefined,
     async end(outcome) {
       const charge = await endPayment(outcome);
       if (charge.paymentResponse && request.agentPayment)
