@@ -46,7 +46,10 @@ export async function prepareWorkflowExecution(
   const { app, caller, input, mode } = options;
   // Resolved before anything else, so an unknown pin is refused before payment opens, and a call
   // an experiment chose is charged (or not) as any other.
-  const chosen = await chooseVersion(db, app, { pin: options.pin, stickyKey: options.stickyKey ?? caller.id });
+  const chosen = await chooseVersion(db, app, {
+    pin: options.pin,
+    stickyKey: options.stickyKey ?? caller.id,
+  });
   const { version: workflow } = await loadWorkflowVersion(db, app, chosen.pin);
   const { provider, config } = resolveProvider(workflow, options.secrets);
   const served: ServedVersion = { version: workflow.version, experimentId: chosen.experimentId };

@@ -105,7 +105,10 @@ const promptKind: SubjectKind<PromptVersionRow> = {
     const first = byNumber.get(arms[0]?.version ?? 0);
     arms.forEach((arm, i) => {
       const version = byNumber.get(arm.version);
-      if (i > 0 && JSON.stringify(version?.inputSchema ?? null) !== JSON.stringify(first?.inputSchema ?? null))
+      if (
+        i > 0 &&
+        JSON.stringify(version?.inputSchema ?? null) !== JSON.stringify(first?.inputSchema ?? null)
+      )
         problems[`arms.${i}.version`] =
           `v${arm.version} takes other inputs than v${first?.version} (its input_schema differs): callers of one arm would be refused by the other`;
     });

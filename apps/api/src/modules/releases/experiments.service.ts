@@ -15,11 +15,7 @@ import { isUniqueViolation } from "../../lib/database-errors.ts";
 import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
 import { forgetLookups } from "../../lib/lookup-cache.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
-import {
-  type ExperimentKind,
-  subjectKind,
-  subjectOf,
-} from "./experiment-subjects.ts";
+import { type ExperimentKind, subjectKind, subjectOf } from "./experiment-subjects.ts";
 import { twoProportionZ, welchT } from "./significance.ts";
 
 /**
@@ -253,7 +249,12 @@ export async function endExperiment(
 export type EndAction = { kind: "stop" } | { kind: "rollback" } | { kind: "promote"; version: number };
 
 /** One click (stop, roll back or promote an arm): the end request it makes, with its default reason. */
-function endRequestOf(experiment: ExperimentRow, action: EndAction, reason: string | undefined, actorId: string) {
+function endRequestOf(
+  experiment: ExperimentRow,
+  action: EndAction,
+  reason: string | undefined,
+  actorId: string,
+) {
   switch (action.kind) {
     case "stop":
       return { outcome: "stopped" as const, reason: reason || "Stopped by the creator", actorId };
@@ -285,7 +286,13 @@ export async function endOwnExperiment(
   options: { feePercent: number },
 ): Promise<ExperimentDetail> {
   const { subject, experiment } = await ownExperiment(db, owner, kind, subjectId, experimentId);
-  await endExperiment(db, subject.app, experiment, endRequestOf(experiment, action, input.reason, owner.id), options);
+  await endExperiment(
+    db,
+    subject.app,
+    experiment,
+    endRequestOf(experiment, action, input.reason, owner.id),
+    options,
+  );
   return experimentDetail(db, owner, kind, subjectId, experimentId);
 }
 

@@ -42,7 +42,9 @@ async function hookServer(name: string, failEvery = 0) {
         return;
       }
       res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ answer: `${name}: ${body.query}`, usage: { input_tokens: 3, output_tokens: 5 } }));
+      res.end(
+        JSON.stringify({ answer: `${name}: ${body.query}`, usage: { input_tokens: 3, output_tokens: 5 } }),
+      );
     });
   });
   const { port, close } = await listenOnLoopback(server);
@@ -82,7 +84,10 @@ async function liveWorkflowApp() {
       .status,
   ).toBe(200);
   const second = await world.creator.api("PATCH", `/api/app/${slug}/workflow/`, {
-    body: { provider_config: { url: flaky.url, bearer_token: "tok-flaky" }, changelog: "the other provider app" },
+    body: {
+      provider_config: { url: flaky.url, bearer_token: "tok-flaky" },
+      changelog: "the other provider app",
+    },
   });
   expect(second.body).toMatchObject({ current_version: 3, production_version: 2 });
   const db = world.server.database.db;
@@ -108,9 +113,10 @@ async function callUntil(slug: string, prefix: string, each: number, versions: n
   for (let i = 0; i < 300 && [...counts.values()].some((n) => n < each); i++) {
     const answer = await call(slug, `${prefix}-${i}`);
     // Every answer, a failed one too, names the version that served it.
-    expect(answer.headers.get("promptmint-version"), `${answer.status} ${JSON.stringify(answer.body)}`).toMatch(
-      /^v\d+$/,
-    );
+    expect(
+      answer.headers.get("promptmint-version"),
+      `${answer.status} ${JSON.stringify(answer.body)}`,
+    ).toMatch(/^v\d+$/);
     const served = Number(answer.headers.get("promptmint-version")?.slice(1));
     counts.set(served, (counts.get(served) ?? 0) + 1);
   }
@@ -215,7 +221,10 @@ describe("workflow experiments", () => {
     expect(pinned.status).toBe(200);
     expect(pinned.headers.get("promptmint-version")).toBe("v2");
 
-    const detail = await world.creator.api("GET", `/api/workflows/${workflowId}/experiments/${started.body.id}`);
+    const detail = await world.creator.api(
+      "GET",
+      `/api/workflows/${workflowId}/experiments/${started.body.id}`,
+    );
     expect(detail.status).toBe(200);
     expect(detail.body.model_cost_note).toMatch(/no model cost from Promptmint/);
     const [steadyArm, flakyArm] = detail.body.arms as {
@@ -313,7 +322,9 @@ describe("workflow experiments", () => {
     const expected = await chooseVersion(world.server.database.db, app, {
       stickyKey: { endUser: "nobody", apiKeyId: "unused", account: "unused" },
     });
-    expect(refused.headers.get("promptmint-version")).toBe(`v${(expected.pin as { version: number }).version}`);
+    expect(refused.headers.get("promptmint-version")).toBe(
+      `v${(expected.pin as { version: number }).version}`,
+    );
     // No provider was called, nothing was charged.
     expect(steady.requests() + flaky.requests()).toBe(before);
     const charged = await world.server.database.db
@@ -342,8 +353,15 @@ describe("workflow experiments", () => {
     expect(moved.status).toBe(200);
     await callUntil(slug, "err", 10, [2, 3]);
     expect(await runExperimentRules(world.server.database.db, FEE)).toBeGreaterThanOrEqual(1);
-    const after = await world.creator.api("GET", `/api/workflows/${workflowId}/experiments/${started.body.id}`);
-    expect(after.body.experiment).toMatchObject({ status: "ended", outcome: "rolled_back", winner_version: null });
+    const after = await world.creator.api(
+      "GET",
+      `/api/workflows/${workflowId}/experiments/${started.body.id}`,
+    );
+    expect(after.body.experiment).toMatchObject({
+      status: "ended",
+      outcome: "rolled_back",
+      winner_version: null,
+    });
     expect(after.body.experiment.end_reason).toMatch(/v3's error rate \d+\.\d% is above 20\.0%/);
     const labels = await world.creator.api("GET", `/api/workflows/${workflowId}/labels/`);
     expect(labels.body.labels).toContainEqual(expect.objectContaining({ name: "production", version: 2 }));

@@ -62,7 +62,9 @@ export function ExperimentsPage() {
       />
     );
   else if (config.data)
-    body = <PromptExperiments slug={slug} promptId={config.data.id} production={config.data.production_version} />;
+    body = (
+      <PromptExperiments slug={slug} promptId={config.data.id} production={config.data.production_version} />
+    );
   else body = <LoadingState label="Loading experiments..." />;
   return <PageContainer>{body}</PageContainer>;
 }
@@ -689,7 +691,9 @@ export function pivotSeries(
 }
 
 function Charts({ detail }: { detail: ExperimentDetail }) {
-  const metrics = METRICS.filter((metric) => detail.model_cost_note === null || metric.title !== "Model cost");
+  const metrics = METRICS.filter(
+    (metric) => detail.model_cost_note === null || metric.title !== "Model cost",
+  );
   if (detail.series.length === 0)
     return <p className="text-sm text-slate-500">No calls yet: the charts fill in as callers arrive.</p>;
   const series = detail.arms.map(
