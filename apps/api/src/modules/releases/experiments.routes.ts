@@ -105,31 +105,39 @@ export const experimentsRoutes: FastifyPluginAsyncZod<{
         experimentDetail(db, currentUser(request), kind, request.params.id, request.params.eid),
     );
 
-    app.post(
-      `${base}:eid/stop`,
+    // Stop and roll back take an optional reason; each is one click (docs/decisions/058).
+    for (const { kind: action, summary } of [
+      { kind: "stop", summary: `Stop a ${noun} experiment: production stays where it points` },
       {
-        schema: {
-          tags,
-          summary: `Stop a ${noun} experiment: production stays where it points`,
-          security,
-          params: ExperimentParams,
-          body: EndExperimentSchema.nullish(),
-          response: { 200: ExperimentDetailSchema, ...errors },
-        },
-        onRequest: guards.requireUser,
+        kind: "rollback",
+        summary: `End a ${noun} experiment by returning production to the version it pointed at when it started`,
       },
-      async (request) =>
-        endOwnExperiment(
-          db,
-          currentUser(request),
-          kind,
-          request.params.id,
-          request.params.eid,
-          { kind: "stop" },
-          request.body ?? {},
-          options,
-        ),
-    );
+    ] as const)
+      app.post(
+        `${base}:eid/${action}`,
+        {
+          schema: {
+            tags,
+            summary,
+            security,
+            params: ExperimentParams,
+            body: EndExperimentSchema.nullish(),
+            response: { 200: ExperimentDetailSchema, ...errors },
+          },
+          onRequest: guards.requireUser,
+        },
+        async (request) =>
+          endOwnExperiment(
+            db,
+            currentUser(request),
+            kind,
+            request.params.id,
+            request.params.eid,
+            { kind: action },
+            request.body ?? {},
+            options,
+          ),
+      );
 
     app.post(
       `${base}:eid/promote`,
@@ -153,32 +161,6 @@ export const experimentsRoutes: FastifyPluginAsyncZod<{
           request.params.eid,
           { kind: "promote", version: request.body.version },
           request.body,
-          options,
-        ),
-    );
-
-    app.post(
-      `${base}:eid/rollback`,
-      {
-        schema: {
-          tags,
-          summary: `End a ${noun} experiment by returning production to the version it pointed at when it started`,
-          security,
-          params: ExperimentParams,
-          body: EndExperimentSchema.nullish(),
-          response: { 200: ExperimentDetailSchema, ...errors },
-        },
-        onRequest: guards.requireUser,
-      },
-      async (request) =>
-        endOwnExperiment(
-          db,
-          currentUser(request),
-          kind,
-          request.params.id,
-          request.params.eid,
-          { kind: "rollback" },
-          request.body ?? {},
           options,
         ),
     );
