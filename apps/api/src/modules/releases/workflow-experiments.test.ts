@@ -464,4 +464,61 @@ describe("workflow experiments", () => {
     const next = await call(slug, "after-promote");
     expect(next.headers.get("promptmint-version")).toBe("v3");
   });
+
+  it("takes turns with label moves on the workflow's row lock: racing moves and ends leave an unbroken chain of production", async () => {
+    const { workflowId } = await liveWorkflowApp();
+    const started = await start(workflowId, {
+      arms: [
+        { version: 2, percent: 50 },
+        { version: 3, percent: 50 },
+      ],
+    });
+    expect(started.status).toBe(201);
+    const db = world.server.database.db;
+    const since = new Date();
+    const move = (version: number) =>
+      world.creator.api("PUT", `/api/workflows/${workflowId}/labels/production`, { body: { version } });
+    const endBy = (action: string, body?: object) =>
+      world.creator.api("POST", `/api/workflows/${workflowId}/experiments/${started.body.id}/${action}`, {
+        body: body ?? {},
+      });
+    const answers = await Promise.all([
+      move(3),
+      endBy("rollback"),
+      move(2),
+      endBy("promote", { version: 3 }),
+      move(3),
+      move(2),
+      endBy("stop"),
+      move(3),
+    ]);
+    const ends = [answers[1], answers[3], answers[6]].map((a) => a?.status).sort();
+    expect(ends).toEqual([200, 409, 409]);
+    for (const a of [answers[0], answers[2], answers[4], answers[5], answers[7]]) expect(a?.status).toBe(200);
+
+    // Each move recorded the `from` it saw under the lock: if two had read the same production,
+    // the moves would not chain. Into and out of each version balance but for the start and end.
+    const moves = await db
+      .select({ from: workflowLabelMoves.fromVersion, to: workflowLabelMoves.toVersion })
+      .from(workflowLabelMoves)
+      .where(
+        and(
+          eq(workflowLabelMoves.workflowId, workflowId),
+          eq(workflowLabelMoves.name, "production"),
+          gte(workflowLabelMoves.createdAt, since),
+        ),
+      );
+    const [workflow] = await db.select().from(workflows).where(eq(workflows.id, workflowId));
+    const balance = new Map<number, number>();
+    for (const m of moves) {
+      expect(m.from).not.toBe(m.to);
+      balance.set(m.from as number, (balance.get(m.from as number) ?? 0) - 1);
+      balance.set(m.to as number, (balance.get(m.to as number) ?? 0) + 1);
+    }
+    const final = workflow?.activeVersion as number;
+    for (const [version, net] of balance)
+      expect(net, `v${version}`).toBe((version === final ? 1 : 0) - (version === 2 ? 1 : 0));
+    const list = await world.creator.api("GET", `/api/workflows/${workflowId}/experiments/`);
+    expect(list.body.running).toBeNull();
+  });
 });
