@@ -500,21 +500,20 @@ function Figures({
   live: boolean;
   onPromote: (version: number) => void;
 }) {
-  // A workflow's calls have no model cost from us (the note says so): no rows for it.
+  // A workflow's calls have no model cost from us (the note says so): no row for it. Their tokens
+  // are what the provider reported, when it does.
   const metered = detail.model_cost_note === null;
   const rows: [string, (arm: ArmStats) => ReactNode][] = [
     ["Share", (arm) => `${arm.percent}%`],
     ["Calls", (arm) => formatNumber(arm.calls)],
     ["Success rate", (arm) => percentOf(arm.success_rate)],
     ["Latency p50 / p95", (arm) => `${msOf(arm.latency_p50_ms)} / ${msOf(arm.latency_p95_ms)}`],
+    ["Tokens in / out", (arm) => `${formatNumber(arm.input_tokens)} / ${formatNumber(arm.output_tokens)}`],
     ...(metered
-      ? ([
-          [
-            "Tokens in / out",
-            (arm) => `${formatNumber(arm.input_tokens)} / ${formatNumber(arm.output_tokens)}`,
-          ],
-          ["Model cost", (arm) => <Money micros={arm.model_cost_micros} />],
-        ] satisfies [string, (arm: ArmStats) => ReactNode][])
+      ? ([["Model cost", (arm) => <Money micros={arm.model_cost_micros} />]] satisfies [
+          string,
+          (arm: ArmStats) => ReactNode,
+        ][])
       : []),
     ["Revenue", (arm) => <Money micros={arm.revenue_micros} />],
     ["Platform fee", (arm) => <Money micros={arm.fee_micros} />],
