@@ -2,10 +2,12 @@ import { z } from "zod";
 import { VersionNumberSchema } from "./prompts.ts";
 
 /**
- * Experiments (docs/decisions/058): a prompt's production traffic split between versions by
+ * Experiments (docs/decisions/058): an app's production traffic split between versions by
  * percent, sticky per caller, each arm judged by calls, success, latency, tokens, model cost,
  * revenue and the creator's margin, with significance tests that say when a difference is more
- * than noise. Money is integer micro-dollars.
+ * than noise. A prompt app's arms are prompt versions; a workflow app's are versions of its
+ * provider configuration (two Dify, n8n, Flowise or webhook apps, say), whose calls have no model
+ * cost from us. Money is integer micro-dollars.
  */
 
 export const ExperimentArmSchema = z.strictObject({
@@ -42,7 +44,12 @@ export type ExperimentOutcome = z.infer<typeof ExperimentOutcomeSchema>;
 
 export const ExperimentSchema = z.object({
   id: z.string(),
-  prompt_id: z.string(),
+  /** Whose versions the arms are: a prompt app's prompt, or a workflow app's provider configuration. */
+  app_kind: z.enum(["prompt", "workflow"]),
+  /** The prompt (a prompt app's experiment), else null. */
+  prompt_id: z.string().nullable(),
+  /** The workflow (a workflow app's experiment), else null. */
+  workflow_id: z.string().nullable(),
   status: z.enum(["running", "ended"]),
   arms: z.array(ExperimentArmSchema),
   sticky_by: StickyBySchema.nullable(),
@@ -124,6 +131,11 @@ export const ExperimentDetailSchema = z.object({
   /** Per arm per time bucket (`bucket_seconds` wide), oldest first. */
   series: z.array(ArmSeriesPointSchema),
   bucket_seconds: z.number().int(),
+  /**
+   * Set when model cost is not part of the figures: a workflow app's calls have none from us (the
+   * provider bills the creator directly), so its arms' margin is revenue less the platform fee.
+   */
+  model_cost_note: z.string().nullable(),
 });
 export type ExperimentDetail = z.infer<typeof ExperimentDetailSchema>;
 

@@ -61,7 +61,12 @@ export function fuzzRoutes(tags: string[]): void {
     // On a memory-backed file system: the same database engine, without a disk under tens of
     // thousands of requests.
     testDb = await createTestDatabase({ memory: true });
-    world = await createWorld(testDb, { GATEWAY_RATE_LIMIT_PER_MINUTE: "1000000" });
+    world = await createWorld(testDb, {
+      GATEWAY_RATE_LIMIT_PER_MINUTE: "1000000",
+      // The world's access tokens must outlive the run: on a loaded machine it took 603 s, past the
+      // default 5 minutes, and the follow-up checks (profile, 413 per route) were answered 401.
+      OIDC_ACCESS_TOKEN_TTL_SECONDS: String(Math.ceil(FUZZ_TIMEOUT_MS / 1000) + 600),
+    });
     const doc = (await world.server.app.inject({ url: "/api/openapi.json" })).json() as {
       paths: Record<
         string,

@@ -338,6 +338,46 @@ export function routeTable(world: World): Record<string, RouteRequest> {
       url: `/api/workflows/${world.workflowId}/labels/spare`,
       last: true,
     },
+    // Workflow experiments (decision 058, "Workflow apps"): as the prompt ones, a start with one
+    // version twice is the owner's 400 naming the arm; an unknown experiment is a 404 to all.
+    "GET /api/workflows/{id}/experiments/": {
+      class: "owned",
+      url: `/api/workflows/${world.workflowId}/experiments/`,
+    },
+    "POST /api/workflows/{id}/experiments/": {
+      class: "owned",
+      url: `/api/workflows/${world.workflowId}/experiments/`,
+      payload: {
+        arms: [
+          { version: 1, percent: 50 },
+          { version: 1, percent: 50 },
+        ],
+      },
+      ok: 400,
+    },
+    "GET /api/workflows/{id}/experiments/{eid}": {
+      class: "owned",
+      url: `/api/workflows/${world.workflowId}/experiments/00000000-0000-4000-8000-000000000000`,
+      ok: 404,
+    },
+    "POST /api/workflows/{id}/experiments/{eid}/stop": {
+      class: "owned",
+      url: `/api/workflows/${world.workflowId}/experiments/00000000-0000-4000-8000-000000000000/stop`,
+      payload: {},
+      ok: 404,
+    },
+    "POST /api/workflows/{id}/experiments/{eid}/promote": {
+      class: "owned",
+      url: `/api/workflows/${world.workflowId}/experiments/00000000-0000-4000-8000-000000000000/promote`,
+      payload: { version: 1 },
+      ok: 404,
+    },
+    "POST /api/workflows/{id}/experiments/{eid}/rollback": {
+      class: "owned",
+      url: `/api/workflows/${world.workflowId}/experiments/00000000-0000-4000-8000-000000000000/rollback`,
+      payload: {},
+      ok: 404,
+    },
 
     "GET /api/wallet/": { class: "self", url: "/api/wallet/" },
     "GET /api/wallet/statement/": { class: "self", url: "/api/wallet/statement/" },

@@ -26,10 +26,10 @@ export interface WorkflowWorld {
  * A server that may call loopback providers, the fake engines (test/fake-providers.ts), a creator
  * and a funded consumer: what every workflow-provider test starts from.
  */
-export async function startWorkflowWorld(): Promise<WorkflowWorld> {
+export async function startWorkflowWorld(env: Record<string, string> = {}): Promise<WorkflowWorld> {
   const providers = await startFakeProviders();
   const testDb: TestDatabase = await createTestDatabase();
-  const server = await startTestServer(testDb, { env: { ALLOW_PRIVATE_UPSTREAMS: "true" } });
+  const server = await startTestServer(testDb, { env: { ALLOW_PRIVATE_UPSTREAMS: "true", ...env } });
   const creator = await createCaller(server.baseUrl, "Flow Creator");
   const consumer = await createCaller(server.baseUrl, "Flow Consumer");
   const consumerKey = (await consumer.api("POST", "/api/keys/", { body: { name: "flows" } })).body.key;
@@ -74,13 +74,13 @@ export async function startWorkflowWorld(): Promise<WorkflowWorld> {
 }
 
 /**
- * The world for one test file: started before its tests and stopped after them. Read its fields
- * inside tests (they are filled in by then).
+ * The world for one test file: started before its tests and stopped after them (`env` adds to the
+ * server's). Read its fields inside tests (they are filled in by then).
  */
-export function useWorkflowWorld(): WorkflowWorld {
+export function useWorkflowWorld(env: Record<string, string> = {}): WorkflowWorld {
   const world = {} as WorkflowWorld;
   beforeAll(async () => {
-    Object.assign(world, await startWorkflowWorld());
+    Object.assign(world, await startWorkflowWorld(env));
   });
   afterAll(() => world.stop?.());
   return world;

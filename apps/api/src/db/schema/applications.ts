@@ -161,15 +161,23 @@ export interface ExperimentRules {
 }
 
 /**
- * A prompt's production traffic split between versions (docs/decisions/058): at most one running
- * per prompt (a partial unique index); `control_version` is where `production` pointed at the
- * start, where a rollback returns it.
+ * An app's production traffic split between versions (docs/decisions/058): a prompt's versions or
+ * a workflow's provider configurations (migration 0045). At most one running per app (a partial
+ * unique index); `control_version` is where `production` pointed at the start, where a rollback
+ * returns it.
  */
 export const experiments = pgTable(
   "experiments",
   {
     id: generatedId(),
-    promptId: reference("prompt_id", () => prompts.id, "cascade"),
+    /** The prompt whose versions are the arms, or null for a workflow app's experiment. */
+    promptId: uuid("prompt_id").references(() => prompts.id, { onDelete: "cascade" }),
+    /**
+     * The workflow whose versions are the arms (migration 0045; its foreign key to `workflows`,
+     * on delete cascade, is in the migration: that table's module imports this one). Exactly one of
+     * promptId and workflowId is set.
+     */
+    workflowId: uuid("workflow_id"),
     applicationId: reference("application_id", () => applications.id, "cascade"),
     status: text("status", { enum: ["running", "ended"] })
       .notNull()
@@ -187,8 +195,10 @@ export const experiments = pgTable(
     endReason: text("end_reason").notNull().default(""),
   },
   (t) => [
-    uniqueIndex("experiments_one_running_key").on(t.promptId).where(sql`${t.status} = 'running'`),
+    // One running experiment per app (a prompt's or a workflow's: each app has one of them).
+    uniqueIndex("experiments_one_running_per_app").on(t.applicationId).where(sql`${t.status} = 'running'`),
     index("experiments_prompt_idx").on(t.promptId, t.startedAt),
+    index("experiments_workflow_idx").on(t.workflowId, t.startedAt),
   ],
 );
 

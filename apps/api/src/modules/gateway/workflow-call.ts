@@ -6,7 +6,7 @@ import type { SafeFetch } from "../../lib/safe-fetch.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import type { VersionPin } from "../prompts/load-prompt.ts";
-import type { ServedVersion } from "../releases/serving.ts";
+import { chooseVersion, type ServedVersion, type StickyKeys } from "../releases/serving.ts";
 import type { WorkflowAnswer, WorkflowCall } from "../workflows/providers/provider.ts";
 import { loadWorkflowVersion } from "../workflows/workflow-labels.ts";
 import { resolveProvider } from "../workflows/workflows.service.ts";
@@ -23,6 +23,8 @@ import {
  * them), within the app's timeout. Chat turns carry the provider's own conversation id. The
  * provider and its settings are those of the `production` version, or of the version or label the
  * caller pinned (docs/decisions/060): a save of a live app changes nothing here until promoted.
+ * Without a pin, a running experiment gives the caller its arm (decision 058), sticky per caller,
+ * exactly as for a prompt app: chosen here, before payment opens.
  */
 export async function prepareWorkflowExecution(
   db: Database,
@@ -33,15 +35,24 @@ export async function prepareWorkflowExecution(
     mode: "completion" | "chat";
     secrets: SecretBox;
     fetch: SafeFetch;
-    /** The version or label the caller pinned; without one the call gets `production`. */
+    /**
+     * The version or label the caller pinned; without one the call gets `production`, or its arm
+     * of a running experiment, sticky per `stickyKey`.
+     */
     pin?: VersionPin;
+    stickyKey?: string | StickyKeys;
   },
 ): Promise<Execution> {
   const { app, caller, input, mode } = options;
-  // Resolved before anything else, so an unknown pin is refused before payment opens.
-  const { version: workflow } = await loadWorkflowVersion(db, app, options.pin);
+  // Resolved before anything else, so an unknown pin is refused before payment opens, and a call
+  // an experiment chose is charged (or not) as any other.
+  const chosen = await chooseVersion(db, app, {
+    pin: options.pin,
+    stickyKey: options.stickyKey ?? caller.id,
+  });
+  const { version: workflow } = await loadWorkflowVersion(db, app, chosen.pin);
   const { provider, config } = resolveProvider(workflow, options.secrets);
-  const served: ServedVersion = { version: workflow.version, experimentId: null };
+  const served: ServedVersion = { version: workflow.version, experimentId: chosen.experimentId };
   if (mode === "chat" && !input.query?.trim())
     throw invalidFields({ query: "is required for chat messages" });
   const conversation =

@@ -8,44 +8,42 @@ import type {
   ExperimentOutcome,
   StartExperiment,
 } from "@promptmint/contracts";
-import { and, desc, eq, inArray, sql } from "drizzle-orm";
+import { and, desc, eq, sql } from "drizzle-orm";
 import { type Database, queryRows } from "../../db/client.ts";
-import {
-  type ApplicationRow,
-  applications,
-  type ExperimentRules,
-  experiments,
-  prompts,
-  promptVersions,
-  users,
-} from "../../db/schema/index.ts";
+import { type ApplicationRow, type ExperimentRules, experiments, users } from "../../db/schema/index.ts";
 import { isUniqueViolation } from "../../lib/database-errors.ts";
 import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
 import { forgetLookups } from "../../lib/lookup-cache.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
-import { refuseUncoveredPrice } from "../prompts/cost-guard.ts";
-import { promoteVersion, versionCostSettings } from "../prompts/prompts.service.ts";
+import { type ExperimentKind, subjectKind, subjectOf } from "./experiment-subjects.ts";
 import { twoProportionZ, welchT } from "./significance.ts";
 
 /**
- * Experiments (docs/decisions/058): a prompt's production traffic split between versions, sticky
+ * Experiments (docs/decisions/058): an app's production traffic split between versions, sticky
  * per caller (serving.ts chooses the arm), judged per arm from its invocations, ended by the
- * creator (stop, promote an arm, roll back) or by its rules (experiment-rules.ts). Every end that
- * moves `production` passes promoteVersion, which writes the label move's audit row.
+ * creator (stop, promote an arm, roll back) or by its rules (experiment-rules.ts). One code path
+ * for prompt apps and workflow apps: what differs per kind is in experiment-subjects.ts. Every end
+ * that moves `production` passes the kind's one release function (promoteVersion,
+ * promoteWorkflowVersion), which writes the label move's audit row.
  */
 
 type ExperimentRow = typeof experiments.$inferSelect;
-type PromptRow = typeof prompts.$inferSelect;
 
 /** A p-value below this is called a difference (two-sided, 95%). */
 export const SIGNIFICANCE = 0.05;
 /** Micro-dollars in a cent. */
 const MICROS_PER_CENT = 10_000;
 
+/** Said with a workflow experiment's figures: its margin has no model cost in it. */
+export const WORKFLOW_COST_NOTE =
+  "Workflow calls have no model cost from Promptmint: the provider behind each version (Dify, n8n, Flowise, your webhook) bills you directly, so an arm's margin is its revenue less the platform fee.";
+
 function toExperiment(row: ExperimentRow, startedByName: string | null): Experiment {
   return {
     id: row.id,
+    app_kind: row.workflowId ? "workflow" : "prompt",
     prompt_id: row.promptId,
+    workflow_id: row.workflowId,
     status: row.status,
     arms: row.arms,
     sticky_by: row.stickyBy,
@@ -60,47 +58,37 @@ function toExperiment(row: ExperimentRow, startedByName: string | null): Experim
   };
 }
 
-/** The prompt with this id, if the user owns its application (404 otherwise). */
-async function ownPrompt(
+async function ownExperiment(
   db: Database,
   owner: LocalUser,
-  promptId: string,
-): Promise<{ app: ApplicationRow; prompt: PromptRow }> {
-  if (!/^[0-9a-f-]{36}$/i.test(promptId)) throw notFound("Prompt");
-  const [row] = await db
-    .select({ app: applications, prompt: prompts })
-    .from(prompts)
-    .innerJoin(applications, eq(applications.id, prompts.applicationId))
-    .where(and(eq(prompts.id, promptId), eq(applications.ownerId, owner.id)))
-    .limit(1);
-  if (!row) throw notFound("Prompt");
-  return row;
-}
-
-async function ownExperiment(db: Database, owner: LocalUser, promptId: string, experimentId: string) {
-  const { app, prompt } = await ownPrompt(db, owner, promptId);
+  kind: ExperimentKind,
+  subjectId: string,
+  experimentId: string,
+) {
+  const subject = await subjectKind(kind).own(db, owner, subjectId);
   if (!/^[0-9a-f-]{36}$/i.test(experimentId)) throw notFound("Experiment");
   const [row] = await db
     .select({ experiment: experiments, by: users.username })
     .from(experiments)
     .leftJoin(users, eq(users.id, experiments.startedBy))
-    .where(and(eq(experiments.id, experimentId), eq(experiments.promptId, prompt.id)))
+    .where(and(eq(experiments.id, experimentId), eq(subjectKind(kind).column, subject.id)))
     .limit(1);
   if (!row) throw notFound("Experiment");
-  return { app, prompt, experiment: row.experiment, startedByName: row.by ?? null };
+  return { subject, experiment: row.experiment, startedByName: row.by ?? null };
 }
 
 export async function listExperiments(
   db: Database,
   owner: LocalUser,
-  promptId: string,
+  kind: ExperimentKind,
+  subjectId: string,
 ): Promise<ExperimentList> {
-  const { prompt } = await ownPrompt(db, owner, promptId);
+  const subject = await subjectKind(kind).own(db, owner, subjectId);
   const rows = await db
     .select({ experiment: experiments, by: users.username })
     .from(experiments)
     .leftJoin(users, eq(users.id, experiments.startedBy))
-    .where(eq(experiments.promptId, prompt.id))
+    .where(eq(subjectKind(kind).column, subject.id))
     .orderBy(desc(experiments.startedAt), desc(experiments.id))
     .limit(100);
   const list = rows.map((row) => toExperiment(row.experiment, row.by ?? null));
@@ -108,19 +96,21 @@ export async function listExperiments(
 }
 
 /**
- * Starts an experiment: 2–5 arms, whole percents summing to 100, distinct versions of this prompt
- * that take the same inputs (an arm whose input schema differs would refuse callers the other
- * accepts), each judged by the price guard as a promotion would be (it will serve paid calls).
- * One running experiment per prompt: a second is a 409.
+ * Starts an experiment: 2–5 arms, whole percents summing to 100, distinct versions of this app
+ * that its kind accepts as arms (a prompt's take the same inputs; a workflow's have a provider),
+ * each judged as a promotion would be (it will serve paid calls: the price guard for a prompt).
+ * One running experiment per app: a second is a 409, even when two starts race.
  */
 export async function startExperiment(
   db: Database,
   owner: LocalUser,
-  promptId: string,
+  kind: ExperimentKind,
+  subjectId: string,
   input: StartExperiment,
   { feePercent }: { feePercent: number },
 ): Promise<Experiment> {
-  const { app, prompt } = await ownPrompt(db, owner, promptId);
+  const side = subjectKind(kind);
+  const subject = await side.own(db, owner, subjectId);
   const arms = input.arms;
   const rules: ExperimentRules = { min_calls: 100, ...input.rules };
   const problems: Record<string, string> = {};
@@ -133,67 +123,43 @@ export async function startExperiment(
   });
   if (Object.keys(problems).length > 0) throw invalidFields(problems);
 
-  const versions = await db
-    .select()
-    .from(promptVersions)
-    .where(
-      and(
-        eq(promptVersions.promptId, prompt.id),
-        inArray(
-          promptVersions.version,
-          arms.map((arm) => arm.version),
-        ),
-      ),
-    );
-  const byNumber = new Map(versions.map((v) => [v.version, v]));
+  const byNumber = await side.versions(
+    db,
+    subject,
+    arms.map((arm) => arm.version),
+  );
   arms.forEach((arm, i) => {
     if (!byNumber.has(arm.version)) problems[`arms.${i}.version`] = `this app has no version v${arm.version}`;
   });
   if (Object.keys(problems).length > 0) throw invalidFields(problems);
-  const first = byNumber.get(arms[0]?.version ?? 0);
-  arms.forEach((arm, i) => {
-    const version = byNumber.get(arm.version);
-    if (i > 0 && JSON.stringify(version?.inputSchema ?? null) !== JSON.stringify(first?.inputSchema ?? null))
-      problems[`arms.${i}.version`] =
-        `v${arm.version} takes other inputs than v${first?.version} (its input_schema differs): callers of one arm would be refused by the other`;
-  });
+  Object.assign(problems, side.armProblems(arms, byNumber));
   if (Object.keys(problems).length > 0) throw invalidFields(problems);
-  // Every arm serves paid calls: each is judged by the price guard as a promotion would be.
-  for (const arm of arms) {
-    const version = byNumber.get(arm.version);
-    if (version)
-      await refuseUncoveredPrice(db, {
-        app,
-        feePercent,
-        settings: await versionCostSettings(db, app, version),
-      });
-  }
+  // Every arm serves paid calls: each is judged as a promotion would be.
+  for (const arm of arms) await side.guardServing(db, subject, byNumber.get(arm.version), feePercent);
 
   const row = await db
     .transaction(async (tx) => {
       const t = tx as unknown as Database;
-      const [locked] = await t.select().from(prompts).where(eq(prompts.id, prompt.id)).for("update");
-      await refuseRunning(t, prompt.id);
-      const [control] = await t
-        .select({ version: promptVersions.version })
-        .from(promptVersions)
-        .where(eq(promptVersions.id, locked?.activeVersionId ?? ""));
+      // The subject's row lock first, as its label moves and saves take it: they take turns.
+      const production = await side.lock(t, subject);
+      await refuseRunning(t, subject.app.id);
       const [inserted] = await t
         .insert(experiments)
         .values({
-          promptId: prompt.id,
-          applicationId: app.id,
+          promptId: kind === "prompt" ? subject.id : null,
+          workflowId: kind === "workflow" ? subject.id : null,
+          applicationId: subject.app.id,
           arms: arms.map((arm) => ({ version: arm.version, percent: arm.percent })),
           stickyBy: input.sticky_by ?? null,
           rules,
-          controlVersion: control?.version ?? (arms[0]?.version as number),
+          controlVersion: production ?? (arms[0]?.version as number),
           startedBy: owner.id,
         })
         .returning();
       return inserted as ExperimentRow;
     })
     .catch((error: unknown) => {
-      if (isUniqueViolation(error, "experiments_one_running_key")) throw alreadyRunning();
+      if (isUniqueViolation(error, "experiments_one_running_per_app")) throw alreadyRunning();
       throw error;
     });
   forgetLookups(db, "prompts");
@@ -203,15 +169,15 @@ export async function startExperiment(
 function alreadyRunning(): AppError {
   return new AppError(
     "conflict",
-    "This prompt already has a running experiment: stop it before starting another",
+    "This app already has a running experiment: stop it before starting another",
   );
 }
 
-async function refuseRunning(db: Database, promptId: string): Promise<void> {
+async function refuseRunning(db: Database, applicationId: string): Promise<void> {
   const [running] = await db
     .select({ id: experiments.id })
     .from(experiments)
-    .where(and(eq(experiments.promptId, promptId), eq(experiments.status, "running")))
+    .where(and(eq(experiments.applicationId, applicationId), eq(experiments.status, "running")))
     .limit(1);
   if (running) throw alreadyRunning();
 }
@@ -225,11 +191,12 @@ export interface EndRequest {
 }
 
 /**
- * Ends a running experiment, under the prompt's row lock (as label moves and saves take it):
- * `stopped` leaves `production` where it is; `rolled_back` returns it to the control version (where
- * it pointed at the start); `promoted` moves it to the winning arm. Both moves go through
- * promoteVersion (the audit row, the one release gate). The price guard judges a promoted arm
- * first. A second end of one experiment is a 409: the first won.
+ * Ends a running experiment, under its prompt's or workflow's row lock (as label moves and saves
+ * take it): `stopped` leaves `production` where it is; `rolled_back` returns it to the control
+ * version (where it pointed at the start); `promoted` moves it to the winning arm. Both moves go
+ * through the kind's release function (the audit row, the one release gate). A promoted arm is
+ * judged first (a prompt's by the price guard). A second end of one experiment is a 409: the first
+ * won.
  */
 export async function endExperiment(
   db: Database,
@@ -238,6 +205,8 @@ export async function endExperiment(
   request: EndRequest,
   { feePercent }: { feePercent: number },
 ): Promise<ExperimentRow> {
+  const subject = subjectOf(experiment, app);
+  const side = subjectKind(subject.kind);
   const target =
     request.outcome === "promoted"
       ? request.version
@@ -248,26 +217,14 @@ export async function endExperiment(
     throw invalidFields({
       version: `must be one of this experiment's arms (${experiment.arms.map((a) => `v${a.version}`).join(", ")})`,
     });
-  const [version] =
-    target === undefined
-      ? []
-      : await db
-          .select()
-          .from(promptVersions)
-          .where(and(eq(promptVersions.promptId, experiment.promptId), eq(promptVersions.version, target)))
-          .limit(1);
+  const version = target === undefined ? undefined : (await side.versions(db, subject, [target])).get(target);
   if (target !== undefined && !version)
     throw new AppError("version_not_found", `This app has no version v${target}`);
-  if (request.outcome === "promoted" && version)
-    await refuseUncoveredPrice(db, {
-      app,
-      feePercent,
-      settings: await versionCostSettings(db, app, version),
-    });
+  if (request.outcome === "promoted" && version) await side.guardServing(db, subject, version, feePercent);
 
   const ended = await db.transaction(async (tx) => {
     const t = tx as unknown as Database;
-    const [prompt] = await t.select().from(prompts).where(eq(prompts.id, experiment.promptId)).for("update");
+    await side.lock(t, subject);
     const [row] = await t
       .update(experiments)
       .set({
@@ -281,78 +238,62 @@ export async function endExperiment(
       .where(and(eq(experiments.id, experiment.id), eq(experiments.status, "running")))
       .returning();
     if (!row) throw new AppError("conflict", "This experiment has already ended");
-    if (prompt && version)
-      await promoteVersion(t, prompt, version, { id: request.actorId, reason: request.reason });
+    if (version) await side.promote(t, subject, version, { id: request.actorId, reason: request.reason });
     return row;
   });
-  forgetLookups(db, "prompts");
+  forgetLookups(db, ...new Set(["prompts" as const, ...side.lookups]));
   return ended;
 }
 
-export async function stopExperiment(
+/** How a creator ends an experiment by one click: stop, roll back, or promote an arm. */
+export type EndAction = { kind: "stop" } | { kind: "rollback" } | { kind: "promote"; version: number };
+
+/** One click (stop, roll back or promote an arm): the end request it makes, with its default reason. */
+function endRequestOf(
+  experiment: ExperimentRow,
+  action: EndAction,
+  reason: string | undefined,
+  actorId: string,
+) {
+  switch (action.kind) {
+    case "stop":
+      return { outcome: "stopped" as const, reason: reason || "Stopped by the creator", actorId };
+    case "rollback":
+      return {
+        outcome: "rolled_back" as const,
+        reason: reason || `Experiment rolled back to v${experiment.controlVersion} by the creator`,
+        actorId,
+      };
+    case "promote":
+      return {
+        outcome: "promoted" as const,
+        version: action.version,
+        reason: reason || `Experiment arm v${action.version} promoted by the creator`,
+        actorId,
+      };
+  }
+}
+
+/** The creator's one-click end of their experiment, answered with its figures. */
+export async function endOwnExperiment(
   db: Database,
   owner: LocalUser,
-  promptId: string,
+  kind: ExperimentKind,
+  subjectId: string,
   experimentId: string,
+  action: EndAction,
   input: { reason?: string },
   options: { feePercent: number },
 ): Promise<ExperimentDetail> {
-  const { app, experiment } = await ownExperiment(db, owner, promptId, experimentId);
+  const { subject, experiment } = await ownExperiment(db, owner, kind, subjectId, experimentId);
   await endExperiment(
     db,
-    app,
+    subject.app,
     experiment,
-    { outcome: "stopped", reason: input.reason || "Stopped by the creator", actorId: owner.id },
+    endRequestOf(experiment, action, input.reason, owner.id),
     options,
   );
-  return experimentDetail(db, owner, promptId, experimentId);
-}
-
-export async function rollbackExperiment(
-  db: Database,
-  owner: LocalUser,
-  promptId: string,
-  experimentId: string,
-  input: { reason?: string },
-  options: { feePercent: number },
-): Promise<ExperimentDetail> {
-  const { app, experiment } = await ownExperiment(db, owner, promptId, experimentId);
-  await endExperiment(
-    db,
-    app,
-    experiment,
-    {
-      outcome: "rolled_back",
-      reason: input.reason || `Experiment rolled back to v${experiment.controlVersion} by the creator`,
-      actorId: owner.id,
-    },
-    options,
-  );
-  return experimentDetail(db, owner, promptId, experimentId);
-}
-
-export async function promoteArm(
-  db: Database,
-  owner: LocalUser,
-  promptId: string,
-  experimentId: string,
-  input: { version: number; reason?: string },
-  options: { feePercent: number },
-): Promise<ExperimentDetail> {
-  const { app, experiment } = await ownExperiment(db, owner, promptId, experimentId);
-  await endExperiment(
-    db,
-    app,
-    experiment,
-    {
-      outcome: "promoted",
-      version: input.version,
-      reason: input.reason || `Experiment arm v${input.version} promoted by the creator`,
-      actorId: owner.id,
-    },
-    options,
-  );
-  return experimentDetail(db, owner, promptId, experimentId);
+  return experimentDetail(db, owner, kind, subjectId, experimentId);
 }
 
 interface ArmRow {
@@ -533,10 +474,11 @@ async function seriesOf(db: Database, experiment: ExperimentRow, bucket: number)
 export async function experimentDetail(
   db: Database,
   owner: LocalUser,
-  promptId: string,
+  kind: ExperimentKind,
+  subjectId: string,
   experimentId: string,
 ): Promise<ExperimentDetail> {
-  const { experiment } = await ownExperiment(db, owner, promptId, experimentId);
+  const { experiment } = await ownExperiment(db, owner, kind, subjectId, experimentId);
   const [fresh] = await db
     .select({ experiment: experiments, by: users.username })
     .from(experiments)
@@ -550,5 +492,6 @@ export async function experimentDetail(
     ...figures,
     series: await seriesOf(db, row, bucket),
     bucket_seconds: bucket,
+    model_cost_note: row.workflowId ? WORKFLOW_COST_NOTE : null,
   };
 }

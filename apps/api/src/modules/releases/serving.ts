@@ -110,9 +110,10 @@ export async function preloadExperiments(db: Database, appIds: string[], generat
 }
 
 /**
- * Chooses the version a call is answered by (docs/decisions/057, 058): a caller's pin always wins;
- * without one, the caller's arm of a running experiment (sticky: a stable hash of the experiment
- * and the caller into 10,000 buckets), else `production`.
+ * Chooses the version a call is answered by (docs/decisions/057, 058, 060), a prompt app's or a
+ * workflow app's alike: a caller's pin always wins; without one, the caller's arm of a running
+ * experiment (sticky: a stable hash of the experiment and the caller into 10,000 buckets), else
+ * `production`.
  */
 export async function chooseVersion(
   db: Database,
@@ -120,7 +121,6 @@ export async function chooseVersion(
   { pin, stickyKey }: { pin?: VersionPin; stickyKey: string | StickyKeys },
 ): Promise<ChosenVersion> {
   if (pin) return { pin, experimentId: null };
-  if (app.type !== "prompt") return { experimentId: null };
   const running = await runningExperimentOf(db, app);
   if (!running) return { experimentId: null };
   const arm = armOf(running.arms, bucketOf(running.id, stickyKeyFor(stickyKey, running.stickyBy)));

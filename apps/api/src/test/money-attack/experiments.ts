@@ -108,11 +108,11 @@ export async function judgeExperiments(db: Database, flag: (kind: string, exampl
         limit 20`,
   );
   for (const row of strays) flag(`experiment call ${row.why}`, `${row.id} v${row.app_version}`);
-  const running = await queryRows<{ prompt_id: string; n: number }>(
+  const running = await queryRows<{ application_id: string; n: number }>(
     db,
-    sql`select prompt_id, count(*)::int as n from experiments where status = 'running' group by prompt_id having count(*) > 1`,
+    sql`select application_id, count(*)::int as n from experiments where status = 'running' group by application_id having count(*) > 1`,
   );
-  for (const row of running) flag("two running experiments", `${row.prompt_id}: ${row.n}`);
+  for (const row of running) flag("two running experiments", `${row.application_id}: ${row.n}`);
   // Each experiment's arms sum exactly to its calls' charges, fees and model costs.
   const all = await db.select().from(experiments);
   let calls = 0;

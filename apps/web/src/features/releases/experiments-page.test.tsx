@@ -24,7 +24,9 @@ const BASE = "/api/prompts/prompt-1/experiments/";
 
 const running: Experiment = {
   id: "exp-1",
+  app_kind: "prompt",
   prompt_id: "prompt-1",
+  workflow_id: null,
   status: "running",
   arms: [
     { version: 2, percent: 50 },
@@ -96,6 +98,7 @@ const detail: ExperimentDetail = {
     },
   ],
   bucket_seconds: 60,
+  model_cost_note: null,
 };
 
 function stubApi(list: { running: Experiment | null; experiments: Experiment[] }, extra = {}) {

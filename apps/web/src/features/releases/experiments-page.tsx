@@ -4,7 +4,6 @@ import type {
   ArmStats,
   Experiment,
   ExperimentDetail,
-  PromptVersion,
   StickyBy,
 } from "@promptmint/contracts";
 import { useQuery } from "@tanstack/react-query";
@@ -35,6 +34,7 @@ import { usePromptVersions } from "../prompts/api/list-prompt-versions";
 import { PromptAppTabs } from "../prompts/prompt-app-tabs";
 import {
   type EndAction,
+  type ExperimentSubject,
   experimentDetailOptions,
   useEndExperiment,
   useExperiments,
@@ -62,19 +62,24 @@ export function ExperimentsPage() {
       />
     );
   else if (config.data)
-    body = <Experiments slug={slug} promptId={config.data.id} production={config.data.production_version} />;
+    body = (
+      <PromptExperiments slug={slug} promptId={config.data.id} production={config.data.production_version} />
+    );
   else body = <LoadingState label="Loading experiments..." />;
   return <PageContainer>{body}</PageContainer>;
 }
 
-function Experiments({ slug, promptId, production }: { slug: string; promptId: string; production: number }) {
-  const list = useExperiments(promptId);
+function PromptExperiments({
+  slug,
+  promptId,
+  production,
+}: {
+  slug: string;
+  promptId: string;
+  production: number;
+}) {
   const versions = usePromptVersions(promptId);
-  const [viewing, setViewing] = useState<string | null>(null);
-  const running = list.data?.running ?? null;
-  const past = (list.data?.experiments ?? []).filter((e) => e.status === "ended");
-  const shown = viewing ? past.find((e) => e.id === viewing) : undefined;
-
+  const subject: ExperimentSubject = { kind: "prompt", id: promptId, stale: [["prompts", promptId]] };
   return (
     <>
       <PageHeader
@@ -89,24 +94,54 @@ function Experiments({ slug, promptId, production }: { slug: string; promptId: s
         }
       />
       <PromptAppTabs slug={slug} current="experiments" />
-      {list.isError ? (
-        <ErrorBox message={getErrorMessage(list.error)} />
-      ) : !list.data || !versions.data ? (
-        <LoadingState label="Loading experiments..." />
+      {versions.isError ? (
+        <ErrorBox message={getErrorMessage(versions.error)} />
       ) : (
-        <div className="space-y-6">
-          {running ? (
-            <ExperimentView promptId={promptId} experiment={running} live />
-          ) : (
-            <StartForm promptId={promptId} versions={versions.data} production={production} />
-          )}
-          {shown && (
-            <ExperimentView promptId={promptId} experiment={shown} onClose={() => setViewing(null)} />
-          )}
-          <History experiments={past} onView={setViewing} viewing={viewing} />
-        </div>
+        <ExperimentsPanel subject={subject} production={production} versions={versions.data} />
       )}
     </>
+  );
+}
+
+/** A version an arm may be: its number, labels and changelog (a prompt's or a workflow's). */
+export interface ArmVersion {
+  version: number;
+  labels: string[];
+  changelog: string;
+}
+
+/**
+ * The experiments of one app: the running one with its figures (or the start form) and the past
+ * ones. The same panel for a prompt app's page and a workflow app's Experiments tab; `versions`
+ * undefined while they load.
+ */
+export function ExperimentsPanel({
+  subject,
+  production,
+  versions,
+}: {
+  subject: ExperimentSubject;
+  production: number;
+  versions: ArmVersion[] | undefined;
+}) {
+  const list = useExperiments(subject);
+  const [viewing, setViewing] = useState<string | null>(null);
+  const running = list.data?.running ?? null;
+  const past = (list.data?.experiments ?? []).filter((e) => e.status === "ended");
+  const shown = viewing ? past.find((e) => e.id === viewing) : undefined;
+
+  if (list.isError) return <ErrorBox message={getErrorMessage(list.error)} />;
+  if (!list.data || !versions) return <LoadingState label="Loading experiments..." />;
+  return (
+    <div className="space-y-6">
+      {running ? (
+        <ExperimentView subject={subject} experiment={running} live />
+      ) : (
+        <StartForm subject={subject} versions={versions} production={production} />
+      )}
+      {shown && <ExperimentView subject={subject} experiment={shown} onClose={() => setViewing(null)} />}
+      <History experiments={past} onView={setViewing} viewing={viewing} />
+    </div>
   );
 }
 
@@ -116,15 +151,16 @@ interface ArmDraft {
 }
 
 function StartForm({
-  promptId,
+  subject,
   versions,
   production,
 }: {
-  promptId: string;
-  versions: PromptVersion[];
+  subject: ExperimentSubject;
+  versions: ArmVersion[];
   production: number;
 }) {
-  const start = useStartExperiment(promptId);
+  const start = useStartExperiment(subject);
+  const workflow = subject.kind === "workflow";
   const other = versions.find((v) => v.version !== production)?.version ?? production;
   const [arms, setArms] = useState<ArmDraft[]>([
     { version: String(production), percent: "50" },
@@ -147,7 +183,11 @@ function StartForm({
       <EmptyState
         icon={FlaskConical}
         title="One version so far"
-        description="Save a change to the prompt to get a second version, then split traffic between them here."
+        description={
+          workflow
+            ? "Save another provider configuration (another Dify, n8n, Flowise or webhook app) to get a second version, then split traffic between them here."
+            : "Save a change to the prompt to get a second version, then split traffic between them here."
+        }
       />
     );
 
@@ -297,7 +337,11 @@ function StartForm({
             />
             <NumberField
               label="Roll back if an arm's margin per call is below ($)"
-              hint="Price less fee and model cost, per call. Empty: no margin rule."
+              hint={
+                workflow
+                  ? "Price less fee, per call (workflow calls have no model cost from us). Empty: no margin rule."
+                  : "Price less fee and model cost, per call. Empty: no margin rule."
+              }
               min={-100}
               max={100}
               step={0.0001}
@@ -335,21 +379,21 @@ const OUTCOME: Record<string, { label: string; tone: BadgeTone }> = {
 };
 
 function ExperimentView({
-  promptId,
+  subject,
   experiment,
   live = false,
   onClose,
 }: {
-  promptId: string;
+  subject: ExperimentSubject;
   experiment: Experiment;
   live?: boolean;
   onClose?: () => void;
 }) {
   const detail = useQuery({
-    ...experimentDetailOptions(promptId, experiment.id),
+    ...experimentDetailOptions(subject, experiment.id),
     refetchInterval: live ? REFRESH_MS : false,
   });
-  const end = useEndExperiment(promptId);
+  const end = useEndExperiment(subject);
   const [confirming, setConfirming] = useState<EndAction | null>(null);
   const split = experiment.arms.map((arm) => `v${arm.version} ${arm.percent}%`).join(" / ");
   // mutateAsync, not mutate's callbacks: an ended experiment's card unmounts as the list refreshes,
@@ -456,13 +500,21 @@ function Figures({
   live: boolean;
   onPromote: (version: number) => void;
 }) {
+  // A workflow's calls have no model cost from us (the note says so): no row for it. Their tokens
+  // are what the provider reported, when it does.
+  const metered = detail.model_cost_note === null;
   const rows: [string, (arm: ArmStats) => ReactNode][] = [
     ["Share", (arm) => `${arm.percent}%`],
     ["Calls", (arm) => formatNumber(arm.calls)],
     ["Success rate", (arm) => percentOf(arm.success_rate)],
     ["Latency p50 / p95", (arm) => `${msOf(arm.latency_p50_ms)} / ${msOf(arm.latency_p95_ms)}`],
     ["Tokens in / out", (arm) => `${formatNumber(arm.input_tokens)} / ${formatNumber(arm.output_tokens)}`],
-    ["Model cost", (arm) => <Money micros={arm.model_cost_micros} />],
+    ...(metered
+      ? ([["Model cost", (arm) => <Money micros={arm.model_cost_micros} />]] satisfies [
+          string,
+          (arm: ArmStats) => ReactNode,
+        ][])
+      : []),
     ["Revenue", (arm) => <Money micros={arm.revenue_micros} />],
     ["Platform fee", (arm) => <Money micros={arm.fee_micros} />],
     ["Margin", (arm) => <Money micros={arm.margin_micros} />],
@@ -476,6 +528,7 @@ function Figures({
   const { experiment } = detail;
   return (
     <>
+      {detail.model_cost_note && <Alert tone="info">{detail.model_cost_note}</Alert>}
       <div className="overflow-x-auto">
         <table className="w-full min-w-[28rem] text-sm">
           <caption className="sr-only">Each arm's figures</caption>
@@ -637,6 +690,9 @@ export function pivotSeries(
 }
 
 function Charts({ detail }: { detail: ExperimentDetail }) {
+  const metrics = METRICS.filter(
+    (metric) => detail.model_cost_note === null || metric.title !== "Model cost",
+  );
   if (detail.series.length === 0)
     return <p className="text-sm text-slate-500">No calls yet: the charts fill in as callers arrive.</p>;
   const series = detail.arms.map(
@@ -648,7 +704,7 @@ function Charts({ detail }: { detail: ExperimentDetail }) {
   );
   return (
     <section aria-label="Charts per arm over time" className="grid gap-4 lg:grid-cols-2">
-      {METRICS.map((metric) => (
+      {metrics.map((metric) => (
         <div key={metric.title} className="rounded-lg border border-slate-200 p-3">
           <h3 className="mb-2 text-sm font-semibold text-slate-900">{metric.title}</h3>
           <TimeSeriesChart

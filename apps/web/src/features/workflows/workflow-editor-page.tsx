@@ -33,7 +33,7 @@ import {
   workflowUpdateOf,
 } from "./workflow-editor-values";
 import { WorkflowProviderTab } from "./workflow-provider-tab";
-import { WorkflowReleaseBanner, WorkflowVersionsTab } from "./workflow-releases";
+import { WorkflowExperimentsTab, WorkflowReleaseBanner, WorkflowVersionsTab } from "./workflow-releases";
 
 /** /workflows/:slug */
 export function WorkflowEditorPage() {
@@ -181,7 +181,12 @@ function WorkflowEditor({ application, config }: { application: Application; con
       <Tabs value={tab} onValueChange={setTab}>
         <SectionTabsList
           label="Workflow editor sections"
-          sections={{ basic: "Basic Settings", provider: "Provider Config", versions: "Versions" }}
+          sections={{
+            basic: "Basic Settings",
+            provider: "Provider Config",
+            versions: "Versions",
+            experiments: "Experiments",
+          }}
         />
         <TabsContent value="basic">
           <WorkflowBasicTab application={application} values={values} errors={errors} onChange={change} />
@@ -205,6 +210,9 @@ function WorkflowEditor({ application, config }: { application: Application; con
         </TabsContent>
         <TabsContent value="versions">
           <WorkflowVersionsTab slug={application.slug} config={config} />
+        </TabsContent>
+        <TabsContent value="experiments">
+          <WorkflowExperimentsTab slug={application.slug} config={config} />
         </TabsContent>
       </Tabs>
     </>

@@ -6,9 +6,12 @@ import { Badge } from "../../components/ui/badge";
 import { Button } from "../../components/ui/button";
 import { Card, CardHeader } from "../../components/ui/card";
 import { EmptyState } from "../../components/ui/empty-state";
+import { ErrorBox } from "../../components/ui/error-box";
 import { QueryStates } from "../../components/ui/query-states";
 import { getErrorMessage } from "../../lib/api-client";
+import { applicationQueryKey } from "../../lib/applications-query";
 import { formatDateTime } from "../../lib/format";
+import { ExperimentsPanel } from "../releases/experiments-page";
 import { useMoveWorkflowProduction, useWorkflowVersions } from "./api/workflow-releases";
 
 /**
@@ -102,6 +105,28 @@ export function WorkflowVersionsTab({ slug, config }: { slug: string; config: Wo
         }
       </QueryStates>
     </Card>
+  );
+}
+
+/**
+ * The Experiments tab: the prompt apps' experiments panel over this workflow's versions
+ * (docs/decisions/058), e.g. two versions pointing at two provider apps. Ending one refreshes the
+ * app's workflow and versions (production may have moved).
+ */
+export function WorkflowExperimentsTab({ slug, config }: { slug: string; config: WorkflowConfig }) {
+  const versions = useWorkflowVersions(slug, config.id);
+  if (versions.isError) return <ErrorBox message={getErrorMessage(versions.error)} />;
+  return (
+    <ExperimentsPanel
+      subject={{ kind: "workflow", id: config.id, stale: [applicationQueryKey(slug)] }}
+      production={config.production_version}
+      versions={versions.data?.map((version) => ({
+        version: version.version,
+        labels: version.labels,
+        // Which provider each version calls is what a creator chooses arms by.
+        changelog: [version.provider ?? "no provider", version.changelog].filter(Boolean).join(" · "),
+      }))}
+    />
   );
 }
 
