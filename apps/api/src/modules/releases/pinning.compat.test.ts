@@ -120,6 +120,40 @@ describe("openai", () => {
     expect((noLabel as Error).message).toMatch(/no label canary/);
     expect(await walletCents()).toBe(before);
   });
+
+  it("models.retrieve of slug@v3 and slug@staging → the model object; an unknown version → 404 model_not_found", async () => {
+    const plain = await openai().models.retrieve(slug);
+    const pinned = await openai().models.retrieve(`${slug}@v3`);
+    expect(pinned).toEqual({
+      id: `${slug}@v3`,
+      object: "model",
+      created: expect.any(Number),
+      owned_by: "promptmint",
+      accepts_tools: false,
+    });
+    // `created` is when v3 was saved, after the app was.
+    expect(pinned.created).toBeGreaterThanOrEqual(plain.created);
+    // staging points at v3: the same model object under the name asked for.
+    expect(await openai().models.retrieve(`${slug}@staging`)).toEqual({ ...pinned, id: `${slug}@staging` });
+    for (const unknown of [`${slug}@v42`, `${slug}@no-such-label`]) {
+      await expect(openai().models.retrieve(unknown), unknown).rejects.toMatchObject({
+        status: 404,
+        code: "model_not_found",
+        param: "model",
+        type: "invalid_request_error",
+        message: expect.stringContaining(unknown.endsWith("v42") ? "v42" : "no-such-label"),
+      });
+    }
+    await expect(openai().models.retrieve("no-such-app@v1")).rejects.toMatchObject({
+      status: 404,
+      code: "model_not_found",
+      param: "model",
+    });
+    await expect(openai().models.retrieve(`${slug}@v 1`)).rejects.toMatchObject({
+      status: 400,
+      param: "model",
+    });
+  });
 });
 
 describe("dify-client", () => {
