@@ -1,4 +1,11 @@
-import { type APIRequestContext, type Browser, expect, type Page, test } from "@playwright/test";
+import {
+  type APIRequestContext,
+  type Browser,
+  expect,
+  type Locator,
+  type Page,
+  test,
+} from "@playwright/test";
 import { createApiKey, createLiveApp, newPerson, signUp } from "./fixtures.ts";
 
 // Issue 31: editing a live app changes nothing for its callers until the creator promotes the
@@ -49,6 +56,22 @@ async function fundedConsumer(browser: Browser) {
   await consumer.goto("/api-keys");
   const apiKey = await createApiKey(consumer, "Releases e2e");
   return { consumer, consumerContext, apiKey };
+}
+
+/** Each timeline row's buttons (its label chips' aside) sit on one line. */
+async function expectRowButtonsOnOneLine(timeline: Locator) {
+  for (const row of await timeline.getByRole("listitem").all()) {
+    const tops = await row
+      .getByRole("button")
+      .evaluateAll((buttons) =>
+        buttons
+          .filter((button) => !button.getAttribute("aria-label")?.startsWith("Remove label"))
+          .map((button) => Math.round(button.getBoundingClientRect().top)),
+      );
+    const name = await row.getAttribute("aria-label");
+    expect(tops.length, `${name}: its buttons`).toBeGreaterThan(0);
+    expect(new Set(tops).size, `${name}: buttons at ${tops.join(", ")}`).toBe(1);
+  }
 }
 
 async function screenshot(page: Page, testInfo: import("@playwright/test").TestInfo, name: string) {
@@ -124,9 +147,11 @@ test("a creator edits a live app, callers keep production until it is promoted, 
   await expect(page.getByRole("list", { name: "Label moves" })).toContainText(`${first} → ${next}`);
   await expect(page.getByRole("list", { name: "Label moves" })).toContainText("Shorter answers");
 
+  await expectRowButtonsOnOneLine(timeline);
   await screenshot(page, testInfo, "versions-1280");
   await page.setViewportSize(PHONE);
   await expect(page.getByRole("button", { name: `Roll back to ${first}` })).toBeInViewport();
+  await expectRowButtonsOnOneLine(timeline);
   await screenshot(page, testInfo, "versions-390");
   await page.setViewportSize(DESKTOP);
 

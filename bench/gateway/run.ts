@@ -53,6 +53,7 @@ import { type Database, openDatabase, queryRows } from "../../apps/api/src/db/cl
 import { creditTopUp } from "../../apps/api/src/modules/billing/postings.ts";
 import { reconcile } from "../../apps/api/src/modules/billing/reconcile.ts";
 import { createCaller } from "../../apps/api/src/test/caller.ts";
+import { createPromptApp } from "../../apps/api/src/test/live-app.ts";
 import { type DurableFloor, measureDurableFloor } from "../lib/durable-floor.ts";
 import { type FirstCallRun, measureFirstCalls } from "../lib/first-call.ts";
 import {
@@ -389,15 +390,12 @@ function promptmintEnv(port: number, upstreamPort: number, dataDir: string): Rec
 
 async function setUpApp(baseUrl: string): Promise<{ slug: string; apiKey: string; consumerEmail: string }> {
   const creator = await createCaller(baseUrl, "Bench Creator");
-  const { body: app } = await creator.api("POST", "/api/app/", {
-    body: {
-      name: "Bench greeter",
-      interaction_mode: "completion",
-      visibility: "public",
-      price_cents: PRICE_CENTS,
-    },
-  });
-  await creator.api("PATCH", `/api/app/${app.slug}/prompt/`, { body: { model: "gpt-4o-mini" } });
+  // 1¢ is below the starter model's floor (issue 32): priced once it runs on gpt-4o-mini.
+  const app = await createPromptApp(
+    creator,
+    { name: "Bench greeter", interaction_mode: "completion", visibility: "public", price_cents: PRICE_CENTS },
+    { model: "gpt-4o-mini" },
+  );
   const live = await creator.api("PATCH", `/api/app/${app.slug}/update_status/`, {
     body: { status: "live" },
   });

@@ -83,7 +83,7 @@ describe("a suspension made through one process, on the other", () => {
       ["POST", "/api/keys/", { name: "another" }],
       ["GET", "/api/keys/"],
       ["GET", "/api/wallet/"],
-      ["POST", "/api/app/", { name: "Fresh start", visibility: "public", price_cents: 5 }],
+      ["POST", "/api/app/", { name: "Fresh start", visibility: "public", price_cents: 100 }],
       ["POST", "/api/payouts/onboarding", {}],
       ["PATCH", "/api/auth/profile/", { user: { first_name: "Nope" } }],
       ["POST", "/api/auth/register/"],

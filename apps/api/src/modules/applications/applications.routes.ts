@@ -102,7 +102,8 @@ export const applicationsRoutes: FastifyPluginAsyncZod<{
     },
     async (request, reply) => {
       const user = currentUser(request);
-      const row = await createApplication(db, secrets, user, request.body);
+      // A prompt app starts on the starter model: its price must cover that (issue 32).
+      const row = await createApplication(db, secrets, user, request.body, { feePercent });
       return reply.status(201).send(await present(user.id, row));
     },
   );

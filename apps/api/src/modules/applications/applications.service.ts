@@ -30,7 +30,12 @@ import { accountFor } from "../billing/postings.ts";
 import { priceFields, scheduledPriceCents, setPrice } from "../billing/price-changes.ts";
 import type { StripeGateway } from "../billing/stripe-gateway.ts";
 import { refuseUncoveredPrice } from "../prompts/cost-guard.ts";
-import { createInitialPrompt, refuseStarterPrice, updatePromptConfig } from "../prompts/prompts.service.ts";
+import {
+  createInitialPrompt,
+  refusePublishingUnevaluated,
+  refuseStarterPrice,
+  updatePromptConfig,
+} from "../prompts/prompts.service.ts";
 import { createInitialWorkflow, duplicateWorkflow } from "../workflows/workflows.service.ts";
 
 /** lowercase; runs of non-alphanumerics become one hyphen; no leading/trailing hyphen. */
@@ -328,6 +333,10 @@ export async function updateApplication(
       priceCents: price ? scheduledPriceCents(price) : undefined,
     });
   }
+  // Publishing releases the production version to callers: the eval gate judges it (decision 059).
+  // Save & Publish judges the version it saves instead (updatePromptConfig).
+  if (input.status === "live" && app.status !== "live" && !priceJudgedWithPrompt)
+    await refusePublishingUnevaluated(db, app);
   const changes = {
     ...(input.name !== undefined ? { name: input.name } : {}),
     ...(input.description !== undefined ? { description: input.description } : {}),

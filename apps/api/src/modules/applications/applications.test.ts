@@ -80,6 +80,42 @@ describe("creating and managing applications", () => {
     );
   });
 
+  it("refuses creating a prompt app below the starter model's floor with the guard's sentence at price_cents", async () => {
+    const starter = await owner.api("GET", "/api/prompt-apps/starter/");
+    const floor = starter.body.min_price_cents as number;
+    const below = await owner.api("POST", "/api/app/", {
+      body: { name: "Too Cheap", price_cents: floor - 1 },
+    });
+    expect(below.status).toBe(400);
+    expect(below.body).toMatchObject({
+      code: "bad_request",
+      status: 400,
+      message: starter.body.message,
+      fields: { price_cents: starter.body.message },
+    });
+    const mine = await owner.api("GET", "/api/app/");
+    expect(mine.body.map((app: { name: string }) => app.name)).not.toContain("Too Cheap");
+    const at = await owner.api("POST", "/api/app/", { body: { name: "Just Enough", price_cents: floor } });
+    expect(at.status).toBe(201);
+    expect(at.body.price_cents).toBe(floor);
+    // The price-change path: lowering the new draft below its model's floor is the same 400.
+    const lowered = await owner.api("PATCH", `/api/app/${at.body.slug}/`, {
+      body: { price_cents: floor - 1 },
+    });
+    expect(lowered.status).toBe(400);
+    expect(lowered.body.fields).toEqual({ price_cents: starter.body.message });
+    // A workflow app has no starter model: its price is the creator's own business.
+    const flow = await owner.api("POST", "/api/app/", {
+      body: {
+        name: "Cheap Flow",
+        type: "workflow",
+        price_cents: 1,
+        provider_config: { app_id: "a", api_key: "k" },
+      },
+    });
+    expect(flow.status).toBe(201);
+  });
+
   it("encrypts a workflow app's provider key at rest and only ever returns it masked", async () => {
     const secret = "app-SUPERSECRET-1234";
     const created = await owner.api("POST", "/api/app/", {

@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import { beforeAll, expect, it } from "vitest";
 import { queryRows } from "../../db/client.ts";
 import { createCaller, fundWallet, settledWallet } from "../../test/caller.ts";
+import { createPromptApp } from "../../test/live-app.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
 import { useCaller, useVendorServer } from "../../test/use-test-server.ts";
 import { postOutstandingModelCosts } from "./model-costs.ts";
@@ -42,16 +43,12 @@ const totals = async () => {
 };
 
 it("pays the platform exactly $5.00 and the creator exactly $45.00 minus the recorded model cost for 1,000 calls of a 5¢ app", async () => {
-  const created = await creator.api("POST", "/api/app/", {
-    body: { name: "Half-cent Fee", visibility: "public", price_cents: PRICE },
-  });
-  expect(created.status).toBe(201);
-  const slug = created.body.slug as string;
   // A model the platform pays for, with few enough tokens that 5¢ covers its worst case.
-  const prompt = await creator.api("PATCH", `/api/app/${slug}/prompt/`, {
-    body: { model: "gpt-4o-mini", max_tokens: 64 },
-  });
-  expect(prompt.status, JSON.stringify(prompt.body)).toBe(200);
+  const { slug } = await createPromptApp(
+    creator,
+    { name: "Half-cent Fee", visibility: "public", price_cents: PRICE },
+    { model: "gpt-4o-mini", max_tokens: 64 },
+  );
   expect(
     (await creator.api("PATCH", `/api/app/${slug}/update_status/`, { body: { status: "live" } })).status,
   ).toBe(200);
@@ -109,11 +106,11 @@ it("pays the platform exactly $5.00 and the creator exactly $45.00 minus the rec
 }, 180_000);
 
 it("takes the model cost of calls no price paid (the owner's own) from the creator's earnings once, the rest as debt", async () => {
-  const created = await creator.api("POST", "/api/app/", {
-    body: { name: "Owner Tries It", visibility: "public", price_cents: PRICE },
-  });
-  const slug = created.body.slug as string;
-  await creator.api("PATCH", `/api/app/${slug}/prompt/`, { body: { model: "gpt-4o-mini", max_tokens: 64 } });
+  const { slug } = await createPromptApp(
+    creator,
+    { name: "Owner Tries It", visibility: "public", price_cents: PRICE },
+    { model: "gpt-4o-mini", max_tokens: 64 },
+  );
   await creator.api("PATCH", `/api/app/${slug}/update_status/`, { body: { status: "live" } });
   const creatorId = (await creator.api("GET", "/api/auth/profile/")).body.user.id as string;
   // Sweep what the first test left, so this one sees only its own calls.
@@ -144,12 +141,11 @@ it("takes the model cost of calls no price paid (the owner's own) from the creat
 
   // A creator whose earnings cannot cover it owes the rest: a debt, never a negative balance.
   const newcomer = await createCaller(server.baseUrl, "Broke Creator");
-  const mine = await newcomer.api("POST", "/api/app/", {
-    body: { name: "Broke", visibility: "public", price_cents: PRICE },
-  });
-  await newcomer.api("PATCH", `/api/app/${mine.body.slug}/prompt/`, {
-    body: { model: "gpt-4o-mini", max_tokens: 64 },
-  });
+  const mine = await createPromptApp(
+    newcomer,
+    { name: "Broke", visibility: "public", price_cents: PRICE },
+    { model: "gpt-4o-mini", max_tokens: 64 },
+  );
   await newcomer.api("PATCH", `/api/app/${mine.body.slug}/update_status/`, { body: { status: "live" } });
   expect(
     (

@@ -4,6 +4,7 @@ import { queryRows } from "../../db/client.ts";
 import { type Caller, callerAt, createCaller } from "../../test/caller.ts";
 import { startFakeOpenAi } from "../../test/fake-openai.ts";
 import { type StripeTestServer, startStripeTestServer } from "../../test/fake-stripe.ts";
+import { createPromptApp } from "../../test/live-app.ts";
 import { verifyEmailThroughOutbox } from "../../test/mail.ts";
 import { signUp } from "../../test/oidc-client.ts";
 import { reconcile } from "./reconcile.ts";
@@ -182,12 +183,11 @@ describe("debt", () => {
   it("a refund of money already spent is taken back from the creator its calls paid (decision 045), not left as the payer's debt", async () => {
     const buyer = await createCaller(stripe.server.baseUrl, "Debtor");
     const key = (await buyer.api("POST", "/api/keys/", { body: { name: "sdk" } })).body.key as string;
-    const { body: app } = await creator.api("POST", "/api/app/", {
-      body: { name: `Paid ${events}`, visibility: "public", price_cents: 5 },
-    });
-    await creator.api("PATCH", `/api/app/${app.slug}/prompt/`, {
-      body: { model: "gpt-4-turbo", max_tokens: 64 },
-    });
+    const app = await createPromptApp(
+      creator,
+      { name: `Paid ${events}`, visibility: "public", price_cents: 5 },
+      { model: "gpt-4-turbo", max_tokens: 64 },
+    );
     await creator.api("PATCH", `/api/app/${app.slug}/update_status/`, { body: { status: "live" } });
     const call = () =>
       buyer.api("POST", `/api/app/${app.slug}/completion-messages`, {

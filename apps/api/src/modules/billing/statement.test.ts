@@ -2,6 +2,7 @@ import type { StatementLine } from "@promptmint/contracts";
 import { sql } from "drizzle-orm";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type Caller, createCaller, fundWallet, settledWallet } from "../../test/caller.ts";
+import { createPromptApp } from "../../test/live-app.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
 import { useCaller, useTestServer } from "../../test/use-test-server.ts";
 
@@ -19,11 +20,12 @@ beforeAll(async () => {
     ["Haiku Writer", 5],
     ["Limerick Maker", 8],
   ] as const) {
-    const { body: app } = await creator.api("POST", "/api/app/", {
-      body: { name, visibility: "public", price_cents: price },
-    });
     // The sandbox model costs nothing: any price covers it (decision 026).
-    await creator.api("PATCH", `/api/app/${app.slug}/prompt/`, { body: { model: "sandbox" } });
+    const app = await createPromptApp(
+      creator,
+      { name, visibility: "public", price_cents: price },
+      { model: "sandbox" },
+    );
     expect(
       (await creator.api("PATCH", `/api/app/${app.slug}/update_status/`, { body: { status: "live" } }))
         .status,

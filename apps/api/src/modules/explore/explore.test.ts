@@ -2,6 +2,7 @@ import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { invocations } from "../../db/schema/index.ts";
 import { createCaller, fundWallet } from "../../test/caller.ts";
+import { createPromptApp } from "../../test/live-app.ts";
 import { useCaller, useTestServer } from "../../test/use-test-server.ts";
 
 const server = useTestServer({ env: { GATEWAY_RATE_LIMIT_PER_MINUTE: "1000" } });
@@ -26,31 +27,29 @@ interface AppSetup {
 }
 
 async function createApp(setup: AppSetup): Promise<string> {
-  const created = await creator.api("POST", "/api/app/", {
-    body: {
-      name: setup.name,
-      description: setup.description ?? "",
-      type: setup.type ?? "prompt",
-      interaction_mode: setup.mode ?? "completion",
-      visibility: setup.visibility ?? "public",
-      price_cents: setup.price ?? 5,
-      ...(setup.type === "workflow"
-        ? { provider_config: { app_id: "flow-1", api_key: "wf-secret-key-1234" } }
-        : {}),
-    },
-  });
-  expect(created.status).toBe(201);
-  const slug = created.body.slug as string;
-  if (setup.type !== "workflow") {
-    const patched = await creator.api("PATCH", `/api/app/${slug}/prompt/`, {
-      body: {
-        model: "sandbox",
-        prompt_template: "Write a haiku about {{topic}}.",
-        input_schema: topicSchema,
-        changelog: "test setup",
-      },
+  const body = {
+    name: setup.name,
+    description: setup.description ?? "",
+    type: setup.type ?? "prompt",
+    interaction_mode: setup.mode ?? "completion",
+    visibility: setup.visibility ?? "public",
+    price_cents: setup.price ?? 5,
+  };
+  let slug: string;
+  if (setup.type === "workflow") {
+    const created = await creator.api("POST", "/api/app/", {
+      body: { ...body, provider_config: { app_id: "flow-1", api_key: "wf-secret-key-1234" } },
     });
-    expect(patched.status).toBe(200);
+    expect(created.status).toBe(201);
+    slug = created.body.slug as string;
+  } else {
+    // On the sandbox model first: its price may be below the starter model's floor (issue 32).
+    ({ slug } = await createPromptApp(creator, body, {
+      model: "sandbox",
+      prompt_template: "Write a haiku about {{topic}}.",
+      input_schema: topicSchema,
+      changelog: "test setup",
+    }));
   }
   const status = setup.status ?? "live";
   if (status !== "draft")

@@ -1,4 +1,4 @@
-import type { GatewayRequestSchema } from "@promptmint/contracts";
+import type { GatewayRequestSchema, IoSchema } from "@promptmint/contracts";
 import { and, desc, eq } from "drizzle-orm";
 import type { z } from "zod";
 import type { Database } from "../../db/client.ts";
@@ -31,6 +31,8 @@ export interface Execution {
   model: string | null;
   /** The version that answers (a prompt's, decision 057; a workflow's, 060), and the experiment that chose it. */
   served?: { version: number; experimentId: string | null };
+  /** The answering version's output schema: its answer is then one JSON object matching it. */
+  outputSchema?: IoSchema | null;
   /** `name` for a new conversation: empty when the caller turned Dify's `auto_generate_name` off. */
   conversation: { id: string; isNew: boolean; name?: string } | null;
   inputs: Record<string, unknown>;

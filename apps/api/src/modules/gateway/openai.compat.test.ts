@@ -8,6 +8,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { invocations } from "../../db/schema/index.ts";
 import { createCaller, fundWallet } from "../../test/caller.ts";
+import { createPromptApp } from "../../test/live-app.ts";
 import { useCaller, useVendorServer } from "../../test/use-test-server.ts";
 
 let key: string;
@@ -28,14 +29,13 @@ const consumer = useCaller(server, "Compat Buyer");
 beforeAll(async () => {
   const creator = await createCaller(server.baseUrl, "Compat Seller");
   const liveApp = async (name: string, model: string, price: number) => {
-    const { body: app } = await creator.api("POST", "/api/app/", {
-      body: { name, interaction_mode: "completion", visibility: "public", price_cents: price },
-    });
-    await creator.api("PATCH", `/api/app/${app.slug}/prompt/`, {
-      body: { model, max_tokens: APP_MAX_TOKENS },
-    });
+    const app = await createPromptApp(
+      creator,
+      { name, interaction_mode: "completion", visibility: "public", price_cents: price },
+      { model, max_tokens: APP_MAX_TOKENS },
+    );
     await creator.api("PATCH", `/api/app/${app.slug}/update_status/`, { body: { status: "live" } });
-    return app.slug as string;
+    return app.slug;
   };
   echoApp = await liveApp("Compat echo", "gpt-4-turbo", ECHO_PRICE);
   sandboxApp = await liveApp("Compat sandbox", "sandbox", SANDBOX_PRICE);

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
+import type { Database } from "../../db/client.ts";
 import type { ApplicationRow } from "../../db/schema/index.ts";
 import { databaseUnavailable } from "../../lib/database-errors.ts";
 import { describeClientError, fieldsFromValidation } from "../../lib/error-handler.ts";
@@ -9,6 +10,8 @@ import { remedyFields } from "../../lib/payment-remedy.ts";
 import { findCallableApp, listCallableApps } from "../applications/callable-app.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { currentUser } from "../auth/authenticate.ts";
+import { loadPrompt, type VersionPin } from "../prompts/load-prompt.ts";
+import { loadWorkflowVersion } from "../workflows/workflow-labels.ts";
 import { callerOrAgent, installAgentPaymentHooks } from "./access.ts";
 import type { CallMeta } from "./call-lifecycle.ts";
 import {
@@ -122,13 +125,19 @@ function openAiCodeOf(error: Error & { code?: string }, fields: Record<string, s
   return fields ? "invalid_request" : (error.code ?? null);
 }
 
-const modelOf = (row: ApplicationRow, caller: LocalUser) => ({
-  id: row.slug,
+const modelOf = (row: ApplicationRow, caller: LocalUser, pinned?: { id: string; createdAt: Date }) => ({
+  id: pinned?.id ?? row.slug,
   object: "model" as const,
-  created: Math.floor(row.createdAt.getTime() / 1000),
+  created: Math.floor((pinned?.createdAt ?? row.createdAt).getTime() / 1000),
   owned_by: row.ownerId === caller.id ? "you" : "promptmint",
   accepts_tools: row.type === "prompt" && row.allowTools,
 });
+
+/** When the version a pin names was saved: a 404 `version_not_found` naming it when there is none. */
+async function pinnedVersionCreatedAt(db: Database, app: ApplicationRow, pin: VersionPin): Promise<Date> {
+  if (app.type === "workflow") return (await loadWorkflowVersion(db, app, pin)).version.createdAt;
+  return (await loadPrompt(db, app, pin)).active.createdAt;
+}
 
 /**
  * OpenAI-compatible gateway (docs/decisions/032): `model` = app slug, so OpenAI clients work with
@@ -173,8 +182,10 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, deps
       schema: {
         tags: ["openai"],
         summary: "One app you may call, as an OpenAI model; 404 for any other",
+        description:
+          "`model` is the app's slug, or a pinned version or label of it as calls take it (`slug@v12`, `slug@staging`): the answer's `id` is what you sent and, for a pin, `created` is when that version was saved. A version or label the app does not have is a 404 `model_not_found` naming it, as is an app you may not call; a malformed pin a 400 naming `model`.",
         security: [{ bearerAuth: [] }],
-        params: z.object({ model: z.string().min(1).max(100) }),
+        params: z.object({ model: z.string().min(1).max(140) }),
         response: {
           200: ModelSchema.meta({ examples: [modelsExample.data[0]] }),
           401: OpenAiErrorSchema,
@@ -185,14 +196,24 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, deps
     },
     async (request) => {
       const caller = currentUser(request);
-      const found = await findCallableApp(db, request.params.model, caller).catch((error) => {
+      const { slug, pin } = openAiModel(request.params.model);
+      const found = await findCallableApp(db, slug, caller).catch((error) => {
         if (error instanceof AppError && error.code === "not_found")
-          throw new AppError("not_found", `The model '${request.params.model}' does not exist`, {
-            fields: { model: "does not exist" },
-          });
+          throw new OpenAiError(
+            "not_found",
+            "model_not_found",
+            `The model '${request.params.model}' does not exist`,
+            "model",
+          );
         throw error;
       });
-      return modelOf(found, caller);
+      if (!pin) return modelOf(found, caller);
+      const createdAt = await pinnedVersionCreatedAt(db, found, pin).catch((error) => {
+        if (error instanceof AppError && error.code === "version_not_found")
+          throw new OpenAiError("version_not_found", "model_not_found", error.message, "model");
+        throw error;
+      });
+      return modelOf(found, caller, { id: request.params.model, createdAt });
     },
   );
 

@@ -221,6 +221,7 @@ export async function preparePromptExecution(
   return {
     model: prompt.model,
     served,
+    outputSchema,
     conversation,
     inputs: checked.values,
     storeContent: true,

@@ -6,6 +6,7 @@ import { and, eq } from "drizzle-orm";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { applications, invocations, ledgerAccounts, x402Payments } from "../../db/schema/index.ts";
+import { createPromptApp } from "../../test/live-app.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
 import { useCaller, useFakeOpenAi, useTestServer } from "../../test/use-test-server.ts";
 import {
@@ -401,16 +402,22 @@ describe("@x402/fetch", () => {
     });
 
     it("a private app → 404, like a missing one (no challenge, no payment)", async () => {
-      const { body: hidden } = await creator.api("POST", "/api/app/", {
-        body: {
+      // Live and priced (on the sandbox model, which 3¢ covers): only its visibility hides it.
+      const hidden = await createPromptApp(
+        creator,
+        {
           name: "Hidden",
           description: "d",
           interaction_mode: "completion",
           visibility: "private",
           price_cents: 3,
         },
+        { model: "sandbox" },
+      );
+      const live = await creator.api("PATCH", `/api/app/${hidden.slug}/update_status/`, {
+        body: { status: "live" },
       });
-      await creator.api("PATCH", `/api/app/${hidden.slug}/update_status/`, { body: { status: "live" } });
+      expect(live.status).toBe(200);
       const response = await agent.fetch(`${server.baseUrl}/api/app/${hidden.slug}/completion-messages`, {
         method: "POST",
         headers: { "content-type": "application/json" },

@@ -40,25 +40,33 @@ export const VERSION_META_KEY = "promptmint/version";
 const VERSION_META_FIELD = `_meta["${VERSION_META_KEY}"]`;
 
 /**
- * The version or label a tool call pins: `_meta["promptmint/version"]`, or the HTTP request's
- * `Promptmint-Version` header; both, naming different ones, is a 400 naming the `_meta` key.
+ * The version or label a tool call pins: the catalogue's `call_app` argument `version`,
+ * `_meta["promptmint/version"]`, or the HTTP request's `Promptmint-Version` header. Any two naming
+ * different ones is a 400 naming the first's field.
  */
 export function mcpPin(
   request: FastifyRequest,
   meta: Record<string, unknown> | undefined,
+  argument?: { value: string | undefined; field: string },
 ): { pin: VersionPin; field: string } | undefined {
   const value = meta?.[VERSION_META_KEY];
   if (value !== undefined && value !== null && typeof value !== "string")
     throw invalidFields({ [VERSION_META_FIELD]: "must be a string: a version (v12) or a label (staging)" });
-  const pinned = parseVersionPin(value, VERSION_META_FIELD);
-  const header = headerPin(request);
-  if (!pinned) return header;
-  if (header && describePin(header.pin) !== describePin(pinned))
-    throw invalidFields({
-      [VERSION_META_FIELD]: `pins ${describePin(pinned)} but the Promptmint-Version header pins ${describePin(header.pin)}: send one`,
-    });
-  return { pin: pinned, field: VERSION_META_FIELD };
+  const given = [
+    argument && pinFrom(parseVersionPin(argument.value, argument.field), argument.field),
+    pinFrom(parseVersionPin(value, VERSION_META_FIELD), VERSION_META_FIELD),
+    headerPin(request),
+  ].filter((pin) => pin !== undefined);
+  const [first, ...others] = given;
+  for (const other of others)
+    if (first && describePin(other.pin) !== describePin(first.pin))
+      throw invalidFields({
+        [first.field]: `pins ${describePin(first.pin)} but ${other.field === "Promptmint-Version header" ? "the Promptmint-Version header" : other.field} pins ${describePin(other.pin)}: send one`,
+      });
+  return first;
 }
+
+const pinFrom = (pin: VersionPin | undefined, field: string) => (pin ? { pin, field } : undefined);
 
 /**
  * Runs one app as a tool: a blocking paid call through the gateway's path (call-lifecycle.ts).
@@ -77,12 +85,18 @@ export async function callAppAsTool(
     args: Record<string, unknown> | undefined;
     /** The tool call's `params._meta`: a pin (`promptmint/version`) may be there. */
     meta?: Record<string, unknown>;
+    /** `call_app`'s `version` argument: a pin too. */
+    version?: string;
     session: ClientSession;
   },
 ): Promise<CallToolResult> {
   const { request, caller, application } = options;
   try {
-    const pin = mcpPin(request, options.meta);
+    const pin = mcpPin(
+      request,
+      options.meta,
+      options.version === undefined ? undefined : { value: options.version, field: "version" },
+    );
     // A pinned version's own schemas: its inputs and output may not be production's.
     const schemas =
       pin && application.type === "prompt"
@@ -109,7 +123,10 @@ export async function callAppAsTool(
     const charged = `Charged: $${centsAsDollars(charge.chargedCents)} (paid by ${charge.paidBy}).`;
     return {
       content: [{ type: "text", text: result.answer }],
-      ...(schemas.outputSchema ? { structuredContent: JSON.parse(result.answer) } : {}),
+      // The version that answered says whether its answer is structured: the schemas read before
+      // the call are production's or the pin's, and an experiment's arm or a label moved since
+      // may answer with another output schema (or none).
+      ...(execution.outputSchema ? { structuredContent: JSON.parse(result.answer) } : {}),
       _meta: {
         ...(execution.served ? { [VERSION_META_KEY]: `v${execution.served.version}` } : {}),
         [CHARGE_META_KEY]: {

@@ -77,6 +77,13 @@ const CallArgs = z.strictObject({
   slug: z.string().min(1).max(100),
   inputs: z.record(z.string(), z.unknown()).default({}),
   query: z.string().max(100_000).optional(),
+  version: z
+    .string()
+    .max(40)
+    .optional()
+    .describe(
+      "A prompt version (v12) or label (staging) to call instead of production; the result's _meta names the version that answered.",
+    ),
 });
 
 const catalogueTools: Tool[] = [
@@ -158,7 +165,7 @@ const catalogueHandlers: Record<
     });
   },
   async call_app(context, args, meta) {
-    const { slug, inputs, query } = CallArgs.parse(args);
+    const { slug, inputs, query, version } = CallArgs.parse(args);
     const application = await findCallableApp(context.deps.db, slug, context.caller);
     const schemas = await loadAppSchemas(context.deps.db, application);
     return callAppAsTool(context.deps, {
@@ -167,6 +174,7 @@ const catalogueHandlers: Record<
       schemas,
       args: { ...inputs, ...(query === undefined ? {} : { query }) },
       meta,
+      version,
     });
   },
 };

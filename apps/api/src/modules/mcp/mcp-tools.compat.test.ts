@@ -10,6 +10,7 @@ import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { applications, invocations } from "../../db/schema/index.ts";
 import { createCaller, fundWallet } from "../../test/caller.ts";
+import { createPromptApp } from "../../test/live-app.ts";
 import { useCaller, useVendorServer } from "../../test/use-test-server.ts";
 import { reconcile } from "../billing/reconcile.ts";
 import { PRICE_META_KEY } from "./app-tool.ts";
@@ -35,17 +36,16 @@ const creator = useCaller(server, "Tool Seller");
 const buyer = useCaller(server, "Tool Buyer");
 
 async function createApp(name: string, priceCents: number, withOutput: boolean) {
-  const { body: app } = await creator.api("POST", "/api/app/", {
-    body: {
+  const app = await createPromptApp(
+    creator,
+    {
       name,
       description: `${name}, as a tool`,
       interaction_mode: "completion",
       visibility: "public",
       price_cents: priceCents,
     },
-  });
-  await creator.api("PATCH", `/api/app/${app.slug}/prompt/`, {
-    body: {
+    {
       model: "gpt-4-turbo",
       prompt_template: "Write a haiku about {{topic}}",
       input_schema: {
@@ -56,9 +56,9 @@ async function createApp(name: string, priceCents: number, withOutput: boolean) 
       },
       ...(withOutput ? { output_schema: outputSchema } : {}),
     },
-  });
+  );
   await creator.api("PATCH", `/api/app/${app.slug}/update_status/`, { body: { status: "live" } });
-  return app.slug as string;
+  return app.slug;
 }
 
 beforeAll(async () => {

@@ -4,6 +4,7 @@ import { ApiErrorSchema } from "@promptmint/contracts";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
+import type { ApplicationRow } from "../../db/schema/index.ts";
 import { authenticates } from "../../lib/body-limits.ts";
 import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
 import { findCallableApp } from "../applications/callable-app.ts";
@@ -16,8 +17,9 @@ import {
   isAgentRequest,
   refuseTwoPayers,
 } from "../gateway/access.ts";
-import type { GatewayDeps } from "../gateway/gateway-call.ts";
+import { type GatewayDeps, headerPin } from "../gateway/gateway-call.ts";
 import { type RateLimiter, rateLimitHook } from "../gateway/rate-limit.ts";
+import type { VersionPin } from "../prompts/load-prompt.ts";
 import { loadAppSchemas } from "./app-tool.ts";
 import { clientSessionOf, initializeCapabilities, sessionIdFor } from "./client-session.ts";
 import { type McpExchanges, mcpRequestLimits } from "./mcp-limits.ts";
@@ -145,6 +147,25 @@ export const mcpRoutes: FastifyPluginAsyncZod<GatewayDeps & { mcp: McpDeps }> = 
       throw invalidFields({ "params.arguments.slug": "names the app to call and pay for" });
     return (await findAppForCall(deps, request, slug)).caller;
   }
+  /**
+   * The schemas the app's tool is listed with (docs/decisions/057): production's, or those of the
+   * version the `Promptmint-Version` header pins for the whole connection. A header pin the app
+   * lacks, or a malformed one, lists production's: the call that uses it is the tool error.
+   */
+  async function listedSchemas(application: ApplicationRow, request: FastifyRequest) {
+    let pin: VersionPin | undefined;
+    try {
+      pin = headerPin(request)?.pin;
+    } catch {
+      pin = undefined;
+    }
+    if (!pin) return loadAppSchemas(deps.db, application);
+    return loadAppSchemas(deps.db, application, pin).catch((error: unknown) => {
+      if (error instanceof AppError && error.code === "version_not_found")
+        return loadAppSchemas(deps.db, application);
+      throw error;
+    });
+  }
   /** A batch is refused whole, before anything is counted as paid or run. */
   const preHandler = [refuseBatch, limitPaidRequests];
 
@@ -155,7 +176,7 @@ export const mcpRoutes: FastifyPluginAsyncZod<GatewayDeps & { mcp: McpDeps }> = 
         tags,
         summary: "MCP server of one app: its one tool, paid per call (Streamable HTTP, stateless)",
         description:
-          'A `tools/call` may pin a prompt version or label with `params._meta["promptmint/version"]` (`"v12"`, `"staging"`) or the `Promptmint-Version` request header; without one it gets `production`. The result\'s `_meta["promptmint/version"]` names the version that answered. A version or label the app does not have is a tool error (`isError: true`) naming it; nothing is charged.',
+          'A `tools/call` may pin a prompt version or label with `params._meta["promptmint/version"]` (`"v12"`, `"staging"`) or the `Promptmint-Version` request header; without one it gets `production`. The result\'s `_meta["promptmint/version"]` names the version that answered. A version or label the app does not have is a tool error (`isError: true`) naming it; nothing is charged. `tools/list` shows production\'s schemas, or those of the version the header pins; a call is checked against the version that answers it.',
         security: [{ bearerAuth: [] }],
         params: SlugParams,
         body: JsonRpcBody,
@@ -168,7 +189,7 @@ export const mcpRoutes: FastifyPluginAsyncZod<GatewayDeps & { mcp: McpDeps }> = 
       const release = deps.mcp.exchanges.open(request);
       try {
         const { application, caller } = await appAndCaller(request, request.params.slug);
-        const schemas = await loadAppSchemas(deps.db, application);
+        const schemas = await listedSchemas(application, request);
         const session = clientSessionOf(request.headers["mcp-session-id"]);
         return await serve(
           createAppServer({ deps, request, caller, session }, application, schemas),
@@ -188,7 +209,7 @@ export const mcpRoutes: FastifyPluginAsyncZod<GatewayDeps & { mcp: McpDeps }> = 
         tags,
         summary: "MCP catalogue: search_apps, describe_app, call_app (paid per call)",
         description:
-          'A `tools/call` of `call_app` may pin a prompt version or label with `params._meta["promptmint/version"]` (`"v12"`, `"staging"`) or the `Promptmint-Version` request header; without one it gets `production`. The result\'s `_meta["promptmint/version"]` names the version that answered. A version or label the app does not have is a tool error (`isError: true`) naming it; nothing is charged.',
+          'A `tools/call` of `call_app` may pin a prompt version or label with its `version` argument, `params._meta["promptmint/version"]` (`"v12"`, `"staging"`) or the `Promptmint-Version` request header; without one it gets `production`. The result\'s `_meta["promptmint/version"]` names the version that answered. A version or label the app does not have is a tool error (`isError: true`) naming it; nothing is charged.',
         security: [{ bearerAuth: [] }],
         body: JsonRpcBody,
         response: mcpResponses,

@@ -2,6 +2,7 @@ import { desc, eq, sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { applications, invocations } from "../../db/schema/index.ts";
 import { type Caller, fundWallet } from "../../test/caller.ts";
+import { createPromptApp } from "../../test/live-app.ts";
 import { useCaller, useVendorServer } from "../../test/use-test-server.ts";
 import { minimumPriceCents, worstCaseCostMicros } from "./model-prices.ts";
 
@@ -42,15 +43,12 @@ async function newApp(
   priceCents: number,
   prompt: Record<string, unknown> = {},
 ): Promise<string> {
-  const created = await owner.api("POST", "/api/app/", {
-    body: { name: `Cost ${priceCents} ${Math.random()}`, visibility: "public", price_cents: priceCents },
-  });
-  expect(created.status).toBe(201);
-  const slug = created.body.slug as string;
-  if (Object.keys(prompt).length > 0) {
-    const patched = await owner.api("PATCH", `/api/app/${slug}/prompt/`, { body: prompt });
-    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
-  }
+  // Priced after its prompt: a price below the starter model's floor needs the cheaper model first.
+  const { slug } = await createPromptApp(
+    owner,
+    { name: `Cost ${priceCents} ${Math.random()}`, visibility: "public", price_cents: priceCents },
+    Object.keys(prompt).length > 0 ? prompt : undefined,
+  );
   return slug;
 }
 
@@ -222,7 +220,10 @@ describe("the price guard", () => {
 
   it("refuses publishing (Set as Live) and a plan that cannot cover the worst case; taking offline is allowed", async () => {
     // The starter prompt: gpt4 (SPEC §9's editor default), 1000 max tokens: 60,000 micros + the template ≈ 7 cents.
-    const slug = await newApp(creator, 3);
+    // An app priced below it before creating one was refused there too (issue 32): the price is set
+    // in the database, as for a seeded or older app.
+    const slug = await newApp(creator, 7);
+    await server.database.db.update(applications).set({ priceCents: 3 }).where(eq(applications.slug, slug));
     const published = await creator.api("PATCH", `/api/app/${slug}/update_status/`, {
       body: { status: "live" },
     });

@@ -7,13 +7,19 @@ import { AppError } from "../../lib/errors.ts";
  * The release gate of evals (docs/decisions/059): when a creator requires a passing eval run, a
  * version takes `production` only once a run of it has passed. Read here, from the eval_runs table
  * alone, so that prompts never imports releases (the module that writes the runs).
+ *
+ * `publishing`: the app goes live with `version` as its production. That releases it to callers
+ * as a label move would, though the label need not move (a draft's saves move it ungated, nobody
+ * calling it), so the version is judged even when it is production already.
  */
 export async function refuseUnevaluatedRelease(
   db: Database,
   prompt: { id: string; requirePassingEval: boolean; activeVersionId: string | null },
   version: { id: string; version: number },
+  { publishing = false }: { publishing?: boolean } = {},
 ): Promise<void> {
-  if (!prompt.requirePassingEval || prompt.activeVersionId === version.id) return;
+  if (!prompt.requirePassingEval) return;
+  if (!publishing && prompt.activeVersionId === version.id) return;
   const [passed] = await db
     .select({ id: evalRuns.id })
     .from(evalRuns)
@@ -31,8 +37,11 @@ export async function refuseUnevaluatedRelease(
     .from(prompts)
     .innerJoin(applications, eq(applications.id, prompts.applicationId))
     .where(eq(prompts.id, prompt.id));
+  const page = `/prompts/${app?.slug ?? ""}/evals`;
   throw new AppError(
     "conflict",
-    `Version v${version.version} has no passing eval run, and this app requires one before a version goes to production: run the evals on v${version.version} first (/prompts/${app?.slug ?? ""}/evals)`,
+    publishing
+      ? `Version v${version.version} has no passing eval run, and this app requires one before it goes live: run the evals on v${version.version} first (${page}), or turn off "Require a passing eval run before production" there`
+      : `Version v${version.version} has no passing eval run, and this app requires one before a version goes to production: run the evals on v${version.version} first (${page})`,
   );
 }

@@ -285,6 +285,9 @@ export async function updatePromptConfig(
       .set({ modelKeys, updatedAt: new Date() })
       .where(eq(prompts.id, current.prompt.id));
     const live = options.liveBefore ?? app.status === "live";
+    // Save & Publish of a draft (`app` is the app as this request leaves it): the version saved is
+    // what callers get once it commits, so the eval gate judges it as it judges a release.
+    const publishing = !live && app.status === "live";
     if (input.promote || !live)
       await promoteVersion(
         t,
@@ -294,7 +297,7 @@ export async function updatePromptConfig(
           id: options.actorId ?? null,
           reason: input.promote ? input.changelog || "Saved and promoted" : "Saved before the app went live",
         },
-        { gated: live },
+        { gated: live || publishing, publishing },
       );
     await t.update(applications).set({ updatedAt: new Date() }).where(eq(applications.id, app.id));
     return getPromptConfig(t, app);
@@ -328,17 +331,34 @@ function versionDiffers(a: VersionContent, b: VersionContent): boolean {
  * commit. Every promotion passes through here (a save that promotes, a label move, an experiment's
  * winner), so the release gate is in one place: an app that requires a passing eval run refuses a
  * version without one (409, docs/decisions/059). `gated: false` only for the automatic promotion
- * of an app that is not live (nobody calls it; publishing it is judged by the app, not here).
+ * of an app that is not live (nobody calls it). `publishing`: the app goes live with this version,
+ * judged even if it is production already (refusePublishingUnevaluated for a publish on its own).
  */
 export async function promoteVersion(
   tx: Database,
   prompt: PromptRow,
   version: VersionRow,
   actor: LabelActor,
-  { gated = true }: { gated?: boolean } = {},
+  { gated = true, publishing = false }: { gated?: boolean; publishing?: boolean } = {},
 ): Promise<boolean> {
-  if (gated) await refuseUnevaluatedRelease(tx, prompt, version);
+  if (gated) await refuseUnevaluatedRelease(tx, prompt, version, { publishing });
   return pointLabel(tx, prompt, PRODUCTION, version, actor);
+}
+
+/**
+ * Publishing a prompt app (draft to live) releases its `production` version to callers: the same
+ * eval gate as a promotion judges it (docs/decisions/059), so requiring a passing run cannot be
+ * got round by saving a draft, whose saves move `production` ungated, and then publishing it.
+ */
+export async function refusePublishingUnevaluated(db: Database, app: ApplicationRow): Promise<void> {
+  if (app.type !== "prompt") return;
+  const [row] = await db
+    .select({ prompt: prompts, version: promptVersions })
+    .from(prompts)
+    .innerJoin(promptVersions, eq(promptVersions.id, prompts.activeVersionId))
+    .where(eq(prompts.applicationId, app.id))
+    .limit(1);
+  if (row) await refuseUnevaluatedRelease(db, row.prompt, row.version, { publishing: true });
 }
 
 /**

@@ -2,7 +2,7 @@ import { eq, inArray } from "drizzle-orm";
 import { beforeEach, describe, expect, it } from "vitest";
 import { invocations } from "../../db/schema/index.ts";
 import type { RecordedRequest } from "../../test/fake-openai.ts";
-import { createLiveApp } from "../../test/live-app.ts";
+import { createLiveApp, createPromptApp } from "../../test/live-app.ts";
 import { useCaller, useVendorServer } from "../../test/use-test-server.ts";
 import { reconcile } from "../billing/reconcile.ts";
 import { readVerdict, sandboxVerdict } from "../gateway/eval-call.ts";
@@ -334,6 +334,65 @@ describe("eval runs", () => {
       (await creator.api("PUT", `/api/prompts/${promptId}/labels/production`, { body: { version: 2 } }))
         .status,
     ).toBe(200);
+  });
+
+  it("gate the first publish too: a draft goes live only with a passing run of what callers will get", async () => {
+    const { slug } = await createPromptApp(
+      creator,
+      { name: `Gated ${Math.random().toString(36).slice(2, 7)}`, visibility: "public", price_cents: 25 },
+      { model: "gpt-4-turbo", max_tokens: 200, prompt_template: "first: {{query}}" },
+    );
+    const promptId = (await creator.api("GET", `/api/app/${slug}/prompt/`)).body.id as string;
+    await creator.api("POST", `${evals(promptId)}/cases`, {
+      body: {
+        name: "says second",
+        inputs: { query: "hi" },
+        assertions: [{ kind: "contains", value: "second" }],
+      },
+    });
+    await creator.api("PATCH", `${evals(promptId)}/settings`, { body: { require_passing_eval: true } });
+    const status = async () => (await creator.api("GET", `/api/app/${slug}/`)).body.status as string;
+
+    // Set as Live: the draft's production (v2, saved ungated while nobody called it) has no run.
+    const published = await creator.api("PATCH", `/api/app/${slug}/update_status/`, {
+      body: { status: "live" },
+    });
+    expect(published.status).toBe(409);
+    expect(published.body).toMatchObject({ code: "conflict", status: 409 });
+    expect(published.body.message).toMatch(
+      /^Version v2 has no passing eval run, and this app requires one before it goes live/,
+    );
+    expect(published.body.message).toContain(`/prompts/${slug}/evals`);
+    expect(await status()).toBe("draft");
+    // The app's PATCH is the same publish.
+    expect((await creator.api("PATCH", `/api/app/${slug}/`, { body: { status: "live" } })).status).toBe(409);
+
+    // Save & Publish judges the version it saves (v3): refused whole, nothing saved.
+    const saveAndPublish = await creator.api("PATCH", `/api/app/${slug}/prompt-application/`, {
+      body: { application: { status: "live" }, prompt: { prompt_template: "second: {{query}}" } },
+    });
+    expect(saveAndPublish.status).toBe(409);
+    expect(saveAndPublish.body.message).toMatch(/^Version v3 has no passing eval run/);
+    expect(await status()).toBe("draft");
+    expect((await creator.api("GET", `/api/app/${slug}/prompt/`)).body.current_version).toBe(2);
+
+    // A failed run of v2 does not open the gate; a passing run of the saved v3 does.
+    expect((await creator.api("POST", `${evals(promptId)}/runs`, { body: { version: 2 } })).body.status).toBe(
+      "failed",
+    );
+    expect(
+      (await creator.api("PATCH", `/api/app/${slug}/update_status/`, { body: { status: "live" } })).status,
+    ).toBe(409);
+    const saved = await creator.api("PATCH", `/api/app/${slug}/prompt/`, {
+      body: { prompt_template: "second: {{query}}" },
+    });
+    expect(saved.body).toMatchObject({ current_version: 3, production_version: 3 });
+    expect((await creator.api("POST", `${evals(promptId)}/runs`, { body: { version: 3 } })).body.status).toBe(
+      "passed",
+    );
+    const live = await creator.api("PATCH", `/api/app/${slug}/update_status/`, { body: { status: "live" } });
+    expect(live.status, JSON.stringify(live.body)).toBe(200);
+    expect(await status()).toBe("live");
   });
 
   it("record a model that fails as the case's error, charged nothing", async () => {

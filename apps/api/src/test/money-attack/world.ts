@@ -139,7 +139,8 @@ export async function createApp(
             // Creating a workflow app asks for these; its provider (the webhook) is set next.
             provider_config: { app_id: "attack-flow", api_key: "attack-flow-key" },
           }
-        : { name: `Attack ${label}`, visibility: "public", price_cents: cents, interaction_mode: mode },
+        : // Priced once its prompt is set: 5¢ is below the starter model's floor (issue 32).
+          { name: `Attack ${label}`, visibility: "public", interaction_mode: mode },
   });
   if (created.status !== 201)
     throw new Error(`create app: ${created.status} ${JSON.stringify(created.body)}`);
@@ -151,6 +152,9 @@ export async function createApp(
         })
       : caller.api("PATCH", `/api/app/${slug}/prompt/`, { body: { model: "gpt-4-turbo", max_tokens: 64 } }),
   );
+  // A draft's price changes at once, and nobody can call it before it is live.
+  if (kind === "prompt")
+    await expectOk(caller.api("PATCH", `/api/app/${slug}/`, { body: { price_cents: cents } }));
   await expectOk(caller.api("PATCH", `/api/app/${slug}/update_status/`, { body: { status: "live" } }));
   const app: AttackApp = {
     kind,

@@ -117,6 +117,25 @@ describe("application detail", () => {
     expect(api.callsTo("PATCH /api/app/blog-writer/update_status/")[0]?.body).toEqual({ status: "live" });
   });
 
+  it("shows the eval gate's refusal of Set as Live once, with a link to the Evals page", async () => {
+    const gate =
+      'Version v2 has no passing eval run, and this app requires one before it goes live: run the evals on v2 first (/prompts/blog-writer/evals), or turn off "Require a passing eval run before production" there';
+    stubAppApi(applicationFixture(), {
+      "PATCH /api/app/blog-writer/update_status/": () =>
+        jsonResponse({ code: "conflict", message: gate, status: 409 }, 409),
+    });
+    const { router } = renderDetail();
+
+    const status = within(await waitFor(() => card("Status Management")));
+    await userEvent.click(status.getByRole("button", { name: "Set as Live" }));
+
+    const alert = await status.findByRole("alert");
+    expect(alert.textContent).toBe(gate);
+    expect(screen.getAllByText(/has no passing eval run/)).toHaveLength(1);
+    await userEvent.click(within(alert).getByRole("link", { name: "/prompts/blog-writer/evals" }));
+    await waitFor(() => expect(router.state.location.pathname).toBe("/prompts/blog-writer/evals"));
+  });
+
   it("asks before deleting, then deletes and goes to /applications", async () => {
     const api = stubAppApi(applicationFixture(), {
       "DELETE /api/app/blog-writer/": () => new Response(null, { status: 204 }),

@@ -3,6 +3,7 @@ import { Check } from "lucide-react";
 import { Alert } from "../../components/ui/alert";
 import { Button } from "../../components/ui/button";
 import { Card, CardBody, CardHeader } from "../../components/ui/card";
+import { LinkedMessage } from "../../components/ui/linked-message";
 import { StatusBadge } from "../../components/ui/status-badge";
 import { getErrorMessage } from "../../lib/api-client";
 import { useUpdateApplicationStatus } from "./api/update-application-status";
@@ -23,7 +24,11 @@ export function ApplicationStatusCard({ application }: { application: Applicatio
         }
       />
       <CardBody className="space-y-4">
-        {update.isError && <Alert tone="error">{getErrorMessage(update.error)}</Alert>}
+        {update.isError && (
+          <Alert tone="error">
+            <LinkedMessage text={getErrorMessage(update.error)} />
+          </Alert>
+        )}
         <div className="flex flex-wrap gap-2">
           {STATUS_ACTIONS.map(({ status, label }) => {
             // The current status reads as a state (a check, no colour), not as a faded action.

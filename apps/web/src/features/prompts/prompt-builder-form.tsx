@@ -6,6 +6,7 @@ import { toast } from "sonner";
 import { Alert } from "../../components/ui/alert";
 import { Button, ButtonLink } from "../../components/ui/button";
 import { Card, CardBody } from "../../components/ui/card";
+import { LinkedMessage } from "../../components/ui/linked-message";
 import { PageContainer } from "../../components/ui/page-container";
 import { PageHeader } from "../../components/ui/page-header";
 import { SandboxModelNotice } from "../../components/ui/sandbox-model-notice";
@@ -209,7 +210,7 @@ export function PromptBuilderForm({
         <SandboxModelNotice />
         {saveError && !(saveError instanceof PromptSaveIncompleteError) && (
           <Alert tone="error" title={SAVE_FAILED_MESSAGE}>
-            {getErrorMessage(saveError)}
+            <LinkedMessage text={getErrorMessage(saveError)} />
           </Alert>
         )}
         {Object.keys(errors).length > 0 && !saveError && (

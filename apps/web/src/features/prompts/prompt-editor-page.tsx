@@ -8,6 +8,7 @@ import { ApplicationEditorHeader } from "../../components/ui/application-header"
 import { Badge } from "../../components/ui/badge";
 import { Button, ButtonLink } from "../../components/ui/button";
 import { ErrorBox } from "../../components/ui/error-box";
+import { LinkedMessage } from "../../components/ui/linked-message";
 import { NotFoundState } from "../../components/ui/not-found-state";
 import { PageContainer } from "../../components/ui/page-container";
 import { SandboxModelNotice } from "../../components/ui/sandbox-model-notice";
@@ -134,7 +135,11 @@ function PromptEditor({ application, config }: { application: Application; confi
           <ReleaseBanner config={config} />
         )}
         <SandboxModelNotice />
-        {save.isError && <Alert tone="error">{getErrorMessage(save.error)}</Alert>}
+        {save.isError && (
+          <Alert tone="error">
+            <LinkedMessage text={getErrorMessage(save.error)} />
+          </Alert>
+        )}
         {!save.isError && Object.keys(errors).length > 0 && (
           <Alert tone="error">Some settings are out of range; see the highlighted fields.</Alert>
         )}

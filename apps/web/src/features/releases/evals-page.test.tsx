@@ -141,6 +141,42 @@ describe("evals page", () => {
     await userEvent.type(form.getByLabelText("Pattern (RE2)"), "(?<=a)b");
     await userEvent.click(form.getByRole("button", { name: "Add case" }));
     expect(await form.findByText("is not a supported regular expression")).toBeDefined();
+    // Said once: under the field, not again in a banner.
+    expect(screen.getAllByText(/is not a supported regular expression/)).toHaveLength(1);
+    expect(form.queryByRole("alert")).toBeNull();
+  });
+
+  it("shows in the banner only what no field shows: a refusal without fields, or a field the form has not", async () => {
+    const answers = [
+      { code: "conflict", message: "This prompt has 50 cases, the most a run takes", status: 409 },
+      {
+        code: "bad_request",
+        message: "Invalid request: name is required; inputs.mood is not an input of the latest version",
+        fields: { name: "is required", "inputs.mood": "is not an input of the latest version" },
+        status: 400,
+      },
+    ];
+    stubEvalsApi({
+      [`POST ${EVALS}/cases`]: () => {
+        const answer = answers.shift();
+        return jsonResponse(answer, answer?.status ?? 500);
+      },
+    });
+    renderEvals();
+    await userEvent.click(await screen.findByRole("button", { name: /Add case/ }));
+    const form = within(screen.getByRole("form", { name: "New test case" }));
+    await userEvent.type(form.getByLabelText("Case name"), "Many");
+    await userEvent.click(form.getByRole("button", { name: "Add case" }));
+    expect((await form.findByRole("alert")).textContent).toBe(
+      "This prompt has 50 cases, the most a run takes",
+    );
+
+    await userEvent.click(form.getByRole("button", { name: "Add case" }));
+    await waitFor(() =>
+      expect(form.getByRole("alert").textContent).toBe("inputs.mood is not an input of the latest version"),
+    );
+    expect(screen.getAllByText(/is required/)).toHaveLength(1);
+    expect(form.getByRole("alert").textContent).not.toContain("name is required");
   });
 
   it("runs the cases on a version with a judge and shows each result, the cost and the margin", async () => {

@@ -331,6 +331,18 @@ function CaseEditor({
     existing?.assertions ?? [newAssertion("contains")],
   );
   const fields = save.error instanceof ApiClientError ? (save.error.fields ?? {}) : {};
+  // A refusal is said once: a field's problem under that field, the banner only for the rest.
+  const shownAtField = (key: string) =>
+    key === "name" ||
+    (chat && key === "query") ||
+    (key.startsWith("inputs.") && key.slice("inputs.".length) in schema.properties) ||
+    Number(/^assertions\.(\d+)/.exec(key)?.[1] ?? Number.NaN) < assertions.length;
+  const elsewhere = Object.entries(fields).filter(([key]) => !shownAtField(key));
+  const banner = !save.isError
+    ? null
+    : Object.keys(fields).length === 0
+      ? getErrorMessage(save.error)
+      : elsewhere.map(([key, problem]) => `${key} ${problem}`).join("; ") || null;
 
   const submit = () => {
     const inputs = Object.fromEntries(
@@ -392,7 +404,13 @@ function CaseEditor({
           </div>
         )}
         {chat && (
-          <TextareaField label="Query" value={query} rows={2} onChange={(e) => setQuery(e.target.value)} />
+          <TextareaField
+            label="Query"
+            value={query}
+            rows={2}
+            error={fields.query}
+            onChange={(e) => setQuery(e.target.value)}
+          />
         )}
       </fieldset>
 
@@ -442,7 +460,7 @@ function CaseEditor({
         </Button>
       </fieldset>
 
-      {save.isError && <Alert tone="error">{getErrorMessage(save.error)}</Alert>}
+      {banner && <Alert tone="error">{banner}</Alert>}
       <div className="flex flex-wrap justify-end gap-2">
         <Button variant="secondary" onClick={onDone}>
           Cancel

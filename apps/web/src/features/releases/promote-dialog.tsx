@@ -3,6 +3,7 @@ import { useState } from "react";
 import { toast } from "sonner";
 import { Alert } from "../../components/ui/alert";
 import { ConfirmDialog } from "../../components/ui/confirm-dialog";
+import { LinkedMessage } from "../../components/ui/linked-message";
 import { TextareaField } from "../../components/ui/textarea-field";
 import { getErrorMessage } from "../../lib/api-client";
 import { useMoveLabel } from "./api/labels";
@@ -120,7 +121,11 @@ export function PromoteDialog({
           value={reason}
           onChange={(event) => setReason(event.target.value)}
         />
-        {move.isError && <Alert tone="error">{getErrorMessage(move.error)}</Alert>}
+        {move.isError && (
+          <Alert tone="error">
+            <LinkedMessage text={getErrorMessage(move.error)} />
+          </Alert>
+        )}
       </div>
     </ConfirmDialog>
   );

@@ -364,7 +364,7 @@ function VersionRow({
         >
           v{version.version}
         </span>
-        <div className="min-w-0 flex-1 space-y-1.5">
+        <div className="@container min-w-0 flex-1 space-y-1.5">
           <p className="text-sm font-medium break-words text-slate-900">
             {version.changelog || "No changelog"}
           </p>
@@ -384,25 +384,37 @@ function VersionRow({
             {version.author_name && `${version.author_name} · `}
             {formatDateTime(version.created_at)} ·<span className="font-mono">{version.model}</span>
           </p>
+          {/* One line however narrow the row (a phone, or the timeline's column beside Compare): by
+              the row's own width, "Promote" alone and the two lesser actions as their icons (their
+              names stay, for screen readers and as tooltips). */}
           <div className="flex flex-wrap gap-1.5 pt-1">
             {!isProduction && (
-              <Button size="sm" variant="secondary" onClick={onPromote}>
+              <Button size="sm" variant="secondary" onClick={onPromote} aria-label="Promote to production">
                 <Rocket className="size-4" aria-hidden="true" />
-                Promote to production
+                <span>
+                  Promote<span className="sr-only @xs:not-sr-only"> to production</span>
+                </span>
               </Button>
             )}
-            <Button size="sm" variant="ghost" onClick={onCompare} aria-label={`Compare v${version.version}`}>
+            <Button
+              size="sm"
+              variant="ghost"
+              onClick={onCompare}
+              aria-label={`Compare v${version.version}`}
+              title={`Compare v${version.version}`}
+            >
               <GitCompare className="size-4" aria-hidden="true" />
-              Compare
+              <span className="sr-only @md:not-sr-only">Compare</span>
             </Button>
             <Button
               size="sm"
               variant="ghost"
               onClick={onAddLabel}
               aria-label={`Add a label to v${version.version}`}
+              title={`Add a label to v${version.version}`}
             >
               <Tag className="size-4" aria-hidden="true" />
-              Label
+              <span className="sr-only @md:not-sr-only">Label</span>
             </Button>
           </div>
         </div>

@@ -4,6 +4,7 @@ import { eq } from "drizzle-orm";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { applications, invocations, x402Payments } from "../../../db/schema/index.ts";
+import { createPromptApp } from "../../../test/live-app.ts";
 import { expectReconciled } from "../../../test/reconciled.ts";
 import { useCaller, useTestServer } from "../../../test/use-test-server.ts";
 import { startX402Facilitator, type X402Facilitator, x402Wallet } from "../../../test/x402-facilitator.ts";
@@ -28,18 +29,22 @@ const app = { id: "", slug: "" };
 let rail: X402Rail;
 
 beforeAll(async () => {
-  const { body } = await creator.api("POST", "/api/app/", {
-    body: {
+  // On the sandbox model, which any price covers (the starter model's floor is above 4¢, issue 32).
+  const { slug } = await createPromptApp(
+    creator,
+    {
       name: "Sweep App",
       description: "d",
       interaction_mode: "completion",
       visibility: "public",
       price_cents: PRICE_CENTS,
     },
-  });
-  await creator.api("PATCH", `/api/app/${body.slug}/update_status/`, { body: { status: "live" } });
-  const [row] = await server.database.db.select().from(applications).where(eq(applications.slug, body.slug));
-  Object.assign(app, { id: row?.id, slug: body.slug });
+    { model: "sandbox" },
+  );
+  const live = await creator.api("PATCH", `/api/app/${slug}/update_status/`, { body: { status: "live" } });
+  expect(live.status).toBe(200);
+  const [row] = await server.database.db.select().from(applications).where(eq(applications.slug, slug));
+  Object.assign(app, { id: row?.id, slug });
   const config = server.config.x402;
   if (!config) throw new Error("x402 is off");
   // A short facilitator timeout: a settlement that hangs is one without an answer.
