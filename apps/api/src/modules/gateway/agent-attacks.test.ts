@@ -12,6 +12,7 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { invocations, x402Payments } from "../../db/schema/index.ts";
 import { fundWallet } from "../../test/caller.ts";
+import { createPromptApp } from "../../test/live-app.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
 import { useCaller, useFakeOpenAi, useTestServer } from "../../test/use-test-server.ts";
 import { startX402Facilitator, type X402Facilitator, x402Wallet } from "../../test/x402-facilitator.ts";
@@ -42,11 +43,15 @@ let slug = "";
 let key = "";
 
 beforeAll(async () => {
-  const { body: app } = await creator.api("POST", "/api/app/", {
-    body: { name: "Target", interaction_mode: "completion", visibility: "public", price_cents: PRICE_CENTS },
+  const app = await createPromptApp(
+    creator,
+    { name: "Target", interaction_mode: "completion", visibility: "public", price_cents: PRICE_CENTS },
+    { model: "gpt-4-turbo" },
+  );
+  const live = await creator.api("PATCH", `/api/app/${app.slug}/update_status/`, {
+    body: { status: "live" },
   });
-  await creator.api("PATCH", `/api/app/${app.slug}/prompt/`, { body: { model: "gpt-4-turbo" } });
-  await creator.api("PATCH", `/api/app/${app.slug}/update_status/`, { body: { status: "live" } });
+  expect(live.status).toBe(200);
   slug = app.slug;
   await fundWallet(consumer, 500);
   key = (await consumer.api("POST", "/api/keys/", { body: { name: "attacks" } })).body.key;
