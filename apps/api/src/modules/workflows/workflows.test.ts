@@ -237,7 +237,11 @@ describe("provider failures", () => {
       api_key: "app-dify-key-9999",
       app_type: "chat",
     });
-    const wallet = async () => (await world.consumer.api("GET", "/api/wallet/")).body.balance_micros;
+    // Held or not: a lease's unspent rest moves from held to the balance whenever its sweep runs.
+    const wallet = async () => {
+      const { balance_micros, held_micros } = (await world.consumer.api("GET", "/api/wallet/")).body;
+      return (balance_micros as number) + (held_micros as number);
+    };
     const before = await wallet();
     world.providers.set("rate429");
     try {
