@@ -8,7 +8,9 @@ import type { LocalUser } from "../auth/auth.service.ts";
 import { refuseAppNotAllowed } from "../auth/authenticate.ts";
 import type { CallCharge } from "../billing/call-payment/index.ts";
 import { effectivePriceCents } from "../billing/price-changes.ts";
+import { netOfFeeMicros } from "../models/model-prices.ts";
 import { ANONYMOUS_CALLER } from "./access.ts";
+import { refuseOversizedCall } from "./call-worst-case.ts";
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
 import type { GatewayDeps } from "./gateway-call.ts";
 
@@ -51,6 +53,37 @@ export interface PaidCall {
 }
 
 /**
+ * A call's input is bounded by what it pays (docs/decisions/063): its worst-case model cost
+ * (call-worst-case.ts) must fit in what the creator is paid for it: the price less the platform
+ * fee, or for a call a plan would cover, the lesser of that and the plan's share per included call
+ * (the plan may run out between here and the payment: either way the call is covered). An embedded
+ * call's owner pays the whole price to the platform, which bears its model cost. The owner's own
+ * calls pay nothing to bound by; apps on the creator's keys and workflow apps carry no worst case
+ * (the platform pays no model cost for them).
+ */
+async function refuseInputBeyondPay(
+  deps: Pick<GatewayDeps, "payments" | "feePercent">,
+  options: {
+    caller: LocalUser;
+    application: ApplicationRow;
+    execution: Execution;
+    ownerPays?: boolean;
+    byAgent: boolean;
+  },
+): Promise<void> {
+  const { caller, application, execution, ownerPays } = options;
+  const worst = execution.worstCase;
+  if (!worst || worst.micros <= 0) return;
+  if (application.ownerId === caller.id && !ownerPays) return;
+  let share = netOfFeeMicros(effectivePriceCents(application), ownerPays ? 0 : deps.feePercent);
+  if (!ownerPays && !options.byAgent) {
+    const planShare = await deps.payments.includedCallShare(application.id, caller.id, deps.feePercent);
+    if (planShare !== undefined) share = Math.min(share, planShare);
+  }
+  refuseOversizedCall(worst, share);
+}
+
+/**
  * Takes payment for a prepared call, the same way on every paid endpoint (billing/call-payment:
  * the owner's own calls are free, a plan's included calls are covered, else the price from a
  * lease of the wallet; 402 when it cannot be paid, 412 above the caller's maximum). The gateway's
@@ -82,6 +115,8 @@ export async function openPaidCall(
   const scope = request.apiKeyScope;
   // An agent's own payment for this call (access.ts findAppForCall): the call's payment ends it now.
   const agentPayment = request.agentPayment?.admitted;
+  // Before anything is taken: an input the call's pay cannot cover is refused (413, decision 063).
+  await refuseInputBeyondPay(deps, { ...options, byAgent: agentPayment !== undefined });
   if (request.agentPayment && agentPayment) request.agentPayment.handedOver = true;
   const payment = await deps.payments
     .open(

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { type Database, queryRows } from "../../../db/client.ts";
+import { centsToMicros, splitFee } from "../money.ts";
 
 /** An included call taken from a plan: the subscription and the period it was counted in. */
 export interface IncludedCall {
@@ -83,4 +84,30 @@ export async function sweepExpiredIncludedCalls(db: Database): Promise<void> {
         update subscriptions s set calls_used = greatest(s.calls_used - per.n, 0) from per
         where s.id = per.subscription_id and s.current_period_start = per.period_start`,
   );
+}
+
+/**
+ * What the creator is paid for one included call of the caller's plan on this app, in micros: the
+ * period's price (its terms', else the plan's) less the fee, divided by its included calls
+ * (decision 063 bounds a covered call's input by it). Undefined when no plan would cover the call.
+ */
+export async function includedCallShareMicros(
+  db: Database,
+  applicationId: string,
+  subscriberId: string,
+  feePercent: number,
+): Promise<number | undefined> {
+  const [row] = await queryRows<{ price_cents: number; calls_included: number }>(
+    db,
+    sql`select coalesce(t.price_cents, p.price_cents) as price_cents, s.calls_included
+        from subscriptions s
+        join packages p on p.id = s.package_id
+        left join plan_terms t on t.id = s.terms_id
+        where s.application_id = ${applicationId} and s.subscriber_id = ${subscriberId}
+          and s.status = 'active' and s.current_period_end > now() and s.calls_used < s.calls_included
+        order by s.current_period_end limit 1`,
+  );
+  if (!row || row.calls_included <= 0) return undefined;
+  const { net } = splitFee(centsToMicros(Number(row.price_cents)), feePercent);
+  return Math.floor(net / row.calls_included);
 }

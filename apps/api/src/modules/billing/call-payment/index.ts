@@ -9,7 +9,12 @@ import type { InvocationRecord } from "../../analytics/call-records.ts";
 import type { AdmittedAgentPayment } from "../agent-payments/index.ts";
 import { AccountIds } from "../postings.ts";
 import { effectivePriceCents, type PriceColumns } from "../price-changes.ts";
-import { type IncludedCall, refundIncludedCall, useIncludedCall } from "./included-calls.ts";
+import {
+  type IncludedCall,
+  includedCallShareMicros,
+  refundIncludedCall,
+  useIncludedCall,
+} from "./included-calls.ts";
 import { type KeyLimit, type KeyReservation, reserveKeySpend } from "./key-reservations.ts";
 import { LeaseBook, type LeasedPayment } from "./leases.ts";
 import { CallRecorder, type RecordedCall } from "./record.ts";
@@ -93,6 +98,11 @@ const INCLUDED_CALL_MARGIN_SECONDS = 120;
 export interface CallPayments {
   open(call: CallToPay, log: FastifyBaseLogger): Promise<CallPayment>;
   /**
+   * What the creator is paid for one included call of the payer's plan on the app (micros, after
+   * the fee), when a plan would cover the call: a covered call's input is bounded by it (decision 063).
+   */
+  includedCallShare(applicationId: string, payerId: string, feePercent: number): Promise<number | undefined>;
+  /**
    * The pair's next lease covers `calls` calls (at most LEASE_CALLS), as if its calls had kept
    * coming: the start-up rehearsal's (warm-up.ts) one lease, which its calls never use up.
    */
@@ -124,6 +134,8 @@ export function createCallPayments(db: Database, log?: FastifyBaseLogger): CallP
   return {
     // The book is made by the first call paid from the wallet (free calls take no lease).
     open: (call, callLog) => openCallPayment({ db, leases, recorder, accounts }, call, callLog),
+    includedCallShare: (applicationId, payerId, feePercent) =>
+      includedCallShareMicros(db, applicationId, payerId, feePercent),
     expectCalls: (payerId, applicationId, calls) => leases().expectCalls(payerId, applicationId, calls),
     get leasing() {
       return book !== undefined;
