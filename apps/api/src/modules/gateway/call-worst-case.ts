@@ -156,3 +156,26 @@ function describeShare(micros: number): string {
   const cents = micros / MICROS_PER_CENT;
   return `${Number.isInteger(cents) ? cents : cents.toFixed(2)}¢`;
 }
+
+/** What an app's published input limit is computed from: its production version's model settings. */
+export interface InputLimitSettings {
+  model: string;
+  maxTokens: number;
+  modelKeys: "platform" | "creator";
+}
+
+/**
+ * The input limit an app publishes (Explore, MCP tool metadata, the OpenAI model entry): the most
+ * input tokens a call of its production version may carry at its current price, its own prompt
+ * included, counted as `countCallInputTokens` counts. Null when nothing bounds it: apps on their
+ * creator's keys, workflow apps (pass no settings), a model whose input is free.
+ */
+export function publishedInputLimit(
+  settings: InputLimitSettings | null,
+  priceCents: number,
+  feePercent: number,
+): number | null {
+  if (!settings || settings.modelKeys === "creator") return null;
+  const share = (priceCents * MICROS_PER_CENT * (100 - feePercent)) / 100;
+  return maxInputTokens(settings.model, settings.maxTokens, share);
+}
