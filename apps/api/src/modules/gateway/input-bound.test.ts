@@ -83,6 +83,17 @@ const post = (path: string, body: unknown, auth = key) =>
 const limitText = LIMIT.toLocaleString("en-US");
 
 describe("a call's input is bounded by what it pays", () => {
+  it("publishes the limit: Explore's detail, the OpenAI model entry, the MCP tool's description and _meta", async () => {
+    const detail = await consumer.api("GET", `/api/explore/apps/${slug}`);
+    expect(detail.body.max_input_tokens).toBe(LIMIT);
+    const entry = await consumer.api("GET", `/api/v1/models/${slug}`, { auth: key });
+    expect(entry.body).toMatchObject({ id: slug, max_input_tokens: LIMIT });
+    const listed = await post(`/api/app/${slug}/mcp`, { jsonrpc: "2.0", id: 1, method: "tools/list" });
+    const [tool] = listed.body.result.tools;
+    expect(tool.description).toContain(`Up to ${limitText} input tokens a call`);
+    expect(tool._meta["promptmint/input-limit"]).toEqual({ max_input_tokens: LIMIT });
+  });
+
   it("Dify: refuses a query above the limit with 413 naming it, blocking and streaming; answers one just under", async () => {
     for (const response_mode of ["blocking", "streaming"] as const) {
       const refused = await expectRefusedUnpaid(() =>
