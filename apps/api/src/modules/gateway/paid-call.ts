@@ -54,33 +54,23 @@ export interface PaidCall {
 
 /**
  * A call's input is bounded by what it pays (docs/decisions/063): its worst-case model cost
- * (call-worst-case.ts) must fit in what the creator is paid for it: the price less the platform
- * fee, or for a call a plan would cover, the lesser of that and the plan's share per included call
- * (the plan may run out between here and the payment: either way the call is covered). An embedded
- * call's owner pays the whole price to the platform, which bears its model cost. The owner's own
- * calls pay nothing to bound by; apps on the creator's keys and workflow apps carry no worst case
- * (the platform pays no model cost for them).
+ * (call-worst-case.ts) must fit in what the creator is paid for it. Judged here, before payment,
+ * against the price less the platform fee (an embedded call's owner pays the whole price to the
+ * platform, which bears its model cost); a call a plan then covers is judged by billing against
+ * the plan's share per included call (the answer's `refuseBeyondShare`, given back if refused).
+ * The owner's own calls pay nothing to bound by; apps on the creator's keys and workflow apps carry
+ * no worst case (the platform pays no model cost for them).
  */
-async function refuseInputBeyondPay(
-  deps: Pick<GatewayDeps, "payments" | "feePercent">,
-  options: {
-    caller: LocalUser;
-    application: ApplicationRow;
-    execution: Execution;
-    ownerPays?: boolean;
-    byAgent: boolean;
-  },
-): Promise<void> {
+function refuseInputBeyondPay(
+  feePercent: number,
+  options: { caller: LocalUser; application: ApplicationRow; execution: Execution; ownerPays?: boolean },
+): ((shareMicros: number) => void) | undefined {
   const { caller, application, execution, ownerPays } = options;
   const worst = execution.worstCase;
-  if (!worst || worst.micros <= 0) return;
-  if (application.ownerId === caller.id && !ownerPays) return;
-  let share = netOfFeeMicros(effectivePriceCents(application), ownerPays ? 0 : deps.feePercent);
-  if (!ownerPays && !options.byAgent) {
-    const planShare = await deps.payments.includedCallShare(application.id, caller.id, deps.feePercent);
-    if (planShare !== undefined) share = Math.min(share, planShare);
-  }
-  refuseOversizedCall(worst, share);
+  if (!worst || worst.micros <= 0) return undefined;
+  if (application.ownerId === caller.id && !ownerPays) return undefined;
+  refuseOversizedCall(worst, netOfFeeMicros(effectivePriceCents(application), ownerPays ? 0 : feePercent));
+  return (planShare) => refuseOversizedCall(worst, planShare);
 }
 
 /**
@@ -116,7 +106,7 @@ export async function openPaidCall(
   // An agent's own payment for this call (access.ts findAppForCall): the call's payment ends it now.
   const agentPayment = request.agentPayment?.admitted;
   // Before anything is taken: an input the call's pay cannot cover is refused (413, decision 063).
-  await refuseInputBeyondPay(deps, { ...options, byAgent: agentPayment !== undefined });
+  const refuseBeyondShare = refuseInputBeyondPay(deps.feePercent, options);
   if (request.agentPayment && agentPayment) request.agentPayment.handedOver = true;
   const payment = await deps.payments
     .open(
@@ -131,6 +121,7 @@ export async function openPaidCall(
         ownerPays: options.ownerPays,
         key: scope ? { keyId: scope.keyId, spendLimitCents: scope.spendLimitCents } : undefined,
         agentPayment,
+        refuseBeyondShare,
       },
       request.log,
     )

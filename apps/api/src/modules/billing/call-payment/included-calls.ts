@@ -87,14 +87,13 @@ export async function sweepExpiredIncludedCalls(db: Database): Promise<void> {
 }
 
 /**
- * What the creator is paid for one included call of the caller's plan on this app, in micros: the
- * period's price (its terms', else the plan's) less the fee, divided by its included calls
- * (decision 063 bounds a covered call's input by it). Undefined when no plan would cover the call.
+ * What the creator is paid for one included call of this subscription's current period, in
+ * micros: the period's price (its terms', else the plan's) less the fee, divided by its included
+ * calls. A covered call's input is bounded by it (decision 063). Undefined if it is gone.
  */
 export async function includedCallShareMicros(
   db: Database,
-  applicationId: string,
-  subscriberId: string,
+  subscriptionId: string,
   feePercent: number,
 ): Promise<number | undefined> {
   const [row] = await queryRows<{ price_cents: number; calls_included: number }>(
@@ -103,9 +102,7 @@ export async function includedCallShareMicros(
         from subscriptions s
         join packages p on p.id = s.package_id
         left join plan_terms t on t.id = s.terms_id
-        where s.application_id = ${applicationId} and s.subscriber_id = ${subscriberId}
-          and s.status = 'active' and s.current_period_end > now() and s.calls_used < s.calls_included
-        order by s.current_period_end limit 1`,
+        where s.id = ${subscriptionId}`,
   );
   if (!row || row.calls_included <= 0) return undefined;
   const { net } = splitFee(centsToMicros(Number(row.price_cents)), feePercent);

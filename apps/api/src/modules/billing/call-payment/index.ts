@@ -78,6 +78,12 @@ export interface CallToPay {
    * wallet or a plan, and is settled only if the call is answered.
    */
   agentPayment?: AdmittedAgentPayment;
+  /**
+   * The gateway's bound on the call's input (decision 063), for a call a plan covers: called with
+   * the creator's share of one included call (micros, after the fee); throws to refuse the call,
+   * and the included call is given back. (The price's share was judged before payment.)
+   */
+  refuseBeyondShare?: (shareMicros: number) => void;
 }
 
 /** One call's payment, open until `end`. */
@@ -97,11 +103,6 @@ const INCLUDED_CALL_MARGIN_SECONDS = 120;
 /** The call payments of one server: its lease book, its recorder and its account ids, built once at start-up (app.ts). */
 export interface CallPayments {
   open(call: CallToPay, log: FastifyBaseLogger): Promise<CallPayment>;
-  /**
-   * What the creator is paid for one included call of the payer's plan on the app (micros, after
-   * the fee), when a plan would cover the call: a covered call's input is bounded by it (decision 063).
-   */
-  includedCallShare(applicationId: string, payerId: string, feePercent: number): Promise<number | undefined>;
   /**
    * The pair's next lease covers `calls` calls (at most LEASE_CALLS), as if its calls had kept
    * coming: the start-up rehearsal's (warm-up.ts) one lease, which its calls never use up.
@@ -134,8 +135,6 @@ export function createCallPayments(db: Database, log?: FastifyBaseLogger): CallP
   return {
     // The book is made by the first call paid from the wallet (free calls take no lease).
     open: (call, callLog) => openCallPayment({ db, leases, recorder, accounts }, call, callLog),
-    includedCallShare: (applicationId, payerId, feePercent) =>
-      includedCallShareMicros(db, applicationId, payerId, feePercent),
     expectCalls: (payerId, applicationId, calls) => leases().expectCalls(payerId, applicationId, calls),
     get leasing() {
       return book !== undefined;
@@ -213,6 +212,7 @@ async function openCallPayment(
             }),
       };
   const coveredBy: IncludedCall | undefined = payment.coveredBy;
+  if (coveredBy && call.refuseBeyondShare) await refuseBeyondPlanShare(db, call, coveredBy, log);
   const holdId = payment.holdId;
   const price = coveredBy ? 0 : listPrice;
   const keyReservation = holdId
@@ -362,4 +362,26 @@ function reserveForKey(
 ): Promise<KeyReservation | undefined> {
   if (!key || key.spendLimitCents === null) return Promise.resolve(undefined);
   return reserveKeySpend(db, key, call);
+}
+
+/**
+ * A plan-covered call whose input its plan's share per included call cannot cover (decision 063)
+ * is refused with the included call given back: nothing was held, nothing is recorded. One round
+ * trip, only for calls a plan covers (a wallet call's bound, its price, is judged before payment).
+ */
+async function refuseBeyondPlanShare(
+  db: Database,
+  call: CallToPay,
+  coveredBy: IncludedCall,
+  log: FastifyBaseLogger,
+): Promise<void> {
+  const share = await includedCallShareMicros(db, coveredBy.subscriptionId, call.feePercent);
+  try {
+    if (share !== undefined) call.refuseBeyondShare?.(share);
+  } catch (error) {
+    await refundIncludedCall(db, coveredBy).catch((err) =>
+      log.error({ err }, "could not refund an included call"),
+    );
+    throw error;
+  }
 }
