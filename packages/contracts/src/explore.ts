@@ -62,6 +62,13 @@ export const ExploreAppDetailSchema = ExploreAppSchema.extend({
   takes_query: z.boolean(),
   /** The app's plans that can be subscribed to now. */
   plans: z.array(PackageSchema),
+  /**
+   * The most input tokens one call may carry at the current price, the app's own prompt included,
+   * counted as one token per UTF-8 byte of what the caller sends (docs/decisions/063); a larger
+   * call is refused with 413 `input_too_large` and costs nothing. Null: no limit (the app runs on
+   * its creator's model keys, or is a workflow).
+   */
+  max_input_tokens: z.number().int().nullable(),
 });
 export type ExploreAppDetail = z.infer<typeof ExploreAppDetailSchema>;
 

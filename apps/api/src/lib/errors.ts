@@ -25,6 +25,8 @@ export const errorStatus = {
   /** The call's price is above the caller's maximum (`max_price_cents`): nothing was charged. */
   price_above_maximum: 412,
   payload_too_large: 413,
+  /** The call's input could cost its creator more at the model vendor than the call pays (decision 063). */
+  input_too_large: 413,
   unsupported_media_type: 415,
   unprocessable: 422,
   rate_limited: 429,

@@ -213,6 +213,7 @@ export function exploreAppDetailFixture(overrides: Partial<ExploreAppDetail> = {
     },
     takes_query: false,
     plans: [],
+    max_input_tokens: 12_345,
     ...overrides,
   };
 }

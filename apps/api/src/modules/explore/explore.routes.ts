@@ -83,6 +83,7 @@ export const exploreRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, dep
                 },
                 takes_query: false,
                 plans: [],
+                max_input_tokens: 7464,
               },
             ],
           }),
@@ -90,7 +91,7 @@ export const exploreRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, dep
         },
       },
     },
-    async (request) => getExploreApp(db, request.params.slug),
+    async (request) => getExploreApp(db, request.params.slug, { feePercent: deps.feePercent }),
   );
 
   app.post(

@@ -15,7 +15,8 @@ import { notFound } from "../../lib/errors.ts";
 import { appNotSuspended } from "../admin/suspensions.ts";
 import { creatorNameColumn } from "../applications/applications.service.ts";
 import { listPackages } from "../billing/plans.ts";
-import { effectivePriceSql, priceFields } from "../billing/price-changes.ts";
+import { effectivePriceCents, effectivePriceSql, priceFields } from "../billing/price-changes.ts";
+import { publishedInputLimit } from "../gateway/call-worst-case.ts";
 import { loadPrompt } from "../prompts/load-prompt.ts";
 
 /** Who may find an app in Explore: live and public or embeddable (DESIGN.md §5). */
@@ -94,12 +95,14 @@ export async function findListedApp(db: Database, slug: string) {
   return row;
 }
 
-export async function getExploreApp(db: Database, slug: string): Promise<ExploreAppDetail> {
+export async function getExploreApp(
+  db: Database,
+  slug: string,
+  { feePercent }: { feePercent: number },
+): Promise<ExploreAppDetail> {
   const { app, creatorName } = await findListedApp(db, slug);
-  const inputSchema =
-    app.type === "prompt"
-      ? IoSchemaSchema.parse((await loadPrompt(db, app)).active.inputSchema)
-      : EMPTY_IO_SCHEMA;
+  const loaded = app.type === "prompt" ? await loadPrompt(db, app) : null;
+  const inputSchema = loaded ? IoSchemaSchema.parse(loaded.active.inputSchema) : EMPTY_IO_SCHEMA;
   const plans = (await listPackages(db, app)).filter((plan) => plan.is_active);
   return {
     ...toExploreApp(app, creatorName),
@@ -109,5 +112,6 @@ export async function getExploreApp(db: Database, slug: string): Promise<Explore
       app.interactionMode === "chat" ||
       Object.keys(inputSchema.properties).length === 0,
     plans,
+    max_input_tokens: publishedInputLimit(loaded?.prompt ?? null, effectivePriceCents(app), feePercent),
   };
 }

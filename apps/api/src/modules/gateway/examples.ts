@@ -137,6 +137,7 @@ export const modelsExample = {
       created: 1767225600,
       owned_by: "promptmint",
       accepts_tools: false,
+      max_input_tokens: 7464,
     },
   ],
 };

@@ -5,6 +5,7 @@ import type { Database } from "../../db/client.ts";
 import { type ApplicationRow, conversationMessages, conversations } from "../../db/schema/index.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import type { StreamPiece, ToolCall } from "../models/tools.ts";
+import type { CallWorstCase } from "./call-worst-case.ts";
 import { conversationNotExists } from "./dify-errors.ts";
 
 /** A call's input as the upstream may see it: the caller's price cap is the gateway's alone. */
@@ -36,6 +37,11 @@ export interface Execution {
   /** `name` for a new conversation: empty when the caller turned Dify's `auto_generate_name` off. */
   conversation: { id: string; isNew: boolean; name?: string } | null;
   inputs: Record<string, unknown>;
+  /**
+   * The most this request can cost at the model vendor on the platform's keys (decision 063);
+   * absent where the platform pays no model cost (the creator's keys, workflow apps).
+   */
+  worstCase?: CallWorstCase;
   /** False when the creator turned logging off: conversation content is not kept. */
   storeContent: boolean;
   /** The longest the call may take: a hold for it expires (and is swept) well after this. */

@@ -10,10 +10,12 @@ import { remedyFields } from "../../lib/payment-remedy.ts";
 import { findCallableApp, listCallableApps } from "../applications/callable-app.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { currentUser } from "../auth/authenticate.ts";
+import { effectivePriceCents } from "../billing/price-changes.ts";
 import { loadPrompt, type VersionPin } from "../prompts/load-prompt.ts";
 import { loadWorkflowVersion } from "../workflows/workflow-labels.ts";
 import { callerOrAgent, installAgentPaymentHooks } from "./access.ts";
 import type { CallMeta } from "./call-lifecycle.ts";
+import { publishedInputLimit } from "./call-worst-case.ts";
 import {
   chatCompletionRequestExample,
   chatCompletionResponseExample,
@@ -64,6 +66,12 @@ const ModelSchema = z.object({
    * part in an agent's tool loop; each request of the loop is one paid call (decision 053).
    */
   accepts_tools: z.boolean(),
+  /**
+   * Promptmint extension, on `GET /models/{id}`: the most input tokens one call may carry at the
+   * app's price, its own prompt included, one token per byte of what you send; more is refused with
+   * 413 `input_too_large` and costs nothing (decision 063). Null: no limit.
+   */
+  max_input_tokens: z.number().int().nullable().optional(),
 });
 
 /** How an OpenAI-style call pins a prompt version (docs/decisions/057), for the routes' descriptions. */
@@ -132,6 +140,18 @@ const modelOf = (row: ApplicationRow, caller: LocalUser, pinned?: { id: string; 
   owned_by: row.ownerId === caller.id ? "you" : "promptmint",
   accepts_tools: row.type === "prompt" && row.allowTools,
 });
+
+/** The published input limit of the app's production (or pinned) version; a missing pin is the caller's 404 below. */
+async function inputLimitOf(
+  db: Database,
+  app: ApplicationRow,
+  feePercent: number,
+  pin?: VersionPin,
+): Promise<number | null> {
+  if (app.type !== "prompt") return null;
+  const loaded = await loadPrompt(db, app, pin).catch(() => null);
+  return publishedInputLimit(loaded?.prompt ?? null, effectivePriceCents(app), feePercent);
+}
 
 /** When the version a pin names was saved: a 404 `version_not_found` naming it when there is none. */
 async function pinnedVersionCreatedAt(db: Database, app: ApplicationRow, pin: VersionPin): Promise<Date> {
@@ -207,13 +227,14 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, deps
           );
         throw error;
       });
-      if (!pin) return modelOf(found, caller);
+      const limited = { max_input_tokens: await inputLimitOf(db, found, deps.feePercent, pin) };
+      if (!pin) return { ...modelOf(found, caller), ...limited };
       const createdAt = await pinnedVersionCreatedAt(db, found, pin).catch((error) => {
         if (error instanceof AppError && error.code === "version_not_found")
           throw new OpenAiError("version_not_found", "model_not_found", error.message, "model");
         throw error;
       });
-      return modelOf(found, caller, { id: request.params.model, createdAt });
+      return { ...modelOf(found, caller, { id: request.params.model, createdAt }), ...limited };
     },
   );
 

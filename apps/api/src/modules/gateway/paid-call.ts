@@ -8,7 +8,9 @@ import type { LocalUser } from "../auth/auth.service.ts";
 import { refuseAppNotAllowed } from "../auth/authenticate.ts";
 import type { CallCharge } from "../billing/call-payment/index.ts";
 import { effectivePriceCents } from "../billing/price-changes.ts";
+import { netOfFeeMicros } from "../models/model-prices.ts";
 import { ANONYMOUS_CALLER } from "./access.ts";
+import { refuseOversizedCall } from "./call-worst-case.ts";
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
 import type { GatewayDeps } from "./gateway-call.ts";
 
@@ -51,6 +53,27 @@ export interface PaidCall {
 }
 
 /**
+ * A call's input is bounded by what it pays (docs/decisions/063): its worst-case model cost
+ * (call-worst-case.ts) must fit in what the creator is paid for it. Judged here, before payment,
+ * against the price less the platform fee (an embedded call's owner pays the whole price to the
+ * platform, which bears its model cost); a call a plan then covers is judged by billing against
+ * the plan's share per included call (the answer's `refuseBeyondShare`, given back if refused).
+ * The owner's own calls pay nothing to bound by; apps on the creator's keys and workflow apps carry
+ * no worst case (the platform pays no model cost for them).
+ */
+function refuseInputBeyondPay(
+  feePercent: number,
+  options: { caller: LocalUser; application: ApplicationRow; execution: Execution; ownerPays?: boolean },
+): ((shareMicros: number) => void) | undefined {
+  const { caller, application, execution, ownerPays } = options;
+  const worst = execution.worstCase;
+  if (!worst || worst.micros <= 0) return undefined;
+  if (application.ownerId === caller.id && !ownerPays) return undefined;
+  refuseOversizedCall(worst, netOfFeeMicros(effectivePriceCents(application), ownerPays ? 0 : feePercent));
+  return (planShare) => refuseOversizedCall(worst, planShare);
+}
+
+/**
  * Takes payment for a prepared call, the same way on every paid endpoint (billing/call-payment:
  * the owner's own calls are free, a plan's included calls are covered, else the price from a
  * lease of the wallet; 402 when it cannot be paid, 412 above the caller's maximum). The gateway's
@@ -82,6 +105,8 @@ export async function openPaidCall(
   const scope = request.apiKeyScope;
   // An agent's own payment for this call (access.ts findAppForCall): the call's payment ends it now.
   const agentPayment = request.agentPayment?.admitted;
+  // Before anything is taken: an input the call's pay cannot cover is refused (413, decision 063).
+  const refuseBeyondShare = refuseInputBeyondPay(deps.feePercent, options);
   if (request.agentPayment && agentPayment) request.agentPayment.handedOver = true;
   const payment = await deps.payments
     .open(
@@ -96,6 +121,7 @@ export async function openPaidCall(
         ownerPays: options.ownerPays,
         key: scope ? { keyId: scope.keyId, spendLimitCents: scope.spendLimitCents } : undefined,
         agentPayment,
+        refuseBeyondShare,
       },
       request.log,
     )

@@ -28,6 +28,7 @@ import {
   type ServedVersion,
   type StickyKeys,
 } from "../releases/serving.ts";
+import { type CreatorPromptCount, callWorstCase, creatorPromptCount } from "./call-worst-case.ts";
 import {
   type Execution,
   type ExecutionResult,
@@ -105,7 +106,8 @@ export async function preparePromptExecution(
   const callable = await loadCallablePrompt(db, app, chosen.pin);
   if (options.pinPriceGuard && chosen.pin && !chosen.experimentId && caller.id !== app.ownerId)
     refusePinBeyondPrice(app, callable, options.pinPriceGuard.feePercent);
-  const { prompt, active, inputSchema, outputSchema, templateUsesQuery } = withDraft(callable, options.draft);
+  const prepared = withDraft(callable, options.draft);
+  const { prompt, active, inputSchema, outputSchema, templateUsesQuery } = prepared;
   const served: ServedVersion = { version: active.version, experimentId: chosen.experimentId };
   // The app's own output schema wins: a caller's schema cannot replace it (a JSON object it already is).
   if (outputSchema && overrides.responseFormat?.format.type === "json_schema")
@@ -199,6 +201,9 @@ export async function preparePromptExecution(
     tools: overrides.tools,
     apiKey,
   };
+  // What this request may cost at the vendor, from what it carries (decision 063): the paid path
+  // refuses it before payment when the call's price does not cover it. The creator's keys bill them.
+  const worstCase = onCreatorKeys ? undefined : callWorstCase(llmRequest, creatorCountOf(prepared));
   const generate = async (): Promise<ExecutionResult> => {
     const generated = await llm.generate(llmRequest);
     // An answer that calls tools is not the final one: its text (often none) is not checked.
@@ -224,6 +229,7 @@ export async function preparePromptExecution(
     outputSchema,
     conversation,
     inputs: checked.values,
+    ...(worstCase ? { worstCase } : {}),
     storeContent: true,
     deadlineSeconds: llm.timeoutSeconds,
     generate,
@@ -286,6 +292,23 @@ export interface PromptDraft {
   systemPrompt?: string;
   promptTemplate?: string;
   inputSchema?: IoSchema;
+}
+
+/** Each cached prompt's own prompt, counted once (versions are immutable; a draft is a new object). */
+const creatorCounts = new WeakMap<CallablePrompt, CreatorPromptCount>();
+
+function creatorCountOf(callable: CallablePrompt): CreatorPromptCount {
+  let found = creatorCounts.get(callable);
+  if (!found) {
+    found = creatorPromptCount({
+      model: callable.prompt.model,
+      systemPrompt: callable.active.systemPrompt,
+      promptTemplate: callable.active.promptTemplate,
+      outputSchema: callable.outputSchema,
+    });
+    creatorCounts.set(callable, found);
+  }
+  return found;
 }
 
 /** Each cached prompt's worst-case model cost, worked out once (versions are immutable). */

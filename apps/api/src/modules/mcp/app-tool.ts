@@ -4,6 +4,7 @@ import type { Database } from "../../db/client.ts";
 import type { ApplicationRow } from "../../db/schema/index.ts";
 import { invalidFields } from "../../lib/errors.ts";
 import { effectivePriceCents, upcomingPrice } from "../billing/price-changes.ts";
+import { type InputLimitSettings, publishedInputLimit } from "../gateway/call-worst-case.ts";
 import { centsAsDollars } from "../gateway/charge.ts";
 import type { GatewayInput } from "../gateway/execution.ts";
 import { naturalModeOf } from "../gateway/gateway-call.ts";
@@ -15,6 +16,8 @@ export interface AppSchemas {
   outputSchema: IoSchema | null;
   /** Whether the call takes a `query` besides its inputs (chat apps and workflows). */
   takesQuery: boolean;
+  /** What bounds a call's input (decision 063): the version's model settings; null for a workflow. */
+  limitSettings: InputLimitSettings | null;
 }
 
 const QUERY_PROPERTY = {
@@ -31,9 +34,11 @@ export async function loadAppSchemas(
   app: ApplicationRow,
   pin?: VersionPin,
 ): Promise<AppSchemas> {
-  if (app.type !== "prompt") return { inputSchema: EMPTY_IO_SCHEMA, outputSchema: null, takesQuery: true };
-  const { active } = await loadPrompt(db, app, pin);
+  if (app.type !== "prompt")
+    return { inputSchema: EMPTY_IO_SCHEMA, outputSchema: null, takesQuery: true, limitSettings: null };
+  const { prompt, active } = await loadPrompt(db, app, pin);
   return {
+    limitSettings: prompt,
     inputSchema: IoSchemaSchema.parse(active.inputSchema),
     outputSchema: active.outputSchema ? IoSchemaSchema.parse(active.outputSchema) : null,
     takesQuery: naturalModeOf(app) === "chat",
@@ -104,10 +109,12 @@ export function toolPrice(app: ApplicationRow): ToolPrice {
  * the person reading the tool list) and in `_meta` (for programs); its output schema when the app
  * declares one, so its results carry `structuredContent` valid against it (call-app.ts).
  */
-export function appTool(app: ApplicationRow, schemas: AppSchemas): Tool {
+export function appTool(app: ApplicationRow, schemas: AppSchemas, feePercent: number): Tool {
+  const limit = publishedInputLimit(schemas.limitSettings, effectivePriceCents(app), feePercent);
   const description = [
     app.description.trim() || app.name,
     `Costs ${describePrice(app)}, paid from your plan or wallet; a failed call costs nothing.`,
+    ...(limit === null ? [] : [describeInputLimit(limit)]),
   ].join("\n\n");
   return {
     name: app.slug,
@@ -115,8 +122,16 @@ export function appTool(app: ApplicationRow, schemas: AppSchemas): Tool {
     description,
     inputSchema: toolInputSchema(app, schemas),
     ...(schemas.outputSchema ? { outputSchema: schemas.outputSchema as Tool["outputSchema"] } : {}),
-    _meta: { [PRICE_META_KEY]: toolPrice(app) },
+    _meta: { [PRICE_META_KEY]: toolPrice(app), [INPUT_LIMIT_META_KEY]: { max_input_tokens: limit } },
   };
+}
+
+/** Where a tool states the most input tokens one call may carry (decision 063); null: no limit. */
+export const INPUT_LIMIT_META_KEY = "promptmint/input-limit";
+
+/** The limit as the tool's description says it. */
+export function describeInputLimit(limit: number): string {
+  return `Up to ${limit.toLocaleString("en-US")} input tokens a call (this app's prompt included; one token per byte of what you send); a larger call is refused (413 input_too_large) and costs nothing.`;
 }
 
 /** A tool call's arguments as a gateway call's input: `query` apart (when the tool added it), the rest as inputs. */

@@ -14,8 +14,9 @@ import type { ApplicationRow } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
 import { findCallableApp } from "../applications/callable-app.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
-import { priceFields } from "../billing/price-changes.ts";
+import { effectivePriceCents, priceFields } from "../billing/price-changes.ts";
 import { listExploreApps } from "../explore/explore.service.ts";
+import { publishedInputLimit } from "../gateway/call-worst-case.ts";
 import type { GatewayDeps } from "../gateway/gateway-call.ts";
 import { type AppSchemas, appTool, describePrice, loadAppSchemas, toolInputSchema } from "./app-tool.ts";
 import { callAppAsTool } from "./call-app.ts";
@@ -51,7 +52,7 @@ export function createAppServer(context: CallContext, application: ApplicationRo
     { ...SERVER_INFO, title: application.name },
     { capabilities: { tools: {} }, jsonSchemaValidator: NO_SCHEMA_VALIDATION },
   );
-  const tool = appTool(application, schemas);
+  const tool = appTool(application, schemas, context.deps.feePercent);
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [tool] }));
   server.setRequestHandler(CallToolRequestSchema, ({ params }) => {
     if (params.name !== tool.name)
@@ -159,6 +160,11 @@ const catalogueHandlers: Record<
       interaction_mode: application.interactionMode,
       ...priceFields(application),
       price: describePrice(application),
+      max_input_tokens: publishedInputLimit(
+        schemas.limitSettings,
+        effectivePriceCents(application),
+        deps.feePercent,
+      ),
       input_schema: toolInputSchema(application, schemas),
       output_schema: schemas.outputSchema,
       how_to_call: `Use call_app with {"slug": "${application.slug}", "inputs": {…}${schemas.takesQuery ? ', "query": "…"' : ""}}, or add ${appMcpUrl(deps.publicUrl, application.slug)} to your MCP client as its own tool.`,

@@ -259,12 +259,15 @@ describe("the price guard", () => {
     expect(raised.status).toBe(400);
 
     // An existing app that violates it (the price table changed, or an app from before the guard)
-    // keeps running, can be taken offline, but not re-saved without a fix.
+    // can be taken offline, but not re-saved without a fix; its calls are refused unpaid before the
+    // vendor, as any call whose worst case its price cannot cover (decision 063).
     await server.database.db.update(applications).set({ priceCents: 1 }).where(eq(applications.slug, slug));
     const call = await consumer.api("POST", `/api/app/${slug}/completion-messages`, {
       body: { inputs: { query: "still runs" }, response_mode: "blocking" },
     });
-    expect(call.status).toBe(200);
+    expect(call.status).toBe(413);
+    expect(call.body).toMatchObject({ code: "input_too_large" });
+    expect(call.body.message).toContain("above the 0 input tokens");
     // An edit that changes neither price nor publishing (a name, the visibility) is not refused...
     // (A form echoing the unchanged price and status with it is the same edit.)
     const renamed = await creator.api("PATCH", `/api/app/${slug}/`, {

@@ -1,7 +1,15 @@
 import { type IoSchema, IoSchemaSchema } from "@promptmint/contracts";
-import { and, eq } from "drizzle-orm";
+import { and, eq, inArray } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
-import { type ApplicationRow, creatorModelKeys, packages } from "../../db/schema/index.ts";
+import {
+  type ApplicationRow,
+  creatorModelKeys,
+  experiments,
+  packages,
+  promptLabels,
+  prompts,
+  promptVersions,
+} from "../../db/schema/index.ts";
 import { AppError, invalidFields } from "../../lib/errors.ts";
 import { scheduledPriceCents } from "../billing/price-changes.ts";
 import { findModel } from "../models/model-catalog.ts";
@@ -85,9 +93,96 @@ export async function refuseUncoveredPrice(
     plan?: PlanCandidate;
   },
 ): Promise<void> {
-  const { app, feePercent } = options;
+  const { app } = options;
   if (app.type !== "prompt") return;
-  const settings = options.settings ?? (await promptCostSettings(db, app));
+  if (options.settings) return refuseUncoveredSettings(db, options, options.settings);
+  // A price or a plan being chosen: every version that serves paid calls is judged by it
+  // (decision 063), each refusal naming the arm or label that fails.
+  for (const served of await servingVersions(db, app)) {
+    try {
+      await refuseUncoveredSettings(db, options, served.settings);
+    } catch (error) {
+      if (!(error instanceof AppError) || served.as === null) throw error;
+      const message = `${served.as} would not be covered: ${error.message}`;
+      throw new AppError(error.code, message, {
+        fields: Object.fromEntries(Object.keys(error.fields ?? {}).map((field) => [field, message])),
+      });
+    }
+  }
+}
+
+/**
+ * The versions of a prompt app that serve paid calls, each with what to call it in a refusal (null
+ * for production, which the guard's messages have always meant): production, each arm of a running
+ * experiment, and each label a caller may pin (decision 057). `latest` is not judged (it is the
+ * creator's newest save, released to no one); a caller pinning it or a bare version number the
+ * price does not cover is refused at call time (prompt-call.ts), and every call's input is bounded
+ * by its pay (gateway/call-worst-case.ts).
+ */
+async function servingVersions(
+  db: Database,
+  app: ApplicationRow,
+): Promise<{ as: string | null; settings: PromptCostSettings }[]> {
+  const [prompt] = await db.select().from(prompts).where(eq(prompts.applicationId, app.id)).limit(1);
+  if (!prompt) return [{ as: null, settings: await promptCostSettings(db, app) }];
+  const named = new Map<string, string | null>();
+  if (prompt.activeVersionId) named.set(prompt.activeVersionId, null);
+  const [running] = await db
+    .select({ arms: experiments.arms })
+    .from(experiments)
+    .where(and(eq(experiments.promptId, prompt.id), eq(experiments.status, "running")))
+    .limit(1);
+  const armRows = running?.arms.length
+    ? await db
+        .select({ id: promptVersions.id, version: promptVersions.version })
+        .from(promptVersions)
+        .where(
+          and(
+            eq(promptVersions.promptId, prompt.id),
+            inArray(
+              promptVersions.version,
+              running.arms.map((arm) => arm.version),
+            ),
+          ),
+        )
+    : [];
+  for (const arm of armRows)
+    if (!named.has(arm.id)) named.set(arm.id, `The running experiment's arm v${arm.version}`);
+  const labels = await db
+    .select({ name: promptLabels.name, versionId: promptLabels.versionId })
+    .from(promptLabels)
+    .where(eq(promptLabels.promptId, prompt.id));
+  for (const label of labels)
+    if (!named.has(label.versionId)) named.set(label.versionId, `The label '${label.name}'`);
+  if (named.size === 0) return [{ as: null, settings: await promptCostSettings(db, app) }];
+  const rows = await db
+    .select()
+    .from(promptVersions)
+    .where(inArray(promptVersions.id, [...named.keys()]));
+  return rows.map((version) => {
+    const as = named.get(version.id) ?? null;
+    return {
+      as: as?.startsWith("The label") ? `${as} (v${version.version})` : as,
+      settings: {
+        model: version.model,
+        modelKeys: prompt.modelKeys,
+        maxTokens: version.maxTokens,
+        systemPrompt: version.systemPrompt,
+        promptTemplate: version.promptTemplate,
+        inputSchema: parseSchema(version.inputSchema),
+        outputSchema: parseSchema(version.outputSchema),
+      },
+    };
+  });
+}
+
+/** The guard for one version's settings (see refuseUncoveredPrice). */
+async function refuseUncoveredSettings(
+  db: Database,
+  options: { app: ApplicationRow; feePercent: number; priceCents?: number; plan?: PlanCandidate },
+  settings: PromptCostSettings,
+): Promise<void> {
+  const { app, feePercent } = options;
   if (settings.modelKeys === "creator") return;
   const worst = worstCaseCostMicros(settings);
   if (worst.micros <= 0) return;

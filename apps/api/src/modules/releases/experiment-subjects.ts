@@ -14,6 +14,7 @@ import { notFound } from "../../lib/errors.ts";
 import type { LookupName } from "../../lib/lookup-cache.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { refuseUncoveredPrice } from "../prompts/cost-guard.ts";
+import { refuseUnevaluatedRelease } from "../prompts/eval-gate.ts";
 import { promoteVersion, versionCostSettings } from "../prompts/prompts.service.ts";
 import { promoteWorkflowVersion } from "../workflows/workflows.service.ts";
 
@@ -120,6 +121,9 @@ const promptKind: SubjectKind<PromptVersionRow> = {
       feePercent,
       settings: await versionCostSettings(db, subject.app, version),
     });
+    // Production was released already; any other arm is released to its callers by the start.
+    const [prompt] = await db.select().from(prompts).where(eq(prompts.id, subject.id)).limit(1);
+    if (prompt) await refuseUnevaluatedRelease(db, prompt, version);
   },
   async lock(tx, subject) {
     const [locked] = await tx

@@ -134,8 +134,14 @@ export async function startExperiment(
   if (Object.keys(problems).length > 0) throw invalidFields(problems);
   Object.assign(problems, side.armProblems(arms, byNumber));
   if (Object.keys(problems).length > 0) throw invalidFields(problems);
-  // Every arm serves paid calls: each is judged as a promotion would be.
-  for (const arm of arms) await side.guardServing(db, subject, byNumber.get(arm.version), feePercent);
+  // Every arm serves paid calls: each is judged as a promotion would be (the price guard, and the
+  // eval gate: an arm is a release to its share of callers), the refusal naming the arm (decision 063).
+  for (const [i, arm] of arms.entries())
+    await side.guardServing(db, subject, byNumber.get(arm.version), feePercent).catch((error: unknown) => {
+      if (!(error instanceof AppError)) throw error;
+      const message = `Arm v${arm.version} cannot serve paid calls: ${error.message}`;
+      throw new AppError(error.code, message, { fields: { [`arms.${i}.version`]: message } });
+    });
 
   const row = await db
     .transaction(async (tx) => {

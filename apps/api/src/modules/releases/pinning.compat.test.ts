@@ -132,6 +132,8 @@ describe("openai", () => {
       created: expect.any(Number),
       owned_by: "promptmint",
       accepts_tools: false,
+      // v3's own limit at the app's price (decision 063).
+      max_input_tokens: expect.any(Number),
     });
     // `created` is when v3 was saved, after the app was.
     expect(pinned.created).toBeGreaterThanOrEqual(plain.created);

@@ -13,6 +13,7 @@ import {
   subscribe,
   topUp,
 } from "./management.ts";
+import { cutPriceUnderAnArm, oversizedCall } from "./oversized.ts";
 import {
   burst,
   limitedKeyCall,
@@ -67,4 +68,7 @@ export const actions: Action[] = [
   // Issue 31: experiments started and ended, production moved, while calls race (decision 058).
   { name: "experiment", weight: 4, run: experimentStep },
   { name: "move production", weight: 3, run: moveProduction },
+  // Issue 37: inputs beyond what a call pays, and price cuts under a dear experiment arm (decision 063).
+  { name: "oversized call", weight: 5, run: oversizedCall },
+  { name: "cut price under an arm", weight: 1.5, run: cutPriceUnderAnArm },
 ];

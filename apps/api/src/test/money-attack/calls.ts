@@ -1,5 +1,6 @@
 import { decodePaymentResponseHeader } from "@x402/core/http";
 import { type ScriptedCall, scriptDirective } from "../fake-openai.ts";
+import { type Oversize, withOversize } from "./oversized.ts";
 
 /** How a paid call is made: which endpoint family, blocking or streamed, and its extras. */
 export interface CallPlan {
@@ -21,6 +22,8 @@ export interface CallPlan {
   stopOnOtherNode?: boolean;
   /** Called with the payer's spend-limited key (decision 035). */
   limitedKey?: boolean;
+  /** An input beyond what the call pays for (decision 063, oversized.ts): refused with 413. */
+  oversize?: Oversize;
   /**
    * An MCP style sent as one JSON-RPC batch (decision 043): `members` tool calls (ids 1…, or the
    * same id more than once), plus `notifications` tool calls without an id (never to be run).
@@ -91,7 +94,7 @@ export async function makeCall(
   send: typeof fetch = fetch,
 ): Promise<CallOutcome> {
   const prompt = `attack ${scriptDirective(plan.upstream)}`;
-  const { path, body } = requestOf(slug, plan, prompt);
+  const { path, body } = withOversize(plan, requestOf(slug, plan, prompt), prompt);
   const headers: Record<string, string> = {
     ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
     "content-type": "application/json",

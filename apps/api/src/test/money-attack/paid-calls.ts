@@ -17,7 +17,7 @@ const PROMPT_STYLES: Style[] = ["dify", "openai", "responses", "mcp-app", "mcp-c
 const WORKFLOW_STYLES: Style[] = ["workflow", "mcp-app", "mcp-catalogue"];
 const isMcp = (style: Style) => style === "mcp-app" || style === "mcp-catalogue";
 
-function planCall(
+export function planCall(
   prng: Prng,
   app: AttackApp,
   streaming: boolean,
@@ -45,21 +45,21 @@ function planCall(
 
 export async function oneCall(attack: Attack, prng: Prng, actor: number, action: string, streaming: boolean) {
   const app = pickApp(attack, prng, "prompt");
-  await call(attack, prng, actor, action, pickPayer(attack, prng), app, planCall(prng, app, streaming));
+  await payForPlan(attack, prng, actor, action, pickPayer(attack, prng), app, planCall(prng, app, streaming));
 }
 
 /** OpenAI's Responses API (`POST /v1/responses`), blocking or streamed (and then sometimes left). */
 export async function responsesCall(attack: Attack, prng: Prng, actor: number) {
   const app = pickApp(attack, prng, "prompt");
   const plan = planCall(prng, app, prng.chance(0.5), "responses");
-  await call(attack, prng, actor, "responses call", pickPayer(attack, prng), app, plan);
+  await payForPlan(attack, prng, actor, "responses call", pickPayer(attack, prng), app, plan);
 }
 
 /** An app as an MCP tool: its own server's `tools/call`, or the catalogue's `call_app`. */
 export async function mcpCall(attack: Attack, prng: Prng, actor: number) {
   const app = pickApp(attack, prng);
   const plan = planCall(prng, app, false, prng.chance(0.5) ? "mcp-app" : "mcp-catalogue");
-  await call(attack, prng, actor, "mcp tool call", pickPayer(attack, prng), app, plan);
+  await payForPlan(attack, prng, actor, "mcp tool call", pickPayer(attack, prng), app, plan);
 }
 
 /**
@@ -78,14 +78,14 @@ export async function mcpBatch(attack: Attack, prng: Prng, actor: number) {
     repeatedIds: prng.chance(0.4),
     notifications: prng.chance(0.3) ? prng.int(1, 5) : 0,
   };
-  await call(attack, prng, actor, "mcp batch", payer, app, plan);
+  await payForPlan(attack, prng, actor, "mcp batch", payer, app, plan);
 }
 
 /** A workflow app's run (`/workflows/run`) on the loopback webhook, blocking or streamed. */
 export async function workflowRun(attack: Attack, prng: Prng, actor: number) {
   const app = pickApp(attack, prng, "workflow");
   const plan = planCall(prng, app, prng.chance(0.5), "workflow");
-  await call(attack, prng, actor, "workflow run", pickPayer(attack, prng), app, plan);
+  await payForPlan(attack, prng, actor, "workflow run", pickPayer(attack, prng), app, plan);
 }
 
 /**
@@ -100,7 +100,7 @@ export async function stopStream(attack: Attack, prng: Prng, actor: number) {
   plan.abortAfterChunks = undefined;
   plan.stopAfterChunks = workflow ? prng.int(0, 1) : prng.int(1, plan.upstream.words - 2);
   plan.stopOnOtherNode = prng.chance(0.2);
-  await call(attack, prng, actor, "stopped stream", pickPayer(attack, prng), app, plan);
+  await payForPlan(attack, prng, actor, "stopped stream", pickPayer(attack, prng), app, plan);
 }
 
 /** A call with the consumer's spend-limited key, in any style (its limit is met often). */
@@ -110,11 +110,11 @@ export async function limitedKeyCall(attack: Attack, prng: Prng, actor: number) 
   const style = prng.pick(app.kind === "workflow" ? WORKFLOW_STYLES : PROMPT_STYLES);
   const plan = planCall(prng, app, prng.chance(0.4), style);
   plan.limitedKey = true;
-  await call(attack, prng, actor, "limited-key call", payer, app, plan);
+  await payForPlan(attack, prng, actor, "limited-key call", payer, app, plan);
 }
 
 /** Sends one call and journals what its client saw; a 402 is checked against the payer's money at once. */
-async function call(
+export async function payForPlan(
   attack: Attack,
   prng: Prng,
   actor: number,
@@ -269,12 +269,12 @@ export async function burst(attack: Attack, prng: Prng, actor: number) {
   const payer = pickPayer(attack, prng);
   const app = pickApp(attack, prng, "prompt");
   const plans = Array.from({ length: prng.int(5, 12) }, () => planCall(prng, app, prng.chance(0.3)));
-  await Promise.all(plans.map((plan) => call(attack, prng, actor, "burst", payer, app, plan)));
+  await Promise.all(plans.map((plan) => payForPlan(attack, prng, actor, "burst", payer, app, plan)));
 }
 
 /** The same idempotency key and body again: the first answer, never a second charge. */
 export async function replay(attack: Attack, prng: Prng, actor: number) {
   if (attack.idempotent.length === 0) return oneCall(attack, prng, actor, "blocking call", false);
   const first = prng.pick(attack.idempotent);
-  await call(attack, prng, actor, "idempotent replay", first.payer, first.app, first.plan);
+  await payForPlan(attack, prng, actor, "idempotent replay", first.payer, first.app, first.plan);
 }

@@ -41,6 +41,8 @@ export interface Figures {
   x402?: { calls: string; payments: string; transfers: number; replays: string };
   /** Experiments started / ended (by outcome, by rules), and the calls they chose (decision 058). */
   experiments?: string;
+  /** Oversized calls refused and price cuts tried under a dear arm (decision 063, oversized.ts). */
+  oversized?: string;
 }
 
 export function summarize(
@@ -186,6 +188,7 @@ export function formatReport(result: {
     ],
     ["limited keys: spend / charged µ$", f.keys || "-"],
     ...(f.experiments ? [["experiments", f.experiments] as [string, string]] : []),
+    ...(f.oversized ? [["oversized", f.oversized] as [string, string]] : []),
     ...(f.x402
       ? ([
           ["x402 calls (by status)", f.x402.calls],

@@ -23,6 +23,7 @@ import {
   type PlanPeriod,
   type Violation,
 } from "./judge.ts";
+import { judgeModelCosts, judgeOversized } from "./oversized.ts";
 import { Prng } from "./prng.ts";
 import { type Figures, summarize } from "./report.ts";
 import { suspensionWindows } from "./suspensions.ts";
@@ -147,8 +148,12 @@ export async function runMoneyAttack(options: AttackOptions): Promise<AttackResu
     const experimentFigures = await judgeExperiments(db, (kind, example) =>
       violations.push({ kind, example }),
     );
+    // Decision 063: oversized inputs refused, price cuts under a serving arm refused, model cost covered.
+    const oversized = judgeOversized(attack.journal, (kind, example) => violations.push({ kind, example }));
+    await judgeModelCosts(db, 10, (kind, example) => violations.push({ kind, example }));
     const figures = summarize(attack.journal, invocations, world, harnessErrors, keys);
     figures.experiments = `${experimentFigures.experiments} started, ${experimentFigures.ended} ended ${JSON.stringify(experimentFigures.byOutcome)} (${experimentFigures.ruleEnds} by rules), ${experimentFigures.calls} calls chosen by one`;
+    figures.oversized = `${oversized.refused} oversized calls refused (413), ${oversized.cuts} price cuts tried under a dear arm`;
     figures.x402 = x402Figures(attack.journal.x402Calls(), x402Payments, cluster.facilitator.transfers);
     writeFileSync(journalFile, attack.journal.entries.map((entry) => JSON.stringify(entry)).join("\n"));
     return { seed: options.seed, violations, figures, journalFile };

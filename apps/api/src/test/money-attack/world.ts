@@ -140,7 +140,8 @@ export async function createApp(
             provider_config: { app_id: "attack-flow", api_key: "attack-flow-key" },
           }
         : // Priced once its prompt is set: 5¢ is below the starter model's floor (issue 32).
-          { name: `Attack ${label}`, visibility: "public", interaction_mode: mode },
+          // Tools allowed, so an oversized tools array reaches the input bound (decision 063).
+          { name: `Attack ${label}`, visibility: "public", interaction_mode: mode, allow_tools: true },
   });
   if (created.status !== 201)
     throw new Error(`create app: ${created.status} ${JSON.stringify(created.body)}`);

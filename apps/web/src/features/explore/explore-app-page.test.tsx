@@ -65,6 +65,18 @@ describe("explore app page", () => {
     );
   });
 
+  it("shows the input tokens a call may carry where the price is, and nothing when there is no limit", async () => {
+    stubFetch({ [DETAIL]: () => jsonResponse(exploreAppDetailFixture({ max_input_tokens: 12_345 })) });
+    const { unmount } = renderRoute("/explore/haiku-writer");
+    expect(await screen.findByText("Up to 12,345 input tokens a call")).toBeDefined();
+    unmount();
+
+    stubFetch({ [DETAIL]: () => jsonResponse(exploreAppDetailFixture({ max_input_tokens: null })) });
+    renderRoute("/explore/haiku-writer");
+    expect(await screen.findByRole("heading", { name: "About" })).toBeDefined();
+    expect(screen.queryByText(/input tokens a call/)).toBeNull();
+  });
+
   it("shows no tools badge for an app that does not accept them", async () => {
     stubFetch({ [DETAIL]: () => jsonResponse(exploreAppDetailFixture()) });
     renderRoute("/explore/haiku-writer");

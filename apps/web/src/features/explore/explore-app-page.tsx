@@ -51,6 +51,12 @@ function ExploreAppDetails({ app }: { app: ExploreAppDetail }) {
             {formatPriceNotice(app, " per call") && (
               <p className="text-sm text-amber-700">{formatPriceNotice(app, " per call")}</p>
             )}
+            {app.max_input_tokens !== null && (
+              // What a call may carry at this price (decision 063): more is refused, unpaid.
+              <p className="text-sm text-slate-500">
+                Up to {formatNumber(app.max_input_tokens)} input tokens a call
+              </p>
+            )}
           </div>
         }
       />

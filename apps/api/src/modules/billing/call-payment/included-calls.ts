@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { type Database, queryRows } from "../../../db/client.ts";
+import { centsToMicros, splitFee } from "../money.ts";
 
 /** An included call taken from a plan: the subscription and the period it was counted in. */
 export interface IncludedCall {
@@ -83,4 +84,27 @@ export async function sweepExpiredIncludedCalls(db: Database): Promise<void> {
         update subscriptions s set calls_used = greatest(s.calls_used - per.n, 0) from per
         where s.id = per.subscription_id and s.current_period_start = per.period_start`,
   );
+}
+
+/**
+ * What the creator is paid for one included call of this subscription's current period, in
+ * micros: the period's price (its terms', else the plan's) less the fee, divided by its included
+ * calls. A covered call's input is bounded by it (decision 063). Undefined if it is gone.
+ */
+export async function includedCallShareMicros(
+  db: Database,
+  subscriptionId: string,
+  feePercent: number,
+): Promise<number | undefined> {
+  const [row] = await queryRows<{ price_cents: number; calls_included: number }>(
+    db,
+    sql`select coalesce(t.price_cents, p.price_cents) as price_cents, s.calls_included
+        from subscriptions s
+        join packages p on p.id = s.package_id
+        left join plan_terms t on t.id = s.terms_id
+        where s.id = ${subscriptionId}`,
+  );
+  if (!row || row.calls_included <= 0) return undefined;
+  const { net } = splitFee(centsToMicros(Number(row.price_cents)), feePercent);
+  return Math.floor(net / row.calls_included);
 }

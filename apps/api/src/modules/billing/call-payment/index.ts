@@ -9,7 +9,12 @@ import type { InvocationRecord } from "../../analytics/call-records.ts";
 import type { AdmittedAgentPayment } from "../agent-payments/index.ts";
 import { AccountIds } from "../postings.ts";
 import { effectivePriceCents, type PriceColumns } from "../price-changes.ts";
-import { type IncludedCall, refundIncludedCall, useIncludedCall } from "./included-calls.ts";
+import {
+  type IncludedCall,
+  includedCallShareMicros,
+  refundIncludedCall,
+  useIncludedCall,
+} from "./included-calls.ts";
 import { type KeyLimit, type KeyReservation, reserveKeySpend } from "./key-reservations.ts";
 import { LeaseBook, type LeasedPayment } from "./leases.ts";
 import { CallRecorder, type RecordedCall } from "./record.ts";
@@ -73,6 +78,12 @@ export interface CallToPay {
    * wallet or a plan, and is settled only if the call is answered.
    */
   agentPayment?: AdmittedAgentPayment;
+  /**
+   * The gateway's bound on the call's input (decision 063), for a call a plan covers: called with
+   * the creator's share of one included call (micros, after the fee); throws to refuse the call,
+   * and the included call is given back. (The price's share was judged before payment.)
+   */
+  refuseBeyondShare?: (shareMicros: number) => void;
 }
 
 /** One call's payment, open until `end`. */
@@ -201,6 +212,7 @@ async function openCallPayment(
             }),
       };
   const coveredBy: IncludedCall | undefined = payment.coveredBy;
+  if (coveredBy && call.refuseBeyondShare) await refuseBeyondPlanShare(db, call, coveredBy, log);
   const holdId = payment.holdId;
   const price = coveredBy ? 0 : listPrice;
   const keyReservation = holdId
@@ -350,4 +362,26 @@ function reserveForKey(
 ): Promise<KeyReservation | undefined> {
   if (!key || key.spendLimitCents === null) return Promise.resolve(undefined);
   return reserveKeySpend(db, key, call);
+}
+
+/**
+ * A plan-covered call whose input its plan's share per included call cannot cover (decision 063)
+ * is refused with the included call given back: nothing was held, nothing is recorded. One round
+ * trip, only for calls a plan covers (a wallet call's bound, its price, is judged before payment).
+ */
+async function refuseBeyondPlanShare(
+  db: Database,
+  call: CallToPay,
+  coveredBy: IncludedCall,
+  log: FastifyBaseLogger,
+): Promise<void> {
+  const share = await includedCallShareMicros(db, coveredBy.subscriptionId, call.feePercent);
+  try {
+    if (share !== undefined) call.refuseBeyondShare?.(share);
+  } catch (error) {
+    await refundIncludedCall(db, coveredBy).catch((err) =>
+      log.error({ err }, "could not refund an included call"),
+    );
+    throw error;
+  }
 }
