@@ -83,6 +83,9 @@ export async function openPaidCall(
   // An agent's own payment for this call (access.ts findAppForCall): the call's payment ends it now.
   const agentPayment = request.agentPayment?.admitted;
   if (request.agentPayment && agentPayment) request.agentPayment.handedOver = true;
+  // A payer gone before its settlement was confirmed is given nothing and keeps the money
+  // (decision 064): its connection is what says so, for streams and blocking calls alike.
+  if (agentPayment) agentPayment.callerLeft = () => request.raw.socket?.destroyed === true;
   const payment = await deps.payments
     .open(
       {
