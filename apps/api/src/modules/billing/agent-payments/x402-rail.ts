@@ -395,8 +395,7 @@ async function chainLookup(
     transaction,
   ]);
   // The named transaction not mined (or reverted) and no use of the nonce seen: not used yet.
-  if (receipt?.status !== "0x1")
-    return used[0] ? { state: "elsewhere", transaction } : { state: "unused" };
+  if (receipt?.status !== "0x1") return used[0] ? { state: "elsewhere", transaction } : { state: "unused" };
   const paid = receipt.logs.some((log) => {
     if (log.address.toLowerCase() !== config.asset.toLowerCase()) return false;
     const event = transferOf(log);
