@@ -121,6 +121,8 @@ export async function startX402Facilitator() {
   /** Transactions the facilitator broadcast for an authorization (its pending settlement store). */
   const broadcast = new Map<string, Hex>();
   let sequence = 0;
+  /** Settlements held at the door (pauseSettlements) until released. */
+  let gate: { arrive(): void; released: Promise<void> } | undefined;
 
   /** The token's transferWithAuthorization, as the chain would run it (simulated or for real). */
   function transfer(args: readonly unknown[], apply: boolean, known?: Hex): Hex {
@@ -304,6 +306,10 @@ export async function startX402Facilitator() {
         }
         if (req.method === "POST" && req.url === "/settle") {
           requests.settle += 1;
+          if (gate) {
+            gate.arrive();
+            await gate.released;
+          }
           const args = argsOf(body.paymentPayload);
           const id = key(String(args[0]), String(args[5]));
           const payer = getAddress(String(args[0]));
@@ -406,6 +412,28 @@ export async function startX402Facilitator() {
     /** What /settle does for one payer's authorization (its nonce), over setSettlement's. */
     settleAs(payer: string, nonce: string, next: SettlementMode) {
       modeOf.set(key(payer, nonce), next);
+    },
+    /**
+     * Holds every settlement at the door until `release()`: `arrived` resolves when the first one
+     * is there (a test can act while a call is settling).
+     */
+    pauseSettlements() {
+      let arrive = () => {};
+      let release = () => {};
+      const arrived = new Promise<void>((resolve) => {
+        arrive = resolve;
+      });
+      const released = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      gate = { arrive, released };
+      return {
+        arrived,
+        release() {
+          gate = undefined;
+          release();
+        },
+      };
     },
     /** Mines every broadcast transfer (mode `pending`); returns how many. */
     mine() {

@@ -1,3 +1,5 @@
+import { encodePaymentResponseHeader } from "@x402/core/http";
+import type { SettleResponse } from "@x402/core/types";
 import { and, eq, sql } from "drizzle-orm";
 import type { FastifyBaseLogger } from "fastify";
 import { type Database, queryRows } from "../../../db/client.ts";
@@ -289,8 +291,7 @@ export async function resolvePending(
 ): Promise<SettleOutcome> {
   const expired = () => isExpired(payment, options.expiryMarginSeconds ?? 60);
   const fromChain = (chain: ChainState | undefined): SettleOutcome | undefined => {
-    if (chain?.state === "transferred")
-      return { kind: "settled", transaction: chain.transaction, header: "" };
+    if (chain?.state === "transferred") return confirmedOnChain(payment, chain.transaction);
     if (chain?.state === "elsewhere")
       return {
         kind: "refused",
@@ -331,6 +332,20 @@ export async function resolvePending(
     return { kind: "refused", reason: "the authorization expired unused" };
   }
   return { kind: "pending", reason: again.reason, transaction };
+}
+
+/**
+ * A settlement the chain confirmed (the facilitator's answer was lost or wrong): settled with the
+ * chain's transaction, and the `PAYMENT-RESPONSE` the facilitator would have given for it.
+ */
+function confirmedOnChain(payment: PendingPayment, transaction: string): SettleOutcome {
+  const response = {
+    success: true,
+    transaction,
+    network: payment.requirements.network,
+    payer: payment.identity.payer,
+  } as SettleResponse;
+  return { kind: "settled", transaction, header: encodePaymentResponseHeader(response), response };
 }
 
 /** A facilitator's answer that the authorization's nonce is used: by whom, only the chain knows. */
