@@ -111,6 +111,8 @@ export async function startX402Facilitator() {
   let mode: SettlementMode = "settle";
   /** Per settlement (payer:nonce), the mode it is answered with, over the global one. */
   const modeOf = new Map<string, SettlementMode>();
+  /** Per payer, the mode its next settlements are answered with (under a nonce's own). */
+  const payerModeOf = new Map<string, SettlementMode>();
   const facilitatorAccount = privateKeyToAccount(generatePrivateKey());
   const key = (from: string, nonce: string) => `${from.toLowerCase()}:${nonce.toLowerCase()}`;
   /** The chain's event logs and mined transactions (the `/rpc` answers). */
@@ -327,7 +329,9 @@ export async function startX402Facilitator() {
               });
             return send(200, { success: true, transaction: known, network: X402_TEST_NETWORK, payer });
           }
-          const current = modeOf.get(id) ?? mode;
+          const current = modeOf.get(id) ?? payerModeOf.get(String(args[0]).toLowerCase()) ?? mode;
+          // Fixed for this authorization from now on: asked again, it is answered the same way.
+          modeOf.set(id, current);
           if (current === "hang") return;
           if (current === "refuse")
             return send(200, {
@@ -434,6 +438,10 @@ export async function startX402Facilitator() {
           release();
         },
       };
+    },
+    /** What /settle does for a payer's next authorizations (their nonces unknown yet). */
+    settlePayerAs(payer: string, next: SettlementMode) {
+      payerModeOf.set(payer.toLowerCase(), next);
     },
     /** Mines every broadcast transfer (mode `pending`); returns how many. */
     mine() {
