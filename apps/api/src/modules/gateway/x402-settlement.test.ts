@@ -1,4 +1,7 @@
+import { readFileSync } from "node:fs";
 import http from "node:http";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 import {
   decodePaymentRequiredHeader,
   decodePaymentResponseHeader,
@@ -186,40 +189,41 @@ describe("an x402 settlement that is not a plain success (decision 064)", () => 
     });
   }
 
-  it("streaming: the payer leaves while its payment settles → given nothing, not charged, the money kept as its credit", async () => {
-    const { header, payer } = await paymentIn("settle");
-    const paused = facilitator.pauseSettlements();
-    let socket: import("node:net").Socket | undefined;
-    server.app.server.once("connection", (accepted) => {
-      socket = accepted;
+  for (const response_mode of ["streaming", "blocking"] as const)
+    it(`${response_mode}: the payer leaves while its payment settles → given nothing, not charged, the money kept as its credit`, async () => {
+      const { header, payer } = await paymentIn("settle");
+      const paused = facilitator.pauseSettlements();
+      let socket: import("node:net").Socket | undefined;
+      server.app.server.once("connection", (accepted) => {
+        socket = accepted;
+      });
+      const received: string[] = [];
+      const request = http.request(url(), {
+        method: "POST",
+        agent: false,
+        headers: { "content-type": "application/json", "payment-signature": header },
+      });
+      request.on("response", (response) => response.on("data", (chunk) => received.push(String(chunk))));
+      request.on("error", () => {});
+      request.end(bodyOf(response_mode));
+      await paused.arrived;
+      request.destroy();
+      await vi.waitFor(() => expect(socket?.destroyed).toBe(true), { timeout: 10_000 });
+      paused.release();
+      await vi.waitFor(async () => expect((await paymentOf(payer)).status).not.toBe("settling"), {
+        timeout: 20_000,
+      });
+      const payment = await paymentOf(payer);
+      expect(payment).toMatchObject({ status: "credited" });
+      expect(received.join("")).not.toContain("secret");
+      const [invocation] = await db()
+        .select()
+        .from(invocations)
+        .where(eq(invocations.id, payment.invocationId ?? ""));
+      expect(invocation).toMatchObject({ status: "error", errorType: "caller_left", chargedCents: 0 });
+      expect(await creditOf(payment.payerUserId)).toBe(PRICE_CENTS * 10_000);
+      await expectMatchesChain(`a ${response_mode} payer who left during settlement`);
     });
-    const received: string[] = [];
-    const request = http.request(url(), {
-      method: "POST",
-      agent: false,
-      headers: { "content-type": "application/json", "payment-signature": header },
-    });
-    request.on("response", (response) => response.on("data", (chunk) => received.push(String(chunk))));
-    request.on("error", () => {});
-    request.end(bodyOf("streaming"));
-    await paused.arrived;
-    request.destroy();
-    await vi.waitFor(() => expect(socket?.destroyed).toBe(true), { timeout: 10_000 });
-    paused.release();
-    await vi.waitFor(async () => expect((await paymentOf(payer)).status).not.toBe("settling"), {
-      timeout: 20_000,
-    });
-    const payment = await paymentOf(payer);
-    expect(payment).toMatchObject({ status: "credited" });
-    expect(received.join("")).not.toContain("secret");
-    const [invocation] = await db()
-      .select()
-      .from(invocations)
-      .where(eq(invocations.id, payment.invocationId ?? ""));
-    expect(invocation).toMatchObject({ status: "error", errorType: "caller_left", chargedCents: 0 });
-    expect(await creditOf(payment.payerUserId)).toBe(PRICE_CENTS * 10_000);
-    await expectMatchesChain("a payer who left during settlement");
-  });
 });
 
 describe("payer identities in their own namespace", () => {
@@ -240,6 +244,37 @@ describe("payer identities in their own namespace", () => {
       .where(and(eq(users.issuer, "x402"), eq(users.subject, `${X402_TEST_NETWORK}:${payer}`)));
     expect(payerUser?.username).toBe(`x402:${X402_TEST_NETWORK}:${payer}`);
     await expectMatchesChain("a payer whose old name a user took");
+  });
+
+  it("migration 0048 moves an earlier payer's x402-<network>-<address> name into the payers' namespace", async () => {
+    const address = `0x${"3".repeat(40)}`;
+    const [old] = await db()
+      .insert(users)
+      .values({
+        issuer: "x402",
+        subject: `${X402_TEST_NETWORK}:${address}`,
+        username: `x402-eip15584532-${address}`,
+        email: "",
+        displayName: "x402 payer",
+      })
+      .returning();
+    const migration = readFileSync(
+      path.join(
+        path.dirname(fileURLToPath(import.meta.url)),
+        "../../db/migrations/0048_x402_pending_and_payers.sql",
+      ),
+      "utf8",
+    );
+    const rename = migration
+      .split("--> statement-breakpoint")
+      .find((part) => part.includes('UPDATE "users"'));
+    if (!rename) throw new Error("0048 renames no payer");
+    await db().execute(sql.raw(rename));
+    const [moved] = await db()
+      .select()
+      .from(users)
+      .where(eq(users.id, old?.id ?? ""));
+    expect(moved?.username).toBe(`x402:${X402_TEST_NETWORK}:${address}`);
   });
 
   it("a username in the payers' namespace (x402:<network>:<address>) → refused 400 naming user.username", async () => {

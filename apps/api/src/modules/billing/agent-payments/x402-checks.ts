@@ -133,7 +133,8 @@ export async function x402TransferDifferences(
 
 /**
  * The SQL condition, on an invocation aliased `i`, that an x402 payment paid for it: settled, or
- * settling (answered and charged, the settlement on its way: the sweep posts it).
+ * settling (answered and charged while its settlement was unknown: only rows from before decision
+ * 064, which the sweep posts once confirmed; today an answer is given only once settled).
  */
 export const PAID_BY_X402_SQL = `exists (select 1 from x402_payments x where x.invocation_id = i.id
   and x.status in ('settled', 'settling'))`;

@@ -13,7 +13,7 @@ import { accountFor, postTransaction } from "../postings.ts";
 import type { ChainState, DecodedPayment, PaidResource, SettleOutcome, X402Rail } from "./x402-rail.ts";
 
 /**
- * x402 payments in the ledger (docs/decisions/052). The invariants: a payment (network, payer,
+ * x402 payments in the ledger (docs/decisions/052, 064). The invariants: a payment (network, payer,
  * nonce) pays for at most one call (a unique key, whatever the process); it is settled only for a
  * call that was answered, and a call that failed never settles its payment; a settled payment is
  * posted once (`x402_payment` transaction, referenced by the payment's id): the price out of
@@ -22,12 +22,16 @@ import type { ChainState, DecodedPayment, PaidResource, SettleOutcome, X402Rail 
  * (call-payment/rules.ts), in the same transaction as the call's invocation.
  *
  * A payment's life: `verified` (the facilitator checked it; the call runs) → the call answered:
- * `settling` (its record kept on the row) → the facilitator settles it: `settled` with its
- * transaction, invocation and posting in one database transaction. A call that failed: `failed`,
- * never settled. A facilitator that refuses to settle: `failed` (nothing was answered) or
- * `unpaid` (the call was answered and recorded when the settlement's answer was lost; the sweep
- * found it refused). A settlement with no answer (timeout) records the call as charged and leaves
- * the payment `settling`; the sweep settles it later and posts it then.
+ * `settling` (its record kept on the row) → the settlement confirmed (the facilitator's `success`
+ * with a well-formed transaction, or the chain's transfer to us): `settled` with its transaction,
+ * invocation and posting in one database transaction, then the answer. A call that failed:
+ * `failed`, never settled. A facilitator that definitively refuses: `failed`, no answer (402).
+ * Anything else (pending, 5xx, no answer, an empty transaction, "nonce used") is re-checked once,
+ * then the answer is withheld (503) and the payment stays `settling` for the sweep, which ends it
+ * `credited` (the money reached us for an answer never given: kept for its payer, `x402_credit`)
+ * or `failed` (it never moved). A caller gone before its confirmed settlement is credited too.
+ * `unpaid` is only for rows from before decision 064 (an answered call recorded while its
+ * settlement was unknown, then refused).
  */
 
 /** A payment admitted for one call, open until `end`. */
