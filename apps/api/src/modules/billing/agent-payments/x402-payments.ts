@@ -199,7 +199,18 @@ export async function endX402Payment(
   }
   const { log } = options;
   if (outcome.kind === "settled" && !payment.callerLeft?.())
-    return postAnswered(db, payment.id, outcome, { record, feePercent: options.feePercent });
+    return postAnswered(db, payment.id, outcome, { record, feePercent: options.feePercent }).catch(
+      (error) => {
+        // The sweep of another process ended it while this call waited on a slow facilitator (it
+        // saw no answer given): whatever it decided, this answer is not given and not charged.
+        if (!(error instanceof EndedElsewhere)) throw error;
+        throw new AppError(
+          "unavailable",
+          `Your x402 payment ${payment.id} was resolved by the platform's sweep while its call waited: the answer was not given and you are not charged for it (if the money moved, it is kept for you as credit). Retry with a new payment.`,
+          { headers: { "retry-after": String(RETRY_AFTER_SECONDS), "x402-payment-id": payment.id } },
+        );
+      },
+    );
   // Not given (refused, pending, or its caller gone): the call is recorded as failed, charged nothing.
   const given = { ...record, status: "error" as const, chargedCents: 0 };
   if (outcome.kind === "refused") {

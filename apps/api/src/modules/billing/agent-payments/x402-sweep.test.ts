@@ -58,7 +58,7 @@ beforeAll(async () => {
   const config = server.config.x402;
   if (!config) throw new Error("x402 is off");
   // A short facilitator timeout: a settlement that hangs is one without an answer.
-  rail = createX402Rail(config, { fetchTimeoutMs: 500 });
+  rail = createX402Rail(config, { fetchTimeoutMs: 3_000 });
 });
 
 const db = () => server.database.db;
@@ -277,7 +277,7 @@ describe("a facilitator that fails after it moved the money (decision 064)", () 
   it("without the chain (no X402_RPC_URL), success with an empty transaction is not a settlement: 503, and reconcile names the transfer nothing clears", async () => {
     const config = server.config.x402;
     if (!config) throw new Error("x402 is off");
-    const blind = createX402Rail({ ...config, rpcUrl: undefined }, { fetchTimeoutMs: 500 });
+    const blind = createX402Rail({ ...config, rpcUrl: undefined }, { fetchTimeoutMs: 3_000 });
     const { wallet, header } = await signedPayment();
     const admitted = await admitX402Payment(db(), blind, header, resource());
     facilitator.settleAs(wallet.address, admitted.decoded.identity.nonce, "empty-transaction");
