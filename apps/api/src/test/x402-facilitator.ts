@@ -443,6 +443,13 @@ export async function startX402Facilitator() {
     settlePayerAs(payer: string, next: SettlementMode) {
       payerModeOf.set(payer.toLowerCase(), next);
     },
+    /**
+     * Submits a payment's authorization to the token directly, as anyone holding it may (a
+     * facilitator's late broadcast, or a relayer): the transfer happens without any /settle.
+     */
+    relay(paymentPayload: { payload?: unknown }) {
+      return transfer(argsOf(paymentPayload as Parameters<typeof argsOf>[0]), true);
+    },
     /** Mines every broadcast transfer (mode `pending`); returns how many. */
     mine() {
       let count = 0;

@@ -326,8 +326,11 @@ export async function resolvePending(
     // No chain to ask: the facilitator's verify says whether the nonce is still unused.
     const state = await rail.verify(payment).catch(() => undefined);
     if (!state) return { kind: "pending", reason: "the facilitator did not verify" };
+    // Unused now, yet a broadcast may be in flight: final once it expired (verify then says so).
     if (state.valid)
-      return { kind: "refused", reason: "the authorization is unused: its call ended unanswered" };
+      return expired()
+        ? { kind: "refused", reason: "the authorization expired unused" }
+        : { kind: "pending", reason: "not used yet" };
     if (AMBIGUOUS_REFUSAL.test(state.reason)) return { kind: "pending", reason: state.reason };
     return { kind: "refused", reason: state.reason };
   }
@@ -339,10 +342,10 @@ export async function resolvePending(
   const landed = fromChain(after);
   if (landed) return landed;
   if (again.kind === "refused") {
-    // A definitive refusal, and no transaction of ours that could still be mined: final. With a
-    // chain configured, only when it answered (unused); without one, the facilitator's word.
-    const final = !rail.config.rpcUrl || after?.state === "unused";
-    if (final && (!transaction || expired())) return again;
+    // A refusal now does not undo what the earlier, ambiguous answer may have broadcast (a 5xx or
+    // a lost answer names no transaction, which may still be mined): final only once the
+    // authorization expired, unused on chain (or with no chain to ask).
+    if ((!rail.config.rpcUrl || after?.state === "unused") && expired()) return again;
   } else if (after?.state === "unused" && expired()) {
     return { kind: "refused", reason: "the authorization expired unused" };
   }

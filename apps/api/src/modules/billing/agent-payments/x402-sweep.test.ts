@@ -274,6 +274,19 @@ describe("a facilitator that fails after it moved the money (decision 064)", () 
     await expectMatchesChain("a hung settlement");
   });
 
+  it("no answer, then the facilitator refuses, then the transfer lands late: pending until then (never failed early), then credited", async () => {
+    const { wallet, admitted, error } = await endAs("hang");
+    expect(error?.status).toBe(503);
+    facilitator.settleAs(wallet.address, admitted.decoded.identity.nonce, "refuse");
+    await sweep();
+    expect(await paymentRow(admitted.id)).toMatchObject({ status: "settling" });
+    facilitator.relay(admitted.decoded.payload);
+    await sweep();
+    expect(await paymentRow(admitted.id)).toMatchObject({ status: "credited" });
+    expect(await creditOf(admitted.payerUserId)).toBe(40_000);
+    await expectMatchesChain("a late transfer");
+  });
+
   it("without the chain (no X402_RPC_URL), success with an empty transaction is not a settlement: 503, and reconcile names the transfer nothing clears", async () => {
     const config = server.config.x402;
     if (!config) throw new Error("x402 is off");
