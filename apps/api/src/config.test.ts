@@ -76,6 +76,14 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ DATA_DIR: dataDir(), X402_NETWORK: "base" })).toThrow(
       /X402_NETWORK: must be a CAIP-2 EVM network/,
     );
+    // The chain that confirms pending settlements (decision 064): optional, a URL when set.
+    const withChain = { DATA_DIR: dataDir(), X402_PAY_TO: payTo, X402_FACILITATOR_URL: "https://f.example" };
+    expect(loadConfig({ ...withChain, X402_RPC_URL: "https://rpc.example" }).x402?.rpcUrl).toBe(
+      "https://rpc.example",
+    );
+    expect(() => loadConfig({ ...withChain, X402_RPC_URL: "sepolia" })).toThrow(
+      /X402_RPC_URL: must be a URL/,
+    );
   });
 
   it("names every bad variable", () => {

@@ -142,6 +142,13 @@ const EnvSchema = z.object({
       .optional(),
   ),
   X402_FACILITATOR_URL: optionalUrl,
+  /**
+   * A JSON-RPC endpoint of the x402 network's chain (docs/decisions/064): the only way to confirm
+   * a settlement the facilitator left pending, errored after broadcasting or never answered, and
+   * to list what reached the receiving address for reconcile. Without it such a payment stays
+   * pending until the facilitator itself answers a retried settlement with a transaction.
+   */
+  X402_RPC_URL: optionalUrl,
   /** The CAIP-2 network payments are taken on (default Base Sepolia). */
   X402_NETWORK: z
     .string()
@@ -289,6 +296,8 @@ export interface X402Config {
   assetName: string;
   assetVersion: string;
   maxTimeoutSeconds: number;
+  /** The chain's JSON-RPC (X402_RPC_URL), to confirm settlements; undefined when not set. */
+  rpcUrl?: string;
 }
 
 export class ConfigError extends Error {}
@@ -409,6 +418,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
             assetName: env.X402_ASSET_NAME,
             assetVersion: env.X402_ASSET_VERSION,
             maxTimeoutSeconds: env.X402_MAX_TIMEOUT_SECONDS,
+            rpcUrl: env.X402_RPC_URL,
           }
         : undefined,
     stripe: {

@@ -28,6 +28,10 @@ export const ProfileSchema = z.object({
 });
 export type Profile = z.infer<typeof ProfileSchema>;
 
+/**
+ * A username people choose. Never a colon: `x402:<network>:<address>` is the namespace of x402
+ * payers' account-less users (decision 064), which no one can take by choosing it.
+ */
 const username = z
   .string()
   .trim()

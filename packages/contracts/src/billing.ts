@@ -14,6 +14,7 @@ export const WalletTransactionSchema = z.object({
     "payout",
     "payout_paid",
     "payout_return",
+    "x402_credit",
   ]),
   /** Signed change to the account the row is about (wallet or earnings), in micro-dollars (1 cent = 10,000). */
   amount_micros: z.number().int(),

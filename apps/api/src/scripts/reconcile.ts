@@ -1,6 +1,7 @@
 import path from "node:path";
 import { loadConfig } from "../config.ts";
 import { openDatabase } from "../db/client.ts";
+import { createX402Rail } from "../modules/billing/agent-payments/x402-rail.ts";
 import { reconcile } from "../modules/billing/reconcile.ts";
 
 /**
@@ -15,7 +16,14 @@ const database = await openDatabase({
   pgliteDir: path.join(config.dataDir, "pgdata"),
 });
 try {
-  const report = await reconcile(database.db);
+  // The chain's account of what reached the x402 receiving address, when it can be asked
+  // (X402_RPC_URL, decision 064): compared with x402_clearing payment by payment.
+  const x402Transfers = config.x402?.rpcUrl
+    ? await createX402Rail(config.x402).transfersToPayTo()
+    : undefined;
+  if (config.x402 && !x402Transfers)
+    console.log("  (x402: no X402_RPC_URL, so the receiving address's transfers were not compared)");
+  const report = await reconcile(database.db, { x402Transfers });
   console.log(
     `Ledger: ${report.accounts} accounts, ${report.transactions} transactions, entries sum to ${report.ledgerTotal} cents`,
   );
@@ -54,6 +62,7 @@ try {
     console.log(
       `  X402 payment ${id}: its settlement, its answered call, its charge and its posting disagree (or it is unpaid)`,
     );
+  for (const line of report.x402TransfersDiffer) console.log(`  X402 TRANSFER ${line}`);
   console.log(report.ok ? "Reconciled: zero difference." : "NOT reconciled: see the lines above.");
   process.exitCode = report.ok ? 0 : 1;
 } finally {

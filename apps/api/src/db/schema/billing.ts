@@ -74,6 +74,7 @@ export const ledgerTransactions = pgTable(
         "payout_paid",
         "payout_return",
         "x402_payment",
+        "x402_credit",
       ],
     }).notNull(),
     /** What caused it (payment intent id, hold id); unique per kind so a cause is applied once. */
@@ -387,7 +388,11 @@ export const x402Payments = pgTable(
     /** The payer's account-less user (issuer `x402`): the invocations' caller. */
     payerUserId: reference("payer_user_id", () => users.id, "restrict"),
     invocationId: uuid("invocation_id"),
-    status: text("status", { enum: ["verified", "settling", "settled", "failed", "unpaid"] })
+    /**
+     * `credited` (migration 0048, decision 064): the money reached us for an answer never given,
+     * kept for its payer (an `x402_credit` transaction into the payer's wallet).
+     */
+    status: text("status", { enum: ["verified", "settling", "settled", "credited", "failed", "unpaid"] })
       .notNull()
       .default("verified"),
     failure: text("failure"),
@@ -408,12 +413,16 @@ export const x402Payments = pgTable(
     index("x402_payments_open_idx").on(t.updatedAt).where(sql`${t.status} in ('verified', 'settling')`),
     check(
       "x402_payments_status",
-      sql`${t.status} in ('verified', 'settling', 'settled', 'failed', 'unpaid')`,
+      sql`${t.status} in ('verified', 'settling', 'settled', 'credited', 'failed', 'unpaid')`,
     ),
     check("x402_payments_amount_positive", sql`${t.amountMicros} > 0`),
     check(
       "x402_payments_settled_has_call",
       sql`${t.status} <> 'settled' or (${t.invocationId} is not null and ${t.txHash} is not null)`,
+    ),
+    check(
+      "x402_payments_credited_has_transaction",
+      sql`${t.status} <> 'credited' or ${t.txHash} is not null`,
     ),
   ],
 );

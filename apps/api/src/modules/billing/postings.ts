@@ -29,7 +29,9 @@ export type TransactionKind =
   | "payout"
   | "payout_paid"
   | "payout_return"
-  | "x402_payment";
+  | "x402_payment"
+  /** An x402 payment kept for its payer: no answer was given for it (decision 064). */
+  | "x402_credit";
 
 export class InsufficientFunds extends Error {}
 

@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { type Database, queryRows } from "../../db/client.ts";
-import { mismatchedX402Payments } from "./agent-payments/x402-checks.ts";
+import { mismatchedX402Payments, x402TransferDifferences } from "./agent-payments/x402-checks.ts";
+import type { ReceivedTransfer } from "./agent-payments/x402-rail.ts";
 import { type CallChecks, callsReconciled, checkCalls } from "./call-checks.ts";
 
 export interface ReconcileReport extends CallChecks {
@@ -26,6 +27,12 @@ export interface ReconcileReport extends CallChecks {
   /** x402 payments whose settlement, call, charge and posting disagree (agent-payments/x402-checks.ts). */
   mismatchedX402Payments: string[];
   /**
+   * What reached the x402 receiving address on chain against `x402_clearing`, one line per
+   * difference (payment, transaction, amounts; decision 064). Empty when no account of the
+   * transfers was given (`options.x402Transfers`).
+   */
+  x402TransfersDiffer: string[];
+  /**
    * Users whose wallet holds money while they are in debt (decision 028: money into a wallet pays
    * its owner's debt first, so the two never stand side by side; such a payer would be refused
    * `account_in_debt` with money in the wallet).
@@ -50,7 +57,13 @@ export function reconcileLists(report: ReconcileReport): Record<string, unknown[
  * hold's paid calls are both recorded (invocations) and, once it is closed, posted, and every
  * answered call is charged exactly once or free (`checkCalls`, call-checks.ts).
  */
-export async function reconcile(db: Database): Promise<ReconcileReport> {
+export async function reconcile(
+  db: Database,
+  options: {
+    /** The transfers to the x402 receiving address (X402Rail.transfersToPayTo, a test's chain). */
+    x402Transfers?: ReceivedTransfer[];
+  } = {},
+): Promise<ReconcileReport> {
   const rows = await queryRows<{ id: string; kind: string; balance: string; entries: string }>(
     db,
     sql`select a.id, a.kind, a.balance_micros::text as balance, coalesce(sum(e.amount_micros), 0)::text as entries
@@ -136,6 +149,9 @@ export async function reconcile(db: Database): Promise<ReconcileReport> {
   const unbalancedTransactions = unbalanced.map((row) => row.transaction_id);
   const calls = await checkCalls(db);
   const x402 = await mismatchedX402Payments(db);
+  const x402TransfersDiffer = options.x402Transfers
+    ? await x402TransferDifferences(db, options.x402Transfers)
+    : [];
   return {
     ...calls,
     accounts: rows.length,
@@ -147,6 +163,7 @@ export async function reconcile(db: Database): Promise<ReconcileReport> {
     mismatchedHeld: mismatchedHeld.map((row) => row.id),
     mismatchedChargebacks: mismatchedChargebacks.map((row) => row.id),
     mismatchedX402Payments: x402,
+    x402TransfersDiffer,
     walletsBesideDebts: walletsBesideDebts.map((row) => row.owner_id),
     ok:
       mismatches.length === 0 &&
@@ -155,6 +172,7 @@ export async function reconcile(db: Database): Promise<ReconcileReport> {
       mismatchedHeld.length === 0 &&
       mismatchedChargebacks.length === 0 &&
       x402.length === 0 &&
+      x402TransfersDiffer.length === 0 &&
       walletsBesideDebts.length === 0 &&
       ledgerTotal === 0 &&
       callsReconciled(calls),

@@ -108,6 +108,9 @@ export async function openPaidCall(
   // Before anything is taken: an input the call's pay cannot cover is refused (413, decision 063).
   const refuseBeyondShare = refuseInputBeyondPay(deps.feePercent, options);
   if (request.agentPayment && agentPayment) request.agentPayment.handedOver = true;
+  // A payer gone before its settlement was confirmed is given nothing and keeps the money
+  // (decision 064): its connection is what says so, for streams and blocking calls alike.
+  if (agentPayment) agentPayment.callerLeft = () => request.raw.socket?.destroyed === true;
   const payment = await deps.payments
     .open(
       {

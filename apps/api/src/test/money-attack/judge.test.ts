@@ -34,6 +34,7 @@ const clean: ReconcileReport = {
   mismatchedHeld: [],
   mismatchedChargebacks: [],
   mismatchedX402Payments: [],
+  x402TransfersDiffer: [],
   walletsBesideDebts: [],
   ok: true,
   unchargedSuccesses: [],

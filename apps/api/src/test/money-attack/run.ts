@@ -33,8 +33,11 @@ import {
   judgeX402,
   loadX402Payments,
   sweepAfterAttack,
+  x402Cleared,
+  x402Credits,
   x402Figures,
   x402InvocationIds,
+  x402TransfersAfterAttack,
 } from "./x402-calls.ts";
 
 export interface AttackOptions {
@@ -118,7 +121,10 @@ export async function runMoneyAttack(options: AttackOptions): Promise<AttackResu
     await sweepKeyReservations(db);
     const x402Swept = await sweepAfterAttack(db, cluster.facilitator);
     if (x402Swept > 0) say(`the sweep ended ${x402Swept} x402 payments the kills left open`);
-    const report = await reconcile(db);
+    // Decision 064: the chain's transfers to the x402 receiving address against x402_clearing.
+    const report = await reconcile(db, {
+      x402Transfers: await x402TransfersAfterAttack(cluster.facilitator),
+    });
     report.overdueHolds = [...new Set([...overdueHolds, ...report.overdueHolds])];
     // x402 payers' calls are judged against their payments (x402-calls.ts), the rest as before.
     const x402Ids = await x402InvocationIds(db);
@@ -142,6 +148,8 @@ export async function runMoneyAttack(options: AttackOptions): Promise<AttackResu
         payments: x402Payments,
         transfers: cluster.facilitator.transfers,
         nodes: cluster.nodes,
+        cleared: await x402Cleared(db),
+        credits: await x402Credits(db),
       },
       (kind, example) => violations.push({ kind, example }),
     );

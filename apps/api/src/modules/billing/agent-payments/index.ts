@@ -41,8 +41,14 @@ export interface AdmittedAgentPayment {
   /** The price the payment authorizes (the app's price when it was admitted). */
   priceCents: number;
   /**
+   * Whether the caller has gone (set by the gateway): a payment settled for a caller who left
+   * before its answer could be sent is kept for the payer, not charged (decision 064).
+   */
+  callerLeft?: () => boolean;
+  /**
    * Ends it with the call's record, once: an answered call is settled, recorded and posted (402
-   * when the rail refuses to settle: the answer must not be given); any other is never settled.
+   * when the rail refuses to settle, 503 while the settlement is not confirmed: the answer must
+   * not be given); any other is never settled.
    */
   end(
     record: InvocationRecord | null,
@@ -70,12 +76,14 @@ export function createAgentPayments(
     challenge: (call) => rail.refuse(call),
     async admit(header, call) {
       const payment = await admitX402Payment(db, rail, header, call);
-      return {
+      const admitted: AdmittedAgentPayment = {
         rail: "x402",
         payerUserId: payment.payerUserId,
         priceCents: payment.priceCents,
-        end: (record, endOptions) => endX402Payment(db, rail, payment, record, endOptions),
+        end: (record, endOptions) =>
+          endX402Payment(db, rail, { ...payment, callerLeft: admitted.callerLeft }, record, endOptions),
       };
+      return admitted;
     },
     sweep: (log) => sweepX402Payments(db, rail, log),
   };

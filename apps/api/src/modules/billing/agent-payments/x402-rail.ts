@@ -12,6 +12,7 @@ import {
   type SettleResponse,
 } from "@x402/core/types";
 import { ExactEvmScheme } from "@x402/evm/exact/server";
+import { decodeEventLog, encodeEventTopics, type Hex, parseAbi } from "viem";
 import type { X402Config } from "../../../config.ts";
 import { AppError } from "../../../lib/errors.ts";
 import type { X402Offer } from "../../../lib/payment-remedy.ts";
@@ -51,7 +52,37 @@ export interface X402Rail {
   verify(payment: DecodedPayment): Promise<{ valid: true; payer: string } | { valid: false; reason: string }>;
   /** The facilitator settles it (the transfer on chain); its answer and the header that reports it. */
   settle(payment: Pick<DecodedPayment, "payload" | "requirements">): Promise<SettleOutcome>;
+  /**
+   * What the chain says of one authorization (X402_RPC_URL; undefined without it, or when the chain
+   * did not answer): its amount transferred to our receiving address, used by a transfer to anyone
+   * else (the payer burnt it), or not used yet. `transaction` narrows the search to a known one.
+   */
+  lookup(
+    payment: { identity: DecodedPayment["identity"]; amountMicros: number },
+    transaction?: string,
+  ): Promise<ChainState | undefined>;
+  /**
+   * Every transfer of the asset the chain shows to the receiving address (X402_RPC_URL), for
+   * reconcile; undefined without a chain to ask.
+   */
+  transfersToPayTo(): Promise<ReceivedTransfer[] | undefined>;
 }
+
+/** One authorization on chain (X402Rail.lookup). */
+export type ChainState =
+  | { state: "transferred"; transaction: string }
+  | { state: "elsewhere"; transaction: string }
+  | { state: "unused" };
+
+/** A transfer that reached the receiving address. */
+export interface ReceivedTransfer {
+  transaction: string;
+  from: string;
+  valueMicros: number;
+}
+
+/** A transaction hash as a chain writes it: 0x and 32 bytes. Nothing else is a settlement. */
+export const TRANSACTION_HASH = /^0x[0-9a-fA-F]{64}$/;
 
 /** One call of one app, as x402 describes what is paid for. */
 export interface PaidResource {
@@ -70,11 +101,42 @@ export interface DecodedPayment {
 }
 
 export type SettleOutcome =
+  /** `success: true` with a well-formed transaction hash: the only answer that is a settlement. */
   | { kind: "settled"; transaction: string; header: string; response?: SettleResponse }
-  /** The facilitator said no: the authorization will never move money (spent, expired, refused). */
+  /**
+   * The facilitator said no before broadcasting anything: the authorization did not move money
+   * (a bad signature, no funds, expired). Never a 5xx, never an answer that names a transaction.
+   */
   | { kind: "refused"; reason: string }
-  /** No answer (timeout, network): it may or may not have settled; the sweep asks again. */
-  | { kind: "unknown"; reason: string };
+  /**
+   * Anything else (`settlement_pending`, a transaction without success, `success` without a
+   * well-formed transaction, a 5xx, a timeout, a dropped connection, "nonce already used"): it may
+   * or may not have moved money. It stays pending until the chain or the facilitator says which
+   * (decision 064); `transaction` is the hash the facilitator named, if any.
+   */
+  | { kind: "pending"; reason: string; transaction?: string };
+
+/**
+ * Refusals that do not say the money did not move: the authorization's nonce is used (by our
+ * settlement whose answer was lost, or by the payer's own transfer), or the facilitator lost track
+ * of its transaction. Only the chain can tell.
+ */
+const AMBIGUOUS_REFUSAL =
+  /settlement_pending|nonce_already_used|authorization is used|invalid_transaction_state/i;
+
+/** What a facilitator's settle answer is (SettleOutcome); `status` is the HTTP status of a non-2xx. */
+export function settleOutcomeOf(response: SettleResponse, status = 200): SettleOutcome {
+  const reason = [response.errorReason, response.errorMessage].filter(Boolean).join(": ");
+  const transaction = typeof response.transaction === "string" ? response.transaction : "";
+  const named = TRANSACTION_HASH.test(transaction) ? transaction : undefined;
+  if (response.success === true && named && status < 300)
+    return { kind: "settled", transaction: named, header: encodePaymentResponseHeader(response), response };
+  if (response.success === true)
+    return { kind: "pending", reason: `success without a transaction hash (${JSON.stringify(transaction)})` };
+  if (status >= 500 || transaction !== "" || AMBIGUOUS_REFUSAL.test(reason))
+    return { kind: "pending", reason: reason || `the facilitator answered ${status}`, transaction: named };
+  return { kind: "refused", reason: reason || "refused" };
+}
 
 export function createX402Rail(config: X402Config, options: { fetchTimeoutMs?: number } = {}): X402Rail {
   const server = new x402ResourceServer(
@@ -216,23 +278,136 @@ export function createX402Rail(config: X402Config, options: { fetchTimeoutMs?: n
       try {
         response = await server.settlePayment(payload, requirements);
       } catch (error) {
-        // A facilitator's answer that it failed is a refusal; no answer at all is not.
-        if (error instanceof SettleError) return { kind: "refused", reason: error.message };
-        return { kind: "unknown", reason: (error as Error).message };
+        // A facilitator's non-2xx answer in the protocol's shape: a refusal only when it is
+        // definitive (a 4xx naming no transaction); no answer at all is pending.
+        if (error instanceof SettleError)
+          return settleOutcomeOf(
+            {
+              success: false,
+              errorReason: error.errorReason,
+              errorMessage: error.errorMessage,
+              transaction: error.transaction ?? "",
+              network: requirements.network,
+            } as SettleResponse,
+            error.statusCode,
+          );
+        return { kind: "pending", reason: (error as Error).message };
       }
-      if (!response.success)
-        return {
-          kind: "refused",
-          reason: [response.errorReason, response.errorMessage].filter(Boolean).join(": ") || "refused",
-        };
-      return {
-        kind: "settled",
-        transaction: response.transaction,
-        header: encodePaymentResponseHeader(response),
-        response,
-      };
+      return settleOutcomeOf(response);
+    },
+    lookup: (payment, transaction) =>
+      config.rpcUrl
+        ? chainLookup(config, config.rpcUrl, payment, transaction).catch(() => undefined)
+        : Promise.resolve(undefined),
+    async transfersToPayTo() {
+      if (!config.rpcUrl) return undefined;
+      const logs = await rpc<RpcLog[]>(config.rpcUrl, "eth_getLogs", [
+        {
+          address: config.asset,
+          fromBlock: "earliest",
+          toBlock: "latest",
+          topics: encodeEventTopics({ abi: TOKEN_EVENTS, eventName: "Transfer", args: { to: config.payTo } }),
+        },
+      ]);
+      return logs.flatMap((log) => {
+        const event = transferOf(log);
+        return event
+          ? [
+              {
+                transaction: log.transactionHash,
+                from: event.from.toLowerCase(),
+                valueMicros: Number(event.value),
+              },
+            ]
+          : [];
+      });
     },
   };
+}
+
+/** The EIP-3009 token's events a settlement leaves on chain. */
+const TOKEN_EVENTS = parseAbi([
+  "event Transfer(address indexed from, address indexed to, uint256 value)",
+  "event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)",
+]);
+
+interface RpcLog {
+  address: string;
+  topics: Hex[];
+  data: Hex;
+  transactionHash: string;
+}
+
+async function rpc<T>(url: string, method: string, params: unknown[]): Promise<T> {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+    signal: AbortSignal.timeout(10_000),
+  });
+  const body = (await response.json()) as { result?: T; error?: { message?: string } };
+  if (!response.ok || body.error || body.result === undefined)
+    throw new Error(`the chain's ${method} failed: ${body.error?.message ?? response.status}`);
+  return body.result;
+}
+
+function transferOf(log: RpcLog): { from: string; to: string; value: bigint } | undefined {
+  try {
+    const event = decodeEventLog({
+      abi: TOKEN_EVENTS,
+      topics: log.topics as [Hex, ...Hex[]],
+      data: log.data,
+    });
+    return event.eventName === "Transfer" ? event.args : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The chain's word on one authorization: the transaction that used its nonce (the token's
+ * `AuthorizationUsed` event, or the one the facilitator named), and whether that transaction
+ * moved exactly its amount from the payer to our receiving address. A nonce used by anything
+ * else (the payer's own transfer) is `elsewhere`: nothing reached us, and nothing ever will.
+ */
+async function chainLookup(
+  config: X402Config,
+  url: string,
+  payment: { identity: DecodedPayment["identity"]; amountMicros: number },
+  named?: string,
+): Promise<ChainState> {
+  const { payer, nonce } = payment.identity;
+  const used = await rpc<RpcLog[]>(url, "eth_getLogs", [
+    {
+      address: config.asset,
+      fromBlock: "earliest",
+      toBlock: "latest",
+      topics: encodeEventTopics({
+        abi: TOKEN_EVENTS,
+        eventName: "AuthorizationUsed",
+        args: { authorizer: payer as Hex, nonce: nonce as Hex },
+      }),
+    },
+  ]);
+  const transaction = used[0]?.transactionHash ?? named;
+  if (!transaction || !TRANSACTION_HASH.test(transaction)) return { state: "unused" };
+  const receipt = await rpc<{ status: string; logs: RpcLog[] } | null>(url, "eth_getTransactionReceipt", [
+    transaction,
+  ]);
+  // The named transaction not mined (or reverted) and no use of the nonce seen: not used yet.
+  if (receipt?.status !== "0x1") return used[0] ? { state: "elsewhere", transaction } : { state: "unused" };
+  const paid = receipt.logs.some((log) => {
+    if (log.address.toLowerCase() !== config.asset.toLowerCase()) return false;
+    const event = transferOf(log);
+    return (
+      event !== undefined &&
+      event.from.toLowerCase() === payer &&
+      event.to.toLowerCase() === config.payTo.toLowerCase() &&
+      event.value === BigInt(payment.amountMicros)
+    );
+  });
+  if (paid) return { state: "transferred", transaction };
+  return used[0] ? { state: "elsewhere", transaction } : { state: "unused" };
 }
 
 /** The `exact` scheme's EIP-3009 payload: a transferWithAuthorization and its signature. */
