@@ -1,5 +1,4 @@
-import type { CreatePaymentMethodSchema, PaymentMethod } from "@promptmint/contracts";
-import { isUuid } from "@promptmint/contracts";
+import { type CreatePaymentMethodSchema, isUuid, type PaymentMethod } from "@promptmint/contracts";
 import { and, desc, eq, isNull, ne } from "drizzle-orm";
 import type { z } from "zod";
 import type { Database } from "../../db/client.ts";

@@ -1,5 +1,9 @@
-import type { CreatePackageSchema, Package, UpdatePackageSchema } from "@promptmint/contracts";
-import { isUuid } from "@promptmint/contracts";
+import {
+  type CreatePackageSchema,
+  isUuid,
+  type Package,
+  type UpdatePackageSchema,
+} from "@promptmint/contracts";
 import { and, asc, eq, inArray, isNotNull } from "drizzle-orm";
 import type { z } from "zod";
 import type { Database } from "../../db/client.ts";

@@ -1,6 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import type { PaymentIntent, PaymentResult } from "@promptmint/contracts";
-import { isUuid } from "@promptmint/contracts";
+import { isUuid, type PaymentIntent, type PaymentResult } from "@promptmint/contracts";
 import { and, eq, isNull } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { paymentMethods, payments } from "../../db/schema/index.ts";

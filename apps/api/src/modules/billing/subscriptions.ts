@@ -1,5 +1,4 @@
-import type { Subscription } from "@promptmint/contracts";
-import { isUuid } from "@promptmint/contracts";
+import { isUuid, type Subscription } from "@promptmint/contracts";
 import { and, desc, eq, inArray, isNull, lte, sql } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import {

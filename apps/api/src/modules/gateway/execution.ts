@@ -1,5 +1,4 @@
-import type { GatewayRequestSchema, IoSchema } from "@promptmint/contracts";
-import { isUuid } from "@promptmint/contracts";
+import { type GatewayRequestSchema, type IoSchema, isUuid } from "@promptmint/contracts";
 import { and, desc, eq } from "drizzle-orm";
 import type { z } from "zod";
 import type { Database } from "../../db/client.ts";

@@ -1,6 +1,11 @@
 import { createHash, randomBytes } from "node:crypto";
-import type { ApiKey, CreateApiKey, CreatedApiKey, UpdateApiKey } from "@promptmint/contracts";
-import { isUuid } from "@promptmint/contracts";
+import {
+  type ApiKey,
+  type CreateApiKey,
+  type CreatedApiKey,
+  isUuid,
+  type UpdateApiKey,
+} from "@promptmint/contracts";
 import { and, desc, eq, inArray, isNull, lt, or, sql } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { lockUserRow } from "../../db/row-locks.ts";
