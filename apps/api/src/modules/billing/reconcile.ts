@@ -25,6 +25,8 @@ import {
  * Adding a check is adding an entry: the report gains its list (typed from `rows`), `ok` and
  * `npm run reconcile` judge it, and the money attack's judge flags its rows (`reconcileLists`).
  * A failing check prints one line, `FAIL <name>: <differs> (<rows>)` (reconcile-report.ts).
+ * The checks run side by side, each its own query (its own snapshot, as before). A new check goes
+ * at the end of the list, with a test in reconcile-report.test.ts that makes it fail.
  */
 export interface ReconcileCheck<Name extends string, Row> {
   name: Name;
