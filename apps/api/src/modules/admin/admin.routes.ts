@@ -253,7 +253,8 @@ export const adminRoutes: FastifyPluginAsyncZod<{
         tags,
         summary: "Close a sandbox dispute as won (the money comes back) or lost",
         security,
-        params: z.object({ id: UuidSchema }),
+        // The dispute's own id (`dp_sbx_…`, as Stripe's `dp_…`), not one of our rows' UUIDs.
+        params: z.object({ id: z.string().max(100) }),
         body: SandboxDisputeCloseSchema,
         response: { 200: ReversalResultSchema, ...errors },
       },

@@ -132,7 +132,7 @@ describe("npm run reconcile", () => {
             { accountId: clearing, amountMicros: 10 * CENT },
           ],
         });
-        return [consumer];
+        return [`user ${consumer}: wallet ${1000 * CENT} micros, debt ${-10 * CENT} micros`];
       },
     },
     {
@@ -159,7 +159,7 @@ describe("npm run reconcile", () => {
         await tx.execute(
           sql`insert into reversed_payments (payment_id, reversed_cents) values (${payment?.id}, 100)`,
         );
-        return [String(payment?.id)];
+        return [`payment ${payment?.id}: took back ${100 * CENT} micros, its parts 0`];
       },
     },
     {
@@ -292,5 +292,6 @@ describe("npm run reconcile", () => {
     const failing = await run();
     expect(failing.stdout).toMatch(new RegExp(`^FAIL walletsBesideDebts: .*${consumer}`, "m"));
     expect(failing.status).toBe(1);
-  });
+    // Two processes started and a database opened four times: minutes on a loaded two-core machine.
+  }, 300_000);
 });

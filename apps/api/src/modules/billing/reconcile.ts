@@ -39,6 +39,24 @@ function check<Name extends string, Row>(entry: ReconcileCheck<Name, Row>): Reco
   return entry;
 }
 
+/** A user with money in the wallet beside a debt (micro-dollars; the debt is negative). */
+export interface WalletBesideDebt {
+  ownerId: string;
+  walletMicros: number;
+  debtMicros: number;
+}
+
+/**
+ * A reversed wallet payment whose chargeback parts do not add up to what was taken back (micros),
+ * or one of whose parts names a reversal the ledger does not have (`missingReversal`).
+ */
+export interface MismatchedChargeback {
+  paymentId: string;
+  reversedMicros: number | null;
+  partsMicros: number | null;
+  missingReversal: string | null;
+}
+
 /** An account whose balance is not the sum of its entries (micro-dollars). */
 export interface AccountMismatch {
   accountId: string;
@@ -107,8 +125,11 @@ export const RECONCILE_CHECKS = [
     // reversed_payments says was taken back, and each part names a posted reversal (decision 045).
     differs:
       "reversed payments whose chargeback parts do not add up to what was taken back, or name a reversal the ledger does not have",
-    rows: (db) => ids(db, CHARGEBACKS_SQL),
-    describe: String,
+    rows: mismatchedChargebacks,
+    describe: (row: MismatchedChargeback) =>
+      row.missingReversal === null
+        ? `payment ${row.paymentId}: took back ${row.reversedMicros} micros, its parts ${row.partsMicros}`
+        : `payment ${row.paymentId}: a part names reversal ${row.missingReversal}, not in the ledger`,
   }),
   check({
     name: "mismatchedX402Payments",
@@ -122,8 +143,9 @@ export const RECONCILE_CHECKS = [
     // Decision 028: money into a wallet pays its owner's debt first, so the two never stand side
     // by side; such a payer would be refused `account_in_debt` with money in the wallet.
     differs: "users whose wallet holds money while they are in debt",
-    rows: (db) => ids(db, WALLETS_BESIDE_DEBTS_SQL),
-    describe: String,
+    rows: walletsBesideDebts,
+    describe: (row: WalletBesideDebt) =>
+      `user ${row.ownerId}: wallet ${row.walletMicros} micros, debt ${row.debtMicros} micros`,
   }),
   check({
     name: "unchargedSuccesses",
@@ -264,17 +286,46 @@ const HELD_SQL = sql`select a.id from ledger_accounts a
           on o.payer_id = a.owner_id
         where a.kind = 'held' and a.balance_micros <> coalesce(o.micros, 0)`;
 
-const CHARGEBACKS_SQL = sql`select p.id from payments p
+async function mismatchedChargebacks(db: Database): Promise<MismatchedChargeback[]> {
+  const rows = await queryRows<{
+    id: string;
+    reversed: string | null;
+    parts: string | null;
+    missing_reversal: string | null;
+  }>(
+    db,
+    sql`select p.id, (r.reversed_cents * 10000)::text as reversed, coalesce(c.micros, 0)::text as parts,
+          null as missing_reversal
+        from payments p
         join reversed_payments r on r.payment_id = p.id
         left join (select payment_id, sum(amount_micros) as micros from chargeback_parts group by payment_id) c
           on c.payment_id = p.id
         where p.consumed_kind is distinct from 'subscription' and coalesce(c.micros, 0) <> r.reversed_cents * 10000
         union
-        select distinct c.payment_id from chargeback_parts c
+        select c.payment_id, null, null, c.reference from chargeback_parts c
         where c.reference not like 'upgrade:%' and not exists (
-          select 1 from ledger_transactions t where t.kind = 'reversal' and t.reference = c.reference)`;
+          select 1 from ledger_transactions t where t.kind = 'reversal' and t.reference = c.reference)`,
+  );
+  return rows.map((row) => ({
+    paymentId: row.id,
+    reversedMicros: row.reversed === null ? null : Number(row.reversed),
+    partsMicros: row.parts === null ? null : Number(row.parts),
+    missingReversal: row.missing_reversal,
+  }));
+}
 
-const WALLETS_BESIDE_DEBTS_SQL = sql`select w.owner_id::text as id from ledger_accounts w
+async function walletsBesideDebts(db: Database): Promise<WalletBesideDebt[]> {
+  const rows = await queryRows<{ id: string; wallet: string; debt: string }>(
+    db,
+    sql`select w.owner_id::text as id, w.balance_micros::text as wallet, d.balance_micros::text as debt
+        from ledger_accounts w
         join ledger_accounts d on d.kind = 'debt' and d.owner_id = w.owner_id
         where w.kind = 'wallet' and w.balance_micros > 0 and d.balance_micros < 0
-        order by w.owner_id`;
+        order by w.owner_id`,
+  );
+  return rows.map((row) => ({
+    ownerId: row.id,
+    walletMicros: Number(row.wallet),
+    debtMicros: Number(row.debt),
+  }));
+}
