@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { UuidSchema } from "./ids.ts";
 
 export const WalletTransactionSchema = z.object({
   id: z.string(),
@@ -137,7 +138,7 @@ export const CreatePaymentIntentSchema = z.strictObject({
     .max(MAX_TOP_UP_CENTS, "must be at most 100000 cents ($1,000)"),
   currency: z.literal("usd", { error: "only usd is supported" }).default("usd"),
   /** Set when the payment is a plan's first period (the amount must equal the plan's price). */
-  package_id: z.string().max(100).optional(),
+  package_id: UuidSchema.optional(),
 });
 
 export const PaymentIntentSchema = z.object({
@@ -161,7 +162,7 @@ export const SandboxConfirmSchema = z.strictObject({
     })
     .optional(),
   /** A saved card of the caller (`GET /wallet/payment-methods/`): it pays without being typed again. */
-  payment_method_id: z.string().max(100).optional(),
+  payment_method_id: UuidSchema.optional(),
 });
 
 export const PaymentResultSchema = z.object({
@@ -261,11 +262,11 @@ export type Subscription = z.infer<typeof SubscriptionSchema>;
 export const SubscriptionListSchema = z.array(SubscriptionSchema);
 
 export const CreateSubscriptionSchema = z.strictObject({
-  package_id: z.string(),
+  package_id: UuidSchema,
   /** A succeeded payment intent created for this plan; without it the first period is paid from the wallet. */
   payment_intent_id: z.string().optional(),
   /** A saved card (Stripe only): it pays this and every following period through Stripe Billing. */
-  payment_method_id: z.string().max(100).optional(),
+  payment_method_id: UuidSchema.optional(),
 });
 export const UpdateSubscriptionSchema = z.strictObject({ cancel_at_period_end: z.boolean() });
 

@@ -11,6 +11,7 @@ export * from "./evals.ts";
 export * from "./experiments.ts";
 export * from "./explore.ts";
 export * from "./gateway.ts";
+export * from "./ids.ts";
 export * from "./keys.ts";
 export * from "./payouts.ts";
 export * from "./prompts.ts";

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ApplicationSchema, UpdateApplicationSchema } from "./applications.ts";
+import { UuidSchema } from "./ids.ts";
 
 export const SchemaFieldTypeSchema = z.enum(["string", "number", "integer", "boolean", "array", "object"]);
 export type SchemaFieldType = z.infer<typeof SchemaFieldTypeSchema>;
@@ -220,7 +221,7 @@ export const UpdatePromptConfigSchema = z.strictObject({
 export type UpdatePromptConfig = z.infer<typeof UpdatePromptConfigSchema>;
 
 export const RestoreVersionSchema = z.strictObject({
-  version_id: z.string(),
+  version_id: UuidSchema,
   changelog: z.string().max(500).optional(),
   /** As for a save: also move `production` to the restored copy (a draft app's always moves). */
   promote: z.boolean().optional(),

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { UuidSchema } from "./ids.ts";
 import { LabelMoveSchema, PromptLabelSchema } from "./prompts.ts";
 
 /** One field of a provider's configuration form (JSON-schema style, drives the editor's form). */
@@ -120,7 +121,7 @@ export const WorkflowVersionSchema = z.object({
 export type WorkflowVersion = z.infer<typeof WorkflowVersionSchema>;
 export const WorkflowVersionListSchema = z.array(WorkflowVersionSchema);
 export const RestoreWorkflowVersionSchema = z.strictObject({
-  version_id: z.string(),
+  version_id: UuidSchema,
   changelog: z.string().max(500).optional(),
   /** As for a save: also move `production` to the restored copy (a draft app's always moves). */
   promote: z.boolean().optional(),

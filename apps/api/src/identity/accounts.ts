@@ -1,4 +1,5 @@
 import { hash, verify } from "@node-rs/argon2";
+import { isUuid } from "@promptmint/contracts";
 import { and, count, eq, gt, lt } from "drizzle-orm";
 import type { Database } from "../db/client.ts";
 import { identityAccounts, signInFailures } from "../db/schema/index.ts";
@@ -141,7 +142,7 @@ async function isThrottled(db: Database, email: string, ip: string): Promise<boo
 }
 
 export async function findAccountById(db: Database, id: string): Promise<IdentityAccount | undefined> {
-  if (!/^[0-9a-f-]{36}$/i.test(id)) return undefined;
+  if (!isUuid(id)) return undefined;
   const [row] = await db.select().from(identityAccounts).where(eq(identityAccounts.id, id)).limit(1);
   return row ? toAccount(row) : undefined;
 }

@@ -1,4 +1,5 @@
-import { and, eq, isNotNull, sql } from "drizzle-orm";
+import { createHash } from "node:crypto";
+import { and, eq, isNotNull, isNull, sql } from "drizzle-orm";
 import { decodeJwt } from "jose";
 import { describe, expect, it } from "vitest";
 import { EMBEDDED_SPA_CLIENT_ID } from "../config.ts";
@@ -166,27 +167,10 @@ describe("embedded OIDC issuer", () => {
     );
   });
 
-  it("answers a refresh token used twice at once (two tabs, or a retry after a lost answer) for both, and still treats a later reuse as theft", async () => {
+  it("answers a refresh token used twice at once (two tabs, or a retry after a lost answer) with one successor, and still treats a later reuse as theft", async () => {
     const { email, password } = await signUp(server.baseUrl);
     const tokens = await signIn(server.baseUrl, email, password);
-    const refresh = async (refreshToken: string) => {
-      const response = await fetch(`${server.baseUrl}/oidc/token`, {
-        method: "POST",
-        headers: { "content-type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams({
-          grant_type: "refresh_token",
-          refresh_token: refreshToken,
-          client_id: EMBEDDED_SPA_CLIENT_ID,
-        }).toString(),
-      });
-      return { status: response.status, body: await response.json() };
-    };
-    const profile = async (accessToken: string) =>
-      (
-        await fetch(`${server.baseUrl}/api/auth/profile/`, {
-          headers: { authorization: `Bearer ${accessToken}` },
-        })
-      ).status;
+    const refresh = (refreshToken: string) => refreshFrom(refreshToken);
 
     const [first, second] = await Promise.all([
       refresh(tokens.refresh_token ?? ""),
@@ -196,14 +180,14 @@ describe("embedded OIDC issuer", () => {
     // A retry moments later (the client never got the first answer) is answered too.
     const retried = await refresh(tokens.refresh_token ?? "");
     expect(retried.status).toBe(200);
-    // The session lives on: every answer's tokens work, and each new refresh token renews.
-    const latest: string[] = [];
-    for (const answer of [first, second, retried]) {
-      expect(await profile(answer.body.access_token)).toBe(200);
-      const renewed = await refresh(answer.body.refresh_token);
-      expect(renewed.status).toBe(200);
-      latest.push(renewed.body.refresh_token);
-    }
+    // All three got the same successor: one chain, not three (decision 065).
+    expect(second.body.refresh_token).toBe(first.body.refresh_token);
+    expect(retried.body.refresh_token).toBe(first.body.refresh_token);
+    expect(await liveRefreshTokens(tokens.refresh_token ?? "")).toBe(1);
+    // The session lives on: every answer's access token works, and the successor renews.
+    for (const answer of [first, second, retried]) expect(await profile(answer.body.access_token)).toBe(200);
+    const renewed = await refresh(first.body.refresh_token);
+    expect(renewed.status).toBe(200);
 
     // Past the grace, a used refresh token is theft: the session's grant is revoked.
     await server.database.db
@@ -213,8 +197,77 @@ describe("embedded OIDC issuer", () => {
     const stolen = await refresh(tokens.refresh_token ?? "");
     expect(stolen.status).toBe(400);
     expect(stolen.body.error).toBe("invalid_grant");
-    // Even the refresh tokens never used are refused now: the whole session ended.
-    const afterTheft = await refresh(latest[0] ?? "");
+    // Even the refresh token never used is refused now: the whole session ended.
+    const afterTheft = await refresh(renewed.body.refresh_token);
     expect(afterTheft.status).toBe(400);
   });
+
+  it("gives a refresh token replayed within the grace from another address the same successor, not a chain of its own", async () => {
+    const { email, password } = await signUp(server.baseUrl);
+    const tokens = await signIn(server.baseUrl, email, password);
+    const stolenToken = tokens.refresh_token ?? "";
+    const owner = await refreshFrom(stolenToken, "198.51.100.7");
+    const thieves = await Promise.all(
+      ["203.0.113.1", "203.0.113.2", "203.0.113.3", "203.0.113.4", "203.0.113.5"].map((address) =>
+        refreshFrom(stolenToken, address),
+      ),
+    );
+    expect([owner, ...thieves].map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    for (const thief of thieves) expect(thief.body.refresh_token).toBe(owner.body.refresh_token);
+    // One live refresh token for the grant: whoever rotates it next, the other holder's next use
+    // is a reuse, theft once the grace has passed.
+    expect(await liveRefreshTokens(stolenToken)).toBe(1);
+    const next = await refreshFrom(owner.body.refresh_token, "203.0.113.1");
+    expect(next.status).toBe(200);
+    expect(await liveRefreshTokens(stolenToken)).toBe(1);
+  });
 });
+
+async function refreshFrom(refreshToken: string, address?: string) {
+  const response = await fetch(`${server.baseUrl}/oidc/token`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/x-www-form-urlencoded",
+      ...(address ? { "x-forwarded-for": address } : {}),
+    },
+    body: new URLSearchParams({
+      grant_type: "refresh_token",
+      refresh_token: refreshToken,
+      client_id: EMBEDDED_SPA_CLIENT_ID,
+    }).toString(),
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+async function profile(accessToken: string): Promise<number> {
+  return (
+    await fetch(`${server.baseUrl}/api/auth/profile/`, {
+      headers: { authorization: `Bearer ${accessToken}` },
+    })
+  ).status;
+}
+
+/** Refresh tokens never used in the grant `refreshToken` belongs to: the chains still alive. */
+async function liveRefreshTokens(refreshToken: string): Promise<number> {
+  const [token] = await server.database.db
+    .select({ grantId: oidcPayloads.grantId })
+    .from(oidcPayloads)
+    .where(
+      and(
+        eq(oidcPayloads.model, "RefreshToken"),
+        eq(oidcPayloads.id, createHash("sha256").update(refreshToken).digest("base64url")),
+      ),
+    );
+  expect(token?.grantId).toBeTruthy();
+  const live = await server.database.db
+    .select({ id: oidcPayloads.id })
+    .from(oidcPayloads)
+    .where(
+      and(
+        eq(oidcPayloads.model, "RefreshToken"),
+        eq(oidcPayloads.grantId, token?.grantId ?? ""),
+        isNull(oidcPayloads.consumedAt),
+      ),
+    );
+  return live.length;
+}

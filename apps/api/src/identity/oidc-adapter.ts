@@ -30,7 +30,8 @@ export const USED_CLIENT_TTL_SECONDS = 30 * 24 * 60 * 60;
 
 /**
  * A rotated refresh token presented again this soon after its first use is answered as if unused
- * (a new refresh token, same grant) instead of being treated as stolen, which revokes the whole
+ * (with the successor its first use got, same grant: refresh-successors.ts, decision 065) instead
+ * of being treated as stolen, which revokes the whole
  * session: two tabs renewing at once, or a client retrying a renewal whose answer it never got
  * (a dropped connection), would otherwise sign the person out everywhere. Later reuse is still
  * theft. The same trade-off as Auth0's "reuse interval" and Okta's grace period
@@ -123,7 +124,8 @@ export function createOidcAdapterFactory(db: Database, sessions: Pick<SessionChe
         )
         .limit(1);
       if (!row) return undefined;
-      const payload = row.payload as AdapterPayload;
+      // A rotated refresh token's sealed successor (refresh-successors.ts) is not oidc-provider's.
+      const { successor: _successor, ...payload } = row.payload as AdapterPayload & { successor?: string };
       if (!row.consumedAt) return payload;
       if (
         this.model === "RefreshToken" &&

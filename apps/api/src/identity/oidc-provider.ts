@@ -10,6 +10,7 @@ import { findAccountById } from "./accounts.ts";
 import { clientIdMetadataDocuments, TOO_MANY_DOCUMENTS } from "./client-metadata-documents.ts";
 import { createOidcAdapterFactory, keepRegisteredClient } from "./oidc-adapter.ts";
 import { renderErrorPage, renderSignOutPage } from "./pages.ts";
+import { keepOneSuccessor } from "./refresh-successors.ts";
 
 export const API_SCOPE = "api";
 const DAY = 24 * 60 * 60;
@@ -217,6 +218,16 @@ export async function createOidcProvider(
     const accountId = ctx.oidc?.route === "end_session_confirm" ? ctx.oidc.session?.accountId : undefined;
     if (accountId && ctx.status < 400)
       await sessions.endAll({ issuer: EMBEDDED_ISSUER_KEY, subject: accountId });
+  });
+  // A refresh token used again within its grace gets the successor its first use got, the one
+  // oidc-provider just minted deleted: one grant, one live chain (decision 065).
+  provider.use(async (ctx, next) => {
+    await next();
+    const rotated =
+      ctx.oidc?.route === "token" && ctx.status === 200 ? ctx.oidc.entities.RotatedRefreshToken : undefined;
+    const body = ctx.body as { refresh_token?: unknown } | undefined;
+    if (rotated?.jti && typeof body?.refresh_token === "string")
+      body.refresh_token = await keepOneSuccessor(db, rotated.jti, body.refresh_token);
   });
   // A registered client that obtains a token lives on; one that never does expires a day after
   // registering (oidc-adapter.ts).

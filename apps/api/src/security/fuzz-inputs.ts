@@ -84,8 +84,48 @@ export function valueFor(schema: JsonSchema | undefined, depth = 0): fc.Arbitrar
   }
 }
 
-/** Strings that have broken servers: unicode edge cases, NUL, SQL and template syntax. */
+const SOME_UUID = "0d3c6b1e-4a7f-4c2d-9e8f-1a2b3c4d5e6f";
+
+/**
+ * Ids that look like UUIDs and are not the canonical 8-4-4-4-12 hex form: PostgreSQL's uuid input
+ * rejects most (a 500 once a loose check let them through, issue 37) and reads others (no dashes,
+ * braces) as a UUID our ids never are written as. Uppercase is valid (case-insensitive).
+ */
+export const idShapes = [
+  "-".repeat(36),
+  SOME_UUID.replaceAll("-", ""),
+  `{${SOME_UUID}}`,
+  `${SOME_UUID.slice(0, 35)}g`,
+  `g${SOME_UUID.slice(1)}`,
+  SOME_UUID.toUpperCase(),
+  `${SOME_UUID} `,
+  ` ${SOME_UUID}`,
+  `${SOME_UUID}\u0000`,
+  `${SOME_UUID}\n`,
+  SOME_UUID.slice(0, 35),
+  `${SOME_UUID}0`,
+  `${SOME_UUID.slice(0, 8)}${SOME_UUID.slice(9, 14)}-${SOME_UUID.slice(14)}`,
+  `${SOME_UUID.slice(0, 8)}-${SOME_UUID.slice(9, 13)}-${SOME_UUID.slice(14, 18)}-${SOME_UUID.slice(19, 23)}${SOME_UUID.slice(24)}-`,
+  "0".repeat(8) +
+    "-" +
+    "0".repeat(4) +
+    "-" +
+    "0".repeat(4) +
+    "-" +
+    "0".repeat(4) +
+    "-" +
+    "0".repeat(11) +
+    "-",
+  `urn:uuid:${SOME_UUID}`,
+  `${SOME_UUID.slice(0, 13)}-${SOME_UUID.slice(14)}-`.slice(0, 36),
+  "ffffffff-ffff-ffff-ffff-ffffffffffff",
+  `${SOME_UUID}/`,
+  "ｆ".repeat(8) + SOME_UUID.slice(8),
+];
+
+/** Strings that have broken servers: unicode edge cases, NUL, SQL and template syntax, id shapes. */
 const trickyStrings = [
+  ...idShapes,
   "",
   " ",
   "\u0000",
@@ -236,6 +276,7 @@ export function pathSegment(realIds: string[]): fc.Arbitrary<string> {
     fc.constantFrom(...realIds),
     hostileString.filter((s) => s.length > 0).map(encode),
     fc.constantFrom(...rawSegments),
+    fc.constantFrom(...idShapes).map(encode),
     fc.uuid(),
   );
 }

@@ -9,6 +9,7 @@ import {
   SandboxDisputeSchema,
   SandboxRefundSchema,
   SuspendSchema,
+  UuidSchema,
 } from "@promptmint/contracts";
 import type { FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
@@ -164,7 +165,7 @@ export const adminRoutes: FastifyPluginAsyncZod<{
             tags,
             summary: `${suspended ? "Suspend" : "Lift the suspension of"} ${kind === "user" ? "a user" : "an app"}, with a reason`,
             security,
-            params: z.object({ id: z.string().max(100) }),
+            params: z.object({ id: UuidSchema }),
             body: SuspendSchema,
             response: { 200: z.object({ suspended: z.boolean(), changed: z.boolean() }), ...errors },
           },
@@ -252,6 +253,7 @@ export const adminRoutes: FastifyPluginAsyncZod<{
         tags,
         summary: "Close a sandbox dispute as won (the money comes back) or lost",
         security,
+        // The dispute's own id (`dp_sbx_…`, as Stripe's `dp_…`), not one of our rows' UUIDs.
         params: z.object({ id: z.string().max(100) }),
         body: SandboxDisputeCloseSchema,
         response: { 200: ReversalResultSchema, ...errors },

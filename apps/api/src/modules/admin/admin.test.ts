@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { queryRows } from "../../db/client.ts";
@@ -111,7 +112,12 @@ describe("/admin access", () => {
     const noReason = await admin.api("POST", `/api/admin/apps/${app.id}/suspend`, { body: {} });
     expect(noReason.status).toBe(400);
     expect(Object.keys(noReason.body.fields)).toEqual(["reason"]);
-    const unknown = await admin.api("POST", "/api/admin/apps/not-a-uuid/suspend", {
+    const notAnId = await admin.api("POST", "/api/admin/apps/not-a-uuid/suspend", {
+      body: { reason: "spam" },
+    });
+    expect(notAnId.status).toBe(400);
+    expect(Object.keys(notAnId.body.fields)).toEqual(["id"]);
+    const unknown = await admin.api("POST", `/api/admin/apps/${randomUUID()}/suspend`, {
       body: { reason: "spam" },
     });
     expect(unknown.status).toBe(404);

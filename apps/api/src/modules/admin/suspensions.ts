@@ -1,3 +1,4 @@
+import { isUuid } from "@promptmint/contracts";
 import { and, eq, inArray, or, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { applications, suspensions, users } from "../../db/schema/index.ts";
@@ -76,7 +77,7 @@ export async function setSuspended(
   actor: Actor,
   target: { kind: SuspensionTarget; id: string; reason: string; suspended: boolean },
 ): Promise<{ changed: boolean }> {
-  if (!/^[0-9a-f-]{36}$/i.test(target.id)) throw notFound(target.kind === "user" ? "User" : "Application");
+  if (!isUuid(target.id)) throw notFound(target.kind === "user" ? "User" : "Application");
   const table = target.kind === "user" ? users : applications;
   const [exists] = await db.select({ id: table.id }).from(table).where(eq(table.id, target.id)).limit(1);
   if (!exists) throw notFound(target.kind === "user" ? "User" : "Application");

@@ -65,19 +65,40 @@ export interface CallChecks {
 /** Embedded traffic: the owner calls on a visitor's behalf (end user `embed:<visitor>`) and pays. */
 const embedded = sql`(i.caller_user_id = a.owner_id and i.end_user like 'embed:%')`;
 
+/** Every call check at once (the reconcile runs them as entries of its list, reconcile.ts). */
 export async function checkCalls(db: Database): Promise<CallChecks> {
   const [
-    unchargedSuccesses,
-    doubleCovered,
-    overusedPeriods,
-    mischargedPeriods,
-    miscountedPeriods,
-    overdueHolds,
-    unconsumedPayments,
+    unchargedSuccessesFound,
+    doubleCoveredFound,
+    overusedPeriodsFound,
+    mischargedPeriodsFound,
+    miscountedPeriodsFound,
+    overdueHoldsFound,
+    unconsumedPaymentsFound,
   ] = await Promise.all([
-    queryRows<{ id: string }>(
-      db,
-      sql`select i.id from invocations i join applications a on a.id = i.application_id
+    unchargedSuccesses(db),
+    doubleCovered(db),
+    overusedPeriods(db),
+    mischargedPeriods(db),
+    miscountedPeriods(db),
+    overdueHolds(db),
+    unconsumedPayments(db),
+  ]);
+  return {
+    unchargedSuccesses: unchargedSuccessesFound,
+    doubleCovered: doubleCoveredFound,
+    overusedPeriods: overusedPeriodsFound,
+    mischargedPeriods: mischargedPeriodsFound,
+    miscountedPeriods: miscountedPeriodsFound,
+    overdueHolds: overdueHoldsFound,
+    unconsumedPayments: unconsumedPaymentsFound,
+  };
+}
+
+export async function unchargedSuccesses(db: Database): Promise<string[]> {
+  const rows = await queryRows<{ id: string }>(
+    db,
+    sql`select i.id from invocations i join applications a on a.id = i.application_id
             where i.status = 'success' and i.hold_id is null and i.subscription_id is null
               and (i.charged_cents > 0 or (a.price_cents > 0
                    and (i.caller_user_id is distinct from a.owner_id or ${embedded})))
@@ -85,18 +106,26 @@ export async function checkCalls(db: Database): Promise<CallChecks> {
                               where t.kind = 'settle' and t.reference = i.id::text)
               and not ${sql.raw(PAID_BY_X402_SQL)}
             order by i.created_at`,
-    ),
-    queryRows<{ id: string }>(
-      db,
-      sql`select i.id from invocations i join applications a on a.id = i.application_id
+  );
+  return rows.map((row) => row.id);
+}
+
+export async function doubleCovered(db: Database): Promise<string[]> {
+  const rows = await queryRows<{ id: string }>(
+    db,
+    sql`select i.id from invocations i join applications a on a.id = i.application_id
             where (i.hold_id is not null and i.subscription_id is not null)
                or (i.hold_id is not null and i.charged_cents = 0 and not ${embedded})
                or (i.subscription_id is not null and i.charged_cents > 0)
             order by i.created_at`,
-    ),
-    periodRows(
-      db,
-      sql`select c.subscription_id, c.plan_period_start::text as period_start,
+  );
+  return rows.map((row) => row.id);
+}
+
+export function overusedPeriods(db: Database): Promise<PeriodCount[]> {
+  return periodRows(
+    db,
+    sql`select c.subscription_id, c.plan_period_start::text as period_start,
               sum(c.calls)::int as counted, min(p.calls_included) as expected
             from (select subscription_id, plan_period_start, count(*) as calls from invocations
                   where status = 'success' and subscription_id is not null
@@ -107,10 +136,13 @@ export async function checkCalls(db: Database): Promise<CallChecks> {
               on p.subscription_id = c.subscription_id and p.period_start = c.plan_period_start
             group by c.subscription_id, c.plan_period_start
             having sum(c.calls) > min(p.calls_included)`,
-    ),
-    periodRows(
-      db,
-      sql`select p.subscription_id, p.period_start::text as period_start,
+  );
+}
+
+export function mischargedPeriods(db: Database): Promise<PeriodCount[]> {
+  return periodRows(
+    db,
+    sql`select p.subscription_id, p.period_start::text as period_start,
               (-sum(e.amount_micros) filter (where e.amount_micros < 0) / 10000)::int as counted,
               min(t.price_cents) as expected
             from subscription_periods p
@@ -118,13 +150,16 @@ export async function checkCalls(db: Database): Promise<CallChecks> {
             join ledger_entries e on e.transaction_id = p.transaction_id
             group by p.subscription_id, p.period_start
             having -sum(e.amount_micros) filter (where e.amount_micros < 0) <> min(t.price_cents)::bigint * 10000`,
-    ),
-    periodRows(
-      db,
-      // Counted: the period's invocations (those of dropped days as folded before the drop,
-      // decision 038) and the included calls taken for calls not yet recorded (in flight, or
-      // left by a crash until the sweeper gives them back).
-      sql`select s.id as subscription_id, s.current_period_start::text as period_start,
+  );
+}
+
+export function miscountedPeriods(db: Database): Promise<PeriodCount[]> {
+  return periodRows(
+    db,
+    // Counted: the period's invocations (those of dropped days as folded before the drop,
+    // decision 038) and the included calls taken for calls not yet recorded (in flight, or
+    // left by a crash until the sweeper gives them back).
+    sql`select s.id as subscription_id, s.current_period_start::text as period_start,
               (count(i.id) + r.taken + d.calls)::int as counted, s.calls_used as expected
             from subscriptions s
             cross join lateral (select count(*)::int as taken from included_calls c
@@ -136,17 +171,24 @@ export async function checkCalls(db: Database): Promise<CallChecks> {
             left join invocations i on i.subscription_id = s.id
               and i.plan_period_start = s.current_period_start and i.status = 'success'
             group by s.id, r.taken, d.calls having count(i.id) + r.taken + d.calls <> s.calls_used`,
-    ),
-    queryRows<{ id: string }>(
-      db,
-      sql`select id from holds
+  );
+}
+
+export async function overdueHolds(db: Database): Promise<string[]> {
+  const rows = await queryRows<{ id: string }>(
+    db,
+    sql`select id from holds
             where status = 'held'
               and expires_at < now() - make_interval(secs => ${HOLD_SWEEP_INTERVAL_MS / 1000})
             order by expires_at`,
-    ),
-    queryRows<{ id: string }>(
-      db,
-      sql`select p.id from payments p
+  );
+  return rows.map((row) => row.id);
+}
+
+export async function unconsumedPayments(db: Database): Promise<string[]> {
+  const rows = await queryRows<{ id: string }>(
+    db,
+    sql`select p.id from payments p
             where p.status = 'succeeded' and (
               (p.consumed_kind is null and (p.purpose = 'top_up' or p.created_at < now()
                 - make_interval(secs => ${(PLAN_PAYMENT_WAIT_MS + HOLD_SWEEP_INTERVAL_MS) / 1000})))
@@ -155,17 +197,8 @@ export async function checkCalls(db: Database): Promise<CallChecks> {
               or (p.consumed_kind = 'wallet'
                   and not exists (select 1 from ledger_transactions t where t.id::text = p.consumed_ref)))
             order by p.created_at`,
-    ),
-  ]);
-  return {
-    unchargedSuccesses: unchargedSuccesses.map((row) => row.id),
-    doubleCovered: doubleCovered.map((row) => row.id),
-    overusedPeriods,
-    mischargedPeriods,
-    miscountedPeriods,
-    overdueHolds: overdueHolds.map((row) => row.id),
-    unconsumedPayments: unconsumedPayments.map((row) => row.id),
-  };
+  );
+  return rows.map((row) => row.id);
 }
 
 async function periodRows(db: Database, query: ReturnType<typeof sql>): Promise<PeriodCount[]> {
@@ -181,9 +214,4 @@ async function periodRows(db: Database, query: ReturnType<typeof sql>): Promise<
     counted: Number(row.counted),
     expected: Number(row.expected),
   }));
-}
-
-/** True when no check found anything. */
-export function callsReconciled(checks: CallChecks): boolean {
-  return Object.values(checks).every((list) => list.length === 0);
 }

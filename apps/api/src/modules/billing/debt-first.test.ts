@@ -167,7 +167,9 @@ describe("money into the wallet of a payer in debt", () => {
       ],
     });
     const report = await reconcile(db);
-    expect(report.walletsBesideDebts).toEqual([payer]);
+    expect(report.walletsBesideDebts).toEqual([
+      { ownerId: payer, walletMicros: 100 * CENT, debtMicros: -10 * CENT },
+    ]);
     expect(report.ok).toBe(false);
     const upgrade = await readFile(
       new URL("../../db/migrations/0039_debts_paid_from_wallets.sql", import.meta.url),

@@ -1,4 +1,4 @@
-import { MIN_TOP_UP_CENTS } from "@promptmint/contracts";
+import { isUuid, MIN_TOP_UP_CENTS } from "@promptmint/contracts";
 import { eq } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { packages } from "../../db/schema/index.ts";
@@ -15,7 +15,7 @@ export async function refuseWrongPaymentAmount(
   payment: { amount: number; packageId: string | undefined; appId: string | undefined },
 ): Promise<void> {
   if (payment.packageId !== undefined) {
-    const [plan] = /^[0-9a-f-]{36}$/i.test(payment.packageId)
+    const [plan] = isUuid(payment.packageId)
       ? await db.select().from(packages).where(eq(packages.id, payment.packageId)).limit(1)
       : [];
     if (!plan || (payment.appId && plan.applicationId !== payment.appId) || !plan.isActive) {

@@ -1,4 +1,4 @@
-import type { CreatePaymentMethodSchema, PaymentMethod } from "@promptmint/contracts";
+import { type CreatePaymentMethodSchema, isUuid, type PaymentMethod } from "@promptmint/contracts";
 import { and, desc, eq, isNull, ne } from "drizzle-orm";
 import type { z } from "zod";
 import type { Database } from "../../db/client.ts";
@@ -95,7 +95,7 @@ export async function addPaymentMethod(
 }
 
 async function findOwn(db: Database, userId: string, id: string): Promise<Row> {
-  const [row] = /^[0-9a-f-]{36}$/i.test(id)
+  const [row] = isUuid(id)
     ? await db
         .select()
         .from(paymentMethods)

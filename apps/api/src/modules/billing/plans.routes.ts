@@ -11,6 +11,7 @@ import {
   UpdatePackageSchema,
   UpdatePaymentMethodSchema,
   UpdateSubscriptionSchema,
+  UuidSchema,
 } from "@promptmint/contracts";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
@@ -42,7 +43,7 @@ const errors = errorResponses(400, 401, 402, 404, 409);
 const security = [{ bearerAuth: [] }];
 const tags = ["billing"];
 const AppParams = z.object({ app: z.string().max(100) });
-const ItemParams = AppParams.extend({ id: z.string().max(100) });
+const ItemParams = AppParams.extend({ id: UuidSchema });
 
 /**
  * SPEC §7 Billing: plans of an app (its owner manages them), the caller's subscriptions to it,

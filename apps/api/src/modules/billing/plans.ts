@@ -1,4 +1,9 @@
-import type { CreatePackageSchema, Package, UpdatePackageSchema } from "@promptmint/contracts";
+import {
+  type CreatePackageSchema,
+  isUuid,
+  type Package,
+  type UpdatePackageSchema,
+} from "@promptmint/contracts";
 import { and, asc, eq, inArray, isNotNull } from "drizzle-orm";
 import type { z } from "zod";
 import type { Database } from "../../db/client.ts";
@@ -80,7 +85,7 @@ export async function createPackage(
 }
 
 export async function findPackage(db: Database, app: ApplicationRow, id: string): Promise<PackageRow> {
-  const [row] = /^[0-9a-f-]{36}$/i.test(id)
+  const [row] = isUuid(id)
     ? await db
         .select()
         .from(packages)

@@ -2,87 +2,278 @@ import { sql } from "drizzle-orm";
 import { type Database, queryRows } from "../../db/client.ts";
 import { mismatchedX402Payments, x402TransferDifferences } from "./agent-payments/x402-checks.ts";
 import type { ReceivedTransfer } from "./agent-payments/x402-rail.ts";
-import { type CallChecks, callsReconciled, checkCalls } from "./call-checks.ts";
+import {
+  doubleCovered,
+  mischargedPeriods,
+  miscountedPeriods,
+  overdueHolds,
+  overusedPeriods,
+  type PeriodCount,
+  unchargedSuccesses,
+  unconsumedPayments,
+} from "./call-checks.ts";
 
-export interface ReconcileReport extends CallChecks {
+/**
+ * The reconcile is a list of named checks (`RECONCILE_CHECKS`). Each check is one entry:
+ *
+ *   check({
+ *     name: "walletsBesideDebts",         // its list in the report, and its name in a FAIL line
+ *     differs: "wallets holding money while their owner is in debt",   // what a row means
+ *     rows: (db) => …,                    // the offending rows: empty when the check holds
+ *     describe: (row) => `user ${row}`,  // one row with its ids and amounts (ids: `String`)
+ *   }),
+ *
+ * Adding a check is adding an entry: the report gains its list (typed from `rows`), `ok` and
+ * `npm run reconcile` judge it, and the money attack's judge flags its rows (`reconcileLists`).
+ * A failing check prints one line, `FAIL <name>: <differs> (<rows>)` (reconcile-report.ts).
+ * The checks run side by side, each its own query (its own snapshot, as before). A new check goes
+ * at the end of the list, with a test in reconcile-report.test.ts that makes it fail.
+ */
+export interface ReconcileCheck<Name extends string, Row> {
+  name: Name;
+  differs: string;
+  rows: (db: Database, options: ReconcileOptions) => Promise<Row[]>;
+  describe: (row: Row) => string;
+}
+
+/** What a reconcile may compare the ledger with beyond the database. */
+export interface ReconcileOptions {
+  /**
+   * The transfers to the x402 receiving address (X402Rail.transfersToPayTo, a test's chain),
+   * compared with `x402_clearing` payment by payment (decision 064); not compared when absent.
+   */
+  x402Transfers?: ReceivedTransfer[];
+}
+
+function check<Name extends string, Row>(entry: ReconcileCheck<Name, Row>): ReconcileCheck<Name, Row> {
+  return entry;
+}
+
+/** A user with money in the wallet beside a debt (micro-dollars; the debt is negative). */
+export interface WalletBesideDebt {
+  ownerId: string;
+  walletMicros: number;
+  debtMicros: number;
+}
+
+/**
+ * A reversed wallet payment whose chargeback parts do not add up to what was taken back (micros),
+ * or one of whose parts names a reversal the ledger does not have (`missingReversal`).
+ */
+export interface MismatchedChargeback {
+  paymentId: string;
+  reversedMicros: number | null;
+  partsMicros: number | null;
+  missingReversal: string | null;
+}
+
+/** An account whose balance is not the sum of its entries (micro-dollars). */
+export interface AccountMismatch {
+  accountId: string;
+  kind: string;
+  balance: number;
+  entries: number;
+}
+
+const period = (row: PeriodCount) =>
+  `subscription ${row.subscriptionId} period ${row.periodStart}: ${row.counted} ≠ ${row.expected}`;
+
+export const RECONCILE_CHECKS = [
+  check({
+    name: "mismatches",
+    differs: "accounts whose balance is not the sum of their entries",
+    rows: accountMismatches,
+    describe: (row: AccountMismatch) =>
+      `${row.kind} account ${row.accountId}: balance ${row.balance} ≠ entries ${row.entries} micros`,
+  }),
+  check({
+    name: "unbalancedTransactions",
+    differs: "transactions whose entries do not sum to zero",
+    rows: async (db) =>
+      (
+        await queryRows<{ transaction_id: string }>(
+          db,
+          sql`select transaction_id from ledger_entries group by transaction_id having sum(amount_micros) <> 0`,
+        )
+      ).map((row) => row.transaction_id),
+    describe: String,
+  }),
+  check({
+    name: "unbalancedLedger",
+    differs: "every entry ever posted does not sum to zero",
+    rows: async (db) => {
+      const [row] = await queryRows<{ total: string }>(
+        db,
+        sql`select coalesce(sum(amount_micros), 0)::text as total from ledger_entries`,
+      );
+      const total = Number(row?.total ?? 0);
+      return total === 0 ? [] : [{ totalMicros: total }];
+    },
+    describe: (row: { totalMicros: number }) => `entries sum to ${row.totalMicros} micros`,
+  }),
+  check({
+    name: "mismatchedHolds",
+    // Every charged call names its hold, and a closed hold posted exactly what its calls spent.
+    // (Holds from before decision 020 counted no calls and were posted call by call.) The calls
+    // of days dropped by the retention count as what was folded of them before the drop
+    // (decision 038).
+    differs:
+      "holds whose paid calls differ from the invocations charged to them, or whose close posted something other than what they spent and left unspent",
+    rows: (db) => ids(db, HOLDS_SQL),
+    describe: String,
+  }),
+  check({
+    name: "mismatchedHeld",
+    // Money set aside and not yet posted is exactly what the open holds hold (one snapshot).
+    differs: "held accounts whose balance is not what their payer's open holds set aside",
+    rows: (db) => ids(db, HELD_SQL),
+    describe: String,
+  }),
+  check({
+    name: "mismatchedChargebacks",
+    // A refunded or disputed top-up: its parts (payer, creators) add up exactly to what
+    // reversed_payments says was taken back, and each part names a posted reversal (decision 045).
+    differs:
+      "reversed payments whose chargeback parts do not add up to what was taken back, or name a reversal the ledger does not have",
+    rows: mismatchedChargebacks,
+    describe: (row: MismatchedChargeback) =>
+      row.missingReversal === null
+        ? `payment ${row.paymentId}: took back ${row.reversedMicros} micros, its parts ${row.partsMicros}`
+        : `payment ${row.paymentId}: a part names reversal ${row.missingReversal}, not in the ledger`,
+  }),
+  check({
+    name: "mismatchedX402Payments",
+    differs:
+      "x402 payments whose settlement, answered call, charge and posting disagree, or that are unpaid (agent-payments/x402-checks.ts)",
+    rows: mismatchedX402Payments,
+    describe: String,
+  }),
+  check({
+    name: "x402TransfersDiffer",
+    differs:
+      "x402 payments whose cleared amount differs from what reached the receiving address on chain (decision 064)",
+    rows: (db, options) =>
+      options.x402Transfers ? x402TransferDifferences(db, options.x402Transfers) : Promise.resolve([]),
+    describe: String,
+  }),
+  check({
+    name: "walletsBesideDebts",
+    // Decision 028: money into a wallet pays its owner's debt first, so the two never stand side
+    // by side; such a payer would be refused `account_in_debt` with money in the wallet.
+    differs: "users whose wallet holds money while they are in debt",
+    rows: walletsBesideDebts,
+    describe: (row: WalletBesideDebt) =>
+      `user ${row.ownerId}: wallet ${row.walletMicros} micros, debt ${row.debtMicros} micros`,
+  }),
+  check({
+    name: "unchargedSuccesses",
+    differs: "successful, non-free invocations nothing paid for",
+    rows: unchargedSuccesses,
+    describe: String,
+  }),
+  check({
+    name: "doubleCovered",
+    differs: "invocations paid by both a hold and a plan, or whose price disagrees with how they were paid",
+    rows: doubleCovered,
+    describe: String,
+  }),
+  check({
+    name: "overusedPeriods",
+    differs: "plan periods that covered more included calls than their terms allow (counted ≠ allowed)",
+    rows: overusedPeriods,
+    describe: period,
+  }),
+  check({
+    name: "mischargedPeriods",
+    differs: "plan periods charged other than their terms' price (charged ≠ price, cents)",
+    rows: mischargedPeriods,
+    describe: period,
+  }),
+  check({
+    name: "miscountedPeriods",
+    differs: "current plan periods whose calls_used differs from the calls counted (counted ≠ calls_used)",
+    rows: miscountedPeriods,
+    describe: period,
+  }),
+  check({
+    name: "overdueHolds",
+    differs: "holds still open more than a sweep interval after they expired",
+    rows: overdueHolds,
+    describe: String,
+  }),
+  check({
+    name: "unconsumedPayments",
+    differs: "succeeded payments not turned into exactly one subscription or wallet credit",
+    rows: unconsumedPayments,
+    describe: String,
+  }),
+] as const;
+
+type Check = (typeof RECONCILE_CHECKS)[number];
+
+/** Each check's offending rows under its name: every list empty in a reconciled ledger. */
+export type ReconcileLists = { [C in Check as C["name"]]: Awaited<ReturnType<C["rows"]>> };
+
+export type ReconcileReport = ReconcileLists & {
   accounts: number;
   transactions: number;
-  /** Sum of every entry ever posted: zero in a balanced ledger. */
+  /** Sum of every entry ever posted, in micro-dollars: zero in a balanced ledger. */
   ledgerTotal: number;
-  mismatches: { accountId: string; kind: string; balance: number; entries: number }[];
-  unbalancedTransactions: string[];
-  /**
-   * Holds whose count of paid calls differs from the invocations charged to them, or whose close
-   * posted something other than what they recorded as spent and left unspent (an empty list when
-   * every charge is both recorded and posted).
-   */
-  mismatchedHolds: string[];
-  /** Held accounts whose balance is not what their payer's open holds set aside. */
-  mismatchedHeld: string[];
-  /**
-   * Wallet payments whose chargeback parts (decision 045) do not add up to what was taken back
-   * from them, or name a reversal the ledger does not have.
-   */
-  mismatchedChargebacks: string[];
-  /** x402 payments whose settlement, call, charge and posting disagree (agent-payments/x402-checks.ts). */
-  mismatchedX402Payments: string[];
-  /**
-   * What reached the x402 receiving address on chain against `x402_clearing`, one line per
-   * difference (payment, transaction, amounts; decision 064). Empty when no account of the
-   * transfers was given (`options.x402Transfers`).
-   */
-  x402TransfersDiffer: string[];
-  /**
-   * Users whose wallet holds money while they are in debt (decision 028: money into a wallet pays
-   * its owner's debt first, so the two never stand side by side; such a payer would be refused
-   * `account_in_debt` with money in the wallet).
-   */
-  walletsBesideDebts: string[];
+  /** True when every check's list is empty. */
   ok: boolean;
-}
+};
 
-/**
- * Every list of differences a reconcile reports, by name: each must be empty. They are the
- * report's array fields (the counts and `ok` are not lists), so a list added to the report is
- * judged without being named twice.
- */
+/** Every list of differences a reconcile reports, by its check's name: each must be empty. */
 export function reconcileLists(report: ReconcileReport): Record<string, unknown[]> {
-  return Object.fromEntries(
-    Object.entries(report).filter((entry): entry is [string, unknown[]] => Array.isArray(entry[1])),
-  );
+  return Object.fromEntries(RECONCILE_CHECKS.map((entry) => [entry.name, report[entry.name] as unknown[]]));
 }
 
-/**
- * Checks that every balance equals the sum of its entries, every transaction sums to zero, every
- * hold's paid calls are both recorded (invocations) and, once it is closed, posted, and every
- * answered call is charged exactly once or free (`checkCalls`, call-checks.ts).
- */
-export async function reconcile(
-  db: Database,
-  options: {
-    /** The transfers to the x402 receiving address (X402Rail.transfersToPayTo, a test's chain). */
-    x402Transfers?: ReceivedTransfer[];
-  } = {},
-): Promise<ReconcileReport> {
+/** Runs every check of `RECONCILE_CHECKS`, with the ledger's counts. */
+export async function reconcile(db: Database, options: ReconcileOptions = {}): Promise<ReconcileReport> {
+  const [totals] = await queryRows<{ accounts: string; total: string; transactions: string }>(
+    db,
+    sql`select (select count(*) from ledger_accounts)::text as accounts,
+          (select coalesce(sum(amount_micros), 0) from ledger_entries)::text as total,
+          (select count(*) from ledger_transactions)::text as transactions`,
+  );
+  const found = await Promise.all(RECONCILE_CHECKS.map((entry) => entry.rows(db, options)));
+  const lists = Object.fromEntries(RECONCILE_CHECKS.map((entry, i) => [entry.name, found[i]]));
+  return {
+    ...(lists as ReconcileLists),
+    accounts: Number(totals?.accounts ?? 0),
+    transactions: Number(totals?.transactions ?? 0),
+    ledgerTotal: Number(totals?.total ?? 0),
+    ok: found.every((rows) => rows.length === 0),
+  };
+}
+
+/** The report with every list empty: a clean ledger (for tests that build reports by hand). */
+export function cleanReconcileReport(): ReconcileReport {
+  const lists = Object.fromEntries(RECONCILE_CHECKS.map((entry) => [entry.name, []]));
+  return { ...(lists as unknown as ReconcileLists), accounts: 0, transactions: 0, ledgerTotal: 0, ok: true };
+}
+
+async function accountMismatches(db: Database): Promise<AccountMismatch[]> {
   const rows = await queryRows<{ id: string; kind: string; balance: string; entries: string }>(
     db,
     sql`select a.id, a.kind, a.balance_micros::text as balance, coalesce(sum(e.amount_micros), 0)::text as entries
-        from ledger_accounts a left join ledger_entries e on e.account_id = a.id group by a.id`,
+        from ledger_accounts a left join ledger_entries e on e.account_id = a.id group by a.id
+        having a.balance_micros <> coalesce(sum(e.amount_micros), 0)`,
   );
-  const unbalanced = await queryRows<{ transaction_id: string }>(
-    db,
-    sql`select transaction_id from ledger_entries group by transaction_id having sum(amount_micros) <> 0`,
-  );
-  const [totals] = await queryRows<{ total: string; transactions: string }>(
-    db,
-    sql`select coalesce(sum(amount_micros), 0)::text as total, (select count(*) from ledger_transactions)::text as transactions from ledger_entries`,
-  );
-  // Every charged call names its hold, and a closed hold posted exactly what its calls spent.
-  // (Holds from before decision 020 counted no calls and were posted call by call.) The calls of
-  // days dropped by the retention count as what was folded of them before the drop (decision 038).
-  const mismatchedHolds = await queryRows<{ id: string }>(
-    db,
-    sql`with charged as (
+  return rows.map((row) => ({
+    accountId: row.id,
+    kind: row.kind,
+    balance: Number(row.balance),
+    entries: Number(row.entries),
+  }));
+}
+
+async function ids(db: Database, query: ReturnType<typeof sql>): Promise<string[]> {
+  const rows = await queryRows<{ id: string }>(db, query);
+  return rows.map((row) => row.id);
+}
+
+const HOLDS_SQL = sql`with charged as (
           select hold_id, sum(calls)::int as calls, sum(fee)::bigint as fee, sum(model_cost)::bigint as model_cost
           from (select hold_id, count(*) as calls, sum(fee_micros) as fee,
                   sum(model_cost_deducted_micros) as model_cost
@@ -106,75 +297,53 @@ export async function reconcile(
            or h.fee_micros <> coalesce(c.fee, 0) or h.model_cost_micros <> coalesce(c.model_cost, 0)
            or (h.calls > 0 and h.status <> 'held' and coalesce(p.settled, 0) <> h.settled_micros)
            or (h.status <> 'held' and coalesce(p.released, 0) <> h.amount_micros - h.settled_micros)
-           or (h.status = 'held' and (p.settled is not null or p.released is not null))`,
-  );
-  // Money set aside and not yet posted is exactly what the open holds hold (one snapshot).
-  const mismatchedHeld = await queryRows<{ id: string }>(
-    db,
-    sql`select a.id from ledger_accounts a
+           or (h.status = 'held' and (p.settled is not null or p.released is not null))`;
+
+const HELD_SQL = sql`select a.id from ledger_accounts a
         left join (select payer_id, sum(amount_micros) as micros from holds where status = 'held' group by payer_id) o
           on o.payer_id = a.owner_id
-        where a.kind = 'held' and a.balance_micros <> coalesce(o.micros, 0)`,
-  );
-  // A refunded or disputed top-up: its parts (payer, creators) add up exactly to what
-  // reversed_payments says was taken back, and each part names a posted reversal.
-  const mismatchedChargebacks = await queryRows<{ id: string }>(
+        where a.kind = 'held' and a.balance_micros <> coalesce(o.micros, 0)`;
+
+async function mismatchedChargebacks(db: Database): Promise<MismatchedChargeback[]> {
+  const rows = await queryRows<{
+    id: string;
+    reversed: string | null;
+    parts: string | null;
+    missing_reversal: string | null;
+  }>(
     db,
-    sql`select p.id from payments p
+    sql`select p.id, (r.reversed_cents * 10000)::text as reversed, coalesce(c.micros, 0)::text as parts,
+          null as missing_reversal
+        from payments p
         join reversed_payments r on r.payment_id = p.id
         left join (select payment_id, sum(amount_micros) as micros from chargeback_parts group by payment_id) c
           on c.payment_id = p.id
         where p.consumed_kind is distinct from 'subscription' and coalesce(c.micros, 0) <> r.reversed_cents * 10000
         union
-        select distinct c.payment_id from chargeback_parts c
+        select c.payment_id, null, null, c.reference from chargeback_parts c
         where c.reference not like 'upgrade:%' and not exists (
           select 1 from ledger_transactions t where t.kind = 'reversal' and t.reference = c.reference)`,
   );
-  const walletsBesideDebts = await queryRows<{ owner_id: string }>(
+  return rows.map((row) => ({
+    paymentId: row.id,
+    reversedMicros: row.reversed === null ? null : Number(row.reversed),
+    partsMicros: row.parts === null ? null : Number(row.parts),
+    missingReversal: row.missing_reversal,
+  }));
+}
+
+async function walletsBesideDebts(db: Database): Promise<WalletBesideDebt[]> {
+  const rows = await queryRows<{ id: string; wallet: string; debt: string }>(
     db,
-    sql`select w.owner_id::text from ledger_accounts w
+    sql`select w.owner_id::text as id, w.balance_micros::text as wallet, d.balance_micros::text as debt
+        from ledger_accounts w
         join ledger_accounts d on d.kind = 'debt' and d.owner_id = w.owner_id
         where w.kind = 'wallet' and w.balance_micros > 0 and d.balance_micros < 0
         order by w.owner_id`,
   );
-  const mismatches = rows
-    .filter((row) => row.balance !== row.entries)
-    .map((row) => ({
-      accountId: row.id,
-      kind: row.kind,
-      balance: Number(row.balance),
-      entries: Number(row.entries),
-    }));
-  const ledgerTotal = Number(totals?.total ?? 0);
-  const unbalancedTransactions = unbalanced.map((row) => row.transaction_id);
-  const calls = await checkCalls(db);
-  const x402 = await mismatchedX402Payments(db);
-  const x402TransfersDiffer = options.x402Transfers
-    ? await x402TransferDifferences(db, options.x402Transfers)
-    : [];
-  return {
-    ...calls,
-    accounts: rows.length,
-    transactions: Number(totals?.transactions ?? 0),
-    ledgerTotal,
-    mismatches,
-    unbalancedTransactions,
-    mismatchedHolds: mismatchedHolds.map((row) => row.id),
-    mismatchedHeld: mismatchedHeld.map((row) => row.id),
-    mismatchedChargebacks: mismatchedChargebacks.map((row) => row.id),
-    mismatchedX402Payments: x402,
-    x402TransfersDiffer,
-    walletsBesideDebts: walletsBesideDebts.map((row) => row.owner_id),
-    ok:
-      mismatches.length === 0 &&
-      unbalancedTransactions.length === 0 &&
-      mismatchedHolds.length === 0 &&
-      mismatchedHeld.length === 0 &&
-      mismatchedChargebacks.length === 0 &&
-      x402.length === 0 &&
-      x402TransfersDiffer.length === 0 &&
-      walletsBesideDebts.length === 0 &&
-      ledgerTotal === 0 &&
-      callsReconciled(calls),
-  };
+  return rows.map((row) => ({
+    ownerId: row.id,
+    walletMicros: Number(row.wallet),
+    debtMicros: Number(row.debt),
+  }));
 }

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import type { PaymentIntent, PaymentResult } from "@promptmint/contracts";
+import { isUuid, type PaymentIntent, type PaymentResult } from "@promptmint/contracts";
 import { and, eq, isNull } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { paymentMethods, payments } from "../../db/schema/index.ts";
@@ -141,7 +141,7 @@ async function cardToCharge(
   if (input.card && input.payment_method_id)
     throw invalidFields({ payment_method_id: "cannot be combined with card" });
   if (input.payment_method_id !== undefined) {
-    const [saved] = /^[0-9a-f-]{36}$/i.test(input.payment_method_id)
+    const [saved] = isUuid(input.payment_method_id)
       ? await db
           .select()
           .from(paymentMethods)

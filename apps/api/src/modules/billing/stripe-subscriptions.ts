@@ -1,3 +1,4 @@
+import { isUuid } from "@promptmint/contracts";
 import { and, eq, inArray, isNull, ne, or } from "drizzle-orm";
 import type Stripe from "stripe";
 import type { Database } from "../../db/client.ts";
@@ -35,7 +36,7 @@ async function findDrivenRow(
     .where(
       or(
         eq(subscriptions.stripeSubscriptionId, stripeSubscriptionId),
-        ownId && /^[0-9a-f-]{36}$/i.test(ownId)
+        ownId && isUuid(ownId)
           ? and(eq(subscriptions.id, ownId), isNull(subscriptions.stripeSubscriptionId))
           : undefined,
       ),

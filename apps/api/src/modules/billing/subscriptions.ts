@@ -1,4 +1,4 @@
-import type { Subscription } from "@promptmint/contracts";
+import { isUuid, type Subscription } from "@promptmint/contracts";
 import { and, desc, eq, inArray, isNull, lte, sql } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import {
@@ -116,7 +116,7 @@ export async function getSubscription(
   subscriberId: string,
   id: string,
 ): Promise<Subscription> {
-  const [row] = /^[0-9a-f-]{36}$/i.test(id)
+  const [row] = isUuid(id)
     ? await db
         .select({ subscription: subscriptions, name: packages.name, planActive: packages.isActive })
         .from(subscriptions)
@@ -416,9 +416,7 @@ async function paidBefore(db: Database, app: ApplicationRow, payment: PaymentRow
       "That payment was already added to your wallet; subscribe from your wallet instead",
     );
   const [paid] =
-    payment.consumedKind === "subscription" &&
-    payment.consumedRef &&
-    /^[0-9a-f-]{36}$/i.test(payment.consumedRef)
+    payment.consumedKind === "subscription" && payment.consumedRef && isUuid(payment.consumedRef)
       ? await db
           .select({ row: subscriptions, name: packages.name })
           .from(subscriptions)
@@ -457,7 +455,7 @@ export async function subscribeWithCard(
       fields: { payment_method_id: "is only accepted when payments go through Stripe" },
     });
   const plan = await subscribablePlan(db, app, user.id, options.packageId);
-  const [card] = /^[0-9a-f-]{36}$/i.test(options.paymentMethodId)
+  const [card] = isUuid(options.paymentMethodId)
     ? await db
         .select({ externalId: paymentMethods.externalId })
         .from(paymentMethods)

@@ -1,3 +1,4 @@
+import { isUuid } from "@promptmint/contracts";
 import { and, eq, isNull, or } from "drizzle-orm";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Database } from "../../db/client.ts";
@@ -24,7 +25,7 @@ export async function findOwnCall(
   id: string,
   message?: { user: string | undefined },
 ): Promise<typeof invocations.$inferSelect | undefined> {
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return undefined;
+  if (!isUuid(id)) return undefined;
   const endUser = message?.user
     ? eq(invocations.endUser, message.user)
     : or(isNull(invocations.endUser), eq(invocations.endUser, ""));

@@ -1,3 +1,4 @@
+import { isUuid } from "@promptmint/contracts";
 import { and, asc, desc, eq, inArray, type SQL, sql } from "drizzle-orm";
 import type { PgColumn, PgTable } from "drizzle-orm/pg-core";
 import type { Database } from "../../db/client.ts";
@@ -17,8 +18,6 @@ import { conversationNotExists, DifyError, messageNotExists } from "./dify-error
  * Dify `user` it passes; each answers in Dify's shapes, timestamps in Unix seconds.
  */
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 type ConversationRow = typeof conversations.$inferSelect;
 
 /** One of the caller's conversations with the app, or Dify's 404. */
@@ -29,7 +28,7 @@ export async function findOwnConversation(
   id: string,
   user?: string,
 ): Promise<ConversationRow> {
-  const [found] = UUID.test(id)
+  const [found] = isUuid(id)
     ? await db
         .select()
         .from(conversations)
@@ -117,7 +116,7 @@ export async function listMessages(
   const inConversation = eq(conversationMessages.conversationId, conversation.id);
   let before: SQL | undefined;
   if (firstId) {
-    const [first] = UUID.test(firstId)
+    const [first] = isUuid(firstId)
       ? await db
           .select({ id: conversationMessages.id })
           .from(conversationMessages)
@@ -264,7 +263,7 @@ export async function findOwnMessage(
 ): Promise<string> {
   const found = await findOwnCall(db, application, caller, messageId, { user });
   if (found) return found.id;
-  const [message] = UUID.test(messageId)
+  const [message] = isUuid(messageId)
     ? await db
         .select({ id: conversationMessages.id })
         .from(conversationMessages)

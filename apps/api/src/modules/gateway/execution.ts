@@ -1,4 +1,4 @@
-import type { GatewayRequestSchema, IoSchema } from "@promptmint/contracts";
+import { type GatewayRequestSchema, type IoSchema, isUuid } from "@promptmint/contracts";
 import { and, desc, eq } from "drizzle-orm";
 import type { z } from "zod";
 import type { Database } from "../../db/client.ts";
@@ -73,7 +73,7 @@ export async function resolveConversation(
       ...(input.auto_generate_name === false ? { name: "" } : {}),
       history: [],
     };
-  const [existing] = /^[0-9a-f-]{36}$/i.test(input.conversation_id)
+  const [existing] = isUuid(input.conversation_id)
     ? await db
         .select({ id: conversations.id, providerConversationId: conversations.providerConversationId })
         .from(conversations)

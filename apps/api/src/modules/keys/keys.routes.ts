@@ -5,6 +5,7 @@ import {
   CreateApiKeySchema,
   CreatedApiKeySchema,
   UpdateApiKeySchema,
+  UuidSchema,
 } from "@promptmint/contracts";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
@@ -58,7 +59,7 @@ export const keysRoutes: FastifyPluginAsyncZod<{ db: Database; guards: AuthGuard
         tags: ["keys"],
         summary: "Change an API key's name, spend limit, expiry or allowed apps (null clears one)",
         security,
-        params: z.object({ id: z.string() }),
+        params: z.object({ id: UuidSchema }),
         body: UpdateApiKeySchema,
         response: { 200: ApiKeySchema, ...errors },
       },
@@ -73,7 +74,7 @@ export const keysRoutes: FastifyPluginAsyncZod<{ db: Database; guards: AuthGuard
         tags: ["keys"],
         summary: "Revoke an API key",
         security,
-        params: z.object({ id: z.string() }),
+        params: z.object({ id: UuidSchema }),
         response: { 204: z.null(), ...errors },
       },
       onRequest: guards.requireUser,

@@ -1,5 +1,11 @@
 import { createHash, randomBytes } from "node:crypto";
-import type { ApiKey, CreateApiKey, CreatedApiKey, UpdateApiKey } from "@promptmint/contracts";
+import {
+  type ApiKey,
+  type CreateApiKey,
+  type CreatedApiKey,
+  isUuid,
+  type UpdateApiKey,
+} from "@promptmint/contracts";
 import { and, desc, eq, inArray, isNull, lt, or, sql } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { lockUserRow } from "../../db/row-locks.ts";
@@ -132,7 +138,7 @@ export async function updateApiKey(
   id: string,
   input: UpdateApiKey,
 ): Promise<ApiKey> {
-  if (!/^[0-9a-f-]{36}$/i.test(id)) throw notFound("API key");
+  if (!isUuid(id)) throw notFound("API key");
   if (Object.keys(input).length === 0)
     throw invalidFields({
       body: "must name at least one of name, spend_limit_cents, limit_reset, expires_at, allowed_apps",
@@ -151,7 +157,7 @@ export async function updateApiKey(
 }
 
 export async function revokeApiKey(db: Database, user: LocalUser, id: string): Promise<void> {
-  if (!/^[0-9a-f-]{36}$/i.test(id)) throw notFound("API key");
+  if (!isUuid(id)) throw notFound("API key");
   const [row] = await db
     .update(apiKeys)
     .set({ revokedAt: new Date() })

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
+import { isUuid } from "@promptmint/contracts";
 import { and, desc, eq, inArray, isNull, sql } from "drizzle-orm";
 import type Stripe from "stripe";
 import type { Config } from "../../config.ts";
@@ -416,8 +417,6 @@ export async function markReversed(tx: Database, payout: PayoutRow, reversalId: 
     .where(eq(payouts.id, payout.id));
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** The payout a Connect event is about, locked, and only if it belongs to the event's account. */
 async function payoutFor(
   tx: Database,
@@ -426,7 +425,7 @@ async function payoutFor(
   const conditions = [];
   if (match.stripePayoutId) conditions.push(eq(payouts.stripePayoutId, match.stripePayoutId));
   if (match.transferId) conditions.push(eq(payouts.transferId, match.transferId));
-  if (match.payoutId && UUID.test(match.payoutId)) conditions.push(eq(payouts.id, match.payoutId));
+  if (match.payoutId && isUuid(match.payoutId)) conditions.push(eq(payouts.id, match.payoutId));
   if (conditions.length === 0) return undefined;
   const rows = await queryRows<{ id: string }>(
     tx,

@@ -12,6 +12,7 @@ import {
   TestConfigRequestSchema,
   TestConfigResponseSchema,
   UpdatePromptConfigSchema,
+  UuidSchema,
 } from "@promptmint/contracts";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
@@ -39,7 +40,7 @@ import {
 const errors = { 400: ApiErrorSchema, 401: ApiErrorSchema, 404: ApiErrorSchema, 409: ApiErrorSchema };
 const security = [{ bearerAuth: [] }];
 const SlugParams = z.object({ slug: z.string().max(100) });
-const IdParams = z.object({ id: z.string().max(100) });
+const IdParams = z.object({ id: UuidSchema });
 const tags = ["prompts"];
 
 /** SPEC §7 "Prompts": prompt config, immutable versions, template test; the model catalog. */
@@ -240,7 +241,7 @@ export const promptsRoutes: FastifyPluginAsyncZod<{
         tags,
         summary: "Point a label at a version: production is a release or a rollback (price guard first)",
         security,
-        params: z.object({ id: z.string().max(100), name: LabelNameSchema }),
+        params: z.object({ id: UuidSchema, name: LabelNameSchema }),
         body: MoveLabelSchema,
         response: { 200: PromptLabelsSchema, ...errors },
       },
@@ -259,7 +260,7 @@ export const promptsRoutes: FastifyPluginAsyncZod<{
         tags,
         summary: "Remove one of the creator's labels (production and latest cannot be removed)",
         security,
-        params: z.object({ id: z.string().max(100), name: LabelNameSchema }),
+        params: z.object({ id: UuidSchema, name: LabelNameSchema }),
         response: { 200: PromptLabelsSchema, ...errors },
       },
       onRequest: guards.requireUser,

@@ -1,6 +1,7 @@
 import {
   type IoSchema,
   IoSchemaSchema,
+  isUuid,
   type MoveLabel,
   type PromptConfig,
   type PromptLabel,
@@ -466,7 +467,7 @@ async function getOwnPromptById(
   owner: LocalUser,
   promptId: string,
 ): Promise<{ app: ApplicationRow; prompt: PromptRow }> {
-  if (!/^[0-9a-f-]{36}$/i.test(promptId)) throw notFound("Prompt");
+  if (!isUuid(promptId)) throw notFound("Prompt");
   const [row] = await db
     .select({ app: applications, prompt: prompts })
     .from(prompts)
@@ -506,7 +507,7 @@ export async function restoreVersion(
   { feePercent }: { feePercent: number },
 ): Promise<{ app: ApplicationRow; config: PromptConfig }> {
   const { app, prompt } = await getOwnPromptById(db, owner, promptId);
-  const [source] = /^[0-9a-f-]{36}$/i.test(input.versionId)
+  const [source] = isUuid(input.versionId)
     ? await db
         .select()
         .from(promptVersions)

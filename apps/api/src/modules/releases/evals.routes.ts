@@ -11,6 +11,7 @@ import {
   EvalSettingsSchema,
   StartEvalRunSchema,
   UpdateEvalCaseSchema,
+  UuidSchema,
 } from "@promptmint/contracts";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
@@ -36,9 +37,9 @@ import {
 const errors = { 400: ApiErrorSchema, 401: ApiErrorSchema, 404: ApiErrorSchema, 409: ApiErrorSchema };
 const security = [{ bearerAuth: [] }];
 const tags = ["prompts"];
-const IdParams = z.object({ id: z.string().max(100) });
-const CaseParams = z.object({ id: z.string().max(100), cid: z.string().max(100) });
-const RunParams = z.object({ id: z.string().max(100), rid: z.string().max(100) });
+const IdParams = z.object({ id: UuidSchema });
+const CaseParams = z.object({ id: UuidSchema, cid: UuidSchema });
+const RunParams = z.object({ id: UuidSchema, rid: UuidSchema });
 
 /** Evals before publishing (docs/decisions/059): cases, runs, comparisons, the release gate's switch. */
 export const evalsRoutes: FastifyPluginAsyncZod<{

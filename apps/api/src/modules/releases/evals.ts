@@ -10,6 +10,7 @@ import {
   type EvalRun,
   type IoSchema,
   IoSchemaSchema,
+  isUuid,
   MAX_EVAL_CASES,
   type StartEvalRun,
   type UpdateEvalCase,
@@ -51,7 +52,6 @@ type ResultRow = typeof evalResults.$inferSelect;
 export const EVAL_CONCURRENCY = 2;
 /** Outputs longer than this are kept cut (a case's answer is for reading, not for replay). */
 const MAX_KEPT_OUTPUT = 20_000;
-const UUID = /^[0-9a-f-]{36}$/i;
 
 /** The prompt with this id and its app, if the user owns the app (404 otherwise: never says whose). */
 export async function ownEvalPrompt(
@@ -59,7 +59,7 @@ export async function ownEvalPrompt(
   owner: LocalUser,
   promptId: string,
 ): Promise<{ app: ApplicationRow; prompt: PromptRow }> {
-  if (!UUID.test(promptId)) throw notFound("Prompt");
+  if (!isUuid(promptId)) throw notFound("Prompt");
   const [row] = await db
     .select({ app: applications, prompt: prompts })
     .from(prompts)
@@ -170,7 +170,7 @@ export async function createCase(
 }
 
 async function ownCase(db: Database, promptId: string, caseId: string): Promise<CaseRow> {
-  const [row] = UUID.test(caseId)
+  const [row] = isUuid(caseId)
     ? await db
         .select()
         .from(evalCases)
@@ -598,7 +598,7 @@ export async function listRuns(
 }
 
 async function runWithResults(db: Database, promptId: string, runId: string): Promise<EvalRun> {
-  const [row] = UUID.test(runId)
+  const [row] = isUuid(runId)
     ? await db
         .select({ run: evalRuns, by: users.username })
         .from(evalRuns)

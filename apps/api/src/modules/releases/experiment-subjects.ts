@@ -1,3 +1,4 @@
+import { isUuid } from "@promptmint/contracts";
 import { and, eq, inArray } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import {
@@ -73,8 +74,6 @@ interface SubjectKind<Version> {
   promote(tx: Database, subject: ExperimentSubject, version: Version, actor: ReleaseActor): Promise<void>;
 }
 
-const UUID = /^[0-9a-f-]{36}$/i;
-
 type PromptVersionRow = typeof promptVersions.$inferSelect;
 type WorkflowVersionRow = typeof workflowVersions.$inferSelect;
 
@@ -83,7 +82,7 @@ const promptKind: SubjectKind<PromptVersionRow> = {
   column: experiments.promptId,
   lookups: ["prompts"],
   async own(db, owner, id) {
-    if (!UUID.test(id)) throw notFound("Prompt");
+    if (!isUuid(id)) throw notFound("Prompt");
     const [row] = await db
       .select({ app: applications, id: prompts.id })
       .from(prompts)
@@ -152,7 +151,7 @@ const workflowKind: SubjectKind<WorkflowVersionRow> = {
   // experiment is cached with the prompts' lookups (serving.ts).
   lookups: ["applications", "prompts"],
   async own(db, owner, id) {
-    if (!UUID.test(id)) throw notFound("Workflow");
+    if (!isUuid(id)) throw notFound("Workflow");
     const [row] = await db
       .select({ app: applications, id: workflows.id })
       .from(workflows)

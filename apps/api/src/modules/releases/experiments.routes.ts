@@ -6,6 +6,7 @@ import {
   ExperimentSchema,
   PromoteArmSchema,
   StartExperimentSchema,
+  UuidSchema,
 } from "@promptmint/contracts";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
@@ -22,8 +23,8 @@ import {
 const errors = { 400: ApiErrorSchema, 401: ApiErrorSchema, 404: ApiErrorSchema, 409: ApiErrorSchema };
 const security = [{ bearerAuth: [] }];
 const tags = ["experiments"];
-const SubjectParams = z.object({ id: z.string().max(100) });
-const ExperimentParams = z.object({ id: z.string().max(100), eid: z.string().max(100) });
+const SubjectParams = z.object({ id: UuidSchema });
+const ExperimentParams = z.object({ id: UuidSchema, eid: UuidSchema });
 
 /** Where each kind of app's experiments live, and what its versions are. */
 const KINDS: { kind: ExperimentKind; base: string; noun: string; versions: string }[] = [

@@ -8,6 +8,7 @@ import type {
   ExperimentOutcome,
   StartExperiment,
 } from "@promptmint/contracts";
+import { isUuid } from "@promptmint/contracts";
 import { and, desc, eq, sql } from "drizzle-orm";
 import { type Database, queryRows } from "../../db/client.ts";
 import { type ApplicationRow, type ExperimentRules, experiments, users } from "../../db/schema/index.ts";
@@ -66,7 +67,7 @@ async function ownExperiment(
   experimentId: string,
 ) {
   const subject = await subjectKind(kind).own(db, owner, subjectId);
-  if (!/^[0-9a-f-]{36}$/i.test(experimentId)) throw notFound("Experiment");
+  if (!isUuid(experimentId)) throw notFound("Experiment");
   const [row] = await db
     .select({ experiment: experiments, by: users.username })
     .from(experiments)

@@ -4,6 +4,7 @@ import {
   MoveLabelSchema,
   RestoreWorkflowVersionSchema,
   UpdateWorkflowConfigSchema,
+  UuidSchema,
   WorkflowConfigSchema,
   WorkflowLabelsSchema,
   WorkflowProviderListSchema,
@@ -34,7 +35,7 @@ import {
 const errors = { 400: ApiErrorSchema, 401: ApiErrorSchema, 404: ApiErrorSchema, 409: ApiErrorSchema };
 const security = [{ bearerAuth: [] }];
 const SlugParams = z.object({ slug: z.string().max(100) });
-const IdParams = z.object({ id: z.string().max(100) });
+const IdParams = z.object({ id: UuidSchema });
 const tags = ["workflows"];
 
 /** SPEC §7 "Prompts and workflows": providers, workflow config, Test Config, versions. */
@@ -194,7 +195,7 @@ export const workflowsRoutes: FastifyPluginAsyncZod<{
         tags,
         summary: "Point a label at a workflow version: production is a release or a rollback",
         security,
-        params: z.object({ id: z.string().max(100), name: LabelNameSchema }),
+        params: z.object({ id: UuidSchema, name: LabelNameSchema }),
         body: MoveLabelSchema,
         response: { 200: WorkflowLabelsSchema, ...errors },
       },
@@ -211,7 +212,7 @@ export const workflowsRoutes: FastifyPluginAsyncZod<{
         tags,
         summary: "Remove one of the creator's labels of a workflow (production and latest cannot be removed)",
         security,
-        params: z.object({ id: z.string().max(100), name: LabelNameSchema }),
+        params: z.object({ id: UuidSchema, name: LabelNameSchema }),
         response: { 200: WorkflowLabelsSchema, ...errors },
       },
       onRequest: guards.requireUser,

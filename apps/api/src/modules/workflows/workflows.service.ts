@@ -7,7 +7,7 @@ import type {
   WorkflowTestResponse,
   WorkflowVersion,
 } from "@promptmint/contracts";
-import { WORKFLOW_DEFAULTS } from "@promptmint/contracts";
+import { isUuid, WORKFLOW_DEFAULTS } from "@promptmint/contracts";
 import { and, desc, eq, max } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import {
@@ -366,7 +366,7 @@ export async function testWorkflowConfig(
 }
 
 async function getOwnWorkflowById(db: Database, owner: LocalUser, workflowId: string) {
-  if (!/^[0-9a-f-]{36}$/i.test(workflowId)) throw notFound("Workflow");
+  if (!isUuid(workflowId)) throw notFound("Workflow");
   const [row] = await db
     .select({ app: applications, workflow: workflows })
     .from(workflows)
@@ -428,7 +428,7 @@ export async function restoreWorkflowVersion(
   input: { versionId: string; changelog?: string; promote?: boolean },
 ) {
   const { app, workflow } = await getOwnWorkflowById(db, owner, workflowId);
-  const [source] = /^[0-9a-f-]{36}$/i.test(input.versionId)
+  const [source] = isUuid(input.versionId)
     ? await db
         .select()
         .from(workflowVersions)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { ReconcileReport } from "../../modules/billing/reconcile.ts";
+import { cleanReconcileReport, type ReconcileReport } from "../../modules/billing/reconcile.ts";
 import type { CallPlan } from "./calls.ts";
 import type { Node } from "./cluster.ts";
 import { type CallEntry, Journal } from "./journal.ts";
@@ -24,27 +24,7 @@ const nodes: Node[] = [
   { name: "b", baseUrl: "http://b", downtimes: [] },
 ];
 const ID = "0d3c6b1e-4a7f-4c2d-9e8f-1a2b3c4d5e6f";
-const clean: ReconcileReport = {
-  accounts: 0,
-  transactions: 0,
-  ledgerTotal: 0,
-  mismatches: [],
-  unbalancedTransactions: [],
-  mismatchedHolds: [],
-  mismatchedHeld: [],
-  mismatchedChargebacks: [],
-  mismatchedX402Payments: [],
-  x402TransfersDiffer: [],
-  walletsBesideDebts: [],
-  ok: true,
-  unchargedSuccesses: [],
-  doubleCovered: [],
-  overusedPeriods: [],
-  mischargedPeriods: [],
-  miscountedPeriods: [],
-  overdueHolds: [],
-  unconsumedPayments: [],
-};
+const clean: ReconcileReport = cleanReconcileReport();
 
 function callOf(plan: Partial<CallPlan>, outcome: Partial<CallEntry>): CallEntry {
   return {
