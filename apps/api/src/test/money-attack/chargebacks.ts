@@ -58,9 +58,37 @@ async function settleDebt(
           where kind = 'debt' and owner_id = ${payer.id}::uuid`,
     );
     const owedCents = Math.ceil(Number(row?.owed ?? 0) / 10_000);
-    if (owedCents > 0) await fundWallet(viaAnyNode(attack, prng, payer), Math.max(300, owedCents + 100));
+    if (owedCents > 0) await topUpWhenAble(attack, prng, payer, Math.max(300, owedCents + 100));
   } finally {
     window.to = Date.now() + 1_000;
+  }
+}
+
+/**
+ * A top-up as a person would make it: a process being restarted after a kill is tried again on
+ * the next turn, and a payer suspended meanwhile (suspensions.ts) waits for the lift, as a person
+ * waits for support; still suspended after that, the debt stays for a later top-up (not a harness
+ * error: the product refused a suspended person's payment, as it must).
+ */
+async function topUpWhenAble(
+  attack: Attack,
+  prng: Prng,
+  payer: Attack["world"]["consumers"][number],
+  cents: number,
+) {
+  const giveUpAt = Date.now() + 30_000;
+  for (;;) {
+    try {
+      await fundWallet(viaAnyNode(attack, prng, payer), cents);
+      return;
+    } catch (error) {
+      const suspended = String(error).includes("account_suspended");
+      if (Date.now() >= giveUpAt) {
+        if (suspended) return;
+        throw error;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
   }
 }
 

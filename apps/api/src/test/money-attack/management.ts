@@ -186,13 +186,16 @@ export async function removeApp(attack: Attack, prng: Prng, actor: number) {
     return { status: answer.status, detail: { app: app.label, body: answer.body } };
   });
   if (app.removedAt === undefined) return;
-  // A kill may land on the node making the replacement: make it through another, as a person would retry.
-  for (let attempt = 1; ; attempt++) {
+  // A kill may land on the node making the replacement: make it through another, as a person would
+  // retry, for as long as a restart can take on a loaded machine (20–30 s seen; 5 tries a second
+  // apart gave up while both nodes were briefly unreachable: "fetch failed").
+  const giveUpAt = Date.now() + 60_000;
+  for (;;) {
     try {
       await createApp(attack.world, prng, app.mode, viaAnyNode(attack, prng, attack.world.creator), app.kind);
       return;
     } catch (error) {
-      if (attempt >= 5) throw error;
+      if (Date.now() >= giveUpAt) throw error;
       await new Promise((resolve) => setTimeout(resolve, 1_000));
     }
   }
