@@ -99,7 +99,11 @@ export async function reconcile(db: Database): Promise<ReconcileReport> {
   const mismatchedHeld = await queryRows<{ id: string }>(
     db,
     sql`select a.id from ledger_accounts a
-        left join (select payer_id, sum(amount_micros) as micros from holds where status = 'held' group by payer_id) o
+        left join (select payer_id, sum(micros) as micros from (
+            select payer_id, amount_micros as micros from holds where status = 'held'
+            -- A call's model cost held from its creator's wallet (decision 062) sits in the same account.
+            union all select creator_id, amount_micros from model_cost_holds where status = 'held') h
+          group by payer_id) o
           on o.payer_id = a.owner_id
         where a.kind = 'held' and a.balance_micros <> coalesce(o.micros, 0)`,
   );

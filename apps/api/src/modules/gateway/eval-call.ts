@@ -3,7 +3,9 @@ import type { FastifyRequest } from "fastify";
 import type { ApplicationRow } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
+import { findModel } from "../models/model-catalog.ts";
 import { modelCostMicros } from "../models/model-prices.ts";
+import { requestWorstCaseMicros } from "../models/worst-case.ts";
 import type { CallCase, CaseCallResult, Judge, JudgeVerdict } from "../releases/evals.ts";
 import { generatePaidAnswer, payForCall } from "./call-lifecycle.ts";
 import type { Execution, ExecutionResult } from "./execution.ts";
@@ -151,6 +153,17 @@ export function sandboxVerdict(rubric: string, output: string): { pass: boolean;
       };
 }
 
+/** The judge's worst case (decision 062): 0 when the sandbox answers (no key for its provider). */
+function judgeWorstCaseMicros(
+  llm: PromptTestDeps["llm"],
+  request: Parameters<typeof requestWorstCaseMicros>[0],
+) {
+  const provider = findModel(request.model)?.provider;
+  return provider && provider !== "sandbox" && llm.isConfigured(provider)
+    ? requestWorstCaseMicros(request)
+    : 0;
+}
+
 /** The judge of rubric assertions on `model`: an owner's own call of their app (see above). */
 export function evalJudge(
   deps: PromptTestDeps,
@@ -195,6 +208,7 @@ export function evalJudge(
       inputs: {},
       storeContent: false,
       deadlineSeconds: deps.llm.timeoutSeconds,
+      worstCaseModelCostMicros: judgeWorstCaseMicros(deps.llm, llmRequest),
       generate,
       stream: () => streamOnce(generate),
     };

@@ -13,6 +13,7 @@ import { findModel } from "../models/model-catalog.ts";
 import { creatorKeyFor } from "../models/model-keys.service.ts";
 import { modelCostMicros, netOfFeeMicros, worstCaseCostMicros } from "../models/model-prices.ts";
 import type { ToolSettings } from "../models/tools.ts";
+import { requestWorstCaseMicros } from "../models/worst-case.ts";
 import { validateAgainstSchema } from "../prompts/input-schema.ts";
 import {
   describePin,
@@ -226,6 +227,12 @@ export async function preparePromptExecution(
     inputs: checked.values,
     storeContent: true,
     deadlineSeconds: llm.timeoutSeconds,
+    // Only a vendor on the platform's keys bills the platform: the sandbox answers a model whose
+    // provider has no key, and the creator's own key bills the creator.
+    worstCaseModelCostMicros:
+      !onCreatorKeys && provider && provider !== "sandbox" && llm.isConfigured(provider)
+        ? requestWorstCaseMicros(llmRequest)
+        : 0,
     generate,
     stream() {
       // A structured answer is only valid once complete, so it is checked and sent whole.
