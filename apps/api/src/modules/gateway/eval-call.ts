@@ -5,7 +5,8 @@ import { AppError } from "../../lib/errors.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { findModel } from "../models/model-catalog.ts";
 import { modelCostMicros } from "../models/model-prices.ts";
-import { requestWorstCaseMicros } from "../models/worst-case.ts";
+import { requestWorstCaseMicros, worstCaseInputTokensOf } from "../models/worst-case.ts";
+import type { EstimatedCase, EstimateRun, RunCostBound } from "../releases/eval-costs.ts";
 import type { CallCase, CaseCallResult, Judge, JudgeVerdict } from "../releases/evals.ts";
 import { generatePaidAnswer, payForCall } from "./call-lifecycle.ts";
 import type { Execution, ExecutionResult } from "./execution.ts";
@@ -57,14 +58,21 @@ export function evalCaseCaller(
     } catch (error) {
       return failed(error, null);
     }
-    const paid = await payForCall(deps, {
-      request,
-      caller: owner,
-      application,
-      execution,
-      mode: "completion",
-      input,
-    });
+    let paid: Awaited<ReturnType<typeof payForCall>>;
+    try {
+      // Its worst-case model cost is held from the owner's wallet first (decision 062): a wallet
+      // that ran dry is this case's error (402's message), and the run goes on to the next.
+      paid = await payForCall(deps, {
+        request,
+        caller: owner,
+        application,
+        execution,
+        mode: "completion",
+        input,
+      });
+    } catch (error) {
+      return failed(error, null);
+    }
     let result: ExecutionResult;
     try {
       ({ result } = await generatePaidAnswer(request, paid, execution));
@@ -153,6 +161,79 @@ export function sandboxVerdict(rubric: string, output: string): { pass: boolean;
       };
 }
 
+/**
+ * The worst case of a run's calls (decision 062): each case prepared as it will run (its rendered
+ * input counted; a case that cannot be prepared makes no call), and each rubric's judge call with
+ * the case's answer at its longest (`max_tokens`, with the tokenizer margin) in its input.
+ */
+export function evalRunEstimator(
+  deps: PromptTestDeps,
+  owner: LocalUser,
+  application: ApplicationRow,
+  version: number,
+): EstimateRun {
+  return async (cases: EstimatedCase[], judgeModel: string | null): Promise<RunCostBound> => {
+    const bound: RunCostBound = { totalMicros: 0, largestCallMicros: 0, calls: 0, judgeCalls: 0 };
+    const add = (micros: number, judge: boolean) => {
+      bound.totalMicros += micros;
+      bound.largestCallMicros = Math.max(bound.largestCallMicros, micros);
+      if (judge) bound.judgeCalls += 1;
+      else bound.calls += 1;
+    };
+    for (const c of cases) {
+      const input = {
+        inputs: c.inputs,
+        query: c.query ?? undefined,
+        response_mode: "blocking" as const,
+        user: undefined,
+      };
+      const execution = await preparePromptExecution(deps.db, deps.llm, {
+        app: application,
+        caller: owner,
+        input,
+        mode: "completion",
+        secrets: deps.secrets,
+        pin: { version },
+      }).catch(() => undefined);
+      if (!execution) continue;
+      add(execution.worstCaseModelCostMicros ?? 0, false);
+      for (const rubric of c.rubrics) {
+        if (!judgeModel) continue;
+        const request = judgeRequest(judgeModel, { rubric, inputs: c.inputs, query: c.query, output: "" });
+        const answerTokens = Math.ceil((execution.maxOutputTokens ?? 0) * 1.25);
+        const micros =
+          judgeWorstCaseMicros(deps.llm, request) === 0
+            ? 0
+            : modelCostMicros(
+                judgeModel,
+                {
+                  inputTokens: worstCaseInputTokensOf(request) + answerTokens,
+                  outputTokens: request.maxTokens,
+                },
+                new Date(),
+              );
+        add(micros, true);
+      }
+    }
+    return bound;
+  };
+}
+
+/** The judge's request for one answer: the rubric, the inputs and the answer, a JSON verdict back. */
+function judgeRequest(model: string, input: Parameters<Judge>[0]) {
+  return {
+    model,
+    system: JUDGE_SYSTEM,
+    messages: [{ role: "user" as const, content: judgePrompt(input) }],
+    temperature: 0,
+    maxTokens: 300,
+    topP: 1,
+    frequencyPenalty: 0,
+    presencePenalty: 0,
+    outputSchema: VERDICT_SCHEMA,
+  };
+}
+
 /** The judge's worst case (decision 062): 0 when the sandbox answers (no key for its provider). */
 function judgeWorstCaseMicros(
   llm: PromptTestDeps["llm"],
@@ -173,17 +254,7 @@ export function evalJudge(
   model: string,
 ): Judge {
   return async (input): Promise<JudgeVerdict> => {
-    const llmRequest = {
-      model,
-      system: JUDGE_SYSTEM,
-      messages: [{ role: "user" as const, content: judgePrompt(input) }],
-      temperature: 0,
-      maxTokens: 300,
-      topP: 1,
-      frequencyPenalty: 0,
-      presencePenalty: 0,
-      outputSchema: VERDICT_SCHEMA,
-    };
+    const llmRequest = judgeRequest(model, input);
     const generate = async (): Promise<ExecutionResult> => {
       const generated = await deps.llm.generate(llmRequest);
       return {

@@ -46,6 +46,8 @@ export interface Execution {
    * platform pays no vendor (the sandbox, the creator's own keys, workflow apps).
    */
   worstCaseModelCostMicros?: number;
+  /** The most output tokens the model may answer with (`max_tokens`), for a prompt app. */
+  maxOutputTokens?: number;
   generate(): Promise<ExecutionResult>;
   /** Text pieces, and pieces of tool calls when the app passes the caller's tools to its model. */
   stream(): { chunks: AsyncIterable<StreamPiece>; result: Promise<ExecutionResult> };

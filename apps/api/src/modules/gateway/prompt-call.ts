@@ -233,6 +233,7 @@ export async function preparePromptExecution(
       !onCreatorKeys && provider && provider !== "sandbox" && llm.isConfigured(provider)
         ? requestWorstCaseMicros(llmRequest)
         : 0,
+    maxOutputTokens: llmRequest.maxTokens,
     generate,
     stream() {
       // A structured answer is only valid once complete, so it is checked and sent whole.
