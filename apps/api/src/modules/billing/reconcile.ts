@@ -19,6 +19,13 @@ export interface ReconcileReport extends CallChecks {
   /** Held accounts whose balance is not what their payer's open holds set aside. */
   mismatchedHeld: string[];
   /**
+   * Model cost holds (decision 062) whose postings differ from what they recorded as spent and
+   * released, or whose call's model cost (not paid by its price) is not what they posted.
+   */
+  mismatchedModelCostHolds: string[];
+  /** Model cost postings of prepaid calls that moved money into a debt account (usage never makes debt). */
+  usageDebts: string[];
+  /**
    * Wallet payments whose chargeback parts (decision 045) do not add up to what was taken back
    * from them, or name a reversal the ledger does not have.
    */
@@ -107,6 +114,7 @@ export async function reconcile(db: Database): Promise<ReconcileReport> {
           on o.payer_id = a.owner_id
         where a.kind = 'held' and a.balance_micros <> coalesce(o.micros, 0)`,
   );
+  const modelCostHolds = await mismatchedModelCostHolds(db);
   // A refunded or disputed top-up: its parts (payer, creators) add up exactly to what
   // reversed_payments says was taken back, and each part names a posted reversal.
   const mismatchedChargebacks = await queryRows<{ id: string }>(
@@ -149,6 +157,8 @@ export async function reconcile(db: Database): Promise<ReconcileReport> {
     unbalancedTransactions,
     mismatchedHolds: mismatchedHolds.map((row) => row.id),
     mismatchedHeld: mismatchedHeld.map((row) => row.id),
+    mismatchedModelCostHolds: modelCostHolds.mismatched,
+    usageDebts: modelCostHolds.debts,
     mismatchedChargebacks: mismatchedChargebacks.map((row) => row.id),
     mismatchedX402Payments: x402,
     walletsBesideDebts: walletsBesideDebts.map((row) => row.owner_id),
@@ -157,10 +167,51 @@ export async function reconcile(db: Database): Promise<ReconcileReport> {
       unbalancedTransactions.length === 0 &&
       mismatchedHolds.length === 0 &&
       mismatchedHeld.length === 0 &&
+      modelCostHolds.mismatched.length === 0 &&
+      modelCostHolds.debts.length === 0 &&
       mismatchedChargebacks.length === 0 &&
       x402.length === 0 &&
       walletsBesideDebts.length === 0 &&
       ledgerTotal === 0 &&
       callsReconciled(calls),
   };
+}
+
+/**
+ * Every closed model cost hold (decision 062) posted exactly what it recorded: `model_cost` =
+ * `spent_micros`, `release` = what the hold did not spend, nothing while it is open; the call's
+ * invocation (while its day is kept) cost its price did not pay = `spent + overrun`, and is marked
+ * posted so the sweep of model costs never takes it again. And no such posting touched a debt.
+ */
+async function mismatchedModelCostHolds(db: Database): Promise<{ mismatched: string[]; debts: string[] }> {
+  const mismatched = await queryRows<{ id: string }>(
+    db,
+    sql`with posted as (
+          select t.reference,
+            sum(e.amount_micros) filter (where t.kind = 'model_cost' and a.kind = 'model_cost') as cost,
+            -sum(e.amount_micros) filter (where t.kind = 'model_cost' and a.kind = 'held') as from_held,
+            sum(e.amount_micros) filter (where t.kind = 'release' and a.kind = 'wallet') as released
+          from ledger_transactions t
+          join ledger_entries e on e.transaction_id = t.id
+          join ledger_accounts a on a.id = e.account_id
+          where t.kind in ('model_cost', 'release') and t.reference in (select id::text from model_cost_holds)
+          group by t.reference
+        )
+        select h.id::text from model_cost_holds h
+        left join posted p on p.reference = h.id::text
+        left join invocations i on i.id = h.id
+        where (h.status = 'held' and (p.cost is not null or p.released is not null))
+           or (h.status <> 'held' and (coalesce(p.cost, 0) <> h.spent_micros
+               or coalesce(p.released, 0) <> h.amount_micros - coalesce(p.from_held, 0)))
+           or (i.id is not null and h.status <> 'held' and (i.model_cost_posted_at is null
+               or i.model_cost_micros - i.model_cost_deducted_micros <> h.spent_micros + h.overrun_micros))`,
+  );
+  const debts = await queryRows<{ reference: string }>(
+    db,
+    sql`select distinct t.reference from ledger_transactions t
+        join ledger_entries e on e.transaction_id = t.id
+        join ledger_accounts a on a.id = e.account_id and a.kind = 'debt'
+        where t.kind in ('hold', 'model_cost', 'release') and t.reference in (select id::text from model_cost_holds)`,
+  );
+  return { mismatched: mismatched.map((row) => row.id), debts: debts.map((row) => row.reference) };
 }

@@ -32,6 +32,8 @@ const clean: ReconcileReport = {
   unbalancedTransactions: [],
   mismatchedHolds: [],
   mismatchedHeld: [],
+  mismatchedModelCostHolds: [],
+  usageDebts: [],
   mismatchedChargebacks: [],
   mismatchedX402Payments: [],
   walletsBesideDebts: [],
