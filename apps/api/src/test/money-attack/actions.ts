@@ -1,5 +1,6 @@
 import type { Attack } from "./attack.ts";
 import { disputeTopUp, payOut, refundTopUp } from "./chargebacks.ts";
+import { creatorTopUp, evalRun, testPrompt } from "./creator-calls.ts";
 import { experimentStep, moveProduction } from "./experiments.ts";
 import {
   cancel,
@@ -67,4 +68,8 @@ export const actions: Action[] = [
   // Issue 31: experiments started and ended, production moved, while calls race (decision 058).
   { name: "experiment", weight: 4, run: experimentStep },
   { name: "move production", weight: 3, run: moveProduction },
+  // Issue 37: the creator's calls no price pays for, from a wallet that starts empty (decision 062).
+  { name: "test prompt", weight: 3, run: testPrompt },
+  { name: "eval run", weight: 1.5, run: evalRun },
+  { name: "creator top-up", weight: 1, run: creatorTopUp },
 ];
