@@ -134,7 +134,7 @@ describe("an account with $0 cannot make the platform pay one vendor call, throu
     expect(await debtOf(server.database.db, me)).toBe(0);
   });
 
-  it("an embedded widget's message and a free app's consumer call: refused before the vendor", async () => {
+  it("an embedded widget's message: refused before the vendor", async () => {
     const owner = await createCaller(server.baseUrl, "Zero Widget Owner");
     const widget = embedWidget(server.baseUrl, SHOP);
     const { slug } = await widget.createEmbedApp(owner, { prompt: { max_tokens: 3000, model: "gpt-4" } });
