@@ -96,6 +96,9 @@ function evalPromptOf(attack: Attack, prng: Prng, app: AttackApp) {
       });
       return added.status === 201 ? { promptId, version: config.body.current_version as number } : null;
     })();
+    // A step a kill cut off is tried again by the next eval run of the app.
+    const tried = prompt;
+    tried.catch(() => prompts.get(app.id) === tried && prompts.delete(app.id));
     prompts.set(app.id, prompt);
   }
   return prompt;
