@@ -17,9 +17,10 @@ import type { PromptTestDeps } from "./prompt-test-run.ts";
 /**
  * The calls of an eval run (docs/decisions/059), on the same money rule as Test Prompt
  * (prompt-test-run.ts, decision 056): each case is the owner's own call of their app at the run's
- * version, through the one call lifecycle (decision 048): free to them, recorded as an invocation
- * with its model cost, which the model-cost sweep takes from their earnings (decision 026). The
- * judge of a rubric is such a call too, on the judge model. No path here charges anyone else.
+ * version, through the one call lifecycle (decision 048): no price, its worst-case model cost
+ * held from the owner's wallet before the vendor is called and its actual cost taken when it is
+ * recorded (decision 062). The judge of a rubric is such a call too, on the judge model. No path
+ * here charges anyone else.
  */
 
 /** One case on the version pinned by number, as a consumer pinning `v12` would get it. */
