@@ -43,6 +43,7 @@ import {
   createCallPayments,
   sweepExpiredHolds,
   sweepExpiredIncludedCalls,
+  sweepExpiredModelCostHolds,
   sweepKeyReservations,
 } from "./modules/billing/call-payment/index.ts";
 import { postOutstandingModelCosts } from "./modules/billing/model-costs.ts";
@@ -268,7 +269,17 @@ function backgroundJobs(config: Config, db: Database, services: Services, log: F
           },
         ]
       : []),
-    // Model costs that no price paid (plan-covered and owner calls) come out of creators' earnings.
+    // Model cost holds of calls a crashed process never recorded go back to the wallet (decision 062).
+    {
+      name: "model-cost-hold-sweep",
+      everyMs: money,
+      run: async () => {
+        const closed = await sweepExpiredModelCostHolds(db);
+        if (closed > 0) log.warn({ closed }, "closed expired model cost holds");
+      },
+    },
+    // Model costs of plan-covered calls (their subscriber prepaid the plan) and of calls from before
+    // decision 062 come out of creators' earnings; every other call prepaid its own (decision 062).
     { name: "model-cost-posting", everyMs: money, run: () => postOutstandingModelCosts(db) },
     // Included calls a crashed process took for calls it never recorded go back (decision 025).
     { name: "included-call-sweep", everyMs: money, run: () => sweepExpiredIncludedCalls(db) },

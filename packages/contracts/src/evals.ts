@@ -81,8 +81,33 @@ export const StartEvalRunSchema = z.strictObject({
   version: VersionNumberSchema,
   /** Judges the rubric assertions: any known model id (the version's own model when left out). */
   judge_model: z.string().max(100).optional(),
+  /**
+   * The most the owner agrees the run may cost, in micro-dollars (docs/decisions/062): required,
+   * at least the estimate, when the estimate is above one dollar or above the wallet (409 otherwise).
+   */
+  confirm_cost_micros: z.number().int().min(0).max(1e12).optional(),
 });
 export type StartEvalRun = z.infer<typeof StartEvalRunSchema>;
+
+/** What a run of the version may cost before it starts (docs/decisions/062): every call at its worst case. */
+export const EvalEstimateQuerySchema = z.object({
+  version: z.coerce.number().pipe(VersionNumberSchema),
+  judge_model: z.string().max(100).optional(),
+});
+export const EvalEstimateSchema = z.object({
+  /** Every case call and judge call at its worst case, paid from the owner's wallet as they run. */
+  estimate_micros: z.number().int(),
+  /** The dearest single call: a wallet below it is refused (402) before the run starts. */
+  largest_call_micros: z.number().int(),
+  calls: z.number().int(),
+  judge_calls: z.number().int(),
+  balance_micros: z.number().int(),
+  confirm_above_micros: z.number().int(),
+  /** The run starts only with `confirm_cost_micros` of at least `estimate_micros`. */
+  needs_confirmation: z.boolean(),
+  max_concurrent_runs: z.number().int(),
+});
+export type EvalEstimate = z.infer<typeof EvalEstimateSchema>;
 
 export const EvalRunStatusSchema = z.enum(["queued", "running", "passed", "failed", "error"]);
 export type EvalRunStatus = z.infer<typeof EvalRunStatusSchema>;

@@ -163,6 +163,40 @@ export const holds = pgTable(
   ],
 );
 
+/**
+ * A call no price pays for holds its worst-case model cost from its creator's wallet before the
+ * vendor is called (issue 37, docs/decisions/062; billing/call-payment/model-cost-holds.ts). The
+ * id is the call's (its invocation's) id: one hold per call. Its record posts what the call cost
+ * (`spent_micros`) to the platform's model cost and releases the rest, in one transaction.
+ */
+export const modelCostHolds = pgTable(
+  "model_cost_holds",
+  {
+    id: uuid("id").primaryKey(),
+    creatorId: reference("creator_id", () => users.id, "restrict"),
+    applicationId: reference("application_id", () => applications.id, "restrict"),
+    /** The call's worst case: its input tokens × input price + max_tokens × output price. */
+    amountMicros: bigNumber("amount_micros").notNull(),
+    /** What the call cost at the vendor, posted to the platform's model cost (from the hold; beyond it, from the wallet). */
+    spentMicros: bigNumber("spent_micros").notNull().default(0),
+    /** What the vendor billed beyond the hold (it cannot if the worst case is right): the platform's loss. */
+    overrunMicros: bigNumber("overrun_micros").notNull().default(0),
+    status: text("status", { enum: ["held", "spent", "released"] })
+      .notNull()
+      .default("held"),
+    expiresAt: timestamptz("expires_at").notNull(),
+    createdAt: createdAt(),
+    closedAt: timestamptz("closed_at"),
+  },
+  (t) => [
+    index("model_cost_holds_open_idx").on(t.expiresAt).where(sql`${t.status} = 'held'`),
+    index("model_cost_holds_creator_idx").on(t.creatorId).where(sql`${t.status} = 'held'`),
+    check("model_cost_holds_amount_positive", sql`${t.amountMicros} > 0`),
+    check("model_cost_holds_spent_nonnegative", sql`${t.spentMicros} >= 0 and ${t.overrunMicros} >= 0`),
+    check("model_cost_holds_status", sql`${t.status} in ('held', 'spent', 'released')`),
+  ],
+);
+
 /** Wallet top-ups through a payment gateway (sandbox or Stripe), credited once per payment. */
 export const payments = pgTable(
   "payments",

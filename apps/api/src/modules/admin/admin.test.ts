@@ -50,6 +50,8 @@ beforeAll(async () => {
   consumerKey = (await consumer.api("POST", "/api/keys/", { body: { name: "sdk" } })).body.key;
   creatorKey = (await creator.api("POST", "/api/keys/", { body: { name: "own" } })).body.key;
   await fundWallet(consumer, 1_000);
+  // The creator's own calls hold their model cost from the creator's wallet (decision 062).
+  await fundWallet(creator, 1_000);
 });
 
 describe("/admin access", () => {

@@ -52,6 +52,8 @@ beforeAll(async () => {
     body: { inputs: { query: "hi" }, user: "c3" },
   });
   vendor.set({ kind: "echo" });
+  // The owner's own calls hold their model cost from the owner's wallet (decision 062).
+  await fundWallet(creator, 100);
   for (const user of ["u1", "u2"])
     await creator.api("POST", `/api/app/${beta.slug}/chat-messages`, { body: { query: "hello", user } });
 

@@ -393,8 +393,8 @@ export async function savePromptApplication(
 }
 
 /**
- * Deletes an app, or archives it when it has money history (holds, charged calls, subscriptions,
- * plan payments): those rows and the app they name stay, and its subscribers are settled
+ * Deletes an app, or archives it when it has money history (holds, model cost holds, charged
+ * calls, subscriptions, plan payments): those rows and the app they name stay, and its subscribers are settled
  * (billing/archive-refunds.ts, docs/decisions/023). Answers which of the two happened.
  */
 export async function deleteApplication(
@@ -417,6 +417,8 @@ async function hasMoneyHistory(db: Database, applicationId: string): Promise<boo
   const [row] = await queryRows<{ found: boolean }>(
     db,
     sql`select exists (select 1 from holds where application_id = ${applicationId})
+          -- A call's model cost held from its creator's wallet (decision 062) is money history too.
+          or exists (select 1 from model_cost_holds where application_id = ${applicationId})
           or exists (select 1 from invocations where application_id = ${applicationId} and charged_cents > 0)
           or exists (select 1 from subscriptions where application_id = ${applicationId})
           or exists (select 1 from payments p join packages k on k.id = p.package_id

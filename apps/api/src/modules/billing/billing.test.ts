@@ -155,10 +155,12 @@ describe("wallet top-ups through the sandbox gateway", () => {
 });
 
 describe("paid calls", () => {
-  it("charges the price, pays the creator minus the 10% fee, and leaves the owner's calls free", async () => {
+  it("charges the price, pays the creator minus the 10% fee, and charges the owner's calls no price", async () => {
     const app = await paidApp(250);
     const buyer = await createCaller(server.baseUrl, "Payer");
     await fundWallet(buyer, 1000);
+    // The owner's own call holds its model cost from the owner's wallet (decision 062).
+    await fundWallet(creator, 100);
     const creatorId = await userIdOf(creator);
     const before = await walletBalances(server.database.db, creatorId);
     const costBefore = await modelCostTaken(server.database.db, creatorId);
@@ -171,15 +173,21 @@ describe("paid calls", () => {
     const after = await walletBalances(server.database.db, creatorId);
     const cost = (await modelCostTaken(server.database.db, creatorId)) - costBefore;
     expect(cost).toBeGreaterThan(0);
-    expect(after.earnings - before.earnings).toBe(centsToMicros(225) - cost);
+    // The buyer's call's model cost from its share, the owner's from the owner's wallet.
+    expect(after.earnings - before.earnings + (after.wallet - before.wallet)).toBe(centsToMicros(225) - cost);
+    expect(after.wallet).toBeLessThan(before.wallet);
     const usage = await creator.api("GET", `/api/app/${app.slug}/analytics/usage/`);
     expect(usage.body).toMatchObject({ total_invocations: 2, total_revenue: 2.5 });
     // The ledger posts the call when its hold closes, just after the answer (decision 020).
     await expect
-      .poll(async () => (await creator.api("GET", "/api/wallet/")).body.transactions[0])
+      .poll(async () =>
+        (await creator.api("GET", "/api/wallet/")).body.transactions.find(
+          (transaction: { kind: string }) => transaction.kind === "earning",
+        ),
+      )
       .toMatchObject({
         kind: "earning",
-        amount_micros: centsToMicros(225) - cost,
+        amount_micros: after.earnings - before.earnings,
         account: "earnings",
         description: "Earned from 1 paid call",
       });

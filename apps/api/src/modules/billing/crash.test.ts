@@ -30,6 +30,8 @@ import { centsToMicros } from "./money.ts";
 
 const onPostgres = process.env.TEST_DB === "postgres";
 const PRICE = 30;
+/** What the creator tops up to pay their warm-up calls' model cost (decision 062). */
+const CREATOR_WALLET = 100;
 const FEE = 3; // PLATFORM_FEE_PERCENT=10
 const N = onPostgres ? 150 : 60;
 /**
@@ -155,8 +157,10 @@ describe("a server process killed with SIGKILL mid-run", () => {
     const consumerId = (await consumer.api("GET", "/api/auth/profile/")).body.user.id as string;
     const creatorId = (await creator.api("GET", "/api/auth/profile/")).body.user.id as string;
 
-    // Warm-up: the creator's own calls are free; they load the model path in every process so
-    // that the timing below is not dominated by a cold start.
+    // Warm-up: the creator's own calls (no price; their model cost from the creator's wallet,
+    // decision 062) load the model path in every process so that the timing below is not
+    // dominated by a cold start.
+    expect(await fundWallet(creator, CREATOR_WALLET)).toBe(CREATOR_WALLET * 10_000);
     const ownerKey = (await creator.api("POST", "/api/keys/", { body: { name: "warm-up" } })).body.key;
     for (const server of targets) {
       const warmUp = await Promise.all(Array.from({ length: 3 }, () => paidCall(server, ownerKey, app.slug)));
@@ -318,19 +322,24 @@ describe("a server process killed with SIGKILL mid-run", () => {
     });
     // The creator's share less the model cost the calls' shares paid (decision 030), which the
     // platform's model_cost account holds.
+    // The warm-up's model cost came from the creator's wallet, never from earnings or as debt.
     const modelCost = await modelCostTaken(db, creatorId);
     expect(platform("model_cost"), context).toBe(modelCost);
-    expect(creatorBalances.earnings, context).toBe(centsToMicros(settled * (PRICE - FEE)) - modelCost);
+    expect(creatorBalances.held, context).toBe(0);
+    expect(creatorBalances.earnings + creatorBalances.wallet, context).toBe(
+      centsToMicros(settled * (PRICE - FEE) + CREATOR_WALLET) - modelCost,
+    );
     expect(platform("platform_fee"), context).toBe(centsToMicros(settled * FEE));
-    expect(platform("clearing"), context).toBe(centsToMicros(-K * PRICE));
+    expect(platform("clearing"), context).toBe(centsToMicros(-K * PRICE - CREATOR_WALLET));
     expect(
       consumerBalances.wallet +
         consumerBalances.held +
         creatorBalances.earnings +
+        creatorBalances.wallet +
         platform("platform_fee") +
         platform("model_cost"),
       context,
-    ).toBe(centsToMicros(K * PRICE));
+    ).toBe(centsToMicros(K * PRICE + CREATOR_WALLET));
     const report = await expectReconciled(db, context);
 
     // Every charged invocation names the hold it was paid from, and each hold's settle

@@ -105,7 +105,7 @@ it("pays the platform exactly $5.00 and the creator exactly $45.00 minus the rec
   await expectReconciled(server.database.db);
 }, 180_000);
 
-it("takes the model cost of calls no price paid (the owner's own) from the creator's earnings once, the rest as debt", async () => {
+it("takes the model cost of calls no price paid (the owner's own) from the creator's wallet exactly, never as debt", async () => {
   const { slug } = await createPromptApp(
     creator,
     { name: "Owner Tries It", visibility: "public", price_cents: PRICE },
@@ -113,6 +113,8 @@ it("takes the model cost of calls no price paid (the owner's own) from the creat
   );
   await creator.api("PATCH", `/api/app/${slug}/update_status/`, { body: { status: "live" } });
   const creatorId = (await creator.api("GET", "/api/auth/profile/")).body.user.id as string;
+  // Decision 062: each call holds its worst case from the wallet, and takes what it cost.
+  await fundWallet(creator, 100);
   // Sweep what the first test left, so this one sees only its own calls.
   await postOutstandingModelCosts(server.database.db);
   const before = await settledWallet(creator);
@@ -132,14 +134,14 @@ it("takes the model cost of calls no price paid (the owner's own) from the creat
   );
   const cost = Number(owed?.cost);
   expect(cost).toBeGreaterThan(0);
-  expect((await settledWallet(creator)).earnings_micros).toBe(before.earnings_micros);
-
-  expect(await postOutstandingModelCosts(server.database.db)).toBe(3);
-  expect(await postOutstandingModelCosts(server.database.db)).toBe(0);
-  expect((await settledWallet(creator)).earnings_micros).toBe(before.earnings_micros - cost);
+  const after = await settledWallet(creator);
+  expect(after.balance_micros).toBe(before.balance_micros - cost);
+  expect(after.earnings_micros).toBe(before.earnings_micros);
   expect((await totals()).model - modelBefore).toBe(cost);
+  // Taken once: the sweep finds nothing of these calls.
+  expect(await postOutstandingModelCosts(server.database.db)).toBe(0);
 
-  // A creator whose earnings cannot cover it owes the rest: a debt, never a negative balance.
+  // A creator with nothing in the wallet is refused before the vendor: no call, no debt.
   const newcomer = await createCaller(server.baseUrl, "Broke Creator");
   const mine = await createPromptApp(
     newcomer,
@@ -153,14 +155,14 @@ it("takes the model cost of calls no price paid (the owner's own) from the creat
         body: { inputs: { query: "hi" }, response_mode: "blocking" },
       })
     ).status,
-  ).toBe(200);
-  expect(await postOutstandingModelCosts(server.database.db)).toBe(1);
+  ).toBe(402);
+  expect(await postOutstandingModelCosts(server.database.db)).toBe(0);
   const newcomerId = (await newcomer.api("GET", "/api/auth/profile/")).body.user.id as string;
   const [debt] = await queryRows<{ balance: string }>(
     server.database.db,
-    sql`select balance_micros::text as balance from ledger_accounts where kind = 'debt' and owner_id = ${newcomerId}`,
+    sql`select coalesce(sum(balance_micros), 0)::text as balance from ledger_accounts where kind = 'debt' and owner_id = ${newcomerId}`,
   );
-  expect(Number(debt?.balance)).toBeLessThan(0);
+  expect(Number(debt?.balance)).toBe(0);
   expect((await totals()).everything).toBe(0);
   await expectReconciled(server.database.db);
 });

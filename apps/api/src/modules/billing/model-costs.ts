@@ -9,9 +9,11 @@ const SWEEP_CALLS = 5_000;
 
 /**
  * Takes from creators' earnings the model cost their calls' prices did not pay (issue 17,
- * docs/decisions/026): a call a plan covered, the owner's own call, an embedded call, or a call
- * whose cost passed its creator's share. A paid call's cost comes out of its price when its hold
- * settles (holds.ts); these have no price to come out of, yet the platform paid the vendor. One
+ * docs/decisions/026): since decision 062 only a call a plan covered, the part of a paid call's
+ * cost above its creator's share, and calls recorded before 062. The owner's own calls, Test
+ * Prompt, evals and embedded calls prepay their model cost from the creator's wallet instead
+ * (call-payment/model-cost-holds.ts), which marks their invocations posted, so they never come
+ * here. A paid call's cost comes out of its price when its hold settles (holds.ts). One
  * transaction marks the calls and posts, per creator, earnings → model_cost; what the earnings
  * cannot cover becomes the creator's debt (their paid calls are refused until a top-up settles
  * it: debts.ts). A call is marked and posted together, so a crash or a second process (the calls

@@ -130,6 +130,24 @@ export const RECONCILE_CHECKS = [
     describe: String,
   }),
   check({
+    name: "mismatchedModelCostHolds",
+    // Decision 062: a closed model cost hold posted exactly what it recorded (`model_cost` =
+    // `spent_micros`, `release` = what it did not spend, nothing while open); its call's invocation
+    // (while its day is kept) cost its price did not pay = spent + overrun, marked posted so the
+    // sweep of model costs never takes it again.
+    differs:
+      "model cost holds whose postings differ from what they spent and released, or from their call's model cost",
+    rows: (db) => ids(db, MODEL_COST_HOLDS_SQL),
+    describe: String,
+  }),
+  check({
+    name: "usageDebts",
+    // Usage never makes debt (decision 062): only reversals (refunds, disputes) do.
+    differs: "model cost holds whose postings moved money into a debt account",
+    rows: (db) => ids(db, USAGE_DEBTS_SQL),
+    describe: String,
+  }),
+  check({
     name: "mismatchedChargebacks",
     // A refunded or disputed top-up: its parts (payer, creators) add up exactly to what
     // reversed_payments says was taken back, and each part names a posted reversal (decision 045).
@@ -300,9 +318,38 @@ const HOLDS_SQL = sql`with charged as (
            or (h.status = 'held' and (p.settled is not null or p.released is not null))`;
 
 const HELD_SQL = sql`select a.id from ledger_accounts a
-        left join (select payer_id, sum(amount_micros) as micros from holds where status = 'held' group by payer_id) o
+        left join (select payer_id, sum(micros) as micros from (
+            select payer_id, amount_micros as micros from holds where status = 'held'
+            -- A call's model cost held from its creator's wallet (decision 062) sits in the same account.
+            union all select creator_id, amount_micros from model_cost_holds where status = 'held') h
+          group by payer_id) o
           on o.payer_id = a.owner_id
         where a.kind = 'held' and a.balance_micros <> coalesce(o.micros, 0)`;
+
+const MODEL_COST_HOLDS_SQL = sql`with posted as (
+          select t.reference,
+            sum(e.amount_micros) filter (where t.kind = 'model_cost' and a.kind = 'model_cost') as cost,
+            -sum(e.amount_micros) filter (where t.kind = 'model_cost' and a.kind = 'held') as from_held,
+            sum(e.amount_micros) filter (where t.kind = 'release' and a.kind = 'wallet') as released
+          from ledger_transactions t
+          join ledger_entries e on e.transaction_id = t.id
+          join ledger_accounts a on a.id = e.account_id
+          where t.kind in ('model_cost', 'release') and t.reference in (select id::text from model_cost_holds)
+          group by t.reference
+        )
+        select h.id::text as id from model_cost_holds h
+        left join posted p on p.reference = h.id::text
+        left join invocations i on i.id = h.id
+        where (h.status = 'held' and (p.cost is not null or p.released is not null))
+           or (h.status <> 'held' and (coalesce(p.cost, 0) <> h.spent_micros
+               or coalesce(p.released, 0) <> h.amount_micros - coalesce(p.from_held, 0)))
+           or (i.id is not null and h.status <> 'held' and (i.model_cost_posted_at is null
+               or i.model_cost_micros - i.model_cost_deducted_micros <> h.spent_micros + h.overrun_micros))`;
+
+const USAGE_DEBTS_SQL = sql`select distinct t.reference as id from ledger_transactions t
+        join ledger_entries e on e.transaction_id = t.id
+        join ledger_accounts a on a.id = e.account_id and a.kind = 'debt'
+        where t.kind in ('hold', 'model_cost', 'release') and t.reference in (select id::text from model_cost_holds)`;
 
 async function mismatchedChargebacks(db: Database): Promise<MismatchedChargeback[]> {
   const rows = await queryRows<{

@@ -10,7 +10,8 @@ import { MICROS_PER_CENT } from "./money.ts";
  * it. The calls they paid for, one line per app and UTC day ("Haiku Writer — 12 calls"), from the
  * invocations charged (the price each call spent from its lease, as its answer said); an owner's
  * embedded widget, one line per app and day from its leases; and every other movement of the
- * wallet (top-ups, plan payments, refunds...) from the ledger. The leases themselves (`hold`, and
+ * wallet (top-ups, plan payments, refunds...) from the ledger; and a creator's calls no price
+ * paid (decision 062), one line per app and day of their model cost, from its holds. The leases themselves (`hold`, and
  * the `release` of what they did not spend) are not lines: they net to what their calls spent.
  *
  * So the lines always add up to the wallet's unspent money as its owner reads it
@@ -70,10 +71,24 @@ export async function walletStatement(
             group by 1, 2
           ) e
           union all
+          -- The model cost of the creator's calls no price paid (their own, tests, evals, widgets:
+          -- decision 062), one line per app and day from the holds that paid it. A model cost
+          -- posting's wallet part (beyond a hold) is in spent_micros too, so not an entry line.
+          select 'model:' || m.application_id || ':' || m.day, 'model_costs', null,
+            m.application_id, m.day, m.calls, -m.micros, m.at
+          from (
+            select h.application_id, (h.created_at at time zone 'UTC')::date as day, count(*)::int as calls,
+              sum(h.spent_micros)::bigint as micros, max(h.created_at) as at
+            from model_cost_holds h, cutoff
+            where h.creator_id = ${userId}::uuid and h.spent_micros > 0
+              and (cutoff.before is null or h.created_at < cutoff.before)
+            group by 1, 2
+          ) m
+          union all
           select 'entry:' || lpad(n.id::text, 20, '0'), t.kind, t.description, null, null, null,
             n.amount_micros, n.created_at
           from ledger_entries n join ledger_transactions t on t.id = n.transaction_id
-          where n.account_id = (select id from wallet) and t.kind not in ('hold', 'release')
+          where n.account_id = (select id from wallet) and t.kind not in ('hold', 'release', 'model_cost')
         )
         select l.key, l.kind, l.description, l.calls, to_char(l.day, 'YYYY-MM-DD') as day,
           l.amount_micros::text as amount_micros,
@@ -106,7 +121,7 @@ interface StatementRow {
 }
 
 function toLine(row: StatementRow): StatementLine {
-  const isCalls = row.kind === "calls" || row.kind === "embedded_calls";
+  const isCalls = row.kind === "calls" || row.kind === "embedded_calls" || row.kind === "model_costs";
   const name = row.name ?? "A deleted app";
   const calls = row.calls ?? 0;
   const counted = `${calls} ${calls === 1 ? "call" : "calls"}`;
@@ -114,7 +129,7 @@ function toLine(row: StatementRow): StatementLine {
     id: row.key,
     kind: row.kind,
     description: isCalls
-      ? `${name}${row.kind === "embedded_calls" ? " (embedded)" : ""} — ${counted}`
+      ? `${name}${row.kind === "embedded_calls" ? " (embedded)" : ""} — ${counted}${row.kind === "model_costs" ? ": model cost" : ""}`
       : (row.description ?? ""),
     application: isCalls && row.slug && row.name ? { slug: row.slug, name: row.name } : null,
     calls: isCalls ? calls : null,
@@ -124,7 +139,7 @@ function toLine(row: StatementRow): StatementLine {
   };
 }
 
-const KEY = /^(calls|embed):[0-9a-f-]{36}:\d{4}-\d{2}-\d{2}$|^entry:\d{20}$/;
+const KEY = /^(calls|embed|model):[0-9a-f-]{36}:\d{4}-\d{2}-\d{2}$|^entry:\d{20}$/;
 const AT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
 /** The cursor: the last line's moment (to the microsecond, as the database keeps it) and key. */

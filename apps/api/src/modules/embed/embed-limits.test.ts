@@ -1,5 +1,7 @@
 import type { AddressInfo } from "node:net";
+import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { queryRows } from "../../db/client.ts";
 import { fundWallet, settledWallet } from "../../test/caller.ts";
 import { type EmbedWidget, embedWidget } from "../../test/embed-widget.ts";
 import { startTestServer, type TestServer } from "../../test/server.ts";
@@ -83,7 +85,15 @@ describe("the daily spending cap of embedded traffic", () => {
     expect(Number(refused?.headers.get("retry-after"))).toBeGreaterThan(0);
 
     const after = await settledWallet(creator);
-    expect(before.balance_micros / 10_000 - after.balance_micros / 10_000).toBe(3 * PRICE);
+    // The three prices, and beside them the three calls' model costs (decision 062), which the cap does not count.
+    const [spent] = await queryRows<{ cost: number }>(
+      server.database.db,
+      sql`select coalesce(sum(i.model_cost_micros), 0)::int as cost from invocations i
+          join applications a on a.id = i.application_id where a.slug = ${slug}`,
+    );
+    const cost = spent?.cost ?? 0;
+    expect(cost).toBeGreaterThan(0);
+    expect(before.balance_micros - after.balance_micros).toBe(3 * PRICE * 10_000 + cost);
     const settings = await creator.api("GET", `/api/app/${slug}/embed`);
     expect(settings.body.spent_today_cents).toBe(3 * PRICE);
     expect((await reconcile(server.database.db)).ok).toBe(true);

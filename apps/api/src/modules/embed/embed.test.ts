@@ -134,7 +134,7 @@ describe("the widget page", () => {
 });
 
 describe("widget calls", () => {
-  it("are answered, recorded for the visitor, and charged once to the creator's wallet (all to the platform)", async () => {
+  it("are answered, recorded for the visitor, and charged once to the creator's wallet (the price to the platform, the model cost beside it)", async () => {
     const { slug, id } = await createEmbedApp(creator);
     const { token } = await loadWidget(slug, `${SHOP}/`);
     const before = await settledWallet(creator);
@@ -153,10 +153,13 @@ describe("widget calls", () => {
     expect(second.headers.get("access-control-allow-origin")).toBe(SHOP);
 
     const after = await settledWallet(creator);
-    expect(after.balance_micros / 10_000).toBe(before.balance_micros / 10_000 - 50);
+    const rows = await server.database.db.select().from(invocations).where(eq(invocations.applicationId, id));
+    // Two prices to the platform, and each call's model cost from the same wallet (decision 062).
+    const modelCost = rows.reduce((sum, row) => sum + row.modelCostMicros, 0);
+    expect(modelCost).toBeGreaterThan(0);
+    expect(after.balance_micros).toBe(before.balance_micros - 500_000 - modelCost);
     expect(after.held_micros / 10_000).toBe(0);
     expect(after.earnings_micros / 10_000).toBe(before.earnings_micros / 10_000);
-    const rows = await server.database.db.select().from(invocations).where(eq(invocations.applicationId, id));
     expect(rows).toHaveLength(2);
     expect(rows.every((row) => row.status === "success" && row.endUser?.startsWith("embed:"))).toBe(true);
     expect(rows.every((row) => row.chargedCents === 0)).toBe(true);

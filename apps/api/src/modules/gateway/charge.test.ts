@@ -1,7 +1,7 @@
-import { eq } from "drizzle-orm";
+import { eq, gte } from "drizzle-orm";
 import OpenAI from "openai";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { invocations } from "../../db/schema/index.ts";
+import { invocations, modelCostHolds } from "../../db/schema/index.ts";
 import { type Caller, createCaller, fundWallet, settledWallet } from "../../test/caller.ts";
 import { createLiveApp } from "../../test/live-app.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
@@ -25,6 +25,8 @@ beforeAll(async () => {
     { name: "Haiku Writer", interaction_mode: "completion", price_cents: 5 },
     { model: "gpt-4-turbo", max_tokens: 64 },
   ));
+  // The owner's own calls hold their model cost from the owner's wallet (decision 062).
+  await fundWallet(creator, 1_000);
   const plan = await creator.api("POST", `/api/app/${slug}/packages/`, {
     body: { name: "Four", price_cents: 100, description: "Four calls", features: {}, included_calls: 4 },
   });
@@ -158,10 +160,14 @@ describe("what an answer says it cost", () => {
     expect((await settledWallet(consumer)).balance_micros).toBe(10_000 * (afterPlan - 20));
   });
 
-  it("is 0 for the owner's own call", async () => {
+  it("is 0 for the owner's own call, whose model cost alone comes from the owner's wallet", async () => {
     const before = (await settledWallet(creator)).balance_micros;
+    const since = new Date();
     expectCharged(await callEveryWay(creator), 0, "owner");
-    expect((await settledWallet(creator)).balance_micros).toBe(before);
+    const own = await server.database.db.select().from(invocations).where(gte(invocations.createdAt, since));
+    const modelCost = own.reduce((sum, row) => sum + row.modelCostMicros, 0);
+    expect(modelCost).toBeGreaterThan(0);
+    expect((await settledWallet(creator)).balance_micros).toBe(before - modelCost);
   });
 
   it("is the lower price when the app's price dropped while the call ran, as the recorder charged it", async () => {
@@ -243,6 +249,41 @@ describe("what an answer says it cost", () => {
 });
 
 describe("an app deleted while its call runs", () => {
+  it("archives an app whose owner's call holds its model cost, and answers that call (decision 062)", async () => {
+    const app = await createLiveApp(
+      creator,
+      { name: "Held Over", interaction_mode: "completion", price_cents: 4 },
+      { model: "gpt-4-turbo", max_tokens: 64 },
+    );
+    vendor.set({ kind: "echo", delayMs: 1_000 });
+    try {
+      const running = post(creator, `/api/app/${app.slug}/completion-messages`, { inputs: { query: "x" } });
+      await expect
+        .poll(
+          async () =>
+            (
+              await server.database.db
+                .select()
+                .from(modelCostHolds)
+                .where(eq(modelCostHolds.applicationId, app.id))
+            ).length,
+        )
+        .toBe(1);
+      // Money moved for the app (its owner's model cost): kept as history, so archived, not erased.
+      const deleted = await creator.api("DELETE", `/api/app/${app.slug}/`);
+      expect(deleted.status, JSON.stringify(deleted.body)).toBeLessThan(300);
+      const answer = await running;
+      expect(answer.status).toBe(200);
+    } finally {
+      vendor.set({ kind: "echo" });
+    }
+    const [row] = await server.database.db
+      .select()
+      .from(modelCostHolds)
+      .where(eq(modelCostHolds.applicationId, app.id));
+    expect(row?.status).toBe("spent");
+  });
+
   it("answers 404 naming what happened, not a 500, and charges nothing", async () => {
     const app = await createLiveApp(
       creator,
@@ -250,9 +291,18 @@ describe("an app deleted while its call runs", () => {
       { model: "gpt-4-turbo", max_tokens: 64 },
     );
     const before = (await settledWallet(creator)).balance_micros;
+    // On the creator's own model key the vendor bills the creator, so the owner's call holds
+    // nothing (decision 062): the app has no money history and the delete erases it.
+    expect(
+      (await creator.api("PUT", "/api/model-keys/openai", { body: { api_key: "sk-creator-own-key-1234" } }))
+        .status,
+    ).toBe(200);
+    expect(
+      (await creator.api("PATCH", `/api/app/${app.slug}/prompt/`, { body: { model_keys: "creator" } }))
+        .status,
+    ).toBe(200);
     vendor.set({ kind: "echo", delayMs: 1_000 });
     try {
-      // The owner's own call is free, so the app has no money history and the delete erases it.
       const running = post(creator, `/api/app/${app.slug}/completion-messages`, { inputs: { query: "x" } });
       await new Promise((resolve) => setTimeout(resolve, 300));
       const deleted = await creator.api("DELETE", `/api/app/${app.slug}/`);

@@ -3,7 +3,10 @@ import type { FastifyRequest } from "fastify";
 import type { ApplicationRow } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
+import { findModel } from "../models/model-catalog.ts";
 import { modelCostMicros } from "../models/model-prices.ts";
+import { requestWorstCaseMicros, worstCaseInputTokensOf } from "../models/worst-case.ts";
+import type { EstimatedCase, EstimateRun, RunCostBound } from "../releases/eval-costs.ts";
 import type { CallCase, CaseCallResult, Judge, JudgeVerdict } from "../releases/evals.ts";
 import { generatePaidAnswer, payForCall } from "./call-lifecycle.ts";
 import type { Execution, ExecutionResult } from "./execution.ts";
@@ -14,9 +17,10 @@ import type { PromptTestDeps } from "./prompt-test-run.ts";
 /**
  * The calls of an eval run (docs/decisions/059), on the same money rule as Test Prompt
  * (prompt-test-run.ts, decision 056): each case is the owner's own call of their app at the run's
- * version, through the one call lifecycle (decision 048): free to them, recorded as an invocation
- * with its model cost, which the model-cost sweep takes from their earnings (decision 026). The
- * judge of a rubric is such a call too, on the judge model. No path here charges anyone else.
+ * version, through the one call lifecycle (decision 048): no price, its worst-case model cost
+ * held from the owner's wallet before the vendor is called and its actual cost taken when it is
+ * recorded (decision 062). The judge of a rubric is such a call too, on the judge model. No path
+ * here charges anyone else.
  */
 
 /** One case on the version pinned by number, as a consumer pinning `v12` would get it. */
@@ -55,14 +59,21 @@ export function evalCaseCaller(
     } catch (error) {
       return failed(error, null);
     }
-    const paid = await payForCall(deps, {
-      request,
-      caller: owner,
-      application,
-      execution,
-      mode: "completion",
-      input,
-    });
+    let paid: Awaited<ReturnType<typeof payForCall>>;
+    try {
+      // Its worst-case model cost is held from the owner's wallet first (decision 062): a wallet
+      // that ran dry is this case's error (402's message), and the run goes on to the next.
+      paid = await payForCall(deps, {
+        request,
+        caller: owner,
+        application,
+        execution,
+        mode: "completion",
+        input,
+      });
+    } catch (error) {
+      return failed(error, null);
+    }
     let result: ExecutionResult;
     try {
       ({ result } = await generatePaidAnswer(request, paid, execution));
@@ -151,6 +162,90 @@ export function sandboxVerdict(rubric: string, output: string): { pass: boolean;
       };
 }
 
+/**
+ * The worst case of a run's calls (decision 062): each case prepared as it will run (its rendered
+ * input counted; a case that cannot be prepared makes no call), and each rubric's judge call with
+ * the case's answer at its longest (`max_tokens`, with the tokenizer margin) in its input.
+ */
+export function evalRunEstimator(
+  deps: PromptTestDeps,
+  owner: LocalUser,
+  application: ApplicationRow,
+  version: number,
+): EstimateRun {
+  return async (cases: EstimatedCase[], judgeModel: string | null): Promise<RunCostBound> => {
+    const bound: RunCostBound = { totalMicros: 0, largestCallMicros: 0, calls: 0, judgeCalls: 0 };
+    const add = (micros: number, judge: boolean) => {
+      bound.totalMicros += micros;
+      bound.largestCallMicros = Math.max(bound.largestCallMicros, micros);
+      if (judge) bound.judgeCalls += 1;
+      else bound.calls += 1;
+    };
+    for (const c of cases) {
+      const input = {
+        inputs: c.inputs,
+        query: c.query ?? undefined,
+        response_mode: "blocking" as const,
+        user: undefined,
+      };
+      const execution = await preparePromptExecution(deps.db, deps.llm, {
+        app: application,
+        caller: owner,
+        input,
+        mode: "completion",
+        secrets: deps.secrets,
+        pin: { version },
+      }).catch(() => undefined);
+      if (!execution) continue;
+      add(execution.worstCaseModelCostMicros ?? 0, false);
+      for (const rubric of c.rubrics) {
+        if (!judgeModel) continue;
+        const request = judgeRequest(judgeModel, { rubric, inputs: c.inputs, query: c.query, output: "" });
+        const answerTokens = Math.ceil((execution.maxOutputTokens ?? 0) * 1.25);
+        const micros =
+          judgeWorstCaseMicros(deps.llm, request) === 0
+            ? 0
+            : modelCostMicros(
+                judgeModel,
+                {
+                  inputTokens: worstCaseInputTokensOf(request) + answerTokens,
+                  outputTokens: request.maxTokens,
+                },
+                new Date(),
+              );
+        add(micros, true);
+      }
+    }
+    return bound;
+  };
+}
+
+/** The judge's request for one answer: the rubric, the inputs and the answer, a JSON verdict back. */
+function judgeRequest(model: string, input: Parameters<Judge>[0]) {
+  return {
+    model,
+    system: JUDGE_SYSTEM,
+    messages: [{ role: "user" as const, content: judgePrompt(input) }],
+    temperature: 0,
+    maxTokens: 300,
+    topP: 1,
+    frequencyPenalty: 0,
+    presencePenalty: 0,
+    outputSchema: VERDICT_SCHEMA,
+  };
+}
+
+/** The judge's worst case (decision 062): 0 when the sandbox answers (no key for its provider). */
+function judgeWorstCaseMicros(
+  llm: PromptTestDeps["llm"],
+  request: Parameters<typeof requestWorstCaseMicros>[0],
+) {
+  const provider = findModel(request.model)?.provider;
+  return provider && provider !== "sandbox" && llm.isConfigured(provider)
+    ? requestWorstCaseMicros(request)
+    : 0;
+}
+
 /** The judge of rubric assertions on `model`: an owner's own call of their app (see above). */
 export function evalJudge(
   deps: PromptTestDeps,
@@ -160,17 +255,7 @@ export function evalJudge(
   model: string,
 ): Judge {
   return async (input): Promise<JudgeVerdict> => {
-    const llmRequest = {
-      model,
-      system: JUDGE_SYSTEM,
-      messages: [{ role: "user" as const, content: judgePrompt(input) }],
-      temperature: 0,
-      maxTokens: 300,
-      topP: 1,
-      frequencyPenalty: 0,
-      presencePenalty: 0,
-      outputSchema: VERDICT_SCHEMA,
-    };
+    const llmRequest = judgeRequest(model, input);
     const generate = async (): Promise<ExecutionResult> => {
       const generated = await deps.llm.generate(llmRequest);
       return {
@@ -195,6 +280,7 @@ export function evalJudge(
       inputs: {},
       storeContent: false,
       deadlineSeconds: deps.llm.timeoutSeconds,
+      worstCaseModelCostMicros: judgeWorstCaseMicros(deps.llm, llmRequest),
       generate,
       stream: () => streamOnce(generate),
     };

@@ -46,6 +46,14 @@ export interface Execution {
   storeContent: boolean;
   /** The longest the call may take: a hold for it expires (and is swept) well after this. */
   deadlineSeconds: number;
+  /**
+   * The most the model vendor can bill the platform for this call (models/worst-case.ts): held
+   * from its creator's wallet when no price pays for it (decision 062). 0 or absent when the
+   * platform pays no vendor (the sandbox, the creator's own keys, workflow apps).
+   */
+  worstCaseModelCostMicros?: number;
+  /** The most output tokens the model may answer with (`max_tokens`), for a prompt app. */
+  maxOutputTokens?: number;
   generate(): Promise<ExecutionResult>;
   /** Text pieces, and pieces of tool calls when the app passes the caller's tools to its model. */
   stream(): { chunks: AsyncIterable<StreamPiece>; result: Promise<ExecutionResult> };

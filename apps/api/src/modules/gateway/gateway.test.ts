@@ -19,6 +19,8 @@ const consumer = useCaller(server, "Consumer");
 beforeAll(async () => {
   consumerKey = (await consumer.api("POST", "/api/keys/", { body: { name: "sdk" } })).body.key;
   await fundWallet(consumer, 100_000);
+  // The owner's own calls hold their model cost from the owner's wallet (decision 062).
+  await fundWallet(creator, 1_000);
 });
 beforeEach(() => vendor.set({ kind: "echo" }));
 

@@ -118,11 +118,13 @@ it("uses a released prompt template and model from the next call, and a saved on
 });
 
 it("charges a decrease another process made, though this one's copy of the app still has the old price", async () => {
-  // Priced at $1.50; the creator's own (free) call loads it into this process's cache; then
+  // Priced at $1.50; the creator's own call (no price) loads it into this process's cache; then
   // another process lowers it to 50¢, and this process has not heard of it yet: the write runs
   // with triggers off (`session_replication_role = replica`), as if its notice were still on the way.
   await server.database.db.update(applications).set({ priceCents: 150 }).where(eq(applications.slug, slug));
   const creatorKey = (await creator.api("POST", "/api/keys/", { body: { name: "own" } })).body.key;
+  // The owner's own call holds its model cost from the owner's wallet (decision 062).
+  await fundWallet(creator, 100);
   const own = new OpenAI({ apiKey: creatorKey, baseURL: `${server.baseUrl}/api/v1`, maxRetries: 0 });
   await own.chat.completions.create({ model: slug, messages: [{ role: "user", content: "Hi" }] });
   await server.database.db.transaction(async (tx) => {

@@ -118,6 +118,7 @@ export async function openPaidCall(
         payerId: caller.id,
         application,
         deadlineSeconds: execution.deadlineSeconds,
+        modelCostWorstCaseMicros: execution.worstCaseModelCostMicros,
         feePercent: deps.feePercent,
         topUpUrl: `${deps.publicUrl}/wallet`,
         maxPriceCents: options.maxPriceCents,

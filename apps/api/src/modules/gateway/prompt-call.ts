@@ -232,6 +232,13 @@ export async function preparePromptExecution(
     ...(worstCase ? { worstCase } : {}),
     storeContent: true,
     deadlineSeconds: llm.timeoutSeconds,
+    // Only a vendor on the platform's keys bills the platform: the sandbox answers a model whose
+    // provider has no key, and the creator's own key bills the creator. The same worst case the
+    // input bound judges (decision 063: bytes for what the caller sends, so a megabyte of hostile
+    // text is never run through a tokenizer on the paid path), held when no price pays (062).
+    worstCaseModelCostMicros:
+      worstCase && provider && provider !== "sandbox" && llm.isConfigured(provider) ? worstCase.micros : 0,
+    maxOutputTokens: llmRequest.maxTokens,
     generate,
     stream() {
       // A structured answer is only valid once complete, so it is checked and sent whole.

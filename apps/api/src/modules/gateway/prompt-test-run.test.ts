@@ -27,7 +27,7 @@ const testConfig = (caller: Caller, body: object) =>
 const balanceMicros = async () => (await owner.api("GET", "/api/wallet/")).body.balance_micros as number;
 
 describe("Test Prompt runs the draft on the model", () => {
-  it("answers with tokens, latency and model cost, free to the owner and recorded as their call", async () => {
+  it("answers with tokens, latency and model cost, the cost paid from the owner's wallet and recorded as their call", async () => {
     const before = await balanceMicros();
     const response = await testConfig(owner, {
       prompt_template: "Summarise {{topic}}",
@@ -72,7 +72,8 @@ describe("Test Prompt runs the draft on the model", () => {
       inputTokens: run.input_tokens,
       outputTokens: 3,
     });
-    expect(await balanceMicros()).toBe(before);
+    // No price paid for it: its model cost came from the owner's wallet (decision 062), not debt.
+    expect(await balanceMicros()).toBe(before - run.model_cost_micros);
     expect((await reconcile(server.database.db)).ok).toBe(true);
   });
 

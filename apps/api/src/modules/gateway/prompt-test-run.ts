@@ -38,8 +38,8 @@ export function draftOf(body: TestConfigRequest, knownModels: ReadonlySet<string
 
 /**
  * Test Prompt runs the draft on the model as the owner's own call of their app: the same paid
- * path as the gateway (call-lifecycle.ts; free to the owner, recorded with its model cost, which
- * the model-cost sweep takes from their earnings: docs/decisions/026). A model that cannot answer
+ * path as the gateway (call-lifecycle.ts; no price, its model cost prepaid from the owner's
+ * wallet: 402 when it cannot be, docs/decisions/062). A model that cannot answer
  * is reported in the run, not thrown, so the editor still shows the rendered template; like every
  * paid call that fails, it is recorded as a failed invocation (decision 048).
  */

@@ -14,6 +14,8 @@ const stranger = useCaller(server, "Release Stranger");
 
 beforeAll(async () => {
   await fundWallet(consumer, 100_000);
+  // The owner's own calls hold their model cost from the owner's wallet (decision 062).
+  await fundWallet(creator, 1_000);
 });
 beforeEach(() => vendor.set({ kind: "echo" }));
 
@@ -169,7 +171,7 @@ describe("releases", () => {
     const current = await call(slug);
     expect(current.status).toBe(200);
     expect(current.headers.get("promptmint-version")).toBe("v3");
-    // The creator may still try any version of their own app: their calls are free.
+    // The creator may still try any version of their own app: no price, the model cost from their wallet.
     const own = await creator.api("POST", `/api/app/${slug}/completion-messages`, {
       body: { inputs: {}, query: "hello", response_mode: "blocking" },
       headers: { "promptmint-version": "v2" },

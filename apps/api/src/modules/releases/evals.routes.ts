@@ -5,6 +5,8 @@ import {
   EvalCaseSchema,
   EvalCompareQuerySchema,
   EvalComparisonSchema,
+  EvalEstimateQuerySchema,
+  EvalEstimateSchema,
   EvalRunListSchema,
   EvalRunQuerySchema,
   EvalRunSchema,
@@ -19,13 +21,14 @@ import type { Database } from "../../db/client.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
 import type { CallPayments } from "../billing/call-payment/index.ts";
-import { evalCaseCaller, evalJudge } from "../gateway/eval-call.ts";
+import { evalCaseCaller, evalJudge, evalRunEstimator } from "../gateway/eval-call.ts";
 import type { LlmClient } from "../models/llm.ts";
 import { KNOWN_MODEL_IDS } from "../models/model-catalog.ts";
 import {
   compareRuns,
   createCase,
   deleteCase,
+  estimateEvalRun,
   getRun,
   listCases,
   listRuns,
@@ -34,7 +37,14 @@ import {
   updateCase,
 } from "./evals.ts";
 
-const errors = { 400: ApiErrorSchema, 401: ApiErrorSchema, 404: ApiErrorSchema, 409: ApiErrorSchema };
+const errors = {
+  400: ApiErrorSchema,
+  401: ApiErrorSchema,
+  402: ApiErrorSchema,
+  404: ApiErrorSchema,
+  409: ApiErrorSchema,
+  429: ApiErrorSchema,
+};
 const security = [{ bearerAuth: [] }];
 const tags = ["prompts"];
 const IdParams = z.object({ id: UuidSchema });
@@ -145,7 +155,7 @@ export const evalsRoutes: FastifyPluginAsyncZod<{
       schema: {
         tags,
         summary:
-          "Run every case against a version on its model (the owner's own calls: free to them, model cost from earnings); answers when done",
+          "Run every case against a version on its model (the owner's own calls: each holds its worst-case model cost from the owner's wallet; 402 when the wallet cannot pay the first call, 409 until a large estimate is confirmed with confirm_cost_micros, 429 past the concurrent runs limit); answers when done",
         security,
         params: IdParams,
         body: StartEvalRunSchema,
@@ -163,8 +173,37 @@ export const evalsRoutes: FastifyPluginAsyncZod<{
         knownModels: KNOWN_MODEL_IDS,
         callCaseFor: (application, version) => evalCaseCaller(callDeps, request, owner, application, version),
         judgeFor: (application, model) => evalJudge(callDeps, request, owner, application, model),
+        estimateFor: (application, version) => evalRunEstimator(callDeps, owner, application, version),
+        topUpUrl: `${publicUrl}/wallet`,
       });
       return reply.status(201).send(run);
+    },
+  );
+
+  app.get(
+    "/prompts/:id/evals/estimate",
+    {
+      schema: {
+        tags,
+        summary:
+          "What a run of a version may cost at most (every case and judge call at its worst case, paid from your wallet), and whether it needs confirming",
+        security,
+        params: IdParams,
+        querystring: EvalEstimateQuerySchema,
+        response: { 200: EvalEstimateSchema, ...errors },
+      },
+      onRequest,
+    },
+    async (request) => {
+      const owner = currentUser(request);
+      return estimateEvalRun(db, {
+        owner,
+        promptId: request.params.id,
+        version: request.query.version,
+        judgeModel: request.query.judge_model,
+        knownModels: KNOWN_MODEL_IDS,
+        estimateFor: (application, version) => evalRunEstimator(callDeps, owner, application, version),
+      });
     },
   );
 

@@ -1,6 +1,7 @@
 import { eq, inArray } from "drizzle-orm";
-import { beforeEach, describe, expect, it } from "vitest";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { invocations } from "../../db/schema/index.ts";
+import { fundWallet } from "../../test/caller.ts";
 import type { RecordedRequest } from "../../test/fake-openai.ts";
 import { createLiveApp, createPromptApp } from "../../test/live-app.ts";
 import { useCaller, useVendorServer } from "../../test/use-test-server.ts";
@@ -26,6 +27,8 @@ function judgeOrEcho(request: RecordedRequest): string {
   return JSON.stringify({ pass, reason: pass ? `mentions ${word}` : `never mentions ${word}` });
 }
 beforeEach(() => vendor.set({ kind: "respond", answer: judgeOrEcho }));
+// Every case and judge call holds its worst-case model cost from the owner's wallet (decision 062).
+beforeAll(() => fundWallet(creator, 5_000));
 
 // gpt-4-turbo costs $10 per million input tokens and $30 per million output tokens: 10 µ$ and 30 µ$ a token.
 const costOf = (input: number, output: number) => input * 10 + output * 30;
@@ -222,8 +225,8 @@ describe("eval runs", () => {
     expect(run.body.latency_p50_ms).toBe(latencies[1]);
     expect(run.body.latency_p95_ms).toBe(latencies[2]);
 
-    // The run's calls are the owner's own: free to them, recorded with their model cost (taken
-    // from their earnings by the sweep); the app's callers were never involved.
+    // The run's calls are the owner's own: no price, recorded with their model cost, which each
+    // call took from the owner's wallet (decision 062); the app's callers were never involved.
     const rows = await server.database.db
       .select()
       .from(invocations)
@@ -235,7 +238,9 @@ describe("eval runs", () => {
     const judgeCalls = rows.filter((r) => r.model === "gpt-4o-mini");
     expect(judgeCalls).toHaveLength(2);
     expect(judgeCalls.every((r) => r.chargedCents === 0 && r.modelCostMicros > 0)).toBe(true);
-    expect((await creator.api("GET", "/api/wallet/")).body.balance_micros).toBe(walletBefore);
+    const modelCosts = rows.reduce((sum, r) => sum + r.modelCostMicros, 0);
+    expect((await creator.api("GET", "/api/wallet/")).body.balance_micros).toBe(walletBefore - modelCosts);
+    expect(rows.every((r) => r.modelCostPostedAt !== null)).toBe(true);
     expect((await reconcile(server.database.db)).ok).toBe(true);
 
     // Listed (by version too), and read back whole.

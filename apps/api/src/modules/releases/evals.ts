@@ -6,6 +6,7 @@ import {
   type EvalCaseList,
   type EvalChange,
   type EvalComparison,
+  type EvalEstimate,
   type EvalResult,
   type EvalRun,
   type IoSchema,
@@ -35,6 +36,13 @@ import { centsToMicros, feeMicros } from "../billing/money.ts";
 import { effectivePriceCents } from "../billing/price-changes.ts";
 import { validateAgainstSchema } from "../prompts/input-schema.ts";
 import { versionByNumber } from "../prompts/labels.ts";
+import {
+  type EstimatedCase,
+  type EstimateRun,
+  evalEstimate,
+  refuseUnaffordableRun,
+  startRunWithinLimit,
+} from "./eval-costs.ts";
 
 /**
  * Evals before publishing (issue 31 part 3, docs/decisions/059): a prompt app's test cases, runs
@@ -402,6 +410,53 @@ async function pooled<T, R>(
   return out;
 }
 
+/** The cases a run of the prompt runs, in order (400 when there are none). */
+async function runCases(db: Database, promptId: string): Promise<CaseRow[]> {
+  const cases = await db
+    .select()
+    .from(evalCases)
+    .where(eq(evalCases.promptId, promptId))
+    .orderBy(asc(evalCases.position), asc(evalCases.createdAt))
+    .limit(MAX_EVAL_CASES);
+  if (cases.length === 0) throw new AppError("bad_request", "Add an eval case before running the evals");
+  return cases;
+}
+
+/** The judge of a run: the one asked for, else the version's model when a case has a rubric. */
+function judgeModelOf(cases: CaseRow[], asked: string | undefined, versionModel: string): string | null {
+  const needsJudge = cases.some((c) => (c.assertions as EvalAssertion[]).some((a) => a.kind === "rubric"));
+  return needsJudge ? (asked ?? versionModel) : (asked ?? null);
+}
+
+function estimatedCase(c: CaseRow): EstimatedCase {
+  const rubrics = (c.assertions as EvalAssertion[]).flatMap((a) => (a.kind === "rubric" ? [a.rubric] : []));
+  return { inputs: c.inputs as Record<string, unknown>, query: c.query, rubrics };
+}
+
+/** What a run of the version would cost at most, and whether it needs confirming (decision 062). */
+export async function estimateEvalRun(
+  db: Database,
+  options: {
+    owner: LocalUser;
+    promptId: string;
+    version: number;
+    judgeModel?: string;
+    knownModels: ReadonlySet<string>;
+    estimateFor: (app: ApplicationRow, version: number) => EstimateRun;
+  },
+): Promise<EvalEstimate> {
+  const { app, prompt } = await ownEvalPrompt(db, options.owner, options.promptId);
+  const version = await versionByNumber(db, prompt.id, options.version).catch(() => {
+    throw invalidFields({ version: `is not a version of this app (v${options.version})` });
+  });
+  if (options.judgeModel !== undefined && !options.knownModels.has(options.judgeModel))
+    throw invalidFields({ judge_model: "is not a known model" });
+  const cases = await runCases(db, prompt.id);
+  const judgeModel = judgeModelOf(cases, options.judgeModel, version.model);
+  const bound = await options.estimateFor(app, version.version)(cases.map(estimatedCase), judgeModel);
+  return evalEstimate(db, options.owner, bound);
+}
+
 /**
  * Runs every case of the app against one version and judges the answers (docs/decisions/059).
  * Bounded (at most MAX_EVAL_CASES cases, EVAL_CONCURRENCY at a time), so it runs while the
@@ -419,12 +474,18 @@ export async function runEval(
     knownModels,
     callCaseFor,
     judgeFor,
+    estimateFor,
+    topUpUrl,
   }: {
     owner: LocalUser;
     promptId: string;
     body: StartEvalRun;
     feePercent: number;
     knownModels: ReadonlySet<string>;
+    /** The worst case of the run's calls on the version (gateway/eval-call.ts; decision 062). */
+    estimateFor: (app: ApplicationRow, version: number) => EstimateRun;
+    /** Where a 402 sends the owner to top up. */
+    topUpUrl: string;
     /** The gateway's call of one case on the version (the owner's own call). */
     callCaseFor: (app: ApplicationRow, version: number) => CallCase;
     /** The gateway's call of the judge model on a rubric. */
@@ -437,30 +498,34 @@ export async function runEval(
   });
   if (body.judge_model !== undefined && !knownModels.has(body.judge_model))
     throw invalidFields({ judge_model: "is not a known model" });
-  const cases = await db
-    .select()
-    .from(evalCases)
-    .where(eq(evalCases.promptId, prompt.id))
-    .orderBy(asc(evalCases.position), asc(evalCases.createdAt))
-    .limit(MAX_EVAL_CASES);
-  if (cases.length === 0) throw new AppError("bad_request", "Add an eval case before running the evals");
-  const needsJudge = cases.some((c) => (c.assertions as EvalAssertion[]).some((a) => a.kind === "rubric"));
-  const judgeModel = needsJudge ? (body.judge_model ?? version.model) : (body.judge_model ?? null);
+  const cases = await runCases(db, prompt.id);
+  const judgeModel = judgeModelOf(cases, body.judge_model, version.model);
   const priceMicros = centsToMicros(effectivePriceCents(app));
+  // Every call of the run is paid from the owner's wallet as it runs; the run as a whole is
+  // bounded first (decision 062): refused when the wallet cannot pay its dearest call, confirmed
+  // when large, and at most MAX_CONCURRENT_EVAL_RUNS at once.
+  const estimate = await evalEstimate(
+    db,
+    owner,
+    await estimateFor(app, version.version)(cases.map(estimatedCase), judgeModel),
+  );
+  refuseUnaffordableRun(estimate, body.confirm_cost_micros, topUpUrl);
 
-  const [run] = await db
-    .insert(evalRuns)
-    .values({
-      promptId: prompt.id,
-      version: version.version,
-      status: "running",
-      judgeModel,
-      startedBy: owner.id,
-      cases: cases.length,
-      priceMicros,
-      feePercent,
-    })
-    .returning();
+  const [run] = await startRunWithinLimit(db, owner, (tx) =>
+    tx
+      .insert(evalRuns)
+      .values({
+        promptId: prompt.id,
+        version: version.version,
+        status: "running",
+        judgeModel,
+        startedBy: owner.id,
+        cases: cases.length,
+        priceMicros,
+        feePercent,
+      })
+      .returning(),
+  );
   if (!run) throw new Error("eval run insert returned nothing");
 
   const outputSchema = version.outputSchema ? IoSchemaSchema.parse(version.outputSchema) : null;

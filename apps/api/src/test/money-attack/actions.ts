@@ -1,5 +1,6 @@
 import type { Attack } from "./attack.ts";
 import { disputeTopUp, payOut, refundTopUp } from "./chargebacks.ts";
+import { creatorTopUp, evalRun, testPrompt } from "./creator-calls.ts";
 import { experimentStep, moveProduction } from "./experiments.ts";
 import {
   cancel,
@@ -71,4 +72,8 @@ export const actions: Action[] = [
   // Issue 37: inputs beyond what a call pays, and price cuts under a dear experiment arm (decision 063).
   { name: "oversized call", weight: 5, run: oversizedCall },
   { name: "cut price under an arm", weight: 1.5, run: cutPriceUnderAnArm },
+  // Issue 37: the creator's calls no price pays for, from a wallet that starts empty (decision 062).
+  { name: "test prompt", weight: 3, run: testPrompt },
+  { name: "eval run", weight: 1.5, run: evalRun },
+  { name: "creator top-up", weight: 1, run: creatorTopUp },
 ];

@@ -60,7 +60,10 @@ export interface EventEntry {
     | "dispute"
     | "payout"
     | "experiment"
-    | "label_move";
+    | "label_move"
+    // Issue 37: a creator's calls no price pays for (creator-calls.ts).
+    | "test_prompt"
+    | "eval_run";
   seq: number;
   actor: number;
   startedAt: number;

@@ -75,6 +75,8 @@ export function summarize(
     "payout",
     "experiment",
     "label_move",
+    "test_prompt",
+    "eval_run",
   ] as const) {
     const statuses: Record<string, number> = {};
     for (const event of journal.events(kind))

@@ -8,11 +8,13 @@ import { checkCalls } from "../../modules/billing/call-checks.ts";
 import { sweepExpiredHolds } from "../../modules/billing/call-payment/holds.ts";
 import { sweepExpiredIncludedCalls } from "../../modules/billing/call-payment/included-calls.ts";
 import { sweepKeyReservations } from "../../modules/billing/call-payment/key-reservations.ts";
+import { sweepExpiredModelCostHolds } from "../../modules/billing/call-payment/model-cost-holds.ts";
 import { MICROS_PER_CENT } from "../../modules/billing/money.ts";
 import { reconcile } from "../../modules/billing/reconcile.ts";
 import { actions } from "./actions.ts";
 import { type Attack, epochMs, Semaphore } from "./attack.ts";
 import { startCluster } from "./cluster.ts";
+import { creatorCallViolations } from "./creator-calls.ts";
 import { judgeExperiments } from "./experiments.ts";
 import { Journal } from "./journal.ts";
 import {
@@ -108,6 +110,8 @@ export async function runMoneyAttack(options: AttackOptions): Promise<AttackResu
     // Holds the sweepers should already have closed (before the final sweep closes the rest).
     const { overdueHolds } = await checkCalls(db);
     while ((await sweepExpiredHolds(db, new Date(Date.now() + 24 * 3_600_000))) > 0);
+    // Model cost holds of calls a kill cut off (decision 062): given back the way the sweeper does.
+    while ((await sweepExpiredModelCostHolds(db, new Date(Date.now() + 24 * 3_600_000))) > 0);
     // The included calls killed processes took for calls they never recorded: expired now (no
     // server is left to record them), then given back the way the sweeper does.
     await db.update(includedCalls).set({ expiresAt: new Date(0) });
@@ -153,6 +157,7 @@ export async function runMoneyAttack(options: AttackOptions): Promise<AttackResu
       },
       (kind, example) => violations.push({ kind, example }),
     );
+    violations.push(...(await creatorCallViolations(db)));
     const experimentFigures = await judgeExperiments(db, (kind, example) =>
       violations.push({ kind, example }),
     );

@@ -1,4 +1,4 @@
-import type { EvalCase, EvalResult, EvalRun } from "@promptmint/contracts";
+import type { EvalCase, EvalEstimate, EvalResult, EvalRun } from "@promptmint/contracts";
 import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
@@ -66,6 +66,20 @@ function run(overrides: Partial<EvalRun> = {}): EvalRun {
   };
 }
 
+function estimate(overrides: Partial<EvalEstimate> = {}): EvalEstimate {
+  return {
+    estimate_micros: 12_500,
+    largest_call_micros: 6_250,
+    calls: 1,
+    judge_calls: 0,
+    balance_micros: 5_000_000,
+    confirm_above_micros: 1_000_000,
+    needs_confirmation: false,
+    max_concurrent_runs: 2,
+    ...overrides,
+  };
+}
+
 function stubEvalsApi(extra = {}, cases: EvalCase[] = [greets], runs: EvalRun[] = []) {
   return stubSignedInApi({
     "GET /api/app/blog-writer/": () => jsonResponse(app),
@@ -81,6 +95,9 @@ function stubEvalsApi(extra = {}, cases: EvalCase[] = [greets], runs: EvalRun[] 
       }),
     [`GET ${EVALS}/cases`]: () => jsonResponse({ cases, require_passing_eval: false, max_cases: 50 }),
     [`GET ${EVALS}/runs`]: () => jsonResponse({ runs }),
+    [`GET ${EVALS}/estimate?version=2`]: () => jsonResponse(estimate()),
+    [`GET ${EVALS}/estimate?version=2&judge_model=gpt-4o-mini`]: () =>
+      jsonResponse(estimate({ judge_calls: 1 })),
     ...extra,
   });
 }
@@ -220,6 +237,34 @@ describe("evals page", () => {
     expect(screen.getByText("$0.0002")).toBeDefined();
     expect(screen.getByText("$0.2248")).toBeDefined();
     expect(screen.getByText(/price \$0\.2500 − fee \$0\.0250 − cost/)).toBeDefined();
+  });
+
+  it("shows the run's estimate and, above the threshold, asks before starting it with the figure confirmed", async () => {
+    const large = estimate({
+      estimate_micros: 1_500_000,
+      balance_micros: 1_000_000,
+      needs_confirmation: true,
+    });
+    const api = stubEvalsApi({
+      [`GET ${EVALS}/estimate?version=2`]: () => jsonResponse(large),
+      [`POST ${EVALS}/runs`]: () => jsonResponse(run(), 201),
+      [`GET ${EVALS}/runs/run-1`]: () => jsonResponse(run()),
+    });
+    renderEvals();
+    expect(await screen.findByText(/\$1\.5000/)).toBeDefined();
+    expect(screen.getByText(/paid from your wallet \(\$1\.0000 available\)/)).toBeDefined();
+    await userEvent.click(screen.getByRole("button", { name: /Run on v2/ }));
+    // Not started yet: the question comes first, naming the figure and the wallet.
+    expect(
+      await screen.findByText(/may cost up to \$1\.5000 in model costs, more than your wallet/),
+    ).toBeDefined();
+    expect(api.callsTo(`POST ${EVALS}/runs`)).toHaveLength(0);
+    await userEvent.click(screen.getByRole("button", { name: "Start the run" }));
+    await waitFor(() => expect(api.callsTo(`POST ${EVALS}/runs`)).toHaveLength(1));
+    expect(api.callsTo(`POST ${EVALS}/runs`)[0]?.body).toEqual({
+      version: 2,
+      confirm_cost_micros: 1_500_000,
+    });
   });
 
   it("compares two runs case by case and flips the release gate", async () => {

@@ -43,12 +43,14 @@ import {
   useDeleteEvalCase,
   useEvalCases,
   useEvalComparison,
+  useEvalEstimate,
   useEvalRun,
   useEvalRuns,
   useEvalSettings,
   useSaveEvalCase,
   useStartEvalRun,
 } from "./api/evals";
+import { ConfirmEvalRunCost, EvalRunEstimate } from "./eval-run-estimate";
 
 /** /prompts/:slug/evals — test cases, runs against a version, comparisons, the release gate. */
 export function EvalsPage() {
@@ -579,6 +581,19 @@ function RunPanel({
   const start = useStartEvalRun(promptId);
   const [version, setVersion] = useState(String(config.current_version));
   const [judge, setJudge] = useState("");
+  const [confirming, setConfirming] = useState(false);
+  const estimate = useEvalEstimate(promptId, Number(version), judge, caseCount > 0);
+  const run = (confirmCostMicros?: number) => {
+    setConfirming(false);
+    start.mutate(
+      {
+        version: Number(version),
+        ...(judge ? { judge_model: judge } : {}),
+        ...(confirmCostMicros !== undefined ? { confirm_cost_micros: confirmCostMicros } : {}),
+      },
+      { onSuccess: (ran) => onRan(ran) },
+    );
+  };
   const versionOptions = (versions.data ?? [config.latest_version]).map((v) => ({
     value: String(v.version),
     label: `v${v.version}${v.labels.length ? ` (${v.labels.join(", ")})` : ""}`,
@@ -591,7 +606,7 @@ function RunPanel({
     <Card>
       <CardHeader
         title="Run the evals"
-        description="Every case runs on the version's model, two at a time. Each call is your own call of your app: free to you, its model cost taken from your earnings."
+        description="Every case runs on the version's model, two at a time. Each call is your own call of your app: no price, its model cost paid from your wallet. At most two runs at a time."
       />
       <CardBody className="space-y-4">
         <div className="grid gap-3 sm:grid-cols-[1fr_1fr_auto] sm:items-end">
@@ -610,18 +625,21 @@ function RunPanel({
           <Button
             busy={start.isPending}
             disabled={caseCount === 0}
-            onClick={() =>
-              start.mutate(
-                { version: Number(version), ...(judge ? { judge_model: judge } : {}) },
-                { onSuccess: (run) => onRan(run) },
-              )
-            }
+            onClick={() => (estimate.data?.needs_confirmation ? setConfirming(true) : run())}
           >
             <FlaskConical className="size-4" aria-hidden="true" /> Run on v{version}
           </Button>
         </div>
         {start.isPending && (
           <LoadingState label={`Running ${caseCount} case${caseCount === 1 ? "" : "s"} on v${version}...`} />
+        )}
+        {estimate.data && <EvalRunEstimate estimate={estimate.data} />}
+        {confirming && estimate.data && (
+          <ConfirmEvalRunCost
+            estimate={estimate.data}
+            onConfirm={run}
+            onCancel={() => setConfirming(false)}
+          />
         )}
         {caseCount === 0 && <p className="text-sm text-slate-500">Add a test case to run the evals.</p>}
         {start.isError && <Alert tone="error">{getErrorMessage(start.error)}</Alert>}

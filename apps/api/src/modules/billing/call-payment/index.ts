@@ -17,12 +17,14 @@ import {
 } from "./included-calls.ts";
 import { type KeyLimit, type KeyReservation, reserveKeySpend } from "./key-reservations.ts";
 import { LeaseBook, type LeasedPayment } from "./leases.ts";
+import { holdModelCost, releaseModelCostHold } from "./model-cost-holds.ts";
 import { CallRecorder, type RecordedCall } from "./record.ts";
 import { refuseAboveMaximum } from "./rules.ts";
 
 export { sweepExpiredHolds } from "./holds.ts";
 export { sweepExpiredIncludedCalls } from "./included-calls.ts";
 export { sweepKeyReservations } from "./key-reservations.ts";
+export { sweepExpiredModelCostHolds } from "./model-cost-holds.ts";
 
 /**
  * A paid call's payment (issue 29): the one place a call's price is taken, spent and given back.
@@ -84,6 +86,12 @@ export interface CallToPay {
    * and the included call is given back. (The price's share was judged before payment.)
    */
   refuseBeyondShare?: (shareMicros: number) => void;
+  /**
+   * The most the model vendor can bill the platform for this call (models/worst-case.ts); 0 or
+   * absent when no vendor is paid by the platform (the sandbox, the creator's own keys, workflows).
+   * A call no price pays for holds it from its creator's wallet first (decision 062).
+   */
+  modelCostWorstCaseMicros?: number;
 }
 
 /** One call's payment, open until `end`. */
@@ -153,14 +161,68 @@ export function createCallPayments(db: Database, log?: FastifyBaseLogger): CallP
   };
 }
 
+type PaymentParts = { db: Database; leases: () => LeaseBook; recorder: CallRecorder; accounts: AccountIds };
+
+/**
+ * Every model call is prepaid by someone (issue 37, decision 062): a call whose price pays nothing
+ * to its creator's share (the owner's own call, an embedded call the owner pays the platform for,
+ * a free app's call) first holds its worst-case model cost from the creator's wallet, before any
+ * price is taken and before the vendor is called (402 with the top-up page when the wallet cannot
+ * cover it). Its record spends the hold in the invocation's transaction (record.ts); a call that
+ * ends without a record gives it back. A plan's included call is not here: its subscriber prepaid
+ * the plan, and its model cost comes from the creator's earnings (model-costs.ts).
+ */
 async function openCallPayment(
-  parts: { db: Database; leases: () => LeaseBook; recorder: CallRecorder; accounts: AccountIds },
+  parts: PaymentParts,
   call: CallToPay,
   log: FastifyBaseLogger,
 ): Promise<CallPayment> {
+  if (call.agentPayment) return openAgentCallPayment(parts.recorder, call, call.agentPayment, log);
+  const worstCase = Math.ceil(call.modelCostWorstCaseMicros ?? 0);
+  const { application } = call;
+  const noShare = application.ownerId === call.payerId || effectivePriceCents(application) === 0;
+  if (worstCase <= 0 || !noShare) return openPricedPayment(parts, call, log);
+  await holdModelCost(parts.db, {
+    callId: call.callId,
+    creatorId: application.ownerId,
+    applicationId: application.id,
+    amountMicros: worstCase,
+    ttlSeconds: call.deadlineSeconds + INCLUDED_CALL_MARGIN_SECONDS,
+    topUpUrl: call.topUpUrl,
+  });
+  const giveBack = () =>
+    releaseModelCostHold(parts.db, call.callId).catch((err) =>
+      log.error({ err }, "could not give back a call's model cost hold"),
+    );
+  let payment: CallPayment;
+  try {
+    payment = await openPricedPayment(parts, call, log, call.callId);
+  } catch (error) {
+    await giveBack();
+    throw error;
+  }
+  return {
+    async end(record) {
+      try {
+        return await payment.end(record);
+      } finally {
+        // Spent in the record's transaction when there was one; otherwise (no record, or the
+        // record failed) given back now, or by the sweeper once it expires.
+        await giveBack();
+      }
+    },
+  };
+}
+
+async function openPricedPayment(
+  parts: PaymentParts,
+  call: CallToPay,
+  log: FastifyBaseLogger,
+  /** The call's model cost hold (decision 062): its record spends it. */
+  modelCostHoldId?: string,
+): Promise<CallPayment> {
   const { db, leases, recorder, accounts: accountIds } = parts;
   const { application, ownerPays } = call;
-  if (call.agentPayment) return openAgentCallPayment(recorder, call, call.agentPayment, log);
   const isOwner = application.ownerId === call.payerId;
   let listPrice = isOwner && !ownerPays ? 0 : effectivePriceCents(application);
   refuseAboveMaximum(listPrice, call.maxPriceCents);
@@ -243,7 +305,7 @@ async function openCallPayment(
   };
   /** Records a call that is not paid from the hold: failed, or covered, owner's or free. */
   const recordUnpaid = async (record: InvocationRecord) => {
-    await recorder.record(record).catch((failure) => {
+    await recorder.record(record, undefined, modelCostHoldId).catch((failure) => {
       // A free or owner's call whose app was erased meanwhile (an app with no money history is
       // deleted, not archived): its rows can no longer name the app. Nothing was charged.
       if (databaseErrorOf(failure)?.code !== "23503") throw failure;
@@ -276,7 +338,11 @@ async function openCallPayment(
       // the lease closes (decision 020).
       let recorded: RecordedCall;
       try {
-        recorded = await recorder.record(record, { holdId, amountCents: price, feePercent: call.feePercent });
+        recorded = await recorder.record(
+          record,
+          { holdId, amountCents: price, feePercent: call.feePercent },
+          modelCostHoldId,
+        );
       } catch (error) {
         // Whether the record committed is unknown: the key's reservation is left to the sweeper,
         // which keeps it only if the invocation was charged.

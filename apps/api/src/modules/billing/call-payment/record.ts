@@ -11,6 +11,7 @@ import {
 import { ROLLUPS_FROM_CALLS, utcDay } from "../../analytics/rollups.ts";
 import { spendFromHold, spendFromHoldsSql } from "./holds.ts";
 import { useIncludedCall } from "./included-calls.ts";
+import { spendModelCostHold } from "./model-cost-holds.ts";
 import { chargedCentsSql, currentPriceSql, feeMicrosSql, microsSql, modelCostDeductedSql } from "./rules.ts";
 
 /** What a successful paid call spends: its price from its hold, of which the platform keeps `feePercent`. */
@@ -64,13 +65,19 @@ export class CallRecorder {
     this.db = db;
   }
 
-  /** Records the call; with a settlement, spends its price (or a plan's included call). */
-  record(record: InvocationRecord, settlement?: Settlement): Promise<RecordedCall> {
+  /**
+   * Records the call; with a settlement, spends its price (or a plan's included call); with a
+   * model cost hold (decision 062), spends the call's model cost from it in the same transaction.
+   */
+  record(record: InvocationRecord, settlement?: Settlement, modelCostHoldId?: string): Promise<RecordedCall> {
     // The call's time is fixed on the record the first time it is recorded: it is half of the
     // invocation's key (partitioned by day, decision 038), so the same call recorded again (a batch
     // written again call by call, a record submitted twice) meets its own row, never adds a second.
     record.createdAt ??= new Date();
-    if (record.conversation) return recordOne(this.db, { record, settlement });
+    // A prepaid model cost is spent by its own statements: such calls (owners', tests', evals',
+    // widgets') are written one by one, not batched.
+    if (record.conversation || modelCostHoldId)
+      return recordOne(this.db, { record, settlement, modelCostHoldId });
     this.batches ??= new BatchRecorder(writerFor(this.db));
     return this.batches.submit({ record, settlement });
   }
@@ -168,11 +175,22 @@ class BatchRecorder {
  */
 export async function recordOne(
   db: Database,
-  call: { record: InvocationRecord; settlement?: Settlement },
+  call: { record: InvocationRecord; settlement?: Settlement; modelCostHoldId?: string },
 ): Promise<RecordedCall> {
-  const { record, settlement } = call;
+  const { record, settlement, modelCostHoldId } = call;
   let outcome: RecordOutcome = "none";
   let chargedCents = 0;
+  record.createdAt ??= new Date();
+  const at = record.createdAt;
+  /** The model cost its price did not pay, from the call's model cost hold (decision 062). */
+  const spendPrepaid = async (tx: Database, deductedMicros: number) => {
+    if (modelCostHoldId)
+      await spendModelCostHold(tx, {
+        id: modelCostHoldId,
+        invocationCreatedAt: at,
+        costMicros: (record.modelCostMicros ?? 0) - deductedMicros,
+      });
+  };
   await recordInvocation(
     db,
     settlement
@@ -183,6 +201,7 @@ export async function recordOne(
             const included = await useIncludedCall(tx, record.applicationId, record.callerUserId);
             if (included) {
               outcome = "plan";
+              await spendPrepaid(tx, 0);
               return { coveredBy: included };
             }
             const spent = await spendFromHold(tx, settlement.holdId, {
@@ -192,10 +211,19 @@ export async function recordOne(
             });
             outcome = spent === undefined ? "refused" : "hold";
             chargedCents = spent?.chargedCents ?? 0;
+            await spendPrepaid(tx, spent?.modelCostDeductedMicros ?? 0);
             return spent ?? "refused";
           },
         }
-      : record,
+      : modelCostHoldId
+        ? {
+            ...record,
+            settle: async (tx) => {
+              await spendPrepaid(tx, 0);
+              return "charged" as const;
+            },
+          }
+        : record,
   );
   return { outcome, chargedCents };
 }

@@ -5,6 +5,7 @@ import {
   EvalCaseListSchema,
   EvalCaseSchema,
   EvalComparisonSchema,
+  EvalEstimateSchema,
   type EvalRun,
   EvalRunListSchema,
   EvalRunSchema,
@@ -93,6 +94,24 @@ export function useEvalSettings(promptId: string) {
       }),
     onSuccess: (list) => queryClient.setQueryData([...evalsQueryKey(promptId), "cases"], list),
   });
+}
+
+/**
+ * `GET /prompts/{id}/evals/estimate?version=&judge_model=`: what a run may cost at most, paid from
+ * the wallet, and whether it must be confirmed (docs/decisions/062). Under the evals key: a change
+ * of the cases refreshes it.
+ */
+const evalEstimate = defineQuery({
+  key: (promptId: string, version: number, judge: string) =>
+    [...evalsQueryKey(promptId), "estimate", version, judge] as const,
+  fetch: (promptId, version, judge, signal) =>
+    apiRequest(
+      `${base(promptId)}/estimate?version=${version}${judge ? `&judge_model=${encodeURIComponent(judge)}` : ""}`,
+      { schema: EvalEstimateSchema, signal },
+    ),
+});
+export function useEvalEstimate(promptId: string, version: number, judge: string, enabled: boolean) {
+  return useQuery({ ...evalEstimate.options(promptId, version, judge), enabled: enabled && promptId !== "" });
 }
 
 /** `POST /prompts/{id}/evals/runs`: answers once every case ran. */
