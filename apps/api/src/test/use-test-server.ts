@@ -3,6 +3,7 @@ import { type Caller, createCaller } from "./caller.ts";
 import { createTestDatabase, type TestDatabase } from "./database.ts";
 import { startFakeOpenAi } from "./fake-openai.ts";
 import { startTestServer, startTestServers, type TestServer } from "./server.ts";
+import { startX402Facilitator, type X402Facilitator } from "./x402-facilitator.ts";
 
 // The set-up most API test files share, as useWorkflowWorld does it: each helper registers the
 // file's beforeAll/afterAll and returns an object that is filled in when its beforeAll has run, so
@@ -84,7 +85,7 @@ export function useFakeOpenAi(): Awaited<ReturnType<typeof startFakeOpenAi>> {
  * A server whose model vendor is the loopback fake (useFakeOpenAi), the paid path's usual world:
  * a platform OpenAI key, the fake's URL and a rate limit no test reaches, each overridable by `env`.
  */
-export function useVendorServer(env: Record<string, string> = {}): {
+export function useVendorServer(env: Record<string, string> | (() => Record<string, string>) = {}): {
   server: FileServer;
   vendor: ReturnType<typeof useFakeOpenAi>;
 } {
@@ -94,10 +95,27 @@ export function useVendorServer(env: Record<string, string> = {}): {
       OPENAI_API_KEY: "sk-vendor",
       OPENAI_BASE_URL: vendor.baseUrl,
       GATEWAY_RATE_LIMIT_PER_MINUTE: "1000",
-      ...env,
+      ...(typeof env === "function" ? env() : env),
     },
   }));
   return { server, vendor };
+}
+
+/**
+ * useVendorServer with x402 on (docs/decisions/052, 064): payments go to the loopback facilitator
+ * (test/x402-facilitator.ts), started before the server and stopped after the file.
+ */
+export function useX402Server(): {
+  server: FileServer;
+  vendor: ReturnType<typeof useFakeOpenAi>;
+  facilitator: X402Facilitator;
+} {
+  const facilitator = {} as X402Facilitator;
+  beforeAll(async () => {
+    Object.assign(facilitator, await startX402Facilitator());
+  });
+  afterAll(() => facilitator.stop?.());
+  return { ...useVendorServer(() => facilitator.env()), facilitator };
 }
 
 /**

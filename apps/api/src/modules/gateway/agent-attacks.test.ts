@@ -9,13 +9,13 @@ import {
 import type { PaymentPayload } from "@x402/core/types";
 import { eq, sql } from "drizzle-orm";
 import OpenAI from "openai";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { invocations, x402Payments } from "../../db/schema/index.ts";
 import { fundWallet } from "../../test/caller.ts";
 import { createPromptApp } from "../../test/live-app.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
-import { useCaller, useFakeOpenAi, useTestServer } from "../../test/use-test-server.ts";
-import { startX402Facilitator, type X402Facilitator, x402Wallet } from "../../test/x402-facilitator.ts";
+import { useCaller, useX402Server } from "../../test/use-test-server.ts";
+import { x402Wallet } from "../../test/x402-facilitator.ts";
 import { ERROR_META_KEY } from "../mcp/call-app.ts";
 
 // Issue 30's mechanisms attacked from outside (helper h2): payments and errors an agent's client
@@ -23,20 +23,7 @@ import { ERROR_META_KEY } from "../mcp/call-app.ts";
 // status, a header ignored in silence, or an error shape that differed between blocking and stream.
 
 const PRICE_CENTS = 6;
-const facilitator = {} as X402Facilitator;
-beforeAll(async () => {
-  Object.assign(facilitator, await startX402Facilitator());
-});
-afterAll(() => facilitator.stop?.());
-const vendor = useFakeOpenAi();
-const server = useTestServer(() => ({
-  env: {
-    OPENAI_API_KEY: "sk-vendor",
-    OPENAI_BASE_URL: vendor.baseUrl,
-    GATEWAY_RATE_LIMIT_PER_MINUTE: "1000",
-    ...facilitator.env(),
-  },
-}));
+const { server, vendor, facilitator } = useX402Server();
 const creator = useCaller(server, "Attacked Seller");
 const consumer = useCaller(server, "Keyed Buyer");
 let slug = "";

@@ -1,27 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { fundWallet, settledWallet } from "../../test/caller.ts";
 import { embedWidget } from "../../test/embed-widget.ts";
-import { useCaller, useFakeOpenAi, useTestServer } from "../../test/use-test-server.ts";
-import { startX402Facilitator, type X402Facilitator, x402Wallet } from "../../test/x402-facilitator.ts";
+import { useCaller, useX402Server } from "../../test/use-test-server.ts";
+import { x402Wallet } from "../../test/x402-facilitator.ts";
 
 // A call's input is bounded by what it pays (docs/decisions/063), for the payers without a
 // consumer's wallet: an agent paying with x402 (its payment is never settled) and an embedded
 // widget (its owner pays the whole price; the day's cap gets it back).
 
-const facilitator = {} as X402Facilitator;
-beforeAll(async () => {
-  Object.assign(facilitator, await startX402Facilitator());
-});
-afterAll(() => facilitator.stop?.());
-const vendor = useFakeOpenAi();
-const server = useTestServer(() => ({
-  env: {
-    OPENAI_API_KEY: "sk-vendor",
-    OPENAI_BASE_URL: vendor.baseUrl,
-    GATEWAY_RATE_LIMIT_PER_MINUTE: "1000",
-    ...facilitator.env(),
-  },
-}));
+const { server, vendor, facilitator } = useX402Server();
 const creator = useCaller(server, "Bound Agent Seller");
 const SHOP = "https://shop.example";
 const agent = x402Wallet();

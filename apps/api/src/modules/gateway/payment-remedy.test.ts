@@ -2,14 +2,10 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import OpenAI from "openai";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { createCaller, fundWallet } from "../../test/caller.ts";
-import { useCaller, useFakeOpenAi, useTestServer } from "../../test/use-test-server.ts";
-import {
-  startX402Facilitator,
-  X402_TEST_NETWORK,
-  type X402Facilitator,
-} from "../../test/x402-facilitator.ts";
+import { useCaller, useX402Server } from "../../test/use-test-server.ts";
+import { X402_TEST_NETWORK } from "../../test/x402-facilitator.ts";
 import { REMEDY_META_KEY } from "../mcp/payment-remedy.ts";
 
 // The 402's machine-readable remedy (issue 30 item 5, lib/payment-remedy.ts) in each protocol's
@@ -17,20 +13,7 @@ import { REMEDY_META_KEY } from "../mcp/payment-remedy.ts";
 // One refusal, one remedy: Dify's body, OpenAI's error and MCP's tool error carry the same object.
 
 const PRICE_CENTS = 7;
-const facilitator = {} as X402Facilitator;
-beforeAll(async () => {
-  Object.assign(facilitator, await startX402Facilitator());
-});
-afterAll(() => facilitator.stop?.());
-const vendor = useFakeOpenAi();
-const server = useTestServer(() => ({
-  env: {
-    OPENAI_API_KEY: "sk-vendor",
-    OPENAI_BASE_URL: vendor.baseUrl,
-    GATEWAY_RATE_LIMIT_PER_MINUTE: "1000",
-    ...facilitator.env(),
-  },
-}));
+const { server } = useX402Server();
 const creator = useCaller(server, "Remedy Seller");
 let slug = "";
 

@@ -9,17 +9,15 @@ import {
 } from "@x402/core/http";
 import { and, eq, sql } from "drizzle-orm";
 import pino from "pino";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { invocations, ledgerAccounts, users, x402Payments } from "../../db/schema/index.ts";
 import { createPromptApp } from "../../test/live-app.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
-import { useCaller, useFakeOpenAi, useTestServer } from "../../test/use-test-server.ts";
+import { useCaller, useX402Server } from "../../test/use-test-server.ts";
 import {
   type SettlementMode,
-  startX402Facilitator,
   X402_TEST_NETWORK,
   X402_TEST_PAY_TO,
-  type X402Facilitator,
   x402Wallet,
 } from "../../test/x402-facilitator.ts";
 import { sweepX402Payments } from "../billing/agent-payments/x402-payments.ts";
@@ -32,20 +30,7 @@ import { reconcile } from "../billing/reconcile.ts";
 // identity that no user can take by choosing a username.
 
 const PRICE_CENTS = 5;
-const facilitator = {} as X402Facilitator;
-beforeAll(async () => {
-  Object.assign(facilitator, await startX402Facilitator());
-});
-afterAll(() => facilitator.stop?.());
-const vendor = useFakeOpenAi();
-const server = useTestServer(() => ({
-  env: {
-    OPENAI_API_KEY: "sk-vendor",
-    OPENAI_BASE_URL: vendor.baseUrl,
-    GATEWAY_RATE_LIMIT_PER_MINUTE: "1000",
-    ...facilitator.env(),
-  },
-}));
+const { server, facilitator } = useX402Server();
 const creator = useCaller(server, "Settlement Seller");
 const chooser = useCaller(server, "Name Chooser");
 let slug = "";

@@ -4,17 +4,15 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
 import { and, eq } from "drizzle-orm";
 import OpenAI from "openai";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { applications, invocations, ledgerAccounts, x402Payments } from "../../db/schema/index.ts";
 import { createPromptApp } from "../../test/live-app.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
-import { useCaller, useFakeOpenAi, useTestServer } from "../../test/use-test-server.ts";
+import { useCaller, useX402Server } from "../../test/use-test-server.ts";
 import {
-  startX402Facilitator,
   X402_TEST_ASSET,
   X402_TEST_NETWORK,
   X402_TEST_PAY_TO,
-  type X402Facilitator,
   x402Wallet,
 } from "../../test/x402-facilitator.ts";
 
@@ -24,20 +22,7 @@ import {
 
 const PRICE_CENTS = 7;
 const PRICE_UNITS = String(PRICE_CENTS * 10_000);
-const facilitator = {} as X402Facilitator;
-beforeAll(async () => {
-  Object.assign(facilitator, await startX402Facilitator());
-});
-afterAll(() => facilitator.stop?.());
-const vendor = useFakeOpenAi();
-const server = useTestServer(() => ({
-  env: {
-    OPENAI_API_KEY: "sk-vendor",
-    OPENAI_BASE_URL: vendor.baseUrl,
-    GATEWAY_RATE_LIMIT_PER_MINUTE: "1000",
-    ...facilitator.env(),
-  },
-}));
+const { server, vendor, facilitator } = useX402Server();
 const creator = useCaller(server, "x402 Seller");
 const slugs = { haiku: "", chat: "" };
 const agent = x402Wallet();
