@@ -35,6 +35,11 @@ export const EarningsSummarySchema = z.object({
   /** Everything in the earnings account. */
   balance_micros: z.number().int(),
   available_micros: z.number().int(),
+  /**
+   * Matured earnings kept back while plans' included calls are still to come: their model cost is
+   * taken when they are made (docs/decisions/062). Released as the calls are made or the periods end.
+   */
+  reserved_micros: z.number().int(),
   /** What Withdraw would pay now: the available amount floored to a cent. */
   withdrawable_cents: z.number().int(),
   pending: z.array(z.object({ amount_micros: z.number().int(), available_at: z.string() })),

@@ -128,6 +128,13 @@ export interface Availability {
   balance: number;
   /** What can be paid out now (ledger units). */
   available: number;
+  /**
+   * What stays unpaid while plans' included calls are still to come (ledger units; issue 37,
+   * docs/decisions/062): the share of each current prompt-app plan period's earnings its unused
+   * included calls stand for. Their model cost is taken from the earnings when they are made,
+   * so it must still be there: usage never makes debt.
+   */
+  reserved: number;
   /** Money still in its hold period, by the moment it becomes available (ledger units). */
   pending: { amount: number; availableAt: Date }[];
 }
@@ -162,6 +169,7 @@ export async function availability(
         group by 1`,
   );
   const balance = Number(rows.find((row) => row.day === null)?.amount ?? 0);
+  const reserve = await includedCallsReserve(db, creatorId, now);
   const recent = rows
     .filter((row) => row.day !== null)
     .map((row) => ({
@@ -170,7 +178,9 @@ export async function availability(
     }))
     .sort((a, b) => a.availableAt.getTime() - b.availableAt.getTime());
   const recentTotal = recent.reduce((sum, part) => sum + part.amount, 0);
-  const available = Math.max(0, balance - recentTotal);
+  const matured = Math.max(0, balance - recentTotal);
+  const reserved = Math.min(matured, reserve);
+  const available = matured - reserved;
   // Debits beyond the matured money come out of the earliest pending parts (they become
   // available later, never sooner).
   let shortfall = Math.max(0, recentTotal - balance);
@@ -180,7 +190,34 @@ export async function availability(
     shortfall -= taken;
     if (part.amount - taken > 0) pending.push({ amount: part.amount - taken, availableAt: part.availableAt });
   }
-  return { balance, available, pending };
+  return { balance, available, reserved, pending };
+}
+
+/**
+ * The part of a creator's plan earnings whose included calls are still to come: for each active
+ * subscription to one of their prompt apps (a workflow's provider bills its creator, not the
+ * platform) whose period has not ended, what the period's payment credited to their earnings ×
+ * unused included calls / included calls. The price guard keeps a plan's share per included call
+ * at or above that call's worst-case model cost (decision 026), so what is reserved covers the
+ * model cost the sweep will take for those calls (billing/model-costs.ts) even after every other
+ * cent is paid out. It shrinks as calls are made and is released whole when the period ends.
+ */
+async function includedCallsReserve(db: Database, creatorId: string, now: Date): Promise<number> {
+  const [row] = await queryRows<{ reserve: string }>(
+    db,
+    sql`select coalesce(sum(floor(credited.micros * greatest(s.calls_included - s.calls_used, 0)::numeric
+              / s.calls_included)), 0)::text as reserve
+        from subscriptions s
+        join applications a on a.id = s.application_id and a.owner_id = ${creatorId}::uuid and a.type = 'prompt'
+        cross join lateral (
+          select coalesce(sum(e.amount_micros), 0) as micros from ledger_entries e
+          join ledger_accounts acct on acct.id = e.account_id and acct.kind = 'earnings' and acct.owner_id = a.owner_id
+          where e.transaction_id = s.period_transaction_id
+        ) credited
+        where s.status = 'active' and s.current_period_end > ${now.toISOString()}::timestamptz
+          and s.calls_included > 0 and s.period_transaction_id is not null`,
+  );
+  return Math.max(0, Number(row?.reserve ?? 0));
 }
 
 /** A creator's earnings lines for the statement: every entry of their earnings account, oldest first. */

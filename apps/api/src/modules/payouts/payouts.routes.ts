@@ -122,6 +122,7 @@ export const payoutsRoutes: FastifyPluginAsyncZod<PayoutDeps & { guards: AuthGua
         },
         balance_micros: avail.balance,
         available_micros: avail.available,
+        reserved_micros: avail.reserved,
         withdrawable_cents: microsToCents(avail.available),
         pending: avail.pending.map((part) => ({
           amount_micros: part.amount,

@@ -22,6 +22,7 @@ function summary(overrides: Partial<EarningsSummary> = {}): EarningsSummary {
     },
     balance_micros: 20_004_500,
     available_micros: 12_504_500,
+    reserved_micros: 0,
     withdrawable_cents: 1250,
     pending: [{ amount_micros: 7_500_000, available_at: "2026-12-01T10:00:00.000Z" }],
     in_transit_cents: 0,
@@ -94,6 +95,17 @@ describe("the Earnings page", () => {
     expect(when?.textContent).toBe(new Date("2026-11-24T10:00:00.000Z").toLocaleDateString());
     expect(when?.getAttribute("title")).toBe(new Date("2026-11-24T10:00:00.000Z").toLocaleString());
     expect(history.parentElement?.getAttribute("tabindex")).toBe("0");
+  });
+
+  it("says what is kept back for plans' unused included calls beside the available figure", async () => {
+    stubSignedInApi({
+      "GET /api/payouts/": () => jsonResponse(summary({ reserved_micros: 3_600_000 })),
+    });
+    render();
+    const figures = await screen.findByRole("region", { name: "Earnings figures" });
+    expect(within(figures).getByText("Available").parentElement?.textContent).toContain(
+      "$3.60 kept for your plans' unused included calls",
+    );
   });
 
   it("shows the calls' gross, fee, model cost and net of the last 30 days, and sub-cent earnings exactly", async () => {

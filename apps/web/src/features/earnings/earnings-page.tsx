@@ -18,7 +18,7 @@ import { LoadingState } from "../../components/ui/spinner";
 import { StatCard } from "../../components/ui/stat-card";
 import { getErrorMessage } from "../../lib/api-client";
 import { saveBlob } from "../../lib/download-app";
-import { formatCents, formatDate, formatDateTime } from "../../lib/format";
+import { formatCents, formatDate, formatDateTime, formatMicros } from "../../lib/format";
 import { useMoneyFigures } from "../analytics/api/get-money-figures";
 import { useAdvanceSandboxClock } from "./api/advance-sandbox-clock";
 import { useDownloadEarningsStatement } from "./api/download-earnings-statement";
@@ -120,7 +120,11 @@ export function EarningsPage() {
               icon={PiggyBank}
               label="Available"
               value={<Money micros={data.available_micros} />}
-              hint={`Earned more than ${data.hold_days} days ago`}
+              hint={
+                data.reserved_micros > 0
+                  ? `Earned more than ${data.hold_days} days ago; ${formatMicros(data.reserved_micros)} kept for your plans' unused included calls`
+                  : `Earned more than ${data.hold_days} days ago`
+              }
             />
             <StatCard
               icon={Clock}
