@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { and, eq, isNotNull, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiKeyReservations, apiKeySpend, invocations } from "../../db/schema/index.ts";
-import { type Caller, settledWallet } from "../../test/caller.ts";
+import { type Caller, fundWallet, settledWallet } from "../../test/caller.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
 import type { TestServer } from "../../test/server.ts";
 import { sweepKeyReservations } from "../billing/call-payment/key-reservations.ts";
@@ -124,6 +124,8 @@ describe("spend limit", () => {
   });
 
   it("costs the key nothing for the owner's own calls, and nothing extra for keys without a limit", async () => {
+    // The owner's call has no price, but its model cost is held from the owner's wallet (decision 062).
+    await fundWallet(creator, 100);
     const owned = await creator.api("POST", "/api/keys/", {
       body: { name: "own", spend_limit_cents: 1, limit_reset: "never" },
     });
