@@ -81,6 +81,18 @@ for (const step of steps)
   console.log(
     `  ${step.ok ? "ok  " : "FAIL"} ${step.name} (${step.seconds}s${step.ok ? "" : `, exit ${step.exit}`})`,
   );
+// What this machine's settings left out, and why (vitest.config.ts decides; this says it).
+const skipped = [];
+if (!process.env.TEST_DATABASE_URL)
+  skipped.push(
+    "the integration suite on PostgreSQL and the *.pg.test.ts files (several processes on one database, the money attack, the database cut under load): TEST_DATABASE_URL is not set",
+  );
+if (!process.env.REDIS_URL)
+  skipped.push("the *.redis.*test.ts files (rate limits shared by several processes): REDIS_URL is not set");
+if (skipped.length > 0) {
+  console.log("\nskipped suites:");
+  for (const line of skipped) console.log(`  ${line}`);
+}
 const allOk = steps.every((step) => step.ok);
 if (passed === 0) {
   console.log("no test was executed");
