@@ -298,7 +298,7 @@ export async function preloadLookups(db: Database, payments: CallPayments): Prom
   return { keys: keys.keys, apps: apps.length, prompts, accounts };
 }
 
-/** The rehearsal's people, app (live, public, 1¢ a call), key and funded wallet, made in its transaction. */
+/** The rehearsal's people, app (live, public, $1 a call), key and funded wallet, made in its transaction. */
 async function rehearsalWorld(db: Database, secrets: SecretBox) {
   const tag = randomUUID();
   const person = (role: string, creator: boolean) =>
@@ -322,7 +322,9 @@ async function rehearsalWorld(db: Database, secrets: SecretBox) {
       name: "Warm-up",
       slug: `warm-up-${tag}`,
       visibility: "public",
-      price_cents: 1,
+      // Above the starter's worst case (the input bound refuses calls a price does not cover,
+      // decision 063): $1 covers it many times over, and the wallet below holds a thousand.
+      price_cents: 100,
     }),
   );
   await db.update(applications).set({ status: "live" }).where(eq(applications.id, row.id));
