@@ -223,6 +223,21 @@ describe("money attack judge", () => {
     ).toEqual([]);
   });
 
+  it("judges an owner's 402 by a bound of its model cost hold, not by a price it does not pay", () => {
+    const refused = (walletCents: number, bytes?: number) =>
+      callOf(bytes ? { oversize: { kind: "message", bytes } } : {}, {
+        owner: true,
+        status: 402,
+        completed: false,
+        refusal: { walletCents, heldCents: 0, topUpOverlapped: false },
+      });
+    // 300 KB at gpt-4's 30 µ$ a token is $9.60 and more: a wallet of $2.42 cannot hold it.
+    expect(kinds([refused(242, 300_000)], [])).toEqual([]);
+    // An ordinary owner's call holds at most 66¢: refused with $5 in the wallet is a violation.
+    expect(kinds([refused(500)], [])).toEqual(["402 with the owner's model cost in the wallet"]);
+    expect(kinds([refused(50)], [])).toEqual([]);
+  });
+
   it("flags a key_limit_reached for a lone call whose price fitted under the limit", () => {
     const refused = (spentMicros: number) =>
       callOf(

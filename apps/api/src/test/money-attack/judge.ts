@@ -227,7 +227,17 @@ function judgeStatus(call: CallEntry, app: AttackApp, nodes: Node[], flag: Flag)
         `spend ${keyRefusal.spentMicros} µ$ + price ≤ ${keyRefusal.priceCents}¢ ≤ limit ${keyRefusal.limitCents}¢ ${line(call)}`,
       );
   }
-  if (call.status === 402 && call.refusal && !call.refusal.topUpOverlapped) {
+  // The owner's own call has no price: it holds its worst-case model cost from the owner's wallet
+  // (decision 062), so its 402 is judged against a bound of that hold (held money is not usable:
+  // it is the owner's other calls' holds).
+  if (call.status === 402 && call.refusal && !call.refusal.topUpOverlapped && call.owner) {
+    const bound = ownerCallHoldBoundCents(call);
+    if (call.refusal.walletCents >= bound)
+      flag(
+        "402 with the owner's model cost in the wallet",
+        `wallet ${call.refusal.walletCents}¢, the call's worst case ≤ ${bound}¢ ${line(call)}`,
+      );
+  } else if (call.status === 402 && call.refusal && !call.refusal.topUpOverlapped) {
     const price = highestVisiblePrice(app, call.startedAt);
     const { walletCents, heldCents } = call.refusal;
     // Money in holds already recalled but still open is not the caller's to use: the process
@@ -240,6 +250,18 @@ function judgeStatus(call: CallEntry, app: AttackApp, nodes: Node[], flag: Flag)
         `wallet ${walletCents}¢ + unspent held ${heldCents}¢, price ≤ ${price}¢ ${line(call)}`,
       );
   }
+}
+
+/**
+ * At least what an owner's call holds (decision 062): the dearest model an attack app's version can
+ * serve (gpt-4: 30 µ$ an input token, 60 an output token, up to 1000 tokens out: the experiments'
+ * dear version), the input counted as the input bound counts it (a token per byte of what the
+ * caller sends) for the oversized filler, plus 20,000 tokens for the prompt, the message and a
+ * tools array's framing.
+ */
+function ownerCallHoldBoundCents(call: CallEntry): number {
+  const inputTokens = (call.plan.oversize?.bytes ?? 0) + 20_000;
+  return Math.ceil((inputTokens * 30 + 1_000 * 60) / MICROS_PER_CENT);
 }
 
 /**
