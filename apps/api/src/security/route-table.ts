@@ -265,6 +265,12 @@ export function routeTable(world: World): Record<string, RouteRequest> {
       payload: { version: 999 },
       ok: 400,
     },
+    // Decision 062: what a run may cost, from the owner's wallet; a version the prompt lacks is a 400.
+    "GET /api/prompts/{id}/evals/estimate": {
+      class: "owned",
+      url: `/api/prompts/${world.promptId}/evals/estimate?version=999`,
+      ok: 400,
+    },
     "GET /api/prompts/{id}/evals/cases": {
       class: "owned",
       url: `/api/prompts/${world.promptId}/evals/cases`,
