@@ -63,12 +63,26 @@ if (existsSync(`${out}/vitest.json`)) {
   console.log(
     `\nvitest: ${report.numPassedTests} passed, ${report.numFailedTests} failed (${report.numTotalTests} total)`,
   );
+  // CI keeps only the end of the output: name every failure here, with the start of its message.
+  for (const file of report.testResults ?? []) {
+    const failures = (file.assertionResults ?? []).filter((test) => test.status === "failed");
+    if (failures.length === 0 && file.status === "failed")
+      console.log(`  FAILED ${path.relative(process.cwd(), file.name)}: ${firstLine(file.message)}`);
+    for (const test of failures)
+      console.log(
+        `  FAILED ${path.relative(process.cwd(), file.name)} › ${test.fullName}: ${firstLine(test.failureMessages?.[0])}`,
+      );
+  }
 }
 if (existsSync(path.resolve(out, "playwright.json"))) {
   const { stats } = JSON.parse(readFileSync(path.resolve(out, "playwright.json"), "utf8"));
   passed += stats.expected + stats.flaky;
   failed += stats.unexpected;
   console.log(`e2e: ${stats.expected + stats.flaky} passed, ${stats.unexpected} failed`);
+}
+
+function firstLine(message) {
+  return String(message ?? "").split("\n").find((line) => line.trim() !== "")?.slice(0, 300) ?? "";
 }
 
 // Errors no test caught fail the vitest step with every test passed: say which (vitest.config.ts).
