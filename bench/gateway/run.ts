@@ -38,7 +38,8 @@
  *      BENCH_NODE_ARGS (node flags for Promptmint; default those of `npm start`, "" for none),
  *      BENCH_PROFILE_DIR (write a --cpu-prof profile of the main Promptmint process there),
  *      BENCH_BASELINE_DIR (an earlier checkout with node_modules, run side by side as "baseline"),
- *      BENCH_PORT_BASE (4260; fourteen ports from there), BENCH_WRITE=0 (print only, leave RESULTS.md).
+ *      BENCH_STAGES=0 (skips section 1c, the stage timings),
+ *      BENCH_PORT_BASE (4260; fifteen ports from there), BENCH_WRITE=0 (print only, leave RESULTS.md).
  */
 import { type ChildProcess, execSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
@@ -100,6 +101,8 @@ const EXTRA_ENV = Object.fromEntries(
 );
 /** Writes a CPU profile of the Promptmint process here (summarise with bench/gateway/profile.ts). */
 const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
+/** Section 1c: where a paid call's time goes, from a process with SERVER_TIMING on. */
+const STAGES = process.env.BENCH_STAGES !== "0";
 /**
  * Node flags of every Promptmint process: those `npm start` gives it (package.json), unless
  * BENCH_NODE_ARGS (space-separated; "" for none) says otherwise, e.g. to try V8 heap flags.
@@ -111,7 +114,7 @@ const START_FLAGS =
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? START_FLAGS).split(/\s+/).filter(Boolean);
 /** An earlier checkout (with node_modules) run side by side as target "baseline": before/after under one load. */
 const BASELINE_DIR = process.env.BENCH_BASELINE_DIR;
-/** Fourteen consecutive ports from here (BENCH_PORT_BASE), so two runs on one machine do not collide. */
+/** Fifteen consecutive ports from here (BENCH_PORT_BASE), so two runs on one machine do not collide. */
 const PORT_BASE = Number(process.env.BENCH_PORT_BASE ?? 4260);
 const PORT = {
   upstream: PORT_BASE,
@@ -127,6 +130,8 @@ const PORT = {
   /** Extra Promptmint processes of section 3 (the first process is `promptmint`). */
   extra: [PORT_BASE + 10, PORT_BASE + 11, PORT_BASE + 12],
   fresh: PORT_BASE + 13,
+  /** The process of section 1c, with SERVER_TIMING on. */
+  timed: PORT_BASE + 14,
 };
 const PRICE_CENTS = 1;
 
@@ -292,7 +297,7 @@ async function pgBackends(): Promise<number[]> {
 /** One closed-loop run, with the peak RSS of the measured processes. */
 async function measure(
   specs: RequestSpec[],
-  options: { connections: number; seconds: number; pids: (number | undefined)[] },
+  options: { connections: number; seconds: number; pids: (number | undefined)[]; stages?: boolean },
 ): Promise<Measured> {
   const stopRss = peakRss(options.pids);
   const before = new Map((await pgBackends()).map((pid) => [pid, cpuSeconds(pid)]));
@@ -676,6 +681,40 @@ async function main() {
         `${fmt(floor.durableWrite.p99, 3)} ms; after ${floor.idleMs} ms idle p50 ${fmt(floor.durableWriteAfterIdle.p50, 3)} ms`,
     );
 
+    // 1c. Where a paid call's time goes at c=1: a process of its own with SERVER_TIMING on (its hooks
+    // and header cost time, so the measured processes above run without them), stage by stage.
+    const stageRuns: Measured[] = [];
+    if (STAGES) {
+      const timed = start("promptmint (stage timings)", promptmintArgs(), {
+        ...promptmintEnv(PORT.timed, PORT.upstream, dataDir),
+        SERVER_TIMING: "true",
+      });
+      await waitForPort(PORT.timed);
+      const timedSpec = specFor("promptmint", {
+        apiKey,
+        slug,
+        upstreamPort: PORT.upstream,
+        port: PORT.timed,
+      });
+      await probeAndWarm({ promptmint: timedSpec }, 50);
+      for (let round = 0; round < ROUNDS; round++) {
+        const r = await measure([timedSpec], {
+          connections: 1,
+          seconds: SECONDS,
+          pids: [timed.pid],
+          stages: true,
+        });
+        count("promptmint", r);
+        stageRuns.push(r);
+        log(
+          `stages, c=1 round ${round + 1}: ${r.ok} calls, p50 ${fmt(r.p50, 3)} ms; ` +
+            [...(r.stages ?? [])].map(([name, xs]) => `${name} ${fmt(quantile(xs, 0.5), 3)}`).join(", "),
+        );
+      }
+      await stop(timed);
+      await sectionDone("stage timings (c=1)");
+    }
+
     // 2. c=1 with an upstream that takes MODEL_MS: the time Promptmint adds to a slow model's call.
     const modelLevel: LevelResult = { connections: 1, runs: [] };
     if (MODEL_MS > 0) {
@@ -896,6 +935,7 @@ async function main() {
       loadAtStart,
       levels,
       modelLevel,
+      stageRuns,
       processRuns,
       firstCalls,
       floor,
@@ -939,11 +979,26 @@ function range(xs: number[], digits = 2): string {
   return lo === hi ? lo.toFixed(digits) : `${lo.toFixed(digits)}–${hi.toFixed(digits)}`;
 }
 
+/** What each stage of lib/stage-timings.ts covers on the paid chat call. */
+const STAGE_MEANING: Record<string, string> = {
+  parse: "the body read and its JSON parsed",
+  validate: "the request's schema",
+  auth: "the API key, rate limits, admission (the route's hooks)",
+  app: "the app `model` names, and whether the caller may call it",
+  prepare: "the prompt version, messages rendered, the input's bound and worst case",
+  pay: "payment: plan, wallet lease, key's spend limit",
+  model: "the upstream call (instant here)",
+  record: "the invocation and its charge, durable",
+  respond: "the answer built and serialised",
+  total: "first byte of the request to the answer's headers",
+};
+
 function render(r: {
   startedAt: Date;
   loadAtStart: string;
   levels: LevelResult[];
   modelLevel: LevelResult;
+  stageRuns: Measured[];
   processRuns: ProcessRun[];
   firstCalls: FirstCallRun[];
   floor: DurableFloor;
@@ -1087,6 +1142,49 @@ function render(r: {
           ` so about ${Math.floor((SECONDS * 1000) / MODEL_MS)} calls each: the p99 of a round is close to its slowest call):`,
       ),
     );
+
+  // Stages.
+  if (r.stageRuns.length) {
+    const names = [...(r.stageRuns[0]?.stages?.keys() ?? [])];
+    const direct = r.levels
+      .find((level) => level.connections === 1)
+      ?.runs.filter((x) => x.target === "direct");
+    lines.push(
+      "Where a paid call's time goes at c=1 with an instant upstream: a Promptmint process of its own with `SERVER_TIMING=true`" +
+        " (lib/stage-timings.ts; its hooks cost time, so the processes measured above run without them), each stage read from" +
+        ` every answer's \`Server-Timing\` header; ${r.stageRuns.length} rounds of ${SECONDS} s. \`total\` is the server's time from` +
+        " the request's first byte to the answer's headers; the client's latency adds the sockets and the body.",
+      "",
+      "| Stage | What it covers | p50 ms, median of rounds (min–max) | p99 ms, all rounds |",
+      "|---|---|---:|---:|",
+      ...names.map((name) => {
+        const pooled = r.stageRuns.flatMap((run) => run.stages?.get(name) ?? []).sort((a, b) => a - b);
+        return `| ${name} | ${STAGE_MEANING[name] ?? ""} | ${spread(
+          r.stageRuns.map((run) => quantile(run.stages?.get(name) ?? [], 0.5)),
+          3,
+        )} | ${fmt(quantile(pooled, 0.99), 3)} |`;
+      }),
+      `| (client) | the call's latency at the load client | ${spread(
+        r.stageRuns.map((run) => run.p50),
+        3,
+      )} | ${fmt(
+        quantile(
+          r.stageRuns.flatMap((run) => run.latencies).sort((a, b) => a - b),
+          0.99,
+        ),
+        3,
+      )} |`,
+      ...(direct?.length
+        ? [
+            `| (direct) | the upstream called directly, same section 1 | ${spread(
+              direct.map((x) => x.r.p50),
+              3,
+            )} | — |`,
+          ]
+        : []),
+      "",
+    );
+  }
 
   // Processes.
   if (r.processRuns.length) {

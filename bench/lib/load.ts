@@ -47,6 +47,23 @@ export interface LoadResult {
   machineCores: number;
   /** Cores used by this client process during the run. */
   clientCores: number;
+  /**
+   * With `stages`: each stage's durations (ms) from the 2xx answers' `Server-Timing` headers
+   * (a Promptmint process with SERVER_TIMING on, lib/stage-timings.ts), sorted ascending.
+   */
+  stages?: Map<string, number[]>;
+}
+
+/** Adds a `Server-Timing` header's stages (`name;dur=ms, …`) to `into`. */
+export function addServerTiming(header: string | string[] | undefined, into: Map<string, number[]>): void {
+  if (typeof header !== "string") return;
+  for (const part of header.split(",")) {
+    const [name, dur] = part.trim().split(";dur=");
+    if (!name || dur === undefined) continue;
+    const list = into.get(name) ?? [];
+    list.push(Number(dur));
+    into.set(name, list);
+  }
 }
 
 export function quantile(sorted: number[], q: number): number {
@@ -131,7 +148,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  */
 export async function closedLoop(
   specs: RequestSpec[],
-  options: { connections: number; seconds: number; pids?: (number | undefined)[] },
+  options: { connections: number; seconds: number; pids?: (number | undefined)[]; stages?: boolean },
 ): Promise<LoadResult> {
   const { connections, seconds } = options;
   const pools = new Map<string, Pool>();
@@ -154,6 +171,7 @@ export async function closedLoop(
     );
   const latencies: number[] = [];
   const statuses = new Map<number, number>();
+  const stages = options.stages ? new Map<string, number[]>() : undefined;
   let ok = 0;
   let non2xx = 0;
   let errors = 0;
@@ -175,6 +193,7 @@ export async function closedLoop(
           if (res.statusCode >= 200 && res.statusCode < 300) {
             ok += 1;
             latencies.push(ms);
+            if (stages) addServerTiming(res.headers["server-timing"], stages);
           } else {
             non2xx += 1;
             statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
@@ -190,6 +209,7 @@ export async function closedLoop(
   const cpu = meter();
   await Promise.all([...pools.values()].map((p) => p.close()));
   latencies.sort((a, b) => a - b);
+  for (const list of stages?.values() ?? []) list.sort((a, b) => a - b);
   return {
     connections,
     ok,
@@ -206,5 +226,6 @@ export async function closedLoop(
     cpuMsPerCall: ok > 0 ? (cpu.targetCpuSeconds * 1000) / ok : Number.NaN,
     machineCores: cpu.machineCores,
     clientCores: cpu.clientCores,
+    ...(stages ? { stages } : {}),
   };
 }

@@ -30,6 +30,7 @@ import { installJsonBodyParser } from "./lib/json-body.ts";
 import { installMetrics } from "./lib/metrics.ts";
 import { installNulGuard } from "./lib/nul-guard.ts";
 import { createReadableLogStream, installRequestLog } from "./lib/request-log.ts";
+import { installStageTimings } from "./lib/stage-timings.ts";
 import { installSecurityHeaders } from "./lib/security-headers.ts";
 import { adminRoutes } from "./modules/admin/admin.routes.ts";
 import { analyticsRoutes } from "./modules/analytics/analytics.routes.ts";
@@ -113,6 +114,7 @@ export async function buildServer(options: BuildAppOptions): Promise<Server> {
   const { db } = database;
   const app = createFastify(options);
   installRequestLog(app, { logAssets: config.isProduction });
+  if (config.serverTiming) installStageTimings(app);
   installErrorHandler(app);
   const securityHeaders = installSecurityHeaders(app, config);
   // MCP and OAuth routes a browser-based MCP client calls: any origin, no cookies (lib/cors.ts).

@@ -23,6 +23,9 @@ describe("loadConfig", () => {
     });
     expect(config.platformFeePercent).toBe(10);
     expect(config.allowPrivateUpstreams).toBe(false);
+    // Stage timings tell anyone how long each stage took: a benchmark's switch, off by default.
+    expect(config.serverTiming).toBe(false);
+    expect(loadConfig({ DATA_DIR: dir, SERVER_TIMING: "true" }).serverTiming).toBe(true);
     // A generated SECRET_KEY is kept in DATA_DIR so restarts reuse it.
     expect(readFileSync(path.join(dir, "secret-key"), "utf8").trim()).toBe(config.secretKey);
     expect(loadConfig({ DATA_DIR: dir }).secretKey).toBe(config.secretKey);

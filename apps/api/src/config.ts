@@ -124,6 +124,8 @@ const EnvSchema = z.object({
       .optional(),
   ),
   ALLOW_PRIVATE_UPSTREAMS: bool,
+  /** Per-stage timings of every request in a `Server-Timing` header (lib/stage-timings.ts): benchmarks only. */
+  SERVER_TIMING: bool,
   REDIS_URL: optionalString.pipe(
     z
       .string()
@@ -267,6 +269,8 @@ export interface Config {
   /** MCP requests per minute and MCP servers open at once (modules/mcp/mcp-limits.ts). */
   mcpLimits: McpLimits;
   allowPrivateUpstreams: boolean;
+  /** Stage timings in a `Server-Timing` header on every answer (lib/stage-timings.ts). */
+  serverTiming: boolean;
   redisUrl: string | undefined;
   logLevel: Env["LOG_LEVEL"];
   providerKeys: {
@@ -399,6 +403,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       openTotal: env.MCP_MAX_OPEN,
     },
     allowPrivateUpstreams: env.ALLOW_PRIVATE_UPSTREAMS,
+    serverTiming: env.SERVER_TIMING,
     redisUrl: env.REDIS_URL,
     logLevel: env.LOG_LEVEL,
     providerKeys: {

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { ApplicationRow } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
+import { markStage } from "../../lib/stage-timings.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import type { ToolCallDelta } from "../models/tools.ts";
 import type { ServedVersion } from "../releases/serving.ts";
@@ -69,7 +70,10 @@ export async function generatePaidAnswer(
   } catch (error) {
     throw await endFailed(request, paid, error, notCharged);
   }
-  return { result, charge: await paid.end({ kind: "answered", result }) };
+  markStage(request, "model");
+  const charge = await paid.end({ kind: "answered", result });
+  markStage(request, "record");
+  return { result, charge };
 }
 
 /** A blocking call that was answered and paid: the answer, what it cost, and its invocation's ids. */
@@ -200,9 +204,11 @@ export async function answerPaidCall<Body extends object>(
   }
   try {
     const execution = await prepare();
+    markStage(request, "prepare");
     // Every answer says which version served it (docs/decisions/057), a refused payment's too.
     if (execution.served) reply.header(VERSION_HEADER, `v${execution.served.version}`);
     const paid = await payForCall(deps, { ...order, request, execution });
+    markStage(request, "pay");
     const meta: CallMeta = {
       messageId: paid.messageId,
       createdAt: paid.createdAt,

@@ -5,6 +5,7 @@ import type { ApplicationRow } from "../../db/schema/index.ts";
 import type { AdmissionGate } from "../../lib/admission.ts";
 import type { SafeFetch } from "../../lib/safe-fetch.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
+import { markStage } from "../../lib/stage-timings.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
 import type { AgentPayments } from "../billing/agent-payments/index.ts";
@@ -199,6 +200,8 @@ export function createGatewayCall(deps: GatewayDeps, tasks?: RunningTasks) {
       presenter?: CallPresenter<Body>;
     },
   ): Promise<Body | undefined> {
+    // The app was found by the route's hooks, with the key.
+    markStage(request, "app");
     const caller = currentUser(request);
     const streaming = input.response_mode === "streaming";
     const pin = headerPin(request);

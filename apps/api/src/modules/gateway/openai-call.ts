@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { AppError, invalidFields } from "../../lib/errors.ts";
+import { markStage } from "../../lib/stage-timings.ts";
 import type { ToolCallDelta } from "../models/tools.ts";
 import { describePin, type VersionPin } from "../prompts/load-prompt.ts";
 import { findAppForCall } from "./access.ts";
@@ -117,12 +118,14 @@ export async function runOpenAiCall<Answer extends { usage?: unknown }>(
   fingerprint: unknown,
 ): Promise<Answer | undefined> {
   const { db } = deps;
+  markStage(request, "auth");
   const maxPriceCents = maxPriceOf(request, call.maxPriceCents);
   // Counted before anything is prepared or paid, so a refused stream costs nothing.
   if (call.stream) deps.openStreams.open(request, reply);
   const pin = openAiPin(request, call);
   // The caller, or an agent paying for this call itself (x402: access.ts).
   const { application, caller } = await findAppForCall(deps, request, call.slug);
+  markStage(request, "app");
   const mode = naturalModeOf(application);
   refuseTools(call, application.type === "prompt" && application.allowTools);
   const input: GatewayInput = {
