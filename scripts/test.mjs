@@ -82,7 +82,12 @@ if (existsSync(path.resolve(out, "playwright.json"))) {
 }
 
 function firstLine(message) {
-  return String(message ?? "").split("\n").find((line) => line.trim() !== "")?.slice(0, 300) ?? "";
+  return (
+    String(message ?? "")
+      .split("\n")
+      .find((line) => line.trim() !== "")
+      ?.slice(0, 300) ?? ""
+  );
 }
 
 // Errors no test caught fail the vitest step with every test passed: say which (vitest.config.ts).
