@@ -73,10 +73,17 @@ async function whileProbingHealth<T>(work: () => Promise<T>) {
 }
 
 const catastrophic = "^(a+)+$";
+/**
+ * What a frozen process would add. A backtracking engine takes about 2^31 steps on `evil` (tens of
+ * seconds); the bounds are far below that and far above a loaded two-core machine's hiccups (a
+ * garbage collection, the other test worker), which 100 ms and 50 ms were not (issue 38).
+ */
+const FROZEN_MS = 1_500;
+const FROZEN_HEALTHZ_MS = 1_000;
 const evil = `${"a".repeat(31)}!`;
 
 describe("11. creators' patterns cannot freeze the process", () => {
-  it("answers test-config with a catastrophic pattern within 100 ms, /healthz within 50 ms, of a harmless one", async () => {
+  it("answers test-config with a catastrophic pattern within 1.5 s, /healthz within 1 s, of a harmless one", async () => {
     const { slug } = await promptApp();
     const testConfig = (pattern: string, name: string) =>
       creator.api("POST", `/api/app/${slug}/prompt/test-config/`, {
@@ -97,11 +104,11 @@ describe("11. creators' patterns cannot freeze the process", () => {
     expect(result.status).toBe(200);
     expect(result.body.success).toBe(false);
     expect(result.body.error).toContain("test_inputs.name must match the pattern");
-    expect(elapsed).toBeLessThan(harmless.elapsed + 100);
-    expect(slowestHealthz).toBeLessThan(harmless.slowestHealthz + 50);
+    expect(elapsed).toBeLessThan(harmless.elapsed + FROZEN_MS);
+    expect(slowestHealthz).toBeLessThan(harmless.slowestHealthz + FROZEN_HEALTHZ_MS);
   });
 
-  it("answers a live app's call with a catastrophic pattern within 100 ms, /healthz within 50 ms, of a harmless one", async () => {
+  it("answers a live app's call with a catastrophic pattern within 1.5 s, /healthz within 1 s, of a harmless one", async () => {
     const { slug } = await promptApp();
     const saved = await creator.api("PATCH", `/api/app/${slug}/prompt/`, {
       body: {
@@ -129,8 +136,8 @@ describe("11. creators' patterns cannot freeze the process", () => {
     const { result, elapsed, slowestHealthz } = await whileProbingHealth(() => call(evil));
     expect(result.status).toBe(400);
     expect(result.body.fields).toEqual({ "inputs.name": `must match the pattern ${catastrophic}` });
-    expect(elapsed).toBeLessThan(harmless.elapsed + 100);
-    expect(slowestHealthz).toBeLessThan(harmless.slowestHealthz + 50);
+    expect(elapsed).toBeLessThan(harmless.elapsed + FROZEN_MS);
+    expect(slowestHealthz).toBeLessThan(harmless.slowestHealthz + FROZEN_HEALTHZ_MS);
   });
 
   it("refuses, by field, patterns RE2 cannot run and patterns whose repetitions expand too far", async () => {

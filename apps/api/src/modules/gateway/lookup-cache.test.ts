@@ -156,7 +156,7 @@ const db = () => server.database.db;
 const keys = () => lookupCache<unknown>(db(), "apiKeys");
 
 /** Waits for a condition the feed makes true asynchronously (a notice arrives after the commit). */
-async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 3_000): Promise<void> {
+async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > until) throw new Error(`not true after ${timeoutMs} ms`);

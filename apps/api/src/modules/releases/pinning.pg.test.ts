@@ -9,7 +9,7 @@ import { useTestServers } from "../../test/use-test-server.ts";
 
 const { urls } = useTestServers();
 
-async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 5_000) {
+async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000) {
   const started = Date.now();
   for (;;) {
     const value = await read();
