@@ -8,6 +8,11 @@ export type VendorBehaviour =
   | { kind: "status"; status: number; message: string; headers?: Record<string, string>; times?: number }
   | { kind: "hang" }
   /**
+   * Keeps every call in flight until `open` resolves, then echoes: a test holds calls for exactly as
+   * long as it needs them running, not for a delay long enough for a loaded machine.
+   */
+  | { kind: "gated"; open: Promise<void> }
+  /**
    * A model in a tool loop (docs/decisions/053): given tools and a conversation that does not end
    * with a tool result, it calls the first tool (or the one `tool_choice` names) `calls` times with
    * `arguments`; after the results it answers `final: <the results, joined by " | ">`.
@@ -113,6 +118,13 @@ export async function startFakeOpenAi() {
         if (!res.writableFinished) recorded.cancelled = true;
       });
       if (behaviour.kind === "hang") return;
+      if (behaviour.kind === "gated") {
+        const last = body.messages.at(-1)?.content ?? "";
+        void behaviour.open.then(() => {
+          if (!res.destroyed) answer(body, `echo: ${last}`, res);
+        });
+        return;
+      }
       if (behaviour.kind === "status") {
         const failing = behaviour;
         if (failing.times !== undefined && --failing.times <= 0) behaviour = { kind: "echo" };

@@ -7,7 +7,6 @@ import { describe, expect, it } from "vitest";
 import { invocations, modelCostHolds } from "../../db/schema/index.ts";
 import { type Caller, callerAt, createCaller, fundWallet } from "../../test/caller.ts";
 import { embedWidget } from "../../test/embed-widget.ts";
-import { scriptDirective } from "../../test/fake-openai.ts";
 import { createLiveApp } from "../../test/live-app.ts";
 import { useVendorServer } from "../../test/use-test-server.ts";
 import { REMEDY_META_KEY } from "../mcp/payment-remedy.ts";
@@ -212,8 +211,9 @@ describe("a creator with money in the wallet pays model costs from it, never deb
     await fundWallet(creator, 100);
     const me = (await creator.api("GET", "/api/auth/profile/")).body.user.id as string;
     const before = vendorCalls();
-    // The vendor keeps each call in flight for 30 s (the refusals come long before): the eight overlap.
-    vendor.set({ kind: "scripted" });
+    // The vendor keeps each call in flight until the refusals are in: the eight overlap.
+    let release = () => {};
+    vendor.set({ kind: "gated", open: new Promise<void>((resolve) => (release = resolve)) });
     const answered: number[] = [];
     const calls = Array.from({ length: 8 }, () =>
       keyed()
@@ -221,7 +221,7 @@ describe("a creator with money in the wallet pays model costs from it, never deb
           auth: key,
           body: {
             inputs: {},
-            query: `hi ${scriptDirective({ delayMs: 30_000, gapMs: 0, words: 3 })}`,
+            query: "hi",
             response_mode: "blocking",
             user: "u",
           },
@@ -232,7 +232,7 @@ describe("a creator with money in the wallet pays model costs from it, never deb
         }),
     );
     await expect
-      .poll(() => answered.length === 6 && vendorCalls() - before === 2, { timeout: 25_000 })
+      .poll(() => answered.length === 6 && vendorCalls() - before === 2, { timeout: 60_000 })
       .toBe(true);
     expect(answered).toEqual(Array(6).fill(402));
     const open = await server.database.db
@@ -243,6 +243,7 @@ describe("a creator with money in the wallet pays model costs from it, never deb
     expect(open.reduce((sum, h) => sum + h.amountMicros, 0)).toBeLessThanOrEqual(1_000_000);
 
     // The two answered calls paid what they cost, the rest of their holds came back.
+    release();
     const done = (await Promise.all(calls)).filter((response) => response.status === 200);
     vendor.set({ kind: "echo" });
     expect(done).toHaveLength(2);

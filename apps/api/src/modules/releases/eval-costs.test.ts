@@ -2,7 +2,6 @@ import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { evalRuns } from "../../db/schema/index.ts";
 import { createCaller, fundWallet } from "../../test/caller.ts";
-import { scriptDirective } from "../../test/fake-openai.ts";
 import { createLiveApp } from "../../test/live-app.ts";
 import { useVendorServer } from "../../test/use-test-server.ts";
 import { reconcile } from "../billing/reconcile.ts";
@@ -91,11 +90,12 @@ describe("an eval run's cost is estimated and, when large, confirmed before it s
   });
 
   it(`lets an account run at most ${MAX_CONCURRENT_EVAL_RUNS} runs at once (429 naming the limit)`, async () => {
-    // The vendor keeps each case in flight for 30 s: the first runs are still running when the next comes.
-    const slow = `hi ${scriptDirective({ delayMs: 30_000, gapMs: 0, words: 3 })}`;
-    const { creator, path, version } = await creatorWithEvals("Busy Creator", 500, 100, [slow]);
+    const { creator, path, version } = await creatorWithEvals("Busy Creator", 500, 100, ["hi"]);
     const me = (await creator.api("GET", "/api/auth/profile/")).body.user.id as string;
-    vendor.set({ kind: "scripted" });
+    // The vendor keeps every case in flight until the test opens it: the first runs are still
+    // running when the next comes, however slow the machine.
+    let open = () => {};
+    vendor.set({ kind: "gated", open: new Promise<void>((resolve) => (open = resolve)) });
     try {
       const running = Array.from({ length: MAX_CONCURRENT_EVAL_RUNS }, () =>
         creator.api("POST", `${path}/runs`, { body: { version, judge_model: "claude-3-haiku" } }),
@@ -109,15 +109,17 @@ describe("an eval run's cost is estimated and, when large, confirmed before it s
                 .from(evalRuns)
                 .where(and(eq(evalRuns.startedBy, me), eq(evalRuns.status, "running")))
             ).length,
-          { timeout: 25_000 },
+          { timeout: 60_000 },
         )
         .toBe(MAX_CONCURRENT_EVAL_RUNS);
       const third = await creator.api("POST", `${path}/runs`, { body: { version } });
       expect(third.status).toBe(429);
       expect(third.body.message).toContain(`At most ${MAX_CONCURRENT_EVAL_RUNS} eval runs at a time`);
+      open();
       const finished = await Promise.all(running);
       expect(finished.map((run) => run.status)).toEqual(Array(MAX_CONCURRENT_EVAL_RUNS).fill(201));
     } finally {
+      open();
       vendor.set({ kind: "echo" });
     }
     // Once they are done, the next run starts.
