@@ -227,6 +227,5 @@ export function fuzzRoutes(tags: string[]): void {
       expect(profile.status).toBe(200);
       await expectReconciled(world.server.database.db);
     });
-
   });
 }
