@@ -262,6 +262,33 @@ describe("prompt editor", () => {
     expect((await screen.findByRole("alert")).textContent).toBe("Test failed: Bad model");
   });
 
+  it("links to the wallet when the test's model cost cannot be paid from it (402)", async () => {
+    stubEditorApi({
+      "POST /api/app/blog-writer/prompt/test-config/": () =>
+        jsonResponse(
+          {
+            code: "payment_required",
+            message:
+              "Insufficient balance: this call may cost up to $0.06 at the model vendor, paid from the app creator's wallet, which has $0.00 available. Top up at http://localhost:3000/wallet",
+            top_up_url: "http://localhost:3000/wallet",
+          },
+          402,
+        ),
+    });
+    renderEditor();
+
+    await userEvent.click(await screen.findByRole("tab", { name: "Prompt Config" }));
+    await userEvent.click(screen.getByRole("button", { name: "Test Prompt" }));
+
+    const alert = await screen.findByRole("alert");
+    expect(alert.textContent).toBe(
+      "Test failed: Insufficient balance: this call may cost up to $0.06 at the model vendor, paid from the app creator's wallet, which has $0.00 available. Top up your wallet",
+    );
+    expect(within(alert).getByRole("link", { name: "Top up your wallet" }).getAttribute("href")).toBe(
+      "/wallet",
+    );
+  });
+
   /** Tests the prompt with the server's model run answering `run`; the answer's region. */
   async function testPromptAnswering(run: Partial<TestRun>) {
     const answered: TestRun = {

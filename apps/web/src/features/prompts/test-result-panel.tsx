@@ -1,8 +1,9 @@
 import type { TestConfigResponse, TestRun } from "@promptmint/contracts";
 import { CheckCircle2, XCircle } from "lucide-react";
+import { Link } from "react-router";
 import { Alert } from "../../components/ui/alert";
 import { Badge } from "../../components/ui/badge";
-import { getErrorMessage } from "../../lib/api-client";
+import { ApiClientError, getErrorMessage } from "../../lib/api-client";
 import { formatMicrosExact, formatNumber, formatSeconds } from "../../lib/format";
 
 /**
@@ -12,7 +13,22 @@ import { formatMicrosExact, formatNumber, formatSeconds } from "../../lib/format
  */
 export function TestResultPanel({ result, error }: { result?: TestConfigResponse; error?: unknown }) {
   if (error) {
-    return <Alert tone="error">{`Test failed: ${getErrorMessage(error)}`}</Alert>;
+    // Not enough in the wallet for the test's model cost (decision 062): the way to fix it is a link.
+    const unpaid = error instanceof ApiClientError && error.status === 402;
+    const message = getErrorMessage(error);
+    return (
+      <Alert tone="error">
+        {`Test failed: ${unpaid ? message.replace(/\s*Top up at \S+$/, "") : message}`}
+        {unpaid && (
+          <>
+            {" "}
+            <Link to="/wallet" className="font-medium underline underline-offset-2">
+              Top up your wallet
+            </Link>
+          </>
+        )}
+      </Alert>
+    );
   }
   if (!result) return null;
   const Icon = result.success ? CheckCircle2 : XCircle;
@@ -105,7 +121,7 @@ function ModelRun({ run }: { run: TestRun }) {
       <p className="text-xs text-slate-500">
         {run.sandbox
           ? "Answered by the sandbox model (no key for this model on this server): no model cost."
-          : "Your own call: free to you; its model cost comes out of your earnings."}
+          : "Your own call: no price; its model cost was paid from your wallet."}
       </p>
     </section>
   );
