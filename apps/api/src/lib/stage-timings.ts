@@ -14,7 +14,7 @@ declare module "fastify" {
  * then whatever the handler marks (a paid call: `app`, `prepare`, `pay`, `model`, `record`), and
  * `respond` (from the last mark to the reply's headers: the answer built, kept and serialised).
  * A streamed answer has none: its headers leave before its stages end.
- * Off unless `SERVER_TIMING=1`: then every request pays the hooks and the header, and the header
+ * Off unless `SERVER_TIMING=true`: then every request pays the hooks and the header, and the header
  * tells anyone how long the server's stages took, which is why it is for benchmarks, not production.
  */
 export function installStageTimings(app: FastifyInstance): void {

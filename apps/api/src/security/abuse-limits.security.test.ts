@@ -108,7 +108,8 @@ describe("abuse of the paid path", () => {
     const began = Date.now();
     const slow = await call(first, slug, key, nextIp());
     expect(slow.status).toBe(504);
-    expect(Date.now() - began).toBeLessThan(10_000);
+    // Only tells the app's timeout from the default 300 s: no load on the machine reaches it (decision 066).
+    expect(Date.now() - began).toBeLessThan(30_000);
     upstream.set("ok");
 
     expect(await balance()).toBe(start);

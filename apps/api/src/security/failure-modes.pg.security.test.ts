@@ -132,7 +132,9 @@ describe("the database going away under load (PostgreSQL behind a proxy that is 
     const answer = await call();
     vendor.set({ kind: "echo" });
     expect(answer.status).toBe(504);
-    expect(Date.now() - began).toBeLessThan(1000 + 4000);
+    // At least the configured 1 s, and far below the default 60 s: no load reaches it (decision 066).
+    expect(Date.now() - began).toBeGreaterThanOrEqual(950);
+    expect(Date.now() - began).toBeLessThan(30_000);
     expect(await balance()).toBe(before);
     const open = await direct.db.select().from(holds).where(eq(holds.status, "held"));
     expect(open).toEqual([]);

@@ -110,7 +110,9 @@ describe("SIGTERM", () => {
       const tookMs = Date.now() - signalled;
       expect(code).toBe(1);
       expect(tookMs).toBeGreaterThanOrEqual(3500);
-      expect(tookMs).toBeLessThan(4000 + 5000);
+      // Far past the 4 s deadline but far below a process that waits on the stuck call: no load
+      // on the machine reaches it (decision 066).
+      expect(tookMs).toBeLessThan(30_000);
       expect(await stuckCall).toBeInstanceOf(Error);
       scenariosPassed += 1;
     } finally {

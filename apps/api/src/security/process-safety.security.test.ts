@@ -76,14 +76,15 @@ const catastrophic = "^(a+)+$";
 /**
  * What a frozen process would add. A backtracking engine takes about 2^31 steps on `evil` (tens of
  * seconds); the bounds are far below that and far above a loaded two-core machine's hiccups (a
- * garbage collection, the other test worker), which 100 ms and 50 ms were not (issue 38).
+ * garbage collection, the other test worker), which 100 ms and 50 ms were not (issue 38); 1.5 s and
+ * 1 s held, but a bound a loaded machine can reach is a test that fails by chance (decision 066).
  */
-const FROZEN_MS = 1_500;
-const FROZEN_HEALTHZ_MS = 1_000;
+const FROZEN_MS = 5_000;
+const FROZEN_HEALTHZ_MS = 3_000;
 const evil = `${"a".repeat(31)}!`;
 
 describe("11. creators' patterns cannot freeze the process", () => {
-  it("answers test-config with a catastrophic pattern within 1.5 s, /healthz within 1 s, of a harmless one", async () => {
+  it("answers test-config with a catastrophic pattern within 5 s, /healthz within 3 s, of a harmless one", async () => {
     const { slug } = await promptApp();
     const testConfig = (pattern: string, name: string) =>
       creator.api("POST", `/api/app/${slug}/prompt/test-config/`, {
@@ -108,7 +109,7 @@ describe("11. creators' patterns cannot freeze the process", () => {
     expect(slowestHealthz).toBeLessThan(harmless.slowestHealthz + FROZEN_HEALTHZ_MS);
   });
 
-  it("answers a live app's call with a catastrophic pattern within 1.5 s, /healthz within 1 s, of a harmless one", async () => {
+  it("answers a live app's call with a catastrophic pattern within 5 s, /healthz within 3 s, of a harmless one", async () => {
     const { slug } = await promptApp();
     const saved = await creator.api("PATCH", `/api/app/${slug}/prompt/`, {
       body: {
@@ -171,8 +172,8 @@ describe("11. creators' patterns cannot freeze the process", () => {
         test_inputs: { name: "a".repeat(200_000) },
       },
     });
-    // Generous for a loaded machine; the unbounded version took minutes.
-    expect(performance.now() - began).toBeLessThan(2_000);
+    // The unbounded version took minutes; 20 s is far from both that and any load (decision 066).
+    expect(performance.now() - began).toBeLessThan(20_000);
     expect(tested.body.success).toBe(false);
     expect(tested.body.error).toContain("test_inputs.name is too long to check against its pattern");
   });
@@ -186,8 +187,8 @@ describe("11. creators' patterns cannot freeze the process", () => {
     );
     expect(result.body.success).toBe(false);
     expect(result.body.message).toMatch(/Unclosed or unopened placeholder/);
-    // Generous for a loaded machine; the backtracking scanner took 266 s on a fifth of this.
-    expect(elapsed).toBeLessThan(2_000);
+    // The backtracking scanner took 266 s on a fifth of this; 20 s is far from both that and any load.
+    expect(elapsed).toBeLessThan(20_000);
 
     const huge = await creator.api("POST", `/api/app/${slug}/prompt/test-config/`, {
       body: {

@@ -1,5 +1,5 @@
 import { ApplicationListSchema, ApplicationSchema } from "@promptmint/contracts";
-import { useQuery } from "@tanstack/react-query";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { apiRequest } from "./api-client";
 import { defineQuery } from "./define-query";
 
@@ -41,6 +41,10 @@ export function useApplication(slug: string) {
  * cannot have; the nav's Earnings and the wallet's earnings wait for a first app (issue 32).
  */
 export function useSellsApps(isCreator: boolean): boolean {
-  const apps = useApplications({ enabled: isCreator });
+  // The nav joins the list's query when the profile arrives. If the page's own read of the list
+  // has already failed, joining would fetch it again and put the page back to "Loading" until that
+  // answer came (the error box flickered away): the nav waits for the next read instead.
+  const failed = useQueryClient().getQueryState(applications.options().queryKey)?.status === "error";
+  const apps = useApplications({ enabled: isCreator && !failed });
   return isCreator && (apps.data?.length ?? 0) > 0;
 }

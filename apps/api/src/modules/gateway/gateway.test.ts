@@ -283,8 +283,10 @@ describe("vendor failures", () => {
     const elapsed = Date.now() - started;
     expect(response.status).toBe(504);
     expect(response.body.message).toBe("The model provider did not answer within 2 seconds");
+    // At least the configured 2 s; the upper bound only tells the configured timeout from the
+    // default 60 s, so no load on the machine can fail it (decision 066).
     expect(elapsed).toBeGreaterThanOrEqual(1900);
-    expect(elapsed).toBeLessThan(6000);
+    expect(elapsed).toBeLessThan(30_000);
 
     const streamed = await fetch(`${server.baseUrl}/api/app/${slug}/completion-messages`, {
       method: "POST",

@@ -45,7 +45,8 @@ describe("the SSE writer", () => {
     expect(result.destroyed).toBe(true);
     // What the kernel's socket buffers took, not the 64 MiB the stream had to send.
     expect(result.written).toBeLessThan(16 * 1024 * 1024);
-    expect(Date.now() - began).toBeLessThan(5_000);
+    // A 300 ms stall limit: far below 30 s, which only a writer that waits on the reader can reach.
+    expect(Date.now() - began).toBeLessThan(30_000);
   });
 
   it("delivers everything to a client that reads", async () => {
