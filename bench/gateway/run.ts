@@ -675,10 +675,12 @@ async function main() {
       seconds: SECONDS,
       idleMs: MODEL_MS > 0 ? MODEL_MS : 200,
       idleSamples: 40,
+      gapMs: 1,
     });
     log(
       `durable-write floor: select 1 p50 ${fmt(floor.roundTrip.p50, 3)} ms; one-row insert p50 ${fmt(floor.durableWrite.p50, 3)} / p99 ` +
-        `${fmt(floor.durableWrite.p99, 3)} ms; after ${floor.idleMs} ms idle p50 ${fmt(floor.durableWriteAfterIdle.p50, 3)} ms`,
+        `${fmt(floor.durableWrite.p99, 3)} ms; after ${floor.gapMs} ms busy p50 ${fmt(floor.durableWriteAfterGap.p50, 3)} ms; ` +
+        `after ${floor.idleMs} ms idle p50 ${fmt(floor.durableWriteAfterIdle.p50, 3)} ms`,
     );
 
     // 1c. Where a paid call's time goes at c=1: a process of its own with SERVER_TIMING on (its hooks
@@ -1228,6 +1230,7 @@ function render(r: {
       "|---|---:|---:|---:|---:|",
       `| \`select 1\` (a round trip, nothing written) | ${fmt(f.roundTrip.p50, 3)} | ${fmt(f.roundTrip.p99, 3)} | ${f.roundTrip.samples} | |`,
       `| one-row insert, own transaction (WAL flush at commit), back to back | **${fmt(f.durableWrite.p50, 3)}** | ${fmt(f.durableWrite.p99, 3)} | ${f.durableWrite.samples} | **${fmt(pk, 3)}** (c=1, instant upstream) |`,
+      `| the same after ${f.gapMs} ms of the client's CPU work (what a c=1 call's record meets) | **${fmt(f.durableWriteAfterGap.p50, 3)}** | ${fmt(f.durableWriteAfterGap.p99, 3)} | ${f.durableWriteAfterGap.samples} | **${fmt(pk, 3)}** (c=1, instant upstream) |`,
       `| the same after ${f.idleMs} ms idle | **${fmt(f.durableWriteAfterIdle.p50, 3)}** | ${fmt(f.durableWriteAfterIdle.p99, 3)} | ${f.durableWriteAfterIdle.samples} | **${fmt(pkModel, 3)}** (c=1, ${MODEL_MS} ms model) |`,
       "",
     );

@@ -22,6 +22,13 @@ export interface DurableFloor {
   /** The durable write after `idleMs` without queries. */
   durableWriteAfterIdle: FloorFigure;
   idleMs: number;
+  /**
+   * The durable write after `gapMs` of the client's CPU work (a busy loop): what the record of a
+   * call at c=1 meets, the process having spent that long on the call's other stages since the last
+   * commit. On some disks a flush costs more the longer the disk idled (issue 38).
+   */
+  durableWriteAfterGap: FloorFigure;
+  gapMs: number;
 }
 
 const figure = (times: number[]): FloorFigure => {
@@ -34,6 +41,7 @@ export async function measureDurableFloor(options: {
   seconds: number;
   idleMs: number;
   idleSamples: number;
+  gapMs: number;
 }): Promise<DurableFloor> {
   const client = new pg.Client({ connectionString: options.connectionString });
   await client.connect();
@@ -55,6 +63,17 @@ export async function measureDurableFloor(options: {
     await timed(insert, 1);
     const roundTrip = figure(await timed("select 1", options.seconds / 2));
     const durableWrite = figure(await timed(insert, options.seconds / 2));
+    const afterGap: number[] = [];
+    const gapUntil = performance.now() + (options.seconds / 2) * 1000;
+    while (performance.now() < gapUntil) {
+      const busyUntil = performance.now() + options.gapMs;
+      while (performance.now() < busyUntil) {
+        // The call's other stages: CPU, no queries.
+      }
+      const t0 = performance.now();
+      await client.query(insert);
+      afterGap.push(performance.now() - t0);
+    }
     const afterIdle: number[] = [];
     for (let i = 0; i < options.idleSamples; i++) {
       await new Promise((resolve) => setTimeout(resolve, options.idleMs));
@@ -63,7 +82,14 @@ export async function measureDurableFloor(options: {
       afterIdle.push(performance.now() - t0);
     }
     await client.query("drop table bench_durable_floor");
-    return { roundTrip, durableWrite, durableWriteAfterIdle: figure(afterIdle), idleMs: options.idleMs };
+    return {
+      roundTrip,
+      durableWrite,
+      durableWriteAfterIdle: figure(afterIdle),
+      idleMs: options.idleMs,
+      durableWriteAfterGap: figure(afterGap),
+      gapMs: options.gapMs,
+    };
   } finally {
     await client.end();
   }
