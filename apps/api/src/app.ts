@@ -54,6 +54,7 @@ import { renewDueSubscriptions } from "./modules/billing/subscriptions.ts";
 import { embedRoutes } from "./modules/embed/embed.routes.ts";
 import { sweepEmbedVisitorCalls } from "./modules/embed/embed-limits.ts";
 import { widgetRoutes } from "./modules/embed/widget.routes.ts";
+import { eventsRoutes } from "./modules/events/events.routes.ts";
 import { exploreRoutes } from "./modules/explore/explore.routes.ts";
 import { gatewayRoutes } from "./modules/gateway/gateway.routes.ts";
 import type { GatewayDeps } from "./modules/gateway/gateway-call.ts";
@@ -244,6 +245,9 @@ function createFastify(options: BuildAppOptions) {
 
 const TEN_MINUTES_MS = 10 * 60_000;
 
+/** How often each process relays the event log: webhooks and usage export (decision 068). */
+const EVENTS_INTERVAL_MS = 2_000;
+
 /** Every background job, each on its own timer (lib/jobs.ts): stopped by the server's close. */
 function backgroundJobs(config: Config, db: Database, services: Services, log: FastifyBaseLogger): Job[] {
   const { payoutDeps } = services;
@@ -312,6 +316,8 @@ function backgroundJobs(config: Config, db: Database, services: Services, log: F
         if (ended > 0) log.info({ ended }, "experiments ended by their rules");
       },
     },
+    // The event log's webhooks (fan-out, due deliveries) and usage export sinks (decision 068).
+    { name: "events", everyMs: EVENTS_INTERVAL_MS, run: () => services.events.run(log) },
     // Finished days' rollup shards are folded into one row each, which keeps 90-day reads small.
     { name: "rollup-compaction", everyMs: TEN_MINUTES_MS, run: () => compactRollups(db) },
     // Embedded visitors' counts of finished days are dropped.
@@ -395,6 +401,7 @@ async function productApi(
   await scope.register(runtimeConfigRoutes, { config });
   await scope.register(authRoutes, { db, guards, emailVerification, sessions: services.sessions });
   await scope.register(keysRoutes, { db, guards });
+  await scope.register(eventsRoutes, { guards, events: services.events });
   await scope.register(analyticsRoutes, { db, guards });
   await scope.register(applicationsRoutes, {
     db,

@@ -62,6 +62,13 @@ const EnvSchema = z.object({
   MODEL_PRICES_FILE: optionalString,
   /** A second signing secret, for the Connect webhook endpoint (events of connected accounts). */
   STRIPE_CONNECT_WEBHOOK_SECRET: optionalString,
+  /** Usage export (decision 068): CloudEvents batches POSTed here (OpenMeter's /api/v1/events). */
+  USAGE_EXPORT_CLOUDEVENTS_URL: optionalUrl,
+  USAGE_EXPORT_CLOUDEVENTS_TOKEN: optionalString,
+  /** The CloudEvents `source` (default: PUBLIC_URL). */
+  USAGE_EXPORT_CLOUDEVENTS_SOURCE: optionalString,
+  /** Usage export to Stripe Billing: the meter's event name (uses STRIPE_SECRET_KEY, STRIPE_API_URL). */
+  USAGE_EXPORT_STRIPE_METER: optionalString,
   PLATFORM_FEE_PERCENT: z.coerce.number().min(0).max(100).default(10),
   /** Days a creator's earnings wait before they can be paid out (refunds and disputes come first). */
   PAYOUT_HOLD_DAYS: z.coerce
@@ -289,6 +296,11 @@ export interface Config {
     connectWebhookSecret: string | undefined;
     apiUrl: string | undefined;
   };
+  /** Usage export sinks (decision 068); each undefined when not configured. */
+  usageExport: {
+    cloudEvents: { url: string; token: string | undefined; source: string } | undefined;
+    stripeMeter: { eventName: string; secretKey: string; apiBase: string } | undefined;
+  };
 }
 
 /** Where x402 payments go and who verifies and settles them (X402_* variables). */
@@ -333,6 +345,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   if (Boolean(env.X402_PAY_TO) !== Boolean(env.X402_FACILITATOR_URL)) {
     throw new ConfigError(
       `Invalid environment configuration:\n  ${env.X402_PAY_TO ? "X402_FACILITATOR_URL" : "X402_PAY_TO"}: required when ${env.X402_PAY_TO ? "X402_PAY_TO" : "X402_FACILITATOR_URL"} is set (x402 needs both a receiving address and a facilitator)`,
+    );
+  }
+  if (env.USAGE_EXPORT_STRIPE_METER && !env.STRIPE_SECRET_KEY) {
+    throw new ConfigError(
+      "Invalid environment configuration:\n  STRIPE_SECRET_KEY: required when USAGE_EXPORT_STRIPE_METER is set (meter events are sent with it)",
     );
   }
   let modelPrices = BUILT_IN_PRICES;
@@ -432,6 +449,23 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       webhookSecret: env.STRIPE_WEBHOOK_SECRET,
       connectWebhookSecret: env.STRIPE_CONNECT_WEBHOOK_SECRET,
       apiUrl: env.STRIPE_API_URL,
+    },
+    usageExport: {
+      cloudEvents: env.USAGE_EXPORT_CLOUDEVENTS_URL
+        ? {
+            url: env.USAGE_EXPORT_CLOUDEVENTS_URL,
+            token: env.USAGE_EXPORT_CLOUDEVENTS_TOKEN,
+            source: env.USAGE_EXPORT_CLOUDEVENTS_SOURCE ?? publicUrl,
+          }
+        : undefined,
+      stripeMeter:
+        env.USAGE_EXPORT_STRIPE_METER && env.STRIPE_SECRET_KEY
+          ? {
+              eventName: env.USAGE_EXPORT_STRIPE_METER,
+              secretKey: env.STRIPE_SECRET_KEY,
+              apiBase: (env.STRIPE_API_URL ?? "https://api.stripe.com").replace(/\/+$/, ""),
+            }
+          : undefined,
     },
   };
 }

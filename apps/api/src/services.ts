@@ -16,6 +16,7 @@ import { createTokenVerifier } from "./modules/auth/token-verifier.ts";
 import { createAgentPayments } from "./modules/billing/agent-payments/index.ts";
 import { createStripeGateway } from "./modules/billing/stripe.ts";
 import { createEmbedTokens } from "./modules/embed/embed.service.ts";
+import { createEventServices } from "./modules/events/index.ts";
 import { createOpenStreams } from "./modules/gateway/open-streams.ts";
 import {
   createMemoryRateLimiter,
@@ -99,6 +100,7 @@ export async function buildServices(
     apply: (tx, event) => applyConnectEvent(payoutDeps, tx, event),
   });
 
+  const safeFetch = createSafeFetch({ allowPrivate: config.allowPrivateUpstreams, timeoutMs: 30_000 });
   return {
     secrets,
     sessions,
@@ -109,7 +111,9 @@ export async function buildServices(
     mcp,
     admission: createAdmissionGate(config.gatewayAdmissionLimit),
     openStreams: createOpenStreams(config.maxOpenStreams),
-    safeFetch: createSafeFetch({ allowPrivate: config.allowPrivateUpstreams, timeoutMs: 30_000 }),
+    safeFetch,
+    /** Webhooks and usage export (modules/events, docs/decisions/068). */
+    events: createEventServices(config, { db, secrets, safeFetch, mailer: identity.mailer }),
     embedTokens: createEmbedTokens(config.secretKey),
     stripe,
     payoutDeps,

@@ -15,4 +15,5 @@ export * from "./ids.ts";
 export * from "./keys.ts";
 export * from "./payouts.ts";
 export * from "./prompts.ts";
+export * from "./webhooks.ts";
 export * from "./workflows.ts";

@@ -33,7 +33,7 @@ import { adminOverview } from "./admin.service.ts";
 import type { Actor } from "./audit.ts";
 import { listAudit } from "./audit.ts";
 import { adminExposure } from "./exposure.ts";
-import { isOperator } from "./operators.ts";
+import { operatorGuard } from "./operators.ts";
 import { setSuspended } from "./suspensions.ts";
 
 const errors = errorResponses(400, 401, 403, 404, 409, 503);
@@ -54,17 +54,7 @@ export const adminRoutes: FastifyPluginAsyncZod<{
   config: Config;
   stripe: StripeGateway | undefined;
 }> = async (app, { db, guards, config, stripe }) => {
-  const requireOperator = async (request: FastifyRequest) => {
-    await guards.requireUser(request);
-    const user = currentUser(request);
-    if (!user.emailVerified)
-      throw new AppError(
-        "email_unverified",
-        `Only the platform's operators may use /admin, and ${user.email} is not verified yet: open the link we mailed to it (or resend it)`,
-      );
-    if (!(await isOperator(db, user)))
-      throw new AppError("forbidden", "Only the platform's operators may use /admin");
-  };
+  const requireOperator = operatorGuard(db, guards);
   const actorOf = (request: FastifyRequest): Actor => {
     const user = currentUser(request);
     return { id: user.id, email: user.email };

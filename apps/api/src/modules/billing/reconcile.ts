@@ -1,5 +1,12 @@
 import { sql } from "drizzle-orm";
 import { type Database, queryRows } from "../../db/client.ts";
+import {
+  callsWithoutTheirEvent,
+  duplicateEvents,
+  type ExportMismatch,
+  exportsUnlikeTheLog,
+  ledgerWithoutTheirEvent,
+} from "../events/event-checks.ts";
 import { mismatchedX402Payments, x402TransferDifferences } from "./agent-payments/x402-checks.ts";
 import type { ReceivedTransfer } from "./agent-payments/x402-rail.ts";
 import {
@@ -224,6 +231,33 @@ export const RECONCILE_CHECKS = [
     differs: "succeeded payments not turned into exactly one subscription or wallet credit",
     rows: unconsumedPayments,
     describe: String,
+  }),
+  // The event log (decision 068): every fact has exactly one event with its money, every sink
+  // exported exactly the log's events up to its cursor.
+  check({
+    name: "callsWithoutEvents",
+    differs: "charged calls whose event does not say their charge, or call events without their call",
+    rows: callsWithoutTheirEvent,
+    describe: String,
+  }),
+  check({
+    name: "ledgerWithoutEvents",
+    differs: "visible ledger movements without exactly their event (or events without their movement)",
+    rows: ledgerWithoutTheirEvent,
+    describe: String,
+  }),
+  check({
+    name: "duplicateEvents",
+    differs: "event ids written more than once",
+    rows: duplicateEvents,
+    describe: String,
+  }),
+  check({
+    name: "exportsUnlikeLog",
+    differs: "sinks whose exported events or money differ from the log's up to their cursor",
+    rows: exportsUnlikeTheLog,
+    describe: (row: ExportMismatch) =>
+      `${row.sink} ${row.day} ${row.type}: exported ${row.exported} (${row.exportedMicros} micros) ≠ logged ${row.logged} (${row.loggedMicros} micros)`,
   }),
 ] as const;
 

@@ -1,0 +1,152 @@
+import { sql } from "drizzle-orm";
+import { type Database, queryRows } from "../../db/client.ts";
+import { invalidFields } from "../../lib/errors.ts";
+
+/**
+ * The event log (migration 0049, docs/decisions/068): one row per fact, appended by PostgreSQL
+ * triggers in the transaction that makes the fact true, so no code path can write a fact without
+ * its event. This module reads it; nothing in TypeScript writes it.
+ */
+
+/** Every event type the log holds, with what makes it true: the contract of webhooks and exports. */
+export const EVENT_TYPES = {
+  "call.charged": "A call was answered and charged (wallet, plan, x402 or an embedding owner's hold)",
+  "call.charge_changed": "A call's charge changed after it was recorded (what it is now)",
+  "wallet.topped_up": "Money reached a wallet (a card top-up)",
+  "payment.reversed": "A payment was refunded or disputed and its money taken back",
+  "subscription.paid": "A plan's period was paid",
+  "subscription.started": "A subscription became active",
+  "subscription.ended": "A subscription was canceled",
+  "dispute.opened": "A card payment was disputed",
+  "dispute.updated": "A dispute's status changed (won, lost, closed)",
+  "payout.created": "A creator's earnings were set aside for a payout",
+  "payout.paid": "A payout reached the creator's bank",
+  "payout.failed": "A payout failed and its money went back to earnings",
+  "x402.credited": "An x402 payment whose answer was never given was kept for its payer",
+  "version.promoted": "An app's production label moved to a newer version",
+  "version.rolled_back": "An app's production label moved back to an older version",
+  "version.label_moved": "Another label of an app moved",
+  "experiment.started": "An experiment started splitting an app's traffic",
+  "experiment.ended": "An experiment ended (stopped or its winner promoted)",
+  "experiment.rolled_back": "An experiment ended by rolling back to its control version",
+  "eval_run.passed": "An eval run finished and passed",
+  "eval_run.failed": "An eval run finished and failed, or could not run",
+} as const;
+
+export type EventType = keyof typeof EVENT_TYPES;
+
+/** The event types usage exports send by default: what a call was charged. */
+export const USAGE_EVENT_TYPES: EventType[] = ["call.charged", "call.charge_changed"];
+
+export interface LoggedEvent {
+  seq: number;
+  id: string;
+  type: EventType;
+  /** The writing transaction (xid8 as text): with `seq`, the order a cursor follows. */
+  txid: string;
+  occurredAt: Date;
+  userIds: string[];
+  applicationId: string | null;
+  amountMicros: number;
+  data: Record<string, unknown>;
+}
+
+/** A place in the log: after the event of transaction `txid` numbered `seq`. */
+export interface Cursor {
+  txid: string;
+  seq: number;
+}
+
+export const START: Cursor = { txid: "0", seq: 0 };
+
+/** A cursor as clients see it: opaque, `<txid>.<seq>` in base64url. */
+export function encodeCursor(cursor: Cursor): string {
+  return Buffer.from(`${cursor.txid}.${cursor.seq}`).toString("base64url");
+}
+
+export function decodeCursor(text: string | undefined, field = "cursor"): Cursor {
+  if (!text) return START;
+  const match = /^(\d{1,20})\.(\d{1,19})$/.exec(Buffer.from(text, "base64url").toString());
+  if (!match) throw invalidFields({ [field]: "is not a cursor this API gave" });
+  return { txid: match[1] as string, seq: Number(match[2]) };
+}
+
+interface EventRow {
+  seq: string;
+  id: string;
+  type: EventType;
+  txid: string;
+  occurred_at: string | Date;
+  user_ids: string[] | string;
+  application_id: string | null;
+  amount_micros: string;
+  data: Record<string, unknown>;
+}
+
+/** PGlite answers uuid[] as `{a,b}` text on some paths: both shapes become a list. */
+function uuidList(value: string[] | string): string[] {
+  if (Array.isArray(value)) return value;
+  const inner = value.replace(/^\{|\}$/g, "");
+  return inner ? inner.split(",") : [];
+}
+
+function toEvent(row: EventRow): LoggedEvent {
+  return {
+    seq: Number(row.seq),
+    id: row.id,
+    type: row.type,
+    txid: row.txid,
+    occurredAt: new Date(row.occurred_at),
+    userIds: uuidList(row.user_ids),
+    applicationId: row.application_id,
+    amountMicros: Number(row.amount_micros),
+    data: row.data,
+  };
+}
+
+/**
+ * The events after `cursor`, oldest first, up to `limit`: only those of transactions older than
+ * every transaction still running, so an event whose transaction commits later than a newer one's
+ * is never passed over (it is read once that transaction ended). Optionally of some types only.
+ */
+export async function readEvents(
+  db: Database,
+  cursor: Cursor,
+  options: { limit: number; types?: readonly string[] },
+): Promise<LoggedEvent[]> {
+  const types = options.types?.length
+    ? sql`and type in (${sql.join(
+        options.types.map((type) => sql`${type}`),
+        sql`, `,
+      )})`
+    : sql``;
+  const rows = await queryRows<EventRow>(
+    db,
+    sql`select seq::text, id, type, txid::text, occurred_at, user_ids, application_id,
+          amount_micros::text, data
+        from events
+        where (txid, seq) > (${cursor.txid}::xid8, ${cursor.seq}::bigint)
+          and txid < pg_snapshot_xmin(pg_current_snapshot()) ${types}
+        order by txid, seq
+        limit ${options.limit}`,
+  );
+  return rows.map(toEvent);
+}
+
+/** The cursor just past the last of these events (or `cursor` itself when there are none). */
+export function cursorAfter(cursor: Cursor, events: LoggedEvent[]): Cursor {
+  const last = events.at(-1);
+  return last ? { txid: last.txid, seq: last.seq } : cursor;
+}
+
+/** An event as it leaves Promptmint (webhook body, NDJSON line): the Standard Webhooks shape. */
+export function publicEvent(
+  event: Pick<LoggedEvent, "id" | "type" | "occurredAt" | "data" | "amountMicros">,
+) {
+  return {
+    id: event.id,
+    type: event.type,
+    timestamp: event.occurredAt.toISOString(),
+    data: { ...event.data, amount_micros: event.amountMicros },
+  };
+}
