@@ -1,6 +1,6 @@
 import { and, eq, inArray, type SQL, sql } from "drizzle-orm";
 import { type Database, queryRows } from "../../db/client.ts";
-import { ledgerAccounts, ledgerTransactions } from "../../db/schema/index.ts";
+import { ledgerAccounts } from "../../db/schema/index.ts";
 import { centsToMicros } from "./money.ts";
 
 /**
@@ -111,14 +111,20 @@ export async function postTransaction(
   },
 ): Promise<string | undefined> {
   checkBalanced(posting.kind, posting.entries);
-  const [transaction] = await tx
-    .insert(ledgerTransactions)
-    .values({ kind: posting.kind, reference: posting.reference, description: posting.description })
-    .onConflictDoNothing()
-    .returning({ id: ledgerTransactions.id });
-  if (!transaction) return undefined;
-  await moveBalances(tx, transaction.id, posting.entries);
-  return transaction.id;
+  // One statement: the transaction, its entries and the balances are written together, so the
+  // event its kind may have (migration 0049's trigger, at commit) always sees its entries.
+  const [row] = await queryRows<{ id: string | null; moved: number }>(
+    tx,
+    sql`with posted as (
+          insert into ledger_transactions (kind, reference, description)
+          values (${posting.kind}, ${posting.reference}, ${posting.description})
+          on conflict do nothing returning id),
+        ${balanceMoves(posting.entries)}
+        select (select id from posted)::text as id, (select count(*) from moved)::int as moved`,
+  );
+  if (!row?.id) return undefined;
+  if (row.moved < posting.entries.length) throw new InsufficientFunds("an account cannot cover its entry");
+  return row.id;
 }
 
 function checkBalanced(kind: TransactionKind, entries: { amountMicros: number }[]) {
@@ -172,16 +178,6 @@ export function moveBalancesSql(totals: string, locked: string, only = "true"): 
                        when 'debt' then a.balance_micros + t.delta <= 0
                        else a.balance_micros + t.delta >= 0 end
      returning a.id`;
-}
-
-/** The entries of a posted transaction and the balances they move, in one round trip. */
-async function moveBalances(tx: Database, transactionId: string, entries: Entry[]): Promise<void> {
-  const [result] = await queryRows<{ moved: number }>(
-    tx,
-    sql`with posted as (select ${transactionId}::uuid as id), ${balanceMoves(entries)}
-        select (select count(*) from moved)::int as moved`,
-  );
-  if ((result?.moved ?? 0) < entries.length) throw new InsufficientFunds("an account cannot cover its entry");
 }
 
 /**
