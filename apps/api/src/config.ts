@@ -67,8 +67,12 @@ const EnvSchema = z.object({
   USAGE_EXPORT_CLOUDEVENTS_TOKEN: optionalString,
   /** The CloudEvents `source` (default: PUBLIC_URL). */
   USAGE_EXPORT_CLOUDEVENTS_SOURCE: optionalString,
-  /** Usage export to Stripe Billing: the meter's event name (uses STRIPE_SECRET_KEY, STRIPE_API_URL). */
+  /** Usage export to Stripe Billing: the meter's event name. */
   USAGE_EXPORT_STRIPE_METER: optionalString,
+  /** The key meter events are sent with (default STRIPE_SECRET_KEY: an operator may bill from another account). */
+  USAGE_EXPORT_STRIPE_KEY: optionalString,
+  /** Stripe's API root for meter events (default STRIPE_API_URL, else https://api.stripe.com). */
+  USAGE_EXPORT_STRIPE_API_URL: optionalUrl,
   PLATFORM_FEE_PERCENT: z.coerce.number().min(0).max(100).default(10),
   /** Days a creator's earnings wait before they can be paid out (refunds and disputes come first). */
   PAYOUT_HOLD_DAYS: z.coerce
@@ -347,9 +351,10 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       `Invalid environment configuration:\n  ${env.X402_PAY_TO ? "X402_FACILITATOR_URL" : "X402_PAY_TO"}: required when ${env.X402_PAY_TO ? "X402_PAY_TO" : "X402_FACILITATOR_URL"} is set (x402 needs both a receiving address and a facilitator)`,
     );
   }
-  if (env.USAGE_EXPORT_STRIPE_METER && !env.STRIPE_SECRET_KEY) {
+  const meterKey = env.USAGE_EXPORT_STRIPE_KEY ?? env.STRIPE_SECRET_KEY;
+  if (env.USAGE_EXPORT_STRIPE_METER && !meterKey) {
     throw new ConfigError(
-      "Invalid environment configuration:\n  STRIPE_SECRET_KEY: required when USAGE_EXPORT_STRIPE_METER is set (meter events are sent with it)",
+      "Invalid environment configuration:\n  USAGE_EXPORT_STRIPE_KEY: required when USAGE_EXPORT_STRIPE_METER is set and STRIPE_SECRET_KEY is not (meter events are sent with it)",
     );
   }
   let modelPrices = BUILT_IN_PRICES;
@@ -459,11 +464,15 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
           }
         : undefined,
       stripeMeter:
-        env.USAGE_EXPORT_STRIPE_METER && env.STRIPE_SECRET_KEY
+        env.USAGE_EXPORT_STRIPE_METER && meterKey
           ? {
               eventName: env.USAGE_EXPORT_STRIPE_METER,
-              secretKey: env.STRIPE_SECRET_KEY,
-              apiBase: (env.STRIPE_API_URL ?? "https://api.stripe.com").replace(/\/+$/, ""),
+              secretKey: meterKey,
+              apiBase: (
+                env.USAGE_EXPORT_STRIPE_API_URL ??
+                env.STRIPE_API_URL ??
+                "https://api.stripe.com"
+              ).replace(/\/+$/, ""),
             }
           : undefined,
     },

@@ -127,7 +127,8 @@ export async function readEvents(
         from events
         where (txid, seq) > (${cursor.txid}::xid8, ${cursor.seq}::bigint)
           and txid < pg_snapshot_xmin(pg_current_snapshot()) ${types}
-        order by txid, seq
+        -- The columns, not the text the select list gives them: text would order "1000" before "999".
+        order by events.txid, events.seq
         limit ${options.limit}`,
   );
   return rows.map(toEvent);

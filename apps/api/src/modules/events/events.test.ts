@@ -201,6 +201,28 @@ describe("the log", () => {
     expect(rows[0]?.users).toContain(world.consumerId);
   });
 
+  it("reads every event exactly once, in the log's order, batch after batch, past 99 → 100 and 999 → 1000", async () => {
+    // Enough events that seq (and on a young database, txid) cross a decimal length: ordered as
+    // text they would come out of order, and a cursor would go back or skip (a bug the money attack found).
+    await paidCalls(120);
+    await db.execute(sql`select setval(pg_get_serial_sequence('events', 'seq'), 995)`);
+    await paidCalls(10);
+    const all = (await queryRows<{ id: string }>(db, sql`select id from events order by txid, seq`)).map(
+      (row) => row.id,
+    );
+    const read: string[] = [];
+    let cursor = START;
+    for (;;) {
+      const batch = await readEvents(db, cursor, { limit: 7 });
+      if (batch.length === 0) break;
+      read.push(...batch.map((event) => event.id));
+      const last = batch.at(-1);
+      cursor = last ? { txid: last.txid, seq: last.seq } : cursor;
+    }
+    expect(read).toEqual(all);
+    expect(all.length).toBeGreaterThan(130);
+  });
+
   it("reads only events of finished transactions: one committed after a newer one is not passed over", async () => {
     if (testDb.kind !== "postgres") return expect(testDb.kind).toBe("pglite"); // one connection: nothing runs beside
     const before = await readEvents(db, START, { limit: 100_000 });

@@ -12,7 +12,7 @@ import { startX402Facilitator, type X402Facilitator } from "../x402-facilitator.
 import { OPERATOR_EMAIL } from "./chargebacks.ts";
 import { startAttackHook } from "./hook.ts";
 
-const SECRET_KEY = "money-attack-secret-key-that-is-long-enough-0123";
+export const SECRET_KEY = "money-attack-secret-key-that-is-long-enough-0123";
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** One API server slot: a port the clients know, and the process answering on it (if any). */
@@ -49,6 +49,8 @@ export async function startCluster(options: {
   redisUrl: string;
   /** Each process's output goes to `<prefix>-<node>.log`. */
   serverLogPrefix: string;
+  /** More settings for both processes (the usage export's receivers, events.ts). */
+  env?: Record<string, string>;
 }): Promise<Cluster> {
   const model = await startFakeOpenAi();
   model.set({ kind: "scripted" });
@@ -92,6 +94,7 @@ export async function startCluster(options: {
     ALLOW_PRIVATE_UPSTREAMS: "true",
     // x402 pay-per-call through the loopback facilitator (issue 30).
     ...facilitator.env(),
+    ...options.env,
   });
   const start = async (node: Node) => {
     node.process = await startServerProcess(`attack-${node.name}`, envOf(node), {

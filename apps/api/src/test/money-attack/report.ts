@@ -43,6 +43,8 @@ export interface Figures {
   experiments?: string;
   /** Oversized calls refused and price cuts tried under a dear arm (decision 063, oversized.ts). */
   oversized?: string;
+  /** What left the product: webhook events and attempts, usage events exported (decision 068, events.ts). */
+  outgoing?: string;
 }
 
 export function summarize(
@@ -191,6 +193,7 @@ export function formatReport(result: {
     ["limited keys: spend / charged µ$", f.keys || "-"],
     ...(f.experiments ? [["experiments", f.experiments] as [string, string]] : []),
     ...(f.oversized ? [["oversized", f.oversized] as [string, string]] : []),
+    ...(f.outgoing ? [["outgoing", f.outgoing] as [string, string]] : []),
     ...(f.x402
       ? ([
           ["x402 calls (by status)", f.x402.calls],

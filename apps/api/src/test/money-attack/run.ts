@@ -13,8 +13,9 @@ import { MICROS_PER_CENT } from "../../modules/billing/money.ts";
 import { reconcile } from "../../modules/billing/reconcile.ts";
 import { actions } from "./actions.ts";
 import { type Attack, epochMs, Semaphore } from "./attack.ts";
-import { startCluster } from "./cluster.ts";
+import { SECRET_KEY, startCluster } from "./cluster.ts";
 import { creatorCallViolations } from "./creator-calls.ts";
+import { judgeEvents, startEventReceivers, subscribeEveryone } from "./events.ts";
 import { judgeExperiments } from "./experiments.ts";
 import { Journal } from "./journal.ts";
 import {
@@ -77,10 +78,13 @@ export async function runMoneyAttack(options: AttackOptions): Promise<AttackResu
   say(`seed ${options.seed}, ${options.minutes} min: starting PostgreSQL database, model and two servers`);
   const journalFile =
     options.journalFile ?? path.join(os.tmpdir(), `money-attack-${options.seed}-${Date.now()}.jsonl`);
+  // Webhook endpoints, CloudEvents and Stripe meters: what leaves the product (issue 39).
+  const receivers = await startEventReceivers();
   const cluster = await startCluster({
     adminUrl: options.adminUrl,
     redisUrl: options.redisUrl,
     serverLogPrefix: journalFile.replace(/\.jsonl$/, ""),
+    env: receivers.env(),
   });
   try {
     const [first] = cluster.nodes;
@@ -98,6 +102,7 @@ export async function runMoneyAttack(options: AttackOptions): Promise<AttackResu
       busyApps: new Set(),
       x402: createAgents(cluster.facilitator, prng.fork(2000), ACTORS),
     };
+    await subscribeEveryone(world, receivers);
     say(`people, ${world.apps.length} apps and plans ready; attacking`);
     const harnessErrors: string[] = [];
     await Promise.all(
@@ -125,6 +130,15 @@ export async function runMoneyAttack(options: AttackOptions): Promise<AttackResu
     await sweepKeyReservations(db);
     const x402Swept = await sweepAfterAttack(db, cluster.facilitator);
     if (x402Swept > 0) say(`the sweep ended ${x402Swept} x402 payments the kills left open`);
+    // Decision 068: what is left of the log relayed, then every receiver's ids against the log's.
+    const eventViolations: Violation[] = [];
+    const eventFigures = await judgeEvents(
+      db,
+      world,
+      receivers,
+      { secretKey: SECRET_KEY, publicUrl: first.baseUrl },
+      (kind, example) => eventViolations.push({ kind, example }),
+    );
     // Decision 064: the chain's transfers to the x402 receiving address against x402_clearing.
     const report = await reconcile(db, {
       x402Transfers: await x402TransfersAfterAttack(cluster.facilitator),
@@ -157,7 +171,7 @@ export async function runMoneyAttack(options: AttackOptions): Promise<AttackResu
       },
       (kind, example) => violations.push({ kind, example }),
     );
-    violations.push(...(await creatorCallViolations(db)));
+    violations.push(...(await creatorCallViolations(db)), ...eventViolations);
     const experimentFigures = await judgeExperiments(db, (kind, example) =>
       violations.push({ kind, example }),
     );
@@ -168,10 +182,12 @@ export async function runMoneyAttack(options: AttackOptions): Promise<AttackResu
     figures.experiments = `${experimentFigures.experiments} started, ${experimentFigures.ended} ended ${JSON.stringify(experimentFigures.byOutcome)} (${experimentFigures.ruleEnds} by rules), ${experimentFigures.calls} calls chosen by one`;
     figures.oversized = `${oversized.refused} oversized calls refused (413), ${oversized.cuts} price cuts tried under a dear arm`;
     figures.x402 = x402Figures(attack.journal.x402Calls(), x402Payments, cluster.facilitator.transfers);
+    figures.outgoing = `${eventFigures.events} events to ${world.consumers.length + 1} webhook receivers (${eventFigures.webhookAttempts} attempts), ${eventFigures.exported} usage events to CloudEvents and Stripe meters`;
     writeFileSync(journalFile, attack.journal.entries.map((entry) => JSON.stringify(entry)).join("\n"));
     return { seed: options.seed, violations, figures, journalFile };
   } finally {
     await cluster.destroy();
+    await receivers.stop();
   }
 }
 
