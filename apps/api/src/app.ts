@@ -54,6 +54,7 @@ import { renewDueSubscriptions } from "./modules/billing/subscriptions.ts";
 import { embedRoutes } from "./modules/embed/embed.routes.ts";
 import { sweepEmbedVisitorCalls } from "./modules/embed/embed-limits.ts";
 import { widgetRoutes } from "./modules/embed/widget.routes.ts";
+import { maintainEventPartitions } from "./modules/events/event-partitions.ts";
 import { eventsRoutes } from "./modules/events/events.routes.ts";
 import { exploreRoutes } from "./modules/explore/explore.routes.ts";
 import { gatewayRoutes } from "./modules/gateway/gateway.routes.ts";
@@ -336,6 +337,18 @@ function backgroundJobs(config: Config, db: Database, services: Services, log: F
         });
         if (done.dropped.length > 0 || done.deferred.length > 0)
           log.info({ ...done }, "invocation partitions maintained");
+      },
+    },
+    // The event log, the same way, with the same retention; a day every sink has not yet passed
+    // is kept (decision 068).
+    {
+      name: "event-partitions",
+      everyMs: TEN_MINUTES_MS,
+      atStart: true,
+      run: async () => {
+        const done = await maintainEventPartitions(db, { retentionDays: config.invocationRetentionDays });
+        if (done.dropped.length > 0 || done.deferred.length > 0)
+          log.info({ ...done }, "event partitions maintained");
       },
     },
     // The embedded issuer's expired rows and old sign-in failures.

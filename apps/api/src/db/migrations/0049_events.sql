@@ -24,6 +24,34 @@ CREATE INDEX "events_cursor_idx" ON "events" USING btree ("txid", "seq");
 --> statement-breakpoint
 CREATE INDEX "events_id_idx" ON "events" USING btree ("id");
 --> statement-breakpoint
+-- A day's partition of a table partitioned by day on created_at (`<parent>_pYYYYMMDD`), made as
+-- pm_invocations_partition makes the invocations' (decision 038): its rows moved out of the default
+-- partition, then attached. The event log uses it (event-partitions.ts).
+CREATE FUNCTION "pm_day_partition"("parent" text, "day" date) RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+  part text := parent || '_p' || to_char("day", 'YYYYMMDD');
+  lo timestamptz := "day"::timestamp AT TIME ZONE 'UTC';
+  hi timestamptz := ("day" + 1)::timestamp AT TIME ZONE 'UTC';
+BEGIN
+  IF to_regclass(part) IS NOT NULL THEN
+    RETURN false;
+  END IF;
+  EXECUTE format('CREATE TABLE %I (LIKE %I INCLUDING DEFAULTS)', part, parent);
+  EXECUTE format(
+    'WITH moved AS (DELETE FROM %I WHERE "created_at" >= %L AND "created_at" < %L RETURNING *) '
+    'INSERT INTO %I SELECT * FROM moved', parent || '_default', lo, hi, part);
+  EXECUTE format('ALTER TABLE %I ATTACH PARTITION %I FOR VALUES FROM (%L) TO (%L)', parent, part, lo, hi);
+  RETURN true;
+END
+$$;
+--> statement-breakpoint
+-- The log's retention (decision 068): days created before `kept_from` were dropped, each only once
+-- every sink had passed all its events; reconcile compares facts and exports from then on.
+CREATE TABLE "event_retention" (
+	"id" boolean PRIMARY KEY DEFAULT true NOT NULL CHECK ("id"),
+	"kept_from" timestamp with time zone NOT NULL
+);
+--> statement-breakpoint
 -- Each sink's place in the log (usage export: cloudevents, stripe_meter; webhook fan-out): the
 -- last event it took. A relay leases the row before it sends (`leased_by`, `leased_until`), so one
 -- process relays a sink at a time without a transaction open across the network; the cursor moves

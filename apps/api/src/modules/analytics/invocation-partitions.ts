@@ -17,7 +17,7 @@ const PARTITION_NAME = /^invocations_p(\d{4})(\d{2})(\d{2})$/;
 const MAINTENANCE_LOCK = 0x1e7a_0038;
 
 /** Starts a maintenance step: its lock timeout, and whether it has the step to itself. */
-async function beginStep(tx: Database): Promise<boolean> {
+export async function beginStep(tx: Database): Promise<boolean> {
   await queryRows(tx, sql.raw(`set local lock_timeout = '${LOCK_TIMEOUT}'`));
   const [row] = await queryRows<{ locked: boolean }>(
     tx,
@@ -35,26 +35,32 @@ export interface PartitionMaintenance {
   deferred: string[];
 }
 
-function dayOf(date: Date): string {
+export function dayOf(date: Date): string {
   return date.toISOString().slice(0, 10);
 }
 
-function addDays(day: string, days: number): string {
+export function addDays(day: string, days: number): string {
   return dayOf(new Date(Date.parse(`${day}T00:00:00Z`) + days * 86_400_000));
 }
 
 /** The day partitions of `invocations` (not the default one), oldest first. */
-export async function invocationPartitions(db: Database): Promise<{ name: string; day: string }[]> {
+export function invocationPartitions(db: Database): Promise<{ name: string; day: string }[]> {
+  return dayPartitions(db, "invocations");
+}
+
+/** The day partitions (`<parent>_pYYYYMMDD`) of a table partitioned by day, oldest first. */
+export async function dayPartitions(db: Database, parent: string): Promise<{ name: string; day: string }[]> {
+  const pattern = new RegExp(`^${parent}_p(\\d{4})(\\d{2})(\\d{2})$`);
   const rows = await queryRows<{ name: string }>(
     db,
     sql`select c.relname as name from pg_inherits i
           join pg_class c on c.oid = i.inhrelid
           join pg_class p on p.oid = i.inhparent
-        where p.relname = 'invocations' and p.relnamespace = current_schema()::regnamespace`,
+        where p.relname = ${parent} and p.relnamespace = current_schema()::regnamespace`,
   );
   return rows
     .flatMap((row) => {
-      const match = PARTITION_NAME.exec(row.name);
+      const match = pattern.exec(row.name);
       return match ? [{ name: row.name, day: `${match[1]}-${match[2]}-${match[3]}` }] : [];
     })
     .sort((a, b) => a.day.localeCompare(b.day));
@@ -163,7 +169,7 @@ export async function maintainInvocationPartitions(
 }
 
 /** A lock not had within LOCK_TIMEOUT (55P03) is "not now": the next run tries again. */
-function unlessLockTimeout(error: unknown): false {
+export function unlessLockTimeout(error: unknown): false {
   if (databaseErrorOf(error)?.code === "55P03") return false;
   throw error;
 }

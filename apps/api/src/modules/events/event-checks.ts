@@ -18,6 +18,12 @@ export const LEDGER_EVENT_KINDS = [
   "x402_credit",
 ] as const;
 
+/**
+ * Where the log begins: days before it were dropped by its retention (event-partitions.ts), and
+ * facts and exports are compared from then on.
+ */
+const KEPT_FROM = sql`coalesce((select kept_from from event_retention), '-infinity'::timestamptz)`;
+
 /** A charged call (still kept) whose last event does not say its charge, or an event without its call. */
 export async function callsWithoutTheirEvent(db: Database): Promise<string[]> {
   const rows = await queryRows<{ id: string }>(
@@ -28,12 +34,12 @@ export async function callsWithoutTheirEvent(db: Database): Promise<string[]> {
           from events where type in ('call.charged', 'call.charge_changed')
           order by data->>'invocation_id', txid desc, seq desc),
         calls as (
-          select id::text as id, charged_cents,
+          select id::text as id, charged_cents, created_at,
                  pm_call_charged(status, charged_cents, hold_id, subscription_id) as charged
           from invocations)
         select coalesce(c.id, l.inv) as id
         from calls c full join latest l on l.inv = c.id
-        where (c.id is not null and c.charged
+        where (c.id is not null and c.charged and c.created_at >= ${KEPT_FROM}
                  and (l.inv is null or not l.charged or l.amount_micros <> c.charged_cents * 10000))
            or (c.id is not null and not c.charged and l.charged)
            or (c.id is null and l.charged and l.occurred_at >= (select min(created_at) from invocations))
@@ -53,8 +59,9 @@ export async function ledgerWithoutTheirEvent(db: Database): Promise<string[]> {
     sql`with moved as (
           select t.id, coalesce(sum(le.amount_micros) filter (where le.amount_micros > 0), 0) as micros
           from ledger_transactions t left join ledger_entries le on le.transaction_id = t.id
-          where t.kind in (${kinds}) group by t.id),
-        logged as (select substr(id, 8) as id, amount_micros from events where id like 'ledger\\_%')
+          where t.kind in (${kinds}) and t.created_at >= ${KEPT_FROM} group by t.id),
+        logged as (select substr(id, 8) as id, amount_micros from events
+                   where id like 'ledger\\_%' and occurred_at >= ${KEPT_FROM})
         select coalesce(m.id::text, l.id) as id
         from moved m full join logged l on l.id = m.id::text
         where m.id is null or l.id is null or l.amount_micros <> m.micros
@@ -105,7 +112,8 @@ export async function exportsUnlikeTheLog(db: Database): Promise<ExportMismatch[
                coalesce(l.events, 0)::text as logged, coalesce(x.events, 0)::text as exported,
                coalesce(l.micros, 0)::text as logged_micros, coalesce(x.amount_micros, 0)::text as exported_micros
         from logged l full join event_exports x on x.sink = l.sink and x.day = l.day and x.type = l.type
-        where coalesce(l.events, 0) <> coalesce(x.events, 0) or coalesce(l.micros, 0) <> coalesce(x.amount_micros, 0)
+        where (coalesce(l.events, 0) <> coalesce(x.events, 0) or coalesce(l.micros, 0) <> coalesce(x.amount_micros, 0))
+          and coalesce(l.day, x.day) >= (${KEPT_FROM} at time zone 'UTC')::date
         order by 1, 2, 3 limit 100`,
   );
   return rows.map((row) => ({

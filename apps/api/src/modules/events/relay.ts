@@ -21,7 +21,10 @@ export interface Sink {
   batch: number;
   /**
    * Delivers the events or throws. With `tx`, the sink writes into the database (the webhook
-   * fan-out): its writes commit together with the cursor's move, exactly once.
+   * fan-out): its writes commit together with the cursor's move, exactly once. A sink that sends
+   * event by event throws a `PartlySent` naming how many of the first events were acknowledged, so
+   * the cursor moves past those: a receiver refusing one request in seven still lets a batch of a
+   * hundred make progress.
    */
   send(events: LoggedEvent[], tx: Database | undefined): Promise<void>;
   /** Whether `send` writes in the cursor's transaction (database sinks) or outside it (network sinks). */
@@ -56,7 +59,14 @@ export async function relay(db: Database, sink: Sink, options: { rounds?: number
           await advance(tx as unknown as Database, sink.name, holder, cursor, events);
         });
       } else {
-        await sink.send(events, undefined);
+        try {
+          await sink.send(events, undefined);
+        } catch (error) {
+          const sent = error instanceof PartlySent ? events.slice(0, error.acknowledged) : [];
+          if (sent.length > 0)
+            await db.transaction((tx) => advance(tx as unknown as Database, sink.name, holder, cursor, sent));
+          throw error;
+        }
         await db.transaction((tx) => advance(tx as unknown as Database, sink.name, holder, cursor, events));
       }
     } catch (error) {
@@ -73,6 +83,16 @@ export async function relay(db: Database, sink: Sink, options: { rounds?: number
 }
 
 class LeaseLost extends Error {}
+
+/** Thrown by a sink that delivered the first `acknowledged` events and then failed (`cause`). */
+export class PartlySent extends Error {
+  readonly acknowledged: number;
+
+  constructor(acknowledged: number, cause: unknown) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    this.acknowledged = acknowledged;
+  }
+}
 
 /** Takes the sink's lease when free or expired; answers its cursor, or null when another holds it. */
 async function lease(db: Database, sink: Sink, holder: string, leaseMs: number): Promise<Cursor | null> {

@@ -3,7 +3,7 @@ import { sql } from "drizzle-orm";
 import { type Database, queryRows } from "../../db/client.ts";
 import type { SafeFetch } from "../../lib/safe-fetch.ts";
 import { type LoggedEvent, publicEvent, USAGE_EVENT_TYPES } from "./event-log.ts";
-import type { Sink } from "./relay.ts";
+import { PartlySent, type Sink } from "./relay.ts";
 
 /**
  * Usage export to the systems operators already run (decision 068), each a relay sink with its own
@@ -100,7 +100,7 @@ export function stripeMeterSink(settings: StripeMeterSinkSettings, db: Database,
               )
             ).map((row) => [row.user_id, row.customer_id] as const),
       );
-      for (const event of events) {
+      for (const [i, event] of events.entries()) {
         const payer = String(event.data.payer_id ?? "");
         const form = new URLSearchParams({
           event_name: settings.eventName,
@@ -109,17 +109,22 @@ export function stripeMeterSink(settings: StripeMeterSinkSettings, db: Database,
           "payload[stripe_customer_id]": customers.get(payer) ?? payer,
           "payload[value]": String(Math.round(event.amountMicros / 10_000)),
         });
-        const response = await safeFetch(`${settings.apiBase}/v1/billing/meter_events`, {
-          method: "POST",
-          headers: {
-            authorization: `Bearer ${settings.secretKey}`,
-            "content-type": "application/x-www-form-urlencoded",
-            "idempotency-key": event.id,
-          },
-          body: form.toString(),
-          timeoutMs: 30_000,
-        });
-        await ensureAccepted("Stripe's meter events", response);
+        try {
+          const response = await safeFetch(`${settings.apiBase}/v1/billing/meter_events`, {
+            method: "POST",
+            headers: {
+              authorization: `Bearer ${settings.secretKey}`,
+              "content-type": "application/x-www-form-urlencoded",
+              "idempotency-key": event.id,
+            },
+            body: form.toString(),
+            timeoutMs: 30_000,
+          });
+          await ensureAccepted("Stripe's meter events", response);
+        } catch (error) {
+          // The events before this one were acknowledged: the cursor moves past them.
+          throw new PartlySent(i, error);
+        }
       }
     },
   };
