@@ -113,9 +113,14 @@ function EventTypeChoices({
         checked={draft.allEvents}
         onChange={(event) => onChange({ ...draft, allEvents: event.target.checked })}
       />
-      {eventTypes.isPending && <LoadingState label="Loading event types..." className="py-4" />}
-      {eventTypes.isError && <p className="text-sm text-red-600">{getErrorMessage(eventTypes.error)}</p>}
-      {eventTypes.data && (
+      {/* The list of types only when choosing them: "All events" keeps the form short. */}
+      {!draft.allEvents && eventTypes.isPending && (
+        <LoadingState label="Loading event types..." className="py-4" />
+      )}
+      {!draft.allEvents && eventTypes.isError && (
+        <p className="text-sm text-red-600">{getErrorMessage(eventTypes.error)}</p>
+      )}
+      {!draft.allEvents && eventTypes.data && (
         <ul className="grid gap-x-6 gap-y-3 border-l-2 border-slate-100 pl-3 sm:grid-cols-2">
           {eventTypes.data.map(({ type, description }) => (
             <li key={type} className="flex items-start gap-2">
@@ -124,8 +129,7 @@ function EventTypeChoices({
                 type="checkbox"
                 aria-describedby={`${prefix}-${type}-description`}
                 className="mt-0.5 size-4 shrink-0 accent-brand-600 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-brand-600"
-                disabled={draft.allEvents}
-                checked={draft.allEvents || draft.eventTypes.includes(type)}
+                checked={draft.eventTypes.includes(type)}
                 onChange={(event) => toggle(type, event.target.checked)}
               />
               <div className="min-w-0">

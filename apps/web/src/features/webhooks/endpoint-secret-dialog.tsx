@@ -78,7 +78,7 @@ export function EndpointSecretDialog({
         </section>
         <ModalFooter>
           <Button variant="secondary" onClick={onClose} disabled={rotate.isPending}>
-            Close
+            Done
           </Button>
           <Button busy={rotate.isPending} onClick={rotateNow}>
             {!rotate.isPending && <RefreshCw className="size-4" aria-hidden="true" />}
