@@ -73,7 +73,7 @@ async function noticeDisabled(
 ) {
   const [owner] = await queryRows<{ email: string }>(db, sql`select email from users where id = ${ownerId}`);
   if (!owner) return;
-  const url = `${config.publicUrl}/settings/webhooks`;
+  const url = `${config.publicUrl}/webhooks`;
   await mailer.send({
     to: owner.email,
     subject: "Promptmint disabled a webhook endpoint",
