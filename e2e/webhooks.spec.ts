@@ -105,6 +105,8 @@ test("a creator adds a webhook endpoint, sends a test event that fails, redelive
 
     // For people to look at: the endpoint and its delivery log, at desktop and at phone width.
     mkdirSync(shots, { recursive: true });
+    await page.mouse.move(0, 0);
+    await expect(page.locator("[data-sonner-toast]")).toHaveCount(0, { timeout: 15_000 });
     await page.evaluate(() => window.scrollTo(0, 0));
     await page.screenshot({ path: path.join(shots, "webhooks-desktop.png"), fullPage: true });
     await page.setViewportSize({ width: 390, height: 844 });
