@@ -8,6 +8,7 @@ import { jsonResponse, type RecordedRequest } from "../../test/fetch-stub";
 import { renderRoute } from "../../test/render-route";
 
 const SECRET = "whsec_c2VjcmV0LXNpZ25pbmcta2V5LWZvci10ZXN0cw==";
+const ROTATED = "whsec_bmV3LXNpZ25pbmcta2V5LWFmdGVyLXJvdGF0aW9u";
 const DELIVERIES = "GET /api/webhooks/endpoints/ep-1/deliveries/?limit=50";
 
 function endpointFixture(overrides: Partial<WebhookEndpoint> = {}): WebhookEndpoint {
@@ -116,11 +117,11 @@ function stubWebhooksApi(initial: WebhookEndpoint[] = [], initialDeliveries: Web
       return jsonResponse(deliveries.find((d) => d.id === "del-1"));
     },
     "PATCH /api/webhooks/endpoints/ep-1/": ({ body }: RecordedRequest) => {
-      const { enabled } = body as { enabled: boolean };
+      const changes = body as Partial<WebhookEndpoint>;
       endpoints = endpoints.map((e) => ({
         ...e,
-        enabled,
-        disabled_reason: enabled ? null : "Disabled by its owner",
+        ...changes,
+        disabled_reason: changes.enabled === false ? "Disabled by its owner" : e.disabled_reason,
       }));
       return jsonResponse(endpoints[0]);
     },
@@ -129,6 +130,7 @@ function stubWebhooksApi(initial: WebhookEndpoint[] = [], initialDeliveries: Web
       return new Response(null, { status: 204 });
     },
     "GET /api/webhooks/endpoints/ep-1/secret/": () => jsonResponse({ secret: SECRET }),
+    "POST /api/webhooks/endpoints/ep-1/rotate-secret/": () => jsonResponse({ secret: ROTATED }),
   });
 }
 
@@ -306,5 +308,40 @@ describe("Webhooks", () => {
     await userEvent.click(await screen.findByRole("button", { name: "Signing secret" }));
     const dialog = await screen.findByRole("dialog", { name: "Signing secret" });
     expect(((await within(dialog).findByLabelText("Signing secret")) as HTMLInputElement).value).toBe(SECRET);
+  });
+
+  it("edits an endpoint's event types from the keyboard, sending only what changed", async () => {
+    const api = stubWebhooksApi([endpointFixture()]);
+    renderWebhooks();
+
+    await userEvent.click(await screen.findByRole("button", { name: "Edit Billing service" }));
+    const dialog = await screen.findByRole("dialog", { name: "Edit endpoint" });
+    expect((within(dialog).getByRole("checkbox", { name: "call.charged" }) as HTMLInputElement).checked).toBe(
+      true,
+    );
+    await userEvent.click(within(dialog).getByRole("checkbox", { name: "call.charged" }));
+    await userEvent.type(within(dialog).getByLabelText("Endpoint URL"), "{Enter}");
+
+    await waitFor(() => expect(screen.queryByRole("dialog")).toBeNull());
+    expect(api.callsTo("PATCH /api/webhooks/endpoints/ep-1/")[0]?.body).toEqual({
+      event_types: ["payout.paid"],
+    });
+  });
+
+  it("rotates the signing secret and shows the new one", async () => {
+    const api = stubWebhooksApi([endpointFixture()]);
+    renderWebhooks();
+
+    await userEvent.click(await screen.findByRole("button", { name: "Signing secret" }));
+    const dialog = await screen.findByRole("dialog", { name: "Signing secret" });
+    await within(dialog).findByDisplayValue(SECRET);
+    await userEvent.selectOptions(within(dialog).getByLabelText("Old secret keeps signing for"), "1");
+    await userEvent.click(within(dialog).getByRole("button", { name: "Rotate secret" }));
+
+    expect(await within(dialog).findByDisplayValue(ROTATED)).toBeDefined();
+    expect(within(dialog).getByText(/Update your receiver before the old one stops/)).toBeDefined();
+    expect(api.callsTo("POST /api/webhooks/endpoints/ep-1/rotate-secret/")[0]?.body).toEqual({
+      grace_hours: 1,
+    });
   });
 });
