@@ -35,6 +35,7 @@ const signedInRoutes = [
   "/prompts",
   "/workflows",
   "/api-keys",
+  "/webhooks",
   "/wallet",
   "/earnings",
   "/api-test",

@@ -31,6 +31,7 @@ export const WebhookEndpointListSchema = z.array(WebhookEndpointSchema);
 export const CreatedWebhookEndpointSchema = WebhookEndpointSchema.extend({
   secret: z.string().describe("The signing secret (whsec_…), to verify the webhook-signature header"),
 });
+export type CreatedWebhookEndpoint = z.infer<typeof CreatedWebhookEndpointSchema>;
 
 export const CreateWebhookEndpointSchema = z
   .object({
@@ -54,6 +55,7 @@ export const UpdateWebhookEndpointSchema = z
     enabled: z.boolean().optional(),
   })
   .strict();
+export type UpdateWebhookEndpoint = z.infer<typeof UpdateWebhookEndpointSchema>;
 
 export const WebhookSecretSchema = z.object({ secret: z.string() });
 
@@ -76,6 +78,7 @@ export const WebhookAttemptSchema = z.object({
   duration_ms: z.number().int(),
   created_at: z.string(),
 });
+export type WebhookAttempt = z.infer<typeof WebhookAttemptSchema>;
 
 export const WebhookDeliverySchema = z.object({
   id: z.string(),
@@ -94,6 +97,7 @@ export type WebhookDelivery = z.infer<typeof WebhookDeliverySchema>;
 export const WebhookDeliveryListSchema = z.array(WebhookDeliverySchema);
 
 export const EventTypeListSchema = z.array(z.object({ type: z.string(), description: z.string() }));
+export type EventType = z.infer<typeof EventTypeListSchema>[number];
 
 /** An operator's view of a usage-export sink (operator console). */
 export const EventSinkSchema = z.object({

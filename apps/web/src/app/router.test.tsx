@@ -26,6 +26,7 @@ describe("route table", () => {
     ["/api-test", "API Test Console"],
     ["/billing/success?redirect_status=succeeded", "Payment Complete"],
     ["/api-keys", "API Keys"],
+    ["/webhooks", "Webhooks"],
     ["/wallet", "Wallet"],
   ])("shows %s to a signed-in user as '%s'", async (path, title) => {
     stubSignedInApi({

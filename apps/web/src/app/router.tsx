@@ -33,7 +33,7 @@ const promptBuilderPage = page(
   (m) => m.PromptBuilderPage,
 );
 
-/** Every route of SPEC §2, in the order of its table, plus /api-keys and /wallet. */
+/** Every route of SPEC §2, in the order of its table, plus /api-keys, /webhooks and /wallet. */
 export const appRoutes: RouteObject[] = [
   {
     element: <RootLayout />,
@@ -164,6 +164,14 @@ export const appRoutes: RouteObject[] = [
                 lazy: page(
                   () => import("../features/api-keys/api-keys-page"),
                   (m) => m.ApiKeysPage,
+                ),
+              },
+              // Beyond SPEC's table (decision 068): webhook endpoints and their delivery log, for every user.
+              {
+                path: "/webhooks",
+                lazy: page(
+                  () => import("../features/webhooks/webhooks-page"),
+                  (m) => m.WebhooksPage,
                 ),
               },
               // Issue 17: the operator's view (the operator role only; the API refuses everyone else).

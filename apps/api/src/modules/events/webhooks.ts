@@ -362,6 +362,13 @@ async function disableIfFailingTooLong(deps: WebhookDeps, endpointId: string) {
   if (disabled) await deps.notify?.(disabled.owner_id, { id: endpointId, url: disabled.url, reason });
 }
 
+/**
+ * A delivery sent now by its owner's request is not due for the deliverers yet: were it due, the
+ * events job could claim it between this write and `sendNow`'s claim, and the owner's click would
+ * answer 409. Should the process die before sending it, a deliverer sends it a minute later.
+ */
+const NOT_DUE_WHILE_SENT_NOW = sql`now() + interval '1 minute'`;
+
 /** A `webhook.test` delivery to one endpoint, sent now (not an event of the log: nothing happened). */
 export async function sendTestEvent(deps: WebhookDeps, ownerId: string, endpointId: string) {
   await ownEndpoint(deps.db, ownerId, endpointId);
@@ -374,8 +381,8 @@ export async function sendTestEvent(deps: WebhookDeps, ownerId: string, endpoint
   };
   const [row] = await queryRows<{ id: string }>(
     deps.db,
-    sql`insert into webhook_deliveries (endpoint_id, event_id, event_type, payload)
-        values (${endpointId}, ${eventId}, ${TEST_EVENT}, ${JSON.stringify(payload)}::jsonb)
+    sql`insert into webhook_deliveries (endpoint_id, event_id, event_type, payload, next_attempt_at)
+        values (${endpointId}, ${eventId}, ${TEST_EVENT}, ${JSON.stringify(payload)}::jsonb, ${NOT_DUE_WHILE_SENT_NOW})
         returning id`,
   );
   const id = (row as { id: string }).id;
@@ -386,7 +393,7 @@ export async function sendTestEvent(deps: WebhookDeps, ownerId: string, endpoint
 export async function redeliver(deps: WebhookDeps, ownerId: string, deliveryId: string) {
   const [owned] = await queryRows<{ id: string }>(
     deps.db,
-    sql`update webhook_deliveries d set status = 'pending', next_attempt_at = now()
+    sql`update webhook_deliveries d set status = 'pending', next_attempt_at = ${NOT_DUE_WHILE_SENT_NOW}
         from webhook_endpoints w
         where d.id = ${deliveryId} and w.id = d.endpoint_id and w.owner_id = ${ownerId}
         returning d.id`,

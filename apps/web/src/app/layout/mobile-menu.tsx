@@ -1,4 +1,4 @@
-import { KeyRound, LogOut, UserRound } from "lucide-react";
+import { KeyRound, LogOut, UserRound, Webhook } from "lucide-react";
 import { NavLink } from "react-router";
 import { ApiReferenceLink } from "../../components/ui/api-reference-link";
 import { cn } from "../../lib/cn";
@@ -58,6 +58,12 @@ export function MobileMenu({
             <NavLink to="/api-keys" className={linkClasses} onClick={onNavigate}>
               <KeyRound className="size-4" aria-hidden="true" />
               API Keys
+            </NavLink>
+          </li>
+          <li>
+            <NavLink to="/webhooks" className={linkClasses} onClick={onNavigate}>
+              <Webhook className="size-4" aria-hidden="true" />
+              Webhooks
             </NavLink>
           </li>
           <li>

@@ -64,7 +64,7 @@ describe("navigation bar", () => {
     await waitFor(() => expect(screen.getByRole("button", { name: "User menu" }).textContent).toBe("Z"));
   });
 
-  it("opens the user menu with Profile, API Keys, Wallet, Analytics, API reference and Sign out", async () => {
+  it("opens the user menu with Profile, API Keys, Webhooks, Wallet, Analytics, API reference and Sign out", async () => {
     stubSignedInApi();
     const { router } = renderRoute("/dashboard", { auth: createTestAuth("signed-in") });
 
@@ -74,7 +74,7 @@ describe("navigation bar", () => {
       within(menu)
         .getAllByRole("menuitem")
         .map((item) => item.textContent),
-    ).toEqual(["Profile", "API Keys", "Wallet", "Analytics", "API reference", "Sign out"]);
+    ).toEqual(["Profile", "API Keys", "Webhooks", "Wallet", "Analytics", "API reference", "Sign out"]);
     const reference = within(menu).getByRole("menuitem", { name: "API reference" });
     expect([reference.tagName, reference.getAttribute("href")]).toEqual(["A", "/api/docs"]);
 
@@ -162,6 +162,7 @@ describe("navigation bar", () => {
       "Wallet",
       "Profile",
       "API Keys",
+      "Webhooks",
       "API reference",
     ]);
     // The API server's page: a plain link, a full page load.

@@ -1,5 +1,5 @@
 import * as DropdownMenu from "@radix-ui/react-dropdown-menu";
-import { BarChart3, KeyRound, LogOut, UserRound, Wallet } from "lucide-react";
+import { BarChart3, KeyRound, LogOut, UserRound, Wallet, Webhook } from "lucide-react";
 import { Link } from "react-router";
 import { ApiReferenceLink } from "../../components/ui/api-reference-link";
 import type { SessionIdentity } from "../../lib/profile-query";
@@ -8,6 +8,7 @@ import { UserAvatar } from "./user-avatar";
 const MENU_LINKS = [
   { to: "/profile", label: "Profile", icon: UserRound },
   { to: "/api-keys", label: "API Keys", icon: KeyRound },
+  { to: "/webhooks", label: "Webhooks", icon: Webhook },
   { to: "/wallet", label: "Wallet", icon: Wallet },
   { to: "/analytics", label: "Analytics", icon: BarChart3 },
 ];
@@ -16,7 +17,7 @@ const itemClasses =
   "flex cursor-pointer select-none items-center gap-2.5 rounded-md px-2.5 py-2 text-sm text-slate-700 outline-none " +
   "data-[highlighted]:bg-slate-100 data-[highlighted]:text-slate-900";
 
-/** The avatar button with Profile, API Keys, Wallet, Analytics, API reference and Sign out (keyboard: Enter/Space, arrows, Esc). */
+/** The avatar button with Profile, API Keys, Webhooks, Wallet, Analytics, API reference and Sign out (keyboard: Enter/Space, arrows, Esc). */
 export function UserMenu({ identity, onSignOut }: { identity: SessionIdentity; onSignOut: () => void }) {
   return (
     <DropdownMenu.Root modal={false}>
