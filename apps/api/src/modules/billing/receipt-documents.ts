@@ -72,9 +72,9 @@ h1{font-size:1.5rem;margin:0 0 .25rem}
 table{width:100%;border-collapse:collapse}
 th,td{text-align:left;padding:.5rem .25rem;border-bottom:1px solid #e5e7eb;vertical-align:top}
 th{width:12rem;color:#4b5563;font-weight:500}
-.total td,.total th{font-weight:700;font-size:1.1rem}
+tr:last-child th,tr:last-child td{font-weight:700;font-size:1.1rem}
 .status{margin-top:1rem;color:#b91c1c}
-@media print{body{margin:0}button{display:none}}
+@media print{body{margin:0}}
 </style>
 </head>
 <body>
