@@ -395,7 +395,10 @@ export function routeTable(world: World): Record<string, RouteRequest> {
     "GET /api/receipts/": { class: "self", url: "/api/receipts/" },
     "GET /api/receipts/{number}/html": { class: "self", url: "/api/receipts/PM-999999999/html", ok: 404 },
     "GET /api/receipts/{number}/pdf": { class: "self", url: "/api/receipts/PM-999999999/pdf", ok: 404 },
-    "GET /api/usage/export.csv": { class: "self", url: "/api/usage/export.csv?from=2026-01-01&to=2026-01-31" },
+    "GET /api/usage/export.csv": {
+      class: "self",
+      url: "/api/usage/export.csv?from=2026-01-01&to=2026-01-31",
+    },
     // A creator's own model keys and the price table (docs/decisions/026).
     "GET /api/model-keys": { class: "self", url: "/api/model-keys" },
     "GET /api/model-keys/{provider}": { class: "self", url: "/api/model-keys/openai" },
