@@ -50,6 +50,7 @@ import {
 import { postOutstandingModelCosts } from "./modules/billing/model-costs.ts";
 import { creditAbandonedPlanPayments } from "./modules/billing/plan-payments.ts";
 import { plansRoutes } from "./modules/billing/plans.routes.ts";
+import { receiptsRoutes } from "./modules/billing/receipts.routes.ts";
 import { renewDueSubscriptions } from "./modules/billing/subscriptions.ts";
 import { embedRoutes } from "./modules/embed/embed.routes.ts";
 import { sweepEmbedVisitorCalls } from "./modules/embed/embed-limits.ts";
@@ -449,6 +450,7 @@ async function productApi(
   await scope.register(modelKeysRoutes, { db, guards, secrets, feePercent: config.platformFeePercent });
   await scope.register(workflowsRoutes, { db, guards, secrets, safeFetch });
   await scope.register(billingRoutes, { db, guards, config, stripe });
+  await scope.register(receiptsRoutes, { db, guards, issuer: config.platform });
   await scope.register(adminRoutes, { db, guards, config, stripe });
   await scope.register(plansRoutes, {
     db,

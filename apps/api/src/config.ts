@@ -74,6 +74,10 @@ const EnvSchema = z.object({
   /** Stripe's API root for meter events (default STRIPE_API_URL, else https://api.stripe.com). */
   USAGE_EXPORT_STRIPE_API_URL: optionalUrl,
   PLATFORM_FEE_PERCENT: z.coerce.number().min(0).max(100).default(10),
+  /** Who issues receipts (docs/decisions/069): the operator's legal name and postal address. */
+  PLATFORM_LEGAL_NAME: z.string().trim().min(1, "must not be empty").max(200).default("Promptmint"),
+  /** Lines separated by commas or newlines; empty: no address on receipts. */
+  PLATFORM_ADDRESS: z.string().max(500).default(""),
   /** Days a creator's earnings wait before they can be paid out (refunds and disputes come first). */
   PAYOUT_HOLD_DAYS: z.coerce
     .number({ error: "must be a number of days" })
@@ -241,6 +245,8 @@ export interface Config {
     registrationsPerIp: number;
   };
   platformFeePercent: number;
+  /** PLATFORM_LEGAL_NAME and PLATFORM_ADDRESS: who issues receipts. */
+  platform: { legalName: string; address: string };
   /** Vendors' model prices: the built-in table plus MODEL_PRICES_FILE (docs/decisions/026). */
   modelPrices: PriceTable;
   /** Creator payouts (docs/decisions/027). */
@@ -386,6 +392,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
       registrationsPerIp: env.OIDC_REGISTRATIONS_PER_IP,
     },
     platformFeePercent: env.PLATFORM_FEE_PERCENT,
+    platform: { legalName: env.PLATFORM_LEGAL_NAME, address: env.PLATFORM_ADDRESS },
     modelPrices,
     payouts: {
       holdDays: env.PAYOUT_HOLD_DAYS,

@@ -15,5 +15,6 @@ export * from "./ids.ts";
 export * from "./keys.ts";
 export * from "./payouts.ts";
 export * from "./prompts.ts";
+export * from "./receipts.ts";
 export * from "./webhooks.ts";
 export * from "./workflows.ts";

@@ -389,6 +389,16 @@ export function routeTable(world: World): Record<string, RouteRequest> {
     "GET /api/wallet/statement/": { class: "self", url: "/api/wallet/statement/" },
     "GET /api/wallet/earnings/": { class: "self", url: "/api/wallet/earnings/" },
     "GET /api/wallet/payment-methods/": { class: "self", url: "/api/wallet/payment-methods/" },
+    // Receipts and the usage export (docs/decisions/069): each user's own. A receipt's number is
+    // given on its user's first listing, so the matrix names one nobody has: 404 to everyone
+    // signed in (receipts.test.ts shows the owner's 200 and another's 404).
+    "GET /api/receipts/": { class: "self", url: "/api/receipts/" },
+    "GET /api/receipts/{number}/html": { class: "self", url: "/api/receipts/PM-999999999/html", ok: 404 },
+    "GET /api/receipts/{number}/pdf": { class: "self", url: "/api/receipts/PM-999999999/pdf", ok: 404 },
+    "GET /api/usage/export.csv": {
+      class: "self",
+      url: "/api/usage/export.csv?from=2026-01-01&to=2026-01-31",
+    },
     // A creator's own model keys and the price table (docs/decisions/026).
     "GET /api/model-keys": { class: "self", url: "/api/model-keys" },
     "GET /api/model-keys/{provider}": { class: "self", url: "/api/model-keys/openai" },

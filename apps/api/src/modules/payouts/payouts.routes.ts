@@ -11,6 +11,7 @@ import {
 import type { FastifyPluginAsyncZod, ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { errorResponses } from "../../lib/api-document.ts";
+import { csvField } from "../../lib/csv.ts";
 import { AppError, invalidFields } from "../../lib/errors.ts";
 import { microsToCents } from "../../lib/money.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
@@ -52,12 +53,6 @@ export function toPayout(row: PayoutRow): z.infer<typeof PayoutSchema> {
     paid_at: iso(row.paidAt),
     failed_at: iso(row.failedAt),
   };
-}
-
-/** One CSV field: quoted when needed, and never read as a formula by a spreadsheet. */
-function csvField(value: string): string {
-  const safe = /^[=+\-@\t\r]/.test(value) && !/^-?\d/.test(value) ? `'${value}` : value;
-  return /[",\n\r]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
 }
 
 /** Micro-dollars as dollars with six decimals: exact, whatever the amount. */

@@ -97,6 +97,42 @@ describe("the Earnings page", () => {
     expect(history.parentElement?.getAttribute("tabindex")).toBe("0");
   });
 
+  it("links each paid payout to its receipt, and no other payout", async () => {
+    const failed = payout({
+      id: "7b0c0d4e-0000-4000-8000-000000000002",
+      status: "failed",
+      failure_reason: "Bank said no",
+    });
+    stubSignedInApi({
+      "GET /api/payouts/": () => jsonResponse(summary({ payouts: [payout(), failed] })),
+      "GET /api/receipts/": () =>
+        jsonResponse({
+          receipts: [
+            {
+              number: "PM-000007",
+              kind: "payout",
+              source_id: payout().id,
+              description: "Payout of your earnings",
+              amount_cents: 1250,
+              currency: "USD",
+              status: "paid",
+              occurred_at: "2026-11-24T10:00:01.000Z",
+            },
+          ],
+        }),
+    });
+    render();
+    const history = await screen.findByRole("table", { name: "Payout history" });
+    const [paidRow, failedRow] = within(history).getAllByRole("row").slice(1);
+    expect(
+      await within(paidRow as HTMLElement).findByRole("button", { name: "Download receipt PM-000007 (PDF)" }),
+    ).toBeDefined();
+    expect(
+      within(paidRow as HTMLElement).getByRole("button", { name: "Open receipt PM-000007" }),
+    ).toBeDefined();
+    expect(within(failedRow as HTMLElement).queryAllByRole("button")).toHaveLength(0);
+  });
+
   it("says what is kept back for plans' unused included calls beside the available figure", async () => {
     stubSignedInApi({
       "GET /api/payouts/": () => jsonResponse(summary({ reserved_micros: 3_600_000 })),

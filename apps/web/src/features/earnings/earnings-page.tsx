@@ -14,11 +14,13 @@ import { Money } from "../../components/ui/money";
 import { MoneyFiguresCard, noMoneyFigures } from "../../components/ui/money-figures";
 import { PageContainer } from "../../components/ui/page-container";
 import { PageHeader } from "../../components/ui/page-header";
+import { ReceiptLinks } from "../../components/ui/receipt-links";
 import { LoadingState } from "../../components/ui/spinner";
 import { StatCard } from "../../components/ui/stat-card";
 import { getErrorMessage } from "../../lib/api-client";
 import { saveBlob } from "../../lib/download-app";
 import { formatCents, formatDate, formatDateTime, formatMicros } from "../../lib/format";
+import { useReceipts } from "../../lib/receipts";
 import { useMoneyFigures } from "../analytics/api/get-money-figures";
 import { useAdvanceSandboxClock } from "./api/advance-sandbox-clock";
 import { useDownloadEarningsStatement } from "./api/download-earnings-statement";
@@ -90,6 +92,11 @@ export function EarningsPage() {
     });
 
   const data = summary.data;
+  // Each paid payout's receipt (docs/decisions/069), by the payout's id.
+  const receipts = useReceipts({ enabled: (data?.payouts ?? []).some((payout) => payout.status === "paid") });
+  const receiptOf = new Map(
+    (receipts.data?.receipts ?? []).filter((r) => r.kind === "payout").map((r) => [r.source_id, r.number]),
+  );
   // What the calls earned over the last 30 days: the dashboard's figures (docs/decisions/029).
   const figures = useMoneyFigures(FIGURES_DAYS);
   return (
@@ -240,6 +247,9 @@ export function EarningsPage() {
                             <th className="py-2 pr-3 font-medium">Amount</th>
                             <th className="py-2 pr-3 font-medium">Status</th>
                             <th className="py-2 font-medium">Details</th>
+                            <th className="py-2 pl-3 font-medium">
+                              <span className="sr-only">Receipt</span>
+                            </th>
                           </tr>
                         </thead>
                         <tbody className="divide-y divide-slate-100">
@@ -262,6 +272,11 @@ export function EarningsPage() {
                               <td className="py-2 text-slate-600">
                                 {payout.failure_reason ??
                                   (payout.automatic ? "Automatic payout" : "Withdrawal")}
+                              </td>
+                              <td className="py-2 pl-3">
+                                {payout.status === "paid" && receiptOf.has(payout.id) && (
+                                  <ReceiptLinks number={receiptOf.get(payout.id) as string} />
+                                )}
                               </td>
                             </tr>
                           ))}

@@ -65,6 +65,9 @@ function stubWalletApi({
     {
       "GET /api/wallet/": () => jsonResponse(wallet),
       "GET /api/wallet/payment-methods/": () => jsonResponse(savedCards),
+      // The receipts and the usage export's keys (wallet/receipts-card.test.tsx tests them).
+      "GET /api/receipts/": () => jsonResponse({ receipts: [] }),
+      "GET /api/keys/": () => jsonResponse([]),
       // A creator here sells an app: the earnings figures are for sellers (issue 32).
       "GET /api/app/": () => jsonResponse(creator ? [applicationFixture()] : []),
       [STATEMENT]: () => jsonResponse(statementOf(wallet)),

@@ -12,8 +12,10 @@ import { useProfile } from "../../lib/profile-query";
 import { useWallet } from "../../lib/wallet-query";
 import { useMoneyFigures } from "../analytics/api/get-money-figures";
 import { EarningsTable } from "./earnings-table";
+import { ReceiptsCard } from "./receipts-card";
 import { StatementTable } from "./statement-table";
 import { TopUpCard } from "./top-up-card";
+import { UsageExportCard } from "./usage-export-card";
 
 /** The period of the earnings figures on the wallet page, as on the dashboard. */
 const EARNINGS_DAYS = 30;
@@ -62,6 +64,14 @@ export function WalletPage() {
               </div>
               <div className="min-w-0 lg:col-span-3">
                 <StatementTable />
+              </div>
+            </div>
+            <div className="grid items-start gap-6 lg:grid-cols-5">
+              <div className="lg:col-span-2">
+                <UsageExportCard />
+              </div>
+              <div className="min-w-0 lg:col-span-3">
+                <ReceiptsCard />
               </div>
             </div>
             {sells && !figures.isError && (
