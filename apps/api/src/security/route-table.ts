@@ -145,6 +145,48 @@ export function routeTable(world: World): Record<string, RouteRequest> {
       last: true,
     },
 
+    // Webhooks (docs/decisions/068): anyone signed in keeps their own endpoints; another's are 404.
+    "GET /api/webhooks/event-types/": { class: "public", url: "/api/webhooks/event-types/" },
+    "GET /api/webhooks/endpoints/": { class: "self", url: "/api/webhooks/endpoints/" },
+    "POST /api/webhooks/endpoints/": {
+      class: "self",
+      url: "/api/webhooks/endpoints/",
+      payload: { url: "http://127.0.0.1:9/matrix", event_types: ["call.charged"] },
+      ok: 201,
+    },
+    "PATCH /api/webhooks/endpoints/{id}/": {
+      class: "owned",
+      url: `/api/webhooks/endpoints/${world.webhookEndpointId}/`,
+      payload: { description: "matrix" },
+    },
+    "GET /api/webhooks/endpoints/{id}/secret/": {
+      class: "owned",
+      url: `/api/webhooks/endpoints/${world.webhookEndpointId}/secret/`,
+    },
+    "POST /api/webhooks/endpoints/{id}/rotate-secret/": {
+      class: "owned",
+      url: `/api/webhooks/endpoints/${world.webhookEndpointId}/rotate-secret/`,
+      payload: {},
+    },
+    "POST /api/webhooks/endpoints/{id}/test/": {
+      class: "owned",
+      url: `/api/webhooks/endpoints/${world.webhookEndpointId}/test/`,
+    },
+    "GET /api/webhooks/endpoints/{id}/deliveries/": {
+      class: "owned",
+      url: `/api/webhooks/endpoints/${world.webhookEndpointId}/deliveries/`,
+    },
+    "POST /api/webhooks/deliveries/{id}/redeliver/": {
+      class: "owned",
+      url: `/api/webhooks/deliveries/${world.webhookDeliveryId}/redeliver/`,
+    },
+    "DELETE /api/webhooks/endpoints/{id}/": {
+      class: "owned",
+      url: `/api/webhooks/endpoints/${world.spareWebhookEndpointId}/`,
+      ok: 204,
+      last: true,
+    },
+
     "GET /api/analytics/dashboard/": { class: "self", url: "/api/analytics/dashboard/" },
     "GET /api/analytics/figures/": { class: "self", url: "/api/analytics/figures/" },
     "GET /api/analytics/figures/versions/": { class: "self", url: "/api/analytics/figures/versions/" },
@@ -647,6 +689,9 @@ export function routeTable(world: World): Record<string, RouteRequest> {
   const nobody = "00000000-0000-4000-8000-000000000000";
   Object.assign(table, {
     "GET /api/admin/access": { class: "admin", url: "/api/admin/access" },
+    // The event log's pull export and the sinks' progress (docs/decisions/068).
+    "GET /api/admin/usage-events": { class: "admin", url: "/api/admin/usage-events?limit=5" },
+    "GET /api/admin/usage-export/sinks": { class: "admin", url: "/api/admin/usage-export/sinks" },
     "GET /api/admin/overview": { class: "admin", url: "/api/admin/overview" },
     "GET /api/admin/exposure": { class: "admin", url: "/api/admin/exposure" },
     "GET /api/admin/audit": { class: "admin", url: "/api/admin/audit" },

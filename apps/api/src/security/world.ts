@@ -43,6 +43,10 @@ export interface World {
   workflowVersionId: string;
   ownerKey: { id: string; key: string };
   spareKey: { id: string };
+  /** The owner's webhook endpoint with one (test) delivery, and a spare endpoint to delete. */
+  webhookEndpointId: string;
+  spareWebhookEndpointId: string;
+  webhookDeliveryId: string;
   revokedKey: string;
   consumerKey: string;
   packageId: string;
@@ -182,6 +186,18 @@ export async function createWorld(testDb: TestDatabase, env: Record<string, stri
   const revoked = await createKey(owner, "revoked");
   expectStatus("revoke", await owner.api("DELETE", `/api/keys/${revoked.id}/`), 204);
   const consumerKey = await createKey(other, "consumer");
+  // Nothing listens on port 9: the test delivery's attempt fails, and stays in the log.
+  const createEndpoint = async () => {
+    const created = await owner.api("POST", "/api/webhooks/endpoints/", {
+      body: { url: "http://127.0.0.1:9/hook", event_types: ["*"] },
+    });
+    expectStatus("create webhook endpoint", created, 201);
+    return created.body.id as string;
+  };
+  const webhookEndpointId = await createEndpoint();
+  const spareWebhookEndpointId = await createEndpoint();
+  const testDelivery = await owner.api("POST", `/api/webhooks/endpoints/${webhookEndpointId}/test/`);
+  expectStatus("send a test event", testDelivery, 200);
 
   const createPackage = async (caller: Caller, slug: string, name: string) => {
     const created = await caller.api("POST", `/api/app/${slug}/packages/`, {
@@ -233,6 +249,9 @@ export async function createWorld(testDb: TestDatabase, env: Record<string, stri
     workflowVersionId: workflowVersions.body[workflowVersions.body.length - 1].id,
     ownerKey,
     spareKey,
+    webhookEndpointId,
+    spareWebhookEndpointId,
+    webhookDeliveryId: testDelivery.body.id,
     revokedKey: revoked.key,
     consumerKey: consumerKey.key,
     packageId,
