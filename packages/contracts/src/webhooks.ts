@@ -110,3 +110,22 @@ export const EventSinkSchema = z.object({
   updated_at: z.string(),
 });
 export const EventSinkListSchema = z.array(EventSinkSchema);
+
+/** Per creator and UTC day: the ledger's charged calls, the log's, and each sink's export (decision 068). */
+export const UsageExportDaySchema = z.object({
+  day: z.string(),
+  creator_id: z.string(),
+  creator_email: z.string().nullable(),
+  charged_calls: z.number().int(),
+  charged_micros: z.number().int(),
+  logged_calls: z.number().int(),
+  logged_micros: z.number().int(),
+  exported: z.record(z.string(), z.object({ events: z.number().int(), micros: z.number().int() })),
+  differences: z
+    .array(z.string())
+    .describe("Each difference named; empty when ledger = log = every caught-up sink"),
+});
+export const UsageExportReconcileSchema = z.object({
+  sinks: EventSinkListSchema,
+  days: z.array(UsageExportDaySchema),
+});

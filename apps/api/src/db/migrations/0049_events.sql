@@ -70,15 +70,17 @@ CREATE TABLE "event_cursors" (
 	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
--- Every event a sink acknowledged, per day of the event and creator: what reconcile compares with
--- the log and the ledger (events charged = events exported = money).
+-- Every event a sink acknowledged, per day of the event, type and creator (the app's owner; the
+-- zero uuid for events of no app): what reconcile and the operator console compare with the log
+-- and the ledger (events charged = events exported = money).
 CREATE TABLE "event_exports" (
 	"sink" text NOT NULL,
 	"day" date NOT NULL,
 	"type" text NOT NULL,
+	"creator_id" uuid NOT NULL,
 	"events" bigint DEFAULT 0 NOT NULL,
 	"amount_micros" bigint DEFAULT 0 NOT NULL,
-	CONSTRAINT "event_exports_pkey" PRIMARY KEY ("sink", "day", "type")
+	CONSTRAINT "event_exports_pkey" PRIMARY KEY ("sink", "day", "type", "creator_id")
 );
 --> statement-breakpoint
 CREATE TABLE "webhook_endpoints" (

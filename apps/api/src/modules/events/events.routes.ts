@@ -6,6 +6,7 @@ import {
   EventTypeListSchema,
   RotateWebhookSecretSchema,
   UpdateWebhookEndpointSchema,
+  UsageExportReconcileSchema,
   UuidSchema,
   WebhookDeliveryListSchema,
   WebhookDeliverySchema,
@@ -18,6 +19,7 @@ import { z } from "zod";
 import { invalidFields, notFound } from "../../lib/errors.ts";
 import { operatorGuard } from "../admin/operators.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
+import { creatorDays } from "./event-checks.ts";
 import {
   cursorAfter,
   decodeCursor,
@@ -214,6 +216,16 @@ export const eventsRoutes: FastifyPluginAsyncZod<{ guards: AuthGuards; events: E
   );
 
   const requireOperator = operatorGuard(db, guards);
+  const sinkViews = async () =>
+    (await events.states()).map((state) => ({
+      sink: state.sink,
+      exported: state.exported,
+      exported_micros: state.exportedMicros,
+      behind: state.behind,
+      last_error: state.lastError,
+      last_error_at: state.lastErrorAt?.toISOString() ?? null,
+      updated_at: state.updatedAt.toISOString(),
+    }));
   app.get(
     "/admin/usage-events",
     {
@@ -263,15 +275,42 @@ export const eventsRoutes: FastifyPluginAsyncZod<{ guards: AuthGuards; events: E
       },
       onRequest: requireOperator,
     },
-    async () =>
-      (await events.states()).map((state) => ({
-        sink: state.sink,
-        exported: state.exported,
-        exported_micros: state.exportedMicros,
-        behind: state.behind,
-        last_error: state.lastError,
-        last_error_at: state.lastErrorAt?.toISOString() ?? null,
-        updated_at: state.updatedAt.toISOString(),
-      })),
+    async () => sinkViews(),
+  );
+  app.get(
+    "/admin/usage-export/reconcile",
+    {
+      schema: {
+        tags: ["admin"],
+        summary:
+          "Per creator and day: calls charged (ledger) = call.charged events (log) = each caught-up sink's export, with every difference named",
+        security,
+        querystring: z.object({ days: z.coerce.number().int().min(1).max(90).optional() }).strict(),
+        response: { 200: UsageExportReconcileSchema, ...errors },
+      },
+      onRequest: requireOperator,
+    },
+    async (request) => {
+      const days = request.query.days ?? 7;
+      const since = new Date(
+        Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate()) -
+          (days - 1) * 86_400_000,
+      );
+      const rows = await creatorDays(db, { since });
+      return {
+        sinks: await sinkViews(),
+        days: rows.map((row) => ({
+          day: row.day,
+          creator_id: row.creatorId,
+          creator_email: row.creatorEmail,
+          charged_calls: row.chargedCalls,
+          charged_micros: row.chargedMicros,
+          logged_calls: row.loggedCalls,
+          logged_micros: row.loggedMicros,
+          exported: row.exported,
+          differences: row.differences,
+        })),
+      };
+    },
   );
 };

@@ -39,6 +39,12 @@ export interface RelayResult {
 
 const LEASE_MS = 60_000;
 
+/** The creator an event counts for: its app's owner, or the zero uuid for an event of no app. */
+export const CREATOR_OF_APP = (app: string) =>
+  sql.raw(
+    `coalesce((select owner_id from applications where id = ${app}), '00000000-0000-0000-0000-000000000000'::uuid)`,
+  );
+
 /** Relays up to `rounds` batches of the sink's events; stops early when the log is drained. */
 export async function relay(db: Database, sink: Sink, options: { rounds?: number; leaseMs?: number } = {}) {
   const holder = randomUUID();
@@ -126,24 +132,31 @@ async function advance(tx: Database, sink: string, holder: string, from: Cursor,
         returning sink`,
   );
   if (!moved) throw new LeaseLost(`the ${sink} relay lost its lease`);
-  const days = new Map<string, { day: string; type: string; events: number; micros: number }>();
+  // Counted per day, type and creator (the app's owner, resolved in the statement).
+  const days = new Map<
+    string,
+    { day: string; type: string; app: string | null; events: number; micros: number }
+  >();
   for (const event of events) {
     const day = event.occurredAt.toISOString().slice(0, 10);
-    const key = `${day} ${event.type}`;
-    const entry = days.get(key) ?? { day, type: event.type, events: 0, micros: 0 };
+    const key = `${day} ${event.type} ${event.applicationId}`;
+    const entry = days.get(key) ?? { day, type: event.type, app: event.applicationId, events: 0, micros: 0 };
     entry.events += 1;
     entry.micros += event.amountMicros;
     days.set(key, entry);
   }
   const values = sql.join(
     [...days.values()].map(
-      (d) => sql`(${sink}, ${d.day}::date, ${d.type}, ${d.events}::bigint, ${d.micros}::bigint)`,
+      (d) => sql`(${d.day}::date, ${d.type}, ${d.app}::uuid, ${d.events}::bigint, ${d.micros}::bigint)`,
     ),
     sql`, `,
   );
   await tx.execute(
-    sql`insert into event_exports (sink, day, type, events, amount_micros) values ${values}
-        on conflict (sink, day, type) do update set events = event_exports.events + excluded.events,
+    sql`insert into event_exports (sink, day, type, creator_id, events, amount_micros)
+        select ${sink}, v.day, v.type, ${CREATOR_OF_APP("v.app")}, sum(v.events), sum(v.micros)
+        from (values ${values}) v(day, type, app, events, micros)
+        group by 1, 2, 3, 4
+        on conflict (sink, day, type, creator_id) do update set events = event_exports.events + excluded.events,
           amount_micros = event_exports.amount_micros + excluded.amount_micros`,
   );
 }

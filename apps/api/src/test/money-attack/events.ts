@@ -168,7 +168,8 @@ export async function judgeEvents(
     mailer: undefined,
   });
   const silent = { warn() {} } as unknown as Parameters<typeof services.run>[0];
-  for (let round = 0; round < 200; round += 1) {
+  let drained = false;
+  for (let round = 0; round < 200 && !drained; round += 1) {
     // The killed processes' claims and the retry schedule: due now (no server is left to wait for).
     await db.execute(
       sql`update webhook_deliveries set next_attempt_at = now(), locked_until = null where status = 'pending'`,
@@ -180,7 +181,15 @@ export async function judgeEvents(
       sql`select count(*)::int as pending from webhook_deliveries where status = 'pending'`,
     );
     const behind = (await services.states()).reduce((sum, state) => sum + state.behind, 0);
-    if ((left?.pending ?? 0) === 0 && behind === 0) break;
+    drained = (left?.pending ?? 0) === 0 && behind === 0;
+  }
+  if (!drained) {
+    const [open] = await queryRows<{ sessions: string }>(
+      db,
+      sql`select string_agg(application_name || ' ' || state || ' xid ' || coalesce(backend_xid::text, '-') || ' since ' || coalesce(xact_start::text, '-'), '; ') as sessions
+          from pg_stat_activity where backend_xid is not null or backend_xmin is not null`,
+    );
+    flag("the relays could not drain the log after the attack", `open transactions: ${open?.sessions}`);
   }
   for (const bad of receivers.badSignatures) flag("webhook signature not verified", bad);
   let events = 0;
@@ -193,7 +202,23 @@ export async function judgeEvents(
       )
     ).map((row) => row.id);
     events += expected.length;
-    compare(`webhook:${person.name}`, expected, receivers.acknowledged.get(`webhook:${person.name}`), flag);
+    const missed = compare(
+      `webhook:${person.name}`,
+      expected,
+      receivers.acknowledged.get(`webhook:${person.name}`),
+      flag,
+    );
+    for (const id of missed.slice(0, 3)) {
+      const [why] = await queryRows<Record<string, unknown>>(
+        db,
+        sql`select e.txid::text, e.seq, e.created_at, e.user_ids::text, e.application_id,
+              (select txid::text || '/' || seq from event_cursors where sink = 'webhooks') as cursor,
+              (select string_agg(d.status || ' x' || d.attempts || ' endpoint ' || w.owner_id, ', ')
+               from webhook_deliveries d join webhook_endpoints w on w.id = d.endpoint_id where d.event_id = e.id) as deliveries
+            from events e where e.id = ${id}`,
+      );
+      flag("a missed event, as the log has it", `${person.name} ${id}: ${JSON.stringify(why)}`);
+    }
   }
   const usage = await queryRows<{ id: string; type: string }>(
     db,
@@ -221,12 +246,13 @@ export async function judgeEvents(
   };
 }
 
+/** Flags the ids missed and the ids extra; answers the missed. */
 function compare(
   receiver: string,
   expected: string[],
   got: Set<string> | undefined,
   flag: (kind: string, example: string) => void,
-) {
+): string[] {
   const seen = got ?? new Set<string>();
   const want = new Set(expected);
   const missed = expected.filter((id) => !seen.has(id));
@@ -241,4 +267,5 @@ function compare(
       "receiver got an event the log does not have for it",
       `${receiver}: ${extra.slice(0, 3).join(", ")}`,
     );
+  return missed;
 }
