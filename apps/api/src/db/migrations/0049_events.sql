@@ -95,6 +95,9 @@ CREATE TABLE "webhook_endpoints" (
 	"enabled" boolean DEFAULT true NOT NULL,
 	"disabled_reason" text,
 	"failing_since" timestamp with time zone,
+	-- The transaction that added it: it hears the events of later transactions only (an event of a
+	-- later one is read only after this one ended, so none is passed over before it is visible).
+	"created_txid" xid8 DEFAULT pg_current_xact_id() NOT NULL,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
 	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
 );

@@ -227,17 +227,18 @@ export function webhookFanOut(): Sink {
       const rows = events.map(
         (event) =>
           sql`(${event.id}, ${event.type}, ${JSON.stringify(publicEvent(event))}::jsonb,
-               ${`{${event.userIds.join(",")}}`}::uuid[], ${event.applicationId}::uuid)`,
+               ${`{${event.userIds.join(",")}}`}::uuid[], ${event.applicationId}::uuid, ${event.txid}::xid8)`,
       );
       await tx.execute(
         sql`insert into webhook_deliveries (endpoint_id, event_id, event_type, payload)
             select w.id, e.id, e.type, e.payload
-            from (values ${sql.join(rows, sql`, `)}) e(id, type, payload, user_ids, application_id)
+            from (values ${sql.join(rows, sql`, `)}) e(id, type, payload, user_ids, application_id, txid)
             join webhook_endpoints w
               on (w.owner_id = any(e.user_ids)
                   or w.owner_id = (select owner_id from applications where id = e.application_id))
              and ('*' = any(w.event_types) or e.type = any(w.event_types))
-            where w.enabled
+            -- An endpoint hears what happened after it was added (and while it is enabled).
+            where w.enabled and e.txid > w.created_txid
             on conflict (endpoint_id, event_id) do nothing`,
       );
     },

@@ -198,7 +198,8 @@ export async function judgeEvents(
       await queryRows<{ id: string }>(
         db,
         sql`select e.id from events e left join applications a on a.id = e.application_id
-            where ${person.id}::uuid = any(e.user_ids) or a.owner_id = ${person.id}::uuid`,
+            where (${person.id}::uuid = any(e.user_ids) or a.owner_id = ${person.id}::uuid)
+              and e.txid > (select created_txid from webhook_endpoints where owner_id = ${person.id}::uuid)`,
       )
     ).map((row) => row.id);
     events += expected.length;
