@@ -20,7 +20,7 @@ import { errorResponses } from "../../lib/api-document.ts";
 import { parseDateRange } from "../../lib/date-range.ts";
 import { AppError } from "../../lib/errors.ts";
 import type { AuthGuards } from "../auth/authenticate.ts";
-import { currentUser } from "../auth/authenticate.ts";
+import { currentUser, operatorGuard } from "../auth/authenticate.ts";
 import type { ReversalFact } from "../billing/reversals.ts";
 import {
   findSandboxDispute,
@@ -33,7 +33,6 @@ import { adminOverview } from "./admin.service.ts";
 import type { Actor } from "./audit.ts";
 import { listAudit } from "./audit.ts";
 import { adminExposure } from "./exposure.ts";
-import { operatorGuard } from "./operators.ts";
 import { setSuspended } from "./suspensions.ts";
 
 const errors = errorResponses(400, 401, 403, 404, 409, 503);

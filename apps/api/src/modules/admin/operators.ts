@@ -1,10 +1,7 @@
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
-import type { FastifyRequest } from "fastify";
 import type { Database } from "../../db/client.ts";
 import { userRoles, users } from "../../db/schema/index.ts";
 import { addressKey } from "../../lib/email-address.ts";
-import { AppError } from "../../lib/errors.ts";
-import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
 import { type Actor, writeAudit } from "./audit.ts";
 
 /**
@@ -15,25 +12,6 @@ import { type Actor, writeAudit } from "./audit.ts";
 export const BOOTSTRAP_ACTOR: Actor = { id: null, email: "ADMIN_EMAILS bootstrap" };
 
 type UserRow = typeof users.$inferSelect;
-
-/**
- * The guard of operator-only routes (/admin, the usage export): a signed-in user holding the
- * operator role with a verified address; everyone else signed in gets 403, naming the unverified
- * address when that is what is missing.
- */
-export function operatorGuard(db: Database, guards: AuthGuards) {
-  return async (request: FastifyRequest) => {
-    await guards.requireUser(request);
-    const user = currentUser(request);
-    if (!user.emailVerified)
-      throw new AppError(
-        "email_unverified",
-        `Only the platform's operators may use /admin, and ${user.email} is not verified yet: open the link we mailed to it (or resend it)`,
-      );
-    if (!(await isOperator(db, user)))
-      throw new AppError("forbidden", "Only the platform's operators may use /admin");
-  };
-}
 
 /** Whether this user holds the operator role now (granted, not revoked, address verified). */
 export async function isOperator(

@@ -2,7 +2,7 @@ import type { FastifyRequest } from "fastify";
 import type { Database } from "../../db/client.ts";
 import { authenticates } from "../../lib/body-limits.ts";
 import { AppError } from "../../lib/errors.ts";
-import { bootstrapOperator } from "../admin/operators.ts";
+import { bootstrapOperator, isOperator } from "../admin/operators.ts";
 import { isUserSuspended } from "../admin/suspensions.ts";
 import { findUserByApiKey, type KeyScope } from "../keys/keys.service.ts";
 import { claimsVerifiedEmail, findUserByToken, type LocalUser, upsertUserFromToken } from "./auth.service.ts";
@@ -185,4 +185,23 @@ function bearerChallenge(error?: string) {
 export function currentUser(request: FastifyRequest): LocalUser {
   if (!request.user) throw new AppError("unauthorized", "Authentication required");
   return request.user;
+}
+
+/**
+ * The guard of operator-only routes (/admin, the usage export): a signed-in user holding the
+ * operator role with a verified address; everyone else signed in gets 403, naming the unverified
+ * address when that is what is missing.
+ */
+export function operatorGuard(db: Database, guards: AuthGuards) {
+  return async (request: FastifyRequest) => {
+    await guards.requireUser(request);
+    const user = currentUser(request);
+    if (!user.emailVerified)
+      throw new AppError(
+        "email_unverified",
+        `Only the platform's operators may use /admin, and ${user.email} is not verified yet: open the link we mailed to it (or resend it)`,
+      );
+    if (!(await isOperator(db, user)))
+      throw new AppError("forbidden", "Only the platform's operators may use /admin");
+  };
 }

@@ -17,8 +17,7 @@ import {
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { invalidFields, notFound } from "../../lib/errors.ts";
-import { operatorGuard } from "../admin/operators.ts";
-import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
+import { type AuthGuards, currentUser, operatorGuard } from "../auth/authenticate.ts";
 import { creatorDays } from "./event-checks.ts";
 import {
   cursorAfter,
