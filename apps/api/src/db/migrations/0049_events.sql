@@ -70,17 +70,18 @@ CREATE TABLE "event_cursors" (
 	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
--- Every event a sink acknowledged, per day of the event, type and creator (the app's owner; the
--- zero uuid for events of no app): what reconcile and the operator console compare with the log
--- and the ledger (events charged = events exported = money).
+-- Every event a sink acknowledged, per day of the event, type and app (the zero uuid for events of
+-- no app; an app's creator never changes, and an app with charged calls is never deleted): what
+-- reconcile and the operator console compare, per creator and day, with the log and the ledger
+-- (events charged = events exported = money).
 CREATE TABLE "event_exports" (
 	"sink" text NOT NULL,
 	"day" date NOT NULL,
 	"type" text NOT NULL,
-	"creator_id" uuid NOT NULL,
+	"application_id" uuid NOT NULL,
 	"events" bigint DEFAULT 0 NOT NULL,
 	"amount_micros" bigint DEFAULT 0 NOT NULL,
-	CONSTRAINT "event_exports_pkey" PRIMARY KEY ("sink", "day", "type", "creator_id")
+	CONSTRAINT "event_exports_pkey" PRIMARY KEY ("sink", "day", "type", "application_id")
 );
 --> statement-breakpoint
 CREATE TABLE "webhook_endpoints" (

@@ -9,7 +9,8 @@ import { runMoneyAttack } from "../../test/money-attack/run.ts";
  * caller, calls with spend-limited keys) interleaved with top-ups, plans, price changes, key limits,
  * key revocations, app removals and SIGKILLs. Every answer the clients saw must be charged exactly
  * once, and nothing else; what each answer says it cost must be what it was charged; each limited
- * key's spend must be what its calls were charged. PostgreSQL only (two processes
+ * key's spend must be what its calls were charged; every event reaches every webhook, CloudEvents and
+ * Stripe meter receiver subscribed to it, with one id. PostgreSQL only (two processes
  * cannot share a PGlite directory): vitest's api-postgres project runs `*.pg.test.ts`.
  */
 const SEED = 20_261_123;
@@ -39,6 +40,12 @@ it("charges every delivered answer exactly once, and nothing else, through a min
   expect(figures.mcpToolErrors, report).toBeGreaterThan(0);
   expect(figures.stopsCutShort, report).toBeGreaterThan(3);
   expect(figures.keyLimitRefusals, report).toBeGreaterThan(3);
+  // What left the product (decision 068): webhooks with retries, and usage exported.
+  expect(figures.outgoingCounts?.events ?? 0, report).toBeGreaterThan(100);
+  expect(figures.outgoingCounts?.webhookAttempts ?? 0, report).toBeGreaterThan(
+    figures.outgoingCounts?.events ?? 0,
+  );
+  expect(figures.outgoingCounts?.exported ?? 0, report).toBeGreaterThan(50);
   const byKind: Record<string, number> = {};
   for (const violation of result.violations) byKind[violation.kind] = (byKind[violation.kind] ?? 0) + 1;
   expect(byKind, report).toEqual({});

@@ -257,7 +257,7 @@ export const RECONCILE_CHECKS = [
     differs: "sinks whose exported events or money differ from the log's up to their cursor",
     rows: exportsUnlikeTheLog,
     describe: (row: ExportMismatch) =>
-      `${row.sink} ${row.day} ${row.type} creator ${row.creatorId}: exported ${row.exported} (${row.exportedMicros} micros) ≠ logged ${row.logged} (${row.loggedMicros} micros)`,
+      `${row.sink} ${row.day} ${row.type} app ${row.applicationId}: exported ${row.exported} (${row.exportedMicros} micros) ≠ logged ${row.logged} (${row.loggedMicros} micros)`,
   }),
 ] as const;
 

@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { type Database, queryRows } from "../../db/client.ts";
-import { CREATOR_OF_APP } from "./relay.ts";
+import { NO_APP } from "./relay.ts";
 
 /**
  * The event log's checks, run by reconcile (billing/reconcile.ts): every fact has exactly one event
@@ -80,12 +80,12 @@ export async function duplicateEvents(db: Database): Promise<string[]> {
   return rows.map((row) => row.id);
 }
 
-/** A sink's export that differs from the log: per sink, day, type and creator, events and money. */
+/** A sink's export that differs from the log: per sink, day, type and app, events and money. */
 export interface ExportMismatch {
   sink: string;
   day: string;
   type: string;
-  creatorId: string;
+  applicationId: string;
   logged: number;
   exported: number;
   loggedMicros: number;
@@ -97,7 +97,7 @@ export async function exportsUnlikeTheLog(db: Database): Promise<ExportMismatch[
     sink: string;
     day: string;
     type: string;
-    creator_id: string;
+    application_id: string;
     logged: string;
     exported: string;
     logged_micros: string;
@@ -106,17 +106,17 @@ export async function exportsUnlikeTheLog(db: Database): Promise<ExportMismatch[
     db,
     sql`with logged as (
           select c.sink, (e.occurred_at at time zone 'UTC')::date as day, e.type,
-                 ${CREATOR_OF_APP("e.application_id")} as creator_id,
+                 coalesce(e.application_id, ${NO_APP}) as application_id,
                  count(*) as events, sum(e.amount_micros) as micros
           from event_cursors c
           join events e on (e.txid, e.seq) <= (c.txid, c.seq) and (c.types is null or e.type = any(c.types))
           group by 1, 2, 3, 4)
         select coalesce(l.sink, x.sink) as sink, coalesce(l.day, x.day)::text as day,
-               coalesce(l.type, x.type) as type, coalesce(l.creator_id, x.creator_id)::text as creator_id,
+               coalesce(l.type, x.type) as type, coalesce(l.application_id, x.application_id)::text as application_id,
                coalesce(l.events, 0)::text as logged, coalesce(x.events, 0)::text as exported,
                coalesce(l.micros, 0)::text as logged_micros, coalesce(x.amount_micros, 0)::text as exported_micros
         from logged l full join event_exports x
-          on x.sink = l.sink and x.day = l.day and x.type = l.type and x.creator_id = l.creator_id
+          on x.sink = l.sink and x.day = l.day and x.type = l.type and x.application_id = l.application_id
         where (coalesce(l.events, 0) <> coalesce(x.events, 0) or coalesce(l.micros, 0) <> coalesce(x.amount_micros, 0))
           and coalesce(l.day, x.day) >= (${KEPT_FROM} at time zone 'UTC')::date
         order by 1, 2, 3, 4 limit 100`,
@@ -125,7 +125,7 @@ export async function exportsUnlikeTheLog(db: Database): Promise<ExportMismatch[
     sink: row.sink,
     day: row.day,
     type: row.type,
-    creatorId: row.creator_id,
+    applicationId: row.application_id,
     logged: Number(row.logged),
     exported: Number(row.exported),
     loggedMicros: Number(row.logged_micros),
@@ -174,11 +174,12 @@ export async function creatorDays(db: Database, options: { since: Date }): Promi
     changed: string;
   }>(
     db,
-    sql`select (occurred_at at time zone 'UTC')::date::text as day, ${CREATOR_OF_APP("application_id")}::text as creator_id,
-          count(*) filter (where type = 'call.charged')::text as calls,
-          coalesce(sum(amount_micros) filter (where type = 'call.charged'), 0)::text as micros,
-          count(*) filter (where type = 'call.charge_changed')::text as changed
-        from events where type in ('call.charged', 'call.charge_changed') and occurred_at >= ${options.since.toISOString()}::timestamptz
+    sql`select (e.occurred_at at time zone 'UTC')::date::text as day, a.owner_id::text as creator_id,
+          count(*) filter (where e.type = 'call.charged')::text as calls,
+          coalesce(sum(e.amount_micros) filter (where e.type = 'call.charged'), 0)::text as micros,
+          count(*) filter (where e.type = 'call.charge_changed')::text as changed
+        from events e join applications a on a.id = e.application_id
+        where e.type in ('call.charged', 'call.charge_changed') and e.occurred_at >= ${options.since.toISOString()}::timestamptz
         group by 1, 2`,
   );
   // Sinks with nothing left to send: what they exported must be the log's, to the call.
@@ -199,8 +200,10 @@ export async function creatorDays(db: Database, options: { since: Date }): Promi
     micros: string;
   }>(
     db,
-    sql`select sink, day::text, creator_id::text, sum(events)::text as events, sum(amount_micros)::text as micros
-        from event_exports where type = 'call.charged' and day >= (${options.since.toISOString()}::timestamptz at time zone 'UTC')::date
+    sql`select x.sink, x.day::text, a.owner_id::text as creator_id, sum(x.events)::text as events,
+          sum(x.amount_micros)::text as micros
+        from event_exports x join applications a on a.id = x.application_id
+        where x.type = 'call.charged' and x.day >= (${options.since.toISOString()}::timestamptz at time zone 'UTC')::date
         group by 1, 2, 3`,
   );
   const rows = new Map<string, CreatorDay>();

@@ -39,11 +39,8 @@ export interface RelayResult {
 
 const LEASE_MS = 60_000;
 
-/** The creator an event counts for: its app's owner, or the zero uuid for an event of no app. */
-export const CREATOR_OF_APP = (app: string) =>
-  sql.raw(
-    `coalesce((select owner_id from applications where id = ${app}), '00000000-0000-0000-0000-000000000000'::uuid)`,
-  );
+/** The app an export counts for when its event has none. */
+export const NO_APP = sql.raw(`'00000000-0000-0000-0000-000000000000'::uuid`);
 
 /** Relays up to `rounds` batches of the sink's events; stops early when the log is drained. */
 export async function relay(db: Database, sink: Sink, options: { rounds?: number; leaseMs?: number } = {}) {
@@ -132,7 +129,7 @@ async function advance(tx: Database, sink: string, holder: string, from: Cursor,
         returning sink`,
   );
   if (!moved) throw new LeaseLost(`the ${sink} relay lost its lease`);
-  // Counted per day, type and creator (the app's owner, resolved in the statement).
+  // Counted per day, type and app.
   const days = new Map<
     string,
     { day: string; type: string; app: string | null; events: number; micros: number }
@@ -152,11 +149,10 @@ async function advance(tx: Database, sink: string, holder: string, from: Cursor,
     sql`, `,
   );
   await tx.execute(
-    sql`insert into event_exports (sink, day, type, creator_id, events, amount_micros)
-        select ${sink}, v.day, v.type, ${CREATOR_OF_APP("v.app")}, sum(v.events), sum(v.micros)
+    sql`insert into event_exports (sink, day, type, application_id, events, amount_micros)
+        select ${sink}, v.day, v.type, coalesce(v.app, ${NO_APP}), v.events, v.micros
         from (values ${values}) v(day, type, app, events, micros)
-        group by 1, 2, 3, 4
-        on conflict (sink, day, type, creator_id) do update set events = event_exports.events + excluded.events,
+        on conflict (sink, day, type, application_id) do update set events = event_exports.events + excluded.events,
           amount_micros = event_exports.amount_micros + excluded.amount_micros`,
   );
 }

@@ -45,6 +45,7 @@ export interface Figures {
   oversized?: string;
   /** What left the product: webhook events and attempts, usage events exported (decision 068, events.ts). */
   outgoing?: string;
+  outgoingCounts?: { events: number; webhookAttempts: number; exported: number };
 }
 
 export function summarize(

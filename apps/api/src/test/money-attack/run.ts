@@ -182,6 +182,7 @@ export async function runMoneyAttack(options: AttackOptions): Promise<AttackResu
     figures.experiments = `${experimentFigures.experiments} started, ${experimentFigures.ended} ended ${JSON.stringify(experimentFigures.byOutcome)} (${experimentFigures.ruleEnds} by rules), ${experimentFigures.calls} calls chosen by one`;
     figures.oversized = `${oversized.refused} oversized calls refused (413), ${oversized.cuts} price cuts tried under a dear arm`;
     figures.x402 = x402Figures(attack.journal.x402Calls(), x402Payments, cluster.facilitator.transfers);
+    figures.outgoingCounts = eventFigures;
     figures.outgoing = `${eventFigures.events} events to ${world.consumers.length + 1} webhook receivers (${eventFigures.webhookAttempts} attempts), ${eventFigures.exported} usage events to CloudEvents and Stripe meters`;
     writeFileSync(journalFile, attack.journal.entries.map((entry) => JSON.stringify(entry)).join("\n"));
     return { seed: options.seed, violations, figures, journalFile };
