@@ -146,16 +146,9 @@ export async function maintainInvocationPartitions(
 ): Promise<PartitionMaintenance> {
   const today = dayOf(options.now ?? new Date());
   const result: PartitionMaintenance = { created: [], dropped: [], deferred: [] };
-  const stray = await queryRows<{ day: string }>(
-    db,
-    sql`select distinct to_char((created_at at time zone 'UTC')::date, 'YYYY-MM-DD') as day
-        from invocations_default order by 1`,
+  result.created = await ensureDaysAhead(db, "invocations", today, (day) =>
+    ensureInvocationPartition(db, day),
   );
-  const days = new Set(stray.map((row) => row.day));
-  for (let ahead = 0; ahead <= PARTITION_DAYS_AHEAD; ahead += 1) days.add(addDays(today, ahead));
-  for (const day of [...days].sort()) {
-    if (await ensureInvocationPartition(db, day).catch(unlessLockTimeout)) result.created.push(day);
-  }
   if (options.retentionDays > 0) {
     // The oldest day kept: today and the `retentionDays` days before it.
     const oldestKept = addDays(today, -options.retentionDays);
@@ -166,6 +159,29 @@ export async function maintainInvocationPartitions(
     }
   }
   return result;
+}
+
+/**
+ * Makes the partitions of the days the default partition caught calls or events of, and of today
+ * and the PARTITION_DAYS_AHEAD days after it, with `ensure` (one transaction each); answers the
+ * days it created. A day whose lock was not had now is left for the next run.
+ */
+export async function ensureDaysAhead(
+  db: Database,
+  parent: "invocations" | "events",
+  today: string,
+  ensure: (day: string) => Promise<boolean>,
+): Promise<string[]> {
+  const stray = await queryRows<{ day: string }>(
+    db,
+    sql`select distinct to_char((created_at at time zone 'UTC')::date, 'YYYY-MM-DD') as day
+        from ${sql.identifier(`${parent}_default`)} order by 1`,
+  );
+  const days = new Set(stray.map((row) => row.day));
+  for (let ahead = 0; ahead <= PARTITION_DAYS_AHEAD; ahead += 1) days.add(addDays(today, ahead));
+  const created: string[] = [];
+  for (const day of [...days].sort()) if (await ensure(day).catch(unlessLockTimeout)) created.push(day);
+  return created;
 }
 
 /** A lock not had within LOCK_TIMEOUT (55P03) is "not now": the next run tries again. */

@@ -5,7 +5,7 @@ import {
   beginStep,
   dayOf,
   dayPartitions,
-  PARTITION_DAYS_AHEAD,
+  ensureDaysAhead,
   type PartitionMaintenance,
   unlessLockTimeout,
 } from "../analytics/invocation-partitions.ts";
@@ -22,27 +22,17 @@ export async function maintainEventPartitions(
 ): Promise<PartitionMaintenance> {
   const today = dayOf(options.now ?? new Date());
   const result: PartitionMaintenance = { created: [], dropped: [], deferred: [] };
-  const stray = await queryRows<{ day: string }>(
-    db,
-    sql`select distinct to_char((created_at at time zone 'UTC')::date, 'YYYY-MM-DD') as day
-        from events_default order by 1`,
+  result.created = await ensureDaysAhead(db, "events", today, (day) =>
+    db.transaction(async (tx) => {
+      const t = tx as unknown as Database;
+      if (!(await beginStep(t))) return false;
+      const [row] = await queryRows<{ created: boolean }>(
+        t,
+        sql`select pm_day_partition('events', ${day}::date) as created`,
+      );
+      return row?.created === true;
+    }),
   );
-  const days = new Set(stray.map((row) => row.day));
-  for (let ahead = 0; ahead <= PARTITION_DAYS_AHEAD; ahead += 1) days.add(addDays(today, ahead));
-  for (const day of [...days].sort()) {
-    const created = await db
-      .transaction(async (tx) => {
-        const t = tx as unknown as Database;
-        if (!(await beginStep(t))) return false;
-        const [row] = await queryRows<{ created: boolean }>(
-          t,
-          sql`select pm_day_partition('events', ${day}::date) as created`,
-        );
-        return row?.created === true;
-      })
-      .catch(unlessLockTimeout);
-    if (created) result.created.push(day);
-  }
   if (options.retentionDays > 0) {
     const oldestKept = addDays(today, -options.retentionDays);
     for (const partition of await dayPartitions(db, "events")) {

@@ -6,12 +6,11 @@ import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Database, queryRows } from "../../db/client.ts";
 import { createSafeFetch } from "../../lib/safe-fetch.ts";
-import { createSecretBox } from "../../lib/secrets.ts";
 import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
 import { sellerAndBuyer } from "../../test/seller-and-buyer.ts";
-import { startTestServer, TEST_SECRET_KEY, type TestServer } from "../../test/server.ts";
+import { startTestServer, type TestServer } from "../../test/server.ts";
 import type { InvocationRecord } from "../analytics/call-records.ts";
 import { takeCallPayment } from "../billing/call-payment/holds.ts";
 import { CallRecorder } from "../billing/call-payment/record.ts";
@@ -365,9 +364,9 @@ describe("webhooks", () => {
 
 describe("usage export", () => {
   it("exports exactly the log's charged calls to CloudEvents and Stripe meters, through failures and a crash after sending", async () => {
-    const cloud = await receiver((request, seen) => (seen.length === 0 ? 503 : 200));
+    const cloud = await receiver((_request, seen) => (seen.length === 0 ? 503 : 200));
     // Stripe takes one event per request and refuses every third: a batch still makes progress.
-    const stripe = await receiver((request, seen) => (seen.length % 3 === 2 ? 500 : 200));
+    const stripe = await receiver((_request, seen) => (seen.length % 3 === 2 ? 500 : 200));
     const safeFetch = createSafeFetch({ allowPrivate: true, timeoutMs: 10_000 });
     const cloudSink = cloudEventsSink({ url: cloud.url, source: "https://promptmint.test" }, safeFetch);
     const meterSink = stripeMeterSink(
