@@ -692,7 +692,10 @@ export function routeTable(world: World): Record<string, RouteRequest> {
     // The event log's pull export and the sinks' progress (docs/decisions/068).
     "GET /api/admin/usage-events": { class: "admin", url: "/api/admin/usage-events?limit=5" },
     "GET /api/admin/usage-export/sinks": { class: "admin", url: "/api/admin/usage-export/sinks" },
-    "GET /api/admin/usage-export/reconcile": { class: "admin", url: "/api/admin/usage-export/reconcile?days=2" },
+    "GET /api/admin/usage-export/reconcile": {
+      class: "admin",
+      url: "/api/admin/usage-export/reconcile?days=2",
+    },
     "GET /api/admin/overview": { class: "admin", url: "/api/admin/overview" },
     "GET /api/admin/exposure": { class: "admin", url: "/api/admin/exposure" },
     "GET /api/admin/audit": { class: "admin", url: "/api/admin/audit" },
