@@ -17,6 +17,7 @@ import { formatCents, formatMicros } from "../../lib/format";
 import { useAdminAccess } from "../../lib/operator-query";
 import { ExposureSection } from "./admin-exposure";
 import { AdminTable } from "./admin-table";
+import { UsageExportSection } from "./admin-usage-export";
 import { useAdminOverview } from "./api/get-admin-overview";
 import { useAuditEntries } from "./api/list-audit-entries";
 import { useSetSuspended } from "./api/set-suspended";
@@ -101,6 +102,7 @@ function OperatorScreen({ header }: { header: ReactNode }) {
       {target && <SuspendForm target={target} onDone={() => setTarget(null)} />}
       <div className="mt-8">
         <ExposureSection />
+        <UsageExportSection />
       </div>
       <section aria-label="Audit log" className="mt-8">
         <h2 className="mb-2 text-lg font-semibold">Audit log</h2>
