@@ -57,11 +57,11 @@ function page(reconcile: (days: string) => Response) {
 const answer = (body: UsageExportReconcile) => () => jsonResponse(body);
 
 describe("/admin usage export (decision 068)", () => {
-  it("shows each sink's exports, how far behind it is and its last error", async () => {
+  it("shows each sink's exports, how far behind it is and its last error, in a fixed order", async () => {
     const { section } = page(
       answer({
+        // In the API's order; the console lists the known sinks in its own.
         sinks: [
-          cloudevents,
           {
             sink: "stripe_meter",
             exported: 40,
@@ -71,6 +71,7 @@ describe("/admin usage export (decision 068)", () => {
             last_error_at: "2026-11-29T09:30:00.000Z",
             updated_at: "2026-11-29T09:31:00.000Z",
           },
+          cloudevents,
         ],
         days: [day()],
       }),

@@ -50,7 +50,7 @@ function UsageExport({ data, days }: { data: UsageExportReconcile; days: number 
     <div className="space-y-6">
       <div>
         <h3 className="mb-2 font-medium text-slate-800">Sinks</h3>
-        <SinksTable sinks={data.sinks} />
+        <SinksTable sinks={inOrder(data.sinks)} />
       </div>
       <div>
         <h3 className="mb-2 font-medium text-slate-800">Per creator and day, last {days} days (UTC)</h3>
@@ -60,14 +60,21 @@ function UsageExport({ data, days }: { data: UsageExportReconcile; days: number 
   );
 }
 
-/** Every sink that ran or exported in the period, known ones first in their order. */
+/** Known sinks first in their order, then any other by name: the sinks table and the day columns agree. */
+const sinkOrder = (sink: string) => {
+  const known = Object.keys(SINK_LABELS).indexOf(sink);
+  return known === -1 ? Number.MAX_SAFE_INTEGER : known;
+};
+const bySinkOrder = (a: string, b: string) => sinkOrder(a) - sinkOrder(b) || a.localeCompare(b);
+const inOrder = (sinks: EventSink[]) => [...sinks].sort((a, b) => bySinkOrder(a.sink, b.sink));
+
+/** Every sink that ran or exported in the period. */
 function sinkNames(data: UsageExportReconcile): string[] {
   const names = new Set([
     ...data.sinks.map((s) => s.sink),
     ...data.days.flatMap((d) => Object.keys(d.exported)),
   ]);
-  const known = Object.keys(SINK_LABELS).filter((sink) => names.has(sink));
-  return [...known, ...[...names].filter((sink) => !(sink in SINK_LABELS)).sort()];
+  return [...names].sort(bySinkOrder);
 }
 
 function SinksTable({ sinks }: { sinks: EventSink[] }) {
@@ -91,7 +98,7 @@ function SinksTable({ sinks }: { sinks: EventSink[] }) {
           </span>
         ),
         sink.last_error ? (
-          <span key="e" className="text-red-700">
+          <span key="e" className="block min-w-56 text-red-700">
             {sink.last_error}
             <span className="block text-xs">{formatDateTime(sink.last_error_at)}</span>
           </span>
