@@ -109,6 +109,7 @@ export const EventSinkSchema = z.object({
   last_error_at: z.string().nullable(),
   updated_at: z.string(),
 });
+export type EventSink = z.infer<typeof EventSinkSchema>;
 export const EventSinkListSchema = z.array(EventSinkSchema);
 
 /** Per creator and UTC day: the ledger's charged calls, the log's, and each sink's export (decision 068). */
@@ -125,7 +126,9 @@ export const UsageExportDaySchema = z.object({
     .array(z.string())
     .describe("Each difference named; empty when ledger = log = every caught-up sink"),
 });
+export type UsageExportDay = z.infer<typeof UsageExportDaySchema>;
 export const UsageExportReconcileSchema = z.object({
   sinks: EventSinkListSchema,
   days: z.array(UsageExportDaySchema),
 });
+export type UsageExportReconcile = z.infer<typeof UsageExportReconcileSchema>;

@@ -4,7 +4,7 @@ import { cn } from "../../lib/cn";
 import { PageHeader } from "./page-header";
 
 /** SPEC §9: the day windows an analytics screen offers. */
-type AnalyticsWindow = (typeof ANALYTICS_WINDOWS)[number];
+export type AnalyticsWindow = (typeof ANALYTICS_WINDOWS)[number];
 
 /**
  * The top of both analytics pages (global and one app's): title, description and the period
@@ -36,7 +36,7 @@ export function AnalyticsHeader({
 }
 
 /** The 7d / 30d / 90d toggle; the active window is highlighted and pressed. */
-function PeriodSelector({
+export function PeriodSelector({
   value,
   onChange,
 }: {

@@ -16,6 +16,8 @@ import { getErrorMessage } from "../../lib/api-client";
 import { formatCents, formatMicros } from "../../lib/format";
 import { useAdminAccess } from "../../lib/operator-query";
 import { ExposureSection } from "./admin-exposure";
+import { AdminTable } from "./admin-table";
+import { UsageExportSection } from "./admin-usage-export";
 import { useAdminOverview } from "./api/get-admin-overview";
 import { useAuditEntries } from "./api/list-audit-entries";
 import { useSetSuspended } from "./api/set-suspended";
@@ -100,6 +102,7 @@ function OperatorScreen({ header }: { header: ReactNode }) {
       {target && <SuspendForm target={target} onDone={() => setTarget(null)} />}
       <div className="mt-8">
         <ExposureSection />
+        <UsageExportSection />
       </div>
       <section aria-label="Audit log" className="mt-8">
         <h2 className="mb-2 text-lg font-semibold">Audit log</h2>
@@ -108,7 +111,7 @@ function OperatorScreen({ header }: { header: ReactNode }) {
         ) : audit.isError ? (
           <ErrorBox message={getErrorMessage(audit.error)} />
         ) : (
-          <Table
+          <AdminTable
             head={["When", "Who", "Action", "Target", "Reason"]}
             rows={(audit.data?.entries ?? []).map((entry) => [
               new Date(entry.created_at).toLocaleString(),
@@ -156,7 +159,7 @@ function Overview({ data, onAct }: { data: AdminOverview; onAct: (target: Target
       </section>
       <section aria-label="Disputes">
         <h2 className="mb-2 text-lg font-semibold">Disputes</h2>
-        <Table
+        <AdminTable
           head={["Payment", "Payer", "Amount", "Status", "Reason"]}
           rows={data.disputes.map((d) => [
             d.payment_intent,
@@ -170,7 +173,7 @@ function Overview({ data, onAct }: { data: AdminOverview; onAct: (target: Target
       </section>
       <section aria-label="Debts">
         <h2 className="mb-2 text-lg font-semibold">Debts</h2>
-        <Table
+        <AdminTable
           head={["Who", "Owes"]}
           rows={data.debts.map((d) => [d.email, formatMicros(d.owed_micros)])}
           empty="Nobody owes anything."
@@ -178,7 +181,7 @@ function Overview({ data, onAct }: { data: AdminOverview; onAct: (target: Target
       </section>
       <section aria-label="Top apps">
         <h2 className="mb-2 text-lg font-semibold">Top apps</h2>
-        <Table
+        <AdminTable
           head={["App", "Creator", "Calls", "Gross", ""]}
           rows={data.top_apps.map((app) => [
             <span key="n">
@@ -201,7 +204,7 @@ function Overview({ data, onAct }: { data: AdminOverview; onAct: (target: Target
       </section>
       <section aria-label="Top creators">
         <h2 className="mb-2 text-lg font-semibold">Top creators</h2>
-        <Table
+        <AdminTable
           head={["Creator", "Gross", ""]}
           rows={data.top_creators.map((creator) => [
             <span key="n">
@@ -224,7 +227,7 @@ function Overview({ data, onAct }: { data: AdminOverview; onAct: (target: Target
       </section>
       <section aria-label="Suspensions">
         <h2 className="mb-2 text-lg font-semibold">Suspensions</h2>
-        <Table
+        <AdminTable
           head={["What", "Reason", "Since", ""]}
           rows={data.suspensions.map((s) => [
             `${s.target_kind === "user" ? "User" : "App"} ${s.label}`,
@@ -289,47 +292,5 @@ function SuspendForm({ target, onDone }: { target: Target; onDone: () => void })
         </div>
       </form>
     </Card>
-  );
-}
-
-function Table({ head, rows, empty }: { head: string[]; rows: React.ReactNode[][]; empty: string }) {
-  if (rows.length === 0) return <p className="text-sm text-slate-500">{empty}</p>;
-  return (
-    // On a phone the table scrolls sideways: the region takes focus so the keyboard can scroll it.
-    <div
-      // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard
-      tabIndex={0}
-      className="overflow-x-auto rounded-lg border border-slate-200 focus-visible:outline-2 focus-visible:outline-brand-500"
-    >
-      <table className="min-w-full divide-y divide-slate-200 text-sm">
-        <thead className="bg-slate-50">
-          <tr>
-            {head.map((cell, index) => (
-              <th
-                // biome-ignore lint/suspicious/noArrayIndexKey: headings are positional (some are empty)
-                key={index}
-                scope="col"
-                className="px-3 py-2 text-left font-medium text-slate-600"
-              >
-                {cell}
-              </th>
-            ))}
-          </tr>
-        </thead>
-        <tbody className="divide-y divide-slate-100">
-          {rows.map((row, index) => (
-            // biome-ignore lint/suspicious/noArrayIndexKey: rows are positional and never reordered
-            <tr key={index}>
-              {row.map((cell, column) => (
-                // biome-ignore lint/suspicious/noArrayIndexKey: columns are positional
-                <td key={column} className="px-3 py-2 break-words text-slate-800">
-                  {cell}
-                </td>
-              ))}
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
   );
 }
