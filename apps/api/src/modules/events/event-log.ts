@@ -105,9 +105,27 @@ function toEvent(row: EventRow): LoggedEvent {
 }
 
 /**
+ * Below this transaction id, every transaction of this database had ended when the statement's
+ * snapshot was taken: the oldest transaction the snapshot saw running (`pg_snapshot_xip`), leaving
+ * out only those that `pg_locks` shows are still running in another database (transaction ids are
+ * the cluster's: a writing transaction in a neighbouring database must not stall this one's
+ * exports). A transaction seen running that has ended since, wherever it was, still counts: the
+ * horizon errs toward waiting, never toward passing an event over. Prepared transactions count too.
+ */
+const HORIZON = sql`select coalesce(
+    (select x from pg_snapshot_xip(pg_current_snapshot()) x
+     where (x::text::numeric % 4294967296)::bigint not in (
+       select l.transactionid::text::bigint from pg_locks l join pg_stat_activity a on a.pid = l.pid
+       where l.locktype = 'transactionid' and l.mode = 'ExclusiveLock' and l.granted
+         and a.datname is distinct from current_database())
+     order by x limit 1),
+    pg_snapshot_xmax(pg_current_snapshot()))`;
+
+/**
  * The events after `cursor`, oldest first, up to `limit`: only those of transactions older than
- * every transaction still running, so an event whose transaction commits later than a newer one's
- * is never passed over (it is read once that transaction ended). Optionally of some types only.
+ * every transaction of this database still running (`HORIZON`), so an event whose transaction
+ * commits later than a newer one's is never passed over (it is read once that transaction ended).
+ * Optionally of some types only.
  */
 export async function readEvents(
   db: Database,
@@ -126,7 +144,7 @@ export async function readEvents(
           amount_micros::text, data
         from events
         where (txid, seq) > (${cursor.txid}::xid8, ${cursor.seq}::bigint)
-          and txid < pg_snapshot_xmin(pg_current_snapshot()) ${types}
+          and txid < (${HORIZON}) ${types}
         -- The columns, not the text the select list gives them: text would order "1000" before "999".
         order by events.txid, events.seq
         limit ${options.limit}`,

@@ -238,6 +238,23 @@ describe("the log", () => {
     await open.end();
     expect((await readEvents(db, cursor, { limit: 100 })).length).toBeGreaterThan(0);
   });
+
+  it("is not held back by a transaction running in another database of the same server", async () => {
+    if (testDb.kind !== "postgres") return expect(testDb.kind).toBe("pglite");
+    const { default: pg } = await import("pg");
+    const neighbour = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+    await neighbour.connect();
+    await neighbour.query("begin");
+    await neighbour.query("select pg_current_xact_id()");
+    const before = await readEvents(db, START, { limit: 100_000 });
+    const last = before.at(-1);
+    const cursor = last ? { txid: last.txid, seq: last.seq } : START;
+    const [paid] = await paidCalls(1);
+    const read = await readEvents(db, cursor, { limit: 100 });
+    await neighbour.query("rollback");
+    await neighbour.end();
+    expect(read.map((event) => event.id)).toContain(`call_${paid?.id}`);
+  });
 });
 
 describe("webhooks", () => {
@@ -441,6 +458,21 @@ describe("usage export", () => {
     expect(report.exportsUnlikeLog).toEqual([]);
     await cloud.close();
     await stripe.close();
+  });
+
+  it("lets the next relay go on at once when one stops at its round limit with more to send", async () => {
+    const seen: string[] = [];
+    const sink: Sink = {
+      name: "rounds",
+      batch: 3,
+      send: async (events) => void seen.push(...events.map((e) => e.id)),
+    };
+    const first = await relay(db, sink, { rounds: 1 });
+    expect(first.sent).toBe(3);
+    // Another process (another holder) the moment after: not locked out for the lease's minute.
+    const second = await relay(db, sink, { rounds: 1 });
+    expect(second).toEqual({ sent: 3, leased: true });
+    expect(new Set(seen).size).toBe(6);
   });
 
   it("serves the log to an operator as NDJSON after a cursor, and to no one else", async () => {

@@ -49,12 +49,12 @@ export async function relay(db: Database, sink: Sink, options: { rounds?: number
   let sent = 0;
   for (let round = 0; round < (options.rounds ?? 20); round += 1) {
     const cursor = await lease(db, sink, holder, leaseMs);
-    if (!cursor) return { sent, leased: round > 0 } satisfies RelayResult;
-    const events = await readEvents(db, cursor, { limit: sink.batch, types: sink.types });
-    if (events.length === 0) {
-      await release(db, sink.name, holder);
-      break;
+    if (!cursor) {
+      // Lost to another process after a round of ours (ours expired meanwhile): it goes on from here.
+      return { sent, leased: round > 0 } satisfies RelayResult;
     }
+    const events = await readEvents(db, cursor, { limit: sink.batch, types: sink.types });
+    if (events.length === 0) break;
     try {
       if (sink.inTransaction) {
         await db.transaction(async (tx) => {
@@ -77,11 +77,11 @@ export async function relay(db: Database, sink: Sink, options: { rounds?: number
       throw error;
     }
     sent += events.length;
-    if (events.length < sink.batch) {
-      await release(db, sink.name, holder);
-      break;
-    }
+    if (events.length < sink.batch) break;
   }
+  // However the rounds ended (drained, or the round limit with more to send), the lease goes: the
+  // next run, in this process or another, continues at once instead of waiting out the lease.
+  await release(db, sink.name, holder);
   return { sent, leased: true } satisfies RelayResult;
 }
 
