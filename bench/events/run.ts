@@ -30,6 +30,7 @@ import { databaseUrl, queryOnce } from "../lib/scratch-database.ts";
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const HEADING = "## Event log (issue 39)";
 const log = (line: string) => console.log(`[bench:events] ${line}`);
 const fmt = (n: number, digits = 2) => n.toFixed(digits);
 const median = (values: number[]) =>
@@ -194,6 +195,8 @@ async function main() {
       return `${fmt(median(values), 3)} (${fmt(values[0] ?? 0, 3)}–${fmt(values.at(-1) ?? 0, 3)})`;
     };
     const section = [
+      HEADING,
+      "",
       `Run ${new Date().toISOString().slice(0, 16)}Z on ${machineSummary()}; load ${loadAverage()}; PostgreSQL ${(await client.query("show server_version")).rows[0]?.server_version}, synchronous commit.`,
       `${ROUNDS} alternating rounds of ${SECONDS} s per side (\`npm run bench:events\`). Ratios are trigger on ÷ off per round: median (range).`,
       "",
@@ -213,7 +216,7 @@ async function main() {
       ),
     ].join("\n");
     console.log(`\n${section}`);
-    writeResultsSection("## Event log (issue 39)", section);
+    writeResultsSection(HEADING, section);
   } finally {
     await client.end();
     await handle.close();

@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { type Database, queryRows } from "../../db/client.ts";
 import { NO_APP } from "./relay.ts";
+import { FANOUT_SINK } from "./webhooks.ts";
 
 /**
  * The event log's checks, run by reconcile (billing/reconcile.ts): every fact has exactly one event
@@ -110,6 +111,7 @@ export async function exportsUnlikeTheLog(db: Database): Promise<ExportMismatch[
                  count(*) as events, sum(e.amount_micros) as micros
           from event_cursors c
           join events e on (e.txid, e.seq) <= (c.txid, c.seq) and (c.types is null or e.type = any(c.types))
+          where c.sink <> ${FANOUT_SINK}
           group by 1, 2, 3, 4)
         select coalesce(l.sink, x.sink) as sink, coalesce(l.day, x.day)::text as day,
                coalesce(l.type, x.type) as type, coalesce(l.application_id, x.application_id)::text as application_id,

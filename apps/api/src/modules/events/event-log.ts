@@ -112,7 +112,7 @@ function toEvent(row: EventRow): LoggedEvent {
  * exports). A transaction seen running that has ended since, wherever it was, still counts: the
  * horizon errs toward waiting, never toward passing an event over. Prepared transactions count too.
  */
-const HORIZON = sql`select coalesce(
+export const HORIZON = sql`select coalesce(
     (select x from pg_snapshot_xip(pg_current_snapshot()) x
      where (x::text::numeric % 4294967296)::bigint not in (
        select l.transactionid::text::bigint from pg_locks l join pg_stat_activity a on a.pid = l.pid

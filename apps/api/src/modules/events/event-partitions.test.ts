@@ -6,9 +6,11 @@ import { dayOf } from "../analytics/invocation-partitions.ts";
 import { exportsUnlikeTheLog } from "./event-checks.ts";
 import { maintainEventPartitions } from "./event-partitions.ts";
 import { relay } from "./relay.ts";
+import { webhookFanOut } from "./webhooks.ts";
 
 // The event log partitioned by day and pruned like invocations (decision 068): a day past the
 // retention is dropped only once every sink has passed it, and reconcile compares from there on.
+// And the fan-out's idle pass: no endpoint, nothing read.
 
 let testDb: TestDatabase;
 let handle: DatabaseHandle;
@@ -69,4 +71,34 @@ it("moves strays into their day, keeps an old day a sink has not passed, drops i
   expect(await exportsUnlikeTheLog(db)).toEqual([]);
   // Retention 0 keeps every day.
   expect((await maintainEventPartitions(db, { retentionDays: 0 })).dropped).toEqual([]);
+});
+
+it("moves the webhook fan-out past the log without reading it while no endpoint is enabled, then fans out to a new one", async () => {
+  const { db } = handle;
+  await db.execute(
+    sql`insert into events (id, type, occurred_at, amount_micros, data)
+        select 'idle_' || g, 'call.charged', now(), 70000, '{}' from generate_series(1, 5) g`,
+  );
+  const fanOut = webhookFanOut();
+  expect(await relay(db, fanOut)).toEqual({ sent: 0, leased: true });
+  const [cursor] = await queryRows<{ at_end: boolean }>(
+    db,
+    sql`select (c.txid, c.seq) = (select txid, seq from events order by txid desc, seq desc limit 1) as at_end
+        from event_cursors c where sink = 'webhooks'`,
+  );
+  expect(cursor?.at_end).toBe(true);
+  // An endpoint, then an event of a later transaction: fanned out to it.
+  const [owner] = await queryRows<{ id: string }>(
+    db,
+    sql`insert into users (issuer, subject, username, email) values ('t', 'fan', 'fan-out', 'fan@example.test') returning id`,
+  );
+  await db.execute(
+    sql`insert into webhook_endpoints (owner_id, url, event_types, secret) values (${owner?.id}, 'https://example.test/h', '{*}', 'x')`,
+  );
+  await db.execute(
+    sql`insert into events (id, type, occurred_at, user_ids, amount_micros, data)
+        values ('after_endpoint', 'wallet.topped_up', now(), array[${owner?.id}::uuid], 1, '{}')`,
+  );
+  expect((await relay(db, fanOut)).sent).toBe(1);
+  expect(await count("webhook_deliveries")).toBe(1);
 });

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import { type Database, queryRows } from "../../db/client.ts";
-import { type Cursor, cursorAfter, type LoggedEvent, readEvents } from "./event-log.ts";
+import { type Cursor, cursorAfter, HORIZON, type LoggedEvent, readEvents } from "./event-log.ts";
 
 /**
  * A sink's relay (decision 068): at-least-once, in the log's order, any number of processes. A
@@ -29,6 +29,12 @@ export interface Sink {
   send(events: LoggedEvent[], tx: Database | undefined): Promise<void>;
   /** Whether `send` writes in the cursor's transaction (database sinks) or outside it (network sinks). */
   inTransaction?: boolean;
+  /**
+   * A condition (SQL) under which the sink has no one to deliver to (the fan-out with no enabled
+   * endpoint): then the cursor moves past every readable event in one statement, reading none.
+   * Such a sink keeps no export counts (`exportsUnlikeLog` leaves it out).
+   */
+  idleWhen?: SQL;
 }
 
 export interface RelayResult {
@@ -53,13 +59,14 @@ export async function relay(db: Database, sink: Sink, options: { rounds?: number
       // Lost to another process after a round of ours (ours expired meanwhile): it goes on from here.
       return { sent, leased: round > 0 } satisfies RelayResult;
     }
+    if (sink.idleWhen && (await passIdle(db, sink.name, sink.idleWhen, holder))) break;
     const events = await readEvents(db, cursor, { limit: sink.batch, types: sink.types });
     if (events.length === 0) break;
     try {
       if (sink.inTransaction) {
         await db.transaction(async (tx) => {
           await sink.send(events, tx as unknown as Database);
-          await advance(tx as unknown as Database, sink.name, holder, cursor, events);
+          await advance(tx as unknown as Database, sink.name, holder, cursor, events, !sink.idleWhen);
         });
       } else {
         try {
@@ -83,6 +90,22 @@ export async function relay(db: Database, sink: Sink, options: { rounds?: number
   // next run, in this process or another, continues at once instead of waiting out the lease.
   await release(db, sink.name, holder);
   return { sent, leased: true } satisfies RelayResult;
+}
+
+/** Moves an idle sink's cursor to the last readable event, when `idle` holds; answers whether it did. */
+async function passIdle(db: Database, sink: string, idle: SQL, holder: string): Promise<boolean> {
+  const [moved] = await queryRows<{ sink: string }>(
+    db,
+    sql`with last as (
+          select e.txid, e.seq from events e, event_cursors c
+          where c.sink = ${sink} and (e.txid, e.seq) > (c.txid, c.seq) and e.txid < (${HORIZON})
+          order by e.txid desc, e.seq desc limit 1)
+        update event_cursors c set txid = last.txid, seq = last.seq, updated_at = now()
+        from last
+        where c.sink = ${sink} and c.leased_by = ${holder} and (${idle})
+        returning c.sink`,
+  );
+  return moved !== undefined;
 }
 
 class LeaseLost extends Error {}
@@ -118,7 +141,14 @@ async function lease(db: Database, sink: Sink, holder: string, leaseMs: number):
   return row ? { txid: row.txid, seq: Number(row.seq) } : null;
 }
 
-async function advance(tx: Database, sink: string, holder: string, from: Cursor, events: LoggedEvent[]) {
+async function advance(
+  tx: Database,
+  sink: string,
+  holder: string,
+  from: Cursor,
+  events: LoggedEvent[],
+  counted = true,
+) {
   const to = cursorAfter(from, events);
   const micros = events.reduce((sum, event) => sum + event.amountMicros, 0);
   const [moved] = await queryRows<{ sink: string }>(
@@ -129,6 +159,7 @@ async function advance(tx: Database, sink: string, holder: string, from: Cursor,
         returning sink`,
   );
   if (!moved) throw new LeaseLost(`the ${sink} relay lost its lease`);
+  if (!counted) return;
   // Counted per day, type and app.
   const days = new Map<
     string,

@@ -217,11 +217,16 @@ export async function rotateSecret(deps: WebhookDeps, ownerId: string, id: strin
 }
 
 /** The fan-out: one delivery per enabled endpoint that wants the event and concerns one of its users. */
+/** The fan-out's sink name: it is not an export (deliveries are judged one by one), so it counts none. */
+export const FANOUT_SINK = "webhooks";
+
 export function webhookFanOut(): Sink {
   return {
-    name: "webhooks",
+    name: FANOUT_SINK,
     batch: 500,
     inTransaction: true,
+    // No endpoint could want anything: the cursor moves on without reading a single event.
+    idleWhen: sql`not exists (select 1 from webhook_endpoints where enabled)`,
     async send(events, tx) {
       if (!tx) throw new Error("the webhook fan-out writes in the cursor's transaction");
       const rows = events.map(

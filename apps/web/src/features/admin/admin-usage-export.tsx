@@ -68,12 +68,16 @@ const sinkOrder = (sink: string) => {
 const bySinkOrder = (a: string, b: string) => sinkOrder(a) - sinkOrder(b) || a.localeCompare(b);
 const inOrder = (sinks: EventSink[]) => [...sinks].sort((a, b) => bySinkOrder(a.sink, b.sink));
 
-/** Every sink that ran or exported in the period. */
+/**
+ * Every export sink that ran or exported in the period. The webhook fan-out is not an export (its
+ * deliveries are per endpoint, and it keeps no per-day counts): it has no column.
+ */
 function sinkNames(data: UsageExportReconcile): string[] {
   const names = new Set([
     ...data.sinks.map((s) => s.sink),
     ...data.days.flatMap((d) => Object.keys(d.exported)),
   ]);
+  names.delete("webhooks");
   return [...names].sort(bySinkOrder);
 }
 
