@@ -105,7 +105,8 @@ describe("npm run reconcile", () => {
     },
     {
       check: "unbalancedTransactions",
-      also: ["mismatches", "unbalancedLedger"],
+      // The top-up's event (decision 068) no longer says the money its transaction moved.
+      also: ["mismatches", "unbalancedLedger", "ledgerWithoutEvents"],
       corrupt: async (tx: Database) => {
         const wallet = await accountFor(tx, "wallet", consumer);
         const [row] = await queryRows<{ id: string }>(
@@ -132,6 +133,8 @@ describe("npm run reconcile", () => {
             { accountId: clearing, amountMicros: 10 * CENT },
           ],
         });
+        // Its event is written at commit (decision 068); this transaction is read before it ends.
+        await tx.execute(sql`set constraints all immediate`);
         return [`user ${consumer}: wallet ${1000 * CENT} micros, debt ${-10 * CENT} micros`];
       },
     },
@@ -225,6 +228,56 @@ describe("npm run reconcile", () => {
           })
           .returning({ id: payments.id });
         return [row?.id ?? ""];
+      },
+    },
+    // The event log (decision 068): a call event without its charge, a movement without its event,
+    // an event twice, a sink whose exports are not the log's.
+    {
+      check: "callsWithoutEvents",
+      corrupt: async (tx: Database) => {
+        const id = randomUUID();
+        await tx.execute(
+          sql`insert into invocations (id, application_id, caller_user_id, mode, model, status, latency_ms)
+              values (${id}, ${appId}, ${consumer}, 'completion', 'gpt-4-turbo', 'error', 5)`,
+        );
+        await tx.execute(
+          sql`insert into events (id, type, occurred_at, application_id, amount_micros, data)
+              values (${`call_${id}`}, 'call.charged', now(), ${appId}, 250000,
+                jsonb_build_object('invocation_id', ${id}::text, 'charged', true))`,
+        );
+        return [id];
+      },
+    },
+    {
+      check: "ledgerWithoutEvents",
+      corrupt: async (tx: Database) => {
+        const [row] = await queryRows<{ id: string }>(
+          tx,
+          sql`delete from events where type = 'wallet.topped_up' returning substr(id, 8) as id`,
+        );
+        return [String(row?.id)];
+      },
+    },
+    {
+      check: "duplicateEvents",
+      corrupt: async (tx: Database) => {
+        const [row] = await queryRows<{ id: string }>(
+          tx,
+          sql`insert into events (id, type, occurred_at, user_ids, application_id, amount_micros, data)
+              select id, type, occurred_at, user_ids, application_id, amount_micros, data
+              from events where type = 'wallet.topped_up' limit 1 returning id`,
+        );
+        return [String(row?.id)];
+      },
+    },
+    {
+      check: "exportsUnlikeLog",
+      corrupt: async (tx: Database) => {
+        await tx.execute(
+          sql`insert into event_cursors (sink, txid, seq)
+              select 'a-sink-that-counted-nothing', txid, seq from events order by txid desc, seq desc limit 1`,
+        );
+        return ["a-sink-that-counted-nothing", "wallet.topped_up"];
       },
     },
   ])("prints FAIL $check naming the rows, and exits 1", async ({ check, also = [], corrupt }) => {
