@@ -45,6 +45,10 @@ export async function openDatabase(options: {
     const writer = drizzlePg(routed(writerPool), { schema }) as unknown as Database;
     pools.set(writer, writerPool);
     writers.set(db, writer);
+    // Background relays (the event log's webhooks and exports, decision 068) run every few seconds:
+    // on connections of their own they never take one from a paid call or the warm ones.
+    const backgroundPool = newPool(options.databaseUrl, 2, 0);
+    backgrounds.set(db, drizzlePg(routed(backgroundPool), { schema }) as unknown as Database);
     const client = await pool.connect();
     try {
       // Several nodes may start together; one migrates, the others wait for it.
@@ -64,7 +68,7 @@ export async function openDatabase(options: {
       kind: "postgres",
       close: async () => {
         await feed.close();
-        await Promise.all([pool.end(), writerPool.end()]);
+        await Promise.all([pool.end(), writerPool.end(), backgroundPool.end()]);
       },
     };
   }
@@ -243,6 +247,14 @@ const pools = new WeakMap<Database, pg.Pool>();
 
 // Handles with a separate pool for writes that must not wait behind others (see writerFor).
 const writers = new WeakMap<Database, Database>();
+
+// Handles with a separate pool for background jobs that run every few seconds (see backgroundFor).
+const backgrounds = new WeakMap<Database, Database>();
+
+/** The handle for frequent background work: two connections of its own on PostgreSQL, the same handle on PGlite. */
+export function backgroundFor(db: Database): Database {
+  return backgrounds.get(db) ?? db;
+}
 
 /** The handle for the paid path's settlement writes: its own connections on PostgreSQL, the same handle on PGlite. */
 export function writerFor(db: Database): Database {

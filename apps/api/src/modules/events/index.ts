@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import type { FastifyBaseLogger } from "fastify";
 import type { Config } from "../../config.ts";
-import { type Database, queryRows } from "../../db/client.ts";
+import { backgroundFor, type Database, queryRows } from "../../db/client.ts";
 import { escapeHtml } from "../../lib/html.ts";
 import type { Mailer } from "../../lib/mailer.ts";
 import type { SafeFetch } from "../../lib/safe-fetch.ts";
@@ -36,22 +36,24 @@ export function createEventServices(
       ? (ownerId, endpoint) => noticeDisabled(db, deps.mailer as Mailer, config, ownerId, endpoint)
       : undefined,
   };
+  // The job's own connections (client.ts backgroundFor): it never takes one from a paid call.
+  const jobDb = backgroundFor(db);
   const fanOut = webhookFanOut();
   const { cloudEvents, stripeMeter } = config.usageExport;
   const sinks: Sink[] = [
     ...(cloudEvents ? [cloudEventsSink(cloudEvents, deps.safeFetch)] : []),
-    ...(stripeMeter ? [stripeMeterSink(stripeMeter, db, deps.safeFetch)] : []),
+    ...(stripeMeter ? [stripeMeterSink(stripeMeter, jobDb, deps.safeFetch)] : []),
   ];
   return {
     webhooks,
     sinks,
     async run(log) {
-      const fannedOut = (await relay(db, fanOut)).sent;
-      const delivered = await deliverDue(webhooks);
+      const fannedOut = (await relay(jobDb, fanOut)).sent;
+      const delivered = await deliverDue({ ...webhooks, db: jobDb });
       let exported = 0;
       for (const sink of sinks) {
         try {
-          exported += (await relay(db, sink)).sent;
+          exported += (await relay(jobDb, sink)).sent;
         } catch (error) {
           // Kept on the sink's cursor (last_error) and tried again next round; never skipped.
           log.warn({ err: error, sink: sink.name }, "usage export sink failed; will retry");
