@@ -17,7 +17,7 @@ import {
 } from "fastify-type-provider-zod";
 import { z } from "zod";
 import type { Config } from "./config.ts";
-import { type Database, type DatabaseHandle, openDatabase } from "./db/client.ts";
+import { backgroundFor, type Database, type DatabaseHandle, openDatabase } from "./db/client.ts";
 import { deleteStaleSignInFailures } from "./identity/accounts.ts";
 import { identityRoutes } from "./identity/identity.routes.ts";
 import { deleteExpiredOidcPayloads } from "./identity/oidc-adapter.ts";
@@ -55,6 +55,7 @@ import { renewDueSubscriptions } from "./modules/billing/subscriptions.ts";
 import { embedRoutes } from "./modules/embed/embed.routes.ts";
 import { sweepEmbedVisitorCalls } from "./modules/embed/embed-limits.ts";
 import { widgetRoutes } from "./modules/embed/widget.routes.ts";
+import { checkAppHealth } from "./modules/events/app-health.ts";
 import { maintainEventPartitions } from "./modules/events/event-partitions.ts";
 import { eventsRoutes } from "./modules/events/events.routes.ts";
 import { exploreRoutes } from "./modules/explore/explore.routes.ts";
@@ -320,6 +321,8 @@ function backgroundJobs(config: Config, db: Database, services: Services, log: F
     },
     // The event log's webhooks (fan-out, due deliveries) and usage export sinks (decision 068).
     { name: "events", everyMs: EVENTS_INTERVAL_MS, run: () => services.events.run(log) },
+    // An app whose error rate jumped in the last 15-minute window: one event for its creator.
+    { name: "app-health", everyMs: 5 * 60_000, run: () => checkAppHealth(backgroundFor(db)) },
     // Finished days' rollup shards are folded into one row each, which keeps 90-day reads small.
     { name: "rollup-compaction", everyMs: TEN_MINUTES_MS, run: () => compactRollups(db) },
     // Embedded visitors' counts of finished days are dropped.

@@ -362,3 +362,33 @@ ORDER BY i.created_at;
 --> statement-breakpoint
 SELECT pm_ledger_events(array_agg(id ORDER BY created_at)) FROM ledger_transactions
 WHERE kind IN ('top_up', 'reversal', 'subscription', 'payout', 'payout_paid', 'payout_return', 'x402_credit');
+--> statement-breakpoint
+-- An app's error rate jumped in a 15-minute window (events/app-health.ts): one row per app and
+-- window, written once whichever process finds it; its event is written with it.
+CREATE TABLE "app_health_alerts" (
+	"application_id" uuid NOT NULL REFERENCES "applications"("id") ON DELETE CASCADE,
+	"window_start" timestamp with time zone NOT NULL,
+	"window_end" timestamp with time zone NOT NULL,
+	"calls" integer NOT NULL,
+	"errors" integer NOT NULL,
+	"error_rate" double precision NOT NULL,
+	"baseline_rate" double precision NOT NULL,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	CONSTRAINT "app_health_alerts_pkey" PRIMARY KEY ("application_id", "window_start")
+);
+--> statement-breakpoint
+CREATE FUNCTION "pm_app_health_event"() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE owner uuid;
+BEGIN
+  SELECT owner_id INTO owner FROM applications WHERE id = NEW.application_id;
+  INSERT INTO events (id, type, occurred_at, user_ids, application_id, data)
+  VALUES ('app_health_' || NEW.application_id || '_' || extract(epoch FROM NEW.window_start)::bigint,
+          'app.error_rate_jumped', NEW.window_end,
+          CASE WHEN owner IS NULL THEN '{}'::uuid[] ELSE ARRAY[owner] END, NEW.application_id,
+          jsonb_build_object('application_id', NEW.application_id, 'window_start', NEW.window_start,
+            'window_end', NEW.window_end, 'calls', NEW.calls, 'errors', NEW.errors,
+            'error_rate', NEW.error_rate, 'baseline_rate', NEW.baseline_rate));
+  RETURN NULL;
+END $$;
+--> statement-breakpoint
+CREATE TRIGGER "app_health_alerts_events" AFTER INSERT ON "app_health_alerts" FOR EACH ROW EXECUTE FUNCTION pm_app_health_event();

@@ -31,6 +31,7 @@ export const EVENT_TYPES = {
   "experiment.rolled_back": "An experiment ended by rolling back to its control version",
   "eval_run.passed": "An eval run finished and passed",
   "eval_run.failed": "An eval run finished and failed, or could not run",
+  "app.error_rate_jumped": "An app's calls failed far more often in the last 15 minutes than before",
 } as const;
 
 export type EventType = keyof typeof EVENT_TYPES;
