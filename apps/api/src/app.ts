@@ -350,7 +350,9 @@ function backgroundJobs(config: Config, db: Database, services: Services, log: F
       everyMs: TEN_MINUTES_MS,
       atStart: true,
       run: async () => {
-        const done = await maintainEventPartitions(db, { retentionDays: config.invocationRetentionDays });
+        const done = await maintainEventPartitions(backgroundFor(db), {
+          retentionDays: config.invocationRetentionDays,
+        });
         if (done.dropped.length > 0 || done.deferred.length > 0)
           log.info({ ...done }, "event partitions maintained");
       },

@@ -44,6 +44,10 @@ BEGIN
 END
 $$;
 --> statement-breakpoint
+-- Today's partition of the log and the next 7 days' (the maintenance job keeps it so).
+SELECT "pm_day_partition"('events', d::date)
+FROM generate_series((now() AT TIME ZONE 'UTC')::date, (now() AT TIME ZONE 'UTC')::date + 7, interval '1 day') AS d;
+--> statement-breakpoint
 -- The log's retention (decision 068): days created before `kept_from` were dropped, each only once
 -- every sink had passed all its events; reconcile compares facts and exports from then on.
 CREATE TABLE "event_retention" (

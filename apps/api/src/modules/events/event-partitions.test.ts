@@ -51,7 +51,9 @@ it("moves strays into their day, keeps an old day a sink has not passed, drops i
 
   const first = await maintainEventPartitions(db, { retentionDays: 90 });
   expect(first.created).toContain(oldDay);
-  expect(first.created).toContain(dayOf(new Date()));
+  // Today's and the next days' partitions were made by the migration already (or by this run).
+  const today = `events_p${dayOf(new Date()).replaceAll("-", "")}`;
+  expect(await queryRows(db, sql`select 1 from pg_class where relname = ${today}`)).toHaveLength(1);
   expect(await count("events_default")).toBe(0);
   expect(first.deferred).toEqual([oldDay]);
   expect(await count(`events_p${oldDay.replaceAll("-", "")}`)).toBe(3);
