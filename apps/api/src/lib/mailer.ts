@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
 import nodemailer from "nodemailer";
 import type { Config } from "../config.ts";
@@ -58,7 +58,11 @@ export function createMailer(mail: Config["mail"]): Mailer {
       await mkdir(outboxDir, { recursive: true });
       await writeFile(path.join(outboxDir, `${id}.eml`), (info as { message: Buffer }).message);
       const kept: OutboxMessage = { ...message, id, from: mail.from, created_at: new Date().toISOString() };
-      await writeFile(path.join(outboxDir, `${id}.json`), `${JSON.stringify(kept, null, 2)}\n`);
+      // Written whole, then renamed into place: the outbox is listed while mail is sent, and a
+      // half-written file read at that moment made the listing answer 500.
+      const file = path.join(outboxDir, `${id}.json`);
+      await writeFile(`${file}.tmp`, `${JSON.stringify(kept, null, 2)}\n`);
+      await rename(`${file}.tmp`, file);
     },
     close() {
       transport.close();

@@ -77,10 +77,18 @@ const call = (caller: Caller, key: string, slug: string) =>
   });
 
 /** Waits until the buyer's leases closed (their calls posted to the creators' earnings). */
+/** The buyer's leases are over: nothing held, and no hold of theirs still open (its close posted). */
 async function leasesClosed(buyer: Caller) {
-  for (let i = 0; i < 100 && (await wallet(buyer)).held_micros !== 0; i++)
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  expect((await wallet(buyer)).held_micros).toBe(0);
+  const open = async () => {
+    const [row] = await queryRows<{ n: number }>(
+      db(),
+      sql`select count(*)::int as n from holds h join users u on u.id = h.payer_id
+          where u.email = ${buyer.email} and h.status = 'held'`,
+    );
+    return (row?.n ?? 0) > 0 || (await wallet(buyer)).held_micros !== 0;
+  };
+  for (let i = 0; i < 200 && (await open()); i++) await new Promise((resolve) => setTimeout(resolve, 100));
+  expect(await open()).toBe(false);
 }
 
 /** What the buyer's closed holds paid each creator: price, fee, model cost, and the creator's earnings. */
