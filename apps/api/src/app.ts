@@ -242,7 +242,7 @@ function createFastify(options: BuildAppOptions) {
   app.decorateRequest("user", null);
   app.decorateRequest("apiKeyId", null);
   app.decorateRequest("apiKeyScope", null);
-  app.decorateRequest("agentPayment", null);
+  app.decorateRequest("payingAgent", false);
   return app;
 }
 

@@ -13,7 +13,6 @@ import { currentUser } from "../auth/authenticate.ts";
 import {
   ANONYMOUS_CALLER,
   findAppForCall,
-  installAgentPaymentHooks,
   isAgentRequest,
   refuseTwoPayers,
 } from "../gateway/access.ts";
@@ -76,7 +75,6 @@ export const mcpRoutes: FastifyPluginAsyncZod<GatewayDeps & { mcp: McpDeps }> = 
   const { guards, publicUrl } = deps;
   const limit = rateLimitHook(deps.rateLimiter);
   const requests = mcpRequestLimits(deps.mcp.requestLimiter);
-  installAgentPaymentHooks(app);
 
   /**
    * The caller, by API key or by a token for this endpoint; a 401 says where its metadata is.
@@ -88,7 +86,7 @@ export const mcpRoutes: FastifyPluginAsyncZod<GatewayDeps & { mcp: McpDeps }> = 
       // call is paid for by the agent itself (x402, docs/decisions/052); never both at once.
       refuseTwoPayers(deps, request);
       if (isAgentRequest(deps, request)) {
-        request.agentPayment = {};
+        request.payingAgent = true;
         return;
       }
       const path = pathOf(request);
@@ -126,7 +124,7 @@ export const mcpRoutes: FastifyPluginAsyncZod<GatewayDeps & { mcp: McpDeps }> = 
    * costs nothing and paying for a tool call itself (402 with PAYMENT-REQUIRED until it does).
    */
   async function appAndCaller(request: FastifyRequest, slug: string) {
-    if (request.agentPayment && !request.user && isFreeMessage(request.body))
+    if (request.payingAgent && !request.user && isFreeMessage(request.body))
       return {
         application: await findCallableApp(deps.db, slug, ANONYMOUS_CALLER),
         caller: ANONYMOUS_CALLER,
@@ -135,7 +133,7 @@ export const mcpRoutes: FastifyPluginAsyncZod<GatewayDeps & { mcp: McpDeps }> = 
   }
   /** The catalogue's caller; an agent's `call_app` pays for the app it names. */
   async function catalogueCaller(request: FastifyRequest): Promise<LocalUser> {
-    if (!request.agentPayment || request.user) return currentUser(request);
+    if (!request.payingAgent || request.user) return currentUser(request);
     const params =
       (request.body as { method?: unknown; params?: { name?: unknown; arguments?: { slug?: unknown } } })
         ?.method === "tools/call"
