@@ -497,7 +497,10 @@ export const mppPayments = pgTable(
     index("mpp_payments_open_idx").on(t.updatedAt).where(sql`${t.status} = 'settling'`),
     check("mpp_payments_status", sql`${t.status} in ('settling', 'credited', 'failed')`),
     check("mpp_payments_amount_positive", sql`${t.amountMicros} > 0`),
-    check("mpp_payments_credited_has_reference", sql`${t.status} <> 'credited' or ${t.reference} is not null`),
+    check(
+      "mpp_payments_credited_has_reference",
+      sql`${t.status} <> 'credited' or ${t.reference} is not null`,
+    ),
   ],
 );
 
@@ -525,6 +528,9 @@ export const agentRefunds = pgTable(
     index("agent_refunds_payer_idx").on(t.payerUserId, t.createdAt),
     check("agent_refunds_status", sql`${t.status} in ('owed', 'refunded')`),
     check("agent_refunds_amount_positive", sql`${t.amountMicros} > 0`),
-    check("agent_refunds_refunded_has_reference", sql`${t.status} <> 'refunded' or ${t.reference} is not null`),
+    check(
+      "agent_refunds_refunded_has_reference",
+      sql`${t.status} <> 'refunded' or ${t.reference} is not null`,
+    ),
   ],
 );

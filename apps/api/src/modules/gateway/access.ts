@@ -184,7 +184,8 @@ export async function findAppForCall(
 function prepayOf(request: FastifyRequest): number {
   const value = request.headers["promptmint-prepay-cents"];
   if (value === undefined) return 0;
-  const cents = typeof value === "string" && /^\d{1,6}$/.test(value.trim()) ? Number(value.trim()) : Number.NaN;
+  const cents =
+    typeof value === "string" && /^\d{1,6}$/.test(value.trim()) ? Number(value.trim()) : Number.NaN;
   if (!Number.isInteger(cents) || cents < 1 || cents > MAX_PREPAY_CENTS)
     throw invalidFields({
       "promptmint-prepay-cents": `must be a whole number of cents from 1 to ${MAX_PREPAY_CENTS}`,

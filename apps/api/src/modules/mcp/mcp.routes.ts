@@ -10,12 +10,7 @@ import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
 import { findCallableApp } from "../applications/callable-app.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { currentUser } from "../auth/authenticate.ts";
-import {
-  ANONYMOUS_CALLER,
-  findAppForCall,
-  isAgentRequest,
-  refuseTwoPayers,
-} from "../gateway/access.ts";
+import { ANONYMOUS_CALLER, findAppForCall, isAgentRequest, refuseTwoPayers } from "../gateway/access.ts";
 import { type GatewayDeps, headerPin } from "../gateway/gateway-call.ts";
 import { type RateLimiter, rateLimitHook } from "../gateway/rate-limit.ts";
 import type { VersionPin } from "../prompts/load-prompt.ts";

@@ -166,7 +166,10 @@ export async function refundBalance(
     );
   const entry = rails.get(railName);
   if (!entry)
-    throw new AppError("unavailable", `This server does not take ${railName} payments now: the refund cannot be paid`);
+    throw new AppError(
+      "unavailable",
+      `This server does not take ${railName} payments now: the refund cannot be paid`,
+    );
   const deadline = Date.now() + RECALL_WAIT_MS;
   while ((await recallHolds(db, payerUserId)) > 0 && Date.now() < deadline)
     await new Promise((resolve) => setTimeout(resolve, 100));

@@ -3,7 +3,13 @@ import type { MppConfig, X402Config } from "../../../config.ts";
 import type { Database } from "../../../db/client.ts";
 import { AppError } from "../../../lib/errors.ts";
 import type { PaymentRemedy } from "../../../lib/payment-remedy.ts";
-import { type AgentPaid, type PaymentBook, payIntoBalance, type RefundResult, refundBalance } from "./balances.ts";
+import {
+  type AgentPaid,
+  type PaymentBook,
+  payIntoBalance,
+  type RefundResult,
+  refundBalance,
+} from "./balances.ts";
 import { mppPaymentBook } from "./mpp-payments.ts";
 import { createMppRail } from "./mpp-rail.ts";
 import type { PaidResource, PaymentRail, RailName } from "./rail.ts";

@@ -135,7 +135,8 @@ export function mppPaymentBook(db: Database, rail: PaymentRail): PaymentBook {
           }
           ended += 1;
         } catch (error) {
-          if (!databaseErrorOf(error)) log.error({ err: error, paymentId: id }, "could not re-settle an MPP payment");
+          if (!databaseErrorOf(error))
+            log.error({ err: error, paymentId: id }, "could not re-settle an MPP payment");
           else throw error;
         }
       }

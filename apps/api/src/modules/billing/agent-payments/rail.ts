@@ -67,7 +67,11 @@ export interface PaymentRail {
   /** Moves the money. */
   settle(payment: VerifiedPayment): Promise<RailSettlement>;
   /** Gives `amountMicros` of what `payments` paid back to their payer. */
-  refund(payer: RailPayer, amountMicros: number, payments: { reference: string; amountMicros: number }[]): Promise<RailRefund>;
+  refund(
+    payer: RailPayer,
+    amountMicros: number,
+    payments: { reference: string; amountMicros: number }[],
+  ): Promise<RailRefund>;
   /** A 402 refusing a credential for `reason`, with this rail's fresh challenge (the other rails' are added by the caller). */
   refuse(resource: PaidResource, reason: string, message: string): Promise<AppError>;
 }
