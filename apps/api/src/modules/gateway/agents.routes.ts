@@ -98,7 +98,7 @@ export const agentsRoutes: FastifyPluginAsyncZod<
         description:
           "Everything the agent's balance holds goes back to its payer at once: through Stripe for MPP (status `refunded`), or recorded as owed to the paying address for x402, whose protocol has no refund (status `owed`, paid by the platform's operator). Calls in flight keep what they hold and give back the rest when they end; ask again then.",
         security: [{ bearerAuth: [] }],
-        body: z.strictObject({}).optional(),
+        body: z.strictObject({}).nullish(),
         response: { 200: RefundSchema },
       },
       onRequest: guards.requireCaller,

@@ -5,7 +5,14 @@ import { agentRefunds, users } from "../../../db/schema/index.ts";
 import { AppError } from "../../../lib/errors.ts";
 import { recallHolds } from "../call-payment/holds.ts";
 import { accountFor, postTransaction } from "../postings.ts";
-import type { PaidResource, PaymentRail, RailName, RailPayer, VerifiedPayment } from "./rail.ts";
+import type {
+  DecodedCredential,
+  PaidResource,
+  PaymentRail,
+  RailName,
+  RailPayer,
+  VerifiedPayment,
+} from "./rail.ts";
 
 /**
  * One money path for every rail (issue 40, docs/decisions/070). An agent's payment is settled
@@ -21,7 +28,7 @@ import type { PaidResource, PaymentRail, RailName, RailPayer, VerifiedPayment } 
  */
 export interface PaymentBook {
   /** Whether this payment's identity was written down already (a replay). */
-  used(payment: VerifiedPayment): Promise<boolean>;
+  used(payment: DecodedCredential): Promise<boolean>;
   /** Writes the payment down, settling, under its identity; undefined when it exists (a replay that raced). */
   claim(payment: VerifiedPayment, payerUserId: string, applicationId: string): Promise<string | undefined>;
   /** The money arrived: the payment credited to its payer's wallet, once, in one transaction. */
@@ -60,14 +67,15 @@ export async function payIntoBalance(
   credential: string,
   resource: PaidResource & { applicationId: string },
 ): Promise<AgentPaid> {
-  const verified = await rail.verify(credential, resource);
+  const decoded = await rail.decode(credential, resource);
   const replay = () =>
     rail.refuse(
       resource,
       "payment_already_used",
       "This payment was already used: sign a new payment for each call (or ask for a budget and a balance key, see the docs)",
     );
-  if (await book.used(verified)) throw await replay();
+  if (await book.used(decoded)) throw await replay();
+  const verified = await rail.verify(decoded, resource);
   const payerUserId = await payerUserOf(db, verified.payer);
   const paymentId = await book.claim(verified, payerUserId, resource.applicationId);
   if (!paymentId) throw await replay();

@@ -61,22 +61,26 @@ export function x402PaymentRail(rail: X402Rail): PaymentRail {
       return { "payment-required": header };
     },
     offer: (priceCents) => rail.offer(priceCents),
-    async verify(credential, resource) {
-      const decoded = await rail.decode(credential, resource);
-      const verified = await rail.verify(decoded);
+    async decode(credential, resource) {
+      const { payer: _, ...decoded } = verifiedX402(await rail.decode(credential, resource));
+      return decoded;
+    },
+    async verify(decoded, resource) {
+      const payment = decoded.state as DecodedPayment;
+      const verified = await rail.verify(payment);
       if (!verified.valid)
         throw await rail.refuse(
           resource,
           "payment_invalid",
           `The facilitator refused it: ${verified.reason}`,
         );
-      if (verified.payer.toLowerCase() !== decoded.identity.payer.toLowerCase())
+      if (verified.payer.toLowerCase() !== payment.identity.payer.toLowerCase())
         throw await rail.refuse(
           resource,
           "payment_invalid",
           "The facilitator's payer is not the authorization's",
         );
-      return verifiedX402(decoded);
+      return verifiedX402(payment);
     },
     async settle(payment) {
       const decoded = payment.state as DecodedPayment;
@@ -114,6 +118,7 @@ export function x402PaymentBook(db: Database, rail: X402Rail): PaymentBook {
   return {
     async used(payment) {
       const { identity } = payment.state as DecodedPayment;
+      // (the identity is the decoded authorization's: network, payer, nonce)
       const [seen] = await db
         .select({ id: x402Payments.id })
         .from(x402Payments)
