@@ -1,0 +1,454 @@
+import { createHash, randomBytes } from "node:crypto";
+import { Challenge, Credential, Errors, Expires, PaymentRequest, Receipt } from "mppx";
+import { Methods as StripeMethods } from "mppx/stripe";
+import Stripe from "stripe";
+import type { MppConfig } from "../../../config.ts";
+import { AppError } from "../../../lib/errors.ts";
+import { MICROS_PER_CENT } from "../money.ts";
+import type {
+  PaidResource,
+  PaymentRail,
+  RailPayer,
+  RailRefund,
+  RailSettlement,
+  VerifiedPayment,
+} from "./rail.ts";
+
+/**
+ * MPP (the Machine Payments Protocol, docs/decisions/071) as the platform speaks it: the `charge`
+ * intent of the `stripe` method, paid with a Stripe shared payment token (SPT) an agent's platform
+ * grants us. mppx gives the protocol (the HMAC-bound `Challenge`, the `Credential`, the `Receipt`,
+ * the stripe charge's request schema); the money moves through the Stripe SDK here, because
+ * mppx's own stripe `verify` captures while verifying (and cannot tell a decline from a timeout),
+ * where a rail verifies first and settles only an answered call.
+ *
+ * Amounts: the challenge asks for whole US cents (`decimals: 2`), never less than Stripe's minimum
+ * card charge (50 cents): a cheaper call's payment is credited whole to its payer's balance and
+ * the rest stays there for the next calls.
+ */
+
+/** Stripe's API version for shared payment tokens (mppx's `stripePreviewVersion`). */
+export const STRIPE_SPT_API_VERSION = "2026-07-29.preview";
+/** Stripe's smallest USD card charge: a challenge never asks for less. */
+export const MINIMUM_CHARGE_CENTS = 50;
+const CURRENCY = "usd";
+const METHOD = "stripe";
+const INTENT = "charge";
+
+/** What `verify` keeps for `settle`: plain JSON, so a sweep can settle it again after a restart. */
+export interface MppPaymentState {
+  challengeId: string;
+  spt: string;
+  amountCents: number;
+  currency: string;
+  resource: string;
+  externalId?: string;
+}
+
+export interface MppRailOptions {
+  /** Stripe's answer time per request (default 20 s); past it a settlement is pending. */
+  timeoutMs?: number;
+  /** The SDK's own retries, each with the same Idempotency-Key (default 2). */
+  maxNetworkRetries?: number;
+  now?: () => Date;
+}
+
+/** The amount a challenge asks for a resource at this price: its price, at least Stripe's minimum. */
+export function mppChargeCents(priceCents: number): number {
+  return Math.max(priceCents, MINIMUM_CHARGE_CENTS);
+}
+
+export function createMppRail(config: MppConfig, options: MppRailOptions = {}): PaymentRail {
+  const stripe = stripeFor(config, options);
+  const now = options.now ?? (() => new Date());
+
+  const challengeFor = (resource: PaidResource) =>
+    Challenge.fromMethod(StripeMethods.charge, {
+      secretKey: config.secretKey,
+      realm: config.realm,
+      description: resource.description,
+      expires: new Date(now().getTime() + config.challengeTtlSeconds * 1000).toISOString(),
+      // Bound by the HMAC with the rest: the URL paid for, and a nonce that makes every 402's
+      // challenge (and so its id, the payment's identity) distinct.
+      meta: { resource: resource.url, nonce: randomBytes(12).toString("base64url") },
+      request: {
+        amount: centsToDecimal(mppChargeCents(resource.priceCents)),
+        currency: CURRENCY,
+        decimals: 2,
+        networkId: config.networkId,
+        paymentMethodTypes: ["card", "link"],
+      },
+    });
+
+  const offer = (priceCents: number) => ({
+    accepted: true,
+    protocol: "mpp",
+    method: METHOD,
+    intent: INTENT,
+    currency: CURRENCY,
+    amount_cents: mppChargeCents(priceCents),
+    ...(priceCents < MINIMUM_CHARGE_CENTS
+      ? {
+          note: `Stripe's smallest card charge is ${MINIMUM_CHARGE_CENTS} cents: the rest stays as the payer's balance for later calls`,
+        }
+      : {}),
+    realm: config.realm,
+    how: "Send the request without credentials: the 402 answer's WWW-Authenticate: Payment header holds the challenge; grant a Stripe shared payment token for its amount and send the request again with Authorization: Payment <credential>.",
+  });
+
+  const challenge = async (resource: PaidResource, error?: string) => {
+    void error; // MPP carries a refusal's reason in the 402's body (the AppError's message).
+    return { "www-authenticate": Challenge.serialize(challengeFor(resource)) };
+  };
+
+  const refuse = async (resource: PaidResource, reason: string, message: string) =>
+    new AppError("payment_required", `MPP payment refused (${reason}): ${message}`, {
+      headers: await challenge(resource, reason),
+      remedy: { missing: "payment", price_cents: resource.priceCents },
+    });
+
+  return {
+    name: "mpp",
+    credentialOf(headers) {
+      const header = headers.authorization;
+      if (typeof header !== "string") return undefined;
+      return Credential.extractPaymentScheme(header) ?? undefined;
+    },
+    challenge,
+    offer,
+    refuse,
+    async verify(header, resource) {
+      const state = await decode(header, resource, config, now, refuse);
+      const token = await grantedToken(stripe, state.spt).catch((error: unknown) => {
+        if (error instanceof Stripe.errors.StripeInvalidRequestError && error.statusCode === 404)
+          return undefined;
+        throw new AppError(
+          "unavailable",
+          `MPP payments are unavailable: Stripe did not answer (${(error as Error).message})`,
+        );
+      });
+      if (!token)
+        throw await refuse(resource, "invalid_token", `Stripe knows no shared payment token ${state.spt}`);
+      const problem = tokenProblem(token, state, now());
+      if (problem) throw await refuse(resource, "invalid_token", problem);
+      const credential = Credential.deserialize(header);
+      return {
+        rail: "mpp",
+        identity: `${METHOD}:${state.challengeId}`,
+        payer: payerOf(token, credential.source),
+        amountMicros: state.amountCents * MICROS_PER_CENT,
+        state,
+      };
+    },
+    settle: (payment) => settle(stripe, payment, now),
+    refund: (payer, amountMicros, payments, key?: string) =>
+      refund(stripe, payer, amountMicros, payments, key),
+  };
+}
+
+function stripeFor(config: MppConfig, options: MppRailOptions): Stripe {
+  const endpoint = config.stripeApiUrl ? new URL(config.stripeApiUrl) : undefined;
+  return new Stripe(config.stripeSecretKey, {
+    maxNetworkRetries: options.maxNetworkRetries ?? 2,
+    timeout: options.timeoutMs ?? 20_000,
+    telemetry: false,
+    ...(endpoint
+      ? {
+          host: endpoint.hostname,
+          port: endpoint.port || undefined,
+          protocol: endpoint.protocol.replace(":", "") as "http" | "https",
+        }
+      : {}),
+  });
+}
+
+function centsToDecimal(cents: number): string {
+  return `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, "0")}`;
+}
+
+/**
+ * The credential read and matched against this resource: issued by us (the HMAC over every field
+ * of the challenge it echoes), not expired, for this URL, this amount and currency, and carrying
+ * an SPT. Every mismatch is a 402 naming it, with a fresh challenge.
+ */
+async function decode(
+  header: string,
+  resource: PaidResource,
+  config: MppConfig,
+  now: () => Date,
+  refuse: PaymentRail["refuse"],
+): Promise<MppPaymentState> {
+  let credential: ReturnType<typeof Credential.deserialize>;
+  try {
+    credential = Credential.deserialize(header);
+  } catch {
+    throw await refuse(
+      resource,
+      "invalid_credential",
+      "The Authorization: Payment credential is not base64url JSON of an MPP credential",
+    );
+  }
+  const { challenge } = credential;
+  if (!Challenge.verify(challenge, { secretKey: config.secretKey }))
+    throw await refuse(
+      resource,
+      "unknown_challenge",
+      "The credential's challenge was not issued by this server (or was altered)",
+    );
+  if (challenge.method !== METHOD || challenge.intent !== INTENT || challenge.realm !== config.realm)
+    throw await refuse(
+      resource,
+      "unsupported_method",
+      `Only method "${METHOD}", intent "${INTENT}" in realm "${config.realm}" is accepted`,
+    );
+  try {
+    Expires.assert(challenge.expires, challenge.id);
+    if (challenge.expires && new Date(challenge.expires) < now())
+      throw new Errors.PaymentExpiredError({ expires: challenge.expires });
+  } catch {
+    throw await refuse(
+      resource,
+      "challenge_expired",
+      "The credential's challenge has expired: ask again without Authorization for a fresh one",
+    );
+  }
+  const paidFor = metaOf(challenge).resource;
+  if (paidFor !== resource.url)
+    throw await refuse(
+      resource,
+      "resource_mismatch",
+      `The credential pays for ${paidFor ?? "another resource"}, not ${resource.url}`,
+    );
+  const request = challenge.request as { amount?: unknown; currency?: unknown; externalId?: unknown };
+  const expected = mppChargeCents(resource.priceCents);
+  if (request.amount !== String(expected) || request.currency !== CURRENCY)
+    throw await refuse(
+      resource,
+      "amount_mismatch",
+      `The credential pays ${String(request.amount)} ${String(request.currency)} (smallest unit); this call asks ${expected} ${CURRENCY}`,
+    );
+  const payload = StripeMethods.charge.schema.credential.payload.safeParse(credential.payload);
+  if (!payload.success || !/^spt_[A-Za-z0-9_]+$/.test(payload.data.spt))
+    throw await refuse(
+      resource,
+      "invalid_payload",
+      "The credential's payload must carry a Stripe shared payment token (payload.spt, spt_…)",
+    );
+  return {
+    challengeId: challenge.id,
+    spt: payload.data.spt,
+    amountCents: expected,
+    currency: CURRENCY,
+    resource: resource.url,
+    ...(typeof request.externalId === "string" ? { externalId: request.externalId } : {}),
+  };
+}
+
+/** The challenge's `meta` (sent as `opaque`, base64url JSON, and bound by its HMAC). */
+function metaOf(challenge: { meta?: Record<string, string>; opaque?: string }): Record<string, unknown> {
+  if (challenge.meta) return challenge.meta;
+  try {
+    const meta: unknown = challenge.opaque ? PaymentRequest.deserialize(challenge.opaque) : undefined;
+    return typeof meta === "object" && meta !== null ? (meta as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** Stripe's view of a shared payment token granted to us (the fields this rail reads). */
+interface GrantedToken {
+  id: string;
+  deactivated_at?: number | null;
+  deactivated_reason?: string | null;
+  usage_limits?: { currency?: string; max_amount?: number; expires_at?: number | null } | null;
+  payment_method_details?: {
+    type?: string;
+    card?: { brand?: string; last4?: string; fingerprint?: string };
+  } | null;
+}
+
+async function grantedToken(stripe: Stripe, spt: string): Promise<GrantedToken> {
+  return (await stripe.rawRequest(
+    "GET",
+    `/v1/shared_payment/granted_tokens/${encodeURIComponent(spt)}`,
+    undefined,
+    {
+      apiVersion: STRIPE_SPT_API_VERSION,
+    },
+  )) as GrantedToken;
+}
+
+/**
+ * Why this token cannot pay this payment, if it cannot. A `consumed` token is not refused here: a
+ * replayed credential must reach the payments table (its identity is known there), and a token
+ * used up by another payment is refused by Stripe when it is settled.
+ */
+function tokenProblem(token: GrantedToken, state: MppPaymentState, at: Date): string | undefined {
+  if (token.deactivated_reason && token.deactivated_reason !== "consumed")
+    return `The shared payment token is no longer usable (${token.deactivated_reason})`;
+  const limits = token.usage_limits;
+  if (limits?.currency && limits.currency !== state.currency)
+    return `The shared payment token is limited to ${limits.currency}; this call is paid in ${state.currency}`;
+  if (limits?.max_amount !== undefined && limits.max_amount < state.amountCents)
+    return `The shared payment token allows ${limits.max_amount} cents; this call asks ${state.amountCents}`;
+  if (limits?.expires_at && limits.expires_at * 1000 <= at.getTime())
+    return "The shared payment token has expired";
+  return undefined;
+}
+
+/**
+ * Who pays: the card behind the token, as Stripe fingerprints it (`stripe:card:<fingerprint>`),
+ * so every token an agent grants from one card reaches one balance. Not the credential's
+ * `source`: with Stripe tokens nothing signs it, and whoever named someone's DID would spend that
+ * payer's balance. `source` only labels the payer. Without a fingerprint the token itself names a
+ * payer of one payment.
+ */
+function payerOf(token: GrantedToken, source: string | undefined): RailPayer {
+  const card = token.payment_method_details?.card;
+  const subject = card?.fingerprint ? `stripe:card:${card.fingerprint}` : `stripe:spt:${token.id}`;
+  const label = source
+    ? source.length > 24
+      ? `${source.slice(0, 12)}…${source.slice(-8)}`
+      : source
+    : card?.last4
+      ? `${card.brand ?? "card"} ···${card.last4}`
+      : `token ${token.id.slice(0, 12)}…`;
+  return { rail: "mpp", subject, label };
+}
+
+/** Stripe's Idempotency-Key for a payment's capture: one per identity, whoever settles it and however often. */
+export function captureKey(identity: string): string {
+  return `mpp-capture-${createHash("sha256").update(identity).digest("hex").slice(0, 40)}`;
+}
+
+/**
+ * Captures the payment: one PaymentIntent confirmed with the SPT, under an Idempotency-Key of the
+ * payment's identity, so a retried settle (a lost answer, the sweep, a second process) gets
+ * Stripe's first answer back and never charges twice. A decline is `refused`; no answer, a 5xx or
+ * a PaymentIntent still processing is `pending` (settle again, with the same key, to learn which).
+ */
+async function settle(stripe: Stripe, payment: VerifiedPayment, now: () => Date): Promise<RailSettlement> {
+  const state = payment.state as MppPaymentState;
+  let intent: Stripe.PaymentIntent;
+  try {
+    intent = await stripe.paymentIntents.create(
+      {
+        amount: state.amountCents,
+        currency: state.currency,
+        confirm: true,
+        automatic_payment_methods: { enabled: true, allow_redirects: "never" },
+        metadata: {
+          machine_payment: "true",
+          mpp_challenge_id: state.challengeId,
+          mpp_resource: state.resource,
+        },
+        // Not in the SDK's types yet (shared payment tokens are in preview), as in mppx.
+        shared_payment_granted_token: state.spt,
+      } as Stripe.PaymentIntentCreateParams,
+      { apiVersion: STRIPE_SPT_API_VERSION, idempotencyKey: captureKey(payment.identity) },
+    );
+  } catch (error) {
+    return settlementOfError(error);
+  }
+  if (intent.status === "succeeded") {
+    if (intent.amount !== state.amountCents || intent.currency !== state.currency)
+      return {
+        kind: "pending",
+        reason: `Stripe captured ${intent.amount} ${intent.currency}, not ${state.amountCents} ${state.currency}`,
+        reference: intent.id,
+      };
+    const receipt = Receipt.from({
+      method: METHOD,
+      reference: intent.id,
+      status: "success",
+      timestamp: now().toISOString(),
+      ...(state.externalId ? { externalId: state.externalId } : {}),
+    });
+    return {
+      kind: "settled",
+      reference: intent.id,
+      headers: { "payment-receipt": Receipt.serialize(receipt) },
+    };
+  }
+  if (intent.status === "processing")
+    return { kind: "pending", reason: "Stripe is still processing the payment", reference: intent.id };
+  // requires_action (3-D Secure: no agent can answer it), requires_payment_method, canceled:
+  // nothing was captured.
+  return { kind: "refused", reason: `Stripe did not capture the payment (PaymentIntent ${intent.status})` };
+}
+
+function settlementOfError(error: unknown): RailSettlement {
+  const message = error instanceof Error ? error.message : String(error);
+  if (error instanceof Stripe.errors.StripeCardError)
+    return {
+      kind: "refused",
+      reason: `declined: ${error.decline_code ?? error.code ?? "card_declined"}: ${message}`,
+    };
+  // A used, expired or revoked token, a bad amount: Stripe refused the request before charging.
+  // An idempotency error is not one: the key was used, maybe with a charge.
+  if (
+    error instanceof Stripe.errors.StripeInvalidRequestError &&
+    !(error instanceof Stripe.errors.StripeIdempotencyError)
+  )
+    return { kind: "refused", reason: `refused by Stripe: ${error.code ?? "invalid_request"}: ${message}` };
+  if (
+    error instanceof Stripe.errors.StripeAuthenticationError ||
+    error instanceof Stripe.errors.StripePermissionError
+  )
+    return { kind: "refused", reason: `Stripe refused our key: ${message}` };
+  // Connection lost or timed out, 5xx, 429, idempotency conflicts: it may have been charged.
+  return { kind: "pending", reason: message };
+}
+
+/**
+ * Gives `amountMicros` back on the payments' cards, payment after payment (Stripe refunds each
+ * PaymentIntent, never beyond what it captured). `key` (optional, beyond `PaymentRail`) makes it
+ * idempotent: the same key refunds once however often it is retried. Stripe refunds whole cents:
+ * a sub-cent amount, or more than the payments carry, is `owed` and nothing moves.
+ */
+async function refund(
+  stripe: Stripe,
+  payer: RailPayer,
+  amountMicros: number,
+  payments: { reference: string; amountMicros: number }[],
+  key?: string,
+): Promise<RailRefund> {
+  if (amountMicros <= 0 || amountMicros % MICROS_PER_CENT !== 0)
+    return {
+      kind: "owed",
+      reason: `Stripe refunds whole cents: ${amountMicros} micro-dollars cannot be given back on a card`,
+    };
+  const paid = payments.reduce((sum, payment) => sum + payment.amountMicros, 0);
+  if (amountMicros > paid)
+    return { kind: "owed", reason: `${amountMicros} micro-dollars asked back, the payments carry ${paid}` };
+  let remaining = amountMicros / MICROS_PER_CENT;
+  const references: string[] = [];
+  for (const payment of payments) {
+    if (remaining === 0) break;
+    const cents = Math.min(remaining, Math.floor(payment.amountMicros / MICROS_PER_CENT));
+    if (cents === 0) continue;
+    try {
+      const made = await stripe.refunds.create(
+        { payment_intent: payment.reference, amount: cents, metadata: { mpp_payer: payer.subject } },
+        key
+          ? {
+              idempotencyKey: `mpp-refund-${createHash("sha256").update(`${key}:${payment.reference}`).digest("hex").slice(0, 40)}`,
+            }
+          : {},
+      );
+      references.push(made.id);
+    } catch (error) {
+      if (
+        error instanceof Stripe.errors.StripeInvalidRequestError &&
+        !(error instanceof Stripe.errors.StripeIdempotencyError)
+      )
+        return {
+          kind: "owed",
+          reason: `Stripe refused the refund of ${payment.reference} (${error.message})${references.length ? `; refunded before it: ${references.join(", ")}` : ""}`,
+        };
+      throw new AppError("unavailable", `MPP refund not confirmed by Stripe: ${(error as Error).message}`);
+    }
+    remaining -= cents;
+  }
+  return { kind: "refunded", reference: references.join(",") };
+}
