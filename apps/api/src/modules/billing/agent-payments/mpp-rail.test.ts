@@ -279,7 +279,9 @@ describe("the MPP rail (stripe charge, shared payment tokens)", () => {
     expect(double.captured.get(settled.reference)?.refunded).toBe(30);
 
     // Stripe itself refuses more than is left on the payment (90 cents left, 100 asked).
-    const tooMuch = await rail.refund(payment.payer, 1_000_000, [{ reference: settled.reference, amountMicros: 1_200_000 }]);
+    const tooMuch = await rail.refund(payment.payer, 1_000_000, [
+      { reference: settled.reference, amountMicros: 1_200_000 },
+    ]);
     expect(tooMuch).toMatchObject({ kind: "owed" });
     expect(await rail.refund(payment.payer, 900_000, paid)).toMatchObject({ kind: "refunded" });
     expect(double.captured.get(settled.reference)?.refunded).toBe(120);
