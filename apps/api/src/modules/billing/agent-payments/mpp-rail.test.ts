@@ -203,6 +203,23 @@ describe("the MPP rail (stripe charge, shared payment tokens)", () => {
     expect(outcomes).toHaveLength(0);
   });
 
+  it("names the payer by the card Stripe fingerprints, never by the unsigned `source` a credential claims", async () => {
+    const credential = await credentialFor("/summarize");
+    const plain = await rail.verify(credential, resourceOf("/summarize"));
+    const [scheme, encoded] = credential.split(" ");
+    const wire = JSON.parse(Buffer.from(encoded ?? "", "base64url").toString());
+    const claimed = `${scheme} ${Buffer.from(JSON.stringify({ ...wire, source: "did:pkh:eip155:1:0x1111111111111111111111111111111111111111" })).toString("base64url")}`;
+    const withSource = await rail.verify(claimed, resourceOf("/summarize"));
+    expect(withSource.payer.subject).toBe(plain.payer.subject);
+    expect(withSource.payer.subject).toMatch(/^stripe:card:/);
+    expect(withSource.payer.label).toMatch(/^did:pkh:eip1…11111111$/);
+    const otherCard = await rail.verify(
+      await credentialFor("/summarize", payingClient("pm_card_mastercard")),
+      resourceOf("/summarize"),
+    );
+    expect(otherCard.payer.subject).not.toBe(plain.payer.subject);
+  });
+
   it("refuses a token whose limit is below the amount before anything is charged", async () => {
     const charges = double.charges;
     const credential = await credentialFor(

@@ -118,7 +118,7 @@ export function createMppRail(config: MppConfig, options: MppRailOptions = {}): 
     offer,
     refuse,
     async verify(header, resource) {
-      const state = await decode(header, resource, config, now, refuse);
+      const { state, source } = await decode(header, resource, config, now, refuse);
       const token = await grantedToken(stripe, state.spt).catch((error: unknown) => {
         if (error instanceof Stripe.errors.StripeInvalidRequestError && error.statusCode === 404)
           return undefined;
@@ -131,11 +131,10 @@ export function createMppRail(config: MppConfig, options: MppRailOptions = {}): 
         throw await refuse(resource, "invalid_token", `Stripe knows no shared payment token ${state.spt}`);
       const problem = tokenProblem(token, state, now());
       if (problem) throw await refuse(resource, "invalid_token", problem);
-      const credential = Credential.deserialize(header);
       return {
         rail: "mpp",
         identity: `${METHOD}:${state.challengeId}`,
-        payer: payerOf(token, credential.source),
+        payer: payerOf(token, source),
         amountMicros: state.amountCents * MICROS_PER_CENT,
         state,
       };
@@ -177,7 +176,7 @@ async function decode(
   config: MppConfig,
   now: () => Date,
   refuse: PaymentRail["refuse"],
-): Promise<MppPaymentState> {
+): Promise<{ state: MppPaymentState; source: string | undefined }> {
   let credential: ReturnType<typeof Credential.deserialize>;
   try {
     credential = Credential.deserialize(header);
@@ -234,7 +233,7 @@ async function decode(
       "invalid_payload",
       "The credential's payload must carry a Stripe shared payment token (payload.spt, spt_…)",
     );
-  return {
+  const state: MppPaymentState = {
     challengeId: challenge.id,
     spt: payload.data.spt,
     amountCents: expected,
@@ -242,6 +241,7 @@ async function decode(
     resource: resource.url,
     ...(typeof request.externalId === "string" ? { externalId: request.externalId } : {}),
   };
+  return { state, source: typeof credential.source === "string" ? credential.source : undefined };
 }
 
 /** The challenge's `meta` (sent as `opaque`, base64url JSON, and bound by its HMAC). */
@@ -385,10 +385,12 @@ function settlementOfError(error: unknown): RailSettlement {
       reason: `declined: ${error.decline_code ?? error.code ?? "card_declined"}: ${message}`,
     };
   // A used, expired or revoked token, a bad amount: Stripe refused the request before charging.
-  // An idempotency error is not one: the key was used, maybe with a charge.
+  // An idempotency error is not one (the key was used, maybe with a charge), nor a 409 (another
+  // request with the same key still in flight: a second process settling it).
   if (
     error instanceof Stripe.errors.StripeInvalidRequestError &&
-    !(error instanceof Stripe.errors.StripeIdempotencyError)
+    !(error instanceof Stripe.errors.StripeIdempotencyError) &&
+    error.statusCode !== 409
   )
     return { kind: "refused", reason: `refused by Stripe: ${error.code ?? "invalid_request"}: ${message}` };
   if (
