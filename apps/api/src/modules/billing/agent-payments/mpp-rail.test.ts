@@ -220,6 +220,17 @@ describe("the MPP rail (stripe charge, shared payment tokens)", () => {
     expect(otherCard.payer.subject).not.toBe(plain.payer.subject);
   });
 
+  it("refuses an expired challenge, and answers 503 when Stripe cannot say what the token is", async () => {
+    const credential = await credentialFor("/summarize");
+    const later = createMppRail(config, { now: () => new Date(Date.now() + 301_000), maxNetworkRetries: 0 });
+    expect((await refusal(later.verify(credential, resourceOf("/summarize")))).message).toMatch(
+      /challenge_expired/,
+    );
+    double.fault = (path) => (path.startsWith("/v1/shared_payment/") ? { kind: "fail" } : undefined);
+    const down = await refusal(rail.verify(credential, resourceOf("/summarize")));
+    expect(down.status).toBe(503);
+  });
+
   it("refuses a token whose limit is below the amount before anything is charged", async () => {
     const charges = double.charges;
     const credential = await credentialFor(
