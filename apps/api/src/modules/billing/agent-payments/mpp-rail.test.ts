@@ -300,26 +300,26 @@ describe("the MPP rail (stripe charge, shared payment tokens)", () => {
     const settled = await rail.settle(payment);
     if (settled.kind !== "settled") throw new Error(`not settled: ${JSON.stringify(settled)}`);
     const paid = [{ reference: settled.reference, amountMicros: payment.amountMicros }];
-    const refund = rail.refund as (
-      ...args: [...Parameters<PaymentRail["refund"]>, string?]
-    ) => ReturnType<PaymentRail["refund"]>;
-
+    const refund = rail.refund;
     const given = await refund(payment.payer, 300_000, paid, "refund-1");
     expect(given.kind).toBe("refunded");
     expect(double.captured.get(settled.reference)?.refunded).toBe(30);
     expect(await refund(payment.payer, 300_000, paid, "refund-1")).toMatchObject({ kind: "refunded" });
     expect(double.captured.get(settled.reference)?.refunded).toBe(30);
 
-    expect(await rail.refund(payment.payer, 2_000_000, paid)).toMatchObject({ kind: "owed" });
-    expect(await rail.refund(payment.payer, 5_000, paid)).toMatchObject({ kind: "owed" });
+    expect(await rail.refund(payment.payer, 2_000_000, paid, "refund-2")).toMatchObject({ kind: "owed" });
+    expect(await rail.refund(payment.payer, 5_000, paid, "refund-3")).toMatchObject({ kind: "owed" });
     expect(double.captured.get(settled.reference)?.refunded).toBe(30);
 
     // Stripe itself refuses more than is left on the payment (90 cents left, 100 asked).
-    const tooMuch = await rail.refund(payment.payer, 1_000_000, [
-      { reference: settled.reference, amountMicros: 1_200_000 },
-    ]);
+    const tooMuch = await rail.refund(
+      payment.payer,
+      1_000_000,
+      [{ reference: settled.reference, amountMicros: 1_200_000 }],
+      "refund-4",
+    );
     expect(tooMuch).toMatchObject({ kind: "owed" });
-    expect(await rail.refund(payment.payer, 900_000, paid)).toMatchObject({ kind: "refunded" });
+    expect(await rail.refund(payment.payer, 900_000, paid, "refund-5")).toMatchObject({ kind: "refunded" });
     expect(double.captured.get(settled.reference)?.refunded).toBe(120);
   });
 });

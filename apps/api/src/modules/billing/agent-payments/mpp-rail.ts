@@ -128,8 +128,7 @@ export function createMppRail(config: MppConfig, options: MppRailOptions = {}): 
       return { ...decoded, payer: payerOf(token, source), state };
     },
     settle: (payment) => settle(stripe, payment, now),
-    refund: (payer, amountMicros, payments, key?: string) =>
-      refund(stripe, payer, amountMicros, payments, key),
+    refund: (payer, amountMicros, payments, key) => refund(stripe, payer, amountMicros, payments, key),
   };
 }
 
