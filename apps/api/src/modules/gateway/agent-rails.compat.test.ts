@@ -4,11 +4,18 @@ import { Receipt } from "mppx";
 import { Mppx, stripe } from "mppx/client";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { invocations, ledgerAccounts, mppPayments, x402Payments } from "../../db/schema/index.ts";
+import {
+  agentRefunds,
+  invocations,
+  ledgerAccounts,
+  mppPayments,
+  x402Payments,
+} from "../../db/schema/index.ts";
 import { type MppStripeDouble, startMppStripeDouble } from "../../test/mpp-stripe-double.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
 import { useCaller, useVendorServer } from "../../test/use-test-server.ts";
 import { startX402Facilitator, type X402Facilitator, x402Wallet } from "../../test/x402-facilitator.ts";
+import { reconcile } from "../billing/reconcile.ts";
 
 // Issue 40 (docs/decisions/070, 071): with x402 and MPP both on, one 402 offers both rails, and an
 // agent with no account pays by either through the real clients (`@x402/fetch`, `mppx/client`):
@@ -229,5 +236,43 @@ describe("x402 and MPP on one endpoint", () => {
       .where(and(eq(x402Payments.payer, agent.address.toLowerCase()), eq(x402Payments.status, "credited")));
     expect(payments).toHaveLength(1);
     await expectReconciled(db(), "after both rails");
+  });
+
+  it("reconcile names an MPP payment or a refund whose postings disagree (each check made to fail by hand)", async () => {
+    const [payment] = await db()
+      .select()
+      .from(mppPayments)
+      .where(eq(mppPayments.status, "credited"))
+      .limit(1);
+    const [refund] = await db().select().from(agentRefunds).limit(1);
+    if (!payment || !refund) throw new Error("the earlier tests made a payment and a refund");
+    const report = async () => {
+      const found = await reconcile(db());
+      return { payments: found.mismatchedMppPayments, refunds: found.mismatchedAgentRefunds };
+    };
+    expect(await report()).toEqual({ payments: [], refunds: [] });
+    await db()
+      .update(mppPayments)
+      .set({ amountMicros: payment.amountMicros + 1 })
+      .where(eq(mppPayments.id, payment.id));
+    await db()
+      .update(agentRefunds)
+      .set({ amountMicros: refund.amountMicros + 1 })
+      .where(eq(agentRefunds.id, refund.id));
+    try {
+      const found = await report();
+      expect(found.payments).toEqual([`MPP payment ${payment.id}`]);
+      expect(found.refunds).toContain(`agent refund ${refund.id}`);
+    } finally {
+      await db()
+        .update(mppPayments)
+        .set({ amountMicros: payment.amountMicros })
+        .where(eq(mppPayments.id, payment.id));
+      await db()
+        .update(agentRefunds)
+        .set({ amountMicros: refund.amountMicros })
+        .where(eq(agentRefunds.id, refund.id));
+    }
+    expect(await report()).toEqual({ payments: [], refunds: [] });
   });
 });
