@@ -176,6 +176,10 @@ export async function findAppForCall(
   const headers: Record<string, string> = { ...payment.headers };
   if (wantsKey) headers["promptmint-balance-key"] = (await issueBalanceKey(deps.db, caller)).key;
   reply?.headers(headers);
+  // The payment's own id answers a retry once (x402's payment-identifier), unless the request
+  // names its own Idempotency-Key.
+  if (payment.idempotencyId && request.headers["idempotency-key"] === undefined)
+    request.headers["idempotency-key"] = `payment-identifier:${payment.idempotencyId}`;
   request.user = caller;
   return { application, caller };
 }

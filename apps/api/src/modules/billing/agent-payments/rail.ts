@@ -39,6 +39,11 @@ export interface VerifiedPayment {
   identity: string;
   payer: RailPayer;
   amountMicros: number;
+  /**
+   * The payer's own id for this payment, when its rail carries one (x402's `payment-identifier`
+   * extension): a retry naming it again is not paid again, and its call is answered once.
+   */
+  idempotencyId?: string;
   /** The rail's own state between verify and settle (the decoded payload, the challenge). */
   state: unknown;
 }
