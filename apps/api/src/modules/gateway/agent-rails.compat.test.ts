@@ -93,7 +93,7 @@ const completion = (query: string) => ({
   body: JSON.stringify({ inputs: {}, query, response_mode: "blocking", user: "agent" }),
 });
 
-describe("x402 and MPP on one endpoint", () => {
+describe("mppx", () => {
   it("a call without credentials → one 402 offering both rails (PAYMENT-REQUIRED and WWW-Authenticate: Payment)", async () => {
     const response = await fetch(`${server.baseUrl}/api/app/${slug}/completion-messages`, completion("hi"));
     expect(response.status).toBe(402);
@@ -108,7 +108,7 @@ describe("x402 and MPP on one endpoint", () => {
     });
   });
 
-  it("MPP pays a Dify call: captured once through Stripe, paid into the balance, the call charged from it, a receipt", async () => {
+  it("with x402 on too, pays a Dify call → captured once through Stripe, paid into the balance, charged from it, a Payment-Receipt", async () => {
     const agent = mppAgent();
     const capturedBefore = double.capturedCents();
     const response = await agent.fetch(
@@ -138,7 +138,7 @@ describe("x402 and MPP on one endpoint", () => {
     await expectReconciled(db(), "after an MPP-paid call");
   });
 
-  it("MPP pays an OpenAI stream: the content flows token by token", async () => {
+  it("pays an OpenAI chat.completions stream → token by token, charged once", async () => {
     const agent = mppAgent();
     const client = new OpenAI({
       apiKey: "unused",
@@ -171,7 +171,7 @@ describe("x402 and MPP on one endpoint", () => {
     await expectReconciled(db(), "after an MPP-paid stream");
   });
 
-  it("MPP: a credential replayed → 402 payment_already_used, Stripe charged once", async () => {
+  it("a credential replayed → refused 402 payment_already_used, Stripe charged once", async () => {
     const agent = mppAgent();
     const url = `${server.baseUrl}/api/app/${slug}/completion-messages`;
     const challenged = await fetch(url, completion("once"));
@@ -189,7 +189,7 @@ describe("x402 and MPP on one endpoint", () => {
     expect(double.charges - charges).toBe(1);
   });
 
-  it("MPP: the upstream fails after payment → the money stays on the balance; a refund gives it back through Stripe", async () => {
+  it("an upstream 500 after payment → the money stays on the balance; a refund gives it back through Stripe", async () => {
     const agent = mppAgent();
     vendor.set({ kind: "status", status: 500, message: "down" });
     let key = "";
@@ -221,7 +221,7 @@ describe("x402 and MPP on one endpoint", () => {
     await expectReconciled(db(), "after an MPP refund");
   });
 
-  it("x402 beside it: @x402/fetch pays the same endpoint into its own balance", async () => {
+  it("@x402/fetch beside it on the same endpoint → pays into its own balance", async () => {
     const agent = x402Wallet();
     facilitator.mint(agent.address, 1_000_000n);
     const response = await agent.fetch(
@@ -238,7 +238,7 @@ describe("x402 and MPP on one endpoint", () => {
     await expectReconciled(db(), "after both rails");
   });
 
-  it("reconcile names an MPP payment or a refund whose postings disagree (each check made to fail by hand)", async () => {
+  it("reconcile, an MPP payment or a refund made to disagree with its postings by hand → named", async () => {
     const [payment] = await db()
       .select()
       .from(mppPayments)
