@@ -164,11 +164,18 @@ export function createReceiptSigner(
         .sign(key);
     },
     async jwks() {
-      const rows = await db
-        .select({ publicJwk: receiptSigningKeys.publicJwk })
-        .from(receiptSigningKeys)
-        .where(isNull(receiptSigningKeys.retiredAt))
-        .orderBy(desc(receiptSigningKeys.generation));
+      const published = () =>
+        db
+          .select({ publicJwk: receiptSigningKeys.publicJwk })
+          .from(receiptSigningKeys)
+          .where(isNull(receiptSigningKeys.retiredAt))
+          .orderBy(desc(receiptSigningKeys.generation));
+      let rows = await published();
+      // Published before the first receipt: the key is made now, so the set is never empty.
+      if (rows.length === 0) {
+        await signingKey();
+        rows = await published();
+      }
       return { keys: rows.map((row) => row.publicJwk as JWK) };
     },
     async rotate() {

@@ -3,6 +3,7 @@ import type { ApplicationRow } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
 import { markStage } from "../../lib/stage-timings.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
+import { RECEIPT_HEADER } from "../billing/call-receipts-signing.ts";
 import type { ToolCallDelta } from "../models/tools.ts";
 import type { ServedVersion } from "../releases/serving.ts";
 import { CHARGED_HEADER, chargedHeaderOfStored, chargedHeaderValue, VERSION_HEADER } from "./charge.ts";
@@ -32,7 +33,10 @@ import { createSseWriter } from "./sse-writer.ts";
 const PING_INTERVAL_MS = 10_000;
 
 /** What the payment needs from the server: the call payments, the platform's fee, where to top up. */
-export type PaymentDeps = Pick<GatewayDeps, "payments" | "feePercent" | "publicUrl" | "agentPayments">;
+export type PaymentDeps = Pick<
+  GatewayDeps,
+  "payments" | "feePercent" | "publicUrl" | "agentPayments" | "receipts"
+>;
 
 /** One call of one app by one caller: what paying for it needs. */
 export interface CallOrder {
@@ -225,6 +229,7 @@ export async function answerPaidCall<Body extends object>(
       await keepAnswer(request, presenter, body, ended);
       await fresh?.complete(200, body);
       reply.header(CHARGED_HEADER, chargedHeaderValue(charge));
+      if (charge.receipt) reply.header(RECEIPT_HEADER, charge.receipt);
       return body;
     }
     await streamPaidCall(request, reply, {

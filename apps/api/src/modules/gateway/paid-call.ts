@@ -10,6 +10,7 @@ import type { CallCharge } from "../billing/call-payment/index.ts";
 import { effectivePriceCents } from "../billing/price-changes.ts";
 import { netOfFeeMicros } from "../models/model-prices.ts";
 import { ANONYMOUS_CALLER } from "./access.ts";
+import { signCallReceipt } from "./call-receipt.ts";
 import { refuseOversizedCall } from "./call-worst-case.ts";
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
 import type { GatewayDeps } from "./gateway-call.ts";
@@ -82,7 +83,7 @@ function refuseInputBeyondPay(
  * platform's); a 402 sends the caller to their wallet's page to top up.
  */
 export async function openPaidCall(
-  deps: Pick<GatewayDeps, "payments" | "feePercent" | "publicUrl" | "agentPayments">,
+  deps: Pick<GatewayDeps, "payments" | "feePercent" | "publicUrl" | "agentPayments" | "receipts">,
   options: {
     request: FastifyRequest;
     caller: LocalUser;
@@ -186,7 +187,17 @@ export async function openPaidCall(
       const charge = await endPayment(outcome);
       if (charge.paymentResponse && request.agentPayment)
         request.agentPayment.paymentResponse = charge.paymentResponse;
-      return charge;
+      // A charged or plan-covered call's signed receipt (docs/decisions/073): every protocol's
+      // answer takes it from the charge (a header, a stream's last event, MCP's `_meta`).
+      const receipt = await signCallReceipt(deps, request, {
+        caller,
+        application,
+        execution,
+        messageId,
+        charge,
+        priceCents: agentPayment?.priceCents,
+      });
+      return receipt ? { ...charge, receipt } : charge;
     },
   };
   function endPayment(outcome: CallOutcome): Promise<CallCharge> {

@@ -52,6 +52,8 @@ export interface CallCharge {
   paidBy: PaidBy;
   /** An x402 payment's `PAYMENT-RESPONSE` header, once settled (docs/decisions/052). */
   paymentResponse?: string;
+  /** The call's signed receipt (a compact JWS, docs/decisions/073), added by the gateway when charged or plan-covered. */
+  receipt?: string;
 }
 
 /** The call to pay for, as billing needs it (plain fields: billing imports nothing of the gateway or keys). */
