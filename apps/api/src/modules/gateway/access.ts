@@ -11,6 +11,7 @@ import type { LocalUser } from "../auth/auth.service.ts";
 import { currentUser } from "../auth/authenticate.ts";
 import type { AdmittedAgentPayment, PaidResource } from "../billing/agent-payments/index.ts";
 import { effectivePriceCents } from "../billing/price-changes.ts";
+import { bazaarDiscoveryOf } from "./agent-discovery.ts";
 import type { GatewayDeps } from "./gateway-call.ts";
 
 /**
@@ -157,6 +158,8 @@ export async function findAppForCall(
     priceCents,
     url: `${deps.publicUrl}${request.url.split("?")[0]}`,
     description: `One call of '${application.name}' on Promptmint`,
+    // The endpoint's input and output for x402 discovery (bazaar, docs/decisions/073).
+    discovery: bazaarDiscoveryOf(request.url, application),
   };
   const header = agentPayments.paymentHeaderOf(request.headers);
   if (!header) throw await agentPayments.challenge(resource);

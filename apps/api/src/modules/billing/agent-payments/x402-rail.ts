@@ -90,6 +90,11 @@ export interface PaidResource {
   /** The absolute URL of the endpoint. */
   url: string;
   description: string;
+  /**
+   * The 402's declared extensions (`PaymentRequired.extensions`): the `bazaar` discovery of the
+   * endpoint's input and output (gateway/agent-discovery.ts, docs/decisions/073), if any.
+   */
+  discovery?: Record<string, unknown>;
 }
 
 export interface DecodedPayment {
@@ -177,6 +182,7 @@ export function createX402Rail(config: X402Config, options: { fetchTimeoutMs?: n
       [await requirementsFor(call.priceCents)],
       { url: call.url, description: call.description, mimeType: "application/json" },
       error,
+      call.discovery,
     );
     return { header: encodePaymentRequiredHeader(paymentRequired), paymentRequired };
   };
