@@ -58,7 +58,9 @@ import { widgetRoutes } from "./modules/embed/widget.routes.ts";
 import { checkAppHealth } from "./modules/events/app-health.ts";
 import { maintainEventPartitions } from "./modules/events/event-partitions.ts";
 import { eventsRoutes } from "./modules/events/events.routes.ts";
+import { agentDiscoveryRoutes, type DiscoveryRails } from "./modules/explore/agent-discovery.routes.ts";
 import { exploreRoutes } from "./modules/explore/explore.routes.ts";
+import { withPaymentInfo } from "./modules/explore/payment-info.ts";
 import { gatewayRoutes } from "./modules/gateway/gateway.routes.ts";
 import type { GatewayDeps } from "./modules/gateway/gateway-call.ts";
 import { openAiRoutes } from "./modules/gateway/openai.routes.ts";
@@ -143,7 +145,7 @@ export async function buildServer(options: BuildAppOptions): Promise<Server> {
     if (!options.database) await database.close();
   });
 
-  await registerApiDocs(app, config);
+  await registerApiDocs(app, config, { x402: config.x402 });
   // The API reference (/api/docs) and the server-rendered pages' shared files.
   await app.register(pagesRoutes);
   const { embedded } = services.identity;
@@ -175,6 +177,7 @@ export async function buildServer(options: BuildAppOptions): Promise<Server> {
     publicUrl: config.publicUrl,
     payments,
     agentPayments: services.agentPayments,
+    receipts: services.receipts,
   };
   // The product API, under /api and again under the versioned root /api/v1 (hidden from the docs).
   const api = (scope: FastifyInstance) =>
@@ -198,6 +201,13 @@ export async function buildServer(options: BuildAppOptions): Promise<Server> {
   await app.register(protectedResourceRoutes, {
     publicUrl: config.publicUrl,
     authorizationServer: config.oidc.issuer,
+  });
+  // Discovery for agents: the paid apps, the x402 manifest and the receipts' keys (decision 073).
+  await app.register(agentDiscoveryRoutes, {
+    db,
+    publicUrl: config.publicUrl,
+    rails: { x402: config.x402 },
+    receipts: services.receipts,
   });
   // The embed loader and widget page, framed by creators' allowed sites (their own CSP).
   await app.register(widgetRoutes, { db, tokens: services.embedTokens });
@@ -371,7 +381,7 @@ function backgroundJobs(config: Config, db: Database, services: Services, log: F
   ];
 }
 
-async function registerApiDocs(app: ReturnType<typeof createFastify>, config: Config) {
+async function registerApiDocs(app: ReturnType<typeof createFastify>, config: Config, rails: DiscoveryRails) {
   await app.register(fastifySwagger, {
     openapi: {
       openapi: "3.1.0",
@@ -394,7 +404,11 @@ async function registerApiDocs(app: ReturnType<typeof createFastify>, config: Co
   // Made once, when the routes are known: the first reader of the docs does not wait for it.
   let publicDocument: Record<string, unknown> | undefined;
   const documentForPeople = () =>
-    (publicDocument ??= publicApiDocument(app.swagger() as unknown as Record<string, unknown>));
+    (publicDocument ??= withPaymentInfo(
+      publicApiDocument(app.swagger() as unknown as Record<string, unknown>),
+      config.publicUrl,
+      rails,
+    ));
   app.addHook("onReady", async () => void documentForPeople());
   app.get(
     "/api/openapi.json",
