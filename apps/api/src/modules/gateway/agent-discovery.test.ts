@@ -34,6 +34,7 @@ import { type Jwks, verifyReceipt } from "../billing/call-receipts-signing.ts";
 const PRICE_CENTS = 7;
 const { server, facilitator } = useX402Server();
 const creator = useCaller(server, "Discovery Seller");
+const buyer = useCaller(server, "Receipt Buyer");
 const agent = x402Wallet();
 const slugs = { public: "", chat: "", private: "", draft: "" };
 
@@ -373,6 +374,48 @@ describe("signed receipts", () => {
       app: { slug: slugs.public },
       paid_by: "x402",
       invocation_id: charge.message_id,
+    });
+  });
+
+  it("a call paid from a wallet (signed in) → the receipt says wallet and names the buyer's user id, no label", async () => {
+    await fundWallet(buyer, 500);
+    const response = await buyer.api("POST", `/api/app/${slugs.public}/completion-messages`, {
+      body: { inputs: {}, query: "from my wallet", response_mode: "blocking", user: "buyer" },
+    });
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    const claims = await verifyReceipt(response.headers.get("promptmint-receipt") ?? "", await jwks());
+    expect(claims).toMatchObject({
+      paid_by: "wallet",
+      charged_cents: PRICE_CENTS,
+      price_cents: PRICE_CENTS,
+      invocation_id: response.body.message_id,
+    });
+    const [invocation] = await server.database.db
+      .select()
+      .from(invocations)
+      .where(eq(invocations.id, claims.invocation_id));
+    expect(claims.payer.user_id).toBe(invocation?.callerUserId);
+    expect(claims.payer).not.toHaveProperty("label");
+  });
+
+  it("a Responses stream paid by x402 → response.completed's usage carries the receipt", async () => {
+    const response = await agent.fetch(`${server.baseUrl}/api/v1/responses`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: slugs.public, input: "stream a response", stream: true }),
+    });
+    expect(response.status).toBe(200);
+    const events = (await response.text())
+      .split("\n\n")
+      .flatMap((block) => block.split("\n").filter((line) => line.startsWith("data: ")))
+      .map((line) => JSON.parse(line.slice(6)));
+    const completed = events.find((event) => event.type === "response.completed");
+    expect(completed).toBeDefined();
+    const claims = await verifyReceipt(completed?.response.usage.receipt ?? "", await jwks());
+    expect(claims).toMatchObject({
+      app: { slug: slugs.public },
+      paid_by: "x402",
+      charged_cents: PRICE_CENTS,
     });
   });
 
