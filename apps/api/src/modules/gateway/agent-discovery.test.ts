@@ -117,6 +117,28 @@ describe("well-known documents", () => {
     expect(text).not.toMatch(/owner_?id|sealed|secret|facilitator/i);
   });
 
+  it("the well-known documents are open to any origin (no cookies), and answers expose Promptmint-Receipt to browsers", async () => {
+    for (const path of [
+      "/.well-known/promptmint-agents.json",
+      "/.well-known/x402",
+      "/.well-known/promptmint-receipt-keys.json",
+    ]) {
+      const response = await fetch(`${server.baseUrl}${path}`, {
+        headers: { origin: "https://agent.example" },
+      });
+      expect(response.status, path).toBe(200);
+      expect(response.headers.get("access-control-allow-origin"), path).toBe("*");
+      expect(response.headers.get("access-control-allow-credentials"), path).toBeNull();
+    }
+    const challenge = await fetch(`${server.baseUrl}/api/app/${slugs.public}/completion-messages`, {
+      method: "POST",
+      headers: { origin: "https://agent.example", "content-type": "application/json" },
+      body: JSON.stringify({ inputs: {}, query: "hi" }),
+    });
+    expect(challenge.status).toBe(402);
+    expect(challenge.headers.get("access-control-expose-headers")).toMatch(/(^|, )promptmint-receipt(,|$)/);
+  });
+
   it("pagination: limit=1 → one app and the next page's URL; limit above the bound → 400", async () => {
     const first = await (await fetch(`${server.baseUrl}/.well-known/promptmint-agents.json?limit=1`)).json();
     expect(first.apps).toHaveLength(1);
