@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DatabaseHandle } from "../../db/client.ts";
 import { receiptSigningKeys } from "../../db/schema/index.ts";
 import { createSecretBox } from "../../lib/secrets.ts";
+import { runAdminCommand } from "../../scripts/admin-command.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import {
   type CallReceipt,
@@ -131,5 +132,32 @@ describe("createReceiptSigner", () => {
       issuer,
     });
     await expect(signer.sign(receipt())).rejects.toThrow(/cannot be decrypted/);
+  });
+});
+
+describe("npm run admin -- receipt-keys | rotate-receipt-key | retire-receipt-key", () => {
+  const actor = { id: null, email: "npm run admin (test)" };
+
+  it("lists the keys, rotates, refuses to retire the newest, retires an older one", async () => {
+    const before = await listReceiptKeys(handle.db);
+    const listed = await runAdminCommand(handle.db, ["receipt-keys"], actor);
+    expect(listed.exitCode).toBe(0);
+    expect(listed.lines).toHaveLength(before.length);
+    const rotated = await runAdminCommand(handle.db, ["rotate-receipt-key"], actor, secrets);
+    expect(rotated.exitCode).toBe(0);
+    const keys = await listReceiptKeys(handle.db);
+    const newest = keys.at(-1);
+    expect(keys).toHaveLength(before.length + 1);
+    expect(rotated.lines[0]).toContain(newest?.kid);
+    const refused = await runAdminCommand(handle.db, ["retire-receipt-key", newest?.kid ?? ""], actor);
+    expect(refused).toMatchObject({ exitCode: 1, lines: [expect.stringContaining("rotate first")] });
+    const older = keys.filter((key) => key.retiredAt === null).at(-2);
+    const retired = await runAdminCommand(handle.db, ["retire-receipt-key", older?.kid ?? ""], actor);
+    expect(retired.exitCode).toBe(0);
+    const published = await createReceiptSigner(handle.db, secrets, { issuer }).jwks();
+    expect(published.keys.map((key) => key.kid)).not.toContain(older?.kid);
+    expect(published.keys.map((key) => key.kid)).toContain(newest?.kid);
+    // Without SECRET_KEY's box there is nothing to seal a new key with: the usage, not a key.
+    expect((await runAdminCommand(handle.db, ["rotate-receipt-key"], actor)).exitCode).toBe(2);
   });
 });
