@@ -1,16 +1,18 @@
-import { and, asc, gt, sql } from "drizzle-orm";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
-import type { X402Config } from "../../config.ts";
 import type { Database } from "../../db/client.ts";
-import { type ApplicationRow, applications } from "../../db/schema/index.ts";
 import { notFound } from "../../lib/errors.ts";
 import { RECEIPT_KEYS_PATH, type ReceiptSigner } from "../billing/call-receipts-signing.ts";
-import { MICROS_PER_CENT } from "../billing/money.ts";
-import { effectivePriceSql, priceFields } from "../billing/price-changes.ts";
-import { CATALOGUE_MCP_PATH, endpointUrl, PAID_ENDPOINTS, receiptsInfo } from "../gateway/agent-discovery.ts";
-import { centsAsDollars } from "../gateway/charge.ts";
-import { listed } from "./explore.service.ts";
+import { PAID_ENDPOINTS, receiptsInfo } from "../gateway/agent-discovery.ts";
+import {
+  AGENTS_DOCUMENT_PATH,
+  AGENTS_PAGE_MAX,
+  appEntry,
+  type DiscoveryRails,
+  paidListedApps,
+  railsInfo,
+  WELL_KNOWN_X402_APPS,
+} from "./agent-discovery.ts";
 
 /**
  * Discovery for agents without an account (issue 40 item 4, docs/decisions/073), unauthenticated
@@ -26,106 +28,7 @@ import { listed } from "./explore.service.ts";
  * - `GET /.well-known/promptmint-receipt-keys.json`: the receipts' public keys (a JWKS).
  */
 
-export const AGENTS_DOCUMENT_PATH = "/.well-known/promptmint-agents.json";
-export const AGENTS_PAGE_MAX = 100;
-export const WELL_KNOWN_X402_APPS = 200;
 const CACHE = "public, max-age=60";
-
-/** The rails an agent may pay with, as the discovery documents state them (MPP when it exists). */
-export interface DiscoveryRails {
-  x402?: X402Config;
-  /** Stripe/Tempo MPP (issue 40): not on yet; its offer is listed when it is. */
-  mpp?: { methods: string[]; currency: string };
-}
-
-/** What the agents' document says of how to pay (account-less rails and API keys). */
-export function railsInfo(publicUrl: string, rails: DiscoveryRails) {
-  return {
-    x402: rails.x402
-      ? {
-          x402_version: 2,
-          scheme: "exact",
-          network: rails.x402.network,
-          asset: rails.x402.asset,
-          asset_name: rails.x402.assetName,
-          pay_to: rails.x402.payTo,
-          atomic_units_per_cent: MICROS_PER_CENT,
-          how: "POST without credentials: the 402's PAYMENT-REQUIRED header holds the requirements (with the bazaar extension describing the body); send the request again with PAYMENT-SIGNATURE.",
-        }
-      : null,
-    mpp: rails.mpp
-      ? {
-          methods: rails.mpp.methods,
-          currency: rails.mpp.currency,
-          how: "POST without credentials: answer the 402's WWW-Authenticate: Payment challenge with Authorization: Payment.",
-        }
-      : null,
-    api_key: {
-      how: "Sign up, top up the wallet and send Authorization: Bearer pm_…; plans cover calls of an app.",
-      keys_url: `${publicUrl}/api-keys`,
-    },
-  };
-}
-
-/** The live, listed apps whose price is above zero, oldest first (stable pages), and their count. */
-async function paidListedApps(db: Database, offset: number, limit: number) {
-  const where = and(listed, gt(effectivePriceSql(applications), 0));
-  const [rows, [counted]] = await Promise.all([
-    db
-      .select()
-      .from(applications)
-      .where(where)
-      .orderBy(asc(applications.createdAt), asc(applications.id))
-      .limit(limit)
-      .offset(offset),
-    db.select({ total: sql<number>`count(*)::int` }).from(applications).where(where),
-  ]);
-  return { rows, total: counted?.total ?? 0 };
-}
-
-function appEntry(publicUrl: string, rails: DiscoveryRails, app: ApplicationRow) {
-  const price = priceFields(app);
-  return {
-    name: app.name,
-    slug: app.slug,
-    description: app.description,
-    type: app.type,
-    interaction_mode: app.interactionMode,
-    price: {
-      model: "per_call",
-      cents: price.price_cents,
-      amount: centsAsDollars(price.price_cents),
-      currency: "USD",
-      pending_cents: price.pending_price_cents,
-      pending_at: price.pending_price_at,
-      ...(rails.x402 ? { x402_amount: String(price.price_cents * MICROS_PER_CENT) } : {}),
-    },
-    page_url: `${publicUrl}/explore/${app.slug}`,
-    endpoints: [
-      ...PAID_ENDPOINTS.filter((endpoint) => endpoint.serves(app)).map((endpoint) => ({
-        kind: endpoint.kind,
-        protocol: endpoint.protocol,
-        method: endpoint.method,
-        url: endpointUrl(publicUrl, endpoint, app.slug),
-        summary: endpoint.summary,
-        example: endpoint.example(app.slug),
-      })),
-      {
-        kind: "mcp-catalogue",
-        protocol: "mcp",
-        method: "POST",
-        url: `${publicUrl}${CATALOGUE_MCP_PATH}`,
-        summary: "The MCP catalogue: call_app with this slug",
-        example: {
-          jsonrpc: "2.0",
-          id: 1,
-          method: "tools/call",
-          params: { name: "call_app", arguments: { slug: app.slug, query: "Hello" } },
-        },
-      },
-    ],
-  };
-}
 
 export const agentDiscoveryRoutes: FastifyPluginAsyncZod<{
   db: Database;
