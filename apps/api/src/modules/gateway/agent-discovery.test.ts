@@ -420,6 +420,31 @@ describe("signed receipts", () => {
     expect(claims.payer).not.toHaveProperty("label");
   });
 
+  it("an Idempotency-Key replay → the same receipt again (header and body), not a second one", async () => {
+    const send = () =>
+      buyer.api("POST", `/api/app/${slugs.public}/completion-messages`, {
+        body: { inputs: {}, query: "once", response_mode: "blocking", user: "buyer" },
+        headers: { "idempotency-key": `receipt-${crypto.randomUUID()}` },
+      });
+    const key = `receipt-${crypto.randomUUID()}`;
+    const first = await buyer.api("POST", `/api/app/${slugs.public}/completion-messages`, {
+      body: { inputs: {}, query: "once", response_mode: "blocking", user: "buyer" },
+      headers: { "idempotency-key": key },
+    });
+    const again = await buyer.api("POST", `/api/app/${slugs.public}/completion-messages`, {
+      body: { inputs: {}, query: "once", response_mode: "blocking", user: "buyer" },
+      headers: { "idempotency-key": key },
+    });
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    const token = first.headers.get("promptmint-receipt");
+    expect(token).toBeTruthy();
+    expect(again.headers.get("promptmint-receipt")).toBe(token);
+    expect(again.body.metadata.usage.receipt).toBe(token);
+    // Another key is another call, with a receipt of its own.
+    const other = await send();
+    expect(other.headers.get("promptmint-receipt")).not.toBe(token);
+  });
+
   it("a Responses stream paid by x402 → response.completed's usage carries the receipt", async () => {
     const response = await agent.fetch(`${server.baseUrl}/api/v1/responses`, {
       method: "POST",

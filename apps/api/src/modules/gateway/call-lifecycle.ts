@@ -6,7 +6,13 @@ import type { LocalUser } from "../auth/auth.service.ts";
 import { RECEIPT_HEADER } from "../billing/call-receipts-signing.ts";
 import type { ToolCallDelta } from "../models/tools.ts";
 import type { ServedVersion } from "../releases/serving.ts";
-import { CHARGED_HEADER, chargedHeaderOfStored, chargedHeaderValue, VERSION_HEADER } from "./charge.ts";
+import {
+  CHARGED_HEADER,
+  chargedHeaderOfStored,
+  chargedHeaderValue,
+  receiptOfStored,
+  VERSION_HEADER,
+} from "./charge.ts";
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
 import type { GatewayDeps, Mode } from "./gateway-call.ts";
 import { claimIdempotencyKey, type IdempotencyClaim } from "./idempotency.ts";
@@ -412,6 +418,8 @@ function replay<Body extends object>(
   }
   const charged = claim.status === 200 ? chargedHeaderOfStored(presenter.storedUsage(stored)) : undefined;
   if (charged) reply.header(CHARGED_HEADER, charged);
+  const receipt = claim.status === 200 ? receiptOfStored(presenter.storedUsage(stored)) : undefined;
+  if (receipt) reply.header(RECEIPT_HEADER, receipt);
   reply.status(claim.status);
   return stored;
 }

@@ -69,3 +69,10 @@ export function chargedHeaderOfStored(usage: unknown): string | undefined {
     ? chargedHeaderValue({ chargedCents: charged_cents })
     : undefined;
 }
+
+/** The receipt a stored answer's usage holds (an Idempotency-Key replay repeats it), if it does. */
+export function receiptOfStored(usage: unknown): string | undefined {
+  if (typeof usage !== "object" || usage === null) return undefined;
+  const { receipt } = usage as { receipt?: unknown };
+  return typeof receipt === "string" && receipt !== "" ? receipt : undefined;
+}
