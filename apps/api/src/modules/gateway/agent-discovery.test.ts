@@ -249,6 +249,35 @@ describe("the 402's bazaar extension", () => {
     expect(bazaar.info.input).toMatchObject({ method: "POST", body: { model: slugs.public } });
   });
 
+  it("MCP tools/call (the app's server, the catalogue) → declares the MCP tool; x402's validators accept it", async () => {
+    const call = (path: string, name: string, args: Record<string, unknown>) =>
+      fetch(`${server.baseUrl}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/call",
+          params: { name, arguments: args },
+        }),
+      });
+    const own = decodeChallenge(await call(`/api/app/${slugs.public}/mcp`, slugs.public, { query: "hi" }));
+    const ownBazaar = own.extensions?.bazaar as DiscoveryExtension;
+    expect(validateDiscoveryExtension(ownBazaar)).toEqual({ valid: true });
+    expect(validateDiscoveryExtensionSpec(ownBazaar as unknown as Record<string, unknown>).valid).toBe(true);
+    expect(ownBazaar.info.input).toMatchObject({
+      type: "mcp",
+      toolName: slugs.public,
+      transport: "streamable-http",
+    });
+    const catalogue = decodeChallenge(
+      await call("/api/mcp", "call_app", { slug: slugs.public, query: "hi" }),
+    );
+    const catalogueBazaar = catalogue.extensions?.bazaar as DiscoveryExtension;
+    expect(validateDiscoveryExtension(catalogueBazaar)).toEqual({ valid: true });
+    expect(catalogueBazaar.info.input).toMatchObject({ type: "mcp", toolName: "call_app" });
+  });
+
   it("a paid call's PAYMENT-SIGNATURE (from @x402/fetch) echoes it, so the facilitator can index the resource", async () => {
     const response = await agent.fetch(`${server.baseUrl}/api/app/${slugs.public}/completion-messages`, {
       method: "POST",
