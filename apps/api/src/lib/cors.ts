@@ -41,6 +41,7 @@ export const BEARER_CORS_EXPOSE_HEADERS = [
   "idempotent-replayed",
   "promptmint-charged",
   "promptmint-version",
+  "promptmint-receipt",
 ].join(", ");
 
 interface BearerRoute {
@@ -59,6 +60,11 @@ export const BEARER_CORS_ROUTES: BearerRoute[] = [
   { path: /^\/oidc\/\.well-known\/(?:openid-configuration|oauth-authorization-server)$/, methods: "GET" },
   { path: /^\/oidc\/jwks$/, methods: "GET" },
   { path: /^\/oidc\/(?:reg|token|token\/revocation)$/, methods: "POST" },
+  // Discovery for agents and the receipts' keys (docs/decisions/073): public documents, no cookies.
+  {
+    path: /^\/\.well-known\/(?:x402|promptmint-agents\.json|promptmint-receipt-keys\.json)$/,
+    methods: "GET",
+  },
 ];
 
 /** A header name as HTTP spells one (RFC 9110 token), short enough to echo back. */

@@ -12,6 +12,7 @@ import { currentUser } from "../auth/authenticate.ts";
 import type { PaidResource } from "../billing/agent-payments/index.ts";
 import { effectivePriceCents } from "../billing/price-changes.ts";
 import { createApiKey } from "../keys/keys.service.ts";
+import { bazaarDiscoveryOf } from "./agent-discovery.ts";
 import type { GatewayDeps } from "./gateway-call.ts";
 
 /**
@@ -164,6 +165,8 @@ export async function findAppForCall(
     priceCents: Math.max(priceCents, prepayOf(request)),
     url: `${deps.publicUrl}${request.url.split("?")[0]}`,
     description: `One call of '${application.name}' on Promptmint`,
+    // The endpoint's input and output for x402 discovery (bazaar, docs/decisions/073).
+    discovery: bazaarDiscoveryOf(request.url, application),
   };
   const paid = agentPayments.credentialOf(request.headers);
   if (!paid) throw await agentPayments.challenge(resource);

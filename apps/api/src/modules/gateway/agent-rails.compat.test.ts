@@ -108,6 +108,17 @@ describe("mppx", () => {
     });
   });
 
+  it("discovery, the agents' document and the OpenAPI document → list both rails", async () => {
+    const document = await (await fetch(`${server.baseUrl}/.well-known/promptmint-agents.json`)).json();
+    expect(document.rails ?? document.how_to_pay ?? document).toMatchObject({
+      x402: expect.objectContaining({ x402_version: 2 }),
+      mpp: expect.objectContaining({ methods: ["stripe"], currency: "usd" }),
+    });
+    const openapi = await (await fetch(`${server.baseUrl}/api/openapi.json`)).json();
+    const info = openapi.paths[`/api/app/{slug}/completion-messages`]?.post?.["x-payment-info"];
+    expect(JSON.stringify(info)).toContain('"mpp"');
+  });
+
   it("with x402 on too, pays a Dify call → captured once through Stripe, paid into the balance, charged from it, a Payment-Receipt", async () => {
     const agent = mppAgent();
     const capturedBefore = double.capturedCents();

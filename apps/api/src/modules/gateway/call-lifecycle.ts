@@ -3,9 +3,16 @@ import type { ApplicationRow } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
 import { markStage } from "../../lib/stage-timings.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
+import { RECEIPT_HEADER } from "../billing/call-receipts-signing.ts";
 import type { ToolCallDelta } from "../models/tools.ts";
 import type { ServedVersion } from "../releases/serving.ts";
-import { CHARGED_HEADER, chargedHeaderOfStored, chargedHeaderValue, VERSION_HEADER } from "./charge.ts";
+import {
+  CHARGED_HEADER,
+  chargedHeaderOfStored,
+  chargedHeaderValue,
+  receiptOfStored,
+  VERSION_HEADER,
+} from "./charge.ts";
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
 import type { GatewayDeps, Mode } from "./gateway-call.ts";
 import { claimIdempotencyKey, type IdempotencyClaim } from "./idempotency.ts";
@@ -32,7 +39,10 @@ import { createSseWriter } from "./sse-writer.ts";
 const PING_INTERVAL_MS = 10_000;
 
 /** What the payment needs from the server: the call payments, the platform's fee, where to top up. */
-export type PaymentDeps = Pick<GatewayDeps, "payments" | "feePercent" | "publicUrl" | "agentPayments">;
+export type PaymentDeps = Pick<
+  GatewayDeps,
+  "payments" | "feePercent" | "publicUrl" | "agentPayments" | "receipts"
+>;
 
 /** One call of one app by one caller: what paying for it needs. */
 export interface CallOrder {
@@ -225,6 +235,7 @@ export async function answerPaidCall<Body extends object>(
       await keepAnswer(request, presenter, body, ended);
       await fresh?.complete(200, body);
       reply.header(CHARGED_HEADER, chargedHeaderValue(charge));
+      if (charge.receipt) reply.header(RECEIPT_HEADER, charge.receipt);
       return body;
     }
     await streamPaidCall(request, reply, {
@@ -395,6 +406,8 @@ function replay<Body extends object>(
   }
   const charged = claim.status === 200 ? chargedHeaderOfStored(presenter.storedUsage(stored)) : undefined;
   if (charged) reply.header(CHARGED_HEADER, charged);
+  const receipt = claim.status === 200 ? receiptOfStored(presenter.storedUsage(stored)) : undefined;
+  if (receipt) reply.header(RECEIPT_HEADER, receipt);
   reply.status(claim.status);
   return stored;
 }

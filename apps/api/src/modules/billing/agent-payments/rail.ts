@@ -18,6 +18,11 @@ export interface PaidResource {
   /** The absolute URL of the endpoint. */
   url: string;
   description: string;
+  /**
+   * The 402's declared extensions (`PaymentRequired.extensions`): the `bazaar` discovery of the
+   * endpoint's input and output (gateway/agent-discovery.ts, docs/decisions/073), if any.
+   */
+  discovery?: Record<string, unknown>;
 }
 
 /** A payer as a rail names it: one account-less user per (rail, subject). */

@@ -174,8 +174,9 @@ export function createX402Rail(config: X402Config, options: { fetchTimeoutMs?: n
       [await requirementsFor(call.priceCents)],
       { url: call.url, description: call.description, mimeType: "application/json" },
       error,
-      // A payer's own id for its payment makes a retry idempotent (issue 40, decision 070).
-      { [PAYMENT_IDENTIFIER]: declarePaymentIdentifierExtension(false) },
+      // A payer's own id for its payment makes a retry idempotent (issue 40, decision 070), and
+      // the endpoint's bazaar discovery (decision 073) when the gateway describes it.
+      { [PAYMENT_IDENTIFIER]: declarePaymentIdentifierExtension(false), ...call.discovery },
     );
     return { header: encodePaymentRequiredHeader(paymentRequired), paymentRequired };
   };
