@@ -69,6 +69,7 @@ export async function buildServices(
     {
       perCallerPerMinute: config.gatewayRateLimitPerMinute,
       perIpPerMinute: config.gatewayRateLimitPerIpPerMinute,
+      spendPerCallerPerMinuteCents: config.gatewaySpendPerMinuteCents,
     },
     config.redisKeyPrefix,
   );
