@@ -38,6 +38,7 @@ export const BEARER_CORS_EXPOSE_HEADERS = [
   "ratelimit-remaining",
   "ratelimit-reset",
   "retry-after",
+  "x-should-retry",
   "idempotent-replayed",
   "promptmint-charged",
   "promptmint-version",

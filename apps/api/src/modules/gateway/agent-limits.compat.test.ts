@@ -182,9 +182,11 @@ describe("x-should-retry with the official openai SDK", () => {
       client.chat.completions.create({ model: cheap, messages: [], temperature: 5 }),
     ).rejects.toBeInstanceOf(OpenAI.BadRequestError);
     expect(attempts).toEqual([400]);
-    const unauthenticated = await chat("pm_wrong", cheap);
+    const unauthenticated = await chat("pm_wrong", cheap, { origin: "https://agent.example" });
     expect(unauthenticated.status).toBe(401);
     expect(unauthenticated.headers.get("x-should-retry")).toBe("false");
+    // A browser's SDK may read it too.
+    expect(unauthenticated.headers.get("access-control-expose-headers")).toMatch(/(^|, )x-should-retry(,|$)/);
     const unknown = await dify(key, "no-such-app");
     expect(unknown.status).toBe(404);
     expect(unknown.headers.get("x-should-retry")).toBe("false");
