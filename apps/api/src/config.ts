@@ -220,9 +220,9 @@ const EnvSchema = z.object({
   /** Streamed gateway calls one client address may have open at once (all its keys together). */
   GATEWAY_MAX_OPEN_STREAMS_PER_IP: z.coerce.number().int().min(1).max(1_000_000).default(100),
   /** MCP requests (every POST, paid or not) per API key or signed-in user per minute. */
-  MCP_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(300),
+  MCP_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(1200),
   /** MCP requests per minute from one client address, counted before authentication. */
-  MCP_RATE_LIMIT_PER_IP_PER_MINUTE: z.coerce.number().int().min(1).max(100_000_000).default(1200),
+  MCP_RATE_LIMIT_PER_IP_PER_MINUTE: z.coerce.number().int().min(1).max(100_000_000).default(4800),
   /** MCP requests one API key (or user) may have being answered at once (each holds a server). */
   MCP_MAX_OPEN_PER_KEY: z.coerce.number().int().min(1).max(100_000).default(20),
   /** The same per client address. */
