@@ -31,6 +31,7 @@ import { installMetrics } from "./lib/metrics.ts";
 import { installNulGuard } from "./lib/nul-guard.ts";
 import { createReadableLogStream, installRequestLog } from "./lib/request-log.ts";
 import { installSecurityHeaders } from "./lib/security-headers.ts";
+import { installShouldRetry } from "./lib/should-retry.ts";
 import { installStageTimings } from "./lib/stage-timings.ts";
 import { adminRoutes } from "./modules/admin/admin.routes.ts";
 import { analyticsRoutes } from "./modules/analytics/analytics.routes.ts";
@@ -123,6 +124,8 @@ export async function buildServer(options: BuildAppOptions): Promise<Server> {
   installRequestLog(app, { logAssets: config.isProduction });
   if (config.serverTiming) installStageTimings(app);
   installErrorHandler(app);
+  // Error answers say whether a retry can help (x-should-retry, read by the OpenAI SDKs).
+  installShouldRetry(app);
   const securityHeaders = installSecurityHeaders(app, config);
   // MCP and OAuth routes a browser-based MCP client calls: any origin, no cookies (lib/cors.ts).
   installBearerCors(app);

@@ -70,6 +70,7 @@ export async function buildServices(
     {
       perCallerPerMinute: config.gatewayRateLimitPerMinute,
       perIpPerMinute: config.gatewayRateLimitPerIpPerMinute,
+      spendPerCallerPerMinuteCents: config.gatewaySpendPerMinuteCents,
     },
     config.redisKeyPrefix,
   );

@@ -26,6 +26,8 @@ export const BEARER_CORS_ALLOW_HEADERS = [
   "last-event-id",
   "idempotency-key",
   "payment-signature",
+  "promptmint-prepay-cents",
+  "promptmint-balance-key",
 ].join(", ");
 /** Headers a browser may read: MCP's, the 401 challenge, the x402 answers, the gateway's limits. */
 export const BEARER_CORS_EXPOSE_HEADERS = [
@@ -34,10 +36,15 @@ export const BEARER_CORS_EXPOSE_HEADERS = [
   "www-authenticate",
   "payment-required",
   "payment-response",
+  "payment-receipt",
+  "promptmint-payment-id",
+  "promptmint-payment-replayed",
+  "promptmint-balance-key",
   "ratelimit-limit",
   "ratelimit-remaining",
   "ratelimit-reset",
   "retry-after",
+  "x-should-retry",
   "idempotent-replayed",
   "promptmint-charged",
   "promptmint-version",

@@ -4,6 +4,7 @@ import { AppError } from "../../lib/errors.ts";
 import { markStage } from "../../lib/stage-timings.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { RECEIPT_HEADER } from "../billing/call-receipts-signing.ts";
+import { effectivePriceCents } from "../billing/price-changes.ts";
 import type { ToolCallDelta } from "../models/tools.ts";
 import type { ServedVersion } from "../releases/serving.ts";
 import {
@@ -58,9 +59,21 @@ export interface CallOrder {
   ownerPays?: boolean;
 }
 
-/** Takes payment for a prepared call: the one place any call is paid for. */
-export function payForCall(deps: PaymentDeps, order: CallOrder): Promise<PaidCall> {
-  return openPaidCall(deps, order);
+/**
+ * Takes payment for a prepared call: the one place any call is paid for. Its price is counted first
+ * against the caller's spend per minute (rate-limit.ts, docs/decisions/072: a 429 past it), and
+ * given back when the call is then refused unpaid; the owner's own calls cost nothing and count nothing.
+ */
+export async function payForCall(deps: PaymentDeps, order: CallOrder): Promise<PaidCall> {
+  const { request, caller, application, ownerPays } = order;
+  const free = application.ownerId === caller.id && !ownerPays;
+  const spent = free ? undefined : await request.spendBudget?.(effectivePriceCents(application));
+  try {
+    return await openPaidCall(deps, order);
+  } catch (error) {
+    await spent?.giveBack();
+    throw error;
+  }
 }
 
 /**
