@@ -60,13 +60,16 @@ export async function payIntoBalance(
   credential: string,
   resource: PaidResource & { applicationId: string },
 ): Promise<AgentPaid> {
-  const verified = await rail.verify(credential, resource);
   const replay = () =>
     rail.refuse(
       resource,
       "payment_already_used",
       "This payment was already used: sign a new payment for each call (or ask for a budget and a balance key, see the docs)",
     );
+  // A replay is named before the rail's service is asked: to it a spent credential is only invalid.
+  const identified = await rail.identify?.(credential, resource);
+  if (identified && (await book.used(identified))) throw await replay();
+  const verified = await rail.verify(credential, resource);
   if (await book.used(verified)) throw await replay();
   const payerUserId = await payerUserOf(db, verified.payer);
   const paymentId = await book.claim(verified, payerUserId, resource.applicationId);
@@ -166,7 +169,10 @@ export async function refundBalance(
     );
   const entry = rails.get(railName);
   if (!entry)
-    throw new AppError("unavailable", `This server does not take ${railName} payments now: the refund cannot be paid`);
+    throw new AppError(
+      "unavailable",
+      `This server does not take ${railName} payments now: the refund cannot be paid`,
+    );
   const deadline = Date.now() + RECALL_WAIT_MS;
   while ((await recallHolds(db, payerUserId)) > 0 && Date.now() < deadline)
     await new Promise((resolve) => setTimeout(resolve, 100));

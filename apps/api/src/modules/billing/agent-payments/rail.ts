@@ -62,12 +62,23 @@ export interface PaymentRail {
   challenge(resource: PaidResource, error?: string): Promise<Record<string, string>>;
   /** What a 402's remedy says of this rail for a call at this price (JSON, shown to agents). */
   offer(priceCents: number): Record<string, unknown>;
+  /**
+   * The payment a credential names, decoded and matched against the resource without asking the
+   * rail's service (402 when malformed): its identity is looked up in the book before the service
+   * is asked, so a replay is named a replay (the service would only say the credential is spent).
+   * Optional: a rail without it is looked up after `verify`.
+   */
+  identify?(credential: string, resource: PaidResource): Promise<VerifiedPayment>;
   /** Decodes the credential, matches it against the resource and checks it with the rail's service: 402 (AppError) when it cannot pay. */
   verify(credential: string, resource: PaidResource): Promise<VerifiedPayment>;
   /** Moves the money. */
   settle(payment: VerifiedPayment): Promise<RailSettlement>;
   /** Gives `amountMicros` of what `payments` paid back to their payer. */
-  refund(payer: RailPayer, amountMicros: number, payments: { reference: string; amountMicros: number }[]): Promise<RailRefund>;
+  refund(
+    payer: RailPayer,
+    amountMicros: number,
+    payments: { reference: string; amountMicros: number }[],
+  ): Promise<RailRefund>;
   /** A 402 refusing a credential for `reason`, with this rail's fresh challenge (the other rails' are added by the caller). */
   refuse(resource: PaidResource, reason: string, message: string): Promise<AppError>;
 }

@@ -61,21 +61,35 @@ export function x402PaymentRail(rail: X402Rail): PaymentRail {
       return { "payment-required": header };
     },
     offer: (priceCents) => rail.offer(priceCents),
+    identify: async (credential, resource) => verifiedX402(await rail.decode(credential, resource)),
     async verify(credential, resource) {
       const decoded = await rail.decode(credential, resource);
       const verified = await rail.verify(decoded);
       if (!verified.valid)
-        throw await rail.refuse(resource, "payment_invalid", `The facilitator refused it: ${verified.reason}`);
+        throw await rail.refuse(
+          resource,
+          "payment_invalid",
+          `The facilitator refused it: ${verified.reason}`,
+        );
       if (verified.payer.toLowerCase() !== decoded.identity.payer.toLowerCase())
-        throw await rail.refuse(resource, "payment_invalid", "The facilitator's payer is not the authorization's");
+        throw await rail.refuse(
+          resource,
+          "payment_invalid",
+          "The facilitator's payer is not the authorization's",
+        );
       return verifiedX402(decoded);
     },
     async settle(payment) {
       const decoded = payment.state as DecodedPayment;
       let outcome = await rail.settle(decoded);
-      if (outcome.kind === "pending") outcome = await resolvePending(rail, decoded, outcome, { mayBroadcast: true });
+      if (outcome.kind === "pending")
+        outcome = await resolvePending(rail, decoded, outcome, { mayBroadcast: true });
       if (outcome.kind === "settled")
-        return { kind: "settled", reference: outcome.transaction, headers: { "payment-response": outcome.header } };
+        return {
+          kind: "settled",
+          reference: outcome.transaction,
+          headers: { "payment-response": outcome.header },
+        };
       return outcome.kind === "refused"
         ? outcome
         : { kind: "pending", reason: outcome.reason, reference: outcome.transaction };
@@ -550,7 +564,10 @@ async function sweepOne(
       await creditPayer(db, row.id, outcome.transaction, undefined);
       return true;
     }
-    return setStatus(db, row.id, "settling", { status: "failed", failure: `settlement refused: ${outcome.reason}` });
+    return setStatus(db, row.id, "settling", {
+      status: "failed",
+      failure: `settlement refused: ${outcome.reason}`,
+    });
   }
   const [existing] = await db
     .select({ id: invocations.id, status: invocations.status })
