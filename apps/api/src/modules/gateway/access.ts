@@ -169,6 +169,14 @@ export async function findAppForCall(
   if (!paid) throw await agentPayments.challenge(resource);
   const wantsKey = balanceKeyWanted(request);
   const payment = await agentPayments.pay(paid, { ...resource, applicationId: application.id });
+  // A payer gone while its payment settled is given nothing and charged for nothing (decision 064):
+  // its call does not run, the money stays on its balance. Its connection is what says so, for
+  // blocking calls as for streams (a blocking wallet call is charged once answered, heard or not).
+  if (request.raw.socket?.destroyed === true)
+    throw new AppError(
+      "bad_request",
+      `The caller left while its payment ${payment.paymentId} settled: the call did not run, and the payment is on the payer's balance`,
+    );
   const [caller] = await deps.db.select().from(users).where(eq(users.id, payment.payerUserId));
   if (!caller) throw new Error("an agent payer's user is missing");
   if (!caller.isActive || (await isUserSuspended(deps.db, caller.id)))
@@ -184,7 +192,8 @@ export async function findAppForCall(
 function prepayOf(request: FastifyRequest): number {
   const value = request.headers["promptmint-prepay-cents"];
   if (value === undefined) return 0;
-  const cents = typeof value === "string" && /^\d{1,6}$/.test(value.trim()) ? Number(value.trim()) : Number.NaN;
+  const cents =
+    typeof value === "string" && /^\d{1,6}$/.test(value.trim()) ? Number(value.trim()) : Number.NaN;
   if (!Number.isInteger(cents) || cents < 1 || cents > MAX_PREPAY_CENTS)
     throw invalidFields({
       "promptmint-prepay-cents": `must be a whole number of cents from 1 to ${MAX_PREPAY_CENTS}`,
