@@ -172,6 +172,14 @@ export async function findAppForCall(
   if (!paid) throw await agentPayments.challenge(resource);
   const wantsKey = balanceKeyWanted(request);
   const payment = await agentPayments.pay(paid, { ...resource, applicationId: application.id });
+  // A payer gone while its payment settled is given nothing and charged for nothing (decision 064):
+  // its call does not run, the money stays on its balance. Its connection is what says so, for
+  // blocking calls as for streams (a blocking wallet call is charged once answered, heard or not).
+  if (request.raw.socket?.destroyed === true)
+    throw new AppError(
+      "bad_request",
+      `The caller left while its payment ${payment.paymentId} settled: the call did not run, and the payment is on the payer's balance`,
+    );
   const [caller] = await deps.db.select().from(users).where(eq(users.id, payment.payerUserId));
   if (!caller) throw new Error("an agent payer's user is missing");
   if (!caller.isActive || (await isUserSuspended(deps.db, caller.id)))
