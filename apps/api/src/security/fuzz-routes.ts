@@ -49,7 +49,7 @@ export const fuzzShards = {
     "experiments",
     "webhooks",
   ],
-  billingAndGateway: ["billing", "gateway", "openai", "mcp", "embed", "admin", "payouts"],
+  billingAndGateway: ["billing", "gateway", "openai", "mcp", "embed", "admin", "payouts", "agents"],
 };
 
 export function fuzzRoutes(tags: string[]): void {

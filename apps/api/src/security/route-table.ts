@@ -666,6 +666,10 @@ export function routeTable(world: World): Record<string, RouteRequest> {
       url: "/.well-known/promptmint-receipt-keys.json",
     },
     "GET /api/v1/models": { class: "gateway-any", url: "/api/v1/models" },
+    // An agent's balance (decision 070): only the balance key of an account-less payer reads or
+    // refunds it; every account's credentials are refused with 403, a stranger's 401.
+    "GET /api/agents/balance": { class: "gateway-any", url: "/api/agents/balance", ok: 403 },
+    "POST /api/agents/refund": { class: "gateway-any", url: "/api/agents/refund", ok: 403 },
     "GET /api/v1/models/{model}": { class: "gateway", url: `/api/v1/models/${world.promptApp.slug}` },
     "POST /api/v1/responses": {
       class: "gateway",

@@ -174,8 +174,8 @@ describe("@x402/fetch", () => {
         feeMicros: 7_000,
         callerUserId: payment?.payerUserId,
       });
-      // Paid in, then spent: nothing left on the balance.
-      expect(await balanceOf(payment?.payerUserId ?? "")).toBe(0);
+      // Paid in, then spent: nothing left on the balance once the lease has posted what it spent.
+      await expect.poll(() => balanceOf(payment?.payerUserId ?? "")).toBe(0);
       // The same rules as a wallet-paid call: the fee (PLATFORM_FEE_PERCENT 10) and the model cost
       // of the platform's keys come out of the price; the creator earns the rest.
       const deducted = Number(invocation?.modelCostDeductedMicros);
