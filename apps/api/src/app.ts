@@ -59,6 +59,7 @@ import { checkAppHealth } from "./modules/events/app-health.ts";
 import { maintainEventPartitions } from "./modules/events/event-partitions.ts";
 import { eventsRoutes } from "./modules/events/events.routes.ts";
 import { exploreRoutes } from "./modules/explore/explore.routes.ts";
+import { agentsRoutes } from "./modules/gateway/agents.routes.ts";
 import { gatewayRoutes } from "./modules/gateway/gateway.routes.ts";
 import type { GatewayDeps } from "./modules/gateway/gateway-call.ts";
 import { openAiRoutes } from "./modules/gateway/openai.routes.ts";
@@ -242,7 +243,7 @@ function createFastify(options: BuildAppOptions) {
   app.decorateRequest("user", null);
   app.decorateRequest("apiKeyId", null);
   app.decorateRequest("apiKeyScope", null);
-  app.decorateRequest("agentPayment", null);
+  app.decorateRequest("payingAgent", false);
   return app;
 }
 
@@ -483,4 +484,5 @@ async function productApi(
   await scope.register(exploreRoutes, gatewayDeps);
   await scope.register(embedRoutes, { ...gatewayDeps, tokens: services.embedTokens });
   await scope.register(mcpRoutes, { ...gatewayDeps, mcp: services.mcp });
+  await scope.register(agentsRoutes, gatewayDeps);
 }

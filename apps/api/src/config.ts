@@ -299,6 +299,8 @@ export interface Config {
   };
   /** x402 pay-per-call (docs/decisions/052); undefined when off (the default). */
   x402: X402Config | undefined;
+  /** MPP pay-per-call (docs/decisions/071); undefined when off (the default). */
+  mpp: MppConfig | undefined;
   stripe: {
     secretKey: string | undefined;
     publishableKey: string | undefined;
@@ -324,6 +326,13 @@ export interface X402Config {
   maxTimeoutSeconds: number;
   /** The chain's JSON-RPC (X402_RPC_URL), to confirm settlements; undefined when not set. */
   rpcUrl?: string;
+}
+
+/** MPP (Machine Payments Protocol) through Stripe's shared payment tokens (MPP_* variables). */
+export interface MppConfig {
+  secretKey: string;
+  stripeSecretKey: string;
+  stripeApiUrl?: string;
 }
 
 export class ConfigError extends Error {}
@@ -455,6 +464,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
             rpcUrl: env.X402_RPC_URL,
           }
         : undefined,
+    mpp: undefined,
     stripe: {
       secretKey: env.STRIPE_SECRET_KEY,
       publishableKey: env.STRIPE_PUBLISHABLE_KEY,

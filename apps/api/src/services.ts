@@ -118,7 +118,7 @@ export async function buildServices(
     stripe,
     payoutDeps,
     /** x402 pay-per-call when X402_* is set (billing/agent-payments, docs/decisions/052). */
-    agentPayments: createAgentPayments(db, config.x402),
+    agentPayments: createAgentPayments(db, { x402: config.x402, mpp: config.mpp }),
     async close() {
       await Promise.all([
         rateLimiter.close(),

@@ -16,6 +16,9 @@ export const WalletTransactionSchema = z.object({
     "payout_paid",
     "payout_return",
     "x402_credit",
+    "mpp_credit",
+    "agent_refund",
+    "agent_refund_paid",
   ]),
   /** Signed change to the account the row is about (wallet or earnings), in micro-dollars (1 cent = 10,000). */
   amount_micros: z.number().int(),

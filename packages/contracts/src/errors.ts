@@ -39,6 +39,17 @@ export const PaymentRemedySchema = z.object({
       how: z.string(),
     })
     .optional(),
+  /** When the platform takes MPP payments (issue 40): the rail's offer (`WWW-Authenticate: Payment`). */
+  mpp: z
+    .object({
+      accepted: z.literal(true),
+      intent: z.string(),
+      method: z.string(),
+      amount: z.string().optional(),
+      currency: z.string(),
+      how: z.string(),
+    })
+    .optional(),
 });
 export type PaymentRemedy = z.infer<typeof PaymentRemedySchema>;
 

@@ -41,7 +41,7 @@ export function paymentRefusal(
  */
 export function withOffers(
   error: unknown,
-  offers: { plansUrl?: string; topUpUrl?: string; keysUrl?: string; x402?: X402Offer },
+  offers: { plansUrl?: string; topUpUrl?: string; keysUrl?: string } & Pick<PaymentRemedy, "x402" | "mpp">,
 ): unknown {
   if (!(error instanceof AppError) || !PAYMENT_CODES.has(error.code)) return error;
   const remedy: PaymentRemedy = error.remedy ?? { missing: BARE_MISSING[error.code] ?? "insufficient_funds" };
@@ -49,6 +49,7 @@ export function withOffers(
   if (offers.keysUrl && remedy.missing === "spend_limit_reached") remedy.keys_url ??= offers.keysUrl;
   if (offers.plansUrl) remedy.plans_url ??= offers.plansUrl;
   if (offers.x402) remedy.x402 ??= offers.x402;
+  if (offers.mpp) remedy.mpp ??= offers.mpp;
   error.remedy = remedy;
   return error;
 }

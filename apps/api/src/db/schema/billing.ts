@@ -38,6 +38,7 @@ export const ledgerAccounts = pgTable(
         "x402_clearing",
         "model_cost",
         "payouts",
+        "refunds_owed",
       ],
     }).notNull(),
     /** The user a wallet, held or earnings account belongs to; null for platform accounts. */
@@ -75,6 +76,9 @@ export const ledgerTransactions = pgTable(
         "payout_return",
         "x402_payment",
         "x402_credit",
+        "mpp_credit",
+        "agent_refund",
+        "agent_refund_paid",
       ],
     }).notNull(),
     /** What caused it (payment intent id, hold id); unique per kind so a cause is applied once. */
@@ -457,6 +461,76 @@ export const x402Payments = pgTable(
     check(
       "x402_payments_credited_has_transaction",
       sql`${t.status} <> 'credited' or ${t.txHash} is not null`,
+    ),
+  ],
+);
+
+/**
+ * MPP payments (issue 40, docs/decisions/070, 071): a credential paid once into its payer's balance
+ * (an `mpp_credit` transaction), like an x402 payment (x402_payments). The identity is the
+ * credential's own: one credential pays once, whatever the process.
+ */
+export const mppPayments = pgTable(
+  "mpp_payments",
+  {
+    id: generatedId(),
+    identity: text("identity").notNull(),
+    /** The payer's account-less user (issuer `mpp`). */
+    payerUserId: reference("payer_user_id", () => users.id, "restrict"),
+    applicationId: uuid("application_id").references(() => applications.id, { onDelete: "set null" }),
+    amountMicros: bigNumber("amount_micros").notNull(),
+    status: text("status", { enum: ["settling", "credited", "failed"] })
+      .notNull()
+      .default("settling"),
+    /** The rail's name for the money moved (a Stripe PaymentIntent). */
+    reference: text("reference"),
+    failure: text("failure"),
+    /** The verified credential, kept while settling so that the sweep can settle it again (idempotent). */
+    state: jsonb("state"),
+    settleAttempts: integer("settle_attempts").notNull().default(0),
+    createdAt: createdAt(),
+    updatedAt: timestamptz("updated_at").notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex("mpp_payments_identity_key").on(t.identity),
+    index("mpp_payments_payer_idx").on(t.payerUserId, t.createdAt),
+    index("mpp_payments_open_idx").on(t.updatedAt).where(sql`${t.status} = 'settling'`),
+    check("mpp_payments_status", sql`${t.status} in ('settling', 'credited', 'failed')`),
+    check("mpp_payments_amount_positive", sql`${t.amountMicros} > 0`),
+    check(
+      "mpp_payments_credited_has_reference",
+      sql`${t.status} <> 'credited' or ${t.reference} is not null`,
+    ),
+  ],
+);
+
+/**
+ * What an account-less payer asked back of its balance (issue 40): taken out of its wallet into
+ * `refunds_owed` at once (`agent_refund`), then paid back on its rail (`agent_refund_paid`, status
+ * `refunded`), or left `owed` where the rail cannot give money back by itself (x402).
+ */
+export const agentRefunds = pgTable(
+  "agent_refunds",
+  {
+    id: generatedId(),
+    payerUserId: reference("payer_user_id", () => users.id, "restrict"),
+    rail: text("rail", { enum: ["x402", "mpp"] }).notNull(),
+    amountMicros: bigNumber("amount_micros").notNull(),
+    status: text("status", { enum: ["owed", "refunded"] })
+      .notNull()
+      .default("owed"),
+    reference: text("reference"),
+    reason: text("reason"),
+    createdAt: createdAt(),
+    updatedAt: timestamptz("updated_at").notNull().defaultNow(),
+  },
+  (t) => [
+    index("agent_refunds_payer_idx").on(t.payerUserId, t.createdAt),
+    check("agent_refunds_status", sql`${t.status} in ('owed', 'refunded')`),
+    check("agent_refunds_amount_positive", sql`${t.amountMicros} > 0`),
+    check(
+      "agent_refunds_refunded_has_reference",
+      sql`${t.status} <> 'refunded' or ${t.reference} is not null`,
     ),
   ],
 );

@@ -17,7 +17,9 @@ export type AccountKind =
   | "clearing"
   | "x402_clearing"
   | "model_cost"
-  | "payouts";
+  | "payouts"
+  /** What account-less payers asked back of their balances, until their rail pays it (issue 40). */
+  | "refunds_owed";
 export type TransactionKind =
   | "top_up"
   | "hold"
@@ -31,7 +33,13 @@ export type TransactionKind =
   | "payout_return"
   | "x402_payment"
   /** An x402 payment kept for its payer: no answer was given for it (decision 064). */
-  | "x402_credit";
+  | "x402_credit"
+  /** An MPP payment paid into its payer's balance (issue 40). */
+  | "mpp_credit"
+  /** An account-less payer's balance asked back: wallet → refunds_owed. */
+  | "agent_refund"
+  /** A refund paid on the payer's rail: refunds_owed → clearing. */
+  | "agent_refund_paid";
 
 export class InsufficientFunds extends Error {}
 

@@ -1,16 +1,17 @@
 import { isUuid } from "@promptmint/contracts";
 import { and, eq, isNull, or } from "drizzle-orm";
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Database } from "../../db/client.ts";
 import { type ApplicationRow, invocations, users } from "../../db/schema/index.ts";
 import { authenticates } from "../../lib/body-limits.ts";
-import { AppError } from "../../lib/errors.ts";
+import { AppError, invalidFields } from "../../lib/errors.ts";
 import { isUserSuspended } from "../admin/suspensions.ts";
 import { findCallableApp } from "../applications/callable-app.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { currentUser } from "../auth/authenticate.ts";
-import type { AdmittedAgentPayment, PaidResource } from "../billing/agent-payments/index.ts";
+import type { PaidResource } from "../billing/agent-payments/index.ts";
 import { effectivePriceCents } from "../billing/price-changes.ts";
+import { createApiKey } from "../keys/keys.service.ts";
 import type { GatewayDeps } from "./gateway-call.ts";
 
 /**
@@ -46,31 +47,23 @@ export async function findOwnCall(
 declare module "fastify" {
   interface FastifyRequest {
     /**
-     * A call made without credentials while agent payments are on (docs/decisions/052): its payment
-     * once admitted, whether the call's payment took it over, and the settlement's header.
+     * A request without credentials while agent payments are on (docs/decisions/052, 070): what it
+     * calls is paid by the credential of a payment rail it carries, into its payer's balance.
      */
-    agentPayment: AgentCall | null;
+    payingAgent: boolean;
   }
-}
-
-export interface AgentCall {
-  admitted?: AdmittedAgentPayment;
-  /** The call's payment owns it now (paid-call.ts): it ends it. */
-  handedOver?: boolean;
-  /** `PAYMENT-RESPONSE` of the settled payment, sent with the answer. */
-  paymentResponse?: string;
 }
 
 /**
  * Who may call a paid endpoint: a caller with an API key or a sign-in token, or, when agent
- * payments are on (X402_*), anyone without credentials, who pays for the call itself
+ * payments are on (X402_*, MPP_*), anyone without credentials, who pays for the call itself
  * (`findAppForCall`). Credentials that are sent are always checked.
  */
 export function callerOrAgent(deps: Pick<GatewayDeps, "guards" | "agentPayments">) {
   return authenticates(async (request: FastifyRequest) => {
     refuseTwoPayers(deps, request);
     if (isAgentRequest(deps, request)) {
-      request.agentPayment = {};
+      request.payingAgent = true;
       return;
     }
     await deps.guards.requireCaller(request);
@@ -84,6 +77,7 @@ export function callerOrAgent(deps: Pick<GatewayDeps, "guards" | "agentPayments"
  */
 export function refuseTwoPayers(deps: Pick<GatewayDeps, "agentPayments">, request: FastifyRequest): void {
   if (!request.headers.authorization || request.headers["payment-signature"] === undefined) return;
+  if (isPaymentAuthorization(request.headers.authorization)) return;
   throw new AppError(
     "bad_request",
     deps.agentPayments
@@ -99,10 +93,14 @@ export function refuseTwoPayers(deps: Pick<GatewayDeps, "agentPayments">, reques
   );
 }
 
-/** A request agent payments may pay for: no credentials, and the rail is on. */
+/** A request agent payments may pay for: no credentials (MPP's `Authorization: Payment` is a payment), and a rail is on. */
 export function isAgentRequest(deps: Pick<GatewayDeps, "agentPayments">, request: FastifyRequest): boolean {
-  return deps.agentPayments !== undefined && !request.headers.authorization;
+  const authorization = request.headers.authorization;
+  return deps.agentPayments !== undefined && (!authorization || isPaymentAuthorization(authorization));
 }
+
+/** MPP's credential travels in `Authorization` under its own scheme, `Payment`: a payment, not a credential. */
+const isPaymentAuthorization = (authorization: string) => /^Payment\s/i.test(authorization);
 
 /**
  * The caller of an agent request that pays for nothing (MCP's handshake and listings, the
@@ -124,12 +122,21 @@ export const ANONYMOUS_CALLER: LocalUser = {
   emailVerified: false,
 };
 
+/** The largest budget an agent may prepay in one payment (`Promptmint-Prepay-Cents`), in cents. */
+export const MAX_PREPAY_CENTS = 10_000;
+
 /**
  * The app a paid call is for, and who calls it. With credentials: the caller, and an app they may
  * call (applications/callable-app.ts). An agent request: a live app anyone may call, and then its
- * payment: none sent → 402 with the rails' challenge (PAYMENT-REQUIRED) and the remedy; sent →
- * verified and written down (402 naming what is wrong otherwise), and the caller is the payer's
- * account-less user. The call's payment (paid-call.ts) takes the admitted payment over.
+ * payment: none sent → 402 with every rail's challenge and the remedy; sent → paid into the payer's
+ * balance (agent-payments/balances.ts; 402 naming what is wrong otherwise), and the caller is the
+ * payer's account-less user, whose call is then paid from that balance like any wallet call. The
+ * rail's answer headers (x402's PAYMENT-RESPONSE, MPP's Payment-Receipt) go out with the answer.
+ *
+ * `Promptmint-Prepay-Cents` asks the payment to cover a budget larger than one call (up to
+ * MAX_PREPAY_CENTS); `Promptmint-Balance-Key: issue` asks for an API key of the payer's
+ * account-less user, sent once in the answer's `Promptmint-Balance-Key` header: with it the agent
+ * spends its balance without paying again, reads it, and asks the rest back (agents.routes.ts).
  */
 export async function findAppForCall(
   deps: Pick<GatewayDeps, "db" | "agentPayments" | "publicUrl">,
@@ -137,10 +144,10 @@ export async function findAppForCall(
   slug: string,
   /** The endpoint's own check of the app (its mode), before anything is paid. */
   accept: (application: ApplicationRow) => void = () => {},
+  reply?: FastifyReply,
 ): Promise<{ application: ApplicationRow; caller: LocalUser }> {
-  const agent = request.agentPayment;
   const agentPayments = deps.agentPayments;
-  if (!agent || request.user || !agentPayments) {
+  if (!request.payingAgent || request.user || !agentPayments) {
     const caller = currentUser(request);
     const application = await findCallableApp(deps.db, slug, caller);
     accept(application);
@@ -154,38 +161,53 @@ export async function findAppForCall(
       headers: { "www-authenticate": "Bearer" },
     });
   const resource: PaidResource = {
-    priceCents,
+    priceCents: Math.max(priceCents, prepayOf(request)),
     url: `${deps.publicUrl}${request.url.split("?")[0]}`,
     description: `One call of '${application.name}' on Promptmint`,
   };
-  const header = agentPayments.paymentHeaderOf(request.headers);
-  if (!header) throw await agentPayments.challenge(resource);
-  const admitted = await agentPayments.admit(header, { ...resource, applicationId: application.id });
-  agent.admitted = admitted;
-  const [caller] = await deps.db.select().from(users).where(eq(users.id, admitted.payerUserId));
-  if (!caller) throw new Error("an x402 payer's user is missing");
+  const paid = agentPayments.credentialOf(request.headers);
+  if (!paid) throw await agentPayments.challenge(resource);
+  const wantsKey = balanceKeyWanted(request);
+  const payment = await agentPayments.pay(paid, { ...resource, applicationId: application.id });
+  const [caller] = await deps.db.select().from(users).where(eq(users.id, payment.payerUserId));
+  if (!caller) throw new Error("an agent payer's user is missing");
   if (!caller.isActive || (await isUserSuspended(deps.db, caller.id)))
     throw new AppError("account_suspended", "This payer is suspended by the platform's operator");
+  const headers: Record<string, string> = { ...payment.headers };
+  if (wantsKey) headers["promptmint-balance-key"] = (await issueBalanceKey(deps.db, caller)).key;
+  reply?.headers(headers);
   request.user = caller;
   return { application, caller };
 }
 
-/**
- * The agent payment's hooks on a paid scope: the settled payment's `PAYMENT-RESPONSE` goes out
- * with the answer, and a payment admitted for a call that never reached its payment (a refused
- * input, an Idempotency-Key replay) is ended unsettled once the answer is sent.
- */
-export function installAgentPaymentHooks(app: FastifyInstance): void {
-  app.addHook("onSend", async (request, reply) => {
-    const response = request.agentPayment?.paymentResponse;
-    if (response) reply.header("payment-response", response);
-  });
-  app.addHook("onResponse", async (request) => {
-    const agent = request.agentPayment;
-    if (!agent?.admitted || agent.handedOver) return;
-    agent.handedOver = true;
-    await agent.admitted
-      .end(null, { feePercent: 0, recordFailed: async () => {}, log: request.log })
-      .catch((err) => request.log.error({ err }, "could not end an unused x402 payment"));
+/** The budget an agent asks to prepay (`Promptmint-Prepay-Cents`), 0 when none; 400 naming the header when malformed. */
+function prepayOf(request: FastifyRequest): number {
+  const value = request.headers["promptmint-prepay-cents"];
+  if (value === undefined) return 0;
+  const cents =
+    typeof value === "string" && /^\d{1,6}$/.test(value.trim()) ? Number(value.trim()) : Number.NaN;
+  if (!Number.isInteger(cents) || cents < 1 || cents > MAX_PREPAY_CENTS)
+    throw invalidFields({
+      "promptmint-prepay-cents": `must be a whole number of cents from 1 to ${MAX_PREPAY_CENTS}`,
+    });
+  return cents;
+}
+
+/** Whether the agent asks for its balance key (`Promptmint-Balance-Key: issue`); 400 for any other value. */
+function balanceKeyWanted(request: FastifyRequest): boolean {
+  const value = request.headers["promptmint-balance-key"];
+  if (value === undefined) return false;
+  if (value === "issue") return true;
+  throw invalidFields({ "promptmint-balance-key": "the only value a request may send is `issue`" });
+}
+
+/** How long a balance key lives: the balance's lifetime as far as the API goes. */
+const BALANCE_KEY_DAYS = 30;
+
+/** A fresh API key of the payer's account-less user: its balance, spent and read without paying again. */
+function issueBalanceKey(db: Database, payer: LocalUser) {
+  return createApiKey(db, payer, {
+    name: "Agent balance",
+    expires_at: new Date(Date.now() + BALANCE_KEY_DAYS * 86_400_000).toISOString(),
   });
 }

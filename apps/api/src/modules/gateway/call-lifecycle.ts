@@ -302,22 +302,12 @@ async function streamPaidCall<Body extends object>(
     stream.result.catch(() => {});
     // What was written to the caller: once anything was, the call is paid for (decision 025).
     let sent: string | null = null;
-    // A call paid only at its end (an x402 payment's settlement) keeps its content until it is
-    // paid, as x402's own server middleware holds a response until settlement: a settlement
-    // refused then (the payer's funds spent by their other calls meanwhile) gives away nothing.
-    const held: string[] | undefined = paid.paidAtTheEnd ? [] : undefined;
     const chunks = task ? untilAborted(stream.chunks, task.signal) : stream.chunks;
     for await (const chunk of chunks) {
       const text =
         typeof chunk === "string"
           ? presenter.streamChunk(chunk, meta)
           : (presenter.streamToolCall?.(chunk.toolCall, meta) ?? "");
-      if (held) {
-        delivered = delivered && !clientGone;
-        if (!delivered) break;
-        held.push(text);
-        continue;
-      }
       // A client that stopped reading is dropped by the writer: the same as one that left.
       delivered = delivered && !clientGone && (await writer.write(text));
       if (!delivered) break;
@@ -347,8 +337,6 @@ async function streamPaidCall<Body extends object>(
     const answered = endedCall(meta, paid, charge);
     const body = presenter.body(result, answered);
     await keepAnswer(request, presenter, body, answered);
-    // Paid: what was held goes out now.
-    for (const text of held ?? []) await writer.write(text);
     // The headers left with the first byte: the stream's last event says what it cost.
     await writer.write(presenter.streamEnd(result, answered));
     await fresh?.complete(200, body);

@@ -14,7 +14,7 @@ import { findCallableApp } from "../applications/callable-app.ts";
 import { currentUser } from "../auth/authenticate.ts";
 import { priceFields } from "../billing/price-changes.ts";
 import { loadPrompt } from "../prompts/load-prompt.ts";
-import { callerOrAgent, findAppForCall, installAgentPaymentHooks } from "./access.ts";
+import { callerOrAgent, findAppForCall } from "./access.ts";
 import { difyConversationRoutes } from "./dify-conversations.routes.ts";
 import { installDifyErrorHandler, notChatApp, refuseUnsupportedFields } from "./dify-errors.ts";
 import { difyFileRoutes } from "./dify-files.routes.ts";
@@ -50,7 +50,6 @@ export type DifyRouteDeps = GatewayDeps & { uploads: UploadOptions };
 export const gatewayRoutes: FastifyPluginAsyncZod<DifyRouteDeps> = async (app, deps) => {
   const { db, guards } = deps;
   installDifyErrorHandler(app);
-  installAgentPaymentHooks(app);
   const limit = rateLimitHook(deps.rateLimiter);
   const tasks = createRunningTasks();
   const runCall = createGatewayCall(deps, tasks);
@@ -83,8 +82,12 @@ export const gatewayRoutes: FastifyPluginAsyncZod<DifyRouteDeps> = async (app, d
       async (request, reply) => {
         const { max_price_cents, ...input } = request.body;
         const maxPriceCents = maxPriceOf(request, max_price_cents);
-        const { application } = await findAppForCall(deps, request, request.params.slug, (found) =>
-          requireMode(found, mode),
+        const { application } = await findAppForCall(
+          deps,
+          request,
+          request.params.slug,
+          (found) => requireMode(found, mode),
+          reply,
         );
         refuseUnsupportedFields(input);
         const inputs = await difyInputs(db, application, input.inputs, headerPin(request)?.pin);

@@ -123,8 +123,8 @@ export async function runOpenAiCall<Answer extends { usage?: unknown }>(
   // Counted before anything is prepared or paid, so a refused stream costs nothing.
   if (call.stream) deps.openStreams.open(request, reply);
   const pin = openAiPin(request, call);
-  // The caller, or an agent paying for this call itself (x402: access.ts).
-  const { application, caller } = await findAppForCall(deps, request, call.slug);
+  // The caller, or an agent paying into its balance for this call (access.ts).
+  const { application, caller } = await findAppForCall(deps, request, call.slug, undefined, reply);
   markStage(request, "app");
   const mode = naturalModeOf(application);
   refuseTools(call, application.type === "prompt" && application.allowTools);

@@ -13,7 +13,7 @@ import { currentUser } from "../auth/authenticate.ts";
 import { effectivePriceCents } from "../billing/price-changes.ts";
 import { loadPrompt, type VersionPin } from "../prompts/load-prompt.ts";
 import { loadWorkflowVersion } from "../workflows/workflow-labels.ts";
-import { callerOrAgent, installAgentPaymentHooks } from "./access.ts";
+import { callerOrAgent } from "./access.ts";
 import type { CallMeta } from "./call-lifecycle.ts";
 import { publishedInputLimit } from "./call-worst-case.ts";
 import {
@@ -168,7 +168,6 @@ async function pinnedVersionCreatedAt(db: Database, app: ApplicationRow, pin: Ve
 export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, deps) => {
   const { db, guards, rateLimiter, admission } = deps;
   app.setErrorHandler(sendOpenAiError);
-  installAgentPaymentHooks(app);
   answerUnknownRoutes(app);
 
   const limit = rateLimitHook(rateLimiter);
@@ -281,29 +280,33 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, deps
     },
     async (request, reply) => {
       const body = request.body;
-      // An agent paying by x402 has no account: nothing can be kept for it, nor continued.
-      const caller = request.agentPayment ? undefined : currentUser(request);
+      // An agent paying without credentials is known by its payment only once it is paid: it
+      // continues a response with its balance key (access.ts), its payer's account-less user.
+      const caller = request.payingAgent ? undefined : currentUser(request);
       if (!caller && body.previous_response_id)
         throw invalidFields({
           previous_response_id:
-            "needs an API key: responses are kept per account, and a call paid by x402 has none",
+            "needs credentials: responses are kept per payer, so continue with your balance key (send `Promptmint-Balance-Key: issue` with a paid call to get one) or an API key",
         });
       // Refused before anything is paid: an unknown, expired, deleted or another caller's response.
       const earlier =
         caller && body.previous_response_id
           ? await continuationOf(db, caller.id, body.previous_response_id, openAiModel(body.model).slug)
           : undefined;
-      const store = body.store !== false && caller !== undefined;
-      const keep =
-        store && caller
-          ? (answer: ResponseObject, call: CallMeta) =>
-              keepResponse(db, {
-                callerId: caller.id,
-                applicationId: call.applicationId,
-                inputItems: [...(earlier?.items ?? []), ...inputItemsOf(body.input, answer.id)],
-                response: answer,
-              })
-          : undefined;
+      const store = body.store !== false;
+      // Kept for whoever paid: the caller, or an agent's payer (request.user once it paid).
+      const keep = store
+        ? async (answer: ResponseObject, call: CallMeta) => {
+            const callerId = request.user?.id;
+            if (!callerId) return;
+            await keepResponse(db, {
+              callerId,
+              applicationId: call.applicationId,
+              inputItems: [...(earlier?.items ?? []), ...inputItemsOf(body.input, answer.id)],
+              response: answer,
+            });
+          }
+        : undefined;
       return runOpenAiCall(
         deps,
         request,

@@ -44,12 +44,6 @@ export interface PaidCall {
    * answer must then not be given.
    */
   end(outcome: CallOutcome): Promise<CallCharge>;
-  /**
-   * The money is taken only by `end` and may still be refused then: an x402 payment settles when
-   * the call ends, and a payer's funds can be gone by then (spent by their other calls at once, or
-   * moved away). Such a call's content must not leave before `end` has answered (streams hold it).
-   */
-  paidAtTheEnd: boolean;
 }
 
 /**
@@ -103,14 +97,8 @@ export async function openPaidCall(
   if (caller.id === ANONYMOUS_CALLER.id) throw new AppError("unauthorized", "Authentication required");
   const messageId = randomUUID();
   const scope = request.apiKeyScope;
-  // An agent's own payment for this call (access.ts findAppForCall): the call's payment ends it now.
-  const agentPayment = request.agentPayment?.admitted;
   // Before anything is taken: an input the call's pay cannot cover is refused (413, decision 063).
   const refuseBeyondShare = refuseInputBeyondPay(deps.feePercent, options);
-  if (request.agentPayment && agentPayment) request.agentPayment.handedOver = true;
-  // A payer gone before its settlement was confirmed is given nothing and keeps the money
-  // (decision 064): its connection is what says so, for streams and blocking calls alike.
-  if (agentPayment) agentPayment.callerLeft = () => request.raw.socket?.destroyed === true;
   const payment = await deps.payments
     .open(
       {
@@ -124,7 +112,6 @@ export async function openPaidCall(
         maxPriceCents: options.maxPriceCents,
         ownerPays: options.ownerPays,
         key: scope ? { keyId: scope.keyId, spendLimitCents: scope.spendLimitCents } : undefined,
-        agentPayment,
         refuseBeyondShare,
       },
       request.log,
@@ -137,7 +124,7 @@ export async function openPaidCall(
         topUpUrl: `${deps.publicUrl}/wallet`,
         keysUrl: `${deps.publicUrl}/api-keys`,
         plansUrl: `${deps.publicUrl}/explore/${application.slug}`,
-        x402: deps.agentPayments?.offer(effectivePriceCents(application)),
+        ...deps.agentPayments?.offers(effectivePriceCents(application)),
       });
     });
   // Paid for: the call leaves its starting phase, and the next waiting call may start.
@@ -181,13 +168,7 @@ export async function openPaidCall(
     messageId,
     createdAt: Math.floor(Date.now() / 1000),
     started,
-    paidAtTheEnd: agentPayment !== undefined,
-    async end(outcome) {
-      const charge = await endPayment(outcome);
-      if (charge.paymentResponse && request.agentPayment)
-        request.agentPayment.paymentResponse = charge.paymentResponse;
-      return charge;
-    },
+    end: (outcome) => endPayment(outcome),
   };
   function endPayment(outcome: CallOutcome): Promise<CallCharge> {
     switch (outcome.kind) {

@@ -94,9 +94,15 @@ export const workflowRunRoutes: FastifyPluginAsyncZod<
     async (request, reply) => {
       const { max_price_cents, files, ...input } = request.body;
       const maxPriceCents = maxPriceOf(request, max_price_cents);
-      const { application } = await findAppForCall(deps, request, request.params.slug, (found) => {
-        if (found.type !== "workflow") throw notWorkflowApp();
-      });
+      const { application } = await findAppForCall(
+        deps,
+        request,
+        request.params.slug,
+        (found) => {
+          if (found.type !== "workflow") throw notWorkflowApp();
+        },
+        reply,
+      );
       refuseUnsupportedFields({ files });
       return runCall(request, reply, {
         application,

@@ -13,9 +13,11 @@ import {
   x402Wallet,
 } from "../../test/x402-facilitator.ts";
 
-// x402 pay-per-call (issue 30, docs/decisions/052): `@x402/fetch` with a viem wallet pays for one
-// call through Dify and OpenAI (MCP: mcp/mcp-agents.compat.test.ts) with no Promptmint account, against a loopback facilitator
-// that checks the EIP-3009 signatures for real; each call is charged once and reconciled.
+// x402 pay-per-call (issues 30 and 40, docs/decisions/052, 070): `@x402/fetch` with a viem wallet
+// pays for calls through Dify and OpenAI (MCP: mcp/mcp-agents.compat.test.ts) with no Promptmint account, against a loopback
+// facilitator that checks the EIP-3009 signatures for real. Each payment is settled first and paid
+// into the payer's balance; the call is then paid from it like any wallet call, charged once, and
+// everything reconciles.
 
 const PRICE_CENTS = 7;
 const PRICE_UNITS = String(PRICE_CENTS * 10_000);
@@ -49,6 +51,25 @@ const db = () => server.database.db;
 
 async function paymentsOf(payer: string) {
   return db().select().from(x402Payments).where(eq(x402Payments.payer, payer.toLowerCase()));
+}
+
+async function paymentOf(id: string | null) {
+  const [row] = await db()
+    .select()
+    .from(x402Payments)
+    .where(eq(x402Payments.id, id ?? ""));
+  return row;
+}
+
+/** The payer's unspent balance: its wallet, and what an open lease of it still holds. */
+async function balanceOf(payerUserId: string): Promise<number> {
+  const rows = await db()
+    .select({ kind: ledgerAccounts.kind, balance: ledgerAccounts.balanceMicros })
+    .from(ledgerAccounts)
+    .where(eq(ledgerAccounts.ownerId, payerUserId));
+  return rows
+    .filter((row) => row.kind === "wallet" || row.kind === "held")
+    .reduce((a, r) => a + Number(r.balance), 0);
 }
 
 async function invocationOf(id: string) {
@@ -112,7 +133,7 @@ describe("@x402/fetch", () => {
   });
 
   describe("pays for one call", () => {
-    it("Dify completion-messages (fetch) → works, settled and charged once, the creator earns as from a wallet call", async () => {
+    it("Dify completion-messages (fetch) → works, paid into the balance and charged once from it, the creator earns as from a wallet call", async () => {
       const before = await earningsMicros();
       const transfersBefore = facilitator.transfers.length;
       const response = await agent.fetch(`${server.baseUrl}/api/app/${slugs.haiku}/completion-messages`, {
@@ -127,7 +148,8 @@ describe("@x402/fetch", () => {
       });
       expect(response.status).toBe(200);
       const answer = await response.json();
-      expect(answer.metadata.usage).toMatchObject({ charged_cents: PRICE_CENTS, paid_by: "x402" });
+      // Paid into the payer's balance, then paid from it exactly as a wallet call (decision 070).
+      expect(answer.metadata.usage).toMatchObject({ charged_cents: PRICE_CENTS, paid_by: "wallet" });
       const settlement = decodePaymentResponseHeader(response.headers.get("payment-response") ?? "");
       expect(settlement).toMatchObject({ success: true, network: X402_TEST_NETWORK });
       // One transfer of exactly the price, to the receiving address.
@@ -135,20 +157,29 @@ describe("@x402/fetch", () => {
         expect.objectContaining({ from: agent.address, to: X402_TEST_PAY_TO, value: BigInt(PRICE_UNITS) }),
       ]);
       expect(settlement.transaction).toBe(facilitator.transfers.at(-1)?.transaction);
-      const payment = (await paymentsOf(agent.address)).find((row) => row.invocationId === answer.id);
+      const payment = await paymentOf(response.headers.get("promptmint-payment-id"));
       expect(payment).toMatchObject({
-        status: "settled",
+        status: "credited",
         amountMicros: 70_000,
         txHash: settlement.transaction,
+        invocationId: null,
       });
       const invocation = await invocationOf(answer.id);
-      expect(invocation).toMatchObject({ status: "success", chargedCents: PRICE_CENTS, feeMicros: 7_000 });
+      expect(invocation).toMatchObject({
+        status: "success",
+        chargedCents: PRICE_CENTS,
+        feeMicros: 7_000,
+        callerUserId: payment?.payerUserId,
+      });
+      // Paid in, then spent: nothing left on the balance.
+      expect(await balanceOf(payment?.payerUserId ?? "")).toBe(0);
       // The same rules as a wallet-paid call: the fee (PLATFORM_FEE_PERCENT 10) and the model cost
       // of the platform's keys come out of the price; the creator earns the rest.
       const deducted = Number(invocation?.modelCostDeductedMicros);
       expect(deducted).toBeGreaterThan(0);
       expect(deducted).toBe(Number(invocation?.modelCostMicros));
-      expect((await earningsMicros()) - before).toBe(70_000 - 7_000 - deducted);
+      // The payer's lease closes once idle, and posts the call's split (decision 020).
+      await expect.poll(async () => (await earningsMicros()) - before).toBe(70_000 - 7_000 - deducted);
       await expectReconciled(db(), "after a Dify call paid by x402");
     });
 
@@ -167,7 +198,7 @@ describe("@x402/fetch", () => {
         messages: [{ role: "user", content: "a haiku about snow" }],
       });
       expect(completion.choices[0]?.message.content).toBeTruthy();
-      expect(completion.usage).toMatchObject({ charged_cents: PRICE_CENTS, paid_by: "x402" });
+      expect(completion.usage).toMatchObject({ charged_cents: PRICE_CENTS, paid_by: "wallet" });
       expect(facilitator.transfers.length - before).toBe(1);
       const id = completion.id
         .replace(/^chatcmpl-/, "")
@@ -176,7 +207,7 @@ describe("@x402/fetch", () => {
       await expectReconciled(db(), "after an OpenAI call paid by x402");
     });
 
-    it("OpenAI responses.create (x402, no account) → works, charged once, not stored", async () => {
+    it("OpenAI responses.create (x402, no account) → works, charged once, kept for its payer, continued with its balance key", async () => {
       const client = new OpenAI({
         apiKey: "unused",
         baseURL: `${server.baseUrl}/api/v1`,
@@ -185,19 +216,47 @@ describe("@x402/fetch", () => {
         fetch: agent.fetch,
       });
       const before = facilitator.transfers.length;
-      const response = await client.responses.create({ model: slugs.haiku, input: "a haiku about ice" });
-      expect(response.usage).toMatchObject({ charged_cents: PRICE_CENTS, paid_by: "x402" });
-      // Responses are kept per account (decision 054): an x402 payer has none to keep them for.
-      expect(response).toMatchObject({ store: false });
+      // A budget of three calls, and the key to spend the rest of it without paying again.
+      const { data: response, response: raw } = await client.responses
+        .create(
+          { model: slugs.haiku, input: "a haiku about ice" },
+          {
+            headers: {
+              "promptmint-prepay-cents": String(3 * PRICE_CENTS),
+              "promptmint-balance-key": "issue",
+            },
+          },
+        )
+        .withResponse();
+      expect(response.usage).toMatchObject({ charged_cents: PRICE_CENTS, paid_by: "wallet" });
+      // Kept for its payer (decision 054): the payer's account-less user is who paid.
+      expect(response).toMatchObject({ store: true });
       expect(facilitator.transfers.length - before).toBe(1);
+      expect(facilitator.transfers.at(-1)?.value).toBe(BigInt(3 * PRICE_CENTS * 10_000));
+      // Without credentials a continuation cannot say whose it is: refused, nothing paid.
       await expect(
         client.responses.create({ model: slugs.haiku, input: "more", previous_response_id: response.id }),
       ).rejects.toMatchObject({ status: 400, param: "previous_response_id" });
       expect(facilitator.transfers.length - before).toBe(1);
+      const balanceKey = raw.headers.get("promptmint-balance-key") ?? "";
+      expect(balanceKey).toMatch(/^pm_/);
+      const withKey = new OpenAI({ apiKey: balanceKey, baseURL: `${server.baseUrl}/api/v1`, maxRetries: 0 });
+      const next = await withKey.responses.create({
+        model: slugs.haiku,
+        input: "and one about frost",
+        previous_response_id: response.id,
+      });
+      expect(next.usage).toMatchObject({ charged_cents: PRICE_CENTS, paid_by: "wallet" });
+      // Paid from the budget: no new transfer, one call's price left.
+      expect(facilitator.transfers.length - before).toBe(1);
+      const balance = await fetch(`${server.baseUrl}/api/v1/agents/balance`, {
+        headers: { authorization: `Bearer ${balanceKey}` },
+      });
+      expect(await balance.json()).toMatchObject({ rail: "x402", balance_micros: PRICE_CENTS * 10_000 });
       await expectReconciled(db(), "after a Responses call paid by x402");
     });
 
-    it("OpenAI chat.completions streamed → works, settled once answered, usage says paid_by x402", async () => {
+    it("OpenAI chat.completions streamed → token by token (paid before it starts), charged once", async () => {
       const client = new OpenAI({
         apiKey: "unused",
         baseURL: `${server.baseUrl}/api/v1`,
@@ -206,30 +265,46 @@ describe("@x402/fetch", () => {
         fetch: agent.fetch,
       });
       const before = facilitator.transfers.length;
-      const stream = await client.chat.completions.create({
-        model: slugs.haiku,
-        messages: [{ role: "user", content: "stream a haiku" }],
-        stream: true,
-        stream_options: { include_usage: true },
-      });
+      // Each word 150 ms after the last: a stream paid only at its end arrived all at once.
+      const CHUNK_MS = 150;
+      vendor.set({ kind: "echo", chunkDelayMs: CHUNK_MS });
+      const arrivals: number[] = [];
       let text = "";
       let usage: unknown;
-      for await (const chunk of stream) {
-        text += chunk.choices[0]?.delta?.content ?? "";
-        if (chunk.usage) usage = chunk.usage;
+      try {
+        const stream = await client.chat.completions.create({
+          model: slugs.haiku,
+          messages: [{ role: "user", content: "stream a haiku word by word" }],
+          stream: true,
+          stream_options: { include_usage: true },
+        });
+        for await (const chunk of stream) {
+          const piece = chunk.choices[0]?.delta?.content ?? "";
+          if (piece) arrivals.push(performance.now());
+          text += piece;
+          if (chunk.usage) usage = chunk.usage;
+        }
+      } finally {
+        vendor.set({ kind: "echo" });
       }
       expect(text).toContain("stream a haiku");
-      expect(usage).toMatchObject({ charged_cents: PRICE_CENTS, paid_by: "x402" });
+      expect(arrivals.length).toBeGreaterThanOrEqual(4);
+      // The content came as the model wrote it: the first piece long before the last.
+      expect((arrivals.at(-1) ?? 0) - (arrivals[0] ?? 0)).toBeGreaterThanOrEqual(2 * CHUNK_MS);
+      expect(usage).toMatchObject({ charged_cents: PRICE_CENTS, paid_by: "wallet" });
       expect(facilitator.transfers.length - before).toBe(1);
       await expectReconciled(db(), "after a streamed call paid by x402");
     });
 
-    it("the creator's earnings → list the x402 income", async () => {
-      const { body } = await creator.api("GET", "/api/wallet/");
-      const earned = body.transactions.filter((t: { description: string }) => t.description.includes("x402"));
-      expect(earned.length).toBeGreaterThanOrEqual(3);
-      expect(earned[0]).toMatchObject({ kind: "earning", account: "earnings" });
-      expect(earned[0].description).toMatch(/^Earned from 1 paid call, paid by x402 \(0x[0-9a-f]{40}\)$/);
+    it("the payer's wallet history → lists what each payment paid in", async () => {
+      const [payment] = await paymentsOf(agent.address);
+      const rows = await db()
+        .select({ kind: ledgerAccounts.kind })
+        .from(ledgerAccounts)
+        .where(eq(ledgerAccounts.ownerId, payment?.payerUserId ?? ""));
+      expect(rows.map((row) => row.kind)).toContain("wallet");
+      const credited = (await paymentsOf(agent.address)).filter((row) => row.status === "credited");
+      expect(credited.length).toBe(facilitator.transfers.filter((t) => t.from === agent.address).length);
     });
     // MCP: agents pay with x402's MCP binding on their own endpoints (mcp/mcp-agents.compat.test.ts,
     // decision 074); the OAuth endpoints answer 401 without credentials whatever x402 says.
@@ -265,33 +340,69 @@ describe("@x402/fetch", () => {
       await expectReconciled(db(), "after a replay");
     });
 
-    it("an upstream 500 → 502, not settled, nothing charged", async () => {
+    it("an upstream 500 after payment → 502, the money stays on the payer's balance, and a refund request returns it", async () => {
       const failing = x402Wallet();
       facilitator.mint(failing.address, 1_000_000n);
       vendor.set({ kind: "status", status: 500, message: "the model is down" });
+      let balanceKey = "";
       try {
         const response = await failing.fetch(`${server.baseUrl}/api/app/${slugs.haiku}/completion-messages`, {
           method: "POST",
-          headers: { "content-type": "application/json" },
+          headers: { "content-type": "application/json", "promptmint-balance-key": "issue" },
           body: JSON.stringify({ inputs: {}, query: "fail", response_mode: "blocking", user: "agent" }),
         });
         expect(response.status).toBe(502);
-        expect(response.headers.get("payment-response")).toBeNull();
+        balanceKey = response.headers.get("promptmint-balance-key") ?? "";
       } finally {
         vendor.set({ kind: "echo" });
       }
-      expect(facilitator.transfers.filter((t) => t.from === failing.address)).toHaveLength(0);
-      expect(facilitator.balanceOf(failing.address)).toBe(1_000_000n);
+      // Paid in (the money moved), the call failed and charged nothing: it is on the balance.
+      expect(facilitator.transfers.filter((t) => t.from === failing.address)).toHaveLength(1);
       const [payment] = await paymentsOf(failing.address);
-      expect(payment).toMatchObject({ status: "failed", txHash: null });
-      expect(await invocationOf(payment?.invocationId ?? "")).toMatchObject({
-        status: "error",
-        chargedCents: 0,
+      expect(payment).toMatchObject({ status: "credited" });
+      const payer = payment?.payerUserId ?? "";
+      const failed = await db().select().from(invocations).where(eq(invocations.callerUserId, payer));
+      expect(failed).toEqual([expect.objectContaining({ status: "error", chargedCents: 0 })]);
+      await expect.poll(() => balanceOf(payer)).toBe(PRICE_CENTS * 10_000);
+      await expectReconciled(db(), "after a failed call paid by x402");
+      // Asked back: x402 has no refund, so it is owed to the address, out of the balance at once.
+      const refund = await fetch(`${server.baseUrl}/api/v1/agents/refund`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${balanceKey}` },
       });
-      await expectReconciled(db(), "after a failed call");
+      expect(await refund.json()).toMatchObject({ status: "owed", amount_micros: PRICE_CENTS * 10_000 });
+      expect(refund.status).toBe(200);
+      expect(await balanceOf(payer)).toBe(0);
+      // Asked again: nothing is left to give twice.
+      const again = await fetch(`${server.baseUrl}/api/v1/agents/refund`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${balanceKey}` },
+      });
+      expect(await again.json()).toMatchObject({ status: "nothing", amount_micros: 0 });
+      await expectReconciled(db(), "after an x402 refund");
     });
 
-    it("a settlement the facilitator refuses → refused 402, no answer, nothing charged", async () => {
+    it("an account's key on the agents' refund → 403, its wallet is not refunded through the API", async () => {
+      const { body: key } = await creator.api("POST", "/api/keys/", { body: { name: "not an agent" } });
+      const refund = await fetch(`${server.baseUrl}/api/v1/agents/refund`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key.key}` },
+      });
+      expect(await refund.json()).toMatchObject({ code: "forbidden" });
+      expect(refund.status).toBe(403);
+    });
+
+    it("a budget asked wrongly → 400 naming promptmint-prepay-cents, nothing paid", async () => {
+      const response = await fetch(`${server.baseUrl}/api/app/${slugs.haiku}/completion-messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "promptmint-prepay-cents": "lots" },
+        body: JSON.stringify({ inputs: {}, query: "x", response_mode: "blocking", user: "agent" }),
+      });
+      expect(response.status).toBe(400);
+      expect((await response.json()).fields).toHaveProperty("promptmint-prepay-cents");
+    });
+
+    it("a settlement the facilitator refuses → refused 402 before the call runs, nothing charged", async () => {
       const refused = x402Wallet();
       facilitator.mint(refused.address, 1_000_000n);
       facilitator.setSettlement("refuse");
@@ -311,15 +422,16 @@ describe("@x402/fetch", () => {
       }
       const [payment] = await paymentsOf(refused.address);
       expect(payment).toMatchObject({ status: "failed" });
-      expect(await invocationOf(payment?.invocationId ?? "")).toMatchObject({
-        status: "error",
-        errorType: "payment_failed",
-        chargedCents: 0,
-      });
+      // The call never ran: nothing was recorded for its payer.
+      const calls = await db()
+        .select()
+        .from(invocations)
+        .where(eq(invocations.callerUserId, payment?.payerUserId ?? ""));
+      expect(calls).toHaveLength(0);
       await expectReconciled(db(), "after a refused settlement");
     });
 
-    it("an Idempotency-Key retried with a new payment → the first answer, the new payment never settled", async () => {
+    it("an Idempotency-Key retried with a new payment → the first answer; the new payment is kept on the balance", async () => {
       const retrying = x402Wallet();
       facilitator.mint(retrying.address, 1_000_000n);
       const send = () =>
@@ -335,12 +447,11 @@ describe("@x402/fetch", () => {
       expect(again.status).toBe(200);
       expect(again.headers.get("idempotent-replayed")).toBe("true");
       expect((await again.json()).id).toBe(firstBody.id);
-      expect(facilitator.transfers.filter((t) => t.from === retrying.address)).toHaveLength(1);
-      // The unused payment is marked failed once the replay's answer has gone (the response hook
-      // runs after the body is sent), so the test waits for it rather than racing it.
-      await expect
-        .poll(async () => (await paymentsOf(retrying.address)).map((row) => row.status).sort())
-        .toEqual(["failed", "settled"]);
+      // The retry's payment was paid in before the key was looked up: it stays on the balance.
+      expect(facilitator.transfers.filter((t) => t.from === retrying.address)).toHaveLength(2);
+      const payments = await paymentsOf(retrying.address);
+      expect(payments.map((row) => row.status)).toEqual(["credited", "credited"]);
+      await expect.poll(() => balanceOf(payments[0]?.payerUserId ?? "")).toBe(PRICE_CENTS * 10_000);
       await expectReconciled(db(), "after an Idempotency-Key retry paid by x402");
     });
 

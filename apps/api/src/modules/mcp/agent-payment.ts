@@ -11,7 +11,7 @@ import { type ApplicationRow, users } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
 import { isUserSuspended } from "../admin/suspensions.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
-import type { PaidResource } from "../billing/agent-payments/index.ts";
+import type { AgentPaid, AgentPayments, PaidResource } from "../billing/agent-payments/index.ts";
 import { effectivePriceCents } from "../billing/price-changes.ts";
 import type { GatewayDeps } from "../gateway/gateway-call.ts";
 import { ERROR_META_KEY } from "./call-app.ts";
@@ -33,20 +33,6 @@ import { REMEDY_META_KEY, toolRemedy } from "./payment-remedy.ts";
 export const X402_PAYMENT_META_KEY = "x402/payment";
 export const X402_PAYMENT_RESPONSE_META_KEY = "x402/payment-response";
 
-/**
- * Agent payments as the settle-first money side offers them (issue 40): `pay` verifies and
- * settles a credential, credits it to the payer's balance and names the payer's user (402
- * `payment_required` with `PAYMENT-REQUIRED` in `.headers` when refused, 503 while pending);
- * `challenge` is the 402 of a call that carries no payment.
- */
-export interface PayPerCall {
-  pay(
-    payment: { rail: "x402"; credential: string },
-    call: PaidResource & { applicationId: string },
-  ): Promise<{ payerUserId: string; headers: Record<string, string> }>;
-  challenge(call: PaidResource): Promise<AppError>;
-}
-
 /** Pays for one tool call of `application`, then runs it as the payer. */
 export interface AgentPayer {
   payAndRun(
@@ -56,9 +42,14 @@ export interface AgentPayer {
   ): Promise<CallToolResult>;
 }
 
-/** The agent payments of `deps` in their settle-first form; undefined when x402 is off. */
-export function payPerCallOf(deps: Pick<GatewayDeps, "agentPayments">): PayPerCall | undefined {
-  return deps.agentPayments as unknown as PayPerCall | undefined;
+/**
+ * Agent payments when they take x402 (docs/decisions/052, 070): `pay` verifies and settles a
+ * credential first and credits it to the payer's account-less balance; the call is then an
+ * ordinary wallet call of the payer. Undefined when x402 is off (MPP alone does not open the
+ * agents' MCP endpoints: its MCP binding is not implemented, decision 074).
+ */
+export function x402PaymentsOf(deps: Pick<GatewayDeps, "agentPayments">): AgentPayments | undefined {
+  return deps.agentPayments?.rails.includes("x402") ? deps.agentPayments : undefined;
 }
 
 /**
@@ -72,7 +63,7 @@ export function agentPayer(
 ): AgentPayer {
   return {
     async payAndRun(application, meta, run) {
-      const payments = payPerCallOf(deps);
+      const payments = x402PaymentsOf(deps);
       if (!payments) return toolError(new AppError("not_found", "Agent payments are off on this server"));
       const priceCents = effectivePriceCents(application);
       if (priceCents <= 0)
@@ -96,7 +87,7 @@ export function agentPayer(
           await payments.challenge(resource),
           `_meta["${X402_PAYMENT_META_KEY}"] must be an x402 PaymentPayload object`,
         );
-      let paid: { payerUserId: string; headers: Record<string, string> };
+      let paid: AgentPaid;
       try {
         paid = await payments.pay(
           { rail: "x402", credential: encodePaymentSignatureHeader(payment as PaymentPayload) },

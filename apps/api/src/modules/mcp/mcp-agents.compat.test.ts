@@ -219,7 +219,8 @@ describe("@modelcontextprotocol/sdk + @x402/evm", () => {
       })) as CallToolResult;
       expect(paid.isError).toBeFalsy();
       expect(textOf(paid)).toBe("echo: hello");
-      expect(paid._meta?.[CHARGE_META_KEY]).toMatchObject({ charged_cents: PRICE_CENTS });
+      // Settled first into the payer's balance, then paid from it like any wallet call (decision 070).
+      expect(paid._meta?.[CHARGE_META_KEY]).toMatchObject({ charged_cents: PRICE_CENTS, paid_by: "wallet" });
       const settlement = paid._meta?.[X402_PAYMENT_RESPONSE_META_KEY] as SettleResponse;
       expect(settlement).toMatchObject({ success: true, network: X402_TEST_NETWORK });
       expect(facilitator.transfers.slice(transfers)).toEqual([
@@ -235,7 +236,7 @@ describe("@modelcontextprotocol/sdk + @x402/evm", () => {
       })) as CallToolResult;
       expect(replay.isError).toBe(true);
       expect(replay.structuredContent).toMatchObject({ x402Version: 2, accepts: [{ amount: PRICE_UNITS }] });
-      expect(String((replay.structuredContent as { error?: string }).error)).not.toBe("undefined");
+      expect((replay.structuredContent as { error?: string }).error).toContain("payment_already_used");
       expect(facilitator.transfers.length).toBe(transfers + 1);
       expect(vendor.requests.length).toBe(calls);
       await client.close();

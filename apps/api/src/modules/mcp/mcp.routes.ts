@@ -13,7 +13,7 @@ import { ANONYMOUS_CALLER, refuseTwoPayers } from "../gateway/access.ts";
 import { type GatewayDeps, headerPin } from "../gateway/gateway-call.ts";
 import { type RateLimiter, rateLimitHook } from "../gateway/rate-limit.ts";
 import type { VersionPin } from "../prompts/load-prompt.ts";
-import { agentPayer, payPerCallOf } from "./agent-payment.ts";
+import { agentPayer, x402PaymentsOf } from "./agent-payment.ts";
 import { loadAppSchemas } from "./app-tool.ts";
 import { clientSessionOf, initializeCapabilities, sessionIdFor } from "./client-session.ts";
 import { type McpExchanges, mcpRequestLimits } from "./mcp-limits.ts";
@@ -212,7 +212,7 @@ export const mcpRoutes: FastifyPluginAsyncZod<GatewayDeps & { mcp: McpDeps }> = 
    * OAuth-protected endpoints above, never paid two ways on one request.
    */
   const agentsOnly = authenticates(async (request: FastifyRequest) => {
-    if (!payPerCallOf(deps))
+    if (!x402PaymentsOf(deps))
       throw new AppError(
         "not_found",
         "This server takes no x402 payments: call its apps with credentials at /api/app/{slug}/mcp or /api/mcp",

@@ -1,90 +1,127 @@
 import type { FastifyBaseLogger } from "fastify";
-import type { X402Config } from "../../../config.ts";
+import type { MppConfig, X402Config } from "../../../config.ts";
 import type { Database } from "../../../db/client.ts";
-import type { AppError } from "../../../lib/errors.ts";
-import type { X402Offer } from "../../../lib/payment-remedy.ts";
-import type { InvocationRecord } from "../../analytics/call-records.ts";
-import { admitX402Payment, endX402Payment, sweepX402Payments, type X402Charge } from "./x402-payments.ts";
-import { createX402Rail, type PaidResource, type X402Rail } from "./x402-rail.ts";
+import { AppError } from "../../../lib/errors.ts";
+import type { PaymentRemedy } from "../../../lib/payment-remedy.ts";
+import {
+  type AgentPaid,
+  type PaymentBook,
+  payIntoBalance,
+  type RefundResult,
+  refundBalance,
+} from "./balances.ts";
+import { mppPaymentBook } from "./mpp-payments.ts";
+import { createMppRail } from "./mpp-rail.ts";
+import type { PaidResource, PaymentRail, RailName } from "./rail.ts";
+import { x402PaymentBook, x402PaymentRail } from "./x402-payments.ts";
+import { createX402Rail, type X402Rail } from "./x402-rail.ts";
 
-export type { PaidResource } from "./x402-rail.ts";
+export type { AgentPaid, RefundResult } from "./balances.ts";
+export type { PaidResource, RailName } from "./rail.ts";
 
 /**
- * Payment by an agent without an account (issue 30, docs/decisions/052): a call paid on its own,
- * by a payment protocol, rather than from a wallet or a plan. x402 is the one rail today; the
- * surface is the rail's, not x402's, so that a second (Stripe's MPP) is another implementation of
- * `challenge` / `admit` / `end` beside it (the decision says what that takes).
- *
- * The gateway asks for a challenge when a call comes without credentials (the 402 and its
- * headers), admits the payment the caller retries with (verified before the call runs, under the
- * payer's account-less user), and hands the admitted payment to the call's payment
- * (call-payment/index.ts), which ends it once with the call's record.
+ * Payment by agents without an account (issues 30 and 40, docs/decisions/052, 070): every enabled
+ * rail (x402, MPP) is offered on one 402, the credential a retry carries is paid into its payer's
+ * balance (balances.ts), and the call then runs as an ordinary wallet call of the payer's
+ * account-less user. The gateway sees rails by name only: nothing here is x402's.
  */
 export interface AgentPayments {
-  /** What a 402's remedy says of the agent rails for a call at this price. */
-  offer(priceCents: number): X402Offer;
-  /** Whether the request carries a payment of some rail (`PAYMENT-SIGNATURE`). */
-  paymentHeaderOf(headers: Record<string, unknown>): string | undefined;
-  /** The 402 of a call without credentials or payment: the rails' challenges (`PAYMENT-REQUIRED`). */
-  challenge(call: PaidResource): Promise<AppError>;
-  /** Verifies the payment for this call and writes it down (402 with the reason when it cannot pay). */
-  admit(header: string, call: PaidResource & { applicationId: string }): Promise<AdmittedAgentPayment>;
-  /** The background sweep: stale verified payments fail, settlements without an answer are retried. */
+  /** The enabled rails' names, in the order they are offered. */
+  readonly rails: readonly RailName[];
+  /** The credential the request carries, and its rail (none: the request pays with nothing). */
+  credentialOf(headers: Record<string, unknown>): { rail: RailName; credential: string } | undefined;
+  /** The 402 of a paid call without credentials: every rail's challenge at once, and their offers in the remedy. */
+  challenge(resource: PaidResource): Promise<AppError>;
+  /** What a 402's remedy says of the rails for a call at this price. */
+  offers(priceCents: number): Pick<PaymentRemedy, "x402" | "mpp">;
+  /** Verifies, settles and credits a payment to its payer's balance (402 / 503 when it cannot). */
+  pay(
+    paid: { rail: RailName; credential: string },
+    resource: PaidResource & { applicationId: string },
+  ): Promise<AgentPaid>;
+  /** Gives an account-less payer's balance back on its rail, or records it owed. */
+  refund(payerUserId: string, log: FastifyBaseLogger): Promise<RefundResult>;
+  /** The background sweep: settlements whose outcome was unknown are resolved. */
   sweep(log: FastifyBaseLogger): Promise<number>;
-}
-
-/** A payment verified for one call, open until the call's payment ends it. */
-export interface AdmittedAgentPayment {
-  rail: "x402";
-  /** The payer's account-less user: the call's caller and its invocation's. */
-  payerUserId: string;
-  /** The price the payment authorizes (the app's price when it was admitted). */
-  priceCents: number;
-  /**
-   * Whether the caller has gone (set by the gateway): a payment settled for a caller who left
-   * before its answer could be sent is kept for the payer, not charged (decision 064).
-   */
-  callerLeft?: () => boolean;
-  /**
-   * Ends it with the call's record, once: an answered call is settled, recorded and posted (402
-   * when the rail refuses to settle, 503 while the settlement is not confirmed: the answer must
-   * not be given); any other is never settled.
-   */
-  end(
-    record: InvocationRecord | null,
-    options: {
-      feePercent: number;
-      recordFailed(record: InvocationRecord): Promise<void>;
-      log: FastifyBaseLogger;
-    },
-  ): Promise<X402Charge>;
 }
 
 export function createAgentPayments(
   db: Database,
-  config: X402Config | undefined,
-  options: { rail?: X402Rail } = {},
+  config: { x402?: X402Config; mpp?: MppConfig },
+  options: { x402Rail?: X402Rail; mppRail?: PaymentRail } = {},
 ): AgentPayments | undefined {
-  if (!config) return undefined;
-  const rail = options.rail ?? createX402Rail(config);
+  const enabled = new Map<RailName, { rail: PaymentRail; book: PaymentBook }>();
+  if (config.x402) {
+    const x402 = options.x402Rail ?? createX402Rail(config.x402);
+    enabled.set("x402", { rail: x402PaymentRail(x402), book: x402PaymentBook(db, x402) });
+  }
+  if (config.mpp) {
+    const mpp = options.mppRail ?? createMppRail(config.mpp);
+    enabled.set("mpp", { rail: mpp, book: mppPaymentBook(db, mpp) });
+  }
+  if (enabled.size === 0) return undefined;
+  const entryOf = (name: RailName) => {
+    const entry = enabled.get(name);
+    if (!entry) throw new Error(`the ${name} rail is off`);
+    return entry;
+  };
+  const offers = (priceCents: number) =>
+    Object.fromEntries([...enabled].map(([name, { rail }]) => [name, rail.offer(priceCents)])) as Pick<
+      PaymentRemedy,
+      "x402" | "mpp"
+    >;
+  /** Every rail's challenge headers but `except`'s (a `www-authenticate` of several rails is joined). */
+  const challengeHeaders = async (resource: PaidResource, except?: RailName) => {
+    const headers: Record<string, string> = {};
+    for (const [name, { rail }] of enabled) {
+      if (name === except) continue;
+      for (const [header, value] of Object.entries(await rail.challenge(resource)))
+        headers[header] = headers[header] ? `${headers[header]}, ${value}` : value;
+    }
+    return headers;
+  };
+  const names = [...enabled.keys()];
   return {
-    offer: (priceCents) => rail.offer(priceCents),
-    paymentHeaderOf(headers) {
-      const header = headers["payment-signature"];
-      return typeof header === "string" && header.trim() !== "" ? header.trim() : undefined;
+    rails: names,
+    credentialOf(headers) {
+      for (const [name, { rail }] of enabled) {
+        const credential = rail.credentialOf(headers);
+        if (credential) return { rail: name, credential };
+      }
+      return undefined;
     },
-    challenge: (call) => rail.refuse(call),
-    async admit(header, call) {
-      const payment = await admitX402Payment(db, rail, header, call);
-      const admitted: AdmittedAgentPayment = {
-        rail: "x402",
-        payerUserId: payment.payerUserId,
-        priceCents: payment.priceCents,
-        end: (record, endOptions) =>
-          endX402Payment(db, rail, { ...payment, callerLeft: admitted.callerLeft }, record, endOptions),
-      };
-      return admitted;
+    async challenge(resource) {
+      return new AppError(
+        "payment_required",
+        `This call costs ${resource.priceCents} cents: call it with an API key, or pay for it without an account (${names.join(" or ")}; the 402's headers hold the requirements). What you pay goes to your balance, and the call is paid from it.`,
+        {
+          headers: await challengeHeaders(resource),
+          remedy: { missing: "payment", price_cents: resource.priceCents, ...offers(resource.priceCents) },
+        },
+      );
     },
-    sweep: (log) => sweepX402Payments(db, rail, log),
+    offers,
+    async pay(paid, resource) {
+      const { rail, book } = entryOf(paid.rail);
+      try {
+        return await payIntoBalance(db, rail, book, paid.credential, resource);
+      } catch (error) {
+        // A refusal offers the other rails too: the agent may hold a way to pay by one of them.
+        if (error instanceof AppError && error.code === "payment_required" && enabled.size > 1) {
+          const others = await challengeHeaders(resource, paid.rail);
+          for (const [header, value] of Object.entries(others)) {
+            const current = error.headers?.[header];
+            error.headers = { ...error.headers, [header]: current ? `${current}, ${value}` : value };
+          }
+        }
+        throw error;
+      }
+    },
+    refund: (payerUserId, log) => refundBalance(db, enabled, payerUserId, log),
+    async sweep(log) {
+      let ended = 0;
+      for (const { book } of enabled.values()) ended += await book.sweep(log);
+      return ended;
+    },
   };
 }

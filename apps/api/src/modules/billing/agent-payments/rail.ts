@@ -29,6 +29,9 @@ export interface RailPayer {
   label: string;
 }
 
+/** A credential read and matched against one resource, not yet checked with the rail's service. */
+export type DecodedCredential = Omit<VerifiedPayment, "payer">;
+
 /** A credential verified for one resource, ready to settle. `identity` is unique per payment. */
 export interface VerifiedPayment {
   rail: RailName;
@@ -62,12 +65,22 @@ export interface PaymentRail {
   challenge(resource: PaidResource, error?: string): Promise<Record<string, string>>;
   /** What a 402's remedy says of this rail for a call at this price (JSON, shown to agents). */
   offer(priceCents: number): Record<string, unknown>;
-  /** Decodes the credential, matches it against the resource and checks it with the rail's service: 402 (AppError) when it cannot pay. */
-  verify(credential: string, resource: PaidResource): Promise<VerifiedPayment>;
+  /**
+   * Reads the credential and matches it against the resource, without asking anyone (402 AppError
+   * when it cannot be read or pays for something else): its identity is known before any network
+   * call, so a replay is refused before the rail's service is asked.
+   */
+  decode(credential: string, resource: PaidResource): Promise<DecodedCredential>;
+  /** Checks a decoded credential with the rail's service (signature, funds, expiry) and names its payer: 402 when it cannot pay. */
+  verify(decoded: DecodedCredential, resource: PaidResource): Promise<VerifiedPayment>;
   /** Moves the money. */
   settle(payment: VerifiedPayment): Promise<RailSettlement>;
   /** Gives `amountMicros` of what `payments` paid back to their payer. */
-  refund(payer: RailPayer, amountMicros: number, payments: { reference: string; amountMicros: number }[]): Promise<RailRefund>;
+  refund(
+    payer: RailPayer,
+    amountMicros: number,
+    payments: { reference: string; amountMicros: number }[],
+  ): Promise<RailRefund>;
   /** A 402 refusing a credential for `reason`, with this rail's fresh challenge (the other rails' are added by the caller). */
   refuse(resource: PaidResource, reason: string, message: string): Promise<AppError>;
 }

@@ -3,272 +3,186 @@ import type { SettleResponse } from "@x402/core/types";
 import { and, eq, sql } from "drizzle-orm";
 import type { FastifyBaseLogger } from "fastify";
 import { type Database, queryRows } from "../../../db/client.ts";
-import { invocations, users, x402Payments } from "../../../db/schema/index.ts";
+import { invocations, x402Payments } from "../../../db/schema/index.ts";
 import { databaseErrorOf } from "../../../lib/database-errors.ts";
-import { AppError, notFound } from "../../../lib/errors.ts";
+import { notFound } from "../../../lib/errors.ts";
 import { type InvocationRecord, recordInvocation, type SpentFigures } from "../../analytics/call-records.ts";
 import { feeMicrosSql, modelCostDeductedSql } from "../call-payment/rules.ts";
 import { MICROS_PER_CENT } from "../money.ts";
 import { accountFor, postTransaction } from "../postings.ts";
-import type { ChainState, DecodedPayment, PaidResource, SettleOutcome, X402Rail } from "./x402-rail.ts";
+import type { PaymentBook } from "./balances.ts";
+import type { PaymentRail, VerifiedPayment } from "./rail.ts";
+import type { ChainState, DecodedPayment, SettleOutcome, X402Rail } from "./x402-rail.ts";
 
 /**
- * x402 payments in the ledger (docs/decisions/052, 064). The invariants: a payment (network, payer,
- * nonce) pays for at most one call (a unique key, whatever the process); it is settled only for a
- * call that was answered, and a call that failed never settles its payment; a settled payment is
- * posted once (`x402_payment` transaction, referenced by the payment's id): the price out of
- * `x402_clearing` (money that came from outside, on chain), the creator's earnings, the
- * platform's fee and the model cost its share pays, by the same rules as a wallet-paid call
- * (call-payment/rules.ts), in the same transaction as the call's invocation.
+ * x402 payments in the ledger (docs/decisions/052, 064, 070). Since issue 40 a payment is paid into
+ * its payer's balance before the call runs (balances.ts): a row per authorization (network, payer,
+ * nonce; unique, whatever the process) written `settling` before the facilitator is asked, then
+ * `credited` with its transaction and one `x402_credit` posting (x402_clearing → the payer's
+ * wallet) once the transfer is confirmed (the facilitator's `success` with a well-formed
+ * transaction, or the chain's transfer to us), or `failed` when it never moved. Anything else
+ * (pending, 5xx, no answer, "nonce used") is re-checked once and then left `settling` for the sweep,
+ * which credits or fails it.
  *
- * A payment's life: `verified` (the facilitator checked it; the call runs) → the call answered:
- * `settling` (its record kept on the row) → the settlement confirmed (the facilitator's `success`
- * with a well-formed transaction, or the chain's transfer to us): `settled` with its transaction,
- * invocation and posting in one database transaction, then the answer. A call that failed:
- * `failed`, never settled. A facilitator that definitively refuses: `failed`, no answer (402).
- * Anything else (pending, 5xx, no answer, an empty transaction, "nonce used") is re-checked once,
- * then the answer is withheld (503) and the payment stays `settling` for the sweep, which ends it
- * `credited` (the money reached us for an answer never given: kept for its payer, `x402_credit`)
- * or `failed` (it never moved). A caller gone before its confirmed settlement is credited too.
- * `unpaid` is only for rows from before decision 064 (an answered call recorded while its
- * settlement was unknown, then refused).
+ * Rows from before issue 40 may be `settled` (paid one call: an `x402_payment` posting with the
+ * call's invocation), `settling` with the answered call's record (the sweep still finishes those as
+ * decisions 052 and 064 say) or `unpaid`.
  */
 
-/** A payment admitted for one call, open until `end`. */
-export interface AdmittedX402Payment {
-  id: string;
-  /** The payer's account-less user: the invocation's caller. */
-  payerUserId: string;
-  priceCents: number;
-  decoded: DecodedPayment;
-}
-
-/** How an x402 payment's call ended, for the call's answer. */
-export interface X402Charge {
-  chargedCents: number;
-  /** The `PAYMENT-RESPONSE` header of a settled payment. */
-  paymentResponse?: string;
-}
-
-/**
- * The payer's account-less user (issuer `x402`, subject `network:address`, one per network and
- * address), made on first payment and found by that identity alone. Its username is in the payers'
- * own namespace, `x402:network:address`: usernames users choose are letters, digits and
- * `@ . + - _` (contracts' ProfileUpdateSchema, the OIDC sign-up's cleaning), never a colon, so no
- * user can hold a payer's name and make its calls fail (decision 064; migration 0048 moved the
- * earlier `x402-<network>-<address>` names here).
- */
-export async function payerUserOf(db: Database, network: string, payer: string): Promise<string> {
-  const subject = `${network}:${payer}`;
-  const find = () =>
-    db
-      .select({ id: users.id })
-      .from(users)
-      .where(and(eq(users.issuer, "x402"), eq(users.subject, subject)));
-  const [found] = await find();
-  if (found) return found.id;
-  await db
-    .insert(users)
-    .values({
-      issuer: "x402",
-      subject,
-      username: payerUsername(subject),
-      email: "",
-      displayName: `x402 payer ${payer.slice(0, 6)}…${payer.slice(-4)}`,
-    })
-    .onConflictDoNothing();
-  const [made] = await find();
-  if (!made) throw new Error("could not make the x402 payer's user");
-  return made.id;
+/** What a decoded x402 payment is to the rails' interface (rail.ts): its identity and payer. */
+export function verifiedX402(decoded: DecodedPayment): VerifiedPayment {
+  const { network, payer, nonce } = decoded.identity;
+  return {
+    rail: "x402",
+    identity: `${network}:${payer}:${nonce}`,
+    payer: { rail: "x402", subject: `${network}:${payer}`, label: `${payer.slice(0, 6)}…${payer.slice(-4)}` },
+    amountMicros: decoded.amountMicros,
+    state: decoded,
+  };
 }
 
 /** A payer's username: in a namespace no user can choose (a colon). */
 export const payerUsername = (subject: string) => `x402:${subject}`;
 
 /**
- * Admits a payment for one call: decoded and matched, never used before, verified by the
- * facilitator, then written as `verified` under its identity (402 when any of it fails, with the
- * reason and a fresh PAYMENT-REQUIRED). The unique identity decides a race between two processes.
+ * x402 as a payment rail (rail.ts): the protocol (x402-rail.ts) and, for a settlement whose answer
+ * is unclear, one re-check (the chain, or the facilitator asked again) before it is left pending.
+ * x402 cannot give money back: a refund is owed, paid by the operator to the payer's address.
  */
-export async function admitX402Payment(
-  db: Database,
-  rail: X402Rail,
-  header: string,
-  call: PaidResource & { applicationId: string },
-): Promise<AdmittedX402Payment> {
-  const decoded = await rail.decode(header, call);
-  const { identity } = decoded;
-  const used = async () =>
-    rail.refuse(
-      call,
-      "payment_already_used",
-      "This payment (its authorization's nonce) was already used for a call: sign a new payment for each call",
-    );
-  const [seen] = await db
-    .select({ id: x402Payments.id })
-    .from(x402Payments)
-    .where(
-      and(
-        eq(x402Payments.network, identity.network),
-        eq(x402Payments.payer, identity.payer),
-        eq(x402Payments.nonce, identity.nonce),
-      ),
-    );
-  if (seen) throw await used();
-  const verified = await rail.verify(decoded);
-  if (!verified.valid)
-    throw await rail.refuse(call, "payment_invalid", `The facilitator refused it: ${verified.reason}`);
-  if (verified.payer !== identity.payer)
-    throw await rail.refuse(call, "payment_invalid", "The facilitator's payer is not the authorization's");
-  const payerUserId = await payerUserOf(db, identity.network, identity.payer);
-  const [row] = await db
-    .insert(x402Payments)
-    .values({
-      ...identity,
-      scheme: decoded.requirements.scheme,
-      asset: decoded.requirements.asset,
-      payTo: decoded.requirements.payTo,
-      amountMicros: decoded.amountMicros,
-      applicationId: call.applicationId,
-      payerUserId,
-      payload: decoded.payload,
-      requirements: decoded.requirements,
-    })
-    .onConflictDoNothing()
-    .returning({ id: x402Payments.id })
-    .catch((error) => {
-      // The app was erased meanwhile (no money history): nothing was charged, nothing is kept.
-      if (databaseErrorOf(error)?.code === "23503") throw notFound("Application");
-      throw error;
-    });
-  if (!row) throw await used();
-  return { id: row.id, payerUserId, priceCents: call.priceCents, decoded };
+export function x402PaymentRail(rail: X402Rail): PaymentRail {
+  return {
+    name: "x402",
+    credentialOf(headers) {
+      const header = headers["payment-signature"];
+      return typeof header === "string" && header.trim() !== "" ? header.trim() : undefined;
+    },
+    async challenge(resource, error) {
+      const { header } = await rail.challenge(resource, error);
+      return { "payment-required": header };
+    },
+    offer: (priceCents) => rail.offer(priceCents),
+    async decode(credential, resource) {
+      const { payer: _, ...decoded } = verifiedX402(await rail.decode(credential, resource));
+      return decoded;
+    },
+    async verify(decoded, resource) {
+      const payment = decoded.state as DecodedPayment;
+      const verified = await rail.verify(payment);
+      if (!verified.valid)
+        throw await rail.refuse(
+          resource,
+          "payment_invalid",
+          `The facilitator refused it: ${verified.reason}`,
+        );
+      if (verified.payer.toLowerCase() !== payment.identity.payer.toLowerCase())
+        throw await rail.refuse(
+          resource,
+          "payment_invalid",
+          "The facilitator's payer is not the authorization's",
+        );
+      return verifiedX402(payment);
+    },
+    async settle(payment) {
+      const decoded = payment.state as DecodedPayment;
+      let outcome = await rail.settle(decoded);
+      if (outcome.kind === "pending")
+        outcome = await resolvePending(rail, decoded, outcome, { mayBroadcast: true });
+      if (outcome.kind === "settled")
+        return {
+          kind: "settled",
+          reference: outcome.transaction,
+          headers: { "payment-response": outcome.header },
+        };
+      return outcome.kind === "refused"
+        ? outcome
+        : { kind: "pending", reason: outcome.reason, reference: outcome.transaction };
+    },
+    async refund() {
+      return {
+        kind: "owed",
+        reason:
+          "x402 has no refund in its protocol: the amount is owed to the paying address and paid by the platform's operator",
+      };
+    },
+    refuse: (resource, reason, message) => rail.refuse(resource, reason, message),
+  };
 }
 
 /**
- * Ends an admitted payment with its call's record. A failed call (or none): `failed`, never
- * settled, its invocation recorded as failed and charged nothing. An answered call: settled
- * through the facilitator, then recorded and posted (see the file's comment). A refused settlement
- * is a 402 and the call is recorded as failed (`payment_failed`): its answer must not be given. A
- * settlement still pending after one re-check (decision 064) is a 503 with `Retry-After`: the
- * answer is not given, the call is recorded as failed and charged nothing, and the payment stays
- * `settling` for the sweep, which credits its amount to the payer if it ever arrives. A caller who
- * left before the settlement was confirmed (`callerLeft`) is given nothing and keeps the money the
- * same way.
+ * x402 payments' book (balances.ts): one row per authorization (network, payer, nonce), written
+ * `settling` before the facilitator is asked, `credited` with its transaction and its
+ * `x402_credit` posting (x402_clearing → the payer's wallet) in one transaction, `failed` when it
+ * never moved, left `settling` for the sweep otherwise.
  */
-export async function endX402Payment(
-  db: Database,
-  rail: X402Rail,
-  payment: AdmittedX402Payment & { callerLeft?: () => boolean },
-  record: InvocationRecord | null,
-  options: {
-    feePercent: number;
-    recordFailed(record: InvocationRecord): Promise<void>;
-    log: FastifyBaseLogger;
-  },
-): Promise<X402Charge> {
-  if (record === null || record.status !== "success") {
-    await setStatus(db, payment.id, "verified", {
-      status: "failed",
-      failure: record?.errorType ?? "the call did not run",
-      invocationId: record?.id ?? null,
-    });
-    if (record) {
-      record.chargedCents = 0;
-      await options.recordFailed(record);
-    }
-    return { chargedCents: 0 };
-  }
-  record.chargedCents = payment.priceCents;
-  record.createdAt ??= new Date();
-  const { settle: _, ...kept } = record;
-  const marked = await setStatus(db, payment.id, "verified", {
-    status: "settling",
-    invocationId: record.id,
-    callRecord: kept,
-    feePercent: String(options.feePercent),
-  });
-  if (!marked) throw new Error("an x402 payment is ended once");
-  let outcome = await rail.settle(payment.decoded);
-  await countAttempt(db, payment.id, outcome);
-  // Held until it resolves, once: the chain's word, or the facilitator asked again (its pending
-  // settlement store answers for what it broadcast). Still pending: the answer is not given.
-  if (outcome.kind === "pending") {
-    outcome = await resolvePending(rail, payment.decoded, outcome, { mayBroadcast: true });
-    await countAttempt(db, payment.id, outcome);
-  }
-  const { log } = options;
-  if (outcome.kind === "settled" && !payment.callerLeft?.())
-    return postAnswered(db, payment.id, outcome, { record, feePercent: options.feePercent }).catch(
-      (error) => {
-        // The sweep of another process ended it while this call waited on a slow facilitator (it
-        // saw no answer given): whatever it decided, this answer is not given and not charged.
-        if (!(error instanceof EndedElsewhere)) throw error;
-        throw new AppError(
-          "unavailable",
-          `Your x402 payment ${payment.id} was resolved by the platform's sweep while its call waited: the answer was not given and you are not charged for it (if the money moved, it is kept for you as credit). Retry with a new payment.`,
-          { headers: { "retry-after": String(RETRY_AFTER_SECONDS), "x402-payment-id": payment.id } },
+export function x402PaymentBook(db: Database, rail: X402Rail): PaymentBook {
+  return {
+    async used(payment) {
+      const { identity } = payment.state as DecodedPayment;
+      // (the identity is the decoded authorization's: network, payer, nonce)
+      const [seen] = await db
+        .select({ id: x402Payments.id })
+        .from(x402Payments)
+        .where(
+          and(
+            eq(x402Payments.network, identity.network),
+            eq(x402Payments.payer, identity.payer),
+            eq(x402Payments.nonce, identity.nonce),
+          ),
         );
-      },
-    );
-  // Not given (refused, pending, or its caller gone): the call is recorded as failed, charged nothing.
-  const given = { ...record, status: "error" as const, chargedCents: 0 };
-  if (outcome.kind === "refused") {
-    log.warn({ paymentId: payment.id, reason: outcome.reason }, "an x402 payment was refused at settlement");
-    await setStatus(db, payment.id, "settling", {
-      status: "failed",
-      failure: `settlement refused: ${outcome.reason}`,
-    });
-    await options.recordFailed({
-      ...given,
-      errorType: "payment_failed",
-      errorMessage: `The x402 payment could not be settled: ${outcome.reason}`,
-    });
-    throw new AppError(
-      "payment_required",
-      `Your x402 payment could not be settled (${outcome.reason}); the answer was not given and you were not charged. Sign a new payment and retry.`,
-      { remedy: { missing: "payment" } },
-    );
-  }
-  if (outcome.kind === "settled") {
-    // Confirmed, but its caller is gone: the content cannot be given, so the money is the payer's.
-    await creditPayer(db, payment.id, outcome.transaction, {
-      ...given,
-      errorType: "caller_left",
-      errorMessage:
-        "The caller left before the settled answer could be sent; the payment is kept as the payer's credit",
-    });
-    throw new AppError(
-      "payment_required",
-      "You left before your x402 payment's answer could be sent: its amount is kept for you as credit (your payer account), not charged.",
-    );
-  }
-  log.warn(
-    { paymentId: payment.id, reason: outcome.reason, transaction: outcome.transaction },
-    "an x402 settlement is pending; the answer is withheld and the sweep resolves it",
-  );
-  await db
-    .update(x402Payments)
-    .set({
-      txHash: outcome.transaction ?? null,
-      failure: `pending: ${outcome.reason}`,
-      updatedAt: new Date(),
-    })
-    .where(and(eq(x402Payments.id, payment.id), eq(x402Payments.status, "settling")));
-  await options.recordFailed({
-    ...given,
-    errorType: "payment_pending",
-    errorMessage: `The x402 settlement is not confirmed: ${outcome.reason}`,
-  });
-  throw new AppError(
-    "unavailable",
-    `Your x402 payment ${payment.id} was sent to the facilitator but its transfer is not confirmed yet (${outcome.reason}). The answer was not given and you are not charged for it: if the transfer completes, its amount is kept for you as credit (your payer account); if it does not, nothing moved. Retry later with a new payment.`,
-    { headers: { "retry-after": String(RETRY_AFTER_SECONDS), "x402-payment-id": payment.id } },
-  );
+      return seen !== undefined;
+    },
+    async claim(payment, payerUserId, applicationId) {
+      const decoded = payment.state as DecodedPayment;
+      const [row] = await db
+        .insert(x402Payments)
+        .values({
+          ...decoded.identity,
+          scheme: decoded.requirements.scheme,
+          asset: decoded.requirements.asset,
+          payTo: decoded.requirements.payTo,
+          amountMicros: decoded.amountMicros,
+          applicationId,
+          payerUserId,
+          status: "settling",
+          payload: decoded.payload,
+          requirements: decoded.requirements,
+        })
+        .onConflictDoNothing()
+        .returning({ id: x402Payments.id })
+        .catch((error) => {
+          // The app was erased meanwhile (no money history): nothing was paid, nothing is kept.
+          if (databaseErrorOf(error)?.code === "23503") throw notFound("Application");
+          throw error;
+        });
+      return row?.id;
+    },
+    credit: (id, transaction) => creditPayer(db, id, transaction, undefined),
+    async fail(id, reason) {
+      await setStatus(db, id, "settling", { status: "failed", failure: reason });
+    },
+    async pend(id, reason, transaction) {
+      await db
+        .update(x402Payments)
+        .set({
+          txHash: transaction ?? null,
+          failure: `pending: ${reason}`,
+          settleAttempts: sql`${x402Payments.settleAttempts} + 1`,
+          updatedAt: new Date(),
+        })
+        .where(and(eq(x402Payments.id, id), eq(x402Payments.status, "settling")));
+    },
+    sweep: (log) => sweepX402Payments(db, rail, log),
+    async creditedOf(payerUserId) {
+      const rows = await db
+        .select({ reference: x402Payments.txHash, amount: x402Payments.amountMicros })
+        .from(x402Payments)
+        .where(and(eq(x402Payments.payerUserId, payerUserId), eq(x402Payments.status, "credited")))
+        .orderBy(sql`${x402Payments.createdAt} desc`)
+        .limit(100);
+      return rows.map((row) => ({ reference: row.reference ?? "", amountMicros: Number(row.amount) }));
+    },
+  };
 }
-
-/** What a payer is told to wait before retrying a call whose settlement is pending. */
-const RETRY_AFTER_SECONDS = 30;
 
 async function countAttempt(db: Database, paymentId: string, outcome: SettleOutcome): Promise<void> {
   await db
@@ -383,7 +297,7 @@ async function postAnswered(
   paymentId: string,
   outcome: Extract<SettleOutcome, { kind: "settled" }>,
   call: { record: InvocationRecord; feePercent: number; recorded?: boolean },
-): Promise<X402Charge> {
+): Promise<{ chargedCents: number; paymentResponse?: string }> {
   const { record } = call;
   const priceCents = record.chargedCents ?? 0;
   if (call.recorded) {
@@ -632,18 +546,37 @@ async function sweepOne(
   });
   if (!claimed) return false;
   const row = claimed;
-  const record = recordOf(row.callRecord);
-  if (!record) return false;
-  const [existing] = await db
-    .select({ id: invocations.id, status: invocations.status })
-    .from(invocations)
-    .where(and(eq(invocations.id, record.id), eq(invocations.createdAt, record.createdAt as Date)));
   const payment: PendingPayment = {
     payload: row.payload as DecodedPayment["payload"],
     requirements: row.requirements as DecodedPayment["requirements"],
     identity: { network: row.network, payer: row.payer, nonce: row.nonce },
     amountMicros: Number(row.amountMicros),
   };
+  const record = recordOf(row.callRecord);
+  if (!record) {
+    // Paid into a balance (issue 40): its caller was told to retry, so it is only looked up: the
+    // money that arrives is credited to the payer, an authorization that expired unused failed.
+    const outcome = await resolvePending(
+      rail,
+      payment,
+      { kind: "pending", reason: row.failure ?? "swept", transaction: row.txHash ?? undefined },
+      { mayBroadcast: false, expiryMarginSeconds: options.expiryMarginSeconds },
+    );
+    await countAttempt(db, row.id, outcome);
+    if (outcome.kind === "pending") return false;
+    if (outcome.kind === "settled") {
+      await creditPayer(db, row.id, outcome.transaction, undefined);
+      return true;
+    }
+    return setStatus(db, row.id, "settling", {
+      status: "failed",
+      failure: `settlement refused: ${outcome.reason}`,
+    });
+  }
+  const [existing] = await db
+    .select({ id: invocations.id, status: invocations.status })
+    .from(invocations)
+    .where(and(eq(invocations.id, record.id), eq(invocations.createdAt, record.createdAt as Date)));
   // Answered and recorded as charged (a settlement without an answer before decision 064): settling
   // it is what is owed. Any other was never answered: only looked up.
   const answered = existing?.status === "success";

@@ -17,6 +17,7 @@ import type { X402Config } from "../../../config.ts";
 import { AppError } from "../../../lib/errors.ts";
 import type { X402Offer } from "../../../lib/payment-remedy.ts";
 import { MICROS_PER_CENT } from "../money.ts";
+import type { PaidResource } from "./rail.ts";
 
 /**
  * The x402 protocol (version 2) as the platform speaks it, through the protocol's own packages
@@ -84,13 +85,8 @@ export interface ReceivedTransfer {
 /** A transaction hash as a chain writes it: 0x and 32 bytes. Nothing else is a settlement. */
 export const TRANSACTION_HASH = /^0x[0-9a-fA-F]{64}$/;
 
-/** One call of one app, as x402 describes what is paid for. */
-export interface PaidResource {
-  priceCents: number;
-  /** The absolute URL of the endpoint. */
-  url: string;
-  description: string;
-}
+/** One call of one app (or a budget), as the rails describe what is paid for (rail.ts). */
+export type { PaidResource } from "./rail.ts";
 
 export interface DecodedPayment {
   payload: PaymentPayload;

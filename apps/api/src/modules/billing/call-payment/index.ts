@@ -6,7 +6,6 @@ import { applications } from "../../../db/schema/index.ts";
 import { databaseErrorOf } from "../../../lib/database-errors.ts";
 import { AppError, notFound } from "../../../lib/errors.ts";
 import type { InvocationRecord } from "../../analytics/call-records.ts";
-import type { AdmittedAgentPayment } from "../agent-payments/index.ts";
 import { AccountIds } from "../postings.ts";
 import { effectivePriceCents, type PriceColumns } from "../price-changes.ts";
 import {
@@ -50,8 +49,6 @@ export { sweepExpiredModelCostHolds } from "./model-cost-holds.ts";
 export interface CallCharge {
   chargedCents: number;
   paidBy: PaidBy;
-  /** An x402 payment's `PAYMENT-RESPONSE` header, once settled (docs/decisions/052). */
-  paymentResponse?: string;
 }
 
 /** The call to pay for, as billing needs it (plain fields: billing imports nothing of the gateway or keys). */
@@ -75,11 +72,6 @@ export interface CallToPay {
   ownerPays?: boolean;
   /** The API key the call is made with, if any, and its spend limit. */
   key?: KeyLimit;
-  /**
-   * A payment an agent made for this call alone (x402, agent-payments/): it pays instead of the
-   * wallet or a plan, and is settled only if the call is answered.
-   */
-  agentPayment?: AdmittedAgentPayment;
   /**
    * The gateway's bound on the call's input (decision 063), for a call a plan covers: called with
    * the creator's share of one included call (micros, after the fee); throws to refuse the call,
@@ -177,7 +169,6 @@ async function openCallPayment(
   call: CallToPay,
   log: FastifyBaseLogger,
 ): Promise<CallPayment> {
-  if (call.agentPayment) return openAgentCallPayment(parts.recorder, call, call.agentPayment, log);
   const worstCase = Math.ceil(call.modelCostWorstCaseMicros ?? 0);
   const { application } = call;
   const noShare = application.ownerId === call.payerId || effectivePriceCents(application) === 0;
@@ -363,42 +354,6 @@ async function openPricedPayment(
       return outcome === "hold"
         ? { chargedCents: recorded.chargedCents, paidBy: "wallet" }
         : { chargedCents: 0, paidBy: "plan" };
-    },
-  };
-}
-
-/**
- * A call an agent paid for by itself (x402): the price it authorized, at most the caller's
- * maximum; its end settles the payment only for an answered call (agent-payments/).
- */
-async function openAgentCallPayment(
-  recorder: CallRecorder,
-  call: CallToPay,
-  payment: AdmittedAgentPayment,
-  log: FastifyBaseLogger,
-): Promise<CallPayment> {
-  try {
-    refuseAboveMaximum(payment.priceCents, call.maxPriceCents);
-  } catch (error) {
-    await payment.end(null, { feePercent: call.feePercent, recordFailed: async () => {}, log });
-    throw error;
-  }
-  let ended = false;
-  return {
-    async end(record) {
-      if (ended) throw new Error("a call's payment is ended once");
-      ended = true;
-      if (record) record.coveredBy = undefined;
-      const charge = await payment.end(record, {
-        feePercent: call.feePercent,
-        recordFailed: async (failed) => {
-          await recorder.record(failed);
-        },
-        log,
-      });
-      return charge.chargedCents > 0
-        ? { chargedCents: charge.chargedCents, paidBy: "x402", paymentResponse: charge.paymentResponse }
-        : { chargedCents: 0, paidBy: "none" };
     },
   };
 }

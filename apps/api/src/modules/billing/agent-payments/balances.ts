@@ -1,0 +1,252 @@
+import { and, eq, sql } from "drizzle-orm";
+import type { FastifyBaseLogger } from "fastify";
+import { type Database, queryRows } from "../../../db/client.ts";
+import { agentRefunds, users } from "../../../db/schema/index.ts";
+import { AppError } from "../../../lib/errors.ts";
+import { recallHolds } from "../call-payment/holds.ts";
+import { accountFor, postTransaction } from "../postings.ts";
+import type {
+  DecodedCredential,
+  PaidResource,
+  PaymentRail,
+  RailName,
+  RailPayer,
+  VerifiedPayment,
+} from "./rail.ts";
+
+/**
+ * One money path for every rail (issue 40, docs/decisions/070). An agent's payment is settled
+ * first and paid into its payer's balance: the wallet of the payer's account-less user (one per
+ * rail and payer, made on its first payment). The call is then held, charged and recorded exactly
+ * as any wallet call (call-payment/index.ts, record.ts): its stream flows as it comes, a call that
+ * fails leaves the money on the balance for the next call, and the payer may ask the rest back.
+ *
+ * Each rail keeps its payments in a book (`PaymentBook`: x402_payments, mpp_payments): the book's
+ * unique identity makes one credential pay once whatever the process, and its sweep resolves a
+ * settlement whose outcome was unknown (credited to the payer when the money arrives, failed when
+ * it never moved). Nothing here knows a rail's protocol.
+ */
+export interface PaymentBook {
+  /** Whether this payment's identity was written down already (a replay). */
+  used(payment: DecodedCredential): Promise<boolean>;
+  /** Writes the payment down, settling, under its identity; undefined when it exists (a replay that raced). */
+  claim(payment: VerifiedPayment, payerUserId: string, applicationId: string): Promise<string | undefined>;
+  /** The money arrived: the payment credited to its payer's wallet, once, in one transaction. */
+  credit(id: string, reference: string): Promise<void>;
+  /** It never moved. */
+  fail(id: string, reason: string): Promise<void>;
+  /** Unknown yet: kept for the sweep. */
+  pend(id: string, reason: string, reference?: string): Promise<void>;
+  /** Resolves pending settlements; how many it ended. */
+  sweep(log: FastifyBaseLogger): Promise<number>;
+  /** The payer's credited payments, newest first (what a refund can go back through). */
+  creditedOf(payerUserId: string): Promise<{ reference: string; amountMicros: number }[]>;
+}
+
+/** A payment paid into its payer's balance: who pays the call now, and the rail's answer headers. */
+export interface AgentPaid {
+  payerUserId: string;
+  paymentId: string;
+  rail: RailName;
+  headers: Record<string, string>;
+}
+
+/** What a payer is told to wait before retrying after a settlement whose outcome is unknown. */
+const RETRY_AFTER_SECONDS = 30;
+
+/**
+ * Verifies a credential for `resource`, writes it down under its identity, settles it and credits
+ * its amount to the payer's balance. 402 when it cannot pay (named), when it was used before, or
+ * when the rail refuses to settle; 503 with Retry-After while the settlement is unknown (the sweep
+ * credits it if it arrives: nothing is lost).
+ */
+export async function payIntoBalance(
+  db: Database,
+  rail: PaymentRail,
+  book: PaymentBook,
+  credential: string,
+  resource: PaidResource & { applicationId: string },
+): Promise<AgentPaid> {
+  const decoded = await rail.decode(credential, resource);
+  const replay = () =>
+    rail.refuse(
+      resource,
+      "payment_already_used",
+      "This payment was already used: sign a new payment for each call (or ask for a budget and a balance key, see the docs)",
+    );
+  if (await book.used(decoded)) throw await replay();
+  const verified = await rail.verify(decoded, resource);
+  const payerUserId = await payerUserOf(db, verified.payer);
+  const paymentId = await book.claim(verified, payerUserId, resource.applicationId);
+  if (!paymentId) throw await replay();
+  const settlement = await rail.settle(verified);
+  if (settlement.kind === "settled") {
+    await book.credit(paymentId, settlement.reference);
+    return {
+      payerUserId,
+      paymentId,
+      rail: rail.name,
+      headers: { ...settlement.headers, "promptmint-payment-id": paymentId },
+    };
+  }
+  if (settlement.kind === "refused") {
+    await book.fail(paymentId, `settlement refused: ${settlement.reason}`);
+    throw await rail.refuse(
+      resource,
+      "payment_refused",
+      `Your payment could not be settled (${settlement.reason}); nothing was charged. Sign a new payment and retry.`,
+    );
+  }
+  await book.pend(paymentId, settlement.reason, settlement.reference);
+  throw new AppError(
+    "unavailable",
+    `Your payment ${paymentId} was sent but its settlement is not confirmed yet (${settlement.reason}). The call did not run. If the money arrives it is kept on your balance (ask for it back, or spend it, with a balance key); if not, nothing moved. Retry later.`,
+    { headers: { "retry-after": String(RETRY_AFTER_SECONDS), "promptmint-payment-id": paymentId } },
+  );
+}
+
+/**
+ * The payer's account-less user: issuer the rail's name, subject the rail's payer (x402:
+ * `network:address`), one per pair, made on first payment and found by that identity alone. Its
+ * username is `rail:subject`: usernames people choose never hold a colon (decision 064), so no one
+ * can take a payer's name first.
+ */
+export async function payerUserOf(db: Database, payer: RailPayer): Promise<string> {
+  const find = () =>
+    db
+      .select({ id: users.id })
+      .from(users)
+      .where(and(eq(users.issuer, payer.rail), eq(users.subject, payer.subject)));
+  const [found] = await find();
+  if (found) return found.id;
+  await db
+    .insert(users)
+    .values({
+      issuer: payer.rail,
+      subject: payer.subject,
+      username: `${payer.rail}:${payer.subject}`,
+      email: "",
+      displayName: `${payer.rail} payer ${payer.label}`,
+    })
+    .onConflictDoNothing();
+  const [made] = await find();
+  if (!made) throw new Error(`could not make the ${payer.rail} payer's user`);
+  return made.id;
+}
+
+/** The rails whose payers are account-less users (their issuer). */
+export const RAIL_ISSUERS: readonly RailName[] = ["x402", "mpp"];
+
+/** How long a refund waits for the payer's leases (call-payment/leases.ts) to give their money back. */
+const RECALL_WAIT_MS = 3_000;
+
+export interface RefundResult {
+  refundId: string | null;
+  amountMicros: number;
+  status: "refunded" | "owed" | "nothing";
+  reference?: string;
+  reason?: string;
+}
+
+/**
+ * Gives an account-less payer's balance back (issue 40): every lease holding its money is recalled
+ * first (their unspent rest returns to the wallet within a moment), then the whole available
+ * balance leaves the wallet for `refunds_owed` in one transaction (the wallet row locked: a call
+ * starting at the same time takes its price first or finds the money gone, never both), then the
+ * rail pays it back. A rail that cannot (x402 has no refund) leaves it owed, named in reconcile and
+ * the operator's list; a rail that fails leaves it owed too, nothing lost.
+ */
+export async function refundBalance(
+  db: Database,
+  rails: ReadonlyMap<RailName, { rail: PaymentRail; book: PaymentBook }>,
+  payerUserId: string,
+  log: FastifyBaseLogger,
+): Promise<RefundResult> {
+  const [user] = await db
+    .select({ issuer: users.issuer, subject: users.subject })
+    .from(users)
+    .where(eq(users.id, payerUserId));
+  const railName = RAIL_ISSUERS.find((name) => name === user?.issuer);
+  if (!user || !railName)
+    throw new AppError(
+      "forbidden",
+      "Only an agent's balance (paid with x402 or MPP) can be asked back here; an account's wallet is not refunded through the API",
+    );
+  const entry = rails.get(railName);
+  if (!entry)
+    throw new AppError(
+      "unavailable",
+      `This server does not take ${railName} payments now: the refund cannot be paid`,
+    );
+  const deadline = Date.now() + RECALL_WAIT_MS;
+  while ((await recallHolds(db, payerUserId)) > 0 && Date.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  const wallet = await accountFor(db, "wallet", payerUserId);
+  const owedAccount = await accountFor(db, "refunds_owed", null);
+  const taken = await db.transaction(async (tx) => {
+    const [row] = await queryRows<{ balance: string }>(
+      tx as unknown as Database,
+      sql`select balance_micros::text as balance from ledger_accounts where id = ${wallet}::uuid for update`,
+    );
+    const amount = Number(row?.balance ?? 0);
+    if (amount <= 0) return undefined;
+    const [refund] = await tx
+      .insert(agentRefunds)
+      .values({ payerUserId, rail: railName, amountMicros: amount })
+      .returning({ id: agentRefunds.id });
+    if (!refund) throw new Error("could not write a refund");
+    await postTransaction(tx as unknown as Database, {
+      kind: "agent_refund",
+      reference: refund.id,
+      description: `Balance asked back by its ${railName} payer`,
+      entries: [
+        { accountId: wallet, amountMicros: -amount },
+        { accountId: owedAccount, amountMicros: amount },
+      ],
+    });
+    return { id: refund.id, amount };
+  });
+  if (!taken) return { refundId: null, amountMicros: 0, status: "nothing" };
+  const payer: RailPayer = { rail: railName, subject: user.subject, label: user.subject };
+  const outcome = await entry.rail
+    .refund(payer, taken.amount, await entry.book.creditedOf(payerUserId))
+    .catch((error: unknown): { kind: "owed"; reason: string } => {
+      log.error({ err: error, refundId: taken.id }, "a rail could not pay a refund; it stays owed");
+      return { kind: "owed", reason: `the ${railName} rail failed: ${(error as Error).message}` };
+    });
+  if (outcome.kind === "owed") {
+    await db
+      .update(agentRefunds)
+      .set({ reason: outcome.reason, updatedAt: new Date() })
+      .where(eq(agentRefunds.id, taken.id));
+    return { refundId: taken.id, amountMicros: taken.amount, status: "owed", reason: outcome.reason };
+  }
+  await markRefunded(db, taken.id, outcome.reference);
+  return { refundId: taken.id, amountMicros: taken.amount, status: "refunded", reference: outcome.reference };
+}
+
+/** A refund paid on its rail, once: out of `refunds_owed`, back to the outside (`clearing`). */
+async function markRefunded(db: Database, refundId: string, reference: string): Promise<void> {
+  await db.transaction(async (tx) => {
+    const [refund] = await tx
+      .update(agentRefunds)
+      .set({ status: "refunded", reference, updatedAt: new Date() })
+      .where(and(eq(agentRefunds.id, refundId), eq(agentRefunds.status, "owed")))
+      .returning({ amount: agentRefunds.amountMicros });
+    if (!refund) return;
+    const amount = Number(refund.amount);
+    const [owed, clearing] = await Promise.all([
+      accountFor(tx as unknown as Database, "refunds_owed", null),
+      accountFor(tx as unknown as Database, "clearing", null),
+    ]);
+    await postTransaction(tx as unknown as Database, {
+      kind: "agent_refund_paid",
+      reference: refundId,
+      description: `Refund paid on its rail (${reference})`,
+      entries: [
+        { accountId: owed, amountMicros: -amount },
+        { accountId: clearing, amountMicros: amount },
+      ],
+    });
+  });
+}
