@@ -89,6 +89,39 @@ describe("loadConfig", () => {
     );
   });
 
+  it("turns MPP on with both its challenge key and a Stripe key, and names the one missing", () => {
+    expect(loadConfig({ DATA_DIR: dataDir() }).mpp).toBeUndefined();
+    const key = "k".repeat(32);
+    expect(
+      loadConfig({
+        DATA_DIR: dataDir(),
+        PUBLIC_URL: "https://api.promptmint.example",
+        MPP_SECRET_KEY: key,
+        MPP_STRIPE_SECRET_KEY: "sk_test_123",
+        MPP_STRIPE_API_URL: "http://127.0.0.1:12111/",
+      }).mpp,
+    ).toEqual({
+      secretKey: key,
+      stripeSecretKey: "sk_test_123",
+      stripeApiUrl: "http://127.0.0.1:12111",
+      networkId: "internal",
+      realm: "api.promptmint.example",
+      challengeTtlSeconds: 300,
+    });
+    expect(() => loadConfig({ DATA_DIR: dataDir(), MPP_SECRET_KEY: key })).toThrow(
+      /MPP_STRIPE_SECRET_KEY: required when MPP_SECRET_KEY is set/,
+    );
+    expect(() => loadConfig({ DATA_DIR: dataDir(), MPP_STRIPE_SECRET_KEY: "sk_test_123" })).toThrow(
+      /MPP_SECRET_KEY: required when MPP_STRIPE_SECRET_KEY is set/,
+    );
+    expect(() =>
+      loadConfig({ DATA_DIR: dataDir(), MPP_SECRET_KEY: "short", MPP_STRIPE_SECRET_KEY: "sk_test_123" }),
+    ).toThrow(/MPP_SECRET_KEY: must be at least 32 bytes/);
+    expect(() =>
+      loadConfig({ DATA_DIR: dataDir(), MPP_SECRET_KEY: key, MPP_STRIPE_SECRET_KEY: "pk_test_123" }),
+    ).toThrow(/MPP_STRIPE_SECRET_KEY: must be a Stripe secret or restricted key/);
+  });
+
   it("names every bad variable", () => {
     const attempt = () =>
       loadConfig({

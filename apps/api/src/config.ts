@@ -186,6 +186,36 @@ const EnvSchema = z.object({
     .min(30, "must be at least 30 seconds")
     .max(3600, "must be at most 3600 seconds")
     .default(300),
+  /**
+   * MPP (Machine Payments Protocol, Stripe's shared payment tokens; docs/decisions/071): on when
+   * both the challenge key and the Stripe key are set. The challenge key signs every 402's
+   * challenge (HMAC), so a credential names only a challenge we issued, at its amount.
+   */
+  MPP_SECRET_KEY: optionalString.pipe(
+    z
+      .string()
+      .refine((key) => Buffer.byteLength(key) >= 32, "must be at least 32 bytes (e.g. openssl rand -hex 32)")
+      .optional(),
+  ),
+  MPP_STRIPE_SECRET_KEY: optionalString.pipe(
+    z
+      .string()
+      .regex(/^(sk|rk)_(test|live)_/, "must be a Stripe secret or restricted key (sk_… or rk_…)")
+      .optional(),
+  ),
+  /** Where MPP's Stripe calls go (tests and stripe-mock only; default Stripe's own API). */
+  MPP_STRIPE_API_URL: optionalUrl,
+  /** The Stripe business profile that agents' shared payment tokens are granted to (mppx's `networkId`). */
+  MPP_STRIPE_NETWORK_ID: z.string().min(1).default("internal"),
+  /** The protection space a challenge names (default PUBLIC_URL's host). */
+  MPP_REALM: optionalString,
+  /** How long a challenge (and the token made for it) may be paid. */
+  MPP_CHALLENGE_TTL_SECONDS: z.coerce
+    .number({ error: "must be a whole number of seconds" })
+    .int("must be a whole number of seconds")
+    .min(30, "must be at least 30 seconds")
+    .max(3600, "must be at most 3600 seconds")
+    .default(300),
   LLM_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(600).default(60),
   GATEWAY_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(60),
   /** Default: 10 × GATEWAY_RATE_LIMIT_PER_MINUTE (ten busy keys behind one address). */
@@ -299,7 +329,7 @@ export interface Config {
   };
   /** x402 pay-per-call (docs/decisions/052); undefined when off (the default). */
   x402: X402Config | undefined;
-  /** MPP pay-per-call (docs/decisions/071); undefined when off (the default). */
+  /** MPP with Stripe's shared payment tokens (docs/decisions/071); undefined when off (the default). */
   mpp: MppConfig | undefined;
   stripe: {
     secretKey: string | undefined;
@@ -328,11 +358,17 @@ export interface X402Config {
   rpcUrl?: string;
 }
 
-/** MPP (Machine Payments Protocol) through Stripe's shared payment tokens (MPP_* variables). */
+/** MPP's challenge key and the Stripe account that captures its payments (MPP_* variables). */
 export interface MppConfig {
+  /** Signs challenges (HMAC-SHA256, mppx's `Challenge` id): never shared. */
   secretKey: string;
   stripeSecretKey: string;
+  /** Stripe's API root (MPP_STRIPE_API_URL); undefined for Stripe's own. */
   stripeApiUrl?: string;
+  /** mppx's `networkId`: the Stripe profile shared payment tokens are granted to. */
+  networkId: string;
+  realm: string;
+  challengeTtlSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -364,6 +400,11 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
   if (Boolean(env.X402_PAY_TO) !== Boolean(env.X402_FACILITATOR_URL)) {
     throw new ConfigError(
       `Invalid environment configuration:\n  ${env.X402_PAY_TO ? "X402_FACILITATOR_URL" : "X402_PAY_TO"}: required when ${env.X402_PAY_TO ? "X402_PAY_TO" : "X402_FACILITATOR_URL"} is set (x402 needs both a receiving address and a facilitator)`,
+    );
+  }
+  if (Boolean(env.MPP_SECRET_KEY) !== Boolean(env.MPP_STRIPE_SECRET_KEY)) {
+    throw new ConfigError(
+      `Invalid environment configuration:\n  ${env.MPP_SECRET_KEY ? "MPP_STRIPE_SECRET_KEY" : "MPP_SECRET_KEY"}: required when ${env.MPP_SECRET_KEY ? "MPP_SECRET_KEY" : "MPP_STRIPE_SECRET_KEY"} is set (MPP needs both a challenge key and a Stripe key)`,
     );
   }
   const meterKey = env.USAGE_EXPORT_STRIPE_KEY ?? env.STRIPE_SECRET_KEY;
@@ -464,7 +505,17 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
             rpcUrl: env.X402_RPC_URL,
           }
         : undefined,
-    mpp: undefined,
+    mpp:
+      env.MPP_SECRET_KEY && env.MPP_STRIPE_SECRET_KEY
+        ? {
+            secretKey: env.MPP_SECRET_KEY,
+            stripeSecretKey: env.MPP_STRIPE_SECRET_KEY,
+            stripeApiUrl: env.MPP_STRIPE_API_URL?.replace(/\/+$/, ""),
+            networkId: env.MPP_STRIPE_NETWORK_ID,
+            realm: env.MPP_REALM ?? new URL(publicUrl).host,
+            challengeTtlSeconds: env.MPP_CHALLENGE_TTL_SECONDS,
+          }
+        : undefined,
     stripe: {
       secretKey: env.STRIPE_SECRET_KEY,
       publishableKey: env.STRIPE_PUBLISHABLE_KEY,

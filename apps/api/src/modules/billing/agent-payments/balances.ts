@@ -209,7 +209,7 @@ export async function refundBalance(
   if (!taken) return { refundId: null, amountMicros: 0, status: "nothing" };
   const payer: RailPayer = { rail: railName, subject: user.subject, label: user.subject };
   const outcome = await entry.rail
-    .refund(payer, taken.amount, await entry.book.creditedOf(payerUserId))
+    .refund(payer, taken.amount, await entry.book.creditedOf(payerUserId), taken.id)
     .catch((error: unknown): { kind: "owed"; reason: string } => {
       log.error({ err: error, refundId: taken.id }, "a rail could not pay a refund; it stays owed");
       return { kind: "owed", reason: `the ${railName} rail failed: ${(error as Error).message}` };

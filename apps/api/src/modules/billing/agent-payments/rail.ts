@@ -75,11 +75,15 @@ export interface PaymentRail {
   verify(decoded: DecodedCredential, resource: PaidResource): Promise<VerifiedPayment>;
   /** Moves the money. */
   settle(payment: VerifiedPayment): Promise<RailSettlement>;
-  /** Gives `amountMicros` of what `payments` paid back to their payer. */
+  /**
+   * Gives `amountMicros` of what `payments` paid back to their payer. `key` names the refund: asked
+   * again with the same key (a retry after a lost answer), the rail gives the money back once.
+   */
   refund(
     payer: RailPayer,
     amountMicros: number,
     payments: { reference: string; amountMicros: number }[],
+    key: string,
   ): Promise<RailRefund>;
   /** A 402 refusing a credential for `reason`, with this rail's fresh challenge (the other rails' are added by the caller). */
   refuse(resource: PaidResource, reason: string, message: string): Promise<AppError>;

@@ -1,0 +1,233 @@
+import { decodePaymentRequiredHeader } from "@x402/core/http";
+import { and, eq } from "drizzle-orm";
+import { Receipt } from "mppx";
+import { Mppx, stripe } from "mppx/client";
+import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { invocations, ledgerAccounts, mppPayments, x402Payments } from "../../db/schema/index.ts";
+import { type MppStripeDouble, startMppStripeDouble } from "../../test/mpp-stripe-double.ts";
+import { expectReconciled } from "../../test/reconciled.ts";
+import { useCaller, useVendorServer } from "../../test/use-test-server.ts";
+import { startX402Facilitator, type X402Facilitator, x402Wallet } from "../../test/x402-facilitator.ts";
+
+// Issue 40 (docs/decisions/070, 071): with x402 and MPP both on, one 402 offers both rails, and an
+// agent with no account pays by either through the real clients (`@x402/fetch`, `mppx/client`):
+// the payment goes to its payer's balance, the call is paid from it as a wallet call (a stream
+// token by token), a call that fails leaves the money there, and a refund gives it back: through
+// Stripe for MPP, owed for x402. Everything reconciles to the micro-dollar.
+
+const PRICE_CENTS = 7;
+const STRIPE_KEY = "sk_test_rails_double";
+let double: MppStripeDouble;
+let facilitator: X402Facilitator;
+const ready = (async () => {
+  double = await startMppStripeDouble(STRIPE_KEY);
+  facilitator = await startX402Facilitator();
+})();
+beforeAll(() => ready);
+afterAll(async () => {
+  await double?.close();
+  await facilitator?.stop?.();
+});
+
+const { server, vendor } = useVendorServer(() => ({
+  ...facilitator.env(),
+  MPP_SECRET_KEY: "rails-test-challenge-key-0123456789abcdef",
+  MPP_STRIPE_SECRET_KEY: STRIPE_KEY,
+  MPP_STRIPE_API_URL: double.url,
+}));
+const creator = useCaller(server, "Rails Seller");
+let slug = "";
+
+beforeAll(async () => {
+  const { body: app } = await creator.api("POST", "/api/app/", {
+    body: {
+      name: "Two Rails",
+      description: "paid by agents",
+      interaction_mode: "completion",
+      visibility: "public",
+      price_cents: PRICE_CENTS,
+    },
+  });
+  await creator.api("PATCH", `/api/app/${app.slug}/prompt/`, { body: { model: "gpt-4-turbo" } });
+  await creator.api("PATCH", `/api/app/${app.slug}/update_status/`, { body: { status: "live" } });
+  slug = app.slug;
+});
+
+const db = () => server.database.db;
+
+/** A payer of MPP with the real client: its stripe method has a token granted at the double. */
+function mppAgent(paymentMethod = "pm_card_visa") {
+  return Mppx.create({
+    polyfill: false,
+    methods: [
+      stripe.charge({
+        paymentMethod,
+        createToken: ({ amount, currency, expiresAt, paymentMethod: method }) =>
+          double.grantToken({ paymentMethod: method, maxAmount: Number(amount), currency, expiresAt }),
+      }),
+    ],
+  });
+}
+
+async function balanceOf(payerUserId: string): Promise<number> {
+  const rows = await db()
+    .select({ kind: ledgerAccounts.kind, balance: ledgerAccounts.balanceMicros })
+    .from(ledgerAccounts)
+    .where(eq(ledgerAccounts.ownerId, payerUserId));
+  return rows
+    .filter((row) => row.kind === "wallet" || row.kind === "held")
+    .reduce((a, r) => a + Number(r.balance), 0);
+}
+
+const completion = (query: string) => ({
+  method: "POST",
+  headers: { "content-type": "application/json" },
+  body: JSON.stringify({ inputs: {}, query, response_mode: "blocking", user: "agent" }),
+});
+
+describe("x402 and MPP on one endpoint", () => {
+  it("a call without credentials → one 402 offering both rails (PAYMENT-REQUIRED and WWW-Authenticate: Payment)", async () => {
+    const response = await fetch(`${server.baseUrl}/api/app/${slug}/completion-messages`, completion("hi"));
+    expect(response.status).toBe(402);
+    const required = decodePaymentRequiredHeader(response.headers.get("payment-required") ?? "");
+    expect(required.accepts[0]).toMatchObject({ scheme: "exact", amount: String(PRICE_CENTS * 10_000) });
+    expect(response.headers.get("www-authenticate")).toMatch(/^Payment /);
+    const body = await response.json();
+    expect(body.remedy).toMatchObject({
+      missing: "payment",
+      x402: { accepted: true },
+      mpp: { accepted: true, intent: "charge", method: "stripe" },
+    });
+  });
+
+  it("MPP pays a Dify call: captured once through Stripe, paid into the balance, the call charged from it, a receipt", async () => {
+    const agent = mppAgent();
+    const capturedBefore = double.capturedCents();
+    const response = await agent.fetch(
+      `${server.baseUrl}/api/app/${slug}/completion-messages`,
+      completion("rain"),
+    );
+    expect(response.status).toBe(200);
+    const answer = await response.json();
+    expect(answer.metadata.usage).toMatchObject({ charged_cents: PRICE_CENTS, paid_by: "wallet" });
+    const receipt = Receipt.deserialize(response.headers.get("payment-receipt") ?? "");
+    expect(receipt).toMatchObject({ status: "success", method: "stripe" });
+    // Stripe's smallest card charge is 50 cents (decision 071): the rest stays on the balance.
+    const charged = double.capturedCents() - capturedBefore;
+    expect(charged).toBe(50);
+    const [payment] = await db()
+      .select()
+      .from(mppPayments)
+      .where(eq(mppPayments.id, response.headers.get("promptmint-payment-id") ?? ""));
+    expect(payment).toMatchObject({ status: "credited", amountMicros: 500_000 });
+    const [invocation] = await db().select().from(invocations).where(eq(invocations.id, answer.id));
+    expect(invocation).toMatchObject({
+      status: "success",
+      chargedCents: PRICE_CENTS,
+      callerUserId: payment?.payerUserId,
+    });
+    await expect.poll(() => balanceOf(payment?.payerUserId ?? "")).toBe((50 - PRICE_CENTS) * 10_000);
+    await expectReconciled(db(), "after an MPP-paid call");
+  });
+
+  it("MPP pays an OpenAI stream: the content flows token by token", async () => {
+    const agent = mppAgent();
+    const client = new OpenAI({
+      apiKey: "unused",
+      baseURL: `${server.baseUrl}/api/v1`,
+      maxRetries: 0,
+      defaultHeaders: { authorization: null },
+      fetch: agent.fetch as typeof fetch,
+    });
+    const CHUNK_MS = 150;
+    vendor.set({ kind: "echo", chunkDelayMs: CHUNK_MS });
+    const arrivals: number[] = [];
+    let usage: unknown;
+    try {
+      const stream = await client.chat.completions.create({
+        model: slug,
+        messages: [{ role: "user", content: "stream this answer word by word" }],
+        stream: true,
+        stream_options: { include_usage: true },
+      });
+      for await (const chunk of stream) {
+        if (chunk.choices[0]?.delta?.content) arrivals.push(performance.now());
+        if (chunk.usage) usage = chunk.usage;
+      }
+    } finally {
+      vendor.set({ kind: "echo" });
+    }
+    expect(arrivals.length).toBeGreaterThanOrEqual(4);
+    expect((arrivals.at(-1) ?? 0) - (arrivals[0] ?? 0)).toBeGreaterThanOrEqual(2 * CHUNK_MS);
+    expect(usage).toMatchObject({ charged_cents: PRICE_CENTS, paid_by: "wallet" });
+    await expectReconciled(db(), "after an MPP-paid stream");
+  });
+
+  it("MPP: a credential replayed → 402 payment_already_used, Stripe charged once", async () => {
+    const agent = mppAgent();
+    const url = `${server.baseUrl}/api/app/${slug}/completion-messages`;
+    const challenged = await fetch(url, completion("once"));
+    const credential = await agent.createCredential(challenged);
+    const send = () =>
+      fetch(url, {
+        ...completion("once"),
+        headers: { "content-type": "application/json", authorization: credential },
+      });
+    const charges = double.charges;
+    expect((await send()).status).toBe(200);
+    const replay = await send();
+    expect(replay.status).toBe(402);
+    expect((await replay.json()).message).toContain("payment_already_used");
+    expect(double.charges - charges).toBe(1);
+  });
+
+  it("MPP: the upstream fails after payment → the money stays on the balance; a refund gives it back through Stripe", async () => {
+    const agent = mppAgent();
+    vendor.set({ kind: "status", status: 500, message: "down" });
+    let key = "";
+    let paymentId = "";
+    try {
+      const response = await agent.fetch(`${server.baseUrl}/api/app/${slug}/completion-messages`, {
+        ...completion("fail"),
+        headers: { "content-type": "application/json", "promptmint-balance-key": "issue" },
+      });
+      expect(response.status).toBe(502);
+      key = response.headers.get("promptmint-balance-key") ?? "";
+      paymentId = response.headers.get("promptmint-payment-id") ?? "";
+    } finally {
+      vendor.set({ kind: "echo" });
+    }
+    const [payment] = await db().select().from(mppPayments).where(eq(mppPayments.id, paymentId));
+    const payer = payment?.payerUserId ?? "";
+    const before = await balanceOf(payer);
+    expect(before).toBeGreaterThanOrEqual(500_000);
+    const refundedBefore = double.refundedCents();
+    const refund = await fetch(`${server.baseUrl}/api/v1/agents/refund`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}` },
+    });
+    const body = await refund.json();
+    expect(body).toMatchObject({ status: "refunded", amount_micros: before });
+    expect(double.refundedCents() - refundedBefore).toBe(before / 10_000);
+    expect(await balanceOf(payer)).toBe(0);
+    await expectReconciled(db(), "after an MPP refund");
+  });
+
+  it("x402 beside it: @x402/fetch pays the same endpoint into its own balance", async () => {
+    const agent = x402Wallet();
+    facilitator.mint(agent.address, 1_000_000n);
+    const response = await agent.fetch(
+      `${server.baseUrl}/api/app/${slug}/completion-messages`,
+      completion("snow"),
+    );
+    expect(response.status).toBe(200);
+    expect((await response.json()).metadata.usage).toMatchObject({ paid_by: "wallet" });
+    const payments = await db()
+      .select()
+      .from(x402Payments)
+      .where(and(eq(x402Payments.payer, agent.address.toLowerCase()), eq(x402Payments.status, "credited")));
+    expect(payments).toHaveLength(1);
+    await expectReconciled(db(), "after both rails");
+  });
+});
