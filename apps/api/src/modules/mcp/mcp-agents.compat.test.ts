@@ -202,7 +202,7 @@ describe("@modelcontextprotocol/sdk + @x402/evm", () => {
       await client.close();
     });
 
-    it("paid in _meta['x402/payment'] → answered, settled once, the settlement in _meta; a replay → refused", async () => {
+    it("paid in _meta['x402/payment'], then the same payment again → answered once, settled once (the settlement in _meta), the replay refused payment_already_used", async () => {
       const agent = x402Wallet();
       facilitator.mint(agent.address, 1_000_000n);
       const client = await connectAgent(agentUrl());
