@@ -7,11 +7,12 @@ import {
 import type { PaymentPayload, PaymentRequired } from "@x402/core/types";
 import { eq } from "drizzle-orm";
 import type { FastifyRequest } from "fastify";
+import { Challenge, Credential, Mcp, Receipt } from "mppx";
 import { type ApplicationRow, users } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
 import { isUserSuspended } from "../admin/suspensions.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
-import type { AgentPaid, AgentPayments, PaidResource } from "../billing/agent-payments/index.ts";
+import type { AgentPaid, AgentPayments, PaidResource, RailName } from "../billing/agent-payments/index.ts";
 import { effectivePriceCents } from "../billing/price-changes.ts";
 import type { GatewayDeps } from "../gateway/gateway-call.ts";
 import { ERROR_META_KEY } from "./call-app.ts";
@@ -43,18 +44,58 @@ export interface AgentPayer {
 }
 
 /**
- * Agent payments when they take x402 (docs/decisions/052, 070): `pay` verifies and settles a
- * credential first and credits it to the payer's account-less balance; the call is then an
- * ordinary wallet call of the payer. Undefined when x402 is off (MPP alone does not open the
- * agents' MCP endpoints: its MCP binding is not implemented, decision 074).
+ * MPP's MCP binding (mppx `Mcp`, `mppx/mcp-sdk`): the credential in
+ * `params._meta["org.paymentauth/credential"]`, the challenges of an unpaid call in a tool result's
+ * `_meta["org.paymentauth/payment-required"]` (`{httpStatus, challenges}`), the receipt in
+ * `_meta["org.paymentauth/receipt"]`.
  */
-export function x402PaymentsOf(deps: Pick<GatewayDeps, "agentPayments">): AgentPayments | undefined {
-  return deps.agentPayments?.rails.includes("x402") ? deps.agentPayments : undefined;
+export const MPP_CREDENTIAL_META_KEY = Mcp.credentialMetaKey;
+export const MPP_PAYMENT_REQUIRED_META_KEY = Mcp.paymentRequiredMetaKey;
+export const MPP_RECEIPT_META_KEY = Mcp.receiptMetaKey;
+
+/**
+ * Agent payments, when on (docs/decisions/052, 070, 071): `pay` verifies and settles a credential
+ * first and credits it to the payer's account-less balance; the call is then an ordinary wallet
+ * call of the payer. Undefined when no rail is on.
+ */
+export function agentPaymentsOf(deps: Pick<GatewayDeps, "agentPayments">): AgentPayments | undefined {
+  return deps.agentPayments;
+}
+
+/** The credential a tool call carries in its `_meta`, as the HTTP header its rail reads. */
+type MetaCredential =
+  | { rail: RailName; credential: string; challengeId?: string }
+  | { refused: string }
+  | undefined;
+
+function credentialOf(meta: Record<string, unknown> | undefined, rails: readonly RailName[]): MetaCredential {
+  const x402 = meta?.[X402_PAYMENT_META_KEY] ?? undefined;
+  const mpp = meta?.[MPP_CREDENTIAL_META_KEY] ?? undefined;
+  if (x402 !== undefined && mpp !== undefined)
+    return {
+      refused: `send one payment: _meta["${X402_PAYMENT_META_KEY}"] or _meta["${MPP_CREDENTIAL_META_KEY}"], not both`,
+    };
+  if (x402 !== undefined) {
+    if (!rails.includes("x402")) return { refused: "x402 payments are not taken on this server" };
+    if (typeof x402 !== "object" || Array.isArray(x402))
+      return { refused: `_meta["${X402_PAYMENT_META_KEY}"] must be an x402 PaymentPayload object` };
+    return { rail: "x402", credential: encodePaymentSignatureHeader(x402 as PaymentPayload) };
+  }
+  if (mpp !== undefined) {
+    if (!rails.includes("mpp")) return { refused: "MPP payments are not taken on this server" };
+    try {
+      const header = Credential.serialize(mpp as Credential.Credential);
+      return { rail: "mpp", credential: header, challengeId: Credential.deserialize(header).challenge.id };
+    } catch {
+      return { refused: `_meta["${MPP_CREDENTIAL_META_KEY}"] must be an MPP credential object` };
+    }
+  }
+  return undefined;
 }
 
 /**
  * The payer of the tool calls of one MCP request at `url` (the endpoint's absolute URL: the
- * x402 resource the payment names).
+ * resource the payment names).
  */
 export function agentPayer(
   deps: Pick<GatewayDeps, "agentPayments" | "db">,
@@ -63,14 +104,14 @@ export function agentPayer(
 ): AgentPayer {
   return {
     async payAndRun(application, meta, run) {
-      const payments = x402PaymentsOf(deps);
+      const payments = agentPaymentsOf(deps);
       if (!payments) return toolError(new AppError("not_found", "Agent payments are off on this server"));
       const priceCents = effectivePriceCents(application);
       if (priceCents <= 0)
         return toolError(
           new AppError(
             "bad_request",
-            `This app is free: x402 cannot pay $0. Call it with an API key or a sign-in token at its own MCP URL (/api/app/${application.slug}/mcp).`,
+            `This app is free: a payment cannot be $0. Call it with an API key or a sign-in token at its own MCP URL (/api/app/${application.slug}/mcp).`,
           ),
         );
       const resource: PaidResource = {
@@ -78,82 +119,113 @@ export function agentPayer(
         url,
         description: `One call of '${application.name}' on Promptmint`,
       };
-      const payment = meta?.[X402_PAYMENT_META_KEY];
-      if (payment === undefined || payment === null)
-        return paymentRequired(application, await payments.challenge(resource));
-      if (typeof payment !== "object" || Array.isArray(payment))
-        return paymentRequired(
-          application,
-          await payments.challenge(resource),
-          `_meta["${X402_PAYMENT_META_KEY}"] must be an x402 PaymentPayload object`,
-        );
+      const sent = credentialOf(meta, payments.rails);
+      if (!sent) return paymentRequired(application, await payments.challenge(resource));
+      if ("refused" in sent)
+        return paymentRequired(application, await payments.challenge(resource), sent.refused);
       let paid: AgentPaid;
       try {
         paid = await payments.pay(
-          { rail: "x402", credential: encodePaymentSignatureHeader(payment as PaymentPayload) },
+          { rail: sent.rail, credential: sent.credential },
           { ...resource, applicationId: application.id },
         );
       } catch (error) {
         if (!(error instanceof AppError)) throw error;
-        if (error.status === 402 && error.headers?.["payment-required"])
-          return paymentRequired(application, error);
+        if (error.status === 402) return paymentRequired(application, error);
         return toolError(error);
       }
-      const settlement = settlementOf(paid.headers);
-      const withSettlement = (result: CallToolResult): CallToolResult => ({
+      const proof = proofOf(paid.headers, sent.challengeId);
+      const withProof = (result: CallToolResult): CallToolResult => ({
         ...result,
-        _meta: { ...result._meta, ...(settlement ? { [X402_PAYMENT_RESPONSE_META_KEY]: settlement } : {}) },
+        _meta: { ...result._meta, ...proof },
       });
       const [payer] = await deps.db.select().from(users).where(eq(users.id, paid.payerUserId));
       if (!payer) throw new Error("an agent payer's user is missing");
       if (!payer.isActive || (await isUserSuspended(deps.db, payer.id)))
-        return withSettlement(
+        return withProof(
           toolError(new AppError("account_suspended", "This payer is suspended by the platform's operator")),
         );
       // The call is now an ordinary wallet call of the payer (its balance holds the payment).
       request.user = payer;
-      return withSettlement(await run(payer));
+      return withProof(await run(payer));
     },
   };
 }
 
-/** The settlement a paid call's headers carry (`PAYMENT-RESPONSE`, base64 JSON), as an object. */
-function settlementOf(headers: Record<string, string>): Record<string, unknown> | undefined {
-  const header = Object.entries(headers).find(([name]) => name.toLowerCase() === "payment-response")?.[1];
-  if (!header) return undefined;
-  try {
-    return decodePaymentResponseHeader(header) as unknown as Record<string, unknown>;
-  } catch {
-    return undefined;
-  }
+/**
+ * What a settled payment's headers prove, as its binding's `_meta`: x402's `PAYMENT-RESPONSE`
+ * (base64 JSON `SettleResponse`) as `x402/payment-response`, MPP's `Payment-Receipt` as
+ * `org.paymentauth/receipt` (with the challenge it answers, as mppx's MCP server does).
+ */
+function proofOf(headers: Record<string, string>, challengeId: string | undefined): Record<string, unknown> {
+  const header = (name: string) =>
+    Object.entries(headers).find(([key]) => key.toLowerCase() === name)?.[1] || undefined;
+  const proof: Record<string, unknown> = {};
+  const settlement = header("payment-response");
+  if (settlement)
+    try {
+      proof[X402_PAYMENT_RESPONSE_META_KEY] = decodePaymentResponseHeader(settlement);
+    } catch {}
+  const receipt = header("payment-receipt");
+  if (receipt)
+    try {
+      proof[MPP_RECEIPT_META_KEY] = {
+        ...Receipt.deserialize(receipt),
+        ...(challengeId ? { challengeId } : {}),
+      };
+    } catch {}
+  return proof;
 }
 
 /**
- * The binding's payment-required tool result: `structuredContent` is the `PaymentRequired`
- * (its `error` the reason of a refusal), `content[0].text` the same as JSON; `_meta` adds our
- * error and remedy (what every protocol's 402 carries, decision 052) for programs.
+ * The bindings' payment-required tool result, `isError: true`: x402's `PaymentRequired` as its
+ * `structuredContent` (its `error` the reason of a refusal) and as JSON in `content[0].text`; MPP's
+ * challenges in `_meta["org.paymentauth/payment-required"]`; and ours in `_meta`, the error and
+ * the remedy (what every protocol's 402 carries, decision 052). One result serves both clients.
  */
 export function paymentRequired(
   application: ApplicationRow,
   error: AppError,
   reason?: string,
 ): CallToolResult {
-  const header = error.headers?.["payment-required"];
-  let required: PaymentRequired;
+  let required: PaymentRequired | undefined;
   try {
-    required = decodePaymentRequiredHeader(header ?? "");
+    const header = error.headers?.["payment-required"];
+    if (header) required = decodePaymentRequiredHeader(header);
   } catch {
-    return toolError(error);
+    required = undefined;
   }
-  const body: PaymentRequired = reason ? { ...required, error: reason } : required;
+  let challenges: unknown[] = [];
+  try {
+    const header = error.headers?.["www-authenticate"];
+    if (header) challenges = Challenge.deserializeList(header);
+  } catch {
+    challenges = [];
+  }
+  if (!required && challenges.length === 0) return toolError(error);
+  const body = required && reason ? { ...required, error: reason } : required;
+  const text = reason ? `${error.message} (${reason})` : error.message;
   const remedy = toolRemedy(application, error);
   return {
     isError: true,
-    structuredContent: body as unknown as Record<string, unknown>,
-    content: [{ type: "text", text: JSON.stringify(body) }],
+    ...(body
+      ? {
+          structuredContent: body as unknown as Record<string, unknown>,
+          content: [{ type: "text", text: JSON.stringify(body) }],
+        }
+      : { content: [{ type: "text", text: `${error.status} ${error.code}: ${text}` }] }),
     _meta: {
       [ERROR_META_KEY]: { status: error.status, code: error.code },
       ...(remedy ? { [REMEDY_META_KEY]: remedy } : {}),
+      ...(challenges.length > 0
+        ? {
+            [MPP_PAYMENT_REQUIRED_META_KEY]: {
+              httpStatus: 402,
+              challenges,
+              ...(reason ? { problem: { status: 402, title: "Payment refused", detail: reason } } : {}),
+            },
+          }
+        : {}),
     },
   };
 }

@@ -120,7 +120,7 @@ export function appTool(
   const description = [
     app.description.trim() || app.name,
     paidBy === "x402"
-      ? `Costs ${describePrice(app)}, paid with x402: a call without _meta["x402/payment"] answers the payment requirements.`
+      ? `Costs ${describePrice(app)}, paid per call without an account (x402 or MPP, in the call's _meta): a call without payment answers the payment requirements.`
       : `Costs ${describePrice(app)}, paid from your plan or wallet; a failed call costs nothing.`,
     ...(limit === null ? [] : [describeInputLimit(limit)]),
   ].join("\n\n");

@@ -160,7 +160,7 @@ describe("@modelcontextprotocol/sdk + @x402/evm", () => {
       const client = await connectAgent(agentUrl());
       const { tools } = await client.listTools();
       expect(tools.map((tool) => tool.name)).toEqual([slug]);
-      expect(tools[0]?.description).toContain("paid with x402");
+      expect(tools[0]?.description).toContain("paid per call without an account");
       expect(tools[0]?.outputSchema).toBeUndefined();
       await client.ping();
       await client.close();

@@ -13,7 +13,7 @@ import { ANONYMOUS_CALLER, refuseTwoPayers } from "../gateway/access.ts";
 import { type GatewayDeps, headerPin } from "../gateway/gateway-call.ts";
 import { type RateLimiter, rateLimitHook } from "../gateway/rate-limit.ts";
 import type { VersionPin } from "../prompts/load-prompt.ts";
-import { agentPayer, x402PaymentsOf } from "./agent-payment.ts";
+import { agentPayer, agentPaymentsOf } from "./agent-payment.ts";
 import { loadAppSchemas } from "./app-tool.ts";
 import { clientSessionOf, initializeCapabilities, sessionIdFor } from "./client-session.ts";
 import { type McpExchanges, mcpRequestLimits } from "./mcp-limits.ts";
@@ -212,15 +212,15 @@ export const mcpRoutes: FastifyPluginAsyncZod<GatewayDeps & { mcp: McpDeps }> = 
    * OAuth-protected endpoints above, never paid two ways on one request.
    */
   const agentsOnly = authenticates(async (request: FastifyRequest) => {
-    if (!x402PaymentsOf(deps))
+    if (!agentPaymentsOf(deps))
       throw new AppError(
         "not_found",
-        "This server takes no x402 payments: call its apps with credentials at /api/app/{slug}/mcp or /api/mcp",
+        "This server takes no agent payments (x402, MPP): call its apps with credentials at /api/app/{slug}/mcp or /api/mcp",
       );
     if (request.headers.authorization || request.headers["payment-signature"] !== undefined)
       throw invalidFields({
         [request.headers.authorization ? "authorization" : "payment-signature"]:
-          'is not taken here: this endpoint is for agents that pay each tool call with x402 in params._meta["x402/payment"], without an account. With credentials, use /api/app/{slug}/mcp or /api/mcp.',
+          'is not taken here: this endpoint is for agents that pay each tool call without an account, in params._meta (x402: "x402/payment"; MPP: "org.paymentauth/credential"). With credentials, use /api/app/{slug}/mcp or /api/mcp.',
       });
   });
   const agentRequest = [requests.byAddress, agentsOnly, requests.byCaller, deps.admission.hook];
@@ -233,7 +233,7 @@ export const mcpRoutes: FastifyPluginAsyncZod<GatewayDeps & { mcp: McpDeps }> = 
         tags,
         summary: "MCP server of one app for agents that pay per call with x402 (no account)",
         description:
-          'The app\'s one tool, as at `/app/{slug}/mcp`, without credentials: `initialize`, `tools/list` and `ping` are free. A `tools/call` without `params._meta["x402/payment"]` runs nothing and answers a tool result with `isError: true` whose `structuredContent` (and `content[0].text`, as JSON) is the x402 `PaymentRequired`; retried with the signed `PaymentPayload` in `params._meta["x402/payment"]`, the payment is verified and settled and the tool runs, its result\'s `_meta["x402/payment-response"]` being the settlement (x402 `specs/transports-v2/mcp.md`, tool-result binding). Only while x402 is on (404 otherwise).',
+          'The app\'s one tool, as at `/app/{slug}/mcp`, without credentials: `initialize`, `tools/list` and `ping` are free. A `tools/call` without `params._meta["x402/payment"]` runs nothing and answers a tool result with `isError: true` whose `structuredContent` (and `content[0].text`, as JSON) is the x402 `PaymentRequired`; retried with the signed `PaymentPayload` in `params._meta["x402/payment"]`, the payment is verified and settled and the tool runs, its result\'s `_meta["x402/payment-response"]` being the settlement (x402 `specs/transports-v2/mcp.md`, tool-result binding). MPP pays the same way: the unpaid result\'s `_meta["org.paymentauth/payment-required"]` holds its challenges, the retry carries the credential in `params._meta["org.paymentauth/credential"]`, the result\'s `_meta["org.paymentauth/receipt"]` is the receipt (mppx\'s MCP binding). Only while agent payments are on (404 otherwise).',
         security: [],
         params: SlugParams,
         body: JsonRpcBody,
@@ -268,7 +268,7 @@ export const mcpRoutes: FastifyPluginAsyncZod<GatewayDeps & { mcp: McpDeps }> = 
         tags,
         summary: "MCP catalogue for agents that pay per call with x402 (no account)",
         description:
-          '`search_apps` and `describe_app` are free; `call_app` is paid with x402 like a tool of `/agents/app/{slug}/mcp`: without `params._meta["x402/payment"]` it answers the named app\'s `PaymentRequired` as an `isError` tool result. Only while x402 is on (404 otherwise).',
+          '`search_apps` and `describe_app` are free; `call_app` is paid with x402 like a tool of `/agents/app/{slug}/mcp`: without `params._meta["x402/payment"]` it answers the named app\'s `PaymentRequired` (and MPP challenges) as an `isError` tool result. Only while agent payments are on (404 otherwise).',
         security: [],
         body: JsonRpcBody,
         response: { ...mcpResponses, 400: ApiErrorSchema },
