@@ -222,7 +222,7 @@ export function paymentRequired(
             [MPP_PAYMENT_REQUIRED_META_KEY]: {
               httpStatus: 402,
               challenges,
-              ...(reason ? { problem: { status: 402, title: "Payment refused", detail: reason } } : {}),
+              problem: { status: 402, title: error.code, detail: reason ?? error.message },
             },
           }
         : {}),

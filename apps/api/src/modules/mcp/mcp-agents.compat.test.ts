@@ -156,7 +156,7 @@ describe("@modelcontextprotocol/sdk + @x402/evm", () => {
       return client;
     }
 
-    it("initialize, tools/list, ping without credentials → work, nothing asked to pay", async () => {
+    it("initialize, tools/list, ping without credentials → works, nothing asked to pay", async () => {
       const client = await connectAgent(agentUrl());
       const { tools } = await client.listTools();
       expect(tools.map((tool) => tool.name)).toEqual([slug]);
@@ -180,7 +180,7 @@ describe("@modelcontextprotocol/sdk + @x402/evm", () => {
       expect(response.status).toBe(404);
     });
 
-    it("tools/call without payment → isError with the PaymentRequired (structuredContent and content[0].text), nothing run", async () => {
+    it("tools/call without payment → refused: isError with the PaymentRequired (structuredContent and content[0].text), nothing run", async () => {
       const client = await connectAgent(agentUrl());
       const calls = vendor.requests.length;
       const result = (await client.callTool({
@@ -202,7 +202,7 @@ describe("@modelcontextprotocol/sdk + @x402/evm", () => {
       await client.close();
     });
 
-    it("paid in _meta['x402/payment'], then the same payment again → answered once, settled once (the settlement in _meta), the replay refused payment_already_used", async () => {
+    it("paid in _meta['x402/payment'], then the same payment again → works once, settled once (the settlement in _meta); the replay refused payment_already_used", async () => {
       const agent = x402Wallet();
       facilitator.mint(agent.address, 1_000_000n);
       const client = await connectAgent(agentUrl());
@@ -243,7 +243,7 @@ describe("@modelcontextprotocol/sdk + @x402/evm", () => {
       await expectReconciled(server.database.db, "after an MCP call paid with x402's MCP binding");
     });
 
-    it("a payment the facilitator refuses to settle → isError with the requirements and the reason, nothing run", async () => {
+    it("a payment the facilitator refuses to settle → refused: isError with the requirements and the reason, nothing run", async () => {
       const agent = x402Wallet();
       facilitator.mint(agent.address, 1_000_000n);
       const client = await connectAgent(agentUrl());
