@@ -75,6 +75,8 @@ export default defineConfig({
         LOG_LEVEL: "warn",
         NODE_ENV: "test",
         ALLOW_PRIVATE_UPSTREAMS: "true",
+        // The journeys call $1 apps more often than the default spend budget allows (decision 072).
+        GATEWAY_SPEND_PER_MINUTE_CENTS: "1000000",
         // Payouts only when a creator withdraws, so the journey's Withdraw is never beaten by the
         // weekly schedule (the schedule has its integration tests).
         PAYOUT_SCHEDULE: "manual",

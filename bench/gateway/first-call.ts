@@ -192,6 +192,7 @@ export async function measureFirstCall(options: FirstCallOptions): Promise<First
     OPENAI_API_KEY: "sk-bench",
     OPENAI_BASE_URL: `http://127.0.0.1:${upstreamPort}/v1`,
     GATEWAY_RATE_LIMIT_PER_MINUTE: "1000000",
+    GATEWAY_SPEND_PER_MINUTE_CENTS: "1000000000",
     LOG_LEVEL: "warn",
     ...options.env,
   };

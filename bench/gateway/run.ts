@@ -387,6 +387,7 @@ function promptmintEnv(port: number, upstreamPort: number, dataDir: string): Rec
     OPENAI_API_KEY: "sk-bench",
     OPENAI_BASE_URL: `http://127.0.0.1:${upstreamPort}/v1`,
     GATEWAY_RATE_LIMIT_PER_MINUTE: "1000000",
+    GATEWAY_SPEND_PER_MINUTE_CENTS: "1000000000",
     LLM_TIMEOUT_SECONDS: "60",
     LOG_LEVEL,
     ...EXTRA_ENV,

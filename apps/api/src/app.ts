@@ -31,6 +31,7 @@ import { installMetrics } from "./lib/metrics.ts";
 import { installNulGuard } from "./lib/nul-guard.ts";
 import { createReadableLogStream, installRequestLog } from "./lib/request-log.ts";
 import { installSecurityHeaders } from "./lib/security-headers.ts";
+import { installShouldRetry } from "./lib/should-retry.ts";
 import { installStageTimings } from "./lib/stage-timings.ts";
 import { adminRoutes } from "./modules/admin/admin.routes.ts";
 import { analyticsRoutes } from "./modules/analytics/analytics.routes.ts";
@@ -58,6 +59,8 @@ import { widgetRoutes } from "./modules/embed/widget.routes.ts";
 import { checkAppHealth } from "./modules/events/app-health.ts";
 import { maintainEventPartitions } from "./modules/events/event-partitions.ts";
 import { eventsRoutes } from "./modules/events/events.routes.ts";
+import { agentDiscoveryRoutes } from "./modules/explore/agent-discovery.routes.ts";
+import { type DiscoveryRails, withPaymentInfo } from "./modules/explore/agent-discovery.ts";
 import { exploreRoutes } from "./modules/explore/explore.routes.ts";
 import { agentsRoutes } from "./modules/gateway/agents.routes.ts";
 import { gatewayRoutes } from "./modules/gateway/gateway.routes.ts";
@@ -121,6 +124,8 @@ export async function buildServer(options: BuildAppOptions): Promise<Server> {
   installRequestLog(app, { logAssets: config.isProduction });
   if (config.serverTiming) installStageTimings(app);
   installErrorHandler(app);
+  // Error answers say whether a retry can help (x-should-retry, read by the OpenAI SDKs).
+  installShouldRetry(app);
   const securityHeaders = installSecurityHeaders(app, config);
   // MCP and OAuth routes a browser-based MCP client calls: any origin, no cookies (lib/cors.ts).
   installBearerCors(app);
@@ -144,7 +149,7 @@ export async function buildServer(options: BuildAppOptions): Promise<Server> {
     if (!options.database) await database.close();
   });
 
-  await registerApiDocs(app, config);
+  await registerApiDocs(app, config, discoveryRails(config));
   // The API reference (/api/docs) and the server-rendered pages' shared files.
   await app.register(pagesRoutes);
   const { embedded } = services.identity;
@@ -176,6 +181,7 @@ export async function buildServer(options: BuildAppOptions): Promise<Server> {
     publicUrl: config.publicUrl,
     payments,
     agentPayments: services.agentPayments,
+    receipts: services.receipts,
   };
   // The product API, under /api and again under the versioned root /api/v1 (hidden from the docs).
   const api = (scope: FastifyInstance) =>
@@ -199,6 +205,13 @@ export async function buildServer(options: BuildAppOptions): Promise<Server> {
   await app.register(protectedResourceRoutes, {
     publicUrl: config.publicUrl,
     authorizationServer: config.oidc.issuer,
+  });
+  // Discovery for agents: the paid apps, the x402 manifest and the receipts' keys (decision 073).
+  await app.register(agentDiscoveryRoutes, {
+    db,
+    publicUrl: config.publicUrl,
+    rails: discoveryRails(config),
+    receipts: services.receipts,
   });
   // The embed loader and widget page, framed by creators' allowed sites (their own CSP).
   await app.register(widgetRoutes, { db, tokens: services.embedTokens });
@@ -372,7 +385,15 @@ function backgroundJobs(config: Config, db: Database, services: Services, log: F
   ];
 }
 
-async function registerApiDocs(app: ReturnType<typeof createFastify>, config: Config) {
+/** The agent rails that are on, as discovery lists them (decision 073): x402 and MPP's charge by Stripe card. */
+function discoveryRails(config: Config): DiscoveryRails {
+  return {
+    x402: config.x402,
+    ...(config.mpp ? { mpp: { methods: ["stripe"], currency: "usd" } } : {}),
+  };
+}
+
+async function registerApiDocs(app: ReturnType<typeof createFastify>, config: Config, rails: DiscoveryRails) {
   await app.register(fastifySwagger, {
     openapi: {
       openapi: "3.1.0",
@@ -395,7 +416,11 @@ async function registerApiDocs(app: ReturnType<typeof createFastify>, config: Co
   // Made once, when the routes are known: the first reader of the docs does not wait for it.
   let publicDocument: Record<string, unknown> | undefined;
   const documentForPeople = () =>
-    (publicDocument ??= publicApiDocument(app.swagger() as unknown as Record<string, unknown>));
+    (publicDocument ??= withPaymentInfo(
+      publicApiDocument(app.swagger() as unknown as Record<string, unknown>),
+      config.publicUrl,
+      rails,
+    ));
   app.addHook("onReady", async () => void documentForPeople());
   app.get(
     "/api/openapi.json",

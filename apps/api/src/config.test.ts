@@ -31,6 +31,19 @@ describe("loadConfig", () => {
     expect(loadConfig({ DATA_DIR: dir }).secretKey).toBe(config.secretKey);
   });
 
+  it("sizes the paid limits for agents' tool loops: 600 calls and $5 a minute per key (decision 072)", () => {
+    const defaults = loadConfig({ DATA_DIR: dataDir() });
+    expect(defaults.gatewayRateLimitPerMinute).toBe(600);
+    expect(defaults.gatewayRateLimitPerIpPerMinute).toBe(6000);
+    expect(defaults.gatewaySpendPerMinuteCents).toBe(500);
+    expect(defaults.mcpLimits.requestsPerMinute).toBe(1200);
+    expect(defaults.mcpLimits.requestsPerMinutePerIp).toBe(4800);
+    expect(
+      loadConfig({ DATA_DIR: dataDir(), GATEWAY_SPEND_PER_MINUTE_CENTS: "2500" }).gatewaySpendPerMinuteCents,
+    ).toBe(2500);
+    expect(() => loadConfig({ DATA_DIR: dataDir(), GATEWAY_SPEND_PER_MINUTE_CENTS: "0" })).toThrow();
+  });
+
   it("reads the hardening settings: per-IP limit, trusted proxies, shutdown deadline", () => {
     const defaults = loadConfig({ DATA_DIR: dataDir(), GATEWAY_RATE_LIMIT_PER_MINUTE: "30" });
     expect(defaults.gatewayRateLimitPerIpPerMinute).toBe(300);

@@ -217,7 +217,17 @@ const EnvSchema = z.object({
     .max(3600, "must be at most 3600 seconds")
     .default(300),
   LLM_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(600).default(60),
-  GATEWAY_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(60),
+  /**
+   * Paid calls per minute per API key (or user). 600: a tool loop is one paid call per step, and a
+   * busy one (a step every 200 ms, or two loops on one key at a step every 400 ms) makes 300 to 600
+   * a minute (docs/decisions/072). A runaway loop is stopped by GATEWAY_SPEND_PER_MINUTE_CENTS.
+   */
+  GATEWAY_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
+  /**
+   * The most one API key (or user) may spend on paid calls in a minute, in cents, counted at each
+   * call's price when it is admitted (docs/decisions/072). Default $5 a minute.
+   */
+  GATEWAY_SPEND_PER_MINUTE_CENTS: z.coerce.number().int().min(1).max(1_000_000_000).default(500),
   /** Default: 10 × GATEWAY_RATE_LIMIT_PER_MINUTE (ten busy keys behind one address). */
   GATEWAY_RATE_LIMIT_PER_IP_PER_MINUTE: z.coerce.number().int().min(1).max(100_000_000).optional(),
   /** Paid calls starting at once (before their upstream call); more wait unread (lib/admission.ts). */
@@ -240,9 +250,9 @@ const EnvSchema = z.object({
   /** Streamed gateway calls one client address may have open at once (all its keys together). */
   GATEWAY_MAX_OPEN_STREAMS_PER_IP: z.coerce.number().int().min(1).max(1_000_000).default(100),
   /** MCP requests (every POST, paid or not) per API key or signed-in user per minute. */
-  MCP_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(300),
+  MCP_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(1200),
   /** MCP requests per minute from one client address, counted before authentication. */
-  MCP_RATE_LIMIT_PER_IP_PER_MINUTE: z.coerce.number().int().min(1).max(100_000_000).default(1200),
+  MCP_RATE_LIMIT_PER_IP_PER_MINUTE: z.coerce.number().int().min(1).max(100_000_000).default(4800),
   /** MCP requests one API key (or user) may have being answered at once (each holds a server). */
   MCP_MAX_OPEN_PER_KEY: z.coerce.number().int().min(1).max(100_000).default(20),
   /** The same per client address. */
@@ -303,6 +313,8 @@ export interface Config {
   };
   llmTimeoutSeconds: number;
   gatewayRateLimitPerMinute: number;
+  /** Cents one API key (or user) may spend on paid calls per minute (docs/decisions/072). */
+  gatewaySpendPerMinuteCents: number;
   gatewayRateLimitPerIpPerMinute: number;
   gatewayAdmissionLimit: number;
   /** Fastify's trustProxy: whose X-Forwarded-* headers decide the client's IP and protocol. */
@@ -462,6 +474,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): Config {
     },
     llmTimeoutSeconds: env.LLM_TIMEOUT_SECONDS,
     gatewayRateLimitPerMinute: env.GATEWAY_RATE_LIMIT_PER_MINUTE,
+    gatewaySpendPerMinuteCents: env.GATEWAY_SPEND_PER_MINUTE_CENTS,
     gatewayAdmissionLimit: env.GATEWAY_ADMISSION_LIMIT,
     gatewayRateLimitPerIpPerMinute:
       env.GATEWAY_RATE_LIMIT_PER_IP_PER_MINUTE ?? 10 * env.GATEWAY_RATE_LIMIT_PER_MINUTE,

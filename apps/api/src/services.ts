@@ -14,6 +14,7 @@ import { createEmailVerification } from "./modules/auth/email-verification.ts";
 import { createSessionChecks, type SessionChecks } from "./modules/auth/sessions.ts";
 import { createTokenVerifier } from "./modules/auth/token-verifier.ts";
 import { createAgentPayments } from "./modules/billing/agent-payments/index.ts";
+import { createReceiptSigner } from "./modules/billing/call-receipts-signing.ts";
 import { createStripeGateway } from "./modules/billing/stripe.ts";
 import { createEmbedTokens } from "./modules/embed/embed.service.ts";
 import { createEventServices } from "./modules/events/index.ts";
@@ -69,6 +70,7 @@ export async function buildServices(
     {
       perCallerPerMinute: config.gatewayRateLimitPerMinute,
       perIpPerMinute: config.gatewayRateLimitPerIpPerMinute,
+      spendPerCallerPerMinuteCents: config.gatewaySpendPerMinuteCents,
     },
     config.redisKeyPrefix,
   );
@@ -119,6 +121,8 @@ export async function buildServices(
     payoutDeps,
     /** x402 pay-per-call when X402_* is set (billing/agent-payments, docs/decisions/052). */
     agentPayments: createAgentPayments(db, { x402: config.x402, mpp: config.mpp }),
+    /** Signs paid calls' receipts; its keys are published at /.well-known (docs/decisions/073). */
+    receipts: createReceiptSigner(db, secrets, { issuer: config.publicUrl }),
     async close() {
       await Promise.all([
         rateLimiter.close(),

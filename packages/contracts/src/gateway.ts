@@ -74,6 +74,12 @@ export const UsageSchema = z.object({
   /** Promptmint's own: the charge in whole cents, and how the call was paid. */
   charged_cents: z.number().int().optional(),
   paid_by: PaidBySchema.optional(),
+  receipt: z
+    .string()
+    .optional()
+    .describe(
+      "A paid call's signed receipt: a compact JWS (EdDSA) verifiable with /.well-known/promptmint-receipt-keys.json",
+    ),
 });
 export type Usage = z.infer<typeof UsageSchema>;
 

@@ -111,6 +111,15 @@ export const LabelNameSchema = z
     "must be lowercase letters, digits and dashes, starting with a letter (at most 32)",
   );
 
+/**
+ * A label name a label may be given: not shaped like a version (`v0`, `v12`, `v-1`), which a pin
+ * reads as a version, never as a label (docs/decisions/072).
+ */
+export const NewLabelNameSchema = LabelNameSchema.refine(
+  (name) => !/^v-?\d+$/.test(name),
+  "must not look like a version (v12): a pin would read it as a version",
+);
+
 export const PromptLabelSchema = z.object({
   name: z.string(),
   version: z.number().int(),

@@ -26,6 +26,8 @@ export const BEARER_CORS_ALLOW_HEADERS = [
   "last-event-id",
   "idempotency-key",
   "payment-signature",
+  "promptmint-prepay-cents",
+  "promptmint-balance-key",
 ].join(", ");
 /** Headers a browser may read: MCP's, the 401 challenge, the x402 answers, the gateway's limits. */
 export const BEARER_CORS_EXPOSE_HEADERS = [
@@ -34,13 +36,19 @@ export const BEARER_CORS_EXPOSE_HEADERS = [
   "www-authenticate",
   "payment-required",
   "payment-response",
+  "payment-receipt",
+  "promptmint-payment-id",
+  "promptmint-payment-replayed",
+  "promptmint-balance-key",
   "ratelimit-limit",
   "ratelimit-remaining",
   "ratelimit-reset",
   "retry-after",
+  "x-should-retry",
   "idempotent-replayed",
   "promptmint-charged",
   "promptmint-version",
+  "promptmint-receipt",
 ].join(", ");
 
 interface BearerRoute {
@@ -59,6 +67,11 @@ export const BEARER_CORS_ROUTES: BearerRoute[] = [
   { path: /^\/oidc\/\.well-known\/(?:openid-configuration|oauth-authorization-server)$/, methods: "GET" },
   { path: /^\/oidc\/jwks$/, methods: "GET" },
   { path: /^\/oidc\/(?:reg|token|token\/revocation)$/, methods: "POST" },
+  // Discovery for agents and the receipts' keys (docs/decisions/073): public documents, no cookies.
+  {
+    path: /^\/\.well-known\/(?:x402|promptmint-agents\.json|promptmint-receipt-keys\.json)$/,
+    methods: "GET",
+  },
 ];
 
 /** A header name as HTTP spells one (RFC 9110 token), short enough to echo back. */

@@ -16,7 +16,7 @@ declare module "fastify" {
 const CORS_HEADERS = {
   "access-control-allow-origin": "*",
   "access-control-expose-headers":
-    "ratelimit-limit, ratelimit-remaining, ratelimit-reset, retry-after, idempotent-replayed, promptmint-charged, payment-required, payment-response",
+    "ratelimit-limit, ratelimit-remaining, ratelimit-reset, retry-after, idempotent-replayed, promptmint-charged, promptmint-receipt, payment-required, payment-response, x-should-retry, www-authenticate, payment-receipt, promptmint-payment-id, promptmint-payment-replayed, promptmint-balance-key",
 };
 const PREFLIGHT_HEADERS = {
   ...CORS_HEADERS,

@@ -1,7 +1,8 @@
 import path from "node:path";
 import { loadConfig } from "../config.ts";
 import { openDatabase } from "../db/client.ts";
-import { runAdminCommand } from "./admin-command.ts";
+import { createSecretBox } from "../lib/secrets.ts";
+import { cliActor, runAdminCommand } from "./admin-command.ts";
 
 /**
  * `npm run admin -- grant EMAIL | revoke EMAIL | list`: who holds the operator role
@@ -14,7 +15,12 @@ const database = await openDatabase({
   pgliteDir: path.join(config.dataDir, "pgdata"),
 });
 try {
-  const { exitCode, lines } = await runAdminCommand(database.db, process.argv.slice(2));
+  const { exitCode, lines } = await runAdminCommand(
+    database.db,
+    process.argv.slice(2),
+    cliActor(),
+    createSecretBox(config.secretKey),
+  );
   for (const line of lines) (exitCode === 0 ? console.log : console.error)(line);
   process.exitCode = exitCode;
 } finally {

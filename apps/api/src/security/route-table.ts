@@ -655,6 +655,16 @@ export function routeTable(world: World): Record<string, RouteRequest> {
       class: "public",
       url: `/.well-known/oauth-protected-resource${app}/mcp`,
     },
+    // Discovery for agents (docs/decisions/073): anyone; x402's manifest only while x402 is on.
+    "GET /.well-known/promptmint-agents.json": {
+      class: "public",
+      url: "/.well-known/promptmint-agents.json",
+    },
+    "GET /.well-known/x402": { class: "public", url: "/.well-known/x402", ok: 404 },
+    "GET /.well-known/promptmint-receipt-keys.json": {
+      class: "public",
+      url: "/.well-known/promptmint-receipt-keys.json",
+    },
     "GET /api/v1/models": { class: "gateway-any", url: "/api/v1/models" },
     "GET /api/v1/models/{model}": { class: "gateway", url: `/api/v1/models/${world.promptApp.slug}` },
     "POST /api/v1/responses": {

@@ -55,6 +55,9 @@ export async function startTestServer(
     DATA_DIR: mkdtempSync(path.join(os.tmpdir(), "pm-data-")),
     SECRET_KEY: options.secretKey ?? TEST_SECRET_KEY,
     LOG_LEVEL: "silent",
+    // Tests make many calls a minute at the default price ($1): the spend budget is out of their way
+    // unless a test sets its own (docs/decisions/072).
+    GATEWAY_SPEND_PER_MINUTE_CENTS: "100000000",
     ...options.env,
   });
   const database = await testDb.open();

@@ -40,3 +40,8 @@ CREATE TABLE "agent_refunds" (
 );
 --> statement-breakpoint
 CREATE INDEX "agent_refunds_payer_idx" ON "agent_refunds" ("payer_user_id", "created_at");
+--> statement-breakpoint
+-- x402's payment-identifier extension (issue 40): a retry that names the same payment id is not paid again.
+ALTER TABLE "x402_payments" ADD COLUMN "payment_identifier" text;
+--> statement-breakpoint
+CREATE UNIQUE INDEX "x402_payments_payment_identifier_key" ON "x402_payments" ("payer_user_id", "payment_identifier") WHERE "payment_identifier" IS NOT NULL AND "status" <> 'failed';

@@ -441,12 +441,17 @@ export const x402Payments = pgTable(
     callRecord: jsonb("call_record"),
     feePercent: numeric("fee_percent"),
     settleAttempts: integer("settle_attempts").notNull().default(0),
+    /** x402's payment-identifier extension (issue 40): the payer's id for this payment, retried as one. */
+    paymentIdentifier: text("payment_identifier"),
     createdAt: createdAt(),
     updatedAt: timestamptz("updated_at").notNull().defaultNow(),
     settledAt: timestamptz("settled_at"),
   },
   (t) => [
     uniqueIndex("x402_payments_identity_key").on(t.network, t.payer, t.nonce),
+    uniqueIndex("x402_payments_payment_identifier_key")
+      .on(t.payerUserId, t.paymentIdentifier)
+      .where(sql`${t.paymentIdentifier} is not null and ${t.status} <> 'failed'`),
     uniqueIndex("x402_payments_invocation_key").on(t.invocationId),
     index("x402_payments_open_idx").on(t.updatedAt).where(sql`${t.status} in ('verified', 'settling')`),
     check(

@@ -64,6 +64,7 @@ async function startServerProcess(name: string, env: Record<string, string>): Pr
     OPENAI_API_KEY: "x",
     OPENAI_BASE_URL: vendor.baseUrl,
     GATEWAY_RATE_LIMIT_PER_MINUTE: "100000",
+    GATEWAY_SPEND_PER_MINUTE_CENTS: "100000000",
     PLATFORM_FEE_PERCENT: "10",
     ...env,
   });

@@ -7,6 +7,7 @@ import {
   exportsUnlikeTheLog,
   ledgerWithoutTheirEvent,
 } from "../events/event-checks.ts";
+import { mismatchedAgentRefunds, mismatchedMppPayments } from "./agent-payments/agent-checks.ts";
 import { mismatchedX402Payments, x402TransferDifferences } from "./agent-payments/x402-checks.ts";
 import type { ReceivedTransfer } from "./agent-payments/x402-rail.ts";
 import {
@@ -171,6 +172,20 @@ export const RECONCILE_CHECKS = [
     differs:
       "x402 payments whose settlement, answered call, charge and posting disagree, or that are unpaid (agent-payments/x402-checks.ts)",
     rows: mismatchedX402Payments,
+    describe: String,
+  }),
+  check({
+    name: "mismatchedMppPayments",
+    differs:
+      "MPP payments whose status and `mpp_credit` posting disagree (agent-payments/agent-checks.ts, decision 070)",
+    rows: mismatchedMppPayments,
+    describe: String,
+  }),
+  check({
+    name: "mismatchedAgentRefunds",
+    differs:
+      "agents' refunds whose amount, postings and status disagree, or `refunds_owed` unlike what is owed (decision 070)",
+    rows: mismatchedAgentRefunds,
     describe: String,
   }),
   check({

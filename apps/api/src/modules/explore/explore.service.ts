@@ -20,7 +20,7 @@ import { publishedInputLimit } from "../gateway/call-worst-case.ts";
 import { loadPrompt } from "../prompts/load-prompt.ts";
 
 /** Who may find an app in Explore: live and public or embeddable (DESIGN.md §5). */
-const listed = and(
+export const listed = and(
   eq(applications.status, "live"),
   inArray(applications.visibility, ["public", "embed"]),
   appNotSuspended,

@@ -12,6 +12,7 @@ import { currentUser } from "../auth/authenticate.ts";
 import type { PaidResource } from "../billing/agent-payments/index.ts";
 import { effectivePriceCents } from "../billing/price-changes.ts";
 import { createApiKey } from "../keys/keys.service.ts";
+import { bazaarDiscoveryOf } from "./agent-discovery.ts";
 import type { GatewayDeps } from "./gateway-call.ts";
 
 /**
@@ -164,11 +165,21 @@ export async function findAppForCall(
     priceCents: Math.max(priceCents, prepayOf(request)),
     url: `${deps.publicUrl}${request.url.split("?")[0]}`,
     description: `One call of '${application.name}' on Promptmint`,
+    // The endpoint's input and output for x402 discovery (bazaar, docs/decisions/073).
+    discovery: bazaarDiscoveryOf(request.url, application),
   };
   const paid = agentPayments.credentialOf(request.headers);
   if (!paid) throw await agentPayments.challenge(resource);
   const wantsKey = balanceKeyWanted(request);
   const payment = await agentPayments.pay(paid, { ...resource, applicationId: application.id });
+  // A payer gone while its payment settled is given nothing and charged for nothing (decision 064):
+  // its call does not run, the money stays on its balance. Its connection is what says so, for
+  // blocking calls as for streams (a blocking wallet call is charged once answered, heard or not).
+  if (request.raw.socket?.destroyed === true)
+    throw new AppError(
+      "bad_request",
+      `The caller left while its payment ${payment.paymentId} settled: the call did not run, and the payment is on the payer's balance`,
+    );
   const [caller] = await deps.db.select().from(users).where(eq(users.id, payment.payerUserId));
   if (!caller) throw new Error("an agent payer's user is missing");
   if (!caller.isActive || (await isUserSuspended(deps.db, caller.id)))
@@ -176,6 +187,10 @@ export async function findAppForCall(
   const headers: Record<string, string> = { ...payment.headers };
   if (wantsKey) headers["promptmint-balance-key"] = (await issueBalanceKey(deps.db, caller)).key;
   reply?.headers(headers);
+  // The payment's own id answers a retry once (x402's payment-identifier), unless the request
+  // names its own Idempotency-Key.
+  if (payment.idempotencyId && request.headers["idempotency-key"] === undefined)
+    request.headers["idempotency-key"] = `payment-identifier:${payment.idempotencyId}`;
   request.user = caller;
   return { application, caller };
 }

@@ -7,10 +7,10 @@ import {
   encodePaymentSignatureHeader,
 } from "@x402/core/http";
 import type { PaymentPayload } from "@x402/core/types";
-import { eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import OpenAI from "openai";
-import { beforeAll, describe, expect, it } from "vitest";
-import { invocations, x402Payments } from "../../db/schema/index.ts";
+import { beforeAll, describe, expect, it, vi } from "vitest";
+import { invocations, ledgerAccounts, x402Payments } from "../../db/schema/index.ts";
 import { fundWallet } from "../../test/caller.ts";
 import { createPromptApp } from "../../test/live-app.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
@@ -261,23 +261,39 @@ describe("a URL the router cannot read", () => {
 });
 
 describe("one x402 balance, several streams at once", () => {
-  // The facilitator verifies each payment against the balance alone, before any is spent: all
-  // three are admitted. Streamed content waits for settlement, so the two whose settlement is
-  // refused give away nothing (they sent the whole answer before, and were paid by nobody).
+  // The facilitator verifies each payment against the payer's funds alone, before any is spent:
+  // all three pass verify. Since issue 40 each is settled before its call runs (paid into the
+  // payer's balance): the funds settle one, the facilitator refuses the other two (402, before any
+  // content), and the one paid call streams as it comes, nothing held back.
   const streamOnce = async (agent: ReturnType<typeof x402Wallet>, url: string, body: unknown) => {
     const response = await agent.fetch(url, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify(body),
     });
-    const text = await response.text();
-    return { status: response.status, answered: text.includes("secret"), text };
+    let text = "";
+    let firstContentAt: number | undefined;
+    const decoder = new TextDecoder();
+    for await (const chunk of response.body ?? []) {
+      text += decoder.decode(chunk as Uint8Array, { stream: true });
+      if (firstContentAt === undefined && text.includes("echo")) firstContentAt = performance.now();
+    }
+    const endedAt = performance.now();
+    return {
+      status: response.status,
+      answered: text.includes("secret"),
+      text,
+      /** How long the content flowed: from its first word to the stream's end. */
+      flowedMs: firstContentAt === undefined ? 0 : endedAt - firstContentAt,
+      paymentId: response.headers.get("promptmint-payment-id"),
+    };
   };
 
   for (const protocol of ["openai", "dify"] as const) {
-    it(`${protocol}: three concurrent streams paid from one call's funds → one answered and settled, two refused with no content`, async () => {
+    it(`${protocol}: three concurrent streams paid from one call's funds → one settled, credited and streamed word by word; two refused 402 by the facilitator before any content`, async () => {
       const agent = x402Wallet();
       facilitator.mint(agent.address, BigInt(PRICE_CENTS * 10_000)); // USDC's 6 decimals: one call
+      const vendorCalls = vendor.requests.length;
       vendor.set({ kind: "echo", chunkDelayMs: 150 });
       const [url, body] =
         protocol === "openai"
@@ -289,16 +305,51 @@ describe("one x402 balance, several streams at once", () => {
       const results = await Promise.all([0, 1, 2].map(() => streamOnce(agent, url, body)));
       vendor.set({ kind: "echo" });
 
-      expect(results.filter((result) => result.answered)).toHaveLength(1);
-      for (const refused of results.filter((result) => !result.answered))
-        expect(refused.text).toMatch(/not charged|could not be settled/i);
+      const answered = results.filter((result) => result.answered);
+      expect(answered).toHaveLength(1);
+      expect(answered[0]?.status).toBe(200);
+      // Streamed as it came (4 words, 150 ms apart): not held back and sent at the end.
+      expect(answered[0]?.flowedMs).toBeGreaterThanOrEqual(250);
+      for (const refused of results.filter((result) => !result.answered)) {
+        expect(refused.status).toBe(402);
+        expect(refused.text).toMatch(/could not be settled/i);
+        expect(refused.text).not.toContain("echo");
+      }
+      // Only the paid call reached the model.
+      expect(vendor.requests.length).toBe(vendorCalls + 1);
       const payments = await db()
-        .select({ status: x402Payments.status })
+        .select()
         .from(x402Payments)
         .where(eq(x402Payments.payer, agent.address.toLowerCase()));
-      expect(payments.map((payment) => payment.status).sort()).toEqual(["failed", "failed", "settled"]);
+      expect(payments.map((payment) => payment.status).sort()).toEqual(["credited", "failed", "failed"]);
+      const credited = payments.filter((payment) => payment.status === "credited");
+      expect(answered[0]?.paymentId).toBe(credited[0]?.id);
+      // What moved on chain is what was credited: one transfer, for the credited payment.
+      const transfers = facilitator.transfers.filter(
+        (transfer) => transfer.from.toLowerCase() === agent.address.toLowerCase(),
+      );
+      expect(transfers.map((transfer) => transfer.transaction)).toEqual(
+        credited.map((payment) => payment.txHash),
+      );
       expect(facilitator.balanceOf(agent.address)).toBe(0n);
+      // The one call was charged once, from the payer's balance, as a wallet call.
+      const payerUserId = credited[0]?.payerUserId ?? "";
+      const calls = await db().select().from(invocations).where(eq(invocations.callerUserId, payerUserId));
+      expect(calls.map((call) => [call.status, call.chargedCents])).toEqual([["success", PRICE_CENTS]]);
+      await vi.waitFor(async () => expect(await heldOf(payerUserId)).toBe(0), { timeout: 15_000 });
+      expect(await walletOf(payerUserId)).toBe(0);
       await expectReconciled(db());
     });
   }
 });
+
+/** What a user's wallet and held accounts hold, in µ$. */
+async function accountOf(userId: string, kind: "wallet" | "held"): Promise<number> {
+  const [row] = await db()
+    .select({ balance: ledgerAccounts.balanceMicros })
+    .from(ledgerAccounts)
+    .where(and(eq(ledgerAccounts.ownerId, userId), eq(ledgerAccounts.kind, kind)));
+  return Number(row?.balance ?? 0);
+}
+const walletOf = (userId: string) => accountOf(userId, "wallet");
+const heldOf = (userId: string) => accountOf(userId, "held");

@@ -4,11 +4,18 @@ import { Receipt } from "mppx";
 import { Mppx, stripe } from "mppx/client";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { invocations, ledgerAccounts, mppPayments, x402Payments } from "../../db/schema/index.ts";
+import {
+  agentRefunds,
+  invocations,
+  ledgerAccounts,
+  mppPayments,
+  x402Payments,
+} from "../../db/schema/index.ts";
 import { type MppStripeDouble, startMppStripeDouble } from "../../test/mpp-stripe-double.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
 import { useCaller, useVendorServer } from "../../test/use-test-server.ts";
 import { startX402Facilitator, type X402Facilitator, x402Wallet } from "../../test/x402-facilitator.ts";
+import { reconcile } from "../billing/reconcile.ts";
 
 // Issue 40 (docs/decisions/070, 071): with x402 and MPP both on, one 402 offers both rails, and an
 // agent with no account pays by either through the real clients (`@x402/fetch`, `mppx/client`):
@@ -86,7 +93,7 @@ const completion = (query: string) => ({
   body: JSON.stringify({ inputs: {}, query, response_mode: "blocking", user: "agent" }),
 });
 
-describe("x402 and MPP on one endpoint", () => {
+describe("mppx", () => {
   it("a call without credentials → one 402 offering both rails (PAYMENT-REQUIRED and WWW-Authenticate: Payment)", async () => {
     const response = await fetch(`${server.baseUrl}/api/app/${slug}/completion-messages`, completion("hi"));
     expect(response.status).toBe(402);
@@ -101,7 +108,18 @@ describe("x402 and MPP on one endpoint", () => {
     });
   });
 
-  it("MPP pays a Dify call: captured once through Stripe, paid into the balance, the call charged from it, a receipt", async () => {
+  it("discovery, the agents' document and the OpenAPI document → list both rails", async () => {
+    const document = await (await fetch(`${server.baseUrl}/.well-known/promptmint-agents.json`)).json();
+    expect(document.rails ?? document.how_to_pay ?? document).toMatchObject({
+      x402: expect.objectContaining({ x402_version: 2 }),
+      mpp: expect.objectContaining({ methods: ["stripe"], currency: "usd" }),
+    });
+    const openapi = await (await fetch(`${server.baseUrl}/api/openapi.json`)).json();
+    const info = openapi.paths[`/api/app/{slug}/completion-messages`]?.post?.["x-payment-info"];
+    expect(JSON.stringify(info)).toContain('"mpp"');
+  });
+
+  it("with x402 on too, pays a Dify call → captured once through Stripe, paid into the balance, charged from it, a Payment-Receipt", async () => {
     const agent = mppAgent();
     const capturedBefore = double.capturedCents();
     const response = await agent.fetch(
@@ -131,7 +149,7 @@ describe("x402 and MPP on one endpoint", () => {
     await expectReconciled(db(), "after an MPP-paid call");
   });
 
-  it("MPP pays an OpenAI stream: the content flows token by token", async () => {
+  it("pays an OpenAI chat.completions stream → token by token, charged once", async () => {
     const agent = mppAgent();
     const client = new OpenAI({
       apiKey: "unused",
@@ -164,7 +182,7 @@ describe("x402 and MPP on one endpoint", () => {
     await expectReconciled(db(), "after an MPP-paid stream");
   });
 
-  it("MPP: a credential replayed → 402 payment_already_used, Stripe charged once", async () => {
+  it("a credential replayed → refused 402 payment_already_used, Stripe charged once", async () => {
     const agent = mppAgent();
     const url = `${server.baseUrl}/api/app/${slug}/completion-messages`;
     const challenged = await fetch(url, completion("once"));
@@ -182,7 +200,7 @@ describe("x402 and MPP on one endpoint", () => {
     expect(double.charges - charges).toBe(1);
   });
 
-  it("MPP: the upstream fails after payment → the money stays on the balance; a refund gives it back through Stripe", async () => {
+  it("an upstream 500 after payment → the money stays on the balance; a refund gives it back through Stripe", async () => {
     const agent = mppAgent();
     vendor.set({ kind: "status", status: 500, message: "down" });
     let key = "";
@@ -214,7 +232,7 @@ describe("x402 and MPP on one endpoint", () => {
     await expectReconciled(db(), "after an MPP refund");
   });
 
-  it("x402 beside it: @x402/fetch pays the same endpoint into its own balance", async () => {
+  it("@x402/fetch beside it on the same endpoint → pays into its own balance", async () => {
     const agent = x402Wallet();
     facilitator.mint(agent.address, 1_000_000n);
     const response = await agent.fetch(
@@ -229,5 +247,43 @@ describe("x402 and MPP on one endpoint", () => {
       .where(and(eq(x402Payments.payer, agent.address.toLowerCase()), eq(x402Payments.status, "credited")));
     expect(payments).toHaveLength(1);
     await expectReconciled(db(), "after both rails");
+  });
+
+  it("reconcile, an MPP payment or a refund made to disagree with its postings by hand → named", async () => {
+    const [payment] = await db()
+      .select()
+      .from(mppPayments)
+      .where(eq(mppPayments.status, "credited"))
+      .limit(1);
+    const [refund] = await db().select().from(agentRefunds).limit(1);
+    if (!payment || !refund) throw new Error("the earlier tests made a payment and a refund");
+    const report = async () => {
+      const found = await reconcile(db());
+      return { payments: found.mismatchedMppPayments, refunds: found.mismatchedAgentRefunds };
+    };
+    expect(await report()).toEqual({ payments: [], refunds: [] });
+    await db()
+      .update(mppPayments)
+      .set({ amountMicros: payment.amountMicros + 1 })
+      .where(eq(mppPayments.id, payment.id));
+    await db()
+      .update(agentRefunds)
+      .set({ amountMicros: refund.amountMicros + 1 })
+      .where(eq(agentRefunds.id, refund.id));
+    try {
+      const found = await report();
+      expect(found.payments).toEqual([`MPP payment ${payment.id}`]);
+      expect(found.refunds).toContain(`agent refund ${refund.id}`);
+    } finally {
+      await db()
+        .update(mppPayments)
+        .set({ amountMicros: payment.amountMicros })
+        .where(eq(mppPayments.id, payment.id));
+      await db()
+        .update(agentRefunds)
+        .set({ amountMicros: refund.amountMicros })
+        .where(eq(agentRefunds.id, refund.id));
+    }
+    expect(await report()).toEqual({ payments: [], refunds: [] });
   });
 });

@@ -3,9 +3,17 @@ import type { ApplicationRow } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
 import { markStage } from "../../lib/stage-timings.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
+import { RECEIPT_HEADER } from "../billing/call-receipts-signing.ts";
+import { effectivePriceCents } from "../billing/price-changes.ts";
 import type { ToolCallDelta } from "../models/tools.ts";
 import type { ServedVersion } from "../releases/serving.ts";
-import { CHARGED_HEADER, chargedHeaderOfStored, chargedHeaderValue, VERSION_HEADER } from "./charge.ts";
+import {
+  CHARGED_HEADER,
+  chargedHeaderOfStored,
+  chargedHeaderValue,
+  receiptOfStored,
+  VERSION_HEADER,
+} from "./charge.ts";
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
 import type { GatewayDeps, Mode } from "./gateway-call.ts";
 import { claimIdempotencyKey, type IdempotencyClaim } from "./idempotency.ts";
@@ -32,7 +40,10 @@ import { createSseWriter } from "./sse-writer.ts";
 const PING_INTERVAL_MS = 10_000;
 
 /** What the payment needs from the server: the call payments, the platform's fee, where to top up. */
-export type PaymentDeps = Pick<GatewayDeps, "payments" | "feePercent" | "publicUrl" | "agentPayments">;
+export type PaymentDeps = Pick<
+  GatewayDeps,
+  "payments" | "feePercent" | "publicUrl" | "agentPayments" | "receipts"
+>;
 
 /** One call of one app by one caller: what paying for it needs. */
 export interface CallOrder {
@@ -48,9 +59,21 @@ export interface CallOrder {
   ownerPays?: boolean;
 }
 
-/** Takes payment for a prepared call: the one place any call is paid for. */
-export function payForCall(deps: PaymentDeps, order: CallOrder): Promise<PaidCall> {
-  return openPaidCall(deps, order);
+/**
+ * Takes payment for a prepared call: the one place any call is paid for. Its price is counted first
+ * against the caller's spend per minute (rate-limit.ts, docs/decisions/072: a 429 past it), and
+ * given back when the call is then refused unpaid; the owner's own calls cost nothing and count nothing.
+ */
+export async function payForCall(deps: PaymentDeps, order: CallOrder): Promise<PaidCall> {
+  const { request, caller, application, ownerPays } = order;
+  const free = application.ownerId === caller.id && !ownerPays;
+  const spent = free ? undefined : await request.spendBudget?.(effectivePriceCents(application));
+  try {
+    return await openPaidCall(deps, order);
+  } catch (error) {
+    await spent?.giveBack();
+    throw error;
+  }
 }
 
 /**
@@ -225,6 +248,7 @@ export async function answerPaidCall<Body extends object>(
       await keepAnswer(request, presenter, body, ended);
       await fresh?.complete(200, body);
       reply.header(CHARGED_HEADER, chargedHeaderValue(charge));
+      if (charge.receipt) reply.header(RECEIPT_HEADER, charge.receipt);
       return body;
     }
     await streamPaidCall(request, reply, {
@@ -395,6 +419,8 @@ function replay<Body extends object>(
   }
   const charged = claim.status === 200 ? chargedHeaderOfStored(presenter.storedUsage(stored)) : undefined;
   if (charged) reply.header(CHARGED_HEADER, charged);
+  const receipt = claim.status === 200 ? receiptOfStored(presenter.storedUsage(stored)) : undefined;
+  if (receipt) reply.header(RECEIPT_HEADER, receipt);
   reply.status(claim.status);
   return stored;
 }

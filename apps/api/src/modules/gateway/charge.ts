@@ -52,7 +52,13 @@ export function difyPriceFields(charge: CallCharge) {
  * on the Dify routes, the exact `charged_cents` and how it was paid.
  */
 export function openAiCostFields(charge: CallCharge) {
-  return { cost: charge.chargedCents / 100, charged_cents: charge.chargedCents, paid_by: charge.paidBy };
+  return {
+    cost: charge.chargedCents / 100,
+    charged_cents: charge.chargedCents,
+    paid_by: charge.paidBy,
+    // The signed receipt of a charged or plan-covered call (docs/decisions/073).
+    ...(charge.receipt ? { receipt: charge.receipt } : {}),
+  };
 }
 
 /** The header for a stored answer replayed under its Idempotency-Key: the charge it recorded, if it did. */
@@ -62,4 +68,11 @@ export function chargedHeaderOfStored(usage: unknown): string | undefined {
   return typeof charged_cents === "number" && Number.isSafeInteger(charged_cents)
     ? chargedHeaderValue({ chargedCents: charged_cents })
     : undefined;
+}
+
+/** The receipt a stored answer's usage holds (an Idempotency-Key replay repeats it), if it does. */
+export function receiptOfStored(usage: unknown): string | undefined {
+  if (typeof usage !== "object" || usage === null) return undefined;
+  const { receipt } = usage as { receipt?: unknown };
+  return typeof receipt === "string" && receipt !== "" ? receipt : undefined;
 }

@@ -10,6 +10,7 @@ import type { LocalUser } from "../auth/auth.service.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
 import type { AgentPayments } from "../billing/agent-payments/index.ts";
 import type { CallPayments } from "../billing/call-payment/index.ts";
+import type { ReceiptSigner } from "../billing/call-receipts-signing.ts";
 import type { ChatMessage, LlmClient } from "../models/llm.ts";
 import { parseVersionPin, type VersionPin } from "../prompts/load-prompt.ts";
 import type { StickyKeys } from "../releases/serving.ts";
@@ -42,6 +43,8 @@ export interface GatewayDeps {
   payments: CallPayments;
   /** Payment by agents without an account (x402, billing/agent-payments); undefined when off. */
   agentPayments?: AgentPayments;
+  /** Signs paid calls' receipts (billing/call-receipts-signing.ts); none are given without it. */
+  receipts?: ReceiptSigner;
 }
 
 /** The mode an app is called in when the caller does not choose: chat only for chat prompt apps. */
@@ -251,5 +254,6 @@ export function usageOf(result: ExecutionResult, latencyMs: number, charge: Call
     output_tokens: result.outputTokens,
     charged_cents: prices.charged_cents,
     paid_by: prices.paid_by,
+    ...(charge.receipt ? { receipt: charge.receipt } : {}),
   };
 }

@@ -62,6 +62,8 @@ export async function claimIdempotencyKey(
     throw new AppError(
       "conflict",
       "A request with this Idempotency-Key is still being processed; retry shortly",
+      // The one 409 a retry can fix: it says when (lib/should-retry.ts).
+      { headers: { "retry-after": "1" } },
     );
   }
   return { kind: "replay", status: existing.responseStatus ?? 200, body: existing.responseBody };

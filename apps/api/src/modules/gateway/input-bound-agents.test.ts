@@ -1,17 +1,39 @@
-import { beforeAll, describe, expect, it } from "vitest";
+import { and, eq, inArray } from "drizzle-orm";
+import { beforeAll, describe, expect, it, vi } from "vitest";
+import { invocations, ledgerAccounts, x402Payments } from "../../db/schema/index.ts";
 import { fundWallet, settledWallet } from "../../test/caller.ts";
 import { embedWidget } from "../../test/embed-widget.ts";
+import { expectReconciled } from "../../test/reconciled.ts";
 import { useCaller, useX402Server } from "../../test/use-test-server.ts";
 import { x402Wallet } from "../../test/x402-facilitator.ts";
 
 // A call's input is bounded by what it pays (docs/decisions/063), for the payers without a
-// consumer's wallet: an agent paying with x402 (its payment is never settled) and an embedded
+// consumer's wallet: an agent paying with x402 (since issue 40 its payment is settled into its
+// balance before the call is looked at: a refused call leaves the money there) and an embedded
 // widget (its owner pays the whole price; the day's cap gets it back).
 
 const { server, vendor, facilitator } = useX402Server();
 const creator = useCaller(server, "Bound Agent Seller");
 const SHOP = "https://shop.example";
 const agent = x402Wallet();
+const db = () => server.database.db;
+const paymentsOfAgent = () =>
+  db()
+    .select()
+    .from(x402Payments)
+    .where(eq(x402Payments.payer, agent.address.toLowerCase()))
+    .orderBy(x402Payments.createdAt);
+const callsOf = (payerUserId: string) =>
+  db().select().from(invocations).where(eq(invocations.callerUserId, payerUserId));
+/** The payer's account-less user's wallet and what it holds for calls in flight, in µ$. */
+async function balanceOf(payerUserId: string): Promise<{ wallet: number; held: number }> {
+  const rows = await db()
+    .select({ kind: ledgerAccounts.kind, balance: ledgerAccounts.balanceMicros })
+    .from(ledgerAccounts)
+    .where(and(eq(ledgerAccounts.ownerId, payerUserId), inArray(ledgerAccounts.kind, ["wallet", "held"])));
+  const of = (kind: string) => Number(rows.find((row) => row.kind === kind)?.balance ?? 0);
+  return { wallet: of("wallet"), held: of("held") };
+}
 
 beforeAll(async () => {
   facilitator.mint(agent.address, 1_000_000n);
@@ -19,7 +41,7 @@ beforeAll(async () => {
 });
 
 describe("a call's input is bounded by what it pays", () => {
-  it("x402: an agent's oversized call is refused with 413 and its payment is never settled", async () => {
+  it("x402: an agent's oversized call → its payment is credited to its balance first, the call refused 413 and charged nothing; the money stays on the payer's wallet", async () => {
     const { body: app } = await creator.api("POST", "/api/app/", {
       body: { name: "Bounded for agents", visibility: "public", price_cents: 7 },
     });
@@ -42,12 +64,28 @@ describe("a call's input is bounded by what it pays", () => {
     const body = await refused.json();
     expect(body).toMatchObject({ code: "input_too_large", status: 413 });
     expect(body.message).toContain("4,764 input tokens");
-    expect(facilitator.transfers.length).toBe(transfers);
     expect(vendor.requests.length).toBe(vendorCalls);
+    // Settled before the call was looked at (issue 40): the money arrived, and is the payer's.
+    expect(facilitator.transfers.length).toBe(transfers + 1);
+    const [payment] = await paymentsOfAgent();
+    expect(payment).toMatchObject({ status: "credited", invocationId: null });
+    expect(refused.headers.get("promptmint-payment-id")).toBe(payment?.id);
+    const payerUserId = payment?.payerUserId ?? "";
+    expect(await callsOf(payerUserId)).toEqual([]);
+    expect(await balanceOf(payerUserId)).toEqual({ wallet: 70_000, held: 0 });
+    await expectReconciled(server.database.db, "an agent's oversized call");
+
     const answered = await send("a haiku about rain");
     expect(answered.status).toBe(200);
-    expect((await answered.json()).metadata.usage).toMatchObject({ charged_cents: 7, paid_by: "x402" });
-    expect(facilitator.transfers.length).toBe(transfers + 1);
+    expect((await answered.json()).metadata.usage).toMatchObject({ charged_cents: 7, paid_by: "wallet" });
+    expect(facilitator.transfers.length).toBe(transfers + 2);
+    expect((await paymentsOfAgent()).map((row) => row.status)).toEqual(["credited", "credited"]);
+    const calls = await callsOf(payerUserId);
+    expect(calls.map((call) => [call.status, call.chargedCents])).toEqual([["success", 7]]);
+    // Once its lease closed: two payments in, one call out; the first payment is still there.
+    await vi.waitFor(async () => expect((await balanceOf(payerUserId)).held).toBe(0), { timeout: 15_000 });
+    expect(await balanceOf(payerUserId)).toEqual({ wallet: 70_000, held: 0 });
+    await expectReconciled(server.database.db, "an agent's oversized call, then a paid one");
   });
 
   it("embed: a visitor's oversized message is refused with 413; the owner pays nothing and the day's cap is untouched", async () => {

@@ -105,6 +105,16 @@ function asModelNotFound(error: unknown, field: string | undefined): unknown {
 }
 
 /**
+ * An app the caller may not call or that does not exist, as OpenAI answers an unknown model: 404
+ * `model_not_found` with `param: "model"`, the same on Chat Completions, Responses and
+ * `/v1/models/{id}` (openai.routes.ts).
+ */
+export function unknownModel(error: unknown, model: string): unknown {
+  if (!(error instanceof AppError) || error.code !== "not_found") return error;
+  return new OpenAiError("not_found", "model_not_found", `The model '${model}' does not exist`, "model");
+}
+
+/**
  * One OpenAI-style call, the same for both APIs (docs/decisions/032): the app named by `model`,
  * its execution with the caller's overrides, then the paid call's life (call-lifecycle.ts:
  * Idempotency-Key, payment, the blocking answer or the stream) in the dialect's shape.
@@ -124,7 +134,9 @@ export async function runOpenAiCall<Answer extends { usage?: unknown }>(
   if (call.stream) deps.openStreams.open(request, reply);
   const pin = openAiPin(request, call);
   // The caller, or an agent paying into its balance for this call (access.ts).
-  const { application, caller } = await findAppForCall(deps, request, call.slug, undefined, reply);
+  const { application, caller } = await findAppForCall(deps, request, call.slug, undefined, reply).catch(
+    (error) => Promise.reject(unknownModel(error, call.model)),
+  );
   markStage(request, "app");
   const mode = naturalModeOf(application);
   refuseTools(call, application.type === "prompt" && application.allowTools);

@@ -36,6 +36,8 @@ interface ChatUsage {
   cost?: number;
   charged_cents?: number;
   paid_by?: CallCharge["paidBy"];
+  /** The call's signed receipt, when it was paid (docs/decisions/073). */
+  receipt?: string;
 }
 
 interface ChatToolCall {

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { invalidFields } from "../../lib/errors.ts";
 import type { ChatMessage, ResponseFormat } from "../models/llm.ts";
 import type { ToolCall } from "../models/tools.ts";
-import { parseVersionPin, type VersionPin } from "../prompts/load-prompt.ts";
+import { isVersionShaped, parseVersionPin, type VersionPin } from "../prompts/load-prompt.ts";
 import {
   ChatToolCallsSchema,
   ChatToolChoiceSchema,
@@ -70,7 +70,9 @@ export function openAiModel(model: string): { slug: string; pin?: VersionPin } {
   if (!slug || !pinText.trim()) throw invalidFields({ model: problem });
   try {
     return { slug, pin: parseVersionPin(pinText, "model") };
-  } catch {
+  } catch (error) {
+    // `slug@v0`, `slug@v01`: the pin's own 400, which says how versions are written.
+    if (isVersionShaped(pinText.trim())) throw error;
     throw invalidFields({ model: problem });
   }
 }

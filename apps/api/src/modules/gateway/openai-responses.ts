@@ -77,6 +77,8 @@ interface ResponsesUsage {
   cost?: number;
   charged_cents?: number;
   paid_by?: CallCharge["paidBy"];
+  /** The call's signed receipt, when it was paid (docs/decisions/073). */
+  receipt?: string;
 }
 
 /** A stored or finished response's meta, for the events that end or replay it. */

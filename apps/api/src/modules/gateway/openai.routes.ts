@@ -24,7 +24,7 @@ import {
   responseExample,
 } from "./examples.ts";
 import type { GatewayDeps } from "./gateway-call.ts";
-import { runOpenAiCall } from "./openai-call.ts";
+import { runOpenAiCall, unknownModel } from "./openai-call.ts";
 import { chatDialect } from "./openai-chat.ts";
 import { OpenAiError, OpenAiErrorSchema, openAiCodeOfAppError, openAiErrorType } from "./openai-errors.ts";
 import {
@@ -216,16 +216,9 @@ export const openAiRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, deps
     async (request) => {
       const caller = currentUser(request);
       const { slug, pin } = openAiModel(request.params.model);
-      const found = await findCallableApp(db, slug, caller).catch((error) => {
-        if (error instanceof AppError && error.code === "not_found")
-          throw new OpenAiError(
-            "not_found",
-            "model_not_found",
-            `The model '${request.params.model}' does not exist`,
-            "model",
-          );
-        throw error;
-      });
+      const found = await findCallableApp(db, slug, caller).catch((error) =>
+        Promise.reject(unknownModel(error, request.params.model)),
+      );
       const limited = { max_input_tokens: await inputLimitOf(db, found, deps.feePercent, pin) };
       if (!pin) return { ...modelOf(found, caller), ...limited };
       const createdAt = await pinnedVersionCreatedAt(db, found, pin).catch((error) => {

@@ -107,7 +107,12 @@ it("lists callable apps as models and answers errors in OpenAI's shape", async (
     client.chat.completions.create({ model: "no-such-app", messages: [{ role: "user", content: "x" }] }),
   ).rejects.toMatchObject({
     status: 404,
-    error: { message: "Application not found", type: "invalid_request_error" },
+    error: {
+      message: "The model 'no-such-app' does not exist",
+      type: "invalid_request_error",
+      code: "model_not_found",
+      param: "model",
+    },
   });
   const broke = openAiWith(
     (await (await createCaller(server.baseUrl)).api("POST", "/api/keys/", { body: { name: "k" } })).body.key,

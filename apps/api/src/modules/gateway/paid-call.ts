@@ -10,6 +10,7 @@ import type { CallCharge } from "../billing/call-payment/index.ts";
 import { effectivePriceCents } from "../billing/price-changes.ts";
 import { netOfFeeMicros } from "../models/model-prices.ts";
 import { ANONYMOUS_CALLER } from "./access.ts";
+import { signCallReceipt } from "./call-receipt.ts";
 import { refuseOversizedCall } from "./call-worst-case.ts";
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
 import type { GatewayDeps } from "./gateway-call.ts";
@@ -76,7 +77,7 @@ function refuseInputBeyondPay(
  * platform's); a 402 sends the caller to their wallet's page to top up.
  */
 export async function openPaidCall(
-  deps: Pick<GatewayDeps, "payments" | "feePercent" | "publicUrl" | "agentPayments">,
+  deps: Pick<GatewayDeps, "payments" | "feePercent" | "publicUrl" | "agentPayments" | "receipts">,
   options: {
     request: FastifyRequest;
     caller: LocalUser;
@@ -168,7 +169,19 @@ export async function openPaidCall(
     messageId,
     createdAt: Math.floor(Date.now() / 1000),
     started,
-    end: (outcome) => endPayment(outcome),
+    async end(outcome) {
+      const charge = await endPayment(outcome);
+      // A charged or plan-covered call's signed receipt (docs/decisions/073): every protocol's
+      // answer takes it from the charge (a header, a stream's last event, MCP's `_meta`).
+      const receipt = await signCallReceipt(deps, request, {
+        caller,
+        application,
+        execution,
+        messageId,
+        charge,
+      });
+      return receipt ? { ...charge, receipt } : charge;
+    },
   };
   function endPayment(outcome: CallOutcome): Promise<CallCharge> {
     switch (outcome.kind) {

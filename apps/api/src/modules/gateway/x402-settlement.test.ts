@@ -7,7 +7,7 @@ import {
   decodePaymentResponseHeader,
   encodePaymentSignatureHeader,
 } from "@x402/core/http";
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import pino from "pino";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { invocations, ledgerAccounts, users, x402Payments } from "../../db/schema/index.ts";
@@ -24,13 +24,14 @@ import { sweepX402Payments } from "../billing/agent-payments/x402-payments.ts";
 import { createX402Rail } from "../billing/agent-payments/x402-rail.ts";
 import { reconcile } from "../billing/reconcile.ts";
 
-// Decision 064 at the HTTP boundary: what an x402 payer gets when the facilitator answers
-// pending, errors after moving the money, answers success with no transaction, loses its answer,
-// or the payer burns its own nonce; a streamed payer who leaves during settlement; and a payer's
-// identity that no user can take by choosing a username.
+// Decision 064 at the HTTP boundary, since issue 40 (decision 070: settled first, into the payer's
+// balance): what an x402 payer gets when the facilitator answers pending, errors after moving the
+// money, answers success with no transaction, loses its answer, or the payer burns its own nonce;
+// a payer who leaves during settlement; and a payer's identity that no user can take by choosing
+// a username.
 
 const PRICE_CENTS = 5;
-const { server, facilitator } = useX402Server();
+const { server, vendor, facilitator } = useX402Server();
 const creator = useCaller(server, "Settlement Seller");
 const chooser = useCaller(server, "Name Chooser");
 let slug = "";
@@ -59,6 +60,10 @@ const rail = () => {
   return createX402Rail(config, { fetchTimeoutMs: 2_000 });
 };
 const sweep = () => sweepX402Payments(db(), rail(), log, { verifiedTtlSeconds: 0, settlingAfterSeconds: 0 });
+const PRICE_MICROS = PRICE_CENTS * 10_000;
+/** The creator's earnings (what the payer's calls paid it once their lease closed), in µ$. */
+const earningsOfCreator = async (): Promise<number> =>
+  (await creator.api("GET", "/api/wallet/")).body.earnings_micros;
 
 /** A funded wallet's signed payment for one call, and the facilitator set to settle it in `mode`. */
 async function paymentIn(mode: SettlementMode) {
@@ -92,13 +97,25 @@ async function paymentOf(payer: string) {
   return row;
 }
 
-async function creditOf(payerUserId: string): Promise<number> {
-  const [row] = await db()
-    .select({ balance: ledgerAccounts.balanceMicros })
+/** The payer's account-less user's wallet and what it holds for calls in flight, in µ$. */
+async function balanceOf(payerUserId: string): Promise<{ wallet: number; held: number }> {
+  const rows = await db()
+    .select({ kind: ledgerAccounts.kind, balance: ledgerAccounts.balanceMicros })
     .from(ledgerAccounts)
-    .where(and(eq(ledgerAccounts.ownerId, payerUserId), eq(ledgerAccounts.kind, "wallet")));
-  return Number(row?.balance ?? 0);
+    .where(and(eq(ledgerAccounts.ownerId, payerUserId), inArray(ledgerAccounts.kind, ["wallet", "held"])));
+  const of = (kind: string) => Number(rows.find((row) => row.kind === kind)?.balance ?? 0);
+  return { wallet: of("wallet"), held: of("held") };
 }
+
+/** The payer's balance once nothing is held: its lease's unspent rest goes back when it idles out (leases.ts). */
+async function settledBalanceOf(payerUserId: string): Promise<{ wallet: number; held: number }> {
+  await vi.waitFor(async () => expect((await balanceOf(payerUserId)).held).toBe(0), { timeout: 15_000 });
+  return balanceOf(payerUserId);
+}
+
+/** The calls recorded for the payer's account-less user (the caller of its wallet calls). */
+const callsOf = (payerUserId: string) =>
+  db().select().from(invocations).where(eq(invocations.callerUserId, payerUserId));
 
 /** Reconciled, and x402_clearing is what the chain moved to the receiving address, to the µ$. */
 async function expectMatchesChain(when: string) {
@@ -114,69 +131,99 @@ async function expectMatchesChain(when: string) {
   );
 }
 
-describe("an x402 settlement that is not a plain success (decision 064)", () => {
+// Since issue 40 (docs/decisions/070) a payment is settled before its call runs and credited to
+// its payer's balance; the call is then an ordinary wallet call of the payer's account-less user.
+// Whatever the facilitator does, the call runs only on money that arrived, and money that arrived
+// is never lost: on the payer's balance, or spent on the one call it paid for.
+describe("an x402 settlement that is not a plain success (decision 064, paid into a balance)", () => {
   for (const response_mode of ["blocking", "streaming"] as const) {
-    it(`${response_mode}: settlement_pending → no answer, 503 with Retry-After and the payment's id (blocking) or an error event; mined later, the payer keeps the money as credit`, async () => {
+    it(`${response_mode}: settlement_pending → 503 with Retry-After and the payment's id, the call never ran; mined later, the sweep credits the payer's wallet`, async () => {
       const { agent, header, payer } = await paymentIn("pending");
+      const vendorCalls = vendor.requests.length;
       const answer = await call(header, response_mode);
-      expect(answer.text).not.toContain("secret");
       const payment = await paymentOf(payer);
-      if (response_mode === "blocking") {
-        expect(answer.status).toBe(503);
-        expect(answer.headers.get("retry-after")).toBe("30");
-        expect(answer.headers.get("x402-payment-id")).toBe(payment.id);
-        expect(answer.text).toContain(payment.id);
-      } else {
-        expect(answer.status).toBe(200);
-        expect(answer.text).toContain("not confirmed yet");
-      }
-      expect(payment).toMatchObject({ status: "settling" });
-      const [invocation] = await db()
-        .select()
-        .from(invocations)
-        .where(eq(invocations.id, payment.invocationId ?? ""));
-      expect(invocation).toMatchObject({ status: "error", errorType: "payment_pending", chargedCents: 0 });
+      // A stream never starts: the settlement comes before the call, so a 503 rather than an event.
+      expect(answer.status).toBe(503);
+      expect(answer.headers.get("retry-after")).toBe("30");
+      expect(answer.headers.get("promptmint-payment-id")).toBe(payment.id);
+      expect(answer.headers.get("payment-response")).toBeNull();
+      expect(answer.text).toContain(payment.id);
+      expect(answer.text).not.toContain("secret");
+      expect(vendor.requests.length).toBe(vendorCalls);
+      expect(payment).toMatchObject({ status: "settling", invocationId: null, callRecord: null });
+      expect(await callsOf(payment.payerUserId)).toEqual([]);
+      expect(await balanceOf(payment.payerUserId)).toEqual({ wallet: 0, held: 0 });
+      await sweep();
+      expect(await paymentOf(payer)).toMatchObject({ status: "settling" });
       await expectMatchesChain("pending, not mined");
       facilitator.mine();
-      expect(facilitator.balanceOf(agent.address)).toBe(1_000_000n - BigInt(PRICE_CENTS * 10_000));
+      expect(facilitator.balanceOf(agent.address)).toBe(1_000_000n - BigInt(PRICE_MICROS));
       await sweep();
-      expect(await paymentOf(payer)).toMatchObject({ status: "credited" });
-      expect(await creditOf(payment.payerUserId)).toBe(PRICE_CENTS * 10_000);
+      expect(await paymentOf(payer)).toMatchObject({ status: "credited", invocationId: null });
+      expect(await balanceOf(payment.payerUserId)).toEqual({ wallet: PRICE_MICROS, held: 0 });
+      expect(await callsOf(payment.payerUserId)).toEqual([]);
+      await sweep();
+      expect(await balanceOf(payment.payerUserId)).toEqual({ wallet: PRICE_MICROS, held: 0 });
       await expectMatchesChain("pending, mined, credited");
     });
 
     for (const mode of ["error-after-move", "empty-transaction", "lost"] as const) {
-      it(`${response_mode}: ${mode} → the chain confirms the transfer: answered and charged once, with the chain's transaction`, async () => {
+      it(`${response_mode}: ${mode} → the chain confirms the transfer: credited with the chain's transaction, the call answered and charged from the balance once`, async () => {
         const { header, payer } = await paymentIn(mode);
+        const earningsBefore = await earningsOfCreator();
         const answer = await call(header, response_mode);
         expect(answer.status).toBe(200);
         expect(answer.text).toContain("secret");
         const payment = await paymentOf(payer);
         const [transfer] = facilitator.transfers.filter((t) => t.nonce === payment.nonce);
-        expect(payment).toMatchObject({ status: "settled", txHash: transfer?.transaction });
+        expect(transfer?.to).toBe(X402_TEST_PAY_TO);
+        expect(payment).toMatchObject({
+          status: "credited",
+          txHash: transfer?.transaction,
+          invocationId: null,
+        });
+        // Set before the call ran: a stream carries them too.
+        expect(answer.headers.get("promptmint-payment-id")).toBe(payment.id);
+        expect(decodePaymentResponseHeader(answer.headers.get("payment-response") ?? "")).toMatchObject({
+          success: true,
+          transaction: transfer?.transaction,
+        });
+        const calls = await callsOf(payment.payerUserId);
+        expect(calls).toHaveLength(1);
+        expect(calls[0]).toMatchObject({ status: "success", chargedCents: PRICE_CENTS });
         if (response_mode === "blocking")
-          expect(decodePaymentResponseHeader(answer.headers.get("payment-response") ?? "")).toMatchObject({
-            success: true,
-            transaction: transfer?.transaction,
+          expect(JSON.parse(answer.text).metadata.usage).toMatchObject({
+            charged_cents: PRICE_CENTS,
+            paid_by: "wallet",
           });
+        else expect(answer.text).toContain('"paid_by":"wallet"');
+        expect(await settledBalanceOf(payment.payerUserId)).toEqual({ wallet: 0, held: 0 });
+        expect(await earningsOfCreator()).toBeGreaterThan(earningsBefore);
         await expectMatchesChain(mode);
       });
     }
 
-    it(`${response_mode}: the payer burns its nonce while our answer is lost → 402 (or an error event), no answer, not settled`, async () => {
+    it(`${response_mode}: the payer burns its nonce while our answer is lost → 402 payment_refused, the call never ran, nothing credited`, async () => {
       const { header, payer } = await paymentIn("burn");
+      const vendorCalls = vendor.requests.length;
       const answer = await call(header, response_mode);
-      expect(answer.status).toBe(response_mode === "blocking" ? 402 : 200);
+      expect(answer.status).toBe(402);
       expect(answer.text).not.toContain("secret");
       expect(answer.text).toContain("another transfer");
-      expect(await paymentOf(payer)).toMatchObject({ status: "failed" });
+      expect(answer.text).toContain("payment_refused");
+      expect(vendor.requests.length).toBe(vendorCalls);
+      const payment = await paymentOf(payer);
+      expect(payment).toMatchObject({ status: "failed" });
+      expect(await callsOf(payment.payerUserId)).toEqual([]);
+      expect(await balanceOf(payment.payerUserId)).toEqual({ wallet: 0, held: 0 });
       await expectMatchesChain("a burnt nonce");
     });
   }
 
   for (const response_mode of ["streaming", "blocking"] as const)
-    it(`${response_mode}: the payer leaves while its payment settles → given nothing, not charged, the money kept as its credit`, async () => {
+    it(`${response_mode}: the payer leaves while its payment settles → given nothing, charged for no call, the money on its balance`, async () => {
       const { header, payer } = await paymentIn("settle");
+      const vendorCalls = vendor.requests.length;
       const paused = facilitator.pauseSettlements();
       let socket: import("node:net").Socket | undefined;
       server.app.server.once("connection", (accepted) => {
@@ -199,14 +246,12 @@ describe("an x402 settlement that is not a plain success (decision 064)", () => 
         timeout: 20_000,
       });
       const payment = await paymentOf(payer);
-      expect(payment).toMatchObject({ status: "credited" });
+      expect(payment).toMatchObject({ status: "credited", invocationId: null });
       expect(received.join("")).not.toContain("secret");
-      const [invocation] = await db()
-        .select()
-        .from(invocations)
-        .where(eq(invocations.id, payment.invocationId ?? ""));
-      expect(invocation).toMatchObject({ status: "error", errorType: "caller_left", chargedCents: 0 });
-      expect(await creditOf(payment.payerUserId)).toBe(PRICE_CENTS * 10_000);
+      expect(await settledBalanceOf(payment.payerUserId)).toEqual({ wallet: PRICE_MICROS, held: 0 });
+      // Its call never ran: no model call, no invocation, nothing held or charged.
+      expect(vendor.requests.length).toBe(vendorCalls);
+      expect(await callsOf(payment.payerUserId)).toEqual([]);
       await expectMatchesChain(`a ${response_mode} payer who left during settlement`);
     });
 });

@@ -455,6 +455,61 @@ describe("@x402/fetch", () => {
       await expectReconciled(db(), "after an Idempotency-Key retry paid by x402");
     });
 
+    it("payment-identifier: a retry naming the same id with a new authorization → not paid again, answered once", async () => {
+      const retrying = x402Wallet();
+      facilitator.mint(retrying.address, 1_000_000n);
+      const url = `${server.baseUrl}/api/app/${slugs.haiku}/completion-messages`;
+      const body = JSON.stringify({
+        inputs: {},
+        query: "once only",
+        response_mode: "blocking",
+        user: "agent",
+      });
+      const challenge = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body,
+      });
+      const required = decodePaymentRequiredHeader(challenge.headers.get("payment-required") ?? "");
+      expect(required.extensions).toHaveProperty("payment-identifier");
+      const paymentId = "pay_agent_retry_0001";
+      const signed = async () => {
+        const payload = await retrying.client.createPaymentPayload(required);
+        payload.extensions = { "payment-identifier": { info: { required: false, id: paymentId } } };
+        return Buffer.from(JSON.stringify(payload)).toString("base64");
+      };
+      const send = async () =>
+        fetch(url, {
+          method: "POST",
+          headers: { "content-type": "application/json", "payment-signature": await signed() },
+          body,
+        });
+      const first = await send();
+      expect(first.status).toBe(200);
+      const firstBody = await first.json();
+      const retry = await send();
+      expect(retry.status).toBe(200);
+      expect(retry.headers.get("promptmint-payment-replayed")).toBe("true");
+      expect((await retry.json()).id).toBe(firstBody.id);
+      // One transfer, one payment row: the retry's authorization was never settled.
+      expect(facilitator.transfers.filter((t) => t.from === retrying.address)).toHaveLength(1);
+      expect(await paymentsOf(retrying.address)).toHaveLength(1);
+      // A malformed id is refused by name, not ignored.
+      const bad = await retrying.client.createPaymentPayload(required);
+      bad.extensions = { "payment-identifier": { info: { required: false, id: "short" } } };
+      const refused = await fetch(url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "payment-signature": Buffer.from(JSON.stringify(bad)).toString("base64"),
+        },
+        body,
+      });
+      expect(refused.status).toBe(400);
+      expect((await refused.json()).fields).toHaveProperty("payment-identifier");
+      await expectReconciled(db(), "after a payment-identifier retry");
+    });
+
     it("a private app → 404, like a missing one (no challenge, no payment)", async () => {
       // Live and priced (on the sandbox model, which 3¢ covers): only its visibility hides it.
       const hidden = await createPromptApp(

@@ -40,6 +40,7 @@ beforeAll(async () => {
         OPENAI_API_KEY: "x",
         OPENAI_BASE_URL: vendor.baseUrl,
         GATEWAY_RATE_LIMIT_PER_MINUTE: "100000",
+        GATEWAY_SPEND_PER_MINUTE_CENTS: "100000000",
         DATABASE_URL: url,
         DATA_DIR: dataDir,
       }),

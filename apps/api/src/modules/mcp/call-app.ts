@@ -3,6 +3,7 @@ import type { FastifyRequest } from "fastify";
 import type { ApplicationRow } from "../../db/schema/index.ts";
 import { AppError, invalidFields } from "../../lib/errors.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
+import { RECEIPT_META_KEY } from "../billing/call-receipts-signing.ts";
 import { runBlockingCall } from "../gateway/call-lifecycle.ts";
 import { centsAsDollars } from "../gateway/charge.ts";
 import {
@@ -136,6 +137,8 @@ export async function callAppAsTool(
           message_id: paid.messageId,
           summary: charged,
         },
+        // The call's signed receipt when it was paid (docs/decisions/073).
+        ...(charge.receipt ? { [RECEIPT_META_KEY]: charge.receipt } : {}),
       },
     };
   } catch (error) {

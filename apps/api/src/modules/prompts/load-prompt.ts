@@ -35,24 +35,39 @@ export const PRODUCTION = "production";
 export const LATEST = "latest";
 const LABEL_PATTERN = /^[a-z][a-z0-9-]{0,31}$/;
 
+/** What reads as a version number: `v12`, `V12` or `12`, and the malformed `v0`, `v-1`, `v01`, `-3`. */
+const VERSION_SHAPED = /^v?-?\d+$/i;
+/** A version as it must be written: from 1, no leading zeros, `v` (or `V`) optional. */
+const VERSION_NUMBER = /^v?([1-9]\d{0,8})$/i;
+const PIN_RULE =
+  "must be a version (v12; versions start at v1, written without leading zeros) or a label (production, staging, …)";
+
 /**
- * A pin as callers write it: `v12` (or `12`) for a version, else a label name. Undefined for an
- * empty value; a 400 naming `field` for anything else.
+ * A pin as callers write it (docs/decisions/057, 072): `v12`, `V12` or `12` for a version, else a
+ * label name. Anything shaped like a version number is read as one, never as a label: `v0`, `v-1`,
+ * `v01`, `0` are a 400 naming `field` (versions start at 1 and are written without leading zeros),
+ * as is anything neither a version nor a label name. Undefined for an empty value.
  */
 export function parseVersionPin(value: string | undefined | null, field: string): VersionPin | undefined {
   const text = value?.trim();
   if (!text) return undefined;
-  const numbered = /^v?(\d{1,9})$/i.exec(text);
-  if (numbered) {
-    const version = Number(numbered[1]);
-    if (version >= 1) return { version };
-  }
+  const numbered = VERSION_NUMBER.exec(text);
+  if (numbered) return { version: Number(numbered[1]) };
+  if (VERSION_SHAPED.test(text))
+    throw new AppError(
+      "bad_request",
+      `Invalid request: ${field} pins version '${text}', and versions start at v1 and are written without leading zeros (v1, v12)`,
+      { fields: { [field]: PIN_RULE } },
+    );
   if (LABEL_PATTERN.test(text)) return { label: text };
-  throw new AppError(
-    "bad_request",
-    `Invalid request: ${field} must be a version (v12) or a label (production, staging, …)`,
-    { fields: { [field]: "must be a version (v12) or a label (production, staging, …)" } },
-  );
+  throw new AppError("bad_request", `Invalid request: ${field} ${PIN_RULE}`, {
+    fields: { [field]: PIN_RULE },
+  });
+}
+
+/** Whether a label name would be read as a version by parseVersionPin (`v0`, `v12`): no label may have it. */
+export function isVersionShaped(name: string): boolean {
+  return VERSION_SHAPED.test(name);
 }
 
 export function describePin(pin: VersionPin): string {

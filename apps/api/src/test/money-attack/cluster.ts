@@ -77,6 +77,7 @@ export async function startCluster(options: {
     OPENAI_BASE_URL: model.baseUrl,
     LLM_TIMEOUT_SECONDS: "15",
     GATEWAY_RATE_LIMIT_PER_MINUTE: "1000000",
+    GATEWAY_SPEND_PER_MINUTE_CENTS: "1000000000",
     GATEWAY_RATE_LIMIT_PER_IP_PER_MINUTE: "100000000",
     // MCP requests and MCP servers alive at once (decision 043): out of the attack's way too.
     MCP_RATE_LIMIT_PER_MINUTE: "1000000",

@@ -1,5 +1,5 @@
 import type { Application, LabelMove, PromptConfig, PromptVersion } from "@promptmint/contracts";
-import { LabelNameSchema } from "@promptmint/contracts";
+import { NewLabelNameSchema } from "@promptmint/contracts";
 import {
   ArrowLeft,
   ArrowRight,
@@ -525,9 +525,13 @@ function AddLabelDialog({
       : "Lowercase letters, digits and dashes, e.g. staging or canary. Callers pin it with Promptmint-Version.";
 
   const submit = () => {
-    const parsed = LabelNameSchema.safeParse(name);
+    const parsed = NewLabelNameSchema.safeParse(name);
     if (!parsed.success)
-      return setProblem("Use lowercase letters, digits and dashes, starting with a letter (at most 32)");
+      return setProblem(
+        /^v-?\d+$/.test(name)
+          ? "A label may not look like a version (v12): callers pinning it would get that version"
+          : "Use lowercase letters, digits and dashes, starting with a letter (at most 32)",
+      );
     if (BUILT_IN_LABELS.has(name)) {
       return setProblem(
         name === "production" ? "Use Promote to production to move production" : "latest follows every save",

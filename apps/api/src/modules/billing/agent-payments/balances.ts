@@ -29,6 +29,8 @@ import type {
 export interface PaymentBook {
   /** Whether this payment's identity was written down already (a replay). */
   used(payment: DecodedCredential): Promise<boolean>;
+  /** The payer's payment with this id of its own (`idempotencyId`) that was not refused, if any. */
+  paidBefore(payerUserId: string, idempotencyId: string): Promise<string | undefined>;
   /** Writes the payment down, settling, under its identity; undefined when it exists (a replay that raced). */
   claim(payment: VerifiedPayment, payerUserId: string, applicationId: string): Promise<string | undefined>;
   /** The money arrived: the payment credited to its payer's wallet, once, in one transaction. */
@@ -49,6 +51,11 @@ export interface AgentPaid {
   paymentId: string;
   rail: RailName;
   headers: Record<string, string>;
+  /**
+   * The payment's own id (x402's payment-identifier): the call's Idempotency-Key when the request
+   * has none, so a retry is answered from the first answer (gateway/call-lifecycle.ts).
+   */
+  idempotencyId?: string;
 }
 
 /** What a payer is told to wait before retrying after a settlement whose outcome is unknown. */
@@ -77,7 +84,22 @@ export async function payIntoBalance(
   if (await book.used(decoded)) throw await replay();
   const verified = await rail.verify(decoded, resource);
   const payerUserId = await payerUserOf(db, verified.payer);
-  const paymentId = await book.claim(verified, payerUserId, resource.applicationId);
+  const { idempotencyId } = verified;
+  // A retry naming a payment this payer made already (x402's payment-identifier) pays nothing: its
+  // signature proved who it is, the earlier payment is on its balance, and the call's own
+  // idempotency answers it once. The new authorization is never settled.
+  const earlier = idempotencyId ? await book.paidBefore(payerUserId, idempotencyId) : undefined;
+  const paymentId = earlier ? undefined : await book.claim(verified, payerUserId, resource.applicationId);
+  const retried =
+    earlier ?? (idempotencyId && !paymentId ? await book.paidBefore(payerUserId, idempotencyId) : undefined);
+  if (retried)
+    return {
+      payerUserId,
+      paymentId: retried,
+      rail: rail.name,
+      headers: { "promptmint-payment-id": retried, "promptmint-payment-replayed": "true" },
+      idempotencyId,
+    };
   if (!paymentId) throw await replay();
   const settlement = await rail.settle(verified);
   if (settlement.kind === "settled") {
@@ -87,6 +109,7 @@ export async function payIntoBalance(
       paymentId,
       rail: rail.name,
       headers: { ...settlement.headers, "promptmint-payment-id": paymentId },
+      idempotencyId,
     };
   }
   if (settlement.kind === "refused") {

@@ -82,6 +82,8 @@ export function mppPaymentBook(db: Database, rail: PaymentRail): PaymentBook {
         .returning({ id: mppPayments.id });
       return row?.id;
     },
+    // MPP carries no payer's id of its payment: each credential is its own payment.
+    paidBefore: async () => undefined,
     credit,
     fail,
     pend,

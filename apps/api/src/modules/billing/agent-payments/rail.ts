@@ -18,6 +18,11 @@ export interface PaidResource {
   /** The absolute URL of the endpoint. */
   url: string;
   description: string;
+  /**
+   * The 402's declared extensions (`PaymentRequired.extensions`): the `bazaar` discovery of the
+   * endpoint's input and output (gateway/agent-discovery.ts, docs/decisions/073), if any.
+   */
+  discovery?: Record<string, unknown>;
 }
 
 /** A payer as a rail names it: one account-less user per (rail, subject). */
@@ -39,6 +44,11 @@ export interface VerifiedPayment {
   identity: string;
   payer: RailPayer;
   amountMicros: number;
+  /**
+   * The payer's own id for this payment, when its rail carries one (x402's `payment-identifier`
+   * extension): a retry naming it again is not paid again, and its call is answered once.
+   */
+  idempotencyId?: string;
   /** The rail's own state between verify and settle (the decoded payload, the challenge). */
   state: unknown;
 }

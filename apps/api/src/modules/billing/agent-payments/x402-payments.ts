@@ -1,11 +1,12 @@
 import { encodePaymentResponseHeader } from "@x402/core/http";
 import type { SettleResponse } from "@x402/core/types";
+import { extractPaymentIdentifier, isValidPaymentId } from "@x402/extensions/payment-identifier";
 import { and, eq, sql } from "drizzle-orm";
 import type { FastifyBaseLogger } from "fastify";
 import { type Database, queryRows } from "../../../db/client.ts";
 import { invocations, x402Payments } from "../../../db/schema/index.ts";
 import { databaseErrorOf } from "../../../lib/database-errors.ts";
-import { notFound } from "../../../lib/errors.ts";
+import { invalidFields, notFound } from "../../../lib/errors.ts";
 import { type InvocationRecord, recordInvocation, type SpentFigures } from "../../analytics/call-records.ts";
 import { feeMicrosSql, modelCostDeductedSql } from "../call-payment/rules.ts";
 import { MICROS_PER_CENT } from "../money.ts";
@@ -32,7 +33,14 @@ import type { ChainState, DecodedPayment, SettleOutcome, X402Rail } from "./x402
 /** What a decoded x402 payment is to the rails' interface (rail.ts): its identity and payer. */
 export function verifiedX402(decoded: DecodedPayment): VerifiedPayment {
   const { network, payer, nonce } = decoded.identity;
+  const idempotencyId = extractPaymentIdentifier(decoded.payload, false) ?? undefined;
+  if (idempotencyId !== undefined && !isValidPaymentId(idempotencyId))
+    throw invalidFields({
+      "payment-identifier":
+        "must be 16 to 128 letters, digits, hyphens or underscores (x402's payment-identifier extension)",
+    });
   return {
+    ...(idempotencyId ? { idempotencyId } : {}),
     rail: "x402",
     identity: `${network}:${payer}:${nonce}`,
     payer: { rail: "x402", subject: `${network}:${payer}`, label: `${payer.slice(0, 6)}…${payer.slice(-4)}` },
@@ -144,6 +152,7 @@ export function x402PaymentBook(db: Database, rail: X402Rail): PaymentBook {
           applicationId,
           payerUserId,
           status: "settling",
+          paymentIdentifier: payment.idempotencyId ?? null,
           payload: decoded.payload,
           requirements: decoded.requirements,
         })
@@ -154,6 +163,19 @@ export function x402PaymentBook(db: Database, rail: X402Rail): PaymentBook {
           if (databaseErrorOf(error)?.code === "23503") throw notFound("Application");
           throw error;
         });
+      return row?.id;
+    },
+    async paidBefore(payerUserId, idempotencyId) {
+      const [row] = await db
+        .select({ id: x402Payments.id })
+        .from(x402Payments)
+        .where(
+          and(
+            eq(x402Payments.payerUserId, payerUserId),
+            eq(x402Payments.paymentIdentifier, idempotencyId),
+            sql`${x402Payments.status} <> 'failed'`,
+          ),
+        );
       return row?.id;
     },
     credit: (id, transaction) => creditPayer(db, id, transaction, undefined),

@@ -12,6 +12,7 @@ import {
   type SettleResponse,
 } from "@x402/core/types";
 import { ExactEvmScheme } from "@x402/evm/exact/server";
+import { declarePaymentIdentifierExtension, PAYMENT_IDENTIFIER } from "@x402/extensions/payment-identifier";
 import { decodeEventLog, encodeEventTopics, type Hex, parseAbi } from "viem";
 import type { X402Config } from "../../../config.ts";
 import { AppError } from "../../../lib/errors.ts";
@@ -173,6 +174,9 @@ export function createX402Rail(config: X402Config, options: { fetchTimeoutMs?: n
       [await requirementsFor(call.priceCents)],
       { url: call.url, description: call.description, mimeType: "application/json" },
       error,
+      // A payer's own id for its payment makes a retry idempotent (issue 40, decision 070), and
+      // the endpoint's bazaar discovery (decision 073) when the gateway describes it.
+      { [PAYMENT_IDENTIFIER]: declarePaymentIdentifierExtension(false), ...call.discovery },
     );
     return { header: encodePaymentRequiredHeader(paymentRequired), paymentRequired };
   };

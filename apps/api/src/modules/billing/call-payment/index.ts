@@ -49,6 +49,8 @@ export { sweepExpiredModelCostHolds } from "./model-cost-holds.ts";
 export interface CallCharge {
   chargedCents: number;
   paidBy: PaidBy;
+  /** The call's signed receipt (a compact JWS, docs/decisions/073), added by the gateway when charged or plan-covered. */
+  receipt?: string;
 }
 
 /** The call to pay for, as billing needs it (plain fields: billing imports nothing of the gateway or keys). */
