@@ -196,7 +196,7 @@ export async function findAppForCall(
 }
 
 /** The budget an agent asks to prepay (`Promptmint-Prepay-Cents`), 0 when none; 400 naming the header when malformed. */
-function prepayOf(request: FastifyRequest): number {
+export function prepayOf(request: FastifyRequest): number {
   const value = request.headers["promptmint-prepay-cents"];
   if (value === undefined) return 0;
   const cents =

@@ -2,7 +2,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { decodePaymentRequiredHeader, decodePaymentSignatureHeader } from "@x402/core/http";
-import type { PaymentRequirements } from "@x402/core/types";
+import type { PaymentRequired, PaymentRequirements } from "@x402/core/types";
 import {
   type DiscoveryExtension,
   extractDiscoveryInfo,
@@ -249,9 +249,10 @@ describe("the 402's bazaar extension", () => {
     expect(bazaar.info.input).toMatchObject({ method: "POST", body: { model: slugs.public } });
   });
 
-  it("MCP tools/call (the app's server, the catalogue) → declares the MCP tool; x402's validators accept it", async () => {
-    const call = (path: string, name: string, args: Record<string, unknown>) =>
-      fetch(`${server.baseUrl}${path}`, {
+  it("MCP tools/call (the agents' app server, the agents' catalogue) → declares the MCP tool; x402's validators accept it", async () => {
+    // x402 over MCP is on the agents' endpoints, its requirements in the tool result (decision 074).
+    const call = async (path: string, name: string, args: Record<string, unknown>) => {
+      const response = await fetch(`${server.baseUrl}${path}`, {
         method: "POST",
         headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
         body: JSON.stringify({
@@ -261,7 +262,12 @@ describe("the 402's bazaar extension", () => {
           params: { name, arguments: args },
         }),
       });
-    const own = decodeChallenge(await call(`/api/app/${slugs.public}/mcp`, slugs.public, { query: "hi" }));
+      expect(response.status).toBe(200);
+      const { result } = await response.json();
+      expect(result.isError).toBe(true);
+      return result.structuredContent as PaymentRequired;
+    };
+    const own = await call(`/api/v1/agents/app/${slugs.public}/mcp`, slugs.public, { query: "hi" });
     const ownBazaar = own.extensions?.bazaar as DiscoveryExtension;
     expect(validateDiscoveryExtension(ownBazaar)).toEqual({ valid: true });
     expect(validateDiscoveryExtensionSpec(ownBazaar as unknown as Record<string, unknown>).valid).toBe(true);
@@ -270,9 +276,7 @@ describe("the 402's bazaar extension", () => {
       toolName: slugs.public,
       transport: "streamable-http",
     });
-    const catalogue = decodeChallenge(
-      await call("/api/mcp", "call_app", { slug: slugs.public, query: "hi" }),
-    );
+    const catalogue = await call("/api/v1/agents/mcp", "call_app", { slug: slugs.public, query: "hi" });
     const catalogueBazaar = catalogue.extensions?.bazaar as DiscoveryExtension;
     expect(validateDiscoveryExtension(catalogueBazaar)).toEqual({ valid: true });
     expect(catalogueBazaar.info.input).toMatchObject({ type: "mcp", toolName: "call_app" });
@@ -406,15 +410,22 @@ describe("signed receipts", () => {
   });
 
   it("MCP tools/call paid by x402 → the result's _meta carries the receipt", async () => {
+    // x402 over MCP: the agents' endpoint and x402's MCP binding (decision 074).
     const client = new Client({ name: "receipt-agent", version: "1.0.0" });
     await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${server.baseUrl}/api/app/${slugs.public}/mcp`), {
-        fetch: agent.fetch,
-      }),
+      new StreamableHTTPClientTransport(new URL(`${server.baseUrl}/api/v1/agents/app/${slugs.public}/mcp`)),
+    );
+    const unpaid = (await client.callTool({
+      name: slugs.public,
+      arguments: { query: "mcp receipt" },
+    })) as CallToolResult;
+    const payment = await agent.client.createPaymentPayload(
+      unpaid.structuredContent as unknown as PaymentRequired,
     );
     const result = (await client.callTool({
       name: slugs.public,
       arguments: { query: "mcp receipt" },
+      _meta: { "x402/payment": payment },
     })) as CallToolResult;
     await client.close();
     expect(result.isError).toBeFalsy();

@@ -177,7 +177,10 @@ export function bazaarDiscoveryOf(
   application: Pick<ApplicationRow, "slug" | "name" | "description" | "type" | "interactionMode">,
 ): Record<string, unknown> | undefined {
   // The product API answers under /api/v1 too (hidden from the docs): the same endpoints.
-  const path = (routePath.split("?")[0] ?? "").replace(/^\/api\/v1\/(app\/|mcp$)/, "/api/$1");
+  // The agents' MCP endpoints (decision 074) declare the same tools as the apps' own.
+  const path = (routePath.split("?")[0] ?? "")
+    .replace(/^\/api\/(?:v1\/)?agents\/(app\/[^/]+\/mcp|mcp)$/, "/api/$1")
+    .replace(/^\/api\/v1\/(app\/|mcp$)/, "/api/$1");
   if (path === CATALOGUE_MCP_PATH || /^\/api\/app\/[^/]+\/mcp$/.test(path)) {
     const catalogue = path === CATALOGUE_MCP_PATH;
     return declareDiscoveryExtension({

@@ -14,6 +14,8 @@ import { isUserSuspended } from "../admin/suspensions.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import type { AgentPaid, AgentPayments, PaidResource, RailName } from "../billing/agent-payments/index.ts";
 import { effectivePriceCents } from "../billing/price-changes.ts";
+import { prepayOf } from "../gateway/access.ts";
+import { bazaarDiscoveryOf } from "../gateway/agent-discovery.ts";
 import type { GatewayDeps } from "../gateway/gateway-call.ts";
 import { ERROR_META_KEY } from "./call-app.ts";
 import { REMEDY_META_KEY, toolRemedy } from "./payment-remedy.ts";
@@ -115,9 +117,13 @@ export function agentPayer(
           ),
         );
       const resource: PaidResource = {
-        priceCents,
+        // A budget the agent asks to prepay (the HTTP request's Promptmint-Prepay-Cents), as on
+        // every paid endpoint (decision 070).
+        priceCents: Math.max(priceCents, prepayOf(request)),
         url,
         description: `One call of '${application.name}' on Promptmint`,
+        // The MCP tool, for x402's bazaar discovery (decision 073).
+        discovery: bazaarDiscoveryOf(request.url, application),
       };
       const sent = credentialOf(meta, payments.rails);
       if (!sent) return paymentRequired(application, await payments.challenge(resource));
