@@ -100,6 +100,9 @@ describe("well-known documents", () => {
     expect(kinds).toEqual(["dify-completion", "openai-chat", "openai-responses", "mcp", "mcp-catalogue"]);
     expect(haiku.endpoints[0].url).toBe(`${server.baseUrl}/api/app/${slugs.public}/completion-messages`);
     expect(haiku.endpoints[1].example).toMatchObject({ model: slugs.public });
+    // Agents reach MCP on their own endpoints; the app's own MCP URL asks for credentials (decision 074).
+    expect(haiku.endpoints[3].url).toBe(`${server.baseUrl}/api/agents/app/${slugs.public}/mcp`);
+    expect(haiku.endpoints[4].url).toBe(`${server.baseUrl}/api/agents/mcp`);
     // A chat app is also reachable through Dify's chat-messages.
     const chat = doc.apps.find((app: { slug: string }) => app.slug === slugs.chat);
     expect(chat.endpoints.map((endpoint: { kind: string }) => endpoint.kind)).toContain("dify-chat");
@@ -160,7 +163,7 @@ describe("well-known documents", () => {
     expect(doc.version).toBe(1);
     expect(doc.resources).toContain(`POST /api/app/${slugs.public}/completion-messages`);
     expect(doc.resources).toContain(`POST /api/app/${slugs.chat}/chat-messages`);
-    expect(doc.resources).toContain(`POST /api/app/${slugs.public}/mcp`);
+    expect(doc.resources).toContain(`POST /api/agents/app/${slugs.public}/mcp`);
     expect(doc.resources.join(" ")).not.toContain(slugs.private);
     expect(doc.resources.join(" ")).not.toContain(slugs.draft);
     expect(doc.instructions).toContain("/.well-known/promptmint-agents.json");
@@ -174,9 +177,13 @@ describe("well-known documents", () => {
       "/api/app/{slug}/workflows/run",
       "/api/v1/chat/completions",
       "/api/v1/responses",
-      "/api/app/{slug}/mcp",
-      "/api/mcp",
+      "/api/agents/app/{slug}/mcp",
+      "/api/agents/mcp",
     ];
+    // The OAuth-protected MCP endpoints take no agent payment (decision 074).
+    expect(doc.paths["/api/app/{slug}/mcp"]?.post).toBeDefined();
+    expect(doc.paths["/api/app/{slug}/mcp"].post["x-payment-info"]).toBeUndefined();
+    expect(doc.paths["/api/mcp"].post["x-payment-info"]).toBeUndefined();
     for (const path of paid) {
       const info = doc.paths[path]?.post?.["x-payment-info"];
       expect(info, path).toMatchObject({ price_model: "per_call" });
