@@ -175,6 +175,15 @@ describe("@modelcontextprotocol/sdk + @x402/evm", () => {
       expect(JSON.stringify(await response.json())).toContain("/api/app/{slug}/mcp");
     });
 
+    it("a JSON-RPC batch → refused 400 whole, as on every MCP endpoint", async () => {
+      const response = await post(`/api/v1/agents/app/${slug}/mcp`, [rpc("tools/list"), rpc("ping")]);
+      expect(response.status).toBe(400);
+      expect((await response.json()).error).toMatchObject({
+        code: -32600,
+        data: { code: "batch_not_supported" },
+      });
+    });
+
     it("an app that is not public → refused 404, no requirements", async () => {
       const response = await post("/api/v1/agents/app/no-such-app/mcp", initialize);
       expect(response.status).toBe(404);

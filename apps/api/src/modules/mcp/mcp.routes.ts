@@ -77,7 +77,7 @@ export const mcpRoutes: FastifyPluginAsyncZod<GatewayDeps & { mcp: McpDeps }> = 
    * Always, whether agent payments are on or not, and for every message (`initialize` too): an
    * MCP client's OAuth client signs its user in only when it meets this 401, so these endpoints
    * never answer anyone without credentials. Agents that pay per call have their own endpoints
-   * (`/agents/...`, agent-mcp.ts; docs/decisions/074-mcp-oauth-beside-x402.md).
+   * (`/agents/...`, agent-payment.ts; docs/decisions/074-mcp-oauth-beside-x402.md).
    */
   const authenticateAt = (pathOf: (request: FastifyRequest) => string) =>
     authenticates(async (request: FastifyRequest) => {
@@ -237,7 +237,7 @@ export const mcpRoutes: FastifyPluginAsyncZod<GatewayDeps & { mcp: McpDeps }> = 
         security: [],
         params: SlugParams,
         body: JsonRpcBody,
-        response: { ...mcpResponses, 400: ApiErrorSchema },
+        response: mcpResponses,
       },
       onRequest: agentRequest,
       preHandler,
@@ -271,7 +271,7 @@ export const mcpRoutes: FastifyPluginAsyncZod<GatewayDeps & { mcp: McpDeps }> = 
           '`search_apps` and `describe_app` are free; `call_app` is paid with x402 like a tool of `/agents/app/{slug}/mcp`: without `params._meta["x402/payment"]` it answers the named app\'s `PaymentRequired` (and MPP challenges) as an `isError` tool result. Only while agent payments are on (404 otherwise).',
         security: [],
         body: JsonRpcBody,
-        response: { ...mcpResponses, 400: ApiErrorSchema },
+        response: mcpResponses,
       },
       onRequest: agentRequest,
       preHandler,
