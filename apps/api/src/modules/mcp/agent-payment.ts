@@ -14,7 +14,7 @@ import { isUserSuspended } from "../admin/suspensions.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import type { AgentPaid, AgentPayments, PaidResource, RailName } from "../billing/agent-payments/index.ts";
 import { effectivePriceCents } from "../billing/price-changes.ts";
-import { prepayOf } from "../gateway/access.ts";
+import { balanceKeyWanted, issueBalanceKey, prepayOf } from "../gateway/access.ts";
 import { bazaarDiscoveryOf } from "../gateway/agent-discovery.ts";
 import type { GatewayDeps } from "../gateway/gateway-call.ts";
 import { ERROR_META_KEY } from "./call-app.ts";
@@ -54,6 +54,8 @@ export interface AgentPayer {
 export const MPP_CREDENTIAL_META_KEY = Mcp.credentialMetaKey;
 export const MPP_PAYMENT_REQUIRED_META_KEY = Mcp.paymentRequiredMetaKey;
 export const MPP_RECEIPT_META_KEY = Mcp.receiptMetaKey;
+/** Where a paid tool result carries the balance key the request asked for. */
+export const BALANCE_KEY_META_KEY = "promptmint/balance-key";
 
 /**
  * Agent payments, when on (docs/decisions/052, 070, 071): `pay` verifies and settles a credential
@@ -125,6 +127,13 @@ export function agentPayer(
         // The MCP tool, for x402's bazaar discovery (decision 073).
         discovery: bazaarDiscoveryOf(request.url, application),
       };
+      let wantsKey: boolean;
+      try {
+        wantsKey = balanceKeyWanted(request);
+      } catch (error) {
+        if (error instanceof AppError) return toolError(error);
+        throw error;
+      }
       const sent = credentialOf(meta, payments.rails);
       if (!sent) return paymentRequired(application, await payments.challenge(resource));
       if ("refused" in sent)
@@ -151,6 +160,10 @@ export function agentPayer(
         return withProof(
           toolError(new AppError("account_suspended", "This payer is suspended by the platform's operator")),
         );
+      // The balance key (`Promptmint-Balance-Key: issue` on the POST, decision 070): an API key of
+      // the payer's account-less user, in the result's _meta since an MCP client reads no headers.
+      // With it the agent calls the apps' own MCP URLs, paid from its balance.
+      if (wantsKey) proof[BALANCE_KEY_META_KEY] = (await issueBalanceKey(deps.db, payer)).key;
       // The call is now an ordinary wallet call of the payer (its balance holds the payment).
       request.user = payer;
       return withProof(await run(payer));

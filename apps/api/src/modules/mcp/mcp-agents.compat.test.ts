@@ -8,7 +8,11 @@ import { answerAuthorization, MemoryOAuthProvider } from "../../test/mcp-oauth.t
 import { expectReconciled } from "../../test/reconciled.ts";
 import { useCaller, useX402Server } from "../../test/use-test-server.ts";
 import { X402_TEST_NETWORK, X402_TEST_PAY_TO, x402Wallet } from "../../test/x402-facilitator.ts";
-import { X402_PAYMENT_META_KEY, X402_PAYMENT_RESPONSE_META_KEY } from "./agent-payment.ts";
+import {
+  BALANCE_KEY_META_KEY,
+  X402_PAYMENT_META_KEY,
+  X402_PAYMENT_RESPONSE_META_KEY,
+} from "./agent-payment.ts";
 import { CHARGE_META_KEY } from "./call-app.ts";
 
 // Issue 40 item 1, docs/decisions/074-mcp-oauth-beside-x402.md: with x402 on, an app's MCP URL and
@@ -280,6 +284,51 @@ describe("@modelcontextprotocol/sdk + @x402/evm", () => {
       expect(vendor.requests.length).toBe(calls);
       expect(facilitator.transfers.filter((t) => t.from === agent.address)).toHaveLength(0);
       await client.close();
+    });
+
+    it("a budget and the balance key asked on the POST → the key in the result's _meta; with it the app's own MCP URL answers, paid from the balance", async () => {
+      const agent = x402Wallet();
+      facilitator.mint(agent.address, 1_000_000n);
+      const headers = { "promptmint-prepay-cents": "30", "promptmint-balance-key": "issue" };
+      const client = new Client({ name: "x402-agent", version: "1.0.0" });
+      await client.connect(new StreamableHTTPClientTransport(agentUrl(), { requestInit: { headers } }));
+      const unpaid = (await client.callTool({
+        name: slug,
+        arguments: { query: "budget" },
+      })) as CallToolResult;
+      expect(unpaid.structuredContent).toMatchObject({ accepts: [{ amount: "300000" }] });
+      const payment = await agent.client.createPaymentPayload(
+        unpaid.structuredContent as unknown as PaymentRequired,
+      );
+      const transfers = facilitator.transfers.length;
+      const paid = (await client.callTool({
+        name: slug,
+        arguments: { query: "budget" },
+        _meta: { [X402_PAYMENT_META_KEY]: payment },
+      })) as CallToolResult;
+      expect(paid.isError).toBeFalsy();
+      const key = paid._meta?.[BALANCE_KEY_META_KEY] as string;
+      expect(key).toMatch(/^pm_/);
+      await client.close();
+      expect(facilitator.transfers.length - transfers).toBe(1);
+
+      // The balance key is an API key: the OAuth endpoint takes it, and the balance pays.
+      const keyed = new Client({ name: "x402-agent-keyed", version: "1.0.0" });
+      await keyed.connect(
+        new StreamableHTTPClientTransport(new URL(`${server.baseUrl}/api/app/${slug}/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${key}` } },
+        }),
+      );
+      const again = (await keyed.callTool({
+        name: slug,
+        arguments: { query: "from the balance" },
+      })) as CallToolResult;
+      expect(again.isError).toBeFalsy();
+      expect(textOf(again)).toBe("echo: from the balance");
+      expect(again._meta?.[CHARGE_META_KEY]).toMatchObject({ charged_cents: PRICE_CENTS, paid_by: "wallet" });
+      expect(facilitator.transfers.length - transfers).toBe(1);
+      await keyed.close();
+      await expectReconciled(server.database.db, "after MCP calls paid from an x402 budget");
     });
 
     it("the agents' catalogue: search free, call_app answers the named app's requirements, then paid → works", async () => {
