@@ -1,6 +1,6 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { auth, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
+import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type {
@@ -108,11 +108,17 @@ test("an MCP client on another origin signs in through the consent page and call
     await wallet.goto("/wallet");
     await topUpFromZero(wallet, 10);
 
-    // The MCP client registers itself and asks for authorization (PKCE, the endpoint as resource).
+    // The MCP client connects without a token. The endpoint's 401 (also with x402 on, in the
+    // "x402" project: docs/decisions/074) starts the SDK's own OAuth client: it registers itself
+    // and asks for authorization (PKCE, the endpoint as resource).
     const serverUrl = new URL(`${baseURL}/api/app/${slug}/mcp`);
     const provider = new DeskAgentProvider(`${client.origin}/callback`);
-    expect(await auth(provider, { serverUrl })).toBe("REDIRECT");
+    const signingIn = new StreamableHTTPClientTransport(serverUrl, { authProvider: provider });
+    await expect(new Client({ name: "desk-agent", version: "1.0.0" }).connect(signingIn)).rejects.toThrow(
+      /Unauthorized/,
+    );
     const authorizationUrl = provider.authorizationUrl as URL;
+    expect(authorizationUrl.searchParams.get("resource")).toBe(serverUrl.toString());
     expect(authorizationUrl.searchParams.get("code_challenge_method")).toBe("S256");
 
     // The person, in the browser the client opened: signs in, reads the consent page, allows.
@@ -134,9 +140,8 @@ test("an MCP client on another origin signs in through the consent page and call
     expect(client.codes).toHaveLength(1);
 
     // The client exchanges the code and calls the paid tool with its token.
-    expect(await auth(provider, { serverUrl, authorizationCode: client.codes[0] as string })).toBe(
-      "AUTHORIZED",
-    );
+    await signingIn.finishAuth(client.codes[0] as string);
+    expect(provider.saved?.access_token).toBeTruthy();
     const mcp = new Client({ name: "desk-agent", version: "1.0.0" });
     await mcp.connect(new StreamableHTTPClientTransport(serverUrl, { authProvider: provider }));
     const [tool] = (await mcp.listTools()).tools;

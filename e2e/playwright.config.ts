@@ -16,6 +16,12 @@ export const demoURL = `http://localhost:${port + 1}`;
 export const OPERATOR_EMAIL = "e2e-operator@example.com";
 export const VERIFYING_OPERATOR_EMAIL = "e2e-operator-2@example.com";
 const demoDataDir = path.join(root, `.tmp/e2e-demo-${port + 1}`);
+/**
+ * A third server with x402 on (docs/decisions/074): MCP clients must still be asked to sign in at
+ * an app's MCP URL. Its facilitator is never reached (no spec pays with x402 in a browser).
+ */
+export const x402URL = `http://localhost:${port + 2}`;
+const x402DataDir = path.join(root, `.tmp/e2e-x402-${port + 2}`);
 
 /** The real server (built SPA + API + embedded issuer on a fresh PGlite) driven by Debian's Chromium. */
 export default defineConfig({
@@ -49,6 +55,11 @@ export default defineConfig({
       testIgnore: /mobile/,
     },
     { name: "phone", use: { ...devices["Pixel 7"] }, testMatch: /mobile\.spec\.ts/ },
+    {
+      name: "x402",
+      use: { ...devices["Desktop Chrome"], viewport: { width: 1280, height: 800 }, baseURL: x402URL },
+      testMatch: /mcp-oauth\.spec\.ts/,
+    },
   ],
   webServer: [
     {
@@ -87,6 +98,24 @@ export default defineConfig({
         DATA_DIR: demoDataDir,
         LOG_LEVEL: "warn",
         NODE_ENV: "test",
+      },
+    },
+    {
+      command: `rm -rf "${x402DataDir}" && node apps/api/src/main.ts`,
+      cwd: root,
+      url: `${x402URL}/readyz`,
+      timeout: 120_000,
+      reuseExistingServer: false,
+      env: {
+        PORT: String(port + 2),
+        PUBLIC_URL: x402URL,
+        DATA_DIR: x402DataDir,
+        LOG_LEVEL: "warn",
+        NODE_ENV: "test",
+        ALLOW_PRIVATE_UPSTREAMS: "true",
+        PAYOUT_SCHEDULE: "manual",
+        X402_PAY_TO: "0x1111111111111111111111111111111111111111",
+        X402_FACILITATOR_URL: "http://127.0.0.1:9",
       },
     },
   ],

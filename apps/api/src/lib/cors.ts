@@ -58,7 +58,7 @@ interface BearerRoute {
 
 /** The routes, by path under the public URL (the API's under /api and /api/v1). */
 export const BEARER_CORS_ROUTES: BearerRoute[] = [
-  { path: /^\/api(?:\/v1)?\/(?:mcp|app\/[^/]+\/mcp)$/, methods: "GET, POST, DELETE" },
+  { path: /^\/api(?:\/v1)?\/(?:agents\/)?(?:mcp|app\/[^/]+\/mcp)$/, methods: "GET, POST, DELETE" },
   { path: /^\/\.well-known\/oauth-protected-resource(?:\/.*)?$/, methods: "GET" },
   {
     path: /^\/\.well-known\/(?:oauth-authorization-server|openid-configuration)(?:\/oidc)?$/,

@@ -90,7 +90,7 @@ export const agentDiscoveryRoutes: FastifyPluginAsyncZod<{
       return {
         version: 1,
         resources,
-        instructions: `Each resource answers 402 with PAYMENT-REQUIRED (x402 v2, exact, ${rails.x402.network}); the bazaar extension describes its body. OpenAI-compatible calls (POST /api/v1/chat/completions, POST /api/v1/responses) take the app's slug as model. ${total > rows.length ? `${total} apps in all: ` : ""}every app, its price and endpoints: ${publicUrl}${AGENTS_DOCUMENT_PATH}. Paid answers carry a signed receipt (${publicUrl}${RECEIPT_KEYS_PATH}).`,
+        instructions: `Each resource answers 402 with PAYMENT-REQUIRED (x402 v2, exact, ${rails.x402.network}); the bazaar extension describes its body. The MCP ones (/api/agents/…/mcp) answer a tools/call with x402's MCP binding instead: an isError tool result holding the PaymentRequired, paid again with _meta["x402/payment"]. OpenAI-compatible calls (POST /api/v1/chat/completions, POST /api/v1/responses) take the app's slug as model. ${total > rows.length ? `${total} apps in all: ` : ""}every app, its price and endpoints: ${publicUrl}${AGENTS_DOCUMENT_PATH}. Paid answers carry a signed receipt (${publicUrl}${RECEIPT_KEYS_PATH}).`,
       };
     },
   );

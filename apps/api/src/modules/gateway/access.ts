@@ -196,7 +196,7 @@ export async function findAppForCall(
 }
 
 /** The budget an agent asks to prepay (`Promptmint-Prepay-Cents`), 0 when none; 400 naming the header when malformed. */
-function prepayOf(request: FastifyRequest): number {
+export function prepayOf(request: FastifyRequest): number {
   const value = request.headers["promptmint-prepay-cents"];
   if (value === undefined) return 0;
   const cents =
@@ -209,7 +209,7 @@ function prepayOf(request: FastifyRequest): number {
 }
 
 /** Whether the agent asks for its balance key (`Promptmint-Balance-Key: issue`); 400 for any other value. */
-function balanceKeyWanted(request: FastifyRequest): boolean {
+export function balanceKeyWanted(request: FastifyRequest): boolean {
   const value = request.headers["promptmint-balance-key"];
   if (value === undefined) return false;
   if (value === "issue") return true;
@@ -220,7 +220,7 @@ function balanceKeyWanted(request: FastifyRequest): boolean {
 const BALANCE_KEY_DAYS = 30;
 
 /** A fresh API key of the payer's account-less user: its balance, spent and read without paying again. */
-function issueBalanceKey(db: Database, payer: LocalUser) {
+export function issueBalanceKey(db: Database, payer: LocalUser) {
   return createApiKey(db, payer, {
     name: "Agent balance",
     expires_at: new Date(Date.now() + BALANCE_KEY_DAYS * 86_400_000).toISOString(),

@@ -2,7 +2,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { decodePaymentRequiredHeader, decodePaymentSignatureHeader } from "@x402/core/http";
-import type { PaymentRequirements } from "@x402/core/types";
+import type { PaymentRequired, PaymentRequirements } from "@x402/core/types";
 import {
   type DiscoveryExtension,
   extractDiscoveryInfo,
@@ -100,6 +100,9 @@ describe("well-known documents", () => {
     expect(kinds).toEqual(["dify-completion", "openai-chat", "openai-responses", "mcp", "mcp-catalogue"]);
     expect(haiku.endpoints[0].url).toBe(`${server.baseUrl}/api/app/${slugs.public}/completion-messages`);
     expect(haiku.endpoints[1].example).toMatchObject({ model: slugs.public });
+    // Agents reach MCP on their own endpoints; the app's own MCP URL asks for credentials (decision 074).
+    expect(haiku.endpoints[3].url).toBe(`${server.baseUrl}/api/agents/app/${slugs.public}/mcp`);
+    expect(haiku.endpoints[4].url).toBe(`${server.baseUrl}/api/agents/mcp`);
     // A chat app is also reachable through Dify's chat-messages.
     const chat = doc.apps.find((app: { slug: string }) => app.slug === slugs.chat);
     expect(chat.endpoints.map((endpoint: { kind: string }) => endpoint.kind)).toContain("dify-chat");
@@ -160,7 +163,7 @@ describe("well-known documents", () => {
     expect(doc.version).toBe(1);
     expect(doc.resources).toContain(`POST /api/app/${slugs.public}/completion-messages`);
     expect(doc.resources).toContain(`POST /api/app/${slugs.chat}/chat-messages`);
-    expect(doc.resources).toContain(`POST /api/app/${slugs.public}/mcp`);
+    expect(doc.resources).toContain(`POST /api/agents/app/${slugs.public}/mcp`);
     expect(doc.resources.join(" ")).not.toContain(slugs.private);
     expect(doc.resources.join(" ")).not.toContain(slugs.draft);
     expect(doc.instructions).toContain("/.well-known/promptmint-agents.json");
@@ -174,9 +177,13 @@ describe("well-known documents", () => {
       "/api/app/{slug}/workflows/run",
       "/api/v1/chat/completions",
       "/api/v1/responses",
-      "/api/app/{slug}/mcp",
-      "/api/mcp",
+      "/api/agents/app/{slug}/mcp",
+      "/api/agents/mcp",
     ];
+    // The OAuth-protected MCP endpoints take no agent payment (decision 074).
+    expect(doc.paths["/api/app/{slug}/mcp"]?.post).toBeDefined();
+    expect(doc.paths["/api/app/{slug}/mcp"].post["x-payment-info"]).toBeUndefined();
+    expect(doc.paths["/api/mcp"].post["x-payment-info"]).toBeUndefined();
     for (const path of paid) {
       const info = doc.paths[path]?.post?.["x-payment-info"];
       expect(info, path).toMatchObject({ price_model: "per_call" });
@@ -249,9 +256,10 @@ describe("the 402's bazaar extension", () => {
     expect(bazaar.info.input).toMatchObject({ method: "POST", body: { model: slugs.public } });
   });
 
-  it("MCP tools/call (the app's server, the catalogue) → declares the MCP tool; x402's validators accept it", async () => {
-    const call = (path: string, name: string, args: Record<string, unknown>) =>
-      fetch(`${server.baseUrl}${path}`, {
+  it("MCP tools/call (the agents' app server, the agents' catalogue) → declares the MCP tool; x402's validators accept it", async () => {
+    // x402 over MCP is on the agents' endpoints, its requirements in the tool result (decision 074).
+    const call = async (path: string, name: string, args: Record<string, unknown>) => {
+      const response = await fetch(`${server.baseUrl}${path}`, {
         method: "POST",
         headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
         body: JSON.stringify({
@@ -261,7 +269,12 @@ describe("the 402's bazaar extension", () => {
           params: { name, arguments: args },
         }),
       });
-    const own = decodeChallenge(await call(`/api/app/${slugs.public}/mcp`, slugs.public, { query: "hi" }));
+      expect(response.status).toBe(200);
+      const { result } = await response.json();
+      expect(result.isError).toBe(true);
+      return result.structuredContent as PaymentRequired;
+    };
+    const own = await call(`/api/v1/agents/app/${slugs.public}/mcp`, slugs.public, { query: "hi" });
     const ownBazaar = own.extensions?.bazaar as DiscoveryExtension;
     expect(validateDiscoveryExtension(ownBazaar)).toEqual({ valid: true });
     expect(validateDiscoveryExtensionSpec(ownBazaar as unknown as Record<string, unknown>).valid).toBe(true);
@@ -270,9 +283,7 @@ describe("the 402's bazaar extension", () => {
       toolName: slugs.public,
       transport: "streamable-http",
     });
-    const catalogue = decodeChallenge(
-      await call("/api/mcp", "call_app", { slug: slugs.public, query: "hi" }),
-    );
+    const catalogue = await call("/api/v1/agents/mcp", "call_app", { slug: slugs.public, query: "hi" });
     const catalogueBazaar = catalogue.extensions?.bazaar as DiscoveryExtension;
     expect(validateDiscoveryExtension(catalogueBazaar)).toEqual({ valid: true });
     expect(catalogueBazaar.info.input).toMatchObject({ type: "mcp", toolName: "call_app" });
@@ -406,15 +417,22 @@ describe("signed receipts", () => {
   });
 
   it("MCP tools/call paid by x402 → the result's _meta carries the receipt", async () => {
+    // x402 over MCP: the agents' endpoint and x402's MCP binding (decision 074).
     const client = new Client({ name: "receipt-agent", version: "1.0.0" });
     await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${server.baseUrl}/api/app/${slugs.public}/mcp`), {
-        fetch: agent.fetch,
-      }),
+      new StreamableHTTPClientTransport(new URL(`${server.baseUrl}/api/v1/agents/app/${slugs.public}/mcp`)),
+    );
+    const unpaid = (await client.callTool({
+      name: slugs.public,
+      arguments: { query: "mcp receipt" },
+    })) as CallToolResult;
+    const payment = await agent.client.createPaymentPayload(
+      unpaid.structuredContent as unknown as PaymentRequired,
     );
     const result = (await client.callTool({
       name: slugs.public,
       arguments: { query: "mcp receipt" },
+      _meta: { "x402/payment": payment },
     })) as CallToolResult;
     await client.close();
     expect(result.isError).toBeFalsy();

@@ -110,9 +110,11 @@ export const PAID_ENDPOINTS: PaidEndpoint[] = [
     kind: "mcp",
     protocol: "mcp",
     method: "POST",
-    path: "/api/app/{slug}/mcp",
+    // Agents pay over MCP on their own endpoints (decision 074): the app's own MCP URL asks for
+    // credentials (OAuth or an API key), whatever the rails.
+    path: "/api/agents/app/{slug}/mcp",
     summary:
-      "MCP server of the app (streamable HTTP): one tool named after the app's slug; tools/call is paid",
+      "MCP server of the app for agents without an account (streamable HTTP): one tool named after the app's slug; tools/call is paid with x402's MCP binding (or MPP's)",
     example: (slug) => ({
       jsonrpc: "2.0",
       id: 1,
@@ -133,7 +135,7 @@ export const PAID_ENDPOINTS: PaidEndpoint[] = [
 ];
 
 /** The MCP catalogue's paid tool: any public app by its slug. */
-export const CATALOGUE_MCP_PATH = "/api/mcp";
+export const CATALOGUE_MCP_PATH = "/api/agents/mcp";
 
 /** The OpenAPI operations that are paid per call ("METHOD path"), the catalogue's MCP endpoint too. */
 export const PAID_OPERATIONS = [...PAID_ENDPOINTS.map((endpoint) => endpoint.path), CATALOGUE_MCP_PATH];
@@ -177,8 +179,9 @@ export function bazaarDiscoveryOf(
   application: Pick<ApplicationRow, "slug" | "name" | "description" | "type" | "interactionMode">,
 ): Record<string, unknown> | undefined {
   // The product API answers under /api/v1 too (hidden from the docs): the same endpoints.
-  const path = (routePath.split("?")[0] ?? "").replace(/^\/api\/v1\/(app\/|mcp$)/, "/api/$1");
-  if (path === CATALOGUE_MCP_PATH || /^\/api\/app\/[^/]+\/mcp$/.test(path)) {
+  const path = (routePath.split("?")[0] ?? "").replace(/^\/api\/v1\/(app\/|agents\/)/, "/api/$1");
+  // x402 over MCP is on the agents' MCP endpoints only (decision 074).
+  if (path === CATALOGUE_MCP_PATH || /^\/api\/agents\/app\/[^/]+\/mcp$/.test(path)) {
     const catalogue = path === CATALOGUE_MCP_PATH;
     return declareDiscoveryExtension({
       toolName: catalogue ? "call_app" : application.slug,

@@ -1,6 +1,3 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
 import { and, eq } from "drizzle-orm";
 import OpenAI from "openai";
@@ -17,7 +14,7 @@ import {
 } from "../../test/x402-facilitator.ts";
 
 // x402 pay-per-call (issues 30 and 40, docs/decisions/052, 070): `@x402/fetch` with a viem wallet
-// pays for calls through Dify, OpenAI and MCP with no Promptmint account, against a loopback
+// pays for calls through Dify and OpenAI (MCP: mcp/mcp-agents.compat.test.ts) with no Promptmint account, against a loopback
 // facilitator that checks the EIP-3009 signatures for real. Each payment is settled first and paid
 // into the payer's balance; the call is then paid from it like any wallet call, charged once, and
 // everything reconciles.
@@ -309,47 +306,8 @@ describe("@x402/fetch", () => {
       const credited = (await paymentsOf(agent.address)).filter((row) => row.status === "credited");
       expect(credited.length).toBe(facilitator.transfers.filter((t) => t.from === agent.address).length);
     });
-
-    it("MCP tools/call (MCP SDK StreamableHTTPClientTransport fetch) → works, listing free, charged once", async () => {
-      const before = facilitator.transfers.length;
-      const client = new Client({ name: "x402-agent", version: "1.0.0" });
-      await client.connect(
-        new StreamableHTTPClientTransport(new URL(`${server.baseUrl}/api/app/${slugs.chat}/mcp`), {
-          fetch: agent.fetch,
-        }),
-      );
-      const { tools } = await client.listTools();
-      expect(tools).toHaveLength(1);
-      expect(facilitator.transfers.length).toBe(before);
-      const result = (await client.callTool({
-        name: tools[0]?.name ?? "",
-        arguments: { query: "hello there" },
-      })) as CallToolResult;
-      expect(result.isError).toBeFalsy();
-      expect(result._meta?.["promptmint/charge"]).toMatchObject({
-        charged_cents: PRICE_CENTS,
-        paid_by: "wallet",
-      });
-      expect(facilitator.transfers.length - before).toBe(1);
-      await client.close();
-      await expectReconciled(db(), "after an MCP call paid by x402");
-    });
-
-    it("MCP catalogue call_app → works, charged once", async () => {
-      const before = facilitator.transfers.length;
-      const client = new Client({ name: "x402-agent", version: "1.0.0" });
-      await client.connect(
-        new StreamableHTTPClientTransport(new URL(`${server.baseUrl}/api/mcp`), { fetch: agent.fetch }),
-      );
-      const result = (await client.callTool({
-        name: "call_app",
-        arguments: { slug: slugs.haiku, inputs: {}, query: "autumn" },
-      })) as CallToolResult;
-      expect(result.isError).toBeFalsy();
-      expect(facilitator.transfers.length - before).toBe(1);
-      await client.close();
-      await expectReconciled(db(), "after call_app paid by x402");
-    });
+    // MCP: agents pay with x402's MCP binding on their own endpoints (mcp/mcp-agents.compat.test.ts,
+    // decision 074); the OAuth endpoints answer 401 without credentials whatever x402 says.
   });
 
   describe("never paid", () => {

@@ -109,11 +109,19 @@ export function toolPrice(app: ApplicationRow): ToolPrice {
  * the person reading the tool list) and in `_meta` (for programs); its output schema when the app
  * declares one, so its results carry `structuredContent` valid against it (call-app.ts).
  */
-export function appTool(app: ApplicationRow, schemas: AppSchemas, feePercent: number): Tool {
+export function appTool(
+  app: ApplicationRow,
+  schemas: AppSchemas,
+  feePercent: number,
+  /** `x402`: listed on the agents' endpoint, where each call is paid with x402 (decision 074). */
+  paidBy: "account" | "x402" = "account",
+): Tool {
   const limit = publishedInputLimit(schemas.limitSettings, effectivePriceCents(app), feePercent);
   const description = [
     app.description.trim() || app.name,
-    `Costs ${describePrice(app)}, paid from your plan or wallet; a failed call costs nothing.`,
+    paidBy === "x402"
+      ? `Costs ${describePrice(app)}, paid per call without an account (x402 or MPP, in the call's _meta): a call without payment answers the payment requirements.`
+      : `Costs ${describePrice(app)}, paid from your plan or wallet; a failed call costs nothing.`,
     ...(limit === null ? [] : [describeInputLimit(limit)]),
   ].join("\n\n");
   return {
@@ -121,7 +129,12 @@ export function appTool(app: ApplicationRow, schemas: AppSchemas, feePercent: nu
     title: app.name,
     description,
     inputSchema: toolInputSchema(app, schemas),
-    ...(schemas.outputSchema ? { outputSchema: schemas.outputSchema as Tool["outputSchema"] } : {}),
+    // Not on the agents' endpoint: x402's payment-required result puts its PaymentRequired in
+    // `structuredContent`, which an SDK client checks against a declared output schema even when
+    // `isError` is set (the answer still carries `structuredContent`).
+    ...(schemas.outputSchema && paidBy === "account"
+      ? { outputSchema: schemas.outputSchema as Tool["outputSchema"] }
+      : {}),
     _meta: { [PRICE_META_KEY]: toolPrice(app), [INPUT_LIMIT_META_KEY]: { max_input_tokens: limit } },
   };
 }

@@ -23,6 +23,7 @@ import {
   type ToolRemedy,
   toolRemedy,
 } from "./payment-remedy.ts";
+import { agentAppMcpUrl } from "./resources.ts";
 
 /** What a tool result says it cost (decision 029), in `_meta` under our own prefix. */
 export const CHARGE_META_KEY = "promptmint/charge";
@@ -148,7 +149,12 @@ export async function callAppAsTool(
     if (elicitation) throw elicitation;
     return {
       isError: true,
-      content: [{ type: "text", text: toolErrorText(application, error, remedy) }],
+      content: [
+        {
+          type: "text",
+          text: toolErrorText(application, error, remedy, agentAppMcpUrl(deps.publicUrl, application.slug)),
+        },
+      ],
       _meta: { [ERROR_META_KEY]: errorMeta(error), ...(remedy ? { [REMEDY_META_KEY]: remedy } : {}) },
     };
   }
@@ -167,7 +173,13 @@ function errorMeta(error: AppError): { status: number; code: string; retry_after
  * A refusal the model can act on: a refused payment names the price, the page that fixes it, the
  * app's plans (when money is what is missing) and the x402 alternative when there is one.
  */
-function toolErrorText(application: ApplicationRow, error: AppError, remedy: ToolRemedy | undefined): string {
+function toolErrorText(
+  application: ApplicationRow,
+  error: AppError,
+  remedy: ToolRemedy | undefined,
+  /** The app's MCP URL for agents that pay per call with x402 (decision 074). */
+  agentUrl: string,
+): string {
   const text = `${error.status} ${error.code}: ${error.message}`;
   if (!remedy) return `${text} Nothing was charged.`;
   const page = remedyPage(remedy);
@@ -178,7 +190,7 @@ function toolErrorText(application: ApplicationRow, error: AppError, remedy: Too
     remedy.plans_url && remedy.missing !== "spend_limit_reached"
       ? `Or subscribe to a plan at ${remedy.plans_url}.`
       : "",
-    remedy.x402 ? "Or pay this one call with x402 (send the request without credentials)." : "",
+    remedy.x402 ? `Or pay this one call with x402, without an account, at ${agentUrl}.` : "",
     "Nothing was charged.",
   ]
     .filter(Boolean)

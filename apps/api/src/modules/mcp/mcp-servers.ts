@@ -18,10 +18,11 @@ import { effectivePriceCents, priceFields } from "../billing/price-changes.ts";
 import { listExploreApps } from "../explore/explore.service.ts";
 import { publishedInputLimit } from "../gateway/call-worst-case.ts";
 import type { GatewayDeps } from "../gateway/gateway-call.ts";
+import type { AgentPayer } from "./agent-payment.ts";
 import { type AppSchemas, appTool, describePrice, loadAppSchemas, toolInputSchema } from "./app-tool.ts";
 import { callAppAsTool } from "./call-app.ts";
 import type { ClientSession } from "./client-session.ts";
-import { appMcpUrl } from "./resources.ts";
+import { agentAppMcpUrl, appMcpUrl } from "./resources.ts";
 
 const SERVER_INFO = { name: "promptmint", version: "1.0.0" };
 
@@ -44,6 +45,11 @@ interface CallContext {
   caller: LocalUser;
   /** What the client declared at `initialize`, carried by its session id (client-session.ts). */
   session: ClientSession;
+  /**
+   * On the agents' endpoints: who pays for each tool call (x402's MCP binding, agent-payment.ts);
+   * `caller` is then the anonymous caller, who may list and describe but pay for nothing.
+   */
+  agent?: AgentPayer;
 }
 
 /** One app's server: its single tool, called through the paid path. */
@@ -52,18 +58,21 @@ export function createAppServer(context: CallContext, application: ApplicationRo
     { ...SERVER_INFO, title: application.name },
     { capabilities: { tools: {} }, jsonSchemaValidator: NO_SCHEMA_VALIDATION },
   );
-  const tool = appTool(application, schemas, context.deps.feePercent);
+  const tool = appTool(application, schemas, context.deps.feePercent, context.agent ? "x402" : "account");
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [tool] }));
   server.setRequestHandler(CallToolRequestSchema, ({ params }) => {
     if (params.name !== tool.name)
       throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
-    return callAppAsTool(context.deps, {
-      ...context,
-      application,
-      schemas,
-      args: params.arguments,
-      meta: params._meta,
-    });
+    const run = (caller: LocalUser) =>
+      callAppAsTool(context.deps, {
+        ...context,
+        caller,
+        application,
+        schemas,
+        args: params.arguments,
+        meta: params._meta,
+      });
+    return context.agent ? context.agent.payAndRun(application, params._meta, run) : run(context.caller);
   });
   return server;
 }
@@ -148,7 +157,7 @@ const catalogueHandlers: Record<
     }));
     return jsonResult({ apps, total: found.total });
   },
-  async describe_app({ deps, caller }, args) {
+  async describe_app({ deps, caller, agent }, args) {
     const { slug } = DescribeArgs.parse(args);
     const application = await findCallableApp(deps.db, slug, caller);
     const schemas = await loadAppSchemas(deps.db, application);
@@ -167,21 +176,24 @@ const catalogueHandlers: Record<
       ),
       input_schema: toolInputSchema(application, schemas),
       output_schema: schemas.outputSchema,
-      how_to_call: `Use call_app with {"slug": "${application.slug}", "inputs": {…}${schemas.takesQuery ? ', "query": "…"' : ""}}, or add ${appMcpUrl(deps.publicUrl, application.slug)} to your MCP client as its own tool.`,
+      how_to_call: `Use call_app with {"slug": "${application.slug}", "inputs": {…}${schemas.takesQuery ? ', "query": "…"' : ""}}, or add ${(agent ? agentAppMcpUrl : appMcpUrl)(deps.publicUrl, application.slug)} to your MCP client as its own tool.`,
     });
   },
   async call_app(context, args, meta) {
     const { slug, inputs, query, version } = CallArgs.parse(args);
     const application = await findCallableApp(context.deps.db, slug, context.caller);
     const schemas = await loadAppSchemas(context.deps.db, application);
-    return callAppAsTool(context.deps, {
-      ...context,
-      application,
-      schemas,
-      args: { ...inputs, ...(query === undefined ? {} : { query }) },
-      meta,
-      version,
-    });
+    const run = (caller: LocalUser) =>
+      callAppAsTool(context.deps, {
+        ...context,
+        caller,
+        application,
+        schemas,
+        args: { ...inputs, ...(query === undefined ? {} : { query }) },
+        meta,
+        version,
+      });
+    return context.agent ? context.agent.payAndRun(application, meta, run) : run(context.caller);
   },
 };
 

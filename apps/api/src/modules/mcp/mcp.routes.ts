@@ -8,12 +8,12 @@ import type { ApplicationRow } from "../../db/schema/index.ts";
 import { authenticates } from "../../lib/body-limits.ts";
 import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
 import { findCallableApp } from "../applications/callable-app.ts";
-import type { LocalUser } from "../auth/auth.service.ts";
 import { currentUser } from "../auth/authenticate.ts";
-import { ANONYMOUS_CALLER, findAppForCall, isAgentRequest, refuseTwoPayers } from "../gateway/access.ts";
+import { ANONYMOUS_CALLER, refuseTwoPayers } from "../gateway/access.ts";
 import { type GatewayDeps, headerPin } from "../gateway/gateway-call.ts";
 import { type RateLimiter, rateLimitHook } from "../gateway/rate-limit.ts";
 import type { VersionPin } from "../prompts/load-prompt.ts";
+import { agentPayer, agentPaymentsOf } from "./agent-payment.ts";
 import { loadAppSchemas } from "./app-tool.ts";
 import { clientSessionOf, initializeCapabilities, sessionIdFor } from "./client-session.ts";
 import { type McpExchanges, mcpRequestLimits } from "./mcp-limits.ts";
@@ -74,16 +74,15 @@ export const mcpRoutes: FastifyPluginAsyncZod<GatewayDeps & { mcp: McpDeps }> = 
   /**
    * The caller, by API key or by a token for this endpoint; a 401 says where its metadata is.
    * Marked as authenticating, so the route keeps the full body limit (lib/body-limits.ts).
+   * Always, whether agent payments are on or not, and for every message (`initialize` too): an
+   * MCP client's OAuth client signs its user in only when it meets this 401, so these endpoints
+   * never answer anyone without credentials. Agents that pay per call have their own endpoints
+   * (`/agents/...`, agent-payment.ts; docs/decisions/074-mcp-oauth-beside-x402.md).
    */
   const authenticateAt = (pathOf: (request: FastifyRequest) => string) =>
     authenticates(async (request: FastifyRequest) => {
-      // No credentials while agent payments are on: the handshake and listings are free, a tool
-      // call is paid for by the agent itself (x402, docs/decisions/052); never both at once.
+      // Credentials and an x402 payment at once would leave the payment unused: refused.
       refuseTwoPayers(deps, request);
-      if (isAgentRequest(deps, request)) {
-        request.payingAgent = true;
-        return;
-      }
       const path = pathOf(request);
       try {
         await guards.requireCallerAt(request, `${publicUrl}${path}`);
@@ -114,32 +113,6 @@ export const mcpRoutes: FastifyPluginAsyncZod<GatewayDeps & { mcp: McpDeps }> = 
     requests.byCaller,
     deps.admission.hook,
   ];
-  /**
-   * The app and who calls it: the caller, or an agent without an account, anonymous for what
-   * costs nothing and paying for a tool call itself (402 with PAYMENT-REQUIRED until it does).
-   */
-  async function appAndCaller(request: FastifyRequest, slug: string) {
-    if (request.payingAgent && !request.user && isFreeMessage(request.body))
-      return {
-        application: await findCallableApp(deps.db, slug, ANONYMOUS_CALLER),
-        caller: ANONYMOUS_CALLER,
-      };
-    return findAppForCall(deps, request, slug);
-  }
-  /** The catalogue's caller; an agent's `call_app` pays for the app it names. */
-  async function catalogueCaller(request: FastifyRequest): Promise<LocalUser> {
-    if (!request.payingAgent || request.user) return currentUser(request);
-    const params =
-      (request.body as { method?: unknown; params?: { name?: unknown; arguments?: { slug?: unknown } } })
-        ?.method === "tools/call"
-        ? (request.body as { params?: { name?: unknown; arguments?: { slug?: unknown } } }).params
-        : undefined;
-    if (params?.name !== "call_app") return ANONYMOUS_CALLER;
-    const slug = params.arguments?.slug;
-    if (typeof slug !== "string" || slug === "")
-      throw invalidFields({ "params.arguments.slug": "names the app to call and pay for" });
-    return (await findAppForCall(deps, request, slug)).caller;
-  }
   /**
    * The schemas the app's tool is listed with (docs/decisions/057): production's, or those of the
    * version the `Promptmint-Version` header pins for the whole connection. A header pin the app
@@ -181,7 +154,8 @@ export const mcpRoutes: FastifyPluginAsyncZod<GatewayDeps & { mcp: McpDeps }> = 
     async (request, reply) => {
       const release = deps.mcp.exchanges.open(request);
       try {
-        const { application, caller } = await appAndCaller(request, request.params.slug);
+        const caller = currentUser(request);
+        const application = await findCallableApp(deps.db, request.params.slug, caller);
         const schemas = await listedSchemas(application, request);
         const session = clientSessionOf(request.headers["mcp-session-id"]);
         return await serve(
@@ -217,7 +191,7 @@ export const mcpRoutes: FastifyPluginAsyncZod<GatewayDeps & { mcp: McpDeps }> = 
           createCatalogueServer({
             deps,
             request,
-            caller: await catalogueCaller(request),
+            caller: currentUser(request),
             session: clientSessionOf(request.headers["mcp-session-id"]),
           }),
           request,
@@ -229,8 +203,101 @@ export const mcpRoutes: FastifyPluginAsyncZod<GatewayDeps & { mcp: McpDeps }> = 
     },
   );
 
+  /**
+   * The agents' endpoints (docs/decisions/074-mcp-oauth-beside-x402.md): for agents without an
+   * account that pay each tool call with x402, speaking x402's MCP binding (agent-payment.ts).
+   * Every free message (the handshake, listings, ping, notifications) is answered without
+   * credentials; a `tools/call` pays in `params._meta["x402/payment"]`. They exist only while
+   * agent payments are on (404 otherwise), and take no credentials: an account's calls go to the
+   * OAuth-protected endpoints above, never paid two ways on one request.
+   */
+  const agentsOnly = authenticates(async (request: FastifyRequest) => {
+    if (!agentPaymentsOf(deps))
+      throw new AppError(
+        "not_found",
+        "This server takes no agent payments (x402, MPP): call its apps with credentials at /api/app/{slug}/mcp or /api/mcp",
+      );
+    if (request.headers.authorization || request.headers["payment-signature"] !== undefined)
+      throw invalidFields({
+        [request.headers.authorization ? "authorization" : "payment-signature"]:
+          'is not taken here: this endpoint is for agents that pay each tool call without an account, in params._meta (x402: "x402/payment"; MPP: "org.paymentauth/credential"). With credentials, use /api/app/{slug}/mcp or /api/mcp.',
+      });
+  });
+  const agentRequest = [requests.byAddress, agentsOnly, requests.byCaller, deps.admission.hook];
+  const endpointUrl = (request: FastifyRequest) => `${publicUrl}${request.url.split("?")[0]}`;
+
+  app.post(
+    "/agents/app/:slug/mcp",
+    {
+      schema: {
+        tags,
+        summary: "MCP server of one app for agents that pay per call with x402 (no account)",
+        description:
+          'The app\'s one tool, as at `/app/{slug}/mcp`, without credentials: `initialize`, `tools/list` and `ping` are free. A `tools/call` without `params._meta["x402/payment"]` runs nothing and answers a tool result with `isError: true` whose `structuredContent` (and `content[0].text`, as JSON) is the x402 `PaymentRequired`; retried with the signed `PaymentPayload` in `params._meta["x402/payment"]`, the payment is verified and settled and the tool runs, its result\'s `_meta["x402/payment-response"]` being the settlement (x402 `specs/transports-v2/mcp.md`, tool-result binding). MPP pays the same way: the unpaid result\'s `_meta["org.paymentauth/payment-required"]` holds its challenges, the retry carries the credential in `params._meta["org.paymentauth/credential"]`, the result\'s `_meta["org.paymentauth/receipt"]` is the receipt (mppx\'s MCP binding). Only while agent payments are on (404 otherwise).',
+        security: [],
+        params: SlugParams,
+        body: JsonRpcBody,
+        response: mcpResponses,
+      },
+      onRequest: agentRequest,
+      preHandler,
+    },
+    async (request, reply) => {
+      const release = deps.mcp.exchanges.open(request);
+      try {
+        const application = await findCallableApp(deps.db, request.params.slug, ANONYMOUS_CALLER);
+        const schemas = await listedSchemas(application, request);
+        const context = {
+          deps,
+          request,
+          caller: ANONYMOUS_CALLER,
+          session: clientSessionOf(request.headers["mcp-session-id"]),
+          agent: agentPayer(deps, request, endpointUrl(request)),
+        };
+        return await serve(createAppServer(context, application, schemas), request, reply);
+      } finally {
+        release();
+      }
+    },
+  );
+
+  app.post(
+    "/agents/mcp",
+    {
+      schema: {
+        tags,
+        summary: "MCP catalogue for agents that pay per call with x402 (no account)",
+        description:
+          '`search_apps` and `describe_app` are free; `call_app` is paid with x402 like a tool of `/agents/app/{slug}/mcp`: without `params._meta["x402/payment"]` it answers the named app\'s `PaymentRequired` (and MPP challenges) as an `isError` tool result. Only while agent payments are on (404 otherwise).',
+        security: [],
+        body: JsonRpcBody,
+        response: mcpResponses,
+      },
+      onRequest: agentRequest,
+      preHandler,
+    },
+    async (request, reply) => {
+      const release = deps.mcp.exchanges.open(request);
+      try {
+        return await serve(
+          createCatalogueServer({
+            deps,
+            request,
+            caller: ANONYMOUS_CALLER,
+            session: clientSessionOf(request.headers["mcp-session-id"]),
+            agent: agentPayer(deps, request, endpointUrl(request)),
+          }),
+          request,
+          reply,
+        );
+      } finally {
+        release();
+      }
+    },
+  );
+
   // A stateless server offers no stream to GET and no session to DELETE (MCP transports, 2025-06-18).
-  for (const url of ["/app/:slug/mcp", "/mcp"])
+  for (const url of ["/app/:slug/mcp", "/mcp", "/agents/app/:slug/mcp", "/agents/mcp"])
     app.route({
       method: ["GET", "DELETE"],
       url,

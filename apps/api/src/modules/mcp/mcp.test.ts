@@ -67,6 +67,18 @@ describe("MCP authorization", () => {
     );
   });
 
+  it("the agents' x402 endpoints, with x402 off → refused 404 (no anonymous MCP at all)", async () => {
+    for (const path of [
+      `/api/v1/agents/app/${slug}/mcp`,
+      "/api/v1/agents/mcp",
+      `/api/agents/app/${slug}/mcp`,
+    ]) {
+      const response = await mcpCall(path);
+      expect({ path, status: response.status }).toEqual({ path, status: 404 });
+      expect(response.headers.get("payment-required")).toBeNull();
+    }
+  });
+
   it("publishes protected resource metadata for each endpoint and the issuer's metadata at the root", async () => {
     const read = async (path: string) => (await fetch(`${server.baseUrl}${path}`)).json();
     const issuer = `${server.baseUrl}/oidc`;

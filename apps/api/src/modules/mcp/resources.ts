@@ -12,6 +12,13 @@ export const MCP_SCOPE = "mcp";
 /** The catalogue's canonical path (the API is also served under /api/v1: so is MCP). */
 export const CATALOGUE_PATH = "/api/mcp";
 export const appMcpUrl = (publicUrl: string, slug: string) => `${publicUrl}/api/app/${slug}/mcp`;
+/**
+ * The agents' endpoints (x402 per call, no account, docs/decisions/074): not OAuth protected
+ * resources, so never a resource indicator and without protected resource metadata.
+ */
+export const AGENT_CATALOGUE_PATH = "/api/v1/agents/mcp";
+export const agentAppMcpUrl = (publicUrl: string, slug: string) =>
+  `${publicUrl}/api/v1/agents/app/${slug}/mcp`;
 
 /** Where an endpoint's metadata is: the RFC 9728 well-known URI with the endpoint's path appended. */
 export const resourceMetadataUrl = (publicUrl: string, path: string) =>

@@ -1,4 +1,5 @@
 import { decodePaymentResponseHeader } from "@x402/core/http";
+import type { PaymentPayload, PaymentRequired } from "@x402/core/types";
 import { type ScriptedCall, scriptDirective } from "../fake-openai.ts";
 import { type Oversize, withOversize } from "./oversized.ts";
 
@@ -92,9 +93,15 @@ export async function makeCall(
   hooks: CallHooks = {},
   /** The client's fetch: an x402 agent's pays the 402s it meets (apiKey "": no credentials). */
   send: typeof fetch = fetch,
+  /**
+   * An x402 agent's MCP payment (decision 074): MCP styles then go to the agents' endpoints, and
+   * an unpaid tool result's PaymentRequired is paid with this, the call sent again with it in
+   * `_meta["x402/payment"]`.
+   */
+  payMcp?: (required: PaymentRequired) => Promise<PaymentPayload>,
 ): Promise<CallOutcome> {
   const prompt = `attack ${scriptDirective(plan.upstream)}`;
-  const { path, body } = withOversize(plan, requestOf(slug, plan, prompt), prompt);
+  const { path, body } = withOversize(plan, requestOf(slug, plan, prompt, payMcp !== undefined), prompt);
   const headers: Record<string, string> = {
     ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
     "content-type": "application/json",
@@ -129,6 +136,26 @@ export async function makeCall(
     if (!isStream) {
       const json = (await response.json().catch(() => undefined)) as Record<string, any> | undefined;
       if (plan.style === "mcp-app" || plan.style === "mcp-catalogue") {
+        const required = json?.result?.isError ? json.result.structuredContent : undefined;
+        if (payMcp && required?.x402Version !== undefined) {
+          const payment = await payMcp(required as PaymentRequired);
+          const paidBody = body as { params: Record<string, unknown> };
+          const paid = await send(`${baseUrl}${path}`, {
+            method: "POST",
+            headers,
+            body: JSON.stringify({
+              ...paidBody,
+              params: { ...paidBody.params, _meta: { "x402/payment": payment } },
+            }),
+            signal: controller.signal,
+          });
+          outcome.status = paid.status;
+          const paidJson = (await paid.json().catch(() => undefined)) as Record<string, any> | undefined;
+          const transaction = paidJson?.result?._meta?.["x402/payment-response"]?.transaction;
+          if (typeof transaction === "string" && transaction) outcome.x402Transaction = transaction;
+          readToolResult(paid, paidJson, outcome);
+          return outcome;
+        }
         readToolResult(response, json, outcome);
         return outcome;
       }
@@ -149,7 +176,13 @@ export async function makeCall(
   return outcome;
 }
 
-function requestOf(slug: string, plan: CallPlan, prompt: string): { path: string; body: object } {
+function requestOf(
+  slug: string,
+  plan: CallPlan,
+  prompt: string,
+  /** An x402 agent: MCP goes to the agents' endpoints (decision 074). */
+  agent = false,
+): { path: string; body: object } {
   const inputs = plan.mode === "completion" ? { query: prompt } : undefined;
   if (plan.style === "openai")
     return {
@@ -174,9 +207,10 @@ function requestOf(slug: string, plan: CallPlan, prompt: string): { path: string
     method: "tools/call",
     params: { name, arguments: args },
   });
-  if (plan.style === "mcp-app") return { path: `/api/app/${slug}/mcp`, body: rpc(slug, { query: prompt }) };
+  const mcp = agent ? "/api/v1/agents" : "/api";
+  if (plan.style === "mcp-app") return { path: `${mcp}/app/${slug}/mcp`, body: rpc(slug, { query: prompt }) };
   if (plan.style === "mcp-catalogue")
-    return { path: "/api/mcp", body: rpc("call_app", { slug, inputs: { query: prompt } }) };
+    return { path: `${mcp}/mcp`, body: rpc("call_app", { slug, inputs: { query: prompt } }) };
   const response_mode = plan.streaming ? "streaming" : "blocking";
   if (plan.style === "workflow")
     return { path: `/api/app/${slug}/workflows/run`, body: { inputs: { query: prompt }, response_mode } };
@@ -377,9 +411,11 @@ function readToolResult(
   if (result.isError) {
     const text = String(result.content?.[0]?.text ?? "");
     const named = /^(\d{3}) ([a-z_]+):/.exec(text);
+    // The error for programs when there is one (a payment-required result's text is its JSON).
+    const meta = result._meta?.["promptmint/error"] as { status?: number; code?: string } | undefined;
     outcome.toolError = true;
-    outcome.status = named ? Number(named[1]) : 0;
-    outcome.errorCode = named?.[2] ?? text.slice(0, 80);
+    outcome.status = meta?.status ?? (named ? Number(named[1]) : 0);
+    outcome.errorCode = meta?.code ?? named?.[2] ?? text.slice(0, 80);
     return;
   }
   const charge = result._meta?.["promptmint/charge"] as Record<string, any> | undefined;

@@ -120,7 +120,9 @@ export async function x402Call(attack: Attack, prng: Prng, actor: number) {
   if (prng.chance(0.3)) attack.cluster.facilitator.mine();
   await attack.inFlight.use(async () => {
     const startedAt = Date.now();
-    const outcome = await makeCall(node.baseUrl, "", app.slug, plan, {}, agent.fetch);
+    const outcome = await makeCall(node.baseUrl, "", app.slug, plan, {}, agent.fetch, (required) =>
+      agent.client.createPaymentPayload(required),
+    );
     firstStatus.set(agent, outcome.status);
     journal(attack, {
       actor,
@@ -135,7 +137,9 @@ export async function x402Call(attack: Attack, prng: Prng, actor: number) {
     // The same key again, with a new payment: the first answer, and the new payment never settles.
     if (plan.idempotencyKey && outcome.status === 200 && prng.chance(0.5)) {
       const again = Date.now();
-      const replayed = await makeCall(node.baseUrl, "", app.slug, plan, {}, agent.fetch);
+      const replayed = await makeCall(node.baseUrl, "", app.slug, plan, {}, agent.fetch, (required) =>
+        agent.client.createPaymentPayload(required),
+      );
       firstStatus.set(agent, replayed.status);
       journal(attack, {
         actor,
