@@ -108,7 +108,7 @@ describe("mppx", () => {
     });
   });
 
-  it("discovery, the agents' document and the OpenAPI document → list both rails", async () => {
+  it("discovery, the agents' document and the OpenAPI document → works, both rails listed", async () => {
     const document = await (await fetch(`${server.baseUrl}/.well-known/promptmint-agents.json`)).json();
     expect(document.rails ?? document.how_to_pay ?? document).toMatchObject({
       x402: expect.objectContaining({ x402_version: 2 }),
@@ -119,7 +119,7 @@ describe("mppx", () => {
     expect(JSON.stringify(info)).toContain('"mpp"');
   });
 
-  it("with x402 on too, pays a Dify call → captured once through Stripe, paid into the balance, charged from it, a Payment-Receipt", async () => {
+  it("with x402 on too, pays a Dify call → works, captured once through Stripe, paid into the balance, charged from it, a Payment-Receipt", async () => {
     const agent = mppAgent();
     const capturedBefore = double.capturedCents();
     const response = await agent.fetch(
@@ -149,7 +149,7 @@ describe("mppx", () => {
     await expectReconciled(db(), "after an MPP-paid call");
   });
 
-  it("pays an OpenAI chat.completions stream → token by token, charged once", async () => {
+  it("pays an OpenAI chat.completions stream → works, token by token, charged once", async () => {
     const agent = mppAgent();
     const client = new OpenAI({
       apiKey: "unused",
@@ -200,7 +200,7 @@ describe("mppx", () => {
     expect(double.charges - charges).toBe(1);
   });
 
-  it("an upstream 500 after payment → the money stays on the balance; a refund gives it back through Stripe", async () => {
+  it("an upstream 500 after payment → works, the money stays on the balance and a refund gives it back through Stripe", async () => {
     const agent = mppAgent();
     vendor.set({ kind: "status", status: 500, message: "down" });
     let key = "";
@@ -232,7 +232,7 @@ describe("mppx", () => {
     await expectReconciled(db(), "after an MPP refund");
   });
 
-  it("@x402/fetch beside it on the same endpoint → pays into its own balance", async () => {
+  it("@x402/fetch beside it on the same endpoint → works, paid into its own balance", async () => {
     const agent = x402Wallet();
     facilitator.mint(agent.address, 1_000_000n);
     const response = await agent.fetch(

@@ -256,7 +256,7 @@ describe("@x402/fetch", () => {
       await expectReconciled(db(), "after a Responses call paid by x402");
     });
 
-    it("OpenAI chat.completions streamed → token by token (paid before it starts), charged once", async () => {
+    it("OpenAI chat.completions streamed → works, token by token (paid before it starts), charged once", async () => {
       const client = new OpenAI({
         apiKey: "unused",
         baseURL: `${server.baseUrl}/api/v1`,
@@ -296,7 +296,7 @@ describe("@x402/fetch", () => {
       await expectReconciled(db(), "after a streamed call paid by x402");
     });
 
-    it("the payer's wallet history → lists what each payment paid in", async () => {
+    it("the payer's wallet → works, one credit per payment", async () => {
       const [payment] = await paymentsOf(agent.address);
       const rows = await db()
         .select({ kind: ledgerAccounts.kind })
@@ -340,7 +340,7 @@ describe("@x402/fetch", () => {
       await expectReconciled(db(), "after a replay");
     });
 
-    it("an upstream 500 after payment → 502, the money stays on the payer's balance, and a refund request returns it", async () => {
+    it("an upstream 500 after payment → works, 502 with the money kept on the payer's balance, and a refund request returns it", async () => {
       const failing = x402Wallet();
       facilitator.mint(failing.address, 1_000_000n);
       vendor.set({ kind: "status", status: 500, message: "the model is down" });
@@ -382,7 +382,7 @@ describe("@x402/fetch", () => {
       await expectReconciled(db(), "after an x402 refund");
     });
 
-    it("an account's key on the agents' refund → 403, its wallet is not refunded through the API", async () => {
+    it("an account's key on the agents' refund → refused 403, its wallet is not refunded through the API", async () => {
       const { body: key } = await creator.api("POST", "/api/keys/", { body: { name: "not an agent" } });
       const refund = await fetch(`${server.baseUrl}/api/v1/agents/refund`, {
         method: "POST",
@@ -392,7 +392,7 @@ describe("@x402/fetch", () => {
       expect(refund.status).toBe(403);
     });
 
-    it("a budget asked wrongly → 400 naming promptmint-prepay-cents, nothing paid", async () => {
+    it("a budget asked wrongly → refused 400 promptmint-prepay-cents, nothing paid", async () => {
       const response = await fetch(`${server.baseUrl}/api/app/${slugs.haiku}/completion-messages`, {
         method: "POST",
         headers: { "content-type": "application/json", "promptmint-prepay-cents": "lots" },
@@ -431,7 +431,7 @@ describe("@x402/fetch", () => {
       await expectReconciled(db(), "after a refused settlement");
     });
 
-    it("an Idempotency-Key retried with a new payment → the first answer; the new payment is kept on the balance", async () => {
+    it("an Idempotency-Key retried with a new payment → works, the first answer; the new payment is kept on the balance", async () => {
       const retrying = x402Wallet();
       facilitator.mint(retrying.address, 1_000_000n);
       const send = () =>
@@ -455,7 +455,7 @@ describe("@x402/fetch", () => {
       await expectReconciled(db(), "after an Idempotency-Key retry paid by x402");
     });
 
-    it("payment-identifier: a retry naming the same id with a new authorization → not paid again, answered once", async () => {
+    it("payment-identifier: a retry naming the same id with a new authorization → works, not paid again, answered once", async () => {
       const retrying = x402Wallet();
       facilitator.mint(retrying.address, 1_000_000n);
       const url = `${server.baseUrl}/api/app/${slugs.haiku}/completion-messages`;
