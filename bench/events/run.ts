@@ -1,9 +1,8 @@
 import { randomUUID } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { sql } from "drizzle-orm";
 import pg from "pg";
-import { type Database, openDatabase } from "../../apps/api/src/db/client.ts";
+import { openDatabase } from "../../apps/api/src/db/client.ts";
 import { createSafeFetch } from "../../apps/api/src/lib/safe-fetch.ts";
 import type { InvocationRecord } from "../../apps/api/src/modules/analytics/call-records.ts";
 import { CallRecorder } from "../../apps/api/src/modules/billing/call-payment/record.ts";

@@ -1,20 +1,12 @@
 import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { and, eq } from "drizzle-orm";
 import { Receipt } from "mppx";
-import { Mppx, stripe } from "mppx/client";
 import OpenAI from "openai";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  agentRefunds,
-  invocations,
-  ledgerAccounts,
-  mppPayments,
-  x402Payments,
-} from "../../db/schema/index.ts";
-import { type MppStripeDouble, startMppStripeDouble } from "../../test/mpp-stripe-double.ts";
+import { describe, expect, it } from "vitest";
+import { agentRefunds, invocations, mppPayments, x402Payments } from "../../db/schema/index.ts";
+import { agentBalanceOf, mppAgent as railsMppAgent, useAgentRailsServer } from "../../test/agent-rails.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
-import { useCaller, useVendorServer } from "../../test/use-test-server.ts";
-import { startX402Facilitator, type X402Facilitator, x402Wallet } from "../../test/x402-facilitator.ts";
+import { x402Wallet } from "../../test/x402-facilitator.ts";
 import { reconcile } from "../billing/reconcile.ts";
 
 // Issue 40 (docs/decisions/070, 071): with x402 and MPP both on, one 402 offers both rails, and an
@@ -24,68 +16,12 @@ import { reconcile } from "../billing/reconcile.ts";
 // Stripe for MPP, owed for x402. Everything reconciles to the micro-dollar.
 
 const PRICE_CENTS = 7;
-const STRIPE_KEY = "sk_test_rails_double";
-let double: MppStripeDouble;
-let facilitator: X402Facilitator;
-const ready = (async () => {
-  double = await startMppStripeDouble(STRIPE_KEY);
-  facilitator = await startX402Facilitator();
-})();
-beforeAll(() => ready);
-afterAll(async () => {
-  await double?.close();
-  await facilitator?.stop?.();
-});
-
-const { server, vendor } = useVendorServer(() => ({
-  ...facilitator.env(),
-  MPP_SECRET_KEY: "rails-test-challenge-key-0123456789abcdef",
-  MPP_STRIPE_SECRET_KEY: STRIPE_KEY,
-  MPP_STRIPE_API_URL: double.url,
-}));
-const creator = useCaller(server, "Rails Seller");
-let slug = "";
-
-beforeAll(async () => {
-  const { body: app } = await creator.api("POST", "/api/app/", {
-    body: {
-      name: "Two Rails",
-      description: "paid by agents",
-      interaction_mode: "completion",
-      visibility: "public",
-      price_cents: PRICE_CENTS,
-    },
-  });
-  await creator.api("PATCH", `/api/app/${app.slug}/prompt/`, { body: { model: "gpt-4-turbo" } });
-  await creator.api("PATCH", `/api/app/${app.slug}/update_status/`, { body: { status: "live" } });
-  slug = app.slug;
-});
+const rails = useAgentRailsServer({ priceCents: PRICE_CENTS, mode: "completion", name: "Two Rails" });
+const { server, vendor } = rails;
 
 const db = () => server.database.db;
-
-/** A payer of MPP with the real client: its stripe method has a token granted at the double. */
-function mppAgent(paymentMethod = "pm_card_visa") {
-  return Mppx.create({
-    polyfill: false,
-    methods: [
-      stripe.charge({
-        paymentMethod,
-        createToken: ({ amount, currency, expiresAt, paymentMethod: method }) =>
-          double.grantToken({ paymentMethod: method, maxAmount: Number(amount), currency, expiresAt }),
-      }),
-    ],
-  });
-}
-
-async function balanceOf(payerUserId: string): Promise<number> {
-  const rows = await db()
-    .select({ kind: ledgerAccounts.kind, balance: ledgerAccounts.balanceMicros })
-    .from(ledgerAccounts)
-    .where(eq(ledgerAccounts.ownerId, payerUserId));
-  return rows
-    .filter((row) => row.kind === "wallet" || row.kind === "held")
-    .reduce((a, r) => a + Number(r.balance), 0);
-}
+const mppAgent = () => railsMppAgent(rails.double);
+const balanceOf = (payerUserId: string) => agentBalanceOf(db(), payerUserId);
 
 const completion = (query: string) => ({
   method: "POST",
@@ -95,7 +31,10 @@ const completion = (query: string) => ({
 
 describe("mppx", () => {
   it("a call without credentials → one 402 offering both rails (PAYMENT-REQUIRED and WWW-Authenticate: Payment)", async () => {
-    const response = await fetch(`${server.baseUrl}/api/app/${slug}/completion-messages`, completion("hi"));
+    const response = await fetch(
+      `${server.baseUrl}/api/app/${rails.app.slug}/completion-messages`,
+      completion("hi"),
+    );
     expect(response.status).toBe(402);
     const required = decodePaymentRequiredHeader(response.headers.get("payment-required") ?? "");
     expect(required.accepts[0]).toMatchObject({ scheme: "exact", amount: String(PRICE_CENTS * 10_000) });
@@ -121,9 +60,9 @@ describe("mppx", () => {
 
   it("with x402 on too, pays a Dify call → works, captured once through Stripe, paid into the balance, charged from it, a Payment-Receipt", async () => {
     const agent = mppAgent();
-    const capturedBefore = double.capturedCents();
+    const capturedBefore = rails.double.capturedCents();
     const response = await agent.fetch(
-      `${server.baseUrl}/api/app/${slug}/completion-messages`,
+      `${server.baseUrl}/api/app/${rails.app.slug}/completion-messages`,
       completion("rain"),
     );
     expect(response.status).toBe(200);
@@ -132,7 +71,7 @@ describe("mppx", () => {
     const receipt = Receipt.deserialize(response.headers.get("payment-receipt") ?? "");
     expect(receipt).toMatchObject({ status: "success", method: "stripe" });
     // Stripe's smallest card charge is 50 cents (decision 071): the rest stays on the balance.
-    const charged = double.capturedCents() - capturedBefore;
+    const charged = rails.double.capturedCents() - capturedBefore;
     expect(charged).toBe(50);
     const [payment] = await db()
       .select()
@@ -164,7 +103,7 @@ describe("mppx", () => {
     let usage: unknown;
     try {
       const stream = await client.chat.completions.create({
-        model: slug,
+        model: rails.app.slug,
         messages: [{ role: "user", content: "stream this answer word by word" }],
         stream: true,
         stream_options: { include_usage: true },
@@ -184,7 +123,7 @@ describe("mppx", () => {
 
   it("a credential replayed → refused 402 payment_already_used, Stripe charged once", async () => {
     const agent = mppAgent();
-    const url = `${server.baseUrl}/api/app/${slug}/completion-messages`;
+    const url = `${server.baseUrl}/api/app/${rails.app.slug}/completion-messages`;
     const challenged = await fetch(url, completion("once"));
     const credential = await agent.createCredential(challenged);
     const send = () =>
@@ -192,12 +131,12 @@ describe("mppx", () => {
         ...completion("once"),
         headers: { "content-type": "application/json", authorization: credential },
       });
-    const charges = double.charges;
+    const charges = rails.double.charges;
     expect((await send()).status).toBe(200);
     const replay = await send();
     expect(replay.status).toBe(402);
     expect((await replay.json()).message).toContain("payment_already_used");
-    expect(double.charges - charges).toBe(1);
+    expect(rails.double.charges - charges).toBe(1);
   });
 
   it("an upstream 500 after payment → works, the money stays on the balance and a refund gives it back through Stripe", async () => {
@@ -206,7 +145,7 @@ describe("mppx", () => {
     let key = "";
     let paymentId = "";
     try {
-      const response = await agent.fetch(`${server.baseUrl}/api/app/${slug}/completion-messages`, {
+      const response = await agent.fetch(`${server.baseUrl}/api/app/${rails.app.slug}/completion-messages`, {
         ...completion("fail"),
         headers: { "content-type": "application/json", "promptmint-balance-key": "issue" },
       });
@@ -220,23 +159,23 @@ describe("mppx", () => {
     const payer = payment?.payerUserId ?? "";
     const before = await balanceOf(payer);
     expect(before).toBeGreaterThanOrEqual(500_000);
-    const refundedBefore = double.refundedCents();
+    const refundedBefore = rails.double.refundedCents();
     const refund = await fetch(`${server.baseUrl}/api/v1/agents/refund`, {
       method: "POST",
       headers: { authorization: `Bearer ${key}` },
     });
     const body = await refund.json();
     expect(body).toMatchObject({ status: "refunded", amount_micros: before });
-    expect(double.refundedCents() - refundedBefore).toBe(before / 10_000);
+    expect(rails.double.refundedCents() - refundedBefore).toBe(before / 10_000);
     expect(await balanceOf(payer)).toBe(0);
     await expectReconciled(db(), "after an MPP refund");
   });
 
   it("@x402/fetch beside it on the same endpoint → works, paid into its own balance", async () => {
     const agent = x402Wallet();
-    facilitator.mint(agent.address, 1_000_000n);
+    rails.facilitator.mint(agent.address, 1_000_000n);
     const response = await agent.fetch(
-      `${server.baseUrl}/api/app/${slug}/completion-messages`,
+      `${server.baseUrl}/api/app/${rails.app.slug}/completion-messages`,
       completion("snow"),
     );
     expect(response.status).toBe(200);

@@ -3,6 +3,7 @@ import { and, eq } from "drizzle-orm";
 import OpenAI from "openai";
 import { beforeAll, describe, expect, it } from "vitest";
 import { applications, invocations, ledgerAccounts, x402Payments } from "../../db/schema/index.ts";
+import { agentBalanceOf } from "../../test/agent-rails.ts";
 import { createPromptApp } from "../../test/live-app.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
 import { useCaller, useX402Server } from "../../test/use-test-server.ts";
@@ -61,16 +62,7 @@ async function paymentOf(id: string | null) {
   return row;
 }
 
-/** The payer's unspent balance: its wallet, and what an open lease of it still holds. */
-async function balanceOf(payerUserId: string): Promise<number> {
-  const rows = await db()
-    .select({ kind: ledgerAccounts.kind, balance: ledgerAccounts.balanceMicros })
-    .from(ledgerAccounts)
-    .where(eq(ledgerAccounts.ownerId, payerUserId));
-  return rows
-    .filter((row) => row.kind === "wallet" || row.kind === "held")
-    .reduce((a, r) => a + Number(r.balance), 0);
-}
+const balanceOf = (payerUserId: string) => agentBalanceOf(db(), payerUserId);
 
 async function invocationOf(id: string) {
   const [row] = await db().select().from(invocations).where(eq(invocations.id, id));

@@ -1,13 +1,10 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { stripe } from "mppx/client";
 import { McpClient } from "mppx/mcp/client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type MppStripeDouble, startMppStripeDouble } from "../../test/mpp-stripe-double.ts";
+import { describe, expect, it } from "vitest";
+import { mppStripeCharge, useAgentRailsServer } from "../../test/agent-rails.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
-import { useCaller, useVendorServer } from "../../test/use-test-server.ts";
-import { startX402Facilitator, type X402Facilitator } from "../../test/x402-facilitator.ts";
 import {
   MPP_CREDENTIAL_META_KEY,
   MPP_PAYMENT_REQUIRED_META_KEY,
@@ -21,44 +18,10 @@ import { CHARGE_META_KEY } from "./call-app.ts";
 // with the receipt in _meta, a replayed credential refused.
 
 const PRICE_CENTS = 7;
-const STRIPE_KEY = "sk_test_mcp_double";
-let double: MppStripeDouble;
-let facilitator: X402Facilitator;
-const ready = (async () => {
-  double = await startMppStripeDouble(STRIPE_KEY);
-  facilitator = await startX402Facilitator();
-})();
-beforeAll(() => ready);
-afterAll(async () => {
-  await double?.close();
-  await facilitator?.stop?.();
-});
+const rails = useAgentRailsServer({ priceCents: PRICE_CENTS, mode: "chat", name: "Chat Rails" });
+const { server, vendor } = rails;
 
-const { server, vendor } = useVendorServer(() => ({
-  ...facilitator.env(),
-  MPP_SECRET_KEY: "mcp-test-challenge-key-0123456789abcdefgh",
-  MPP_STRIPE_SECRET_KEY: STRIPE_KEY,
-  MPP_STRIPE_API_URL: double.url,
-}));
-const creator = useCaller(server, "MCP MPP Seller");
-let slug = "";
-
-beforeAll(async () => {
-  const { body: app } = await creator.api("POST", "/api/app/", {
-    body: {
-      name: "Chat Rails",
-      description: "paid by agents over MCP",
-      interaction_mode: "chat",
-      visibility: "public",
-      price_cents: PRICE_CENTS,
-    },
-  });
-  await creator.api("PATCH", `/api/app/${app.slug}/prompt/`, { body: { model: "gpt-4-turbo" } });
-  await creator.api("PATCH", `/api/app/${app.slug}/update_status/`, { body: { status: "live" } });
-  slug = app.slug;
-});
-
-const agentUrl = () => new URL(`${server.baseUrl}/api/v1/agents/app/${slug}/mcp`);
+const agentUrl = () => new URL(`${server.baseUrl}/api/v1/agents/app/${rails.app.slug}/mcp`);
 const textOf = (result: CallToolResult) =>
   result.content.map((part) => (part.type === "text" ? part.text : "")).join("");
 
@@ -68,18 +31,16 @@ async function connect() {
   return client;
 }
 
-const stripeMethod = () =>
-  stripe.charge({
-    paymentMethod: "pm_card_visa",
-    createToken: ({ amount, currency, expiresAt, paymentMethod }) =>
-      double.grantToken({ paymentMethod, maxAmount: Number(amount), currency, expiresAt }),
-  });
+const stripeMethod = () => mppStripeCharge(rails.double);
 
 describe("@modelcontextprotocol/sdk + mppx", () => {
   describe("the agents' endpoint, x402 and MPP on:", () => {
     it("tools/call without payment → refused: one isError result offering both rails (x402's PaymentRequired, MPP's challenges in _meta)", async () => {
       const client = await connect();
-      const result = (await client.callTool({ name: slug, arguments: { query: "hi" } })) as CallToolResult;
+      const result = (await client.callTool({
+        name: rails.app.slug,
+        arguments: { query: "hi" },
+      })) as CallToolResult;
       expect(result.isError).toBe(true);
       expect(result.structuredContent).toMatchObject({
         x402Version: 2,
@@ -105,8 +66,11 @@ describe("@modelcontextprotocol/sdk + mppx", () => {
         return plainCallTool(params, ...rest);
       }) as typeof client.callTool;
       McpClient.wrap(client, { methods: [stripeMethod()] });
-      const captured = double.capturedCents();
-      const result = (await client.callTool({ name: slug, arguments: { query: "rain" } })) as CallToolResult;
+      const captured = rails.double.capturedCents();
+      const result = (await client.callTool({
+        name: rails.app.slug,
+        arguments: { query: "rain" },
+      })) as CallToolResult;
       expect(result.isError).toBeFalsy();
       expect(textOf(result)).toBe("echo: rain");
       expect(result._meta?.[CHARGE_META_KEY]).toMatchObject({
@@ -115,12 +79,12 @@ describe("@modelcontextprotocol/sdk + mppx", () => {
       });
       expect(result._meta?.[MPP_RECEIPT_META_KEY]).toMatchObject({ status: "success", method: "stripe" });
       // Stripe's smallest card charge is 50 cents (decision 071): the rest stays on the balance.
-      expect(double.capturedCents() - captured).toBe(50);
+      expect(rails.double.capturedCents() - captured).toBe(50);
       expect(sent).toHaveLength(1);
 
       const calls = vendor.requests.length;
       const replay = (await plainCallTool({
-        name: slug,
+        name: rails.app.slug,
         arguments: { query: "again" },
         _meta: { [MPP_CREDENTIAL_META_KEY]: sent[0] },
       })) as CallToolResult;
@@ -131,7 +95,7 @@ describe("@modelcontextprotocol/sdk + mppx", () => {
       };
       expect(refused.challenges.length).toBeGreaterThan(0);
       expect(refused.problem?.detail).toContain("payment_already_used");
-      expect(double.capturedCents() - captured).toBe(50);
+      expect(rails.double.capturedCents() - captured).toBe(50);
       expect(vendor.requests.length).toBe(calls);
       await client.close();
       await expectReconciled(server.database.db, "after an MCP call paid with MPP");
