@@ -1,8 +1,7 @@
-import { eq } from "drizzle-orm";
 import { Mppx, stripe } from "mppx/client";
 import { afterAll, beforeAll } from "vitest";
 import type { Database } from "../db/client.ts";
-import { ledgerAccounts } from "../db/schema/index.ts";
+import { walletBalances } from "../modules/billing/balances.ts";
 import { type MppStripeDouble, startMppStripeDouble } from "./mpp-stripe-double.ts";
 import { useCaller, useVendorServer } from "./use-test-server.ts";
 import { startX402Facilitator, type X402Facilitator } from "./x402-facilitator.ts";
@@ -89,13 +88,11 @@ export function mppStripeCharge(double: MppStripeDouble, paymentMethod = "pm_car
   });
 }
 
-/** An account-less payer's unspent balance: its wallet, and what an open lease of it still holds. */
+/**
+ * An account-less payer's unspent balance at this moment: its wallet and what its open leases still
+ * hold unspent (billing/balances.ts `walletBalances`: calls paid from an open lease count as spent).
+ */
 export async function agentBalanceOf(db: Database, payerUserId: string): Promise<number> {
-  const rows = await db
-    .select({ kind: ledgerAccounts.kind, balance: ledgerAccounts.balanceMicros })
-    .from(ledgerAccounts)
-    .where(eq(ledgerAccounts.ownerId, payerUserId));
-  return rows
-    .filter((row) => row.kind === "wallet" || row.kind === "held")
-    .reduce((sum, row) => sum + Number(row.balance), 0);
+  const balances = await walletBalances(db, payerUserId);
+  return balances.wallet + balances.held;
 }

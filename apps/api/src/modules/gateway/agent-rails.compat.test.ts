@@ -171,6 +171,39 @@ describe("mppx", () => {
     await expectReconciled(db(), "after an MPP refund");
   });
 
+  it("refunds again after more payments → works, each taken from what the payments have left (oldest first), never refused by Stripe", async () => {
+    for (let round = 0; round < 2; round++) {
+      const response = await mppAgent().fetch(
+        `${server.baseUrl}/api/app/${rails.app.slug}/completion-messages`,
+        {
+          ...completion(`round ${round}`),
+          headers: { "content-type": "application/json", "promptmint-balance-key": "issue" },
+        },
+      );
+      expect(response.status).toBe(200);
+      const key = response.headers.get("promptmint-balance-key") ?? "";
+      const [payment] = await db()
+        .select()
+        .from(mppPayments)
+        .where(eq(mppPayments.id, response.headers.get("promptmint-payment-id") ?? ""));
+      await expect.poll(() => balanceOf(payment?.payerUserId ?? "")).toBe((50 - PRICE_CENTS) * 10_000);
+      const refundedBefore = rails.double.refundedCents();
+      const refund = await fetch(`${server.baseUrl}/api/v1/agents/refund`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}` },
+      });
+      expect(await refund.json()).toMatchObject({
+        status: "refunded",
+        amount_micros: (50 - PRICE_CENTS) * 10_000,
+      });
+      expect(rails.double.refundedCents() - refundedBefore).toBe(50 - PRICE_CENTS);
+    }
+    // No card payment was refunded beyond what it captured.
+    for (const captured of rails.double.captured.values())
+      expect(captured.refunded).toBeLessThanOrEqual(captured.amount);
+    await expectReconciled(db(), "after refunds in sequence");
+  });
+
   it("@x402/fetch beside it on the same endpoint → works, paid into its own balance", async () => {
     const agent = x402Wallet();
     rails.facilitator.mint(agent.address, 1_000_000n);

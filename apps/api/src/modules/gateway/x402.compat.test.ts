@@ -171,7 +171,9 @@ describe("@x402/fetch", () => {
       expect(deducted).toBeGreaterThan(0);
       expect(deducted).toBe(Number(invocation?.modelCostMicros));
       // The payer's lease closes once idle, and posts the call's split (decision 020).
-      await expect.poll(async () => (await earningsMicros()) - before).toBe(70_000 - 7_000 - deducted);
+      await expect
+        .poll(async () => (await earningsMicros()) - before, { timeout: 10_000 })
+        .toBe(70_000 - 7_000 - deducted);
       await expectReconciled(db(), "after a Dify call paid by x402");
     });
 

@@ -41,7 +41,7 @@ export interface PaymentBook {
   pend(id: string, reason: string, reference?: string): Promise<void>;
   /** Resolves pending settlements; how many it ended. */
   sweep(log: FastifyBaseLogger): Promise<number>;
-  /** The payer's credited payments, newest first (what a refund can go back through). */
+  /** The payer's credited payments and what each can still give back, in the order refunds take them. */
   creditedOf(payerUserId: string): Promise<{ reference: string; amountMicros: number }[]>;
 }
 
