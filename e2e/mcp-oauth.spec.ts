@@ -108,6 +108,18 @@ test("an MCP client on another origin signs in through the consent page and call
     await wallet.goto("/wallet");
     await topUpFromZero(wallet, 10);
 
+    // In the "x402" project both agent rails are on: the app's paid calls offer x402 and MPP to
+    // agents without credentials, and the MCP URL must still ask a client to sign in.
+    if (test.info().project.name === "x402") {
+      const challenge = await consumerContext.request.post(`/api/app/${slug}/completion-messages`, {
+        headers: { authorization: "" },
+        data: { inputs: {}, query: "hi", response_mode: "blocking", user: "agent" },
+      });
+      expect(challenge.status()).toBe(402);
+      expect(challenge.headers()["payment-required"]).toBeTruthy();
+      expect(challenge.headers()["www-authenticate"]).toMatch(/^Payment /);
+    }
+
     // The MCP client connects without a token. The endpoint's 401 (also with x402 on, in the
     // "x402" project: docs/decisions/074) starts the SDK's own OAuth client: it registers itself
     // and asks for authorization (PKCE, the endpoint as resource).

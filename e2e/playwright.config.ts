@@ -17,8 +17,9 @@ export const OPERATOR_EMAIL = "e2e-operator@example.com";
 export const VERIFYING_OPERATOR_EMAIL = "e2e-operator-2@example.com";
 const demoDataDir = path.join(root, `.tmp/e2e-demo-${port + 1}`);
 /**
- * A third server with x402 on (docs/decisions/074): MCP clients must still be asked to sign in at
- * an app's MCP URL. Its facilitator is never reached (no spec pays with x402 in a browser).
+ * A third server with both agent rails on, x402 and MPP (docs/decisions/070, 074): MCP clients must
+ * still be asked to sign in at an app's MCP URL. Its facilitator and Stripe are never reached (no
+ * spec pays with a rail in a browser).
  */
 export const x402URL = `http://localhost:${port + 2}`;
 const x402DataDir = path.join(root, `.tmp/e2e-x402-${port + 2}`);
@@ -116,6 +117,9 @@ export default defineConfig({
         PAYOUT_SCHEDULE: "manual",
         X402_PAY_TO: "0x1111111111111111111111111111111111111111",
         X402_FACILITATOR_URL: "http://127.0.0.1:9",
+        MPP_SECRET_KEY: "e2e-mpp-challenge-key-0123456789abcdefgh",
+        MPP_STRIPE_SECRET_KEY: "sk_test_e2e_never_called",
+        MPP_STRIPE_API_URL: "http://127.0.0.1:9",
       },
     },
   ],
