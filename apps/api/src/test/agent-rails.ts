@@ -96,3 +96,28 @@ export async function agentBalanceOf(db: Database, payerUserId: string): Promise
   const balances = await walletBalances(db, payerUserId);
   return balances.wallet + balances.held;
 }
+
+/**
+ * A stream that must flow as it comes (decision 070): the vendor sends one word and waits; `arrived`
+ * (called when the first content reached the client) lets it finish. Content held back until the
+ * end never arrives first, so the guard opens it after `guardMs` and `heldBack()` says so.
+ */
+export function firstWordGate(guardMs = 15_000) {
+  let open!: () => void;
+  let byGuard = false;
+  const rest = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  const guard = setTimeout(() => {
+    byGuard = true;
+    open();
+  }, guardMs);
+  return {
+    rest,
+    arrived() {
+      clearTimeout(guard);
+      open();
+    },
+    heldBack: () => byGuard,
+  };
+}

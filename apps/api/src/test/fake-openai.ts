@@ -2,7 +2,12 @@ import http from "node:http";
 import { listenOnLoopback } from "./loopback.ts";
 
 export type VendorBehaviour =
-  | { kind: "echo"; delayMs?: number; chunkDelayMs?: number }
+  /**
+   * Echoes the last message. `restAfter`: a stream sends its first word, then waits for it before
+   * the rest: a test that opens it only once that word reached its client proves the stream is
+   * passed on as it comes, whatever the machine's load (held back, the word never arrives first).
+   */
+  | { kind: "echo"; delayMs?: number; chunkDelayMs?: number; restAfter?: Promise<void> }
   | { kind: "reply"; text: string; delayMs?: number; chunkDelayMs?: number }
   /** Fails with `status` (and `headers`); after `times` failures (when given) it echoes again. */
   | { kind: "status"; status: number; message: string; headers?: Record<string, string>; times?: number }
@@ -259,6 +264,17 @@ export async function startFakeOpenAi() {
     res.write(streamChunk(body.model, { role: "assistant", content: "" }, null));
     const words = text.match(/\S+\s*/g) ?? [];
     const gapMs = behaviour.kind === "echo" || behaviour.kind === "reply" ? (behaviour.chunkDelayMs ?? 0) : 0;
+    const restAfter = behaviour.kind === "echo" ? behaviour.restAfter : undefined;
+    if (restAfter) {
+      const [first = "", ...rest] = words;
+      res.write(streamChunk(body.model, { content: first }, null));
+      void restAfter.then(() => {
+        if (res.destroyed) return;
+        for (const word of rest) res.write(streamChunk(body.model, { content: word }, null));
+        finishStream(body, text, res);
+      });
+      return;
+    }
     if (gapMs <= 0) {
       for (const word of words) res.write(streamChunk(body.model, { content: word }, null));
       return finishStream(body, text, res);

@@ -11,6 +11,7 @@ import { and, eq, sql } from "drizzle-orm";
 import OpenAI from "openai";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { invocations, ledgerAccounts, x402Payments } from "../../db/schema/index.ts";
+import { firstWordGate } from "../../test/agent-rails.ts";
 import { fundWallet } from "../../test/caller.ts";
 import { createPromptApp } from "../../test/live-app.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
@@ -265,26 +266,31 @@ describe("one x402 balance, several streams at once", () => {
   // all three pass verify. Since issue 40 each is settled before its call runs (paid into the
   // payer's balance): the funds settle one, the facilitator refuses the other two (402, before any
   // content), and the one paid call streams as it comes, nothing held back.
-  const streamOnce = async (agent: ReturnType<typeof x402Wallet>, url: string, body: unknown) => {
+  const streamOnce = async (
+    agent: ReturnType<typeof x402Wallet>,
+    url: string,
+    body: unknown,
+    gate: ReturnType<typeof firstWordGate>,
+  ) => {
     const response = await agent.fetch(url, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify(body),
     });
     let text = "";
-    let firstContentAt: number | undefined;
+    let arrived = false;
     const decoder = new TextDecoder();
     for await (const chunk of response.body ?? []) {
       text += decoder.decode(chunk as Uint8Array, { stream: true });
-      if (firstContentAt === undefined && text.includes("echo")) firstContentAt = performance.now();
+      if (!arrived && text.includes("echo")) {
+        arrived = true;
+        gate.arrived();
+      }
     }
-    const endedAt = performance.now();
     return {
       status: response.status,
       answered: text.includes("secret"),
       text,
-      /** How long the content flowed: from its first word to the stream's end. */
-      flowedMs: firstContentAt === undefined ? 0 : endedAt - firstContentAt,
       paymentId: response.headers.get("promptmint-payment-id"),
     };
   };
@@ -294,7 +300,9 @@ describe("one x402 balance, several streams at once", () => {
       const agent = x402Wallet();
       facilitator.mint(agent.address, BigInt(PRICE_CENTS * 10_000)); // USDC's 6 decimals: one call
       const vendorCalls = vendor.requests.length;
-      vendor.set({ kind: "echo", chunkDelayMs: 150 });
+      // The model sends one word, then waits until that word reached its client (firstWordGate).
+      const gate = firstWordGate();
+      vendor.set({ kind: "echo", restAfter: gate.rest });
       const [url, body] =
         protocol === "openai"
           ? [
@@ -302,14 +310,14 @@ describe("one x402 balance, several streams at once", () => {
               { model: slug, messages: [{ role: "user", content: "secret answer please" }], stream: true },
             ]
           : [difyUrl(), { inputs: {}, query: "secret answer please", response_mode: "streaming", user: "a" }];
-      const results = await Promise.all([0, 1, 2].map(() => streamOnce(agent, url, body)));
+      const results = await Promise.all([0, 1, 2].map(() => streamOnce(agent, url, body, gate)));
       vendor.set({ kind: "echo" });
 
       const answered = results.filter((result) => result.answered);
       expect(answered).toHaveLength(1);
       expect(answered[0]?.status).toBe(200);
-      // Streamed as it came (4 words, 150 ms apart): not held back and sent at the end.
-      expect(answered[0]?.flowedMs).toBeGreaterThanOrEqual(250);
+      // Streamed as it came: its first word reached the client before the model wrote the rest.
+      expect(gate.heldBack()).toBe(false);
       for (const refused of results.filter((result) => !result.answered)) {
         expect(refused.status).toBe(402);
         expect(refused.text).toMatch(/could not be settled/i);

@@ -4,7 +4,12 @@ import { Receipt } from "mppx";
 import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
 import { agentRefunds, invocations, mppPayments, x402Payments } from "../../db/schema/index.ts";
-import { agentBalanceOf, mppAgent as railsMppAgent, useAgentRailsServer } from "../../test/agent-rails.ts";
+import {
+  agentBalanceOf,
+  firstWordGate,
+  mppAgent as railsMppAgent,
+  useAgentRailsServer,
+} from "../../test/agent-rails.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
 import { x402Wallet } from "../../test/x402-facilitator.ts";
 import { reconcile } from "../billing/reconcile.ts";
@@ -97,8 +102,9 @@ describe("mppx", () => {
       defaultHeaders: { authorization: null },
       fetch: agent.fetch as typeof fetch,
     });
-    const CHUNK_MS = 150;
-    vendor.set({ kind: "echo", chunkDelayMs: CHUNK_MS });
+    // The model sends one word, then waits until that word reached this client (firstWordGate).
+    const gate = firstWordGate();
+    vendor.set({ kind: "echo", restAfter: gate.rest });
     const arrivals: number[] = [];
     let usage: unknown;
     try {
@@ -109,14 +115,18 @@ describe("mppx", () => {
         stream_options: { include_usage: true },
       });
       for await (const chunk of stream) {
-        if (chunk.choices[0]?.delta?.content) arrivals.push(performance.now());
+        if (chunk.choices[0]?.delta?.content) {
+          arrivals.push(performance.now());
+          gate.arrived();
+        }
         if (chunk.usage) usage = chunk.usage;
       }
     } finally {
       vendor.set({ kind: "echo" });
     }
     expect(arrivals.length).toBeGreaterThanOrEqual(4);
-    expect((arrivals.at(-1) ?? 0) - (arrivals[0] ?? 0)).toBeGreaterThanOrEqual(2 * CHUNK_MS);
+    // The first word came before the model wrote the rest: passed on as it came.
+    expect(gate.heldBack()).toBe(false);
     expect(usage).toMatchObject({ charged_cents: PRICE_CENTS, paid_by: "wallet" });
     await expectReconciled(db(), "after an MPP-paid stream");
   });

@@ -3,7 +3,7 @@ import { and, eq } from "drizzle-orm";
 import OpenAI from "openai";
 import { beforeAll, describe, expect, it } from "vitest";
 import { applications, invocations, ledgerAccounts, x402Payments } from "../../db/schema/index.ts";
-import { agentBalanceOf } from "../../test/agent-rails.ts";
+import { agentBalanceOf, firstWordGate } from "../../test/agent-rails.ts";
 import { createPromptApp } from "../../test/live-app.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
 import { useCaller, useX402Server } from "../../test/use-test-server.ts";
@@ -259,9 +259,9 @@ describe("@x402/fetch", () => {
         fetch: agent.fetch,
       });
       const before = facilitator.transfers.length;
-      // Each word 150 ms after the last: a stream paid only at its end arrived all at once.
-      const CHUNK_MS = 150;
-      vendor.set({ kind: "echo", chunkDelayMs: CHUNK_MS });
+      // The model sends one word, then waits until that word reached this client (firstWordGate).
+      const gate = firstWordGate();
+      vendor.set({ kind: "echo", restAfter: gate.rest });
       const arrivals: number[] = [];
       let text = "";
       let usage: unknown;
@@ -274,7 +274,10 @@ describe("@x402/fetch", () => {
         });
         for await (const chunk of stream) {
           const piece = chunk.choices[0]?.delta?.content ?? "";
-          if (piece) arrivals.push(performance.now());
+          if (piece) {
+            arrivals.push(performance.now());
+            gate.arrived();
+          }
           text += piece;
           if (chunk.usage) usage = chunk.usage;
         }
@@ -283,8 +286,8 @@ describe("@x402/fetch", () => {
       }
       expect(text).toContain("stream a haiku");
       expect(arrivals.length).toBeGreaterThanOrEqual(4);
-      // The content came as the model wrote it: the first piece long before the last.
-      expect((arrivals.at(-1) ?? 0) - (arrivals[0] ?? 0)).toBeGreaterThanOrEqual(2 * CHUNK_MS);
+      // The first word came before the model wrote the rest: passed on as it came.
+      expect(gate.heldBack()).toBe(false);
       expect(usage).toMatchObject({ charged_cents: PRICE_CENTS, paid_by: "wallet" });
       expect(facilitator.transfers.length - before).toBe(1);
       await expectReconciled(db(), "after a streamed call paid by x402");
