@@ -276,3 +276,58 @@ describe("x402 and MPP on one endpoint", () => {
     expect(await report()).toEqual({ payments: [], refunds: [] });
   });
 });
+
+describe("an MPP refund over several payments when Stripe fails midway", () => {
+  it("what Stripe refunded is refunded in the books, what it could not is owed: never a refund owed whole that Stripe paid in part", async () => {
+    // Two MPP payments of one payer (one card) whose calls fail: 100 cents on its balance, in two
+    // captures of 50. Stripe refunds the first part, then fails every try of the second.
+    const agent = mppAgent("pm_card_two_payments");
+    vendor.set({ kind: "status", status: 500, message: "down" });
+    let key = "";
+    const paymentIds: string[] = [];
+    try {
+      for (const query of ["one", "two"]) {
+        const response = await agent.fetch(`${server.baseUrl}/api/app/${slug}/completion-messages`, {
+          ...completion(query),
+          headers: { "content-type": "application/json", "promptmint-balance-key": "issue" },
+        });
+        expect(response.status).toBe(502);
+        key ||= response.headers.get("promptmint-balance-key") ?? "";
+        paymentIds.push(response.headers.get("promptmint-payment-id") ?? "");
+      }
+    } finally {
+      vendor.set({ kind: "echo" });
+    }
+    const [payment] = await db()
+      .select()
+      .from(mppPayments)
+      .where(eq(mppPayments.id, paymentIds[0] ?? ""));
+    const payer = payment?.payerUserId ?? "";
+    expect(await balanceOf(payer)).toBe(1_000_000);
+    const refundedBefore = double.refundedCents();
+    let refundRequests = 0;
+    double.fault = (path) => (path === "/v1/refunds" && refundRequests++ >= 1 ? { kind: "fail" } : undefined);
+    let body: Record<string, unknown>;
+    try {
+      const refund = await fetch(`${server.baseUrl}/api/v1/agents/refund`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}` },
+      });
+      expect(refund.status).toBe(200);
+      body = await refund.json();
+    } finally {
+      double.fault = undefined;
+    }
+    const stripeRefunded = (double.refundedCents() - refundedBefore) * 10_000;
+    expect(stripeRefunded).toBe(500_000);
+    const rows = await db().select().from(agentRefunds).where(eq(agentRefunds.payerUserId, payer));
+    const sum = (status: string) =>
+      rows.filter((row) => row.status === status).reduce((total, row) => total + Number(row.amountMicros), 0);
+    // The books say what moved: 50 cents refunded through Stripe, 50 cents still owed.
+    expect(sum("refunded")).toBe(stripeRefunded);
+    expect(sum("owed")).toBe(500_000);
+    expect(body).toMatchObject({ amount_micros: 1_000_000 });
+    expect(await balanceOf(payer)).toBe(0);
+    await expectReconciled(db(), "after an MPP refund Stripe paid in part");
+  });
+});
