@@ -68,7 +68,7 @@ export const actions: Action[] = [
   { name: "agent call", weight: 9, run: agentCall },
   { name: "agent balance-key call", weight: 4, run: keyCall },
   { name: "agent replay", weight: 2, run: agentReplay },
-  { name: "agent refund", weight: 1.5, run: agentRefund },
+  { name: "agent refund", weight: 2.5, run: agentRefund },
   // Issue 31: experiments started and ended, production moved, while calls race (decision 058).
   { name: "experiment", weight: 4, run: experimentStep },
   { name: "move production", weight: 3, run: moveProduction },

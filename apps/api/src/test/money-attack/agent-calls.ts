@@ -162,6 +162,8 @@ function sendPaying(agent: Agent, url: string, init: RequestInit, header: string
 
 function x402Agent(facilitator: X402Facilitator, micros: bigint): Agent {
   const wallet = x402Wallet();
+  // A budget is worth more than the client's default cap on one payment: the agent raises its own.
+  wallet.client.setSpendControls({ maxAmountPerPayment: false });
   facilitator.mint(wallet.address, micros);
   const agent: Agent = { rail: "x402", id: wallet.address.toLowerCase(), fetch };
   agent.fetch = wrapFetchWithPayment(async (input, init) => {
@@ -277,8 +279,8 @@ export async function agentCall(attack: Attack, prng: Prng, actor: number, given
     agent.rail === "x402" &&
     !plan.streaming &&
     !plan.idempotencyKey &&
-    plan.style !== "mcp-app" &&
-    prng.chance(0.1);
+    (plan.style === "dify" || plan.style === "openai" || plan.style === "responses") &&
+    prng.chance(0.2);
   agent.paymentId = identified ? `pay_attack_${crypto.randomUUID()}` : undefined;
   if (agent.rail === "x402") {
     attack.cluster.facilitator.settlePayerAs(agent.id, pickSettlement(prng));

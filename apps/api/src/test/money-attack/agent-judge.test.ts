@@ -34,7 +34,12 @@ const transfer = (n: number, to: string = X402_TEST_PAY_TO, value = 500_000n) =>
   transaction: tx(n),
 });
 
-const plan: CallPlan = { style: "dify", mode: "completion", streaming: false, upstream: {} };
+const plan: CallPlan = {
+  style: "dify",
+  mode: "completion",
+  streaming: false,
+  upstream: {} as CallPlan["upstream"],
+};
 
 function call(seq: number, extra: Partial<AgentCallEntry>): AgentCallEntry {
   return {
