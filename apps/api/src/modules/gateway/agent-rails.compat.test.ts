@@ -1,20 +1,26 @@
 import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { and, eq } from "drizzle-orm";
+import type { FastifyBaseLogger } from "fastify";
 import { Receipt } from "mppx";
 import { Mppx, stripe } from "mppx/client";
 import OpenAI from "openai";
+import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   agentRefunds,
   invocations,
   ledgerAccounts,
   mppPayments,
+  users,
   x402Payments,
 } from "../../db/schema/index.ts";
 import { type MppStripeDouble, startMppStripeDouble } from "../../test/mpp-stripe-double.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
 import { useCaller, useVendorServer } from "../../test/use-test-server.ts";
 import { startX402Facilitator, type X402Facilitator, x402Wallet } from "../../test/x402-facilitator.ts";
+import { retryOwedRefunds } from "../billing/agent-payments/balances.ts";
+import { mppPaymentBook } from "../billing/agent-payments/mpp-payments.ts";
+import { createMppRail } from "../billing/agent-payments/mpp-rail.ts";
 import { reconcile } from "../billing/reconcile.ts";
 
 // Issue 40 (docs/decisions/070, 071): with x402 and MPP both on, one 402 offers both rails, and an
@@ -329,5 +335,80 @@ describe("an MPP refund over several payments when Stripe fails midway", () => {
     expect(body).toMatchObject({ amount_micros: 1_000_000 });
     expect(await balanceOf(payer)).toBe(0);
     await expectReconciled(db(), "after an MPP refund Stripe paid in part");
+  });
+});
+
+describe("an MPP refund whose Stripe answer was lost", () => {
+  it("stays owed, then the sweep asks Stripe again with the same key: refunded once, the books follow", async () => {
+    const agent = mppAgent("pm_card_lost_refund");
+    vendor.set({ kind: "status", status: 500, message: "down" });
+    let key = "";
+    let paymentId = "";
+    try {
+      const response = await agent.fetch(`${server.baseUrl}/api/app/${slug}/completion-messages`, {
+        ...completion("lost"),
+        headers: { "content-type": "application/json", "promptmint-balance-key": "issue" },
+      });
+      expect(response.status).toBe(502);
+      key = response.headers.get("promptmint-balance-key") ?? "";
+      paymentId = response.headers.get("promptmint-payment-id") ?? "";
+    } finally {
+      vendor.set({ kind: "echo" });
+    }
+    const [payment] = await db().select().from(mppPayments).where(eq(mppPayments.id, paymentId));
+    const payer = payment?.payerUserId ?? "";
+    // Stripe never answers the refund: it stays owed, through the payment it goes back through.
+    double.fault = (path) => (path === "/v1/refunds" ? { kind: "fail" } : undefined);
+    try {
+      const refund = await fetch(`${server.baseUrl}/api/v1/agents/refund`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}` },
+      });
+      expect(await refund.json()).toMatchObject({ status: "owed", amount_micros: 500_000 });
+    } finally {
+      double.fault = undefined;
+    }
+    const [owed] = await db().select().from(agentRefunds).where(eq(agentRefunds.payerUserId, payer));
+    expect(owed).toMatchObject({ status: "owed", through: payment?.reference });
+    const rail = createMppRail(
+      {
+        secretKey: "rails-test-challenge-key-0123456789abcdef",
+        stripeSecretKey: STRIPE_KEY,
+        stripeApiUrl: double.url,
+        networkId: "internal",
+        realm: "rails-test",
+        challengeTtlSeconds: 300,
+      },
+      { maxNetworkRetries: 0 },
+    );
+    // What a lost answer hides: Stripe did refund it, under the rail's key for this refund.
+    const [user] = await db().select({ subject: users.subject }).from(users).where(eq(users.id, payer));
+    const refundedBefore = double.refundedCents();
+    const lost = await rail.refund(
+      { rail: "mpp", subject: user?.subject ?? "", label: "" },
+      500_000,
+      [{ reference: payment?.reference ?? "", amountMicros: 500_000 }],
+      owed?.id ?? "",
+    );
+    expect(lost.kind).toBe("refunded");
+    expect(double.refundedCents() - refundedBefore).toBe(50);
+    // Not before its wait; then once.
+    const rails = new Map([["mpp" as const, { rail, book: mppPaymentBook(db(), rail) }]]);
+    const log = pino({ level: "silent" }) as unknown as FastifyBaseLogger;
+    expect(await retryOwedRefunds(db(), rails, log)).toBe(0);
+    await db()
+      .update(agentRefunds)
+      .set({ updatedAt: new Date(Date.now() - 3_600_000) })
+      .where(eq(agentRefunds.id, owed?.id ?? ""));
+    expect(await retryOwedRefunds(db(), rails, log)).toBe(1);
+    expect(await retryOwedRefunds(db(), rails, log)).toBe(0);
+    expect(double.refundedCents() - refundedBefore).toBe(50);
+    const [paid] = await db()
+      .select()
+      .from(agentRefunds)
+      .where(eq(agentRefunds.id, owed?.id ?? ""));
+    expect(paid).toMatchObject({ status: "refunded" });
+    expect(await balanceOf(payer)).toBe(0);
+    await expectReconciled(db(), "after a lost MPP refund answer swept");
   });
 });

@@ -1,4 +1,4 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, inArray, isNotNull, isNull, like, or, sql } from "drizzle-orm";
 import type { FastifyBaseLogger } from "fastify";
 import { type Database, queryRows } from "../../../db/client.ts";
 import { agentRefunds, users } from "../../../db/schema/index.ts";
@@ -225,7 +225,12 @@ export async function refundBalance(
     for (const part of refundParts(amount, payments)) {
       const [refund] = await tx
         .insert(agentRefunds)
-        .values({ payerUserId, rail: railName, amountMicros: part.amount })
+        .values({
+          payerUserId,
+          rail: railName,
+          amountMicros: part.amount,
+          through: part.payments[0]?.reference ?? null,
+        })
         .returning({ id: agentRefunds.id });
       if (!refund) throw new Error("could not write a refund");
       await postTransaction(tx as unknown as Database, {
@@ -274,6 +279,78 @@ export async function refundBalance(
       ...(references.length > 0 ? { reference: references.join(",") } : {}),
     };
   return { refundId: first.id, amountMicros, status: "refunded", reference: references.join(",") };
+}
+
+/** How long an owed refund waits before the sweep asks its rail again (its first try is long over). */
+const REFUND_RETRY_AFTER_SECONDS = 300;
+
+/**
+ * Owed refunds whose rail's answer was never had (the process died between the rail and the
+ * books, or the rail failed: for Stripe a 5xx or a timeout may have refunded) are asked again
+ * through the payment they go back through, with the same key: the rail answers what it did (a
+ * refund made before is not made twice), and the books follow. Refunds the rail refused, or that
+ * no payment carries, stay owed (the operator's). How many were paid.
+ */
+export async function retryOwedRefunds(
+  db: Database,
+  rails: ReadonlyMap<RailName, { rail: PaymentRail; book: PaymentBook }>,
+  log: FastifyBaseLogger,
+): Promise<number> {
+  const names = [...rails.keys()];
+  if (names.length === 0) return 0;
+  const candidates = await db
+    .select()
+    .from(agentRefunds)
+    .where(
+      and(
+        eq(agentRefunds.status, "owed"),
+        isNotNull(agentRefunds.through),
+        inArray(agentRefunds.rail, names),
+        or(isNull(agentRefunds.reason), like(agentRefunds.reason, "the % rail failed:%")),
+        sql`${agentRefunds.updatedAt} < now() - make_interval(secs => ${REFUND_RETRY_AFTER_SECONDS})`,
+      ),
+    )
+    .orderBy(agentRefunds.updatedAt)
+    .limit(100);
+  let paid = 0;
+  for (const refund of candidates) {
+    // Claimed for the time of its try: another sweeper finds it fresh and leaves it.
+    const [claimed] = await db
+      .update(agentRefunds)
+      .set({ updatedAt: new Date() })
+      .where(
+        and(
+          eq(agentRefunds.id, refund.id),
+          eq(agentRefunds.status, "owed"),
+          sql`${agentRefunds.updatedAt} < now() - make_interval(secs => ${REFUND_RETRY_AFTER_SECONDS})`,
+        ),
+      )
+      .returning({ id: agentRefunds.id });
+    const entry = rails.get(refund.rail);
+    if (!claimed || !entry || !refund.through) continue;
+    const [user] = await db
+      .select({ subject: users.subject })
+      .from(users)
+      .where(eq(users.id, refund.payerUserId));
+    const payer: RailPayer = { rail: refund.rail, subject: user?.subject ?? "", label: user?.subject ?? "" };
+    const amount = Number(refund.amountMicros);
+    const outcome = await entry.rail
+      .refund(payer, amount, [{ reference: refund.through, amountMicros: amount }], refund.id)
+      .catch((error: unknown): { kind: "owed"; reason: string } => {
+        log.warn({ err: error, refundId: refund.id }, "a refund's rail failed again; it stays owed");
+        return { kind: "owed", reason: `the ${refund.rail} rail failed: ${(error as Error).message}` };
+      });
+    if (outcome.kind === "owed") {
+      await db
+        .update(agentRefunds)
+        .set({ reason: outcome.reason, updatedAt: new Date() })
+        .where(and(eq(agentRefunds.id, refund.id), eq(agentRefunds.status, "owed")));
+      continue;
+    }
+    await markRefunded(db, refund.id, outcome.reference);
+    paid += 1;
+  }
+  return paid;
 }
 
 /**
