@@ -4,6 +4,7 @@ import type { FastifyBaseLogger } from "fastify";
 import { Mppx, stripe as mppStripe } from "mppx/client";
 import pino from "pino";
 import { type Database, queryRows } from "../../db/client.ts";
+import { retryOwedRefunds } from "../../modules/billing/agent-payments/balances.ts";
 import { mppPaymentBook } from "../../modules/billing/agent-payments/mpp-payments.ts";
 import { createMppRail } from "../../modules/billing/agent-payments/mpp-rail.ts";
 import { DECLINED_PAYMENT_METHOD, type MppStripeDouble } from "../mpp-stripe-double.ts";
@@ -501,8 +502,9 @@ function journal(
 
 /**
  * After the servers stopped: MPP captures whose answer was lost are settled again by the book's
- * sweep (Stripe's idempotency answers what was done), their wait made up by moving `updated_at`
- * back. The double's faults end first.
+ * sweep (Stripe's idempotency answers what was done), and refunds a kill or Stripe's failures left
+ * owed are asked again with their key (balances.ts `retryOwedRefunds`), their waits made up by
+ * moving `updated_at` back. The double's faults end first.
  */
 export async function sweepMppAfterAttack(db: Database, double: MppStripeDouble): Promise<number> {
   double.fault = undefined;
@@ -524,7 +526,10 @@ export async function sweepMppAfterAttack(db: Database, double: MppStripeDouble)
     await db.execute(
       sql`update mpp_payments set updated_at = now() - interval '1 hour' where status = 'settling'`,
     );
-    const n = await book.sweep(log);
+    await db.execute(
+      sql`update agent_refunds set updated_at = now() - interval '1 hour' where status = 'owed'`,
+    );
+    const n = (await book.sweep(log)) + (await retryOwedRefunds(db, new Map([["mpp", { rail, book }]]), log));
     ended += n;
     if (n === 0) break;
   }

@@ -131,7 +131,8 @@ export async function runMoneyAttack(options: AttackOptions): Promise<AttackResu
     const x402Swept = await sweepAfterAttack(db, cluster.facilitator);
     if (x402Swept > 0) say(`the sweep ended ${x402Swept} x402 payments the kills left open`);
     const mppSwept = await sweepMppAfterAttack(db, cluster.stripe);
-    if (mppSwept > 0) say(`the sweep ended ${mppSwept} MPP payments Stripe's failures left pending`);
+    if (mppSwept > 0)
+      say(`the sweep ended ${mppSwept} MPP payments and refunds Stripe's failures and the kills left open`);
     // Decision 068: what is left of the log relayed, then every receiver's ids against the log's.
     const eventViolations: Violation[] = [];
     const eventFigures = await judgeEvents(
