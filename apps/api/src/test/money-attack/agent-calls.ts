@@ -704,6 +704,9 @@ export function judgeAgents(
       flag("mpp: a credited payment Stripe never captured", `${payment.id}: ${payment.reference}`);
     if (payment.status !== "credited" && payment.status !== "failed")
       flag(`mpp: a payment left ${payment.status} after the sweep`, payment.id);
+    // Decision 071: never less than Stripe's smallest card charge (50 cents).
+    if (Number(payment.amount_micros) < 500_000)
+      flag("mpp: a payment below Stripe's 50-cent minimum", `${payment.id}: ${payment.amount_micros} µ$`);
   }
   const stripeRefunded = input.captured.reduce((sum, c) => sum + c.refunded, 0) * 10_000;
   const refundedRefunds = books.refunds
@@ -779,8 +782,7 @@ export function judgeAgents(
       (call.transportError !== undefined || call.streamError !== undefined);
     if (cut || call.replayed) continue;
     if (
-      !invocation ||
-      invocation.status !== "success" ||
+      invocation?.status !== "success" ||
       invocation.charged_cents <= 0 ||
       !payerIds.has(invocation.caller_user_id)
     )

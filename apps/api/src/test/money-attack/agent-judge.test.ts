@@ -226,6 +226,9 @@ describe("the agents' judge (issue 40)", () => {
         }),
       ),
     ).toEqual(["mpp: a payment left settling after the sweep"]);
+    expect(
+      flags((input) => ((input.books.mppPayments[1] as { amount_micros: string }).amount_micros = "70000")),
+    ).toEqual(["mpp: a payment below Stripe's 50-cent minimum"]);
     // Stripe refunded part of a refund the books still call owed (or refunded more than asked).
     expect(flags((input) => ((input.books.refunds[1] as { status: string }).status = "owed"))).toEqual([
       "mpp: what Stripe refunded differs from the refunded refunds",
