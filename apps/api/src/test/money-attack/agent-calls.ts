@@ -742,7 +742,9 @@ export function judgeAgents(
       continue;
     }
     if (call.copy) {
-      const accepted = [call.status, call.copy.status].filter((s) => s !== 402 && s !== 0 && s !== 404);
+      // Taken: the call ran (2xx, or failed after its payment, 5xx) or its payment is pending (503).
+      // A 4xx took nothing: refused (402), or refused before paying (409 a key in flight, 413, 404).
+      const accepted = [call.status, call.copy.status].filter((s) => (s >= 200 && s < 300) || s >= 500);
       if (accepted.length > 1)
         flag(
           "agents: one credential taken by both processes",
