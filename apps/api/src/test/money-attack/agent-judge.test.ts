@@ -251,6 +251,10 @@ describe("the agents' judge (issue 40)", () => {
     expect(
       flags((input) => replaceCall(input, 6, { status: 503, copy: { node: "b", status: 200 } })),
     ).toEqual(["agents: one credential taken by both processes"]);
+    // Refused before paying on both (an Idempotency-Key in flight, an oversized input): nothing taken.
+    expect(
+      flags((input) => replaceCall(input, 6, { status: 409, copy: { node: "b", status: 413 } })),
+    ).toEqual([]);
   });
 
   it("a payment-identifier retry paid again or answered by another call → flagged", () => {
