@@ -274,14 +274,14 @@ export async function agentCall(attack: Attack, prng: Prng, actor: number, given
   const node = pickNode(attack, prng);
   const other = attack.cluster.nodes.find((candidate) => candidate !== node);
   // One credential to both processes at once: at most one may take it.
-  if (other && prng.chance(0.1)) agent.duplicateTo = other.baseUrl;
+  if (other?.process?.isAlive() && prng.chance(0.1)) agent.duplicateTo = other.baseUrl;
   // x402's payment-identifier, retried with a new authorization below (blocking, one answer).
   const identified =
     agent.rail === "x402" &&
     !plan.streaming &&
     !plan.idempotencyKey &&
     (plan.style === "dify" || plan.style === "openai" || plan.style === "responses") &&
-    prng.chance(0.2);
+    prng.chance(0.35);
   agent.paymentId = identified ? `pay_attack_${crypto.randomUUID()}` : undefined;
   if (agent.rail === "x402") {
     attack.cluster.facilitator.settlePayerAs(agent.id, pickSettlement(prng));
