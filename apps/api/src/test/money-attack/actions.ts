@@ -65,9 +65,10 @@ export const actions: Action[] = [
   { name: "creator payout", weight: 1.5, run: payOut },
   // Issues 30 and 40: agents without an account paying with x402 or MPP into their balance, calling
   // with its key, replaying spent credentials, and asking their balance back.
-  { name: "agent call", weight: 9, run: agentCall },
-  { name: "agent balance-key call", weight: 4, run: keyCall },
-  { name: "agent replay", weight: 2, run: agentReplay },
+  // (Together the weight x402's calls and replays had: the rest of the attack keeps its share.)
+  { name: "agent call", weight: 7, run: agentCall },
+  { name: "agent balance-key call", weight: 3, run: keyCall },
+  { name: "agent replay", weight: 1.5, run: agentReplay },
   { name: "agent refund", weight: 2.5, run: agentRefund },
   // Issue 31: experiments started and ended, production moved, while calls race (decision 058).
   { name: "experiment", weight: 4, run: experimentStep },

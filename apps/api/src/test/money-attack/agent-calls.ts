@@ -382,6 +382,8 @@ export async function agentReplay(attack: Attack, prng: Prng, actor: number) {
       signal: AbortSignal.timeout(30_000),
     });
     outcome.status = response.status;
+    for (const [name, value] of response.headers)
+      if (name.startsWith("promptmint-")) outcome.priceHeaders[name] = value;
     outcome.errorCode = await codeOf(response);
   } catch (error) {
     outcome.transportError = String(error).slice(0, 200);
@@ -726,7 +728,10 @@ export function judgeAgents(
   const payerIds = new Set(books.payers.map((p) => p.id));
   for (const call of calls) {
     if (call.action === "replay") {
-      if (call.status !== 402 && call.status !== 0 && call.status !== 404)
+      // A credential naming an x402 payment-identifier is a retry of that payment: answered from
+      // its first answer (promptmint-payment-replayed), never paid again (the books above).
+      const retried = call.status === 200 && call.priceHeaders["promptmint-payment-replayed"] === "true";
+      if (call.status !== 402 && call.status !== 0 && call.status !== 404 && !retried)
         flag(
           "agents: a replayed credential was not refused",
           `#${call.seq} ${call.rail} status ${call.status}`,

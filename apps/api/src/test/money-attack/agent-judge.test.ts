@@ -245,6 +245,12 @@ describe("the agents' judge (issue 40)", () => {
     expect(flags((input) => replaceCall(input, 4, { status: 200 }))).toEqual([
       "agents: a replayed credential was not refused",
     ]);
+    // A replayed payment-identifier retry is answered from its first payment: not a payment taken.
+    expect(
+      flags((input) =>
+        replaceCall(input, 4, { status: 200, priceHeaders: { "promptmint-payment-replayed": "true" } }),
+      ),
+    ).toEqual([]);
     expect(flags((input) => replaceCall(input, 5, { status: 500 }))).toEqual([
       "agents: a refund was not answered",
     ]);
