@@ -6,6 +6,9 @@ import { type MppStripeDouble, startMppStripeDouble } from "./mpp-stripe-double.
 import { useCaller, useVendorServer } from "./use-test-server.ts";
 import { startX402Facilitator, type X402Facilitator } from "./x402-facilitator.ts";
 
+/** The Stripe secret key of the rails' loopback Stripe (for a rail a test builds itself). */
+export const AGENT_RAILS_STRIPE_KEY = "sk_test_agent_rails_double";
+
 /**
  * A test server with both agent rails on (issue 40, decisions 070 and 071): x402 through the
  * loopback facilitator and MPP through the loopback Stripe, both started before the server and
@@ -16,7 +19,7 @@ export function useAgentRailsServer(options: {
   mode: "completion" | "chat";
   name: string;
 }) {
-  const stripeKey = "sk_test_agent_rails_double";
+  const stripeKey = AGENT_RAILS_STRIPE_KEY;
   const rails = {} as { double: MppStripeDouble; facilitator: X402Facilitator };
   const ready = (async () => {
     rails.double = await startMppStripeDouble(stripeKey);

@@ -526,11 +526,17 @@ export const agentRefunds = pgTable(
       .default("owed"),
     reference: text("reference"),
     reason: text("reason"),
+    /**
+     * The payment it goes back through (the rail's reference, a Stripe PaymentIntent); null when
+     * none can carry it. The sweep asks an interrupted refund again through it, with the same key.
+     */
+    through: text("through"),
     createdAt: createdAt(),
     updatedAt: timestamptz("updated_at").notNull().defaultNow(),
   },
   (t) => [
     index("agent_refunds_payer_idx").on(t.payerUserId, t.createdAt),
+    index("agent_refunds_owed_idx").on(t.updatedAt).where(sql`${t.status} = 'owed'`),
     check("agent_refunds_status", sql`${t.status} in ('owed', 'refunded')`),
     check("agent_refunds_amount_positive", sql`${t.amountMicros} > 0`),
     check(

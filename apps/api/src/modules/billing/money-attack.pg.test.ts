@@ -7,7 +7,9 @@ import { runMoneyAttack } from "../../test/money-attack/run.ts";
  * fixed seed: two real server processes on PostgreSQL, paid calls of every kind (Dify messages,
  * OpenAI chat completions and Responses, MCP tool calls, workflow runs, streams stopped by their
  * caller, calls with spend-limited keys) interleaved with top-ups, plans, price changes, key limits,
- * key revocations, app removals and SIGKILLs. Every answer the clients saw must be charged exactly
+ * key revocations, app removals and SIGKILLs, and agents without an account paying with x402 and
+ * MPP into their balances (budgets, balance keys, replays, one credential to both processes,
+ * refunds). Every answer the clients saw must be charged exactly
  * once, and nothing else; what each answer says it cost must be what it was charged; each limited
  * key's spend must be what its calls were charged; every event reaches every webhook, CloudEvents and
  * Stripe meter receiver subscribed to it, with one id. PostgreSQL only (two processes

@@ -1,10 +1,13 @@
 import { decodePaymentRequiredHeader } from "@x402/core/http";
 import { and, eq } from "drizzle-orm";
+import type { FastifyBaseLogger } from "fastify";
 import { Receipt } from "mppx";
 import OpenAI from "openai";
+import pino from "pino";
 import { describe, expect, it } from "vitest";
-import { agentRefunds, invocations, mppPayments, x402Payments } from "../../db/schema/index.ts";
+import { agentRefunds, invocations, mppPayments, users, x402Payments } from "../../db/schema/index.ts";
 import {
+  AGENT_RAILS_STRIPE_KEY,
   agentBalanceOf,
   firstWordGate,
   mppAgent as railsMppAgent,
@@ -12,6 +15,9 @@ import {
 } from "../../test/agent-rails.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
 import { x402Wallet } from "../../test/x402-facilitator.ts";
+import { retryOwedRefunds } from "../billing/agent-payments/balances.ts";
+import { mppPaymentBook } from "../billing/agent-payments/mpp-payments.ts";
+import { createMppRail } from "../billing/agent-payments/mpp-rail.ts";
 import { reconcile } from "../billing/reconcile.ts";
 
 // Issue 40 (docs/decisions/070, 071): with x402 and MPP both on, one 402 offers both rails, and an
@@ -25,7 +31,7 @@ const rails = useAgentRailsServer({ priceCents: PRICE_CENTS, mode: "completion",
 const { server, vendor } = rails;
 
 const db = () => server.database.db;
-const mppAgent = () => railsMppAgent(rails.double);
+const mppAgent = (paymentMethod?: string) => railsMppAgent(rails.double, paymentMethod);
 const balanceOf = (payerUserId: string) => agentBalanceOf(db(), payerUserId);
 
 const completion = (query: string) => ({
@@ -267,5 +273,139 @@ describe("mppx", () => {
         .where(eq(agentRefunds.id, refund.id));
     }
     expect(await report()).toEqual({ payments: [], refunds: [] });
+  });
+});
+
+describe("an MPP refund over several payments when Stripe fails midway", () => {
+  it("what Stripe refunded is refunded in the books, what it could not is owed: never a refund owed whole that Stripe paid in part", async () => {
+    // Two MPP payments of one payer (one card) whose calls fail: 100 cents on its balance, in two
+    // captures of 50. Stripe refunds the first part, then fails every try of the second.
+    const agent = mppAgent("pm_card_two_payments");
+    vendor.set({ kind: "status", status: 500, message: "down" });
+    let key = "";
+    const paymentIds: string[] = [];
+    try {
+      for (const query of ["one", "two"]) {
+        const response = await agent.fetch(
+          `${server.baseUrl}/api/app/${rails.app.slug}/completion-messages`,
+          {
+            ...completion(query),
+            headers: { "content-type": "application/json", "promptmint-balance-key": "issue" },
+          },
+        );
+        expect(response.status).toBe(502);
+        key ||= response.headers.get("promptmint-balance-key") ?? "";
+        paymentIds.push(response.headers.get("promptmint-payment-id") ?? "");
+      }
+    } finally {
+      vendor.set({ kind: "echo" });
+    }
+    const [payment] = await db()
+      .select()
+      .from(mppPayments)
+      .where(eq(mppPayments.id, paymentIds[0] ?? ""));
+    const payer = payment?.payerUserId ?? "";
+    expect(await balanceOf(payer)).toBe(1_000_000);
+    const refundedBefore = rails.double.refundedCents();
+    let refundRequests = 0;
+    rails.double.fault = (path) =>
+      path === "/v1/refunds" && refundRequests++ >= 1 ? { kind: "fail" } : undefined;
+    let body: Record<string, unknown>;
+    try {
+      const refund = await fetch(`${server.baseUrl}/api/v1/agents/refund`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}` },
+      });
+      expect(refund.status).toBe(200);
+      body = await refund.json();
+    } finally {
+      rails.double.fault = undefined;
+    }
+    const stripeRefunded = (rails.double.refundedCents() - refundedBefore) * 10_000;
+    expect(stripeRefunded).toBe(500_000);
+    const rows = await db().select().from(agentRefunds).where(eq(agentRefunds.payerUserId, payer));
+    const sum = (status: string) =>
+      rows.filter((row) => row.status === status).reduce((total, row) => total + Number(row.amountMicros), 0);
+    // The books say what moved: 50 cents refunded through Stripe, 50 cents still owed.
+    expect(sum("refunded")).toBe(stripeRefunded);
+    expect(sum("owed")).toBe(500_000);
+    expect(body).toMatchObject({ amount_micros: 1_000_000 });
+    expect(await balanceOf(payer)).toBe(0);
+    await expectReconciled(db(), "after an MPP refund Stripe paid in part");
+  });
+});
+
+describe("an MPP refund whose Stripe answer was lost", () => {
+  it("stays owed, then the sweep asks Stripe again with the same key: refunded once, the books follow", async () => {
+    const agent = mppAgent("pm_card_lost_refund");
+    vendor.set({ kind: "status", status: 500, message: "down" });
+    let key = "";
+    let paymentId = "";
+    try {
+      const response = await agent.fetch(`${server.baseUrl}/api/app/${rails.app.slug}/completion-messages`, {
+        ...completion("lost"),
+        headers: { "content-type": "application/json", "promptmint-balance-key": "issue" },
+      });
+      expect(response.status).toBe(502);
+      key = response.headers.get("promptmint-balance-key") ?? "";
+      paymentId = response.headers.get("promptmint-payment-id") ?? "";
+    } finally {
+      vendor.set({ kind: "echo" });
+    }
+    const [payment] = await db().select().from(mppPayments).where(eq(mppPayments.id, paymentId));
+    const payer = payment?.payerUserId ?? "";
+    // Stripe never answers the refund: it stays owed, through the payment it goes back through.
+    rails.double.fault = (path) => (path === "/v1/refunds" ? { kind: "fail" } : undefined);
+    try {
+      const refund = await fetch(`${server.baseUrl}/api/v1/agents/refund`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}` },
+      });
+      expect(await refund.json()).toMatchObject({ status: "owed", amount_micros: 500_000 });
+    } finally {
+      rails.double.fault = undefined;
+    }
+    const [owed] = await db().select().from(agentRefunds).where(eq(agentRefunds.payerUserId, payer));
+    expect(owed).toMatchObject({ status: "owed", through: payment?.reference });
+    const rail = createMppRail(
+      {
+        secretKey: "agent-rails-challenge-key-0123456789abcdef",
+        stripeSecretKey: AGENT_RAILS_STRIPE_KEY,
+        stripeApiUrl: rails.double.url,
+        networkId: "internal",
+        realm: "rails-test",
+        challengeTtlSeconds: 300,
+      },
+      { maxNetworkRetries: 0 },
+    );
+    // What a lost answer hides: Stripe did refund it, under the rail's key for this refund.
+    const [user] = await db().select({ subject: users.subject }).from(users).where(eq(users.id, payer));
+    const refundedBefore = rails.double.refundedCents();
+    const lost = await rail.refund(
+      { rail: "mpp", subject: user?.subject ?? "", label: "" },
+      500_000,
+      [{ reference: payment?.reference ?? "", amountMicros: 500_000 }],
+      owed?.id ?? "",
+    );
+    expect(lost.kind).toBe("refunded");
+    expect(rails.double.refundedCents() - refundedBefore).toBe(50);
+    // Not before its wait; then once.
+    const enabled = new Map([["mpp" as const, { rail, book: mppPaymentBook(db(), rail) }]]);
+    const log = pino({ level: "silent" }) as unknown as FastifyBaseLogger;
+    expect(await retryOwedRefunds(db(), enabled, log)).toBe(0);
+    await db()
+      .update(agentRefunds)
+      .set({ updatedAt: new Date(Date.now() - 3_600_000) })
+      .where(eq(agentRefunds.id, owed?.id ?? ""));
+    expect(await retryOwedRefunds(db(), enabled, log)).toBe(1);
+    expect(await retryOwedRefunds(db(), enabled, log)).toBe(0);
+    expect(rails.double.refundedCents() - refundedBefore).toBe(50);
+    const [paid] = await db()
+      .select()
+      .from(agentRefunds)
+      .where(eq(agentRefunds.id, owed?.id ?? ""));
+    expect(paid).toMatchObject({ status: "refunded" });
+    expect(await balanceOf(payer)).toBe(0);
+    await expectReconciled(db(), "after a lost MPP refund answer swept");
   });
 });

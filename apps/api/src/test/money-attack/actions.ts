@@ -1,3 +1,4 @@
+import { agentCall, agentRefund, agentReplay, keyCall } from "./agent-calls.ts";
 import type { Attack } from "./attack.ts";
 import { disputeTopUp, payOut, refundTopUp } from "./chargebacks.ts";
 import { creatorTopUp, evalRun, testPrompt } from "./creator-calls.ts";
@@ -28,7 +29,6 @@ import {
 } from "./paid-calls.ts";
 import type { Prng } from "./prng.ts";
 import { suspendConsumer } from "./suspensions.ts";
-import { x402Call, x402Replay } from "./x402-calls.ts";
 
 export interface Action {
   name: string;
@@ -63,9 +63,13 @@ export const actions: Action[] = [
   { name: "refund top-up", weight: 1.5, run: refundTopUp },
   { name: "dispute top-up", weight: 1.5, run: disputeTopUp },
   { name: "creator payout", weight: 1.5, run: payOut },
-  // Issue 30: agents without an account paying per call with x402, and replaying spent payments.
-  { name: "x402 call", weight: 12, run: x402Call },
-  { name: "x402 replay", weight: 2, run: x402Replay },
+  // Issues 30 and 40: agents without an account paying with x402 or MPP into their balance, calling
+  // with its key, replaying spent credentials, and asking their balance back.
+  // (Together the weight x402's calls and replays had: the rest of the attack keeps its share.)
+  { name: "agent call", weight: 7, run: agentCall },
+  { name: "agent balance-key call", weight: 3, run: keyCall },
+  { name: "agent replay", weight: 1.5, run: agentReplay },
+  { name: "agent refund", weight: 2.5, run: agentRefund },
   // Issue 31: experiments started and ended, production moved, while calls race (decision 058).
   { name: "experiment", weight: 4, run: experimentStep },
   { name: "move production", weight: 3, run: moveProduction },

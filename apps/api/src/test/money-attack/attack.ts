@@ -1,11 +1,11 @@
 import { sql } from "drizzle-orm";
 import { type Caller, callerAt } from "../caller.ts";
+import type { AgentPool } from "./agent-calls.ts";
 import type { CallPlan } from "./calls.ts";
 import type { Cluster, Node } from "./cluster.ts";
 import type { EventEntry, Journal } from "./journal.ts";
 import type { Prng } from "./prng.ts";
 import type { AttackApp, Person, World } from "./world.ts";
-import type { X402Agent } from "./x402-calls.ts";
 
 export const FEE_PERCENT = 10;
 /** At most this many calls in flight at once (the machine has two cores for everything). */
@@ -24,8 +24,8 @@ export interface Attack {
   /** Idempotency keys already used, with the call they were first sent with (for replays). */
   idempotent: { key: string; plan: CallPlan; payer: Person; app: AttackApp }[];
   busyApps: Set<string>;
-  /** Agents paying with x402 (x402-calls.ts), one per actor, and one that cannot pay. */
-  x402?: { agents: X402Agent[]; broke: X402Agent };
+  /** Agents paying with x402 or MPP (agent-calls.ts), one per actor and rail, and one per rail that cannot pay. */
+  agents?: AgentPool;
 }
 
 export class Semaphore {

@@ -30,6 +30,8 @@ export interface CallPlan {
    * same id more than once), plus `notifications` tool calls without an id (never to be run).
    */
   batch?: { members: number; repeatedIds: boolean; notifications: number };
+  /** More request headers (an agent's `promptmint-prepay-cents`, `promptmint-balance-key`). */
+  headers?: Record<string, string>;
 }
 
 /** Everything the client saw of one call: the log the judge compares with the charges. */
@@ -107,6 +109,7 @@ export async function makeCall(
     "content-type": "application/json",
     accept: "application/json, text/event-stream",
   };
+  Object.assign(headers, plan.headers);
   if (plan.idempotencyKey) headers["idempotency-key"] = plan.idempotencyKey;
   if (plan.maxPriceCents !== undefined) headers["promptmint-max-price-cents"] = String(plan.maxPriceCents);
   const controller = new AbortController();

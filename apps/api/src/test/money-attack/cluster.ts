@@ -6,6 +6,7 @@ import { sql } from "drizzle-orm";
 import { type DatabaseHandle, queryRows } from "../../db/client.ts";
 import { createPostgresDatabase, type TestDatabase } from "../database.ts";
 import { startFakeOpenAi } from "../fake-openai.ts";
+import { type MppStripeDouble, startMppStripeDouble } from "../mpp-stripe-double.ts";
 import { freePort } from "../server.ts";
 import { killProcess, type ServerProcess, startServerProcess, stopProcess } from "../server-process.ts";
 import { startX402Facilitator, type X402Facilitator } from "../x402-facilitator.ts";
@@ -13,6 +14,9 @@ import { OPERATOR_EMAIL } from "./chargebacks.ts";
 import { startAttackHook } from "./hook.ts";
 
 export const SECRET_KEY = "money-attack-secret-key-that-is-long-enough-0123";
+/** MPP's challenge key and the Stripe double's secret key (both processes share them). */
+export const MPP_SECRET_KEY = "money-attack-mpp-challenge-key-0123456789abcdef";
+export const MPP_STRIPE_SECRET_KEY = "sk_test_money_attack";
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** One API server slot: a port the clients know, and the process answering on it (if any). */
@@ -36,6 +40,8 @@ export interface Cluster {
   hookUrl: string;
   /** The loopback x402 facilitator both processes verify and settle through (x402-calls.ts). */
   facilitator: X402Facilitator;
+  /** The loopback Stripe both processes capture and refund MPP payments through (agent-calls.ts). */
+  stripe: MppStripeDouble;
   /** SIGKILL a node's process (no shutdown hooks: its leases stay held until swept). */
   kill(node: Node): Promise<void>;
   restart(node: Node): Promise<void>;
@@ -56,6 +62,7 @@ export async function startCluster(options: {
   model.set({ kind: "scripted" });
   const hook = await startAttackHook();
   const facilitator = await startX402Facilitator();
+  const stripe = await startMppStripeDouble(MPP_STRIPE_SECRET_KEY);
   const testDb: TestDatabase = await createPostgresDatabase(options.adminUrl);
   const databaseUrl = testDb.serverEnv.DATABASE_URL ?? "";
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "pm-attack-"));
@@ -95,6 +102,10 @@ export async function startCluster(options: {
     ALLOW_PRIVATE_UPSTREAMS: "true",
     // x402 pay-per-call through the loopback facilitator (issue 30).
     ...facilitator.env(),
+    // MPP through the loopback Stripe (issue 40): its shared payment tokens, captures and refunds.
+    MPP_SECRET_KEY,
+    MPP_STRIPE_SECRET_KEY,
+    MPP_STRIPE_API_URL: stripe.url,
     ...options.env,
   });
   const start = async (node: Node) => {
@@ -131,6 +142,7 @@ export async function startCluster(options: {
     database,
     hookUrl: hook.url,
     facilitator,
+    stripe,
     async kill(node) {
       if (!node.process?.isAlive()) return;
       node.downtimes.push({ from: Date.now() });
@@ -151,6 +163,7 @@ export async function startCluster(options: {
       await model.stop();
       await hook.stop();
       await facilitator.stop();
+      await stripe.close();
       await testDb.destroy();
       rmSync(dataDir, { recursive: true, force: true });
     },

@@ -1,5 +1,5 @@
+import type { AgentCallEntry } from "./agent-calls.ts";
 import type { CallOutcome, CallPlan } from "./calls.ts";
-import type { X402CallEntry } from "./x402-calls.ts";
 
 /** One paid call as its client saw it. */
 export interface CallEntry extends CallOutcome {
@@ -72,7 +72,7 @@ export interface EventEntry {
   detail: Record<string, unknown>;
 }
 
-export type Entry = CallEntry | EventEntry | X402CallEntry;
+export type Entry = CallEntry | EventEntry | AgentCallEntry;
 
 /** Everything the clients saw, in the order it finished. */
 export class Journal {
@@ -93,8 +93,8 @@ export class Journal {
     return this.entries.filter((entry): entry is CallEntry => entry.kind === "call");
   }
 
-  x402Calls(): X402CallEntry[] {
-    return this.entries.filter((entry): entry is X402CallEntry => entry.kind === "x402_call");
+  agentCalls(): AgentCallEntry[] {
+    return this.entries.filter((entry): entry is AgentCallEntry => entry.kind === "agent_call");
   }
 
   events(kind: EventEntry["kind"]): EventEntry[] {

@@ -105,7 +105,7 @@ export function judge(input: {
     judgeStatus(call, app, input.nodes, flag);
   }
   for (const event of input.journal.entries)
-    if (event.kind !== "call" && event.kind !== "x402_call" && (event.status ?? 0) >= 500)
+    if (event.kind !== "call" && event.kind !== "agent_call" && (event.status ?? 0) >= 500)
       flag(`${event.status} on ${event.kind}`, `#${event.seq} ${JSON.stringify(event.detail).slice(0, 300)}`);
   judgeBatches(calls, appOf, byId, input.nodes, flag);
   judgeUnanswered(calls, input.invocations, input.nodes, flag);

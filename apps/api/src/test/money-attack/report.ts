@@ -37,8 +37,8 @@ export interface Figures {
   keys: string;
   events: Record<string, string>;
   harnessErrors: string[];
-  /** Agents paying with x402 (x402-calls.ts): calls by status, payments, transfers, replays refused. */
-  x402?: { calls: string; payments: string; transfers: number; replays: string };
+  /** Agents paying with x402 or MPP (agent-calls.ts): calls by rail and status, payments, transfers, captures, refusals, refunds. */
+  agents?: [string, string | number][];
   /** Experiments started / ended (by outcome, by rules), and the calls they chose (decision 058). */
   experiments?: string;
   /** Oversized calls refused and price cuts tried under a dear arm (decision 063, oversized.ts). */
@@ -195,14 +195,7 @@ export function formatReport(result: {
     ...(f.experiments ? [["experiments", f.experiments] as [string, string]] : []),
     ...(f.oversized ? [["oversized", f.oversized] as [string, string]] : []),
     ...(f.outgoing ? [["outgoing", f.outgoing] as [string, string]] : []),
-    ...(f.x402
-      ? ([
-          ["x402 calls (by status)", f.x402.calls],
-          ["x402 payments", f.x402.payments],
-          ["x402 transfers on the chain", f.x402.transfers],
-          ["x402 replays / refused", f.x402.replays],
-        ] as [string, string | number][])
-      : []),
+    ...(f.agents ?? []),
     ...Object.entries(f.events).map(([kind, statuses]): [string, string] => [kind, statuses || "-"]),
   ];
   const width = Math.max(...rows.map(([name]) => name.length));

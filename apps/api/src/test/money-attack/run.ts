@@ -12,6 +12,15 @@ import { sweepExpiredModelCostHolds } from "../../modules/billing/call-payment/m
 import { MICROS_PER_CENT } from "../../modules/billing/money.ts";
 import { reconcile } from "../../modules/billing/reconcile.ts";
 import { actions } from "./actions.ts";
+import {
+  agentFigures,
+  createAgents,
+  judgeAgents,
+  loadAgentBooks,
+  payerInvocationIds,
+  stripeFaults,
+  sweepMppAfterAttack,
+} from "./agent-calls.ts";
 import { type Attack, epochMs, Semaphore } from "./attack.ts";
 import { SECRET_KEY, startCluster } from "./cluster.ts";
 import { creatorCallViolations } from "./creator-calls.ts";
@@ -31,17 +40,7 @@ import { Prng } from "./prng.ts";
 import { type Figures, summarize } from "./report.ts";
 import { suspensionWindows } from "./suspensions.ts";
 import { createWorld, type World } from "./world.ts";
-import {
-  createAgents,
-  judgeX402,
-  loadX402Payments,
-  sweepAfterAttack,
-  x402Cleared,
-  x402Credits,
-  x402Figures,
-  x402InvocationIds,
-  x402TransfersAfterAttack,
-} from "./x402-calls.ts";
+import { loadX402Payments, sweepAfterAttack, x402Cleared, x402TransfersAfterAttack } from "./x402-calls.ts";
 
 export interface AttackOptions {
   seed: number;
@@ -100,8 +99,9 @@ export async function runMoneyAttack(options: AttackOptions): Promise<AttackResu
       topUps: new Map(),
       idempotent: [],
       busyApps: new Set(),
-      x402: createAgents(cluster.facilitator, prng.fork(2000), ACTORS),
+      agents: createAgents(cluster.facilitator, cluster.stripe, prng.fork(2000), ACTORS),
     };
+    stripeFaults(cluster.stripe, prng.fork(3000));
     await subscribeEveryone(world, receivers);
     say(`people, ${world.apps.length} apps and plans ready; attacking`);
     const harnessErrors: string[] = [];
@@ -130,6 +130,9 @@ export async function runMoneyAttack(options: AttackOptions): Promise<AttackResu
     await sweepKeyReservations(db);
     const x402Swept = await sweepAfterAttack(db, cluster.facilitator);
     if (x402Swept > 0) say(`the sweep ended ${x402Swept} x402 payments the kills left open`);
+    const mppSwept = await sweepMppAfterAttack(db, cluster.stripe);
+    if (mppSwept > 0)
+      say(`the sweep ended ${mppSwept} MPP payments and refunds Stripe's failures and the kills left open`);
     // Decision 068: what is left of the log relayed, then every receiver's ids against the log's.
     const eventViolations: Violation[] = [];
     const eventFigures = await judgeEvents(
@@ -144,10 +147,12 @@ export async function runMoneyAttack(options: AttackOptions): Promise<AttackResu
       x402Transfers: await x402TransfersAfterAttack(cluster.facilitator),
     });
     report.overdueHolds = [...new Set([...overdueHolds, ...report.overdueHolds])];
-    // x402 payers' calls are judged against their payments (x402-calls.ts), the rest as before.
-    const x402Ids = await x402InvocationIds(db);
-    const invocations = (await loadInvocations(db)).filter((row) => !x402Ids.has(row.id));
+    // Agents' payers' calls (x402, MPP) are judged against their payments (agent-calls.ts), the rest as before.
+    const books = await loadAgentBooks(db);
+    const payerIds = payerInvocationIds(books);
+    const invocations = (await loadInvocations(db)).filter((row) => !payerIds.has(row.id));
     const x402Payments = await loadX402Payments(db);
+    const captured = [...cluster.stripe.captured.values()];
     const keys = await keySpends(db, world, leftReservations);
     const violations = judge({
       journal: attack.journal,
@@ -160,14 +165,14 @@ export async function runMoneyAttack(options: AttackOptions): Promise<AttackResu
       suspensions: suspensionWindows(attack),
       periodTerms: await periodTerms(db),
     });
-    judgeX402(
+    judgeAgents(
       {
-        calls: attack.journal.x402Calls(),
-        payments: x402Payments,
+        calls: attack.journal.agentCalls(),
+        books,
+        x402Payments,
         transfers: cluster.facilitator.transfers,
-        nodes: cluster.nodes,
         cleared: await x402Cleared(db),
-        credits: await x402Credits(db),
+        captured,
       },
       (kind, example) => violations.push({ kind, example }),
     );
@@ -181,7 +186,13 @@ export async function runMoneyAttack(options: AttackOptions): Promise<AttackResu
     const figures = summarize(attack.journal, invocations, world, harnessErrors, keys);
     figures.experiments = `${experimentFigures.experiments} started, ${experimentFigures.ended} ended ${JSON.stringify(experimentFigures.byOutcome)} (${experimentFigures.ruleEnds} by rules), ${experimentFigures.calls} calls chosen by one`;
     figures.oversized = `${oversized.refused} oversized calls refused (413), ${oversized.cuts} price cuts tried under a dear arm`;
-    figures.x402 = x402Figures(attack.journal.x402Calls(), x402Payments, cluster.facilitator.transfers);
+    figures.agents = agentFigures(
+      attack.journal.agentCalls(),
+      books,
+      x402Payments,
+      cluster.facilitator.transfers,
+      captured,
+    );
     figures.outgoingCounts = eventFigures;
     figures.outgoing = `${eventFigures.events} events to ${world.consumers.length + 1} webhook receivers (${eventFigures.webhookAttempts} attempts), ${eventFigures.exported} usage events to CloudEvents and Stripe meters`;
     writeFileSync(journalFile, attack.journal.entries.map((entry) => JSON.stringify(entry)).join("\n"));

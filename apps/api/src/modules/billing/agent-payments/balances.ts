@@ -1,4 +1,4 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, inArray, isNotNull, isNull, like, or, sql } from "drizzle-orm";
 import type { FastifyBaseLogger } from "fastify";
 import { type Database, queryRows } from "../../../db/client.ts";
 import { agentRefunds, users } from "../../../db/schema/index.ts";
@@ -178,6 +178,13 @@ export interface RefundResult {
  * starting at the same time takes its price first or finds the money gone, never both), then the
  * rail pays it back. A rail that cannot (x402 has no refund) leaves it owed, named in reconcile and
  * the operator's list; a rail that fails leaves it owed too, nothing lost.
+ *
+ * The balance is taken as one refund per payment it goes back through (the payer's credited
+ * payments, newest first; what they cannot carry is one more refund, owed), each refunded on its
+ * own: when the rail pays some and fails the next, the books say exactly which were paid and
+ * which are owed. (One refund over several payments was marked owed whole when a later part
+ * failed, though the rail had paid the first: the operator would then pay it a second time.)
+ * The answer sums them: `refunded` when every part was, else `owed`, its id the first part's.
  */
 export async function refundBalance(
   db: Database,
@@ -206,46 +213,165 @@ export async function refundBalance(
     await new Promise((resolve) => setTimeout(resolve, 100));
   const wallet = await accountFor(db, "wallet", payerUserId);
   const owedAccount = await accountFor(db, "refunds_owed", null);
-  const taken = await db.transaction(async (tx) => {
+  const payments = await entry.book.creditedOf(payerUserId);
+  const parts = await db.transaction(async (tx) => {
     const [row] = await queryRows<{ balance: string }>(
       tx as unknown as Database,
       sql`select balance_micros::text as balance from ledger_accounts where id = ${wallet}::uuid for update`,
     );
     const amount = Number(row?.balance ?? 0);
-    if (amount <= 0) return undefined;
-    const [refund] = await tx
-      .insert(agentRefunds)
-      .values({ payerUserId, rail: railName, amountMicros: amount })
-      .returning({ id: agentRefunds.id });
-    if (!refund) throw new Error("could not write a refund");
-    await postTransaction(tx as unknown as Database, {
-      kind: "agent_refund",
-      reference: refund.id,
-      description: `Balance asked back by its ${railName} payer`,
-      entries: [
-        { accountId: wallet, amountMicros: -amount },
-        { accountId: owedAccount, amountMicros: amount },
-      ],
-    });
-    return { id: refund.id, amount };
+    if (amount <= 0) return [];
+    const taken: { id: string; amount: number; payments: typeof payments }[] = [];
+    for (const part of refundParts(amount, payments)) {
+      const [refund] = await tx
+        .insert(agentRefunds)
+        .values({
+          payerUserId,
+          rail: railName,
+          amountMicros: part.amount,
+          through: part.payments[0]?.reference ?? null,
+        })
+        .returning({ id: agentRefunds.id });
+      if (!refund) throw new Error("could not write a refund");
+      await postTransaction(tx as unknown as Database, {
+        kind: "agent_refund",
+        reference: refund.id,
+        description: `Balance asked back by its ${railName} payer`,
+        entries: [
+          { accountId: wallet, amountMicros: -part.amount },
+          { accountId: owedAccount, amountMicros: part.amount },
+        ],
+      });
+      taken.push({ id: refund.id, ...part });
+    }
+    return taken;
   });
-  if (!taken) return { refundId: null, amountMicros: 0, status: "nothing" };
+  const [first] = parts;
+  if (!first) return { refundId: null, amountMicros: 0, status: "nothing" };
   const payer: RailPayer = { rail: railName, subject: user.subject, label: user.subject };
-  const outcome = await entry.rail
-    .refund(payer, taken.amount, await entry.book.creditedOf(payerUserId), taken.id)
-    .catch((error: unknown): { kind: "owed"; reason: string } => {
-      log.error({ err: error, refundId: taken.id }, "a rail could not pay a refund; it stays owed");
-      return { kind: "owed", reason: `the ${railName} rail failed: ${(error as Error).message}` };
-    });
-  if (outcome.kind === "owed") {
-    await db
-      .update(agentRefunds)
-      .set({ reason: outcome.reason, updatedAt: new Date() })
-      .where(eq(agentRefunds.id, taken.id));
-    return { refundId: taken.id, amountMicros: taken.amount, status: "owed", reason: outcome.reason };
+  const owed: string[] = [];
+  const references: string[] = [];
+  for (const part of parts) {
+    const outcome = await entry.rail
+      .refund(payer, part.amount, part.payments, part.id)
+      .catch((error: unknown): { kind: "owed"; reason: string } => {
+        log.error({ err: error, refundId: part.id }, "a rail could not pay a refund; it stays owed");
+        return { kind: "owed", reason: `the ${railName} rail failed: ${(error as Error).message}` };
+      });
+    if (outcome.kind === "owed") {
+      await db
+        .update(agentRefunds)
+        .set({ reason: outcome.reason, updatedAt: new Date() })
+        .where(eq(agentRefunds.id, part.id));
+      owed.push(outcome.reason);
+      continue;
+    }
+    await markRefunded(db, part.id, outcome.reference);
+    references.push(outcome.reference);
   }
-  await markRefunded(db, taken.id, outcome.reference);
-  return { refundId: taken.id, amountMicros: taken.amount, status: "refunded", reference: outcome.reference };
+  const amountMicros = parts.reduce((sum, part) => sum + part.amount, 0);
+  if (owed.length > 0)
+    return {
+      refundId: first.id,
+      amountMicros,
+      status: "owed",
+      reason: [...new Set(owed)].join("; "),
+      ...(references.length > 0 ? { reference: references.join(",") } : {}),
+    };
+  return { refundId: first.id, amountMicros, status: "refunded", reference: references.join(",") };
+}
+
+/** How long an owed refund waits before the sweep asks its rail again (its first try is long over). */
+const REFUND_RETRY_AFTER_SECONDS = 300;
+
+/**
+ * Owed refunds whose rail's answer was never had (the process died between the rail and the
+ * books, or the rail failed: for Stripe a 5xx or a timeout may have refunded) are asked again
+ * through the payment they go back through, with the same key: the rail answers what it did (a
+ * refund made before is not made twice), and the books follow. Refunds the rail refused, or that
+ * no payment carries, stay owed (the operator's). How many were paid.
+ */
+export async function retryOwedRefunds(
+  db: Database,
+  rails: ReadonlyMap<RailName, { rail: PaymentRail; book: PaymentBook }>,
+  log: FastifyBaseLogger,
+): Promise<number> {
+  const names = [...rails.keys()];
+  if (names.length === 0) return 0;
+  const candidates = await db
+    .select()
+    .from(agentRefunds)
+    .where(
+      and(
+        eq(agentRefunds.status, "owed"),
+        isNotNull(agentRefunds.through),
+        inArray(agentRefunds.rail, names),
+        or(isNull(agentRefunds.reason), like(agentRefunds.reason, "the % rail failed:%")),
+        sql`${agentRefunds.updatedAt} < now() - make_interval(secs => ${REFUND_RETRY_AFTER_SECONDS})`,
+      ),
+    )
+    .orderBy(agentRefunds.updatedAt)
+    .limit(100);
+  let paid = 0;
+  for (const refund of candidates) {
+    // Claimed for the time of its try: another sweeper finds it fresh and leaves it.
+    const [claimed] = await db
+      .update(agentRefunds)
+      .set({ updatedAt: new Date() })
+      .where(
+        and(
+          eq(agentRefunds.id, refund.id),
+          eq(agentRefunds.status, "owed"),
+          sql`${agentRefunds.updatedAt} < now() - make_interval(secs => ${REFUND_RETRY_AFTER_SECONDS})`,
+        ),
+      )
+      .returning({ id: agentRefunds.id });
+    const entry = rails.get(refund.rail);
+    if (!claimed || !entry || !refund.through) continue;
+    const [user] = await db
+      .select({ subject: users.subject })
+      .from(users)
+      .where(eq(users.id, refund.payerUserId));
+    const payer: RailPayer = { rail: refund.rail, subject: user?.subject ?? "", label: user?.subject ?? "" };
+    const amount = Number(refund.amountMicros);
+    const outcome = await entry.rail
+      .refund(payer, amount, [{ reference: refund.through, amountMicros: amount }], refund.id)
+      .catch((error: unknown): { kind: "owed"; reason: string } => {
+        log.warn({ err: error, refundId: refund.id }, "a refund's rail failed again; it stays owed");
+        return { kind: "owed", reason: `the ${refund.rail} rail failed: ${(error as Error).message}` };
+      });
+    if (outcome.kind === "owed") {
+      await db
+        .update(agentRefunds)
+        .set({ reason: outcome.reason, updatedAt: new Date() })
+        .where(and(eq(agentRefunds.id, refund.id), eq(agentRefunds.status, "owed")));
+      continue;
+    }
+    await markRefunded(db, refund.id, outcome.reference);
+    paid += 1;
+  }
+  return paid;
+}
+
+/**
+ * A balance of `amount` split by the payments it goes back through, newest first: each carries
+ * at most what it paid; the rest, if any, is one more part through none (owed).
+ */
+export function refundParts<P extends { amountMicros: number }>(
+  amount: number,
+  payments: P[],
+): { amount: number; payments: P[] }[] {
+  const parts: { amount: number; payments: P[] }[] = [];
+  let remaining = amount;
+  for (const payment of payments) {
+    if (remaining <= 0) break;
+    const part = Math.min(remaining, payment.amountMicros);
+    if (part <= 0) continue;
+    parts.push({ amount: part, payments: [payment] });
+    remaining -= part;
+  }
+  if (remaining > 0) parts.push({ amount: remaining, payments: [] });
+  return parts;
 }
 
 /** A refund paid on its rail, once: out of `refunds_owed`, back to the outside (`clearing`). */

@@ -9,6 +9,7 @@ import {
   payIntoBalance,
   type RefundResult,
   refundBalance,
+  retryOwedRefunds,
 } from "./balances.ts";
 import { mppPaymentBook } from "./mpp-payments.ts";
 import { createMppRail } from "./mpp-rail.ts";
@@ -121,6 +122,8 @@ export function createAgentPayments(
     async sweep(log) {
       let ended = 0;
       for (const { book } of enabled.values()) ended += await book.sweep(log);
+      // Refunds whose rail's answer was lost are asked again with the same key.
+      ended += await retryOwedRefunds(db, enabled, log);
       return ended;
     },
   };

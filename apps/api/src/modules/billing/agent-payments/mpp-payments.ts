@@ -1,7 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { FastifyBaseLogger } from "fastify";
-import type { Database } from "../../../db/client.ts";
-import { agentRefunds, mppPayments } from "../../../db/schema/index.ts";
+import { type Database, queryRows } from "../../../db/client.ts";
+import { mppPayments } from "../../../db/schema/index.ts";
 import { databaseErrorOf } from "../../../lib/database-errors.ts";
 import { accountFor, postTransaction } from "../postings.ts";
 import type { PaymentBook } from "./balances.ts";
@@ -145,29 +145,22 @@ export function mppPaymentBook(db: Database, rail: PaymentRail): PaymentBook {
       return ended;
     },
     /**
-     * What each credited payment can still give back, oldest first: refunds take from the oldest
-     * payments first, always in this order, so what the earlier refunds took is known from their sum
-     * (a later payment is appended at the end and changes nothing before it).
+     * What each credited payment can still give back, newest first: its amount less every refund
+     * already taken through it (`agent_refunds.through`, owed or refunded), so a second refund
+     * never asks Stripe for more than a payment has left.
      */
     async creditedOf(payerUserId) {
-      const rows = await db
-        .select({ reference: mppPayments.reference, amount: mppPayments.amountMicros })
-        .from(mppPayments)
-        .where(and(eq(mppPayments.payerUserId, payerUserId), eq(mppPayments.status, "credited")))
-        .orderBy(mppPayments.createdAt, mppPayments.id);
-      const [refunded] = await db
-        .select({ micros: sql<string>`coalesce(sum(${agentRefunds.amountMicros}), 0)::text` })
-        .from(agentRefunds)
-        .where(and(eq(agentRefunds.payerUserId, payerUserId), eq(agentRefunds.status, "refunded")));
-      let taken = Number(refunded?.micros ?? 0);
-      const left: { reference: string; amountMicros: number }[] = [];
-      for (const row of rows) {
-        const amount = Number(row.amount);
-        const used = Math.min(amount, taken);
-        taken -= used;
-        if (amount - used > 0) left.push({ reference: row.reference ?? "", amountMicros: amount - used });
-      }
-      return left;
+      const rows = await queryRows<{ reference: string; left: string }>(
+        db,
+        sql`select m.reference, (m.amount_micros - coalesce((select sum(r.amount_micros) from agent_refunds r
+              where r.payer_user_id = m.payer_user_id and r.through = m.reference), 0))::text as left
+            from mpp_payments m
+            where m.payer_user_id = ${payerUserId}::uuid and m.status = 'credited' and m.reference is not null
+            order by m.created_at desc, m.id desc limit 200`,
+      );
+      return rows
+        .map((row) => ({ reference: row.reference, amountMicros: Number(row.left) }))
+        .filter((row) => row.amountMicros > 0);
     },
   };
 }
