@@ -71,14 +71,27 @@ export function createAgentPayments(
       PaymentRemedy,
       "x402" | "mpp"
     >;
-  /** Every rail's challenge headers but `except`'s (a `www-authenticate` of several rails is joined). */
+  /**
+   * Every rail's challenge headers but `except`'s (a `www-authenticate` of several rails is joined).
+   * A rail that cannot make its challenge now (x402's facilitator unreachable) is left out while
+   * another can be offered; when none can, the first failure is the answer (503).
+   */
   const challengeHeaders = async (resource: PaidResource, except?: RailName) => {
     const headers: Record<string, string> = {};
+    const failures: unknown[] = [];
+    let offered = 0;
     for (const [name, { rail }] of enabled) {
       if (name === except) continue;
-      for (const [header, value] of Object.entries(await rail.challenge(resource)))
+      const challenge = await rail.challenge(resource).catch((error: unknown) => {
+        failures.push(error);
+        return undefined;
+      });
+      if (!challenge) continue;
+      offered += 1;
+      for (const [header, value] of Object.entries(challenge))
         headers[header] = headers[header] ? `${headers[header]}, ${value}` : value;
     }
+    if (offered === 0 && failures.length > 0) throw failures[0];
     return headers;
   };
   const names = [...enabled.keys()];
