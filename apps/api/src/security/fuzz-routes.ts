@@ -169,11 +169,17 @@ export function fuzzRoutes(tags: string[]): void {
         });
         statuses[`${operation.method} ${operation.path}`] = answer.statusCode;
       }
-      // The widget's route checks its embed token before reading any body: a bearer token is none.
-      const refusedFirst = new Set(["POST /api/embed/{slug}/messages"]);
+      // Refused before any body is read: the widget's route checks its embed token (a bearer token
+      // is none); the agents' MCP endpoints exist only while agent payments are on, and this world
+      // has none (decision 074).
+      const refusedFirst = new Map([
+        ["POST /api/embed/{slug}/messages", 401],
+        ["POST /api/agents/app/{slug}/mcp", 404],
+        ["POST /api/agents/mcp", 404],
+      ]);
       expect(
         Object.entries(statuses).filter(
-          ([route, status]) => status !== 413 && !(refusedFirst.has(route) && status === 401),
+          ([route, status]) => status !== 413 && refusedFirst.get(route) !== status,
         ),
       ).toEqual([]);
     });

@@ -647,6 +647,15 @@ export function routeTable(world: World): Record<string, RouteRequest> {
     },
     "POST /api/app/{slug}/mcp": { class: "gateway", url: `${app}/mcp`, ...mcpRequest },
     "POST /api/mcp": { class: "gateway-any", url: "/api/mcp", ...mcpRequest },
+    // The agents' MCP endpoints (decision 074) exist only while agent payments are on; this world
+    // has none: 404 for everyone, credentials or not.
+    "POST /api/agents/app/{slug}/mcp": {
+      class: "public",
+      url: `/api/agents/app/${world.promptApp.slug}/mcp`,
+      ...mcpRequest,
+      ok: 404,
+    },
+    "POST /api/agents/mcp": { class: "public", url: "/api/agents/mcp", ...mcpRequest, ok: 404 },
     "GET /.well-known/oauth-protected-resource": {
       class: "public",
       url: "/.well-known/oauth-protected-resource",
