@@ -9,7 +9,8 @@ import { completeSignUp, newPerson, signOut, submitSignIn } from "./fixtures.ts"
 // after a short wait (the shared server keeps the default 5 minutes for every other spec).
 const ACCESS_TOKEN_TTL_SECONDS = 8;
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const port = Number(process.env.E2E_PORT ?? 3199) + 2;
+// E2E_PORT + 1 and + 2 are the config's demo and agent-rails servers (playwright.config.ts).
+const port = Number(process.env.E2E_PORT ?? 3199) + 3;
 const baseURL = `http://localhost:${port}`;
 const dataDir = path.join(root, `.tmp/e2e-returning-${port}`);
 let server: ChildProcess | undefined;
