@@ -187,7 +187,7 @@ describe("mppx", () => {
     await expectReconciled(db(), "after an MPP refund");
   });
 
-  it("refunds again after more payments → works, each taken from what the payments have left (oldest first), never refused by Stripe", async () => {
+  it("refunds again after more payments → works, each taken from what the payments have left, never refused by Stripe", async () => {
     for (let round = 0; round < 2; round++) {
       const response = await mppAgent().fetch(
         `${server.baseUrl}/api/app/${rails.app.slug}/completion-messages`,
@@ -276,8 +276,8 @@ describe("mppx", () => {
   });
 });
 
-describe("an MPP refund over several payments when Stripe fails midway", () => {
-  it("what Stripe refunded is refunded in the books, what it could not is owed: never a refund owed whole that Stripe paid in part", async () => {
+describe("mppx", () => {
+  it("a refund over several payments when Stripe fails midway → works, what Stripe refunded is refunded in the books and what it could not is owed (never owed whole when Stripe paid a part)", async () => {
     // Two MPP payments of one payer (one card) whose calls fail: 100 cents on its balance, in two
     // captures of 50. Stripe refunds the first part, then fails every try of the second.
     const agent = mppAgent("pm_card_two_payments");
@@ -335,8 +335,8 @@ describe("an MPP refund over several payments when Stripe fails midway", () => {
   });
 });
 
-describe("an MPP refund whose Stripe answer was lost", () => {
-  it("stays owed, then the sweep asks Stripe again with the same key: refunded once, the books follow", async () => {
+describe("mppx", () => {
+  it("a refund whose Stripe answer was lost → works, owed until the sweep asks Stripe again with the same key: refunded once, the books follow", async () => {
     const agent = mppAgent("pm_card_lost_refund");
     vendor.set({ kind: "status", status: 500, message: "down" });
     let key = "";
