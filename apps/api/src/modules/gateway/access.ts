@@ -185,7 +185,13 @@ export async function findAppForCall(
   if (!caller.isActive || (await isUserSuspended(deps.db, caller.id)))
     throw new AppError("account_suspended", "This payer is suspended by the platform's operator");
   const headers: Record<string, string> = { ...payment.headers };
-  if (wantsKey) headers["promptmint-balance-key"] = (await issueBalanceKey(deps.db, caller)).key;
+  // Paid already: a key that cannot be made (the payer holds as many as it may) must not cost the
+  // call. The answer says why in its own header instead of the key.
+  if (wantsKey) {
+    const issued = await balanceKeyOf(deps.db, caller);
+    if (issued.key !== undefined) headers["promptmint-balance-key"] = issued.key;
+    else headers["promptmint-balance-key-refused"] = issued.refused;
+  }
   reply?.headers(headers);
   // The payment's own id answers a retry once (x402's payment-identifier), unless the request
   // names its own Idempotency-Key.
@@ -219,8 +225,24 @@ export function balanceKeyWanted(request: FastifyRequest): boolean {
 /** How long a balance key lives: the balance's lifetime as far as the API goes. */
 const BALANCE_KEY_DAYS = 30;
 
+/**
+ * The balance key an agent asked for, once it paid: a payer that holds as many keys as it may gets
+ * the reason instead (`refused`), and its paid call still runs.
+ */
+export async function balanceKeyOf(
+  db: Database,
+  payer: LocalUser,
+): Promise<{ key: string; refused?: undefined } | { key?: undefined; refused: string }> {
+  try {
+    return { key: (await issueBalanceKey(db, payer)).key };
+  } catch (error) {
+    if (!(error instanceof AppError) || error.code !== "conflict") throw error;
+    return { refused: error.message };
+  }
+}
+
 /** A fresh API key of the payer's account-less user: its balance, spent and read without paying again. */
-export function issueBalanceKey(db: Database, payer: LocalUser) {
+function issueBalanceKey(db: Database, payer: LocalUser) {
   return createApiKey(db, payer, {
     name: "Agent balance",
     expires_at: new Date(Date.now() + BALANCE_KEY_DAYS * 86_400_000).toISOString(),

@@ -2,7 +2,7 @@ import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/
 import { and, eq } from "drizzle-orm";
 import OpenAI from "openai";
 import { beforeAll, describe, expect, it } from "vitest";
-import { applications, invocations, ledgerAccounts, x402Payments } from "../../db/schema/index.ts";
+import { apiKeys, applications, invocations, ledgerAccounts, x402Payments } from "../../db/schema/index.ts";
 import { agentBalanceOf, firstWordGate } from "../../test/agent-rails.ts";
 import { createPromptApp } from "../../test/live-app.ts";
 import { expectReconciled } from "../../test/reconciled.ts";
@@ -387,6 +387,37 @@ describe("@x402/fetch", () => {
       });
       expect(await refund.json()).toMatchObject({ code: "forbidden" });
       expect(refund.status).toBe(403);
+    });
+
+    it("a balance key asked by a payer that holds as many as it may → works, the paid call answered and the reason in promptmint-balance-key-refused", async () => {
+      const keyed = x402Wallet();
+      facilitator.mint(keyed.address, 1_000_000n);
+      const send = () =>
+        keyed.fetch(`${server.baseUrl}/api/app/${slugs.haiku}/completion-messages`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "promptmint-balance-key": "issue" },
+          body: JSON.stringify({ inputs: {}, query: "keys", response_mode: "blocking", user: "agent" }),
+        });
+      const first = await send();
+      expect(first.headers.get("promptmint-balance-key")).toMatch(/^pm_/);
+      const [payment] = await paymentsOf(keyed.address);
+      const payer = payment?.payerUserId ?? "";
+      await db()
+        .insert(apiKeys)
+        .values(
+          Array.from({ length: 49 }, (_, i) => ({
+            userId: payer,
+            name: `k${i}`,
+            prefix: "pm_x",
+            keyHash: `h${i}${payer}`,
+          })),
+        );
+      const refused = await send();
+      expect(refused.status).toBe(200);
+      expect(refused.headers.get("promptmint-balance-key")).toBeNull();
+      expect(refused.headers.get("promptmint-balance-key-refused")).toMatch(/active keys/);
+      expect((await refused.json()).metadata.usage).toMatchObject({ charged_cents: PRICE_CENTS });
+      await expectReconciled(db(), "after a refused balance key");
     });
 
     it("a budget asked wrongly → refused 400 promptmint-prepay-cents, nothing paid", async () => {

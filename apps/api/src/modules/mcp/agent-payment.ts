@@ -14,7 +14,7 @@ import { isUserSuspended } from "../admin/suspensions.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import type { AgentPaid, AgentPayments, PaidResource, RailName } from "../billing/agent-payments/index.ts";
 import { effectivePriceCents } from "../billing/price-changes.ts";
-import { balanceKeyWanted, issueBalanceKey, prepayOf } from "../gateway/access.ts";
+import { balanceKeyOf, balanceKeyWanted, prepayOf } from "../gateway/access.ts";
 import { bazaarDiscoveryOf } from "../gateway/agent-discovery.ts";
 import type { GatewayDeps } from "../gateway/gateway-call.ts";
 import { ERROR_META_KEY } from "./call-app.ts";
@@ -163,7 +163,11 @@ export function agentPayer(
       // The balance key (`Promptmint-Balance-Key: issue` on the POST, decision 070): an API key of
       // the payer's account-less user, in the result's _meta since an MCP client reads no headers.
       // With it the agent calls the apps' own MCP URLs, paid from its balance.
-      if (wantsKey) proof[BALANCE_KEY_META_KEY] = (await issueBalanceKey(deps.db, payer)).key;
+      if (wantsKey) {
+        const issued = await balanceKeyOf(deps.db, payer);
+        if (issued.key !== undefined) proof[BALANCE_KEY_META_KEY] = issued.key;
+        else proof[`${BALANCE_KEY_META_KEY}-refused`] = issued.refused;
+      }
       // The call is now an ordinary wallet call of the payer (its balance holds the payment).
       request.user = payer;
       return withProof(await run(payer));
