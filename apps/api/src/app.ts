@@ -78,6 +78,7 @@ import { promptsRoutes } from "./modules/prompts/prompts.routes.ts";
 import { evalsRoutes } from "./modules/releases/evals.routes.ts";
 import { EXPERIMENT_RULES_INTERVAL_MS, runExperimentRules } from "./modules/releases/experiment-rules.ts";
 import { experimentsRoutes } from "./modules/releases/experiments.routes.ts";
+import { labelsRoutes } from "./modules/releases/labels.routes.ts";
 import { runtimeConfigRoutes, systemRoutes } from "./modules/system/system.routes.ts";
 import { workflowsRoutes } from "./modules/workflows/workflows.routes.ts";
 import { seedWorkflowProviders } from "./modules/workflows/workflows.service.ts";
@@ -469,6 +470,7 @@ async function productApi(
     payments: gatewayDeps.payments,
   });
   await scope.register(experimentsRoutes, { db, guards, feePercent: config.platformFeePercent });
+  await scope.register(labelsRoutes, { db, guards, feePercent: config.platformFeePercent });
   await scope.register(evalsRoutes, {
     db,
     guards,

@@ -34,6 +34,9 @@ import {
   type PayoutDeps,
 } from "./modules/payouts/payouts.service.ts";
 import { createStripeConnect } from "./modules/payouts/stripe-connect.ts";
+import { promptReleaseKind } from "./modules/prompts/release-kind.ts";
+import { registerReleaseKind } from "./modules/releases/release-kinds.ts";
+import { workflowReleaseKind } from "./modules/workflows/release-kind.ts";
 
 export type Services = Awaited<ReturnType<typeof buildServices>>;
 
@@ -48,6 +51,9 @@ export async function buildServices(
   log: FastifyBaseLogger,
   registry: Registry,
 ) {
+  // Each kind of app tells releases what its releases need (docs/decisions/075).
+  registerReleaseKind(promptReleaseKind);
+  registerReleaseKind(workflowReleaseKind);
   const secrets = createSecretBox(config.secretKey);
   const sessions = createSessionChecks(db);
   const identity = await buildIdentity(config, db, log, secrets, sessions);

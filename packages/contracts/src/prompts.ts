@@ -162,6 +162,11 @@ export const VersionNumberSchema = z
 export const MoveLabelSchema = z.strictObject({
   version: VersionNumberSchema,
   reason: z.string().max(500).optional(),
+  /**
+   * Moving `production` while an experiment runs is refused (409 `experiment_running`) unless
+   * this is true: then the experiment is ended ("stopped") and production moved in one step.
+   */
+  end_experiment: z.boolean().optional(),
 });
 export type MoveLabel = z.infer<typeof MoveLabelSchema>;
 

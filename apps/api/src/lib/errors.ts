@@ -22,6 +22,8 @@ export const errorStatus = {
   /** The caller pinned a prompt version or label the app does not have (docs/decisions/057). */
   version_not_found: 404,
   conflict: 409,
+  /** `production` cannot move while an experiment splits its callers, unless the move ends it (decision 075). */
+  experiment_running: 409,
   /** The call's price is above the caller's maximum (`max_price_cents`): nothing was charged. */
   price_above_maximum: 412,
   payload_too_large: 413,

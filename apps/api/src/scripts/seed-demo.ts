@@ -1,10 +1,10 @@
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { type CreateApiKey, CreateApiKeySchema, CreateApplicationSchema } from "@promptmint/contracts";
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { EMBEDDED_ISSUER_KEY, loadConfig } from "../config.ts";
 import { type Database, openDatabase } from "../db/client.ts";
-import { applications, identityAccounts, prompts, promptVersions } from "../db/schema/index.ts";
+import { appLabels, applications, appVersions, identityAccounts } from "../db/schema/index.ts";
 import { createAccount } from "../identity/accounts.ts";
 import { createSecretBox } from "../lib/secrets.ts";
 import { recordInvocation } from "../modules/analytics/call-records.ts";
@@ -131,10 +131,10 @@ try {
     const versionOf = new Map<string, number>();
     for (const app of apps) {
       const [row] = await db
-        .select({ version: promptVersions.version })
-        .from(prompts)
-        .innerJoin(promptVersions, eq(promptVersions.id, prompts.activeVersionId))
-        .where(eq(prompts.applicationId, app.id));
+        .select({ version: appVersions.version })
+        .from(appLabels)
+        .innerJoin(appVersions, eq(appVersions.id, appLabels.versionId))
+        .where(and(eq(appLabels.applicationId, app.id), eq(appLabels.name, "production")));
       if (row) versionOf.set(app.id, row.version);
     }
     let count = 0;

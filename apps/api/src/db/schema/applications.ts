@@ -3,10 +3,8 @@ import {
   boolean,
   check,
   date,
-  doublePrecision,
   index,
   integer,
-  json,
   jsonb,
   pgTable,
   primaryKey,
@@ -82,69 +80,10 @@ export const prompts = pgTable("prompts", {
   modelKeys: text("model_keys", { enum: ["platform", "creator"] })
     .notNull()
     .default("platform"),
-  /** What callers get by default: the `production` label (docs/decisions/057). */
-  activeVersionId: uuid("active_version_id"),
   /** A version takes `production` only after a passed eval run of it (docs/decisions/059). */
   requirePassingEval: boolean("require_passing_eval").notNull().default(false),
   updatedAt: updatedAt(),
 });
-
-export const promptVersions = pgTable(
-  "prompt_versions",
-  {
-    id: generatedId(),
-    promptId: reference("prompt_id", () => prompts.id, "cascade"),
-    version: integer("version").notNull(),
-    systemPrompt: text("system_prompt").notNull().default(""),
-    promptTemplate: text("prompt_template").notNull().default(""),
-    // json, not jsonb: a schema's properties keep the creator's order (the order of form fields).
-    inputSchema: json("input_schema").notNull(),
-    outputSchema: json("output_schema"),
-    // The model settings are the version's own (migration 0040): promoting it changes them too.
-    model: text("model").notNull(),
-    temperature: doublePrecision("temperature").notNull(),
-    maxTokens: integer("max_tokens").notNull(),
-    topP: doublePrecision("top_p").notNull(),
-    frequencyPenalty: doublePrecision("frequency_penalty").notNull(),
-    presencePenalty: doublePrecision("presence_penalty").notNull(),
-    authorId: uuid("author_id").references(() => users.id, { onDelete: "set null" }),
-    changelog: text("changelog").notNull().default(""),
-    createdAt: createdAt(),
-  },
-  (t) => [uniqueIndex("prompt_versions_prompt_version_key").on(t.promptId, t.version)],
-);
-
-/**
- * Labels other than `production` (which is `prompts.active_version_id`): `staging` and the
- * creator's own, each pointing at one version (docs/decisions/057).
- */
-export const promptLabels = pgTable(
-  "prompt_labels",
-  {
-    promptId: reference("prompt_id", () => prompts.id, "cascade"),
-    name: text("name").notNull(),
-    versionId: reference("version_id", () => promptVersions.id, "cascade"),
-    movedBy: uuid("moved_by").references(() => users.id, { onDelete: "set null" }),
-    movedAt: timestamptz("moved_at").notNull().defaultNow(),
-  },
-  (t) => [primaryKey({ name: "prompt_labels_pkey", columns: [t.promptId, t.name] })],
-);
-
-/** Every move of a label, `production` among them: the audit trail of releases and rollbacks. */
-export const promptLabelMoves = pgTable(
-  "prompt_label_moves",
-  {
-    id: generatedId(),
-    promptId: reference("prompt_id", () => prompts.id, "cascade"),
-    name: text("name").notNull(),
-    fromVersion: integer("from_version"),
-    toVersion: integer("to_version"),
-    actorId: uuid("actor_id").references(() => users.id, { onDelete: "set null" }),
-    reason: text("reason").notNull().default(""),
-    createdAt: createdAt(),
-  },
-  (t) => [index("prompt_label_moves_prompt_idx").on(t.promptId, t.createdAt)],
-);
 
 /** One arm of an experiment: a version and its share of the traffic, in whole percent. */
 export interface ExperimentArm {
@@ -170,14 +109,6 @@ export const experiments = pgTable(
   "experiments",
   {
     id: generatedId(),
-    /** The prompt whose versions are the arms, or null for a workflow app's experiment. */
-    promptId: uuid("prompt_id").references(() => prompts.id, { onDelete: "cascade" }),
-    /**
-     * The workflow whose versions are the arms (migration 0045; its foreign key to `workflows`,
-     * on delete cascade, is in the migration: that table's module imports this one). Exactly one of
-     * promptId and workflowId is set.
-     */
-    workflowId: uuid("workflow_id"),
     applicationId: reference("application_id", () => applications.id, "cascade"),
     status: text("status", { enum: ["running", "ended"] })
       .notNull()
@@ -197,8 +128,7 @@ export const experiments = pgTable(
   (t) => [
     // One running experiment per app (a prompt's or a workflow's: each app has one of them).
     uniqueIndex("experiments_one_running_per_app").on(t.applicationId).where(sql`${t.status} = 'running'`),
-    index("experiments_prompt_idx").on(t.promptId, t.startedAt),
-    index("experiments_workflow_idx").on(t.workflowId, t.startedAt),
+    index("experiments_app_idx").on(t.applicationId, t.startedAt),
   ],
 );
 

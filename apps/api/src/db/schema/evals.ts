@@ -10,7 +10,7 @@ import {
   text,
   uuid,
 } from "drizzle-orm/pg-core";
-import { prompts } from "./applications.ts";
+import { applications } from "./applications.ts";
 import { users } from "./auth.ts";
 import { bigNumber, createdAt, generatedId, reference, timestamptz, updatedAt } from "./columns.ts";
 
@@ -23,12 +23,12 @@ export interface StoredAssertionResult {
   detail: string;
 }
 
-/** A test case of a prompt app: inputs (and chat query) with the assertions its answer must meet. */
+/** A test case of an app (a prompt's or a workflow's): inputs (and chat query) with the assertions its answer must meet. */
 export const evalCases = pgTable(
   "eval_cases",
   {
     id: generatedId(),
-    promptId: reference("prompt_id", () => prompts.id, "cascade"),
+    applicationId: reference("application_id", () => applications.id, "cascade"),
     name: text("name").notNull(),
     inputs: jsonb("inputs").$type<Record<string, unknown>>().notNull().default({}),
     query: text("query"),
@@ -37,7 +37,7 @@ export const evalCases = pgTable(
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
-  (t) => [index("eval_cases_prompt_idx").on(t.promptId, t.position)],
+  (t) => [index("eval_cases_app_idx").on(t.applicationId, t.position)],
 );
 
 /** A run of every case against one version, with its totals and the margin it estimates. */
@@ -45,7 +45,7 @@ export const evalRuns = pgTable(
   "eval_runs",
   {
     id: generatedId(),
-    promptId: reference("prompt_id", () => prompts.id, "cascade"),
+    applicationId: reference("application_id", () => applications.id, "cascade"),
     version: integer("version").notNull(),
     status: text("status", { enum: ["queued", "running", "passed", "failed", "error"] })
       .notNull()
@@ -67,8 +67,8 @@ export const evalRuns = pgTable(
     error: text("error"),
   },
   (t) => [
-    index("eval_runs_prompt_version_idx").on(t.promptId, t.version, t.status),
-    index("eval_runs_prompt_started_idx").on(t.promptId, t.startedAt),
+    index("eval_runs_app_version_idx").on(t.applicationId, t.version, t.status),
+    index("eval_runs_app_started_idx").on(t.applicationId, t.startedAt),
     check("eval_runs_status_check", sql`${t.status} in ('queued', 'running', 'passed', 'failed', 'error')`),
   ],
 );

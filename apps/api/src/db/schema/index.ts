@@ -10,5 +10,6 @@ export * from "./model-keys.ts";
 export * from "./payouts.ts";
 export * from "./receipt-keys.ts";
 export * from "./receipts.ts";
+export * from "./releases.ts";
 export * from "./responses.ts";
 export * from "./workflows.ts";

@@ -12,15 +12,16 @@ import type { Database } from "../../db/client.ts";
 import {
   type ApplicationRow,
   appDailyStats,
+  appLabels,
   applications,
   appUsers,
   appVersionDailyStats,
+  appVersions,
   invocations,
   ownerDailyErrors,
   ownerDailyStats,
   ownerUsers,
   prompts,
-  promptVersions,
 } from "../../db/schema/index.ts";
 import { MICROS_PER_CENT } from "../../lib/money.ts";
 import { utcDay } from "./rollups.ts";
@@ -279,10 +280,11 @@ async function versionTotalsOf(
 async function productionVersionsOf(db: Database, appIds: string[]): Promise<Map<string, number>> {
   if (appIds.length === 0) return new Map();
   const rows = await db
-    .select({ applicationId: prompts.applicationId, version: promptVersions.version })
-    .from(prompts)
-    .innerJoin(promptVersions, eq(promptVersions.id, prompts.activeVersionId))
-    .where(inArray(prompts.applicationId, appIds));
+    .select({ applicationId: appLabels.applicationId, version: appVersions.version })
+    .from(appLabels)
+    .innerJoin(appVersions, eq(appVersions.id, appLabels.versionId))
+    .innerJoin(prompts, eq(prompts.applicationId, appLabels.applicationId))
+    .where(and(inArray(appLabels.applicationId, appIds), eq(appLabels.name, "production")));
   return new Map(rows.map((row) => [row.applicationId, row.version]));
 }
 

@@ -15,7 +15,6 @@ import {
   creators,
   invocations,
   prompts,
-  promptVersions,
   users,
 } from "../../db/schema/index.ts";
 import { databaseErrorOf } from "../../lib/database-errors.ts";
@@ -30,12 +29,14 @@ import { accountFor } from "../billing/postings.ts";
 import { priceFields, scheduledPriceCents, setPrice } from "../billing/price-changes.ts";
 import type { StripeGateway } from "../billing/stripe-gateway.ts";
 import { refuseUncoveredPrice } from "../prompts/cost-guard.ts";
+import { promptVersionOf } from "../prompts/load-prompt.ts";
 import {
   createInitialPrompt,
   refusePublishingUnevaluated,
   refuseStarterPrice,
   updatePromptConfig,
 } from "../prompts/prompts.service.ts";
+import { findVersion } from "../releases/versions.ts";
 import { createInitialWorkflow, duplicateWorkflow } from "../workflows/workflows.service.ts";
 
 /** lowercase; runs of non-alphanumerics become one hyphen; no leading/trailing hyphen. */
@@ -483,14 +484,8 @@ export async function duplicateApplication(db: Database, app: ApplicationRow): P
     if (app.type === "prompt") {
       const [prompt] = await t.select().from(prompts).where(eq(prompts.applicationId, app.id)).limit(1);
       // The copy starts from what its creator last saved (`latest`), not only what callers get.
-      const [active] = prompt
-        ? await t
-            .select()
-            .from(promptVersions)
-            .where(eq(promptVersions.promptId, prompt.id))
-            .orderBy(desc(promptVersions.version))
-            .limit(1)
-        : [];
+      const latest = prompt ? await findVersion(t, app.id, { label: "latest" }) : undefined;
+      const active = latest ? promptVersionOf(latest) : undefined;
       await createInitialPrompt(t, copy.id, prompt, active, `Duplicated from ${app.slug}`);
     } else {
       await duplicateWorkflow(t, app.id, copy.id, `Duplicated from ${app.slug}`);

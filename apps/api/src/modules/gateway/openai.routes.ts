@@ -12,7 +12,7 @@ import type { LocalUser } from "../auth/auth.service.ts";
 import { currentUser } from "../auth/authenticate.ts";
 import { effectivePriceCents } from "../billing/price-changes.ts";
 import { loadPrompt, type VersionPin } from "../prompts/load-prompt.ts";
-import { loadWorkflowVersion } from "../workflows/workflow-labels.ts";
+import { loadWorkflowVersion } from "../workflows/workflow-payload.ts";
 import { callerOrAgent } from "./access.ts";
 import type { CallMeta } from "./call-lifecycle.ts";
 import { publishedInputLimit } from "./call-worst-case.ts";

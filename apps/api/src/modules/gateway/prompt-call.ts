@@ -1,9 +1,16 @@
 import { type IoSchema, IoSchemaSchema } from "@promptmint/contracts";
-import { asc, eq, inArray } from "drizzle-orm";
+import { and, asc, eq, inArray } from "drizzle-orm";
 import { z } from "zod";
 import type { Database } from "../../db/client.ts";
-import { type ApplicationRow, conversationMessages, prompts, promptVersions } from "../../db/schema/index.ts";
+import {
+  type ApplicationRow,
+  appLabels,
+  appVersions,
+  conversationMessages,
+  prompts,
+} from "../../db/schema/index.ts";
 import { AppError, invalidFields } from "../../lib/errors.ts";
+import { validateAgainstSchema } from "../../lib/input-schema.ts";
 import { lookupCache } from "../../lib/lookup-cache.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
@@ -13,11 +20,11 @@ import { findModel } from "../models/model-catalog.ts";
 import { creatorKeyFor } from "../models/model-keys.service.ts";
 import { modelCostMicros, netOfFeeMicros, worstCaseCostMicros } from "../models/model-prices.ts";
 import type { ToolSettings } from "../models/tools.ts";
-import { validateAgainstSchema } from "../prompts/input-schema.ts";
 import {
   describePin,
   type LoadedPrompt,
   loadPrompt,
+  promptVersionOf,
   type VersionPin,
   withSettings,
 } from "../prompts/load-prompt.ts";
@@ -329,7 +336,7 @@ const worstCases = new WeakMap<CallablePrompt, number>();
  */
 function refusePinBeyondPrice(app: ApplicationRow, callable: CallablePrompt, feePercent: number): void {
   const { prompt, active } = callable;
-  if (prompt.activeVersionId === active.id || prompt.modelKeys === "creator") return;
+  if (prompt.productionVersionId === active.id || prompt.modelKeys === "creator") return;
   let worst = worstCases.get(callable);
   if (worst === undefined) {
     worst = worstCaseCostMicros({
@@ -381,12 +388,22 @@ export async function preloadPrompts(db: Database, apps: ApplicationRow[]): Prom
   const cache = lookupCache<CallablePrompt>(db, "prompts");
   const generation = cache.generation;
   const rows = await db
-    .select({ prompt: prompts, active: promptVersions })
+    .select({ prompt: prompts, active: appVersions })
     .from(prompts)
-    .innerJoin(promptVersions, eq(promptVersions.id, prompts.activeVersionId))
+    .innerJoin(
+      appLabels,
+      and(eq(appLabels.applicationId, prompts.applicationId), eq(appLabels.name, "production")),
+    )
+    .innerJoin(appVersions, eq(appVersions.id, appLabels.versionId))
     .where(inArray(prompts.applicationId, ids));
   for (const row of rows)
-    cache.put(row.prompt.applicationId, callablePromptOf(withSettings(row.prompt, row.active)), generation);
+    cache.put(
+      row.prompt.applicationId,
+      callablePromptOf(
+        withSettings({ ...row.prompt, productionVersionId: row.active.id }, promptVersionOf(row.active)),
+      ),
+      generation,
+    );
   // Their running experiments too ("none" included), so a first call reads nothing (decision 058).
   await preloadExperiments(db, ids, generation);
   return rows.length;

@@ -8,7 +8,7 @@ import type { LocalUser } from "../auth/auth.service.ts";
 import type { VersionPin } from "../prompts/load-prompt.ts";
 import { chooseVersion, type ServedVersion, type StickyKeys } from "../releases/serving.ts";
 import type { WorkflowAnswer, WorkflowCall } from "../workflows/providers/provider.ts";
-import { loadWorkflowVersion } from "../workflows/workflow-labels.ts";
+import { loadWorkflowVersion } from "../workflows/workflow-payload.ts";
 import { resolveProvider } from "../workflows/workflows.service.ts";
 import {
   type Execution,

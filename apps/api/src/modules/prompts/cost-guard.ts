@@ -3,12 +3,12 @@ import { and, eq, inArray } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import {
   type ApplicationRow,
+  appLabels,
+  appVersions,
   creatorModelKeys,
   experiments,
   packages,
-  promptLabels,
   prompts,
-  promptVersions,
 } from "../../db/schema/index.ts";
 import { AppError, invalidFields } from "../../lib/errors.ts";
 import { scheduledPriceCents } from "../billing/price-changes.ts";
@@ -22,7 +22,9 @@ import {
   type WorstCaseSettings,
   worstCaseCostMicros,
 } from "../models/model-prices.ts";
-import { loadPrompt } from "./load-prompt.ts";
+import { productionOf } from "../releases/labels.ts";
+import { versionsByNumber } from "../releases/versions.ts";
+import { loadPrompt, promptVersionOf } from "./load-prompt.ts";
 
 /**
  * The price guard (docs/decisions/026): a prompt app on the platform's model keys must be priced
@@ -126,40 +128,38 @@ async function servingVersions(
   const [prompt] = await db.select().from(prompts).where(eq(prompts.applicationId, app.id)).limit(1);
   if (!prompt) return [{ as: null, settings: await promptCostSettings(db, app) }];
   const named = new Map<string, string | null>();
-  if (prompt.activeVersionId) named.set(prompt.activeVersionId, null);
+  const production = await productionOf(db, app.id);
+  if (production) named.set(production.id, null);
   const [running] = await db
     .select({ arms: experiments.arms })
     .from(experiments)
-    .where(and(eq(experiments.promptId, prompt.id), eq(experiments.status, "running")))
+    .where(and(eq(experiments.applicationId, app.id), eq(experiments.status, "running")))
     .limit(1);
   const armRows = running?.arms.length
-    ? await db
-        .select({ id: promptVersions.id, version: promptVersions.version })
-        .from(promptVersions)
-        .where(
-          and(
-            eq(promptVersions.promptId, prompt.id),
-            inArray(
-              promptVersions.version,
-              running.arms.map((arm) => arm.version),
-            ),
-          ),
-        )
+    ? [
+        ...(
+          await versionsByNumber(
+            db,
+            app.id,
+            running.arms.map((arm) => arm.version),
+          )
+        ).values(),
+      ]
     : [];
   for (const arm of armRows)
     if (!named.has(arm.id)) named.set(arm.id, `The running experiment's arm v${arm.version}`);
   const labels = await db
-    .select({ name: promptLabels.name, versionId: promptLabels.versionId })
-    .from(promptLabels)
-    .where(eq(promptLabels.promptId, prompt.id));
+    .select({ name: appLabels.name, versionId: appLabels.versionId })
+    .from(appLabels)
+    .where(eq(appLabels.applicationId, app.id));
   for (const label of labels)
     if (!named.has(label.versionId)) named.set(label.versionId, `The label '${label.name}'`);
   if (named.size === 0) return [{ as: null, settings: await promptCostSettings(db, app) }];
   const rows = await db
     .select()
-    .from(promptVersions)
-    .where(inArray(promptVersions.id, [...named.keys()]));
-  return rows.map((version) => {
+    .from(appVersions)
+    .where(inArray(appVersions.id, [...named.keys()]));
+  return rows.map(promptVersionOf).map((version) => {
     const as = named.get(version.id) ?? null;
     return {
       as: as?.startsWith("The label") ? `${as} (v${version.version})` : as,

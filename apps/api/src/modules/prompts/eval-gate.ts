@@ -1,12 +1,12 @@
 import { and, eq } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
-import { applications, evalRuns, prompts } from "../../db/schema/index.ts";
+import { applications, evalRuns } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
 
 /**
  * The release gate of evals (docs/decisions/059): when a creator requires a passing eval run, a
  * version takes `production` only once a run of it has passed. Read here, from the eval_runs table
- * alone, so that prompts never imports releases (the module that writes the runs).
+ * alone, (prompts may import releases, but the gate needs nothing of it beyond the table).
  *
  * `publishing`: the app goes live with `version` as its production. That releases it to callers
  * as a label move would, though the label need not move (a draft's saves move it ungated, nobody
@@ -14,18 +14,18 @@ import { AppError } from "../../lib/errors.ts";
  */
 export async function refuseUnevaluatedRelease(
   db: Database,
-  prompt: { id: string; requirePassingEval: boolean; activeVersionId: string | null },
+  prompt: { applicationId: string; requirePassingEval: boolean; productionVersionId: string | null },
   version: { id: string; version: number },
   { publishing = false }: { publishing?: boolean } = {},
 ): Promise<void> {
   if (!prompt.requirePassingEval) return;
-  if (!publishing && prompt.activeVersionId === version.id) return;
+  if (!publishing && prompt.productionVersionId === version.id) return;
   const [passed] = await db
     .select({ id: evalRuns.id })
     .from(evalRuns)
     .where(
       and(
-        eq(evalRuns.promptId, prompt.id),
+        eq(evalRuns.applicationId, prompt.applicationId),
         eq(evalRuns.version, version.version),
         eq(evalRuns.status, "passed"),
       ),
@@ -34,9 +34,8 @@ export async function refuseUnevaluatedRelease(
   if (passed) return;
   const [app] = await db
     .select({ slug: applications.slug })
-    .from(prompts)
-    .innerJoin(applications, eq(applications.id, prompts.applicationId))
-    .where(eq(prompts.id, prompt.id));
+    .from(applications)
+    .where(eq(applications.id, prompt.applicationId));
   const page = `/prompts/${app?.slug ?? ""}/evals`;
   throw new AppError(
     "conflict",

@@ -1,10 +1,13 @@
-import { and, eq, sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
+import { z } from "zod";
 import type { Database } from "../../db/client.ts";
-import { type ApplicationRow, promptLabels, prompts, promptVersions } from "../../db/schema/index.ts";
-import { AppError, notFound } from "../../lib/errors.ts";
+import { type ApplicationRow, type AppVersionRow, appVersions, prompts } from "../../db/schema/index.ts";
+import { notFound } from "../../lib/errors.ts";
+import type { VersionPin } from "../releases/pins.ts";
+import { pinnedVersion, versionNotFound } from "../releases/versions.ts";
 
-type PromptRow = typeof prompts.$inferSelect;
-type VersionRow = typeof promptVersions.$inferSelect;
+/** A prompt app's prompt row, with the id of the version `production` points at (app_labels). */
+export type PromptRow = typeof prompts.$inferSelect & { productionVersionId: string | null };
 
 /** A version's model settings (migration 0040): part of the version, as its template is. */
 export type PromptSettings = Pick<
@@ -24,54 +27,96 @@ export interface LoadedPrompt {
   active: VersionRow;
 }
 
-/**
- * Which version a call asks for (docs/decisions/057): a label (`production`, `staging`, the
- * creator's own) or a version number. None means `production`, or an experiment's arm.
- */
-export type VersionPin = { label: string } | { version: number };
-
-export const PRODUCTION = "production";
-/** The newest version: set by every save, never moved by hand (prompts/labels.ts). */
-export const LATEST = "latest";
-const LABEL_PATTERN = /^[a-z][a-z0-9-]{0,31}$/;
-
-/** What reads as a version number: `v12`, `V12` or `12`, and the malformed `v0`, `v-1`, `v01`, `-3`. */
-const VERSION_SHAPED = /^v?-?\d+$/i;
-/** A version as it must be written: from 1, no leading zeros, `v` (or `V`) optional. */
-const VERSION_NUMBER = /^v?([1-9]\d{0,8})$/i;
-const PIN_RULE =
-  "must be a version (v12; versions start at v1, written without leading zeros) or a label (production, staging, …)";
+export {
+  describePin,
+  isVersionShaped,
+  LATEST,
+  PRODUCTION,
+  parseVersionPin,
+  type VersionPin,
+} from "../releases/pins.ts";
 
 /**
- * A pin as callers write it (docs/decisions/057, 072): `v12`, `V12` or `12` for a version, else a
- * label name. Anything shaped like a version number is read as one, never as a label: `v0`, `v-1`,
- * `v01`, `0` are a 400 naming `field` (versions start at 1 and are written without leading zeros),
- * as is anything neither a version nor a label name. Undefined for an empty value.
+ * A prompt version's payload as stored in `app_versions.payload` (docs/decisions/075): the
+ * template, the schemas (json: their property order is kept) and the model settings.
  */
-export function parseVersionPin(value: string | undefined | null, field: string): VersionPin | undefined {
-  const text = value?.trim();
-  if (!text) return undefined;
-  const numbered = VERSION_NUMBER.exec(text);
-  if (numbered) return { version: Number(numbered[1]) };
-  if (VERSION_SHAPED.test(text))
-    throw new AppError(
-      "bad_request",
-      `Invalid request: ${field} pins version '${text}', and versions start at v1 and are written without leading zeros (v1, v12)`,
-      { fields: { [field]: PIN_RULE } },
-    );
-  if (LABEL_PATTERN.test(text)) return { label: text };
-  throw new AppError("bad_request", `Invalid request: ${field} ${PIN_RULE}`, {
-    fields: { [field]: PIN_RULE },
-  });
+export const PromptPayloadSchema = z.object({
+  system_prompt: z.string(),
+  prompt_template: z.string(),
+  input_schema: z.unknown(),
+  output_schema: z.unknown().nullable(),
+  model: z.string(),
+  temperature: z.number(),
+  max_tokens: z.number().int(),
+  top_p: z.number(),
+  frequency_penalty: z.number(),
+  presence_penalty: z.number(),
+});
+export type PromptPayload = z.infer<typeof PromptPayloadSchema>;
+
+/** A prompt version as the prompt code reads it: the store's row with its payload laid out. */
+export interface VersionRow {
+  id: string;
+  applicationId: string;
+  version: number;
+  systemPrompt: string;
+  promptTemplate: string;
+  inputSchema: unknown;
+  outputSchema: unknown;
+  model: string;
+  temperature: number;
+  maxTokens: number;
+  topP: number;
+  frequencyPenalty: number;
+  presencePenalty: number;
+  authorId: string | null;
+  changelog: string;
+  createdAt: Date;
 }
 
-/** Whether a label name would be read as a version by parseVersionPin (`v0`, `v12`): no label may have it. */
-export function isVersionShaped(name: string): boolean {
-  return VERSION_SHAPED.test(name);
+/** What a prompt version holds (its payload), in the prompt code's names. */
+export type VersionContent = Omit<
+  VersionRow,
+  "id" | "applicationId" | "version" | "authorId" | "changelog" | "createdAt"
+>;
+
+/** A stored version read as a prompt's (its payload checked against the prompt payload's type). */
+export function promptVersionOf(row: AppVersionRow): VersionRow {
+  const p = PromptPayloadSchema.parse(row.payload);
+  return {
+    id: row.id,
+    applicationId: row.applicationId,
+    version: row.version,
+    systemPrompt: p.system_prompt,
+    promptTemplate: p.prompt_template,
+    inputSchema: p.input_schema,
+    outputSchema: p.output_schema ?? null,
+    model: p.model,
+    temperature: p.temperature,
+    maxTokens: p.max_tokens,
+    topP: p.top_p,
+    frequencyPenalty: p.frequency_penalty,
+    presencePenalty: p.presence_penalty,
+    authorId: row.authorId,
+    changelog: row.changelog,
+    createdAt: row.createdAt,
+  };
 }
 
-export function describePin(pin: VersionPin): string {
-  return "version" in pin ? `v${pin.version}` : pin.label;
+/** The payload a prompt version is stored with. */
+export function promptPayloadOf(content: VersionContent): PromptPayload {
+  return {
+    system_prompt: content.systemPrompt,
+    prompt_template: content.promptTemplate,
+    input_schema: content.inputSchema,
+    output_schema: content.outputSchema ?? null,
+    model: content.model,
+    temperature: content.temperature,
+    max_tokens: content.maxTokens,
+    top_p: content.topP,
+    frequency_penalty: content.frequencyPenalty,
+    presence_penalty: content.presencePenalty,
+  };
 }
 
 export function withSettings(prompt: PromptRow, version: VersionRow): LoadedPrompt {
@@ -89,46 +134,31 @@ export function withSettings(prompt: PromptRow, version: VersionRow): LoadedProm
   };
 }
 
-/** The app's prompt at `production`, or at the version or label a caller pinned (404 naming it). */
+/**
+ * The app's prompt at `production`, or at the version or label a caller pinned (404 naming it).
+ * One query: the prompt joined to the version the pin names (releases/versions.ts pinnedVersion),
+ * with the id of the version `production` points at.
+ */
 export async function loadPrompt(db: Database, app: ApplicationRow, pin?: VersionPin): Promise<LoadedPrompt> {
   if (app.type !== "prompt") throw notFound("Prompt");
-  const join =
-    !pin || ("label" in pin && pin.label === PRODUCTION)
-      ? eq(promptVersions.id, prompts.activeVersionId)
-      : "version" in pin
-        ? and(eq(promptVersions.promptId, prompts.id), eq(promptVersions.version, pin.version))
-        : pin.label === LATEST
-          ? and(
-              eq(promptVersions.promptId, prompts.id),
-              eq(
-                promptVersions.version,
-                sql`(select max(v.version) from prompt_versions v where v.prompt_id = ${prompts.id})`,
-              ),
-            )
-          : undefined;
-  const [row] = join
-    ? await db
-        .select({ prompt: prompts, active: promptVersions })
-        .from(prompts)
-        .innerJoin(promptVersions, join)
-        .where(eq(prompts.applicationId, app.id))
-        .limit(1)
-    : await db
-        .select({ prompt: prompts, active: promptVersions })
-        .from(prompts)
-        .innerJoin(
-          promptLabels,
-          and(eq(promptLabels.promptId, prompts.id), eq(promptLabels.name, (pin as { label: string }).label)),
-        )
-        .innerJoin(promptVersions, eq(promptVersions.id, promptLabels.versionId))
-        .where(eq(prompts.applicationId, app.id))
-        .limit(1);
+  const [row] = await db
+    .select({
+      prompt: prompts,
+      active: appVersions,
+      productionVersionId: sql<
+        string | null
+      >`(select l.version_id from app_labels l where l.application_id = ${prompts.applicationId} and l.name = 'production')`,
+    })
+    .from(prompts)
+    .innerJoin(appVersions, pinnedVersion(prompts.applicationId, pin))
+    .where(eq(prompts.applicationId, app.id))
+    .limit(1);
   if (!row) {
     if (!pin) throw notFound("Prompt");
-    throw new AppError(
-      "version_not_found",
-      `This app has no ${"version" in pin ? "version" : "label"} ${describePin(pin)}`,
-    );
+    throw versionNotFound(pin);
   }
-  return withSettings(row.prompt, row.active);
+  return withSettings(
+    { ...row.prompt, productionVersionId: row.productionVersionId },
+    promptVersionOf(row.active),
+  );
 }

@@ -1,12 +1,8 @@
 import {
   ApiErrorSchema,
   IoSchemaSchema,
-  LabelNameSchema,
   ModelCatalogSchema,
-  MoveLabelSchema,
-  NewLabelNameSchema,
   PromptConfigSchema,
-  PromptLabelsSchema,
   PromptVersionListSchema,
   RestoreVersionSchema,
   StarterPriceSchema,
@@ -27,11 +23,8 @@ import type { LlmClient } from "../models/llm.ts";
 import { describeModels, KNOWN_MODEL_IDS } from "../models/model-catalog.ts";
 import { loadPrompt } from "./load-prompt.ts";
 import {
-  deleteLabel,
   getPromptConfig,
   listVersions,
-  moveLabel,
-  promptLabelsOf,
   restoreVersion,
   starterPriceFloor,
   testPromptConfig,
@@ -217,55 +210,5 @@ export const promptsRoutes: FastifyPluginAsyncZod<{
       );
       return config;
     },
-  );
-
-  app.get(
-    "/prompts/:id/labels/",
-    {
-      schema: {
-        tags,
-        summary:
-          "A prompt's labels (production, latest, staging, the creator's own) and their moves, newest first",
-        security,
-        params: IdParams,
-        response: { 200: PromptLabelsSchema, ...errors },
-      },
-      onRequest: guards.requireUser,
-    },
-    async (request) => promptLabelsOf(db, currentUser(request), request.params.id),
-  );
-
-  app.put(
-    "/prompts/:id/labels/:name",
-    {
-      schema: {
-        tags,
-        summary: "Point a label at a version: production is a release or a rollback (price guard first)",
-        security,
-        params: z.object({ id: UuidSchema, name: NewLabelNameSchema }),
-        body: MoveLabelSchema,
-        response: { 200: PromptLabelsSchema, ...errors },
-      },
-      onRequest: guards.requireUser,
-    },
-    async (request) =>
-      moveLabel(db, currentUser(request), request.params.id, request.params.name, request.body, {
-        feePercent,
-      }),
-  );
-
-  app.delete(
-    "/prompts/:id/labels/:name",
-    {
-      schema: {
-        tags,
-        summary: "Remove one of the creator's labels (production and latest cannot be removed)",
-        security,
-        params: z.object({ id: UuidSchema, name: LabelNameSchema }),
-        response: { 200: PromptLabelsSchema, ...errors },
-      },
-      onRequest: guards.requireUser,
-    },
-    async (request) => deleteLabel(db, currentUser(request), request.params.id, request.params.name),
   );
 };

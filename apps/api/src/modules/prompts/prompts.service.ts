@@ -2,23 +2,32 @@ import {
   type IoSchema,
   IoSchemaSchema,
   isUuid,
-  type MoveLabel,
   type PromptConfig,
   type PromptLabel,
-  type PromptLabels,
   type PromptVersion,
   type StarterPrice,
   type TestConfigRequestSchema,
   type TestConfigResponse,
   type UpdatePromptConfig,
 } from "@promptmint/contracts";
-import { and, desc, eq, inArray, max } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { z } from "zod";
 import type { Database } from "../../db/client.ts";
-import { type ApplicationRow, applications, prompts, promptVersions, users } from "../../db/schema/index.ts";
+import { type ApplicationRow, applications, prompts } from "../../db/schema/index.ts";
 import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
+import { invalidPatterns, validateAgainstSchema } from "../../lib/input-schema.ts";
 import { forgetLookups } from "../../lib/lookup-cache.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
+import { type LabelActor, labelsOf, productionOf } from "../releases/labels.ts";
+import { releaseProduction } from "../releases/release-kinds.ts";
+import {
+  authorNames,
+  insertNextVersion as insertAppVersion,
+  insertFirstVersion,
+  lockApp,
+  versionById,
+  versionsOf,
+} from "../releases/versions.ts";
 import {
   belowFloorMessage,
   priceFloor,
@@ -26,20 +35,18 @@ import {
   refuseUncoveredPrice,
 } from "./cost-guard.ts";
 import { refuseUnevaluatedRelease } from "./eval-gate.ts";
-import { invalidPatterns, validateAgainstSchema } from "./input-schema.ts";
 import {
-  type LabelActor,
-  labelMovesOf,
-  labelsOf,
-  pointLabel,
-  removeLabel,
-  versionByNumber,
-} from "./labels.ts";
-import { LATEST, loadPrompt, PRODUCTION, type PromptSettings } from "./load-prompt.ts";
+  LATEST,
+  loadPrompt,
+  type PromptSettings,
+  promptPayloadOf,
+  promptVersionOf,
+  type VersionContent,
+  type VersionRow,
+} from "./load-prompt.ts";
 import { detectVariables, renderTemplate, TemplateError } from "./template.ts";
 
 type PromptRow = typeof prompts.$inferSelect;
-type VersionRow = typeof promptVersions.$inferSelect;
 
 /**
  * SPEC §9's prompt editor defaults, so a new app opens in the editor with a model among its options
@@ -113,31 +120,17 @@ export async function createInitialPrompt(
     .returning();
   if (!prompt) throw new Error("prompt insert returned nothing");
   const settings = fromVersion ? settingsOf(fromVersion) : NEW_PROMPT_SETTINGS;
-  const [version] = await db
-    .insert(promptVersions)
-    .values({
-      promptId: prompt.id,
-      version: 1,
-      systemPrompt: fromVersion?.systemPrompt ?? STARTER_VERSION.systemPrompt,
-      promptTemplate: fromVersion?.promptTemplate ?? STARTER_VERSION.promptTemplate,
-      inputSchema: fromVersion?.inputSchema ?? STARTER_VERSION.inputSchema,
-      outputSchema: fromVersion?.outputSchema ?? null,
-      ...settings,
-      authorId: authorId ?? fromVersion?.authorId ?? null,
-      changelog,
-    })
-    .returning();
-  await db.update(prompts).set({ activeVersionId: version?.id }).where(eq(prompts.id, prompt.id));
-}
-
-async function authorNames(db: Database, ids: (string | null)[]): Promise<Map<string, string>> {
-  const wanted = [...new Set(ids.filter((id): id is string => id !== null))];
-  if (wanted.length === 0) return new Map();
-  const rows = await db
-    .select({ id: users.id, name: users.username })
-    .from(users)
-    .where(inArray(users.id, wanted));
-  return new Map(rows.map((row) => [row.id, row.name]));
+  const payload = promptPayloadOf({
+    systemPrompt: fromVersion?.systemPrompt ?? STARTER_VERSION.systemPrompt,
+    promptTemplate: fromVersion?.promptTemplate ?? STARTER_VERSION.promptTemplate,
+    inputSchema: fromVersion?.inputSchema ?? STARTER_VERSION.inputSchema,
+    outputSchema: fromVersion?.outputSchema ?? null,
+    ...settings,
+  });
+  await insertFirstVersion(db, applicationId, "prompt", payload, {
+    authorId: authorId ?? fromVersion?.authorId ?? null,
+    changelog,
+  });
 }
 
 function settingsOf(version: PromptSettings): PromptSettings {
@@ -186,7 +179,7 @@ export function toVersion(
 export async function getPromptConfig(db: Database, app: ApplicationRow): Promise<PromptConfig> {
   const production = await loadPrompt(db, app);
   const latest = await loadPrompt(db, app, { label: LATEST });
-  const labels = await labelsOf(db, production.prompt);
+  const labels = await labelsOf(db, app.id);
   const authors = await authorNames(db, [production.active.authorId, latest.active.authorId]);
   const { prompt } = latest;
   return {
@@ -202,13 +195,13 @@ export async function getPromptConfig(db: Database, app: ApplicationRow): Promis
     current_version: latest.active.version,
     active_version: toVersion(
       production.active,
-      prompt.activeVersionId,
+      prompt.productionVersionId,
       labels,
       authors.get(production.active.authorId ?? "") ?? null,
     ),
     latest_version: toVersion(
       latest.active,
-      prompt.activeVersionId,
+      prompt.productionVersionId,
       labels,
       authors.get(latest.active.authorId ?? "") ?? null,
     ),
@@ -244,7 +237,7 @@ export async function updatePromptConfig(
   const saved = await db.transaction(async (tx) => {
     const t = tx as unknown as Database;
     // Concurrent saves of one prompt take turns: each reads the one before it.
-    await t.select({ id: prompts.id }).from(prompts).where(eq(prompts.applicationId, app.id)).for("update");
+    await lockApp(t, app.id);
     const current = await loadPrompt(t, app, { label: LATEST });
     const next = {
       systemPrompt: input.system_prompt ?? current.active.systemPrompt,
@@ -275,7 +268,7 @@ export async function updatePromptConfig(
     await refuseUncoveredPrice(t, { app, feePercent: options.feePercent, settings: costSettings });
 
     const version = changed
-      ? await insertNextVersion(t, current.prompt.id, {
+      ? await insertNextVersion(t, app.id, {
           ...next,
           authorId: options.actorId ?? null,
           changelog: input.changelog ?? "",
@@ -292,7 +285,7 @@ export async function updatePromptConfig(
     if (input.promote || !live)
       await promoteVersion(
         t,
-        current.prompt,
+        app,
         version,
         {
           id: options.actorId ?? null,
@@ -306,11 +299,6 @@ export async function updatePromptConfig(
   forgetLookups(db, "applications", "prompts");
   return saved;
 }
-
-type VersionContent = Pick<
-  VersionRow,
-  "systemPrompt" | "promptTemplate" | "inputSchema" | "outputSchema" | keyof PromptSettings
->;
 
 function versionDiffers(a: VersionContent, b: VersionContent): boolean {
   return (
@@ -335,15 +323,14 @@ function versionDiffers(a: VersionContent, b: VersionContent): boolean {
  * of an app that is not live (nobody calls it). `publishing`: the app goes live with this version,
  * judged even if it is production already (refusePublishingUnevaluated for a publish on its own).
  */
-export async function promoteVersion(
+export function promoteVersion(
   tx: Database,
-  prompt: PromptRow,
+  app: ApplicationRow,
   version: VersionRow,
   actor: LabelActor,
-  { gated = true, publishing = false }: { gated?: boolean; publishing?: boolean } = {},
+  options: { gated?: boolean; publishing?: boolean } = {},
 ): Promise<boolean> {
-  if (gated) await refuseUnevaluatedRelease(tx, prompt, version, { publishing });
-  return pointLabel(tx, prompt, PRODUCTION, version, actor);
+  return releaseProduction(tx, app, version, actor, options);
 }
 
 /**
@@ -353,65 +340,8 @@ export async function promoteVersion(
  */
 export async function refusePublishingUnevaluated(db: Database, app: ApplicationRow): Promise<void> {
   if (app.type !== "prompt") return;
-  const [row] = await db
-    .select({ prompt: prompts, version: promptVersions })
-    .from(prompts)
-    .innerJoin(promptVersions, eq(promptVersions.id, prompts.activeVersionId))
-    .where(eq(prompts.applicationId, app.id))
-    .limit(1);
-  if (row) await refuseUnevaluatedRelease(db, row.prompt, row.version, { publishing: true });
-}
-
-/**
- * Points a label at a version (one click in the versions screen): `production` is a release (or,
- * back to an earlier version, a rollback), judged by the price guard on that version first.
- */
-export async function moveLabel(
-  db: Database,
-  owner: LocalUser,
-  promptId: string,
-  name: string,
-  input: MoveLabel,
-  { feePercent }: { feePercent: number },
-): Promise<PromptLabels> {
-  const { app, prompt } = await getOwnPromptById(db, owner, promptId);
-  const version = await versionByNumber(db, prompt.id, input.version);
-  const actor = { id: owner.id, reason: input.reason };
-  if (name === PRODUCTION) {
-    await refuseUncoveredPrice(db, {
-      app,
-      feePercent,
-      settings: await versionCostSettings(db, app, version),
-    });
-  }
-  await db.transaction(async (tx) => {
-    const t = tx as unknown as Database;
-    if (name === PRODUCTION) await promoteVersion(t, prompt, version, actor);
-    else await pointLabel(t, prompt, name, version, actor);
-  });
-  forgetLookups(db, "prompts");
-  return promptLabelsOf(db, owner, promptId);
-}
-
-export async function deleteLabel(
-  db: Database,
-  owner: LocalUser,
-  promptId: string,
-  name: string,
-): Promise<PromptLabels> {
-  const { prompt } = await getOwnPromptById(db, owner, promptId);
-  await removeLabel(db, prompt, name, { id: owner.id });
-  return promptLabelsOf(db, owner, promptId);
-}
-
-export async function promptLabelsOf(
-  db: Database,
-  owner: LocalUser,
-  promptId: string,
-): Promise<PromptLabels> {
-  const { prompt } = await getOwnPromptById(db, owner, promptId);
-  const [fresh] = await db.select().from(prompts).where(eq(prompts.id, prompt.id));
-  return { labels: await labelsOf(db, fresh ?? prompt), moves: await labelMovesOf(db, prompt.id) };
+  const loaded = await loadPrompt(db, app).catch(() => null);
+  if (loaded) await refuseUnevaluatedRelease(db, loaded.prompt, loaded.active, { publishing: true });
 }
 
 /** What the price guard judges for a version: its own settings and the app's keys. */
@@ -428,23 +358,15 @@ export async function versionCostSettings(db: Database, app: ApplicationRow, ver
   };
 }
 
+/** The prompt's next version (numbered under the app's row lock: releases/versions.ts). */
 async function insertNextVersion(
   db: Database,
-  promptId: string,
-  content: VersionContent & Pick<VersionRow, "changelog" | "authorId">,
+  applicationId: string,
+  { changelog, authorId, ...content }: VersionContent & Pick<VersionRow, "changelog" | "authorId">,
 ): Promise<VersionRow> {
-  // Under the prompt's row lock, so concurrent saves get consecutive version numbers.
-  await db.select({ id: prompts.id }).from(prompts).where(eq(prompts.id, promptId)).for("update");
-  const [latest] = await db
-    .select({ n: max(promptVersions.version) })
-    .from(promptVersions)
-    .where(eq(promptVersions.promptId, promptId));
-  const [version] = await db
-    .insert(promptVersions)
-    .values({ promptId, version: (latest?.n ?? 0) + 1, ...content })
-    .returning();
-  if (!version) throw new Error("version insert returned nothing");
-  return version;
+  return promptVersionOf(
+    await insertAppVersion(db, applicationId, "prompt", promptPayloadOf(content), { authorId, changelog }),
+  );
 }
 
 function parseIoSchema(value: unknown): IoSchema | null {
@@ -483,15 +405,13 @@ export async function listVersions(
   owner: LocalUser,
   promptId: string,
 ): Promise<PromptVersion[]> {
-  const { prompt } = await getOwnPromptById(db, owner, promptId);
-  const labels = await labelsOf(db, prompt);
-  const rows = await db
-    .select({ version: promptVersions, author: users.username })
-    .from(promptVersions)
-    .leftJoin(users, eq(users.id, promptVersions.authorId))
-    .where(eq(promptVersions.promptId, prompt.id))
-    .orderBy(desc(promptVersions.version));
-  return rows.map((row) => toVersion(row.version, prompt.activeVersionId, labels, row.author ?? null));
+  const { app } = await getOwnPromptById(db, owner, promptId);
+  const labels = await labelsOf(db, app.id);
+  const production = await productionOf(db, app.id);
+  const rows = await versionsOf(db, app.id);
+  return rows.map((row) =>
+    toVersion(promptVersionOf(row.version), production?.id ?? null, labels, row.author ?? null),
+  );
 }
 
 /**
@@ -507,20 +427,15 @@ export async function restoreVersion(
   { feePercent }: { feePercent: number },
 ): Promise<{ app: ApplicationRow; config: PromptConfig }> {
   const { app, prompt } = await getOwnPromptById(db, owner, promptId);
-  const [source] = isUuid(input.versionId)
-    ? await db
-        .select()
-        .from(promptVersions)
-        .where(and(eq(promptVersions.id, input.versionId), eq(promptVersions.promptId, prompt.id)))
-        .limit(1)
-    : [];
-  if (!source) throw notFound("Prompt version");
+  const stored = isUuid(input.versionId) ? await versionById(db, app.id, input.versionId) : undefined;
+  if (!stored) throw notFound("Prompt version");
+  const source = promptVersionOf(stored);
   // The restored version is judged by the price guard like a saved one (docs/decisions/026).
   await refuseUncoveredPrice(db, { app, feePercent, settings: await versionCostSettings(db, app, source) });
   const config = await db.transaction(async (tx) => {
     const t = tx as unknown as Database;
-    await t.select({ id: prompts.id }).from(prompts).where(eq(prompts.id, prompt.id)).for("update");
-    const version = await insertNextVersion(t, prompt.id, {
+    await lockApp(t, app.id);
+    const version = await insertNextVersion(t, app.id, {
       ...settingsOf(source),
       systemPrompt: source.systemPrompt,
       promptTemplate: source.promptTemplate,
@@ -533,7 +448,7 @@ export async function restoreVersion(
     if (input.promote || app.status !== "live")
       await promoteVersion(
         t,
-        prompt,
+        app,
         version,
         { id: owner.id, reason: `Restored version ${source.version}` },
         { gated: app.status === "live" },

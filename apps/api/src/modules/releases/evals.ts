@@ -20,22 +20,21 @@ import { and, asc, count, desc, eq, max } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import {
   type ApplicationRow,
+  type AppVersionRow,
   applications,
   evalCases,
   evalResults,
   evalRuns,
   prompts,
-  promptVersions,
   type StoredAssertion,
   users,
 } from "../../db/schema/index.ts";
 import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
+import { validateAgainstSchema } from "../../lib/input-schema.ts";
 import { compilePattern } from "../../lib/safe-pattern.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { centsToMicros, feeMicros } from "../billing/money.ts";
 import { effectivePriceCents } from "../billing/price-changes.ts";
-import { validateAgainstSchema } from "../prompts/input-schema.ts";
-import { versionByNumber } from "../prompts/labels.ts";
 import {
   type EstimatedCase,
   type EstimateRun,
@@ -43,6 +42,7 @@ import {
   refuseUnaffordableRun,
   startRunWithinLimit,
 } from "./eval-costs.ts";
+import { findVersion, versionByNumber } from "./versions.ts";
 
 /**
  * Evals before publishing (issue 31 part 3, docs/decisions/059): a prompt app's test cases, runs
@@ -60,6 +60,20 @@ type ResultRow = typeof evalResults.$inferSelect;
 export const EVAL_CONCURRENCY = 2;
 /** Outputs longer than this are kept cut (a case's answer is for reading, not for replay). */
 const MAX_KEPT_OUTPUT = 20_000;
+
+/**
+ * What a run needs of the version it judges: its number, its model (the default judge) and its
+ * output schema. Evals run prompt apps' versions today (decision 059), so these payload fields
+ * are the prompt kind's (prompts/load-prompt.ts PromptPayloadSchema).
+ */
+function evalVersionOf(row: AppVersionRow): { version: number; model: string; outputSchema: unknown } {
+  const payload = row.payload as { model?: unknown; output_schema?: unknown };
+  return {
+    version: row.version,
+    model: typeof payload.model === "string" ? payload.model : "",
+    outputSchema: payload.output_schema ?? null,
+  };
+}
 
 /** The prompt with this id and its app, if the user owns the app (404 otherwise: never says whose). */
 export async function ownEvalPrompt(
@@ -96,7 +110,7 @@ export async function listCases(db: Database, owner: LocalUser, promptId: string
   const rows = await db
     .select()
     .from(evalCases)
-    .where(eq(evalCases.promptId, prompt.id))
+    .where(eq(evalCases.applicationId, prompt.id))
     .orderBy(asc(evalCases.position), asc(evalCases.createdAt));
   return {
     cases: rows.map(toCase),
@@ -106,14 +120,10 @@ export async function listCases(db: Database, owner: LocalUser, promptId: string
 }
 
 /** The latest version's input schema: what a case's inputs are checked against when saved. */
-async function latestInputSchema(db: Database, promptId: string): Promise<IoSchema> {
-  const [latest] = await db
-    .select({ schema: promptVersions.inputSchema })
-    .from(promptVersions)
-    .where(eq(promptVersions.promptId, promptId))
-    .orderBy(desc(promptVersions.version))
-    .limit(1);
-  return IoSchemaSchema.parse(latest?.schema ?? { type: "object", properties: {}, required: [] });
+async function latestInputSchema(db: Database, applicationId: string): Promise<IoSchema> {
+  const latest = await findVersion(db, applicationId, { label: "latest" });
+  const schema = latest?.kind === "prompt" ? latest.payload.input_schema : undefined;
+  return IoSchemaSchema.parse(schema ?? { type: "object", properties: {}, required: [] });
 }
 
 /**
@@ -146,7 +156,7 @@ export async function createCase(
   input: EvalCaseInput,
 ): Promise<EvalCase> {
   const { prompt } = await ownEvalPrompt(db, owner, promptId);
-  const problems = await caseProblems(db, prompt.id, input);
+  const problems = await caseProblems(db, prompt.applicationId, input);
   if (Object.keys(problems).length > 0) throw invalidFields(problems);
   return db.transaction(async (tx) => {
     const t = tx as unknown as Database;
@@ -155,7 +165,7 @@ export async function createCase(
     const [counted] = await t
       .select({ n: count(), last: max(evalCases.position) })
       .from(evalCases)
-      .where(eq(evalCases.promptId, prompt.id));
+      .where(eq(evalCases.applicationId, prompt.id));
     if ((counted?.n ?? 0) >= MAX_EVAL_CASES)
       throw new AppError(
         "conflict",
@@ -164,7 +174,7 @@ export async function createCase(
     const [row] = await t
       .insert(evalCases)
       .values({
-        promptId: prompt.id,
+        applicationId: prompt.applicationId,
         name: input.name,
         inputs: input.inputs,
         query: input.query ?? null,
@@ -182,7 +192,7 @@ async function ownCase(db: Database, promptId: string, caseId: string): Promise<
     ? await db
         .select()
         .from(evalCases)
-        .where(and(eq(evalCases.id, caseId), eq(evalCases.promptId, promptId)))
+        .where(and(eq(evalCases.id, caseId), eq(evalCases.applicationId, promptId)))
     : [];
   if (!row) throw notFound("Eval case");
   return row;
@@ -196,13 +206,13 @@ export async function updateCase(
   input: UpdateEvalCase,
 ): Promise<EvalCase> {
   const { prompt } = await ownEvalPrompt(db, owner, promptId);
-  const current = await ownCase(db, prompt.id, caseId);
+  const current = await ownCase(db, prompt.applicationId, caseId);
   const next = {
     inputs: input.inputs ?? current.inputs,
     query: input.query !== undefined ? input.query : current.query,
     assertions: input.assertions ?? (current.assertions as EvalAssertion[]),
   };
-  const problems = await caseProblems(db, prompt.id, next);
+  const problems = await caseProblems(db, prompt.applicationId, next);
   if (Object.keys(problems).length > 0) throw invalidFields(problems);
   const [row] = await db
     .update(evalCases)
@@ -227,7 +237,7 @@ export async function deleteCase(
   caseId: string,
 ): Promise<void> {
   const { prompt } = await ownEvalPrompt(db, owner, promptId);
-  const current = await ownCase(db, prompt.id, caseId);
+  const current = await ownCase(db, prompt.applicationId, caseId);
   await db.delete(evalCases).where(eq(evalCases.id, current.id));
 }
 
@@ -415,7 +425,7 @@ async function runCases(db: Database, promptId: string): Promise<CaseRow[]> {
   const cases = await db
     .select()
     .from(evalCases)
-    .where(eq(evalCases.promptId, promptId))
+    .where(eq(evalCases.applicationId, promptId))
     .orderBy(asc(evalCases.position), asc(evalCases.createdAt))
     .limit(MAX_EVAL_CASES);
   if (cases.length === 0) throw new AppError("bad_request", "Add an eval case before running the evals");
@@ -446,12 +456,12 @@ export async function estimateEvalRun(
   },
 ): Promise<EvalEstimate> {
   const { app, prompt } = await ownEvalPrompt(db, options.owner, options.promptId);
-  const version = await versionByNumber(db, prompt.id, options.version).catch(() => {
+  const version = await versionByNumber(db, prompt.applicationId, options.version).then(evalVersionOf, () => {
     throw invalidFields({ version: `is not a version of this app (v${options.version})` });
   });
   if (options.judgeModel !== undefined && !options.knownModels.has(options.judgeModel))
     throw invalidFields({ judge_model: "is not a known model" });
-  const cases = await runCases(db, prompt.id);
+  const cases = await runCases(db, prompt.applicationId);
   const judgeModel = judgeModelOf(cases, options.judgeModel, version.model);
   const bound = await options.estimateFor(app, version.version)(cases.map(estimatedCase), judgeModel);
   return evalEstimate(db, options.owner, bound);
@@ -493,12 +503,12 @@ export async function runEval(
   },
 ): Promise<EvalRun> {
   const { app, prompt } = await ownEvalPrompt(db, owner, promptId);
-  const version = await versionByNumber(db, prompt.id, body.version).catch(() => {
+  const version = await versionByNumber(db, prompt.applicationId, body.version).then(evalVersionOf, () => {
     throw invalidFields({ version: `is not a version of this app (v${body.version})` });
   });
   if (body.judge_model !== undefined && !knownModels.has(body.judge_model))
     throw invalidFields({ judge_model: "is not a known model" });
-  const cases = await runCases(db, prompt.id);
+  const cases = await runCases(db, prompt.applicationId);
   const judgeModel = judgeModelOf(cases, body.judge_model, version.model);
   const priceMicros = centsToMicros(effectivePriceCents(app));
   // Every call of the run is paid from the owner's wallet as it runs; the run as a whole is
@@ -515,7 +525,7 @@ export async function runEval(
     tx
       .insert(evalRuns)
       .values({
-        promptId: prompt.id,
+        applicationId: prompt.applicationId,
         version: version.version,
         status: "running",
         judgeModel,
@@ -612,12 +622,12 @@ function toResult(row: ResultRow): EvalResult {
   };
 }
 
-function toRun(row: RunRow, startedByName: string | null, results?: ResultRow[]): EvalRun {
+function toRun(row: RunRow, promptId: string, startedByName: string | null, results?: ResultRow[]): EvalRun {
   const fee =
     row.priceMicros === null || row.feePercent === null ? null : feeMicros(row.priceMicros, row.feePercent);
   return {
     id: row.id,
-    prompt_id: row.promptId,
+    prompt_id: promptId,
     version: row.version,
     status: row.status,
     judge_model: row.judgeModel,
@@ -654,21 +664,26 @@ export async function listRuns(
     .leftJoin(users, eq(users.id, evalRuns.startedBy))
     .where(
       version === undefined
-        ? eq(evalRuns.promptId, prompt.id)
-        : and(eq(evalRuns.promptId, prompt.id), eq(evalRuns.version, version)),
+        ? eq(evalRuns.applicationId, prompt.id)
+        : and(eq(evalRuns.applicationId, prompt.id), eq(evalRuns.version, version)),
     )
     .orderBy(desc(evalRuns.startedAt))
     .limit(100);
-  return rows.map((row) => toRun(row.run, row.by ?? null));
+  return rows.map((row) => toRun(row.run, prompt.id, row.by ?? null));
 }
 
-async function runWithResults(db: Database, promptId: string, runId: string): Promise<EvalRun> {
+async function runWithResults(
+  db: Database,
+  applicationId: string,
+  runId: string,
+  promptId: string,
+): Promise<EvalRun> {
   const [row] = isUuid(runId)
     ? await db
         .select({ run: evalRuns, by: users.username })
         .from(evalRuns)
         .leftJoin(users, eq(users.id, evalRuns.startedBy))
-        .where(and(eq(evalRuns.id, runId), eq(evalRuns.promptId, promptId)))
+        .where(and(eq(evalRuns.id, runId), eq(evalRuns.applicationId, applicationId)))
     : [];
   if (!row) throw notFound("Eval run");
   const results = await db
@@ -676,7 +691,7 @@ async function runWithResults(db: Database, promptId: string, runId: string): Pr
     .from(evalResults)
     .where(eq(evalResults.runId, runId))
     .orderBy(asc(evalResults.position));
-  return toRun(row.run, row.by ?? null, results);
+  return toRun(row.run, promptId, row.by ?? null, results);
 }
 
 export async function getRun(
@@ -686,7 +701,7 @@ export async function getRun(
   runId: string,
 ): Promise<EvalRun> {
   const { prompt } = await ownEvalPrompt(db, owner, promptId);
-  return runWithResults(db, prompt.id, runId);
+  return runWithResults(db, prompt.applicationId, runId, prompt.id);
 }
 
 function changeOf(a: EvalResult | null, b: EvalResult | null): EvalChange {
@@ -707,8 +722,8 @@ export async function compareRuns(
 ): Promise<EvalComparison> {
   const { prompt } = await ownEvalPrompt(db, owner, promptId);
   const [runA, runB] = await Promise.all([
-    runWithResults(db, prompt.id, a),
-    runWithResults(db, prompt.id, b),
+    runWithResults(db, prompt.applicationId, a, prompt.id),
+    runWithResults(db, prompt.applicationId, b, prompt.id),
   ]);
   const keyOf = (r: EvalResult) => r.case_id ?? `name:${r.case_name}`;
   const rows = new Map<

@@ -11,21 +11,29 @@ import type {
 import { isUuid } from "@promptmint/contracts";
 import { and, desc, eq, sql } from "drizzle-orm";
 import { type Database, queryRows } from "../../db/client.ts";
-import { type ApplicationRow, type ExperimentRules, experiments, users } from "../../db/schema/index.ts";
+import {
+  type ApplicationRow,
+  type AppVersionRow,
+  type ExperimentRules,
+  experiments,
+  users,
+} from "../../db/schema/index.ts";
 import { isUniqueViolation } from "../../lib/database-errors.ts";
 import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
 import { forgetLookups } from "../../lib/lookup-cache.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
-import { type ExperimentKind, subjectKind, subjectOf } from "./experiment-subjects.ts";
+import { type ExperimentKind, type ExperimentSubject, ownSubject } from "./experiment-subjects.ts";
+import { productionOf } from "./labels.ts";
+import { kindOfApp, releaseKind, releaseProduction } from "./release-kinds.ts";
 import { twoProportionZ, welchT } from "./significance.ts";
+import { authorName, lockApp, versionsByNumber } from "./versions.ts";
 
 /**
  * Experiments (docs/decisions/058): an app's production traffic split between versions, sticky
  * per caller (serving.ts chooses the arm), judged per arm from its invocations, ended by the
  * creator (stop, promote an arm, roll back) or by its rules (experiment-rules.ts). One code path
- * for prompt apps and workflow apps: what differs per kind is in experiment-subjects.ts. Every end
- * that moves `production` passes the kind's one release function (promoteVersion,
- * promoteWorkflowVersion), which writes the label move's audit row.
+ * for prompt apps and workflow apps: what differs per kind is its ReleaseKind (release-kinds.ts).
+ * Every end that moves `production` passes releaseProduction, which writes the label move's audit row.
  */
 
 type ExperimentRow = typeof experiments.$inferSelect;
@@ -39,12 +47,17 @@ const MICROS_PER_CENT = 10_000;
 export const WORKFLOW_COST_NOTE =
   "Workflow calls have no model cost from Promptmint: the provider behind each version (Dify, n8n, Flowise, your webhook) bills you directly, so an arm's margin is its revenue less the platform fee.";
 
-function toExperiment(row: ExperimentRow, startedByName: string | null): Experiment {
+/** An experiment as the API shows it; `prompt_id`/`workflow_id` name its app's subject (decision 075). */
+export function toExperiment(
+  row: ExperimentRow,
+  startedByName: string | null,
+  subject: Pick<ExperimentSubject, "kind" | "id">,
+): Experiment {
   return {
     id: row.id,
-    app_kind: row.workflowId ? "workflow" : "prompt",
-    prompt_id: row.promptId,
-    workflow_id: row.workflowId,
+    app_kind: subject.kind,
+    prompt_id: subject.kind === "prompt" ? subject.id : null,
+    workflow_id: subject.kind === "workflow" ? subject.id : null,
     status: row.status,
     arms: row.arms,
     sticky_by: row.stickyBy,
@@ -66,13 +79,13 @@ async function ownExperiment(
   subjectId: string,
   experimentId: string,
 ) {
-  const subject = await subjectKind(kind).own(db, owner, subjectId);
+  const subject = await ownSubject(db, owner, kind, subjectId);
   if (!isUuid(experimentId)) throw notFound("Experiment");
   const [row] = await db
-    .select({ experiment: experiments, by: users.username })
+    .select({ experiment: experiments, by: authorName })
     .from(experiments)
     .leftJoin(users, eq(users.id, experiments.startedBy))
-    .where(and(eq(experiments.id, experimentId), eq(subjectKind(kind).column, subject.id)))
+    .where(and(eq(experiments.id, experimentId), eq(experiments.applicationId, subject.app.id)))
     .limit(1);
   if (!row) throw notFound("Experiment");
   return { subject, experiment: row.experiment, startedByName: row.by ?? null };
@@ -84,15 +97,15 @@ export async function listExperiments(
   kind: ExperimentKind,
   subjectId: string,
 ): Promise<ExperimentList> {
-  const subject = await subjectKind(kind).own(db, owner, subjectId);
+  const subject = await ownSubject(db, owner, kind, subjectId);
   const rows = await db
-    .select({ experiment: experiments, by: users.username })
+    .select({ experiment: experiments, by: authorName })
     .from(experiments)
     .leftJoin(users, eq(users.id, experiments.startedBy))
-    .where(eq(subjectKind(kind).column, subject.id))
+    .where(eq(experiments.applicationId, subject.app.id))
     .orderBy(desc(experiments.startedAt), desc(experiments.id))
     .limit(100);
-  const list = rows.map((row) => toExperiment(row.experiment, row.by ?? null));
+  const list = rows.map((row) => toExperiment(row.experiment, row.by ?? null, subject));
   return { running: list.find((e) => e.status === "running") ?? null, experiments: list };
 }
 
@@ -110,8 +123,8 @@ export async function startExperiment(
   input: StartExperiment,
   { feePercent }: { feePercent: number },
 ): Promise<Experiment> {
-  const side = subjectKind(kind);
-  const subject = await side.own(db, owner, subjectId);
+  const side = releaseKind(kind);
+  const subject = await ownSubject(db, owner, kind, subjectId);
   const arms = input.arms;
   const rules: ExperimentRules = { min_calls: 100, ...input.rules };
   const problems: Record<string, string> = {};
@@ -124,9 +137,9 @@ export async function startExperiment(
   });
   if (Object.keys(problems).length > 0) throw invalidFields(problems);
 
-  const byNumber = await side.versions(
+  const byNumber = await versionsByNumber(
     db,
-    subject,
+    subject.app.id,
     arms.map((arm) => arm.version),
   );
   arms.forEach((arm, i) => {
@@ -138,23 +151,24 @@ export async function startExperiment(
   // Every arm serves paid calls: each is judged as a promotion would be (the price guard, and the
   // eval gate: an arm is a release to its share of callers), the refusal naming the arm (decision 063).
   for (const [i, arm] of arms.entries())
-    await side.guardServing(db, subject, byNumber.get(arm.version), feePercent).catch((error: unknown) => {
-      if (!(error instanceof AppError)) throw error;
-      const message = `Arm v${arm.version} cannot serve paid calls: ${error.message}`;
-      throw new AppError(error.code, message, { fields: { [`arms.${i}.version`]: message } });
-    });
+    await side
+      .guardServing(db, subject.app, byNumber.get(arm.version) as AppVersionRow, feePercent)
+      .catch((error: unknown) => {
+        if (!(error instanceof AppError)) throw error;
+        const message = `Arm v${arm.version} cannot serve paid calls: ${error.message}`;
+        throw new AppError(error.code, message, { fields: { [`arms.${i}.version`]: message } });
+      });
 
   const row = await db
     .transaction(async (tx) => {
       const t = tx as unknown as Database;
-      // The subject's row lock first, as its label moves and saves take it: they take turns.
-      const production = await side.lock(t, subject);
+      // The app's row lock first, as its label moves and saves take it: they take turns.
+      await lockApp(t, subject.app.id);
+      const production = (await productionOf(t, subject.app.id))?.version ?? null;
       await refuseRunning(t, subject.app.id);
       const [inserted] = await t
         .insert(experiments)
         .values({
-          promptId: kind === "prompt" ? subject.id : null,
-          workflowId: kind === "workflow" ? subject.id : null,
           applicationId: subject.app.id,
           arms: arms.map((arm) => ({ version: arm.version, percent: arm.percent })),
           stickyBy: input.sticky_by ?? null,
@@ -170,7 +184,7 @@ export async function startExperiment(
       throw error;
     });
   forgetLookups(db, "prompts");
-  return toExperiment(row, owner.username ?? null);
+  return toExperiment(row, owner.displayName || owner.username || null, subject);
 }
 
 function alreadyRunning(): AppError {
@@ -212,8 +226,7 @@ export async function endExperiment(
   request: EndRequest,
   { feePercent }: { feePercent: number },
 ): Promise<ExperimentRow> {
-  const subject = subjectOf(experiment, app);
-  const side = subjectKind(subject.kind);
+  const side = releaseKind(kindOfApp(app));
   const target =
     request.outcome === "promoted"
       ? request.version
@@ -224,14 +237,15 @@ export async function endExperiment(
     throw invalidFields({
       version: `must be one of this experiment's arms (${experiment.arms.map((a) => `v${a.version}`).join(", ")})`,
     });
-  const version = target === undefined ? undefined : (await side.versions(db, subject, [target])).get(target);
+  const version =
+    target === undefined ? undefined : (await versionsByNumber(db, app.id, [target])).get(target);
   if (target !== undefined && !version)
     throw new AppError("version_not_found", `This app has no version v${target}`);
-  if (request.outcome === "promoted" && version) await side.guardServing(db, subject, version, feePercent);
+  if (request.outcome === "promoted" && version) await side.guardServing(db, app, version, feePercent);
 
   const ended = await db.transaction(async (tx) => {
     const t = tx as unknown as Database;
-    await side.lock(t, subject);
+    await lockApp(t, app.id);
     const [row] = await t
       .update(experiments)
       .set({
@@ -245,7 +259,7 @@ export async function endExperiment(
       .where(and(eq(experiments.id, experiment.id), eq(experiments.status, "running")))
       .returning();
     if (!row) throw new AppError("conflict", "This experiment has already ended");
-    if (version) await side.promote(t, subject, version, { id: request.actorId, reason: request.reason });
+    if (version) await releaseProduction(t, app, version, { id: request.actorId, reason: request.reason });
     return row;
   });
   forgetLookups(db, ...new Set(["prompts" as const, ...side.lookups]));
@@ -485,9 +499,9 @@ export async function experimentDetail(
   subjectId: string,
   experimentId: string,
 ): Promise<ExperimentDetail> {
-  const { experiment } = await ownExperiment(db, owner, kind, subjectId, experimentId);
+  const { experiment, subject } = await ownExperiment(db, owner, kind, subjectId, experimentId);
   const [fresh] = await db
-    .select({ experiment: experiments, by: users.username })
+    .select({ experiment: experiments, by: authorName })
     .from(experiments)
     .leftJoin(users, eq(users.id, experiments.startedBy))
     .where(eq(experiments.id, experiment.id));
@@ -495,10 +509,10 @@ export async function experimentDetail(
   const figures = await experimentFigures(db, row);
   const bucket = bucketSecondsOf(row);
   return {
-    experiment: toExperiment(row, fresh?.by ?? null),
+    experiment: toExperiment(row, fresh?.by ?? null, subject),
     ...figures,
     series: await seriesOf(db, row, bucket),
     bucket_seconds: bucket,
-    model_cost_note: row.workflowId ? WORKFLOW_COST_NOTE : null,
+    model_cost_note: subject.kind === "workflow" ? WORKFLOW_COST_NOTE : null,
   };
 }

@@ -1,6 +1,6 @@
 import { and, eq, gte, sql } from "drizzle-orm";
 import { beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { applications, invocations, promptLabelMoves } from "../../db/schema/index.ts";
+import { appLabelMoves, applications, invocations } from "../../db/schema/index.ts";
 import { fundWallet } from "../../test/caller.ts";
 import { createLiveApp } from "../../test/live-app.ts";
 import { useCaller, useVendorServer } from "../../test/use-test-server.ts";
@@ -307,9 +307,11 @@ describe("experiments", () => {
     expect(labels.body.labels).toContainEqual(expect.objectContaining({ name: "production", version: 2 }));
     const [move] = await server.database.db
       .select()
-      .from(promptLabelMoves)
-      .where(eq(promptLabelMoves.promptId, promptId))
-      .orderBy(sql`${promptLabelMoves.createdAt} desc`)
+      .from(appLabelMoves)
+      .where(
+        eq(appLabelMoves.applicationId, sql`(select application_id from prompts where id = ${promptId})`),
+      )
+      .orderBy(sql`${appLabelMoves.createdAt} desc`)
       .limit(1);
     expect(move).toMatchObject({ name: "production", fromVersion: 3, toVersion: 2, actorId: null });
     expect(move?.reason).toMatch(/error rate/);

@@ -1,13 +1,8 @@
 import http from "node:http";
 import { and, desc, eq, gte, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  applications,
-  invocations,
-  workflowLabelMoves,
-  workflows,
-  workflowVersions,
-} from "../../db/schema/index.ts";
+import { queryRows } from "../../db/client.ts";
+import { appLabelMoves, applications, appVersions, invocations, workflows } from "../../db/schema/index.ts";
 import { createCaller } from "../../test/caller.ts";
 import { listenOnLoopback } from "../../test/loopback.ts";
 import { useWorkflowWorld } from "../../test/workflow-world.ts";
@@ -368,9 +363,9 @@ describe("workflow experiments", () => {
     const db = world.server.database.db;
     const [move] = await db
       .select()
-      .from(workflowLabelMoves)
-      .where(eq(workflowLabelMoves.workflowId, workflowId))
-      .orderBy(desc(workflowLabelMoves.createdAt))
+      .from(appLabelMoves)
+      .where(eq(appLabelMoves.applicationId, appIdOf(workflowId)))
+      .orderBy(desc(appLabelMoves.createdAt))
       .limit(1);
     expect(move).toMatchObject({ name: "production", fromVersion: 3, toVersion: 2, actorId: null });
     expect(move?.reason).toMatch(/error rate/);
@@ -407,14 +402,18 @@ describe("workflow experiments", () => {
     expect(missing.body.fields["arms.1.version"]).toMatch(/no version v9/);
     // A version with no provider to call cannot be an arm.
     const db = world.server.database.db;
-    await db.insert(workflowVersions).values({
-      workflowId,
+    const [owning] = await db.select().from(workflows).where(eq(workflows.id, workflowId));
+    await db.insert(appVersions).values({
+      applicationId: owning?.applicationId as string,
       version: 4,
-      providerSlug: null,
-      providerConfig: {},
-      timeoutSeconds: 30,
-      maxIterations: 1,
-      enableLogging: false,
+      kind: "workflow",
+      payload: {
+        provider_slug: null,
+        provider_config: {},
+        timeout_seconds: 30,
+        max_iterations: 1,
+        enable_logging: false,
+      },
       changelog: "empty",
     });
     const empty = await start(workflowId, {
@@ -451,8 +450,7 @@ describe("workflow experiments", () => {
       });
     const [one, other] = await Promise.all([end(), end()]);
     expect([one.status, other.status].sort()).toEqual([200, 409]);
-    const [workflow] = await db.select().from(workflows).where(eq(workflows.id, workflowId));
-    expect(workflow?.activeVersion).toBe(3);
+    expect(await productionVersion(workflowId)).toBe(3);
     const list = await world.creator.api("GET", `/api/workflows/${workflowId}/experiments/`);
     expect(list.body.running).toBeNull();
     expect(list.body.experiments[0]).toMatchObject({ outcome: "promoted", winner_version: 3 });
@@ -499,26 +497,39 @@ describe("workflow experiments", () => {
     // Each move recorded the `from` it saw under the lock: if two had read the same production,
     // the moves would not chain. Into and out of each version balance but for the start and end.
     const moves = await db
-      .select({ from: workflowLabelMoves.fromVersion, to: workflowLabelMoves.toVersion })
-      .from(workflowLabelMoves)
+      .select({ from: appLabelMoves.fromVersion, to: appLabelMoves.toVersion })
+      .from(appLabelMoves)
       .where(
         and(
-          eq(workflowLabelMoves.workflowId, workflowId),
-          eq(workflowLabelMoves.name, "production"),
-          gte(workflowLabelMoves.createdAt, since),
+          eq(appLabelMoves.applicationId, appIdOf(workflowId)),
+          eq(appLabelMoves.name, "production"),
+          gte(appLabelMoves.createdAt, since),
         ),
       );
-    const [workflow] = await db.select().from(workflows).where(eq(workflows.id, workflowId));
     const balance = new Map<number, number>();
     for (const m of moves) {
       expect(m.from).not.toBe(m.to);
       balance.set(m.from as number, (balance.get(m.from as number) ?? 0) - 1);
       balance.set(m.to as number, (balance.get(m.to as number) ?? 0) + 1);
     }
-    const final = workflow?.activeVersion as number;
+    const final = (await productionVersion(workflowId)) as number;
     for (const [version, net] of balance)
       expect(net, `v${version}`).toBe((version === final ? 1 : 0) - (version === 2 ? 1 : 0));
     const list = await world.creator.api("GET", `/api/workflows/${workflowId}/experiments/`);
     expect(list.body.running).toBeNull();
   });
 });
+
+/** The application a workflow belongs to, as SQL (the store is keyed by application). */
+function appIdOf(workflowId: string) {
+  return sql`(select application_id from workflows where id = ${workflowId})`;
+}
+
+/** The version `production` points at now. */
+async function productionVersion(workflowId: string): Promise<number | undefined> {
+  const rows = await queryRows<{ version: number }>(
+    world.server.database.db,
+    sql`select v.version from app_labels l join app_versions v on v.id = l.version_id join workflows w on w.application_id = l.application_id where w.id = ${workflowId} and l.name = 'production'`,
+  );
+  return rows[0]?.version;
+}

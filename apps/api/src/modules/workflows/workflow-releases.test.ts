@@ -1,6 +1,6 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { beforeEach, describe, expect, it } from "vitest";
-import { applications, invocations, workflowLabelMoves } from "../../db/schema/index.ts";
+import { appLabelMoves, applications, invocations } from "../../db/schema/index.ts";
 import { useWorkflowWorld } from "../../test/workflow-world.ts";
 
 // Workflow apps release their provider configuration like prompt apps release versions
@@ -163,9 +163,11 @@ describe("workflow versions and labels", () => {
     expect(answer.response.headers.get("promptmint-version")).toBe("v3");
     const moves = await world.server.database.db
       .select()
-      .from(workflowLabelMoves)
-      .where(eq(workflowLabelMoves.workflowId, workflowId))
-      .orderBy(workflowLabelMoves.createdAt);
+      .from(appLabelMoves)
+      .where(
+        eq(appLabelMoves.applicationId, sql`(select application_id from workflows where id = ${workflowId})`),
+      )
+      .orderBy(appLabelMoves.createdAt);
     expect(moves.map((m) => [m.name, m.fromVersion, m.toVersion, m.reason])).toEqual([
       ["production", 1, 2, "Saved before the app went live"],
       ["production", 2, 3, "Hotfix"],

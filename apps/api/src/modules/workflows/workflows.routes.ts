@@ -1,13 +1,9 @@
 import {
   ApiErrorSchema,
-  LabelNameSchema,
-  MoveLabelSchema,
-  NewLabelNameSchema,
   RestoreWorkflowVersionSchema,
   UpdateWorkflowConfigSchema,
   UuidSchema,
   WorkflowConfigSchema,
-  WorkflowLabelsSchema,
   WorkflowProviderListSchema,
   WorkflowTestRequestSchema,
   WorkflowTestResponseSchema,
@@ -21,16 +17,13 @@ import type { SecretBox } from "../../lib/secrets.ts";
 import { getOwnApplication } from "../applications/applications.service.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
 import {
-  deleteWorkflowLabel,
   listProviders,
   listWorkflowVersions,
   loadWorkflow,
-  moveWorkflowLabel,
   restoreWorkflowVersion,
   testWorkflowConfig,
   toWorkflowConfig,
   updateWorkflowConfig,
-  workflowLabelsOfOwned,
 } from "./workflows.service.ts";
 
 const errors = { 400: ApiErrorSchema, 401: ApiErrorSchema, 404: ApiErrorSchema, 409: ApiErrorSchema };
@@ -171,53 +164,5 @@ export const workflowsRoutes: FastifyPluginAsyncZod<{
       );
       return toWorkflowConfig(db, application, row);
     },
-  );
-
-  app.get(
-    "/workflows/:id/labels/",
-    {
-      schema: {
-        tags,
-        summary:
-          "A workflow's labels (production, latest, staging, the creator's own) and their moves, newest first",
-        security,
-        params: IdParams,
-        response: { 200: WorkflowLabelsSchema, ...errors },
-      },
-      onRequest: guards.requireUser,
-    },
-    async (request) => workflowLabelsOfOwned(db, currentUser(request), request.params.id),
-  );
-
-  app.put(
-    "/workflows/:id/labels/:name",
-    {
-      schema: {
-        tags,
-        summary: "Point a label at a workflow version: production is a release or a rollback",
-        security,
-        params: z.object({ id: UuidSchema, name: NewLabelNameSchema }),
-        body: MoveLabelSchema,
-        response: { 200: WorkflowLabelsSchema, ...errors },
-      },
-      onRequest: guards.requireUser,
-    },
-    async (request) =>
-      moveWorkflowLabel(db, currentUser(request), request.params.id, request.params.name, request.body),
-  );
-
-  app.delete(
-    "/workflows/:id/labels/:name",
-    {
-      schema: {
-        tags,
-        summary: "Remove one of the creator's labels of a workflow (production and latest cannot be removed)",
-        security,
-        params: z.object({ id: UuidSchema, name: LabelNameSchema }),
-        response: { 200: WorkflowLabelsSchema, ...errors },
-      },
-      onRequest: guards.requireUser,
-    },
-    async (request) => deleteWorkflowLabel(db, currentUser(request), request.params.id, request.params.name),
   );
 };

@@ -1,44 +1,39 @@
 import type {
-  MoveLabel,
   UpdateWorkflowConfig,
   WorkflowConfig,
-  WorkflowLabels,
   WorkflowProvider,
   WorkflowTestResponse,
   WorkflowVersion,
 } from "@promptmint/contracts";
 import { isUuid, WORKFLOW_DEFAULTS } from "@promptmint/contracts";
-import { and, desc, eq, max } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
-import {
-  type ApplicationRow,
-  applications,
-  users,
-  workflowProviders,
-  workflows,
-  workflowVersions,
-} from "../../db/schema/index.ts";
+import { type ApplicationRow, applications, workflowProviders, workflows } from "../../db/schema/index.ts";
 import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
 import { forgetLookups } from "../../lib/lookup-cache.ts";
 import type { SafeFetch } from "../../lib/safe-fetch.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
-import { PRODUCTION } from "../prompts/load-prompt.ts";
+import { type LabelActor, labelsOf, productionOf } from "../releases/labels.ts";
+import { releaseProduction } from "../releases/release-kinds.ts";
+import {
+  findVersion,
+  insertNextVersion as insertAppVersion,
+  insertFirstVersion,
+  lockApp,
+  versionById,
+  versionsOf,
+} from "../releases/versions.ts";
 import { maskConfig, type SealedConfig, sealConfig, unsealConfig } from "./provider-config.ts";
 import { DIFY_CLOUD_URL } from "./providers/dify.ts";
 import type { ConfigValues, WorkflowProviderAdapter } from "./providers/provider.ts";
 import { findProvider, WORKFLOW_PROVIDERS } from "./providers/registry.ts";
 import {
-  type LabelActor,
-  pointWorkflowLabel,
-  removeWorkflowLabel,
-  workflowLabelMovesOf,
-  workflowLabelsOf,
-  workflowVersionByNumber,
-} from "./workflow-labels.ts";
-
-type WorkflowRow = typeof workflows.$inferSelect;
-type VersionRow = typeof workflowVersions.$inferSelect;
+  type WorkflowVersionRow as VersionRow,
+  type WorkflowRow,
+  workflowPayloadOf,
+  workflowVersionOf,
+} from "./workflow-payload.ts";
 
 /** Mirrors the provider registry into the database (stable ids for the API). */
 export async function seedWorkflowProviders(db: Database): Promise<void> {
@@ -97,10 +92,7 @@ export async function createInitialWorkflow(
     .select({ id: applications.ownerId })
     .from(applications)
     .where(eq(applications.id, applicationId));
-  await db.insert(workflowVersions).values({
-    workflowId: workflow.id,
-    version: 1,
-    ...snapshot(workflow),
+  await insertFirstVersion(db, applicationId, "workflow", workflowPayloadOf(snapshot(workflow)), {
     authorId: owner?.id ?? null,
     changelog: "Initial version",
   });
@@ -118,7 +110,7 @@ const snapshot = (
   >,
 ) => ({
   providerSlug: row.providerSlug,
-  providerConfig: row.providerConfig,
+  providerConfig: row.providerConfig as Record<string, unknown>,
   timeoutSeconds: row.timeoutSeconds,
   maxIterations: row.maxIterations,
   enableLogging: row.enableLogging,
@@ -172,9 +164,10 @@ export async function toWorkflowConfig(
 
 /** The latest version's number, `production`'s, and every label (docs/decisions/060). */
 async function releaseState(db: Database, row: WorkflowRow) {
-  const labels = await workflowLabelsOf(db, row);
-  const latest = labels.find((label) => label.name === "latest")?.version ?? row.activeVersion;
-  return { current_version: latest, production_version: row.activeVersion, labels };
+  const labels = await labelsOf(db, row.applicationId);
+  const production = labels.find((label) => label.name === "production")?.version ?? 1;
+  const latest = labels.find((label) => label.name === "latest")?.version ?? production;
+  return { current_version: latest, production_version: production, labels };
 }
 
 /**
@@ -193,6 +186,7 @@ export async function updateWorkflowConfig(
   const saved = await db.transaction(async (tx) => {
     const t = tx as unknown as Database;
     if (app.type !== "workflow") throw notFound("Workflow");
+    await lockApp(t, app.id);
     const current = await loadWorkflowForUpdate(t, app.id);
     const providerSlug = input.provider ?? current.providerSlug;
     const provider = providerSlug ? findProvider(providerSlug) : undefined;
@@ -214,19 +208,19 @@ export async function updateWorkflowConfig(
     };
     const changed = JSON.stringify(snapshot(next)) !== JSON.stringify(snapshot(current));
     const version = changed
-      ? await insertNextVersion(t, current.id, {
+      ? await insertNextVersion(t, app.id, {
           ...next,
           authorId: options.actorId ?? null,
           changelog: input.changelog ?? "",
         })
-      : await latestVersionOf(t, current.id);
+      : await latestVersionOf(t, app.id);
     if (changed)
       await t
         .update(workflows)
         .set({ ...next, updatedAt: new Date() })
         .where(eq(workflows.id, current.id));
     if (input.promote || app.status !== "live")
-      await promoteWorkflowVersion(t, app, current.id, version, {
+      await promoteWorkflowVersion(t, app, version, {
         id: options.actorId ?? null,
         reason: input.promote ? input.changelog || "Saved and promoted" : "Saved before the app went live",
       });
@@ -241,30 +235,25 @@ export async function updateWorkflowConfig(
 /** The next version of a workflow; called under its row lock, so concurrent saves get consecutive numbers. */
 async function insertNextVersion(
   tx: Database,
-  workflowId: string,
-  content: ReturnType<typeof snapshot> & Pick<VersionRow, "authorId" | "changelog">,
+  applicationId: string,
+  {
+    authorId,
+    changelog,
+    ...content
+  }: ReturnType<typeof snapshot> & Pick<VersionRow, "authorId" | "changelog">,
 ): Promise<VersionRow> {
-  const [latest] = await tx
-    .select({ n: max(workflowVersions.version) })
-    .from(workflowVersions)
-    .where(eq(workflowVersions.workflowId, workflowId));
-  const [version] = await tx
-    .insert(workflowVersions)
-    .values({ workflowId, version: (latest?.n ?? 0) + 1, ...content })
-    .returning();
-  if (!version) throw new Error("workflow version insert returned nothing");
-  return version;
+  return workflowVersionOf(
+    await insertAppVersion(tx, applicationId, "workflow", workflowPayloadOf(content), {
+      authorId,
+      changelog,
+    }),
+  );
 }
 
-async function latestVersionOf(db: Database, workflowId: string): Promise<VersionRow> {
-  const [row] = await db
-    .select()
-    .from(workflowVersions)
-    .where(eq(workflowVersions.workflowId, workflowId))
-    .orderBy(desc(workflowVersions.version))
-    .limit(1);
+async function latestVersionOf(db: Database, applicationId: string): Promise<VersionRow> {
+  const row = await findVersion(db, applicationId, { label: "latest" });
   if (!row) throw notFound("Workflow version");
-  return row;
+  return workflowVersionOf(row);
 }
 
 /**
@@ -272,31 +261,23 @@ async function latestVersionOf(db: Database, workflowId: string): Promise<Versio
  * commit. Every promotion of a workflow passes through here (a save or restore that promotes, a
  * label move, a rollback); the app's own provider fields (its App ID and masked key) follow.
  */
-export async function promoteWorkflowVersion(
+export function promoteWorkflowVersion(
   tx: Database,
   app: ApplicationRow,
-  workflowId: string,
   version: VersionRow,
   actor: LabelActor,
 ): Promise<boolean> {
-  const moved = await pointWorkflowLabel(tx, workflowId, PRODUCTION, version, actor);
-  if (moved)
-    await syncApplicationProviderFields(
-      tx,
-      app,
-      version.providerSlug ? findProvider(version.providerSlug) : undefined,
-      version.providerConfig as SealedConfig,
-    );
-  return moved;
+  return releaseProduction(tx, app, version, actor, { gated: false });
 }
 
-/** The app's own provider_config (SPEC's App ID + masked key) follows the workflow's settings. */
-async function syncApplicationProviderFields(
+/** The app's own provider_config (SPEC's App ID + masked key) follows the version at `production`. */
+export async function syncApplicationProviderFields(
   db: Database,
   app: ApplicationRow,
-  provider: WorkflowProviderAdapter | undefined,
-  config: SealedConfig,
+  version: Pick<VersionRow, "providerSlug" | "providerConfig">,
 ) {
+  const provider = version.providerSlug ? findProvider(version.providerSlug) : undefined;
+  const config = version.providerConfig as SealedConfig;
   if (!provider) return;
   const secretKey = Object.keys(config).find((key) => typeof config[key] === "object");
   const secret = secretKey ? (config[secretKey] as { $secret: string }).$secret : null;
@@ -405,15 +386,11 @@ export async function listWorkflowVersions(
   owner: LocalUser,
   workflowId: string,
 ): Promise<WorkflowVersion[]> {
-  const { workflow } = await getOwnWorkflowById(db, owner, workflowId);
-  const labels = await workflowLabelsOf(db, workflow);
-  const rows = await db
-    .select({ version: workflowVersions, author: users.username })
-    .from(workflowVersions)
-    .leftJoin(users, eq(users.id, workflowVersions.authorId))
-    .where(eq(workflowVersions.workflowId, workflow.id))
-    .orderBy(desc(workflowVersions.version));
-  return rows.map((row) => toVersion(row.version, workflow.activeVersion, labels, row.author ?? null));
+  const { app } = await getOwnWorkflowById(db, owner, workflowId);
+  const labels = await labelsOf(db, app.id);
+  const production = (await productionOf(db, app.id))?.version ?? 1;
+  const rows = await versionsOf(db, app.id);
+  return rows.map((row) => toVersion(workflowVersionOf(row.version), production, labels, row.author ?? null));
 }
 
 /**
@@ -428,17 +405,14 @@ export async function restoreWorkflowVersion(
   input: { versionId: string; changelog?: string; promote?: boolean },
 ) {
   const { app, workflow } = await getOwnWorkflowById(db, owner, workflowId);
-  const [source] = isUuid(input.versionId)
-    ? await db
-        .select()
-        .from(workflowVersions)
-        .where(and(eq(workflowVersions.id, input.versionId), eq(workflowVersions.workflowId, workflow.id)))
-    : [];
-  if (!source) throw notFound("Workflow version");
+  const stored = isUuid(input.versionId) ? await versionById(db, app.id, input.versionId) : undefined;
+  if (!stored) throw notFound("Workflow version");
+  const source = workflowVersionOf(stored);
   const row = await db.transaction(async (tx) => {
     const t = tx as unknown as Database;
+    await lockApp(t, app.id);
     await loadWorkflowForUpdate(t, app.id);
-    const version = await insertNextVersion(t, workflow.id, {
+    const version = await insertNextVersion(t, app.id, {
       ...snapshot(source),
       authorId: owner.id,
       changelog: input.changelog ?? `Restored version ${source.version}`,
@@ -448,7 +422,7 @@ export async function restoreWorkflowVersion(
       .set({ ...snapshot(source), updatedAt: new Date() })
       .where(eq(workflows.id, workflow.id));
     if (input.promote || app.status !== "live")
-      await promoteWorkflowVersion(t, app, workflow.id, version, {
+      await promoteWorkflowVersion(t, app, version, {
         id: owner.id,
         reason: `Restored version ${source.version}`,
       });
@@ -457,53 +431,6 @@ export async function restoreWorkflowVersion(
   });
   forgetLookups(db, "applications");
   return { app, row };
-}
-
-/**
- * Points a label at a version (one click in the versions list): `production` is a release or,
- * back to an earlier version, a rollback. Audited either way.
- */
-export async function moveWorkflowLabel(
-  db: Database,
-  owner: LocalUser,
-  workflowId: string,
-  name: string,
-  input: MoveLabel,
-): Promise<WorkflowLabels> {
-  const { app, workflow } = await getOwnWorkflowById(db, owner, workflowId);
-  const version = await workflowVersionByNumber(db, workflow.id, input.version);
-  const actor = { id: owner.id, reason: input.reason };
-  await db.transaction(async (tx) => {
-    const t = tx as unknown as Database;
-    if (name === PRODUCTION) await promoteWorkflowVersion(t, app, workflow.id, version, actor);
-    else await pointWorkflowLabel(t, workflow.id, name, version, actor);
-  });
-  forgetLookups(db, "applications");
-  return workflowLabelsOfOwned(db, owner, workflowId);
-}
-
-export async function deleteWorkflowLabel(
-  db: Database,
-  owner: LocalUser,
-  workflowId: string,
-  name: string,
-): Promise<WorkflowLabels> {
-  const { workflow } = await getOwnWorkflowById(db, owner, workflowId);
-  await removeWorkflowLabel(db, workflow.id, name, { id: owner.id });
-  return workflowLabelsOfOwned(db, owner, workflowId);
-}
-
-/** A workflow's labels and their moves (newest first), if the user owns its app. */
-export async function workflowLabelsOfOwned(
-  db: Database,
-  owner: LocalUser,
-  workflowId: string,
-): Promise<WorkflowLabels> {
-  const { workflow } = await getOwnWorkflowById(db, owner, workflowId);
-  return {
-    labels: await workflowLabelsOf(db, workflow),
-    moves: await workflowLabelMovesOf(db, workflow.id),
-  };
 }
 
 export async function duplicateWorkflow(
@@ -520,10 +447,11 @@ export async function duplicateWorkflow(
   if (!source) return;
   const [copy] = await db
     .insert(workflows)
-    .values({ applicationId: toApplicationId, ...snapshot(source), activeVersion: 1 })
+    .values({ applicationId: toApplicationId, ...snapshot(source) })
     .returning();
   if (copy)
-    await db
-      .insert(workflowVersions)
-      .values({ workflowId: copy.id, version: 1, ...snapshot(source), changelog });
+    await insertFirstVersion(db, toApplicationId, "workflow", workflowPayloadOf(snapshot(source)), {
+      authorId: null,
+      changelog,
+    });
 }

@@ -5,7 +5,7 @@ import {
   type IoSchema,
   type SchemaProperty,
 } from "@promptmint/contracts";
-import { compilePattern, createMatchBudget, type MatchBudget } from "../../lib/safe-pattern.ts";
+import { compilePattern, createMatchBudget, type MatchBudget } from "./safe-pattern.ts";
 
 /**
  * Validates values against the JSON-schema subset apps declare (SPEC §3 "Schema").

@@ -1,0 +1,47 @@
+import type { ReleaseKind } from "../releases/release-kinds.ts";
+import { refuseUncoveredPrice } from "./cost-guard.ts";
+import { refuseUnevaluatedRelease } from "./eval-gate.ts";
+import { loadPrompt, promptVersionOf } from "./load-prompt.ts";
+import { versionCostSettings } from "./prompts.service.ts";
+
+/**
+ * A prompt app's side of its releases (docs/decisions/075): arms must take the same inputs; a
+ * version that will serve paid calls passes the price guard and, when the creator requires it,
+ * a passing eval run (decision 059).
+ */
+export const promptReleaseKind: ReleaseKind = {
+  kind: "prompt",
+  noun: "Prompt",
+  lookups: ["prompts"],
+  armProblems(arms, byNumber) {
+    // A caller's inputs valid on one arm must not be refused by another.
+    const problems: Record<string, string> = {};
+    const schemaOf = (version: number) => {
+      const row = byNumber.get(version);
+      return row ? promptVersionOf(row).inputSchema : null;
+    };
+    const firstVersion = arms[0]?.version ?? 0;
+    arms.forEach((arm, i) => {
+      if (i > 0 && JSON.stringify(schemaOf(arm.version)) !== JSON.stringify(schemaOf(firstVersion)))
+        problems[`arms.${i}.version`] =
+          `v${arm.version} takes other inputs than v${firstVersion} (its input_schema differs): callers of one arm would be refused by the other`;
+    });
+    return problems;
+  },
+  async guardServing(db, app, stored, feePercent) {
+    const version = promptVersionOf(stored);
+    await refuseUncoveredPrice(db, {
+      app,
+      feePercent,
+      settings: await versionCostSettings(db, app, version),
+    });
+    // Production was released already; any other version is released to its callers by this.
+    const { prompt } = await loadPrompt(db, app);
+    await refuseUnevaluatedRelease(db, prompt, version);
+  },
+  async gate(tx, app, version, { publishing }) {
+    const { prompt } = await loadPrompt(tx, app);
+    await refuseUnevaluatedRelease(tx, prompt, version, { publishing });
+  },
+  async afterProduction() {},
+};
