@@ -285,8 +285,12 @@ describe("experiments", () => {
       rules: { min_calls: 10, max_error_rate: 0.2 },
     });
     expect(started.status).toBe(201);
-    // The creator moves production meanwhile: the rollback returns it to where it was at the start.
-    await creator.api("PUT", `/api/prompts/${promptId}/labels/production`, { body: { version: 3 } });
+    // Moving production meanwhile is refused while the experiment splits the callers (decision 075).
+    const moved = await creator.api("PUT", `/api/prompts/${promptId}/labels/production`, {
+      body: { version: 3 },
+    });
+    expect(moved.status).toBe(409);
+    expect(moved.body.code).toBe("experiment_running");
     const counts = await callUntil(slug, "err", 10, [2, 3]);
     expect(counts.get(3)).toBeGreaterThanOrEqual(10);
     const detail = await creator.api("GET", `/api/prompts/${promptId}/experiments/${started.body.id}`);
@@ -305,16 +309,15 @@ describe("experiments", () => {
     expect(after.body.experiment.end_reason).toMatch(/v3's error rate 100\.0% is above 20\.0%/);
     const labels = await creator.api("GET", `/api/prompts/${promptId}/labels/`);
     expect(labels.body.labels).toContainEqual(expect.objectContaining({ name: "production", version: 2 }));
-    const [move] = await server.database.db
+    // Production never left the control: the refused move wrote nothing, so neither did the rollback.
+    const moves = await server.database.db
       .select()
       .from(appLabelMoves)
       .where(
         eq(appLabelMoves.applicationId, sql`(select application_id from prompts where id = ${promptId})`),
       )
-      .orderBy(sql`${appLabelMoves.createdAt} desc`)
-      .limit(1);
-    expect(move).toMatchObject({ name: "production", fromVersion: 3, toVersion: 2, actorId: null });
-    expect(move?.reason).toMatch(/error rate/);
+      .orderBy(sql`${appLabelMoves.createdAt} desc`);
+    expect(moves.filter((m) => m.name === "production" && m.toVersion === 3)).toEqual([]);
     // Callers are back on production, without the experiment.
     const back = await call(slug, "err-after");
     expect(back.headers.get("promptmint-version")).toBe("v2");
@@ -396,12 +399,21 @@ describe("experiments", () => {
       ],
     });
     expect(next.body.control_version).toBe(3);
-    await creator.api("PUT", `/api/prompts/${promptId}/labels/production`, { body: { version: 2 } });
+    // Moving production while the experiment runs is refused, naming the split, and moves nothing
+    // (decision 075); the rollback then finds production where the experiment started.
+    const before = await creator.api("GET", `/api/prompts/${promptId}/labels/`);
+    const refused = await creator.api("PUT", `/api/prompts/${promptId}/labels/production`, {
+      body: { version: 2 },
+    });
+    expect(refused.status).toBe(409);
+    expect(refused.body.code).toBe("experiment_running");
+    expect(JSON.stringify(refused.body)).toContain("v3 50% / v2 50%");
     const rolled = await creator.api("POST", `/api/prompts/${promptId}/experiments/${next.body.id}/rollback`);
     expect(rolled.status).toBe(200);
     const labels = await creator.api("GET", `/api/prompts/${promptId}/labels/`);
     expect(labels.body.labels).toContainEqual(expect.objectContaining({ name: "production", version: 3 }));
-    expect(labels.body.moves.slice(0, 3).map((m: { to_version: number }) => m.to_version)).toEqual([3, 2, 3]);
+    expect(labels.body.moves).toEqual(before.body.moves);
+    expect(labels.body.moves[0]).toMatchObject({ name: "production", to_version: 3 });
     const history = await creator.api("GET", `/api/prompts/${promptId}/experiments/`);
     expect(history.body.running).toBeNull();
     expect(history.body.experiments.map((e: { outcome: string }) => e.outcome)).toEqual([
