@@ -261,6 +261,9 @@ export function routeTable(world: World): Record<string, RouteRequest> {
     },
     // Experiments (decision 058): the owner's start with one version twice is a 400 naming the arm;
     // an experiment that does not exist is a 404 for the owner too, as for everyone else.
+    // What callers get (decision 075): production and the running experiment, the owner's alone.
+    "GET /api/prompts/{id}/serving": { class: "owned", url: `/api/prompts/${world.promptId}/serving` },
+    "GET /api/workflows/{id}/serving": { class: "owned", url: `/api/workflows/${world.workflowId}/serving` },
     "GET /api/prompts/{id}/experiments/": {
       class: "owned",
       url: `/api/prompts/${world.promptId}/experiments/`,

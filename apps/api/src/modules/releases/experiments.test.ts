@@ -3,6 +3,7 @@ import { beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { appLabelMoves, applications, invocations } from "../../db/schema/index.ts";
 import { fundWallet } from "../../test/caller.ts";
 import { createLiveApp } from "../../test/live-app.ts";
+import { expectServingTruth } from "../../test/serving-truth.ts";
 import { useCaller, useVendorServer } from "../../test/use-test-server.ts";
 import { runExperimentRules } from "./experiment-rules.ts";
 import { chooseVersion } from "./serving.ts";
@@ -58,6 +59,16 @@ async function callUntil(slug: string, prefix: string, each: number, versions: n
 }
 
 describe("experiments", () => {
+  it("gives every caller what GET serving says, and moves production during an experiment only by ending it", async () => {
+    const { slug, promptId } = await liveApp();
+    await expectServingTruth({
+      creator,
+      base: `/api/prompts/${promptId}`,
+      call: (user) => call(slug, user),
+      prefix: "truth",
+    });
+  });
+
   it("splits callers by the stated percents, the same caller always on the same arm, with no query per call", async () => {
     const { slug, promptId, app } = await liveApp();
     const started = await start(promptId, {

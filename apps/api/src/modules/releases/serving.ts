@@ -3,7 +3,7 @@ import { and, eq, inArray } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { type ApplicationRow, type ExperimentArm, experiments } from "../../db/schema/index.ts";
 import { lookupCache } from "../../lib/lookup-cache.ts";
-import type { VersionPin } from "../prompts/load-prompt.ts";
+import type { VersionPin } from "./pins.ts";
 
 /** The version that answered a call, and the experiment that chose it: recorded on its invocation. */
 export interface ServedVersion {

@@ -5,6 +5,7 @@ import { queryRows } from "../../db/client.ts";
 import { appLabelMoves, applications, appVersions, invocations, workflows } from "../../db/schema/index.ts";
 import { createCaller } from "../../test/caller.ts";
 import { listenOnLoopback } from "../../test/loopback.ts";
+import { expectServingTruth } from "../../test/serving-truth.ts";
 import { useWorkflowWorld } from "../../test/workflow-world.ts";
 import { runExperimentRules } from "./experiment-rules.ts";
 import { chooseVersion } from "./serving.ts";
@@ -119,6 +120,16 @@ async function callUntil(slug: string, prefix: string, each: number, versions: n
 }
 
 describe("workflow experiments", () => {
+  it("gives every caller what GET serving says, and moves production during an experiment only by ending it", async () => {
+    const { slug, workflowId } = await liveWorkflowApp();
+    await expectServingTruth({
+      creator: world.creator,
+      base: `/api/workflows/${workflowId}`,
+      call: (user) => call(slug, user),
+      prefix: "truth",
+    });
+  });
+
   it("splits 1,000 callers within the stated shares, sticky, and every answer names the version that served it", async () => {
     const { slug, workflowId, app } = await liveWorkflowApp();
     const started = await start(workflowId, {
