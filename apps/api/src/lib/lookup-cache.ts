@@ -29,8 +29,9 @@ const FED_BY: Record<string, LookupName[]> = {
   // A key limited to apps names them by slug (keys.service.ts allowedSlugsOf).
   applications: ["applications", "prompts", "apiKeys"],
   prompts: ["prompts"],
-  prompt_versions: ["prompts"],
-  prompt_labels: ["prompts"],
+  // Every app's versions and labels, `production` among them (migration 0054, decision 075).
+  app_versions: ["prompts"],
+  app_labels: ["prompts"],
   // Each app's running experiment is cached with its prompts (releases/serving.ts; migration 0041).
   experiments: ["prompts"],
 };

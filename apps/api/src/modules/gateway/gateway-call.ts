@@ -12,7 +12,7 @@ import type { AgentPayments } from "../billing/agent-payments/index.ts";
 import type { CallPayments } from "../billing/call-payment/index.ts";
 import type { ReceiptSigner } from "../billing/call-receipts-signing.ts";
 import type { ChatMessage, LlmClient } from "../models/llm.ts";
-import { parseVersionPin, type VersionPin } from "../prompts/load-prompt.ts";
+import { pinFrom, type VersionPin } from "../releases/pins.ts";
 import type { StickyKeys } from "../releases/serving.ts";
 import { answerPaidCall, type CallMeta, type CallPresenter } from "./call-lifecycle.ts";
 import { difyPriceFields } from "./charge.ts";
@@ -93,10 +93,17 @@ export const VERSION_REQUEST_HEADER = "promptmint-version";
 
 /** A pin sent in the `Promptmint-Version` request header, if any (400 naming it when malformed). */
 export function headerPin(request: FastifyRequest): { pin: VersionPin; field: string } | undefined {
+  return pinFrom([headerPinSource(request)]);
+}
+
+/** The `Promptmint-Version` header as a source for the one pin parser (releases/pins.ts pinFrom). */
+export function headerPinSource(request: FastifyRequest) {
   const value = request.headers[VERSION_REQUEST_HEADER];
-  const field = "Promptmint-Version header";
-  const pin = parseVersionPin(typeof value === "string" ? value : undefined, field);
-  return pin && { pin, field };
+  return {
+    value: typeof value === "string" ? value : undefined,
+    field: "Promptmint-Version header",
+    say: "the Promptmint-Version header",
+  };
 }
 
 /**

@@ -187,7 +187,7 @@ it("does not drop keys when only last_used_at is written (once a minute per key,
   const before = keys().generation;
   await queryRows(db(), sql`update api_keys set last_used_at = now() where id = ${key.id}`);
   // A change that does notify, after it: once its notice is heard, the first would have been too.
-  await queryRows(db(), sql`update prompt_versions set changelog = changelog where false`);
+  await queryRows(db(), sql`update app_versions set changelog = changelog where false`);
   await eventually(() => lookupCache(db(), "prompts").generation > 0);
   expect(keys().generation).toBe(before);
   expect(keys().peek(hashApiKey(key.key))).toBeDefined();
@@ -210,7 +210,7 @@ it("drops apps and keys when a suspension is written, and prompts when a prompt 
 
   const prompts = lookupCache<unknown>(db(), "prompts");
   const generation = prompts.generation;
-  await queryRows(db(), sql`update prompt_versions set changelog = 'edited by hand' where false`);
+  await queryRows(db(), sql`update app_versions set changelog = 'edited by hand' where false`);
   await eventually(() => prompts.generation > generation);
 });
 

@@ -1,12 +1,18 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { AppError, invalidFields } from "../../lib/errors.ts";
+import { AppError } from "../../lib/errors.ts";
 import { markStage } from "../../lib/stage-timings.ts";
 import type { ToolCallDelta } from "../models/tools.ts";
-import { describePin, type VersionPin } from "../prompts/load-prompt.ts";
+import { describePin, pinFrom, type VersionPin } from "../releases/pins.ts";
 import { findAppForCall } from "./access.ts";
 import { answerPaidCall, type CallMeta, type CallPresenter } from "./call-lifecycle.ts";
 import type { Execution, ExecutionResult, GatewayInput } from "./execution.ts";
-import { type GatewayDeps, headerPin, naturalModeOf, prepareExecution, stickyKeyOf } from "./gateway-call.ts";
+import {
+  type GatewayDeps,
+  headerPinSource,
+  naturalModeOf,
+  prepareExecution,
+  stickyKeyOf,
+} from "./gateway-call.ts";
 import { maxPriceOf } from "./max-price.ts";
 import { OpenAiError } from "./openai-errors.ts";
 import { type OpenAiCall, refuseWorkflowOverrides } from "./openai-request.ts";
@@ -81,13 +87,7 @@ export function openAiPin(
   request: FastifyRequest,
   call: Pick<OpenAiCall, "modelPin">,
 ): { pin: VersionPin; field: string } | undefined {
-  const header = headerPin(request);
-  if (!call.modelPin) return header;
-  if (header && describePin(header.pin) !== describePin(call.modelPin))
-    throw invalidFields({
-      model: `pins ${describePin(call.modelPin)} but the Promptmint-Version header pins ${describePin(header.pin)}: send one`,
-    });
-  return { pin: call.modelPin, field: "model" };
+  return pinFrom([call.modelPin && { pin: call.modelPin, field: "model" }, headerPinSource(request)]);
 }
 
 /**

@@ -8,12 +8,12 @@ import { runBlockingCall } from "../gateway/call-lifecycle.ts";
 import { centsAsDollars } from "../gateway/charge.ts";
 import {
   type GatewayDeps,
-  headerPin,
+  headerPinSource,
   naturalModeOf,
   prepareExecution,
   stickyKeyOf,
 } from "../gateway/gateway-call.ts";
-import { describePin, parseVersionPin, type VersionPin } from "../prompts/load-prompt.ts";
+import { pinFrom, type VersionPin } from "../releases/pins.ts";
 import { type AppSchemas, describePrice, gatewayInputOf, loadAppSchemas } from "./app-tool.ts";
 import type { ClientSession } from "./client-session.ts";
 import {
@@ -54,21 +54,12 @@ export function mcpPin(
   const value = meta?.[VERSION_META_KEY];
   if (value !== undefined && value !== null && typeof value !== "string")
     throw invalidFields({ [VERSION_META_FIELD]: "must be a string: a version (v12) or a label (staging)" });
-  const given = [
-    argument && pinFrom(parseVersionPin(argument.value, argument.field), argument.field),
-    pinFrom(parseVersionPin(value, VERSION_META_FIELD), VERSION_META_FIELD),
-    headerPin(request),
-  ].filter((pin) => pin !== undefined);
-  const [first, ...others] = given;
-  for (const other of others)
-    if (first && describePin(other.pin) !== describePin(first.pin))
-      throw invalidFields({
-        [first.field]: `pins ${describePin(first.pin)} but ${other.field === "Promptmint-Version header" ? "the Promptmint-Version header" : other.field} pins ${describePin(other.pin)}: send one`,
-      });
-  return first;
+  return pinFrom([
+    argument && { value: argument.value, field: argument.field },
+    { value, field: VERSION_META_FIELD },
+    headerPinSource(request),
+  ]);
 }
-
-const pinFrom = (pin: VersionPin | undefined, field: string) => (pin ? { pin, field } : undefined);
 
 /**
  * Runs one app as a tool: a blocking paid call through the gateway's path (call-lifecycle.ts).

@@ -110,7 +110,7 @@ export async function listCases(db: Database, owner: LocalUser, promptId: string
   const rows = await db
     .select()
     .from(evalCases)
-    .where(eq(evalCases.applicationId, prompt.id))
+    .where(eq(evalCases.applicationId, prompt.applicationId))
     .orderBy(asc(evalCases.position), asc(evalCases.createdAt));
   return {
     cases: rows.map(toCase),
@@ -133,7 +133,7 @@ async function latestInputSchema(db: Database, applicationId: string): Promise<I
  */
 async function caseProblems(
   db: Database,
-  promptId: string,
+  applicationId: string,
   input: Pick<EvalCaseInput, "inputs" | "query" | "assertions">,
 ): Promise<Record<string, string>> {
   const problems: Record<string, string> = {};
@@ -142,7 +142,7 @@ async function caseProblems(
     const compiled = compilePattern(assertion.pattern);
     if (!compiled.ok) problems[`assertions.${i}.pattern`] = compiled.problem;
   });
-  const schema = await latestInputSchema(db, promptId);
+  const schema = await latestInputSchema(db, applicationId);
   const offered = { ...input.inputs };
   if (input.query && "query" in schema.properties && offered.query === undefined) offered.query = input.query;
   Object.assign(problems, validateAgainstSchema(schema, offered, "inputs").problems);
@@ -165,7 +165,7 @@ export async function createCase(
     const [counted] = await t
       .select({ n: count(), last: max(evalCases.position) })
       .from(evalCases)
-      .where(eq(evalCases.applicationId, prompt.id));
+      .where(eq(evalCases.applicationId, prompt.applicationId));
     if ((counted?.n ?? 0) >= MAX_EVAL_CASES)
       throw new AppError(
         "conflict",
@@ -187,12 +187,12 @@ export async function createCase(
   });
 }
 
-async function ownCase(db: Database, promptId: string, caseId: string): Promise<CaseRow> {
+async function ownCase(db: Database, applicationId: string, caseId: string): Promise<CaseRow> {
   const [row] = isUuid(caseId)
     ? await db
         .select()
         .from(evalCases)
-        .where(and(eq(evalCases.id, caseId), eq(evalCases.applicationId, promptId)))
+        .where(and(eq(evalCases.id, caseId), eq(evalCases.applicationId, applicationId)))
     : [];
   if (!row) throw notFound("Eval case");
   return row;
@@ -421,11 +421,11 @@ async function pooled<T, R>(
 }
 
 /** The cases a run of the prompt runs, in order (400 when there are none). */
-async function runCases(db: Database, promptId: string): Promise<CaseRow[]> {
+async function runCases(db: Database, applicationId: string): Promise<CaseRow[]> {
   const cases = await db
     .select()
     .from(evalCases)
-    .where(eq(evalCases.applicationId, promptId))
+    .where(eq(evalCases.applicationId, applicationId))
     .orderBy(asc(evalCases.position), asc(evalCases.createdAt))
     .limit(MAX_EVAL_CASES);
   if (cases.length === 0) throw new AppError("bad_request", "Add an eval case before running the evals");
@@ -664,8 +664,8 @@ export async function listRuns(
     .leftJoin(users, eq(users.id, evalRuns.startedBy))
     .where(
       version === undefined
-        ? eq(evalRuns.applicationId, prompt.id)
-        : and(eq(evalRuns.applicationId, prompt.id), eq(evalRuns.version, version)),
+        ? eq(evalRuns.applicationId, prompt.applicationId)
+        : and(eq(evalRuns.applicationId, prompt.applicationId), eq(evalRuns.version, version)),
     )
     .orderBy(desc(evalRuns.startedAt))
     .limit(100);
