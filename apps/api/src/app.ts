@@ -63,6 +63,7 @@ import { agentDiscoveryRoutes } from "./modules/explore/agent-discovery.routes.t
 import { type DiscoveryRails, withPaymentInfo } from "./modules/explore/agent-discovery.ts";
 import { exploreRoutes } from "./modules/explore/explore.routes.ts";
 import { agentsRoutes } from "./modules/gateway/agents.routes.ts";
+import { evalApiRoutes } from "./modules/gateway/eval-api.routes.ts";
 import { gatewayRoutes } from "./modules/gateway/gateway.routes.ts";
 import type { GatewayDeps } from "./modules/gateway/gateway-call.ts";
 import { openAiRoutes } from "./modules/gateway/openai.routes.ts";
@@ -75,6 +76,7 @@ import { downloadRoutes } from "./modules/packaging/download.routes.ts";
 import { payoutsRoutes } from "./modules/payouts/payouts.routes.ts";
 import { retryPayouts, runPayoutSchedule } from "./modules/payouts/payouts.service.ts";
 import { promptsRoutes } from "./modules/prompts/prompts.routes.ts";
+import { evalFromCallRoutes } from "./modules/releases/eval-from-call.routes.ts";
 import { evalsRoutes } from "./modules/releases/evals.routes.ts";
 import { EXPERIMENT_RULES_INTERVAL_MS, runExperimentRules } from "./modules/releases/experiment-rules.ts";
 import { experimentsRoutes } from "./modules/releases/experiments.routes.ts";
@@ -472,6 +474,16 @@ async function productApi(
   await scope.register(experimentsRoutes, { db, guards, feePercent: config.platformFeePercent });
   await scope.register(labelsRoutes, { db, guards, feePercent: config.platformFeePercent });
   await scope.register(evalsRoutes, {
+    db,
+    guards,
+    llm,
+    secrets,
+    feePercent: config.platformFeePercent,
+    publicUrl: config.publicUrl,
+    payments: gatewayDeps.payments,
+  });
+  await scope.register(evalFromCallRoutes, { db, guards });
+  await scope.register(evalApiRoutes, {
     db,
     guards,
     llm,

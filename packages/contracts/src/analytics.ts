@@ -157,6 +157,11 @@ export const RecentInvocationsSchema = z.object({
       output_tokens: z.number().int(),
       /** The prompt version that answered; null for workflow apps and calls from before versions. */
       version: z.number().int().nullable(),
+      /**
+       * Whether the call's inputs and answer were kept (a chat turn's message): only such a call
+       * can be saved as an eval case (docs/decisions/078).
+       */
+      content_kept: z.boolean(),
       created_at: z.string(),
     }),
   ),

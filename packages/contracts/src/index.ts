@@ -7,6 +7,7 @@ export * from "./billing.ts";
 export * from "./config.ts";
 export * from "./embed.ts";
 export * from "./errors.ts";
+export * from "./eval-api.ts";
 export * from "./evals.ts";
 export * from "./experiments.ts";
 export * from "./explore.ts";

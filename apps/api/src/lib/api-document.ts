@@ -34,6 +34,11 @@ export const API_TAGS = [
     name: "experiments",
     description: "Split a prompt's traffic between versions; each arm's revenue, margin and significance.",
   },
+  {
+    name: "evals-api",
+    description:
+      "Run an app's eval cases from CI with an API key of its owner (`npx promptmint eval <app> --version v7`).",
+  },
   { name: "workflows", description: "Workflow providers (Dify, n8n, Flowise, webhooks)." },
   { name: "models", description: "Models, their prices, and your own model keys." },
   { name: "analytics", description: "Calls, revenue and margins." },

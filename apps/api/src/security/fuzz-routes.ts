@@ -49,7 +49,17 @@ export const fuzzShards = {
     "experiments",
     "webhooks",
   ],
-  billingAndGateway: ["billing", "gateway", "openai", "mcp", "embed", "admin", "payouts", "agents"],
+  billingAndGateway: [
+    "billing",
+    "gateway",
+    "openai",
+    "mcp",
+    "embed",
+    "admin",
+    "payouts",
+    "agents",
+    "evals-api",
+  ],
 };
 
 export function fuzzRoutes(tags: string[]): void {

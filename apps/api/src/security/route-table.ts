@@ -316,6 +316,21 @@ export function routeTable(world: World): Record<string, RouteRequest> {
       url: `/api/prompts/${world.promptId}/evals/estimate?version=999`,
       ok: 400,
     },
+    // Decision 078: a live call saved as an eval case; the world's id is of no call (404 to the owner too).
+    "POST /api/prompts/{id}/evals/cases/from-call": {
+      class: "owned",
+      url: `/api/prompts/${world.promptId}/evals/cases/from-call`,
+      payload: { invocation_id: NO_SUCH_ID },
+      ok: 404,
+    },
+    // Decision 078: evals from CI, the owner by token or API key (others 404, as a paid call of a
+    // private app); a version the prompt lacks is a 400 naming it, so no model runs.
+    "POST /api/apps/{slug}/evals/runs": {
+      class: "gateway",
+      url: `/api/apps/${world.promptApp.slug}/evals/runs`,
+      payload: { version: 999 },
+      ok: 400,
+    },
     "GET /api/prompts/{id}/evals/cases": {
       class: "owned",
       url: `/api/prompts/${world.promptId}/evals/cases`,

@@ -209,6 +209,10 @@ export const apiKeyReservations = pgTable(
   (t) => [index("api_key_reservations_expiry_idx").on(t.expiresAt)],
 );
 
+/** Why a call was made (docs/decisions/078): only `customer` calls are customer analytics. */
+export const INVOCATION_PURPOSES = ["customer", "eval", "owner_test", "online_eval"] as const;
+export type InvocationPurpose = (typeof INVOCATION_PURPOSES)[number];
+
 /**
  * One row per gateway call, successful or not: the source of analytics and billing. Partitioned by
  * UTC day of `created_at` (migration 0028, docs/decisions/038): the key is (id, created_at), so a
@@ -258,10 +262,19 @@ export const invocations = pgTable(
     /** The prompt version that answered (prompt apps), and the experiment that chose it (decision 057). */
     appVersion: integer("app_version"),
     experimentId: uuid("experiment_id"),
+    /**
+     * Why the call was made (docs/decisions/078, migration 0057): customer analytics count only
+     * `customer`; eval runs, the owner's tests and online-eval judges are recorded apart.
+     */
+    purpose: text("purpose", { enum: INVOCATION_PURPOSES }).notNull().default("customer"),
     createdAt: createdAt(),
   },
   (t) => [
     primaryKey({ name: "invocations_pkey", columns: [t.id, t.createdAt] }),
+    check(
+      "invocations_purpose_check",
+      sql`${t.purpose} in ('customer', 'eval', 'owner_test', 'online_eval')`,
+    ),
     index("invocations_app_created_idx").on(t.applicationId, t.createdAt),
     index("invocations_experiment_idx")
       .on(t.experimentId, t.createdAt)

@@ -4,6 +4,7 @@ export * from "./applications.ts";
 export * from "./auth.ts";
 export * from "./billing.ts";
 export * from "./embed.ts";
+export * from "./eval-sources.ts";
 export * from "./evals.ts";
 export * from "./identity.ts";
 export * from "./model-keys.ts";

@@ -403,7 +403,7 @@ export async function getAppPerformance(
  */
 const RECENT_WINDOWS_DAYS = [1, 7, undefined];
 
-/** The latest calls (an index range read per day looked at, newest first). */
+/** The latest customer calls (an index range read per day looked at, newest first). */
 export async function getRecentInvocations(
   db: Database,
   app: ApplicationRow,
@@ -417,6 +417,8 @@ export async function getRecentInvocations(
       .where(
         and(
           eq(invocations.applicationId, app.id),
+          // Customer calls only (docs/decisions/078): eval runs and the owner's tests are not traffic.
+          eq(invocations.purpose, "customer"),
           // A bound time, not now(): the planner then leaves out the other days' partitions
           // before planning them (with now() it plans every partition, pruning only at run time).
           days === undefined ? undefined : gte(invocations.createdAt, new Date(Date.now() - days * DAY_MS)),
@@ -435,6 +437,7 @@ export async function getRecentInvocations(
       input_tokens: row.inputTokens,
       output_tokens: row.outputTokens,
       version: row.appVersion,
+      content_kept: row.status === "success" && row.conversationId !== null,
       created_at: row.createdAt.toISOString(),
     })),
   };

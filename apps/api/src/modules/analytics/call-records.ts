@@ -36,6 +36,11 @@ export interface InvocationRecord {
   /** The prompt version that answered and the experiment that chose it (decision 057); null for workflows. */
   appVersion?: number | null;
   experimentId?: string | null;
+  /**
+   * Why the call was made (docs/decisions/078): `customer` by default; only customer calls go
+   * to the rollups (customer analytics). Structural, as the column's values.
+   */
+  purpose?: "customer" | "eval" | "owner_test" | "online_eval";
   status: "success" | "error";
   errorType?: string;
   errorMessage?: string;
@@ -90,6 +95,7 @@ export function invocationRow(record: InvocationRecord, at: Date) {
     model: record.model,
     appVersion: record.appVersion ?? null,
     experimentId: record.experimentId ?? null,
+    purpose: record.purpose ?? "customer",
     latencyMs: record.latencyMs,
     inputTokens: record.inputTokens,
     outputTokens: record.outputTokens,
@@ -109,10 +115,10 @@ export function invocationRow(record: InvocationRecord, at: Date) {
 export const INVOCATIONS_FROM_CALLS = `insert into invocations (id, application_id, caller_user_id, api_key_id, end_user, mode, status,
        error_type, error_message, model, app_version, experiment_id, latency_ms, input_tokens,
        output_tokens, charged_cents, fee_micros, model_cost_micros, model_cost_deducted_micros, hold_id,
-       subscription_id, plan_period_start, created_at)
+       subscription_id, plan_period_start, purpose, created_at)
      select id, application_id, caller_user_id, api_key_id, end_user, mode, status, error_type,
        error_message, model, app_version, experiment_id, latency_ms, input_tokens, output_tokens,
-       charged, fee, model_cost, model_cost_deducted, paid_from, covered_by, period, created_at
+       charged, fee, model_cost, model_cost_deducted, paid_from, covered_by, period, purpose, created_at
      from calls
      returning 1`;
 
@@ -147,6 +153,7 @@ export async function recordInvocation(db: Database, record: InvocationRecord): 
     modelCostDeductedMicros,
     appVersion: record.appVersion ?? null,
     userKey: userKeyOf(record),
+    purpose: record.purpose ?? "customer",
   });
   if (!conversation && !record.settle && !record.coveredBy?.callId) {
     // Nothing to settle and no conversation: the row and its rollups are one statement, atomic on

@@ -60,6 +60,8 @@ export async function addToRollups(
     /** The prompt version that answered (decision 057); null for workflows and unversioned calls. */
     appVersion?: number | null;
     userKey: string;
+    /** Why the call was made (docs/decisions/078): only `customer` calls are added (default). */
+    purpose?: string;
   },
   alongside?: SQLWrapper,
 ): Promise<void> {
@@ -79,7 +81,8 @@ export async function addToRollups(
         ${call.revenueCents}::bigint as charged, ${call.feeMicros}::bigint as fee,
         ${call.modelCostMicros}::bigint as model_cost,
         ${call.modelCostDeductedMicros ?? 0}::bigint as model_cost_deducted,
-        ${call.appVersion ?? null}::integer as app_version, ${call.at.toISOString()}::timestamptz as created_at
+        ${call.appVersion ?? null}::integer as app_version, ${call.at.toISOString()}::timestamptz as created_at,
+        ${call.purpose ?? "customer"}::text as purpose
       from applications a where a.id = ${call.applicationId}::uuid
     ), ${sql.raw(ROLLUPS_FROM_CALLS)}
     select 1`,
@@ -88,13 +91,13 @@ export async function addToRollups(
 
 /**
  * The day an end user last called, per app (`app_users`) or per owner (`owner_users`), for the
- * `calls` relation: written only on a user's first call of the day (the `not exists` guard reads
+ * `counted` relation (the customer calls of `calls`): written only on a user's first call of the day (the `not exists` guard reads
  * without locking), so a busy end user does not make every call wait on one row lock until commit.
  */
 function lastDayOfUsers(table: string, by: string): string {
   return `
      insert into ${table} as u (${by}, end_user, last_day)
-     select c.${by}, c.user_key, max(c.day) from calls c
+     select c.${by}, c.user_key, max(c.day) from counted c
      where not exists (select 1 from ${table} x
                        where x.${by} = c.${by} and x.end_user = c.user_key and x.last_day >= c.day)
      group by c.${by}, c.user_key
@@ -107,11 +110,16 @@ function lastDayOfUsers(table: string, by: string): string {
  * the batch record): the relation `calls` gives one row per call with `application_id`,
  * `owner_id`, `day`, `user_key`, `status`, `error_type`, `latency_ms`, `input_tokens`,
  * `output_tokens`, `charged` (cents), `fee`, `model_cost` and `model_cost_deducted` (micros),
- * `app_version` (null when the call names none) and `created_at`. One row per
+ * `app_version` (null when the call names none), `created_at` and `purpose` (only `customer`
+ * calls are counted, decision 078). One row per
  * (app, day), (app, day, version) and (owner, day) in this connection's shard; a user's rows only on their first call
  * of the day (the `not exists` guard reads without locking), as `addToRollups` does for one call.
  */
-export const ROLLUPS_FROM_CALLS = `stats as (
+export const ROLLUPS_FROM_CALLS = `counted as (
+     -- Customer analytics count customer calls only (docs/decisions/078): an eval run's calls, the
+     -- owner's tests and online-eval judges are recorded (invocations) but add to no rollup.
+     select * from calls where purpose = 'customer'
+   ), stats as (
      insert into app_daily_stats as s (application_id, day, shard, invocations, successes, errors,
        latency_ms_sum, input_tokens, output_tokens, revenue_cents, fee_micros, model_cost_micros,
        last_invocation_at)
@@ -120,7 +128,7 @@ export const ROLLUPS_FROM_CALLS = `stats as (
        sum(output_tokens), coalesce(sum(charged) filter (where status = 'success'), 0),
        coalesce(sum(fee) filter (where status = 'success' and charged > 0), 0), sum(model_cost),
        max(created_at)
-     from calls group by application_id, day
+     from counted group by application_id, day
      on conflict (application_id, day, shard) do update set ${APP_STATS_ADDED}
    ), version_stats as (
      insert into app_version_daily_stats as s (application_id, day, version, shard, invocations,
@@ -132,25 +140,25 @@ export const ROLLUPS_FROM_CALLS = `stats as (
        coalesce(sum(charged) filter (where status = 'success'), 0),
        coalesce(sum(fee) filter (where status = 'success' and charged > 0), 0), sum(model_cost),
        sum(model_cost_deducted)
-     from calls where app_version is not null group by application_id, day, app_version
+     from counted where app_version is not null group by application_id, day, app_version
      on conflict (application_id, day, version, shard) do update set ${VERSION_STATS_ADDED}
    ), owner_stats as (
      insert into owner_daily_stats as s (owner_id, day, shard, invocations, successes, errors,
        latency_ms_sum, input_tokens, output_tokens)
      select owner_id, day, ${SHARD_SQL}, count(*), count(*) filter (where status = 'success'),
        count(*) filter (where status <> 'success'), sum(latency_ms), sum(input_tokens), sum(output_tokens)
-     from calls group by owner_id, day
+     from counted group by owner_id, day
      on conflict (owner_id, day, shard) do update set ${OWNER_STATS_ADDED}
    ), app_user as (${lastDayOfUsers("app_users", "application_id")}
    ), owner_user as (${lastDayOfUsers("owner_users", "owner_id")}
    ), app_error as (
      insert into app_daily_errors as e (application_id, day, error_type, count)
-     select application_id, day, coalesce(error_type, ''), count(*) from calls where status = 'error'
+     select application_id, day, coalesce(error_type, ''), count(*) from counted where status = 'error'
      group by application_id, day, coalesce(error_type, '')
      on conflict (application_id, day, error_type) do update set count = e.count + excluded.count
    ), owner_error as (
      insert into owner_daily_errors as e (owner_id, day, error_type, shard, count)
-     select owner_id, day, coalesce(error_type, ''), ${SHARD_SQL}, count(*) from calls where status = 'error'
+     select owner_id, day, coalesce(error_type, ''), ${SHARD_SQL}, count(*) from counted where status = 'error'
      group by owner_id, day, coalesce(error_type, '')
      on conflict (owner_id, day, error_type, shard) do update set count = e.count + excluded.count
    )`;

@@ -57,6 +57,8 @@ export interface CallOrder {
   maxPriceCents?: number;
   /** The owner pays for a call made on a visitor's behalf (docs/decisions/009-embed.md). */
   ownerPays?: boolean;
+  /** An eval run's or online evaluation's call, recorded apart from customer calls (decision 078). */
+  purpose?: "eval" | "online_eval";
 }
 
 /**

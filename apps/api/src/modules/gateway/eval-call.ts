@@ -70,6 +70,7 @@ export function evalCaseCaller(
         execution,
         mode: "completion",
         input,
+        purpose: "eval",
       });
     } catch (error) {
       return failed(error, null);
@@ -292,6 +293,7 @@ export function evalJudge(
       execution,
       mode: "completion",
       input: callInput,
+      purpose: "eval",
     });
     const { result } = await generatePaidAnswer(request, paid, execution);
     const costMicros = result.modelCostMicros ?? 0;

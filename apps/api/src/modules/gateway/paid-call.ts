@@ -69,6 +69,22 @@ function refuseInputBeyondPay(
 }
 
 /**
+ * Why a call is made (docs/decisions/078), decided here, where every call's record is built: an
+ * eval run's or online evaluation's call says so; otherwise the owner's own call of their app
+ * (Test Prompt, API Test, their key) is `owner_test`, and every other call, a visitor's embedded
+ * call the owner pays for included, is `customer`, the only calls customer analytics count.
+ */
+export function purposeOf(options: {
+  caller: LocalUser;
+  application: ApplicationRow;
+  ownerPays?: boolean;
+  purpose?: "eval" | "online_eval";
+}): "customer" | "eval" | "owner_test" | "online_eval" {
+  if (options.purpose) return options.purpose;
+  return options.application.ownerId === options.caller.id && !options.ownerPays ? "owner_test" : "customer";
+}
+
+/**
  * Takes payment for a prepared call, the same way on every paid endpoint (billing/call-payment:
  * the owner's own calls are free, a plan's included calls are covered, else the price from a
  * lease of the wallet; 402 when it cannot be paid, 412 above the caller's maximum). The gateway's
@@ -89,6 +105,8 @@ export async function openPaidCall(
     maxPriceCents?: number;
     /** The owner pays for a call made on a visitor's behalf (docs/decisions/009-embed.md). */
     ownerPays?: boolean;
+    /** An eval run's or online evaluation's call (docs/decisions/078); see `purposeOf`. */
+    purpose?: "eval" | "online_eval";
   },
 ): Promise<PaidCall> {
   const { request, caller, application, execution, mode, input } = options;
@@ -146,6 +164,7 @@ export async function openPaidCall(
     model: result?.answeredBy ?? execution.model,
     appVersion: execution.served?.version ?? null,
     experimentId: execution.served?.experimentId ?? null,
+    purpose: purposeOf(options),
     status,
     errorType: error?.code,
     errorMessage: error?.message,

@@ -348,6 +348,7 @@ async function armRows(db: Database, experiment: ExperimentRow): Promise<ArmRow[
                  charged_cents * ${MICROS_PER_CENT} - fee_micros - model_cost_micros as margin
           from invocations
           where experiment_id = ${experiment.id} and created_at >= ${experiment.startedAt}
+            and purpose = 'customer'
         )
         select app_version as version, count(*)::int as calls,
                (count(*) filter (where status = 'success'))::int as successes,
@@ -478,6 +479,7 @@ async function seriesOf(db: Database, experiment: ExperimentRow, bucket: number)
                sum(charged_cents * ${MICROS_PER_CENT} - fee_micros - model_cost_micros)::text as margin
         from invocations
         where experiment_id = ${experiment.id} and created_at >= ${experiment.startedAt}
+            and purpose = 'customer'
         group by 1, 2 order by 1, 2`,
   );
   return rows.map((row) => ({

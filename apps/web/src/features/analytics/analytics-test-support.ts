@@ -130,6 +130,7 @@ export function invocationFixture(overrides: Partial<Invocation> = {}): Invocati
     input_tokens: 600,
     output_tokens: 700,
     version: 3,
+    content_kept: false,
     created_at: "2025-11-29T14:30:00.000Z",
     ...overrides,
   };

@@ -102,7 +102,16 @@ describe("per-application analytics", () => {
     const headers = within(table)
       .getAllByRole("columnheader")
       .map((header) => header.textContent);
-    expect(headers).toEqual(["ID", "User", "Status", "Version", "Response Time (s)", "Tokens", "Created At"]);
+    expect(headers).toEqual([
+      "ID",
+      "User",
+      "Status",
+      "Version",
+      "Response Time (s)",
+      "Tokens",
+      "Created At",
+      "Eval case",
+    ]);
 
     const first = rowWith(table, "3f2a9c1e…");
     expect(within(first).getByText("customer-42")).toBeDefined();

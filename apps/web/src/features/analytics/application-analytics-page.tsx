@@ -148,7 +148,10 @@ function ApplicationAnalyticsReport({
           </div>
         </>
       )}
-      <RecentInvocationsTable invocations={recentInvocations} />
+      <RecentInvocationsTable
+        invocations={recentInvocations}
+        savesCasesOf={application.type === "prompt" ? application.slug : undefined}
+      />
     </div>
   );
 }

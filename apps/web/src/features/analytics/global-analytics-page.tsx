@@ -35,7 +35,7 @@ export function GlobalAnalyticsPage() {
         <ErrorBox message="Failed to load analytics data" />
       ) : dashboard.data.overview.total_invocations === 0 ? (
         <NoAnalyticsData
-          description={`None of your applications was called in the last ${days} days. Try a longer period, or call one from the API test console.`}
+          description={`None of your applications was called by a customer in the last ${days} days. Your own calls, tests and eval runs are not counted here.`}
         />
       ) : (
         <GlobalAnalytics dashboard={dashboard.data} days={days} />

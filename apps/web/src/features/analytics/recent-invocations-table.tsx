@@ -3,6 +3,7 @@ import { Badge } from "../../components/ui/badge";
 import { formatDateTime, formatNumber } from "../../lib/format";
 import { FigureCell, TableCard, tableCell } from "./analytics-card";
 import { formatInvocationId } from "./analytics-format";
+import { SaveCallAsCaseButton } from "./save-call-as-case-button";
 import { versionLabel } from "./version-figures-table";
 
 type Invocation = RecentInvocations["recent_invocations"][number];
@@ -11,8 +12,17 @@ function userOf(invocation: Invocation): string {
   return invocation.end_user?.trim() ? invocation.end_user : "Anonymous";
 }
 
-/** The latest calls of one application, newest first, whatever the chosen window. */
-export function RecentInvocationsTable({ invocations }: { invocations: readonly Invocation[] }) {
+/**
+ * The latest customer calls of one application, newest first, whatever the chosen window. With
+ * `savesCasesOf` (a prompt app's slug), each call can be saved as an eval case (decision 078).
+ */
+export function RecentInvocationsTable({
+  invocations,
+  savesCasesOf,
+}: {
+  invocations: readonly Invocation[];
+  savesCasesOf?: string;
+}) {
   return (
     <TableCard
       title="Recent Invocations"
@@ -27,6 +37,7 @@ export function RecentInvocationsTable({ invocations }: { invocations: readonly 
         { label: "Response Time (s)", className: "text-right" },
         { label: "Tokens", className: "text-right" },
         { label: "Created At" },
+        ...(savesCasesOf ? [{ label: "Eval case" }] : []),
       ]}
     >
       {invocations.map((invocation) => (
@@ -54,6 +65,15 @@ export function RecentInvocationsTable({ invocations }: { invocations: readonly 
           <FigureCell>{invocation.response_time.toFixed(3)}</FigureCell>
           <FigureCell>{formatNumber(invocation.input_tokens + invocation.output_tokens)}</FigureCell>
           <td className={`${tableCell} text-slate-500`}>{formatDateTime(invocation.created_at)}</td>
+          {savesCasesOf && (
+            <td className={tableCell}>
+              <SaveCallAsCaseButton
+                slug={savesCasesOf}
+                invocationId={invocation.id}
+                contentKept={invocation.content_kept}
+              />
+            </td>
+          )}
         </tr>
       ))}
     </TableCard>

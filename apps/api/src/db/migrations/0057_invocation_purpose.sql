@@ -1,0 +1,26 @@
+-- Why a call was made (docs/decisions/078): 'customer' (a caller's call of the app, the default),
+-- 'eval' (an eval run's case and judge calls), 'owner_test' (Test Prompt, API Test, the owner's
+-- own calls of their app), 'online_eval' (the judge calls of online evaluation). Customer
+-- analytics (the rollups, unique users, experiment arms, Explore) count only 'customer'; money
+-- (holds, model costs, checks) reads every call whatever its purpose. Added to the partitioned
+-- parent, as migration 0040 added app_version: every day partition gets the column and its default.
+ALTER TABLE invocations ADD COLUMN purpose text NOT NULL DEFAULT 'customer';
+--> statement-breakpoint
+ALTER TABLE invocations ADD CONSTRAINT invocations_purpose_check
+  CHECK (purpose IN ('customer', 'eval', 'owner_test', 'online_eval'));
+--> statement-breakpoint
+-- The eval runs' case calls already recorded are known by their results (their judge calls are not).
+UPDATE invocations SET purpose = 'eval'
+WHERE id IN (SELECT invocation_id FROM eval_results WHERE invocation_id IS NOT NULL);
+--> statement-breakpoint
+-- A live call saved as an eval case (docs/decisions/078): one case per call while the case exists
+-- (saving it again is a 409; deleting the case lets it be saved again). No foreign key to
+-- invocations: they are partitioned and dropped by day, the case outlives its call.
+CREATE TABLE eval_case_sources (
+  invocation_id uuid PRIMARY KEY,
+  case_id uuid NOT NULL REFERENCES eval_cases(id) ON DELETE CASCADE,
+  application_id uuid NOT NULL REFERENCES applications(id) ON DELETE CASCADE,
+  created_at timestamptz NOT NULL DEFAULT now()
+);
+--> statement-breakpoint
+CREATE INDEX eval_case_sources_case_idx ON eval_case_sources (case_id);
