@@ -217,13 +217,14 @@ describe("the judge of a rubric", () => {
         daily_cap_cents: 1_000,
       }),
     });
+    // Read before the call: the server's own job may judge it as soon as it is answered.
     const consumerBefore = (await settledWallet(consumer)).balance_micros;
+    const creatorBefore = (await settledWallet(creator)).balance_micros;
+    const judgesBefore = judgeCalls();
     const answer = await call(slug, "hello");
     expect(answer.status).toBe(200);
     const consumerAfterCall = (await settledWallet(consumer)).balance_micros;
     expect(consumerBefore - consumerAfterCall).toBe(250_000);
-    const creatorBefore = (await settledWallet(creator)).balance_micros;
-    const judgesBefore = judgeCalls();
 
     await judgeAll(appId);
     const [row] = await rowsOf(appId);
@@ -291,8 +292,8 @@ describe("the judge of a rubric", () => {
     await broke.api("PUT", online(promptId), {
       body: settings({ assertions: [{ kind: "rubric", rubric: "mentions hello" }] }),
     });
-    expect((await call(slug)).status).toBe(200);
     const judgesBefore = judgeCalls();
+    expect((await call(slug)).status).toBe(200);
     await judgeAll(appId);
     const [row] = await rowsOf(appId);
     expect(row).toMatchObject({ status: "skipped_funds", costMicros: 0 });
@@ -326,8 +327,9 @@ describe("the daily cap", () => {
     await creator.api("PUT", online(promptId), {
       body: settings({ assertions: [{ kind: "rubric", rubric: "mentions hello" }], daily_cap_cents: 2 }),
     });
-    for (let i = 0; i < 12; i++) expect((await call(slug, `hello ${i}`)).status).toBe(200);
+    // Counted before the calls: the server's own job may judge some while they are made.
     const judgesBefore = judgeCalls();
+    for (let i = 0; i < 12; i++) expect((await call(slug, `hello ${i}`)).status).toBe(200);
     const run = judge();
     // Four workers at once, as four processes' jobs would.
     await Promise.all(Array.from({ length: 4 }, () => runOnlineEvals(server.database.db, run)));
