@@ -17,6 +17,7 @@ import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
 import { forgetLookups } from "../../lib/lookup-cache.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { type ExperimentKind, subjectKind, subjectOf } from "./experiment-subjects.ts";
+import { onlineScoresOfExperiment } from "./online-evals.ts";
 import { twoProportionZ, welchT } from "./significance.ts";
 
 /**
@@ -494,9 +495,16 @@ export async function experimentDetail(
   const row = fresh?.experiment ?? experiment;
   const figures = await experimentFigures(db, row);
   const bucket = bucketSecondsOf(row);
+  // Each arm's online eval score beside its money (decision 076).
+  const scores = await onlineScoresOfExperiment(db, row.id);
   return {
     experiment: toExperiment(row, fresh?.by ?? null),
     ...figures,
+    arms: figures.arms.map((arm) => ({
+      ...arm,
+      online_score: scores.get(arm.version)?.mean ?? null,
+      online_scored_calls: scores.get(arm.version)?.scored ?? 0,
+    })),
     series: await seriesOf(db, row, bucket),
     bucket_seconds: bucket,
     model_cost_note: row.workflowId ? WORKFLOW_COST_NOTE : null,

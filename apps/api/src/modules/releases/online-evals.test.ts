@@ -430,3 +430,55 @@ describe("reconcile", () => {
     expect((await reconcile(db)).onlineEvalMismatches).toEqual([]);
   });
 });
+
+describe("scores per experiment arm", () => {
+  it("are in the summary per arm and in the experiment's detail beside its money", async () => {
+    const { slug, appId, promptId } = await liveApp();
+    await creator.api("PATCH", `/api/app/${slug}/prompt/`, {
+      body: { prompt_template: "second: {{query}}" },
+    });
+    const started = await creator.api("POST", `/api/prompts/${promptId}/experiments/`, {
+      body: {
+        arms: [
+          { version: 2, percent: 50 },
+          { version: 3, percent: 50 },
+        ],
+      },
+    });
+    expect(started.status).toBe(201);
+    // v2 answers "answer: …" and passes; v3 answers "second: …" and fails.
+    await creator.api("PUT", online(promptId), { body: settings() });
+    for (let i = 0; i < 16; i++)
+      expect(
+        (
+          await consumer.api("POST", `/api/app/${slug}/completion-messages`, {
+            body: { inputs: {}, query: "hi", response_mode: "blocking", user: `arm-${i}` },
+          })
+        ).status,
+      ).toBe(200);
+    await judgeAll(appId);
+    const summary = (await creator.api("GET", online(promptId))).body;
+    const byVersion = new Map(
+      summary.versions.map((v: { version: number }) => [v.version, v] as const),
+    ) as Map<number, Record<string, unknown>>;
+    expect(byVersion.get(2)).toMatchObject({ experiment_id: started.body.id, pass_rate: 1, mean_score: 1 });
+    expect(byVersion.get(3)).toMatchObject({ experiment_id: started.body.id, pass_rate: 0, mean_score: 0 });
+    const v2 = byVersion.get(2) as { scored_calls: number; revenue_micros: number };
+    expect(v2.revenue_micros).toBe(v2.scored_calls * 250_000);
+
+    const detail = await creator.api("GET", `/api/prompts/${promptId}/experiments/${started.body.id}`);
+    expect(detail.status).toBe(200);
+    const arms = detail.body.arms as {
+      version: number;
+      calls: number;
+      online_score: number | null;
+      online_scored_calls: number;
+    }[];
+    expect(arms.find((a) => a.version === 2)).toMatchObject({
+      online_score: 1,
+      online_scored_calls: v2.scored_calls,
+    });
+    expect(arms.find((a) => a.version === 3)?.online_score).toBe(0);
+    expect(arms.reduce((n, a) => n + a.online_scored_calls, 0)).toBe(16);
+  });
+});

@@ -278,12 +278,26 @@ async function summaryOf(db: Database, app: ApplicationRow): Promise<OnlineEvalS
     .where(and(eq(onlineEvalResults.applicationId, app.id), eq(onlineEvalResults.status, "done")))
     .orderBy(desc(onlineEvalResults.createdAt))
     .limit(20);
-  const spent = day?.spentMicros ?? 0;
-  const capMicros = (settingsRow?.dailyCapCents ?? 0) * MICROS_PER_CENT;
+  // Reached: a judge was refused by the cap today since the settings last changed.
+  const dayStart = new Date(`${utcDayOf()}T00:00:00.000Z`);
+  const capFrom = settingsRow && settingsRow.updatedAt > dayStart ? settingsRow.updatedAt : dayStart;
+  const [capped] = settingsRow
+    ? await db
+        .select({ id: onlineEvalResults.id })
+        .from(onlineEvalResults)
+        .where(
+          and(
+            eq(onlineEvalResults.applicationId, app.id),
+            eq(onlineEvalResults.status, "skipped_cap"),
+            sql`${onlineEvalResults.createdAt} >= ${capFrom}`,
+          ),
+        )
+        .limit(1)
+    : [];
   return {
     settings: settingsRow ? toSettings(settingsRow) : null,
-    spent_today_micros: spent,
-    cap_reached: settingsRow ? spent + (day?.reservedMicros ?? 0) >= capMicros : false,
+    spent_today_micros: day?.spentMicros ?? 0,
+    cap_reached: capped !== undefined,
     versions: summaries,
     recent: recent.map((r) => ({
       invocation_id: r.invocationId,
