@@ -179,10 +179,10 @@ function OnlineEvals({ subject, summary }: { subject: OnlineEvalSubject; summary
         </form>
       </CardBody>
       <CardBody className="space-y-4">
-        <p className="text-sm text-slate-700" aria-label="Today's spend">
+        <section aria-label="Today's spend" className="text-sm text-slate-700">
           Today's judge spend: <Money micros={summary.spent_today_micros} /> of <Money micros={capMicros} />{" "}
           {summary.cap_reached && <Badge tone="yellow">cap reached: judges wait for tomorrow</Badge>}
-        </p>
+        </section>
         <VersionTable summary={summary} />
         <Recent summary={summary} />
       </CardBody>
