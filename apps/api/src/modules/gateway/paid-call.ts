@@ -3,6 +3,7 @@ import type { FastifyRequest } from "fastify";
 import type { ApplicationRow } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
 import { withOffers } from "../../lib/payment-remedy.ts";
+import { isWarmUpRequest } from "../../lib/warm-up-requests.ts";
 import type { InvocationRecord } from "../analytics/call-records.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { refuseAppNotAllowed } from "../auth/authenticate.ts";
@@ -189,7 +190,8 @@ export async function openPaidCall(
   /** A cache read unless the app samples its calls; a failure to sample never fails the call. */
   async function sampleForOnlineEvals(result: ExecutionResult): Promise<void> {
     // Logging off: the call's content is not kept, so it is not judged either (decision 076).
-    if (!execution.served || !execution.storeContent) return;
+    // The start-up rehearsal's calls (warm-up.ts) are nobody's: never sampled.
+    if (!execution.served || !execution.storeContent || isWarmUpRequest(request)) return;
     if (!isCustomerCall({ callerId: caller.id, ownerId: application.ownerId, ownerPays: options.ownerPays }))
       return;
     await sampleLiveCall(deps.db, {
