@@ -42,6 +42,7 @@ import { authRoutes } from "./modules/auth/auth.routes.ts";
 import { billingRoutes } from "./modules/billing/billing.routes.ts";
 import { HOLD_SWEEP_INTERVAL_MS } from "./modules/billing/call-checks.ts";
 import {
+  type CallPayments,
   createCallPayments,
   sweepExpiredHolds,
   sweepExpiredIncludedCalls,
@@ -66,6 +67,7 @@ import { agentsRoutes } from "./modules/gateway/agents.routes.ts";
 import { evalApiRoutes } from "./modules/gateway/eval-api.routes.ts";
 import { gatewayRoutes } from "./modules/gateway/gateway.routes.ts";
 import type { GatewayDeps } from "./modules/gateway/gateway-call.ts";
+import { onlineEvalJudgeFor } from "./modules/gateway/online-eval-judge.ts";
 import { openAiRoutes } from "./modules/gateway/openai.routes.ts";
 import { answerBadUrl } from "./modules/gateway/openai-unknown-routes.ts";
 import { sweepExpiredResponses } from "./modules/gateway/response-store.ts";
@@ -81,6 +83,8 @@ import { evalsRoutes } from "./modules/releases/evals.routes.ts";
 import { EXPERIMENT_RULES_INTERVAL_MS, runExperimentRules } from "./modules/releases/experiment-rules.ts";
 import { experimentsRoutes } from "./modules/releases/experiments.routes.ts";
 import { labelsRoutes } from "./modules/releases/labels.routes.ts";
+import { onlineEvalsRoutes } from "./modules/releases/online-evals.routes.ts";
+import { ONLINE_EVALS_INTERVAL_MS, runOnlineEvals } from "./modules/releases/online-evals.ts";
 import { runtimeConfigRoutes, systemRoutes } from "./modules/system/system.routes.ts";
 import { workflowsRoutes } from "./modules/workflows/workflows.routes.ts";
 import { seedWorkflowProviders } from "./modules/workflows/workflows.service.ts";
@@ -141,7 +145,7 @@ export async function buildServer(options: BuildAppOptions): Promise<Server> {
   // Every paid call's payment: its leases, its recorder and the payers' account ids (billing/call-payment).
   const payments = createCallPayments(db, app.log);
   await seedWorkflowProviders(db);
-  const jobs = startJobs(backgroundJobs(config, db, services, app.log), { log: app.log, registry });
+  const jobs = startJobs(backgroundJobs(config, db, services, app.log, payments), { log: app.log, registry });
   // Fastify closes plugins before this hook, registered first. Then, in this order: no job starts
   // again and the running ones finish; what the paid calls' leases did not spend goes back to the
   // wallets (billing/call-payment/leases.ts); the services let go of Redis and SMTP; the database closes last.
@@ -269,7 +273,13 @@ const TEN_MINUTES_MS = 10 * 60_000;
 const EVENTS_INTERVAL_MS = 2_000;
 
 /** Every background job, each on its own timer (lib/jobs.ts): stopped by the server's close. */
-function backgroundJobs(config: Config, db: Database, services: Services, log: FastifyBaseLogger): Job[] {
+function backgroundJobs(
+  config: Config,
+  db: Database,
+  services: Services,
+  log: FastifyBaseLogger,
+  payments: CallPayments,
+): Job[] {
   const { payoutDeps } = services;
   const money = HOLD_SWEEP_INTERVAL_MS;
   return [
@@ -334,6 +344,25 @@ function backgroundJobs(config: Config, db: Database, services: Services, log: F
       run: async () => {
         const ended = await runExperimentRules(db, { feePercent: config.platformFeePercent });
         if (ended > 0) log.info({ ended }, "experiments ended by their rules");
+      },
+    },
+    // Sampled live calls judged by their app's assertions, judges paid by the creator (decision 076).
+    {
+      name: "online-evals",
+      everyMs: ONLINE_EVALS_INTERVAL_MS,
+      run: async () => {
+        const judge = onlineEvalJudgeFor(
+          {
+            db,
+            llm: services.llm,
+            secrets: services.secrets,
+            feePercent: config.platformFeePercent,
+            publicUrl: config.publicUrl,
+            payments,
+          },
+          log,
+        );
+        await runOnlineEvals(db, judge, { log });
       },
     },
     // The event log's webhooks (fan-out, due deliveries) and usage export sinks (decision 068).
@@ -473,6 +502,7 @@ async function productApi(
   });
   await scope.register(experimentsRoutes, { db, guards, feePercent: config.platformFeePercent });
   await scope.register(labelsRoutes, { db, guards, feePercent: config.platformFeePercent });
+  await scope.register(onlineEvalsRoutes, { db, guards });
   await scope.register(evalsRoutes, {
     db,
     guards,

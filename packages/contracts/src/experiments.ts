@@ -86,6 +86,9 @@ export const ArmStatsSchema = z.object({
   margin_per_call_micros: z.number().nullable(),
   /** Failed calls, whose price was given back (never charged): Promptmint's refund per call. */
   refunded_calls: z.number().int(),
+  /** Online evals (docs/decisions/076): the arm's mean score over its judged calls, null with none. */
+  online_score: z.number().nullable().optional(),
+  online_scored_calls: z.number().int().optional(),
 });
 export type ArmStats = z.infer<typeof ArmStatsSchema>;
 

@@ -14,6 +14,7 @@ export * from "./explore.ts";
 export * from "./gateway.ts";
 export * from "./ids.ts";
 export * from "./keys.ts";
+export * from "./online-evals.ts";
 export * from "./payouts.ts";
 export * from "./prompts.ts";
 export * from "./receipts.ts";

@@ -34,6 +34,8 @@ const FED_BY: Record<string, LookupName[]> = {
   app_labels: ["prompts"],
   // Each app's running experiment is cached with its prompts (releases/serving.ts; migration 0041).
   experiments: ["prompts"],
+  // Each app's online eval sampling is cached with its prompts (releases/online-evals.ts; migration 0055).
+  online_eval_settings: ["prompts"],
 };
 /** The tables whose changes the lookups must hear (migration 0029 puts a trigger on each). */
 export const LOOKUP_TABLES = Object.keys(FED_BY);

@@ -47,6 +47,7 @@ export const fuzzShards = {
     "explore",
     "models",
     "experiments",
+    "online-evals",
     "webhooks",
   ],
   billingAndGateway: [

@@ -259,6 +259,22 @@ export function routeTable(world: World): Record<string, RouteRequest> {
       url: `/api/prompts/${world.promptId}/labels/spare`,
       last: true,
     },
+    // Online evals (decision 076): the owner's settings with a pattern RE2 cannot run are a 400 naming it.
+    "GET /api/prompts/{id}/online-evals": {
+      class: "owned",
+      url: `/api/prompts/${world.promptId}/online-evals`,
+    },
+    "PUT /api/prompts/{id}/online-evals": {
+      class: "owned",
+      url: `/api/prompts/${world.promptId}/online-evals`,
+      payload: {
+        enabled: true,
+        sample_percent: 10,
+        assertions: [{ kind: "regex", pattern: "(?<=a)b" }],
+        daily_cap_cents: 100,
+      },
+      ok: 400,
+    },
     // Experiments (decision 058): the owner's start with one version twice is a 400 naming the arm;
     // an experiment that does not exist is a 404 for the owner too, as for everyone else.
     // What callers get (decision 075): production and the running experiment, the owner's alone.
@@ -406,6 +422,21 @@ export function routeTable(world: World): Record<string, RouteRequest> {
     },
     // Workflow experiments (decision 058, "Workflow apps"): as the prompt ones, a start with one
     // version twice is the owner's 400 naming the arm; an unknown experiment is a 404 to all.
+    "GET /api/workflows/{id}/online-evals": {
+      class: "owned",
+      url: `/api/workflows/${world.workflowId}/online-evals`,
+    },
+    "PUT /api/workflows/{id}/online-evals": {
+      class: "owned",
+      url: `/api/workflows/${world.workflowId}/online-evals`,
+      payload: {
+        enabled: true,
+        sample_percent: 10,
+        assertions: [{ kind: "regex", pattern: "(?<=a)b" }],
+        daily_cap_cents: 100,
+      },
+      ok: 400,
+    },
     "GET /api/workflows/{id}/experiments/": {
       class: "owned",
       url: `/api/workflows/${world.workflowId}/experiments/`,

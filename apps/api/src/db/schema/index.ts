@@ -8,6 +8,7 @@ export * from "./eval-sources.ts";
 export * from "./evals.ts";
 export * from "./identity.ts";
 export * from "./model-keys.ts";
+export * from "./online-evals.ts";
 export * from "./payouts.ts";
 export * from "./receipt-keys.ts";
 export * from "./receipts.ts";

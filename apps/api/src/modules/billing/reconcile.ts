@@ -274,7 +274,81 @@ export const RECONCILE_CHECKS = [
     describe: (row: ExportMismatch) =>
       `${row.sink} ${row.day} ${row.type} app ${row.applicationId}: exported ${row.exported} (${row.exportedMicros} micros) ≠ logged ${row.logged} (${row.loggedMicros} micros)`,
   }),
+  // Online evals (decision 076): each judged row's cost is what its judge calls took from its
+  // creator's wallet (never a consumer's), and no app's day spent more than its cap.
+  check({
+    name: "onlineEvalMismatches",
+    differs: "online eval rows whose cost is not what their judge calls took from the creator's wallet",
+    rows: onlineEvalMismatches,
+    describe: (row: OnlineEvalMismatch) =>
+      `online eval ${row.result_id}: row ${row.row_micros} ≠ charged ${row.charged_micros} micros`,
+  }),
+  check({
+    name: "onlineEvalDaysOverCap",
+    differs: "apps whose online evals spent more on a UTC day than its daily cap",
+    rows: onlineEvalDaysOverCap,
+    describe: (row: OnlineEvalDayOverCap) =>
+      `app ${row.application_id} on ${row.day}: spent ${row.spent_micros} > cap ${row.cap_micros} micros`,
+  }),
 ] as const;
+
+/** An online eval row whose cost differs from what its judges' holds took from its app's owner. */
+export interface OnlineEvalMismatch {
+  result_id: string;
+  row_micros: number;
+  charged_micros: number;
+}
+
+/** An app's online eval spend on a day above the highest cap reserved against that day. */
+export interface OnlineEvalDayOverCap {
+  application_id: string;
+  day: string;
+  spent_micros: number;
+  cap_micros: number;
+}
+
+/**
+ * Closed online eval rows against their judge calls' model cost holds (the hold id is the judge's
+ * invocation id): only holds of the app's owner count, so a judge charged to anyone else shows.
+ */
+async function onlineEvalMismatches(db: Database): Promise<OnlineEvalMismatch[]> {
+  const rows = await queryRows<{ result_id: string; row_micros: string; charged_micros: string }>(
+    db,
+    sql`select r.id as result_id, r.cost_micros::text as row_micros,
+               coalesce((select sum(h.spent_micros + h.overrun_micros) from model_cost_holds h
+                         where h.id = any(r.judge_invocation_ids) and h.creator_id = a.owner_id), 0)::text
+                 as charged_micros
+        from online_eval_results r join applications a on a.id = r.application_id
+        where r.status not in ('pending', 'running')
+          and (r.cost_micros <> 0 or cardinality(r.judge_invocation_ids) > 0)`,
+  );
+  return rows
+    .map((row) => ({
+      result_id: row.result_id,
+      row_micros: Number(row.row_micros),
+      charged_micros: Number(row.charged_micros),
+    }))
+    .filter((row) => row.row_micros !== row.charged_micros);
+}
+
+async function onlineEvalDaysOverCap(db: Database): Promise<OnlineEvalDayOverCap[]> {
+  const rows = await queryRows<{ application_id: string; day: string; spent: string; cap: string | null }>(
+    db,
+    sql`select r.application_id, r.cap_day::text as day, sum(r.cost_micros)::text as spent,
+               max(d.cap_micros)::text as cap
+        from online_eval_results r
+        left join online_eval_days d on d.application_id = r.application_id and d.day = r.cap_day
+        where r.cap_day is not null
+        group by r.application_id, r.cap_day
+        having sum(r.cost_micros) > coalesce(max(d.cap_micros), 0)`,
+  );
+  return rows.map((row) => ({
+    application_id: row.application_id,
+    day: row.day,
+    spent_micros: Number(row.spent),
+    cap_micros: Number(row.cap ?? 0),
+  }));
+}
 
 type Check = (typeof RECONCILE_CHECKS)[number];
 

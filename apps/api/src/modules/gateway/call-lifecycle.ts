@@ -42,7 +42,7 @@ const PING_INTERVAL_MS = 10_000;
 /** What the payment needs from the server: the call payments, the platform's fee, where to top up. */
 export type PaymentDeps = Pick<
   GatewayDeps,
-  "payments" | "feePercent" | "publicUrl" | "agentPayments" | "receipts"
+  "db" | "payments" | "feePercent" | "publicUrl" | "agentPayments" | "receipts"
 >;
 
 /** One call of one app by one caller: what paying for it needs. */

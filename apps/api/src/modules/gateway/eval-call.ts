@@ -247,6 +247,17 @@ function judgeWorstCaseMicros(
     : 0;
 }
 
+/**
+ * What an online eval (releases/online-evals.ts, decision 076) wraps around each judge call: its
+ * daily cap reserves the call's worst case first (throws to refuse it: no hold, no vendor call),
+ * learns the call's invocation id before the vendor is called, and settles what it really cost.
+ */
+export interface JudgeSpendGuard {
+  reserve(worstCaseMicros: number): Promise<void>;
+  opened(invocationId: string): Promise<void>;
+  settle(worstCaseMicros: number, costMicros: number): Promise<void>;
+}
+
 /** The judge of rubric assertions on `model`: an owner's own call of their app (see above). */
 export function evalJudge(
   deps: PromptTestDeps,
@@ -254,6 +265,7 @@ export function evalJudge(
   owner: LocalUser,
   application: ApplicationRow,
   model: string,
+  guard?: JudgeSpendGuard,
 ): Judge {
   return async (input): Promise<JudgeVerdict> => {
     const llmRequest = judgeRequest(model, input);
@@ -286,21 +298,30 @@ export function evalJudge(
       stream: () => streamOnce(generate),
     };
     const callInput = { user: undefined, query: undefined };
-    const paid = await payForCall(deps, {
-      request,
-      caller: owner,
-      application,
-      execution,
-      mode: "completion",
-      input: callInput,
-      purpose: "eval",
-    });
-    const { result } = await generatePaidAnswer(request, paid, execution);
-    const costMicros = result.modelCostMicros ?? 0;
-    const verdict =
-      result.answeredBy === "sandbox"
-        ? sandboxVerdict(input.rubric, input.output)
-        : readVerdict(result.answer);
-    return { ...verdict, costMicros };
+    const worstCase = execution.worstCaseModelCostMicros ?? 0;
+    await guard?.reserve(worstCase);
+    let costMicros = 0;
+    try {
+      const paid = await payForCall(deps, {
+        request,
+        caller: owner,
+        application,
+        execution,
+        mode: "completion",
+        input: callInput,
+        // An online eval's judge is apart from eval runs (decisions 076, 078).
+        purpose: guard ? "online_eval" : "eval",
+      });
+      await guard?.opened(paid.messageId);
+      const { result } = await generatePaidAnswer(request, paid, execution);
+      costMicros = result.modelCostMicros ?? 0;
+      const verdict =
+        result.answeredBy === "sandbox"
+          ? sandboxVerdict(input.rubric, input.output)
+          : readVerdict(result.answer);
+      return { ...verdict, costMicros };
+    } finally {
+      await guard?.settle(worstCase, costMicros);
+    }
   };
 }

@@ -3,12 +3,14 @@ import type { FastifyRequest } from "fastify";
 import type { ApplicationRow } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
 import { withOffers } from "../../lib/payment-remedy.ts";
+import { isWarmUpRequest } from "../../lib/warm-up-requests.ts";
 import type { InvocationRecord } from "../analytics/call-records.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { refuseAppNotAllowed } from "../auth/authenticate.ts";
 import type { CallCharge } from "../billing/call-payment/index.ts";
 import { effectivePriceCents } from "../billing/price-changes.ts";
 import { netOfFeeMicros } from "../models/model-prices.ts";
+import { isCustomerCall, sampleLiveCall } from "../releases/online-evals.ts";
 import { ANONYMOUS_CALLER } from "./access.ts";
 import { signCallReceipt } from "./call-receipt.ts";
 import { refuseOversizedCall } from "./call-worst-case.ts";
@@ -93,7 +95,7 @@ export function purposeOf(options: {
  * platform's); a 402 sends the caller to their wallet's page to top up.
  */
 export async function openPaidCall(
-  deps: Pick<GatewayDeps, "payments" | "feePercent" | "publicUrl" | "agentPayments" | "receipts">,
+  deps: Pick<GatewayDeps, "db" | "payments" | "feePercent" | "publicUrl" | "agentPayments" | "receipts">,
   options: {
     request: FastifyRequest;
     caller: LocalUser;
@@ -190,6 +192,8 @@ export async function openPaidCall(
     started,
     async end(outcome) {
       const charge = await endPayment(outcome);
+      // Answered and recorded: a customer's call may be sampled for online evals (decision 076).
+      if (outcome.kind === "answered") await sampleForOnlineEvals(outcome.result);
       // A charged or plan-covered call's signed receipt (docs/decisions/073): every protocol's
       // answer takes it from the charge (a header, a stream's last event, MCP's `_meta`).
       const receipt = await signCallReceipt(deps, request, {
@@ -202,6 +206,28 @@ export async function openPaidCall(
       return receipt ? { ...charge, receipt } : charge;
     },
   };
+  /** A cache read unless the app samples its calls; a failure to sample never fails the call. */
+  async function sampleForOnlineEvals(result: ExecutionResult): Promise<void> {
+    // Logging off: the call's content is not kept, so it is not judged either (decision 076).
+    // The start-up rehearsal's calls (warm-up.ts) are nobody's: never sampled.
+    if (!execution.served || !execution.storeContent || isWarmUpRequest(request)) return;
+    if (!isCustomerCall({ callerId: caller.id, ownerId: application.ownerId, ownerPays: options.ownerPays }))
+      return;
+    await sampleLiveCall(deps.db, {
+      applicationId: application.id,
+      invocationId: messageId,
+      version: execution.served.version,
+      experimentId: execution.served.experimentId,
+      model: result.answeredBy ?? execution.model ?? "",
+      output: result.answer,
+      inputs: execution.inputs,
+      query: input.query ?? null,
+      latencyMs: performance.now() - started,
+      costMicros: result.modelCostMicros ?? 0,
+    }).catch((err: { name?: string; code?: string }) =>
+      request.log.error({ error: err.name, code: err.code }, "could not sample a call for online evals"),
+    );
+  }
   function endPayment(outcome: CallOutcome): Promise<CallCharge> {
     switch (outcome.kind) {
       case "answered":

@@ -25,6 +25,7 @@ import type { LocalUser } from "../auth/auth.service.ts";
 import { type ExperimentKind, type ExperimentSubject, ownSubject } from "./experiment-subjects.ts";
 import { productionOf } from "./labels.ts";
 import { kindOfApp, releaseKind, releaseProduction } from "./release-kinds.ts";
+import { onlineScoresOfExperiment } from "./online-evals.ts";
 import { twoProportionZ, welchT } from "./significance.ts";
 import { authorName, lockApp, versionsByNumber } from "./versions.ts";
 
@@ -510,9 +511,16 @@ export async function experimentDetail(
   const row = fresh?.experiment ?? experiment;
   const figures = await experimentFigures(db, row);
   const bucket = bucketSecondsOf(row);
+  // Each arm's online eval score beside its money (decision 076).
+  const scores = await onlineScoresOfExperiment(db, row.id);
   return {
     experiment: toExperiment(row, fresh?.by ?? null, subject),
     ...figures,
+    arms: figures.arms.map((arm) => ({
+      ...arm,
+      online_score: scores.get(arm.version)?.mean ?? null,
+      online_scored_calls: scores.get(arm.version)?.scored ?? 0,
+    })),
     series: await seriesOf(db, row, bucket),
     bucket_seconds: bucket,
     model_cost_note: subject.kind === "workflow" ? WORKFLOW_COST_NOTE : null,

@@ -15,6 +15,7 @@ import {
   subscribe,
   topUp,
 } from "./management.ts";
+import { onlineEvalStep } from "./online-evals.ts";
 import { cutPriceUnderAnArm, oversizedCall } from "./oversized.ts";
 import {
   burst,
@@ -80,4 +81,6 @@ export const actions: Action[] = [
   { name: "test prompt", weight: 3, run: testPrompt },
   { name: "eval run", weight: 1.5, run: evalRun },
   { name: "creator top-up", weight: 1, run: creatorTopUp },
+  // Issue 41: online evals turned on and off with small caps, a rubric judged, while calls race (decision 076).
+  { name: "online evals", weight: 2, run: onlineEvalStep },
 ];

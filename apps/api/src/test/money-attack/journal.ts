@@ -63,7 +63,9 @@ export interface EventEntry {
     | "label_move"
     // Issue 37: a creator's calls no price pays for (creator-calls.ts).
     | "test_prompt"
-    | "eval_run";
+    | "eval_run"
+    // Issue 41: online evals turned on and off (online-evals.ts).
+    | "online_evals";
   seq: number;
   actor: number;
   startedAt: number;

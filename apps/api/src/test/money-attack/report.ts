@@ -43,6 +43,8 @@ export interface Figures {
   experiments?: string;
   /** Oversized calls refused and price cuts tried under a dear arm (decision 063, oversized.ts). */
   oversized?: string;
+  /** Sampled calls by how they were judged, and what the judges cost creators (decision 076, online-evals.ts). */
+  onlineEvals?: string;
   /** What left the product: webhook events and attempts, usage events exported (decision 068, events.ts). */
   outgoing?: string;
   outgoingCounts?: { events: number; webhookAttempts: number; exported: number };
@@ -80,6 +82,7 @@ export function summarize(
     "label_move",
     "test_prompt",
     "eval_run",
+    "online_evals",
   ] as const) {
     const statuses: Record<string, number> = {};
     for (const event of journal.events(kind))
@@ -194,6 +197,7 @@ export function formatReport(result: {
     ["limited keys: spend / charged µ$", f.keys || "-"],
     ...(f.experiments ? [["experiments", f.experiments] as [string, string]] : []),
     ...(f.oversized ? [["oversized", f.oversized] as [string, string]] : []),
+    ...(f.onlineEvals ? [["online evals", f.onlineEvals] as [string, string]] : []),
     ...(f.outgoing ? [["outgoing", f.outgoing] as [string, string]] : []),
     ...(f.agents ?? []),
     ...Object.entries(f.events).map(([kind, statuses]): [string, string] => [kind, statuses || "-"]),

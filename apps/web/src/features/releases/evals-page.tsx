@@ -51,6 +51,7 @@ import {
   useStartEvalRun,
 } from "./api/evals";
 import { ConfirmEvalRunCost, EvalRunEstimate } from "./eval-run-estimate";
+import { OnlineEvalsPanel } from "./online-evals-panel";
 
 /** /prompts/:slug/evals — test cases, runs against a version, comparisons, the release gate. */
 export function EvalsPage() {
@@ -119,6 +120,7 @@ function Evals({ application, config }: { application: Application; config: Prom
           <RunHistory promptId={config.id} selected={selectedRun} onSelect={setSelectedRun} />
           {selectedRun && <RunDetail promptId={config.id} runId={selectedRun} />}
           <Comparison promptId={config.id} />
+          <OnlineEvalsPanel subject={{ kind: "prompts", id: config.id }} />
         </div>
       )}
     </>
@@ -151,7 +153,7 @@ function ReleaseGate({ promptId, required }: { promptId: string; required: boole
 // ---------------------------------------------------------------------------------------------
 // Cases
 
-const ASSERTION_KINDS: { value: EvalAssertionKind; label: string }[] = [
+export const ASSERTION_KINDS: { value: EvalAssertionKind; label: string }[] = [
   { value: "contains", label: "Contains" },
   { value: "not_contains", label: "Does not contain" },
   { value: "regex", label: "Matches regex" },
@@ -161,7 +163,7 @@ const ASSERTION_KINDS: { value: EvalAssertionKind; label: string }[] = [
   { value: "rubric", label: "Rubric (judged by a model)" },
 ];
 
-function newAssertion(kind: EvalAssertionKind): EvalAssertion {
+export function newAssertion(kind: EvalAssertionKind): EvalAssertion {
   switch (kind) {
     case "contains":
     case "not_contains":
@@ -475,7 +477,7 @@ function CaseEditor({
   );
 }
 
-function AssertionFields({
+export function AssertionFields({
   assertion,
   error,
   onChange,
