@@ -78,6 +78,8 @@ import { promptsRoutes } from "./modules/prompts/prompts.routes.ts";
 import { evalsRoutes } from "./modules/releases/evals.routes.ts";
 import { EXPERIMENT_RULES_INTERVAL_MS, runExperimentRules } from "./modules/releases/experiment-rules.ts";
 import { experimentsRoutes } from "./modules/releases/experiments.routes.ts";
+import { rolloutsRoutes } from "./modules/releases/rollouts.routes.ts";
+import { ROLLOUT_STEPPER_INTERVAL_MS, runRolloutSteps } from "./modules/releases/rollouts.service.ts";
 import { runtimeConfigRoutes, systemRoutes } from "./modules/system/system.routes.ts";
 import { workflowsRoutes } from "./modules/workflows/workflows.routes.ts";
 import { seedWorkflowProviders } from "./modules/workflows/workflows.service.ts";
@@ -333,6 +335,17 @@ function backgroundJobs(config: Config, db: Database, services: Services, log: F
         if (ended > 0) log.info({ ended }, "experiments ended by their rules");
       },
     },
+    // Guarded rollouts (decision 077): a step within bounds advances, a breach rolls back by itself.
+    // The integrator wires H3's onlineEvalScoreOf here as `onlineScore` (default: no scores).
+    {
+      name: "rollout-stepper",
+      everyMs: ROLLOUT_STEPPER_INTERVAL_MS,
+      run: async () => {
+        const outcomes = await runRolloutSteps(db, { feePercent: config.platformFeePercent });
+        const acted = outcomes.filter((o) => o !== "waiting" && o !== "gone" && o !== "held");
+        if (acted.length > 0) log.info({ outcomes: acted }, "rollouts stepped");
+      },
+    },
     // The event log's webhooks (fan-out, due deliveries) and usage export sinks (decision 068).
     { name: "events", everyMs: EVENTS_INTERVAL_MS, run: () => services.events.run(log) },
     // An app whose error rate jumped in the last 15-minute window: one event for its creator.
@@ -469,6 +482,7 @@ async function productApi(
     payments: gatewayDeps.payments,
   });
   await scope.register(experimentsRoutes, { db, guards, feePercent: config.platformFeePercent });
+  await scope.register(rolloutsRoutes, { db, guards, feePercent: config.platformFeePercent });
   await scope.register(evalsRoutes, {
     db,
     guards,

@@ -16,5 +16,6 @@ export * from "./keys.ts";
 export * from "./payouts.ts";
 export * from "./prompts.ts";
 export * from "./receipts.ts";
+export * from "./rollouts.ts";
 export * from "./webhooks.ts";
 export * from "./workflows.ts";

@@ -47,6 +47,7 @@ export const fuzzShards = {
     "explore",
     "models",
     "experiments",
+    "rollouts",
     "webhooks",
   ],
   billingAndGateway: ["billing", "gateway", "openai", "mcp", "embed", "admin", "payouts", "agents"],

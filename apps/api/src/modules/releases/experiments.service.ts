@@ -39,7 +39,7 @@ const MICROS_PER_CENT = 10_000;
 export const WORKFLOW_COST_NOTE =
   "Workflow calls have no model cost from Promptmint: the provider behind each version (Dify, n8n, Flowise, your webhook) bills you directly, so an arm's margin is its revenue less the platform fee.";
 
-function toExperiment(row: ExperimentRow, startedByName: string | null): Experiment {
+export function toExperiment(row: ExperimentRow, startedByName: string | null): Experiment {
   return {
     id: row.id,
     app_kind: row.workflowId ? "workflow" : "prompt",
@@ -56,6 +56,7 @@ function toExperiment(row: ExperimentRow, startedByName: string | null): Experim
     outcome: row.outcome,
     winner_version: row.winnerVersion,
     end_reason: row.endReason,
+    rollout: row.rollout ?? null,
   };
 }
 
