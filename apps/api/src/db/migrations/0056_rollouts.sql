@@ -43,4 +43,38 @@ BEGIN
   RETURN NULL;
 END $$;
 --> statement-breakpoint
-CREATE TRIGGER "experiments_rollout_events" AFTER INSERT OR UPDATE OF "rollout" ON "experiments" FOR EACH ROW EXECUTE FUNCTION pm_rollout_event();
+-- After every insert and update (not only `UPDATE OF rollout`: the end trigger below changes the
+-- column from a BEFORE trigger, which `UPDATE OF` would not see); a history that did not grow is
+-- no event.
+CREATE TRIGGER "experiments_rollout_events" AFTER INSERT OR UPDATE ON "experiments" FOR EACH ROW EXECUTE FUNCTION pm_rollout_event();
+--> statement-breakpoint
+-- A rollout's experiment ended by any other path (the experiments' stop, promote or rollback, a
+-- rule, a production move that ends it) ends the rollout with it, in the same row write: its state
+-- never says "running" on an ended experiment. Promoting the candidate completes it; any other end
+-- stops it. The stepper and the rollout's own stop write the state first, so this changes nothing
+-- for them.
+CREATE FUNCTION "pm_rollout_end"() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  promoted boolean;
+  pct int;
+BEGIN
+  IF NEW.rollout IS NULL OR OLD.status <> 'running' OR NEW.status <> 'ended'
+     OR NEW.rollout->>'status' IS DISTINCT FROM 'running' THEN
+    RETURN NEW;
+  END IF;
+  promoted := NEW.outcome = 'promoted' AND NEW.winner_version = (NEW.rollout->>'to_version')::int;
+  pct := CASE WHEN promoted THEN 100 ELSE 0 END;
+  NEW.rollout := NEW.rollout
+    || jsonb_build_object(
+         'status', CASE WHEN promoted THEN 'completed' ELSE 'stopped' END,
+         'percent', pct,
+         'next_step_at', NULL,
+         'history', (NEW.rollout->'history') || jsonb_build_array(jsonb_build_object(
+           'at', to_char(coalesce(NEW.ended_at, now()) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+           'percent', pct,
+           'action', CASE WHEN promoted THEN 'complete' ELSE 'stop' END,
+           'reason', NEW.end_reason)));
+  RETURN NEW;
+END $$;
+--> statement-breakpoint
+CREATE TRIGGER "experiments_rollout_end" BEFORE UPDATE ON "experiments" FOR EACH ROW EXECUTE FUNCTION pm_rollout_end();

@@ -320,6 +320,37 @@ describe("guarded rollouts", () => {
     expect((await stranger.api("POST", `/api/prompts/${promptId}/rollouts/current/stop`)).status).toBe(404);
   });
 
+  it("ends with its experiment when that is ended by another path (the experiments' stop or promote)", async () => {
+    const { promptId, app } = await liveApp();
+    const first = await startRollout(promptId, { version: 3, steps: [50, 100], bounds: {} });
+    const stopped = await creator.api("POST", `/api/prompts/${promptId}/experiments/${first.body.id}/stop`, {
+      body: { reason: "ended from the experiments page" },
+    });
+    expect(stopped.status).toBe(200);
+    expect(stopped.body.experiment.rollout).toMatchObject({ status: "stopped", percent: 0, next_step_at: null });
+    expect(stopped.body.experiment.rollout.history.at(-1)).toMatchObject({
+      action: "stop",
+      reason: "ended from the experiments page",
+    });
+    expect(Number.isNaN(Date.parse(stopped.body.experiment.rollout.history.at(-1).at))).toBe(false);
+
+    const second = await startRollout(promptId, { version: 3, steps: [50, 100], bounds: {} });
+    const promoted = await creator.api("POST", `/api/prompts/${promptId}/experiments/${second.body.id}/promote`, {
+      body: { version: 3 },
+    });
+    expect(promoted.status).toBe(200);
+    expect(promoted.body.experiment.rollout).toMatchObject({ status: "completed", percent: 100 });
+    expect(await productionOf(promptId)).toBe(3);
+    // The stepper no longer sees either; each end is one event.
+    expect(await runRolloutSteps(server.database.db, FEE)).toEqual([]);
+    expect((await rolloutEvents(app.id)).map((e) => e.type)).toEqual([
+      "release.rollout.started",
+      "release.rollout.stopped",
+      "release.rollout.started",
+      "release.rollout.completed",
+    ]);
+  });
+
   it("advances a step once when two stepper ticks race", async () => {
     const { slug, promptId, app } = await liveApp();
     const started = await startRollout(promptId, {
