@@ -426,8 +426,9 @@ export function routeTable(world: World): Record<string, RouteRequest> {
       payload: {},
       ok: 404,
     },
-    // Guarded rollouts (decision 077): rolling out the version production already is, is the
-    // owner's 400 naming `version`; stopping when none runs is a 404 to all.
+    // Guarded rollouts (decision 077): rolling out the version production already is (a prompt's
+    // v1), or steps that do not increase (a workflow's), is the owner's 400 naming the field;
+    // stopping when none runs is a 404 to all.
     "POST /api/prompts/{id}/rollouts": {
       class: "owned",
       url: `/api/prompts/${world.promptId}/rollouts`,
@@ -443,7 +444,7 @@ export function routeTable(world: World): Record<string, RouteRequest> {
     "POST /api/workflows/{id}/rollouts": {
       class: "owned",
       url: `/api/workflows/${world.workflowId}/rollouts`,
-      payload: { version: 1, bounds: { min_calls: 5 } },
+      payload: { version: 1, steps: [50, 40, 100], bounds: { min_calls: 5 } },
       ok: 400,
     },
     "POST /api/workflows/{id}/rollouts/current/stop": {
