@@ -427,8 +427,8 @@ export function routeTable(world: World): Record<string, RouteRequest> {
       ok: 404,
     },
     // Guarded rollouts (decision 077): rolling out the version production already is (a prompt's
-    // v1), or steps that do not increase (a workflow's), is the owner's 400 naming the field;
-    // stopping when none runs is a 404 to all.
+    // v1), or a version the app does not have (a workflow's v999), is the owner's 400 naming
+    // `version`; stopping when none runs is a 404 to all.
     "POST /api/prompts/{id}/rollouts": {
       class: "owned",
       url: `/api/prompts/${world.promptId}/rollouts`,
@@ -444,7 +444,7 @@ export function routeTable(world: World): Record<string, RouteRequest> {
     "POST /api/workflows/{id}/rollouts": {
       class: "owned",
       url: `/api/workflows/${world.workflowId}/rollouts`,
-      payload: { version: 1, steps: [50, 40, 100], bounds: { min_calls: 5 } },
+      payload: { version: 999, bounds: { min_calls: 5 } },
       ok: 400,
     },
     "POST /api/workflows/{id}/rollouts/current/stop": {

@@ -191,7 +191,9 @@ describe("guarded rollouts", () => {
     const users = Array.from({ length: 200 }, (_, i) => `fresh-${i}`);
     for (const user of users) {
       const chosen = await chooseVersion(db, app, { stickyKey: { endUser: user, account: "a" } });
-      expect((chosen.pin as { version: number }).version).toBe(armOf(newArms, bucketOf(id, `user:${user}`)).version);
+      expect((chosen.pin as { version: number }).version).toBe(
+        armOf(newArms, bucketOf(id, `user:${user}`)).version,
+      );
     }
     // Sticky as the share grows: every caller on the candidate at 20% is still on it at 60%.
     for (const { user, version } of first)
@@ -327,7 +329,11 @@ describe("guarded rollouts", () => {
       body: { reason: "ended from the experiments page" },
     });
     expect(stopped.status).toBe(200);
-    expect(stopped.body.experiment.rollout).toMatchObject({ status: "stopped", percent: 0, next_step_at: null });
+    expect(stopped.body.experiment.rollout).toMatchObject({
+      status: "stopped",
+      percent: 0,
+      next_step_at: null,
+    });
     expect(stopped.body.experiment.rollout.history.at(-1)).toMatchObject({
       action: "stop",
       reason: "ended from the experiments page",
@@ -335,9 +341,13 @@ describe("guarded rollouts", () => {
     expect(Number.isNaN(Date.parse(stopped.body.experiment.rollout.history.at(-1).at))).toBe(false);
 
     const second = await startRollout(promptId, { version: 3, steps: [50, 100], bounds: {} });
-    const promoted = await creator.api("POST", `/api/prompts/${promptId}/experiments/${second.body.id}/promote`, {
-      body: { version: 3 },
-    });
+    const promoted = await creator.api(
+      "POST",
+      `/api/prompts/${promptId}/experiments/${second.body.id}/promote`,
+      {
+        body: { version: 3 },
+      },
+    );
     expect(promoted.status).toBe(200);
     expect(promoted.body.experiment.rollout).toMatchObject({ status: "completed", percent: 100 });
     expect(await productionOf(promptId)).toBe(3);
