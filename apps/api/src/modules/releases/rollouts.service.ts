@@ -111,10 +111,13 @@ export async function startRollout(
     );
   } catch (error) {
     if (!(error instanceof AppError) || !error.fields) throw error;
+    // Said as the rollout's request names things: `version`, not an experiment's arm.
+    const say = (text: string) =>
+      text.replace(/arms\.\d+\.version/g, "version").replace(/\bArm v(\d+)/g, "v$1");
     const fields = Object.fromEntries(
-      Object.entries(error.fields).map(([field, problem]) => [rolloutField(field), problem]),
+      Object.entries(error.fields).map(([field, problem]) => [rolloutField(field), say(problem)]),
     );
-    throw new AppError(error.code, error.message.replace(/arms\.\d+\.version/g, "version"), { fields });
+    throw new AppError(error.code, say(error.message), { fields });
   }
   const at = now();
   const stepStartedAt = await databaseNow(db);

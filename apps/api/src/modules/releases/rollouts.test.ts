@@ -107,6 +107,15 @@ describe("guarded rollouts", () => {
     const unknown = await bad({ version: 9, bounds: {} }, /^version$/);
     expect(unknown.body.fields.version).toMatch(/no version v9/);
 
+    // The eval gate judges the candidate as a promotion would: refused by name while it is on.
+    const gate = (on: boolean) =>
+      creator.api("PATCH", `/api/prompts/${promptId}/evals/settings`, { body: { require_passing_eval: on } });
+    expect((await gate(true)).status).toBe(200);
+    const gated = await bad({ version: 3, bounds: {} }, /./, 409);
+    expect(gated.body.fields.version).toContain("v3 cannot serve paid calls");
+    expect(gated.body.message).toContain("no passing eval run");
+    expect((await gate(false)).status).toBe(200);
+
     const started = await startRollout(promptId, { version: 3, bounds: {} });
     expect(started.status).toBe(201);
     expect(started.body).toMatchObject({
