@@ -185,8 +185,10 @@ export function RolloutDialog({
       busy={start.isPending}
       onConfirm={submit}
     >
+      {/* Scrolls inside the dialog on a short screen (a phone at 390 px): its buttons stay in view. */}
       <form
-        className="mt-4 space-y-3"
+        aria-label="Rollout settings"
+        className="-mx-1 mt-4 max-h-[55vh] space-y-3 overflow-y-auto px-1 pb-1"
         noValidate
         onSubmit={(event) => {
           event.preventDefault();
