@@ -84,7 +84,9 @@ import { EXPERIMENT_RULES_INTERVAL_MS, runExperimentRules } from "./modules/rele
 import { experimentsRoutes } from "./modules/releases/experiments.routes.ts";
 import { labelsRoutes } from "./modules/releases/labels.routes.ts";
 import { onlineEvalsRoutes } from "./modules/releases/online-evals.routes.ts";
-import { ONLINE_EVALS_INTERVAL_MS, runOnlineEvals } from "./modules/releases/online-evals.ts";
+import { ONLINE_EVALS_INTERVAL_MS, onlineEvalScoreOf, runOnlineEvals } from "./modules/releases/online-evals.ts";
+import { rolloutsRoutes } from "./modules/releases/rollouts.routes.ts";
+import { ROLLOUT_STEPPER_INTERVAL_MS, runRolloutSteps } from "./modules/releases/rollouts.service.ts";
 import { runtimeConfigRoutes, systemRoutes } from "./modules/system/system.routes.ts";
 import { workflowsRoutes } from "./modules/workflows/workflows.routes.ts";
 import { seedWorkflowProviders } from "./modules/workflows/workflows.service.ts";
@@ -365,6 +367,20 @@ function backgroundJobs(
         await runOnlineEvals(db, judge, { log });
       },
     },
+    // Guarded rollouts (decision 077): a step within bounds advances, a breach rolls back by itself.
+    // The integrator wires H3's onlineEvalScoreOf here as `onlineScore` (default: no scores).
+    {
+      name: "rollout-stepper",
+      everyMs: ROLLOUT_STEPPER_INTERVAL_MS,
+      run: async () => {
+        const outcomes = await runRolloutSteps(db, {
+          feePercent: config.platformFeePercent,
+          onlineScore: onlineEvalScoreOf,
+        });
+        const acted = outcomes.filter((o) => o !== "waiting" && o !== "gone" && o !== "held");
+        if (acted.length > 0) log.info({ outcomes: acted }, "rollouts stepped");
+      },
+    },
     // The event log's webhooks (fan-out, due deliveries) and usage export sinks (decision 068).
     { name: "events", everyMs: EVENTS_INTERVAL_MS, run: () => services.events.run(log) },
     // An app whose error rate jumped in the last 15-minute window: one event for its creator.
@@ -503,6 +519,7 @@ async function productApi(
   await scope.register(experimentsRoutes, { db, guards, feePercent: config.platformFeePercent });
   await scope.register(labelsRoutes, { db, guards, feePercent: config.platformFeePercent });
   await scope.register(onlineEvalsRoutes, { db, guards });
+  await scope.register(rolloutsRoutes, { db, guards, feePercent: config.platformFeePercent });
   await scope.register(evalsRoutes, {
     db,
     guards,

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { VersionNumberSchema } from "./prompts.ts";
+import { RolloutSchema } from "./rollouts.ts";
 
 /**
  * Experiments (docs/decisions/058): an app's production traffic split between versions by
@@ -62,6 +63,8 @@ export const ExperimentSchema = z.object({
   outcome: ExperimentOutcomeSchema.nullable(),
   winner_version: z.number().int().nullable(),
   end_reason: z.string(),
+  /** A guarded rollout's schedule and state (docs/decisions/077), null for a plain experiment. */
+  rollout: RolloutSchema.nullable(),
 });
 export type Experiment = z.infer<typeof ExperimentSchema>;
 

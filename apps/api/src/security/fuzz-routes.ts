@@ -48,6 +48,7 @@ export const fuzzShards = {
     "models",
     "experiments",
     "online-evals",
+    "rollouts",
     "webhooks",
   ],
   billingAndGateway: [

@@ -475,6 +475,33 @@ export function routeTable(world: World): Record<string, RouteRequest> {
       payload: {},
       ok: 404,
     },
+    // Guarded rollouts (decision 077): rolling out the version production already is (a prompt's
+    // v1), or a version the app does not have (a workflow's v999), is the owner's 400 naming
+    // `version`; stopping when none runs is a 404 to all.
+    "POST /api/prompts/{id}/rollouts": {
+      class: "owned",
+      url: `/api/prompts/${world.promptId}/rollouts`,
+      payload: { version: 1, bounds: { min_calls: 5 } },
+      ok: 400,
+    },
+    "POST /api/prompts/{id}/rollouts/current/stop": {
+      class: "owned",
+      url: `/api/prompts/${world.promptId}/rollouts/current/stop`,
+      payload: {},
+      ok: 404,
+    },
+    "POST /api/workflows/{id}/rollouts": {
+      class: "owned",
+      url: `/api/workflows/${world.workflowId}/rollouts`,
+      payload: { version: 999, bounds: { min_calls: 5 } },
+      ok: 400,
+    },
+    "POST /api/workflows/{id}/rollouts/current/stop": {
+      class: "owned",
+      url: `/api/workflows/${world.workflowId}/rollouts/current/stop`,
+      payload: {},
+      ok: 404,
+    },
 
     "GET /api/wallet/": { class: "self", url: "/api/wallet/" },
     "GET /api/wallet/statement/": { class: "self", url: "/api/wallet/statement/" },

@@ -99,6 +99,32 @@ export interface ExperimentRules {
   promote_winner_after_calls?: number;
 }
 
+/** A guarded rollout's schedule and state (docs/decisions/077; contracts' RolloutSchema). */
+export interface RolloutState {
+  status: "running" | "completed" | "rolled_back" | "stopped";
+  from_version: number;
+  to_version: number;
+  steps: number[];
+  step_index: number;
+  percent: number;
+  step_minutes: number;
+  step_started_at: string;
+  next_step_at: string | null;
+  bounds: {
+    max_error_rate?: number;
+    max_latency_p95_ms?: number;
+    min_margin_micros?: number;
+    min_online_score?: number;
+    min_calls: number;
+  };
+  history: {
+    at: string;
+    percent: number;
+    action: "start" | "advance" | "hold" | "rollback" | "complete" | "stop";
+    reason: string;
+  }[];
+}
+
 /**
  * An app's production traffic split between versions (docs/decisions/058): a prompt's versions or
  * a workflow's provider configurations (migration 0045). At most one running per app (a partial
@@ -124,6 +150,8 @@ export const experiments = pgTable(
     outcome: text("outcome", { enum: ["rolled_back", "promoted", "stopped"] }),
     winnerVersion: integer("winner_version"),
     endReason: text("end_reason").notNull().default(""),
+    /** A guarded rollout's schedule and state (migration 0056), null for a plain experiment. */
+    rollout: jsonb("rollout").$type<RolloutState>(),
   },
   (t) => [
     // One running experiment per app (a prompt's or a workflow's: each app has one of them).

@@ -29,6 +29,14 @@ export const EVENT_TYPES = {
   "experiment.started": "An experiment started splitting an app's traffic",
   "experiment.ended": "An experiment ended (stopped or its winner promoted)",
   "experiment.rolled_back": "An experiment ended by rolling back to its control version",
+  "release.rollout.started":
+    "A guarded rollout started giving a candidate version its first share of traffic",
+  "release.rollout.advanced": "A guarded rollout's candidate, within its bounds, got the next larger share",
+  "release.rollout.rolled_back":
+    "A guarded rollout ended by itself, a bound breached: production stays on the earlier version",
+  "release.rollout.completed": "A guarded rollout reached 100%: its candidate was promoted to production",
+  "release.rollout.stopped":
+    "A guarded rollout was stopped by its creator: production returned to the earlier version",
   "eval_run.passed": "An eval run finished and passed",
   "eval_run.failed": "An eval run finished and failed, or could not run",
   "app.error_rate_jumped": "An app's calls failed far more often in the last 15 minutes than before",

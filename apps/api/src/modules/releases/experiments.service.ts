@@ -70,6 +70,7 @@ export function toExperiment(
     outcome: row.outcome,
     winner_version: row.winnerVersion,
     end_reason: row.endReason,
+    rollout: row.rollout ?? null,
   };
 }
 

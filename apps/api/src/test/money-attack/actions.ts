@@ -29,6 +29,7 @@ import {
   workflowRun,
 } from "./paid-calls.ts";
 import type { Prng } from "./prng.ts";
+import { rolloutStep } from "./rollouts.ts";
 import { suspendConsumer } from "./suspensions.ts";
 
 export interface Action {
@@ -74,6 +75,8 @@ export const actions: Action[] = [
   // Issue 31: experiments started and ended, production moved, while calls race (decision 058).
   { name: "experiment", weight: 4, run: experimentStep },
   { name: "move production", weight: 3, run: moveProduction },
+  // Issue 41: guarded rollouts started, stepped (forced ticks) and stopped while calls race (decision 077).
+  { name: "rollout", weight: 4, run: rolloutStep },
   // Issue 37: inputs beyond what a call pays, and price cuts under a dear experiment arm (decision 063).
   { name: "oversized call", weight: 5, run: oversizedCall },
   { name: "cut price under an arm", weight: 1.5, run: cutPriceUnderAnArm },

@@ -39,6 +39,7 @@ import { judgeOnlineEvals } from "./online-evals.ts";
 import { judgeModelCosts, judgeOversized } from "./oversized.ts";
 import { Prng } from "./prng.ts";
 import { type Figures, summarize } from "./report.ts";
+import { judgeRollouts } from "./rollouts.ts";
 import { suspensionWindows } from "./suspensions.ts";
 import { createWorld, type World } from "./world.ts";
 import { loadX402Payments, sweepAfterAttack, x402Cleared, x402TransfersAfterAttack } from "./x402-calls.ts";
@@ -182,11 +183,12 @@ export async function runMoneyAttack(options: AttackOptions): Promise<AttackResu
       violations.push({ kind, example }),
     );
     const onlineEvals = await judgeOnlineEvals(db, (kind, example) => violations.push({ kind, example }));
+    const rolloutFigures = await judgeRollouts(db, (kind, example) => violations.push({ kind, example }));
     // Decision 063: oversized inputs refused, price cuts under a serving arm refused, model cost covered.
     const oversized = judgeOversized(attack.journal, (kind, example) => violations.push({ kind, example }));
     await judgeModelCosts(db, 10, (kind, example) => violations.push({ kind, example }));
     const figures = summarize(attack.journal, invocations, world, harnessErrors, keys);
-    figures.experiments = `${experimentFigures.experiments} started, ${experimentFigures.ended} ended ${JSON.stringify(experimentFigures.byOutcome)} (${experimentFigures.ruleEnds} by rules), ${experimentFigures.calls} calls chosen by one`;
+    figures.experiments = `${experimentFigures.experiments} started, ${experimentFigures.ended} ended ${JSON.stringify(experimentFigures.byOutcome)} (${experimentFigures.ruleEnds} by rules), ${experimentFigures.calls} calls chosen by one; ${rolloutFigures.rollouts} rollouts ${JSON.stringify(rolloutFigures.byStatus)}, ${rolloutFigures.steps} steps advanced, ${rolloutFigures.events} rollout events`;
     figures.onlineEvals = `${onlineEvals?.rows ?? 0} sampled calls: ${onlineEvals?.done ?? 0} judged, ${onlineEvals?.capped ?? 0} past the cap, ${onlineEvals?.funds ?? 0} without funds, ${onlineEvals?.failed ?? 0} failed, ${onlineEvals?.open ?? 0} open; ${onlineEvals?.judges ?? 0} judge calls cost creators ${onlineEvals?.cost ?? 0} µ$`;
     figures.oversized = `${oversized.refused} oversized calls refused (413), ${oversized.cuts} price cuts tried under a dear arm`;
     figures.agents = agentFigures(

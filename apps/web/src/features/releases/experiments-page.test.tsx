@@ -41,6 +41,7 @@ const running: Experiment = {
   outcome: null,
   winner_version: null,
   end_reason: "",
+  rollout: null,
 };
 
 const arm = (version: number, calls: number, margin: number) => ({

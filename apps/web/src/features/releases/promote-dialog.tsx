@@ -7,6 +7,7 @@ import { LinkedMessage } from "../../components/ui/linked-message";
 import { TextareaField } from "../../components/ui/textarea-field";
 import { getErrorMessage } from "../../lib/api-client";
 import { useMoveLabel } from "./api/labels";
+import { RollOutGradually } from "./rollout-dialog";
 
 /** The model settings a version carries, in the order the editor shows them. */
 export const VERSION_SETTINGS = [
@@ -125,6 +126,14 @@ export function PromoteDialog({
           <Alert tone="error">
             <LinkedMessage text={getErrorMessage(move.error)} />
           </Alert>
+        )}
+        {!rollback && (
+          <RollOutGradually
+            subject={{ kind: "prompt", id: promptId, stale: [["prompts", promptId]] }}
+            target={target.version}
+            production={production?.version}
+            onStarted={() => close(false)}
+          />
         )}
       </div>
     </ConfirmDialog>

@@ -37,6 +37,7 @@ import { usePromptVersions } from "../prompts/api/list-prompt-versions";
 import { PromptAppTabs } from "../prompts/prompt-app-tabs";
 import { useMoveLabel, usePromptLabels, useRemoveLabel } from "./api/labels";
 import { PromoteDialog } from "./promote-dialog";
+import { RolloutStatus } from "./rollout-status";
 import { type DiffLayout, VersionDiff } from "./version-diff";
 
 /** Labels the server moves itself: `production` by a release, `latest` by every save. */
@@ -157,6 +158,7 @@ function Versions({ application, config }: { application: Application; config: P
             onPromote={(version) => setDialog({ kind: "promote", version })}
             onRollback={(version) => setDialog({ kind: "rollback", version })}
           />
+          <RolloutStatus subject={{ kind: "prompt", id: config.id, stale: [["prompts", config.id]] }} />
 
           <div className="grid gap-6 xl:grid-cols-5">
             <Card className="xl:col-span-2">

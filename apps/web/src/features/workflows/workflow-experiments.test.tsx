@@ -51,6 +51,7 @@ const running: Experiment = {
   outcome: null,
   winner_version: null,
   end_reason: "",
+  rollout: null,
 };
 
 const arm = (v: number, calls: number, successes: number) => ({
