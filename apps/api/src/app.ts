@@ -84,7 +84,11 @@ import { EXPERIMENT_RULES_INTERVAL_MS, runExperimentRules } from "./modules/rele
 import { experimentsRoutes } from "./modules/releases/experiments.routes.ts";
 import { labelsRoutes } from "./modules/releases/labels.routes.ts";
 import { onlineEvalsRoutes } from "./modules/releases/online-evals.routes.ts";
-import { ONLINE_EVALS_INTERVAL_MS, onlineEvalScoreOf, runOnlineEvals } from "./modules/releases/online-evals.ts";
+import {
+  ONLINE_EVALS_INTERVAL_MS,
+  onlineEvalScoreOf,
+  runOnlineEvals,
+} from "./modules/releases/online-evals.ts";
 import { rolloutsRoutes } from "./modules/releases/rollouts.routes.ts";
 import { ROLLOUT_STEPPER_INTERVAL_MS, runRolloutSteps } from "./modules/releases/rollouts.service.ts";
 import { runtimeConfigRoutes, systemRoutes } from "./modules/system/system.routes.ts";

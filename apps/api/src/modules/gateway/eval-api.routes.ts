@@ -15,8 +15,8 @@ import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
 import type { CallPayments } from "../billing/call-payment/index.ts";
 import type { LlmClient } from "../models/llm.ts";
 import { KNOWN_MODEL_IDS } from "../models/model-catalog.ts";
-import { labelsOf } from "../prompts/labels.ts";
 import { runEval } from "../releases/evals.ts";
+import { labelsOf } from "../releases/labels.ts";
 import { evalCaseCaller, evalJudge, evalRunEstimator } from "./eval-call.ts";
 
 const errors = {
@@ -38,7 +38,7 @@ async function resolveVersion(
   if (typeof asked === "number") return { version: asked, label: null };
   const pinned = /^v([1-9][0-9]*)$/.exec(asked);
   if (pinned?.[1]) return { version: Number(pinned[1]), label: null };
-  const labels = await labelsOf(db, prompt);
+  const labels = await labelsOf(db, prompt.applicationId);
   const label = labels.find((l) => l.name === asked);
   if (!label)
     throw invalidFields({

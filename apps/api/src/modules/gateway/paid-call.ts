@@ -10,7 +10,7 @@ import { refuseAppNotAllowed } from "../auth/authenticate.ts";
 import type { CallCharge } from "../billing/call-payment/index.ts";
 import { effectivePriceCents } from "../billing/price-changes.ts";
 import { netOfFeeMicros } from "../models/model-prices.ts";
-import { isCustomerCall, sampleLiveCall } from "../releases/online-evals.ts";
+import { sampleLiveCall } from "../releases/online-evals.ts";
 import { ANONYMOUS_CALLER } from "./access.ts";
 import { signCallReceipt } from "./call-receipt.ts";
 import { refuseOversizedCall } from "./call-worst-case.ts";
@@ -211,8 +211,8 @@ export async function openPaidCall(
     // Logging off: the call's content is not kept, so it is not judged either (decision 076).
     // The start-up rehearsal's calls (warm-up.ts) are nobody's: never sampled.
     if (!execution.served || !execution.storeContent || isWarmUpRequest(request)) return;
-    if (!isCustomerCall({ callerId: caller.id, ownerId: application.ownerId, ownerPays: options.ownerPays }))
-      return;
+    // Only customers' calls are judged: the call's recorded purpose (decision 078).
+    if (purposeOf(options) !== "customer") return;
     await sampleLiveCall(deps.db, {
       applicationId: application.id,
       invocationId: messageId,

@@ -24,8 +24,8 @@ import { forgetLookups } from "../../lib/lookup-cache.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { type ExperimentKind, type ExperimentSubject, ownSubject } from "./experiment-subjects.ts";
 import { productionOf } from "./labels.ts";
-import { kindOfApp, releaseKind, releaseProduction } from "./release-kinds.ts";
 import { onlineScoresOfExperiment } from "./online-evals.ts";
+import { kindOfApp, releaseKind, releaseProduction } from "./release-kinds.ts";
 import { twoProportionZ, welchT } from "./significance.ts";
 import { authorName, lockApp, versionsByNumber } from "./versions.ts";
 

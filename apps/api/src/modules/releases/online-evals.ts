@@ -14,11 +14,11 @@ import { queryRows } from "../../db/client.ts";
 import {
   type ApplicationRow,
   applications,
+  appVersions,
   onlineEvalDays,
   onlineEvalResults,
   onlineEvalSettings,
   prompts,
-  promptVersions,
   type StoredAssertion,
   users,
 } from "../../db/schema/index.ts";
@@ -29,7 +29,7 @@ import type { LocalUser } from "../auth/auth.service.ts";
 import { MICROS_PER_CENT } from "../billing/money.ts";
 import { findModel } from "../models/model-catalog.ts";
 import { type Judge, judgeCase } from "./evals.ts";
-import { type ExperimentKind, subjectKind } from "./experiment-subjects.ts";
+import { type ExperimentKind, ownSubject } from "./experiment-subjects.ts";
 
 /**
  * Online evaluation of live calls (docs/decisions/076). A share of an app's customer calls (chosen
@@ -74,16 +74,6 @@ async function samplingOf(db: Database, applicationId: string): Promise<Sampling
     },
   );
   return found ?? null;
-}
-
-/**
- * Whether a call is a customer's: made by someone other than the app's owner. The owner's own
- * calls (their API key, Test Prompt, eval cases and judges, online-eval judges, the widget's calls
- * the owner makes for a visitor) are not. One function, so the call's recorded purpose
- * (`invocations.purpose = 'customer'`) can take its place.
- */
-export function isCustomerCall(call: { callerId: string; ownerId: string; ownerPays?: boolean }): boolean {
-  return call.callerId !== call.ownerId && !call.ownerPays;
 }
 
 /** Whether the invocation is in a `percent` sample: a stable hash of its id into a million buckets. */
@@ -137,7 +127,7 @@ export async function sampleLiveCall(db: Database, call: LiveCall): Promise<bool
 
 /** The app behind `/prompts/:id` or `/workflows/:id`, if the user owns it (404 naming the kind). */
 async function ownApp(db: Database, owner: LocalUser, kind: ExperimentKind, id: string) {
-  return (await subjectKind(kind).own(db, owner, id)).app;
+  return (await ownSubject(db, owner, kind, id)).app;
 }
 
 function toSettings(row: typeof onlineEvalSettings.$inferSelect): OnlineEvalSettings {
@@ -479,13 +469,14 @@ async function outputSchemaOf(
   version: number,
 ): Promise<IoSchema | null> {
   const [row] = await db
-    .select({ schema: promptVersions.outputSchema })
-    .from(promptVersions)
-    .innerJoin(prompts, eq(prompts.id, promptVersions.promptId))
-    .where(and(eq(prompts.applicationId, applicationId), eq(promptVersions.version, version)))
+    .select({ payload: appVersions.payload, kind: appVersions.kind })
+    .from(appVersions)
+    .where(and(eq(appVersions.applicationId, applicationId), eq(appVersions.version, version)))
     .limit(1);
-  if (!row?.schema) return null;
-  const parsed = IoSchemaSchema.safeParse(row.schema);
+  // A prompt version's payload names its output schema (decision 075); a workflow's has none.
+  const schema = row?.kind === "prompt" ? (row.payload as { output_schema?: unknown }).output_schema : null;
+  if (!schema) return null;
+  const parsed = IoSchemaSchema.safeParse(schema);
   return parsed.success ? parsed.data : null;
 }
 

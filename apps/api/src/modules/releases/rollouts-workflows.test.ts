@@ -1,9 +1,10 @@
 import http from "node:http";
 import { desc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { applications, experiments, workflowLabelMoves, workflows } from "../../db/schema/index.ts";
+import { appLabelMoves, applications, experiments, workflows } from "../../db/schema/index.ts";
 import { listenOnLoopback } from "../../test/loopback.ts";
 import { useWorkflowWorld } from "../../test/workflow-world.ts";
+import { productionOf } from "./labels.ts";
 import { stepRollout } from "./rollouts.service.ts";
 
 // Guarded rollouts of workflow apps (docs/decisions/077): the same routes and stepper as prompt
@@ -89,13 +90,14 @@ async function callUntilCandidate(slug: string, prefix: string, each: number) {
   return onCandidate;
 }
 
-const production = async (workflowId: string) =>
-  (
-    await world.server.database.db
-      .select({ version: workflows.activeVersion })
-      .from(workflows)
-      .where(eq(workflows.id, workflowId))
-  )[0]?.version;
+const production = async (workflowId: string) => {
+  const db = world.server.database.db;
+  const [row] = await db
+    .select({ app: workflows.applicationId })
+    .from(workflows)
+    .where(eq(workflows.id, workflowId));
+  return (await productionOf(db, row?.app ?? ""))?.version;
+};
 
 describe("workflow rollouts", () => {
   it("advances and completes: the workflow's production moves to the candidate with an audited move", async () => {
@@ -111,9 +113,9 @@ describe("workflow rollouts", () => {
     expect(await production(workflowId)).toBe(3);
     const [move] = await world.server.database.db
       .select()
-      .from(workflowLabelMoves)
-      .where(eq(workflowLabelMoves.workflowId, workflowId))
-      .orderBy(desc(workflowLabelMoves.createdAt))
+      .from(appLabelMoves)
+      .where(eq(appLabelMoves.applicationId, app.id))
+      .orderBy(desc(appLabelMoves.createdAt))
       .limit(1);
     expect(move).toMatchObject({ name: "production", fromVersion: 2, toVersion: 3 });
     expect(move?.reason).toMatch(/Rollout completed/);

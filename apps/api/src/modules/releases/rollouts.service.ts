@@ -11,8 +11,10 @@ import {
 import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
 import { forgetLookups } from "../../lib/lookup-cache.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
-import { type ExperimentKind, subjectKind, subjectOf } from "./experiment-subjects.ts";
+import { type ExperimentKind, ownSubject } from "./experiment-subjects.ts";
 import { endExperiment, startExperiment, toExperiment } from "./experiments.service.ts";
+import { productionOf } from "./labels.ts";
+import { authorName, lockApp } from "./versions.ts";
 
 /**
  * Guarded rollouts (docs/decisions/077): a candidate version's share of an app's unpinned callers
@@ -82,8 +84,7 @@ export async function startRollout(
   input: StartRollout,
   { feePercent, now = () => new Date() }: { feePercent: number; now?: () => Date },
 ): Promise<Experiment> {
-  const side = subjectKind(kind);
-  const subject = await side.own(db, owner, subjectId);
+  const subject = await ownSubject(db, owner, kind, subjectId);
   const steps = input.steps ?? [5, 25, 100];
   const stepMinutes = input.step_minutes ?? 60;
   const bounds: RolloutBounds = { ...input.bounds, min_calls: input.bounds.min_calls ?? 20 };
@@ -91,7 +92,7 @@ export async function startRollout(
     throw invalidFields({
       steps: "needs a step below 100 before the last (a single step of 100 is a promotion: move production)",
     });
-  const production = await db.transaction(async (tx) => side.lock(tx as unknown as Database, subject));
+  const production = (await productionOf(db, subject.app.id))?.version ?? null;
   if (production === null)
     throw new AppError("conflict", "This app has no production version to roll out from: release one first");
   if (production === input.version)
@@ -149,12 +150,12 @@ export async function startRollout(
     .returning();
   forgetLookups(db, "prompts");
   if (!row) throw new AppError("conflict", "The rollout's experiment ended as it started");
-  return toExperiment(row, owner.username ?? null);
+  return toExperiment(row, owner.displayName || owner.username || null, subject);
 }
 
 /** The app's running rollout (404 when none), as its owner sees it. */
 async function ownRunningRollout(db: Database, owner: LocalUser, kind: ExperimentKind, subjectId: string) {
-  const subject = await subjectKind(kind).own(db, owner, subjectId);
+  const subject = await ownSubject(db, owner, kind, subjectId);
   const [row] = await db
     .select()
     .from(experiments)
@@ -188,10 +189,10 @@ export async function stopRollout(
   });
   if (!ended) throw new AppError("conflict", "This rollout has already ended");
   const [by] = await db
-    .select({ name: users.username })
+    .select({ name: authorName })
     .from(users)
     .where(eq(users.id, ended.startedBy ?? ""));
-  return toExperiment(ended, by?.name ?? null);
+  return toExperiment(ended, by?.name ?? null, subject);
 }
 
 /**
@@ -208,9 +209,7 @@ async function underLocks(
 ): Promise<ExperimentRow | null> {
   const result = await db.transaction(async (tx) => {
     const t = tx as unknown as Database;
-    const [peek] = await t.select().from(experiments).where(eq(experiments.id, experimentId)).limit(1);
-    if (!peek) return null;
-    await subjectKind(subjectOf(peek, app).kind).lock(t, subjectOf(peek, app));
+    await lockApp(t, app.id);
     const [row] = await t.select().from(experiments).where(eq(experiments.id, experimentId)).for("update");
     if (row?.status !== "running" || row.rollout?.status !== "running") return null;
     return work(t, row, row.rollout);
@@ -298,7 +297,7 @@ async function candidateFigures(db: Database, row: ExperimentRow, rollout: Rollo
                percentile_cont(0.95) within group (order by latency_ms)::float8 as p95,
                avg(charged_cents * 10000 - fee_micros - model_cost_micros)::float8 as margin
         from invocations
-        where experiment_id = ${row.id} and app_version = ${rollout.to_version}
+        where experiment_id = ${row.id} and app_version = ${rollout.to_version} and purpose = 'customer'
           and created_at >= ${new Date(rollout.step_started_at)}`,
   );
   return {

@@ -1,7 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { queryRows } from "../../db/client.ts";
-import { applications, experiments, invocations, promptLabelMoves } from "../../db/schema/index.ts";
+import { appLabelMoves, applications, experiments, invocations } from "../../db/schema/index.ts";
 import { lookupCache } from "../../lib/lookup-cache.ts";
 import { fundWallet } from "../../test/caller.ts";
 import { createLiveApp } from "../../test/live-app.ts";
@@ -222,9 +222,9 @@ describe("guarded rollouts", () => {
     expect(await productionOf(promptId)).toBe(3);
     const [move] = await db
       .select()
-      .from(promptLabelMoves)
-      .where(eq(promptLabelMoves.promptId, promptId))
-      .orderBy(sql`${promptLabelMoves.createdAt} desc`)
+      .from(appLabelMoves)
+      .where(eq(appLabelMoves.applicationId, app.id))
+      .orderBy(sql`${appLabelMoves.createdAt} desc`)
       .limit(1);
     expect(move).toMatchObject({ name: "production", fromVersion: 2, toVersion: 3, actorId: null });
     expect(move?.reason).toMatch(/Rollout completed: v3 promoted/);
