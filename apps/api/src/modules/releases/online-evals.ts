@@ -18,7 +18,6 @@ import {
   onlineEvalDays,
   onlineEvalResults,
   onlineEvalSettings,
-  prompts,
   type StoredAssertion,
   users,
 } from "../../db/schema/index.ts";
