@@ -523,7 +523,12 @@ async function productApi(
   await scope.register(experimentsRoutes, { db, guards, feePercent: config.platformFeePercent });
   await scope.register(labelsRoutes, { db, guards, feePercent: config.platformFeePercent });
   await scope.register(onlineEvalsRoutes, { db, guards });
-  await scope.register(rolloutsRoutes, { db, guards, feePercent: config.platformFeePercent });
+  await scope.register(rolloutsRoutes, {
+    db,
+    guards,
+    feePercent: config.platformFeePercent,
+    onlineScore: onlineEvalScoreOf,
+  });
   await scope.register(evalsRoutes, {
     db,
     guards,

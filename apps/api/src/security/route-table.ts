@@ -490,6 +490,12 @@ export function routeTable(world: World): Record<string, RouteRequest> {
       payload: {},
       ok: 404,
     },
+    "POST /api/prompts/{id}/rollouts/current/advance": {
+      class: "owned",
+      url: `/api/prompts/${world.promptId}/rollouts/current/advance`,
+      payload: {},
+      ok: 404,
+    },
     "POST /api/workflows/{id}/rollouts": {
       class: "owned",
       url: `/api/workflows/${world.workflowId}/rollouts`,
@@ -499,6 +505,12 @@ export function routeTable(world: World): Record<string, RouteRequest> {
     "POST /api/workflows/{id}/rollouts/current/stop": {
       class: "owned",
       url: `/api/workflows/${world.workflowId}/rollouts/current/stop`,
+      payload: {},
+      ok: 404,
+    },
+    "POST /api/workflows/{id}/rollouts/current/advance": {
+      class: "owned",
+      url: `/api/workflows/${world.workflowId}/rollouts/current/advance`,
       payload: {},
       ok: 404,
     },

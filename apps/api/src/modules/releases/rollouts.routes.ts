@@ -10,7 +10,7 @@ import { z } from "zod";
 import type { Database } from "../../db/client.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
 import type { ExperimentKind } from "./experiment-subjects.ts";
-import { startRollout, stopRollout } from "./rollouts.service.ts";
+import { advanceRollout, type OnlineScore, startRollout, stopRollout } from "./rollouts.service.ts";
 
 const errors = { 400: ApiErrorSchema, 401: ApiErrorSchema, 404: ApiErrorSchema, 409: ApiErrorSchema };
 const security = [{ bearerAuth: [] }];
@@ -31,7 +31,8 @@ export const rolloutsRoutes: FastifyPluginAsyncZod<{
   db: Database;
   guards: AuthGuards;
   feePercent: number;
-}> = async (app, { db, guards, feePercent }) => {
+  onlineScore?: OnlineScore;
+}> = async (app, { db, guards, feePercent, onlineScore }) => {
   for (const { kind, base, noun } of KINDS) {
     app.post(
       base,
@@ -69,6 +70,23 @@ export const rolloutsRoutes: FastifyPluginAsyncZod<{
       },
       async (request) =>
         stopRollout(db, currentUser(request), kind, request.params.id, request.body ?? {}, { feePercent }),
+    );
+
+    app.post(
+      `${base}/current/advance`,
+      {
+        schema: {
+          tags,
+          summary: `Take a ${noun} app's rollout to its next step now, judged by its bounds as the stepper would: a breach rolls it back, too few candidate calls is a 409`,
+          security,
+          params: SubjectParams,
+          body: z.strictObject({}).nullish(),
+          response: { 200: ExperimentSchema, ...errors },
+        },
+        onRequest: guards.requireUser,
+      },
+      async (request) =>
+        advanceRollout(db, currentUser(request), kind, request.params.id, { feePercent, onlineScore }),
     );
   }
 };

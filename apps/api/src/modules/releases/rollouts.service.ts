@@ -196,6 +196,40 @@ export async function stopRollout(
 }
 
 /**
+ * The creator takes the next step now rather than at its time (Argo Rollouts' "promote"): the
+ * stepper's own look at the rollout with the step's time taken as up. The same bounds judge it: a
+ * breach rolls back, too few candidate calls is a 409 saying how many more it needs.
+ */
+export async function advanceRollout(
+  db: Database,
+  owner: LocalUser,
+  kind: ExperimentKind,
+  subjectId: string,
+  { feePercent, onlineScore }: { feePercent: number; onlineScore?: OnlineScore },
+): Promise<Experiment> {
+  const { subject, experiment } = await ownRunningRollout(db, owner, kind, subjectId);
+  const due = experiment.rollout?.next_step_at ? new Date(experiment.rollout.next_step_at).getTime() : 0;
+  const now = () => new Date(Math.max(Date.now(), due));
+  const outcome = await stepRollout(db, subject.app, experiment.id, { feePercent, onlineScore, now });
+  const [row] = await db.select().from(experiments).where(eq(experiments.id, experiment.id));
+  if (!row) throw notFound("Running rollout");
+  if (outcome === "held") {
+    const rollout = row.rollout;
+    const last = rollout?.history[rollout.history.length - 1];
+    throw new AppError(
+      "conflict",
+      `${last?.reason ?? "Too few candidate calls in this step"}: the next step needs ${rollout?.bounds.min_calls ?? 0} calls on v${rollout?.to_version ?? ""} first`,
+    );
+  }
+  if (outcome === "gone") throw new AppError("conflict", "This rollout has already ended");
+  const [by] = await db
+    .select({ name: authorName })
+    .from(users)
+    .where(eq(users.id, row.startedBy ?? ""));
+  return toExperiment(row, by?.name ?? null, subject);
+}
+
+/**
  * Runs `work` on a running rollout under the subject's row lock then the experiment's (the order
  * label moves and experiment ends take them), with the row re-read inside: null when it has ended
  * meanwhile. Then this process forgets its cached split (other processes hear the trigger): a tx

@@ -240,6 +240,67 @@ describe("guarded rollouts", () => {
     expect(await tick(app, id, 60)).toBe("gone");
   });
 
+  it("advances now when its creator asks, judged by the same bounds: too few calls is a 409, a breach rolls back", async () => {
+    const { slug, promptId } = await liveApp();
+    const started = await startRollout(promptId, {
+      version: 3,
+      steps: [20, 60, 100],
+      step_minutes: 600,
+      bounds: { max_error_rate: 0.5, min_calls: 2 },
+    });
+    expect(started.status).toBe(201);
+    const advance = () =>
+      creator.api("POST", `/api/prompts/${promptId}/rollouts/current/advance`, { body: {} });
+    const early = await advance();
+    expect(early.status).toBe(409);
+    expect(early.body.message).toMatch(/0 of 2 candidate calls/);
+    expect(
+      (await stranger.api("POST", `/api/prompts/${promptId}/rollouts/current/advance`, { body: {} })).status,
+    ).toBe(404);
+    await callUntilCandidate(slug, "advance", 2);
+    const advanced = await advance();
+    expect(advanced.status, JSON.stringify(advanced.body)).toBe(200);
+    expect(advanced.body).toMatchObject({
+      status: "running",
+      rollout: { status: "running", percent: 60, step_index: 1 },
+    });
+    expect(advanced.body.arms).toEqual([
+      { version: 2, percent: 40 },
+      { version: 3, percent: 60 },
+    ]);
+    // The next step starts counting its own calls: the step's time (10 hours) is not waited for.
+    expect((await advance()).status).toBe(409);
+    await callUntilCandidate(slug, "advance-2", 2);
+    const completed = await advance();
+    expect(completed.body).toMatchObject({
+      status: "ended",
+      outcome: "promoted",
+      rollout: { status: "completed" },
+    });
+    expect(await productionOf(promptId)).toBe(3);
+    expect((await advance()).status).toBe(404);
+
+    // A dear candidate asked to advance is rolled back, not advanced.
+    const dear = await liveApp("first: {{query}}", "[model words=3000] second: {{query}}");
+    const rolling = await startRollout(dear.promptId, {
+      version: 3,
+      steps: [50, 100],
+      step_minutes: 600,
+      bounds: { min_margin_micros: 200_000, min_calls: 2 },
+    });
+    expect(rolling.status).toBe(201);
+    await callUntilCandidate(dear.slug, "dear", 2);
+    const judged = await creator.api("POST", `/api/prompts/${dear.promptId}/rollouts/current/advance`, {
+      body: {},
+    });
+    expect(judged.body).toMatchObject({
+      status: "ended",
+      outcome: "rolled_back",
+      rollout: { status: "rolled_back" },
+    });
+    expect(await productionOf(dear.promptId)).toBe(2);
+  });
+
   it("rolls back by itself when the candidate's margin per call breaches its bound", async () => {
     // v3 answers in 3,000 words: its model cost eats most of the 25¢ price.
     const { slug, promptId, app } = await liveApp("first: {{query}}", "[model words=3000] second: {{query}}");
