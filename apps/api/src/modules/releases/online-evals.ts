@@ -237,7 +237,7 @@ async function summaryOf(db: Database, app: ApplicationRow): Promise<OnlineEvalS
                sum(charged_cents * ${MICROS_PER_CENT} - fee_micros - model_cost_micros)::text as margin
         from invocations
         where application_id = ${app.id} and created_at >= ${since} and app_version is not null
-          and caller_user_id <> ${app.ownerId}
+          and purpose = 'customer'
         group by app_version, experiment_id`,
   );
   const money = new Map(revenue.map((r) => [`${r.version}:${r.experiment_id ?? ""}`, r]));
