@@ -147,6 +147,24 @@ export async function authorNames(db: Database, ids: (string | null)[]): Promise
   return new Map(rows.map((row) => [row.id, row.name ?? ""]));
 }
 
+/** What a new version is: its app, its kind, the kind's payload, who wrote it and why. */
+interface NewVersion {
+  applicationId: string;
+  kind: AppVersionKind;
+  payload: Record<string, unknown>;
+  authorId: string | null;
+  changelog: string;
+}
+
+async function insertVersion(
+  tx: Database,
+  version: NewVersion & { version: number },
+): Promise<AppVersionRow> {
+  const [row] = await tx.insert(appVersions).values(version).returning();
+  if (!row) throw new Error("version insert returned nothing");
+  return row;
+}
+
 /**
  * The app's next version, under its row lock (lockApp), so concurrent saves get consecutive
  * numbers. The payload is the kind's, checked by its module before.
@@ -163,12 +181,8 @@ export async function insertNextVersion(
     .select({ n: max(appVersions.version) })
     .from(appVersions)
     .where(eq(appVersions.applicationId, applicationId));
-  const [row] = await tx
-    .insert(appVersions)
-    .values({ applicationId, version: (latest?.n ?? 0) + 1, kind, payload, authorId, changelog })
-    .returning();
-  if (!row) throw new Error("version insert returned nothing");
-  return row;
+  const version = (latest?.n ?? 0) + 1;
+  return insertVersion(tx, { applicationId, version, kind, payload, authorId, changelog });
 }
 
 /**
@@ -182,11 +196,7 @@ export async function insertFirstVersion(
   payload: Record<string, unknown>,
   { authorId, changelog }: { authorId: string | null; changelog: string },
 ): Promise<AppVersionRow> {
-  const [row] = await tx
-    .insert(appVersions)
-    .values({ applicationId, version: 1, kind, payload, authorId, changelog })
-    .returning();
-  if (!row) throw new Error("version insert returned nothing");
+  const row = await insertVersion(tx, { applicationId, version: 1, kind, payload, authorId, changelog });
   await tx
     .insert(appLabels)
     .values({ applicationId, name: "production", versionId: row.id, movedBy: authorId });

@@ -351,12 +351,12 @@ describe("workflow experiments", () => {
       rules: { min_calls: 10, max_error_rate: 0.2 },
     });
     expect(started.status).toBe(201);
-    // The creator moves production meanwhile (a label move takes the same row lock): the rollback
-    // returns it to where it pointed at the start.
+    // Moving production meanwhile is refused while the experiment splits the callers (decision 075).
     const moved = await world.creator.api("PUT", `/api/workflows/${workflowId}/labels/production`, {
       body: { version: 3 },
     });
-    expect(moved.status).toBe(200);
+    expect(moved.status).toBe(409);
+    expect(moved.body.code).toBe("experiment_running");
     await callUntil(slug, "err", 10, [2, 3]);
     expect(await runExperimentRules(world.server.database.db, FEE)).toBeGreaterThanOrEqual(1);
     const after = await world.creator.api(
@@ -372,15 +372,14 @@ describe("workflow experiments", () => {
     const labels = await world.creator.api("GET", `/api/workflows/${workflowId}/labels/`);
     expect(labels.body.labels).toContainEqual(expect.objectContaining({ name: "production", version: 2 }));
     const db = world.server.database.db;
-    const [move] = await db
+    // Production never left the control: the refused move wrote nothing, so neither did the rollback.
+    const moves = await db
       .select()
       .from(appLabelMoves)
       .where(eq(appLabelMoves.applicationId, appIdOf(workflowId)))
-      .orderBy(desc(appLabelMoves.createdAt))
-      .limit(1);
-    expect(move).toMatchObject({ name: "production", fromVersion: 3, toVersion: 2, actorId: null });
-    expect(move?.reason).toMatch(/error rate/);
-    // The app's own provider fields follow production back (decision 060).
+      .orderBy(desc(appLabelMoves.createdAt));
+    expect(moves.filter((m) => m.name === "production" && m.toVersion === 3)).toEqual([]);
+    // The app's own provider fields are production's (decision 060).
     const [row] = await db.select().from(applications).where(eq(applications.id, app.id));
     expect(row?.providerAppId).toBe(steady.url);
     // Callers are back on production, without the experiment.
@@ -503,7 +502,11 @@ describe("workflow experiments", () => {
     ]);
     const ends = [answers[1], answers[3], answers[6]].map((a) => a?.status).sort();
     expect(ends).toEqual([200, 409, 409]);
-    for (const a of [answers[0], answers[2], answers[4], answers[5], answers[7]]) expect(a?.status).toBe(200);
+    // A move before an end is refused (the experiment still runs: decision 075), one after it moves.
+    for (const a of [answers[0], answers[2], answers[4], answers[5], answers[7]]) {
+      expect([200, 409]).toContain(a?.status);
+      if (a?.status === 409) expect(a.body.code).toBe("experiment_running");
+    }
 
     // Each move recorded the `from` it saw under the lock: if two had read the same production,
     // the moves would not chain. Into and out of each version balance but for the start and end.
