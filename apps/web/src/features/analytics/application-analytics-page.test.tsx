@@ -109,7 +109,7 @@ describe("per-application analytics", () => {
     // The version that answered, as the creator names it.
     expect(within(first).getByText("v3")).toBeDefined();
     expect(within(first).getByText("success").className).toContain("green");
-    expect(within(first).getByText("1.500")).toBeDefined();
+    expect(within(first).getByText("1.5 s")).toBeDefined();
     expect(within(first).getByText("1,300")).toBeDefined();
     expect(within(first).getByText(new Date("2025-11-29T14:30:00.000Z").toLocaleString())).toBeDefined();
 

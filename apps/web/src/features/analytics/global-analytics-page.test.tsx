@@ -86,7 +86,7 @@ describe("global analytics", () => {
     const flow = within(rowWith(table, "Support Flow"));
     expect(flow.getByText("workflow").className).toContain("blue");
     expect(flow.getByText("80.0%")).toBeDefined();
-    expect(flow.getByText("2.500s")).toBeDefined();
+    expect(flow.getByText("2.5 s")).toBeDefined();
     expect(flow.getByText("Never")).toBeDefined();
 
     expect(screen.queryByRole("region", { name: "Top Errors" })).toBeNull();

@@ -4,11 +4,11 @@ import type {
   WorkflowProvider,
   WorkflowTestResponse,
 } from "@promptmint/contracts";
-import { stubSignedInApi } from "../../test/api-stubs";
-import { createTestAuth } from "../../test/auth-state";
-import { jsonResponse } from "../../test/fetch-stub";
-import { applicationFixture } from "../../test/fixtures";
-import { renderRoute } from "../../test/render-route";
+import { stubSignedInApi } from "./api-stubs";
+import { createTestAuth } from "./auth-state";
+import { jsonResponse } from "./fetch-stub";
+import { applicationFixture } from "./fixtures";
+import { renderRoute } from "./render-route";
 
 // Test data for the workflow screens: providers shaped like the seeded ones, one of each field kind.
 
