@@ -9,7 +9,8 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-const IMPORT = /(?:^|[\s;])(?:import|export)\s(?:[^'"]*?\sfrom\s)?["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
+const IMPORT =
+  /(?:^|[\s;])(?:import|export)\s(?:[^'"]*?\sfrom\s)?["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
 
 /** The imports of one source text: every module specifier of an import, export-from or import(). */
 export function importsOf(text) {
@@ -68,7 +69,9 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.a
   const problems = checkFeatureImports(src);
   for (const problem of problems) console.error(problem);
   if (problems.length > 0) {
-    console.error(`\n${problems.length} cross-feature import(s): move what is shared into lib/ or components/.`);
+    console.error(
+      `\n${problems.length} cross-feature import(s): move what is shared into lib/ or components/.`,
+    );
     process.exit(1);
   }
   console.log("Feature imports: every feature imports only lib/, components/ and its own files.");
