@@ -103,9 +103,17 @@ test("a new person's first hour: names, wallet, declined card, editor defaults, 
 
   // A toast after saving does not stand in the way of the editor's buttons.
   await page.getByRole("button", { name: "Save Changes" }).click();
+  await page
+    .getByRole("dialog", { name: "Save a new version" })
+    .getByRole("button", { name: "Save version" })
+    .click();
   await expect(page.getByText("Changes saved")).toBeVisible();
   const saved = page.waitForResponse((r) => r.url().includes("/prompt-application/") && r.ok());
   await page.getByRole("button", { name: "Save Changes" }).click({ timeout: 2_000 });
+  await page
+    .getByRole("dialog", { name: "Save a new version" })
+    .getByRole("button", { name: "Save version" })
+    .click();
   await saved;
 
   // Save & Publish with a broken template publishes nothing: the app stays a draft.

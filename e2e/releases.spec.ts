@@ -109,8 +109,12 @@ test("a creator edits a live app, callers keep production until it is promoted, 
   await system.click();
   await system.fill("Answer in one short sentence.");
   await page.getByRole("button", { name: "Save Changes" }).click();
+  // Saving asks what changed: the note is the new version's, shown in the timeline.
+  const note = page.getByRole("dialog", { name: "Save a new version" });
+  await note.getByLabel("What changed? (optional)").fill("One short sentence");
+  await note.getByRole("button", { name: "Save version" }).click();
   const banner = page.getByRole("region", { name: "Release" });
-  await expect(banner).toContainText(`Callers get ${first} (production). You are editing ${next}.`);
+  await expect(banner).toContainText(`Callers get ${first}. You are editing ${next}.`);
   expect(await servedVersion(consumer.request, slug, apiKey)).toBe(first);
 
   await screenshot(page, testInfo, "editor-banner-1280");
@@ -139,6 +143,9 @@ test("a creator edits a live app, callers keep production until it is promoted, 
   );
   await expect(timeline.getByRole("listitem", { name: `Version ${production + 1}` })).toContainText(
     "production",
+  );
+  await expect(timeline.getByRole("listitem", { name: `Version ${production + 1}` })).toContainText(
+    "One short sentence",
   );
   await expect(page.getByLabel("From", { exact: true })).toHaveValue(String(production));
   await expect(page.getByLabel("To", { exact: true })).toHaveValue(String(production + 1));
@@ -188,6 +195,10 @@ test("the whole release: a live app edited, its evals run, promoted, split 50/50
   const system = page.getByRole("textbox", { name: "System Prompt", exact: true });
   await system.fill("Answer warmly, in one sentence.");
   await page.getByRole("button", { name: "Save Changes" }).click();
+  await page
+    .getByRole("dialog", { name: "Save a new version" })
+    .getByRole("button", { name: "Save version" })
+    .click();
   await expect(page.getByRole("region", { name: "Release" })).toContainText(`You are editing ${next}.`);
   expect(await servedVersion(consumer.request, slug, apiKey)).toBe(first);
 

@@ -73,6 +73,10 @@ test("a creator puts a workflow on their webhook, tests it, sets it live and cal
   await page.getByRole("textbox", { name: "Endpoint URL" }).fill(webhookUrl);
   await expect(page.getByLabel(/Bearer Token/)).toHaveAttribute("type", "password");
   await page.getByRole("button", { name: "Save Changes" }).click();
+  await page
+    .getByRole("dialog", { name: "Save a new version" })
+    .getByRole("button", { name: "Save version" })
+    .click();
   await expect(page.getByText("Changes saved")).toBeVisible();
 
   await page.getByRole("button", { name: "Test Config" }).click();
@@ -84,6 +88,10 @@ test("a creator puts a workflow on their webhook, tests it, sets it live and cal
   await page.getByRole("tab", { name: "Basic Settings" }).click();
   await page.getByLabel("Status").selectOption("live");
   await page.getByRole("button", { name: "Save Changes" }).click();
+  await page
+    .getByRole("dialog", { name: "Save a new version" })
+    .getByRole("button", { name: "Save version" })
+    .click();
   await expect(page.getByRole("main").locator("header").getByText("live", { exact: true })).toBeVisible();
 
   // The API test console calls it like a consumer would.

@@ -3,8 +3,8 @@ import type { AddressInfo } from "node:net";
 import { expect, type Page, test } from "@playwright/test";
 import { newPerson, signUp } from "./fixtures.ts";
 
-// A workflow app's Experiments tab (docs/decisions/058, "Workflow apps"): two versions on two
-// provider apps (two loopback webhooks), split 50/50 in the tab and rolled back in one click.
+// A workflow app's Experiments page (docs/decisions/058, "Workflow apps"; 079: the shared releases
+// pages): two versions on two provider apps (two loopback webhooks), split 50/50 and rolled back.
 const hooks: Server[] = [];
 const urls: string[] = [];
 
@@ -33,6 +33,10 @@ async function saveEndpoint(page: Page, url: string) {
   await page.getByLabel("Provider", { exact: true }).selectOption("webhook");
   await page.getByRole("textbox", { name: "Endpoint URL" }).fill(url);
   await page.getByRole("button", { name: "Save Changes" }).click();
+  await page
+    .getByRole("dialog", { name: "Save a new version" })
+    .getByRole("button", { name: "Save version" })
+    .click();
 }
 
 test("a creator splits a workflow app's traffic between two provider apps and rolls back in one click", async ({
@@ -56,13 +60,21 @@ test("a creator splits a workflow app's traffic between two provider apps and ro
   await page.getByRole("tab", { name: "Basic Settings" }).click();
   await page.getByLabel("Status").selectOption("live");
   await page.getByRole("button", { name: "Save Changes" }).click();
+  await page
+    .getByRole("dialog", { name: "Save a new version" })
+    .getByRole("button", { name: "Save version" })
+    .click();
   await expect(page.getByRole("main").locator("header").getByText("live", { exact: true })).toBeVisible();
   await page.getByRole("textbox", { name: "Endpoint URL" }).waitFor({ state: "detached" });
   await saveEndpoint(page, urls[1] ?? "");
   await expect(page.getByText("Changes saved as v3; callers get v2 until you promote it")).toBeVisible();
 
-  // The Experiments tab: production v2 against v3, 50/50.
-  await page.getByRole("tab", { name: "Experiments" }).click();
+  // The Experiments page, linked from the editor: production v2 against v3, 50/50.
+  await page
+    .getByRole("navigation", { name: "Workflow app pages" })
+    .getByRole("link", { name: "Experiments" })
+    .click();
+  await expect(page).toHaveURL(new RegExp(`/workflows/${slug}/experiments$`));
   await expect(page.getByText("Start an experiment")).toBeVisible();
   await expect(page.getByLabel("Arm 1 version")).toHaveValue("2");
   await page.getByLabel("Arm 2 version").selectOption("3");

@@ -158,6 +158,28 @@ export const appRoutes: RouteObject[] = [
                   (m) => m.WorkflowEditorPage,
                 ),
               },
+              // The releases pages serve both kinds of app (docs/decisions/079).
+              {
+                path: "/workflows/:slug/versions",
+                lazy: page(
+                  () => import("../features/releases/versions-page"),
+                  (m) => m.WorkflowVersionsPage,
+                ),
+              },
+              {
+                path: "/workflows/:slug/experiments",
+                lazy: page(
+                  () => import("../features/releases/experiments-page"),
+                  (m) => m.WorkflowExperimentsPage,
+                ),
+              },
+              {
+                path: "/workflows/:slug/evals",
+                lazy: page(
+                  () => import("../features/releases/evals-page"),
+                  (m) => m.WorkflowEvalsPage,
+                ),
+              },
               // Beyond SPEC's table (DESIGN §4): API keys shown once, for code and the test console.
               {
                 path: "/api-keys",

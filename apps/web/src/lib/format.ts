@@ -1,5 +1,13 @@
-// SPEC's display rules, kept in one place: money in dollars with 2 decimals, percentages with
-// one decimal, thousands separators, durations in seconds and local dates.
+// SPEC's display rules, kept in one place (docs/decisions/079), the only module that formats a
+// unit for the web app:
+// - money: dollars with two decimals; an amount with a part below a cent (a sub-cent price or
+//   cost) gets as many decimals as it needs, up to six (`formatMicrosExact`, `formatPrice`); totals
+//   read rounded (`formatMicros`) with the exact figure one hover away;
+// - durations: one rule, `formatDuration`: under a second in ms, else seconds with one decimal,
+//   minutes beyond 120 s;
+// - counts with thousands separators (`formatNumber`), rates and percentages with one decimal;
+// - dates and times: local (`formatDate`, `formatDateTime`) or relative (`formatRelativeTime`),
+//   never a raw ISO string.
 
 // Numbers are formatted by hand (en-US: "," every three digits) rather than with
 // Intl.NumberFormat: a page's first Intl formatter costs 15-30 ms of main thread while ICU loads,
@@ -65,13 +73,12 @@ export function formatMicrosExact(micros: number): string {
 }
 
 /**
- * A cost per call as the price guard reads it: dollars with 4 decimals (1 cent = 10,000 micros),
- * `614,400` → `$0.6144`, so a worst-case model cost of a fraction of a cent is legible.
+ * A price or a cost per call (integer micro-dollars): the exact rule, two decimals or as many as
+ * the part below a cent needs, up to six: `$0.10`, `$0.0614`, `$0.000001`. One rule everywhere a
+ * price, a model cost or an estimate is shown.
  */
-export function formatUsd4(micros: number): string {
-  const sign = micros < 0 ? "-" : "";
-  const hundredths = Math.round(Math.abs(micros) / 100);
-  return `${sign}$${Math.floor(hundredths / 10_000)}.${String(hundredths % 10_000).padStart(4, "0")}`;
+export function formatPrice(micros: number): string {
+  return formatMicrosExact(micros);
 }
 
 /**
@@ -98,7 +105,43 @@ export function formatNumber(value: number): string {
   return `${sign}${grouped(Math.abs(value), 0)}`;
 }
 
-/** A duration in seconds with the given decimals and an `s` suffix: 1.5 → `1.50s`. */
+/** A rate between 0 and 1 as a percentage with one decimal: 0.9754 → `97.5%`; null → `–`. */
+export function formatRate(rate: number | null | undefined): string {
+  if (rate === null || rate === undefined || !Number.isFinite(rate)) return "–";
+  return `${rate < 0 ? "-" : ""}${grouped(Math.abs(rate * 100), 1)}%`;
+}
+
+/** A difference of two rates in percentage points, one decimal: 0.052 → `5.2 pts`. */
+export function formatPoints(difference: number, unit = true): string {
+  const text = `${difference < 0 ? "-" : ""}${grouped(Math.abs(difference * 100), 1)}`;
+  return unit ? `${text} pts` : text;
+}
+
+/** A p-value as a test reports it: `p < 0.001`, else three decimals. */
+export function formatPValue(p: number): string {
+  return p < 0.001 ? "p < 0.001" : `p = ${grouped(p, 3)}`;
+}
+
+/**
+ * A duration, one rule everywhere: under a second in milliseconds (`850 ms`), else seconds with
+ * one decimal (`1.5 s`, `119.9 s`), minutes with one decimal beyond 120 s (`2.5 min`). Missing
+ * reads `–`.
+ */
+export function formatDuration(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined || !Number.isFinite(ms)) return "–";
+  const sign = ms < 0 ? "-" : "";
+  const abs = Math.abs(ms);
+  if (Math.round(abs) < 1000) return `${sign}${Math.round(abs)} ms`;
+  if (abs <= 120_000) return `${sign}${grouped(abs / 1000, 1)} s`;
+  return `${sign}${grouped(abs / 60_000, 1)} min`;
+}
+
+/** A duration given in seconds (analytics' response times), by the same rule: 1.234 → `1.2 s`. */
+export function formatDurationSeconds(seconds: number | null | undefined): string {
+  return seconds === null || seconds === undefined ? "–" : formatDuration(seconds * 1000);
+}
+
+/** @deprecated Durations follow one rule: use formatDurationSeconds (kept for chart ticks). */
 export function formatSeconds(seconds: number, decimals = 2): string {
   return `${seconds.toFixed(decimals)}s`;
 }
@@ -119,6 +162,26 @@ export function formatDate(value: DateInput, fallback = "N/A"): string {
 /** A local date and time, or the fallback when the value is missing or not a date. */
 export function formatDateTime(value: DateInput, fallback = "N/A"): string {
   return toDate(value)?.toLocaleString() ?? fallback;
+}
+
+/**
+ * How long ago (or how soon) a moment is, for lists read at a glance: `just now`, `5 min ago`,
+ * `3 h ago`, `in 20 min`, `2 days ago`; beyond a week the local date. The exact local time belongs
+ * in the element's title (`formatDateTime`).
+ */
+export function formatRelativeTime(value: DateInput, now: Date = new Date(), fallback = "N/A"): string {
+  const date = toDate(value);
+  if (!date) return fallback;
+  const seconds = Math.round((date.getTime() - now.getTime()) / 1000);
+  const abs = Math.abs(seconds);
+  const say = (amount: number, unit: string) =>
+    seconds < 0 ? `${amount} ${unit} ago` : `in ${amount} ${unit}`;
+  if (abs < 45) return "just now";
+  if (abs < 3600) return say(Math.max(1, Math.round(abs / 60)), "min");
+  if (abs < 86_400) return say(Math.round(abs / 3600), "h");
+  const days = Math.round(abs / 86_400);
+  if (days <= 7) return say(days, days === 1 ? "day" : "days");
+  return date.toLocaleDateString();
 }
 
 /** A price with an announced increase (apps, plans): the contracts' `pending_price_*` fields. */

@@ -1,5 +1,5 @@
 import type { Usage } from "@promptmint/contracts";
-import { formatCents, formatNumber, formatSeconds } from "../../lib/format";
+import { formatCents, formatDurationSeconds, formatNumber } from "../../lib/format";
 
 /** Why a call cost nothing, when it did (docs/decisions/029), on its own line under the figure. */
 const FREE_BECAUSE: Partial<Record<NonNullable<Usage["paid_by"]>, string>> = {
@@ -13,7 +13,7 @@ export function UsageSummary({ usage }: { usage: Usage }) {
     ["Input Tokens", formatNumber(usage.input_tokens)],
     ["Output Tokens", formatNumber(usage.output_tokens)],
     ["Total Tokens", formatNumber(usage.total_tokens)],
-    ["Latency", formatSeconds(usage.latency, 2)],
+    ["Latency", formatDurationSeconds(usage.latency)],
   ];
   if (usage.charged_cents !== undefined)
     figures.push(["Charged", formatCents(usage.charged_cents), usage.paid_by && FREE_BECAUSE[usage.paid_by]]);

@@ -13,7 +13,7 @@ import { PageHeader } from "../../components/ui/page-header";
 import { LoadingState } from "../../components/ui/spinner";
 import { StatCard } from "../../components/ui/stat-card";
 import { getErrorMessage } from "../../lib/api-client";
-import { formatCents, formatMicros } from "../../lib/format";
+import { formatCents, formatDateTime, formatMicros } from "../../lib/format";
 import { useAdminAccess } from "../../lib/operator-query";
 import { ExposureSection } from "./admin-exposure";
 import { AdminTable } from "./admin-table";
@@ -114,7 +114,7 @@ function OperatorScreen({ header }: { header: ReactNode }) {
           <AdminTable
             head={["When", "Who", "Action", "Target", "Reason"]}
             rows={(audit.data?.entries ?? []).map((entry) => [
-              new Date(entry.created_at).toLocaleString(),
+              formatDateTime(entry.created_at),
               entry.actor_email,
               entry.action,
               `${entry.target_kind} ${entry.target_id}`,
@@ -232,7 +232,7 @@ function Overview({ data, onAct }: { data: AdminOverview; onAct: (target: Target
           rows={data.suspensions.map((s) => [
             `${s.target_kind === "user" ? "User" : "App"} ${s.label}`,
             s.reason,
-            new Date(s.created_at).toLocaleString(),
+            formatDateTime(s.created_at),
             <Button
               key="a"
               size="sm"

@@ -5,8 +5,8 @@ import {
   formatCompactNumber,
   formatErrorType,
   formatInvocationId,
-} from "./analytics-format";
-import { parseAnalyticsWindow } from "./analytics-window";
+} from "../../lib/analytics-format";
+import { parseAnalyticsWindow } from "../../lib/analytics-window";
 import { sliceErrors } from "./top-errors-card";
 
 describe("analytics formats", () => {

@@ -1,11 +1,6 @@
 import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { beforeEach, describe, expect, it } from "vitest";
-import { stubSignedInApi } from "../../test/api-stubs";
-import { createTestAuth } from "../../test/auth-state";
-import { jsonResponse } from "../../test/fetch-stub";
-import { applicationFixture } from "../../test/fixtures";
-import { renderRoute } from "../../test/render-route";
 import {
   appPerformanceFixture,
   appUsageFixture,
@@ -14,7 +9,12 @@ import {
   statValue,
   stubResizeObserver,
   versionFiguresFixture,
-} from "./analytics-test-support";
+} from "../../test/analytics-test-support";
+import { stubSignedInApi } from "../../test/api-stubs";
+import { createTestAuth } from "../../test/auth-state";
+import { jsonResponse } from "../../test/fetch-stub";
+import { applicationFixture } from "../../test/fixtures";
+import { renderRoute } from "../../test/render-route";
 
 const APP = "GET /api/app/blog-writer/";
 const USAGE = "GET /api/app/blog-writer/analytics/usage/?days=30";
@@ -68,7 +68,7 @@ describe("per-application analytics", () => {
     expect(statValue("Total Invocations")).toBe("1,234");
     expect(statValue("Unique Users")).toBe("56");
     expect(statValue("Success Rate")).toBe("97.5%");
-    expect(statValue("Avg Response Time")).toBe("1.23s");
+    expect(statValue("Avg Response Time")).toBe("1.2 s");
 
     for (const chart of ["Usage Over Time", "Performance Metrics", "Response Time Trend", "Revenue Trend"]) {
       expect(screen.getByRole("region", { name: chart })).toBeDefined();
@@ -107,7 +107,7 @@ describe("per-application analytics", () => {
       "User",
       "Status",
       "Version",
-      "Response Time (s)",
+      "Response time",
       "Tokens",
       "Created At",
       "Eval case",
@@ -118,14 +118,14 @@ describe("per-application analytics", () => {
     // The version that answered, as the creator names it.
     expect(within(first).getByText("v3")).toBeDefined();
     expect(within(first).getByText("success").className).toContain("green");
-    expect(within(first).getByText("1.500")).toBeDefined();
+    expect(within(first).getByText("1.5 s")).toBeDefined();
     expect(within(first).getByText("1,300")).toBeDefined();
     expect(within(first).getByText(new Date("2025-11-29T14:30:00.000Z").toLocaleString())).toBeDefined();
 
     const second = rowWith(table, "9e8d7c6b…");
     expect(within(second).getByText("Anonymous")).toBeDefined();
     expect(within(second).getByText("error").className).toContain("red");
-    expect(within(second).getByText("0.250")).toBeDefined();
+    expect(within(second).getByText("250 ms")).toBeDefined();
     // A call that names no version (a workflow's, or from before versions) shows a dash.
     expect(within(second).getByTitle("No version").textContent).toBe("—");
     expect(within(second).getByText("1,234")).toBeDefined();
@@ -188,7 +188,7 @@ describe("per-application analytics", () => {
     ]);
     const v3 = rowWith(table, "v3");
     expect(within(v3).getByText("98.0%")).toBeDefined();
-    expect(within(v3).getByText("1.23")).toBeDefined();
+    expect(within(v3).getByText("1.2 s")).toBeDefined();
     expect(within(v3).getByText("1,000")).toBeDefined();
     expect(within(v3).getByText("$0.70")).toBeDefined();
     // Rounded for reading, exact on hover.
@@ -227,7 +227,7 @@ describe("per-application analytics", () => {
     expect(screen.getByRole("button", { name: "7d" }).getAttribute("aria-pressed")).toBe("true");
     await waitFor(() => expect(statValue("Total Invocations")).toBe("70"));
     expect(statValue("Success Rate")).toBe("100.0%");
-    expect(statValue("Avg Response Time")).toBe("0.50s");
+    expect(statValue("Avg Response Time")).toBe("500 ms");
     expect(api.callsTo("GET /api/app/blog-writer/analytics/usage/?days=7")).toHaveLength(1);
     expect(api.callsTo("GET /api/app/blog-writer/analytics/performance/?days=7")).toHaveLength(1);
     expect(api.callsTo(INVOCATIONS)).toHaveLength(1);

@@ -1,6 +1,10 @@
 import type { Application } from "@promptmint/contracts";
 import { Activity, ArrowLeft, CircleCheck, Timer, Users } from "lucide-react";
 import { Link, useParams } from "react-router";
+import { ChartCard } from "../../components/charts/analytics-card";
+import { chartColors, invocationSeries, outcomeSeries } from "../../components/charts/chart-theme";
+import { hasVersions, VersionFiguresTable } from "../../components/charts/version-figures-table";
+import { AppTabs } from "../../components/releases/app-tabs";
 import { AnalyticsHeader } from "../../components/ui/analytics-header";
 import { ErrorBox } from "../../components/ui/error-box";
 import { MoneyFiguresCard } from "../../components/ui/money-figures";
@@ -8,17 +12,13 @@ import { NotFoundState } from "../../components/ui/not-found-state";
 import { PageContainer } from "../../components/ui/page-container";
 import { LoadingState } from "../../components/ui/spinner";
 import { StatCard } from "../../components/ui/stat-card";
+import { type AnalyticsWindow, useAnalyticsWindow } from "../../lib/analytics-window";
 import { isNotFoundError } from "../../lib/api-client";
 import { useApplication } from "../../lib/applications-query";
-import { formatMicros, formatNumber, formatPercent, formatSeconds } from "../../lib/format";
-import { PromptAppTabs } from "../prompts/prompt-app-tabs";
-import { ChartCard } from "./analytics-card";
-import { type AnalyticsWindow, useAnalyticsWindow } from "./analytics-window";
+import { formatDurationSeconds, formatMicros, formatNumber, formatPercent } from "../../lib/format";
 import { type ApplicationAnalytics, useApplicationAnalytics } from "./api/get-application-analytics";
-import { chartColors, invocationSeries, outcomeSeries } from "./chart-theme";
 import { NoAnalyticsData } from "./no-analytics-data";
 import { RecentInvocationsTable } from "./recent-invocations-table";
-import { hasVersions, VersionFiguresTable } from "./version-figures-table";
 
 const LOAD_FAILED = "Failed to load analytics data";
 
@@ -48,7 +48,9 @@ export function ApplicationAnalyticsPage() {
         )
       ) : (
         <>
-          {application.data.type === "prompt" && <PromptAppTabs slug={slug} current="analytics" />}
+          {(application.data.type === "prompt" || application.data.type === "workflow") && (
+            <AppTabs kind={application.data.type} slug={slug} current="analytics" />
+          )}
           <AnalyticsHeader
             title={`${application.data.name} Analytics`}
             description={`Usage, performance and revenue of ${application.data.name}, a ${application.data.type} application.`}
@@ -105,7 +107,7 @@ function ApplicationAnalyticsReport({
             <StatCard
               icon={Timer}
               label="Avg Response Time"
-              value={formatSeconds(performance.average_response_time, 2)}
+              value={formatDurationSeconds(performance.average_response_time)}
             />
           </section>
 

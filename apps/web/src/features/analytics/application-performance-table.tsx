@@ -1,8 +1,8 @@
 import type { GlobalDashboard } from "@promptmint/contracts";
 import { Link } from "react-router";
+import { FigureCell, TableCard, tableCell } from "../../components/charts/analytics-card";
 import { Badge } from "../../components/ui/badge";
-import { formatDate, formatNumber, formatPercent, formatSeconds } from "../../lib/format";
-import { FigureCell, TableCard, tableCell } from "./analytics-card";
+import { formatDate, formatDurationSeconds, formatNumber, formatPercent } from "../../lib/format";
 
 type ApplicationFigures = GlobalDashboard["applications"][number];
 
@@ -57,7 +57,7 @@ export function ApplicationPerformanceTable({
           <FigureCell>{formatNumber(app.invocations)}</FigureCell>
           <FigureCell>{app.invocations === 0 ? <NoCalls /> : formatPercent(app.success_rate)}</FigureCell>
           <FigureCell>
-            {app.invocations === 0 ? <NoCalls /> : formatSeconds(app.avg_response_time, 3)}
+            {app.invocations === 0 ? <NoCalls /> : formatDurationSeconds(app.avg_response_time)}
           </FigureCell>
           <td className={`${tableCell} text-slate-500`}>{formatDate(app.last_used, "Never")}</td>
         </tr>

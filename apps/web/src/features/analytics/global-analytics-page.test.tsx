@@ -1,18 +1,18 @@
 import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { beforeEach, describe, expect, it } from "vitest";
-import { stubSignedInApi } from "../../test/api-stubs";
-import { createTestAuth } from "../../test/auth-state";
-import { jsonResponse } from "../../test/fetch-stub";
-import { moneyFiguresFixture } from "../../test/fixtures";
-import { currentPath, renderRoute } from "../../test/render-route";
 import {
   globalDashboardFixture,
   rowWith,
   statValue,
   stubResizeObserver,
   windowDays,
-} from "./analytics-test-support";
+} from "../../test/analytics-test-support";
+import { stubSignedInApi } from "../../test/api-stubs";
+import { createTestAuth } from "../../test/auth-state";
+import { jsonResponse } from "../../test/fetch-stub";
+import { moneyFiguresFixture } from "../../test/fixtures";
+import { currentPath, renderRoute } from "../../test/render-route";
 
 const DASHBOARD = "GET /api/analytics/dashboard/?days=30";
 
@@ -81,12 +81,12 @@ describe("global analytics", () => {
     expect(blog.getByText("prompt").className).toContain("green");
     expect(blog.getByText("12,000")).toBeDefined();
     expect(blog.getByText("98.3%")).toBeDefined();
-    expect(blog.getByText("1.235s")).toBeDefined();
+    expect(blog.getByText("1.2 s")).toBeDefined();
     expect(blog.getByText(new Date("2025-11-29T14:30:00.000Z").toLocaleDateString())).toBeDefined();
     const flow = within(rowWith(table, "Support Flow"));
     expect(flow.getByText("workflow").className).toContain("blue");
     expect(flow.getByText("80.0%")).toBeDefined();
-    expect(flow.getByText("2.500s")).toBeDefined();
+    expect(flow.getByText("2.5 s")).toBeDefined();
     expect(flow.getByText("Never")).toBeDefined();
 
     expect(screen.queryByRole("region", { name: "Top Errors" })).toBeNull();

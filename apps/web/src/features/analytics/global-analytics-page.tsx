@@ -1,18 +1,18 @@
 import type { GlobalDashboard } from "@promptmint/contracts";
 import { Activity, AppWindow, CircleCheck, Users } from "lucide-react";
+import { ChartCard, type ChartCardProps } from "../../components/charts/analytics-card";
+import { chartColors, invocationSeries, outcomeSeries } from "../../components/charts/chart-theme";
 import { AnalyticsHeader } from "../../components/ui/analytics-header";
 import { ErrorBox } from "../../components/ui/error-box";
 import { MoneyFiguresCard, noMoneyFigures } from "../../components/ui/money-figures";
 import { PageContainer } from "../../components/ui/page-container";
 import { LoadingState } from "../../components/ui/spinner";
 import { StatCard } from "../../components/ui/stat-card";
+import { type AnalyticsWindow, useAnalyticsWindow } from "../../lib/analytics-window";
 import { formatNumber, formatPercent } from "../../lib/format";
-import { ChartCard, type ChartCardProps } from "./analytics-card";
-import { type AnalyticsWindow, useAnalyticsWindow } from "./analytics-window";
+import { useMoneyFigures } from "../../lib/money-figures-query";
 import { useGlobalDashboard } from "./api/get-global-dashboard";
-import { useMoneyFigures } from "./api/get-money-figures";
 import { ApplicationPerformanceTable } from "./application-performance-table";
-import { chartColors, invocationSeries, outcomeSeries } from "./chart-theme";
 import { NoAnalyticsData } from "./no-analytics-data";
 import { TopErrorsCard } from "./top-errors-card";
 

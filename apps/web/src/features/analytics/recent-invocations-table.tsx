@@ -1,10 +1,10 @@
 import type { RecentInvocations } from "@promptmint/contracts";
+import { FigureCell, TableCard, tableCell } from "../../components/charts/analytics-card";
+import { versionLabel } from "../../components/charts/version-figures-table";
 import { Badge } from "../../components/ui/badge";
-import { formatDateTime, formatNumber } from "../../lib/format";
-import { FigureCell, TableCard, tableCell } from "./analytics-card";
-import { formatInvocationId } from "./analytics-format";
+import { formatInvocationId } from "../../lib/analytics-format";
+import { formatDateTime, formatDurationSeconds, formatNumber } from "../../lib/format";
 import { SaveCallAsCaseButton } from "./save-call-as-case-button";
-import { versionLabel } from "./version-figures-table";
 
 type Invocation = RecentInvocations["recent_invocations"][number];
 
@@ -34,7 +34,7 @@ export function RecentInvocationsTable({
         { label: "User" },
         { label: "Status" },
         { label: "Version" },
-        { label: "Response Time (s)", className: "text-right" },
+        { label: "Response time", className: "text-right" },
         { label: "Tokens", className: "text-right" },
         { label: "Created At" },
         ...(savesCasesOf ? [{ label: "Eval case" }] : []),
@@ -62,7 +62,7 @@ export function RecentInvocationsTable({
               versionLabel(invocation.version)
             )}
           </td>
-          <FigureCell>{invocation.response_time.toFixed(3)}</FigureCell>
+          <FigureCell>{formatDurationSeconds(invocation.response_time)}</FigureCell>
           <FigureCell>{formatNumber(invocation.input_tokens + invocation.output_tokens)}</FigureCell>
           <td className={`${tableCell} text-slate-500`}>{formatDateTime(invocation.created_at)}</td>
           {savesCasesOf && (

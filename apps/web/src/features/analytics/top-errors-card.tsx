@@ -1,9 +1,14 @@
 import type { GlobalDashboard } from "@promptmint/contracts";
 import { Cell, Pie, PieChart, type PieLabelRenderProps, ResponsiveContainer, Tooltip } from "recharts";
+import { AnalyticsCard } from "../../components/charts/analytics-card";
+import {
+  chartColors,
+  PIE_CHART_HEIGHT,
+  PIE_PALETTE,
+  tooltipStyle,
+} from "../../components/charts/chart-theme";
+import { formatErrorType } from "../../lib/analytics-format";
 import { formatNumber } from "../../lib/format";
-import { AnalyticsCard } from "./analytics-card";
-import { formatErrorType } from "./analytics-format";
-import { chartColors, PIE_CHART_HEIGHT, PIE_PALETTE, tooltipStyle } from "./chart-theme";
 
 function colourAt(index: number): string {
   return PIE_PALETTE[index % PIE_PALETTE.length] ?? chartColors.primary;

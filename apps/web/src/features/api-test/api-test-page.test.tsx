@@ -90,7 +90,7 @@ describe("API test console", () => {
     expect(usage.getByText("Input Tokens").nextSibling?.textContent).toBe("12");
     expect(usage.getByText("Output Tokens").nextSibling?.textContent).toBe("30");
     expect(usage.getByText("Total Tokens").nextSibling?.textContent).toBe("42");
-    expect(usage.getByText("Latency").nextSibling?.textContent).toBe("0.50s");
+    expect(usage.getByText("Latency").nextSibling?.textContent).toBe("500 ms");
     // What the answer says the call cost (decision 029).
     expect(usage.getByText("Charged").nextSibling?.textContent).toBe("$0.05");
     const [request] = api.callsTo("POST /api/app/blog-writer/completion-messages");

@@ -5,7 +5,7 @@ import { describe, expect, it, vi } from "vitest";
 import { stubSignedInApi } from "../../test/api-stubs";
 import { createTestAuth } from "../../test/auth-state";
 import { jsonResponse, type RecordedRequest } from "../../test/fetch-stub";
-import { applicationFixture, appUsageTotalsFixture } from "../../test/fixtures";
+import { applicationFixture, appUsageTotalsFixture, promptConfigFixture } from "../../test/fixtures";
 import { currentPath, renderRoute } from "../../test/render-route";
 
 const DETAIL = "GET /api/app/blog-writer/";
@@ -40,6 +40,47 @@ function card(title: string): HTMLElement {
 }
 
 describe("application detail", () => {
+  it("says what callers get: production, or a running experiment and its split", async () => {
+    stubAppApi(applicationFixture({ status: "live" }), {
+      "GET /api/app/blog-writer/prompt/": () => jsonResponse(promptConfigFixture({ production_version: 2 })),
+      "GET /api/prompts/prompt-1/serving": () =>
+        jsonResponse({
+          production_version: 2,
+          experiment: {
+            id: "exp-1",
+            app_kind: "prompt",
+            prompt_id: "prompt-1",
+            workflow_id: null,
+            status: "running",
+            arms: [
+              { version: 1, percent: 50 },
+              { version: 2, percent: 50 },
+            ],
+            sticky_by: null,
+            rules: { min_calls: 100 },
+            control_version: 2,
+            started_by_name: "ada",
+            started_at: "2024-05-03T10:00:00.000Z",
+            ended_at: null,
+            outcome: null,
+            winner_version: null,
+            end_reason: "",
+            rollout: null,
+          },
+        }),
+    });
+    renderDetail();
+
+    const line = await screen.findByRole("region", { name: "What callers get" });
+    expect(
+      await within(line).findByText("Experiment running: v1 50% · v2 50% — callers are split"),
+    ).toBeDefined();
+    expect(line.textContent).toContain("Production is v2");
+    expect(within(line).getByRole("link", { name: "Versions" }).getAttribute("href")).toBe(
+      "/prompts/blog-writer/versions",
+    );
+  });
+
   it("shows a spinner, then the header with its badges", async () => {
     stubAppApi();
     renderDetail();

@@ -3,6 +3,7 @@ import { Copy, Pencil, X } from "lucide-react";
 import { useState } from "react";
 import { useNavigate, useParams } from "react-router";
 import { toast } from "sonner";
+import { AppServingLine } from "../../components/releases/app-serving-line";
 import { ApplicationHeader } from "../../components/ui/application-header";
 import { Badge } from "../../components/ui/badge";
 import { Button } from "../../components/ui/button";
@@ -106,6 +107,7 @@ function ApplicationDetail({ application }: { application: Application }) {
             <ApplicationEditForm application={application} onDone={() => setEditing(false)} />
           ) : (
             <>
+              <AppServingLine application={application} />
               <ApiEndpointCard application={application} />
               {application.visibility === "embed" && <EmbedPanel application={application} />}
               <ApplicationStatusCard application={application} />

@@ -12,7 +12,7 @@ import { LoadingState } from "../../components/ui/spinner";
 import { StatCard } from "../../components/ui/stat-card";
 import { useApplications } from "../../lib/applications-query";
 import { formatNumber } from "../../lib/format";
-import { useMoneyFigures } from "../analytics/api/get-money-figures";
+import { useMoneyFigures } from "../../lib/money-figures-query";
 import { USAGE_DAYS, useApplicationsUsage } from "./api/get-application-usage";
 import { ApplicationsTable } from "./applications-table";
 import { FirstSteps } from "./first-steps";

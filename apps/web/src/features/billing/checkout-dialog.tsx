@@ -8,8 +8,10 @@ import { Alert } from "../../components/ui/alert";
 import { CancelSubmitButtons } from "../../components/ui/button";
 import { CardEntryFields, useCardEntry } from "../../components/ui/card-entry";
 import { Modal } from "../../components/ui/modal";
+import { type PayWith, type PayWithChoice, PayWithOption } from "../../components/ui/pay-with-option";
 import { PaymentGatewayNotice, usePaymentsReady } from "../../components/ui/payment-gateway-notice";
 import { PaymentElementsProvider } from "../../components/ui/stripe-card-field";
+import { cardBrandName } from "../../lib/card-display";
 import { cn } from "../../lib/cn";
 import { formatCents, formatMicros } from "../../lib/format";
 import { STRIPE_NOT_LOADED } from "../../lib/sandbox-payments";
@@ -20,8 +22,6 @@ import { paymentMethodsQueryOptions } from "./api/list-payment-methods";
 import { useSubscribeToPlan } from "./api/subscribe-to-plan";
 import { useSubscribeToPlanWithStripe } from "./api/subscribe-to-plan-stripe";
 import { BillingAddressFields, readStripeEntry, useBillingAddressEntry } from "./billing-address-fields";
-import { type PayWith, type PayWithChoice, PayWithOption } from "./pay-with-option";
-import { cardBrandName } from "./payment-method-list";
 import { PlanFeatureList, planPriceLabel } from "./plan-features";
 
 /** The subscription checkout card of SPEC §2, in a dialog; `plan` null closes it. */

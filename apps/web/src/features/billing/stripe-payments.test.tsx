@@ -11,7 +11,6 @@ import { jsonResponse, stubFetch } from "../../test/fetch-stub";
 import { runtimeConfigFixture } from "../../test/fixtures";
 import { fillBillingAddress } from "../../test/payment-card";
 import { createTestQueryClient } from "../../test/render-route";
-import { TopUpCard } from "../wallet/top-up-card";
 import { AddPaymentMethodDialog } from "./add-payment-method-dialog";
 import { CheckoutDialog } from "./checkout-dialog";
 
@@ -70,78 +69,6 @@ function renderWithConfig(ui: ReactNode, config: RuntimeConfig = stripeConfig) {
     </QueryClientProvider>,
   );
 }
-
-const topUpApi = () =>
-  stubFetch({
-    "POST /api/wallet/payment-intents/": () =>
-      jsonResponse({
-        id: "pi_1",
-        client_secret: "pi_1_secret_xyz",
-        amount: 1000,
-        currency: "usd",
-        gateway: "stripe",
-      }),
-    "GET /api/wallet/": () => jsonResponse({}),
-  });
-
-describe("top-up through Stripe", () => {
-  it("uses Stripe's card field, confirms with the client_secret and says the credit is on its way", async () => {
-    const stripe = fakeStripe();
-    stripeJs.current = stripe;
-    const api = topUpApi();
-    renderWithConfig(<TopUpCard />);
-
-    expect(screen.queryByLabelText("Card number")).toBeNull();
-    expect(screen.queryByText("Sandbox payments — no real money moves")).toBeNull();
-    expect(
-      screen.queryByText("Stripe is not configured. Payment functionality is not available."),
-    ).toBeNull();
-    expect(screen.getByTestId("stripe-card-field")).toBeDefined();
-    await waitFor(() => expect(stripe.card.mount).toHaveBeenCalled());
-    expect(stripeJs.loadStripe).toHaveBeenCalledWith(`pk_test_${keyCount}`);
-    expect(stripe.elements).toHaveBeenCalledWith(
-      expect.objectContaining({ appearance: { theme: "stripe", variables: { colorPrimary: "#2563eb" } } }),
-    );
-
-    await userEvent.click(screen.getByRole("button", { name: "Top up $10.00" }));
-
-    expect(await screen.findByText("Payment received — your balance updates in a moment")).toBeDefined();
-    expect(api.callsTo("POST /api/wallet/payment-intents/")[0]?.body).toEqual({
-      amount: 1000,
-      currency: "usd",
-    });
-    expect(stripe.confirmCardPayment).toHaveBeenCalledWith("pi_1_secret_xyz", {
-      payment_method: { card: stripe.card },
-    });
-    expect(api.callsTo("POST /api/billing/sandbox/confirm/")).toHaveLength(0);
-  });
-
-  it("says 'Payment was not completed successfully' when the payment is left needing action", async () => {
-    const stripe = fakeStripe();
-    stripe.confirmCardPayment.mockResolvedValue({ paymentIntent: { id: "pi_1", status: "requires_action" } });
-    stripeJs.current = stripe;
-    topUpApi();
-    renderWithConfig(<TopUpCard />);
-    await waitFor(() => expect(stripe.card.mount).toHaveBeenCalled());
-
-    await userEvent.click(screen.getByRole("button", { name: "Top up $10.00" }));
-
-    expect((await screen.findByRole("alert")).textContent).toBe("Payment was not completed successfully");
-    expect(screen.queryByText("Payment received — your balance updates in a moment")).toBeNull();
-  });
-
-  it("refuses to pay with 'Stripe has not loaded yet' while Stripe is not loaded", async () => {
-    stripeJs.current = null;
-    const api = topUpApi();
-    renderWithConfig(<TopUpCard />);
-    await waitFor(() => expect(stripeJs.loadStripe).toHaveBeenCalled());
-
-    await userEvent.click(screen.getByRole("button", { name: "Top up $10.00" }));
-
-    expect(screen.getByText("Stripe has not loaded yet. Please try again.")).toBeDefined();
-    expect(api.requests).toHaveLength(0);
-  });
-});
 
 describe("adding a card through Stripe", () => {
   it("sets the card up with the SetupIntent's secret and saves Stripe's payment method id", async () => {

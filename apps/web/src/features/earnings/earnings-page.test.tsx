@@ -2,12 +2,12 @@ import type { EarningsSummary, Payout } from "@promptmint/contracts";
 import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
+import { versionFiguresFixture } from "../../test/analytics-test-support";
 import { stubSignedInApi } from "../../test/api-stubs";
 import { createTestAuth } from "../../test/auth-state";
 import { jsonResponse } from "../../test/fetch-stub";
 import { moneyFiguresFixture, profileFixture } from "../../test/fixtures";
 import { renderRoute } from "../../test/render-route";
-import { versionFiguresFixture } from "../analytics/analytics-test-support";
 
 function summary(overrides: Partial<EarningsSummary> = {}): EarningsSummary {
   return {

@@ -1,11 +1,11 @@
 import type { OwnerVersionFigures } from "@promptmint/contracts";
 import { Link } from "react-router";
+import { TableCard, tableCell } from "../../components/charts/analytics-card";
+import { VERSION_COLUMNS, VersionFiguresRow } from "../../components/charts/version-figures-table";
 import { Money } from "../../components/ui/money";
 import { LoadingState } from "../../components/ui/spinner";
 import { formatNumber } from "../../lib/format";
-import { TableCard, tableCell } from "../analytics/analytics-card";
-import { useOwnerVersionFigures } from "../analytics/api/get-owner-version-figures";
-import { VERSION_COLUMNS, VersionFiguresRow } from "../analytics/version-figures-table";
+import { useOwnerVersionFigures } from "../../lib/owner-version-figures-query";
 
 /**
  * The earnings statement's period by app and prompt version (issue 31): each app's calls, revenue,

@@ -4,7 +4,7 @@ import { Button } from "../../components/ui/button";
 import { Card, CardBody, CardHeader } from "../../components/ui/card";
 import { TextField } from "../../components/ui/text-field";
 import { getErrorMessage } from "../../lib/api-client";
-import { useDeleteModelKey, useModelKeys, useSaveModelKey } from "../prompts/api/model-cost";
+import { useDeleteModelKey, useModelKeys, useSaveModelKey } from "../../lib/model-cost-query";
 
 const LABELS: Record<ModelKeyProvider, string> = {
   openai: "OpenAI",

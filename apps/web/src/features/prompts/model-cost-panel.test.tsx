@@ -1,7 +1,7 @@
 import { screen, waitFor } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
-import { formatUsd4 } from "../../lib/format";
+import { formatPrice } from "../../lib/format";
 import { stubSignedInApi } from "../../test/api-stubs";
 import { createTestAuth } from "../../test/auth-state";
 import { jsonResponse, type RecordedRequest } from "../../test/fetch-stub";
@@ -68,11 +68,11 @@ function stubApi() {
 }
 
 describe("the editor's cost panel", () => {
-  it("formats micro-dollars with 4 decimals", () => {
-    expect(formatUsd4(614_400)).toBe("$0.6144");
-    expect(formatUsd4(50_000)).toBe("$0.0500");
-    expect(formatUsd4(-11_560)).toBe("-$0.0116");
-    expect(formatUsd4(12_345_678)).toBe("$12.3457");
+  it("formats prices by the one money rule: two decimals, or the sub-cent digits they need", () => {
+    expect(formatPrice(614_400)).toBe("$0.6144");
+    expect(formatPrice(50_000)).toBe("$0.05");
+    expect(formatPrice(-11_560)).toBe("-$0.01156");
+    expect(formatPrice(12_345_678)).toBe("$12.345678");
   });
 
   it("shows gross, fee, worst-case model cost and net, live as max tokens, price and keys change", async () => {
@@ -81,10 +81,10 @@ describe("the editor's cost panel", () => {
     await userEvent.click(await screen.findByRole("tab", { name: "Prompt Config" }));
 
     // 5 cents, gpt-4-turbo, 2048 max tokens: 2048 × 30 + 120 = 61,560 micros > 45,000 after the fee.
-    await waitFor(() => expect(screen.getByTestId("cost-model").textContent).toBe("−$0.0616"));
-    expect(screen.getByTestId("cost-gross").textContent).toBe("$0.0500");
-    expect(screen.getByTestId("cost-fee").textContent).toBe("−$0.0050");
-    expect(screen.getByTestId("cost-net").textContent).toBe("-$0.0166");
+    await waitFor(() => expect(screen.getByTestId("cost-model").textContent).toBe("−$0.06156"));
+    expect(screen.getByTestId("cost-gross").textContent).toBe("$0.05");
+    expect(screen.getByTestId("cost-fee").textContent).toBe("−$0.005");
+    expect(screen.getByTestId("cost-net").textContent).toBe("-$0.01656");
     expect(screen.getByRole("alert").textContent).toContain("at least $0.07 per call");
     const first = api.callsTo("POST /api/model-prices/estimate").at(-1)?.body;
     expect(first).toMatchObject({
@@ -99,15 +99,15 @@ describe("the editor's cost panel", () => {
     const maxTokens = screen.getByLabelText("Max Tokens");
     await userEvent.clear(maxTokens);
     await userEvent.type(maxTokens, "1000");
-    await waitFor(() => expect(screen.getByTestId("cost-model").textContent).toBe("−$0.0301"));
-    expect(screen.getByTestId("cost-net").textContent).toBe("$0.0149");
+    await waitFor(() => expect(screen.getByTestId("cost-model").textContent).toBe("−$0.03012"));
+    expect(screen.getByTestId("cost-net").textContent).toBe("$0.01488");
     expect(screen.queryByRole("alert")).toBeNull();
     expect(api.callsTo("POST /api/model-prices/estimate").at(-1)?.body).toMatchObject({ max_tokens: 1000 });
 
     // On the creator's own key (an openai key is set) the model cost is 0.
     await userEvent.selectOptions(screen.getByLabelText("Model Keys"), "creator");
-    await waitFor(() => expect(screen.getByTestId("cost-model").textContent).toBe("−$0.0000"));
-    expect(screen.getByTestId("cost-net").textContent).toBe("$0.0450");
+    await waitFor(() => expect(screen.getByTestId("cost-model").textContent).toBe("−$0.00"));
+    expect(screen.getByTestId("cost-net").textContent).toBe("$0.045");
     expect(screen.getByRole("option", { name: "My own openai key" })).toBeDefined();
   });
 });

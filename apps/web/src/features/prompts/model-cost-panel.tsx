@@ -1,8 +1,8 @@
 import type { CostEstimateRequest, IoSchema, ModelKeysMode } from "@promptmint/contracts";
 import { Alert } from "../../components/ui/alert";
-import { formatCents, formatUsd4 } from "../../lib/format";
+import { formatCents, formatPrice } from "../../lib/format";
+import { useCostEstimate } from "../../lib/model-cost-query";
 import { useSettled } from "../../lib/use-settled";
-import { useCostEstimate } from "./api/model-cost";
 
 export interface CostSettings {
   model: string;
@@ -63,19 +63,19 @@ export function ModelCostPanel({
         <>
           <dl className="grid grid-cols-2 gap-x-4 gap-y-1">
             <dt>Price (gross)</dt>
-            <dd data-testid="cost-gross">{formatUsd4(data.gross_micros)}</dd>
+            <dd data-testid="cost-gross">{formatPrice(data.gross_micros)}</dd>
             <dt>Platform fee</dt>
-            <dd data-testid="cost-fee">−{formatUsd4(data.fee_micros)}</dd>
+            <dd data-testid="cost-fee">−{formatPrice(data.fee_micros)}</dd>
             <dt>
               Worst-case model cost
               {data.model_keys === "creator"
                 ? " (billed to your own key)"
                 : ` (${data.output_tokens} output + ${data.input_tokens} input tokens)`}
             </dt>
-            <dd data-testid="cost-model">−{formatUsd4(data.model_cost_micros)}</dd>
+            <dd data-testid="cost-model">−{formatPrice(data.model_cost_micros)}</dd>
             <dt className="font-medium">Net to you (worst case)</dt>
             <dd data-testid="cost-net" className="font-medium">
-              {formatUsd4(data.net_micros)}
+              {formatPrice(data.net_micros)}
             </dd>
           </dl>
           {!data.covered && (

@@ -1,8 +1,8 @@
 import type { ModelKeysMode } from "@promptmint/contracts";
 import { Link } from "react-router";
 import { SelectField } from "../../components/ui/select-field";
-import { useModelCatalog } from "./api/list-models";
-import { useModelKeys } from "./api/model-cost";
+import { useModelKeys } from "../../lib/model-cost-query";
+import { useModelCatalog } from "../../lib/models-query";
 
 /**
  * Whose keys the app's calls use (docs/decisions/026): the platform's (the model cost comes out

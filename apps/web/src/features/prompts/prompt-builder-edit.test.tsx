@@ -68,7 +68,7 @@ describe("prompt builder (edit)", () => {
     ).toBeDefined();
   });
 
-  it("saves the app and the prompt with the 'Updated via UI' changelog", async () => {
+  it("saves the app and the prompt, with no changelog of its own (the versions list says No note)", async () => {
     const api = stubEditApi({ [SAVE_BLOG_WRITER]: answerSave });
     renderBuilder("/applications/blog-writer/edit");
 
@@ -90,8 +90,8 @@ describe("prompt builder (edit)", () => {
       prompt_template: "Write a haiku about {{topic}}.",
       input_schema: promptConfigFixture().active_version.input_schema,
       output_schema: null,
-      changelog: "Updated via UI",
     });
+    expect(savedBody(api).prompt.changelog).toBeUndefined();
   });
 
   it("publishes a draft with Save & Publish; while the server still says draft, the button goes", async () => {
@@ -194,7 +194,7 @@ describe("prompt builder (edit)", () => {
     await userEvent.click(await screen.findByRole("tab", { name: "Model Settings" }));
     expect(screen.getByLabelText("Model Keys")).toBeDefined();
     const panel = screen.getByRole("region", { name: "Cost per call" });
-    await waitFor(() => expect(within(panel).getByTestId("cost-model").textContent).toBe("−$0.0616"));
+    await waitFor(() => expect(within(panel).getByTestId("cost-model").textContent).toBe("−$0.06156"));
     expect(within(panel).getByRole("alert").textContent).toContain("at least $0.07 per call");
     const estimate = api.callsTo("POST /api/model-prices/estimate")[0]?.body as Record<string, unknown>;
     expect(estimate).toMatchObject({

@@ -1,6 +1,6 @@
 import { useMemo } from "react";
 import { BUILDER_SETTING_LIMITS, ModelSettingsFields } from "../../components/ui/model-settings-fields";
-import { useModelCatalog } from "./api/list-models";
+import { useModelCatalog } from "../../lib/models-query";
 import { ModelCostPanel } from "./model-cost-panel";
 import { ModelKeysField } from "./model-keys-field";
 import { BUILDER_MODELS, modelOptionsOf } from "./model-options";

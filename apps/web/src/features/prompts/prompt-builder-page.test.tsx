@@ -167,7 +167,6 @@ describe("prompt builder (create)", () => {
         additionalProperties: false,
       },
       output_schema: null,
-      changelog: "Updated via UI",
     });
     expect(await screen.findByRole("button", { name: "Update Prompt" })).toBeDefined();
   });

@@ -5,7 +5,7 @@ import { PageContainer } from "../../components/ui/page-container";
 import { PageHeader } from "../../components/ui/page-header";
 import { LoadingState } from "../../components/ui/spinner";
 import { useApplication } from "../../lib/applications-query";
-import { usePromptConfig } from "./api/get-prompt-config";
+import { usePromptConfig } from "../../lib/prompt-config-query";
 import { PromptBuilderForm } from "./prompt-builder-form";
 import { builderValuesOf, newPromptBuilderValues } from "./prompt-builder-values";
 

@@ -17,7 +17,6 @@ import {
   modelSettingsProblems,
 } from "../../components/ui/model-settings-fields";
 import { scheduledPriceCents } from "../../lib/format";
-import { UI_CHANGELOG } from "./api/update-prompt-application";
 import { fieldsOf, hasFieldProblems, type SchemaField, schemaOf } from "./schema-fields";
 
 /**
@@ -163,7 +162,6 @@ export function promptUpdateOf(values: PromptBuilderValues, promote = false): Up
     prompt_template: values.prompt_template,
     input_schema: schemaOf(values.input_fields),
     output_schema: Object.keys(output.properties).length > 0 ? output : null,
-    changelog: UI_CHANGELOG,
     ...(promote ? { promote: true } : {}),
   };
 }

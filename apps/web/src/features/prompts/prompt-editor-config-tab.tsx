@@ -3,7 +3,7 @@ import { useState } from "react";
 import { Button, ButtonLink } from "../../components/ui/button";
 import { Card, CardBody, CardHeader } from "../../components/ui/card";
 import { ModelSettingsFields } from "../../components/ui/model-settings-fields";
-import { useModelCatalog } from "./api/list-models";
+import { useModelCatalog } from "../../lib/models-query";
 import { useTestPromptConfig } from "./api/test-prompt-config";
 import { JsonEditor } from "./json-editor";
 import { ModelCostPanel } from "./model-cost-panel";

@@ -97,6 +97,7 @@ describe("prompt editor", () => {
 
     await userEvent.type(price, "0.255");
     await userEvent.click(screen.getByRole("button", { name: "Save Changes" }));
+    await userEvent.click(await screen.findByRole("button", { name: "Save version" }));
     await waitFor(() => expect(api.callsTo(SAVE_BLOG_WRITER)).toHaveLength(1));
     expect(savedBody(api).application.price_cents).toBe(26);
   });
@@ -155,6 +156,10 @@ describe("prompt editor", () => {
     setEditorText("Input Schema", '{"type": "object", "properties": {'); // invalid: ignored
     setEditorText("Output Schema", "not json"); // invalid: ignored
     await userEvent.click(screen.getByRole("button", { name: "Save Changes" }));
+    // Save asks what changed: the note is the new version's changelog.
+    const dialog = await screen.findByRole("dialog", { name: "Save a new version" });
+    await userEvent.type(within(dialog).getByLabelText("What changed? (optional)"), "  Terser summaries  ");
+    await userEvent.click(within(dialog).getByRole("button", { name: "Save version" }));
 
     await waitFor(() => expect(api.callsTo(SAVE_BLOG_WRITER)).toHaveLength(1));
     expect(savedBody(api).application).toEqual({
@@ -178,7 +183,7 @@ describe("prompt editor", () => {
       prompt_template: "Summarise {{topic}} in {{words}} words.",
       input_schema: words,
       output_schema: null,
-      changelog: "Updated via UI",
+      changelog: "Terser summaries",
     });
     // Toasts outlive a test: an earlier test's save may still show its own.
     expect((await screen.findAllByText("Changes saved")).length).toBeGreaterThan(0);
@@ -203,6 +208,7 @@ describe("prompt editor", () => {
     await userEvent.keyboard(" ");
     expect(toggle.getAttribute("aria-checked")).toBe("true");
     await userEvent.click(screen.getByRole("button", { name: "Save Changes" }));
+    await userEvent.click(await screen.findByRole("button", { name: "Save version" }));
 
     await waitFor(() => expect(api.callsTo(SAVE_BLOG_WRITER)).toHaveLength(1));
     expect(savedBody(api).application.allow_tools).toBe(true);
@@ -327,7 +333,7 @@ describe("prompt editor", () => {
     expect(answer.getByText("sandbox")).toBeDefined();
     expect(answer.getByText("1,234")).toBeDefined();
     expect(answer.getByText("56")).toBeDefined();
-    expect(answer.getByText("0.09s")).toBeDefined();
+    expect(answer.getByText("85 ms")).toBeDefined();
     expect(answer.getByText("$0.00")).toBeDefined();
     expect(screen.getByText("Write about Sample topic.")).toBeDefined();
   });
@@ -339,7 +345,7 @@ describe("prompt editor", () => {
       latency_ms: 1500,
     });
     expect(answer.getByText("The model did not answer: The upstream failed to answer")).toBeDefined();
-    expect(answer.getByText("1.50s")).toBeDefined();
+    expect(answer.getByText("1.5 s")).toBeDefined();
   });
 
   it("links the versions page where the version history was", async () => {

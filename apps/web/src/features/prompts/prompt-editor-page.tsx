@@ -1,12 +1,14 @@
 import type { Application, PromptConfig } from "@promptmint/contracts";
-import { FileText, GitCompare, Rocket } from "lucide-react";
+import { FileText } from "lucide-react";
 import { type ReactNode, useState } from "react";
 import { useParams } from "react-router";
 import { toast } from "sonner";
+import { AppTabs } from "../../components/releases/app-tabs";
+import { ReleaseBanner } from "../../components/releases/release-banner";
+import { SaveNoteDialog } from "../../components/releases/save-note-dialog";
 import { Alert } from "../../components/ui/alert";
 import { ApplicationEditorHeader } from "../../components/ui/application-header";
 import { Badge } from "../../components/ui/badge";
-import { Button, ButtonLink } from "../../components/ui/button";
 import { ErrorBox } from "../../components/ui/error-box";
 import { LinkedMessage } from "../../components/ui/linked-message";
 import { NotFoundState } from "../../components/ui/not-found-state";
@@ -18,10 +20,8 @@ import { ApiClientError, getErrorMessage, isNotFoundError } from "../../lib/api-
 import { useApplication } from "../../lib/applications-query";
 import { useDownloadApp } from "../../lib/download-app";
 import { withoutErrorsFor } from "../../lib/form-errors";
-import { PromoteDialog } from "../releases/promote-dialog";
-import { usePromptConfig } from "./api/get-prompt-config";
+import { usePromptConfig } from "../../lib/prompt-config-query";
 import { useUpdatePromptApplication } from "./api/update-prompt-application";
-import { PromptAppTabs } from "./prompt-app-tabs";
 import { PromptEditorBasicTab } from "./prompt-editor-basic-tab";
 import { PromptEditorConfigTab } from "./prompt-editor-config-tab";
 import {
@@ -75,6 +75,7 @@ function PromptEditor({ application, config }: { application: Application; confi
   const [errors, setErrors] = useState<PromptEditorErrors>({});
   const [tab, setTab] = useState("basic");
   const save = useUpdatePromptApplication(application.slug);
+  const [asking, setAsking] = useState(false);
   const { download, downloadingSlug } = useDownloadApp();
   const change = (changes: Partial<PromptEditorValues>) => {
     setValues((current) => ({ ...current, ...changes }));
@@ -87,13 +88,18 @@ function PromptEditor({ application, config }: { application: Application; confi
     if (first) setTab(CONFIG_FIELDS.has(first) ? "config" : "basic");
   };
 
-  const saveChanges = () => {
+  /** Save asks what changed first (the new version's note), once the fields are valid. */
+  const askToSave = () => {
     save.reset();
     const problems = validatePromptEditor(values);
     if (Object.keys(problems).length > 0) return showErrors(problems);
     setErrors({});
+    setAsking(true);
+  };
+
+  const saveChanges = (note: string) => {
     save.mutate(
-      { application: editorApplicationUpdateOf(values), prompt: editorPromptUpdateOf(values) },
+      { application: editorApplicationUpdateOf(values), prompt: editorPromptUpdateOf(values, note) },
       {
         onSuccess: ({ application: saved, prompt }) =>
           toast.success(
@@ -123,17 +129,26 @@ function PromptEditor({ application, config }: { application: Application; confi
         }
         backTo="/prompts"
         saving={save.isPending}
-        onSave={saveChanges}
+        onSave={askToSave}
         downloading={downloadingSlug === application.slug}
         onDownload={() => void download(application)}
       />
 
-      <PromptAppTabs slug={application.slug} current="editor" />
+      <AppTabs kind="prompt" slug={application.slug} current="editor" />
+      <SaveNoteDialog
+        open={asking}
+        onOpenChange={setAsking}
+        live={application.status === "live"}
+        onSave={saveChanges}
+      />
 
       <div className="mb-6 space-y-3">
-        {application.status === "live" && config.latest_version.version !== config.production_version && (
-          <ReleaseBanner config={config} />
-        )}
+        <ReleaseBanner
+          app={{ kind: "prompt", id: config.id, slug: application.slug }}
+          status={application.status}
+          production={config.production_version}
+          latest={config.latest_version.version}
+        />
         <SandboxModelNotice />
         {save.isError && (
           <Alert tone="error">
@@ -158,53 +173,5 @@ function PromptEditor({ application, config }: { application: Application; confi
         </TabsContent>
       </Tabs>
     </>
-  );
-}
-
-/**
- * A live app whose latest save is not what its callers get: says which version each side has and
- * releases the latest in one click (after a confirmation of what callers will get).
- */
-function ReleaseBanner({ config }: { config: PromptConfig }) {
-  const [promoting, setPromoting] = useState(false);
-  const latest = config.latest_version;
-  const production = config.production_version;
-  return (
-    <section
-      aria-label="Release"
-      className="flex flex-col gap-3 rounded-lg border border-amber-200 bg-amber-50 px-4 py-3 text-sm text-amber-900 sm:flex-row sm:items-center sm:justify-between"
-    >
-      <div className="min-w-0">
-        <p className="font-semibold">
-          Callers get v{production} (production). You are editing v{latest.version}.
-        </p>
-        <p className="mt-0.5 text-amber-800">
-          Saving keeps your changes in new versions; callers get them only once you promote one.
-        </p>
-      </div>
-      <div className="flex shrink-0 flex-wrap gap-2">
-        <ButtonLink
-          to={`/prompts/${encodeURIComponent(config.application_slug)}/versions`}
-          variant="secondary"
-          size="sm"
-        >
-          <GitCompare className="size-4" aria-hidden="true" />
-          Compare
-        </ButtonLink>
-        <Button size="sm" onClick={() => setPromoting(true)}>
-          <Rocket className="size-4" aria-hidden="true" />
-          Promote v{latest.version}
-        </Button>
-      </div>
-      {promoting && (
-        <PromoteDialog
-          promptId={config.id}
-          target={latest}
-          production={config.active_version}
-          open
-          onOpenChange={setPromoting}
-        />
-      )}
-    </section>
   );
 }

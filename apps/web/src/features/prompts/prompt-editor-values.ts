@@ -17,9 +17,8 @@ import {
   modelSettingsProblems,
 } from "../../components/ui/model-settings-fields";
 import { scheduledPriceCents } from "../../lib/format";
-import { UI_CHANGELOG } from "./api/update-prompt-application";
+import { sampleInputsOf } from "../../lib/template-variables";
 import { centsOfDollars } from "./prompt-builder-values";
-import { sampleInputsOf } from "./template-variables";
 
 /** What the prompt editor edits; model numbers stay text while typed. */
 export interface PromptEditorValues {
@@ -140,8 +139,11 @@ export function editorApplicationUpdateOf(values: PromptEditorValues): UpdateApp
   };
 }
 
-/** SPEC §7: the model settings with the template, both schemas and the changelog. */
-export function editorPromptUpdateOf(values: PromptEditorValues): UpdatePromptConfig {
+/**
+ * SPEC §7: the model settings with the template and both schemas, and the creator's note of what
+ * changed (the new version's changelog; none when left empty, shown as "No note").
+ */
+export function editorPromptUpdateOf(values: PromptEditorValues, note = ""): UpdatePromptConfig {
   return {
     ...modelSettingsOf(values),
     model_keys: values.model_keys,
@@ -149,7 +151,7 @@ export function editorPromptUpdateOf(values: PromptEditorValues): UpdatePromptCo
     prompt_template: values.prompt_template,
     input_schema: values.input_schema,
     output_schema: values.output_schema,
-    changelog: UI_CHANGELOG,
+    ...(note.trim() ? { changelog: note.trim() } : {}),
   };
 }
 

@@ -1,7 +1,7 @@
 import type { IoSchema, TestConfigRequest } from "@promptmint/contracts";
 import { useState } from "react";
 import { TextField } from "../../components/ui/text-field";
-import { parseSampleInput, sampleInputText, sampleValueOf } from "./template-variables";
+import { parseSampleInput, sampleInputText, sampleValueOf } from "../../lib/template-variables";
 
 /** The test inputs of a schema: samples from the schema until the person edits them. */
 export function useSampleInputs(schema: IoSchema) {

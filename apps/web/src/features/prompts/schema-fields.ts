@@ -1,5 +1,5 @@
 import type { AllowedValue, IoSchema, SchemaFieldType, SchemaProperty } from "@promptmint/contracts";
-import { VARIABLE_NAME_PATTERN } from "./template-variables";
+import { VARIABLE_NAME_PATTERN } from "../../lib/template-variables";
 
 export const SCHEMA_FIELD_TYPES: readonly SchemaFieldType[] = [
   "string",

@@ -10,7 +10,7 @@ import {
   type ViewUpdate,
 } from "@codemirror/view";
 import type { SchemaProperty } from "@promptmint/contracts";
-import { PLACEHOLDER_PATTERN, VARIABLE_NAME_PATTERN } from "./template-variables";
+import { PLACEHOLDER_PATTERN, VARIABLE_NAME_PATTERN } from "../../lib/template-variables";
 
 export type VariableProperties = Readonly<Record<string, SchemaProperty>>;
 

@@ -4,7 +4,7 @@ import { Link } from "react-router";
 import { Alert } from "../../components/ui/alert";
 import { Badge } from "../../components/ui/badge";
 import { ApiClientError, getErrorMessage } from "../../lib/api-client";
-import { formatMicrosExact, formatNumber, formatSeconds } from "../../lib/format";
+import { formatDuration, formatMicrosExact, formatNumber } from "../../lib/format";
 
 /**
  * SPEC §2: 'Template Valid' / 'Template Error' with the message, the rendered template and the
@@ -89,7 +89,7 @@ function ModelRun({ run }: { run: TestRun }) {
   const figures = [
     { term: "Input tokens", value: formatNumber(run.input_tokens) },
     { term: "Output tokens", value: formatNumber(run.output_tokens) },
-    { term: "Latency", value: formatSeconds(run.latency_ms / 1000, 2) },
+    { term: "Latency", value: formatDuration(run.latency_ms) },
     { term: "Model cost", value: formatMicrosExact(run.model_cost_micros) },
   ];
   return (

@@ -1,7 +1,7 @@
 import type { EvalEstimate } from "@promptmint/contracts";
 import { Alert } from "../../components/ui/alert";
 import { Button } from "../../components/ui/button";
-import { formatUsd4 } from "../../lib/format";
+import { formatPrice } from "../../lib/format";
 
 /**
  * What a run may cost before it starts (docs/decisions/062): every case and judge call at its
@@ -15,10 +15,10 @@ export function EvalRunEstimate({ estimate }: { estimate: EvalEstimate }) {
       : "";
   return (
     <p className="text-sm text-slate-600">
-      Estimate: up to <strong>{formatUsd4(estimate.estimate_micros)}</strong> in model costs for{" "}
+      Estimate: up to <strong>{formatPrice(estimate.estimate_micros)}</strong> in model costs for{" "}
       {estimate.calls} call
       {estimate.calls === 1 ? "" : "s"}
-      {judges}, paid from your wallet ({formatUsd4(estimate.balance_micros)} available) as each call runs.
+      {judges}, paid from your wallet ({formatPrice(estimate.balance_micros)} available) as each call runs.
     </p>
   );
 }
@@ -38,9 +38,9 @@ export function ConfirmEvalRunCost({
     <Alert tone="warning">
       <div className="space-y-2">
         <p>
-          This run may cost up to {formatUsd4(estimate.estimate_micros)} in model costs
+          This run may cost up to {formatPrice(estimate.estimate_micros)} in model costs
           {aboveWallet
-            ? `, more than your wallet's ${formatUsd4(estimate.balance_micros)}: cases stop with an error when it runs dry`
+            ? `, more than your wallet's ${formatPrice(estimate.balance_micros)}: cases stop with an error when it runs dry`
             : ""}
           . Start it?
         </p>

@@ -233,10 +233,10 @@ describe("evals page", () => {
     expect(results.getByText(/never says please/)).toBeDefined();
     expect(results.getByText(/Polite/).textContent).toContain("failed");
     expect(screen.getByText("1 / 2")).toBeDefined();
-    // Cost per call $0.0002 (160 µ$), margin $0.2248: price − fee − cost.
-    expect(screen.getByText("$0.0002")).toBeDefined();
-    expect(screen.getByText("$0.2248")).toBeDefined();
-    expect(screen.getByText(/price \$0\.2500 − fee \$0\.0250 − cost/)).toBeDefined();
+    // Cost per call $0.00016 (160 µ$), to the micro-dollar; margin $0.22484: price − fee − cost.
+    expect(screen.getByText("$0.00016")).toBeDefined();
+    expect(screen.getByText("$0.22484")).toBeDefined();
+    expect(screen.getByText(/price \$0\.25 − fee \$0\.025 − cost/)).toBeDefined();
   });
 
   it("shows the run's estimate and, above the threshold, asks before starting it with the figure confirmed", async () => {
@@ -251,12 +251,12 @@ describe("evals page", () => {
       [`GET ${EVALS}/runs/run-1`]: () => jsonResponse(run()),
     });
     renderEvals();
-    expect(await screen.findByText(/\$1\.5000/)).toBeDefined();
-    expect(screen.getByText(/paid from your wallet \(\$1\.0000 available\)/)).toBeDefined();
+    expect(await screen.findByText(/\$1\.50/)).toBeDefined();
+    expect(screen.getByText(/paid from your wallet \(\$1\.00 available\)/)).toBeDefined();
     await userEvent.click(screen.getByRole("button", { name: /Run on v2/ }));
     // Not started yet: the question comes first, naming the figure and the wallet.
     expect(
-      await screen.findByText(/may cost up to \$1\.5000 in model costs, more than your wallet/),
+      await screen.findByText(/may cost up to \$1\.50 in model costs, more than your wallet/),
     ).toBeDefined();
     expect(api.callsTo(`POST ${EVALS}/runs`)).toHaveLength(0);
     await userEvent.click(screen.getByRole("button", { name: "Start the run" }));

@@ -2,13 +2,13 @@ import type { Experiment, ExperimentDetail } from "@promptmint/contracts";
 import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { beforeEach, describe, expect, it } from "vitest";
+import { stubResizeObserver } from "../../test/analytics-test-support";
 import { stubSignedInApi } from "../../test/api-stubs";
 import { createTestAuth } from "../../test/auth-state";
 import { jsonResponse } from "../../test/fetch-stub";
-import { promptConfigFixture } from "../../test/fixtures";
+import { applicationFixture, promptConfigFixture } from "../../test/fixtures";
 import { renderRoute } from "../../test/render-route";
-import { stubResizeObserver } from "../analytics/analytics-test-support";
-import { pivotSeries } from "./experiments-page";
+import { pivotSeries } from "./experiment-charts";
 
 const config = promptConfigFixture();
 const v1 = {
@@ -104,6 +104,7 @@ const detail: ExperimentDetail = {
 
 function stubApi(list: { running: Experiment | null; experiments: Experiment[] }, extra = {}) {
   return stubSignedInApi({
+    "GET /api/app/blog-writer/": () => jsonResponse(applicationFixture({ status: "live" })),
     "GET /api/app/blog-writer/prompt/": () => jsonResponse(config),
     "GET /api/prompts/prompt-1/versions/": () => jsonResponse(versions),
     [`GET ${BASE}`]: () => jsonResponse(list),

@@ -23,7 +23,8 @@ import { TextField } from "../../components/ui/text-field";
 import { ApiClientError, getErrorMessage } from "../../lib/api-client";
 import { formatDateTime, formatPercent, MICROS_PER_CENT } from "../../lib/format";
 import { type OnlineEvalSubject, useOnlineEvals, useSaveOnlineEvals } from "./api/online-evals";
-import { ASSERTION_KINDS, AssertionFields, newAssertion } from "./evals-page";
+import { AssertionFields } from "./eval-assertion-fields";
+import { ASSERTION_KINDS, newAssertion } from "./eval-assertions";
 
 /**
  * Online evals (docs/decisions/076) on the app's Evals page: a share of the app's customer calls

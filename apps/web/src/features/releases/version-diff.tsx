@@ -1,8 +1,9 @@
 import type { PromptVersion } from "@promptmint/contracts";
 import { useMemo } from "react";
 import { cn } from "../../lib/cn";
+import { type SettingRow, settingRows } from "../../lib/releases/version-changes";
+import { type AppVersion, isPromptVersion } from "../../lib/releases/versions";
 import { type DiffLine, hasChanges, lineDiff, sideBySide } from "./line-diff";
-import { VERSION_SETTINGS } from "./promote-dialog";
 
 export type DiffLayout = "split" | "unified";
 
@@ -92,75 +93,82 @@ function TextDiff({ title, lines, layout }: { title: string; lines: DiffLine[]; 
   );
 }
 
-/** The model settings of both versions side by side; the rows that differ are marked. */
-function SettingsDiff({ from, to }: { from: PromptVersion; to: PromptVersion }) {
+/** The settings of both versions side by side; the rows that differ are marked. */
+function SettingsDiff({
+  title,
+  rows,
+  from,
+  to,
+}: {
+  title: string;
+  rows: SettingRow[];
+  from: number;
+  to: number;
+}) {
   return (
-    <section aria-label="Model settings" className="overflow-hidden rounded-lg border border-slate-200">
+    <section aria-label={title} className="overflow-hidden rounded-lg border border-slate-200">
       <table className="w-full text-sm">
-        <caption className="sr-only">Model settings</caption>
+        <caption className="sr-only">{title}</caption>
         <thead className="bg-slate-50 text-left text-xs font-medium text-slate-500">
           <tr>
             <th scope="col" className="px-3 py-2 text-sm font-medium text-slate-800">
-              Model settings
+              {title}
             </th>
             <th scope="col" className="px-3 py-2">
-              v{from.version}
+              v{from}
             </th>
             <th scope="col" className="px-3 py-2">
-              v{to.version}
+              v{to}
             </th>
           </tr>
         </thead>
         <tbody className="divide-y divide-slate-100">
-          {VERSION_SETTINGS.map(([key, label]) => {
-            const changed = from[key] !== to[key];
-            return (
-              <tr
-                key={key}
-                className={changed ? "bg-amber-50" : undefined}
-                data-changed={changed || undefined}
+          {rows.map((row) => (
+            <tr
+              key={row.key}
+              className={row.changed ? "bg-amber-50" : undefined}
+              data-changed={row.changed || undefined}
+            >
+              <th scope="row" className="px-3 py-1.5 text-left font-normal break-all text-slate-600">
+                {row.label}
+                {row.changed && <span className="sr-only"> (changed)</span>}
+              </th>
+              <td className={cn("px-3 py-1.5 text-xs break-all text-slate-700", !row.secret && "font-mono")}>
+                {row.from}
+              </td>
+              <td
+                className={cn(
+                  "px-3 py-1.5 text-xs break-all",
+                  !row.secret && "font-mono",
+                  row.changed ? "font-semibold text-slate-900" : "text-slate-700",
+                )}
               >
-                <th scope="row" className="px-3 py-1.5 text-left font-normal text-slate-600">
-                  {label}
-                  {changed && <span className="sr-only"> (changed)</span>}
-                </th>
-                <td className="px-3 py-1.5 font-mono text-xs break-all text-slate-700">
-                  {String(from[key])}
-                </td>
-                <td
-                  className={cn(
-                    "px-3 py-1.5 font-mono text-xs break-all",
-                    changed ? "font-semibold text-slate-900" : "text-slate-700",
-                  )}
-                >
-                  {String(to[key])}
-                </td>
-              </tr>
-            );
-          })}
+                {row.to}
+              </td>
+            </tr>
+          ))}
         </tbody>
       </table>
     </section>
   );
 }
 
-/** Everything that differs between two versions: their texts as line diffs, their settings as a table. */
-export function VersionDiff({
-  from,
-  to,
-  layout,
-}: {
-  from: PromptVersion;
-  to: PromptVersion;
-  layout: DiffLayout;
-}) {
+/**
+ * Everything that differs between two versions. A prompt's: its texts as line diffs and its model
+ * settings as a table. A workflow's: provider, its configuration fields (a secret only as changed
+ * or unchanged, never its value), timeout, iterations and logging.
+ */
+export function VersionDiff({ from, to, layout }: { from: AppVersion; to: AppVersion; layout: DiffLayout }) {
   const sections = useMemo(
-    () => TEXT_SECTIONS.map(([title, text]) => ({ title, lines: lineDiff(text(from), text(to)) })),
+    () =>
+      isPromptVersion(from) && isPromptVersion(to)
+        ? TEXT_SECTIONS.map(([title, text]) => ({ title, lines: lineDiff(text(from), text(to)) }))
+        : [],
     [from, to],
   );
+  const rows = useMemo(() => settingRows(from, to), [from, to]);
   const identical =
-    sections.every((section) => !hasChanges(section.lines)) &&
-    VERSION_SETTINGS.every(([key]) => from[key] === to[key]);
+    sections.every((section) => !hasChanges(section.lines)) && rows.every((row) => !row.changed);
   return (
     <div className="space-y-4">
       {identical && (
@@ -171,7 +179,12 @@ export function VersionDiff({
       {sections.map((section) => (
         <TextDiff key={section.title} title={section.title} lines={section.lines} layout={layout} />
       ))}
-      <SettingsDiff from={from} to={to} />
+      <SettingsDiff
+        title={isPromptVersion(from) ? "Model settings" : "Workflow settings"}
+        rows={rows}
+        from={from.version}
+        to={to.version}
+      />
     </div>
   );
 }

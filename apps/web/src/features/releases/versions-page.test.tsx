@@ -2,12 +2,13 @@ import type { LabelMove, PromptLabels, PromptVersion } from "@promptmint/contrac
 import { screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
+import { previousProduction } from "../../lib/releases/release-actions";
 import { stubSignedInApi } from "../../test/api-stubs";
 import { createTestAuth } from "../../test/auth-state";
 import { jsonResponse } from "../../test/fetch-stub";
 import { applicationFixture, promptConfigFixture } from "../../test/fixtures";
 import { renderRoute } from "../../test/render-route";
-import { defaultComparison, previousProduction } from "./versions-page";
+import { defaultComparison } from "./version-compare";
 
 const base = promptConfigFixture().active_version;
 
@@ -82,7 +83,7 @@ function row(number: number) {
 }
 
 describe("versions page", () => {
-  it("lists the versions newest first with their changelog, author, model and labels", async () => {
+  it("lists the versions newest first with their note, author, model and labels", async () => {
     stubVersionsApi();
     renderVersions();
 
@@ -94,6 +95,7 @@ describe("versions page", () => {
         .map((item) => item.getAttribute("aria-label")),
     ).toEqual(["Version 3", "Version 2", "Version 1"]);
     expect(row(3).getByText("Shorter answers")).toBeDefined();
+    expect(row(2).getByText("Fix tone")).toBeDefined();
     expect(row(3).getByText(/grace/)).toBeDefined();
     expect(row(3).getByText("claude-3-haiku")).toBeDefined();
     expect(row(3).getByText("latest")).toBeDefined();
@@ -165,20 +167,123 @@ describe("versions page", () => {
   });
 
   it("rolls back to the previous production in one click and a confirmation", async () => {
+    // Production is the latest (v3), released over v2: the one action is the rollback.
+    const released: LabelMove = {
+      id: "move-3",
+      name: "production",
+      from_version: 2,
+      to_version: 3,
+      actor_name: "ada",
+      reason: "",
+      created_at: "2024-05-04T10:00:00.000Z",
+    };
     const api = stubVersionsApi({
+      "GET /api/app/blog-writer/prompt/": () =>
+        jsonResponse(
+          promptConfigFixture({
+            latest_version: v3,
+            active_version: v3,
+            production_version: 3,
+            current_version: 3,
+          }),
+        ),
+      "GET /api/prompts/prompt-1/labels/": () => jsonResponse({ ...labels, moves: [released, ...moves] }),
       "PUT /api/prompts/prompt-1/labels/production": () => jsonResponse(labels),
     });
     renderVersions();
 
-    await userEvent.click(await screen.findByRole("button", { name: "Roll back to v1" }));
-    const dialog = await screen.findByRole("dialog", { name: "Roll back to v1?" });
-    await userEvent.click(within(dialog).getByRole("button", { name: "Roll back to v1" }));
+    const release = await screen.findByRole("region", { name: "Release" });
+    await userEvent.click(await within(release).findByRole("button", { name: "Roll back to v2" }));
+    expect(within(release).queryByRole("button", { name: /Promote/ })).toBeNull();
+    const dialog = await screen.findByRole("dialog", { name: "Roll back to v2?" });
+    await userEvent.click(within(dialog).getByRole("button", { name: "Roll back to v2" }));
 
     await waitFor(() => expect(api.callsTo("PUT /api/prompts/prompt-1/labels/production")).toHaveLength(1));
     expect(api.callsTo("PUT /api/prompts/prompt-1/labels/production")[0]?.body).toEqual({
-      version: 1,
+      version: 2,
       reason: "Rollback",
     });
+  });
+
+  it("offers one button per action: after a rollback from v3, only Promote v3", async () => {
+    // Production was rolled back from v3 to v2; v3 is still the latest save.
+    const rolledBack: LabelMove = {
+      id: "move-3",
+      name: "production",
+      from_version: 3,
+      to_version: 2,
+      actor_name: "ada",
+      reason: "Worse",
+      created_at: "2024-05-04T10:00:00.000Z",
+    };
+    stubVersionsApi({
+      "GET /api/prompts/prompt-1/labels/": () => jsonResponse({ ...labels, moves: [rolledBack, ...moves] }),
+    });
+    renderVersions();
+
+    const release = await screen.findByRole("region", { name: "Release" });
+    await waitFor(() => expect(within(release).getAllByRole("button")).toHaveLength(1));
+    expect(within(release).getByRole("button", { name: "Promote v3" })).toBeDefined();
+    expect(within(release).queryByRole("button", { name: /Roll back/ })).toBeNull();
+  });
+
+  it("offers nothing when production is the latest and never moved by hand", async () => {
+    stubVersionsApi({
+      "GET /api/app/blog-writer/prompt/": () =>
+        jsonResponse(
+          promptConfigFixture({
+            latest_version: v3,
+            active_version: v3,
+            production_version: 3,
+            current_version: 3,
+          }),
+        ),
+      "GET /api/prompts/prompt-1/labels/": () => jsonResponse({ ...labels, moves: [] }),
+    });
+    renderVersions();
+
+    const release = await screen.findByRole("region", { name: "Release" });
+    await screen.findByRole("list", { name: "Label moves" }).catch(() => undefined);
+    expect(within(release).queryAllByRole("button")).toHaveLength(0);
+    expect(release.textContent).toContain("Callers get v3");
+  });
+
+  it("names a running experiment and its split in the header, from the serving state", async () => {
+    stubVersionsApi({
+      "GET /api/prompts/prompt-1/serving": () =>
+        jsonResponse({
+          production_version: 2,
+          experiment: {
+            id: "exp-1",
+            app_kind: "prompt",
+            prompt_id: "prompt-1",
+            workflow_id: null,
+            status: "running",
+            arms: [
+              { version: 2, percent: 50 },
+              { version: 3, percent: 50 },
+            ],
+            sticky_by: null,
+            rules: { min_calls: 100 },
+            control_version: 2,
+            started_by_name: "ada",
+            started_at: "2024-05-03T10:00:00.000Z",
+            ended_at: null,
+            outcome: null,
+            winner_version: null,
+            end_reason: "",
+            rollout: null,
+          },
+        }),
+    });
+    renderVersions();
+
+    const release = await screen.findByRole("region", { name: "Release" });
+    expect(
+      await within(release).findByText("Experiment running: v2 50% · v3 50% — callers are split"),
+    ).toBeDefined();
+    expect(release.textContent).toContain("Production is v2");
+    expect(release.textContent).not.toContain("Callers get v2");
   });
 
   it("sets and removes the creator's own labels", async () => {

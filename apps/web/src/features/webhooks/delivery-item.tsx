@@ -5,7 +5,7 @@ import { Badge } from "../../components/ui/badge";
 import { Button } from "../../components/ui/button";
 import { getErrorMessage } from "../../lib/api-client";
 import { cn } from "../../lib/cn";
-import { formatDateTime } from "../../lib/format";
+import { formatDateTime, formatDuration } from "../../lib/format";
 import { useRedeliverDelivery } from "./api/redeliver-delivery";
 import { DeliveryStatusBadge } from "./delivery-status-badge";
 
@@ -120,7 +120,7 @@ function AttemptItem({ attempt }: { attempt: WebhookAttempt }) {
           <Badge tone="red">No response</Badge>
         )}
         <span className="text-xs text-slate-500">
-          {formatDateTime(attempt.created_at)} · {attempt.duration_ms} ms
+          {formatDateTime(attempt.created_at)} · {formatDuration(attempt.duration_ms)}
         </span>
       </div>
       {attempt.error && <p className="text-sm break-words text-red-700">{attempt.error}</p>}

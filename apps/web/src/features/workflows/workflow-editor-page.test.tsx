@@ -3,7 +3,7 @@ import userEvent from "@testing-library/user-event";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { jsonResponse } from "../../test/fetch-stub";
 import { applicationFixture } from "../../test/fixtures";
-import { renderWorkflowEditor, stubWorkflowApi, workflowConfigFixture } from "./workflow-test-fixtures";
+import { renderWorkflowEditor, stubWorkflowApi, workflowConfigFixture } from "../../test/workflow-fixtures";
 
 const APP_PATH = "PATCH /api/app/support-flow/";
 const WORKFLOW_PATH = "PATCH /api/app/support-flow/workflow/";
@@ -79,6 +79,10 @@ describe("workflow editor", () => {
     await user.type(input("Timeout (seconds)"), "120");
     await user.click(input("Enable Logging"));
     await user.click(screen.getByRole("button", { name: "Save Changes" }));
+    // Save asks what changed: the note is the new version's changelog.
+    const dialog = await screen.findByRole("dialog", { name: "Save a new version" });
+    await user.type(within(dialog).getByLabelText("What changed? (optional)"), "Shorter timeout, no logs");
+    await user.click(within(dialog).getByRole("button", { name: "Save version" }));
 
     expect(await screen.findByText("Changes saved")).toBeDefined();
     expect(api.requests.filter((request) => request.method === "PATCH").map((r) => r.path)).toEqual([
@@ -102,7 +106,7 @@ describe("workflow editor", () => {
       timeout_seconds: 120,
       max_iterations: 10,
       enable_logging: false,
-      changelog: "Updated via UI",
+      changelog: "Shorter timeout, no logs",
       // Published by this save: what was saved is what its callers get.
       promote: true,
     });
@@ -131,6 +135,7 @@ describe("workflow editor", () => {
     expect(input("Price per Call (cents)").value).toBe("0");
     await user.click(screen.getByRole("tab", { name: "Provider Config" }));
     await user.click(screen.getByRole("button", { name: "Save Changes" }));
+    await user.click(await screen.findByRole("button", { name: "Save version" }));
 
     const alert = await screen.findByRole("alert");
     expect(alert.textContent).toContain("Changes not saved");

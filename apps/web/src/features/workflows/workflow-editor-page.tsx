@@ -3,6 +3,9 @@ import { Workflow } from "lucide-react";
 import { useState } from "react";
 import { useParams } from "react-router";
 import { toast } from "sonner";
+import { AppTabs } from "../../components/releases/app-tabs";
+import { ReleaseBanner } from "../../components/releases/release-banner";
+import { SaveNoteDialog } from "../../components/releases/save-note-dialog";
 import { Alert } from "../../components/ui/alert";
 import { ApplicationEditorHeader } from "../../components/ui/application-header";
 import { Badge } from "../../components/ui/badge";
@@ -14,7 +17,7 @@ import { SectionTabsList, Tabs, TabsContent } from "../../components/ui/tabs";
 import { ApiClientError, getErrorMessage, isNotFoundError } from "../../lib/api-client";
 import { useApplication } from "../../lib/applications-query";
 import { useDownloadApp } from "../../lib/download-app";
-import { useWorkflowConfig } from "./api/get-workflow-config";
+import { useWorkflowConfig } from "../../lib/workflow-config-query";
 import { useWorkflowProviders } from "./api/list-workflow-providers";
 import { useTestWorkflowConfig } from "./api/test-workflow-config";
 import { useUpdateWorkflowApplication } from "./api/update-workflow-application";
@@ -33,7 +36,6 @@ import {
   workflowUpdateOf,
 } from "./workflow-editor-values";
 import { WorkflowProviderTab } from "./workflow-provider-tab";
-import { WorkflowExperimentsTab, WorkflowReleaseBanner, WorkflowVersionsTab } from "./workflow-releases";
 
 /** /workflows/:slug */
 export function WorkflowEditorPage() {
@@ -87,6 +89,7 @@ function WorkflowEditor({ application, config }: { application: Application; con
   const [errors, setErrors] = useState<WorkflowEditorErrors>({});
   const [tab, setTab] = useState("basic");
   const save = useUpdateWorkflowApplication(application.slug);
+  const [asking, setAsking] = useState(false);
   const test = useTestWorkflowConfig(application.slug);
   const { download, downloadingSlug } = useDownloadApp();
 
@@ -118,18 +121,23 @@ function WorkflowEditor({ application, config }: { application: Application; con
     if (first) setTab(BASIC_FIELDS.has(first) ? "basic" : "provider");
   };
 
-  const saveChanges = () => {
+  /** Save asks what changed first (the new version's note), once the fields are valid. */
+  const askToSave = () => {
     save.reset();
     const problems = validateWorkflowEditor(values, schema);
     if (Object.keys(problems).length > 0) return showErrors(problems);
     setErrors({});
+    setAsking(true);
+  };
+
+  const saveChanges = (note: string) => {
     save.mutate(
       {
         application: applicationUpdateOf(values),
         // The app is saved first: a save that publishes a draft would otherwise be judged live and
         // leave callers on the draft's old production (docs/decisions/060). Judged as it was before.
         workflow: {
-          ...workflowUpdateOf(values, schema),
+          ...workflowUpdateOf(values, schema, note),
           ...(application.status === "live" ? {} : { promote: true }),
         },
       },
@@ -159,7 +167,7 @@ function WorkflowEditor({ application, config }: { application: Application; con
         kindBadge={<Badge tone="blue">{saved.provider?.name ?? "Workflow"}</Badge>}
         backTo="/workflows"
         saving={save.isPending}
-        onSave={saveChanges}
+        onSave={askToSave}
         downloading={downloadingSlug === application.slug}
         onDownload={() => void download(application)}
       />
@@ -176,7 +184,22 @@ function WorkflowEditor({ application, config }: { application: Application; con
         </div>
       )}
 
-      <WorkflowReleaseBanner slug={application.slug} config={config} />
+      <AppTabs kind="workflow" slug={application.slug} current="editor" />
+      <SaveNoteDialog
+        open={asking}
+        onOpenChange={setAsking}
+        live={application.status === "live"}
+        onSave={saveChanges}
+      />
+
+      <div className="mb-6">
+        <ReleaseBanner
+          app={{ kind: "workflow", id: config.id, slug: application.slug }}
+          status={application.status}
+          production={config.production_version}
+          latest={config.current_version}
+        />
+      </div>
 
       <Tabs value={tab} onValueChange={setTab}>
         <SectionTabsList
@@ -184,8 +207,6 @@ function WorkflowEditor({ application, config }: { application: Application; con
           sections={{
             basic: "Basic Settings",
             provider: "Provider Config",
-            versions: "Versions",
-            experiments: "Experiments",
           }}
         />
         <TabsContent value="basic">
@@ -207,12 +228,6 @@ function WorkflowEditor({ application, config }: { application: Application; con
               run: () => test.mutate(testRequestOf(values, schema)),
             }}
           />
-        </TabsContent>
-        <TabsContent value="versions">
-          <WorkflowVersionsTab slug={application.slug} config={config} />
-        </TabsContent>
-        <TabsContent value="experiments">
-          <WorkflowExperimentsTab slug={application.slug} config={config} />
         </TabsContent>
       </Tabs>
     </>

@@ -11,7 +11,6 @@ import type {
 import type { NumberLimits } from "../../components/ui/number-field";
 import { scheduledPriceCents } from "../../lib/format";
 import type { WorkflowTestRequest } from "./api/test-workflow-config";
-import { UI_CHANGELOG } from "./api/update-workflow-application";
 
 export type ProviderSlug = WorkflowProvider["slug"];
 export type ConfigProperty = ConfigSchema["properties"][string];
@@ -158,16 +157,20 @@ export function applicationUpdateOf(values: WorkflowEditorValues): UpdateApplica
   };
 }
 
-/** SPEC §7: provider with its settings, the limits and the changelog; no provider until one is chosen. */
+/**
+ * SPEC §7: provider with its settings and the limits; no provider until one is chosen. `note` is
+ * the creator's note of what changed (the new version's changelog), none when left empty.
+ */
 export function workflowUpdateOf(
   values: WorkflowEditorValues,
   schema: ConfigSchema | undefined,
+  note = "",
 ): UpdateWorkflowConfig {
   const limits = {
     timeout_seconds: Number(values.timeout_seconds),
     max_iterations: Number(values.max_iterations),
     enable_logging: values.enable_logging,
-    changelog: UI_CHANGELOG,
+    ...(note.trim() ? { changelog: note.trim() } : {}),
   };
   if (values.provider === "" || !schema) return limits;
   return {

@@ -8,7 +8,7 @@ import {
   stubWorkflowApi,
   workflowConfigFixture,
   workflowTestResultFixture,
-} from "./workflow-test-fixtures";
+} from "../../test/workflow-fixtures";
 
 const TEST_PATH = "POST /api/app/support-flow/workflow/test-config/";
 
@@ -104,6 +104,7 @@ describe("workflow editor, Provider Config", () => {
     await user.clear(field("Retries"));
     await user.type(field("Retries"), "3");
     await user.click(screen.getByRole("button", { name: "Save Changes" }));
+    await user.click(await screen.findByRole("button", { name: "Save version" }));
 
     expect(await screen.findByText("Changes saved")).toBeDefined();
     expect(api.callsTo("PATCH /api/app/support-flow/workflow/")[0]?.body).toMatchObject({

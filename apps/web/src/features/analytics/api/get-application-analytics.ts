@@ -6,10 +6,10 @@ import {
   type RecentInvocations,
 } from "@promptmint/contracts";
 import { useQueries } from "@tanstack/react-query";
+import { applicationAnalyticsQueryKey } from "../../../lib/analytics-keys";
+import type { AnalyticsWindow } from "../../../lib/analytics-window";
 import { apiRequest, type Parser } from "../../../lib/api-client";
 import { defineQuery } from "../../../lib/define-query";
-import type { AnalyticsWindow } from "../analytics-window";
-import { applicationAnalyticsQueryKey } from "./analytics-keys";
 import { recentInvocations } from "./list-recent-invocations";
 
 /** `GET /app/{slug}/analytics/{part}/?days=`: one part of the application's report over the window. */

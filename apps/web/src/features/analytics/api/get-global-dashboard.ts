@@ -1,7 +1,7 @@
 import { GlobalDashboardSchema } from "@promptmint/contracts";
+import { globalDashboardQueryKey } from "../../../lib/analytics-keys";
 import { apiRequest } from "../../../lib/api-client";
 import { defineQuery } from "../../../lib/define-query";
-import { globalDashboardQueryKey } from "./analytics-keys";
 
 /** `GET /analytics/dashboard/?days=`: every application of the caller over the window. */
 const globalDashboard = defineQuery({

@@ -1,7 +1,7 @@
 import { RecentInvocationsSchema } from "@promptmint/contracts";
+import { applicationAnalyticsQueryKey } from "../../../lib/analytics-keys";
 import { apiRequest } from "../../../lib/api-client";
 import { defineQuery } from "../../../lib/define-query";
-import { applicationAnalyticsQueryKey } from "./analytics-keys";
 
 /** SPEC §9: the per-application screen lists the latest 20 invocations, whatever the window. */
 const RECENT_INVOCATIONS_LIMIT = 20;

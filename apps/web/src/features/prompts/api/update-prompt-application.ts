@@ -7,9 +7,6 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { apiRequest } from "../../../lib/api-client";
 import { applicationsQueryKey } from "../../../lib/applications-query";
 
-/** SPEC §9: the changelog of every save from the builder and the editor. */
-export const UI_CHANGELOG = "Updated via UI";
-
 export type PromptApplicationUpdate = SavePromptApplication;
 
 /**

@@ -9,9 +9,7 @@ import {
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { apiRequest } from "../../../lib/api-client";
 import { applicationsQueryKey } from "../../../lib/applications-query";
-
-/** SPEC §9: the changelog of every save from the editor. */
-export const UI_CHANGELOG = "Updated via UI";
+import { releaseQueryKey } from "../../../lib/releases/app-ref";
 
 export interface WorkflowApplicationUpdate {
   application: UpdateApplication;
@@ -46,7 +44,17 @@ export function useUpdateWorkflowApplication(slug: string) {
   const queryClient = useQueryClient();
   return useMutation({
     mutationFn: (update: WorkflowApplicationUpdate) => updateWorkflowApplication(slug, update),
-    // Also refreshes this app's workflow, which lives under the application's key.
-    onSettled: () => queryClient.invalidateQueries({ queryKey: applicationsQueryKey }),
+    // Also refreshes this app's workflow (under the application's key) and its versions and labels.
+    onSettled: (saved) =>
+      Promise.all([
+        queryClient.invalidateQueries({ queryKey: applicationsQueryKey }),
+        ...(saved
+          ? [
+              queryClient.invalidateQueries({
+                queryKey: releaseQueryKey({ kind: "workflow", id: saved.workflow.id }),
+              }),
+            ]
+          : []),
+      ]),
   });
 }
