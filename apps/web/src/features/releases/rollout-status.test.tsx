@@ -96,6 +96,35 @@ describe("rollout status", () => {
     );
   });
 
+  it("advances now: a refusal's reason is shown in the card, an advance is sent once", async () => {
+    let refuse = true;
+    const api = stubApi(advanced, {
+      "POST /api/prompts/prompt-1/rollouts/current/advance": () =>
+        refuse
+          ? jsonResponse(
+              {
+                error: "conflict",
+                message:
+                  "Held at 50%: 1 of 20 candidate calls in this step: the next step needs 20 calls on v3 first",
+              },
+              409,
+            )
+          : jsonResponse({
+              ...advanced,
+              rollout: { ...advanced.rollout, percent: 100, status: "completed" },
+            }),
+    });
+    renderRoute("/prompts/blog-writer/versions", { auth: createTestAuth("signed-in") });
+    const card = await screen.findByRole("region", { name: "Rolling out v3" }, { timeout: 5_000 });
+    await userEvent.click(within(card).getByRole("button", { name: "Advance now" }));
+    expect(await within(card).findByText(/the next step needs 20 calls on v3 first/)).toBeDefined();
+    refuse = false;
+    await userEvent.click(within(card).getByRole("button", { name: "Advance now" }));
+    await waitFor(() =>
+      expect(api.callsTo("POST /api/prompts/prompt-1/rollouts/current/advance")).toHaveLength(2),
+    );
+  });
+
   it("shows nothing for a plain experiment or none", async () => {
     stubApi({ ...rolloutExperiment, rollout: null });
     renderRoute("/prompts/blog-writer/versions", { auth: createTestAuth("signed-in") });

@@ -10,7 +10,7 @@ import { LinkedMessage } from "../../components/ui/linked-message";
 import { getErrorMessage } from "../../lib/api-client";
 import { formatDateTime, formatMicros } from "../../lib/format";
 import { type ExperimentSubject, useExperiments } from "./api/experiments";
-import { useStopRollout } from "./api/rollouts";
+import { useAdvanceRollout, useStopRollout } from "./api/rollouts";
 
 const ACTION_WORDS: Record<Rollout["history"][number]["action"], string> = {
   start: "Started",
@@ -56,6 +56,7 @@ export function RolloutCard({
   rollout: Rollout;
 }) {
   const stop = useStopRollout(subject);
+  const advance = useAdvanceRollout(subject);
   const [confirming, setConfirming] = useState(false);
   const running = rollout.status === "running";
   const headingId = `rollout-${experiment.id}`;
@@ -66,15 +67,40 @@ export function RolloutCard({
         description={`v${rollout.to_version} gets ${rollout.percent}% of callers who pin no version; v${rollout.from_version} the other ${100 - rollout.percent}%.`}
         actions={
           running ? (
-            <Button variant="danger" size="sm" onClick={() => setConfirming(true)}>
-              Stop rollout
-            </Button>
+            <div className="flex flex-wrap gap-2">
+              <Button
+                variant="secondary"
+                size="sm"
+                disabled={advance.isPending}
+                onClick={() =>
+                  advance.mutate(
+                    {},
+                    {
+                      onSuccess: (experiment) => {
+                        const now = experiment.rollout;
+                        if (now?.status === "running")
+                          toast.success(`Advanced: v${now.to_version} gets ${now.percent}%`);
+                        else if (now?.status === "completed")
+                          toast.success(`v${now.to_version} is in production`);
+                        else toast.error(experiment.end_reason || "The rollout was rolled back");
+                      },
+                    },
+                  )
+                }
+              >
+                {advance.isPending ? "Advancing..." : "Advance now"}
+              </Button>
+              <Button variant="danger" size="sm" onClick={() => setConfirming(true)}>
+                Stop rollout
+              </Button>
+            </div>
           ) : (
             <Badge tone="gray">{rollout.status.replace("_", " ")}</Badge>
           )
         }
       />
       <CardBody className="space-y-4 text-sm text-slate-700">
+        {advance.isError && <Alert tone="warning">{getErrorMessage(advance.error)}</Alert>}
         <div>
           <div
             role="progressbar"

@@ -28,3 +28,7 @@ export const useStartRollout = (subject: ExperimentSubject) => useRolloutMutatio
 
 export const useStopRollout = (subject: ExperimentSubject) =>
   useRolloutMutation<{ reason?: string }>(subject, "/current/stop");
+
+/** `…/rollouts/current/advance`: the next step now, judged by the rollout's bounds (409 with too few calls). */
+export const useAdvanceRollout = (subject: ExperimentSubject) =>
+  useRolloutMutation<Record<string, never>>(subject, "/current/advance");
