@@ -24,3 +24,24 @@ CREATE TABLE eval_case_sources (
 );
 --> statement-breakpoint
 CREATE INDEX eval_case_sources_case_idx ON eval_case_sources (case_id);
+--> statement-breakpoint
+-- A day's partition is made LIKE the parent and then attached: it must carry the parent's CHECK
+-- constraints (the purpose check above), or the attach is refused ("child table is missing
+-- constraint"). Same function as migration 0028's, with INCLUDING CONSTRAINTS.
+CREATE OR REPLACE FUNCTION "pm_invocations_partition"("day" date) RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+  part text := 'invocations_p' || to_char("day", 'YYYYMMDD');
+  lo timestamptz := "day"::timestamp AT TIME ZONE 'UTC';
+  hi timestamptz := ("day" + 1)::timestamp AT TIME ZONE 'UTC';
+BEGIN
+  IF to_regclass(part) IS NOT NULL THEN
+    RETURN false;
+  END IF;
+  EXECUTE format('CREATE TABLE %I (LIKE "invocations" INCLUDING DEFAULTS INCLUDING CONSTRAINTS)', part);
+  EXECUTE format(
+    'WITH moved AS (DELETE FROM "invocations_default" WHERE "created_at" >= %L AND "created_at" < %L RETURNING *) '
+    'INSERT INTO %I SELECT * FROM moved', lo, hi, part);
+  EXECUTE format('ALTER TABLE "invocations" ATTACH PARTITION %I FOR VALUES FROM (%L) TO (%L)', part, lo, hi);
+  RETURN true;
+END
+$$;
