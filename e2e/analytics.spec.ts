@@ -32,7 +32,7 @@ test("a customer's two calls are in the analytics; the creator's own test calls 
   await expect(page).toHaveURL(/\/dashboard$/);
 
   const name = `Chart Writer ${Date.now().toString(36)}`;
-  const slug = await createLiveApp(page, { name, description: "Writes about charts.", priceCents: 5 });
+  const slug = await createLiveApp(page, { name, description: "Writes about charts.", priceCents: 10 });
 
   // The creator tries their app from the API test console: their own calls, recorded apart from
   // customers' (decision 078), so the app has no customer traffic yet.
