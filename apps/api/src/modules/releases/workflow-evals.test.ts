@@ -18,6 +18,7 @@ const { server, vendor } = useVendorServer({
 });
 const creator = useCaller(server, "Flow Eval Creator");
 const stranger = useCaller(server, "Flow Eval Stranger");
+const consumer = useCaller(server, "Flow Eval Consumer");
 
 /** The judge passes a rubric when the answer contains the phrase the rubric quotes. */
 function judge(request: RecordedRequest): string {
@@ -330,5 +331,39 @@ describe("Evals of a workflow app", () => {
     expect(strangerCase.status).toBe(404);
     expect((await creator.api("GET", `/api/prompts/${workflowId}/evals/cases`)).status).toBe(404);
     expect((await creator.api("GET", `${evals(workflowId)}/cases`)).body.cases).toHaveLength(1);
+  });
+
+  it("save a customer's chat call of the workflow app as a case (404 for a call not of this app)", async () => {
+    const { workflowId } = await workflowApp();
+    await fundWallet(consumer, 1_000);
+    const key = (await consumer.api("POST", "/api/keys/", { body: { name: "flows" } })).body.key as string;
+    const { slug } = await workflowApp();
+    const other = await creator.api("GET", `/api/app/${slug}/workflow/`);
+    const called = await consumer.api("POST", `/api/app/${slug}/chat-messages`, {
+      auth: key,
+      body: { inputs: { lang: "fr" }, query: "bonjour", response_mode: "blocking", user: "u1" },
+    });
+    expect(called.status, JSON.stringify(called.body)).toBe(200);
+    expect(called.body.answer).toBe("old says bonjour");
+    const invocationId = called.body.message_id as string;
+
+    // Under the workflow the call is of: a case with its inputs, query and answer as the reference.
+    const saved = await creator.api("POST", `/api/workflows/${other.body.id}/evals/cases/from-call`, {
+      body: { invocation_id: invocationId },
+    });
+    expect(saved.status, JSON.stringify(saved.body)).toBe(201);
+    expect(saved.body).toMatchObject({ inputs: { lang: "fr" }, query: "bonjour" });
+    expect(saved.body.assertions).toHaveLength(1);
+    expect(saved.body.assertions[0].kind).toBe("rubric");
+    expect(saved.body.assertions[0].rubric).toContain("old says bonjour");
+    // Under another workflow of the same owner, or by a stranger: 404.
+    const elsewhere = await creator.api("POST", `/api/workflows/${workflowId}/evals/cases/from-call`, {
+      body: { invocation_id: invocationId },
+    });
+    expect(elsewhere.status).toBe(404);
+    const byStranger = await stranger.api("POST", `/api/workflows/${other.body.id}/evals/cases/from-call`, {
+      body: { invocation_id: invocationId },
+    });
+    expect(byStranger.status).toBe(404);
   });
 });
