@@ -537,6 +537,7 @@ async function productApi(
     feePercent: config.platformFeePercent,
     publicUrl: config.publicUrl,
     payments: gatewayDeps.payments,
+    safeFetch,
   });
   await scope.register(evalFromCallRoutes, { db, guards });
   await scope.register(evalApiRoutes, {

@@ -384,6 +384,66 @@ export function routeTable(world: World): Record<string, RouteRequest> {
       url: `/api/prompts/${world.promptId}/evals/compare?a=${NO_SUCH_ID}&b=${NO_SUCH_ID}`,
       ok: 404,
     },
+    // Evals of a workflow app (decision 059, "Workflow apps"): the same routes and shapes as a
+    // prompt app's, named by the workflow's id; the same unknown ids and versions, so nothing runs.
+    "POST /api/workflows/{id}/evals/runs": {
+      class: "owned",
+      url: `/api/workflows/${world.workflowId}/evals/runs`,
+      payload: { version: 999 },
+      ok: 400,
+    },
+    "GET /api/workflows/{id}/evals/estimate": {
+      class: "owned",
+      url: `/api/workflows/${world.workflowId}/evals/estimate?version=999`,
+      ok: 400,
+    },
+    "POST /api/workflows/{id}/evals/cases/from-call": {
+      class: "owned",
+      url: `/api/workflows/${world.workflowId}/evals/cases/from-call`,
+      payload: { invocation_id: NO_SUCH_ID },
+      ok: 404,
+    },
+    "GET /api/workflows/{id}/evals/cases": {
+      class: "owned",
+      url: `/api/workflows/${world.workflowId}/evals/cases`,
+    },
+    "POST /api/workflows/{id}/evals/cases": {
+      class: "owned",
+      url: `/api/workflows/${world.workflowId}/evals/cases`,
+      payload: { name: "Says hi", inputs: { topic: "hi" }, assertions: [{ kind: "contains", value: "hi" }] },
+      ok: 201,
+    },
+    "PATCH /api/workflows/{id}/evals/cases/{cid}": {
+      class: "owned",
+      url: `/api/workflows/${world.workflowId}/evals/cases/${NO_SUCH_ID}`,
+      payload: { name: "Renamed" },
+      ok: 404,
+    },
+    "DELETE /api/workflows/{id}/evals/cases/{cid}": {
+      class: "owned",
+      url: `/api/workflows/${world.workflowId}/evals/cases/${NO_SUCH_ID}`,
+      ok: 404,
+    },
+    // The release gate is a prompt app's (prompts.require_passing_eval): false is accepted, true a 400.
+    "PATCH /api/workflows/{id}/evals/settings": {
+      class: "owned",
+      url: `/api/workflows/${world.workflowId}/evals/settings`,
+      payload: { require_passing_eval: false },
+    },
+    "GET /api/workflows/{id}/evals/runs": {
+      class: "owned",
+      url: `/api/workflows/${world.workflowId}/evals/runs`,
+    },
+    "GET /api/workflows/{id}/evals/runs/{rid}": {
+      class: "owned",
+      url: `/api/workflows/${world.workflowId}/evals/runs/${NO_SUCH_ID}`,
+      ok: 404,
+    },
+    "GET /api/workflows/{id}/evals/compare": {
+      class: "owned",
+      url: `/api/workflows/${world.workflowId}/evals/compare?a=${NO_SUCH_ID}&b=${NO_SUCH_ID}`,
+      ok: 404,
+    },
 
     "GET /api/workflow-providers/": { class: "self", url: "/api/workflow-providers/" },
     "GET /api/app/{slug}/workflow/": { class: "owned", url: `${flow}/workflow/` },

@@ -99,7 +99,7 @@ export const evalApiRoutes: FastifyPluginAsyncZod<{
       const { version, label } = await resolveVersion(db, prompt, request.body.version);
       const run = await runEval(db, {
         owner,
-        promptId: prompt.id,
+        subject: { kind: "prompt", id: prompt.id },
         body: {
           version,
           judge_model: request.body.judge_model,

@@ -2,6 +2,7 @@ import type { IoSchema } from "@promptmint/contracts";
 import type { FastifyRequest } from "fastify";
 import type { ApplicationRow } from "../../db/schema/index.ts";
 import { AppError } from "../../lib/errors.ts";
+import type { SafeFetch } from "../../lib/safe-fetch.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { findModel } from "../models/model-catalog.ts";
 import { modelCostMicros } from "../models/model-prices.ts";
@@ -13,6 +14,7 @@ import type { Execution, ExecutionResult } from "./execution.ts";
 import { streamOnce } from "./execution.ts";
 import { preparePromptExecution } from "./prompt-call.ts";
 import type { PromptTestDeps } from "./prompt-test-run.ts";
+import { prepareWorkflowExecution } from "./workflow-call.ts";
 
 /**
  * The calls of an eval run (docs/decisions/059), on the same money rule as Test Prompt
@@ -20,12 +22,61 @@ import type { PromptTestDeps } from "./prompt-test-run.ts";
  * version, through the one call lifecycle (decision 048): no price, its worst-case model cost
  * held from the owner's wallet before the vendor is called and its actual cost taken when it is
  * recorded (decision 062). The judge of a rubric is such a call too, on the judge model. No path
- * here charges anyone else.
+ * here charges anyone else. A workflow app's case is the owner's own call of their workflow at the
+ * version (its provider configuration): free, as every owner call is, with no model cost of ours
+ * to hold (decision 059, "Workflow apps"); only its rubric judges are paid from the wallet.
  */
+
+/** The eval calls' dependencies: a workflow's case calls its provider through `safeFetch`. */
+export interface EvalCallDeps extends PromptTestDeps {
+  safeFetch?: SafeFetch;
+}
+
+/** One case's call prepared as a consumer pinning `v{version}` would get it, by the app's type. */
+function prepareCase(
+  deps: EvalCallDeps,
+  owner: LocalUser,
+  application: ApplicationRow,
+  version: number,
+  input: {
+    inputs: Record<string, unknown>;
+    query: string | undefined;
+    response_mode: "blocking";
+    user: undefined;
+  },
+): Promise<Execution> {
+  if (application.type === "workflow") {
+    if (!deps.safeFetch) throw new Error("a workflow app's eval case needs the providers' safeFetch");
+    return prepareWorkflowExecution(deps.db, {
+      app: application,
+      caller: owner,
+      input,
+      mode: "completion",
+      secrets: deps.secrets,
+      fetch: deps.safeFetch,
+      pin: { version },
+    });
+  }
+  return preparePromptExecution(deps.db, deps.llm, {
+    app: application,
+    caller: owner,
+    input,
+    mode: "completion",
+    secrets: deps.secrets,
+    pin: { version },
+  });
+}
+
+/**
+ * The answer length a judge's worst case assumes when the version has no `max_tokens` (a
+ * workflow's provider answers as long as it likes): the estimate's bound, not the hold, which is
+ * taken on the real answer when the judge is called.
+ */
+const UNBOUNDED_ANSWER_TOKENS = 4_000;
 
 /** One case on the version pinned by number, as a consumer pinning `v12` would get it. */
 export function evalCaseCaller(
-  deps: PromptTestDeps,
+  deps: EvalCallDeps,
   request: FastifyRequest,
   owner: LocalUser,
   application: ApplicationRow,
@@ -48,14 +99,7 @@ export function evalCaseCaller(
     };
     let execution: Execution;
     try {
-      execution = await preparePromptExecution(deps.db, deps.llm, {
-        app: application,
-        caller: owner,
-        input,
-        mode: "completion",
-        secrets: deps.secrets,
-        pin: { version },
-      });
+      execution = await prepareCase(deps, owner, application, version, input);
     } catch (error) {
       return failed(error, null);
     }
@@ -169,7 +213,7 @@ export function sandboxVerdict(rubric: string, output: string): { pass: boolean;
  * the case's answer at its longest (`max_tokens`, with the tokenizer margin) in its input.
  */
 export function evalRunEstimator(
-  deps: PromptTestDeps,
+  deps: EvalCallDeps,
   owner: LocalUser,
   application: ApplicationRow,
   version: number,
@@ -189,20 +233,14 @@ export function evalRunEstimator(
         response_mode: "blocking" as const,
         user: undefined,
       };
-      const execution = await preparePromptExecution(deps.db, deps.llm, {
-        app: application,
-        caller: owner,
-        input,
-        mode: "completion",
-        secrets: deps.secrets,
-        pin: { version },
-      }).catch(() => undefined);
+      const execution = await prepareCase(deps, owner, application, version, input).catch(() => undefined);
       if (!execution) continue;
+      // A workflow's case has no model cost of ours: its worst case is 0 (an owner call is free).
       add(execution.worstCaseModelCostMicros ?? 0, false);
       for (const rubric of c.rubrics) {
         if (!judgeModel) continue;
         const request = judgeRequest(judgeModel, { rubric, inputs: c.inputs, query: c.query, output: "" });
-        const answerTokens = Math.ceil((execution.maxOutputTokens ?? 0) * 1.25);
+        const answerTokens = Math.ceil((execution.maxOutputTokens ?? UNBOUNDED_ANSWER_TOKENS) * 1.25);
         const micros =
           judgeWorstCaseMicros(deps.llm, request) === 0
             ? 0

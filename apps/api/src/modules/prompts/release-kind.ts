@@ -1,3 +1,6 @@
+import { IoSchemaSchema } from "@promptmint/contracts";
+import { eq } from "drizzle-orm";
+import { prompts } from "../../db/schema/index.ts";
 import type { ReleaseKind } from "../releases/release-kinds.ts";
 import { refuseUncoveredPrice } from "./cost-guard.ts";
 import { refuseUnevaluatedRelease } from "./eval-gate.ts";
@@ -44,4 +47,24 @@ export const promptReleaseKind: ReleaseKind = {
     await refuseUnevaluatedRelease(tx, prompt, version, { publishing });
   },
   async afterProduction() {},
+  inputSchemaOf(row) {
+    const schema = promptVersionOf(row).inputSchema;
+    return IoSchemaSchema.parse(schema ?? { type: "object", properties: {}, required: [] });
+  },
+  outputSchemaOf(row) {
+    const schema = promptVersionOf(row).outputSchema;
+    return schema ? IoSchemaSchema.parse(schema) : null;
+  },
+  // A rubric is judged on the version's own model unless the run names another.
+  judgeModelOf: (row) => promptVersionOf(row).model,
+  async requiresPassingEval(db, app) {
+    const [row] = await db
+      .select({ required: prompts.requirePassingEval })
+      .from(prompts)
+      .where(eq(prompts.applicationId, app.id));
+    return row?.required ?? false;
+  },
+  async setRequirePassingEval(db, app, required) {
+    await db.update(prompts).set({ requirePassingEval: required }).where(eq(prompts.applicationId, app.id));
+  },
 };

@@ -5,7 +5,7 @@ import { conversationMessages, evalCaseSources, evalCases, invocations } from ".
 import { AppError, notFound } from "../../lib/errors.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { formatMicros } from "../billing/money.ts";
-import { createCase, ownEvalPrompt } from "./evals.ts";
+import { createCase, type EvalSubjectRef, ownEvalSubject } from "./evals.ts";
 
 /**
  * A live call saved as an eval case in one click (issue 41, docs/decisions/078). The case holds
@@ -41,10 +41,10 @@ export function savedCallName(at: Date, modelCostMicros: number, invocationId: s
 export async function saveCallAsCase(
   db: Database,
   owner: LocalUser,
-  promptId: string,
+  subject: EvalSubjectRef,
   invocationId: string,
 ): Promise<EvalCase> {
-  const { app } = await ownEvalPrompt(db, owner, promptId);
+  const { app } = await ownEvalSubject(db, owner, subject);
   const [call] = await db
     .select({
       id: invocations.id,
@@ -98,7 +98,7 @@ export async function saveCallAsCase(
   const assertions: EvalAssertion[] = message.answer.trim()
     ? [{ kind: "rubric", rubric: referenceRubric(message.answer) }]
     : [];
-  const created = await createCase(db, owner, promptId, {
+  const created = await createCase(db, owner, subject, {
     name: savedCallName(call.createdAt, call.modelCostMicros, call.id),
     inputs,
     query: message.query || null,

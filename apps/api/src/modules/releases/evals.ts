@@ -25,7 +25,6 @@ import {
   evalCases,
   evalResults,
   evalRuns,
-  prompts,
   type StoredAssertion,
   users,
 } from "../../db/schema/index.ts";
@@ -42,16 +41,19 @@ import {
   refuseUnaffordableRun,
   startRunWithinLimit,
 } from "./eval-costs.ts";
+import { type ExperimentKind, ownSubject } from "./experiment-subjects.ts";
+import { kindOfApp, type ReleaseKind, releaseKind } from "./release-kinds.ts";
 import { findVersion, versionByNumber } from "./versions.ts";
 
 /**
- * Evals before publishing (issue 31 part 3, docs/decisions/059): a prompt app's test cases, runs
- * of every case against one version, and the comparison of two runs. The calls themselves are the
+ * Evals before publishing (issue 31 part 3, docs/decisions/059): an app's test cases, runs of
+ * every case against one version, and the comparison of two runs, for a prompt app and a workflow
+ * app alike (decision 059, "Workflow apps"): what a run needs of a version's payload is its
+ * kind's (release-kinds.ts), never read here. The calls themselves are the
  * gateway's (the owner's own calls, as Test Prompt's): a run is handed `callCase` and `judge`
  * by its route, so this module never imports the gateway (gateway → releases → prompts).
  */
 
-type PromptRow = typeof prompts.$inferSelect;
 type CaseRow = typeof evalCases.$inferSelect;
 type RunRow = typeof evalRuns.$inferSelect;
 type ResultRow = typeof evalResults.$inferSelect;
@@ -61,35 +63,25 @@ export const EVAL_CONCURRENCY = 2;
 /** Outputs longer than this are kept cut (a case's answer is for reading, not for replay). */
 const MAX_KEPT_OUTPUT = 20_000;
 
-/**
- * What a run needs of the version it judges: its number, its model (the default judge) and its
- * output schema. Evals run prompt apps' versions today (decision 059), so these payload fields
- * are the prompt kind's (prompts/load-prompt.ts PromptPayloadSchema).
- */
-function evalVersionOf(row: AppVersionRow): { version: number; model: string; outputSchema: unknown } {
-  const payload = row.payload as { model?: unknown; output_schema?: unknown };
-  return {
-    version: row.version,
-    model: typeof payload.model === "string" ? payload.model : "",
-    outputSchema: payload.output_schema ?? null,
-  };
+/** What the eval routes name an app by: its prompt's id or its workflow's id (decision 075). */
+export interface EvalSubjectRef {
+  kind: ExperimentKind;
+  id: string;
 }
 
-/** The prompt with this id and its app, if the user owns the app (404 otherwise: never says whose). */
-export async function ownEvalPrompt(
+/** The subject's app and its kind's side, if the user owns the app (404 naming the noun otherwise). */
+export async function ownEvalSubject(
   db: Database,
   owner: LocalUser,
-  promptId: string,
-): Promise<{ app: ApplicationRow; prompt: PromptRow }> {
-  if (!isUuid(promptId)) throw notFound("Prompt");
-  const [row] = await db
-    .select({ app: applications, prompt: prompts })
-    .from(prompts)
-    .innerJoin(applications, eq(applications.id, prompts.applicationId))
-    .where(and(eq(prompts.id, promptId), eq(applications.ownerId, owner.id)))
-    .limit(1);
-  if (!row) throw notFound("Prompt");
-  return row;
+  subject: EvalSubjectRef,
+): Promise<{ app: ApplicationRow; id: string; side: ReleaseKind }> {
+  const { app, id } = await ownSubject(db, owner, subject.kind, subject.id);
+  return { app, id, side: releaseKind(kindOfApp(app)) };
+}
+
+/** What a run needs of the version it judges: its number, its default judge and its output schema. */
+function evalVersionOf(side: ReleaseKind, row: AppVersionRow) {
+  return { version: row.version, model: side.judgeModelOf(row), outputSchema: side.outputSchemaOf(row) };
 }
 
 function toCase(row: CaseRow): EvalCase {
@@ -105,34 +97,58 @@ function toCase(row: CaseRow): EvalCase {
   };
 }
 
-export async function listCases(db: Database, owner: LocalUser, promptId: string): Promise<EvalCaseList> {
-  const { prompt } = await ownEvalPrompt(db, owner, promptId);
+export async function listCases(
+  db: Database,
+  owner: LocalUser,
+  subject: EvalSubjectRef,
+): Promise<EvalCaseList> {
+  const { app, side } = await ownEvalSubject(db, owner, subject);
   const rows = await db
     .select()
     .from(evalCases)
-    .where(eq(evalCases.applicationId, prompt.applicationId))
+    .where(eq(evalCases.applicationId, app.id))
     .orderBy(asc(evalCases.position), asc(evalCases.createdAt));
   return {
     cases: rows.map(toCase),
-    require_passing_eval: prompt.requirePassingEval,
+    require_passing_eval: await side.requiresPassingEval(db, app),
     max_cases: MAX_EVAL_CASES,
   };
 }
 
-/** The latest version's input schema: what a case's inputs are checked against when saved. */
-async function latestInputSchema(db: Database, applicationId: string): Promise<IoSchema> {
+/**
+ * The latest version's input schema: what a case's inputs are checked against when saved; null
+ * when the kind has none of ours (a workflow's provider checks its inputs).
+ */
+async function latestInputSchema(
+  db: Database,
+  side: ReleaseKind,
+  applicationId: string,
+): Promise<IoSchema | null> {
   const latest = await findVersion(db, applicationId, { label: "latest" });
-  const schema = latest?.kind === "prompt" ? latest.payload.input_schema : undefined;
-  return IoSchemaSchema.parse(schema ?? { type: "object", properties: {}, required: [] });
+  if (latest) return side.inputSchemaOf(latest);
+  return side.kind === "prompt"
+    ? IoSchemaSchema.parse({ type: "object", properties: {}, required: [] })
+    : null;
+}
+
+/** Free-form inputs (no schema of ours): each a string, a number or a boolean, named when not. */
+function freeFormProblems(inputs: Record<string, unknown>): Record<string, string> {
+  const problems: Record<string, string> = {};
+  for (const [name, value] of Object.entries(inputs))
+    if (!["string", "number", "boolean"].includes(typeof value) || Number.isNaN(value))
+      problems[`inputs.${name}`] = "must be a string, a number or a boolean";
+  return problems;
 }
 
 /**
  * A case's problems, keyed by field: inputs against the latest version's input schema (a query
- * offered to a schema that declares one counts as that input), and each regex on RE2, as input
- * schema patterns are (prompts/input-schema.ts): one RE2 cannot run is named.
+ * offered to a schema that declares one counts as that input), or free-form ones checked for
+ * their types, and each regex on RE2, as input schema patterns are (prompts/input-schema.ts):
+ * one RE2 cannot run is named.
  */
 async function caseProblems(
   db: Database,
+  side: ReleaseKind,
   applicationId: string,
   input: Pick<EvalCaseInput, "inputs" | "query" | "assertions">,
 ): Promise<Record<string, string>> {
@@ -142,7 +158,8 @@ async function caseProblems(
     const compiled = compilePattern(assertion.pattern);
     if (!compiled.ok) problems[`assertions.${i}.pattern`] = compiled.problem;
   });
-  const schema = await latestInputSchema(db, applicationId);
+  const schema = await latestInputSchema(db, side, applicationId);
+  if (!schema) return Object.assign(problems, freeFormProblems(input.inputs));
   const offered = { ...input.inputs };
   if (input.query && "query" in schema.properties && offered.query === undefined) offered.query = input.query;
   Object.assign(problems, validateAgainstSchema(schema, offered, "inputs").problems);
@@ -152,20 +169,24 @@ async function caseProblems(
 export async function createCase(
   db: Database,
   owner: LocalUser,
-  promptId: string,
+  subject: EvalSubjectRef,
   input: EvalCaseInput,
 ): Promise<EvalCase> {
-  const { prompt } = await ownEvalPrompt(db, owner, promptId);
-  const problems = await caseProblems(db, prompt.applicationId, input);
+  const { app, side } = await ownEvalSubject(db, owner, subject);
+  const problems = await caseProblems(db, side, app.id, input);
   if (Object.keys(problems).length > 0) throw invalidFields(problems);
   return db.transaction(async (tx) => {
     const t = tx as unknown as Database;
-    // Under the prompt's row lock, so concurrent creations count (and place) one after the other.
-    await t.select({ id: prompts.id }).from(prompts).where(eq(prompts.id, prompt.id)).for("update");
+    // Under the app's row lock, so concurrent creations count (and place) one after the other.
+    await t
+      .select({ id: applications.id })
+      .from(applications)
+      .where(eq(applications.id, app.id))
+      .for("update");
     const [counted] = await t
       .select({ n: count(), last: max(evalCases.position) })
       .from(evalCases)
-      .where(eq(evalCases.applicationId, prompt.applicationId));
+      .where(eq(evalCases.applicationId, app.id));
     if ((counted?.n ?? 0) >= MAX_EVAL_CASES)
       throw new AppError(
         "conflict",
@@ -174,7 +195,7 @@ export async function createCase(
     const [row] = await t
       .insert(evalCases)
       .values({
-        applicationId: prompt.applicationId,
+        applicationId: app.id,
         name: input.name,
         inputs: input.inputs,
         query: input.query ?? null,
@@ -201,18 +222,18 @@ async function ownCase(db: Database, applicationId: string, caseId: string): Pro
 export async function updateCase(
   db: Database,
   owner: LocalUser,
-  promptId: string,
+  subject: EvalSubjectRef,
   caseId: string,
   input: UpdateEvalCase,
 ): Promise<EvalCase> {
-  const { prompt } = await ownEvalPrompt(db, owner, promptId);
-  const current = await ownCase(db, prompt.applicationId, caseId);
+  const { app, side } = await ownEvalSubject(db, owner, subject);
+  const current = await ownCase(db, app.id, caseId);
   const next = {
     inputs: input.inputs ?? current.inputs,
     query: input.query !== undefined ? input.query : current.query,
     assertions: input.assertions ?? (current.assertions as EvalAssertion[]),
   };
-  const problems = await caseProblems(db, prompt.applicationId, next);
+  const problems = await caseProblems(db, side, app.id, next);
   if (Object.keys(problems).length > 0) throw invalidFields(problems);
   const [row] = await db
     .update(evalCases)
@@ -233,23 +254,23 @@ export async function updateCase(
 export async function deleteCase(
   db: Database,
   owner: LocalUser,
-  promptId: string,
+  subject: EvalSubjectRef,
   caseId: string,
 ): Promise<void> {
-  const { prompt } = await ownEvalPrompt(db, owner, promptId);
-  const current = await ownCase(db, prompt.applicationId, caseId);
+  const { app } = await ownEvalSubject(db, owner, subject);
+  const current = await ownCase(db, app.id, caseId);
   await db.delete(evalCases).where(eq(evalCases.id, current.id));
 }
 
 export async function setRequirePassingEval(
   db: Database,
   owner: LocalUser,
-  promptId: string,
+  subject: EvalSubjectRef,
   required: boolean,
 ): Promise<EvalCaseList> {
-  const { prompt } = await ownEvalPrompt(db, owner, promptId);
-  await db.update(prompts).set({ requirePassingEval: required }).where(eq(prompts.id, prompt.id));
-  return listCases(db, owner, promptId);
+  const { app, side } = await ownEvalSubject(db, owner, subject);
+  await side.setRequirePassingEval(db, app, required);
+  return listCases(db, owner, subject);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -420,7 +441,7 @@ async function pooled<T, R>(
   return out;
 }
 
-/** The cases a run of the prompt runs, in order (400 when there are none). */
+/** The cases a run of the app runs, in order (400 when there are none). */
 async function runCases(db: Database, applicationId: string): Promise<CaseRow[]> {
   const cases = await db
     .select()
@@ -448,20 +469,23 @@ export async function estimateEvalRun(
   db: Database,
   options: {
     owner: LocalUser;
-    promptId: string;
+    subject: EvalSubjectRef;
     version: number;
     judgeModel?: string;
     knownModels: ReadonlySet<string>;
     estimateFor: (app: ApplicationRow, version: number) => EstimateRun;
   },
 ): Promise<EvalEstimate> {
-  const { app, prompt } = await ownEvalPrompt(db, options.owner, options.promptId);
-  const version = await versionByNumber(db, prompt.applicationId, options.version).then(evalVersionOf, () => {
-    throw invalidFields({ version: `is not a version of this app (v${options.version})` });
-  });
+  const { app, side } = await ownEvalSubject(db, options.owner, options.subject);
+  const version = await versionByNumber(db, app.id, options.version).then(
+    (row) => evalVersionOf(side, row),
+    () => {
+      throw invalidFields({ version: `is not a version of this app (v${options.version})` });
+    },
+  );
   if (options.judgeModel !== undefined && !options.knownModels.has(options.judgeModel))
     throw invalidFields({ judge_model: "is not a known model" });
-  const cases = await runCases(db, prompt.applicationId);
+  const cases = await runCases(db, app.id);
   const judgeModel = judgeModelOf(cases, options.judgeModel, version.model);
   const bound = await options.estimateFor(app, version.version)(cases.map(estimatedCase), judgeModel);
   return evalEstimate(db, options.owner, bound);
@@ -478,7 +502,7 @@ export async function runEval(
   db: Database,
   {
     owner,
-    promptId,
+    subject,
     body,
     feePercent,
     knownModels,
@@ -488,7 +512,7 @@ export async function runEval(
     topUpUrl,
   }: {
     owner: LocalUser;
-    promptId: string;
+    subject: EvalSubjectRef;
     body: StartEvalRun;
     feePercent: number;
     knownModels: ReadonlySet<string>;
@@ -502,13 +526,16 @@ export async function runEval(
     judgeFor: (app: ApplicationRow, model: string) => Judge;
   },
 ): Promise<EvalRun> {
-  const { app, prompt } = await ownEvalPrompt(db, owner, promptId);
-  const version = await versionByNumber(db, prompt.applicationId, body.version).then(evalVersionOf, () => {
-    throw invalidFields({ version: `is not a version of this app (v${body.version})` });
-  });
+  const { app, id: subjectId, side } = await ownEvalSubject(db, owner, subject);
+  const version = await versionByNumber(db, app.id, body.version).then(
+    (row) => evalVersionOf(side, row),
+    () => {
+      throw invalidFields({ version: `is not a version of this app (v${body.version})` });
+    },
+  );
   if (body.judge_model !== undefined && !knownModels.has(body.judge_model))
     throw invalidFields({ judge_model: "is not a known model" });
-  const cases = await runCases(db, prompt.applicationId);
+  const cases = await runCases(db, app.id);
   const judgeModel = judgeModelOf(cases, body.judge_model, version.model);
   const priceMicros = centsToMicros(effectivePriceCents(app));
   // Every call of the run is paid from the owner's wallet as it runs; the run as a whole is
@@ -525,7 +552,7 @@ export async function runEval(
     tx
       .insert(evalRuns)
       .values({
-        applicationId: prompt.applicationId,
+        applicationId: app.id,
         version: version.version,
         status: "running",
         judgeModel,
@@ -538,7 +565,7 @@ export async function runEval(
   );
   if (!run) throw new Error("eval run insert returned nothing");
 
-  const outputSchema = version.outputSchema ? IoSchemaSchema.parse(version.outputSchema) : null;
+  const outputSchema = version.outputSchema;
   const callCase = callCaseFor(app, version.version);
   const judge = judgeModel ? judgeFor(app, judgeModel) : null;
   try {
@@ -603,7 +630,7 @@ export async function runEval(
       .where(eq(evalRuns.id, run.id));
     if (!(error instanceof AppError)) throw error;
   }
-  return getRun(db, owner, promptId, run.id);
+  return runWithResults(db, app.id, run.id, subjectId);
 }
 
 function toResult(row: ResultRow): EvalResult {
@@ -622,12 +649,13 @@ function toResult(row: ResultRow): EvalResult {
   };
 }
 
-function toRun(row: RunRow, promptId: string, startedByName: string | null, results?: ResultRow[]): EvalRun {
+function toRun(row: RunRow, subjectId: string, startedByName: string | null, results?: ResultRow[]): EvalRun {
   const fee =
     row.priceMicros === null || row.feePercent === null ? null : feeMicros(row.priceMicros, row.feePercent);
   return {
     id: row.id,
-    prompt_id: promptId,
+    // The prompt's id, or the workflow's for a workflow app (the shape is shared: decision 059).
+    prompt_id: subjectId,
     version: row.version,
     status: row.status,
     judge_model: row.judgeModel,
@@ -654,29 +682,29 @@ function toRun(row: RunRow, promptId: string, startedByName: string | null, resu
 export async function listRuns(
   db: Database,
   owner: LocalUser,
-  promptId: string,
+  subject: EvalSubjectRef,
   version?: number,
 ): Promise<EvalRun[]> {
-  const { prompt } = await ownEvalPrompt(db, owner, promptId);
+  const { app, id } = await ownEvalSubject(db, owner, subject);
   const rows = await db
     .select({ run: evalRuns, by: users.username })
     .from(evalRuns)
     .leftJoin(users, eq(users.id, evalRuns.startedBy))
     .where(
       version === undefined
-        ? eq(evalRuns.applicationId, prompt.applicationId)
-        : and(eq(evalRuns.applicationId, prompt.applicationId), eq(evalRuns.version, version)),
+        ? eq(evalRuns.applicationId, app.id)
+        : and(eq(evalRuns.applicationId, app.id), eq(evalRuns.version, version)),
     )
     .orderBy(desc(evalRuns.startedAt))
     .limit(100);
-  return rows.map((row) => toRun(row.run, prompt.id, row.by ?? null));
+  return rows.map((row) => toRun(row.run, id, row.by ?? null));
 }
 
 async function runWithResults(
   db: Database,
   applicationId: string,
   runId: string,
-  promptId: string,
+  subjectId: string,
 ): Promise<EvalRun> {
   const [row] = isUuid(runId)
     ? await db
@@ -691,17 +719,17 @@ async function runWithResults(
     .from(evalResults)
     .where(eq(evalResults.runId, runId))
     .orderBy(asc(evalResults.position));
-  return toRun(row.run, promptId, row.by ?? null, results);
+  return toRun(row.run, subjectId, row.by ?? null, results);
 }
 
 export async function getRun(
   db: Database,
   owner: LocalUser,
-  promptId: string,
+  subject: EvalSubjectRef,
   runId: string,
 ): Promise<EvalRun> {
-  const { prompt } = await ownEvalPrompt(db, owner, promptId);
-  return runWithResults(db, prompt.applicationId, runId, prompt.id);
+  const { app, id } = await ownEvalSubject(db, owner, subject);
+  return runWithResults(db, app.id, runId, id);
 }
 
 function changeOf(a: EvalResult | null, b: EvalResult | null): EvalChange {
@@ -716,14 +744,14 @@ function changeOf(a: EvalResult | null, b: EvalResult | null): EvalChange {
 export async function compareRuns(
   db: Database,
   owner: LocalUser,
-  promptId: string,
+  subject: EvalSubjectRef,
   a: string,
   b: string,
 ): Promise<EvalComparison> {
-  const { prompt } = await ownEvalPrompt(db, owner, promptId);
+  const { app, id } = await ownEvalSubject(db, owner, subject);
   const [runA, runB] = await Promise.all([
-    runWithResults(db, prompt.applicationId, a, prompt.id),
-    runWithResults(db, prompt.applicationId, b, prompt.id),
+    runWithResults(db, app.id, a, id),
+    runWithResults(db, app.id, b, id),
   ]);
   const keyOf = (r: EvalResult) => r.case_id ?? `name:${r.case_name}`;
   const rows = new Map<

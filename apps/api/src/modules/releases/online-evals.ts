@@ -50,7 +50,7 @@ const BATCH = 8;
 const STALE_CLAIM_MS = 15 * 60_000;
 export const ONLINE_EVALS_INTERVAL_MS = 5_000;
 /** The judge model of an app whose calls' model is not one we know (a workflow's provider). */
-const FALLBACK_JUDGE_MODEL = "sandbox";
+export const FALLBACK_JUDGE_MODEL = "sandbox";
 
 /** What the paid path keeps of an app's online eval settings (cached per app, "off" too). */
 interface SamplingSettings {

@@ -1,3 +1,4 @@
+import type { IoSchema } from "@promptmint/contracts";
 import type { Database } from "../../db/client.ts";
 import type { ApplicationRow, AppVersionKind, AppVersionRow, ExperimentArm } from "../../db/schema/index.ts";
 import type { LookupName } from "../../lib/lookup-cache.ts";
@@ -39,6 +40,18 @@ export interface ReleaseKind {
   ): Promise<void>;
   /** After `production` moved, in the same transaction: a workflow app's own provider fields follow it. */
   afterProduction(tx: Database, app: ApplicationRow, version: VersionRef): Promise<void>;
+
+  // Evals (docs/decisions/059, "Workflow apps"): what a run needs of a version, read by its kind.
+  /** What an eval case's inputs are checked against; null: free-form (strings, numbers, booleans). */
+  inputSchemaOf(version: AppVersionRow): IoSchema | null;
+  /** What an `output_schema` assertion checks the answer against; null when the version has none. */
+  outputSchemaOf(version: AppVersionRow): IoSchema | null;
+  /** The judge of rubric assertions when the run names none. */
+  judgeModelOf(version: AppVersionRow): string;
+  /** Whether a version takes `production` only after a passing eval run of it (decision 059). */
+  requiresPassingEval(db: Database, app: ApplicationRow): Promise<boolean>;
+  /** Sets that requirement; a kind without the gate refuses `true` (400 naming the field). */
+  setRequirePassingEval(db: Database, app: ApplicationRow, required: boolean): Promise<void>;
 }
 
 /** What a release needs to know of a version: which it is (a kind reads its payload itself). */

@@ -1,3 +1,5 @@
+import { invalidFields } from "../../lib/errors.ts";
+import { FALLBACK_JUDGE_MODEL } from "../releases/online-evals.ts";
 import type { ReleaseKind } from "../releases/release-kinds.ts";
 import { versionById } from "../releases/versions.ts";
 import { workflowVersionOf } from "./workflow-payload.ts";
@@ -30,5 +32,20 @@ export const workflowReleaseKind: ReleaseKind = {
   async afterProduction(tx, app, ref) {
     const stored = await versionById(tx, app.id, ref.id);
     if (stored) await syncApplicationProviderFields(tx, app, workflowVersionOf(stored));
+  },
+  // Evals (docs/decisions/059, "Workflow apps"): the provider checks a call's inputs, so a case's
+  // are free-form; a provider declares no output schema; a rubric is judged by the platform's
+  // fallback judge (the one online evals use for an app whose model we do not know).
+  inputSchemaOf: () => null,
+  outputSchemaOf: () => null,
+  judgeModelOf: () => FALLBACK_JUDGE_MODEL,
+  // The release gate reads prompts.require_passing_eval: a workflow app has no such switch.
+  requiresPassingEval: async () => false,
+  async setRequirePassingEval(_db, _app, required) {
+    if (required)
+      throw invalidFields({
+        require_passing_eval:
+          "is not available for workflow apps: the release gate on a passing eval run applies to prompt apps only",
+      });
   },
 };
