@@ -32,7 +32,7 @@ type ExperimentRow = typeof experiments.$inferSelect;
 export const ROLLOUT_STEPPER_INTERVAL_MS = 30_000;
 
 /**
- * The candidate's online eval score since a moment: H3's `onlineEvalScoreOf`
+ * The candidate's online eval score since a moment: `onlineEvalScoreOf` (online-evals.ts)
  * (releases/online-evals.ts) once merged; by default "no scores", which never breaches.
  */
 export type OnlineScore = (
