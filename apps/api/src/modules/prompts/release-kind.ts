@@ -2,7 +2,7 @@ import type { ReleaseKind } from "../releases/release-kinds.ts";
 import { refuseUncoveredPrice } from "./cost-guard.ts";
 import { refuseUnevaluatedRelease } from "./eval-gate.ts";
 import { loadPrompt, promptVersionOf } from "./load-prompt.ts";
-import { versionCostSettings } from "./prompts.service.ts";
+import { restorePromptVersion, toVersion, versionCostSettings } from "./prompts.service.ts";
 
 /**
  * A prompt app's side of its releases (docs/decisions/075): arms must take the same inputs; a
@@ -44,4 +44,8 @@ export const promptReleaseKind: ReleaseKind = {
     await refuseUnevaluatedRelease(tx, prompt, version, { publishing });
   },
   async afterProduction() {},
+  listedVersion(version, { production, labels, author }) {
+    return toVersion(promptVersionOf(version), production?.id ?? null, labels, author);
+  },
+  restore: restorePromptVersion,
 };

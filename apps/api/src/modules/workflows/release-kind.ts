@@ -1,7 +1,7 @@
 import type { ReleaseKind } from "../releases/release-kinds.ts";
 import { versionById } from "../releases/versions.ts";
 import { workflowVersionOf } from "./workflow-payload.ts";
-import { syncApplicationProviderFields } from "./workflows.service.ts";
+import { restoreWorkflowVersion, syncApplicationProviderFields, toVersion } from "./workflows.service.ts";
 
 /**
  * A workflow app's side of its releases (docs/decisions/060, 075): an arm needs a provider to
@@ -31,4 +31,8 @@ export const workflowReleaseKind: ReleaseKind = {
     const stored = await versionById(tx, app.id, ref.id);
     if (stored) await syncApplicationProviderFields(tx, app, workflowVersionOf(stored));
   },
+  listedVersion(version, { production, labels, author }) {
+    return toVersion(workflowVersionOf(version), production?.version ?? 1, labels, author);
+  },
+  restore: restoreWorkflowVersion,
 };
