@@ -1,56 +1,31 @@
 import {
-  ApiErrorSchema,
   PromptConfigSchema,
   PromptVersionListSchema,
   RestoreVersionSchema,
   RestoreWorkflowVersionSchema,
-  UuidSchema,
   WorkflowConfigSchema,
   WorkflowVersionListSchema,
 } from "@promptmint/contracts";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
-import { z } from "zod";
+import type { z } from "zod";
 import type { Database } from "../../db/client.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
 import type { ExperimentKind } from "./experiment-subjects.ts";
+import { errors, IdParams, RELEASE_ROUTE_KINDS, security } from "./route-kinds.ts";
 import { ownVersions, restoreOwnVersion } from "./versions.service.ts";
 
-const errors = { 400: ApiErrorSchema, 401: ApiErrorSchema, 404: ApiErrorSchema, 409: ApiErrorSchema };
-const security = [{ bearerAuth: [] }];
-const IdParams = z.object({ id: UuidSchema });
-
-/**
- * Where each kind of app's versions live, and the shapes they answer in (the tag its routes had
- * before: the fuzz shards by it). Only the response shapes differ: a version shows its kind's payload.
- */
-const KINDS: {
-  kind: ExperimentKind;
-  base: string;
-  noun: string;
-  tag: string;
-  list: z.ZodType;
-  restore: typeof RestoreVersionSchema;
-  config: z.ZodType;
-}[] = [
-  {
-    kind: "prompt",
-    base: "/prompts/:id",
-    noun: "prompt",
-    tag: "prompts",
-    list: PromptVersionListSchema,
-    restore: RestoreVersionSchema,
-    config: PromptConfigSchema,
-  },
-  {
-    kind: "workflow",
-    base: "/workflows/:id",
-    noun: "workflow",
-    tag: "workflows",
+/** Each kind's versions answer in its own shapes: a version shows its kind's payload. */
+const SHAPES: Record<
+  ExperimentKind,
+  { list: z.ZodType; restore: typeof RestoreVersionSchema; config: z.ZodType }
+> = {
+  prompt: { list: PromptVersionListSchema, restore: RestoreVersionSchema, config: PromptConfigSchema },
+  workflow: {
     list: WorkflowVersionListSchema,
     restore: RestoreWorkflowVersionSchema,
     config: WorkflowConfigSchema,
   },
-];
+};
 
 /**
  * Versions (docs/decisions/057, 060, 075): the same routes for a prompt app (`/prompts/{id}/…`)
@@ -61,7 +36,8 @@ export const versionsRoutes: FastifyPluginAsyncZod<{
   guards: AuthGuards;
   feePercent: number;
 }> = async (app, { db, guards, feePercent }) => {
-  for (const { kind, base, noun, tag, list, restore, config } of KINDS) {
+  for (const { kind, base, noun, tag } of RELEASE_ROUTE_KINDS) {
+    const { list, restore, config } = SHAPES[kind];
     const tags = [tag];
     app.get(
       `${base}/versions/`,
