@@ -91,6 +91,7 @@ import {
 } from "./modules/releases/online-evals.ts";
 import { rolloutsRoutes } from "./modules/releases/rollouts.routes.ts";
 import { ROLLOUT_STEPPER_INTERVAL_MS, runRolloutSteps } from "./modules/releases/rollouts.service.ts";
+import { versionsRoutes } from "./modules/releases/versions.routes.ts";
 import { runtimeConfigRoutes, systemRoutes } from "./modules/system/system.routes.ts";
 import { workflowsRoutes } from "./modules/workflows/workflows.routes.ts";
 import { seedWorkflowProviders } from "./modules/workflows/workflows.service.ts";
@@ -522,6 +523,7 @@ async function productApi(
   });
   await scope.register(experimentsRoutes, { db, guards, feePercent: config.platformFeePercent });
   await scope.register(labelsRoutes, { db, guards, feePercent: config.platformFeePercent });
+  await scope.register(versionsRoutes, { db, guards, feePercent: config.platformFeePercent });
   await scope.register(onlineEvalsRoutes, { db, guards });
   await scope.register(rolloutsRoutes, {
     db,

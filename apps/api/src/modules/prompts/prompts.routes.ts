@@ -3,13 +3,10 @@ import {
   IoSchemaSchema,
   ModelCatalogSchema,
   PromptConfigSchema,
-  PromptVersionListSchema,
-  RestoreVersionSchema,
   StarterPriceSchema,
   TestConfigRequestSchema,
   TestConfigResponseSchema,
   UpdatePromptConfigSchema,
-  UuidSchema,
 } from "@promptmint/contracts";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
@@ -24,8 +21,6 @@ import { describeModels, KNOWN_MODEL_IDS } from "../models/model-catalog.ts";
 import { loadPrompt } from "./load-prompt.ts";
 import {
   getPromptConfig,
-  listVersions,
-  restoreVersion,
   starterPriceFloor,
   testPromptConfig,
   updatePromptConfig,
@@ -34,7 +29,6 @@ import {
 const errors = { 400: ApiErrorSchema, 401: ApiErrorSchema, 404: ApiErrorSchema, 409: ApiErrorSchema };
 const security = [{ bearerAuth: [] }];
 const SlugParams = z.object({ slug: z.string().max(100) });
-const IdParams = z.object({ id: UuidSchema });
 const tags = ["prompts"];
 
 /** SPEC §7 "Prompts": prompt config, immutable versions, template test; the model catalog. */
@@ -165,50 +159,5 @@ export const promptsRoutes: FastifyPluginAsyncZod<{
       onRequest: guards.requireUser,
     },
     async (request) => ({ ...testPromptConfig(request.body), run: null }),
-  );
-
-  app.get(
-    "/prompts/:id/versions/",
-    {
-      schema: {
-        tags,
-        summary: "A prompt's versions, newest first",
-        security,
-        params: IdParams,
-        response: { 200: PromptVersionListSchema, ...errors },
-      },
-      onRequest: guards.requireUser,
-    },
-    async (request) => listVersions(db, currentUser(request), request.params.id),
-  );
-
-  app.post(
-    "/prompts/:id/versions/",
-    {
-      schema: {
-        tags,
-        summary:
-          "Restore a version as a new latest version (production moves only with promote, or before the app is live)",
-        security,
-        params: IdParams,
-        body: RestoreVersionSchema,
-        response: { 200: PromptConfigSchema, ...errors },
-      },
-      onRequest: guards.requireUser,
-    },
-    async (request) => {
-      const { config } = await restoreVersion(
-        db,
-        currentUser(request),
-        request.params.id,
-        {
-          versionId: request.body.version_id,
-          changelog: request.body.changelog,
-          promote: request.body.promote,
-        },
-        { feePercent },
-      );
-      return config;
-    },
   );
 };

@@ -1,7 +1,6 @@
 import {
   type IoSchema,
   IoSchemaSchema,
-  isUuid,
   type PromptConfig,
   type PromptLabel,
   type PromptVersion,
@@ -10,23 +9,21 @@ import {
   type TestConfigResponse,
   type UpdatePromptConfig,
 } from "@promptmint/contracts";
-import { and, eq } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import type { z } from "zod";
 import type { Database } from "../../db/client.ts";
 import { type ApplicationRow, applications, prompts } from "../../db/schema/index.ts";
-import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
+import { AppError, invalidFields } from "../../lib/errors.ts";
 import { invalidPatterns, validateAgainstSchema } from "../../lib/input-schema.ts";
 import { forgetLookups } from "../../lib/lookup-cache.ts";
-import type { LocalUser } from "../auth/auth.service.ts";
-import { type LabelActor, labelsOf, productionOf } from "../releases/labels.ts";
-import { releaseProduction } from "../releases/release-kinds.ts";
+import { type LabelActor, labelsOf } from "../releases/labels.ts";
+import { type RestoreInput, releaseProduction } from "../releases/release-kinds.ts";
 import {
+  type AppVersionRow,
   authorNames,
   insertNextVersion as insertAppVersion,
   insertFirstVersion,
   lockApp,
-  versionById,
-  versionsOf,
 } from "../releases/versions.ts";
 import {
   belowFloorMessage,
@@ -148,7 +145,7 @@ function settingsOf(version: PromptSettings): PromptSettings {
 export function toVersion(
   row: VersionRow,
   activeId: string | null,
-  labels: readonly PromptLabel[] = [],
+  labels: readonly Pick<PromptLabel, "name" | "version">[] = [],
   authorName: string | null = null,
 ): PromptVersion {
   return {
@@ -383,55 +380,25 @@ function templateProblem(template: string): string | undefined {
   }
 }
 
-/** The prompt with this id, if the user owns its application. */
-async function getOwnPromptById(
-  db: Database,
-  owner: LocalUser,
-  promptId: string,
-): Promise<{ app: ApplicationRow; prompt: PromptRow }> {
-  if (!isUuid(promptId)) throw notFound("Prompt");
-  const [row] = await db
-    .select({ app: applications, prompt: prompts })
-    .from(prompts)
-    .innerJoin(applications, eq(applications.id, prompts.applicationId))
-    .where(and(eq(prompts.id, promptId), eq(applications.ownerId, owner.id)))
-    .limit(1);
-  if (!row) throw notFound("Prompt");
-  return row;
-}
-
-export async function listVersions(
-  db: Database,
-  owner: LocalUser,
-  promptId: string,
-): Promise<PromptVersion[]> {
-  const { app } = await getOwnPromptById(db, owner, promptId);
-  const labels = await labelsOf(db, app.id);
-  const production = await productionOf(db, app.id);
-  const rows = await versionsOf(db, app.id);
-  return rows.map((row) =>
-    toVersion(promptVersionOf(row.version), production?.id ?? null, labels, row.author ?? null),
-  );
-}
-
 /**
  * Restoring never rewrites history: the chosen version's content (settings included) becomes a
  * new latest version, which takes `production` as a save would (docs/decisions/057). A rollback
- * of what callers get is a move of `production` (moveLabel), not a restore.
+ * of what callers get is a move of `production` (moveLabel), not a restore. The route and the
+ * ownership check are releases' (versions.routes.ts); this is the prompt kind's save path.
  */
-export async function restoreVersion(
+export async function restorePromptVersion(
   db: Database,
-  owner: LocalUser,
-  promptId: string,
-  input: { versionId: string; changelog?: string; promote?: boolean },
-  { feePercent }: { feePercent: number },
-): Promise<{ app: ApplicationRow; config: PromptConfig }> {
-  const { app, prompt } = await getOwnPromptById(db, owner, promptId);
-  const stored = isUuid(input.versionId) ? await versionById(db, app.id, input.versionId) : undefined;
-  if (!stored) throw notFound("Prompt version");
+  app: ApplicationRow,
+  stored: AppVersionRow,
+  input: RestoreInput,
+): Promise<PromptConfig> {
   const source = promptVersionOf(stored);
   // The restored version is judged by the price guard like a saved one (docs/decisions/026).
-  await refuseUncoveredPrice(db, { app, feePercent, settings: await versionCostSettings(db, app, source) });
+  await refuseUncoveredPrice(db, {
+    app,
+    feePercent: input.feePercent,
+    settings: await versionCostSettings(db, app, source),
+  });
   const config = await db.transaction(async (tx) => {
     const t = tx as unknown as Database;
     await lockApp(t, app.id);
@@ -441,22 +408,22 @@ export async function restoreVersion(
       promptTemplate: source.promptTemplate,
       inputSchema: source.inputSchema,
       outputSchema: source.outputSchema,
-      authorId: owner.id,
-      changelog: input.changelog ?? `Restored version ${source.version}`,
+      authorId: input.authorId,
+      changelog: input.changelog,
     });
-    await t.update(prompts).set({ updatedAt: new Date() }).where(eq(prompts.id, prompt.id));
+    await t.update(prompts).set({ updatedAt: new Date() }).where(eq(prompts.applicationId, app.id));
     if (input.promote || app.status !== "live")
       await promoteVersion(
         t,
         app,
         version,
-        { id: owner.id, reason: `Restored version ${source.version}` },
+        { id: input.authorId, reason: `Restored version ${source.version}` },
         { gated: app.status === "live" },
       );
     return getPromptConfig(t, app);
   });
   forgetLookups(db, "prompts");
-  return { app, config };
+  return config;
 }
 
 /** Renders a template with sample inputs; never throws for a bad template, it reports it (a bad schema is a 400). */

@@ -5,7 +5,7 @@ import type { ReleaseKind } from "../releases/release-kinds.ts";
 import { refuseUncoveredPrice } from "./cost-guard.ts";
 import { refuseUnevaluatedRelease } from "./eval-gate.ts";
 import { loadPrompt, promptVersionOf } from "./load-prompt.ts";
-import { versionCostSettings } from "./prompts.service.ts";
+import { restorePromptVersion, toVersion, versionCostSettings } from "./prompts.service.ts";
 
 /**
  * A prompt app's side of its releases (docs/decisions/075): arms must take the same inputs; a
@@ -67,4 +67,8 @@ export const promptReleaseKind: ReleaseKind = {
   async setRequirePassingEval(db, app, required) {
     await db.update(prompts).set({ requirePassingEval: required }).where(eq(prompts.applicationId, app.id));
   },
+  listedVersion(version, { production, labels, author }) {
+    return toVersion(promptVersionOf(version), production?.id ?? null, labels, author);
+  },
+  restore: restorePromptVersion,
 };

@@ -1,5 +1,4 @@
 import {
-  ApiErrorSchema,
   LabelNameSchema,
   MoveLabelSchema,
   NewLabelNameSchema,
@@ -14,28 +13,13 @@ import type { Database } from "../../db/client.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
 import type { ExperimentKind } from "./experiment-subjects.ts";
 import { deleteOwnLabel, moveOwnLabel, ownLabels, ownServingState } from "./labels.service.ts";
+import { errors, IdParams, RELEASE_ROUTE_KINDS, security } from "./route-kinds.ts";
 
-const errors = { 400: ApiErrorSchema, 401: ApiErrorSchema, 404: ApiErrorSchema, 409: ApiErrorSchema };
-const security = [{ bearerAuth: [] }];
-const IdParams = z.object({ id: UuidSchema });
-
-/** Where each kind of app's labels live (the tag its routes had before: the fuzz shards by it). */
-const KINDS: {
-  kind: ExperimentKind;
-  base: string;
-  noun: string;
-  tag: string;
-  schema: typeof PromptLabelsSchema;
-}[] = [
-  { kind: "prompt", base: "/prompts/:id", noun: "prompt", tag: "prompts", schema: PromptLabelsSchema },
-  {
-    kind: "workflow",
-    base: "/workflows/:id",
-    noun: "workflow",
-    tag: "workflows",
-    schema: WorkflowLabelsSchema,
-  },
-];
+/** Each kind's labels answer in its own schema (the same shape, named by kind). */
+const LABELS_SCHEMA: Record<ExperimentKind, typeof PromptLabelsSchema> = {
+  prompt: PromptLabelsSchema,
+  workflow: WorkflowLabelsSchema,
+};
 
 /**
  * Labels and what callers get (docs/decisions/057, 060, 075): the same routes and answers for a
@@ -46,7 +30,8 @@ export const labelsRoutes: FastifyPluginAsyncZod<{
   guards: AuthGuards;
   feePercent: number;
 }> = async (app, { db, guards, feePercent }) => {
-  for (const { kind, base, noun, tag, schema } of KINDS) {
+  for (const { kind, base, noun, tag } of RELEASE_ROUTE_KINDS) {
+    const schema = LABELS_SCHEMA[kind];
     const tags = [tag];
     app.get(
       `${base}/labels/`,

@@ -52,6 +52,32 @@ export interface ReleaseKind {
   requiresPassingEval(db: Database, app: ApplicationRow): Promise<boolean>;
   /** Sets that requirement; a kind without the gate refuses `true` (400 naming the field). */
   setRequirePassingEval(db: Database, app: ApplicationRow, required: boolean): Promise<void>;
+  /**
+   * One version as the versions list shows it (`GET {base}/versions/`): the kind's payload as its
+   * response fields, beside what every kind shows (author, labels, whether it is production).
+   */
+  listedVersion(version: AppVersionRow, context: ListedVersionContext): unknown;
+  /**
+   * Restoring (`POST {base}/versions/`): the old version's payload saved again as the app's new
+   * latest version through the kind's save path (its price guard included), taking `production`
+   * as a save would (only with `promote`, or before the app is live). Answers the kind's config.
+   */
+  restore(db: Database, app: ApplicationRow, source: AppVersionRow, input: RestoreInput): Promise<unknown>;
+}
+
+/** What every kind's versions list shows beside the payload. */
+export interface ListedVersionContext {
+  production: AppVersionRow | null;
+  labels: readonly { name: string; version: number }[];
+  author: string | null;
+}
+
+/** A restore as the kind saves it: who, the change note, whether it takes `production`. */
+export interface RestoreInput {
+  authorId: string;
+  changelog: string;
+  promote: boolean;
+  feePercent: number;
 }
 
 /** What a release needs to know of a version: which it is (a kind reads its payload itself). */

@@ -3,7 +3,7 @@ import { FALLBACK_JUDGE_MODEL } from "../releases/online-evals.ts";
 import type { ReleaseKind } from "../releases/release-kinds.ts";
 import { versionById } from "../releases/versions.ts";
 import { workflowVersionOf } from "./workflow-payload.ts";
-import { syncApplicationProviderFields } from "./workflows.service.ts";
+import { restoreWorkflowVersion, syncApplicationProviderFields, toVersion } from "./workflows.service.ts";
 
 /**
  * A workflow app's side of its releases (docs/decisions/060, 075): an arm needs a provider to
@@ -48,4 +48,8 @@ export const workflowReleaseKind: ReleaseKind = {
           "is not available for workflow apps: the release gate on a passing eval run applies to prompt apps only",
       });
   },
+  listedVersion(version, { production, labels, author }) {
+    return toVersion(workflowVersionOf(version), production?.version ?? 1, labels, author);
+  },
+  restore: restoreWorkflowVersion,
 };

@@ -1,13 +1,10 @@
 import {
   ApiErrorSchema,
-  RestoreWorkflowVersionSchema,
   UpdateWorkflowConfigSchema,
-  UuidSchema,
   WorkflowConfigSchema,
   WorkflowProviderListSchema,
   WorkflowTestRequestSchema,
   WorkflowTestResponseSchema,
-  WorkflowVersionListSchema,
 } from "@promptmint/contracts";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
@@ -18,9 +15,7 @@ import { getOwnApplication } from "../applications/applications.service.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
 import {
   listProviders,
-  listWorkflowVersions,
   loadWorkflow,
-  restoreWorkflowVersion,
   testWorkflowConfig,
   toWorkflowConfig,
   updateWorkflowConfig,
@@ -29,7 +24,6 @@ import {
 const errors = { 400: ApiErrorSchema, 401: ApiErrorSchema, 404: ApiErrorSchema, 409: ApiErrorSchema };
 const security = [{ bearerAuth: [] }];
 const SlugParams = z.object({ slug: z.string().max(100) });
-const IdParams = z.object({ id: UuidSchema });
 const tags = ["workflows"];
 
 /** SPEC §7 "Prompts and workflows": providers, workflow config, Test Config, versions. */
@@ -119,50 +113,6 @@ export const workflowsRoutes: FastifyPluginAsyncZod<{
         provider: request.body.provider,
         providerConfig: request.body.provider_config,
       });
-    },
-  );
-
-  app.get(
-    "/workflows/:id/versions/",
-    {
-      schema: {
-        tags,
-        summary: "A workflow's versions, newest first, with their authors and labels",
-        security,
-        params: IdParams,
-        response: { 200: WorkflowVersionListSchema, ...errors },
-      },
-      onRequest: guards.requireUser,
-    },
-    async (request) => listWorkflowVersions(db, currentUser(request), request.params.id),
-  );
-
-  app.post(
-    "/workflows/:id/versions/",
-    {
-      schema: {
-        tags,
-        summary:
-          "Restore a version as a new latest version (production moves only with promote, or before the app is live)",
-        security,
-        params: IdParams,
-        body: RestoreWorkflowVersionSchema,
-        response: { 200: WorkflowConfigSchema, ...errors },
-      },
-      onRequest: guards.requireUser,
-    },
-    async (request) => {
-      const { app: application, row } = await restoreWorkflowVersion(
-        db,
-        currentUser(request),
-        request.params.id,
-        {
-          versionId: request.body.version_id,
-          changelog: request.body.changelog,
-          promote: request.body.promote,
-        },
-      );
-      return toWorkflowConfig(db, application, row);
     },
   );
 };

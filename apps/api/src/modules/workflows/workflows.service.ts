@@ -5,24 +5,22 @@ import type {
   WorkflowTestResponse,
   WorkflowVersion,
 } from "@promptmint/contracts";
-import { isUuid, WORKFLOW_DEFAULTS } from "@promptmint/contracts";
-import { and, eq } from "drizzle-orm";
+import { WORKFLOW_DEFAULTS } from "@promptmint/contracts";
+import { eq } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { type ApplicationRow, applications, workflowProviders, workflows } from "../../db/schema/index.ts";
 import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
 import { forgetLookups } from "../../lib/lookup-cache.ts";
 import type { SafeFetch } from "../../lib/safe-fetch.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
-import type { LocalUser } from "../auth/auth.service.ts";
-import { type LabelActor, labelsOf, productionOf } from "../releases/labels.ts";
-import { releaseProduction } from "../releases/release-kinds.ts";
+import { type LabelActor, labelsOf } from "../releases/labels.ts";
+import { type RestoreInput, releaseProduction } from "../releases/release-kinds.ts";
 import {
+  type AppVersionRow,
   findVersion,
   insertNextVersion as insertAppVersion,
   insertFirstVersion,
   lockApp,
-  versionById,
-  versionsOf,
 } from "../releases/versions.ts";
 import { maskConfig, type SealedConfig, sealConfig, unsealConfig } from "./provider-config.ts";
 import { DIFY_CLOUD_URL } from "./providers/dify.ts";
@@ -346,19 +344,7 @@ export async function testWorkflowConfig(
   }
 }
 
-async function getOwnWorkflowById(db: Database, owner: LocalUser, workflowId: string) {
-  if (!isUuid(workflowId)) throw notFound("Workflow");
-  const [row] = await db
-    .select({ app: applications, workflow: workflows })
-    .from(workflows)
-    .innerJoin(applications, eq(applications.id, workflows.applicationId))
-    .where(and(eq(workflows.id, workflowId), eq(applications.ownerId, owner.id)))
-    .limit(1);
-  if (!row) throw notFound("Workflow");
-  return row;
-}
-
-function toVersion(
+export function toVersion(
   row: VersionRow,
   production: number,
   labels: readonly { name: string; version: number }[],
@@ -380,42 +366,27 @@ function toVersion(
   };
 }
 
-/** A workflow's versions, newest first, each with its author and the labels pointing at it. */
-export async function listWorkflowVersions(
-  db: Database,
-  owner: LocalUser,
-  workflowId: string,
-): Promise<WorkflowVersion[]> {
-  const { app } = await getOwnWorkflowById(db, owner, workflowId);
-  const labels = await labelsOf(db, app.id);
-  const production = (await productionOf(db, app.id))?.version ?? 1;
-  const rows = await versionsOf(db, app.id);
-  return rows.map((row) => toVersion(workflowVersionOf(row.version), production, labels, row.author ?? null));
-}
-
 /**
  * Restoring never rewrites history: the chosen version's settings become a new latest version,
  * which takes `production` as a save would (only with `promote`, or before the app is live). A
- * rollback of what callers get is a move of `production` (moveWorkflowLabel), not a restore.
+ * rollback of what callers get is a move of `production` (moveLabel), not a restore. The route
+ * and the ownership check are releases' (versions.routes.ts); this is the workflow kind's save path.
  */
 export async function restoreWorkflowVersion(
   db: Database,
-  owner: LocalUser,
-  workflowId: string,
-  input: { versionId: string; changelog?: string; promote?: boolean },
-) {
-  const { app, workflow } = await getOwnWorkflowById(db, owner, workflowId);
-  const stored = isUuid(input.versionId) ? await versionById(db, app.id, input.versionId) : undefined;
-  if (!stored) throw notFound("Workflow version");
+  app: ApplicationRow,
+  stored: AppVersionRow,
+  input: RestoreInput,
+): Promise<WorkflowConfig> {
   const source = workflowVersionOf(stored);
   const row = await db.transaction(async (tx) => {
     const t = tx as unknown as Database;
     await lockApp(t, app.id);
-    await loadWorkflowForUpdate(t, app.id);
+    const workflow = await loadWorkflowForUpdate(t, app.id);
     const version = await insertNextVersion(t, app.id, {
       ...snapshot(source),
-      authorId: owner.id,
-      changelog: input.changelog ?? `Restored version ${source.version}`,
+      authorId: input.authorId,
+      changelog: input.changelog,
     });
     await t
       .update(workflows)
@@ -423,14 +394,14 @@ export async function restoreWorkflowVersion(
       .where(eq(workflows.id, workflow.id));
     if (input.promote || app.status !== "live")
       await promoteWorkflowVersion(t, app, version, {
-        id: owner.id,
+        id: input.authorId,
         reason: `Restored version ${source.version}`,
       });
     const [updated] = await t.select().from(workflows).where(eq(workflows.id, workflow.id));
     return updated as WorkflowRow;
   });
   forgetLookups(db, "applications");
-  return { app, row };
+  return toWorkflowConfig(db, app, row);
 }
 
 export async function duplicateWorkflow(
