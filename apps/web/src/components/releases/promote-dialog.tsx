@@ -1,6 +1,6 @@
 import { useQueryClient } from "@tanstack/react-query";
 import type { ReactNode } from "react";
-import { useState } from "react";
+import { useRef, useState } from "react";
 import { toast } from "sonner";
 import { ApiClientError, getErrorMessage } from "../../lib/api-client";
 import type { ReleaseApp } from "../../lib/releases/app-ref";
@@ -94,6 +94,11 @@ export function PromoteDialog({
   const experiment = truth.experiment;
   // The server knows best: a 409 means an experiment runs even if the page had not seen it yet.
   const running = experiment !== null || refused;
+  // Offered while no experiment runs; once offered it stays for the dialog's life: starting a
+  // rollout makes one run, and unmounting the rollout form then would drop its own success step.
+  const offered = useRef(false);
+  if (!running) offered.current = true;
+  const offersAlternative = offered.current;
   const close = (next: boolean) => {
     if (!next) {
       move.reset();
@@ -170,7 +175,7 @@ export function PromoteDialog({
             <LinkedMessage text={getErrorMessage(move.error)} />
           </Alert>
         )}
-        {!rollback && !running && alternative?.(() => close(false))}
+        {!rollback && offersAlternative && alternative?.(() => close(false))}
       </div>
     </ConfirmDialog>
   );
