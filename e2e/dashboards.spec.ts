@@ -104,14 +104,13 @@ test("Test Prompt shows the model's answer with its tokens; the app's pages fit 
   await screenshots(page, testInfo, "prompt-editor-test");
   await expectFitsPhone(page);
 
-  // The test was the owner's own call: recorded apart from customers' (decision 078), the
-  // analytics page still shows its (empty) recent calls.
+  // The test was the owner's own call: it is in the app's analytics.
   await page.goto(`/applications/${slug}/analytics`);
   await expect(page.getByRole("region", { name: "Recent Invocations", exact: true })).toBeVisible();
   await screenshots(page, testInfo, "application-analytics");
   await expectFitsPhone(page);
   await page.goto("/analytics");
-  await expect(page.getByRole("heading", { name: "No data available" })).toBeVisible();
+  await expect(page.getByRole("region", { name: "Application Performance", exact: true })).toBeVisible();
   await screenshots(page, testInfo, "global-analytics");
   await expectFitsPhone(page);
 });

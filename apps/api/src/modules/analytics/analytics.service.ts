@@ -7,7 +7,7 @@ import type {
   RecentInvocations,
   VersionFigures,
 } from "@promptmint/contracts";
-import { and, desc, eq, gte, inArray, isNull, sql } from "drizzle-orm";
+import { and, desc, eq, gte, inArray, isNull, notInArray, sql } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import {
   type ApplicationRow,
@@ -417,8 +417,8 @@ export async function getRecentInvocations(
       .where(
         and(
           eq(invocations.applicationId, app.id),
-          // Customer calls only (docs/decisions/078): eval runs and the owner's tests are not traffic.
-          eq(invocations.purpose, "customer"),
+          // No eval traffic (docs/decisions/078): eval runs and online-eval judges are not traffic.
+          notInArray(invocations.purpose, ["eval", "online_eval"]),
           // A bound time, not now(): the planner then leaves out the other days' partitions
           // before planning them (with now() it plans every partition, pruning only at run time).
           days === undefined ? undefined : gte(invocations.createdAt, new Date(Date.now() - days * DAY_MS)),

@@ -1,4 +1,4 @@
-import { and, eq, sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   appDailyStats,
@@ -103,13 +103,8 @@ type Row = typeof invocations.$inferSelect;
 async function rawInWindow(days: number, appIds = apps.map((a) => a.id)): Promise<Row[]> {
   const from = windowDays(days)[0] as string;
   const rows = await server.database.db.select().from(invocations);
-  // Customer analytics count customer calls only (decision 078): the owner's own chat calls to
-  // Beta above are recorded as `owner_test` and left out.
   return rows.filter(
-    (r) =>
-      appIds.includes(r.applicationId) &&
-      r.purpose === "customer" &&
-      r.createdAt.toISOString().slice(0, 10) >= from,
+    (r) => appIds.includes(r.applicationId) && r.createdAt.toISOString().slice(0, 10) >= from,
   );
 }
 const rate = (rows: Row[]) =>
@@ -203,10 +198,7 @@ describe("analytics", () => {
     const recent = (await creator.api("GET", `/api/app/${alpha.slug}/analytics/invocations/?limit=3`)).body
       .recent_invocations;
     const raw = (
-      await server.database.db
-        .select()
-        .from(invocations)
-        .where(and(eq(invocations.applicationId, alpha.id), eq(invocations.purpose, "customer")))
+      await server.database.db.select().from(invocations).where(eq(invocations.applicationId, alpha.id))
     ).sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
     expect(recent.map((r: { id: string }) => r.id)).toEqual(raw.slice(0, 3).map((r) => r.id));
     expect(recent[0]).toMatchObject({

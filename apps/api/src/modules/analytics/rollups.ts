@@ -116,9 +116,9 @@ function lastDayOfUsers(table: string, by: string): string {
  * of the day (the `not exists` guard reads without locking), as `addToRollups` does for one call.
  */
 export const ROLLUPS_FROM_CALLS = `counted as (
-     -- Customer analytics count customer calls only (docs/decisions/078): an eval run's calls, the
-     -- owner's tests and online-eval judges are recorded (invocations) but add to no rollup.
-     select * from calls where purpose = 'customer'
+     -- Analytics leave out eval traffic (docs/decisions/078): an eval run's case and judge calls
+     -- and online-eval judges are recorded (invocations) but add to no rollup.
+     select * from calls where purpose not in ('eval', 'online_eval')
    ), stats as (
      insert into app_daily_stats as s (application_id, day, shard, invocations, successes, errors,
        latency_ms_sum, input_tokens, output_tokens, revenue_cents, fee_micros, model_cost_micros,

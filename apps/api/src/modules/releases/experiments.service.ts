@@ -350,7 +350,7 @@ async function armRows(db: Database, experiment: ExperimentRow): Promise<ArmRow[
                  charged_cents * ${MICROS_PER_CENT} - fee_micros - model_cost_micros as margin
           from invocations
           where experiment_id = ${experiment.id} and created_at >= ${experiment.startedAt}
-            and purpose = 'customer'
+            and purpose not in ('eval', 'online_eval')
         )
         select app_version as version, count(*)::int as calls,
                (count(*) filter (where status = 'success'))::int as successes,
@@ -481,7 +481,7 @@ async function seriesOf(db: Database, experiment: ExperimentRow, bucket: number)
                sum(charged_cents * ${MICROS_PER_CENT} - fee_micros - model_cost_micros)::text as margin
         from invocations
         where experiment_id = ${experiment.id} and created_at >= ${experiment.startedAt}
-            and purpose = 'customer'
+            and purpose not in ('eval', 'online_eval')
         group by 1, 2 order by 1, 2`,
   );
   return rows.map((row) => ({
