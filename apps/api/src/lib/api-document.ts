@@ -34,6 +34,11 @@ export const API_TAGS = [
     name: "experiments",
     description: "Split a prompt's traffic between versions; each arm's revenue, margin and significance.",
   },
+  {
+    name: "rollouts",
+    description:
+      "Guarded rollouts: a version's share grows by steps (5% → 25% → 100%) within bounds, rolled back by itself.",
+  },
   { name: "workflows", description: "Workflow providers (Dify, n8n, Flowise, webhooks)." },
   { name: "models", description: "Models, their prices, and your own model keys." },
   { name: "analytics", description: "Calls, revenue and margins." },
