@@ -39,6 +39,16 @@ export const API_TAGS = [
     description:
       "Run an app's eval cases from CI with an API key of its owner (`npx promptmint eval <app> --version v7`).",
   },
+  {
+    name: "online-evals",
+    description:
+      "Online evaluation: assertions run on a sampled share of live calls, judges paid by the creator under a daily cap.",
+  },
+  {
+    name: "rollouts",
+    description:
+      "Guarded rollouts: a version's share grows by steps (5% → 25% → 100%) within bounds, rolled back by itself.",
+  },
   { name: "workflows", description: "Workflow providers (Dify, n8n, Flowise, webhooks)." },
   { name: "models", description: "Models, their prices, and your own model keys." },
   { name: "analytics", description: "Calls, revenue and margins." },
