@@ -154,6 +154,10 @@ export const PaymentIntentSchema = z.object({
 export type PaymentIntent = z.infer<typeof PaymentIntentSchema>;
 
 /** A test card typed in (`card`), or one saved earlier (`payment_method_id`): exactly one of them. */
+/** SPEC §5's payment methods besides the card: paid through the device's wallet. */
+export const DEVICE_WALLETS = ["apple_pay", "google_pay"] as const;
+export type DeviceWallet = (typeof DEVICE_WALLETS)[number];
+
 export const SandboxConfirmSchema = z.strictObject({
   client_secret: z.string().min(1).max(200),
   card: z
@@ -166,6 +170,11 @@ export const SandboxConfirmSchema = z.strictObject({
     .optional(),
   /** A saved card of the caller (`GET /wallet/payment-methods/`): it pays without being typed again. */
   payment_method_id: UuidSchema.optional(),
+  /**
+   * A device wallet instead of a card (SPEC §5: apple_pay, google_pay; decision 083). The sandbox
+   * answers it as Stripe's test mode does: the wallet's test card, which succeeds.
+   */
+  wallet: z.enum(DEVICE_WALLETS).optional(),
 });
 
 export const PaymentResultSchema = z.object({

@@ -84,13 +84,22 @@ ${options.ok ? `<p class="lead" role="status">${escapeHtml(options.message)}</p>
   );
 }
 
+/** A moment as people read it (`29 Nov 2026, 23:14 UTC`), never a raw ISO string; the ISO form stays in `datetime`. */
+function readableTime(iso: string): string {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  const months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+  const two = (n: number) => String(n).padStart(2, "0");
+  return `${date.getUTCDate()} ${months[date.getUTCMonth()]} ${date.getUTCFullYear()}, ${two(date.getUTCHours())}:${two(date.getUTCMinutes())} UTC`;
+}
+
 /** The development outbox: every message the server would have mailed, newest first. */
 export function renderOutboxPage(options: { dir: string; messages: OutboxMessage[] }): string {
   const items = options.messages
     .map(
       (message) => `<li>
   <strong>${escapeHtml(message.subject)}</strong><br>
-  to ${escapeHtml(message.to)} · ${escapeHtml(message.created_at)}<br>
+  to ${escapeHtml(message.to)} · <time datetime="${escapeHtml(message.created_at)}">${escapeHtml(readableTime(message.created_at))}</time><br>
   ${message.links.map((link) => `<a href="${escapeHtml(link.url)}">${escapeHtml(link.label)}</a>`).join(" · ")}
 </li>`,
     )

@@ -1,4 +1,4 @@
-import { type PaymentResult, PaymentResultSchema, type SandboxConfirmSchema } from "@promptmint/contracts";
+import { type DeviceWallet, type PaymentResult, PaymentResultSchema, type SandboxConfirmSchema } from "@promptmint/contracts";
 import type { z } from "zod";
 import { apiRequest } from "./api-client";
 
@@ -7,8 +7,8 @@ import { apiRequest } from "./api-client";
 
 export type SandboxCard = NonNullable<z.input<typeof SandboxConfirmSchema>["card"]>;
 
-/** What pays a sandbox payment: a test card typed in, or the id of a card saved earlier. */
-export type SandboxPayWith = SandboxCard | { savedCardId: string };
+/** What pays a sandbox payment: a test card typed in, the id of a card saved earlier, or a device wallet. */
+export type SandboxPayWith = SandboxCard | { savedCardId: string } | { wallet: DeviceWallet };
 
 /** SPEC §4: a confirmed payment that did not succeed. */
 export const PAYMENT_NOT_COMPLETED = "Payment was not completed successfully";
@@ -34,7 +34,9 @@ export function confirmSandboxPayment(clientSecret: string, payWith: SandboxPayW
   const body =
     "savedCardId" in payWith
       ? { client_secret: clientSecret, payment_method_id: payWith.savedCardId }
-      : { client_secret: clientSecret, card: payWith };
+      : "wallet" in payWith
+        ? { client_secret: clientSecret, wallet: payWith.wallet }
+        : { client_secret: clientSecret, card: payWith };
   return apiRequest("/billing/sandbox/confirm/", { method: "POST", body, schema: PaymentResultSchema });
 }
 

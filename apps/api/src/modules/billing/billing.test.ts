@@ -81,6 +81,32 @@ describe("wallet top-ups through the sandbox gateway", () => {
     expect(wallet.body.transactions.filter((t: { kind: string }) => t.kind === "top_up")).toHaveLength(2);
   });
 
+  it("pays through a device wallet (Apple Pay, Google Pay: SPEC §5), named on the ledger, and refuses a wallet combined with a card by name", async () => {
+    const buyer = await createCaller(server.baseUrl, "Wallet buyer");
+    const payWith = async (wallet: string, extra: Record<string, unknown> = {}) => {
+      const intent = await buyer.api("POST", "/api/wallet/payment-intents/", { body: { amount: 800 } });
+      return buyer.api("POST", "/api/billing/sandbox/confirm/", {
+        body: { client_secret: intent.body.client_secret, wallet, ...extra },
+      });
+    };
+    expect((await payWith("apple_pay")).body).toMatchObject({ status: "succeeded", balance_micros: 8_000_000 });
+    expect((await payWith("google_pay")).body).toMatchObject({ status: "succeeded", balance_micros: 16_000_000 });
+    const both = await payWith("apple_pay", {
+      card: { number: "4242424242424242", exp_month: 1, exp_year: 2099, cvc: "123" },
+    });
+    expect(both.status).toBe(400);
+    expect(both.body.fields).toEqual({ wallet: "cannot be combined with card" });
+    const unknown = await payWith("samsung_pay");
+    expect(unknown.status).toBe(400);
+    expect(JSON.stringify(unknown.body)).toContain("wallet");
+    const wallet = await buyer.api("GET", "/api/wallet/");
+    expect(wallet.body.balance_micros).toBe(16_000_000);
+    const descriptions = wallet.body.transactions.map((t: { description: string }) => t.description);
+    expect(descriptions).toEqual(
+      expect.arrayContaining(["Wallet top-up (Apple Pay)", "Wallet top-up (Google Pay)"]),
+    );
+  });
+
   it("30 confirmations of one payment at once, good and declined cards mixed: one success, the rest 409 or declined, the wallet credited once", async () => {
     const buyer = await createCaller(server.baseUrl, "Double Clicker");
     const good = { number: "4242424242424242", exp_month: 1, exp_year: 2099, cvc: "123" };

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { isUuid, type PaymentIntent, type PaymentResult } from "@promptmint/contracts";
+import { type DeviceWallet, isUuid, type PaymentIntent, type PaymentResult } from "@promptmint/contracts";
 import { and, eq, isNull } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { paymentMethods, payments } from "../../db/schema/index.ts";
@@ -85,6 +85,7 @@ export async function confirmSandboxPayment(
     client_secret: string;
     card?: { number: string; exp_month: number; exp_year: number; cvc: string };
     payment_method_id?: string;
+    wallet?: DeviceWallet;
   },
 ): Promise<PaymentResult> {
   const id = input.client_secret.split("_secret_")[0] ?? "";
@@ -116,7 +117,7 @@ export async function confirmSandboxPayment(
     await t.update(payments).set({ status: "succeeded" }).where(eq(payments.id, payment.id));
     // Only top-ups go to the wallet; a plan's payment is used by the subscription it was made for.
     if (payment.purpose === "top_up")
-      await creditPaymentToWallet(t, payment, `Wallet top-up (card •••• ${card.last4})`);
+      await creditPaymentToWallet(t, payment, `Wallet top-up (${card.label})`);
     return {
       outcome: { status: "succeeded" as const, message: "Payment succeeded" },
       amount: payment.amountCents,
@@ -125,10 +126,14 @@ export async function confirmSandboxPayment(
   return { ...decided.outcome, amount: decided.amount, balance_micros: await walletBalance(db, userId) };
 }
 
+/** How a payment method reads on the ledger and receipts: `card •••• 4242`, `Apple Pay`. */
+const WALLET_NAMES: Record<DeviceWallet, string> = { apple_pay: "Apple Pay", google_pay: "Google Pay" };
+
 /**
- * The card a sandbox payment is confirmed with: one typed in (judged like Stripe test mode), or one
+ * The card a sandbox payment is confirmed with: one typed in (judged like Stripe test mode), one
  * the caller saved earlier (it passed that check when it was saved; only its expiry can fail it
- * now). Exactly one of them; a saved card must be the caller's own (404 otherwise).
+ * now), or a device wallet (Apple Pay, Google Pay: as in Stripe's test mode, the wallet holds a
+ * test card that succeeds). Exactly one of them; a saved card must be the caller's own (404 otherwise).
  */
 async function cardToCharge(
   db: Database,
@@ -136,10 +141,19 @@ async function cardToCharge(
   input: {
     card?: { number: string; exp_month: number; exp_year: number; cvc: string };
     payment_method_id?: string;
+    wallet?: DeviceWallet;
   },
-): Promise<{ last4: string; refused: ReturnType<typeof checkTestCard> }> {
-  if (input.card && input.payment_method_id)
-    throw invalidFields({ payment_method_id: "cannot be combined with card" });
+): Promise<{ label: string; refused: ReturnType<typeof checkTestCard> }> {
+  const given = [
+    input.card && "card",
+    input.payment_method_id !== undefined && "payment_method_id",
+    input.wallet && "wallet",
+  ].filter(Boolean);
+  if (given.length > 1) {
+    const [first, ...rest] = given as string[];
+    throw invalidFields(Object.fromEntries(rest.map((name) => [name, `cannot be combined with ${first}`])));
+  }
+  if (input.wallet) return { label: WALLET_NAMES[input.wallet], refused: undefined };
   if (input.payment_method_id !== undefined) {
     const [saved] = isUuid(input.payment_method_id)
       ? await db
@@ -156,12 +170,13 @@ async function cardToCharge(
           .limit(1)
       : [];
     if (!saved) throw notFound("Payment method");
-    return { last4: saved.last4, refused: cardExpired(saved.expMonth, saved.expYear) };
+    return { label: `card •••• ${saved.last4}`, refused: cardExpired(saved.expMonth, saved.expYear) };
   }
-  if (!input.card) throw invalidFields({ card: "is required (or payment_method_id for a saved card)" });
+  if (!input.card)
+    throw invalidFields({ card: "is required (or payment_method_id for a saved card, or wallet: apple_pay or google_pay)" });
   const number = input.card.number.replace(/\s+/g, "");
   return {
-    last4: number.slice(-4),
+    label: `card •••• ${number.slice(-4)}`,
     refused: checkTestCard(number, input.card.exp_month, input.card.exp_year),
   };
 }

@@ -2,8 +2,12 @@ import type { LucideIcon } from "lucide-react";
 import { useId } from "react";
 import { cn } from "../../lib/cn";
 
-/** `saved`: a card saved earlier (with Stripe it is charged each period by Stripe Billing). */
-export type PayWith = "saved" | "card" | "wallet";
+/**
+ * `saved`: a card saved earlier (with Stripe it is charged each period by Stripe Billing);
+ * `wallet`: the Promptmint wallet's balance; `apple_pay`, `google_pay`: the device's wallet
+ * (components/ui/device-wallets.tsx, decision 083).
+ */
+export type PayWith = "saved" | "card" | "wallet" | "apple_pay" | "google_pay";
 
 /** What tells one way to pay from another. */
 export interface PayWithChoice {

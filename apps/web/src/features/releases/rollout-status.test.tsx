@@ -136,7 +136,7 @@ describe("rollout status", () => {
     expect(
       boundsText({ min_calls: 1000, max_error_rate: 0.025, max_latency_p95_ms: 2500, min_online_score: 0.8 }),
     ).toBe(
-      "error rate ≤ 2.5%, p95 latency ≤ 2,500 ms, online eval score ≥ 0.8, judged after 1,000 calls per step",
+      "error rate ≤ 2.5%, p95 latency ≤ 2.5 s, online eval score ≥ 0.8, judged after 1,000 calls per step",
     );
   });
 });

@@ -8,7 +8,7 @@ import { Card, CardBody, CardHeader } from "../../components/ui/card";
 import { ConfirmDialog } from "../../components/ui/confirm-dialog";
 import { LinkedMessage } from "../../components/ui/linked-message";
 import { getErrorMessage } from "../../lib/api-client";
-import { formatDateTime, formatMicros } from "../../lib/format";
+import { formatDateTime, formatDuration, formatMicros, formatNumber } from "../../lib/format";
 import { type ExperimentSubject, useExperiments } from "./api/experiments";
 import { useAdvanceRollout, useStopRollout } from "./api/rollouts";
 
@@ -27,11 +27,11 @@ export function boundsText(bounds: Rollout["bounds"]): string {
   if (bounds.max_error_rate !== undefined)
     parts.push(`error rate ≤ ${+(bounds.max_error_rate * 100).toFixed(2)}%`);
   if (bounds.max_latency_p95_ms !== undefined)
-    parts.push(`p95 latency ≤ ${bounds.max_latency_p95_ms.toLocaleString("en-US")} ms`);
+    parts.push(`p95 latency ≤ ${formatDuration(bounds.max_latency_p95_ms)}`);
   if (bounds.min_margin_micros !== undefined)
     parts.push(`margin per call ≥ ${formatMicros(bounds.min_margin_micros)}`);
   if (bounds.min_online_score !== undefined) parts.push(`online eval score ≥ ${bounds.min_online_score}`);
-  parts.push(`judged after ${bounds.min_calls.toLocaleString("en-US")} calls per step`);
+  parts.push(`judged after ${formatNumber(bounds.min_calls)} calls per step`);
   return parts.join(", ");
 }
 

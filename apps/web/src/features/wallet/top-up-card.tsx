@@ -1,11 +1,17 @@
 import { MAX_TOP_UP_CENTS, MIN_TOP_UP_CENTS, type PaymentResult } from "@promptmint/contracts";
-import { useQuery } from "@tanstack/react-query";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { CreditCard } from "lucide-react";
 import { type FormEvent, useState } from "react";
 import { Alert } from "../../components/ui/alert";
 import { Button } from "../../components/ui/button";
 import { Card, CardBody, CardHeader } from "../../components/ui/card";
 import { CardEntryFields, useCardEntry } from "../../components/ui/card-entry";
+import {
+  isDeviceWallet,
+  SANDBOX_WALLET_CHOICES,
+  StripeExpressCheckout,
+  useSandboxWallets,
+} from "../../components/ui/device-wallets";
 import { type PayWith, PayWithOption } from "../../components/ui/pay-with-option";
 import { PaymentGatewayNotice, usePaymentsReady } from "../../components/ui/payment-gateway-notice";
 import { PaymentElementsProvider } from "../../components/ui/stripe-card-field";
@@ -15,11 +21,12 @@ import { cardBrandName, formatCardExpiry } from "../../lib/card-display";
 import { cn } from "../../lib/cn";
 import { formatCents, formatMicros } from "../../lib/format";
 import { useRuntimeConfig } from "../../lib/runtime-config";
+import { walletQueryKey } from "../../lib/wallet-query";
 import { paymentFailureAlert, paymentFailureMessage, STRIPE_NOT_LOADED } from "../../lib/sandbox-payments";
 import { PAYMENT_PENDING_CREDIT, useStripePublishableKey } from "../../lib/stripe";
 import { savedCardsQueryOptions } from "./api/list-saved-cards";
-import { useTopUpWallet } from "./api/top-up-wallet";
-import { useTopUpWalletWithStripe } from "./api/top-up-wallet-stripe";
+import { createTopUpIntent, useTopUpWallet } from "./api/top-up-wallet";
+import { useTopUpWalletWithStripe, WALLET_REFETCH_DELAYS_MS } from "./api/top-up-wallet-stripe";
 
 const PRESET_CENTS = [500, 1000, 2500, 5000] as const;
 
@@ -73,6 +80,12 @@ function TopUpForm() {
     : undefined;
   const [chosen, setChosen] = useState<PayWith | null>(null);
   const payWith: PayWith = chosen ?? (savedCard ? "saved" : "card");
+  const sandboxWallets = useSandboxWallets();
+  const queryClient = useQueryClient();
+  const refreshBalanceSoon = () => {
+    for (const delay of WALLET_REFETCH_DELAYS_MS)
+      setTimeout(() => void queryClient.invalidateQueries({ queryKey: walletQueryKey }), delay);
+  };
   const paymentsReady = usePaymentsReady();
   const [preset, setPreset] = useState<number | null>(1000);
   const [custom, setCustom] = useState("");
@@ -115,7 +128,11 @@ function TopUpForm() {
       );
       return;
     }
-    const typedCard = payWith === "saved" && savedCard ? { savedCardId: savedCard.id } : card.parseTyped();
+    const typedCard = isDeviceWallet(payWith)
+      ? { wallet: payWith }
+      : payWith === "saved" && savedCard
+        ? { savedCardId: savedCard.id }
+        : card.parseTyped();
     if (problem || !typedCard || validAmount === null) return;
     topUp.mutate(
       { amountCents: validAmount, card: typedCard },
@@ -123,7 +140,8 @@ function TopUpForm() {
         onSuccess: (result) => {
           const next = outcomeOf(result);
           setOutcome(next);
-          if (next.tone === "success" && !("savedCardId" in typedCard)) card.clearTyped();
+          if (next.tone === "success" && !("savedCardId" in typedCard) && !("wallet" in typedCard))
+            card.clearTyped();
         },
         onError: (error) => setOutcome({ tone: "error", message: getErrorMessage(error) }),
       },
@@ -176,19 +194,34 @@ function TopUpForm() {
               }}
             />
           </fieldset>
-          {savedCard && (
+          {usesStripe && (
+            <StripeExpressCheckout
+              amountCents={validAmount}
+              createClientSecret={async () =>
+                (await createTopUpIntent({ amount: validAmount ?? 0, currency: "usd" })).client_secret
+              }
+              onOutcome={(failure) => {
+                setOutcome(failure ? failedOutcome(failure) : { tone: "success", message: PAYMENT_PENDING_CREDIT });
+                // Stripe's webhook credits the wallet a moment later, as for a card.
+                if (!failure) refreshBalanceSoon();
+              }}
+            />
+          )}
+          {(savedCard || sandboxWallets) && (
             <fieldset>
               <legend className="mb-2 text-sm font-medium text-slate-700">Pay with</legend>
               <div className="grid gap-2 sm:grid-cols-2">
-                <PayWithOption
-                  value="saved"
-                  icon={CreditCard}
-                  label={`${cardBrandName(savedCard.card_brand)} •••• ${savedCard.card_last4}`}
-                  detail={`Saved card, expires ${formatCardExpiry(savedCard)}`}
-                  current={payWith}
-                  onChange={setChosen}
-                  disabled={busy}
-                />
+                {savedCard && (
+                  <PayWithOption
+                    value="saved"
+                    icon={CreditCard}
+                    label={`${cardBrandName(savedCard.card_brand)} •••• ${savedCard.card_last4}`}
+                    detail={`Saved card, expires ${formatCardExpiry(savedCard)}`}
+                    current={payWith}
+                    onChange={setChosen}
+                    disabled={busy}
+                  />
+                )}
                 <PayWithOption
                   value="card"
                   icon={CreditCard}
@@ -198,6 +231,16 @@ function TopUpForm() {
                   onChange={setChosen}
                   disabled={busy}
                 />
+                {sandboxWallets &&
+                  SANDBOX_WALLET_CHOICES.map((choice) => (
+                    <PayWithOption
+                      key={choice.value}
+                      {...choice}
+                      current={payWith}
+                      onChange={setChosen}
+                      disabled={busy}
+                    />
+                  ))}
               </div>
             </fieldset>
           )}
@@ -217,7 +260,13 @@ function TopUpForm() {
             </Alert>
           )}
           <Button type="submit" busy={busy} className="w-full">
-            {busy ? "Processing..." : validAmount !== null ? `Top up ${formatCents(validAmount)}` : "Top up"}
+            {busy
+              ? "Processing..."
+              : validAmount === null
+                ? "Top up"
+                : isDeviceWallet(payWith)
+                  ? `Pay ${formatCents(validAmount)} with ${payWith === "apple_pay" ? "Apple Pay" : "Google Pay"}`
+                  : `Top up ${formatCents(validAmount)}`}
           </Button>
         </form>
       </CardBody>

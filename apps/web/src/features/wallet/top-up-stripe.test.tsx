@@ -137,3 +137,70 @@ describe("top-up through Stripe", () => {
     expect(api.requests).toHaveLength(0);
   });
 });
+
+describe("Apple Pay and Google Pay through Stripe's Express Checkout (SPEC §5, decision 083)", () => {
+  /** A Stripe whose elements remember their handlers, so a test can play the wallet's part. */
+  function fakeStripeWithWallets() {
+    const base = fakeStripe();
+    const handlers = new Map<string, (event: unknown) => unknown>();
+    const express = {
+      ...base.card,
+      on: vi.fn((event: string, handler: (event: unknown) => unknown) => handlers.set(event, handler)),
+    };
+    const expressElements = {
+      create: vi.fn(() => express),
+      getElement: vi.fn(() => express),
+      update: vi.fn(),
+      submit: vi.fn(async () => ({})),
+    };
+    const cardElements = { create: vi.fn(() => base.card), getElement: vi.fn(() => base.card), update: vi.fn() };
+    return {
+      ...base,
+      handlers,
+      expressElements,
+      elements: vi.fn((options: { mode?: string }) => (options?.mode ? expressElements : cardElements)),
+      confirmPayment: vi.fn(async (_options: unknown) => ({ paymentIntent: { id: "pi_1", status: "succeeded" } })),
+    };
+  }
+
+  it("offers the device's wallet for the amount chosen, creates the intent only once approved, and confirms it", async () => {
+    const stripe = fakeStripeWithWallets();
+    stripeJs.current = stripe;
+    const api = topUpApi();
+    renderWithConfig(<TopUpCard />);
+
+    await waitFor(() => expect(stripe.expressElements.create).toHaveBeenCalled());
+    expect(stripe.elements).toHaveBeenCalledWith(
+      expect.objectContaining({ mode: "payment", amount: 1000, currency: "usd" }),
+    );
+    expect(stripe.expressElements.create).toHaveBeenCalledWith(
+      "expressCheckout",
+      expect.objectContaining({ paymentMethods: expect.objectContaining({ applePay: "always", googlePay: "always" }) }),
+    );
+    await waitFor(() => expect(stripe.handlers.has("confirm")).toBe(true));
+    expect(api.callsTo("POST /api/wallet/payment-intents/")).toHaveLength(0);
+
+    await stripe.handlers.get("confirm")?.({ expressPaymentType: "apple_pay" });
+
+    expect(await screen.findByText("Payment received — your balance updates in a moment")).toBeDefined();
+    expect(api.callsTo("POST /api/wallet/payment-intents/")[0]?.body).toEqual({ amount: 1000, currency: "usd" });
+    expect(stripe.confirmPayment).toHaveBeenCalledWith(
+      expect.objectContaining({ clientSecret: "pi_1_secret_xyz", redirect: "if_required" }),
+    );
+  });
+
+  it("draws nothing where the device has no wallet, and says why a refused wallet payment failed", async () => {
+    const stripe = fakeStripeWithWallets();
+    stripe.confirmPayment.mockResolvedValue({ error: { message: "Your card was declined." } } as never);
+    stripeJs.current = stripe;
+    topUpApi();
+    renderWithConfig(<TopUpCard />);
+    await waitFor(() => expect(stripe.handlers.has("confirm")).toBe(true));
+
+    await stripe.handlers.get("confirm")?.({ expressPaymentType: "google_pay" });
+    expect((await screen.findByRole("alert")).textContent).toContain("Your card was declined.");
+
+    stripe.handlers.get("ready")?.({ availablePaymentMethods: undefined });
+    await waitFor(() => expect(screen.queryByTestId("express-checkout")).toBeNull());
+  });
+});

@@ -230,6 +230,19 @@ describe("wallet", () => {
     expect(screen.getByLabelText("Card number")).toBeDefined();
   });
 
+  it("tops up with Apple Pay or Google Pay on the sandbox (SPEC §5), with no card typed", async () => {
+    const api = stubWalletApi();
+    renderWallet();
+
+    await userEvent.click(await screen.findByRole("radio", { name: "Google Pay" }));
+    expect(screen.queryByLabelText("Card number")).toBeNull();
+    await userEvent.click(screen.getByRole("radio", { name: "Apple Pay" }));
+    await userEvent.click(screen.getByRole("button", { name: "Pay $10.00 with Apple Pay" }));
+
+    expect(await screen.findByText(/Added \$10\.00 to your wallet/)).toBeDefined();
+    expect(api.callsTo(CONFIRM)[0]?.body).toEqual({ client_secret: "pi_1_secret_x", wallet: "apple_pay" });
+  });
+
   it("takes a custom amount of at least $1", async () => {
     const api = stubWalletApi();
     renderWallet();
