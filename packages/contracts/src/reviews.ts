@@ -25,8 +25,6 @@ export const ReviewSchema = z.object({
   rating: z.number().int(),
   body: z.string(),
   author_name: z.string(),
-  /** The signed-in reader wrote it (they may edit or delete it). */
-  mine: z.boolean(),
   created_at: z.string(),
   updated_at: z.string(),
   /** The app's creator's answer, if any. */
@@ -51,10 +49,7 @@ export const ReviewsQuerySchema = z.strictObject({
     .default(1),
 });
 
-/**
- * `GET /explore/apps/{slug}/reviews`: newest first. `can_review` says whether the signed-in reader
- * may write one (they paid for the app and do not own it); `reason` says why not, when not.
- */
+/** `GET /explore/apps/{slug}/reviews`: newest first, with the app's rating. */
 export const ReviewListSchema = z.object({
   data: z.array(ReviewSchema),
   page: z.number().int(),
@@ -62,12 +57,20 @@ export const ReviewListSchema = z.object({
   total: z.number().int(),
   has_more: z.boolean(),
   rating: RatingSummarySchema,
-  /** The signed-in reader's own review, wherever it sits in the list (null when none or signed out). */
-  mine: ReviewSchema.nullable(),
+});
+export type ReviewList = z.infer<typeof ReviewListSchema>;
+
+/**
+ * `GET /explore/apps/{slug}/reviews/mine`: the signed-in person's review of the app (null when
+ * none), whether they may write or edit one (they paid for the app and do not own it) and, when
+ * not, why.
+ */
+export const MyReviewSchema = z.object({
+  review: ReviewSchema.nullable(),
   can_review: z.boolean(),
   reason: z.string().nullable(),
 });
-export type ReviewList = z.infer<typeof ReviewListSchema>;
+export type MyReview = z.infer<typeof MyReviewSchema>;
 
 /** `PUT /explore/apps/{slug}/reviews/{id}/reply`: the creator's one answer to a review. */
 export const ReviewReplyInputSchema = z.strictObject({
