@@ -44,9 +44,7 @@ export const ExploreQuerySchema = z.strictObject({
   min_price_cents: priceBound.optional(),
   max_price_cents: priceBound.optional(),
   /** The order (docs/decisions/081): `recommended` mixes usage, rating and freshness. */
-  sort: z
-    .enum(EXPLORE_SORTS, { error: `must be one of ${EXPLORE_SORTS.join(", ")}` })
-    .default("recommended"),
+  sort: z.enum(EXPLORE_SORTS, { error: `must be one of ${EXPLORE_SORTS.join(", ")}` }).default("recommended"),
   page: z.coerce
     .number({ error: "must be a whole number" })
     .int("must be a whole number")

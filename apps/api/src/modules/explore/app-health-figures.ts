@@ -74,7 +74,8 @@ export async function healthOfApps(
     ),
   ]);
   const counts = new Map<string, Counts>();
-  for (const id of applicationIds) counts.set(id, { calls: 0, errors: 0, appFailures: 0, medianLatencyMs: null });
+  for (const id of applicationIds)
+    counts.set(id, { calls: 0, errors: 0, appFailures: 0, medianLatencyMs: null });
   for (const row of totals) Object.assign(counts.get(row.id) ?? {}, { calls: row.calls, errors: row.errors });
   for (const row of failures) Object.assign(counts.get(row.id) ?? {}, { appFailures: row.failures });
   for (const row of medians) Object.assign(counts.get(row.id) ?? {}, { medianLatencyMs: row.latency_ms });

@@ -16,10 +16,10 @@ import { type Database, queryRows } from "../../db/client.ts";
 import { type ApplicationRow, applications, creators, users } from "../../db/schema/index.ts";
 import { notFound } from "../../lib/errors.ts";
 import { appNotSuspended } from "../admin/suspensions.ts";
+import { utcDay } from "../analytics/rollups.ts";
 import { creatorNameColumn } from "../applications/applications.service.ts";
 import { listPackages } from "../billing/plans.ts";
 import { effectivePriceCents, effectivePriceSql, priceFields } from "../billing/price-changes.ts";
-import { utcDay } from "../analytics/rollups.ts";
 import { publishedInputLimit } from "../gateway/call-worst-case.ts";
 import { loadPrompt } from "../prompts/load-prompt.ts";
 import { healthOfApps, windowStart } from "./app-health-figures.ts";
@@ -70,7 +70,10 @@ async function trustFiguresOf(db: Database, ids: string[]): Promise<Map<string, 
  * What ranks each matching app (ranking.ts): price and dates from the app, ratings from the
  * reviews, callers and calls of the last 30 days from the rollups (app_users, app_daily_stats).
  */
-async function rankSignalsOf(db: Database, where: SQL | undefined): Promise<(RankSignals & { id: string })[]> {
+async function rankSignalsOf(
+  db: Database,
+  where: SQL | undefined,
+): Promise<(RankSignals & { id: string })[]> {
   const apps = await db
     .select({
       id: applications.id,
@@ -130,7 +133,11 @@ export async function listExploreApps(
 
   // Every matching app is ranked, then one page is read (docs/decisions/081: the catalogue is
   // ranked per request from the rollups; at tens of thousands of apps the scores become a table).
-  const ranked = rankApps(await rankSignalsOf(db, and(...conditions)), query.sort ?? "recommended", new Date());
+  const ranked = rankApps(
+    await rankSignalsOf(db, and(...conditions)),
+    query.sort ?? "recommended",
+    new Date(),
+  );
   const offset = (query.page - 1) * EXPLORE_PAGE_SIZE;
   const pageIds = ranked.slice(offset, offset + EXPLORE_PAGE_SIZE).map((app) => app.id);
   const [rows, trust] = await Promise.all([

@@ -35,7 +35,14 @@ describe("the ranking formula (decision 081)", () => {
     expect(bayesianRating(1, 5)).toBeCloseTo(3.75, 10);
     expect(bayesianRating(100, 480)).toBeCloseTo(4.738, 3);
     expect(bayesianRating(0, 0)).toBe(RANKING.priorMean);
-    const sorted = rankApps([app("one-five", { ratingCount: 1, ratingSum: 5 }), app("hundred", { ratingCount: 100, ratingSum: 480 })], "top_rated", now);
+    const sorted = rankApps(
+      [
+        app("one-five", { ratingCount: 1, ratingSum: 5 }),
+        app("hundred", { ratingCount: 100, ratingSum: 480 }),
+      ],
+      "top_rated",
+      now,
+    );
     expect(sorted.map((a) => a.slug)).toEqual(["hundred", "one-five"]);
   });
 
@@ -55,7 +62,13 @@ describe("the ranking formula (decision 081)", () => {
   });
 
   it("mixes the three parts with their weights", () => {
-    const signals = app("mixed", { callers30d: 10, calls30d: 200, ratingCount: 4, ratingSum: 18, updatedAt: daysAgo(15) });
+    const signals = app("mixed", {
+      callers30d: 10,
+      calls30d: 200,
+      ratingCount: 4,
+      ratingSum: 18,
+      updatedAt: daysAgo(15),
+    });
     const expected =
       RANKING.usageWeight * usageScore(10, 200) +
       RANKING.ratingWeight * ((bayesianRating(4, 18) - 1) / 4) +
@@ -66,7 +79,13 @@ describe("the ranking formula (decision 081)", () => {
   it("recommends a used, well-rated app over a fresh unused one and an old unrated one", () => {
     const apps = [
       app("fresh-unused", { updatedAt: now, createdAt: now }),
-      app("used-rated", { callers30d: 40, calls30d: 900, ratingCount: 12, ratingSum: 56, updatedAt: daysAgo(20) }),
+      app("used-rated", {
+        callers30d: 40,
+        calls30d: 900,
+        ratingCount: 12,
+        ratingSum: 56,
+        updatedAt: daysAgo(20),
+      }),
       app("old-unrated", { callers30d: 3, calls30d: 20, updatedAt: daysAgo(300), createdAt: daysAgo(300) }),
     ];
     expect(rankApps(apps, "recommended", now).map((a) => a.slug)).toEqual([
@@ -74,8 +93,16 @@ describe("the ranking formula (decision 081)", () => {
       "fresh-unused",
       "old-unrated",
     ]);
-    expect(rankApps(apps, "most_used", now).map((a) => a.slug)).toEqual(["used-rated", "old-unrated", "fresh-unused"]);
-    expect(rankApps(apps, "newest", now).map((a) => a.slug)).toEqual(["fresh-unused", "used-rated", "old-unrated"]);
+    expect(rankApps(apps, "most_used", now).map((a) => a.slug)).toEqual([
+      "used-rated",
+      "old-unrated",
+      "fresh-unused",
+    ]);
+    expect(rankApps(apps, "newest", now).map((a) => a.slug)).toEqual([
+      "fresh-unused",
+      "used-rated",
+      "old-unrated",
+    ]);
   });
 
   it("orders by price, lowest first, ties by slug", () => {

@@ -42,7 +42,8 @@ export function bayesianRating(count: number, sum: number): number {
 
 /** Callers and calls on a log scale, 0 (none) to 1 (at or past the `…AtFull` figures). */
 export function usageScore(callers: number, calls: number): number {
-  const scale = (value: number, full: number) => Math.min(1, Math.log1p(Math.max(0, value)) / Math.log1p(full));
+  const scale = (value: number, full: number) =>
+    Math.min(1, Math.log1p(Math.max(0, value)) / Math.log1p(full));
   return (scale(callers, RANKING.callersAtFull) + scale(calls, RANKING.callsAtFull)) / 2;
 }
 

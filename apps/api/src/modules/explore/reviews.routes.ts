@@ -154,7 +154,9 @@ export const reviewsRoutes: FastifyPluginAsyncZod<{ db: Database; guards: AuthGu
         params: SlugParams.extend({ id: UuidSchema }),
         body: ReviewReplyInputSchema.meta({ examples: [{ reply: "Thank you!" }] }),
         response: {
-          200: ReviewSchema.meta({ examples: [{ ...reviewExample, reply: "Thank you!", replied_at: reviewExample.updated_at }] }),
+          200: ReviewSchema.meta({
+            examples: [{ ...reviewExample, reply: "Thank you!", replied_at: reviewExample.updated_at }],
+          }),
           400: ApiErrorSchema,
           409: ApiErrorSchema,
           ...signedIn,

@@ -1,10 +1,10 @@
 import {
   type MyReview,
   type RatingSummary,
+  REVIEWS_PAGE_SIZE,
   type Review,
   type ReviewInputSchema,
   type ReviewList,
-  REVIEWS_PAGE_SIZE,
 } from "@promptmint/contracts";
 import { and, desc, eq, sql } from "drizzle-orm";
 import type { z } from "zod";
@@ -54,13 +54,20 @@ export async function hasPaidFor(db: Database, app: ApplicationRow, userId: stri
 }
 
 /** Why `userId` may not review the app, or null when they may. */
-export async function reviewRefusal(db: Database, app: ApplicationRow, userId: string): Promise<string | null> {
+export async function reviewRefusal(
+  db: Database,
+  app: ApplicationRow,
+  userId: string,
+): Promise<string | null> {
   if (app.ownerId === userId) return OWN_APP;
   return (await hasPaidFor(db, app, userId)) ? null : NOT_A_BUYER;
 }
 
 /** The plain average and count of an app's ratings. */
-export async function ratingSummaries(db: Database, applicationIds: string[]): Promise<Map<string, RatingSummary & { sum: number }>> {
+export async function ratingSummaries(
+  db: Database,
+  applicationIds: string[],
+): Promise<Map<string, RatingSummary & { sum: number }>> {
   const found = new Map<string, RatingSummary & { sum: number }>();
   for (const id of applicationIds) found.set(id, { average: null, count: 0, sum: 0 });
   if (applicationIds.length === 0) return found;
@@ -70,7 +77,11 @@ export async function ratingSummaries(db: Database, applicationIds: string[]): P
         where application_id = any(${`{${applicationIds.join(",")}}`}::uuid[]) group by 1`,
   );
   for (const row of rows)
-    found.set(row.id, { average: Math.round((row.sum / row.count) * 100) / 100, count: row.count, sum: row.sum });
+    found.set(row.id, {
+      average: Math.round((row.sum / row.count) * 100) / 100,
+      count: row.count,
+      sum: row.sum,
+    });
   return found;
 }
 
@@ -158,7 +169,13 @@ export async function replyToReview(
   const updated = await db
     .update(appReviews)
     .set({ reply, repliedAt: sql`now()` })
-    .where(and(eq(appReviews.id, reviewId), eq(appReviews.applicationId, app.id), sql`${appReviews.reply} is null`))
+    .where(
+      and(
+        eq(appReviews.id, reviewId),
+        eq(appReviews.applicationId, app.id),
+        sql`${appReviews.reply} is null`,
+      ),
+    )
     .returning({ id: appReviews.id });
   const [row] = await db
     .select({ review: appReviews, name: authorName })

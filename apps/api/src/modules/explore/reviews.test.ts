@@ -60,7 +60,12 @@ describe("reviews of an app (decision 081)", () => {
       body: { rating: 4, body: "  Friendly and quick.  " },
     });
     expect(written.status).toBe(200);
-    expect(written.body).toMatchObject({ rating: 4, body: "Friendly and quick.", author_name: "Call Buyer", reply: null });
+    expect(written.body).toMatchObject({
+      rating: 4,
+      body: "Friendly and quick.",
+      author_name: "Call Buyer",
+      reply: null,
+    });
     const edited = await callBuyer.api("PUT", reviews("/mine"), { body: { rating: 2 } });
     expect(edited.status).toBe(200);
     expect(edited.body).toMatchObject({ id: written.body.id, rating: 2, body: "" });
@@ -68,7 +73,8 @@ describe("reviews of an app (decision 081)", () => {
     expect(list.status).toBe(200);
     expect(list.body).toMatchObject({ total: 1, rating: { average: 2, count: 1 } });
     expect(list.body.data.map((r: { id: string }) => r.id)).toEqual([written.body.id]);
-    for (const leaked of ["author_id", "email", "application_id"]) expect(list.body.data[0]).not.toHaveProperty(leaked);
+    for (const leaked of ["author_id", "email", "application_id"])
+      expect(list.body.data[0]).not.toHaveProperty(leaked);
   });
 
   it("lets a subscriber who paid for a plan review, and shows the average on Explore", async () => {
@@ -81,7 +87,9 @@ describe("reviews of an app (decision 081)", () => {
       body: { package_id: plan.body.id },
     });
     expect(subscribed.status).toBe(201);
-    const written = await planBuyer.api("PUT", reviews("/mine"), { body: { rating: 5, body: "Worth the plan." } });
+    const written = await planBuyer.api("PUT", reviews("/mine"), {
+      body: { rating: 5, body: "Worth the plan." },
+    });
     expect(written.status).toBe(200);
 
     const detail = await browser.api("GET", `/api/explore/apps/${slug}`, { auth: "" });
@@ -113,11 +121,23 @@ describe("reviews of an app (decision 081)", () => {
     expect((await planBuyer.api("PUT", path, { body: { reply: "Me again" } })).status).toBe(404);
     const replied = await creator.api("PUT", path, { body: { reply: "Thank you!" } });
     expect(replied.status).toBe(200);
-    expect(replied.body).toMatchObject({ id: target.id, reply: "Thank you!", replied_at: expect.any(String) });
+    expect(replied.body).toMatchObject({
+      id: target.id,
+      reply: "Thank you!",
+      replied_at: expect.any(String),
+    });
     const again = await creator.api("PUT", path, { body: { reply: "Thanks twice" } });
     expect(again.status).toBe(409);
-    expect((await creator.api("PUT", reviews("/00000000-0000-4000-8000-000000000000/reply"), { body: { reply: "?" } })).status).toBe(404);
-    expect((await creator.api("PUT", reviews("/not-a-uuid/reply"), { body: { reply: "?" } })).status).toBe(400);
+    expect(
+      (
+        await creator.api("PUT", reviews("/00000000-0000-4000-8000-000000000000/reply"), {
+          body: { reply: "?" },
+        })
+      ).status,
+    ).toBe(404);
+    expect((await creator.api("PUT", reviews("/not-a-uuid/reply"), { body: { reply: "?" } })).status).toBe(
+      400,
+    );
   });
 
   it("lets only the author delete their review; a second delete is a 404", async () => {
@@ -131,9 +151,13 @@ describe("reviews of an app (decision 081)", () => {
 
   it("answers 404 for reviews of an app that is not listed", async () => {
     const hidden = await createCaller(server.baseUrl, "Hidden");
-    const draft = await hidden.api("POST", "/api/app/", { body: { name: "Hidden Draft", type: "prompt", interaction_mode: "completion", visibility: "public" } });
+    const draft = await hidden.api("POST", "/api/app/", {
+      body: { name: "Hidden Draft", type: "prompt", interaction_mode: "completion", visibility: "public" },
+    });
     expect(draft.status).toBe(201);
-    expect((await browser.api("GET", `/api/explore/apps/${draft.body.slug}/reviews`, { auth: "" })).status).toBe(404);
+    expect(
+      (await browser.api("GET", `/api/explore/apps/${draft.body.slug}/reviews`, { auth: "" })).status,
+    ).toBe(404);
     expect((await hidden.api("GET", `/api/explore/apps/${draft.body.slug}/reviews/mine`)).status).toBe(404);
   });
 });
