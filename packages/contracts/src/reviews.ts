@@ -63,12 +63,14 @@ export type ReviewList = z.infer<typeof ReviewListSchema>;
 /**
  * `GET /explore/apps/{slug}/reviews/mine`: the signed-in person's review of the app (null when
  * none), whether they may write or edit one (they paid for the app and do not own it) and, when
- * not, why.
+ * not, why; and whether they may reply to reviews (they created the app).
  */
 export const MyReviewSchema = z.object({
   review: ReviewSchema.nullable(),
   can_review: z.boolean(),
   reason: z.string().nullable(),
+  /** The signed-in person created the app: they may reply, once, to each review. */
+  can_reply: z.boolean(),
 });
 export type MyReview = z.infer<typeof MyReviewSchema>;
 

@@ -87,7 +87,9 @@ export const reviewsRoutes: FastifyPluginAsyncZod<{ db: Database; guards: AuthGu
         security,
         params: SlugParams,
         response: {
-          200: MyReviewSchema.meta({ examples: [{ review: reviewExample, can_review: true, reason: null }] }),
+          200: MyReviewSchema.meta({
+            examples: [{ review: reviewExample, can_review: true, reason: null, can_reply: false }],
+          }),
           ...signedIn,
         },
       },

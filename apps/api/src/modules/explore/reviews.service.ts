@@ -121,7 +121,7 @@ async function findMine(db: Database, app: ApplicationRow, userId: string): Prom
 
 export async function getMyReview(db: Database, app: ApplicationRow, userId: string): Promise<MyReview> {
   const [review, reason] = await Promise.all([findMine(db, app, userId), reviewRefusal(db, app, userId)]);
-  return { review, can_review: reason === null, reason };
+  return { review, can_review: reason === null, reason, can_reply: app.ownerId === userId };
 }
 
 /** Writes or rewrites the person's one review of the app: 403 naming why when they may not. */

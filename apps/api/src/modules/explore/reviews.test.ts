@@ -37,9 +37,14 @@ describe("reviews of an app (decision 081)", () => {
       review: null,
       can_review: false,
       reason: "Only buyers who have paid for this app can review it",
+      can_reply: false,
     });
     // The creator's own calls are free: they never make the creator a buyer.
     expect((await tryApp(creator)).status).toBe(200);
+    expect((await creator.api("GET", reviews("/mine"))).body).toMatchObject({
+      can_review: false,
+      can_reply: true,
+    });
     const own = await creator.api("PUT", reviews("/mine"), { body: { rating: 5 } });
     expect(own.status).toBe(403);
     expect(own.body.message).toBe("Creators cannot review their own app");
@@ -55,6 +60,7 @@ describe("reviews of an app (decision 081)", () => {
       review: null,
       can_review: true,
       reason: null,
+      can_reply: false,
     });
     const written = await callBuyer.api("PUT", reviews("/mine"), {
       body: { rating: 4, body: "  Friendly and quick.  " },

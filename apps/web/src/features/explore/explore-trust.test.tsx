@@ -34,7 +34,8 @@ const reviewList = (data: Review[], average: number | null = null) =>
     has_more: false,
     rating: { average, count: data.length },
   });
-const cantReview = () => jsonResponse({ review: null, can_review: false, reason: NOT_A_BUYER });
+const cantReview = () =>
+  jsonResponse({ review: null, can_review: false, reason: NOT_A_BUYER, can_reply: false });
 
 describe("trust on Explore (decision 081)", () => {
   it("shows each card's stars, review count and measured health, or that there is not enough yet", async () => {
@@ -152,7 +153,7 @@ describe("trust on Explore (decision 081)", () => {
     const api = stubSignedInApi({
       [DETAIL]: () => jsonResponse(exploreAppDetailFixture()),
       [REVIEWS]: () => reviewList(posted ? [posted] : [], posted ? posted.rating : null),
-      [MINE]: () => jsonResponse({ review: posted, can_review: true, reason: null }),
+      [MINE]: () => jsonResponse({ review: posted, can_review: true, reason: null, can_reply: false }),
       [PUT_MINE]: (request) => {
         const body = request.body as { rating: number; body: string };
         posted = review({ id: "mine", author_name: "Test User", rating: body.rating, body: body.body });
@@ -182,5 +183,37 @@ describe("trust on Explore (decision 081)", () => {
     expect(within(own).getByText("Good haiku.")).toBeDefined();
     expect(within(own).getByRole("button", { name: "Edit" })).toBeDefined();
     expect(screen.queryByRole("button", { name: "Write a review" })).toBeNull();
+  });
+
+  it("lets the creator reply once to a review, under it", async () => {
+    let replied: string | null = null;
+    const REPLY = "PUT /api/explore/apps/haiku-writer/reviews/r-1/reply";
+    const api = stubSignedInApi({
+      [DETAIL]: () => jsonResponse(exploreAppDetailFixture()),
+      [REVIEWS]: () => reviewList([review({ reply: replied })], 4),
+      [MINE]: () =>
+        jsonResponse({
+          review: null,
+          can_review: false,
+          reason: "Creators cannot review their own app",
+          can_reply: true,
+        }),
+      [REPLY]: (request) => {
+        replied = (request.body as { reply: string }).reply;
+        return jsonResponse(review({ reply: replied, replied_at: "2026-11-02T12:00:00.000Z" }));
+      },
+    });
+    renderRoute("/explore/haiku-writer", { auth: createTestAuth("signed-in") });
+
+    await userEvent.click(await screen.findByRole("button", { name: "Reply" }));
+    const form = screen.getByRole("form", { name: "Reply to Grace" });
+    await userEvent.type(within(form).getByLabelText(/Your reply/), "Thank you, Grace!");
+    await userEvent.click(within(form).getByRole("button", { name: "Post reply" }));
+
+    await waitFor(() => expect(api.callsTo(REPLY)[0]?.body).toEqual({ reply: "Thank you, Grace!" }));
+    expect(await screen.findByText("Thank you, Grace!")).toBeDefined();
+    expect(screen.getByText("Reply from the creator")).toBeDefined();
+    // Once: no second Reply button.
+    expect(screen.queryByRole("button", { name: "Reply" })).toBeNull();
   });
 });

@@ -14,6 +14,7 @@ import { useAppReviews } from "./api/list-app-reviews";
 import { useDeleteMyReview, useMyReview } from "./api/my-review";
 import { RatingSummaryLine, Stars } from "./rating-stars";
 import { ReviewForm } from "./review-form";
+import { ReviewReply } from "./review-reply-form";
 
 /** An app's reviews on its Explore page, and the signed-in buyer's own: write, edit, delete. */
 export function ReviewsSection({ app }: { app: ExploreAppDetail }) {
@@ -26,7 +27,7 @@ export function ReviewsSection({ app }: { app: ExploreAppDetail }) {
   const mayWrite = mine.data?.can_review === true && own === null && !editing;
 
   return (
-    <Card id="reviews" aria-labelledby="reviews-title">
+    <Card id="reviews" role="region" aria-labelledby="reviews-title">
       <CardHeader
         title={<span id="reviews-title">Reviews</span>}
         description={<RatingSummaryLine rating={reviews.data?.rating ?? app.rating} className="mt-1" />}
@@ -59,7 +60,12 @@ export function ReviewsSection({ app }: { app: ExploreAppDetail }) {
               <>
                 <ul aria-label="Reviews" className="divide-y divide-slate-100">
                   {list.data.map((review) => (
-                    <ReviewItem key={review.id} review={review} />
+                    <ReviewItem
+                      key={review.id}
+                      slug={app.slug}
+                      review={review}
+                      canReply={mine.data?.can_reply === true}
+                    />
                   ))}
                 </ul>
                 {(list.page > 1 || list.has_more) && (
@@ -134,7 +140,7 @@ function OwnReview({ slug, review, onEdit }: { slug: string; review: Review; onE
   );
 }
 
-function ReviewItem({ review }: { review: Review }) {
+function ReviewItem({ slug, review, canReply }: { slug: string; review: Review; canReply: boolean }) {
   return (
     <li className="py-4 first:pt-0 last:pb-0">
       <div className="flex flex-wrap items-baseline justify-between gap-x-3 gap-y-1">
@@ -148,6 +154,9 @@ function ReviewItem({ review }: { review: Review }) {
         </time>
       </div>
       <ReviewBody review={review} />
+      {canReply && review.reply === null && (
+        <ReviewReply slug={slug} reviewId={review.id} author={review.author_name} />
+      )}
     </li>
   );
 }

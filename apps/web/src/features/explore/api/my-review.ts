@@ -37,3 +37,16 @@ export function useDeleteMyReview(slug: string) {
     exploreQueryKey,
   );
 }
+
+/** `PUT …/reviews/{id}/reply`: the app's creator answers a review, once. */
+export function useReplyToReview(slug: string) {
+  return useInvalidatingMutation(
+    ({ reviewId, reply }: { reviewId: string; reply: string }): Promise<Review> =>
+      apiRequest(`/explore/apps/${encodeURIComponent(slug)}/reviews/${encodeURIComponent(reviewId)}/reply`, {
+        method: "PUT",
+        body: { reply },
+        schema: ReviewSchema,
+      }),
+    exploreQueryKey,
+  );
+}
