@@ -27,6 +27,7 @@ const reviewStubs = {
       review: null,
       can_review: false,
       reason: "Only buyers who have paid for this app can review it",
+      can_reply: false,
     }),
 };
 
