@@ -9,7 +9,8 @@ const NOT_ENOUGH = "Not enough calls yet";
 /** On an Explore card: uptime and median latency in one line, or why there are none. */
 export function HealthLine({ health, className }: { health: AppHealth; className?: string }) {
   return (
-    <p className={cn("flex items-center gap-1.5 text-xs text-slate-500", className)}>
+    // A span (shown as a block), so it may sit inside a page header's paragraph.
+    <span className={cn("flex items-center gap-1.5 text-xs text-slate-500", className)}>
       <Activity className="size-3.5 shrink-0" aria-hidden="true" />
       {health.enough_calls ? (
         <span className="tabular-nums">
@@ -18,7 +19,7 @@ export function HealthLine({ health, className }: { health: AppHealth; className
       ) : (
         <span>{NOT_ENOUGH}</span>
       )}
-    </p>
+    </span>
   );
 }
 

@@ -8,7 +8,7 @@ import { QueryStates } from "../../components/ui/query-states";
 import { formatCents, formatNumber, formatPriceNotice } from "../../lib/format";
 import { useRuntimeConfig } from "../../lib/runtime-config";
 import { useExploreApp } from "./api/get-explore-app";
-import { HealthCard } from "./app-health";
+import { HealthCard, HealthLine } from "./app-health";
 import { CodeSamplesCard } from "./code-samples-card";
 import { AppKindBadges } from "./explore-app-card";
 import { McpClientCard } from "./mcp-client-card";
@@ -50,6 +50,7 @@ function ExploreAppDetails({ app }: { app: ExploreAppDetail }) {
             <a href="#reviews" className="mt-1 block w-fit rounded hover:underline">
               <RatingSummaryLine rating={app.rating} />
             </a>
+            <HealthLine health={app.health} className="mt-1" />
           </>
         }
         actions={
@@ -82,8 +83,8 @@ function ExploreAppDetails({ app }: { app: ExploreAppDetail }) {
               takesQuery: app.takes_query,
             }}
           />
-          <McpClientCard origin={public_url} slug={app.slug} />
           <ReviewsSection app={app} />
+          <McpClientCard origin={public_url} slug={app.slug} />
         </div>
         <div className="space-y-6">
           <HealthCard health={app.health} />

@@ -3,19 +3,24 @@ import { Star } from "lucide-react";
 import { cn } from "../../lib/cn";
 import { formatRating, formatReviewCount } from "../../lib/format";
 
-/** Five stars, the first `filled` of them coloured (rounded to the nearest whole star). */
+/** Five stars filled up to `filled` (to the nearest half star): 4.5 shows four and a half. */
 export function Stars({ filled, className }: { filled: number; className?: string }) {
+  const halves = Math.round(filled * 2) / 2;
   return (
     <span className={cn("inline-flex shrink-0 items-center gap-0.5", className)} aria-hidden="true">
-      {[1, 2, 3, 4, 5].map((star) => (
-        <Star
-          key={star}
-          className={cn(
-            "size-4",
-            star <= Math.round(filled) ? "fill-amber-400 text-amber-400" : "fill-slate-200 text-slate-200",
-          )}
-        />
-      ))}
+      {[1, 2, 3, 4, 5].map((star) => {
+        const part = Math.min(1, Math.max(0, halves - (star - 1)));
+        return (
+          <span key={star} className="relative inline-flex">
+            <Star className="size-4 fill-slate-200 text-slate-200" />
+            {part > 0 && (
+              <span className="absolute inset-y-0 left-0 overflow-hidden" style={{ width: `${part * 100}%` }}>
+                <Star className="size-4 fill-amber-400 text-amber-400" />
+              </span>
+            )}
+          </span>
+        );
+      })}
     </span>
   );
 }
