@@ -73,13 +73,19 @@ export async function healthOfApps(
           from running where below * 2 >= total order by application_id, latency_ms`,
     ),
   ]);
-  const counts = new Map<string, Counts>();
+  const totalsOf = new Map(totals.map((row) => [row.id, row]));
+  const failuresOf = new Map(failures.map((row) => [row.id, row.failures]));
+  const medianOf = new Map(medians.map((row) => [row.id, row.latency_ms]));
   for (const id of applicationIds)
-    counts.set(id, { calls: 0, errors: 0, appFailures: 0, medianLatencyMs: null });
-  for (const row of totals) Object.assign(counts.get(row.id) ?? {}, { calls: row.calls, errors: row.errors });
-  for (const row of failures) Object.assign(counts.get(row.id) ?? {}, { appFailures: row.failures });
-  for (const row of medians) Object.assign(counts.get(row.id) ?? {}, { medianLatencyMs: row.latency_ms });
-  for (const [id, count] of counts) found.set(id, healthFrom(count));
+    found.set(
+      id,
+      healthFrom({
+        calls: totalsOf.get(id)?.calls ?? 0,
+        errors: totalsOf.get(id)?.errors ?? 0,
+        appFailures: failuresOf.get(id) ?? 0,
+        medianLatencyMs: medianOf.get(id) ?? null,
+      }),
+    );
   return found;
 }
 
