@@ -121,12 +121,13 @@ describe("measured health on Explore (decision 081)", () => {
     await record(app.id, { status: "error", errorType: "internal_error", latencyMs: 5 });
     await record(app.id, { status: "error", errorType: "payment_failed", latencyMs: 2 });
     // Eval traffic is never counted, fast or failed.
-    for (let i = 0; i < 5; i++) await record(app.id, { purpose: "eval", latencyMs: 1 });
+    for (let i = 0; i < 5; i++) await record(app.id, { purpose: "eval", latencyMs: 7777 });
+    await record(app.id, { purpose: "online_eval", latencyMs: 8888 });
     await record(app.id, {
       purpose: "online_eval",
       status: "error",
       errorType: "upstream_failed",
-      latencyMs: 1,
+      latencyMs: 5,
     });
 
     const expected = await figuresFromInvocations(app.id);
@@ -149,7 +150,9 @@ describe("measured health on Explore (decision 081)", () => {
     const kept = new Set(buckets.map((row) => row.latencyMs));
     for (const bucket of [80, 95, 120, 300, 640, 1230, 2990])
       expect(kept.has(bucket), String(bucket)).toBe(true);
-    for (const missing of [1234, 2999, 1, 30_000]) expect(kept.has(missing), String(missing)).toBe(false);
+    // Failed calls and eval traffic add no bucket.
+    for (const missing of [1234, 2999, 7770, 8880, 30_000, 60_000])
+      expect(kept.has(missing), String(missing)).toBe(false);
   });
 
   it("reads the same figures after the day's shards are folded", async () => {
