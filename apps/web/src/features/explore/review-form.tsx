@@ -47,14 +47,14 @@ export function ReviewForm({
           {STAR_WORDS.map((word, index) => {
             const value = index + 1;
             return (
-              <label key={word} className="group relative cursor-pointer rounded p-0.5">
+              <label key={word} className="group relative inline-flex cursor-pointer rounded p-0.5">
                 <input
                   type="radio"
                   name="rating"
                   value={value}
                   checked={rating === value}
                   onChange={() => setRating(value)}
-                  className="peer sr-only"
+                  className="peer absolute inset-0 z-10 m-0 size-full cursor-pointer appearance-none opacity-0"
                   aria-label={`${value} ${value === 1 ? "star" : "stars"}: ${word}`}
                 />
                 <Star
