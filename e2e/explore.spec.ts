@@ -60,5 +60,23 @@ test("a visitor finds a public app in Explore, signs up from its page, tops up a
   await expect(answer.getByLabel("Token usage")).toContainText("Total Tokens");
   await visitor.goto("/wallet");
   await expect(visitor.getByRole("region", { name: "Balances" })).toContainText("$9.90");
+
+  // Having paid for a call, the visitor may rate the app (decision 081); the health card counts
+  // the one call and waits for more before showing figures.
+  await visitor.goto(`/explore/${slug}`);
+  await expect(
+    visitor.getByText("Not enough calls yet: figures appear after 10 calls in 30 days (1 so far)."),
+  ).toBeVisible();
+  const reviews = visitor.getByRole("region", { name: "Reviews" });
+  await expect(reviews.getByRole("heading", { name: "No reviews yet" })).toBeVisible();
+  await reviews.getByRole("button", { name: "Write a review" }).click();
+  await reviews.getByRole("radio", { name: "5 stars: Excellent" }).check();
+  await reviews.getByLabel("Review (optional)").fill("Brewed a fine oolong.");
+  await reviews.getByRole("button", { name: "Post review" }).click();
+  await expect(reviews.getByRole("region", { name: "Your review" })).toContainText("Brewed a fine oolong.");
+
+  // The rating is on the app's card in Explore.
+  await visitor.goto(`/explore?q=${encodeURIComponent(name)}`);
+  await expect(card.getByRole("img", { name: "Rated 5.0 out of 5 from 1 review" })).toBeVisible();
   await visitorContext.close();
 });

@@ -63,6 +63,7 @@ import { eventsRoutes } from "./modules/events/events.routes.ts";
 import { agentDiscoveryRoutes } from "./modules/explore/agent-discovery.routes.ts";
 import { type DiscoveryRails, withPaymentInfo } from "./modules/explore/agent-discovery.ts";
 import { exploreRoutes } from "./modules/explore/explore.routes.ts";
+import { reviewsRoutes } from "./modules/explore/reviews.routes.ts";
 import { agentsRoutes } from "./modules/gateway/agents.routes.ts";
 import { evalApiRoutes } from "./modules/gateway/eval-api.routes.ts";
 import { gatewayRoutes } from "./modules/gateway/gateway.routes.ts";
@@ -580,6 +581,7 @@ async function productApi(
     });
   });
   await scope.register(exploreRoutes, gatewayDeps);
+  await scope.register(reviewsRoutes, { db: gatewayDeps.db, guards: gatewayDeps.guards });
   await scope.register(embedRoutes, { ...gatewayDeps, tokens: services.embedTokens });
   await scope.register(mcpRoutes, { ...gatewayDeps, mcp: services.mcp });
   await scope.register(agentsRoutes, gatewayDeps);

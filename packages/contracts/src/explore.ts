@@ -3,6 +3,7 @@ import { AppTypeSchema, InteractionModeSchema, MAX_PRICE_CENTS } from "./applica
 import { PackageSchema } from "./billing.ts";
 import { MaxPriceCentsSchema } from "./gateway.ts";
 import { IoSchemaSchema } from "./prompts.ts";
+import { RatingSummarySchema } from "./reviews.ts";
 
 export const EXPLORE_PAGE_SIZE = 24;
 
@@ -12,6 +13,29 @@ const priceBound = z.coerce
   .min(0, "must be at least 0")
   .max(MAX_PRICE_CENTS, `must be at most ${MAX_PRICE_CENTS}`);
 
+/** Explore's orders: price is the lowest price per call first; newest the latest published first. */
+export const EXPLORE_SORTS = ["recommended", "top_rated", "most_used", "newest", "price"] as const;
+export type ExploreSort = (typeof EXPLORE_SORTS)[number];
+
+/** Below this many calls in 30 days an app's health figures are not shown ("Not enough calls yet"). */
+export const HEALTH_MIN_CALLS = 10;
+
+/**
+ * An app's measured health over the last 30 UTC days (today included) from its real calls, eval
+ * traffic left out (docs/decisions/081). The figures are null below HEALTH_MIN_CALLS calls.
+ * `uptime`: the share of calls not failed by the app, its upstream or the platform (a caller's
+ * payment or departure is not the app's failure); `error_rate`: the share of calls that failed for
+ * any reason; `median_latency_ms`: of the answered calls, within 1% (three significant digits).
+ */
+export const AppHealthSchema = z.object({
+  calls_30d: z.number().int(),
+  enough_calls: z.boolean(),
+  uptime: z.number().nullable(),
+  error_rate: z.number().nullable(),
+  median_latency_ms: z.number().int().nullable(),
+});
+export type AppHealth = z.infer<typeof AppHealthSchema>;
+
 /** `GET /explore/apps`: search and filters of the public catalogue. Unknown parameters are refused. */
 export const ExploreQuerySchema = z.strictObject({
   q: z.string().trim().max(100, "must be at most 100 characters").optional(),
@@ -19,6 +43,8 @@ export const ExploreQuerySchema = z.strictObject({
   mode: InteractionModeSchema.optional(),
   min_price_cents: priceBound.optional(),
   max_price_cents: priceBound.optional(),
+  /** The order (docs/decisions/081): `recommended` mixes usage, rating and freshness. */
+  sort: z.enum(EXPLORE_SORTS, { error: `must be one of ${EXPLORE_SORTS.join(", ")}` }).default("recommended"),
   page: z.coerce
     .number({ error: "must be a whole number" })
     .int("must be a whole number")
@@ -43,6 +69,8 @@ export const ExploreAppSchema = z.object({
   updated_at: z.string(),
   /** The app takes OpenAI-style tools (function calling) and can take part in an agent's tool loop. */
   accepts_tools: z.boolean(),
+  rating: RatingSummarySchema,
+  health: AppHealthSchema,
 });
 export type ExploreApp = z.infer<typeof ExploreAppSchema>;
 

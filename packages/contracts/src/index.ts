@@ -19,6 +19,7 @@ export * from "./payouts.ts";
 export * from "./prompts.ts";
 export * from "./receipts.ts";
 export * from "./releases.ts";
+export * from "./reviews.ts";
 export * from "./rollouts.ts";
 export * from "./webhooks.ts";
 export * from "./workflows.ts";

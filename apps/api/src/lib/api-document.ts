@@ -26,6 +26,10 @@ export const API_TAGS = [
     description: "Call apps as MCP tools: `/api/app/{slug}/mcp` (one app), `/api/mcp` (the catalogue).",
   },
   { name: "explore", description: "Public apps and their prices." },
+  {
+    name: "reviews",
+    description: "Ratings and reviews of public apps, written by people who paid for them (decision 081).",
+  },
   { name: "keys", description: "Your API keys." },
   { name: "billing", description: "Wallet, top-ups, plans and subscriptions." },
   { name: "applications", description: "Create and manage your apps." },

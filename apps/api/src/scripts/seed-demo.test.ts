@@ -5,7 +5,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { eq, sql } from "drizzle-orm";
 import { afterAll, expect, it } from "vitest";
-import { appDailyStats, applications, invocations, users } from "../db/schema/index.ts";
+import { appDailyStats, applications, appReviews, invocations, users } from "../db/schema/index.ts";
 import { reconcile } from "../modules/billing/reconcile.ts";
 import { refuseUncoveredPrice } from "../modules/prompts/cost-guard.ts";
 import { createTestDatabase } from "../test/database.ts";
@@ -58,6 +58,10 @@ it("seeds a demo creator with apps and days of calls whose rollups match the raw
       .from(appDailyStats);
     expect(raw?.n).toBeGreaterThan(10);
     expect(rolled?.n).toBe(raw?.n);
+    // The demo customer paid for the blog writer's calls and reviewed it; the creator replied.
+    const reviews = await db.select().from(appReviews);
+    expect(reviews).toHaveLength(1);
+    expect(reviews[0]).toMatchObject({ rating: 5, reply: "Thank you! More tones are on the way." });
     expect((await reconcile(db)).ok).toBe(true);
   } finally {
     await database.close();

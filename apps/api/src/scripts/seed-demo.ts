@@ -13,6 +13,7 @@ import { createApplication, updateApplication } from "../modules/applications/ap
 import { type LocalUser, upsertUserFromToken } from "../modules/auth/auth.service.ts";
 import { closeHold, placeHold, spendFromHold } from "../modules/billing/call-payment/holds.ts";
 import { creditTopUp } from "../modules/billing/postings.ts";
+import { hasPaidFor, putMyReview, replyToReview } from "../modules/explore/reviews.service.ts";
 import { createApiKey } from "../modules/keys/keys.service.ts";
 
 /**
@@ -186,6 +187,20 @@ try {
           count++;
         }
       }
+    }
+    // The customer paid for its calls, so may review it (decision 081): Explore shows a rating.
+    if (blog && (await hasPaidFor(db as Database, blog, customer.id))) {
+      const review = await putMyReview(db as Database, blog, customer.id, {
+        rating: 5,
+        body: "Drafts I only need to polish. Worth every cent.",
+      });
+      await replyToReview(
+        db as Database,
+        blog,
+        creator.id,
+        review.id,
+        "Thank you! More tones are on the way.",
+      );
     }
     console.log(`Seeded ${apps.length} apps and ${count} invocations over ${days} days.`);
     // The backdated calls went to the default partition; each day gets its own (decision 038).

@@ -45,6 +45,7 @@ export const fuzzShards = {
     "workflows",
     "packaging",
     "explore",
+    "reviews",
     "models",
     "experiments",
     "online-evals",

@@ -83,6 +83,37 @@ export function routeTable(world: World): Record<string, RouteRequest> {
     "GET /api/config": { class: "public", url: "/api/config" },
     "GET /api/explore/apps": { class: "public", url: "/api/explore/apps?q=public" },
     "GET /api/explore/apps/{slug}": { class: "public", url: `/api/explore/apps/${world.otherApp.slug}` },
+    // Reviews (decision 081): anyone reads them; the owner bought a plan of the other's app and may
+    // review it; the other owns it and is refused (403 naming why). API keys are no sign-in here.
+    "GET /api/explore/apps/{slug}/reviews": {
+      class: "public",
+      url: `/api/explore/apps/${world.otherApp.slug}/reviews`,
+    },
+    "GET /api/explore/apps/{slug}/reviews/mine": {
+      class: "self",
+      url: `/api/explore/apps/${world.otherApp.slug}/reviews/mine`,
+    },
+    "PUT /api/explore/apps/{slug}/reviews/mine": {
+      class: "self",
+      url: `/api/explore/apps/${world.otherApp.slug}/reviews/mine`,
+      payload: { rating: 4, body: "Does what it says." },
+      expect: { other: 403 },
+    },
+    "DELETE /api/explore/apps/{slug}/reviews/mine": {
+      class: "self",
+      url: `/api/explore/apps/${world.otherApp.slug}/reviews/mine`,
+      ok: 204,
+      // The other never wrote one (they own the app).
+      expect: { other: 404 },
+      last: true,
+    },
+    // Only the app's creator may reply; no review has this id, so the creator's answer is a 404 too.
+    "PUT /api/explore/apps/{slug}/reviews/{id}/reply": {
+      class: "owned",
+      url: `/api/explore/apps/${world.otherApp.slug}/reviews/${NO_SUCH_ID}/reply`,
+      payload: { reply: "Thank you!" },
+      ok: 404,
+    },
     // Try it is for signed-in people (a session token), never an API key.
     "POST /api/explore/apps/{slug}/try": {
       class: "self",

@@ -7,6 +7,8 @@ import {
   formatNumber,
   formatPercent,
   formatPriceNotice,
+  formatRating,
+  formatReviewCount,
   formatSeconds,
   scheduledPriceCents,
 } from "./format";
@@ -73,5 +75,14 @@ describe("format", () => {
     expect(formatPriceNotice({ pending_price_cents: null, pending_price_at: null })).toBeNull();
     expect(scheduledPriceCents(raised)).toBe(50);
     expect(scheduledPriceCents({ ...raised, pending_price_cents: null, pending_price_at: null })).toBe(5);
+  });
+
+  it("shows an average rating with one decimal and counts reviews in words", () => {
+    expect(formatRating(4.25)).toBe("4.3");
+    expect(formatRating(5)).toBe("5.0");
+    expect(formatRating(null)).toBe("–");
+    expect(formatReviewCount(1)).toBe("1 review");
+    expect(formatReviewCount(0)).toBe("0 reviews");
+    expect(formatReviewCount(1204)).toBe("1,204 reviews");
   });
 });

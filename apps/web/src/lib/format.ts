@@ -223,3 +223,14 @@ export function priceChangeHint(price: AnnouncedPrice & { price_cents: number },
   const notice = formatPriceNotice(price, unit);
   return notice && `${notice}; callers pay ${formatCents(price.price_cents)} until then.`;
 }
+
+/** An average rating out of five stars, one decimal: 4.25 → `4.3`; none yet → `–`. */
+export function formatRating(average: number | null | undefined): string {
+  if (average === null || average === undefined || !Number.isFinite(average)) return "–";
+  return grouped(average, 1);
+}
+
+/** How many reviews: `1 review`, `1,204 reviews`. */
+export function formatReviewCount(count: number): string {
+  return `${formatNumber(count)} ${count === 1 ? "review" : "reviews"}`;
+}

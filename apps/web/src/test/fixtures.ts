@@ -198,6 +198,8 @@ export function exploreAppFixture(overrides: Partial<ExploreApp> = {}): ExploreA
     creator_name: "Ada L.",
     updated_at: "2026-01-02T10:00:00.000Z",
     accepts_tools: false,
+    rating: { average: 4.5, count: 12 },
+    health: { calls_30d: 1250, enough_calls: true, uptime: 0.996, error_rate: 0.012, median_latency_ms: 840 },
     ...overrides,
   };
 }

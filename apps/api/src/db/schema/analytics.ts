@@ -147,3 +147,24 @@ export const ownerDailyErrors = pgTable(
     index("owner_daily_errors_unfolded_idx").on(t.day).where(sql`${t.shard} <> 0`),
   ],
 );
+
+/**
+ * The latency histogram of an app's answered calls per day (migration 0059, docs/decisions/081):
+ * `latency_ms` is the bucket, the latency floored to three significant digits (exact below a
+ * second). Kept by the statement that keeps app_daily_stats, sharded and folded the same way; the
+ * Explore health figures read their median from it.
+ */
+export const appDailyLatency = pgTable(
+  "app_daily_latency",
+  {
+    applicationId: reference("application_id", () => applications.id, "cascade"),
+    day: date("day").notNull(),
+    latencyMs: integer("latency_ms").notNull(),
+    shard: smallint("shard").notNull(),
+    calls: integer("calls").notNull().default(0),
+  },
+  (t) => [
+    primaryKey({ columns: [t.applicationId, t.day, t.latencyMs, t.shard] }),
+    index("app_daily_latency_unfolded_idx").on(t.day).where(sql`${t.shard} <> 0`),
+  ],
+);

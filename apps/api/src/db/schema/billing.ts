@@ -155,6 +155,8 @@ export const holds = pgTable(
     index("holds_open_idx").on(t.status, t.expiresAt),
     // An owner's embedded widget's leases (payer = creator), for their statement (migration 0024).
     index("holds_embedded_idx").on(t.payerId, t.createdAt).where(sql`${t.payerId} = ${t.creatorId}`),
+    // Whether a person paid for an app from their wallet: may review it (migration 0059, decision 081).
+    index("holds_payer_app_idx").on(t.payerId, t.applicationId),
     check("holds_amount_positive", sql`${t.amountMicros} > 0`),
     check(
       "holds_settled_within_amount",

@@ -14,4 +14,5 @@ export * from "./receipt-keys.ts";
 export * from "./receipts.ts";
 export * from "./releases.ts";
 export * from "./responses.ts";
+export * from "./reviews.ts";
 export * from "./workflows.ts";

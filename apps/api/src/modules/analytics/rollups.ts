@@ -106,6 +106,13 @@ function lastDayOfUsers(table: string, by: string): string {
 }
 
 /**
+ * A call's latency bucket in `app_daily_latency`: floored to three significant digits, so exact
+ * below a second and within 1% above (1234 ms → 1230). Migration 0059 backfilled with the same rule.
+ */
+export const LATENCY_BUCKET_SQL =
+  "(latency_ms / power(10, greatest(length(latency_ms::text) - 3, 0))::int) * power(10, greatest(length(latency_ms::text) - 3, 0))::int";
+
+/**
  * A batch of calls added to the rollups, as CTEs of one statement (billing/call-payment/record.ts,
  * the batch record): the relation `calls` gives one row per call with `application_id`,
  * `owner_id`, `day`, `user_key`, `status`, `error_type`, `latency_ms`, `input_tokens`,
@@ -149,6 +156,12 @@ export const ROLLUPS_FROM_CALLS = `counted as (
        count(*) filter (where status <> 'success'), sum(latency_ms), sum(input_tokens), sum(output_tokens)
      from counted group by owner_id, day
      on conflict (owner_id, day, shard) do update set ${OWNER_STATS_ADDED}
+   ), latency as (
+     -- The answered calls' latency histogram (docs/decisions/081): Explore's median latency.
+     insert into app_daily_latency as s (application_id, day, latency_ms, shard, calls)
+     select application_id, day, ${LATENCY_BUCKET_SQL}, ${SHARD_SQL}, count(*)
+     from counted where status = 'success' group by 1, 2, 3
+     on conflict (application_id, day, latency_ms, shard) do update set calls = s.calls + excluded.calls
    ), app_user as (${lastDayOfUsers("app_users", "application_id")}
    ), owner_user as (${lastDayOfUsers("owner_users", "owner_id")}
    ), app_error as (
@@ -182,6 +195,7 @@ const SHARDED = [
     ),
     maxima: [],
   },
+  { table: "app_daily_latency", key: ["application_id", "day", "latency_ms"], sums: ["calls"], maxima: [] },
   { table: "owner_daily_stats", key: ["owner_id", "day"], sums: SUMMED_STATS, maxima: [] },
   { table: "owner_daily_errors", key: ["owner_id", "day", "error_type"], sums: ["count"], maxima: [] },
 ];

@@ -17,7 +17,7 @@ const MIN_CALLS = 20;
 const MIN_RATE = 0.2;
 
 /** Errors a caller or payment caused, which say nothing of the app's health. */
-const NOT_THE_APPS = ["payment_failed", "payment_pending", "caller_left"];
+export const NOT_THE_APPS = ["payment_failed", "payment_pending", "caller_left"];
 
 export async function checkAppHealth(db: Database, now = new Date()): Promise<number> {
   const end = new Date(Math.floor(now.getTime() / HEALTH_WINDOW_MS) * HEALTH_WINDOW_MS);

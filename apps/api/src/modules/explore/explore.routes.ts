@@ -28,6 +28,8 @@ const exploreAppExample = {
   creator_name: "Ada Lovelace",
   updated_at: "2026-01-01T12:00:00.000Z",
   accepts_tools: false,
+  rating: { average: 4.6, count: 18 },
+  health: { calls_30d: 4210, enough_calls: true, uptime: 0.998, error_rate: 0.004, median_latency_ms: 820 },
 };
 
 /**
@@ -45,7 +47,7 @@ export const exploreRoutes: FastifyPluginAsyncZod<GatewayDeps> = async (app, dep
         tags,
         summary: "Search the live public apps (no sign-in needed)",
         description:
-          "`q` matches name and description; prices are in cents per call. 24 apps per page, newest first.",
+          "`q` matches name and description; prices are in cents per call. 24 apps per page, ranked by `sort` (default `recommended`: usage, rating and freshness; docs/decisions/081). Each app carries its rating and its measured health over 30 days.",
         querystring: ExploreQuerySchema,
         response: {
           200: ExploreAppListSchema.meta({

@@ -98,6 +98,8 @@ describe("GET /api/explore/apps", () => {
       creator_name: "Ada Creator",
       updated_at: expect.any(String),
       accepts_tools: false,
+      rating: { average: null, count: 0 },
+      health: { calls_30d: 0, enough_calls: false, uptime: null, error_rate: null, median_latency_ms: null },
     });
   });
 
@@ -121,6 +123,7 @@ describe("GET /api/explore/apps", () => {
     ["?min_price_cents=-1", "min_price_cents"],
     ["?page=0", "page"],
     ["?sort=name", "sort"],
+    ["?sort=", "sort"],
     ["?min_price_cents=90&max_price_cents=10", "max_price_cents"],
   ])("refuses %s with a 400 naming %s", async (query, field) => {
     const answer = await anonymous(`/api/explore/apps${query}`);

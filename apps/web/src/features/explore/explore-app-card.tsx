@@ -3,6 +3,8 @@ import { Link } from "react-router";
 import { Badge } from "../../components/ui/badge";
 import { Card } from "../../components/ui/card";
 import { formatCents, formatPriceNotice } from "../../lib/format";
+import { HealthLine } from "./app-health";
+import { RatingSummaryLine } from "./rating-stars";
 
 export function AppKindBadges({
   app,
@@ -33,6 +35,7 @@ export function ExploreAppCard({ app }: { app: ExploreApp }) {
         </Link>
       </h2>
       <p className="mt-0.5 truncate text-sm text-slate-500">by {app.creator_name}</p>
+      <RatingSummaryLine rating={app.rating} className="mt-2" />
       <p className="mt-3 line-clamp-3 flex-1 text-sm text-slate-600">
         {app.description || <span className="text-slate-400">No description</span>}
       </p>
@@ -46,6 +49,7 @@ export function ExploreAppCard({ app }: { app: ExploreApp }) {
         </span>
       </div>
       {notice && <p className="mt-2 text-right text-xs text-amber-700">{notice}</p>}
+      <HealthLine health={app.health} className="mt-2" />
     </Card>
   );
 }

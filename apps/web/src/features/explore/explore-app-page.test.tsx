@@ -11,6 +11,25 @@ import { currentPath, renderRoute } from "../../test/render-route";
 
 const DETAIL = "GET /api/explore/apps/haiku-writer";
 const TRY = "POST /api/explore/apps/haiku-writer/try";
+/** The page also reads the app's reviews (and a signed-in person's own): none here. */
+const reviewStubs = {
+  "GET /api/explore/apps/haiku-writer/reviews": () =>
+    jsonResponse({
+      data: [],
+      page: 1,
+      page_size: 20,
+      total: 0,
+      has_more: false,
+      rating: { average: null, count: 0 },
+    }),
+  "GET /api/explore/apps/haiku-writer/reviews/mine": () =>
+    jsonResponse({
+      review: null,
+      can_review: false,
+      reason: "Only buyers who have paid for this app can review it",
+      can_reply: false,
+    }),
+};
 
 /** The detail of a chat app that takes a query, with these inputs. */
 function chatAppDetail(properties: IoSchema["properties"], required: string[]) {
@@ -56,7 +75,10 @@ function invalidInput(name: string, problem: string) {
 
 describe("explore app page", () => {
   it("says when an app accepts tools, and that each model call of a tool loop is paid", async () => {
-    stubFetch({ [DETAIL]: () => jsonResponse(exploreAppDetailFixture({ accepts_tools: true })) });
+    stubFetch({
+      ...reviewStubs,
+      [DETAIL]: () => jsonResponse(exploreAppDetailFixture({ accepts_tools: true })),
+    });
     renderRoute("/explore/haiku-writer");
 
     expect(await screen.findByText("Accepts tools")).toBeDefined();
@@ -66,19 +88,25 @@ describe("explore app page", () => {
   });
 
   it("shows the input tokens a call may carry where the price is, and nothing when there is no limit", async () => {
-    stubFetch({ [DETAIL]: () => jsonResponse(exploreAppDetailFixture({ max_input_tokens: 12_345 })) });
+    stubFetch({
+      ...reviewStubs,
+      [DETAIL]: () => jsonResponse(exploreAppDetailFixture({ max_input_tokens: 12_345 })),
+    });
     const { unmount } = renderRoute("/explore/haiku-writer");
     expect(await screen.findByText("Up to 12,345 input tokens a call")).toBeDefined();
     unmount();
 
-    stubFetch({ [DETAIL]: () => jsonResponse(exploreAppDetailFixture({ max_input_tokens: null })) });
+    stubFetch({
+      ...reviewStubs,
+      [DETAIL]: () => jsonResponse(exploreAppDetailFixture({ max_input_tokens: null })),
+    });
     renderRoute("/explore/haiku-writer");
     expect(await screen.findByRole("heading", { name: "About" })).toBeDefined();
     expect(screen.queryByText(/input tokens a call/)).toBeNull();
   });
 
   it("shows no tools badge for an app that does not accept them", async () => {
-    stubFetch({ [DETAIL]: () => jsonResponse(exploreAppDetailFixture()) });
+    stubFetch({ ...reviewStubs, [DETAIL]: () => jsonResponse(exploreAppDetailFixture()) });
     renderRoute("/explore/haiku-writer");
 
     expect(await screen.findByRole("heading", { name: "About" })).toBeDefined();
@@ -86,7 +114,7 @@ describe("explore app page", () => {
   });
 
   it("describes the app and invites a signed-out visitor to sign in, coming back here", async () => {
-    stubFetch({ [DETAIL]: () => jsonResponse(exploreAppDetailFixture({ plans: [plan] })) });
+    stubFetch({ ...reviewStubs, [DETAIL]: () => jsonResponse(exploreAppDetailFixture({ plans: [plan] })) });
     const { router, auth } = renderRoute("/explore/haiku-writer");
 
     expect(await screen.findByRole("heading", { level: 1, name: "Haiku Writer" })).toBeDefined();
@@ -109,6 +137,7 @@ describe("explore app page", () => {
   it("announces a raised price beside the price charged until then, for the app and its plans", async () => {
     const at = "2026-03-08T12:00:00.000Z";
     stubFetch({
+      ...reviewStubs,
       [DETAIL]: () =>
         jsonResponse(
           exploreAppDetailFixture({
@@ -131,6 +160,7 @@ describe("explore app page", () => {
 
   it("runs the app with the typed inputs and shows the answer", async () => {
     const api = stubSignedInApi({
+      ...reviewStubs,
       [DETAIL]: () => jsonResponse(exploreAppDetailFixture()),
       [TRY]: () => jsonResponse(gatewayResponseFixture({ answer: "Rain on the roof" })),
     });
@@ -148,6 +178,7 @@ describe("explore app page", () => {
 
   it("sends a chat app's message as the query and numbers as numbers", async () => {
     const api = stubSignedInApi({
+      ...reviewStubs,
       [DETAIL]: () =>
         chatAppDetail({ tone: { type: "string", enum: ["calm", "bold"] }, lines: { type: "integer" } }, []),
       [TRY]: () => jsonResponse(gatewayResponseFixture({ mode: "chat" })),
@@ -169,6 +200,7 @@ describe("explore app page", () => {
 
   it("shows one box for a chat app whose schema has a query input: the Message is that input", async () => {
     const api = stubSignedInApi({
+      ...reviewStubs,
       [DETAIL]: () =>
         chatAppDetail(
           {
@@ -202,6 +234,7 @@ describe("explore app page", () => {
   it("asks for a top-up when the wallet cannot pay, and shows input problems by field", async () => {
     let answer = 402;
     stubSignedInApi({
+      ...reviewStubs,
       [DETAIL]: () => jsonResponse(exploreAppDetailFixture()),
       [TRY]: () =>
         answer === 402
@@ -225,7 +258,7 @@ describe("explore app page", () => {
   });
 
   it("offers copy-ready samples for five clients with the app's real inputs", async () => {
-    stubFetch({ [DETAIL]: () => jsonResponse(exploreAppDetailFixture()) });
+    stubFetch({ ...reviewStubs, [DETAIL]: () => jsonResponse(exploreAppDetailFixture()) });
     const writeText = vi.fn(async () => undefined);
     Object.defineProperty(navigator, "clipboard", { value: { writeText }, configurable: true });
     renderRoute("/explore/haiku-writer");
@@ -250,7 +283,7 @@ describe("explore app page", () => {
   });
 
   it("shows how to add the app to an MCP client, with a key or by signing in", async () => {
-    stubFetch({ [DETAIL]: () => jsonResponse(exploreAppDetailFixture()) });
+    stubFetch({ ...reviewStubs, [DETAIL]: () => jsonResponse(exploreAppDetailFixture()) });
     const writeText = vi.fn(async () => undefined);
     Object.defineProperty(navigator, "clipboard", { value: { writeText }, configurable: true });
     renderRoute("/explore/haiku-writer");
@@ -279,6 +312,7 @@ describe("explore app page", () => {
 
   it("says the app was not found for a slug that is not listed", async () => {
     stubFetch({
+      ...reviewStubs,
       "GET /api/explore/apps/gone": () =>
         jsonResponse({ code: "not_found", message: "Application not found", status: 404 }, 404),
     });

@@ -8,9 +8,12 @@ import { QueryStates } from "../../components/ui/query-states";
 import { formatCents, formatNumber, formatPriceNotice } from "../../lib/format";
 import { useRuntimeConfig } from "../../lib/runtime-config";
 import { useExploreApp } from "./api/get-explore-app";
+import { HealthCard, HealthLine } from "./app-health";
 import { CodeSamplesCard } from "./code-samples-card";
 import { AppKindBadges } from "./explore-app-card";
 import { McpClientCard } from "./mcp-client-card";
+import { RatingSummaryLine } from "./rating-stars";
+import { ReviewsSection } from "./reviews-section";
 import { TryAppCard } from "./try-app-card";
 
 /** /explore/{slug}: a public app, to try and to call. */
@@ -41,7 +44,15 @@ function ExploreAppDetails({ app }: { app: ExploreAppDetail }) {
     <>
       <PageHeader
         title={app.name}
-        description={`by ${app.creator_name}`}
+        description={
+          <>
+            by {app.creator_name}
+            <a href="#reviews" className="mt-1 block w-fit rounded hover:underline">
+              <RatingSummaryLine rating={app.rating} />
+            </a>
+            <HealthLine health={app.health} className="mt-1" />
+          </>
+        }
         actions={
           <div className="sm:text-right">
             <p className="text-2xl font-semibold text-slate-900 tabular-nums">
@@ -72,9 +83,11 @@ function ExploreAppDetails({ app }: { app: ExploreAppDetail }) {
               takesQuery: app.takes_query,
             }}
           />
+          <ReviewsSection app={app} />
           <McpClientCard origin={public_url} slug={app.slug} />
         </div>
         <div className="space-y-6">
+          <HealthCard health={app.health} />
           <Card>
             <CardHeader title="About" />
             <CardBody className="space-y-4">

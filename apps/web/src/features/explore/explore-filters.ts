@@ -22,8 +22,17 @@ export const PRICE_FILTERS: readonly SelectOption[] = [
   { value: "101-", label: "Over $1.00" },
 ];
 
-/** The filters kept in the address (`?q=&type=&mode=&price=&page=`), so a search can be shared. */
-export const FILTER_PARAMS = ["q", "type", "mode", "price", "page"] as const;
+/** Explore's orders (docs/decisions/081); the first is the API's default and is not put in the address. */
+export const SORT_OPTIONS: readonly SelectOption[] = [
+  { value: "", label: "Recommended" },
+  { value: "top_rated", label: "Top rated" },
+  { value: "most_used", label: "Most used" },
+  { value: "newest", label: "Newest" },
+  { value: "price", label: "Price: lowest first" },
+];
+
+/** The filters kept in the address (`?q=&type=&mode=&price=&sort=&page=`), so a search can be shared. */
+export const FILTER_PARAMS = ["q", "type", "mode", "price", "sort", "page"] as const;
 
 function priceBounds(range: string): Pick<ExploreQuery, "min_price_cents" | "max_price_cents"> {
   const known = PRICE_FILTERS.some((option) => option.value === range && range !== "");
@@ -46,6 +55,7 @@ export function exploreQueryOf(params: URLSearchParams): ExploreQuery {
     type: oneOf(params.get("type"), TYPE_FILTERS) as ExploreQuery["type"],
     mode: oneOf(params.get("mode"), MODE_FILTERS) as ExploreQuery["mode"],
     ...priceBounds(params.get("price") ?? ""),
+    sort: oneOf(params.get("sort"), SORT_OPTIONS) as ExploreQuery["sort"],
     ...(Number.isInteger(page) && page > 1 ? { page } : {}),
   };
 }

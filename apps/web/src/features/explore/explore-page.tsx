@@ -14,7 +14,7 @@ import { getErrorMessage } from "../../lib/api-client";
 import { cn } from "../../lib/cn";
 import { useExploreApps } from "./api/list-explore-apps";
 import { ExploreAppCard } from "./explore-app-card";
-import { exploreQueryOf, MODE_FILTERS, PRICE_FILTERS, TYPE_FILTERS } from "./explore-filters";
+import { exploreQueryOf, MODE_FILTERS, PRICE_FILTERS, SORT_OPTIONS, TYPE_FILTERS } from "./explore-filters";
 
 /** /explore: the live public apps, for everyone. */
 export function ExplorePage() {
@@ -22,7 +22,7 @@ export function ExplorePage() {
   const query = exploreQueryOf(params);
   const apps = useExploreApps(query);
   const [search, setSearch] = useState(query.q ?? "");
-  const filtered = [...params.keys()].some((name) => name !== "page");
+  const filtered = [...params.keys()].some((name) => name !== "page" && name !== "sort");
 
   useEffect(() => setSearch(params.get("q") ?? ""), [params]);
 
@@ -65,7 +65,7 @@ export function ExplorePage() {
         title="Explore apps"
         description="AI apps published by creators on Promptmint. Try one here or call it from your code with an API key."
       />
-      <div className="mb-6 grid gap-3 lg:grid-cols-[minmax(0,2fr)_repeat(3,minmax(0,1fr))] lg:items-end">
+      <div className="mb-6 grid gap-3 lg:grid-cols-[minmax(0,2fr)_repeat(4,minmax(0,1fr))] lg:items-end">
         <form aria-label="Search apps" onSubmit={submitSearch} className="flex items-end gap-2">
           <TextField
             label="Search"
@@ -80,10 +80,11 @@ export function ExplorePage() {
             <Search className="size-4" aria-hidden="true" />
           </Button>
         </form>
-        <div className="grid grid-cols-2 gap-3 sm:grid-cols-3 lg:contents">
+        <div className="grid grid-cols-2 gap-3 sm:grid-cols-4 lg:contents">
           {filter("type", "Type", TYPE_FILTERS)}
           {filter("mode", "Mode", MODE_FILTERS)}
-          {filter("price", "Price per call", PRICE_FILTERS, "col-span-2 sm:col-span-1")}
+          {filter("price", "Price per call", PRICE_FILTERS)}
+          {filter("sort", "Sort by", SORT_OPTIONS)}
         </div>
       </div>
 
