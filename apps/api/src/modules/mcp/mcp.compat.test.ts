@@ -13,6 +13,7 @@ import { answerAuthorization, MemoryOAuthProvider } from "../../test/mcp-oauth.t
 import { useCaller, useVendorServer } from "../../test/use-test-server.ts";
 import { reconcile } from "../billing/reconcile.ts";
 import { CHARGE_META_KEY } from "./call-app.ts";
+import { APP_NOT_CALLABLE } from "../applications/callable-app.ts";
 
 let consumerKey: string;
 let brokeKey: string;
@@ -234,7 +235,7 @@ describe("@modelcontextprotocol/sdk", () => {
       arguments: { slug: "no-such-app" },
     })) as CallToolResult;
     expect(result.isError).toBe(true);
-    expect(textOf(result)).toBe("404 not_found: Application not found");
+    expect(textOf(result)).toBe(`404 not_found: ${APP_NOT_CALLABLE}`);
     await client.close();
   });
 
@@ -245,7 +246,7 @@ describe("@modelcontextprotocol/sdk", () => {
       name: "describe_app",
       arguments: { slug: slugs.secret },
     })) as CallToolResult;
-    expect(textOf(result)).toBe("404 not_found: Application not found");
+    expect(textOf(result)).toBe(`404 not_found: ${APP_NOT_CALLABLE}`);
     await client.close();
     const owner = (await creator.api("POST", "/api/keys/", { body: { name: "mine" } })).body.key;
     const own = await connect(appUrl(slugs.secret), withKey(owner));
