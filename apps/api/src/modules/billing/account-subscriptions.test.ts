@@ -73,9 +73,9 @@ describe("GET /api/subscriptions/ (My subscriptions)", () => {
     const [kept] = (await consumer.api("GET", "/api/subscriptions/")).body;
     expect(kept.cancel_at_period_end).toBe(false);
 
-    expect((await creator.api("PATCH", `/api/app/${slug}/`, { body: { visibility: "private" } })).status).toBe(
-      200,
-    );
+    expect(
+      (await creator.api("PATCH", `/api/app/${slug}/`, { body: { visibility: "private" } })).status,
+    ).toBe(200);
     const [stillListed] = (await consumer.api("GET", "/api/subscriptions/")).body;
     expect(stillListed).toMatchObject({ id: subscription.id, application_name: "Summariser" });
     // Its subscriber can still cancel it; anyone else is told the app is not found, as for no app.

@@ -591,7 +591,10 @@ export async function setCancelAtPeriodEnd(
     .where(eq(subscriptions.id, id));
   // A plan withdrawn from sale ends its subscriptions with their periods: resuming one cannot keep it.
   if (!cancel && row && !row.planActive)
-    throw new AppError("conflict", "This plan was withdrawn from sale: the subscription ends with its period");
+    throw new AppError(
+      "conflict",
+      "This plan was withdrawn from sale: the subscription ends with its period",
+    );
   if (row?.stripeSubscriptionId) await setCancelOnStripe(db, options.stripe, row, cancel);
   else await db.update(subscriptions).set({ cancelAtPeriodEnd: cancel }).where(eq(subscriptions.id, id));
   return getSubscription(db, app, subscriberId, id);

@@ -11,9 +11,9 @@ import { applications, invocations } from "../../db/schema/index.ts";
 import { createCaller, fundWallet } from "../../test/caller.ts";
 import { answerAuthorization, MemoryOAuthProvider } from "../../test/mcp-oauth.ts";
 import { useCaller, useVendorServer } from "../../test/use-test-server.ts";
+import { APP_NOT_CALLABLE } from "../applications/callable-app.ts";
 import { reconcile } from "../billing/reconcile.ts";
 import { CHARGE_META_KEY } from "./call-app.ts";
-import { APP_NOT_CALLABLE } from "../applications/callable-app.ts";
 
 let consumerKey: string;
 let brokeKey: string;

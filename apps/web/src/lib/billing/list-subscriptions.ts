@@ -1,6 +1,6 @@
 import { SubscriptionListSchema } from "@promptmint/contracts";
-import { apiRequest } from "../../../lib/api-client";
-import { defineQuery } from "../../../lib/define-query";
+import { apiRequest } from "../api-client";
+import { defineQuery } from "../define-query";
 import { billingQueryKey } from "./billing-keys";
 
 export function subscriptionsQueryKey(appSlug: string) {
