@@ -21,3 +21,4 @@ const subscriptions = defineQuery({
 });
 
 export const useSubscriptions = subscriptions.useQuery;
+export const subscriptionsQueryOptions = subscriptions.options;
