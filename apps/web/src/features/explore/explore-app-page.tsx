@@ -5,6 +5,7 @@ import { Card, CardBody, CardHeader } from "../../components/ui/card";
 import { PageContainer } from "../../components/ui/page-container";
 import { PageHeader } from "../../components/ui/page-header";
 import { QueryStates } from "../../components/ui/query-states";
+import { exampleInputsOf } from "../../lib/example-inputs";
 import { formatCents, formatNumber, formatPriceNotice } from "../../lib/format";
 import { useRuntimeConfig } from "../../lib/runtime-config";
 import { useExploreApp } from "./api/get-explore-app";
@@ -70,6 +71,7 @@ function ExploreAppDetails({ app }: { app: ExploreAppDetail }) {
               slug: app.slug,
               mode,
               inputNames: Object.keys(app.input_schema.properties),
+              exampleInputs: exampleInputsOf(app.input_schema),
               takesQuery: app.takes_query,
             }}
           />
