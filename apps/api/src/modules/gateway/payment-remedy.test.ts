@@ -126,7 +126,9 @@ describe("the 402 remedy in each protocol's shape", () => {
       });
       expect(openai).toEqual(dify);
       expect(mcp).toEqual(dify);
-      expect(JSON.stringify(text)).toContain(`Or subscribe to a plan at ${server.baseUrl}/explore/${slug}#plans.`);
+      expect(JSON.stringify(text)).toContain(
+        `Or subscribe to a plan at ${server.baseUrl}/explore/${slug}#plans.`,
+      );
     });
 
     it("a key past its spend limit: spend_limit_reached, the API keys page, no top-up link, the same in all three", async () => {
