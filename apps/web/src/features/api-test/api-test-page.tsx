@@ -16,10 +16,9 @@ export function ApiTestPage() {
   const [searchParams] = useSearchParams();
   const [slug, setSlug] = useState(() => searchParams.get("app") ?? "");
   const [apiKey, setApiKey] = useState("");
-  // Offer only what the app answers: a completion app has no chat, a chat app is tested as a chat.
-  const mode = useAppMode(slug, apiKey);
-  const offersCompletion = mode !== "chat";
-  const offersChat = mode !== "completion";
+  // Offer only what the app answers: completion-messages answers every app (a chat app one turn,
+  // decision 031), chat-messages only chat and workflow apps, so a completion app has no Test Chat.
+  const offersChat = useAppMode(slug, apiKey) !== "completion";
 
   return (
     <PageContainer className="max-w-6xl">
@@ -42,8 +41,8 @@ export function ApiTestPage() {
         apiKey={apiKey}
         onApiKeyChange={setApiKey}
       />
-      <div className={offersCompletion && offersChat ? "mt-6 grid gap-6 lg:grid-cols-2" : "mt-6"}>
-        {offersCompletion && <CompletionPanel slug={slug} apiKey={apiKey} />}
+      <div className={offersChat ? "mt-6 grid gap-6 lg:grid-cols-2" : "mt-6"}>
+        <CompletionPanel slug={slug} apiKey={apiKey} />
         {/* A conversation belongs to one app and one caller: changing either starts a new one. */}
         {offersChat && <ChatPanel key={`${slug.trim()}\n${apiKey.trim()}`} slug={slug} apiKey={apiKey} />}
       </div>
