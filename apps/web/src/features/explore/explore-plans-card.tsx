@@ -23,7 +23,7 @@ export function ExplorePlansCard({ app }: { app: ExploreAppDetail }) {
   const { isAuthenticated } = useAuth();
   const location = useLocation();
   const navigate = useNavigate();
-  const [searchParams, setSearchParams] = useSearchParams();
+  const [searchParams] = useSearchParams();
   const section = useRef<HTMLElement>(null);
   const [checkoutPlan, setCheckoutPlan] = useState<Package | null>(null);
   const subscriptions = useQuery({ ...subscriptionsQueryOptions(app.slug), enabled: isAuthenticated });
@@ -43,14 +43,15 @@ export function ExplorePlansCard({ app }: { app: ExploreAppDetail }) {
     if (!wanted || !isAuthenticated) return;
     const plan = app.plans.find((candidate) => candidate.id === wanted);
     if (plan) setCheckoutPlan(plan);
-    setSearchParams(
-      (params) => {
-        params.delete(PLAN_PARAM);
-        return params;
-      },
+    const rest = new URLSearchParams(searchParams);
+    rest.delete(PLAN_PARAM);
+    const search = rest.toString();
+    // The hash stays: the page is still "at the plans".
+    navigate(
+      { pathname: location.pathname, search: search ? `?${search}` : "", hash: location.hash },
       { replace: true, preventScrollReset: true },
     );
-  }, [wanted, isAuthenticated, app.plans, setSearchParams]);
+  }, [wanted, isAuthenticated, app.plans, searchParams, navigate, location.pathname, location.hash]);
 
   const subscribe = (plan: Package) => {
     if (isAuthenticated) {

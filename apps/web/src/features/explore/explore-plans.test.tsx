@@ -61,6 +61,7 @@ describe("subscribing from Explore", () => {
 
     const dialog = within(await screen.findByRole("dialog", { name: "Subscribe to Pro" }));
     expect(currentPath(router)).toBe("/explore/haiku-writer");
+    expect(router.state.location.hash).toBe("#plans");
     expect(await dialog.findByRole("radio", { name: /Mastercard •••• 4444/ })).toBeDefined();
     expect(dialog.getByRole("radio", { name: /Use a new card/ })).toBeDefined();
     await userEvent.click(dialog.getByRole("radio", { name: /Pay from wallet/ }));
