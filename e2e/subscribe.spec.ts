@@ -46,8 +46,12 @@ for (const size of [
     await planDialog.getByLabel("Included calls").fill("2");
     await planDialog.getByRole("button", { name: "Create Plan" }).click();
     await expect(planDialog).toBeHidden();
+    // Signed out everywhere (the issuer's session too) before the visitor's turn.
+    const ended = page.waitForResponse((response) => response.url().includes("/oidc/session/end/confirm"));
     await signOut(page);
+    await ended;
     await expect(page).toHaveURL(/\/$/);
+    await expect(page.getByRole("link", { name: "Get Started Free" })).toBeVisible();
 
     // A visitor, signed out, finds the plan where the app is shown and subscribes.
     await page.setViewportSize(size);
