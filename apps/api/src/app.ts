@@ -229,7 +229,7 @@ export async function buildServer(options: BuildAppOptions): Promise<Server> {
     receipts: services.receipts,
   });
   // The embed loader and widget page, framed by creators' allowed sites (their own CSP).
-  await app.register(widgetRoutes, { db, tokens: services.embedTokens });
+  await app.register(widgetRoutes, { db, tokens: services.embedTokens, publicUrl: config.publicUrl });
   if (options.serveWeb !== false && existsSync(path.join(webDist, "index.html"))) {
     await registerWeb(app, config);
   }

@@ -272,6 +272,10 @@ export const SubscriptionSchema = z.object({
 });
 export type Subscription = z.infer<typeof SubscriptionSchema>;
 export const SubscriptionListSchema = z.array(SubscriptionSchema);
+/** One of the caller's subscriptions in a list across apps (My subscriptions): with the app's name. */
+export const AccountSubscriptionSchema = SubscriptionSchema.extend({ application_name: z.string() });
+export type AccountSubscription = z.infer<typeof AccountSubscriptionSchema>;
+export const AccountSubscriptionListSchema = z.array(AccountSubscriptionSchema);
 
 export const CreateSubscriptionSchema = z.strictObject({
   package_id: UuidSchema,

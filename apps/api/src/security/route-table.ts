@@ -704,6 +704,7 @@ export function routeTable(world: World): Record<string, RouteRequest> {
 
     // The owner's subscription to the other creator's public app: the app is visible to both,
     // the subscription only to its subscriber.
+    "GET /api/subscriptions/": { class: "self", url: "/api/subscriptions/" },
     "GET /api/app/{app}/subscriptions/": {
       class: "owned",
       url: `${other}/subscriptions/`,

@@ -28,6 +28,7 @@ describe("route table", () => {
     ["/api-keys", "API Keys"],
     ["/webhooks", "Webhooks"],
     ["/wallet", "Wallet"],
+    ["/subscriptions", "My Subscriptions"],
   ])("shows %s to a signed-in user as '%s'", async (path, title) => {
     stubSignedInApi({
       "GET /api/app/my-app/": () => jsonResponse(applicationFixture({ slug: "my-app" })),

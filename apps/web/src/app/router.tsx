@@ -212,6 +212,14 @@ export const appRoutes: RouteObject[] = [
                   (m) => m.WalletPage,
                 ),
               },
+              // Issue 42: every subscription of the signed-in person, across apps.
+              {
+                path: "/subscriptions",
+                lazy: page(
+                  () => import("../features/subscriptions/my-subscriptions-page"),
+                  (m) => m.MySubscriptionsPage,
+                ),
+              },
               // Issue 17: creators' earnings, payouts through Stripe Connect (or the sandbox), statements.
               {
                 path: "/earnings",

@@ -31,8 +31,8 @@ export function useApplications(options: { enabled?: boolean } = {}) {
   return useQuery({ ...applications.options(), enabled: options.enabled ?? true });
 }
 
-export function useApplication(slug: string) {
-  return useQuery({ ...application.options(slug), enabled: slug !== "" });
+export function useApplication(slug: string, options: { enabled?: boolean } = {}) {
+  return useQuery({ ...application.options(slug), enabled: slug !== "" && (options.enabled ?? true) });
 }
 
 /**

@@ -47,6 +47,25 @@ describe("code samples", () => {
     expect(codeOf({ ...chat, inputNames: [] }, "openai")).not.toContain("inputs");
   });
 
+  it("carry the given key and example inputs, as Python literals in Python", () => {
+    const target = {
+      ...completion,
+      apiKey: "pm_live_secret",
+      exampleInputs: { topic: "example topic", lines: 3, formal: false, note: null },
+    };
+    for (const id of ["curl", "javascript", "python", "dify", "openai"])
+      expect(codeOf(target, id)).toContain("pm_live_secret");
+    expect(codeOf(target, "curl")).not.toContain("YOUR_API_KEY");
+    expect(codeOf(target, "curl")).toContain('"lines": 3');
+    const python = codeOf(
+      { ...target, exampleInputs: { ...target.exampleInputs, quote: "true story" } },
+      "python",
+    );
+    expect(python).toContain('"formal": False');
+    expect(python).toContain('"note": None');
+    expect(python).toContain('"quote": "true story"');
+  });
+
   it("escape single quotes in curl's body", () => {
     expect(codeOf({ ...completion, inputNames: ["it's"] }, "curl")).toContain(`"it'\\''s": "<it'\\''s>"`);
   });

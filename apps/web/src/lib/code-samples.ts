@@ -1,6 +1,6 @@
 // Copy-ready calls of an app's paid endpoints, for the prompt builder and the Explore app page.
 // Every sample calls the real gateway routes (Dify-style /api/app/{slug}/…-messages and the
-// OpenAI-compatible /api/v1/chat/completions) with the caller's key as a placeholder.
+// OpenAI-compatible /api/v1/chat/completions) with the caller's key, or a placeholder for it.
 
 export const API_KEY_PLACEHOLDER = "YOUR_API_KEY";
 const END_USER = "customer-42";
@@ -14,6 +14,10 @@ export interface AppCallTarget {
   inputNames: readonly string[];
   /** Whether the call carries a `query` (chat apps, workflows, apps without inputs). */
   takesQuery: boolean;
+  /** Values the app's input schema accepts (lib/example-inputs.ts); without them, `<name>` placeholders. */
+  exampleInputs?: Record<string, unknown>;
+  /** The caller's key to put in the samples; API_KEY_PLACEHOLDER when not given. */
+  apiKey?: string;
 }
 
 export interface CodeSample {
@@ -31,7 +35,17 @@ export function placeholderInputsOf(names: readonly string[]): Record<string, st
   return Object.fromEntries(names.map((name) => [name, `<${name}>`]));
 }
 
-const inputsOf = (target: AppCallTarget) => placeholderInputsOf(target.inputNames);
+const inputsOf = (target: AppCallTarget) => target.exampleInputs ?? placeholderInputsOf(target.inputNames);
+const keyOf = (target: Pick<AppCallTarget, "apiKey">) => target.apiKey ?? API_KEY_PLACEHOLDER;
+
+/** A JSON value as a Python literal: JSON's true, false and null are True, False and None there. */
+function pythonLiteralOf(value: unknown, spaces: number): string {
+  return JSON.stringify(value, null, spaces).replace(
+    /("(?:[^"\\]|\\.)*")|\b(true|false|null)\b/g,
+    (_match, text: string | undefined, word: string | undefined) =>
+      text ?? (word === "true" ? "True" : word === "false" ? "False" : "None"),
+  );
+}
 
 function requestBodyOf(target: AppCallTarget) {
   return {
@@ -50,7 +64,7 @@ export function curlSampleOf(target: AppCallTarget, body: object = requestBodyOf
   const json = JSON.stringify(body, null, 2);
   return [
     `curl -X POST ${messagesUrlOf(target)} \\`,
-    `  -H "Authorization: Bearer ${API_KEY_PLACEHOLDER}" \\`,
+    `  -H "Authorization: Bearer ${keyOf(target)}" \\`,
     `  -H "Content-Type: application/json" \\`,
     `  -d '${json.replaceAll("'", "'\\''")}'`,
   ].join("\n");
@@ -61,7 +75,7 @@ function javascriptSampleOf(target: AppCallTarget): string {
     `const response = await fetch("${messagesUrlOf(target)}", {`,
     `  method: "POST",`,
     `  headers: {`,
-    `    Authorization: "Bearer ${API_KEY_PLACEHOLDER}",`,
+    `    Authorization: "Bearer ${keyOf(target)}",`,
     `    "Content-Type": "application/json",`,
     `  },`,
     `  body: JSON.stringify(${indent(JSON.stringify(requestBodyOf(target), null, 2), 2)}),`,
@@ -73,14 +87,13 @@ function javascriptSampleOf(target: AppCallTarget): string {
 }
 
 function pythonSampleOf(target: AppCallTarget): string {
-  // Every value is a string, so the JSON is also a valid Python literal.
-  const body = indent(JSON.stringify(requestBodyOf(target), null, 4), 4);
+  const body = indent(pythonLiteralOf(requestBodyOf(target), 4), 4);
   return [
     `import requests`,
     ``,
     `response = requests.post(`,
     `    "${messagesUrlOf(target)}",`,
-    `    headers={"Authorization": "Bearer ${API_KEY_PLACEHOLDER}"},`,
+    `    headers={"Authorization": "Bearer ${keyOf(target)}"},`,
     `    json=${body},`,
     `    timeout=60,`,
     `)`,
@@ -96,7 +109,7 @@ function difySampleOf(target: AppCallTarget): string {
     return [
       `import { ChatClient } from "dify-client";`,
       ``,
-      `const client = new ChatClient("${API_KEY_PLACEHOLDER}", "${baseUrl}");`,
+      `const client = new ChatClient("${keyOf(target)}", "${baseUrl}");`,
       `const response = await client.createChatMessage(${inputs}, "${EXAMPLE_QUERY}", "${END_USER}", false, null);`,
       `console.log(response.data.answer, response.data.conversation_id);`,
     ].join("\n");
@@ -104,7 +117,7 @@ function difySampleOf(target: AppCallTarget): string {
   return [
     `import { CompletionClient } from "dify-client";`,
     ``,
-    `const client = new CompletionClient("${API_KEY_PLACEHOLDER}", "${baseUrl}");`,
+    `const client = new CompletionClient("${keyOf(target)}", "${baseUrl}");`,
     `const response = await client.createCompletionMessage(${inputs}, "${END_USER}", false);`,
     `console.log(response.data.answer);`,
   ].join("\n");
@@ -115,14 +128,14 @@ function openAiSampleOf(target: AppCallTarget): string {
     `import OpenAI from "openai";`,
     ``,
     `const client = new OpenAI({`,
-    `  apiKey: "${API_KEY_PLACEHOLDER}",`,
+    `  apiKey: "${keyOf(target)}",`,
     `  baseURL: "${trimSlash(target.origin)}/api/v1",`,
     `});`,
     `const completion = await client.chat.completions.create({`,
     `  model: "${target.slug}",`,
     `  messages: [{ role: "user", content: "${EXAMPLE_QUERY}" }],`,
   ];
-  if (target.inputNames.length > 0)
+  if (Object.keys(inputsOf(target)).length > 0)
     lines.push(
       `  // Promptmint extension: the app's declared inputs.`,
       `  inputs: ${JSON.stringify(inputsOf(target))},`,

@@ -30,6 +30,8 @@ export function stubBillingApi(options: BillingApiOptions = {}) {
     paymentMethods: options.paymentMethods ?? [],
   };
   const api = stubSignedInApi({
+    "GET /api/app/": () =>
+      jsonResponse(options.owner ? [applicationFixture({ slug: "my-app", name: "My App" })] : []),
     [`GET ${APP}/`]: () =>
       options.owner
         ? jsonResponse(applicationFixture({ slug: "my-app", name: "My App" }))

@@ -13,6 +13,7 @@ import { type Caller, createCaller, fundWallet, settledWallet } from "../../test
 import { useCaller, useTestServer } from "../../test/use-test-server.ts";
 import { walletBalances } from "../billing/balances.ts";
 import { reconcile } from "../billing/reconcile.ts";
+import { APP_NOT_CALLABLE } from "./callable-app.ts";
 
 // Issue 16 item 5 (docs/decisions/023): deleting an app with money history archives it; its
 // subscribers get the unused part of their period back; an app without money history is erased.
@@ -112,7 +113,7 @@ describe("deleting an app with money history", () => {
     expect((await caller.api("GET", `/api/explore/apps/${slug}`)).status).toBe(404);
     const refused = await callApp(caller, slug);
     expect(refused.status).toBe(404);
-    expect(refused.body.message).toBe("Application not found");
+    expect(refused.body.message).toBe(APP_NOT_CALLABLE);
     expect((await subscriber.api("GET", `/api/app/${slug}/subscriptions/`)).status).toBe(404);
     // Its slug stays taken: old clients never reach, and pay, a different app.
     expect((await creator.api("POST", "/api/app/", { body: { name: "New", slug } })).status).toBe(409);

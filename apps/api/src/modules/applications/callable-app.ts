@@ -1,9 +1,18 @@
 import { and, eq, or } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { type ApplicationRow, applications } from "../../db/schema/index.ts";
-import { notFound } from "../../lib/errors.ts";
+import { AppError } from "../../lib/errors.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { findApplicationBySlugCached, openApplicationsWhere } from "./applications.service.ts";
+
+/**
+ * What a caller is told when an app cannot be called: the same words whether the app is missing or
+ * someone else's private or draft app (no existence oracle), but naming the usual reason (issue 42).
+ */
+export const APP_NOT_CALLABLE =
+  "Application not found. If it is yours, check it is Public and Live; a private or draft app answers only its owner.";
+
+const notCallable = () => new AppError("not_found", APP_NOT_CALLABLE);
 
 /**
  * DESIGN.md §5: the owner may call any of their apps; others only live apps that are public or
@@ -15,9 +24,9 @@ export async function findCallableApp(
   caller: LocalUser,
 ): Promise<ApplicationRow> {
   const app = await findApplicationBySlugCached(db, slug);
-  if (!app) throw notFound("Application");
+  if (!app) throw notCallable();
   if (app.ownerId === caller.id) return app;
-  if (app.status !== "live" || app.visibility === "private") throw notFound("Application");
+  if (app.status !== "live" || app.visibility === "private") throw notCallable();
   return app;
 }
 

@@ -35,6 +35,8 @@ export interface AuthGuards {
   requireCaller(request: FastifyRequest): Promise<void>;
   /** requireCaller at a protected resource of its own (an MCP endpoint): its tokens are accepted too. */
   requireCallerAt(request: FastifyRequest, resource: string): Promise<void>;
+  /** Whether this address is in ADMIN_EMAILS: verifying it would make its owner an operator. */
+  isBootstrapOperator(email: string): boolean;
   /** Creates or updates the local user from the token (login/register). */
   signInUser(token: VerifiedToken, options: { creator: boolean }): Promise<LocalUser>;
 }
@@ -130,6 +132,7 @@ export function createAuthGuards(options: {
     ),
     requireCaller: authenticates((request: FastifyRequest) => requireCaller(request)),
     requireCallerAt: requireCaller,
+    isBootstrapOperator: (email) => options.adminEmails.includes(email.toLowerCase()),
     async signInUser(token, { creator }) {
       const user = await options.emailVerification.refresh(
         await upsertUserFromToken(options.db, await withProfileClaims(token), {
@@ -196,12 +199,19 @@ export function operatorGuard(db: Database, guards: AuthGuards) {
   return async (request: FastifyRequest) => {
     await guards.requireUser(request);
     const user = currentUser(request);
-    if (!user.emailVerified)
+    // Verifying the address helps only someone who would then be an operator (a held role, or an
+    // ADMIN_EMAILS address); anyone else is told plainly they are not one (issue 42).
+    const wouldBeOperator =
+      guards.isBootstrapOperator(user.email) || (await isOperator(db, { ...user, emailVerified: true }));
+    if (!user.emailVerified && wouldBeOperator)
       throw new AppError(
         "email_unverified",
         `Only the platform's operators may use /admin, and ${user.email} is not verified yet: open the link we mailed to it (or resend it)`,
       );
     if (!(await isOperator(db, user)))
-      throw new AppError("forbidden", "Only the platform's operators may use /admin");
+      throw new AppError(
+        "forbidden",
+        "Only the platform's operators may use /admin, and you are not one: an operator grants the role (npm run admin -- grant)",
+      );
   };
 }

@@ -1,4 +1,5 @@
 import {
+  AccountSubscriptionListSchema,
   CreatePackageSchema,
   CreatePaymentMethodSchema,
   CreateSubscriptionSchema,
@@ -18,7 +19,7 @@ import { z } from "zod";
 import type { Database } from "../../db/client.ts";
 import { errorResponses } from "../../lib/api-document.ts";
 import { invalidFields } from "../../lib/errors.ts";
-import { getOwnApplication } from "../applications/applications.service.ts";
+import { findApplicationBySlugCached, getOwnApplication } from "../applications/applications.service.ts";
 import { findCallableApp } from "../applications/callable-app.ts";
 import { type AuthGuards, currentUser } from "../auth/authenticate.ts";
 import { refuseUncoveredPrice } from "../prompts/cost-guard.ts";
@@ -33,6 +34,8 @@ import { createPackage, deactivatePackage, findPackage, listPackages, updatePack
 import type { StripeGateway } from "./stripe-gateway.ts";
 import {
   getSubscription,
+  isSubscriptionOf,
+  listAccountSubscriptions,
   listSubscriptions,
   setCancelAtPeriodEnd,
   subscribe,
@@ -64,13 +67,27 @@ export const plansRoutes: FastifyPluginAsyncZod<{
   const owned = (request: Parameters<typeof currentUser>[0], slug: string) =>
     getOwnApplication(db, currentUser(request), slug);
   const onRequest = guards.requireUser;
+  /**
+   * The app of the caller's subscription `id`: one they may call, or one gone private or draft since
+   * they subscribed (so My subscriptions can still cancel it). Anyone else gets the app's 404.
+   */
+  const subscribedApp = async (request: Parameters<typeof currentUser>[0], slug: string, id: string) => {
+    try {
+      return await visible(request, slug);
+    } catch (refused) {
+      const application = await findApplicationBySlugCached(db, slug);
+      if (application && (await isSubscriptionOf(db, application.id, currentUser(request).id, id)))
+        return application;
+      throw refused;
+    }
+  };
   /** Sets whether the caller's subscription `params.id` to app `params.app` ends with its period. */
   const cancelAtPeriodEnd = async (
     request: Parameters<typeof currentUser>[0] & { params: { app: string; id: string } },
     cancel: boolean,
   ) =>
     setCancelAtPeriodEnd(db, {
-      app: await visible(request, request.params.app),
+      app: await subscribedApp(request, request.params.app, request.params.id),
       subscriberId: currentUser(request).id,
       id: request.params.id,
       cancel,
@@ -171,6 +188,21 @@ export const plansRoutes: FastifyPluginAsyncZod<{
   );
 
   app.get(
+    "/subscriptions/",
+    {
+      schema: {
+        tags,
+        summary: "All your subscriptions, across apps",
+        description:
+          "Newest first, each with its app's slug and name. Cancel or resume one at `/app/{app}/subscriptions/{id}/` (PATCH `cancel_at_period_end`).",
+        security,
+        response: { 200: AccountSubscriptionListSchema, ...errors },
+      },
+      onRequest,
+    },
+    async (request) => listAccountSubscriptions(db, currentUser(request).id),
+  );
+  app.get(
     "/app/:app/subscriptions/",
     {
       schema: {
@@ -238,7 +270,7 @@ export const plansRoutes: FastifyPluginAsyncZod<{
     async (request) =>
       getSubscription(
         db,
-        await visible(request, request.params.app),
+        await subscribedApp(request, request.params.app, request.params.id),
         currentUser(request).id,
         request.params.id,
       ),

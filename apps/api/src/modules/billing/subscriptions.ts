@@ -1,4 +1,4 @@
-import { isUuid, type Subscription } from "@promptmint/contracts";
+import { type AccountSubscription, isUuid, type Subscription } from "@promptmint/contracts";
 import { and, desc, eq, inArray, isNull, lte, sql } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import {
@@ -85,12 +85,16 @@ function nextTermsOf(row: SubscriptionRow, versions: PlanTerms[]): Subscription[
  */
 async function withTerms(
   db: Database,
-  rows: { subscription: SubscriptionRow; name: string; planActive: boolean }[],
-  appSlug: string,
+  rows: { subscription: SubscriptionRow; name: string; planActive: boolean; appSlug: string }[],
 ): Promise<Subscription[]> {
   const terms = await loadPlanTerms(db, [...new Set(rows.map((row) => row.subscription.packageId))]);
   return rows.map((row) => {
-    const shown = toSubscription(row.subscription, row.name, appSlug, terms.get(row.subscription.packageId));
+    const shown = toSubscription(
+      row.subscription,
+      row.name,
+      row.appSlug,
+      terms.get(row.subscription.packageId),
+    );
     const ends = !row.planActive && shown.renews_from === "wallet" && shown.status === "active";
     return ends ? { ...shown, cancel_at_period_end: true, next_terms: null } : shown;
   });
@@ -107,7 +111,60 @@ export async function listSubscriptions(
     .innerJoin(packages, eq(packages.id, subscriptions.packageId))
     .where(and(eq(subscriptions.applicationId, app.id), eq(subscriptions.subscriberId, subscriberId)))
     .orderBy(desc(subscriptions.createdAt));
-  return withTerms(db, rows, app.slug);
+  return withTerms(
+    db,
+    rows.map((row) => ({ ...row, appSlug: app.slug })),
+  );
+}
+
+/**
+ * Every subscription of one person across apps, newest first, with each app's name: the apps
+ * need not be callable any more (a private or archived app's subscription still shows, to cancel).
+ */
+export async function listAccountSubscriptions(
+  db: Database,
+  subscriberId: string,
+): Promise<AccountSubscription[]> {
+  const rows = await db
+    .select({
+      subscription: subscriptions,
+      name: packages.name,
+      planActive: packages.isActive,
+      appSlug: applications.slug,
+      appName: applications.name,
+    })
+    .from(subscriptions)
+    .innerJoin(packages, eq(packages.id, subscriptions.packageId))
+    .innerJoin(applications, eq(applications.id, subscriptions.applicationId))
+    .where(eq(subscriptions.subscriberId, subscriberId))
+    .orderBy(desc(subscriptions.createdAt));
+  const shown = await withTerms(db, rows);
+  return shown.map((subscription, index) => ({
+    ...subscription,
+    application_name: rows[index]?.appName ?? subscription.application_slug,
+  }));
+}
+
+/** Whether `id` is a subscription of `subscriberId` to the app `applicationId`. */
+export async function isSubscriptionOf(
+  db: Database,
+  applicationId: string,
+  subscriberId: string,
+  id: string,
+): Promise<boolean> {
+  if (!isUuid(id)) return false;
+  const [row] = await db
+    .select({ id: subscriptions.id })
+    .from(subscriptions)
+    .where(
+      and(
+        eq(subscriptions.id, id),
+        eq(subscriptions.applicationId, applicationId),
+        eq(subscriptions.subscriberId, subscriberId),
+      ),
+    )
+    .limit(1);
+  return row !== undefined;
 }
 
 export async function getSubscription(
@@ -131,7 +188,7 @@ export async function getSubscription(
         .limit(1)
     : [];
   if (!row) throw notFound("Subscription");
-  const [subscription] = await withTerms(db, [row], app.slug);
+  const [subscription] = await withTerms(db, [{ ...row, appSlug: app.slug }]);
   if (!subscription) throw notFound("Subscription");
   return subscription;
 }
@@ -524,9 +581,20 @@ export async function setCancelAtPeriodEnd(
   if (current.status !== "active")
     throw new AppError("conflict", "Only an active subscription can be changed");
   const [row] = await db
-    .select({ id: subscriptions.id, stripeSubscriptionId: subscriptions.stripeSubscriptionId })
+    .select({
+      id: subscriptions.id,
+      stripeSubscriptionId: subscriptions.stripeSubscriptionId,
+      planActive: packages.isActive,
+    })
     .from(subscriptions)
+    .innerJoin(packages, eq(packages.id, subscriptions.packageId))
     .where(eq(subscriptions.id, id));
+  // A plan withdrawn from sale ends its subscriptions with their periods: resuming one cannot keep it.
+  if (!cancel && row && !row.planActive)
+    throw new AppError(
+      "conflict",
+      "This plan was withdrawn from sale: the subscription ends with its period",
+    );
   if (row?.stripeSubscriptionId) await setCancelOnStripe(db, options.stripe, row, cancel);
   else await db.update(subscriptions).set({ cancelAtPeriodEnd: cancel }).where(eq(subscriptions.id, id));
   return getSubscription(db, app, subscriberId, id);

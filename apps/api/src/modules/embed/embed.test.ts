@@ -107,6 +107,10 @@ describe("the widget page", () => {
     expect(allowed.token).toMatch(/^ey/);
     expect(allowed.csp).toContain(`frame-ancestors http://localhost:8080 ${SHOP}`);
     expect(allowed.html).toContain('aria-label="Conversation"');
+    // A visitor can reach the app's plans on Promptmint, in a new tab (issue 42).
+    expect(allowed.html).toMatch(
+      new RegExp(`<a href="[^"]*/explore/${slug}#plans" target="_blank" rel="noopener">Plans</a>`),
+    );
 
     for (const hostPage of ["https://evil.example/", undefined]) {
       const refused = await loadWidget(slug, hostPage);

@@ -13,6 +13,8 @@ export interface WidgetConfig {
   mode: "completion" | "chat";
   token: string;
   fields: WidgetField[];
+  /** The app's plans on Promptmint (`/explore/{slug}#plans`), where a visitor can subscribe. */
+  plansUrl: string;
 }
 
 function layout(title: string, body: string, scripts: string[] = []): string {
@@ -58,7 +60,7 @@ ${fields}
   </label>
   <button type="submit">Send</button>
 </form>
-<footer>Powered by Promptmint</footer>`,
+<footer><a href="${escapeHtml(config.plansUrl)}" target="_blank" rel="noopener">Plans</a> · Powered by Promptmint</footer>`,
     ["/embed/assets/widget.js"],
   );
 }

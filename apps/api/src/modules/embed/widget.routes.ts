@@ -44,10 +44,12 @@ async function widgetFields(db: Database, application: ApplicationRow): Promise<
 }
 
 /** `/embed.js` (the snippet's loader) and `/embed/{slug}` (the widget page it frames). */
-export const widgetRoutes: FastifyPluginAsyncZod<{ db: Database; tokens: EmbedTokens }> = async (
-  app,
-  { db, tokens },
-) => {
+export const widgetRoutes: FastifyPluginAsyncZod<{
+  db: Database;
+  tokens: EmbedTokens;
+  /** Where Promptmint's pages are served: the widget links to the app's plans there. */
+  publicUrl: string;
+}> = async (app, { db, tokens, publicUrl }) => {
   app.get("/embed.js", { schema: { hide: true } }, async (_request, reply) =>
     reply.type(loader.type).header("cache-control", "public, max-age=300").send(loader.body),
   );
@@ -91,6 +93,7 @@ export const widgetRoutes: FastifyPluginAsyncZod<{ db: Database; tokens: EmbedTo
           mode: application.interactionMode,
           token: await tokens.issue(application.id, hostOrigin),
           fields: await widgetFields(db, application),
+          plansUrl: `${publicUrl.replace(/\/+$/, "")}/explore/${encodeURIComponent(application.slug)}#plans`,
         }),
       );
     },

@@ -6,6 +6,7 @@ import { createCaller, fundWallet } from "../../test/caller.ts";
 import { createTestDatabase } from "../../test/database.ts";
 import { startTestServer } from "../../test/server.ts";
 import { useCaller, useVendorServer } from "../../test/use-test-server.ts";
+import { APP_NOT_CALLABLE } from "../applications/callable-app.ts";
 
 let consumerKey: string;
 
@@ -183,7 +184,14 @@ describe("access and validation", () => {
         body: { inputs: { query: "hi" } },
       });
       expect(other.status).toBe(404);
-      expect(other.body.message).toBe("Application not found");
+      expect(other.body.message).toBe(APP_NOT_CALLABLE);
+      // The same words as for an app that does not exist: the hint leaks nothing.
+      const missing = await consumer.api("POST", "/api/app/no-such-app/completion-messages", {
+        auth: consumerKey,
+        body: { inputs: { query: "hi" } },
+      });
+      expect(missing.status).toBe(404);
+      expect(missing.body).toEqual(other.body);
       const owner = await creator.api("POST", `/api/app/${slug}/completion-messages`, {
         body: { inputs: { query: "hi" } },
       });

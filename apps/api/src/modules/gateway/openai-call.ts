@@ -111,7 +111,12 @@ function asModelNotFound(error: unknown, field: string | undefined): unknown {
  */
 export function unknownModel(error: unknown, model: string): unknown {
   if (!(error instanceof AppError) || error.code !== "not_found") return error;
-  return new OpenAiError("not_found", "model_not_found", `The model '${model}' does not exist`, "model");
+  return new OpenAiError(
+    "not_found",
+    "model_not_found",
+    `The model '${model}' does not exist. If it is your app, check it is Public and Live; a private or draft app answers only its owner.`,
+    "model",
+  );
 }
 
 /**

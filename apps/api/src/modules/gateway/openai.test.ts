@@ -108,7 +108,9 @@ it("lists callable apps as models and answers errors in OpenAI's shape", async (
   ).rejects.toMatchObject({
     status: 404,
     error: {
-      message: "The model 'no-such-app' does not exist",
+      message: expect.stringMatching(
+        /^The model 'no-such-app' does not exist\. If it is your app, check it is Public and Live/,
+      ),
       type: "invalid_request_error",
       code: "model_not_found",
       param: "model",

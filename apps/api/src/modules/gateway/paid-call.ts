@@ -144,7 +144,7 @@ export async function openPaidCall(
       throw withOffers(error, {
         topUpUrl: `${deps.publicUrl}/wallet`,
         keysUrl: `${deps.publicUrl}/api-keys`,
-        plansUrl: `${deps.publicUrl}/explore/${application.slug}`,
+        plansUrl: `${deps.publicUrl}/explore/${application.slug}#plans`,
         ...deps.agentPayments?.offers(effectivePriceCents(application)),
       });
     });

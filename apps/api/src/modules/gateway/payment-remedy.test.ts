@@ -47,7 +47,7 @@ describe("the 402 remedy in each protocol's shape", () => {
       remedy: {
         missing: "insufficient_funds",
         top_up_url: `${server.baseUrl}/wallet`,
-        plans_url: `${server.baseUrl}/explore/${slug}`,
+        plans_url: `${server.baseUrl}/explore/${slug}#plans`,
         price_cents: PRICE_CENTS,
         balance_micros: 0,
         x402: { accepted: true, amount: "70000", network: X402_TEST_NETWORK },
@@ -119,14 +119,16 @@ describe("the 402 remedy in each protocol's shape", () => {
       expect(dify).toEqual({
         missing: "insufficient_funds",
         top_up_url: `${server.baseUrl}/wallet`,
-        plans_url: `${server.baseUrl}/explore/${slug}`,
+        plans_url: `${server.baseUrl}/explore/${slug}#plans`,
         price_cents: PRICE_CENTS,
         balance_micros: 0,
         x402: expect.objectContaining({ accepted: true, amount: "70000" }),
       });
       expect(openai).toEqual(dify);
       expect(mcp).toEqual(dify);
-      expect(JSON.stringify(text)).toContain(`Or subscribe to a plan at ${server.baseUrl}/explore/${slug}.`);
+      expect(JSON.stringify(text)).toContain(
+        `Or subscribe to a plan at ${server.baseUrl}/explore/${slug}#plans.`,
+      );
     });
 
     it("a key past its spend limit: spend_limit_reached, the API keys page, no top-up link, the same in all three", async () => {
@@ -141,7 +143,7 @@ describe("the 402 remedy in each protocol's shape", () => {
       expect(dify).toEqual({
         missing: "spend_limit_reached",
         keys_url: `${server.baseUrl}/api-keys`,
-        plans_url: `${server.baseUrl}/explore/${slug}`,
+        plans_url: `${server.baseUrl}/explore/${slug}#plans`,
         price_cents: PRICE_CENTS,
         limit: { kind: "key_spend_limit", limit_cents: 5, spent_micros: 0, period: "never", resets_at: null },
         x402: expect.objectContaining({ accepted: true }),

@@ -167,13 +167,13 @@ describe("@modelcontextprotocol/sdk", () => {
     expect(result.isError).toBe(true);
     expect(textOf(result)).toContain("402 payment_required");
     expect(textOf(result)).toContain(`${server.baseUrl}/wallet`);
-    expect(textOf(result)).toContain(`${server.baseUrl}/explore/${slugs.plain}`);
+    expect(textOf(result)).toContain(`${server.baseUrl}/explore/${slugs.plain}#plans`);
     // The remedy the same refusal carries in a Dify or OpenAI 402 (gateway/payment-remedy.test.ts
     // compares them), plus the tool's price.
     expect(result._meta?.[REMEDY_META_KEY]).toEqual({
       missing: "insufficient_funds",
       top_up_url: `${server.baseUrl}/wallet`,
-      plans_url: `${server.baseUrl}/explore/${slugs.plain}`,
+      plans_url: `${server.baseUrl}/explore/${slugs.plain}#plans`,
       price_cents: 7,
       balance_micros: 0,
       price: expect.objectContaining({ amount: "0.07", amount_cents: 7, currency: "USD", per: "call" }),

@@ -11,6 +11,7 @@ import { applications, invocations } from "../../db/schema/index.ts";
 import { createCaller, fundWallet } from "../../test/caller.ts";
 import { answerAuthorization, MemoryOAuthProvider } from "../../test/mcp-oauth.ts";
 import { useCaller, useVendorServer } from "../../test/use-test-server.ts";
+import { APP_NOT_CALLABLE } from "../applications/callable-app.ts";
 import { reconcile } from "../billing/reconcile.ts";
 import { CHARGE_META_KEY } from "./call-app.ts";
 
@@ -234,7 +235,7 @@ describe("@modelcontextprotocol/sdk", () => {
       arguments: { slug: "no-such-app" },
     })) as CallToolResult;
     expect(result.isError).toBe(true);
-    expect(textOf(result)).toBe("404 not_found: Application not found");
+    expect(textOf(result)).toBe(`404 not_found: ${APP_NOT_CALLABLE}`);
     await client.close();
   });
 
@@ -245,7 +246,7 @@ describe("@modelcontextprotocol/sdk", () => {
       name: "describe_app",
       arguments: { slug: slugs.secret },
     })) as CallToolResult;
-    expect(textOf(result)).toBe("404 not_found: Application not found");
+    expect(textOf(result)).toBe(`404 not_found: ${APP_NOT_CALLABLE}`);
     await client.close();
     const owner = (await creator.api("POST", "/api/keys/", { body: { name: "mine" } })).body.key;
     const own = await connect(appUrl(slugs.secret), withKey(owner));

@@ -6,6 +6,7 @@ import {
   type LucideIcon,
   Package,
   PiggyBank,
+  Repeat,
   ShieldCheck,
   Wallet,
 } from "lucide-react";
@@ -24,8 +25,8 @@ export interface NavItem {
 export const EXPLORE_NAV_ITEM: NavItem = { to: "/explore", label: "Explore", icon: Compass };
 
 /**
- * The signed-in navigation of SPEC §2 plus Explore and the Wallet (what someone who only calls
- * apps needs), shared by the bar and the mobile menu.
+ * The signed-in navigation of SPEC §2 plus Explore, the Wallet and My subscriptions (what someone
+ * who only calls apps needs), shared by the bar and the mobile menu.
  */
 export const NAV_ITEMS: readonly NavItem[] = [
   { to: "/dashboard", label: "Dashboard", icon: LayoutDashboard, end: true },
@@ -35,6 +36,7 @@ export const NAV_ITEMS: readonly NavItem[] = [
   { to: "/api-test", label: "API Test", icon: FlaskConical },
   EXPLORE_NAV_ITEM,
   { to: "/wallet", label: "Wallet", icon: Wallet },
+  { to: "/subscriptions", label: "Subscriptions", icon: Repeat },
 ];
 
 /** Only for the platform's operators (the operator role, verified address): the server says who they are. */

@@ -160,6 +160,7 @@ describe("navigation bar", () => {
       "API Test",
       "Explore",
       "Wallet",
+      "Subscriptions",
       "Profile",
       "API Keys",
       "Webhooks",

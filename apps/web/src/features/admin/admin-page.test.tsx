@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { stubSignedInApi } from "../../test/api-stubs";
 import { createTestAuth } from "../../test/auth-state";
 import { jsonResponse } from "../../test/fetch-stub";
+import { profileFixture } from "../../test/fixtures";
 import { renderRoute } from "../../test/render-route";
 
 function overviewFixture(suspended = false): AdminOverview {
@@ -142,6 +143,47 @@ describe("/admin", () => {
     );
     const nav = screen.getByRole("navigation", { name: "Main" });
     expect(within(nav).queryByRole("link", { name: "Admin" })).toBeNull();
+  });
+
+  it("tells a non-operator with an unverified address they are not an operator, not to verify it", async () => {
+    stubSignedInApi(
+      {
+        "GET /api/admin/access": () =>
+          jsonResponse(
+            {
+              code: "forbidden",
+              message: "Only the platform's operators may use /admin, and you are not one",
+            },
+            403,
+          ),
+        "GET /api/auth/roles/": () => jsonResponse({ roles: ["user"], is_creator: false }),
+      },
+      profileFixture({ emailVerified: false }),
+    );
+    renderRoute("/admin", { auth: createTestAuth("signed-in") });
+
+    expect(await screen.findByText(/and you are not one/)).toBeTruthy();
+    expect(screen.queryByText("Verify your email address")).toBeNull();
+  });
+
+  it("asks a future operator (their address not verified yet) to verify it", async () => {
+    stubSignedInApi(
+      {
+        "GET /api/admin/access": () =>
+          jsonResponse(
+            {
+              code: "email_unverified",
+              message: "Only the platform's operators may use /admin, and a@b.test is not verified yet",
+            },
+            403,
+          ),
+        "GET /api/auth/roles/": () => jsonResponse({ roles: ["user"], is_creator: false }),
+      },
+      profileFixture({ emailVerified: false }),
+    );
+    renderRoute("/admin", { auth: createTestAuth("signed-in") });
+
+    expect(await screen.findByText("Verify your email address")).toBeTruthy();
   });
 
   it("counts the day shown in To: the API's exclusive `to` is the day after", async () => {

@@ -12,7 +12,7 @@ import { PageContainer } from "../../components/ui/page-container";
 import { PageHeader } from "../../components/ui/page-header";
 import { LoadingState } from "../../components/ui/spinner";
 import { StatCard } from "../../components/ui/stat-card";
-import { getErrorMessage } from "../../lib/api-client";
+import { ApiClientError, getErrorMessage } from "../../lib/api-client";
 import { formatCents, formatDateTime, formatMicros } from "../../lib/format";
 import { useAdminAccess } from "../../lib/operator-query";
 import { ExposureSection } from "./admin-exposure";
@@ -52,7 +52,10 @@ export function AdminPage() {
     return (
       <PageContainer className="max-w-7xl">
         {header}
-        <EmailVerificationNotice className="mb-6" reason="Operator access needs a verified address." />
+        {/* Only when verifying would make them an operator: the server says so (issue 42). */}
+        {access.error instanceof ApiClientError && access.error.code === "email_unverified" && (
+          <EmailVerificationNotice className="mb-6" reason="Operator access needs a verified address." />
+        )}
         <AccessDeniedState
           title="This page is for the platform's operators"
           reason={getErrorMessage(access.error)}

@@ -6,7 +6,7 @@ import { Button } from "../../components/ui/button";
 import { Card, CardBody, CardHeader } from "../../components/ui/card";
 import { TextField } from "../../components/ui/text-field";
 import { ApiClientError, getErrorMessage } from "../../lib/api-client";
-import { useCreateApiKey } from "./api/create-api-key";
+import { useCreateApiKey } from "../../lib/api-keys/create-api-key";
 import { draftOf, type KeyOptionErrors, KeyOptionsFields, parseDraft } from "./key-options-fields";
 
 export function CreateApiKeyForm({ onCreated }: { onCreated: (key: CreatedApiKey) => void }) {

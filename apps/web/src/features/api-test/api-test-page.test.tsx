@@ -140,6 +140,34 @@ describe("API test console", () => {
     );
   });
 
+  it("offers only what the app answers: no Test Chat for a completion app, both for a chat app", async () => {
+    const info = (mode: string) => () =>
+      jsonResponse({
+        name: "App",
+        description: "",
+        tags: [],
+        mode,
+        price_cents: 1,
+        pending_price_cents: null,
+        pending_price_at: null,
+      });
+    stubSignedInApi({
+      "GET /api/app/": () => jsonResponse(apps),
+      "GET /api/app/blog-writer/info": info("completion"),
+      "GET /api/app/support-bot/info": info("chat"),
+    });
+    renderRoute("/api-test?app=blog-writer", { auth: createTestAuth("signed-in") });
+
+    await waitFor(() => expect(screen.queryByRole("heading", { name: "Test Chat" })).toBeNull());
+    expect(screen.getByRole("heading", { name: "Test Completion" })).toBeDefined();
+
+    const slug = screen.getByLabelText("App Slug");
+    await userEvent.clear(slug);
+    await userEvent.type(slug, "support-bot");
+    expect(await screen.findByRole("heading", { name: "Test Chat" })).toBeDefined();
+    expect(screen.getByRole("heading", { name: "Test Completion" })).toBeDefined();
+  });
+
   it("continues a chat conversation until 'New conversation'", async () => {
     let turn = 0;
     const api = stubSignedInApi({

@@ -5,6 +5,7 @@ import { Alert } from "../../components/ui/alert";
 import { PageContainer } from "../../components/ui/page-container";
 import { PageHeader } from "../../components/ui/page-header";
 import { SandboxModelNotice } from "../../components/ui/sandbox-model-notice";
+import { useAppMode } from "./api/get-app-mode";
 import { ChatPanel } from "./chat-panel";
 import { CompletionPanel } from "./completion-panel";
 import { TestTargetCard } from "./test-target-card";
@@ -15,6 +16,9 @@ export function ApiTestPage() {
   const [searchParams] = useSearchParams();
   const [slug, setSlug] = useState(() => searchParams.get("app") ?? "");
   const [apiKey, setApiKey] = useState("");
+  // Offer only what the app answers: completion-messages answers every app (a chat app one turn,
+  // decision 031), chat-messages only chat and workflow apps, so a completion app has no Test Chat.
+  const offersChat = useAppMode(slug, apiKey) !== "completion";
 
   return (
     <PageContainer className="max-w-6xl">
@@ -37,10 +41,10 @@ export function ApiTestPage() {
         apiKey={apiKey}
         onApiKeyChange={setApiKey}
       />
-      <div className="mt-6 grid gap-6 lg:grid-cols-2">
+      <div className={offersChat ? "mt-6 grid gap-6 lg:grid-cols-2" : "mt-6"}>
         <CompletionPanel slug={slug} apiKey={apiKey} />
         {/* A conversation belongs to one app and one caller: changing either starts a new one. */}
-        <ChatPanel key={`${slug.trim()}\n${apiKey.trim()}`} slug={slug} apiKey={apiKey} />
+        {offersChat && <ChatPanel key={`${slug.trim()}\n${apiKey.trim()}`} slug={slug} apiKey={apiKey} />}
       </div>
     </PageContainer>
   );

@@ -133,6 +133,7 @@ export function CreateApplicationForm({
   const { handleSubmit, setError, watch } = form;
   const field = registeredField(form);
   const type = watch("type");
+  const visibility = watch("visibility");
   const priceCents = watch("price_cents");
   useEffect(() => onTypeChange?.(type), [type, onTypeChange]);
 
@@ -176,8 +177,19 @@ export function CreateApplicationForm({
             {...field("interaction_mode")}
           />
         )}
-        <SelectField label="Visibility" required options={VISIBILITY_OPTIONS} {...field("visibility")} />
+        <SelectField
+          label="Visibility"
+          required
+          options={VISIBILITY_OPTIONS}
+          hint={visibilityHint(visibility)}
+          {...field("visibility")}
+        />
       </div>
+      <Alert tone="info" title="Who can call it">
+        A new application starts as a Draft. Only you can call a private or draft app (your own calls are
+        free); anyone else is told it was not found. To let others call it and pay, make it Public (or Embed)
+        and set it Live from its page.
+      </Alert>
 
       {type === "workflow" && (
         <fieldset className="space-y-5 rounded-lg border border-slate-200 bg-slate-50/60 p-4">
@@ -222,6 +234,13 @@ export function CreateApplicationForm({
       </div>
     </form>
   );
+}
+
+/** What the chosen visibility means for callers, once the app is Live (issue 42). */
+export function visibilityHint(visibility: Visibility): string {
+  if (visibility === "private") return "Only you can call a private or draft app.";
+  if (visibility === "public") return "Listed in Explore; anyone signed in can call it once it is Live.";
+  return "Listed in Explore and embeddable in other websites; anyone can call it once it is Live.";
 }
 
 /** "At least $0.07 per call for the starter model (gpt4)": the floor, where the price is typed. */

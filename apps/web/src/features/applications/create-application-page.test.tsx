@@ -30,6 +30,20 @@ describe("create application", () => {
     expect(screen.getByRole("link", { name: "Cancel" }).getAttribute("href")).toBe("/applications");
   });
 
+  it("says what Private and Draft mean for callers, as the visibility changes", async () => {
+    stubSignedInApi();
+    renderCreate();
+
+    expect(
+      await screen.findByText(
+        /A new application starts as a Draft\. Only you can call a private or draft app/,
+      ),
+    ).toBeDefined();
+    expect(describedBy(field("Visibility"))).toContain("Only you can call a private or draft app.");
+    await userEvent.selectOptions(field("Visibility"), "public");
+    expect(describedBy(field("Visibility"))).toContain("anyone signed in can call it once it is Live");
+  });
+
   it("names the chosen type in the page's badge as the type select changes", async () => {
     stubSignedInApi();
     renderCreate();

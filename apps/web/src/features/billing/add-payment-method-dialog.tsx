@@ -1,5 +1,10 @@
 import { type FormEvent, useState } from "react";
 import { toast } from "sonner";
+import {
+  BillingAddressFields,
+  readStripeEntry,
+  useBillingAddressEntry,
+} from "../../components/billing/billing-address-fields";
 import { Alert } from "../../components/ui/alert";
 import { CancelSubmitButtons } from "../../components/ui/button";
 import { CardEntryFields, useCardEntry } from "../../components/ui/card-entry";
@@ -7,12 +12,11 @@ import { CheckboxField } from "../../components/ui/checkbox-field";
 import { Modal } from "../../components/ui/modal";
 import { PaymentGatewayNotice, usePaymentsReady } from "../../components/ui/payment-gateway-notice";
 import { PaymentElementsProvider } from "../../components/ui/stripe-card-field";
+import { useAddPaymentMethod } from "../../lib/billing/add-payment-method";
+import { useAddPaymentMethodWithStripe } from "../../lib/billing/add-payment-method-stripe";
+import { billingErrorTitle } from "../../lib/billing/billing-errors";
 import { STRIPE_NOT_LOADED } from "../../lib/sandbox-payments";
 import { useStripePublishableKey } from "../../lib/stripe";
-import { useAddPaymentMethod } from "./api/add-payment-method";
-import { useAddPaymentMethodWithStripe } from "./api/add-payment-method-stripe";
-import { billingErrorTitle } from "./api/billing-errors";
-import { BillingAddressFields, readStripeEntry, useBillingAddressEntry } from "./billing-address-fields";
 
 /** SPEC §2: the card form in a dialog; the billing address is required (SPEC §5). */
 export function AddPaymentMethodDialog({

@@ -128,6 +128,35 @@ describe("billing and subscriptions", () => {
     expect(alert.textContent).toContain("Already canceled");
   });
 
+  it("resumes a subscription that is canceling, and the list then shows it renewing", async () => {
+    const route = `PATCH ${APP}/subscriptions/sub-1/`;
+    const { api } = renderBillingPage({
+      subscriptions: [subscriptionFixture({ cancel_at_period_end: true })],
+      extra: {
+        [route]: () => {
+          api.state.subscriptions = [subscriptionFixture()];
+          return jsonResponse(api.state.subscriptions[0]);
+        },
+      },
+    });
+
+    await userEvent.click(await screen.findByRole("button", { name: "Resume Pro subscription" }));
+
+    expect(
+      await within(subscriptionItem("Pro")).findByRole("button", { name: "Cancel Pro subscription" }),
+    ).toBeDefined();
+    expect(api.callsTo(route)[0]?.body).toEqual({ cancel_at_period_end: false });
+    expect(within(subscriptionItem("Pro")).queryByText("Canceling")).toBeNull();
+  });
+
+  it("never asks a consumer's page for the owner's record of someone else's app", async () => {
+    const { api } = renderBillingPage({ packages: [packageFixture()] });
+
+    expect(await screen.findByRole("button", { name: "Subscribe to Pro" })).toBeDefined();
+    expect(api.callsTo("GET /api/app/").length).toBeGreaterThan(0);
+    expect(api.callsTo(`GET ${APP}/`)).toHaveLength(0);
+  });
+
   it("orders plans as a person compares them: on offer first, cheapest first, withdrawn last", async () => {
     const [basic, pro, legacy] = PLANS;
     renderBillingPage({ packages: [legacy, pro, basic].filter((plan) => plan !== undefined) });

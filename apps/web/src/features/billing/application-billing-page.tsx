@@ -2,6 +2,8 @@ import type { Package } from "@promptmint/contracts";
 import { Wallet } from "lucide-react";
 import { useState } from "react";
 import { useParams } from "react-router";
+import { CheckoutDialog } from "../../components/billing/checkout-dialog";
+import { SubscriptionList } from "../../components/billing/subscription-list";
 import { ApiReferenceLink } from "../../components/ui/api-reference-link";
 import { ButtonLink } from "../../components/ui/button";
 import { ErrorBox } from "../../components/ui/error-box";
@@ -9,29 +11,35 @@ import { PageContainer } from "../../components/ui/page-container";
 import { PageHeader } from "../../components/ui/page-header";
 import { PaymentGatewayNotice } from "../../components/ui/payment-gateway-notice";
 import { LoadingState } from "../../components/ui/spinner";
-import { useApplication } from "../../lib/applications-query";
+import { useApplication, useApplications } from "../../lib/applications-query";
+import { usePaymentMethods } from "../../lib/billing/list-payment-methods";
+import { useSubscriptions } from "../../lib/billing/list-subscriptions";
 import { useAppInfo } from "./api/get-app-info";
 import { usePackages } from "./api/list-packages";
-import { usePaymentMethods } from "./api/list-payment-methods";
-import { useSubscriptions } from "./api/list-subscriptions";
-import { CheckoutDialog } from "./checkout-dialog";
 import { PaymentMethodList } from "./payment-method-list";
 import { PlanGrid } from "./plan-grid";
 import { PlanManagement } from "./plan-management";
-import { SubscriptionList } from "./subscription-list";
 
 /** /applications/:appSlug/billing: plans, the caller's subscriptions and saved cards (SPEC §2). */
 export function ApplicationBillingPage() {
   const { appSlug = "" } = useParams();
   const info = useAppInfo(appSlug);
   // Only the owner can read the application itself: its success is what shows plan management.
-  const ownApplication = useApplication(appSlug);
+  // Someone else's app is not asked for (its 404 would only fill the console, issue 42).
+  const ownApplications = useApplications();
+  const owns = ownApplications.data?.some((own) => own.slug === appSlug) ?? false;
+  const ownApplication = useApplication(appSlug, { enabled: owns });
   const packages = usePackages(appSlug);
   const subscriptions = useSubscriptions(appSlug);
   const paymentMethods = usePaymentMethods(appSlug);
   const [checkoutPlan, setCheckoutPlan] = useState<Package | null>(null);
 
-  const loading = packages.isPending || subscriptions.isPending || paymentMethods.isPending;
+  const loading =
+    packages.isPending ||
+    subscriptions.isPending ||
+    paymentMethods.isPending ||
+    ownApplications.isPending ||
+    (owns && ownApplication.isPending);
   const failed = packages.isError || subscriptions.isError || paymentMethods.isError;
   const name = info.data?.name ?? ownApplication.data?.name;
 
@@ -66,7 +74,7 @@ export function ApplicationBillingPage() {
           {ownApplication.isSuccess && <PlanManagement appSlug={appSlug} plans={packages.data} />}
           {/* The owner's own calls are free: subscriptions are for callers (their preview is the grid). */}
           {!(ownApplication.isSuccess && subscriptions.data.length === 0) && (
-            <SubscriptionList appSlug={appSlug} subscriptions={subscriptions.data} />
+            <SubscriptionList subscriptions={subscriptions.data} />
           )}
           <PlanGrid
             plans={packages.data}

@@ -1,5 +1,6 @@
 import { CreatePackageSchema, type Package } from "@promptmint/contracts";
 import { type FormEvent, useState } from "react";
+import { planChangeNotice } from "../../components/billing/plan-features";
 import { Alert } from "../../components/ui/alert";
 import { CancelSubmitButtons } from "../../components/ui/button";
 import { CheckboxField } from "../../components/ui/checkbox-field";
@@ -8,7 +9,6 @@ import { TextareaField } from "../../components/ui/textarea-field";
 import { ApiClientError, getErrorMessage } from "../../lib/api-client";
 import { formatPlanTerms } from "../../lib/format";
 import type { CreatePackageBody } from "./api/save-package";
-import { planChangeNotice } from "./plan-features";
 
 interface PlanFormValues {
   name: string;

@@ -1,10 +1,15 @@
 import type { Package, Subscription } from "@promptmint/contracts";
 import { Layers } from "lucide-react";
+import {
+  isPopularPlan,
+  orderPlans,
+  PlanFeatureList,
+  planPriceLabel,
+} from "../../components/billing/plan-features";
 import { Badge } from "../../components/ui/badge";
 import { Button } from "../../components/ui/button";
 import { Card } from "../../components/ui/card";
 import { cn } from "../../lib/cn";
-import { isPopularPlan, orderPlans, PlanFeatureList, planPriceLabel } from "./plan-features";
 
 export function PlanGrid({
   plans,

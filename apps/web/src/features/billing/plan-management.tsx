@@ -2,6 +2,7 @@ import type { Package } from "@promptmint/contracts";
 import { Plus } from "lucide-react";
 import { useState } from "react";
 import { toast } from "sonner";
+import { orderPlans, planChangeNotice, planPriceLabel } from "../../components/billing/plan-features";
 import { Alert } from "../../components/ui/alert";
 import { Badge } from "../../components/ui/badge";
 import { Button, EditButton } from "../../components/ui/button";
@@ -11,7 +12,6 @@ import { Modal } from "../../components/ui/modal";
 import { getErrorMessage } from "../../lib/api-client";
 import { formatNumber } from "../../lib/format";
 import { useDeactivatePackage, useSavePackage } from "./api/save-package";
-import { orderPlans, planChangeNotice, planPriceLabel } from "./plan-features";
 import { PlanForm } from "./plan-form";
 
 type Editing = { plan: Package | null } | null;

@@ -5,6 +5,7 @@ import userEvent from "@testing-library/user-event";
 import type { ReactNode } from "react";
 import { createMemoryRouter, RouterProvider } from "react-router";
 import { beforeEach, describe, expect, it, vi } from "vitest";
+import { CheckoutDialog } from "../../components/billing/checkout-dialog";
 import { RuntimeConfigProvider } from "../../lib/runtime-config";
 import { packageFixture, paymentMethodFixture, subscriptionFixture } from "../../test/billing-fixtures";
 import { jsonResponse, stubFetch } from "../../test/fetch-stub";
@@ -12,7 +13,6 @@ import { runtimeConfigFixture } from "../../test/fixtures";
 import { fillBillingAddress } from "../../test/payment-card";
 import { createTestQueryClient } from "../../test/render-route";
 import { AddPaymentMethodDialog } from "./add-payment-method-dialog";
-import { CheckoutDialog } from "./checkout-dialog";
 
 // Stripe.js is never fetched in tests: `loadStripe` resolves the fake of the test (null = not loaded).
 const stripeJs = vi.hoisted(() => ({ current: null as unknown, loadStripe: (_key: string) => {} }));

@@ -271,7 +271,9 @@ describe("explore app page", () => {
     ).toEqual(["curl", "JavaScript", "Python", "Dify SDK", "OpenAI SDK"]);
     const curl = screen.getByRole("tabpanel").textContent ?? "";
     expect(curl).toContain("curl -X POST http://localhost:3000/api/app/haiku-writer/completion-messages");
-    expect(curl).toContain('"topic": "<topic>"');
+    // A call that passes the app's input checks as it stands: no <placeholders>.
+    expect(curl).toContain('"topic": "example topic"');
+    expect(curl).not.toMatch(/"<\w+>"/);
 
     await userEvent.click(within(tabs).getByRole("tab", { name: "OpenAI SDK" }));
     const openai = screen.getByRole("tabpanel");

@@ -1,16 +1,18 @@
-import type { ExploreAppDetail, Package } from "@promptmint/contracts";
+import type { ExploreAppDetail } from "@promptmint/contracts";
 import { ArrowLeft } from "lucide-react";
 import { Link, useParams } from "react-router";
 import { Card, CardBody, CardHeader } from "../../components/ui/card";
 import { PageContainer } from "../../components/ui/page-container";
 import { PageHeader } from "../../components/ui/page-header";
 import { QueryStates } from "../../components/ui/query-states";
+import { exampleInputsOf } from "../../lib/example-inputs";
 import { formatCents, formatNumber, formatPriceNotice } from "../../lib/format";
 import { useRuntimeConfig } from "../../lib/runtime-config";
 import { useExploreApp } from "./api/get-explore-app";
 import { HealthCard, HealthLine } from "./app-health";
 import { CodeSamplesCard } from "./code-samples-card";
 import { AppKindBadges } from "./explore-app-card";
+import { ExplorePlansCard } from "./explore-plans-card";
 import { McpClientCard } from "./mcp-client-card";
 import { RatingSummaryLine } from "./rating-stars";
 import { ReviewsSection } from "./reviews-section";
@@ -80,6 +82,7 @@ function ExploreAppDetails({ app }: { app: ExploreAppDetail }) {
               slug: app.slug,
               mode,
               inputNames: Object.keys(app.input_schema.properties),
+              exampleInputs: exampleInputsOf(app.input_schema),
               takesQuery: app.takes_query,
             }}
           />
@@ -115,41 +118,9 @@ function ExploreAppDetails({ app }: { app: ExploreAppDetail }) {
               </dl>
             </CardBody>
           </Card>
-          <Card>
-            <CardHeader title="Plans" description="Subscribe for included calls at a fixed monthly price." />
-            <CardBody>
-              {app.plans.length === 0 ? (
-                <p className="text-sm text-slate-500">No plans: pay per call from your wallet.</p>
-              ) : (
-                <ul aria-label="Plans" className="space-y-3">
-                  {app.plans.map((plan) => (
-                    <PlanSummary key={plan.id} plan={plan} />
-                  ))}
-                </ul>
-              )}
-            </CardBody>
-          </Card>
+          <ExplorePlansCard app={app} />
         </div>
       </div>
     </>
-  );
-}
-
-function PlanSummary({ plan }: { plan: Package }) {
-  return (
-    <li className="rounded-lg border border-slate-200 p-3">
-      <div className="flex items-baseline justify-between gap-3">
-        <p className="font-medium text-slate-900">{plan.name}</p>
-        <p className="text-sm font-semibold text-slate-900 tabular-nums">
-          {formatCents(plan.price_cents)}
-          <span className="font-normal text-slate-500"> / 30 days</span>
-        </p>
-      </div>
-      {formatPriceNotice(plan) && (
-        <p className="mt-1 text-sm text-amber-700">{`${formatPriceNotice(plan, " / 30 days")} (periods starting from then)`}</p>
-      )}
-      <p className="mt-1 text-sm text-slate-600">{formatNumber(plan.included_calls)} calls included</p>
-      {plan.description && <p className="mt-1 text-sm text-slate-500">{plan.description}</p>}
-    </li>
   );
 }

@@ -1,6 +1,6 @@
 import { apiRequest } from "../../../lib/api-client";
+import { apiKeysQueryKey } from "../../../lib/api-keys/list-api-keys";
 import { useInvalidatingMutation } from "../../../lib/invalidating-mutation";
-import { apiKeysQueryKey } from "./list-api-keys";
 
 /** `DELETE /keys/{id}/`: answers 204; calls with the key fail from then on. */
 export async function revokeApiKey(id: string): Promise<void> {

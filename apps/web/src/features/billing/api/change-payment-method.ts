@@ -1,7 +1,7 @@
 import { type PaymentMethod, PaymentMethodSchema } from "@promptmint/contracts";
 import { apiRequest } from "../../../lib/api-client";
+import { paymentMethodsPath, paymentMethodsQueryKey } from "../../../lib/billing/list-payment-methods";
 import { useInvalidatingMutation } from "../../../lib/invalidating-mutation";
-import { paymentMethodsPath, paymentMethodsQueryKey } from "./list-payment-methods";
 
 /** `PATCH /app/{app}/payment-methods/{id}/` {is_default: true}. */
 export function makeDefaultPaymentMethod(appSlug: string, id: string): Promise<PaymentMethod> {

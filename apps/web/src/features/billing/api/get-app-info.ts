@@ -1,7 +1,7 @@
 import { AppInfoSchema } from "@promptmint/contracts";
 import { apiRequest } from "../../../lib/api-client";
+import { billingQueryKey } from "../../../lib/billing/billing-keys";
 import { defineQuery } from "../../../lib/define-query";
-import { billingQueryKey } from "./billing-keys";
 
 /**
  * `GET /app/{slug}/info` (Dify compatible): the name and description of any app the caller may

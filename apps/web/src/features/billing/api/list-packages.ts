@@ -1,7 +1,7 @@
 import { PackageListSchema } from "@promptmint/contracts";
 import { apiRequest } from "../../../lib/api-client";
+import { billingQueryKey } from "../../../lib/billing/billing-keys";
 import { defineQuery } from "../../../lib/define-query";
-import { billingQueryKey } from "./billing-keys";
 
 export function packagesQueryKey(appSlug: string) {
   return [...billingQueryKey(appSlug), "packages"] as const;

@@ -1,7 +1,7 @@
 import type { CreatePaymentMethodSchema, PaymentMethod } from "@promptmint/contracts";
 import type { z } from "zod";
-import { useInvalidatingMutation } from "../../../lib/invalidating-mutation";
-import { confirmStripeCardSetup, type StripeCard, stripeBillingDetails } from "../../../lib/stripe";
+import { useInvalidatingMutation } from "../invalidating-mutation";
+import { confirmStripeCardSetup, type StripeCard, stripeBillingDetails } from "../stripe";
 import { SETUP_FAILED, savePaymentMethod } from "./add-payment-method";
 import { PaymentNotCompletedError, runStep } from "./billing-errors";
 import { createAppPaymentIntent } from "./create-payment-intent";

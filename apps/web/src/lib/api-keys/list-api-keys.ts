@@ -1,6 +1,6 @@
 import { ApiKeyListSchema } from "@promptmint/contracts";
-import { apiRequest } from "../../../lib/api-client";
-import { defineQuery } from "../../../lib/define-query";
+import { apiRequest } from "../api-client";
+import { defineQuery } from "../define-query";
 
 export const apiKeysQueryKey = ["api-keys"] as const;
 

@@ -1,6 +1,6 @@
 import { PaymentMethodListSchema } from "@promptmint/contracts";
-import { apiRequest } from "../../../lib/api-client";
-import { defineQuery } from "../../../lib/define-query";
+import { apiRequest } from "../api-client";
+import { defineQuery } from "../define-query";
 import { billingQueryKey } from "./billing-keys";
 
 export function paymentMethodsQueryKey(appSlug: string) {

@@ -1,6 +1,6 @@
 import { type CreateApiKey, type CreatedApiKey, CreatedApiKeySchema } from "@promptmint/contracts";
-import { apiRequest } from "../../../lib/api-client";
-import { useInvalidatingMutation } from "../../../lib/invalidating-mutation";
+import { apiRequest } from "../api-client";
+import { useInvalidatingMutation } from "../invalidating-mutation";
 import { apiKeysQueryKey } from "./list-api-keys";
 
 /** `POST /keys/`: answers 201 with the full key, the only time it is ever shown. */

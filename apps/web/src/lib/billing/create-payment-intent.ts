@@ -4,7 +4,7 @@ import {
   PaymentIntentSchema,
 } from "@promptmint/contracts";
 import type { z } from "zod";
-import { apiRequest } from "../../../lib/api-client";
+import { apiRequest } from "../api-client";
 
 export type AppPaymentIntentBody = z.input<typeof CreatePaymentIntentSchema>;
 

@@ -1,6 +1,6 @@
 import { SubscriptionListSchema } from "@promptmint/contracts";
-import { apiRequest } from "../../../lib/api-client";
-import { defineQuery } from "../../../lib/define-query";
+import { apiRequest } from "../api-client";
+import { defineQuery } from "../define-query";
 import { billingQueryKey } from "./billing-keys";
 
 export function subscriptionsQueryKey(appSlug: string) {
@@ -21,3 +21,4 @@ const subscriptions = defineQuery({
 });
 
 export const useSubscriptions = subscriptions.useQuery;
+export const subscriptionsQueryOptions = subscriptions.options;

@@ -1,9 +1,9 @@
 import { BILLING_COUNTRIES, BillingAddressSchema } from "@promptmint/contracts";
 import { useState } from "react";
 import type { z } from "zod";
-import type { CardEntry } from "../../components/ui/card-entry";
-import { SelectField } from "../../components/ui/select-field";
-import { TextField } from "../../components/ui/text-field";
+import type { CardEntry } from "../ui/card-entry";
+import { SelectField } from "../ui/select-field";
+import { TextField } from "../ui/text-field";
 
 export type BillingAddress = z.output<typeof BillingAddressSchema>;
 type Country = (typeof BILLING_COUNTRIES)[number];

@@ -1,15 +1,16 @@
 import type { Subscription } from "@promptmint/contracts";
 import { CalendarClock, Repeat } from "lucide-react";
-import { useState } from "react";
+import { type ReactNode, useState } from "react";
+import { Link } from "react-router";
 import { toast } from "sonner";
-import { Alert } from "../../components/ui/alert";
-import { Badge, type BadgeTone } from "../../components/ui/badge";
-import { Button } from "../../components/ui/button";
-import { Card, CardBody, CardHeader } from "../../components/ui/card";
-import { ConfirmDialog } from "../../components/ui/confirm-dialog";
 import { getErrorMessage } from "../../lib/api-client";
+import { useCancelSubscription, useResumeSubscription } from "../../lib/billing/cancel-subscription";
 import { formatDate, formatDateTime, formatNumber, formatPlanTerms } from "../../lib/format";
-import { useCancelSubscription } from "./api/cancel-subscription";
+import { Alert } from "../ui/alert";
+import { Badge, type BadgeTone } from "../ui/badge";
+import { Button } from "../ui/button";
+import { Card, CardBody, CardHeader } from "../ui/card";
+import { ConfirmDialog } from "../ui/confirm-dialog";
 
 /** SPEC §4: active green, canceled red, any other status yellow. */
 export function subscriptionToneOf(status: string): BadgeTone {
@@ -23,47 +24,73 @@ export function canCancel(subscription: Subscription): boolean {
   return subscription.status === "active" && !subscription.cancel_at_period_end;
 }
 
+/** A pending cancel of an active subscription can be undone (resumed) until its period ends. */
+export function canResume(subscription: Subscription): boolean {
+  return subscription.status === "active" && subscription.cancel_at_period_end;
+}
+
+/** A subscription as a list shows it: across apps (My subscriptions) it also names its app. */
+export type ListedSubscription = Subscription & { application_name?: string };
+
 export function SubscriptionList({
-  appSlug,
   subscriptions,
+  title = "Current Subscriptions",
+  description = "Plans you are subscribed to for this application.",
+  empty = "You have no subscriptions to this application. Calls are paid from your wallet.",
 }: {
-  appSlug: string;
-  subscriptions: readonly Subscription[];
+  subscriptions: readonly ListedSubscription[];
+  title?: string;
+  description?: string;
+  empty?: ReactNode;
 }) {
-  const cancel = useCancelSubscription(appSlug);
+  const cancel = useCancelSubscription();
+  const resume = useResumeSubscription();
   const [canceling, setCanceling] = useState<Subscription | null>(null);
 
   const confirmCancel = () => {
     if (!canceling) return;
-    cancel.mutate(canceling.id, {
-      onSuccess: (updated) => {
-        setCanceling(null);
-        toast.success(`${updated.package_name} will end on ${formatDate(updated.current_period_end)}`);
+    cancel.mutate(
+      { appSlug: canceling.application_slug, id: canceling.id },
+      {
+        onSuccess: (updated) => {
+          setCanceling(null);
+          toast.success(`${updated.package_name} will end on ${formatDate(updated.current_period_end)}`);
+        },
       },
-    });
+    );
   };
+  const resumeOne = (subscription: Subscription) =>
+    resume.mutate(
+      { appSlug: subscription.application_slug, id: subscription.id },
+      {
+        onSuccess: (updated) =>
+          toast.success(`${updated.package_name} renews on ${formatDate(updated.current_period_end)}`),
+      },
+    );
 
   return (
     <Card>
-      <CardHeader
-        title="Current Subscriptions"
-        description="Plans you are subscribed to for this application."
-      />
+      <CardHeader title={title} description={description} />
       <CardBody>
+        {resume.isError && (
+          <Alert tone="error" title="Failed to resume subscription" className="mb-4">
+            {getErrorMessage(resume.error)}
+          </Alert>
+        )}
         {subscriptions.length === 0 ? (
-          <p className="text-sm text-slate-500">
-            You have no subscriptions to this application. Calls are paid from your wallet.
-          </p>
+          <p className="text-sm text-slate-500">{empty}</p>
         ) : (
           <ul className="space-y-4" aria-label="Subscriptions">
             {subscriptions.map((subscription) => (
               <SubscriptionItem
                 key={subscription.id}
                 subscription={subscription}
+                resuming={resume.isPending && resume.variables?.id === subscription.id}
                 onCancel={() => {
                   cancel.reset();
                   setCanceling(subscription);
                 }}
+                onResume={() => resumeOne(subscription)}
               />
             ))}
           </ul>
@@ -94,7 +121,17 @@ export function SubscriptionList({
   );
 }
 
-function SubscriptionItem({ subscription, onCancel }: { subscription: Subscription; onCancel: () => void }) {
+function SubscriptionItem({
+  subscription,
+  resuming,
+  onCancel,
+  onResume,
+}: {
+  subscription: ListedSubscription;
+  resuming: boolean;
+  onCancel: () => void;
+  onResume: () => void;
+}) {
   const { calls_used: used, calls_included: included } = subscription;
   const usedPercent = included > 0 ? Math.min(100, Math.round((used / included) * 100)) : 0;
   const nameId = `subscription-${subscription.id}`;
@@ -104,6 +141,14 @@ function SubscriptionItem({ subscription, onCancel }: { subscription: Subscripti
     <li aria-labelledby={nameId} className="rounded-lg border border-slate-200 p-4">
       <div className="flex flex-wrap items-start justify-between gap-3">
         <div className="min-w-0">
+          {subscription.application_name && (
+            <Link
+              to={`/explore/${encodeURIComponent(subscription.application_slug)}`}
+              className="text-sm font-medium text-brand-700 hover:underline"
+            >
+              {subscription.application_name}
+            </Link>
+          )}
           <div className="flex flex-wrap items-center gap-2">
             <Repeat className="size-4 text-brand-600" aria-hidden="true" />
             <h3 id={nameId} className="font-semibold text-slate-900">
@@ -128,6 +173,12 @@ function SubscriptionItem({ subscription, onCancel }: { subscription: Subscripti
               </>
             )}
           </p>
+          {subscription.status !== "incomplete" && (
+            <p className="mt-1 text-sm text-slate-500">
+              Current period: {formatDate(subscription.current_period_start)} –{" "}
+              {formatDate(subscription.current_period_end)}
+            </p>
+          )}
           {subscription.terms && (
             <p className="mt-1 text-sm text-slate-500">This period: {formatPlanTerms(subscription.terms)}</p>
           )}
@@ -139,6 +190,17 @@ function SubscriptionItem({ subscription, onCancel }: { subscription: Subscripti
             </p>
           )}
         </div>
+        {canResume(subscription) && (
+          <Button
+            variant="secondary"
+            size="sm"
+            aria-label={`Resume ${subscription.package_name} subscription`}
+            busy={resuming}
+            onClick={onResume}
+          >
+            Resume
+          </Button>
+        )}
         {canCancel(subscription) && (
           <Button
             variant="secondary"

@@ -6,15 +6,12 @@ import {
 } from "@promptmint/contracts";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import type { z } from "zod";
-import { apiRequest } from "../../../lib/api-client";
-import {
-  confirmSandboxPayment,
-  paymentFailureMessage,
-  type SandboxCard,
-} from "../../../lib/sandbox-payments";
-import { walletQueryKey } from "../../../lib/wallet-query";
+import { apiRequest } from "../api-client";
+import { confirmSandboxPayment, paymentFailureMessage, type SandboxCard } from "../sandbox-payments";
+import { walletQueryKey } from "../wallet-query";
 import { BillingStepError, PaymentNotCompletedError, runStep } from "./billing-errors";
 import { createAppPaymentIntent } from "./create-payment-intent";
+import { accountSubscriptionsQueryKey } from "./list-account-subscriptions";
 import { subscriptionsQueryKey } from "./list-subscriptions";
 
 export const SUBSCRIBE_FAILED = "Failed to initiate subscription";
@@ -78,6 +75,7 @@ export function useSubscribeToPlan(appSlug: string) {
     onSettled: () =>
       Promise.all([
         queryClient.invalidateQueries({ queryKey: subscriptionsQueryKey(appSlug) }),
+        queryClient.invalidateQueries({ queryKey: accountSubscriptionsQueryKey }),
         queryClient.invalidateQueries({ queryKey: walletQueryKey }),
       ]),
   });

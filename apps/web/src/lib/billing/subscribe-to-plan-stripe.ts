@@ -1,8 +1,9 @@
 import type { Package, Subscription } from "@promptmint/contracts";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
-import type { StripeCard } from "../../../lib/stripe";
+import type { StripeCard } from "../stripe";
 import { addPaymentMethodWithStripe, type StripePaymentMethodBody } from "./add-payment-method-stripe";
 import { runStep } from "./billing-errors";
+import { accountSubscriptionsQueryKey } from "./list-account-subscriptions";
 import { paymentMethodsQueryKey } from "./list-payment-methods";
 import { subscriptionsQueryKey } from "./list-subscriptions";
 import { createSubscription, SUBSCRIBE_FAILED } from "./subscribe-to-plan";
@@ -45,6 +46,7 @@ export function useSubscribeToPlanWithStripe(appSlug: string) {
     onSettled: () =>
       Promise.all([
         queryClient.invalidateQueries({ queryKey: subscriptionsQueryKey(appSlug) }),
+        queryClient.invalidateQueries({ queryKey: accountSubscriptionsQueryKey }),
         queryClient.invalidateQueries({ queryKey: paymentMethodsQueryKey(appSlug) }),
       ]),
   });

@@ -1,5 +1,5 @@
-import { ApiClientError, getErrorMessage } from "../../../lib/api-client";
-import { paymentFailureAlert } from "../../../lib/sandbox-payments";
+import { ApiClientError, getErrorMessage } from "../api-client";
+import { paymentFailureAlert } from "../sandbox-payments";
 
 /**
  * A billing step that failed, with SPEC §8's title for it ('Failed to initiate subscription',

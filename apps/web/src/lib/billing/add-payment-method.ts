@@ -4,13 +4,9 @@ import {
   PaymentMethodSchema,
 } from "@promptmint/contracts";
 import type { z } from "zod";
-import { apiRequest } from "../../../lib/api-client";
-import { useInvalidatingMutation } from "../../../lib/invalidating-mutation";
-import {
-  confirmSandboxPayment,
-  paymentFailureMessage,
-  type SandboxCard,
-} from "../../../lib/sandbox-payments";
+import { apiRequest } from "../api-client";
+import { useInvalidatingMutation } from "../invalidating-mutation";
+import { confirmSandboxPayment, paymentFailureMessage, type SandboxCard } from "../sandbox-payments";
 import { PaymentNotCompletedError, runStep } from "./billing-errors";
 import { createAppPaymentIntent } from "./create-payment-intent";
 import { paymentMethodsPath, paymentMethodsQueryKey } from "./list-payment-methods";
