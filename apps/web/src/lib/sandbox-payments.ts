@@ -1,4 +1,9 @@
-import { type DeviceWallet, type PaymentResult, PaymentResultSchema, type SandboxConfirmSchema } from "@promptmint/contracts";
+import {
+  type DeviceWallet,
+  type PaymentResult,
+  PaymentResultSchema,
+  type SandboxConfirmSchema,
+} from "@promptmint/contracts";
 import type { z } from "zod";
 import { apiRequest } from "./api-client";
 

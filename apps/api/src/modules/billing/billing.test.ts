@@ -89,8 +89,14 @@ describe("wallet top-ups through the sandbox gateway", () => {
         body: { client_secret: intent.body.client_secret, wallet, ...extra },
       });
     };
-    expect((await payWith("apple_pay")).body).toMatchObject({ status: "succeeded", balance_micros: 8_000_000 });
-    expect((await payWith("google_pay")).body).toMatchObject({ status: "succeeded", balance_micros: 16_000_000 });
+    expect((await payWith("apple_pay")).body).toMatchObject({
+      status: "succeeded",
+      balance_micros: 8_000_000,
+    });
+    expect((await payWith("google_pay")).body).toMatchObject({
+      status: "succeeded",
+      balance_micros: 16_000_000,
+    });
     const both = await payWith("apple_pay", {
       card: { number: "4242424242424242", exp_month: 1, exp_year: 2099, cvc: "123" },
     });

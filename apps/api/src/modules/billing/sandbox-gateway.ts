@@ -173,7 +173,9 @@ async function cardToCharge(
     return { label: `card •••• ${saved.last4}`, refused: cardExpired(saved.expMonth, saved.expYear) };
   }
   if (!input.card)
-    throw invalidFields({ card: "is required (or payment_method_id for a saved card, or wallet: apple_pay or google_pay)" });
+    throw invalidFields({
+      card: "is required (or payment_method_id for a saved card, or wallet: apple_pay or google_pay)",
+    });
   const number = input.card.number.replace(/\s+/g, "");
   return {
     label: `card •••• ${number.slice(-4)}`,

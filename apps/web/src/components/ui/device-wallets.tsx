@@ -17,7 +17,12 @@ import type { PayWithChoice } from "./pay-with-option";
 /** The sandbox's wallet choices, in the order checkout shows them. */
 export const SANDBOX_WALLET_CHOICES: readonly (PayWithChoice & { value: DeviceWallet })[] = [
   { value: "apple_pay", icon: Smartphone, label: "Apple Pay", detail: "Pay with the wallet on your device" },
-  { value: "google_pay", icon: Smartphone, label: "Google Pay", detail: "Pay with the wallet on your device" },
+  {
+    value: "google_pay",
+    icon: Smartphone,
+    label: "Google Pay",
+    detail: "Pay with the wallet on your device",
+  },
 ];
 
 /** Whether a 'Pay with' value is a device wallet. */
@@ -54,7 +59,12 @@ export function StripeExpressCheckout({
   return (
     <Elements
       stripe={getStripePromise(publishableKey)}
-      options={{ appearance: STRIPE_ELEMENTS_OPTIONS.appearance, mode: "payment", amount: amountCents, currency: "usd" }}
+      options={{
+        appearance: STRIPE_ELEMENTS_OPTIONS.appearance,
+        mode: "payment",
+        amount: amountCents,
+        currency: "usd",
+      }}
     >
       <ExpressButtons createClientSecret={createClientSecret} onOutcome={onOutcome} />
     </Elements>
@@ -76,7 +86,13 @@ function ExpressButtons({
     <div data-testid="express-checkout">
       <ExpressCheckoutElement
         options={{
-          paymentMethods: { applePay: "always", googlePay: "always", link: "never", paypal: "never", amazonPay: "never" },
+          paymentMethods: {
+            applePay: "always",
+            googlePay: "always",
+            link: "never",
+            paypal: "never",
+            amazonPay: "never",
+          },
           buttonHeight: 44,
         }}
         onReady={({ availablePaymentMethods }) => setOffered(Boolean(availablePaymentMethods))}

@@ -21,9 +21,9 @@ import { cardBrandName, formatCardExpiry } from "../../lib/card-display";
 import { cn } from "../../lib/cn";
 import { formatCents, formatMicros } from "../../lib/format";
 import { useRuntimeConfig } from "../../lib/runtime-config";
-import { walletQueryKey } from "../../lib/wallet-query";
 import { paymentFailureAlert, paymentFailureMessage, STRIPE_NOT_LOADED } from "../../lib/sandbox-payments";
 import { PAYMENT_PENDING_CREDIT, useStripePublishableKey } from "../../lib/stripe";
+import { walletQueryKey } from "../../lib/wallet-query";
 import { savedCardsQueryOptions } from "./api/list-saved-cards";
 import { createTopUpIntent, useTopUpWallet } from "./api/top-up-wallet";
 import { useTopUpWalletWithStripe, WALLET_REFETCH_DELAYS_MS } from "./api/top-up-wallet-stripe";
@@ -201,7 +201,9 @@ function TopUpForm() {
                 (await createTopUpIntent({ amount: validAmount ?? 0, currency: "usd" })).client_secret
               }
               onOutcome={(failure) => {
-                setOutcome(failure ? failedOutcome(failure) : { tone: "success", message: PAYMENT_PENDING_CREDIT });
+                setOutcome(
+                  failure ? failedOutcome(failure) : { tone: "success", message: PAYMENT_PENDING_CREDIT },
+                );
                 // Stripe's webhook credits the wallet a moment later, as for a card.
                 if (!failure) refreshBalanceSoon();
               }}

@@ -153,13 +153,19 @@ describe("Apple Pay and Google Pay through Stripe's Express Checkout (SPEC §5, 
       update: vi.fn(),
       submit: vi.fn(async () => ({})),
     };
-    const cardElements = { create: vi.fn(() => base.card), getElement: vi.fn(() => base.card), update: vi.fn() };
+    const cardElements = {
+      create: vi.fn(() => base.card),
+      getElement: vi.fn(() => base.card),
+      update: vi.fn(),
+    };
     return {
       ...base,
       handlers,
       expressElements,
       elements: vi.fn((options: { mode?: string }) => (options?.mode ? expressElements : cardElements)),
-      confirmPayment: vi.fn(async (_options: unknown) => ({ paymentIntent: { id: "pi_1", status: "succeeded" } })),
+      confirmPayment: vi.fn(async (_options: unknown) => ({
+        paymentIntent: { id: "pi_1", status: "succeeded" },
+      })),
     };
   }
 
@@ -175,7 +181,9 @@ describe("Apple Pay and Google Pay through Stripe's Express Checkout (SPEC §5, 
     );
     expect(stripe.expressElements.create).toHaveBeenCalledWith(
       "expressCheckout",
-      expect.objectContaining({ paymentMethods: expect.objectContaining({ applePay: "always", googlePay: "always" }) }),
+      expect.objectContaining({
+        paymentMethods: expect.objectContaining({ applePay: "always", googlePay: "always" }),
+      }),
     );
     await waitFor(() => expect(stripe.handlers.has("confirm")).toBe(true));
     expect(api.callsTo("POST /api/wallet/payment-intents/")).toHaveLength(0);
@@ -183,7 +191,10 @@ describe("Apple Pay and Google Pay through Stripe's Express Checkout (SPEC §5, 
     await stripe.handlers.get("confirm")?.({ expressPaymentType: "apple_pay" });
 
     expect(await screen.findByText("Payment received — your balance updates in a moment")).toBeDefined();
-    expect(api.callsTo("POST /api/wallet/payment-intents/")[0]?.body).toEqual({ amount: 1000, currency: "usd" });
+    expect(api.callsTo("POST /api/wallet/payment-intents/")[0]?.body).toEqual({
+      amount: 1000,
+      currency: "usd",
+    });
     expect(stripe.confirmPayment).toHaveBeenCalledWith(
       expect.objectContaining({ clientSecret: "pi_1_secret_xyz", redirect: "if_required" }),
     );
