@@ -17,6 +17,7 @@ import { useWallet } from "../../lib/wallet-query";
 import { Alert } from "../ui/alert";
 import { CancelSubmitButtons } from "../ui/button";
 import { CardEntryFields, useCardEntry } from "../ui/card-entry";
+import { isDeviceWallet, SANDBOX_WALLET_CHOICES, useSandboxWallets } from "../ui/device-wallets";
 import { Modal } from "../ui/modal";
 import { type PayWith, type PayWithChoice, PayWithOption } from "../ui/pay-with-option";
 import { PaymentGatewayNotice, usePaymentsReady } from "../ui/payment-gateway-notice";
@@ -95,6 +96,7 @@ function CheckoutForm({
   const paymentsReady = usePaymentsReady();
   const wallet = useWallet();
   const [payWith, setPayWith] = useState<PayWith>(savedCard ? "saved" : "card");
+  const sandboxWallets = useSandboxWallets();
   const card = useCardEntry();
   const address = useBillingAddressEntry();
   const [notLoaded, setNotLoaded] = useState(false);
@@ -111,6 +113,10 @@ function CheckoutForm({
     if (payWith === "wallet") {
       subscribeStripe?.reset();
       subscribe.mutate({ plan, payment: { method: "wallet" } }, { onSuccess });
+      return;
+    }
+    if (isDeviceWallet(payWith) && !subscribeStripe) {
+      subscribe.mutate({ plan, payment: { method: "device_wallet", wallet: payWith } }, { onSuccess });
       return;
     }
     if (payWith === "saved" && savedCard) {
@@ -165,6 +171,13 @@ function CheckoutForm({
         ? "Saved, then charged each period"
         : "First period by card, renewals from your wallet",
     },
+    // SPEC §5's order: card, apple_pay, google_pay (the sandbox's; decision 083), then the balance.
+    ...(sandboxWallets && !subscribeStripe
+      ? SANDBOX_WALLET_CHOICES.map((choice) => ({
+          ...choice,
+          detail: "First period by your device's wallet, renewals from your wallet",
+        }))
+      : []),
     {
       value: "wallet",
       icon: Wallet,
@@ -186,7 +199,9 @@ function CheckoutForm({
 
       <fieldset>
         <legend className="mb-2 text-sm font-semibold text-slate-900">Pay with</legend>
-        <div className={cn("grid gap-2", savedCard ? "sm:grid-cols-3" : "sm:grid-cols-2")}>
+        <div
+          className={cn("grid gap-2", payWithChoices.length % 3 === 0 ? "sm:grid-cols-3" : "sm:grid-cols-2")}
+        >
           {payWithChoices.map((choice) => (
             <PayWithOption
               key={choice.value}
@@ -208,6 +223,11 @@ function CheckoutForm({
           </fieldset>
           <BillingAddressFields entry={address} disabled={busy} />
         </>
+      ) : isDeviceWallet(payWith) ? (
+        <p className="text-sm text-slate-600">
+          {formatCents(plan.price_cents)} is paid with {payWith === "apple_pay" ? "Apple Pay" : "Google Pay"}{" "}
+          now; the following periods are paid from your wallet.
+        </p>
       ) : payWith === "saved" ? (
         <p className="text-sm text-slate-600">
           {formatCents(plan.price_cents)} is charged to your card ending {savedCard?.card_last4} now

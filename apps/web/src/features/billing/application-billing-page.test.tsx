@@ -276,6 +276,36 @@ describe("billing and subscriptions", () => {
     });
   });
 
+  it("pays the first period with Google Pay on the sandbox (SPEC §5), no card typed, then subscribes", async () => {
+    const { api } = renderBillingPage({
+      packages: PLANS,
+      extra: {
+        [`POST ${APP}/subscriptions/`]: ({ body }) =>
+          jsonResponse(subscriptionFixture({ package_id: (body as { package_id: string }).package_id }), 201),
+      },
+    });
+
+    await userEvent.click(await screen.findByRole("button", { name: "Subscribe to Pro" }));
+    const form = within(await screen.findByRole("dialog", { name: "Subscribe to Pro" }));
+    await userEvent.click(await form.findByRole("radio", { name: "Google Pay" }));
+    expect(form.queryByLabelText("Card number")).toBeNull();
+    expect(
+      form.getByText(/is paid with Google Pay now; the following periods are paid from your wallet/),
+    ).toBeDefined();
+
+    await userEvent.click(form.getByRole("button", { name: "Subscribe for $5.00/usd" }));
+
+    await waitFor(() => expect(screen.queryByRole("dialog")).toBeNull());
+    expect(api.callsTo(CONFIRM)[0]?.body).toEqual({
+      client_secret: "pi_sbx_1_secret_abc",
+      wallet: "google_pay",
+    });
+    expect(api.callsTo(`POST ${APP}/subscriptions/`)[0]?.body).toEqual({
+      package_id: "plan-pro",
+      payment_intent_id: "pi_sbx_1",
+    });
+  });
+
   it("still takes a new card when 'Use a new card' is chosen over the saved one", async () => {
     const { api } = renderBillingPage({
       packages: PLANS,

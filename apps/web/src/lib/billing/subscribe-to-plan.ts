@@ -1,5 +1,6 @@
 import {
   type CreateSubscriptionSchema,
+  type DeviceWallet,
   type Package,
   type Subscription,
   SubscriptionSchema,
@@ -20,6 +21,8 @@ export const SUBSCRIBE_FAILED = "Failed to initiate subscription";
 export type PlanPayment =
   | { method: "card"; card: SandboxCard }
   | { method: "saved"; paymentMethodId: string }
+  /** Apple Pay or Google Pay for the first period (sandbox, decision 083); renewals from the wallet. */
+  | { method: "device_wallet"; wallet: DeviceWallet }
   | { method: "wallet" };
 
 /** `POST /app/{app}/subscriptions/`: with a payment_intent_id the card paid; without, the wallet pays. */
@@ -57,7 +60,11 @@ export async function subscribeToPlan(
   const result = await runStep(SUBSCRIBE_FAILED, () =>
     confirmSandboxPayment(
       intent.client_secret,
-      payment.method === "saved" ? { savedCardId: payment.paymentMethodId } : payment.card,
+      payment.method === "saved"
+        ? { savedCardId: payment.paymentMethodId }
+        : payment.method === "device_wallet"
+          ? { wallet: payment.wallet }
+          : payment.card,
     ),
   );
   const failure = paymentFailureMessage(result);
