@@ -17,6 +17,7 @@ export * from "./keys.ts";
 export * from "./online-evals.ts";
 export * from "./payouts.ts";
 export * from "./prompts.ts";
+export * from "./promotions.ts";
 export * from "./receipts.ts";
 export * from "./releases.ts";
 export * from "./rollouts.ts";

@@ -53,6 +53,7 @@ export const fuzzShards = {
   ],
   billingAndGateway: [
     "billing",
+    "promotions",
     "gateway",
     "openai",
     "mcp",

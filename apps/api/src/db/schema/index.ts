@@ -15,3 +15,4 @@ export * from "./receipts.ts";
 export * from "./releases.ts";
 export * from "./responses.ts";
 export * from "./workflows.ts";
+export * from "./promotions.ts";
