@@ -41,11 +41,21 @@ export const CreatePromotionCodeSchema = z
       .regex(CODE_PATTERN, "may contain only letters, digits, - and _"),
     kind: z.enum(["amount", "percent"]),
     /** kind `amount`: the credit given, in cents. */
-    amount_cents: z.number().int().min(1, "must be at least 1").max(100_000, "must be at most 100000").optional(),
+    amount_cents: z
+      .number()
+      .int()
+      .min(1, "must be at least 1")
+      .max(100_000, "must be at most 100000")
+      .optional(),
     /** kind `percent`: the bonus credit in percent of the redeemer's next top-up… */
     percent: z.number().int().min(1, "must be at least 1").max(100, "must be at most 100").optional(),
     /** …at most this many cents. */
-    cap_cents: z.number().int().min(1, "must be at least 1").max(100_000, "must be at most 100000").optional(),
+    cap_cents: z
+      .number()
+      .int()
+      .min(1, "must be at least 1")
+      .max(100_000, "must be at most 100000")
+      .optional(),
     max_redemptions: z.number().int().min(1, "must be at least 1").max(1_000_000, "must be at most 1000000"),
     /** The one app it is good for (its slug); omitted: every app of the creator. */
     app: z.string().min(1).max(100).optional(),
@@ -63,7 +73,10 @@ export const CreatePromotionCodeSchema = z
       if (body.cap_cents === undefined) refuse("cap_cents", "is required for a percent code");
       if (body.amount_cents !== undefined) refuse("amount_cents", "is only for an amount code");
     }
-    if (body.expires_at && Date.parse(body.expires_at) <= Date.parse(body.starts_at ?? new Date().toISOString()))
+    if (
+      body.expires_at &&
+      Date.parse(body.expires_at) <= Date.parse(body.starts_at ?? new Date().toISOString())
+    )
       refuse("expires_at", "must be after starts_at (or now)");
   });
 

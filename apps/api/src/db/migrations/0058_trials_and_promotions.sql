@@ -60,7 +60,7 @@ CREATE TABLE sponsored_grants (
   bonus_applied_at timestamptz,
   expires_at timestamptz,
   created_at timestamptz NOT NULL DEFAULT now(),
-  CONSTRAINT sponsored_grants_kind_check CHECK (
+  CONSTRAINT sponsored_grants_shape_check CHECK (
     (kind = 'trial' AND calls_left IS NOT NULL AND application_id IS NOT NULL AND promotion_code_id IS NULL)
     OR (kind = 'promotion' AND credit_left_micros IS NOT NULL AND promotion_code_id IS NOT NULL))
 );

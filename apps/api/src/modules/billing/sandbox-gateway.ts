@@ -116,7 +116,10 @@ export async function confirmSandboxPayment(
     }
     await t.update(payments).set({ status: "succeeded" }).where(eq(payments.id, payment.id));
     // Only top-ups go to the wallet; a plan's payment is used by the subscription it was made for.
-    if (payment.purpose === "top_up" && (await creditPaymentToWallet(t, payment, `Wallet top-up (card •••• ${card.last4})`)))
+    if (
+      payment.purpose === "top_up" &&
+      (await creditPaymentToWallet(t, payment, `Wallet top-up (card •••• ${card.last4})`))
+    )
       // Percent promotion codes waiting for this top-up pay their bonus credit (decision 080).
       await payTopUpBonuses(t, payment.userId, payment.amountCents);
     return {

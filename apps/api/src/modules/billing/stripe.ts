@@ -7,8 +7,8 @@ import { AppError } from "../../lib/errors.ts";
 import { PROVIDER_ACTOR } from "../admin/audit.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { creditPaymentToWallet } from "./plan-payments.ts";
-import { payTopUpBonuses } from "./sponsored/promotion-codes.ts";
 import { applyReversal, disputeStatusOf, type ReversalFact, recallIndebted } from "./reversals.ts";
+import { payTopUpBonuses } from "./sponsored/promotion-codes.ts";
 import { stripeClient } from "./stripe-client.ts";
 import type { ConnectEventHandler, StripeGateway } from "./stripe-gateway.ts";
 import {

@@ -9,7 +9,11 @@ import type { InvocationRecord } from "../../analytics/call-records.ts";
 import { centsToMicros } from "../money.ts";
 import { AccountIds } from "../postings.ts";
 import { effectivePriceCents, type PriceColumns } from "../price-changes.ts";
-import { giveBackSponsoredCall, spendSponsoredCall, takeSponsoredCall } from "../sponsored/sponsored-calls.ts";
+import {
+  giveBackSponsoredCall,
+  spendSponsoredCall,
+  takeSponsoredCall,
+} from "../sponsored/sponsored-calls.ts";
 import {
   type IncludedCall,
   includedCallShareMicros,
@@ -22,11 +26,11 @@ import { holdModelCost, releaseModelCostHold } from "./model-cost-holds.ts";
 import { CallRecorder, type RecordedCall } from "./record.ts";
 import { refuseAboveMaximum } from "./rules.ts";
 
+export { sweepSponsoredCalls } from "../sponsored/sponsored-calls.ts";
 export { sweepExpiredHolds } from "./holds.ts";
 export { sweepExpiredIncludedCalls } from "./included-calls.ts";
 export { sweepKeyReservations } from "./key-reservations.ts";
 export { sweepExpiredModelCostHolds } from "./model-cost-holds.ts";
-export { sweepSponsoredCalls } from "../sponsored/sponsored-calls.ts";
 
 /**
  * A paid call's payment (issue 29): the one place a call's price is taken, spent and given back.

@@ -33,7 +33,9 @@ function toCredit(row: CreditRow): SponsoredCredit {
     code: row.code,
     calls_left: row.kind === "trial" ? row.calls_left : null,
     credit_left_micros: row.kind === "promotion" ? Number(row.credit_left_micros ?? 0) : null,
-    bonus: pendingBonus ? { percent: row.bonus_percent ?? 0, cap_micros: Number(row.bonus_cap_micros ?? 0) } : null,
+    bonus: pendingBonus
+      ? { percent: row.bonus_percent ?? 0, cap_micros: Number(row.bonus_cap_micros ?? 0) }
+      : null,
     expires_at: row.expires_at ? iso(row.expires_at) : null,
     created_at: iso(row.created_at),
   };

@@ -172,7 +172,8 @@ export async function redeemPromotionCode(
       return grant?.id ?? "";
     });
   } catch (error) {
-    if (isUniqueViolation(error)) throw new AppError("conflict", "You have already redeemed this promotion code");
+    if (isUniqueViolation(error))
+      throw new AppError("conflict", "You have already redeemed this promotion code");
     throw error;
   }
   return findCredit(db, consumer.id, grantId);

@@ -19,7 +19,11 @@ import { findCredit } from "./credits.ts";
 const X402_ISSUER = "x402";
 
 /** An app's trial offer and, for `viewer`, whether they took it and what is left of it. */
-export async function getTrialOffer(db: Database, app: ApplicationRow, viewer: LocalUser): Promise<TrialOffer> {
+export async function getTrialOffer(
+  db: Database,
+  app: ApplicationRow,
+  viewer: LocalUser,
+): Promise<TrialOffer> {
   const identities = await identitiesOf(db, viewer);
   const [row] = await queryRows<{
     trial_calls: number | null;
@@ -62,7 +66,11 @@ export async function setTrialOffer(db: Database, app: ApplicationRow, trialCall
  * transaction; 409 when the app offers none, or this person (account, card or payer address) took
  * it already.
  */
-export async function startTrial(db: Database, app: ApplicationRow, consumer: LocalUser): Promise<SponsoredCredit> {
+export async function startTrial(
+  db: Database,
+  app: ApplicationRow,
+  consumer: LocalUser,
+): Promise<SponsoredCredit> {
   if (app.ownerId === consumer.id)
     throw new AppError("conflict", "This is your own app: your calls of it are free already");
   const identities = await identitiesOf(db, consumer);
@@ -77,7 +85,10 @@ export async function startTrial(db: Database, app: ApplicationRow, consumer: Lo
       if (!offer || offer.trial_calls <= 0 || effectivePriceCents(app) <= 0)
         throw new AppError("conflict", "This app offers no free trial");
       // A card saved since by an account that took the trial: the same person on another account.
-      const [byCard] = await queryRows<{ used: boolean }>(t, sql`select ${usedByCardSql(app.id, consumer.id)} as used`);
+      const [byCard] = await queryRows<{ used: boolean }>(
+        t,
+        sql`select ${usedByCardSql(app.id, consumer.id)} as used`,
+      );
       if (byCard?.used) throw alreadyTaken("card:");
       const [grant] = await queryRows<{ id: string }>(
         t,
@@ -117,7 +128,10 @@ function alreadyTaken(identity: string): AppError {
     : identity.startsWith("payer:")
       ? "from this payer address"
       : "on your account";
-  return new AppError("conflict", `This app's free trial was already taken ${by}: it is offered once per person`);
+  return new AppError(
+    "conflict",
+    `This app's free trial was already taken ${by}: it is offered once per person`,
+  );
 }
 
 /** Whether another account that took the app's trial has saved one of `userId`'s cards since. */
