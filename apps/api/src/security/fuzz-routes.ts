@@ -132,6 +132,7 @@ export function fuzzRoutes(tags: string[]): void {
       world.subscriptionId,
       world.cardId,
       world.ownerKey.id,
+      world.promotionCode.id,
     ];
   });
   afterAll(async () => {
