@@ -10,6 +10,7 @@ import { useRuntimeConfig } from "../../lib/runtime-config";
 import { useExploreApp } from "./api/get-explore-app";
 import { CodeSamplesCard } from "./code-samples-card";
 import { AppKindBadges } from "./explore-app-card";
+import { FreeTrialCard } from "./free-trial-card";
 import { McpClientCard } from "./mcp-client-card";
 import { TryAppCard } from "./try-app-card";
 
@@ -62,6 +63,7 @@ function ExploreAppDetails({ app }: { app: ExploreAppDetail }) {
       />
       <div className="grid gap-6 lg:grid-cols-3">
         <div className="min-w-0 space-y-6 lg:col-span-2">
+          <FreeTrialCard app={app} />
           <TryAppCard app={app} />
           <CodeSamplesCard
             target={{

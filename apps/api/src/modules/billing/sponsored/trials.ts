@@ -48,6 +48,16 @@ export async function getTrialOffer(
   };
 }
 
+/** The free calls an app offers each new consumer: 0 when none (or the app is free). */
+export async function offeredTrialCalls(db: Database, app: ApplicationRow): Promise<number> {
+  if (effectivePriceCents(app) <= 0) return 0;
+  const [row] = await queryRows<{ trial_calls: number }>(
+    db,
+    sql`select trial_calls from trial_offers where application_id = ${app.id}::uuid`,
+  );
+  return row?.trial_calls ?? 0;
+}
+
 /** The owner sets how many free calls each consumer may try (0 ends the offer; trials taken stay). */
 export async function setTrialOffer(db: Database, app: ApplicationRow, trialCalls: number): Promise<void> {
   if (trialCalls > 0 && effectivePriceCents(app) <= 0)
