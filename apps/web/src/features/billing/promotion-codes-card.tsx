@@ -71,8 +71,8 @@ function CodeRow({ code }: { code: PromotionCode }) {
           <Badge tone={status.tone}>{status.label}</Badge>
         </p>
         <p className="text-xs text-slate-500">
-          {codeValue(code)} · {code.app ? code.app.name : "all your apps"} · {formatNumber(code.redemptions)} of{" "}
-          {formatNumber(code.max_redemptions)} redeemed
+          {codeValue(code)} · {code.app ? code.app.name : "all your apps"} · {formatNumber(code.redemptions)}{" "}
+          of {formatNumber(code.max_redemptions)} redeemed
           {code.expires_at && ` · expires ${formatDate(code.expires_at)}`}
         </p>
         {end.isError && <ErrorBox className="mt-2" message={getErrorMessage(end.error)} />}
