@@ -37,7 +37,7 @@ export function PromotionCodesCard({ appSlug }: { appSlug: string }) {
     <Card>
       <CardHeader
         title="Promotion codes"
-        description="Codes give credit on your apps, paid from your wallet as it is used. Each person redeems a code once."
+        description="Codes give credit on your apps; your wallet pays for each call it covers. Each person redeems a code once."
       />
       <CardBody className="space-y-6">
         <CreateCodeForm appSlug={appSlug} />

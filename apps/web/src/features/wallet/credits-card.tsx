@@ -78,7 +78,7 @@ function RedeemForm() {
   };
 
   return (
-    <form onSubmit={submit} noValidate className="space-y-3" aria-label="Redeem a code">
+    <form onSubmit={submit} noValidate className="space-y-3" aria-label="Redeem a promotion code">
       <div className="flex flex-col gap-2 sm:flex-row sm:items-start">
         <TextField
           label="Redeem a code"
