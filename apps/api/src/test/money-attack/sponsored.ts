@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import { type Database, queryRows } from "../../db/client.ts";
 import { callerAt } from "../caller.ts";
 import { type Attack, journalEvent, liveApps, viaAnyNode } from "./attack.ts";
+import { creatorTopUp } from "./creator-calls.ts";
 import type { Prng } from "./prng.ts";
 
 /**
@@ -22,6 +23,8 @@ export async function trialStep(attack: Attack, prng: Prng, actor: number) {
   if (!app) return;
   const consumer = prng.pick(attack.world.consumers);
   const calls = prng.int(1, 3);
+  // The creator's wallet starts empty: sponsored calls it cannot pay fall back to their callers.
+  if (prng.chance(0.6)) await creatorTopUp(attack, prng, actor);
   await journalEvent(attack, actor, "trial", async () => {
     const offered = await viaAnyNode(attack, prng, attack.world.creator).api(
       "PUT",
@@ -56,6 +59,7 @@ export async function promotionStep(attack: Attack, prng: Prng, actor: number) {
   codes += 1;
   const code = `ATTACK-${process.pid}-${codes}`;
   const max = prng.int(1, 3);
+  if (prng.chance(0.6)) await creatorTopUp(attack, prng, actor);
   await journalEvent(attack, actor, "promotion", async () => {
     const percent = prng.chance(0.3);
     const created = await viaAnyNode(attack, prng, attack.world.creator).api(
