@@ -7,6 +7,7 @@ import {
   SponsoredCreditSchema,
   TrialOfferSchema,
   UpdateTrialOfferSchema,
+  UuidSchema,
 } from "@promptmint/contracts";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
@@ -28,7 +29,7 @@ const errors = errorResponses(400, 401, 404, 409);
 const security = [{ bearerAuth: [] }];
 const tags = ["promotions"];
 const AppParams = z.object({ app: z.string().max(100) });
-const CodeParams = z.object({ id: z.string().max(100) });
+const CodeParams = z.object({ id: UuidSchema });
 
 /**
  * Free trials and promotion codes (issue 42, docs/decisions/080). The creator offers an app's
