@@ -16,7 +16,8 @@ export async function sponsoredMisfits(db: Database): Promise<string[]> {
         left join invocations i on i.id = sc.call_id
         left join holds h on h.id = i.hold_id
         where sc.state = 'spent'
-          and ((i.id is null and sc.created_at > now() - interval '7 days')
+          -- A spent call's invocation may be dropped with its day (decision 038) only days later.
+          and ((i.id is null and sc.created_at > now() - interval '1 day')
                or (i.id is not null and (i.status <> 'success' or i.charged_cents <> 0
                    or h.payer_id is distinct from g.creator_id or i.caller_user_id is distinct from g.consumer_id)))
         union all
