@@ -5,7 +5,7 @@ import { defineQuery } from "../../../lib/define-query";
 import { useInvalidatingMutation } from "../../../lib/invalidating-mutation";
 import { exploreQueryKey } from "./explore-keys";
 
-const trialKey = (slug: string) => [...exploreQueryKey, "trial", slug] as const;
+export const trialKey = (slug: string) => [...exploreQueryKey, "trial", slug] as const;
 const trialPath = (slug: string) => `/app/${encodeURIComponent(slug)}/trial/`;
 
 /** `GET /app/{slug}/trial/`: whether the signed-in caller took the app's free trial, and what is left. */
