@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { type Database, queryRows } from "../../../db/client.ts";
+import { type Database, NO_ROW, preparedStatement, queryRows } from "../../../db/client.ts";
 
 /**
  * A call a creator sponsors (docs/decisions/080): a consumer's trial call or a call paid with
@@ -17,6 +17,40 @@ export interface SponsoredCall {
 }
 
 /**
+ * The take, in one statement every paid call of a consumer runs (a named prepared statement,
+ * planned once per connection: decision 012): the covering grant is locked, decremented under its
+ * condition, and the call's row written; nothing when no grant covers the call.
+ */
+const takeStatement = preparedStatement<{ grant_id: string; kind: "trial" | "promotion" }>(
+  "pm_take_sponsored_call_v1",
+  `with g as (
+     select id, kind from sponsored_grants
+     where consumer_id = $1::uuid and creator_id = $2::uuid
+       and (application_id = $3::uuid or application_id is null)
+       and (expires_at is null or expires_at > now())
+       and ((kind = 'trial' and calls_left > 0) or (kind = 'promotion' and credit_left_micros >= $4::bigint))
+     order by (kind = 'trial') desc, expires_at nulls last, created_at
+     limit 1
+     for update
+   ), taken as (
+     update sponsored_grants s set
+       calls_left = case when g.kind = 'trial' then s.calls_left - 1 else s.calls_left end,
+       credit_left_micros = case when g.kind = 'promotion'
+         then s.credit_left_micros - $4::bigint else s.credit_left_micros end
+     from g where s.id = g.id
+     returning s.id, s.kind
+   )
+   insert into sponsored_calls (call_id, grant_id, calls, micros, state, expires_at)
+   select $5::uuid, id,
+     case when kind = 'trial' then 1 else 0 end,
+     case when kind = 'promotion' then $4::bigint else 0 end,
+     'reserved', now() + $6::int * interval '1 second'
+   from taken
+   returning grant_id, (select kind from taken) as kind`,
+  { params: () => [NO_ROW, NO_ROW, NO_ROW, 1, NO_ROW, 60] },
+);
+
+/**
  * Takes one call of the consumer's trial of the app, or the price from their promotional credit
  * on it (the trial first, then the credit that expires first); undefined when no grant covers it.
  */
@@ -31,34 +65,14 @@ export async function takeSponsoredCall(
     ttlSeconds: number;
   },
 ): Promise<SponsoredCall | undefined> {
-  const [row] = await queryRows<{ grant_id: string; kind: "trial" | "promotion" }>(
-    db,
-    sql`with g as (
-          select id, kind from sponsored_grants
-          where consumer_id = ${call.consumerId}::uuid and creator_id = ${call.creatorId}::uuid
-            and (application_id = ${call.applicationId}::uuid or application_id is null)
-            and (expires_at is null or expires_at > now())
-            and ((kind = 'trial' and calls_left > 0)
-                 or (kind = 'promotion' and credit_left_micros >= ${call.priceMicros}::bigint))
-          order by (kind = 'trial') desc, expires_at nulls last, created_at
-          limit 1
-          for update
-        ), taken as (
-          update sponsored_grants s set
-            calls_left = case when g.kind = 'trial' then s.calls_left - 1 else s.calls_left end,
-            credit_left_micros = case when g.kind = 'promotion'
-              then s.credit_left_micros - ${call.priceMicros}::bigint else s.credit_left_micros end
-          from g where s.id = g.id
-          returning s.id, s.kind
-        )
-        insert into sponsored_calls (call_id, grant_id, calls, micros, state, expires_at)
-        select ${call.callId}::uuid, id,
-          case when kind = 'trial' then 1 else 0 end,
-          case when kind = 'promotion' then ${call.priceMicros}::bigint else 0 end,
-          'reserved', now() + ${call.ttlSeconds}::int * interval '1 second'
-        from taken
-        returning grant_id, (select kind from taken) as kind`,
-  );
+  const [row] = await takeStatement(db, [
+    call.consumerId,
+    call.creatorId,
+    call.applicationId,
+    call.priceMicros,
+    call.callId,
+    call.ttlSeconds,
+  ]);
   return row ? { grantId: row.grant_id, kind: row.kind } : undefined;
 }
 
