@@ -48,11 +48,13 @@ import {
   sweepExpiredIncludedCalls,
   sweepExpiredModelCostHolds,
   sweepKeyReservations,
+  sweepSponsoredCalls,
 } from "./modules/billing/call-payment/index.ts";
 import { postOutstandingModelCosts } from "./modules/billing/model-costs.ts";
 import { creditAbandonedPlanPayments } from "./modules/billing/plan-payments.ts";
 import { plansRoutes } from "./modules/billing/plans.routes.ts";
 import { receiptsRoutes } from "./modules/billing/receipts.routes.ts";
+import { sponsoredRoutes } from "./modules/billing/sponsored/sponsored.routes.ts";
 import { renewDueSubscriptions } from "./modules/billing/subscriptions.ts";
 import { embedRoutes } from "./modules/embed/embed.routes.ts";
 import { sweepEmbedVisitorCalls } from "./modules/embed/embed-limits.ts";
@@ -329,6 +331,8 @@ function backgroundJobs(
     { name: "included-call-sweep", everyMs: money, run: () => sweepExpiredIncludedCalls(db) },
     // Keys' spend reserved for calls that are over: kept if charged, else given back (decision 035).
     { name: "key-reservation-sweep", everyMs: money, run: () => sweepKeyReservations(db) },
+    // Trial calls and promotional credit taken for calls a crashed process never settled (decision 080).
+    { name: "sponsored-call-sweep", everyMs: money, run: () => sweepSponsoredCalls(db) },
     {
       name: "subscription-renewal",
       everyMs: money,
@@ -565,6 +569,7 @@ async function productApi(
     publicUrl: config.publicUrl,
     stripe,
   });
+  await scope.register(sponsoredRoutes, { db, guards });
   await scope.register(payoutsRoutes, { ...payoutDeps, guards });
   await scope.register(downloadRoutes, { db, guards, publicUrl: config.publicUrl });
   // The gateway alone accepts cross-origin calls (the management API does not); the embed

@@ -97,6 +97,11 @@ export const ExploreAppDetailSchema = ExploreAppSchema.extend({
    * its creator's model keys, or is a workflow).
    */
   max_input_tokens: z.number().int().nullable(),
+  /**
+   * The free calls each new consumer may try, paid by the creator (docs/decisions/080); 0 or
+   * absent: no trial. Whether the signed-in caller used it: `GET /api/app/{slug}/trial/`.
+   */
+  trial_calls: z.number().int().optional(),
 });
 export type ExploreAppDetail = z.infer<typeof ExploreAppDetailSchema>;
 

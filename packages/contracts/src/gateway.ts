@@ -47,7 +47,7 @@ const DollarString = z.string().regex(/^-?\d+\.?\d*$/);
  * payment without an account (docs/decisions/052),
  * or nothing (a failed call).
  */
-export const PaidBySchema = z.enum(["wallet", "plan", "owner", "free", "x402", "none"]);
+export const PaidBySchema = z.enum(["wallet", "plan", "owner", "free", "x402", "trial", "promotion", "none"]);
 export type PaidBy = z.infer<typeof PaidBySchema>;
 
 /**

@@ -16,6 +16,7 @@ export * from "./ids.ts";
 export * from "./keys.ts";
 export * from "./online-evals.ts";
 export * from "./payouts.ts";
+export * from "./promotions.ts";
 export * from "./prompts.ts";
 export * from "./receipts.ts";
 export * from "./releases.ts";

@@ -32,6 +32,11 @@ export const API_TAGS = [
   },
   { name: "keys", description: "Your API keys." },
   { name: "billing", description: "Wallet, top-ups, plans and subscriptions." },
+  {
+    name: "promotions",
+    description:
+      "Free trials (N calls per consumer) and promotion codes (credit on a creator's apps), paid by the creator.",
+  },
   { name: "applications", description: "Create and manage your apps." },
   { name: "prompts", description: "Prompt templates and model settings." },
   {

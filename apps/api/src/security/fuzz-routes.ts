@@ -54,6 +54,7 @@ export const fuzzShards = {
   ],
   billingAndGateway: [
     "billing",
+    "promotions",
     "gateway",
     "openai",
     "mcp",
@@ -132,6 +133,7 @@ export function fuzzRoutes(tags: string[]): void {
       world.subscriptionId,
       world.cardId,
       world.ownerKey.id,
+      world.promotionCode.id,
     ];
   });
   afterAll(async () => {

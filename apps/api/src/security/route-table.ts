@@ -683,6 +683,33 @@ export function routeTable(world: World): Record<string, RouteRequest> {
       ok: 404,
     },
 
+    // Free trials and promotion codes (decision 080); each route runs twice (/api and /api/v1),
+    // so each request is one that answers the same every time. The owner's own app: no trial of
+    // one's own (409). A code the world took: taken (409). A code nobody has: not found.
+    "GET /api/app/{app}/trial/": { class: "owned", url: `${app}/trial/` },
+    "PUT /api/app/{app}/trial/": { class: "owned", url: `${app}/trial/`, payload: { trial_calls: 0 } },
+    "POST /api/app/{app}/trial/": { class: "owned", url: `${app}/trial/`, ok: 409 },
+    "GET /api/promotion-codes/": { class: "self", url: "/api/promotion-codes/" },
+    "POST /api/promotion-codes/": {
+      class: "self",
+      url: "/api/promotion-codes/",
+      payload: { code: world.promotionCode.code, kind: "amount", amount_cents: 100, max_redemptions: 3 },
+      ok: 409,
+    },
+    "DELETE /api/promotion-codes/{id}/": {
+      class: "owned",
+      url: `/api/promotion-codes/${world.promotionCode.id}/`,
+      ok: 204,
+      last: true,
+    },
+    "POST /api/promotion-codes/redeem/": {
+      class: "self",
+      url: "/api/promotion-codes/redeem/",
+      payload: { code: "NO-SUCH-CODE" },
+      ok: 404,
+    },
+    "GET /api/wallet/credits/": { class: "self", url: "/api/wallet/credits/" },
+
     "GET /api/app/{app}/packages/": { class: "owned", url: `${app}/packages/` },
     "POST /api/app/{app}/packages/": {
       class: "owned",

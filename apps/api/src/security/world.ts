@@ -56,6 +56,8 @@ export interface World {
   subscriptionId: string;
   cardId: string;
   spareCardId: string;
+  /** The owner's promotion code (decision 080), good on all their apps. */
+  promotionCode: { id: string; code: string };
   stop(): Promise<void>;
 }
 
@@ -228,6 +230,11 @@ export async function createWorld(testDb: TestDatabase, env: Record<string, stri
   const cardId = await addCard();
   const spareCardId = await addCard();
 
+  const promotion = await owner.api("POST", "/api/promotion-codes/", {
+    body: { code: "WORLD-CODE", kind: "amount", amount_cents: 100, max_redemptions: 10 },
+  });
+  expectStatus("create a promotion code", promotion, 201);
+
   return {
     server,
     providers,
@@ -261,6 +268,7 @@ export async function createWorld(testDb: TestDatabase, env: Record<string, stri
     subscriptionId: subscription.body.id,
     cardId,
     spareCardId,
+    promotionCode: { id: promotion.body.id, code: promotion.body.code },
     async stop() {
       await server.stop();
       await providers.stop();

@@ -41,6 +41,15 @@ export function stubBillingApi(options: BillingApiOptions = {}) {
     [`GET ${APP}/packages/`]: () => jsonResponse(state.packages),
     [`GET ${APP}/subscriptions/`]: () => jsonResponse(state.subscriptions),
     [`GET ${APP}/payment-methods/`]: () => jsonResponse(state.paymentMethods),
+    // The owner's free trial and promotion codes (decision 080; trial-and-codes.test.tsx tests them).
+    [`GET ${APP}/trial/`]: () =>
+      jsonResponse({
+        trial_calls: 0,
+        used: false,
+        calls_left: null,
+        trials_started: options.owner ? 0 : null,
+      }),
+    "GET /api/promotion-codes/": () => jsonResponse({ data: [] }),
     "GET /api/wallet/": () => jsonResponse(walletFixture()),
     [`POST ${APP}/create-payment-intent/`]: ({ body }) => {
       const amount = (body as { amount: number }).amount;

@@ -384,11 +384,16 @@ export const paymentMethods = pgTable(
     expMonth: integer("exp_month").notNull(),
     expYear: integer("exp_year").notNull(),
     billingAddress: jsonb("billing_address").notNull(),
+    /** The card across accounts (Stripe's fingerprint; the sandbox's hash of the number), migration 0058. */
+    fingerprint: text("fingerprint"),
     isDefault: boolean("is_default").notNull().default(false),
     createdAt: createdAt(),
     deletedAt: timestamptz("deleted_at"),
   },
-  (t) => [index("payment_methods_user_idx").on(t.userId)],
+  (t) => [
+    index("payment_methods_user_idx").on(t.userId),
+    index("payment_methods_fingerprint_idx").on(t.fingerprint).where(sql`${t.fingerprint} IS NOT NULL`),
+  ],
 );
 
 /** A user's Stripe customer, created on their first Stripe payment. */

@@ -10,6 +10,7 @@ export * from "./identity.ts";
 export * from "./model-keys.ts";
 export * from "./online-evals.ts";
 export * from "./payouts.ts";
+export * from "./promotions.ts";
 export * from "./receipt-keys.ts";
 export * from "./receipts.ts";
 export * from "./releases.ts";

@@ -64,6 +64,11 @@ export interface CallChecks {
 
 /** Embedded traffic: the owner calls on a visitor's behalf (end user `embed:<visitor>`) and pays. */
 const embedded = sql`(i.caller_user_id = a.owner_id and i.end_user like 'embed:%')`;
+/**
+ * A call its creator sponsored (a free trial, promotional credit: decision 080): paid from the
+ * creator's hold, charged 0 to its caller. Its row is written before the call is paid for.
+ */
+const sponsored = sql`exists (select 1 from sponsored_calls sc where sc.call_id = i.id)`;
 
 /** Every call check at once (the reconcile runs them as entries of its list, reconcile.ts). */
 export async function checkCalls(db: Database): Promise<CallChecks> {
@@ -115,7 +120,7 @@ export async function doubleCovered(db: Database): Promise<string[]> {
     db,
     sql`select i.id from invocations i join applications a on a.id = i.application_id
             where (i.hold_id is not null and i.subscription_id is not null)
-               or (i.hold_id is not null and i.charged_cents = 0 and not ${embedded})
+               or (i.hold_id is not null and i.charged_cents = 0 and not ${embedded} and not ${sponsored})
                or (i.subscription_id is not null and i.charged_cents > 0)
             order by i.created_at`,
   );

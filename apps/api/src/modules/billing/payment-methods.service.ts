@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { type CreatePaymentMethodSchema, isUuid, type PaymentMethod } from "@promptmint/contracts";
 import { and, desc, eq, isNull, ne } from "drizzle-orm";
 import type { z } from "zod";
@@ -47,7 +48,14 @@ export async function addPaymentMethod(
   input: z.output<typeof CreatePaymentMethodSchema>,
   stripe: StripeGateway | undefined,
 ): Promise<PaymentMethod> {
-  let card: { brand: string; last4: string; expMonth: number; expYear: number; externalId: string | null };
+  let card: {
+    brand: string;
+    last4: string;
+    expMonth: number;
+    expYear: number;
+    externalId: string | null;
+    fingerprint: string | null;
+  };
   if (stripe) {
     if (!input.stripe_payment_method_id)
       throw invalidFields({ stripe_payment_method_id: "is required when payments go through Stripe" });
@@ -66,6 +74,7 @@ export async function addPaymentMethod(
       expMonth: input.card.exp_month,
       expYear: input.card.exp_year,
       externalId: null,
+      fingerprint: sandboxFingerprint(number),
     };
   }
   return db.transaction(async (tx) => {
@@ -87,11 +96,20 @@ export async function addPaymentMethod(
         expMonth: card.expMonth,
         expYear: card.expYear,
         billingAddress: input.billing_address,
+        fingerprint: card.fingerprint,
         isDefault,
       })
       .returning();
     return toPaymentMethod(row as Row);
   });
+}
+
+/**
+ * A sandbox card's fingerprint, as Stripe gives one: the same number is the same card whichever
+ * account saves it (a free trial is refused to a card that took it, decision 080).
+ */
+export function sandboxFingerprint(number: string): string {
+  return createHash("sha256").update(`sandbox-card:${number}`).digest("hex").slice(0, 32);
 }
 
 async function findOwn(db: Database, userId: string, id: string): Promise<Row> {

@@ -280,6 +280,25 @@ describe("npm run reconcile", () => {
         return ["a-sink-that-counted-nothing", "wallet.topped_up"];
       },
     },
+    // Trials and promotion codes (decision 080): a trial call spent from its grant though it failed
+    // (its creator paid nothing for it).
+    {
+      check: "sponsoredMisfits",
+      corrupt: async (tx: Database) => {
+        const id = randomUUID();
+        await tx.execute(
+          sql`insert into invocations (id, application_id, caller_user_id, mode, model, status, latency_ms)
+              values (${id}, ${appId}, ${consumer}, 'completion', 'gpt-4-turbo', 'error', 5)`,
+        );
+        await tx.execute(
+          sql`with g as (insert into sponsored_grants (kind, consumer_id, creator_id, application_id, calls_left)
+                         values ('trial', ${consumer}, ${owner}, ${appId}, 0) returning id)
+              insert into sponsored_calls (call_id, grant_id, calls, micros, state, expires_at)
+              select ${id}::uuid, id, 1, 0, 'spent', now() from g`,
+        );
+        return [`call ${id}`];
+      },
+    },
   ])("prints FAIL $check naming the rows, and exits 1", async ({ check, also = [], corrupt }) => {
     let named: string[] = [];
     const { lines, status } = await reconcileWith(async (tx) => {

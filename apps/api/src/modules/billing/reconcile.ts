@@ -20,6 +20,7 @@ import {
   unchargedSuccesses,
   unconsumedPayments,
 } from "./call-checks.ts";
+import { sponsoredMisfits } from "./sponsored/sponsored-checks.ts";
 
 /**
  * The reconcile is a list of named checks (`RECONCILE_CHECKS`). Each check is one entry:
@@ -289,6 +290,15 @@ export const RECONCILE_CHECKS = [
     rows: onlineEvalDaysOverCap,
     describe: (row: OnlineEvalDayOverCap) =>
       `app ${row.application_id} on ${row.day}: spent ${row.spent_micros} > cap ${row.cap_micros} micros`,
+  }),
+  // Free trials and promotion codes (decision 080): every sponsored call paid by its creator and
+  // charged 0 to its consumer, no code past its limit, no grant below zero, one trial per account.
+  check({
+    name: "sponsoredMisfits",
+    differs:
+      "sponsored calls not paid by their creator, codes past their limit, grants below zero, or trials taken twice",
+    rows: sponsoredMisfits,
+    describe: String,
   }),
 ] as const;
 

@@ -6,6 +6,7 @@ import { paymentMethods, payments } from "../../db/schema/index.ts";
 import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
 import { walletBalance } from "./balances.ts";
 import { creditPaymentToWallet } from "./plan-payments.ts";
+import { payTopUpBonuses } from "./sponsored/promotion-codes.ts";
 
 /**
  * The offline payment processor, behaving like Stripe test mode: 4242… succeeds,
@@ -116,8 +117,12 @@ export async function confirmSandboxPayment(
     }
     await t.update(payments).set({ status: "succeeded" }).where(eq(payments.id, payment.id));
     // Only top-ups go to the wallet; a plan's payment is used by the subscription it was made for.
-    if (payment.purpose === "top_up")
-      await creditPaymentToWallet(t, payment, `Wallet top-up (${card.label})`);
+    if (
+      payment.purpose === "top_up" &&
+      (await creditPaymentToWallet(t, payment, `Wallet top-up (${card.label})`))
+    )
+      // Percent promotion codes waiting for this top-up pay their bonus credit (decision 080).
+      await payTopUpBonuses(t, payment.userId, payment.amountCents);
     return {
       outcome: { status: "succeeded" as const, message: "Payment succeeded" },
       amount: payment.amountCents,

@@ -17,7 +17,7 @@ export interface StripeGateway {
     db: Database,
     user: LocalUser,
     paymentMethodId: string,
-  ): Promise<{ brand: string; last4: string; expMonth: number; expYear: number }>;
+  ): Promise<{ brand: string; last4: string; expMonth: number; expYear: number; fingerprint: string | null }>;
   /**
    * Starts Stripe Billing for a plan: the saved card pays the first period now (a decline creates
    * nothing) and each period after, at `terms`' price and period; the webhooks move our row.

@@ -8,6 +8,7 @@ import { PROVIDER_ACTOR } from "../admin/audit.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { creditPaymentToWallet } from "./plan-payments.ts";
 import { applyReversal, disputeStatusOf, type ReversalFact, recallIndebted } from "./reversals.ts";
+import { payTopUpBonuses } from "./sponsored/promotion-codes.ts";
 import { stripeClient } from "./stripe-client.ts";
 import type { ConnectEventHandler, StripeGateway } from "./stripe-gateway.ts";
 import {
@@ -115,6 +116,7 @@ export function createStripeGateway(
         last4: method.card.last4,
         expMonth: method.card.exp_month,
         expYear: method.card.exp_year,
+        fingerprint: method.card.fingerprint ?? null,
       };
     },
 
@@ -306,5 +308,7 @@ async function applySucceeded(db: Database, intent: Stripe.PaymentIntent): Promi
     );
   }
   if (payment.purpose !== "top_up") return;
-  await creditPaymentToWallet(db, payment, "Wallet top-up (Stripe)");
+  if (await creditPaymentToWallet(db, payment, "Wallet top-up (Stripe)"))
+    // Percent promotion codes waiting for this top-up pay their bonus credit (decision 080).
+    await payTopUpBonuses(db, payment.userId, payment.amountCents);
 }

@@ -20,6 +20,7 @@ import { utcDay } from "../analytics/rollups.ts";
 import { creatorNameColumn } from "../applications/applications.service.ts";
 import { listPackages } from "../billing/plans.ts";
 import { effectivePriceCents, effectivePriceSql, priceFields } from "../billing/price-changes.ts";
+import { offeredTrialCalls } from "../billing/sponsored/trials.ts";
 import { publishedInputLimit } from "../gateway/call-worst-case.ts";
 import { loadPrompt } from "../prompts/load-prompt.ts";
 import { healthOfApps, windowStart } from "./app-health-figures.ts";
@@ -198,5 +199,6 @@ export async function getExploreApp(
       Object.keys(inputSchema.properties).length === 0,
     plans,
     max_input_tokens: publishedInputLimit(loaded?.prompt ?? null, effectivePriceCents(app), feePercent),
+    trial_calls: await offeredTrialCalls(db, app),
   };
 }

@@ -30,6 +30,7 @@ import {
 } from "./paid-calls.ts";
 import type { Prng } from "./prng.ts";
 import { rolloutStep } from "./rollouts.ts";
+import { promotionStep, trialStep } from "./sponsored.ts";
 import { suspendConsumer } from "./suspensions.ts";
 
 export interface Action {
@@ -86,4 +87,8 @@ export const actions: Action[] = [
   { name: "creator top-up", weight: 1, run: creatorTopUp },
   // Issue 41: online evals turned on and off with small caps, a rubric judged, while calls race (decision 076).
   { name: "online evals", weight: 2, run: onlineEvalStep },
+  // Issue 42: free trials started by one person on both processes at once, promotion codes redeemed
+  // past their limit at once; the consumers' calls then meet their grants (decision 080).
+  { name: "free trial", weight: 2, run: trialStep },
+  { name: "promotion code", weight: 2, run: promotionStep },
 ];

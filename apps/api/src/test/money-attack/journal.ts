@@ -65,7 +65,10 @@ export interface EventEntry {
     | "test_prompt"
     | "eval_run"
     // Issue 41: online evals turned on and off (online-evals.ts).
-    | "online_evals";
+    | "online_evals"
+    // Issue 42: free trials offered and started, promotion codes made and redeemed (sponsored.ts).
+    | "trial"
+    | "promotion";
   seq: number;
   actor: number;
   startedAt: number;

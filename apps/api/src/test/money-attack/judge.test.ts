@@ -95,6 +95,22 @@ describe("money attack judge", () => {
     expect(kinds([header], [charged(20)])).toEqual(["Promptmint-Charged header other than what was charged"]);
   });
 
+  it("accepts a sponsored call paid by its creator's hold and charged 0, and flags one charged to its caller", () => {
+    const trialCall = (reported: number, paidBy: string) =>
+      callOf({}, { invocationId: ID, reportedCents: reported, paidBy });
+    const sponsored = (cents: number): InvocationRow => ({ ...charged(cents), sponsored: "trial" });
+    expect(kinds([trialCall(0, "trial")], [sponsored(0)])).toEqual([]);
+    expect(kinds([trialCall(0, "wallet")], [sponsored(0)])).toEqual([
+      "answer named another payer than the one charged",
+    ]);
+    expect(kinds([trialCall(0, "trial")], [sponsored(20)])).toEqual(["sponsored answer charged its caller"]);
+    // Without its sponsored row, a hold-paid call charged 0 is a call not charged.
+    expect(kinds([trialCall(0, "trial")], [charged(0)])).toEqual([
+      "answer named another payer than the one charged",
+      "answer delivered, not charged",
+    ]);
+  });
+
   it("judges MCP batches: refused whole costs nothing, a repeated id answers nothing, each answer charged once", () => {
     const batch = (shape: Partial<NonNullable<CallPlan["batch"]>>, answered: string[], status = 200) =>
       callOf(

@@ -14,6 +14,8 @@ export interface InvocationRow {
   charged_cents: number;
   hold_id: string | null;
   subscription_id: string | null;
+  /** A call its creator sponsored (decision 080): paid from the creator's hold, charged 0 to its caller. */
+  sponsored?: "trial" | "promotion" | null;
   /** When the call was paid for, about: recorded time minus latency (ms since epoch). */
   started_ms: number;
   recorded_ms: number;
@@ -155,6 +157,11 @@ function judgeCharge(
     );
   if (row.hold_id && row.subscription_id) return flag(`${what} paid by both a hold and a plan`, line(call));
   if (row.subscription_id) return;
+  // Paid by its creator (judgeSponsored checks the hold is the creator's): nothing charged to the caller.
+  if (row.sponsored) {
+    if (!row.hold_id || row.charged_cents !== 0) flag(`sponsored ${what} charged its caller`, line(call));
+    return;
+  }
   if (!row.hold_id || row.charged_cents <= 0)
     return flag(call.aborted ? "abandoned stream not charged" : `${what} delivered, not charged`, line(call));
   const charged = row.charged_cents;
@@ -180,7 +187,7 @@ function judgeCharge(
  * when a hold paid it, 0 when a plan covered it or it was free. A stream left early says nothing.
  */
 function judgeReportedCost(call: CallEntry, row: InvocationRow, flag: Flag) {
-  const spent = row.hold_id ? row.charged_cents : 0;
+  const spent = row.hold_id && !row.sponsored ? row.charged_cents : 0;
   const header = call.priceHeaders["promptmint-charged"];
   const headerCents = header ? Math.round(Number.parseFloat(header) * 100) : undefined;
   if (headerCents !== undefined && headerCents !== spent)
@@ -193,7 +200,9 @@ function judgeReportedCost(call: CallEntry, row: InvocationRow, flag: Flag) {
       "answer reported a cost other than what was charged",
       `reported ${call.reportedCents}¢ (${call.paidBy}), charged ${spent}¢ ${line(call)}`,
     );
-  const payer = row.hold_id ? "wallet" : row.subscription_id ? "plan" : call.owner ? "owner" : "free";
+  const payer =
+    (row.hold_id && row.sponsored) ||
+    (row.hold_id ? "wallet" : row.subscription_id ? "plan" : call.owner ? "owner" : "free");
   if (call.paidBy !== undefined && call.paidBy !== payer)
     flag(
       "answer named another payer than the one charged",

@@ -45,6 +45,8 @@ export interface Figures {
   oversized?: string;
   /** Sampled calls by how they were judged, and what the judges cost creators (decision 076, online-evals.ts). */
   onlineEvals?: string;
+  /** Free trials and promotion codes (decision 080). */
+  sponsored?: string;
   /** What left the product: webhook events and attempts, usage events exported (decision 068, events.ts). */
   outgoing?: string;
   outgoingCounts?: { events: number; webhookAttempts: number; exported: number };
@@ -198,6 +200,7 @@ export function formatReport(result: {
     ...(f.experiments ? [["experiments", f.experiments] as [string, string]] : []),
     ...(f.oversized ? [["oversized", f.oversized] as [string, string]] : []),
     ...(f.onlineEvals ? [["online evals", f.onlineEvals] as [string, string]] : []),
+    ...(f.sponsored ? [["trials and codes", f.sponsored] as [string, string]] : []),
     ...(f.outgoing ? [["outgoing", f.outgoing] as [string, string]] : []),
     ...(f.agents ?? []),
     ...Object.entries(f.events).map(([kind, statuses]): [string, string] => [kind, statuses || "-"]),

@@ -40,6 +40,7 @@ import { judgeModelCosts, judgeOversized } from "./oversized.ts";
 import { Prng } from "./prng.ts";
 import { type Figures, summarize } from "./report.ts";
 import { judgeRollouts } from "./rollouts.ts";
+import { judgeSponsored } from "./sponsored.ts";
 import { suspensionWindows } from "./suspensions.ts";
 import { createWorld, type World } from "./world.ts";
 import { loadX402Payments, sweepAfterAttack, x402Cleared, x402TransfersAfterAttack } from "./x402-calls.ts";
@@ -183,6 +184,7 @@ export async function runMoneyAttack(options: AttackOptions): Promise<AttackResu
       violations.push({ kind, example }),
     );
     const onlineEvals = await judgeOnlineEvals(db, (kind, example) => violations.push({ kind, example }));
+    const sponsored = await judgeSponsored(db, (kind, example) => violations.push({ kind, example }));
     const rolloutFigures = await judgeRollouts(db, (kind, example) => violations.push({ kind, example }));
     // Decision 063: oversized inputs refused, price cuts under a serving arm refused, model cost covered.
     const oversized = judgeOversized(attack.journal, (kind, example) => violations.push({ kind, example }));
@@ -190,6 +192,7 @@ export async function runMoneyAttack(options: AttackOptions): Promise<AttackResu
     const figures = summarize(attack.journal, invocations, world, harnessErrors, keys);
     figures.experiments = `${experimentFigures.experiments} started, ${experimentFigures.ended} ended ${JSON.stringify(experimentFigures.byOutcome)} (${experimentFigures.ruleEnds} by rules), ${experimentFigures.calls} calls chosen by one; ${rolloutFigures.rollouts} rollouts ${JSON.stringify(rolloutFigures.byStatus)}, ${rolloutFigures.steps} steps advanced, ${rolloutFigures.events} rollout events`;
     figures.onlineEvals = `${onlineEvals?.rows ?? 0} sampled calls: ${onlineEvals?.done ?? 0} judged, ${onlineEvals?.capped ?? 0} past the cap, ${onlineEvals?.funds ?? 0} without funds, ${onlineEvals?.failed ?? 0} failed, ${onlineEvals?.open ?? 0} open; ${onlineEvals?.judges ?? 0} judge calls cost creators ${onlineEvals?.cost ?? 0} µ$`;
+    figures.sponsored = `${sponsored?.trials ?? 0} trials started, ${sponsored?.codes ?? 0} codes redeemed ${sponsored?.redemptions ?? 0} times, ${sponsored?.calls ?? 0} calls paid by the creator (${sponsored?.open ?? 0} left reserved)`;
     figures.oversized = `${oversized.refused} oversized calls refused (413), ${oversized.cuts} price cuts tried under a dear arm`;
     figures.agents = agentFigures(
       attack.journal.agentCalls(),
@@ -224,10 +227,12 @@ async function loadInvocations(db: Database): Promise<InvocationRow[]> {
     InvocationRow & { charged_cents: string; started_ms: string; recorded_ms: string }
   >(
     db,
-    sql`select id, application_id, caller_user_id, status, charged_cents::text, hold_id, subscription_id,
-          (extract(epoch from created_at) * 1000 - latency_ms)::bigint::text as started_ms,
-          ${epochMs(sql`created_at`)} as recorded_ms
-        from invocations`,
+    sql`select i.id, i.application_id, i.caller_user_id, i.status, i.charged_cents::text, i.hold_id, i.subscription_id,
+          (extract(epoch from i.created_at) * 1000 - i.latency_ms)::bigint::text as started_ms,
+          ${epochMs(sql`i.created_at`)} as recorded_ms, g.kind as sponsored
+        from invocations i
+        left join sponsored_calls sc on sc.call_id = i.id
+        left join sponsored_grants g on g.id = sc.grant_id`,
   );
   return rows.map((row) => ({
     ...row,
@@ -236,6 +241,9 @@ async function loadInvocations(db: Database): Promise<InvocationRow[]> {
     recorded_ms: Number(row.recorded_ms),
   }));
 }
+
+/** A call its creator paid for (decision 080): the caller's key spent nothing on it. */
+const notSponsored = sql`not exists (select 1 from sponsored_calls sc where sc.call_id = invocations.id)`;
 
 /** Each limited key's counters against what its calls were charged (judge.ts `judgeKeys`). */
 async function keySpends(db: Database, world: World, left: Map<string, number>): Promise<KeySpend[]> {
@@ -249,9 +257,9 @@ async function keySpends(db: Database, world: World, left: Map<string, number>):
       sql`select (select coalesce(sum(spent_micros), 0) from api_key_spend where key_id = ${key.id}::uuid)::text as spent,
             (select coalesce(max(spent_micros), 0) from api_key_spend where key_id = ${key.id}::uuid)::text as highest,
             (select coalesce(sum(charged_cents), 0) * ${MICROS_PER_CENT} from invocations
-              where api_key_id = ${key.id}::uuid and hold_id is not null and status = 'success')::text as charged,
+              where api_key_id = ${key.id}::uuid and hold_id is not null and status = 'success' and ${notSponsored})::text as charged,
             (select count(*)::int from invocations
-              where api_key_id = ${key.id}::uuid and hold_id is not null and status = 'success') as calls`,
+              where api_key_id = ${key.id}::uuid and hold_id is not null and status = 'success' and ${notSponsored}) as calls`,
     );
     result.push({
       id: key.id,

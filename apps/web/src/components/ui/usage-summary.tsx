@@ -5,6 +5,8 @@ import { formatCents, formatDurationSeconds, formatNumber } from "../../lib/form
 const FREE_BECAUSE: Partial<Record<NonNullable<Usage["paid_by"]>, string>> = {
   plan: "Covered by your plan",
   owner: "Free: your own app",
+  trial: "Free trial: paid by the app's creator",
+  promotion: "Promotional credit: paid by the app's creator",
 };
 
 /** Token usage of one call: input, output and total tokens, latency, and what it was charged. */

@@ -19,6 +19,8 @@ import { usePackages } from "./api/list-packages";
 import { PaymentMethodList } from "./payment-method-list";
 import { PlanGrid } from "./plan-grid";
 import { PlanManagement } from "./plan-management";
+import { PromotionCodesCard } from "./promotion-codes-card";
+import { TrialOfferCard } from "./trial-offer-card";
 
 /** /applications/:appSlug/billing: plans, the caller's subscriptions and saved cards (SPEC §2). */
 export function ApplicationBillingPage() {
@@ -72,6 +74,12 @@ export function ApplicationBillingPage() {
         <div className="space-y-8">
           <PaymentGatewayNotice />
           {ownApplication.isSuccess && <PlanManagement appSlug={appSlug} plans={packages.data} />}
+          {ownApplication.isSuccess && (
+            <div className="grid items-start gap-6 lg:grid-cols-2">
+              <TrialOfferCard appSlug={appSlug} />
+              <PromotionCodesCard appSlug={appSlug} />
+            </div>
+          )}
           {/* The owner's own calls are free: subscriptions are for callers (their preview is the grid). */}
           {!(ownApplication.isSuccess && subscriptions.data.length === 0) && (
             <SubscriptionList subscriptions={subscriptions.data} />

@@ -13,6 +13,7 @@ import { HealthCard, HealthLine } from "./app-health";
 import { CodeSamplesCard } from "./code-samples-card";
 import { AppKindBadges } from "./explore-app-card";
 import { ExplorePlansCard } from "./explore-plans-card";
+import { FreeTrialCard } from "./free-trial-card";
 import { McpClientCard } from "./mcp-client-card";
 import { RatingSummaryLine } from "./rating-stars";
 import { ReviewsSection } from "./reviews-section";
@@ -75,6 +76,7 @@ function ExploreAppDetails({ app }: { app: ExploreAppDetail }) {
       />
       <div className="grid gap-6 lg:grid-cols-3">
         <div className="min-w-0 space-y-6 lg:col-span-2">
+          <FreeTrialCard app={app} />
           <TryAppCard app={app} />
           <CodeSamplesCard
             target={{

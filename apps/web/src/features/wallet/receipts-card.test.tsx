@@ -54,6 +54,7 @@ function stubWallet(handlers: Record<string, () => Response | Promise<Response>>
   return stubSignedInApi({
     "GET /api/wallet/": () => jsonResponse(walletFixture({ balance_micros: 10_000_000 })),
     "GET /api/wallet/payment-methods/": () => jsonResponse([]),
+    "GET /api/wallet/credits/": () => jsonResponse({ data: [] }),
     "GET /api/app/": () => jsonResponse([]),
     "GET /api/wallet/statement/?limit=25": () => jsonResponse(statement),
     "GET /api/keys/": () => jsonResponse([key]),

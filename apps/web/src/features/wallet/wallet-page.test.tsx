@@ -65,6 +65,8 @@ function stubWalletApi({
     {
       "GET /api/wallet/": () => jsonResponse(wallet),
       "GET /api/wallet/payment-methods/": () => jsonResponse(savedCards),
+      // Trials and promotional credit (credits-card.test.tsx tests them).
+      "GET /api/wallet/credits/": () => jsonResponse({ data: [] }),
       // The receipts and the usage export's keys (wallet/receipts-card.test.tsx tests them).
       "GET /api/receipts/": () => jsonResponse({ receipts: [] }),
       "GET /api/keys/": () => jsonResponse([]),

@@ -11,6 +11,7 @@ import { formatMicros } from "../../lib/format";
 import { useMoneyFigures } from "../../lib/money-figures-query";
 import { useProfile } from "../../lib/profile-query";
 import { useWallet } from "../../lib/wallet-query";
+import { CreditsCard } from "./credits-card";
 import { EarningsTable } from "./earnings-table";
 import { ReceiptsCard } from "./receipts-card";
 import { StatementTable } from "./statement-table";
@@ -66,6 +67,7 @@ export function WalletPage() {
                 <StatementTable />
               </div>
             </div>
+            <CreditsCard />
             <div className="grid items-start gap-6 lg:grid-cols-5">
               <div className="lg:col-span-2">
                 <UsageExportCard />

@@ -6,8 +6,14 @@ import { applications } from "../../../db/schema/index.ts";
 import { databaseErrorOf } from "../../../lib/database-errors.ts";
 import { AppError, notFound } from "../../../lib/errors.ts";
 import type { InvocationRecord } from "../../analytics/call-records.ts";
+import { centsToMicros } from "../money.ts";
 import { AccountIds } from "../postings.ts";
 import { effectivePriceCents, type PriceColumns } from "../price-changes.ts";
+import {
+  giveBackSponsoredCall,
+  spendSponsoredCall,
+  takeSponsoredCall,
+} from "../sponsored/sponsored-calls.ts";
 import {
   type IncludedCall,
   includedCallShareMicros,
@@ -20,6 +26,7 @@ import { holdModelCost, releaseModelCostHold } from "./model-cost-holds.ts";
 import { CallRecorder, type RecordedCall } from "./record.ts";
 import { refuseAboveMaximum } from "./rules.ts";
 
+export { sweepSponsoredCalls } from "../sponsored/sponsored-calls.ts";
 export { sweepExpiredHolds } from "./holds.ts";
 export { sweepExpiredIncludedCalls } from "./included-calls.ts";
 export { sweepKeyReservations } from "./key-reservations.ts";
@@ -30,7 +37,8 @@ export { sweepExpiredModelCostHolds } from "./model-cost-holds.ts";
  * The gateway opens it once the call is prepared (gateway/paid-call.ts) and ends it once with the
  * call's record; nothing else writes billing's tables for a call.
  *
- * Open: the owner's own calls are free, a plan's included calls are covered, otherwise the price
+ * Open: a call its creator sponsors (a free trial, promotional credit: decision 080) is paid by the
+ * creator as an embedded call is, the owner's own calls are free, a plan's included calls are covered, otherwise the price
  * is taken from a lease held from the wallet (leases.ts; 402 when the wallet cannot cover it)
  * before the upstream call, and a wallet-paid call with a key that has a spend limit reserves its
  * price against the limit too (decision 035). A price above the caller's maximum is refused first.
@@ -44,7 +52,8 @@ export { sweepExpiredModelCostHolds } from "./model-cost-holds.ts";
 /**
  * What a recorded call really cost its caller (decision 029): the price taken from the wallet when
  * the call was paid from it (`wallet`), else 0: a plan's included call (`plan`), the owner's own
- * call (`owner`), a free app (`free`), or a call that failed (`none`).
+ * call (`owner`), a free app (`free`), a call its creator paid for the caller (`trial`,
+ * `promotion`: decision 080), or a call that failed (`none`).
  */
 export interface CallCharge {
   chargedCents: number;
@@ -136,7 +145,7 @@ export function createCallPayments(db: Database, log?: FastifyBaseLogger): CallP
   const accounts = new AccountIds(db);
   return {
     // The book is made by the first call paid from the wallet (free calls take no lease).
-    open: (call, callLog) => openCallPayment({ db, leases, recorder, accounts }, call, callLog),
+    open: (call, callLog) => openSponsoredOrOwnPayment({ db, leases, recorder, accounts }, call, callLog),
     expectCalls: (payerId, applicationId, calls) => leases().expectCalls(payerId, applicationId, calls),
     get leasing() {
       return book !== undefined;
@@ -156,6 +165,82 @@ export function createCallPayments(db: Database, log?: FastifyBaseLogger): CallP
 }
 
 type PaymentParts = { db: Database; leases: () => LeaseBook; recorder: CallRecorder; accounts: AccountIds };
+
+/**
+ * A call its creator sponsors for the caller (docs/decisions/080): one call of the caller's free
+ * trial of the app, or its price from their promotional credit, is taken first (sponsored-calls.ts),
+ * and the call is paid by the creator exactly as an embedded visitor's call is (`ownerPays`, the
+ * whole price to the platform, its model cost held from the creator's wallet): the caller is
+ * charged 0 and their key spends nothing. When the creator's wallet cannot pay, what was taken goes
+ * back to the grant and the caller pays as they would without it (their plan, their wallet, or
+ * the 402 that names them). A call that ends unpaid by the creator gives the grant back; one paid
+ * is spent from it. The answer says `trial` or `promotion`.
+ */
+async function openSponsoredOrOwnPayment(
+  parts: PaymentParts,
+  call: CallToPay,
+  log: FastifyBaseLogger,
+): Promise<CallPayment> {
+  const { application } = call;
+  const priceCents = effectivePriceCents(application);
+  if (call.ownerPays || application.ownerId === call.payerId || priceCents <= 0)
+    return openCallPayment(parts, call, log);
+  refuseAboveMaximum(priceCents, call.maxPriceCents);
+  const sponsored = await takeSponsoredCall(parts.db, {
+    callId: call.callId,
+    consumerId: call.payerId,
+    creatorId: application.ownerId,
+    applicationId: application.id,
+    priceMicros: centsToMicros(priceCents),
+    ttlSeconds: call.deadlineSeconds + INCLUDED_CALL_MARGIN_SECONDS,
+  });
+  if (!sponsored) return openCallPayment(parts, call, log);
+  const giveBack = () =>
+    giveBackSponsoredCall(parts.db, call.callId).catch((err) =>
+      log.error({ err }, "could not give back a sponsored call"),
+    );
+  let payment: CallPayment;
+  try {
+    payment = await openCallPayment(
+      parts,
+      {
+        ...call,
+        payerId: application.ownerId,
+        ownerPays: true,
+        feePercent: 100,
+        key: undefined,
+        refuseBeyondShare: undefined,
+      },
+      log,
+    );
+  } catch (error) {
+    await giveBack();
+    if (!(error instanceof AppError && error.code === "payment_required")) throw error;
+    log.info({ grantId: sponsored.grantId }, "a sponsored call's creator could not pay: the caller pays");
+    return openCallPayment(parts, call, log);
+  }
+  return {
+    async end(record) {
+      let charge: CallCharge;
+      try {
+        charge = await payment.end(record);
+      } catch (error) {
+        await giveBack();
+        throw error;
+      }
+      if (charge.paidBy !== "wallet") {
+        // Failed, or covered by the caller's own plan when it was recorded: the grant keeps it.
+        await giveBack();
+        return charge;
+      }
+      await spendSponsoredCall(parts.db, call.callId, centsToMicros(charge.chargedCents)).catch((err) =>
+        // Left reserved: the sweeper spends it from the call's record.
+        log.error({ err }, "could not mark a sponsored call spent"),
+      );
+      return { chargedCents: 0, paidBy: sponsored.kind };
+    },
+  };
+}
 
 /**
  * Every model call is prepaid by someone (issue 37, decision 062): a call whose price pays nothing
