@@ -36,7 +36,7 @@ export function PayWithOption({
   return (
     <label
       className={cn(
-        "flex cursor-pointer items-start gap-3 rounded-lg border p-3 text-sm transition-colors has-[:focus-visible]:outline-2 has-[:focus-visible]:outline-brand-600",
+        "relative flex cursor-pointer items-start gap-3 rounded-lg border p-3 text-sm transition-colors has-[:focus-visible]:outline-2 has-[:focus-visible]:outline-brand-600",
         checked ? "border-brand-600 bg-brand-50" : "border-slate-200 hover:bg-slate-50",
       )}
     >
