@@ -83,6 +83,9 @@ test("the README's quick start: from the landing page to a paid call with the sn
 
   const seconds = (Date.now() - started) / 1000;
   console.log(`quick start: ${clicks} clicks, ${seconds.toFixed(1)} s scripted (app ${slug})`);
-  testInfo.annotations.push({ type: "quick-start", description: `${clicks} clicks, ${seconds.toFixed(1)} s` });
+  testInfo.annotations.push({
+    type: "quick-start",
+    description: `${clicks} clicks, ${seconds.toFixed(1)} s`,
+  });
   await context.close();
 });

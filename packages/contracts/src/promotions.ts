@@ -30,6 +30,21 @@ export type TrialOffer = z.infer<typeof TrialOfferSchema>;
 
 const CODE_PATTERN = /^[A-Za-z0-9_-]+$/;
 
+/**
+ * A code's start or end: an ISO 8601 date-time from 2000 to 2099 whose offset is at most ±14:00,
+ * what any clock in use can say (the fuzzer's year 4581 at -20:20 reached the database as a 500).
+ */
+const promotionMoment = z.iso.datetime({ offset: true }).refine((value) => {
+  const at = Date.parse(value);
+  const offset = /([+-])(\d{2}):?(\d{2})$/.exec(value);
+  return (
+    Number.isFinite(at) &&
+    at >= Date.UTC(2000, 0, 1) &&
+    at < Date.UTC(2100, 0, 1) &&
+    (!offset || Number(offset[2]) * 60 + Number(offset[3]) <= 14 * 60)
+  );
+}, "must be a date-time from 2000 to 2099 with an offset of at most ±14:00");
+
 export const CreatePromotionCodeSchema = z
   .strictObject({
     /** Letters, digits, `-` and `_`; unique across the platform whatever the case. */
@@ -59,8 +74,8 @@ export const CreatePromotionCodeSchema = z
     max_redemptions: z.number().int().min(1, "must be at least 1").max(1_000_000, "must be at most 1000000"),
     /** The one app it is good for (its slug); omitted: every app of the creator. */
     app: z.string().min(1).max(100).optional(),
-    starts_at: z.iso.datetime({ offset: true }).optional(),
-    expires_at: z.iso.datetime({ offset: true }).optional(),
+    starts_at: promotionMoment.optional(),
+    expires_at: promotionMoment.optional(),
   })
   .superRefine((body, ctx) => {
     const refuse = (path: string, message: string) => ctx.addIssue({ code: "custom", path: [path], message });

@@ -266,6 +266,24 @@ describe("promotion codes", () => {
     });
     expect(mixed.status).toBe(400);
     expect(JSON.stringify(mixed.body)).toMatch(/amount_cents/);
+    // Found by fuzzing: a moment no clock says (year 4581, offset -20:20) is refused by name, not a 500.
+    for (const [field, moment] of [
+      ["starts_at", "4581-08-09T16:51:06.59928-20:20"],
+      ["expires_at", "2031-01-01T00:00:00-20:20"],
+      ["expires_at", "8116-02-29T17:05:46Z"],
+    ] as const) {
+      const odd = await creator.api("POST", "/api/promotion-codes/", {
+        body: {
+          code: `ODD${field.length}${moment.length}`,
+          kind: "amount",
+          amount_cents: 50,
+          max_redemptions: 3,
+          [field]: moment,
+        },
+      });
+      expect(odd.status).toBe(400);
+      expect(odd.body.fields?.[field]).toMatch(/from 2000 to 2099/);
+    }
     expect((await creator.api("GET", "/api/promotion-codes/")).body.data[0].code).toBe("Launch-1");
     const stranger = await createCaller(servers[0].baseUrl, "Stranger");
     expect((await stranger.api("DELETE", `/api/promotion-codes/${created.body.id}/`)).status).toBe(404);

@@ -1,0 +1,3 @@
+import { fuzzRoutes, fuzzShards } from "./fuzz-routes.ts";
+
+fuzzRoutes(fuzzShards.catalogue);
