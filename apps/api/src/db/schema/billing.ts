@@ -193,6 +193,11 @@ export const modelCostHolds = pgTable(
     expiresAt: timestamptz("expires_at").notNull(),
     createdAt: createdAt(),
     closedAt: timestamptz("closed_at"),
+    /**
+     * Released because the call's sponsor (its creator, decision 080) could not pay its price: the
+     * caller paid instead, so the call's model cost never went through this hold.
+     */
+    supersededAt: timestamptz("superseded_at"),
   },
   (t) => [
     index("model_cost_holds_open_idx").on(t.expiresAt).where(sql`${t.status} = 'held'`),

@@ -478,11 +478,10 @@ const MODEL_COST_HOLDS_SQL = sql`with posted as (
                or coalesce(p.released, 0) <> h.amount_micros - coalesce(p.from_held, 0)))
            or (i.id is not null and h.status <> 'held' and (i.model_cost_posted_at is null
                or i.model_cost_micros - i.model_cost_deducted_micros <> h.spent_micros + h.overrun_micros)
-               -- Released whole and unspent before any record used it: the hold was taken for a
-               -- sponsored call whose creator could not pay, and its caller paid instead (their
-               -- wallet or plan, decision 080), so the call's model cost never went through it.
-               and not (h.status = 'released' and h.spent_micros = 0 and h.overrun_micros = 0
-                        and i.model_cost_posted_at is null))`;
+               -- Superseded: released for a sponsored call whose creator could not pay, which its
+               -- caller then paid (their wallet or plan, decision 080), so the call's model cost
+               -- never went through this hold.
+               and h.superseded_at is null)`;
 
 const USAGE_DEBTS_SQL = sql`select distinct t.reference as id from ledger_transactions t
         join ledger_entries e on e.transaction_id = t.id

@@ -22,7 +22,7 @@ import {
 } from "./included-calls.ts";
 import { type KeyLimit, type KeyReservation, reserveKeySpend } from "./key-reservations.ts";
 import { LeaseBook, type LeasedPayment } from "./leases.ts";
-import { holdModelCost, releaseModelCostHold } from "./model-cost-holds.ts";
+import { holdModelCost, releaseModelCostHold, supersedeModelCostHold } from "./model-cost-holds.ts";
 import { CallRecorder, type RecordedCall } from "./record.ts";
 import { refuseAboveMaximum } from "./rules.ts";
 
@@ -217,6 +217,9 @@ async function openSponsoredOrOwnPayment(
     await giveBack();
     if (!(error instanceof AppError && error.code === "payment_required")) throw error;
     log.info({ grantId: sponsored.grantId }, "a sponsored call's creator could not pay: the caller pays");
+    // The creator's model cost hold, if one was taken before their price was refused, is released
+    // already; it is marked superseded so the reconcile does not read the caller's call as its.
+    await supersedeModelCostHold(parts.db, call.callId);
     return openCallPayment(parts, call, log);
   }
   return {

@@ -195,6 +195,24 @@ export async function releaseModelCostHold(db: Database, holdId: string): Promis
   });
 }
 
+/**
+ * Marks a call's model cost hold, released before its call was recorded, as superseded: the call's
+ * sponsor could not pay its price and the caller pays instead (decision 080). Only a hold released
+ * unspent is marked; nothing else changes.
+ */
+export async function supersedeModelCostHold(db: Database, holdId: string): Promise<void> {
+  await db
+    .update(modelCostHolds)
+    .set({ supersededAt: new Date() })
+    .where(
+      and(
+        eq(modelCostHolds.id, holdId),
+        eq(modelCostHolds.status, "released"),
+        eq(modelCostHolds.spentMicros, 0),
+      ),
+    );
+}
+
 /** Closes the holds of calls a crash left behind once they expire (`releaseModelCostHold`); returns how many. */
 export async function sweepExpiredModelCostHolds(db: Database, now: Date = new Date()): Promise<number> {
   const expired = await db
