@@ -105,7 +105,9 @@ export async function stopStream(attack: Attack, prng: Prng, actor: number) {
 
 /** A call with the consumer's spend-limited key, in any style (its limit is met often). */
 export async function limitedKeyCall(attack: Attack, prng: Prng, actor: number) {
-  const payer = prng.pick(attack.world.consumers);
+  // Mostly the consumer no trial or code ever sponsors (sponsored.ts): their key's limit is met.
+  const [unsponsored] = attack.world.consumers;
+  const payer = unsponsored && prng.chance(0.75) ? unsponsored : prng.pick(attack.world.consumers);
   const app = pickApp(attack, prng);
   const style = prng.pick(app.kind === "workflow" ? WORKFLOW_STYLES : PROMPT_STYLES);
   const plan = planCall(prng, app, prng.chance(0.4), style);
