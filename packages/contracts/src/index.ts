@@ -15,6 +15,7 @@ export * from "./gateway.ts";
 export * from "./ids.ts";
 export * from "./keys.ts";
 export * from "./online-evals.ts";
+export * from "./organizations.ts";
 export * from "./payouts.ts";
 export * from "./promotions.ts";
 export * from "./prompts.ts";

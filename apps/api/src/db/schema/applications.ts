@@ -194,6 +194,11 @@ export const apiKeys = pgTable(
     expiresAt: timestamptz("expires_at"),
     /** The only apps the key may call (ids; apps are named by slug in the API); null: any. */
     allowedAppIds: uuid("allowed_app_ids").array(),
+    /**
+     * The member who made an organization's key (migration 0061, decision 084); null for a
+     * person's own key. The key works while its maker may call for the organization.
+     */
+    createdBy: uuid("created_by").references(() => users.id, { onDelete: "cascade" }),
   },
   (t) => [
     uniqueIndex("api_keys_hash_key").on(t.keyHash),
@@ -295,6 +300,8 @@ export const invocations = pgTable(
      * `customer`; eval runs, the owner's tests and online-eval judges are recorded apart.
      */
     purpose: text("purpose", { enum: INVOCATION_PURPOSES }).notNull().default("customer"),
+    /** The member of the paying organization who made the call (decision 084); null otherwise. */
+    memberId: uuid("member_id"),
     createdAt: createdAt(),
   },
   (t) => [

@@ -21,8 +21,16 @@ export const users = pgTable(
     sessionsValidAfter: timestamptz("sessions_valid_after"),
     /** The issuer's email_verified claim for `email` (docs/decisions/041). */
     emailVerified: boolean("email_verified").notNull().default(false),
+    /**
+     * 'organization': an account people act for by membership (decision 084); no token names it
+     * (its issuer is ORGANIZATION_ISSUER), so no one signs in as it.
+     */
+    kind: text("kind", { enum: ["person", "organization"] })
+      .notNull()
+      .default("person"),
   },
   (t) => [
+    check("users_kind", sql`${t.kind} in ('person', 'organization')`),
     uniqueIndex("users_issuer_subject_key").on(t.issuer, t.subject),
     uniqueIndex("users_username_key").on(sql`lower(${t.username})`),
   ],

@@ -9,6 +9,7 @@ export * from "./evals.ts";
 export * from "./identity.ts";
 export * from "./model-keys.ts";
 export * from "./online-evals.ts";
+export * from "./organizations.ts";
 export * from "./payouts.ts";
 export * from "./promotions.ts";
 export * from "./receipt-keys.ts";

@@ -121,6 +121,7 @@ export const ANONYMOUS_CALLER: LocalUser = {
   updatedAt: new Date(0),
   sessionsValidAfter: null,
   emailVerified: false,
+  kind: "person",
 };
 
 /** The largest budget an agent may prepay in one payment (`Promptmint-Prepay-Cents`), in cents. */
