@@ -18,14 +18,16 @@ export const LOOKUP_TTL_MS = 5_000;
 export const WATCHED_LOOKUP_TTL_MS = 10 * 60_000;
 const MAX_ENTRIES = 10_000;
 
-export type LookupName = "apiKeys" | "applications" | "prompts";
-const ALL_LOOKUPS: LookupName[] = ["apiKeys", "applications", "prompts"];
+export type LookupName = "apiKeys" | "applications" | "prompts" | "memberships";
+const ALL_LOOKUPS: LookupName[] = ["apiKeys", "applications", "prompts", "memberships"];
 
 /** Which copies a change to each table can make stale (what each lookup reads, and joins). */
 const FED_BY: Record<string, LookupName[]> = {
   api_keys: ["apiKeys"],
-  users: ["apiKeys"],
-  suspensions: ["apiKeys", "applications"],
+  users: ["apiKeys", "memberships"],
+  suspensions: ["apiKeys", "applications", "memberships"],
+  // Who may act for an organization, and so whose organization keys still work (decision 084).
+  organization_members: ["memberships", "apiKeys"],
   // A key limited to apps names them by slug (keys.service.ts allowedSlugsOf).
   applications: ["applications", "prompts", "apiKeys"],
   prompts: ["prompts"],
