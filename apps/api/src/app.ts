@@ -77,6 +77,7 @@ import { sweepExpiredResponses } from "./modules/gateway/response-store.ts";
 import { keysRoutes } from "./modules/keys/keys.routes.ts";
 import { mcpRoutes, protectedResourceRoutes } from "./modules/mcp/mcp.routes.ts";
 import { modelKeysRoutes } from "./modules/models/model-keys.routes.ts";
+import { auditOrganizationWrites } from "./modules/organizations/audit.ts";
 import { downloadRoutes } from "./modules/packaging/download.routes.ts";
 import { payoutsRoutes } from "./modules/payouts/payouts.routes.ts";
 import { retryPayouts, runPayoutSchedule } from "./modules/payouts/payouts.service.ts";
@@ -185,6 +186,7 @@ export async function buildServer(options: BuildAppOptions): Promise<Server> {
     });
   await app.register(fastifyMultipart, { limits: { fileSize: config.maxUploadBytes, files: 1, fields: 10 } });
   await app.register(systemRoutes, { db, registry });
+  auditOrganizationWrites(app, db);
   const gatewayDeps: GatewayDeps = {
     db,
     guards: services.guards,
@@ -271,6 +273,8 @@ function createFastify(options: BuildAppOptions) {
   app.setSerializerCompiler(serializerCompiler);
   app.decorateRequest("token", null);
   app.decorateRequest("user", null);
+  app.decorateRequest("person", null);
+  app.decorateRequest("member", null);
   app.decorateRequest("apiKeyId", null);
   app.decorateRequest("apiKeyScope", null);
   app.decorateRequest("payingAgent", false);

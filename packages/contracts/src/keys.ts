@@ -29,6 +29,10 @@ export const ApiKeySchema = z.object({
     .string()
     .nullable()
     .describe("When the current period ends and the spend starts again at 0; null for never"),
+  made_by: z
+    .object({ user_id: z.string(), name: z.string() })
+    .nullable()
+    .describe("An organization's key: the member who made it (it works while they may call); null otherwise"),
 });
 export type ApiKey = z.infer<typeof ApiKeySchema>;
 export const ApiKeyListSchema = z.array(ApiKeySchema);

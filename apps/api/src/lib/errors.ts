@@ -18,6 +18,8 @@ export const errorStatus = {
   email_unverified: 403,
   /** The API key's allow-list does not name this app (decision 035). */
   app_not_allowed_for_key: 403,
+  /** The member's role in the organization they act for may not do this (decision 084). */
+  organization_role: 403,
   not_found: 404,
   /** The caller pinned a prompt version or label the app does not have (docs/decisions/057). */
   version_not_found: 404,

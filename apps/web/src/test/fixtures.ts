@@ -154,6 +154,7 @@ export function apiKeyFixture(overrides: Partial<ApiKey> = {}): ApiKey {
     allowed_apps: null,
     spent_micros: 0,
     period_resets_at: null,
+    made_by: null,
     ...overrides,
   };
 }

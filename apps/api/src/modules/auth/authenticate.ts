@@ -1,10 +1,13 @@
+import { isUuid, ORGANIZATION_HEADER } from "@promptmint/contracts";
 import type { FastifyRequest } from "fastify";
 import type { Database } from "../../db/client.ts";
 import { authenticates } from "../../lib/body-limits.ts";
-import { AppError } from "../../lib/errors.ts";
+import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
 import { bootstrapOperator, isOperator } from "../admin/operators.ts";
 import { isUserSuspended } from "../admin/suspensions.ts";
 import { findUserByApiKey, type KeyScope } from "../keys/keys.service.ts";
+import { CAPABILITY_TEXT, routeAccess } from "../organizations/access.ts";
+import { type ActingMember, findMembership, roleMay } from "../organizations/membership.ts";
 import { claimsVerifiedEmail, findUserByToken, type LocalUser, upsertUserFromToken } from "./auth.service.ts";
 import type { EmailVerification } from "./email-verification.ts";
 import type { SessionChecks } from "./sessions.ts";
@@ -13,7 +16,15 @@ import type { TokenVerifier, VerifiedToken } from "./token-verifier.ts";
 declare module "fastify" {
   interface FastifyRequest {
     token: VerifiedToken | null;
+    /**
+     * The account the request acts for: the signed-in person, an organization they act for
+     * (`Promptmint-Organization`), or the owner of the API key (decision 084).
+     */
     user: LocalUser | null;
+    /** The person behind the request (token routes): the signed-in user, whoever `user` is. */
+    person: LocalUser | null;
+    /** The member acting for an organization (its member with a token, or its key's maker). */
+    member: ActingMember | null;
     /** Set when the caller authenticated with an API key rather than a token. */
     apiKeyId: string | null;
     /** What that key may do: its spend limit and allowed apps (decision 035). */
@@ -102,6 +113,34 @@ export function createAuthGuards(options: {
     // is honoured by every other at once.
     if (!allowSuspended && (await isUserSuspended(options.db, user.id))) throw suspendedAccount();
     request.user = user;
+    request.person = user;
+    await actForOrganization(request, user);
+  }
+
+  /**
+   * `Promptmint-Organization: <id>`: the person acts for that organization, if they are a member
+   * whose role may use this route (modules/organizations/access.ts); the account routes then read
+   * and write the organization's data (`request.user` is its account). Not a member, or no such
+   * organization: 404, as for any account's data that is not yours. The membership comes from a
+   * cache every process drops when memberships change (membership.ts), so a removed member or a
+   * lowered role is refused everywhere within moments.
+   */
+  async function actForOrganization(request: FastifyRequest, person: LocalUser) {
+    const header = request.headers[ORGANIZATION_HEADER];
+    if (header === undefined) return;
+    const access = routeAccess(request.method, request.routeOptions.url ?? request.url);
+    if (access === "personal") return;
+    const id = typeof header === "string" ? header.trim() : "";
+    if (!isUuid(id))
+      throw invalidFields({ [ORGANIZATION_HEADER]: "must be the id of an organization you are a member of" });
+    const membership = await findMembership(options.db, id, person.id);
+    if (!membership) throw notFound("Organization");
+    const { organization, ...member } = membership;
+    if (!roleMay(member.role, access))
+      throw organizationRoleRefusal(organization.displayName, member.role, CAPABILITY_TEXT[access]);
+    if (await isUserSuspended(options.db, organization.id)) throw suspendedAccount();
+    request.user = organization;
+    request.member = member;
   }
 
   async function requireCaller(request: FastifyRequest, resource?: string) {
@@ -118,6 +157,7 @@ export function createAuthGuards(options: {
     if (found.suspended) throw suspendedAccount();
     refuseExpiredKey(found.scope);
     refuseAppNotAllowed(found.scope, (request.params as { slug?: unknown } | undefined)?.slug);
+    if (found.user.kind === "organization") request.member = organizationKeyMaker(found.user, found.scope);
     request.user = found.user;
     request.apiKeyId = found.scope.keyId;
     request.apiKeyScope = found.scope;
@@ -154,6 +194,46 @@ function suspendedAccount(): AppError {
   return new AppError(
     "account_suspended",
     "This account is suspended by the platform's operator: its sign-in tokens and API keys are refused (only the profile and sign-out remain)",
+  );
+}
+
+/**
+ * An organization's key works for its maker while they are a member whose role may call (decision
+ * 084): a key of a removed member is revoked with the removal; one whose maker's role was lowered
+ * is refused, naming why, until an owner or admin raises it again.
+ */
+function organizationKeyMaker(organization: LocalUser, scope: KeyScope): ActingMember {
+  const maker = scope.maker;
+  if (!maker)
+    throw new AppError(
+      "unauthorized",
+      "API key is invalid or has been revoked",
+      bearerChallenge("invalid_token"),
+    );
+  if (!roleMay(maker.role, "call"))
+    throw organizationRoleRefusal(
+      organization.displayName,
+      maker.role,
+      CAPABILITY_TEXT.call,
+      "This key's maker",
+    );
+  return maker;
+}
+
+/** 403 `organization_role`: the member's role may not do this. */
+function organizationRoleRefusal(
+  organization: string,
+  role: string,
+  what: string,
+  who = "Your role",
+): AppError {
+  const whose =
+    who === "Your role"
+      ? `Your role in ${organization} is ${role}`
+      : `${who} is now ${role} in ${organization}`;
+  return new AppError(
+    "organization_role",
+    `${whose}: a ${role} may not ${what}. Ask an owner or admin of ${organization} for a role that may.`,
   );
 }
 

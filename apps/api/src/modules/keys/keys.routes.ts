@@ -50,7 +50,7 @@ export const keysRoutes: FastifyPluginAsyncZod<{ db: Database; guards: AuthGuard
       onRequest: guards.requireUser,
     },
     async (request, reply) =>
-      reply.status(201).send(await createApiKey(db, currentUser(request), request.body)),
+      reply.status(201).send(await createApiKey(db, currentUser(request), request.body, request.member)),
   );
   app.patch(
     "/keys/:id/",

@@ -9,13 +9,14 @@ import {
 import { and, desc, eq, inArray, isNull, lt, or, sql } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { lockUserRow } from "../../db/row-locks.ts";
-import { apiKeys, users } from "../../db/schema/index.ts";
+import { apiKeys, organizationMembers, users } from "../../db/schema/index.ts";
 import { AppError, invalidFields, notFound } from "../../lib/errors.ts";
 import { forgetLookups, lookupCache } from "../../lib/lookup-cache.ts";
 import { userSuspended } from "../admin/suspensions.ts";
 import { findCallableApp } from "../applications/callable-app.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
 import { currentKeySpend } from "../billing/call-payment/key-reservations.ts";
+import type { ActingMember } from "../organizations/membership.ts";
 
 const KEY_PREFIX = "pm_";
 const MAX_KEYS_PER_USER = 50;
@@ -33,13 +34,21 @@ const allowedSlugsOf = sql<string[] | null>`(
 
 async function toApiKeys(db: Database, rows: ApiKeyRow[]): Promise<ApiKey[]> {
   const ids = rows.map((row) => row.id);
-  const [spend, slugs] = await Promise.all([
+  const makerIds = [...new Set(rows.flatMap((row) => (row.createdBy ? [row.createdBy] : [])))];
+  const [spend, slugs, makers] = await Promise.all([
     currentKeySpend(db, ids),
     ids.length === 0
       ? []
       : db.select({ id: apiKeys.id, slugs: allowedSlugsOf }).from(apiKeys).where(inArray(apiKeys.id, ids)),
+    makerIds.length === 0
+      ? []
+      : db
+          .select({ id: users.id, displayName: users.displayName, username: users.username })
+          .from(users)
+          .where(inArray(users.id, makerIds)),
   ]);
   const slugsById = new Map(slugs.map((row) => [row.id, row.slugs]));
+  const makerNames = new Map(makers.map((maker) => [maker.id, maker.displayName || maker.username]));
   return rows.map((row) => ({
     id: row.id,
     name: row.name,
@@ -52,6 +61,7 @@ async function toApiKeys(db: Database, rows: ApiKeyRow[]): Promise<ApiKey[]> {
     allowed_apps: row.allowedAppIds ? (slugsById.get(row.id) ?? []) : null,
     spent_micros: spend.get(row.id)?.spentMicros ?? 0,
     period_resets_at: spend.get(row.id)?.resetsAt ?? null,
+    made_by: row.createdBy ? { user_id: row.createdBy, name: makerNames.get(row.createdBy) ?? "" } : null,
   }));
 }
 
@@ -103,7 +113,11 @@ export async function createApiKey(
   db: Database,
   user: LocalUser,
   input: CreateApiKey,
+  /** An organization's key: the member making it (it works while they may call for it, decision 084). */
+  maker: ActingMember | null = null,
 ): Promise<CreatedApiKey> {
+  if (user.kind === "organization" && maker?.organizationId !== user.id)
+    throw new AppError("forbidden", "An organization's key is made by one of its members");
   const key = `${KEY_PREFIX}${randomBytes(24).toString("base64url")}`;
   const { name, ...options } = input;
   const columns = await optionColumns(db, user, options);
@@ -118,7 +132,14 @@ export async function createApiKey(
       throw new AppError("conflict", `You already have ${MAX_KEYS_PER_USER} active keys; revoke one first`);
     const [created] = await t
       .insert(apiKeys)
-      .values({ userId: user.id, name, prefix: key.slice(0, 10), keyHash: hashApiKey(key), ...columns })
+      .values({
+        userId: user.id,
+        name,
+        prefix: key.slice(0, 10),
+        keyHash: hashApiKey(key),
+        createdBy: maker?.userId ?? null,
+        ...columns,
+      })
       .returning();
     return created;
   });
@@ -189,6 +210,11 @@ export interface KeyScope {
   /** Null: any app. */
   allowedAppIds: string[] | null;
   allowedSlugs: string[] | null;
+  /**
+   * An organization's key: its maker's membership as it is now (null when they are no longer a
+   * member); a person's key: null (decision 084).
+   */
+  maker: ActingMember | null;
 }
 
 interface KeyOwner {
@@ -212,18 +238,32 @@ function selectKeyOwners(db: Database) {
       allowedSlugs: allowedSlugsOf,
       lastUsedAt: apiKeys.lastUsedAt,
       suspended: userSuspended(users.id),
+      makerId: apiKeys.createdBy,
+      makerRole: organizationMembers.role,
+      makerBudgetCents: organizationMembers.monthlyBudgetCents,
     })
     .from(apiKeys)
-    .innerJoin(users, eq(users.id, apiKeys.userId));
+    .innerJoin(users, eq(users.id, apiKeys.userId))
+    .leftJoin(
+      organizationMembers,
+      and(
+        eq(organizationMembers.organizationId, apiKeys.userId),
+        eq(organizationMembers.userId, apiKeys.createdBy),
+      ),
+    );
 }
 
 function toKeyOwner(found: Awaited<ReturnType<typeof selectKeyOwners>>[number]): KeyOwner {
-  const { user, lastUsedAt, suspended, keyHash: _, ...scope } = found;
+  const { user, lastUsedAt, suspended, keyHash: _, makerId, makerRole, makerBudgetCents, ...scope } = found;
+  const maker =
+    makerId && makerRole
+      ? { organizationId: user.id, userId: makerId, role: makerRole, monthlyBudgetCents: makerBudgetCents }
+      : null;
   return {
     user,
     lastUsedAt,
     suspended,
-    scope: { ...scope, allowedSlugs: scope.allowedAppIds ? (scope.allowedSlugs ?? []) : null },
+    scope: { ...scope, allowedSlugs: scope.allowedAppIds ? (scope.allowedSlugs ?? []) : null, maker },
   };
 }
 

@@ -32,6 +32,7 @@ const key: ApiKey = {
   allowed_apps: null,
   spent_micros: 0,
   period_resets_at: null,
+  made_by: null,
 };
 
 const statement: WalletStatement = {
