@@ -30,16 +30,19 @@ const call = (key: string) =>
 beforeAll(async () => {
   world = await startKeyWorld();
   server = world.server;
-  [owner, developer, billing, viewer, outsider] = await Promise.all(
-    ["Org Owner", "Org Developer", "Org Billing", "Org Viewer", "Outsider"].map((name) =>
-      createCaller(server.baseUrl, name),
-    ),
-  );
-  org = await insertOrganization(db(), owner as Caller, "Acme Labs");
-  otherOrg = await insertOrganization(db(), outsider as Caller, "Other Co");
-  await setMember(db(), org, developer as Caller, "developer");
-  await setMember(db(), org, billing as Caller, "billing");
-  await setMember(db(), org, viewer as Caller, "viewer");
+  const person = (name: string) => createCaller(server.baseUrl, name);
+  [owner, developer, billing, viewer, outsider] = [
+    await person("Org Owner"),
+    await person("Org Developer"),
+    await person("Org Billing"),
+    await person("Org Viewer"),
+    await person("Outsider"),
+  ];
+  org = await insertOrganization(db(), owner, "Acme Labs");
+  otherOrg = await insertOrganization(db(), outsider, "Other Co");
+  await setMember(db(), org, developer, "developer");
+  await setMember(db(), org, billing, "billing");
+  await setMember(db(), org, viewer, "viewer");
 });
 afterAll(async () => {
   await world?.stop();
