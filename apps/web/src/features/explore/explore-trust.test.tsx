@@ -183,6 +183,10 @@ describe("trust on Explore (decision 081)", () => {
     expect(within(own).getByText("Good haiku.")).toBeDefined();
     expect(within(own).getByRole("button", { name: "Edit" })).toBeDefined();
     expect(screen.queryByRole("button", { name: "Write a review" })).toBeNull();
+    // Once, as theirs: not again in the list below (nor the list's "No reviews yet").
+    await waitFor(() => expect(screen.getAllByText("Good haiku.")).toHaveLength(1));
+    expect(screen.queryByRole("list", { name: "Reviews" })).toBeNull();
+    expect(screen.queryByText("No reviews yet")).toBeNull();
   });
 
   it("lets the creator reply once to a review, under it", async () => {

@@ -49,17 +49,21 @@ export function ReviewsSection({ app }: { app: ExploreAppDetail }) {
           <ReviewInvitation signedIn={isAuthenticated} reason={mine.data?.reason ?? null} />
         )}
         <QueryStates query={reviews} loading="Loading reviews...">
-          {(list) =>
-            list.data.length === 0 ? (
-              <EmptyState
-                icon={MessageSquare}
-                title="No reviews yet"
-                description="Buyers who have paid for this app can rate and review it."
-              />
+          {(list) => {
+            // The buyer's own review is shown above, editable: not a second time in the list.
+            const others = list.data.filter((review) => review.id !== own?.id);
+            return others.length === 0 && !(list.page > 1 || list.has_more) ? (
+              own ? null : (
+                <EmptyState
+                  icon={MessageSquare}
+                  title="No reviews yet"
+                  description="Buyers who have paid for this app can rate and review it."
+                />
+              )
             ) : (
               <>
                 <ul aria-label="Reviews" className="divide-y divide-slate-100">
-                  {list.data.map((review) => (
+                  {others.map((review) => (
                     <ReviewItem
                       key={review.id}
                       slug={app.slug}
@@ -89,8 +93,8 @@ export function ReviewsSection({ app }: { app: ExploreAppDetail }) {
                   </nav>
                 )}
               </>
-            )
-          }
+            );
+          }}
         </QueryStates>
       </CardBody>
     </Card>
