@@ -16,6 +16,7 @@ import {
   organizations,
   users,
 } from "../../db/schema/index.ts";
+import { addressKey } from "../../lib/email-address.ts";
 import { AppError, notFound } from "../../lib/errors.ts";
 import { forgetLookups } from "../../lib/lookup-cache.ts";
 import type { LocalUser } from "../auth/auth.service.ts";
@@ -113,7 +114,7 @@ export async function createOrganization(
     await t.insert(creators).values({ userId: account.id, displayName: account.displayName });
     await t.insert(organizations).values({
       id: account.id,
-      billingEmail: input.billing_email ?? null,
+      billingEmail: billingEmailOf(input) ?? null,
       billingAddress: input.billing_address ?? "",
       taxId: input.tax_id ?? "",
       createdBy: person.id,
@@ -147,7 +148,7 @@ async function insertAccount(db: Database, person: LocalUser, input: CreateOrgan
         subject: randomUUID(),
         username,
         displayName: input.name,
-        email: input.billing_email ?? person.email,
+        email: billingEmailOf(input) ?? person.email,
         emailVerified: person.emailVerified,
       })
       .onConflictDoNothing()
@@ -156,6 +157,10 @@ async function insertAccount(db: Database, person: LocalUser, input: CreateOrgan
   }
   throw new AppError("conflict", "Could not make a unique name for the organization; try again");
 }
+
+/** Billing addresses are stored as every address is (lib/email-address.ts). */
+const billingEmailOf = (input: { billing_email?: string | null }) =>
+  input.billing_email ? addressKey(input.billing_email) : input.billing_email;
 
 /** "Acme Labs, Inc." → "acme-labs-inc": what people see in URLs and on the catalogue. */
 export function slugOf(name: string): string {
@@ -175,9 +180,10 @@ export async function updateOrganization(
   db: Database,
   organizationId: string,
   person: LocalUser,
-  input: UpdateOrganization,
+  change: UpdateOrganization,
 ): Promise<Organization> {
   const before = await getOrganization(db, organizationId, person);
+  const input = { ...change, billing_email: billingEmailOf(change) };
   const changes: Record<string, { from: unknown; to: unknown }> = {};
   for (const field of ["name", "billing_email", "billing_address", "tax_id"] as const) {
     const to = input[field];
