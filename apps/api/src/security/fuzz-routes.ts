@@ -139,6 +139,8 @@ export function fuzzRoutes(tags: string[]): void {
       world.cardId,
       world.ownerKey.id,
       world.promotionCode.id,
+      world.organization.id,
+      world.organization.memberId,
     ];
   });
   afterAll(async () => {

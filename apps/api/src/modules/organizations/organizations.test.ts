@@ -18,7 +18,7 @@ let testDb: TestDatabase;
 let server: TestServer;
 let owner: Caller;
 let stranger: Caller;
-const ids: Record<string, string> = {};
+let ownerId: string;
 
 const db = () => server.database.db;
 const idOf = async (caller: Caller) => (await caller.api("GET", "/api/auth/profile/")).body.user.id as string;
@@ -28,7 +28,7 @@ beforeAll(async () => {
   server = await startTestServer(testDb);
   owner = await createCaller(server.baseUrl, "Olive Owner");
   stranger = await createCaller(server.baseUrl, "Stan Stranger");
-  ids.owner = await idOf(owner);
+  ownerId = await idOf(owner);
 });
 afterAll(async () => {
   await server?.stop();
@@ -83,7 +83,7 @@ describe("creating an organization", () => {
     const audit = await owner.api("GET", `/api/organizations/${organization.id}/audit/`);
     expect(audit.body.data[0]).toMatchObject({
       action: "organization.created",
-      actor: { user_id: ids.owner, name: "Olive Owner", email: owner.email },
+      actor: { user_id: ownerId, name: "Olive Owner", email: owner.email },
     });
   });
 
@@ -198,11 +198,11 @@ describe("members' roles and budgets", () => {
     const byAdmin = await admin.caller.api("PATCH", `${members}/${viewer.id}/`, { body: { role: "owner" } });
     expect(byAdmin.status).toBe(403);
     expect(byAdmin.body.message).toContain("only an owner may give or take the owner role");
-    const demoteOwner = await admin.caller.api("PATCH", `${members}/${ids.owner}/`, {
+    const demoteOwner = await admin.caller.api("PATCH", `${members}/${ownerId}/`, {
       body: { role: "viewer" },
     });
     expect(demoteOwner.status).toBe(403);
-    const lastOwner = await owner.api("PATCH", `${members}/${ids.owner}/`, { body: { role: "admin" } });
+    const lastOwner = await owner.api("PATCH", `${members}/${ownerId}/`, { body: { role: "admin" } });
     expect(lastOwner.status).toBe(409);
     expect(lastOwner.body.message).toContain("has no other owner");
 
@@ -215,7 +215,7 @@ describe("members' roles and budgets", () => {
     );
     // Two owners now: either may step down, but not both at once.
     const both = await Promise.all([
-      owner.api("PATCH", `${members}/${ids.owner}/`, { body: { role: "admin" } }),
+      owner.api("PATCH", `${members}/${ownerId}/`, { body: { role: "admin" } }),
       admin.caller.api("PATCH", `${members}/${admin.id}/`, { body: { role: "admin" } }),
     ]);
     expect(both.map((answer) => answer.status).sort()).toEqual([200, 409]);
@@ -301,11 +301,11 @@ describe("removing and leaving", () => {
     const organization = await createOrganization(owner, "Keyed");
     const developer = await join(organization.id, "developer", "Kay Maker");
     const theirs = await makeKey(organization.id, developer.id, "theirs");
-    const owners = await makeKey(organization.id, ids.owner, "owner's");
+    const owners = await makeKey(organization.id, ownerId, "owner's");
     const url = `/api/organizations/${organization.id}/members/${developer.id}/`;
     const byDeveloper = await developer.caller.api(
       "DELETE",
-      `/api/organizations/${organization.id}/members/${ids.owner}/`,
+      `/api/organizations/${organization.id}/members/${ownerId}/`,
     );
     expect(byDeveloper.status).toBe(403);
     expect((await owner.api("DELETE", url)).status).toBe(204);
@@ -329,7 +329,7 @@ describe("removing and leaving", () => {
         .status,
     ).toBe(204);
     expect(await revokedAt(key)).not.toBeNull();
-    const last = await owner.api("DELETE", `/api/organizations/${organization.id}/members/${ids.owner}/`);
+    const last = await owner.api("DELETE", `/api/organizations/${organization.id}/members/${ownerId}/`);
     expect(last.status).toBe(409);
     expect(last.body.message).toContain("last owner cannot leave");
     const audit = await owner.api("GET", `/api/organizations/${organization.id}/audit/?page=1`);
