@@ -65,7 +65,7 @@ export const invitationsRoutes: FastifyPluginAsyncZod<{
         security,
         params: OrganizationParams,
         body: CreateInvitationSchema,
-        response: { 201: InvitationSchema, ...errorResponses(400, 401, 403, 404, 409, 503) },
+        response: { 201: InvitationSchema, ...errorResponses(400, 401, 403, 404, 409, 502, 503) },
       },
       onRequest,
     },

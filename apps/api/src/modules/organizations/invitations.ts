@@ -136,7 +136,12 @@ export async function createInvitation(
     });
     return created;
   });
-  await mailInvitation(deps, { membership, person, row, token });
+  await mailInvitation(deps, { membership, person, row, token }).catch(() => {
+    throw new AppError(
+      "upstream_failed",
+      `The invitation of ${email} is saved, but the mail server refused it: invite the address again to resend it`,
+    );
+  });
   return toInvitation(row, person.displayName || person.username);
 }
 

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiKeys, creators, organizationMembers, users } from "../../db/schema/index.ts";
+import { apiKeys, creators, memberSpend, organizationMembers, users } from "../../db/schema/index.ts";
 import { type Caller, createCaller } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { waitForOutboxMessage } from "../../test/mail.ts";
@@ -264,12 +264,36 @@ describe("members' roles and budgets", () => {
     expect((await owner.api("PATCH", `${members}/not-a-uuid/`, { body: { role: "viewer" } })).status).toBe(
       404,
     );
+    // This UTC month's spend row counts; last month's does not.
+    const now = new Date();
+    const thisMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+    const lastMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1));
+    await db()
+      .insert(memberSpend)
+      .values([
+        {
+          organizationId: organization.id,
+          userId: developer.id,
+          periodStart: thisMonth,
+          spentMicros: 1_250_000,
+        },
+        {
+          organizationId: organization.id,
+          userId: developer.id,
+          periodStart: lastMonth,
+          spentMicros: 9_000_000,
+        },
+      ]);
     const listed = await developer.caller.api("GET", `${members}/`);
     expect(listed.body.find((m: { user_id: string }) => m.user_id === developer.id)).toMatchObject({
       name: "Dee Veloper",
       role: "developer",
       monthly_budget_cents: 5_000,
+      spent_this_month_micros: 1_250_000,
     });
+    expect(
+      listed.body.find((m: { user_id: string }) => m.user_id === billing.id).spent_this_month_micros,
+    ).toBe(0);
     const audit = await owner.api("GET", `/api/organizations/${organization.id}/audit/`);
     expect(audit.body.data[0]).toMatchObject({
       action: "member.budget_changed",
