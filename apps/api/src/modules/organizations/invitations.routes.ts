@@ -4,6 +4,7 @@ import {
   InvitationPreviewSchema,
   InvitationSchema,
   OrganizationSchema,
+  UuidSchema,
 } from "@promptmint/contracts";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
@@ -23,8 +24,8 @@ import { getOrganization } from "./organizations.service.ts";
 
 const security = [{ bearerAuth: [] }];
 const tags = ["organizations"];
-const OrganizationParams = z.object({ id: z.string().max(100) });
-const InvitationParams = OrganizationParams.extend({ invitation_id: z.string().max(100) });
+const OrganizationParams = z.object({ id: UuidSchema });
+const InvitationParams = OrganizationParams.extend({ invitation_id: UuidSchema });
 const TokenParams = z.object({ token: z.string().max(200) });
 
 /**

@@ -156,7 +156,10 @@ describe("inviting and accepting", () => {
     const revokedToken = await mailedToken(other);
     expect((await owner.api("DELETE", `${invitations()}${revokedOne.id}/`)).status).toBe(204);
     expect((await owner.api("DELETE", `${invitations()}${revokedOne.id}/`)).status).toBe(409);
-    expect((await owner.api("DELETE", `${invitations()}not-an-id/`)).status).toBe(404);
+    expect((await owner.api("DELETE", `${invitations()}${organization.id}/`)).status).toBe(404);
+    expect((await owner.api("DELETE", `${invitations()}not-an-id/`)).body.fields).toHaveProperty(
+      "invitation_id",
+    );
     const revokedPerson = await createCaller(baseUrl(), "Rae Revoked", { email: other });
     expect((await revokedPerson.api("POST", `/api/invitations/${revokedToken}/accept/`)).status).toBe(409);
     const audit = await owner.api("GET", `/api/organizations/${organization.id}/audit/`);

@@ -8,6 +8,7 @@ import {
   OrganizationSchema,
   UpdateMemberSchema,
   UpdateOrganizationSchema,
+  UuidSchema,
 } from "@promptmint/contracts";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
@@ -27,9 +28,10 @@ import {
 const errors = errorResponses(400, 401, 403, 404, 409);
 const security = [{ bearerAuth: [] }];
 const tags = ["organizations"];
-// Not UuidSchema: an id that is not one is an organization that does not exist (404), like any other.
-const OrganizationParams = z.object({ id: z.string().max(100) });
-const MemberParams = OrganizationParams.extend({ user_id: z.string().max(100) });
+// A malformed id is refused 400 by name, as every id of ours (issue 37): it reveals nothing. A
+// well-formed one is 404 for anyone not a member, whether or not the organization exists.
+const OrganizationParams = z.object({ id: UuidSchema });
+const MemberParams = OrganizationParams.extend({ user_id: UuidSchema });
 
 /**
  * Organizations and their members (issue 43, decision 084), as the signed-in person's own routes:

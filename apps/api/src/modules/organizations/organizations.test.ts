@@ -129,12 +129,12 @@ describe("creating an organization", () => {
 });
 
 describe("who sees and changes an organization", () => {
-  it("answers 404 to anyone not a member, for a bogus id and for an unknown one", async () => {
+  it("answers 404 to anyone not a member and for an unknown id; a malformed id is a 400 naming it", async () => {
     const organization = await createOrganization(owner, "Hidden");
     for (const url of [
       `/api/organizations/${organization.id}/`,
       `/api/organizations/${organization.id}/members/`,
-      "/api/organizations/not-a-uuid/",
+      `/api/organizations/${organization.id}/audit/`,
       "/api/organizations/00000000-0000-4000-8000-000000000000/members/",
     ]) {
       const answer = await stranger.api("GET", url);
@@ -146,6 +146,9 @@ describe("who sees and changes an organization", () => {
     });
     expect(patched.status).toBe(404);
     expect((await owner.api("GET", `/api/organizations/${organization.id}/`)).body.name).toBe("Hidden");
+    const malformed = await stranger.api("GET", "/api/organizations/not-a-uuid/");
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.fields).toEqual({ id: "must be a UUID (8-4-4-4-12 hex digits)" });
   });
 
   it("lets a manager rename it (the account's name too), and refuses a developer by role", async () => {
@@ -261,9 +264,10 @@ describe("members' roles and budgets", () => {
       body: { monthly_budget_cents: -1 },
     });
     expect(bad.body.fields).toEqual({ monthly_budget_cents: "must be at least 0" });
-    expect((await owner.api("PATCH", `${members}/not-a-uuid/`, { body: { role: "viewer" } })).status).toBe(
-      404,
-    );
+    const notMember = await owner.api("PATCH", `${members}/${organization.id}/`, {
+      body: { role: "viewer" },
+    });
+    expect(notMember.body.message).toBe("Member not found");
     // This UTC month's spend row counts; last month's does not.
     const now = new Date();
     const thisMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
