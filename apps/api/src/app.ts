@@ -78,6 +78,8 @@ import { keysRoutes } from "./modules/keys/keys.routes.ts";
 import { mcpRoutes, protectedResourceRoutes } from "./modules/mcp/mcp.routes.ts";
 import { modelKeysRoutes } from "./modules/models/model-keys.routes.ts";
 import { auditOrganizationWrites } from "./modules/organizations/audit.ts";
+import { invitationsRoutes } from "./modules/organizations/invitations.routes.ts";
+import { organizationsRoutes } from "./modules/organizations/organizations.routes.ts";
 import { downloadRoutes } from "./modules/packaging/download.routes.ts";
 import { payoutsRoutes } from "./modules/payouts/payouts.routes.ts";
 import { retryPayouts, runPayoutSchedule } from "./modules/payouts/payouts.service.ts";
@@ -508,6 +510,14 @@ async function productApi(
   await scope.register(runtimeConfigRoutes, { config });
   await scope.register(authRoutes, { db, guards, emailVerification, sessions: services.sessions });
   await scope.register(keysRoutes, { db, guards });
+  // Organizations, their members and invitations: the signed-in person's own routes (decision 084).
+  await scope.register(organizationsRoutes, { db, guards });
+  await scope.register(invitationsRoutes, {
+    db,
+    guards,
+    mailer: services.identity.mailer,
+    publicUrl: config.publicUrl,
+  });
   await scope.register(eventsRoutes, { guards, events: services.events });
   await scope.register(analyticsRoutes, { db, guards });
   await scope.register(applicationsRoutes, {

@@ -16,16 +16,20 @@ export const errorStatus = {
   account_suspended: 403,
   /** The signed-in person's email address is not verified yet (decision 041): operator rights, payouts. */
   email_unverified: 403,
+  /** The member's role in the organization may not do this (decision 084): the message names the role. */
+  organization_role: 403,
+  /** An invitation is accepted only by the person signed in with the invited address (decision 084). */
+  invitation_email_mismatch: 403,
   /** The API key's allow-list does not name this app (decision 035). */
   app_not_allowed_for_key: 403,
-  /** The member's role in the organization they act for may not do this (decision 084). */
-  organization_role: 403,
   not_found: 404,
   /** The caller pinned a prompt version or label the app does not have (docs/decisions/057). */
   version_not_found: 404,
   conflict: 409,
   /** `production` cannot move while an experiment splits its callers, unless the move ends it (decision 075). */
   experiment_running: 409,
+  /** The invitation's link passed its expiry: the message says when; ask for a new one. */
+  invitation_expired: 410,
   /** The call's price is above the caller's maximum (`max_price_cents`): nothing was charged. */
   price_above_maximum: 412,
   payload_too_large: 413,

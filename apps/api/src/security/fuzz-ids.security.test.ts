@@ -44,6 +44,8 @@ const NOT_OUR_IDS = new Map([
   ["stripe_payment_method_id", "Stripe's"],
   // A workflow provider's app (Dify, n8n, Flowise), whatever it calls its ids.
   ["app_id", "provider's"],
+  // An organization's VAT or other tax number (decision 084), printed on its receipts.
+  ["tax_id", "a tax authority's"],
 ]);
 
 /** Path parameters that are ids of our rows, except on the routes whose `{id}` is someone else's. */

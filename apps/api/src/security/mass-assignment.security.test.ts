@@ -5,6 +5,8 @@ import {
   applications,
   creators,
   ledgerAccounts,
+  organizationMembers,
+  organizations,
   packages,
   paymentMethods,
   prompts,
@@ -300,6 +302,46 @@ function cases(): Case[] {
       body: () => ({ application_id: world.workflowApp.id, active_version_id: "x", temperature: 1 }),
       status: 400,
       rows: () => db().select().from(prompts).where(eq(prompts.id, world.promptId)),
+    },
+    {
+      name: "an organization's creator, kind and issuer at its creation",
+      as: owner,
+      method: "POST",
+      url: () => "/api/organizations/",
+      body: () => ({ name: "Planted Org", created_by: otherId, kind: "person", issuer: "https://evil" }),
+      status: 400,
+      rows: () => db().select().from(organizationMembers).where(eq(organizationMembers.userId, ownerId)),
+    },
+    {
+      name: "an organization's id, creator and member count",
+      as: owner,
+      method: "PATCH",
+      url: () => `/api/organizations/${world.organization.id}/`,
+      body: () => ({ tax_id: "X1", id: otherId, created_by: otherId, member_count: 1 }),
+      status: 400,
+      rows: () => db().select().from(organizations).where(eq(organizations.id, world.organization.id)),
+    },
+    {
+      name: "a member's organization, person and join date",
+      as: owner,
+      method: "PATCH",
+      url: () => `/api/organizations/${world.organization.id}/members/${world.organization.memberId}/`,
+      body: () => ({ role: "admin", organization_id: otherId, user_id: otherId, joined_at: "2000-01-01" }),
+      status: 400,
+      rows: () =>
+        db()
+          .select()
+          .from(organizationMembers)
+          .where(eq(organizationMembers.organizationId, world.organization.id)),
+    },
+    {
+      name: "another organization's settings, by a person who is no member",
+      as: () => world.other,
+      method: "PATCH",
+      url: () => `/api/organizations/${world.organization.id}/`,
+      body: () => ({ name: "Taken Over" }),
+      status: 404,
+      rows: () => userRow(world.organization.id),
     },
   ];
 }

@@ -79,6 +79,7 @@ export function routeTable(world: World): Record<string, RouteRequest> {
   const runApp = `/api/app/${world.runApp.slug}`;
   const flow = `/api/app/${world.workflowApp.slug}`;
   const other = `/api/app/${world.otherApp.slug}`;
+  const organization = `/api/organizations/${world.organization.id}`;
   const table: Record<string, RouteRequest> = {
     "GET /api/config": { class: "public", url: "/api/config" },
     "GET /api/explore/apps": { class: "public", url: "/api/explore/apps?q=public" },
@@ -173,6 +174,57 @@ export function routeTable(world: World): Record<string, RouteRequest> {
       class: "owned",
       url: `/api/keys/${world.spareKey.id}/`,
       ok: 204,
+      last: true,
+    },
+
+    // Organizations (decision 084): the person's own routes. Those under /api/organizations/{id}/
+    // answer its members (the owner; the other is none: 404); an API key is no sign-in here.
+    "GET /api/organizations/": { class: "self", url: "/api/organizations/" },
+    "POST /api/organizations/": {
+      class: "self",
+      url: "/api/organizations/",
+      payload: { name: "Matrix Org" },
+      ok: 201,
+    },
+    "GET /api/organizations/{id}/": { class: "owned", url: `${organization}/` },
+    "PATCH /api/organizations/{id}/": { class: "owned", url: `${organization}/`, payload: { tax_id: "GB1" } },
+    "GET /api/organizations/{id}/members/": { class: "owned", url: `${organization}/members/` },
+    "PATCH /api/organizations/{id}/members/{user_id}/": {
+      class: "owned",
+      url: `${organization}/members/${world.organization.memberId}/`,
+      payload: { monthly_budget_cents: 1_000 },
+    },
+    "DELETE /api/organizations/{id}/members/{user_id}/": {
+      class: "owned",
+      url: `${organization}/members/${world.organization.memberId}/`,
+      ok: 204,
+      last: true,
+    },
+    "GET /api/organizations/{id}/invitations/": { class: "owned", url: `${organization}/invitations/` },
+    // Inviting the same address again replaces its pending invitation: 201 each time.
+    "POST /api/organizations/{id}/invitations/": {
+      class: "owned",
+      url: `${organization}/invitations/`,
+      payload: { email: "matrix-invitee@example.test", role: "viewer" },
+      ok: 201,
+    },
+    "DELETE /api/organizations/{id}/invitations/{invitation_id}/": {
+      class: "owned",
+      url: `${organization}/invitations/${world.organization.spareInvitationId}/`,
+      ok: 204,
+      last: true,
+    },
+    "GET /api/organizations/{id}/audit/": { class: "owned", url: `${organization}/audit/?page=1` },
+    // The other's organization invited the owner: anyone signed in who holds the link reads it;
+    // only the invited address accepts (the other: 403 naming it).
+    "GET /api/invitations/{token}/": {
+      class: "self",
+      url: `/api/invitations/${world.organization.invitationToken}/`,
+    },
+    "POST /api/invitations/{token}/accept/": {
+      class: "self",
+      url: `/api/invitations/${world.organization.invitationToken}/accept/`,
+      expect: { other: 403 },
       last: true,
     },
 

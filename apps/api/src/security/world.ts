@@ -2,6 +2,7 @@ import { afterAll, beforeAll } from "vitest";
 import { type Caller, createCaller, fundWallet } from "../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../test/database.ts";
 import { startFakeProviders } from "../test/fake-providers.ts";
+import { waitForOutboxMessage } from "../test/mail.ts";
 import { startTestServer, type TestServer } from "../test/server.ts";
 
 export const card = { number: "4242 4242 4242 4242", exp_month: 12, exp_year: 2099, cvc: "123" };
@@ -58,6 +59,12 @@ export interface World {
   spareCardId: string;
   /** The owner's promotion code (decision 080), good on all their apps. */
   promotionCode: { id: string; code: string };
+  /**
+   * The owner's organization (decision 084), with a developer member (to change and remove) and a
+   * pending invitation (to revoke); the other is no member. `invitationToken`: the other's own
+   * organization's invitation of the owner, for the owner to accept.
+   */
+  organization: { id: string; memberId: string; spareInvitationId: string; invitationToken: string };
   stop(): Promise<void>;
 }
 
@@ -235,6 +242,8 @@ export async function createWorld(testDb: TestDatabase, env: Record<string, stri
   });
   expectStatus("create a promotion code", promotion, 201);
 
+  const organization = await createOrganization(server.baseUrl, owner, other);
+
   return {
     server,
     providers,
@@ -269,9 +278,44 @@ export async function createWorld(testDb: TestDatabase, env: Record<string, stri
     cardId,
     spareCardId,
     promotionCode: { id: promotion.body.id, code: promotion.body.code },
+    organization,
     async stop() {
       await server.stop();
       await providers.stop();
     },
+  };
+}
+
+/**
+ * The owner's organization with a developer member, joined through the mailed invitation, and a
+ * spare pending invitation; and the other's organization, which invites the owner.
+ */
+async function createOrganization(baseUrl: string, owner: Caller, other: Caller) {
+  const created = await owner.api("POST", "/api/organizations/", { body: { name: "World Org" } });
+  expectStatus("create an organization", created, 201);
+  const invitations = `/api/organizations/${created.body.id}/invitations/`;
+  const invite = async (from: Caller, url: string, email: string, role: string) => {
+    const invited = await from.api("POST", url, { body: { email, role } });
+    expectStatus("invite", invited, 201);
+    const mail = await waitForOutboxMessage(baseUrl, email, /invited you to/);
+    return { id: invited.body.id as string, token: mail.links[0]?.url.split("/invitations/")[1] ?? "" };
+  };
+  const member = await createCaller(baseUrl, "Member");
+  const { token } = await invite(owner, invitations, member.email, "developer");
+  expectStatus("accept", await member.api("POST", `/api/invitations/${token}/accept/`), 200);
+  const spare = await invite(owner, invitations, "spare-invitee@example.test", "viewer");
+  const others = await other.api("POST", "/api/organizations/", { body: { name: "Other Org" } });
+  expectStatus("create the other's organization", others, 201);
+  const ofOwner = await invite(
+    other,
+    `/api/organizations/${others.body.id}/invitations/`,
+    owner.email,
+    "viewer",
+  );
+  return {
+    id: created.body.id as string,
+    memberId: (await member.api("GET", "/api/auth/profile/")).body.user.id as string,
+    spareInvitationId: spare.id,
+    invitationToken: ofOwner.token,
   };
 }

@@ -132,7 +132,9 @@ describe("two processes", () => {
     );
     const first = await client.callTool({ name: slug, arguments: { query: "hi" } });
     expect(first.isError).toBeFalsy();
-    expect((await owner.api("DELETE", `/api/organizations/${org}/members/${memberId}/`)).status).toBeLessThan(300);
+    expect((await owner.api("DELETE", `/api/organizations/${org}/members/${memberId}/`)).status).toBeLessThan(
+      300,
+    );
     const refused = await eventually(async () => {
       try {
         const next = await client.callTool({ name: slug, arguments: { query: "again" } });
