@@ -48,6 +48,7 @@ import {
   sweepExpiredIncludedCalls,
   sweepExpiredModelCostHolds,
   sweepKeyReservations,
+  sweepMemberReservations,
   sweepSponsoredCalls,
 } from "./modules/billing/call-payment/index.ts";
 import { postOutstandingModelCosts } from "./modules/billing/model-costs.ts";
@@ -335,6 +336,8 @@ function backgroundJobs(
     { name: "included-call-sweep", everyMs: money, run: () => sweepExpiredIncludedCalls(db) },
     // Keys' spend reserved for calls that are over: kept if charged, else given back (decision 035).
     { name: "key-reservation-sweep", everyMs: money, run: () => sweepKeyReservations(db) },
+    // Members' month spend reserved for calls that are over: kept if charged, else given back (decision 084).
+    { name: "member-reservation-sweep", everyMs: money, run: () => sweepMemberReservations(db) },
     // Trial calls and promotional credit taken for calls a crashed process never settled (decision 080).
     { name: "sponsored-call-sweep", everyMs: money, run: () => sweepSponsoredCalls(db) },
     {
