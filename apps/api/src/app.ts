@@ -79,6 +79,7 @@ import { keysRoutes } from "./modules/keys/keys.routes.ts";
 import { mcpRoutes, protectedResourceRoutes } from "./modules/mcp/mcp.routes.ts";
 import { modelKeysRoutes } from "./modules/models/model-keys.routes.ts";
 import { auditOrganizationWrites } from "./modules/organizations/audit.ts";
+import { organizationUsageRoutes } from "./modules/organizations/usage.routes.ts";
 import { downloadRoutes } from "./modules/packaging/download.routes.ts";
 import { payoutsRoutes } from "./modules/payouts/payouts.routes.ts";
 import { retryPayouts, runPayoutSchedule } from "./modules/payouts/payouts.service.ts";
@@ -567,6 +568,7 @@ async function productApi(
   await scope.register(workflowsRoutes, { db, guards, secrets, safeFetch });
   await scope.register(billingRoutes, { db, guards, config, stripe });
   await scope.register(receiptsRoutes, { db, guards, issuer: config.platform });
+  await scope.register(organizationUsageRoutes, { db, guards });
   await scope.register(adminRoutes, { db, guards, config, stripe });
   await scope.register(plansRoutes, {
     db,

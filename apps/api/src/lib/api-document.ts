@@ -31,6 +31,11 @@ export const API_TAGS = [
     description: "Ratings and reviews of public apps, written by people who paid for them (decision 081).",
   },
   { name: "keys", description: "Your API keys." },
+  {
+    name: "organizations",
+    description:
+      "Teams that buy and sell together: members and roles, acting for one with the `Promptmint-Organization` header, usage by member.",
+  },
   { name: "billing", description: "Wallet, top-ups, plans and subscriptions." },
   {
     name: "promotions",

@@ -34,7 +34,17 @@ interface Operation {
 
 /** The tags each fuzz test file takes; every documented /api route must fall in one. */
 export const fuzzShards = {
-  management: ["system", "auth", "creators", "keys", "analytics", "applications", "prompts", "workflows"],
+  management: [
+    "system",
+    "auth",
+    "creators",
+    "keys",
+    "analytics",
+    "applications",
+    "prompts",
+    "workflows",
+    "organizations",
+  ],
   // Split from management (issue 42): with reviews added, one shard's 1,000 cases per route ran
   // past the 20-minute limit on a loaded machine.
   catalogue: [

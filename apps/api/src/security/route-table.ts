@@ -176,6 +176,12 @@ export function routeTable(world: World): Record<string, RouteRequest> {
       last: true,
     },
 
+    // An organization's usage (issue 43): its members who see its money; anyone else 404.
+    "GET /api/organizations/{id}/usage/": {
+      class: "owned",
+      url: `/api/organizations/${world.organizationId}/usage/`,
+    },
+
     // Webhooks (docs/decisions/068): anyone signed in keeps their own endpoints; another's are 404.
     "GET /api/webhooks/event-types/": { class: "public", url: "/api/webhooks/event-types/" },
     "GET /api/webhooks/endpoints/": { class: "self", url: "/api/webhooks/endpoints/" },

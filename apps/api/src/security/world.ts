@@ -2,6 +2,7 @@ import { afterAll, beforeAll } from "vitest";
 import { type Caller, createCaller, fundWallet } from "../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../test/database.ts";
 import { startFakeProviders } from "../test/fake-providers.ts";
+import { insertOrganization } from "../test/organizations.ts";
 import { startTestServer, type TestServer } from "../test/server.ts";
 
 export const card = { number: "4242 4242 4242 4242", exp_month: 12, exp_year: 2099, cvc: "123" };
@@ -58,6 +59,8 @@ export interface World {
   spareCardId: string;
   /** The owner's promotion code (decision 080), good on all their apps. */
   promotionCode: { id: string; code: string };
+  /** An organization the owner owns (decision 084). */
+  organizationId: string;
   stop(): Promise<void>;
 }
 
@@ -235,7 +238,9 @@ export async function createWorld(testDb: TestDatabase, env: Record<string, stri
   });
   expectStatus("create a promotion code", promotion, 201);
 
+  const organizationId = await insertOrganization(server.database.db, owner, "World Co");
   return {
+    organizationId,
     server,
     providers,
     owner,

@@ -1,10 +1,15 @@
 import { randomUUID } from "node:crypto";
 import { and, eq, isNotNull } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { invocations, memberSpend, memberSpendReservations, organizationMembers } from "../../db/schema/index.ts";
+import {
+  invocations,
+  memberSpend,
+  memberSpendReservations,
+  organizationMembers,
+} from "../../db/schema/index.ts";
 import { type Caller, createCaller, fundWallet, settledWallet } from "../../test/caller.ts";
-import { expectReconciled } from "../../test/reconciled.ts";
 import { actingFor, insertOrganization, setMember } from "../../test/organizations.ts";
+import { expectReconciled } from "../../test/reconciled.ts";
 import type { TestServer } from "../../test/server.ts";
 import { reserveMemberSpend, sweepMemberReservations } from "../billing/call-payment/member-budgets.ts";
 import { PRICE, startKeyWorld } from "../keys/key-world.ts";
@@ -155,7 +160,7 @@ describe("a member's monthly budget", () => {
       reserveMemberSpend(db(), { organizationId: org, userId, viaKey: true }, call),
     ).rejects.toMatchObject({
       code: "organization_role",
-      message: `This key's maker is now billing in ${orgName}: a billing may not call apps or manage API keys. Ask an owner or admin of ${orgName} for a role that may.`,
+      message: `This key's maker is now billing in ${orgName}: a billing may not call apps or manage API keys for the organization. Ask an owner or admin of ${orgName} for a role that may.`,
     });
     await db()
       .delete(organizationMembers)
@@ -212,9 +217,80 @@ describe("the member recorded on the organization's calls", () => {
     expect(await monthSpend(userId)).toBe(3 * PRICE * MICROS);
 
     await fundWallet(person, 100);
-    expect((await person.api("POST", `/api/app/${world.appA}/completion-messages`, {
-      body: { inputs: { query: "mine" }, response_mode: "blocking" },
-    })).status).toBe(200);
+    expect(
+      (
+        await person.api("POST", `/api/app/${world.appA}/completion-messages`, {
+          body: { inputs: { query: "mine" }, response_mode: "blocking" },
+        })
+      ).status,
+    ).toBe(200);
     expect(await db().select().from(invocations).where(eq(invocations.memberId, userId))).toHaveLength(3);
+  });
+});
+
+describe("GET /api/organizations/{id}/usage/", () => {
+  it("sums the organization's charged calls by member, key and app, as the invocations have them", async () => {
+    const { person, userId, key, keyId } = await developerWithKey(null);
+    expect((await callWithKey(key)).status).toBe(200);
+    expect((await callAsMember(person)).status).toBe(200);
+    const usage = await owner.api("GET", `/api/organizations/${org}/usage/`);
+    expect(usage.status, JSON.stringify(usage.body)).toBe(200);
+    expect(usage.body.month).toBe(new Date().toISOString().slice(0, 7));
+    const rows = await db()
+      .select({
+        member: invocations.memberId,
+        key: invocations.apiKeyId,
+        charged: invocations.chargedCents,
+      })
+      .from(invocations)
+      .where(
+        and(
+          eq(invocations.callerUserId, org),
+          eq(invocations.purpose, "customer"),
+          eq(invocations.status, "success"),
+        ),
+      );
+    const sum = (list: typeof rows) => ({
+      calls: list.length,
+      charged_cents: list.reduce((total, row) => total + Number(row.charged), 0),
+    });
+    expect(usage.body.total).toEqual(sum(rows));
+    expect(usage.body.total.calls).toBeGreaterThan(10);
+    for (const line of usage.body.by_member)
+      expect(line).toMatchObject(sum(rows.filter((row) => row.member === line.user_id)));
+    expect(usage.body.by_member.find((line: { user_id: string }) => line.user_id === userId)).toMatchObject({
+      calls: 2,
+      charged_cents: 2 * PRICE,
+    });
+    expect(usage.body.by_key.find((line: { key_id: string }) => line.key_id === keyId)).toEqual({
+      key_id: keyId,
+      name: "ci",
+      calls: 1,
+      charged_cents: PRICE,
+    });
+    expect(usage.body.by_key.find((line: { key_id: string | null }) => line.key_id === null)).toMatchObject({
+      name: "Signed-in calls",
+      ...sum(rows.filter((row) => row.key === null)),
+    });
+    expect(usage.body.by_app).toEqual([expect.objectContaining({ slug: world.appA, ...sum(rows) })]);
+    const lastYear = await owner.api("GET", `/api/organizations/${org}/usage/?month=2020-01`);
+    expect(lastYear.body.total).toEqual({ calls: 0, charged_cents: 0 });
+  });
+
+  it("is for members who see the organization's money: 403 naming a developer's role, 404 to others, 400 naming a bad month", async () => {
+    const { person } = await developerWithKey(null);
+    const refused = await person.api("GET", `/api/organizations/${org}/usage/`);
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({
+      code: "organization_role",
+      message: `Your role in ${orgName} is developer: a developer may not see the organization's money (wallet, receipts, payment methods, payouts). Ask an owner or admin of ${orgName} for a role that may.`,
+    });
+    const outsider = await createCaller(server.baseUrl, "Usage Outsider");
+    const hidden = await outsider.api("GET", `/api/organizations/${org}/usage/`);
+    expect(hidden.status).toBe(404);
+    expect(hidden.body.message).toBe("Organization not found");
+    const bad = await owner.api("GET", `/api/organizations/${org}/usage/?month=2024-13`);
+    expect(bad.status).toBe(400);
+    expect(bad.body.fields).toHaveProperty("month");
   });
 });

@@ -113,7 +113,7 @@ function noLongerCalling(viaKey: boolean, role: string | null, organization: str
   if (role)
     return new AppError(
       "organization_role",
-      `${viaKey ? "This key's maker is now" : "Your role is now"} ${role} in ${organization}: a ${role} may not call apps or manage API keys. Ask an owner or admin of ${organization} for a role that may.`,
+      `${viaKey ? "This key's maker is now" : "Your role is now"} ${role} in ${organization}: a ${role} may not call apps or manage API keys for the organization. Ask an owner or admin of ${organization} for a role that may.`,
     );
   return viaKey
     ? new AppError("unauthorized", "API key is invalid or has been revoked")
