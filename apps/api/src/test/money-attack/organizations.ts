@@ -31,7 +31,14 @@ interface OrganizationState {
   /** When a member was out: from the removal's commit until their re-adding began. */
   absences: { userId: string; from: number; until?: number }[];
   /** Each call's client start, member and outcome. */
-  calls: { userId: string; startedAt: number; status: number; code?: string; invocationId?: string }[];
+  calls: {
+    userId: string;
+    startedAt: number;
+    endedAt: number;
+    status: number;
+    code?: string;
+    invocationId?: string;
+  }[];
 }
 
 const states = new WeakMap<Attack, Promise<OrganizationState>>();
@@ -39,7 +46,11 @@ const states = new WeakMap<Attack, Promise<OrganizationState>>();
 function organizationOf(attack: Attack): Promise<OrganizationState> {
   let state = states.get(attack);
   if (!state) {
-    state = createOrganization(attack);
+    // A failed set-up (a kill meanwhile) is tried again by the next action.
+    state = createOrganization(attack).catch((error) => {
+      states.delete(attack);
+      throw error;
+    });
     states.set(attack, state);
   }
   return state;
@@ -55,7 +66,11 @@ async function createOrganization(attack: Attack): Promise<OrganizationState> {
   await fundWallet(actingFor(billing, id), 20_000);
   const members: Member[] = [];
   const budgets: OrganizationState["budgets"] = [];
-  for (const [i, cents] of [[0, 40], [1, 120], [2, null]] as const) {
+  for (const [i, cents] of [
+    [0, 40],
+    [1, 120],
+    [2, null],
+  ] as const) {
     const caller = await createCaller(baseUrl, `Attack Org Developer ${i}`);
     const userId = await setMember(db, id, caller, "developer", cents);
     budgets.push({ userId, cents, from: Date.now() });
@@ -77,21 +92,29 @@ export async function organizationCall(attack: Attack, prng: Prng, actor: number
   const startedAt = Date.now();
   await journalEvent(attack, actor, "org_call", async () => {
     const answer = await attack.inFlight.use(() =>
-      person.api("POST", `/api/app/${app.slug}/${app.mode === "chat" ? "chat-messages" : "completion-messages"}`, {
-        body: { inputs: { query: "org" }, query: "org", response_mode: "blocking", user: "org" },
-        ...(viaKey ? { auth: member.key } : {}),
-      }),
+      person.api(
+        "POST",
+        `/api/app/${app.slug}/${app.mode === "chat" ? "chat-messages" : "completion-messages"}`,
+        {
+          body: { inputs: { query: "org" }, query: "org", response_mode: "blocking", user: "org" },
+          ...(viaKey ? { auth: member.key } : {}),
+        },
+      ),
     );
     state.calls.push({
       userId: member.userId,
       startedAt,
+      endedAt: Date.now(),
       status: answer.status,
       code: answer.body?.code,
       invocationId: answer.status === 200 ? answer.body?.message_id : undefined,
     });
     // Refusals of a budget, a role or a removal are the point; anything else unexpected is named.
     const expected = [200, 401, 402, 403, 404].includes(answer.status);
-    return { status: expected ? 200 : answer.status, detail: { via: viaKey ? "key" : "header", code: answer.body?.code } };
+    return {
+      status: expected ? 200 : answer.status,
+      detail: { via: viaKey ? "key" : "header", code: answer.body?.code },
+    };
   });
 }
 
@@ -108,7 +131,9 @@ export async function organizationBudget(attack: Attack, prng: Prng, actor: numb
     await attack.cluster.database.db
       .update(organizationMembers)
       .set({ monthlyBudgetCents: cents })
-      .where(and(eq(organizationMembers.organizationId, state.id), eq(organizationMembers.userId, member.userId)));
+      .where(
+        and(eq(organizationMembers.organizationId, state.id), eq(organizationMembers.userId, member.userId)),
+      );
     state.budgets.push({ userId: member.userId, cents, from: Date.now() });
     return { status: 200, detail: { member: member.userId, cents } };
   });
@@ -120,7 +145,10 @@ export async function organizationRole(attack: Attack, prng: Prng, actor: number
   const member = prng.pick(state.members);
   if (!member) return;
   const db = attack.cluster.database.db;
-  const where = and(eq(organizationMembers.organizationId, state.id), eq(organizationMembers.userId, member.userId));
+  const where = and(
+    eq(organizationMembers.organizationId, state.id),
+    eq(organizationMembers.userId, member.userId),
+  );
   const move = prng.pick(["viewer", "remove", "restore", "restore"] as const);
   await journalEvent(attack, actor, "org_role", async () => {
     const open = state.absences.find((a) => a.userId === member.userId && a.until === undefined);
@@ -129,8 +157,16 @@ export async function organizationRole(attack: Attack, prng: Prng, actor: number
       const [budget] = state.budgets.filter((b) => b.userId === member.userId && b.until === undefined);
       await db
         .insert(organizationMembers)
-        .values({ organizationId: state.id, userId: member.userId, role: "developer", monthlyBudgetCents: budget?.cents ?? null })
-        .onConflictDoUpdate({ target: [organizationMembers.organizationId, organizationMembers.userId], set: { role: "developer" } });
+        .values({
+          organizationId: state.id,
+          userId: member.userId,
+          role: "developer",
+          monthlyBudgetCents: budget?.cents ?? null,
+        })
+        .onConflictDoUpdate({
+          target: [organizationMembers.organizationId, organizationMembers.userId],
+          set: { role: "developer" },
+        });
     } else if (move === "viewer") await db.update(organizationMembers).set({ role: "viewer" }).where(where);
     else {
       await db.delete(organizationMembers).where(where);
@@ -151,7 +187,13 @@ export async function judgeOrganizations(
   const state = await pending;
   await db.update(memberSpendReservations).set({ expiresAt: new Date(Date.now() - 1_000) });
   await sweepMemberReservations(db);
-  const rows = await queryRows<{ id: string; member_id: string | null; caller: string; charged: number; payer: string | null }>(
+  const rows = await queryRows<{
+    id: string;
+    member_id: string | null;
+    caller: string;
+    charged: number;
+    payer: string | null;
+  }>(
     db,
     sql`select i.id::text, i.member_id::text, i.caller_user_id::text as caller, i.charged_cents::int as charged,
           h.payer_id::text as payer
@@ -162,7 +204,10 @@ export async function judgeOrganizations(
   const charged = new Map(rows.map((row) => [row.id, row]));
   for (const row of rows) {
     if (row.caller !== state.id || row.payer !== state.id)
-      flag("an organization's call charged to someone else", `${row.id} caller ${row.caller} payer ${row.payer}`);
+      flag(
+        "an organization's call charged to someone else",
+        `${row.id} caller ${row.caller} payer ${row.payer}`,
+      );
     if (row.member_id === null) flag("an organization's call without its member", row.id);
   }
   for (const member of state.members) {
@@ -174,18 +219,25 @@ export async function judgeOrganizations(
     const calls = rows.filter((row) => row.member_id === member.userId);
     const sum = calls.reduce((total, row) => total + row.charged, 0) * 10_000;
     if (Number(spend?.spent ?? 0) !== sum)
-      flag("a member's month spend is not their charged calls", `${member.userId}: ${spend?.spent} µ$ vs ${sum}`);
+      flag(
+        "a member's month spend is not their charged calls",
+        `${member.userId}: ${spend?.spent} µ$ vs ${sum}`,
+      );
   }
-  // Calls that started while a budget was in force were each admitted within it: together at most it.
+  // Calls that started after a budget was set and were answered before the next change began
+  // reserved under it, each within it after all before it: together they spent at most it.
   for (const budget of state.budgets) {
     if (budget.cents === null) continue;
     const within = state.calls.filter(
       (call) =>
         call.userId === budget.userId &&
         call.startedAt > budget.from &&
-        (budget.until === undefined || call.startedAt < budget.until),
+        (budget.until === undefined || call.endedAt < budget.until),
     );
-    const spent = within.reduce((total, call) => total + (charged.get(call.invocationId ?? "")?.charged ?? 0), 0);
+    const spent = within.reduce(
+      (total, call) => total + (charged.get(call.invocationId ?? "")?.charged ?? 0),
+      0,
+    );
     if (spent > budget.cents)
       flag("a member's budget passed", `${budget.userId}: ${spent}¢ by calls started under ${budget.cents}¢`);
   }
@@ -207,8 +259,9 @@ export async function judgeOrganizations(
     calls: state.calls.length,
     charged: rows.length,
     budgetRefusals: state.calls.filter((call) => call.code === "member_budget_reached").length,
-    roleRefusals: state.calls.filter((call) => call.status === 401 || call.status === 403 || call.status === 404)
-      .length,
+    roleRefusals: state.calls.filter(
+      (call) => call.status === 401 || call.status === 403 || call.status === 404,
+    ).length,
   };
 }
 
