@@ -48,6 +48,7 @@ import {
   sweepExpiredIncludedCalls,
   sweepExpiredModelCostHolds,
   sweepKeyReservations,
+  sweepMemberReservations,
   sweepSponsoredCalls,
 } from "./modules/billing/call-payment/index.ts";
 import { postOutstandingModelCosts } from "./modules/billing/model-costs.ts";
@@ -80,6 +81,7 @@ import { modelKeysRoutes } from "./modules/models/model-keys.routes.ts";
 import { auditOrganizationWrites } from "./modules/organizations/audit.ts";
 import { invitationsRoutes } from "./modules/organizations/invitations.routes.ts";
 import { organizationsRoutes } from "./modules/organizations/organizations.routes.ts";
+import { organizationUsageRoutes } from "./modules/organizations/usage.routes.ts";
 import { downloadRoutes } from "./modules/packaging/download.routes.ts";
 import { payoutsRoutes } from "./modules/payouts/payouts.routes.ts";
 import { retryPayouts, runPayoutSchedule } from "./modules/payouts/payouts.service.ts";
@@ -337,6 +339,8 @@ function backgroundJobs(
     { name: "included-call-sweep", everyMs: money, run: () => sweepExpiredIncludedCalls(db) },
     // Keys' spend reserved for calls that are over: kept if charged, else given back (decision 035).
     { name: "key-reservation-sweep", everyMs: money, run: () => sweepKeyReservations(db) },
+    // Members' month spend reserved for calls that are over: kept if charged, else given back (decision 084).
+    { name: "member-reservation-sweep", everyMs: money, run: () => sweepMemberReservations(db) },
     // Trial calls and promotional credit taken for calls a crashed process never settled (decision 080).
     { name: "sponsored-call-sweep", everyMs: money, run: () => sweepSponsoredCalls(db) },
     {
@@ -574,6 +578,7 @@ async function productApi(
   await scope.register(workflowsRoutes, { db, guards, secrets, safeFetch });
   await scope.register(billingRoutes, { db, guards, config, stripe });
   await scope.register(receiptsRoutes, { db, guards, issuer: config.platform });
+  await scope.register(organizationUsageRoutes, { db, guards });
   await scope.register(adminRoutes, { db, guards, config, stripe });
   await scope.register(plansRoutes, {
     db,

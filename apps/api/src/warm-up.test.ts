@@ -85,7 +85,7 @@ it("leaves the pools' connections open with the paid path's statements prepared 
     expect.arrayContaining([
       "pm_take_payment_v6",
       "pm_close_hold_v4",
-      "pm_record_batch_v11",
+      "pm_record_batch_v12",
       "pm_reserve_key_spend_v1",
     ]),
   );
@@ -116,7 +116,7 @@ it("leaves the pools' connections open with the paid path's statements prepared 
       db,
       sql`select name, custom_plans::int as custom, generic_plans::int as generic from pg_prepared_statements`,
     );
-    const record = plans.find((p) => p.name === "pm_record_batch_v11");
+    const record = plans.find((p) => p.name === "pm_record_batch_v12");
     expect(record?.custom).toBe(5);
     expect(record?.generic).toBeGreaterThanOrEqual(1);
     for (const name of names) {

@@ -20,7 +20,8 @@ export const PaymentRemedySchema = z.object({
   owed_micros: z.number().int().optional(),
   limit: z
     .object({
-      kind: z.literal("key_spend_limit"),
+      /** A key's spend limit (decision 035), or a member's monthly budget in an organization (decision 084). */
+      kind: z.enum(["key_spend_limit", "member_budget"]),
       limit_cents: z.number().int(),
       spent_micros: z.number().int(),
       period: z.string(),

@@ -34,7 +34,7 @@ export const API_TAGS = [
   {
     name: "organizations",
     description:
-      "Organizations: accounts a team buys and sells as, their members, roles, invitations and audit log. Act for one with the `Promptmint-Organization` header.",
+      "Organizations: accounts a team buys and sells as, their members, roles, invitations, usage by member and audit log. Act for one with the `Promptmint-Organization` header.",
   },
   { name: "billing", description: "Wallet, top-ups, plans and subscriptions." },
   {

@@ -11,6 +11,8 @@ export const errorStatus = {
   account_in_debt: 402,
   /** The API key's spend limit for its period would be passed by this call (decision 035). */
   key_limit_reached: 402,
+  /** The member's monthly budget in the organization paying would be passed by this call (decision 084). */
+  member_budget_reached: 402,
   forbidden: 403,
   /** The operator suspended this account: its API keys are refused. */
   account_suspended: 403,

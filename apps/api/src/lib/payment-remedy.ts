@@ -17,17 +17,23 @@ export type { PaymentRemedy } from "@promptmint/contracts";
 export type X402Offer = NonNullable<PaymentRemedy["x402"]>;
 
 /** The 402s that carry a remedy: every refusal of a paid call for want of money or a limit. */
-const PAYMENT_CODES = new Set(["payment_required", "account_in_debt", "key_limit_reached"]);
+const PAYMENT_CODES = new Set([
+  "payment_required",
+  "account_in_debt",
+  "key_limit_reached",
+  "member_budget_reached",
+]);
 
 /** What a refusal that came without a remedy is missing, by its code. */
 const BARE_MISSING: Record<string, PaymentRemedy["missing"]> = {
   account_in_debt: "account_in_debt",
   key_limit_reached: "spend_limit_reached",
+  member_budget_reached: "spend_limit_reached",
 };
 
 /** A 402 for want of money, with its remedy. */
 export function paymentRefusal(
-  code: "payment_required" | "account_in_debt" | "key_limit_reached",
+  code: "payment_required" | "account_in_debt" | "key_limit_reached" | "member_budget_reached",
   message: string,
   remedy: PaymentRemedy,
 ): AppError {
@@ -46,7 +52,8 @@ export function withOffers(
   if (!(error instanceof AppError) || !PAYMENT_CODES.has(error.code)) return error;
   const remedy: PaymentRemedy = error.remedy ?? { missing: BARE_MISSING[error.code] ?? "insufficient_funds" };
   if (offers.topUpUrl && remedy.missing !== "spend_limit_reached") remedy.top_up_url ??= offers.topUpUrl;
-  if (offers.keysUrl && remedy.missing === "spend_limit_reached") remedy.keys_url ??= offers.keysUrl;
+  // A key's limit is raised on the API keys page; a member's budget by an owner or admin (no link).
+  if (offers.keysUrl && error.code === "key_limit_reached") remedy.keys_url ??= offers.keysUrl;
   if (offers.plansUrl) remedy.plans_url ??= offers.plansUrl;
   if (offers.x402) remedy.x402 ??= offers.x402;
   if (offers.mpp) remedy.mpp ??= offers.mpp;

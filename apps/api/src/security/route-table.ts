@@ -227,6 +227,11 @@ export function routeTable(world: World): Record<string, RouteRequest> {
       expect: { other: 403 },
       last: true,
     },
+    // An organization's usage (issue 43): its members who see its money; anyone else 404.
+    "GET /api/organizations/{id}/usage/": {
+      class: "owned",
+      url: `/api/organizations/${world.organization.id}/usage/`,
+    },
 
     // Webhooks (docs/decisions/068): anyone signed in keeps their own endpoints; another's are 404.
     "GET /api/webhooks/event-types/": { class: "public", url: "/api/webhooks/event-types/" },

@@ -30,6 +30,8 @@ export interface InvocationRecord {
   applicationId: string;
   callerUserId: string;
   apiKeyId: string | null;
+  /** The member of the paying organization who made the call (decision 084); null for a person's call. */
+  memberId?: string | null;
   endUser: string | null;
   mode: "completion" | "chat";
   model: string | null;
@@ -87,6 +89,7 @@ export function invocationRow(record: InvocationRecord, at: Date) {
     applicationId: record.applicationId,
     callerUserId: record.callerUserId,
     apiKeyId: record.apiKeyId,
+    memberId: record.memberId ?? null,
     endUser: record.endUser,
     mode: record.mode,
     status: record.status,
@@ -112,11 +115,11 @@ export function invocationRow(record: InvocationRecord, at: Date) {
  * what paid for each call: `charged` (cents), `fee`, `model_cost` and `model_cost_deducted`
  * (micros), `paid_from` (its hold), `covered_by` and `period` (its plan's subscription and period).
  */
-export const INVOCATIONS_FROM_CALLS = `insert into invocations (id, application_id, caller_user_id, api_key_id, end_user, mode, status,
+export const INVOCATIONS_FROM_CALLS = `insert into invocations (id, application_id, caller_user_id, api_key_id, member_id, end_user, mode, status,
        error_type, error_message, model, app_version, experiment_id, latency_ms, input_tokens,
        output_tokens, charged_cents, fee_micros, model_cost_micros, model_cost_deducted_micros, hold_id,
        subscription_id, plan_period_start, purpose, created_at)
-     select id, application_id, caller_user_id, api_key_id, end_user, mode, status, error_type,
+     select id, application_id, caller_user_id, api_key_id, member_id, end_user, mode, status, error_type,
        error_message, model, app_version, experiment_id, latency_ms, input_tokens, output_tokens,
        charged, fee, model_cost, model_cost_deducted, paid_from, covered_by, period, purpose, created_at
      from calls

@@ -42,6 +42,9 @@ it("charges every delivered answer exactly once, and nothing else, through a min
   expect(figures.mcpToolErrors, report).toBeGreaterThan(0);
   expect(figures.stopsCutShort, report).toBeGreaterThan(3);
   expect(figures.keyLimitRefusals, report).toBeGreaterThan(3);
+  // Issue 43: an organization's members called, and budgets refused some of their calls.
+  expect(figures.organizationCalls ?? 0, report).toBeGreaterThan(20);
+  expect(figures.memberBudgetRefusals ?? 0, report).toBeGreaterThan(2);
   // What left the product (decision 068): webhooks with retries, and usage exported.
   expect(figures.outgoingCounts?.events ?? 0, report).toBeGreaterThan(100);
   expect(figures.outgoingCounts?.webhookAttempts ?? 0, report).toBeGreaterThan(

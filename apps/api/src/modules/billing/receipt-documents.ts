@@ -34,6 +34,13 @@ function receiptFields(receipt: ReceiptDetails): Array<[string, string]> {
     ["Description", receipt.description],
     ...(receipt.seller ? ([["Sold by", receipt.seller]] as Array<[string, string]>) : []),
     [payerLabel, `${receipt.payer.name} <${receipt.payer.email}>`],
+    // An organization's billing details (decision 084), when it gave them.
+    ...(receipt.payer.address
+      ? ([["Billing address", receipt.payer.address.split(/\r?\n/).filter(Boolean).join(", ")]] as Array<
+          [string, string]
+        >)
+      : []),
+    ...(receipt.payer.taxId ? ([["Tax ID", receipt.payer.taxId]] as Array<[string, string]>) : []),
     ["Payment method", receipt.method],
     ...(receipt.reference ? ([["Reference", receipt.reference]] as Array<[string, string]>) : []),
     ["Status", STATUS_LABELS[receipt.status]],

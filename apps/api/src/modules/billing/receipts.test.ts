@@ -1,11 +1,13 @@
 import { inflateSync } from "node:zlib";
-import { sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { PDFDocument } from "pdf-lib";
 import { beforeAll, describe, expect, it } from "vitest";
 import { queryRows } from "../../db/client.ts";
+import { organizations } from "../../db/schema/index.ts";
 import { MICROS_PER_CENT } from "../../lib/money.ts";
 import { type Caller, createCaller, fundWallet } from "../../test/caller.ts";
 import { createPromptApp } from "../../test/live-app.ts";
+import { actingFor, insertOrganization, setMember } from "../../test/organizations.ts";
 import { useCaller, useTestServer } from "../../test/use-test-server.ts";
 import { creditEarnings, daysAgo } from "../payouts/payouts-test-helpers.ts";
 
@@ -169,6 +171,48 @@ describe("receipts", () => {
     expect(text).toContain("12.34 USD");
     expect(text).toContain("Promptmint Test Ltd");
     expect(text).toContain("Paula Pdf");
+  });
+
+  it("names an organization's billing details on its receipts, in HTML and PDF, to a member who sees its money", async () => {
+    const owner = await createCaller(server.baseUrl, "Org Receipt Owner");
+    const billing = await createCaller(server.baseUrl, "Org Receipt Billing");
+    const org = await insertOrganization(server.database.db, owner, "Acme Receipts");
+    await setMember(server.database.db, org, billing, "billing");
+    await server.database.db
+      .update(organizations)
+      .set({
+        billingEmail: "ap@acme.test",
+        billingAddress: "1 Acme Way\nSpringfield 12345",
+        taxId: "EU123456789",
+      })
+      .where(eq(organizations.id, org));
+    await fundWallet(actingFor(billing, org), 2500);
+    const list = await actingFor(billing, org).api("GET", "/api/receipts/");
+    expect(list.status).toBe(200);
+    const [receipt] = list.body.receipts;
+    expect(receipt).toMatchObject({ kind: "top_up", amount_cents: 2500 });
+    // The member's own receipts are theirs: none.
+    expect((await billing.api("GET", "/api/receipts/")).body.receipts).toEqual([]);
+    const page = await actingFor(billing, org).api("GET", `/api/receipts/${receipt.number}/html`);
+    expect(page.status).toBe(200);
+    const html = page.body as string;
+    expect(html).toContain("Acme Receipts &lt;ap@acme.test&gt;");
+    expect(html).toContain('<th scope="row">Billing address</th><td>1 Acme Way, Springfield 12345</td>');
+    expect(html).toContain('<th scope="row">Tax ID</th><td>EU123456789</td>');
+    const pdf = await fetch(`${server.baseUrl}/api/receipts/${receipt.number}/pdf`, {
+      headers: { authorization: `Bearer ${billing.token}`, "promptmint-organization": org },
+    });
+    expect(pdf.status).toBe(200);
+    const text = pdfStreamsText(Buffer.from(await pdf.arrayBuffer()));
+    expect(text).toContain("EU123456789");
+    expect(text).toContain("1 Acme Way, Springfield 12345");
+    // A person's receipt shows neither line.
+    const person = await createCaller(server.baseUrl, "Plain Person");
+    await fundWallet(person, 100);
+    const [own] = (await person.api("GET", "/api/receipts/")).body.receipts;
+    const plain = (await person.api("GET", `/api/receipts/${own.number}/html`)).body as string;
+    expect(plain).not.toContain("Billing address");
+    expect(plain).not.toContain("Tax ID");
   });
 
   it("escapes a hostile name in the HTML, which fetches nothing from outside", async () => {

@@ -62,7 +62,11 @@ export interface ReceiptDetails extends Receipt {
   method: string;
   /** The gateway's id of the payment or transfer, when there is one. */
   reference: string | null;
-  payer: { name: string; email: string };
+  /**
+   * Who paid (or was paid): the account's name and email; an organization's (decision 084) from its
+   * billing details: its billing email, postal address and tax id (empty when it gave none).
+   */
+  payer: { name: string; email: string; address: string; taxId: string };
   /** Who sold the plan (plan payments only). */
   seller: string | null;
 }
@@ -87,6 +91,8 @@ interface ReceiptRow {
   seller: string | null;
   payer_name: string;
   payer_email: string;
+  payer_address: string;
+  payer_tax_id: string;
 }
 
 /** The user's receipts (one, when `number` is given), newest first, numbering any new fact first. */
@@ -134,9 +140,11 @@ async function readReceipts(db: Database, userId: string, number?: number): Prom
           coalesce(po.stripe_payout_id, po.transfer_id) as payout_transfer,
           m.seller,
           coalesce(nullif(u.display_name, ''), nullif(trim(u.first_name || ' ' || u.last_name), ''), u.username) as payer_name,
-          u.email as payer_email
+          coalesce(nullif(o.billing_email, ''), u.email) as payer_email,
+          coalesce(o.billing_address, '') as payer_address, coalesce(o.tax_id, '') as payer_tax_id
         from mine r
         join users u on u.id = r.user_id
+        left join organizations o on o.id = r.user_id
         left join money m on m.number = r.number
         left join payouts po on po.id = r.source_id and r.kind = 'payout'
         order by r.number desc`,
@@ -172,7 +180,12 @@ function toDetails(row: ReceiptRow): ReceiptDetails {
     occurred_at: row.occurred_at,
     method: methodOf(row),
     reference: row.kind === "payout" ? row.payout_transfer : row.payment_external_id,
-    payer: { name: row.payer_name, email: row.payer_email },
+    payer: {
+      name: row.payer_name,
+      email: row.payer_email,
+      address: row.payer_address,
+      taxId: row.payer_tax_id,
+    },
     seller: row.seller,
   };
 }

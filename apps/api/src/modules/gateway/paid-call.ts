@@ -118,6 +118,9 @@ export async function openPaidCall(
   if (caller.id === ANONYMOUS_CALLER.id) throw new AppError("unauthorized", "Authentication required");
   const messageId = randomUUID();
   const scope = request.apiKeyScope;
+  // The member of the paying organization who makes the call (decision 084): recorded on the
+  // invocation, and a wallet-paid call spends from their monthly budget.
+  const member = request.member?.organizationId === caller.id ? request.member : null;
   // Before anything is taken: an input the call's pay cannot cover is refused (413, decision 063).
   const refuseBeyondShare = refuseInputBeyondPay(deps.feePercent, options);
   const payment = await deps.payments
@@ -133,6 +136,9 @@ export async function openPaidCall(
         maxPriceCents: options.maxPriceCents,
         ownerPays: options.ownerPays,
         key: scope ? { keyId: scope.keyId, spendLimitCents: scope.spendLimitCents } : undefined,
+        member: member
+          ? { organizationId: member.organizationId, userId: member.userId, viaKey: scope !== null }
+          : undefined,
         refuseBeyondShare,
       },
       request.log,
@@ -161,6 +167,7 @@ export async function openPaidCall(
     applicationId: application.id,
     callerUserId: caller.id,
     apiKeyId: request.apiKeyId,
+    memberId: member?.userId ?? null,
     endUser: input.user ?? null,
     mode,
     model: result?.answeredBy ?? execution.model,

@@ -16,6 +16,7 @@ import {
   topUp,
 } from "./management.ts";
 import { onlineEvalStep } from "./online-evals.ts";
+import { organizationBudget, organizationCall, organizationRole } from "./organizations.ts";
 import { cutPriceUnderAnArm, oversizedCall } from "./oversized.ts";
 import {
   burst,
@@ -91,4 +92,9 @@ export const actions: Action[] = [
   // past their limit at once; the consumers' calls then meet their grants (decision 080).
   { name: "free trial", weight: 2, run: trialStep },
   { name: "promotion code", weight: 2, run: promotionStep },
+  // Issue 43: an organization's members call with their keys and the header while their budgets
+  // and roles change (decision 084).
+  { name: "organization call", weight: 6, run: organizationCall },
+  { name: "member budget", weight: 1.5, run: organizationBudget },
+  { name: "member role", weight: 1, run: organizationRole },
 ];

@@ -68,7 +68,11 @@ export interface EventEntry {
     | "online_evals"
     // Issue 42: free trials offered and started, promotion codes made and redeemed (sponsored.ts).
     | "trial"
-    | "promotion";
+    | "promotion"
+    // Issue 43: an organization's members' calls, budgets and roles changed (organizations.ts).
+    | "org_call"
+    | "org_budget"
+    | "org_role";
   seq: number;
   actor: number;
   startedAt: number;

@@ -47,6 +47,10 @@ export interface Figures {
   onlineEvals?: string;
   /** Free trials and promotion codes (decision 080). */
   sponsored?: string;
+  /** Issue 43: the organization's calls, charges and refusals. */
+  organizations?: string;
+  organizationCalls?: number;
+  memberBudgetRefusals?: number;
   /** What left the product: webhook events and attempts, usage events exported (decision 068, events.ts). */
   outgoing?: string;
   outgoingCounts?: { events: number; webhookAttempts: number; exported: number };
@@ -201,6 +205,7 @@ export function formatReport(result: {
     ...(f.oversized ? [["oversized", f.oversized] as [string, string]] : []),
     ...(f.onlineEvals ? [["online evals", f.onlineEvals] as [string, string]] : []),
     ...(f.sponsored ? [["trials and codes", f.sponsored] as [string, string]] : []),
+    ...(f.organizations ? [["organizations", f.organizations] as [string, string]] : []),
     ...(f.outgoing ? [["outgoing", f.outgoing] as [string, string]] : []),
     ...(f.agents ?? []),
     ...Object.entries(f.events).map(([kind, statuses]): [string, string] => [kind, statuses || "-"]),

@@ -36,6 +36,7 @@ import {
   type Violation,
 } from "./judge.ts";
 import { judgeOnlineEvals } from "./online-evals.ts";
+import { judgeOrganizations, organizationInvocationIds } from "./organizations.ts";
 import { judgeModelCosts, judgeOversized } from "./oversized.ts";
 import { Prng } from "./prng.ts";
 import { type Figures, summarize } from "./report.ts";
@@ -153,7 +154,19 @@ export async function runMoneyAttack(options: AttackOptions): Promise<AttackResu
     // Agents' payers' calls (x402, MPP) are judged against their payments (agent-calls.ts), the rest as before.
     const books = await loadAgentBooks(db);
     const payerIds = payerInvocationIds(books);
-    const invocations = (await loadInvocations(db)).filter((row) => !payerIds.has(row.id));
+    // An organization's calls are judged by judgeOrganizations (organizations.ts).
+    const organizationIds = await organizationInvocationIds(attack);
+    const organizationCallers = new Set(
+      (await queryRows<{ id: string }>(db, sql`select id::text from users where kind = 'organization'`)).map(
+        (row) => row.id,
+      ),
+    );
+    const invocations = (await loadInvocations(db)).filter(
+      (row) =>
+        !payerIds.has(row.id) &&
+        !organizationIds.has(row.id) &&
+        !organizationCallers.has(row.caller_user_id ?? ""),
+    );
     const x402Payments = await loadX402Payments(db);
     const captured = [...cluster.stripe.captured.values()];
     const keys = await keySpends(db, world, leftReservations);
@@ -185,6 +198,9 @@ export async function runMoneyAttack(options: AttackOptions): Promise<AttackResu
     );
     const onlineEvals = await judgeOnlineEvals(db, (kind, example) => violations.push({ kind, example }));
     const sponsored = await judgeSponsored(db, (kind, example) => violations.push({ kind, example }));
+    const organizationFigures = await judgeOrganizations(db, attack, (kind, example) =>
+      violations.push({ kind, example }),
+    );
     const rolloutFigures = await judgeRollouts(db, (kind, example) => violations.push({ kind, example }));
     // Decision 063: oversized inputs refused, price cuts under a serving arm refused, model cost covered.
     const oversized = judgeOversized(attack.journal, (kind, example) => violations.push({ kind, example }));
@@ -193,6 +209,9 @@ export async function runMoneyAttack(options: AttackOptions): Promise<AttackResu
     figures.experiments = `${experimentFigures.experiments} started, ${experimentFigures.ended} ended ${JSON.stringify(experimentFigures.byOutcome)} (${experimentFigures.ruleEnds} by rules), ${experimentFigures.calls} calls chosen by one; ${rolloutFigures.rollouts} rollouts ${JSON.stringify(rolloutFigures.byStatus)}, ${rolloutFigures.steps} steps advanced, ${rolloutFigures.events} rollout events`;
     figures.onlineEvals = `${onlineEvals?.rows ?? 0} sampled calls: ${onlineEvals?.done ?? 0} judged, ${onlineEvals?.capped ?? 0} past the cap, ${onlineEvals?.funds ?? 0} without funds, ${onlineEvals?.failed ?? 0} failed, ${onlineEvals?.open ?? 0} open; ${onlineEvals?.judges ?? 0} judge calls cost creators ${onlineEvals?.cost ?? 0} µ$`;
     figures.sponsored = `${sponsored?.trials ?? 0} trials started, ${sponsored?.codes ?? 0} codes redeemed ${sponsored?.redemptions ?? 0} times, ${sponsored?.calls ?? 0} calls paid by the creator (${sponsored?.open ?? 0} left reserved)`;
+    figures.organizationCalls = organizationFigures?.calls ?? 0;
+    figures.memberBudgetRefusals = organizationFigures?.budgetRefusals ?? 0;
+    figures.organizations = `${organizationFigures?.calls ?? 0} members' calls, ${organizationFigures?.charged ?? 0} charged to the organization, ${organizationFigures?.budgetRefusals ?? 0} refused by a budget, ${organizationFigures?.roleRefusals ?? 0} by a role or removal`;
     figures.oversized = `${oversized.refused} oversized calls refused (413), ${oversized.cuts} price cuts tried under a dear arm`;
     figures.agents = agentFigures(
       attack.journal.agentCalls(),

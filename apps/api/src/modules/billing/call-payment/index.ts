@@ -22,6 +22,7 @@ import {
 } from "./included-calls.ts";
 import { type KeyLimit, type KeyReservation, reserveKeySpend } from "./key-reservations.ts";
 import { LeaseBook, type LeasedPayment } from "./leases.ts";
+import { type CallingMember, type MemberReservation, reserveMemberSpend } from "./member-budgets.ts";
 import { holdModelCost, releaseModelCostHold, supersedeModelCostHold } from "./model-cost-holds.ts";
 import { CallRecorder, type RecordedCall } from "./record.ts";
 import { refuseAboveMaximum } from "./rules.ts";
@@ -30,6 +31,8 @@ export { sweepSponsoredCalls } from "../sponsored/sponsored-calls.ts";
 export { sweepExpiredHolds } from "./holds.ts";
 export { sweepExpiredIncludedCalls } from "./included-calls.ts";
 export { sweepKeyReservations } from "./key-reservations.ts";
+export type { CallingMember } from "./member-budgets.ts";
+export { sweepMemberReservations } from "./member-budgets.ts";
 export { sweepExpiredModelCostHolds } from "./model-cost-holds.ts";
 
 /**
@@ -83,6 +86,12 @@ export interface CallToPay {
   ownerPays?: boolean;
   /** The API key the call is made with, if any, and its spend limit. */
   key?: KeyLimit;
+  /**
+   * The member of the paying organization who makes the call (decision 084): a wallet-paid call
+   * reserves its price against their monthly budget. `viaKey`: with a key they made (a refusal
+   * then names the key's maker).
+   */
+  member?: CallingMember & { viaKey: boolean };
   /**
    * The gateway's bound on the call's input (decision 063), for a call a plan covers: called with
    * the creator's share of one included call (micros, after the fee); throws to refuse the call,
@@ -209,6 +218,7 @@ async function openSponsoredOrOwnPayment(
         ownerPays: true,
         feePercent: 100,
         key: undefined,
+        member: undefined,
         refuseBeyondShare: undefined,
       },
       log,
@@ -358,22 +368,40 @@ async function openPricedPayment(
   if (coveredBy && call.refuseBeyondShare) await refuseBeyondPlanShare(db, call, coveredBy, log);
   const holdId = payment.holdId;
   const price = coveredBy ? 0 : listPrice;
-  const keyReservation = holdId
-    ? await reserveForKey(db, call.key, {
-        callId: call.callId,
-        priceCents: price,
-        ttlSeconds: call.deadlineSeconds + INCLUDED_CALL_MARGIN_SECONDS,
-      }).catch(async (error) => {
-        // Refused by the key's limit: the wallet's price goes back to the lease, nothing was spent.
-        await payment.end?.("unspent");
-        throw error;
+  const reservation = {
+    callId: call.callId,
+    priceCents: price,
+    ttlSeconds: call.deadlineSeconds + INCLUDED_CALL_MARGIN_SECONDS,
+  };
+  // The key's limit and the member's budget are reserved together (decisions 035, 084): refused by
+  // either, the other's reservation and the wallet's price go back, nothing was spent.
+  const [keyReservation, memberReservation] = holdId
+    ? await Promise.allSettled([
+        reserveForKey(db, call.key, reservation),
+        reserveForMember(db, call.member, call.payerId, reservation),
+      ]).then(async ([key, member]) => {
+        if (key.status === "fulfilled" && member.status === "fulfilled") return [key.value, member.value];
+        await Promise.all([
+          key.status === "fulfilled" ? key.value?.settle(0) : undefined,
+          member.status === "fulfilled" ? member.value?.settle(0) : undefined,
+          payment.end?.("unspent"),
+        ]);
+        throw key.status === "rejected" ? key.reason : (member as PromiseRejectedResult).reason;
       })
-    : undefined;
-  /** The key's reservation keeps what the call was charged; the rest goes back now (decision 035). */
-  const settleKey = (keptCents: number) =>
-    keyReservation
-      ?.settle(keptCents)
-      .catch((err) => log.error({ err }, "could not give back a key's reserved spend"));
+    : [undefined, undefined];
+  /**
+   * The key's and the member's reservations keep what the call was charged; the rest goes back
+   * now (decisions 035, 084).
+   */
+  const settleReservations = (keptCents: number) =>
+    Promise.all([
+      keyReservation
+        ?.settle(keptCents)
+        .catch((err) => log.error({ err }, "could not give back a key's reserved spend")),
+      memberReservation
+        ?.settle(keptCents)
+        .catch((err) => log.error({ err }, "could not give back a member's reserved spend")),
+    ]);
   /** Gives back what was taken for the call (hold or included call, and the key's reservation). */
   const giveBack = async () => {
     if (coveredBy)
@@ -382,7 +410,7 @@ async function openPricedPayment(
       );
     // The price goes back to the lease; nothing is written.
     await payment.end?.("unspent");
-    await settleKey(0);
+    await settleReservations(0);
   };
   /** Records a call that is not paid from the hold: failed, or covered, owner's or free. */
   const recordUnpaid = async (record: InvocationRecord) => {
@@ -392,7 +420,7 @@ async function openPricedPayment(
       if (databaseErrorOf(failure)?.code !== "23503") throw failure;
       throw new AppError("not_found", "This application was deleted while the call ran; nothing was charged");
     });
-    await settleKey(0);
+    await settleReservations(0);
   };
   let ended = false;
   return {
@@ -431,7 +459,7 @@ async function openPricedPayment(
         throw error;
       }
       const { outcome } = recorded;
-      await settleKey(outcome === "hold" ? recorded.chargedCents : 0);
+      await settleReservations(outcome === "hold" ? recorded.chargedCents : 0);
       // Not awaited: the lease's close this may cause (its last call) need not delay the answer.
       void payment.end(outcome === "hold" ? "charged" : outcome === "plan" ? "unspent" : "refused");
       if (outcome === "refused") {
@@ -473,6 +501,21 @@ function reserveForKey(
 ): Promise<KeyReservation | undefined> {
   if (!key || key.spendLimitCents === null) return Promise.resolve(undefined);
   return reserveKeySpend(db, key, call);
+}
+
+/**
+ * A wallet-paid call by a member of the paying organization reserves its price against the
+ * member's monthly budget (402 `member_budget_reached` when it does not fit), budget or not, so
+ * the month's spend is always known. Plan, owner and free calls spend nothing of it.
+ */
+function reserveForMember(
+  db: Database,
+  member: (CallingMember & { viaKey: boolean }) | undefined,
+  payerId: string,
+  call: { callId: string; priceCents: number; ttlSeconds: number },
+): Promise<MemberReservation | undefined> {
+  if (!member || member.organizationId !== payerId) return Promise.resolve(undefined);
+  return reserveMemberSpend(db, member, call);
 }
 
 /**

@@ -299,10 +299,10 @@ function toRow({ record, settlement }: Pending) {
  * invocations charged from holds, each as "id:price spent", and the ids of those covered by plans.
  */
 const recordBatchStatement = preparedStatement<{ charged: string | null; covered: string | null }>(
-  "pm_record_batch_v11",
+  "pm_record_batch_v12",
   `with v as (
      select * from json_to_recordset($1::json) as v(
-       id uuid, application_id uuid, caller_user_id uuid, api_key_id uuid, end_user text, mode text,
+       id uuid, application_id uuid, caller_user_id uuid, api_key_id uuid, member_id uuid, end_user text, mode text,
        status text, error_type text, error_message text, model text, app_version integer,
        experiment_id uuid, purpose text, latency_ms integer,
        input_tokens integer, output_tokens integer, charged_cents bigint, model_cost_micros bigint,
@@ -356,7 +356,7 @@ const recordBatchStatement = preparedStatement<{ charged: string | null; covered
      ${spendFromHoldsSql("s")}
      returning holds.id
    ), calls as (
-     select v.id, v.application_id, v.caller_user_id, v.api_key_id, v.end_user, v.mode,
+     select v.id, v.application_id, v.caller_user_id, v.api_key_id, v.member_id, v.end_user, v.mode,
        v.error_message, v.model, v.app_version, v.experiment_id, v.purpose, v.latency_ms, v.input_tokens,
        v.output_tokens, v.created_at,
        v.day, v.user_key, a.owner_id, hold.id as paid_from,
