@@ -22,4 +22,10 @@ export function accountMay(role: OrganizationRole | null, capability: Capability
 }
 
 /** The roles in the order a person reads them, most power first. */
-export const ORGANIZATION_ROLES: readonly OrganizationRole[] = ["owner", "admin", "developer", "billing", "viewer"];
+export const ORGANIZATION_ROLES: readonly OrganizationRole[] = [
+  "owner",
+  "admin",
+  "developer",
+  "billing",
+  "viewer",
+];

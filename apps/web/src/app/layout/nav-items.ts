@@ -1,3 +1,4 @@
+import type { OrganizationRole } from "@promptmint/contracts";
 import {
   BarChart3,
   Compass,
@@ -13,7 +14,6 @@ import {
   Wallet,
   Webhook,
 } from "lucide-react";
-import type { OrganizationRole } from "@promptmint/contracts";
 import { accountMay, type Capability } from "../../lib/organization-capabilities";
 
 export interface NavItem {

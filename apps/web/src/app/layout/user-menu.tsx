@@ -1,5 +1,5 @@
-import * as DropdownMenu from "@radix-ui/react-dropdown-menu";
 import type { OrganizationRole } from "@promptmint/contracts";
+import * as DropdownMenu from "@radix-ui/react-dropdown-menu";
 import { BarChart3, LogOut, Wallet } from "lucide-react";
 import { Link } from "react-router";
 import { ApiReferenceLink } from "../../components/ui/api-reference-link";

@@ -60,7 +60,9 @@ export function AccountChoices({ onNavigate }: { onNavigate: () => void }) {
             </li>
           );
         })}
-        {organizations.isPending && <li className="px-3 py-2 text-sm text-slate-500">Loading organizations…</li>}
+        {organizations.isPending && (
+          <li className="px-3 py-2 text-sm text-slate-500">Loading organizations…</li>
+        )}
         {organizations.isError && (
           <li role="alert" className="px-3 py-2 text-sm text-red-700">
             Your organizations could not be loaded.

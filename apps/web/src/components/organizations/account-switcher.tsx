@@ -28,7 +28,8 @@ export function AccountSwitcher() {
   const choose = (value: string) => {
     if (value === PERSONAL) return switchAccount(null);
     const organization = organizations.data?.find((candidate) => candidate.id === value);
-    if (organization) switchAccount({ id: organization.id, name: organization.name, role: organization.role });
+    if (organization)
+      switchAccount({ id: organization.id, name: organization.name, role: organization.role });
   };
 
   return (
