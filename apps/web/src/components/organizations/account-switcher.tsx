@@ -36,16 +36,22 @@ export function AccountSwitcher() {
     <DropdownMenu.Root modal={false} open={open} onOpenChange={setOpen}>
       <DropdownMenu.Trigger
         aria-label={`Acting as ${text}: switch account`}
-        className="flex max-w-56 items-center gap-2 rounded-lg border border-slate-200 px-2.5 py-1 text-left hover:bg-slate-50 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-brand-600"
+        title={`Acting as ${text}`}
+        // Between lg and xl the bar's items leave room for the icon only (the title says who acts).
+        className="flex h-10 items-center gap-2 rounded-lg border border-slate-200 px-2.5 py-1 text-left xl:h-auto xl:max-w-60 hover:bg-slate-50 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-brand-600"
       >
         {acting ? (
           <Building2 className="size-4 shrink-0 text-brand-600" aria-hidden="true" />
         ) : (
           <UserRound className="size-4 shrink-0 text-slate-400" aria-hidden="true" />
         )}
-        <span className="min-w-0">
+        <span className="hidden min-w-0 xl:block">
           <span className="block text-[11px] leading-4 text-slate-500">Acting as</span>
-          <span className="block truncate text-sm leading-5 font-medium text-slate-900">{text}</span>
+          {/* A long name is cut short, the role never: it says what the bar's items are for. */}
+          <span className="flex min-w-0 text-sm leading-5 font-medium text-slate-900">
+            <span className="truncate">{acting?.name ?? "Personal"}</span>
+            {acting && <span className="shrink-0 whitespace-pre"> · {acting.role}</span>}
+          </span>
         </span>
         <ChevronDown className="size-4 shrink-0 text-slate-400" aria-hidden="true" />
       </DropdownMenu.Trigger>

@@ -78,6 +78,7 @@ export function MemberRow({
         <p className="truncate text-sm text-slate-500">{member.email}</p>
       </div>
       <div>
+        <MobileCaption>Role</MobileCaption>
         {editable ? (
           <select
             aria-label={`Role of ${member.name}`}
@@ -97,6 +98,7 @@ export function MemberRow({
         )}
       </div>
       <div>
+        <MobileCaption>Monthly budget (USD)</MobileCaption>
         {editable ? (
           <form onSubmit={saveBudget} noValidate className="flex items-start gap-2">
             <div className="min-w-0 flex-1">
@@ -155,5 +157,14 @@ export function MemberRow({
         </Alert>
       )}
     </li>
+  );
+}
+
+/** On a phone the list has no header row: each field says what it is (its label names the member). */
+function MobileCaption({ children }: { children: string }) {
+  return (
+    <span aria-hidden="true" className="mb-1 block text-xs font-medium text-slate-500 lg:hidden">
+      {children}
+    </span>
   );
 }
