@@ -113,7 +113,11 @@ describe("account switcher", () => {
     renderSignedIn("/applications");
 
     // The bar itself names the organization on a phone, the menu its role too.
-    expect(within(mainNav()).getByText("Globex", { selector: "span.truncate" })).toBeDefined();
+    expect(
+      within(mainNav()).getByText((_, element) => element?.textContent === "Acting as Globex", {
+        selector: "span.truncate",
+      }),
+    ).toBeDefined();
     await userEvent.click(screen.getByRole("button", { name: "Open menu" }));
     const panel = document.getElementById("mobile-menu");
     if (!panel) throw new Error("mobile menu not shown");
