@@ -220,6 +220,22 @@ export const appRoutes: RouteObject[] = [
                   (m) => m.MySubscriptionsPage,
                 ),
               },
+              // Issue 43: organizations (docs/decisions/084): the ones you belong to, and one's members,
+              // invitations, usage, settings and audit log.
+              {
+                path: "/organizations",
+                lazy: page(
+                  () => import("../features/organizations/organizations-page"),
+                  (m) => m.OrganizationsPage,
+                ),
+              },
+              {
+                path: "/organizations/:id",
+                lazy: page(
+                  () => import("../features/organizations/organization-page"),
+                  (m) => m.OrganizationPage,
+                ),
+              },
               // Issue 17: creators' earnings, payouts through Stripe Connect (or the sandbox), statements.
               {
                 path: "/earnings",
@@ -229,6 +245,14 @@ export const appRoutes: RouteObject[] = [
                 ),
               },
             ],
+          },
+          // Issue 43: an emailed invitation; signed out it offers sign-in, which comes back here.
+          {
+            path: "/invitations/:token",
+            lazy: page(
+              () => import("../features/organizations/invitation-page"),
+              (m) => m.InvitationPage,
+            ),
           },
           {
             path: "/api-test",

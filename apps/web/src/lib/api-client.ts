@@ -1,4 +1,5 @@
 import type { ApiError } from "@promptmint/contracts";
+import { readActingOrganization } from "./acting-account";
 
 /** Every product API path is relative to this base (SPEC §7). */
 export const API_BASE = "/api";
@@ -36,12 +37,31 @@ export function setUnauthorizedHandler(handler: UnauthorizedHandler | null): voi
   unauthorizedHandler = handler ?? undefined;
 }
 
-/** A non-2xx answer from the API, carrying the server's error shape when it sent one. */
+/**
+ * The header naming the organization the signed-in member acts for (contracts' ORGANIZATION_HEADER,
+ * spelt here so the first load does not carry the contracts' schemas).
+ */
+export const ORGANIZATION_HEADER_NAME = "Promptmint-Organization";
+
+/**
+ * Paths that are the signed-in person's whatever account they act for: their session and profile,
+ * their organizations and invitations, the operator's pages.
+ */
+const PERSON_PATHS = /^\/(auth|admin)\/|^\/(organizations|invitations)(\/|\?|$)/;
+
+/** The acting-account header a request to `path` (below /api) carries: none for the person's own. */
+export function organizationHeaderFor(path: string): Record<string, string> {
+  const organization = readActingOrganization();
+  if (!organization || PERSON_PATHS.test(path)) return {};
+  return { [ORGANIZATION_HEADER_NAME]: organization.id };
+}
+
 /** The API's 404: the thing asked for does not exist, or is not the caller's to see. */
 export function isNotFoundError(error: unknown): boolean {
   return error instanceof ApiClientError && error.status === 404;
 }
 
+/** A non-2xx answer from the API, carrying the server's error shape when it sent one. */
 export class ApiClientError extends Error {
   readonly status: number;
   readonly code: string | undefined;
@@ -96,12 +116,17 @@ export interface RequestOptions<T> {
  * the current user's token (401), once more with the token the unauthorized handler gives.
  */
 async function fetchWithToken(
-  url: string,
+  path: string,
   init: RequestInit & { headers: Headers },
   tokenOverride: string | null | undefined,
 ): Promise<Response> {
+  const url = `${API_BASE}${path}`;
   const token = tokenOverride !== undefined ? tokenOverride : await accessTokenProvider();
-  if (token) init.headers.set("Authorization", `Bearer ${token}`);
+  if (token) {
+    init.headers.set("Authorization", `Bearer ${token}`);
+    // Only a signed-in member acts for an organization: an anonymous request names none.
+    for (const [name, value] of Object.entries(organizationHeaderFor(path))) init.headers.set(name, value);
+  }
   const response = await fetch(url, init);
   if (response.status !== 401 || tokenOverride !== undefined || !token || !unauthorizedHandler)
     return response;
@@ -123,7 +148,7 @@ export async function apiRequest<T = unknown>(path: string, options: RequestOpti
   }
 
   const response = await fetchWithToken(
-    `${API_BASE}${path}`,
+    path,
     { method, headers, body, signal: options.signal },
     options.token,
   );
@@ -145,7 +170,7 @@ export async function apiDownload(
 ): Promise<{ blob: Blob; fileName: string | undefined }> {
   const headers = new Headers({ Accept: "application/zip, application/octet-stream, application/json" });
   const response = await fetchWithToken(
-    `${API_BASE}${path}`,
+    path,
     { method: "GET", headers, signal: options.signal },
     options.token,
   );

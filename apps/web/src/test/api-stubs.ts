@@ -4,9 +4,16 @@ import { profileFixture } from "./fixtures";
 
 type Handlers = Parameters<typeof stubFetch>[0];
 
-/** The API as a signed-in person sees it: their profile, plus any extra handlers. */
+/**
+ * The API as a signed-in person sees it: their profile, no organizations (the account switcher
+ * reads them when opened), plus any extra handlers.
+ */
 export function stubSignedInApi(handlers: Handlers = {}, profile: Profile = profileFixture()) {
-  return stubFetch({ "GET /api/auth/profile/": () => jsonResponse(profile), ...handlers });
+  return stubFetch({
+    "GET /api/auth/profile/": () => jsonResponse(profile),
+    "GET /api/organizations/": () => jsonResponse([]),
+    ...handlers,
+  });
 }
 
 /** The prompt builder's and editor's one save request for blog-writer (docs/decisions/036). */

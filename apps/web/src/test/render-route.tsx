@@ -25,8 +25,9 @@ async function resolveLazyRoutes(routes: RouteObject[]): Promise<void> {
   }
 }
 await resolveLazyRoutes(appRoutes);
-// Same for the navbar's user menu (React.lazy): loaded now, it renders without a visible wait.
+// Same for the navbar's user menu and account switcher (React.lazy): loaded now, it renders without a visible wait.
 await import("../app/layout/user-menu");
+await import("../components/organizations/account-switcher");
 
 export function createTestQueryClient(): QueryClient {
   return new QueryClient({

@@ -1,9 +1,10 @@
-import { KeyRound, LogOut, UserRound, Webhook } from "lucide-react";
+import { LogOut } from "lucide-react";
 import { NavLink } from "react-router";
+import { AccountChoices } from "../../components/organizations/account-choices";
 import { ApiReferenceLink } from "../../components/ui/api-reference-link";
 import { cn } from "../../lib/cn";
 import type { SessionIdentity } from "../../lib/profile-query";
-import { NAV_ITEMS, type NavItem } from "./nav-items";
+import { ACCOUNT_NAV_ITEMS, NAV_ITEMS, type NavItem } from "./nav-items";
 import { UserAvatar } from "./user-avatar";
 
 const linkClasses = ({ isActive }: { isActive: boolean }) =>
@@ -12,10 +13,11 @@ const linkClasses = ({ isActive }: { isActive: boolean }) =>
     isActive ? "bg-brand-50 text-brand-700" : "text-slate-700 hover:bg-slate-100 hover:text-slate-900",
   );
 
-/** The small-screen menu: the same destinations as the bar and the user menu. */
+/** The small-screen menu: the acting account, and the same destinations as the bar and the user menu. */
 export function MobileMenu({
   id,
   items = NAV_ITEMS,
+  accountItems = ACCOUNT_NAV_ITEMS,
   identity,
   onNavigate,
   onSignOut,
@@ -23,12 +25,15 @@ export function MobileMenu({
   id: string;
   /** The navigation items (NAV_ITEMS, with Admin for an operator). */
   items?: readonly NavItem[];
+  /** Profile, API Keys, Webhooks: those the acting account's role may use. */
+  accountItems?: readonly NavItem[];
   identity: SessionIdentity;
   onNavigate: () => void;
   onSignOut: () => void;
 }) {
   return (
     <div id={id} className="border-t border-slate-200 bg-white px-4 pt-3 pb-4 shadow-sm lg:hidden">
+      <AccountChoices onNavigate={onNavigate} />
       <ul className="space-y-1">
         {items.map(({ to, label, icon: Icon, end }) => (
           <li key={to}>
@@ -48,24 +53,14 @@ export function MobileMenu({
           </div>
         </div>
         <ul className="mt-1 space-y-1">
-          <li>
-            <NavLink to="/profile" className={linkClasses} onClick={onNavigate}>
-              <UserRound className="size-4" aria-hidden="true" />
-              Profile
-            </NavLink>
-          </li>
-          <li>
-            <NavLink to="/api-keys" className={linkClasses} onClick={onNavigate}>
-              <KeyRound className="size-4" aria-hidden="true" />
-              API Keys
-            </NavLink>
-          </li>
-          <li>
-            <NavLink to="/webhooks" className={linkClasses} onClick={onNavigate}>
-              <Webhook className="size-4" aria-hidden="true" />
-              Webhooks
-            </NavLink>
-          </li>
+          {accountItems.map(({ to, label, icon: Icon }) => (
+            <li key={to}>
+              <NavLink to={to} className={linkClasses} onClick={onNavigate}>
+                <Icon className="size-4" aria-hidden="true" />
+                {label}
+              </NavLink>
+            </li>
+          ))}
           <li>
             <ApiReferenceLink
               look="plain"

@@ -152,6 +152,7 @@ describe("navigation bar", () => {
       .getAllByRole("link")
       .map((link) => link.textContent);
     expect(links).toEqual([
+      "Create organization",
       "Dashboard",
       "Applications",
       "Analytics",

@@ -1,23 +1,30 @@
-import { Menu, X } from "lucide-react";
+import { Building2, Menu, X } from "lucide-react";
 import { lazy, Suspense, useState, useSyncExternalStore } from "react";
 import { useAuth } from "react-oidc-context";
 import { NavLink } from "react-router";
+import { useActingAccountCheck } from "../../components/organizations/use-acting-account-check";
 import { ButtonLink } from "../../components/ui/button";
 import { BrandLink } from "../../components/ui/logo";
 import { Spinner } from "../../components/ui/spinner";
 import { useSignOut } from "../../features/auth/use-sign-out";
+import { useActingOrganization } from "../../lib/acting-account";
 import { useSellsApps } from "../../lib/applications-query";
 import { cn } from "../../lib/cn";
 import { useIsOperator } from "../../lib/operator-query";
 import { describeSession, useProfile } from "../../lib/profile-query";
 import { MobileMenu } from "./mobile-menu";
-import { EXPLORE_NAV_ITEM, navItemsFor } from "./nav-items";
+import { accountNavItemsFor, EXPLORE_NAV_ITEM, navItemsFor } from "./nav-items";
 import { UserAvatar } from "./user-avatar";
 
 const MOBILE_MENU_ID = "mobile-menu";
 
 // The menu (Radix dropdown) is only for signed-in people: it stays out of the public pages' first load.
 const UserMenu = lazy(() => import("./user-menu").then((module) => ({ default: module.UserMenu })));
+const AccountSwitcher = lazy(() =>
+  import("../../components/organizations/account-switcher").then((module) => ({
+    default: module.AccountSwitcher,
+  })),
+);
 
 /** Tailwind's `lg` breakpoint, where the bar has room for every item and the user menu instead of the menu button. */
 const WIDE_QUERY = "(min-width: 64rem)";
@@ -53,8 +60,12 @@ export function Navbar() {
   const wide = useWideBar();
   const signedIn = auth.isAuthenticated;
   const operator = useIsOperator();
-  const sells = useSellsApps(signedIn && Boolean(profile.data?.creator));
-  const navItems = navItemsFor({ creator: sells, operator });
+  const acting = useActingOrganization();
+  useActingAccountCheck(signedIn);
+  const role = signedIn ? (acting?.role ?? null) : null;
+  // An organization can always sell (it has a creator record); a person once their profile says so.
+  const sells = useSellsApps(signedIn && (acting !== null || Boolean(profile.data?.creator)));
+  const navItems = navItemsFor({ creator: sells, operator, role });
   const identity = describeSession(profile.data, auth.user);
   const startSignOut = () => void signOut();
 
@@ -84,13 +95,24 @@ export function Navbar() {
           <div className="ml-auto flex items-center gap-2">
             {signedIn ? (
               <>
-                <div className="hidden lg:block">
+                <div className="hidden items-center gap-2 lg:flex">
                   {wide && (
                     <Suspense fallback={<UserAvatar initial={identity.initial} />}>
-                      <UserMenu identity={identity} onSignOut={startSignOut} />
+                      <AccountSwitcher />
+                      <UserMenu identity={identity} role={role} onSignOut={startSignOut} />
                     </Suspense>
                   )}
                 </div>
+                {acting && (
+                  // On a phone the bar still says an organization acts; the menu says which role and switches.
+                  <span className="flex max-w-40 items-center gap-1.5 rounded-md bg-brand-50 px-2 py-1 text-xs font-medium text-brand-700 lg:hidden">
+                    <Building2 className="size-3.5 shrink-0" aria-hidden="true" />
+                    <span className="truncate">
+                      <span className="sr-only">Acting as </span>
+                      {acting.name}
+                    </span>
+                  </span>
+                )}
                 <button
                   type="button"
                   className="inline-flex size-10 items-center justify-center rounded-lg text-slate-600 hover:bg-slate-100 hover:text-slate-900 lg:hidden"
@@ -128,6 +150,7 @@ export function Navbar() {
           <MobileMenu
             id={MOBILE_MENU_ID}
             items={navItems}
+            accountItems={accountNavItemsFor(role)}
             identity={identity}
             onNavigate={() => setMobileOpen(false)}
             onSignOut={startSignOut}

@@ -2,6 +2,7 @@ import { useQueryClient } from "@tanstack/react-query";
 import { useCallback } from "react";
 import { useAuth } from "react-oidc-context";
 import { useNavigate } from "react-router";
+import { writeActingOrganization } from "../../lib/acting-account";
 import { ACCESS_TOKEN_STORAGE_KEY } from "../../lib/api-client";
 import { closeServerSession } from "./api/session";
 import { SIGN_OUT_FAILED } from "./auth-messages";
@@ -23,6 +24,8 @@ export function useSignOut(): () => Promise<void> {
     await navigate("/", { replace: true, flushSync: true });
     queryClient.clear();
     window.localStorage.removeItem(ACCESS_TOKEN_STORAGE_KEY);
+    // The next person to sign in on this browser starts on their own account.
+    writeActingOrganization(null);
     try {
       await removeUser();
       await signoutRedirect({ id_token_hint: idTokenHint });
