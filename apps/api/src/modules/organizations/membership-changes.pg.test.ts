@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Caller, callerAt, createCaller, fundWallet } from "../../test/caller.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/database.ts";
 import { startFakeOpenAi } from "../../test/fake-openai.ts";
+import { readOutbox } from "../../test/mail.ts";
 import { actingFor, userIdOf } from "../../test/organizations.ts";
 import { freePort, startTestServer, type TestServer } from "../../test/server.ts";
 
@@ -55,16 +56,24 @@ afterAll(async () => {
 
 /** Adds the member with a role through the real invitation (the mailed link's token from the outbox). */
 async function join(role: string): Promise<void> {
+  const invitations = async () =>
+    (await readOutbox(servers[0]?.baseUrl as string)).filter(
+      (mail) => mail.to === member.email.toLowerCase() && /invited you to/.test(mail.subject),
+    );
+  const before = (await invitations()).length;
   const invited = await owner.api("POST", `/api/organizations/${org}/invitations/`, {
     body: { email: member.email, role },
   });
   expect(invited.status, JSON.stringify(invited.body)).toBe(201);
-  const outbox = await owner.api("GET", "/oidc/dev/outbox.json", { auth: "" });
-  const link = (outbox.body as { to: string; links: { url: string }[] }[])
-    .find((mail) => mail.to === member.email)
-    ?.links.find((entry) => entry.url.includes("/invitations/"))?.url;
+  let link: string | undefined;
+  await eventually(async () => {
+    const mails = await invitations();
+    link = mails.length > before ? mails[0]?.links[0]?.url : undefined;
+    return link !== undefined;
+  });
   const token = link?.split("/invitations/")[1];
-  expect((await member.api("POST", `/api/invitations/${token}/accept/`)).status).toBe(200);
+  const accepted = await member.api("POST", `/api/invitations/${token}/accept/`);
+  expect(accepted.status, JSON.stringify(accepted.body)).toBe(200);
 }
 
 const complete = (caller: Caller, auth?: string) =>
@@ -118,6 +127,7 @@ describe("two processes", () => {
     const refused = await complete(at(1, member), made.body.key);
     expect(refused.body).toMatchObject({ code: "organization_role" });
     expect(refused.body.message).toContain("This key's maker is now viewer in Two Process Co");
+    expect((await owner.api("DELETE", `/api/organizations/${org}/members/${memberId}/`)).status).toBe(204);
   });
 
   it("an MCP session opened before the removal: its next paid tool call is refused, on the other process", async () => {
