@@ -175,11 +175,13 @@ export const payoutsRoutes: FastifyPluginAsyncZod<PayoutDeps & { guards: AuthGua
     },
     async (request) => {
       const user = currentUser(request);
-      // Payouts go to whoever owns the address: it must be proven first (docs/decisions/041).
-      if (!user.emailVerified)
+      // Payouts go to whoever owns the address: it must be proven first (docs/decisions/041). For
+      // an organization, the member setting them up proves theirs (decision 084).
+      const person = request.person ?? user;
+      if (!person.emailVerified)
         throw new AppError(
           "email_unverified",
-          `Verify your email address before setting up payouts: open the link we mailed to ${user.email}, or resend it`,
+          `Verify your email address before setting up payouts: open the link we mailed to ${person.email}, or resend it`,
         );
       try {
         return await startOnboarding(deps, user);
