@@ -9,6 +9,7 @@ import { useTestServer } from "../../../test/use-test-server.ts";
 import { requestWorstCaseMicros } from "../../models/worst-case.ts";
 import { walletBalances } from "../balances.ts";
 import { debtOf } from "../debts.ts";
+import { accountFor, postTransaction } from "../postings.ts";
 import { reconcile } from "../reconcile.ts";
 import {
   holdModelCost,
@@ -85,6 +86,32 @@ describe("a model cost hold", () => {
     expect(await walletBalances(server.database.db, creatorId)).toMatchObject({ wallet: 0, held: 0 });
     expect(await debtOf(server.database.db, creatorId)).toBe(0);
     expect((await reconcile(server.database.db)).ok).toBe(true);
+  });
+});
+
+describe("a model cost hold of a creator in debt", () => {
+  it("gives its rest back to the debt first, never to the wallet beside it (decision 028)", async () => {
+    const { creatorId, applicationId } = await fundedCreator("Indebted Owner", 100);
+    const callId = await hold(creatorId, applicationId, 400_000);
+    // While the hold is out, a chargeback takes $9 of which the wallet has $6: $3 of debt.
+    const db = server.database.db;
+    await db.transaction(async (tx) => {
+      const t = tx as unknown as Database;
+      await postTransaction(t, {
+        kind: "reversal",
+        reference: `test-chargeback:${callId}`,
+        description: "A disputed payment (test)",
+        entries: [
+          { accountId: await accountFor(t, "wallet", creatorId), amountMicros: -600_000 },
+          { accountId: await accountFor(t, "debt", creatorId), amountMicros: -300_000 },
+          { accountId: await accountFor(t, "platform_fee", null), amountMicros: 900_000 },
+        ],
+      });
+    });
+    expect(await debtOf(db, creatorId)).toBe(300_000);
+    expect(await releaseModelCostHold(db, callId)).toBe(true);
+    expect(await debtOf(db, creatorId)).toBe(0);
+    expect(await walletBalances(db, creatorId)).toMatchObject({ wallet: 100_000, held: 0 });
   });
 });
 

@@ -1,9 +1,9 @@
 import { and, asc, eq, lt, sql } from "drizzle-orm";
 import type { Database } from "../../../db/client.ts";
-import { invocations, modelCostHolds } from "../../../db/schema/index.ts";
+import { invocations, ledgerAccounts, modelCostHolds } from "../../../db/schema/index.ts";
 import type { AppError } from "../../../lib/errors.ts";
 import { paymentRefusal } from "../../../lib/payment-remedy.ts";
-import { lockAccounts, lockedBalance } from "../debts.ts";
+import { DEBT, lockAccounts, lockedBalance, settleDebt } from "../debts.ts";
 import { formatMicros } from "../money.ts";
 import { accountFor, postTransaction } from "../postings.ts";
 
@@ -109,11 +109,16 @@ export async function spendModelCostHold(
   const cost = Math.max(0, Math.ceil(hold.costMicros));
   const [row] = await tx.select().from(modelCostHolds).where(eq(modelCostHolds.id, hold.id)).for("update");
   if (!row) return;
-  const [{ wallet, held }, model] = await Promise.all([
+  const [{ wallet, held }, model, [debt]] = await Promise.all([
     creatorAccounts(tx, row.creatorId),
     accountFor(tx, "model_cost", null),
+    tx
+      .select({ id: ledgerAccounts.id })
+      .from(ledgerAccounts)
+      .where(and(eq(ledgerAccounts.kind, DEBT), eq(ledgerAccounts.ownerId, row.creatorId))),
   ]);
-  await lockAccounts(tx, [wallet, held, model]);
+  // The debt account too, in the same ordered lock: the rest going back to the wallet pays it first.
+  await lockAccounts(tx, debt ? [wallet, held, model, debt.id] : [wallet, held, model]);
   const open = row.status === "held";
   const fromHold = open ? Math.min(cost, row.amountMicros) : 0;
   const fromWallet = Math.min(cost - fromHold, Math.max(0, await lockedBalance(tx, wallet)));
@@ -156,6 +161,10 @@ export async function spendModelCostHold(
         { accountId: model, amountMicros: fromHold + fromWallet },
       ].filter((entry) => entry.amountMicros !== 0),
     });
+  // Money coming back to a wallet pays its owner's debt first (decision 028), as a lease's close
+  // does: a chargeback that took the creator's earnings while this hold was out left them in debt
+  // (the money attack, seed 9191: 1.2¢ given back beside a $23.93 debt).
+  if (open && row.amountMicros > fromHold && debt) await settleDebt(tx, row.creatorId, hold.id);
   await tx
     .update(invocations)
     .set({ modelCostPostedAt: new Date() })
