@@ -1,5 +1,6 @@
-import { appendFileSync, mkdirSync } from "node:fs";
+import { appendFileSync, existsSync, globSync, mkdirSync, readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
+import path from "node:path";
 import { defineConfig } from "vitest/config";
 
 // One test run, several projects: the web app (jsdom), the API's integration suite on PGlite
@@ -14,6 +15,36 @@ const postgresOnlyTests = "src/**/*.pg.test.ts";
 const postgresSecurityTests = process.env.TEST_DATABASE_URL ? [] : ["src/**/*.pg.security.test.ts"];
 /** Tests that need a Redis server (limits shared by several processes): only with REDIS_URL. */
 const redisTests = process.env.REDIS_URL ? [] : ["src/**/*.redis.*test.ts"];
+
+/**
+ * The API's test files that never open a database of the project's kind: no import of theirs,
+ * however deep, reaches a module that reads TEST_DB (the test database, server and upgrade helpers).
+ * They run once, in api-pglite; the PostgreSQL project would only run them again (pure functions,
+ * protocol parsers, limiters), about a fifth of the API's files.
+ */
+function filesWithoutDatabase(): string[] {
+  const root = "apps/api/src";
+  const opensDatabase = /\/src\/test\/(database|server|use-test-server|upgrade-database)\.ts$/;
+  const seen = new Map<string, boolean>();
+  const reaches = (file: string, path_: Set<string>): boolean => {
+    const known = seen.get(file);
+    if (known !== undefined) return known;
+    if (path_.has(file) || !existsSync(file)) return false;
+    if (opensDatabase.test(file)) return true;
+    path_.add(file);
+    const source = readFileSync(file, "utf8");
+    const found =
+      source.includes("TEST_DB") ||
+      [...source.matchAll(/(?:from|import\()\s*"(\.[^"]+)"/g)].some((match) =>
+        reaches(path.join(path.dirname(file), match[1] as string), path_),
+      );
+    seen.set(file, found);
+    return found;
+  };
+  return globSync(`${root}/**/*.test.ts`)
+    .filter((file) => !reaches(file, new Set()))
+    .map((file) => path.relative("apps/api", file));
+}
 
 /**
  * A test's time limit finds hangs; it does not judge speed (that is bench/'s, with its spread).
@@ -65,7 +96,9 @@ export default defineConfig({
     projects: [
       "apps/web/vitest.config.ts",
       apiProject("api-pglite", { TEST_DB: "pglite" }, [postgresOnlyTests]),
-      ...(process.env.TEST_DATABASE_URL ? [apiProject("api-postgres", { TEST_DB: "postgres" })] : []),
+      ...(process.env.TEST_DATABASE_URL
+        ? [apiProject("api-postgres", { TEST_DB: "postgres" }, filesWithoutDatabase())]
+        : []),
       {
         test: {
           name: "security",
