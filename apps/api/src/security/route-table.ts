@@ -32,7 +32,10 @@ export interface RouteRequest {
   headers?: Record<string, string>;
   /** The success status for the callers the class allows (default 200). */
   ok?: number;
-  /** Where a caller's status differs from the class rule, and why (see the comment). */
+  /**
+   * Where a caller's status differs from the class rule, and why (see the comment). `member`: an
+   * organization's member whose role may use the route, acting for it (the matrix's rules).
+   */
   expect?: Partial<Record<string, number>>;
   /** Changes state the other routes rely on (deletes): run after the rest. */
   last?: boolean;
@@ -98,14 +101,15 @@ export function routeTable(world: World): Record<string, RouteRequest> {
       class: "self",
       url: `/api/explore/apps/${world.otherApp.slug}/reviews/mine`,
       payload: { rating: 4, body: "Does what it says." },
-      expect: { other: 403 },
+      // Nor did the world's organization buy a plan of it.
+      expect: { other: 403, member: 403 },
     },
     "DELETE /api/explore/apps/{slug}/reviews/mine": {
       class: "self",
       url: `/api/explore/apps/${world.otherApp.slug}/reviews/mine`,
       ok: 204,
-      // The other never wrote one (they own the app).
-      expect: { other: 404 },
+      // The other never wrote one (they own the app), nor did the organization.
+      expect: { other: 404, member: 404 },
       last: true,
     },
     // Only the app's creator may reply; no review has this id, so the creator's answer is a 404 too.
@@ -120,6 +124,8 @@ export function routeTable(world: World): Record<string, RouteRequest> {
       class: "self",
       url: `/api/explore/apps/${world.otherApp.slug}/try`,
       payload: { query: "Hello from the matrix" },
+      // The organization's wallet is empty (the other's app is free to try for its owner).
+      expect: { member: 402 },
     },
     // Widget calls authenticate with an embed token only: a bearer credential is no credential there.
     "POST /api/embed/{slug}/messages": {
@@ -685,11 +691,13 @@ export function routeTable(world: World): Record<string, RouteRequest> {
       url: "/api/model-keys/mistral",
       payload: { api_key: "sk-matrix-mistral-0000" },
     },
-    // Every signed-in role set its key above; the deletes run after.
+    // Every signed-in role set its key above; the deletes run after. The organization's members
+    // share its one key: its owner deletes it, the next find none.
     "DELETE /api/model-keys/{provider}": {
       class: "self",
       url: "/api/model-keys/mistral",
       ok: 204,
+      expect: { "org-admin": 404, "org-developer": 404 },
       last: true,
     },
     "GET /api/model-prices": { class: "self", url: "/api/model-prices" },
@@ -713,7 +721,8 @@ export function routeTable(world: World): Record<string, RouteRequest> {
       class: "self",
       url: "/api/payouts/onboarding",
       payload: {},
-      expect: { other: 403 },
+      // The organization's address is not verified either.
+      expect: { other: 403, member: 403 },
     },
     "GET /api/payouts/statement.csv": { class: "self", url: "/api/payouts/statement.csv" },
     "GET /api/payouts/sandbox/clock": { class: "self", url: "/api/payouts/sandbox/clock" },
@@ -792,7 +801,8 @@ export function routeTable(world: World): Record<string, RouteRequest> {
     "GET /api/app/{app}/subscriptions/": {
       class: "owned",
       url: `${other}/subscriptions/`,
-      expect: { other: 200 },
+      // The app is public: its creator and the organization see their subscriptions to it (none).
+      expect: { other: 200, member: 200 },
     },
     "POST /api/app/{app}/subscriptions/": {
       // Already subscribed (owner) and no subscribing to one's own app (other): both 409.

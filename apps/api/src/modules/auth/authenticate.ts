@@ -130,7 +130,8 @@ export function createAuthGuards(options: {
     if (header === undefined) return;
     const access = routeAccess(request.method, request.routeOptions.url ?? request.url);
     if (access === "personal") return;
-    const id = typeof header === "string" ? header.trim() : "";
+    // As the account's id is written (lowercase): `request.member` is compared with it.
+    const id = typeof header === "string" ? header.trim().toLowerCase() : "";
     if (!isUuid(id))
       throw invalidFields({ [ORGANIZATION_HEADER]: "must be the id of an organization you are a member of" });
     const membership = await findMembership(options.db, id, person.id);

@@ -26,7 +26,6 @@ const MONEY = [
 /** Calling apps for the account, and its API keys (writes need call). */
 const CALLS = [
   /^\/api(\/v1)?\/keys(\/|$)/,
-  /^\/api(\/v1)?\/v1\//,
   /^\/api\/v1\/(chat|responses|completions|models)(\/|$)/,
   /^\/api(\/v1)?\/mcp(\/|$)/,
   /^\/api(\/v1)?\/agents\/(mcp|app\/\{slug\}\/mcp)(\/|$)/,
@@ -46,7 +45,10 @@ const READS = new Set(["GET", "HEAD", "OPTIONS"]);
 /** Writes by method that change nothing (an estimate computed from the request). */
 const READ_ONLY_POSTS = [/^\/api(\/v1)?\/model-prices\/estimate\/?$/];
 
-export function routeAccess(method: string, url: string): RouteAccess {
+export function routeAccess(method: string, route: string): RouteAccess {
+  // Fastify names a path's parameters `:app` (routeOptions.url), the OpenAPI document `{app}`:
+  // the rules are written in the document's form.
+  const url = route.replace(/:(\w+)/g, "{$1}");
   if (PERSONAL.some((pattern) => pattern.test(url))) return "personal";
   const money = MONEY.some((pattern) => pattern.test(url));
   // A trial's offer is set by the app's owner (PUT) and started by a consumer (POST).
