@@ -230,7 +230,8 @@ export function routeTable(world: World): Record<string, RouteRequest> {
     "POST /api/invitations/{token}/accept/": {
       class: "self",
       url: `/api/invitations/${world.organization.invitationToken}/accept/`,
-      expect: { other: 403 },
+      // Only the invited address accepts: the other, and every organization's people, 403 naming it.
+      expect: { other: 403, member: 403 },
       last: true,
     },
     // An organization's usage (issue 43): its members who see its money; anyone else 404.
@@ -721,8 +722,9 @@ export function routeTable(world: World): Record<string, RouteRequest> {
       class: "self",
       url: "/api/payouts/onboarding",
       payload: {},
-      // The organization's address is not verified either.
-      expect: { other: 403, member: 403 },
+      // The other's address is not verified yet; for an organization, the acting member's
+      // (verified) address is the one proven (decision 084).
+      expect: { other: 403 },
     },
     "GET /api/payouts/statement.csv": { class: "self", url: "/api/payouts/statement.csv" },
     "GET /api/payouts/sandbox/clock": { class: "self", url: "/api/payouts/sandbox/clock" },
