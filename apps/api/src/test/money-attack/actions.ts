@@ -94,7 +94,7 @@ export const actions: Action[] = [
   { name: "promotion code", weight: 2, run: promotionStep },
   // Issue 43: an organization's members call with their keys and the header while their budgets
   // and roles change (decision 084).
-  { name: "organization call", weight: 6, run: organizationCall },
+  { name: "organization call", weight: 10, run: organizationCall },
   { name: "member budget", weight: 1.5, run: organizationBudget },
   { name: "member role", weight: 1, run: organizationRole },
 ];

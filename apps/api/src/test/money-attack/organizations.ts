@@ -67,8 +67,8 @@ async function createOrganization(attack: Attack): Promise<OrganizationState> {
   const members: Member[] = [];
   const budgets: OrganizationState["budgets"] = [];
   for (const [i, cents] of [
-    [0, 40],
-    [1, 120],
+    [0, 10],
+    [1, 60],
     [2, null],
   ] as const) {
     const caller = await createCaller(baseUrl, `Attack Org Developer ${i}`);
@@ -81,9 +81,29 @@ async function createOrganization(attack: Attack): Promise<OrganizationState> {
   return { id, members, budgets, absences: [], calls: [] };
 }
 
-/** A member's call for the organization: with their key, or signed in with the header. */
+/** Made before the attack starts, so its minutes go to calls, not to signing its people up. */
+export async function prepareOrganization(attack: Attack): Promise<void> {
+  await organizationOf(attack);
+}
+
+/**
+ * Two or three members' calls for the organization at once (racing for their budgets and its
+ * wallet), each with the member's key or signed in with the header.
+ */
 export async function organizationCall(attack: Attack, prng: Prng, actor: number): Promise<void> {
   const state = await organizationOf(attack);
+  const calls = prng.int(2, 3);
+  await Promise.all(
+    Array.from({ length: calls }, (_, i) => oneOrganizationCall(attack, state, prng.fork(i + 1), actor)),
+  );
+}
+
+async function oneOrganizationCall(
+  attack: Attack,
+  state: OrganizationState,
+  prng: Prng,
+  actor: number,
+): Promise<void> {
   const member = prng.pick(state.members);
   const app = prng.pick(liveApps(attack).filter((a) => a.kind === "prompt"));
   if (!member || !app) return;

@@ -36,7 +36,7 @@ import {
   type Violation,
 } from "./judge.ts";
 import { judgeOnlineEvals } from "./online-evals.ts";
-import { judgeOrganizations, organizationInvocationIds } from "./organizations.ts";
+import { judgeOrganizations, organizationInvocationIds, prepareOrganization } from "./organizations.ts";
 import { judgeModelCosts, judgeOversized } from "./oversized.ts";
 import { Prng } from "./prng.ts";
 import { type Figures, summarize } from "./report.ts";
@@ -107,6 +107,8 @@ export async function runMoneyAttack(options: AttackOptions): Promise<AttackResu
     };
     stripeFaults(cluster.stripe, prng.fork(3000));
     await subscribeEveryone(world, receivers);
+    await prepareOrganization(attack);
+    attack.endsAt = Date.now() + options.minutes * 60_000;
     say(`people, ${world.apps.length} apps and plans ready; attacking`);
     const harnessErrors: string[] = [];
     await Promise.all(
