@@ -278,7 +278,9 @@ for (const size of [
     await ownerPage.getByRole("button", { name: `Act as ${organization}` }).click();
     await expectActingAs(ownerPage, `${organization} · owner`);
     const switcher = await openAccounts(ownerPage);
-    await expect(switcher.getByText(organization)).toBeVisible();
+    await expect(
+      switcher.getByRole(isPhone(ownerPage) ? "button" : "menuitemradio", { name: `${organization} owner` }),
+    ).toBeVisible();
     await ownerPage.screenshot({ path: shot("switcher") });
     await closeAccounts(ownerPage);
 
