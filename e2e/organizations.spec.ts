@@ -324,6 +324,7 @@ for (const size of [
     );
     await developerRow.getByRole("button", { name: "Save" }).click();
     expect((await budgetSaved).status()).toBe(200);
+    await expect(developerRow.getByRole("status")).toHaveText("Budget saved");
 
     // The developer makes an organization key with a spend limit; their program calls the app.
     await developerPage.goto("/api-keys");
@@ -356,7 +357,7 @@ for (const size of [
 
     // The budget's spend on the Members tab.
     await tab(ownerPage, "Members").click();
-    await expect(developerRow).toContainText(`${charged} spent this month`);
+    await expect(developerRow).toContainText(`${charged} of $5.00 spent this month`);
     await noOverflow(ownerPage);
     await ownerPage.screenshot({ path: shot("members"), fullPage: true });
 
@@ -366,7 +367,7 @@ for (const size of [
     await expect(statement.getByRole("row").filter({ hasText: appName })).toContainText(
       calls === 1 ? "1 call" : `${calls} calls`,
     );
-    await expect(statement.getByRole("row", { name: /Top-up/ })).toContainText("$10.00");
+    await expect(statement.getByRole("row", { name: /Wallet top-up/ })).toContainText("+$10.00");
     expect(await walletMoney(ownerPage)).toBeCloseTo(10 - (calls * PRICE_CENTS) / 100, 2);
 
     // Nobody's personal wallet paid: the owner's and the developer's, as themselves.
