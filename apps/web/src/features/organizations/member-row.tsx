@@ -49,8 +49,13 @@ export function MemberRow({
   const update = useUpdateMember(organization.id);
   const [budget, setBudget] = useState(() => budgetText(member.monthly_budget_cents));
   const [problem, setProblem] = useState<string>();
+  // Said under the field once the budget typed is saved, until it is typed again.
+  const [budgetSaved, setBudgetSaved] = useState(false);
   const editable = canChangeMember(organization.role, member);
-  const spent = `${formatMicros(member.spent_this_month_micros)} spent this month`;
+  const spent =
+    member.monthly_budget_cents === null
+      ? `${formatMicros(member.spent_this_month_micros)} spent this month`
+      : `${formatMicros(member.spent_this_month_micros)} of ${formatCents(member.monthly_budget_cents)} spent this month`;
   const budgetId = `budget-${member.user_id}`;
 
   const changeRole = (role: OrganizationRole) =>
@@ -61,11 +66,15 @@ export function MemberRow({
     const parsed = budgetCentsOf(budget);
     if ("problem" in parsed) return setProblem(parsed.problem);
     setProblem(undefined);
-    update.mutate({
-      organizationId: organization.id,
-      userId: member.user_id,
-      changes: { monthly_budget_cents: parsed.cents },
-    });
+    setBudgetSaved(false);
+    update.mutate(
+      {
+        organizationId: organization.id,
+        userId: member.user_id,
+        changes: { monthly_budget_cents: parsed.cents },
+      },
+      { onSuccess: () => setBudgetSaved(true) },
+    );
   };
 
   return (
@@ -119,6 +128,7 @@ export function MemberRow({
                 onChange={(event) => {
                   setBudget(event.target.value);
                   setProblem(undefined);
+                  setBudgetSaved(false);
                 }}
               />
             </div>
@@ -137,6 +147,9 @@ export function MemberRow({
           {spent}
         </p>
         {problem && <p className="mt-1 text-xs text-red-700">{problem}</p>}
+        <p role="status" className="mt-1 text-xs font-medium text-green-700 empty:hidden">
+          {budgetSaved && !update.isPending ? "Budget saved" : ""}
+        </p>
       </div>
       <div className="lg:text-right">
         {isMe ? (

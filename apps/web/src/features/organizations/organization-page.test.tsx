@@ -58,7 +58,7 @@ describe("organization page", () => {
       "billing",
       "viewer",
     ]);
-    expect(within(rows[2] as HTMLElement).getByText("$12.35 spent this month")).toBeDefined();
+    expect(within(rows[2] as HTMLElement).getByText("$12.35 of $50.00 spent this month")).toBeDefined();
 
     await userEvent.selectOptions(role, "billing");
     await waitFor(() =>
@@ -76,9 +76,11 @@ describe("organization page", () => {
         monthly_budget_cents: 1250,
       }),
     );
+    expect(await screen.findByText("Budget saved")).toBeDefined();
 
     // An empty budget is no budget.
     await userEvent.clear(budget);
+    expect(screen.queryByText("Budget saved")).toBeNull();
     await userEvent.type(budget, "{Enter}");
     await waitFor(() =>
       expect(api.callsTo(`PATCH /api/organizations/${ORG}/members/u-grace/`)[2]?.body).toEqual({

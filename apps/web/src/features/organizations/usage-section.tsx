@@ -87,8 +87,9 @@ function UsageTable({ title, nameLabel, lines }: { title: string; nameLabel: str
             caption={title}
             columns={[
               { label: nameLabel },
-              { label: "Calls", className: "text-right" },
-              { label: "Charged", className: "text-right" },
+              // Fixed widths: the three tables' figures line up under each other.
+              { label: "Calls", className: "w-28 text-right" },
+              { label: "Charged", className: "w-32 text-right" },
             ]}
           >
             {lines.map((line) => (

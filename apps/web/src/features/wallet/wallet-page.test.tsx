@@ -191,11 +191,12 @@ describe("wallet", () => {
     expect(screen.queryByRole("heading", { name: "Earnings History" })).toBeNull();
   });
 
-  it("tops up a preset amount: a payment intent, then the card confirms it, then the balance reloads", async () => {
+  it("tops up a preset amount: a payment intent, then the card confirms it, then the balance and receipts reload", async () => {
     const api = stubWalletApi({ balance: 0 });
     renderWallet();
 
     await userEvent.click(await screen.findByRole("button", { name: "$25" }));
+    expect(api.callsTo("GET /api/receipts/")).toHaveLength(1);
     expect(screen.getByRole("button", { name: "$25" }).getAttribute("aria-pressed")).toBe("true");
     await payWith("4242424242424242");
     await userEvent.click(screen.getByRole("button", { name: "Top up $25.00" }));
@@ -211,6 +212,8 @@ describe("wallet", () => {
       .getByText("Wallet top-up (card •••• 4242)")
       .closest("tr");
     expect(within(row as HTMLElement).getByText("+$25.00").className).toContain("green");
+    // The top-up's receipt is listed without a reload.
+    await waitFor(() => expect(api.callsTo("GET /api/receipts/")).toHaveLength(2));
   });
 
   it("tops up with a card saved earlier, offered first so it is not typed again", async () => {

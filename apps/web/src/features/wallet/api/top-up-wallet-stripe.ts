@@ -1,9 +1,8 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { confirmStripeCardPayment, type StripeCard } from "../../../lib/stripe";
-import { walletQueryKey } from "../../../lib/wallet-query";
-import { createTopUpIntent } from "./top-up-wallet";
+import { createTopUpIntent, refetchAfterTopUp } from "./top-up-wallet";
 
-/** Stripe's webhook credits the wallet shortly after the payment; the balance is refetched then. */
+/** Stripe's webhook credits the wallet (and makes the receipt) shortly after the payment; both are refetched then. */
 export const WALLET_REFETCH_DELAYS_MS = [2000, 5000] as const;
 
 /**
@@ -24,9 +23,9 @@ export function useTopUpWalletWithStripe() {
     onSuccess: (failure) => {
       if (failure) return;
       for (const delay of WALLET_REFETCH_DELAYS_MS) {
-        setTimeout(() => void queryClient.invalidateQueries({ queryKey: walletQueryKey }), delay);
+        setTimeout(() => void refetchAfterTopUp(queryClient), delay);
       }
     },
-    onSettled: () => queryClient.invalidateQueries({ queryKey: walletQueryKey }),
+    onSettled: () => refetchAfterTopUp(queryClient),
   });
 }

@@ -4,9 +4,10 @@ import {
   PaymentIntentSchema,
   type PaymentResult,
 } from "@promptmint/contracts";
-import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { type QueryClient, useMutation, useQueryClient } from "@tanstack/react-query";
 import type { z } from "zod";
 import { apiRequest } from "../../../lib/api-client";
+import { receiptsQueryKey } from "../../../lib/receipts";
 import { confirmSandboxPayment, type SandboxPayWith } from "../../../lib/sandbox-payments";
 import { walletQueryKey } from "../../../lib/wallet-query";
 
@@ -24,11 +25,19 @@ export async function topUpWallet(amountCents: number, card: SandboxPayWith): Pr
   return confirmSandboxPayment(intent.client_secret, card);
 }
 
+/** After a top-up: the balance and statement, and the receipts (a paid top-up has one at once). */
+export function refetchAfterTopUp(queryClient: QueryClient): Promise<unknown> {
+  return Promise.all([
+    queryClient.invalidateQueries({ queryKey: walletQueryKey }),
+    queryClient.invalidateQueries({ queryKey: receiptsQueryKey }),
+  ]);
+}
+
 export function useTopUpWallet() {
   const queryClient = useQueryClient();
   return useMutation({
     mutationFn: ({ amountCents, card }: { amountCents: number; card: SandboxPayWith }) =>
       topUpWallet(amountCents, card),
-    onSettled: () => queryClient.invalidateQueries({ queryKey: walletQueryKey }),
+    onSettled: () => refetchAfterTopUp(queryClient),
   });
 }
