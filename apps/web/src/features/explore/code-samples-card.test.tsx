@@ -22,6 +22,7 @@ const created = {
   allowed_apps: null,
   spent_micros: 0,
   period_resets_at: null,
+  made_by: null,
 };
 
 describe("the Explore snippet and the signed-in person's key", () => {
